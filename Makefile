@@ -1,0 +1,49 @@
+# The two commands of the README: `make run` (install what is missing, build, show the devices, run the
+# conformance matrix and one op on the best device) and `make test` (build and pass the whole suite, including
+# the AddressSanitizer + UndefinedBehaviorSanitizer run).
+BUILD      ?= build
+BUILD_ASAN ?= build-asan
+JOBS       ?= $(shell nproc)
+TRIREME    := $(BUILD)/cli/trireme
+
+.PHONY: all deps build build-asan run test test-main test-asan gpu clean
+
+all: build
+
+deps:
+	./.ci/install-deps.sh
+
+$(BUILD)/CMakeCache.txt:
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo
+
+$(BUILD_ASAN)/CMakeCache.txt:
+	cmake -S . -B $(BUILD_ASAN) -DCMAKE_BUILD_TYPE=Debug -DTRIREME_SANITIZE=ON
+
+build: $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j$(JOBS)
+
+build-asan: $(BUILD_ASAN)/CMakeCache.txt
+	cmake --build $(BUILD_ASAN) -j$(JOBS)
+
+run: deps build
+	$(TRIREME) devices
+	$(TRIREME) conformance --device auto
+	$(TRIREME) run matmul --m 1000 --n 781 --k 127 --epilogue gelu
+
+test: deps test-main test-asan
+
+test-main: build
+	cd $(BUILD) && ctest --output-on-failure
+
+# The sanitizer run uses the quick case list: the same checks on fewer shapes.
+test-asan: build-asan
+	cd $(BUILD_ASAN) && TRIREME_CONFORMANCE_QUICK=1 \
+	  ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure
+
+# The GPU part (conformance on every GPU backend, then the benchmarks) from a carried build: see bench/gpu_run.sh.
+gpu:
+	bench/gpu_run.sh
+
+clean:
+	rm -rf $(BUILD) $(BUILD_ASAN)

@@ -1,0 +1,143 @@
+/*
+ * The backend interface: what a backend implements, and the normalised op call it receives.
+ *
+ * The front-end validates every call before a backend sees it, so a backend may assume: dtypes are allowed for
+ * the op, shapes agree, every view lies inside its buffer, every element index of a view fits in int32
+ * (extent < 2^31 elements), offsets are whole elements, and the output does not overlap an input (except the
+ * exact aliasing that copy/add/gelu allow). Empty calls (a zero dimension) never reach a backend.
+ */
+#ifndef TRR_BACKEND_H
+#define TRR_BACKEND_H
+
+#include "trireme.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define TRR_BACKEND_API_VERSION 1
+
+/* One operand of a normalised call. offset and strides are in elements of dtype. */
+typedef struct trr_operand {
+    void *mem;        /* the backend's own buffer handle (what its alloc returned) */
+    int64_t offset;   /* elements from the start of the buffer */
+    int64_t stride0;  /* see trr_call for what it means per op */
+    int64_t stride1;
+    int64_t slice_stride; /* elementwise views of rank 3 that do not fold: elements between outer slices */
+    trr_dtype dtype;
+} trr_operand;
+
+/*
+ * A validated call, normalised so every backend sees the same few forms:
+ *   copy, add, gelu  rows x cols, operands x (y) -> z; stride0 = row stride. When every operand is packed the
+ *                    front-end passes rows = 1, cols = n (one flat vector), so rows == 1 is the fast path.
+ *                    Higher-rank views that cannot be folded into that form are split by the front-end.
+ *   rgb_to_grey      rows = H, cols = W; x.stride0 = plane (channel) stride, x.stride1 = row stride;
+ *                    z.stride0 = row stride. x is u8; z is u8 or f32.
+ *   softmax          rows = M, cols = N; x.stride0, z.stride0 = row strides.
+ *   row_sum          rows = M, cols = N; x.stride0 = row stride; z is f32 with stride0 = its element stride.
+ *   matmul           rows = M, cols = N, k = K. x = A, y = B, z = C. stride0 is the leading dimension of the
+ *                    operand as stored: A row-major [M,K] (trans_a = 0, lda = x.stride0 >= K) or stored as [K,M]
+ *                    (trans_a = 1, lda >= M); B row-major [K,N] (trans_b = 0) or stored as [N,K] (trans_b = 1);
+ *                    C row-major with ldc = z.stride0.
+ */
+typedef struct trr_call {
+    trr_op op;
+    trr_operand x, y, z;
+    int64_t rows, cols, k;
+    int trans_a, trans_b;
+    trr_epilogue epilogue;
+    float alpha;      /* leaky_relu slope */
+    int allow_tf32;
+    trr_config config; /* resolved: every field the op uses is non-zero */
+    int64_t slices;    /* > 1 only for rank-3 elementwise views that do not fold; the front-end runs them one
+                          slice at a time (trr_call_slice), so backends always see slices == 1 */
+} trr_call;
+
+/*
+ * A backend. Every function that can fail returns a status and, on failure, records detail with trr_error()
+ * on the context it was given. Slots marked optional may be NULL.
+ */
+typedef struct trr_backend {
+    const char *name; /* "cpu", "cuda", ... */
+    int api_version;  /* TRR_BACKEND_API_VERSION */
+
+    /* Loads the driver at run time (dlopen) and counts devices. On failure writes why into reason and returns
+     * TRR_ERR_UNAVAILABLE; a driver with zero devices is also unavailable. Called once; the result is kept. */
+    trr_status (*probe)(int *out_device_count, char *reason, size_t reason_cap);
+    trr_status (*device_info)(int index, trr_device_info *out_info);
+
+    /* Opens a device for ctx; the returned handle is stored in ctx->dev. */
+    trr_status (*open)(trr_context *ctx, int index, void **out_dev);
+    void (*close)(void *dev);
+
+    trr_status (*alloc)(trr_context *ctx, size_t bytes, void **out_mem);
+    void (*free)(void *dev, void *mem);
+    trr_status (*write)(trr_context *ctx, void *mem, size_t offset, const void *src, size_t bytes);
+    trr_status (*read)(trr_context *ctx, void *mem, size_t offset, void *dst, size_t bytes);
+    trr_status (*copy)(trr_context *ctx, void *dst, size_t dst_offset, void *src, size_t src_offset, size_t bytes);
+    trr_status (*fill)(trr_context *ctx, void *mem, size_t offset, size_t bytes, uint8_t value);
+    trr_status (*synchronize)(trr_context *ctx);
+    trr_status (*timer_start)(trr_context *ctx);
+    trr_status (*timer_stop)(trr_context *ctx, double *out_ms);
+
+    /* optional: TRR_OK, or TRR_ERR_UNSUPPORTED with the reason recorded via trr_error(). NULL: supports all. */
+    trr_status (*supports)(trr_context *ctx, const trr_call *call);
+    /* optional: fill the zero fields of call->config for this shape (a heuristic). The front-end then fills
+     * any field still zero from the op table's defaults. */
+    void (*choose_config)(trr_context *ctx, trr_call *call);
+    /* optional: TRR_OK if config is valid for this device and call, else TRR_ERR_UNSUPPORTED with a reason. */
+    trr_status (*check_config)(trr_context *ctx, const trr_call *call);
+
+    trr_status (*run)(trr_context *ctx, const trr_call *call);
+} trr_backend;
+
+struct trr_context {
+    const trr_backend *backend;
+    void *dev;
+    int device_index;
+    trr_device_info info;
+    char selection[256];
+    trr_status last_status;
+    char last_error[8192];
+    int has_override[TRR_OP_COUNT];
+    trr_config override[TRR_OP_COUNT];
+    trr_config last_config;
+};
+
+struct trr_buffer {
+    trr_context *ctx;
+    void *mem;
+    size_t size;
+};
+
+/* Records status and a printf-style detail on ctx (or this thread's slot when ctx is NULL); returns status so
+ * call sites can write `return trr_error(ctx, TRR_ERR_DEVICE, "clEnqueueNDRangeKernel: %s", name);`. */
+trr_status trr_error(trr_context *ctx, trr_status status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+trr_status trr_verror(trr_context *ctx, trr_status status, const char *fmt, va_list ap);
+/* Appends more detail (a build log) to the last error on ctx. */
+void trr_error_append(trr_context *ctx, const char *text);
+
+#define TRR_TRY(expr)                                                                                          \
+    do {                                                                                                       \
+        trr_status trr_try_status_ = (expr);                                                                   \
+        if (trr_try_status_ != TRR_OK) return trr_try_status_;                                                 \
+    } while (0)
+
+/* The compiled-in backends, in the order "auto" prefers GPUs from them. Defined in core/registry.c. */
+extern const trr_backend trr_backend_cpu;
+#ifdef TRIREME_WITH_CUDA
+extern const trr_backend trr_backend_cuda;
+#endif
+#ifdef TRIREME_WITH_OPENCL
+extern const trr_backend trr_backend_opencl;
+#endif
+#ifdef TRIREME_WITH_VULKAN
+extern const trr_backend trr_backend_vulkan;
+#endif
+
+#endif /* TRR_BACKEND_H */

@@ -1,0 +1,89 @@
+/* Device buffers: allocation and host transfers, bounds-checked before the backend sees them. */
+#include "backend.h"
+
+#include <stdlib.h>
+
+/* offset + bytes must lie inside the buffer, computed without wrapping */
+static trr_status check_range(trr_context *ctx, const trr_buffer *b, size_t offset, size_t bytes, const char *what) {
+    if (offset > b->size || bytes > b->size - offset)
+        return trr_error(ctx, TRR_ERR_OUT_OF_BOUNDS, "%s: range [%zu, %zu + %zu) exceeds the buffer's %zu bytes", what,
+                         offset, offset, bytes, b->size);
+    return TRR_OK;
+}
+
+static trr_status check_owner(trr_context *ctx, const trr_buffer *b, const char *what) {
+    if (!b) return trr_error(ctx, TRR_ERR_INVALID_ARGUMENT, "%s: buffer is NULL", what);
+    if (b->ctx != ctx) return trr_error(ctx, TRR_ERR_WRONG_CONTEXT, "%s: buffer belongs to another context", what);
+    return TRR_OK;
+}
+
+trr_status trr_buffer_create(trr_context *ctx, size_t bytes, trr_buffer **out_buffer) {
+    if (!ctx || !out_buffer) return trr_error(ctx, TRR_ERR_INVALID_ARGUMENT, "ctx or out_buffer is NULL");
+    if (bytes == 0) return trr_error(ctx, TRR_ERR_INVALID_ARGUMENT, "buffer size is zero");
+    if (bytes > ctx->info.global_memory && ctx->info.global_memory > 0)
+        return trr_error(ctx, TRR_ERR_OUT_OF_MEMORY, "%zu bytes requested; %s has %llu bytes", bytes, ctx->info.spec,
+                         (unsigned long long)ctx->info.global_memory);
+    trr_buffer *b = calloc(1, sizeof *b);
+    if (!b) return trr_error(ctx, TRR_ERR_OUT_OF_MEMORY, "allocating a buffer handle");
+    trr_status st = ctx->backend->alloc(ctx, bytes, &b->mem);
+    if (st != TRR_OK) {
+        free(b);
+        return st;
+    }
+    b->ctx = ctx;
+    b->size = bytes;
+    *out_buffer = b;
+    return TRR_OK;
+}
+
+trr_status trr_buffer_destroy(trr_buffer *buffer) {
+    if (!buffer) return TRR_OK;
+    buffer->ctx->backend->free(buffer->ctx->dev, buffer->mem);
+    free(buffer);
+    return TRR_OK;
+}
+
+trr_status trr_buffer_size(const trr_buffer *buffer, size_t *out_bytes) {
+    if (!buffer || !out_bytes) return trr_error(NULL, TRR_ERR_INVALID_ARGUMENT, "buffer or out_bytes is NULL");
+    *out_bytes = buffer->size;
+    return TRR_OK;
+}
+
+trr_status trr_buffer_write(trr_context *ctx, trr_buffer *dst, size_t offset, const void *src, size_t bytes) {
+    if (!ctx) return trr_error(NULL, TRR_ERR_INVALID_ARGUMENT, "ctx is NULL");
+    TRR_TRY(check_owner(ctx, dst, "buffer_write"));
+    if (!src && bytes) return trr_error(ctx, TRR_ERR_INVALID_ARGUMENT, "buffer_write: src is NULL");
+    TRR_TRY(check_range(ctx, dst, offset, bytes, "buffer_write"));
+    if (bytes == 0) return TRR_OK;
+    return ctx->backend->write(ctx, dst->mem, offset, src, bytes);
+}
+
+trr_status trr_buffer_read(trr_context *ctx, const trr_buffer *src, size_t offset, void *dst, size_t bytes) {
+    if (!ctx) return trr_error(NULL, TRR_ERR_INVALID_ARGUMENT, "ctx is NULL");
+    TRR_TRY(check_owner(ctx, src, "buffer_read"));
+    if (!dst && bytes) return trr_error(ctx, TRR_ERR_INVALID_ARGUMENT, "buffer_read: dst is NULL");
+    TRR_TRY(check_range(ctx, src, offset, bytes, "buffer_read"));
+    if (bytes == 0) return TRR_OK;
+    return ctx->backend->read(ctx, src->mem, offset, dst, bytes);
+}
+
+trr_status trr_buffer_copy(trr_context *ctx, trr_buffer *dst, size_t dst_offset, const trr_buffer *src,
+                           size_t src_offset, size_t bytes) {
+    if (!ctx) return trr_error(NULL, TRR_ERR_INVALID_ARGUMENT, "ctx is NULL");
+    TRR_TRY(check_owner(ctx, dst, "buffer_copy (dst)"));
+    TRR_TRY(check_owner(ctx, src, "buffer_copy (src)"));
+    TRR_TRY(check_range(ctx, dst, dst_offset, bytes, "buffer_copy (dst)"));
+    TRR_TRY(check_range(ctx, src, src_offset, bytes, "buffer_copy (src)"));
+    if (dst == src && dst_offset < src_offset + bytes && src_offset < dst_offset + bytes)
+        return trr_error(ctx, TRR_ERR_OVERLAP, "buffer_copy: source and destination ranges overlap");
+    if (bytes == 0) return TRR_OK;
+    return ctx->backend->copy(ctx, dst->mem, dst_offset, src->mem, src_offset, bytes);
+}
+
+trr_status trr_buffer_fill(trr_context *ctx, trr_buffer *dst, size_t offset, size_t bytes, uint8_t value) {
+    if (!ctx) return trr_error(NULL, TRR_ERR_INVALID_ARGUMENT, "ctx is NULL");
+    TRR_TRY(check_owner(ctx, dst, "buffer_fill"));
+    TRR_TRY(check_range(ctx, dst, offset, bytes, "buffer_fill"));
+    if (bytes == 0) return TRR_OK;
+    return ctx->backend->fill(ctx, dst->mem, offset, bytes, value);
+}

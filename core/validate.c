@@ -1,0 +1,363 @@
+/* Validation and normalisation of op calls (see validate.h). Checks run in a fixed order (arguments, dtypes,
+ * shapes, strides, alignment, overflow, bounds, overlap) so each bad-input class reports its own status. */
+#include "validate.h"
+#include "op_table.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Kernels index views with 32-bit integers: a view's extent must stay below this many elements. */
+#define TRR_INDEX_LIMIT ((int64_t)1 << 31)
+
+static const char *const operand_names[3] = {"x", "y", "z"};
+
+/* The elements a view spans: 1 + sum (shape[i]-1) * stride[i]; 0 for an empty view. -1 on overflow. */
+static int64_t view_extent(const trr_tensor *t) {
+    int64_t ext = 1;
+    for (int i = 0; i < t->ndim; i++) {
+        if (t->shape[i] == 0) return 0;
+        int64_t span;
+        if (__builtin_mul_overflow(t->shape[i] - 1, t->strides[i], &span)) return -1;
+        if (__builtin_add_overflow(ext, span, &ext)) return -1;
+    }
+    return ext;
+}
+
+static trr_status check_tensor(trr_context *ctx, const trr_tensor *t, const char *name) {
+    if (!t) return trr_error(ctx, TRR_ERR_INVALID_ARGUMENT, "%s: tensor is NULL", name);
+    if (!t->buffer) return trr_error(ctx, TRR_ERR_INVALID_ARGUMENT, "%s: tensor has no buffer", name);
+    if (t->buffer->ctx != ctx)
+        return trr_error(ctx, TRR_ERR_WRONG_CONTEXT, "%s: buffer belongs to another context", name);
+    if ((unsigned)t->dtype >= TRR_DTYPE_COUNT) return trr_error(ctx, TRR_ERR_DTYPE, "%s: unknown dtype %d", name, (int)t->dtype);
+    if (t->ndim < 1 || t->ndim > TRR_MAX_DIMS)
+        return trr_error(ctx, TRR_ERR_SHAPE, "%s: rank %d outside [1, %d]", name, t->ndim, TRR_MAX_DIMS);
+    for (int i = 0; i < t->ndim; i++) {
+        if (t->shape[i] < 0)
+            return trr_error(ctx, TRR_ERR_SHAPE, "%s: dimension %d is negative (%lld)", name, i, (long long)t->shape[i]);
+    }
+    return TRR_OK;
+}
+
+static trr_status check_strides(trr_context *ctx, const trr_tensor *t, const char *name, int inner_any) {
+    for (int i = 0; i < t->ndim; i++)
+        if (t->strides[i] < 1)
+            return trr_error(ctx, TRR_ERR_STRIDE, "%s: stride %d is %lld; strides must be positive", name, i,
+                             (long long)t->strides[i]);
+    if (!inner_any && t->strides[t->ndim - 1] != 1)
+        return trr_error(ctx, TRR_ERR_STRIDE, "%s: innermost stride is %lld; this op needs 1", name,
+                         (long long)t->strides[t->ndim - 1]);
+    /* each outer stride must step past the whole inner block, so elements of one view never alias */
+    if (!inner_any)
+        for (int i = 0; i + 1 < t->ndim; i++) {
+            int64_t inner = t->shape[i + 1] * t->strides[i + 1];
+            if (t->shape[i] > 1 && t->shape[i + 1] > 0 && t->strides[i] < inner)
+                return trr_error(ctx, TRR_ERR_STRIDE, "%s: stride %d (%lld) is shorter than the row it steps over (%lld)",
+                                 name, i, (long long)t->strides[i], (long long)inner);
+        }
+    return TRR_OK;
+}
+
+/* Alignment, overflow and bounds of one view; returns its byte range [begin, end). */
+static trr_status check_extent(trr_context *ctx, const trr_tensor *t, const char *name, size_t *out_begin,
+                               size_t *out_end) {
+    size_t es;
+    trr_dtype_size(t->dtype, &es);
+    if (t->offset % es != 0)
+        return trr_error(ctx, TRR_ERR_MISALIGNED, "%s: byte offset %zu is not a multiple of the %zu-byte element", name,
+                         t->offset, es);
+    int64_t count = 1;
+    for (int i = 0; i < t->ndim; i++)
+        if (__builtin_mul_overflow(count, t->shape[i], &count))
+            return trr_error(ctx, TRR_ERR_OVERFLOW, "%s: element count overflows 64 bits", name);
+    int64_t ext = view_extent(t);
+    if (ext < 0 || ext >= TRR_INDEX_LIMIT || count >= TRR_INDEX_LIMIT)
+        return trr_error(ctx, TRR_ERR_OVERFLOW, "%s: the view spans too many elements for the 32-bit index type (limit 2^31)",
+                         name);
+    size_t bytes = (size_t)ext * es;
+    if (t->offset > t->buffer->size || bytes > t->buffer->size - t->offset)
+        return trr_error(ctx, TRR_ERR_OUT_OF_BOUNDS, "%s: view [%zu, %zu + %zu) reaches past the buffer's %zu bytes", name,
+                         t->offset, t->offset, bytes, t->buffer->size);
+    *out_begin = t->offset;
+    *out_end = t->offset + bytes;
+    return TRR_OK;
+}
+
+static int same_view(const trr_tensor *a, const trr_tensor *b) {
+    if (a->buffer != b->buffer || a->offset != b->offset || a->dtype != b->dtype || a->ndim != b->ndim) return 0;
+    for (int i = 0; i < a->ndim; i++)
+        if (a->shape[i] != b->shape[i] || a->strides[i] != b->strides[i]) return 0;
+    return 1;
+}
+
+static int same_shape(const trr_tensor *a, const trr_tensor *b) {
+    if (a->ndim != b->ndim) return 0;
+    for (int i = 0; i < a->ndim; i++)
+        if (a->shape[i] != b->shape[i]) return 0;
+    return 1;
+}
+
+static int has_zero_dim(const trr_tensor *t) {
+    for (int i = 0; i < t->ndim; i++)
+        if (t->shape[i] == 0) return 1;
+    return 0;
+}
+
+static trr_operand operand_of(const trr_tensor *t) {
+    size_t es;
+    trr_dtype_size(t->dtype, &es);
+    trr_operand o;
+    memset(&o, 0, sizeof o);
+    o.mem = t->buffer->mem;
+    o.offset = (int64_t)(t->offset / es);
+    o.dtype = t->dtype;
+    return o;
+}
+
+/* Folds the common shape of n elementwise views into rows x cols (+ outer slices when rank 3 does not fold):
+ * size-1 dimensions are dropped, and neighbours merge where every view is contiguous across them. */
+static void normalise_elementwise(trr_call *call, const trr_tensor *const *views, trr_operand *const *ops, int n) {
+    int64_t shape[TRR_MAX_DIMS], strides[3][TRR_MAX_DIMS];
+    int nd = 0;
+    for (int d = 0; d < views[0]->ndim; d++) {
+        if (views[0]->shape[d] == 1) continue;
+        shape[nd] = views[0]->shape[d];
+        for (int v = 0; v < n; v++) strides[v][nd] = views[v]->strides[d];
+        nd++;
+    }
+    for (int d = nd - 2; d >= 0; d--) {
+        int fold = 1;
+        for (int v = 0; v < n; v++)
+            if (strides[v][d] != shape[d + 1] * strides[v][d + 1]) fold = 0;
+        if (!fold) continue;
+        shape[d] *= shape[d + 1];
+        for (int v = 0; v < n; v++) strides[v][d] = strides[v][d + 1];
+        for (int e = d + 1; e + 1 < nd; e++) {
+            shape[e] = shape[e + 1];
+            for (int v = 0; v < n; v++) strides[v][e] = strides[v][e + 1];
+        }
+        nd--;
+    }
+    call->slices = 1;
+    if (nd == 0) { /* a single element */
+        shape[0] = 1;
+        for (int v = 0; v < n; v++) strides[v][0] = 1;
+        nd = 1;
+    }
+    call->cols = shape[nd - 1];
+    call->rows = nd >= 2 ? shape[nd - 2] : 1;
+    if (nd == 3) call->slices = shape[0];
+    for (int v = 0; v < n; v++) {
+        ops[v]->stride0 = nd >= 2 ? strides[v][nd - 2] : call->cols;
+        ops[v]->slice_stride = nd == 3 ? strides[v][0] : 0;
+    }
+}
+
+trr_call trr_call_slice(const trr_call *call, int64_t s) {
+    trr_call c = *call;
+    c.x.offset += s * call->x.slice_stride;
+    c.y.offset += s * call->y.slice_stride;
+    c.z.offset += s * call->z.slice_stride;
+    c.slices = 1;
+    return c;
+}
+
+static trr_status check_matmul_operand(trr_context *ctx, const trr_tensor *t, const char *name, int *out_trans,
+                                       int64_t *out_ld) {
+    if (t->ndim != 2) return trr_error(ctx, TRR_ERR_SHAPE, "%s: matmul operands are 2-D, got %d-D", name, t->ndim);
+    for (int i = 0; i < 2; i++)
+        if (t->strides[i] < 1)
+            return trr_error(ctx, TRR_ERR_STRIDE, "%s: stride %d is %lld; strides must be positive", name, i,
+                             (long long)t->strides[i]);
+    if (t->strides[1] == 1 && t->strides[0] >= t->shape[1]) {
+        *out_trans = 0;
+        *out_ld = t->strides[0];
+    } else if (t->strides[0] == 1 && t->strides[1] >= t->shape[0]) {
+        *out_trans = 1;
+        *out_ld = t->strides[1];
+    } else {
+        return trr_error(ctx, TRR_ERR_STRIDE,
+                         "%s: strides (%lld, %lld) are neither row-major (inner 1, leading >= %lld) nor transposed "
+                         "(outer 1, leading >= %lld)",
+                         name, (long long)t->strides[0], (long long)t->strides[1], (long long)t->shape[1],
+                         (long long)t->shape[0]);
+    }
+    return TRR_OK;
+}
+
+trr_status trr_call_build(trr_context *ctx, trr_op op, const trr_tensor *x, const trr_tensor *y,
+                          const trr_tensor *z, trr_epilogue epilogue, float alpha, unsigned flags,
+                          trr_call *out_call, int *out_empty) {
+    const trr_op_desc *desc = trr_op_desc_get(op);
+    if (!desc) return trr_error(ctx, TRR_ERR_INVALID_ARGUMENT, "unknown op %d", (int)op);
+    const trr_tensor *views[3] = {x, desc->n_inputs == 2 ? y : NULL, z};
+    const char *const *names = operand_names;
+    const char *opn = desc->name;
+
+    /* 1. arguments */
+    for (int v = 0; v < 3; v++)
+        if (views[v] || v != 1) TRR_TRY(check_tensor(ctx, views[v], names[v]));
+    if (desc->n_inputs == 1 && y)
+        return trr_error(ctx, TRR_ERR_INVALID_ARGUMENT, "%s takes one input; y must be NULL", opn);
+    if (op == TRR_OP_MATMUL) {
+        if ((unsigned)epilogue >= TRR_EPI_COUNT)
+            return trr_error(ctx, TRR_ERR_INVALID_ARGUMENT, "matmul: unknown epilogue %d", (int)epilogue);
+        if (!isfinite(alpha)) return trr_error(ctx, TRR_ERR_INVALID_ARGUMENT, "matmul: alpha is not finite");
+        if (flags & ~TRR_MATMUL_ALLOW_TF32)
+            return trr_error(ctx, TRR_ERR_INVALID_ARGUMENT, "matmul: unknown flags 0x%x", flags & ~TRR_MATMUL_ALLOW_TF32);
+    }
+
+    /* 2. dtypes */
+    if (views[1] && views[1]->dtype != x->dtype)
+        return trr_error(ctx, TRR_ERR_DTYPE, "%s: inputs disagree (x is %d, y is %d)", opn, (int)x->dtype, (int)y->dtype);
+    if (!trr_op_allows(op, x->dtype, z->dtype)) {
+        const char *in_name = "?", *out_name = "?";
+        trr_dtype_name(x->dtype, &in_name);
+        trr_dtype_name(z->dtype, &out_name);
+        return trr_error(ctx, TRR_ERR_DTYPE, "%s does not take %s -> %s", opn, in_name, out_name);
+    }
+
+    /* 3. shapes and 4. strides, per op */
+    trr_call call;
+    memset(&call, 0, sizeof call);
+    call.op = op;
+    call.epilogue = TRR_EPI_NONE;
+    call.slices = 1;
+    switch (op) {
+    case TRR_OP_COPY:
+    case TRR_OP_ADD:
+    case TRR_OP_GELU:
+        for (int v = 0; v < 3; v++)
+            if (views[v] && !same_shape(views[v], x))
+                return trr_error(ctx, TRR_ERR_SHAPE, "%s: %s's shape differs from x's", opn, names[v]);
+        for (int v = 0; v < 3; v++)
+            if (views[v]) TRR_TRY(check_strides(ctx, views[v], names[v], 0));
+        break;
+    case TRR_OP_RGB_TO_GREY:
+        if (x->ndim != 3 || x->shape[0] != 3)
+            return trr_error(ctx, TRR_ERR_SHAPE, "rgb_to_grey: img must be [3,H,W] (planar), got rank %d", x->ndim);
+        if (z->ndim != 2 || z->shape[0] != x->shape[1] || z->shape[1] != x->shape[2])
+            return trr_error(ctx, TRR_ERR_SHAPE, "rgb_to_grey: grey must be [H,W] = [%lld,%lld]", (long long)x->shape[1],
+                             (long long)x->shape[2]);
+        TRR_TRY(check_strides(ctx, x, "img", 0));
+        TRR_TRY(check_strides(ctx, z, "grey", 0));
+        call.rows = x->shape[1];
+        call.cols = x->shape[2];
+        break;
+    case TRR_OP_SOFTMAX:
+        if (x->ndim != 2 || !same_shape(x, z))
+            return trr_error(ctx, TRR_ERR_SHAPE, "softmax: x and y must be 2-D [M,N] of the same shape");
+        TRR_TRY(check_strides(ctx, x, "x", 0));
+        TRR_TRY(check_strides(ctx, z, "y", 0));
+        call.rows = x->shape[0];
+        call.cols = x->shape[1];
+        break;
+    case TRR_OP_ROW_SUM:
+        if (x->ndim != 2) return trr_error(ctx, TRR_ERR_SHAPE, "row_sum: x must be 2-D [M,N], got rank %d", x->ndim);
+        if (z->ndim != 1 || z->shape[0] != x->shape[0])
+            return trr_error(ctx, TRR_ERR_SHAPE, "row_sum: y must be 1-D [M] = [%lld]", (long long)x->shape[0]);
+        TRR_TRY(check_strides(ctx, x, "x", 0));
+        if (z->strides[0] < 1) return trr_error(ctx, TRR_ERR_STRIDE, "row_sum: y's stride must be positive");
+        call.rows = x->shape[0];
+        call.cols = x->shape[1];
+        break;
+    case TRR_OP_MATMUL: {
+        if (x->ndim != 2 || y->ndim != 2 || z->ndim != 2)
+            return trr_error(ctx, TRR_ERR_SHAPE, "matmul: A, B and C must be 2-D");
+        if (y->shape[0] != x->shape[1])
+            return trr_error(ctx, TRR_ERR_SHAPE, "matmul: A is [%lld,%lld] but B has %lld rows", (long long)x->shape[0],
+                             (long long)x->shape[1], (long long)y->shape[0]);
+        if (z->shape[0] != x->shape[0] || z->shape[1] != y->shape[1])
+            return trr_error(ctx, TRR_ERR_SHAPE, "matmul: C must be [%lld,%lld]", (long long)x->shape[0],
+                             (long long)y->shape[1]);
+        int64_t lda, ldb, ldc;
+        int trans_c;
+        TRR_TRY(check_matmul_operand(ctx, x, "A", &call.trans_a, &lda));
+        TRR_TRY(check_matmul_operand(ctx, y, "B", &call.trans_b, &ldb));
+        TRR_TRY(check_matmul_operand(ctx, z, "C", &trans_c, &ldc));
+        if (trans_c && z->shape[0] > 1)
+            return trr_error(ctx, TRR_ERR_STRIDE, "matmul: C must be row-major (inner stride 1)");
+        call.rows = x->shape[0];
+        call.cols = y->shape[1];
+        call.k = x->shape[1];
+        call.epilogue = epilogue;
+        call.alpha = alpha;
+        call.allow_tf32 = (flags & TRR_MATMUL_ALLOW_TF32) != 0;
+        call.x = operand_of(x);
+        call.y = operand_of(y);
+        call.z = operand_of(z);
+        call.x.stride0 = lda;
+        call.y.stride0 = ldb;
+        call.z.stride0 = trans_c ? z->shape[1] : ldc;
+        break;
+    }
+    default:
+        return trr_error(ctx, TRR_ERR_INVALID_ARGUMENT, "unknown op %d", (int)op);
+    }
+
+    /* 5-7. alignment, overflow, bounds */
+    size_t begin[3] = {0}, end[3] = {0};
+    for (int v = 0; v < 3; v++)
+        if (views[v]) TRR_TRY(check_extent(ctx, views[v], names[v], &begin[v], &end[v]));
+
+    /* 8. overlap: exact aliasing is allowed where each element is read before it is written at the same place */
+    int alias_ok = op == TRR_OP_COPY || op == TRR_OP_ADD || op == TRR_OP_GELU;
+    for (int v = 0; v < 2; v++) {
+        if (!views[v] || views[v]->buffer != z->buffer) continue;
+        if (begin[v] < end[2] && begin[2] < end[v] && !(alias_ok && same_view(views[v], z)))
+            return trr_error(ctx, TRR_ERR_OVERLAP, "%s: output z overlaps input %s (bytes [%zu,%zu) and [%zu,%zu))", opn,
+                             names[v], begin[2], end[2], begin[v], end[v]);
+    }
+
+    int empty = 0;
+    for (int v = 0; v < 3; v++)
+        if (views[v] && has_zero_dim(views[v])) empty = 1;
+
+    /* normalise */
+    switch (op) {
+    case TRR_OP_COPY:
+    case TRR_OP_ADD:
+    case TRR_OP_GELU: {
+        call.x = operand_of(x);
+        call.z = operand_of(z);
+        if (views[1]) call.y = operand_of(y);
+        const trr_tensor *vs[3];
+        trr_operand *os[3];
+        int n = 0;
+        vs[n] = x, os[n++] = &call.x;
+        if (views[1]) vs[n] = y, os[n++] = &call.y;
+        vs[n] = z, os[n++] = &call.z;
+        if (!empty) normalise_elementwise(&call, vs, os, n);
+        break;
+    }
+    case TRR_OP_RGB_TO_GREY:
+        call.x = operand_of(x);
+        call.z = operand_of(z);
+        call.x.stride0 = x->strides[0];
+        call.x.stride1 = x->strides[1];
+        call.z.stride0 = z->strides[0];
+        break;
+    case TRR_OP_SOFTMAX:
+    case TRR_OP_ROW_SUM:
+        call.x = operand_of(x);
+        call.z = operand_of(z);
+        call.x.stride0 = x->strides[0];
+        call.z.stride0 = z->strides[0];
+        break;
+    default:
+        break;
+    }
+    *out_call = call;
+    *out_empty = empty;
+    return TRR_OK;
+}
+
+void trr_call_resolve_config(trr_context *ctx, trr_call *call) {
+    const trr_op_desc *desc = trr_op_desc_get(call->op);
+    memset(&call->config, 0, sizeof call->config);
+    if (ctx->has_override[call->op]) call->config = ctx->override[call->op];
+    if (ctx->backend->choose_config) ctx->backend->choose_config(ctx, call);
+    int *f = &call->config.block_m;
+    const int *d = &desc->default_config.block_m;
+    for (size_t i = 0; i < sizeof call->config / sizeof(int); i++)
+        if (f[i] == 0 && (desc->config_fields & (1u << i))) f[i] = d[i];
+}

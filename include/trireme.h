@@ -1,0 +1,202 @@
+/*
+ * Trireme: a portable GPU compute runtime.
+ *
+ * This is the only public header. Every function returns a trr_status (TRR_OK is 0); outputs are written
+ * through out_* parameters, and only on success. Detail about the last failure on a context (driver error
+ * names, compiler logs, which argument was wrong) is kept in that context and read with trr_last_error().
+ * Failures that happen before a context exists (trr_context_create, the registry functions) leave their
+ * detail in a per-thread slot read with trr_last_error(NULL).
+ *
+ * Thread safety: the registry functions (trr_backend_*, trr_device_info) are safe from any thread. A
+ * context, and every buffer made on it, must be used by one thread at a time.
+ */
+#ifndef TRIREME_H
+#define TRIREME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TRR_VERSION_MAJOR 0
+#define TRR_VERSION_MINOR 1
+#define TRR_VERSION_PATCH 0
+#define TRR_VERSION_STRING "0.1.0"
+
+/* Status codes come in bands: 1-19 the caller's arguments, 20-29 availability, 30-39 the device or driver,
+ * 40 and up the runtime itself. */
+typedef enum trr_status {
+    TRR_OK = 0,
+    TRR_ERR_INVALID_ARGUMENT = 1, /* null pointer, unknown enum value, bad option or spec string */
+    TRR_ERR_DTYPE = 2,            /* dtype not allowed for this op or operand, or operands disagree */
+    TRR_ERR_SHAPE = 3,            /* shapes disagree, wrong rank, negative dimension */
+    TRR_ERR_STRIDE = 4,           /* stride not allowed (row stride shorter than the row, inner stride != 1) */
+    TRR_ERR_MISALIGNED = 5,       /* byte offset not a multiple of the element size */
+    TRR_ERR_OUT_OF_BOUNDS = 6,    /* a view reaches past the end of its buffer, or a copy range does */
+    TRR_ERR_OVERLAP = 7,          /* output overlaps an input where the op does not allow it */
+    TRR_ERR_OVERFLOW = 8,         /* element count or extent overflows the index type */
+    TRR_ERR_WRONG_CONTEXT = 9,    /* a buffer made on another context */
+    TRR_ERR_UNSUPPORTED = 20,     /* the device cannot run this op, dtype or option; the text says why */
+    TRR_ERR_NO_DEVICE = 21,       /* the device spec names no device that exists */
+    TRR_ERR_UNAVAILABLE = 22,     /* backend compiled in but its driver, loader or device is missing */
+    TRR_ERR_DEVICE = 30,          /* a driver call failed; the text names the driver error */
+    TRR_ERR_OUT_OF_MEMORY = 31,
+    TRR_ERR_COMPILE = 32,         /* a kernel failed to compile; the text holds the build log */
+    TRR_ERR_IO = 33,              /* a file could not be read or written */
+    TRR_ERR_MISMATCH = 34,        /* a result failed its check against the reference */
+    TRR_ERR_INTERNAL = 40
+} trr_status;
+
+typedef enum trr_dtype { TRR_F32 = 0, TRR_F16 = 1, TRR_BF16 = 2, TRR_U8 = 3, TRR_DTYPE_COUNT } trr_dtype;
+
+typedef enum trr_op {
+    TRR_OP_COPY = 0,
+    TRR_OP_ADD,
+    TRR_OP_GELU,
+    TRR_OP_RGB_TO_GREY,
+    TRR_OP_SOFTMAX,
+    TRR_OP_ROW_SUM,
+    TRR_OP_MATMUL,
+    TRR_OP_COUNT
+} trr_op;
+
+typedef enum trr_epilogue { TRR_EPI_NONE = 0, TRR_EPI_RELU, TRR_EPI_LEAKY_RELU, TRR_EPI_GELU, TRR_EPI_COUNT } trr_epilogue;
+
+#define TRR_LEAKY_RELU_DEFAULT_ALPHA 0.01f
+
+/* matmul flags */
+#define TRR_MATMUL_ALLOW_TF32 0x1u /* f32 matmul may use TF32 tensor cores; never used unless asked for */
+
+#define TRR_MAX_DIMS 3
+
+typedef struct trr_context trr_context;
+typedef struct trr_buffer trr_buffer;
+
+/* A view into a device buffer. Strides are in elements, outermost first; the innermost stride is 1 except for
+ * matmul operands, where either of the two strides may be 1 (a transposed operand). */
+typedef struct trr_tensor {
+    trr_buffer *buffer;
+    size_t offset; /* bytes from the start of the buffer */
+    trr_dtype dtype;
+    int ndim;
+    int64_t shape[TRR_MAX_DIMS];
+    int64_t strides[TRR_MAX_DIMS];
+} trr_tensor;
+
+/* Tiling parameters in the vocabulary of every backend; 0 means "the backend's choice". Fields an op does not
+ * use are ignored. */
+typedef struct trr_config {
+    int block_m, block_n, block_k; /* output tile rows, columns, reduction step; block_n is the tile width of
+                                      row-wise and element-wise ops */
+    int group_m;                   /* grouped block order for L2 reuse */
+    int threads;                   /* threads (work-items, invocations) per block */
+    int stages;                    /* software pipeline depth */
+    int vector_width;              /* elements per load */
+    int split_k;
+} trr_config;
+
+typedef struct trr_backend_info {
+    char name[16];       /* "cpu", "cuda", "opencl", "vulkan" */
+    int available;       /* 1 when the driver loaded and at least one device answered */
+    int device_count;
+    char reason[256];    /* why it is unavailable; empty when available */
+} trr_backend_info;
+
+typedef struct trr_device_info {
+    char backend[16];
+    int index;               /* within its backend */
+    char spec[32];           /* "cuda:0": the string that selects it */
+    char name[128];
+    char vendor[64];
+    char driver[64];
+    int is_gpu;              /* a discrete or integrated GPU, not a CPU driver such as PoCL or lavapipe */
+    uint64_t global_memory;  /* bytes */
+    uint64_t shared_memory_per_block; /* bytes of shared / local / workgroup memory a block may use */
+    int max_threads_per_block;
+    int subgroup_width;      /* warp / subgroup / SIMD width; 1 when unknown */
+    int compute_units;
+    int native_f16;          /* f16 arithmetic in kernels, not only storage */
+    int matrix_units;        /* tensor cores or cooperative matrices usable by the backend */
+    char capabilities[160];  /* the same facts and any extras in words, for people */
+} trr_device_info;
+
+/* ---- status ---- */
+const char *trr_status_name(trr_status status);    /* "TRR_ERR_SHAPE" */
+const char *trr_status_message(trr_status status); /* a sentence about the code in general */
+/* The last error recorded on ctx (or on this thread, for ctx == NULL): the status name followed by detail.
+ * Never NULL; "" when nothing has failed. */
+const char *trr_last_error(const trr_context *ctx);
+
+/* ---- backends and devices ---- */
+trr_status trr_backend_count(int *out_count);
+trr_status trr_backend_get_info(int index, trr_backend_info *out_info);
+trr_status trr_device_get_info(const char *backend, int index, trr_device_info *out_info);
+
+/* ---- contexts ----
+ * device: "cpu", "cuda", "cuda:1", "opencl:0", "vulkan:0", or "auto" (the best GPU, else the CPU). NULL reads
+ * the environment variable TRIREME_DEVICE and falls back to "auto". */
+trr_status trr_context_create(const char *device, trr_context **out_ctx);
+trr_status trr_context_destroy(trr_context *ctx);
+trr_status trr_context_device(const trr_context *ctx, trr_device_info *out_info);
+/* How the device was chosen, e.g. "auto: chose cuda:0 (NVIDIA H200), the first GPU found". */
+trr_status trr_context_selection(const trr_context *ctx, const char **out_text);
+
+/* ---- buffers ---- */
+trr_status trr_buffer_create(trr_context *ctx, size_t bytes, trr_buffer **out_buffer);
+trr_status trr_buffer_destroy(trr_buffer *buffer);
+trr_status trr_buffer_size(const trr_buffer *buffer, size_t *out_bytes);
+trr_status trr_buffer_write(trr_context *ctx, trr_buffer *dst, size_t offset, const void *src, size_t bytes);
+trr_status trr_buffer_read(trr_context *ctx, const trr_buffer *src, size_t offset, void *dst, size_t bytes);
+trr_status trr_buffer_copy(trr_context *ctx, trr_buffer *dst, size_t dst_offset, const trr_buffer *src,
+                           size_t src_offset, size_t bytes);
+trr_status trr_buffer_fill(trr_context *ctx, trr_buffer *dst, size_t offset, size_t bytes, uint8_t value);
+
+/* ---- tensor views (pure helpers: they check the arguments, not the buffer) ---- */
+trr_status trr_tensor_1d(trr_buffer *buffer, size_t offset, trr_dtype dtype, int64_t n, trr_tensor *out_tensor);
+/* row_stride in elements; 0 means packed (row_stride = cols) */
+trr_status trr_tensor_2d(trr_buffer *buffer, size_t offset, trr_dtype dtype, int64_t rows, int64_t cols,
+                         int64_t row_stride, trr_tensor *out_tensor);
+/* The transposed view of a 2-D tensor (swaps shape and strides): how a matmul operand stored as [K,M] or
+ * [N,K] is passed. */
+trr_status trr_tensor_transpose(const trr_tensor *in, trr_tensor *out_tensor);
+trr_status trr_dtype_size(trr_dtype dtype, size_t *out_bytes);
+trr_status trr_dtype_name(trr_dtype dtype, const char **out_name);
+
+/* ---- ops: validated in full before the device sees them; a rejected call writes nothing ---- */
+trr_status trr_copy(trr_context *ctx, const trr_tensor *x, const trr_tensor *z);
+trr_status trr_add(trr_context *ctx, const trr_tensor *x, const trr_tensor *y, const trr_tensor *z);
+trr_status trr_gelu(trr_context *ctx, const trr_tensor *x, const trr_tensor *y);
+trr_status trr_rgb_to_grey(trr_context *ctx, const trr_tensor *img, const trr_tensor *grey);
+trr_status trr_softmax(trr_context *ctx, const trr_tensor *x, const trr_tensor *y);
+trr_status trr_row_sum(trr_context *ctx, const trr_tensor *x, const trr_tensor *y);
+/* C = act(A·B). A is [M,K], B is [K,N], C is [M,N]; pass trr_tensor_transpose() views for transposed storage.
+ * alpha is the leaky_relu slope (ignored by the other epilogues). flags: TRR_MATMUL_*. */
+trr_status trr_matmul(trr_context *ctx, const trr_tensor *a, const trr_tensor *b, const trr_tensor *c,
+                      trr_epilogue epilogue, float alpha, unsigned flags);
+
+trr_status trr_synchronize(trr_context *ctx);
+
+/* Device-side timing: the device time of all work submitted between start and stop (CUDA events, OpenCL
+ * profiling events, Vulkan timestamps; wall time on the CPU). stop waits for that work. */
+trr_status trr_timer_start(trr_context *ctx);
+trr_status trr_timer_stop(trr_context *ctx, double *out_ms);
+
+/* ---- tiling configs ----
+ * Override the config used for op on this context (NULL clears it); zero fields keep the backend's choice. */
+trr_status trr_config_override(trr_context *ctx, trr_op op, const trr_config *config);
+/* The config the last call on ctx actually ran with. */
+trr_status trr_config_last(const trr_context *ctx, trr_config *out_config);
+trr_status trr_op_name(trr_op op, const char **out_name);
+trr_status trr_op_from_name(const char *name, trr_op *out_op);
+trr_status trr_epilogue_name(trr_epilogue epilogue, const char **out_name);
+
+/* ---- half precision (IEEE binary16, round to nearest even) ---- */
+trr_status trr_f32_to_f16(const float *src, uint16_t *dst, size_t n);
+trr_status trr_f16_to_f32(const uint16_t *src, float *dst, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TRIREME_H */

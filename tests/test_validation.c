@@ -1,0 +1,248 @@
+/* Front-end validation: every bad-input class returns its own status and message, and writes nothing. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <string.h>
+
+#include "trireme.h"
+
+#define BUF_BYTES 4096
+#define SENTINEL 0xAB
+
+static trr_context *ctx;
+static trr_buffer *buf;   /* inputs and outputs live here, pre-filled with SENTINEL */
+static trr_buffer *other; /* a second buffer on the same context */
+
+static void setup(void) {
+    cr_assert_eq(trr_context_create("cpu", &ctx), TRR_OK, "%s", trr_last_error(NULL));
+    cr_assert_eq(trr_buffer_create(ctx, BUF_BYTES, &buf), TRR_OK);
+    cr_assert_eq(trr_buffer_create(ctx, BUF_BYTES, &other), TRR_OK);
+    cr_assert_eq(trr_buffer_fill(ctx, buf, 0, BUF_BYTES, SENTINEL), TRR_OK);
+}
+
+static void teardown(void) {
+    trr_buffer_destroy(buf);
+    trr_buffer_destroy(other);
+    trr_context_destroy(ctx);
+}
+
+/* A rejected call must leave every byte of the buffer as it was. */
+static void expect_untouched(void) {
+    unsigned char host[BUF_BYTES];
+    cr_assert_eq(trr_buffer_read(ctx, buf, 0, host, BUF_BYTES), TRR_OK);
+    for (int i = 0; i < BUF_BYTES; i++)
+        cr_assert_eq(host[i], SENTINEL, "byte %d was written by a rejected call", i);
+}
+
+static void expect_status(trr_status got, trr_status want, const char *needle) {
+    cr_assert_eq(got, want, "got %s, want %s: %s", trr_status_name(got), trr_status_name(want), trr_last_error(ctx));
+    const char *msg = trr_last_error(ctx);
+    cr_assert(strstr(msg, trr_status_name(want)) != NULL, "message lacks the status name: %s", msg);
+    cr_assert(strstr(msg, needle) != NULL, "message lacks '%s': %s", needle, msg);
+    expect_untouched();
+}
+
+static trr_tensor t2(size_t offset, trr_dtype dt, int64_t rows, int64_t cols, int64_t stride) {
+    trr_tensor t;
+    cr_assert_eq(trr_tensor_2d(buf, offset, dt, rows, cols, stride, &t), TRR_OK);
+    return t;
+}
+
+TestSuite(validation, .init = setup, .fini = teardown);
+
+Test(validation, invalid_argument) {
+    trr_tensor x = t2(0, TRR_F32, 4, 4, 0), z = t2(1024, TRR_F32, 4, 4, 0);
+    expect_status(trr_gelu(ctx, NULL, &z), TRR_ERR_INVALID_ARGUMENT, "x: tensor is NULL");
+    trr_tensor nobuf = x;
+    nobuf.buffer = NULL;
+    expect_status(trr_gelu(ctx, &nobuf, &z), TRR_ERR_INVALID_ARGUMENT, "no buffer");
+    trr_tensor a = t2(0, TRR_F32, 4, 4, 0), b = t2(256, TRR_F32, 4, 4, 0), c = t2(1024, TRR_F32, 4, 4, 0);
+    expect_status(trr_matmul(ctx, &a, &b, &c, (trr_epilogue)99, 0.0f, 0), TRR_ERR_INVALID_ARGUMENT, "epilogue");
+    expect_status(trr_matmul(ctx, &a, &b, &c, TRR_EPI_LEAKY_RELU, NAN, 0), TRR_ERR_INVALID_ARGUMENT, "alpha");
+    expect_status(trr_matmul(ctx, &a, &b, &c, TRR_EPI_NONE, 0.0f, 0x80u), TRR_ERR_INVALID_ARGUMENT, "flags");
+    cr_expect_eq(trr_gelu(NULL, &x, &z), TRR_ERR_INVALID_ARGUMENT);
+    cr_expect_eq(trr_config_override(ctx, TRR_OP_MATMUL, &(trr_config){.block_m = -4}), TRR_ERR_INVALID_ARGUMENT);
+}
+
+Test(validation, dtype) {
+    trr_tensor x = t2(0, TRR_F32, 4, 4, 0), y16 = t2(256, TRR_F16, 4, 4, 0), z = t2(1024, TRR_F32, 4, 4, 0);
+    expect_status(trr_add(ctx, &x, &y16, &z), TRR_ERR_DTYPE, "inputs disagree");
+    trr_tensor xu8 = t2(0, TRR_U8, 4, 4, 0), zu8 = t2(1024, TRR_U8, 4, 4, 0);
+    expect_status(trr_gelu(ctx, &xu8, &zu8), TRR_ERR_DTYPE, "gelu does not take u8 -> u8");
+    trr_tensor c16 = t2(1024, TRR_F16, 4, 4, 0);
+    trr_tensor a = t2(0, TRR_F32, 4, 4, 0), b = t2(256, TRR_F32, 4, 4, 0);
+    expect_status(trr_matmul(ctx, &a, &b, &c16, TRR_EPI_NONE, 0.0f, 0), TRR_ERR_DTYPE, "matmul does not take f32 -> f16");
+    trr_tensor bad = x;
+    bad.dtype = (trr_dtype)42;
+    expect_status(trr_copy(ctx, &bad, &z), TRR_ERR_DTYPE, "unknown dtype");
+    trr_tensor zrow = {0};
+    cr_assert_eq(trr_tensor_1d(buf, 2048, TRR_F16, 4, &zrow), TRR_OK);
+    expect_status(trr_row_sum(ctx, &x, &zrow), TRR_ERR_DTYPE, "row_sum does not take f32 -> f16");
+}
+
+Test(validation, shape) {
+    trr_tensor x = t2(0, TRR_F32, 4, 4, 0), y = t2(256, TRR_F32, 4, 5, 0), z = t2(1024, TRR_F32, 4, 4, 0);
+    expect_status(trr_add(ctx, &x, &y, &z), TRR_ERR_SHAPE, "y's shape differs");
+    trr_tensor v = {0}, r = {0};
+    cr_assert_eq(trr_tensor_1d(buf, 0, TRR_F32, 16, &v), TRR_OK);
+    cr_assert_eq(trr_tensor_1d(buf, 1024, TRR_F32, 16, &r), TRR_OK);
+    expect_status(trr_softmax(ctx, &v, &r), TRR_ERR_SHAPE, "softmax");
+    trr_tensor sums = {0};
+    cr_assert_eq(trr_tensor_1d(buf, 2048, TRR_F32, 3, &sums), TRR_OK);
+    expect_status(trr_row_sum(ctx, &x, &sums), TRR_ERR_SHAPE, "row_sum: y must be 1-D [M] = [4]");
+    trr_tensor a = t2(0, TRR_F32, 4, 3, 0), b = t2(256, TRR_F32, 4, 4, 0), c = t2(1024, TRR_F32, 4, 4, 0);
+    expect_status(trr_matmul(ctx, &a, &b, &c, TRR_EPI_NONE, 0.0f, 0), TRR_ERR_SHAPE, "B has 4 rows");
+    trr_tensor img = x, grey = t2(1024, TRR_U8, 4, 4, 0);
+    img.dtype = TRR_U8;
+    expect_status(trr_rgb_to_grey(ctx, &img, &grey), TRR_ERR_SHAPE, "[3,H,W]");
+    trr_tensor neg = x;
+    neg.shape[1] = -2;
+    expect_status(trr_copy(ctx, &neg, &z), TRR_ERR_SHAPE, "negative");
+    trr_tensor rank4 = x;
+    rank4.ndim = 4;
+    expect_status(trr_copy(ctx, &rank4, &z), TRR_ERR_SHAPE, "rank 4");
+}
+
+Test(validation, stride) {
+    trr_tensor x = t2(0, TRR_F32, 4, 4, 0), z = t2(1024, TRR_F32, 4, 4, 0);
+    trr_tensor short_rows = x;
+    short_rows.strides[0] = 3;
+    expect_status(trr_copy(ctx, &short_rows, &z), TRR_ERR_STRIDE, "shorter than the row");
+    trr_tensor inner2 = x;
+    inner2.strides[1] = 2;
+    inner2.strides[0] = 8;
+    expect_status(trr_gelu(ctx, &inner2, &z), TRR_ERR_STRIDE, "innermost stride is 2");
+    trr_tensor zero = x;
+    zero.strides[0] = 0;
+    expect_status(trr_softmax(ctx, &zero, &z), TRR_ERR_STRIDE, "must be positive");
+    trr_tensor a = x, b = t2(256, TRR_F32, 4, 4, 0), c = z;
+    a.strides[0] = 3;
+    a.strides[1] = 2;
+    expect_status(trr_matmul(ctx, &a, &b, &c, TRR_EPI_NONE, 0.0f, 0), TRR_ERR_STRIDE, "neither row-major");
+    trr_tensor tensor_out;
+    cr_expect_eq(trr_tensor_2d(buf, 0, TRR_F32, 4, 8, 5, &tensor_out), TRR_ERR_STRIDE);
+}
+
+Test(validation, misaligned) {
+    trr_tensor x = t2(2, TRR_F32, 4, 4, 0), z = t2(1024, TRR_F32, 4, 4, 0);
+    expect_status(trr_copy(ctx, &x, &z), TRR_ERR_MISALIGNED, "byte offset 2");
+}
+
+Test(validation, out_of_bounds) {
+    trr_tensor x = t2(BUF_BYTES - 32, TRR_F32, 4, 4, 0), z = t2(1024, TRR_F32, 4, 4, 0);
+    expect_status(trr_copy(ctx, &x, &z), TRR_ERR_OUT_OF_BOUNDS, "reaches past");
+    trr_tensor far = t2((size_t)1 << 40, TRR_F32, 1, 1, 0);
+    expect_status(trr_copy(ctx, &far, &z), TRR_ERR_OUT_OF_BOUNDS, "reaches past");
+    unsigned char host[64];
+    memset(host, 0, sizeof host);
+    expect_status(trr_buffer_write(ctx, buf, BUF_BYTES - 8, host, 64), TRR_ERR_OUT_OF_BOUNDS, "exceeds");
+    expect_status(trr_buffer_write(ctx, buf, SIZE_MAX - 4, host, 64), TRR_ERR_OUT_OF_BOUNDS, "exceeds");
+    expect_status(trr_buffer_read(ctx, buf, 8, host, SIZE_MAX), TRR_ERR_OUT_OF_BOUNDS, "exceeds");
+    expect_status(trr_buffer_copy(ctx, other, 0, buf, BUF_BYTES, 1), TRR_ERR_OUT_OF_BOUNDS, "exceeds");
+}
+
+Test(validation, overlap) {
+    trr_tensor x = t2(0, TRR_F32, 4, 4, 0), z = t2(32, TRR_F32, 4, 4, 0);
+    expect_status(trr_softmax(ctx, &x, &z), TRR_ERR_OVERLAP, "overlaps input x");
+    trr_tensor y = t2(512, TRR_F32, 4, 4, 0);
+    expect_status(trr_add(ctx, &x, &y, &z), TRR_ERR_OVERLAP, "overlaps input x");
+    trr_tensor same = x;
+    expect_status(trr_softmax(ctx, &x, &same), TRR_ERR_OVERLAP, "overlaps");
+    expect_status(trr_buffer_copy(ctx, buf, 0, buf, 8, 16), TRR_ERR_OVERLAP, "overlap");
+}
+
+Test(validation, exact_alias_allowed_for_elementwise) {
+    float host[16];
+    for (int i = 0; i < 16; i++) host[i] = (float)i - 7.5f;
+    cr_assert_eq(trr_buffer_write(ctx, buf, 0, host, sizeof host), TRR_OK);
+    trr_tensor x = t2(0, TRR_F32, 4, 4, 0);
+    cr_assert_eq(trr_add(ctx, &x, &x, &x), TRR_OK, "%s", trr_last_error(ctx));
+    float out[16];
+    cr_assert_eq(trr_buffer_read(ctx, buf, 0, out, sizeof out), TRR_OK);
+    for (int i = 0; i < 16; i++) cr_expect_float_eq(out[i], 2.0f * host[i], 0.0f);
+}
+
+Test(validation, overflow) {
+    trr_tensor x = t2(0, TRR_F32, (int64_t)1 << 20, (int64_t)1 << 12, 0), z = t2(0, TRR_F32, 1, 1, 0);
+    z = x;
+    z.buffer = other;
+    expect_status(trr_copy(ctx, &x, &z), TRR_ERR_OVERFLOW, "32-bit index");
+    trr_tensor huge = t2(0, TRR_F32, (int64_t)1 << 40, (int64_t)1 << 40, 0);
+    trr_tensor huge_z = huge;
+    huge_z.buffer = other;
+    expect_status(trr_copy(ctx, &huge, &huge_z), TRR_ERR_OVERFLOW, "overflows");
+}
+
+Test(validation, wrong_context) {
+    trr_context *ctx2 = NULL;
+    trr_buffer *foreign = NULL;
+    cr_assert_eq(trr_context_create("cpu", &ctx2), TRR_OK);
+    cr_assert_eq(trr_buffer_create(ctx2, 256, &foreign), TRR_OK);
+    trr_tensor x = t2(0, TRR_F32, 4, 4, 0), z;
+    cr_assert_eq(trr_tensor_2d(foreign, 0, TRR_F32, 4, 4, 0, &z), TRR_OK);
+    expect_status(trr_copy(ctx, &x, &z), TRR_ERR_WRONG_CONTEXT, "another context");
+    trr_buffer_destroy(foreign);
+    trr_context_destroy(ctx2);
+}
+
+Test(validation, empty_is_a_no_op) {
+    trr_tensor x = t2(0, TRR_F32, 0, 7, 0), z = t2(1024, TRR_F32, 0, 7, 0);
+    cr_expect_eq(trr_gelu(ctx, &x, &z), TRR_OK);
+    trr_tensor a = t2(0, TRR_F32, 5, 0, 0), b = t2(256, TRR_F32, 0, 3, 0), c = t2(1024, TRR_F32, 5, 3, 0);
+    cr_expect_eq(trr_matmul(ctx, &a, &b, &c, TRR_EPI_NONE, 0.0f, 0), TRR_OK);
+    expect_untouched();
+}
+
+/* A rank-3 view whose strides do not fold runs slice by slice; every element must still be right and the gaps
+ * between rows and slices untouched. */
+Test(validation, rank3_views_that_do_not_fold) {
+    enum { D0 = 3, D1 = 4, D2 = 5, S1 = 7, S0 = 40 };
+    float host[BUF_BYTES / 4];
+    for (int i = 0; i < BUF_BYTES / 4; i++) host[i] = (float)(i % 97) * 0.25f - 3.0f;
+    cr_assert_eq(trr_buffer_write(ctx, buf, 0, host, sizeof host), TRR_OK);
+    trr_tensor x = {.buffer = buf, .offset = 0, .dtype = TRR_F32, .ndim = 3, .shape = {D0, D1, D2}, .strides = {S0, S1, 1}};
+    trr_tensor z = x;
+    z.buffer = other;
+    cr_assert_eq(trr_buffer_fill(ctx, other, 0, BUF_BYTES, 0xFF), TRR_OK);
+    cr_assert_eq(trr_add(ctx, &x, &x, &z), TRR_OK, "%s", trr_last_error(ctx));
+    float out[BUF_BYTES / 4];
+    cr_assert_eq(trr_buffer_read(ctx, other, 0, out, sizeof out), TRR_OK);
+    for (int i = 0; i < BUF_BYTES / 4; i++) {
+        int in_view = i < S0 * D0 && (i % S0) < S1 * D1 && (i % S0) % S1 < D2;
+        if (in_view)
+            cr_assert_float_eq(out[i], 2.0f * host[i], 0.0f, "element %d", i);
+        else
+            cr_assert(isnan(out[i]), "element %d outside the view was written", i);
+    }
+}
+
+Test(selection, device_specs) {
+    trr_context *c = NULL;
+    cr_expect_eq(trr_context_create("nonsense", &c), TRR_ERR_NO_DEVICE);
+    cr_expect(strstr(trr_last_error(NULL), "unknown device 'nonsense'") != NULL, "%s", trr_last_error(NULL));
+    cr_expect_eq(trr_context_create("cpu:5", &c), TRR_ERR_NO_DEVICE);
+    cr_expect(strstr(trr_last_error(NULL), "cpu has 1 device") != NULL, "%s", trr_last_error(NULL));
+    cr_expect_eq(trr_context_create("cpu:x", &c), TRR_ERR_INVALID_ARGUMENT);
+    cr_expect_eq(trr_context_create(NULL, NULL), TRR_ERR_INVALID_ARGUMENT);
+    cr_assert_eq(trr_context_create("auto", &c), TRR_OK, "%s", trr_last_error(NULL));
+    const char *why = NULL;
+    cr_assert_eq(trr_context_selection(c, &why), TRR_OK);
+    cr_expect(strncmp(why, "auto: chose ", 12) == 0, "%s", why);
+    trr_context_destroy(c);
+}
+
+Test(selection, backends_report_availability) {
+    int n = 0;
+    cr_assert_eq(trr_backend_count(&n), TRR_OK);
+    cr_assert_eq(n, 4);
+    int saw_cpu = 0;
+    for (int i = 0; i < n; i++) {
+        trr_backend_info bi;
+        cr_assert_eq(trr_backend_get_info(i, &bi), TRR_OK);
+        if (bi.available)
+            cr_expect_gt(bi.device_count, 0, "%s available with no device", bi.name);
+        else
+            cr_expect(bi.reason[0] != '\0', "%s unavailable without a reason", bi.name);
+        if (strcmp(bi.name, "cpu") == 0) saw_cpu = bi.available;
+    }
+    cr_expect(saw_cpu, "the CPU backend must always be available");
+}
