@@ -6,7 +6,7 @@ BUILD_ASAN ?= build-asan
 JOBS       ?= $(shell nproc)
 TRIREME    := $(BUILD)/cli/trireme
 
-.PHONY: all deps build build-asan run test test-main test-asan gpu clean
+.PHONY: all deps build build-asan run test test-main test-asan gpu gpu-build clean
 
 all: build
 
@@ -44,6 +44,12 @@ test-asan: build-asan
 # The GPU part (conformance on every GPU backend, then the benchmarks) from a carried build: see bench/gpu_run.sh.
 gpu:
 	bench/gpu_run.sh
+
+# A release build to carry to the GPU machine, with the shared libraries its image lacks beside it.
+gpu-build:
+	cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DTRIREME_TESTS=OFF
+	cmake --build build-gpu -j$(JOBS)
+	mkdir -p build-gpu/lib && cp -L $$(ldconfig -p | awk '/libcjson.so.1 /{print $$NF; exit}') build-gpu/lib/
 
 clean:
 	rm -rf $(BUILD) $(BUILD_ASAN)

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# The GPU part in one go, from a build made on the development machine and carried to the GPU machine:
+# the device list, the conformance suite on every device (CUDA, OpenCL and Vulkan on the GPU), then the
+# benchmarks of every GPU backend and the PyTorch/Triton/cuBLAS anchors in the same run.
+#
+#   bench/gpu_run.sh [STEP...]      steps: devices conformance bench anchors (default: all four)
+#
+# Environment: TRIREME_GPU_BUILD (default build-gpu, made by `make gpu-build`), OUT (where logs go; the device
+# tool sets it), BENCH_SIZES (default quick), BENCH_OPS (default all).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${TRIREME_GPU_BUILD:-build-gpu}
+OUT=${OUT:-out}
+SIZES=${BENCH_SIZES:-quick}
+mkdir -p "$OUT"
+steps=("$@")
+[ ${#steps[@]} -eq 0 ] && steps=(devices conformance bench anchors)
+
+# The GPU machine has NVIDIA's Vulkan driver but no loader: unpack the carried libvulkan1 (see README).
+if ! ldconfig -p | grep -q 'libvulkan.so.1 ' && compgen -G ".gl/*.deb" >/dev/null; then
+  for f in .gl/*.deb; do dpkg -x "$f" /; done
+  ldconfig
+fi
+for icd in /usr/share/vulkan/icd.d/nvidia_icd.json /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json \
+           /etc/vulkan/icd.d/nvidia_icd.json; do
+  if [ -z "${VK_DRIVER_FILES:-}" ] && [ -f "$icd" ]; then export VK_DRIVER_FILES=$icd; fi
+done
+# Libraries the build links that the GPU image lacks travel in $BUILD/lib.
+export LD_LIBRARY_PATH="$PWD/$BUILD/lib:${LD_LIBRARY_PATH:-}"
+# cuBLAS (the matmul ceiling) comes with PyTorch's CUDA wheels there.
+if [ -z "${TRIREME_CUBLAS_DIR:-}" ]; then
+  TRIREME_CUBLAS_DIR=$(python3 -c 'import os, nvidia.cublas as m; print(os.path.join(list(m.__path__)[0], "lib"))' 2>/dev/null || true)
+  export TRIREME_CUBLAS_DIR
+fi
+export TRIREME_CACHE_DIR=${TRIREME_CACHE_DIR:-/tmp/trireme-cache}
+T="$BUILD/cli/trireme"
+status=0
+
+for step in "${steps[@]}"; do
+  case "$step" in
+    devices)
+      { date -u; nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv;
+        echo "VK_DRIVER_FILES=${VK_DRIVER_FILES:-} TRIREME_CUBLAS_DIR=${TRIREME_CUBLAS_DIR:-}";
+        "$T" devices; } 2>&1 | tee "$OUT/devices.txt" ;;
+    conformance)
+      "$T" conformance --device all --json "$OUT/conformance.json" 2>"$OUT/conformance.err" | tee "$OUT/conformance.txt"
+      [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+      tail -n 5 "$OUT/conformance.err" ;;
+    bench)
+      mkdir -p "$OUT/plots"
+      "$T" bench ${BENCH_OPS:-} --device gpus --sizes "$SIZES" --json "$OUT/bench.json" --plot "$OUT/plots" \
+        2>"$OUT/bench.err" | tee "$OUT/bench.txt"
+      [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+      tail -n 5 "$OUT/bench.err"
+      tar -C "$OUT" -cf "$OUT/plots.tar" plots && rm -rf "$OUT/plots" ;;
+    anchors)
+      PYTHONUNBUFFERED=1 python3 bench/anchors.py "$OUT/anchors.json" 2>&1 | tee "$OUT/anchors.txt"
+      [ "${PIPESTATUS[0]}" -eq 0 ] || status=1 ;;
+    *) echo "gpu_run.sh: unknown step '$step' (devices conformance bench anchors)" >&2; exit 2 ;;
+  esac
+done
+exit $status
