@@ -16,8 +16,9 @@ mkdir -p "$OUT"
 steps=("$@")
 [ ${#steps[@]} -eq 0 ] && steps=(devices conformance bench anchors)
 
-# The GPU machine has NVIDIA's Vulkan driver but no loader: unpack the carried libvulkan1 (see README).
-if ! ldconfig -p | grep -q 'libvulkan.so.1 ' && compgen -G ".gl/*.deb" >/dev/null; then
+# The GPU machine has NVIDIA's Vulkan driver but no loader, and NVIDIA's ICD (libGLX_nvidia) needs libglvnd:
+# unpack the carried Debian packages (README, "GPU runs", says how .gl/ is filled).
+if compgen -G ".gl/*.deb" >/dev/null; then
   for f in .gl/*.deb; do dpkg -x "$f" /; done
   ldconfig
 fi
@@ -25,6 +26,8 @@ for icd in /usr/share/vulkan/icd.d/nvidia_icd.json /usr/local/nvidia/share/vulka
            /etc/vulkan/icd.d/nvidia_icd.json; do
   if [ -z "${VK_DRIVER_FILES:-}" ] && [ -f "$icd" ]; then export VK_DRIVER_FILES=$icd; fi
 done
+egl=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
+[ -f "$egl" ] && export __EGL_VENDOR_LIBRARY_FILENAMES=$egl
 # Libraries the build links that the GPU image lacks travel in $BUILD/lib.
 export LD_LIBRARY_PATH="$PWD/$BUILD/lib:${LD_LIBRARY_PATH:-}"
 # cuBLAS (the matmul ceiling) comes with PyTorch's CUDA wheels there.

@@ -1,12 +1,86 @@
 /* The tuning database: the fastest checked config per (backend, device, driver, op, dtype, layout, shape
- * bucket), written by `trireme tune` and read by every call. */
+ * bucket), written by `trireme tune` and read by every call.
+ *
+ * One JSON file: TRIREME_TUNE_DB if set, else trr_cache_dir()/tune.json.
+ *   {"format": "trireme-tune", "version": 1, "entries": [
+ *     {"backend": "cuda", "device": "NVIDIA H100 80GB HBM3", "driver": "580.65", "op": "matmul",
+ *      "in": "f16", "out": "f16", "trans_a": false, "trans_b": true, "tf32": false,
+ *      "bucket": [4096, 4096, 4096], "shape": [4096, 4096, 4096],
+ *      "config": {"block_m": 128, ...all eight fields}, "ms": 0.21,
+ *      "default_config": {...}, "default_ms": 0.25, "candidates": 19, "tuned_at": "2025-01-01T00:00:00Z"}]}
+ * A bucket is the call's shape (matmul M, N, K; other ops rows, cols, 1) with each dimension rounded up to a
+ * power of two and capped at TRR_TUNE_BUCKET_CAP, so one entry serves every shape near the one tuned.
+ *
+ * Thread safety: every function here may be called from any thread; the loaded database is shared by all
+ * contexts of the process behind one lock. */
 #ifndef TRR_TUNE_H
 #define TRR_TUNE_H
 
 #include "backend.h"
 
+#include <stddef.h>
+#include <stdint.h>
+
+#define TRR_TUNE_DB_VERSION 1
+#define TRR_TUNE_BUCKET_CAP ((int64_t)1 << 16)
+/* Largest value a config field may hold in the file; anything above is a corrupt file, not a config. */
+#define TRR_TUNE_FIELD_MAX 65536
+
+typedef struct trr_tune_key {
+    char backend[16];
+    char device[128];
+    char driver[64];
+    trr_op op;
+    trr_dtype in_dtype, out_dtype;
+    int trans_a, trans_b; /* matmul operand layouts; 0 for other ops */
+    int tf32;             /* matmul with TRR_MATMUL_ALLOW_TF32 */
+    int64_t bucket[3];
+} trr_tune_key;
+
+typedef struct trr_tune_entry {
+    trr_tune_key key;
+    int64_t shape[3];           /* the shape that was timed */
+    trr_config config;          /* the fastest checked config, every used field filled */
+    double ms;                  /* its median time */
+    trr_config default_config;  /* what the call runs with untuned (backend heuristic + op table) */
+    double default_ms;          /* its median time, for the gain in reports */
+    int candidates;             /* configs timed */
+    char tuned_at[32];          /* UTC, ISO 8601; "" when unknown */
+} trr_tune_entry;
+
 /* On a database hit for call on ctx's device, fills *out_config and returns 1; else 0. Never fails the call:
- * a missing, stale (other driver version) or corrupt database is ignored with a warning. */
+ * a missing, stale (other driver version) or corrupt database is ignored (with a one-time warning for the
+ * last two), and so is an entry the backend's check_config no longer accepts. */
 int trr_tune_lookup(trr_context *ctx, const trr_call *call, trr_config *out_config);
+
+/* The key a call on ctx looks up. */
+void trr_tune_key_of(const trr_context *ctx, const trr_call *call, trr_tune_key *out_key);
+/* The shape bucket of a call (matmul M, N, K; other ops rows, cols, 1) and the unbucketed shape. */
+void trr_tune_shape_of(const trr_call *call, int64_t out_shape[3]);
+void trr_tune_bucket_of(const trr_call *call, int64_t out_bucket[3]);
+
+/* TRIREME_TUNE_DB, else trr_cache_dir()/tune.json. TRR_ERR_IO (recorded on ctx) when neither can be had. */
+trr_status trr_tune_db_path(trr_context *ctx, char *out_path, size_t cap);
+
+/* Merges entries into the database at path (NULL: trr_tune_db_path) and writes it atomically: an entry
+ * replaces the one with the same key, every other existing entry is kept. An existing file that does not
+ * parse is moved aside to "<path>.corrupt" first (its name goes into *out_note when out_note is not NULL)
+ * rather than lost. The process's cached database is dropped, so the next lookup reads the new file. */
+trr_status trr_tune_db_store(trr_context *ctx, const char *path, const trr_tune_entry *entries, int n,
+                             char *out_note, size_t note_cap);
+
+/* Reads and checks a database file. TRR_ERR_IO when it cannot be read; TRR_ERR_INVALID_ARGUMENT when it is not
+ * a valid database (why says where). *out_entries is malloc'd (free() it). */
+trr_status trr_tune_db_load(const char *path, trr_tune_entry **out_entries, int *out_count, char *why,
+                            size_t why_cap);
+/* The same from a string already in memory. */
+trr_status trr_tune_db_parse(const char *text, trr_tune_entry **out_entries, int *out_count, char *why,
+                             size_t why_cap);
+/* The JSON document for entries, malloc'd (free() it). */
+trr_status trr_tune_db_format(const trr_tune_entry *entries, int n, char **out_text);
+
+/* Drops the process's cached database and its warnings: the next lookup resolves the path and reads the file
+ * again. For tests and for tools that change TRIREME_TUNE_DB. */
+void trr_tune_reset(void);
 
 #endif

@@ -1,0 +1,68 @@
+/*
+ * Internals of the CPU backend: the device handle, the thread pool and one entry point per op family.
+ *
+ * The CPU backend is the portable baseline every other backend is compared with, and the device the test
+ * suite runs on where no GPU exists, so it favours plainly correct code that GCC auto-vectorises at -O2 over
+ * hand-written SIMD. Buffers are host memory, so an operand's mem field is its host base pointer.
+ */
+#ifndef TRR_CPU_H
+#define TRR_CPU_H
+
+#include "backend.h"
+
+#include <stdint.h>
+
+/* ---- thread pool (threadpool.c) ---- */
+
+typedef struct trr_cpu_pool trr_cpu_pool;
+
+/* Runs items [begin, end) of a parallel loop. worker is in [0, trr_cpu_pool_workers()) and is stable for the
+ * duration of one call, so a task may index per-worker scratch with it. */
+typedef void (*trr_cpu_task_fn)(void *arg, int64_t begin, int64_t end, int worker);
+
+/* A pool running on `threads` cores in all (the calling thread is one of them). Returns NULL only when
+ * memory runs out; a pool whose threads could not all be started runs with fewer. */
+trr_cpu_pool *trr_cpu_pool_create(int threads);
+void trr_cpu_pool_destroy(trr_cpu_pool *pool);
+int trr_cpu_pool_workers(const trr_cpu_pool *pool);
+/* Splits [0, n) into chunks of at least grain items and runs fn on them across the pool; returns when all are
+ * done. Runs inline on the calling thread when n <= grain. Not reentrant: one loop at a time per pool. */
+void trr_cpu_parallel_for(trr_cpu_pool *pool, int64_t n, int64_t grain, trr_cpu_task_fn fn, void *arg);
+
+/* ---- the device handle stored in ctx->dev (device.c) ---- */
+
+typedef struct trr_cpu_device {
+    trr_cpu_pool *pool;
+    double timer_start_ms; /* CLOCK_MONOTONIC at trr_timer_start */
+} trr_cpu_device;
+
+static inline trr_cpu_pool *trr_cpu_ctx_pool(trr_context *ctx) {
+    return ((trr_cpu_device *)ctx->dev)->pool;
+}
+
+int trr_cpu_core_count(void);
+double trr_cpu_now_ms(void);
+
+/* ---- buffers (buffers.c) ---- */
+
+trr_status trr_cpu_alloc(trr_context *ctx, size_t bytes, void **out_mem);
+void trr_cpu_free(void *dev, void *mem);
+trr_status trr_cpu_write(trr_context *ctx, void *mem, size_t offset, const void *src, size_t bytes);
+trr_status trr_cpu_read(trr_context *ctx, void *mem, size_t offset, void *dst, size_t bytes);
+trr_status trr_cpu_copy(trr_context *ctx, void *dst, size_t dst_offset, void *src, size_t src_offset,
+                        size_t bytes);
+trr_status trr_cpu_fill(trr_context *ctx, void *mem, size_t offset, size_t bytes, uint8_t value);
+
+/* ---- ops: each assumes a validated, non-empty call of its own op ---- */
+
+trr_status trr_cpu_elementwise(trr_context *ctx, const trr_call *call); /* copy, add, gelu (elementwise.c) */
+trr_status trr_cpu_rgb_to_grey(trr_context *ctx, const trr_call *call); /* rgb.c */
+trr_status trr_cpu_softmax(trr_context *ctx, const trr_call *call);     /* softmax.c */
+trr_status trr_cpu_row_sum(trr_context *ctx, const trr_call *call);     /* rowsum.c */
+trr_status trr_cpu_matmul(trr_context *ctx, const trr_call *call);      /* matmul.c */
+
+/* matmul's config heuristic and its limits (matmul.c) */
+void trr_cpu_matmul_choose_config(trr_call *call);
+trr_status trr_cpu_matmul_check_config(trr_context *ctx, const trr_call *call);
+
+#endif

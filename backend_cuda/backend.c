@@ -1,0 +1,44 @@
+/* The CUDA backend's entry points (core/backend.h documents each slot). */
+#include "trr_cuda.h"
+
+static trr_status cuda_run(trr_context *ctx, const trr_call *call) {
+    TRR_TRY(trr_cuda_bind(ctx));
+    switch (call->op) {
+    case TRR_OP_COPY:
+    case TRR_OP_ADD:
+    case TRR_OP_GELU: return trr_cuda_run_elementwise(ctx, call);
+    case TRR_OP_RGB_TO_GREY: return trr_cuda_run_rgb_to_grey(ctx, call);
+    case TRR_OP_SOFTMAX: return trr_cuda_run_softmax(ctx, call);
+    case TRR_OP_ROW_SUM: return trr_cuda_run_row_sum(ctx, call);
+    case TRR_OP_MATMUL: return trr_cuda_run_matmul(ctx, call);
+    default: return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda: op %d is not implemented", (int)call->op);
+    }
+}
+
+static trr_status cuda_supports(trr_context *ctx, const trr_call *call) {
+    if (call->x.dtype == TRR_BF16 || call->z.dtype == TRR_BF16)
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda: bf16 is not implemented");
+    return TRR_OK;
+}
+
+const trr_backend trr_backend_cuda = {
+    .name = "cuda",
+    .api_version = TRR_BACKEND_API_VERSION,
+    .probe = trr_cuda_probe,
+    .device_info = trr_cuda_device_info,
+    .open = trr_cuda_open,
+    .close = trr_cuda_close,
+    .alloc = trr_cuda_alloc,
+    .free = trr_cuda_free,
+    .write = trr_cuda_write,
+    .read = trr_cuda_read,
+    .copy = trr_cuda_copy,
+    .fill = trr_cuda_fill,
+    .synchronize = trr_cuda_synchronize,
+    .timer_start = trr_cuda_timer_start,
+    .timer_stop = trr_cuda_timer_stop,
+    .supports = cuda_supports,
+    .choose_config = trr_cuda_choose_config,
+    .check_config = trr_cuda_check_config,
+    .run = cuda_run,
+};

@@ -1,0 +1,229 @@
+/* Tiling heuristics (choose_config) and the limits a config must respect on the device (check_config). */
+#include "trr_cuda.h"
+
+#include "op_table.h"
+
+#include <string.h>
+
+/* Rows up to threads * items stay in registers; the smallest step that holds the row keeps blocks small for
+ * short rows (more rows in flight per SM) and gives long rows a whole 1024-thread block. */
+static const trr_cuda_softmax_step ladder_f32[] = {{64, 4},   {128, 4},  {256, 4},  {256, 8},
+                                                   {512, 8}, {1024, 8}, {1024, 16}};
+static const trr_cuda_softmax_step ladder_f16[] = {{64, 8}, {128, 8}, {256, 8}, {512, 8}, {1024, 8}, {1024, 16}};
+
+const trr_cuda_softmax_step *trr_cuda_softmax_ladder(trr_dtype dtype, int *out_count) {
+    if (dtype == TRR_F16) {
+        *out_count = (int)(sizeof ladder_f16 / sizeof ladder_f16[0]);
+        return ladder_f16;
+    }
+    *out_count = (int)(sizeof ladder_f32 / sizeof ladder_f32[0]);
+    return ladder_f32;
+}
+
+int trr_cuda_softmax_online_items(trr_dtype dtype) { return dtype == TRR_F16 ? 16 : 8; }
+
+const trr_config trr_cuda_simt_configs[] = {
+    {.block_m = 128, .block_n = 128, .block_k = 8, .threads = 256},
+    {.block_m = 128, .block_n = 64, .block_k = 8, .threads = 128},
+    {.block_m = 64, .block_n = 64, .block_k = 16, .threads = 64},
+};
+const int trr_cuda_simt_config_count = (int)(sizeof trr_cuda_simt_configs / sizeof trr_cuda_simt_configs[0]);
+
+static int elem_size(trr_dtype d) { return d == TRR_F32 ? 4 : d == TRR_F16 ? 2 : 1; }
+
+trr_cuda_matmul_path trr_cuda_matmul_path_for(const trr_cuda_dev *dev, const trr_call *call) {
+    if (call->x.dtype != TRR_F16) return TRR_CUDA_MATMUL_SIMT;
+    if (dev && dev->cc_major < 8) return TRR_CUDA_MATMUL_SIMT;
+    if (call->trans_a) return TRR_CUDA_MATMUL_SIMT;
+    if (call->x.stride0 % 8 || call->y.stride0 % 8) return TRR_CUDA_MATMUL_SIMT;
+    if (trr_cuda_operand_ptr(&call->x) % 16 || trr_cuda_operand_ptr(&call->y) % 16) return TRR_CUDA_MATMUL_SIMT;
+    return TRR_CUDA_MATMUL_MMA;
+}
+
+int trr_cuda_mma_warp_grid(int bm, int bn, int warps, int *out_wm, int *out_wn) {
+    int best = 0, best_diff = 1 << 30;
+    for (int wm = 1; wm <= warps; wm *= 2) {
+        if (warps % wm) continue;
+        int wn = warps / wm;
+        if (bm % wm || bn % wn) continue;
+        int tm = bm / wm, tn = bn / wn;
+        if (tm % 16 || tn % 16) continue;
+        int diff = tm > tn ? tm - tn : tn - tm;
+        if (diff < best_diff || (diff == best_diff && wm > best)) {
+            best = wm;
+            best_diff = diff;
+        }
+    }
+    if (!best) return 0;
+    *out_wm = best;
+    *out_wn = warps / best;
+    return 1;
+}
+
+size_t trr_cuda_mma_smem(const trr_config *cfg) {
+    return (size_t)cfg->stages * ((size_t)cfg->block_m * cfg->block_k + (size_t)cfg->block_k * cfg->block_n) * 2;
+}
+
+static size_t simt_smem(const trr_config *cfg) {
+    return 2u * (size_t)cfg->block_k * (size_t)(cfg->block_m + 4 + cfg->block_n + 4) * 4u;
+}
+
+static int64_t tiles(const trr_call *call, int bm, int bn) {
+    return ((call->rows + bm - 1) / bm) * ((call->cols + bn - 1) / bn);
+}
+
+static void fill(trr_config *c, const trr_config *h) {
+    if (!c->block_m) c->block_m = h->block_m;
+    if (!c->block_n) c->block_n = h->block_n;
+    if (!c->block_k) c->block_k = h->block_k;
+    if (!c->group_m) c->group_m = h->group_m;
+    if (!c->threads) c->threads = h->threads;
+    if (!c->stages) c->stages = h->stages;
+    if (!c->vector_width) c->vector_width = h->vector_width;
+    if (!c->split_k) c->split_k = h->split_k;
+}
+
+static void choose_matmul(const trr_cuda_dev *dev, trr_call *call) {
+    trr_config h;
+    memset(&h, 0, sizeof h);
+    int sms = dev ? dev->sm_count : 132;
+    if (trr_cuda_matmul_path_for(dev, call) == TRR_CUDA_MATMUL_MMA) {
+        /* The largest known-good tile that still gives every SM a block; the list runs large to small. */
+        int n = trr_matmul_f16_nvidia_config_count;
+        h = trr_matmul_f16_nvidia_configs[n - 1];
+        for (int i = 0; i < n; i++) {
+            const trr_config *c = &trr_matmul_f16_nvidia_configs[i];
+            if (dev && trr_cuda_mma_smem(c) > (size_t)dev->smem_optin) continue;
+            if (tiles(call, c->block_m, c->block_n) >= sms) {
+                h = *c;
+                break;
+            }
+        }
+        h.vector_width = 8;
+    } else {
+        int last = trr_cuda_simt_config_count - 1;
+        h = trr_cuda_simt_configs[last];
+        if (call->x.dtype == TRR_F32) {
+            for (int i = 0; i < last; i++) {
+                if (tiles(call, trr_cuda_simt_configs[i].block_m, trr_cuda_simt_configs[i].block_n) >= sms) {
+                    h = trr_cuda_simt_configs[i];
+                    break;
+                }
+            }
+        }
+        h.stages = 2;
+        h.vector_width = 4;
+    }
+    if (!h.group_m) h.group_m = 8;
+    h.split_k = 1;
+    trr_config *c = &call->config;
+    int derive_threads = !c->threads && (c->block_m || c->block_n);
+    fill(c, &h);
+    /* A tile overridden without threads: the SIMT kernel's thread count follows from the tile. */
+    if (derive_threads && trr_cuda_matmul_path_for(dev, call) == TRR_CUDA_MATMUL_SIMT)
+        c->threads = (c->block_m / 8) * (c->block_n / 8);
+}
+
+void trr_cuda_choose_config(trr_context *ctx, trr_call *call) {
+    const trr_cuda_dev *dev = ctx ? ctx->dev : NULL;
+    trr_config h;
+    memset(&h, 0, sizeof h);
+    int es = elem_size(call->x.dtype);
+    switch (call->op) {
+    case TRR_OP_MATMUL: choose_matmul(dev, call); return;
+    case TRR_OP_SOFTMAX: {
+        int count = 0;
+        const trr_cuda_softmax_step *ladder = trr_cuda_softmax_ladder(call->x.dtype, &count);
+        h.threads = TRR_CUDA_SOFTMAX_ONLINE_THREADS;
+        h.block_n = TRR_CUDA_SOFTMAX_ONLINE_THREADS * trr_cuda_softmax_online_items(call->x.dtype);
+        for (int i = 0; i < count; i++) {
+            if (call->cols <= (int64_t)ladder[i].threads * ladder[i].items) {
+                h.threads = ladder[i].threads;
+                h.block_n = ladder[i].threads * ladder[i].items;
+                break;
+            }
+        }
+        break;
+    }
+    case TRR_OP_ROW_SUM:
+        /* Short rows waste most of a wide block; 256 threads cover rows up to a few thousand in one sweep. */
+        h.threads = call->cols <= 1024 ? 128 : 256;
+        h.block_n = h.threads * (16 / es);
+        break;
+    default: h.threads = 256; h.block_n = 256 * (16 / es); break;
+    }
+    h.vector_width = 16 / es;
+    fill(&call->config, &h);
+}
+
+static trr_status check_matmul(trr_context *ctx, const trr_cuda_dev *dev, const trr_call *call) {
+    const trr_config *c = &call->config;
+    int max_threads = dev ? dev->max_threads : 1024;
+    if (c->split_k != 1) return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda matmul: split_k must be 1 (got %d)", c->split_k);
+    if (c->group_m < 1) return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda matmul: group_m must be >= 1");
+    if (c->threads % 32 || c->threads < 32 || c->threads > max_threads)
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda matmul: threads %d must be a multiple of 32 in [32, %d]",
+                         c->threads, max_threads);
+    if (trr_cuda_matmul_path_for(dev, call) == TRR_CUDA_MATMUL_MMA) {
+        int wm, wn;
+        if (c->block_m % 16 || c->block_n % 16 || c->block_k % 16 || c->block_k < 16)
+            return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                             "cuda f16 matmul: block_m, block_n, block_k must be multiples of 16 (%d, %d, %d)",
+                             c->block_m, c->block_n, c->block_k);
+        if (!trr_cuda_mma_warp_grid(c->block_m, c->block_n, c->threads / 32, &wm, &wn))
+            return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                             "cuda f16 matmul: %d warps cannot split a %dx%d tile into warp tiles that are multiples of 16",
+                             c->threads / 32, c->block_m, c->block_n);
+        if ((wn > 0 && (c->block_n / wn) % 16) || c->stages < 2 || c->stages > 8)
+            return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda f16 matmul: stages must be in [2, 8] (got %d)", c->stages);
+        int rows_b = call->trans_b ? c->block_n : c->block_k, cpr_b = call->trans_b ? c->block_k / 8 : c->block_n / 8;
+        if ((c->block_m * c->block_k / 8) % c->threads || (rows_b * cpr_b) % c->threads)
+            return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                             "cuda f16 matmul: the %dx%d and %dx%d tiles must split evenly into 16-byte copies over %d threads",
+                             c->block_m, c->block_k, c->block_k, c->block_n, c->threads);
+        size_t smem = trr_cuda_mma_smem(c);
+        size_t limit = dev ? (size_t)dev->smem_optin : 227u * 1024u;
+        if (smem > limit)
+            return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda f16 matmul: config needs %zu bytes of shared memory, the device allows %zu",
+                             smem, limit);
+        return TRR_OK;
+    }
+    if (c->block_m % 8 || c->block_n % 8 || c->block_k % 4 || c->block_m < 8 || c->block_n < 8 || c->block_k < 4)
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                         "cuda matmul (CUDA cores): block_m, block_n multiples of 8 and block_k of 4 (%d, %d, %d)",
+                         c->block_m, c->block_n, c->block_k);
+    if (c->threads != (c->block_m / 8) * (c->block_n / 8))
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                         "cuda matmul (CUDA cores): threads must be block_m/8 * block_n/8 = %d (8x8 outputs each), got %d",
+                         (c->block_m / 8) * (c->block_n / 8), c->threads);
+    if ((c->block_m * c->block_k / 4) % c->threads || (c->block_k * c->block_n / 4) % c->threads)
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                         "cuda matmul (CUDA cores): the A and B tiles must split evenly into 4-element loads over %d threads",
+                         c->threads);
+    if (simt_smem(c) > 48u * 1024u)
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda matmul (CUDA cores): tiles need %zu bytes of static shared memory (max 49152)",
+                         simt_smem(c));
+    if (c->stages != 2)
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda matmul (CUDA cores): the kernel is double-buffered: stages must be 2");
+    return TRR_OK;
+}
+
+trr_status trr_cuda_check_config(trr_context *ctx, const trr_call *call) {
+    const trr_cuda_dev *dev = ctx ? ctx->dev : NULL;
+    const trr_config *c = &call->config;
+    int max_threads = dev ? dev->max_threads : 1024;
+    if (call->op == TRR_OP_MATMUL) return check_matmul(ctx, dev, call);
+    if (c->threads % 32 || c->threads < 32 || c->threads > max_threads)
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda: threads %d must be a multiple of 32 in [32, %d]", c->threads,
+                         max_threads);
+    if (call->op == TRR_OP_SOFTMAX) {
+        int vec = 16 / elem_size(call->x.dtype);
+        int items = c->block_n / c->threads;
+        if (c->block_n % c->threads || items % vec || items < vec || items > 32)
+            return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                             "cuda softmax: block_n / threads (elements per thread) must be a multiple of %d up to 32 "
+                             "(block_n %d, threads %d)",
+                             vec, c->block_n, c->threads);
+    }
+    return TRR_OK;
+}

@@ -1,0 +1,90 @@
+/* Buffers, transfers and timing. Every command goes on the context's one stream, so transfers are ordered
+ * after the kernels before them; host transfers then wait, because the caller's memory is pageable and may be
+ * reused as soon as we return. */
+#include "trr_cuda.h"
+
+CUdeviceptr trr_cuda_operand_ptr(const trr_operand *op) {
+    size_t esize = 1;
+    trr_dtype_size(op->dtype, &esize);
+    return (CUdeviceptr)(uintptr_t)op->mem + (CUdeviceptr)op->offset * esize;
+}
+
+/* A buffer handle is the device address itself: no bookkeeping to allocate or free. */
+static CUdeviceptr addr(void *mem, size_t offset) { return (CUdeviceptr)(uintptr_t)mem + offset; }
+
+trr_status trr_cuda_alloc(trr_context *ctx, size_t bytes, void **out_mem) {
+    TRR_TRY(trr_cuda_bind(ctx));
+    CUdeviceptr p = 0;
+    /* cuMemAlloc rejects 0 bytes; an empty buffer still needs a distinct, freeable handle. */
+    TRR_CU_CHECK(ctx, trr_cu.MemAlloc(&p, bytes ? bytes : 1), "cuMemAlloc");
+    *out_mem = (void *)(uintptr_t)p;
+    return TRR_OK;
+}
+
+void trr_cuda_free(void *handle, void *mem) {
+    trr_cuda_dev *dev = handle;
+    trr_cu.CtxSetCurrent(dev->context);
+    /* Kernels still queued may read the buffer; cuMemFree does not wait for a non-blocking stream. */
+    trr_cu.StreamSynchronize(dev->stream);
+    trr_cu.MemFree((CUdeviceptr)(uintptr_t)mem);
+}
+
+trr_status trr_cuda_write(trr_context *ctx, void *mem, size_t offset, const void *src, size_t bytes) {
+    trr_cuda_dev *dev = ctx->dev;
+    TRR_TRY(trr_cuda_bind(ctx));
+    TRR_CU_CHECK(ctx, trr_cu.MemcpyHtoDAsync(addr(mem, offset), src, bytes, dev->stream), "cuMemcpyHtoDAsync");
+    TRR_CU_CHECK(ctx, trr_cu.StreamSynchronize(dev->stream), "cuStreamSynchronize");
+    return TRR_OK;
+}
+
+trr_status trr_cuda_read(trr_context *ctx, void *mem, size_t offset, void *dst, size_t bytes) {
+    trr_cuda_dev *dev = ctx->dev;
+    TRR_TRY(trr_cuda_bind(ctx));
+    TRR_CU_CHECK(ctx, trr_cu.MemcpyDtoHAsync(dst, addr(mem, offset), bytes, dev->stream), "cuMemcpyDtoHAsync");
+    TRR_CU_CHECK(ctx, trr_cu.StreamSynchronize(dev->stream), "cuStreamSynchronize");
+    return TRR_OK;
+}
+
+trr_status trr_cuda_copy(trr_context *ctx, void *dst, size_t dst_offset, void *src, size_t src_offset,
+                         size_t bytes) {
+    trr_cuda_dev *dev = ctx->dev;
+    TRR_TRY(trr_cuda_bind(ctx));
+    TRR_CU_CHECK(ctx, trr_cu.MemcpyDtoDAsync(addr(dst, dst_offset), addr(src, src_offset), bytes, dev->stream),
+                 "cuMemcpyDtoDAsync");
+    return TRR_OK;
+}
+
+trr_status trr_cuda_fill(trr_context *ctx, void *mem, size_t offset, size_t bytes, uint8_t value) {
+    trr_cuda_dev *dev = ctx->dev;
+    TRR_TRY(trr_cuda_bind(ctx));
+    TRR_CU_CHECK(ctx, trr_cu.MemsetD8Async(addr(mem, offset), value, bytes, dev->stream), "cuMemsetD8Async");
+    return TRR_OK;
+}
+
+trr_status trr_cuda_synchronize(trr_context *ctx) {
+    trr_cuda_dev *dev = ctx->dev;
+    TRR_TRY(trr_cuda_bind(ctx));
+    TRR_CU_CHECK(ctx, trr_cu.StreamSynchronize(dev->stream), "cuStreamSynchronize");
+    return TRR_OK;
+}
+
+trr_status trr_cuda_timer_start(trr_context *ctx) {
+    trr_cuda_dev *dev = ctx->dev;
+    TRR_TRY(trr_cuda_bind(ctx));
+    TRR_CU_CHECK(ctx, trr_cu.EventRecord(dev->timer_begin, dev->stream), "cuEventRecord");
+    dev->timing = 1;
+    return TRR_OK;
+}
+
+trr_status trr_cuda_timer_stop(trr_context *ctx, double *out_ms) {
+    trr_cuda_dev *dev = ctx->dev;
+    if (!dev->timing) return trr_error(ctx, TRR_ERR_INVALID_ARGUMENT, "trr_timer_stop without trr_timer_start");
+    TRR_TRY(trr_cuda_bind(ctx));
+    dev->timing = 0;
+    TRR_CU_CHECK(ctx, trr_cu.EventRecord(dev->timer_end, dev->stream), "cuEventRecord");
+    TRR_CU_CHECK(ctx, trr_cu.EventSynchronize(dev->timer_end), "cuEventSynchronize");
+    float ms = 0.0f;
+    TRR_CU_CHECK(ctx, trr_cu.EventElapsedTime(&ms, dev->timer_begin, dev->timer_end), "cuEventElapsedTime");
+    *out_ms = ms;
+    return TRR_OK;
+}

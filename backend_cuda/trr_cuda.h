@@ -1,0 +1,253 @@
+/* Internal to the CUDA backend: the run-time loaded driver and NVRTC tables (our own minimal declarations, so
+ * the backend builds with no CUDA toolkit), the per-device state, and the helpers the op files share. */
+#ifndef TRR_CUDA_H
+#define TRR_CUDA_H
+
+#include "backend.h"
+#include "embedded.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- driver API types: the few the backend touches, with the values cuda.h gives them ---- */
+typedef int CUresult;
+typedef int CUdevice;
+typedef unsigned long long CUdeviceptr;
+typedef struct CUctx_st *CUcontext;
+typedef struct CUstream_st *CUstream;
+typedef struct CUevent_st *CUevent;
+typedef struct CUmod_st *CUmodule;
+typedef struct CUfunc_st *CUfunction;
+
+enum {
+    TRR_CUDA_SUCCESS = 0,
+    TRR_CUDA_ERROR_OUT_OF_MEMORY = 2,
+    TRR_CU_ATTR_MAX_THREADS_PER_BLOCK = 1,
+    TRR_CU_ATTR_MAX_SHARED_MEMORY_PER_BLOCK = 8,
+    TRR_CU_ATTR_WARP_SIZE = 10,
+    TRR_CU_ATTR_MULTIPROCESSOR_COUNT = 16,
+    TRR_CU_ATTR_L2_CACHE_SIZE = 38,
+    TRR_CU_ATTR_CC_MAJOR = 75,
+    TRR_CU_ATTR_CC_MINOR = 76,
+    TRR_CU_ATTR_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97,
+    TRR_CU_FUNC_ATTR_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8,
+    TRR_CU_STREAM_NON_BLOCKING = 1,
+    TRR_CU_EVENT_DEFAULT = 0
+};
+
+/* Every driver entry point used: X(name as exported by libcuda, field, parameter list). Versioned exports
+ * (_v2) are the ones cuda.h maps the plain names to. */
+#define TRR_CU_FUNCTIONS(X)                                                                                    \
+    X("cuInit", Init, (unsigned))                                                                              \
+    X("cuDriverGetVersion", DriverGetVersion, (int *))                                                         \
+    X("cuDeviceGetCount", DeviceGetCount, (int *))                                                             \
+    X("cuDeviceGet", DeviceGet, (CUdevice *, int))                                                             \
+    X("cuDeviceGetName", DeviceGetName, (char *, int, CUdevice))                                               \
+    X("cuDeviceTotalMem_v2", DeviceTotalMem, (size_t *, CUdevice))                                             \
+    X("cuDeviceGetAttribute", DeviceGetAttribute, (int *, int, CUdevice))                                      \
+    X("cuDevicePrimaryCtxRetain", DevicePrimaryCtxRetain, (CUcontext *, CUdevice))                             \
+    X("cuDevicePrimaryCtxRelease_v2", DevicePrimaryCtxRelease, (CUdevice))                                     \
+    X("cuCtxSetCurrent", CtxSetCurrent, (CUcontext))                                                           \
+    X("cuStreamCreate", StreamCreate, (CUstream *, unsigned))                                                  \
+    X("cuStreamDestroy_v2", StreamDestroy, (CUstream))                                                         \
+    X("cuStreamSynchronize", StreamSynchronize, (CUstream))                                                    \
+    X("cuMemAlloc_v2", MemAlloc, (CUdeviceptr *, size_t))                                                      \
+    X("cuMemFree_v2", MemFree, (CUdeviceptr))                                                                  \
+    X("cuMemcpyHtoDAsync_v2", MemcpyHtoDAsync, (CUdeviceptr, const void *, size_t, CUstream))                  \
+    X("cuMemcpyDtoHAsync_v2", MemcpyDtoHAsync, (void *, CUdeviceptr, size_t, CUstream))                        \
+    X("cuMemcpyDtoDAsync_v2", MemcpyDtoDAsync, (CUdeviceptr, CUdeviceptr, size_t, CUstream))                   \
+    X("cuMemsetD8Async", MemsetD8Async, (CUdeviceptr, unsigned char, size_t, CUstream))                        \
+    X("cuEventCreate", EventCreate, (CUevent *, unsigned))                                                     \
+    X("cuEventDestroy_v2", EventDestroy, (CUevent))                                                            \
+    X("cuEventRecord", EventRecord, (CUevent, CUstream))                                                       \
+    X("cuEventSynchronize", EventSynchronize, (CUevent))                                                       \
+    X("cuModuleLoadData", ModuleLoadData, (CUmodule *, const void *))                                          \
+    X("cuModuleUnload", ModuleUnload, (CUmodule))                                                              \
+    X("cuModuleGetFunction", ModuleGetFunction, (CUfunction *, CUmodule, const char *))                        \
+    X("cuFuncSetAttribute", FuncSetAttribute, (CUfunction, int, int))                                          \
+    X("cuLaunchKernel", LaunchKernel,                                                                          \
+      (CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream, void **,    \
+       void **))                                                                                               \
+    X("cuGetErrorName", GetErrorName, (CUresult, const char **))
+
+typedef struct trr_cu_api {
+#define TRR_CU_MEMBER(sym, name, params) CUresult (*name) params;
+    TRR_CU_FUNCTIONS(TRR_CU_MEMBER)
+#undef TRR_CU_MEMBER
+    /* cuEventElapsedTime_v2 where the driver has it (CUDA 12.8+), else the original; same signature. */
+    CUresult (*EventElapsedTime)(float *, CUevent, CUevent);
+} trr_cu_api;
+
+/* ---- NVRTC ---- */
+typedef int nvrtcResult;
+typedef struct _nvrtcProgram *nvrtcProgram;
+
+#define TRR_NVRTC_FUNCTIONS(X)                                                                                 \
+    X(Version, (int *, int *))                                                                                 \
+    X(CreateProgram, (nvrtcProgram *, const char *, const char *, int, const char *const *, const char *const *)) \
+    X(DestroyProgram, (nvrtcProgram *))                                                                        \
+    X(CompileProgram, (nvrtcProgram, int, const char *const *))                                                \
+    X(GetProgramLogSize, (nvrtcProgram, size_t *))                                                             \
+    X(GetProgramLog, (nvrtcProgram, char *))                                                                   \
+    X(GetPTXSize, (nvrtcProgram, size_t *))                                                                    \
+    X(GetPTX, (nvrtcProgram, char *))                                                                          \
+    X(GetCUBINSize, (nvrtcProgram, size_t *))                                                                  \
+    X(GetCUBIN, (nvrtcProgram, char *))
+
+typedef struct trr_nvrtc_api {
+#define TRR_NVRTC_MEMBER(name, params) nvrtcResult (*name) params;
+    TRR_NVRTC_FUNCTIONS(TRR_NVRTC_MEMBER)
+#undef TRR_NVRTC_MEMBER
+    const char *(*GetErrorString)(nvrtcResult);
+} trr_nvrtc_api;
+
+/* ---- loader.c: both tables are filled once and read-only afterwards ---- */
+extern trr_cu_api trr_cu;
+extern trr_nvrtc_api trr_nvrtc;
+
+/* Loads libcuda.so.1 and every symbol, then cuInit(0); idempotent and thread-safe. */
+trr_status trr_cuda_load_driver(char *reason, size_t reason_cap);
+/* Loads NVRTC (libnvrtc.so.13, .so.12, .so, then $CUDA_HOME/lib64, /usr/local/cuda/lib64); idempotent and
+ * thread-safe. Needs no driver: the CI test compiles every kernel with NVRTC alone. */
+trr_status trr_cuda_load_nvrtc(char *reason, size_t reason_cap);
+/* NVRTC's version as major * 1000 + minor * 10 (0 before loading). */
+int trr_cuda_nvrtc_version(void);
+/* "CUDA_ERROR_OUT_OF_MEMORY" (cuGetErrorName), or "CUresult 999" when the driver does not know the code. */
+const char *trr_cuda_result_name(CUresult r);
+/* Records a failed driver call on ctx: "<function>: <CUresult name>"; out-of-memory maps to
+ * TRR_ERR_OUT_OF_MEMORY, everything else to TRR_ERR_DEVICE. */
+trr_status trr_cuda_fail(trr_context *ctx, const char *function, CUresult r);
+#define TRR_CU_CHECK(ctx, call, fname)                                                                         \
+    do {                                                                                                       \
+        CUresult trr_cu_r_ = (call);                                                                           \
+        if (trr_cu_r_ != TRR_CUDA_SUCCESS) return trr_cuda_fail((ctx), (fname), trr_cu_r_);                   \
+    } while (0)
+
+/* ---- device.c: an open device ---- */
+typedef struct trr_cuda_module trr_cuda_module; /* module.c */
+
+typedef struct trr_cuda_dev {
+    CUdevice device;
+    CUcontext context; /* the device's primary context, retained */
+    CUstream stream;   /* one non-blocking stream: every command of the context is ordered on it */
+    CUevent timer_begin, timer_end;
+    int timing;
+    int cc_major, cc_minor;
+    int sm_count;
+    int max_threads;
+    int smem_optin; /* bytes of shared memory a block may use after opting in */
+    int driver_version;
+    char arch[16]; /* NVRTC target: "sm_80", "sm_90a", ... */
+    trr_cuda_module *modules; /* in-memory module cache: a context loads a handful */
+} trr_cuda_dev;
+
+trr_status trr_cuda_probe(int *out_device_count, char *reason, size_t reason_cap);
+trr_status trr_cuda_device_info(int index, trr_device_info *out_info);
+trr_status trr_cuda_open(trr_context *ctx, int index, void **out_dev);
+void trr_cuda_close(void *dev);
+/* Makes ctx's CUDA context current on the calling thread (a trireme context may move between threads). */
+trr_status trr_cuda_bind(trr_context *ctx);
+/* The NVRTC target for compute capability major.minor: sm_90a for 9.0 (Hopper's own instructions), else
+ * sm_XY. Writes into out (cap >= 16). */
+void trr_cuda_arch_for(int major, int minor, char *out, size_t cap);
+
+/* ---- memory.c ---- */
+trr_status trr_cuda_alloc(trr_context *ctx, size_t bytes, void **out_mem);
+void trr_cuda_free(void *dev, void *mem);
+trr_status trr_cuda_write(trr_context *ctx, void *mem, size_t offset, const void *src, size_t bytes);
+trr_status trr_cuda_read(trr_context *ctx, void *mem, size_t offset, void *dst, size_t bytes);
+trr_status trr_cuda_copy(trr_context *ctx, void *dst, size_t dst_offset, void *src, size_t src_offset,
+                         size_t bytes);
+trr_status trr_cuda_fill(trr_context *ctx, void *mem, size_t offset, size_t bytes, uint8_t value);
+trr_status trr_cuda_synchronize(trr_context *ctx);
+trr_status trr_cuda_timer_start(trr_context *ctx);
+trr_status trr_cuda_timer_stop(trr_context *ctx, double *out_ms);
+/* The device address of element `offset` of an operand. */
+CUdeviceptr trr_cuda_operand_ptr(const trr_operand *op);
+
+/* ---- variants.c: what gets compiled ---- */
+/* One compiled unit: a kernel file plus its -D options. Everything about a kernel that is fixed at compile
+ * time lives here; the op files fill one in, module.c compiles and caches it. */
+typedef struct trr_cuda_variant {
+    const char *file; /* in kernels/cuda */
+    char defines[256]; /* "-DOP=1 -DDT=0", space separated */
+} trr_cuda_variant;
+
+/* Appends a printf-style -D option; returns 0 when it did not fit. */
+int trr_cuda_define(trr_cuda_variant *v, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* Compiles one variant with NVRTC for arch into a cubin (malloc'd), the PTX (malloc'd, may be NULL when not
+ * wanted) and the log (malloc'd, always set when the compiler ran). ctx may be NULL (errors then go to this
+ * thread's slot). TRR_ERR_COMPILE with the log appended on failure. */
+trr_status trr_cuda_compile(trr_context *ctx, const trr_cuda_variant *v, const char *arch, void **out_cubin,
+                            size_t *out_cubin_size, char **out_ptx, char **out_log);
+
+/* Every variant the backend can choose (all ops, dtypes, layouts, tile configs), for the CI test. */
+typedef void (*trr_cuda_variant_fn)(const trr_cuda_variant *v, void *user);
+void trr_cuda_for_each_variant(trr_cuda_variant_fn fn, void *user);
+/* Compiles every variant for arch with NVRTC alone (no driver). Returns the first failure (TRR_ERR_COMPILE
+ * also when the log holds a warning) and writes what failed and the log into report; counts into *out_done. */
+trr_status trr_cuda_compile_all(const char *arch, int *out_done, char *report, size_t report_cap);
+
+/* ---- module.c: compile, cache (memory and disk), load ---- */
+/* The function `kernel` of variant v on ctx's device: compiled at most once per device (memory cache), and
+ * loaded from the disk cache when an intact entry for the same source, options, arch, driver and NVRTC
+ * exists. */
+trr_status trr_cuda_get_function(trr_context *ctx, const trr_cuda_variant *v, const char *kernel,
+                                 CUfunction *out_fn);
+void trr_cuda_modules_release(trr_cuda_dev *dev);
+
+/* ---- launch.c ---- */
+trr_status trr_cuda_launch(trr_context *ctx, CUfunction fn, unsigned gx, unsigned gy, unsigned block,
+                           unsigned smem_bytes, void **args);
+
+/* ---- config.c: tiling heuristics and limits ---- */
+void trr_cuda_choose_config(trr_context *ctx, trr_call *call);
+trr_status trr_cuda_check_config(trr_context *ctx, const trr_call *call);
+
+/* softmax: the (threads, items per thread) ladder; a row of n fits in registers when n <= threads * items. */
+typedef struct trr_cuda_softmax_step {
+    int threads, items;
+} trr_cuda_softmax_step;
+/* The ladder for dtype (f32 or f16) and its length. */
+const trr_cuda_softmax_step *trr_cuda_softmax_ladder(trr_dtype dtype, int *out_count);
+/* Items per thread of the online kernel for rows longer than the ladder's last step. */
+int trr_cuda_softmax_online_items(trr_dtype dtype);
+#define TRR_CUDA_SOFTMAX_ONLINE_THREADS 1024
+
+/* matmul paths */
+typedef enum trr_cuda_matmul_path { TRR_CUDA_MATMUL_MMA, TRR_CUDA_MATMUL_SIMT } trr_cuda_matmul_path;
+/* Which kernel a matmul call takes: tensor cores for f16 on compute capability 8.0 and later (mma.m16n8k16,
+ * cp.async) with A row-major, lda and ldb multiples of 8 and 16-byte aligned operands; the CUDA-core kernel
+ * otherwise. dev may be NULL (then the device is assumed able). */
+trr_cuda_matmul_path trr_cuda_matmul_path_for(const trr_cuda_dev *dev, const trr_call *call);
+/* The warp grid the tensor-core kernel uses for a tile: WARPS_M x WARPS_N with warp tiles multiples of 16,
+ * as square as the tile allows. 0 when no grid fits. */
+int trr_cuda_mma_warp_grid(int bm, int bn, int warps, int *out_wm, int *out_wn);
+/* Dynamic shared memory of the tensor-core kernel for a config. */
+size_t trr_cuda_mma_smem(const trr_config *cfg);
+/* The SIMT tile configs (block_m, block_n, block_k; threads = bm/8 * bn/8) the heuristic picks from. */
+extern const trr_config trr_cuda_simt_configs[];
+extern const int trr_cuda_simt_config_count;
+
+/* variant builders shared by the op files and the variant list */
+void trr_cuda_variant_matmul_mma(trr_cuda_variant *v, const trr_config *cfg, int trans_b, trr_dtype out);
+void trr_cuda_variant_matmul_simt(trr_cuda_variant *v, const trr_config *cfg, trr_dtype in, trr_dtype out,
+                                  int trans_a, int trans_b, int aligned);
+
+/* ---- ops ---- */
+trr_status trr_cuda_run_elementwise(trr_context *ctx, const trr_call *call); /* copy, add, gelu */
+trr_status trr_cuda_run_rgb_to_grey(trr_context *ctx, const trr_call *call);
+trr_status trr_cuda_run_softmax(trr_context *ctx, const trr_call *call);
+trr_status trr_cuda_run_row_sum(trr_context *ctx, const trr_call *call);
+trr_status trr_cuda_run_matmul(trr_context *ctx, const trr_call *call);
+
+/* The kernels/cuda sources, embedded at build time (backend_cuda/CMakeLists.txt). */
+extern const trr_embedded_file trr_cuda_kernels[];
+extern const size_t trr_cuda_kernels_count;
+
+#endif

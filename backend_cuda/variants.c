@@ -1,0 +1,139 @@
+/* The compiled variants: how each op's compile-time choices become -D options, the list of every variant the
+ * backend can choose (so CI can compile them all with NVRTC alone), and that compile-everything check. */
+#include "trr_cuda.h"
+
+#include "op_table.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void trr_cuda_variant_matmul_mma(trr_cuda_variant *v, const trr_config *cfg, int trans_b, trr_dtype out) {
+    int wm = 1, wn = 1;
+    trr_cuda_mma_warp_grid(cfg->block_m, cfg->block_n, cfg->threads / 32, &wm, &wn);
+    memset(v, 0, sizeof *v);
+    v->file = "matmul_mma.cu";
+    trr_cuda_define(v, "-DBM=%d -DBN=%d -DBK=%d -DWARPS_M=%d -DWARPS_N=%d -DSTAGES=%d -DTRANS_B=%d -DDT_OUT=%d",
+                    cfg->block_m, cfg->block_n, cfg->block_k, wm, wn, cfg->stages, trans_b ? 1 : 0,
+                    out == TRR_F16 ? 1 : 0);
+}
+
+void trr_cuda_variant_matmul_simt(trr_cuda_variant *v, const trr_config *cfg, trr_dtype in, trr_dtype out,
+                                  int trans_a, int trans_b, int aligned) {
+    memset(v, 0, sizeof *v);
+    v->file = "matmul_simt.cu";
+    trr_cuda_define(v, "-DDT_IN=%d -DDT_OUT=%d -DBM=%d -DBN=%d -DBK=%d -DTRANS_A=%d -DTRANS_B=%d -DALIGNED=%d",
+                    in == TRR_F16 ? 1 : 0, out == TRR_F16 ? 1 : 0, cfg->block_m, cfg->block_n, cfg->block_k,
+                    trans_a ? 1 : 0, trans_b ? 1 : 0, aligned ? 1 : 0);
+}
+
+void trr_cuda_for_each_variant(trr_cuda_variant_fn fn, void *user) {
+    trr_cuda_variant v;
+    /* copy by element size; add and gelu per float dtype */
+    for (int es = 1; es <= 4; es *= 2) {
+        memset(&v, 0, sizeof v);
+        v.file = "elementwise.cu";
+        trr_cuda_define(&v, "-DOP=0 -DES=%d", es);
+        fn(&v, user);
+    }
+    for (int op = 1; op <= 2; op++) {
+        for (int dt = 0; dt <= 1; dt++) {
+            memset(&v, 0, sizeof v);
+            v.file = "elementwise.cu";
+            trr_cuda_define(&v, "-DOP=%d -DDT=%d", op, dt);
+            fn(&v, user);
+        }
+    }
+    for (int f = 0; f <= 1; f++) {
+        memset(&v, 0, sizeof v);
+        v.file = "rgb_to_grey.cu";
+        trr_cuda_define(&v, "-DOUT_F32=%d", f);
+        fn(&v, user);
+    }
+    const trr_dtype floats[2] = {TRR_F32, TRR_F16};
+    for (int d = 0; d < 2; d++) {
+        int count = 0;
+        const trr_cuda_softmax_step *ladder = trr_cuda_softmax_ladder(floats[d], &count);
+        for (int i = 0; i < count; i++) {
+            memset(&v, 0, sizeof v);
+            v.file = "softmax.cu";
+            trr_cuda_define(&v, "-DDT=%d -DTHREADS=%d -DITEMS=%d", d, ladder[i].threads, ladder[i].items);
+            fn(&v, user);
+        }
+        memset(&v, 0, sizeof v);
+        v.file = "softmax.cu";
+        trr_cuda_define(&v, "-DDT=%d -DTHREADS=%d -DITEMS=%d", d, TRR_CUDA_SOFTMAX_ONLINE_THREADS,
+                        trr_cuda_softmax_online_items(floats[d]));
+        fn(&v, user);
+        memset(&v, 0, sizeof v);
+        v.file = "row_sum.cu";
+        trr_cuda_define(&v, "-DDT=%d", d);
+        fn(&v, user);
+    }
+    /* matmul, tensor cores: every known-good config, both B layouts, both output types */
+    for (int i = 0; i < trr_matmul_f16_nvidia_config_count; i++) {
+        trr_config cfg = trr_matmul_f16_nvidia_configs[i];
+        for (int tb = 0; tb <= 1; tb++) {
+            for (int o = 0; o < 2; o++) {
+                trr_cuda_variant_matmul_mma(&v, &cfg, tb, floats[o]);
+                fn(&v, user);
+            }
+        }
+    }
+    /* matmul, CUDA cores: f32 with every SIMT tile; f16 inputs (the fallback) with the small tile */
+    for (int ta = 0; ta <= 1; ta++) {
+        for (int tb = 0; tb <= 1; tb++) {
+            for (int al = 0; al <= 1; al++) {
+                for (int i = 0; i < trr_cuda_simt_config_count; i++) {
+                    trr_cuda_variant_matmul_simt(&v, &trr_cuda_simt_configs[i], TRR_F32, TRR_F32, ta, tb, al);
+                    fn(&v, user);
+                }
+                for (int o = 0; o < 2; o++) {
+                    trr_cuda_variant_matmul_simt(&v, &trr_cuda_simt_configs[trr_cuda_simt_config_count - 1], TRR_F16,
+                                                 floats[o], ta, tb, al);
+                    fn(&v, user);
+                }
+            }
+        }
+    }
+}
+
+typedef struct compile_all_state {
+    const char *arch;
+    int done;
+    trr_status status;
+    char *report;
+    size_t report_cap;
+} compile_all_state;
+
+static void compile_one(const trr_cuda_variant *v, void *user) {
+    compile_all_state *s = user;
+    if (s->status != TRR_OK) return;
+    void *cubin = NULL;
+    size_t size = 0;
+    char *log = NULL;
+    trr_status st = trr_cuda_compile(NULL, v, s->arch, &cubin, &size, NULL, &log);
+    free(cubin);
+    if (st != TRR_OK) {
+        snprintf(s->report, s->report_cap, "%s (%s) for %s: %s", v->file, v->defines, s->arch,
+                 trr_last_error(NULL));
+        s->status = st;
+    } else if (log && strstr(log, "warning")) {
+        snprintf(s->report, s->report_cap, "%s (%s) for %s compiled with warnings:\n%s", v->file, v->defines,
+                 s->arch, log);
+        s->status = TRR_ERR_COMPILE;
+    } else {
+        s->done++;
+    }
+    free(log);
+}
+
+trr_status trr_cuda_compile_all(const char *arch, int *out_done, char *report, size_t report_cap) {
+    if (report_cap) report[0] = '\0';
+    trr_status st = trr_cuda_load_nvrtc(report, report_cap);
+    if (st != TRR_OK) return st;
+    compile_all_state s = {arch, 0, TRR_OK, report, report_cap};
+    trr_cuda_for_each_variant(compile_one, &s);
+    if (out_done) *out_done = s.done;
+    return s.status;
+}

@@ -1,0 +1,141 @@
+/* Tiling heuristics per device type and the limits a config must respect. GPU configs aim at throughput;
+ * CPU (PoCL) configs aim at few distinct programs, because PoCL takes about a second per compile. */
+#include "opencl.h"
+
+#include <stdint.h>
+
+static int pow2_at_least(int64_t n) {
+    int p = 1;
+    while (p < n && p < (1 << 30)) p <<= 1;
+    return p;
+}
+
+static int is_pow2(int n) { return n > 0 && (n & (n - 1)) == 0; }
+
+static void set_if_zero(int *field, int value) {
+    if (*field == 0) *field = value;
+}
+
+void trr_cl_matmul_grid(const trr_config *cfg, int *out_rt, int *out_ct, int *out_tm, int *out_tn) {
+    /* A square-ish thread grid, wider than tall when threads is not a square: 256 -> 16x16, 128 -> 8x16. */
+    int ct = 1;
+    while (ct * ct < cfg->threads) ct <<= 1;
+    int rt = cfg->threads / ct;
+    *out_rt = rt;
+    *out_ct = ct;
+    *out_tm = rt > 0 ? cfg->block_m / rt : 0;
+    *out_tn = ct > 0 ? cfg->block_n / ct : 0;
+}
+
+void trr_cl_choose_config(trr_context *ctx, trr_call *call) {
+    trr_cl_dev *dev = ctx->dev;
+    int gpu = dev->info.is_gpu;
+    trr_config *c = &call->config;
+    switch (call->op) {
+    case TRR_OP_COPY:
+    case TRR_OP_ADD:
+    case TRR_OP_GELU:
+    case TRR_OP_RGB_TO_GREY:
+        set_if_zero(&c->threads, gpu ? 256 : 64);
+        set_if_zero(&c->vector_width, call->op == TRR_OP_RGB_TO_GREY ? 1 : 4);
+        set_if_zero(&c->block_n, c->threads * c->vector_width);
+        break;
+    case TRR_OP_SOFTMAX: {
+        int64_t n = call->cols;
+        if (gpu) {
+            int threads = n <= 1024 ? 32 : n <= 4096 ? 128 : 256;
+            set_if_zero(&c->threads, threads);
+            int per = pow2_at_least((n + c->threads - 1) / c->threads);
+            if (per > 64) per = 64; /* longer rows take the online kernel */
+            set_if_zero(&c->block_n, c->threads * per);
+        } else {
+            set_if_zero(&c->threads, 16);
+            set_if_zero(&c->block_n, c->threads * (n <= 4 * c->threads ? 4 : 64));
+        }
+        break;
+    }
+    case TRR_OP_ROW_SUM:
+        if (gpu)
+            set_if_zero(&c->threads, call->cols >= 2048 ? 256 : call->cols >= 512 ? 128 : 64);
+        else
+            set_if_zero(&c->threads, 16);
+        set_if_zero(&c->block_n, c->threads);
+        break;
+    case TRR_OP_MATMUL:
+        if (gpu) {
+            int big = call->rows * call->cols >= (int64_t)1024 * 1024;
+            set_if_zero(&c->block_m, big ? 128 : 64);
+            set_if_zero(&c->block_n, big ? 128 : 64);
+            set_if_zero(&c->block_k, 16);
+            set_if_zero(&c->threads, 256);
+        } else {
+            set_if_zero(&c->block_m, 64);
+            set_if_zero(&c->block_n, 64);
+            set_if_zero(&c->block_k, 16);
+            set_if_zero(&c->threads, 64);
+        }
+        set_if_zero(&c->group_m, 8);
+        set_if_zero(&c->stages, 2);
+        set_if_zero(&c->vector_width, 4);
+        set_if_zero(&c->split_k, 1);
+        break;
+    default: break;
+    }
+}
+
+static trr_status bad(trr_context *ctx, const char *what) {
+    return trr_error(ctx, TRR_ERR_UNSUPPORTED, "opencl: config rejected: %s", what);
+}
+
+trr_status trr_cl_check_config(trr_context *ctx, const trr_call *call) {
+    trr_cl_dev *dev = ctx->dev;
+    const trr_config *c = &call->config;
+    if (c->threads <= 0 || (size_t)c->threads > dev->max_work_group)
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "opencl: config rejected: threads %d outside 1..%zu (device limit)",
+                         c->threads, dev->max_work_group);
+    switch (call->op) {
+    case TRR_OP_COPY:
+    case TRR_OP_ADD:
+    case TRR_OP_GELU:
+    case TRR_OP_RGB_TO_GREY:
+        if (!is_pow2(c->vector_width) || c->vector_width > 16) return bad(ctx, "vector_width must be 1, 2, 4, 8 or 16");
+        if (call->op == TRR_OP_RGB_TO_GREY && c->vector_width != 1) return bad(ctx, "rgb_to_grey has vector_width 1");
+        break;
+    case TRR_OP_SOFTMAX:
+        if (!is_pow2(c->threads)) return bad(ctx, "softmax threads must be a power of two (tree reduction)");
+        if (c->block_n % c->threads != 0 || c->block_n / c->threads > 64)
+            return bad(ctx, "softmax block_n must be threads x (1..64) elements per work-item");
+        if ((uint64_t)c->threads * 8 > dev->local_memory) return bad(ctx, "softmax reduction exceeds local memory");
+        break;
+    case TRR_OP_ROW_SUM:
+        if (!is_pow2(c->threads)) return bad(ctx, "row_sum threads must be a power of two (tree reduction)");
+        break;
+    case TRR_OP_MATMUL: {
+        int rt, ct, tm, tn;
+        trr_cl_matmul_grid(c, &rt, &ct, &tm, &tn);
+        if (c->split_k > 1) return bad(ctx, "matmul has no split-K (split_k must be 1)");
+        if (c->stages != 2) return bad(ctx, "matmul double-buffers local memory (stages must be 2)");
+        if (c->vector_width != 4) return bad(ctx, "matmul reads local memory as float4 (vector_width must be 4)");
+        if (!is_pow2(c->threads)) return bad(ctx, "matmul threads must be a power of two");
+        if (c->block_m % rt || c->block_n % ct || tm % 4 || tn % 4 || tm < 4 || tn < 4)
+            return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                             "opencl: config rejected: %d threads form a %dx%d grid; block_m/%d and block_n/%d must "
+                             "be multiples of 4",
+                             c->threads, rt, ct, rt, ct);
+        if (tm * tn > 128) return bad(ctx, "matmul micro-tile over 128 accumulators per work-item");
+        if (c->block_k <= 0 || (c->block_m * c->block_k) % c->threads || (c->block_n * c->block_k) % c->threads)
+            return bad(ctx, "block_m x block_k and block_n x block_k must be multiples of threads");
+        if (c->block_k > 64) return bad(ctx, "block_k over 64");
+        if (c->group_m <= 0) return bad(ctx, "group_m must be positive");
+        uint64_t local = 2ull * (uint64_t)c->block_k * (uint64_t)(c->block_m + 4 + c->block_n + 4) * 4ull;
+        if (local > dev->local_memory)
+            return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                             "opencl: config rejected: matmul tiles need %llu bytes of local memory, the device has "
+                             "%llu",
+                             (unsigned long long)local, (unsigned long long)dev->local_memory);
+        break;
+    }
+    default: break;
+    }
+    return TRR_OK;
+}

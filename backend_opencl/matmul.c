@@ -1,0 +1,46 @@
+/* matmul: tile shape and dtypes are build options; layout and epilogue are arguments (kernels/opencl/matmul.cl). */
+#include "opencl.h"
+
+#define ARG(i, v) TRR_TRY(trr_cl_set_arg(ctx, k, (cl_uint)(i), sizeof(v), &(v)))
+
+trr_status trr_cl_run_matmul(trr_context *ctx, const trr_call *call) {
+    const trr_config *cfg = &call->config;
+    int rt, ct, tm, tn;
+    trr_cl_matmul_grid(cfg, &rt, &ct, &tm, &tn);
+    char options[256] = "-cl-std=CL1.2";
+    trr_cl_opt(options, sizeof options, " -DBLOCK_M=%d -DBLOCK_N=%d -DBLOCK_K=%d -DGROUP_M=%d -DRT=%d -DCT=%d",
+               cfg->block_m, cfg->block_n, cfg->block_k, cfg->group_m, rt, ct);
+    trr_cl_opt(options, sizeof options, " -DX_DT=%d -DY_DT=%d -DZ_DT=%d", trr_cl_dtype_code(call->x.dtype),
+               trr_cl_dtype_code(call->y.dtype), trr_cl_dtype_code(call->z.dtype));
+    cl_kernel k;
+    TRR_TRY(trr_cl_get_kernel(ctx, "matmul.cl", options, "matmul", &k));
+
+    cl_mem am = call->x.mem, bm = call->y.mem, cm = call->z.mem;
+    cl_long ao = call->x.offset, bo = call->y.offset, co = call->z.offset;
+    cl_int lda = (cl_int)call->x.stride0, ldb = (cl_int)call->y.stride0, ldc = (cl_int)call->z.stride0;
+    cl_int ta = call->trans_a, tb = call->trans_b;
+    cl_int M = (cl_int)call->rows, N = (cl_int)call->cols, K = (cl_int)call->k;
+    cl_int epi = (cl_int)call->epilogue;
+    cl_float alpha = call->alpha;
+    ARG(0, am);
+    ARG(1, ao);
+    ARG(2, lda);
+    ARG(3, ta);
+    ARG(4, bm);
+    ARG(5, bo);
+    ARG(6, ldb);
+    ARG(7, tb);
+    ARG(8, cm);
+    ARG(9, co);
+    ARG(10, ldc);
+    ARG(11, M);
+    ARG(12, N);
+    ARG(13, K);
+    ARG(14, epi);
+    ARG(15, alpha);
+    size_t npm = ((size_t)M + (size_t)cfg->block_m - 1) / (size_t)cfg->block_m;
+    size_t npn = ((size_t)N + (size_t)cfg->block_n - 1) / (size_t)cfg->block_n;
+    size_t local = (size_t)cfg->threads;
+    size_t global = npm * npn * local;
+    return trr_cl_launch(ctx, k, 1, &global, &local);
+}

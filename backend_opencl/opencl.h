@@ -1,0 +1,156 @@
+/* Internal to the OpenCL backend: the run-time loaded API table, the per-device state and the helpers the op
+ * files share. The driver is never linked: <CL/cl.h> is included for its types only. */
+#ifndef TRR_OPENCL_H
+#define TRR_OPENCL_H
+
+#define CL_TARGET_OPENCL_VERSION 120
+#include <CL/cl.h>
+
+#include "backend.h"
+#include "embedded.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Every entry point the backend uses: X(return type, name without the "cl" prefix, parameter list). */
+#define TRR_CL_FUNCTIONS(X)                                                                                    \
+    X(cl_int, GetPlatformIDs, (cl_uint, cl_platform_id *, cl_uint *))                                          \
+    X(cl_int, GetPlatformInfo, (cl_platform_id, cl_platform_info, size_t, void *, size_t *))                  \
+    X(cl_int, GetDeviceIDs, (cl_platform_id, cl_device_type, cl_uint, cl_device_id *, cl_uint *))              \
+    X(cl_int, GetDeviceInfo, (cl_device_id, cl_device_info, size_t, void *, size_t *))                         \
+    X(cl_context, CreateContext,                                                                               \
+      (const cl_context_properties *, cl_uint, const cl_device_id *,                                           \
+       void(CL_CALLBACK *)(const char *, const void *, size_t, void *), void *, cl_int *))                     \
+    X(cl_int, ReleaseContext, (cl_context))                                                                    \
+    X(cl_command_queue, CreateCommandQueue, (cl_context, cl_device_id, cl_command_queue_properties, cl_int *)) \
+    X(cl_int, ReleaseCommandQueue, (cl_command_queue))                                                         \
+    X(cl_mem, CreateBuffer, (cl_context, cl_mem_flags, size_t, void *, cl_int *))                              \
+    X(cl_int, ReleaseMemObject, (cl_mem))                                                                      \
+    X(cl_int, EnqueueWriteBuffer,                                                                              \
+      (cl_command_queue, cl_mem, cl_bool, size_t, size_t, const void *, cl_uint, const cl_event *, cl_event *)) \
+    X(cl_int, EnqueueReadBuffer,                                                                               \
+      (cl_command_queue, cl_mem, cl_bool, size_t, size_t, void *, cl_uint, const cl_event *, cl_event *))      \
+    X(cl_int, EnqueueCopyBuffer,                                                                               \
+      (cl_command_queue, cl_mem, cl_mem, size_t, size_t, size_t, cl_uint, const cl_event *, cl_event *))       \
+    X(cl_int, EnqueueFillBuffer,                                                                               \
+      (cl_command_queue, cl_mem, const void *, size_t, size_t, size_t, cl_uint, const cl_event *, cl_event *)) \
+    X(cl_int, Finish, (cl_command_queue))                                                                      \
+    X(cl_program, CreateProgramWithSource, (cl_context, cl_uint, const char **, const size_t *, cl_int *))     \
+    X(cl_program, CreateProgramWithBinary,                                                                     \
+      (cl_context, cl_uint, const cl_device_id *, const size_t *, const unsigned char **, cl_int *, cl_int *))  \
+    X(cl_int, BuildProgram,                                                                                    \
+      (cl_program, cl_uint, const cl_device_id *, const char *, void(CL_CALLBACK *)(cl_program, void *),       \
+       void *))                                                                                                \
+    X(cl_int, GetProgramBuildInfo, (cl_program, cl_device_id, cl_program_build_info, size_t, void *, size_t *)) \
+    X(cl_int, GetProgramInfo, (cl_program, cl_program_info, size_t, void *, size_t *))                         \
+    X(cl_int, ReleaseProgram, (cl_program))                                                                    \
+    X(cl_kernel, CreateKernel, (cl_program, const char *, cl_int *))                                           \
+    X(cl_int, ReleaseKernel, (cl_kernel))                                                                      \
+    X(cl_int, SetKernelArg, (cl_kernel, cl_uint, size_t, const void *))                                        \
+    X(cl_int, EnqueueNDRangeKernel,                                                                            \
+      (cl_command_queue, cl_kernel, cl_uint, const size_t *, const size_t *, const size_t *, cl_uint,          \
+       const cl_event *, cl_event *))                                                                          \
+    X(cl_int, GetEventProfilingInfo, (cl_event, cl_profiling_info, size_t, void *, size_t *))                  \
+    X(cl_int, WaitForEvents, (cl_uint, const cl_event *))                                                      \
+    X(cl_int, ReleaseEvent, (cl_event))
+
+#define TRR_CL_MEMBER(ret, name, params) ret(CL_API_CALL *name) params;
+typedef struct trr_cl_api {
+    TRR_CL_FUNCTIONS(TRR_CL_MEMBER)
+} trr_cl_api;
+#undef TRR_CL_MEMBER
+
+/* Filled once by trr_cl_load() (from probe) and read-only afterwards. */
+extern trr_cl_api trr_cl;
+
+/* Loads libOpenCL.so.1 and every symbol above; idempotent. Writes why into reason on failure. */
+trr_status trr_cl_load(char *reason, size_t reason_cap);
+/* "CL_OUT_OF_RESOURCES"; "CL error -9999" (in a static buffer per thread) for codes not in the table. */
+const char *trr_cl_error_name(cl_int err);
+/* Records a failed CL call on ctx: "<function>: <CL error name>"; out-of-memory codes map to
+ * TRR_ERR_OUT_OF_MEMORY, everything else to TRR_ERR_DEVICE. */
+trr_status trr_cl_fail(trr_context *ctx, const char *function, cl_int err);
+
+/* ---- devices (devices.c) ---- */
+typedef struct trr_cl_device_ref {
+    cl_platform_id platform;
+    cl_device_id device;
+} trr_cl_device_ref;
+
+trr_status trr_cl_probe(int *out_device_count, char *reason, size_t reason_cap);
+trr_status trr_cl_device_info(int index, trr_device_info *out_info);
+/* The index-th device of the flat list probe built; NULL when out of range. */
+const trr_cl_device_ref *trr_cl_device_ref_get(int index);
+
+/* ---- an open device (backend.c) ---- */
+typedef struct trr_cl_program trr_cl_program; /* program.c */
+
+typedef struct trr_cl_dev {
+    cl_device_id device;
+    cl_context context;
+    cl_command_queue queue;
+    trr_device_info info;
+    char driver_version[128]; /* full CL_DRIVER_VERSION, part of the disk cache key */
+    size_t max_work_group;
+    uint64_t local_memory;
+    size_t max_alloc;
+    trr_cl_program *programs; /* in-memory program cache, a list: a context compiles a handful */
+    /* Timing: while active, every enqueued command's event is kept: the first and the last one. */
+    int timing;
+    cl_event first_event, last_event;
+} trr_cl_dev;
+
+/* ---- programs and launches (program.c, queue.c) ---- */
+/* The kernel `kernel` of kernels/opencl/<file> built with options, compiled at most once per device and
+ * options (then cached in memory and on disk). The kernel object is owned by the cache. */
+trr_status trr_cl_get_kernel(trr_context *ctx, const char *file, const char *options, const char *kernel,
+                             cl_kernel *out_kernel);
+void trr_cl_programs_release(trr_cl_dev *dev);
+
+trr_status trr_cl_set_arg(trr_context *ctx, cl_kernel kernel, cl_uint index, size_t size, const void *value);
+/* Enqueues kernel over global (a multiple of local in every dimension), recording its event while timing. */
+trr_status trr_cl_launch(trr_context *ctx, cl_kernel kernel, cl_uint dims, const size_t *global,
+                         const size_t *local);
+/* While timing, keeps ev as the last event (and the first, if none yet); releases it otherwise. */
+void trr_cl_track_event(trr_cl_dev *dev, cl_event ev);
+/* &a fresh event slot while timing, NULL otherwise: what to pass as the enqueue's out event. */
+cl_event *trr_cl_event_slot(trr_cl_dev *dev, cl_event *slot);
+
+trr_status trr_cl_alloc(trr_context *ctx, size_t bytes, void **out_mem);
+void trr_cl_free(void *dev, void *mem);
+trr_status trr_cl_write(trr_context *ctx, void *mem, size_t offset, const void *src, size_t bytes);
+trr_status trr_cl_read(trr_context *ctx, void *mem, size_t offset, void *dst, size_t bytes);
+trr_status trr_cl_copy(trr_context *ctx, void *dst, size_t dst_offset, void *src, size_t src_offset,
+                       size_t bytes);
+trr_status trr_cl_fill(trr_context *ctx, void *mem, size_t offset, size_t bytes, uint8_t value);
+trr_status trr_cl_synchronize(trr_context *ctx);
+trr_status trr_cl_timer_start(trr_context *ctx);
+trr_status trr_cl_timer_stop(trr_context *ctx, double *out_ms);
+
+/* ---- ops ---- */
+/* Appends a printf-style piece to a build-options string; returns 0 when it did not fit. */
+int trr_cl_opt(char *options, size_t cap, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+/* "-DX_DT=1"-style code for a dtype in kernels/opencl/common.cl: 0 f32, 1 f16, 3 u8. */
+int trr_cl_dtype_code(trr_dtype dtype);
+
+trr_status trr_cl_run_elementwise(trr_context *ctx, const trr_call *call); /* copy, add, gelu */
+trr_status trr_cl_run_rgb_to_grey(trr_context *ctx, const trr_call *call);
+trr_status trr_cl_run_softmax(trr_context *ctx, const trr_call *call);
+trr_status trr_cl_run_row_sum(trr_context *ctx, const trr_call *call);
+trr_status trr_cl_run_matmul(trr_context *ctx, const trr_call *call);
+
+/* Tiling heuristics and limits (config.c). */
+void trr_cl_choose_config(trr_context *ctx, trr_call *call);
+trr_status trr_cl_check_config(trr_context *ctx, const trr_call *call);
+/* The matmul thread grid for a config: threads = rows_threads * cols_threads, each owning tm x tn outputs. */
+void trr_cl_matmul_grid(const trr_config *cfg, int *out_rt, int *out_ct, int *out_tm, int *out_tn);
+
+/* The kernels/opencl sources, embedded at build time (backend_opencl/CMakeLists.txt). */
+extern const trr_embedded_file trr_opencl_kernels[];
+extern const size_t trr_opencl_kernels_count;
+
+#endif

@@ -1,0 +1,252 @@
+/* Compiled programs: cached in memory per device (keyed by file and options) and on disk (keyed by a hash of
+ * device, driver, source and options). A disk entry is a header (magic, payload length, payload hash) and the
+ * driver's binary; any entry that fails its checks, fails to load or fails to build is rebuilt from source. */
+#include "opencl.h"
+
+#include "cache.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_KERNELS 4
+#define CACHE_MAGIC "TRRCLBN1"
+
+struct trr_cl_program {
+    trr_cl_program *next;
+    char file[32];
+    char *options;
+    cl_program program;
+    const char *kernel_names[MAX_KERNELS];
+    cl_kernel kernels[MAX_KERNELS];
+};
+
+/* The disk cache is best effort: its failures must not replace the error text the caller may be reading. */
+typedef struct saved_error {
+    trr_status status;
+    char text[sizeof(((trr_context *)0)->last_error)];
+} saved_error;
+
+static void error_save(const trr_context *ctx, saved_error *s) {
+    s->status = ctx->last_status;
+    memcpy(s->text, ctx->last_error, sizeof s->text);
+}
+
+static void error_restore(trr_context *ctx, const saved_error *s) {
+    ctx->last_status = s->status;
+    memcpy(ctx->last_error, s->text, sizeof s->text);
+}
+
+typedef struct cache_header {
+    char magic[8];
+    uint64_t size;
+    uint64_t hash;
+} cache_header;
+
+/* Every program is common.cl followed by the op's file, so each op file sees the dtype and half helpers. */
+static trr_status program_source(trr_context *ctx, const char *file, char **out_source, size_t *out_size) {
+    const trr_embedded_file *common = trr_embedded_find(trr_opencl_kernels, trr_opencl_kernels_count, "common.cl");
+    const trr_embedded_file *body = trr_embedded_find(trr_opencl_kernels, trr_opencl_kernels_count, file);
+    if (!common || !body) return trr_error(ctx, TRR_ERR_INTERNAL, "opencl: kernel file %s is not embedded", file);
+    size_t size = common->size + 1 + body->size;
+    char *source = malloc(size + 1);
+    if (!source) return trr_error(ctx, TRR_ERR_OUT_OF_MEMORY, "opencl: no host memory for kernel source");
+    memcpy(source, common->data, common->size);
+    source[common->size] = '\n';
+    memcpy(source + common->size + 1, body->data, body->size);
+    source[size] = '\0';
+    *out_source = source;
+    *out_size = size;
+    return TRR_OK;
+}
+
+static uint64_t payload_hash(const void *data, size_t size) {
+    const void *parts[1] = {data};
+    size_t sizes[1] = {size};
+    return trr_hash_parts(parts, sizes, 1);
+}
+
+/* Builds program for dev; on failure the status is TRR_ERR_COMPILE and the log is in the error text. */
+static trr_status build(trr_context *ctx, cl_program program, const char *options, const char *file,
+                        int record) {
+    trr_cl_dev *dev = ctx->dev;
+    cl_int err = trr_cl.BuildProgram(program, 1, &dev->device, options, NULL, NULL);
+    if (err == CL_SUCCESS) return TRR_OK;
+    if (!record) return TRR_ERR_COMPILE;
+    trr_error(ctx, TRR_ERR_COMPILE, "clBuildProgram(%s, \"%s\"): %s; build log:", file, options,
+              trr_cl_error_name(err));
+    size_t size = 0;
+    if (trr_cl.GetProgramBuildInfo(program, dev->device, CL_PROGRAM_BUILD_LOG, 0, NULL, &size) == CL_SUCCESS &&
+        size > 0) {
+        char *log = malloc(size + 1);
+        if (log && trr_cl.GetProgramBuildInfo(program, dev->device, CL_PROGRAM_BUILD_LOG, size, log, NULL) ==
+                       CL_SUCCESS) {
+            log[size] = '\0';
+            trr_error_append(ctx, log);
+        }
+        free(log);
+    }
+    return TRR_ERR_COMPILE;
+}
+
+static cl_program load_cached(trr_context *ctx, const char *path, const char *options, const char *file) {
+    trr_cl_dev *dev = ctx->dev;
+    void *data = NULL;
+    size_t size = 0;
+    if (trr_file_read(path, &data, &size) != TRR_OK) return NULL;
+    cache_header h;
+    cl_program program = NULL;
+    if (size > sizeof h) {
+        memcpy(&h, data, sizeof h);
+        const unsigned char *payload = (const unsigned char *)data + sizeof h;
+        size_t payload_size = size - sizeof h;
+        if (memcmp(h.magic, CACHE_MAGIC, 8) == 0 && h.size == payload_size &&
+            h.hash == payload_hash(payload, payload_size)) {
+            cl_int binary_status = CL_SUCCESS, err = CL_SUCCESS;
+            program = trr_cl.CreateProgramWithBinary(dev->context, 1, &dev->device, &payload_size, &payload,
+                                                     &binary_status, &err);
+            if (program && (err != CL_SUCCESS || binary_status != CL_SUCCESS)) {
+                trr_cl.ReleaseProgram(program);
+                program = NULL;
+            }
+            if (program && build(ctx, program, options, file, 0) != TRR_OK) {
+                trr_cl.ReleaseProgram(program);
+                program = NULL;
+            }
+        }
+    }
+    free(data);
+    return program;
+}
+
+/* Best effort: a cache that cannot be written costs a recompile next time, never a failed call. */
+static void store_cached(trr_context *ctx, const char *path, cl_program program) {
+    size_t size = 0;
+    if (trr_cl.GetProgramInfo(program, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, NULL) != CL_SUCCESS ||
+        size == 0)
+        return;
+    unsigned char *data = malloc(sizeof(cache_header) + size);
+    if (!data) return;
+    unsigned char *payload = data + sizeof(cache_header);
+    if (trr_cl.GetProgramInfo(program, CL_PROGRAM_BINARIES, sizeof payload, &payload, NULL) == CL_SUCCESS) {
+        cache_header h;
+        memcpy(h.magic, CACHE_MAGIC, 8);
+        h.size = size;
+        h.hash = payload_hash(payload, size);
+        memcpy(data, &h, sizeof h);
+        static _Thread_local saved_error saved;
+        error_save(ctx, &saved);
+        if (trr_file_write_atomic(ctx, path, data, sizeof h + size) != TRR_OK) error_restore(ctx, &saved);
+    }
+    free(data);
+}
+
+static trr_status compile(trr_context *ctx, const char *file, const char *options, cl_program *out_program) {
+    trr_cl_dev *dev = ctx->dev;
+    char *source = NULL;
+    size_t source_size = 0;
+    TRR_TRY(program_source(ctx, file, &source, &source_size));
+
+    const void *parts[4] = {dev->info.name, dev->driver_version, source, options};
+    size_t sizes[4] = {strlen(dev->info.name), strlen(dev->driver_version), source_size, strlen(options)};
+    uint64_t key = trr_hash_parts(parts, sizes, 4);
+
+    char name[96];
+    snprintf(name, sizeof name, "opencl-%.40s-%016llx.cl", file, (unsigned long long)key);
+    {
+        static _Thread_local saved_error saved;
+        error_save(ctx, &saved);
+        if (trr_dump_file(ctx, name, source, source_size) != TRR_OK) error_restore(ctx, &saved);
+        snprintf(name, sizeof name, "opencl-%.40s-%016llx.options", file, (unsigned long long)key);
+        if (trr_dump_file(ctx, name, options, strlen(options)) != TRR_OK) error_restore(ctx, &saved);
+    }
+
+    char dir[1024], path[1200];
+    int have_dir = 0;
+    {
+        static _Thread_local saved_error saved;
+        error_save(ctx, &saved);
+        have_dir = trr_cache_dir(ctx, dir, sizeof dir) == TRR_OK;
+        if (!have_dir) error_restore(ctx, &saved);
+    }
+    if (have_dir) {
+        snprintf(path, sizeof path, "%s/opencl-%016llx.bin", dir, (unsigned long long)key);
+        cl_program cached = load_cached(ctx, path, options, file);
+        if (cached) {
+            free(source);
+            *out_program = cached;
+            return TRR_OK;
+        }
+    }
+
+    cl_int err = CL_SUCCESS;
+    const char *text = source;
+    cl_program program = trr_cl.CreateProgramWithSource(dev->context, 1, &text, &source_size, &err);
+    free(source);
+    if (!program || err != CL_SUCCESS) return trr_cl_fail(ctx, "clCreateProgramWithSource", err);
+    trr_status status = build(ctx, program, options, file, 1);
+    if (status != TRR_OK) {
+        trr_cl.ReleaseProgram(program);
+        return status;
+    }
+    if (have_dir) store_cached(ctx, path, program);
+    *out_program = program;
+    return TRR_OK;
+}
+
+trr_status trr_cl_get_kernel(trr_context *ctx, const char *file, const char *options, const char *kernel,
+                             cl_kernel *out_kernel) {
+    trr_cl_dev *dev = ctx->dev;
+    trr_cl_program *p = dev->programs;
+    while (p && !(strcmp(p->file, file) == 0 && strcmp(p->options, options) == 0)) p = p->next;
+    if (!p) {
+        p = calloc(1, sizeof *p);
+        if (!p) return trr_error(ctx, TRR_ERR_OUT_OF_MEMORY, "opencl: no host memory for a program");
+        snprintf(p->file, sizeof p->file, "%s", file);
+        p->options = malloc(strlen(options) + 1);
+        if (!p->options) {
+            free(p);
+            return trr_error(ctx, TRR_ERR_OUT_OF_MEMORY, "opencl: no host memory for a program");
+        }
+        strcpy(p->options, options);
+        trr_status status = compile(ctx, file, options, &p->program);
+        if (status != TRR_OK) {
+            free(p->options);
+            free(p);
+            return status;
+        }
+        p->next = dev->programs;
+        dev->programs = p;
+    }
+    /* Kernel names are string literals from the op files, so pointer identity is enough after a strcmp miss. */
+    for (int i = 0; i < MAX_KERNELS; i++) {
+        if (p->kernel_names[i] && strcmp(p->kernel_names[i], kernel) == 0) {
+            *out_kernel = p->kernels[i];
+            return TRR_OK;
+        }
+        if (!p->kernel_names[i]) {
+            cl_int err = CL_SUCCESS;
+            cl_kernel k = trr_cl.CreateKernel(p->program, kernel, &err);
+            if (!k || err != CL_SUCCESS) return trr_cl_fail(ctx, "clCreateKernel", err);
+            p->kernel_names[i] = kernel;
+            p->kernels[i] = k;
+            *out_kernel = k;
+            return TRR_OK;
+        }
+    }
+    return trr_error(ctx, TRR_ERR_INTERNAL, "opencl: more than %d kernels asked of %s", MAX_KERNELS, file);
+}
+
+void trr_cl_programs_release(trr_cl_dev *dev) {
+    trr_cl_program *p = dev->programs;
+    while (p) {
+        trr_cl_program *next = p->next;
+        for (int i = 0; i < MAX_KERNELS; i++)
+            if (p->kernels[i]) trr_cl.ReleaseKernel(p->kernels[i]);
+        trr_cl.ReleaseProgram(p->program);
+        free(p->options);
+        free(p);
+        p = next;
+    }
+    dev->programs = NULL;
+}

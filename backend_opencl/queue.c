@@ -1,0 +1,171 @@
+/* Buffers, launches and device timing on the context's one in-order, profiling-enabled queue. */
+#include "opencl.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+cl_event *trr_cl_event_slot(trr_cl_dev *dev, cl_event *slot) {
+    *slot = NULL;
+    return dev->timing ? slot : NULL;
+}
+
+void trr_cl_track_event(trr_cl_dev *dev, cl_event ev) {
+    if (!ev) return;
+    if (!dev->timing) {
+        trr_cl.ReleaseEvent(ev);
+        return;
+    }
+    if (!dev->first_event) {
+        dev->first_event = ev;
+        return;
+    }
+    if (dev->last_event) trr_cl.ReleaseEvent(dev->last_event);
+    dev->last_event = ev;
+}
+
+trr_status trr_cl_alloc(trr_context *ctx, size_t bytes, void **out_mem) {
+    trr_cl_dev *dev = ctx->dev;
+    if (dev->max_alloc && bytes > dev->max_alloc)
+        return trr_error(ctx, TRR_ERR_OUT_OF_MEMORY,
+                         "opencl: %zu bytes exceed the device's largest allocation (CL_DEVICE_MAX_MEM_ALLOC_SIZE = "
+                         "%zu)",
+                         bytes, dev->max_alloc);
+    cl_int err = CL_SUCCESS;
+    /* OpenCL rejects zero-sized buffers; an empty trireme buffer is still a valid handle. */
+    cl_mem mem = trr_cl.CreateBuffer(dev->context, CL_MEM_READ_WRITE, bytes ? bytes : 1, NULL, &err);
+    if (!mem || err != CL_SUCCESS) return trr_cl_fail(ctx, "clCreateBuffer", err);
+    *out_mem = mem;
+    return TRR_OK;
+}
+
+void trr_cl_free(void *dev, void *mem) {
+    (void)dev;
+    if (mem) trr_cl.ReleaseMemObject((cl_mem)mem);
+}
+
+trr_status trr_cl_write(trr_context *ctx, void *mem, size_t offset, const void *src, size_t bytes) {
+    trr_cl_dev *dev = ctx->dev;
+    if (bytes == 0) return TRR_OK;
+    cl_event ev;
+    cl_int err = trr_cl.EnqueueWriteBuffer(dev->queue, (cl_mem)mem, CL_TRUE, offset, bytes, src, 0, NULL,
+                                           trr_cl_event_slot(dev, &ev));
+    if (err != CL_SUCCESS) return trr_cl_fail(ctx, "clEnqueueWriteBuffer", err);
+    trr_cl_track_event(dev, ev);
+    return TRR_OK;
+}
+
+trr_status trr_cl_read(trr_context *ctx, void *mem, size_t offset, void *dst, size_t bytes) {
+    trr_cl_dev *dev = ctx->dev;
+    if (bytes == 0) return TRR_OK;
+    cl_event ev;
+    cl_int err = trr_cl.EnqueueReadBuffer(dev->queue, (cl_mem)mem, CL_TRUE, offset, bytes, dst, 0, NULL,
+                                          trr_cl_event_slot(dev, &ev));
+    if (err != CL_SUCCESS) return trr_cl_fail(ctx, "clEnqueueReadBuffer", err);
+    trr_cl_track_event(dev, ev);
+    return TRR_OK;
+}
+
+trr_status trr_cl_copy(trr_context *ctx, void *dst, size_t dst_offset, void *src, size_t src_offset,
+                       size_t bytes) {
+    trr_cl_dev *dev = ctx->dev;
+    if (bytes == 0) return TRR_OK;
+    cl_event ev;
+    cl_int err = trr_cl.EnqueueCopyBuffer(dev->queue, (cl_mem)src, (cl_mem)dst, src_offset, dst_offset, bytes, 0,
+                                          NULL, trr_cl_event_slot(dev, &ev));
+    if (err != CL_SUCCESS) return trr_cl_fail(ctx, "clEnqueueCopyBuffer", err);
+    trr_cl_track_event(dev, ev);
+    return TRR_OK;
+}
+
+trr_status trr_cl_fill(trr_context *ctx, void *mem, size_t offset, size_t bytes, uint8_t value) {
+    trr_cl_dev *dev = ctx->dev;
+    if (bytes == 0) return TRR_OK;
+    cl_event ev;
+    cl_uchar pattern = value;
+    cl_int err = trr_cl.EnqueueFillBuffer(dev->queue, (cl_mem)mem, &pattern, 1, offset, bytes, 0, NULL,
+                                          trr_cl_event_slot(dev, &ev));
+    if (err != CL_SUCCESS) return trr_cl_fail(ctx, "clEnqueueFillBuffer", err);
+    trr_cl_track_event(dev, ev);
+    return TRR_OK;
+}
+
+trr_status trr_cl_synchronize(trr_context *ctx) {
+    trr_cl_dev *dev = ctx->dev;
+    cl_int err = trr_cl.Finish(dev->queue);
+    if (err != CL_SUCCESS) return trr_cl_fail(ctx, "clFinish", err);
+    return TRR_OK;
+}
+
+static void timer_reset(trr_cl_dev *dev) {
+    if (dev->first_event) trr_cl.ReleaseEvent(dev->first_event);
+    if (dev->last_event) trr_cl.ReleaseEvent(dev->last_event);
+    dev->first_event = dev->last_event = NULL;
+}
+
+/* Markers would time nothing on drivers that give them no timestamps; the commands' own events always have
+ * them, so the interval is from the first command's start to the last one's end. */
+trr_status trr_cl_timer_start(trr_context *ctx) {
+    trr_cl_dev *dev = ctx->dev;
+    timer_reset(dev);
+    dev->timing = 1;
+    return TRR_OK;
+}
+
+trr_status trr_cl_timer_stop(trr_context *ctx, double *out_ms) {
+    trr_cl_dev *dev = ctx->dev;
+    if (!dev->timing) return trr_error(ctx, TRR_ERR_INVALID_ARGUMENT, "opencl: timer_stop without timer_start");
+    dev->timing = 0;
+    cl_event first = dev->first_event, last = dev->last_event ? dev->last_event : dev->first_event;
+    double ms = 0.0;
+    trr_status status = TRR_OK;
+    if (first) {
+        cl_ulong start = 0, end = 0;
+        cl_int err = trr_cl.WaitForEvents(1, &last);
+        if (err != CL_SUCCESS) {
+            status = trr_cl_fail(ctx, "clWaitForEvents", err);
+        } else if ((err = trr_cl.GetEventProfilingInfo(first, CL_PROFILING_COMMAND_START, sizeof start, &start,
+                                                       NULL)) != CL_SUCCESS ||
+                   (err = trr_cl.GetEventProfilingInfo(last, CL_PROFILING_COMMAND_END, sizeof end, &end, NULL)) !=
+                       CL_SUCCESS) {
+            status = trr_cl_fail(ctx, "clGetEventProfilingInfo", err);
+        } else {
+            ms = end > start ? (double)(end - start) * 1e-6 : 0.0;
+        }
+    }
+    timer_reset(dev);
+    if (status == TRR_OK) *out_ms = ms;
+    return status;
+}
+
+trr_status trr_cl_set_arg(trr_context *ctx, cl_kernel kernel, cl_uint index, size_t size, const void *value) {
+    cl_int err = trr_cl.SetKernelArg(kernel, index, size, value);
+    if (err != CL_SUCCESS) return trr_error(ctx, TRR_ERR_DEVICE, "clSetKernelArg(%u): %s", (unsigned)index,
+                                            trr_cl_error_name(err));
+    return TRR_OK;
+}
+
+trr_status trr_cl_launch(trr_context *ctx, cl_kernel kernel, cl_uint dims, const size_t *global,
+                         const size_t *local) {
+    trr_cl_dev *dev = ctx->dev;
+    cl_event ev;
+    cl_int err = trr_cl.EnqueueNDRangeKernel(dev->queue, kernel, dims, NULL, global, local, 0, NULL,
+                                             trr_cl_event_slot(dev, &ev));
+    if (err != CL_SUCCESS) return trr_cl_fail(ctx, "clEnqueueNDRangeKernel", err);
+    trr_cl_track_event(dev, ev);
+    return TRR_OK;
+}
+
+int trr_cl_opt(char *options, size_t cap, const char *fmt, ...) {
+    size_t used = 0;
+    while (used < cap && options[used]) used++;
+    if (used >= cap) return 0;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(options + used, cap - used, fmt, ap);
+    va_end(ap);
+    return n >= 0 && (size_t)n < cap - used;
+}
+
+int trr_cl_dtype_code(trr_dtype dtype) {
+    return (int)dtype; /* the enum values are the codes common.cl uses: 0 f32, 1 f16, 2 bf16, 3 u8 */
+}

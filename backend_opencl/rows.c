@@ -1,0 +1,41 @@
+/* softmax and row_sum: one work-group per row (kernels/opencl/rows.cl). */
+#include "opencl.h"
+
+#define ARG(i, v) TRR_TRY(trr_cl_set_arg(ctx, k, (cl_uint)(i), sizeof(v), &(v)))
+
+static trr_status launch_rows(trr_context *ctx, cl_kernel k, const trr_call *call) {
+    const trr_operand *x = &call->x, *z = &call->z;
+    cl_mem xm = x->mem, zm = z->mem;
+    cl_long xo = x->offset, zo = z->offset;
+    cl_int xs = (cl_int)x->stride0, zs = (cl_int)z->stride0, n = (cl_int)call->cols;
+    ARG(0, xm);
+    ARG(1, xo);
+    ARG(2, xs);
+    ARG(3, zm);
+    ARG(4, zo);
+    ARG(5, zs);
+    ARG(6, n);
+    size_t local = (size_t)call->config.threads;
+    size_t global = (size_t)call->rows * local;
+    return trr_cl_launch(ctx, k, 1, &global, &local);
+}
+
+trr_status trr_cl_run_softmax(trr_context *ctx, const trr_call *call) {
+    int threads = call->config.threads, per = call->config.block_n / threads;
+    char options[160] = "-cl-std=CL1.2 -DSOFTMAX";
+    trr_cl_opt(options, sizeof options, " -DTHREADS=%d -DPER=%d -DX_DT=%d -DZ_DT=%d", threads, per,
+               trr_cl_dtype_code(call->x.dtype), trr_cl_dtype_code(call->z.dtype));
+    cl_kernel k;
+    const char *name = call->cols <= call->config.block_n ? "softmax_regs" : "softmax_online";
+    TRR_TRY(trr_cl_get_kernel(ctx, "rows.cl", options, name, &k));
+    return launch_rows(ctx, k, call);
+}
+
+trr_status trr_cl_run_row_sum(trr_context *ctx, const trr_call *call) {
+    char options[128] = "-cl-std=CL1.2 -DROW_SUM";
+    trr_cl_opt(options, sizeof options, " -DTHREADS=%d -DX_DT=%d", call->config.threads,
+               trr_cl_dtype_code(call->x.dtype));
+    cl_kernel k;
+    TRR_TRY(trr_cl_get_kernel(ctx, "rows.cl", options, "row_sum", &k));
+    return launch_rows(ctx, k, call);
+}

@@ -1,0 +1,28 @@
+/* The Vulkan backend's entry in the registry (core/backend.h documents each slot). */
+#include "vk_internal.h"
+
+static trr_status vk_probe(int *out_count, char *reason, size_t cap) {
+    return trr_vk_probe(out_count, reason, cap);
+}
+
+const trr_backend trr_backend_vulkan = {
+    .name = "vulkan",
+    .api_version = TRR_BACKEND_API_VERSION,
+    .probe = vk_probe,
+    .device_info = trr_vk_device_info,
+    .open = trr_vk_open,
+    .close = trr_vk_close,
+    .alloc = trr_vk_alloc,
+    .free = trr_vk_free,
+    .write = trr_vk_write,
+    .read = trr_vk_read,
+    .copy = trr_vk_copy,
+    .fill = trr_vk_fill,
+    .synchronize = trr_vk_synchronize,
+    .timer_start = trr_vk_timer_start,
+    .timer_stop = trr_vk_timer_stop,
+    .supports = trr_vk_supports,
+    .choose_config = trr_vk_choose_config,
+    .check_config = trr_vk_check_config,
+    .run = trr_vk_run,
+};

@@ -1,0 +1,239 @@
+/* Opening a device for a context: its own instance (so a validation messenger can report into this context),
+ * the logical device with the storage features the kernels need, and the objects every op shares. */
+#include "vk_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const k_validation_layer = "VK_LAYER_KHRONOS_validation";
+
+static VKAPI_ATTR VkBool32 VKAPI_CALL on_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
+                                                 VkDebugUtilsMessageTypeFlagsEXT types,
+                                                 const VkDebugUtilsMessengerCallbackDataEXT *data, void *user) {
+    (void)types;
+    trr_vk_device *d = user;
+    if (severity < VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT) return VK_FALSE;
+    /* The first message is the one that explains the rest; later ones only raise the count. */
+    if (d->validation_count == d->validation_reported)
+        snprintf(d->validation_text, sizeof d->validation_text, "%s",
+                 data && data->pMessage ? data->pMessage : "(no message)");
+    d->validation_count++;
+    return VK_FALSE;
+}
+
+trr_status trr_vk_check_validation(trr_context *ctx) {
+    trr_vk_device *d = trr_vk_dev(ctx);
+    if (!d || d->validation_count == d->validation_reported) return TRR_OK;
+    unsigned n = d->validation_count - d->validation_reported;
+    d->validation_reported = d->validation_count;
+    return trr_error(ctx, TRR_ERR_DEVICE, "Vulkan validation reported %u message(s); first: %s", n,
+                     d->validation_text);
+}
+
+static int validation_requested(void) {
+    const char *v = getenv("TRIREME_VK_VALIDATION");
+    return v && *v && strcmp(v, "0") != 0;
+}
+
+static trr_status layer_present(trr_context *ctx, trr_vk_device *d) {
+    uint32_t n = 0;
+    TRR_VK_CHECK(ctx, d->fn.vkEnumerateInstanceLayerProperties(&n, NULL), "vkEnumerateInstanceLayerProperties");
+    VkLayerProperties *layers = calloc(n ? n : 1, sizeof *layers);
+    if (!layers) return trr_error(ctx, TRR_ERR_OUT_OF_MEMORY, "vulkan: out of host memory");
+    VkResult r = d->fn.vkEnumerateInstanceLayerProperties(&n, layers);
+    int found = 0;
+    for (uint32_t i = 0; r == VK_SUCCESS && i < n; i++)
+        if (strcmp(layers[i].layerName, k_validation_layer) == 0) found = 1;
+    free(layers);
+    if (r != VK_SUCCESS) return trr_vk_fail(ctx, "vkEnumerateInstanceLayerProperties", r);
+    if (!found)
+        return trr_error(ctx, TRR_ERR_UNAVAILABLE, "TRIREME_VK_VALIDATION is set but %s is not installed",
+                         k_validation_layer);
+    return TRR_OK;
+}
+
+static trr_status create_instance(trr_context *ctx, trr_vk_device *d) {
+    char reason[256];
+    if (trr_vk_load(reason, sizeof reason, &d->fn.vkGetInstanceProcAddr) != TRR_OK ||
+        trr_vk_load_instance_fns(&d->fn, VK_NULL_HANDLE, reason, sizeof reason) != TRR_OK)
+        return trr_error(ctx, TRR_ERR_UNAVAILABLE, "vulkan: %s", reason);
+    d->validation = validation_requested();
+    if (d->validation) TRR_TRY(layer_present(ctx, d));
+
+    VkDebugUtilsMessengerCreateInfoEXT mci = {
+        .sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT,
+        .messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
+                           VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
+        .messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+                       VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT,
+        .pfnUserCallback = on_message,
+        .pUserData = d};
+    const char *ext = VK_EXT_DEBUG_UTILS_EXTENSION_NAME;
+    VkApplicationInfo app = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
+                             .pApplicationName = "trireme",
+                             .pEngineName = "trireme",
+                             .apiVersion = VK_API_VERSION_1_2};
+    VkInstanceCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
+                               .pNext = d->validation ? &mci : NULL,
+                               .pApplicationInfo = &app,
+                               .enabledLayerCount = d->validation ? 1u : 0u,
+                               .ppEnabledLayerNames = d->validation ? &k_validation_layer : NULL,
+                               .enabledExtensionCount = d->validation ? 1u : 0u,
+                               .ppEnabledExtensionNames = d->validation ? &ext : NULL};
+    TRR_VK_CHECK(ctx, d->fn.vkCreateInstance(&ci, NULL, &d->instance), "vkCreateInstance");
+    if (trr_vk_load_instance_fns(&d->fn, d->instance, reason, sizeof reason) != TRR_OK)
+        return trr_error(ctx, TRR_ERR_UNAVAILABLE, "vulkan: %s", reason);
+    if (d->validation) {
+        if (!d->fn.vkCreateDebugUtilsMessengerEXT)
+            return trr_error(ctx, TRR_ERR_UNAVAILABLE, "vulkan: vkCreateDebugUtilsMessengerEXT is missing");
+        TRR_VK_CHECK(ctx, d->fn.vkCreateDebugUtilsMessengerEXT(d->instance, &mci, NULL, &d->messenger),
+                     "vkCreateDebugUtilsMessengerEXT");
+    }
+    return TRR_OK;
+}
+
+static trr_status pick_physical(trr_context *ctx, trr_vk_device *d, int index) {
+    uint32_t n = 0;
+    TRR_VK_CHECK(ctx, d->fn.vkEnumeratePhysicalDevices(d->instance, &n, NULL), "vkEnumeratePhysicalDevices");
+    if (index < 0 || (uint32_t)index >= n)
+        return trr_error(ctx, TRR_ERR_NO_DEVICE, "vulkan:%d: there are %u Vulkan devices", index, n);
+    VkPhysicalDevice *all = calloc(n, sizeof *all);
+    if (!all) return trr_error(ctx, TRR_ERR_OUT_OF_MEMORY, "vulkan: out of host memory");
+    VkResult r = d->fn.vkEnumeratePhysicalDevices(d->instance, &n, all);
+    if (r == VK_SUCCESS || r == VK_INCOMPLETE) trr_vk_phys_query(&d->fn, all[index], &d->phys);
+    free(all);
+    if (r != VK_SUCCESS && r != VK_INCOMPLETE) return trr_vk_fail(ctx, "vkEnumeratePhysicalDevices", r);
+    if (d->phys.props.apiVersion < VK_API_VERSION_1_1)
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan:%d (%s) supports only Vulkan %u.%u; 1.1 is needed",
+                         index, d->phys.props.deviceName, VK_API_VERSION_MAJOR(d->phys.props.apiVersion),
+                         VK_API_VERSION_MINOR(d->phys.props.apiVersion));
+    return TRR_OK;
+}
+
+static trr_status pick_queue(trr_context *ctx, trr_vk_device *d) {
+    uint32_t n = 0;
+    d->fn.vkGetPhysicalDeviceQueueFamilyProperties(d->phys.handle, &n, NULL);
+    VkQueueFamilyProperties *q = calloc(n ? n : 1, sizeof *q);
+    if (!q) return trr_error(ctx, TRR_ERR_OUT_OF_MEMORY, "vulkan: out of host memory");
+    d->fn.vkGetPhysicalDeviceQueueFamilyProperties(d->phys.handle, &n, q);
+    /* Prefer a family that can also time its work. */
+    int best = -1;
+    for (uint32_t i = 0; i < n; i++) {
+        if (!(q[i].queueFlags & VK_QUEUE_COMPUTE_BIT)) continue;
+        if (best < 0 || (q[best].timestampValidBits == 0 && q[i].timestampValidBits > 0)) best = (int)i;
+    }
+    if (best >= 0) {
+        d->queue_family = (uint32_t)best;
+        d->timestamp_bits = q[best].timestampValidBits;
+    }
+    free(q);
+    if (best < 0) return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: %s has no compute queue", d->phys.props.deviceName);
+    return TRR_OK;
+}
+
+static trr_status create_device(trr_context *ctx, trr_vk_device *d) {
+    float priority = 1.0f;
+    VkDeviceQueueCreateInfo qci = {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
+                                   .queueFamilyIndex = d->queue_family,
+                                   .queueCount = 1,
+                                   .pQueuePriorities = &priority};
+    VkPhysicalDevice8BitStorageFeatures s8 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES,
+                                              .storageBuffer8BitAccess = d->phys.storage8 ? VK_TRUE : VK_FALSE};
+    VkPhysicalDevice16BitStorageFeatures s16 = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES,
+        .pNext = d->phys.props.apiVersion >= VK_API_VERSION_1_2 ? &s8 : NULL,
+        .storageBuffer16BitAccess = d->phys.storage16 ? VK_TRUE : VK_FALSE};
+    VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &s16};
+    /* The cooperative-matrix kernel also needs float16 arithmetic types and the Vulkan memory model. */
+    VkPhysicalDeviceVulkanMemoryModelFeatures vmm = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES, .vulkanMemoryModel = VK_TRUE};
+    VkPhysicalDeviceShaderFloat16Int8Features f16 = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES, .pNext = &vmm, .shaderFloat16 = VK_TRUE};
+    VkPhysicalDeviceCooperativeMatrixFeaturesNV coop = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV, .pNext = &f16,
+        .cooperativeMatrix = VK_TRUE};
+    const char *coop_ext = VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME;
+    if (d->phys.coop_f16) s8.pNext = &coop;
+    VkDeviceCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
+                             .pNext = &f2,
+                             .queueCreateInfoCount = 1,
+                             .pQueueCreateInfos = &qci,
+                             .enabledExtensionCount = d->phys.coop_f16 ? 1u : 0u,
+                             .ppEnabledExtensionNames = d->phys.coop_f16 ? &coop_ext : NULL};
+    TRR_VK_CHECK(ctx, d->fn.vkCreateDevice(d->phys.handle, &ci, NULL, &d->device), "vkCreateDevice");
+#define LOAD(name)                                                                                             \
+    d->fn.name = (PFN_##name)d->fn.vkGetDeviceProcAddr(d->device, #name);                                     \
+    if (!d->fn.name) return trr_error(ctx, TRR_ERR_UNAVAILABLE, "vulkan: the driver lacks %s", #name);
+    TRR_VK_DEVICE_FNS(LOAD)
+#undef LOAD
+    d->fn.vkGetDeviceQueue(d->device, d->queue_family, 0, &d->queue);
+    return TRR_OK;
+}
+
+/* Unified-memory devices (CPU drivers, integrated GPUs) get buffers the host maps directly; discrete GPUs get
+ * device-local buffers and a staging buffer, since host access to their memory over the bus is slow. */
+static void pick_memory_mode(trr_vk_device *d) {
+    VkPhysicalDeviceType t = d->phys.props.deviceType;
+    if (t == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU) return;
+    const VkMemoryPropertyFlags want = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
+                                       VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+    for (uint32_t i = 0; i < d->phys.mem.memoryTypeCount; i++)
+        if ((d->phys.mem.memoryTypes[i].propertyFlags & want) == want) d->direct_map = 1;
+}
+
+static trr_status create_queries(trr_context *ctx, trr_vk_device *d) {
+    if (d->timestamp_bits == 0) return TRR_OK; /* timer_stop reports it */
+    VkQueryPoolCreateInfo ci = {
+        .sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO, .queryType = VK_QUERY_TYPE_TIMESTAMP, .queryCount = 2};
+    TRR_VK_CHECK(ctx, d->fn.vkCreateQueryPool(d->device, &ci, NULL, &d->queries), "vkCreateQueryPool");
+    return TRR_OK;
+}
+
+static trr_status open_all(trr_context *ctx, trr_vk_device *d, int index) {
+    TRR_TRY(create_instance(ctx, d));
+    TRR_TRY(pick_physical(ctx, d, index));
+    TRR_TRY(pick_queue(ctx, d));
+    TRR_TRY(create_device(ctx, d));
+    pick_memory_mode(d);
+    TRR_TRY(trr_vk_slots_create(ctx, d));
+    TRR_TRY(trr_vk_pipelines_init(ctx, d));
+    TRR_TRY(create_queries(ctx, d));
+    if (d->validation_count != d->validation_reported) {
+        d->validation_reported = d->validation_count;
+        return trr_error(ctx, TRR_ERR_DEVICE, "Vulkan validation while opening the device: %s", d->validation_text);
+    }
+    return TRR_OK;
+}
+
+trr_status trr_vk_open(trr_context *ctx, int index, void **out_dev) {
+    trr_vk_device *d = calloc(1, sizeof *d);
+    if (!d) return trr_error(ctx, TRR_ERR_OUT_OF_MEMORY, "vulkan: out of host memory");
+    trr_status s = open_all(ctx, d, index);
+    if (s != TRR_OK) {
+        trr_vk_close(d);
+        return s;
+    }
+    *out_dev = d;
+    return TRR_OK;
+}
+
+void trr_vk_close(void *dev) {
+    trr_vk_device *d = dev;
+    if (!d) return;
+    if (d->device && !d->fn.vkUpdateDescriptorSets) {
+        /* open failed while loading device functions: nothing else was created */
+        if (d->fn.vkDestroyDevice) d->fn.vkDestroyDevice(d->device, NULL);
+    } else if (d->device) {
+        d->fn.vkDeviceWaitIdle(d->device);
+        trr_vk_pipelines_destroy(d); /* saves the pipeline cache */
+        trr_vk_slots_destroy(d);
+        if (d->queries) d->fn.vkDestroyQueryPool(d->device, d->queries, NULL);
+        if (d->staging) d->fn.vkDestroyBuffer(d->device, d->staging, NULL);
+        if (d->staging_mem) d->fn.vkFreeMemory(d->device, d->staging_mem, NULL);
+        d->fn.vkDestroyDevice(d->device, NULL);
+    }
+    if (d->messenger) d->fn.vkDestroyDebugUtilsMessengerEXT(d->instance, d->messenger, NULL);
+    if (d->instance) d->fn.vkDestroyInstance(d->instance, NULL);
+    free(d);
+}

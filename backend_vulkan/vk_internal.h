@@ -1,0 +1,257 @@
+/* Internal to the Vulkan backend: the function table loaded at run time, the per-context device state, and the
+ * helpers the backend's files share. Nothing here is visible outside backend_vulkan/. */
+#ifndef TRR_VK_INTERNAL_H
+#define TRR_VK_INTERNAL_H
+
+#define VK_NO_PROTOTYPES
+#include <vulkan/vulkan.h>
+
+#include "backend.h"
+#include "embedded.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* SPIR-V kernels embedded by backend_vulkan/CMakeLists.txt (kernels/embed.cmake). */
+extern const trr_embedded_file trr_vulkan_kernels[];
+extern const size_t trr_vulkan_kernels_count;
+
+/* Functions reached through vkGetInstanceProcAddr(NULL, ...). */
+#define TRR_VK_GLOBAL_FNS(X)                                                                                   \
+    X(vkCreateInstance)                                                                                        \
+    X(vkEnumerateInstanceLayerProperties)                                                                      \
+    X(vkEnumerateInstanceExtensionProperties)
+
+#define TRR_VK_INSTANCE_FNS(X)                                                                                 \
+    X(vkDestroyInstance)                                                                                       \
+    X(vkEnumeratePhysicalDevices)                                                                              \
+    X(vkGetPhysicalDeviceProperties)                                                                           \
+    X(vkGetPhysicalDeviceProperties2)                                                                          \
+    X(vkGetPhysicalDeviceFeatures2)                                                                            \
+    X(vkGetPhysicalDeviceMemoryProperties)                                                                     \
+    X(vkGetPhysicalDeviceQueueFamilyProperties)                                                                \
+    X(vkEnumerateDeviceExtensionProperties)                                                                    \
+    X(vkCreateDevice)                                                                                          \
+    X(vkGetDeviceProcAddr)
+
+/* Instance functions that may be missing (extensions); NULL when absent. */
+#define TRR_VK_OPTIONAL_INSTANCE_FNS(X)                                                                        \
+    X(vkCreateDebugUtilsMessengerEXT)                                                                          \
+    X(vkDestroyDebugUtilsMessengerEXT)                                                                         \
+    X(vkGetPhysicalDeviceCooperativeMatrixPropertiesNV)
+
+#define TRR_VK_DEVICE_FNS(X)                                                                                   \
+    X(vkDestroyDevice)                                                                                         \
+    X(vkGetDeviceQueue)                                                                                        \
+    X(vkDeviceWaitIdle)                                                                                        \
+    X(vkCreateBuffer)                                                                                          \
+    X(vkDestroyBuffer)                                                                                         \
+    X(vkGetBufferMemoryRequirements)                                                                           \
+    X(vkAllocateMemory)                                                                                        \
+    X(vkFreeMemory)                                                                                            \
+    X(vkBindBufferMemory)                                                                                      \
+    X(vkMapMemory)                                                                                             \
+    X(vkUnmapMemory)                                                                                           \
+    X(vkCreateCommandPool)                                                                                     \
+    X(vkDestroyCommandPool)                                                                                    \
+    X(vkAllocateCommandBuffers)                                                                                \
+    X(vkResetCommandBuffer)                                                                                    \
+    X(vkBeginCommandBuffer)                                                                                    \
+    X(vkEndCommandBuffer)                                                                                      \
+    X(vkQueueSubmit)                                                                                           \
+    X(vkCreateFence)                                                                                           \
+    X(vkDestroyFence)                                                                                          \
+    X(vkWaitForFences)                                                                                         \
+    X(vkResetFences)                                                                                           \
+    X(vkCmdCopyBuffer)                                                                                         \
+    X(vkCmdFillBuffer)                                                                                         \
+    X(vkCmdPipelineBarrier)                                                                                    \
+    X(vkCmdBindPipeline)                                                                                       \
+    X(vkCmdBindDescriptorSets)                                                                                 \
+    X(vkCmdPushConstants)                                                                                      \
+    X(vkCmdDispatch)                                                                                           \
+    X(vkCmdWriteTimestamp)                                                                                     \
+    X(vkCmdResetQueryPool)                                                                                     \
+    X(vkCreateQueryPool)                                                                                       \
+    X(vkDestroyQueryPool)                                                                                      \
+    X(vkGetQueryPoolResults)                                                                                   \
+    X(vkCreateShaderModule)                                                                                    \
+    X(vkDestroyShaderModule)                                                                                   \
+    X(vkCreatePipelineCache)                                                                                   \
+    X(vkDestroyPipelineCache)                                                                                  \
+    X(vkGetPipelineCacheData)                                                                                  \
+    X(vkCreateComputePipelines)                                                                                \
+    X(vkDestroyPipeline)                                                                                       \
+    X(vkCreatePipelineLayout)                                                                                  \
+    X(vkDestroyPipelineLayout)                                                                                 \
+    X(vkCreateDescriptorSetLayout)                                                                             \
+    X(vkDestroyDescriptorSetLayout)                                                                            \
+    X(vkCreateDescriptorPool)                                                                                  \
+    X(vkDestroyDescriptorPool)                                                                                 \
+    X(vkResetDescriptorPool)                                                                                   \
+    X(vkAllocateDescriptorSets)                                                                                \
+    X(vkUpdateDescriptorSets)
+
+#define TRR_VK_DECLARE_FN(name) PFN_##name name;
+typedef struct trr_vk_fns {
+    PFN_vkGetInstanceProcAddr vkGetInstanceProcAddr;
+    TRR_VK_GLOBAL_FNS(TRR_VK_DECLARE_FN)
+    TRR_VK_INSTANCE_FNS(TRR_VK_DECLARE_FN)
+    TRR_VK_OPTIONAL_INSTANCE_FNS(TRR_VK_DECLARE_FN)
+    TRR_VK_DEVICE_FNS(TRR_VK_DECLARE_FN)
+} trr_vk_fns;
+
+/* What a physical device offers, gathered once (vk_physical.c). */
+typedef struct trr_vk_phys {
+    VkPhysicalDevice handle;
+    VkPhysicalDeviceProperties props;
+    VkPhysicalDeviceMemoryProperties mem;
+    uint32_t subgroup_size;
+    int storage16, storage8, float16, coop_khr, coop_nv;
+    /* the f16 cooperative-matrix kernel can run: VK_NV_cooperative_matrix with 16x16x16 f16 -> f32 at subgroup
+     * scope, the Vulkan memory model, shaderFloat16 and 32-wide subgroups */
+    int coop_f16;
+} trr_vk_phys;
+
+/* In-flight work is recorded into a ring of slots; a slot is reused once its fence has signalled, so its
+ * command buffer and descriptor sets stay alive while the device reads them. */
+#define TRR_VK_SLOTS 8
+typedef struct trr_vk_slot {
+    VkCommandBuffer cmd;
+    VkFence fence;
+    VkDescriptorPool pool;
+    int in_flight;
+} trr_vk_slot;
+
+typedef struct trr_vk_pipeline {
+    struct trr_vk_pipeline *next;
+    char shader[48];
+    uint32_t spec[12];
+    int nspec;
+    VkPipeline handle;
+} trr_vk_pipeline;
+
+typedef struct trr_vk_module {
+    struct trr_vk_module *next;
+    char shader[48];
+    VkShaderModule handle;
+} trr_vk_module;
+
+typedef struct trr_vk_buffer {
+    VkBuffer buf;
+    VkDeviceMemory mem;
+    void *map; /* non-NULL when host-visible memory is mapped directly (unified-memory devices) */
+    size_t size;
+} trr_vk_buffer;
+
+typedef struct trr_vk_device {
+    trr_vk_fns fn;
+    VkInstance instance;
+    VkDebugUtilsMessengerEXT messenger;
+    trr_vk_phys phys;
+    VkDevice device;
+    VkQueue queue;
+    uint32_t queue_family;
+    uint32_t timestamp_bits;
+    uint32_t mem_device;  /* memory type for buffers */
+    uint32_t mem_staging; /* host-visible, coherent */
+    int direct_map;       /* buffers are host-visible: read and write through a mapping, no staging */
+
+    VkCommandPool cmd_pool;
+    trr_vk_slot slots[TRR_VK_SLOTS];
+    int next_slot;
+    trr_vk_slot *recording; /* the slot between trr_vk_begin and trr_vk_submit */
+
+    VkDescriptorSetLayout set_layout;
+    VkPipelineLayout pipeline_layout;
+    VkPipelineCache pipeline_cache;
+    int cache_dirty;
+    char cache_path[1024];
+    trr_vk_pipeline *pipelines;
+    trr_vk_module *modules;
+
+    VkBuffer staging;
+    VkDeviceMemory staging_mem;
+    void *staging_map;
+    size_t staging_size;
+
+    VkQueryPool queries;
+    int timer_state; /* 0 idle, 1 start requested (written by the next command buffer), 2 started */
+
+    /* TRIREME_VK_VALIDATION=1: messages of warning severity or worse, counted by the messenger. */
+    int validation;
+    unsigned validation_count;
+    unsigned validation_reported;
+    char validation_text[1024];
+} trr_vk_device;
+
+/* The push constants of every kernel (kernels/vulkan/common.glsl). */
+typedef struct trr_vk_push {
+    uint32_t rows, cols, k;
+    uint32_t xo, yo, zo;
+    uint32_t xs0, xs1, ys0, zs0;
+    float alpha;
+    uint32_t pad;
+} trr_vk_push;
+
+/* vk_loader.c: the process-wide loader and the probe's view of the devices. */
+const char *trr_vk_result_name(VkResult r);
+trr_status trr_vk_load(char *reason, size_t cap, PFN_vkGetInstanceProcAddr *out_gipa);
+trr_status trr_vk_load_instance_fns(trr_vk_fns *fn, VkInstance instance, char *reason, size_t cap);
+trr_status trr_vk_probe(int *out_count, char *reason, size_t cap);
+trr_status trr_vk_device_info(int index, trr_device_info *out);
+
+/* vk_physical.c */
+void trr_vk_phys_query(const trr_vk_fns *fn, VkPhysicalDevice handle, trr_vk_phys *out);
+void trr_vk_phys_describe(const trr_vk_phys *p, int index, trr_device_info *out);
+
+/* vk_device.c */
+trr_status trr_vk_open(trr_context *ctx, int index, void **out_dev);
+void trr_vk_close(void *dev);
+/* TRR_ERR_DEVICE with the first validation message when the layer reported something new. */
+trr_status trr_vk_check_validation(trr_context *ctx);
+
+/* vk_submit.c: command recording and submission. */
+trr_status trr_vk_begin(trr_context *ctx, VkCommandBuffer *out_cmd);
+trr_status trr_vk_submit(trr_context *ctx);
+trr_status trr_vk_synchronize(trr_context *ctx);
+trr_status trr_vk_timer_start(trr_context *ctx);
+trr_status trr_vk_timer_stop(trr_context *ctx, double *out_ms);
+void trr_vk_slots_destroy(trr_vk_device *d);
+trr_status trr_vk_slots_create(trr_context *ctx, trr_vk_device *d);
+
+/* vk_memory.c */
+trr_status trr_vk_alloc(trr_context *ctx, size_t bytes, void **out_mem);
+void trr_vk_free(void *dev, void *mem);
+trr_status trr_vk_write(trr_context *ctx, void *mem, size_t offset, const void *src, size_t bytes);
+trr_status trr_vk_read(trr_context *ctx, void *mem, size_t offset, void *dst, size_t bytes);
+trr_status trr_vk_copy(trr_context *ctx, void *dst, size_t dst_offset, void *src, size_t src_offset, size_t bytes);
+trr_status trr_vk_fill(trr_context *ctx, void *mem, size_t offset, size_t bytes, uint8_t value);
+trr_status trr_vk_create_buffer(trr_context *ctx, trr_vk_device *d, size_t bytes, uint32_t mem_type,
+                                VkBuffer *out_buf, VkDeviceMemory *out_mem);
+
+/* vk_pipeline.c */
+trr_status trr_vk_pipelines_init(trr_context *ctx, trr_vk_device *d);
+void trr_vk_pipelines_destroy(trr_vk_device *d);
+trr_status trr_vk_pipeline_get(trr_context *ctx, const char *shader, const uint32_t *spec, int nspec,
+                               VkPipeline *out);
+
+/* vk_ops.c */
+trr_status trr_vk_run(trr_context *ctx, const trr_call *call);
+trr_status trr_vk_supports(trr_context *ctx, const trr_call *call);
+void trr_vk_choose_config(trr_context *ctx, trr_call *call);
+trr_status trr_vk_check_config(trr_context *ctx, const trr_call *call);
+
+/* Checks a VkResult; on failure records "fn: VK_ERROR_..." on ctx and returns from the caller. */
+trr_status trr_vk_fail(trr_context *ctx, const char *fn, VkResult r);
+#define TRR_VK_CHECK(ctx, call, fnname)                                                                        \
+    do {                                                                                                       \
+        VkResult trr_vk_r_ = (call);                                                                           \
+        if (trr_vk_r_ != VK_SUCCESS) return trr_vk_fail((ctx), (fnname), trr_vk_r_);                          \
+    } while (0)
+
+static inline trr_vk_device *trr_vk_dev(trr_context *ctx) {
+    return (trr_vk_device *)ctx->dev;
+}
+
+#endif

@@ -1,0 +1,435 @@
+/* The ops: which kernel runs a call, with which specialization constants, push constants and dispatch size;
+ * plus the config heuristic and checks. Copies need no kernel (vkCmdCopyBuffer). */
+#include "vk_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static size_t dtype_bytes(trr_dtype t) {
+    return t == TRR_F32 ? 4 : t == TRR_U8 ? 1 : 2;
+}
+
+static const char *dtype_suffix(trr_dtype t) {
+    return t == TRR_F32 ? "f32" : t == TRR_F16 ? "f16" : t == TRR_U8 ? "u8" : "bf16";
+}
+
+/* Binds an operand at the largest aligned byte offset at or below its first element, so buffers larger than
+ * maxStorageBufferRange still work and element offsets stay small. */
+static trr_status bind_operand(trr_context *ctx, const trr_operand *o, int64_t extent, VkDescriptorBufferInfo *info,
+                               uint32_t *out_elem_offset) {
+    trr_vk_device *d = trr_vk_dev(ctx);
+    const trr_vk_buffer *b = o->mem;
+    uint64_t es = dtype_bytes(o->dtype);
+    uint64_t align = d->phys.props.limits.minStorageBufferOffsetAlignment;
+    if (align < 16) align = 16; /* kernels may read 16-byte words where the element offset is a multiple of them */
+    uint64_t start = (uint64_t)o->offset * es;
+    uint64_t base = start / align * align;
+    uint64_t range = start + (uint64_t)extent * es - base;
+    if (range > d->phys.props.limits.maxStorageBufferRange)
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: an operand spans %llu bytes; the device binds at most %u",
+                         (unsigned long long)range, d->phys.props.limits.maxStorageBufferRange);
+    *info = (VkDescriptorBufferInfo){.buffer = b->buf, .offset = base, .range = range};
+    *out_elem_offset = (uint32_t)((start - base) / es);
+    return TRR_OK;
+}
+
+typedef struct dispatch {
+    const char *shader;
+    uint32_t spec[12];
+    int nspec;
+    const trr_operand *ops[3]; /* x, y, z; y may repeat x */
+    int64_t extent[3];
+    trr_vk_push push;
+    uint64_t groups; /* linear workgroup count, spread over x and y */
+} dispatch;
+
+static trr_status run_dispatch(trr_context *ctx, dispatch *w) {
+    trr_vk_device *d = trr_vk_dev(ctx);
+    VkDescriptorBufferInfo info[3];
+    uint32_t off[3];
+    for (int i = 0; i < 3; i++) TRR_TRY(bind_operand(ctx, w->ops[i], w->extent[i], &info[i], &off[i]));
+    w->push.xo = off[0];
+    w->push.yo = off[1];
+    w->push.zo = off[2];
+    uint64_t gx = w->groups, gy = 1;
+    uint64_t max_x = d->phys.props.limits.maxComputeWorkGroupCount[0];
+    if (gx > max_x) {
+        gx = max_x;
+        gy = (w->groups + gx - 1) / gx;
+        if (gy > d->phys.props.limits.maxComputeWorkGroupCount[1])
+            return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: %llu workgroups exceed the device's grid",
+                             (unsigned long long)w->groups);
+    }
+    VkPipeline pipeline;
+    TRR_TRY(trr_vk_pipeline_get(ctx, w->shader, w->spec, w->nspec, &pipeline));
+
+    VkCommandBuffer cmd;
+    TRR_TRY(trr_vk_begin(ctx, &cmd));
+    VkDescriptorSetAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
+                                      .descriptorPool = d->recording->pool,
+                                      .descriptorSetCount = 1,
+                                      .pSetLayouts = &d->set_layout};
+    VkDescriptorSet set;
+    TRR_VK_CHECK(ctx, d->fn.vkAllocateDescriptorSets(d->device, &ai, &set), "vkAllocateDescriptorSets");
+    VkWriteDescriptorSet wr[3];
+    for (uint32_t i = 0; i < 3; i++)
+        wr[i] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
+                                       .dstSet = set,
+                                       .dstBinding = i,
+                                       .descriptorCount = 1,
+                                       .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                       .pBufferInfo = &info[i]};
+    d->fn.vkUpdateDescriptorSets(d->device, 3, wr, 0, NULL);
+    d->fn.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
+    d->fn.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, d->pipeline_layout, 0, 1, &set, 0, NULL);
+    d->fn.vkCmdPushConstants(cmd, d->pipeline_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof w->push, &w->push);
+    d->fn.vkCmdDispatch(cmd, (uint32_t)gx, (uint32_t)gy, 1);
+    return trr_vk_submit(ctx);
+}
+
+static int64_t rows_extent(int64_t rows, int64_t cols, int64_t stride) {
+    return (rows - 1) * stride + cols;
+}
+
+static trr_status run_copy(trr_context *ctx, const trr_call *c) {
+    trr_vk_device *d = trr_vk_dev(ctx);
+    const trr_vk_buffer *bx = c->x.mem, *bz = c->z.mem;
+    if (bx == bz && c->x.offset == c->z.offset && (c->rows == 1 || c->x.stride0 == c->z.stride0))
+        return TRR_OK; /* exact aliasing: nothing to move */
+    uint64_t es = dtype_bytes(c->x.dtype);
+    size_t n = (size_t)c->rows;
+    VkBufferCopy one, *regions = n == 1 ? &one : malloc(n * sizeof *regions);
+    if (!regions) return trr_error(ctx, TRR_ERR_OUT_OF_MEMORY, "vulkan: out of host memory");
+    for (size_t r = 0; r < n; r++)
+        regions[r] = (VkBufferCopy){.srcOffset = (uint64_t)(c->x.offset + (int64_t)r * c->x.stride0) * es,
+                                    .dstOffset = (uint64_t)(c->z.offset + (int64_t)r * c->z.stride0) * es,
+                                    .size = (uint64_t)c->cols * es};
+    VkCommandBuffer cmd;
+    trr_status s = trr_vk_begin(ctx, &cmd);
+    if (s == TRR_OK) {
+        d->fn.vkCmdCopyBuffer(cmd, bx->buf, bz->buf, (uint32_t)n, regions);
+        s = trr_vk_submit(ctx);
+    }
+    if (regions != &one) free(regions);
+    return s;
+}
+
+static void streaming(dispatch *w, const trr_call *c, const char *shader) {
+    uint32_t wg = (uint32_t)c->config.threads;
+    uint32_t ept = (uint32_t)(c->config.block_n / c->config.threads);
+    w->shader = shader;
+    w->spec[0] = wg;
+    w->spec[1] = ept;
+    w->nspec = 2;
+    uint64_t n = (uint64_t)c->rows * (uint64_t)c->cols;
+    uint64_t per_group = (uint64_t)wg * ept;
+    w->groups = (n + per_group - 1) / per_group;
+    if (w->groups > 65535) w->groups = 65535; /* the kernels loop over the rest */
+}
+
+static trr_status run_elementwise(trr_context *ctx, const trr_call *c) {
+    dispatch w = {0};
+    char shader[32];
+    snprintf(shader, sizeof shader, "%s_%s", c->op == TRR_OP_ADD ? "add" : "gelu", dtype_suffix(c->z.dtype));
+    streaming(&w, c, shader);
+    w.ops[0] = &c->x;
+    w.ops[1] = c->op == TRR_OP_ADD ? &c->y : &c->x;
+    w.ops[2] = &c->z;
+    w.extent[0] = rows_extent(c->rows, c->cols, c->x.stride0);
+    w.extent[1] = c->op == TRR_OP_ADD ? rows_extent(c->rows, c->cols, c->y.stride0) : w.extent[0];
+    w.extent[2] = rows_extent(c->rows, c->cols, c->z.stride0);
+    w.push = (trr_vk_push){.rows = (uint32_t)c->rows, .cols = (uint32_t)c->cols, .xs0 = (uint32_t)c->x.stride0,
+                           .ys0 = (uint32_t)(c->op == TRR_OP_ADD ? c->y.stride0 : 0), .zs0 = (uint32_t)c->z.stride0};
+    return run_dispatch(ctx, &w);
+}
+
+static trr_status run_rgb(trr_context *ctx, const trr_call *c) {
+    dispatch w = {0};
+    streaming(&w, c, c->z.dtype == TRR_U8 ? "rgb_to_grey_u8" : "rgb_to_grey_f32");
+    w.ops[0] = w.ops[1] = &c->x;
+    w.ops[2] = &c->z;
+    w.extent[0] = w.extent[1] = 2 * c->x.stride0 + rows_extent(c->rows, c->cols, c->x.stride1);
+    w.extent[2] = rows_extent(c->rows, c->cols, c->z.stride0);
+    w.push = (trr_vk_push){.rows = (uint32_t)c->rows, .cols = (uint32_t)c->cols, .xs0 = (uint32_t)c->x.stride0,
+                           .xs1 = (uint32_t)c->x.stride1, .zs0 = (uint32_t)c->z.stride0};
+    return run_dispatch(ctx, &w);
+}
+
+static trr_status run_rowwise(trr_context *ctx, const trr_call *c) {
+    dispatch w = {0};
+    char shader[32];
+    snprintf(shader, sizeof shader, "%s_%s", c->op == TRR_OP_SOFTMAX ? "softmax" : "row_sum",
+             dtype_suffix(c->x.dtype));
+    w.shader = shader;
+    w.spec[0] = (uint32_t)c->config.threads;
+    w.nspec = 1;
+    w.groups = (uint64_t)c->rows;
+    w.ops[0] = w.ops[1] = &c->x;
+    w.ops[2] = &c->z;
+    w.extent[0] = w.extent[1] = rows_extent(c->rows, c->cols, c->x.stride0);
+    w.extent[2] = c->op == TRR_OP_SOFTMAX ? rows_extent(c->rows, c->cols, c->z.stride0)
+                                          : rows_extent(c->rows, 1, c->z.stride0);
+    w.push = (trr_vk_push){.rows = (uint32_t)c->rows, .cols = (uint32_t)c->cols, .xs0 = (uint32_t)c->x.stride0,
+                           .zs0 = (uint32_t)c->z.stride0};
+    return run_dispatch(ctx, &w);
+}
+
+/* The register micro-tile (TM x TN) of the SIMT matmul for a config; 0 when the config has none. */
+static int micro_tile(const trr_config *cfg, int *out_tm, int *out_tn) {
+    int bm = cfg->block_m, bn = cfg->block_n, th = cfg->threads;
+    if (bm <= 0 || bn <= 0 || th <= 0 || (bm * bn) % th) return 0;
+    int per = bm * bn / th;
+    static const int prefer[] = {4, 8, 2, 1, 16};
+    for (int i = 0; i < 5; i++) {
+        int tn = prefer[i];
+        if (per % tn || bn % tn) continue;
+        int tm = per / tn;
+        if (tm > 16 || bm % tm) continue;
+        if (tm * 2 < tn || tn * 2 < tm) continue; /* keep it squarish: fewer shared reads per FMA */
+        *out_tm = tm;
+        *out_tn = tn;
+        return 1;
+    }
+    for (int tn = 1; tn <= 16; tn *= 2)
+        if (per % tn == 0 && bn % tn == 0 && per / tn <= 16 && bm % (per / tn) == 0) {
+            *out_tm = per / tn;
+            *out_tn = tn;
+            return 1;
+        }
+    return 0;
+}
+
+/* f16 matmul on cooperative matrices is opt-in (TRIREME_VK_COOP=1) until it has passed conformance on a device
+ * that has them; lavapipe has none, so only the SIMT kernel is verified so far. */
+static int use_coop(const trr_vk_device *d, const trr_call *c) {
+    if (c->op != TRR_OP_MATMUL || c->x.dtype != TRR_F16 || !d->phys.coop_f16) return 0;
+    const char *env = getenv("TRIREME_VK_COOP");
+    return env && strcmp(env, "1") == 0;
+}
+
+/* Subgroups along M for the cooperative kernel: the split of threads/32 subgroups whose per-subgroup patch
+ * ((BM/WM) x (BN/WN), whole 16x16 tiles) is closest to square; 0 when none fits. */
+static int coop_wm(const trr_config *cfg) {
+    if (cfg->threads % 32) return 0;
+    int nsg = cfg->threads / 32, best = 0, best_score = 0;
+    for (int wm = 1; wm <= nsg; wm++) {
+        if (nsg % wm) continue;
+        int wn = nsg / wm;
+        if (cfg->block_m % (16 * wm) || cfg->block_n % (16 * wn)) continue;
+        int pm = cfg->block_m / wm, pn = cfg->block_n / wn;
+        if ((pm / 16) * (pn / 16) > 32) continue; /* accumulator registers */
+        int score = pm > pn ? pm - pn : pn - pm;
+        if (!best || score < best_score) {
+            best = wm;
+            best_score = score;
+        }
+    }
+    return best;
+}
+
+static uint64_t coop_shared(const trr_config *c) {
+    return 2ull * ((uint64_t)c->block_m * (uint64_t)(c->block_k + 8) + (uint64_t)c->block_k * (uint64_t)(c->block_n + 8)) +
+           4ull * 256ull * (uint64_t)(c->threads / 32);
+}
+
+static trr_status run_matmul(trr_context *ctx, const trr_call *c) {
+    if (use_coop(trr_vk_dev(ctx), c)) {
+        dispatch w = {0};
+        char shader[32];
+        snprintf(shader, sizeof shader, "matmul_coop_f16_%s", dtype_suffix(c->z.dtype));
+        w.shader = shader;
+        uint32_t spec[9] = {(uint32_t)c->config.threads, (uint32_t)c->config.block_m, (uint32_t)c->config.block_n,
+                            (uint32_t)c->config.block_k, (uint32_t)coop_wm(&c->config), (uint32_t)c->config.group_m,
+                            (uint32_t)c->trans_a, (uint32_t)c->trans_b, (uint32_t)c->epilogue};
+        memcpy(w.spec, spec, sizeof spec);
+        w.nspec = 9;
+        uint64_t npm = (uint64_t)(c->rows + c->config.block_m - 1) / (uint64_t)c->config.block_m;
+        uint64_t npn = (uint64_t)(c->cols + c->config.block_n - 1) / (uint64_t)c->config.block_n;
+        w.groups = npm * npn;
+        w.ops[0] = &c->x;
+        w.ops[1] = &c->y;
+        w.ops[2] = &c->z;
+        w.extent[0] = c->trans_a ? rows_extent(c->k, c->rows, c->x.stride0) : rows_extent(c->rows, c->k, c->x.stride0);
+        w.extent[1] = c->trans_b ? rows_extent(c->cols, c->k, c->y.stride0) : rows_extent(c->k, c->cols, c->y.stride0);
+        w.extent[2] = rows_extent(c->rows, c->cols, c->z.stride0);
+        w.push = (trr_vk_push){.rows = (uint32_t)c->rows, .cols = (uint32_t)c->cols, .k = (uint32_t)c->k,
+                               .xs0 = (uint32_t)c->x.stride0, .ys0 = (uint32_t)c->y.stride0,
+                               .zs0 = (uint32_t)c->z.stride0, .alpha = c->alpha};
+        /* 16-byte loads where offset, leading stride and the contiguous extent are whole 8-half words. */
+        int vec_a = c->x.offset % 8 == 0 && c->x.stride0 % 8 == 0 && (c->trans_a ? c->rows : c->k) % 8 == 0;
+        int vec_b = c->y.offset % 8 == 0 && c->y.stride0 % 8 == 0 && (c->trans_b ? c->k : c->cols) % 8 == 0;
+        w.push.pad = (vec_a ? 1u : 0u) | (vec_b ? 2u : 0u);
+        return run_dispatch(ctx, &w);
+    }
+    dispatch w = {0};
+    char shader[32];
+    if (c->x.dtype == TRR_F32)
+        snprintf(shader, sizeof shader, "matmul_f32");
+    else
+        snprintf(shader, sizeof shader, "matmul_f16_%s", dtype_suffix(c->z.dtype));
+    int tm = 0, tn = 0;
+    if (!micro_tile(&c->config, &tm, &tn)) return trr_error(ctx, TRR_ERR_INTERNAL, "vulkan: unchecked matmul config");
+    w.shader = shader;
+    uint32_t spec[10] = {(uint32_t)c->config.threads, (uint32_t)c->config.block_m, (uint32_t)c->config.block_n,
+                         (uint32_t)c->config.block_k, (uint32_t)tm, (uint32_t)tn, (uint32_t)c->config.group_m,
+                         (uint32_t)c->trans_a, (uint32_t)c->trans_b, (uint32_t)c->epilogue};
+    memcpy(w.spec, spec, sizeof spec);
+    w.nspec = 10;
+    uint64_t npm = (uint64_t)(c->rows + c->config.block_m - 1) / (uint64_t)c->config.block_m;
+    uint64_t npn = (uint64_t)(c->cols + c->config.block_n - 1) / (uint64_t)c->config.block_n;
+    w.groups = npm * npn;
+    w.ops[0] = &c->x;
+    w.ops[1] = &c->y;
+    w.ops[2] = &c->z;
+    w.extent[0] = c->trans_a ? rows_extent(c->k, c->rows, c->x.stride0) : rows_extent(c->rows, c->k, c->x.stride0);
+    w.extent[1] = c->trans_b ? rows_extent(c->cols, c->k, c->y.stride0) : rows_extent(c->k, c->cols, c->y.stride0);
+    w.extent[2] = rows_extent(c->rows, c->cols, c->z.stride0);
+    w.push = (trr_vk_push){.rows = (uint32_t)c->rows, .cols = (uint32_t)c->cols, .k = (uint32_t)c->k,
+                           .xs0 = (uint32_t)c->x.stride0, .ys0 = (uint32_t)c->y.stride0,
+                           .zs0 = (uint32_t)c->z.stride0, .alpha = c->alpha};
+    return run_dispatch(ctx, &w);
+}
+
+trr_status trr_vk_run(trr_context *ctx, const trr_call *call) {
+    switch (call->op) {
+    case TRR_OP_COPY: return run_copy(ctx, call);
+    case TRR_OP_ADD:
+    case TRR_OP_GELU: return run_elementwise(ctx, call);
+    case TRR_OP_RGB_TO_GREY: return run_rgb(ctx, call);
+    case TRR_OP_SOFTMAX:
+    case TRR_OP_ROW_SUM: return run_rowwise(ctx, call);
+    case TRR_OP_MATMUL: return run_matmul(ctx, call);
+    default: return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: op %d is not implemented", (int)call->op);
+    }
+}
+
+trr_status trr_vk_supports(trr_context *ctx, const trr_call *call) {
+    trr_vk_device *d = trr_vk_dev(ctx);
+    if (call->op == TRR_OP_COPY) return TRR_OK; /* a byte copy: every dtype */
+    trr_dtype types[2] = {call->x.dtype, call->z.dtype};
+    for (int i = 0; i < 2; i++) {
+        if (types[i] == TRR_BF16)
+            return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: bf16 is not implemented");
+        if (types[i] == TRR_F16 && !d->phys.storage16)
+            return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: %s lacks storageBuffer16BitAccess, needed for f16",
+                             d->phys.props.deviceName);
+        if (types[i] == TRR_U8 && !d->phys.storage8)
+            return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: %s lacks storageBuffer8BitAccess, needed for u8",
+                             d->phys.props.deviceName);
+    }
+    return TRR_OK;
+}
+
+static int pow2_at_least(int64_t v, int lo, int hi) {
+    int p = lo;
+    while (p < hi && p < v) p *= 2;
+    return p;
+}
+
+void trr_vk_choose_config(trr_context *ctx, trr_call *call) {
+    trr_vk_device *d = trr_vk_dev(ctx);
+    trr_config *c = &call->config;
+    int max_threads = (int)d->phys.props.limits.maxComputeWorkGroupInvocations;
+    if (max_threads > 1024) max_threads = 1024;
+    switch (call->op) {
+    case TRR_OP_COPY:
+    case TRR_OP_ADD:
+    case TRR_OP_GELU:
+    case TRR_OP_RGB_TO_GREY:
+        if (!c->threads) c->threads = 256 <= max_threads ? 256 : max_threads;
+        if (!c->block_n) c->block_n = 4 * c->threads;
+        if (!c->vector_width) c->vector_width = 1; /* scalar, coalesced accesses */
+        break;
+    case TRR_OP_SOFTMAX:
+    case TRR_OP_ROW_SUM:
+        /* About 8 elements per invocation, within [64, 1024]: enough parallelism per row without idle lanes. */
+        if (!c->threads) c->threads = pow2_at_least(call->cols / 8, 64, max_threads);
+        if (!c->block_n) c->block_n = c->threads;
+        if (!c->vector_width) c->vector_width = 1;
+        break;
+    case TRR_OP_MATMUL: {
+        if (use_coop(d, call)) {
+            if (!c->block_m) c->block_m = 128;
+            if (!c->block_n) c->block_n = 128;
+            if (!c->block_k) c->block_k = 32;
+            if (!c->threads) c->threads = 256;
+            if (!c->group_m) c->group_m = 8;
+            if (!c->stages) c->stages = 1;
+            if (!c->vector_width) c->vector_width = 1;
+            if (!c->split_k) c->split_k = 1;
+            break;
+        }
+        int big = call->rows * call->cols >= (int64_t)1024 * 1024 && d->phys.props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
+        if (!c->block_m) c->block_m = big ? 128 : 64;
+        if (!c->block_n) c->block_n = big ? 128 : 64;
+        if (!c->block_k) c->block_k = 16;
+        if (!c->threads) c->threads = 256;
+        if (!c->group_m) c->group_m = 8;
+        if (!c->stages) c->stages = 1;
+        if (!c->vector_width) c->vector_width = 1;
+        if (!c->split_k) c->split_k = 1;
+        break;
+    }
+    default: break;
+    }
+}
+
+trr_status trr_vk_check_config(trr_context *ctx, const trr_call *call) {
+    trr_vk_device *d = trr_vk_dev(ctx);
+    const trr_config *c = &call->config;
+    const VkPhysicalDeviceLimits *lim = &d->phys.props.limits;
+    if (c->threads <= 0 || (uint32_t)c->threads > lim->maxComputeWorkGroupInvocations ||
+        (uint32_t)c->threads > lim->maxComputeWorkGroupSize[0])
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: threads = %d; the device allows 1..%u", c->threads,
+                         lim->maxComputeWorkGroupInvocations);
+    switch (call->op) {
+    case TRR_OP_COPY: return TRR_OK; /* vkCmdCopyBuffer: no kernel, no tiles */
+    case TRR_OP_ADD:
+    case TRR_OP_GELU:
+    case TRR_OP_RGB_TO_GREY:
+        if (c->block_n < c->threads || c->block_n % c->threads || c->block_n / c->threads > 64)
+            return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                             "vulkan: block_n = %d must be threads (%d) times 1..64 elements per invocation",
+                             c->block_n, c->threads);
+        return TRR_OK;
+    case TRR_OP_SOFTMAX:
+    case TRR_OP_ROW_SUM:
+        if (c->threads & (c->threads - 1))
+            return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: threads = %d must be a power of two (tree reduction)",
+                             c->threads);
+        if ((uint64_t)c->threads * 8 > lim->maxComputeSharedMemorySize)
+            return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: threads = %d needs more shared memory than %u bytes",
+                             c->threads, lim->maxComputeSharedMemorySize);
+        return TRR_OK;
+    case TRR_OP_MATMUL: {
+        int tm, tn;
+        if (c->split_k != 1)
+            return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: split_k = %d; only 1 is implemented", c->split_k);
+        if (c->group_m <= 0 || c->block_k <= 0)
+            return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: group_m and block_k must be positive");
+        if (use_coop(d, call)) {
+            if (c->block_k % 16 || !coop_wm(c))
+                return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                                 "vulkan (cooperative matrix): block %dx%dx%d over %d threads does not split into "
+                                 "16x16x16 tiles per 32-wide subgroup (at most 32 accumulators each)",
+                                 c->block_m, c->block_n, c->block_k, c->threads);
+            if (coop_shared(c) > lim->maxComputeSharedMemorySize)
+                return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                                 "vulkan: tiles need %llu bytes of shared memory; the device has %u",
+                                 (unsigned long long)coop_shared(c), lim->maxComputeSharedMemorySize);
+            return TRR_OK;
+        }
+        if (!micro_tile(c, &tm, &tn))
+            return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                             "vulkan: block %dx%d over %d threads gives no TMxTN register tile (each at most 16)",
+                             c->block_m, c->block_n, c->threads);
+        uint64_t shared = 4ull * (uint64_t)c->block_k * (uint64_t)(c->block_m + c->block_n + 2);
+        if (shared > lim->maxComputeSharedMemorySize)
+            return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: tiles need %llu bytes of shared memory; the device has %u",
+                             (unsigned long long)shared, lim->maxComputeSharedMemorySize);
+        return TRR_OK;
+    }
+    default: return TRR_OK;
+    }
+}

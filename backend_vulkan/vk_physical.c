@@ -1,0 +1,133 @@
+/* What a physical device offers, and how it is described to people (trr_device_info). */
+#include "vk_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int has_extension(const VkExtensionProperties *ext, uint32_t n, const char *name) {
+    for (uint32_t i = 0; i < n; i++)
+        if (strcmp(ext[i].extensionName, name) == 0) return 1;
+    return 0;
+}
+
+static void query_coop(const trr_vk_fns *fn, trr_vk_phys *out) {
+    VkPhysicalDeviceVulkanMemoryModelFeatures vmm = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES};
+    VkPhysicalDeviceCooperativeMatrixFeaturesNV coop = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV, .pNext = &vmm};
+    VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &coop};
+    fn->vkGetPhysicalDeviceFeatures2(out->handle, &f2);
+    if (!coop.cooperativeMatrix || !vmm.vulkanMemoryModel || !fn->vkGetPhysicalDeviceCooperativeMatrixPropertiesNV)
+        return;
+    uint32_t n = 0;
+    if (fn->vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(out->handle, &n, NULL) != VK_SUCCESS || n == 0) return;
+    VkCooperativeMatrixPropertiesNV *p = calloc(n, sizeof *p);
+    if (!p) return;
+    for (uint32_t i = 0; i < n; i++) p[i].sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV;
+    if (fn->vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(out->handle, &n, p) == VK_SUCCESS)
+        for (uint32_t i = 0; i < n; i++)
+            if (p[i].MSize == 16 && p[i].NSize == 16 && p[i].KSize == 16 && p[i].AType == VK_COMPONENT_TYPE_FLOAT16_NV &&
+                p[i].BType == VK_COMPONENT_TYPE_FLOAT16_NV && p[i].CType == VK_COMPONENT_TYPE_FLOAT32_NV &&
+                p[i].DType == VK_COMPONENT_TYPE_FLOAT32_NV && p[i].scope == VK_SCOPE_SUBGROUP_NV)
+                out->coop_f16 = 1;
+    free(p);
+}
+
+void trr_vk_phys_query(const trr_vk_fns *fn, VkPhysicalDevice handle, trr_vk_phys *out) {
+    memset(out, 0, sizeof *out);
+    out->handle = handle;
+    fn->vkGetPhysicalDeviceProperties(handle, &out->props);
+    fn->vkGetPhysicalDeviceMemoryProperties(handle, &out->mem);
+    out->subgroup_size = 1;
+    if (out->props.apiVersion < VK_API_VERSION_1_1) return; /* the backend needs 1.1; open says so */
+
+    VkPhysicalDeviceSubgroupProperties sub = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+    VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &sub};
+    fn->vkGetPhysicalDeviceProperties2(handle, &p2);
+    out->subgroup_size = sub.subgroupSize ? sub.subgroupSize : 1;
+
+    /* 8-bit storage and float16 are core features only from 1.2; older devices are treated as lacking them. */
+    int v12 = out->props.apiVersion >= VK_API_VERSION_1_2;
+    VkPhysicalDeviceShaderFloat16Int8Features f16 = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES};
+    VkPhysicalDevice8BitStorageFeatures s8 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES,
+                                              .pNext = v12 ? &f16 : NULL};
+    VkPhysicalDevice16BitStorageFeatures s16 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES,
+                                                .pNext = v12 ? &s8 : NULL};
+    VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &s16};
+    fn->vkGetPhysicalDeviceFeatures2(handle, &f2);
+    out->storage16 = s16.storageBuffer16BitAccess == VK_TRUE;
+    out->storage8 = v12 && s8.storageBuffer8BitAccess == VK_TRUE;
+    out->float16 = v12 && f16.shaderFloat16 == VK_TRUE;
+
+    uint32_t n = 0;
+    if (fn->vkEnumerateDeviceExtensionProperties(handle, NULL, &n, NULL) == VK_SUCCESS && n > 0) {
+        VkExtensionProperties *ext = calloc(n, sizeof *ext);
+        if (ext && fn->vkEnumerateDeviceExtensionProperties(handle, NULL, &n, ext) == VK_SUCCESS) {
+            out->coop_khr = has_extension(ext, n, "VK_KHR_cooperative_matrix");
+            out->coop_nv = has_extension(ext, n, "VK_NV_cooperative_matrix");
+        }
+        free(ext);
+    }
+    if (out->coop_nv && v12 && out->float16 && out->storage16 && out->subgroup_size == 32) query_coop(fn, out);
+}
+
+static uint64_t device_local_bytes(const VkPhysicalDeviceMemoryProperties *m) {
+    uint64_t best = 0;
+    for (uint32_t i = 0; i < m->memoryHeapCount; i++)
+        if ((m->memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) && m->memoryHeaps[i].size > best)
+            best = m->memoryHeaps[i].size;
+    return best;
+}
+
+static const char *vendor_name(uint32_t id) {
+    switch (id) {
+    case 0x10DE: return "NVIDIA";
+    case 0x1002: return "AMD";
+    case 0x8086: return "Intel";
+    case 0x13B5: return "ARM";
+    case 0x5143: return "Qualcomm";
+    case 0x106B: return "Apple";
+    case 0x10005: return "Mesa";
+    default: return NULL;
+    }
+}
+
+/* Driver versions are vendor-encoded; NVIDIA packs 10.8.8.6 bits, the rest follow VK_MAKE_VERSION. */
+static void driver_text(uint32_t vendor, uint32_t v, char *out, size_t cap) {
+    if (vendor == 0x10DE)
+        snprintf(out, cap, "%u.%u.%u", (v >> 22) & 0x3ff, (v >> 14) & 0xff, (v >> 6) & 0xff);
+    else
+        snprintf(out, cap, "%u.%u.%u", VK_API_VERSION_MAJOR(v), VK_API_VERSION_MINOR(v), VK_API_VERSION_PATCH(v));
+}
+
+void trr_vk_phys_describe(const trr_vk_phys *p, int index, trr_device_info *out) {
+    memset(out, 0, sizeof *out);
+    snprintf(out->backend, sizeof out->backend, "vulkan");
+    out->index = index;
+    snprintf(out->spec, sizeof out->spec, "vulkan:%d", index);
+    snprintf(out->name, sizeof out->name, "%.127s", p->props.deviceName);
+    const char *vn = vendor_name(p->props.vendorID);
+    if (vn)
+        snprintf(out->vendor, sizeof out->vendor, "%s", vn);
+    else
+        snprintf(out->vendor, sizeof out->vendor, "0x%04x", p->props.vendorID);
+    char drv[32];
+    driver_text(p->props.vendorID, p->props.driverVersion, drv, sizeof drv);
+    snprintf(out->driver, sizeof out->driver, "%s (Vulkan %u.%u.%u)", drv, VK_API_VERSION_MAJOR(p->props.apiVersion),
+             VK_API_VERSION_MINOR(p->props.apiVersion), VK_API_VERSION_PATCH(p->props.apiVersion));
+    out->is_gpu = p->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU ||
+                  p->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU;
+    out->global_memory = device_local_bytes(&p->mem);
+    out->shared_memory_per_block = p->props.limits.maxComputeSharedMemorySize;
+    out->max_threads_per_block = (int)p->props.limits.maxComputeWorkGroupInvocations;
+    out->subgroup_width = (int)p->subgroup_size;
+    out->compute_units = 0; /* Vulkan does not say */
+    out->native_f16 = p->float16;
+    out->matrix_units = p->coop_f16; /* usable by the f16 matmul (opt-in: TRIREME_VK_COOP=1) */
+    snprintf(out->capabilities, sizeof out->capabilities,
+             "16-bit storage: %s; 8-bit storage: %s; shaderFloat16: %s; cooperative matrix: KHR %s, NV %s",
+             p->storage16 ? "yes" : "no", p->storage8 ? "yes" : "no", p->float16 ? "yes" : "no",
+             p->coop_khr ? "yes" : "no", p->coop_nv ? "yes" : "no");
+}

@@ -1,0 +1,262 @@
+/* `trireme bench`: SPEC.md's benchmarks, timed on the device against ceilings measured in the same run.
+ *
+ * Every benchmark case is a trr_case (core/cases.h), the same description the conformance engine checks, in the
+ * packed layout at SPEC.md's benchmark sizes. Each case is checked against the float64 reference (at sampled
+ * elements when the output is large) before it is timed, so a wrong kernel never reports a figure.
+ *
+ * This is library code: it prints only to the FILE* it is given, and reports progress through a callback.
+ * Thread safety: one run per context at a time, like every context call. */
+#ifndef TRR_BENCH_H
+#define TRR_BENCH_H
+
+#include "backend.h"
+#include "cases.h"
+#include "trireme.h"
+
+#include <stdint.h>
+#include <stdio.h>
+
+/* ---- the benchmarks (sizes.c) ---- */
+
+typedef enum trr_bench_id {
+    TRR_BENCH_ADD = 0,
+    TRR_BENCH_GELU,
+    TRR_BENCH_SOFTMAX,
+    TRR_BENCH_ROW_SUM,
+    TRR_BENCH_MATMUL_F16,
+    TRR_BENCH_MATMUL_F16_RELU,
+    TRR_BENCH_MATMUL_F32,
+    TRR_BENCH_RGB_TO_GREY,
+    TRR_BENCH_COUNT
+} trr_bench_id;
+
+typedef enum trr_bench_sizes_mode { TRR_BENCH_SIZES_QUICK = 0, TRR_BENCH_SIZES_FULL, TRR_BENCH_SIZES_LIST } trr_bench_sizes_mode;
+
+typedef struct trr_bench_def {
+    trr_bench_id id;
+    const char *name;        /* on the command line and in reports: "add_f32", "matmul_f16_relu" */
+    const char *title;       /* for charts: "add f32 (GB/s = 12n/t)" */
+    const char *unit;        /* "GB/s" or "TFLOPS" */
+    const char *size_label;  /* what a LIST names: "n", "N (M = 4096)", "M=N=K", "H" */
+    int compute_bound;       /* 1: matmul, judged against the vendor library; 0: against copy bandwidth */
+} trr_bench_def;
+
+const trr_bench_def *trr_bench_get(trr_bench_id id);
+/* By name ("add_f32"), by op name ("add", "matmul": the first benchmark of that op) or -1. */
+int trr_bench_find(const char *name);
+/* All benchmarks whose name or op matches name ("matmul" gives all three matmul benchmarks), as a bit mask of
+ * (1 << id); 0 when nothing matches. */
+unsigned trr_bench_mask_for(const char *name);
+
+/* The cases of one benchmark. LIST is comma separated, each entry one number in the benchmark's size_label
+ * (n for add/gelu, N for softmax/row_sum, M=N=K for matmul, H for rgb_to_grey with W = H·1600/1066 rounded),
+ * or MxNxK for a matmul; "2^24" is accepted for any number. Writes a malloc'd array (free() it). */
+trr_status trr_bench_cases(trr_bench_id id, trr_bench_sizes_mode mode, const char *list, trr_case **out_cases,
+                           int *out_count);
+/* Bytes the SPEC's figure counts (12n for add, ...), or 2·M·N·K for matmul. */
+double trr_bench_work(trr_bench_id id, const trr_case *c);
+/* The figure for one time: GB/s or TFLOPS. */
+double trr_bench_figure(trr_bench_id id, const trr_case *c, double ms);
+/* The size as people read it ("n=2^24", "4096x1024", "4096^3", "8192x4096x6144", "3x1066x1600"), and as a
+ * number for the x axis of a chart (n, N, the cube root of M·N·K, H·W). */
+void trr_bench_size_text(trr_bench_id id, const trr_case *c, char *out, size_t cap);
+double trr_bench_size_x(trr_bench_id id, const trr_case *c);
+
+/* ---- operands (operands.c): one case laid out on the device, with host copies of the inputs ---- */
+
+typedef struct trr_bench_operand {
+    trr_dtype dtype;
+    int64_t count;          /* elements */
+    size_t bytes;
+    void *host;             /* inputs only: what was written */
+    trr_buffer *buf;
+} trr_bench_operand;
+
+typedef struct trr_bench_setup {
+    trr_case tcase;
+    trr_bench_operand x, y, z;
+    int has_y;
+    trr_tensor tx, ty, tz;
+} trr_bench_setup;
+
+/* Device bytes a case needs (inputs and output), to refuse sizes the device cannot hold before allocating. */
+double trr_bench_case_bytes(const trr_case *c);
+/* Allocates and fills the inputs with random values (never zero) drawn from seed. */
+trr_status trr_bench_setup_create(trr_context *ctx, const trr_case *c, uint64_t seed, trr_bench_setup *out);
+void trr_bench_setup_destroy(trr_bench_setup *s);
+/* One call of the op, exactly as it is timed. */
+trr_status trr_bench_setup_call(trr_context *ctx, const trr_bench_setup *s);
+
+/* ---- the check (check.c) ---- */
+
+/* Output elements checked at most; outputs with at most this many elements are checked in full. */
+#define TRR_BENCH_CHECK_SAMPLES 256
+/* softmax rows checked in full (each N elements) */
+#define TRR_BENCH_CHECK_ROWS 8
+
+typedef struct trr_bench_check {
+    int64_t checked;         /* output elements compared with the reference */
+    int64_t total;           /* output elements, all scanned for unwritten and non-finite values */
+    const char *metric;      /* the worst check: "ulp", "max_rel", "max_abs", "frobenius", "row_rel", "u8" */
+    double error, bound, ratio;
+    char message[320];       /* why it failed; "" on a pass */
+} trr_bench_check;
+
+/* Judges one output against the float64 reference with SPEC.md's bounds (the rules of core/conformance.h),
+ * at a deterministic sample of elements drawn from seed (all of them for small outputs; whole rows for
+ * softmax). call is the normalised call with x.mem (and y.mem) pointing at host copies of the inputs; out is
+ * the whole output buffer read back, out2 (u8 outputs, else NULL) a second run's read-back after a different
+ * poison: an element that differs between the two was not written. Every element of out is also scanned:
+ * NaN (the poison) or Inf where the reference is finite fails. Returns TRR_OK on a pass, TRR_ERR_MISMATCH on
+ * a failure (with *res saying why), another status when the reference itself could not run. */
+trr_status trr_bench_check_output(const trr_case *c, const trr_call *call, const void *out, const void *out2,
+                                  uint64_t seed, trr_bench_check *res);
+/* Runs the case once on a poisoned output (twice for u8), reads it back and checks it (above). */
+trr_status trr_bench_check_case(trr_context *ctx, const trr_bench_setup *s, uint64_t seed, trr_bench_check *res);
+
+/* ---- timing (timing.c) ---- */
+
+typedef struct trr_bench_timing {
+    int reps;
+    double median_ms, min_ms, max_ms;
+} trr_bench_timing;
+
+/* A buffer written between repetitions, outside the timed region, so each repetition starts with a cold L2
+ * (or last-level cache on a CPU). */
+typedef struct trr_bench_flush {
+    trr_buffer *buf;
+    size_t bytes;
+} trr_bench_flush;
+
+trr_status trr_bench_flush_create(trr_context *ctx, const trr_device_info *dev, trr_bench_flush *out);
+void trr_bench_flush_destroy(trr_bench_flush *f);
+
+/* What is timed: one call of fn(ctx, user) between trr_timer_start and trr_timer_stop. */
+typedef trr_status (*trr_bench_fn)(trr_context *ctx, void *user);
+
+/* Warms up, then times reps repetitions (0: as many as fit in target_s, at least 5 and at most 200), flushing
+ * before each; first_ms is a time already measured (the check's run) or 0. */
+trr_status trr_bench_time(trr_context *ctx, trr_bench_fn fn, void *user, const trr_bench_flush *flush, int reps,
+                          double target_s, double first_ms, trr_bench_timing *out);
+
+/* ---- ceilings (ceilings.c, cublas.c) ---- */
+
+typedef struct trr_bench_copy_ceiling {
+    double gbs;              /* (read + written bytes) / t; 0 when not measured */
+    size_t bytes;            /* bytes copied per repetition */
+    trr_bench_timing timing;
+    char note[256];          /* why it was not measured */
+} trr_bench_copy_ceiling;
+
+trr_status trr_bench_copy_ceiling_measure(trr_context *ctx, const trr_device_info *dev,
+                                          const trr_bench_flush *flush, trr_bench_copy_ceiling *out);
+
+/* The vendor matmul library (cuBLAS on CUDA devices), loaded at run time. */
+typedef struct trr_bench_vendor trr_bench_vendor;
+
+/* Opens the vendor library for ctx's device. Never fails: when there is none, *out is still set and
+ * trr_bench_vendor_reason() says why it cannot run. */
+void trr_bench_vendor_open(trr_context *ctx, trr_bench_vendor **out);
+void trr_bench_vendor_close(trr_bench_vendor *v);
+/* "cuBLAS 13.0.2 (libcublas.so.13)", or "" when unavailable */
+const char *trr_bench_vendor_name(const trr_bench_vendor *v);
+/* "" when available */
+const char *trr_bench_vendor_reason(const trr_bench_vendor *v);
+/* Times the vendor's matmul for the case on the setup's device buffers (f16 in, f16 out, f32 compute through
+ * cublasGemmEx; f32 through cublasSgemm without TF32) with the same device timer and flush. The epilogue is
+ * not applied (the vendor's plain product is the ceiling). TRR_ERR_UNSUPPORTED with *out_what set when the
+ * case or the device has no vendor equivalent. */
+trr_status trr_bench_vendor_time(trr_bench_vendor *v, trr_context *ctx, const trr_bench_setup *s,
+                                 const trr_bench_flush *flush, int reps, double target_s,
+                                 trr_bench_timing *out, const char **out_what);
+
+/* ---- a run (run.c) ---- */
+
+typedef enum trr_bench_outcome {
+    TRR_BENCH_OK = 0,
+    TRR_BENCH_SKIPPED,     /* over the time or memory budget */
+    TRR_BENCH_UNSUPPORTED, /* the device cannot run the case */
+    TRR_BENCH_FAILED       /* the check failed or the run failed: no figure */
+} trr_bench_outcome;
+
+typedef struct trr_bench_result {
+    trr_bench_id bench;
+    trr_case tcase;
+    char size[48];           /* trr_bench_size_text */
+    double x;                /* trr_bench_size_x */
+    trr_bench_outcome outcome;
+    trr_status status;       /* TRR_ERR_MISMATCH for a failed check, else the failing call's status */
+    char reason[320];        /* why it is not OK; "" otherwise */
+    trr_bench_timing timing;
+    double figure, figure_lo, figure_hi; /* at the median, slowest and fastest repetitions */
+    double ceiling;          /* the figure of the ceiling it is judged against (copy GB/s or vendor TFLOPS) */
+    double fraction;         /* figure / ceiling; 0 when there is no ceiling */
+    double vendor_figure;    /* matmul: the vendor library at the same size; 0 when not measured */
+    trr_bench_timing vendor_timing;
+    trr_config config;       /* trr_config_last after the checked run */
+    trr_bench_check check;
+} trr_bench_result;
+
+typedef struct trr_bench_report {
+    trr_device_info device;
+    char library_version[16];  /* TRR_VERSION_STRING */
+    char date[32];             /* UTC, ISO 8601 */
+    char sizes[16];            /* "quick", "full" or "list" */
+    int reps_requested;        /* 0: automatic */
+    double budget_s;
+    uint64_t seed;
+    size_t flush_bytes;
+    trr_bench_copy_ceiling copy;
+    char vendor[128];          /* the vendor library used, or "" */
+    char vendor_note[256];     /* why it is missing */
+    int n_results;
+    trr_bench_result *results;
+    double seconds;
+} trr_bench_report;
+
+/* Called before (result == NULL) and after each case. index is 0-based over total cases; eta_s the estimated
+ * seconds left (< 0 when unknown). */
+typedef void (*trr_bench_progress_fn)(void *user, int index, int total, const char *name,
+                                      const trr_bench_result *result, double elapsed_s, double eta_s);
+
+typedef struct trr_bench_options {
+    unsigned bench_mask;     /* (1 << trr_bench_id); 0 is every benchmark */
+    trr_bench_sizes_mode sizes;
+    const char *size_list;   /* TRR_BENCH_SIZES_LIST: applied to every selected benchmark */
+    int reps;                /* 0: automatic */
+    double budget_s;         /* skip a case predicted to take longer per repetition; 0: 2 s off GPUs, 30 s on */
+    uint64_t seed;
+    int no_vendor;           /* skip the vendor library */
+    trr_bench_progress_fn progress; /* optional */
+    void *user;
+} trr_bench_options;
+
+/* Runs the selected benchmarks on ctx. Failed and skipped cases are in the report, not in the status; another
+ * status only when the run itself could not go on (bad options, host memory). Free with trr_bench_free. */
+trr_status trr_bench_run(trr_context *ctx, const trr_bench_options *options, trr_bench_report **out_report);
+void trr_bench_free(trr_bench_report *report);
+/* "ok", "skipped", "unsupported", "FAILED" */
+const char *trr_bench_outcome_name(trr_bench_outcome outcome);
+/* Cases that failed their check or run, over all reports. */
+int trr_bench_failures(const trr_bench_report *const *reports, int n);
+
+/* ---- reports ---- */
+
+/* A table per device: case, figure, min-max, fraction of the ceiling, vendor, config. */
+void trr_bench_print(const trr_bench_report *const *reports, int n, FILE *out);
+/* JSON (cJSON): {"tool", "version", "date", "reports": [{device, backend, driver, library_version, date,
+ * ceilings, results: [...]}]}; bench/README.md lists every key. TRR_ERR_IO when the file cannot be written. */
+trr_status trr_bench_json(const trr_bench_report *const *reports, int n, char **out_text);
+trr_status trr_bench_write_json(const trr_bench_report *const *reports, int n, const char *path);
+/* One row per device and case. */
+trr_status trr_bench_write_csv(const trr_bench_report *const *reports, int n, const char *path);
+/* One SVG chart per benchmark into dir (created when missing): <dir>/<bench>.svg. */
+trr_status trr_bench_write_plots(const trr_bench_report *const *reports, int n, const char *dir, FILE *log);
+/* Prints the cases two JSON reports share, side by side with the ratio B / A. TRR_ERR_IO when a file cannot
+ * be read or is not a bench report (the reason goes to out). */
+trr_status trr_bench_compare(const char *path_a, const char *path_b, FILE *out);
+
+/* ---- the CLI entry point (cli/cmd_bench.c) ---- */
+int trr_cli_bench(int argc, char **argv);
+
+#endif

@@ -1,0 +1,336 @@
+/* The check before timing: the output of one run against the float64 reference, with SPEC.md's bounds as
+ * core/conformance.h defines them. Large outputs are checked at sampled elements (or whole sampled rows for
+ * softmax), each computed by trr_reference_run on the call restricted to that element or row: the float64
+ * reference of a whole 8192^3 matmul would take hours on the host, one element takes K multiply-adds. */
+#include "bench.h"
+
+#include "conformance_check.h"
+#include "reference.h"
+#include "validate.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define F16_MIN_NORMAL 6.103515625e-05 /* 2^-14 */
+
+typedef enum mode { MODE_BITEXACT, MODE_MAX_REL, MODE_ROW_REL, MODE_FROB, MODE_F16, MODE_GREY_U8 } mode;
+
+static mode mode_of(const trr_case *c) {
+    if (c->op == TRR_OP_COPY || (c->op == TRR_OP_ADD && c->out_dtype == TRR_F32)) return MODE_BITEXACT;
+    if (c->op == TRR_OP_ROW_SUM) return MODE_ROW_REL;
+    if (c->op == TRR_OP_RGB_TO_GREY && c->out_dtype == TRR_U8) return MODE_GREY_U8;
+    if (c->out_dtype == TRR_F16) return MODE_F16;
+    if (c->op == TRR_OP_MATMUL) return MODE_FROB;
+    return MODE_MAX_REL;
+}
+
+static uint64_t splitmix64(uint64_t *state) {
+    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* Units in the last place between got and want in dtype (0 when equal). */
+static double ulp_distance(trr_dtype dt, double got, double want) {
+    if (dt == TRR_F16) {
+        float g = (float)got, w = (float)want;
+        uint16_t hg, hw;
+        trr_f32_to_f16(&g, &hg, 1);
+        trr_f32_to_f16(&w, &hw, 1);
+        int64_t og = (hg & 0x8000u) ? -(int64_t)(hg & 0x7FFFu) : (int64_t)hg;
+        int64_t ow = (hw & 0x8000u) ? -(int64_t)(hw & 0x7FFFu) : (int64_t)hw;
+        return (double)llabs(og - ow);
+    }
+    float g = (float)got, w = (float)want;
+    uint32_t bg, bw;
+    memcpy(&bg, &g, 4);
+    memcpy(&bw, &w, 4);
+    int64_t og = (bg & 0x80000000u) ? -(int64_t)(bg & 0x7FFFFFFFu) : (int64_t)bg;
+    int64_t ow = (bw & 0x80000000u) ? -(int64_t)(bw & 0x7FFFFFFFu) : (int64_t)bw;
+    return (double)llabs(og - ow);
+}
+
+/* The SPEC's grey value in f32 in the SPEC's order, each step rounded (volatile: no FMA contraction). */
+static float grey_f32(double r, double g, double b) {
+    volatile float v = 0.2989f * (float)r;
+    v = v + 0.5870f * (float)g;
+    v = v + 0.1140f * (float)b;
+    return v;
+}
+
+static double clamp_u8(double v) { return v < 0 ? 0 : v > 255 ? 255 : v; }
+
+typedef struct worst {
+    const char *metric;
+    double value, bound;
+    int64_t r, c;
+    double got, want;
+    int seen;
+} worst;
+
+static void note(worst *w, double value, int64_t r, int64_t c, double got, double want) {
+    if (!w->seen || value > w->value) {
+        w->value = value, w->r = r, w->c = c, w->got = got, w->want = want;
+        w->seen = 1;
+    }
+}
+
+static double ratio_of(const worst *w) {
+    if (!w->seen) return 0.0;
+    return w->bound > 0 ? w->value / w->bound : w->value;
+}
+
+static void append(char *msg, size_t cap, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+static void append(char *msg, size_t cap, const char *fmt, ...) {
+    size_t len = strlen(msg);
+    if (len + 4 >= cap) return;
+    if (len > 0) {
+        strcat(msg, "; ");
+        len += 2;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg + len, cap - len, fmt, ap);
+    va_end(ap);
+}
+
+/* The elements (or, for softmax, rows) to check: all when few, else a fixed-seed sample that always holds the
+ * first and the last (edges are where tiling goes wrong). Returns how many were written into idx. */
+static int64_t pick(int64_t total, int64_t want, uint64_t seed, int64_t *idx) {
+    if (total <= want) {
+        for (int64_t i = 0; i < total; i++) idx[i] = i;
+        return total;
+    }
+    idx[0] = 0;
+    idx[1] = total - 1;
+    for (int64_t i = 2; i < want; i++) idx[i] = (int64_t)(splitmix64(&seed) % (uint64_t)total);
+    return want;
+}
+
+/* The call restricted to output row r (and column c unless whole_row): the same operands, moved offsets. */
+static trr_call slice_call(const trr_call *call, int64_t r, int64_t c, int whole_row) {
+    trr_call s = *call;
+    s.rows = 1;
+    if (!whole_row) s.cols = 1;
+    switch (call->op) {
+    case TRR_OP_MATMUL:
+        s.x.offset += call->trans_a ? r : r * call->x.stride0;
+        s.y.offset += call->trans_b ? c * call->y.stride0 : c;
+        break;
+    case TRR_OP_RGB_TO_GREY: s.x.offset += r * call->x.stride1 + c; break;
+    case TRR_OP_SOFTMAX:
+    case TRR_OP_ROW_SUM: s.x.offset += r * call->x.stride0; break;
+    default:
+        s.x.offset += r * call->x.stride0 + c;
+        s.y.offset += r * call->y.stride0 + c;
+        break;
+    }
+    return s;
+}
+
+/* Every output element: NaN is the poison (or an overflow) and Inf an overflow; the reference of every op on
+ * these inputs is finite, so either fails. For u8, out and out2 were poisoned differently. */
+static int64_t scan_unwritten(const trr_case *c, const trr_call *call, const void *out, const void *out2,
+                              int64_t rows, int64_t cols, int64_t *first_r, int64_t *first_c) {
+    const trr_operand *z = &call->z;
+    int64_t bad = 0;
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t j = 0; j < cols; j++) {
+            const int64_t at = z->offset + r * z->stride0 + j;
+            int wrong;
+            if (c->out_dtype == TRR_U8) wrong = out2 && ((const uint8_t *)out)[at] != ((const uint8_t *)out2)[at];
+            else wrong = !isfinite(trr_conf_load(out, c->out_dtype, at));
+            if (wrong && bad++ == 0) *first_r = r, *first_c = j;
+        }
+    return bad;
+}
+
+trr_status trr_bench_check_output(const trr_case *c, const trr_call *call, const void *out, const void *out2,
+                                  uint64_t seed, trr_bench_check *res) {
+    if (!c || !call || !out || !res) return TRR_ERR_INVALID_ARGUMENT;
+    memset(res, 0, sizeof *res);
+    const mode md = mode_of(c);
+    const trr_dtype odt = c->out_dtype;
+    const int64_t rows = call->rows, cols = c->op == TRR_OP_ROW_SUM ? 1 : call->cols;
+    const trr_operand *z = &call->z, *x = &call->x;
+    res->total = rows * cols;
+
+    int64_t fr = 0, fc = 0;
+    const int64_t unwritten = scan_unwritten(c, call, out, out2, rows, cols, &fr, &fc);
+    if (unwritten) {
+        append(res->message, sizeof res->message,
+               "%lld of %lld output elements not written or not finite (first at %lld,%lld)", (long long)unwritten,
+               (long long)res->total, (long long)fr, (long long)fc);
+    }
+
+    /* what to compare: whole rows for softmax (its error shows across a row), single elements otherwise */
+    const int by_row = c->op == TRR_OP_SOFTMAX;
+    const int64_t units = by_row ? rows : res->total;
+    const int64_t want = by_row ? TRR_BENCH_CHECK_ROWS : TRR_BENCH_CHECK_SAMPLES;
+    int64_t idx[TRR_BENCH_CHECK_SAMPLES > TRR_BENCH_CHECK_ROWS ? TRR_BENCH_CHECK_SAMPLES : TRR_BENCH_CHECK_ROWS];
+    const int64_t n_pick = pick(units, want, seed, idx);
+    double *ref = malloc((size_t)(by_row ? cols : 1) * sizeof *ref);
+    if (!ref) return TRR_ERR_OUT_OF_MEMORY;
+
+    worst w1 = {0}, w2 = {0};
+    switch (md) {
+    case MODE_BITEXACT: w1 = (worst){.metric = "ulp", .bound = 0}; break;
+    case MODE_GREY_U8: w1 = (worst){.metric = "u8", .bound = 0}; break;
+    case MODE_MAX_REL:
+        w1 = (worst){.metric = "max_rel", .bound = 1e-5};
+        if (c->op == TRR_OP_SOFTMAX) w2 = (worst){.metric = "max_abs", .bound = 1e-6};
+        break;
+    case MODE_ROW_REL: w1 = (worst){.metric = "row_rel", .bound = 1e-6}; break;
+    case MODE_FROB: w1 = (worst){.metric = "frobenius", .bound = 1e-5}; break;
+    case MODE_F16:
+        w1 = (worst){.metric = "frobenius", .bound = 2e-3};
+        w2 = (worst){.metric = "max_rel", .bound = 1e-2};
+        break;
+    }
+
+    /* f16: the relative-error floor needs the rms of the reference (conformance.h), so collect first */
+    double *got_s = NULL, *want_s = NULL;
+    int64_t *rc_s = NULL;
+    int64_t n_s = 0;
+    if (md == MODE_F16) {
+        got_s = malloc((size_t)n_pick * sizeof *got_s);
+        want_s = malloc((size_t)n_pick * sizeof *want_s);
+        rc_s = malloc((size_t)n_pick * 2 * sizeof *rc_s);
+        if (!got_s || !want_s || !rc_s) {
+            free(got_s), free(want_s), free(rc_s), free(ref);
+            return TRR_ERR_OUT_OF_MEMORY;
+        }
+    }
+
+    double err2 = 0, ref2 = 0;
+    trr_status st = TRR_OK;
+    for (int64_t s = 0; s < n_pick && st == TRR_OK; s++) {
+        const int64_t r = by_row ? idx[s] : idx[s] / cols, c0 = by_row ? 0 : idx[s] % cols;
+        const trr_call sc = slice_call(call, r, c0, by_row || c->op == TRR_OP_ROW_SUM);
+        st = trr_reference_run(&sc, ref);
+        if (st != TRR_OK) break;
+        double row_abs = 0;
+        if (md == MODE_ROW_REL)
+            for (int64_t j = 0; j < call->cols; j++) row_abs += fabs(trr_conf_load(x->mem, x->dtype, sc.x.offset + j));
+        for (int64_t j = 0; j < (by_row ? cols : 1); j++) {
+            const int64_t cc = c0 + j;
+            const double wv = ref[j];
+            const double g = trr_conf_load(out, odt, z->offset + r * z->stride0 + cc);
+            res->checked++;
+            if (!isfinite(g)) continue; /* counted by the scan */
+            const double err = fabs(g - wv);
+            switch (md) {
+            case MODE_BITEXACT: note(&w1, ulp_distance(odt, g, wv), r, cc, g, wv); break;
+            case MODE_GREY_U8: {
+                const int64_t p = sc.x.offset;
+                const double R = trr_conf_load(x->mem, TRR_U8, p), G = trr_conf_load(x->mem, TRR_U8, p + x->stride0),
+                             B = trr_conf_load(x->mem, TRR_U8, p + 2 * x->stride0);
+                const double expect = clamp_u8(roundf(grey_f32(R, G, B)));
+                const double lo = floor(wv);
+                int ok = g == expect;
+                /* a value within 1e-4 of a .5 tie may round either way on a device that contracts to FMA */
+                if (fabs(wv - lo - 0.5) <= 1e-4) ok = ok || g == clamp_u8(lo) || g == clamp_u8(lo + 1);
+                note(&w1, ok ? 0 : fabs(g - expect), r, cc, g, expect);
+                break;
+            }
+            case MODE_MAX_REL:
+                note(&w1, err / fmax(fabs(wv), FLT_MIN), r, cc, g, wv);
+                if (w2.metric) note(&w2, err, r, cc, g, wv);
+                break;
+            case MODE_ROW_REL: note(&w1, err / fmax(row_abs, FLT_MIN), r, cc, g, wv); break;
+            case MODE_FROB:
+                err2 += err * err;
+                ref2 += wv * wv;
+                break;
+            case MODE_F16:
+                err2 += err * err;
+                ref2 += wv * wv;
+                got_s[n_s] = g, want_s[n_s] = wv, rc_s[2 * n_s] = r, rc_s[2 * n_s + 1] = cc;
+                n_s++;
+                break;
+            }
+        }
+    }
+    free(ref);
+    if (st != TRR_OK) {
+        free(got_s), free(want_s), free(rc_s);
+        return st;
+    }
+    if (md == MODE_F16) {
+        const double rms = n_s ? sqrt(ref2 / (double)n_s) : 0;
+        const double floor_ = fmax(F16_MIN_NORMAL, rms / 1024.0);
+        for (int64_t i = 0; i < n_s; i++)
+            note(&w2, fabs(got_s[i] - want_s[i]) / fmax(fabs(want_s[i]), floor_), rc_s[2 * i], rc_s[2 * i + 1],
+                 got_s[i], want_s[i]);
+        free(got_s), free(want_s), free(rc_s);
+    }
+    if (md == MODE_FROB || md == MODE_F16) {
+        w1.value = sqrt(err2) / fmax(sqrt(ref2), FLT_MIN);
+        w1.seen = 1;
+    }
+
+    int failed = unwritten != 0;
+    const worst *ws[2] = {&w1, &w2};
+    const worst *top = &w1;
+    for (int i = 0; i < 2; i++) {
+        const worst *w = ws[i];
+        if (!w->metric) continue;
+        if (ratio_of(w) > ratio_of(top)) top = w;
+        if (w->seen && w->value > w->bound) {
+            failed = 1;
+            if (w == &w1 && (md == MODE_FROB || md == MODE_F16))
+                append(res->message, sizeof res->message, "%s %.3g > %.3g over %lld checked elements", w->metric,
+                       w->value, w->bound, (long long)res->checked);
+            else
+                append(res->message, sizeof res->message, "%s %.3g > %.3g at (%lld,%lld): got %.9g, want %.9g",
+                       w->metric, w->value, w->bound, (long long)w->r, (long long)w->c, w->got, w->want);
+        }
+    }
+    res->metric = top->metric ? top->metric : "";
+    res->error = top->value;
+    res->bound = top->bound;
+    res->ratio = unwritten ? INFINITY : ratio_of(top);
+    return failed ? TRR_ERR_MISMATCH : TRR_OK;
+}
+
+/* Poisons the output (NaN for f32/f16: all-ones bytes), runs once, reads the whole output back. */
+static trr_status run_poisoned(trr_context *ctx, const trr_bench_setup *s, uint8_t poison, void *out) {
+    TRR_TRY(trr_buffer_fill(ctx, s->z.buf, 0, s->z.bytes, poison));
+    TRR_TRY(trr_bench_setup_call(ctx, s));
+    return trr_buffer_read(ctx, s->z.buf, 0, out, s->z.bytes);
+}
+
+trr_status trr_bench_check_case(trr_context *ctx, const trr_bench_setup *s, uint64_t seed, trr_bench_check *res) {
+    const trr_case *c = &s->tcase;
+    void *out = malloc(s->z.bytes ? s->z.bytes : 1), *out2 = NULL;
+    if (!out) return trr_error(ctx, TRR_ERR_OUT_OF_MEMORY, "bench check: %zu bytes of host memory", s->z.bytes);
+    trr_status st = run_poisoned(ctx, s, 0xFF, out);
+    if (st == TRR_OK && c->out_dtype == TRR_U8) {
+        /* any u8 value is a legal result: only a second run with another poison shows an unwritten one */
+        out2 = malloc(s->z.bytes ? s->z.bytes : 1);
+        st = out2 ? run_poisoned(ctx, s, 0x00, out2) : TRR_ERR_OUT_OF_MEMORY;
+    }
+    trr_call call;
+    int empty = 0;
+    if (st == TRR_OK)
+        st = trr_call_build(ctx, c->op, &s->tx, s->has_y ? &s->ty : NULL, &s->tz, c->epilogue, c->alpha, 0, &call,
+                            &empty);
+    if (st == TRR_OK && !empty) {
+        call.x.mem = s->x.host;
+        call.y.mem = s->has_y ? s->y.host : NULL;
+        call.z.mem = out;
+        st = trr_bench_check_output(c, &call, out, out2, seed, res);
+        if (st == TRR_ERR_MISMATCH) trr_error(ctx, st, "check against the float64 reference: %s", res->message);
+    }
+    free(out);
+    free(out2);
+    return st;
+}

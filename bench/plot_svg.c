@@ -1,0 +1,206 @@
+/* Charts: one hand-written SVG per benchmark (figure against size), readable in any browser with no other tool.
+ * One solid line per device and backend; its ceilings dashed in the same colour (copy bandwidth as a level
+ * line for memory-bound benchmarks, the vendor library per size for matmul). The x axis is logarithmic
+ * (base 2) when the sizes span a decade or more. */
+#define _POSIX_C_SOURCE 200809L /* mkdir */
+#include "bench.h"
+
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define W 820.0
+#define H 460.0
+#define ML 78.0  /* margins: left (y labels), right (legend), top (title), bottom (x labels) */
+#define MR 250.0
+#define MT 44.0
+#define MB 56.0
+
+static const char *const colours[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2",
+                                      "#17becf"};
+#define N_COLOURS ((int)(sizeof colours / sizeof colours[0]))
+
+static void xml_text(FILE *f, const char *s) {
+    for (; *s; s++) {
+        if (*s == '&') fputs("&amp;", f);
+        else if (*s == '<') fputs("&lt;", f);
+        else if (*s == '>') fputs("&gt;", f);
+        else if (*s == '"') fputs("&quot;", f);
+        else fputc(*s, f);
+    }
+}
+
+typedef struct axes {
+    double x0, x1, y1; /* data range; y starts at 0 */
+    int logx;
+} axes;
+
+static double px(const axes *a, double x) {
+    double t = a->logx ? (log2(x) - log2(a->x0)) / fmax(log2(a->x1) - log2(a->x0), 1e-9)
+                       : (x - a->x0) / fmax(a->x1 - a->x0, 1e-9);
+    return ML + t * (W - ML - MR);
+}
+
+static double py(const axes *a, double y) { return H - MB - y / a->y1 * (H - MT - MB); }
+
+/* 1, 2 or 5 times a power of ten, so about n steps cover span */
+static double nice_step(double span, int n) {
+    double raw = span / n, p = pow(10.0, floor(log10(raw))), m = raw / p;
+    return p * (m < 1.5 ? 1 : m < 3.5 ? 2 : m < 7.5 ? 5 : 10);
+}
+
+static void fmt_x(char *out, size_t cap, double x, int logx) {
+    double e = log2(x);
+    if (logx && x >= 65536 && fabs(e - round(e)) < 1e-9) snprintf(out, cap, "2^%.0f", e);
+    else if (x >= 1e6) snprintf(out, cap, "%.3gM", x / 1e6);
+    else snprintf(out, cap, "%.0f", x);
+}
+
+static void draw_axes(FILE *f, const axes *a, const trr_bench_def *def) {
+    fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" stroke=\"#444\"/>\n", ML, MT,
+            W - ML - MR, H - MT - MB);
+    const double ys = nice_step(a->y1, 6);
+    for (double y = 0; y <= a->y1 * 1.0001; y += ys) {
+        fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>\n", ML, W - MR, py(a, y),
+                py(a, y));
+        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" font-size=\"11\">%g</text>\n", ML - 6,
+                py(a, y) + 4, y);
+    }
+    if (a->logx) {
+        const double span = log2(a->x1) - log2(a->x0);
+        const int step = span > 20 ? 4 : span > 10 ? 2 : 1;
+        for (double e = ceil(log2(a->x0)); e <= log2(a->x1) + 1e-9; e += step) {
+            double x = exp2(e);
+            char lab[32];
+            fmt_x(lab, sizeof lab, x, 1);
+            fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>\n", px(a, x), px(a, x),
+                    MT, H - MB);
+            fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"11\">%s</text>\n", px(a, x),
+                    H - MB + 16, lab);
+        }
+    } else {
+        const double xs = nice_step(a->x1 - a->x0 > 0 ? a->x1 - a->x0 : a->x1, 6);
+        for (double x = ceil(a->x0 / xs) * xs; x <= a->x1 * 1.0001; x += xs) {
+            char lab[32];
+            fmt_x(lab, sizeof lab, x, 0);
+            fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>\n", px(a, x), px(a, x),
+                    MT, H - MB);
+            fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"11\">%s</text>\n", px(a, x),
+                    H - MB + 16, lab);
+        }
+    }
+    const char *xlabel = def->id == TRR_BENCH_RGB_TO_GREY ? "H x W (pixels)"
+                         : def->compute_bound           ? "M = N = K (cube root of M·N·K)"
+                         : def->id <= TRR_BENCH_GELU     ? "n (elements)"
+                                                         : "N (row length, M = 4096)";
+    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"12\">%s%s</text>\n",
+            (ML + W - MR) / 2, H - 14, xlabel, a->logx ? ", log scale" : "");
+    fprintf(f, "<text transform=\"translate(18 %.1f) rotate(-90)\" text-anchor=\"middle\" font-size=\"12\">%s</text>\n",
+            (MT + H - MB) / 2, def->unit);
+    fprintf(f, "<text x=\"%.1f\" y=\"24\" text-anchor=\"middle\" font-size=\"15\" font-weight=\"bold\">", (ML + W - MR) / 2);
+    xml_text(f, def->title);
+    fprintf(f, "</text>\n");
+}
+
+static void legend_entry(FILE *f, int slot, const char *colour, int dashed, const char *label) {
+    const double y = MT + 10 + 18 * slot, x = W - MR + 14;
+    fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2\"%s/>\n", x,
+            x + 24, y, y, colour, dashed ? " stroke-dasharray=\"6 4\"" : "");
+    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\">", x + 30, y + 4);
+    xml_text(f, label);
+    fprintf(f, "</text>\n");
+}
+
+/* A polyline through the points of one series, in size order (results are stored in size order). */
+static void series(FILE *f, const axes *a, const trr_bench_report *rep, trr_bench_id id, int vendor,
+                   const char *colour) {
+    int n = 0;
+    fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\"%s points=\"", colour,
+            vendor ? " stroke-dasharray=\"6 4\"" : "");
+    for (int i = 0; i < rep->n_results; i++) {
+        const trr_bench_result *r = &rep->results[i];
+        double y = vendor ? r->vendor_figure : r->figure;
+        if (r->bench != id || r->outcome != TRR_BENCH_OK || y <= 0) continue;
+        fprintf(f, "%s%.1f,%.1f", n++ ? " " : "", px(a, r->x), py(a, y));
+    }
+    fprintf(f, "\"/>\n");
+    for (int i = 0; i < rep->n_results; i++) {
+        const trr_bench_result *r = &rep->results[i];
+        double y = vendor ? r->vendor_figure : r->figure;
+        if (r->bench != id || r->outcome != TRR_BENCH_OK || y <= 0) continue;
+        fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%s\" fill=\"%s\"><title>%s %s: %.4g %s</title></circle>\n",
+                px(a, r->x), py(a, y), vendor ? "2" : "3", colour, rep->device.spec, r->size, y,
+                trr_bench_get(id)->unit);
+    }
+}
+
+static trr_status plot_one(const trr_bench_report *const *reports, int n, trr_bench_id id, const char *path) {
+    const trr_bench_def *def = trr_bench_get(id);
+    axes a = {.x0 = INFINITY, .x1 = 0, .y1 = 0};
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < reports[i]->n_results; j++) {
+            const trr_bench_result *r = &reports[i]->results[j];
+            if (r->bench != id || r->outcome != TRR_BENCH_OK) continue;
+            a.x0 = fmin(a.x0, r->x), a.x1 = fmax(a.x1, r->x);
+            a.y1 = fmax(a.y1, fmax(r->figure, r->vendor_figure));
+            if (!def->compute_bound) a.y1 = fmax(a.y1, reports[i]->copy.gbs);
+        }
+    if (a.x1 <= 0) return TRR_OK; /* nothing measured: no chart */
+    if (a.x0 == a.x1) a.x0 *= 0.5, a.x1 *= 2;
+    a.logx = a.x1 / a.x0 >= 10;
+    a.y1 = a.y1 > 0 ? a.y1 * 1.1 : 1;
+    const double ys = nice_step(a.y1, 6);
+    a.y1 = ceil(a.y1 / ys) * ys;
+
+    FILE *f = fopen(path, "w");
+    if (!f) return trr_error(NULL, TRR_ERR_IO, "cannot write %s", path);
+    fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" "
+               "height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" font-family=\"sans-serif\">\n<rect width=\"100%%\" "
+               "height=\"100%%\" fill=\"white\"/>\n", W, H, W, H);
+    draw_axes(f, &a, def);
+    int slot = 0;
+    for (int i = 0; i < n; i++) {
+        const trr_bench_report *rep = reports[i];
+        const char *col = colours[i % N_COLOURS];
+        int any = 0, any_vendor = 0;
+        for (int j = 0; j < rep->n_results; j++) {
+            const trr_bench_result *r = &rep->results[j];
+            any |= r->bench == id && r->outcome == TRR_BENCH_OK;
+            any_vendor |= r->bench == id && r->vendor_figure > 0;
+        }
+        if (!any) continue;
+        char label[200];
+        series(f, &a, rep, id, 0, col);
+        snprintf(label, sizeof label, "%s %.28s", rep->device.spec, rep->device.name);
+        legend_entry(f, slot++, col, 0, label);
+        if (def->compute_bound && any_vendor) {
+            series(f, &a, rep, id, 1, col);
+            snprintf(label, sizeof label, "%s vendor (cuBLAS)", rep->device.spec);
+            legend_entry(f, slot++, col, 1, label);
+        } else if (!def->compute_bound && rep->copy.gbs > 0) {
+            fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"1.5\" "
+                       "stroke-dasharray=\"6 4\"/>\n", ML, W - MR, py(&a, rep->copy.gbs), py(&a, rep->copy.gbs), col);
+            snprintf(label, sizeof label, "%s copy ceiling %.0f GB/s", rep->device.spec, rep->copy.gbs);
+            legend_entry(f, slot++, col, 1, label);
+        }
+    }
+    fprintf(f, "</svg>\n");
+    return fclose(f) == 0 ? TRR_OK : trr_error(NULL, TRR_ERR_IO, "writing %s failed", path);
+}
+
+trr_status trr_bench_write_plots(const trr_bench_report *const *reports, int n, const char *dir, FILE *log) {
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST) return trr_error(NULL, TRR_ERR_IO, "cannot create %s", dir);
+    for (int b = 0; b < TRR_BENCH_COUNT; b++) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s.svg", dir, trr_bench_get((trr_bench_id)b)->name);
+        int any = 0;
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < reports[i]->n_results; j++)
+                any |= reports[i]->results[j].bench == (trr_bench_id)b && reports[i]->results[j].outcome == TRR_BENCH_OK;
+        if (!any) continue;
+        TRR_TRY(plot_one(reports, n, (trr_bench_id)b, path));
+        if (log) fprintf(log, "wrote %s\n", path);
+    }
+    return TRR_OK;
+}

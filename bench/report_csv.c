@@ -1,0 +1,41 @@
+/* CSV: one row per device and case, for spreadsheets. Text fields are quoted (reasons hold commas). */
+#include "bench.h"
+
+static void quoted(FILE *f, const char *s) {
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"') fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+trr_status trr_bench_write_csv(const trr_bench_report *const *reports, int n, const char *path) {
+    FILE *f = fopen(path, "w");
+    if (!f) return trr_error(NULL, TRR_ERR_IO, "cannot write %s", path);
+    fprintf(f, "device,backend,device_name,driver,library_version,date,bench,size,x,status,figure,unit,figure_min,"
+               "figure_max,median_ms,min_ms,max_ms,reps,ceiling,fraction_of_ceiling,vendor_figure,copy_gbs,block_m,"
+               "block_n,block_k,group_m,threads,stages,vector_width,split_k,check_metric,check_ratio,reason\n");
+    for (int i = 0; i < n; i++) {
+        const trr_bench_report *rep = reports[i];
+        for (int j = 0; j < rep->n_results; j++) {
+            const trr_bench_result *r = &rep->results[j];
+            const trr_bench_def *def = trr_bench_get(r->bench);
+            const trr_config *c = &r->config;
+            fprintf(f, "%s,%s,", rep->device.spec, rep->device.backend);
+            quoted(f, rep->device.name);
+            fputc(',', f);
+            quoted(f, rep->device.driver);
+            fprintf(f, ",%s,%s,%s,%s,%.17g,%s,%.6g,%s,%.6g,%.6g,%.6g,%.6g,%.6g,%d,%.6g,%.4f,%.6g,%.6g,%d,%d,%d,%d,%d,%d,"
+                       "%d,%d,%s,%.3g,",
+                    rep->library_version, rep->date, def->name, r->size, r->x, trr_bench_outcome_name(r->outcome),
+                    r->figure, def->unit, r->figure_lo, r->figure_hi, r->timing.median_ms, r->timing.min_ms,
+                    r->timing.max_ms, r->timing.reps, r->ceiling, r->fraction, r->vendor_figure, rep->copy.gbs,
+                    c->block_m, c->block_n, c->block_k, c->group_m, c->threads, c->stages, c->vector_width, c->split_k,
+                    r->check.metric ? r->check.metric : "", r->check.ratio);
+            quoted(f, r->reason);
+            fputc('\n', f);
+        }
+    }
+    return fclose(f) == 0 ? TRR_OK : trr_error(NULL, TRR_ERR_IO, "writing %s failed", path);
+}

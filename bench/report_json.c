@@ -1,0 +1,152 @@
+/* The JSON report (bench/README.md lists the keys): what --compare and later tooling read back. */
+#include "bench.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* JSON has no Inf or NaN: those become null. */
+static void num(cJSON *o, const char *key, double v) {
+    if (isfinite(v)) cJSON_AddNumberToObject(o, key, v);
+    else cJSON_AddNullToObject(o, key);
+}
+
+static cJSON *device_json(const trr_device_info *d) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "spec", d->spec);
+    cJSON_AddStringToObject(o, "backend", d->backend);
+    num(o, "index", d->index);
+    cJSON_AddStringToObject(o, "name", d->name);
+    cJSON_AddStringToObject(o, "vendor", d->vendor);
+    cJSON_AddStringToObject(o, "driver", d->driver);
+    cJSON_AddBoolToObject(o, "is_gpu", d->is_gpu);
+    num(o, "global_memory", (double)d->global_memory);
+    num(o, "compute_units", d->compute_units);
+    num(o, "subgroup_width", d->subgroup_width);
+    cJSON_AddBoolToObject(o, "native_f16", d->native_f16);
+    cJSON_AddBoolToObject(o, "matrix_units", d->matrix_units);
+    cJSON_AddStringToObject(o, "capabilities", d->capabilities);
+    return o;
+}
+
+static cJSON *config_json(const trr_config *c) {
+    cJSON *o = cJSON_CreateObject();
+    num(o, "block_m", c->block_m);
+    num(o, "block_n", c->block_n);
+    num(o, "block_k", c->block_k);
+    num(o, "group_m", c->group_m);
+    num(o, "threads", c->threads);
+    num(o, "stages", c->stages);
+    num(o, "vector_width", c->vector_width);
+    num(o, "split_k", c->split_k);
+    return o;
+}
+
+static cJSON *result_json(const trr_bench_result *r) {
+    const trr_bench_def *def = trr_bench_get(r->bench);
+    const trr_case *c = &r->tcase;
+    cJSON *o = cJSON_CreateObject();
+    const char *op = "?", *din = "?", *dout = "?";
+    trr_op_name(c->op, &op);
+    trr_dtype_name(c->in_dtype, &din);
+    trr_dtype_name(c->out_dtype, &dout);
+    char desc[96];
+    trr_case_describe(c, desc, sizeof desc);
+    cJSON_AddStringToObject(o, "bench", def->name);
+    cJSON_AddStringToObject(o, "op", op);
+    cJSON_AddStringToObject(o, "case", desc);
+    cJSON_AddStringToObject(o, "in_dtype", din);
+    cJSON_AddStringToObject(o, "out_dtype", dout);
+    cJSON *shape = cJSON_AddObjectToObject(o, "shape");
+    if (c->op == TRR_OP_MATMUL) {
+        num(shape, "m", (double)c->m);
+        num(shape, "n", (double)c->n);
+        num(shape, "k", (double)c->k);
+    } else {
+        num(shape, "rows", (double)c->rows);
+        num(shape, "cols", (double)c->cols);
+    }
+    cJSON_AddStringToObject(o, "size", r->size);
+    num(o, "x", r->x);
+    cJSON_AddStringToObject(o, "unit", def->unit);
+    cJSON_AddStringToObject(o, "status", trr_bench_outcome_name(r->outcome));
+    cJSON_AddStringToObject(o, "error", r->status ? trr_status_name(r->status) : "");
+    cJSON_AddStringToObject(o, "reason", r->reason);
+    num(o, "reps", r->timing.reps);
+    num(o, "median_ms", r->timing.median_ms);
+    num(o, "min_ms", r->timing.min_ms);
+    num(o, "max_ms", r->timing.max_ms);
+    num(o, "figure", r->figure);
+    num(o, "figure_min", r->figure_lo);
+    num(o, "figure_max", r->figure_hi);
+    num(o, "ceiling", r->ceiling);
+    num(o, "fraction_of_ceiling", r->fraction);
+    num(o, "vendor_figure", r->vendor_figure);
+    num(o, "vendor_median_ms", r->vendor_timing.median_ms);
+    num(o, "fraction_of_vendor", r->vendor_figure > 0 ? r->figure / r->vendor_figure : 0);
+    cJSON_AddItemToObject(o, "config", config_json(&r->config));
+    cJSON *chk = cJSON_AddObjectToObject(o, "check");
+    num(chk, "checked", (double)r->check.checked);
+    num(chk, "total", (double)r->check.total);
+    cJSON_AddStringToObject(chk, "metric", r->check.metric ? r->check.metric : "");
+    num(chk, "error", r->check.error);
+    num(chk, "bound", r->check.bound);
+    num(chk, "ratio", r->check.ratio);
+    return o;
+}
+
+static cJSON *report_json(const trr_bench_report *rep) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddItemToObject(o, "device", device_json(&rep->device));
+    cJSON_AddStringToObject(o, "backend", rep->device.backend);
+    cJSON_AddStringToObject(o, "driver", rep->device.driver);
+    cJSON_AddStringToObject(o, "library_version", rep->library_version);
+    cJSON_AddStringToObject(o, "date", rep->date);
+    cJSON_AddStringToObject(o, "sizes", rep->sizes);
+    num(o, "reps_requested", rep->reps_requested);
+    num(o, "budget_s", rep->budget_s);
+    num(o, "seed", (double)rep->seed);
+    num(o, "flush_bytes", (double)rep->flush_bytes);
+    num(o, "seconds", rep->seconds);
+    cJSON *ceil = cJSON_AddObjectToObject(o, "ceilings");
+    num(ceil, "copy_gbs", rep->copy.gbs);
+    num(ceil, "copy_bytes", (double)rep->copy.bytes);
+    num(ceil, "copy_median_ms", rep->copy.timing.median_ms);
+    cJSON_AddStringToObject(ceil, "copy_note", rep->copy.note);
+    cJSON_AddStringToObject(ceil, "vendor", rep->vendor);
+    cJSON_AddStringToObject(ceil, "vendor_note", rep->vendor_note);
+    cJSON *res = cJSON_AddArrayToObject(o, "results");
+    for (int i = 0; i < rep->n_results; i++) cJSON_AddItemToArray(res, result_json(&rep->results[i]));
+    return o;
+}
+
+trr_status trr_bench_json(const trr_bench_report *const *reports, int n, char **out_text) {
+    if (!reports || !out_text) return TRR_ERR_INVALID_ARGUMENT;
+    cJSON *root = cJSON_CreateObject();
+    if (!root) return TRR_ERR_OUT_OF_MEMORY;
+    cJSON_AddStringToObject(root, "tool", "trireme bench");
+    cJSON_AddStringToObject(root, "version", TRR_VERSION_STRING);
+    cJSON_AddStringToObject(root, "date", n > 0 ? reports[0]->date : "");
+    cJSON *arr = cJSON_AddArrayToObject(root, "reports");
+    for (int i = 0; i < n; i++) cJSON_AddItemToArray(arr, report_json(reports[i]));
+    char *text = cJSON_Print(root);
+    cJSON_Delete(root);
+    if (!text) return TRR_ERR_OUT_OF_MEMORY;
+    *out_text = text;
+    return TRR_OK;
+}
+
+trr_status trr_bench_write_json(const trr_bench_report *const *reports, int n, const char *path) {
+    char *text = NULL;
+    TRR_TRY(trr_bench_json(reports, n, &text));
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        free(text);
+        return trr_error(NULL, TRR_ERR_IO, "cannot write %s", path);
+    }
+    int ok = fputs(text, f) >= 0 && fputc('\n', f) != EOF;
+    ok = (fclose(f) == 0) && ok;
+    free(text);
+    return ok ? TRR_OK : trr_error(NULL, TRR_ERR_IO, "writing %s failed", path);
+}

@@ -1,0 +1,52 @@
+/* The report people read: per device, its ceilings, then one line per case. */
+#include "bench.h"
+
+static void print_config(const trr_bench_result *r, FILE *out) {
+    const trr_config *c = &r->config;
+    if (r->tcase.op == TRR_OP_MATMUL)
+        fprintf(out, "%dx%dx%d g%d t%d s%d", c->block_m, c->block_n, c->block_k, c->group_m, c->threads, c->stages);
+    else
+        fprintf(out, "bn%d t%d v%d", c->block_n, c->threads, c->vector_width);
+}
+
+void trr_bench_print(const trr_bench_report *const *reports, int n, FILE *out) {
+    for (int i = 0; i < n; i++) {
+        const trr_bench_report *rep = reports[i];
+        const trr_device_info *d = &rep->device;
+        fprintf(out, "== %s: %s (%s), driver %s, trireme %s, %s\n", d->spec, d->name, d->backend, d->driver,
+                rep->library_version, rep->date);
+        if (rep->copy.gbs > 0)
+            fprintf(out, "   copy ceiling: %.1f GB/s (%.0f MiB device-to-device, read + write, median of %d)\n",
+                    rep->copy.gbs, (double)rep->copy.bytes / 1048576.0, rep->copy.timing.reps);
+        else
+            fprintf(out, "   copy ceiling: %s\n", rep->copy.note);
+        fprintf(out, "   vendor matmul: %s\n", rep->vendor[0] ? rep->vendor : rep->vendor_note);
+        fprintf(out, "   L2 flush: %.0f MiB written between repetitions; sizes %s; %.1f s\n",
+                (double)rep->flush_bytes / 1048576.0, rep->sizes, rep->seconds);
+        fprintf(out, "   %-16s %-16s %10s %-7s %21s %7s %9s %5s %s\n", "bench", "size", "figure", "unit",
+                "min..max", "of ceil", "vendor", "reps", "config / note");
+        for (int j = 0; j < rep->n_results; j++) {
+            const trr_bench_result *r = &rep->results[j];
+            const trr_bench_def *def = trr_bench_get(r->bench);
+            fprintf(out, "   %-16s %-16s ", def->name, r->size);
+            if (r->outcome != TRR_BENCH_OK) {
+                fprintf(out, "%10s %-7s %s\n", trr_bench_outcome_name(r->outcome), "", r->reason);
+                continue;
+            }
+            char range[48], frac[16] = "-", vend[16] = "-";
+            snprintf(range, sizeof range, "%.4g..%.4g", r->figure_lo, r->figure_hi);
+            if (r->fraction > 0) snprintf(frac, sizeof frac, "%.0f%%", 100.0 * r->fraction);
+            if (r->vendor_figure > 0) snprintf(vend, sizeof vend, "%.4g", r->vendor_figure);
+            fprintf(out, "%10.4g %-7s %21s %7s %9s %5d ", r->figure, def->unit, range, frac, vend, r->timing.reps);
+            print_config(r, out);
+            fprintf(out, "\n");
+        }
+        int failed = 0, skipped = 0, ok = 0;
+        for (int j = 0; j < rep->n_results; j++) {
+            failed += rep->results[j].outcome == TRR_BENCH_FAILED;
+            skipped += rep->results[j].outcome == TRR_BENCH_SKIPPED;
+            ok += rep->results[j].outcome == TRR_BENCH_OK;
+        }
+        fprintf(out, "   %d measured, %d skipped, %d failed\n\n", ok, skipped, failed);
+    }
+}

@@ -1,0 +1,269 @@
+/* SPEC.md's benchmark table: which cases each benchmark runs (quick, full or a list) and how a time becomes
+ * its figure. */
+#include "bench.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const trr_bench_def g_defs[TRR_BENCH_COUNT] = {
+    {TRR_BENCH_ADD, "add_f32", "add f32 (GB/s = 12n/t)", "GB/s", "n", 0},
+    {TRR_BENCH_GELU, "gelu_f32", "gelu f32 (GB/s = 8n/t)", "GB/s", "n", 0},
+    {TRR_BENCH_SOFTMAX, "softmax_f32", "softmax f32, M = 4096 (GB/s = 8MN/t)", "GB/s", "N", 0},
+    {TRR_BENCH_ROW_SUM, "row_sum_f32", "row_sum f32, M = 4096 (GB/s = 4MN/t)", "GB/s", "N", 0},
+    {TRR_BENCH_MATMUL_F16, "matmul_f16", "matmul f16 -> f16 (TFLOPS = 2MNK/t)", "TFLOPS", "M=N=K", 1},
+    {TRR_BENCH_MATMUL_F16_RELU, "matmul_f16_relu", "matmul f16 -> f16 + ReLU (TFLOPS = 2MNK/t)", "TFLOPS",
+     "M=N=K", 1},
+    {TRR_BENCH_MATMUL_F32, "matmul_f32", "matmul f32, no TF32 (TFLOPS = 2MNK/t)", "TFLOPS", "M=N=K", 1},
+    {TRR_BENCH_RGB_TO_GREY, "rgb_to_grey", "rgb_to_grey u8 -> u8 (GB/s = 4HW/t)", "GB/s", "H", 0},
+};
+
+#define ROWS_M 4096 /* softmax and row_sum: M is fixed by the SPEC */
+
+const trr_bench_def *trr_bench_get(trr_bench_id id) {
+    return (unsigned)id < TRR_BENCH_COUNT ? &g_defs[id] : NULL;
+}
+
+static trr_op op_of(trr_bench_id id) {
+    switch (id) {
+    case TRR_BENCH_ADD: return TRR_OP_ADD;
+    case TRR_BENCH_GELU: return TRR_OP_GELU;
+    case TRR_BENCH_SOFTMAX: return TRR_OP_SOFTMAX;
+    case TRR_BENCH_ROW_SUM: return TRR_OP_ROW_SUM;
+    case TRR_BENCH_RGB_TO_GREY: return TRR_OP_RGB_TO_GREY;
+    default: return TRR_OP_MATMUL;
+    }
+}
+
+unsigned trr_bench_mask_for(const char *name) {
+    unsigned mask = 0;
+    trr_op op;
+    int is_op = trr_op_from_name(name, &op) == TRR_OK;
+    for (int i = 0; i < TRR_BENCH_COUNT; i++)
+        if (!strcmp(name, g_defs[i].name) || (is_op && op_of((trr_bench_id)i) == op)) mask |= 1u << i;
+    return mask;
+}
+
+int trr_bench_find(const char *name) {
+    unsigned mask = trr_bench_mask_for(name);
+    for (int i = 0; i < TRR_BENCH_COUNT; i++)
+        if (mask & (1u << i)) return i;
+    return -1;
+}
+
+/* ---- cases ---- */
+
+static trr_case make_case(trr_bench_id id, int64_t a, int64_t b, int64_t c3) {
+    trr_case c = {.op = op_of(id), .in_dtype = TRR_F32, .out_dtype = TRR_F32, .layout = TRR_LAYOUT_PACKED};
+    switch (id) {
+    case TRR_BENCH_ADD:
+    case TRR_BENCH_GELU: c.rows = 1, c.cols = a; break;
+    case TRR_BENCH_SOFTMAX:
+    case TRR_BENCH_ROW_SUM: c.rows = ROWS_M, c.cols = a; break;
+    case TRR_BENCH_RGB_TO_GREY:
+        c.in_dtype = c.out_dtype = TRR_U8;
+        c.rows = a;
+        c.cols = b ? b : (int64_t)llround((double)a * 1600.0 / 1066.0);
+        break;
+    case TRR_BENCH_MATMUL_F16:
+    case TRR_BENCH_MATMUL_F16_RELU:
+        c.in_dtype = c.out_dtype = TRR_F16;
+        /* fall through */
+    default:
+        c.m = a, c.n = b ? b : a, c.k = c3 ? c3 : a;
+        c.epilogue = id == TRR_BENCH_MATMUL_F16_RELU ? TRR_EPI_RELU : TRR_EPI_NONE;
+        break;
+    }
+    return c;
+}
+
+typedef struct case_vec {
+    trr_case *items;
+    int count, cap;
+} case_vec;
+
+static trr_status push(case_vec *v, trr_case c) {
+    if (v->count == v->cap) {
+        int cap = v->cap ? 2 * v->cap : 64;
+        trr_case *p = realloc(v->items, (size_t)cap * sizeof *p);
+        if (!p) return TRR_ERR_OUT_OF_MEMORY;
+        v->items = p, v->cap = cap;
+    }
+    v->items[v->count++] = c;
+    return TRR_OK;
+}
+
+static trr_status full_sizes(trr_bench_id id, case_vec *v) {
+    switch (id) {
+    case TRR_BENCH_ADD:
+    case TRR_BENCH_GELU:
+        for (int e = 12; e <= (id == TRR_BENCH_ADD ? 27 : 28); e++) TRR_TRY(push(v, make_case(id, 1ll << e, 0, 0)));
+        return TRR_OK;
+    case TRR_BENCH_SOFTMAX:
+        for (int64_t n = 256; n <= 12672; n += 128) TRR_TRY(push(v, make_case(id, n, 0, 0)));
+        return TRR_OK;
+    case TRR_BENCH_ROW_SUM:
+        for (int64_t n = 256; n <= 65536; n *= 2) TRR_TRY(push(v, make_case(id, n, 0, 0)));
+        return TRR_OK;
+    case TRR_BENCH_RGB_TO_GREY:
+        TRR_TRY(push(v, make_case(id, 1066, 1600, 0)));
+        return push(v, make_case(id, 4320, 7680, 0));
+    case TRR_BENCH_MATMUL_F16_RELU:
+        /* the epilogue costs nothing at large sizes; a few points show that */
+        for (int64_t s = 1024; s <= 8192; s *= 2) TRR_TRY(push(v, make_case(id, s, 0, 0)));
+        return TRR_OK;
+    default:
+        for (int64_t s = 256; s <= 4096; s += 128) TRR_TRY(push(v, make_case(id, s, 0, 0)));
+        TRR_TRY(push(v, make_case(id, 6144, 0, 0)));
+        TRR_TRY(push(v, make_case(id, 8192, 0, 0)));
+        if (id == TRR_BENCH_MATMUL_F32) TRR_TRY(push(v, make_case(id, 8192, 4096, 6144)));
+        return TRR_OK;
+    }
+}
+
+/* A few sizes per benchmark, including the ones SPEC.md's reference figures name, so a GPU run takes a few
+ * minutes. */
+static trr_status quick_sizes(trr_bench_id id, case_vec *v) {
+    switch (id) {
+    case TRR_BENCH_ADD:
+        TRR_TRY(push(v, make_case(id, 1ll << 20, 0, 0)));
+        TRR_TRY(push(v, make_case(id, 1ll << 24, 0, 0)));
+        return push(v, make_case(id, 1ll << 27, 0, 0));
+    case TRR_BENCH_GELU: return push(v, make_case(id, 1ll << 24, 0, 0));
+    case TRR_BENCH_SOFTMAX: {
+        static const int64_t n[] = {256, 1024, 4096, 12288};
+        for (size_t i = 0; i < sizeof n / sizeof n[0]; i++) TRR_TRY(push(v, make_case(id, n[i], 0, 0)));
+        return TRR_OK;
+    }
+    case TRR_BENCH_ROW_SUM: return push(v, make_case(id, 8192, 0, 0));
+    case TRR_BENCH_RGB_TO_GREY: return full_sizes(id, v);
+    case TRR_BENCH_MATMUL_F16_RELU: return push(v, make_case(id, 4096, 0, 0));
+    default:
+        /* 1024 first: on a slow device its time predicts whether 4096 fits the budget */
+        TRR_TRY(push(v, make_case(id, 1024, 0, 0)));
+        return push(v, make_case(id, 4096, 0, 0));
+    }
+}
+
+/* "16777216", "2^24", "1<<24" */
+static int parse_size(const char *s, const char **end, int64_t *out) {
+    char *e;
+    errno = 0;
+    long long v = strtoll(s, &e, 10);
+    if (e == s || errno || v <= 0) return 0;
+    if (*e == '^' || (e[0] == '<' && e[1] == '<')) {
+        const int power = *e == '^';
+        const char *p = power ? e + 1 : e + 2;
+        long long ex = strtoll(p, &e, 10);
+        if (e == p || ex < 0 || ex > 40) return 0;
+        if (power) {
+            long long r = 1;
+            for (long long i = 0; i < ex && r <= (1ll << 42); i++) r *= v;
+            v = r;
+        } else {
+            v <<= ex;
+        }
+    }
+    *end = e;
+    *out = v;
+    return 1;
+}
+
+static trr_status list_sizes(trr_bench_id id, const char *list, case_vec *v) {
+    if (!list || !*list) return trr_error(NULL, TRR_ERR_INVALID_ARGUMENT, "bench: empty size list");
+    const char *p = list;
+    while (*p) {
+        int64_t d[3] = {0, 0, 0};
+        int nd = 0, bad = 0;
+        const char *e;
+        while (nd < 3) {
+            if (!parse_size(p, &e, &d[nd])) {
+                bad = 1;
+                break;
+            }
+            nd++;
+            p = e;
+            if (*p != 'x' && *p != 'X') break;
+            p++;
+        }
+        if (bad || nd == 0 || (*p && *p != ',') || (nd > 1 && id < TRR_BENCH_MATMUL_F16) ||
+            (nd == 3 && id == TRR_BENCH_RGB_TO_GREY))
+            return trr_error(NULL, TRR_ERR_INVALID_ARGUMENT, "bench %s: bad size list entry at \"%s\" (give %s%s)",
+                             g_defs[id].name, p, g_defs[id].size_label,
+                             id >= TRR_BENCH_MATMUL_F16 && id <= TRR_BENCH_MATMUL_F32 ? " or MxNxK" :
+                             id == TRR_BENCH_RGB_TO_GREY ? " or HxW" : "");
+        if (nd == 2 && id != TRR_BENCH_RGB_TO_GREY) d[2] = d[0]; /* MxN: K = M */
+        TRR_TRY(push(v, make_case(id, d[0], d[1], d[2])));
+        if (*p == ',') p++;
+    }
+    return TRR_OK;
+}
+
+trr_status trr_bench_cases(trr_bench_id id, trr_bench_sizes_mode mode, const char *list, trr_case **out_cases,
+                           int *out_count) {
+    if ((unsigned)id >= TRR_BENCH_COUNT || !out_cases || !out_count) return TRR_ERR_INVALID_ARGUMENT;
+    case_vec v = {0};
+    trr_status st = mode == TRR_BENCH_SIZES_FULL ? full_sizes(id, &v)
+                    : mode == TRR_BENCH_SIZES_LIST ? list_sizes(id, list, &v)
+                                                   : quick_sizes(id, &v);
+    if (st != TRR_OK) {
+        free(v.items);
+        return st;
+    }
+    *out_cases = v.items;
+    *out_count = v.count;
+    return TRR_OK;
+}
+
+/* ---- figures ---- */
+
+double trr_bench_work(trr_bench_id id, const trr_case *c) {
+    const double n = (double)c->rows * (double)c->cols;
+    switch (id) {
+    case TRR_BENCH_ADD: return 12.0 * n;
+    case TRR_BENCH_GELU: return 8.0 * n;
+    case TRR_BENCH_SOFTMAX: return 8.0 * n;
+    case TRR_BENCH_ROW_SUM: return 4.0 * n;
+    case TRR_BENCH_RGB_TO_GREY: return 4.0 * n;
+    default: return 2.0 * (double)c->m * (double)c->n * (double)c->k;
+    }
+}
+
+double trr_bench_figure(trr_bench_id id, const trr_case *c, double ms) {
+    if (ms <= 0) return 0;
+    const double per_s = trr_bench_work(id, c) / (ms * 1e-3);
+    return g_defs[id].compute_bound ? per_s * 1e-12 : per_s * 1e-9;
+}
+
+void trr_bench_size_text(trr_bench_id id, const trr_case *c, char *out, size_t cap) {
+    switch (id) {
+    case TRR_BENCH_ADD:
+    case TRR_BENCH_GELU: {
+        int e = 0;
+        while (e < 62 && (1ll << e) < c->cols) e++;
+        if ((1ll << e) == c->cols) snprintf(out, cap, "n=2^%d", e);
+        else snprintf(out, cap, "n=%lld", (long long)c->cols);
+        return;
+    }
+    case TRR_BENCH_SOFTMAX:
+    case TRR_BENCH_ROW_SUM: snprintf(out, cap, "%lldx%lld", (long long)c->rows, (long long)c->cols); return;
+    case TRR_BENCH_RGB_TO_GREY: snprintf(out, cap, "3x%lldx%lld", (long long)c->rows, (long long)c->cols); return;
+    default:
+        if (c->m == c->n && c->n == c->k) snprintf(out, cap, "%lld^3", (long long)c->m);
+        else snprintf(out, cap, "%lldx%lldx%lld", (long long)c->m, (long long)c->n, (long long)c->k);
+        return;
+    }
+}
+
+double trr_bench_size_x(trr_bench_id id, const trr_case *c) {
+    switch (id) {
+    case TRR_BENCH_ADD:
+    case TRR_BENCH_GELU:
+    case TRR_BENCH_SOFTMAX:
+    case TRR_BENCH_ROW_SUM: return (double)c->cols;
+    case TRR_BENCH_RGB_TO_GREY: return (double)c->rows * (double)c->cols;
+    default: return cbrt((double)c->m * (double)c->n * (double)c->k);
+    }
+}

@@ -1,0 +1,83 @@
+/* Device timing: warm-up, then many repetitions of one call, each between trr_timer_start and trr_timer_stop
+ * with the cache flushed before it; the median, min and max. */
+#include "bench.h"
+
+#include <stdlib.h>
+
+#define MIN_REPS 5
+#define MAX_REPS 200
+#define WARMUP_S 0.05
+
+/* GPUs: 256 MiB, larger than any L2 (H200: 50 MiB; MI300: 256 MiB of Infinity Cache is the exception that
+ * would need more). CPU devices: 64 MiB is past a desktop or small server last-level cache and keeps the
+ * fill cheap on a 2-core machine. Never more than an eighth of the device's memory. */
+trr_status trr_bench_flush_create(trr_context *ctx, const trr_device_info *dev, trr_bench_flush *out) {
+    size_t bytes = dev->is_gpu ? (size_t)256 << 20 : (size_t)64 << 20;
+    if (dev->global_memory && bytes > dev->global_memory / 8) bytes = (size_t)(dev->global_memory / 8);
+    out->bytes = bytes;
+    out->buf = NULL;
+    return trr_buffer_create(ctx, bytes, &out->buf);
+}
+
+void trr_bench_flush_destroy(trr_bench_flush *f) {
+    if (f && f->buf) trr_buffer_destroy(f->buf);
+    if (f) f->buf = NULL;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Writing the flush buffer evicts the operands from the cache; it is queued before the timer starts, so the
+ * device timer (events in the same queue) does not count it. */
+static trr_status flush_cache(trr_context *ctx, const trr_bench_flush *flush, int rep) {
+    if (!flush || !flush->buf) return TRR_OK;
+    return trr_buffer_fill(ctx, flush->buf, 0, flush->bytes, (uint8_t)(rep * 17 + 1));
+}
+
+static trr_status time_one(trr_context *ctx, trr_bench_fn fn, void *user, double *out_ms) {
+    TRR_TRY(trr_timer_start(ctx));
+    trr_status st = fn(ctx, user);
+    double ms = 0;
+    trr_status st_timer = trr_timer_stop(ctx, &ms);
+    TRR_TRY(st);
+    TRR_TRY(st_timer);
+    *out_ms = ms;
+    return TRR_OK;
+}
+
+trr_status trr_bench_time(trr_context *ctx, trr_bench_fn fn, void *user, const trr_bench_flush *flush, int reps,
+                          double target_s, double first_ms, trr_bench_timing *out) {
+    /* warm-up: module loads, compilation and first-touch page faults stay out of the figures; at least one
+     * call, more while they are cheap */
+    double warm_ms = 0, est = first_ms;
+    for (int i = 0; i < 50 && (i == 0 || warm_ms < WARMUP_S * 1e3); i++) {
+        double ms = 0;
+        TRR_TRY(flush_cache(ctx, flush, i));
+        TRR_TRY(time_one(ctx, fn, user, &ms));
+        warm_ms += ms;
+        est = ms;
+    }
+    if (reps <= 0) {
+        double n = est > 0 ? target_s * 1e3 / est : MAX_REPS;
+        reps = n < MIN_REPS ? MIN_REPS : n > MAX_REPS ? MAX_REPS : (int)n;
+    }
+    double *t = malloc((size_t)reps * sizeof *t);
+    if (!t) return trr_error(ctx, TRR_ERR_OUT_OF_MEMORY, "bench: %d timings", reps);
+    for (int i = 0; i < reps; i++) {
+        trr_status st = flush_cache(ctx, flush, i);
+        if (st == TRR_OK) st = time_one(ctx, fn, user, &t[i]);
+        if (st != TRR_OK) {
+            free(t);
+            return st;
+        }
+    }
+    qsort(t, (size_t)reps, sizeof *t, cmp_double);
+    out->reps = reps;
+    out->min_ms = t[0];
+    out->max_ms = t[reps - 1];
+    out->median_ms = reps % 2 ? t[reps / 2] : 0.5 * (t[reps / 2 - 1] + t[reps / 2]);
+    free(t);
+    return TRR_OK;
+}

@@ -1,0 +1,131 @@
+/* Option parsing and device opening shared by the subcommands (cli.h). */
+#include "cli.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+int cli_usage_error(const char *cmd, const char *fmt, ...) {
+    va_list ap;
+    fprintf(stderr, "trireme %s: ", cmd);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\n(see 'trireme %s --help')\n", cmd);
+    return CLI_EXIT_USAGE;
+}
+
+int cli_flag(char **argv, int i, const char *name) {
+    return argv[i][0] == '-' && argv[i][1] == '-' && !strcmp(argv[i] + 2, name);
+}
+
+int cli_is_help(const char *arg) { return !strcmp(arg, "--help") || !strcmp(arg, "-h"); }
+
+int cli_option_value(int argc, char **argv, int *i, const char *name, const char **out_value) {
+    const char *a = argv[*i];
+    size_t len = strlen(name);
+    if (strncmp(a, "--", 2) || strncmp(a + 2, name, len)) return 0;
+    if (a[2 + len] == '=') {
+        *out_value = a + 3 + len;
+        return 1;
+    }
+    if (a[2 + len] != '\0') return 0;
+    if (*i + 1 >= argc) {
+        fprintf(stderr, "trireme: option --%s needs a value\n", name);
+        return -1;
+    }
+    *i += 1;
+    *out_value = argv[*i];
+    return 1;
+}
+
+int cli_parse_i64(const char *option, const char *text, int64_t min, int64_t *out) {
+    char *end = NULL;
+    errno = 0;
+    long long v = strtoll(text, &end, 10);
+    if (errno || end == text || *end || v < min) {
+        fprintf(stderr, "trireme: --%s wants an integer >= %lld, not '%s'\n", option, (long long)min, text);
+        return 0;
+    }
+    *out = v;
+    return 1;
+}
+
+int cli_parse_u64(const char *option, const char *text, uint64_t *out) {
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = strtoull(text, &end, 0);
+    if (errno || end == text || *end || text[0] == '-') {
+        fprintf(stderr, "trireme: --%s wants an unsigned integer, not '%s'\n", option, text);
+        return 0;
+    }
+    *out = v;
+    return 1;
+}
+
+int cli_parse_float(const char *option, const char *text, float *out) {
+    char *end = NULL;
+    errno = 0;
+    float v = strtof(text, &end);
+    if (errno || end == text || *end || !isfinite(v)) {
+        fprintf(stderr, "trireme: --%s wants a number, not '%s'\n", option, text);
+        return 0;
+    }
+    *out = v;
+    return 1;
+}
+
+int cli_parse_dtype(const char *option, const char *text, trr_dtype *out) {
+    for (int d = 0; d < TRR_DTYPE_COUNT; d++) {
+        const char *name = NULL;
+        if (trr_dtype_name((trr_dtype)d, &name) == TRR_OK && name && !strcmp(name, text)) {
+            *out = (trr_dtype)d;
+            return 1;
+        }
+    }
+    fprintf(stderr, "trireme: --%s wants f32, f16, bf16 or u8, not '%s'\n", option, text);
+    return 0;
+}
+
+void cli_print_available_devices(void) {
+    int n = 0, printed = 0;
+    fprintf(stderr, "available devices:");
+    if (trr_backend_count(&n) == TRR_OK) {
+        for (int b = 0; b < n; b++) {
+            trr_backend_info bi;
+            if (trr_backend_get_info(b, &bi) != TRR_OK || !bi.available) continue;
+            for (int d = 0; d < bi.device_count; d++) {
+                trr_device_info di;
+                if (trr_device_get_info(bi.name, d, &di) != TRR_OK) continue;
+                fprintf(stderr, "%s %s (%s)", printed++ ? "," : "", di.spec, di.name);
+            }
+        }
+    }
+    fprintf(stderr, "%s\n", printed ? "" : " none");
+}
+
+int cli_exit_for_status(trr_status status) {
+    return status >= 1 && status < 20 ? CLI_EXIT_USAGE : CLI_EXIT_FAILURE;
+}
+
+int cli_open_context(const char *cmd, const char *spec, trr_context **out_ctx) {
+    trr_status st = trr_context_create(spec, out_ctx);
+    if (st == TRR_OK) return CLI_EXIT_OK;
+    fprintf(stderr, "trireme %s: cannot open device '%s': %s\n", cmd, spec ? spec : "(default)",
+            trr_last_error(NULL));
+    cli_print_available_devices();
+    /* a spec that names nothing usable here is the caller's to fix; a device that fails to open is not */
+    if (st == TRR_ERR_NO_DEVICE || st == TRR_ERR_UNAVAILABLE || st == TRR_ERR_INVALID_ARGUMENT)
+        return CLI_EXIT_USAGE;
+    return CLI_EXIT_FAILURE;
+}
+
+uint64_t cli_default_seed(void) {
+    struct timespec ts;
+    timespec_get(&ts, TIME_UTC);
+    return ((uint64_t)ts.tv_sec * 1000003u) ^ (uint64_t)ts.tv_nsec;
+}

@@ -1,0 +1,62 @@
+/* Plumbing shared by the subcommands of the `trireme` tool. */
+#ifndef TRR_CLI_H
+#define TRR_CLI_H
+
+#include "trireme.h"
+
+#include <stdint.h>
+
+/* Exit statuses of every subcommand. */
+enum { CLI_EXIT_OK = 0, CLI_EXIT_FAILURE = 1, CLI_EXIT_USAGE = 2 };
+
+/* Returns a failing trr_status from the enclosing function (the library's TRR_TRY, without its internal header). */
+#define TRR_CLI_TRY(expr)                                                                                      \
+    do {                                                                                                       \
+        trr_status cli_try_status_ = (expr);                                                                   \
+        if (cli_try_status_ != TRR_OK) return cli_try_status_;                                                \
+    } while (0)
+
+/* A subcommand: argv[0] is the subcommand's name. Returns an exit status. */
+typedef int (*cli_command_fn)(int argc, char **argv);
+
+int cmd_devices(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_conformance(int argc, char **argv);
+int trr_cli_bench(int argc, char **argv); /* cli/cmd_bench.c, declared also in bench/bench.h */
+
+/* Option parsing: if argv[*i] is --name or --name=value, sets *out_value (the next argument, or the text
+ * after '='), advances *i past what it used and returns 1; returns 0 when argv[*i] is another option; returns
+ * -1 (after printing a usage error) when the value is missing. */
+int cli_option_value(int argc, char **argv, int *i, const char *name, const char **out_value);
+/* 1 if argv[i] is exactly --name. */
+int cli_flag(char **argv, int i, const char *name);
+
+/* 1 if arg is --help or -h. */
+int cli_is_help(const char *arg);
+
+/* Parsers; each prints a usage error naming the option and returns 0 when text is not valid. */
+int cli_parse_i64(const char *option, const char *text, int64_t min, int64_t *out);
+int cli_parse_u64(const char *option, const char *text, uint64_t *out);
+int cli_parse_float(const char *option, const char *text, float *out);
+int cli_parse_dtype(const char *option, const char *text, trr_dtype *out);
+
+/* Prints "trireme <cmd>: <message>" and a hint to stderr; returns CLI_EXIT_USAGE. */
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* Opens a context on spec (NULL: TRIREME_DEVICE, else auto). On failure prints why and the devices that are
+ * available, and returns the exit status to use (2 when the spec names no device here, else 1). */
+int cli_open_context(const char *cmd, const char *spec, trr_context **out_ctx);
+/* Prints the specs of every available device, comma separated, to stderr. */
+void cli_print_available_devices(void);
+
+/* An exit status for a library failure: 2 for the argument band (the caller's fault), 1 otherwise. */
+int cli_exit_for_status(trr_status status);
+
+/* The default seed when none is given: different on each run, and printed so a run can be repeated. */
+uint64_t cli_default_seed(void);
+
+#endif

@@ -1,0 +1,188 @@
+/* trireme bench: SPEC.md's benchmarks on one or more devices (bench/bench.h does the work). */
+#include "bench.h"
+#include "cli.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_DEVICES 16
+
+static void usage(FILE *out) {
+    fprintf(out,
+            "usage: trireme bench [BENCH...] [--device D|all] [--sizes quick|full|LIST] [--reps N] [--budget S]\n"
+            "                     [--json FILE] [--csv FILE] [--plot DIR] [--seed N] [--no-vendor] [--quiet]\n"
+            "       trireme bench --compare A.json B.json\n\n"
+            "Times SPEC.md's benchmarks on the device, each checked against the float64 reference first, with the\n"
+            "device's copy bandwidth (and cuBLAS on CUDA devices) measured in the same run as ceilings.\n\n"
+            "  BENCH         add_f32 gelu_f32 softmax_f32 row_sum_f32 matmul_f16 matmul_f16_relu matmul_f32\n"
+            "                rgb_to_grey, or an op name (matmul selects all three); default: all\n"
+            "  --device D    cpu, cuda:0, opencl:1, ..., or all (every available device); repeat or comma-separate\n"
+            "                for several; default: TRIREME_DEVICE, else auto\n"
+            "  --sizes       quick (default: a few sizes per benchmark), full (SPEC.md's whole table), or a list:\n"
+            "                n for add/gelu, N for softmax/row_sum, M=N=K or MxNxK for matmul, H or HxW for\n"
+            "                rgb_to_grey; 2^24 is accepted (e.g. --sizes 2^20,2^24)\n"
+            "  --reps N      timed repetitions per case (default: as many as fit in 0.5 s, 5 to 200)\n"
+            "  --budget S    skip a case predicted to take more than S seconds per repetition (default 2 on CPU\n"
+            "                devices, 30 on GPUs)\n"
+            "  --json FILE, --csv FILE   write the reports; --plot DIR   one SVG chart per benchmark\n"
+            "  --no-vendor   do not load cuBLAS\n"
+            "  --compare A B print the cases two JSON reports share side by side with the ratio B / A\n");
+}
+
+typedef struct progress_state {
+    int quiet;
+    const char *device;
+} progress_state;
+
+/* One line per finished case, once the run has gone on for more than a couple of seconds. */
+static void on_progress(void *user, int index, int total, const char *name, const trr_bench_result *r,
+                        double elapsed_s, double eta_s) {
+    const progress_state *ps = user;
+    if (ps->quiet || !r || elapsed_s < 2.0) return;
+    char what[200];
+    if (r->outcome == TRR_BENCH_OK)
+        snprintf(what, sizeof what, "%.4g %s", r->figure, trr_bench_get(r->bench)->unit);
+    else
+        snprintf(what, sizeof what, "%s", trr_bench_outcome_name(r->outcome));
+    fprintf(stderr, "[%s %d/%d] %s: %s (%.0f s elapsed, ~%.0f s left)\n", ps->device, index + 1, total, name, what,
+            elapsed_s, eta_s > 0 ? eta_s : 0);
+}
+
+static int add_devices(const char *text, char specs[][32], int *n) {
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", text);
+    for (char *p = buf, *comma; p && *p; p = comma ? comma + 1 : NULL) {
+        comma = strchr(p, ',');
+        if (comma) *comma = '\0';
+        if (!strcmp(p, "all")) {
+            int nb = 0;
+            trr_backend_count(&nb);
+            for (int b = 0; b < nb; b++) {
+                trr_backend_info bi;
+                if (trr_backend_get_info(b, &bi) != TRR_OK || !bi.available) continue;
+                for (int d = 0; d < bi.device_count && *n < MAX_DEVICES; d++) {
+                    trr_device_info di;
+                    if (trr_device_get_info(bi.name, d, &di) == TRR_OK) snprintf(specs[(*n)++], 32, "%s", di.spec);
+                }
+            }
+        } else if (*n < MAX_DEVICES) {
+            snprintf(specs[(*n)++], 32, "%s", p);
+        }
+    }
+    return 1;
+}
+
+int trr_cli_bench(int argc, char **argv) {
+    trr_bench_options opt = {.sizes = TRR_BENCH_SIZES_QUICK, .seed = 0x7B1D5EEDull};
+    const char *json = NULL, *csv = NULL, *plot = NULL, *v = NULL;
+    char specs[MAX_DEVICES][32];
+    int n_specs = 0, device_given = 0;
+    progress_state ps = {0};
+    for (int i = 1; i < argc; i++) {
+        int r;
+        if (cli_is_help(argv[i])) {
+            usage(stdout);
+            return CLI_EXIT_OK;
+        }
+        if (cli_flag(argv, i, "compare")) {
+            if (i + 2 >= argc) return cli_usage_error("bench", "--compare needs two JSON files");
+            return trr_bench_compare(argv[i + 1], argv[i + 2], stdout) == TRR_OK ? CLI_EXIT_OK : CLI_EXIT_FAILURE;
+        }
+        if (cli_flag(argv, i, "no-vendor")) {
+            opt.no_vendor = 1;
+        } else if (cli_flag(argv, i, "quiet")) {
+            ps.quiet = 1;
+        } else if ((r = cli_option_value(argc, argv, &i, "device", &v)) != 0) {
+            if (r < 0) return CLI_EXIT_USAGE;
+            device_given = 1;
+            add_devices(v, specs, &n_specs);
+        } else if ((r = cli_option_value(argc, argv, &i, "sizes", &v)) != 0) {
+            if (r < 0) return CLI_EXIT_USAGE;
+            if (!strcmp(v, "quick")) opt.sizes = TRR_BENCH_SIZES_QUICK;
+            else if (!strcmp(v, "full")) opt.sizes = TRR_BENCH_SIZES_FULL;
+            else opt.sizes = TRR_BENCH_SIZES_LIST, opt.size_list = v;
+        } else if ((r = cli_option_value(argc, argv, &i, "reps", &v)) != 0) {
+            int64_t n = 0;
+            if (r < 0 || !cli_parse_i64("reps", v, 1, &n)) return CLI_EXIT_USAGE;
+            opt.reps = (int)(n > 100000 ? 100000 : n);
+        } else if ((r = cli_option_value(argc, argv, &i, "budget", &v)) != 0) {
+            float s = 0;
+            if (r < 0 || !cli_parse_float("budget", v, &s) || s <= 0) return CLI_EXIT_USAGE;
+            opt.budget_s = s;
+        } else if ((r = cli_option_value(argc, argv, &i, "seed", &v)) != 0) {
+            if (r < 0 || !cli_parse_u64("seed", v, &opt.seed)) return CLI_EXIT_USAGE;
+        } else if ((r = cli_option_value(argc, argv, &i, "json", &json)) != 0) {
+            if (r < 0) return CLI_EXIT_USAGE;
+        } else if ((r = cli_option_value(argc, argv, &i, "csv", &csv)) != 0) {
+            if (r < 0) return CLI_EXIT_USAGE;
+        } else if ((r = cli_option_value(argc, argv, &i, "plot", &plot)) != 0) {
+            if (r < 0) return CLI_EXIT_USAGE;
+        } else if (argv[i][0] == '-') {
+            return cli_usage_error("bench", "unknown option '%s'", argv[i]);
+        } else {
+            unsigned m = trr_bench_mask_for(argv[i]);
+            if (!m) return cli_usage_error("bench", "unknown benchmark '%s'", argv[i]);
+            opt.bench_mask |= m;
+        }
+    }
+    /* a bad size list is a usage error: find it before opening any device */
+    if (opt.sizes == TRR_BENCH_SIZES_LIST)
+        for (int b = 0; b < TRR_BENCH_COUNT; b++) {
+            if (opt.bench_mask && !(opt.bench_mask & (1u << b))) continue;
+            trr_case *cases = NULL;
+            int n = 0;
+            if (trr_bench_cases((trr_bench_id)b, opt.sizes, opt.size_list, &cases, &n) != TRR_OK)
+                return cli_usage_error("bench", "%s", trr_last_error(NULL));
+            free(cases);
+        }
+    if (device_given && n_specs == 0) return cli_usage_error("bench", "--device all found no available device");
+    if (n_specs == 0) specs[n_specs++][0] = '\0'; /* TRIREME_DEVICE, else auto */
+
+    trr_bench_report *reports[MAX_DEVICES];
+    int n_reports = 0, status = CLI_EXIT_OK;
+    opt.progress = on_progress;
+    opt.user = &ps;
+    for (int d = 0; d < n_specs; d++) {
+        trr_context *ctx = NULL;
+        int rc = cli_open_context("bench", specs[d][0] ? specs[d] : NULL, &ctx);
+        if (rc != CLI_EXIT_OK) {
+            status = rc;
+            continue;
+        }
+        trr_device_info info;
+        trr_context_device(ctx, &info);
+        ps.device = specs[d][0] ? specs[d] : "auto";
+        if (!ps.quiet) fprintf(stderr, "bench: %s (%s), sizes %s\n", info.spec, info.name,
+                               opt.sizes == TRR_BENCH_SIZES_FULL ? "full" : opt.sizes == TRR_BENCH_SIZES_LIST ? opt.size_list : "quick");
+        trr_status st = trr_bench_run(ctx, &opt, &reports[n_reports]);
+        if (st != TRR_OK) {
+            fprintf(stderr, "trireme bench: %s: %s\n", info.spec, trr_last_error(ctx));
+            status = CLI_EXIT_FAILURE;
+        } else {
+            n_reports++;
+        }
+        trr_context_destroy(ctx);
+    }
+    const trr_bench_report *const *reps = (const trr_bench_report *const *)reports;
+    trr_bench_print(reps, n_reports, stdout);
+    if (json && trr_bench_write_json(reps, n_reports, json) != TRR_OK) {
+        fprintf(stderr, "trireme bench: %s\n", trr_last_error(NULL));
+        status = CLI_EXIT_FAILURE;
+    }
+    if (csv && trr_bench_write_csv(reps, n_reports, csv) != TRR_OK) {
+        fprintf(stderr, "trireme bench: %s\n", trr_last_error(NULL));
+        status = CLI_EXIT_FAILURE;
+    }
+    if (plot && trr_bench_write_plots(reps, n_reports, plot, stderr) != TRR_OK) {
+        fprintf(stderr, "trireme bench: %s\n", trr_last_error(NULL));
+        status = CLI_EXIT_FAILURE;
+    }
+    if (trr_bench_failures(reps, n_reports) > 0) {
+        fprintf(stderr, "trireme bench: %d case(s) failed their check or run; they report no figure\n",
+                trr_bench_failures(reps, n_reports));
+        status = CLI_EXIT_FAILURE;
+    }
+    for (int i = 0; i < n_reports; i++) trr_bench_free(reports[i]);
+    return status;
+}

@@ -1,0 +1,51 @@
+/* The case list: one set of op calls (op, dtypes, shape, layout, epilogue) shared by conformance and
+ * benchmarking, so a benchmark figure is always for a configuration the conformance suite has checked. */
+#ifndef TRR_CASES_H
+#define TRR_CASES_H
+
+#include "trireme.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* How the operands sit in their buffers. Every layout keeps guard bytes after each output view; the
+ * non-packed ones also move every view to an odd element offset, which defeats aligned vector loads. */
+typedef enum trr_case_layout {
+    TRR_LAYOUT_PACKED = 0, /* offset 0, row stride = row length */
+    TRR_LAYOUT_OFFSET,     /* packed rows, every view at a non-zero odd element offset */
+    TRR_LAYOUT_STRIDED,    /* row (and plane) strides longer than the row, odd offsets */
+    TRR_LAYOUT_COUNT
+} trr_case_layout;
+
+typedef struct trr_case {
+    trr_op op;
+    trr_dtype in_dtype;  /* every input */
+    trr_dtype out_dtype;
+    /* copy/add/gelu: rows x cols (rows = 1 is a flat vector); rgb_to_grey: rows = H, cols = W; softmax,
+     * row_sum: rows = M, cols = N; matmul: m, n, k. */
+    int64_t rows, cols;
+    int64_t m, n, k;
+    trr_case_layout layout;
+    int trans_a, trans_b; /* matmul: A stored as [K,M], B stored as [N,K] */
+    trr_epilogue epilogue;
+    float alpha;
+    int quick;            /* member of the small subset used under sanitizers */
+} trr_case;
+
+/* The whole list, built once and kept (thread-safe after the first call returns; call it once from one thread
+ * before using it from several). quick_only selects the quick subset. The list is ordered by op. */
+trr_status trr_cases_get(int quick_only, const trr_case **out_cases, int *out_count);
+
+/* A short stable description, e.g. "matmul f16->f32 127x1000x17 tA strided gelu": the case's name in reports
+ * and JSON. Writes at most cap bytes, always terminated. */
+void trr_case_describe(const trr_case *c, char *out, size_t cap);
+/* "packed", "offset", "strided" */
+const char *trr_case_layout_name(trr_case_layout layout);
+
+/* The output's logical shape: rows x cols values (row_sum: rows x 1). */
+void trr_case_out_shape(const trr_case *c, int64_t *out_rows, int64_t *out_cols);
+/* Floating-point operations of one call (2·M·N·K for matmul, one per output element otherwise): used to keep
+ * the suite's cost in check and by benchmarks. */
+double trr_case_flops(const trr_case *c);
+
+#endif

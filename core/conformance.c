@@ -1,0 +1,481 @@
+/* The conformance engine's run loop (conformance.h): for each case, lay the operands out in device buffers,
+ * poison the output and guard its surroundings, run the op through the public API, and hand the result with
+ * the float64 reference to conformance_check.c. */
+#include "conformance.h"
+
+#include "conformance_check.h"
+#include "reference.h"
+#include "validate.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* Elements of padding: odd counts, so a padded row never lands back on a vector boundary. */
+#define ROW_PAD_IN 5
+#define ROW_PAD_OUT 3
+#define PLANE_PAD 11
+#define TAIL_PAD 16
+
+/* ---- random inputs ---- */
+
+static uint64_t splitmix64(uint64_t *state) {
+    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* Uniform in [-1, 1) on a 2^-23 grid, never zero (a zero hides a kernel that skips the element). */
+static float rand_unit(uint64_t *state) {
+    float v = (float)((int64_t)(splitmix64(state) >> 40) - (1 << 23)) / (float)(1 << 23);
+    return v == 0.0f ? 0.5f : v;
+}
+
+/* Keyed by the case's name, so a case draws the same inputs whatever subset it runs in. */
+static uint64_t case_seed(uint64_t seed, const char *name) {
+    uint64_t h = 1469598103934665603ull;
+    for (const char *p = name; *p; p++) h = (h ^ (uint8_t)*p) * 1099511628211ull;
+    uint64_t s = seed ^ h;
+    return splitmix64(&s);
+}
+
+static double now_s(void) {
+    struct timespec ts;
+    timespec_get(&ts, TIME_UTC);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* ---- operand layout ---- */
+
+/* One operand as stored: planes x rows x cols elements with the given strides, at offset elements. */
+typedef struct view {
+    trr_dtype dtype;
+    int64_t planes, rows, cols;
+    int64_t plane_stride, row_stride, offset;
+} view;
+
+typedef struct operand {
+    view v;
+    size_t bytes;
+    uint8_t *host;
+    trr_buffer *buf;
+} operand;
+
+static int64_t view_extent(const view *v) {
+    if (v->planes == 0 || v->rows == 0 || v->cols == 0) return v->offset;
+    return v->offset + (v->planes - 1) * v->plane_stride + (v->rows - 1) * v->row_stride + v->cols;
+}
+
+static view make_view(trr_dtype dt, int64_t rows, int64_t cols, trr_case_layout layout, int pad, int64_t offset) {
+    view v = {.dtype = dt, .planes = 1, .rows = rows, .cols = cols};
+    v.row_stride = cols + (layout == TRR_LAYOUT_STRIDED ? pad : 0);
+    v.plane_stride = rows * v.row_stride;
+    v.offset = layout == TRR_LAYOUT_PACKED ? 0 : offset;
+    return v;
+}
+
+static void store(uint8_t *base, trr_dtype dt, int64_t idx, float value) {
+    if (dt == TRR_F32) {
+        memcpy(base + idx * 4, &value, 4);
+    } else if (dt == TRR_F16) {
+        uint16_t h = 0;
+        trr_f32_to_f16(&value, &h, 1);
+        memcpy(base + idx * 2, &h, 2);
+    } else {
+        base[idx] = (uint8_t)value;
+    }
+}
+
+/* Inputs: view elements random; everything else in the buffer NaN for floats (a kernel that reads past its view
+ * and uses the value produces NaN), random bytes for u8. Softmax inputs sit in [60, 100], where exp() overflows
+ * f32 unless the row maximum is subtracted first, as SPEC.md defines it. */
+static void fill_input(operand *o, const trr_case *tc, uint64_t *rng) {
+    const trr_dtype dt = o->v.dtype;
+    const size_t n = o->bytes;
+    if (dt == TRR_U8) {
+        for (size_t i = 0; i < n; i++) o->host[i] = (uint8_t)(splitmix64(rng) >> 56);
+        return;
+    }
+    size_t esz = dt == TRR_F32 ? 4 : 2;
+    for (size_t i = 0; i < n / esz; i++) store(o->host, dt, (int64_t)i, NAN);
+    for (int64_t p = 0; p < o->v.planes; p++)
+        for (int64_t r = 0; r < o->v.rows; r++)
+            for (int64_t c = 0; c < o->v.cols; c++) {
+                float v = rand_unit(rng);
+                if (tc->op == TRR_OP_SOFTMAX) v = 80.0f + 20.0f * v;
+                store(o->host, dt, o->v.offset + p * o->v.plane_stride + r * o->v.row_stride + c, v);
+            }
+}
+
+/* The output buffer before a run: a byte pattern everywhere (the guard), the poison on the view's elements. */
+static void fill_output(uint8_t *host, size_t bytes, const view *v, uint32_t poison) {
+    for (size_t i = 0; i < bytes; i++) host[i] = (uint8_t)(0x3Cu ^ (uint32_t)(i * 37u));
+    for (int64_t p = 0; p < v->planes; p++)
+        for (int64_t r = 0; r < v->rows; r++)
+            for (int64_t c = 0; c < v->cols; c++) {
+                int64_t idx = v->offset + p * v->plane_stride + r * v->row_stride + c;
+                if (v->dtype == TRR_F32) {
+                    memcpy(host + idx * 4, &poison, 4);
+                } else if (v->dtype == TRR_F16) {
+                    uint16_t h = (uint16_t)poison;
+                    memcpy(host + idx * 2, &h, 2);
+                } else {
+                    host[idx] = (uint8_t)poison;
+                }
+            }
+}
+
+/* Host memory running out stops the engine (*out_host_failed); a device allocation failing is the case's
+ * failure. */
+static trr_status operand_alloc(trr_context *ctx, operand *o, int *out_host_failed) {
+    size_t esz = 0;
+    TRR_TRY(trr_dtype_size(o->v.dtype, &esz));
+    o->bytes = (size_t)(view_extent(&o->v) + TAIL_PAD) * esz;
+    o->host = malloc(o->bytes);
+    if (!o->host) {
+        *out_host_failed = 1;
+        return TRR_ERR_OUT_OF_MEMORY;
+    }
+    return trr_buffer_create(ctx, o->bytes, &o->buf);
+}
+
+static void operand_free(operand *o) {
+    if (o->buf) trr_buffer_destroy(o->buf);
+    free(o->host);
+    memset(o, 0, sizeof *o);
+}
+
+/* The tensor a case passes for an operand stored as v (2-D, or 1-D for flat element-wise vectors). */
+static trr_status make_tensor(const operand *o, int flat, int transpose, trr_tensor *out) {
+    const view *v = &o->v;
+    size_t byte_offset = (size_t)v->offset * (v->dtype == TRR_F32 ? 4 : v->dtype == TRR_F16 ? 2 : 1);
+    if (flat) return trr_tensor_1d(o->buf, byte_offset, v->dtype, v->cols, out);
+    trr_tensor t;
+    TRR_TRY(trr_tensor_2d(o->buf, byte_offset, v->dtype, v->rows, v->cols, v->row_stride, &t));
+    if (transpose) return trr_tensor_transpose(&t, out);
+    *out = t;
+    return TRR_OK;
+}
+
+/* ---- one case ---- */
+
+typedef struct case_run {
+    const trr_case *tc;
+    operand x, y, z;
+    int has_y;
+    trr_tensor tx, ty, tz;
+} case_run;
+
+static trr_status layout_case(case_run *cr) {
+    const trr_case *tc = cr->tc;
+    const trr_case_layout lay = tc->layout;
+    switch (tc->op) {
+    case TRR_OP_COPY:
+    case TRR_OP_ADD:
+    case TRR_OP_GELU:
+        cr->x.v = make_view(tc->in_dtype, tc->rows, tc->cols, lay, ROW_PAD_IN, 3);
+        cr->y.v = make_view(tc->in_dtype, tc->rows, tc->cols, lay, ROW_PAD_IN, 5);
+        cr->z.v = make_view(tc->out_dtype, tc->rows, tc->cols, lay, ROW_PAD_OUT, 7);
+        cr->has_y = tc->op == TRR_OP_ADD;
+        break;
+    case TRR_OP_RGB_TO_GREY:
+        cr->x.v = make_view(tc->in_dtype, tc->rows, tc->cols, lay, ROW_PAD_IN, 3);
+        cr->x.v.planes = 3;
+        cr->x.v.plane_stride = tc->rows * cr->x.v.row_stride + (lay == TRR_LAYOUT_STRIDED ? PLANE_PAD : 0);
+        cr->z.v = make_view(tc->out_dtype, tc->rows, tc->cols, lay, ROW_PAD_OUT, 7);
+        break;
+    case TRR_OP_SOFTMAX:
+        cr->x.v = make_view(tc->in_dtype, tc->rows, tc->cols, lay, ROW_PAD_IN, 3);
+        cr->z.v = make_view(tc->out_dtype, tc->rows, tc->cols, lay, ROW_PAD_OUT, 7);
+        break;
+    case TRR_OP_ROW_SUM:
+        cr->x.v = make_view(tc->in_dtype, tc->rows, tc->cols, lay, ROW_PAD_IN, 3);
+        cr->z.v = make_view(tc->out_dtype, 1, tc->rows, lay, 0, 7);
+        break;
+    case TRR_OP_MATMUL:
+        /* stored shapes: A [M,K] or [K,M]; B [K,N] or [N,K] */
+        cr->x.v = tc->trans_a ? make_view(tc->in_dtype, tc->k, tc->m, lay, ROW_PAD_IN, 3)
+                              : make_view(tc->in_dtype, tc->m, tc->k, lay, ROW_PAD_IN, 3);
+        cr->y.v = tc->trans_b ? make_view(tc->in_dtype, tc->n, tc->k, lay, ROW_PAD_IN, 5)
+                              : make_view(tc->in_dtype, tc->k, tc->n, lay, ROW_PAD_IN, 5);
+        cr->z.v = make_view(tc->out_dtype, tc->m, tc->n, lay, ROW_PAD_OUT, 7);
+        cr->has_y = 1;
+        break;
+    default: return TRR_ERR_INVALID_ARGUMENT;
+    }
+    /* the output always has guard bytes before it in the non-packed layouts, after it in every layout */
+    return TRR_OK;
+}
+
+static trr_status make_tensors(case_run *cr) {
+    const trr_case *tc = cr->tc;
+    const int flat = (tc->op == TRR_OP_COPY || tc->op == TRR_OP_ADD || tc->op == TRR_OP_GELU) && tc->rows == 1;
+    switch (tc->op) {
+    case TRR_OP_RGB_TO_GREY: {
+        const view *v = &cr->x.v;
+        trr_tensor t = {.buffer = cr->x.buf, .offset = (size_t)v->offset, .dtype = TRR_U8, .ndim = 3,
+                        .shape = {3, v->rows, v->cols}, .strides = {v->plane_stride, v->row_stride, 1}};
+        cr->tx = t;
+        return make_tensor(&cr->z, 0, 0, &cr->tz);
+    }
+    case TRR_OP_ROW_SUM:
+        TRR_TRY(make_tensor(&cr->x, 0, 0, &cr->tx));
+        return make_tensor(&cr->z, 1, 0, &cr->tz);
+    case TRR_OP_MATMUL:
+        TRR_TRY(make_tensor(&cr->x, 0, tc->trans_a, &cr->tx));
+        TRR_TRY(make_tensor(&cr->y, 0, tc->trans_b, &cr->ty));
+        return make_tensor(&cr->z, 0, 0, &cr->tz);
+    default:
+        TRR_TRY(make_tensor(&cr->x, flat, 0, &cr->tx));
+        if (cr->has_y) TRR_TRY(make_tensor(&cr->y, flat, 0, &cr->ty));
+        return make_tensor(&cr->z, flat, 0, &cr->tz);
+    }
+}
+
+static trr_status call_op(trr_context *ctx, const case_run *cr) {
+    const trr_case *tc = cr->tc;
+    switch (tc->op) {
+    case TRR_OP_COPY: return trr_copy(ctx, &cr->tx, &cr->tz);
+    case TRR_OP_ADD: return trr_add(ctx, &cr->tx, &cr->ty, &cr->tz);
+    case TRR_OP_GELU: return trr_gelu(ctx, &cr->tx, &cr->tz);
+    case TRR_OP_RGB_TO_GREY: return trr_rgb_to_grey(ctx, &cr->tx, &cr->tz);
+    case TRR_OP_SOFTMAX: return trr_softmax(ctx, &cr->tx, &cr->tz);
+    case TRR_OP_ROW_SUM: return trr_row_sum(ctx, &cr->tx, &cr->tz);
+    case TRR_OP_MATMUL: return trr_matmul(ctx, &cr->tx, &cr->ty, &cr->tz, tc->epilogue, tc->alpha, 0);
+    default: return TRR_ERR_INVALID_ARGUMENT;
+    }
+}
+
+/* Poisons the output, runs the op (timed) and reads the output buffer back into after. */
+static trr_status run_once(trr_context *ctx, case_run *cr, uint32_t poison, uint8_t *before, uint8_t *after,
+                           double *out_ms) {
+    fill_output(before, cr->z.bytes, &cr->z.v, poison);
+    TRR_TRY(trr_buffer_write(ctx, cr->z.buf, 0, before, cr->z.bytes));
+    TRR_TRY(trr_synchronize(ctx));
+    TRR_TRY(trr_timer_start(ctx));
+    trr_status st = call_op(ctx, cr);
+    double ms = 0;
+    trr_status st_timer = trr_timer_stop(ctx, &ms);
+    if (st != TRR_OK) return st;
+    TRR_TRY(st_timer);
+    *out_ms = ms;
+    return trr_buffer_read(ctx, cr->z.buf, 0, after, cr->z.bytes);
+}
+
+static void set_message(trr_conf_result *res, trr_conf_outcome outcome, const char *what, trr_context *ctx) {
+    res->outcome = outcome;
+    snprintf(res->message, sizeof res->message, "%s: %s", what, trr_last_error(ctx));
+}
+
+/* Runs one case to a verdict in *res. Returns a status only for failures of the engine itself (host memory). */
+static trr_status run_case(trr_context *ctx, const trr_case *tc, uint64_t seed, trr_conf_result *res) {
+    case_run cr = {.tc = tc};
+    uint8_t *before = NULL, *after = NULL, *before2 = NULL, *after2 = NULL;
+    double *ref = NULL;
+    trr_status engine = TRR_OK;
+    uint64_t rng = case_seed(seed, res->name);
+
+    int host_failed = 0;
+    trr_status st = layout_case(&cr);
+    if (st == TRR_OK) st = operand_alloc(ctx, &cr.x, &host_failed);
+    if (st == TRR_OK && cr.has_y) st = operand_alloc(ctx, &cr.y, &host_failed);
+    if (st == TRR_OK) st = operand_alloc(ctx, &cr.z, &host_failed);
+    if (host_failed) {
+        engine = TRR_ERR_OUT_OF_MEMORY;
+        goto done;
+    }
+    if (st != TRR_OK) {
+        set_message(res, TRR_CONF_FAIL, "buffer setup", ctx);
+        goto done;
+    }
+    fill_input(&cr.x, tc, &rng);
+    if (cr.has_y) fill_input(&cr.y, tc, &rng);
+    st = trr_buffer_write(ctx, cr.x.buf, 0, cr.x.host, cr.x.bytes);
+    if (st == TRR_OK && cr.has_y) st = trr_buffer_write(ctx, cr.y.buf, 0, cr.y.host, cr.y.bytes);
+    if (st != TRR_OK) {
+        set_message(res, TRR_CONF_FAIL, "writing inputs", ctx);
+        goto done;
+    }
+    if (make_tensors(&cr) != TRR_OK) {
+        set_message(res, TRR_CONF_FAIL, "making tensor views", ctx);
+        goto done;
+    }
+
+    before = malloc(cr.z.bytes);
+    after = malloc(cr.z.bytes);
+    if (!before || !after) {
+        engine = TRR_ERR_OUT_OF_MEMORY;
+        goto done;
+    }
+    const int is_u8 = tc->out_dtype == TRR_U8;
+    const uint32_t poison = is_u8 ? TRR_CONF_POISON_U8_A : tc->out_dtype == TRR_F16 ? TRR_CONF_POISON_F16
+                                                                                    : TRR_CONF_POISON_F32;
+    st = run_once(ctx, &cr, poison, before, after, &res->device_ms);
+    if (st == TRR_ERR_UNSUPPORTED) {
+        res->outcome = TRR_CONF_UNSUPPORTED;
+        snprintf(res->message, sizeof res->message, "%s", trr_last_error(ctx));
+        goto done;
+    }
+    if (st != TRR_OK) {
+        set_message(res, TRR_CONF_FAIL, "run", ctx);
+        goto done;
+    }
+    if (is_u8) {
+        /* every u8 value is a legal result, so only a second run with another poison shows an unwritten one */
+        double ms2 = 0;
+        before2 = malloc(cr.z.bytes);
+        after2 = malloc(cr.z.bytes);
+        if (!before2 || !after2) {
+            engine = TRR_ERR_OUT_OF_MEMORY;
+            goto done;
+        }
+        st = run_once(ctx, &cr, TRR_CONF_POISON_U8_B, before2, after2, &ms2);
+        if (st != TRR_OK) {
+            set_message(res, TRR_CONF_FAIL, "second run (u8 poison)", ctx);
+            goto done;
+        }
+    }
+
+    /* The reference sees exactly what the backend saw: the normalised call, on host copies of the buffers. */
+    trr_call call;
+    int empty = 0;
+    st = trr_call_build(ctx, tc->op, &cr.tx, cr.has_y ? &cr.ty : NULL, &cr.tz, tc->epilogue, tc->alpha, 0, &call,
+                        &empty);
+    if (st != TRR_OK) {
+        set_message(res, TRR_CONF_FAIL, "trr_call_build", ctx);
+        goto done;
+    }
+    if (empty) {
+        /* nothing to compute, so nothing in the buffer may change */
+        int changed = memcmp(before, after, cr.z.bytes) != 0 || (after2 && memcmp(before2, after2, cr.z.bytes));
+        res->outcome = changed ? TRR_CONF_FAIL : TRR_CONF_PASS;
+        res->metric = "";
+        if (changed) snprintf(res->message, sizeof res->message, "an empty call changed the output buffer");
+        goto done;
+    }
+    call.x.mem = cr.x.host;
+    call.y.mem = cr.has_y ? cr.y.host : NULL;
+    call.z.mem = after;
+    size_t n_ref = (size_t)call.rows * (size_t)(tc->op == TRR_OP_ROW_SUM ? 1 : call.cols);
+    ref = malloc((n_ref ? n_ref : 1) * sizeof *ref);
+    if (!ref) {
+        engine = TRR_ERR_OUT_OF_MEMORY;
+        goto done;
+    }
+    st = trr_reference_run(&call, ref);
+    if (st != TRR_OK) {
+        res->outcome = TRR_CONF_FAIL;
+        snprintf(res->message, sizeof res->message, "reference: %s", trr_status_name(st));
+        goto done;
+    }
+    trr_conf_check_input in = {.tcase = tc, .call = &call, .before = before, .after = after, .after2 = after2,
+                               .before2 = before2, .bytes = cr.z.bytes, .ref = ref};
+    st = trr_conf_check(&in, res);
+    if (st == TRR_ERR_OUT_OF_MEMORY) engine = st;
+    else if (st != TRR_OK) res->outcome = TRR_CONF_FAIL;
+
+done:
+    free(ref);
+    free(before);
+    free(after);
+    free(before2);
+    free(after2);
+    operand_free(&cr.x);
+    operand_free(&cr.y);
+    operand_free(&cr.z);
+    return engine;
+}
+
+/* ---- the run ---- */
+
+static void summarise(trr_conf_report *rep) {
+    for (int i = 0; i < rep->n_results; i++) {
+        const trr_conf_result *r = &rep->results[i];
+        trr_conf_summary *s = NULL;
+        for (int j = 0; j < rep->n_summary; j++) {
+            trr_conf_summary *t = &rep->summary[j];
+            if (t->op == r->tcase.op && t->in_dtype == r->tcase.in_dtype && t->out_dtype == r->tcase.out_dtype)
+                s = t;
+        }
+        if (!s) {
+            if (rep->n_summary >= (int)(sizeof rep->summary / sizeof rep->summary[0])) continue;
+            s = &rep->summary[rep->n_summary++];
+            memset(s, 0, sizeof *s);
+            s->op = r->tcase.op, s->in_dtype = r->tcase.in_dtype, s->out_dtype = r->tcase.out_dtype;
+        }
+        if (r->outcome == TRR_CONF_PASS) s->pass++, rep->passed++;
+        if (r->outcome == TRR_CONF_FAIL) s->fail++, rep->failed++;
+        if (r->outcome == TRR_CONF_UNSUPPORTED) s->unsupported++, rep->unsupported++;
+        if (r->outcome != TRR_CONF_UNSUPPORTED && r->ratio > s->worst_ratio) s->worst_ratio = r->ratio;
+        int replace = !s->first_problem[0] ? r->outcome != TRR_CONF_PASS
+                                           : r->outcome == TRR_CONF_FAIL && s->fail == 1;
+        if (replace) snprintf(s->first_problem, sizeof s->first_problem, "%s: %s", r->name, r->message);
+    }
+}
+
+trr_status trr_conformance_run(trr_context *ctx, const trr_conf_options *options, trr_conf_report **out_report) {
+    if (!ctx || !options || !out_report) return TRR_ERR_INVALID_ARGUMENT;
+    const trr_case *cases;
+    int n_cases;
+    TRR_TRY(trr_cases_get(options->quick, &cases, &n_cases));
+
+    trr_conf_report *rep = calloc(1, sizeof *rep);
+    if (!rep) return TRR_ERR_OUT_OF_MEMORY;
+    rep->results = calloc((size_t)n_cases + 1, sizeof *rep->results);
+    if (!rep->results) {
+        free(rep);
+        return TRR_ERR_OUT_OF_MEMORY;
+    }
+    trr_status st = trr_context_device(ctx, &rep->device);
+    if (st != TRR_OK) {
+        trr_conformance_free(rep);
+        return st;
+    }
+    rep->seed = options->seed;
+    rep->quick = options->quick;
+
+    int total = 0;
+    for (int i = 0; i < n_cases; i++)
+        if (!options->op_mask || (options->op_mask & (1u << cases[i].op))) total++;
+
+    const double t0 = now_s();
+    for (int i = 0; i < n_cases; i++) {
+        const trr_case *tc = &cases[i];
+        if (options->op_mask && !(options->op_mask & (1u << tc->op))) continue;
+        trr_conf_result *res = &rep->results[rep->n_results];
+        res->tcase = *tc;
+        res->metric = "";
+        trr_case_describe(tc, res->name, sizeof res->name);
+        const double c0 = now_s();
+        st = run_case(ctx, tc, options->seed, res);
+        if (st != TRR_OK) {
+            trr_conformance_free(rep);
+            return st;
+        }
+        res->wall_ms = 1e3 * (now_s() - c0);
+        rep->n_results++;
+        if (options->progress)
+            options->progress(options->user, rep->n_results - 1, total, res, now_s() - t0);
+    }
+    rep->seconds = now_s() - t0;
+    summarise(rep);
+    *out_report = rep;
+    return TRR_OK;
+}
+
+void trr_conformance_free(trr_conf_report *report) {
+    if (!report) return;
+    free(report->results);
+    free(report);
+}
+
+const char *trr_conf_outcome_name(trr_conf_outcome outcome) {
+    switch (outcome) {
+    case TRR_CONF_PASS: return "pass";
+    case TRR_CONF_FAIL: return "FAIL";
+    case TRR_CONF_UNSUPPORTED: return "unsupported";
+    default: return "?";
+    }
+}

@@ -1,0 +1,221 @@
+/* Conformance reports for people (the ops x devices matrix) and for machines (JSON through cJSON). */
+#include "conformance.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- the matrix ---- */
+
+typedef struct row_key {
+    trr_op op;
+    trr_dtype in, out;
+} row_key;
+
+static const trr_conf_summary *find_summary(const trr_conf_report *rep, const row_key *k) {
+    for (int i = 0; i < rep->n_summary; i++) {
+        const trr_conf_summary *s = &rep->summary[i];
+        if (s->op == k->op && s->in_dtype == k->in && s->out_dtype == k->out) return s;
+    }
+    return NULL;
+}
+
+static void row_name(const row_key *k, char *out, size_t cap) {
+    const char *op = "?", *din = "?", *dout = "?";
+    trr_op_name(k->op, &op);
+    trr_dtype_name(k->in, &din);
+    trr_dtype_name(k->out, &dout);
+    snprintf(out, cap, "%s %s->%s", op, din, dout);
+}
+
+static void cell_text(const trr_conf_summary *s, char *out, size_t cap) {
+    if (!s) {
+        snprintf(out, cap, "-");
+    } else if (s->fail) {
+        snprintf(out, cap, "FAIL %d/%d", s->fail, s->pass + s->fail + s->unsupported);
+    } else if (!s->pass) {
+        snprintf(out, cap, "unsupported");
+    } else {
+        /* the ratio of the worst case to its bound; "*" where some cases were unsupported */
+        snprintf(out, cap, "ok %.2g%s", s->worst_ratio, s->unsupported ? "*" : "");
+    }
+}
+
+trr_status trr_conformance_print_matrix(const trr_conf_report *const *reports, int n_reports, FILE *out) {
+    if (!out || (n_reports > 0 && !reports)) return TRR_ERR_INVALID_ARGUMENT;
+    row_key rows[64];
+    int n_rows = 0;
+    for (int r = 0; r < n_reports; r++)
+        for (int i = 0; i < reports[r]->n_summary; i++) {
+            const trr_conf_summary *s = &reports[r]->summary[i];
+            row_key k = {s->op, s->in_dtype, s->out_dtype};
+            int seen = 0;
+            for (int j = 0; j < n_rows; j++)
+                seen |= rows[j].op == k.op && rows[j].in == k.in && rows[j].out == k.out;
+            if (!seen && n_rows < (int)(sizeof rows / sizeof rows[0])) rows[n_rows++] = k;
+        }
+
+    fprintf(out, "%-22s", "op dtype");
+    for (int r = 0; r < n_reports; r++) fprintf(out, " %-16s", reports[r]->device.spec);
+    fprintf(out, "\n");
+    for (int i = 0; i < n_rows; i++) {
+        char name[64], cell[40];
+        row_name(&rows[i], name, sizeof name);
+        fprintf(out, "%-22s", name);
+        for (int r = 0; r < n_reports; r++) {
+            cell_text(find_summary(reports[r], &rows[i]), cell, sizeof cell);
+            fprintf(out, " %-16s", cell);
+        }
+        fprintf(out, "\n");
+    }
+    fprintf(out, "(ok R: every case passed, R = worst error / bound; *: some cases unsupported)\n");
+    for (int r = 0; r < n_reports; r++) {
+        const trr_conf_report *rep = reports[r];
+        fprintf(out, "%s (%s): %d passed, %d failed, %d unsupported in %.1f s, seed %llu%s\n", rep->device.spec,
+                rep->device.name, rep->passed, rep->failed, rep->unsupported, rep->seconds,
+                (unsigned long long)rep->seed, rep->quick ? ", quick subset" : "");
+        for (int i = 0; i < rep->n_summary; i++) {
+            const trr_conf_summary *s = &rep->summary[i];
+            if (s->unsupported && !s->fail) {
+                char name[64];
+                row_key k = {s->op, s->in_dtype, s->out_dtype};
+                row_name(&k, name, sizeof name);
+                fprintf(out, "  unsupported %s (%d cases), e.g. %s\n", name, s->unsupported, s->first_problem);
+            }
+        }
+        for (int i = 0; i < rep->n_results; i++) {
+            const trr_conf_result *res = &rep->results[i];
+            if (res->outcome == TRR_CONF_FAIL) fprintf(out, "  FAIL %s: %s\n", res->name, res->message);
+        }
+    }
+    return TRR_OK;
+}
+
+/* ---- JSON ---- */
+
+/* cJSON writes non-finite numbers as null; keep that explicit so readers know what null means here. */
+static void add_number(cJSON *obj, const char *key, double v) {
+    if (isfinite(v))
+        cJSON_AddNumberToObject(obj, key, v);
+    else
+        cJSON_AddNullToObject(obj, key);
+}
+
+static const char *dtype_str(trr_dtype d) {
+    const char *n = "?";
+    trr_dtype_name(d, &n);
+    return n;
+}
+
+static cJSON *device_json(const trr_device_info *d) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "spec", d->spec);
+    cJSON_AddStringToObject(o, "backend", d->backend);
+    cJSON_AddStringToObject(o, "name", d->name);
+    cJSON_AddStringToObject(o, "vendor", d->vendor);
+    cJSON_AddStringToObject(o, "driver", d->driver);
+    cJSON_AddBoolToObject(o, "is_gpu", d->is_gpu);
+    cJSON_AddNumberToObject(o, "global_memory", (double)d->global_memory);
+    cJSON_AddNumberToObject(o, "compute_units", d->compute_units);
+    cJSON_AddStringToObject(o, "capabilities", d->capabilities);
+    return o;
+}
+
+static cJSON *case_json(const trr_conf_result *r) {
+    const trr_case *c = &r->tcase;
+    const char *op = "?", *epi = "?";
+    trr_op_name(c->op, &op);
+    trr_epilogue_name(c->epilogue, &epi);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "name", r->name);
+    cJSON_AddStringToObject(o, "op", op);
+    cJSON_AddStringToObject(o, "in_dtype", dtype_str(c->in_dtype));
+    cJSON_AddStringToObject(o, "out_dtype", dtype_str(c->out_dtype));
+    if (c->op == TRR_OP_MATMUL) {
+        cJSON_AddNumberToObject(o, "m", (double)c->m);
+        cJSON_AddNumberToObject(o, "n", (double)c->n);
+        cJSON_AddNumberToObject(o, "k", (double)c->k);
+        cJSON_AddBoolToObject(o, "trans_a", c->trans_a);
+        cJSON_AddBoolToObject(o, "trans_b", c->trans_b);
+        cJSON_AddStringToObject(o, "epilogue", epi);
+        cJSON_AddNumberToObject(o, "alpha", c->alpha);
+    } else {
+        cJSON_AddNumberToObject(o, "rows", (double)c->rows);
+        cJSON_AddNumberToObject(o, "cols", (double)c->cols);
+    }
+    cJSON_AddStringToObject(o, "layout", trr_case_layout_name(c->layout));
+    cJSON_AddStringToObject(o, "outcome", trr_conf_outcome_name(r->outcome));
+    cJSON_AddStringToObject(o, "metric", r->metric ? r->metric : "");
+    add_number(o, "error", r->error);
+    add_number(o, "bound", r->bound);
+    add_number(o, "ratio", r->ratio);
+    add_number(o, "device_ms", r->device_ms);
+    add_number(o, "wall_ms", r->wall_ms);
+    cJSON_AddStringToObject(o, "message", r->message);
+    return o;
+}
+
+static cJSON *report_json(const trr_conf_report *rep) {
+    char seed[32];
+    snprintf(seed, sizeof seed, "%llu", (unsigned long long)rep->seed);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddItemToObject(o, "device", device_json(&rep->device));
+    cJSON_AddStringToObject(o, "seed", seed); /* a string: 64-bit seeds do not fit a JSON double */
+    cJSON_AddBoolToObject(o, "quick", rep->quick);
+    cJSON_AddNumberToObject(o, "seconds", rep->seconds);
+    cJSON_AddNumberToObject(o, "passed", rep->passed);
+    cJSON_AddNumberToObject(o, "failed", rep->failed);
+    cJSON_AddNumberToObject(o, "unsupported", rep->unsupported);
+    cJSON *summary = cJSON_AddArrayToObject(o, "summary");
+    for (int i = 0; i < rep->n_summary; i++) {
+        const trr_conf_summary *s = &rep->summary[i];
+        const char *op = "?";
+        trr_op_name(s->op, &op);
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "op", op);
+        cJSON_AddStringToObject(e, "in_dtype", dtype_str(s->in_dtype));
+        cJSON_AddStringToObject(e, "out_dtype", dtype_str(s->out_dtype));
+        cJSON_AddNumberToObject(e, "pass", s->pass);
+        cJSON_AddNumberToObject(e, "fail", s->fail);
+        cJSON_AddNumberToObject(e, "unsupported", s->unsupported);
+        add_number(e, "worst_ratio", s->worst_ratio);
+        cJSON_AddStringToObject(e, "first_problem", s->first_problem);
+        cJSON_AddItemToArray(summary, e);
+    }
+    cJSON *cases = cJSON_AddArrayToObject(o, "cases");
+    for (int i = 0; i < rep->n_results; i++) cJSON_AddItemToArray(cases, case_json(&rep->results[i]));
+    return o;
+}
+
+trr_status trr_conformance_json(const trr_conf_report *const *reports, int n_reports, char **out_text) {
+    if (!out_text || (n_reports > 0 && !reports)) return TRR_ERR_INVALID_ARGUMENT;
+    cJSON *root = cJSON_CreateObject();
+    if (!root) return TRR_ERR_OUT_OF_MEMORY;
+    cJSON_AddStringToObject(root, "trireme_version", TRR_VERSION_STRING);
+    cJSON *arr = cJSON_AddArrayToObject(root, "reports");
+    for (int r = 0; r < n_reports; r++) cJSON_AddItemToArray(arr, report_json(reports[r]));
+    char *text = cJSON_Print(root);
+    cJSON_Delete(root);
+    if (!text) return TRR_ERR_OUT_OF_MEMORY;
+    /* cJSON allocates with malloc unless hooks are installed; the caller frees with free() as documented */
+    *out_text = text;
+    return TRR_OK;
+}
+
+trr_status trr_conformance_write_json(const trr_conf_report *const *reports, int n_reports, const char *path) {
+    if (!path) return TRR_ERR_INVALID_ARGUMENT;
+    char *text = NULL;
+    trr_status st = trr_conformance_json(reports, n_reports, &text);
+    if (st != TRR_OK) return st;
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        free(text);
+        return TRR_ERR_IO;
+    }
+    size_t len = strlen(text);
+    int bad = fwrite(text, 1, len, f) != len || fputc('\n', f) == EOF;
+    bad |= fclose(f) != 0;
+    free(text);
+    return bad ? TRR_ERR_IO : TRR_OK;
+}

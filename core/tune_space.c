@@ -1,0 +1,301 @@
+/* The tuner's search space (tune_space.h) as data: one table row per backend kind, op set and input dtype,
+ * listing configs in the front-end vocabulary. A row is a product of value lists (an empty list means "the
+ * backend's choice"), optionally crossed with an explicit list of configs whose non-zero fields take the place
+ * of the lists. Rows for a named backend hide the generic rows (backend NULL) for the same op and dtype.
+ *
+ * What the tables hold, per backend kind:
+ *   cuda    matmul f16: SPEC.md's known-good NVIDIA configs, each with split-K 1, 2 and 4; matmul f32: SIMT
+ *           tiles (BM x BN x BK, threads), also with split-K; streaming ops: threads x vector width; softmax
+ *           and row_sum: threads per row.
+ *   opencl, vulkan  matmul: work-group tiles (BM x BN x BK, threads); streaming: work-group size x vector
+ *           width; softmax and row_sum: work-group size.
+ *   cpu     matmul: cache blocks (BM x BN x BK); every other op: elements per task (block_n).
+ * Everything else (stages, vector width of the GPU matmuls, GROUP_M) is left to each backend's heuristic, which
+ * knows its kernels' constraints; check_config then drops whatever a backend cannot run. */
+#include "tune_space.h"
+
+#include "op_table.h"
+#include "tune.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#define AXIS 8 /* values per list; a list ends at its first 0 */
+
+typedef struct space_row {
+    const char *backend; /* NULL: any backend without a row of its own for this op and dtype */
+    unsigned ops;        /* bit (1 << op) */
+    unsigned in_dtypes;  /* TRR_DTYPE_BIT of the input dtype; 0: any */
+    const trr_config *list;
+    int n_list;
+    int block_m[AXIS], block_n[AXIS], block_k[AXIS], group_m[AXIS], threads[AXIS], stages[AXIS],
+        vector_width[AXIS], split_k[AXIS];
+} space_row;
+
+#define OP(o) (1u << (unsigned)(o))
+#define STREAMING (OP(TRR_OP_COPY) | OP(TRR_OP_ADD) | OP(TRR_OP_GELU) | OP(TRR_OP_RGB_TO_GREY))
+#define ROWWISE (OP(TRR_OP_SOFTMAX) | OP(TRR_OP_ROW_SUM))
+#define MATMUL OP(TRR_OP_MATMUL)
+#define LIST(a) .list = a, .n_list = (int)(sizeof a / sizeof a[0])
+
+/* f32 matmul on CUDA cores: thread tiles of 4x4 to 8x8 outputs, the shapes CUTLASS's SIMT SGEMMs use. */
+static const trr_config cuda_f32_tiles[] = {
+    {.block_m = 128, .block_n = 128, .block_k = 8, .threads = 256},
+    {.block_m = 128, .block_n = 128, .block_k = 16, .threads = 256},
+    {.block_m = 128, .block_n = 64, .block_k = 8, .threads = 128},
+    {.block_m = 64, .block_n = 128, .block_k = 8, .threads = 128},
+    {.block_m = 128, .block_n = 64, .block_k = 16, .threads = 256},
+    {.block_m = 64, .block_n = 64, .block_k = 8, .threads = 64},
+    {.block_m = 64, .block_n = 64, .block_k = 16, .threads = 256},
+    {.block_m = 64, .block_n = 32, .block_k = 8, .threads = 64},
+    {.block_m = 32, .block_n = 64, .block_k = 8, .threads = 64},
+    {.block_m = 32, .block_n = 32, .block_k = 8, .threads = 64},
+};
+
+/* Work-group tiles for the OpenCL and Vulkan matmuls: micro-tiles of 4x4 to 8x8 per work-item. */
+static const trr_config wg_tiles[] = {
+    {.block_m = 128, .block_n = 128, .block_k = 16, .threads = 256},
+    {.block_m = 128, .block_n = 128, .block_k = 32, .threads = 256},
+    {.block_m = 128, .block_n = 64, .block_k = 16, .threads = 256},
+    {.block_m = 64, .block_n = 128, .block_k = 16, .threads = 256},
+    {.block_m = 64, .block_n = 128, .block_k = 16, .threads = 128},
+    {.block_m = 64, .block_n = 64, .block_k = 16, .threads = 256},
+    {.block_m = 64, .block_n = 64, .block_k = 32, .threads = 256},
+    {.block_m = 64, .block_n = 64, .block_k = 16, .threads = 64},
+    {.block_m = 32, .block_n = 64, .block_k = 16, .threads = 128},
+    {.block_m = 32, .block_n = 32, .block_k = 16, .threads = 64},
+};
+
+/* n_list = -1 stands for op_table.c's SPEC list: an extern array's address and length cannot initialise a
+ * static row's count. */
+static const space_row space_table[] = {
+    /* ---- cuda ---- */
+    {.backend = "cuda", .ops = MATMUL, .in_dtypes = TRR_DTYPE_BIT(TRR_F16), .list = NULL, .n_list = -1,
+     .split_k = {1, 2, 4}},
+    {.backend = "cuda", .ops = MATMUL, .in_dtypes = TRR_DTYPE_BIT(TRR_F32), LIST(cuda_f32_tiles),
+     .split_k = {1, 2, 4}},
+    {.backend = "cuda", .ops = STREAMING, .threads = {128, 256, 512, 1024}, .vector_width = {1, 2, 4}},
+    {.backend = "cuda", .ops = OP(TRR_OP_SOFTMAX), .threads = {32, 64, 128, 256, 512, 1024}},
+    {.backend = "cuda", .ops = OP(TRR_OP_ROW_SUM), .threads = {64, 128, 256, 512, 1024}},
+    /* ---- opencl ---- */
+    {.backend = "opencl", .ops = MATMUL, LIST(wg_tiles)},
+    {.backend = "opencl", .ops = STREAMING, .threads = {64, 128, 256, 512}, .vector_width = {1, 2, 4, 8}},
+    {.backend = "opencl", .ops = ROWWISE, .threads = {16, 32, 64, 128, 256, 512}},
+    /* ---- vulkan ---- */
+    {.backend = "vulkan", .ops = MATMUL, LIST(wg_tiles)},
+    {.backend = "vulkan", .ops = STREAMING, .threads = {64, 128, 256, 512}, .vector_width = {1, 2, 4, 8}},
+    {.backend = "vulkan", .ops = ROWWISE, .threads = {16, 32, 64, 128, 256, 512}},
+    /* ---- cpu: cache blocks; a 64 x 256 f32 panel of A and a 256 x 256 panel of B are the heuristic's ---- */
+    {.backend = "cpu", .ops = MATMUL, .block_m = {32, 64, 128}, .block_n = {64, 128, 256, 512},
+     .block_k = {128, 256, 512}},
+    {.backend = "cpu", .ops = STREAMING | ROWWISE, .block_n = {4096, 16384, 65536}},
+    /* ---- any other backend: a small generic set ---- */
+    {.backend = NULL, .ops = MATMUL, .block_m = {32, 64, 128}, .block_n = {32, 64, 128}, .block_k = {16, 32}},
+    {.backend = NULL, .ops = STREAMING | ROWWISE, .threads = {64, 128, 256}},
+};
+#define N_ROWS ((int)(sizeof space_table / sizeof space_table[0]))
+
+static int row_matches(const space_row *r, const char *backend, const trr_call *call) {
+    if (!(r->ops & OP(call->op))) return 0;
+    if (r->in_dtypes && !(r->in_dtypes & TRR_DTYPE_BIT(call->x.dtype))) return 0;
+    return r->backend ? strcmp(r->backend, backend) == 0 : 1;
+}
+
+/* ---- completing and judging one config ---- */
+
+static void fill_op_defaults(const trr_call *call, trr_config *c) {
+    const trr_op_desc *desc = trr_op_desc_get(call->op);
+    int *f = &c->block_m;
+    const int *d = &desc->default_config.block_m;
+    for (size_t i = 0; i < sizeof *c / sizeof(int); i++)
+        if (f[i] == 0 && (desc->config_fields & (1u << i))) f[i] = d[i];
+}
+
+void trr_tune_complete_config(trr_context *ctx, const trr_call *call, const trr_config *listed,
+                              trr_config *out_config) {
+    trr_call c = *call;
+    c.config = *listed;
+    if (ctx->backend->choose_config) ctx->backend->choose_config(ctx, &c);
+    fill_op_defaults(&c, &c.config);
+    *out_config = c.config;
+}
+
+void trr_tune_default_config(trr_context *ctx, const trr_call *call, trr_config *out_config) {
+    trr_config zero;
+    memset(&zero, 0, sizeof zero);
+    trr_tune_complete_config(ctx, call, &zero, out_config);
+}
+
+int trr_tune_config_runs(trr_context *ctx, const trr_call *call, const trr_config *config, char *why, size_t cap) {
+    trr_call c = *call;
+    c.config = *config;
+    trr_status st = TRR_OK;
+    if (ctx->backend->supports) st = ctx->backend->supports(ctx, &c);
+    if (st == TRR_OK && ctx->backend->check_config) st = ctx->backend->check_config(ctx, &c);
+    if (st == TRR_OK) return 1;
+    if (why && cap) snprintf(why, cap, "%s", trr_last_error(ctx));
+    return 0;
+}
+
+/* ---- the space ---- */
+
+static int pow2_ceil(int64_t n) {
+    int64_t p = 1;
+    while (p < n && p < ((int64_t)1 << 30)) p <<= 1;
+    return (int)p;
+}
+
+static int same_config(const trr_config *a, const trr_config *b) { return memcmp(a, b, sizeof *a) == 0; }
+
+/* Expands one row into out[*n...]: every list config (or one all-zero config) crossed with the value lists of
+ * the fields it leaves at zero. */
+static void expand_row(const space_row *r, trr_tune_candidate *out, int cap, int *n) {
+    const int *axes[8] = {r->block_m, r->block_n, r->block_k, r->group_m,
+                          r->threads, r->stages,  r->vector_width, r->split_k};
+    const trr_config *list = r->list;
+    int n_list = r->n_list;
+    if (n_list < 0) { /* the SPEC list from op_table.c */
+        list = trr_matmul_f16_nvidia_configs;
+        n_list = trr_matmul_f16_nvidia_config_count;
+    }
+    trr_config zero;
+    memset(&zero, 0, sizeof zero);
+    if (!list || n_list == 0) list = &zero, n_list = 1;
+    for (int li = 0; li < n_list; li++) {
+        const int *base = &list[li].block_m;
+        int len[8], idx[8] = {0};
+        for (int f = 0; f < 8; f++) {
+            len[f] = 0;
+            if (base[f] == 0)
+                while (len[f] < AXIS && axes[f][len[f]] != 0) len[f]++;
+        }
+        for (;;) {
+            if (*n >= cap) return;
+            trr_config c = list[li];
+            int *cf = &c.block_m;
+            for (int f = 0; f < 8; f++)
+                if (len[f] > 0) cf[f] = axes[f][idx[f]];
+            memset(&out[*n], 0, sizeof out[*n]);
+            out[*n].listed = c;
+            (*n)++;
+            int f = 0; /* odometer over the fields that have lists */
+            while (f < 8 && (len[f] == 0 || ++idx[f] == len[f])) {
+                if (len[f] > 0) idx[f] = 0;
+                f++;
+            }
+            if (f == 8) break;
+        }
+    }
+}
+
+static void drop(trr_tune_candidate *c, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+static void drop(trr_tune_candidate *c, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    c->dropped = 1;
+    vsnprintf(c->reason, sizeof c->reason, fmt, ap);
+    va_end(ap);
+}
+
+/* Matmul tiles far larger than the problem only compute padding: a tile over the problem's size (rounded up to
+ * a power of two) is dropped when a smaller tile of the same field is in the space. Split-K only pays when the
+ * grid of output tiles is too small to fill the device and K is long enough to split. */
+static void prune_shape(const trr_call *call, const trr_device_info *info, trr_tune_candidate *cand, int n) {
+    if (call->op != TRR_OP_MATMUL) return;
+    int min_bm = 1 << 30, min_bn = 1 << 30, min_bk = 1 << 30;
+    for (int i = 0; i < n; i++) {
+        const trr_config *c = &cand[i].resolved;
+        if (c->block_m < min_bm) min_bm = c->block_m;
+        if (c->block_n < min_bn) min_bn = c->block_n;
+        if (c->block_k < min_bk) min_bk = c->block_k;
+    }
+    const int pm = pow2_ceil(call->rows), pn = pow2_ceil(call->cols), pk = pow2_ceil(call->k);
+    for (int i = 0; i < n; i++) {
+        trr_tune_candidate *cd = &cand[i];
+        const trr_config *c = &cd->resolved;
+        if (cd->dropped) continue;
+        if (c->block_m > pm && c->block_m > min_bm)
+            drop(cd, "BLOCK_M %d is over M rounded up (%d); a smaller tile does the same work", c->block_m, pm);
+        else if (c->block_n > pn && c->block_n > min_bn)
+            drop(cd, "BLOCK_N %d is over N rounded up (%d); a smaller tile does the same work", c->block_n, pn);
+        else if (c->block_k > pk && c->block_k > min_bk)
+            drop(cd, "BLOCK_K %d is over K rounded up (%d); a smaller step does the same work", c->block_k, pk);
+        else if (c->split_k > 1) {
+            int64_t tiles = ((call->rows + c->block_m - 1) / c->block_m) * ((call->cols + c->block_n - 1) / c->block_n);
+            int units = info->compute_units > 0 ? info->compute_units : 1;
+            if (tiles >= units)
+                drop(cd, "split-K is for grids smaller than the device: %lld output tiles already cover %d "
+                         "compute units", (long long)tiles, units);
+            else if (call->k / c->split_k < 4LL * c->block_k)
+                drop(cd, "K = %lld is too short to split %d ways", (long long)call->k, c->split_k);
+        }
+    }
+}
+
+/* The device's own limits, applied before the backend is asked. */
+static void prune_device(trr_context *ctx, const trr_call *call, trr_tune_candidate *cand, int n) {
+    const trr_device_info *info = &ctx->info;
+    size_t esz = 4;
+    trr_dtype_size(call->x.dtype, &esz);
+    for (int i = 0; i < n; i++) {
+        trr_tune_candidate *cd = &cand[i];
+        const trr_config *c = &cd->resolved;
+        if (cd->dropped) continue;
+        const int *f = &c->block_m;
+        int over = -1;
+        for (int k = 0; k < 8; k++)
+            if (f[k] < 0 || f[k] > TRR_TUNE_FIELD_MAX) over = k;
+        if (over >= 0) {
+            drop(cd, "field %d is %d, outside the 0..%d a config may hold", over + 1, f[over], TRR_TUNE_FIELD_MAX);
+            continue;
+        }
+        if (info->max_threads_per_block > 0 && c->threads > info->max_threads_per_block) {
+            drop(cd, "%d threads per block; the device allows %d", c->threads, info->max_threads_per_block);
+            continue;
+        }
+        /* a GPU matmul holds an A and a B tile per pipeline stage in shared memory */
+        if (call->op == TRR_OP_MATMUL && info->is_gpu && info->shared_memory_per_block > 0) {
+            long long stages = c->stages > 0 ? c->stages : 1;
+            long long bytes = ((long long)c->block_m * c->block_k + (long long)c->block_k * c->block_n) *
+                              (long long)esz * stages;
+            if ((unsigned long long)bytes > info->shared_memory_per_block)
+                drop(cd, "tiles need %lld bytes of shared memory; the device has %llu per block", bytes,
+                     (unsigned long long)info->shared_memory_per_block);
+        }
+    }
+}
+
+trr_status trr_tune_space(trr_context *ctx, const trr_call *call, trr_tune_candidate *out, int cap,
+                          int *out_count) {
+    if (!ctx || !call || !out || cap < 1 || !out_count)
+        return trr_error(ctx, TRR_ERR_INVALID_ARGUMENT, "trr_tune_space: bad argument");
+    const char *backend = ctx->backend->name;
+    int own = 0;
+    for (int r = 0; r < N_ROWS; r++)
+        if (space_table[r].backend && row_matches(&space_table[r], backend, call)) own = 1;
+    int n = 0;
+    for (int r = 0; r < N_ROWS; r++) {
+        const space_row *row = &space_table[r];
+        if (!row_matches(row, backend, call) || (own && !row->backend)) continue;
+        expand_row(row, out, cap, &n);
+    }
+    for (int i = 0; i < n; i++) trr_tune_complete_config(ctx, call, &out[i].listed, &out[i].resolved);
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < i; j++)
+            if (!out[j].dropped && same_config(&out[i].resolved, &out[j].resolved)) {
+                drop(&out[i], "the same config as candidate %d once the backend fills its choices", j + 1);
+                break;
+            }
+    prune_shape(call, &ctx->info, out, n);
+    prune_device(ctx, call, out, n);
+    for (int i = 0; i < n; i++)
+        if (!out[i].dropped && !trr_tune_config_runs(ctx, call, &out[i].resolved, out[i].reason, sizeof out[i].reason))
+            out[i].dropped = 1;
+    *out_count = n;
+    return TRR_OK;
+}

@@ -1,0 +1,562 @@
+/* The tuner (tuner.h). For one job: lay the operands out on the device, compute the float64 reference once,
+ * then for the default config and every candidate of the space: run it on a poisoned output and check the
+ * result with the conformance engine's rules (conformance_check.h), and only then time it (median of reps
+ * after warm-up, trr_timer_start/stop around each call). The fastest checked config wins. */
+#define _POSIX_C_SOURCE 200809L
+#include "tuner.h"
+
+#include "cases.h"
+#include "conformance_check.h"
+#include "reference.h"
+#include "tune_space.h"
+#include "validate.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define GUARD_ELEMS 16
+/* Above this many multiply-adds the float64 reference is computed for sampled row blocks only: a full
+ * reference of a 4096^3 matmul takes minutes on the host, and a tile bug shows in any block of rows. */
+#define FULL_REFERENCE_MACS ((double)(1u << 30))
+#define SAMPLE_ROWS 16
+/* A candidate whose first timed runs are this much slower than the best is not timed further. */
+#define ABANDON_FACTOR 2.0
+
+/* ---- inputs ---- */
+
+static uint64_t splitmix64(uint64_t *state) {
+    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+typedef struct operand {
+    trr_dtype dtype;
+    size_t elems;   /* in the buffer */
+    size_t esz;
+    uint8_t *host;
+    trr_buffer *buf;
+} operand;
+
+/* Random values in [-1, 1), never zero (a zero hides a skipped element); softmax rows in [60, 100], where exp()
+ * overflows unless the row maximum is subtracted first. */
+static void fill_input(operand *o, trr_op op, uint64_t *rng) {
+    for (size_t i = 0; i < o->elems; i++) {
+        if (o->dtype == TRR_U8) {
+            o->host[i] = (uint8_t)(splitmix64(rng) >> 56);
+            continue;
+        }
+        float v = (float)((int64_t)(splitmix64(rng) >> 40) - (1 << 23)) / (float)(1 << 23);
+        if (v == 0.0f) v = 0.5f;
+        if (op == TRR_OP_SOFTMAX) v = 80.0f + 20.0f * v;
+        if (o->dtype == TRR_F32) {
+            memcpy(o->host + i * 4, &v, 4);
+        } else {
+            uint16_t h;
+            trr_f32_to_f16(&v, &h, 1);
+            memcpy(o->host + i * 2, &h, 2);
+        }
+    }
+}
+
+static trr_status operand_make(trr_context *ctx, operand *o, trr_dtype dt, size_t elems) {
+    o->dtype = dt;
+    o->elems = elems;
+    TRR_TRY(trr_dtype_size(dt, &o->esz));
+    o->host = malloc(elems * o->esz);
+    if (!o->host) return trr_error(ctx, TRR_ERR_OUT_OF_MEMORY, "tune: %zu bytes of host memory", elems * o->esz);
+    return trr_buffer_create(ctx, elems * o->esz, &o->buf);
+}
+
+static void operand_free(operand *o) {
+    if (o->buf) trr_buffer_destroy(o->buf);
+    free(o->host);
+    memset(o, 0, sizeof *o);
+}
+
+/* ---- one job's state ---- */
+
+typedef struct tune_run {
+    trr_context *ctx;
+    const trr_tune_job *job;
+    trr_case tc; /* the job in the conformance engine's terms, for its checks */
+    operand x, y, z;
+    int has_y;
+    trr_tensor tx, ty, tz;
+    trr_call call; /* normalised, on the device buffers */
+    size_t out_bytes;
+    int64_t out_rows, out_cols, out_offset; /* the output view: packed, at out_offset elements */
+    uint32_t poison;
+    uint8_t *before, *after, *before2, *after2, *scratch;
+    double *ref;          /* per checked row block, packed */
+    int64_t blocks[3][2]; /* checked row blocks [first, count); one block of every row when not sampling */
+    int n_blocks;
+} tune_run;
+
+static trr_status make_operands(tune_run *r) {
+    const trr_tune_job *j = r->job;
+    trr_context *ctx = r->ctx;
+    int64_t xr, xc, yr = 0, yc = 0;
+    switch (j->op) {
+    case TRR_OP_MATMUL:
+        xr = j->trans_a ? j->k : j->m, xc = j->trans_a ? j->m : j->k;
+        yr = j->trans_b ? j->n : j->k, yc = j->trans_b ? j->k : j->n;
+        r->out_rows = j->m, r->out_cols = j->n;
+        r->has_y = 1;
+        break;
+    case TRR_OP_RGB_TO_GREY:
+        xr = 3 * j->rows, xc = j->cols;
+        r->out_rows = j->rows, r->out_cols = j->cols;
+        break;
+    case TRR_OP_ROW_SUM:
+        xr = j->rows, xc = j->cols;
+        r->out_rows = 1, r->out_cols = j->rows;
+        break;
+    default:
+        xr = j->rows, xc = j->cols;
+        if (j->op == TRR_OP_ADD) yr = xr, yc = xc, r->has_y = 1;
+        r->out_rows = j->rows, r->out_cols = j->cols;
+        break;
+    }
+    if (xr < 1 || xc < 1 || r->out_rows < 1 || r->out_cols < 1)
+        return trr_error(ctx, TRR_ERR_SHAPE, "tune: every dimension must be at least 1");
+    TRR_TRY(operand_make(ctx, &r->x, j->in_dtype, (size_t)(xr * xc)));
+    if (r->has_y) TRR_TRY(operand_make(ctx, &r->y, j->in_dtype, (size_t)(yr * yc)));
+    r->out_offset = GUARD_ELEMS;
+    TRR_TRY(operand_make(ctx, &r->z, j->out_dtype, (size_t)(r->out_rows * r->out_cols + 2 * GUARD_ELEMS)));
+    r->out_bytes = r->z.elems * r->z.esz;
+
+    const size_t zoff = (size_t)r->out_offset * r->z.esz;
+    switch (j->op) {
+    case TRR_OP_MATMUL: {
+        trr_tensor t;
+        TRR_TRY(trr_tensor_2d(r->x.buf, 0, j->in_dtype, xr, xc, 0, &t));
+        if (j->trans_a) TRR_TRY(trr_tensor_transpose(&t, &r->tx));
+        else r->tx = t;
+        TRR_TRY(trr_tensor_2d(r->y.buf, 0, j->in_dtype, yr, yc, 0, &t));
+        if (j->trans_b) TRR_TRY(trr_tensor_transpose(&t, &r->ty));
+        else r->ty = t;
+        return trr_tensor_2d(r->z.buf, zoff, j->out_dtype, j->m, j->n, 0, &r->tz);
+    }
+    case TRR_OP_RGB_TO_GREY: {
+        trr_tensor t = {.buffer = r->x.buf, .offset = 0, .dtype = j->in_dtype, .ndim = 3,
+                        .shape = {3, j->rows, j->cols}, .strides = {j->rows * j->cols, j->cols, 1}};
+        r->tx = t;
+        return trr_tensor_2d(r->z.buf, zoff, j->out_dtype, j->rows, j->cols, 0, &r->tz);
+    }
+    case TRR_OP_ROW_SUM:
+        TRR_TRY(trr_tensor_2d(r->x.buf, 0, j->in_dtype, j->rows, j->cols, 0, &r->tx));
+        return trr_tensor_1d(r->z.buf, zoff, j->out_dtype, j->rows, &r->tz);
+    case TRR_OP_SOFTMAX:
+        TRR_TRY(trr_tensor_2d(r->x.buf, 0, j->in_dtype, j->rows, j->cols, 0, &r->tx));
+        return trr_tensor_2d(r->z.buf, zoff, j->out_dtype, j->rows, j->cols, 0, &r->tz);
+    default:
+        if (j->rows == 1) {
+            TRR_TRY(trr_tensor_1d(r->x.buf, 0, j->in_dtype, j->cols, &r->tx));
+            if (r->has_y) TRR_TRY(trr_tensor_1d(r->y.buf, 0, j->in_dtype, j->cols, &r->ty));
+            return trr_tensor_1d(r->z.buf, zoff, j->out_dtype, j->cols, &r->tz);
+        }
+        TRR_TRY(trr_tensor_2d(r->x.buf, 0, j->in_dtype, j->rows, j->cols, 0, &r->tx));
+        if (r->has_y) TRR_TRY(trr_tensor_2d(r->y.buf, 0, j->in_dtype, j->rows, j->cols, 0, &r->ty));
+        return trr_tensor_2d(r->z.buf, zoff, j->out_dtype, j->rows, j->cols, 0, &r->tz);
+    }
+}
+
+static trr_status call_op(tune_run *r) {
+    trr_context *ctx = r->ctx;
+    switch (r->job->op) {
+    case TRR_OP_COPY: return trr_copy(ctx, &r->tx, &r->tz);
+    case TRR_OP_ADD: return trr_add(ctx, &r->tx, &r->ty, &r->tz);
+    case TRR_OP_GELU: return trr_gelu(ctx, &r->tx, &r->tz);
+    case TRR_OP_RGB_TO_GREY: return trr_rgb_to_grey(ctx, &r->tx, &r->tz);
+    case TRR_OP_SOFTMAX: return trr_softmax(ctx, &r->tx, &r->tz);
+    case TRR_OP_ROW_SUM: return trr_row_sum(ctx, &r->tx, &r->tz);
+    case TRR_OP_MATMUL:
+        return trr_matmul(ctx, &r->tx, &r->ty, &r->tz, TRR_EPI_NONE, 0.0f,
+                          r->job->allow_tf32 ? TRR_MATMUL_ALLOW_TF32 : 0u);
+    default: return trr_error(ctx, TRR_ERR_INVALID_ARGUMENT, "tune: unknown op %d", (int)r->job->op);
+    }
+}
+
+/* The reference, once per job: for every row when affordable, else for three blocks of rows (first, middle,
+ * last) of a matmul. The reference reads the same normalised call the backend gets, on host copies. */
+static trr_status make_reference(tune_run *r) {
+    const trr_call *c = &r->call;
+    const int64_t cols = c->op == TRR_OP_ROW_SUM ? 1 : c->cols;
+    const double macs = (double)c->rows * (double)c->cols * (double)(c->op == TRR_OP_MATMUL ? c->k : 1);
+    if (c->op == TRR_OP_MATMUL && macs > FULL_REFERENCE_MACS && c->rows > 3 * SAMPLE_ROWS) {
+        int64_t mid = (c->rows / 2 / SAMPLE_ROWS) * SAMPLE_ROWS;
+        int64_t last = c->rows - SAMPLE_ROWS;
+        r->blocks[0][0] = 0, r->blocks[1][0] = mid, r->blocks[2][0] = last;
+        for (int b = 0; b < 3; b++) r->blocks[b][1] = SAMPLE_ROWS;
+        r->n_blocks = 3;
+    } else {
+        r->blocks[0][0] = 0, r->blocks[0][1] = c->rows;
+        r->n_blocks = 1;
+    }
+    int64_t total = 0;
+    for (int b = 0; b < r->n_blocks; b++) total += r->blocks[b][1] * cols;
+    r->ref = malloc((size_t)total * sizeof *r->ref);
+    if (!r->ref) return trr_error(r->ctx, TRR_ERR_OUT_OF_MEMORY, "tune: host memory for the reference");
+    int64_t at = 0;
+    for (int b = 0; b < r->n_blocks; b++) {
+        trr_call sub = *c;
+        sub.x.mem = r->x.host;
+        sub.y.mem = r->has_y ? r->y.host : NULL;
+        sub.rows = r->blocks[b][1];
+        sub.x.offset += r->blocks[b][0] * (c->op == TRR_OP_MATMUL && c->trans_a ? 1 : c->x.stride0);
+        trr_status st = trr_reference_run(&sub, r->ref + at);
+        if (st != TRR_OK) return trr_error(r->ctx, st, "tune: the reference failed (%s)", trr_status_name(st));
+        at += r->blocks[b][1] * cols;
+    }
+    return TRR_OK;
+}
+
+static void poison_output(tune_run *r, uint8_t *host, uint32_t poison) {
+    for (size_t i = 0; i < r->out_bytes; i++) host[i] = (uint8_t)(0x3Cu ^ (uint32_t)(i * 37u));
+    for (int64_t e = 0; e < r->out_rows * r->out_cols; e++) {
+        uint8_t *p = host + (size_t)(r->out_offset + e) * r->z.esz;
+        if (r->z.dtype == TRR_F32) memcpy(p, &poison, 4);
+        else if (r->z.dtype == TRR_F16) {
+            uint16_t h = (uint16_t)poison;
+            memcpy(p, &h, 2);
+        } else *p = (uint8_t)poison;
+    }
+}
+
+static trr_status run_poisoned(tune_run *r, uint32_t poison, uint8_t *before, uint8_t *after) {
+    poison_output(r, before, poison);
+    TRR_TRY(trr_buffer_write(r->ctx, r->z.buf, 0, before, r->out_bytes));
+    TRR_TRY(call_op(r));
+    return trr_buffer_read(r->ctx, r->z.buf, 0, after, r->out_bytes);
+}
+
+/* Runs the current config once on a poisoned output and checks it. *out_pass, and why in msg on a failure. */
+static trr_status check_config_output(tune_run *r, int *out_pass, char *msg, size_t cap) {
+    *out_pass = 0;
+    TRR_TRY(run_poisoned(r, r->poison, r->before, r->after));
+    const int u8 = r->z.dtype == TRR_U8;
+    if (u8) TRR_TRY(run_poisoned(r, TRR_CONF_POISON_U8_B, r->before2, r->after2));
+    const int64_t cols = r->call.op == TRR_OP_ROW_SUM ? 1 : r->call.cols;
+    int64_t at = 0;
+    for (int b = 0; b < r->n_blocks; b++) {
+        trr_call sub = r->call;
+        sub.x.mem = r->x.host;
+        sub.y.mem = r->has_y ? r->y.host : NULL;
+        sub.rows = r->blocks[b][1];
+        sub.x.offset += r->blocks[b][0] * (sub.op == TRR_OP_MATMUL && sub.trans_a ? 1 : sub.x.stride0);
+        const uint8_t *before = r->before;
+        if (r->n_blocks > 1) {
+            /* The check compares every byte outside its view with "before"; outside this block that must be
+             * the output as written, and the whole output is checked for poison and guard bytes below. */
+            sub.z.offset += r->blocks[b][0] * sub.z.stride0;
+            memcpy(r->scratch, r->after, r->out_bytes);
+            size_t lo = (size_t)sub.z.offset * r->z.esz, len = (size_t)(sub.rows * sub.z.stride0) * r->z.esz;
+            memcpy(r->scratch + lo, r->before + lo, len);
+            before = r->scratch;
+        }
+        trr_conf_result res;
+        memset(&res, 0, sizeof res);
+        trr_conf_check_input in = {.tcase = &r->tc, .call = &sub, .before = before, .after = r->after,
+                                   .after2 = u8 ? r->after2 : NULL, .before2 = u8 ? r->before2 : NULL,
+                                   .bytes = r->out_bytes, .ref = r->ref + at};
+        TRR_TRY(trr_conf_check(&in, &res));
+        if (res.outcome != TRR_CONF_PASS) {
+            snprintf(msg, cap, "%s", res.message);
+            return TRR_OK;
+        }
+        at += r->blocks[b][1] * cols;
+    }
+    if (r->n_blocks > 1) { /* sampled: the rows not compared must still all be written, the guards untouched */
+        const size_t lo = (size_t)r->out_offset * r->z.esz, hi = lo + (size_t)(r->out_rows * r->out_cols) * r->z.esz;
+        for (size_t i = 0; i < r->out_bytes; i++)
+            if ((i < lo || i >= hi) && r->after[i] != r->before[i]) {
+                snprintf(msg, cap, "guard byte %zu around the output changed", i);
+                return TRR_OK;
+            }
+        for (size_t i = lo; i < hi; i += r->z.esz)
+            if (memcmp(r->after + i, r->before + i, r->z.esz) == 0) {
+                snprintf(msg, cap, "output element %zu was not written", (i - lo) / r->z.esz);
+                return TRR_OK;
+            }
+    }
+    *out_pass = 1;
+    return TRR_OK;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Times the current config: warm-up, then reps runs each between trr_timer_start/stop; the median. Stops early
+ * (*out_cut) once the median of the first three is over ABANDON_FACTOR times best_ms. */
+static trr_status time_config(tune_run *r, int warmup, int reps, double best_ms, double *out_ms, int *out_cut) {
+    *out_cut = 0;
+    for (int w = 1; w < warmup; w++) TRR_TRY(call_op(r)); /* the checked run was the first warm-up */
+    TRR_TRY(trr_synchronize(r->ctx));
+    double *ms = malloc((size_t)reps * sizeof *ms);
+    if (!ms) return trr_error(r->ctx, TRR_ERR_OUT_OF_MEMORY, "tune: host memory");
+    int n = 0;
+    trr_status st = TRR_OK;
+    for (; n < reps; n++) {
+        st = trr_timer_start(r->ctx);
+        if (st == TRR_OK) st = call_op(r);
+        double t = 0;
+        trr_status st2 = trr_timer_stop(r->ctx, &t);
+        if (st == TRR_OK) st = st2;
+        if (st != TRR_OK) break;
+        ms[n] = t;
+        if (n == 2 && best_ms > 0) {
+            double first[3] = {ms[0], ms[1], ms[2]};
+            qsort(first, 3, sizeof first[0], cmp_double);
+            if (first[1] > ABANDON_FACTOR * best_ms) {
+                *out_cut = 1;
+                n++;
+                break;
+            }
+        }
+    }
+    if (st == TRR_OK) {
+        qsort(ms, (size_t)n, sizeof *ms, cmp_double);
+        *out_ms = n % 2 ? ms[n / 2] : 0.5 * (ms[n / 2 - 1] + ms[n / 2]);
+    }
+    free(ms);
+    return st;
+}
+
+/* ---- the job ---- */
+
+static void job_case(const trr_tune_job *j, trr_case *tc) {
+    memset(tc, 0, sizeof *tc);
+    tc->op = j->op;
+    tc->in_dtype = j->in_dtype;
+    tc->out_dtype = j->out_dtype;
+    tc->rows = j->rows, tc->cols = j->cols;
+    tc->m = j->m, tc->n = j->n, tc->k = j->k;
+    tc->trans_a = j->trans_a, tc->trans_b = j->trans_b;
+    tc->layout = TRR_LAYOUT_PACKED;
+    tc->epilogue = TRR_EPI_NONE;
+}
+
+static void free_run(tune_run *r) {
+    operand_free(&r->x);
+    operand_free(&r->y);
+    operand_free(&r->z);
+    free(r->before);
+    free(r->after);
+    free(r->before2);
+    free(r->after2);
+    free(r->scratch);
+    free(r->ref);
+}
+
+static trr_status prepare(tune_run *r, uint64_t seed) {
+    TRR_TRY(make_operands(r));
+    uint64_t rng = seed ^ 0x74726972656D65ull;
+    fill_input(&r->x, r->job->op, &rng);
+    TRR_TRY(trr_buffer_write(r->ctx, r->x.buf, 0, r->x.host, r->x.elems * r->x.esz));
+    if (r->has_y) {
+        fill_input(&r->y, r->job->op, &rng);
+        TRR_TRY(trr_buffer_write(r->ctx, r->y.buf, 0, r->y.host, r->y.elems * r->y.esz));
+    }
+    int empty = 0;
+    TRR_TRY(trr_call_build(r->ctx, r->job->op, &r->tx, r->has_y ? &r->ty : NULL, &r->tz, TRR_EPI_NONE, 0.0f,
+                           r->job->allow_tf32 ? TRR_MATMUL_ALLOW_TF32 : 0u, &r->call, &empty));
+    if (r->call.slices != 1) return trr_error(r->ctx, TRR_ERR_INTERNAL, "tune: packed operands did not fold");
+    r->poison = r->z.dtype == TRR_U8 ? TRR_CONF_POISON_U8_A : r->z.dtype == TRR_F16 ? TRR_CONF_POISON_F16
+                                                                                    : TRR_CONF_POISON_F32;
+    r->before = malloc(r->out_bytes);
+    r->after = malloc(r->out_bytes);
+    r->before2 = malloc(r->out_bytes);
+    r->after2 = malloc(r->out_bytes);
+    r->scratch = malloc(r->out_bytes);
+    if (!r->before || !r->after || !r->before2 || !r->after2 || !r->scratch)
+        return trr_error(r->ctx, TRR_ERR_OUT_OF_MEMORY, "tune: host memory for the output");
+    return make_reference(r);
+}
+
+typedef struct search {
+    trr_tune_candidate *cand;
+    int n;            /* candidates, the default first */
+    int to_time;      /* not dropped */
+    double *ms;       /* per candidate: median, or -1 when not timed */
+    int best;         /* fastest so far, or -1 */
+    double best_ms;
+    double default_ms;
+    int default_ok;
+} search;
+
+static void report(const trr_tune_options *o, tune_run *r, const search *s, int done, const trr_config *cfg,
+                   double ms, const char *note, double t0) {
+    if (!o->progress) return;
+    double elapsed = now_s() - t0;
+    trr_tune_progress p = {.job = r->job, .index = done, .total = s->to_time, .config = cfg, .ms = ms,
+                           .note = note ? note : "", .best_ms = s->best >= 0 ? s->best_ms : -1.0,
+                           .best = s->best >= 0 ? &s->cand[s->best].resolved : NULL, .elapsed_s = elapsed,
+                           .left_s = done > 0 ? elapsed / done * (s->to_time - done) : 0};
+    o->progress(o->user, &p);
+}
+
+static trr_status run_search(tune_run *r, const trr_tune_options *o, search *s, trr_tune_outcome *out) {
+    const int reps = o->reps > 0 ? o->reps : 10, warmup = o->warmup > 0 ? o->warmup : 2;
+    const double t0 = now_s();
+    int done = 0;
+    for (int i = 0; i < s->n; i++) {
+        trr_tune_candidate *c = &s->cand[i];
+        if (c->dropped) continue;
+        done++;
+        TRR_TRY(trr_config_override(r->ctx, r->job->op, &c->resolved));
+        int pass = 0;
+        char msg[320] = "";
+        trr_status st = check_config_output(r, &pass, msg, sizeof msg);
+        if (st == TRR_ERR_UNSUPPORTED || st == TRR_ERR_COMPILE || st == TRR_ERR_DEVICE ||
+            st == TRR_ERR_OUT_OF_MEMORY) {
+            /* the config cannot run here (a compile or launch limit check_config does not know): drop it */
+            snprintf(msg, sizeof msg, "could not run: %s", trr_last_error(r->ctx));
+            if (st == TRR_ERR_DEVICE) { /* a device error may leave the context unusable: stop here */
+                report(o, r, s, done, &c->resolved, -1, msg, t0);
+                return st;
+            }
+            pass = 0;
+        } else if (st != TRR_OK) {
+            return st;
+        }
+        if (!pass) {
+            out->failed++;
+            if (!out->first_failure[0]) {
+                char cfg[64];
+                trr_config_format(&c->resolved, cfg, sizeof cfg);
+                snprintf(out->first_failure, sizeof out->first_failure, "%s: %s", cfg, msg);
+            }
+            report(o, r, s, done, &c->resolved, -1, msg, t0);
+            continue;
+        }
+        double ms = 0;
+        int cut = 0;
+        TRR_TRY(time_config(r, warmup, reps, s->best >= 0 ? s->best_ms : -1, &ms, &cut));
+        out->timed++;
+        s->ms[i] = ms;
+        if (i == 0) s->default_ms = ms, s->default_ok = 1;
+        if (s->best < 0 || ms < s->best_ms) s->best = i, s->best_ms = ms;
+        report(o, r, s, done, &c->resolved, ms, cut ? "cut short: over twice the best" : "", t0);
+    }
+    return TRR_OK;
+}
+
+/* A winner found in one pass can owe its place to a quiet moment (on a shared CPU above all): the default and
+ * the winner are timed once more, one after the other, and each keeps its better median. */
+static trr_status confirm(tune_run *r, const trr_tune_options *o, search *s) {
+    if (s->best <= 0 || !s->default_ok) return TRR_OK;
+    const int reps = o->reps > 0 ? o->reps : 10, warmup = o->warmup > 0 ? o->warmup : 2;
+    const int which[2] = {0, s->best};
+    for (int w = 0; w < 2; w++) {
+        double ms = 0;
+        int cut = 0;
+        TRR_TRY(trr_config_override(r->ctx, r->job->op, &s->cand[which[w]].resolved));
+        TRR_TRY(call_op(r)); /* the first warm-up, as the checked run was in the search */
+        TRR_TRY(time_config(r, warmup, reps, -1, &ms, &cut));
+        if (ms < s->ms[which[w]]) s->ms[which[w]] = ms;
+    }
+    s->default_ms = s->ms[0];
+    if (s->ms[0] <= s->ms[s->best]) s->best = 0;
+    s->best_ms = s->ms[s->best];
+    return TRR_OK;
+}
+
+trr_status trr_tune_run(trr_context *ctx, const trr_tune_job *job, const trr_tune_options *options,
+                        trr_tune_outcome *out) {
+    if (!ctx || !job || !out) return trr_error(ctx, TRR_ERR_INVALID_ARGUMENT, "trr_tune_run: NULL argument");
+    if ((unsigned)job->op >= TRR_OP_COUNT) return trr_error(ctx, TRR_ERR_INVALID_ARGUMENT, "tune: unknown op");
+    trr_tune_options opt;
+    memset(&opt, 0, sizeof opt);
+    if (options) opt = *options;
+    memset(out, 0, sizeof *out);
+
+    const int had_override = ctx->has_override[job->op];
+    const trr_config saved_override = ctx->override[job->op];
+    tune_run r;
+    memset(&r, 0, sizeof r);
+    r.ctx = ctx;
+    r.job = job;
+    job_case(job, &r.tc);
+    search s = {.best = -1};
+    s.cand = calloc(TRR_TUNE_MAX_CANDIDATES + 1, sizeof *s.cand);
+    s.ms = malloc((TRR_TUNE_MAX_CANDIDATES + 1) * sizeof *s.ms);
+    for (int i = 0; s.ms && i <= TRR_TUNE_MAX_CANDIDATES; i++) s.ms[i] = -1;
+    trr_status st = s.cand && s.ms ? prepare(&r, opt.seed) : trr_error(ctx, TRR_ERR_OUT_OF_MEMORY, "tune: host memory");
+    if (st != TRR_OK) goto done;
+
+    /* the default first: the baseline, and the winner unless a candidate beats it */
+    trr_tune_default_config(ctx, &r.call, &s.cand[0].resolved);
+    s.cand[0].listed = s.cand[0].resolved;
+    if (!trr_tune_config_runs(ctx, &r.call, &s.cand[0].resolved, s.cand[0].reason, sizeof s.cand[0].reason)) {
+        st = TRR_ERR_UNSUPPORTED; /* the backend's reason is the context's last error */
+        goto done;
+    }
+    int n = 0;
+    if (opt.only_config) {
+        trr_tune_candidate *c = &s.cand[1];
+        c->listed = *opt.only_config;
+        trr_tune_complete_config(ctx, &r.call, &c->listed, &c->resolved);
+        if (!trr_tune_config_runs(ctx, &r.call, &c->resolved, c->reason, sizeof c->reason)) {
+            st = trr_error(ctx, TRR_ERR_UNSUPPORTED, "tune: the backend rejects --only-config: %s", c->reason);
+            goto done;
+        }
+        n = 1;
+    } else {
+        st = trr_tune_space(ctx, &r.call, &s.cand[1], TRR_TUNE_MAX_CANDIDATES, &n);
+        if (st != TRR_OK) goto done;
+        for (int i = 1; i <= n; i++) /* the default is timed already */
+            if (!s.cand[i].dropped && memcmp(&s.cand[i].resolved, &s.cand[0].resolved, sizeof(trr_config)) == 0) {
+                s.cand[i].dropped = 1;
+                snprintf(s.cand[i].reason, sizeof s.cand[i].reason, "the default config");
+            }
+    }
+    s.n = n + 1;
+    out->listed = n;
+    for (int i = 0; i < s.n; i++) {
+        if (s.cand[i].dropped) out->dropped++;
+        else s.to_time++;
+    }
+    st = run_search(&r, &opt, &s, out);
+    if (st == TRR_OK && !opt.only_config) st = confirm(&r, &opt, &s);
+    if (st != TRR_OK) goto done;
+    if (opt.only_config) /* the caller named the config: keep it when it passes, even if the default is faster */
+        s.best = s.ms[1] >= 0 ? 1 : -1;
+    if (s.best < 0) {
+        st = trr_error(ctx, TRR_ERR_MISMATCH, "tune: no config passed the reference check (first failure: %s)",
+                       out->first_failure);
+        goto done;
+    }
+    {
+        trr_tune_entry *e = &out->entry;
+        trr_tune_key_of(ctx, &r.call, &e->key);
+        trr_tune_shape_of(&r.call, e->shape);
+        e->config = s.cand[s.best].resolved;
+        e->default_config = s.cand[0].resolved;
+        e->default_ms = s.default_ok ? s.default_ms : 0;
+        e->candidates = out->timed;
+        time_t t = time(NULL);
+        struct tm tmv;
+        if (gmtime_r(&t, &tmv)) strftime(e->tuned_at, sizeof e->tuned_at, "%Y-%m-%dT%H:%M:%SZ", &tmv);
+        e->ms = s.ms[s.best];
+    }
+done:
+    ctx->has_override[job->op] = had_override;
+    ctx->override[job->op] = saved_override;
+    free(s.cand);
+    free(s.ms);
+    free_run(&r);
+    return st;
+}

@@ -1,0 +1,89 @@
+/*
+ * Prelude the CUDA backend prepends to every kernel file before NVRTC sees it (backend_cuda/module.c), so the
+ * kernels share these helpers without any #include: NVRTC on the GPU machine may not find the toolkit headers.
+ * Halves travel as unsigned short and convert through PTX, which is exact (f16 -> f32) and rounds to nearest
+ * even (f32 -> f16), the SPEC's "round once on store".
+ */
+typedef unsigned short trr_half;
+
+__device__ __forceinline__ float trr_h2f(unsigned short h) {
+    float f;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+    return f;
+}
+
+__device__ __forceinline__ unsigned short trr_f2h(float f) {
+    unsigned short h;
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+    return h;
+}
+
+__device__ __forceinline__ float trr_to_f32(float v) { return v; }
+__device__ __forceinline__ float trr_to_f32(unsigned short v) { return trr_h2f(v); }
+
+template <typename T> __device__ __forceinline__ T trr_from_f32(float v);
+template <> __device__ __forceinline__ float trr_from_f32<float>(float v) { return v; }
+template <> __device__ __forceinline__ unsigned short trr_from_f32<unsigned short>(float v) { return trr_f2h(v); }
+
+/* gelu, tanh form, evaluated as x / (1 + exp(-2u)): equal to 0.5x(1 + tanh u), without the cancellation of
+ * 1 + tanh(u) for negative x (the CPU backend uses the same form). */
+__device__ __forceinline__ float trr_gelu(float x) {
+    float u = 0.7978845608f * (x + 0.044715f * x * x * x);
+    return x / (1.0f + expf(-2.0f * u));
+}
+
+/* Epilogue codes match trr_epilogue: 0 none, 1 relu, 2 leaky_relu, 3 gelu. A run-time argument: the branch is
+ * uniform and runs once per output, so one compiled kernel serves every epilogue. */
+__device__ __forceinline__ float trr_epilogue(float v, int epi, float alpha) {
+    if (epi == 1) return v > 0.0f ? v : 0.0f;
+    if (epi == 2) return v >= 0.0f ? v : alpha * v;
+    if (epi == 3) return trr_gelu(v);
+    return v;
+}
+
+__device__ __forceinline__ float trr_warp_sum(float v) {
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+
+__device__ __forceinline__ float trr_warp_max(float v) {
+    for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+    return v;
+}
+
+/* Block-wide reductions for blockDim.x a multiple of 32 (at most 1024); scratch holds 32 floats. Every thread
+ * gets the result. The leading barrier lets callers reuse scratch back to back. */
+__device__ __forceinline__ float trr_block_sum(float v, float *scratch) {
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
+    v = trr_warp_sum(v);
+    __syncthreads();
+    if (lane == 0) scratch[warp] = v;
+    __syncthreads();
+    v = lane < nwarps ? scratch[lane] : 0.0f;
+    return trr_warp_sum(v);
+}
+
+__device__ __forceinline__ float trr_block_max(float v, float *scratch) {
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
+    v = trr_warp_max(v);
+    __syncthreads();
+    if (lane == 0) scratch[warp] = v;
+    __syncthreads();
+    v = lane < nwarps ? scratch[lane] : -__int_as_float(0x7f800000);
+    return trr_warp_max(v);
+}
+
+/* 16-byte vector of elements of T, for the aligned fast paths of the memory-bound kernels. */
+template <typename T> struct __align__(16) trr_vec16 {
+    T e[16 / sizeof(T)];
+};
+
+/* Grouped block order (SPEC.md, core/grouped.h): GROUP_M row-blocks share B's columns while they sit in L2. */
+__device__ __forceinline__ void trr_grouped_block(int pid, int npm, int npn, int group_m, int *pm, int *pn) {
+    int width = group_m * npn;
+    int group = pid / width;
+    int first_m = group * group_m;
+    int gsize = npm - first_m < group_m ? npm - first_m : group_m;
+    *pm = first_m + (pid % width) % gsize;
+    *pn = (pid % width) / gsize;
+}

@@ -1,0 +1,233 @@
+/*
+ * f16 matmul on the tensor cores: C = act(A . B), f16 operands, f32 accumulation, f16 or f32 C.
+ * Compile-time: BM, BN, BK, WARPS_M, WARPS_N (warp grid over the tile), STAGES, TRANS_B (0: B is [K,N]
+ * row-major; 1: B is stored [N,K]), DT_OUT (0 f32, 1 f16).
+ * Requirements the host checks: A row-major, lda and ldb multiples of 8, A and B 16-byte aligned (every
+ * 16-byte chunk of a row is then one cp.async). M, N, K are arbitrary: chunks past an edge copy fewer bytes and
+ * cp.async zero-fills the rest, so the tail of K multiplies zeros.
+ *
+ * Pipeline: STAGES shared-memory tiles in flight through cp.async (global -> shared without registers); a
+ * tile is consumed by ldmatrix (A, and B stored [N,K]) or ldmatrix.trans (B stored [K,N]) into the register
+ * fragments of mma.sync.m16n8k16. Rows of 16-byte chunks are XOR-swizzled so the eight row addresses of each
+ * ldmatrix phase, and each warp's cp.async stores, fall in distinct bank groups.
+ * Block order is grouped (GROUP_M, a run-time argument) for L2 reuse; the epilogue is fused and stores from
+ * the accumulator registers.
+ */
+#define THREADS (WARPS_M * WARPS_N * 32)
+#define WM (BM / WARPS_M)
+#define WN (BN / WARPS_N)
+#define MT (WM / 16)
+#define NT (WN / 8)
+
+#define CPR_A (BK / 8)
+#if TRANS_B
+#define CPR_B (BK / 8)
+#define ROWS_B BN
+#else
+#define CPR_B (BN / 8)
+#define ROWS_B BK
+#endif
+#define A_STAGE_BYTES (BM * BK * 2)
+#define B_STAGE_BYTES (BK * BN * 2)
+#define LOADS_A (BM * CPR_A / THREADS)
+#define LOADS_B (ROWS_B * CPR_B / THREADS)
+
+#if DT_OUT == 0
+typedef float TO;
+#else
+typedef unsigned short TO;
+#endif
+
+/* Byte offset of 16-byte chunk c of row r in a tile with cpr chunks per row: the chunk index is XORed with a
+ * function of the row so that 8 consecutive rows at the same chunk land in 8 different 16-byte bank groups. */
+template <int cpr> __device__ __forceinline__ unsigned mma_swz(int r, int c) {
+    constexpr int rdiv = cpr >= 8 ? 1 : 8 / cpr;
+    constexpr int span = cpr >= 8 ? 8 : cpr;
+    return (unsigned)((r * cpr + (c ^ ((r / rdiv) % span))) * 16);
+}
+
+__device__ __forceinline__ unsigned mma_smem_addr(const void *p) {
+    unsigned a;
+    asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));
+    return a;
+}
+
+__device__ __forceinline__ void mma_cp_async(unsigned dst, const void *src, int bytes) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(src), "r"(bytes) : "memory");
+}
+
+__device__ __forceinline__ void mma_cp_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+
+template <int n> __device__ __forceinline__ void mma_cp_wait() {
+    asm volatile("cp.async.wait_group %0;" ::"n"(n) : "memory");
+}
+
+__device__ __forceinline__ void mma_ldmatrix_x4(unsigned addr, unsigned *r) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr));
+}
+
+__device__ __forceinline__ void mma_ldmatrix_x4_trans(unsigned addr, unsigned *r) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr));
+}
+
+__device__ __forceinline__ void mma_16816(float *c, const unsigned *a, unsigned b0, unsigned b1) {
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                 "{%0,%1,%2,%3};"
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+/* Stores C[row][col] and C[row][col+1] (the pair an accumulator fragment holds), masked at the edges. */
+__device__ __forceinline__ void mma_store_pair(TO *C, long long ldc, int row, int col, int M, int N, float v0,
+                                               float v1, bool pair_ok) {
+    if (row >= M) return;
+    TO *p = C + (long long)row * ldc + col;
+    if (pair_ok && col + 1 < N) {
+#if DT_OUT == 0
+        float2 w;
+        w.x = v0;
+        w.y = v1;
+        *(float2 *)p = w;
+#else
+        unsigned w = (unsigned)trr_f2h(v0) | ((unsigned)trr_f2h(v1) << 16);
+        *(unsigned *)p = w;
+#endif
+    } else {
+        if (col < N) p[0] = trr_from_f32<TO>(v0);
+        if (col + 1 < N) p[1] = trr_from_f32<TO>(v1);
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS)
+    matmul_mma(const unsigned short *A, long long lda, const unsigned short *B, long long ldb, TO *C, long long ldc,
+               int M, int N, int K, int epi, float alpha, int group_m) {
+    extern __shared__ __align__(128) unsigned char smem[];
+    const unsigned smem_base = mma_smem_addr(smem);
+    const unsigned a_base = smem_base;
+    const unsigned b_base = smem_base + STAGES * A_STAGE_BYTES;
+
+    int npm = (M + BM - 1) / BM, npn = (N + BN - 1) / BN;
+    int pm, pn;
+    trr_grouped_block(blockIdx.x, npm, npn, group_m, &pm, &pn);
+    const int m0 = pm * BM, n0 = pn * BN;
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int wm0 = (warp / WARPS_N) * WM, wn0 = (warp % WARPS_N) * WN;
+
+    /* Issues the cp.async copies of K tile kt into stage s. */
+    auto load_stage = [&](int s, int kt) {
+        const int k0 = kt * BK;
+#pragma unroll
+        for (int i = 0; i < LOADS_A; i++) {
+            int idx = tid + i * THREADS;
+            int r = idx / CPR_A, c = idx % CPR_A;
+            int gm = m0 + r, gk = k0 + c * 8;
+            bool ok = gm < M && gk < K;
+            int bytes = ok ? min(8, K - gk) * 2 : 0;
+            const unsigned short *src = ok ? A + (long long)gm * lda + gk : A;
+            mma_cp_async(a_base + s * A_STAGE_BYTES + mma_swz<CPR_A>(r, c), src, bytes);
+        }
+#pragma unroll
+        for (int i = 0; i < LOADS_B; i++) {
+            int idx = tid + i * THREADS;
+            int r = idx / CPR_B, c = idx % CPR_B;
+#if TRANS_B
+            int gn = n0 + r, gk = k0 + c * 8;
+            bool ok = gn < N && gk < K;
+            int bytes = ok ? min(8, K - gk) * 2 : 0;
+            const unsigned short *src = ok ? B + (long long)gn * ldb + gk : B;
+#else
+            int gk = k0 + r, gn = n0 + c * 8;
+            bool ok = gk < K && gn < N;
+            int bytes = ok ? min(8, N - gn) * 2 : 0;
+            const unsigned short *src = ok ? B + (long long)gk * ldb + gn : B;
+#endif
+            mma_cp_async(b_base + s * B_STAGE_BYTES + mma_swz<CPR_B>(r, c), src, bytes);
+        }
+    };
+
+    float acc[MT][NT][4];
+#pragma unroll
+    for (int i = 0; i < MT; i++)
+#pragma unroll
+        for (int j = 0; j < NT; j++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) acc[i][j][e] = 0.0f;
+
+    const int kt_count = (K + BK - 1) / BK;
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; s++) {
+        if (s < kt_count) load_stage(s, s);
+        mma_cp_commit();
+    }
+
+    for (int kt = 0; kt < kt_count; kt++) {
+        mma_cp_wait<STAGES - 2>();
+        __syncthreads(); /* tile kt is visible to all; every warp is done with the stage refilled below */
+        int next = kt + STAGES - 1;
+        if (next < kt_count) load_stage(next % STAGES, next);
+        mma_cp_commit();
+
+        const int s = kt % STAGES;
+        const unsigned a_stage = a_base + s * A_STAGE_BYTES;
+        const unsigned b_stage = b_base + s * B_STAGE_BYTES;
+#pragma unroll
+        for (int kk = 0; kk < BK / 16; kk++) {
+            unsigned af[MT][4];
+            unsigned bf[NT][2];
+#pragma unroll
+            for (int i = 0; i < MT; i++) {
+                /* lanes 0-15 address rows 0-15 at k chunk 2kk, lanes 16-31 the same rows at chunk 2kk+1:
+                 * the four 8x8 matrices come back as a0..a3 of the m16n8k16 A fragment. */
+                int r = wm0 + i * 16 + (lane & 15);
+                int c = kk * 2 + (lane >> 4);
+                mma_ldmatrix_x4(a_stage + mma_swz<CPR_A>(r, c), af[i]);
+            }
+#pragma unroll
+            for (int p = 0; p < NT / 2; p++) {
+                unsigned t[4];
+#if TRANS_B
+                /* smem rows are n: matrices (n 0-7, k 0-7), (n 0-7, k 8-15), (n 8-15, k 0-7), (n 8-15, k 8-15) */
+                int r = wn0 + p * 16 + (lane & 7) + ((lane >> 4) << 3);
+                int c = kk * 2 + ((lane >> 3) & 1);
+                mma_ldmatrix_x4(b_stage + mma_swz<CPR_B>(r, c), t);
+#else
+                /* smem rows are k: matrices (k 0-7, n 0-7), (k 8-15, n 0-7), (k 0-7, n 8-15), (k 8-15, n 8-15),
+                 * transposed on load so each thread holds B[2t..2t+1][g] as the col-major fragment wants */
+                int r = kk * 16 + (lane & 7) + (((lane >> 3) & 1) << 3);
+                int c = (wn0 + p * 16) / 8 + (lane >> 4);
+                mma_ldmatrix_x4_trans(b_stage + mma_swz<CPR_B>(r, c), t);
+#endif
+                bf[2 * p][0] = t[0];
+                bf[2 * p][1] = t[1];
+                bf[2 * p + 1][0] = t[2];
+                bf[2 * p + 1][1] = t[3];
+            }
+#pragma unroll
+            for (int i = 0; i < MT; i++)
+#pragma unroll
+                for (int j = 0; j < NT; j++) mma_16816(acc[i][j], af[i], bf[j][0], bf[j][1]);
+        }
+    }
+    mma_cp_wait<0>();
+
+    /* Accumulator fragment: c0, c1 at (row g, cols 2t, 2t+1), c2, c3 at row g + 8. */
+    const int g = lane >> 2, t4 = lane & 3;
+    const bool pair_ok = (ldc & 1) == 0 && (((unsigned long long)C) & (2 * sizeof(TO) - 1)) == 0;
+#pragma unroll
+    for (int i = 0; i < MT; i++) {
+        int row = m0 + wm0 + i * 16 + g;
+#pragma unroll
+        for (int j = 0; j < NT; j++) {
+            int col = n0 + wn0 + j * 8 + 2 * t4;
+            float *c = acc[i][j];
+            mma_store_pair(C, ldc, row, col, M, N, trr_epilogue(c[0], epi, alpha), trr_epilogue(c[1], epi, alpha),
+                           pair_ok);
+            mma_store_pair(C, ldc, row + 8, col, M, N, trr_epilogue(c[2], epi, alpha),
+                           trr_epilogue(c[3], epi, alpha), pair_ok);
+        }
+    }
+}

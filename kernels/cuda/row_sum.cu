@@ -1,0 +1,57 @@
+/*
+ * row_sum: y[r] = sum_c x[r,c], accumulated in f32. Compile-time: DT (0 f32, 1 f16). One block per row; each
+ * thread sums its strided share of the row with Kahan compensation (free in a memory-bound loop, and it keeps
+ * long rows inside the SPEC's 1e-6 * sum|x| bound), then the block reduces the partial sums.
+ * vec != 0 when every row starts 16-byte aligned.
+ */
+#if DT == 0
+typedef float T;
+#else
+typedef unsigned short T;
+#endif
+
+#define VEC (16 / (int)sizeof(T))
+
+struct kahan {
+    float s, c;
+};
+
+__device__ __forceinline__ void kahan_add(kahan &k, float v) {
+    float yv = v - k.c;
+    float t = k.s + yv;
+    k.c = (t - k.s) - yv;
+    k.s = t;
+}
+
+extern "C" __global__ void row_sum(const T *x, long long sx, float *y, long long sy, int rows, int n, int vec) {
+    __shared__ float scratch[32];
+    for (int r = blockIdx.x; r < rows; r += gridDim.x) {
+        const T *xr = x + (long long)r * sx;
+        kahan k = {0.0f, 0.0f};
+        int nv = vec ? n / VEC : 0;
+        int i = threadIdx.x;
+        /* Two vectors in flight per thread before either is summed. */
+        for (; i + (int)blockDim.x < nv; i += 2 * blockDim.x) {
+            trr_vec16<T> a = ((const trr_vec16<T> *)xr)[i];
+            trr_vec16<T> b = ((const trr_vec16<T> *)xr)[i + blockDim.x];
+            float pa = 0.0f, pb = 0.0f;
+#pragma unroll
+            for (int j = 0; j < VEC; j++) {
+                pa += trr_to_f32(a.e[j]);
+                pb += trr_to_f32(b.e[j]);
+            }
+            kahan_add(k, pa);
+            kahan_add(k, pb);
+        }
+        for (; i < nv; i += blockDim.x) {
+            trr_vec16<T> a = ((const trr_vec16<T> *)xr)[i];
+            float pa = 0.0f;
+#pragma unroll
+            for (int j = 0; j < VEC; j++) pa += trr_to_f32(a.e[j]);
+            kahan_add(k, pa);
+        }
+        for (int c = nv * VEC + threadIdx.x; c < n; c += blockDim.x) kahan_add(k, trr_to_f32(xr[c]));
+        float total = trr_block_sum(k.s - k.c, scratch);
+        if (threadIdx.x == 0) y[(long long)r * sy] = total;
+    }
+}

@@ -1,0 +1,120 @@
+/*
+ * softmax over rows: y[r,:] = exp(x[r,:] - max) / sum(exp(x[r,:] - max)).
+ * Compile-time: DT (0 f32, 1 f16), THREADS per block, ITEMS (elements each thread holds, a multiple of VEC);
+ * both fixed so the launch bound caps registers at what THREADS allows. One block per row.
+ * softmax_rows keeps the whole row in registers (N <= THREADS * ITEMS), so x is read once and y written
+ * once: the single pass that makes this op memory-bound. softmax_online serves longer rows: pass one keeps a
+ * running (max, sum) per thread and rescales the sum when the max grows, pass two re-reads x (largely from L2,
+ * as only a wave of rows is in flight) and writes y.
+ * vec != 0 when every row starts 16-byte aligned; then full vectors load as one 16-byte access.
+ */
+#if DT == 0
+typedef float T;
+#else
+typedef unsigned short T;
+#endif
+
+#define VEC (16 / (int)sizeof(T))
+#define NVEC (ITEMS / VEC)
+#define NEG_INF (-__int_as_float(0x7f800000))
+
+/* Loads the VEC elements starting at column c (masked past n, filled with fill). */
+__device__ __forceinline__ void sm_load(const T *row, int c, int n, int vec, float fill, float *v) {
+    if (vec && c + VEC <= n) {
+        trr_vec16<T> w = *(const trr_vec16<T> *)(row + c);
+#pragma unroll
+        for (int j = 0; j < VEC; j++) v[j] = trr_to_f32(w.e[j]);
+    } else {
+#pragma unroll
+        for (int j = 0; j < VEC; j++) v[j] = c + j < n ? trr_to_f32(row[c + j]) : fill;
+    }
+}
+
+__device__ __forceinline__ void sm_store(T *row, int c, int n, int vec, const float *v) {
+    if (vec && c + VEC <= n) {
+        trr_vec16<T> w;
+#pragma unroll
+        for (int j = 0; j < VEC; j++) w.e[j] = trr_from_f32<T>(v[j]);
+        *(trr_vec16<T> *)(row + c) = w;
+    } else {
+#pragma unroll
+        for (int j = 0; j < VEC; j++)
+            if (c + j < n) row[c + j] = trr_from_f32<T>(v[j]);
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS) softmax_rows(const T *x, long long sx, T *y, long long sy, int rows, int n, int vec) {
+    __shared__ float scratch[32];
+    for (int r = blockIdx.x; r < rows; r += gridDim.x) {
+        const T *xr = x + (long long)r * sx;
+        T *yr = y + (long long)r * sy;
+        float v[NVEC][VEC];
+        float m = NEG_INF;
+#pragma unroll
+        for (int i = 0; i < NVEC; i++) {
+            int c = (i * THREADS + threadIdx.x) * VEC;
+            sm_load(xr, c, n, vec, NEG_INF, v[i]);
+#pragma unroll
+            for (int j = 0; j < VEC; j++) m = fmaxf(m, v[i][j]);
+        }
+        m = trr_block_max(m, scratch);
+        float s = 0.0f;
+#pragma unroll
+        for (int i = 0; i < NVEC; i++) {
+#pragma unroll
+            for (int j = 0; j < VEC; j++) {
+                v[i][j] = expf(v[i][j] - m); /* masked slots hold -inf and give 0 */
+                s += v[i][j];
+            }
+        }
+        float inv = 1.0f / trr_block_sum(s, scratch);
+#pragma unroll
+        for (int i = 0; i < NVEC; i++) {
+            int c = (i * THREADS + threadIdx.x) * VEC;
+#pragma unroll
+            for (int j = 0; j < VEC; j++) v[i][j] *= inv;
+            sm_store(yr, c, n, vec, v[i]);
+        }
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS) softmax_online(const T *x, long long sx, T *y, long long sy, int rows, int n, int vec) {
+    __shared__ float scratch[32];
+    for (int r = blockIdx.x; r < rows; r += gridDim.x) {
+        const T *xr = x + (long long)r * sx;
+        T *yr = y + (long long)r * sy;
+        float m = NEG_INF, s = 0.0f;
+        for (int c0 = 0; c0 < n; c0 += THREADS * ITEMS) {
+            float v[NVEC][VEC];
+            float cm = NEG_INF;
+#pragma unroll
+            for (int i = 0; i < NVEC; i++) {
+                sm_load(xr, c0 + (i * THREADS + threadIdx.x) * VEC, n, vec, NEG_INF, v[i]);
+#pragma unroll
+                for (int j = 0; j < VEC; j++) cm = fmaxf(cm, v[i][j]);
+            }
+            if (cm == NEG_INF) continue; /* nothing (finite) in this chunk for this thread */
+            float nm = fmaxf(m, cm);
+            s *= expf(m - nm); /* 0 while m is still -inf */
+            m = nm;
+#pragma unroll
+            for (int i = 0; i < NVEC; i++)
+#pragma unroll
+                for (int j = 0; j < VEC; j++) s += expf(v[i][j] - m);
+        }
+        float bm = trr_block_max(m, scratch);
+        float part = m == NEG_INF ? 0.0f : s * expf(m - bm);
+        float inv = 1.0f / trr_block_sum(part, scratch);
+        for (int c0 = 0; c0 < n; c0 += THREADS * ITEMS) {
+#pragma unroll
+            for (int i = 0; i < NVEC; i++) {
+                int c = c0 + (i * THREADS + threadIdx.x) * VEC;
+                float v[VEC];
+                sm_load(xr, c, n, vec, NEG_INF, v);
+#pragma unroll
+                for (int j = 0; j < VEC; j++) v[j] = expf(v[j] - bm) * inv;
+                sm_store(yr, c, n, vec, v);
+            }
+        }
+    }
+}

@@ -1,0 +1,43 @@
+/* Shared by every Trireme OpenCL program (prepended by the host). OpenCL C 1.2.
+ * Operand dtypes arrive as -DX_DT, -DY_DT, -DZ_DT: 0 f32, 1 f16, 3 u8. Halves are storage only (NVIDIA and
+ * PoCL lack cl_khr_fp16): loaded with vload_half, computed in f32, stored once with round-to-nearest-even. */
+
+/* Results must not depend on whether the compiler fuses a*b+c; kernels that want fma() say so. */
+#pragma OPENCL FP_CONTRACT OFF
+
+#define CAT_(a, b) a##b
+#define CAT(a, b) CAT_(a, b)
+
+#define DT_F32 0
+#define DT_F16 1
+#define DT_U8 3
+
+/* Scalar load/store of one element as float, by operand dtype. */
+#define LOAD_DT_0(p, i) ((p)[i])
+#define LOAD_DT_1(p, i) vload_half((i), (p))
+#define LOAD_DT_3(p, i) convert_float((p)[i])
+#define STORE_DT_0(v, p, i) ((p)[i] = (v))
+#define STORE_DT_1(v, p, i) vstore_half_rte((v), (i), (p))
+#define STORE_DT_3(v, p, i) ((p)[i] = convert_uchar_sat_rte(v))
+#define TYPE_DT_0 float
+#define TYPE_DT_1 half
+#define TYPE_DT_3 uchar
+
+#ifdef X_DT
+typedef CAT(TYPE_DT_, X_DT) x_t;
+#define LOAD_X(p, i) CAT(LOAD_DT_, X_DT)(p, i)
+#endif
+#ifdef Y_DT
+typedef CAT(TYPE_DT_, Y_DT) y_t;
+#define LOAD_Y(p, i) CAT(LOAD_DT_, Y_DT)(p, i)
+#endif
+#ifdef Z_DT
+typedef CAT(TYPE_DT_, Z_DT) z_t;
+#define STORE_Z(v, p, i) CAT(STORE_DT_, Z_DT)(v, p, i)
+#endif
+
+/* SPEC.md's tanh form, 0.5·x·(1 + tanh(u)), rewritten as x·sigmoid(2u): the same function, but without the
+ * cancellation in 1 + tanh(u) for negative x that costs the tanh form its relative accuracy below x ≈ -3. */
+#define GELU_C0 0.7978845608f
+#define GELU_C1 0.044715f
+#define GELU(x) ((x) / (1.0f + exp(-2.0f * (GELU_C0 * ((x) + GELU_C1 * (x) * (x) * (x))))))

@@ -1,0 +1,154 @@
+/* copy, add, gelu and rgb_to_grey.
+ * Flat form (rows == 1): each work-item takes VEC consecutive elements; ALIGNED=1 when every offset is a
+ * multiple of VEC, so whole vectors are loaded through vector pointers; the last work-item masks the tail.
+ * Strided form: a 2-D grid, one element per work-item, with a row stride per operand.
+ * OP: 0 copy (raw bits of type COPY_T), 1 add, 2 gelu, 3 rgb_to_grey (with -DGREY). */
+
+#if VEC == 1
+#define floatV float
+#define VLOAD_F(p, i) ((p)[i])
+#define VLOAD_H(p, i) vload_half((i), (p))
+#define VSTORE_F(v, p, i) ((p)[i] = (v))
+#define VSTORE_H(v, p, i) vstore_half_rte((v), (i), (p))
+#else
+#define floatV CAT(float, VEC)
+#if ALIGNED
+#define VLOAD_F(p, i) (((__global const floatV *)(p))[i])
+#define VSTORE_F(v, p, i) (((__global floatV *)(p))[i] = (v))
+#else
+#define VLOAD_F(p, i) CAT(vload, VEC)((i), (p))
+#define VSTORE_F(v, p, i) CAT(vstore, VEC)((v), (i), (p))
+#endif
+#define VLOAD_H(p, i) CAT(vload_half, VEC)((i), (p))
+#define VSTORE_H(v, p, i) CAT(CAT(vstore_half, VEC), _rte)((v), (i), (p))
+#endif
+
+#if OP == 0
+/* copy moves bits: COPY_T is uint, ushort or uchar by element size. */
+#if VEC == 1
+#define copyV COPY_T
+#define CLOAD(p, i) ((p)[i])
+#define CSTORE(v, p, i) ((p)[i] = (v))
+#else
+#define copyV CAT(COPY_T, VEC)
+#if ALIGNED
+#define CLOAD(p, i) (((__global const copyV *)(p))[i])
+#define CSTORE(v, p, i) (((__global copyV *)(p))[i] = (v))
+#else
+#define CLOAD(p, i) CAT(vload, VEC)((i), (p))
+#define CSTORE(v, p, i) CAT(vstore, VEC)((v), (i), (p))
+#endif
+#endif
+
+__kernel void flat(__global const COPY_T *x, long xoff, __global const COPY_T *y, long yoff, __global COPY_T *z,
+                   long zoff, int n) {
+    (void)y;
+    (void)yoff;
+    x += xoff;
+    z += zoff;
+    int v = (int)get_global_id(0);
+    int base = v * VEC;
+    if ((long)base + VEC <= n) {
+        copyV a = CLOAD(x, v);
+        CSTORE(a, z, v);
+    } else {
+        for (int i = base; i < n; i++) z[i] = x[i];
+    }
+}
+
+__kernel void strided(__global const COPY_T *x, long xoff, int xs, __global const COPY_T *y, long yoff, int ys,
+                      __global COPY_T *z, long zoff, int zs, int rows, int cols) {
+    (void)y;
+    (void)yoff;
+    (void)ys;
+    int c = (int)get_global_id(0), r = (int)get_global_id(1);
+    if (c >= cols || r >= rows) return;
+    z[zoff + (long)r * zs + c] = x[xoff + (long)r * xs + c];
+}
+
+#elif OP == 1 || OP == 2 /* add, gelu: f32 or f16 operands, f32 arithmetic */
+
+#if X_DT == DT_F16
+#define VLOAD_X VLOAD_H
+#else
+#define VLOAD_X VLOAD_F
+#endif
+#if defined(Y_DT) && Y_DT == DT_F16
+#define VLOAD_Y VLOAD_H
+#else
+#define VLOAD_Y VLOAD_F
+#endif
+#if Z_DT == DT_F16
+#define VSTORE_Z VSTORE_H
+#else
+#define VSTORE_Z VSTORE_F
+#endif
+
+#ifndef Y_DT
+typedef float y_t;
+#define LOAD_Y(p, i) ((p)[i])
+#endif
+
+#if OP == 1
+#define APPLY(a, b) ((a) + (b))
+#else
+#define APPLY(a, b) GELU(a)
+#endif
+
+__kernel void flat(__global const x_t *x, long xoff, __global const y_t *y, long yoff, __global z_t *z, long zoff,
+                   int n) {
+    x += xoff;
+    y += yoff;
+    z += zoff;
+    int v = (int)get_global_id(0);
+    int base = v * VEC;
+    if ((long)base + VEC <= n) {
+        floatV a = VLOAD_X(x, v);
+#if OP == 1
+        floatV b = VLOAD_Y(y, v);
+#else
+        floatV b = a;
+#endif
+        VSTORE_Z(APPLY(a, b), z, v);
+    } else {
+        for (int i = base; i < n; i++) {
+            float a = LOAD_X(x, i);
+#if OP == 1
+            float b = LOAD_Y(y, i);
+#else
+            float b = a;
+#endif
+            STORE_Z(APPLY(a, b), z, i);
+        }
+    }
+}
+
+__kernel void strided(__global const x_t *x, long xoff, int xs, __global const y_t *y, long yoff, int ys,
+                      __global z_t *z, long zoff, int zs, int rows, int cols) {
+    int c = (int)get_global_id(0), r = (int)get_global_id(1);
+    if (c >= cols || r >= rows) return;
+    float a = LOAD_X(x, xoff + (long)r * xs + c);
+#if OP == 1
+    float b = LOAD_Y(y, yoff + (long)r * ys + c);
+#else
+    float b = a;
+    (void)y;
+    (void)yoff;
+    (void)ys;
+#endif
+    STORE_Z(APPLY(a, b), z, zoff + (long)r * zs + c);
+}
+#endif
+
+/* rgb_to_grey: planar u8 [3,H,W] with a plane stride and a row stride; z is u8 (rounded, clamped) or f32. */
+#ifdef GREY
+__kernel void grey(__global const uchar *x, long xoff, int plane, int xs, __global z_t *z, long zoff, int zs,
+                   int rows, int cols) {
+    int c = (int)get_global_id(0), r = (int)get_global_id(1);
+    if (c >= cols || r >= rows) return;
+    long i = xoff + (long)r * xs + c;
+    float R = convert_float(x[i]), G = convert_float(x[i + plane]), B = convert_float(x[i + 2L * plane]);
+    float v = 0.2989f * R + 0.5870f * G + 0.1140f * B;
+    STORE_Z(v, z, zoff + (long)r * zs + c);
+}
+#endif

@@ -1,0 +1,51 @@
+// Shared by every Trireme Vulkan kernel: operand types chosen at build time (-DX_F16, -DX_U8, -DZ_F16, -DZ_U8),
+// the three storage-buffer bindings of the one descriptor set layout, and the push constants.
+// 16-bit and 8-bit values go through 16/8-bit storage, so single-element writes never race on a shared word.
+#extension GL_EXT_shader_16bit_storage : require
+#extension GL_EXT_shader_8bit_storage : require
+#extension GL_EXT_shader_explicit_arithmetic_types_int8 : enable
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : enable
+
+#if defined(X_F16)
+#define XT float16_t
+#elif defined(X_U8)
+#define XT uint8_t
+#else
+#define XT float
+#endif
+
+#if defined(Z_F16)
+#define ZT float16_t
+#elif defined(Z_U8)
+#define ZT uint8_t
+#else
+#define ZT float
+#endif
+
+layout(std430, set = 0, binding = 0) readonly buffer BufX { XT x[]; };
+layout(std430, set = 0, binding = 1) readonly buffer BufY { XT y[]; };
+layout(std430, set = 0, binding = 2) writeonly buffer BufZ { ZT z[]; };
+
+// Offsets and strides are in elements, relative to each binding's (aligned) start; every index fits in 32 bits
+// because the front-end rejects views whose extent reaches 2^31 elements.
+layout(push_constant) uniform Push {
+    uint rows, cols, k;
+    uint xo, yo, zo;
+    uint xs0, xs1, ys0, zs0;
+    float alpha;
+    uint pad;
+} pc;
+
+#define NEG_INF uintBitsToFloat(0xff800000u)
+
+// gelu, tanh form; 0.5·(1 + tanh u) = 1 / (1 + exp(-2u)) avoids tanh, which is inaccurate for large |u| on
+// some drivers, and saturates cleanly (exp overflow gives 0, never NaN).
+float trr_gelu(float v) {
+    float u = 0.7978845608 * (v + 0.044715 * v * v * v);
+    return v / (1.0 + exp(-2.0 * u));
+}
+
+// The linear workgroup id of a dispatch spread over x and y (x is limited to 65535 groups on some devices).
+uint trr_group_id() {
+    return gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+}

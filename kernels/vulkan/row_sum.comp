@@ -1,0 +1,32 @@
+#version 450
+// Row sums in f32, one workgroup per row: strided partial sums per invocation, then a shared-memory tree.
+// The workgroup size must be a power of two. z is f32 with element stride zs0.
+#extension GL_GOOGLE_include_directive : require
+#include "common.glsl"
+
+layout(local_size_x_id = 0) in;
+
+shared float s_part[gl_WorkGroupSize.x];
+
+void main() {
+    uint row = trr_group_id();
+    if (row >= pc.rows) return; // uniform across the workgroup
+    uint t = gl_LocalInvocationID.x;
+    uint wg = gl_WorkGroupSize.x;
+    uint xb = pc.xo + row * pc.xs0;
+    // Two accumulators halve the dependency chain of the loop.
+    float a0 = 0.0, a1 = 0.0;
+    uint c = t;
+    for (; c + wg < pc.cols; c += 2u * wg) {
+        a0 += float(x[xb + c]);
+        a1 += float(x[xb + c + wg]);
+    }
+    if (c < pc.cols) a0 += float(x[xb + c]);
+    s_part[t] = a0 + a1;
+    barrier();
+    for (uint h = wg / 2u; h > 0u; h >>= 1) {
+        if (t < h) s_part[t] += s_part[t + h];
+        barrier();
+    }
+    if (t == 0u) z[pc.zo + row * pc.zs0] = s_part[0];
+}

@@ -1,0 +1,188 @@
+/* The `trireme` tool's exit statuses and messages (0 success, 1 runtime failure, 2 usage error), run as a
+ * child process. TRR_CLI_PATH is the built binary. */
+#define _POSIX_C_SOURCE 200809L /* fork, execv, mkstemp, waitpid */
+
+#include <cjson/cJSON.h>
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#ifndef TRR_CLI_PATH
+#error "TRR_CLI_PATH must name the trireme binary"
+#endif
+
+#define CAP 65536
+
+typedef struct cli_result {
+    int status; /* exit status, or -1 when it did not exit normally */
+    char out[CAP];
+    char err[CAP];
+} cli_result;
+
+static void slurp(int fd, char *buf) {
+    lseek(fd, 0, SEEK_SET);
+    ssize_t n = read(fd, buf, CAP - 1);
+    buf[n > 0 ? n : 0] = '\0';
+    close(fd);
+}
+
+/* Runs the tool with args (NULL-terminated, without argv[0]) and TRIREME_DEVICE unset, so the results do not
+ * depend on the caller's environment. */
+static cli_result *run_cli(const char *const *args) {
+    static cli_result r;
+    char out_path[] = "/tmp/trireme-cli-out-XXXXXX", err_path[] = "/tmp/trireme-cli-err-XXXXXX";
+    int out_fd = mkstemp(out_path), err_fd = mkstemp(err_path);
+    cr_assert(out_fd >= 0 && err_fd >= 0);
+    unlink(out_path);
+    unlink(err_path);
+    char *argv[32];
+    int argc = 0;
+    argv[argc++] = (char *)TRR_CLI_PATH;
+    for (int i = 0; args[i] && argc < 31; i++) argv[argc++] = (char *)args[i];
+    argv[argc] = NULL;
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    cr_assert(pid >= 0);
+    if (pid == 0) {
+        dup2(out_fd, 1);
+        dup2(err_fd, 2);
+        unsetenv("TRIREME_DEVICE");
+        execv(TRR_CLI_PATH, argv);
+        _exit(127);
+    }
+    int ws = 0;
+    cr_assert_eq(waitpid(pid, &ws, 0), pid);
+    r.status = WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
+    slurp(out_fd, r.out);
+    slurp(err_fd, r.err);
+    return &r;
+}
+
+#define EXPECT(res, code)                                                                                      \
+    cr_assert_eq((res)->status, (code), "exit %d, want %d\nstdout:\n%s\nstderr:\n%s", (res)->status, (code),  \
+                 (res)->out, (res)->err)
+
+Test(cli, no_arguments_is_a_usage_error) {
+    cli_result *r = run_cli((const char *const[]){NULL});
+    EXPECT(r, 2);
+    cr_assert(strstr(r->err, "usage"), "%s", r->err);
+}
+
+Test(cli, help_lists_the_commands) {
+    cli_result *r = run_cli((const char *const[]){"--help", NULL});
+    EXPECT(r, 0);
+    cr_assert(strstr(r->out, "devices") && strstr(r->out, "run") && strstr(r->out, "conformance"), "%s", r->out);
+}
+
+Test(cli, unknown_command) {
+    cli_result *r = run_cli((const char *const[]){"frobnicate", NULL});
+    EXPECT(r, 2);
+    cr_assert(strstr(r->err, "unknown command 'frobnicate'"), "%s", r->err);
+}
+
+Test(cli, every_command_has_help) {
+    const char *cmds[] = {"devices", "run", "conformance"};
+    for (int i = 0; i < 3; i++) {
+        cli_result *r = run_cli((const char *const[]){cmds[i], "--help", NULL});
+        EXPECT(r, 0);
+        cr_assert(strstr(r->out, "usage: trireme"), "%s: %s", cmds[i], r->out);
+    }
+}
+
+Test(cli, devices_lists_the_cpu) {
+    cli_result *r = run_cli((const char *const[]){"devices", NULL});
+    EXPECT(r, 0);
+    cr_assert(strstr(r->out, "cpu: available"), "%s", r->out);
+    cr_assert(strstr(r->out, "cpu:0"), "%s", r->out);
+}
+
+Test(cli, bad_arguments_to_run) {
+    const char *const cases[][8] = {
+        {"run", NULL},                                  /* no op */
+        {"run", "convolve", NULL},                      /* unknown op */
+        {"run", "add", "--bogus", NULL},                /* unknown option */
+        {"run", "add", "--dtype", "f64", NULL},         /* unknown dtype */
+        {"run", "add", "--n", "-3", NULL},              /* negative size */
+        {"run", "add", "--n", NULL},                    /* missing value */
+        {"run", "matmul", "--shape", "3x4", NULL},      /* matmul wants MxNxK */
+        {"run", "matmul", "--epilogue", "tanh", NULL},  /* unknown epilogue */
+        {"run", "add", "--dtype", "u8", "--device", "cpu", NULL}, /* a dtype the op rejects */
+        {"devices", "extra", NULL},
+        {"conformance", "--ops", "copy,nope", NULL},
+        {"conformance", "--seed", "x", NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        cli_result *r = run_cli(cases[i]);
+        cr_assert_eq(r->status, 2, "case %zu (%s %s): exit %d\nstderr: %s", i, cases[i][0],
+                     cases[i][1] ? cases[i][1] : "", r->status, r->err);
+        cr_assert(r->err[0], "case %zu printed no error", i);
+    }
+}
+
+Test(cli, unknown_devices_name_the_available_ones) {
+    const char *specs[] = {"cuda:7", "nonsense", "cpu:3"};
+    for (int i = 0; i < 3; i++) {
+        cli_result *r = run_cli((const char *const[]){"run", "add", "--device", specs[i], NULL});
+        EXPECT(r, 2);
+        cr_assert(strstr(r->err, specs[i]), "%s", r->err);
+        cr_assert(strstr(r->err, "available devices:") && strstr(r->err, "cpu:0"), "%s", r->err);
+        r = run_cli((const char *const[]){"conformance", "--device", specs[i], "--quick", NULL});
+        EXPECT(r, 2);
+        cr_assert(strstr(r->err, "available devices:"), "%s", r->err);
+    }
+}
+
+Test(cli, run_is_deterministic_for_a_seed) {
+    const char *const args[] = {"run", "add", "--device", "cpu", "--n", "1000", "--seed", "42", NULL};
+    cli_result *r = run_cli(args);
+    EXPECT(r, 0);
+    cr_assert(strstr(r->out, "device: cpu:0"), "%s", r->out);
+    cr_assert(strstr(r->out, "selection:"), "%s", r->out);
+    cr_assert(strstr(r->out, "device time:"), "%s", r->out);
+    const char *h = strstr(r->out, "xxh64 ");
+    cr_assert(h, "%s", r->out);
+    char first[32];
+    snprintf(first, sizeof first, "%.22s", h);
+    r = run_cli(args);
+    EXPECT(r, 0);
+    cr_assert(strstr(r->out, first), "hash changed: %s vs\n%s", first, r->out);
+}
+
+Test(cli, run_matmul_with_options) {
+    cli_result *r = run_cli((const char *const[]){"run", "matmul", "--device", "cpu", "--shape", "17x3x127",
+                                                  "--trans-b", "--epilogue", "leaky_relu", "--alpha", "0.2",
+                                                  "--dtype", "f16", "--out-dtype", "f32", "--seed", "7", NULL});
+    EXPECT(r, 0);
+    cr_assert(strstr(r->out, "matmul f16->f32 M=17 N=3 K=127 trans_b epilogue leaky_relu"), "%s", r->out);
+}
+
+Test(cli, conformance_quick_subset_writes_json) {
+    char path[] = "/tmp/trireme-conf-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    close(fd);
+    cli_result *r = run_cli((const char *const[]){"conformance", "--device", "cpu", "--quick", "--ops",
+                                                  "copy,add,row_sum", "--seed", "5", "--json", path, NULL});
+    EXPECT(r, 0);
+    cr_assert(strstr(r->out, "seed 5"), "%s", r->out);
+    cr_assert(strstr(r->out, "copy f32->f32"), "%s", r->out);
+    FILE *f = fopen(path, "r");
+    cr_assert(f);
+    static char text[1 << 20];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    text[n] = '\0';
+    fclose(f);
+    unlink(path);
+    cJSON *doc = cJSON_Parse(text);
+    cr_assert(doc, "JSON did not parse");
+    cJSON *rep = cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "reports"), 0);
+    cr_assert(rep);
+    cr_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(rep, "seed")), "5");
+    cr_assert(cJSON_GetArraySize(cJSON_GetObjectItem(rep, "cases")) > 0);
+    cr_assert_eq(cJSON_GetNumberValue(cJSON_GetObjectItem(rep, "failed")), 0.0);
+    cJSON_Delete(doc);
+}

@@ -1,0 +1,174 @@
+/* Conformance of every backend against the float64 reference (core/conformance.h), one test per backend, plus
+ * tests of the checker itself: a checker that passes everything would make the suite worthless.
+ *
+ * Environment: TRIREME_CONFORMANCE_QUICK=1 runs the quick subset; TRIREME_CONFORMANCE_SEED fixes the seed
+ * (printed either way); TRIREME_REQUIRE_BACKENDS="cpu,opencl,vulkan" turns a missing or unavailable backend
+ * from a skip into a failure. */
+#include "conformance.h"
+#include "conformance_check.h"
+
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define MAX_DEVICES 16
+
+static int backend_required(const char *name) {
+    const char *list = getenv("TRIREME_REQUIRE_BACKENDS");
+    if (!list) return 0;
+    size_t len = strlen(name);
+    for (const char *p = list; *p;) {
+        const char *end = strchr(p, ',');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        if (n == len && !strncmp(p, name, len)) return 1;
+        if (!end) break;
+        p = end + 1;
+    }
+    return 0;
+}
+
+static uint64_t test_seed(void) {
+    const char *s = getenv("TRIREME_CONFORMANCE_SEED");
+    if (s && *s) return strtoull(s, NULL, 0);
+    return (uint64_t)time(NULL);
+}
+
+static void run_backend(const char *name) {
+    int n = 0, found = 0;
+    trr_backend_info bi = {0};
+    cr_assert_eq(trr_backend_count(&n), TRR_OK);
+    for (int b = 0; b < n && !found; b++) {
+        cr_assert_eq(trr_backend_get_info(b, &bi), TRR_OK);
+        found = !strcmp(bi.name, name);
+    }
+    const int required = backend_required(name);
+    if (!found) {
+        if (required) cr_assert_fail("backend %s is required (TRIREME_REQUIRE_BACKENDS) but not compiled in", name);
+        else cr_skip_test("backend %s is not compiled in", name);
+        return;
+    }
+    if (!bi.available) {
+        if (required) cr_assert_fail("backend %s is required (TRIREME_REQUIRE_BACKENDS) but unavailable: %s", name,
+                              bi.reason);
+        else cr_skip_test("backend %s is unavailable: %s", name, bi.reason);
+        return;
+    }
+    const char *q = getenv("TRIREME_CONFORMANCE_QUICK");
+    trr_conf_options opt = {.seed = test_seed(), .quick = q && !strcmp(q, "1")};
+    trr_conf_report *reports[MAX_DEVICES];
+    int n_reports = 0, failed = 0;
+    for (int d = 0; d < bi.device_count && d < MAX_DEVICES; d++) {
+        char spec[48];
+        trr_context *ctx = NULL;
+        snprintf(spec, sizeof spec, "%s:%d", name, d);
+        cr_assert_eq(trr_context_create(spec, &ctx), TRR_OK, "%s: %s", spec, trr_last_error(NULL));
+        trr_status st = trr_conformance_run(ctx, &opt, &reports[n_reports]);
+        cr_assert_eq(st, TRR_OK, "%s: engine: %s", spec, trr_last_error(ctx));
+        failed += reports[n_reports]->failed;
+        n_reports++;
+        trr_context_destroy(ctx);
+    }
+    trr_conformance_print_matrix((const trr_conf_report *const *)reports, n_reports, stdout);
+    fflush(stdout);
+    for (int r = 0; r < n_reports; r++) trr_conformance_free(reports[r]);
+    cr_assert_eq(failed, 0, "%d conformance cases failed on %s (seed %llu; the matrix above lists them)", failed,
+                 name, (unsigned long long)opt.seed);
+}
+
+Test(conformance, cpu) { run_backend("cpu"); }
+Test(conformance, opencl) { run_backend("opencl"); }
+Test(conformance, vulkan) { run_backend("vulkan"); }
+Test(conformance, cuda) { run_backend("cuda"); }
+
+/* ---- the checker on hand-made outputs: copy f32 of 4 elements at element offset 2 in an 8-element buffer ---- */
+
+typedef struct fixture {
+    trr_case tc;
+    trr_call call;
+    float in[4];
+    double ref[4];
+    uint8_t before[32], after[32];
+} fixture;
+
+static void make_fixture(fixture *f, trr_op op, trr_dtype out) {
+    memset(f, 0, sizeof *f);
+    f->tc = (trr_case){.op = op, .in_dtype = TRR_F32, .out_dtype = out, .rows = 1, .cols = 4};
+    f->call.op = op;
+    f->call.rows = 1, f->call.cols = 4;
+    f->call.x = (trr_operand){.mem = f->in, .offset = 0, .stride0 = 4, .dtype = TRR_F32};
+    f->call.z = (trr_operand){.offset = 2, .stride0 = 4, .dtype = out};
+    for (int i = 0; i < 32; i++) f->before[i] = (uint8_t)(0x3C ^ (i * 37));
+    for (int i = 0; i < 4; i++) {
+        f->in[i] = 0.25f * (float)(i + 1);
+        f->ref[i] = f->in[i];
+        float poison;
+        uint32_t p = TRR_CONF_POISON_F32;
+        memcpy(&poison, &p, 4);
+        memcpy(f->before + 8 + 4 * i, &poison, 4);
+    }
+    memcpy(f->after, f->before, 32);
+    memcpy(f->after + 8, f->in, 16); /* a correct copy */
+}
+
+static trr_conf_result check(fixture *f) {
+    trr_conf_result res;
+    memset(&res, 0, sizeof res);
+    trr_conf_check_input in = {.tcase = &f->tc, .call = &f->call, .before = f->before, .after = f->after,
+                               .bytes = sizeof f->after, .ref = f->ref};
+    cr_assert_eq(trr_conf_check(&in, &res), TRR_OK);
+    return res;
+}
+
+Test(checker, passes_a_correct_copy) {
+    fixture f;
+    make_fixture(&f, TRR_OP_COPY, TRR_F32);
+    trr_conf_result r = check(&f);
+    cr_assert_eq(r.outcome, TRR_CONF_PASS, "%s", r.message);
+}
+
+Test(checker, one_ulp_fails_bit_exact) {
+    fixture f;
+    make_fixture(&f, TRR_OP_COPY, TRR_F32);
+    float v = nextafterf(f.in[3], 2.0f);
+    memcpy(f.after + 8 + 12, &v, 4);
+    trr_conf_result r = check(&f);
+    cr_assert_eq(r.outcome, TRR_CONF_FAIL);
+    cr_assert_eq(r.error, 1.0);
+}
+
+Test(checker, unwritten_element_fails) {
+    fixture f;
+    make_fixture(&f, TRR_OP_COPY, TRR_F32);
+    memcpy(f.after + 8 + 4, f.before + 8 + 4, 4);
+    trr_conf_result r = check(&f);
+    cr_assert_eq(r.outcome, TRR_CONF_FAIL);
+    cr_assert(strstr(r.message, "not written"), "%s", r.message);
+}
+
+Test(checker, guard_byte_fails) {
+    fixture f;
+    make_fixture(&f, TRR_OP_COPY, TRR_F32);
+    f.after[25] ^= 1; /* just past the view */
+    trr_conf_result r = check(&f);
+    cr_assert_eq(r.outcome, TRR_CONF_FAIL);
+    cr_assert(strstr(r.message, "guard"), "%s", r.message);
+}
+
+Test(checker, inf_fails_and_relative_bound_holds) {
+    fixture f;
+    make_fixture(&f, TRR_OP_GELU, TRR_F32);
+    float v = f.in[0] * (1.0f + 5e-6f); /* within 1e-5 relative */
+    memcpy(f.after + 8, &v, 4);
+    cr_assert_eq(check(&f).outcome, TRR_CONF_PASS);
+    v = f.in[0] * (1.0f + 3e-5f);
+    memcpy(f.after + 8, &v, 4);
+    cr_assert_eq(check(&f).outcome, TRR_CONF_FAIL);
+    v = INFINITY;
+    memcpy(f.after + 8, &v, 4);
+    trr_conf_result r = check(&f);
+    cr_assert_eq(r.outcome, TRR_CONF_FAIL);
+    cr_assert(strstr(r.message, "non-finite"), "%s", r.message);
+}

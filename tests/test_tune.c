@@ -1,0 +1,373 @@
+/* The tuning database and the tuner on the CPU backend: round trip through trr_tune_lookup, damaged and stale
+ * files ignored without a crash, an override beating the database, and real tuning runs that pick checked
+ * configs and write the file. */
+#define _POSIX_C_SOURCE 200809L
+#include <criterion/criterion.h>
+#include <criterion/redirect.h>
+
+#include "tune.h"
+#include "tune_space.h"
+#include "tuner.h"
+#include "validate.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char db_dir[256];
+static char db_path[300];
+
+/* Each test gets its own database file and a cache that has never seen another. */
+static void setup_db(void) {
+    snprintf(db_dir, sizeof db_dir, "/tmp/trireme-tune-test-XXXXXX");
+    cr_assert_not_null(mkdtemp(db_dir));
+    snprintf(db_path, sizeof db_path, "%s/tune.json", db_dir);
+    setenv("TRIREME_TUNE_DB", db_path, 1);
+    trr_tune_reset();
+}
+
+static void teardown_db(void) {
+    char p[400];
+    const char *names[] = {"tune.json", "tune.json.corrupt"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(p, sizeof p, "%s/%s", db_dir, names[i]);
+        remove(p);
+    }
+    rmdir(db_dir);
+    trr_tune_reset();
+}
+
+TestSuite(tune, .init = setup_db, .fini = teardown_db);
+
+typedef struct mm {
+    trr_context *ctx;
+    trr_buffer *a, *b, *c;
+    trr_tensor ta, tb, tc;
+    trr_call call;
+} mm;
+
+static void mm_open(mm *m, int64_t M, int64_t N, int64_t K) {
+    memset(m, 0, sizeof *m);
+    cr_assert_eq(trr_context_create("cpu", &m->ctx), TRR_OK);
+    cr_assert_eq(trr_buffer_create(m->ctx, (size_t)(M * K) * 4, &m->a), TRR_OK);
+    cr_assert_eq(trr_buffer_create(m->ctx, (size_t)(K * N) * 4, &m->b), TRR_OK);
+    cr_assert_eq(trr_buffer_create(m->ctx, (size_t)(M * N) * 4, &m->c), TRR_OK);
+    trr_buffer_fill(m->ctx, m->a, 0, (size_t)(M * K) * 4, 0);
+    trr_buffer_fill(m->ctx, m->b, 0, (size_t)(K * N) * 4, 0);
+    trr_tensor_2d(m->a, 0, TRR_F32, M, K, 0, &m->ta);
+    trr_tensor_2d(m->b, 0, TRR_F32, K, N, 0, &m->tb);
+    trr_tensor_2d(m->c, 0, TRR_F32, M, N, 0, &m->tc);
+    int empty = 0;
+    cr_assert_eq(trr_call_build(m->ctx, TRR_OP_MATMUL, &m->ta, &m->tb, &m->tc, TRR_EPI_NONE, 0, 0, &m->call, &empty),
+                 TRR_OK);
+}
+
+static void mm_close(mm *m) {
+    trr_buffer_destroy(m->a);
+    trr_buffer_destroy(m->b);
+    trr_buffer_destroy(m->c);
+    trr_context_destroy(m->ctx);
+}
+
+static const trr_config tuned_cfg = {.block_m = 16, .block_n = 32, .block_k = 64, .group_m = 4, .threads = 1,
+                                     .stages = 1, .vector_width = 8, .split_k = 1};
+
+static trr_tune_entry entry_for(const mm *m, const trr_config *cfg) {
+    trr_tune_entry e;
+    memset(&e, 0, sizeof e);
+    trr_tune_key_of(m->ctx, &m->call, &e.key);
+    trr_tune_shape_of(&m->call, e.shape);
+    e.config = *cfg;
+    e.ms = 1.0;
+    trr_tune_default_config(m->ctx, &m->call, &e.default_config);
+    e.default_ms = 2.0;
+    e.candidates = 3;
+    return e;
+}
+
+static void write_text(const char *text) {
+    FILE *f = fopen(db_path, "wb");
+    cr_assert_not_null(f);
+    fputs(text, f);
+    fclose(f);
+    trr_tune_reset();
+}
+
+static int same(const trr_config *a, const trr_config *b) { return memcmp(a, b, sizeof *a) == 0; }
+
+/* The config the matmul ran with (through the public API, so the whole resolve path is exercised). */
+static trr_config run_matmul(mm *m) {
+    cr_assert_eq(trr_matmul(m->ctx, &m->ta, &m->tb, &m->tc, TRR_EPI_NONE, 0, 0), TRR_OK, "%s",
+                 trr_last_error(m->ctx));
+    trr_config c;
+    trr_config_last(m->ctx, &c);
+    return c;
+}
+
+Test(tune, round_trip_through_lookup) {
+    mm m;
+    mm_open(&m, 40, 33, 20);
+    trr_config untuned = run_matmul(&m);
+    cr_assert(!same(&untuned, &tuned_cfg), "pick a tuned config that differs from the heuristic");
+    trr_tune_entry e = entry_for(&m, &tuned_cfg);
+    cr_assert_eq(trr_tune_db_store(m.ctx, NULL, &e, 1, NULL, 0), TRR_OK, "%s", trr_last_error(m.ctx));
+    trr_config got;
+    cr_assert_eq(trr_tune_lookup(m.ctx, &m.call, &got), 1);
+    cr_assert(same(&got, &tuned_cfg));
+    trr_config ran = run_matmul(&m);
+    cr_assert(same(&ran, &tuned_cfg), "the call did not use the database entry");
+
+    /* the same bucket serves a nearby shape; another bucket does not */
+    mm near, far;
+    mm_open(&near, 37, 60, 31); /* buckets 64, 64, 32: as 40x33x20 */
+    cr_assert_eq(trr_tune_lookup(near.ctx, &near.call, &got), 1);
+    mm_open(&far, 100, 33, 20);
+    cr_assert_eq(trr_tune_lookup(far.ctx, &far.call, &got), 0);
+    mm_close(&near);
+    mm_close(&far);
+
+    /* the file parses back to what was written */
+    trr_tune_entry *all = NULL;
+    int n = 0;
+    char why[256];
+    cr_assert_eq(trr_tune_db_load(db_path, &all, &n, why, sizeof why), TRR_OK, "%s", why);
+    cr_assert_eq(n, 1);
+    cr_assert(same(&all[0].config, &tuned_cfg));
+    cr_assert_eq(all[0].default_ms, 2.0);
+    free(all);
+    mm_close(&m);
+}
+
+Test(tune, store_merges_entries) {
+    mm m;
+    mm_open(&m, 40, 33, 20);
+    trr_tune_entry e = entry_for(&m, &tuned_cfg);
+    cr_assert_eq(trr_tune_db_store(m.ctx, NULL, &e, 1, NULL, 0), TRR_OK);
+    trr_tune_entry e2 = e;
+    e2.key.bucket[0] = 1024;
+    cr_assert_eq(trr_tune_db_store(m.ctx, NULL, &e2, 1, NULL, 0), TRR_OK);
+    e.config.block_m = 8; /* same key: replaces */
+    cr_assert_eq(trr_tune_db_store(m.ctx, NULL, &e, 1, NULL, 0), TRR_OK);
+    trr_tune_entry *all = NULL;
+    int n = 0;
+    cr_assert_eq(trr_tune_db_load(db_path, &all, &n, NULL, 0), TRR_OK);
+    cr_assert_eq(n, 2);
+    cr_assert_eq(all[0].config.block_m, 8);
+    free(all);
+    mm_close(&m);
+}
+
+Test(tune, missing_database_is_a_miss) {
+    mm m;
+    mm_open(&m, 8, 8, 8);
+    trr_config got;
+    cr_assert_eq(trr_tune_lookup(m.ctx, &m.call, &got), 0);
+    run_matmul(&m);
+    mm_close(&m);
+}
+
+/* Damaged files: every one is ignored (the call runs with the heuristic) and nothing crashes. */
+Test(tune, corrupt_files_are_ignored, .init = cr_redirect_stderr) {
+    mm m;
+    mm_open(&m, 40, 33, 20);
+    trr_config untuned = run_matmul(&m);
+    trr_tune_entry e = entry_for(&m, &tuned_cfg);
+    char *good = NULL;
+    cr_assert_eq(trr_tune_db_format(&e, 1, &good), TRR_OK);
+    const size_t len = strlen(good);
+
+    char *variants[12];
+    int nv = 0;
+    variants[nv++] = strdup("this is not json {{{");
+    variants[nv++] = strdup("");
+    variants[nv++] = strndup(good, len / 2); /* truncated */
+    variants[nv++] = strdup("[1, 2, 3]");
+    variants[nv++] = strdup("{\"version\": 1, \"entries\": 7}");
+    variants[nv++] = strdup("{\"version\": 99, \"entries\": []}");
+    /* wrong field types and out-of-range values, each in an otherwise good file */
+    const char *edits[][2] = {
+        {"\"block_m\":\t16", "\"block_m\":\t\"16\""},
+        {"\"block_m\":\t16", "\"block_m\":\t1e9"},
+        {"\"block_m\":\t16", "\"block_m\":\t-4"},
+        {"\"trans_a\":\tfalse", "\"trans_a\":\t0"},
+        {"\"op\":\t\"matmul\"", "\"op\":\t\"conv\""},
+        {"\"ms\":\t1", "\"ms\":\t\"fast\""},
+    };
+    for (size_t i = 0; i < sizeof edits / sizeof edits[0]; i++) {
+        const char *at = strstr(good, edits[i][0]);
+        cr_assert_not_null(at, "edit %zu: '%s' not in the formatted file", i, edits[i][0]);
+        size_t pre = (size_t)(at - good), old = strlen(edits[i][0]), neu = strlen(edits[i][1]);
+        char *v = malloc(len - old + neu + 1);
+        memcpy(v, good, pre);
+        memcpy(v + pre, edits[i][1], neu);
+        strcpy(v + pre + neu, at + old);
+        variants[nv++] = v;
+    }
+    for (int i = 0; i < nv; i++) {
+        write_text(variants[i]);
+        trr_config got;
+        cr_assert_eq(trr_tune_lookup(m.ctx, &m.call, &got), 0, "variant %d was not ignored:\n%s", i, variants[i]);
+        trr_config ran = run_matmul(&m);
+        cr_assert(same(&ran, &untuned), "variant %d changed the config", i);
+        free(variants[i]);
+    }
+    /* the good file itself is used, so the misses above were the damage's doing */
+    write_text(good);
+    trr_config got;
+    cr_assert_eq(trr_tune_lookup(m.ctx, &m.call, &got), 1);
+    free(good);
+    mm_close(&m);
+    fflush(stderr);
+}
+
+Test(tune, store_moves_a_corrupt_file_aside) {
+    mm m;
+    mm_open(&m, 40, 33, 20);
+    write_text("garbage");
+    trr_tune_entry e = entry_for(&m, &tuned_cfg);
+    char note[512];
+    cr_assert_eq(trr_tune_db_store(m.ctx, NULL, &e, 1, note, sizeof note), TRR_OK);
+    cr_assert(strstr(note, ".corrupt") != NULL, "note: %s", note);
+    char aside[400];
+    snprintf(aside, sizeof aside, "%s.corrupt", db_path);
+    cr_assert_eq(access(aside, F_OK), 0);
+    trr_config got;
+    cr_assert_eq(trr_tune_lookup(m.ctx, &m.call, &got), 1);
+    mm_close(&m);
+}
+
+Test(tune, stale_driver_is_ignored, .init = cr_redirect_stderr) {
+    mm m;
+    mm_open(&m, 40, 33, 20);
+    trr_tune_entry e = entry_for(&m, &tuned_cfg);
+    snprintf(e.key.driver, sizeof e.key.driver, "some other driver 0.0");
+    cr_assert_eq(trr_tune_db_store(m.ctx, NULL, &e, 1, NULL, 0), TRR_OK);
+    trr_config got;
+    cr_assert_eq(trr_tune_lookup(m.ctx, &m.call, &got), 0);
+    trr_config ran = run_matmul(&m);
+    cr_assert(!same(&ran, &tuned_cfg));
+    mm_close(&m);
+    fflush(stderr);
+    cr_assert_stderr_neq_str("", "the stale database was ignored without a warning");
+}
+
+Test(tune, rejected_entry_falls_back, .init = cr_redirect_stderr) {
+    mm m;
+    mm_open(&m, 40, 33, 20);
+    trr_config bad = tuned_cfg;
+    bad.split_k = 4; /* the CPU backend runs split_k 1 only */
+    trr_tune_entry e = entry_for(&m, &bad);
+    cr_assert_eq(trr_tune_db_store(m.ctx, NULL, &e, 1, NULL, 0), TRR_OK);
+    trr_config got;
+    cr_assert_eq(trr_tune_lookup(m.ctx, &m.call, &got), 0);
+    run_matmul(&m);
+    cr_assert_str_empty(trr_last_error(m.ctx));
+    mm_close(&m);
+}
+
+Test(tune, override_beats_database) {
+    mm m;
+    mm_open(&m, 40, 33, 20);
+    trr_tune_entry e = entry_for(&m, &tuned_cfg);
+    cr_assert_eq(trr_tune_db_store(m.ctx, NULL, &e, 1, NULL, 0), TRR_OK);
+    trr_config mine = {.block_m = 8, .block_n = 16, .block_k = 32, .group_m = 2, .threads = 1, .stages = 1,
+                       .vector_width = 8, .split_k = 1};
+    cr_assert_eq(trr_config_override(m.ctx, TRR_OP_MATMUL, &mine), TRR_OK);
+    trr_config ran = run_matmul(&m);
+    cr_assert(same(&ran, &mine));
+    cr_assert_eq(trr_config_override(m.ctx, TRR_OP_MATMUL, NULL), TRR_OK);
+    ran = run_matmul(&m);
+    cr_assert(same(&ran, &tuned_cfg));
+    mm_close(&m);
+}
+
+Test(tune, config_text) {
+    trr_config c;
+    cr_assert_eq(trr_config_parse("64,128,32,8,256,3,4,1", &c), TRR_OK);
+    cr_assert_eq(c.block_m, 64);
+    cr_assert_eq(c.threads, 256);
+    cr_assert_eq(c.split_k, 1);
+    cr_assert_eq(trr_config_parse("64,64,,,256", &c), TRR_OK);
+    cr_assert_eq(c.block_k, 0);
+    cr_assert_eq(c.threads, 256);
+    cr_assert_eq(c.stages, 0);
+    char text[64];
+    trr_config_format(&c, text, sizeof text);
+    cr_assert_str_eq(text, "64,64,0,0,256,0,0,0");
+    cr_assert_neq(trr_config_parse("1,2,3,4,5,6,7,8,9", &c), TRR_OK);
+    cr_assert_neq(trr_config_parse("64,x", &c), TRR_OK);
+    cr_assert_neq(trr_config_parse("-1", &c), TRR_OK);
+    cr_assert_neq(trr_config_parse("100000", &c), TRR_OK);
+}
+
+Test(tune, tuner_on_cpu_picks_checked_configs) {
+    trr_context *ctx = NULL;
+    cr_assert_eq(trr_context_create("cpu", &ctx), TRR_OK);
+    const trr_tune_job jobs[] = {
+        {.op = TRR_OP_MATMUL, .in_dtype = TRR_F32, .out_dtype = TRR_F32, .m = 48, .n = 40, .k = 24},
+        {.op = TRR_OP_MATMUL, .in_dtype = TRR_F16, .out_dtype = TRR_F32, .m = 17, .n = 33, .k = 9, .trans_b = 1},
+        {.op = TRR_OP_SOFTMAX, .in_dtype = TRR_F32, .out_dtype = TRR_F32, .rows = 16, .cols = 100},
+    };
+    const int n_jobs = (int)(sizeof jobs / sizeof jobs[0]);
+    trr_tune_options opt = {.reps = 3, .warmup = 1, .seed = 7};
+    for (int i = 0; i < n_jobs; i++) {
+        trr_tune_outcome out;
+        cr_assert_eq(trr_tune_run(ctx, &jobs[i], &opt, &out), TRR_OK, "job %d: %s", i, trr_last_error(ctx));
+        cr_assert_gt(out.timed, 0);
+        cr_assert_eq(out.failed, 0, "job %d: %s", i, out.first_failure);
+        cr_assert_gt(out.entry.ms, 0);
+        cr_assert_gt(out.entry.default_ms, 0);
+        cr_assert_str_eq(out.entry.key.backend, "cpu");
+        cr_assert_eq(trr_tune_db_store(ctx, NULL, &out.entry, 1, NULL, 0), TRR_OK, "%s", trr_last_error(ctx));
+    }
+    trr_tune_entry *all = NULL;
+    int n = 0;
+    char why[256];
+    cr_assert_eq(trr_tune_db_load(db_path, &all, &n, why, sizeof why), TRR_OK, "%s", why);
+    cr_assert_eq(n, n_jobs);
+    free(all);
+
+    /* a later call of the first job's shape runs with the tuned config */
+    mm m;
+    mm_open(&m, 48, 40, 24);
+    trr_tune_entry *db = NULL;
+    trr_tune_db_load(db_path, &db, &n, NULL, 0);
+    trr_config ran = run_matmul(&m);
+    cr_assert(same(&ran, &db[0].config));
+    free(db);
+    mm_close(&m);
+
+    /* --only-config: that config alone, kept when it passes */
+    trr_config only = {.block_m = 16, .block_n = 16, .block_k = 8};
+    opt.only_config = &only;
+    trr_tune_outcome out;
+    cr_assert_eq(trr_tune_run(ctx, &jobs[0], &opt, &out), TRR_OK, "%s", trr_last_error(ctx));
+    cr_assert_eq(out.entry.config.block_m, 16);
+    cr_assert_eq(out.entry.config.block_k, 8);
+    cr_assert_eq(out.timed, 2);
+    /* the override the tuner used is gone again */
+    cr_assert_eq(ctx->has_override[TRR_OP_MATMUL], 0);
+    trr_context_destroy(ctx);
+}
+
+Test(tune, space_drops_with_reasons) {
+    mm m;
+    mm_open(&m, 8, 8, 8);
+    trr_tune_candidate *cand = calloc(TRR_TUNE_MAX_CANDIDATES, sizeof *cand);
+    int n = 0;
+    cr_assert_eq(trr_tune_space(m.ctx, &m.call, cand, TRR_TUNE_MAX_CANDIDATES, &n), TRR_OK);
+    cr_assert_gt(n, 0);
+    int kept = 0;
+    for (int i = 0; i < n; i++) {
+        if (!cand[i].dropped) {
+            kept++;
+            cr_assert(trr_tune_config_runs(m.ctx, &m.call, &cand[i].resolved, NULL, 0));
+        } else {
+            cr_assert_str_neq(cand[i].reason, "", "candidate %d dropped without a reason", i);
+        }
+    }
+    cr_assert_gt(kept, 0);
+    free(cand);
+    mm_close(&m);
+}
