@@ -89,9 +89,12 @@ trr_status trr_bench_setup_call(trr_context *ctx, const trr_bench_setup *s);
 
 /* ---- the check (check.c) ---- */
 
-/* Output elements checked at most; outputs with at most this many elements are checked in full. */
+/* How much of an output is compared with the reference: every element while that costs at most
+ * TRR_BENCH_CHECK_BUDGET reference operations (one per element-wise output, N per softmax or row_sum row, K per
+ * matmul element), else a sample of that cost, and never fewer than TRR_BENCH_CHECK_SAMPLES elements
+ * (TRR_BENCH_CHECK_ROWS whole rows for softmax). */
+#define TRR_BENCH_CHECK_BUDGET (1ll << 24)
 #define TRR_BENCH_CHECK_SAMPLES 256
-/* softmax rows checked in full (each N elements) */
 #define TRR_BENCH_CHECK_ROWS 8
 
 typedef struct trr_bench_check {

@@ -115,6 +115,15 @@ static int64_t pick(int64_t total, int64_t want, uint64_t seed, int64_t *idx) {
     return want;
 }
 
+/* How many units (elements, or softmax rows) the reference budget pays for. */
+static int64_t units_wanted(const trr_case *c, const trr_call *call, int by_row) {
+    const int64_t cost = c->op == TRR_OP_MATMUL ? call->k
+                         : by_row || c->op == TRR_OP_ROW_SUM ? call->cols : 1;
+    const int64_t floor_ = by_row ? TRR_BENCH_CHECK_ROWS : TRR_BENCH_CHECK_SAMPLES;
+    const int64_t n = TRR_BENCH_CHECK_BUDGET / (cost > 0 ? cost : 1);
+    return n > floor_ ? n : floor_;
+}
+
 /* The call restricted to output row r (and column c unless whole_row): the same operands, moved offsets. */
 static trr_call slice_call(const trr_call *call, int64_t r, int64_t c, int whole_row) {
     trr_call s = *call;
@@ -174,11 +183,14 @@ trr_status trr_bench_check_output(const trr_case *c, const trr_call *call, const
     /* what to compare: whole rows for softmax (its error shows across a row), single elements otherwise */
     const int by_row = c->op == TRR_OP_SOFTMAX;
     const int64_t units = by_row ? rows : res->total;
-    const int64_t want = by_row ? TRR_BENCH_CHECK_ROWS : TRR_BENCH_CHECK_SAMPLES;
-    int64_t idx[TRR_BENCH_CHECK_SAMPLES > TRR_BENCH_CHECK_ROWS ? TRR_BENCH_CHECK_SAMPLES : TRR_BENCH_CHECK_ROWS];
-    const int64_t n_pick = pick(units, want, seed, idx);
+    const int64_t want = units_wanted(c, call, by_row);
+    int64_t *idx = malloc((size_t)(want < units ? want : units > 0 ? units : 1) * sizeof *idx);
     double *ref = malloc((size_t)(by_row ? cols : 1) * sizeof *ref);
-    if (!ref) return TRR_ERR_OUT_OF_MEMORY;
+    if (!ref || !idx) {
+        free(ref), free(idx);
+        return TRR_ERR_OUT_OF_MEMORY;
+    }
+    const int64_t n_pick = pick(units, want, seed, idx);
 
     worst w1 = {0}, w2 = {0};
     switch (md) {
@@ -201,11 +213,12 @@ trr_status trr_bench_check_output(const trr_case *c, const trr_call *call, const
     int64_t *rc_s = NULL;
     int64_t n_s = 0;
     if (md == MODE_F16) {
-        got_s = malloc((size_t)n_pick * sizeof *got_s);
-        want_s = malloc((size_t)n_pick * sizeof *want_s);
-        rc_s = malloc((size_t)n_pick * 2 * sizeof *rc_s);
+        const size_t n_el = (size_t)n_pick * (size_t)(by_row ? cols : 1);
+        got_s = malloc(n_el * sizeof *got_s);
+        want_s = malloc(n_el * sizeof *want_s);
+        rc_s = malloc(n_el * 2 * sizeof *rc_s);
         if (!got_s || !want_s || !rc_s) {
-            free(got_s), free(want_s), free(rc_s), free(ref);
+            free(got_s), free(want_s), free(rc_s), free(ref), free(idx);
             return TRR_ERR_OUT_OF_MEMORY;
         }
     }
@@ -260,6 +273,7 @@ trr_status trr_bench_check_output(const trr_case *c, const trr_call *call, const
         }
     }
     free(ref);
+    free(idx);
     if (st != TRR_OK) {
         free(got_s), free(want_s), free(rc_s);
         return st;
