@@ -115,8 +115,12 @@ int cli_exit_for_status(trr_status status) {
 int cli_open_context(const char *cmd, const char *spec, trr_context **out_ctx) {
     trr_status st = trr_context_create(spec, out_ctx);
     if (st == TRR_OK) return CLI_EXIT_OK;
-    fprintf(stderr, "trireme %s: cannot open device '%s': %s\n", cmd, spec ? spec : "(default)",
-            trr_last_error(NULL));
+    const char *env = getenv("TRIREME_DEVICE");
+    char shown[160];
+    if (spec) snprintf(shown, sizeof shown, "'%s'", spec);
+    else if (env && *env) snprintf(shown, sizeof shown, "'%s' (from TRIREME_DEVICE)", env);
+    else snprintf(shown, sizeof shown, "auto");
+    fprintf(stderr, "trireme %s: cannot open device %s: %s\n", cmd, shown, trr_last_error(NULL));
     cli_print_available_devices();
     /* a spec that names nothing usable here is the caller's to fix; a device that fails to open is not */
     if (st == TRR_ERR_NO_DEVICE || st == TRR_ERR_UNAVAILABLE || st == TRR_ERR_INVALID_ARGUMENT)
