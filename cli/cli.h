@@ -22,7 +22,6 @@ typedef int (*cli_command_fn)(int argc, char **argv);
 int cmd_devices(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_conformance(int argc, char **argv);
-int trr_cli_bench(int argc, char **argv); /* cli/cmd_bench.c, declared also in bench/bench.h */
 
 /* Option parsing: if argv[*i] is --name or --name=value, sets *out_value (the next argument, or the text
  * after '='), advances *i past what it used and returns 1; returns 0 when argv[*i] is another option; returns

@@ -1,5 +1,7 @@
 /* The `trireme` tool: a table of subcommands, each in its own cmd_*.c file. */
+#include "bench.h"
 #include "cli.h"
+#include "cmd_tune.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -10,12 +12,13 @@ typedef struct cli_command {
     const char *summary;
 } cli_command;
 
-/* Each subcommand is one line here and one file (tune joins the same way). */
+/* Each subcommand is one line here and one file. */
 static const cli_command commands[] = {
     {"devices", cmd_devices, "list the compiled-in backends and their devices"},
     {"run", cmd_run, "run one op once and print the device time and a checksum of the output"},
     {"conformance", cmd_conformance, "check every op against the float64 reference on one or more devices"},
-    {"bench", trr_cli_bench, "time SPEC.md's benchmarks against the device's ceilings"},
+    {"bench", trr_cli_bench, "time SPEC.md's benchmarks against the device's copy and cuBLAS ceilings"},
+    {"tune", trr_cli_tune, "time candidate tile configs per op and shape, and write the tuning database"},
 };
 
 static void print_help(FILE *out) {

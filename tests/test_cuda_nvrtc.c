@@ -3,7 +3,7 @@
  * error or warning fails. Skipped, with the reason, where NVRTC is not installed. */
 #include <criterion/criterion.h>
 
-#include "../backend_cuda/trr_cuda.h"
+#include "trr_cuda.h"
 
 static void compile_for(const char *arch) {
     char reason[1024];
