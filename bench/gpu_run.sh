@@ -6,7 +6,8 @@
 #   bench/gpu_run.sh [STEP...]      steps: devices conformance bench anchors (default: all four)
 #
 # Environment: TRIREME_GPU_BUILD (default build-gpu, made by `make gpu-build`), OUT (where logs go; the device
-# tool sets it), BENCH_SIZES (default quick), BENCH_OPS (default all).
+# tool sets it), CONF_DEVICES and BENCH_DEVICES (default gpus: every GPU of every backend; "all" adds
+# PoCL and the CPU), BENCH_SIZES (default quick), BENCH_OPS (default all).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${TRIREME_GPU_BUILD:-build-gpu}
@@ -46,12 +47,12 @@ for step in "${steps[@]}"; do
         echo "VK_DRIVER_FILES=${VK_DRIVER_FILES:-} TRIREME_CUBLAS_DIR=${TRIREME_CUBLAS_DIR:-}";
         "$T" devices; } 2>&1 | tee "$OUT/devices.txt" ;;
     conformance)
-      "$T" conformance --device all --json "$OUT/conformance.json" 2>"$OUT/conformance.err" | tee "$OUT/conformance.txt"
+      "$T" conformance --device "${CONF_DEVICES:-gpus}" --json "$OUT/conformance.json" 2>"$OUT/conformance.err" | tee "$OUT/conformance.txt"
       [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
       tail -n 5 "$OUT/conformance.err" ;;
     bench)
       mkdir -p "$OUT/plots"
-      "$T" bench ${BENCH_OPS:-} --device gpus --sizes "$SIZES" --json "$OUT/bench.json" --plot "$OUT/plots" \
+      "$T" bench ${BENCH_OPS:-} --device "${BENCH_DEVICES:-gpus}" --sizes "$SIZES" --json "$OUT/bench.json" --plot "$OUT/plots" \
         2>"$OUT/bench.err" | tee "$OUT/bench.txt"
       [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
       tail -n 5 "$OUT/bench.err"

@@ -133,3 +133,34 @@ uint64_t cli_default_seed(void) {
     timespec_get(&ts, TIME_UTC);
     return ((uint64_t)ts.tv_sec * 1000003u) ^ (uint64_t)ts.tv_nsec;
 }
+
+int cli_expand_devices(const char *text, char specs[][32], int max) {
+    char buf[512];
+    int n = 0;
+    snprintf(buf, sizeof buf, "%s", text);
+    for (char *p = buf, *comma; p && *p; p = comma ? comma + 1 : NULL) {
+        comma = strchr(p, ',');
+        if (comma) *comma = '\0';
+        int all = !strcmp(p, "all"), gpus = !strcmp(p, "gpus");
+        if (!all && !gpus) {
+            if (n < max) snprintf(specs[n++], 32, "%s", p);
+            continue;
+        }
+        int nb = 0;
+        trr_backend_count(&nb);
+        for (int b = 0; b < nb; b++) {
+            trr_backend_info bi;
+            if (trr_backend_get_info(b, &bi) != TRR_OK) continue;
+            if (!bi.available) {
+                printf("%s: unavailable: %s\n", bi.name, bi.reason);
+                continue;
+            }
+            for (int d = 0; d < bi.device_count && n < max; d++) {
+                trr_device_info di;
+                if (trr_device_get_info(bi.name, d, &di) != TRR_OK || (gpus && !di.is_gpu)) continue;
+                snprintf(specs[n++], 32, "%s", di.spec);
+            }
+        }
+    }
+    return n;
+}

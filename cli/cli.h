@@ -49,6 +49,10 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 /* Opens a context on spec (NULL: TRIREME_DEVICE, else auto). On failure prints why and the devices that are
  * available, and returns the exit status to use (2 when the spec names no device here, else 1). */
 int cli_open_context(const char *cmd, const char *spec, trr_context **out_ctx);
+/* Expands a comma-separated device list into specs: "all" is every device of every available backend (the
+ * unavailable ones are printed to stdout with their reason), "gpus" every GPU among them; other items are
+ * kept as written. Returns the number of specs (at most max). */
+int cli_expand_devices(const char *text, char specs[][32], int max);
 /* Prints the specs of every available device, comma separated, to stderr. */
 void cli_print_available_devices(void);
 

@@ -49,30 +49,6 @@ static void on_progress(void *user, int index, int total, const char *name, cons
             elapsed_s, eta_s > 0 ? eta_s : 0);
 }
 
-static int add_devices(const char *text, char specs[][32], int *n) {
-    char buf[512];
-    snprintf(buf, sizeof buf, "%s", text);
-    for (char *p = buf, *comma; p && *p; p = comma ? comma + 1 : NULL) {
-        comma = strchr(p, ',');
-        if (comma) *comma = '\0';
-        if (!strcmp(p, "all")) {
-            int nb = 0;
-            trr_backend_count(&nb);
-            for (int b = 0; b < nb; b++) {
-                trr_backend_info bi;
-                if (trr_backend_get_info(b, &bi) != TRR_OK || !bi.available) continue;
-                for (int d = 0; d < bi.device_count && *n < MAX_DEVICES; d++) {
-                    trr_device_info di;
-                    if (trr_device_get_info(bi.name, d, &di) == TRR_OK) snprintf(specs[(*n)++], 32, "%s", di.spec);
-                }
-            }
-        } else if (*n < MAX_DEVICES) {
-            snprintf(specs[(*n)++], 32, "%s", p);
-        }
-    }
-    return 1;
-}
-
 int trr_cli_bench(int argc, char **argv) {
     trr_bench_options opt = {.sizes = TRR_BENCH_SIZES_QUICK, .seed = 0x7B1D5EEDull};
     const char *json = NULL, *csv = NULL, *plot = NULL, *v = NULL;
@@ -96,7 +72,7 @@ int trr_cli_bench(int argc, char **argv) {
         } else if ((r = cli_option_value(argc, argv, &i, "device", &v)) != 0) {
             if (r < 0) return CLI_EXIT_USAGE;
             device_given = 1;
-            add_devices(v, specs, &n_specs);
+            n_specs += cli_expand_devices(v, specs + n_specs, MAX_DEVICES - n_specs);
         } else if ((r = cli_option_value(argc, argv, &i, "sizes", &v)) != 0) {
             if (r < 0) return CLI_EXIT_USAGE;
             if (!strcmp(v, "quick")) opt.sizes = TRR_BENCH_SIZES_QUICK;

@@ -118,29 +118,15 @@ static void on_progress(void *user, int index, int total, const trr_conf_result 
     }
 }
 
-/* The specs to run: one (possibly NULL: the default) or every device of every available backend. */
+/* The specs to run: one (possibly NULL: the default), or a list with "all" / "gpus" expanded. */
 static int device_list(const conf_args *a, char specs[][32], int *out_n) {
     *out_n = 0;
-    if (!a->device || strcmp(a->device, "all")) {
+    if (!a->device || (!strstr(a->device, "all") && !strstr(a->device, "gpus") && !strchr(a->device, ','))) {
         snprintf(specs[0], 32, "%s", a->device ? a->device : "");
         *out_n = 1;
         return CLI_EXIT_OK;
     }
-    int nb = 0;
-    if (trr_backend_count(&nb) != TRR_OK) {
-        fprintf(stderr, "trireme conformance: %s\n", trr_last_error(NULL));
-        return CLI_EXIT_FAILURE;
-    }
-    for (int b = 0; b < nb; b++) {
-        trr_backend_info bi;
-        if (trr_backend_get_info(b, &bi) != TRR_OK) continue;
-        if (!bi.available) {
-            printf("%s: unavailable: %s\n", bi.name, bi.reason);
-            continue;
-        }
-        for (int d = 0; d < bi.device_count && *out_n < MAX_DEVICES; d++)
-            snprintf(specs[(*out_n)++], 32, "%s:%d", bi.name, d);
-    }
+    *out_n = cli_expand_devices(a->device, specs, MAX_DEVICES);
     return CLI_EXIT_OK;
 }
 
