@@ -67,7 +67,7 @@ trr_status trr_tensor_2d(trr_buffer *buffer, size_t offset, trr_dtype dtype, int
     if ((unsigned)dtype >= TRR_DTYPE_COUNT) return trr_error(NULL, TRR_ERR_DTYPE, "unknown dtype %d", (int)dtype);
     if (rows < 0 || cols < 0)
         return trr_error(NULL, TRR_ERR_SHAPE, "negative shape [%lld, %lld]", (long long)rows, (long long)cols);
-    if (row_stride == 0) row_stride = cols;
+    if (row_stride == 0) row_stride = cols > 0 ? cols : 1; /* strides stay positive for empty rows too */
     if (row_stride < cols)
         return trr_error(NULL, TRR_ERR_STRIDE, "row stride %lld is shorter than the row (%lld)", (long long)row_stride,
                          (long long)cols);
