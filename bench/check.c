@@ -5,102 +5,14 @@
 #include "bench.h"
 
 #include "conformance_check.h"
+#include "random.h"
 #include "reference.h"
 #include "validate.h"
 
 #include <float.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define F16_MIN_NORMAL 6.103515625e-05 /* 2^-14 */
-
-typedef enum mode { MODE_BITEXACT, MODE_MAX_REL, MODE_ROW_REL, MODE_FROB, MODE_F16, MODE_GREY_U8 } mode;
-
-static mode mode_of(const trr_case *c) {
-    if (c->op == TRR_OP_COPY || (c->op == TRR_OP_ADD && c->out_dtype == TRR_F32)) return MODE_BITEXACT;
-    if (c->op == TRR_OP_ROW_SUM) return MODE_ROW_REL;
-    if (c->op == TRR_OP_RGB_TO_GREY && c->out_dtype == TRR_U8) return MODE_GREY_U8;
-    if (c->out_dtype == TRR_F16) return MODE_F16;
-    if (c->op == TRR_OP_MATMUL) return MODE_FROB;
-    return MODE_MAX_REL;
-}
-
-static uint64_t splitmix64(uint64_t *state) {
-    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-/* Units in the last place between got and want in dtype (0 when equal). */
-static double ulp_distance(trr_dtype dt, double got, double want) {
-    if (dt == TRR_F16) {
-        float g = (float)got, w = (float)want;
-        uint16_t hg, hw;
-        trr_f32_to_f16(&g, &hg, 1);
-        trr_f32_to_f16(&w, &hw, 1);
-        int64_t og = (hg & 0x8000u) ? -(int64_t)(hg & 0x7FFFu) : (int64_t)hg;
-        int64_t ow = (hw & 0x8000u) ? -(int64_t)(hw & 0x7FFFu) : (int64_t)hw;
-        return (double)llabs(og - ow);
-    }
-    float g = (float)got, w = (float)want;
-    uint32_t bg, bw;
-    memcpy(&bg, &g, 4);
-    memcpy(&bw, &w, 4);
-    int64_t og = (bg & 0x80000000u) ? -(int64_t)(bg & 0x7FFFFFFFu) : (int64_t)bg;
-    int64_t ow = (bw & 0x80000000u) ? -(int64_t)(bw & 0x7FFFFFFFu) : (int64_t)bw;
-    return (double)llabs(og - ow);
-}
-
-/* The SPEC's grey value in f32 in the SPEC's order, each step rounded (volatile: no FMA contraction). */
-static float grey_f32(double r, double g, double b) {
-    volatile float v = 0.2989f * (float)r;
-    v = v + 0.5870f * (float)g;
-    v = v + 0.1140f * (float)b;
-    return v;
-}
-
-static double clamp_u8(double v) { return v < 0 ? 0 : v > 255 ? 255 : v; }
-
-typedef struct worst {
-    const char *metric;
-    double value, bound;
-    int64_t r, c;
-    double got, want;
-    int seen;
-} worst;
-
-static void note(worst *w, double value, int64_t r, int64_t c, double got, double want) {
-    if (!w->seen || value > w->value) {
-        w->value = value, w->r = r, w->c = c, w->got = got, w->want = want;
-        w->seen = 1;
-    }
-}
-
-static double ratio_of(const worst *w) {
-    if (!w->seen) return 0.0;
-    return w->bound > 0 ? w->value / w->bound : w->value;
-}
-
-static void append(char *msg, size_t cap, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-static void append(char *msg, size_t cap, const char *fmt, ...) {
-    size_t len = strlen(msg);
-    if (len + 4 >= cap) return;
-    if (len > 0) {
-        strcat(msg, "; ");
-        len += 2;
-    }
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg + len, cap - len, fmt, ap);
-    va_end(ap);
-}
 
 /* The elements (or, for softmax, rows) to check: all when few, else a fixed-seed sample that always holds the
  * first and the last (edges are where tiling goes wrong). Returns how many were written into idx. */
@@ -111,7 +23,7 @@ static int64_t pick(int64_t total, int64_t want, uint64_t seed, int64_t *idx) {
     }
     idx[0] = 0;
     idx[1] = total - 1;
-    for (int64_t i = 2; i < want; i++) idx[i] = (int64_t)(splitmix64(&seed) % (uint64_t)total);
+    for (int64_t i = 2; i < want; i++) idx[i] = (int64_t)(trr_rng_next(&seed) % (uint64_t)total);
     return want;
 }
 
@@ -166,7 +78,7 @@ trr_status trr_bench_check_output(const trr_case *c, const trr_call *call, const
                                   uint64_t seed, trr_bench_check *res) {
     if (!c || !call || !out || !res) return TRR_ERR_INVALID_ARGUMENT;
     memset(res, 0, sizeof *res);
-    const mode md = mode_of(c);
+    const trr_conf_mode md = trr_conf_mode_of(c);
     const trr_dtype odt = c->out_dtype;
     const int64_t rows = call->rows, cols = c->op == TRR_OP_ROW_SUM ? 1 : call->cols;
     const trr_operand *z = &call->z, *x = &call->x;
@@ -175,9 +87,9 @@ trr_status trr_bench_check_output(const trr_case *c, const trr_call *call, const
     int64_t fr = 0, fc = 0;
     const int64_t unwritten = scan_unwritten(c, call, out, out2, rows, cols, &fr, &fc);
     if (unwritten) {
-        append(res->message, sizeof res->message,
-               "%lld of %lld output elements not written or not finite (first at %lld,%lld)", (long long)unwritten,
-               (long long)res->total, (long long)fr, (long long)fc);
+        trr_conf_append(res->message, sizeof res->message,
+                        "%lld of %lld output elements not written or not finite (first at %lld,%lld)",
+                        (long long)unwritten, (long long)res->total, (long long)fr, (long long)fc);
     }
 
     /* what to compare: whole rows for softmax (its error shows across a row), single elements otherwise */
@@ -192,27 +104,14 @@ trr_status trr_bench_check_output(const trr_case *c, const trr_call *call, const
     }
     const int64_t n_pick = pick(units, want, seed, idx);
 
-    worst w1 = {0}, w2 = {0};
-    switch (md) {
-    case MODE_BITEXACT: w1 = (worst){.metric = "ulp", .bound = 0}; break;
-    case MODE_GREY_U8: w1 = (worst){.metric = "u8", .bound = 0}; break;
-    case MODE_MAX_REL:
-        w1 = (worst){.metric = "max_rel", .bound = 1e-5};
-        if (c->op == TRR_OP_SOFTMAX) w2 = (worst){.metric = "max_abs", .bound = 1e-6};
-        break;
-    case MODE_ROW_REL: w1 = (worst){.metric = "row_rel", .bound = 1e-6}; break;
-    case MODE_FROB: w1 = (worst){.metric = "frobenius", .bound = 1e-5}; break;
-    case MODE_F16:
-        w1 = (worst){.metric = "frobenius", .bound = 2e-3};
-        w2 = (worst){.metric = "max_rel", .bound = 1e-2};
-        break;
-    }
+    trr_conf_worst w1, w2;
+    trr_conf_worst_init(md, c->op, &w1, &w2);
 
     /* f16: the relative-error floor needs the rms of the reference (conformance.h), so collect first */
     double *got_s = NULL, *want_s = NULL;
     int64_t *rc_s = NULL;
     int64_t n_s = 0;
-    if (md == MODE_F16) {
+    if (md == TRR_CONF_MODE_F16) {
         const size_t n_el = (size_t)n_pick * (size_t)(by_row ? cols : 1);
         got_s = malloc(n_el * sizeof *got_s);
         want_s = malloc(n_el * sizeof *want_s);
@@ -231,7 +130,7 @@ trr_status trr_bench_check_output(const trr_case *c, const trr_call *call, const
         st = trr_reference_run(&sc, ref);
         if (st != TRR_OK) break;
         double row_abs = 0;
-        if (md == MODE_ROW_REL)
+        if (md == TRR_CONF_MODE_ROW_REL)
             for (int64_t j = 0; j < call->cols; j++) row_abs += fabs(trr_conf_load(x->mem, x->dtype, sc.x.offset + j));
         for (int64_t j = 0; j < (by_row ? cols : 1); j++) {
             const int64_t cc = c0 + j;
@@ -241,29 +140,30 @@ trr_status trr_bench_check_output(const trr_case *c, const trr_call *call, const
             if (!isfinite(g)) continue; /* counted by the scan */
             const double err = fabs(g - wv);
             switch (md) {
-            case MODE_BITEXACT: note(&w1, ulp_distance(odt, g, wv), r, cc, g, wv); break;
-            case MODE_GREY_U8: {
+            case TRR_CONF_MODE_BITEXACT: trr_conf_note(&w1, trr_conf_ulp_distance(odt, g, wv), r, cc, g, wv); break;
+            case TRR_CONF_MODE_GREY_U8: {
                 const int64_t p = sc.x.offset;
                 const double R = trr_conf_load(x->mem, TRR_U8, p), G = trr_conf_load(x->mem, TRR_U8, p + x->stride0),
                              B = trr_conf_load(x->mem, TRR_U8, p + 2 * x->stride0);
-                const double expect = clamp_u8(roundf(grey_f32(R, G, B)));
+                const double expect = trr_conf_clamp_u8(roundf(trr_conf_grey_f32(R, G, B)));
                 const double lo = floor(wv);
                 int ok = g == expect;
                 /* a value within 1e-4 of a .5 tie may round either way on a device that contracts to FMA */
-                if (fabs(wv - lo - 0.5) <= 1e-4) ok = ok || g == clamp_u8(lo) || g == clamp_u8(lo + 1);
-                note(&w1, ok ? 0 : fabs(g - expect), r, cc, g, expect);
+                if (fabs(wv - lo - 0.5) <= 1e-4)
+                    ok = ok || g == trr_conf_clamp_u8(lo) || g == trr_conf_clamp_u8(lo + 1);
+                trr_conf_note(&w1, ok ? 0 : fabs(g - expect), r, cc, g, expect);
                 break;
             }
-            case MODE_MAX_REL:
-                note(&w1, err / fmax(fabs(wv), FLT_MIN), r, cc, g, wv);
-                if (w2.metric) note(&w2, err, r, cc, g, wv);
+            case TRR_CONF_MODE_MAX_REL:
+                trr_conf_note(&w1, err / fmax(fabs(wv), FLT_MIN), r, cc, g, wv);
+                if (w2.metric) trr_conf_note(&w2, err, r, cc, g, wv);
                 break;
-            case MODE_ROW_REL: note(&w1, err / fmax(row_abs, FLT_MIN), r, cc, g, wv); break;
-            case MODE_FROB:
+            case TRR_CONF_MODE_ROW_REL: trr_conf_note(&w1, err / fmax(row_abs, FLT_MIN), r, cc, g, wv); break;
+            case TRR_CONF_MODE_FROB:
                 err2 += err * err;
                 ref2 += wv * wv;
                 break;
-            case MODE_F16:
+            case TRR_CONF_MODE_F16:
                 err2 += err * err;
                 ref2 += wv * wv;
                 got_s[n_s] = g, want_s[n_s] = wv, rc_s[2 * n_s] = r, rc_s[2 * n_s + 1] = cc;
@@ -278,40 +178,41 @@ trr_status trr_bench_check_output(const trr_case *c, const trr_call *call, const
         free(got_s), free(want_s), free(rc_s);
         return st;
     }
-    if (md == MODE_F16) {
+    if (md == TRR_CONF_MODE_F16) {
         const double rms = n_s ? sqrt(ref2 / (double)n_s) : 0;
-        const double floor_ = fmax(F16_MIN_NORMAL, rms / 1024.0);
+        const double floor_ = fmax(TRR_CONF_F16_MIN_NORMAL, rms / 1024.0);
         for (int64_t i = 0; i < n_s; i++)
-            note(&w2, fabs(got_s[i] - want_s[i]) / fmax(fabs(want_s[i]), floor_), rc_s[2 * i], rc_s[2 * i + 1],
-                 got_s[i], want_s[i]);
+            trr_conf_note(&w2, fabs(got_s[i] - want_s[i]) / fmax(fabs(want_s[i]), floor_), rc_s[2 * i],
+                          rc_s[2 * i + 1], got_s[i], want_s[i]);
         free(got_s), free(want_s), free(rc_s);
     }
-    if (md == MODE_FROB || md == MODE_F16) {
+    if (md == TRR_CONF_MODE_FROB || md == TRR_CONF_MODE_F16) {
         w1.value = sqrt(err2) / fmax(sqrt(ref2), FLT_MIN);
         w1.seen = 1;
     }
 
     int failed = unwritten != 0;
-    const worst *ws[2] = {&w1, &w2};
-    const worst *top = &w1;
+    const trr_conf_worst *ws[2] = {&w1, &w2};
+    const trr_conf_worst *top = &w1;
     for (int i = 0; i < 2; i++) {
-        const worst *w = ws[i];
+        const trr_conf_worst *w = ws[i];
         if (!w->metric) continue;
-        if (ratio_of(w) > ratio_of(top)) top = w;
-        if (w->seen && w->value > w->bound) {
+        if (trr_conf_ratio(w) > trr_conf_ratio(top)) top = w;
+        if (trr_conf_fails(w)) {
             failed = 1;
-            if (w == &w1 && (md == MODE_FROB || md == MODE_F16))
-                append(res->message, sizeof res->message, "%s %.3g > %.3g over %lld checked elements", w->metric,
-                       w->value, w->bound, (long long)res->checked);
+            if (w == &w1 && (md == TRR_CONF_MODE_FROB || md == TRR_CONF_MODE_F16))
+                trr_conf_append(res->message, sizeof res->message, "%s %.3g > %.3g over %lld checked elements",
+                                w->metric, w->value, w->bound, (long long)res->checked);
             else
-                append(res->message, sizeof res->message, "%s %.3g > %.3g at (%lld,%lld): got %.9g, want %.9g",
-                       w->metric, w->value, w->bound, (long long)w->r, (long long)w->c, w->got, w->want);
+                trr_conf_append(res->message, sizeof res->message,
+                                "%s %.3g > %.3g at (%lld,%lld): got %.9g, want %.9g", w->metric, w->value,
+                                w->bound, (long long)w->r, (long long)w->c, w->got, w->want);
         }
     }
     res->metric = top->metric ? top->metric : "";
     res->error = top->value;
     res->bound = top->bound;
-    res->ratio = unwritten ? INFINITY : ratio_of(top);
+    res->ratio = unwritten ? INFINITY : trr_conf_ratio(top);
     return failed ? TRR_ERR_MISMATCH : TRR_OK;
 }
 

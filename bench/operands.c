@@ -2,42 +2,27 @@
  * uses), random inputs kept on the host for the check. */
 #include "bench.h"
 
+#include "random.h"
+
 #include <stdlib.h>
 #include <string.h>
-
-static uint64_t splitmix64(uint64_t *state) {
-    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-/* Uniform in [-1, 1) on a 2^-23 grid, never zero: zeros hide unwritten outputs and can run faster than real
- * data. */
-static float rand_unit(uint64_t *state) {
-    float v = (float)((int64_t)(splitmix64(state) >> 40) - (1 << 23)) / (float)(1 << 23);
-    return v == 0.0f ? 0.5f : v;
-}
 
 static void fill_random(trr_bench_operand *o, trr_op op, uint64_t *rng) {
     if (o->dtype == TRR_U8) {
         uint8_t *p = o->host;
-        for (int64_t i = 0; i < o->count; i++) p[i] = (uint8_t)(splitmix64(rng) >> 56);
+        for (int64_t i = 0; i < o->count; i++) p[i] = trr_rng_byte(rng);
         return;
     }
-    /* softmax rows sit in [60, 100], where exp() overflows f32 unless the row maximum is subtracted, as the
-     * conformance inputs do */
-    const float scale = op == TRR_OP_SOFTMAX ? 20.0f : 1.0f, shift = op == TRR_OP_SOFTMAX ? 80.0f : 0.0f;
     if (o->dtype == TRR_F32) {
         float *p = o->host;
-        for (int64_t i = 0; i < o->count; i++) p[i] = shift + scale * rand_unit(rng);
+        for (int64_t i = 0; i < o->count; i++) p[i] = trr_rng_input(rng, op);
         return;
     }
     float chunk[4096];
     uint16_t *h = o->host;
     for (int64_t i = 0; i < o->count; i += 4096) {
         int64_t n = o->count - i < 4096 ? o->count - i : 4096;
-        for (int64_t j = 0; j < n; j++) chunk[j] = shift + scale * rand_unit(rng);
+        for (int64_t j = 0; j < n; j++) chunk[j] = trr_rng_input(rng, op);
         trr_f32_to_f16(chunk, h + i, (size_t)n);
     }
 }

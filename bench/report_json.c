@@ -1,29 +1,24 @@
 /* The JSON report (bench/README.md lists the keys): what --compare and later tooling read back. */
 #include "bench.h"
 
+#include "json_number.h"
+
 #include <cjson/cJSON.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* JSON has no Inf or NaN: those become null. */
-static void num(cJSON *o, const char *key, double v) {
-    if (isfinite(v)) cJSON_AddNumberToObject(o, key, v);
-    else cJSON_AddNullToObject(o, key);
-}
 
 static cJSON *device_json(const trr_device_info *d) {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "spec", d->spec);
     cJSON_AddStringToObject(o, "backend", d->backend);
-    num(o, "index", d->index);
+    trr_json_add_number(o, "index", d->index);
     cJSON_AddStringToObject(o, "name", d->name);
     cJSON_AddStringToObject(o, "vendor", d->vendor);
     cJSON_AddStringToObject(o, "driver", d->driver);
     cJSON_AddBoolToObject(o, "is_gpu", d->is_gpu);
-    num(o, "global_memory", (double)d->global_memory);
-    num(o, "compute_units", d->compute_units);
-    num(o, "subgroup_width", d->subgroup_width);
+    trr_json_add_number(o, "global_memory", (double)d->global_memory);
+    trr_json_add_number(o, "compute_units", d->compute_units);
+    trr_json_add_number(o, "subgroup_width", d->subgroup_width);
     cJSON_AddBoolToObject(o, "native_f16", d->native_f16);
     cJSON_AddBoolToObject(o, "matrix_units", d->matrix_units);
     cJSON_AddStringToObject(o, "capabilities", d->capabilities);
@@ -32,14 +27,14 @@ static cJSON *device_json(const trr_device_info *d) {
 
 static cJSON *config_json(const trr_config *c) {
     cJSON *o = cJSON_CreateObject();
-    num(o, "block_m", c->block_m);
-    num(o, "block_n", c->block_n);
-    num(o, "block_k", c->block_k);
-    num(o, "group_m", c->group_m);
-    num(o, "threads", c->threads);
-    num(o, "stages", c->stages);
-    num(o, "vector_width", c->vector_width);
-    num(o, "split_k", c->split_k);
+    trr_json_add_number(o, "block_m", c->block_m);
+    trr_json_add_number(o, "block_n", c->block_n);
+    trr_json_add_number(o, "block_k", c->block_k);
+    trr_json_add_number(o, "group_m", c->group_m);
+    trr_json_add_number(o, "threads", c->threads);
+    trr_json_add_number(o, "stages", c->stages);
+    trr_json_add_number(o, "vector_width", c->vector_width);
+    trr_json_add_number(o, "split_k", c->split_k);
     return o;
 }
 
@@ -60,39 +55,39 @@ static cJSON *result_json(const trr_bench_result *r) {
     cJSON_AddStringToObject(o, "out_dtype", dout);
     cJSON *shape = cJSON_AddObjectToObject(o, "shape");
     if (c->op == TRR_OP_MATMUL) {
-        num(shape, "m", (double)c->m);
-        num(shape, "n", (double)c->n);
-        num(shape, "k", (double)c->k);
+        trr_json_add_number(shape, "m", (double)c->m);
+        trr_json_add_number(shape, "n", (double)c->n);
+        trr_json_add_number(shape, "k", (double)c->k);
     } else {
-        num(shape, "rows", (double)c->rows);
-        num(shape, "cols", (double)c->cols);
+        trr_json_add_number(shape, "rows", (double)c->rows);
+        trr_json_add_number(shape, "cols", (double)c->cols);
     }
     cJSON_AddStringToObject(o, "size", r->size);
-    num(o, "x", r->x);
+    trr_json_add_number(o, "x", r->x);
     cJSON_AddStringToObject(o, "unit", def->unit);
     cJSON_AddStringToObject(o, "status", trr_bench_outcome_name(r->outcome));
     cJSON_AddStringToObject(o, "error", r->status ? trr_status_name(r->status) : "");
     cJSON_AddStringToObject(o, "reason", r->reason);
-    num(o, "reps", r->timing.reps);
-    num(o, "median_ms", r->timing.median_ms);
-    num(o, "min_ms", r->timing.min_ms);
-    num(o, "max_ms", r->timing.max_ms);
-    num(o, "figure", r->figure);
-    num(o, "figure_min", r->figure_lo);
-    num(o, "figure_max", r->figure_hi);
-    num(o, "ceiling", r->ceiling);
-    num(o, "fraction_of_ceiling", r->fraction);
-    num(o, "vendor_figure", r->vendor_figure);
-    num(o, "vendor_median_ms", r->vendor_timing.median_ms);
-    num(o, "fraction_of_vendor", r->vendor_figure > 0 ? r->figure / r->vendor_figure : 0);
+    trr_json_add_number(o, "reps", r->timing.reps);
+    trr_json_add_number(o, "median_ms", r->timing.median_ms);
+    trr_json_add_number(o, "min_ms", r->timing.min_ms);
+    trr_json_add_number(o, "max_ms", r->timing.max_ms);
+    trr_json_add_number(o, "figure", r->figure);
+    trr_json_add_number(o, "figure_min", r->figure_lo);
+    trr_json_add_number(o, "figure_max", r->figure_hi);
+    trr_json_add_number(o, "ceiling", r->ceiling);
+    trr_json_add_number(o, "fraction_of_ceiling", r->fraction);
+    trr_json_add_number(o, "vendor_figure", r->vendor_figure);
+    trr_json_add_number(o, "vendor_median_ms", r->vendor_timing.median_ms);
+    trr_json_add_number(o, "fraction_of_vendor", r->vendor_figure > 0 ? r->figure / r->vendor_figure : 0);
     cJSON_AddItemToObject(o, "config", config_json(&r->config));
     cJSON *chk = cJSON_AddObjectToObject(o, "check");
-    num(chk, "checked", (double)r->check.checked);
-    num(chk, "total", (double)r->check.total);
+    trr_json_add_number(chk, "checked", (double)r->check.checked);
+    trr_json_add_number(chk, "total", (double)r->check.total);
     cJSON_AddStringToObject(chk, "metric", r->check.metric ? r->check.metric : "");
-    num(chk, "error", r->check.error);
-    num(chk, "bound", r->check.bound);
-    num(chk, "ratio", r->check.ratio);
+    trr_json_add_number(chk, "error", r->check.error);
+    trr_json_add_number(chk, "bound", r->check.bound);
+    trr_json_add_number(chk, "ratio", r->check.ratio);
     return o;
 }
 
@@ -104,15 +99,15 @@ static cJSON *report_json(const trr_bench_report *rep) {
     cJSON_AddStringToObject(o, "library_version", rep->library_version);
     cJSON_AddStringToObject(o, "date", rep->date);
     cJSON_AddStringToObject(o, "sizes", rep->sizes);
-    num(o, "reps_requested", rep->reps_requested);
-    num(o, "budget_s", rep->budget_s);
-    num(o, "seed", (double)rep->seed);
-    num(o, "flush_bytes", (double)rep->flush_bytes);
-    num(o, "seconds", rep->seconds);
+    trr_json_add_number(o, "reps_requested", rep->reps_requested);
+    trr_json_add_number(o, "budget_s", rep->budget_s);
+    trr_json_add_number(o, "seed", (double)rep->seed);
+    trr_json_add_number(o, "flush_bytes", (double)rep->flush_bytes);
+    trr_json_add_number(o, "seconds", rep->seconds);
     cJSON *ceil = cJSON_AddObjectToObject(o, "ceilings");
-    num(ceil, "copy_gbs", rep->copy.gbs);
-    num(ceil, "copy_bytes", (double)rep->copy.bytes);
-    num(ceil, "copy_median_ms", rep->copy.timing.median_ms);
+    trr_json_add_number(ceil, "copy_gbs", rep->copy.gbs);
+    trr_json_add_number(ceil, "copy_bytes", (double)rep->copy.bytes);
+    trr_json_add_number(ceil, "copy_median_ms", rep->copy.timing.median_ms);
     cJSON_AddStringToObject(ceil, "copy_note", rep->copy.note);
     cJSON_AddStringToObject(ceil, "vendor", rep->vendor);
     cJSON_AddStringToObject(ceil, "vendor_note", rep->vendor_note);

@@ -4,6 +4,7 @@
 #include "conformance.h"
 
 #include "conformance_check.h"
+#include "random.h"
 #include "reference.h"
 #include "validate.h"
 
@@ -20,25 +21,12 @@
 
 /* ---- random inputs ---- */
 
-static uint64_t splitmix64(uint64_t *state) {
-    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-/* Uniform in [-1, 1) on a 2^-23 grid, never zero (a zero hides a kernel that skips the element). */
-static float rand_unit(uint64_t *state) {
-    float v = (float)((int64_t)(splitmix64(state) >> 40) - (1 << 23)) / (float)(1 << 23);
-    return v == 0.0f ? 0.5f : v;
-}
-
 /* Keyed by the case's name, so a case draws the same inputs whatever subset it runs in. */
 static uint64_t case_seed(uint64_t seed, const char *name) {
     uint64_t h = 1469598103934665603ull;
     for (const char *p = name; *p; p++) h = (h ^ (uint8_t)*p) * 1099511628211ull;
     uint64_t s = seed ^ h;
-    return splitmix64(&s);
+    return trr_rng_next(&s);
 }
 
 static double now_s(void) {
@@ -95,18 +83,16 @@ static void fill_input(operand *o, const trr_case *tc, uint64_t *rng) {
     const trr_dtype dt = o->v.dtype;
     const size_t n = o->bytes;
     if (dt == TRR_U8) {
-        for (size_t i = 0; i < n; i++) o->host[i] = (uint8_t)(splitmix64(rng) >> 56);
+        for (size_t i = 0; i < n; i++) o->host[i] = trr_rng_byte(rng);
         return;
     }
     size_t esz = dt == TRR_F32 ? 4 : 2;
     for (size_t i = 0; i < n / esz; i++) store(o->host, dt, (int64_t)i, NAN);
     for (int64_t p = 0; p < o->v.planes; p++)
         for (int64_t r = 0; r < o->v.rows; r++)
-            for (int64_t c = 0; c < o->v.cols; c++) {
-                float v = rand_unit(rng);
-                if (tc->op == TRR_OP_SOFTMAX) v = 80.0f + 20.0f * v;
-                store(o->host, dt, o->v.offset + p * o->v.plane_stride + r * o->v.row_stride + c, v);
-            }
+            for (int64_t c = 0; c < o->v.cols; c++)
+                store(o->host, dt, o->v.offset + p * o->v.plane_stride + r * o->v.row_stride + c,
+                      trr_rng_input(rng, tc->op));
 }
 
 /* The output buffer before a run: a byte pattern everywhere (the guard), the poison on the view's elements. */

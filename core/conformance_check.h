@@ -34,4 +34,51 @@ trr_status trr_conf_check(const trr_conf_check_input *in, trr_conf_result *resul
 /* One element of a host array as a double: f32, f16 (exactly widened) or u8. */
 double trr_conf_load(const void *base, trr_dtype dtype, int64_t index);
 
+/* The pieces of the rules that the benchmarks' sampled check (bench/check.c) judges by too, so both verdicts
+ * agree on what passes. */
+
+/* The smallest normal f16 (2^-14): the least the f16 relative-error floor can be. */
+#define TRR_CONF_F16_MIN_NORMAL 6.103515625e-05
+
+/* How an op's output is judged. */
+typedef enum trr_conf_mode {
+    TRR_CONF_MODE_BITEXACT, /* copy, add f32 */
+    TRR_CONF_MODE_MAX_REL,  /* gelu f32, softmax f32 (plus max abs), rgb_to_grey f32 */
+    TRR_CONF_MODE_ROW_REL,  /* row_sum */
+    TRR_CONF_MODE_FROB,     /* matmul with f32 output */
+    TRR_CONF_MODE_F16,      /* any other f16 output */
+    TRR_CONF_MODE_GREY_U8   /* rgb_to_grey u8 */
+} trr_conf_mode;
+
+trr_conf_mode trr_conf_mode_of(const trr_case *c);
+
+/* One metric's worst value and where it occurred; metric NULL: the metric is not used. */
+typedef struct trr_conf_worst {
+    const char *metric;
+    double value, bound;
+    int64_t r, c;
+    double got, want;
+    int seen;
+} trr_conf_worst;
+
+/* The metrics (and bounds) a mode judges by; *w2 is left unused where one metric suffices. */
+void trr_conf_worst_init(trr_conf_mode mode, trr_op op, trr_conf_worst *w1, trr_conf_worst *w2);
+void trr_conf_note(trr_conf_worst *w, double value, int64_t r, int64_t c, double got, double want);
+/* Worst value over bound (the value itself for bit-exact metrics); 0 before any value. */
+double trr_conf_ratio(const trr_conf_worst *w);
+int trr_conf_fails(const trr_conf_worst *w);
+
+/* Distance in representable values between two floats of the output dtype (0 when the bits are equal). */
+double trr_conf_ulp_distance(trr_dtype dt, double got, double want);
+/* SPEC.md's grey value computed in f32 in the SPEC's order, each step rounded to f32. */
+float trr_conf_grey_f32(double r, double g, double b);
+double trr_conf_clamp_u8(double v);
+
+/* Appends a "; "-separated part to a verdict message, truncating at cap. */
+void trr_conf_append(char *msg, size_t cap, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
 #endif

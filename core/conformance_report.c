@@ -1,8 +1,9 @@
 /* Conformance reports for people (the ops x devices matrix) and for machines (JSON through cJSON). */
 #include "conformance.h"
 
+#include "json_number.h"
+
 #include <cjson/cJSON.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -94,14 +95,6 @@ trr_status trr_conformance_print_matrix(const trr_conf_report *const *reports, i
 
 /* ---- JSON ---- */
 
-/* cJSON writes non-finite numbers as null; keep that explicit so readers know what null means here. */
-static void add_number(cJSON *obj, const char *key, double v) {
-    if (isfinite(v))
-        cJSON_AddNumberToObject(obj, key, v);
-    else
-        cJSON_AddNullToObject(obj, key);
-}
-
 static const char *dtype_str(trr_dtype d) {
     const char *n = "?";
     trr_dtype_name(d, &n);
@@ -147,11 +140,11 @@ static cJSON *case_json(const trr_conf_result *r) {
     cJSON_AddStringToObject(o, "layout", trr_case_layout_name(c->layout));
     cJSON_AddStringToObject(o, "outcome", trr_conf_outcome_name(r->outcome));
     cJSON_AddStringToObject(o, "metric", r->metric ? r->metric : "");
-    add_number(o, "error", r->error);
-    add_number(o, "bound", r->bound);
-    add_number(o, "ratio", r->ratio);
-    add_number(o, "device_ms", r->device_ms);
-    add_number(o, "wall_ms", r->wall_ms);
+    trr_json_add_number(o, "error", r->error);
+    trr_json_add_number(o, "bound", r->bound);
+    trr_json_add_number(o, "ratio", r->ratio);
+    trr_json_add_number(o, "device_ms", r->device_ms);
+    trr_json_add_number(o, "wall_ms", r->wall_ms);
     cJSON_AddStringToObject(o, "message", r->message);
     return o;
 }
@@ -179,7 +172,7 @@ static cJSON *report_json(const trr_conf_report *rep) {
         cJSON_AddNumberToObject(e, "pass", s->pass);
         cJSON_AddNumberToObject(e, "fail", s->fail);
         cJSON_AddNumberToObject(e, "unsupported", s->unsupported);
-        add_number(e, "worst_ratio", s->worst_ratio);
+        trr_json_add_number(e, "worst_ratio", s->worst_ratio);
         cJSON_AddStringToObject(e, "first_problem", s->first_problem);
         cJSON_AddItemToArray(summary, e);
     }

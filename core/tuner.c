@@ -7,6 +7,7 @@
 
 #include "cases.h"
 #include "conformance_check.h"
+#include "random.h"
 #include "reference.h"
 #include "tune_space.h"
 #include "validate.h"
@@ -27,13 +28,6 @@
 
 /* ---- inputs ---- */
 
-static uint64_t splitmix64(uint64_t *state) {
-    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
 static double now_s(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -48,17 +42,14 @@ typedef struct operand {
     trr_buffer *buf;
 } operand;
 
-/* Random values in [-1, 1), never zero (a zero hides a skipped element); softmax rows in [60, 100], where exp()
- * overflows unless the row maximum is subtracted first. */
+/* The operands are packed, so every element of the buffer is an input (random.h says what is drawn). */
 static void fill_input(operand *o, trr_op op, uint64_t *rng) {
     for (size_t i = 0; i < o->elems; i++) {
         if (o->dtype == TRR_U8) {
-            o->host[i] = (uint8_t)(splitmix64(rng) >> 56);
+            o->host[i] = trr_rng_byte(rng);
             continue;
         }
-        float v = (float)((int64_t)(splitmix64(rng) >> 40) - (1 << 23)) / (float)(1 << 23);
-        if (v == 0.0f) v = 0.5f;
-        if (op == TRR_OP_SOFTMAX) v = 80.0f + 20.0f * v;
+        float v = trr_rng_input(rng, op);
         if (o->dtype == TRR_F32) {
             memcpy(o->host + i * 4, &v, 4);
         } else {

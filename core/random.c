@@ -1,0 +1,21 @@
+/* Random inputs (random.h). */
+#include "random.h"
+
+uint64_t trr_rng_next(uint64_t *state) {
+    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+uint8_t trr_rng_byte(uint64_t *state) { return (uint8_t)(trr_rng_next(state) >> 56); }
+
+float trr_rng_unit(uint64_t *state) {
+    float v = (float)((int64_t)(trr_rng_next(state) >> 40) - (1 << 23)) / (float)(1 << 23);
+    return v == 0.0f ? 0.5f : v;
+}
+
+float trr_rng_input(uint64_t *state, trr_op op) {
+    const float v = trr_rng_unit(state);
+    return op == TRR_OP_SOFTMAX ? 80.0f + 20.0f * v : v;
+}
