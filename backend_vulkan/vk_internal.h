@@ -108,6 +108,7 @@ typedef struct trr_vk_phys {
     VkPhysicalDeviceMemoryProperties mem;
     uint32_t subgroup_size;
     int storage16, storage8, float16, coop_khr, coop_nv;
+    int subgroup_arith; /* subgroup arithmetic operations in compute shaders */
     /* the f16 cooperative-matrix kernel can run: VK_NV_cooperative_matrix with 16x16x16 f16 -> f32 at subgroup
      * scope, the Vulkan memory model, shaderFloat16 and 32-wide subgroups */
     int coop_f16;

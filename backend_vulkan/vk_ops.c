@@ -141,6 +141,17 @@ static trr_status run_elementwise(trr_context *ctx, const trr_call *c) {
     w.extent[2] = rows_extent(c->rows, c->cols, c->z.stride0);
     w.push = (trr_vk_push){.rows = (uint32_t)c->rows, .cols = (uint32_t)c->cols, .xs0 = (uint32_t)c->x.stride0,
                            .ys0 = (uint32_t)(c->op == TRR_OP_ADD ? c->y.stride0 : 0), .zs0 = (uint32_t)c->z.stride0};
+    /* 4-element vectors when all operands are one contiguous, 4-aligned span (the binding starts 16-aligned). */
+    const trr_operand *y = w.ops[1];
+    int contiguous = c->rows == 1 || (c->x.stride0 == c->cols && y->stride0 == c->cols && c->z.stride0 == c->cols);
+    if (contiguous && c->x.offset % 4 == 0 && y->offset % 4 == 0 && c->z.offset % 4 == 0) {
+        w.push.pad = 1u;
+        uint64_t n4 = (uint64_t)c->rows * (uint64_t)c->cols / 4;
+        uint64_t per_group = (uint64_t)w.spec[0] * w.spec[1];
+        w.groups = (n4 + per_group - 1) / per_group;
+        if (w.groups == 0) w.groups = 1; /* the tail of fewer than 4 elements */
+        if (w.groups > 65535) w.groups = 65535;
+    }
     return run_dispatch(ctx, &w);
 }
 
@@ -157,6 +168,7 @@ static trr_status run_rgb(trr_context *ctx, const trr_call *c) {
 }
 
 static trr_status run_rowwise(trr_context *ctx, const trr_call *c) {
+    trr_vk_device *d = trr_vk_dev(ctx);
     dispatch w = {0};
     char shader[32];
     snprintf(shader, sizeof shader, "%s_%s", c->op == TRR_OP_SOFTMAX ? "softmax" : "row_sum",
@@ -164,6 +176,16 @@ static trr_status run_rowwise(trr_context *ctx, const trr_call *c) {
     w.shader = shader;
     w.spec[0] = (uint32_t)c->config.threads;
     w.nspec = 1;
+    /* Softmax with the row in registers (softmax_rows.comp): 4-aligned rows of at most 16 vectors per
+     * invocation, on devices with subgroup arithmetic. */
+    uint64_t n4 = (uint64_t)c->cols / 4, vpt = (n4 + (uint64_t)c->config.threads - 1) / (uint64_t)c->config.threads;
+    if (c->op == TRR_OP_SOFTMAX && d->phys.subgroup_arith && c->cols % 4 == 0 && c->x.offset % 4 == 0 &&
+        c->z.offset % 4 == 0 && (c->rows == 1 || (c->x.stride0 % 4 == 0 && c->z.stride0 % 4 == 0)) && vpt >= 1 &&
+        vpt <= 16) {
+        snprintf(shader, sizeof shader, "softmax_rows_%s", dtype_suffix(c->x.dtype));
+        w.spec[1] = (uint32_t)vpt;
+        w.nspec = 2;
+    }
     w.groups = (uint64_t)c->rows;
     w.ops[0] = w.ops[1] = &c->x;
     w.ops[2] = &c->z;
@@ -200,23 +222,23 @@ static int micro_tile(const trr_config *cfg, int *out_tm, int *out_tn) {
     return 0;
 }
 
-/* f16 matmul on cooperative matrices is opt-in (TRIREME_VK_COOP=1) until it has passed conformance on a device
- * that has them; lavapipe has none, so only the SIMT kernel is verified so far. */
-static int use_coop(const trr_vk_device *d, const trr_call *c) {
+/* f16 matmul runs on cooperative matrices wherever the device has them (VK_NV_cooperative_matrix, 16x16x16
+ * f16 -> f32); TRIREME_VK_COOP=0 forces the SIMT kernel. */
+static int coop_device(const trr_vk_device *d, const trr_call *c) {
     if (c->op != TRR_OP_MATMUL || c->x.dtype != TRR_F16 || !d->phys.coop_f16) return 0;
     const char *env = getenv("TRIREME_VK_COOP");
-    return env && strcmp(env, "1") == 0;
+    return !(env && strcmp(env, "0") == 0);
 }
 
 /* Subgroups along M for the cooperative kernel: the split of threads/32 subgroups whose per-subgroup patch
  * ((BM/WM) x (BN/WN), whole 16x16 tiles) is closest to square; 0 when none fits. */
 static int coop_wm(const trr_config *cfg) {
-    if (cfg->threads % 32) return 0;
+    if (cfg->threads <= 0 || cfg->threads % 32) return 0;
     int nsg = cfg->threads / 32, best = 0, best_score = 0;
     for (int wm = 1; wm <= nsg; wm++) {
         if (nsg % wm) continue;
         int wn = nsg / wm;
-        if (cfg->block_m % (16 * wm) || cfg->block_n % (16 * wn)) continue;
+        if (cfg->block_m <= 0 || cfg->block_n <= 0 || cfg->block_m % (16 * wm) || cfg->block_n % (16 * wn)) continue;
         int pm = cfg->block_m / wm, pn = cfg->block_n / wn;
         if ((pm / 16) * (pn / 16) > 32) continue; /* accumulator registers */
         int score = pm > pn ? pm - pn : pn - pm;
@@ -228,9 +250,29 @@ static int coop_wm(const trr_config *cfg) {
     return best;
 }
 
+/* Shared memory of the cooperative kernel (kernels/vulkan/matmul_coop.comp): two buffers of each staged slice
+ * in 16-byte words with one word of padding per row, for the larger of the two layouts. */
+static uint64_t coop_words(int rows_nt, int cols_nt) {
+    uint64_t a = (uint64_t)rows_nt * (uint64_t)(cols_nt / 8 + 1), b = (uint64_t)cols_nt * (uint64_t)(rows_nt / 8 + 1);
+    return a > b ? a : b;
+}
+
 static uint64_t coop_shared(const trr_config *c) {
-    return 2ull * ((uint64_t)c->block_m * (uint64_t)(c->block_k + 8) + (uint64_t)c->block_k * (uint64_t)(c->block_n + 8)) +
-           4ull * 256ull * (uint64_t)(c->threads / 32);
+    return 16ull * 2ull * (coop_words(c->block_m, c->block_k) + coop_words(c->block_k, c->block_n));
+}
+
+/* The config runs on the cooperative kernel: whole 16x16x16 tiles per 32-wide subgroup, the slices fit in
+ * shared memory, and the A buffers hold the epilogue scratch (64 words per subgroup). */
+static int coop_config_ok(const trr_vk_device *d, const trr_config *c) {
+    if (c->block_k <= 0 || c->block_k % 16 || !coop_wm(c) || c->split_k != 1 || c->group_m <= 0) return 0;
+    if (coop_shared(c) > d->phys.props.limits.maxComputeSharedMemorySize) return 0;
+    uint64_t a_min = (uint64_t)c->block_m * (uint64_t)(c->block_k / 8 + 1), a_t = (uint64_t)c->block_k * (uint64_t)(c->block_m / 8 + 1);
+    if (a_t < a_min) a_min = a_t;
+    return 64ull * (uint64_t)(c->threads / 32) <= 2ull * a_min;
+}
+
+static int use_coop(const trr_vk_device *d, const trr_call *c) {
+    return coop_device(d, c) && coop_config_ok(d, &c->config);
 }
 
 static trr_status run_matmul(trr_context *ctx, const trr_call *c) {
@@ -259,7 +301,10 @@ static trr_status run_matmul(trr_context *ctx, const trr_call *c) {
         /* 16-byte loads where offset, leading stride and the contiguous extent are whole 8-half words. */
         int vec_a = c->x.offset % 8 == 0 && c->x.stride0 % 8 == 0 && (c->trans_a ? c->rows : c->k) % 8 == 0;
         int vec_b = c->y.offset % 8 == 0 && c->y.stride0 % 8 == 0 && (c->trans_b ? c->k : c->cols) % 8 == 0;
-        w.push.pad = (vec_a ? 1u : 0u) | (vec_b ? 2u : 0u);
+        /* Whole 16x16 output tiles go straight to memory when every row starts on a 16-byte boundary. */
+        int zw = c->z.dtype == TRR_F16 ? 8 : 4;
+        int direct = c->z.offset % zw == 0 && c->z.stride0 % zw == 0;
+        w.push.pad = (vec_a ? 1u : 0u) | (vec_b ? 2u : 0u) | (direct ? 4u : 0u);
         return run_dispatch(ctx, &w);
     }
     dispatch w = {0};
@@ -338,22 +383,40 @@ void trr_vk_choose_config(trr_context *ctx, trr_call *call) {
     case TRR_OP_GELU:
     case TRR_OP_RGB_TO_GREY:
         if (!c->threads) c->threads = 256 <= max_threads ? 256 : max_threads;
-        if (!c->block_n) c->block_n = 4 * c->threads;
+        if (!c->block_n) {
+            /* Elements (vectors, where the kernel can) per invocation: 2 for add (H100: 2956 GB/s at n = 2^27
+             * against 1702 with 4), 4 elsewhere; TRIREME_VK_EPT=n tunes it. */
+            const char *e = getenv("TRIREME_VK_EPT");
+            int def = call->op == TRR_OP_ADD ? 2 : 4, ept = e ? atoi(e) : def;
+            c->block_n = (ept >= 1 && ept <= 64 ? ept : def) * c->threads;
+        }
         if (!c->vector_width) c->vector_width = 1; /* scalar, coalesced accesses */
         break;
     case TRR_OP_SOFTMAX:
     case TRR_OP_ROW_SUM:
-        /* About 8 elements per invocation, within [64, 1024]: enough parallelism per row without idle lanes. */
-        if (!c->threads) c->threads = pow2_at_least(call->cols / 8, 64, max_threads);
+        /* About 8 elements per invocation (32 for softmax, whose rows stay in registers), within [64, 1024]:
+         * enough parallelism per row without idle lanes. */
+        if (!c->threads) {
+            const char *e = getenv("TRIREME_VK_SOFTMAX_DIV"); /* tuning aid: elements per invocation */
+            int div = call->op == TRR_OP_SOFTMAX ? (e && atoi(e) > 0 ? atoi(e) : 32) : 8;
+            c->threads = pow2_at_least(call->cols / div, 64, max_threads);
+        }
         if (!c->block_n) c->block_n = c->threads;
         if (!c->vector_width) c->vector_width = 1;
         break;
     case TRR_OP_MATMUL: {
-        if (use_coop(d, call)) {
-            if (!c->block_m) c->block_m = 128;
-            if (!c->block_n) c->block_n = 128;
-            if (!c->block_k) c->block_k = 32;
-            if (!c->threads) c->threads = 256;
+        if (coop_device(d, call)) {
+            /* 128x128x16 tiles over 8 subgroups (64x32 each; H100 4096^3: 159 TFLOPS, 146 with BK = 32);
+             * 64x64x32 over 4 when that leaves too few workgroups. */
+            int64_t tiles = ((call->rows + 127) / 128) * ((call->cols + 127) / 128);
+            int small = tiles < 264;
+            int bm = small ? 64 : 128, bn = small ? 64 : 128, bk = small ? 32 : 16, th = small ? 128 : 256;
+            const char *dbg = getenv("TRIREME_VK_COOP_CFG"); /* tuning aid: BMxBNxBK:THREADS */
+            if (dbg) sscanf(dbg, "%dx%dx%d:%d", &bm, &bn, &bk, &th);
+            if (!c->block_m) c->block_m = bm;
+            if (!c->block_n) c->block_n = bn;
+            if (!c->block_k) c->block_k = bk;
+            if (!c->threads) c->threads = th;
             if (!c->group_m) c->group_m = 8;
             if (!c->stages) c->stages = 1;
             if (!c->vector_width) c->vector_width = 1;
@@ -408,18 +471,7 @@ trr_status trr_vk_check_config(trr_context *ctx, const trr_call *call) {
             return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: split_k = %d; only 1 is implemented", c->split_k);
         if (c->group_m <= 0 || c->block_k <= 0)
             return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: group_m and block_k must be positive");
-        if (use_coop(d, call)) {
-            if (c->block_k % 16 || !coop_wm(c))
-                return trr_error(ctx, TRR_ERR_UNSUPPORTED,
-                                 "vulkan (cooperative matrix): block %dx%dx%d over %d threads does not split into "
-                                 "16x16x16 tiles per 32-wide subgroup (at most 32 accumulators each)",
-                                 c->block_m, c->block_n, c->block_k, c->threads);
-            if (coop_shared(c) > lim->maxComputeSharedMemorySize)
-                return trr_error(ctx, TRR_ERR_UNSUPPORTED,
-                                 "vulkan: tiles need %llu bytes of shared memory; the device has %u",
-                                 (unsigned long long)coop_shared(c), lim->maxComputeSharedMemorySize);
-            return TRR_OK;
-        }
+        if (use_coop(d, call)) return TRR_OK; /* a config the cooperative kernel cannot take runs on the SIMT one */
         if (!micro_tile(c, &tm, &tn))
             return trr_error(ctx, TRR_ERR_UNSUPPORTED,
                              "vulkan: block %dx%d over %d threads gives no TMxTN register tile (each at most 16)",

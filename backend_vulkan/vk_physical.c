@@ -46,6 +46,9 @@ void trr_vk_phys_query(const trr_vk_fns *fn, VkPhysicalDevice handle, trr_vk_phy
     VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &sub};
     fn->vkGetPhysicalDeviceProperties2(handle, &p2);
     out->subgroup_size = sub.subgroupSize ? sub.subgroupSize : 1;
+    out->subgroup_arith = (sub.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
+                          (sub.supportedOperations & VK_SUBGROUP_FEATURE_BASIC_BIT) &&
+                          (sub.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT);
 
     /* 8-bit storage and float16 are core features only from 1.2; older devices are treated as lacking them. */
     int v12 = out->props.apiVersion >= VK_API_VERSION_1_2;
@@ -125,7 +128,7 @@ void trr_vk_phys_describe(const trr_vk_phys *p, int index, trr_device_info *out)
     out->subgroup_width = (int)p->subgroup_size;
     out->compute_units = 0; /* Vulkan does not say */
     out->native_f16 = p->float16;
-    out->matrix_units = p->coop_f16; /* usable by the f16 matmul (opt-in: TRIREME_VK_COOP=1) */
+    out->matrix_units = p->coop_f16; /* used by the f16 matmul (TRIREME_VK_COOP=0 turns it off) */
     snprintf(out->capabilities, sizeof out->capabilities,
              "16-bit storage: %s; 8-bit storage: %s; shaderFloat16: %s; cooperative matrix: KHR %s, NV %s",
              p->storage16 ? "yes" : "no", p->storage8 ? "yes" : "no", p->float16 ? "yes" : "no",

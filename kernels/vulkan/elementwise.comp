@@ -1,18 +1,86 @@
 #version 450
 // add (-DOP_ADD) and gelu (-DOP_GELU) over rows x cols with row strides; rows == 1 is one packed vector.
-// Each invocation handles EPT elements spaced one workgroup apart (coalesced), in a grid-stride loop.
+// When the host finds every operand contiguous and 4-element aligned (pc.pad bit 0), the data is read and
+// written as 4-element vectors: each invocation loads its EPT vectors (spaced one workgroup apart, coalesced)
+// before it computes and stores them, and the last n % 4 elements are done one by one. Otherwise each
+// invocation handles EPT single elements. Both loop over the grid for sizes beyond one dispatch.
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint EPT = 4;
 
+#if defined(X_F16)
+#define XV f16vec4
+#else
+#define XV vec4
+#endif
+#if defined(Z_F16)
+#define ZV f16vec4
+#else
+#define ZV vec4
+#endif
+layout(std430, set = 0, binding = 0) readonly buffer BufXV { XV xv[]; };
+layout(std430, set = 0, binding = 1) readonly buffer BufYV { XV yv[]; };
+layout(std430, set = 0, binding = 2) writeonly buffer BufZV { ZV zv[]; };
+
+float op1(uint i, uint r, uint c) {
+    float a = float(x[pc.xo + r * pc.xs0 + c]);
+#if defined(OP_ADD)
+    // precise: f32 add must be bit-exact, so no contraction or reassociation.
+    precise float v = a + float(y[pc.yo + r * pc.ys0 + c]);
+#else
+    float v = trr_gelu(a);
+#endif
+    return v;
+}
+
 void main() {
     uint n = pc.rows * pc.cols;
     uint wg = gl_WorkGroupSize.x;
-    uint step = gl_NumWorkGroups.x * wg * EPT;
-    for (uint base = gl_WorkGroupID.x * wg * EPT + gl_LocalInvocationID.x; base < n; base += step) {
-        for (uint e = 0; e < EPT; e++) {
+    uint t = gl_LocalInvocationID.x;
+    uint gid = trr_group_id();
+    uint ngroups = gl_NumWorkGroups.x * gl_NumWorkGroups.y;
+    if ((pc.pad & 1u) != 0u) {
+        uint n4 = n / 4u;
+        uint xo = pc.xo / 4u, yo = pc.yo / 4u, zo = pc.zo / 4u;
+        uint step = ngroups * wg * EPT;
+        for (uint base = gid * wg * EPT + t; base < n4; base += step) {
+            vec4 a[EPT];
+#if defined(OP_ADD)
+            vec4 b[EPT];
+#endif
+            [[unroll]] for (uint e = 0; e < EPT; e++) {
+                uint i = base + e * wg;
+                if (i < n4) {
+                    a[e] = vec4(xv[xo + i]);
+#if defined(OP_ADD)
+                    b[e] = vec4(yv[yo + i]);
+#endif
+                }
+            }
+            [[unroll]] for (uint e = 0; e < EPT; e++) {
+                uint i = base + e * wg;
+                if (i < n4) {
+#if defined(OP_ADD)
+                    precise vec4 v = a[e] + b[e];
+#else
+                    vec4 v = vec4(trr_gelu(a[e].x), trr_gelu(a[e].y), trr_gelu(a[e].z), trr_gelu(a[e].w));
+#endif
+                    zv[zo + i] = ZV(v);
+                }
+            }
+        }
+        if (gid == 0u && t < n - n4 * 4u) {
+            uint i = n4 * 4u + t; // contiguous: row 0, column i
+            z[pc.zo + i] = ZT(op1(i, 0u, i));
+        }
+        return;
+    }
+    uint step = ngroups * wg * EPT;
+    for (uint base = gid * wg * EPT + t; base < n; base += step) {
+        [[unroll]] for (uint e = 0; e < EPT; e++) {
             uint i = base + e * wg;
             if (i >= n) break;
             uint r = 0, c = i;
@@ -20,14 +88,7 @@ void main() {
                 r = i / pc.cols;
                 c = i - r * pc.cols;
             }
-            float a = float(x[pc.xo + r * pc.xs0 + c]);
-#if defined(OP_ADD)
-            // precise: f32 add must be bit-exact, so no contraction or reassociation.
-            precise float v = a + float(y[pc.yo + r * pc.ys0 + c]);
-#else
-            float v = trr_gelu(a);
-#endif
-            z[pc.zo + r * pc.zs0 + c] = ZT(v);
+            z[pc.zo + r * pc.zs0 + c] = ZT(op1(i, r, c));
         }
     }
 }

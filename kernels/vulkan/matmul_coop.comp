@@ -1,9 +1,14 @@
 #version 450
 // f16 matmul on cooperative matrices (VK_NV_cooperative_matrix, 16x16x16, f32 accumulation): one workgroup per
 // BM x BN tile in grouped order; WM x WN subgroups of 32 each own a (BM/WM) x (BN/WN) patch of 16x16
-// accumulators. A and B slices of depth BK are staged in shared memory (zero-filled at the edges, any layout),
-// and the accumulators go through a per-subgroup shared scratch for the masked, fused-epilogue store.
+// accumulators. A and B slices of depth BK are staged in shared memory as 16-byte words (8 halves), in the
+// operand's own memory layout (a transposed operand is loaded column-major by the matrix loads, so every layout
+// copies whole words), double-buffered: the next slice is read from global memory into registers while the
+// current one feeds the matrix units, then stored to the other buffer, so each slice costs one barrier.
+// Edges are zero-filled. The epilogue runs on the accumulators; whole 16x16 tiles are stored straight to
+// global memory when the output is aligned (pc.pad bit 2), the others through a per-subgroup shared scratch.
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
 #extension GL_NV_cooperative_matrix : require
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_KHR_shader_subgroup_basic : require
@@ -20,22 +25,29 @@ layout(constant_id = 6) const uint TRANS_A = 0;
 layout(constant_id = 7) const uint TRANS_B = 0;
 layout(constant_id = 8) const uint EPI = 0;
 
-const uint NSG = gl_WorkGroupSize.x / 32u;
+const uint WG = gl_WorkGroupSize.x;
+const uint NSG = WG / 32u;
 const uint WN = NSG / WM;
 const uint WTM = BM / WM / 16u; // accumulator tiles per subgroup along M
 const uint WTN = BN / WN / 16u;
-// Rows padded by 8 halves: keeps 16-byte row alignment for the matrix loads and spreads banks.
-const uint A_LD = BK + 8u;
-const uint B_LD = BN + 8u;
-shared float16_t As[BM * A_LD]; // [m][k]
-shared float16_t Bs[BK * B_LD]; // [k][n]
-shared float Cs[NSG * 256u];    // one 16x16 f32 tile per subgroup
+// Staged tiles in 16-byte words; each row is padded by one word to spread the banks of the matrix loads.
+// A: [BM][BK] (row-major) or, transposed, [BK][BM]; B: [BK][BN] or, transposed, [BN][BK].
+const uint A_LD = (TRANS_A == 0u ? BK : BM) / 8u + 1u;
+const uint A_ROWS = TRANS_A == 0u ? BM : BK;
+const uint B_LD = (TRANS_B == 0u ? BN : BK) / 8u + 1u;
+const uint B_ROWS = TRANS_B == 0u ? BK : BN;
+const uint A_SZ = A_ROWS * A_LD;
+const uint B_SZ = B_ROWS * B_LD;
+const uint A_WORDS = BM * BK / 8u; // words per slice
+const uint B_WORDS = BN * BK / 8u;
+const uint A_PER = (A_WORDS + WG - 1u) / WG;
+const uint B_PER = (B_WORDS + WG - 1u) / WG;
+shared uvec4 As[2u * A_SZ]; // double buffer; also the epilogue scratch (64 words per subgroup)
+shared uvec4 Bs[2u * B_SZ];
 
-// The same bindings seen as 16-byte words: when the host finds an operand's offset, leading stride and
-// contiguous extent all multiples of 8 halves (pc.pad bit 0 for A, bit 1 for B), tiles load 8 halves at once.
+// The same bindings seen as 16-byte words (pc.pad bit 0: A's words are whole, bit 1: B's).
 layout(std430, set = 0, binding = 0) readonly buffer BufX4 { uvec4 x4[]; };
 layout(std430, set = 0, binding = 1) readonly buffer BufY4 { uvec4 y4[]; };
-
 
 #define ACC fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>
 #define HMAT fcoopmatNV<16, gl_ScopeSubgroup, 16, 16>
@@ -47,9 +59,53 @@ float act(float v) {
     return v;
 }
 
+uint M, N, K, m0, n0;
+
+// Word w of A's slice at k0: its staged position, and its 8 halves (zero outside the matrix).
+uvec4 load_a(uint w, uint k0) {
+    const uint rw = (TRANS_A == 0u ? BK : BM) / 8u; // words per staged row
+    uint r = w / rw, c8 = (w % rw) * 8u;
+    uint gm = m0 + (TRANS_A == 0u ? r : c8);
+    uint gk = k0 + (TRANS_A == 0u ? c8 : r);
+    uint row = TRANS_A == 0u ? gm : gk, col = TRANS_A == 0u ? gk : gm; // memory row / column
+    uint rows = TRANS_A == 0u ? M : K, cols = TRANS_A == 0u ? K : M;
+    if ((pc.pad & 1u) != 0u) {
+        if (row < rows && col < cols) return x4[(pc.xo + row * pc.xs0 + col) / 8u];
+        return uvec4(0u);
+    }
+    float16_t h[8];
+    [[unroll]] for (uint q = 0; q < 8u; q++) {
+        h[q] = float16_t(0.0);
+        if (row < rows && col + q < cols) h[q] = x[pc.xo + row * pc.xs0 + col + q];
+    }
+    return uvec4(packFloat2x16(f16vec2(h[0], h[1])), packFloat2x16(f16vec2(h[2], h[3])),
+                 packFloat2x16(f16vec2(h[4], h[5])), packFloat2x16(f16vec2(h[6], h[7])));
+}
+
+uvec4 load_b(uint w, uint k0) {
+    const uint rw = (TRANS_B == 0u ? BN : BK) / 8u;
+    uint r = w / rw, c8 = (w % rw) * 8u;
+    uint gk = k0 + (TRANS_B == 0u ? r : c8);
+    uint gn = n0 + (TRANS_B == 0u ? c8 : r);
+    uint row = TRANS_B == 0u ? gk : gn, col = TRANS_B == 0u ? gn : gk;
+    uint rows = TRANS_B == 0u ? K : N, cols = TRANS_B == 0u ? N : K;
+    if ((pc.pad & 2u) != 0u) {
+        if (row < rows && col < cols) return y4[(pc.yo + row * pc.ys0 + col) / 8u];
+        return uvec4(0u);
+    }
+    float16_t h[8];
+    [[unroll]] for (uint q = 0; q < 8u; q++) {
+        h[q] = float16_t(0.0);
+        if (row < rows && col + q < cols) h[q] = y[pc.yo + row * pc.ys0 + col + q];
+    }
+    return uvec4(packFloat2x16(f16vec2(h[0], h[1])), packFloat2x16(f16vec2(h[2], h[3])),
+                 packFloat2x16(f16vec2(h[4], h[5])), packFloat2x16(f16vec2(h[6], h[7])));
+}
+
 void main() {
-    const uint WG = gl_WorkGroupSize.x;
-    uint M = pc.rows, N = pc.cols, K = pc.k;
+    M = pc.rows;
+    N = pc.cols;
+    K = pc.k;
     uint npm = (M + BM - 1u) / BM;
     uint npn = (N + BN - 1u) / BN;
     uint pid = trr_group_id();
@@ -60,96 +116,104 @@ void main() {
     uint gsize = min(npm - first_m, GROUP_M);
     uint pm = first_m + (pid % width) % gsize;
     uint pn = (pid % width) / gsize;
-    uint m0 = pm * BM, n0 = pn * BN;
+    m0 = pm * BM;
+    n0 = pn * BN;
 
     uint t = gl_LocalInvocationID.x;
     uint sg = t / 32u, lane = t % 32u;
     uint wm = sg % WM, wn = sg / WM;
 
     ACC acc[WTM * WTN];
-    for (uint i = 0; i < WTM * WTN; i++) acc[i] = ACC(0.0);
+    [[unroll]] for (uint i = 0; i < WTM * WTN; i++) acc[i] = ACC(0.0);
     HMAT ma[WTM];
-    HMAT mb;
+    HMAT mb[WTN];
+    uvec4 ra[A_PER];
+    uvec4 rb[B_PER];
+    const uint rwa = (TRANS_A == 0u ? BK : BM) / 8u;
+    const uint rwb = (TRANS_B == 0u ? BN : BK) / 8u;
 
-    for (uint k0 = 0; k0 < K; k0 += BK) {
-        if ((pc.pad & 1u) != 0u) {
-            // 8 consecutive halves along A's contiguous dimension per step.
-            for (uint i = t; i < BM * BK / 8u; i += WG) {
-                uint mm, kk;
-                if (TRANS_A == 0u) { mm = i / (BK / 8u); kk = (i % (BK / 8u)) * 8u; } else { kk = i / (BM / 8u); mm = (i % (BM / 8u)) * 8u; }
-                uint gm = m0 + mm, gk = k0 + kk;
-                uvec4 w = uvec4(0u);
-                if (gm < M && gk < K) w = x4[(pc.xo + (TRANS_A == 0u ? gm * pc.xs0 + gk : gk * pc.xs0 + gm)) / 8u];
-                for (uint q = 0; q < 4u; q++) {
-                    f16vec2 h = unpackFloat2x16(w[q]);
-                    if (TRANS_A == 0u) {
-                        As[mm * A_LD + kk + 2u * q] = h.x;
-                        As[mm * A_LD + kk + 2u * q + 1u] = h.y;
-                    } else {
-                        As[(mm + 2u * q) * A_LD + kk] = h.x;
-                        As[(mm + 2u * q + 1u) * A_LD + kk] = h.y;
-                    }
-                }
+    // Slice 0 into buffer 0.
+    [[unroll]] for (uint i = 0; i < A_PER; i++) {
+        uint w = t + i * WG;
+        if (w < A_WORDS) As[(w / rwa) * A_LD + w % rwa] = load_a(w, 0u);
+    }
+    [[unroll]] for (uint i = 0; i < B_PER; i++) {
+        uint w = t + i * WG;
+        if (w < B_WORDS) Bs[(w / rwb) * B_LD + w % rwb] = load_b(w, 0u);
+    }
+    barrier();
+
+    uint nk = (K + BK - 1u) / BK;
+    for (uint kt = 0; kt < nk; kt++) {
+        uint cur = kt & 1u;
+        bool more = kt + 1u < nk;
+        if (more) {
+            [[unroll]] for (uint i = 0; i < A_PER; i++) {
+                uint w = t + i * WG;
+                if (w < A_WORDS) ra[i] = load_a(w, (kt + 1u) * BK);
             }
-        } else {
-            for (uint i = t; i < BM * BK; i += WG) {
-                uint mm, kk;
-                if (TRANS_A == 0u) { mm = i / BK; kk = i % BK; } else { kk = i / BM; mm = i % BM; }
-                uint gm = m0 + mm, gk = k0 + kk;
-                float16_t v = float16_t(0.0);
-                if (gm < M && gk < K) v = x[pc.xo + (TRANS_A == 0u ? gm * pc.xs0 + gk : gk * pc.xs0 + gm)];
-                As[mm * A_LD + kk] = v;
+            [[unroll]] for (uint i = 0; i < B_PER; i++) {
+                uint w = t + i * WG;
+                if (w < B_WORDS) rb[i] = load_b(w, (kt + 1u) * BK);
             }
         }
-        if ((pc.pad & 2u) != 0u) {
-            for (uint i = t; i < BN * BK / 8u; i += WG) {
-                uint nn, kk;
-                if (TRANS_B == 0u) { kk = i / (BN / 8u); nn = (i % (BN / 8u)) * 8u; } else { nn = i / (BK / 8u); kk = (i % (BK / 8u)) * 8u; }
-                uint gn = n0 + nn, gk = k0 + kk;
-                uvec4 w = uvec4(0u);
-                if (gn < N && gk < K) w = y4[(pc.yo + (TRANS_B == 0u ? gk * pc.ys0 + gn : gn * pc.ys0 + gk)) / 8u];
-                for (uint q = 0; q < 4u; q++) {
-                    f16vec2 h = unpackFloat2x16(w[q]);
-                    if (TRANS_B == 0u) {
-                        Bs[kk * B_LD + nn + 2u * q] = h.x;
-                        Bs[kk * B_LD + nn + 2u * q + 1u] = h.y;
-                    } else {
-                        Bs[(kk + 2u * q) * B_LD + nn] = h.x;
-                        Bs[(kk + 2u * q + 1u) * B_LD + nn] = h.y;
-                    }
-                }
+        uint ab = cur * A_SZ, bb = cur * B_SZ;
+        [[unroll]] for (uint ks = 0; ks < BK; ks += 16u) {
+            [[unroll]] for (uint i = 0; i < WTM; i++) {
+                uint mm = wm * WTM * 16u + i * 16u;
+                if (TRANS_A == 0u)
+                    coopMatLoadNV(ma[i], As, ab + mm * A_LD + ks / 8u, A_LD, false);
+                else
+                    coopMatLoadNV(ma[i], As, ab + ks * A_LD + mm / 8u, A_LD, true);
             }
-        } else {
-            for (uint i = t; i < BN * BK; i += WG) {
-                uint nn, kk;
-                if (TRANS_B == 0u) { kk = i / BN; nn = i % BN; } else { nn = i / BK; kk = i % BK; }
-                uint gn = n0 + nn, gk = k0 + kk;
-                float16_t v = float16_t(0.0);
-                if (gn < N && gk < K) v = y[pc.yo + (TRANS_B == 0u ? gk * pc.ys0 + gn : gn * pc.ys0 + gk)];
-                Bs[kk * B_LD + nn] = v;
+            [[unroll]] for (uint j = 0; j < WTN; j++) {
+                uint nn = wn * WTN * 16u + j * 16u;
+                if (TRANS_B == 0u)
+                    coopMatLoadNV(mb[j], Bs, bb + ks * B_LD + nn / 8u, B_LD, false);
+                else
+                    coopMatLoadNV(mb[j], Bs, bb + nn * B_LD + ks / 8u, B_LD, true);
             }
+            [[unroll]] for (uint i = 0; i < WTM; i++)
+                [[unroll]] for (uint j = 0; j < WTN; j++) acc[i * WTN + j] = coopMatMulAddNV(ma[i], mb[j], acc[i * WTN + j]);
         }
-        barrier();
-        for (uint ks = 0; ks < BK; ks += 16u) {
-            for (uint i = 0; i < WTM; i++)
-                coopMatLoadNV(ma[i], As, (wm * WTM * 16u + i * 16u) * A_LD + ks, A_LD, false);
-            for (uint j = 0; j < WTN; j++) {
-                coopMatLoadNV(mb, Bs, ks * B_LD + wn * WTN * 16u + j * 16u, B_LD, false);
-                for (uint i = 0; i < WTM; i++) acc[i * WTN + j] = coopMatMulAddNV(ma[i], mb, acc[i * WTN + j]);
+        if (more) {
+            uint na = (cur ^ 1u) * A_SZ, nb = (cur ^ 1u) * B_SZ;
+            [[unroll]] for (uint i = 0; i < A_PER; i++) {
+                uint w = t + i * WG;
+                if (w < A_WORDS) As[na + (w / rwa) * A_LD + w % rwa] = ra[i];
+            }
+            [[unroll]] for (uint i = 0; i < B_PER; i++) {
+                uint w = t + i * WG;
+                if (w < B_WORDS) Bs[nb + (w / rwb) * B_LD + w % rwb] = rb[i];
             }
         }
         barrier();
     }
 
-    for (uint i = 0; i < WTM; i++) {
-        for (uint j = 0; j < WTN; j++) {
-            coopMatStoreNV(acc[i * WTN + j], Cs, sg * 256u, 16u, false);
+    // Every subgroup passed the last barrier, so As is free for the scratch.
+    bool direct = (pc.pad & 4u) != 0u;
+    [[unroll]] for (uint i = 0; i < WTM; i++) {
+        [[unroll]] for (uint j = 0; j < WTN; j++) {
+            ACC c = acc[i * WTN + j];
+            if (EPI != 0u)
+                [[unroll]] for (int e = 0; e < c.length(); e++) c[e] = act(c[e]);
+            uint gm = m0 + (wm * WTM + i) * 16u;
+            uint gn = n0 + (wn * WTN + j) * 16u;
+            if (direct && gm + 16u <= M && gn + 16u <= N) {
+#if defined(Z_F16)
+                HMAT h = HMAT(c);
+                coopMatStoreNV(h, z, pc.zo + gm * pc.zs0 + gn, pc.zs0, false);
+#else
+                coopMatStoreNV(c, z, pc.zo + gm * pc.zs0 + gn, pc.zs0, false);
+#endif
+                continue;
+            }
+            coopMatStoreNV(c, As, sg * 64u, 4u, false);
             subgroupMemoryBarrierShared();
             subgroupBarrier();
             for (uint e = lane; e < 256u; e += 32u) {
-                uint gm = m0 + (wm * WTM + i) * 16u + e / 16u;
-                uint gn = n0 + (wn * WTN + j) * 16u + e % 16u;
-                if (gm < M && gn < N) z[pc.zo + gm * pc.zs0 + gn] = ZT(act(Cs[sg * 256u + e]));
+                uint r = gm + e / 16u, q = gn + e % 16u;
+                if (r < M && q < N) z[pc.zo + r * pc.zs0 + q] = ZT(uintBitsToFloat(As[sg * 64u + e / 4u][e % 4u]));
             }
             subgroupBarrier(); // the scratch is rewritten by the next tile
         }
