@@ -13,9 +13,14 @@ void trr_cuda_variant_matmul_mma(trr_cuda_variant *v, const trr_config *cfg, int
     trr_cuda_mma_warp_grid(cfg->block_m, cfg->block_n, cfg->threads / 32, &wm, &wn);
     memset(v, 0, sizeof *v);
     v->file = "matmul_mma.cu";
-    trr_cuda_define(v, "-DBM=%d -DBN=%d -DBK=%d -DWARPS_M=%d -DWARPS_N=%d -DSTAGES=%d -DTRANS_B=%d -DDT_OUT=%d",
+    /* Main loop: 1 pipelines the register fragments across k steps (faster, more registers), 0 loads them at
+     * each k step. 1 where it fits the register file: BK 32 or less, and not a 64x64 warp tile in a block of
+     * 4 warps or fewer (those spill, compiled for sm_90a). */
+    int warp_tile = (cfg->block_m / wm) * (cfg->block_n / wn);
+    int mv = cfg->block_k <= 32 && !(warp_tile >= 64 * 64 && cfg->threads <= 128 && cfg->block_m < 128) ? 1 : 0;
+    trr_cuda_define(v, "-DBM=%d -DBN=%d -DBK=%d -DWARPS_M=%d -DWARPS_N=%d -DSTAGES=%d -DTRANS_B=%d -DDT_OUT=%d -DMMA_V=%d",
                     cfg->block_m, cfg->block_n, cfg->block_k, wm, wn, cfg->stages, trans_b ? 1 : 0,
-                    out == TRR_F16 ? 1 : 0);
+                    out == TRR_F16 ? 1 : 0, mv);
 }
 
 void trr_cuda_variant_matmul_simt(trr_cuda_variant *v, const trr_config *cfg, trr_dtype in, trr_dtype out,
@@ -73,6 +78,16 @@ void trr_cuda_for_each_variant(trr_cuda_variant_fn fn, void *user) {
     /* matmul, tensor cores: every known-good config, both B layouts, both output types */
     for (int i = 0; i < trr_matmul_f16_nvidia_config_count; i++) {
         trr_config cfg = trr_matmul_f16_nvidia_configs[i];
+        for (int tb = 0; tb <= 1; tb++) {
+            for (int o = 0; o < 2; o++) {
+                trr_cuda_variant_matmul_mma(&v, &cfg, tb, floats[o]);
+                fn(&v, user);
+            }
+        }
+    }
+    /* ... and the BK 32 form of the first that choose_config picks for large products */
+    {
+        trr_config cfg = {.block_m = 128, .block_n = 256, .block_k = 32, .group_m = 8, .stages = 4, .threads = 256};
         for (int tb = 0; tb <= 1; tb++) {
             for (int o = 0; o < 2; o++) {
                 trr_cuda_variant_matmul_mma(&v, &cfg, tb, floats[o]);

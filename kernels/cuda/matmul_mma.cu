@@ -1,7 +1,9 @@
 /*
  * f16 matmul on the tensor cores: C = act(A . B), f16 operands, f32 accumulation, f16 or f32 C.
  * Compile-time: BM, BN, BK, WARPS_M, WARPS_N (warp grid over the tile), STAGES, TRANS_B (0: B is [K,N]
- * row-major; 1: B is stored [N,K]), DT_OUT (0 f32, 1 f16).
+ * row-major; 1: B is stored [N,K]), DT_OUT (0 f32, 1 f16), MMA_V (main loop: 0 loads each k step's fragments
+ * before its mma; 1 software-pipelines them, the next step's ldmatrix issued before this step's mma, across
+ * the tile barrier too; the host picks 1 where the extra fragment registers fit).
  * Requirements the host checks: A row-major, lda and ldb multiples of 8, A and B 16-byte aligned (every
  * 16-byte chunk of a row is then one cp.async). M, N, K are arbitrary: chunks past an edge copy fewer bytes and
  * cp.async zero-fills the rest, so the tail of K multiplies zeros.
@@ -13,6 +15,9 @@
  * Block order is grouped (GROUP_M, a run-time argument) for L2 reuse; the epilogue is fused and stores from
  * the accumulator registers.
  */
+#ifndef MMA_V
+#define MMA_V 0
+#endif
 #define THREADS (WARPS_M * WARPS_N * 32)
 #define WM (BM / WARPS_M)
 #define WN (BN / WARPS_N)
@@ -164,6 +169,39 @@ extern "C" __global__ void __launch_bounds__(THREADS)
         mma_cp_commit();
     }
 
+    /* Loads the A and B register fragments of k step kk (16 deep) of the tile in the given stage. */
+    auto load_frags = [&](unsigned a_stage, unsigned b_stage, int kk, unsigned (*af)[4], unsigned (*bf)[2]) {
+#pragma unroll
+        for (int i = 0; i < MT; i++) {
+            /* lanes 0-15 address rows 0-15 at k chunk 2kk, lanes 16-31 the same rows at chunk 2kk+1:
+             * the four 8x8 matrices come back as a0..a3 of the m16n8k16 A fragment. */
+            int r = wm0 + i * 16 + (lane & 15);
+            int c = kk * 2 + (lane >> 4);
+            mma_ldmatrix_x4(a_stage + mma_swz<CPR_A>(r, c), af[i]);
+        }
+#pragma unroll
+        for (int p = 0; p < NT / 2; p++) {
+            unsigned t[4];
+#if TRANS_B
+            /* smem rows are n: matrices (n 0-7, k 0-7), (n 0-7, k 8-15), (n 8-15, k 0-7), (n 8-15, k 8-15) */
+            int r = wn0 + p * 16 + (lane & 7) + ((lane >> 4) << 3);
+            int c = kk * 2 + ((lane >> 3) & 1);
+            mma_ldmatrix_x4(b_stage + mma_swz<CPR_B>(r, c), t);
+#else
+            /* smem rows are k: matrices (k 0-7, n 0-7), (k 8-15, n 0-7), (k 0-7, n 8-15), (k 8-15, n 8-15),
+             * transposed on load so each thread holds B[2t..2t+1][g] as the col-major fragment wants */
+            int r = kk * 16 + (lane & 7) + (((lane >> 3) & 1) << 3);
+            int c = (wn0 + p * 16) / 8 + (lane >> 4);
+            mma_ldmatrix_x4_trans(b_stage + mma_swz<CPR_B>(r, c), t);
+#endif
+            bf[2 * p][0] = t[0];
+            bf[2 * p][1] = t[1];
+            bf[2 * p + 1][0] = t[2];
+            bf[2 * p + 1][1] = t[3];
+        }
+    };
+
+#if MMA_V == 0
     for (int kt = 0; kt < kt_count; kt++) {
         mma_cp_wait<STAGES - 2>();
         __syncthreads(); /* tile kt is visible to all; every warp is done with the stage refilled below */
@@ -178,40 +216,47 @@ extern "C" __global__ void __launch_bounds__(THREADS)
         for (int kk = 0; kk < BK / 16; kk++) {
             unsigned af[MT][4];
             unsigned bf[NT][2];
-#pragma unroll
-            for (int i = 0; i < MT; i++) {
-                /* lanes 0-15 address rows 0-15 at k chunk 2kk, lanes 16-31 the same rows at chunk 2kk+1:
-                 * the four 8x8 matrices come back as a0..a3 of the m16n8k16 A fragment. */
-                int r = wm0 + i * 16 + (lane & 15);
-                int c = kk * 2 + (lane >> 4);
-                mma_ldmatrix_x4(a_stage + mma_swz<CPR_A>(r, c), af[i]);
-            }
-#pragma unroll
-            for (int p = 0; p < NT / 2; p++) {
-                unsigned t[4];
-#if TRANS_B
-                /* smem rows are n: matrices (n 0-7, k 0-7), (n 0-7, k 8-15), (n 8-15, k 0-7), (n 8-15, k 8-15) */
-                int r = wn0 + p * 16 + (lane & 7) + ((lane >> 4) << 3);
-                int c = kk * 2 + ((lane >> 3) & 1);
-                mma_ldmatrix_x4(b_stage + mma_swz<CPR_B>(r, c), t);
-#else
-                /* smem rows are k: matrices (k 0-7, n 0-7), (k 8-15, n 0-7), (k 0-7, n 8-15), (k 8-15, n 8-15),
-                 * transposed on load so each thread holds B[2t..2t+1][g] as the col-major fragment wants */
-                int r = kk * 16 + (lane & 7) + (((lane >> 3) & 1) << 3);
-                int c = (wn0 + p * 16) / 8 + (lane >> 4);
-                mma_ldmatrix_x4_trans(b_stage + mma_swz<CPR_B>(r, c), t);
-#endif
-                bf[2 * p][0] = t[0];
-                bf[2 * p][1] = t[1];
-                bf[2 * p + 1][0] = t[2];
-                bf[2 * p + 1][1] = t[3];
-            }
+            load_frags(a_stage, b_stage, kk, af, bf);
 #pragma unroll
             for (int i = 0; i < MT; i++)
 #pragma unroll
                 for (int j = 0; j < NT; j++) mma_16816(acc[i][j], af[i], bf[j][0], bf[j][1]);
         }
     }
+#else
+    /* Software-pipelined main loop: the fragments of k step kk+1 load while the mma of step kk issue (two
+     * register buffers), across tile boundaries too. The barrier that publishes tile kt+1 sits before the
+     * last k step of tile kt; the refill of the stage freed by tile kt-1 is issued after that barrier. */
+    constexpr int KK = BK / 16;
+    unsigned af[2][MT][4];
+    unsigned bf[2][NT][2];
+    mma_cp_wait<STAGES - 2>();
+    __syncthreads();
+    int rs = 0, ws = STAGES - 1;
+    load_frags(a_base, b_base, 0, af[0], bf[0]);
+    for (int kt = 0; kt < kt_count; kt++) {
+        const int next = kt + STAGES - 1;
+#pragma unroll
+        for (int kk = 0; kk < KK; kk++) {
+            if (kk == 0) {
+                if (next < kt_count) load_stage(ws, next);
+                mma_cp_commit();
+                ws = ws + 1 == STAGES ? 0 : ws + 1;
+            }
+            if (kk == KK - 1) {
+                mma_cp_wait<STAGES - 2>();
+                __syncthreads(); /* tile kt+1 visible; every warp past its reads of tile kt-1's stage */
+                rs = rs + 1 == STAGES ? 0 : rs + 1;
+            }
+            load_frags(a_base + rs * A_STAGE_BYTES, b_base + rs * B_STAGE_BYTES, (kk + 1) % KK, af[(kk + 1) & 1],
+                       bf[(kk + 1) & 1]);
+#pragma unroll
+            for (int i = 0; i < MT; i++)
+#pragma unroll
+                for (int j = 0; j < NT; j++) mma_16816(acc[i][j], af[kk & 1][i], bf[kk & 1][j][0], bf[kk & 1][j][1]);
+        }
+    }
+#endif
     mma_cp_wait<0>();
 
     /* Accumulator fragment: c0, c1 at (row g, cols 2t, 2t+1), c2, c3 at row g + 8. */
