@@ -242,6 +242,9 @@ trr_status trr_vk_run(trr_context *ctx, const trr_call *call);
 trr_status trr_vk_supports(trr_context *ctx, const trr_call *call);
 void trr_vk_choose_config(trr_context *ctx, trr_call *call);
 trr_status trr_vk_check_config(trr_context *ctx, const trr_call *call);
+/* A device-to-device byte copy on the copy kernel (trr_vk_copy); the ranges must not overlap. */
+trr_status trr_vk_copy_bytes(trr_context *ctx, trr_vk_buffer *dst, size_t dst_offset, trr_vk_buffer *src,
+                             size_t src_offset, size_t bytes);
 
 /* Checks a VkResult; on failure records "fn: VK_ERROR_..." on ctx and returns from the caller. */
 trr_status trr_vk_fail(trr_context *ctx, const char *fn, VkResult r);

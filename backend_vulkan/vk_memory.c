@@ -156,10 +156,11 @@ trr_status trr_vk_read(trr_context *ctx, void *mem, size_t offset, void *dst, si
 trr_status trr_vk_copy(trr_context *ctx, void *dst, size_t dst_offset, void *src, size_t src_offset, size_t bytes) {
     if (bytes == 0) return TRR_OK;
     trr_vk_buffer *bd = dst, *bs = src;
-    if (bd == bs && dst_offset == src_offset) return TRR_OK; /* vkCmdCopyBuffer forbids overlapping regions */
+    if (bd == bs && dst_offset == src_offset) return TRR_OK; /* nothing to move */
+    /* Neither vkCmdCopyBuffer nor the copy kernel, whose invocations run in no set order, can take overlap. */
     if (bd == bs && (dst_offset < src_offset + bytes && src_offset < dst_offset + bytes))
         return trr_error(ctx, TRR_ERR_OVERLAP, "vulkan: overlapping copy within one buffer");
-    return copy_region(ctx, bd->buf, dst_offset, bs->buf, src_offset, bytes);
+    return trr_vk_copy_bytes(ctx, bd, dst_offset, bs, src_offset, bytes);
 }
 
 trr_status trr_vk_fill(trr_context *ctx, void *mem, size_t offset, size_t bytes, uint8_t value) {

@@ -1,5 +1,5 @@
 /* The ops: which kernel runs a call, with which specialization constants, push constants and dispatch size;
- * plus the config heuristic and checks. Copies need no kernel (vkCmdCopyBuffer). */
+ * plus the config heuristic and checks. */
 #include "vk_internal.h"
 
 #include <stdio.h>
@@ -44,11 +44,18 @@ typedef struct dispatch {
     uint64_t groups; /* linear workgroup count, spread over x and y */
 } dispatch;
 
-static trr_status run_dispatch(trr_context *ctx, dispatch *w) {
-    trr_vk_device *d = trr_vk_dev(ctx);
+/* A dispatch made ready to record: its operands bound, its pipeline built and its grid sized. Everything that
+ * can fail without a command buffer happens here, before one is begun. */
+typedef struct prepared {
     VkDescriptorBufferInfo info[3];
+    VkPipeline pipeline;
+    uint32_t gx, gy;
+} prepared;
+
+static trr_status prepare_dispatch(trr_context *ctx, dispatch *w, prepared *p) {
+    trr_vk_device *d = trr_vk_dev(ctx);
     uint32_t off[3];
-    for (int i = 0; i < 3; i++) TRR_TRY(bind_operand(ctx, w->ops[i], w->extent[i], &info[i], &off[i]));
+    for (int i = 0; i < 3; i++) TRR_TRY(bind_operand(ctx, w->ops[i], w->extent[i], &p->info[i], &off[i]));
     w->push.xo = off[0];
     w->push.yo = off[1];
     w->push.zo = off[2];
@@ -61,11 +68,14 @@ static trr_status run_dispatch(trr_context *ctx, dispatch *w) {
             return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: %llu workgroups exceed the device's grid",
                              (unsigned long long)w->groups);
     }
-    VkPipeline pipeline;
-    TRR_TRY(trr_vk_pipeline_get(ctx, w->shader, w->spec, w->nspec, &pipeline));
+    p->gx = (uint32_t)gx;
+    p->gy = (uint32_t)gy;
+    return trr_vk_pipeline_get(ctx, w->shader, w->spec, w->nspec, &p->pipeline);
+}
 
-    VkCommandBuffer cmd;
-    TRR_TRY(trr_vk_begin(ctx, &cmd));
+/* Records a prepared dispatch into the command buffer being recorded (each slot's pool holds 4 sets). */
+static trr_status record_dispatch(trr_context *ctx, VkCommandBuffer cmd, const dispatch *w, const prepared *p) {
+    trr_vk_device *d = trr_vk_dev(ctx);
     VkDescriptorSetAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
                                       .descriptorPool = d->recording->pool,
                                       .descriptorSetCount = 1,
@@ -79,17 +89,133 @@ static trr_status run_dispatch(trr_context *ctx, dispatch *w) {
                                        .dstBinding = i,
                                        .descriptorCount = 1,
                                        .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                                       .pBufferInfo = &info[i]};
+                                       .pBufferInfo = &p->info[i]};
     d->fn.vkUpdateDescriptorSets(d->device, 3, wr, 0, NULL);
-    d->fn.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
+    d->fn.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p->pipeline);
     d->fn.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, d->pipeline_layout, 0, 1, &set, 0, NULL);
     d->fn.vkCmdPushConstants(cmd, d->pipeline_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof w->push, &w->push);
-    d->fn.vkCmdDispatch(cmd, (uint32_t)gx, (uint32_t)gy, 1);
+    d->fn.vkCmdDispatch(cmd, p->gx, p->gy, 1);
+    return TRR_OK;
+}
+
+static trr_status run_dispatch(trr_context *ctx, dispatch *w) {
+    prepared p;
+    TRR_TRY(prepare_dispatch(ctx, w, &p));
+    VkCommandBuffer cmd;
+    TRR_TRY(trr_vk_begin(ctx, &cmd));
+    TRR_TRY(record_dispatch(ctx, cmd, w, &p));
     return trr_vk_submit(ctx);
 }
 
 static int64_t rows_extent(int64_t rows, int64_t cols, int64_t stride) {
     return (rows - 1) * stride + cols;
+}
+
+/* Copies run on the copy kernel (kernels/vulkan/copy.comp): vkCmdCopyBuffer reaches 847 GB/s on an H100, where
+ * a load/store kernel reaches the memory bandwidth (about 3000 GB/s). 16-byte words where both sides are
+ * 16-aligned, else 4-byte words; vkCmdCopyBuffer is left with the few bytes before and after the words, or
+ * with the whole copy where source and destination disagree modulo 4. */
+typedef struct copy_span {
+    const trr_vk_buffer *x, *z;
+    uint64_t xo, zo;   /* bytes, multiples of the word */
+    uint64_t xs, zs;   /* row strides in bytes, multiples of the word; unused when rows == 1 */
+    uint64_t rows, row_bytes;
+} copy_span;
+
+/* Default words per invocation of the copy kernel: 2, as for add, whose 16-byte loads run best with 2 per
+ * invocation on an H100; TRIREME_VK_COPY_EPT=n tunes it (n in 1..64). */
+static int copy_ept_default(void) {
+    const char *e = getenv("TRIREME_VK_COPY_EPT");
+    int ept = e ? atoi(e) : 2;
+    return ept >= 1 && ept <= 64 ? ept : 2;
+}
+
+/* The largest span one binding may cover, rounded down to whole words: the descriptor range also spans the
+ * distance from the aligned binding start, and 2^30 bytes keep every word index well inside 32 bits. */
+static uint64_t copy_chunk_limit(const trr_vk_device *d, unsigned word) {
+    uint64_t align = d->phys.props.limits.minStorageBufferOffsetAlignment;
+    if (align < 16) align = 16;
+    uint64_t limit = d->phys.props.limits.maxStorageBufferRange;
+    limit = limit > align ? limit - align : 0;
+    if (limit > ((uint64_t)1 << 30)) limit = (uint64_t)1 << 30;
+    return limit / word * word;
+}
+
+/* One command buffer: the edge copies (bytes the kernel leaves out, disjoint from its words, so no barrier
+ * is needed between them) and the kernel over the span. */
+static trr_status copy_kernel(trr_context *ctx, const copy_span *sp, unsigned word, uint32_t threads, uint32_t ept,
+                              const VkBufferCopy *edges, uint32_t nedges) {
+    trr_vk_device *d = trr_vk_dev(ctx);
+    trr_operand ox = {.mem = (void *)sp->x, .offset = (int64_t)(sp->xo / 4), .stride0 = (int64_t)(sp->xs / 4),
+                      .dtype = TRR_F32};
+    trr_operand oz = {.mem = (void *)sp->z, .offset = (int64_t)(sp->zo / 4), .stride0 = (int64_t)(sp->zs / 4),
+                      .dtype = TRR_F32};
+    dispatch w = {0};
+    w.shader = word == 16 ? "copy_w16" : "copy_w4";
+    w.spec[0] = threads;
+    w.spec[1] = ept;
+    w.nspec = 2;
+    w.ops[0] = w.ops[1] = &ox;
+    w.ops[2] = &oz;
+    int64_t cols4 = (int64_t)(sp->row_bytes / 4);
+    w.extent[0] = w.extent[1] = rows_extent((int64_t)sp->rows, cols4, ox.stride0);
+    w.extent[2] = rows_extent((int64_t)sp->rows, cols4, oz.stride0);
+    uint64_t cols = sp->row_bytes / word;
+    w.push = (trr_vk_push){.rows = (uint32_t)sp->rows, .cols = (uint32_t)cols,
+                           .xs0 = (uint32_t)(sp->xs / word), .zs0 = (uint32_t)(sp->zs / word)};
+    uint64_t per_group = (uint64_t)threads * ept;
+    w.groups = (sp->rows * cols + per_group - 1) / per_group;
+    if (w.groups > 65535) w.groups = 65535; /* the kernel loops over the rest */
+    prepared p;
+    TRR_TRY(prepare_dispatch(ctx, &w, &p));
+    VkCommandBuffer cmd;
+    TRR_TRY(trr_vk_begin(ctx, &cmd));
+    if (nedges) d->fn.vkCmdCopyBuffer(cmd, sp->x->buf, sp->z->buf, nedges, edges);
+    TRR_TRY(record_dispatch(ctx, cmd, &w, &p));
+    return trr_vk_submit(ctx);
+}
+
+static trr_status copy_regions(trr_context *ctx, const trr_vk_buffer *bz, const trr_vk_buffer *bx,
+                               const VkBufferCopy *regions, uint32_t n) {
+    trr_vk_device *d = trr_vk_dev(ctx);
+    VkCommandBuffer cmd;
+    TRR_TRY(trr_vk_begin(ctx, &cmd));
+    d->fn.vkCmdCopyBuffer(cmd, bx->buf, bz->buf, n, regions);
+    return trr_vk_submit(ctx);
+}
+
+static trr_status copy_flat(trr_context *ctx, const trr_vk_buffer *bz, uint64_t zo, const trr_vk_buffer *bx,
+                            uint64_t xo, uint64_t bytes, uint32_t threads, uint32_t ept) {
+    trr_vk_device *d = trr_vk_dev(ctx);
+    /* The word is the widest on which source and destination agree modulo its size. */
+    unsigned word = ((xo - zo) & 15) == 0 ? 16 : ((xo - zo) & 3) == 0 ? 4 : 0;
+    uint64_t head = word ? (word - xo % word) % word : 0;
+    uint64_t limit = word ? copy_chunk_limit(d, word) : 0;
+    if (!word || limit == 0 || bytes < head + word) {
+        VkBufferCopy all = {.srcOffset = xo, .dstOffset = zo, .size = bytes};
+        return copy_regions(ctx, bz, bx, &all, 1);
+    }
+    uint64_t body = (bytes - head) / word * word, tail = bytes - head - body;
+    VkBufferCopy edges[2];
+    uint32_t nedges = 0;
+    if (head) edges[nedges++] = (VkBufferCopy){.srcOffset = xo, .dstOffset = zo, .size = head};
+    if (tail)
+        edges[nedges++] = (VkBufferCopy){.srcOffset = xo + head + body, .dstOffset = zo + head + body, .size = tail};
+    for (uint64_t done = 0; done < body;) {
+        uint64_t n = body - done < limit ? body - done : limit;
+        copy_span sp = {.x = bx, .z = bz, .xo = xo + head + done, .zo = zo + head + done, .rows = 1, .row_bytes = n};
+        TRR_TRY(copy_kernel(ctx, &sp, word, threads, ept, done == 0 ? edges : NULL, done == 0 ? nedges : 0));
+        done += n;
+    }
+    return TRR_OK;
+}
+
+trr_status trr_vk_copy_bytes(trr_context *ctx, trr_vk_buffer *dst, size_t dst_offset, trr_vk_buffer *src,
+                             size_t src_offset, size_t bytes) {
+    trr_vk_device *d = trr_vk_dev(ctx);
+    uint32_t threads = d->phys.props.limits.maxComputeWorkGroupInvocations;
+    if (threads > 256) threads = 256;
+    return copy_flat(ctx, dst, dst_offset, src, src_offset, bytes, threads, (uint32_t)copy_ept_default());
 }
 
 static trr_status run_copy(trr_context *ctx, const trr_call *c) {
@@ -98,20 +224,29 @@ static trr_status run_copy(trr_context *ctx, const trr_call *c) {
     if (bx == bz && c->x.offset == c->z.offset && (c->rows == 1 || c->x.stride0 == c->z.stride0))
         return TRR_OK; /* exact aliasing: nothing to move */
     uint64_t es = dtype_bytes(c->x.dtype);
-    size_t n = (size_t)c->rows;
-    VkBufferCopy one, *regions = n == 1 ? &one : malloc(n * sizeof *regions);
-    if (!regions) return trr_error(ctx, TRR_ERR_OUT_OF_MEMORY, "vulkan: out of host memory");
-    for (size_t r = 0; r < n; r++)
-        regions[r] = (VkBufferCopy){.srcOffset = (uint64_t)(c->x.offset + (int64_t)r * c->x.stride0) * es,
-                                    .dstOffset = (uint64_t)(c->z.offset + (int64_t)r * c->z.stride0) * es,
-                                    .size = (uint64_t)c->cols * es};
-    VkCommandBuffer cmd;
-    trr_status s = trr_vk_begin(ctx, &cmd);
-    if (s == TRR_OK) {
-        d->fn.vkCmdCopyBuffer(cmd, bx->buf, bz->buf, (uint32_t)n, regions);
-        s = trr_vk_submit(ctx);
+    uint32_t threads = (uint32_t)c->config.threads, ept = (uint32_t)(c->config.block_n / c->config.threads);
+    uint64_t xo = (uint64_t)c->x.offset * es, zo = (uint64_t)c->z.offset * es, row = (uint64_t)c->cols * es;
+    if (c->rows == 1 || (c->x.stride0 == c->cols && c->z.stride0 == c->cols))
+        return copy_flat(ctx, bz, zo, bx, xo, (uint64_t)c->rows * row, threads, ept);
+    /* Strided rows: the kernel where every row starts and ends on a word on both sides and the rows fit in one
+     * binding; else one vkCmdCopyBuffer region per row. */
+    uint64_t xs = (uint64_t)c->x.stride0 * es, zs = (uint64_t)c->z.stride0 * es, all = xo | zo | xs | zs | row;
+    unsigned word = (all & 15) == 0 ? 16 : (all & 3) == 0 ? 4 : 0;
+    uint64_t n = (uint64_t)c->rows;
+    if (word) {
+        uint64_t limit = copy_chunk_limit(d, word);
+        uint64_t xspan = (n - 1) * xs + row, zspan = (n - 1) * zs + row;
+        if (xspan <= limit && zspan <= limit) {
+            copy_span sp = {.x = bx, .z = bz, .xo = xo, .zo = zo, .xs = xs, .zs = zs, .rows = n, .row_bytes = row};
+            return copy_kernel(ctx, &sp, word, threads, ept, NULL, 0);
+        }
     }
-    if (regions != &one) free(regions);
+    VkBufferCopy *regions = malloc(n * sizeof *regions);
+    if (!regions) return trr_error(ctx, TRR_ERR_OUT_OF_MEMORY, "vulkan: out of host memory");
+    for (uint64_t r = 0; r < n; r++)
+        regions[r] = (VkBufferCopy){.srcOffset = xo + r * xs, .dstOffset = zo + r * zs, .size = row};
+    trr_status s = copy_regions(ctx, bz, bx, regions, (uint32_t)n);
+    free(regions);
     return s;
 }
 
@@ -167,6 +302,13 @@ static trr_status run_rgb(trr_context *ctx, const trr_call *c) {
     return run_dispatch(ctx, &w);
 }
 
+/* Rows up to this many columns take the subgroup-per-row softmax: short rows leave most of a workgroup per row
+ * idle and pay two barriers for little work. TRIREME_VK_SOFTMAX_SG=n moves the bound (0: never). */
+static int64_t softmax_sg_max_cols(void) {
+    const char *e = getenv("TRIREME_VK_SOFTMAX_SG");
+    return e ? atoll(e) : 4096;
+}
+
 static trr_status run_rowwise(trr_context *ctx, const trr_call *c) {
     trr_vk_device *d = trr_vk_dev(ctx);
     dispatch w = {0};
@@ -176,17 +318,27 @@ static trr_status run_rowwise(trr_context *ctx, const trr_call *c) {
     w.shader = shader;
     w.spec[0] = (uint32_t)c->config.threads;
     w.nspec = 1;
-    /* Softmax with the row in registers (softmax_rows.comp): 4-aligned rows of at most 16 vectors per
-     * invocation, on devices with subgroup arithmetic. */
-    uint64_t n4 = (uint64_t)c->cols / 4, vpt = (n4 + (uint64_t)c->config.threads - 1) / (uint64_t)c->config.threads;
-    if (c->op == TRR_OP_SOFTMAX && d->phys.subgroup_arith && c->cols % 4 == 0 && c->x.offset % 4 == 0 &&
-        c->z.offset % 4 == 0 && (c->rows == 1 || (c->x.stride0 % 4 == 0 && c->z.stride0 % 4 == 0)) && vpt >= 1 &&
-        vpt <= 16) {
-        snprintf(shader, sizeof shader, "softmax_rows_%s", dtype_suffix(c->x.dtype));
-        w.spec[1] = (uint32_t)vpt;
-        w.nspec = 2;
-    }
     w.groups = (uint64_t)c->rows;
+    /* Softmax with the row in registers, 4-element vectors, on devices with subgroup arithmetic: rows of up to
+     * softmax_sg_max_cols() columns with one subgroup each (softmax_sg.comp, at most 32 vectors per lane), longer
+     * ones with one workgroup each (softmax_rows.comp, at most 16 vectors per invocation). */
+    uint64_t n4 = (uint64_t)c->cols / 4, threads = (uint64_t)c->config.threads, sg = d->phys.subgroup_size;
+    int vec4 = c->cols % 4 == 0 && c->x.offset % 4 == 0 && c->z.offset % 4 == 0 &&
+               (c->rows == 1 || (c->x.stride0 % 4 == 0 && c->z.stride0 % 4 == 0));
+    if (c->op == TRR_OP_SOFTMAX && d->phys.subgroup_arith && vec4) {
+        uint64_t vpt_sg = (n4 + sg - 1) / sg, vpt = (n4 + threads - 1) / threads;
+        if (c->cols <= softmax_sg_max_cols() && sg > 1 && threads % sg == 0 && vpt_sg >= 1 && vpt_sg <= 32) {
+            snprintf(shader, sizeof shader, "softmax_sg_%s", dtype_suffix(c->x.dtype));
+            w.spec[1] = (uint32_t)vpt_sg;
+            w.nspec = 2;
+            uint64_t rows_per_group = threads / sg;
+            w.groups = ((uint64_t)c->rows + rows_per_group - 1) / rows_per_group;
+        } else if (vpt >= 1 && vpt <= 16) {
+            snprintf(shader, sizeof shader, "softmax_rows_%s", dtype_suffix(c->x.dtype));
+            w.spec[1] = (uint32_t)vpt;
+            w.nspec = 2;
+        }
+    }
     w.ops[0] = w.ops[1] = &c->x;
     w.ops[2] = &c->z;
     w.extent[0] = w.extent[1] = rows_extent(c->rows, c->cols, c->x.stride0);
@@ -385,9 +537,11 @@ void trr_vk_choose_config(trr_context *ctx, trr_call *call) {
         if (!c->threads) c->threads = 256 <= max_threads ? 256 : max_threads;
         if (!c->block_n) {
             /* Elements (vectors, where the kernel can) per invocation: 2 for add (H100: 2956 GB/s at n = 2^27
-             * against 1702 with 4), 4 elsewhere; TRIREME_VK_EPT=n tunes it. */
+             * against 1702 with 4), 4 elsewhere; TRIREME_VK_EPT=n tunes it. Copy counts its words and has its
+             * own default and knob (copy_ept_default). */
             const char *e = getenv("TRIREME_VK_EPT");
             int def = call->op == TRR_OP_ADD ? 2 : 4, ept = e ? atoi(e) : def;
+            if (call->op == TRR_OP_COPY) ept = def = copy_ept_default();
             c->block_n = (ept >= 1 && ept <= 64 ? ept : def) * c->threads;
         }
         if (!c->vector_width) c->vector_width = 1; /* scalar, coalesced accesses */
@@ -447,7 +601,7 @@ trr_status trr_vk_check_config(trr_context *ctx, const trr_call *call) {
         return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: threads = %d; the device allows 1..%u", c->threads,
                          lim->maxComputeWorkGroupInvocations);
     switch (call->op) {
-    case TRR_OP_COPY: return TRR_OK; /* vkCmdCopyBuffer: no kernel, no tiles */
+    case TRR_OP_COPY:
     case TRR_OP_ADD:
     case TRR_OP_GELU:
     case TRR_OP_RGB_TO_GREY:

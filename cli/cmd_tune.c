@@ -139,9 +139,10 @@ static int build_jobs(const tune_args *a, trr_tune_job *jobs) {
         int k = split(a->layouts, buf, sizeof buf, items, 8);
         memset(layouts, 0, sizeof layouts);
         for (int i = 0; i < k; i++) {
-            int found = !strcmp(items[i], "all");
+            const int all = !strcmp(items[i], "all");
+            int found = all;
             for (int l = 0; l < 4; l++)
-                if (found || !strcmp(items[i], layout_names[l])) layouts[l] = 1, found = 1;
+                if (all || !strcmp(items[i], layout_names[l])) layouts[l] = 1, found = 1;
             if (!found) return cli_usage_error("tune", "--layout wants nn, nt, tn, tt or all, not '%s'", items[i]), -1;
         }
     } else if (quick) {

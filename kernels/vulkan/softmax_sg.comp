@@ -1,0 +1,83 @@
+#version 450
+// Row softmax for short rows (the host picks it for 4-aligned rows up to a few thousand columns on devices with
+// subgroup arithmetic): one subgroup per row and several rows per workgroup, so the reductions are subgroupMax
+// and subgroupAdd alone, with no shared memory and no barrier, and a workgroup never waits for its slowest row.
+// Each lane loads its VPT 4-element vectors (spaced one subgroup apart, coalesced) in one go and keeps them in
+// registers, so the row is read once and exp is evaluated once per element. VPT is sized on the host for the
+// subgroup size the device reports; should a subgroup come out narrower than that, the row no longer fits in
+// registers and the same row is done in three passes over memory instead (correct, slower).
+#extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_arithmetic : require
+#include "common.glsl"
+
+layout(local_size_x_id = 0) in;
+layout(constant_id = 1) const uint VPT = 4;
+
+#if defined(X_F16)
+#define XV f16vec4
+#else
+#define XV vec4
+#endif
+#if defined(Z_F16)
+#define ZV f16vec4
+#else
+#define ZV vec4
+#endif
+layout(std430, set = 0, binding = 0) readonly buffer BufXV { XV xv[]; };
+layout(std430, set = 0, binding = 2) writeonly buffer BufZV { ZV zv[]; };
+
+float max4(vec4 a) {
+    return max(max(a.x, a.y), max(a.z, a.w));
+}
+
+float sum4(vec4 a) {
+    return (a.x + a.y) + (a.z + a.w);
+}
+
+void main() {
+    // A workgroup that is not a whole number of subgroups leaves its last subgroup partly empty.
+    uint lanes = min(gl_SubgroupSize, gl_WorkGroupSize.x - gl_SubgroupID * gl_SubgroupSize);
+    uint lane = gl_SubgroupInvocationID;
+    uint n4 = pc.cols / 4u;
+    uint step = gl_NumWorkGroups.x * gl_NumWorkGroups.y * gl_NumSubgroups;
+    // The loop keeps every row covered whatever the subgroup count per workgroup turns out to be; row is
+    // uniform within a subgroup, so the subgroup operations below run with the whole subgroup.
+    for (uint row = trr_group_id() * gl_NumSubgroups + gl_SubgroupID; row < pc.rows; row += step) {
+        uint xb = (pc.xo + row * pc.xs0) / 4u;
+        uint zb = (pc.zo + row * pc.zs0) / 4u;
+        if (lanes * VPT >= n4) {
+            vec4 v[VPT];
+            float m = NEG_INF;
+            [[unroll]] for (uint i = 0; i < VPT; i++) {
+                uint c = lane + i * lanes;
+                v[i] = vec4(NEG_INF);
+                if (c < n4) v[i] = vec4(xv[xb + c]);
+                m = max(m, max4(v[i]));
+            }
+            m = subgroupMax(m);
+            float s = 0.0;
+            [[unroll]] for (uint i = 0; i < VPT; i++) {
+                uint c = lane + i * lanes;
+                if (c < n4) {
+                    v[i] = exp(v[i] - m);
+                    s += sum4(v[i]);
+                }
+            }
+            float inv = 1.0 / subgroupAdd(s);
+            [[unroll]] for (uint i = 0; i < VPT; i++) {
+                uint c = lane + i * lanes;
+                if (c < n4) zv[zb + c] = ZV(v[i] * inv);
+            }
+        } else {
+            float m = NEG_INF;
+            for (uint c = lane; c < n4; c += lanes) m = max(m, max4(vec4(xv[xb + c])));
+            m = subgroupMax(m);
+            float s = 0.0;
+            for (uint c = lane; c < n4; c += lanes) s += sum4(exp(vec4(xv[xb + c]) - m));
+            float inv = 1.0 / subgroupAdd(s);
+            for (uint c = lane; c < n4; c += lanes) zv[zb + c] = ZV(exp(vec4(xv[xb + c]) - m) * inv);
+        }
+    }
+}
