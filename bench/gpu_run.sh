@@ -3,11 +3,12 @@
 # the device list, the conformance suite on every device (CUDA, OpenCL and Vulkan on the GPU), then the
 # benchmarks of every GPU backend and the PyTorch/Triton/cuBLAS anchors in the same run.
 #
-#   bench/gpu_run.sh [STEP...]      steps: devices conformance bench anchors (default: all four)
+#   bench/gpu_run.sh [STEP...]      steps: devices conformance bench anchors tune (default: the first four)
 #
 # Environment: TRIREME_GPU_BUILD (default build-gpu, made by `make gpu-build`), OUT (where logs go; the device
 # tool sets it), CONF_DEVICES and BENCH_DEVICES (default gpus: every GPU of every backend; "all" adds
-# PoCL and the CPU), BENCH_SIZES (default quick), BENCH_OPS (default all).
+# PoCL and the CPU), BENCH_SIZES (default quick), BENCH_OPS (default all), TUNE_DEVICES (default gpus).
+# At most 8 files come back from $OUT, so every step's progress (stderr) goes to one log, $OUT/stderr.log.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${TRIREME_GPU_BUILD:-build-gpu}
@@ -16,6 +17,7 @@ SIZES=${BENCH_SIZES:-quick}
 mkdir -p "$OUT"
 steps=("$@")
 [ ${#steps[@]} -eq 0 ] && steps=(devices conformance bench anchors)
+ERR="$OUT/stderr.log"
 
 # The GPU machine has NVIDIA's Vulkan driver but no loader, and NVIDIA's ICD (libGLX_nvidia) needs libglvnd:
 # unpack the carried Debian packages (README, "GPU runs", says how .gl/ is filled).
@@ -47,20 +49,28 @@ for step in "${steps[@]}"; do
         echo "VK_DRIVER_FILES=${VK_DRIVER_FILES:-} TRIREME_CUBLAS_DIR=${TRIREME_CUBLAS_DIR:-}";
         "$T" devices; } 2>&1 | tee "$OUT/devices.txt" ;;
     conformance)
-      "$T" conformance --device "${CONF_DEVICES:-gpus}" --json "$OUT/conformance.json" 2>"$OUT/conformance.err" | tee "$OUT/conformance.txt"
-      [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
-      tail -n 5 "$OUT/conformance.err" ;;
+      "$T" conformance --device "${CONF_DEVICES:-gpus}" --json "$OUT/conformance.json" 2>>"$ERR" | tee "$OUT/conformance.txt"
+      [ "${PIPESTATUS[0]}" -eq 0 ] || status=1 ;;
     bench)
       mkdir -p "$OUT/plots"
       "$T" bench ${BENCH_OPS:-} --device "${BENCH_DEVICES:-gpus}" --sizes "$SIZES" --json "$OUT/bench.json" --plot "$OUT/plots" \
-        2>"$OUT/bench.err" | tee "$OUT/bench.txt"
+        2>>"$ERR" | tee "$OUT/bench.txt"
       [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
-      tail -n 5 "$OUT/bench.err"
       tar -C "$OUT" -cf "$OUT/plots.tar" plots && rm -rf "$OUT/plots" ;;
     anchors)
-      PYTHONUNBUFFERED=1 python3 bench/anchors.py "$OUT/anchors.json" 2>&1 | tee "$OUT/anchors.txt"
-      [ "${PIPESTATUS[0]}" -eq 0 ] || status=1 ;;
-    *) echo "gpu_run.sh: unknown step '$step' (devices conformance bench anchors)" >&2; exit 2 ;;
+      PYTHONUNBUFFERED=1 python3 bench/anchors.py "$OUT/anchors.json" 2>>"$ERR"
+      [ $? -eq 0 ] || status=1 ;;
+    tune)
+      # SPEC's matmul and softmax sizes; the database goes to $OUT/tune.json, the default-vs-tuned table to
+      # $OUT/tune.txt.
+      for d in $(TRIREME_CACHE_DIR=$TRIREME_CACHE_DIR "$T" devices 2>/dev/null | awk -v want="${TUNE_DEVICES:-gpus}" \
+                 '$1 ~ /^(cuda|opencl|vulkan|cpu):[0-9]+$/ {spec=$1; getline; if (want=="all" || $0 ~ /GPU$/) print spec}'); do
+        "$T" tune matmul --device "$d" --shapes 1024x1024x1024,4096x4096x4096 --dtype "f16->f16,f32" --layout nn \
+          --db "$OUT/tune.json" 2>>"$ERR" | tee -a "$OUT/tune.txt"
+        "$T" tune softmax --device "$d" --shapes 4096x1024,4096x4096,4096x12288 --dtype f32 \
+          --db "$OUT/tune.json" 2>>"$ERR" | tee -a "$OUT/tune.txt"
+      done ;;
+    *) echo "gpu_run.sh: unknown step '$step' (devices conformance bench anchors tune)" >&2; exit 2 ;;
   esac
 done
 exit $status
