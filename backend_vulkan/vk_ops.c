@@ -302,11 +302,14 @@ static trr_status run_rgb(trr_context *ctx, const trr_call *c) {
     return run_dispatch(ctx, &w);
 }
 
-/* Rows up to this many columns take the subgroup-per-row softmax: short rows leave most of a workgroup per row
- * idle and pay two barriers for little work. TRIREME_VK_SOFTMAX_SG=n moves the bound (0: never). */
+/* Rows up to this many columns may take the subgroup-per-row softmax (TRIREME_VK_SOFTMAX_SG=n). It is off by
+ * default: on the H100 (2026-11-22, bench/results/2026-11-22-h100-vulkan-softmax-sg.txt) it was slower than
+ * the workgroup-per-row kernel at both sizes measured (4096x1024: 1165 vs 1222 GB/s; 4096x4096: 1853 vs
+ * 2168 GB/s), presumably because 32 vec4 per lane in registers cost occupancy. Kept, opt-in, for devices with
+ * narrow subgroups where it may win; lavapipe runs it in the test suite through the variable. */
 static int64_t softmax_sg_max_cols(void) {
     const char *e = getenv("TRIREME_VK_SOFTMAX_SG");
-    return e ? atoll(e) : 4096;
+    return e ? atoll(e) : 0;
 }
 
 static trr_status run_rowwise(trr_context *ctx, const trr_call *c) {
