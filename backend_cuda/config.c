@@ -6,9 +6,11 @@
 #include <string.h>
 
 /* Rows up to threads * items stay in registers; the smallest step that holds the row keeps blocks small for
- * short rows (more rows in flight per SM) and gives long rows a whole 1024-thread block. */
-static const trr_cuda_softmax_step ladder_f32[] = {{64, 4},   {128, 4},  {256, 4},  {256, 8},
-                                                   {512, 8}, {1024, 8}, {1024, 16}};
+ * short rows (more rows in flight per SM) and gives long rows a whole 1024-thread block. For 1024 and 4096
+ * columns the tuner on an H100 (bench/results/2026-11-22-h100-tune.txt) preferred fewer threads with 16 items
+ * each (more loads in flight per thread): 1024 columns 0.0149 -> 0.0135 ms with {64, 16} instead of {256, 4}. */
+static const trr_cuda_softmax_step ladder_f32[] = {{64, 4},    {128, 4}, {64, 16},  {256, 8},
+                                                   {256, 16}, {1024, 8}, {1024, 16}};
 static const trr_cuda_softmax_step ladder_f16[] = {{64, 8}, {128, 8}, {256, 8}, {512, 8}, {1024, 8}, {1024, 16}};
 
 const trr_cuda_softmax_step *trr_cuda_softmax_ladder(trr_dtype dtype, int *out_count) {
