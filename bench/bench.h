@@ -11,6 +11,7 @@
 
 #include "backend.h"
 #include "cases.h"
+#include "cache_flush.h"
 #include "trireme.h"
 
 #include <stdint.h>
@@ -125,14 +126,8 @@ typedef struct trr_bench_timing {
 } trr_bench_timing;
 
 /* A buffer written between repetitions, outside the timed region, so each repetition starts with a cold L2
- * (or last-level cache on a CPU). */
-typedef struct trr_bench_flush {
-    trr_buffer *buf;
-    size_t bytes;
-} trr_bench_flush;
-
-trr_status trr_bench_flush_create(trr_context *ctx, const trr_device_info *dev, trr_bench_flush *out);
-void trr_bench_flush_destroy(trr_bench_flush *f);
+ * (or last-level cache on a CPU): core/cache_flush.h. */
+typedef trr_cache_flush trr_bench_flush;
 
 /* What is timed: one call of fn(ctx, user) between trr_timer_start and trr_timer_stop. */
 typedef trr_status (*trr_bench_fn)(trr_context *ctx, void *user);

@@ -206,7 +206,7 @@ trr_status trr_bench_run(trr_context *ctx, const trr_bench_options *opt, trr_ben
     rep->seed = opt->seed;
 
     run_state rs = {.ctx = ctx, .opt = opt, .rep = rep, .target_s = rep->device.is_gpu ? 0.5 : 1.0};
-    if (trr_bench_flush_create(ctx, &rep->device, &rs.flush) != TRR_OK) rs.flush.bytes = 0;
+    if (trr_cache_flush_create(ctx, &rs.flush) != TRR_OK) rs.flush.bytes = 0;
     rep->flush_bytes = rs.flush.bytes;
     trr_bench_copy_ceiling_measure(ctx, &rep->device, &rs.flush, &rep->copy);
 
@@ -250,7 +250,7 @@ trr_status trr_bench_run(trr_context *ctx, const trr_bench_options *opt, trr_ben
     }
     rep->seconds = now_s() - t0;
     trr_bench_vendor_close(rs.vendor);
-    trr_bench_flush_destroy(&rs.flush);
+    trr_cache_flush_destroy(&rs.flush);
     plan_free(&p);
     if (st != TRR_OK) {
         trr_bench_free(rep);

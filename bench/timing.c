@@ -8,34 +8,13 @@
 #define MAX_REPS 200
 #define WARMUP_S 0.05
 
-/* GPUs: 256 MiB, larger than any L2 (H200: 50 MiB; MI300: 256 MiB of Infinity Cache is the exception that
- * would need more). CPU devices: 64 MiB is past a desktop or small server last-level cache and keeps the
- * fill cheap on a 2-core machine. Never more than an eighth of the device's memory. */
-trr_status trr_bench_flush_create(trr_context *ctx, const trr_device_info *dev, trr_bench_flush *out) {
-    size_t bytes = dev->is_gpu ? (size_t)256 << 20 : (size_t)64 << 20;
-    if (dev->global_memory && bytes > dev->global_memory / 8) bytes = (size_t)(dev->global_memory / 8);
-    out->bytes = bytes;
-    out->buf = NULL;
-    return trr_buffer_create(ctx, bytes, &out->buf);
-}
-
-void trr_bench_flush_destroy(trr_bench_flush *f) {
-    if (f && f->buf) trr_buffer_destroy(f->buf);
-    if (f) f->buf = NULL;
-}
-
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
 }
 
-/* Writing the flush buffer evicts the operands from the cache; it is queued before the timer starts, so the
- * device timer (events in the same queue) does not count it. */
-static trr_status flush_cache(trr_context *ctx, const trr_bench_flush *flush, int rep) {
-    if (!flush || !flush->buf) return TRR_OK;
-    return trr_buffer_fill(ctx, flush->buf, 0, flush->bytes, (uint8_t)(rep * 17 + 1));
-}
-
+/* The flush (trr_cache_flush_run) is queued before the timer starts, so the device timer, whose events sit in
+ * the same queue, does not count it. */
 static trr_status time_one(trr_context *ctx, trr_bench_fn fn, void *user, double *out_ms) {
     TRR_TRY(trr_timer_start(ctx));
     trr_status st = fn(ctx, user);
@@ -54,7 +33,7 @@ trr_status trr_bench_time(trr_context *ctx, trr_bench_fn fn, void *user, const t
     double warm_ms = 0, est = first_ms;
     for (int i = 0; i < 50 && (i == 0 || warm_ms < WARMUP_S * 1e3); i++) {
         double ms = 0;
-        TRR_TRY(flush_cache(ctx, flush, i));
+        TRR_TRY(trr_cache_flush_run(ctx, flush, i));
         TRR_TRY(time_one(ctx, fn, user, &ms));
         warm_ms += ms;
         est = ms;
@@ -66,7 +45,7 @@ trr_status trr_bench_time(trr_context *ctx, trr_bench_fn fn, void *user, const t
     double *t = malloc((size_t)reps * sizeof *t);
     if (!t) return trr_error(ctx, TRR_ERR_OUT_OF_MEMORY, "bench: %d timings", reps);
     for (int i = 0; i < reps; i++) {
-        trr_status st = flush_cache(ctx, flush, i);
+        trr_status st = trr_cache_flush_run(ctx, flush, i);
         if (st == TRR_OK) st = time_one(ctx, fn, user, &t[i]);
         if (st != TRR_OK) {
             free(t);
