@@ -430,6 +430,23 @@ static int use_coop(const trr_vk_device *d, const trr_call *c) {
     return coop_device(d, c) && coop_config_ok(d, &c->config);
 }
 
+/* What both matmul kernels share: one workgroup per output tile, the three operands and their extents, and
+ * the sizes, leading strides and leaky-relu slope as push constants. */
+static void matmul_operands(const trr_call *c, dispatch *w) {
+    uint64_t npm = (uint64_t)(c->rows + c->config.block_m - 1) / (uint64_t)c->config.block_m;
+    uint64_t npn = (uint64_t)(c->cols + c->config.block_n - 1) / (uint64_t)c->config.block_n;
+    w->groups = npm * npn;
+    w->ops[0] = &c->x;
+    w->ops[1] = &c->y;
+    w->ops[2] = &c->z;
+    w->extent[0] = c->trans_a ? rows_extent(c->k, c->rows, c->x.stride0) : rows_extent(c->rows, c->k, c->x.stride0);
+    w->extent[1] = c->trans_b ? rows_extent(c->cols, c->k, c->y.stride0) : rows_extent(c->k, c->cols, c->y.stride0);
+    w->extent[2] = rows_extent(c->rows, c->cols, c->z.stride0);
+    w->push = (trr_vk_push){.rows = (uint32_t)c->rows, .cols = (uint32_t)c->cols, .k = (uint32_t)c->k,
+                            .xs0 = (uint32_t)c->x.stride0, .ys0 = (uint32_t)c->y.stride0,
+                            .zs0 = (uint32_t)c->z.stride0, .alpha = c->alpha};
+}
+
 static trr_status run_matmul(trr_context *ctx, const trr_call *c) {
     if (use_coop(trr_vk_dev(ctx), c)) {
         dispatch w = {0};
@@ -441,18 +458,7 @@ static trr_status run_matmul(trr_context *ctx, const trr_call *c) {
                             (uint32_t)c->trans_a, (uint32_t)c->trans_b, (uint32_t)c->epilogue};
         memcpy(w.spec, spec, sizeof spec);
         w.nspec = 9;
-        uint64_t npm = (uint64_t)(c->rows + c->config.block_m - 1) / (uint64_t)c->config.block_m;
-        uint64_t npn = (uint64_t)(c->cols + c->config.block_n - 1) / (uint64_t)c->config.block_n;
-        w.groups = npm * npn;
-        w.ops[0] = &c->x;
-        w.ops[1] = &c->y;
-        w.ops[2] = &c->z;
-        w.extent[0] = c->trans_a ? rows_extent(c->k, c->rows, c->x.stride0) : rows_extent(c->rows, c->k, c->x.stride0);
-        w.extent[1] = c->trans_b ? rows_extent(c->cols, c->k, c->y.stride0) : rows_extent(c->k, c->cols, c->y.stride0);
-        w.extent[2] = rows_extent(c->rows, c->cols, c->z.stride0);
-        w.push = (trr_vk_push){.rows = (uint32_t)c->rows, .cols = (uint32_t)c->cols, .k = (uint32_t)c->k,
-                               .xs0 = (uint32_t)c->x.stride0, .ys0 = (uint32_t)c->y.stride0,
-                               .zs0 = (uint32_t)c->z.stride0, .alpha = c->alpha};
+        matmul_operands(c, &w);
         /* 16-byte loads where offset, leading stride and the contiguous extent are whole 8-half words. */
         int vec_a = c->x.offset % 8 == 0 && c->x.stride0 % 8 == 0 && (c->trans_a ? c->rows : c->k) % 8 == 0;
         int vec_b = c->y.offset % 8 == 0 && c->y.stride0 % 8 == 0 && (c->trans_b ? c->k : c->cols) % 8 == 0;
@@ -476,18 +482,7 @@ static trr_status run_matmul(trr_context *ctx, const trr_call *c) {
                          (uint32_t)c->trans_a, (uint32_t)c->trans_b, (uint32_t)c->epilogue};
     memcpy(w.spec, spec, sizeof spec);
     w.nspec = 10;
-    uint64_t npm = (uint64_t)(c->rows + c->config.block_m - 1) / (uint64_t)c->config.block_m;
-    uint64_t npn = (uint64_t)(c->cols + c->config.block_n - 1) / (uint64_t)c->config.block_n;
-    w.groups = npm * npn;
-    w.ops[0] = &c->x;
-    w.ops[1] = &c->y;
-    w.ops[2] = &c->z;
-    w.extent[0] = c->trans_a ? rows_extent(c->k, c->rows, c->x.stride0) : rows_extent(c->rows, c->k, c->x.stride0);
-    w.extent[1] = c->trans_b ? rows_extent(c->cols, c->k, c->y.stride0) : rows_extent(c->k, c->cols, c->y.stride0);
-    w.extent[2] = rows_extent(c->rows, c->cols, c->z.stride0);
-    w.push = (trr_vk_push){.rows = (uint32_t)c->rows, .cols = (uint32_t)c->cols, .k = (uint32_t)c->k,
-                           .xs0 = (uint32_t)c->x.stride0, .ys0 = (uint32_t)c->y.stride0,
-                           .zs0 = (uint32_t)c->z.stride0, .alpha = c->alpha};
+    matmul_operands(c, &w);
     return run_dispatch(ctx, &w);
 }
 
