@@ -122,12 +122,29 @@ typedef struct copy_span {
     uint64_t rows, row_bytes;
 } copy_span;
 
-/* Default words per invocation of the copy kernel: 2, as for add, whose 16-byte loads run best with 2 per
- * invocation on an H100; TRIREME_VK_COPY_EPT=n tunes it (n in 1..64). */
-static int copy_ept_default(void) {
-    const char *e = getenv("TRIREME_VK_COPY_EPT");
-    int ept = e ? atoi(e) : 2;
-    return ept >= 1 && ept <= 64 ? ept : 2;
+/* Words per invocation of the copy kernel where no config applies (trr_buffer_copy): 2, as for add, whose
+ * 16-byte loads run best with 2 per invocation on an H100. The copy op takes it from its config (block_n /
+ * (threads x vector_width)), whose default is the same 2. */
+#define COPY_WORDS_PER_INVOCATION 2
+#define ADD_LOADS_PER_INVOCATION 2   /* H100: 2956 GB/s at n = 2^27 against 1702 with 4 */
+#define STREAM_LOADS_PER_INVOCATION 4 /* gelu and rgb_to_grey */
+
+/* The streaming ops' config (copy, add, gelu, rgb_to_grey), in the front-end vocabulary: threads per workgroup,
+ * block_n elements per workgroup and vector_width elements per load, so each invocation makes
+ * block_n / (threads x vector_width) loads (1..64). vector_width is a preference: add and gelu read 4-element
+ * vectors (1 or 4), copy moves words of vector_width elements (16 or 4 bytes); where the operands' layout rules
+ * the wide load out the kernel falls back to the narrower one (scalar elements, 4-byte words or
+ * vkCmdCopyBuffer) with the same number of loads per invocation, which is what the kernels always did. */
+static uint32_t loads_per_invocation(const trr_config *c) {
+    return (uint32_t)(c->block_n / (c->threads * c->vector_width));
+}
+
+/* add and gelu may read 4-element vectors: every operand is one contiguous span starting on a 4-element
+ * boundary (the binding starts 16-aligned). */
+static int elementwise_vec4_layout(const trr_call *c) {
+    const trr_operand *y = c->op == TRR_OP_ADD ? &c->y : &c->x;
+    int contiguous = c->rows == 1 || (c->x.stride0 == c->cols && y->stride0 == c->cols && c->z.stride0 == c->cols);
+    return contiguous && c->x.offset % 4 == 0 && y->offset % 4 == 0 && c->z.offset % 4 == 0;
 }
 
 /* The largest span one binding may cover, rounded down to whole words: the descriptor range also spans the
@@ -185,10 +202,10 @@ static trr_status copy_regions(trr_context *ctx, const trr_vk_buffer *bz, const 
 }
 
 static trr_status copy_flat(trr_context *ctx, const trr_vk_buffer *bz, uint64_t zo, const trr_vk_buffer *bx,
-                            uint64_t xo, uint64_t bytes, uint32_t threads, uint32_t ept) {
+                            uint64_t xo, uint64_t bytes, unsigned max_word, uint32_t threads, uint32_t ept) {
     trr_vk_device *d = trr_vk_dev(ctx);
-    /* The word is the widest on which source and destination agree modulo its size. */
-    unsigned word = ((xo - zo) & 15) == 0 ? 16 : ((xo - zo) & 3) == 0 ? 4 : 0;
+    /* The word is the widest, up to max_word, on which source and destination agree modulo its size. */
+    unsigned word = max_word >= 16 && ((xo - zo) & 15) == 0 ? 16 : ((xo - zo) & 3) == 0 ? 4 : 0;
     uint64_t head = word ? (word - xo % word) % word : 0;
     uint64_t limit = word ? copy_chunk_limit(d, word) : 0;
     if (!word || limit == 0 || bytes < head + word) {
@@ -215,7 +232,7 @@ trr_status trr_vk_copy_bytes(trr_context *ctx, trr_vk_buffer *dst, size_t dst_of
     trr_vk_device *d = trr_vk_dev(ctx);
     uint32_t threads = d->phys.props.limits.maxComputeWorkGroupInvocations;
     if (threads > 256) threads = 256;
-    return copy_flat(ctx, dst, dst_offset, src, src_offset, bytes, threads, (uint32_t)copy_ept_default());
+    return copy_flat(ctx, dst, dst_offset, src, src_offset, bytes, 16, threads, COPY_WORDS_PER_INVOCATION);
 }
 
 static trr_status run_copy(trr_context *ctx, const trr_call *c) {
@@ -224,14 +241,15 @@ static trr_status run_copy(trr_context *ctx, const trr_call *c) {
     if (bx == bz && c->x.offset == c->z.offset && (c->rows == 1 || c->x.stride0 == c->z.stride0))
         return TRR_OK; /* exact aliasing: nothing to move */
     uint64_t es = dtype_bytes(c->x.dtype);
-    uint32_t threads = (uint32_t)c->config.threads, ept = (uint32_t)(c->config.block_n / c->config.threads);
+    uint32_t threads = (uint32_t)c->config.threads, ept = loads_per_invocation(&c->config);
+    unsigned max_word = (unsigned)((uint64_t)c->config.vector_width * es); /* 4 or 16 (check_config) */
     uint64_t xo = (uint64_t)c->x.offset * es, zo = (uint64_t)c->z.offset * es, row = (uint64_t)c->cols * es;
     if (c->rows == 1 || (c->x.stride0 == c->cols && c->z.stride0 == c->cols))
-        return copy_flat(ctx, bz, zo, bx, xo, (uint64_t)c->rows * row, threads, ept);
+        return copy_flat(ctx, bz, zo, bx, xo, (uint64_t)c->rows * row, max_word, threads, ept);
     /* Strided rows: the kernel where every row starts and ends on a word on both sides and the rows fit in one
      * binding; else one vkCmdCopyBuffer region per row. */
     uint64_t xs = (uint64_t)c->x.stride0 * es, zs = (uint64_t)c->z.stride0 * es, all = xo | zo | xs | zs | row;
-    unsigned word = (all & 15) == 0 ? 16 : (all & 3) == 0 ? 4 : 0;
+    unsigned word = max_word >= 16 && (all & 15) == 0 ? 16 : (all & 3) == 0 ? 4 : 0;
     uint64_t n = (uint64_t)c->rows;
     if (word) {
         uint64_t limit = copy_chunk_limit(d, word);
@@ -252,7 +270,7 @@ static trr_status run_copy(trr_context *ctx, const trr_call *c) {
 
 static void streaming(dispatch *w, const trr_call *c, const char *shader) {
     uint32_t wg = (uint32_t)c->config.threads;
-    uint32_t ept = (uint32_t)(c->config.block_n / c->config.threads);
+    uint32_t ept = loads_per_invocation(&c->config);
     w->shader = shader;
     w->spec[0] = wg;
     w->spec[1] = ept;
@@ -276,10 +294,8 @@ static trr_status run_elementwise(trr_context *ctx, const trr_call *c) {
     w.extent[2] = rows_extent(c->rows, c->cols, c->z.stride0);
     w.push = (trr_vk_push){.rows = (uint32_t)c->rows, .cols = (uint32_t)c->cols, .xs0 = (uint32_t)c->x.stride0,
                            .ys0 = (uint32_t)(c->op == TRR_OP_ADD ? c->y.stride0 : 0), .zs0 = (uint32_t)c->z.stride0};
-    /* 4-element vectors when all operands are one contiguous, 4-aligned span (the binding starts 16-aligned). */
-    const trr_operand *y = w.ops[1];
-    int contiguous = c->rows == 1 || (c->x.stride0 == c->cols && y->stride0 == c->cols && c->z.stride0 == c->cols);
-    if (contiguous && c->x.offset % 4 == 0 && y->offset % 4 == 0 && c->z.offset % 4 == 0) {
+    /* 4-element vectors where the config asks for them and the layout allows (elementwise_vec4_layout). */
+    if (c->config.vector_width == 4 && elementwise_vec4_layout(c)) {
         w.push.pad = 1u;
         uint64_t n4 = (uint64_t)c->rows * (uint64_t)c->cols / 4;
         uint64_t per_group = (uint64_t)w.spec[0] * w.spec[1];
@@ -312,6 +328,16 @@ static int64_t softmax_sg_max_cols(void) {
     return e ? atoll(e) : 0;
 }
 
+/* The register softmaxes read 4-element vectors: rows 4-aligned on both sides, and subgroup arithmetic. */
+static int softmax_regs_layout(const trr_vk_device *d, const trr_call *c) {
+    return d->phys.subgroup_arith && c->cols % 4 == 0 && c->x.offset % 4 == 0 && c->z.offset % 4 == 0 &&
+           (c->rows == 1 || (c->x.stride0 % 4 == 0 && c->z.stride0 % 4 == 0));
+}
+
+/* Softmax's config: threads per row, and block_n, the longest row softmax_rows.comp keeps in registers (a
+ * multiple of threads, at most 64 elements per invocation). The kernel is specialised for the row it gets
+ * (ceil(cols / 4 / threads) vectors per invocation), so block_n only draws the line between it and the online
+ * kernel; choose_config sets it to what the row needs, so every row the register kernel can hold takes it. */
 static trr_status run_rowwise(trr_context *ctx, const trr_call *c) {
     trr_vk_device *d = trr_vk_dev(ctx);
     dispatch w = {0};
@@ -323,12 +349,11 @@ static trr_status run_rowwise(trr_context *ctx, const trr_call *c) {
     w.nspec = 1;
     w.groups = (uint64_t)c->rows;
     /* Softmax with the row in registers, 4-element vectors, on devices with subgroup arithmetic: rows of up to
-     * softmax_sg_max_cols() columns with one subgroup each (softmax_sg.comp, at most 32 vectors per lane), longer
-     * ones with one workgroup each (softmax_rows.comp, at most 16 vectors per invocation). */
+     * softmax_sg_max_cols() columns with one subgroup each (softmax_sg.comp, at most 32 vectors per lane), rows
+     * of up to block_n columns with one workgroup each (softmax_rows.comp, at most 16 vectors per invocation,
+     * as many as the row needs); longer rows take the online kernel (softmax.comp). */
     uint64_t n4 = (uint64_t)c->cols / 4, threads = (uint64_t)c->config.threads, sg = d->phys.subgroup_size;
-    int vec4 = c->cols % 4 == 0 && c->x.offset % 4 == 0 && c->z.offset % 4 == 0 &&
-               (c->rows == 1 || (c->x.stride0 % 4 == 0 && c->z.stride0 % 4 == 0));
-    if (c->op == TRR_OP_SOFTMAX && d->phys.subgroup_arith && vec4) {
+    if (c->op == TRR_OP_SOFTMAX && softmax_regs_layout(d, c)) {
         uint64_t vpt_sg = (n4 + sg - 1) / sg, vpt = (n4 + threads - 1) / threads;
         if (c->cols <= softmax_sg_max_cols() && sg > 1 && threads % sg == 0 && vpt_sg >= 1 && vpt_sg <= 32) {
             snprintf(shader, sizeof shader, "softmax_sg_%s", dtype_suffix(c->x.dtype));
@@ -336,7 +361,7 @@ static trr_status run_rowwise(trr_context *ctx, const trr_call *c) {
             w.nspec = 2;
             uint64_t rows_per_group = threads / sg;
             w.groups = ((uint64_t)c->rows + rows_per_group - 1) / rows_per_group;
-        } else if (vpt >= 1 && vpt <= 16) {
+        } else if (c->cols <= c->config.block_n && vpt >= 1 && vpt <= 16) {
             snprintf(shader, sizeof shader, "softmax_rows_%s", dtype_suffix(c->x.dtype));
             w.spec[1] = (uint32_t)vpt;
             w.nspec = 2;
@@ -417,17 +442,46 @@ static uint64_t coop_shared(const trr_config *c) {
 }
 
 /* The config runs on the cooperative kernel: whole 16x16x16 tiles per 32-wide subgroup, the slices fit in
- * shared memory, and the A buffers hold the epilogue scratch (64 words per subgroup). */
-static int coop_config_ok(const trr_vk_device *d, const trr_config *c) {
-    if (c->block_k <= 0 || c->block_k % 16 || !coop_wm(c) || c->split_k != 1 || c->group_m <= 0) return 0;
-    if (coop_shared(c) > d->phys.props.limits.maxComputeSharedMemorySize) return 0;
+ * shared memory, and the A buffers hold the epilogue scratch (64 words per subgroup). Else 0, with the reason
+ * in why (when not NULL). */
+static int coop_config_ok(const trr_vk_device *d, const trr_config *c, char *why, size_t cap) {
+    char scratch[8];
+    if (!why) why = scratch, cap = sizeof scratch;
+    if (c->threads <= 0 || c->threads % 32) {
+        snprintf(why, cap, "threads = %d is not whole 32-wide subgroups", c->threads);
+        return 0;
+    }
+    if (c->block_k <= 0 || c->block_k % 16) {
+        snprintf(why, cap, "block_k = %d is not a multiple of 16", c->block_k);
+        return 0;
+    }
+    if (!coop_wm(c)) {
+        snprintf(why, cap, "%d subgroups cannot split a %dx%d block into whole 16x16 tiles of at most 32 each",
+                 c->threads / 32, c->block_m, c->block_n);
+        return 0;
+    }
+    if (c->split_k != 1 || c->group_m <= 0) {
+        snprintf(why, cap, "split_k must be 1 and group_m positive");
+        return 0;
+    }
+    uint64_t shared = coop_shared(c), limit = d->phys.props.limits.maxComputeSharedMemorySize;
+    if (shared > limit) {
+        snprintf(why, cap, "its slices need %llu bytes of shared memory; the device has %llu",
+                 (unsigned long long)shared, (unsigned long long)limit);
+        return 0;
+    }
     uint64_t a_min = (uint64_t)c->block_m * (uint64_t)(c->block_k / 8 + 1), a_t = (uint64_t)c->block_k * (uint64_t)(c->block_m / 8 + 1);
     if (a_t < a_min) a_min = a_t;
-    return 64ull * (uint64_t)(c->threads / 32) <= 2ull * a_min;
+    if (64ull * (uint64_t)(c->threads / 32) > 2ull * a_min) {
+        snprintf(why, cap, "the %dx%d A slices cannot hold the epilogue scratch of %d subgroups", c->block_m,
+                 c->block_k, c->threads / 32);
+        return 0;
+    }
+    return 1;
 }
 
 static int use_coop(const trr_vk_device *d, const trr_call *c) {
-    return coop_device(d, c) && coop_config_ok(d, &c->config);
+    return coop_device(d, c) && coop_config_ok(d, &c->config, NULL, 0);
 }
 
 /* What both matmul kernels share: one workgroup per output tile, the three operands and their extents, and
@@ -531,40 +585,63 @@ void trr_vk_choose_config(trr_context *ctx, trr_call *call) {
     case TRR_OP_COPY:
     case TRR_OP_ADD:
     case TRR_OP_GELU:
-    case TRR_OP_RGB_TO_GREY:
+    case TRR_OP_RGB_TO_GREY: {
         if (!c->threads) c->threads = 256 <= max_threads ? 256 : max_threads;
-        if (!c->block_n) {
-            /* Elements (vectors, where the kernel can) per invocation: 2 for add (H100: 2956 GB/s at n = 2^27
-             * against 1702 with 4), 4 elsewhere; TRIREME_VK_EPT=n tunes it. Copy counts its words and has its
-             * own default and knob (copy_ept_default). */
-            const char *e = getenv("TRIREME_VK_EPT");
-            int def = call->op == TRR_OP_ADD ? 2 : 4, ept = e ? atoi(e) : def;
-            if (call->op == TRR_OP_COPY) ept = def = copy_ept_default();
-            c->block_n = (ept >= 1 && ept <= 64 ? ept : def) * c->threads;
+        /* The widest load the layout allows (16-byte words for copy, 4-element vectors for add and gelu,
+         * scalars for rgb_to_grey), unless a block_n already given holds no whole number of them per
+         * invocation; then the narrow one. */
+        int wide = 1, narrow = 1;
+        if (call->op == TRR_OP_COPY) {
+            int es = (int)dtype_bytes(call->x.dtype);
+            wide = 16 / es;
+            narrow = 4 / es;
+        } else if (call->op != TRR_OP_RGB_TO_GREY) {
+            /* Rank-3 views that do not fold run slice by slice, each with its own offsets, and the kernel takes
+             * vectors in every slice whose layout allows: vectors are asked for if any slice can have them (the
+             * offsets' residues mod 4 repeat within 4 slices). The rest fall back with the same loads per
+             * invocation, as before the config chose. */
+            for (int64_t s = 0; s < call->slices && s < 4 && wide == 1; s++) {
+                trr_call slice = *call; /* what the front-end's trr_call_slice makes of it */
+                slice.x.offset += s * call->x.slice_stride;
+                slice.y.offset += s * call->y.slice_stride;
+                slice.z.offset += s * call->z.slice_stride;
+                if (elementwise_vec4_layout(&slice)) wide = 4;
+            }
         }
-        if (!c->vector_width) c->vector_width = 1; /* scalar, coalesced accesses */
+        if (!c->vector_width)
+            c->vector_width = !c->block_n || c->block_n % (c->threads * wide) == 0 ? wide : narrow;
+        /* Loads per invocation: 2 for add (H100: 2956 GB/s at n = 2^27 against 1702 with 4) and copy, 4 for
+         * gelu and rgb_to_grey. */
+        if (!c->block_n) {
+            int loads = call->op == TRR_OP_ADD ? ADD_LOADS_PER_INVOCATION
+                        : call->op == TRR_OP_COPY ? COPY_WORDS_PER_INVOCATION
+                                                  : STREAM_LOADS_PER_INVOCATION;
+            c->block_n = loads * c->threads * c->vector_width;
+        }
         break;
+    }
     case TRR_OP_SOFTMAX:
     case TRR_OP_ROW_SUM:
         /* About 8 elements per invocation (32 for softmax, whose rows stay in registers), within [64, 1024]:
          * enough parallelism per row without idle lanes. */
-        if (!c->threads) {
-            const char *e = getenv("TRIREME_VK_SOFTMAX_DIV"); /* tuning aid: elements per invocation */
-            int div = call->op == TRR_OP_SOFTMAX ? (e && atoi(e) > 0 ? atoi(e) : 32) : 8;
-            c->threads = pow2_at_least(call->cols / div, 64, max_threads);
+        if (!c->threads) c->threads = pow2_at_least(call->cols / (call->op == TRR_OP_SOFTMAX ? 32 : 8), 64, max_threads);
+        if (!c->block_n) {
+            /* softmax: the register kernel's row, 4 x threads x the vectors per invocation the row needs, where
+             * it fits (at most 16); else (and for row_sum, which ignores it) threads. */
+            int64_t vpt = (call->cols / 4 + c->threads - 1) / c->threads;
+            int regs = call->op == TRR_OP_SOFTMAX && softmax_regs_layout(d, call) && vpt >= 1 && vpt <= 16;
+            c->block_n = regs ? 4 * (int)vpt * c->threads : c->threads;
         }
-        if (!c->block_n) c->block_n = c->threads;
         if (!c->vector_width) c->vector_width = 1;
         break;
     case TRR_OP_MATMUL: {
         if (coop_device(d, call)) {
             /* 128x128x16 tiles over 8 subgroups (64x32 each; H100 4096^3: 159 TFLOPS, 146 with BK = 32);
-             * 64x64x32 over 4 when that leaves too few workgroups. */
+             * 64x64x32 over 4 when that leaves too few workgroups. Other tiles come through the config
+             * (override, tuning database); check_config says which the kernel cannot take. */
             int64_t tiles = ((call->rows + 127) / 128) * ((call->cols + 127) / 128);
             int small = tiles < 264;
             int bm = small ? 64 : 128, bn = small ? 64 : 128, bk = small ? 32 : 16, th = small ? 128 : 256;
-            const char *dbg = getenv("TRIREME_VK_COOP_CFG"); /* tuning aid: BMxBNxBK:THREADS */
-            if (dbg) sscanf(dbg, "%dx%dx%d:%d", &bm, &bn, &bk, &th);
             if (!c->block_m) c->block_m = bm;
             if (!c->block_n) c->block_n = bn;
             if (!c->block_k) c->block_k = bk;
@@ -603,16 +680,44 @@ trr_status trr_vk_check_config(trr_context *ctx, const trr_call *call) {
     case TRR_OP_ADD:
     case TRR_OP_GELU:
     case TRR_OP_RGB_TO_GREY:
-        if (c->block_n < c->threads || c->block_n % c->threads || c->block_n / c->threads > 64)
+    {
+        if (call->op == TRR_OP_COPY) {
+            /* the copy kernel moves 4- or 16-byte words */
+            int es = (int)dtype_bytes(call->x.dtype), word = c->vector_width * es;
+            if (c->vector_width <= 0 || (word != 4 && word != 16))
+                return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                                 "vulkan: copy vector_width = %d; it moves 4- or 16-byte words (%d or %d elements of "
+                                 "%d bytes)", c->vector_width, 4 / es, 16 / es, es);
+        } else if (call->op == TRR_OP_RGB_TO_GREY) {
+            if (c->vector_width != 1)
+                return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                                 "vulkan: rgb_to_grey vector_width = %d; the kernel reads single elements (1)",
+                                 c->vector_width);
+        } else if (c->vector_width != 1 && c->vector_width != 4) {
             return trr_error(ctx, TRR_ERR_UNSUPPORTED,
-                             "vulkan: block_n = %d must be threads (%d) times 1..64 elements per invocation",
-                             c->block_n, c->threads);
+                             "vulkan: %s vector_width = %d; the kernel reads single elements (1) or 4-element "
+                             "vectors (4)", call->op == TRR_OP_ADD ? "add" : "gelu", c->vector_width);
+        }
+        int64_t per_load = (int64_t)c->threads * c->vector_width;
+        if (c->block_n < per_load || c->block_n % per_load || c->block_n / per_load > 64)
+            return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                             "vulkan: block_n = %d must be threads x vector_width (%d x %d) times 1..64 loads per "
+                             "invocation",
+                             c->block_n, c->threads, c->vector_width);
         return TRR_OK;
+    }
     case TRR_OP_SOFTMAX:
     case TRR_OP_ROW_SUM:
         if (c->threads & (c->threads - 1))
             return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: threads = %d must be a power of two (tree reduction)",
                              c->threads);
+        /* softmax: block_n bounds the register kernel's row (softmax_rows.comp holds at most 16 vectors per
+         * invocation); row_sum ignores it */
+        if (call->op == TRR_OP_SOFTMAX &&
+            (c->block_n < c->threads || c->block_n % c->threads || c->block_n / c->threads > 64))
+            return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                             "vulkan: softmax block_n = %d must be threads (%d) times 1..64 elements per invocation",
+                             c->block_n, c->threads);
         if ((uint64_t)c->threads * 8 > lim->maxComputeSharedMemorySize)
             return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: threads = %d needs more shared memory than %u bytes",
                              c->threads, lim->maxComputeSharedMemorySize);
@@ -623,16 +728,26 @@ trr_status trr_vk_check_config(trr_context *ctx, const trr_call *call) {
             return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: split_k = %d; only 1 is implemented", c->split_k);
         if (c->group_m <= 0 || c->block_k <= 0)
             return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: group_m and block_k must be positive");
-        if (use_coop(d, call)) return TRR_OK; /* a config the cooperative kernel cannot take runs on the SIMT one */
-        if (!micro_tile(c, &tm, &tn))
-            return trr_error(ctx, TRR_ERR_UNSUPPORTED,
-                             "vulkan: block %dx%d over %d threads gives no TMxTN register tile (each at most 16)",
-                             c->block_m, c->block_n, c->threads);
+        /* On a cooperative-matrix device (f16) a config that kernel cannot take runs on the SIMT one, as a
+         * forced TRIREME_VK_COOP=0 would; it is rejected only when neither kernel can run it. */
+        char coop_why[160] = "", simt_why[160] = "";
+        int coop = coop_device(d, call);
+        if (coop && coop_config_ok(d, c, coop_why, sizeof coop_why)) return TRR_OK;
         uint64_t shared = 4ull * (uint64_t)c->block_k * (uint64_t)(c->block_m + c->block_n + 2);
-        if (shared > lim->maxComputeSharedMemorySize)
-            return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: tiles need %llu bytes of shared memory; the device has %u",
-                             (unsigned long long)shared, lim->maxComputeSharedMemorySize);
-        return TRR_OK;
+        if (!micro_tile(c, &tm, &tn))
+            snprintf(simt_why, sizeof simt_why, "block %dx%d over %d threads gives no TMxTN register tile (each at "
+                     "most 16)", c->block_m, c->block_n, c->threads);
+        else if (shared > lim->maxComputeSharedMemorySize)
+            snprintf(simt_why, sizeof simt_why, "tiles need %llu bytes of shared memory; the device has %u",
+                     (unsigned long long)shared, lim->maxComputeSharedMemorySize);
+        else
+            return TRR_OK;
+        if (coop)
+            return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                             "vulkan: matmul %dx%dx%d over %d threads runs on neither the cooperative-matrix kernel "
+                             "(%s) nor the SIMT one (%s)",
+                             c->block_m, c->block_n, c->block_k, c->threads, coop_why, simt_why);
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: %s", simt_why);
     }
     default: return TRR_OK;
     }

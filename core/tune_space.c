@@ -7,8 +7,11 @@
  *   cuda    matmul f16: SPEC.md's known-good NVIDIA configs, each with split-K 1, 2 and 4; matmul f32: SIMT
  *           tiles (BM x BN x BK, threads), also with split-K; streaming ops: threads x vector width; softmax
  *           and row_sum: threads per row.
- *   opencl, vulkan  matmul: work-group tiles (BM x BN x BK, threads); streaming: work-group size x vector
- *           width; softmax and row_sum: work-group size.
+ *   opencl  matmul: work-group tiles (BM x BN x BK, threads); streaming: work-group size x vector width;
+ *           softmax and row_sum: work-group size.
+ *   vulkan  matmul: work-group tiles, plus cooperative-matrix tiles for f16; streaming: work-group size x
+ *           elements per invocation (block_n); softmax and row_sum: work-group size (softmax's block_n, the
+ *           register kernel's row, follows from it).
  *   cpu     matmul: cache blocks (BM x BN x BK); every other op: elements per task (block_n).
  * Everything else (stages, vector width of the GPU matmuls, GROUP_M) is left to each backend's heuristic, which
  * knows its kernels' constraints; check_config then drops whatever a backend cannot run. */
@@ -67,6 +70,30 @@ static const trr_config wg_tiles[] = {
     {.block_m = 32, .block_n = 32, .block_k = 16, .threads = 64},
 };
 
+/* The Vulkan streaming ops (copy, add, gelu, rgb_to_grey): threads x elements per invocation (block_n =
+ * threads x 4..32), each block_n a whole number of loads for the widest vector the layout allows; vector_width
+ * is left to the backend, which picks the widest load that divides (the default 2 vec4 per invocation of add
+ * is 8 elements, gelu's 4 vec4 16). */
+static const trr_config vk_streaming[] = {
+    {.threads = 128, .block_n = 128 * 4},  {.threads = 128, .block_n = 128 * 8},
+    {.threads = 128, .block_n = 128 * 16}, {.threads = 128, .block_n = 128 * 32},
+    {.threads = 256, .block_n = 256 * 4},  {.threads = 256, .block_n = 256 * 8},
+    {.threads = 256, .block_n = 256 * 16}, {.threads = 256, .block_n = 256 * 32},
+    {.threads = 512, .block_n = 512 * 4},  {.threads = 512, .block_n = 512 * 8},
+    {.threads = 512, .block_n = 512 * 16}, {.threads = 512, .block_n = 512 * 32},
+};
+
+/* Cooperative-matrix tiles for the Vulkan f16 matmul (32-wide subgroups of 16x16 tiles): the backend's two
+ * defaults (128x128x16:256, 64x64x32:128) and neighbours. Devices without cooperative matrices run the ones
+ * the SIMT kernel can take. */
+static const trr_config vk_coop_tiles[] = {
+    {.block_m = 128, .block_n = 128, .block_k = 16, .threads = 256},
+    {.block_m = 128, .block_n = 128, .block_k = 32, .threads = 256},
+    {.block_m = 128, .block_n = 64, .block_k = 32, .threads = 128},
+    {.block_m = 64, .block_n = 128, .block_k = 32, .threads = 128},
+    {.block_m = 64, .block_n = 64, .block_k = 32, .threads = 128},
+};
+
 /* n_list = -1 stands for op_table.c's SPEC list: an extern array's address and length cannot initialise a
  * static row's count. */
 static const space_row space_table[] = {
@@ -84,7 +111,8 @@ static const space_row space_table[] = {
     {.backend = "opencl", .ops = ROWWISE, .threads = {16, 32, 64, 128, 256, 512}},
     /* ---- vulkan ---- */
     {.backend = "vulkan", .ops = MATMUL, LIST(wg_tiles)},
-    {.backend = "vulkan", .ops = STREAMING, .threads = {64, 128, 256, 512}, .vector_width = {1, 2, 4, 8}},
+    {.backend = "vulkan", .ops = MATMUL, .in_dtypes = TRR_DTYPE_BIT(TRR_F16), LIST(vk_coop_tiles)},
+    {.backend = "vulkan", .ops = STREAMING, LIST(vk_streaming)},
     {.backend = "vulkan", .ops = ROWWISE, .threads = {16, 32, 64, 128, 256, 512}},
     /* ---- cpu: cache blocks; a 64 x 256 f32 panel of A and a 256 x 256 panel of B are the heuristic's ---- */
     {.backend = "cpu", .ops = MATMUL, .block_m = {32, 64, 128}, .block_n = {64, 128, 256, 512},
