@@ -1,42 +1,11 @@
 /* The JSON report (bench/README.md lists the keys): what --compare and later tooling read back. */
 #include "bench.h"
 
-#include "json_number.h"
+#include "json_fields.h"
 
 #include <cjson/cJSON.h>
 #include <stdlib.h>
 #include <string.h>
-
-static cJSON *device_json(const trr_device_info *d) {
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "spec", d->spec);
-    cJSON_AddStringToObject(o, "backend", d->backend);
-    trr_json_add_number(o, "index", d->index);
-    cJSON_AddStringToObject(o, "name", d->name);
-    cJSON_AddStringToObject(o, "vendor", d->vendor);
-    cJSON_AddStringToObject(o, "driver", d->driver);
-    cJSON_AddBoolToObject(o, "is_gpu", d->is_gpu);
-    trr_json_add_number(o, "global_memory", (double)d->global_memory);
-    trr_json_add_number(o, "compute_units", d->compute_units);
-    trr_json_add_number(o, "subgroup_width", d->subgroup_width);
-    cJSON_AddBoolToObject(o, "native_f16", d->native_f16);
-    cJSON_AddBoolToObject(o, "matrix_units", d->matrix_units);
-    cJSON_AddStringToObject(o, "capabilities", d->capabilities);
-    return o;
-}
-
-static cJSON *config_json(const trr_config *c) {
-    cJSON *o = cJSON_CreateObject();
-    trr_json_add_number(o, "block_m", c->block_m);
-    trr_json_add_number(o, "block_n", c->block_n);
-    trr_json_add_number(o, "block_k", c->block_k);
-    trr_json_add_number(o, "group_m", c->group_m);
-    trr_json_add_number(o, "threads", c->threads);
-    trr_json_add_number(o, "stages", c->stages);
-    trr_json_add_number(o, "vector_width", c->vector_width);
-    trr_json_add_number(o, "split_k", c->split_k);
-    return o;
-}
 
 static cJSON *result_json(const trr_bench_result *r) {
     const trr_bench_def *def = trr_bench_get(r->bench);
@@ -80,7 +49,7 @@ static cJSON *result_json(const trr_bench_result *r) {
     trr_json_add_number(o, "vendor_figure", r->vendor_figure);
     trr_json_add_number(o, "vendor_median_ms", r->vendor_timing.median_ms);
     trr_json_add_number(o, "fraction_of_vendor", r->vendor_figure > 0 ? r->figure / r->vendor_figure : 0);
-    cJSON_AddItemToObject(o, "config", config_json(&r->config));
+    cJSON_AddItemToObject(o, "config", trr_json_config(&r->config));
     cJSON *chk = cJSON_AddObjectToObject(o, "check");
     trr_json_add_number(chk, "checked", (double)r->check.checked);
     trr_json_add_number(chk, "total", (double)r->check.total);
@@ -93,7 +62,7 @@ static cJSON *result_json(const trr_bench_result *r) {
 
 static cJSON *report_json(const trr_bench_report *rep) {
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddItemToObject(o, "device", device_json(&rep->device));
+    cJSON_AddItemToObject(o, "device", trr_json_device(&rep->device));
     cJSON_AddStringToObject(o, "backend", rep->device.backend);
     cJSON_AddStringToObject(o, "driver", rep->device.driver);
     cJSON_AddStringToObject(o, "library_version", rep->library_version);

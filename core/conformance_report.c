@@ -1,7 +1,7 @@
 /* Conformance reports for people (the ops x devices matrix) and for machines (JSON through cJSON). */
 #include "conformance.h"
 
-#include "json_number.h"
+#include "json_fields.h"
 
 #include <cjson/cJSON.h>
 #include <stdlib.h>
@@ -101,20 +101,6 @@ static const char *dtype_str(trr_dtype d) {
     return n;
 }
 
-static cJSON *device_json(const trr_device_info *d) {
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "spec", d->spec);
-    cJSON_AddStringToObject(o, "backend", d->backend);
-    cJSON_AddStringToObject(o, "name", d->name);
-    cJSON_AddStringToObject(o, "vendor", d->vendor);
-    cJSON_AddStringToObject(o, "driver", d->driver);
-    cJSON_AddBoolToObject(o, "is_gpu", d->is_gpu);
-    cJSON_AddNumberToObject(o, "global_memory", (double)d->global_memory);
-    cJSON_AddNumberToObject(o, "compute_units", d->compute_units);
-    cJSON_AddStringToObject(o, "capabilities", d->capabilities);
-    return o;
-}
-
 static cJSON *case_json(const trr_conf_result *r) {
     const trr_case *c = &r->tcase;
     const char *op = "?", *epi = "?";
@@ -153,7 +139,7 @@ static cJSON *report_json(const trr_conf_report *rep) {
     char seed[32];
     snprintf(seed, sizeof seed, "%llu", (unsigned long long)rep->seed);
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddItemToObject(o, "device", device_json(&rep->device));
+    cJSON_AddItemToObject(o, "device", trr_json_device(&rep->device));
     cJSON_AddStringToObject(o, "seed", seed); /* a string: 64-bit seeds do not fit a JSON double */
     cJSON_AddBoolToObject(o, "quick", rep->quick);
     cJSON_AddNumberToObject(o, "seconds", rep->seconds);

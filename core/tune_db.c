@@ -3,6 +3,7 @@
 #include "tune.h"
 
 #include "cache.h"
+#include "json_fields.h"
 #include "op_table.h"
 
 #include <cjson/cJSON.h>
@@ -12,10 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* trr_config is eight ints in this order (trireme.h); the file names each one. */
-static const char *const config_keys[8] = {"block_m", "block_n", "block_k", "group_m",
-                                           "threads", "stages",  "vector_width", "split_k"};
 
 /* ---- keys ---- */
 
@@ -154,8 +151,8 @@ static int get_config(const cJSON *obj, const char *name, trr_config *out, char 
     int *f = &out->block_m;
     for (int i = 0; i < 8; i++) {
         char sub[48];
-        snprintf(sub, sizeof sub, "%s.%s", name, config_keys[i]);
-        const cJSON *fv = cJSON_GetObjectItemCaseSensitive(v, config_keys[i]);
+        snprintf(sub, sizeof sub, "%s.%s", name, trr_json_config_keys[i]);
+        const cJSON *fv = cJSON_GetObjectItemCaseSensitive(v, trr_json_config_keys[i]);
         if (!cJSON_IsNumber(fv) || fv->valuedouble != floor(fv->valuedouble) || fv->valuedouble < 0 ||
             fv->valuedouble > TRR_TUNE_FIELD_MAX)
             return fail(why, cap, "entry %d: \"%s\" is missing or not an integer in [0, %d]", index, sub,
@@ -275,17 +272,6 @@ trr_status trr_tune_db_load(const char *path, trr_tune_entry **out_entries, int 
 
 /* ---- writing ---- */
 
-static cJSON *config_json(const trr_config *c) {
-    cJSON *o = cJSON_CreateObject();
-    const int *f = &c->block_m;
-    for (int i = 0; o && i < 8; i++)
-        if (!cJSON_AddNumberToObject(o, config_keys[i], f[i])) {
-            cJSON_Delete(o);
-            return NULL;
-        }
-    return o;
-}
-
 static cJSON *dims_json(const int64_t d[3]) {
     double v[3] = {(double)d[0], (double)d[1], (double)d[2]};
     return cJSON_CreateDoubleArray(v, 3);
@@ -304,8 +290,8 @@ static cJSON *entry_json(const trr_tune_entry *e) {
              cJSON_AddStringToObject(o, "in", in) && cJSON_AddStringToObject(o, "out", out) &&
              cJSON_AddBoolToObject(o, "trans_a", k->trans_a) && cJSON_AddBoolToObject(o, "trans_b", k->trans_b) &&
              cJSON_AddBoolToObject(o, "tf32", k->tf32);
-    cJSON *parts[4] = {dims_json(k->bucket), dims_json(e->shape), config_json(&e->config),
-                       config_json(&e->default_config)};
+    cJSON *parts[4] = {dims_json(k->bucket), dims_json(e->shape), trr_json_config(&e->config),
+                       trr_json_config(&e->default_config)};
     const char *names[4] = {"bucket", "shape", "config", "default_config"};
     for (int i = 0; i < 4; i++) {
         if (ok && parts[i] && cJSON_AddItemToObject(o, names[i], parts[i])) continue;

@@ -1,0 +1,44 @@
+/* JSON of the runtime's structs (json_fields.h). */
+#include "json_fields.h"
+
+#include <math.h>
+
+const char *const trr_json_config_keys[8] = {"block_m", "block_n", "block_k", "group_m",
+                                             "threads", "stages",  "vector_width", "split_k"};
+
+void trr_json_add_number(cJSON *obj, const char *key, double v) {
+    if (isfinite(v))
+        cJSON_AddNumberToObject(obj, key, v);
+    else
+        cJSON_AddNullToObject(obj, key);
+}
+
+cJSON *trr_json_device(const trr_device_info *d) {
+    cJSON *o = cJSON_CreateObject();
+    if (!o) return NULL;
+    cJSON_AddStringToObject(o, "spec", d->spec);
+    cJSON_AddStringToObject(o, "backend", d->backend);
+    trr_json_add_number(o, "index", d->index);
+    cJSON_AddStringToObject(o, "name", d->name);
+    cJSON_AddStringToObject(o, "vendor", d->vendor);
+    cJSON_AddStringToObject(o, "driver", d->driver);
+    cJSON_AddBoolToObject(o, "is_gpu", d->is_gpu);
+    trr_json_add_number(o, "global_memory", (double)d->global_memory);
+    trr_json_add_number(o, "compute_units", d->compute_units);
+    trr_json_add_number(o, "subgroup_width", d->subgroup_width);
+    cJSON_AddBoolToObject(o, "native_f16", d->native_f16);
+    cJSON_AddBoolToObject(o, "matrix_units", d->matrix_units);
+    cJSON_AddStringToObject(o, "capabilities", d->capabilities);
+    return o;
+}
+
+cJSON *trr_json_config(const trr_config *c) {
+    cJSON *o = cJSON_CreateObject();
+    const int *f = &c->block_m;
+    for (int i = 0; o && i < 8; i++)
+        if (!cJSON_AddNumberToObject(o, trr_json_config_keys[i], f[i])) {
+            cJSON_Delete(o);
+            return NULL;
+        }
+    return o;
+}

@@ -1,0 +1,21 @@
+/* The runtime's own structs and numbers as JSON, one way for every report and file that writes them
+ * (conformance and bench reports, the tuning database). */
+#ifndef TRR_JSON_FIELDS_H
+#define TRR_JSON_FIELDS_H
+
+#include "trireme.h"
+
+#include <cjson/cJSON.h>
+
+/* JSON has no Inf or NaN, and cJSON would write them as null anyway: writing null on purpose keeps what null
+ * means in a report (not finite) documented in one place. */
+void trr_json_add_number(cJSON *obj, const char *key, double v);
+
+/* The names of trr_config's fields in order (block_m ... split_k), as they appear in every JSON file. */
+extern const char *const trr_json_config_keys[8];
+
+/* New objects (NULL when cJSON runs out of memory). */
+cJSON *trr_json_device(const trr_device_info *d);
+cJSON *trr_json_config(const trr_config *c);
+
+#endif
