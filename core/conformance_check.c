@@ -81,6 +81,15 @@ float trr_conf_grey_f32(double r, double g, double b) {
 
 double trr_conf_clamp_u8(double v) { return v < 0 ? 0 : v > 255 ? 255 : v; }
 
+int trr_conf_grey_u8_ok(double r, double g, double b, double got, double *out_expect) {
+    const double expect = trr_conf_clamp_u8(roundf(trr_conf_grey_f32(r, g, b)));
+    const double exact = 0.2989 * r + 0.5870 * g + 0.1140 * b;
+    const double lo = floor(exact);
+    *out_expect = expect;
+    if (got == expect) return 1;
+    return fabs(exact - lo - 0.5) <= 1e-4 && (got == trr_conf_clamp_u8(lo) || got == trr_conf_clamp_u8(lo + 1));
+}
+
 void trr_conf_worst_init(trr_conf_mode mode, trr_op op, trr_conf_worst *w1, trr_conf_worst *w2) {
     *w1 = (trr_conf_worst){0};
     *w2 = (trr_conf_worst){0};
@@ -222,12 +231,8 @@ trr_status trr_conf_check(const trr_conf_check_input *in, trr_conf_result *res) 
                 const int64_t p = x->offset + r * x->stride1 + c;
                 const double R = trr_conf_load(x->mem, TRR_U8, p), G = trr_conf_load(x->mem, TRR_U8, p + x->stride0),
                              B = trr_conf_load(x->mem, TRR_U8, p + 2 * x->stride0);
-                const double expect = trr_conf_clamp_u8(roundf(trr_conf_grey_f32(R, G, B)));
-                const double exact = 0.2989 * R + 0.5870 * G + 0.1140 * B;
-                const double lo = floor(exact);
-                int ok = got == expect;
-                if (fabs(exact - lo - 0.5) <= 1e-4)
-                    ok = ok || got == trr_conf_clamp_u8(lo) || got == trr_conf_clamp_u8(lo + 1);
+                double expect;
+                const int ok = trr_conf_grey_u8_ok(R, G, B, got, &expect);
                 trr_conf_note(&w1, ok ? 0 : fabs(got - expect), r, c, got, expect);
                 break;
             }

@@ -73,6 +73,10 @@ double trr_conf_ulp_distance(trr_dtype dt, double got, double want);
 /* SPEC.md's grey value computed in f32 in the SPEC's order, each step rounded to f32. */
 float trr_conf_grey_f32(double r, double g, double b);
 double trr_conf_clamp_u8(double v);
+/* The u8 grey verdict for one pixel: got must equal the SPEC's f32 expression rounded and clamped (*out_expect);
+ * where the exact value lies within 1e-4 of a .5 tie either neighbour passes, since a device may contract to
+ * FMA or round ties its own way. Returns 1 when got passes. */
+int trr_conf_grey_u8_ok(double r, double g, double b, double got, double *out_expect);
 
 /* Appends a "; "-separated part to a verdict message, truncating at cap. */
 void trr_conf_append(char *msg, size_t cap, const char *fmt, ...)
