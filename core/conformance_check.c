@@ -90,6 +90,26 @@ int trr_conf_grey_u8_ok(double r, double g, double b, double got, double *out_ex
     return fabs(exact - lo - 0.5) <= 1e-4 && (got == trr_conf_clamp_u8(lo) || got == trr_conf_clamp_u8(lo + 1));
 }
 
+int trr_conf_judge_element(trr_conf_mode mode, trr_dtype odt, double got, double want, const double rgb[3],
+                           double row_abs, int64_t r, int64_t c, trr_conf_worst *w1, trr_conf_worst *w2) {
+    const double err = fabs(got - want);
+    switch (mode) {
+    case TRR_CONF_MODE_BITEXACT: trr_conf_note(w1, trr_conf_ulp_distance(odt, got, want), r, c, got, want); return 1;
+    case TRR_CONF_MODE_GREY_U8: {
+        double expect;
+        const int ok = trr_conf_grey_u8_ok(rgb[0], rgb[1], rgb[2], got, &expect);
+        trr_conf_note(w1, ok ? 0 : fabs(got - expect), r, c, got, expect);
+        return 1;
+    }
+    case TRR_CONF_MODE_MAX_REL:
+        trr_conf_note(w1, err / fmax(fabs(want), FLT_MIN), r, c, got, want);
+        if (w2->metric) trr_conf_note(w2, err, r, c, got, want);
+        return 1;
+    case TRR_CONF_MODE_ROW_REL: trr_conf_note(w1, err / fmax(row_abs, FLT_MIN), r, c, got, want); return 1;
+    default: return 0;
+    }
+}
+
 void trr_conf_worst_init(trr_conf_mode mode, trr_op op, trr_conf_worst *w1, trr_conf_worst *w2) {
     *w1 = (trr_conf_worst){0};
     *w2 = (trr_conf_worst){0};
@@ -222,31 +242,16 @@ trr_status trr_conf_check(const trr_conf_check_input *in, trr_conf_result *res) 
                 if (nonfinite++ == 0) first_nonfinite[0] = r, first_nonfinite[1] = c, nonfinite_got = got;
                 continue;
             }
-            const double err = fabs(got - want);
-            switch (mode) {
-            case TRR_CONF_MODE_BITEXACT:
-                trr_conf_note(&w1, trr_conf_ulp_distance(odt, got, want), r, c, got, want);
-                break;
-            case TRR_CONF_MODE_GREY_U8: {
+            double rgb[3] = {0, 0, 0};
+            if (mode == TRR_CONF_MODE_GREY_U8) {
                 const int64_t p = x->offset + r * x->stride1 + c;
-                const double R = trr_conf_load(x->mem, TRR_U8, p), G = trr_conf_load(x->mem, TRR_U8, p + x->stride0),
-                             B = trr_conf_load(x->mem, TRR_U8, p + 2 * x->stride0);
-                double expect;
-                const int ok = trr_conf_grey_u8_ok(R, G, B, got, &expect);
-                trr_conf_note(&w1, ok ? 0 : fabs(got - expect), r, c, got, expect);
-                break;
+                for (int ch = 0; ch < 3; ch++) rgb[ch] = trr_conf_load(x->mem, TRR_U8, p + ch * x->stride0);
             }
-            case TRR_CONF_MODE_MAX_REL:
-                trr_conf_note(&w1, err / fmax(fabs(want), FLT_MIN), r, c, got, want);
-                if (w2.metric) trr_conf_note(&w2, err, r, c, got, want);
-                break;
-            case TRR_CONF_MODE_ROW_REL: trr_conf_note(&w1, err / fmax(row_abs, FLT_MIN), r, c, got, want); break;
-            case TRR_CONF_MODE_FROB: err2 += err * err; break;
-            case TRR_CONF_MODE_F16:
-                err2 += err * err;
-                trr_conf_note(&w2, err / fmax(fabs(want), f16_floor), r, c, got, want);
-                break;
-            }
+            if (trr_conf_judge_element(mode, odt, got, want, rgb, row_abs, r, c, &w1, &w2)) continue;
+            /* Frobenius and f16: judged over the whole output below; f16 also bounds each element */
+            const double err = fabs(got - want);
+            err2 += err * err;
+            if (mode == TRR_CONF_MODE_F16) trr_conf_note(&w2, err / fmax(fabs(want), f16_floor), r, c, got, want);
         }
     }
     if (mode == TRR_CONF_MODE_FROB || mode == TRR_CONF_MODE_F16) {

@@ -77,6 +77,12 @@ double trr_conf_clamp_u8(double v);
  * where the exact value lies within 1e-4 of a .5 tie either neighbour passes, since a device may contract to
  * FMA or round ties its own way. Returns 1 when got passes. */
 int trr_conf_grey_u8_ok(double r, double g, double b, double got, double *out_expect);
+/* The verdict on one element for the modes that judge each element alone (bit-exact, u8 grey, max relative,
+ * row relative): notes it in w1 (and in w2 for softmax's absolute bound) and returns 1. rgb is the pixel's R,
+ * G, B (grey only), row_abs the row's sum of |x| (row relative only). Returns 0, noting nothing, for the modes
+ * judged over the whole output (Frobenius, f16), which the caller accumulates its own way. */
+int trr_conf_judge_element(trr_conf_mode mode, trr_dtype odt, double got, double want, const double rgb[3],
+                           double row_abs, int64_t r, int64_t c, trr_conf_worst *w1, trr_conf_worst *w2);
 
 /* Appends a "; "-separated part to a verdict message, truncating at cap. */
 void trr_conf_append(char *msg, size_t cap, const char *fmt, ...)
