@@ -3,11 +3,18 @@
 # the device list, the conformance suite on every device (CUDA, OpenCL and Vulkan on the GPU), then the
 # benchmarks of every GPU backend and the PyTorch/Triton/cuBLAS anchors in the same run.
 #
-#   bench/gpu_run.sh [STEP...]      steps: devices conformance bench anchors tune (default: the first four)
+#   bench/gpu_run.sh [STEP...]      steps: devices conformance bench anchors tune tune-check
+#                                   (default: the first four)
 #
 # Environment: TRIREME_GPU_BUILD (default build-gpu, made by `make gpu-build`), OUT (where logs go; the device
 # tool sets it), CONF_DEVICES and BENCH_DEVICES (default gpus: every GPU of every backend; "all" adds
-# PoCL and the CPU), BENCH_SIZES (default quick), BENCH_OPS (default all), TUNE_DEVICES (default gpus).
+# PoCL and the CPU), BENCH_SIZES (default quick), BENCH_OPS (default all), BENCH_REPS (default: the bench's
+# own), BENCH_TAG (suffix of the bench's file names, so two bench steps of one run keep both), TUNE_DEVICES
+# (default gpus), TUNE_OPS (default "matmul softmax").
+#
+# tune: one shape per tuning-database bucket (powers of two) over SPEC's matmul and softmax sizes, so every
+# SPEC size finds a tuned entry; tune-check: the bench at sizes between those shapes, once with the database
+# and once without it, side by side (a tuned config must not lose to the default by more than noise).
 # At most 8 files come back from $OUT, so every step's progress (stderr) goes to one log, $OUT/stderr.log.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -42,6 +49,15 @@ export TRIREME_CACHE_DIR=${TRIREME_CACHE_DIR:-/tmp/trireme-cache}
 T="$BUILD/cli/trireme"
 status=0
 
+# The device specs of the GPUs (or of every device with "all") among the listed ones: "gpus", "all" or a list.
+gpu_devices() {
+  case "$1" in
+    gpus|all) "$T" devices 2>/dev/null | awk -v want="$1" \
+                '$1 ~ /^(cuda|opencl|vulkan|cpu):[0-9]+$/ {spec=$1; getline; if (want=="all" || $0 ~ /GPU$/) print spec}' ;;
+    *) echo "$1" | tr ',' '\n' ;;
+  esac
+}
+
 for step in "${steps[@]}"; do
   case "$step" in
     devices)
@@ -52,25 +68,45 @@ for step in "${steps[@]}"; do
       "$T" conformance --device "${CONF_DEVICES:-gpus}" --json "$OUT/conformance.json" 2>>"$ERR" | tee "$OUT/conformance.txt"
       [ "${PIPESTATUS[0]}" -eq 0 ] || status=1 ;;
     bench)
-      mkdir -p "$OUT/plots"
-      "$T" bench ${BENCH_OPS:-} --device "${BENCH_DEVICES:-gpus}" --sizes "$SIZES" --json "$OUT/bench.json" --plot "$OUT/plots" \
-        2>>"$ERR" | tee "$OUT/bench.txt"
+      tag=${BENCH_TAG:-}
+      mkdir -p "$OUT/plots$tag"
+      "$T" bench ${BENCH_OPS:-} --device "${BENCH_DEVICES:-gpus}" --sizes "$SIZES" ${BENCH_REPS:+--reps "$BENCH_REPS"} \
+        --json "$OUT/bench$tag.json" --plot "$OUT/plots$tag" 2>>"$ERR" | tee "$OUT/bench$tag.txt"
       [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
-      tar -C "$OUT" -cf "$OUT/plots.tar" plots && rm -rf "$OUT/plots" ;;
+      tar -C "$OUT" -cf "$OUT/plots$tag.tar" "plots$tag" && rm -rf "$OUT/plots$tag" ;;
     anchors)
       PYTHONUNBUFFERED=1 python3 bench/anchors.py "$OUT/anchors.json" 2>>"$ERR"
       [ $? -eq 0 ] || status=1 ;;
     tune)
-      # SPEC's matmul and softmax sizes; the database goes to $OUT/tune.json, the default-vs-tuned table to
-      # $OUT/tune.txt.
-      for d in $(TRIREME_CACHE_DIR=$TRIREME_CACHE_DIR "$T" devices 2>/dev/null | awk -v want="${TUNE_DEVICES:-gpus}" \
-                 '$1 ~ /^(cuda|opencl|vulkan|cpu):[0-9]+$/ {spec=$1; getline; if (want=="all" || $0 ~ /GPU$/) print spec}'); do
-        "$T" tune matmul --device "$d" --shapes 1024x1024x1024,4096x4096x4096 --dtype "f16->f16,f32" --layout nn \
-          --db "$OUT/tune.json" 2>>"$ERR" | tee -a "$OUT/tune.txt"
-        "$T" tune softmax --device "$d" --shapes 4096x1024,4096x4096,4096x12288 --dtype f32 \
-          --db "$OUT/tune.json" 2>>"$ERR" | tee -a "$OUT/tune.txt"
+      # The database goes to $OUT/tune.json, the default-vs-tuned table to $OUT/tune.txt.
+      for d in $(gpu_devices "${TUNE_DEVICES:-gpus}"); do
+        for op in ${TUNE_OPS:-matmul softmax}; do
+          case "$op" in
+            matmul)
+              "$T" tune matmul --device "$d" --dtype "f16->f16,f32" --layout nn --db "$OUT/tune.json" \
+                --shapes 256x256x256,512x512x512,1024x1024x1024,2048x2048x2048,4096x4096x4096,8192x8192x8192 \
+                2>>"$ERR" | tee -a "$OUT/tune.txt"
+              "$T" tune matmul --device "$d" --dtype f32 --layout nn --db "$OUT/tune.json" --shapes 8192x4096x6144 \
+                2>>"$ERR" | tee -a "$OUT/tune.txt" ;;
+            softmax)
+              "$T" tune softmax --device "$d" --dtype f32 --db "$OUT/tune.json" \
+                --shapes 4096x256,4096x512,4096x1024,4096x2048,4096x4096,4096x8192,4096x12288 \
+                2>>"$ERR" | tee -a "$OUT/tune.txt" ;;
+          esac
+          [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+        done
       done ;;
-    *) echo "gpu_run.sh: unknown step '$step' (devices conformance bench anchors tune)" >&2; exit 2 ;;
+    tune-check)
+      # SPEC sizes the tuner did not time (they share a bucket with one it did), with and without the database.
+      devs=$(gpu_devices "${TUNE_DEVICES:-gpus}" | paste -sd, -)
+      for db in tuned default; do
+        path="$OUT/tune.json"; [ "$db" = default ] && path=/nonexistent/tune.json
+        TRIREME_TUNE_DB=$path "$T" bench matmul_f16 matmul_f32 softmax_f32 --device "$devs" --no-vendor \
+          --sizes 384,768,1536,3072,6144,1024,4096 ${BENCH_REPS:+--reps "$BENCH_REPS"} \
+          --json "$OUT/tunecheck-$db.json" 2>>"$ERR" >/dev/null || status=1
+      done
+      "$T" bench --compare "$OUT/tunecheck-default.json" "$OUT/tunecheck-tuned.json" | tee "$OUT/tunecheck.txt" ;;
+    *) echo "gpu_run.sh: unknown step '$step' (devices conformance bench anchors tune tune-check)" >&2; exit 2 ;;
   esac
 done
 exit $status
