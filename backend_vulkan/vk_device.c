@@ -153,20 +153,42 @@ static trr_status create_device(trr_context *ctx, trr_vk_device *d) {
     VkPhysicalDeviceCooperativeMatrixFeaturesNV coop = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV, .pNext = &f16,
         .cooperativeMatrix = VK_TRUE};
-    const char *coop_ext = VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME;
-    if (d->phys.coop_f16) s8.pNext = &coop;
+    const char *exts[2];
+    uint32_t n_ext = 0;
+    if (d->phys.coop_f16) {
+        s8.pNext = &coop;
+        exts[n_ext++] = VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME;
+    }
+    /* TRIREME_VK_PIPELINE_STATS=1: the compiler's statistics of each pipeline (a diagnostic, off by default). */
+    const char *stats_env = getenv("TRIREME_VK_PIPELINE_STATS");
+    int stats = stats_env && strcmp(stats_env, "1") == 0 && d->phys.exec_props;
+    VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR pep = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR,
+        .pNext = f2.pNext,
+        .pipelineExecutableInfo = VK_TRUE};
+    if (stats) {
+        f2.pNext = &pep;
+        exts[n_ext++] = VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME;
+    }
     VkDeviceCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
                              .pNext = &f2,
                              .queueCreateInfoCount = 1,
                              .pQueueCreateInfos = &qci,
-                             .enabledExtensionCount = d->phys.coop_f16 ? 1u : 0u,
-                             .ppEnabledExtensionNames = d->phys.coop_f16 ? &coop_ext : NULL};
+                             .enabledExtensionCount = n_ext,
+                             .ppEnabledExtensionNames = n_ext ? exts : NULL};
     TRR_VK_CHECK(ctx, d->fn.vkCreateDevice(d->phys.handle, &ci, NULL, &d->device), "vkCreateDevice");
 #define LOAD(name)                                                                                             \
     d->fn.name = (PFN_##name)d->fn.vkGetDeviceProcAddr(d->device, #name);                                     \
     if (!d->fn.name) return trr_error(ctx, TRR_ERR_UNAVAILABLE, "vulkan: the driver lacks %s", #name);
     TRR_VK_DEVICE_FNS(LOAD)
 #undef LOAD
+    if (stats) {
+        d->get_exec_props = (PFN_vkGetPipelineExecutablePropertiesKHR)d->fn.vkGetDeviceProcAddr(
+            d->device, "vkGetPipelineExecutablePropertiesKHR");
+        d->get_exec_stats = (PFN_vkGetPipelineExecutableStatisticsKHR)d->fn.vkGetDeviceProcAddr(
+            d->device, "vkGetPipelineExecutableStatisticsKHR");
+        if (!d->get_exec_props || !d->get_exec_stats) d->get_exec_props = NULL, d->get_exec_stats = NULL;
+    }
     d->fn.vkGetDeviceQueue(d->device, d->queue_family, 0, &d->queue);
     return TRR_OK;
 }

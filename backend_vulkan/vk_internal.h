@@ -108,6 +108,7 @@ typedef struct trr_vk_phys {
     VkPhysicalDeviceMemoryProperties mem;
     uint32_t subgroup_size;
     int storage16, storage8, float16, coop_khr, coop_nv;
+    int exec_props; /* VK_KHR_pipeline_executable_properties (TRIREME_VK_PIPELINE_STATS=1 prints them) */
     int subgroup_arith; /* subgroup arithmetic operations in compute shaders */
     /* the f16 cooperative-matrix kernel can run: VK_NV_cooperative_matrix with 16x16x16 f16 -> f32 at subgroup
      * scope, the Vulkan memory model, shaderFloat16 and 32-wide subgroups */
@@ -178,6 +179,11 @@ typedef struct trr_vk_device {
 
     VkQueryPool queries;
     int timer_state; /* 0 idle, 1 start requested (written by the next command buffer), 2 started */
+    int timer_separate;
+    /* TRIREME_VK_PIPELINE_STATS=1 and the device has VK_KHR_pipeline_executable_properties: each new pipeline's
+     * compiler statistics (registers, shared memory, ...) go to stderr, a diagnostic for tuning kernels. */
+    PFN_vkGetPipelineExecutablePropertiesKHR get_exec_props;
+    PFN_vkGetPipelineExecutableStatisticsKHR get_exec_stats; /* TRIREME_VK_TIMER_SEPARATE=1: the stop stamp in a command buffer of its own */
 
     /* TRIREME_VK_VALIDATION=1: messages of warning severity or worse, counted by the messenger. */
     int validation;

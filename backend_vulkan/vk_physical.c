@@ -70,6 +70,7 @@ void trr_vk_phys_query(const trr_vk_fns *fn, VkPhysicalDevice handle, trr_vk_phy
         if (ext && fn->vkEnumerateDeviceExtensionProperties(handle, NULL, &n, ext) == VK_SUCCESS) {
             out->coop_khr = has_extension(ext, n, "VK_KHR_cooperative_matrix");
             out->coop_nv = has_extension(ext, n, "VK_NV_cooperative_matrix");
+            out->exec_props = has_extension(ext, n, "VK_KHR_pipeline_executable_properties");
         }
         free(ext);
     }

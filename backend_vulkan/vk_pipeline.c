@@ -141,6 +141,42 @@ static trr_status get_module(trr_context *ctx, trr_vk_device *d, const char *sha
     return TRR_OK;
 }
 
+/* TRIREME_VK_PIPELINE_STATS=1: the compiler's statistics of a new pipeline on stderr, one line (a diagnostic
+ * for kernel tuning: registers and shared memory decide how many workgroups share a multiprocessor). */
+static void print_stats(trr_vk_device *d, VkPipeline pipeline, const char *shader, const uint32_t *spec, int nspec) {
+    VkPipelineInfoKHR pi = {.sType = VK_STRUCTURE_TYPE_PIPELINE_INFO_KHR, .pipeline = pipeline};
+    uint32_t ne = 0;
+    if (d->get_exec_props(d->device, &pi, &ne, NULL) != VK_SUCCESS) return;
+    for (uint32_t e = 0; e < ne; e++) {
+        VkPipelineExecutableInfoKHR ei = {.sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR,
+                                          .pipeline = pipeline, .executableIndex = e};
+        VkPipelineExecutableStatisticKHR st[32];
+        uint32_t ns = 32;
+        for (uint32_t i = 0; i < ns; i++)
+            st[i] = (VkPipelineExecutableStatisticKHR){.sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR};
+        VkResult r = d->get_exec_stats(d->device, &ei, &ns, st);
+        if (r != VK_SUCCESS && r != VK_INCOMPLETE) continue;
+        fprintf(stderr, "vk-stats %s spec", shader);
+        for (int i = 0; i < nspec; i++) fprintf(stderr, "%s%u", i ? "," : " ", spec[i]);
+        fprintf(stderr, ":");
+        for (uint32_t i = 0; i < ns; i++) {
+            switch (st[i].format) {
+            case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_BOOL32_KHR:
+                fprintf(stderr, " [%s]=%u", st[i].name, (unsigned)st[i].value.b32);
+                break;
+            case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_INT64_KHR:
+                fprintf(stderr, " [%s]=%lld", st[i].name, (long long)st[i].value.i64);
+                break;
+            case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_UINT64_KHR:
+                fprintf(stderr, " [%s]=%llu", st[i].name, (unsigned long long)st[i].value.u64);
+                break;
+            default: fprintf(stderr, " [%s]=%g", st[i].name, st[i].value.f64); break;
+            }
+        }
+        fprintf(stderr, "\n");
+    }
+}
+
 trr_status trr_vk_pipeline_get(trr_context *ctx, const char *shader, const uint32_t *spec, int nspec,
                                VkPipeline *out) {
     trr_vk_device *d = trr_vk_dev(ctx);
@@ -165,6 +201,7 @@ trr_status trr_vk_pipeline_get(trr_context *ctx, const char *shader, const uint3
                   .pName = "main",
                   .pSpecializationInfo = &si},
         .layout = d->pipeline_layout};
+    if (d->get_exec_props) ci.flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
     trr_vk_pipeline *p = calloc(1, sizeof *p);
     if (!p) return trr_error(ctx, TRR_ERR_OUT_OF_MEMORY, "vulkan: out of host memory");
     VkResult r = d->fn.vkCreateComputePipelines(d->device, d->pipeline_cache, 1, &ci, NULL, &p->handle);
@@ -175,6 +212,7 @@ trr_status trr_vk_pipeline_get(trr_context *ctx, const char *shader, const uint3
                                                trr_vk_result_name(r))
                                    : s;
     }
+    if (d->get_exec_props) print_stats(d, p->handle, shader, spec, nspec);
     snprintf(p->shader, sizeof p->shader, "%s", shader);
     memcpy(p->spec, spec, sizeof *spec * (size_t)nspec);
     p->nspec = nspec;
