@@ -3,6 +3,7 @@
 
 #include "op_table.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* Rows up to threads * items stay in registers; the smallest step that holds the row keeps blocks small for
@@ -33,13 +34,47 @@ const int trr_cuda_simt_config_count = (int)(sizeof trr_cuda_simt_configs / size
 
 static int elem_size(trr_dtype d) { return d == TRR_F32 ? 4 : d == TRR_F16 ? 2 : 1; }
 
+/* The wgmma kernel's configs, large to small: block_m 128, block_k 64 and 384 threads are fixed by the kernel;
+ * the heuristic takes the first of each block_n, the tuner tries them all. */
+const trr_config trr_cuda_wgmma_configs[] = {
+    {.block_m = 128, .block_n = 256, .block_k = 64, .group_m = 8, .stages = 4, .threads = TRR_CUDA_WGMMA_THREADS},
+    {.block_m = 128, .block_n = 128, .block_k = 64, .group_m = 8, .stages = 6, .threads = TRR_CUDA_WGMMA_THREADS},
+    {.block_m = 128, .block_n = 256, .block_k = 64, .group_m = 8, .stages = 3, .threads = TRR_CUDA_WGMMA_THREADS},
+    {.block_m = 128, .block_n = 128, .block_k = 64, .group_m = 8, .stages = 4, .threads = TRR_CUDA_WGMMA_THREADS},
+};
+const int trr_cuda_wgmma_config_count = (int)(sizeof trr_cuda_wgmma_configs / sizeof trr_cuda_wgmma_configs[0]);
+
+int trr_cuda_wgmma_enabled(const trr_cuda_dev *dev) {
+    if (!dev || dev->cc_major != 9 || dev->cc_minor != 0 || strcmp(dev->arch, "sm_90a") != 0) return 0;
+    if (!trr_cu.TensorMapEncodeTiled) return 0;
+    /* TRIREME_CUDA_WGMMA=0 keeps f16 matmul on the mma.sync kernel (A/B comparisons, a fallback); unset or
+     * anything else lets sm_90a use the wgmma kernel. Measured on an H100 at 4096^3 f16: 668 TFLOPS against
+     * 389 for mma.sync, cuBLAS 733 in the same run (bench/results/2026-11-22-h100-cuda-wgmma-2.txt). */
+    const char *env = getenv("TRIREME_CUDA_WGMMA");
+    return !(env && strcmp(env, "0") == 0);
+}
+
+/* A config the wgmma kernel can take: threads 384 (its own; no mma.sync config uses 384), or threads not
+ * chosen yet and every tile field either unset or the wgmma kernel's. */
+static int wgmma_config(const trr_config *c) {
+    if (c->threads == TRR_CUDA_WGMMA_THREADS) return 1;
+    if (c->threads) return 0;
+    return (!c->block_m || c->block_m == TRR_CUDA_WGMMA_BM) && (!c->block_k || c->block_k == TRR_CUDA_WGMMA_BK) &&
+           (!c->block_n || c->block_n == 128 || c->block_n == 256);
+}
+
 trr_cuda_matmul_path trr_cuda_matmul_path_for(const trr_cuda_dev *dev, const trr_call *call) {
     if (call->x.dtype != TRR_F16) return TRR_CUDA_MATMUL_SIMT;
     if (dev && dev->cc_major < 8) return TRR_CUDA_MATMUL_SIMT;
     if (call->trans_a) return TRR_CUDA_MATMUL_SIMT;
     if (call->x.stride0 % 8 || call->y.stride0 % 8) return TRR_CUDA_MATMUL_SIMT;
     if (trr_cuda_operand_ptr(&call->x) % 16 || trr_cuda_operand_ptr(&call->y) % 16) return TRR_CUDA_MATMUL_SIMT;
+    if (trr_cuda_wgmma_enabled(dev) && wgmma_config(&call->config)) return TRR_CUDA_MATMUL_WGMMA;
     return TRR_CUDA_MATMUL_MMA;
+}
+
+size_t trr_cuda_wgmma_smem(const trr_config *cfg) {
+    return (size_t)cfg->stages * ((size_t)TRR_CUDA_WGMMA_BM + (size_t)cfg->block_n) * TRR_CUDA_WGMMA_BK * 2 + 1024;
 }
 
 int trr_cuda_mma_warp_grid(int bm, int bn, int warps, int *out_wm, int *out_wn) {
@@ -89,7 +124,20 @@ static void choose_matmul(const trr_cuda_dev *dev, trr_call *call) {
     trr_config h;
     memset(&h, 0, sizeof h);
     int sms = dev ? dev->sm_count : 132;
-    if (trr_cuda_matmul_path_for(dev, call) == TRR_CUDA_MATMUL_MMA) {
+    trr_cuda_matmul_path path = trr_cuda_matmul_path_for(dev, call);
+    if (path == TRR_CUDA_MATMUL_WGMMA) {
+        /* 128 x 256 where that still gives every SM a block, else 128 x 128 (a given block_n picks its own). */
+        int bn = call->config.block_n;
+        if (!bn) bn = tiles(call, 128, 256) >= sms ? 256 : 128;
+        h = trr_cuda_wgmma_configs[0];
+        for (int i = 0; i < trr_cuda_wgmma_config_count; i++) {
+            if (trr_cuda_wgmma_configs[i].block_n == bn) {
+                h = trr_cuda_wgmma_configs[i];
+                break;
+            }
+        }
+        h.vector_width = 8;
+    } else if (path == TRR_CUDA_MATMUL_MMA) {
         /* The largest known-good tile that still gives every SM a block; the list runs large to small. */
         int n = trr_matmul_f16_nvidia_config_count;
         h = trr_matmul_f16_nvidia_configs[n - 1];
@@ -173,7 +221,25 @@ static trr_status check_matmul(trr_context *ctx, const trr_cuda_dev *dev, const 
     if (c->threads % 32 || c->threads < 32 || c->threads > max_threads)
         return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda matmul: threads %d must be a multiple of 32 in [32, %d]",
                          c->threads, max_threads);
-    if (trr_cuda_matmul_path_for(dev, call) == TRR_CUDA_MATMUL_MMA) {
+    trr_cuda_matmul_path path = trr_cuda_matmul_path_for(dev, call);
+    if (path == TRR_CUDA_MATMUL_WGMMA) {
+        if (c->threads != TRR_CUDA_WGMMA_THREADS || c->block_m != TRR_CUDA_WGMMA_BM || c->block_k != TRR_CUDA_WGMMA_BK ||
+            (c->block_n != 128 && c->block_n != 256))
+            return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                             "cuda f16 matmul (wgmma): the tile must be 128 x 128 or 128 x 256 with block_k 64 and 384 threads "
+                             "(got %d x %d x %d, %d threads)",
+                             c->block_m, c->block_n, c->block_k, c->threads);
+        if (c->stages < 2 || c->stages > 8)
+            return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda f16 matmul (wgmma): stages must be in [2, 8] (got %d)", c->stages);
+        /* the stages' mbarriers live in static shared memory: 16 bytes a stage */
+        size_t smem = trr_cuda_wgmma_smem(c) + 128;
+        size_t limit = dev ? (size_t)dev->smem_optin : 227u * 1024u;
+        if (smem > limit)
+            return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                             "cuda f16 matmul (wgmma): config needs %zu bytes of shared memory, the device allows %zu", smem, limit);
+        return TRR_OK;
+    }
+    if (path == TRR_CUDA_MATMUL_MMA) {
         int wm, wn;
         if (c->block_m % 16 || c->block_n % 16 || c->block_k % 16 || c->block_k < 16)
             return trr_error(ctx, TRR_ERR_UNSUPPORTED,

@@ -42,6 +42,8 @@ static trr_status load_driver_locked(char *reason, size_t reason_cap) {
     if (!elapsed) elapsed = trr_dynlib_sym(lib, "cuEventElapsedTime", reason, reason_cap);
     if (!elapsed) return TRR_ERR_UNAVAILABLE;
     TRR_STORE_SYM(api.EventElapsedTime, elapsed);
+    void *encode = trr_dynlib_sym(lib, "cuTensorMapEncodeTiled", NULL, 0); /* optional: CUDA 12.0+ */
+    if (encode) TRR_STORE_SYM(api.TensorMapEncodeTiled, encode);
 
     CUresult r = api.Init(0);
     if (r != TRR_CUDA_SUCCESS) {

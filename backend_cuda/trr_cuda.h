@@ -76,7 +76,22 @@ typedef struct trr_cu_api {
 #undef TRR_CU_MEMBER
     /* cuEventElapsedTime_v2 where the driver has it (CUDA 12.8+), else the original; same signature. */
     CUresult (*EventElapsedTime)(float *, CUevent, CUevent);
+    /* cuTensorMapEncodeTiled (CUDA 12.0+, for Hopper's TMA); NULL on older drivers, which then never take the
+     * wgmma matmul path. The enums travel as int: (map, data type, rank, address, dims, strides in bytes of
+     * dims 1.., box, element strides, interleave, swizzle, L2 promotion, out-of-bounds fill). */
+    CUresult (*TensorMapEncodeTiled)(void *, int, unsigned, void *, const uint64_t *, const uint64_t *,
+                                     const unsigned *, const unsigned *, int, int, int, int);
 } trr_cu_api;
+
+/* The driver's CUtensorMap: 128 opaque bytes, 64-byte aligned. */
+typedef struct trr_cu_tensor_map {
+    _Alignas(64) uint64_t opaque[16];
+} trr_cu_tensor_map;
+enum {
+    TRR_CU_TENSOR_MAP_DATA_TYPE_FLOAT16 = 6,
+    TRR_CU_TENSOR_MAP_SWIZZLE_128B = 3,
+    TRR_CU_TENSOR_MAP_L2_PROMOTION_L2_256B = 3
+};
 
 /* ---- NVRTC ---- */
 typedef int nvrtcResult;
@@ -171,6 +186,7 @@ CUdeviceptr trr_cuda_operand_ptr(const trr_operand *op);
 typedef struct trr_cuda_variant {
     const char *file; /* in kernels/cuda */
     char defines[256]; /* "-DOP=1 -DDT=0", space separated */
+    int sm90a_only;    /* uses Hopper's arch-specific instructions (wgmma, setmaxnreg): compiled for sm_90a alone */
 } trr_cuda_variant;
 
 /* Appends a printf-style -D option; returns 0 when it did not fit. */
@@ -186,7 +202,8 @@ int trr_cuda_define(trr_cuda_variant *v, const char *fmt, ...)
 trr_status trr_cuda_compile(trr_context *ctx, const trr_cuda_variant *v, const char *arch, void **out_cubin,
                             size_t *out_cubin_size, char **out_ptx, char **out_log);
 
-/* Every variant the backend can choose (all ops, dtypes, layouts, tile configs), for the CI test. */
+/* Every variant the backend can choose (all ops, dtypes, layouts, tile configs), for the CI test; those with
+ * sm90a_only set are compiled only for sm_90a. */
 typedef void (*trr_cuda_variant_fn)(const trr_cuda_variant *v, void *user);
 void trr_cuda_for_each_variant(trr_cuda_variant_fn fn, void *user);
 /* Compiles every variant for arch with NVRTC alone (no driver). Returns the first failure (TRR_ERR_COMPILE
@@ -220,11 +237,31 @@ int trr_cuda_softmax_online_items(trr_dtype dtype);
 #define TRR_CUDA_SOFTMAX_ONLINE_THREADS 1024
 
 /* matmul paths */
-typedef enum trr_cuda_matmul_path { TRR_CUDA_MATMUL_MMA, TRR_CUDA_MATMUL_SIMT } trr_cuda_matmul_path;
+typedef enum trr_cuda_matmul_path {
+    TRR_CUDA_MATMUL_MMA,
+    TRR_CUDA_MATMUL_SIMT,
+    TRR_CUDA_MATMUL_WGMMA
+} trr_cuda_matmul_path;
 /* Which kernel a matmul call takes: tensor cores for f16 on compute capability 8.0 and later (mma.m16n8k16,
  * cp.async) with A row-major, lda and ldb multiples of 8 and 16-byte aligned operands; the CUDA-core kernel
- * otherwise. dev may be NULL (then the device is assumed able). */
+ * otherwise. On compute capability 9.0 (sm_90a) with the driver's tensor-map encoder, such calls take the
+ * Hopper kernel (wgmma + TMA, matmul_wgmma.cu) instead when the config is one of its own: threads 384, or
+ * threads not chosen yet and a tile that is 0 or its own (128 x 128|256 x 64) in each field. The environment
+ * variable TRIREME_CUDA_WGMMA decides whether it is used at all (see trr_cuda_wgmma_enabled). dev may be NULL
+ * (then the device is assumed able to run mma.sync, and not wgmma). */
 trr_cuda_matmul_path trr_cuda_matmul_path_for(const trr_cuda_dev *dev, const trr_call *call);
+/* Whether the wgmma kernel may be used on dev: compute capability 9.0 with the sm_90a target, the driver's
+ * cuTensorMapEncodeTiled, and TRIREME_CUDA_WGMMA not "0". */
+int trr_cuda_wgmma_enabled(const trr_cuda_dev *dev);
+/* The wgmma kernel's fixed shape: 3 warpgroups (a TMA producer and two consumers of 64 rows each). */
+#define TRR_CUDA_WGMMA_THREADS 384
+#define TRR_CUDA_WGMMA_BM 128
+#define TRR_CUDA_WGMMA_BK 64
+/* Dynamic shared memory of the wgmma kernel: the stage ring plus 1 KB to align it to 1024 bytes. */
+size_t trr_cuda_wgmma_smem(const trr_config *cfg);
+/* The wgmma configs the heuristic and the tuner pick from (block_n, stages; the rest fixed above). */
+extern const trr_config trr_cuda_wgmma_configs[];
+extern const int trr_cuda_wgmma_config_count;
 /* The warp grid the tensor-core kernel uses for a tile: WARPS_M x WARPS_N with warp tiles multiples of 16,
  * as square as the tile allows. 0 when no grid fits. */
 int trr_cuda_mma_warp_grid(int bm, int bn, int warps, int *out_wm, int *out_wn);
@@ -238,6 +275,7 @@ extern const int trr_cuda_simt_config_count;
 void trr_cuda_variant_matmul_mma(trr_cuda_variant *v, const trr_config *cfg, int trans_b, trr_dtype out);
 void trr_cuda_variant_matmul_simt(trr_cuda_variant *v, const trr_config *cfg, trr_dtype in, trr_dtype out,
                                   int trans_a, int trans_b, int aligned);
+void trr_cuda_variant_matmul_wgmma(trr_cuda_variant *v, const trr_config *cfg, int trans_b, trr_dtype out);
 
 /* ---- ops ---- */
 trr_status trr_cuda_run_elementwise(trr_context *ctx, const trr_call *call); /* copy, add, gelu */

@@ -23,6 +23,14 @@ void trr_cuda_variant_matmul_mma(trr_cuda_variant *v, const trr_config *cfg, int
                     out == TRR_F16 ? 1 : 0, mv);
 }
 
+void trr_cuda_variant_matmul_wgmma(trr_cuda_variant *v, const trr_config *cfg, int trans_b, trr_dtype out) {
+    memset(v, 0, sizeof *v);
+    v->file = "matmul_wgmma.cu";
+    v->sm90a_only = 1;
+    trr_cuda_define(v, "-DBN=%d -DSTAGES=%d -DTRANS_B=%d -DDT_OUT=%d", cfg->block_n, cfg->stages, trans_b ? 1 : 0,
+                    out == TRR_F16 ? 1 : 0);
+}
+
 void trr_cuda_variant_matmul_simt(trr_cuda_variant *v, const trr_config *cfg, trr_dtype in, trr_dtype out,
                                   int trans_a, int trans_b, int aligned) {
     memset(v, 0, sizeof *v);
@@ -95,6 +103,15 @@ void trr_cuda_for_each_variant(trr_cuda_variant_fn fn, void *user) {
             }
         }
     }
+    /* matmul, Hopper (sm_90a only): every wgmma config, both B layouts, both output types */
+    for (int i = 0; i < trr_cuda_wgmma_config_count; i++) {
+        for (int tb = 0; tb <= 1; tb++) {
+            for (int o = 0; o < 2; o++) {
+                trr_cuda_variant_matmul_wgmma(&v, &trr_cuda_wgmma_configs[i], tb, floats[o]);
+                fn(&v, user);
+            }
+        }
+    }
     /* matmul, CUDA cores: f32 with every SIMT tile; f16 inputs (the fallback) with the small tile */
     for (int ta = 0; ta <= 1; ta++) {
         for (int tb = 0; tb <= 1; tb++) {
@@ -124,6 +141,7 @@ typedef struct compile_all_state {
 static void compile_one(const trr_cuda_variant *v, void *user) {
     compile_all_state *s = user;
     if (s->status != TRR_OK) return;
+    if (v->sm90a_only && strcmp(s->arch, "sm_90a") != 0) return;
     void *cubin = NULL;
     size_t size = 0;
     char *log = NULL;

@@ -122,7 +122,11 @@ static void add_matmul(case_list *l) {
     } large[] = {{{1823, 127, 781, 0}, 0, 0, TRR_LAYOUT_PACKED},
                  {{1823, 127, 781, 0}, 1, 1, TRR_LAYOUT_STRIDED},
                  {{1000, 1823, 127, 0}, 0, 1, TRR_LAYOUT_PACKED},
-                 {{4099, 17, 1000, 0}, 1, 0, TRR_LAYOUT_STRIDED}};
+                 {{4099, 17, 1000, 0}, 1, 0, TRR_LAYOUT_STRIDED},
+                 /* Packed with N and K multiples of 8: the strides the tensor-core kernels (mma.sync, wgmma)
+                  * take, with an edge in every dimension of their tiles (776 = 3 x 256 + 8, 520 = 8 x 64 + 8). */
+                 {{1001, 776, 520, 0}, 0, 0, TRR_LAYOUT_PACKED},
+                 {{1001, 776, 520, 0}, 0, 1, TRR_LAYOUT_PACKED}};
     /* Epilogues act on the accumulator, so small shapes exercise them fully. */
     static const shape3 epi_shapes[] = {{17, 3, 127, 1}, {127, 1000, 17, 0}, {128, 128, 128, 0}};
     static const struct {

@@ -4,7 +4,8 @@
  * of the lists. Rows for a named backend hide the generic rows (backend NULL) for the same op and dtype.
  *
  * What the tables hold, per backend kind:
- *   cuda    matmul f16: SPEC.md's known-good NVIDIA configs, each with split-K 1, 2 and 4; matmul f32: SIMT
+ *   cuda    matmul f16: SPEC.md's known-good NVIDIA configs, each with split-K 1, 2 and 4, and the Hopper
+ *           kernel's tiles (384 threads); matmul f32: SIMT
  *           tiles (BM x BN x BK, threads), also with split-K; streaming ops: threads x vector width; softmax
  *           and row_sum: threads per row.
  *   opencl  matmul: work-group tiles (BM x BN x BK, threads); streaming: work-group size x vector width;
@@ -56,6 +57,15 @@ static const trr_config cuda_f32_tiles[] = {
     {.block_m = 32, .block_n = 32, .block_k = 8, .threads = 64},
 };
 
+/* f16 matmul on Hopper's wgmma kernel (backend_cuda: 384 threads select it; block_m 128 and block_k 64 are
+ * fixed): both tile widths at two pipeline depths. Other devices drop them in check_config. */
+static const trr_config cuda_wgmma_tiles[] = {
+    {.block_m = 128, .block_n = 256, .block_k = 64, .threads = 384, .stages = 4},
+    {.block_m = 128, .block_n = 256, .block_k = 64, .threads = 384, .stages = 3},
+    {.block_m = 128, .block_n = 128, .block_k = 64, .threads = 384, .stages = 6},
+    {.block_m = 128, .block_n = 128, .block_k = 64, .threads = 384, .stages = 4},
+};
+
 /* Work-group tiles for the OpenCL and Vulkan matmuls: micro-tiles of 4x4 to 8x8 per work-item. */
 static const trr_config wg_tiles[] = {
     {.block_m = 128, .block_n = 128, .block_k = 16, .threads = 256},
@@ -84,11 +94,20 @@ static const trr_config vk_streaming[] = {
 };
 
 /* Cooperative-matrix tiles for the Vulkan f16 matmul (32-wide subgroups of 16x16 tiles): the backend's two
- * defaults (128x128x16:256, 64x64x32:128) and neighbours. Devices without cooperative matrices run the ones
- * the SIMT kernel can take. */
+ * defaults (128x128x16:256, 64x64x32:128) and neighbours, among them tiles whose subgroups own 64x64 patches
+ * (threads = 128 for 128x128, 256 for 128x256 and 256x128; the backend gives each subgroup the squarest
+ * patch). Devices without cooperative matrices run the ones the SIMT kernel can take. */
 static const trr_config vk_coop_tiles[] = {
     {.block_m = 128, .block_n = 128, .block_k = 16, .threads = 256},
     {.block_m = 128, .block_n = 128, .block_k = 32, .threads = 256},
+    {.block_m = 128, .block_n = 128, .block_k = 16, .threads = 128},
+    {.block_m = 128, .block_n = 128, .block_k = 32, .threads = 128},
+    {.block_m = 128, .block_n = 256, .block_k = 16, .threads = 256},
+    {.block_m = 256, .block_n = 128, .block_k = 16, .threads = 256},
+    {.block_m = 256, .block_n = 64, .block_k = 16, .threads = 128},
+    {.block_m = 64, .block_n = 256, .block_k = 16, .threads = 128},
+    {.block_m = 128, .block_n = 64, .block_k = 32, .threads = 64},
+    {.block_m = 64, .block_n = 128, .block_k = 32, .threads = 64},
     {.block_m = 128, .block_n = 64, .block_k = 32, .threads = 128},
     {.block_m = 64, .block_n = 128, .block_k = 32, .threads = 128},
     {.block_m = 64, .block_n = 64, .block_k = 32, .threads = 128},
@@ -100,6 +119,7 @@ static const space_row space_table[] = {
     /* ---- cuda ---- */
     {.backend = "cuda", .ops = MATMUL, .in_dtypes = TRR_DTYPE_BIT(TRR_F16), .list = NULL, .n_list = -1,
      .split_k = {1, 2, 4}},
+    {.backend = "cuda", .ops = MATMUL, .in_dtypes = TRR_DTYPE_BIT(TRR_F16), LIST(cuda_wgmma_tiles)},
     {.backend = "cuda", .ops = MATMUL, .in_dtypes = TRR_DTYPE_BIT(TRR_F32), LIST(cuda_f32_tiles),
      .split_k = {1, 2, 4}},
     {.backend = "cuda", .ops = STREAMING, .threads = {128, 256, 512, 1024}, .vector_width = {1, 2, 4}},
@@ -113,7 +133,7 @@ static const space_row space_table[] = {
     {.backend = "vulkan", .ops = MATMUL, LIST(wg_tiles)},
     {.backend = "vulkan", .ops = MATMUL, .in_dtypes = TRR_DTYPE_BIT(TRR_F16), LIST(vk_coop_tiles)},
     {.backend = "vulkan", .ops = STREAMING, LIST(vk_streaming)},
-    {.backend = "vulkan", .ops = ROWWISE, .threads = {16, 32, 64, 128, 256, 512}},
+    {.backend = "vulkan", .ops = ROWWISE, .threads = {16, 32, 64, 128, 256, 512, 1024}},
     /* ---- cpu: cache blocks; a 64 x 256 f32 panel of A and a 256 x 256 panel of B are the heuristic's ---- */
     {.backend = "cpu", .ops = MATMUL, .block_m = {32, 64, 128}, .block_n = {64, 128, 256, 512},
      .block_k = {128, 256, 512}},

@@ -1,0 +1,272 @@
+/*
+ * f16 matmul on Hopper's warpgroup tensor-core instructions (sm_90a only): C = act(A . B), f16 operands, f32
+ * accumulation, f16 or f32 C. Compile-time: BN (128 or 256), STAGES, TRANS_B (0: B is [K,N] row-major; 1: B is
+ * stored [N,K]), DT_OUT (0 f32, 1 f16). Fixed: BM 128, BK 64, 384 threads (3 warpgroups).
+ * Requirements the host checks: compute capability 9.0, A row-major, lda and ldb multiples of 8, A and B 16-byte
+ * aligned (the tensor-map rules). M, N, K are arbitrary: the tensor-memory-access unit (TMA) fills the parts of
+ * a box outside the matrix with zeros, so edge tiles multiply zeros and only the stores are masked.
+ *
+ * Warp specialisation: warpgroup 0 is the producer (one thread issues TMA copies of each K tile of A and B into
+ * a ring of STAGES shared-memory stages, completion signalled on the stage's "full" mbarrier with a byte
+ * count); warpgroups 1 and 2 are consumers, each owning 64 rows of the 128-row tile and all BN columns in
+ * registers (BN/2 f32 per thread), issuing wgmma.mma_async m64nBNk16 with both operands read from shared memory
+ * through matrix descriptors, and releasing a stage on its "empty" mbarrier once the wgmma that read it are
+ * done (one group in flight behind the one just issued). setmaxnreg moves registers from the producer to the
+ * consumers.
+ *
+ * Shared-memory layouts (TMA with 128-byte swizzle: 16-byte chunk c of 128-byte row r lands at chunk c ^ (r%8),
+ * each stage 1024-byte aligned):
+ *   A stage: [128 m][64 k], K-major: descriptor SBO 1024 (8-row groups), LBO unused; k step kk at +32 bytes.
+ *   B, TRANS_B 1: [BN n][64 k], K-major, like A.
+ *   B, TRANS_B 0: BN/64 boxes of [64 k][64 n], N-major ("transposed" for wgmma, imm-trans-b 1): descriptor LBO
+ *   = 8192 (from one 64-column box to the next), SBO = 1024 (from 8 k rows to the next 8); k step kk at +2048.
+ * Block order is grouped (GROUP_M, a run-time argument); the epilogue is fused and stores from the registers.
+ */
+#define BM 128
+#define BK 64
+#define WG_THREADS 384
+#define A_STAGE_BYTES (BM * BK * 2)
+#define B_STAGE_BYTES (BN * BK * 2)
+#define STAGE_BYTES (A_STAGE_BYTES + B_STAGE_BYTES)
+#define NACC (BN / 2)
+
+#if DT_OUT == 0
+typedef float TO;
+#else
+typedef unsigned short TO;
+#endif
+
+/* CUtensorMap: 128 opaque bytes, 64-byte aligned, passed by value as a __grid_constant__ parameter. */
+struct __align__(64) wg_tensor_map {
+    unsigned long long q[16];
+};
+
+__device__ __forceinline__ unsigned wg_smem_addr(const void *p) {
+    unsigned a;
+    asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));
+    return a;
+}
+
+__device__ __forceinline__ void wg_bar_init(unsigned bar, unsigned count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
+}
+
+__device__ __forceinline__ void wg_bar_expect(unsigned bar, unsigned bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
+}
+
+__device__ __forceinline__ void wg_bar_arrive(unsigned bar) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
+}
+
+/* Waits until the phase of the given parity has completed. */
+__device__ __forceinline__ void wg_bar_wait(unsigned bar, unsigned parity) {
+    asm volatile("{\n"
+                 ".reg .pred done;\n"
+                 "WG_WAIT:\n"
+                 "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+                 "@!done bra WG_WAIT;\n"
+                 "}\n" ::"r"(bar),
+                 "r"(parity)
+                 : "memory");
+}
+
+/* TMA: the box at (inner c0, outer c1) of the tensor map into shared memory at dst, completing on bar. */
+__device__ __forceinline__ void wg_tma_2d(unsigned dst, const wg_tensor_map *map, int c0, int c1, unsigned bar) {
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, "
+                 "%3}], [%4];" ::"r"(dst),
+                 "l"((unsigned long long)map), "r"(c0), "r"(c1), "r"(bar)
+                 : "memory");
+}
+
+/* Shared-memory matrix descriptor, 128-byte swizzle. */
+__device__ __forceinline__ unsigned long long wg_desc(unsigned addr, unsigned lbo, unsigned sbo) {
+    return (unsigned long long)((addr & 0x3FFFFu) >> 4) | ((unsigned long long)((lbo & 0x3FFFFu) >> 4) << 16) |
+           ((unsigned long long)((sbo & 0x3FFFFu) >> 4) << 32) | (1ull << 62);
+}
+
+__device__ __forceinline__ void wg_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+__device__ __forceinline__ void wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
+template <int n> __device__ __forceinline__ void wg_wait_group() {
+    asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(n) : "memory");
+}
+
+/* Pins every accumulator register at this point of the program: code that reads them cannot move above it. */
+__device__ __forceinline__ void wg_fence_acc(float *d) {
+#pragma unroll
+    for (int i = 0; i < NACC; i++) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+/* D[64 x 128] += A (smem, K-major) . B (smem; TNSP: 0 K-major, 1 N-major), f16 in, f32 accumulate. */
+template <int TNSP> __device__ __forceinline__ void wg_mma_n128(float *d, unsigned long long da, unsigned long long db) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {"
+                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
+                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
+                 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
+                 "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+                 "}, %64, %65, p, 1, 1, 0, %67;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+                   "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+                   "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+                   "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+                   "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+                   "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+                 : "l"(da), "l"(db), "r"(1), "n"(TNSP));
+}
+
+/* D[64 x 256] += A (smem, K-major) . B (smem; TNSP: 0 K-major, 1 N-major), f16 in, f32 accumulate. */
+template <int TNSP> __device__ __forceinline__ void wg_mma_n256(float *d, unsigned long long da, unsigned long long db) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 {"
+                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
+                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
+                 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
+                 "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63,"
+                 "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79,"
+                 "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95,"
+                 "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111,"
+                 "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
+                 "}, %128, %129, p, 1, 1, 0, %131;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+                   "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+                   "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+                   "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+                   "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+                   "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+                   "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+                   "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+                   "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+                   "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
+                   "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+                   "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
+                   "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
+                   "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+                 : "l"(da), "l"(db), "r"(1), "n"(TNSP));
+}
+
+/* Stores C[row][col] and C[row][col+1] (an accumulator pair), masked at the edges. */
+__device__ __forceinline__ void wg_store_pair(TO *C, long long ldc, int row, int col, int M, int N, float v0, float v1,
+                                              bool pair_ok) {
+    if (row >= M) return;
+    TO *p = C + (long long)row * ldc + col;
+    if (pair_ok && col + 1 < N) {
+#if DT_OUT == 0
+        float2 w;
+        w.x = v0;
+        w.y = v1;
+        *(float2 *)p = w;
+#else
+        unsigned w = (unsigned)trr_f2h(v0) | ((unsigned)trr_f2h(v1) << 16);
+        *(unsigned *)p = w;
+#endif
+    } else {
+        if (col < N) p[0] = trr_from_f32<TO>(v0);
+        if (col + 1 < N) p[1] = trr_from_f32<TO>(v1);
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
+    matmul_wgmma(const __grid_constant__ wg_tensor_map tma, const __grid_constant__ wg_tensor_map tmb, TO *C,
+                 long long ldc, int M, int N, int K, int epi, float alpha, int group_m) {
+    extern __shared__ unsigned char wg_smem[];
+    __shared__ __align__(8) unsigned long long full_bar[STAGES], empty_bar[STAGES];
+    /* 128-byte swizzle atoms repeat every 1024 bytes: the ring starts on such a boundary (the host adds 1 KB). */
+    const unsigned ring = (wg_smem_addr(wg_smem) + 1023u) & ~1023u;
+    const unsigned full0 = wg_smem_addr(full_bar), empty0 = wg_smem_addr(empty_bar);
+
+    const int tid = threadIdx.x, wg = tid >> 7;
+    if (tid == 0) {
+#pragma unroll
+        for (int s = 0; s < STAGES; s++) {
+            wg_bar_init(full0 + 8 * s, 1);
+            wg_bar_init(empty0 + 8 * s, 2 * 128);
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    }
+    __syncthreads();
+
+    int npm = (M + BM - 1) / BM, npn = (N + BN - 1) / BN;
+    int pm, pn;
+    trr_grouped_block(blockIdx.x, npm, npn, group_m, &pm, &pn);
+    const int m0 = pm * BM, n0 = pn * BN;
+    const int kt_count = (K + BK - 1) / BK;
+
+    if (wg == 0) {
+        /* producer */
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
+        if (tid == 0) {
+            asm volatile("prefetch.tensormap [%0];" ::"l"((unsigned long long)&tma) : "memory");
+            asm volatile("prefetch.tensormap [%0];" ::"l"((unsigned long long)&tmb) : "memory");
+            for (int kt = 0; kt < kt_count; kt++) {
+                const int s = kt % STAGES;
+                if (kt >= STAGES) wg_bar_wait(empty0 + 8 * s, (unsigned)((kt / STAGES) - 1) & 1u);
+                const unsigned fb = full0 + 8 * s;
+                wg_bar_expect(fb, STAGE_BYTES);
+                const unsigned a_dst = ring + s * STAGE_BYTES, b_dst = a_dst + A_STAGE_BYTES;
+                const int k0 = kt * BK;
+                wg_tma_2d(a_dst, &tma, k0, m0, fb);
+#if TRANS_B
+                wg_tma_2d(b_dst, &tmb, k0, n0, fb);
+#else
+#pragma unroll
+                for (int j = 0; j < BN / 64; j++) wg_tma_2d(b_dst + j * (64 * BK * 2), &tmb, n0 + 64 * j, k0, fb);
+#endif
+            }
+        }
+    } else {
+        /* consumers: warpgroup c owns rows c*64 .. c*64+63 of the tile */
+        asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
+        const int c = wg - 1;
+        float acc[NACC];
+#pragma unroll
+        for (int i = 0; i < NACC; i++) acc[i] = 0.0f;
+
+        for (int kt = 0; kt < kt_count; kt++) {
+            const int s = kt % STAGES;
+            wg_bar_wait(full0 + 8 * s, (unsigned)(kt / STAGES) & 1u);
+            const unsigned a_st = ring + s * STAGE_BYTES + c * (64 * BK * 2), b_st = ring + s * STAGE_BYTES + A_STAGE_BYTES;
+            wg_fence();
+#pragma unroll
+            for (int kk = 0; kk < BK / 16; kk++) {
+                unsigned long long da = wg_desc(a_st + kk * 32, 16, 1024);
+#if TRANS_B
+                unsigned long long db = wg_desc(b_st + kk * 32, 16, 1024);
+#else
+                unsigned long long db = wg_desc(b_st + kk * (16 * 128), 64 * BK * 2, 1024);
+#endif
+#if BN == 256
+                wg_mma_n256<1 - TRANS_B>(acc, da, db);
+#else
+                wg_mma_n128<1 - TRANS_B>(acc, da, db);
+#endif
+            }
+            wg_commit();
+            /* the group of tile kt-1 is done: its stage may be refilled */
+            wg_wait_group<1>();
+            wg_fence_acc(acc);
+            if (kt > 0) wg_bar_arrive(empty0 + 8 * ((kt - 1) % STAGES));
+        }
+        wg_wait_group<0>();
+        wg_fence_acc(acc);
+
+        /* Accumulator layout of m64nNk16: thread t of the warpgroup holds, for each 8-column group j, (row
+         * 16*(t/32) + (t%32)/4, cols 8j + 2(t%4) + {0,1}) in acc[4j], acc[4j+1] and the same columns 8 rows
+         * lower in acc[4j+2], acc[4j+3]. */
+        const int t = tid & 127, lane = t & 31, warp = t >> 5;
+        const int row = m0 + c * 64 + warp * 16 + (lane >> 2);
+        const bool pair_ok = (ldc & 1) == 0 && (((unsigned long long)C) & (2 * sizeof(TO) - 1)) == 0;
+#pragma unroll
+        for (int j = 0; j < BN / 8; j++) {
+            const int col = n0 + j * 8 + 2 * (lane & 3);
+            wg_store_pair(C, ldc, row, col, M, N, trr_epilogue(acc[4 * j], epi, alpha),
+                          trr_epilogue(acc[4 * j + 1], epi, alpha), pair_ok);
+            wg_store_pair(C, ldc, row + 8, col, M, N, trr_epilogue(acc[4 * j + 2], epi, alpha),
+                          trr_epilogue(acc[4 * j + 3], epi, alpha), pair_ok);
+        }
+    }
+}
