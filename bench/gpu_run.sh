@@ -3,7 +3,7 @@
 # the device list, the conformance suite on every device (CUDA, OpenCL and Vulkan on the GPU), then the
 # benchmarks of every GPU backend and the PyTorch/Triton/cuBLAS anchors in the same run.
 #
-#   bench/gpu_run.sh [STEP...]      steps: devices conformance bench anchors tune tune-check
+#   bench/gpu_run.sh [STEP...]      steps: devices conformance bench anchors tune tune-check vk-clocks
 #                                   (default: the first four)
 #
 # Environment: TRIREME_GPU_BUILD (default build-gpu, made by `make gpu-build`), OUT (where logs go; the device
@@ -113,7 +113,20 @@ for step in "${steps[@]}"; do
           --json "$OUT/tunecheck-$db.json" 2>>"$ERR" >/dev/null || status=1
       done
       "$T" bench --compare "$OUT/tunecheck-default.json" "$OUT/tunecheck-tuned.json" | tee "$OUT/tunecheck.txt" ;;
-    *) echo "gpu_run.sh: unknown step '$step' (devices conformance bench anchors tune tune-check)" >&2; exit 2 ;;
+    vk-clocks)
+      # Are Vulkan-only processes timed at low clocks (bench/results/README.md, "Vulkan at low clocks")? The
+      # same Vulkan cases alone, then with a CUDA device in the same process, with the SM clock sampled
+      # every 100 ms into $OUT/clocks.csv.
+      nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,pstate --format=csv -lms 100 >"$OUT/clocks.csv" 2>/dev/null &
+      smi=$!
+      for devs in vulkan:0 cuda:0,vulkan:0; do
+        echo "== $(date -u +%T) bench --device $devs" | tee -a "$OUT/vk-clocks.txt"
+        { "$T" bench add_f32 --device "$devs" --sizes 2^27 --no-vendor &&
+          "$T" bench softmax_f32 matmul_f16 --device "$devs" --sizes 4096 --no-vendor; } 2>>"$ERR" | \
+          tee -a "$OUT/vk-clocks.txt" || status=1
+      done
+      kill "$smi" 2>/dev/null ;;
+    *) echo "gpu_run.sh: unknown step '$step' (devices conformance bench anchors tune tune-check vk-clocks)" >&2; exit 2 ;;
   esac
 done
 exit $status
