@@ -25,6 +25,32 @@ template <typename T> __device__ __forceinline__ T trr_from_f32(float v);
 template <> __device__ __forceinline__ float trr_from_f32<float>(float v) { return v; }
 template <> __device__ __forceinline__ unsigned short trr_from_f32<unsigned short>(float v) { return trr_f2h(v); }
 
+/* Two consecutive outputs as one 8-byte (f32) or 4-byte (f16) store; p must be aligned to the pair. */
+__device__ __forceinline__ void trr_store2(float *p, float v0, float v1) {
+    float2 w;
+    w.x = v0;
+    w.y = v1;
+    *(float2 *)p = w;
+}
+__device__ __forceinline__ void trr_store2(unsigned short *p, float v0, float v1) {
+    *(unsigned *)p = (unsigned)trr_f2h(v0) | ((unsigned)trr_f2h(v1) << 16);
+}
+
+/* C[row][col] and C[row][col+1], the pair a tensor-core accumulator fragment holds, masked at the edges;
+ * pair_ok says the pair is aligned for one store. */
+template <typename T>
+__device__ __forceinline__ void trr_store_pair(T *C, long long ldc, int row, int col, int M, int N, float v0, float v1,
+                                               bool pair_ok) {
+    if (row >= M) return;
+    T *p = C + (long long)row * ldc + col;
+    if (pair_ok && col + 1 < N) {
+        trr_store2(p, v0, v1);
+    } else {
+        if (col < N) p[0] = trr_from_f32<T>(v0);
+        if (col + 1 < N) p[1] = trr_from_f32<T>(v1);
+    }
+}
+
 /* gelu, tanh form, evaluated as x / (1 + exp(-2u)): equal to 0.5x(1 + tanh u), without the cancellation of
  * 1 + tanh(u) for negative x (the CPU backend uses the same form). */
 __device__ __forceinline__ float trr_gelu(float x) {

@@ -86,27 +86,6 @@ __device__ __forceinline__ void mma_16816(float *c, const unsigned *a, unsigned 
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
-/* Stores C[row][col] and C[row][col+1] (the pair an accumulator fragment holds), masked at the edges. */
-__device__ __forceinline__ void mma_store_pair(TO *C, long long ldc, int row, int col, int M, int N, float v0,
-                                               float v1, bool pair_ok) {
-    if (row >= M) return;
-    TO *p = C + (long long)row * ldc + col;
-    if (pair_ok && col + 1 < N) {
-#if DT_OUT == 0
-        float2 w;
-        w.x = v0;
-        w.y = v1;
-        *(float2 *)p = w;
-#else
-        unsigned w = (unsigned)trr_f2h(v0) | ((unsigned)trr_f2h(v1) << 16);
-        *(unsigned *)p = w;
-#endif
-    } else {
-        if (col < N) p[0] = trr_from_f32<TO>(v0);
-        if (col + 1 < N) p[1] = trr_from_f32<TO>(v1);
-    }
-}
-
 extern "C" __global__ void __launch_bounds__(THREADS)
     matmul_mma(const unsigned short *A, long long lda, const unsigned short *B, long long ldb, TO *C, long long ldc,
                int M, int N, int K, int epi, float alpha, int group_m) {
@@ -269,9 +248,9 @@ extern "C" __global__ void __launch_bounds__(THREADS)
         for (int j = 0; j < NT; j++) {
             int col = n0 + wn0 + j * 8 + 2 * t4;
             float *c = acc[i][j];
-            mma_store_pair(C, ldc, row, col, M, N, trr_epilogue(c[0], epi, alpha), trr_epilogue(c[1], epi, alpha),
+            trr_store_pair(C, ldc, row, col, M, N, trr_epilogue(c[0], epi, alpha), trr_epilogue(c[1], epi, alpha),
                            pair_ok);
-            mma_store_pair(C, ldc, row + 8, col, M, N, trr_epilogue(c[2], epi, alpha),
+            trr_store_pair(C, ldc, row + 8, col, M, N, trr_epilogue(c[2], epi, alpha),
                            trr_epilogue(c[3], epi, alpha), pair_ok);
         }
     }

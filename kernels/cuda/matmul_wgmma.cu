@@ -149,27 +149,6 @@ template <int TNSP> __device__ __forceinline__ void wg_mma_n256(float *d, unsign
                  : "l"(da), "l"(db), "r"(1), "n"(TNSP));
 }
 
-/* Stores C[row][col] and C[row][col+1] (an accumulator pair), masked at the edges. */
-__device__ __forceinline__ void wg_store_pair(TO *C, long long ldc, int row, int col, int M, int N, float v0, float v1,
-                                              bool pair_ok) {
-    if (row >= M) return;
-    TO *p = C + (long long)row * ldc + col;
-    if (pair_ok && col + 1 < N) {
-#if DT_OUT == 0
-        float2 w;
-        w.x = v0;
-        w.y = v1;
-        *(float2 *)p = w;
-#else
-        unsigned w = (unsigned)trr_f2h(v0) | ((unsigned)trr_f2h(v1) << 16);
-        *(unsigned *)p = w;
-#endif
-    } else {
-        if (col < N) p[0] = trr_from_f32<TO>(v0);
-        if (col + 1 < N) p[1] = trr_from_f32<TO>(v1);
-    }
-}
-
 extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
     matmul_wgmma(const __grid_constant__ wg_tensor_map tma, const __grid_constant__ wg_tensor_map tmb, TO *C,
                  long long ldc, int M, int N, int K, int epi, float alpha, int group_m) {
@@ -263,9 +242,9 @@ extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
 #pragma unroll
         for (int j = 0; j < BN / 8; j++) {
             const int col = n0 + j * 8 + 2 * (lane & 3);
-            wg_store_pair(C, ldc, row, col, M, N, trr_epilogue(acc[4 * j], epi, alpha),
+            trr_store_pair(C, ldc, row, col, M, N, trr_epilogue(acc[4 * j], epi, alpha),
                           trr_epilogue(acc[4 * j + 1], epi, alpha), pair_ok);
-            wg_store_pair(C, ldc, row + 8, col, M, N, trr_epilogue(acc[4 * j + 2], epi, alpha),
+            trr_store_pair(C, ldc, row + 8, col, M, N, trr_epilogue(acc[4 * j + 2], epi, alpha),
                           trr_epilogue(acc[4 * j + 3], epi, alpha), pair_ok);
         }
     }
