@@ -63,14 +63,26 @@ static int wgmma_config(const trr_config *c) {
            (!c->block_n || c->block_n == 128 || c->block_n == 256);
 }
 
+static int64_t tiles(const trr_call *call, int bm, int bn) {
+    return ((call->rows + bm - 1) / bm) * ((call->cols + bn - 1) / bn);
+}
+
 trr_cuda_matmul_path trr_cuda_matmul_path_for(const trr_cuda_dev *dev, const trr_call *call) {
     if (call->x.dtype != TRR_F16) return TRR_CUDA_MATMUL_SIMT;
     if (dev && dev->cc_major < 8) return TRR_CUDA_MATMUL_SIMT;
     if (call->trans_a) return TRR_CUDA_MATMUL_SIMT;
     if (call->x.stride0 % 8 || call->y.stride0 % 8) return TRR_CUDA_MATMUL_SIMT;
     if (trr_cuda_operand_ptr(&call->x) % 16 || trr_cuda_operand_ptr(&call->y) % 16) return TRR_CUDA_MATMUL_SIMT;
-    if (trr_cuda_wgmma_enabled(dev) && wgmma_config(&call->config)) return TRR_CUDA_MATMUL_WGMMA;
-    return TRR_CUDA_MATMUL_MMA;
+    if (!trr_cuda_wgmma_enabled(dev) || !wgmma_config(&call->config)) return TRR_CUDA_MATMUL_MMA;
+    /* With no tile chosen yet, products that give fewer 128 x 128 blocks than a quarter of the SMs stay on
+     * mma.sync, whose small tiles spread them wider: the H100 tuner timed 32x64 tiles there 1.24x (256^3) and
+     * 1.16x (512^3) faster than wgmma's 128-row ones, and wgmma ahead from 1024^3 (64 blocks) up
+     * (bench/results/2026-11-22-h100-tune-buckets.txt). */
+    const trr_config *c = &call->config;
+    int sms = dev ? dev->sm_count : 132;
+    if (!c->threads && !c->block_m && !c->block_n && !c->block_k && tiles(call, 128, 128) * 4 < sms)
+        return TRR_CUDA_MATMUL_MMA;
+    return TRR_CUDA_MATMUL_WGMMA;
 }
 
 size_t trr_cuda_wgmma_smem(const trr_config *cfg) {
@@ -105,10 +117,6 @@ static size_t simt_smem(const trr_config *cfg) {
     return 2u * (size_t)cfg->block_k * (size_t)(cfg->block_m + 4 + cfg->block_n + 4) * 4u;
 }
 
-static int64_t tiles(const trr_call *call, int bm, int bn) {
-    return ((call->rows + bm - 1) / bm) * ((call->cols + bn - 1) / bn);
-}
-
 static void fill(trr_config *c, const trr_config *h) {
     if (!c->block_m) c->block_m = h->block_m;
     if (!c->block_n) c->block_n = h->block_n;
@@ -126,9 +134,10 @@ static void choose_matmul(const trr_cuda_dev *dev, trr_call *call) {
     int sms = dev ? dev->sm_count : 132;
     trr_cuda_matmul_path path = trr_cuda_matmul_path_for(dev, call);
     if (path == TRR_CUDA_MATMUL_WGMMA) {
-        /* 128 x 256 where that still gives every SM a block, else 128 x 128 (a given block_n picks its own). */
+        /* 128 x 256 where that gives nearly every SM a block (2048^3: 128 blocks on 132 SMs, tuned 1.10x over
+         * 128 x 128), else 128 x 128 (a given block_n picks its own). */
         int bn = call->config.block_n;
-        if (!bn) bn = tiles(call, 128, 256) >= sms ? 256 : 128;
+        if (!bn) bn = tiles(call, 128, 256) * 10 >= (int64_t)sms * 9 ? 256 : 128;
         h = trr_cuda_wgmma_configs[0];
         for (int i = 0; i < trr_cuda_wgmma_config_count; i++) {
             if (trr_cuda_wgmma_configs[i].block_n == bn) {
