@@ -1,6 +1,7 @@
 /* A benchmark run on one device: the ceilings first, then every selected case: budget, check, time. */
 #define _POSIX_C_SOURCE 200809L /* gmtime_r */
 #include "bench.h"
+#include "clock.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -12,11 +13,6 @@
 #define CPU_ASSUMED_GBS 2.0
 #define CPU_ASSUMED_GFLOPS 5.0
 
-static double now_s(void) {
-    struct timespec ts;
-    timespec_get(&ts, TIME_UTC);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 const char *trr_bench_outcome_name(trr_bench_outcome outcome) {
     switch (outcome) {
@@ -193,7 +189,7 @@ trr_status trr_bench_run(trr_context *ctx, const trr_bench_options *opt, trr_ben
         plan_free(&p);
         return st;
     }
-    const double t0 = now_s();
+    const double t0 = trr_now_s();
     time_t now = time(NULL);
     struct tm tm_utc;
     gmtime_r(&now, &tm_utc);
@@ -238,17 +234,17 @@ trr_status trr_bench_run(trr_context *ctx, const trr_bench_options *opt, trr_ben
             r->x = trr_bench_size_x(r->bench, &r->tcase);
             char name[96];
             snprintf(name, sizeof name, "%s %s", trr_bench_get(r->bench)->name, r->size);
-            const double elapsed = now_s() - t0;
+            const double elapsed = trr_now_s() - t0;
             const double eta = index ? elapsed / index * (p.total - index) : -1;
             if (opt->progress) opt->progress(opt->user, index, p.total, name, NULL, elapsed, eta);
             st = run_case(&rs, pred, r);
             rep->n_results++;
-            const double el2 = now_s() - t0;
+            const double el2 = trr_now_s() - t0;
             if (opt->progress)
                 opt->progress(opt->user, index, p.total, name, r, el2, el2 / (index + 1) * (p.total - index - 1));
         }
     }
-    rep->seconds = now_s() - t0;
+    rep->seconds = trr_now_s() - t0;
     trr_bench_vendor_close(rs.vendor);
     trr_cache_flush_destroy(&rs.flush);
     plan_free(&p);

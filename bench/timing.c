@@ -1,12 +1,18 @@
 /* Device timing: warm-up, then many repetitions of one call, each between trr_timer_start and trr_timer_stop
  * with the cache flushed before it; the median, min and max. */
 #include "bench.h"
+#include "clock.h"
+
+#include "warmup.h"
 
 #include <stdlib.h>
+#include <time.h>
 
 #define MIN_REPS 5
 #define MAX_REPS 200
-#define WARMUP_S 0.05
+#define WARMUP_DEVICE_S 0.05
+#define MAX_WARMUP_CALLS 20000
+
 
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
@@ -28,10 +34,13 @@ static trr_status time_one(trr_context *ctx, trr_bench_fn fn, void *user, double
 
 trr_status trr_bench_time(trr_context *ctx, trr_bench_fn fn, void *user, const trr_bench_flush *flush, int reps,
                           double target_s, double first_ms, trr_bench_timing *out) {
-    /* warm-up: module loads, compilation and first-touch page faults stay out of the figures; at least one
-     * call, more while they are cheap */
+    /* warm-up: module loads, compilation and first-touch page faults stay out of the figures, and the clocks
+     * come back up after the host-side setup (warmup.h): at least one call, then calls until both the device
+     * time and the wall-clock time of the warm-up reach their minimums */
     double warm_ms = 0, est = first_ms;
-    for (int i = 0; i < 50 && (i == 0 || warm_ms < WARMUP_S * 1e3); i++) {
+    const double wall_s = trr_warmup_seconds(ctx), t0 = trr_now_s();
+    for (int i = 0; i < MAX_WARMUP_CALLS && (i == 0 || warm_ms < WARMUP_DEVICE_S * 1e3 || trr_now_s() - t0 < wall_s);
+         i++) {
         double ms = 0;
         TRR_TRY(trr_cache_flush_run(ctx, flush, i));
         TRR_TRY(time_one(ctx, fn, user, &ms));

@@ -2,6 +2,7 @@
  * poison the output and guard its surroundings, run the op through the public API, and hand the result with
  * the float64 reference to conformance_check.c. */
 #include "conformance.h"
+#include "clock.h"
 
 #include "conformance_check.h"
 #include "random.h"
@@ -29,11 +30,6 @@ static uint64_t case_seed(uint64_t seed, const char *name) {
     return trr_rng_next(&s);
 }
 
-static double now_s(void) {
-    struct timespec ts;
-    timespec_get(&ts, TIME_UTC);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* ---- operand layout ---- */
 
@@ -426,7 +422,7 @@ trr_status trr_conformance_run(trr_context *ctx, const trr_conf_options *options
     for (int i = 0; i < n_cases; i++)
         if (!options->op_mask || (options->op_mask & (1u << cases[i].op))) total++;
 
-    const double t0 = now_s();
+    const double t0 = trr_now_s();
     for (int i = 0; i < n_cases; i++) {
         const trr_case *tc = &cases[i];
         if (options->op_mask && !(options->op_mask & (1u << tc->op))) continue;
@@ -434,18 +430,18 @@ trr_status trr_conformance_run(trr_context *ctx, const trr_conf_options *options
         res->tcase = *tc;
         res->metric = "";
         trr_case_describe(tc, res->name, sizeof res->name);
-        const double c0 = now_s();
+        const double c0 = trr_now_s();
         st = run_case(ctx, tc, options->seed, res);
         if (st != TRR_OK) {
             trr_conformance_free(rep);
             return st;
         }
-        res->wall_ms = 1e3 * (now_s() - c0);
+        res->wall_ms = 1e3 * (trr_now_s() - c0);
         rep->n_results++;
         if (options->progress)
-            options->progress(options->user, rep->n_results - 1, total, res, now_s() - t0);
+            options->progress(options->user, rep->n_results - 1, total, res, trr_now_s() - t0);
     }
-    rep->seconds = now_s() - t0;
+    rep->seconds = trr_now_s() - t0;
     summarise(rep);
     *out_report = rep;
     return TRR_OK;

@@ -7,6 +7,7 @@
  * call). Each is printed once per version of the file. */
 #define _POSIX_C_SOURCE 200809L
 #include "tune.h"
+#include "clock.h"
 
 #include "tune_space.h"
 
@@ -36,11 +37,6 @@ typedef struct db_cache {
 static pthread_mutex_t db_lock = PTHREAD_MUTEX_INITIALIZER;
 static db_cache db;
 
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static void drop_entries(void) {
     free(db.entries);
@@ -58,7 +54,7 @@ void trr_tune_reset(void) {
 
 /* Under db_lock. Brings the cache up to date with the file when the recheck interval has passed. */
 static void refresh(void) {
-    double now = now_s();
+    double now = trr_now_s();
     if (db.resolved && now < db.next_check) return;
     db.next_check = now + RECHECK_SECONDS;
     const char *env = getenv("TRIREME_TUNE_DB");

@@ -4,6 +4,7 @@
  * after warm-up, trr_timer_start/stop around each call). The fastest checked config wins. */
 #define _POSIX_C_SOURCE 200809L
 #include "tuner.h"
+#include "clock.h"
 
 #include "cache_flush.h"
 #include "cases.h"
@@ -12,6 +13,7 @@
 #include "reference.h"
 #include "tune_space.h"
 #include "validate.h"
+#include "warmup.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -26,16 +28,15 @@
 #define SAMPLE_ROWS 16
 /* A candidate whose first timed runs are this much slower than the best is not timed further. */
 #define ABANDON_FACTOR 2.0
-#define WARMUP_S 0.05
-#define MAX_WARMUP_CALLS 2000
+#define MAX_WARMUP_CALLS 20000
+/* A candidate replaces the default only when it is at least this much faster. Two runs of the same small kernel
+ * differ by several percent (an H100 CUDA f16 1024^3 won by 1% in the tuner and lost by 7% in the next bench,
+ * bench/results/2026-11-22-h100-tunecheck-cuda-vulkan.txt), so a smaller win is noise and a database entry
+ * built on it can only make things worse. */
+#define MIN_GAIN 1.03
 
 /* ---- inputs ---- */
 
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 typedef struct operand {
     trr_dtype dtype;
@@ -295,14 +296,15 @@ static int cmp_double(const void *a, const void *b) {
 }
 
 /* Times the current config: warm-up, then reps runs each between trr_timer_start/stop; the median. Stops early
- * (*out_cut) once the median of the first three is over ABANDON_FACTOR times best_ms. */
-static trr_status time_config(tune_run *r, int warmup, int reps, double best_ms, double *out_ms, int *out_cut) {
+ * (*out_cut) once the median of the first three is over ABANDON_FACTOR times best_ms. warm_s: seconds of
+ * back-to-back calls first (warmup.h): the whole warm-up after the host has kept the device idle, a short one
+ * between candidates timed one after the other. */
+#define BETWEEN_CANDIDATES_WARMUP_S 0.05
+static trr_status time_config(tune_run *r, int warmup, int reps, double warm_s, double best_ms, double *out_ms,
+                              int *out_cut) {
     *out_cut = 0;
-    /* The checked run was the first warm-up. Then at least WARMUP_S of back-to-back calls: after the host-side
-     * check the GPU has idled, and a few short calls time it at idle clocks (an H100's Vulkan f16 matmul 4096^3
-     * read 4.36 ms in the tuner after 2 warm-up calls, 0.86 ms in the bench after 50 ms of them). */
-    const double t0 = now_s();
-    for (int w = 1; w < warmup || now_s() - t0 < WARMUP_S; w++) {
+    const double t0 = trr_now_s();
+    for (int w = 1; w < warmup || trr_now_s() - t0 < warm_s; w++) {
         TRR_TRY(call_op(r));
         if (w % 8 == 0) TRR_TRY(trr_synchronize(r->ctx)); /* the wall clock then follows the device */
         if (w >= MAX_WARMUP_CALLS) break;
@@ -398,6 +400,7 @@ typedef struct search {
     int n;            /* candidates, the default first */
     int to_time;      /* not dropped */
     double *ms;       /* per candidate: median, or -1 when not timed */
+    unsigned char *passed; /* per candidate: 1 once its output passed the check */
     int best;         /* fastest so far, or -1 */
     double best_ms;
     double default_ms;
@@ -407,7 +410,7 @@ typedef struct search {
 static void report(const trr_tune_options *o, tune_run *r, const search *s, int done, const trr_config *cfg,
                    double ms, const char *note, double t0) {
     if (!o->progress) return;
-    double elapsed = now_s() - t0;
+    double elapsed = trr_now_s() - t0;
     trr_tune_progress p = {.job = r->job, .index = done, .total = s->to_time, .config = cfg, .ms = ms,
                            .note = note ? note : "", .best_ms = s->best >= 0 ? s->best_ms : -1.0,
                            .best = s->best >= 0 ? &s->cand[s->best].resolved : NULL, .elapsed_s = elapsed,
@@ -415,14 +418,16 @@ static void report(const trr_tune_options *o, tune_run *r, const search *s, int 
     o->progress(o->user, &p);
 }
 
+/* Every candidate is checked first and the ones that pass are then timed one after the other: a check keeps the
+ * device idle while the host compares the output, and its clocks fall within 100 ms of that (warmup.h), so
+ * timing straight after each check would need the full warm-up for every candidate. */
 static trr_status run_search(tune_run *r, const trr_tune_options *o, search *s, trr_tune_outcome *out) {
     const int reps = o->reps > 0 ? o->reps : 10, warmup = o->warmup > 0 ? o->warmup : 2;
-    const double t0 = now_s();
+    const double t0 = trr_now_s();
     int done = 0;
     for (int i = 0; i < s->n; i++) {
         trr_tune_candidate *c = &s->cand[i];
         if (c->dropped) continue;
-        done++;
         TRR_TRY(trr_config_override(r->ctx, r->job->op, &c->resolved));
         int pass = 0;
         char msg[320] = "";
@@ -432,31 +437,39 @@ static trr_status run_search(tune_run *r, const trr_tune_options *o, search *s, 
             /* the config cannot run here (a compile or launch limit check_config does not know): drop it */
             snprintf(msg, sizeof msg, "could not run: %s", trr_last_error(r->ctx));
             if (st == TRR_ERR_DEVICE) { /* a device error may leave the context unusable: stop here */
-                report(o, r, s, done, &c->resolved, -1, msg, t0);
+                report(o, r, s, ++done, &c->resolved, -1, msg, t0);
                 return st;
             }
             pass = 0;
         } else if (st != TRR_OK) {
             return st;
         }
-        if (!pass) {
-            out->failed++;
-            if (!out->first_failure[0]) {
-                char cfg[64];
-                trr_config_format(&c->resolved, cfg, sizeof cfg);
-                snprintf(out->first_failure, sizeof out->first_failure, "%s: %s", cfg, msg);
-            }
-            report(o, r, s, done, &c->resolved, -1, msg, t0);
+        if (pass) {
+            s->passed[i] = 1;
             continue;
         }
+        out->failed++;
+        if (!out->first_failure[0]) {
+            char cfg[64];
+            trr_config_format(&c->resolved, cfg, sizeof cfg);
+            snprintf(out->first_failure, sizeof out->first_failure, "%s: %s", cfg, msg);
+        }
+        report(o, r, s, ++done, &c->resolved, -1, msg, t0);
+    }
+    double warm_s = trr_warmup_seconds(r->ctx);
+    for (int i = 0; i < s->n; i++) {
+        if (!s->passed[i]) continue;
+        trr_tune_candidate *c = &s->cand[i];
+        TRR_TRY(trr_config_override(r->ctx, r->job->op, &c->resolved));
         double ms = 0;
         int cut = 0;
-        TRR_TRY(time_config(r, warmup, reps, s->best >= 0 ? s->best_ms : -1, &ms, &cut));
+        TRR_TRY(time_config(r, warmup, reps, warm_s, s->best >= 0 ? s->best_ms : -1, &ms, &cut));
+        warm_s = BETWEEN_CANDIDATES_WARMUP_S;
         out->timed++;
         s->ms[i] = ms;
         if (i == 0) s->default_ms = ms, s->default_ok = 1;
         if (s->best < 0 || ms < s->best_ms) s->best = i, s->best_ms = ms;
-        report(o, r, s, done, &c->resolved, ms, cut ? "cut short: over twice the best" : "", t0);
+        report(o, r, s, ++done, &c->resolved, ms, cut ? "cut short: over twice the best" : "", t0);
     }
     return TRR_OK;
 }
@@ -471,12 +484,11 @@ static trr_status confirm(tune_run *r, const trr_tune_options *o, search *s) {
         double ms = 0;
         int cut = 0;
         TRR_TRY(trr_config_override(r->ctx, r->job->op, &s->cand[which[w]].resolved));
-        TRR_TRY(call_op(r)); /* the first warm-up, as the checked run was in the search */
-        TRR_TRY(time_config(r, warmup, reps, -1, &ms, &cut));
+        TRR_TRY(time_config(r, warmup, reps, BETWEEN_CANDIDATES_WARMUP_S, -1, &ms, &cut));
         if (ms < s->ms[which[w]]) s->ms[which[w]] = ms;
     }
     s->default_ms = s->ms[0];
-    if (s->ms[0] <= s->ms[s->best]) s->best = 0;
+    if (s->ms[0] <= s->ms[s->best] * MIN_GAIN) s->best = 0;
     s->best_ms = s->ms[s->best];
     return TRR_OK;
 }
@@ -500,8 +512,9 @@ trr_status trr_tune_run(trr_context *ctx, const trr_tune_job *job, const trr_tun
     search s = {.best = -1};
     s.cand = calloc(TRR_TUNE_MAX_CANDIDATES + 1, sizeof *s.cand);
     s.ms = malloc((TRR_TUNE_MAX_CANDIDATES + 1) * sizeof *s.ms);
+    s.passed = calloc(TRR_TUNE_MAX_CANDIDATES + 1, 1);
     for (int i = 0; s.ms && i <= TRR_TUNE_MAX_CANDIDATES; i++) s.ms[i] = -1;
-    trr_status st = s.cand && s.ms ? prepare(&r, opt.seed) : trr_error(ctx, TRR_ERR_OUT_OF_MEMORY, "tune: host memory");
+    trr_status st = s.cand && s.ms && s.passed ? prepare(&r, opt.seed) : trr_error(ctx, TRR_ERR_OUT_OF_MEMORY, "tune: host memory");
     if (st != TRR_OK) goto done;
 
     /* the default first: the baseline, and the winner unless a candidate beats it */
@@ -546,6 +559,15 @@ trr_status trr_tune_run(trr_context *ctx, const trr_tune_job *job, const trr_tun
                        out->first_failure);
         goto done;
     }
+    if (!opt.only_config && !s.default_ok) {
+        /* Whatever passed instead would become this bucket's config without a baseline to beat, and a failing
+         * default is a kernel (or bound) question to settle first, not one to route around: an H100 Vulkan f16
+         * 8192^3 run stored a config 6.5x slower than the default this way. */
+        st = trr_error(ctx, TRR_ERR_MISMATCH,
+                       "tune: the default config fails the reference check, so nothing is stored (%s)",
+                       out->first_failure);
+        goto done;
+    }
     {
         trr_tune_entry *e = &out->entry;
         trr_tune_key_of(ctx, &r.call, &e->key);
@@ -564,6 +586,7 @@ done:
     ctx->override[job->op] = saved_override;
     free(s.cand);
     free(s.ms);
+    free(s.passed);
     free_run(&r);
     return st;
 }

@@ -1,0 +1,17 @@
+/* How long timing code keeps a device busy before it times anything. Shared by the benchmarks and the tuner.
+ *
+ * A GPU's clocks can fall within 100 ms of idling (the host filling inputs or checking a result): NVIDIA's Vulkan
+ * driver lets an H100 fall to 345 MHz where CUDA keeps it at 1980, and it took about 0.3 s of steady load to come
+ * back (bench/results/2026-11-22-h100-vk-clocks-*.csv). A few short calls do not bring it back: a Vulkan add of
+ * 2^27 floats timed 1727 GB/s after 50 ms of warm-up against 2998 at full clock, and a 0.3 s warm-up still left
+ * add 2^26 at 1682 GB/s in a full report, so GPUs get 1 s. */
+#ifndef TRR_WARMUP_H
+#define TRR_WARMUP_H
+
+#include "trireme.h"
+
+/* Seconds of back-to-back calls before timing on ctx's device: 1 on a GPU, 0.05 on a CPU device, or
+ * TRIREME_WARMUP_MS when set (0 and up). */
+double trr_warmup_seconds(trr_context *ctx);
+
+#endif
