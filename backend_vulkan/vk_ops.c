@@ -644,10 +644,16 @@ void trr_vk_choose_config(trr_context *ctx, trr_call *call) {
              * 256x128x16:512 144; 128x256x16:256 147 and 256x128x16:256 136 (64x64 patches, 208-212);
              * 128x128x16:128 133 and 128x128x32:128 101 (64x64 patches, 214-239); 64x128x16:128 116;
              * 64x64x16:128 95; 128x64x16:256 91; a variant that kept 2-3 slices in flight in registers lost
-             * (127 at 128x128x16:256). More loads in flight and larger per-subgroup patches did not pay. */
+             * (127 at 128x128x16:256). More loads in flight and larger per-subgroup patches did not pay.
+             * Where the small tiles take over, and how many threads they get, comes from the tuner
+             * (2026-11-22-h100-tune-final.txt, -tunecheck-final.txt): 128x128 wins from 1536^3 (144 of its
+             * tiles, 1.22x) and 2048^3 (1.62x), 64x64 at 1024^3 (64); 64x64 over 8 subgroups rather than 4
+             * while they make under 128 workgroups (256^3 1.15x, 512^3 1.07x), not at 1024^3 (256). */
             int64_t tiles = ((call->rows + 127) / 128) * ((call->cols + 127) / 128);
-            int small = tiles < 264;
-            int bm = small ? 64 : 128, bn = small ? 64 : 128, bk = small ? 32 : 16, th = small ? 128 : 256;
+            int64_t tiles64 = ((call->rows + 63) / 64) * ((call->cols + 63) / 64);
+            int small = tiles < 128;
+            int bm = small ? 64 : 128, bn = small ? 64 : 128, bk = small ? 32 : 16;
+            int th = !small || tiles64 < 128 ? 256 : 128;
             if (!c->block_m) c->block_m = bm;
             if (!c->block_n) c->block_n = bn;
             if (!c->block_k) c->block_k = bk;
@@ -658,10 +664,13 @@ void trr_vk_choose_config(trr_context *ctx, trr_call *call) {
             if (!c->split_k) c->split_k = 1;
             break;
         }
-        int big = call->rows * call->cols >= (int64_t)1024 * 1024 && d->phys.props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
+        /* GPUs: 128x128 tiles from 1024x2048 outputs up, 64x64 with 32-deep slices below (H100 f32: 1.99x
+         * at 1024^3, 1.13x at 768^3, 1.04x at 512^3 over 128x128x16 or 64x64x16; -tune-final.txt) */
+        int gpu = d->phys.props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
+        int big = gpu && call->rows * call->cols > (int64_t)1024 * 1024;
         if (!c->block_m) c->block_m = big ? 128 : 64;
         if (!c->block_n) c->block_n = big ? 128 : 64;
-        if (!c->block_k) c->block_k = 16;
+        if (!c->block_k) c->block_k = gpu && !big ? 32 : 16;
         if (!c->threads) c->threads = 256;
         if (!c->group_m) c->group_m = 8;
         if (!c->stages) c->stages = 1;
