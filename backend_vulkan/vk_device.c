@@ -153,9 +153,21 @@ static trr_status create_device(trr_context *ctx, trr_vk_device *d) {
     VkPhysicalDeviceCooperativeMatrixFeaturesNV coop = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV, .pNext = &f16,
         .cooperativeMatrix = VK_TRUE};
+    VkPhysicalDeviceCooperativeMatrixFeaturesKHR coop_khr = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR, .pNext = &f16,
+        .cooperativeMatrix = VK_TRUE};
+    /* TRIREME_VK_COOP_KHR=1: the KHR build of the kernel, where it was built (a glslang of 13 or later) and the
+     * device offers its shape. The same kernel ran 1.14x faster there on an H100 and passed the conformance suite
+     * (bench/results/2026-11-22-h100-vulkan-coop-khr.txt), but not yet under the validation layer, so the NV
+     * extension stays the default until it has. */
+    const char *khr_env = getenv("TRIREME_VK_COOP_KHR");
+    d->coop_khr = TRR_VK_COOP_KHR && d->phys.coop_f16_khr && khr_env && strcmp(khr_env, "1") == 0;
     const char *exts[2];
     uint32_t n_ext = 0;
-    if (d->phys.coop_f16) {
+    if (d->coop_khr) {
+        s8.pNext = &coop_khr;
+        exts[n_ext++] = VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME;
+    } else if (d->phys.coop_f16) {
         s8.pNext = &coop;
         exts[n_ext++] = VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME;
     }

@@ -6,6 +6,8 @@
 #define VK_NO_PROTOTYPES
 #include <vulkan/vulkan.h>
 
+#include "vk_coop_khr.h"
+
 #include "backend.h"
 #include "embedded.h"
 
@@ -38,7 +40,8 @@ extern const size_t trr_vulkan_kernels_count;
 #define TRR_VK_OPTIONAL_INSTANCE_FNS(X)                                                                        \
     X(vkCreateDebugUtilsMessengerEXT)                                                                          \
     X(vkDestroyDebugUtilsMessengerEXT)                                                                         \
-    X(vkGetPhysicalDeviceCooperativeMatrixPropertiesNV)
+    X(vkGetPhysicalDeviceCooperativeMatrixPropertiesNV)                                                        \
+    X(vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR)
 
 #define TRR_VK_DEVICE_FNS(X)                                                                                   \
     X(vkDestroyDevice)                                                                                         \
@@ -113,6 +116,8 @@ typedef struct trr_vk_phys {
     /* the f16 cooperative-matrix kernel can run: VK_NV_cooperative_matrix with 16x16x16 f16 -> f32 at subgroup
      * scope, the Vulkan memory model, shaderFloat16 and 32-wide subgroups */
     int coop_f16;
+    /* the same kernel on VK_KHR_cooperative_matrix: 16x16x16 f16 -> f32 at subgroup scope there */
+    int coop_f16_khr;
 } trr_vk_phys;
 
 /* In-flight work is recorded into a ring of slots; a slot is reused once its fence has signalled, so its
@@ -158,6 +163,7 @@ typedef struct trr_vk_device {
     uint32_t mem_device;  /* memory type for buffers */
     uint32_t mem_staging; /* host-visible, coherent */
     int direct_map;       /* buffers are host-visible: read and write through a mapping, no staging */
+    int coop_khr;         /* the f16 matmul runs the VK_KHR_cooperative_matrix build of its kernel */
 
     VkCommandPool cmd_pool;
     trr_vk_slot slots[TRR_VK_SLOTS];

@@ -505,7 +505,8 @@ static trr_status run_matmul(trr_context *ctx, const trr_call *c) {
     if (use_coop(trr_vk_dev(ctx), c)) {
         dispatch w = {0};
         char shader[32];
-        snprintf(shader, sizeof shader, "matmul_coop_f16_%s", dtype_suffix(c->z.dtype));
+        snprintf(shader, sizeof shader, "matmul_coop%s_f16_%s", trr_vk_dev(ctx)->coop_khr ? "k" : "",
+                 dtype_suffix(c->z.dtype));
         w.shader = shader;
         uint32_t spec[9] = {(uint32_t)c->config.threads, (uint32_t)c->config.block_m, (uint32_t)c->config.block_n,
                             (uint32_t)c->config.block_k, (uint32_t)coop_wm(&c->config), (uint32_t)c->config.group_m,

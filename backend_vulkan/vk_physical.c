@@ -34,6 +34,29 @@ static void query_coop(const trr_vk_fns *fn, trr_vk_phys *out) {
     free(p);
 }
 
+/* VK_KHR_cooperative_matrix offers the NV kernel's 16x16x16 f16 -> f32 subgroup shape (the other
+ * requirements are query_coop's). */
+static void query_coop_khr(const trr_vk_fns *fn, trr_vk_phys *out) {
+    VkPhysicalDeviceCooperativeMatrixFeaturesKHR coop = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR};
+    VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &coop};
+    fn->vkGetPhysicalDeviceFeatures2(out->handle, &f2);
+    uint32_t n = 0;
+    if (!coop.cooperativeMatrix || !fn->vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR ||
+        fn->vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR(out->handle, &n, NULL) != VK_SUCCESS || n == 0)
+        return;
+    VkCooperativeMatrixPropertiesKHR *p = calloc(n, sizeof *p);
+    if (!p) return;
+    for (uint32_t i = 0; i < n; i++) p[i].sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_KHR;
+    if (fn->vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR(out->handle, &n, p) == VK_SUCCESS)
+        for (uint32_t i = 0; i < n; i++)
+            if (p[i].MSize == 16 && p[i].NSize == 16 && p[i].KSize == 16 && p[i].AType == VK_COMPONENT_TYPE_FLOAT16_KHR &&
+                p[i].BType == VK_COMPONENT_TYPE_FLOAT16_KHR && p[i].CType == VK_COMPONENT_TYPE_FLOAT32_KHR &&
+                p[i].ResultType == VK_COMPONENT_TYPE_FLOAT32_KHR && p[i].scope == VK_SCOPE_SUBGROUP_KHR)
+                out->coop_f16_khr = 1;
+    free(p);
+}
+
 void trr_vk_phys_query(const trr_vk_fns *fn, VkPhysicalDevice handle, trr_vk_phys *out) {
     memset(out, 0, sizeof *out);
     out->handle = handle;
@@ -75,6 +98,7 @@ void trr_vk_phys_query(const trr_vk_fns *fn, VkPhysicalDevice handle, trr_vk_phy
         free(ext);
     }
     if (out->coop_nv && v12 && out->float16 && out->storage16 && out->subgroup_size == 32) query_coop(fn, out);
+    if (out->coop_f16 && out->coop_khr) query_coop_khr(fn, out);
 }
 
 static uint64_t device_local_bytes(const VkPhysicalDeviceMemoryProperties *m) {

@@ -9,7 +9,11 @@
 // global memory when the output is aligned (pc.pad bit 2), the others through a per-subgroup shared scratch.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
+#if defined(COOP_KHR)
+#extension GL_KHR_cooperative_matrix : require
+#else
 #extension GL_NV_cooperative_matrix : require
+#endif
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_KHR_shader_subgroup_basic : require
 #define X_F16
@@ -49,8 +53,26 @@ shared uvec4 Bs[2u * B_SZ];
 layout(std430, set = 0, binding = 0) readonly buffer BufX4 { uvec4 x4[]; };
 layout(std430, set = 0, binding = 1) readonly buffer BufY4 { uvec4 y4[]; };
 
+// The same kernel on either extension (COOP_KHR: VK_KHR_cooperative_matrix, which needs glslang 13 or later;
+// else VK_NV_cooperative_matrix). KHR types say which operand they are; col is a literal true or false.
+#if defined(COOP_KHR)
+#define ACC coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
+#define HACC coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
+#define AMAT coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA>
+#define BMAT coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB>
+#define LAYOUT(col) ((col) ? gl_CooperativeMatrixLayoutColumnMajor : gl_CooperativeMatrixLayoutRowMajor)
+#define MAT_LOAD(m, buf, off, ld, col) coopMatLoad(m, buf, off, ld, LAYOUT(col))
+#define MAT_STORE(m, buf, off, ld, col) coopMatStore(m, buf, off, ld, LAYOUT(col))
+#define MAT_MAD(a, b, c) coopMatMulAdd(a, b, c)
+#else
 #define ACC fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>
-#define HMAT fcoopmatNV<16, gl_ScopeSubgroup, 16, 16>
+#define HACC fcoopmatNV<16, gl_ScopeSubgroup, 16, 16>
+#define AMAT HACC
+#define BMAT HACC
+#define MAT_LOAD(m, buf, off, ld, col) coopMatLoadNV(m, buf, off, ld, col)
+#define MAT_STORE(m, buf, off, ld, col) coopMatStoreNV(m, buf, off, ld, col)
+#define MAT_MAD(a, b, c) coopMatMulAddNV(a, b, c)
+#endif
 
 float act(float v) {
     if (EPI == 1u) return max(v, 0.0);
@@ -125,8 +147,8 @@ void main() {
 
     ACC acc[WTM * WTN];
     [[unroll]] for (uint i = 0; i < WTM * WTN; i++) acc[i] = ACC(0.0);
-    HMAT ma[WTM];
-    HMAT mb[WTN];
+    AMAT ma[WTM];
+    BMAT mb[WTN];
     uvec4 ra[A_PER];
     uvec4 rb[B_PER];
     const uint rwa = (TRANS_A == 0u ? BK : BM) / 8u;
@@ -162,19 +184,19 @@ void main() {
             [[unroll]] for (uint i = 0; i < WTM; i++) {
                 uint mm = wm * WTM * 16u + i * 16u;
                 if (TRANS_A == 0u)
-                    coopMatLoadNV(ma[i], As, ab + mm * A_LD + ks / 8u, A_LD, false);
+                    MAT_LOAD(ma[i], As, ab + mm * A_LD + ks / 8u, A_LD, false);
                 else
-                    coopMatLoadNV(ma[i], As, ab + ks * A_LD + mm / 8u, A_LD, true);
+                    MAT_LOAD(ma[i], As, ab + ks * A_LD + mm / 8u, A_LD, true);
             }
             [[unroll]] for (uint j = 0; j < WTN; j++) {
                 uint nn = wn * WTN * 16u + j * 16u;
                 if (TRANS_B == 0u)
-                    coopMatLoadNV(mb[j], Bs, bb + ks * B_LD + nn / 8u, B_LD, false);
+                    MAT_LOAD(mb[j], Bs, bb + ks * B_LD + nn / 8u, B_LD, false);
                 else
-                    coopMatLoadNV(mb[j], Bs, bb + nn * B_LD + ks / 8u, B_LD, true);
+                    MAT_LOAD(mb[j], Bs, bb + nn * B_LD + ks / 8u, B_LD, true);
             }
             [[unroll]] for (uint i = 0; i < WTM; i++)
-                [[unroll]] for (uint j = 0; j < WTN; j++) acc[i * WTN + j] = coopMatMulAddNV(ma[i], mb[j], acc[i * WTN + j]);
+                [[unroll]] for (uint j = 0; j < WTN; j++) acc[i * WTN + j] = MAT_MAD(ma[i], mb[j], acc[i * WTN + j]);
         }
         if (more) {
             uint na = (cur ^ 1u) * A_SZ, nb = (cur ^ 1u) * B_SZ;
@@ -201,14 +223,14 @@ void main() {
             uint gn = n0 + (wn * WTN + j) * 16u;
             if (direct && gm + 16u <= M && gn + 16u <= N) {
 #if defined(Z_F16)
-                HMAT h = HMAT(c);
-                coopMatStoreNV(h, z, pc.zo + gm * pc.zs0 + gn, pc.zs0, false);
+                HACC h = HACC(c);
+                MAT_STORE(h, z, pc.zo + gm * pc.zs0 + gn, pc.zs0, false);
 #else
-                coopMatStoreNV(c, z, pc.zo + gm * pc.zs0 + gn, pc.zs0, false);
+                MAT_STORE(c, z, pc.zo + gm * pc.zs0 + gn, pc.zs0, false);
 #endif
                 continue;
             }
-            coopMatStoreNV(c, As, sg * 64u, 4u, false);
+            MAT_STORE(c, As, sg * 64u, 4u, false);
             subgroupMemoryBarrierShared();
             subgroupBarrier();
             for (uint e = lane; e < 256u; e += 32u) {
