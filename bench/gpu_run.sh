@@ -3,7 +3,7 @@
 # the device list, the conformance suite on every device (CUDA, OpenCL and Vulkan on the GPU), then the
 # benchmarks of every GPU backend and the PyTorch/Triton/cuBLAS anchors in the same run.
 #
-#   bench/gpu_run.sh [STEP...]      steps: devices conformance bench anchors tune tune-check vk-clocks
+#   bench/gpu_run.sh [STEP...]      steps: devices conformance bench anchors tune tune-check vk-clocks f16-bound
 #                                   (default: the first four)
 #
 # Environment: TRIREME_GPU_BUILD (default build-gpu, made by `make gpu-build`), OUT (where logs go; the device
@@ -126,7 +126,11 @@ for step in "${steps[@]}"; do
           tee -a "$OUT/vk-clocks.txt" || status=1
       done
       kill "$smi" 2>/dev/null ;;
-    *) echo "gpu_run.sh: unknown step '$step' (devices conformance bench anchors tune tune-check vk-clocks)" >&2; exit 2 ;;
+    f16-bound)
+      # Does cuBLAS meet the f16 matmul bound at K = 8192 (the open SPEC question of issue 7)? About 20 s.
+      PYTHONUNBUFFERED=1 python3 bench/f16_bound.py "$OUT/f16-bound.json" 2>>"$ERR" | tee "$OUT/f16-bound.txt"
+      [ "${PIPESTATUS[0]}" -eq 0 ] || status=1 ;;
+    *) echo "gpu_run.sh: unknown step '$step' (devices conformance bench anchors tune tune-check vk-clocks f16-bound)" >&2; exit 2 ;;
   esac
 done
 exit $status
