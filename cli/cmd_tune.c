@@ -219,7 +219,10 @@ static void on_progress(void *user, const trr_tune_progress *p) {
     /* the jobs still to come are assumed to cost what the finished ones did on average */
     double per_job = ps->job > 1 ? ps->done_s / (ps->job - 1) : p->elapsed_s + p->left_s;
     double left = p->left_s + per_job * (ps->jobs - ps->job);
-    if (p->ms >= 0)
+    if (p->checking && !p->note[0])
+        fprintf(stderr, "[%d/%d] %s  candidate %d/%d %-26s   checked against the reference: passed  (checks ~%.0f s left)\n",
+                ps->job, ps->jobs, ps->name, p->index, p->total, cfg, p->left_s);
+    else if (p->ms >= 0)
         fprintf(stderr, "[%d/%d] %s  candidate %d/%d %-26s %10.4f ms  best %.4f ms (%s)  ~%.0f s left%s%s\n", ps->job,
                 ps->jobs, ps->name, p->index, p->total, cfg, p->ms, p->best_ms, best, left, p->note[0] ? "  " : "",
                 p->note);

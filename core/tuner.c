@@ -401,20 +401,23 @@ typedef struct search {
     int to_time;      /* not dropped */
     double *ms;       /* per candidate: median, or -1 when not timed */
     unsigned char *passed; /* per candidate: 1 once its output passed the check */
+    int *ordinal;          /* per candidate: its place among those not dropped, for progress */
     int best;         /* fastest so far, or -1 */
     double best_ms;
     double default_ms;
     int default_ok;
 } search;
 
-static void report(const trr_tune_options *o, tune_run *r, const search *s, int done, const trr_config *cfg,
-                   double ms, const char *note, double t0) {
+/* One progress line: index is the candidate's place among those not dropped (the default first), the same in
+ * the check pass (checking = 1) and in the timing pass. */
+static void report(const trr_tune_options *o, tune_run *r, const search *s, int index, int checking,
+                   const trr_config *cfg, double ms, const char *note, double t0) {
     if (!o->progress) return;
     double elapsed = trr_now_s() - t0;
-    trr_tune_progress p = {.job = r->job, .index = done, .total = s->to_time, .config = cfg, .ms = ms,
-                           .note = note ? note : "", .best_ms = s->best >= 0 ? s->best_ms : -1.0,
+    trr_tune_progress p = {.job = r->job, .index = index, .total = s->to_time, .checking = checking, .config = cfg,
+                           .ms = ms, .note = note ? note : "", .best_ms = s->best >= 0 ? s->best_ms : -1.0,
                            .best = s->best >= 0 ? &s->cand[s->best].resolved : NULL, .elapsed_s = elapsed,
-                           .left_s = done > 0 ? elapsed / done * (s->to_time - done) : 0};
+                           .left_s = index > 0 ? elapsed / index * (s->to_time - index) : 0};
     o->progress(o->user, &p);
 }
 
@@ -423,11 +426,12 @@ static void report(const trr_tune_options *o, tune_run *r, const search *s, int 
  * timing straight after each check would need the full warm-up for every candidate. */
 static trr_status run_search(tune_run *r, const trr_tune_options *o, search *s, trr_tune_outcome *out) {
     const int reps = o->reps > 0 ? o->reps : 10, warmup = o->warmup > 0 ? o->warmup : 2;
-    const double t0 = trr_now_s();
-    int done = 0;
+    double t0 = trr_now_s();
+    int ordinal = 0;
     for (int i = 0; i < s->n; i++) {
         trr_tune_candidate *c = &s->cand[i];
         if (c->dropped) continue;
+        s->ordinal[i] = ++ordinal;
         TRR_TRY(trr_config_override(r->ctx, r->job->op, &c->resolved));
         int pass = 0;
         char msg[320] = "";
@@ -437,7 +441,7 @@ static trr_status run_search(tune_run *r, const trr_tune_options *o, search *s, 
             /* the config cannot run here (a compile or launch limit check_config does not know): drop it */
             snprintf(msg, sizeof msg, "could not run: %s", trr_last_error(r->ctx));
             if (st == TRR_ERR_DEVICE) { /* a device error may leave the context unusable: stop here */
-                report(o, r, s, ++done, &c->resolved, -1, msg, t0);
+                report(o, r, s, ordinal, 1, &c->resolved, -1, msg, t0);
                 return st;
             }
             pass = 0;
@@ -446,6 +450,7 @@ static trr_status run_search(tune_run *r, const trr_tune_options *o, search *s, 
         }
         if (pass) {
             s->passed[i] = 1;
+            report(o, r, s, ordinal, 1, &c->resolved, -1, "", t0);
             continue;
         }
         out->failed++;
@@ -454,9 +459,10 @@ static trr_status run_search(tune_run *r, const trr_tune_options *o, search *s, 
             trr_config_format(&c->resolved, cfg, sizeof cfg);
             snprintf(out->first_failure, sizeof out->first_failure, "%s: %s", cfg, msg);
         }
-        report(o, r, s, ++done, &c->resolved, -1, msg, t0);
+        report(o, r, s, ordinal, 1, &c->resolved, -1, msg, t0);
     }
     double warm_s = trr_warmup_seconds(r->ctx);
+    t0 = trr_now_s(); /* the timing pass's own estimate of what is left */
     for (int i = 0; i < s->n; i++) {
         if (!s->passed[i]) continue;
         trr_tune_candidate *c = &s->cand[i];
@@ -469,7 +475,7 @@ static trr_status run_search(tune_run *r, const trr_tune_options *o, search *s, 
         s->ms[i] = ms;
         if (i == 0) s->default_ms = ms, s->default_ok = 1;
         if (s->best < 0 || ms < s->best_ms) s->best = i, s->best_ms = ms;
-        report(o, r, s, ++done, &c->resolved, ms, cut ? "cut short: over twice the best" : "", t0);
+        report(o, r, s, s->ordinal[i], 0, &c->resolved, ms, cut ? "cut short: over twice the best" : "", t0);
     }
     return TRR_OK;
 }
@@ -513,8 +519,9 @@ trr_status trr_tune_run(trr_context *ctx, const trr_tune_job *job, const trr_tun
     s.cand = calloc(TRR_TUNE_MAX_CANDIDATES + 1, sizeof *s.cand);
     s.ms = malloc((TRR_TUNE_MAX_CANDIDATES + 1) * sizeof *s.ms);
     s.passed = calloc(TRR_TUNE_MAX_CANDIDATES + 1, 1);
+    s.ordinal = calloc(TRR_TUNE_MAX_CANDIDATES + 1, sizeof *s.ordinal);
     for (int i = 0; s.ms && i <= TRR_TUNE_MAX_CANDIDATES; i++) s.ms[i] = -1;
-    trr_status st = s.cand && s.ms && s.passed ? prepare(&r, opt.seed) : trr_error(ctx, TRR_ERR_OUT_OF_MEMORY, "tune: host memory");
+    trr_status st = s.cand && s.ms && s.passed && s.ordinal ? prepare(&r, opt.seed) : trr_error(ctx, TRR_ERR_OUT_OF_MEMORY, "tune: host memory");
     if (st != TRR_OK) goto done;
 
     /* the default first: the baseline, and the winner unless a candidate beats it */
@@ -587,6 +594,7 @@ done:
     free(s.cand);
     free(s.ms);
     free(s.passed);
+    free(s.ordinal);
     free_run(&r);
     return st;
 }

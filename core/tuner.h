@@ -25,6 +25,7 @@ typedef struct trr_tune_job {
 typedef struct trr_tune_progress {
     const trr_tune_job *job;
     int index, total;          /* this candidate (1-based) of the candidates to time, the default first */
+    int checking;              /* 1: the check pass (ms < 0; note empty when it passed), 0: the timing pass */
     const trr_config *config;  /* the config as run */
     double ms;                 /* its median; < 0 when it failed the check or could not run */
     const char *note;          /* why it failed, was cut short, or ""; never NULL */
