@@ -1,5 +1,5 @@
-/* VK_KHR_cooperative_matrix, for Vulkan headers older than 1.3.255 (Debian 12 has 1.3.239): the types and enum
- * values the backend uses, as the Vulkan registry defines them. */
+/* VK_KHR_cooperative_matrix and VK_NV_cooperative_matrix2, for Vulkan headers older than them (Debian 12 has
+ * 1.3.239): the types and enum values the backend uses, as the Vulkan registry defines them. */
 #ifndef TRR_VK_COOP_KHR_H
 #define TRR_VK_COOP_KHR_H
 
@@ -35,6 +35,23 @@ typedef struct VkPhysicalDeviceCooperativeMatrixFeaturesKHR {
 } VkPhysicalDeviceCooperativeMatrixFeaturesKHR;
 typedef VkResult(VKAPI_PTR *PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR)(
     VkPhysicalDevice physicalDevice, uint32_t *pPropertyCount, VkCooperativeMatrixPropertiesKHR *pProperties);
+#endif
+
+#ifndef VK_NV_cooperative_matrix2
+#define VK_NV_cooperative_matrix2 1
+#define VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME "VK_NV_cooperative_matrix2"
+#define VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_FEATURES_NV ((VkStructureType)1000593000)
+typedef struct VkPhysicalDeviceCooperativeMatrix2FeaturesNV {
+    VkStructureType sType;
+    void *pNext;
+    VkBool32 cooperativeMatrixWorkgroupScope;
+    VkBool32 cooperativeMatrixFlexibleDimensions;
+    VkBool32 cooperativeMatrixReductions;
+    VkBool32 cooperativeMatrixConversions;
+    VkBool32 cooperativeMatrixPerElementOperations;
+    VkBool32 cooperativeMatrixTensorAddressing;
+    VkBool32 cooperativeMatrixBlockLoads;
+} VkPhysicalDeviceCooperativeMatrix2FeaturesNV;
 #endif
 
 #endif

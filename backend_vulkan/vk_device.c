@@ -31,6 +31,14 @@ trr_status trr_vk_check_validation(trr_context *ctx) {
                      d->validation_text);
 }
 
+/* TRIREME_VK_COOP2=1: f16 matmul on matmul_cm2.comp (VK_NV_cooperative_matrix2) where it was built (a glslang
+ * of 15 or later: backend_vulkan/tools/slang_glslang.c) and the device has what it needs. Not yet run on any
+ * GPU, so opt-in. */
+static int coop2_requested(void) {
+    const char *v = getenv("TRIREME_VK_COOP2");
+    return TRR_VK_COOP2 && v && strcmp(v, "1") == 0;
+}
+
 static int validation_requested(void) {
     const char *v = getenv("TRIREME_VK_VALIDATION");
     return v && *v && strcmp(v, "0") != 0;
@@ -73,7 +81,8 @@ static trr_status create_instance(trr_context *ctx, trr_vk_device *d) {
     VkApplicationInfo app = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
                              .pApplicationName = "trireme",
                              .pEngineName = "trireme",
-                             .apiVersion = VK_API_VERSION_1_2};
+                             /* 1.3 only for the cooperative_matrix2 kernel (SPIR-V 1.6) */
+                             .apiVersion = coop2_requested() ? VK_API_VERSION_1_3 : VK_API_VERSION_1_2};
     VkInstanceCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
                                .pNext = d->validation ? &mci : NULL,
                                .pApplicationInfo = &app,
@@ -161,10 +170,22 @@ static trr_status create_device(trr_context *ctx, trr_vk_device *d) {
      * (bench/results/2026-11-22-h100-vulkan-coop-khr.txt), but not yet under the validation layer, so the NV
      * extension stays the default until it has. */
     const char *khr_env = getenv("TRIREME_VK_COOP_KHR");
-    d->coop_khr = TRR_VK_COOP_KHR && d->phys.coop_f16_khr && khr_env && strcmp(khr_env, "1") == 0;
-    const char *exts[2];
+    d->coop2 = coop2_requested() && d->phys.coop2;
+    d->coop_khr = !d->coop2 && TRR_VK_COOP_KHR && d->phys.coop_f16_khr && khr_env && strcmp(khr_env, "1") == 0;
+    VkPhysicalDeviceCooperativeMatrix2FeaturesNV coop2 = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_FEATURES_NV, .pNext = &coop_khr,
+        .cooperativeMatrixWorkgroupScope = VK_TRUE, .cooperativeMatrixFlexibleDimensions = VK_TRUE,
+        .cooperativeMatrixTensorAddressing = VK_TRUE, .cooperativeMatrixPerElementOperations = VK_TRUE};
+    /* SPIR-V 1.6 declares workgroup sizes with LocalSizeId, which needs maintenance4 */
+    VkPhysicalDeviceMaintenance4Features m4 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_4_FEATURES,
+                                               .pNext = &coop2, .maintenance4 = VK_TRUE};
+    const char *exts[3];
     uint32_t n_ext = 0;
-    if (d->coop_khr) {
+    if (d->coop2) {
+        s8.pNext = &m4;
+        exts[n_ext++] = VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME;
+        exts[n_ext++] = VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME;
+    } else if (d->coop_khr) {
         s8.pNext = &coop_khr;
         exts[n_ext++] = VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME;
     } else if (d->phys.coop_f16) {

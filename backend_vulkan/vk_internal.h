@@ -118,6 +118,9 @@ typedef struct trr_vk_phys {
     int coop_f16;
     /* the same kernel on VK_KHR_cooperative_matrix: 16x16x16 f16 -> f32 at subgroup scope there */
     int coop_f16_khr;
+    /* matmul_cm2.comp can run: VK_NV_cooperative_matrix2 with workgroup scope, flexible dimensions, tensor
+     * addressing and per-element operations, on a Vulkan 1.3 device with maintenance4 (SPIR-V 1.6) */
+    int coop2;
 } trr_vk_phys;
 
 /* In-flight work is recorded into a ring of slots; a slot is reused once its fence has signalled, so its
@@ -164,6 +167,7 @@ typedef struct trr_vk_device {
     uint32_t mem_staging; /* host-visible, coherent */
     int direct_map;       /* buffers are host-visible: read and write through a mapping, no staging */
     int coop_khr;         /* the f16 matmul runs the VK_KHR_cooperative_matrix build of its kernel */
+    int coop2;            /* the f16 matmul runs matmul_cm2.comp (VK_NV_cooperative_matrix2) */
 
     VkCommandPool cmd_pool;
     trr_vk_slot slots[TRR_VK_SLOTS];

@@ -505,7 +505,8 @@ static trr_status run_matmul(trr_context *ctx, const trr_call *c) {
     if (use_coop(trr_vk_dev(ctx), c)) {
         dispatch w = {0};
         char shader[32];
-        snprintf(shader, sizeof shader, "matmul_coop%s_f16_%s", trr_vk_dev(ctx)->coop_khr ? "k" : "",
+        const trr_vk_device *d = trr_vk_dev(ctx);
+        snprintf(shader, sizeof shader, "matmul_%s_f16_%s", d->coop2 ? "cm2" : d->coop_khr ? "coopk" : "coop",
                  dtype_suffix(c->z.dtype));
         w.shader = shader;
         uint32_t spec[9] = {(uint32_t)c->config.threads, (uint32_t)c->config.block_m, (uint32_t)c->config.block_n,
@@ -655,6 +656,9 @@ void trr_vk_choose_config(trr_context *ctx, trr_call *call) {
             int small = tiles < 128;
             int bm = small ? 64 : 128, bn = small ? 64 : 128, bk = small ? 32 : 16;
             int th = !small || tiles64 < 128 ? 256 : 128;
+            /* matmul_cm2.comp's slices are loaded and pipelined by the driver: deeper ones, as llama.cpp's
+             * cooperative_matrix2 kernel takes (not yet measured here) */
+            if (d->coop2) bk = 32;
             if (!c->block_m) c->block_m = bm;
             if (!c->block_n) c->block_n = bn;
             if (!c->block_k) c->block_k = bk;

@@ -57,6 +57,17 @@ static void query_coop_khr(const trr_vk_fns *fn, trr_vk_phys *out) {
     free(p);
 }
 
+/* What matmul_cm2.comp needs of VK_NV_cooperative_matrix2 (Vulkan 1.3, and so maintenance4, is checked by the
+ * caller; the KHR extension's 16x16x16 shape stands for its f16 -> f32 support). */
+static void query_coop2(const trr_vk_fns *fn, trr_vk_phys *out) {
+    VkPhysicalDeviceCooperativeMatrix2FeaturesNV c2 = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_FEATURES_NV};
+    VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &c2};
+    fn->vkGetPhysicalDeviceFeatures2(out->handle, &f2);
+    out->coop2 = c2.cooperativeMatrixWorkgroupScope && c2.cooperativeMatrixFlexibleDimensions &&
+                 c2.cooperativeMatrixTensorAddressing && c2.cooperativeMatrixPerElementOperations;
+}
+
 void trr_vk_phys_query(const trr_vk_fns *fn, VkPhysicalDevice handle, trr_vk_phys *out) {
     memset(out, 0, sizeof *out);
     out->handle = handle;
@@ -88,17 +99,20 @@ void trr_vk_phys_query(const trr_vk_fns *fn, VkPhysicalDevice handle, trr_vk_phy
     out->float16 = v12 && f16.shaderFloat16 == VK_TRUE;
 
     uint32_t n = 0;
+    int coop2_ext = 0;
     if (fn->vkEnumerateDeviceExtensionProperties(handle, NULL, &n, NULL) == VK_SUCCESS && n > 0) {
         VkExtensionProperties *ext = calloc(n, sizeof *ext);
         if (ext && fn->vkEnumerateDeviceExtensionProperties(handle, NULL, &n, ext) == VK_SUCCESS) {
             out->coop_khr = has_extension(ext, n, "VK_KHR_cooperative_matrix");
             out->coop_nv = has_extension(ext, n, "VK_NV_cooperative_matrix");
+            coop2_ext = has_extension(ext, n, VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME);
             out->exec_props = has_extension(ext, n, "VK_KHR_pipeline_executable_properties");
         }
         free(ext);
     }
     if (out->coop_nv && v12 && out->float16 && out->storage16 && out->subgroup_size == 32) query_coop(fn, out);
     if (out->coop_f16 && out->coop_khr) query_coop_khr(fn, out);
+    if (out->coop_f16_khr && coop2_ext && out->props.apiVersion >= VK_API_VERSION_1_3) query_coop2(fn, out);
 }
 
 static uint64_t device_local_bytes(const VkPhysicalDeviceMemoryProperties *m) {

@@ -3,7 +3,8 @@
 # the device list, the conformance suite on every device (CUDA, OpenCL and Vulkan on the GPU), then the
 # benchmarks of every GPU backend and the PyTorch/Triton/cuBLAS anchors in the same run.
 #
-#   bench/gpu_run.sh [STEP...]      steps: devices conformance bench anchors tune tune-check vk-clocks f16-bound
+#   bench/gpu_run.sh [STEP...]      steps: devices conformance bench anchors tune tune-check vk-clocks vk-coop
+#                                   f16-bound
 #                                   (default: the first four)
 #
 # Environment: TRIREME_GPU_BUILD (default build-gpu, made by `make gpu-build`), OUT (where logs go; the device
@@ -126,11 +127,25 @@ for step in "${steps[@]}"; do
           tee -a "$OUT/vk-clocks.txt" || status=1
       done
       kill "$smi" 2>/dev/null ;;
+    vk-coop)
+      # The Vulkan f16 matmul on each cooperative-matrix extension the build has (README, "GPU runs"): the NV
+      # kernel (default), its VK_KHR_cooperative_matrix build and matmul_cm2.comp (VK_NV_cooperative_matrix2),
+      # each through the conformance suite, under the validation layer where it loads, then timed.
+      for mode in nv khr cm2; do
+        case "$mode" in
+          nv) envs="" ;; khr) envs="TRIREME_VK_COOP_KHR=1" ;; cm2) envs="TRIREME_VK_COOP2=1" ;;
+        esac
+        echo "== $(date -u +%T) $mode ($envs)" | tee -a "$OUT/vk-coop.txt"
+        env $envs TRIREME_VK_VALIDATION=${TRIREME_VK_VALIDATION:-1} "$T" conformance --device vulkan:0 2>>"$ERR" | \
+          tail -4 | tee -a "$OUT/vk-coop.txt"
+        env $envs "$T" bench matmul_f16 matmul_f16_relu --device vulkan:0 --sizes 1024,2048,4096,8192 --reps 20 \
+          --no-vendor 2>>"$ERR" | tee -a "$OUT/vk-coop.txt"
+      done ;;
     f16-bound)
       # Does cuBLAS meet the f16 matmul bound at K = 8192 (the open SPEC question of issue 7)? About 20 s.
       PYTHONUNBUFFERED=1 python3 bench/f16_bound.py "$OUT/f16-bound.json" 2>>"$ERR" | tee "$OUT/f16-bound.txt"
       [ "${PIPESTATUS[0]}" -eq 0 ] || status=1 ;;
-    *) echo "gpu_run.sh: unknown step '$step' (devices conformance bench anchors tune tune-check vk-clocks f16-bound)" >&2; exit 2 ;;
+    *) echo "gpu_run.sh: unknown step '$step' (devices conformance bench anchors tune tune-check vk-clocks vk-coop f16-bound)" >&2; exit 2 ;;
   esac
 done
 exit $status
