@@ -1,7 +1,9 @@
 /* trireme bench: the JSON report's schema on a small CPU run, and the check that keeps a wrong kernel from
  * reporting a figure (run on outputs corrupted here, after a correct run). */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include "bench.h"
 #include "validate.h"
+#include "warmup.h"
 
 #include <cjson/cJSON.h>
 #include <criterion/criterion.h>
@@ -169,4 +171,24 @@ Test(bench, sizes_follow_the_spec) {
     cr_assert_neq(trr_bench_cases(TRR_BENCH_ADD, TRR_BENCH_SIZES_LIST, "12x", &cases, &n), TRR_OK);
     trr_case add = {.op = TRR_OP_ADD, .rows = 1, .cols = 1 << 27};
     cr_assert_float_eq(trr_bench_figure(TRR_BENCH_ADD, &add, 1.0), 12.0 * (1 << 27) / 1e-3 * 1e-9, 1e-6);
+}
+
+/* The warm-up before timing (core/warmup.h): a CPU device's default, and TRIREME_WARMUP_MS when it is a
+ * non-negative number; anything else is ignored. */
+Test(bench, warmup_seconds_follow_the_device_and_the_environment) {
+    trr_context *ctx = NULL;
+    cr_assert_eq(trr_context_create("cpu", &ctx), TRR_OK, "%s", trr_last_error(NULL));
+    unsetenv("TRIREME_WARMUP_MS");
+    cr_expect_float_eq(trr_warmup_seconds(ctx), 0.05, 1e-12, "a CPU device warms up for 50 ms");
+    setenv("TRIREME_WARMUP_MS", "250", 1);
+    cr_expect_float_eq(trr_warmup_seconds(ctx), 0.25, 1e-12);
+    setenv("TRIREME_WARMUP_MS", "0", 1);
+    cr_expect_float_eq(trr_warmup_seconds(ctx), 0.0, 1e-12, "0 turns the warm-up off");
+    const char *bad[] = {"-5", "abc", "10ms"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        setenv("TRIREME_WARMUP_MS", bad[i], 1);
+        cr_expect_float_eq(trr_warmup_seconds(ctx), 0.05, 1e-12, "\"%s\" must be ignored", bad[i]);
+    }
+    unsetenv("TRIREME_WARMUP_MS");
+    trr_context_destroy(ctx);
 }
