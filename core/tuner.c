@@ -31,12 +31,11 @@
 #define MAX_WARMUP_CALLS 20000
 /* A candidate replaces the default only when it is at least this much faster. Two runs of the same small kernel
  * differ by several percent (an H100 CUDA f16 1024^3 won by 1% in the tuner and lost by 7% in the next bench,
- * bench/results/2026-11-22-h100-tunecheck-cuda-vulkan.txt), so a smaller win is noise and a database entry
+ * bench/results/2026-11-22-h100-tunecheck-before-min-gain.txt), so a smaller win is noise and a database entry
  * built on it can only make things worse. */
 #define MIN_GAIN 1.03
 
 /* ---- inputs ---- */
-
 
 typedef struct operand {
     trr_dtype dtype;
