@@ -160,7 +160,7 @@ trr_status trr_bench_check_output(const trr_case *c, const trr_call *call, const
     }
     if (md == TRR_CONF_MODE_F16) {
         const double rms = n_s ? sqrt(ref2 / (double)n_s) : 0;
-        const double floor_ = fmax(TRR_CONF_F16_MIN_NORMAL, rms / 1024.0);
+        const double floor_ = trr_conf_f16_floor(rms, c->op == TRR_OP_MATMUL ? c->k : 1);
         for (int64_t i = 0; i < n_s; i++)
             trr_conf_note(&w2, fabs(got_s[i] - want_s[i]) / fmax(fabs(want_s[i]), floor_), rc_s[2 * i],
                           rc_s[2 * i + 1], got_s[i], want_s[i]);

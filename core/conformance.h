@@ -11,10 +11,12 @@
  *   matmul with f32 output         ||err||_F / ||ref||_F <= 1e-5
  *   rgb_to_grey f32 output         max relative error <= 1e-5 (as gelu)
  *   any f16 output                 ||err||_F / ||ref||_F <= 2e-3 and max |err| / max(|ref|, floor) <= 1e-2,
- *                                  floor = max(2^-14, 2^-10 * rms(ref)): 2^-14 is the smallest normal half
- *                                  (below it a half has only absolute precision) and the rms term keeps
- *                                  an element that cancels to almost nothing, in a matmul whose outputs are
- *                                  large, from being judged by its own tiny size.
+ *                                  floor = max(2^-14, 2^-10 * rms(ref) * max(1, (K/4096)^1.5)): 2^-14 is
+ *                                  the smallest normal half (below it a half has only absolute precision)
+ *                                  and the rms term keeps an element that cancels to almost nothing, in a
+ *                                  matmul whose outputs are large, from being judged by its own tiny size;
+ *                                  it grows with a matmul's depth K past 4096 as the f32 accumulation error
+ *                                  does (trr_conf_f16_floor says why).
  *   rgb_to_grey u8 output          equal to round-to-nearest of the SPEC's f32 expression (0.2989·R first,
  *                                  then + 0.5870·G, then + 0.1140·B, each rounded to f32), clamped; where
  *                                  the exact value lies within 1e-4 of a .5 tie either neighbour is accepted

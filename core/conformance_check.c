@@ -193,6 +193,11 @@ static trr_status guard_check(const trr_conf_check_input *in, int64_t rows, int6
     return TRR_OK;
 }
 
+double trr_conf_f16_floor(double rms, int64_t k) {
+    const double depth = (double)k / 4096.0;
+    return fmax(TRR_CONF_F16_MIN_NORMAL, rms / 1024.0 * (depth > 1.0 ? pow(depth, 1.5) : 1.0));
+}
+
 trr_status trr_conf_check(const trr_conf_check_input *in, trr_conf_result *res) {
     const trr_case *tc = in->tcase;
     const trr_call *call = in->call;
@@ -213,7 +218,7 @@ trr_status trr_conf_check(const trr_conf_check_input *in, trr_conf_result *res) 
     double ref2 = 0;
     for (int64_t i = 0; i < rows * cols; i++) ref2 += in->ref[i] * in->ref[i];
     const double rms = rows * cols > 0 ? sqrt(ref2 / (double)(rows * cols)) : 0;
-    const double f16_floor = fmax(TRR_CONF_F16_MIN_NORMAL, rms / 1024.0);
+    const double f16_floor = trr_conf_f16_floor(rms, tc->op == TRR_OP_MATMUL ? tc->k : 1);
 
     trr_conf_worst w1, w2;
     trr_conf_worst_init(mode, tc->op, &w1, &w2);

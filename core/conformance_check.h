@@ -40,6 +40,14 @@ double trr_conf_load(const void *base, trr_dtype dtype, int64_t index);
 /* The smallest normal f16 (2^-14): the least the f16 relative-error floor can be. */
 #define TRR_CONF_F16_MIN_NORMAL 6.103515625e-05
 
+/* The denominator floor of the f16 relative error: max(2^-14, 2^-10 * rms(ref) * max(1, (K / 4096)^1.5)), K the
+ * matmul depth (any other op: 1). The K term follows the classical bound on a sum of K products, K * u *
+ * sum|a*b|, which grows as K^2 times a typical product while rms(ref) grows as K^0.5: at K = 8192 cuBLAS itself
+ * (f32 compute, no reduced-precision reduction) misses 2^-10 * rms by up to 2x on every seed tried
+ * (bench/results/2026-11-22-h100-f16-bound.txt). Up to K = 4096 nothing changes; the suite's one deeper case
+ * (1 x 17 x 4099) gets 0.1% more. */
+double trr_conf_f16_floor(double rms, int64_t k);
+
 /* How an op's output is judged. */
 typedef enum trr_conf_mode {
     TRR_CONF_MODE_BITEXACT, /* copy, add f32 */

@@ -172,3 +172,14 @@ Test(checker, inf_fails_and_relative_bound_holds) {
     cr_assert_eq(r.outcome, TRR_CONF_FAIL);
     cr_assert(strstr(r.message, "non-finite"), "%s", r.message);
 }
+
+Test(checker, f16_floor_grows_with_matmul_depth_past_4096) {
+    /* up to K = 4096 (every conformance case) the floor is rms / 1024; deeper, it grows as K^1.5 */
+    cr_assert_float_eq(trr_conf_f16_floor(2048.0, 1), 2.0, 1e-15);
+    cr_assert_float_eq(trr_conf_f16_floor(2048.0, 4096), 2.0, 1e-15);
+    cr_assert_float_eq(trr_conf_f16_floor(2048.0, 4099), 2.0 * pow(4099.0 / 4096.0, 1.5), 1e-12);
+    cr_assert_float_eq(trr_conf_f16_floor(2048.0, 8192), 2.0 * sqrt(8.0), 1e-12);
+    cr_assert_float_eq(trr_conf_f16_floor(2048.0, 16384), 16.0, 1e-12);
+    /* never below the smallest normal half */
+    cr_assert_eq(trr_conf_f16_floor(1e-6, 8192), TRR_CONF_F16_MIN_NORMAL);
+}
