@@ -160,8 +160,8 @@ void trr_bench_vendor_close(trr_bench_vendor *v);
 const char *trr_bench_vendor_name(const trr_bench_vendor *v);
 /* "" when available */
 const char *trr_bench_vendor_reason(const trr_bench_vendor *v);
-/* Times the vendor's matmul for the case on the setup's device buffers (f16 in, f16 out, f32 compute through
- * cublasGemmEx; f32 through cublasSgemm without TF32) with the same device timer and flush. The epilogue is
+/* Times the vendor's matmul for the case on the setup's device buffers (f16 in, f32 compute and reductions
+ * through cublasGemmEx; f32 through cublasSgemm without TF32) with the same device timer and flush. The epilogue is
  * not applied (the vendor's plain product is the ceiling). TRR_ERR_UNSUPPORTED with *out_what set when the
  * case or the device has no vendor equivalent. */
 trr_status trr_bench_vendor_time(trr_bench_vendor *v, trr_context *ctx, const trr_bench_setup *s,

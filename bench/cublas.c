@@ -65,7 +65,9 @@ enum {
     CUBLAS_OK = 0,
     CUBLAS_OP_N = 0,
     CUBLAS_OP_T = 1,
+    CUBLAS_DEFAULT_MATH = 0,
     CUBLAS_PEDANTIC_MATH = 2,
+    CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION = 16,
     CUDA_R_32F = 0,
     CUDA_R_16F = 2,
     CUBLAS_COMPUTE_32F = 68,
@@ -204,14 +206,20 @@ trr_status trr_bench_vendor_time(trr_bench_vendor *v, trr_context *ctx, const tr
     const trr_cuda_dev *dev = ctx->dev;
     /* on the backend's stream, so the backend's timer events bracket exactly the cuBLAS kernels */
     int r = v->SetStream(v->handle, dev->stream);
-    if (r == CUBLAS_OK) r = v->SetMathMode(v->handle, CUBLAS_PEDANTIC_MATH);
+    /* f32: pedantic, so no TF32 (SPEC's "no TF32" figure). f16: the default math, as PyTorch calls it, but with
+     * every reduction in f32 as trireme's kernels do. The mode made no difference that shows through the spread
+     * between processes: H100 4096^3, 625 TFLOPS pedantic, then 727 and 623 so (688 in SPEC.md;
+     * bench/results/2026-11-22-h100-vulkan-coop-modes.txt, -vulkan-khr-experiments.txt, -vulkan-coop-modes-2.txt) */
+    const int math = c->in_dtype == TRR_F32 ? CUBLAS_PEDANTIC_MATH
+                                            : CUBLAS_DEFAULT_MATH | CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION;
+    if (r == CUBLAS_OK) r = v->SetMathMode(v->handle, math);
     if (r != CUBLAS_OK) return trr_error(ctx, TRR_ERR_DEVICE, "cublasSetStream/SetMathMode failed (status %d)", r);
     /* a CUDA buffer handle is the device address itself (backend_cuda/memory.c) */
     gemm_job j = {.v = v, .c = c, .a = (unsigned long long)(uintptr_t)s->x.buf->mem,
                   .b = (unsigned long long)(uintptr_t)s->y.buf->mem,
                   .cc = (unsigned long long)(uintptr_t)s->z.buf->mem};
     *out_what = c->in_dtype == TRR_F32 ? "cublasSgemm (pedantic f32, no TF32)"
-                                       : "cublasGemmEx (f16 in, f16 out, f32 compute)";
+                                       : "cublasGemmEx (f16 in, f32 compute and reductions)";
     return trr_bench_time(ctx, run_gemm, &j, flush, reps, target_s, 0, out);
 }
 
