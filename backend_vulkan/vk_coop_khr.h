@@ -52,6 +52,14 @@ typedef struct VkPhysicalDeviceCooperativeMatrix2FeaturesNV {
     VkBool32 cooperativeMatrixTensorAddressing;
     VkBool32 cooperativeMatrixBlockLoads;
 } VkPhysicalDeviceCooperativeMatrix2FeaturesNV;
+#define VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_PROPERTIES_NV ((VkStructureType)1000593002)
+typedef struct VkPhysicalDeviceCooperativeMatrix2PropertiesNV {
+    VkStructureType sType;
+    void *pNext;
+    uint32_t cooperativeMatrixWorkgroupScopeMaxWorkgroupSize;
+    uint32_t cooperativeMatrixFlexibleDimensionsMaxDimension;
+    uint32_t cooperativeMatrixWorkgroupScopeReservedSharedMemory;
+} VkPhysicalDeviceCooperativeMatrix2PropertiesNV;
 #endif
 
 #endif

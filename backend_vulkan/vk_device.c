@@ -171,6 +171,7 @@ static trr_status create_device(trr_context *ctx, trr_vk_device *d) {
      * extension stays the default until it has. */
     const char *khr_env = getenv("TRIREME_VK_COOP_KHR");
     d->coop2 = coop2_requested() && d->phys.coop2;
+    if (d->coop2) trr_vk_phys_query_coop2_limits(&d->fn, &d->phys);
     d->coop_khr = !d->coop2 && TRR_VK_COOP_KHR && d->phys.coop_f16_khr && khr_env && strcmp(khr_env, "1") == 0;
     VkPhysicalDeviceCooperativeMatrix2FeaturesNV coop2 = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_FEATURES_NV, .pNext = &coop_khr,

@@ -121,6 +121,9 @@ typedef struct trr_vk_phys {
     /* matmul_cm2.comp can run: VK_NV_cooperative_matrix2 with workgroup scope, flexible dimensions, tensor
      * addressing and per-element operations, on a Vulkan 1.3 device with maintenance4 (SPIR-V 1.6) */
     int coop2;
+    /* its limits: the largest workgroup at workgroup scope, and the largest flexible matrix dimension (0 until
+     * trr_vk_phys_query_coop2_limits) */
+    uint32_t coop2_max_threads, coop2_max_dim;
 } trr_vk_phys;
 
 /* In-flight work is recorded into a ring of slots; a slot is reused once its fence has signalled, so its
@@ -220,6 +223,9 @@ trr_status trr_vk_device_info(int index, trr_device_info *out);
 
 /* vk_physical.c */
 void trr_vk_phys_query(const trr_vk_fns *fn, VkPhysicalDevice handle, trr_vk_phys *out);
+/* Fills phys->coop2_max_threads and coop2_max_dim. Only where the cooperative_matrix2 kernel is asked for: the
+ * validation layer we carry (1.3.239) predates the extension and fails any query that names its structs. */
+void trr_vk_phys_query_coop2_limits(const trr_vk_fns *fn, trr_vk_phys *phys);
 void trr_vk_phys_describe(const trr_vk_phys *p, int index, trr_device_info *out);
 
 /* vk_device.c */

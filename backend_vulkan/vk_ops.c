@@ -441,12 +441,36 @@ static uint64_t coop_shared(const trr_config *c) {
     return 16ull * 2ull * (coop_words(c->block_m, c->block_k) + coop_words(c->block_k, c->block_n));
 }
 
+/* matmul_cm2.comp: workgroup-scope matrices of the whole tile, staged by the driver (no shared arrays of its
+ * own), so only the extension's limits apply: the workgroup size and the largest flexible dimension. */
+static int cm2_config_ok(const trr_vk_device *d, const trr_config *c, char *why, size_t cap) {
+    uint32_t max_threads = d->phys.coop2_max_threads ? d->phys.coop2_max_threads : 256;
+    uint32_t max_dim = d->phys.coop2_max_dim ? d->phys.coop2_max_dim : 256;
+    if (c->threads <= 0 || c->threads % 32 || (uint32_t)c->threads > max_threads) {
+        snprintf(why, cap, "threads = %d is not whole 32-wide subgroups up to %u", c->threads, max_threads);
+        return 0;
+    }
+    const int dims[3] = {c->block_m, c->block_n, c->block_k};
+    for (int i = 0; i < 3; i++)
+        if (dims[i] <= 0 || dims[i] % 16 || (uint32_t)dims[i] > max_dim) {
+            snprintf(why, cap, "block %dx%dx%d: each side must be a multiple of 16 up to %u", c->block_m,
+                     c->block_n, c->block_k, max_dim);
+            return 0;
+        }
+    if (c->split_k != 1 || c->group_m <= 0) {
+        snprintf(why, cap, "split_k must be 1 and group_m positive");
+        return 0;
+    }
+    return 1;
+}
+
 /* The config runs on the cooperative kernel: whole 16x16x16 tiles per 32-wide subgroup, the slices fit in
- * shared memory, and the A buffers hold the epilogue scratch (64 words per subgroup). Else 0, with the reason
- * in why (when not NULL). */
+ * shared memory, and the A buffers hold the epilogue scratch (64 words per subgroup); on matmul_cm2.comp,
+ * cm2_config_ok's rules instead. Else 0, with the reason in why (when not NULL). */
 static int coop_config_ok(const trr_vk_device *d, const trr_config *c, char *why, size_t cap) {
     char scratch[8];
     if (!why) why = scratch, cap = sizeof scratch;
+    if (d->coop2) return cm2_config_ok(d, c, why, cap);
     if (c->threads <= 0 || c->threads % 32) {
         snprintf(why, cap, "threads = %d is not whole 32-wide subgroups", c->threads);
         return 0;
@@ -646,7 +670,11 @@ void trr_vk_choose_config(trr_context *ctx, trr_call *call) {
              * 256x128x16:512 144; 128x256x16:256 147 and 256x128x16:256 136 (64x64 patches, 208-212);
              * 128x128x16:128 133 and 128x128x32:128 101 (64x64 patches, 214-239); 64x128x16:128 116;
              * 64x64x16:128 95; 128x64x16:256 91; a variant that kept 2-3 slices in flight in registers lost
-             * (127 at 128x128x16:256). More loads in flight and larger per-subgroup patches did not pay.
+             * (127 at 128x128x16:256), and so did one with two slices in flight in named registers (KHR build,
+             * 123 registers against 114, still 2 workgroups per SM: 0.79x; -vulkan-khr-experiments.txt), so the
+             * wait for global memory is not what holds the kernel back. More loads in flight and larger
+             * per-subgroup patches did not pay. cooperative_matrix2 (matmul_cm2.comp) reads 150 at its best
+             * tile (-vulkan-cm2-sweep.txt).
              * Where the small tiles take over, and how many threads they get, comes from the tuner
              * (2026-11-22-h100-tune-final.txt, -tunecheck-final.txt): 128x128 wins from 1536^3 (144 of its
              * tiles, 1.22x) and 2048^3 (1.62x), 64x64 at 1024^3 (64); 64x64 over 8 subgroups rather than 4

@@ -68,6 +68,15 @@ static void query_coop2(const trr_vk_fns *fn, trr_vk_phys *out) {
                  c2.cooperativeMatrixTensorAddressing && c2.cooperativeMatrixPerElementOperations;
 }
 
+void trr_vk_phys_query_coop2_limits(const trr_vk_fns *fn, trr_vk_phys *phys) {
+    VkPhysicalDeviceCooperativeMatrix2PropertiesNV c2p = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_PROPERTIES_NV};
+    VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &c2p};
+    fn->vkGetPhysicalDeviceProperties2(phys->handle, &p2);
+    phys->coop2_max_threads = c2p.cooperativeMatrixWorkgroupScopeMaxWorkgroupSize;
+    phys->coop2_max_dim = c2p.cooperativeMatrixFlexibleDimensionsMaxDimension;
+}
+
 void trr_vk_phys_query(const trr_vk_fns *fn, VkPhysicalDevice handle, trr_vk_phys *out) {
     memset(out, 0, sizeof *out);
     out->handle = handle;
