@@ -672,7 +672,9 @@ void trr_vk_choose_config(trr_context *ctx, trr_call *call) {
              * 64x64x16:128 95; 128x64x16:256 91; a variant that kept 2-3 slices in flight in registers lost
              * (127 at 128x128x16:256), and so did one with two slices in flight in named registers (KHR build,
              * 123 registers against 114, still 2 workgroups per SM: 0.79x; -vulkan-khr-experiments.txt), so the
-             * wait for global memory is not what holds the kernel back. More loads in flight and larger
+             * wait for global memory is not what holds the kernel back. 128x128x32:256 with a subgroup
+             * barrier between its 16-deep steps (fragment loads not hoisted) needs 134 registers, not 154, but
+             * still runs one workgroup per SM: 0.88x (-vulkan-coop-kfence.txt). More loads in flight and larger
              * per-subgroup patches did not pay. cooperative_matrix2 (matmul_cm2.comp) reads 150 at its best
              * tile (-vulkan-cm2-sweep.txt).
              * Where the small tiles take over, and how many threads they get, comes from the tuner
