@@ -441,13 +441,14 @@ static uint64_t coop_shared(const trr_config *c) {
     return 16ull * 2ull * (coop_words(c->block_m, c->block_k) + coop_words(c->block_k, c->block_n));
 }
 
-/* matmul_cm2.comp: workgroup-scope matrices of the whole tile, staged by the driver (no shared arrays of its
- * own), so only the extension's limits apply: the workgroup size and the largest flexible dimension. */
+/* matmul_cm2.comp (past coop_config_ok's common checks): workgroup-scope matrices of the whole tile, staged by
+ * the driver (no shared arrays of its own), so only the extension's limits apply: the workgroup size and the
+ * largest flexible dimension. */
 static int cm2_config_ok(const trr_vk_device *d, const trr_config *c, char *why, size_t cap) {
     uint32_t max_threads = d->phys.coop2_max_threads ? d->phys.coop2_max_threads : 256;
     uint32_t max_dim = d->phys.coop2_max_dim ? d->phys.coop2_max_dim : 256;
-    if (c->threads <= 0 || c->threads % 32 || (uint32_t)c->threads > max_threads) {
-        snprintf(why, cap, "threads = %d is not whole 32-wide subgroups up to %u", c->threads, max_threads);
+    if ((uint32_t)c->threads > max_threads) {
+        snprintf(why, cap, "threads = %d; workgroup-scope matrices allow up to %u", c->threads, max_threads);
         return 0;
     }
     const int dims[3] = {c->block_m, c->block_n, c->block_k};
@@ -457,10 +458,6 @@ static int cm2_config_ok(const trr_vk_device *d, const trr_config *c, char *why,
                      c->block_n, c->block_k, max_dim);
             return 0;
         }
-    if (c->split_k != 1 || c->group_m <= 0) {
-        snprintf(why, cap, "split_k must be 1 and group_m positive");
-        return 0;
-    }
     return 1;
 }
 
@@ -470,11 +467,15 @@ static int cm2_config_ok(const trr_vk_device *d, const trr_config *c, char *why,
 static int coop_config_ok(const trr_vk_device *d, const trr_config *c, char *why, size_t cap) {
     char scratch[8];
     if (!why) why = scratch, cap = sizeof scratch;
-    if (d->coop2) return cm2_config_ok(d, c, why, cap);
     if (c->threads <= 0 || c->threads % 32) {
         snprintf(why, cap, "threads = %d is not whole 32-wide subgroups", c->threads);
         return 0;
     }
+    if (c->split_k != 1 || c->group_m <= 0) {
+        snprintf(why, cap, "split_k must be 1 and group_m positive");
+        return 0;
+    }
+    if (d->coop2) return cm2_config_ok(d, c, why, cap);
     if (c->block_k <= 0 || c->block_k % 16) {
         snprintf(why, cap, "block_k = %d is not a multiple of 16", c->block_k);
         return 0;
@@ -482,10 +483,6 @@ static int coop_config_ok(const trr_vk_device *d, const trr_config *c, char *why
     if (!coop_wm(c)) {
         snprintf(why, cap, "%d subgroups cannot split a %dx%d block into whole 16x16 tiles of at most 32 each",
                  c->threads / 32, c->block_m, c->block_n);
-        return 0;
-    }
-    if (c->split_k != 1 || c->group_m <= 0) {
-        snprintf(why, cap, "split_k must be 1 and group_m positive");
         return 0;
     }
     uint64_t shared = coop_shared(c), limit = d->phys.props.limits.maxComputeSharedMemorySize;
