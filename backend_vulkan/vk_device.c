@@ -222,6 +222,9 @@ static trr_status create_device(trr_context *ctx, trr_vk_device *d) {
         d->get_exec_stats = (PFN_vkGetPipelineExecutableStatisticsKHR)d->fn.vkGetDeviceProcAddr(
             d->device, "vkGetPipelineExecutableStatisticsKHR");
         if (!d->get_exec_props || !d->get_exec_stats) d->get_exec_props = NULL, d->get_exec_stats = NULL;
+        d->get_exec_irs = (PFN_vkGetPipelineExecutableInternalRepresentationsKHR)d->fn.vkGetDeviceProcAddr(
+            d->device, "vkGetPipelineExecutableInternalRepresentationsKHR");
+        if (!d->get_exec_props || !getenv("TRIREME_DUMP_DIR")) d->get_exec_irs = NULL;
     }
     d->fn.vkGetDeviceQueue(d->device, d->queue_family, 0, &d->queue);
     return TRR_OK;

@@ -192,11 +192,12 @@ typedef struct trr_vk_device {
 
     VkQueryPool queries;
     int timer_state; /* 0 idle, 1 start requested (written by the next command buffer), 2 started */
-    int timer_separate;
+    int timer_separate; /* TRIREME_VK_TIMER_SEPARATE=1: the stop stamp in a command buffer of its own */
     /* TRIREME_VK_PIPELINE_STATS=1 and the device has VK_KHR_pipeline_executable_properties: each new pipeline's
      * compiler statistics (registers, shared memory, ...) go to stderr, a diagnostic for tuning kernels. */
     PFN_vkGetPipelineExecutablePropertiesKHR get_exec_props;
-    PFN_vkGetPipelineExecutableStatisticsKHR get_exec_stats; /* TRIREME_VK_TIMER_SEPARATE=1: the stop stamp in a command buffer of its own */
+    PFN_vkGetPipelineExecutableStatisticsKHR get_exec_stats;
+    PFN_vkGetPipelineExecutableInternalRepresentationsKHR get_exec_irs; /* optional, for TRIREME_DUMP_DIR */
 
     /* TRIREME_VK_VALIDATION=1: messages of warning severity or worse, counted by the messenger. */
     int validation;

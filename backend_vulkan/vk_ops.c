@@ -476,6 +476,10 @@ static int coop_config_ok(const trr_vk_device *d, const trr_config *c, char *why
         return 0;
     }
     if (d->coop2) return cm2_config_ok(d, c, why, cap);
+    if (c->stages != 1 && c->stages != 2) {
+        snprintf(why, cap, "stages = %d: the kernel keeps 1 or 2 slices in flight", c->stages);
+        return 0;
+    }
     if (c->block_k <= 0 || c->block_k % 16) {
         snprintf(why, cap, "block_k = %d is not a multiple of 16", c->block_k);
         return 0;
@@ -530,11 +534,12 @@ static trr_status run_matmul(trr_context *ctx, const trr_call *c) {
         snprintf(shader, sizeof shader, "matmul_%s_f16_%s", d->coop2 ? "cm2" : d->coop_khr ? "coopk" : "coop",
                  dtype_suffix(c->z.dtype));
         w.shader = shader;
-        uint32_t spec[9] = {(uint32_t)c->config.threads, (uint32_t)c->config.block_m, (uint32_t)c->config.block_n,
-                            (uint32_t)c->config.block_k, (uint32_t)coop_wm(&c->config), (uint32_t)c->config.group_m,
-                            (uint32_t)c->trans_a, (uint32_t)c->trans_b, (uint32_t)c->epilogue};
+        uint32_t spec[10] = {(uint32_t)c->config.threads, (uint32_t)c->config.block_m, (uint32_t)c->config.block_n,
+                             (uint32_t)c->config.block_k, (uint32_t)coop_wm(&c->config), (uint32_t)c->config.group_m,
+                             (uint32_t)c->trans_a, (uint32_t)c->trans_b, (uint32_t)c->epilogue,
+                             (uint32_t)c->config.stages};
         memcpy(w.spec, spec, sizeof spec);
-        w.nspec = 9;
+        w.nspec = d->coop2 ? 9 : 10;
         matmul_operands(c, &w);
         /* 16-byte loads where offset, leading stride and the contiguous extent are whole 8-half words. */
         int vec_a = c->x.offset % 8 == 0 && c->x.stride0 % 8 == 0 && (c->trans_a ? c->rows : c->k) % 8 == 0;
@@ -691,7 +696,7 @@ void trr_vk_choose_config(trr_context *ctx, trr_call *call) {
             if (!c->block_k) c->block_k = bk;
             if (!c->threads) c->threads = th;
             if (!c->group_m) c->group_m = 8;
-            if (!c->stages) c->stages = 1;
+            if (!c->stages) c->stages = d->coop2 ? 1 : 2;
             if (!c->vector_width) c->vector_width = 1;
             if (!c->split_k) c->split_k = 1;
             break;

@@ -141,9 +141,41 @@ static trr_status get_module(trr_context *ctx, trr_vk_device *d, const char *sha
     return TRR_OK;
 }
 
+/* With TRIREME_DUMP_DIR set too, the driver's internal representations of the executable (whatever it offers:
+ * on some drivers the machine code) go to files there, to see what the compiler made of a kernel. */
+static void dump_representations(trr_context *ctx, trr_vk_device *d, const VkPipelineExecutableInfoKHR *ei,
+                                 const char *shader, const uint32_t *spec, int nspec) {
+    if (!d->get_exec_irs) return;
+    VkPipelineExecutableInternalRepresentationKHR ir[8];
+    uint32_t n = 8;
+    for (uint32_t i = 0; i < n; i++)
+        ir[i] = (VkPipelineExecutableInternalRepresentationKHR){
+            .sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INTERNAL_REPRESENTATION_KHR};
+    VkResult r = d->get_exec_irs(d->device, ei, &n, ir);
+    fprintf(stderr, "vk-ir %s: %u representation(s) (%s)\n", shader, n, trr_vk_result_name(r));
+    if (r != VK_SUCCESS && r != VK_INCOMPLETE) return;
+    for (uint32_t i = 0; i < n; i++) {
+        ir[i].pData = ir[i].dataSize ? malloc(ir[i].dataSize) : NULL;
+        if (ir[i].dataSize && !ir[i].pData) return;
+    }
+    r = d->get_exec_irs(d->device, ei, &n, ir);
+    for (uint32_t i = 0; i < n; i++) {
+        char name[256];
+        int len = snprintf(name, sizeof name, "vk-ir-%s", shader);
+        for (int k = 0; k < nspec && len > 0 && (size_t)len < sizeof name; k++)
+            len += snprintf(name + len, sizeof name - (size_t)len, "-%u", spec[k]);
+        if (len > 0 && (size_t)len < sizeof name)
+            snprintf(name + len, sizeof name - (size_t)len, "-%u.%s", i, ir[i].isText ? "txt" : "bin");
+        fprintf(stderr, "vk-ir   [%s] %s, %zu bytes -> %s\n", ir[i].name, ir[i].description, ir[i].dataSize, name);
+        if ((r == VK_SUCCESS || r == VK_INCOMPLETE) && ir[i].pData)
+            (void)trr_dump_file(ctx, name, ir[i].pData, ir[i].isText && ir[i].dataSize ? ir[i].dataSize - 1 : ir[i].dataSize);
+        free(ir[i].pData);
+    }
+}
+
 /* TRIREME_VK_PIPELINE_STATS=1: the compiler's statistics of a new pipeline on stderr, one line (a diagnostic
  * for kernel tuning: registers and shared memory decide how many workgroups share a multiprocessor). */
-static void print_stats(trr_vk_device *d, VkPipeline pipeline, const char *shader, const uint32_t *spec, int nspec) {
+static void print_stats(trr_context *ctx, trr_vk_device *d, VkPipeline pipeline, const char *shader, const uint32_t *spec, int nspec) {
     VkPipelineInfoKHR pi = {.sType = VK_STRUCTURE_TYPE_PIPELINE_INFO_KHR, .pipeline = pipeline};
     uint32_t ne = 0;
     if (d->get_exec_props(d->device, &pi, &ne, NULL) != VK_SUCCESS) return;
@@ -174,6 +206,7 @@ static void print_stats(trr_vk_device *d, VkPipeline pipeline, const char *shade
             }
         }
         fprintf(stderr, "\n");
+        dump_representations(ctx, d, &ei, shader, spec, nspec);
     }
 }
 
@@ -201,7 +234,9 @@ trr_status trr_vk_pipeline_get(trr_context *ctx, const char *shader, const uint3
                   .pName = "main",
                   .pSpecializationInfo = &si},
         .layout = d->pipeline_layout};
-    if (d->get_exec_props) ci.flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
+    if (d->get_exec_props)
+        ci.flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR |
+                    (d->get_exec_irs ? VK_PIPELINE_CREATE_CAPTURE_INTERNAL_REPRESENTATIONS_BIT_KHR : 0);
     trr_vk_pipeline *p = calloc(1, sizeof *p);
     if (!p) return trr_error(ctx, TRR_ERR_OUT_OF_MEMORY, "vulkan: out of host memory");
     VkResult r = d->fn.vkCreateComputePipelines(d->device, d->pipeline_cache, 1, &ci, NULL, &p->handle);
@@ -212,7 +247,7 @@ trr_status trr_vk_pipeline_get(trr_context *ctx, const char *shader, const uint3
                                                trr_vk_result_name(r))
                                    : s;
     }
-    if (d->get_exec_props) print_stats(d, p->handle, shader, spec, nspec);
+    if (d->get_exec_props) print_stats(ctx, d, p->handle, shader, spec, nspec);
     snprintf(p->shader, sizeof p->shader, "%s", shader);
     memcpy(p->spec, spec, sizeof *spec * (size_t)nspec);
     p->nspec = nspec;

@@ -28,6 +28,7 @@ layout(constant_id = 5) const uint GROUP_M = 8;
 layout(constant_id = 6) const uint TRANS_A = 0;
 layout(constant_id = 7) const uint TRANS_B = 0;
 layout(constant_id = 8) const uint EPI = 0;
+layout(constant_id = 9) const uint PREFETCH = 1; // 1: read slice k+1 while multiplying slice k; 2: slice k+2
 
 const uint WG = gl_WorkGroupSize.x;
 const uint NSG = WG / 32u;
@@ -81,7 +82,7 @@ float act(float v) {
     return v;
 }
 
-uint M, N, K, m0, n0;
+uint M, N, K, m0, n0, t_id;
 
 // Word w of A's slice at k0: its staged position, and its 8 halves (zero outside the matrix).
 uvec4 load_a(uint w, uint k0) {
@@ -124,6 +125,59 @@ uvec4 load_b(uint w, uint k0) {
                  packFloat2x16(f16vec2(h[4], h[5])), packFloat2x16(f16vec2(h[6], h[7])));
 }
 
+// This thread's words of each slice, fixed over the k loop when the operand's words are whole (pc.pad bit 0
+// for A, bit 1 for B): the word index at k0 = 0, whether the row or column that does not move with k is inside
+// the matrix, and the word's own offset along k (checked against K per slice).
+uint a_base[A_PER], a_kof[A_PER];
+bool a_in[A_PER];
+uint b_base[B_PER], b_kof[B_PER];
+bool b_in[B_PER];
+
+void setup_words() {
+    const uint rwa = (TRANS_A == 0u ? BK : BM) / 8u;
+    const uint rwb = (TRANS_B == 0u ? BN : BK) / 8u;
+    uint xs8 = pc.xs0 / 8u, ys8 = pc.ys0 / 8u;
+    [[unroll]] for (uint i = 0; i < A_PER; i++) {
+        uint w = t_id + i * WG;
+        uint r = w / rwa, c8 = (w % rwa) * 8u;
+        if (TRANS_A == 0u) {
+            a_in[i] = w < A_WORDS && m0 + r < M;
+            a_kof[i] = c8;
+            a_base[i] = pc.xo / 8u + (m0 + r) * xs8 + c8 / 8u;
+        } else {
+            a_in[i] = w < A_WORDS && m0 + c8 < M;
+            a_kof[i] = r;
+            a_base[i] = pc.xo / 8u + r * xs8 + (m0 + c8) / 8u;
+        }
+    }
+    [[unroll]] for (uint i = 0; i < B_PER; i++) {
+        uint w = t_id + i * WG;
+        uint r = w / rwb, c8 = (w % rwb) * 8u;
+        if (TRANS_B == 0u) {
+            b_in[i] = w < B_WORDS && n0 + c8 < N;
+            b_kof[i] = r;
+            b_base[i] = pc.yo / 8u + r * ys8 + (n0 + c8) / 8u;
+        } else {
+            b_in[i] = w < B_WORDS && n0 + r < N;
+            b_kof[i] = c8;
+            b_base[i] = pc.yo / 8u + (n0 + r) * ys8 + c8 / 8u;
+        }
+    }
+}
+
+// Word i of this thread's share of the A (B) slice at k0.
+uvec4 fetch_a(uint i, uint k0) {
+    if ((pc.pad & 1u) == 0u) return load_a(t_id + i * WG, k0);
+    if (!a_in[i] || k0 + a_kof[i] >= K) return uvec4(0u);
+    return x4[a_base[i] + (TRANS_A == 0u ? k0 / 8u : k0 * (pc.xs0 / 8u))];
+}
+
+uvec4 fetch_b(uint i, uint k0) {
+    if ((pc.pad & 2u) == 0u) return load_b(t_id + i * WG, k0);
+    if (!b_in[i] || k0 + b_kof[i] >= K) return uvec4(0u);
+    return y4[b_base[i] + (TRANS_B == 0u ? k0 * (pc.ys0 / 8u) : k0 / 8u)];
+}
+
 void main() {
     M = pc.rows;
     N = pc.cols;
@@ -142,74 +196,84 @@ void main() {
     n0 = pn * BN;
 
     uint t = gl_LocalInvocationID.x;
+    t_id = t;
     uint sg = t / 32u, lane = t % 32u;
     uint wm = sg % WM, wn = sg / WM;
+    setup_words();
 
     ACC acc[WTM * WTN];
     [[unroll]] for (uint i = 0; i < WTM * WTN; i++) acc[i] = ACC(0.0);
     AMAT ma[WTM];
     BMAT mb[WTN];
-    uvec4 ra[A_PER];
-    uvec4 rb[B_PER];
+    uvec4 ra0[A_PER];
+    uvec4 rb0[B_PER];
     const uint rwa = (TRANS_A == 0u ? BK : BM) / 8u;
     const uint rwb = (TRANS_B == 0u ? BN : BK) / 8u;
 
-    // Slice 0 into buffer 0.
-    [[unroll]] for (uint i = 0; i < A_PER; i++) {
-        uint w = t + i * WG;
-        if (w < A_WORDS) As[(w / rwa) * A_LD + w % rwa] = load_a(w, 0u);
+// Unguarded: a word past the slice reads as zero or as an element inside the matrix, and STAGE skips it.
+#define FETCH(RA, RB, k0)                                                                                      \
+    [[unroll]] for (uint i = 0; i < A_PER; i++) RA[i] = fetch_a(i, k0);                                        \
+    [[unroll]] for (uint i = 0; i < B_PER; i++) RB[i] = fetch_b(i, k0);
+#define STAGE(RA, RB, buf)                                                                                     \
+    [[unroll]] for (uint i = 0; i < A_PER; i++) {                                                              \
+        uint w = t + i * WG;                                                                                   \
+        if (w < A_WORDS) As[(buf) * A_SZ + (w / rwa) * A_LD + w % rwa] = RA[i];                                \
+    }                                                                                                          \
+    [[unroll]] for (uint i = 0; i < B_PER; i++) {                                                              \
+        uint w = t + i * WG;                                                                                   \
+        if (w < B_WORDS) Bs[(buf) * B_SZ + (w / rwb) * B_LD + w % rwb] = RB[i];                                \
     }
-    [[unroll]] for (uint i = 0; i < B_PER; i++) {
-        uint w = t + i * WG;
-        if (w < B_WORDS) Bs[(w / rwb) * B_LD + w % rwb] = load_b(w, 0u);
+#define COMPUTE(buf)                                                                                           \
+    [[unroll]] for (uint ks = 0; ks < BK; ks += 16u) {                                                         \
+        [[unroll]] for (uint i = 0; i < WTM; i++) {                                                            \
+            uint mm = wm * WTM * 16u + i * 16u;                                                                \
+            if (TRANS_A == 0u)                                                                                 \
+                MAT_LOAD(ma[i], As, (buf) * A_SZ + mm * A_LD + ks / 8u, A_LD, false);                          \
+            else                                                                                               \
+                MAT_LOAD(ma[i], As, (buf) * A_SZ + ks * A_LD + mm / 8u, A_LD, true);                           \
+        }                                                                                                      \
+        [[unroll]] for (uint j = 0; j < WTN; j++) {                                                            \
+            uint nn = wn * WTN * 16u + j * 16u;                                                                \
+            if (TRANS_B == 0u)                                                                                 \
+                MAT_LOAD(mb[j], Bs, (buf) * B_SZ + ks * B_LD + nn / 8u, B_LD, false);                          \
+            else                                                                                               \
+                MAT_LOAD(mb[j], Bs, (buf) * B_SZ + nn * B_LD + ks / 8u, B_LD, true);                           \
+        }                                                                                                      \
+        [[unroll]] for (uint i = 0; i < WTM; i++)                                                              \
+            [[unroll]] for (uint j = 0; j < WTN; j++)                                                          \
+                acc[i * WTN + j] = MAT_MAD(ma[i], mb[j], acc[i * WTN + j]);                                    \
     }
-    barrier();
 
     uint nk = (K + BK - 1u) / BK;
-    for (uint kt = 0; kt < nk; kt++) {
-        uint cur = kt & 1u;
-        bool more = kt + 1u < nk;
-        if (more) {
-            [[unroll]] for (uint i = 0; i < A_PER; i++) {
-                uint w = t + i * WG;
-                if (w < A_WORDS) ra[i] = load_a(w, (kt + 1u) * BK);
-            }
-            [[unroll]] for (uint i = 0; i < B_PER; i++) {
-                uint w = t + i * WG;
-                if (w < B_WORDS) rb[i] = load_b(w, (kt + 1u) * BK);
-            }
-        }
-        uint ab = cur * A_SZ, bb = cur * B_SZ;
-        [[unroll]] for (uint ks = 0; ks < BK; ks += 16u) {
-            [[unroll]] for (uint i = 0; i < WTM; i++) {
-                uint mm = wm * WTM * 16u + i * 16u;
-                if (TRANS_A == 0u)
-                    MAT_LOAD(ma[i], As, ab + mm * A_LD + ks / 8u, A_LD, false);
-                else
-                    MAT_LOAD(ma[i], As, ab + ks * A_LD + mm / 8u, A_LD, true);
-            }
-            [[unroll]] for (uint j = 0; j < WTN; j++) {
-                uint nn = wn * WTN * 16u + j * 16u;
-                if (TRANS_B == 0u)
-                    MAT_LOAD(mb[j], Bs, bb + ks * B_LD + nn / 8u, B_LD, false);
-                else
-                    MAT_LOAD(mb[j], Bs, bb + nn * B_LD + ks / 8u, B_LD, true);
-            }
-            [[unroll]] for (uint i = 0; i < WTM; i++)
-                [[unroll]] for (uint j = 0; j < WTN; j++) acc[i * WTN + j] = MAT_MAD(ma[i], mb[j], acc[i * WTN + j]);
-        }
-        if (more) {
-            uint na = (cur ^ 1u) * A_SZ, nb = (cur ^ 1u) * B_SZ;
-            [[unroll]] for (uint i = 0; i < A_PER; i++) {
-                uint w = t + i * WG;
-                if (w < A_WORDS) As[na + (w / rwa) * A_LD + w % rwa] = ra[i];
-            }
-            [[unroll]] for (uint i = 0; i < B_PER; i++) {
-                uint w = t + i * WG;
-                if (w < B_WORDS) Bs[nb + (w / rwb) * B_LD + w % rwb] = rb[i];
-            }
-        }
+    // Slice 0 into buffer 0.
+    FETCH(ra0, rb0, 0u)
+    STAGE(ra0, rb0, 0u)
+    if (PREFETCH == 2u) {
+        // The next slice is staged from registers right after the multiply and only then is the one after it
+        // read into the same registers, so the load is in flight through a barrier and a whole multiply step.
+        // (NVIDIA's compiler counts every global load on one scoreboard and its wait takes them all: a store
+        // placed after a newer load would wait for that load too.)
+        FETCH(ra0, rb0, BK)
         barrier();
+        for (uint kt = 0; kt < nk; kt++) {
+            uint cur = kt & 1u;
+            COMPUTE(cur)
+            if (kt + 1u < nk) STAGE(ra0, rb0, cur ^ 1u)
+            // Unconditional: past K every word reads as zero, and a conditional load would make the compiler
+            // copy the registers after the barrier, waiting there for the load.
+            FETCH(ra0, rb0, (kt + 2u) * BK)
+            barrier();
+        }
+    } else {
+        barrier();
+        for (uint kt = 0; kt < nk; kt++) {
+            uint cur = kt & 1u;
+            bool more = kt + 1u < nk;
+            if (more) FETCH(ra0, rb0, (kt + 1u) * BK)
+            COMPUTE(cur)
+            if (more) STAGE(ra0, rb0, cur ^ 1u)
+            barrier();
+        }
     }
 
     // Every subgroup passed the last barrier, so As is free for the scratch.
