@@ -165,14 +165,16 @@ static trr_status create_device(trr_context *ctx, trr_vk_device *d) {
     VkPhysicalDeviceCooperativeMatrixFeaturesKHR coop_khr = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR, .pNext = &f16,
         .cooperativeMatrix = VK_TRUE};
-    /* TRIREME_VK_COOP_KHR=1: the KHR build of the kernel, where it was built (a glslang of 13 or later) and the
-     * device offers its shape. The same kernel ran 1.14x faster there on an H100 and passed the conformance suite
-     * (bench/results/2026-11-22-h100-vulkan-coop-khr.txt), but not yet under the validation layer, so the NV
-     * extension stays the default until it has. */
+    /* The f16 matmul runs the VK_KHR_cooperative_matrix build of its kernel where it was built (a glslang of 13
+     * or later) and the device offers its shape: on an H100 it reads 209 TFLOPS at 4096^3 against 167 for the
+     * same source on the NV extension (bench/results/2026-11-22-h100-vulkan-stages.txt). Under the validation
+     * layer it takes the NV build instead: Debian 12's layer (1.3.239) predates the KHR extension and rejects a
+     * device that enables it. TRIREME_VK_COOP_KHR=0 asks for the NV build too (A/B comparisons). */
     const char *khr_env = getenv("TRIREME_VK_COOP_KHR");
+    int khr_off = (khr_env && strcmp(khr_env, "0") == 0) || validation_requested();
     d->coop2 = coop2_requested() && d->phys.coop2;
     if (d->coop2) trr_vk_phys_query_coop2_limits(&d->fn, &d->phys);
-    d->coop_khr = !d->coop2 && TRR_VK_COOP_KHR && d->phys.coop_f16_khr && khr_env && strcmp(khr_env, "1") == 0;
+    d->coop_khr = !d->coop2 && TRR_VK_COOP_KHR && d->phys.coop_f16_khr && !khr_off;
     VkPhysicalDeviceCooperativeMatrix2FeaturesNV coop2 = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_FEATURES_NV, .pNext = &coop_khr,
         .cooperativeMatrixWorkgroupScope = VK_TRUE, .cooperativeMatrixFlexibleDimensions = VK_TRUE,

@@ -476,8 +476,8 @@ static int coop_config_ok(const trr_vk_device *d, const trr_config *c, char *why
         return 0;
     }
     if (d->coop2) return cm2_config_ok(d, c, why, cap);
-    if (c->stages != 1 && c->stages != 2) {
-        snprintf(why, cap, "stages = %d: the kernel keeps 1 or 2 slices in flight", c->stages);
+    if (c->stages < 1 || c->stages > 3) {
+        snprintf(why, cap, "stages = %d: the kernel's pipelines are 1, 2 and 3", c->stages);
         return 0;
     }
     if (c->block_k <= 0 || c->block_k % 16) {
@@ -671,14 +671,13 @@ void trr_vk_choose_config(trr_context *ctx, trr_call *call) {
              * 128x128x16:256 159 (122 registers, 2 workgroups per SM); 128x128x32:256 138 (152: 1 per SM);
              * 256x128x16:512 144; 128x256x16:256 147 and 256x128x16:256 136 (64x64 patches, 208-212);
              * 128x128x16:128 133 and 128x128x32:128 101 (64x64 patches, 214-239); 64x128x16:128 116;
-             * 64x64x16:128 95; 128x64x16:256 91; a variant that kept 2-3 slices in flight in registers lost
-             * (127 at 128x128x16:256), and so did one with two slices in flight in named registers (KHR build,
-             * 123 registers against 114, still 2 workgroups per SM: 0.79x; -vulkan-khr-experiments.txt), so the
-             * wait for global memory is not what holds the kernel back. 128x128x32:256 with a subgroup
-             * barrier between its 16-deep steps (fragment loads not hoisted) needs 134 registers, not 154, but
-             * still runs one workgroup per SM: 0.88x (-vulkan-coop-kfence.txt). More loads in flight and larger
-             * per-subgroup patches did not pay. cooperative_matrix2 (matmul_cm2.comp) reads 150 at its best
-             * tile (-vulkan-cm2-sweep.txt).
+             * 64x64x16:128 95; 128x64x16:256 91. Those figures predate the stages-2/3 pipeline below, which the
+             * machine code showed was needed: NVIDIA's compiler puts every global load on one scoreboard and
+             * waits for all of it, so a slice stored after a newer load was issued waited for that load too,
+             * and a load under a condition was copied, waiting, after the barrier (bench/vk_sass.py). With it
+             * (KHR build, -vulkan-stages.txt): 128x128x16:256 209, 128x256x16:256 191 (182 registers),
+             * 256x128x16:512 189, 128x128x16:128 180, 128x128x32:256 159 (160 registers: 1 per SM).
+             * cooperative_matrix2 (matmul_cm2.comp) reads 150 at its best tile (-vulkan-cm2-sweep.txt).
              * Where the small tiles take over, and how many threads they get, comes from the tuner
              * (2026-11-22-h100-tune-final.txt, -tunecheck-final.txt): 128x128 wins from 1536^3 (144 of its
              * tiles, 1.22x) and 2048^3 (1.62x), 64x64 at 1024^3 (64); 64x64 over 8 subgroups rather than 4
@@ -696,7 +695,11 @@ void trr_vk_choose_config(trr_context *ctx, trr_call *call) {
             if (!c->block_k) c->block_k = bk;
             if (!c->threads) c->threads = th;
             if (!c->group_m) c->group_m = 8;
-            if (!c->stages) c->stages = d->coop2 ? 1 : 2;
+            /* matmul_coop.comp's pipeline (H100, 4096^3, 2026-11-22, -vulkan-stages.txt): stages 2 stages the
+             * next slice right after the multiply and then reads the one after it (KHR 185.5 -> 203.4 TFLOPS
+             * over stages 1, NV 160 -> 167); 3 is the same loop unrolled by two, which helps the KHR build
+             * (208.7) and hurts the NV one (152). */
+            if (!c->stages) c->stages = d->coop2 ? 1 : d->coop_khr ? 3 : 2;
             if (!c->vector_width) c->vector_width = 1;
             if (!c->split_k) c->split_k = 1;
             break;

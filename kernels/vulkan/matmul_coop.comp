@@ -264,6 +264,21 @@ void main() {
             FETCH(ra0, rb0, (kt + 2u) * BK)
             barrier();
         }
+    } else if (PREFETCH == 3u) {
+        // The same, unrolled by two so that each step's buffers are constants.
+        FETCH(ra0, rb0, BK)
+        barrier();
+        for (uint kt = 0; kt < nk; kt += 2u) {
+            COMPUTE(0u)
+            if (kt + 1u < nk) STAGE(ra0, rb0, 1u)
+            FETCH(ra0, rb0, (kt + 2u) * BK)
+            barrier();
+            if (kt + 1u >= nk) break;
+            COMPUTE(1u)
+            if (kt + 2u < nk) STAGE(ra0, rb0, 0u)
+            FETCH(ra0, rb0, (kt + 3u) * BK)
+            barrier();
+        }
     } else {
         barrier();
         for (uint kt = 0; kt < nk; kt++) {
