@@ -681,12 +681,12 @@ void trr_vk_choose_config(trr_context *ctx, trr_call *call) {
              * Where the small tiles take over, and how many threads they get, comes from the tuner
              * (2026-11-22-h100-tune-final.txt, -tunecheck-final.txt): 128x128 wins from 1536^3 (144 of its
              * tiles, 1.22x) and 2048^3 (1.62x), 64x64 at 1024^3 (64); 64x64 over 8 subgroups rather than 4
-             * while they make under 128 workgroups (256^3 1.15x, 512^3 1.07x), not at 1024^3 (256). */
+             * at 256^3 (1.15x) and 512^3 (1.07x), and since the stages-3 loop at 1024^3 too (1.16x,
+             * 2026-11-22-h100-tune-vulkan-f16-stages.txt). */
             int64_t tiles = ((call->rows + 127) / 128) * ((call->cols + 127) / 128);
-            int64_t tiles64 = ((call->rows + 63) / 64) * ((call->cols + 63) / 64);
             int small = tiles < 128;
             int bm = small ? 64 : 128, bn = small ? 64 : 128, bk = small ? 32 : 16;
-            int th = !small || tiles64 < 128 ? 256 : 128;
+            int th = 256;
             /* matmul_cm2.comp's slices are loaded and pipelined by the driver: deeper ones, as llama.cpp's
              * cooperative_matrix2 kernel takes (not yet measured here) */
             if (d->coop2) bk = 32;
