@@ -1,10 +1,10 @@
 #version 450
-// f16 matmul on cooperative matrices (VK_NV_cooperative_matrix, 16x16x16, f32 accumulation): one workgroup per
-// BM x BN tile in grouped order; WM x WN subgroups of 32 each own a (BM/WM) x (BN/WN) patch of 16x16
-// accumulators. A and B slices of depth BK are staged in shared memory as 16-byte words (8 halves), in the
-// operand's own memory layout (a transposed operand is loaded column-major by the matrix loads, so every layout
-// copies whole words), double-buffered: the next slice is read from global memory into registers while the
-// current one feeds the matrix units, then stored to the other buffer, so each slice costs one barrier.
+// f16 matmul on cooperative matrices (VK_KHR_cooperative_matrix or VK_NV_cooperative_matrix, 16x16x16, f32
+// accumulation): one workgroup per BM x BN tile in grouped order; WM x WN subgroups of 32 each own a
+// (BM/WM) x (BN/WN) patch of 16x16 accumulators. A and B slices of depth BK are staged in shared memory as 16-byte
+// words (8 halves), in the operand's own memory layout (a transposed operand is loaded column-major by the matrix
+// loads, so every layout copies whole words), double-buffered, one barrier per slice; slices come from global
+// memory through registers, read one or two steps ahead (PREFETCH).
 // Edges are zero-filled. The epilogue runs on the accumulators; whole 16x16 tiles are stored straight to
 // global memory when the output is aligned (pc.pad bit 2), the others through a per-subgroup shared scratch.
 #extension GL_GOOGLE_include_directive : require
@@ -28,7 +28,8 @@ layout(constant_id = 5) const uint GROUP_M = 8;
 layout(constant_id = 6) const uint TRANS_A = 0;
 layout(constant_id = 7) const uint TRANS_B = 0;
 layout(constant_id = 8) const uint EPI = 0;
-layout(constant_id = 9) const uint PREFETCH = 1; // 1: read slice k+1 while multiplying slice k; 2: slice k+2
+// 1: read slice k+1 while multiplying slice k; 2: multiply k, stage k+1, then read k+2; 3: 2 unrolled by two.
+layout(constant_id = 9) const uint PREFETCH = 1;
 
 const uint WG = gl_WorkGroupSize.x;
 const uint NSG = WG / 32u;
@@ -84,7 +85,8 @@ float act(float v) {
 
 uint M, N, K, m0, n0, t_id;
 
-// Word w of A's slice at k0: its staged position, and its 8 halves (zero outside the matrix).
+// Word w of A's slice at k0, half by half (zero outside the matrix): the path for operands whose rows are not
+// whole 16-byte words (fetch_a takes the others).
 uvec4 load_a(uint w, uint k0) {
     const uint rw = (TRANS_A == 0u ? BK : BM) / 8u; // words per staged row
     uint r = w / rw, c8 = (w % rw) * 8u;
@@ -92,10 +94,6 @@ uvec4 load_a(uint w, uint k0) {
     uint gk = k0 + (TRANS_A == 0u ? c8 : r);
     uint row = TRANS_A == 0u ? gm : gk, col = TRANS_A == 0u ? gk : gm; // memory row / column
     uint rows = TRANS_A == 0u ? M : K, cols = TRANS_A == 0u ? K : M;
-    if ((pc.pad & 1u) != 0u) {
-        if (row < rows && col < cols) return x4[(pc.xo + row * pc.xs0 + col) / 8u];
-        return uvec4(0u);
-    }
     float16_t h[8];
     [[unroll]] for (uint q = 0; q < 8u; q++) {
         h[q] = float16_t(0.0);
@@ -112,10 +110,6 @@ uvec4 load_b(uint w, uint k0) {
     uint gn = n0 + (TRANS_B == 0u ? c8 : r);
     uint row = TRANS_B == 0u ? gk : gn, col = TRANS_B == 0u ? gn : gk;
     uint rows = TRANS_B == 0u ? K : N, cols = TRANS_B == 0u ? N : K;
-    if ((pc.pad & 2u) != 0u) {
-        if (row < rows && col < cols) return y4[(pc.yo + row * pc.ys0 + col) / 8u];
-        return uvec4(0u);
-    }
     float16_t h[8];
     [[unroll]] for (uint q = 0; q < 8u; q++) {
         h[q] = float16_t(0.0);
