@@ -154,11 +154,13 @@ static void dump_representations(trr_context *ctx, trr_vk_device *d, const VkPip
     VkResult r = d->get_exec_irs(d->device, ei, &n, ir);
     fprintf(stderr, "vk-ir %s: %u representation(s) (%s)\n", shader, n, trr_vk_result_name(r));
     if (r != VK_SUCCESS && r != VK_INCOMPLETE) return;
+    int ok = 1;
+    uint32_t allocated = n; /* the second call may report fewer */
     for (uint32_t i = 0; i < n; i++) {
         ir[i].pData = ir[i].dataSize ? malloc(ir[i].dataSize) : NULL;
-        if (ir[i].dataSize && !ir[i].pData) return;
+        ok = ok && (!ir[i].dataSize || ir[i].pData);
     }
-    r = d->get_exec_irs(d->device, ei, &n, ir);
+    r = ok ? d->get_exec_irs(d->device, ei, &n, ir) : VK_ERROR_OUT_OF_HOST_MEMORY;
     for (uint32_t i = 0; i < n; i++) {
         char name[256];
         int len = snprintf(name, sizeof name, "vk-ir-%s", shader);
@@ -167,15 +169,16 @@ static void dump_representations(trr_context *ctx, trr_vk_device *d, const VkPip
         if (len > 0 && (size_t)len < sizeof name)
             snprintf(name + len, sizeof name - (size_t)len, "-%u.%s", i, ir[i].isText ? "txt" : "bin");
         fprintf(stderr, "vk-ir   [%s] %s, %zu bytes -> %s\n", ir[i].name, ir[i].description, ir[i].dataSize, name);
-        if ((r == VK_SUCCESS || r == VK_INCOMPLETE) && ir[i].pData)
-            (void)trr_dump_file(ctx, name, ir[i].pData, ir[i].isText && ir[i].dataSize ? ir[i].dataSize - 1 : ir[i].dataSize);
-        free(ir[i].pData);
+        size_t size = ir[i].isText && ir[i].dataSize ? ir[i].dataSize - 1 : ir[i].dataSize; /* no trailing NUL */
+        if ((r == VK_SUCCESS || r == VK_INCOMPLETE) && ir[i].pData) (void)trr_dump_file(ctx, name, ir[i].pData, size);
     }
+    for (uint32_t i = 0; i < allocated; i++) free(ir[i].pData);
 }
 
 /* TRIREME_VK_PIPELINE_STATS=1: the compiler's statistics of a new pipeline on stderr, one line (a diagnostic
  * for kernel tuning: registers and shared memory decide how many workgroups share a multiprocessor). */
-static void print_stats(trr_context *ctx, trr_vk_device *d, VkPipeline pipeline, const char *shader, const uint32_t *spec, int nspec) {
+static void print_stats(trr_context *ctx, trr_vk_device *d, VkPipeline pipeline, const char *shader,
+                        const uint32_t *spec, int nspec) {
     VkPipelineInfoKHR pi = {.sType = VK_STRUCTURE_TYPE_PIPELINE_INFO_KHR, .pipeline = pipeline};
     uint32_t ne = 0;
     if (d->get_exec_props(d->device, &pi, &ne, NULL) != VK_SUCCESS) return;
