@@ -686,14 +686,13 @@ void trr_vk_choose_config(trr_context *ctx, trr_call *call) {
             int64_t tiles = ((call->rows + 127) / 128) * ((call->cols + 127) / 128);
             int small = tiles < 128;
             int bm = small ? 64 : 128, bn = small ? 64 : 128, bk = small ? 32 : 16;
-            int th = 256;
             /* matmul_cm2.comp's slices are loaded and pipelined by the driver: deeper ones, as llama.cpp's
              * cooperative_matrix2 kernel takes (not yet measured here) */
             if (d->coop2) bk = 32;
             if (!c->block_m) c->block_m = bm;
             if (!c->block_n) c->block_n = bn;
             if (!c->block_k) c->block_k = bk;
-            if (!c->threads) c->threads = th;
+            if (!c->threads) c->threads = 256;
             if (!c->group_m) c->group_m = 8;
             /* matmul_coop.comp's pipeline (H100, 4096^3, 2026-11-22, -vulkan-stages.txt): stages 2 stages the
              * next slice right after the multiply and then reads the one after it (KHR 185.5 -> 203.4 TFLOPS
