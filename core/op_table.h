@@ -25,6 +25,30 @@ typedef struct trr_op_signature {
     trr_dtype out;
 } trr_op_signature;
 
+/* The shape rule: how an op's operands relate, which fixes its validation, its normalised form (backend.h) and
+ * how the harness lays out its operands. A new op of an existing rule needs no code outside its table row, its
+ * reference and its kernels. */
+typedef enum trr_op_shape {
+    TRR_SHAPE_ELEMENTWISE = 0, /* inputs and output of one shape, rank 1-3, folded to rows x cols */
+    TRR_SHAPE_PLANES,          /* x [3,H,W] planar -> z [H,W]: rows = H, cols = W */
+    TRR_SHAPE_ROWS,            /* x [M,N] -> z [M,N], each row on its own */
+    TRR_SHAPE_ROW_REDUCE,      /* x [M,N] -> z [M] */
+    TRR_SHAPE_MATMUL           /* A [M,K], B [K,N] -> C [M,N]: rows = M, cols = N, k = K */
+} trr_op_shape;
+
+/* The problem dimensions an operand's stored extent is made of: a call's rows, cols and k (backend.h). */
+typedef enum trr_dim { TRR_DIM_ONE = 0, TRR_DIM_ROWS, TRR_DIM_COLS, TRR_DIM_K } trr_dim;
+
+/* One operand as the op sees it: [planes x] rows x cols, or a vector of cols when rows is TRR_DIM_ONE and
+ * vector is set. transposable: 1 when the operand may be passed transposed as A (trans_a), 2 as B (trans_b). */
+typedef struct trr_operand_rule {
+    const char *name;
+    unsigned char planes; /* 3 for rgb_to_grey's image, else 1 */
+    unsigned char rows, cols; /* trr_dim */
+    unsigned char vector;     /* a 1-D tensor (row_sum's output) */
+    unsigned char transposable;
+} trr_operand_rule;
+
 typedef struct trr_op_desc {
     trr_op op;
     const char *name;
@@ -34,6 +58,10 @@ typedef struct trr_op_desc {
     int n_signatures;
     unsigned config_fields;    /* TRR_CFG_* */
     trr_config default_config; /* used for any field a backend's heuristic leaves at zero */
+    trr_op_shape shape;
+    int alias_ok;              /* the output may be exactly an input (each element read before it is written) */
+    /* x, y, z in the order of trr_call; y's name is NULL for one-input ops */
+    trr_operand_rule operand[3];
 } trr_op_desc;
 
 const trr_op_desc *trr_op_desc_get(trr_op op);

@@ -23,31 +23,50 @@ static trr_status dispatch(trr_context *ctx, trr_op op, const trr_tensor *x, con
     return TRR_OK;
 }
 
-trr_status trr_copy(trr_context *ctx, const trr_tensor *x, const trr_tensor *z) {
-    return dispatch(ctx, TRR_OP_COPY, x, NULL, z, TRR_EPI_NONE, 0.0f, 0);
+trr_status trr_op_get_info(trr_op op, trr_op_info *out_info) {
+    const trr_op_desc *d = trr_op_desc_get(op);
+    if (!d) return trr_error(NULL, TRR_ERR_INVALID_ARGUMENT, "unknown op %d", (int)op);
+    if (!out_info) return trr_error(NULL, TRR_ERR_INVALID_ARGUMENT, "out_info is NULL");
+    out_info->name = d->name;
+    out_info->n_inputs = d->n_inputs;
+    out_info->operands = d->operands;
+    return TRR_OK;
 }
 
+trr_status trr_op_run(trr_context *ctx, trr_op op, const trr_tensor *const *operands, const trr_op_params *params) {
+    if (!ctx) return trr_error(NULL, TRR_ERR_INVALID_ARGUMENT, "ctx is NULL");
+    const trr_op_desc *d = trr_op_desc_get(op);
+    if (!d) return trr_error(ctx, TRR_ERR_INVALID_ARGUMENT, "unknown op %d", (int)op);
+    if (!operands) return trr_error(ctx, TRR_ERR_INVALID_ARGUMENT, "%s: operands is NULL", d->name);
+    const trr_op_params none = {TRR_EPI_NONE, 0.0f, 0};
+    if (!params) params = &none;
+    if (d->shape != TRR_SHAPE_MATMUL && (params->epilogue != TRR_EPI_NONE || params->flags != 0))
+        return trr_error(ctx, TRR_ERR_INVALID_ARGUMENT, "%s takes no epilogue and no flags", d->name);
+    const trr_tensor *y = d->n_inputs == 2 ? operands[1] : NULL;
+    return dispatch(ctx, op, operands[0], y, operands[d->n_inputs], params->epilogue, params->alpha, params->flags);
+}
+
+#define RUN(op, ...)                                                                                           \
+    do {                                                                                                       \
+        const trr_tensor *const operands_[] = {__VA_ARGS__};                                                   \
+        return trr_op_run(ctx, op, operands_, NULL);                                                           \
+    } while (0)
+
+trr_status trr_copy(trr_context *ctx, const trr_tensor *x, const trr_tensor *z) { RUN(TRR_OP_COPY, x, z); }
 trr_status trr_add(trr_context *ctx, const trr_tensor *x, const trr_tensor *y, const trr_tensor *z) {
-    return dispatch(ctx, TRR_OP_ADD, x, y, z, TRR_EPI_NONE, 0.0f, 0);
+    RUN(TRR_OP_ADD, x, y, z);
 }
-
-trr_status trr_gelu(trr_context *ctx, const trr_tensor *x, const trr_tensor *y) {
-    return dispatch(ctx, TRR_OP_GELU, x, NULL, y, TRR_EPI_NONE, 0.0f, 0);
-}
-
+trr_status trr_gelu(trr_context *ctx, const trr_tensor *x, const trr_tensor *y) { RUN(TRR_OP_GELU, x, y); }
+trr_status trr_silu(trr_context *ctx, const trr_tensor *x, const trr_tensor *y) { RUN(TRR_OP_SILU, x, y); }
 trr_status trr_rgb_to_grey(trr_context *ctx, const trr_tensor *img, const trr_tensor *grey) {
-    return dispatch(ctx, TRR_OP_RGB_TO_GREY, img, NULL, grey, TRR_EPI_NONE, 0.0f, 0);
+    RUN(TRR_OP_RGB_TO_GREY, img, grey);
 }
-
-trr_status trr_softmax(trr_context *ctx, const trr_tensor *x, const trr_tensor *y) {
-    return dispatch(ctx, TRR_OP_SOFTMAX, x, NULL, y, TRR_EPI_NONE, 0.0f, 0);
-}
-
-trr_status trr_row_sum(trr_context *ctx, const trr_tensor *x, const trr_tensor *y) {
-    return dispatch(ctx, TRR_OP_ROW_SUM, x, NULL, y, TRR_EPI_NONE, 0.0f, 0);
-}
+trr_status trr_softmax(trr_context *ctx, const trr_tensor *x, const trr_tensor *y) { RUN(TRR_OP_SOFTMAX, x, y); }
+trr_status trr_row_sum(trr_context *ctx, const trr_tensor *x, const trr_tensor *y) { RUN(TRR_OP_ROW_SUM, x, y); }
 
 trr_status trr_matmul(trr_context *ctx, const trr_tensor *a, const trr_tensor *b, const trr_tensor *c,
                       trr_epilogue epilogue, float alpha, unsigned flags) {
-    return dispatch(ctx, TRR_OP_MATMUL, a, b, c, epilogue, alpha, flags);
+    const trr_tensor *const operands[] = {a, b, c};
+    const trr_op_params params = {epilogue, alpha, flags};
+    return trr_op_run(ctx, TRR_OP_MATMUL, operands, &params);
 }

@@ -83,4 +83,18 @@ trr_status trr_tune_db_format(const trr_tune_entry *entries, int n, char **out_t
  * again. For tests and for tools that change TRIREME_TUNE_DB. */
 void trr_tune_reset(void);
 
+/* ---- completing and judging configs (config_resolve.c) ---- */
+
+/* The config call runs with when nothing overrides it and no tuning database is read: the backend's
+ * heuristic, then the op table's defaults. The baseline a tuned config is compared with. */
+void trr_tune_default_config(trr_context *ctx, const trr_call *call, trr_config *out_config);
+
+/* Completes listed the way the call path completes an override (backend heuristic, then op table). */
+void trr_tune_complete_config(trr_context *ctx, const trr_call *call, const trr_config *listed,
+                              trr_config *out_config);
+
+/* 1 when the call's backend accepts config for it (supports and check_config); else 0 with the backend's
+ * reason in why. Leaves the reason as the last error on ctx as well. */
+int trr_tune_config_runs(trr_context *ctx, const trr_call *call, const trr_config *config, char *why, size_t cap);
+
 #endif

@@ -9,7 +9,7 @@
 #include "tune.h"
 #include "clock.h"
 
-#include "tune_space.h"
+#include "tune.h"
 
 #include <pthread.h>
 #include <stdio.h>

@@ -10,7 +10,6 @@
 /* Kernels index views with 32-bit integers: a view's extent must stay below this many elements. */
 #define TRR_INDEX_LIMIT ((int64_t)1 << 31)
 
-static const char *const operand_names[3] = {"x", "y", "z"};
 
 /* The elements a view spans: 1 + sum (shape[i]-1) * stride[i]; 0 for an empty view. -1 on overflow. */
 static int64_t view_extent(const trr_tensor *t) {
@@ -191,15 +190,15 @@ trr_status trr_call_build(trr_context *ctx, trr_op op, const trr_tensor *x, cons
     const trr_op_desc *desc = trr_op_desc_get(op);
     if (!desc) return trr_error(ctx, TRR_ERR_INVALID_ARGUMENT, "unknown op %d", (int)op);
     const trr_tensor *views[3] = {x, desc->n_inputs == 2 ? y : NULL, z};
-    const char *const *names = operand_names;
     const char *opn = desc->name;
 
     /* 1. arguments */
+    /* every operand the op takes must be there: a NULL second input of add or matmul is an argument error */
     for (int v = 0; v < 3; v++)
-        if (views[v] || v != 1) TRR_TRY(check_tensor(ctx, views[v], names[v]));
+        if (v != 1 || desc->n_inputs == 2) TRR_TRY(check_tensor(ctx, views[v], desc->operand[v].name));
     if (desc->n_inputs == 1 && y)
         return trr_error(ctx, TRR_ERR_INVALID_ARGUMENT, "%s takes one input; y must be NULL", opn);
-    if (op == TRR_OP_MATMUL) {
+    if (desc->shape == TRR_SHAPE_MATMUL) {
         if ((unsigned)epilogue >= TRR_EPI_COUNT)
             return trr_error(ctx, TRR_ERR_INVALID_ARGUMENT, "matmul: unknown epilogue %d", (int)epilogue);
         if (!isfinite(alpha)) return trr_error(ctx, TRR_ERR_INVALID_ARGUMENT, "matmul: alpha is not finite");
@@ -223,17 +222,15 @@ trr_status trr_call_build(trr_context *ctx, trr_op op, const trr_tensor *x, cons
     call.op = op;
     call.epilogue = TRR_EPI_NONE;
     call.slices = 1;
-    switch (op) {
-    case TRR_OP_COPY:
-    case TRR_OP_ADD:
-    case TRR_OP_GELU:
+    switch (desc->shape) {
+    case TRR_SHAPE_ELEMENTWISE:
         for (int v = 0; v < 3; v++)
             if (views[v] && !same_shape(views[v], x))
-                return trr_error(ctx, TRR_ERR_SHAPE, "%s: %s's shape differs from x's", opn, names[v]);
+                return trr_error(ctx, TRR_ERR_SHAPE, "%s: %s's shape differs from x's", opn, desc->operand[v].name);
         for (int v = 0; v < 3; v++)
-            if (views[v]) TRR_TRY(check_strides(ctx, views[v], names[v], 0));
+            if (views[v]) TRR_TRY(check_strides(ctx, views[v], desc->operand[v].name, 0));
         break;
-    case TRR_OP_RGB_TO_GREY:
+    case TRR_SHAPE_PLANES:
         if (x->ndim != 3 || x->shape[0] != 3)
             return trr_error(ctx, TRR_ERR_SHAPE, "rgb_to_grey: img must be [3,H,W] (planar), got rank %d", x->ndim);
         if (z->ndim != 2 || z->shape[0] != x->shape[1] || z->shape[1] != x->shape[2])
@@ -244,7 +241,7 @@ trr_status trr_call_build(trr_context *ctx, trr_op op, const trr_tensor *x, cons
         call.rows = x->shape[1];
         call.cols = x->shape[2];
         break;
-    case TRR_OP_SOFTMAX:
+    case TRR_SHAPE_ROWS:
         if (x->ndim != 2 || !same_shape(x, z))
             return trr_error(ctx, TRR_ERR_SHAPE, "softmax: x and y must be 2-D [M,N] of the same shape");
         TRR_TRY(check_strides(ctx, x, "x", 0));
@@ -252,7 +249,7 @@ trr_status trr_call_build(trr_context *ctx, trr_op op, const trr_tensor *x, cons
         call.rows = x->shape[0];
         call.cols = x->shape[1];
         break;
-    case TRR_OP_ROW_SUM:
+    case TRR_SHAPE_ROW_REDUCE:
         if (x->ndim != 2) return trr_error(ctx, TRR_ERR_SHAPE, "row_sum: x must be 2-D [M,N], got rank %d", x->ndim);
         if (z->ndim != 1 || z->shape[0] != x->shape[0])
             return trr_error(ctx, TRR_ERR_SHAPE, "row_sum: y must be 1-D [M] = [%lld]", (long long)x->shape[0]);
@@ -261,7 +258,7 @@ trr_status trr_call_build(trr_context *ctx, trr_op op, const trr_tensor *x, cons
         call.rows = x->shape[0];
         call.cols = x->shape[1];
         break;
-    case TRR_OP_MATMUL: {
+    case TRR_SHAPE_MATMUL: {
         if (x->ndim != 2 || y->ndim != 2 || z->ndim != 2)
             return trr_error(ctx, TRR_ERR_SHAPE, "matmul: A, B and C must be 2-D");
         if (y->shape[0] != x->shape[1])
@@ -291,22 +288,20 @@ trr_status trr_call_build(trr_context *ctx, trr_op op, const trr_tensor *x, cons
         call.z.stride0 = trans_c ? z->shape[1] : ldc;
         break;
     }
-    default:
-        return trr_error(ctx, TRR_ERR_INVALID_ARGUMENT, "unknown op %d", (int)op);
     }
 
     /* 5-7. alignment, overflow, bounds */
     size_t begin[3] = {0}, end[3] = {0};
     for (int v = 0; v < 3; v++)
-        if (views[v]) TRR_TRY(check_extent(ctx, views[v], names[v], &begin[v], &end[v]));
+        if (views[v]) TRR_TRY(check_extent(ctx, views[v], desc->operand[v].name, &begin[v], &end[v]));
 
     /* 8. overlap: exact aliasing is allowed where each element is read before it is written at the same place */
-    int alias_ok = op == TRR_OP_COPY || op == TRR_OP_ADD || op == TRR_OP_GELU;
+    const int alias_ok = desc->alias_ok;
     for (int v = 0; v < 2; v++) {
         if (!views[v] || views[v]->buffer != z->buffer) continue;
         if (begin[v] < end[2] && begin[2] < end[v] && !(alias_ok && same_view(views[v], z)))
             return trr_error(ctx, TRR_ERR_OVERLAP, "%s: output z overlaps input %s (bytes [%zu,%zu) and [%zu,%zu))", opn,
-                             names[v], begin[2], end[2], begin[v], end[v]);
+                             desc->operand[v].name, begin[2], end[2], begin[v], end[v]);
     }
 
     int empty = 0;
@@ -314,10 +309,8 @@ trr_status trr_call_build(trr_context *ctx, trr_op op, const trr_tensor *x, cons
         if (views[v] && has_zero_dim(views[v])) empty = 1;
 
     /* normalise */
-    switch (op) {
-    case TRR_OP_COPY:
-    case TRR_OP_ADD:
-    case TRR_OP_GELU: {
+    switch (desc->shape) {
+    case TRR_SHAPE_ELEMENTWISE: {
         call.x = operand_of(x);
         call.z = operand_of(z);
         if (views[1]) call.y = operand_of(y);
@@ -330,21 +323,21 @@ trr_status trr_call_build(trr_context *ctx, trr_op op, const trr_tensor *x, cons
         if (!empty) normalise_elementwise(&call, vs, os, n);
         break;
     }
-    case TRR_OP_RGB_TO_GREY:
+    case TRR_SHAPE_PLANES:
         call.x = operand_of(x);
         call.z = operand_of(z);
         call.x.stride0 = x->strides[0];
         call.x.stride1 = x->strides[1];
         call.z.stride0 = z->strides[0];
         break;
-    case TRR_OP_SOFTMAX:
-    case TRR_OP_ROW_SUM:
+    case TRR_SHAPE_ROWS:
+    case TRR_SHAPE_ROW_REDUCE:
         call.x = operand_of(x);
         call.z = operand_of(z);
         call.x.stride0 = x->strides[0];
         call.z.stride0 = z->strides[0];
         break;
-    default:
+    case TRR_SHAPE_MATMUL:
         break;
     }
     *out_call = call;

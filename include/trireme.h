@@ -25,6 +25,13 @@ extern "C" {
 #define TRR_VERSION_PATCH 0
 #define TRR_VERSION_STRING "0.1.0"
 
+/* Every public function carries TRR_API: the shared library exports these and nothing else. */
+#if defined(_WIN32)
+#define TRR_API
+#else
+#define TRR_API __attribute__((visibility("default")))
+#endif
+
 /* Status codes come in bands: 1-19 the caller's arguments, 20-29 availability, 30-39 the device or driver,
  * 40 and up the runtime itself. */
 typedef enum trr_status {
@@ -59,6 +66,7 @@ typedef enum trr_op {
     TRR_OP_SOFTMAX,
     TRR_OP_ROW_SUM,
     TRR_OP_MATMUL,
+    TRR_OP_SILU,
     TRR_OP_COUNT
 } trr_op;
 
@@ -85,6 +93,21 @@ typedef struct trr_tensor {
     int64_t strides[TRR_MAX_DIMS];
 } trr_tensor;
 
+/* The kernel family a call runs on. AUTO (0) leaves the choice to the tuning database and the backend's
+ * heuristic; any other value asks for that family, and a backend that has no such kernel for the call rejects
+ * it with TRR_ERR_UNSUPPORTED. Names (trr_variant_name) are what the CLI's --config and the tuning database use. */
+typedef enum trr_variant {
+    TRR_VARIANT_AUTO = 0,
+    TRR_VARIANT_SIMT,     /* plain FMA units (every backend's portable kernels) */
+    TRR_VARIANT_MMA,      /* CUDA mma.sync tensor cores (sm_80 and up) */
+    TRR_VARIANT_WGMMA,    /* CUDA Hopper warpgroup MMA (sm_90a) */
+    TRR_VARIANT_COOP_KHR, /* Vulkan VK_KHR_cooperative_matrix */
+    TRR_VARIANT_COOP_NV,  /* Vulkan VK_NV_cooperative_matrix */
+    TRR_VARIANT_CM2,      /* Vulkan VK_NV_cooperative_matrix2 (workgroup-scope matrices) */
+    TRR_VARIANT_SUBGROUP, /* row kernels that reduce with subgroup operations */
+    TRR_VARIANT_COUNT
+} trr_variant;
+
 /* Tiling parameters in the vocabulary of every backend; 0 means "the backend's choice". Fields an op does not
  * use are ignored. */
 typedef struct trr_config {
@@ -95,6 +118,7 @@ typedef struct trr_config {
     int stages;                    /* software pipeline depth */
     int vector_width;              /* elements per load */
     int split_k;
+    int variant;                   /* trr_variant: the kernel family */
 } trr_config;
 
 typedef struct trr_backend_info {
@@ -123,78 +147,101 @@ typedef struct trr_device_info {
 } trr_device_info;
 
 /* ---- status ---- */
-const char *trr_status_name(trr_status status);    /* "TRR_ERR_SHAPE" */
-const char *trr_status_message(trr_status status); /* a sentence about the code in general */
+TRR_API const char *trr_status_name(trr_status status);    /* "TRR_ERR_SHAPE" */
+TRR_API const char *trr_status_message(trr_status status); /* a sentence about the code in general */
 /* The last error recorded on ctx (or on this thread, for ctx == NULL): the status name followed by detail.
  * Never NULL; "" when nothing has failed. */
-const char *trr_last_error(const trr_context *ctx);
+TRR_API const char *trr_last_error(const trr_context *ctx);
 
 /* ---- backends and devices ---- */
-trr_status trr_backend_count(int *out_count);
-trr_status trr_backend_get_info(int index, trr_backend_info *out_info);
-trr_status trr_device_get_info(const char *backend, int index, trr_device_info *out_info);
+TRR_API trr_status trr_backend_count(int *out_count);
+TRR_API trr_status trr_backend_get_info(int index, trr_backend_info *out_info);
+TRR_API trr_status trr_device_get_info(const char *backend, int index, trr_device_info *out_info);
 
 /* ---- contexts ----
  * device: "cpu", "cuda", "cuda:1", "opencl:0", "vulkan:0", or "auto" (the best GPU, else the CPU). NULL reads
  * the environment variable TRIREME_DEVICE and falls back to "auto". */
-trr_status trr_context_create(const char *device, trr_context **out_ctx);
-trr_status trr_context_destroy(trr_context *ctx);
-trr_status trr_context_device(const trr_context *ctx, trr_device_info *out_info);
+TRR_API trr_status trr_context_create(const char *device, trr_context **out_ctx);
+TRR_API trr_status trr_context_destroy(trr_context *ctx);
+TRR_API trr_status trr_context_device(const trr_context *ctx, trr_device_info *out_info);
 /* How the device was chosen, e.g. "auto: chose cuda:0 (NVIDIA H200), the first GPU found". */
-trr_status trr_context_selection(const trr_context *ctx, const char **out_text);
+TRR_API trr_status trr_context_selection(const trr_context *ctx, const char **out_text);
 
 /* ---- buffers ---- */
-trr_status trr_buffer_create(trr_context *ctx, size_t bytes, trr_buffer **out_buffer);
-trr_status trr_buffer_destroy(trr_buffer *buffer);
-trr_status trr_buffer_size(const trr_buffer *buffer, size_t *out_bytes);
-trr_status trr_buffer_write(trr_context *ctx, trr_buffer *dst, size_t offset, const void *src, size_t bytes);
-trr_status trr_buffer_read(trr_context *ctx, const trr_buffer *src, size_t offset, void *dst, size_t bytes);
-trr_status trr_buffer_copy(trr_context *ctx, trr_buffer *dst, size_t dst_offset, const trr_buffer *src,
+TRR_API trr_status trr_buffer_create(trr_context *ctx, size_t bytes, trr_buffer **out_buffer);
+TRR_API trr_status trr_buffer_destroy(trr_buffer *buffer);
+TRR_API trr_status trr_buffer_size(const trr_buffer *buffer, size_t *out_bytes);
+TRR_API trr_status trr_buffer_write(trr_context *ctx, trr_buffer *dst, size_t offset, const void *src, size_t bytes);
+TRR_API trr_status trr_buffer_read(trr_context *ctx, const trr_buffer *src, size_t offset, void *dst, size_t bytes);
+TRR_API trr_status trr_buffer_copy(trr_context *ctx, trr_buffer *dst, size_t dst_offset, const trr_buffer *src,
                            size_t src_offset, size_t bytes);
-trr_status trr_buffer_fill(trr_context *ctx, trr_buffer *dst, size_t offset, size_t bytes, uint8_t value);
+TRR_API trr_status trr_buffer_fill(trr_context *ctx, trr_buffer *dst, size_t offset, size_t bytes, uint8_t value);
 
 /* ---- tensor views (pure helpers: they check the arguments, not the buffer) ---- */
-trr_status trr_tensor_1d(trr_buffer *buffer, size_t offset, trr_dtype dtype, int64_t n, trr_tensor *out_tensor);
+TRR_API trr_status trr_tensor_1d(trr_buffer *buffer, size_t offset, trr_dtype dtype, int64_t n, trr_tensor *out_tensor);
 /* row_stride in elements; 0 means packed (row_stride = cols) */
-trr_status trr_tensor_2d(trr_buffer *buffer, size_t offset, trr_dtype dtype, int64_t rows, int64_t cols,
+TRR_API trr_status trr_tensor_2d(trr_buffer *buffer, size_t offset, trr_dtype dtype, int64_t rows, int64_t cols,
                          int64_t row_stride, trr_tensor *out_tensor);
 /* The transposed view of a 2-D tensor (swaps shape and strides): how a matmul operand stored as [K,M] or
  * [N,K] is passed. */
-trr_status trr_tensor_transpose(const trr_tensor *in, trr_tensor *out_tensor);
-trr_status trr_dtype_size(trr_dtype dtype, size_t *out_bytes);
-trr_status trr_dtype_name(trr_dtype dtype, const char **out_name);
+TRR_API trr_status trr_tensor_transpose(const trr_tensor *in, trr_tensor *out_tensor);
+TRR_API trr_status trr_dtype_size(trr_dtype dtype, size_t *out_bytes);
+TRR_API trr_status trr_dtype_name(trr_dtype dtype, const char **out_name);
 
 /* ---- ops: validated in full before the device sees them; a rejected call writes nothing ---- */
-trr_status trr_copy(trr_context *ctx, const trr_tensor *x, const trr_tensor *z);
-trr_status trr_add(trr_context *ctx, const trr_tensor *x, const trr_tensor *y, const trr_tensor *z);
-trr_status trr_gelu(trr_context *ctx, const trr_tensor *x, const trr_tensor *y);
-trr_status trr_rgb_to_grey(trr_context *ctx, const trr_tensor *img, const trr_tensor *grey);
-trr_status trr_softmax(trr_context *ctx, const trr_tensor *x, const trr_tensor *y);
-trr_status trr_row_sum(trr_context *ctx, const trr_tensor *x, const trr_tensor *y);
+TRR_API trr_status trr_copy(trr_context *ctx, const trr_tensor *x, const trr_tensor *z);
+TRR_API trr_status trr_add(trr_context *ctx, const trr_tensor *x, const trr_tensor *y, const trr_tensor *z);
+TRR_API trr_status trr_gelu(trr_context *ctx, const trr_tensor *x, const trr_tensor *y);
+TRR_API trr_status trr_rgb_to_grey(trr_context *ctx, const trr_tensor *img, const trr_tensor *grey);
+TRR_API trr_status trr_softmax(trr_context *ctx, const trr_tensor *x, const trr_tensor *y);
+TRR_API trr_status trr_row_sum(trr_context *ctx, const trr_tensor *x, const trr_tensor *y);
 /* C = act(A·B). A is [M,K], B is [K,N], C is [M,N]; pass trr_tensor_transpose() views for transposed storage.
  * alpha is the leaky_relu slope (ignored by the other epilogues). flags: TRR_MATMUL_*. */
-trr_status trr_matmul(trr_context *ctx, const trr_tensor *a, const trr_tensor *b, const trr_tensor *c,
+TRR_API trr_status trr_matmul(trr_context *ctx, const trr_tensor *a, const trr_tensor *b, const trr_tensor *c,
                       trr_epilogue epilogue, float alpha, unsigned flags);
+/* y = x / (1 + e^-x) */
+TRR_API trr_status trr_silu(trr_context *ctx, const trr_tensor *x, const trr_tensor *y);
 
-trr_status trr_synchronize(trr_context *ctx);
+/* ---- any op by its enum: what the named functions above call ---- */
+typedef struct trr_op_params {
+    trr_epilogue epilogue; /* matmul only */
+    float alpha;           /* leaky_relu slope */
+    unsigned flags;        /* TRR_MATMUL_* */
+} trr_op_params;
+
+/* What an op takes: its name and how many inputs come before the one output. */
+typedef struct trr_op_info {
+    const char *name;     /* "matmul" */
+    int n_inputs;         /* 1 or 2 */
+    const char *operands; /* "A[M,K], B[K,N] -> C[M,N]", for people */
+} trr_op_info;
+TRR_API trr_status trr_op_get_info(trr_op op, trr_op_info *out_info);
+
+/* operands: the op's inputs in order, then its output (n_inputs + 1 entries). params may be NULL (no epilogue,
+ * no flags). */
+TRR_API trr_status trr_op_run(trr_context *ctx, trr_op op, const trr_tensor *const *operands, const trr_op_params *params);
+
+TRR_API trr_status trr_synchronize(trr_context *ctx);
 
 /* Device-side timing: the device time of all work submitted between start and stop (CUDA events, OpenCL
  * profiling events, Vulkan timestamps; wall time on the CPU). stop waits for that work. */
-trr_status trr_timer_start(trr_context *ctx);
-trr_status trr_timer_stop(trr_context *ctx, double *out_ms);
+TRR_API trr_status trr_timer_start(trr_context *ctx);
+TRR_API trr_status trr_timer_stop(trr_context *ctx, double *out_ms);
 
 /* ---- tiling configs ----
  * Override the config used for op on this context (NULL clears it); zero fields keep the backend's choice. */
-trr_status trr_config_override(trr_context *ctx, trr_op op, const trr_config *config);
+TRR_API trr_status trr_config_override(trr_context *ctx, trr_op op, const trr_config *config);
 /* The config the last call on ctx actually ran with. */
-trr_status trr_config_last(const trr_context *ctx, trr_config *out_config);
-trr_status trr_op_name(trr_op op, const char **out_name);
-trr_status trr_op_from_name(const char *name, trr_op *out_op);
-trr_status trr_epilogue_name(trr_epilogue epilogue, const char **out_name);
+TRR_API trr_status trr_config_last(const trr_context *ctx, trr_config *out_config);
+TRR_API trr_status trr_op_name(trr_op op, const char **out_name);
+TRR_API trr_status trr_op_from_name(const char *name, trr_op *out_op);
+TRR_API trr_status trr_epilogue_name(trr_epilogue epilogue, const char **out_name);
+TRR_API trr_status trr_variant_name(trr_variant variant, const char **out_name); /* "auto", "wgmma", ... */
+TRR_API trr_status trr_variant_from_name(const char *name, trr_variant *out_variant);
 
 /* ---- half precision (IEEE binary16, round to nearest even) ---- */
-trr_status trr_f32_to_f16(const float *src, uint16_t *dst, size_t n);
-trr_status trr_f16_to_f32(const uint16_t *src, float *dst, size_t n);
+TRR_API trr_status trr_f32_to_f16(const float *src, uint16_t *dst, size_t n);
+TRR_API trr_status trr_f16_to_f32(const uint16_t *src, float *dst, size_t n);
 
 #ifdef __cplusplus
 }

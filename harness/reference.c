@@ -36,6 +36,8 @@ static double gelu(double x) {
     return x / (1.0 + exp(-2.0 * u));
 }
 
+static double silu(double x) { return x / (1.0 + exp(-x)); }
+
 static double epilogue(double v, trr_epilogue epi, double alpha) {
     switch (epi) {
     case TRR_EPI_RELU: return v > 0.0 ? v : 0.0;
@@ -52,6 +54,7 @@ static void elementwise(const trr_call *c, double *out) {
             double v = x;
             if (c->op == TRR_OP_ADD) v = x + load(&c->y, c->y.offset + r * c->y.stride0 + j);
             else if (c->op == TRR_OP_GELU) v = gelu(x);
+            else if (c->op == TRR_OP_SILU) v = silu(x);
             out[r * c->cols + j] = v;
         }
 }
@@ -121,7 +124,8 @@ trr_status trr_reference_run(const trr_call *call, double *out) {
     switch (call->op) {
     case TRR_OP_COPY:
     case TRR_OP_ADD:
-    case TRR_OP_GELU: elementwise(call, out); return TRR_OK;
+    case TRR_OP_GELU:
+    case TRR_OP_SILU: elementwise(call, out); return TRR_OK;
     case TRR_OP_RGB_TO_GREY: rgb_to_grey(call, out); return TRR_OK;
     case TRR_OP_SOFTMAX: softmax(call, out); return TRR_OK;
     case TRR_OP_ROW_SUM: row_sum(call, out); return TRR_OK;

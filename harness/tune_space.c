@@ -38,7 +38,7 @@ typedef struct space_row {
 } space_row;
 
 #define OP(o) (1u << (unsigned)(o))
-#define STREAMING (OP(TRR_OP_COPY) | OP(TRR_OP_ADD) | OP(TRR_OP_GELU) | OP(TRR_OP_RGB_TO_GREY))
+#define STREAMING (OP(TRR_OP_COPY) | OP(TRR_OP_ADD) | OP(TRR_OP_GELU) | OP(TRR_OP_SILU) | OP(TRR_OP_RGB_TO_GREY))
 #define ROWWISE (OP(TRR_OP_SOFTMAX) | OP(TRR_OP_ROW_SUM))
 #define MATMUL OP(TRR_OP_MATMUL)
 #define LIST(a) .list = a, .n_list = (int)(sizeof a / sizeof a[0])
@@ -148,42 +148,6 @@ static int row_matches(const space_row *r, const char *backend, const trr_call *
     if (!(r->ops & OP(call->op))) return 0;
     if (r->in_dtypes && !(r->in_dtypes & TRR_DTYPE_BIT(call->x.dtype))) return 0;
     return r->backend ? strcmp(r->backend, backend) == 0 : 1;
-}
-
-/* ---- completing and judging one config ---- */
-
-static void fill_op_defaults(const trr_call *call, trr_config *c) {
-    const trr_op_desc *desc = trr_op_desc_get(call->op);
-    int *f = &c->block_m;
-    const int *d = &desc->default_config.block_m;
-    for (size_t i = 0; i < sizeof *c / sizeof(int); i++)
-        if (f[i] == 0 && (desc->config_fields & (1u << i))) f[i] = d[i];
-}
-
-void trr_tune_complete_config(trr_context *ctx, const trr_call *call, const trr_config *listed,
-                              trr_config *out_config) {
-    trr_call c = *call;
-    c.config = *listed;
-    if (ctx->backend->choose_config) ctx->backend->choose_config(ctx, &c);
-    fill_op_defaults(&c, &c.config);
-    *out_config = c.config;
-}
-
-void trr_tune_default_config(trr_context *ctx, const trr_call *call, trr_config *out_config) {
-    trr_config zero;
-    memset(&zero, 0, sizeof zero);
-    trr_tune_complete_config(ctx, call, &zero, out_config);
-}
-
-int trr_tune_config_runs(trr_context *ctx, const trr_call *call, const trr_config *config, char *why, size_t cap) {
-    trr_call c = *call;
-    c.config = *config;
-    trr_status st = TRR_OK;
-    if (ctx->backend->supports) st = ctx->backend->supports(ctx, &c);
-    if (st == TRR_OK && ctx->backend->check_config) st = ctx->backend->check_config(ctx, &c);
-    if (st == TRR_OK) return 1;
-    if (why && cap) snprintf(why, cap, "%s", trr_last_error(ctx));
-    return 0;
 }
 
 /* ---- the space ---- */

@@ -16,18 +16,6 @@ typedef struct trr_tune_candidate {
     char reason[200];
 } trr_tune_candidate;
 
-/* The config call runs with when nothing overrides it and no tuning database is read: the backend's
- * heuristic, then the op table's defaults. The baseline a tuned config is compared with. */
-void trr_tune_default_config(trr_context *ctx, const trr_call *call, trr_config *out_config);
-
-/* Completes listed the way trr_call_resolve_config completes an override (backend heuristic, then op table). */
-void trr_tune_complete_config(trr_context *ctx, const trr_call *call, const trr_config *listed,
-                              trr_config *out_config);
-
-/* 1 when the call's backend accepts config for it (supports and check_config); else 0 with the backend's
- * reason in why. Leaves the reason as the last error on ctx as well. */
-int trr_tune_config_runs(trr_context *ctx, const trr_call *call, const trr_config *config, char *why, size_t cap);
-
 /* Fills out (up to cap) with every candidate for call on ctx's device, dropped ones included with their
  * reason, in table order; *out_count is how many were written. Duplicates (two listed configs the backend
  * completes to the same one) are dropped as such. TRR_ERR_INVALID_ARGUMENT for a bad argument. */

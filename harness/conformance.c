@@ -157,6 +157,7 @@ static trr_status layout_case(case_run *cr) {
     case TRR_OP_COPY:
     case TRR_OP_ADD:
     case TRR_OP_GELU:
+    case TRR_OP_SILU:
         cr->x.v = make_view(tc->in_dtype, tc->rows, tc->cols, lay, ROW_PAD_IN, 3);
         cr->y.v = make_view(tc->in_dtype, tc->rows, tc->cols, lay, ROW_PAD_IN, 5);
         cr->z.v = make_view(tc->out_dtype, tc->rows, tc->cols, lay, ROW_PAD_OUT, 7);
@@ -222,6 +223,7 @@ static trr_status call_op(trr_context *ctx, const case_run *cr) {
     case TRR_OP_COPY: return trr_copy(ctx, &cr->tx, &cr->tz);
     case TRR_OP_ADD: return trr_add(ctx, &cr->tx, &cr->ty, &cr->tz);
     case TRR_OP_GELU: return trr_gelu(ctx, &cr->tx, &cr->tz);
+    case TRR_OP_SILU: return trr_silu(ctx, &cr->tx, &cr->tz);
     case TRR_OP_RGB_TO_GREY: return trr_rgb_to_grey(ctx, &cr->tx, &cr->tz);
     case TRR_OP_SOFTMAX: return trr_softmax(ctx, &cr->tx, &cr->tz);
     case TRR_OP_ROW_SUM: return trr_row_sum(ctx, &cr->tx, &cr->tz);

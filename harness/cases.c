@@ -74,6 +74,7 @@ static void add_elementwise(case_list *l) {
     add_2d(l, TRR_OP_COPY, packed, N_OF(packed), offset, N_OF(offset), strided, N_OF(strided));
     add_2d(l, TRR_OP_ADD, packed, N_OF(packed), offset, N_OF(offset), strided, N_OF(strided));
     add_2d(l, TRR_OP_GELU, packed, N_OF(packed), offset, N_OF(offset), strided, N_OF(strided));
+    add_2d(l, TRR_OP_SILU, packed, N_OF(packed), offset, N_OF(offset), strided, N_OF(strided));
 }
 
 static void add_rgb(case_list *l) {
