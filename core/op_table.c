@@ -9,7 +9,7 @@ static const trr_op_signature sig_rgb[] = {{TRR_U8, TRR_U8}, {TRR_U8, TRR_F32}};
 static const trr_op_signature sig_row_sum[] = {{TRR_F32, TRR_F32}, {TRR_F16, TRR_F32}};
 static const trr_op_signature sig_matmul[] = {{TRR_F32, TRR_F32}, {TRR_F16, TRR_F16}, {TRR_F16, TRR_F32}};
 
-#define SIGS(a) a, (int)(sizeof a / sizeof a[0])
+#define SIGNATURES(a) .signatures = a, .n_signatures = (int)(sizeof a / sizeof a[0])
 #define STREAM_FIELDS (TRR_CFG_BLOCK_N | TRR_CFG_THREADS | TRR_CFG_VECTOR_WIDTH)
 
 #define STREAM_DEFAULTS {.block_n = 1024, .threads = 256, .vector_width = 4}
@@ -20,30 +20,47 @@ static const trr_op_signature sig_matmul[] = {{TRR_F32, TRR_F32}, {TRR_F16, TRR_
 /* operand rules */
 #define ROWS_COLS(n) {n, 1, TRR_DIM_ROWS, TRR_DIM_COLS, 0, 0}
 #define NONE {NULL, 0, 0, 0, 0, 0}
-#define UNARY_ELEMENTWISE {ROWS_COLS("x"), NONE, ROWS_COLS("y")}
+#define UNARY {ROWS_COLS("x"), NONE, ROWS_COLS("y")}
 
-/* Defaults are conservative values every backend can run; backends' choose_config heuristics refine them. */
+/* Every op's facts. Defaults are conservative values every backend can run; backends' choose_config heuristics
+ * refine them. */
 static const trr_op_desc op_table[TRR_OP_COUNT] = {
-    {TRR_OP_COPY, "copy", 1, "x -> z", SIGS(sig_any), STREAM_FIELDS, STREAM_DEFAULTS, TRR_SHAPE_ELEMENTWISE, 1,
-     {ROWS_COLS("x"), NONE, ROWS_COLS("z")}},
-    {TRR_OP_ADD, "add", 2, "x, y -> z", SIGS(sig_float), STREAM_FIELDS, STREAM_DEFAULTS, TRR_SHAPE_ELEMENTWISE, 1,
-     {ROWS_COLS("x"), ROWS_COLS("y"), ROWS_COLS("z")}},
-    {TRR_OP_GELU, "gelu", 1, "x -> y", SIGS(sig_float), STREAM_FIELDS, STREAM_DEFAULTS, TRR_SHAPE_ELEMENTWISE, 1,
-     UNARY_ELEMENTWISE},
-    {TRR_OP_RGB_TO_GREY, "rgb_to_grey", 1, "img[3,H,W] -> grey[H,W]", SIGS(sig_rgb), STREAM_FIELDS,
-     STREAM_DEFAULTS, TRR_SHAPE_PLANES, 0,
-     {{"img", 3, TRR_DIM_ROWS, TRR_DIM_COLS, 0, 0}, NONE, ROWS_COLS("grey")}},
-    {TRR_OP_SOFTMAX, "softmax", 1, "x[M,N] -> y[M,N]", SIGS(sig_float), STREAM_FIELDS, STREAM_DEFAULTS,
-     TRR_SHAPE_ROWS, 0, UNARY_ELEMENTWISE},
-    {TRR_OP_ROW_SUM, "row_sum", 1, "x[M,N] -> y[M]", SIGS(sig_row_sum), STREAM_FIELDS, STREAM_DEFAULTS,
-     TRR_SHAPE_ROW_REDUCE, 0, {ROWS_COLS("x"), NONE, {"y", 1, TRR_DIM_ONE, TRR_DIM_ROWS, 1, 0}}},
-    {TRR_OP_MATMUL, "matmul", 2, "A[M,K], B[K,N] -> C[M,N]", SIGS(sig_matmul), MATMUL_FIELDS,
-     {.block_m = 64, .block_n = 64, .block_k = 16, .group_m = 8, .threads = 256, .stages = 2, .vector_width = 4,
-      .split_k = 1},
-     TRR_SHAPE_MATMUL, 0,
-     {{"A", 1, TRR_DIM_ROWS, TRR_DIM_K, 0, 1}, {"B", 1, TRR_DIM_K, TRR_DIM_COLS, 0, 2}, ROWS_COLS("C")}},
-    {TRR_OP_SILU, "silu", 1, "x -> y", SIGS(sig_float), STREAM_FIELDS, STREAM_DEFAULTS, TRR_SHAPE_ELEMENTWISE, 1,
-     UNARY_ELEMENTWISE},
+    [TRR_OP_COPY] = {.op = TRR_OP_COPY, .name = "copy", .n_inputs = 1, .operands = "x -> z", SIGNATURES(sig_any),
+                     .config_fields = STREAM_FIELDS, .default_config = STREAM_DEFAULTS,
+                     .shape = TRR_SHAPE_ELEMENTWISE, .alias_ok = 1,
+                     .operand = {ROWS_COLS("x"), NONE, ROWS_COLS("z")}, .flops_per_point = 1, .exact = 2},
+    [TRR_OP_ADD] = {.op = TRR_OP_ADD, .name = "add", .n_inputs = 2, .operands = "x, y -> z", SIGNATURES(sig_float),
+                    .config_fields = STREAM_FIELDS, .default_config = STREAM_DEFAULTS,
+                    .shape = TRR_SHAPE_ELEMENTWISE, .alias_ok = 1,
+                    .operand = {ROWS_COLS("x"), ROWS_COLS("y"), ROWS_COLS("z")}, .flops_per_point = 1, .exact = 1},
+    [TRR_OP_GELU] = {.op = TRR_OP_GELU, .name = "gelu", .n_inputs = 1, .operands = "x -> y", SIGNATURES(sig_float),
+                     .config_fields = STREAM_FIELDS, .default_config = STREAM_DEFAULTS,
+                     .shape = TRR_SHAPE_ELEMENTWISE, .alias_ok = 1, .operand = UNARY, .flops_per_point = 1},
+    [TRR_OP_RGB_TO_GREY] = {.op = TRR_OP_RGB_TO_GREY, .name = "rgb_to_grey", .n_inputs = 1,
+                            .operands = "img[3,H,W] -> grey[H,W]", SIGNATURES(sig_rgb),
+                            .config_fields = STREAM_FIELDS, .default_config = STREAM_DEFAULTS,
+                            .shape = TRR_SHAPE_PLANES,
+                            .operand = {{"img", 3, TRR_DIM_ROWS, TRR_DIM_COLS, 0, 0}, NONE, ROWS_COLS("grey")},
+                            .flops_per_point = 1},
+    [TRR_OP_SOFTMAX] = {.op = TRR_OP_SOFTMAX, .name = "softmax", .n_inputs = 1, .operands = "x[M,N] -> y[M,N]",
+                        SIGNATURES(sig_float), .config_fields = STREAM_FIELDS, .default_config = STREAM_DEFAULTS,
+                        .shape = TRR_SHAPE_ROWS, .operand = UNARY, .flops_per_point = 1},
+    [TRR_OP_ROW_SUM] = {.op = TRR_OP_ROW_SUM, .name = "row_sum", .n_inputs = 1, .operands = "x[M,N] -> y[M]",
+                        SIGNATURES(sig_row_sum), .config_fields = STREAM_FIELDS, .default_config = STREAM_DEFAULTS,
+                        .shape = TRR_SHAPE_ROW_REDUCE,
+                        .operand = {ROWS_COLS("x"), NONE, {"y", 1, TRR_DIM_ONE, TRR_DIM_ROWS, 1, 0}},
+                        .flops_per_point = 1},
+    [TRR_OP_MATMUL] = {.op = TRR_OP_MATMUL, .name = "matmul", .n_inputs = 2, .operands = "A[M,K], B[K,N] -> C[M,N]",
+                       SIGNATURES(sig_matmul), .config_fields = MATMUL_FIELDS,
+                       .default_config = {.block_m = 64, .block_n = 64, .block_k = 16, .group_m = 8, .threads = 256,
+                                          .stages = 2, .vector_width = 4, .split_k = 1},
+                       .shape = TRR_SHAPE_MATMUL,
+                       .operand = {{"A", 1, TRR_DIM_ROWS, TRR_DIM_K, 0, 1}, {"B", 1, TRR_DIM_K, TRR_DIM_COLS, 0, 2},
+                                   ROWS_COLS("C")},
+                       .flops_per_point = 2},
+    [TRR_OP_SILU] = {.op = TRR_OP_SILU, .name = "silu", .n_inputs = 1, .operands = "x -> y", SIGNATURES(sig_float),
+                     .config_fields = STREAM_FIELDS, .default_config = STREAM_DEFAULTS,
+                     .shape = TRR_SHAPE_ELEMENTWISE, .alias_ok = 1, .operand = UNARY, .flops_per_point = 1},
 };
 
 const trr_config trr_matmul_f16_nvidia_configs[] = {

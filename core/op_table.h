@@ -62,6 +62,8 @@ typedef struct trr_op_desc {
     int alias_ok;              /* the output may be exactly an input (each element read before it is written) */
     /* x, y, z in the order of trr_call; y's name is NULL for one-input ops */
     trr_operand_rule operand[3];
+    int flops_per_point;       /* floating-point operations per point of rows x cols x k (2 for matmul's FMA) */
+    int exact;                 /* results must be bit-exact: 2 in every dtype (copy), 1 for f32 outputs (add) */
 } trr_op_desc;
 
 const trr_op_desc *trr_op_desc_get(trr_op op);

@@ -71,10 +71,9 @@ static void add_elementwise(case_list *l) {
     static const shape2 offset[] = {{1, 1, 0}, {1, 17, 1}, {1, 1000, 1}, {1, 4099, 0}, {1, 1048579, 0}};
     static const shape2 strided[] = {{1, 1, 0},      {3, 17, 1},  {17, 781, 1},
                                      {127, 127, 0},  {1000, 3, 0}, {3, 4099, 0}, {1823, 1000, 0}};
-    add_2d(l, TRR_OP_COPY, packed, N_OF(packed), offset, N_OF(offset), strided, N_OF(strided));
-    add_2d(l, TRR_OP_ADD, packed, N_OF(packed), offset, N_OF(offset), strided, N_OF(strided));
-    add_2d(l, TRR_OP_GELU, packed, N_OF(packed), offset, N_OF(offset), strided, N_OF(strided));
-    add_2d(l, TRR_OP_SILU, packed, N_OF(packed), offset, N_OF(offset), strided, N_OF(strided));
+    for (int op = 0; op < TRR_OP_COUNT; op++)
+        if (trr_op_desc_get((trr_op)op)->shape == TRR_SHAPE_ELEMENTWISE)
+            add_2d(l, (trr_op)op, packed, N_OF(packed), offset, N_OF(offset), strided, N_OF(strided));
 }
 
 static void add_rgb(case_list *l) {
@@ -216,22 +215,27 @@ const char *trr_case_layout_name(trr_case_layout layout) {
     }
 }
 
+void trr_case_dims(const trr_case *c, int64_t out_dims[3]) {
+    const trr_op_desc *d = trr_op_desc_get(c->op);
+    const int mm = d && d->shape == TRR_SHAPE_MATMUL;
+    out_dims[0] = mm ? c->m : c->rows;
+    out_dims[1] = mm ? c->n : c->cols;
+    out_dims[2] = mm ? c->k : 1;
+}
+
 void trr_case_out_shape(const trr_case *c, int64_t *out_rows, int64_t *out_cols) {
-    if (c->op == TRR_OP_MATMUL) {
-        *out_rows = c->m;
-        *out_cols = c->n;
-    } else if (c->op == TRR_OP_ROW_SUM) {
-        *out_rows = c->rows;
-        *out_cols = 1;
-    } else {
-        *out_rows = c->rows;
-        *out_cols = c->cols;
-    }
+    const trr_op_desc *d = trr_op_desc_get(c->op);
+    int64_t dims[3];
+    trr_case_dims(c, dims);
+    *out_rows = dims[0];
+    *out_cols = d && d->shape == TRR_SHAPE_ROW_REDUCE ? 1 : dims[1];
 }
 
 double trr_case_flops(const trr_case *c) {
-    if (c->op == TRR_OP_MATMUL) return 2.0 * (double)c->m * (double)c->n * (double)c->k;
-    return (double)c->rows * (double)c->cols;
+    const trr_op_desc *d = trr_op_desc_get(c->op);
+    int64_t dims[3];
+    trr_case_dims(c, dims);
+    return (d ? d->flops_per_point : 1) * (double)dims[0] * (double)dims[1] * (double)dims[2];
 }
 
 void trr_case_describe(const trr_case *c, char *out, size_t cap) {
@@ -240,7 +244,8 @@ void trr_case_describe(const trr_case *c, char *out, size_t cap) {
     trr_op_name(c->op, &op);
     trr_dtype_name(c->in_dtype, &din);
     trr_dtype_name(c->out_dtype, &dout);
-    if (c->op == TRR_OP_MATMUL) {
+    const trr_op_desc *d = trr_op_desc_get(c->op);
+    if (d && d->shape == TRR_SHAPE_MATMUL) {
         char e[40] = "";
         trr_epilogue_name(c->epilogue, &epi);
         if (c->epilogue == TRR_EPI_LEAKY_RELU)
@@ -250,7 +255,7 @@ void trr_case_describe(const trr_case *c, char *out, size_t cap) {
         snprintf(out, cap, "%s %s->%s %lldx%lldx%lld%s%s %s%s", op, din, dout, (long long)c->m, (long long)c->n,
                  (long long)c->k, c->trans_a ? " tA" : "", c->trans_b ? " tB" : "", trr_case_layout_name(c->layout),
                  e);
-    } else if (c->rows == 1 && c->op != TRR_OP_SOFTMAX && c->op != TRR_OP_ROW_SUM && c->op != TRR_OP_RGB_TO_GREY) {
+    } else if (c->rows == 1 && d && d->shape == TRR_SHAPE_ELEMENTWISE) {
         snprintf(out, cap, "%s %s->%s n=%lld %s", op, din, dout, (long long)c->cols,
                  trr_case_layout_name(c->layout));
     } else {

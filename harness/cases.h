@@ -42,6 +42,8 @@ void trr_case_describe(const trr_case *c, char *out, size_t cap);
 /* "packed", "offset", "strided" */
 const char *trr_case_layout_name(trr_case_layout layout);
 
+/* The call's dimensions: rows, cols, k of the normalised call (matmul M, N, K; other ops rows, cols, 1). */
+void trr_case_dims(const trr_case *c, int64_t out_dims[3]);
 /* The output's logical shape: rows x cols values (row_sum: rows x 1). */
 void trr_case_out_shape(const trr_case *c, int64_t *out_rows, int64_t *out_cols);
 /* Floating-point operations of one call (2·M·N·K for matmul, one per output element otherwise): used to keep

@@ -5,6 +5,7 @@
 #include "clock.h"
 
 #include "conformance_check.h"
+#include "layout.h"
 #include "random.h"
 #include "reference.h"
 #include "validate.h"
@@ -14,10 +15,7 @@
 #include <string.h>
 #include <time.h>
 
-/* Elements of padding: odd counts, so a padded row never lands back on a vector boundary. */
-#define ROW_PAD_IN 5
-#define ROW_PAD_OUT 3
-#define PLANE_PAD 11
+/* Elements of guard after every buffer's last view element. */
 #define TAIL_PAD 16
 
 /* ---- random inputs ---- */
@@ -31,34 +29,15 @@ static uint64_t case_seed(uint64_t seed, const char *name) {
 }
 
 
-/* ---- operand layout ---- */
+/* ---- operands ---- */
 
-/* One operand as stored: planes x rows x cols elements with the given strides, at offset elements. */
-typedef struct view {
-    trr_dtype dtype;
-    int64_t planes, rows, cols;
-    int64_t plane_stride, row_stride, offset;
-} view;
-
+/* One operand: where it sits (layout.c), its host copy and its device buffer. */
 typedef struct operand {
-    view v;
+    trr_stored_view v;
     size_t bytes;
     uint8_t *host;
     trr_buffer *buf;
 } operand;
-
-static int64_t view_extent(const view *v) {
-    if (v->planes == 0 || v->rows == 0 || v->cols == 0) return v->offset;
-    return v->offset + (v->planes - 1) * v->plane_stride + (v->rows - 1) * v->row_stride + v->cols;
-}
-
-static view make_view(trr_dtype dt, int64_t rows, int64_t cols, trr_case_layout layout, int pad, int64_t offset) {
-    view v = {.dtype = dt, .planes = 1, .rows = rows, .cols = cols};
-    v.row_stride = cols + (layout == TRR_LAYOUT_STRIDED ? pad : 0);
-    v.plane_stride = rows * v.row_stride;
-    v.offset = layout == TRR_LAYOUT_PACKED ? 0 : offset;
-    return v;
-}
 
 static void store(uint8_t *base, trr_dtype dt, int64_t idx, float value) {
     if (dt == TRR_F32) {
@@ -87,17 +66,16 @@ static void fill_input(operand *o, const trr_case *tc, uint64_t *rng) {
     for (int64_t p = 0; p < o->v.planes; p++)
         for (int64_t r = 0; r < o->v.rows; r++)
             for (int64_t c = 0; c < o->v.cols; c++)
-                store(o->host, dt, o->v.offset + p * o->v.plane_stride + r * o->v.row_stride + c,
-                      trr_rng_input(rng, tc->op));
+                store(o->host, dt, trr_stored_index(&o->v, p, r, c), trr_rng_input(rng, tc->op));
 }
 
 /* The output buffer before a run: a byte pattern everywhere (the guard), the poison on the view's elements. */
-static void fill_output(uint8_t *host, size_t bytes, const view *v, uint32_t poison) {
+static void fill_output(uint8_t *host, size_t bytes, const trr_stored_view *v, uint32_t poison) {
     for (size_t i = 0; i < bytes; i++) host[i] = (uint8_t)(0x3Cu ^ (uint32_t)(i * 37u));
     for (int64_t p = 0; p < v->planes; p++)
         for (int64_t r = 0; r < v->rows; r++)
             for (int64_t c = 0; c < v->cols; c++) {
-                int64_t idx = v->offset + p * v->plane_stride + r * v->row_stride + c;
+                int64_t idx = trr_stored_index(v, p, r, c);
                 if (v->dtype == TRR_F32) {
                     memcpy(host + idx * 4, &poison, 4);
                 } else if (v->dtype == TRR_F16) {
@@ -114,7 +92,7 @@ static void fill_output(uint8_t *host, size_t bytes, const view *v, uint32_t poi
 static trr_status operand_alloc(trr_context *ctx, operand *o, int *out_host_failed) {
     size_t esz = 0;
     TRR_TRY(trr_dtype_size(o->v.dtype, &esz));
-    o->bytes = (size_t)(view_extent(&o->v) + TAIL_PAD) * esz;
+    o->bytes = (size_t)(trr_stored_extent(&o->v) + TAIL_PAD) * esz;
     o->host = malloc(o->bytes);
     if (!o->host) {
         *out_host_failed = 1;
@@ -129,123 +107,46 @@ static void operand_free(operand *o) {
     memset(o, 0, sizeof *o);
 }
 
-/* The tensor a case passes for an operand stored as v (2-D, or 1-D for flat element-wise vectors). */
-static trr_status make_tensor(const operand *o, int flat, int transpose, trr_tensor *out) {
-    const view *v = &o->v;
-    size_t byte_offset = (size_t)v->offset * (v->dtype == TRR_F32 ? 4 : v->dtype == TRR_F16 ? 2 : 1);
-    if (flat) return trr_tensor_1d(o->buf, byte_offset, v->dtype, v->cols, out);
-    trr_tensor t;
-    TRR_TRY(trr_tensor_2d(o->buf, byte_offset, v->dtype, v->rows, v->cols, v->row_stride, &t));
-    if (transpose) return trr_tensor_transpose(&t, out);
-    *out = t;
-    return TRR_OK;
-}
-
 /* ---- one case ---- */
 
 typedef struct case_run {
     const trr_case *tc;
-    operand x, y, z;
-    int has_y;
-    trr_tensor tx, ty, tz;
+    operand op[3]; /* x, y, z (layout.h); y unused by one-input ops */
+    int n_inputs;
+    trr_tensor t[3];
 } case_run;
 
+#define HAS(cr, i) ((i) != 1 || (cr)->n_inputs == 2)
+
 static trr_status layout_case(case_run *cr) {
-    const trr_case *tc = cr->tc;
-    const trr_case_layout lay = tc->layout;
-    switch (tc->op) {
-    case TRR_OP_COPY:
-    case TRR_OP_ADD:
-    case TRR_OP_GELU:
-    case TRR_OP_SILU:
-        cr->x.v = make_view(tc->in_dtype, tc->rows, tc->cols, lay, ROW_PAD_IN, 3);
-        cr->y.v = make_view(tc->in_dtype, tc->rows, tc->cols, lay, ROW_PAD_IN, 5);
-        cr->z.v = make_view(tc->out_dtype, tc->rows, tc->cols, lay, ROW_PAD_OUT, 7);
-        cr->has_y = tc->op == TRR_OP_ADD;
-        break;
-    case TRR_OP_RGB_TO_GREY:
-        cr->x.v = make_view(tc->in_dtype, tc->rows, tc->cols, lay, ROW_PAD_IN, 3);
-        cr->x.v.planes = 3;
-        cr->x.v.plane_stride = tc->rows * cr->x.v.row_stride + (lay == TRR_LAYOUT_STRIDED ? PLANE_PAD : 0);
-        cr->z.v = make_view(tc->out_dtype, tc->rows, tc->cols, lay, ROW_PAD_OUT, 7);
-        break;
-    case TRR_OP_SOFTMAX:
-        cr->x.v = make_view(tc->in_dtype, tc->rows, tc->cols, lay, ROW_PAD_IN, 3);
-        cr->z.v = make_view(tc->out_dtype, tc->rows, tc->cols, lay, ROW_PAD_OUT, 7);
-        break;
-    case TRR_OP_ROW_SUM:
-        cr->x.v = make_view(tc->in_dtype, tc->rows, tc->cols, lay, ROW_PAD_IN, 3);
-        cr->z.v = make_view(tc->out_dtype, 1, tc->rows, lay, 0, 7);
-        break;
-    case TRR_OP_MATMUL:
-        /* stored shapes: A [M,K] or [K,M]; B [K,N] or [N,K] */
-        cr->x.v = tc->trans_a ? make_view(tc->in_dtype, tc->k, tc->m, lay, ROW_PAD_IN, 3)
-                              : make_view(tc->in_dtype, tc->m, tc->k, lay, ROW_PAD_IN, 3);
-        cr->y.v = tc->trans_b ? make_view(tc->in_dtype, tc->n, tc->k, lay, ROW_PAD_IN, 5)
-                              : make_view(tc->in_dtype, tc->k, tc->n, lay, ROW_PAD_IN, 5);
-        cr->z.v = make_view(tc->out_dtype, tc->m, tc->n, lay, ROW_PAD_OUT, 7);
-        cr->has_y = 1;
-        break;
-    default: return TRR_ERR_INVALID_ARGUMENT;
-    }
-    /* the output always has guard bytes before it in the non-packed layouts, after it in every layout */
+    trr_case_views views;
+    TRR_TRY(trr_case_views_make(cr->tc, &views));
+    cr->n_inputs = views.n_inputs;
+    for (int i = 0; i < 3; i++) cr->op[i].v = views.v[i];
     return TRR_OK;
 }
 
 static trr_status make_tensors(case_run *cr) {
-    const trr_case *tc = cr->tc;
-    const int flat = (tc->op == TRR_OP_COPY || tc->op == TRR_OP_ADD || tc->op == TRR_OP_GELU) && tc->rows == 1;
-    switch (tc->op) {
-    case TRR_OP_RGB_TO_GREY: {
-        const view *v = &cr->x.v;
-        trr_tensor t = {.buffer = cr->x.buf, .offset = (size_t)v->offset, .dtype = TRR_U8, .ndim = 3,
-                        .shape = {3, v->rows, v->cols}, .strides = {v->plane_stride, v->row_stride, 1}};
-        cr->tx = t;
-        return make_tensor(&cr->z, 0, 0, &cr->tz);
-    }
-    case TRR_OP_ROW_SUM:
-        TRR_TRY(make_tensor(&cr->x, 0, 0, &cr->tx));
-        return make_tensor(&cr->z, 1, 0, &cr->tz);
-    case TRR_OP_MATMUL:
-        TRR_TRY(make_tensor(&cr->x, 0, tc->trans_a, &cr->tx));
-        TRR_TRY(make_tensor(&cr->y, 0, tc->trans_b, &cr->ty));
-        return make_tensor(&cr->z, 0, 0, &cr->tz);
-    default:
-        TRR_TRY(make_tensor(&cr->x, flat, 0, &cr->tx));
-        if (cr->has_y) TRR_TRY(make_tensor(&cr->y, flat, 0, &cr->ty));
-        return make_tensor(&cr->z, flat, 0, &cr->tz);
-    }
-}
-
-static trr_status call_op(trr_context *ctx, const case_run *cr) {
-    const trr_case *tc = cr->tc;
-    switch (tc->op) {
-    case TRR_OP_COPY: return trr_copy(ctx, &cr->tx, &cr->tz);
-    case TRR_OP_ADD: return trr_add(ctx, &cr->tx, &cr->ty, &cr->tz);
-    case TRR_OP_GELU: return trr_gelu(ctx, &cr->tx, &cr->tz);
-    case TRR_OP_SILU: return trr_silu(ctx, &cr->tx, &cr->tz);
-    case TRR_OP_RGB_TO_GREY: return trr_rgb_to_grey(ctx, &cr->tx, &cr->tz);
-    case TRR_OP_SOFTMAX: return trr_softmax(ctx, &cr->tx, &cr->tz);
-    case TRR_OP_ROW_SUM: return trr_row_sum(ctx, &cr->tx, &cr->tz);
-    case TRR_OP_MATMUL: return trr_matmul(ctx, &cr->tx, &cr->ty, &cr->tz, tc->epilogue, tc->alpha, 0);
-    default: return TRR_ERR_INVALID_ARGUMENT;
-    }
+    for (int i = 0; i < 3; i++)
+        if (HAS(cr, i)) TRR_TRY(trr_stored_tensor(&cr->op[i].v, cr->op[i].buf, &cr->t[i]));
+    return TRR_OK;
 }
 
 /* Poisons the output, runs the op (timed) and reads the output buffer back into after. */
 static trr_status run_once(trr_context *ctx, case_run *cr, uint32_t poison, uint8_t *before, uint8_t *after,
                            double *out_ms) {
-    fill_output(before, cr->z.bytes, &cr->z.v, poison);
-    TRR_TRY(trr_buffer_write(ctx, cr->z.buf, 0, before, cr->z.bytes));
+    operand *z = &cr->op[TRR_OUT];
+    fill_output(before, z->bytes, &z->v, poison);
+    TRR_TRY(trr_buffer_write(ctx, z->buf, 0, before, z->bytes));
     TRR_TRY(trr_synchronize(ctx));
     TRR_TRY(trr_timer_start(ctx));
-    trr_status st = call_op(ctx, cr);
+    trr_status st = trr_case_call(ctx, cr->tc, cr->t, 0);
     double ms = 0;
     trr_status st_timer = trr_timer_stop(ctx, &ms);
     if (st != TRR_OK) return st;
     TRR_TRY(st_timer);
     *out_ms = ms;
-    return trr_buffer_read(ctx, cr->z.buf, 0, after, cr->z.bytes);
+    return trr_buffer_read(ctx, z->buf, 0, after, z->bytes);
 }
 
 static void set_message(trr_conf_result *res, trr_conf_outcome outcome, const char *what, trr_context *ctx) {
@@ -263,9 +164,8 @@ static trr_status run_case(trr_context *ctx, const trr_case *tc, uint64_t seed, 
 
     int host_failed = 0;
     trr_status st = layout_case(&cr);
-    if (st == TRR_OK) st = operand_alloc(ctx, &cr.x, &host_failed);
-    if (st == TRR_OK && cr.has_y) st = operand_alloc(ctx, &cr.y, &host_failed);
-    if (st == TRR_OK) st = operand_alloc(ctx, &cr.z, &host_failed);
+    for (int i = 0; i < 3 && st == TRR_OK; i++)
+        if (HAS(&cr, i)) st = operand_alloc(ctx, &cr.op[i], &host_failed);
     if (host_failed) {
         engine = TRR_ERR_OUT_OF_MEMORY;
         goto done;
@@ -274,10 +174,11 @@ static trr_status run_case(trr_context *ctx, const trr_case *tc, uint64_t seed, 
         set_message(res, TRR_CONF_FAIL, "buffer setup", ctx);
         goto done;
     }
-    fill_input(&cr.x, tc, &rng);
-    if (cr.has_y) fill_input(&cr.y, tc, &rng);
-    st = trr_buffer_write(ctx, cr.x.buf, 0, cr.x.host, cr.x.bytes);
-    if (st == TRR_OK && cr.has_y) st = trr_buffer_write(ctx, cr.y.buf, 0, cr.y.host, cr.y.bytes);
+    for (int i = 0; i < TRR_OUT && st == TRR_OK; i++) {
+        if (!HAS(&cr, i)) continue;
+        fill_input(&cr.op[i], tc, &rng);
+        st = trr_buffer_write(ctx, cr.op[i].buf, 0, cr.op[i].host, cr.op[i].bytes);
+    }
     if (st != TRR_OK) {
         set_message(res, TRR_CONF_FAIL, "writing inputs", ctx);
         goto done;
@@ -287,8 +188,8 @@ static trr_status run_case(trr_context *ctx, const trr_case *tc, uint64_t seed, 
         goto done;
     }
 
-    before = malloc(cr.z.bytes);
-    after = malloc(cr.z.bytes);
+    before = malloc(cr.op[TRR_OUT].bytes);
+    after = malloc(cr.op[TRR_OUT].bytes);
     if (!before || !after) {
         engine = TRR_ERR_OUT_OF_MEMORY;
         goto done;
@@ -309,8 +210,8 @@ static trr_status run_case(trr_context *ctx, const trr_case *tc, uint64_t seed, 
     if (is_u8) {
         /* every u8 value is a legal result, so only a second run with another poison shows an unwritten one */
         double ms2 = 0;
-        before2 = malloc(cr.z.bytes);
-        after2 = malloc(cr.z.bytes);
+        before2 = malloc(cr.op[TRR_OUT].bytes);
+        after2 = malloc(cr.op[TRR_OUT].bytes);
         if (!before2 || !after2) {
             engine = TRR_ERR_OUT_OF_MEMORY;
             goto done;
@@ -325,24 +226,26 @@ static trr_status run_case(trr_context *ctx, const trr_case *tc, uint64_t seed, 
     /* The reference sees exactly what the backend saw: the normalised call, on host copies of the buffers. */
     trr_call call;
     int empty = 0;
-    st = trr_call_build(ctx, tc->op, &cr.tx, cr.has_y ? &cr.ty : NULL, &cr.tz, tc->epilogue, tc->alpha, 0, &call,
-                        &empty);
+    st = trr_call_build(ctx, tc->op, &cr.t[0], cr.n_inputs == 2 ? &cr.t[1] : NULL, &cr.t[TRR_OUT], tc->epilogue,
+                        tc->alpha, 0, &call, &empty);
     if (st != TRR_OK) {
         set_message(res, TRR_CONF_FAIL, "trr_call_build", ctx);
         goto done;
     }
     if (empty) {
         /* nothing to compute, so nothing in the buffer may change */
-        int changed = memcmp(before, after, cr.z.bytes) != 0 || (after2 && memcmp(before2, after2, cr.z.bytes));
+        int changed = memcmp(before, after, cr.op[TRR_OUT].bytes) != 0 || (after2 && memcmp(before2, after2, cr.op[TRR_OUT].bytes));
         res->outcome = changed ? TRR_CONF_FAIL : TRR_CONF_PASS;
         res->metric = "";
         if (changed) snprintf(res->message, sizeof res->message, "an empty call changed the output buffer");
         goto done;
     }
-    call.x.mem = cr.x.host;
-    call.y.mem = cr.has_y ? cr.y.host : NULL;
+    call.x.mem = cr.op[0].host;
+    call.y.mem = cr.n_inputs == 2 ? cr.op[1].host : NULL;
     call.z.mem = after;
-    size_t n_ref = (size_t)call.rows * (size_t)(tc->op == TRR_OP_ROW_SUM ? 1 : call.cols);
+    int64_t out_rows, out_cols;
+    trr_case_out_shape(tc, &out_rows, &out_cols);
+    size_t n_ref = (size_t)out_rows * (size_t)out_cols;
     ref = malloc((n_ref ? n_ref : 1) * sizeof *ref);
     if (!ref) {
         engine = TRR_ERR_OUT_OF_MEMORY;
@@ -355,7 +258,7 @@ static trr_status run_case(trr_context *ctx, const trr_case *tc, uint64_t seed, 
         goto done;
     }
     trr_conf_check_input in = {.tcase = tc, .call = &call, .before = before, .after = after, .after2 = after2,
-                               .before2 = before2, .bytes = cr.z.bytes, .ref = ref};
+                               .before2 = before2, .bytes = cr.op[TRR_OUT].bytes, .ref = ref};
     st = trr_conf_check(&in, res);
     if (st == TRR_ERR_OUT_OF_MEMORY) engine = st;
     else if (st != TRR_OK) res->outcome = TRR_CONF_FAIL;
@@ -366,9 +269,7 @@ done:
     free(after);
     free(before2);
     free(after2);
-    operand_free(&cr.x);
-    operand_free(&cr.y);
-    operand_free(&cr.z);
+    for (int i = 0; i < 3; i++) operand_free(&cr.op[i]);
     return engine;
 }
 

@@ -1,6 +1,8 @@
 /* Verdicts for one output (conformance_check.h; the rules are listed in conformance.h). */
 #include "conformance_check.h"
 
+#include "op_table.h"
+
 #include <float.h>
 #include <math.h>
 #include <stdarg.h>
@@ -43,11 +45,12 @@ double trr_conf_load(const void *base, trr_dtype dtype, int64_t index) {
 }
 
 trr_conf_mode trr_conf_mode_of(const trr_case *c) {
-    if (c->op == TRR_OP_COPY || (c->op == TRR_OP_ADD && c->out_dtype == TRR_F32)) return TRR_CONF_MODE_BITEXACT;
-    if (c->op == TRR_OP_ROW_SUM) return TRR_CONF_MODE_ROW_REL;
-    if (c->op == TRR_OP_RGB_TO_GREY && c->out_dtype == TRR_U8) return TRR_CONF_MODE_GREY_U8;
+    const trr_op_desc *d = trr_op_desc_get(c->op);
+    if (d->exact == 2 || (d->exact == 1 && c->out_dtype == TRR_F32)) return TRR_CONF_MODE_BITEXACT;
+    if (d->shape == TRR_SHAPE_ROW_REDUCE) return TRR_CONF_MODE_ROW_REL;
+    if (d->shape == TRR_SHAPE_PLANES && c->out_dtype == TRR_U8) return TRR_CONF_MODE_GREY_U8;
     if (c->out_dtype == TRR_F16) return TRR_CONF_MODE_F16;
-    if (c->op == TRR_OP_MATMUL) return TRR_CONF_MODE_FROB;
+    if (d->shape == TRR_SHAPE_MATMUL) return TRR_CONF_MODE_FROB;
     return TRR_CONF_MODE_MAX_REL;
 }
 
@@ -118,7 +121,7 @@ void trr_conf_worst_init(trr_conf_mode mode, trr_op op, trr_conf_worst *w1, trr_
     case TRR_CONF_MODE_GREY_U8: w1->metric = "u8", w1->bound = 0; break;
     case TRR_CONF_MODE_MAX_REL:
         w1->metric = "max_rel", w1->bound = 1e-5;
-        if (op == TRR_OP_SOFTMAX) w2->metric = "max_abs", w2->bound = 1e-6;
+        if (trr_op_desc_get(op)->shape == TRR_SHAPE_ROWS) w2->metric = "max_abs", w2->bound = 1e-6;
         break;
     case TRR_CONF_MODE_ROW_REL: w1->metric = "row_rel", w1->bound = 1e-6; break;
     case TRR_CONF_MODE_FROB: w1->metric = "frobenius", w1->bound = 1e-5; break;
@@ -204,7 +207,7 @@ trr_status trr_conf_check(const trr_conf_check_input *in, trr_conf_result *res) 
     const trr_dtype odt = tc->out_dtype;
     const trr_conf_mode mode = trr_conf_mode_of(tc);
     const int64_t rows = call->rows;
-    const int64_t cols = tc->op == TRR_OP_ROW_SUM ? 1 : call->cols;
+    const int64_t cols = trr_op_desc_get(tc->op)->shape == TRR_SHAPE_ROW_REDUCE ? 1 : call->cols;
     size_t esz = 0;
     trr_status st = trr_dtype_size(odt, &esz);
     if (st != TRR_OK) return st;
@@ -218,7 +221,9 @@ trr_status trr_conf_check(const trr_conf_check_input *in, trr_conf_result *res) 
     double ref2 = 0;
     for (int64_t i = 0; i < rows * cols; i++) ref2 += in->ref[i] * in->ref[i];
     const double rms = rows * cols > 0 ? sqrt(ref2 / (double)(rows * cols)) : 0;
-    const double f16_floor = trr_conf_f16_floor(rms, tc->op == TRR_OP_MATMUL ? tc->k : 1);
+    int64_t dims[3];
+    trr_case_dims(tc, dims);
+    const double f16_floor = trr_conf_f16_floor(rms, dims[2]);
 
     trr_conf_worst w1, w2;
     trr_conf_worst_init(mode, tc->op, &w1, &w2);

@@ -1,6 +1,8 @@
 /* Random inputs (random.h). */
 #include "random.h"
 
+#include "op_table.h"
+
 uint64_t trr_rng_next(uint64_t *state) {
     uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
@@ -17,5 +19,6 @@ float trr_rng_unit(uint64_t *state) {
 
 float trr_rng_input(uint64_t *state, trr_op op) {
     const float v = trr_rng_unit(state);
-    return op == TRR_OP_SOFTMAX ? 80.0f + 20.0f * v : v;
+    const trr_op_desc *d = trr_op_desc_get(op);
+    return d && d->shape == TRR_SHAPE_ROWS ? 80.0f + 20.0f * v : v;
 }

@@ -1,0 +1,102 @@
+/* Operand layout of a case (layout.h), from the op table's operand rules. */
+#include "layout.h"
+
+#include "backend.h"
+#include "op_table.h"
+
+#include <string.h>
+
+/* Elements of padding: odd counts, so a padded row never lands back on a vector boundary. */
+#define ROW_PAD_IN 5
+#define ROW_PAD_OUT 3
+#define PLANE_PAD 11
+static const int64_t view_offsets[3] = {3, 5, 7}; /* x, y, z in the non-packed layouts */
+
+static int64_t dim_value(const trr_case *c, int dim) {
+    int64_t d[3];
+    trr_case_dims(c, d);
+    switch (dim) {
+    case TRR_DIM_ROWS: return d[0];
+    case TRR_DIM_COLS: return d[1];
+    case TRR_DIM_K: return d[2];
+    default: return 1;
+    }
+}
+
+trr_status trr_case_views_make(const trr_case *c, trr_case_views *out) {
+    const trr_op_desc *d = c ? trr_op_desc_get(c->op) : NULL;
+    if (!out || !d) return trr_error(NULL, TRR_ERR_INVALID_ARGUMENT, "layout: no such op or NULL argument");
+    memset(out, 0, sizeof *out);
+    out->n_inputs = d->n_inputs;
+    for (int i = 0; i < 3; i++) {
+        const trr_operand_rule *rule = &d->operand[i];
+        if (!rule->name) continue;
+        trr_stored_view *v = &out->v[i];
+        const int is_out = i == TRR_OUT;
+        v->dtype = is_out ? c->out_dtype : c->in_dtype;
+        v->transposed = (rule->transposable == 1 && c->trans_a) || (rule->transposable == 2 && c->trans_b);
+        int64_t rows = dim_value(c, rule->rows), cols = dim_value(c, rule->cols);
+        v->planes = rule->planes;
+        v->rows = v->transposed ? cols : rows;
+        v->cols = v->transposed ? rows : cols;
+        const int strided = c->layout == TRR_LAYOUT_STRIDED && !rule->vector;
+        v->row_stride = v->cols + (strided ? (is_out ? ROW_PAD_OUT : ROW_PAD_IN) : 0);
+        v->plane_stride = v->rows * v->row_stride + (strided && v->planes > 1 ? PLANE_PAD : 0);
+        v->offset = c->layout == TRR_LAYOUT_PACKED ? 0 : view_offsets[i];
+        if (rule->planes > 1) v->ndim = 3;
+        else if (rule->vector || (d->shape == TRR_SHAPE_ELEMENTWISE && rows == 1)) v->ndim = 1;
+        else v->ndim = 2;
+    }
+    return TRR_OK;
+}
+
+int64_t trr_stored_extent(const trr_stored_view *v) {
+    if (v->planes == 0 || v->rows == 0 || v->cols == 0) return v->offset;
+    return trr_stored_index(v, v->planes - 1, v->rows - 1, v->cols - 1) + 1;
+}
+
+int64_t trr_stored_index(const trr_stored_view *v, int64_t p, int64_t r, int64_t c) {
+    return v->offset + p * v->plane_stride + r * v->row_stride + c;
+}
+
+trr_status trr_stored_tensor(const trr_stored_view *v, trr_buffer *buf, trr_tensor *out) {
+    size_t es = 0;
+    TRR_TRY(trr_dtype_size(v->dtype, &es));
+    const size_t byte_offset = (size_t)v->offset * es;
+    if (v->ndim == 1) return trr_tensor_1d(buf, byte_offset, v->dtype, v->cols, out);
+    if (v->ndim == 3) {
+        trr_tensor t = {.buffer = buf, .offset = byte_offset, .dtype = v->dtype, .ndim = 3,
+                        .shape = {v->planes, v->rows, v->cols}, .strides = {v->plane_stride, v->row_stride, 1}};
+        *out = t;
+        return TRR_OK;
+    }
+    trr_tensor t;
+    TRR_TRY(trr_tensor_2d(buf, byte_offset, v->dtype, v->rows, v->cols, v->row_stride, &t));
+    if (v->transposed) return trr_tensor_transpose(&t, out);
+    *out = t;
+    return TRR_OK;
+}
+
+trr_status trr_case_call(trr_context *ctx, const trr_case *c, const trr_tensor t[3], unsigned flags) {
+    const trr_op_desc *d = trr_op_desc_get(c->op);
+    if (!d) return trr_error(ctx, TRR_ERR_INVALID_ARGUMENT, "unknown op %d", (int)c->op);
+    const trr_tensor *operands[3] = {&t[0], &t[1], &t[2]};
+    if (d->n_inputs == 1) operands[1] = &t[2];
+    const trr_op_params params = {d->shape == TRR_SHAPE_MATMUL ? c->epilogue : TRR_EPI_NONE, c->alpha, flags};
+    return trr_op_run(ctx, c->op, operands, &params);
+}
+
+double trr_case_bytes(const trr_case *c) {
+    trr_case packed = *c;
+    packed.layout = TRR_LAYOUT_PACKED;
+    trr_case_views views;
+    if (trr_case_views_make(&packed, &views) != TRR_OK) return 0.0;
+    double bytes = 0.0;
+    for (int i = 0; i < 3; i++) {
+        const trr_stored_view *v = &views.v[i];
+        size_t es = 0;
+        if (v->planes == 0 || trr_dtype_size(v->dtype, &es) != TRR_OK) continue;
+        bytes += (double)v->planes * (double)v->rows * (double)v->cols * (double)es;
+    }
+    return bytes;
+}

@@ -1,0 +1,50 @@
+/* How a case's operands sit in device buffers, derived from the op table's operand rules: the one place the
+ * conformance engine, the tuner, the benchmarks and `trireme run` get their tensors from. */
+#ifndef TRR_LAYOUT_H
+#define TRR_LAYOUT_H
+
+#include "cases.h"
+#include "trireme.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* One operand as stored: planes x rows x cols elements (a transposed operand is stored with rows and cols
+ * swapped), at offset elements from the buffer's start. */
+typedef struct trr_stored_view {
+    trr_dtype dtype;
+    int64_t planes, rows, cols;
+    int64_t plane_stride, row_stride, offset;
+    int ndim;       /* rank of the tensor passed to the op: 1 (a vector, or a flat element-wise call), 2 or 3 */
+    int transposed; /* the op gets the transpose of the stored [rows, cols] view */
+} trr_stored_view;
+
+/* The operands of one case: x, y (absent for one-input ops), z in the order of trr_call. */
+typedef struct trr_case_views {
+    int n_inputs;
+    trr_stored_view v[3];
+} trr_case_views;
+
+/* The output's index in v[] and in the operand list trr_op_run takes. */
+#define TRR_OUT 2
+
+/* Lays c's operands out as its layout says: packed at offset 0, or (offset, strided) at odd element offsets and
+ * with padded rows and planes, so no view lands on a vector boundary. */
+trr_status trr_case_views_make(const trr_case *c, trr_case_views *out);
+
+/* Elements from the buffer's start to one past the view's last element. */
+int64_t trr_stored_extent(const trr_stored_view *v);
+/* The index of element (p, r, c) of the stored view, in elements from the buffer's start. */
+int64_t trr_stored_index(const trr_stored_view *v, int64_t p, int64_t r, int64_t c);
+
+/* The tensor the op is called with for a view stored in buf. */
+trr_status trr_stored_tensor(const trr_stored_view *v, trr_buffer *buf, trr_tensor *out);
+
+/* Runs c's op on tensors t (x, y, z as in trr_case_views; y ignored for one-input ops) through trr_op_run,
+ * with c's epilogue and the given TRR_MATMUL_* flags. */
+trr_status trr_case_call(trr_context *ctx, const trr_case *c, const trr_tensor t[3], unsigned flags);
+
+/* Bytes every operand of c moves once when packed (inputs read, output written): the streaming ops' traffic. */
+double trr_case_bytes(const trr_case *c);
+
+#endif
