@@ -12,6 +12,7 @@
 #include "backend.h"
 #include "cases.h"
 #include "cache_flush.h"
+#include "layout.h"
 #include "trireme.h"
 
 #include <stdint.h>
@@ -28,6 +29,7 @@ typedef enum trr_bench_id {
     TRR_BENCH_MATMUL_F16_RELU,
     TRR_BENCH_MATMUL_F32,
     TRR_BENCH_RGB_TO_GREY,
+    TRR_BENCH_SILU,
     TRR_BENCH_COUNT
 } trr_bench_id;
 
@@ -40,6 +42,7 @@ typedef struct trr_bench_def {
     const char *unit;        /* "GB/s" or "TFLOPS" */
     const char *size_label;  /* what a LIST names: "n", "N (M = 4096)", "M=N=K", "H" */
     int compute_bound;       /* 1: matmul, judged against the vendor library; 0: against copy bandwidth */
+    trr_op op;
 } trr_bench_def;
 
 const trr_bench_def *trr_bench_get(trr_bench_id id);
@@ -75,9 +78,9 @@ typedef struct trr_bench_operand {
 
 typedef struct trr_bench_setup {
     trr_case tcase;
-    trr_bench_operand x, y, z;
-    int has_y;
-    trr_tensor tx, ty, tz;
+    int n_inputs;
+    trr_bench_operand op[3]; /* x, y, z (harness/layout.h); y unused by one-input ops */
+    trr_tensor t[3];
 } trr_bench_setup;
 
 /* Device bytes a case needs (inputs and output), to refuse sizes the device cannot hold before allocating. */

@@ -4,6 +4,8 @@
  * reference of a whole 8192^3 matmul would take hours on the host, one element takes K multiply-adds. */
 #include "bench.h"
 
+#include "op_table.h"
+
 #include "conformance_check.h"
 #include "random.h"
 #include "reference.h"
@@ -29,8 +31,9 @@ static int64_t pick(int64_t total, int64_t want, uint64_t seed, int64_t *idx) {
 
 /* How many units (elements, or softmax rows) the reference budget pays for. */
 static int64_t units_wanted(const trr_case *c, const trr_call *call, int by_row) {
-    const int64_t cost = c->op == TRR_OP_MATMUL ? call->k
-                         : by_row || c->op == TRR_OP_ROW_SUM ? call->cols : 1;
+    const trr_op_shape shape = trr_op_desc_get(c->op)->shape;
+    const int64_t cost = shape == TRR_SHAPE_MATMUL ? call->k
+                         : by_row || shape == TRR_SHAPE_ROW_REDUCE ? call->cols : 1;
     const int64_t floor_ = by_row ? TRR_BENCH_CHECK_ROWS : TRR_BENCH_CHECK_SAMPLES;
     const int64_t n = TRR_BENCH_CHECK_BUDGET / (cost > 0 ? cost : 1);
     return n > floor_ ? n : floor_;
@@ -41,15 +44,15 @@ static trr_call slice_call(const trr_call *call, int64_t r, int64_t c, int whole
     trr_call s = *call;
     s.rows = 1;
     if (!whole_row) s.cols = 1;
-    switch (call->op) {
-    case TRR_OP_MATMUL:
+    switch (trr_op_desc_get(call->op)->shape) {
+    case TRR_SHAPE_MATMUL:
         s.x.offset += call->trans_a ? r : r * call->x.stride0;
         s.y.offset += call->trans_b ? c * call->y.stride0 : c;
         break;
-    case TRR_OP_RGB_TO_GREY: s.x.offset += r * call->x.stride1 + c; break;
-    case TRR_OP_SOFTMAX:
-    case TRR_OP_ROW_SUM: s.x.offset += r * call->x.stride0; break;
-    default:
+    case TRR_SHAPE_PLANES: s.x.offset += r * call->x.stride1 + c; break;
+    case TRR_SHAPE_ROWS:
+    case TRR_SHAPE_ROW_REDUCE: s.x.offset += r * call->x.stride0; break;
+    case TRR_SHAPE_ELEMENTWISE:
         s.x.offset += r * call->x.stride0 + c;
         s.y.offset += r * call->y.stride0 + c;
         break;
@@ -80,7 +83,8 @@ trr_status trr_bench_check_output(const trr_case *c, const trr_call *call, const
     memset(res, 0, sizeof *res);
     const trr_conf_mode md = trr_conf_mode_of(c);
     const trr_dtype odt = c->out_dtype;
-    const int64_t rows = call->rows, cols = c->op == TRR_OP_ROW_SUM ? 1 : call->cols;
+    const trr_op_shape shape = trr_op_desc_get(c->op)->shape;
+    const int64_t rows = call->rows, cols = shape == TRR_SHAPE_ROW_REDUCE ? 1 : call->cols;
     const trr_operand *z = &call->z, *x = &call->x;
     res->total = rows * cols;
 
@@ -93,7 +97,7 @@ trr_status trr_bench_check_output(const trr_case *c, const trr_call *call, const
     }
 
     /* what to compare: whole rows for softmax (its error shows across a row), single elements otherwise */
-    const int by_row = c->op == TRR_OP_SOFTMAX;
+    const int by_row = shape == TRR_SHAPE_ROWS;
     const int64_t units = by_row ? rows : res->total;
     const int64_t want = units_wanted(c, call, by_row);
     int64_t *idx = malloc((size_t)(want < units ? want : units > 0 ? units : 1) * sizeof *idx);
@@ -126,7 +130,7 @@ trr_status trr_bench_check_output(const trr_case *c, const trr_call *call, const
     trr_status st = TRR_OK;
     for (int64_t s = 0; s < n_pick && st == TRR_OK; s++) {
         const int64_t r = by_row ? idx[s] : idx[s] / cols, c0 = by_row ? 0 : idx[s] % cols;
-        const trr_call sc = slice_call(call, r, c0, by_row || c->op == TRR_OP_ROW_SUM);
+        const trr_call sc = slice_call(call, r, c0, by_row || shape == TRR_SHAPE_ROW_REDUCE);
         st = trr_reference_run(&sc, ref);
         if (st != TRR_OK) break;
         double row_abs = 0;
@@ -160,7 +164,9 @@ trr_status trr_bench_check_output(const trr_case *c, const trr_call *call, const
     }
     if (md == TRR_CONF_MODE_F16) {
         const double rms = n_s ? sqrt(ref2 / (double)n_s) : 0;
-        const double floor_ = trr_conf_f16_floor(rms, c->op == TRR_OP_MATMUL ? c->k : 1);
+        int64_t dims[3];
+        trr_case_dims(c, dims);
+        const double floor_ = trr_conf_f16_floor(rms, dims[2]);
         for (int64_t i = 0; i < n_s; i++)
             trr_conf_note(&w2, fabs(got_s[i] - want_s[i]) / fmax(fabs(want_s[i]), floor_), rc_s[2 * i],
                           rc_s[2 * i + 1], got_s[i], want_s[i]);
@@ -198,29 +204,29 @@ trr_status trr_bench_check_output(const trr_case *c, const trr_call *call, const
 
 /* Poisons the output (NaN for f32/f16: all-ones bytes), runs once, reads the whole output back. */
 static trr_status run_poisoned(trr_context *ctx, const trr_bench_setup *s, uint8_t poison, void *out) {
-    TRR_TRY(trr_buffer_fill(ctx, s->z.buf, 0, s->z.bytes, poison));
+    TRR_TRY(trr_buffer_fill(ctx, s->op[TRR_OUT].buf, 0, s->op[TRR_OUT].bytes, poison));
     TRR_TRY(trr_bench_setup_call(ctx, s));
-    return trr_buffer_read(ctx, s->z.buf, 0, out, s->z.bytes);
+    return trr_buffer_read(ctx, s->op[TRR_OUT].buf, 0, out, s->op[TRR_OUT].bytes);
 }
 
 trr_status trr_bench_check_case(trr_context *ctx, const trr_bench_setup *s, uint64_t seed, trr_bench_check *res) {
     const trr_case *c = &s->tcase;
-    void *out = malloc(s->z.bytes ? s->z.bytes : 1), *out2 = NULL;
-    if (!out) return trr_error(ctx, TRR_ERR_OUT_OF_MEMORY, "bench check: %zu bytes of host memory", s->z.bytes);
+    void *out = malloc(s->op[TRR_OUT].bytes ? s->op[TRR_OUT].bytes : 1), *out2 = NULL;
+    if (!out) return trr_error(ctx, TRR_ERR_OUT_OF_MEMORY, "bench check: %zu bytes of host memory", s->op[TRR_OUT].bytes);
     trr_status st = run_poisoned(ctx, s, 0xFF, out);
     if (st == TRR_OK && c->out_dtype == TRR_U8) {
         /* any u8 value is a legal result: only a second run with another poison shows an unwritten one */
-        out2 = malloc(s->z.bytes ? s->z.bytes : 1);
+        out2 = malloc(s->op[TRR_OUT].bytes ? s->op[TRR_OUT].bytes : 1);
         st = out2 ? run_poisoned(ctx, s, 0x00, out2) : TRR_ERR_OUT_OF_MEMORY;
     }
     trr_call call;
     int empty = 0;
     if (st == TRR_OK)
-        st = trr_call_build(ctx, c->op, &s->tx, s->has_y ? &s->ty : NULL, &s->tz, c->epilogue, c->alpha, 0, &call,
+        st = trr_call_build(ctx, c->op, &s->t[0], s->n_inputs == 2 ? &s->t[1] : NULL, &s->t[TRR_OUT], c->epilogue, c->alpha, 0, &call,
                             &empty);
     if (st == TRR_OK && !empty) {
-        call.x.mem = s->x.host;
-        call.y.mem = s->has_y ? s->y.host : NULL;
+        call.x.mem = s->op[0].host;
+        call.y.mem = s->n_inputs == 2 ? s->op[1].host : NULL;
         call.z.mem = out;
         st = trr_bench_check_output(c, &call, out, out2, seed, res);
         if (st == TRR_ERR_MISMATCH) trr_error(ctx, st, "check against the float64 reference: %s", res->message);

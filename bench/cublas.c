@@ -215,9 +215,9 @@ trr_status trr_bench_vendor_time(trr_bench_vendor *v, trr_context *ctx, const tr
     if (r == CUBLAS_OK) r = v->SetMathMode(v->handle, math);
     if (r != CUBLAS_OK) return trr_error(ctx, TRR_ERR_DEVICE, "cublasSetStream/SetMathMode failed (status %d)", r);
     /* a CUDA buffer handle is the device address itself (backend_cuda/memory.c) */
-    gemm_job j = {.v = v, .c = c, .a = (unsigned long long)(uintptr_t)s->x.buf->mem,
-                  .b = (unsigned long long)(uintptr_t)s->y.buf->mem,
-                  .cc = (unsigned long long)(uintptr_t)s->z.buf->mem};
+    gemm_job j = {.v = v, .c = c, .a = (unsigned long long)(uintptr_t)s->op[0].buf->mem,
+                  .b = (unsigned long long)(uintptr_t)s->op[1].buf->mem,
+                  .cc = (unsigned long long)(uintptr_t)s->op[TRR_OUT].buf->mem};
     *out_what = c->in_dtype == TRR_F32 ? "cublasSgemm (pedantic f32, no TF32)"
                                        : "cublasGemmEx (f16 in, f32 compute and reductions)";
     return trr_bench_time(ctx, run_gemm, &j, flush, reps, target_s, 0, out);

@@ -92,7 +92,7 @@ static void draw_axes(FILE *f, const axes *a, const trr_bench_def *def) {
     }
     const char *xlabel = def->id == TRR_BENCH_RGB_TO_GREY ? "H x W (pixels)"
                          : def->compute_bound           ? "M = N = K (cube root of M·N·K)"
-                         : def->id <= TRR_BENCH_GELU     ? "n (elements)"
+                         : !strcmp(def->size_label, "n")  ? "n (elements)"
                                                          : "N (row length, M = 4096)";
     fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"12\">%s%s</text>\n",
             (ML + W - MR) / 2, H - 14, xlabel, a->logx ? ", log scale" : "");

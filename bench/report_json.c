@@ -1,4 +1,5 @@
 /* The JSON report (bench/README.md lists the keys): what --compare and later tooling read back. */
+#include "op_table.h"
 #include "bench.h"
 
 #include "json_fields.h"
@@ -23,7 +24,7 @@ static cJSON *result_json(const trr_bench_result *r) {
     cJSON_AddStringToObject(o, "in_dtype", din);
     cJSON_AddStringToObject(o, "out_dtype", dout);
     cJSON *shape = cJSON_AddObjectToObject(o, "shape");
-    if (c->op == TRR_OP_MATMUL) {
+    if (trr_op_desc_get(c->op)->shape == TRR_SHAPE_MATMUL) {
         trr_json_add_number(shape, "m", (double)c->m);
         trr_json_add_number(shape, "n", (double)c->n);
         trr_json_add_number(shape, "k", (double)c->k);

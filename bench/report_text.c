@@ -1,9 +1,10 @@
 /* The report people read: per device, its ceilings, then one line per case. */
+#include "op_table.h"
 #include "bench.h"
 
 static void print_config(const trr_bench_result *r, FILE *out) {
     const trr_config *c = &r->config;
-    if (r->tcase.op == TRR_OP_MATMUL)
+    if (trr_op_desc_get(r->tcase.op)->shape == TRR_SHAPE_MATMUL)
         fprintf(out, "%dx%dx%d g%d t%d s%d", c->block_m, c->block_n, c->block_k, c->group_m, c->threads, c->stages);
     else
         fprintf(out, "bn%d t%d v%d", c->block_n, c->threads, c->vector_width);

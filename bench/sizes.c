@@ -9,15 +9,18 @@
 #include <string.h>
 
 static const trr_bench_def g_defs[TRR_BENCH_COUNT] = {
-    {TRR_BENCH_ADD, "add_f32", "add f32 (GB/s = 12n/t)", "GB/s", "n", 0},
-    {TRR_BENCH_GELU, "gelu_f32", "gelu f32 (GB/s = 8n/t)", "GB/s", "n", 0},
-    {TRR_BENCH_SOFTMAX, "softmax_f32", "softmax f32, M = 4096 (GB/s = 8MN/t)", "GB/s", "N", 0},
-    {TRR_BENCH_ROW_SUM, "row_sum_f32", "row_sum f32, M = 4096 (GB/s = 4MN/t)", "GB/s", "N", 0},
-    {TRR_BENCH_MATMUL_F16, "matmul_f16", "matmul f16 -> f16 (TFLOPS = 2MNK/t)", "TFLOPS", "M=N=K", 1},
+    {TRR_BENCH_ADD, "add_f32", "add f32 (GB/s = 12n/t)", "GB/s", "n", 0, TRR_OP_ADD},
+    {TRR_BENCH_GELU, "gelu_f32", "gelu f32 (GB/s = 8n/t)", "GB/s", "n", 0, TRR_OP_GELU},
+    {TRR_BENCH_SOFTMAX, "softmax_f32", "softmax f32, M = 4096 (GB/s = 8MN/t)", "GB/s", "N", 0, TRR_OP_SOFTMAX},
+    {TRR_BENCH_ROW_SUM, "row_sum_f32", "row_sum f32, M = 4096 (GB/s = 4MN/t)", "GB/s", "N", 0, TRR_OP_ROW_SUM},
+    {TRR_BENCH_MATMUL_F16, "matmul_f16", "matmul f16 -> f16 (TFLOPS = 2MNK/t)", "TFLOPS", "M=N=K", 1, TRR_OP_MATMUL},
     {TRR_BENCH_MATMUL_F16_RELU, "matmul_f16_relu", "matmul f16 -> f16 + ReLU (TFLOPS = 2MNK/t)", "TFLOPS",
-     "M=N=K", 1},
-    {TRR_BENCH_MATMUL_F32, "matmul_f32", "matmul f32, no TF32 (TFLOPS = 2MNK/t)", "TFLOPS", "M=N=K", 1},
-    {TRR_BENCH_RGB_TO_GREY, "rgb_to_grey", "rgb_to_grey u8 -> u8 (GB/s = 4HW/t)", "GB/s", "H", 0},
+     "M=N=K", 1, TRR_OP_MATMUL},
+    {TRR_BENCH_MATMUL_F32, "matmul_f32", "matmul f32, no TF32 (TFLOPS = 2MNK/t)", "TFLOPS", "M=N=K", 1,
+     TRR_OP_MATMUL},
+    {TRR_BENCH_RGB_TO_GREY, "rgb_to_grey", "rgb_to_grey u8 -> u8 (GB/s = 4HW/t)", "GB/s", "H", 0,
+     TRR_OP_RGB_TO_GREY},
+    {TRR_BENCH_SILU, "silu_f32", "silu f32 (GB/s = 8n/t)", "GB/s", "n", 0, TRR_OP_SILU},
 };
 
 #define ROWS_M 4096 /* softmax and row_sum: M is fixed by the SPEC */
@@ -26,16 +29,7 @@ const trr_bench_def *trr_bench_get(trr_bench_id id) {
     return (unsigned)id < TRR_BENCH_COUNT ? &g_defs[id] : NULL;
 }
 
-static trr_op op_of(trr_bench_id id) {
-    switch (id) {
-    case TRR_BENCH_ADD: return TRR_OP_ADD;
-    case TRR_BENCH_GELU: return TRR_OP_GELU;
-    case TRR_BENCH_SOFTMAX: return TRR_OP_SOFTMAX;
-    case TRR_BENCH_ROW_SUM: return TRR_OP_ROW_SUM;
-    case TRR_BENCH_RGB_TO_GREY: return TRR_OP_RGB_TO_GREY;
-    default: return TRR_OP_MATMUL;
-    }
-}
+static trr_op op_of(trr_bench_id id) { return g_defs[id].op; }
 
 unsigned trr_bench_mask_for(const char *name) {
     unsigned mask = 0;
@@ -59,7 +53,8 @@ static trr_case make_case(trr_bench_id id, int64_t a, int64_t b, int64_t c3) {
     trr_case c = {.op = op_of(id), .in_dtype = TRR_F32, .out_dtype = TRR_F32, .layout = TRR_LAYOUT_PACKED};
     switch (id) {
     case TRR_BENCH_ADD:
-    case TRR_BENCH_GELU: c.rows = 1, c.cols = a; break;
+    case TRR_BENCH_GELU:
+    case TRR_BENCH_SILU: c.rows = 1, c.cols = a; break;
     case TRR_BENCH_SOFTMAX:
     case TRR_BENCH_ROW_SUM: c.rows = ROWS_M, c.cols = a; break;
     case TRR_BENCH_RGB_TO_GREY:
@@ -99,6 +94,7 @@ static trr_status full_sizes(trr_bench_id id, case_vec *v) {
     switch (id) {
     case TRR_BENCH_ADD:
     case TRR_BENCH_GELU:
+    case TRR_BENCH_SILU:
         for (int e = 12; e <= (id == TRR_BENCH_ADD ? 27 : 28); e++) TRR_TRY(push(v, make_case(id, 1ll << e, 0, 0)));
         return TRR_OK;
     case TRR_BENCH_SOFTMAX:
@@ -131,7 +127,8 @@ static trr_status quick_sizes(trr_bench_id id, case_vec *v) {
         TRR_TRY(push(v, make_case(id, 1ll << 20, 0, 0)));
         TRR_TRY(push(v, make_case(id, 1ll << 24, 0, 0)));
         return push(v, make_case(id, 1ll << 27, 0, 0));
-    case TRR_BENCH_GELU: return push(v, make_case(id, 1ll << 24, 0, 0));
+    case TRR_BENCH_GELU:
+    case TRR_BENCH_SILU: return push(v, make_case(id, 1ll << 24, 0, 0));
     case TRR_BENCH_SOFTMAX: {
         static const int64_t n[] = {256, 1024, 4096, 12288};
         for (size_t i = 0; i < sizeof n / sizeof n[0]; i++) TRR_TRY(push(v, make_case(id, n[i], 0, 0)));
@@ -188,7 +185,7 @@ static trr_status list_sizes(trr_bench_id id, const char *list, case_vec *v) {
             if (*p != 'x' && *p != 'X') break;
             p++;
         }
-        if (bad || nd == 0 || (*p && *p != ',') || (nd > 1 && id < TRR_BENCH_MATMUL_F16) ||
+        if (bad || nd == 0 || (*p && *p != ',') || (nd > 1 && !g_defs[id].compute_bound && id != TRR_BENCH_RGB_TO_GREY) ||
             (nd == 3 && id == TRR_BENCH_RGB_TO_GREY))
             return trr_error(NULL, TRR_ERR_INVALID_ARGUMENT, "bench %s: bad size list entry at \"%s\" (give %s%s)",
                              g_defs[id].name, p, g_defs[id].size_label,
@@ -223,7 +220,8 @@ double trr_bench_work(trr_bench_id id, const trr_case *c) {
     const double n = (double)c->rows * (double)c->cols;
     switch (id) {
     case TRR_BENCH_ADD: return 12.0 * n;
-    case TRR_BENCH_GELU: return 8.0 * n;
+    case TRR_BENCH_GELU:
+    case TRR_BENCH_SILU: return 8.0 * n;
     case TRR_BENCH_SOFTMAX: return 8.0 * n;
     case TRR_BENCH_ROW_SUM: return 4.0 * n;
     case TRR_BENCH_RGB_TO_GREY: return 4.0 * n;
@@ -240,7 +238,8 @@ double trr_bench_figure(trr_bench_id id, const trr_case *c, double ms) {
 void trr_bench_size_text(trr_bench_id id, const trr_case *c, char *out, size_t cap) {
     switch (id) {
     case TRR_BENCH_ADD:
-    case TRR_BENCH_GELU: {
+    case TRR_BENCH_GELU:
+    case TRR_BENCH_SILU: {
         int e = 0;
         while (e < 62 && (1ll << e) < c->cols) e++;
         if ((1ll << e) == c->cols) snprintf(out, cap, "n=2^%d", e);
@@ -261,6 +260,7 @@ double trr_bench_size_x(trr_bench_id id, const trr_case *c) {
     switch (id) {
     case TRR_BENCH_ADD:
     case TRR_BENCH_GELU:
+    case TRR_BENCH_SILU:
     case TRR_BENCH_SOFTMAX:
     case TRR_BENCH_ROW_SUM: return (double)c->cols;
     case TRR_BENCH_RGB_TO_GREY: return (double)c->rows * (double)c->cols;

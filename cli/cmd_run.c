@@ -2,6 +2,11 @@
  * checksum of the output, so two devices or two builds can be compared by eye. */
 #include "cli.h"
 
+#include "backend.h"
+#include "layout.h"
+#include "op_table.h"
+#include "random.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,11 +14,11 @@
 
 static void print_help(void) {
     printf("usage: trireme run OP [options]\n\n"
-           "OP: copy, add, gelu, rgb_to_grey, softmax, row_sum, matmul\n\n"
+           "OP: copy, add, gelu, silu, rgb_to_grey, softmax, row_sum, matmul\n\n"
            "  --device D          cpu, cuda:0, opencl:1, vulkan:0, auto (default: TRIREME_DEVICE, else auto)\n"
            "  --dtype T           input dtype: f32 (default), f16, u8 (copy; rgb_to_grey is always u8)\n"
            "  --out-dtype T       output dtype where the op allows a choice (matmul f16->f32, rgb_to_grey u8|f32)\n"
-           "  --shape S           N or RxC (copy, add, gelu), HxW (rgb_to_grey), MxN (softmax, row_sum),\n"
+           "  --shape S           N or RxC (copy, add, gelu, silu), HxW (rgb_to_grey), MxN (softmax, row_sum),\n"
            "                      MxNxK (matmul)\n"
            "  --m M --n N --k K   the same, one dimension at a time (--n alone: a vector of N elements)\n"
            "  --trans-a           matmul: A stored as [K,M]\n"
@@ -42,11 +47,6 @@ typedef struct run_args {
     int64_t repeat;
 } run_args;
 
-/* The problem after defaults: rows x cols for everything but matmul, which uses m, n, k. */
-typedef struct problem {
-    int64_t rows, cols, m, n, k;
-    int flat;
-} problem;
 
 static int parse_shape(const char *text, run_args *a) {
     const char *p = text;
@@ -125,16 +125,23 @@ static int parse_args(int argc, char **argv, run_args *a, int *out_exit) {
         op_name = argv[i];
     }
     if (!op_name) {
-        *out_exit = cli_usage_error("run", "which op? (copy, add, gelu, rgb_to_grey, softmax, row_sum, matmul)");
+        trr_op none;
+        trr_op_from_name("", &none); /* its error lists the ops */
+        *out_exit = cli_usage_error("run", "which op? %s", strchr(trr_last_error(NULL), '('));
         return 0;
     }
     if (trr_op_from_name(op_name, &a->op) != TRR_OK) {
-        *out_exit = cli_usage_error("run", "unknown op '%s' (copy, add, gelu, rgb_to_grey, softmax, row_sum, "
-                                    "matmul)", op_name);
+        *out_exit = cli_usage_error("run", "%s", trr_last_error(NULL));
         return 0;
     }
-    if (a->op == TRR_OP_RGB_TO_GREY && !a->in_set) a->in = TRR_U8;
-    if (!a->out_set) a->out = a->op == TRR_OP_ROW_SUM ? TRR_F32 : a->in;
+    /* dtypes the user left out come from the op's signatures: its first, or the first for the given input */
+    const trr_op_desc *d = trr_op_desc_get(a->op);
+    if (!a->in_set) a->in = d->signatures[0].in;
+    if (!a->out_set) {
+        a->out = a->in;
+        for (int i = d->n_signatures - 1; i >= 0; i--)
+            if (d->signatures[i].in == a->in) a->out = d->signatures[i].out;
+    }
     if (!a->seed_set) a->seed = cli_default_seed();
     return 1;
 usage:
@@ -142,172 +149,127 @@ usage:
     return 0;
 }
 
-static int resolve_problem(const run_args *a, problem *p) {
-    const int is_elementwise = a->op == TRR_OP_COPY || a->op == TRR_OP_ADD || a->op == TRR_OP_GELU;
-    *p = (problem){0};
-    if (a->op == TRR_OP_MATMUL) {
-        p->m = p->n = p->k = 512;
-        if (a->n_dims == 3) p->m = a->dims[0], p->n = a->dims[1], p->k = a->dims[2];
+/* The case to run: the shape from --shape/--m/--n/--k after each shape rule's defaults. */
+static int resolve_case(const run_args *a, trr_case *c) {
+    const trr_op_desc *d = trr_op_desc_get(a->op);
+    *c = (trr_case){.op = a->op, .in_dtype = a->in, .out_dtype = a->out, .layout = TRR_LAYOUT_PACKED,
+                    .trans_a = a->trans_a, .trans_b = a->trans_b, .epilogue = a->epilogue, .alpha = a->alpha};
+    if (d->shape == TRR_SHAPE_MATMUL) {
+        c->m = c->n = c->k = 512;
+        if (a->n_dims == 3) c->m = a->dims[0], c->n = a->dims[1], c->k = a->dims[2];
         else if (a->n_dims) return cli_usage_error("run", "matmul --shape wants MxNxK");
-        if (a->m >= 0) p->m = a->m;
-        if (a->n >= 0) p->n = a->n;
-        if (a->k >= 0) p->k = a->k;
+        if (a->m >= 0) c->m = a->m;
+        if (a->n >= 0) c->n = a->n;
+        if (a->k >= 0) c->k = a->k;
         return CLI_EXIT_OK;
     }
     if (a->k >= 0) return cli_usage_error("run", "--k is for matmul only");
-    if (is_elementwise) {
-        p->rows = 1, p->cols = 1 << 20, p->flat = 1;
-        if (a->n_dims == 1) p->cols = a->dims[0];
-        else if (a->n_dims == 2) p->rows = a->dims[0], p->cols = a->dims[1], p->flat = 0;
-        else if (a->n_dims) return cli_usage_error("run", "--shape wants N or RxC for this op");
-        if (a->m >= 0) p->rows = a->m, p->flat = 0;
-        if (a->n >= 0) p->cols = a->n;
-        return CLI_EXIT_OK;
+    if (a->trans_a || a->trans_b || a->epilogue != TRR_EPI_NONE)
+        return cli_usage_error("run", "--trans-a, --trans-b and --epilogue are for matmul only");
+    if (d->shape == TRR_SHAPE_ELEMENTWISE) {
+        c->rows = 1, c->cols = 1 << 20;
+        if (a->n_dims == 1) c->cols = a->dims[0];
+        else if (a->n_dims == 2) c->rows = a->dims[0], c->cols = a->dims[1];
+        else if (a->n_dims) return cli_usage_error("run", "--shape wants N or RxC for %s", d->name);
+    } else {
+        if (d->shape == TRR_SHAPE_PLANES) c->rows = 1066, c->cols = 1600;
+        else c->rows = 1024, c->cols = 1024;
+        if (a->n_dims == 2) c->rows = a->dims[0], c->cols = a->dims[1];
+        else if (a->n_dims)
+            return cli_usage_error("run", "--shape wants %s for %s", d->shape == TRR_SHAPE_PLANES ? "HxW" : "MxN",
+                                   d->name);
     }
-    if (a->op == TRR_OP_RGB_TO_GREY) p->rows = 1066, p->cols = 1600;
-    else p->rows = 1024, p->cols = 1024;
-    if (a->n_dims == 2) p->rows = a->dims[0], p->cols = a->dims[1];
-    else if (a->n_dims) return cli_usage_error("run", "--shape wants %s for this op",
-                                               a->op == TRR_OP_RGB_TO_GREY ? "HxW" : "MxN");
-    if (a->m >= 0) p->rows = a->m;
-    if (a->n >= 0) p->cols = a->n;
+    if (a->m >= 0) c->rows = a->m;
+    if (a->n >= 0) c->cols = a->n;
     return CLI_EXIT_OK;
 }
 
 /* ---- buffers ---- */
 
-static uint64_t next_random(uint64_t *s) {
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
+/* Kernels index a view with 32-bit integers, so the runtime rejects any view of 2^31 elements or more: saying so
+ * before allocating keeps a mistyped size from taking host memory first. */
+#define VIEW_LIMIT ((int64_t)1 << 31)
+
+static int view_elements(const trr_stored_view *v, int64_t *out) {
+    int64_t n;
+    if (__builtin_mul_overflow(v->planes, v->rows, &n) || __builtin_mul_overflow(n, v->cols, &n)) return 0;
+    *out = n;
+    return n < VIEW_LIMIT;
 }
 
-/* n random elements of dt: floats uniform in [-1, 1) and never zero, u8 uniform. */
-static void *random_host(trr_dtype dt, size_t n, uint64_t *rng) {
+typedef struct run_state {
+    trr_context *ctx;
+    trr_case tcase;
+    int n_inputs;
+    trr_buffer *buf[3];
+    trr_tensor t[3];
+    size_t out_elems, out_bytes;
+} run_state;
+
+/* A buffer of n random elements (harness/random.h) written to the device. */
+static trr_status input_buffer(run_state *s, trr_dtype dt, size_t n, uint64_t *rng, trr_buffer **out) {
     size_t esz = 0;
-    if (trr_dtype_size(dt, &esz) != TRR_OK) return NULL;
+    TRR_TRY(trr_dtype_size(dt, &esz));
     uint8_t *h = malloc(n * esz + 1);
-    if (!h) return NULL;
+    if (!h) return trr_error(s->ctx, TRR_ERR_OUT_OF_MEMORY, "%zu bytes of host memory for an input", n * esz);
     for (size_t i = 0; i < n; i++) {
         if (dt == TRR_U8) {
-            h[i] = (uint8_t)(next_random(rng) >> 56);
+            h[i] = trr_rng_byte(rng);
             continue;
         }
-        float f = (float)((int64_t)(next_random(rng) >> 40) - (1 << 23)) / (float)(1 << 23);
-        if (f == 0.0f) f = 0.5f;
+        float f = trr_rng_input(rng, s->tcase.op);
         if (dt == TRR_F16) {
             uint16_t v = 0;
             trr_f32_to_f16(&f, &v, 1);
             memcpy(h + 2 * i, &v, 2);
         } else {
-            memcpy(h + esz * i, &f, sizeof f <= esz ? sizeof f : esz);
+            memcpy(h + 4 * i, &f, 4);
         }
     }
-    return h;
-}
-
-typedef struct run_state {
-    trr_context *ctx;
-    trr_buffer *bx, *by, *bz;
-    trr_tensor x, y, z;
-    size_t out_elems, out_bytes;
-} run_state;
-
-/* A buffer of n random elements written to the device. */
-static trr_status input_buffer(run_state *s, trr_dtype dt, size_t n, uint64_t *rng, trr_buffer **out) {
-    size_t esz = 0;
-    trr_status st = trr_dtype_size(dt, &esz);
-    if (st != TRR_OK) return st;
-    void *h = random_host(dt, n, rng);
-    if (!h) return TRR_ERR_OUT_OF_MEMORY;
-    st = trr_buffer_create(s->ctx, n * esz + 1, out);
+    trr_status st = trr_buffer_create(s->ctx, n * esz + 1, out);
     if (st == TRR_OK) st = trr_buffer_write(s->ctx, *out, 0, h, n * esz);
     free(h);
     return st;
 }
 
-static trr_status setup(run_state *s, const run_args *a, const problem *p) {
-    uint64_t rng = a->seed;
-    size_t osz = 0;
-    trr_status st = trr_dtype_size(a->out, &osz);
-    if (st != TRR_OK) return st;
-    switch (a->op) {
-    case TRR_OP_MATMUL: {
-        trr_tensor t;
-        st = input_buffer(s, a->in, (size_t)(p->m * p->k), &rng, &s->bx);
-        if (st == TRR_OK) st = input_buffer(s, a->in, (size_t)(p->k * p->n), &rng, &s->by);
-        if (st == TRR_OK) st = trr_buffer_create(s->ctx, (size_t)(p->m * p->n) * osz + 1, &s->bz);
-        if (st != TRR_OK) return st;
-        if (a->trans_a) {
-            TRR_CLI_TRY(trr_tensor_2d(s->bx, 0, a->in, p->k, p->m, 0, &t));
-            TRR_CLI_TRY(trr_tensor_transpose(&t, &s->x));
+static trr_status setup(run_state *s, uint64_t seed) {
+    trr_case_views views;
+    TRR_TRY(trr_case_views_make(&s->tcase, &views));
+    s->n_inputs = views.n_inputs;
+    for (int i = 0; i < 3; i++) {
+        if (i == 1 && s->n_inputs == 1) continue;
+        int64_t n = 0;
+        if (!view_elements(&views.v[i], &n))
+            return trr_error(s->ctx, TRR_ERR_OVERFLOW,
+                             "operand %d spans %lld x %lld x %lld elements: 2^31 or more, over the runtime's index limit",
+                             i, (long long)views.v[i].planes, (long long)views.v[i].rows, (long long)views.v[i].cols);
+    }
+    uint64_t rng = seed;
+    for (int i = 0; i < 3; i++) {
+        if (i == 1 && s->n_inputs == 1) continue;
+        const trr_stored_view *v = &views.v[i];
+        const size_t n = (size_t)trr_stored_extent(v);
+        if (i != TRR_OUT) {
+            TRR_TRY(input_buffer(s, v->dtype, n, &rng, &s->buf[i]));
         } else {
-            TRR_CLI_TRY(trr_tensor_2d(s->bx, 0, a->in, p->m, p->k, 0, &s->x));
+            size_t esz = 0;
+            TRR_TRY(trr_dtype_size(v->dtype, &esz));
+            s->out_elems = n;
+            s->out_bytes = n * esz;
+            TRR_TRY(trr_buffer_create(s->ctx, s->out_bytes + 1, &s->buf[i]));
         }
-        if (a->trans_b) {
-            TRR_CLI_TRY(trr_tensor_2d(s->by, 0, a->in, p->n, p->k, 0, &t));
-            TRR_CLI_TRY(trr_tensor_transpose(&t, &s->y));
-        } else {
-            TRR_CLI_TRY(trr_tensor_2d(s->by, 0, a->in, p->k, p->n, 0, &s->y));
-        }
-        s->out_elems = (size_t)(p->m * p->n);
-        return trr_tensor_2d(s->bz, 0, a->out, p->m, p->n, 0, &s->z);
+        TRR_TRY(trr_stored_tensor(v, s->buf[i], &s->t[i]));
     }
-    case TRR_OP_RGB_TO_GREY: {
-        size_t isz = 0;
-        TRR_CLI_TRY(trr_dtype_size(a->in, &isz));
-        TRR_CLI_TRY(input_buffer(s, a->in, (size_t)(3 * p->rows * p->cols), &rng, &s->bx));
-        TRR_CLI_TRY(trr_buffer_create(s->ctx, (size_t)(p->rows * p->cols) * osz + 1, &s->bz));
-        s->x = (trr_tensor){.buffer = s->bx, .dtype = a->in, .ndim = 3, .shape = {3, p->rows, p->cols},
-                            .strides = {p->rows * p->cols, p->cols, 1}};
-        s->out_elems = (size_t)(p->rows * p->cols);
-        return trr_tensor_2d(s->bz, 0, a->out, p->rows, p->cols, 0, &s->z);
-    }
-    case TRR_OP_ROW_SUM:
-        TRR_CLI_TRY(input_buffer(s, a->in, (size_t)(p->rows * p->cols), &rng, &s->bx));
-        TRR_CLI_TRY(trr_buffer_create(s->ctx, (size_t)p->rows * osz + 1, &s->bz));
-        TRR_CLI_TRY(trr_tensor_2d(s->bx, 0, a->in, p->rows, p->cols, 0, &s->x));
-        s->out_elems = (size_t)p->rows;
-        return trr_tensor_1d(s->bz, 0, a->out, p->rows, &s->z);
-    default: {
-        const size_t n = (size_t)(p->rows * p->cols);
-        TRR_CLI_TRY(input_buffer(s, a->in, n, &rng, &s->bx));
-        if (a->op == TRR_OP_ADD) TRR_CLI_TRY(input_buffer(s, a->in, n, &rng, &s->by));
-        TRR_CLI_TRY(trr_buffer_create(s->ctx, n * osz + 1, &s->bz));
-        s->out_elems = n;
-        if (p->flat) {
-            TRR_CLI_TRY(trr_tensor_1d(s->bx, 0, a->in, p->cols, &s->x));
-            if (s->by) TRR_CLI_TRY(trr_tensor_1d(s->by, 0, a->in, p->cols, &s->y));
-            return trr_tensor_1d(s->bz, 0, a->out, p->cols, &s->z);
-        }
-        TRR_CLI_TRY(trr_tensor_2d(s->bx, 0, a->in, p->rows, p->cols, 0, &s->x));
-        if (s->by) TRR_CLI_TRY(trr_tensor_2d(s->by, 0, a->in, p->rows, p->cols, 0, &s->y));
-        return trr_tensor_2d(s->bz, 0, a->out, p->rows, p->cols, 0, &s->z);
-    }
-    }
+    return TRR_OK;
 }
 
-static trr_status call_op(run_state *s, const run_args *a) {
-    switch (a->op) {
-    case TRR_OP_COPY: return trr_copy(s->ctx, &s->x, &s->z);
-    case TRR_OP_ADD: return trr_add(s->ctx, &s->x, &s->y, &s->z);
-    case TRR_OP_GELU: return trr_gelu(s->ctx, &s->x, &s->z);
-    case TRR_OP_RGB_TO_GREY: return trr_rgb_to_grey(s->ctx, &s->x, &s->z);
-    case TRR_OP_SOFTMAX: return trr_softmax(s->ctx, &s->x, &s->z);
-    case TRR_OP_ROW_SUM: return trr_row_sum(s->ctx, &s->x, &s->z);
-    case TRR_OP_MATMUL: return trr_matmul(s->ctx, &s->x, &s->y, &s->z, a->epilogue, a->alpha, 0);
-    default: return TRR_ERR_INVALID_ARGUMENT;
-    }
-}
+static trr_status call_op(run_state *s) { return trr_case_call(s->ctx, &s->tcase, s->t, 0); }
 
 /* The sum of the output's values (as doubles) and the XXH64 of its bytes. */
 static trr_status checksum(run_state *s, trr_dtype dt, double *out_sum, uint64_t *out_hash) {
-    size_t esz = 0;
-    TRR_CLI_TRY(trr_dtype_size(dt, &esz));
-    uint8_t *h = malloc(s->out_elems * esz + 1);
-    if (!h) return TRR_ERR_OUT_OF_MEMORY;
-    trr_status st = trr_buffer_read(s->ctx, s->bz, 0, h, s->out_elems * esz);
+    uint8_t *h = malloc(s->out_bytes + 1);
+    if (!h) return trr_error(s->ctx, TRR_ERR_OUT_OF_MEMORY, "%zu bytes of host memory for the output", s->out_bytes);
+    trr_status st = trr_buffer_read(s->ctx, s->buf[TRR_OUT], 0, h, s->out_bytes);
     double sum = 0;
     for (size_t i = 0; st == TRR_OK && i < s->out_elems; i++) {
         float f = 0;
@@ -323,15 +285,14 @@ static trr_status checksum(run_state *s, trr_dtype dt, double *out_sum, uint64_t
         sum += f;
     }
     *out_sum = sum;
-    *out_hash = XXH64(h, s->out_elems * esz, 0);
+    *out_hash = XXH64(h, s->out_bytes, 0);
     free(h);
     return st;
 }
 
 static void teardown(run_state *s) {
-    if (s->bx) trr_buffer_destroy(s->bx);
-    if (s->by) trr_buffer_destroy(s->by);
-    if (s->bz) trr_buffer_destroy(s->bz);
+    for (int i = 0; i < 3; i++)
+        if (s->buf[i]) trr_buffer_destroy(s->buf[i]);
     if (s->ctx) trr_context_destroy(s->ctx);
 }
 
@@ -343,12 +304,11 @@ static int fail(run_state *s, const char *what, trr_status st) {
 
 int cmd_run(int argc, char **argv) {
     run_args a;
-    problem p;
     int code = CLI_EXIT_OK;
     if (!parse_args(argc, argv, &a, &code)) return code;
-    if ((code = resolve_problem(&a, &p)) != CLI_EXIT_OK) return code;
-
     run_state s = {0};
+    if ((code = resolve_case(&a, &s.tcase)) != CLI_EXIT_OK) return code;
+
     if ((code = cli_open_context("run", a.device, &s.ctx)) != CLI_EXIT_OK) return code;
     trr_device_info info;
     const char *selection = "";
@@ -357,30 +317,21 @@ int cmd_run(int argc, char **argv) {
     if (st != TRR_OK) return fail(&s, "device", st);
     printf("device: %s (%s)\nselection: %s\n", info.spec, info.name, selection);
 
-    if ((st = setup(&s, &a, &p)) != TRR_OK) return fail(&s, "setting up buffers", st);
+    if ((st = setup(&s, a.seed)) != TRR_OK) return fail(&s, "setting up buffers", st);
     /* a warm-up call keeps one-time costs (kernel compilation, first-touch) out of the time */
-    if ((st = call_op(&s, &a)) != TRR_OK) return fail(&s, "op", st);
+    if ((st = call_op(&s)) != TRR_OK) return fail(&s, "op", st);
     double ms = 0;
     if ((st = trr_timer_start(s.ctx)) != TRR_OK) return fail(&s, "timer", st);
-    for (int64_t r = 0; r < a.repeat && st == TRR_OK; r++) st = call_op(&s, &a);
+    for (int64_t r = 0; r < a.repeat && st == TRR_OK; r++) st = call_op(&s);
     if (st != TRR_OK) return fail(&s, "op", st);
     if ((st = trr_timer_stop(s.ctx, &ms)) != TRR_OK) return fail(&s, "timer", st);
 
     double sum = 0;
     uint64_t hash = 0;
     if ((st = checksum(&s, a.out, &sum, &hash)) != TRR_OK) return fail(&s, "reading the output", st);
-    const char *op = "?", *din = "?", *dout = "?", *epi = "?";
-    trr_op_name(a.op, &op);
-    trr_dtype_name(a.in, &din);
-    trr_dtype_name(a.out, &dout);
-    trr_epilogue_name(a.epilogue, &epi);
-    if (a.op == TRR_OP_MATMUL)
-        printf("op: matmul %s->%s M=%lld N=%lld K=%lld%s%s epilogue %s", din, dout, (long long)p.m,
-               (long long)p.n, (long long)p.k, a.trans_a ? " trans_a" : "", a.trans_b ? " trans_b" : "", epi);
-    else
-        printf("op: %s %s->%s %lldx%lld", op, din, dout, (long long)p.rows, (long long)p.cols);
-    if (a.op == TRR_OP_MATMUL && a.epilogue == TRR_EPI_LEAKY_RELU) printf(" alpha %g", (double)a.alpha);
-    printf("\nseed: %llu\n", (unsigned long long)a.seed);
+    char what[160];
+    trr_case_describe(&s.tcase, what, sizeof what);
+    printf("op: %s\nseed: %llu\n", what, (unsigned long long)a.seed);
     printf("device time: %.4f ms per call (%lld timed call%s after 1 warm-up)\n", ms / (double)a.repeat,
            (long long)a.repeat, a.repeat == 1 ? "" : "s");
     printf("output: %zu elements, sum %.9g, xxh64 %016llx\n", s.out_elems, sum, (unsigned long long)hash);

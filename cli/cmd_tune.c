@@ -5,6 +5,7 @@
 #include "cmd_tune.h"
 
 #include "cli.h"
+#include "layout.h"
 #include "op_table.h"
 #include "tune_space.h"
 #include "tuner.h"
@@ -162,8 +163,8 @@ static int build_jobs(const tune_args *a, trr_tune_job *jobs) {
             dims dm;
             if (!parse_dims(items[i], &dm))
                 return cli_usage_error("tune", "--shapes: '%s' is not N, RxC or MxNxK", items[i]), -1;
-            int is_mm = op == TRR_OP_MATMUL;
-            int elementwise = op == TRR_OP_COPY || op == TRR_OP_ADD || op == TRR_OP_GELU;
+            int is_mm = d->shape == TRR_SHAPE_MATMUL;
+            int elementwise = d->shape == TRR_SHAPE_ELEMENTWISE;
             if (is_mm ? dm.n != 3 : (dm.n == 3 || (dm.n == 1 && !elementwise))) continue;
             fitted++;
             for (int g = 0; g < d->n_signatures; g++) {
@@ -186,7 +187,7 @@ static int build_jobs(const tune_args *a, trr_tune_job *jobs) {
         }
         if (a->shapes && !quick && !fitted)
             fprintf(stderr, "trireme tune: no shape in --shapes fits %s (%s); skipping it\n", d->name,
-                    op == TRR_OP_MATMUL ? "MxNxK" : "RxC or N");
+                    d->shape == TRR_SHAPE_MATMUL ? "MxNxK" : "RxC or N");
     }
     return n;
 }
@@ -196,7 +197,7 @@ static void describe_job(const trr_tune_job *j, char *out, size_t cap) {
     trr_op_name(j->op, &op);
     trr_dtype_name(j->in_dtype, &in);
     trr_dtype_name(j->out_dtype, &o);
-    if (j->op == TRR_OP_MATMUL)
+    if (trr_op_desc_get(j->op)->shape == TRR_SHAPE_MATMUL)
         snprintf(out, cap, "%s %s->%s %c%c%s %lldx%lldx%lld", op, in, o, j->trans_a ? 't' : 'n', j->trans_b ? 't' : 'n',
                  j->allow_tf32 ? " tf32" : "", (long long)j->m, (long long)j->n, (long long)j->k);
     else
@@ -238,22 +239,14 @@ static int list_job(trr_context *ctx, const trr_tune_job *j, const char *name) {
      * do, so build the real operands' call through a one-candidate tuning setup */
     trr_tune_candidate *cand = calloc(TRR_TUNE_MAX_CANDIDATES, sizeof *cand);
     if (!cand) return CLI_EXIT_FAILURE;
+    trr_case c;
+    trr_tune_job_case(j, &c);
     trr_call call;
-    memset(&call, 0, sizeof call);
-    call.op = j->op;
-    call.x.dtype = call.y.dtype = j->in_dtype;
-    call.z.dtype = j->out_dtype;
-    call.rows = j->op == TRR_OP_MATMUL ? j->m : j->rows;
-    call.cols = j->op == TRR_OP_MATMUL ? j->n : j->cols;
-    call.k = j->k;
-    call.trans_a = j->trans_a, call.trans_b = j->trans_b;
+    if (trr_case_packed_call(&c, &call) != TRR_OK) {
+        free(cand);
+        return CLI_EXIT_FAILURE;
+    }
     call.allow_tf32 = j->allow_tf32;
-    call.slices = 1;
-    /* packed leading dimensions, as the tuner lays the operands out */
-    call.x.stride0 = j->op == TRR_OP_MATMUL ? (j->trans_a ? j->m : j->k) : j->cols;
-    call.y.stride0 = j->trans_b ? j->k : j->n;
-    call.z.stride0 = j->op == TRR_OP_MATMUL ? j->n : j->op == TRR_OP_ROW_SUM ? 1 : j->cols;
-    if (j->op == TRR_OP_RGB_TO_GREY) call.x.stride0 = j->rows * j->cols, call.x.stride1 = j->cols;
     int n = 0;
     trr_config def;
     trr_tune_default_config(ctx, &call, &def);

@@ -2,6 +2,7 @@
 #include "backend.h"
 #include "op_table.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static const char *const dtype_names[TRR_DTYPE_COUNT] = {"f32", "f16", "bf16", "u8"};
@@ -36,8 +37,12 @@ trr_status trr_op_from_name(const char *name, trr_op *out_op) {
             *out_op = (trr_op)i;
             return TRR_OK;
         }
-    return trr_error(NULL, TRR_ERR_INVALID_ARGUMENT,
-                     "unknown op '%s' (copy, add, gelu, rgb_to_grey, softmax, row_sum, matmul)", name);
+    char names[256] = "";
+    for (int i = 0; i < TRR_OP_COUNT; i++) {
+        size_t at = strlen(names);
+        snprintf(names + at, sizeof names - at, "%s%s", i ? ", " : "", trr_op_desc_get((trr_op)i)->name);
+    }
+    return trr_error(NULL, TRR_ERR_INVALID_ARGUMENT, "unknown op '%s' (%s)", name, names);
 }
 
 trr_status trr_epilogue_name(trr_epilogue epilogue, const char **out_name) {

@@ -1,4 +1,5 @@
 /* Conformance reports for people (the ops x devices matrix) and for machines (JSON through cJSON). */
+#include "op_table.h"
 #include "conformance.h"
 
 #include "json_fields.h"
@@ -111,7 +112,7 @@ static cJSON *case_json(const trr_conf_result *r) {
     cJSON_AddStringToObject(o, "op", op);
     cJSON_AddStringToObject(o, "in_dtype", dtype_str(c->in_dtype));
     cJSON_AddStringToObject(o, "out_dtype", dtype_str(c->out_dtype));
-    if (c->op == TRR_OP_MATMUL) {
+    if (trr_op_desc_get(c->op)->shape == TRR_SHAPE_MATMUL) {
         cJSON_AddNumberToObject(o, "m", (double)c->m);
         cJSON_AddNumberToObject(o, "n", (double)c->n);
         cJSON_AddNumberToObject(o, "k", (double)c->k);

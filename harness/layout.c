@@ -100,3 +100,33 @@ double trr_case_bytes(const trr_case *c) {
     }
     return bytes;
 }
+
+trr_status trr_case_packed_call(const trr_case *c, trr_call *out_call) {
+    trr_case packed = *c;
+    packed.layout = TRR_LAYOUT_PACKED;
+    trr_case_views views;
+    TRR_TRY(trr_case_views_make(&packed, &views));
+    const trr_op_desc *d = trr_op_desc_get(c->op);
+    int64_t dims[3];
+    trr_case_dims(c, dims);
+    trr_call call;
+    memset(&call, 0, sizeof call);
+    call.op = c->op;
+    call.rows = dims[0];
+    call.cols = dims[1];
+    call.k = d->shape == TRR_SHAPE_MATMUL ? dims[2] : 0;
+    call.trans_a = c->trans_a, call.trans_b = c->trans_b;
+    call.epilogue = c->epilogue;
+    call.alpha = c->alpha;
+    call.slices = 1;
+    trr_operand *ops[3] = {&call.x, &call.y, &call.z};
+    for (int i = 0; i < 3; i++) {
+        const trr_stored_view *v = &views.v[i];
+        ops[i]->dtype = i == TRR_OUT ? c->out_dtype : c->in_dtype;
+        if (!d->operand[i].name) continue;
+        ops[i]->stride0 = v->ndim == 3 ? v->plane_stride : d->operand[i].vector ? 1 : v->row_stride;
+        ops[i]->stride1 = v->ndim == 3 ? v->row_stride : 0;
+    }
+    *out_call = call;
+    return TRR_OK;
+}

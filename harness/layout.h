@@ -44,6 +44,11 @@ trr_status trr_stored_tensor(const trr_stored_view *v, trr_buffer *buf, trr_tens
  * with c's epilogue and the given TRR_MATMUL_* flags. */
 trr_status trr_case_call(trr_context *ctx, const trr_case *c, const trr_tensor t[3], unsigned flags);
 
+/* The normalised call (backend.h) of c's packed operands, without buffers (mem NULL): what a backend's
+ * heuristic and the tuning space see for c. */
+struct trr_call;
+trr_status trr_case_packed_call(const trr_case *c, struct trr_call *out_call);
+
 /* Bytes every operand of c moves once when packed (inputs read, output written): the streaming ops' traffic. */
 double trr_case_bytes(const trr_case *c);
 

@@ -9,6 +9,7 @@
 #include "cache_flush.h"
 #include "cases.h"
 #include "conformance_check.h"
+#include "layout.h"
 #include "random.h"
 #include "reference.h"
 #include "tune_space.h"
@@ -38,6 +39,7 @@
 /* ---- inputs ---- */
 
 typedef struct operand {
+    trr_stored_view v;
     trr_dtype dtype;
     size_t elems;   /* in the buffer */
     size_t esz;
@@ -84,12 +86,12 @@ typedef struct tune_run {
     trr_context *ctx;
     const trr_tune_job *job;
     trr_case tc; /* the job in the conformance engine's terms, for its checks */
-    operand x, y, z;
-    int has_y;
-    trr_tensor tx, ty, tz;
+    operand op[3]; /* x, y, z (layout.h); y unused by one-input ops */
+    int n_inputs;
+    trr_tensor t[3];
     trr_call call; /* normalised, on the device buffers */
     size_t out_bytes;
-    int64_t out_rows, out_cols, out_offset; /* the output view: packed, at out_offset elements */
+    int64_t out_count, out_offset; /* the output view: packed, out_count elements at out_offset */
     uint32_t poison;
     uint8_t *before, *after, *before2, *after2, *scratch;
     double *ref;          /* per checked row block, packed */
@@ -98,98 +100,43 @@ typedef struct tune_run {
     trr_cache_flush flush;
 } tune_run;
 
-static trr_status make_operands(tune_run *r) {
-    const trr_tune_job *j = r->job;
-    trr_context *ctx = r->ctx;
-    int64_t xr, xc, yr = 0, yc = 0;
-    switch (j->op) {
-    case TRR_OP_MATMUL:
-        xr = j->trans_a ? j->k : j->m, xc = j->trans_a ? j->m : j->k;
-        yr = j->trans_b ? j->n : j->k, yc = j->trans_b ? j->k : j->n;
-        r->out_rows = j->m, r->out_cols = j->n;
-        r->has_y = 1;
-        break;
-    case TRR_OP_RGB_TO_GREY:
-        xr = 3 * j->rows, xc = j->cols;
-        r->out_rows = j->rows, r->out_cols = j->cols;
-        break;
-    case TRR_OP_ROW_SUM:
-        xr = j->rows, xc = j->cols;
-        r->out_rows = 1, r->out_cols = j->rows;
-        break;
-    default:
-        xr = j->rows, xc = j->cols;
-        if (j->op == TRR_OP_ADD) yr = xr, yc = xc, r->has_y = 1;
-        r->out_rows = j->rows, r->out_cols = j->cols;
-        break;
-    }
-    if (xr < 1 || xc < 1 || r->out_rows < 1 || r->out_cols < 1)
-        return trr_error(ctx, TRR_ERR_SHAPE, "tune: every dimension must be at least 1");
-    TRR_TRY(operand_make(ctx, &r->x, j->in_dtype, (size_t)(xr * xc)));
-    if (r->has_y) TRR_TRY(operand_make(ctx, &r->y, j->in_dtype, (size_t)(yr * yc)));
-    r->out_offset = GUARD_ELEMS;
-    TRR_TRY(operand_make(ctx, &r->z, j->out_dtype, (size_t)(r->out_rows * r->out_cols + 2 * GUARD_ELEMS)));
-    r->out_bytes = r->z.elems * r->z.esz;
+#define HAS(r, i) ((i) != 1 || (r)->n_inputs == 2)
 
-    const size_t zoff = (size_t)r->out_offset * r->z.esz;
-    switch (j->op) {
-    case TRR_OP_MATMUL: {
-        trr_tensor t;
-        TRR_TRY(trr_tensor_2d(r->x.buf, 0, j->in_dtype, xr, xc, 0, &t));
-        if (j->trans_a) TRR_TRY(trr_tensor_transpose(&t, &r->tx));
-        else r->tx = t;
-        TRR_TRY(trr_tensor_2d(r->y.buf, 0, j->in_dtype, yr, yc, 0, &t));
-        if (j->trans_b) TRR_TRY(trr_tensor_transpose(&t, &r->ty));
-        else r->ty = t;
-        return trr_tensor_2d(r->z.buf, zoff, j->out_dtype, j->m, j->n, 0, &r->tz);
+/* Packed operands (layout.c); the output sits GUARD_ELEMS elements into its buffer with as many after it. */
+static trr_status make_operands(tune_run *r) {
+    trr_context *ctx = r->ctx;
+    trr_case_views views;
+    TRR_TRY(trr_case_views_make(&r->tc, &views));
+    r->n_inputs = views.n_inputs;
+    for (int i = 0; i < 3; i++) {
+        if (!HAS(r, i)) continue;
+        trr_stored_view *v = &views.v[i];
+        if (v->rows < 1 || v->cols < 1) return trr_error(ctx, TRR_ERR_SHAPE, "tune: every dimension must be at least 1");
+        const int out = i == TRR_OUT;
+        if (out) v->offset = GUARD_ELEMS;
+        r->op[i].v = *v;
+        TRR_TRY(operand_make(ctx, &r->op[i], v->dtype, (size_t)(trr_stored_extent(v) + (out ? GUARD_ELEMS : 0))));
+        TRR_TRY(trr_stored_tensor(v, r->op[i].buf, &r->t[i]));
     }
-    case TRR_OP_RGB_TO_GREY: {
-        trr_tensor t = {.buffer = r->x.buf, .offset = 0, .dtype = j->in_dtype, .ndim = 3,
-                        .shape = {3, j->rows, j->cols}, .strides = {j->rows * j->cols, j->cols, 1}};
-        r->tx = t;
-        return trr_tensor_2d(r->z.buf, zoff, j->out_dtype, j->rows, j->cols, 0, &r->tz);
-    }
-    case TRR_OP_ROW_SUM:
-        TRR_TRY(trr_tensor_2d(r->x.buf, 0, j->in_dtype, j->rows, j->cols, 0, &r->tx));
-        return trr_tensor_1d(r->z.buf, zoff, j->out_dtype, j->rows, &r->tz);
-    case TRR_OP_SOFTMAX:
-        TRR_TRY(trr_tensor_2d(r->x.buf, 0, j->in_dtype, j->rows, j->cols, 0, &r->tx));
-        return trr_tensor_2d(r->z.buf, zoff, j->out_dtype, j->rows, j->cols, 0, &r->tz);
-    default:
-        if (j->rows == 1) {
-            TRR_TRY(trr_tensor_1d(r->x.buf, 0, j->in_dtype, j->cols, &r->tx));
-            if (r->has_y) TRR_TRY(trr_tensor_1d(r->y.buf, 0, j->in_dtype, j->cols, &r->ty));
-            return trr_tensor_1d(r->z.buf, zoff, j->out_dtype, j->cols, &r->tz);
-        }
-        TRR_TRY(trr_tensor_2d(r->x.buf, 0, j->in_dtype, j->rows, j->cols, 0, &r->tx));
-        if (r->has_y) TRR_TRY(trr_tensor_2d(r->y.buf, 0, j->in_dtype, j->rows, j->cols, 0, &r->ty));
-        return trr_tensor_2d(r->z.buf, zoff, j->out_dtype, j->rows, j->cols, 0, &r->tz);
-    }
+    const operand *z = &r->op[TRR_OUT];
+    r->out_offset = z->v.offset;
+    r->out_count = z->v.planes * z->v.rows * z->v.cols;
+    r->out_bytes = z->elems * z->esz;
+    return TRR_OK;
 }
 
 static trr_status call_op(tune_run *r) {
-    trr_context *ctx = r->ctx;
-    switch (r->job->op) {
-    case TRR_OP_COPY: return trr_copy(ctx, &r->tx, &r->tz);
-    case TRR_OP_ADD: return trr_add(ctx, &r->tx, &r->ty, &r->tz);
-    case TRR_OP_GELU: return trr_gelu(ctx, &r->tx, &r->tz);
-    case TRR_OP_RGB_TO_GREY: return trr_rgb_to_grey(ctx, &r->tx, &r->tz);
-    case TRR_OP_SOFTMAX: return trr_softmax(ctx, &r->tx, &r->tz);
-    case TRR_OP_ROW_SUM: return trr_row_sum(ctx, &r->tx, &r->tz);
-    case TRR_OP_MATMUL:
-        return trr_matmul(ctx, &r->tx, &r->ty, &r->tz, TRR_EPI_NONE, 0.0f,
-                          r->job->allow_tf32 ? TRR_MATMUL_ALLOW_TF32 : 0u);
-    default: return trr_error(ctx, TRR_ERR_INVALID_ARGUMENT, "tune: unknown op %d", (int)r->job->op);
-    }
+    return trr_case_call(r->ctx, &r->tc, r->t, r->job->allow_tf32 ? TRR_MATMUL_ALLOW_TF32 : 0u);
 }
 
 /* The reference, once per job: for every row when affordable, else for three blocks of rows (first, middle,
  * last) of a matmul. The reference reads the same normalised call the backend gets, on host copies. */
 static trr_status make_reference(tune_run *r) {
     const trr_call *c = &r->call;
-    const int64_t cols = c->op == TRR_OP_ROW_SUM ? 1 : c->cols;
-    const double macs = (double)c->rows * (double)c->cols * (double)(c->op == TRR_OP_MATMUL ? c->k : 1);
-    if (c->op == TRR_OP_MATMUL && macs > FULL_REFERENCE_MACS && c->rows > 3 * SAMPLE_ROWS) {
+    int64_t out_rows, cols;
+    trr_case_out_shape(&r->tc, &out_rows, &cols);
+    const double macs = trr_case_flops(&r->tc);
+    if (c->k > 0 && macs > FULL_REFERENCE_MACS && c->rows > 3 * SAMPLE_ROWS) {
         int64_t mid = (c->rows / 2 / SAMPLE_ROWS) * SAMPLE_ROWS;
         int64_t last = c->rows - SAMPLE_ROWS;
         r->blocks[0][0] = 0, r->blocks[1][0] = mid, r->blocks[2][0] = last;
@@ -206,10 +153,10 @@ static trr_status make_reference(tune_run *r) {
     int64_t at = 0;
     for (int b = 0; b < r->n_blocks; b++) {
         trr_call sub = *c;
-        sub.x.mem = r->x.host;
-        sub.y.mem = r->has_y ? r->y.host : NULL;
+        sub.x.mem = r->op[0].host;
+        sub.y.mem = r->n_inputs == 2 ? r->op[1].host : NULL;
         sub.rows = r->blocks[b][1];
-        sub.x.offset += r->blocks[b][0] * (c->op == TRR_OP_MATMUL && c->trans_a ? 1 : c->x.stride0);
+        sub.x.offset += r->blocks[b][0] * (c->trans_a ? 1 : c->x.stride0);
         trr_status st = trr_reference_run(&sub, r->ref + at);
         if (st != TRR_OK) return trr_error(r->ctx, st, "tune: the reference failed (%s)", trr_status_name(st));
         at += r->blocks[b][1] * cols;
@@ -219,10 +166,11 @@ static trr_status make_reference(tune_run *r) {
 
 static void poison_output(tune_run *r, uint8_t *host, uint32_t poison) {
     for (size_t i = 0; i < r->out_bytes; i++) host[i] = (uint8_t)(0x3Cu ^ (uint32_t)(i * 37u));
-    for (int64_t e = 0; e < r->out_rows * r->out_cols; e++) {
-        uint8_t *p = host + (size_t)(r->out_offset + e) * r->z.esz;
-        if (r->z.dtype == TRR_F32) memcpy(p, &poison, 4);
-        else if (r->z.dtype == TRR_F16) {
+    const operand *z = &r->op[TRR_OUT];
+    for (int64_t e = 0; e < r->out_count; e++) {
+        uint8_t *p = host + (size_t)(r->out_offset + e) * z->esz;
+        if (z->dtype == TRR_F32) memcpy(p, &poison, 4);
+        else if (z->dtype == TRR_F16) {
             uint16_t h = (uint16_t)poison;
             memcpy(p, &h, 2);
         } else *p = (uint8_t)poison;
@@ -231,32 +179,34 @@ static void poison_output(tune_run *r, uint8_t *host, uint32_t poison) {
 
 static trr_status run_poisoned(tune_run *r, uint32_t poison, uint8_t *before, uint8_t *after) {
     poison_output(r, before, poison);
-    TRR_TRY(trr_buffer_write(r->ctx, r->z.buf, 0, before, r->out_bytes));
+    TRR_TRY(trr_buffer_write(r->ctx, r->op[TRR_OUT].buf, 0, before, r->out_bytes));
     TRR_TRY(call_op(r));
-    return trr_buffer_read(r->ctx, r->z.buf, 0, after, r->out_bytes);
+    return trr_buffer_read(r->ctx, r->op[TRR_OUT].buf, 0, after, r->out_bytes);
 }
 
 /* Runs the current config once on a poisoned output and checks it. *out_pass, and why in msg on a failure. */
 static trr_status check_config_output(tune_run *r, int *out_pass, char *msg, size_t cap) {
     *out_pass = 0;
     TRR_TRY(run_poisoned(r, r->poison, r->before, r->after));
-    const int u8 = r->z.dtype == TRR_U8;
+    const operand *z = &r->op[TRR_OUT];
+    const int u8 = z->dtype == TRR_U8;
     if (u8) TRR_TRY(run_poisoned(r, TRR_CONF_POISON_U8_B, r->before2, r->after2));
-    const int64_t cols = r->call.op == TRR_OP_ROW_SUM ? 1 : r->call.cols;
+    int64_t out_rows, cols;
+    trr_case_out_shape(&r->tc, &out_rows, &cols);
     int64_t at = 0;
     for (int b = 0; b < r->n_blocks; b++) {
         trr_call sub = r->call;
-        sub.x.mem = r->x.host;
-        sub.y.mem = r->has_y ? r->y.host : NULL;
+        sub.x.mem = r->op[0].host;
+        sub.y.mem = r->n_inputs == 2 ? r->op[1].host : NULL;
         sub.rows = r->blocks[b][1];
-        sub.x.offset += r->blocks[b][0] * (sub.op == TRR_OP_MATMUL && sub.trans_a ? 1 : sub.x.stride0);
+        sub.x.offset += r->blocks[b][0] * (sub.trans_a ? 1 : sub.x.stride0);
         const uint8_t *before = r->before;
         if (r->n_blocks > 1) {
             /* The check compares every byte outside its view with "before"; outside this block that must be
              * the output as written, and the whole output is checked for poison and guard bytes below. */
             sub.z.offset += r->blocks[b][0] * sub.z.stride0;
             memcpy(r->scratch, r->after, r->out_bytes);
-            size_t lo = (size_t)sub.z.offset * r->z.esz, len = (size_t)(sub.rows * sub.z.stride0) * r->z.esz;
+            size_t lo = (size_t)sub.z.offset * z->esz, len = (size_t)(sub.rows * sub.z.stride0) * z->esz;
             memcpy(r->scratch + lo, r->before + lo, len);
             before = r->scratch;
         }
@@ -273,15 +223,15 @@ static trr_status check_config_output(tune_run *r, int *out_pass, char *msg, siz
         at += r->blocks[b][1] * cols;
     }
     if (r->n_blocks > 1) { /* sampled: the rows not compared must still all be written, the guards untouched */
-        const size_t lo = (size_t)r->out_offset * r->z.esz, hi = lo + (size_t)(r->out_rows * r->out_cols) * r->z.esz;
+        const size_t lo = (size_t)r->out_offset * z->esz, hi = lo + (size_t)r->out_count * z->esz;
         for (size_t i = 0; i < r->out_bytes; i++)
             if ((i < lo || i >= hi) && r->after[i] != r->before[i]) {
                 snprintf(msg, cap, "guard byte %zu around the output changed", i);
                 return TRR_OK;
             }
-        for (size_t i = lo; i < hi; i += r->z.esz)
-            if (memcmp(r->after + i, r->before + i, r->z.esz) == 0) {
-                snprintf(msg, cap, "output element %zu was not written", (i - lo) / r->z.esz);
+        for (size_t i = lo; i < hi; i += z->esz)
+            if (memcmp(r->after + i, r->before + i, z->esz) == 0) {
+                snprintf(msg, cap, "output element %zu was not written", (i - lo) / z->esz);
                 return TRR_OK;
             }
     }
@@ -342,7 +292,7 @@ static trr_status time_config(tune_run *r, int warmup, int reps, double warm_s, 
 
 /* ---- the job ---- */
 
-static void job_case(const trr_tune_job *j, trr_case *tc) {
+void trr_tune_job_case(const trr_tune_job *j, trr_case *tc) {
     memset(tc, 0, sizeof *tc);
     tc->op = j->op;
     tc->in_dtype = j->in_dtype;
@@ -355,9 +305,7 @@ static void job_case(const trr_tune_job *j, trr_case *tc) {
 }
 
 static void free_run(tune_run *r) {
-    operand_free(&r->x);
-    operand_free(&r->y);
-    operand_free(&r->z);
+    for (int i = 0; i < 3; i++) operand_free(&r->op[i]);
     free(r->before);
     free(r->after);
     free(r->before2);
@@ -372,18 +320,17 @@ static trr_status prepare(tune_run *r, uint64_t seed) {
     /* without a flush buffer (device memory is tight) timing goes on from a warm cache, as before */
     if (trr_cache_flush_create(r->ctx, &r->flush) != TRR_OK) r->flush.buf = NULL;
     uint64_t rng = seed ^ 0x74726972656D65ull;
-    fill_input(&r->x, r->job->op, &rng);
-    TRR_TRY(trr_buffer_write(r->ctx, r->x.buf, 0, r->x.host, r->x.elems * r->x.esz));
-    if (r->has_y) {
-        fill_input(&r->y, r->job->op, &rng);
-        TRR_TRY(trr_buffer_write(r->ctx, r->y.buf, 0, r->y.host, r->y.elems * r->y.esz));
+    for (int i = 0; i < TRR_OUT; i++) {
+        if (!HAS(r, i)) continue;
+        fill_input(&r->op[i], r->job->op, &rng);
+        TRR_TRY(trr_buffer_write(r->ctx, r->op[i].buf, 0, r->op[i].host, r->op[i].elems * r->op[i].esz));
     }
     int empty = 0;
-    TRR_TRY(trr_call_build(r->ctx, r->job->op, &r->tx, r->has_y ? &r->ty : NULL, &r->tz, TRR_EPI_NONE, 0.0f,
-                           r->job->allow_tf32 ? TRR_MATMUL_ALLOW_TF32 : 0u, &r->call, &empty));
+    TRR_TRY(trr_call_build(r->ctx, r->job->op, &r->t[0], r->n_inputs == 2 ? &r->t[1] : NULL, &r->t[TRR_OUT],
+                           TRR_EPI_NONE, 0.0f, r->job->allow_tf32 ? TRR_MATMUL_ALLOW_TF32 : 0u, &r->call, &empty));
     if (r->call.slices != 1) return trr_error(r->ctx, TRR_ERR_INTERNAL, "tune: packed operands did not fold");
-    r->poison = r->z.dtype == TRR_U8 ? TRR_CONF_POISON_U8_A : r->z.dtype == TRR_F16 ? TRR_CONF_POISON_F16
-                                                                                    : TRR_CONF_POISON_F32;
+    const trr_dtype zdt = r->op[TRR_OUT].dtype;
+    r->poison = zdt == TRR_U8 ? TRR_CONF_POISON_U8_A : zdt == TRR_F16 ? TRR_CONF_POISON_F16 : TRR_CONF_POISON_F32;
     r->before = malloc(r->out_bytes);
     r->after = malloc(r->out_bytes);
     r->before2 = malloc(r->out_bytes);
@@ -513,7 +460,7 @@ trr_status trr_tune_run(trr_context *ctx, const trr_tune_job *job, const trr_tun
     memset(&r, 0, sizeof r);
     r.ctx = ctx;
     r.job = job;
-    job_case(job, &r.tc);
+    trr_tune_job_case(job, &r.tc);
     search s = {.best = -1};
     s.cand = calloc(TRR_TUNE_MAX_CANDIDATES + 1, sizeof *s.cand);
     s.ms = malloc((TRR_TUNE_MAX_CANDIDATES + 1) * sizeof *s.ms);

@@ -6,6 +6,7 @@
 #ifndef TRR_TUNER_H
 #define TRR_TUNER_H
 
+#include "cases.h"
 #include "tune.h"
 
 #include <stddef.h>
@@ -68,5 +69,8 @@ trr_status trr_tune_run(trr_context *ctx, const trr_tune_job *job, const trr_tun
 trr_status trr_config_parse(const char *text, trr_config *out_config);
 /* "64,64,16,8,256,2,4,1" */
 void trr_config_format(const trr_config *config, char *out, size_t cap);
+
+/* The job as a case (cases.h): packed operands, no epilogue. */
+void trr_tune_job_case(const trr_tune_job *job, trr_case *out_case);
 
 #endif

@@ -90,14 +90,14 @@ static void corrupted_output_fails(const trr_case *c, int64_t r, int64_t col, do
     trr_bench_check chk;
     cr_assert_eq(trr_bench_check_case(ctx, &s, 9, &chk), TRR_OK, "a correct run failed: %s", chk.message);
 
-    void *out = malloc(s.z.bytes);
-    cr_assert_eq(trr_buffer_read(ctx, s.z.buf, 0, out, s.z.bytes), TRR_OK);
+    void *out = malloc(s.op[TRR_OUT].bytes);
+    cr_assert_eq(trr_buffer_read(ctx, s.op[TRR_OUT].buf, 0, out, s.op[TRR_OUT].bytes), TRR_OK);
     trr_call call;
     int empty = 0;
-    cr_assert_eq(trr_call_build(ctx, c->op, &s.tx, s.has_y ? &s.ty : NULL, &s.tz, c->epilogue, c->alpha, 0, &call,
+    cr_assert_eq(trr_call_build(ctx, c->op, &s.t[0], s.n_inputs == 2 ? &s.t[1] : NULL, &s.t[TRR_OUT], c->epilogue, c->alpha, 0, &call,
                                 &empty), TRR_OK);
-    call.x.mem = s.x.host;
-    call.y.mem = s.has_y ? s.y.host : NULL;
+    call.x.mem = s.op[0].host;
+    call.y.mem = s.n_inputs == 2 ? s.op[1].host : NULL;
     cr_assert_eq(trr_bench_check_output(c, &call, out, NULL, 9, &chk), TRR_OK, "%s", chk.message);
 
     const int64_t at = call.z.offset + r * call.z.stride0 + col;
