@@ -224,7 +224,7 @@ trr_status trr_bench_check_case(trr_context *ctx, const trr_bench_setup *s, uint
     if (st == TRR_OK)
         st = trr_call_build(ctx, c->op, &s->t[0], s->n_inputs == 2 ? &s->t[1] : NULL, &s->t[TRR_OUT], c->epilogue, c->alpha, 0, &call,
                             &empty);
-    if (st == TRR_OK && !empty) {
+    if (st == TRR_OK && empty != TRR_CALL_NOTHING) {
         call.x.mem = s->op[0].host;
         call.y.mem = s->n_inputs == 2 ? s->op[1].host : NULL;
         call.z.mem = out;

@@ -9,7 +9,8 @@ static trr_status dispatch(trr_context *ctx, trr_op op, const trr_tensor *x, con
     trr_call call;
     int empty = 0;
     TRR_TRY(trr_call_build(ctx, op, x, y, z, epilogue, alpha, flags, &call, &empty));
-    if (empty) return TRR_OK;
+    if (empty == TRR_CALL_NOTHING) return TRR_OK;
+    if (empty == TRR_CALL_IDENTITY) return trr_call_write_identity(ctx, &call);
     trr_call_resolve_config(ctx, &call);
     const trr_backend *be = ctx->backend;
     if (be->supports) TRR_TRY(be->supports(ctx, &call));

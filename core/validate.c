@@ -152,6 +152,21 @@ static void normalise_elementwise(trr_call *call, const trr_tensor *const *views
     }
 }
 
+trr_status trr_call_write_identity(trr_context *ctx, const trr_call *call) {
+    const trr_op_desc *d = trr_op_desc_get(call->op);
+    size_t es = 0;
+    TRR_TRY(trr_dtype_size(call->z.dtype, &es));
+    /* zero bytes are +0 in every dtype; one fill when the rows are contiguous, else one per row */
+    const int64_t width = d->shape == TRR_SHAPE_ROW_REDUCE ? 1 : call->cols;
+    const int64_t rows = call->rows, stride = call->z.stride0;
+    void *mem = call->z.mem;
+    if (stride == width || rows == 1)
+        return ctx->backend->fill(ctx, mem, (size_t)call->z.offset * es, (size_t)(rows * width) * es, 0);
+    for (int64_t r = 0; r < rows; r++)
+        TRR_TRY(ctx->backend->fill(ctx, mem, (size_t)(call->z.offset + r * stride) * es, (size_t)width * es, 0));
+    return TRR_OK;
+}
+
 trr_call trr_call_slice(const trr_call *call, int64_t s) {
     trr_call c = *call;
     c.x.offset += s * call->x.slice_stride;
@@ -304,9 +319,10 @@ trr_status trr_call_build(trr_context *ctx, trr_op op, const trr_tensor *x, cons
                              desc->operand[v].name, begin[2], end[2], begin[v], end[v]);
     }
 
-    int empty = 0;
+    int empty = TRR_CALL_RUNS;
     for (int v = 0; v < 3; v++)
-        if (views[v] && has_zero_dim(views[v])) empty = 1;
+        if (views[v] && has_zero_dim(views[v])) empty = TRR_CALL_NOTHING;
+    if (empty && !has_zero_dim(z)) empty = TRR_CALL_IDENTITY;
 
     /* normalise */
     switch (desc->shape) {

@@ -4,13 +4,23 @@
 
 #include "backend.h"
 
+/* What an empty call (a zero dimension somewhere) still has to do. */
+enum {
+    TRR_CALL_RUNS = 0,     /* not empty: the backend runs it */
+    TRR_CALL_NOTHING = 1,  /* the output is empty: nothing to do, nothing written */
+    TRR_CALL_IDENTITY = 2  /* the output is not empty but the reduced dimension is (matmul K = 0, row_sum N = 0):
+                              the output is the reduction's identity, 0 (SPEC.md, "Empty reductions") */
+};
+
 /* Validates one op call and normalises it (backend.h describes the forms). y is NULL for one-input ops.
- * Returns the first problem found with its own status and a message recorded on ctx. *out_empty is set when
- * the call has a zero dimension (valid, and nothing to do; for matmul a zero K leaves C untouched too). Rank-3
- * elementwise views that cannot be folded into rows x cols come back with slices > 1. */
+ * Returns the first problem found with its own status and a message recorded on ctx. *out_empty is one of
+ * TRR_CALL_*. Rank-3 elementwise views that cannot be folded into rows x cols come back with slices > 1. */
 trr_status trr_call_build(trr_context *ctx, trr_op op, const trr_tensor *x, const trr_tensor *y,
                           const trr_tensor *z, trr_epilogue epilogue, float alpha, unsigned flags,
                           trr_call *out_call, int *out_empty);
+
+/* Writes the identity (zero) into a TRR_CALL_IDENTITY call's output through the backend's fill. */
+trr_status trr_call_write_identity(trr_context *ctx, const trr_call *call);
 
 /* The call for outer slice s of a sliced elementwise call (slices == 1 in the result). */
 trr_call trr_call_slice(const trr_call *call, int64_t s);

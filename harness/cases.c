@@ -97,11 +97,12 @@ static void add_softmax(case_list *l) {
 }
 
 static void add_row_sum(case_list *l) {
-    static const shape2 packed[] = {{1, 1, 1},      {3, 17, 1},     {17, 4099, 1},  {127, 781, 0},
+    /* N = 0 is an empty reduction: y = 0 */
+    static const shape2 packed[] = {{5, 0, 1},      {1, 1, 1},      {3, 17, 1},     {17, 4099, 1},  {127, 781, 0},
                                     {1823, 127, 0}, {1000, 1000, 0}, {4099, 3, 0},  {1, 65536, 1},
                                     {3, 65536, 0},  {2, 1048579, 0}};
     static const shape2 offset[] = {{3, 17, 0}, {127, 1000, 0}, {1, 65536, 0}};
-    static const shape2 strided[] = {{1, 1, 0}, {17, 127, 1}, {127, 4099, 0}, {1823, 17, 0}, {3, 65536, 0}};
+    static const shape2 strided[] = {{3, 0, 0}, {1, 1, 0}, {17, 127, 1}, {127, 4099, 0}, {1823, 17, 0}, {3, 65536, 0}};
     add_2d(l, TRR_OP_ROW_SUM, packed, N_OF(packed), offset, N_OF(offset), strided, N_OF(strided));
 }
 
@@ -143,6 +144,12 @@ static void add_matmul(case_list *l) {
         c.epilogue = TRR_EPI_NONE;
         c.m = 0, c.n = 17, c.k = 3, c.quick = 1; /* empty: must write nothing */
         push(l, &c);
+        /* K = 0: an empty reduction, C = act(0) = 0, also through padded rows of C */
+        c.m = 17, c.n = 3, c.k = 0;
+        push(l, &c);
+        c.layout = TRR_LAYOUT_STRIDED, c.quick = 0;
+        push(l, &c);
+        c.layout = TRR_LAYOUT_PACKED;
         for (int lay = TRR_LAYOUT_PACKED; lay <= TRR_LAYOUT_STRIDED; lay += TRR_LAYOUT_STRIDED) {
             for (int t = 0; t < 4; t++) {
                 c.layout = (trr_case_layout)lay;

@@ -120,7 +120,8 @@ trr_status trr_reference_run(const trr_call *call, double *out) {
     if (!call || !out) return trr_error(NULL, TRR_ERR_INVALID_ARGUMENT, "trr_reference_run: null argument");
     if (call->rows < 0 || call->cols < 0 || (call->op == TRR_OP_MATMUL && call->k < 0))
         return trr_error(NULL, TRR_ERR_SHAPE, "trr_reference_run: negative dimension");
-    if (call->rows == 0 || call->cols == 0) return TRR_OK;
+    /* an empty reduction (row_sum over N = 0, matmul with K = 0) still has rows of output: its loops give 0 */
+    if (call->rows == 0 || (call->cols == 0 && call->op != TRR_OP_ROW_SUM)) return TRR_OK;
     switch (call->op) {
     case TRR_OP_COPY:
     case TRR_OP_ADD:
