@@ -4,14 +4,14 @@
 # benchmarks of every GPU backend and the PyTorch/Triton/cuBLAS anchors in the same run.
 #
 #   bench/gpu_run.sh [STEP...]      steps: devices conformance bench anchors tune tune-check vk-clocks vk-coop
-#                                   f16-bound
+#                                   f16-bound old-new
 #                                   (default: the first four)
 #
 # Environment: TRIREME_GPU_BUILD (default build-gpu, made by `make gpu-build`), OUT (where logs go; the device
 # tool sets it), CONF_DEVICES and BENCH_DEVICES (default gpus: every GPU of every backend; "all" adds
 # PoCL and the CPU), BENCH_SIZES (default quick), BENCH_OPS (default all), BENCH_REPS (default: the bench's
 # own), BENCH_TAG (suffix of the bench's file names, so two bench steps of one run keep both), TUNE_DEVICES
-# (default gpus), TUNE_OPS (default "matmul softmax"), TUNE_SHAPES and TUNE_DTYPES (the matmul tuning's
+# (default gpus), TRIREME_GPU_BUILD_OLD and OLDNEW_ROUNDS (old-new: the build before a change, rounds), TUNE_OPS (default "matmul softmax"), TUNE_SHAPES and TUNE_DTYPES (the matmul tuning's
 # shapes and signatures; with TUNE_SHAPES set, the extra f32 8192x4096x6144 job is left out), TUNECHECK_OPS and
 # TUNECHECK_SIZES (tune-check's benches and sizes), VK_COOP_MODES (vk-coop's kernels, default "khr nv cm2").
 #
@@ -156,11 +156,34 @@ for step in "${steps[@]}"; do
       echo "== $(date -u +%T) cuBLAS (the vendor column of cuda:0)" | tee -a "$OUT/vk-coop.txt"
       timeout 150 "$T" bench matmul_f16 --device cuda:0 --sizes 4096,8192 --reps 20 2>>"$ERR" | \
         tee -a "$OUT/vk-coop.txt" ;;
+    old-new)
+      # Before/after: the README's bench cases on the build before a change (TRIREME_GPU_BUILD_OLD, carried
+      # beside this one) and on this build, alternated over OLDNEW_ROUNDS rounds in one run so clock and
+      # thermal drift fall on both; then each round compared (ratio new / old). The reports go into one tar.
+      old=${TRIREME_GPU_BUILD_OLD:?old-new needs TRIREME_GPU_BUILD_OLD}
+      devs=$(gpu_devices "${BENCH_DEVICES:-gpus}" | paste -sd, -)
+      mkdir -p "$OUT/oldnew"
+      for round in $(seq 1 "${OLDNEW_ROUNDS:-2}"); do
+        for which in old new; do
+          bin=$T; lib=$BUILD/lib
+          [ "$which" = old ] && bin=$old/cli/trireme && lib=$old/lib
+          for part in "matmul_f16 matmul_f32:4096" "softmax_f32:256,1024,4096,12288" "add_f32 gelu_f32:2^24,2^27"; do
+            benches=${part%%:*}; sizes=${part#*:}
+            LD_LIBRARY_PATH="$PWD/$lib:${LD_LIBRARY_PATH:-}" "$bin" bench $benches --device "$devs" --sizes "$sizes" \
+              --no-vendor --json "$OUT/oldnew/$which-$round-${benches%% *}.json" 2>>"$ERR" >/dev/null || status=1
+          done
+        done
+        for benches in matmul_f16 softmax_f32 add_f32; do
+          echo "== round $round: $benches (and the benches run with it), B = new build, A = old build" | tee -a "$OUT/oldnew.txt"
+          "$T" bench --compare "$OUT/oldnew/old-$round-$benches.json" "$OUT/oldnew/new-$round-$benches.json" | tee -a "$OUT/oldnew.txt"
+        done
+      done
+      tar -C "$OUT" -cf "$OUT/oldnew.tar" oldnew && rm -rf "$OUT/oldnew" ;;
     f16-bound)
       # Does cuBLAS meet the f16 matmul bound at K = 8192 (the open SPEC question of issue 7)? About 20 s.
       PYTHONUNBUFFERED=1 python3 bench/f16_bound.py "$OUT/f16-bound.json" 2>>"$ERR" | tee "$OUT/f16-bound.txt"
       [ "${PIPESTATUS[0]}" -eq 0 ] || status=1 ;;
-    *) echo "gpu_run.sh: unknown step '$step' (devices conformance bench anchors tune tune-check vk-clocks vk-coop f16-bound)" >&2; exit 2 ;;
+    *) echo "gpu_run.sh: unknown step '$step' (devices conformance bench anchors tune tune-check vk-clocks vk-coop f16-bound old-new)" >&2; exit 2 ;;
   esac
 done
 exit $status
