@@ -97,7 +97,7 @@ struct trr_context {
     void *dev;
     int device_index;
     trr_device_info info;
-    char selection[256];
+    char selection[1024];
     trr_status last_status;
     char last_error[8192];
     int has_override[TRR_OP_COUNT];

@@ -7,6 +7,47 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Opens device index of be into a new context; on failure its detail goes to this thread's slot. */
+static trr_status open_device(const trr_backend *be, int index, const char *selection, trr_context **out_ctx) {
+    trr_context *ctx = calloc(1, sizeof *ctx);
+    if (!ctx) return trr_error(NULL, TRR_ERR_OUT_OF_MEMORY, "allocating a context");
+    ctx->backend = be;
+    ctx->device_index = index;
+    snprintf(ctx->selection, sizeof ctx->selection, "%s", selection);
+    trr_status st = trr_device_get_info(be->name, index, &ctx->info);
+    if (st == TRR_OK) st = be->open(ctx, index, &ctx->dev);
+    if (st != TRR_OK) {
+        /* the backend recorded its detail on ctx; move it to the thread slot the caller can read */
+        trr_error(NULL, st, "opening %s:%d: %s", be->name, index,
+                  ctx->last_error[0] ? ctx->last_error : trr_status_message(st));
+        free(ctx);
+        return st;
+    }
+    *out_ctx = ctx;
+    return TRR_OK;
+}
+
+trr_status trr_context_open_first(const trr_device_ref *order, int n, const char *suffix, trr_context **out_ctx) {
+    char skipped[512] = "";
+    trr_status st = TRR_ERR_NO_DEVICE;
+    for (int i = 0; i < n; i++) {
+        const trr_device_ref *r = &order[i];
+        char selection[1024];
+        const int cpu = i == n - 1 && r->backend == &trr_backend_cpu;
+        snprintf(selection, sizeof selection, "auto: chose %s:%d (%s), %s%s%s%s", r->backend->name, r->index, r->name,
+                 cpu ? "no GPU found" : skipped[0] ? "the first GPU that opened" : "the first GPU found",
+                 skipped[0] ? "; " : "", skipped, suffix);
+        if (cpu && skipped[0])
+            snprintf(selection, sizeof selection, "auto: chose cpu:0, no GPU opened; %s%s", skipped, suffix);
+        st = open_device(r->backend, r->index, selection, out_ctx);
+        if (st == TRR_OK) return TRR_OK;
+        size_t at = strlen(skipped);
+        snprintf(skipped + at, sizeof skipped - at, "%s%s:%d failed to open (%s)", at ? ", " : "", r->backend->name,
+                 r->index, trr_last_error(NULL));
+    }
+    return st;
+}
+
 trr_status trr_context_create(const char *device, trr_context **out_ctx) {
     if (!out_ctx) return trr_error(NULL, TRR_ERR_INVALID_ARGUMENT, "out_ctx is NULL");
     const char *spec = device;
@@ -14,27 +55,19 @@ trr_status trr_context_create(const char *device, trr_context **out_ctx) {
         spec = getenv("TRIREME_DEVICE");
         if (!spec || !*spec) spec = "auto";
     }
+    const char *suffix = device ? "" : (getenv("TRIREME_DEVICE") && *getenv("TRIREME_DEVICE") ? " (from TRIREME_DEVICE)" : "");
+    if (strcmp(spec, "auto") == 0 || spec[0] == '\0') {
+        /* a GPU that is listed but fails to open (driver mismatch, out of memory) gives way to the next one */
+        trr_device_ref order[64];
+        const int n = trr_registry_auto_order(order, 64);
+        return trr_context_open_first(order, n, suffix, out_ctx);
+    }
     const trr_backend *be = NULL;
     int index = 0;
-    char selection[256];
+    char selection[256], text[300];
     TRR_TRY(trr_registry_resolve(spec, &be, &index, selection, sizeof selection));
-
-    trr_context *ctx = calloc(1, sizeof *ctx);
-    if (!ctx) return trr_error(NULL, TRR_ERR_OUT_OF_MEMORY, "allocating a context");
-    ctx->backend = be;
-    ctx->device_index = index;
-    snprintf(ctx->selection, sizeof ctx->selection, "%s%s", selection,
-             device ? "" : (getenv("TRIREME_DEVICE") && *getenv("TRIREME_DEVICE") ? " (from TRIREME_DEVICE)" : ""));
-    trr_status st = trr_device_get_info(be->name, index, &ctx->info);
-    if (st == TRR_OK) st = be->open(ctx, index, &ctx->dev);
-    if (st != TRR_OK) {
-        /* the backend recorded its detail on ctx; move it to the thread slot the caller can read */
-        if (ctx->last_error[0]) trr_error(NULL, st, "opening %s:%d: %s", be->name, index, ctx->last_error);
-        free(ctx);
-        return st;
-    }
-    *out_ctx = ctx;
-    return TRR_OK;
+    snprintf(text, sizeof text, "%s%s", selection, suffix);
+    return open_device(be, index, text, out_ctx);
 }
 
 trr_status trr_context_destroy(trr_context *ctx) {

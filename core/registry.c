@@ -126,30 +126,31 @@ static void list_devices(char *buf, size_t cap) {
     }
 }
 
-static trr_status resolve_auto(const trr_backend **out_backend, int *out_index, char *selection, size_t cap) {
-    for (int i = 0; i < ENTRY_COUNT; i++) {
+int trr_registry_auto_order(trr_device_ref *out, int cap) {
+    int n = 0;
+    for (int i = 0; i < ENTRY_COUNT && n + 1 < cap; i++) {
         registry_entry *e = probed_entry(i);
         if (e->status != TRR_OK || e->backend == &trr_backend_cpu) continue;
-        for (int d = 0; d < e->device_count; d++) {
+        for (int d = 0; d < e->device_count && n + 1 < cap; d++) {
             trr_device_info info;
             memset(&info, 0, sizeof info);
             if (e->backend->device_info(d, &info) != TRR_OK || !info.is_gpu) continue;
-            *out_backend = e->backend;
-            *out_index = d;
-            snprintf(selection, cap, "auto: chose %s:%d (%s), the first GPU found", e->name, d, info.name);
-            return TRR_OK;
+            out[n] = (trr_device_ref){.backend = e->backend, .index = d};
+            snprintf(out[n].name, sizeof out[n].name, "%s", info.name);
+            n++;
         }
     }
-    *out_backend = &trr_backend_cpu;
-    *out_index = 0;
-    snprintf(selection, cap, "auto: chose cpu:0, no GPU found");
-    return TRR_OK;
+    if (n < cap) {
+        out[n] = (trr_device_ref){.backend = &trr_backend_cpu, .index = 0};
+        snprintf(out[n].name, sizeof out[n].name, "the CPU");
+        n++;
+    }
+    return n;
 }
 
 trr_status trr_registry_resolve(const char *spec, const trr_backend **out_backend, int *out_index,
                                 char *selection, size_t cap) {
     char devices[512];
-    if (strcmp(spec, "auto") == 0 || spec[0] == '\0') return resolve_auto(out_backend, out_index, selection, cap);
     const char *colon = strchr(spec, ':');
     size_t name_len = colon ? (size_t)(colon - spec) : strlen(spec);
     int i = find_entry(spec, name_len);
