@@ -28,8 +28,11 @@ static cJSON *load(const char *path, FILE *out) {
     buf[len] = '\0';
     cJSON *root = cJSON_Parse(buf);
     free(buf);
-    if (!root || !cJSON_IsArray(cJSON_GetObjectItem(root, "reports"))) {
-        fprintf(out, "%s is not a trireme bench report (no \"reports\" array)\n", path);
+    const cJSON *tool = root ? cJSON_GetObjectItem(root, "tool") : NULL;
+    if (!root || !cJSON_IsArray(cJSON_GetObjectItem(root, "reports")) || !cJSON_IsString(tool) ||
+        strcmp(tool->valuestring, "trireme bench") != 0) {
+        /* a conformance report also has "reports": only the tool's name tells them apart */
+        fprintf(out, "%s is not a trireme bench report (its \"tool\" is not \"trireme bench\")\n", path);
         cJSON_Delete(root);
         return NULL;
     }
@@ -97,8 +100,8 @@ trr_status trr_bench_compare(const char *path_a, const char *path_b, FILE *out) 
     const int pairs = na == 1 ? nb : nb == 1 ? na : na < nb ? na : nb;
     for (int i = 0; i < pairs; i++)
         compare_pair(cJSON_GetArrayItem(ra, na == 1 ? 0 : i), cJSON_GetArrayItem(rb, nb == 1 ? 0 : i), out);
-    if (pairs == 0) fprintf(out, "no reports to compare\n");
     cJSON_Delete(a);
     cJSON_Delete(b);
+    if (pairs == 0) return trr_error(NULL, TRR_ERR_INVALID_ARGUMENT, "%s and %s hold no reports to compare", path_a, path_b);
     return TRR_OK;
 }

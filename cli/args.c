@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 int cli_usage_error(const char *cmd, const char *fmt, ...) {
     va_list ap;
@@ -163,4 +165,31 @@ int cli_expand_devices(const char *text, char specs[][32], int max) {
         }
     }
     return n;
+}
+
+int cli_output_writable(const char *cmd, const char *option, const char *path, int is_dir) {
+    struct stat st;
+    if (stat(path, &st) == 0) {
+        if (is_dir ? !S_ISDIR(st.st_mode) : S_ISDIR(st.st_mode)) {
+            cli_usage_error(cmd, "%s %s: %s", option, path, is_dir ? "is not a folder" : "is a folder");
+            return 0;
+        }
+        if (access(path, W_OK) != 0) {
+            cli_usage_error(cmd, "%s %s: cannot be written (%s)", option, path, strerror(errno));
+            return 0;
+        }
+        return 1;
+    }
+    /* a new file or folder: its parent must be a writable folder */
+    char parent[4096];
+    snprintf(parent, sizeof parent, "%s", path);
+    char *slash = strrchr(parent, '/');
+    if (!slash) snprintf(parent, sizeof parent, ".");
+    else if (slash == parent) parent[1] = '\0';
+    else *slash = '\0';
+    if (stat(parent, &st) != 0 || !S_ISDIR(st.st_mode) || access(parent, W_OK) != 0) {
+        cli_usage_error(cmd, "%s %s: the folder %s does not exist or cannot be written", option, path, parent);
+        return 0;
+    }
+    return 1;
 }

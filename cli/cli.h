@@ -62,4 +62,8 @@ int cli_exit_for_status(trr_status status);
 /* The default seed when none is given: different on each run, and printed so a run can be repeated. */
 uint64_t cli_default_seed(void);
 
+/* 1 when path can be written as an output of cmd's option: a writable file or a new file in a writable folder
+ * (is_dir: a writable folder, or a new one in a writable parent). Else 0, with a usage error printed. */
+int cli_output_writable(const char *cmd, const char *option, const char *path, int is_dir);
+
 #endif

@@ -63,7 +63,9 @@ int trr_cli_bench(int argc, char **argv) {
         }
         if (cli_flag(argv, i, "compare")) {
             if (i + 2 >= argc) return cli_usage_error("bench", "--compare needs two JSON files");
-            return trr_bench_compare(argv[i + 1], argv[i + 2], stdout) == TRR_OK ? CLI_EXIT_OK : CLI_EXIT_FAILURE;
+            if (trr_bench_compare(argv[i + 1], argv[i + 2], stdout) == TRR_OK) return CLI_EXIT_OK;
+            fprintf(stderr, "trireme bench: %s\n", trr_last_error(NULL));
+            return CLI_EXIT_FAILURE;
         }
         if (cli_flag(argv, i, "no-vendor")) {
             opt.no_vendor = 1;
@@ -84,7 +86,8 @@ int trr_cli_bench(int argc, char **argv) {
             opt.reps = (int)(n > 100000 ? 100000 : n);
         } else if ((r = cli_option_value(argc, argv, &i, "budget", &v)) != 0) {
             float s = 0;
-            if (r < 0 || !cli_parse_float("budget", v, &s) || s <= 0) return CLI_EXIT_USAGE;
+            if (r < 0 || !cli_parse_float("budget", v, &s)) return CLI_EXIT_USAGE;
+            if (!(s > 0)) return cli_usage_error("bench", "--budget wants a positive number of seconds, not '%s'", v);
             opt.budget_s = s;
         } else if ((r = cli_option_value(argc, argv, &i, "seed", &v)) != 0) {
             if (r < 0 || !cli_parse_u64("seed", v, &opt.seed)) return CLI_EXIT_USAGE;
@@ -102,6 +105,10 @@ int trr_cli_bench(int argc, char **argv) {
             opt.bench_mask |= m;
         }
     }
+    /* an output that cannot be written fails now, not after the whole run */
+    if ((json && !cli_output_writable("bench", "--json", json, 0)) || (csv && !cli_output_writable("bench", "--csv", csv, 0)) ||
+        (plot && !cli_output_writable("bench", "--plot", plot, 1)))
+        return CLI_EXIT_USAGE;
     /* a bad size list is a usage error: find it before opening any device */
     if (opt.sizes == TRR_BENCH_SIZES_LIST)
         for (int b = 0; b < TRR_BENCH_COUNT; b++) {

@@ -364,6 +364,12 @@ int trr_cli_tune(int argc, char **argv) {
         free(jobs);
         return CLI_EXIT_FAILURE;
     }
+    /* a database that cannot be written fails before hours of tuning, not after */
+    if (!a.list_only && !a.no_write && !cli_output_writable("tune", "--db", path, 0)) {
+        trr_context_destroy(ctx);
+        free(jobs);
+        return CLI_EXIT_USAGE;
+    }
     fprintf(stderr, "trireme tune: %s %s (%s, driver %s): %d jobs%s%s\n", info.backend, info.spec, info.name,
             info.driver, n_jobs, path[0] && !a.list_only && !a.no_write ? ", database " : "",
             !a.list_only && !a.no_write ? path : "");
@@ -410,7 +416,7 @@ int trr_cli_tune(int argc, char **argv) {
         }
         written++;
     }
-    if (!a.list_only && !a.no_write) printf("wrote %d entries to %s\n", written, path);
+    if (!a.list_only && !a.no_write && written > 0) printf("wrote %d entries to %s\n", written, path);
     trr_context_destroy(ctx);
     free(jobs);
     return failures ? CLI_EXIT_FAILURE : CLI_EXIT_OK;

@@ -187,3 +187,40 @@ Test(cli, conformance_quick_subset_writes_json) {
     cr_assert_eq(cJSON_GetNumberValue(cJSON_GetObjectItem(rep, "failed")), 0.0);
     cJSON_Delete(doc);
 }
+
+/* Outputs that cannot be written fail before any work, with a message: a bench would otherwise run to the end. */
+Test(cli, unwritable_outputs_fail_first) {
+    cli_result *r = run_cli((const char *const[]){"bench", "add_f32", "--device", "cpu", "--sizes", "2^20", "--json",
+                                                  "/nonexistent-dir/x.json", NULL});
+    EXPECT(r, 2);
+    cr_assert(strstr(r->err, "--json /nonexistent-dir/x.json"), "%s", r->err);
+    cr_assert_eq(r->out[0], '\0', "nothing was benchmarked: %s", r->out);
+    r = run_cli((const char *const[]){"bench", "add_f32", "--device", "cpu", "--plot", "/nonexistent-dir/plots", NULL});
+    EXPECT(r, 2);
+    cr_assert(strstr(r->err, "--plot"), "%s", r->err);
+    r = run_cli((const char *const[]){"tune", "add", "--device", "cpu", "--shapes", "1024", "--db",
+                                      "/nonexistent-dir/tune.json", NULL});
+    EXPECT(r, 2);
+    cr_assert(strstr(r->err, "--db /nonexistent-dir/tune.json"), "%s", r->err);
+    cr_assert_null(strstr(r->out, "wrote"), "%s", r->out);
+}
+
+Test(cli, bench_budget_must_be_positive_and_says_so) {
+    cli_result *r = run_cli((const char *const[]){"bench", "--budget", "-1", NULL});
+    EXPECT(r, 2);
+    cr_assert(strstr(r->err, "--budget"), "%s", r->err);
+}
+
+Test(cli, bench_compare_refuses_a_conformance_report) {
+    char path[] = "/tmp/trireme-conf-cmp-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    close(fd);
+    cli_result *r = run_cli((const char *const[]){"conformance", "--device", "cpu", "--quick", "--ops", "copy",
+                                                  "--json", path, NULL});
+    EXPECT(r, 0);
+    r = run_cli((const char *const[]){"bench", "--compare", path, path, NULL});
+    unlink(path);
+    EXPECT(r, 1);
+    cr_assert(strstr(r->out, "not a trireme bench report"), "%s", r->out);
+}
