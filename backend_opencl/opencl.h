@@ -26,6 +26,7 @@
     X(cl_int, ReleaseCommandQueue, (cl_command_queue))                                                         \
     X(cl_mem, CreateBuffer, (cl_context, cl_mem_flags, size_t, void *, cl_int *))                              \
     X(cl_int, ReleaseMemObject, (cl_mem))                                                                      \
+    X(cl_int, GetMemObjectInfo, (cl_mem, cl_mem_info, size_t, void *, size_t *))                               \
     X(cl_int, EnqueueWriteBuffer,                                                                              \
       (cl_command_queue, cl_mem, cl_bool, size_t, size_t, const void *, cl_uint, const cl_event *, cl_event *)) \
     X(cl_int, EnqueueReadBuffer,                                                                               \
@@ -94,6 +95,8 @@ typedef struct trr_cl_dev {
     size_t max_work_group;
     uint64_t local_memory;
     size_t max_alloc;
+    uint64_t allocated;       /* bytes of live buffers: PoCL asserts (aborting the process) when its first use
+                                 finds the device full, so allocations past the device's memory are refused first */
     trr_cl_program *programs; /* in-memory program cache, a list: a context compiles a handful */
     /* Timing: while active, every enqueued command's event is kept: the first and the last one. */
     int timing;

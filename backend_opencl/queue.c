@@ -30,17 +30,29 @@ trr_status trr_cl_alloc(trr_context *ctx, size_t bytes, void **out_mem) {
                          "opencl: %zu bytes exceed the device's largest allocation (CL_DEVICE_MAX_MEM_ALLOC_SIZE = "
                          "%zu)",
                          bytes, dev->max_alloc);
+    const uint64_t total = dev->info.global_memory;
+    if (total && (bytes > total || dev->allocated > total - bytes))
+        return trr_error(ctx, TRR_ERR_OUT_OF_MEMORY,
+                         "opencl: %zu more bytes would take the buffers of this context past the device's memory "
+                         "(%llu of %llu bytes in use)",
+                         bytes, (unsigned long long)dev->allocated, (unsigned long long)total);
     cl_int err = CL_SUCCESS;
     /* OpenCL rejects zero-sized buffers; an empty trireme buffer is still a valid handle. */
     cl_mem mem = trr_cl.CreateBuffer(dev->context, CL_MEM_READ_WRITE, bytes ? bytes : 1, NULL, &err);
     if (!mem || err != CL_SUCCESS) return trr_cl_fail(ctx, "clCreateBuffer", err);
+    dev->allocated += bytes ? bytes : 1;
     *out_mem = mem;
     return TRR_OK;
 }
 
-void trr_cl_free(void *dev, void *mem) {
-    (void)dev;
-    if (mem) trr_cl.ReleaseMemObject((cl_mem)mem);
+void trr_cl_free(void *handle, void *mem) {
+    trr_cl_dev *dev = handle;
+    if (!mem) return;
+    size_t size = 0;
+    if (trr_cl.GetMemObjectInfo((cl_mem)mem, CL_MEM_SIZE, sizeof size, &size, NULL) == CL_SUCCESS && dev &&
+        size <= dev->allocated)
+        dev->allocated -= size;
+    trr_cl.ReleaseMemObject((cl_mem)mem);
 }
 
 trr_status trr_cl_write(trr_context *ctx, void *mem, size_t offset, const void *src, size_t bytes) {
