@@ -234,7 +234,11 @@ static trr_status input_buffer(run_state *s, trr_dtype dt, size_t n, uint64_t *r
 
 static trr_status setup(run_state *s, uint64_t seed) {
     trr_case_views views;
-    TRR_TRY(trr_case_views_make(&s->tcase, &views));
+    trr_status st = trr_case_views_make(&s->tcase, &views);
+    if (st != TRR_OK) { /* the detail after the status name the thread slot's text starts with */
+        const char *why = strstr(trr_last_error(NULL), ": ");
+        return trr_error(s->ctx, st, "%s", why ? why + 2 : trr_last_error(NULL));
+    }
     s->n_inputs = views.n_inputs;
     for (int i = 0; i < 3; i++) {
         if (i == 1 && s->n_inputs == 1) continue;

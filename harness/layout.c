@@ -41,6 +41,12 @@ trr_status trr_case_views_make(const trr_case *c, trr_case_views *out) {
         v->cols = v->transposed ? rows : cols;
         const int strided = c->layout == TRR_LAYOUT_STRIDED && !rule->vector;
         v->row_stride = v->cols + (strided ? (is_out ? ROW_PAD_OUT : ROW_PAD_IN) : 0);
+        /* sizes come from users (trireme run): an extent that overflows is an error, never a wrapped number */
+        int64_t span;
+        if (rows < 0 || cols < 0 || __builtin_mul_overflow(v->rows, v->row_stride, &span) ||
+            __builtin_mul_overflow(span, (int64_t)v->planes, &span) || span > INT64_MAX / 4)
+            return trr_error(NULL, TRR_ERR_OVERFLOW, "%s: %s of %lld x %lld elements overflows 64-bit sizes", d->name,
+                             rule->name, (long long)v->rows, (long long)v->cols);
         v->plane_stride = v->rows * v->row_stride + (strided && v->planes > 1 ? PLANE_PAD : 0);
         v->offset = c->layout == TRR_LAYOUT_PACKED ? 0 : view_offsets[i];
         if (rule->planes > 1) v->ndim = 3;

@@ -187,9 +187,27 @@ Test(validation, wrong_context) {
 Test(validation, empty_is_a_no_op) {
     trr_tensor x = t2(0, TRR_F32, 0, 7, 0), z = t2(1024, TRR_F32, 0, 7, 0);
     cr_expect_eq(trr_gelu(ctx, &x, &z), TRR_OK);
-    trr_tensor a = t2(0, TRR_F32, 5, 0, 0), b = t2(256, TRR_F32, 0, 3, 0), c = t2(1024, TRR_F32, 5, 3, 0);
+    trr_tensor a = t2(0, TRR_F32, 0, 4, 0), b = t2(256, TRR_F32, 4, 3, 0), c = t2(1024, TRR_F32, 0, 3, 0);
     cr_expect_eq(trr_matmul(ctx, &a, &b, &c, TRR_EPI_NONE, 0.0f, 0), TRR_OK);
     expect_untouched();
+}
+
+/* An empty reduction with a non-empty output writes the identity (SPEC.md, "Empty reductions"): C = act(0) = 0
+ * for K = 0, through C's padded rows, and y = 0 for row_sum over N = 0; nothing else changes. */
+Test(validation, empty_reduction_writes_the_identity) {
+    trr_tensor a = t2(0, TRR_F32, 5, 0, 0), b = t2(256, TRR_F32, 0, 3, 0), c = t2(1024, TRR_F32, 5, 3, 7);
+    cr_assert_eq(trr_matmul(ctx, &a, &b, &c, TRR_EPI_GELU, 0.0f, 0), TRR_OK, "%s", trr_last_error(ctx));
+    trr_tensor x = t2(2048, TRR_F32, 4, 0, 0), y;
+    cr_assert_eq(trr_tensor_1d(buf, 3072, TRR_F32, 4, &y), TRR_OK);
+    cr_assert_eq(trr_row_sum(ctx, &x, &y), TRR_OK, "%s", trr_last_error(ctx));
+    unsigned char host[BUF_BYTES];
+    cr_assert_eq(trr_buffer_read(ctx, buf, 0, host, BUF_BYTES), TRR_OK);
+    for (int i = 0; i < BUF_BYTES; i++) {
+        const int e = i / 4;
+        const int in_c = e >= 256 && e < 256 + 4 * 7 + 3 && (e - 256) % 7 < 3;
+        const int in_y = e >= 768 && e < 772;
+        cr_assert_eq(host[i], in_c || in_y ? 0 : SENTINEL, "byte %d", i);
+    }
 }
 
 /* A rank-3 view whose strides do not fold runs slice by slice; every element must still be right and the gaps
@@ -245,4 +263,24 @@ Test(selection, backends_report_availability) {
         if (strcmp(bi.name, "cpu") == 0) saw_cpu = bi.available;
     }
     cr_expect(saw_cpu, "the CPU backend must always be available");
+}
+
+/* A NULL second input of a two-input op is an argument error with a message, never a crash. */
+Test(validation, null_second_operand_is_rejected) {
+    trr_context *c = NULL;
+    cr_assert_eq(trr_context_create("cpu", &c), TRR_OK);
+    trr_buffer *b = NULL;
+    cr_assert_eq(trr_buffer_create(c, 4096, &b), TRR_OK);
+    trr_tensor x, m;
+    cr_assert_eq(trr_tensor_1d(b, 0, TRR_F32, 16, &x), TRR_OK);
+    cr_assert_eq(trr_tensor_2d(b, 0, TRR_F32, 4, 4, 0, &m), TRR_OK);
+    cr_assert_eq(trr_add(c, &x, NULL, &x), TRR_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(trr_last_error(c), "y"), "%s", trr_last_error(c));
+    cr_assert_eq(trr_matmul(c, &m, NULL, &m, TRR_EPI_NONE, 0.0f, 0), TRR_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(trr_last_error(c), "B"), "%s", trr_last_error(c));
+    const trr_tensor *ops[3] = {&x, NULL, &x};
+    cr_assert_eq(trr_op_run(c, TRR_OP_ADD, ops, NULL), TRR_ERR_INVALID_ARGUMENT);
+    cr_assert_eq(trr_op_run(c, TRR_OP_ADD, NULL, NULL), TRR_ERR_INVALID_ARGUMENT);
+    trr_buffer_destroy(b);
+    trr_context_destroy(c);
 }
