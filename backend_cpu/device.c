@@ -211,6 +211,18 @@ static trr_status cpu_run(trr_context *ctx, const trr_call *call) {
     }
 }
 
+/* No device objects: the native handles are NULL, a buffer is its host address. */
+static trr_status cpu_native_context(trr_context *ctx, trr_native *out) {
+    (void)ctx, (void)out;
+    return TRR_OK;
+}
+
+static trr_status cpu_native_buffer(trr_context *ctx, void *mem, uint64_t *out_handle) {
+    (void)ctx;
+    *out_handle = (uint64_t)(uintptr_t)mem;
+    return TRR_OK;
+}
+
 const trr_backend trr_backend_cpu = {
     .name = "cpu",
     .api_version = TRR_BACKEND_API_VERSION,
@@ -231,4 +243,6 @@ const trr_backend trr_backend_cpu = {
     .choose_config = cpu_choose_config,
     .check_config = cpu_check_config,
     .run = cpu_run,
+    .native_context = cpu_native_context,
+    .native_buffer = cpu_native_buffer,
 };

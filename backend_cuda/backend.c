@@ -21,6 +21,22 @@ static trr_status cuda_supports(trr_context *ctx, const trr_call *call) {
     return TRR_OK;
 }
 
+static trr_status cuda_native_context(trr_context *ctx, trr_native *out) {
+    TRR_TRY(trr_cuda_bind(ctx)); /* the primary context current on the calling thread, as cuBLAS expects */
+    const trr_cuda_dev *dev = ctx->dev;
+    out->device = (void *)(intptr_t)dev->device;
+    out->context = dev->context;
+    out->queue = dev->stream;
+    return TRR_OK;
+}
+
+/* a buffer handle is the CUdeviceptr itself (memory.c) */
+static trr_status cuda_native_buffer(trr_context *ctx, void *mem, uint64_t *out_handle) {
+    (void)ctx;
+    *out_handle = (uint64_t)(uintptr_t)mem;
+    return TRR_OK;
+}
+
 const trr_backend trr_backend_cuda = {
     .name = "cuda",
     .api_version = TRR_BACKEND_API_VERSION,
@@ -41,4 +57,6 @@ const trr_backend trr_backend_cuda = {
     .choose_config = trr_cuda_choose_config,
     .check_config = trr_cuda_check_config,
     .run = cuda_run,
+    .native_context = cuda_native_context,
+    .native_buffer = cuda_native_buffer,
 };

@@ -87,6 +87,21 @@ static trr_status cl_run(trr_context *ctx, const trr_call *call) {
     }
 }
 
+static trr_status cl_native_context(trr_context *ctx, trr_native *out) {
+    const trr_cl_dev *dev = ctx->dev;
+    out->device = dev->device;
+    out->context = dev->context;
+    out->queue = dev->queue;
+    return TRR_OK;
+}
+
+/* a buffer handle is the cl_mem itself (queue.c) */
+static trr_status cl_native_buffer(trr_context *ctx, void *mem, uint64_t *out_handle) {
+    (void)ctx;
+    *out_handle = (uint64_t)(uintptr_t)mem;
+    return TRR_OK;
+}
+
 const trr_backend trr_backend_opencl = {
     .name = "opencl",
     .api_version = TRR_BACKEND_API_VERSION,
@@ -107,4 +122,6 @@ const trr_backend trr_backend_opencl = {
     .choose_config = trr_cl_choose_config,
     .check_config = trr_cl_check_config,
     .run = cl_run,
+    .native_context = cl_native_context,
+    .native_buffer = cl_native_buffer,
 };

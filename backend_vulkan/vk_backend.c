@@ -5,6 +5,20 @@ static trr_status vk_probe(int *out_count, char *reason, size_t cap) {
     return trr_vk_probe(out_count, reason, cap);
 }
 
+static trr_status vk_native_context(trr_context *ctx, trr_native *out) {
+    const trr_vk_device *d = trr_vk_dev(ctx);
+    out->device = d->phys.handle;
+    out->context = d->device;
+    out->queue = d->queue;
+    return TRR_OK;
+}
+
+static trr_status vk_native_buffer(trr_context *ctx, void *mem, uint64_t *out_handle) {
+    (void)ctx;
+    *out_handle = (uint64_t)((const trr_vk_buffer *)mem)->buf; /* a pointer or a uint64_t, per platform */
+    return TRR_OK;
+}
+
 const trr_backend trr_backend_vulkan = {
     .name = "vulkan",
     .api_version = TRR_BACKEND_API_VERSION,
@@ -25,4 +39,6 @@ const trr_backend trr_backend_vulkan = {
     .choose_config = trr_vk_choose_config,
     .check_config = trr_vk_check_config,
     .run = trr_vk_run,
+    .native_context = vk_native_context,
+    .native_buffer = vk_native_buffer,
 };

@@ -666,8 +666,8 @@ void trr_vk_choose_config(trr_context *ctx, trr_call *call) {
         if (coop_device(d, call)) {
             /* 128x128x16 tiles over 8 subgroups (64x32 each); 64x64x32 over 4 when that leaves too few
              * workgroups. Other tiles come through the config (override, tuning database); check_config says
-             * which the kernel cannot take. H100, 4096^3 f16, TFLOPS (2026-11-22, bench/results/
-             * 2026-11-22-h100-vulkan-perf-2.txt, -3.txt; registers from TRIREME_VK_PIPELINE_STATS=1):
+             * which the kernel cannot take. H100, 4096^3 f16, TFLOPS (2026-11-22, `git show f1f0d24:bench/
+             * results/2026-11-22-h100-vulkan-perf-2.txt`, -3.txt; registers from TRIREME_VK_PIPELINE_STATS=1):
              * 128x128x16:256 159 (122 registers, 2 workgroups per SM); 128x128x32:256 138 (152: 1 per SM);
              * 256x128x16:512 144; 128x256x16:256 147 and 256x128x16:256 136 (64x64 patches, 208-212);
              * 128x128x16:128 133 and 128x128x32:128 101 (64x64 patches, 214-239); 64x128x16:128 116;

@@ -1,5 +1,7 @@
 /* The vendor ceiling for matmul: cuBLAS, loaded at run time (no toolkit headers at build time), called on the
- * benchmark's own device buffers, on the CUDA backend's stream, timed with the same device timer.
+ * benchmark's own device buffers, on the CUDA backend's stream, timed with the same device timer. The stream,
+ * context and device addresses come through the public native-handle calls (trr_context_native,
+ * trr_buffer_native), not the backend's internals.
  *
  * f16: cublasGemmEx, f16 in and out, f32 compute (what trireme's f16 matmul computes). f32: cublasSgemm with
  * CUBLAS_PEDANTIC_MATH, so no TF32 and no reduced-precision shortcut: the SPEC's "true f32" ceiling.
@@ -13,7 +15,6 @@
 
 #ifdef TRR_BENCH_WITH_CUDA
 #include "dynlib.h"
-#include "trr_cuda.h"
 #endif
 
 struct trr_bench_vendor {
@@ -131,8 +132,9 @@ static void load(trr_context *ctx, trr_bench_vendor *v) {
     LOAD(GetVersion, "cublasGetVersion_v2");
     LOAD(Sgemm, "cublasSgemm_v2");
     LOAD(GemmEx, "cublasGemmEx");
-    /* cuBLAS works in the thread's current CUDA context: the backend's primary context */
-    if (trr_cuda_bind(ctx) != TRR_OK) {
+    /* cuBLAS works in the thread's current CUDA context: trr_context_native makes the backend's current */
+    trr_native native;
+    if (trr_context_native(ctx, &native) != TRR_OK) {
         snprintf(v->reason, sizeof v->reason, "binding the CUDA context: %s", trr_last_error(ctx));
         return;
     }
@@ -163,7 +165,7 @@ void trr_bench_vendor_close(trr_bench_vendor *v) {
 typedef struct gemm_job {
     trr_bench_vendor *v;
     const trr_case *c;
-    unsigned long long a, b, cc; /* CUdeviceptr */
+    uint64_t a, b, cc; /* CUdeviceptr */
     int status;
 } gemm_job;
 
@@ -202,10 +204,10 @@ trr_status trr_bench_vendor_time(trr_bench_vendor *v, trr_context *ctx, const tr
         *out_what = "no cuBLAS equivalent for this case";
         return trr_error(ctx, TRR_ERR_UNSUPPORTED, "%s", *out_what);
     }
-    TRR_TRY(trr_cuda_bind(ctx));
-    const trr_cuda_dev *dev = ctx->dev;
+    trr_native native;
+    TRR_TRY(trr_context_native(ctx, &native));
     /* on the backend's stream, so the backend's timer events bracket exactly the cuBLAS kernels */
-    int r = v->SetStream(v->handle, dev->stream);
+    int r = v->SetStream(v->handle, native.queue);
     /* f32: pedantic, so no TF32 (SPEC's "no TF32" figure). f16: the default math, as PyTorch calls it, but with
      * every reduction in f32 as trireme's kernels do. The mode made no difference that shows through the spread
      * between processes: H100 4096^3, 625 TFLOPS pedantic, then 727 and 623 so (688 in SPEC.md;
@@ -214,10 +216,11 @@ trr_status trr_bench_vendor_time(trr_bench_vendor *v, trr_context *ctx, const tr
                                             : CUBLAS_DEFAULT_MATH | CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION;
     if (r == CUBLAS_OK) r = v->SetMathMode(v->handle, math);
     if (r != CUBLAS_OK) return trr_error(ctx, TRR_ERR_DEVICE, "cublasSetStream/SetMathMode failed (status %d)", r);
-    /* a CUDA buffer handle is the device address itself (backend_cuda/memory.c) */
-    gemm_job j = {.v = v, .c = c, .a = (unsigned long long)(uintptr_t)s->op[0].buf->mem,
-                  .b = (unsigned long long)(uintptr_t)s->op[1].buf->mem,
-                  .cc = (unsigned long long)(uintptr_t)s->op[TRR_OUT].buf->mem};
+    uint64_t a = 0, b = 0, cc = 0; /* CUdeviceptr */
+    TRR_TRY(trr_buffer_native(s->op[0].buf, &a));
+    TRR_TRY(trr_buffer_native(s->op[1].buf, &b));
+    TRR_TRY(trr_buffer_native(s->op[TRR_OUT].buf, &cc));
+    gemm_job j = {.v = v, .c = c, .a = a, .b = b, .cc = cc};
     *out_what = c->in_dtype == TRR_F32 ? "cublasSgemm (pedantic f32, no TF32)"
                                        : "cublasGemmEx (f16 in, f32 compute and reductions)";
     return trr_bench_time(ctx, run_gemm, &j, flush, reps, target_s, 0, out);

@@ -117,7 +117,7 @@ for step in "${steps[@]}"; do
       done
       "$T" bench --compare "$OUT/tunecheck-default.json" "$OUT/tunecheck-tuned.json" | tee "$OUT/tunecheck.txt" ;;
     vk-clocks)
-      # Are Vulkan-only processes timed at low clocks (bench/results/README.md, "Vulkan at low clocks")? The
+      # Are Vulkan-only processes timed at low clocks (bench/results/README.md: the vk-clocks files)? The
       # same Vulkan cases alone, then with a CUDA device in the same process, with the SM clock sampled
       # every 100 ms into $OUT/clocks.csv.
       nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,pstate --format=csv -lms 100 >"$OUT/clocks.csv" 2>/dev/null &

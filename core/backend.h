@@ -90,6 +90,12 @@ typedef struct trr_backend {
     trr_status (*check_config)(trr_context *ctx, const trr_call *call);
 
     trr_status (*run)(trr_context *ctx, const trr_call *call);
+
+    /* optional: the native handles behind ctx and behind one of its buffers (trr_context_native and
+     * trr_buffer_native in trireme.h say what each is per API). The front-end has filled out->backend and
+     * zeroed the rest. NULL: those calls return TRR_ERR_UNSUPPORTED. */
+    trr_status (*native_context)(trr_context *ctx, trr_native *out);
+    trr_status (*native_buffer)(trr_context *ctx, void *mem, uint64_t *out_handle);
 } trr_backend;
 
 struct trr_context {
@@ -128,7 +134,9 @@ void trr_error_append(trr_context *ctx, const char *text);
         if (trr_try_status_ != TRR_OK) return trr_try_status_;                                                 \
     } while (0)
 
-/* The compiled-in backends, in the order "auto" prefers GPUs from them. Defined in core/registry.c. */
+/* The compiled-in backends. Each table is defined in its backend's folder (backend_cpu/device.c,
+ * backend_cuda/backend.c, backend_opencl/backend.c, backend_vulkan/vk_backend.c); core/registry.c lists them in
+ * the order "auto" prefers GPUs from them. */
 extern const trr_backend trr_backend_cpu;
 #ifdef TRIREME_WITH_CUDA
 extern const trr_backend trr_backend_cuda;

@@ -1,4 +1,4 @@
-/* The config as text, "BM,BN,BK,GM,THREADS,STAGES,VEC,SPLITK" (tuner.h): what --config and --only-config take
+/* The config as text, "BM,BN,BK,GM,THREADS,STAGES,VEC,SPLITK" (tuner.h): what `trireme tune --only-config` takes
  * and what the tuner's progress shows, in trr_config's field order. */
 #include "tuner.h"
 

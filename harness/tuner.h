@@ -64,8 +64,7 @@ trr_status trr_tune_run(trr_context *ctx, const trr_tune_job *job, const trr_tun
 
 /* Parses "BM,BN,BK,GM,THREADS,STAGES,VEC,SPLITK" (the trr_config field order): eight non-negative integers;
  * fewer are allowed and the rest are 0, and so is an empty field ("64,64,,,256": 0 is the backend's choice).
- * TRR_ERR_INVALID_ARGUMENT (recorded on the thread) for anything else. For the CLI's --config and
- * --only-config. */
+ * TRR_ERR_INVALID_ARGUMENT (recorded on the thread) for anything else. For `trireme tune --only-config`. */
 trr_status trr_config_parse(const char *text, trr_config *out_config);
 /* "64,64,16,8,256,2,4,1" */
 void trr_config_format(const trr_config *config, char *out, size_t cap);

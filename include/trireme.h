@@ -177,6 +177,25 @@ TRR_API trr_status trr_buffer_copy(trr_context *ctx, trr_buffer *dst, size_t dst
                            size_t src_offset, size_t bytes);
 TRR_API trr_status trr_buffer_fill(trr_context *ctx, trr_buffer *dst, size_t offset, size_t bytes, uint8_t value);
 
+/* ---- native handles: trireme's device, queue and buffers for another library (cuBLAS, clBLAS, ...) ----
+ * Owned by trireme and valid until the context or buffer is destroyed. Work put on the queue is ordered with
+ * trireme's as that queue orders it (CUDA stream, in-order OpenCL queue); trr_synchronize() first otherwise.
+ *            device                    context                                   queue
+ *   cuda     CUdevice (intptr_t)      CUcontext, made current on this thread    CUstream
+ *   opencl   cl_device_id             cl_context                                cl_command_queue (in order)
+ *   vulkan   VkPhysicalDevice         VkDevice                                  VkQueue
+ *   cpu      NULL                     NULL                                      NULL
+ * A backend without them returns TRR_ERR_UNSUPPORTED. */
+typedef struct trr_native {
+    char backend[16]; /* "cuda", "opencl", "vulkan", "cpu" */
+    void *device;
+    void *context;
+    void *queue;
+} trr_native;
+TRR_API trr_status trr_context_native(trr_context *ctx, trr_native *out_native);
+/* The buffer as the native API names it: CUdeviceptr, cl_mem, VkBuffer, or the host address on cpu. */
+TRR_API trr_status trr_buffer_native(const trr_buffer *buffer, uint64_t *out_handle);
+
 /* ---- tensor views (pure helpers: they check the arguments, not the buffer) ---- */
 TRR_API trr_status trr_tensor_1d(trr_buffer *buffer, size_t offset, trr_dtype dtype, int64_t n, trr_tensor *out_tensor);
 /* row_stride in elements; 0 means packed (row_stride = cols) */
