@@ -138,6 +138,17 @@ static void normalise_elementwise(trr_call *call, const trr_tensor *const *views
         for (int v = 0; v < n; v++) strides[v][nd] = views[v]->strides[d];
         nd++;
     }
+    /* A dropped size-1 innermost dimension can leave a kept one with a stride other than 1 ([8,1] with strides
+     * [4,1]); backends read columns contiguously, so such views become rows of one column. nd < 3 here: with
+     * nothing dropped the innermost stride is 1 (check_strides). */
+    int unit_inner = 1;
+    for (int v = 0; v < n; v++)
+        if (nd > 0 && strides[v][nd - 1] != 1) unit_inner = 0;
+    if (!unit_inner) {
+        shape[nd] = 1;
+        for (int v = 0; v < n; v++) strides[v][nd] = 1;
+        nd++;
+    }
     for (int d = nd - 2; d >= 0; d--) {
         int fold = 1;
         for (int v = 0; v < n; v++)
