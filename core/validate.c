@@ -307,8 +307,17 @@ trr_status trr_call_build(trr_context *ctx, trr_op op, const trr_tensor *x, cons
         TRR_TRY(check_matmul_operand(ctx, x, "A", &call.trans_a, &lda));
         TRR_TRY(check_matmul_operand(ctx, y, "B", &call.trans_b, &ldb));
         TRR_TRY(check_matmul_operand(ctx, z, "C", &trans_c, &ldc));
-        if (trans_c && z->shape[0] > 1)
-            return trr_error(ctx, TRR_ERR_STRIDE, "matmul: C must be row-major (inner stride 1)");
+        /* C is written row-major: a "transposed" C is the same thing only with one column, or with one row whose
+         * elements are adjacent ([1,N] with strides (1, 2) is not) */
+        if (trans_c) {
+            if (z->shape[1] <= 1)
+                ldc = z->strides[0];
+            else if (z->shape[0] <= 1 && z->strides[1] == 1)
+                ldc = z->shape[1];
+            else
+                return trr_error(ctx, TRR_ERR_STRIDE, "matmul: C must be row-major (inner stride 1), got strides (%lld, %lld)",
+                                 (long long)z->strides[0], (long long)z->strides[1]);
+        }
         call.rows = x->shape[0];
         call.cols = y->shape[1];
         call.k = x->shape[1];
@@ -320,7 +329,7 @@ trr_status trr_call_build(trr_context *ctx, trr_op op, const trr_tensor *x, cons
         call.z = operand_of(z);
         call.x.stride0 = lda;
         call.y.stride0 = ldb;
-        call.z.stride0 = trans_c ? z->shape[1] : ldc;
+        call.z.stride0 = ldc;
         break;
     }
     }
