@@ -51,6 +51,7 @@ typedef struct fuzz {
     uint8_t *host_a, *host_b, *readback;
     char what[1024];
     long ops_accepted, ops_rejected, values_checked;
+    long rejected_by[64]; /* op calls, by status */
     trr_config configs[6]; /* a small pool, so the compiling backends reuse their kernels */
 } fuzz;
 
@@ -188,6 +189,7 @@ static void verify_buffers(fuzz *f, int out_b, const uint8_t *out_mask, const ch
 static void setup_phase(fuzz *f, const char *device, uint64_t seed) {
     memset(f->buf, 0, sizeof f->buf);
     f->ops_accepted = f->ops_rejected = f->values_checked = 0;
+    memset(f->rejected_by, 0, sizeof f->rejected_by);
     f->device = device;
     f->seed = seed;
     f->rng = seed;
@@ -356,7 +358,7 @@ static void make_valid(fuzz *f, op_args *a) {
 static void mutate(fuzz *f, op_args *a) {
     int v = (int)rnd(f, 3);
     trr_tensor *t = &a->t[v];
-    switch (rnd(f, 16)) {
+    switch (rnd(f, 18)) {
     case 0: t->dtype = chance(f, 50) ? (trr_dtype)rnd(f, TRR_DTYPE_COUNT) : (trr_dtype)odd_int(f); break;
     case 1: t->ndim = chance(f, 50) ? (int)rnd(f, 5) : odd_int(f); break;
     case 2:
@@ -380,6 +382,19 @@ static void mutate(fuzz *f, op_args *a) {
         for (int i = 0; i < 3; i++) t->strides[i] = chance(f, 70) ? odd_i64(f) : 1 + (int64_t)rnd(f, 4);
         break;
     case 14: a->ctx = chance(f, 50) ? NULL : f->other; break;
+    case 15:
+    case 16: { /* one huge dimension (and maybe stride) in every view alike, so the shape checks pass and the
+                * stride, extent and bounds arithmetic sees it */
+        int j = (int)rnd(f, 3);
+        int64_t n = chance(f, 80) ? odd_i64(f) : ((int64_t)1 << 31) / (1 + (int64_t)rnd(f, 8));
+        int64_t st = chance(f, 50) ? odd_i64(f) : 0;
+        for (int u = 0; u < 3; u++) {
+            if (chance(f, 30)) a->t[u].ndim = 3;
+            a->t[u].shape[j] = n;
+            if (st) a->t[u].strides[j] = st;
+        }
+        break;
+    }
     default: { /* one view overlapping another, off by a few elements */
         int u = (int)rnd(f, 3);
         t->buffer = a->t[u].buffer;
@@ -601,6 +616,7 @@ static void fuzz_op(fuzz *f) {
     trr_status st = call_op(&a);
     if (st != TRR_OK) {
         f->ops_rejected++;
+        f->rejected_by[(unsigned)st % 64]++;
         check_failure(f, st, a.ctx);
         verify_buffers(f, -1, NULL, "rejected call");
     } else {
@@ -969,6 +985,10 @@ static void run_phase(fuzz *f, const char *device, uint64_t seed, long calls, do
     fprintf(stderr, "fuzz %s: seed %llu: %ld calls (%ld ops accepted, %ld rejected, %ld outputs checked against the "
                     "reference)\n",
             device, (unsigned long long)seed, done, f->ops_accepted, f->ops_rejected, f->values_checked);
+    fprintf(stderr, "fuzz %s: op calls rejected with", device);
+    for (int i = 0; i < 64; i++)
+        if (f->rejected_by[i]) fprintf(stderr, " %s %ld", trr_status_name((trr_status)i), f->rejected_by[i]);
+    fprintf(stderr, "\n");
     teardown_phase(f);
 }
 
