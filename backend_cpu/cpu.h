@@ -34,6 +34,7 @@ void trr_cpu_parallel_for(trr_cpu_pool *pool, int64_t n, int64_t grain, trr_cpu_
 typedef struct trr_cpu_device {
     trr_cpu_pool *pool;
     double timer_start_ms; /* CLOCK_MONOTONIC at trr_timer_start */
+    int timer_running;     /* a start not yet stopped */
 } trr_cpu_device;
 
 static inline trr_cpu_pool *trr_cpu_ctx_pool(trr_context *ctx) {

@@ -160,12 +160,18 @@ static trr_status cpu_synchronize(trr_context *ctx) {
 }
 
 static trr_status cpu_timer_start(trr_context *ctx) {
-    ((trr_cpu_device *)ctx->dev)->timer_start_ms = trr_cpu_now_ms();
+    trr_cpu_device *dev = ctx->dev;
+    dev->timer_start_ms = trr_cpu_now_ms();
+    dev->timer_running = 1;
     return TRR_OK;
 }
 
+/* A stop without a start is an error, as on the other backends: there is no interval to report. */
 static trr_status cpu_timer_stop(trr_context *ctx, double *out_ms) {
-    *out_ms = trr_cpu_now_ms() - ((trr_cpu_device *)ctx->dev)->timer_start_ms;
+    trr_cpu_device *dev = ctx->dev;
+    if (!dev->timer_running) return trr_error(ctx, TRR_ERR_INVALID_ARGUMENT, "cpu: timer_stop without timer_start");
+    dev->timer_running = 0;
+    *out_ms = trr_cpu_now_ms() - dev->timer_start_ms;
     return TRR_OK;
 }
 

@@ -4,6 +4,7 @@
 #include "backend.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,26 +61,85 @@ uint64_t trr_hash_parts(const void *const *parts, const size_t *sizes, int n) {
     return h;
 }
 
-trr_status trr_file_read(const char *path, void **out_data, size_t *out_size) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return TRR_ERR_IO;
-    trr_status st = TRR_ERR_IO;
-    char *data = NULL;
-    if (fseek(f, 0, SEEK_END) == 0) {
-        long len = ftell(f);
-        if (len >= 0 && fseek(f, 0, SEEK_SET) == 0) {
-            data = malloc((size_t)len + 1);
-            if (data && fread(data, 1, (size_t)len, f) == (size_t)len) {
-                data[len] = '\0';
-                *out_data = data;
-                *out_size = (size_t)len;
-                data = NULL;
-                st = TRR_OK;
-            }
-        }
+/* Regular files only: a FIFO would block the open (or the read) forever and a directory cannot be read, so the
+ * file is opened without blocking and its type checked before anything is read. */
+static trr_status read_regular(const char *path, void **out_data, size_t *out_size, char *why, size_t cap,
+                               int *out_irregular) {
+    *out_irregular = 0;
+    if (!path || !out_data || !out_size) {
+        if (why && cap) snprintf(why, cap, "no path or output given");
+        return TRR_ERR_IO;
     }
-    free(data);
-    fclose(f);
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        if (why && cap) snprintf(why, cap, "%s", strerror(errno));
+        return TRR_ERR_IO;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        if (why && cap) snprintf(why, cap, "fstat: %s", strerror(errno));
+        close(fd);
+        return TRR_ERR_IO;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        *out_irregular = 1;
+        if (why && cap)
+            snprintf(why, cap, "%s", S_ISDIR(st.st_mode)    ? "is a directory"
+                                     : S_ISFIFO(st.st_mode) ? "is a FIFO, not a regular file"
+                                                            : "not a regular file");
+        close(fd);
+        return TRR_ERR_IO;
+    }
+    size_t cap_bytes = st.st_size > 0 ? (size_t)st.st_size : 0;
+    char *data = malloc(cap_bytes + 1);
+    if (!data) {
+        if (why && cap) snprintf(why, cap, "out of host memory for its %zu bytes", cap_bytes);
+        close(fd);
+        return TRR_ERR_IO;
+    }
+    size_t len = 0;
+    for (;;) {
+        if (len == cap_bytes) { /* the file grew since fstat: read on in larger steps */
+            size_t more = cap_bytes < 4096 ? 4096 : cap_bytes;
+            char *bigger = cap_bytes + more + 1 > cap_bytes ? realloc(data, cap_bytes + more + 1) : NULL;
+            if (!bigger) {
+                if (why && cap) snprintf(why, cap, "out of host memory after %zu bytes", len);
+                free(data);
+                close(fd);
+                return TRR_ERR_IO;
+            }
+            data = bigger;
+            cap_bytes += more;
+        }
+        ssize_t got = read(fd, data + len, cap_bytes - len);
+        if (got < 0 && errno == EINTR) continue;
+        if (got < 0) {
+            if (why && cap) snprintf(why, cap, "read: %s", strerror(errno));
+            free(data);
+            close(fd);
+            return TRR_ERR_IO;
+        }
+        if (got == 0) break;
+        len += (size_t)got;
+    }
+    close(fd);
+    data[len] = '\0';
+    *out_data = data;
+    *out_size = len;
+    return TRR_OK;
+}
+
+trr_status trr_file_read_why(const char *path, void **out_data, size_t *out_size, char *why, size_t cap) {
+    int irregular;
+    return read_regular(path, out_data, out_size, why, cap, &irregular);
+}
+
+trr_status trr_file_read(const char *path, void **out_data, size_t *out_size) {
+    char why[128] = "";
+    int irregular;
+    trr_status st = read_regular(path, out_data, out_size, why, sizeof why, &irregular);
+    /* a missing entry is a normal cache miss; something else in its place is worth a word, and then a miss */
+    if (irregular) fprintf(stderr, "trireme: ignoring the cache file %s: %s\n", path, why);
     return st;
 }
 

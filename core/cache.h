@@ -16,8 +16,13 @@ trr_status trr_cache_dir(trr_context *ctx, char *out_path, size_t cap);
 uint64_t trr_hash_parts(const void *const *parts, const size_t *sizes, int n);
 
 /* Reads a whole file into a malloc'd buffer. TRR_ERR_IO when missing or unreadable (no error recorded: a
- * missing cache entry is normal). */
+ * missing cache entry is normal). Something other than a regular file in its place (a FIFO, a directory) is
+ * not read: a one-line warning goes to stderr and the call returns TRR_ERR_IO, a cache miss. */
 trr_status trr_file_read(const char *path, void **out_data, size_t *out_size);
+/* The same for callers that report failures themselves: why gets the reason ("is a directory", "No such file
+ * or directory"). Only regular files are read (a FIFO or device in the path never blocks the call); the
+ * warning trr_file_read prints for those is left to the caller here. */
+trr_status trr_file_read_why(const char *path, void **out_data, size_t *out_size, char *why, size_t cap);
 /* Writes data to path through a temporary file in the same directory and rename(), so readers see the old
  * file or the whole new one. */
 trr_status trr_file_write_atomic(trr_context *ctx, const char *path, const void *data, size_t size);

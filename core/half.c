@@ -1,6 +1,6 @@
 /* IEEE binary16 <-> binary32 on the host, bit by bit so it is exact on every compiler and CPU. */
 #include "half.h"
-#include "trireme.h"
+#include "backend.h"
 
 #include <string.h>
 
@@ -60,13 +60,15 @@ float trr_half_to_float(uint16_t h) {
 }
 
 trr_status trr_f32_to_f16(const float *src, uint16_t *dst, size_t n) {
-    if (n && (!src || !dst)) return TRR_ERR_INVALID_ARGUMENT;
+    if (n && (!src || !dst))
+        return trr_error(NULL, TRR_ERR_INVALID_ARGUMENT, "trr_f32_to_f16: %s is NULL with n = %zu", src ? "dst" : "src", n);
     for (size_t i = 0; i < n; i++) dst[i] = trr_half_from_float(src[i]);
     return TRR_OK;
 }
 
 trr_status trr_f16_to_f32(const uint16_t *src, float *dst, size_t n) {
-    if (n && (!src || !dst)) return TRR_ERR_INVALID_ARGUMENT;
+    if (n && (!src || !dst))
+        return trr_error(NULL, TRR_ERR_INVALID_ARGUMENT, "trr_f16_to_f32: %s is NULL with n = %zu", src ? "dst" : "src", n);
     for (size_t i = 0; i < n; i++) dst[i] = trr_half_to_float(src[i]);
     return TRR_OK;
 }

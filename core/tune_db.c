@@ -209,7 +209,10 @@ static int parse_entry(const cJSON *e, int index, trr_tune_entry *out, char *why
 
 trr_status trr_tune_db_parse(const char *text, trr_tune_entry **out_entries, int *out_count, char *why,
                              size_t why_cap) {
-    if (!text || !out_entries || !out_count) return TRR_ERR_INVALID_ARGUMENT;
+    if (!text || !out_entries || !out_count) {
+        fail(why, why_cap, "no text or output given");
+        return TRR_ERR_INVALID_ARGUMENT;
+    }
     cJSON *root = cJSON_Parse(text);
     if (!root) {
         fail(why, why_cap, "not valid JSON");
@@ -261,8 +264,9 @@ trr_status trr_tune_db_load(const char *path, trr_tune_entry **out_entries, int 
                             size_t why_cap) {
     void *data = NULL;
     size_t size = 0;
-    if (trr_file_read(path, &data, &size) != TRR_OK) {
-        fail(why, why_cap, "cannot read %s: %s", path, strerror(errno));
+    char reason[128] = "";
+    if (trr_file_read_why(path, &data, &size, reason, sizeof reason) != TRR_OK) {
+        fail(why, why_cap, "cannot read %s: %s", path, reason);
         return TRR_ERR_IO;
     }
     trr_status st = trr_tune_db_parse(data, out_entries, out_count, why, why_cap);

@@ -5,6 +5,7 @@
 #include "tune.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 /* Kernels index views with 32-bit integers: a view's extent must stay below this many elements. */
@@ -21,6 +22,14 @@ static int64_t view_extent(const trr_tensor *t) {
         if (__builtin_add_overflow(ext, span, &ext)) return -1;
     }
     return ext;
+}
+
+/* "[4,5,6]": a view's shape for messages. */
+static void format_shape(const trr_tensor *t, char *out, size_t cap) {
+    size_t n = (size_t)snprintf(out, cap, "[");
+    for (int i = 0; i < t->ndim && n < cap; i++)
+        n += (size_t)snprintf(out + n, cap - n, "%s%lld", i ? "," : "", (long long)t->shape[i]);
+    if (n < cap) snprintf(out + n, cap - n, "]");
 }
 
 static trr_status check_tensor(trr_context *ctx, const trr_tensor *t, const char *name) {
@@ -49,8 +58,13 @@ static trr_status check_strides(trr_context *ctx, const trr_tensor *t, const cha
     /* each outer stride must step past the whole inner block, so elements of one view never alias */
     if (!inner_any)
         for (int i = 0; i + 1 < t->ndim; i++) {
-            int64_t inner = t->shape[i + 1] * t->strides[i + 1];
-            if (t->shape[i] > 1 && t->shape[i + 1] > 0 && t->strides[i] < inner)
+            if (t->shape[i] <= 1 || t->shape[i + 1] == 0) continue;
+            int64_t inner;
+            if (__builtin_mul_overflow(t->shape[i + 1], t->strides[i + 1], &inner))
+                return trr_error(ctx, TRR_ERR_OVERFLOW,
+                                 "%s: dimension %d spans %lld elements of stride %lld, which overflows 64 bits", name,
+                                 i + 1, (long long)t->shape[i + 1], (long long)t->strides[i + 1]);
+            if (t->strides[i] < inner)
                 return trr_error(ctx, TRR_ERR_STRIDE, "%s: stride %d (%lld) is shorter than the row it steps over (%lld)",
                                  name, i, (long long)t->strides[i], (long long)inner);
         }
@@ -122,6 +136,17 @@ static void normalise_elementwise(trr_call *call, const trr_tensor *const *views
         if (views[0]->shape[d] == 1) continue;
         shape[nd] = views[0]->shape[d];
         for (int v = 0; v < n; v++) strides[v][nd] = views[v]->strides[d];
+        nd++;
+    }
+    /* A dropped size-1 innermost dimension can leave a kept one with a stride other than 1 ([8,1] with strides
+     * [4,1]); backends read columns contiguously, so such views become rows of one column. nd < 3 here: with
+     * nothing dropped the innermost stride is 1 (check_strides). */
+    int unit_inner = 1;
+    for (int v = 0; v < n; v++)
+        if (nd > 0 && strides[v][nd - 1] != 1) unit_inner = 0;
+    if (!unit_inner) {
+        shape[nd] = 1;
+        for (int v = 0; v < n; v++) strides[v][nd] = 1;
         nd++;
     }
     for (int d = nd - 2; d >= 0; d--) {
@@ -216,14 +241,21 @@ trr_status trr_call_build(trr_context *ctx, trr_op op, const trr_tensor *x, cons
     if (desc->shape == TRR_SHAPE_MATMUL) {
         if ((unsigned)epilogue >= TRR_EPI_COUNT)
             return trr_error(ctx, TRR_ERR_INVALID_ARGUMENT, "matmul: unknown epilogue %d", (int)epilogue);
-        if (!isfinite(alpha)) return trr_error(ctx, TRR_ERR_INVALID_ARGUMENT, "matmul: alpha is not finite");
+        /* only leaky_relu reads alpha; the others ignore it, whatever it holds */
+        if (epilogue == TRR_EPI_LEAKY_RELU && !isfinite(alpha))
+            return trr_error(ctx, TRR_ERR_INVALID_ARGUMENT, "matmul: leaky_relu alpha is not finite (%g)", (double)alpha);
         if (flags & ~TRR_MATMUL_ALLOW_TF32)
             return trr_error(ctx, TRR_ERR_INVALID_ARGUMENT, "matmul: unknown flags 0x%x", flags & ~TRR_MATMUL_ALLOW_TF32);
     }
 
     /* 2. dtypes */
-    if (views[1] && views[1]->dtype != x->dtype)
-        return trr_error(ctx, TRR_ERR_DTYPE, "%s: inputs disagree (x is %d, y is %d)", opn, (int)x->dtype, (int)y->dtype);
+    if (views[1] && views[1]->dtype != x->dtype) {
+        const char *xn = "?", *yn = "?";
+        trr_dtype_name(x->dtype, &xn);
+        trr_dtype_name(y->dtype, &yn);
+        return trr_error(ctx, TRR_ERR_DTYPE, "%s: inputs disagree (%s is %s, %s is %s)", opn, desc->operand[0].name, xn,
+                         desc->operand[1].name, yn);
+    }
     if (!trr_op_allows(op, x->dtype, z->dtype)) {
         const char *in_name = "?", *out_name = "?";
         trr_dtype_name(x->dtype, &in_name);
@@ -246,8 +278,11 @@ trr_status trr_call_build(trr_context *ctx, trr_op op, const trr_tensor *x, cons
             if (views[v]) TRR_TRY(check_strides(ctx, views[v], desc->operand[v].name, 0));
         break;
     case TRR_SHAPE_PLANES:
-        if (x->ndim != 3 || x->shape[0] != 3)
-            return trr_error(ctx, TRR_ERR_SHAPE, "rgb_to_grey: img must be [3,H,W] (planar), got rank %d", x->ndim);
+        if (x->ndim != 3 || x->shape[0] != 3) {
+            char got[96];
+            format_shape(x, got, sizeof got);
+            return trr_error(ctx, TRR_ERR_SHAPE, "rgb_to_grey: img must be [3,H,W] (planar), got %s", got);
+        }
         if (z->ndim != 2 || z->shape[0] != x->shape[1] || z->shape[1] != x->shape[2])
             return trr_error(ctx, TRR_ERR_SHAPE, "rgb_to_grey: grey must be [H,W] = [%lld,%lld]", (long long)x->shape[1],
                              (long long)x->shape[2]);
@@ -287,20 +322,29 @@ trr_status trr_call_build(trr_context *ctx, trr_op op, const trr_tensor *x, cons
         TRR_TRY(check_matmul_operand(ctx, x, "A", &call.trans_a, &lda));
         TRR_TRY(check_matmul_operand(ctx, y, "B", &call.trans_b, &ldb));
         TRR_TRY(check_matmul_operand(ctx, z, "C", &trans_c, &ldc));
-        if (trans_c && z->shape[0] > 1)
-            return trr_error(ctx, TRR_ERR_STRIDE, "matmul: C must be row-major (inner stride 1)");
+        /* C is written row-major: a "transposed" C is the same thing only with one column, or with one row whose
+         * elements are adjacent ([1,N] with strides (1, 2) is not) */
+        if (trans_c) {
+            if (z->shape[1] <= 1)
+                ldc = z->strides[0];
+            else if (z->shape[0] <= 1 && z->strides[1] == 1)
+                ldc = z->shape[1];
+            else
+                return trr_error(ctx, TRR_ERR_STRIDE, "matmul: C must be row-major (inner stride 1), got strides (%lld, %lld)",
+                                 (long long)z->strides[0], (long long)z->strides[1]);
+        }
         call.rows = x->shape[0];
         call.cols = y->shape[1];
         call.k = x->shape[1];
         call.epilogue = epilogue;
-        call.alpha = alpha;
+        call.alpha = epilogue == TRR_EPI_LEAKY_RELU ? alpha : 0.0f; /* no NaN reaches a kernel that ignores it */
         call.allow_tf32 = (flags & TRR_MATMUL_ALLOW_TF32) != 0;
         call.x = operand_of(x);
         call.y = operand_of(y);
         call.z = operand_of(z);
         call.x.stride0 = lda;
         call.y.stride0 = ldb;
-        call.z.stride0 = trans_c ? z->shape[1] : ldc;
+        call.z.stride0 = ldc;
         break;
     }
     }

@@ -6,6 +6,7 @@
  * runs on that same CPU. Element-wise cases are cheap; matmul dominates, so only three large triples per
  * signature run (each in a different layout) and epilogues run on small shapes only. */
 #include "cases.h"
+#include "backend.h"
 
 #include "op_table.h"
 
@@ -192,7 +193,7 @@ static trr_status build(void) {
     add_softmax(&g_all);
     add_row_sum(&g_all);
     add_matmul(&g_all);
-    if (g_all.overflow) return TRR_ERR_INTERNAL;
+    if (g_all.overflow) return trr_error(NULL, TRR_ERR_INTERNAL, "case list: more cases than the list holds");
     for (int i = 0; i < g_all.count; i++)
         if (g_all.items[i].quick) push(&g_quick, &g_all.items[i]);
     g_built = 1;
@@ -200,7 +201,8 @@ static trr_status build(void) {
 }
 
 trr_status trr_cases_get(int quick_only, const trr_case **out_cases, int *out_count) {
-    if (!out_cases || !out_count) return TRR_ERR_INVALID_ARGUMENT;
+    if (!out_cases || !out_count)
+        return trr_error(NULL, TRR_ERR_INVALID_ARGUMENT, "trr_cases_get: out_cases or out_count is NULL");
     if (!g_built) {
         memset(&g_all, 0, sizeof g_all);
         memset(&g_quick, 0, sizeof g_quick);

@@ -164,7 +164,7 @@ static trr_status guard_check(const trr_conf_check_input *in, int64_t rows, int6
                               trr_conf_result *res, int *out_bad) {
     const trr_operand *z = &in->call->z;
     uint8_t *mask = calloc(in->bytes ? in->bytes : 1, 1);
-    if (!mask) return TRR_ERR_OUT_OF_MEMORY;
+    if (!mask) return trr_error(NULL, TRR_ERR_OUT_OF_MEMORY, "conformance check: out of host memory for a %zu-byte mask", in->bytes);
     for (int64_t r = 0; r < rows; r++) {
         for (int64_t c = 0; c < cols; c++) {
             int64_t idx = z->offset + r * z->stride0 + c;

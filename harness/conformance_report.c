@@ -1,10 +1,12 @@
 /* Conformance reports for people (the ops x devices matrix) and for machines (JSON through cJSON). */
 #include "op_table.h"
 #include "conformance.h"
+#include "backend.h"
 
 #include "json_fields.h"
 
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,7 +47,8 @@ static void cell_text(const trr_conf_summary *s, char *out, size_t cap) {
 }
 
 trr_status trr_conformance_print_matrix(const trr_conf_report *const *reports, int n_reports, FILE *out) {
-    if (!out || (n_reports > 0 && !reports)) return TRR_ERR_INVALID_ARGUMENT;
+    if (!out || (n_reports > 0 && !reports))
+        return trr_error(NULL, TRR_ERR_INVALID_ARGUMENT, "conformance matrix: %s is NULL", out ? "reports" : "out");
     row_key rows[64];
     int n_rows = 0;
     for (int r = 0; r < n_reports; r++)
@@ -169,33 +172,37 @@ static cJSON *report_json(const trr_conf_report *rep) {
 }
 
 trr_status trr_conformance_json(const trr_conf_report *const *reports, int n_reports, char **out_text) {
-    if (!out_text || (n_reports > 0 && !reports)) return TRR_ERR_INVALID_ARGUMENT;
+    if (!out_text || (n_reports > 0 && !reports))
+        return trr_error(NULL, TRR_ERR_INVALID_ARGUMENT, "conformance JSON: %s is NULL", out_text ? "reports" : "out_text");
     cJSON *root = cJSON_CreateObject();
-    if (!root) return TRR_ERR_OUT_OF_MEMORY;
+    if (!root) return trr_error(NULL, TRR_ERR_OUT_OF_MEMORY, "conformance JSON: out of host memory for the document");
     cJSON_AddStringToObject(root, "trireme_version", TRR_VERSION_STRING);
     cJSON *arr = cJSON_AddArrayToObject(root, "reports");
     for (int r = 0; r < n_reports; r++) cJSON_AddItemToArray(arr, report_json(reports[r]));
     char *text = cJSON_Print(root);
     cJSON_Delete(root);
-    if (!text) return TRR_ERR_OUT_OF_MEMORY;
+    if (!text) return trr_error(NULL, TRR_ERR_OUT_OF_MEMORY, "conformance JSON: out of host memory printing the document");
     /* cJSON allocates with malloc unless hooks are installed; the caller frees with free() as documented */
     *out_text = text;
     return TRR_OK;
 }
 
 trr_status trr_conformance_write_json(const trr_conf_report *const *reports, int n_reports, const char *path) {
-    if (!path) return TRR_ERR_INVALID_ARGUMENT;
+    if (!path) return trr_error(NULL, TRR_ERR_INVALID_ARGUMENT, "conformance JSON: path is NULL");
     char *text = NULL;
     trr_status st = trr_conformance_json(reports, n_reports, &text);
     if (st != TRR_OK) return st;
     FILE *f = fopen(path, "w");
     if (!f) {
+        int err = errno;
         free(text);
-        return TRR_ERR_IO;
+        return trr_error(NULL, TRR_ERR_IO, "cannot write %s: %s", path, strerror(err));
     }
     size_t len = strlen(text);
     int bad = fwrite(text, 1, len, f) != len || fputc('\n', f) == EOF;
     bad |= fclose(f) != 0;
+    int err = errno;
     free(text);
-    return bad ? TRR_ERR_IO : TRR_OK;
+    if (bad) return trr_error(NULL, TRR_ERR_IO, "writing %s failed: %s", path, strerror(err));
+    return TRR_OK;
 }

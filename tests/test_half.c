@@ -76,3 +76,18 @@ Test(half, public_array_api) {
     cr_expect(isinf(back[3]));
     cr_expect_eq(trr_f32_to_f16(NULL, h, 1), TRR_ERR_INVALID_ARGUMENT);
 }
+
+/* NULL arrays are rejected with a message that says which one (the thread's last error: there is no context). */
+Test(half, null_arrays_leave_a_message) {
+    float f[4] = {1, 2, 3, 4};
+    uint16_t h[4] = {0};
+    cr_assert_eq(trr_f32_to_f16(NULL, h, 4), TRR_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(trr_last_error(NULL), "TRR_ERR_INVALID_ARGUMENT: trr_f32_to_f16: src is NULL") != NULL, "%s",
+              trr_last_error(NULL));
+    cr_assert_eq(trr_f16_to_f32(h, NULL, 4), TRR_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(trr_last_error(NULL), "TRR_ERR_INVALID_ARGUMENT: trr_f16_to_f32: dst is NULL") != NULL, "%s",
+              trr_last_error(NULL));
+    cr_assert_eq(trr_f32_to_f16(NULL, NULL, 0), TRR_OK); /* nothing to convert */
+    cr_assert_eq(trr_f32_to_f16(f, h, 4), TRR_OK);
+    cr_assert_eq(h[3], 0x4400);
+}

@@ -371,3 +371,161 @@ Test(tune, space_drops_with_reasons) {
     free(cand);
     mm_close(&m);
 }
+
+/* ---- files that are not regular files (found by the issue list) ---- */
+
+#include "cache.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+
+static int saved_stderr = -1;
+static char captured_path[400];
+
+/* stderr into a file until capture_end, which returns what was written (malloc'd). */
+static void capture_begin(void) {
+    fflush(stderr);
+    snprintf(captured_path, sizeof captured_path, "%s/stderr.txt", db_dir);
+    int fd = open(captured_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    cr_assert(fd >= 0);
+    saved_stderr = dup(2);
+    dup2(fd, 2);
+    close(fd);
+}
+
+static char *capture_end(void) {
+    fflush(stderr);
+    dup2(saved_stderr, 2);
+    close(saved_stderr);
+    void *text = NULL;
+    size_t size = 0;
+    cr_assert_eq(trr_file_read(captured_path, &text, &size), TRR_OK);
+    remove(captured_path);
+    return text;
+}
+
+/* A directory where the database should be is reported as such, not as the allocation failure that reading
+ * its "size" used to cause; lookups ignore it with the one-time warning. */
+Test(tune, directory_as_database) {
+    cr_assert_eq(mkdir(db_path, 0700), 0);
+    trr_tune_entry *entries = NULL;
+    int n = 0;
+    char why[256] = "";
+    cr_assert_eq(trr_tune_db_load(db_path, &entries, &n, why, sizeof why), TRR_ERR_IO);
+    cr_assert(strstr(why, "is a directory") != NULL, "%s", why);
+    cr_assert(strstr(why, "memory") == NULL, "%s", why);
+    mm m;
+    mm_open(&m, 40, 33, 20);
+    capture_begin();
+    run_matmul(&m);
+    char *err = capture_end();
+    cr_assert(strstr(err, "ignoring the tuning database") && strstr(err, "is a directory"), "stderr: %s", err);
+    free(err);
+    mm_close(&m);
+}
+
+/* A FIFO as TRIREME_TUNE_DB used to block the first op call forever (open waits for a writer): now it is
+ * skipped with a warning. The alarm turns a hang into a failure. */
+Test(tune, fifo_as_database_does_not_hang) {
+    alarm(60);
+    cr_assert_eq(mkfifo(db_path, 0600), 0);
+    trr_tune_entry *entries = NULL;
+    int n = 0;
+    char why[256] = "";
+    cr_assert_eq(trr_tune_db_load(db_path, &entries, &n, why, sizeof why), TRR_ERR_IO);
+    cr_assert(strstr(why, "not a regular file") != NULL, "%s", why);
+    mm m;
+    mm_open(&m, 40, 33, 20);
+    capture_begin();
+    run_matmul(&m);
+    char *err = capture_end();
+    cr_assert(strstr(err, "ignoring the tuning database") && strstr(err, "FIFO"), "stderr: %s", err);
+    free(err);
+    mm_close(&m);
+    alarm(0);
+}
+
+static void remove_tree_files(const char *dir) {
+    DIR *d = opendir(dir);
+    if (!d) return;
+    struct dirent *e;
+    char p[700];
+    while ((e = readdir(d)) != NULL) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        remove(p);
+    }
+    closedir(d);
+    rmdir(dir);
+}
+
+/* Every entry of a compiling backend's kernel cache replaced by a FIFO: opening the device and running an op
+ * must neither hang nor fail; each FIFO met is named in a warning. */
+static void fifo_kernel_cache(const char *device) {
+    char cache[400];
+    snprintf(cache, sizeof cache, "%s/cache", db_dir);
+    setenv("TRIREME_CACHE_DIR", cache, 1);
+    for (int round = 0; round < 2; round++) {
+        trr_context *ctx = NULL;
+        if (round == 1) capture_begin();
+        if (trr_context_create(device, &ctx) != TRR_OK) {
+            if (round == 1) free(capture_end());
+            cr_log_warn("%s is absent (%s): its kernel cache is not tested", device, trr_last_error(NULL));
+            break;
+        }
+        trr_buffer *b = NULL;
+        trr_tensor x, z;
+        cr_assert_eq(trr_buffer_create(ctx, 256, &b), TRR_OK);
+        cr_assert_eq(trr_buffer_fill(ctx, b, 0, 256, 0), TRR_OK);
+        trr_tensor_1d(b, 0, TRR_F32, 16, &x);
+        trr_tensor_1d(b, 128, TRR_F32, 16, &z);
+        trr_status st = trr_copy(ctx, &x, &z);
+        trr_buffer_destroy(b);
+        trr_context_destroy(ctx);
+        if (round == 1) {
+            char *err = capture_end();
+            cr_assert_eq(st, TRR_OK, "%s with FIFOs in its cache: %s", device, err);
+            cr_assert(strstr(err, "not a regular file") != NULL, "%s: no warning about the FIFOs: %s", device, err);
+            free(err);
+            break;
+        }
+        cr_assert_eq(st, TRR_OK);
+        /* the first round filled the cache: put a FIFO in place of every file */
+        DIR *d = opendir(cache);
+        cr_assert_not_null(d);
+        struct dirent *e;
+        int n = 0;
+        char p[700];
+        while ((e = readdir(d)) != NULL) {
+            if (e->d_name[0] == '.') continue;
+            snprintf(p, sizeof p, "%s/%s", cache, e->d_name);
+            remove(p);
+            cr_assert_eq(mkfifo(p, 0600), 0);
+            n++;
+        }
+        closedir(d);
+        cr_assert_gt(n, 0, "%s wrote no kernel cache into %s", device, cache);
+    }
+    remove_tree_files(cache);
+    unsetenv("TRIREME_CACHE_DIR");
+}
+
+Test(tune, fifo_in_kernel_cache_does_not_hang) {
+    alarm(300);
+    char fifo[400];
+    snprintf(fifo, sizeof fifo, "%s/entry", db_dir);
+    cr_assert_eq(mkfifo(fifo, 0600), 0);
+    void *data = NULL;
+    size_t size = 0;
+    capture_begin();
+    trr_status st = trr_file_read(fifo, &data, &size);
+    char *err = capture_end();
+    cr_assert_eq(st, TRR_ERR_IO);
+    cr_assert(strstr(err, "is a FIFO, not a regular file") != NULL, "stderr: %s", err);
+    free(err);
+    remove(fifo);
+    fifo_kernel_cache("vulkan:0");
+    fifo_kernel_cache("opencl:0");
+    alarm(0);
+}

@@ -284,3 +284,107 @@ Test(validation, null_second_operand_is_rejected) {
     trr_buffer_destroy(b);
     trr_context_destroy(c);
 }
+
+/* ---- found by the fuzzer and the issue list (tests/test_fuzz.c) ---- */
+
+/* Rank-3 views with huge dimensions: the stride check multiplies shape by stride, which must not overflow
+ * (UBSan in the sanitizer run) and must say what overflowed. */
+Test(validation, huge_rank3_strides_overflow_checked) {
+    trr_tensor x = {.buffer = buf, .dtype = TRR_F32, .ndim = 3, .shape = {2, (int64_t)1 << 62, 4},
+                    .strides = {1, 4, 1}};
+    trr_tensor z = x;
+    z.buffer = other;
+    expect_status(trr_copy(ctx, &x, &z), TRR_ERR_OVERFLOW, "overflows 64 bits");
+    x.shape[1] = INT64_MAX, x.strides[1] = INT64_MAX;
+    z = x, z.buffer = other;
+    expect_status(trr_gelu(ctx, &x, &z), TRR_ERR_OVERFLOW, "overflows");
+    /* a size-1 outer dimension: the product is not needed, and still must not overflow */
+    trr_tensor y = {.buffer = buf, .dtype = TRR_F32, .ndim = 3, .shape = {1, INT64_MAX, INT64_MAX},
+                    .strides = {1, INT64_MAX, 1}};
+    trr_tensor w = y;
+    w.buffer = other;
+    trr_status st = trr_copy(ctx, &y, &w);
+    cr_assert_neq(st, TRR_OK);
+    cr_assert(strstr(trr_last_error(ctx), trr_status_name(st)) != NULL, "%s", trr_last_error(ctx));
+    expect_untouched();
+}
+
+/* Only leaky_relu reads alpha: a NaN alpha with another epilogue is ignored, with leaky_relu it is rejected. */
+Test(validation, alpha_only_checked_for_leaky_relu) {
+    float host[16];
+    for (int i = 0; i < 16; i++) host[i] = (float)(i % 5) - 2.0f;
+    cr_assert_eq(trr_buffer_write(ctx, buf, 0, host, sizeof host), TRR_OK);
+    trr_tensor a = t2(0, TRR_F32, 4, 4, 0), c = t2(0, TRR_F32, 4, 4, 0);
+    c.buffer = other;
+    cr_assert_eq(trr_matmul(ctx, &a, &a, &c, TRR_EPI_RELU, NAN, 0), TRR_OK, "%s", trr_last_error(ctx));
+    float out[16];
+    cr_assert_eq(trr_buffer_read(ctx, other, 0, out, sizeof out), TRR_OK);
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++) {
+            float s = 0;
+            for (int k = 0; k < 4; k++) s += host[i * 4 + k] * host[k * 4 + j];
+            cr_assert_float_eq(out[i * 4 + j], s > 0 ? s : 0, 1e-6f, "(%d,%d)", i, j);
+        }
+    cr_assert_eq(trr_buffer_read(ctx, other, 0, out, sizeof out), TRR_OK);
+    cr_assert_eq(trr_matmul(ctx, &a, &a, &c, TRR_EPI_LEAKY_RELU, INFINITY, 0), TRR_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(trr_last_error(ctx), "leaky_relu alpha is not finite") != NULL, "%s", trr_last_error(ctx));
+    float again[16];
+    cr_assert_eq(trr_buffer_read(ctx, other, 0, again, sizeof again), TRR_OK);
+    cr_assert(memcmp(out, again, sizeof out) == 0, "a rejected call wrote C");
+}
+
+/* Messages name dtypes and shapes, not enum numbers or only the rank. */
+Test(validation, messages_name_dtypes_and_shapes) {
+    trr_tensor x = t2(0, TRR_F32, 4, 4, 0), y = t2(256, TRR_F16, 4, 4, 0), z = t2(1024, TRR_F32, 4, 4, 0);
+    expect_status(trr_add(ctx, &x, &y, &z), TRR_ERR_DTYPE, "x is f32, y is f16");
+    trr_tensor img = {.buffer = buf, .dtype = TRR_U8, .ndim = 3, .shape = {4, 5, 6}, .strides = {30, 6, 1}};
+    trr_tensor grey = t2(1024, TRR_U8, 5, 6, 0);
+    expect_status(trr_rgb_to_grey(ctx, &img, &grey), TRR_ERR_SHAPE, "img must be [3,H,W] (planar), got [4,5,6]");
+}
+
+/* An elementwise view whose innermost dimension has size 1 may step its next dimension by more than 1
+ * ([8,1] with strides [4,1]): every element must land where the view says, and nothing else may change. */
+Test(validation, size1_inner_dimension_with_strided_rows) {
+    float host[BUF_BYTES / 4];
+    for (int i = 0; i < BUF_BYTES / 4; i++) host[i] = (float)(i % 89) * 0.5f - 7.0f;
+    cr_assert_eq(trr_buffer_write(ctx, buf, 0, host, sizeof host), TRR_OK);
+    cr_assert_eq(trr_buffer_fill(ctx, other, 0, BUF_BYTES, 0xFF), TRR_OK);
+    trr_tensor x = {.buffer = buf, .dtype = TRR_F32, .ndim = 3, .shape = {4, 8, 1}, .strides = {35, 4, 1}};
+    trr_tensor z = {.buffer = other, .dtype = TRR_F32, .ndim = 3, .shape = {4, 8, 1}, .strides = {8, 1, 1}};
+    cr_assert_eq(trr_copy(ctx, &x, &z), TRR_OK, "%s", trr_last_error(ctx));
+    float out[BUF_BYTES / 4];
+    cr_assert_eq(trr_buffer_read(ctx, other, 0, out, sizeof out), TRR_OK);
+    for (int i = 0; i < BUF_BYTES / 4; i++) {
+        if (i < 32)
+            cr_assert_float_eq(out[i], host[(i / 8) * 35 + (i % 8) * 4], 0.0f, "element %d", i);
+        else
+            cr_assert(isnan(out[i]), "element %d outside the view was written", i);
+    }
+}
+
+/* C stored "transposed" is only meaningful with one row; its elements must still land at the view's strides. */
+Test(validation, matmul_one_row_c_with_column_stride) {
+    enum { K = 3, N = 4 };
+    float host[64];
+    for (int i = 0; i < 64; i++) host[i] = (float)(i % 7) - 3.0f;
+    cr_assert_eq(trr_buffer_write(ctx, buf, 0, host, sizeof host), TRR_OK);
+    cr_assert_eq(trr_buffer_fill(ctx, other, 0, BUF_BYTES, 0xFF), TRR_OK);
+    trr_tensor a = t2(0, TRR_F32, 1, K, 0), b = t2(64, TRR_F32, K, N, 0);
+    trr_tensor c = {.buffer = other, .dtype = TRR_F32, .ndim = 2, .shape = {1, N}, .strides = {1, 2}};
+    trr_status st = trr_matmul(ctx, &a, &b, &c, TRR_EPI_NONE, 0.0f, 0);
+    if (st != TRR_OK) {
+        cr_assert(strstr(trr_last_error(ctx), trr_status_name(st)) != NULL, "%s", trr_last_error(ctx));
+        return;
+    }
+    float out[BUF_BYTES / 4];
+    cr_assert_eq(trr_buffer_read(ctx, other, 0, out, sizeof out), TRR_OK);
+    for (int i = 0; i < BUF_BYTES / 4; i++) {
+        if (i < 2 * N && i % 2 == 0) {
+            float s = 0;
+            for (int k = 0; k < K; k++) s += host[k] * host[16 + k * N + i / 2];
+            cr_assert_float_eq(out[i], s, 1e-6f, "C[0,%d]", i / 2);
+        } else {
+            cr_assert(isnan(out[i]), "element %d outside C's view was written", i);
+        }
+    }
+}
