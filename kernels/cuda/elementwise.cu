@@ -25,13 +25,16 @@ typedef unsigned short T;
 #define UNROLL 4
 
 #if OP >= 2
-/* silu = x / (1 + exp(-x)): expf (2 ulp) and the IEEE divide keep it within a few ulps everywhere; exp(-x)
- * overflowing for x below about -88 gives -0, and NaN propagates. */
+/* silu = x / (1 + e^-x), evaluated as (x < 0 ? x·h·h : x) / (1 + h·h) with h = e^(-|x|/2) in (0, 1]. The same
+ * function, but e^-x overflows below x = -88.7 (giving -0 where the result, down to x = -92, is still a normal
+ * float) and e^x is subnormal there (flushed, or short of precision), while x·h·h stays normal as long as the
+ * result is. NaN propagates; -inf gives NaN (-inf · 0), as the float64 formula does. */
 __device__ __forceinline__ float ew_unary(float a) {
 #if OP == 2
     return trr_gelu(a);
 #else
-    return a / (1.0f + expf(-a));
+    float h = expf(-0.5f * fabsf(a));
+    return (a < 0.0f ? a * h * h : a) / (1.0f + h * h);
 #endif
 }
 #endif

@@ -90,9 +90,13 @@ typedef float y_t;
 #define LOAD_Y(p, i) ((p)[i])
 #endif
 
-/* silu = x / (1 + exp(-x)), scalar or vector: exp (3 ulp) and the divide (2.5 ulp) keep it within a few ulps;
- * exp(-x) overflowing for x below about -88 gives -0, and NaN propagates. */
-#define SILU(x) ((x) / (1.0f + exp(-(x))))
+/* silu = x / (1 + e^-x), scalar or vector, evaluated as (x < 0 ? x·h·h : x) / (1 + h·h) with h = e^(-|x|/2) in
+ * (0, 1]. The same function, but e^-x overflows below x = -88.7 (giving -0 where the result, down to x = -92, is
+ * still a normal float) and e^x is subnormal there (flushed, or short of precision), while x·h·h stays normal as
+ * long as the result is. NaN propagates; -inf gives NaN (-inf · 0), as the float64 formula does. A macro, since
+ * it takes floatN as well as float; the compiler computes the repeated h once. */
+#define SILU_H(x) exp(-0.5f * fabs(x))
+#define SILU(x) (((x) < 0.0f ? (x) * SILU_H(x) * SILU_H(x) : (x)) / (1.0f + SILU_H(x) * SILU_H(x)))
 
 #if OP == 1
 #define APPLY(a, b) ((a) + (b))

@@ -28,8 +28,14 @@ layout(std430, set = 0, binding = 1) readonly buffer BufYV { XV yv[]; };
 layout(std430, set = 0, binding = 2) writeonly buffer BufZV { ZV zv[]; };
 
 #if defined(OP_SILU)
-// silu = x / (1 + exp(-x)); exp(-x) overflowing for x below about -88 gives -0, and NaN propagates.
-float unary(float a) { return a / (1.0 + exp(-a)); }
+// silu = x / (1 + e^-x), evaluated as (x < 0 ? x·h·h : x) / (1 + h·h) with h = e^(-|x|/2) in (0, 1]. The same
+// function, but e^-x overflows below x = -88.7 (giving -0 where the result, down to x = -92, is still a normal
+// float) and e^x is subnormal there (flushed, or short of precision), while x·h·h stays normal as long as the
+// result is. NaN propagates; -inf gives NaN (-inf · 0), as the float64 formula does.
+float unary(float a) {
+    float h = exp(-0.5 * abs(a));
+    return (a < 0.0 ? a * h * h : a) / (1.0 + h * h);
+}
 #elif !defined(OP_ADD)
 float unary(float a) { return trr_gelu(a); }
 #endif
