@@ -1,6 +1,6 @@
 /*
  * Scalar helpers the CPU kernels share, inline so GCC can vectorise the loops that call them: binary16
- * conversion, gelu, the matmul epilogue, and loading or storing a run of f32 / f16 / u8 elements as f32.
+ * conversion, gelu, silu, the matmul epilogue, and loading or storing a run of f32 / f16 / u8 elements as f32.
  */
 #ifndef TRR_CPU_MATH_H
 #define TRR_CPU_MATH_H
@@ -69,6 +69,17 @@ static inline float trr_cpu_gelu(float x) {
     double xd = x;
     double u = 0.7978845608 * (xd + 0.044715 * xd * xd * xd);
     return (float)(xd / (1.0 + exp(-2.0 * u)));
+}
+
+/*
+ * silu, x / (1 + exp(-x)). exp's argument is x itself, so nothing amplifies an error in it; the quotient is
+ * formed in double all the same, as gelu's is: the result is then the correctly rounded f32 value for nearly
+ * every x, and exp(-x) stays finite down to x = -709, so the outputs that are f32 subnormals (x below about
+ * -87) come out right rather than as the -0 an f32 exp overflow gives. NaN propagates through exp.
+ */
+static inline float trr_cpu_silu(float x) {
+    double xd = x;
+    return (float)(xd / (1.0 + exp(-xd)));
 }
 
 static inline float trr_cpu_epilogue(float v, trr_epilogue epi, float alpha) {

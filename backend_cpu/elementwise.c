@@ -1,8 +1,8 @@
 /*
- * copy, add and gelu over the normalised rows x cols form. The work is cut into segments of at most block_n
- * elements of one row, so one long vector (rows == 1, the packed case) and many short rows both spread over
- * the pool. f32 operands are used in place; other dtypes go through a small f32 tile so each element is
- * rounded exactly once, on store.
+ * copy, add and the unary ops (gelu, silu) over the normalised rows x cols form. The work is cut into segments
+ * of at most block_n elements of one row, so one long vector (rows == 1, the packed case) and many short rows
+ * both spread over the pool. f32 operands are used in place; other dtypes go through a small f32 tile so each
+ * element is rounded exactly once, on store.
  */
 #include "cpu.h"
 #include "cpu_math.h"
@@ -29,8 +29,13 @@ static void add_f32(const float *x, const float *y, float *z, int64_t n) {
     for (; i < n; i++) z[i] = x[i] + y[i];
 }
 
-static void gelu_f32(const float *x, float *z, int64_t n) {
-    for (int64_t i = 0; i < n; i++) z[i] = trr_cpu_gelu(x[i]);
+/* z = f(x) on f32 for the unary ops; z may alias x exactly. The op is tested once, outside the loop, so each
+ * loop calls one inline function. */
+static void unary_f32(trr_op op, const float *x, float *z, int64_t n) {
+    if (op == TRR_OP_SILU)
+        for (int64_t i = 0; i < n; i++) z[i] = trr_cpu_silu(x[i]);
+    else
+        for (int64_t i = 0; i < n; i++) z[i] = trr_cpu_gelu(x[i]);
 }
 
 static size_t dtype_bytes(trr_dtype d) {
@@ -55,7 +60,7 @@ static void segment(const trr_call *call, int64_t r, int64_t c, int64_t n) {
         const float *x = (const float *)X->mem + xi;
         float *z = (float *)Z->mem + zi;
         if (call->op == TRR_OP_ADD) add_f32(x, (const float *)Y->mem + yi, z, n);
-        else gelu_f32(x, z, n);
+        else unary_f32(call->op, x, z, n);
         return;
     }
     float a[TILE], b[TILE];
@@ -66,7 +71,7 @@ static void segment(const trr_call *call, int64_t r, int64_t c, int64_t n) {
             trr_cpu_load_f32(Y->mem, Y->dtype, yi + done, b, m);
             add_f32(a, b, a, m);
         } else {
-            gelu_f32(a, a, m);
+            unary_f32(call->op, a, a, m);
         }
         trr_cpu_store_f32(Z->mem, Z->dtype, zi + done, a, m);
     }
@@ -90,8 +95,10 @@ trr_status trr_cpu_elementwise(trr_context *ctx, const trr_call *call) {
     job.seg = call->config.block_n > 0 ? call->config.block_n : 16384;
     if (job.seg > call->cols) job.seg = call->cols;
     job.per_row = (call->cols + job.seg - 1) / job.seg;
-    /* gelu does ~20 flops an element, so it pays to split it finer than a pure memory op. */
-    int64_t want = call->op == TRR_OP_GELU ? 4096 : 65536; /* elements worth waking a thread for */
+    /* gelu and silu each take an exp and a divide an element, so it pays to split them finer than a pure memory
+     * op. */
+    int unary = call->op == TRR_OP_GELU || call->op == TRR_OP_SILU;
+    int64_t want = unary ? 4096 : 65536; /* elements worth waking a thread for */
     int64_t grain = want / job.seg;
     if (grain < 1) grain = 1;
     trr_cpu_parallel_for(trr_cpu_ctx_pool(ctx), call->rows * job.per_row, grain, ew_task, &job);

@@ -1,4 +1,4 @@
-/* The memory-bound ops: copy, add, gelu, rgb_to_grey, softmax, row_sum. Each picks the vectorised path when
+/* The memory-bound ops: copy, add, gelu, silu, rgb_to_grey, softmax, row_sum. Each picks the vectorised path when
  * every row start is 16-byte aligned (the kernels mask the tails) and sizes its grid from the SM count. */
 #include "trr_cuda.h"
 
@@ -23,7 +23,8 @@ trr_status trr_cuda_run_elementwise(trr_context *ctx, const trr_call *call) {
     if (call->op == TRR_OP_COPY) {
         trr_cuda_define(&v, "-DOP=0 -DES=%d", es);
     } else {
-        trr_cuda_define(&v, "-DOP=%d -DDT=%d", call->op == TRR_OP_ADD ? 1 : 2, call->x.dtype == TRR_F16 ? 1 : 0);
+        int op = call->op == TRR_OP_ADD ? 1 : call->op == TRR_OP_GELU ? 2 : 3; /* elementwise.cu's OP */
+        trr_cuda_define(&v, "-DOP=%d -DDT=%d", op, call->x.dtype == TRR_F16 ? 1 : 0);
     }
     const trr_operand *y = call->op == TRR_OP_ADD ? &call->y : &call->x;
     CUdeviceptr px = trr_cuda_operand_ptr(&call->x), py = trr_cuda_operand_ptr(y), pz = trr_cuda_operand_ptr(&call->z);

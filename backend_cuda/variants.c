@@ -42,14 +42,14 @@ void trr_cuda_variant_matmul_simt(trr_cuda_variant *v, const trr_config *cfg, tr
 
 void trr_cuda_for_each_variant(trr_cuda_variant_fn fn, void *user) {
     trr_cuda_variant v;
-    /* copy by element size; add and gelu per float dtype */
+    /* copy by element size; add, gelu and silu per float dtype */
     for (int es = 1; es <= 4; es *= 2) {
         memset(&v, 0, sizeof v);
         v.file = "elementwise.cu";
         trr_cuda_define(&v, "-DOP=0 -DES=%d", es);
         fn(&v, user);
     }
-    for (int op = 1; op <= 2; op++) {
+    for (int op = 1; op <= 3; op++) {
         for (int dt = 0; dt <= 1; dt++) {
             memset(&v, 0, sizeof v);
             v.file = "elementwise.cu";

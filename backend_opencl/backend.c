@@ -78,7 +78,8 @@ static trr_status cl_run(trr_context *ctx, const trr_call *call) {
     switch (call->op) {
     case TRR_OP_COPY:
     case TRR_OP_ADD:
-    case TRR_OP_GELU: return trr_cl_run_elementwise(ctx, call);
+    case TRR_OP_GELU:
+    case TRR_OP_SILU: return trr_cl_run_elementwise(ctx, call);
     case TRR_OP_RGB_TO_GREY: return trr_cl_run_rgb_to_grey(ctx, call);
     case TRR_OP_SOFTMAX: return trr_cl_run_softmax(ctx, call);
     case TRR_OP_ROW_SUM: return trr_cl_run_row_sum(ctx, call);

@@ -35,6 +35,7 @@ void trr_cl_choose_config(trr_context *ctx, trr_call *call) {
     case TRR_OP_COPY:
     case TRR_OP_ADD:
     case TRR_OP_GELU:
+    case TRR_OP_SILU:
     case TRR_OP_RGB_TO_GREY:
         set_if_zero(&c->threads, gpu ? 256 : 64);
         set_if_zero(&c->vector_width, call->op == TRR_OP_RGB_TO_GREY ? 1 : 4);
@@ -105,6 +106,7 @@ trr_status trr_cl_check_config(trr_context *ctx, const trr_call *call) {
     case TRR_OP_COPY:
     case TRR_OP_ADD:
     case TRR_OP_GELU:
+    case TRR_OP_SILU:
     case TRR_OP_RGB_TO_GREY:
         if (!is_pow2(c->vector_width) || c->vector_width > 16) return bad(ctx, "vector_width must be 1, 2, 4, 8 or 16");
         if (call->op == TRR_OP_RGB_TO_GREY && c->vector_width != 1) return bad(ctx, "rgb_to_grey has vector_width 1");

@@ -1,4 +1,4 @@
-/* copy, add, gelu (flat vectorised or 2-D strided) and rgb_to_grey. */
+/* copy, add, gelu, silu (flat vectorised or 2-D strided) and rgb_to_grey. */
 #include "opencl.h"
 
 #include <string.h>
@@ -19,7 +19,7 @@ static const char *copy_type(trr_dtype dtype) {
 trr_status trr_cl_run_elementwise(trr_context *ctx, const trr_call *call) {
     int op = call->op == TRR_OP_COPY ? 0 : call->op == TRR_OP_ADD ? 1 : 2;
     const trr_operand *x = &call->x, *z = &call->z;
-    const trr_operand *y = op == 1 ? &call->y : &call->x; /* unused by copy and gelu, but must be a valid arg */
+    const trr_operand *y = op == 1 ? &call->y : &call->x; /* unused by copy and unary ops, but must be a valid arg */
     int flat = call->rows == 1;
     int vec = call->config.vector_width;
     int aligned = x->offset % vec == 0 && y->offset % vec == 0 && z->offset % vec == 0;
@@ -32,8 +32,8 @@ trr_status trr_cl_run_elementwise(trr_context *ctx, const trr_call *call) {
         trr_cl_opt(options, sizeof options, " -DX_DT=%d -DY_DT=%d -DZ_DT=%d", trr_cl_dtype_code(x->dtype),
                    trr_cl_dtype_code(y->dtype), trr_cl_dtype_code(z->dtype));
     else
-        trr_cl_opt(options, sizeof options, " -DX_DT=%d -DZ_DT=%d", trr_cl_dtype_code(x->dtype),
-                   trr_cl_dtype_code(z->dtype));
+        trr_cl_opt(options, sizeof options, " -DX_DT=%d -DZ_DT=%d -DUNARY=%s", trr_cl_dtype_code(x->dtype),
+                   trr_cl_dtype_code(z->dtype), call->op == TRR_OP_SILU ? "SILU" : "GELU");
 
     cl_kernel k;
     TRR_TRY(trr_cl_get_kernel(ctx, "elementwise.cl", options, flat ? "flat" : "strided", &k));

@@ -127,11 +127,11 @@ typedef struct copy_span {
  * (threads x vector_width)), whose default is the same 2. */
 #define COPY_WORDS_PER_INVOCATION 2
 #define ADD_LOADS_PER_INVOCATION 2   /* H100: 2956 GB/s at n = 2^27 against 1702 with 4 */
-#define STREAM_LOADS_PER_INVOCATION 4 /* gelu and rgb_to_grey */
+#define STREAM_LOADS_PER_INVOCATION 4 /* gelu, silu and rgb_to_grey */
 
-/* The streaming ops' config (copy, add, gelu, rgb_to_grey), in the front-end vocabulary: threads per workgroup,
- * block_n elements per workgroup and vector_width elements per load, so each invocation makes
- * block_n / (threads x vector_width) loads (1..64). vector_width is a preference: add and gelu read 4-element
+/* The streaming ops' config (copy, add, gelu, silu, rgb_to_grey), in the front-end vocabulary: threads per
+ * workgroup, block_n elements per workgroup and vector_width elements per load, so each invocation makes
+ * block_n / (threads x vector_width) loads (1..64). vector_width is a preference: elementwise.comp reads 4-element
  * vectors (1 or 4), copy moves words of vector_width elements (16 or 4 bytes); where the operands' layout rules
  * the wide load out the kernel falls back to the narrower one (scalar elements, 4-byte words or
  * vkCmdCopyBuffer) with the same number of loads per invocation, which is what the kernels always did. */
@@ -139,8 +139,8 @@ static uint32_t loads_per_invocation(const trr_config *c) {
     return (uint32_t)(c->block_n / (c->threads * c->vector_width));
 }
 
-/* add and gelu may read 4-element vectors: every operand is one contiguous span starting on a 4-element
- * boundary (the binding starts 16-aligned). */
+/* elementwise.comp's ops (add, gelu, silu) may read 4-element vectors: every operand is one contiguous span
+ * starting on a 4-element boundary (the binding starts 16-aligned). */
 static int elementwise_vec4_layout(const trr_call *c) {
     const trr_operand *y = c->op == TRR_OP_ADD ? &c->y : &c->x;
     int contiguous = c->rows == 1 || (c->x.stride0 == c->cols && y->stride0 == c->cols && c->z.stride0 == c->cols);
@@ -281,10 +281,15 @@ static void streaming(dispatch *w, const trr_call *c, const char *shader) {
     if (w->groups > 65535) w->groups = 65535; /* the kernels loop over the rest */
 }
 
+/* elementwise.comp's ops: add and the unary ops, one shader variant each (OP_ADD, OP_GELU, OP_SILU). */
+static const char *elementwise_name(trr_op op) {
+    return op == TRR_OP_ADD ? "add" : op == TRR_OP_SILU ? "silu" : "gelu";
+}
+
 static trr_status run_elementwise(trr_context *ctx, const trr_call *c) {
     dispatch w = {0};
     char shader[32];
-    snprintf(shader, sizeof shader, "%s_%s", c->op == TRR_OP_ADD ? "add" : "gelu", dtype_suffix(c->z.dtype));
+    snprintf(shader, sizeof shader, "%s_%s", elementwise_name(c->op), dtype_suffix(c->z.dtype));
     streaming(&w, c, shader);
     w.ops[0] = &c->x;
     w.ops[1] = c->op == TRR_OP_ADD ? &c->y : &c->x;
@@ -572,7 +577,8 @@ trr_status trr_vk_run(trr_context *ctx, const trr_call *call) {
     switch (call->op) {
     case TRR_OP_COPY: return run_copy(ctx, call);
     case TRR_OP_ADD:
-    case TRR_OP_GELU: return run_elementwise(ctx, call);
+    case TRR_OP_GELU:
+    case TRR_OP_SILU: return run_elementwise(ctx, call);
     case TRR_OP_RGB_TO_GREY: return run_rgb(ctx, call);
     case TRR_OP_SOFTMAX:
     case TRR_OP_ROW_SUM: return run_rowwise(ctx, call);
@@ -613,9 +619,10 @@ void trr_vk_choose_config(trr_context *ctx, trr_call *call) {
     case TRR_OP_COPY:
     case TRR_OP_ADD:
     case TRR_OP_GELU:
+    case TRR_OP_SILU:
     case TRR_OP_RGB_TO_GREY: {
         if (!c->threads) c->threads = 256 <= max_threads ? 256 : max_threads;
-        /* The widest load the layout allows (16-byte words for copy, 4-element vectors for add and gelu,
+        /* The widest load the layout allows (16-byte words for copy, 4-element vectors for add, gelu, silu,
          * scalars for rgb_to_grey), unless a block_n already given holds no whole number of them per
          * invocation; then the narrow one. */
         int wide = 1, narrow = 1;
@@ -639,7 +646,7 @@ void trr_vk_choose_config(trr_context *ctx, trr_call *call) {
         if (!c->vector_width)
             c->vector_width = !c->block_n || c->block_n % (c->threads * wide) == 0 ? wide : narrow;
         /* Loads per invocation: 2 for add (H100: 2956 GB/s at n = 2^27 against 1702 with 4) and copy, 4 for
-         * gelu and rgb_to_grey. */
+         * gelu, silu and rgb_to_grey. */
         if (!c->block_n) {
             int loads = call->op == TRR_OP_ADD ? ADD_LOADS_PER_INVOCATION
                         : call->op == TRR_OP_COPY ? COPY_WORDS_PER_INVOCATION
@@ -733,6 +740,7 @@ trr_status trr_vk_check_config(trr_context *ctx, const trr_call *call) {
     case TRR_OP_COPY:
     case TRR_OP_ADD:
     case TRR_OP_GELU:
+    case TRR_OP_SILU:
     case TRR_OP_RGB_TO_GREY:
     {
         if (call->op == TRR_OP_COPY) {
@@ -750,7 +758,7 @@ trr_status trr_vk_check_config(trr_context *ctx, const trr_call *call) {
         } else if (c->vector_width != 1 && c->vector_width != 4) {
             return trr_error(ctx, TRR_ERR_UNSUPPORTED,
                              "vulkan: %s vector_width = %d; the kernel reads single elements (1) or 4-element "
-                             "vectors (4)", call->op == TRR_OP_ADD ? "add" : "gelu", c->vector_width);
+                             "vectors (4)", elementwise_name(call->op), c->vector_width);
         }
         int64_t per_load = (int64_t)c->threads * c->vector_width;
         if (c->block_n < per_load || c->block_n % per_load || c->block_n / per_load > 64)

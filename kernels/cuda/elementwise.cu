@@ -1,7 +1,8 @@
 /*
- * copy, add, gelu over a flat vector (rows == 1: every operand packed) or rows x cols with row strides.
- * Compile-time: OP (0 copy, 1 add, 2 gelu); DT (0 f32, 1 f16) for add and gelu; ES (element bytes 1, 2, 4)
- * for copy, which moves bits and so needs only the element size.
+ * copy, add and the unary ops (gelu, silu) over a flat vector (rows == 1: every operand packed) or rows x cols
+ * with row strides. Compile-time: OP (0 copy, 1 add, 2 gelu, 3 silu); DT (0 f32, 1 f16) for all but copy; ES
+ * (element bytes 1, 2, 4) for copy, which moves bits and so needs only the element size. The unary ops share
+ * every line but ew_unary: f16 is widened to f32, computed in f32 and rounded once on store.
  * The flat kernel streams 16-byte vectors, four in flight per thread before the first store, over a grid the
  * host sizes to one wave of resident blocks; the rows kernel vectorises within a row when every row start is
  * 16-byte aligned. z may alias x or y exactly: each element is read and written by the same thread.
@@ -23,6 +24,21 @@ typedef unsigned short T;
 #define VEC (16 / (int)sizeof(T))
 #define UNROLL 4
 
+#if OP >= 2
+/* silu = x / (1 + e^-x), evaluated as (x < 0 ? x·h·h : x) / (1 + h·h) with h = e^(-|x|/2) in (0, 1]. The same
+ * function, but e^-x overflows below x = -88.7 (giving -0 where the result, down to x = -92, is still a normal
+ * float) and e^x is subnormal there (flushed, or short of precision), while x·h·h stays normal as long as the
+ * result is. NaN propagates; -inf gives NaN (-inf · 0), as the float64 formula does. */
+__device__ __forceinline__ float ew_unary(float a) {
+#if OP == 2
+    return trr_gelu(a);
+#else
+    float h = expf(-0.5f * fabsf(a));
+    return (a < 0.0f ? a * h * h : a) / (1.0f + h * h);
+#endif
+}
+#endif
+
 __device__ __forceinline__ T ew_apply(T a, T b) {
 #if OP == 0
     (void)b;
@@ -31,7 +47,7 @@ __device__ __forceinline__ T ew_apply(T a, T b) {
     return trr_from_f32<T>(trr_to_f32(a) + trr_to_f32(b));
 #else
     (void)b;
-    return trr_from_f32<T>(trr_gelu(trr_to_f32(a)));
+    return trr_from_f32<T>(ew_unary(trr_to_f32(a)));
 #endif
 }
 

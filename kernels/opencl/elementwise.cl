@@ -1,8 +1,9 @@
-/* copy, add, gelu and rgb_to_grey.
+/* copy, add, the unary ops (gelu, silu) and rgb_to_grey.
  * Flat form (rows == 1): each work-item takes VEC consecutive elements; ALIGNED=1 when every offset is a
  * multiple of VEC, so whole vectors are loaded through vector pointers; the last work-item masks the tail.
  * Strided form: a 2-D grid, one element per work-item, with a row stride per operand.
- * OP: 0 copy (raw bits of type COPY_T), 1 add, 2 gelu, 3 rgb_to_grey (with -DGREY). */
+ * OP: 0 copy (raw bits of type COPY_T), 1 add, 2 a unary op (UNARY names its macro: GELU or SILU; f16 is
+ * widened to f32, computed in f32 and rounded once on store), 3 rgb_to_grey (with -DGREY). */
 
 #if VEC == 1
 #define floatV float
@@ -66,7 +67,7 @@ __kernel void strided(__global const COPY_T *x, long xoff, int xs, __global cons
     z[zoff + (long)r * zs + c] = x[xoff + (long)r * xs + c];
 }
 
-#elif OP == 1 || OP == 2 /* add, gelu: f32 or f16 operands, f32 arithmetic */
+#elif OP == 1 || OP == 2 /* add, unary: f32 or f16 operands, f32 arithmetic */
 
 #if X_DT == DT_F16
 #define VLOAD_X VLOAD_H
@@ -89,10 +90,18 @@ typedef float y_t;
 #define LOAD_Y(p, i) ((p)[i])
 #endif
 
+/* silu = x / (1 + e^-x), scalar or vector, evaluated as (x < 0 ? x·h·h : x) / (1 + h·h) with h = e^(-|x|/2) in
+ * (0, 1]. The same function, but e^-x overflows below x = -88.7 (giving -0 where the result, down to x = -92, is
+ * still a normal float) and e^x is subnormal there (flushed, or short of precision), while x·h·h stays normal as
+ * long as the result is. NaN propagates; -inf gives NaN (-inf · 0), as the float64 formula does. A macro, since
+ * it takes floatN as well as float; the compiler computes the repeated h once. */
+#define SILU_H(x) exp(-0.5f * fabs(x))
+#define SILU(x) (((x) < 0.0f ? (x) * SILU_H(x) * SILU_H(x) : (x)) / (1.0f + SILU_H(x) * SILU_H(x)))
+
 #if OP == 1
 #define APPLY(a, b) ((a) + (b))
 #else
-#define APPLY(a, b) GELU(a)
+#define APPLY(a, b) UNARY(a)
 #endif
 
 __kernel void flat(__global const x_t *x, long xoff, __global const y_t *y, long yoff, __global z_t *z, long zoff,

@@ -1,5 +1,7 @@
 #version 450
-// add (-DOP_ADD) and gelu (-DOP_GELU) over rows x cols with row strides; rows == 1 is one packed vector.
+// add (-DOP_ADD) and the unary ops gelu (-DOP_GELU) and silu (-DOP_SILU) over rows x cols with row strides;
+// rows == 1 is one packed vector. The unary ops differ only in unary(); f16 is widened to f32, computed in f32 and
+// rounded once on store.
 // When the host finds every operand contiguous and 4-element aligned (pc.pad bit 0), the data is read and
 // written as 4-element vectors: each invocation loads its EPT vectors (spaced one workgroup apart, coalesced)
 // before it computes and stores them, and the last n % 4 elements are done one by one. Otherwise each
@@ -25,13 +27,26 @@ layout(std430, set = 0, binding = 0) readonly buffer BufXV { XV xv[]; };
 layout(std430, set = 0, binding = 1) readonly buffer BufYV { XV yv[]; };
 layout(std430, set = 0, binding = 2) writeonly buffer BufZV { ZV zv[]; };
 
+#if defined(OP_SILU)
+// silu = x / (1 + e^-x), evaluated as (x < 0 ? x·h·h : x) / (1 + h·h) with h = e^(-|x|/2) in (0, 1]. The same
+// function, but e^-x overflows below x = -88.7 (giving -0 where the result, down to x = -92, is still a normal
+// float) and e^x is subnormal there (flushed, or short of precision), while x·h·h stays normal as long as the
+// result is. NaN propagates; -inf gives NaN (-inf · 0), as the float64 formula does.
+float unary(float a) {
+    float h = exp(-0.5 * abs(a));
+    return (a < 0.0 ? a * h * h : a) / (1.0 + h * h);
+}
+#elif !defined(OP_ADD)
+float unary(float a) { return trr_gelu(a); }
+#endif
+
 float op1(uint i, uint r, uint c) {
     float a = float(x[pc.xo + r * pc.xs0 + c]);
 #if defined(OP_ADD)
     // precise: f32 add must be bit-exact, so no contraction or reassociation.
     precise float v = a + float(y[pc.yo + r * pc.ys0 + c]);
 #else
-    float v = trr_gelu(a);
+    float v = unary(a);
 #endif
     return v;
 }
@@ -66,7 +81,7 @@ void main() {
 #if defined(OP_ADD)
                     precise vec4 v = a[e] + b[e];
 #else
-                    vec4 v = vec4(trr_gelu(a[e].x), trr_gelu(a[e].y), trr_gelu(a[e].z), trr_gelu(a[e].w));
+                    vec4 v = vec4(unary(a[e].x), unary(a[e].y), unary(a[e].z), unary(a[e].w));
 #endif
                     zv[zo + i] = ZV(v);
                 }
