@@ -56,7 +56,7 @@ trr_status trr_cpu_fill(trr_context *ctx, void *mem, size_t offset, size_t bytes
 
 /* ---- ops: each assumes a validated, non-empty call of its own op ---- */
 
-trr_status trr_cpu_elementwise(trr_context *ctx, const trr_call *call); /* copy, add, gelu (elementwise.c) */
+trr_status trr_cpu_elementwise(trr_context *ctx, const trr_call *call); /* the element-wise shape rule: copy, add, gelu, silu (elementwise.c) */
 trr_status trr_cpu_rgb_to_grey(trr_context *ctx, const trr_call *call); /* rgb.c */
 trr_status trr_cpu_softmax(trr_context *ctx, const trr_call *call);     /* softmax.c */
 trr_status trr_cpu_row_sum(trr_context *ctx, const trr_call *call);     /* rowsum.c */

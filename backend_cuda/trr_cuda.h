@@ -278,7 +278,7 @@ void trr_cuda_variant_matmul_simt(trr_cuda_variant *v, const trr_config *cfg, tr
 void trr_cuda_variant_matmul_wgmma(trr_cuda_variant *v, const trr_config *cfg, int trans_b, trr_dtype out);
 
 /* ---- ops ---- */
-trr_status trr_cuda_run_elementwise(trr_context *ctx, const trr_call *call); /* copy, add, gelu */
+trr_status trr_cuda_run_elementwise(trr_context *ctx, const trr_call *call); /* the element-wise shape rule: copy, add, gelu, silu */
 trr_status trr_cuda_run_rgb_to_grey(trr_context *ctx, const trr_call *call);
 trr_status trr_cuda_run_softmax(trr_context *ctx, const trr_call *call);
 trr_status trr_cuda_run_row_sum(trr_context *ctx, const trr_call *call);

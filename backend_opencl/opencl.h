@@ -140,7 +140,7 @@ int trr_cl_opt(char *options, size_t cap, const char *fmt, ...)
 /* "-DX_DT=1"-style code for a dtype in kernels/opencl/common.cl: 0 f32, 1 f16, 3 u8. */
 int trr_cl_dtype_code(trr_dtype dtype);
 
-trr_status trr_cl_run_elementwise(trr_context *ctx, const trr_call *call); /* copy, add, gelu */
+trr_status trr_cl_run_elementwise(trr_context *ctx, const trr_call *call); /* the element-wise shape rule: copy, add, gelu, silu */
 trr_status trr_cl_run_rgb_to_grey(trr_context *ctx, const trr_call *call);
 trr_status trr_cl_run_softmax(trr_context *ctx, const trr_call *call);
 trr_status trr_cl_run_row_sum(trr_context *ctx, const trr_call *call);

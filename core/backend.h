@@ -28,14 +28,15 @@ typedef struct trr_operand {
 } trr_operand;
 
 /*
- * A validated call, normalised so every backend sees the same few forms:
- *   copy, add, gelu  rows x cols, operands x (y) -> z; stride0 = row stride. When every operand is packed the
- *                    front-end passes rows = 1, cols = n (one flat vector), so rows == 1 is the fast path.
+ * A validated call, normalised so every backend sees the same few forms, one per shape rule (op_table.h):
+ *   element-wise     (copy, add, gelu, silu) rows x cols, operands x (y) -> z; stride0 = row stride. When every
+ *                    operand is packed the front-end passes rows = 1, cols = n (one flat vector), so rows == 1
+ *                    is the fast path.
  *                    Higher-rank views that cannot be folded into that form are split by the front-end.
- *   rgb_to_grey      rows = H, cols = W; x.stride0 = plane (channel) stride, x.stride1 = row stride;
+ *   planes           (rgb_to_grey) rows = H, cols = W; x.stride0 = plane (channel) stride, x.stride1 = row stride;
  *                    z.stride0 = row stride. x is u8; z is u8 or f32.
- *   softmax          rows = M, cols = N; x.stride0, z.stride0 = row strides.
- *   row_sum          rows = M, cols = N; x.stride0 = row stride; z is f32 with stride0 = its element stride.
+ *   rows             (softmax) rows = M, cols = N; x.stride0, z.stride0 = row strides.
+ *   row reduce       (row_sum) rows = M, cols = N; x.stride0 = row stride; z is f32 with stride0 = its element stride.
  *   matmul           rows = M, cols = N, k = K. x = A, y = B, z = C. stride0 is the leading dimension of the
  *                    operand as stored: A row-major [M,K] (trans_a = 0, lda = x.stride0 >= K) or stored as [K,M]
  *                    (trans_a = 1, lda >= M); B row-major [K,N] (trans_b = 0) or stored as [N,K] (trans_b = 1);
