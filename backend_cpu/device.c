@@ -188,6 +188,8 @@ static trr_status cpu_supports(trr_context *ctx, const trr_call *call) {
 static void cpu_choose_config(trr_context *ctx, trr_call *call) {
     (void)ctx;
     trr_config *c = &call->config;
+    /* one kernel family per op here: the portable loops */
+    if (!c->variant && (call->op == TRR_OP_MATMUL || call->op == TRR_OP_SOFTMAX)) c->variant = TRR_VARIANT_SIMT;
     if (call->op == TRR_OP_MATMUL) {
         trr_cpu_matmul_choose_config(call);
         return;
@@ -198,6 +200,12 @@ static void cpu_choose_config(trr_context *ctx, trr_call *call) {
 }
 
 static trr_status cpu_check_config(trr_context *ctx, const trr_call *call) {
+    if (call->config.variant != TRR_VARIANT_AUTO && call->config.variant != TRR_VARIANT_SIMT) {
+        const char *name = "?";
+        trr_variant_name((trr_variant)call->config.variant, &name);
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cpu: variant %s is not a kernel of the CPU backend (only simt)",
+                         name);
+    }
     if (call->op == TRR_OP_MATMUL) return trr_cpu_matmul_check_config(ctx, call);
     if (call->config.block_n < 1)
         return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cpu: block_n must be positive, got %d", call->config.block_n);

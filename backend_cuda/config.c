@@ -3,6 +3,7 @@
 
 #include "op_table.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,14 +45,11 @@ const trr_config trr_cuda_wgmma_configs[] = {
 };
 const int trr_cuda_wgmma_config_count = (int)(sizeof trr_cuda_wgmma_configs / sizeof trr_cuda_wgmma_configs[0]);
 
-int trr_cuda_wgmma_enabled(const trr_cuda_dev *dev) {
+/* Measured on an H100 at 4096^3 f16: 668 TFLOPS for the wgmma kernel against 389 for mma.sync, cuBLAS 733 in
+ * the same run (bench/results/2026-11-22-h100-cuda-wgmma-2.txt); `--config variant=mma` runs the other one. */
+int trr_cuda_wgmma_device(const trr_cuda_dev *dev) {
     if (!dev || dev->cc_major != 9 || dev->cc_minor != 0 || strcmp(dev->arch, "sm_90a") != 0) return 0;
-    if (!trr_cu.TensorMapEncodeTiled) return 0;
-    /* TRIREME_CUDA_WGMMA=0 keeps f16 matmul on the mma.sync kernel (A/B comparisons, a fallback); unset or
-     * anything else lets sm_90a use the wgmma kernel. Measured on an H100 at 4096^3 f16: 668 TFLOPS against
-     * 389 for mma.sync, cuBLAS 733 in the same run (bench/results/2026-11-22-h100-cuda-wgmma-2.txt). */
-    const char *env = getenv("TRIREME_CUDA_WGMMA");
-    return !(env && strcmp(env, "0") == 0);
+    return trr_cu.TensorMapEncodeTiled != NULL;
 }
 
 /* A config the wgmma kernel can take: threads 384 (its own; no mma.sync config uses 384), or threads not
@@ -67,13 +65,41 @@ static int64_t tiles(const trr_call *call, int bm, int bn) {
     return ((call->rows + bm - 1) / bm) * ((call->cols + bn - 1) / bn);
 }
 
-trr_cuda_matmul_path trr_cuda_matmul_path_for(const trr_cuda_dev *dev, const trr_call *call) {
-    if (call->x.dtype != TRR_F16) return TRR_CUDA_MATMUL_SIMT;
-    if (dev && dev->cc_major < 8) return TRR_CUDA_MATMUL_SIMT;
-    if (call->trans_a) return TRR_CUDA_MATMUL_SIMT;
-    if (call->x.stride0 % 8 || call->y.stride0 % 8) return TRR_CUDA_MATMUL_SIMT;
-    if (trr_cuda_operand_ptr(&call->x) % 16 || trr_cuda_operand_ptr(&call->y) % 16) return TRR_CUDA_MATMUL_SIMT;
-    if (!trr_cuda_wgmma_enabled(dev) || !wgmma_config(&call->config)) return TRR_CUDA_MATMUL_MMA;
+/* Whether the call's operands suit the tensor-core kernels (f16, sm_80 and up, A row-major, leading dimensions
+ * of whole 16-byte rows, 16-byte aligned bases); else 0 with the reason. */
+static int tensor_core_call(const trr_cuda_dev *dev, const trr_call *call, char *why, size_t cap) {
+    const char *no = NULL;
+    if (call->x.dtype != TRR_F16) no = "it takes f16 inputs";
+    else if (dev && dev->cc_major < 8) no = "it needs compute capability 8.0 or later";
+    else if (call->trans_a) no = "it takes A row-major only";
+    else if (call->x.stride0 % 8 || call->y.stride0 % 8) no = "lda and ldb must be multiples of 8";
+    else if (trr_cuda_operand_ptr(&call->x) % 16 || trr_cuda_operand_ptr(&call->y) % 16)
+        no = "A and B must start on 16-byte boundaries";
+    if (no && why) snprintf(why, cap, "%s", no);
+    return no == NULL;
+}
+
+int trr_cuda_matmul_variant_runs(const trr_cuda_dev *dev, const trr_call *call, int variant, char *why, size_t cap) {
+    switch (variant) {
+    case TRR_VARIANT_SIMT: return 1;
+    case TRR_VARIANT_MMA: return tensor_core_call(dev, call, why, cap);
+    case TRR_VARIANT_WGMMA:
+        if (!tensor_core_call(dev, call, why, cap)) return 0;
+        if (!trr_cuda_wgmma_device(dev)) {
+            snprintf(why, cap, "it needs an sm_90a device (compute capability 9.0) and a driver with "
+                               "cuTensorMapEncodeTiled");
+            return 0;
+        }
+        return 1;
+    default: snprintf(why, cap, "the CUDA backend's matmul kernels are simt, mma and wgmma"); return 0;
+    }
+}
+
+int trr_cuda_matmul_auto_variant(const trr_cuda_dev *dev, const trr_call *call) {
+    char why[128];
+    if (!trr_cuda_matmul_variant_runs(dev, call, TRR_VARIANT_MMA, why, sizeof why)) return TRR_VARIANT_SIMT;
+    if (!trr_cuda_matmul_variant_runs(dev, call, TRR_VARIANT_WGMMA, why, sizeof why) || !wgmma_config(&call->config))
+        return TRR_VARIANT_MMA;
     /* With no tile chosen yet, products that give fewer 128 x 128 blocks than a quarter of the SMs stay on
      * mma.sync, whose small tiles spread them wider: the H100 tuner timed 32x64 tiles there 1.24x (256^3) and
      * 1.16x (512^3) faster than wgmma's 128-row ones, and wgmma ahead from 1024^3 (64 blocks) up
@@ -81,8 +107,8 @@ trr_cuda_matmul_path trr_cuda_matmul_path_for(const trr_cuda_dev *dev, const trr
     const trr_config *c = &call->config;
     int sms = dev ? dev->sm_count : 132;
     if (!c->threads && !c->block_m && !c->block_n && !c->block_k && tiles(call, 128, 128) * 4 < sms)
-        return TRR_CUDA_MATMUL_MMA;
-    return TRR_CUDA_MATMUL_WGMMA;
+        return TRR_VARIANT_MMA;
+    return TRR_VARIANT_WGMMA;
 }
 
 size_t trr_cuda_wgmma_smem(const trr_config *cfg) {
@@ -132,8 +158,9 @@ static void choose_matmul(const trr_cuda_dev *dev, trr_call *call) {
     trr_config h;
     memset(&h, 0, sizeof h);
     int sms = dev ? dev->sm_count : 132;
-    trr_cuda_matmul_path path = trr_cuda_matmul_path_for(dev, call);
-    if (path == TRR_CUDA_MATMUL_WGMMA) {
+    if (!call->config.variant) call->config.variant = trr_cuda_matmul_auto_variant(dev, call);
+    const int variant = call->config.variant;
+    if (variant == TRR_VARIANT_WGMMA) {
         /* 128 x 256 where that gives nearly every SM a block (2048^3: 128 blocks on 132 SMs, tuned 1.10x over
          * 128 x 128), else 128 x 128 (a given block_n picks its own). */
         int bn = call->config.block_n;
@@ -146,7 +173,7 @@ static void choose_matmul(const trr_cuda_dev *dev, trr_call *call) {
             }
         }
         h.vector_width = 8;
-    } else if (path == TRR_CUDA_MATMUL_MMA) {
+    } else if (variant == TRR_VARIANT_MMA) {
         /* The largest known-good tile that still gives every SM a block; the list runs large to small. */
         int n = trr_matmul_f16_nvidia_config_count;
         h = trr_matmul_f16_nvidia_configs[n - 1];
@@ -186,7 +213,7 @@ static void choose_matmul(const trr_cuda_dev *dev, trr_call *call) {
     int derive_threads = !c->threads && (c->block_m || c->block_n);
     fill(c, &h);
     /* A tile overridden without threads: the SIMT kernel's thread count follows from the tile. */
-    if (derive_threads && trr_cuda_matmul_path_for(dev, call) == TRR_CUDA_MATMUL_SIMT)
+    if (derive_threads && variant == TRR_VARIANT_SIMT)
         c->threads = (c->block_m / 8) * (c->block_n / 8);
 }
 
@@ -198,6 +225,7 @@ void trr_cuda_choose_config(trr_context *ctx, trr_call *call) {
     switch (call->op) {
     case TRR_OP_MATMUL: choose_matmul(dev, call); return;
     case TRR_OP_SOFTMAX: {
+        if (!call->config.variant) call->config.variant = TRR_VARIANT_SIMT;
         int count = 0;
         const trr_cuda_softmax_step *ladder = trr_cuda_softmax_ladder(call->x.dtype, &count);
         h.threads = TRR_CUDA_SOFTMAX_ONLINE_THREADS;
@@ -230,8 +258,12 @@ static trr_status check_matmul(trr_context *ctx, const trr_cuda_dev *dev, const 
     if (c->threads % 32 || c->threads < 32 || c->threads > max_threads)
         return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda matmul: threads %d must be a multiple of 32 in [32, %d]",
                          c->threads, max_threads);
-    trr_cuda_matmul_path path = trr_cuda_matmul_path_for(dev, call);
-    if (path == TRR_CUDA_MATMUL_WGMMA) {
+    char why[160];
+    const char *vname = "?";
+    trr_variant_name((trr_variant)c->variant, &vname);
+    if (!trr_cuda_matmul_variant_runs(dev, call, c->variant, why, sizeof why))
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda matmul: variant %s cannot run this call: %s", vname, why);
+    if (c->variant == TRR_VARIANT_WGMMA) {
         if (c->threads != TRR_CUDA_WGMMA_THREADS || c->block_m != TRR_CUDA_WGMMA_BM || c->block_k != TRR_CUDA_WGMMA_BK ||
             (c->block_n != 128 && c->block_n != 256))
             return trr_error(ctx, TRR_ERR_UNSUPPORTED,
@@ -248,7 +280,7 @@ static trr_status check_matmul(trr_context *ctx, const trr_cuda_dev *dev, const 
                              "cuda f16 matmul (wgmma): config needs %zu bytes of shared memory, the device allows %zu", smem, limit);
         return TRR_OK;
     }
-    if (path == TRR_CUDA_MATMUL_MMA) {
+    if (c->variant == TRR_VARIANT_MMA) {
         int wm, wn;
         if (c->block_m % 16 || c->block_n % 16 || c->block_k % 16 || c->block_k < 16)
             return trr_error(ctx, TRR_ERR_UNSUPPORTED,
@@ -301,6 +333,11 @@ trr_status trr_cuda_check_config(trr_context *ctx, const trr_call *call) {
         return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda: threads %d must be a multiple of 32 in [32, %d]", c->threads,
                          max_threads);
     if (call->op == TRR_OP_SOFTMAX) {
+        if (c->variant != TRR_VARIANT_SIMT) {
+            const char *vname = "?";
+            trr_variant_name((trr_variant)c->variant, &vname);
+            return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda softmax: variant %s; its kernels are simt only", vname);
+        }
         int vec = 16 / elem_size(call->x.dtype);
         int items = c->block_n / c->threads;
         if (c->block_n % c->threads || items % vec || items < vec || items > 32)

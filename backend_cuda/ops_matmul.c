@@ -54,14 +54,13 @@ static trr_status run_wgmma(trr_context *ctx, const trr_call *call) {
 }
 
 trr_status trr_cuda_run_matmul(trr_context *ctx, const trr_call *call) {
-    trr_cuda_dev *dev = ctx->dev;
     const trr_config *cfg = &call->config;
     trr_cuda_variant v;
     const char *kernel;
     unsigned smem = 0;
-    trr_cuda_matmul_path path = trr_cuda_matmul_path_for(dev, call);
-    if (path == TRR_CUDA_MATMUL_WGMMA) return run_wgmma(ctx, call);
-    if (path == TRR_CUDA_MATMUL_MMA) {
+    /* the variant is resolved and checked (config.c: check_config) before run */
+    if (cfg->variant == TRR_VARIANT_WGMMA) return run_wgmma(ctx, call);
+    if (cfg->variant == TRR_VARIANT_MMA) {
         trr_cuda_variant_matmul_mma(&v, cfg, call->trans_b, call->z.dtype);
         kernel = "matmul_mma";
         smem = (unsigned)trr_cuda_mma_smem(cfg);

@@ -236,23 +236,19 @@ const trr_cuda_softmax_step *trr_cuda_softmax_ladder(trr_dtype dtype, int *out_c
 int trr_cuda_softmax_online_items(trr_dtype dtype);
 #define TRR_CUDA_SOFTMAX_ONLINE_THREADS 1024
 
-/* matmul paths */
-typedef enum trr_cuda_matmul_path {
-    TRR_CUDA_MATMUL_MMA,
-    TRR_CUDA_MATMUL_SIMT,
-    TRR_CUDA_MATMUL_WGMMA
-} trr_cuda_matmul_path;
-/* Which kernel a matmul call takes: tensor cores for f16 on compute capability 8.0 and later (mma.m16n8k16,
- * cp.async) with A row-major, lda and ldb multiples of 8 and 16-byte aligned operands; the CUDA-core kernel
- * otherwise. On compute capability 9.0 (sm_90a) with the driver's tensor-map encoder, such calls take the
- * Hopper kernel (wgmma + TMA, matmul_wgmma.cu) instead when the config is one of its own: threads 384, or
- * threads not chosen yet and a tile that is 0 or its own (128 x 128|256 x 64) in each field. The environment
- * variable TRIREME_CUDA_WGMMA decides whether it is used at all (see trr_cuda_wgmma_enabled). dev may be NULL
- * (then the device is assumed able to run mma.sync, and not wgmma). */
-trr_cuda_matmul_path trr_cuda_matmul_path_for(const trr_cuda_dev *dev, const trr_call *call);
-/* Whether the wgmma kernel may be used on dev: compute capability 9.0 with the sm_90a target, the driver's
- * cuTensorMapEncodeTiled, and TRIREME_CUDA_WGMMA not "0". */
-int trr_cuda_wgmma_enabled(const trr_cuda_dev *dev);
+/* matmul kernel families (trr_variant): simt (CUDA cores, any call), mma (mma.m16n8k16 tensor cores with
+ * cp.async: f16 on compute capability 8.0 and later, A row-major, lda and ldb multiples of 8, 16-byte aligned
+ * operands), wgmma (the Hopper kernel, wgmma + TMA, matmul_wgmma.cu: the same calls on sm_90a with the driver's
+ * tensor-map encoder). 1 when variant can run call on dev, else 0 with the reason in why. dev may be NULL (then
+ * the device is assumed able to run mma.sync, and not wgmma). */
+int trr_cuda_matmul_variant_runs(const trr_cuda_dev *dev, const trr_call *call, int variant, char *why, size_t cap);
+/* The heuristic's family for a call whose config names none: wgmma where it runs and the config is one of its
+ * own (threads 384, or threads not chosen and a tile that is 0 or its own, 128 x 128|256 x 64, in each field)
+ * unless the product is too small to fill the SMs with 128-row tiles; else mma where it runs; else simt. */
+int trr_cuda_matmul_auto_variant(const trr_cuda_dev *dev, const trr_call *call);
+/* Whether dev can run the wgmma kernel at all: compute capability 9.0 with the sm_90a target and the driver's
+ * cuTensorMapEncodeTiled. */
+int trr_cuda_wgmma_device(const trr_cuda_dev *dev);
 /* The wgmma kernel's fixed shape: 3 warpgroups (a TMA producer and two consumers of 64 rows each). */
 #define TRR_CUDA_WGMMA_THREADS 384
 #define TRR_CUDA_WGMMA_BM 128

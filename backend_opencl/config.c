@@ -31,6 +31,8 @@ void trr_cl_choose_config(trr_context *ctx, trr_call *call) {
     trr_cl_dev *dev = ctx->dev;
     int gpu = dev->info.is_gpu;
     trr_config *c = &call->config;
+    /* one kernel family per op here: work-group kernels with local-memory reductions */
+    if (!c->variant && (call->op == TRR_OP_MATMUL || call->op == TRR_OP_SOFTMAX)) c->variant = TRR_VARIANT_SIMT;
     switch (call->op) {
     case TRR_OP_COPY:
     case TRR_OP_ADD:
@@ -99,6 +101,12 @@ static trr_status bad(trr_context *ctx, const char *what) {
 trr_status trr_cl_check_config(trr_context *ctx, const trr_call *call) {
     trr_cl_dev *dev = ctx->dev;
     const trr_config *c = &call->config;
+    if (c->variant != TRR_VARIANT_AUTO && c->variant != TRR_VARIANT_SIMT) {
+        const char *name = "?";
+        trr_variant_name((trr_variant)c->variant, &name);
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "opencl: variant %s is not a kernel of the OpenCL backend (only simt)",
+                         name);
+    }
     if (c->threads <= 0 || (size_t)c->threads > dev->max_work_group)
         return trr_error(ctx, TRR_ERR_UNSUPPORTED, "opencl: config rejected: threads %d outside 1..%zu (device limit)",
                          c->threads, dev->max_work_group);

@@ -31,14 +31,6 @@ trr_status trr_vk_check_validation(trr_context *ctx) {
                      d->validation_text);
 }
 
-/* TRIREME_VK_COOP2=1: f16 matmul on matmul_cm2.comp (VK_NV_cooperative_matrix2) where it was built (a glslang
- * of 15 or later: backend_vulkan/tools/slang_glslang.c) and the device has what it needs. Not yet run on any
- * GPU, so opt-in. */
-static int coop2_requested(void) {
-    const char *v = getenv("TRIREME_VK_COOP2");
-    return TRR_VK_COOP2 && v && strcmp(v, "1") == 0;
-}
-
 static int validation_requested(void) {
     const char *v = getenv("TRIREME_VK_VALIDATION");
     return v && *v && strcmp(v, "0") != 0;
@@ -81,8 +73,9 @@ static trr_status create_instance(trr_context *ctx, trr_vk_device *d) {
     VkApplicationInfo app = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
                              .pApplicationName = "trireme",
                              .pEngineName = "trireme",
-                             /* 1.3 only for the cooperative_matrix2 kernel (SPIR-V 1.6) */
-                             .apiVersion = coop2_requested() ? VK_API_VERSION_1_3 : VK_API_VERSION_1_2};
+                             /* 1.3 only for the cooperative_matrix2 kernel (SPIR-V 1.6), which the validation
+                              * layer cannot take (create_device) */
+                             .apiVersion = TRR_VK_COOP2 && !d->validation ? VK_API_VERSION_1_3 : VK_API_VERSION_1_2};
     VkInstanceCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
                                .pNext = d->validation ? &mci : NULL,
                                .pApplicationInfo = &app,
@@ -160,41 +153,73 @@ static trr_status create_device(trr_context *ctx, trr_vk_device *d) {
     VkPhysicalDeviceShaderFloat16Int8Features f16 = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES, .pNext = &vmm, .shaderFloat16 = VK_TRUE};
     VkPhysicalDeviceCooperativeMatrixFeaturesNV coop = {
-        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV, .pNext = &f16,
-        .cooperativeMatrix = VK_TRUE};
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV, .cooperativeMatrix = VK_TRUE};
     VkPhysicalDeviceCooperativeMatrixFeaturesKHR coop_khr = {
-        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR, .pNext = &f16,
-        .cooperativeMatrix = VK_TRUE};
-    /* The f16 matmul runs the VK_KHR_cooperative_matrix build of its kernel where it was built (a glslang of 13
-     * or later) and the device offers its shape: on an H100 it reads 209 TFLOPS at 4096^3 against 167 for the
-     * same source on the NV extension (bench/results/2026-11-22-h100-vulkan-stages.txt). Under the validation
-     * layer it takes the NV build instead: Debian 12's layer (1.3.239) predates the KHR extension and rejects a
-     * device that enables it. TRIREME_VK_COOP_KHR=0 asks for the NV build too (A/B comparisons). */
-    const char *khr_env = getenv("TRIREME_VK_COOP_KHR");
-    int khr_off = (khr_env && strcmp(khr_env, "0") == 0) || validation_requested();
-    d->coop2 = coop2_requested() && d->phys.coop2;
-    if (d->coop2) trr_vk_phys_query_coop2_limits(&d->fn, &d->phys);
-    d->coop_khr = !d->coop2 && TRR_VK_COOP_KHR && d->phys.coop_f16_khr && !khr_off;
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR, .cooperativeMatrix = VK_TRUE};
     VkPhysicalDeviceCooperativeMatrix2FeaturesNV coop2 = {
-        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_FEATURES_NV, .pNext = &coop_khr,
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_FEATURES_NV,
         .cooperativeMatrixWorkgroupScope = VK_TRUE, .cooperativeMatrixFlexibleDimensions = VK_TRUE,
         .cooperativeMatrixTensorAddressing = VK_TRUE, .cooperativeMatrixPerElementOperations = VK_TRUE};
     /* SPIR-V 1.6 declares workgroup sizes with LocalSizeId, which needs maintenance4 */
     VkPhysicalDeviceMaintenance4Features m4 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_4_FEATURES,
-                                               .pNext = &coop2, .maintenance4 = VK_TRUE};
-    const char *exts[3];
+                                               .maintenance4 = VK_TRUE};
+    /* Every cooperative-matrix variant of the f16 matmul the device and this build can run is enabled, so each
+     * call's config picks among them (vk_ops.c). On an H100 the VK_KHR_cooperative_matrix build reads 209
+     * TFLOPS at 4096^3 against 167 for the same source on the NV extension
+     * (bench/results/2026-11-22-h100-vulkan-stages.txt) and matmul_cm2.comp 150 at its best tile
+     * (-vulkan-cm2-sweep.txt): the heuristic's order. Under the validation layer the KHR and cooperative_matrix2
+     * variants are off, with the reason: Debian 12's layer (1.3.239) predates both extensions and rejects a
+     * device that enables them (or any query naming their structs). */
+    const char *name = d->phys.props.deviceName;
+    d->coop_nv = d->phys.coop_f16;
+    if (!d->coop_nv)
+        snprintf(d->coop_nv_why, sizeof d->coop_nv_why,
+                 "%s lacks VK_NV_cooperative_matrix with 16x16x16 f16 -> f32 subgroup matrices, 32-wide subgroups, "
+                 "shaderFloat16 and the Vulkan memory model", name);
+    d->coop_khr = TRR_VK_COOP_KHR && d->phys.coop_f16_khr && !d->validation;
+    if (!TRR_VK_COOP_KHR)
+        snprintf(d->coop_khr_why, sizeof d->coop_khr_why,
+                 "this build has no VK_KHR_cooperative_matrix kernel (it needs glslang 13 or later)");
+    else if (!d->phys.coop_f16_khr)
+        snprintf(d->coop_khr_why, sizeof d->coop_khr_why,
+                 "%s lacks VK_KHR_cooperative_matrix with 16x16x16 f16 -> f32 subgroup matrices", name);
+    else if (d->validation)
+        snprintf(d->coop_khr_why, sizeof d->coop_khr_why,
+                 "the validation layer (TRIREME_VK_VALIDATION) predates VK_KHR_cooperative_matrix");
+    d->coop2 = TRR_VK_COOP2 && d->phys.coop2 && !d->validation;
+    if (!TRR_VK_COOP2)
+        snprintf(d->coop2_why, sizeof d->coop2_why,
+                 "this build has no VK_NV_cooperative_matrix2 kernel (it needs Slang's glslang, 15 or later)");
+    else if (!d->phys.coop2)
+        snprintf(d->coop2_why, sizeof d->coop2_why,
+                 "%s lacks VK_NV_cooperative_matrix2 with workgroup scope, flexible dimensions, tensor addressing "
+                 "and per-element operations (Vulkan 1.3)", name);
+    else if (d->validation)
+        snprintf(d->coop2_why, sizeof d->coop2_why,
+                 "the validation layer (TRIREME_VK_VALIDATION) predates VK_NV_cooperative_matrix2");
+    if (d->coop2) trr_vk_phys_query_coop2_limits(&d->fn, &d->phys);
+    const char *exts[6];
     uint32_t n_ext = 0;
-    if (d->coop2) {
-        s8.pNext = &m4;
-        exts[n_ext++] = VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME;
-        exts[n_ext++] = VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME;
-    } else if (d->coop_khr) {
-        s8.pNext = &coop_khr;
-        exts[n_ext++] = VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME;
-    } else if (d->phys.coop_f16) {
-        s8.pNext = &coop;
+    /* The cooperative-matrix kernels also need float16 arithmetic types and the Vulkan memory model. */
+    void *chain = NULL;
+    if (d->coop_nv || d->coop_khr || d->coop2) chain = &f16;
+    if (d->coop_nv) {
+        coop.pNext = chain;
+        chain = &coop;
         exts[n_ext++] = VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME;
     }
+    if (d->coop_khr || d->coop2) {
+        coop_khr.pNext = chain;
+        chain = &coop_khr;
+        exts[n_ext++] = VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME;
+    }
+    if (d->coop2) {
+        coop2.pNext = chain;
+        m4.pNext = &coop2;
+        chain = &m4;
+        exts[n_ext++] = VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME;
+    }
+    s8.pNext = chain;
     /* TRIREME_VK_PIPELINE_STATS=1: the compiler's statistics of each pipeline (a diagnostic, off by default). */
     const char *stats_env = getenv("TRIREME_VK_PIPELINE_STATS");
     int stats = stats_env && strcmp(stats_env, "1") == 0 && d->phys.exec_props;

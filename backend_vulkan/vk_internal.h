@@ -169,8 +169,12 @@ typedef struct trr_vk_device {
     uint32_t mem_device;  /* memory type for buffers */
     uint32_t mem_staging; /* host-visible, coherent */
     int direct_map;       /* buffers are host-visible: read and write through a mapping, no staging */
-    int coop_khr;         /* the f16 matmul runs the VK_KHR_cooperative_matrix build of its kernel */
-    int coop2;            /* the f16 matmul runs matmul_cm2.comp (VK_NV_cooperative_matrix2) */
+    /* The f16 matmul's cooperative-matrix variants this device can run (its extension enabled and the kernel
+     * built), each with the reason it cannot when 0 (check_config reports it): coop_khr, the
+     * VK_KHR_cooperative_matrix build of matmul_coop.comp; coop_nv, its VK_NV_cooperative_matrix build; coop2,
+     * matmul_cm2.comp on VK_NV_cooperative_matrix2. */
+    int coop_khr, coop_nv, coop2;
+    char coop_khr_why[192], coop_nv_why[192], coop2_why[192];
 
     VkCommandPool cmd_pool;
     trr_vk_slot slots[TRR_VK_SLOTS];
@@ -192,7 +196,6 @@ typedef struct trr_vk_device {
 
     VkQueryPool queries;
     int timer_state; /* 0 idle, 1 start requested (written by the next command buffer), 2 started */
-    int timer_separate; /* TRIREME_VK_TIMER_SEPARATE=1: the stop stamp in a command buffer of its own */
     /* TRIREME_VK_PIPELINE_STATS=1 and the device has VK_KHR_pipeline_executable_properties: each new pipeline's
      * compiler statistics (registers, shared memory, ...) go to stderr, a diagnostic for tuning kernels. */
     PFN_vkGetPipelineExecutablePropertiesKHR get_exec_props;

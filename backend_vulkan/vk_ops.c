@@ -323,20 +323,35 @@ static trr_status run_rgb(trr_context *ctx, const trr_call *c) {
     return run_dispatch(ctx, &w);
 }
 
-/* Rows up to this many columns may take the subgroup-per-row softmax (TRIREME_VK_SOFTMAX_SG=n). It is off by
- * default: on the H100 (2026-11-22, bench/results/2026-11-22-h100-vulkan-softmax-sg.txt) it was slower than
- * the workgroup-per-row kernel at both sizes measured (4096x1024: 1165 vs 1222 GB/s; 4096x4096: 1853 vs
- * 2168 GB/s), presumably because 32 vec4 per lane in registers cost occupancy. Kept, opt-in, for devices with
- * narrow subgroups where it may win; lavapipe runs it in the test suite through the variable. */
-static int64_t softmax_sg_max_cols(void) {
-    const char *e = getenv("TRIREME_VK_SOFTMAX_SG");
-    return e ? atoll(e) : 0;
-}
+/* The heuristic's column limit for the subgroup-per-row softmax (softmax_sg.comp): 0, so it never picks it.
+ * On the H100 (2026-11-22, bench/results/2026-11-22-h100-vulkan-softmax-sg.txt) it was slower than the
+ * workgroup-per-row kernel at both sizes measured (4096x1024: 1165 vs 1222 GB/s; 4096x4096: 1853 vs 2168 GB/s),
+ * presumably because 32 vec4 per lane in registers cost occupancy. It stays a variant (`variant=subgroup`) for
+ * devices with narrow subgroups where it may win, and for the tuner to time. */
+#define SOFTMAX_SG_AUTO_MAX_COLS 0
 
 /* The register softmaxes read 4-element vectors: rows 4-aligned on both sides, and subgroup arithmetic. */
 static int softmax_regs_layout(const trr_vk_device *d, const trr_call *c) {
     return d->phys.subgroup_arith && c->cols % 4 == 0 && c->x.offset % 4 == 0 && c->z.offset % 4 == 0 &&
            (c->rows == 1 || (c->x.stride0 % 4 == 0 && c->z.stride0 % 4 == 0));
+}
+
+/* softmax_sg.comp can take the call with this many threads: the register layout, subgroups wider than one
+ * lane that tile the workgroup, and at most 32 vectors per lane. Else 0 with the reason. */
+static int softmax_sg_runs(const trr_vk_device *d, const trr_call *c, int threads, char *why, size_t cap) {
+    uint64_t sg = d->phys.subgroup_size, n4 = (uint64_t)c->cols / 4;
+    if (!softmax_regs_layout(d, c))
+        snprintf(why, cap, "it needs subgroup arithmetic and rows of whole 4-element vectors on 4-element "
+                           "boundaries");
+    else if (sg <= 1 || threads <= 0 || (uint64_t)threads % sg)
+        snprintf(why, cap, "threads = %d must be a whole number of %llu-wide subgroups", threads,
+                 (unsigned long long)sg);
+    else if ((n4 + sg - 1) / sg > 32)
+        snprintf(why, cap, "rows of %lld columns need more than 32 vectors per lane of a %llu-wide subgroup",
+                 (long long)c->cols, (unsigned long long)sg);
+    else
+        return 1;
+    return 0;
 }
 
 /* Softmax's config: threads per row, and block_n, the longest row softmax_rows.comp keeps in registers (a
@@ -353,14 +368,14 @@ static trr_status run_rowwise(trr_context *ctx, const trr_call *c) {
     w.spec[0] = (uint32_t)c->config.threads;
     w.nspec = 1;
     w.groups = (uint64_t)c->rows;
-    /* Softmax with the row in registers, 4-element vectors, on devices with subgroup arithmetic: rows of up to
-     * softmax_sg_max_cols() columns with one subgroup each (softmax_sg.comp, at most 32 vectors per lane), rows
+    /* Softmax with the row in registers, 4-element vectors, on devices with subgroup arithmetic: the subgroup
+     * variant with one subgroup per row (softmax_sg.comp, at most 32 vectors per lane), rows
      * of up to block_n columns with one workgroup each (softmax_rows.comp, at most 16 vectors per invocation,
      * as many as the row needs); longer rows take the online kernel (softmax.comp). */
     uint64_t n4 = (uint64_t)c->cols / 4, threads = (uint64_t)c->config.threads, sg = d->phys.subgroup_size;
     if (c->op == TRR_OP_SOFTMAX && softmax_regs_layout(d, c)) {
         uint64_t vpt_sg = (n4 + sg - 1) / sg, vpt = (n4 + threads - 1) / threads;
-        if (c->cols <= softmax_sg_max_cols() && sg > 1 && threads % sg == 0 && vpt_sg >= 1 && vpt_sg <= 32) {
+        if (c->config.variant == TRR_VARIANT_SUBGROUP) { /* check_config: softmax_sg_runs */
             snprintf(shader, sizeof shader, "softmax_sg_%s", dtype_suffix(c->x.dtype));
             w.spec[1] = (uint32_t)vpt_sg;
             w.nspec = 2;
@@ -407,12 +422,32 @@ static int micro_tile(const trr_config *cfg, int *out_tm, int *out_tn) {
     return 0;
 }
 
-/* f16 matmul runs on cooperative matrices wherever the device has them (VK_NV_cooperative_matrix, 16x16x16
- * f16 -> f32); TRIREME_VK_COOP=0 forces the SIMT kernel. */
-static int coop_device(const trr_vk_device *d, const trr_call *c) {
-    if (c->op != TRR_OP_MATMUL || c->x.dtype != TRR_F16 || !d->phys.coop_f16) return 0;
-    const char *env = getenv("TRIREME_VK_COOP");
-    return !(env && strcmp(env, "0") == 0);
+static const char *variant_name(int v) {
+    const char *name = "?";
+    trr_variant_name((trr_variant)v, &name);
+    return name;
+}
+
+static int coop_variant(int v) {
+    return v == TRR_VARIANT_COOP_KHR || v == TRR_VARIANT_COOP_NV || v == TRR_VARIANT_CM2;
+}
+
+/* Whether this device runs matmul variant v for the call at all (the config's tiles aside): simt always, the
+ * cooperative-matrix variants for f16 inputs where create_device enabled them. Else 0 with the reason. */
+static int matmul_variant_runs(const trr_vk_device *d, const trr_call *c, int v, char *why, size_t cap) {
+    if (v == TRR_VARIANT_SIMT) return 1;
+    if (!coop_variant(v)) {
+        snprintf(why, cap, "the Vulkan matmul kernels are simt, coop_khr, coop_nv and cm2");
+        return 0;
+    }
+    if (c->x.dtype != TRR_F16) {
+        snprintf(why, cap, "the cooperative-matrix kernels take f16 inputs");
+        return 0;
+    }
+    const int on = v == TRR_VARIANT_COOP_KHR ? d->coop_khr : v == TRR_VARIANT_COOP_NV ? d->coop_nv : d->coop2;
+    const char *no = v == TRR_VARIANT_COOP_KHR ? d->coop_khr_why : v == TRR_VARIANT_COOP_NV ? d->coop_nv_why : d->coop2_why;
+    if (!on) snprintf(why, cap, "%s", no);
+    return on;
 }
 
 /* Subgroups along M for the cooperative kernel: the split of threads/32 subgroups whose per-subgroup patch
@@ -467,11 +502,9 @@ static int cm2_config_ok(const trr_vk_device *d, const trr_config *c, char *why,
 }
 
 /* The config runs on the cooperative kernel: whole 16x16x16 tiles per 32-wide subgroup, the slices fit in
- * shared memory, and the A buffers hold the epilogue scratch (64 words per subgroup); on matmul_cm2.comp,
- * cm2_config_ok's rules instead. Else 0, with the reason in why (when not NULL). */
+ * shared memory, and the A buffers hold the epilogue scratch (64 words per subgroup); on matmul_cm2.comp
+ * (variant cm2), cm2_config_ok's rules instead. Else 0, with the reason in why. */
 static int coop_config_ok(const trr_vk_device *d, const trr_config *c, char *why, size_t cap) {
-    char scratch[8];
-    if (!why) why = scratch, cap = sizeof scratch;
     if (c->threads <= 0 || c->threads % 32) {
         snprintf(why, cap, "threads = %d is not whole 32-wide subgroups", c->threads);
         return 0;
@@ -480,7 +513,7 @@ static int coop_config_ok(const trr_vk_device *d, const trr_config *c, char *why
         snprintf(why, cap, "split_k must be 1 and group_m positive");
         return 0;
     }
-    if (d->coop2) return cm2_config_ok(d, c, why, cap);
+    if (c->variant == TRR_VARIANT_CM2) return cm2_config_ok(d, c, why, cap);
     if (c->stages < 1 || c->stages > 3) {
         snprintf(why, cap, "stages = %d: the kernel's pipelines are 1, 2 and 3", c->stages);
         return 0;
@@ -510,10 +543,6 @@ static int coop_config_ok(const trr_vk_device *d, const trr_config *c, char *why
     return 1;
 }
 
-static int use_coop(const trr_vk_device *d, const trr_call *c) {
-    return coop_device(d, c) && coop_config_ok(d, &c->config, NULL, 0);
-}
-
 /* What both matmul kernels share: one workgroup per output tile, the three operands and their extents, and
  * the sizes, leading strides and leaky-relu slope as push constants. */
 static void matmul_operands(const trr_call *c, dispatch *w) {
@@ -532,11 +561,12 @@ static void matmul_operands(const trr_call *c, dispatch *w) {
 }
 
 static trr_status run_matmul(trr_context *ctx, const trr_call *c) {
-    if (use_coop(trr_vk_dev(ctx), c)) {
+    const int v = c->config.variant; /* check_config accepted it for this call */
+    if (coop_variant(v)) {
         dispatch w = {0};
         char shader[32];
-        const trr_vk_device *d = trr_vk_dev(ctx);
-        snprintf(shader, sizeof shader, "matmul_%s_f16_%s", d->coop2 ? "cm2" : d->coop_khr ? "coopk" : "coop",
+        const int cm2 = v == TRR_VARIANT_CM2;
+        snprintf(shader, sizeof shader, "matmul_%s_f16_%s", cm2 ? "cm2" : v == TRR_VARIANT_COOP_KHR ? "coopk" : "coop",
                  dtype_suffix(c->z.dtype));
         w.shader = shader;
         uint32_t spec[10] = {(uint32_t)c->config.threads, (uint32_t)c->config.block_m, (uint32_t)c->config.block_n,
@@ -544,7 +574,7 @@ static trr_status run_matmul(trr_context *ctx, const trr_call *c) {
                              (uint32_t)c->trans_a, (uint32_t)c->trans_b, (uint32_t)c->epilogue,
                              (uint32_t)c->config.stages};
         memcpy(w.spec, spec, sizeof spec);
-        w.nspec = d->coop2 ? 9 : 10;
+        w.nspec = cm2 ? 9 : 10;
         matmul_operands(c, &w);
         /* 16-byte loads where offset, leading stride and the contiguous extent are whole 8-half words. */
         int vec_a = c->x.offset % 8 == 0 && c->x.stride0 % 8 == 0 && (c->trans_a ? c->rows : c->k) % 8 == 0;
@@ -610,6 +640,63 @@ static int pow2_at_least(int64_t v, int lo, int hi) {
     return p;
 }
 
+/* The cooperative-matrix variants' heuristic (c->variant names one of them). */
+static void fill_coop(const trr_call *call, trr_config *c) {
+    /* 128x128x16 tiles over 8 subgroups (64x32 each); 64x64x32 over 4 when that leaves too few
+     * workgroups. Other tiles come through the config (override, tuning database); check_config says
+     * which the kernel cannot take. H100, 4096^3 f16, TFLOPS (2026-11-22, bench/results/
+     * 2026-11-22-h100-vulkan-perf-2.txt, -3.txt; registers from TRIREME_VK_PIPELINE_STATS=1):
+     * 128x128x16:256 159 (122 registers, 2 workgroups per SM); 128x128x32:256 138 (152: 1 per SM);
+     * 256x128x16:512 144; 128x256x16:256 147 and 256x128x16:256 136 (64x64 patches, 208-212);
+     * 128x128x16:128 133 and 128x128x32:128 101 (64x64 patches, 214-239); 64x128x16:128 116;
+     * 64x64x16:128 95; 128x64x16:256 91. Those figures predate the stages-2/3 pipeline below, which the
+     * machine code showed was needed: NVIDIA's compiler puts every global load on one scoreboard and
+     * waits for all of it, so a slice stored after a newer load was issued waited for that load too,
+     * and a load under a condition was copied, waiting, after the barrier (bench/vk_sass.py). With it
+     * (KHR build, -vulkan-stages.txt): 128x128x16:256 209, 128x256x16:256 191 (182 registers),
+     * 256x128x16:512 189, 128x128x16:128 180, 128x128x32:256 159 (160 registers: 1 per SM).
+     * cooperative_matrix2 (matmul_cm2.comp) reads 150 at its best tile (-vulkan-cm2-sweep.txt).
+     * Where the small tiles take over, and how many threads they get, comes from the tuner
+     * (2026-11-22-h100-tune-final.txt, -tunecheck-final.txt): 128x128 wins from 1536^3 (144 of its
+     * tiles, 1.22x) and 2048^3 (1.62x), 64x64 at 1024^3 (64); 64x64 over 8 subgroups rather than 4
+     * at 256^3 (1.15x) and 512^3 (1.07x), and since the stages-3 loop at 1024^3 too (1.16x,
+     * 2026-11-22-h100-tune-vulkan-f16-stages.txt). */
+    int64_t tiles = ((call->rows + 127) / 128) * ((call->cols + 127) / 128);
+    int small = tiles < 128;
+    int bm = small ? 64 : 128, bn = small ? 64 : 128, bk = small ? 32 : 16;
+    /* matmul_cm2.comp's slices are loaded and pipelined by the driver: deeper ones, as llama.cpp's
+     * cooperative_matrix2 kernel takes (not yet measured here) */
+    if (c->variant == TRR_VARIANT_CM2) bk = 32;
+    if (!c->block_m) c->block_m = bm;
+    if (!c->block_n) c->block_n = bn;
+    if (!c->block_k) c->block_k = bk;
+    if (!c->threads) c->threads = 256;
+    if (!c->group_m) c->group_m = 8;
+    /* matmul_coop.comp's pipeline (H100, 4096^3, 2026-11-22, -vulkan-stages.txt): stages 2 stages the
+     * next slice right after the multiply and then reads the one after it (KHR 185.5 -> 203.4 TFLOPS
+     * over stages 1, NV 160 -> 167); 3 is the same loop unrolled by two, which helps the KHR build
+     * (208.7) and hurts the NV one (152). */
+    if (!c->stages) c->stages = c->variant == TRR_VARIANT_CM2 ? 1 : c->variant == TRR_VARIANT_COOP_KHR ? 3 : 2;
+    if (!c->vector_width) c->vector_width = 1;
+    if (!c->split_k) c->split_k = 1;
+}
+
+/* The SIMT matmul's heuristic. */
+static void fill_simt(const trr_vk_device *d, const trr_call *call, trr_config *c) {
+    /* GPUs: 128x128 tiles from 1024x2048 outputs up, 64x64 with 32-deep slices below (H100 f32: 1.99x
+     * at 1024^3, 1.13x at 768^3, 1.04x at 512^3 over 128x128x16 or 64x64x16; -tune-final.txt) */
+    int gpu = d->phys.props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
+    int big = gpu && call->rows * call->cols > (int64_t)1024 * 1024;
+    if (!c->block_m) c->block_m = big ? 128 : 64;
+    if (!c->block_n) c->block_n = big ? 128 : 64;
+    if (!c->block_k) c->block_k = gpu && !big ? 32 : 16;
+    if (!c->threads) c->threads = 256;
+    if (!c->group_m) c->group_m = 8;
+    if (!c->stages) c->stages = 1;
+    if (!c->vector_width) c->vector_width = 1;
+    if (!c->split_k) c->split_k = 1;
+}
+
 void trr_vk_choose_config(trr_context *ctx, trr_call *call) {
     trr_vk_device *d = trr_vk_dev(ctx);
     trr_config *c = &call->config;
@@ -668,60 +755,33 @@ void trr_vk_choose_config(trr_context *ctx, trr_call *call) {
             c->block_n = regs ? 4 * (int)vpt * c->threads : c->threads;
         }
         if (!c->vector_width) c->vector_width = 1;
+        if (call->op == TRR_OP_SOFTMAX && !c->variant) {
+            char why[192];
+            c->variant = call->cols <= SOFTMAX_SG_AUTO_MAX_COLS && softmax_sg_runs(d, call, c->threads, why, sizeof why)
+                             ? TRR_VARIANT_SUBGROUP
+                             : TRR_VARIANT_SIMT;
+        }
         break;
     case TRR_OP_MATMUL: {
-        if (coop_device(d, call)) {
-            /* 128x128x16 tiles over 8 subgroups (64x32 each); 64x64x32 over 4 when that leaves too few
-             * workgroups. Other tiles come through the config (override, tuning database); check_config says
-             * which the kernel cannot take. H100, 4096^3 f16, TFLOPS (2026-11-22, `git show f1f0d24:bench/
-             * results/2026-11-22-h100-vulkan-perf-2.txt`, -3.txt; registers from TRIREME_VK_PIPELINE_STATS=1):
-             * 128x128x16:256 159 (122 registers, 2 workgroups per SM); 128x128x32:256 138 (152: 1 per SM);
-             * 256x128x16:512 144; 128x256x16:256 147 and 256x128x16:256 136 (64x64 patches, 208-212);
-             * 128x128x16:128 133 and 128x128x32:128 101 (64x64 patches, 214-239); 64x128x16:128 116;
-             * 64x64x16:128 95; 128x64x16:256 91. Those figures predate the stages-2/3 pipeline below, which the
-             * machine code showed was needed: NVIDIA's compiler puts every global load on one scoreboard and
-             * waits for all of it, so a slice stored after a newer load was issued waited for that load too,
-             * and a load under a condition was copied, waiting, after the barrier (bench/vk_sass.py). With it
-             * (KHR build, -vulkan-stages.txt): 128x128x16:256 209, 128x256x16:256 191 (182 registers),
-             * 256x128x16:512 189, 128x128x16:128 180, 128x128x32:256 159 (160 registers: 1 per SM).
-             * cooperative_matrix2 (matmul_cm2.comp) reads 150 at its best tile (-vulkan-cm2-sweep.txt).
-             * Where the small tiles take over, and how many threads they get, comes from the tuner
-             * (2026-11-22-h100-tune-final.txt, -tunecheck-final.txt): 128x128 wins from 1536^3 (144 of its
-             * tiles, 1.22x) and 2048^3 (1.62x), 64x64 at 1024^3 (64); 64x64 over 8 subgroups rather than 4
-             * at 256^3 (1.15x) and 512^3 (1.07x), and since the stages-3 loop at 1024^3 too (1.16x,
-             * 2026-11-22-h100-tune-vulkan-f16-stages.txt). */
-            int64_t tiles = ((call->rows + 127) / 128) * ((call->cols + 127) / 128);
-            int small = tiles < 128;
-            int bm = small ? 64 : 128, bn = small ? 64 : 128, bk = small ? 32 : 16;
-            /* matmul_cm2.comp's slices are loaded and pipelined by the driver: deeper ones, as llama.cpp's
-             * cooperative_matrix2 kernel takes (not yet measured here) */
-            if (d->coop2) bk = 32;
-            if (!c->block_m) c->block_m = bm;
-            if (!c->block_n) c->block_n = bn;
-            if (!c->block_k) c->block_k = bk;
-            if (!c->threads) c->threads = 256;
-            if (!c->group_m) c->group_m = 8;
-            /* matmul_coop.comp's pipeline (H100, 4096^3, 2026-11-22, -vulkan-stages.txt): stages 2 stages the
-             * next slice right after the multiply and then reads the one after it (KHR 185.5 -> 203.4 TFLOPS
-             * over stages 1, NV 160 -> 167); 3 is the same loop unrolled by two, which helps the KHR build
-             * (208.7) and hurts the NV one (152). */
-            if (!c->stages) c->stages = d->coop2 ? 1 : d->coop_khr ? 3 : 2;
-            if (!c->vector_width) c->vector_width = 1;
-            if (!c->split_k) c->split_k = 1;
-            break;
+        if (!c->variant) {
+            /* The first cooperative-matrix variant that runs the call with the config it completes, in the order
+             * measured fastest on the H100 (coop_khr 209, coop_nv 167, cm2 150 TFLOPS at 4096^3), else simt: a
+             * given tile that no cooperative kernel takes runs on the SIMT one. */
+            static const int order[] = {TRR_VARIANT_COOP_KHR, TRR_VARIANT_COOP_NV, TRR_VARIANT_CM2};
+            char why[192];
+            for (int i = 0; i < 3 && !c->variant; i++) {
+                if (!matmul_variant_runs(d, call, order[i], why, sizeof why)) continue;
+                trr_config t = *c;
+                t.variant = order[i];
+                fill_coop(call, &t);
+                if (coop_config_ok(d, &t, why, sizeof why)) *c = t;
+            }
+            if (!c->variant) c->variant = TRR_VARIANT_SIMT;
         }
-        /* GPUs: 128x128 tiles from 1024x2048 outputs up, 64x64 with 32-deep slices below (H100 f32: 1.99x
-         * at 1024^3, 1.13x at 768^3, 1.04x at 512^3 over 128x128x16 or 64x64x16; -tune-final.txt) */
-        int gpu = d->phys.props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
-        int big = gpu && call->rows * call->cols > (int64_t)1024 * 1024;
-        if (!c->block_m) c->block_m = big ? 128 : 64;
-        if (!c->block_n) c->block_n = big ? 128 : 64;
-        if (!c->block_k) c->block_k = gpu && !big ? 32 : 16;
-        if (!c->threads) c->threads = 256;
-        if (!c->group_m) c->group_m = 8;
-        if (!c->stages) c->stages = 1;
-        if (!c->vector_width) c->vector_width = 1;
-        if (!c->split_k) c->split_k = 1;
+        if (coop_variant(c->variant))
+            fill_coop(call, c);
+        else
+            fill_simt(d, call, c);
         break;
     }
     default: break;
@@ -783,6 +843,14 @@ trr_status trr_vk_check_config(trr_context *ctx, const trr_call *call) {
         if ((uint64_t)c->threads * 8 > lim->maxComputeSharedMemorySize)
             return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: threads = %d needs more shared memory than %u bytes",
                              c->threads, lim->maxComputeSharedMemorySize);
+        if (call->op == TRR_OP_SOFTMAX && c->variant == TRR_VARIANT_SUBGROUP) {
+            char why[192];
+            if (!softmax_sg_runs(d, call, c->threads, why, sizeof why))
+                return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: softmax variant subgroup: %s", why);
+        } else if (call->op == TRR_OP_SOFTMAX && c->variant != TRR_VARIANT_SIMT) {
+            return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: softmax variant %s; its kernels are simt and subgroup",
+                             variant_name(c->variant));
+        }
         return TRR_OK;
     case TRR_OP_MATMUL: {
         int tm, tn;
@@ -790,26 +858,25 @@ trr_status trr_vk_check_config(trr_context *ctx, const trr_call *call) {
             return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: split_k = %d; only 1 is implemented", c->split_k);
         if (c->group_m <= 0 || c->block_k <= 0)
             return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: group_m and block_k must be positive");
-        /* On a cooperative-matrix device (f16) a config that kernel cannot take runs on the SIMT one, as a
-         * forced TRIREME_VK_COOP=0 would; it is rejected only when neither kernel can run it. */
-        char coop_why[160] = "", simt_why[160] = "";
-        int coop = coop_device(d, call);
-        if (coop && coop_config_ok(d, c, coop_why, sizeof coop_why)) return TRR_OK;
+        char why[192] = "";
+        if (!matmul_variant_runs(d, call, c->variant, why, sizeof why))
+            return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: matmul variant %s: %s", variant_name(c->variant), why);
+        if (coop_variant(c->variant)) {
+            if (!coop_config_ok(d, c, why, sizeof why))
+                return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: matmul %dx%dx%d over %d threads on %s: %s",
+                                 c->block_m, c->block_n, c->block_k, c->threads, variant_name(c->variant), why);
+            return TRR_OK;
+        }
         uint64_t shared = 4ull * (uint64_t)c->block_k * (uint64_t)(c->block_m + c->block_n + 2);
         if (!micro_tile(c, &tm, &tn))
-            snprintf(simt_why, sizeof simt_why, "block %dx%d over %d threads gives no TMxTN register tile (each at "
-                     "most 16)", c->block_m, c->block_n, c->threads);
-        else if (shared > lim->maxComputeSharedMemorySize)
-            snprintf(simt_why, sizeof simt_why, "tiles need %llu bytes of shared memory; the device has %u",
-                     (unsigned long long)shared, lim->maxComputeSharedMemorySize);
-        else
-            return TRR_OK;
-        if (coop)
             return trr_error(ctx, TRR_ERR_UNSUPPORTED,
-                             "vulkan: matmul %dx%dx%d over %d threads runs on neither the cooperative-matrix kernel "
-                             "(%s) nor the SIMT one (%s)",
-                             c->block_m, c->block_n, c->block_k, c->threads, coop_why, simt_why);
-        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: %s", simt_why);
+                             "vulkan: matmul (simt): block %dx%d over %d threads gives no TMxTN register tile (each "
+                             "at most 16)", c->block_m, c->block_n, c->threads);
+        if (shared > lim->maxComputeSharedMemorySize)
+            return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                             "vulkan: matmul (simt): tiles need %llu bytes of shared memory; the device has %u",
+                             (unsigned long long)shared, lim->maxComputeSharedMemorySize);
+        return TRR_OK;
     }
     default: return TRR_OK;
     }

@@ -176,7 +176,7 @@ void trr_vk_phys_describe(const trr_vk_phys *p, int index, trr_device_info *out)
     out->subgroup_width = (int)p->subgroup_size;
     out->compute_units = 0; /* Vulkan does not say */
     out->native_f16 = p->float16;
-    out->matrix_units = p->coop_f16; /* used by the f16 matmul (TRIREME_VK_COOP=0 turns it off) */
+    out->matrix_units = p->coop_f16; /* used by the f16 matmul (variants coop_khr, coop_nv, cm2) */
     snprintf(out->capabilities, sizeof out->capabilities,
              "16-bit storage: %s; 8-bit storage: %s; shaderFloat16: %s; cooperative matrix: KHR %s, NV %s, NV2 %s",
              p->storage16 ? "yes" : "no", p->storage8 ? "yes" : "no", p->float16 ? "yes" : "no",

@@ -84,7 +84,7 @@ trr_status trr_vk_submit(trr_context *ctx) {
     trr_vk_slot *s = d->recording;
     d->recording = NULL;
     barrier(d, s->cmd, VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
-    if (d->timer_state == 2 && !d->timer_separate) {
+    if (d->timer_state == 2) {
         /* While the timer runs, every command buffer ends with the stop stamp, after the barrier that waits for
          * its work: the last one before timer_stop leaves the end of the timed work there, and the interval
          * holds no gap between submissions (about 12 us a call on an H100, which a stamp in a command buffer of
@@ -112,8 +112,6 @@ trr_status trr_vk_timer_start(trr_context *ctx) {
     if (!d->queries)
         return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: the compute queue of %s has no timestamps",
                          d->phys.props.deviceName);
-    const char *sep = getenv("TRIREME_VK_TIMER_SEPARATE");
-    d->timer_separate = sep && strcmp(sep, "1") == 0;
     d->timer_state = 1; /* the next command buffer writes the start stamp */
     return TRR_OK;
 }
@@ -121,13 +119,12 @@ trr_status trr_vk_timer_start(trr_context *ctx) {
 trr_status trr_vk_timer_stop(trr_context *ctx, double *out_ms) {
     trr_vk_device *d = trr_vk_dev(ctx);
     if (d->timer_state == 0) return trr_error(ctx, TRR_ERR_INVALID_ARGUMENT, "vulkan: timer_stop without timer_start");
-    if (d->timer_state == 1 || d->timer_separate) {
-        /* Nothing ran since timer_start (this command buffer writes both stamps), or the stop stamp is asked
-         * for in a command buffer of its own (TRIREME_VK_TIMER_SEPARATE=1, the old way, for comparison). */
+    if (d->timer_state == 1) {
+        /* Nothing ran since timer_start: this command buffer writes both stamps (begin the start, submit the
+         * stop), an interval of about zero. */
         VkCommandBuffer cmd;
         TRR_TRY(trr_vk_begin(ctx, &cmd));
-        if (d->timer_separate) d->fn.vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, d->queries, 1);
-        trr_status st = trr_vk_submit(ctx); /* without timer_separate, submit writes the stop stamp */
+        trr_status st = trr_vk_submit(ctx);
         d->timer_state = 0;
         TRR_TRY(st);
     }

@@ -13,7 +13,7 @@
 # own), BENCH_TAG (suffix of the bench's file names, so two bench steps of one run keep both), TUNE_DEVICES
 # (default gpus), TRIREME_GPU_BUILD_OLD and OLDNEW_ROUNDS (old-new: the build before a change, rounds), TUNE_OPS (default "matmul softmax"), TUNE_SHAPES and TUNE_DTYPES (the matmul tuning's
 # shapes and signatures; with TUNE_SHAPES set, the extra f32 8192x4096x6144 job is left out), TUNECHECK_OPS and
-# TUNECHECK_SIZES (tune-check's benches and sizes), VK_COOP_MODES (vk-coop's kernels, default "khr nv cm2").
+# TUNECHECK_SIZES (tune-check's benches and sizes), VK_COOP_MODES (vk-coop's variants, default "coop_khr coop_nv cm2").
 #
 # tune: one shape per tuning-database bucket (powers of two) over SPEC's matmul and softmax sizes, so every
 # SPEC size finds a tuned entry; tune-check: the bench at sizes between those shapes, once with the database
@@ -130,27 +130,21 @@ for step in "${steps[@]}"; do
       done
       kill "$smi" 2>/dev/null ;;
     vk-coop)
-      # The Vulkan f16 matmul on each cooperative-matrix extension the build has (README, "GPU runs"): the
-      # kernel's VK_KHR_cooperative_matrix build (default where built), its NV build and matmul_cm2.comp
-      # (VK_NV_cooperative_matrix2), each through the conformance suite, under the validation layer where it
-      # loads, then timed. The layer we carry (1.3.239) predates both newer extensions: under it the default
-      # falls back to the NV build, so the KHR one runs the suite without it.
-      for mode in ${VK_COOP_MODES:-khr nv cm2}; do
-        case "$mode" in
-          khr) envs="TRIREME_VK_VALIDATION=0" ;; nv) envs="TRIREME_VK_COOP_KHR=0" ;; cm2) envs="TRIREME_VK_COOP2=1" ;;
-        esac
-        echo "== $(date -u +%T) $mode ($envs)" | tee -a "$OUT/vk-coop.txt"
-        # A kernel never run before may hang the queue: each part has a time limit. The validation layer we
-        # carry (1.3.239) predates cooperative_matrix2; a failure under it is retried without it, so the two
-        # causes read apart.
-        if ! env TRIREME_VK_VALIDATION=${TRIREME_VK_VALIDATION:-1} $envs timeout 150 "$T" conformance \
-             --device vulkan:0 2>>"$ERR" | tail -4 | tee -a "$OUT/vk-coop.txt"; then
-          echo "-- again without the validation layer" | tee -a "$OUT/vk-coop.txt"
-          env $envs TRIREME_VK_VALIDATION=0 timeout 150 "$T" conformance --device vulkan:0 2>>"$ERR" | \
-            tail -4 | tee -a "$OUT/vk-coop.txt"
-        fi
-        env $envs timeout 150 "$T" bench matmul_f16 matmul_f16_relu --device vulkan:0 --sizes 1024,2048,4096,8192 \
-          --reps 20 --no-vendor 2>>"$ERR" | tee -a "$OUT/vk-coop.txt"
+      # The Vulkan f16 matmul on each cooperative-matrix variant the build has (README, "GPU runs"): the
+      # kernel's VK_KHR_cooperative_matrix build (coop_khr, the default where built), its NV build (coop_nv) and
+      # matmul_cm2.comp (cm2, VK_NV_cooperative_matrix2), forced with --config, each through the conformance
+      # suite and then timed. The validation layer we carry (1.3.239) predates both newer extensions, so under
+      # it coop_khr and cm2 are rejected (unsupported): those run the suite without it.
+      for mode in ${VK_COOP_MODES:-coop_khr coop_nv cm2}; do
+        cfg="matmul:variant=$mode"
+        vkval=0
+        [ "$mode" = coop_nv ] && vkval=${TRIREME_VK_VALIDATION:-1}
+        echo "== $(date -u +%T) $mode (--config $cfg, TRIREME_VK_VALIDATION=$vkval)" | tee -a "$OUT/vk-coop.txt"
+        # A kernel never run before may hang the queue: each part has a time limit.
+        TRIREME_VK_VALIDATION=$vkval timeout 150 "$T" conformance --device vulkan:0 --config "$cfg" 2>>"$ERR" | \
+          tail -4 | tee -a "$OUT/vk-coop.txt"
+        TRIREME_VK_VALIDATION=0 timeout 150 "$T" bench matmul_f16 matmul_f16_relu --device vulkan:0 --config "$cfg" \
+          --sizes 1024,2048,4096,8192 --reps 20 --no-vendor 2>>"$ERR" | tee -a "$OUT/vk-coop.txt"
       done
       # cuBLAS in the same run: the bar of issue 4 is 30% of it at 4096^3.
       echo "== $(date -u +%T) cuBLAS (the vendor column of cuda:0)" | tee -a "$OUT/vk-coop.txt"

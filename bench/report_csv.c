@@ -1,6 +1,13 @@
 /* CSV: one row per device and case, for spreadsheets. Text fields are quoted (reasons hold commas). */
 #include "bench.h"
 
+/* The config's kernel family by name; empty for ops that have one. */
+static const char *variant_text(int v) {
+    const char *name = "";
+    if (v && trr_variant_name((trr_variant)v, &name) != TRR_OK) name = "";
+    return name;
+}
+
 static void quoted(FILE *f, const char *s) {
     fputc('"', f);
     for (; *s; s++) {
@@ -15,7 +22,7 @@ trr_status trr_bench_write_csv(const trr_bench_report *const *reports, int n, co
     if (!f) return trr_error(NULL, TRR_ERR_IO, "cannot write %s", path);
     fprintf(f, "device,backend,device_name,driver,library_version,date,bench,size,x,status,figure,unit,figure_min,"
                "figure_max,median_ms,min_ms,max_ms,reps,ceiling,fraction_of_ceiling,vendor_figure,copy_gbs,block_m,"
-               "block_n,block_k,group_m,threads,stages,vector_width,split_k,check_metric,check_ratio,reason\n");
+               "block_n,block_k,group_m,threads,stages,vector_width,split_k,variant,check_metric,check_ratio,reason\n");
     for (int i = 0; i < n; i++) {
         const trr_bench_report *rep = reports[i];
         for (int j = 0; j < rep->n_results; j++) {
@@ -27,12 +34,12 @@ trr_status trr_bench_write_csv(const trr_bench_report *const *reports, int n, co
             fputc(',', f);
             quoted(f, rep->device.driver);
             fprintf(f, ",%s,%s,%s,%s,%.17g,%s,%.6g,%s,%.6g,%.6g,%.6g,%.6g,%.6g,%d,%.6g,%.4f,%.6g,%.6g,%d,%d,%d,%d,%d,%d,"
-                       "%d,%d,%s,%.3g,",
+                       "%d,%d,%s,%s,%.3g,",
                     rep->library_version, rep->date, def->name, r->size, r->x, trr_bench_outcome_name(r->outcome),
                     r->figure, def->unit, r->figure_lo, r->figure_hi, r->timing.median_ms, r->timing.min_ms,
                     r->timing.max_ms, r->timing.reps, r->ceiling, r->fraction, r->vendor_figure, rep->copy.gbs,
                     c->block_m, c->block_n, c->block_k, c->group_m, c->threads, c->stages, c->vector_width, c->split_k,
-                    r->check.metric ? r->check.metric : "", r->check.ratio);
+                    variant_text(c->variant), r->check.metric ? r->check.metric : "", r->check.ratio);
             quoted(f, r->reason);
             fputc('\n', f);
         }

@@ -8,6 +8,8 @@ static void print_config(const trr_bench_result *r, FILE *out) {
         fprintf(out, "%dx%dx%d g%d t%d s%d", c->block_m, c->block_n, c->block_k, c->group_m, c->threads, c->stages);
     else
         fprintf(out, "bn%d t%d v%d", c->block_n, c->threads, c->vector_width);
+    const char *variant = NULL; /* the kernel family, for ops that have several */
+    if (c->variant && trr_variant_name((trr_variant)c->variant, &variant) == TRR_OK) fprintf(out, " %s", variant);
 }
 
 void trr_bench_print(const trr_bench_report *const *reports, int n, FILE *out) {

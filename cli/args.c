@@ -1,6 +1,8 @@
 /* Option parsing and device opening shared by the subcommands (cli.h). */
 #include "cli.h"
 
+#include "tuner.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -189,6 +191,34 @@ int cli_output_writable(const char *cmd, const char *option, const char *path, i
     else *slash = '\0';
     if (stat(parent, &st) != 0 || !S_ISDIR(st.st_mode) || access(parent, W_OK) != 0) {
         cli_usage_error(cmd, "%s %s: the folder %s does not exist or cannot be written", option, path, parent);
+        return 0;
+    }
+    return 1;
+}
+
+int cli_parse_config(const char *cmd, const char *text, int *out_op, trr_config *out_config) {
+    *out_op = -1;
+    const char *colon = strchr(text, ':');
+    if (colon) {
+        char name[32];
+        size_t len = (size_t)(colon - text);
+        trr_op op;
+        if (len >= sizeof name) {
+            cli_usage_error(cmd, "--config: '%.*s' is not an op", (int)len, text);
+            return 0;
+        }
+        memcpy(name, text, len);
+        name[len] = '\0';
+        if (trr_op_from_name(name, &op) != TRR_OK) {
+            cli_usage_error(cmd, "--config: '%s' is not an op (copy, add, gelu, rgb_to_grey, softmax, row_sum, "
+                                 "matmul, silu)", name);
+            return 0;
+        }
+        *out_op = (int)op;
+        text = colon + 1;
+    }
+    if (trr_config_parse(text, out_config) != TRR_OK) {
+        cli_usage_error(cmd, "--config: %s", trr_last_error(NULL));
         return 0;
     }
     return 1;

@@ -38,6 +38,9 @@ int cli_parse_i64(const char *option, const char *text, int64_t min, int64_t *ou
 int cli_parse_u64(const char *option, const char *text, uint64_t *out);
 int cli_parse_float(const char *option, const char *text, float *out);
 int cli_parse_dtype(const char *option, const char *text, trr_dtype *out);
+/* --config: "[OP:]CFG", CFG named fields (block_m=128,threads=256,variant=coop_khr; fields left out are the
+ * backend's choice) or BM,BN,BK,GM,THREADS,STAGES,VEC,SPLITK. *out_op is the op named before ':', or -1. */
+int cli_parse_config(const char *cmd, const char *text, int *out_op, trr_config *out_config);
 
 /* Prints "trireme <cmd>: <message>" and a hint to stderr; returns CLI_EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...)

@@ -27,6 +27,8 @@ static void usage(FILE *out) {
             "                devices, 30 on GPUs)\n"
             "  --json FILE, --csv FILE   write the reports; --plot DIR   one SVG chart per benchmark\n"
             "  --no-vendor   do not load cuBLAS\n"
+            "  --config [OP:]CFG  run OP (every op benched, without OP:) with this config: named fields left out\n"
+            "                to the backend, e.g. matmul:block_m=128,block_n=128,variant=coop_nv; repeatable\n"
             "  --compare A B print the cases two JSON reports share side by side with the ratio B / A\n");
 }
 
@@ -55,6 +57,8 @@ int trr_cli_bench(int argc, char **argv) {
     char specs[MAX_DEVICES][32];
     int n_specs = 0, device_given = 0;
     progress_state ps = {0};
+    int config_set[TRR_OP_COUNT] = {0};
+    trr_config configs[TRR_OP_COUNT];
     for (int i = 1; i < argc; i++) {
         int r;
         if (cli_is_help(argv[i])) {
@@ -91,6 +95,12 @@ int trr_cli_bench(int argc, char **argv) {
             opt.budget_s = s;
         } else if ((r = cli_option_value(argc, argv, &i, "seed", &v)) != 0) {
             if (r < 0 || !cli_parse_u64("seed", v, &opt.seed)) return CLI_EXIT_USAGE;
+        } else if ((r = cli_option_value(argc, argv, &i, "config", &v)) != 0) {
+            int op = -1;
+            trr_config c;
+            if (r < 0 || !cli_parse_config("bench", v, &op, &c)) return CLI_EXIT_USAGE;
+            for (int o = 0; o < TRR_OP_COUNT; o++)
+                if (op < 0 || op == o) configs[o] = c, config_set[o] = 1;
         } else if ((r = cli_option_value(argc, argv, &i, "json", &json)) != 0) {
             if (r < 0) return CLI_EXIT_USAGE;
         } else if ((r = cli_option_value(argc, argv, &i, "csv", &csv)) != 0) {
@@ -136,6 +146,8 @@ int trr_cli_bench(int argc, char **argv) {
         trr_device_info info;
         trr_context_device(ctx, &info);
         ps.device = specs[d][0] ? specs[d] : "auto";
+        for (int o = 0; o < TRR_OP_COUNT; o++)
+            if (config_set[o]) trr_config_override(ctx, (trr_op)o, &configs[o]); /* parsed: in range */
         if (!ps.quiet) fprintf(stderr, "bench: %s (%s), sizes %s\n", info.spec, info.name,
                                opt.sizes == TRR_BENCH_SIZES_FULL ? "full" : opt.sizes == TRR_BENCH_SIZES_LIST ? opt.size_list : "quick");
         trr_status st = trr_bench_run(ctx, &opt, &reports[n_reports]);

@@ -20,7 +20,10 @@ static void print_help(void) {
            "  --quick          the small subset (for sanitizer builds)\n"
            "  --seed S         input seed (default: a fresh one, printed; the same seed repeats a run)\n"
            "  --json FILE      also write every case and the summary as JSON\n"
-           "  --verbose        print every case as it finishes\n\n"
+           "  --verbose        print every case as it finishes\n"
+           "  --config [OP:]CFG  run OP (every op, without OP:) with this config, e.g. matmul:variant=coop_nv\n"
+           "                   or softmax:variant=subgroup (named fields; those left out are the backend's);\n"
+           "                   cases the backend cannot run so count as unsupported; repeatable\n\n"
            "Checks every op, dtype, layout and epilogue against the float64 reference with SPEC.md's bounds,\n"
            "poisoned outputs and guard bytes. Prints a matrix of ops x devices (worst error / bound) and every\n"
            "failing case. Exit status: 0 all passed or unsupported, 1 a case failed, 2 a usage error.\n");
@@ -33,6 +36,8 @@ typedef struct conf_args {
     unsigned op_mask;
     uint64_t seed;
     int seed_set;
+    int config_set[TRR_OP_COUNT];
+    trr_config configs[TRR_OP_COUNT];
 } conf_args;
 
 static int parse_ops(const char *list, unsigned *out_mask) {
@@ -78,6 +83,15 @@ static int parse_args(int argc, char **argv, conf_args *a, int *out_exit) {
         if ((r = cli_option_value(argc, argv, &i, "ops", &v)) < 0) goto usage;
         if (r) {
             if (!parse_ops(v, &a->op_mask)) goto usage;
+            continue;
+        }
+        if ((r = cli_option_value(argc, argv, &i, "config", &v)) < 0) goto usage;
+        if (r) {
+            int op = -1;
+            trr_config c;
+            if (!cli_parse_config("conformance", v, &op, &c)) goto usage;
+            for (int o = 0; o < TRR_OP_COUNT; o++)
+                if (op < 0 || op == o) a->configs[o] = c, a->config_set[o] = 1;
             continue;
         }
         if (cli_flag(argv, i, "quick")) { a->quick = 1; continue; }
@@ -148,6 +162,8 @@ int cmd_conformance(int argc, char **argv) {
         if (code != CLI_EXIT_OK) break;
         trr_device_info info;
         trr_status st = trr_context_device(ctx, &info);
+        for (int o = 0; o < TRR_OP_COUNT && st == TRR_OK; o++)
+            if (a.config_set[o]) st = trr_config_override(ctx, (trr_op)o, &a.configs[o]);
         progress_state ps = {.spec = st == TRR_OK ? info.spec : specs[d], .verbose = a.verbose,
                              .tty = isatty(fileno(stderr)),
                              .next_line_s = PROGRESS_LINE_INTERVAL_S};

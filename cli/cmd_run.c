@@ -26,7 +26,9 @@ static void print_help(void) {
            "  --epilogue E        matmul: none (default), relu, leaky_relu, gelu\n"
            "  --alpha A           leaky_relu slope (default 0.01)\n"
            "  --seed S            input seed (default: a fresh one, printed)\n"
-           "  --repeat R          timed calls after one warm-up call (default 1); the time printed is per call\n\n"
+           "  --repeat R          timed calls after one warm-up call (default 1); the time printed is per call\n"
+           "  --config CFG        the op's tile config and kernel family, named fields left out to the backend:\n"
+           "                      block_m=128,block_n=128,threads=256,variant=coop_khr (trr_config_override)\n\n"
            "Prints how the device was chosen, the device time (trr_timer_start/stop) and the output's element\n"
            "sum and XXH64 of its bytes.\n");
 }
@@ -45,6 +47,8 @@ typedef struct run_args {
     uint64_t seed;
     int seed_set;
     int64_t repeat;
+    int config_set, config_op; /* config_op: the op --config named before ':', or -1 */
+    trr_config config;
 } run_args;
 
 
@@ -111,6 +115,11 @@ static int parse_args(int argc, char **argv, run_args *a, int *out_exit) {
         OPT("alpha") { if (!cli_parse_float("alpha", v, &a->alpha)) goto usage; continue; }
         OPT("seed") { if (!cli_parse_u64("seed", v, &a->seed)) goto usage; a->seed_set = 1; continue; }
         OPT("repeat") { if (!cli_parse_i64("repeat", v, 1, &a->repeat)) goto usage; continue; }
+        OPT("config") {
+            if (!cli_parse_config("run", v, &a->config_op, &a->config)) { *out_exit = CLI_EXIT_USAGE; return 0; }
+            a->config_set = 1;
+            continue;
+        }
 #undef OPT
         if (cli_flag(argv, i, "trans-a")) { a->trans_a = 1; continue; }
         if (cli_flag(argv, i, "trans-b")) { a->trans_b = 1; continue; }
@@ -132,6 +141,10 @@ static int parse_args(int argc, char **argv, run_args *a, int *out_exit) {
     }
     if (trr_op_from_name(op_name, &a->op) != TRR_OK) {
         *out_exit = cli_usage_error("run", "%s", trr_last_error(NULL));
+        return 0;
+    }
+    if (a->config_set && a->config_op >= 0 && a->config_op != (int)a->op) {
+        *out_exit = cli_usage_error("run", "--config names another op than '%s'", op_name);
         return 0;
     }
     /* dtypes the user left out come from the op's signatures: its first, or the first for the given input */
@@ -320,6 +333,7 @@ int cmd_run(int argc, char **argv) {
     if (st == TRR_OK) st = trr_context_selection(s.ctx, &selection);
     if (st != TRR_OK) return fail(&s, "device", st);
     printf("device: %s (%s)\nselection: %s\n", info.spec, info.name, selection);
+    if (a.config_set && (st = trr_config_override(s.ctx, a.op, &a.config)) != TRR_OK) return fail(&s, "--config", st);
 
     if ((st = setup(&s, a.seed)) != TRR_OK) return fail(&s, "setting up buffers", st);
     /* a warm-up call keeps one-time costs (kernel compilation, first-touch) out of the time */

@@ -75,8 +75,9 @@ static void usage(FILE *out) {
             "                   50 ms have passed, so the device is at its working clock\n"
             "  --db FILE        the database to merge into (default: TRIREME_TUNE_DB, else the cache dir's\n"
             "                   tune.json)\n"
-            "  --only-config CFG  time only BM,BN,BK,GM,THREADS,STAGES,VEC,SPLITK (0 or empty: the backend's\n"
-            "                   choice) against the default, and store it if it passes the check\n"
+            "  --only-config CFG  time only this config against the default, and store it if it passes the\n"
+            "                   check: named fields (block_m=128,threads=256,variant=simt; fields left out are\n"
+            "                   the backend's choice) or BM,BN,BK,GM,THREADS,STAGES,VEC,SPLITK\n"
             "  --tf32           matmul f32 with TRR_MATMUL_ALLOW_TF32 (a separate database key)\n"
             "  --list           print each job's candidates and why any are dropped; time nothing\n"
             "  --no-write       tune and report, but leave the database alone\n"
@@ -214,7 +215,7 @@ typedef struct progress_state {
 
 static void on_progress(void *user, const trr_tune_progress *p) {
     progress_state *ps = user;
-    char cfg[64], best[64] = "-";
+    char cfg[TRR_CONFIG_TEXT_MAX], best[TRR_CONFIG_TEXT_MAX] = "-";
     trr_config_format(p->config, cfg, sizeof cfg);
     if (p->best) trr_config_format(p->best, best, sizeof best);
     /* the jobs still to come are assumed to cost what the finished ones did on average */
@@ -251,7 +252,7 @@ static int list_job(trr_context *ctx, const trr_tune_job *j, const char *name) {
     trr_config def;
     trr_tune_default_config(ctx, &call, &def);
     trr_status st = trr_tune_space(ctx, &call, cand, TRR_TUNE_MAX_CANDIDATES, &n);
-    char cfg[64];
+    char cfg[TRR_CONFIG_TEXT_MAX];
     trr_config_format(&def, cfg, sizeof cfg);
     printf("%s: default %s, %d candidates\n", name, cfg, n);
     for (int i = 0; st == TRR_OK && i < n; i++) {
@@ -325,7 +326,7 @@ static int parse_args(int argc, char **argv, tune_args *a) {
 }
 
 static void print_row(const char *name, const trr_tune_outcome *o) {
-    char def[64], best[64];
+    char def[TRR_CONFIG_TEXT_MAX], best[TRR_CONFIG_TEXT_MAX];
     trr_config_format(&o->entry.default_config, def, sizeof def);
     trr_config_format(&o->entry.config, best, sizeof best);
     double gain = o->entry.ms > 0 && o->entry.default_ms > 0 ? o->entry.default_ms / o->entry.ms : 1.0;

@@ -1,6 +1,7 @@
 /* Contexts: one opened device plus the last error and config overrides. */
 #define _POSIX_C_SOURCE 200809L
 #include "backend.h"
+#include "config_fields.h"
 #include "registry.h"
 
 #include <stdio.h>
@@ -108,10 +109,7 @@ trr_status trr_config_override(trr_context *ctx, trr_op op, const trr_config *co
     if (!ctx) return trr_error(NULL, TRR_ERR_INVALID_ARGUMENT, "ctx is NULL");
     if ((unsigned)op >= TRR_OP_COUNT) return trr_error(ctx, TRR_ERR_INVALID_ARGUMENT, "unknown op %d", (int)op);
     if (config) {
-        const int *f = &config->block_m;
-        for (size_t i = 0; i < sizeof *config / sizeof(int); i++)
-            if (f[i] < 0 || f[i] > 65536)
-                return trr_error(ctx, TRR_ERR_INVALID_ARGUMENT, "config field %zu is %d: out of range", i, f[i]);
+        TRR_TRY(trr_config_check_range(ctx, config));
         ctx->override[op] = *config;
     }
     ctx->has_override[op] = config != NULL;

@@ -1,10 +1,9 @@
 /* JSON of the runtime's structs (json_fields.h). */
 #include "json_fields.h"
 
-#include <math.h>
+#include "config_fields.h"
 
-const char *const trr_json_config_keys[8] = {"block_m", "block_n", "block_k", "group_m",
-                                             "threads", "stages",  "vector_width", "split_k"};
+#include <math.h>
 
 void trr_json_add_number(cJSON *obj, const char *key, double v) {
     if (isfinite(v))
@@ -34,11 +33,17 @@ cJSON *trr_json_device(const trr_device_info *d) {
 
 cJSON *trr_json_config(const trr_config *c) {
     cJSON *o = cJSON_CreateObject();
-    const int *f = &c->block_m;
-    for (int i = 0; o && i < 8; i++)
-        if (!cJSON_AddNumberToObject(o, trr_json_config_keys[i], f[i])) {
+    for (int i = 0; o && i < TRR_CONFIG_FIELD_COUNT; i++) {
+        const char *name = trr_config_fields[i].name;
+        int v = trr_config_get(c, i);
+        const char *variant = NULL;
+        int ok = i == TRR_CONFIG_FIELD_VARIANT && trr_variant_name((trr_variant)v, &variant) == TRR_OK
+                     ? cJSON_AddStringToObject(o, name, variant) != NULL
+                     : cJSON_AddNumberToObject(o, name, v) != NULL;
+        if (!ok) {
             cJSON_Delete(o);
             return NULL;
         }
+    }
     return o;
 }

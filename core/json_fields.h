@@ -11,11 +11,9 @@
  * means in a report (not finite) documented in one place. */
 void trr_json_add_number(cJSON *obj, const char *key, double v);
 
-/* The names of trr_config's fields in order (block_m ... split_k), as they appear in every JSON file. */
-extern const char *const trr_json_config_keys[8];
-
 /* New objects (NULL when cJSON runs out of memory). */
 cJSON *trr_json_device(const trr_device_info *d);
+/* Every field of config_fields.h's table by its name; the variant by name ("auto", "wgmma", ...). */
 cJSON *trr_json_config(const trr_config *c);
 
 #endif

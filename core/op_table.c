@@ -15,15 +15,16 @@ static const trr_op_signature sig_matmul[] = {{TRR_F32, TRR_F32}, {TRR_F16, TRR_
 #define STREAM_DEFAULTS {.block_n = 1024, .threads = 256, .vector_width = 4}
 #define MATMUL_FIELDS                                                                                          \
     (TRR_CFG_BLOCK_M | TRR_CFG_BLOCK_N | TRR_CFG_BLOCK_K | TRR_CFG_GROUP_M | TRR_CFG_THREADS | TRR_CFG_STAGES |  \
-     TRR_CFG_VECTOR_WIDTH | TRR_CFG_SPLIT_K)
+     TRR_CFG_VECTOR_WIDTH | TRR_CFG_SPLIT_K | TRR_CFG_VARIANT)
 
 /* operand rules */
 #define ROWS_COLS(n) {n, 1, TRR_DIM_ROWS, TRR_DIM_COLS, 0, 0}
 #define NONE {NULL, 0, 0, 0, 0, 0}
 #define UNARY {ROWS_COLS("x"), NONE, ROWS_COLS("y")}
 
-/* Every op's facts. Defaults are conservative values every backend can run; backends' choose_config heuristics
- * refine them. */
+/* Every op's facts. Defaults are conservative values every backend can run (the portable SIMT kernels among
+ * them); backends' choose_config heuristics refine them. Ops with kernel families (matmul, softmax) carry
+ * TRR_CFG_VARIANT. */
 static const trr_op_desc op_table[TRR_OP_COUNT] = {
     [TRR_OP_COPY] = {.op = TRR_OP_COPY, .name = "copy", .n_inputs = 1, .operands = "x -> z", SIGNATURES(sig_any),
                      .config_fields = STREAM_FIELDS, .default_config = STREAM_DEFAULTS,
@@ -43,7 +44,9 @@ static const trr_op_desc op_table[TRR_OP_COUNT] = {
                             .operand = {{"img", 3, TRR_DIM_ROWS, TRR_DIM_COLS, 0, 0}, NONE, ROWS_COLS("grey")},
                             .flops_per_point = 1},
     [TRR_OP_SOFTMAX] = {.op = TRR_OP_SOFTMAX, .name = "softmax", .n_inputs = 1, .operands = "x[M,N] -> y[M,N]",
-                        SIGNATURES(sig_float), .config_fields = STREAM_FIELDS, .default_config = STREAM_DEFAULTS,
+                        SIGNATURES(sig_float), .config_fields = STREAM_FIELDS | TRR_CFG_VARIANT,
+                        .default_config = {.block_n = 1024, .threads = 256, .vector_width = 4,
+                                           .variant = TRR_VARIANT_SIMT},
                         .shape = TRR_SHAPE_ROWS, .operand = UNARY, .flops_per_point = 1},
     [TRR_OP_ROW_SUM] = {.op = TRR_OP_ROW_SUM, .name = "row_sum", .n_inputs = 1, .operands = "x[M,N] -> y[M]",
                         SIGNATURES(sig_row_sum), .config_fields = STREAM_FIELDS, .default_config = STREAM_DEFAULTS,
@@ -53,7 +56,7 @@ static const trr_op_desc op_table[TRR_OP_COUNT] = {
     [TRR_OP_MATMUL] = {.op = TRR_OP_MATMUL, .name = "matmul", .n_inputs = 2, .operands = "A[M,K], B[K,N] -> C[M,N]",
                        SIGNATURES(sig_matmul), .config_fields = MATMUL_FIELDS,
                        .default_config = {.block_m = 64, .block_n = 64, .block_k = 16, .group_m = 8, .threads = 256,
-                                          .stages = 2, .vector_width = 4, .split_k = 1},
+                                          .stages = 2, .vector_width = 4, .split_k = 1, .variant = TRR_VARIANT_SIMT},
                        .shape = TRR_SHAPE_MATMUL,
                        .operand = {{"A", 1, TRR_DIM_ROWS, TRR_DIM_K, 0, 1}, {"B", 1, TRR_DIM_K, TRR_DIM_COLS, 0, 2},
                                    ROWS_COLS("C")},

@@ -14,7 +14,8 @@ enum {
     TRR_CFG_THREADS = 1u << 4,
     TRR_CFG_STAGES = 1u << 5,
     TRR_CFG_VECTOR_WIDTH = 1u << 6,
-    TRR_CFG_SPLIT_K = 1u << 7
+    TRR_CFG_SPLIT_K = 1u << 7,
+    TRR_CFG_VARIANT = 1u << 8 /* the op has more than one kernel family somewhere (trr_variant) */
 };
 
 #define TRR_DTYPE_BIT(d) (1u << (unsigned)(d))

@@ -11,10 +11,9 @@ static trr_status dispatch(trr_context *ctx, trr_op op, const trr_tensor *x, con
     TRR_TRY(trr_call_build(ctx, op, x, y, z, epilogue, alpha, flags, &call, &empty));
     if (empty == TRR_CALL_NOTHING) return TRR_OK;
     if (empty == TRR_CALL_IDENTITY) return trr_call_write_identity(ctx, &call);
-    trr_call_resolve_config(ctx, &call);
+    /* supports and check_config ran there, once: the config is final */
+    TRR_TRY(trr_call_resolve_config(ctx, &call));
     const trr_backend *be = ctx->backend;
-    if (be->supports) TRR_TRY(be->supports(ctx, &call));
-    if (be->check_config) TRR_TRY(be->check_config(ctx, &call));
     ctx->last_config = call.config;
     if (call.slices == 1) return be->run(ctx, &call);
     for (int64_t s = 0; s < call.slices; s++) {

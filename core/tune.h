@@ -6,10 +6,14 @@
  *     {"backend": "cuda", "device": "NVIDIA H100 80GB HBM3", "driver": "580.65", "op": "matmul",
  *      "in": "f16", "out": "f16", "trans_a": false, "trans_b": true, "tf32": false,
  *      "bucket": [4096, 4096, 4096], "shape": [4096, 4096, 4096],
- *      "config": {"block_m": 128, ...all eight fields}, "ms": 0.21,
+ *      "config": {"block_m": 128, ..., "variant": "wgmma"}, "ms": 0.21,
  *      "default_config": {...}, "default_ms": 0.25, "candidates": 19, "tuned_at": "2025-01-01T00:00:00Z"}]}
  * A bucket is the call's shape (matmul M, N, K; other ops rows, cols, 1) with each dimension rounded up to a
- * power of two and capped at TRR_TUNE_BUCKET_CAP, so one entry serves every shape near the one tuned.
+ * power of two (no cap: a row of 2^23 columns is a bucket of its own), so one entry serves every shape near the
+ * one tuned. A call whose bucket was not tuned takes the entry of the nearest tuned bucket (the smallest sum of
+ * log2 distances over the three dimensions) with the same backend, device, driver, op, dtypes and layout flags.
+ * The config's variant (its kernel family) is part of the entry: an override that names a variant (and nothing
+ * else) looks up only entries of that variant.
  *
  * Thread safety: every function here may be called from any thread; the loaded database is shared by all
  * contexts of the process behind one lock. */
@@ -17,14 +21,14 @@
 #define TRR_TUNE_H
 
 #include "backend.h"
+#include "config_fields.h"
 
 #include <stddef.h>
 #include <stdint.h>
 
 #define TRR_TUNE_DB_VERSION 1
-#define TRR_TUNE_BUCKET_CAP ((int64_t)1 << 16)
 /* Largest value a config field may hold in the file; anything above is a corrupt file, not a config. */
-#define TRR_TUNE_FIELD_MAX 65536
+#define TRR_TUNE_FIELD_MAX TRR_CONFIG_FIELD_MAX
 
 typedef struct trr_tune_key {
     char backend[16];
@@ -48,10 +52,17 @@ typedef struct trr_tune_entry {
     char tuned_at[32];          /* UTC, ISO 8601; "" when unknown */
 } trr_tune_entry;
 
-/* On a database hit for call on ctx's device, fills *out_config and returns 1; else 0. Never fails the call:
- * a missing, stale (other driver version) or corrupt database is ignored (with a one-time warning for the
- * last two), and so is an entry the backend's check_config no longer accepts. */
-int trr_tune_lookup(trr_context *ctx, const trr_call *call, trr_config *out_config);
+/* The tuned config for call on ctx's device: the entry of the call's bucket, else of the nearest tuned bucket
+ * (see above); variant non-zero asks for entries of that variant alone. Fills *out_config and returns 1, else
+ * 0. The config is not judged here: trr_call_resolve_config asks the backend once, and on a rejection calls
+ * trr_tune_rejected. where (may be NULL) receives "bucket [..]" of the entry, for that message. Never fails the
+ * call: a missing, stale (other driver version) or corrupt database is ignored (with a one-time warning for the
+ * last two). */
+int trr_tune_lookup(trr_context *ctx, const trr_call *call, int variant, trr_config *out_config, char *where,
+                    size_t where_cap);
+/* Reports once per version of the database file (stderr) that the backend rejected the entry at where, and
+ * why; the call then runs on the heuristic's config. */
+void trr_tune_rejected(const char *where, const char *why);
 
 /* The key a call on ctx looks up. */
 void trr_tune_key_of(const trr_context *ctx, const trr_call *call, trr_tune_key *out_key);

@@ -29,7 +29,7 @@ void trr_tune_bucket_of(const trr_call *call, int64_t out_bucket[3]) {
     trr_tune_shape_of(call, s);
     for (int i = 0; i < 3; i++) {
         int64_t p = 1;
-        while (p < s[i] && p < TRR_TUNE_BUCKET_CAP) p <<= 1;
+        while (p < s[i]) p <<= 1;
         out_bucket[i] = p;
     }
 }
@@ -145,19 +145,29 @@ static int get_dims(const cJSON *obj, const char *name, int64_t out[3], char *wh
     return 1;
 }
 
+/* Every field of the config table by name; the variant by its name. A file written before configs carried a
+ * variant has none: that reads as auto (the backend's heuristic picks the kernel family). */
 static int get_config(const cJSON *obj, const char *name, trr_config *out, char *why, size_t cap, int index) {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, name);
     if (!cJSON_IsObject(v)) return fail(why, cap, "entry %d: \"%s\" is missing or not an object", index, name);
-    int *f = &out->block_m;
-    for (int i = 0; i < 8; i++) {
-        char sub[48];
-        snprintf(sub, sizeof sub, "%s.%s", name, trr_json_config_keys[i]);
-        const cJSON *fv = cJSON_GetObjectItemCaseSensitive(v, trr_json_config_keys[i]);
+    memset(out, 0, sizeof *out);
+    for (int i = 0; i < TRR_CONFIG_FIELD_COUNT; i++) {
+        const char *key = trr_config_fields[i].name;
+        const cJSON *fv = cJSON_GetObjectItemCaseSensitive(v, key);
+        if (i == TRR_CONFIG_FIELD_VARIANT) {
+            trr_variant var = TRR_VARIANT_AUTO;
+            if (fv && (!cJSON_IsString(fv) || trr_variant_from_name(fv->valuestring, &var) != TRR_OK))
+                return fail(why, cap, "entry %d: \"%s.%s\" is not a variant name (auto, simt, mma, wgmma, coop_khr, "
+                            "coop_nv, cm2, subgroup)", index, name, key);
+            trr_config_set(out, i, (int)var);
+            continue;
+        }
+        const int max = trr_config_fields[i].max;
         if (!cJSON_IsNumber(fv) || fv->valuedouble != floor(fv->valuedouble) || fv->valuedouble < 0 ||
-            fv->valuedouble > TRR_TUNE_FIELD_MAX)
-            return fail(why, cap, "entry %d: \"%s\" is missing or not an integer in [0, %d]", index, sub,
-                        TRR_TUNE_FIELD_MAX);
-        f[i] = (int)fv->valuedouble;
+            fv->valuedouble > max)
+            return fail(why, cap, "entry %d: \"%s.%s\" is missing or not an integer in [0, %d]", index, name, key,
+                        max);
+        trr_config_set(out, i, (int)fv->valuedouble);
     }
     return 1;
 }
@@ -201,9 +211,9 @@ static int parse_entry(const cJSON *e, int index, trr_tune_entry *out, char *why
     if (!trr_op_allows(k->op, k->in_dtype, k->out_dtype))
         return fail(why, cap, "entry %d: %s does not take %s -> %s", index, op, in, outd);
     for (int i = 0; i < 3; i++)
-        if (k->bucket[i] > TRR_TUNE_BUCKET_CAP || (k->bucket[i] & (k->bucket[i] - 1)))
-            return fail(why, cap, "entry %d: bucket[%d] = %lld is not a power of two up to %lld", index, i,
-                        (long long)k->bucket[i], (long long)TRR_TUNE_BUCKET_CAP);
+        if (k->bucket[i] & (k->bucket[i] - 1))
+            return fail(why, cap, "entry %d: bucket[%d] = %lld is not a power of two", index, i,
+                        (long long)k->bucket[i]);
     return 1;
 }
 

@@ -9,8 +9,7 @@
 #include "tune.h"
 #include "clock.h"
 
-#include "tune.h"
-
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,15 +95,25 @@ static void refresh(void) {
     db.count = count;
 }
 
+/* Everything of the key but the bucket: what an entry of another bucket must share to stand in. */
 static int same_rest(const trr_tune_key *a, const trr_tune_key *b) {
     return a->op == b->op && a->in_dtype == b->in_dtype && a->out_dtype == b->out_dtype && a->trans_a == b->trans_a &&
-           a->trans_b == b->trans_b && a->tf32 == b->tf32 && a->bucket[0] == b->bucket[0] &&
-           a->bucket[1] == b->bucket[1] && a->bucket[2] == b->bucket[2];
+           a->trans_b == b->trans_b && a->tf32 == b->tf32;
 }
 
-/* Under db_lock: the entry for key, or -1. Warns once when the device has entries only for another driver. */
-static int find(const trr_tune_key *key) {
-    int same_driver = 0;
+/* How far apart two buckets are: the sum over the dimensions of |log2 a - log2 b| (buckets are powers of two). */
+static double bucket_distance(const int64_t a[3], const int64_t b[3]) {
+    double d = 0;
+    for (int i = 0; i < 3; i++) d += fabs(log2((double)a[i]) - log2((double)b[i]));
+    return d;
+}
+
+/* Under db_lock: the entry for key (of variant, when non-zero), else the one of the nearest bucket, or -1. Ties
+ * go to the entry listed first, so the choice does not depend on anything but the file. Warns once when the
+ * device has entries only for another driver. */
+static int find(const trr_tune_key *key, int variant) {
+    int same_driver = 0, best = -1;
+    double best_d = INFINITY;
     const char *other_driver = NULL;
     for (int i = 0; i < db.count; i++) {
         const trr_tune_key *k = &db.entries[i].key;
@@ -114,7 +123,13 @@ static int find(const trr_tune_key *key) {
             continue;
         }
         same_driver = 1;
-        if (same_rest(k, key)) return i;
+        if (!same_rest(k, key)) continue;
+        if (variant && db.entries[i].config.variant != variant) continue;
+        double d = bucket_distance(k->bucket, key->bucket);
+        if (d < best_d) {
+            best_d = d;
+            best = i;
+        }
     }
     if (other_driver && !same_driver && !db.warned_stale) {
         fprintf(stderr,
@@ -123,45 +138,35 @@ static int find(const trr_tune_key *key) {
                 db.path, key->backend, key->device, other_driver, key->driver);
         db.warned_stale = 1;
     }
-    return -1;
+    return best;
 }
 
-int trr_tune_lookup(trr_context *ctx, const trr_call *call, trr_config *out_config) {
+int trr_tune_lookup(trr_context *ctx, const trr_call *call, int variant, trr_config *out_config, char *where,
+                    size_t where_cap) {
     if (!ctx || !call || !out_config || !ctx->backend) return 0;
     trr_tune_key key;
     trr_tune_key_of(ctx, call, &key);
-    trr_config tuned;
     pthread_mutex_lock(&db_lock);
     refresh();
-    int i = find(&key);
-    if (i >= 0) tuned = db.entries[i].config;
-    pthread_mutex_unlock(&db_lock);
-    if (i < 0) return 0;
-
-    /* An entry written by an older backend may name a config this one no longer runs: use the heuristic then,
-     * and leave the context's last error as it was (the check records its reason there). */
-    trr_config full;
-    trr_tune_complete_config(ctx, call, &tuned, &full);
-    const trr_status saved_status = ctx->last_status;
-    const size_t saved_len = strlen(ctx->last_error);
-    char small[512]; /* the usual case: no error or a short one, so a hit costs no allocation */
-    char *saved = saved_len < sizeof small ? small : malloc(saved_len + 1);
-    if (saved) memcpy(saved, ctx->last_error, saved_len + 1);
-    char why[256] = "";
-    const int runs = trr_tune_config_runs(ctx, call, &full, why, sizeof why);
-    if (!runs) {
-        ctx->last_status = saved_status;
-        if (saved) memcpy(ctx->last_error, saved, saved_len + 1);
-        else ctx->last_error[0] = '\0';
-        pthread_mutex_lock(&db_lock);
-        if (!db.warned_rejected)
-            fprintf(stderr, "trireme: the tuning database %s has a config for this call that the backend rejects "
-                            "(%s); using the default instead (run `trireme tune` again)\n", db.path, why);
-        db.warned_rejected = 1;
-        pthread_mutex_unlock(&db_lock);
+    int i = find(&key, variant);
+    if (i >= 0) {
+        *out_config = db.entries[i].config;
+        if (where && where_cap) {
+            const int64_t *b = db.entries[i].key.bucket;
+            snprintf(where, where_cap, "%s: the entry of bucket [%lld, %lld, %lld] for a call of bucket [%lld, %lld, %lld]",
+                     db.path, (long long)b[0], (long long)b[1], (long long)b[2], (long long)key.bucket[0],
+                     (long long)key.bucket[1], (long long)key.bucket[2]);
+        }
     }
-    if (saved != small) free(saved);
-    if (!runs) return 0;
-    *out_config = tuned;
-    return 1;
+    pthread_mutex_unlock(&db_lock);
+    return i >= 0;
+}
+
+void trr_tune_rejected(const char *where, const char *why) {
+    pthread_mutex_lock(&db_lock);
+    if (!db.warned_rejected)
+        fprintf(stderr, "trireme: tuning database %s: the backend rejects that config (%s); using its heuristic "
+                        "instead (run `trireme tune` again)\n", where ? where : "?", why ? why : "");
+    db.warned_rejected = 1;
+    pthread_mutex_unlock(&db_lock);
 }

@@ -2,7 +2,6 @@
  * shapes, strides, alignment, overflow, bounds, overlap) so each bad-input class reports its own status. */
 #include "validate.h"
 #include "op_table.h"
-#include "tune.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -403,22 +402,4 @@ trr_status trr_call_build(trr_context *ctx, trr_op op, const trr_tensor *x, cons
     *out_call = call;
     *out_empty = empty;
     return TRR_OK;
-}
-
-void trr_call_resolve_config(trr_context *ctx, trr_call *call) {
-    const trr_op_desc *desc = trr_op_desc_get(call->op);
-    memset(&call->config, 0, sizeof call->config);
-    /* precedence: the caller's override, then the tuning database, then the backend's heuristic, then the op
-     * table; each only fills what the ones before left at zero */
-    if (ctx->has_override[call->op]) {
-        call->config = ctx->override[call->op];
-    } else {
-        trr_config tuned;
-        if (trr_tune_lookup(ctx, call, &tuned)) call->config = tuned;
-    }
-    if (ctx->backend->choose_config) ctx->backend->choose_config(ctx, call);
-    int *f = &call->config.block_m;
-    const int *d = &desc->default_config.block_m;
-    for (size_t i = 0; i < sizeof call->config / sizeof(int); i++)
-        if (f[i] == 0 && (desc->config_fields & (1u << i))) f[i] = d[i];
 }

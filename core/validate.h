@@ -25,7 +25,10 @@ trr_status trr_call_write_identity(trr_context *ctx, const trr_call *call);
 /* The call for outer slice s of a sliced elementwise call (slices == 1 in the result). */
 trr_call trr_call_slice(const trr_call *call, int64_t s);
 
-/* Fills the call's config: the context's override, then the backend's heuristic, then the op table. */
-void trr_call_resolve_config(trr_context *ctx, trr_call *call);
+/* Resolves the call's config once (config_resolve.c): the context's override, else the tuning database's entry
+ * (skipped, with a one-time message, when the backend rejects it), then the backend's heuristic fills zero
+ * fields, then the op table; then the backend's supports and check_config run once. TRR_OK when the call can
+ * run as configured; else the backend's status and reason. */
+trr_status trr_call_resolve_config(trr_context *ctx, trr_call *call);
 
 #endif

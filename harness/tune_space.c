@@ -4,20 +4,22 @@
  * of the lists. Rows for a named backend hide the generic rows (backend NULL) for the same op and dtype.
  *
  * What the tables hold, per backend kind:
- *   cuda    matmul f16: SPEC.md's known-good NVIDIA configs, each with split-K 1, 2 and 4, and the Hopper
- *           kernel's tiles (384 threads); matmul f32: SIMT
+ *   cuda    matmul f16: SPEC.md's known-good NVIDIA configs on mma.sync (variant mma), each with split-K 1, 2
+ *           and 4, and the Hopper kernel's tiles (variant wgmma); matmul f32: SIMT
  *           tiles (BM x BN x BK, threads), also with split-K; streaming ops: threads x vector width; softmax
  *           and row_sum: threads per row.
  *   opencl  matmul: work-group tiles (BM x BN x BK, threads); streaming: work-group size x vector width;
  *           softmax and row_sum: work-group size.
- *   vulkan  matmul: work-group tiles, plus cooperative-matrix tiles for f16; streaming: work-group size x
- *           elements per invocation (block_n); softmax and row_sum: work-group size (softmax's block_n, the
- *           register kernel's row, follows from it).
+ *   vulkan  matmul: work-group tiles (simt), plus cooperative-matrix tiles for f16 on each cooperative variant
+ *           (coop_khr, coop_nv, cm2; the device's check_config drops those it lacks); streaming: work-group size
+ *           x elements per invocation (block_n); softmax: work-group size on both kernel families (simt,
+ *           subgroup; block_n, the register kernel's row, follows from it); row_sum: work-group size.
  *   cpu     matmul: cache blocks (BM x BN x BK); every other op: elements per task (block_n).
  * Everything else (stages, vector width of the GPU matmuls, GROUP_M) is left to each backend's heuristic, which
  * knows its kernels' constraints; check_config then drops whatever a backend cannot run. */
 #include "tune_space.h"
 
+#include "config_fields.h"
 #include "op_table.h"
 #include "tune.h"
 
@@ -34,7 +36,7 @@ typedef struct space_row {
     const trr_config *list;
     int n_list;
     int block_m[AXIS], block_n[AXIS], block_k[AXIS], group_m[AXIS], threads[AXIS], stages[AXIS],
-        vector_width[AXIS], split_k[AXIS];
+        vector_width[AXIS], split_k[AXIS], variant[AXIS];
 } space_row;
 
 #define OP(o) (1u << (unsigned)(o))
@@ -118,8 +120,9 @@ static const trr_config vk_coop_tiles[] = {
 static const space_row space_table[] = {
     /* ---- cuda ---- */
     {.backend = "cuda", .ops = MATMUL, .in_dtypes = TRR_DTYPE_BIT(TRR_F16), .list = NULL, .n_list = -1,
-     .split_k = {1, 2, 4}},
-    {.backend = "cuda", .ops = MATMUL, .in_dtypes = TRR_DTYPE_BIT(TRR_F16), LIST(cuda_wgmma_tiles)},
+     .split_k = {1, 2, 4}, .variant = {TRR_VARIANT_MMA}},
+    {.backend = "cuda", .ops = MATMUL, .in_dtypes = TRR_DTYPE_BIT(TRR_F16), LIST(cuda_wgmma_tiles),
+     .variant = {TRR_VARIANT_WGMMA}},
     {.backend = "cuda", .ops = MATMUL, .in_dtypes = TRR_DTYPE_BIT(TRR_F32), LIST(cuda_f32_tiles),
      .split_k = {1, 2, 4}},
     {.backend = "cuda", .ops = STREAMING, .threads = {128, 256, 512, 1024}, .vector_width = {1, 2, 4}},
@@ -130,10 +133,13 @@ static const space_row space_table[] = {
     {.backend = "opencl", .ops = STREAMING, .threads = {64, 128, 256, 512}, .vector_width = {1, 2, 4, 8}},
     {.backend = "opencl", .ops = ROWWISE, .threads = {16, 32, 64, 128, 256, 512}},
     /* ---- vulkan ---- */
-    {.backend = "vulkan", .ops = MATMUL, LIST(wg_tiles)},
-    {.backend = "vulkan", .ops = MATMUL, .in_dtypes = TRR_DTYPE_BIT(TRR_F16), LIST(vk_coop_tiles)},
+    {.backend = "vulkan", .ops = MATMUL, LIST(wg_tiles), .variant = {TRR_VARIANT_SIMT}},
+    {.backend = "vulkan", .ops = MATMUL, .in_dtypes = TRR_DTYPE_BIT(TRR_F16), LIST(vk_coop_tiles),
+     .variant = {TRR_VARIANT_COOP_KHR, TRR_VARIANT_COOP_NV, TRR_VARIANT_CM2}},
     {.backend = "vulkan", .ops = STREAMING, LIST(vk_streaming)},
-    {.backend = "vulkan", .ops = ROWWISE, .threads = {16, 32, 64, 128, 256, 512, 1024}},
+    {.backend = "vulkan", .ops = OP(TRR_OP_SOFTMAX), .threads = {16, 32, 64, 128, 256, 512, 1024},
+     .variant = {TRR_VARIANT_SIMT, TRR_VARIANT_SUBGROUP}},
+    {.backend = "vulkan", .ops = OP(TRR_OP_ROW_SUM), .threads = {16, 32, 64, 128, 256, 512, 1024}},
     /* ---- cpu: cache blocks; a 64 x 256 f32 panel of A and a 256 x 256 panel of B are the heuristic's ---- */
     {.backend = "cpu", .ops = MATMUL, .block_m = {32, 64, 128}, .block_n = {64, 128, 256, 512},
      .block_k = {128, 256, 512}},
@@ -158,13 +164,11 @@ static int pow2_ceil(int64_t n) {
     return (int)p;
 }
 
-static int same_config(const trr_config *a, const trr_config *b) { return memcmp(a, b, sizeof *a) == 0; }
-
 /* Expands one row into out[*n...]: every list config (or one all-zero config) crossed with the value lists of
  * the fields it leaves at zero. */
 static void expand_row(const space_row *r, trr_tune_candidate *out, int cap, int *n) {
-    const int *axes[8] = {r->block_m, r->block_n, r->block_k, r->group_m,
-                          r->threads, r->stages,  r->vector_width, r->split_k};
+    const int *axes[TRR_CONFIG_FIELD_COUNT] = {r->block_m, r->block_n, r->block_k, r->group_m, r->threads,
+                                               r->stages, r->vector_width, r->split_k, r->variant};
     const trr_config *list = r->list;
     int n_list = r->n_list;
     if (n_list < 0) { /* the SPEC list from op_table.c */
@@ -174,29 +178,28 @@ static void expand_row(const space_row *r, trr_tune_candidate *out, int cap, int
     trr_config zero;
     memset(&zero, 0, sizeof zero);
     if (!list || n_list == 0) list = &zero, n_list = 1;
+    enum { NF = TRR_CONFIG_FIELD_COUNT };
     for (int li = 0; li < n_list; li++) {
-        const int *base = &list[li].block_m;
-        int len[8], idx[8] = {0};
-        for (int f = 0; f < 8; f++) {
+        int len[NF], idx[NF] = {0};
+        for (int f = 0; f < NF; f++) {
             len[f] = 0;
-            if (base[f] == 0)
+            if (trr_config_get(&list[li], f) == 0)
                 while (len[f] < AXIS && axes[f][len[f]] != 0) len[f]++;
         }
         for (;;) {
             if (*n >= cap) return;
             trr_config c = list[li];
-            int *cf = &c.block_m;
-            for (int f = 0; f < 8; f++)
-                if (len[f] > 0) cf[f] = axes[f][idx[f]];
+            for (int f = 0; f < NF; f++)
+                if (len[f] > 0) trr_config_set(&c, f, axes[f][idx[f]]);
             memset(&out[*n], 0, sizeof out[*n]);
             out[*n].listed = c;
             (*n)++;
             int f = 0; /* odometer over the fields that have lists */
-            while (f < 8 && (len[f] == 0 || ++idx[f] == len[f])) {
+            while (f < NF && (len[f] == 0 || ++idx[f] == len[f])) {
                 if (len[f] > 0) idx[f] = 0;
                 f++;
             }
-            if (f == 8) break;
+            if (f == NF) break;
         }
     }
 }
@@ -258,12 +261,12 @@ static void prune_device(trr_context *ctx, const trr_call *call, trr_tune_candid
         trr_tune_candidate *cd = &cand[i];
         const trr_config *c = &cd->resolved;
         if (cd->dropped) continue;
-        const int *f = &c->block_m;
         int over = -1;
-        for (int k = 0; k < 8; k++)
-            if (f[k] < 0 || f[k] > TRR_TUNE_FIELD_MAX) over = k;
+        for (int k = 0; k < TRR_CONFIG_FIELD_COUNT; k++)
+            if (trr_config_get(c, k) < 0 || trr_config_get(c, k) > trr_config_fields[k].max) over = k;
         if (over >= 0) {
-            drop(cd, "field %d is %d, outside the 0..%d a config may hold", over + 1, f[over], TRR_TUNE_FIELD_MAX);
+            drop(cd, "%s is %d, outside the 0..%d a config may hold", trr_config_fields[over].name,
+                 trr_config_get(c, over), trr_config_fields[over].max);
             continue;
         }
         if (info->max_threads_per_block > 0 && c->threads > info->max_threads_per_block) {
@@ -299,7 +302,7 @@ trr_status trr_tune_space(trr_context *ctx, const trr_call *call, trr_tune_candi
     for (int i = 0; i < n; i++) trr_tune_complete_config(ctx, call, &out[i].listed, &out[i].resolved);
     for (int i = 0; i < n; i++)
         for (int j = 0; j < i; j++)
-            if (!out[j].dropped && same_config(&out[i].resolved, &out[j].resolved)) {
+            if (!out[j].dropped && trr_config_equal(&out[i].resolved, &out[j].resolved)) {
                 drop(&out[i], "the same config as candidate %d once the backend fills its choices", j + 1);
                 break;
             }

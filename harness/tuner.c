@@ -4,6 +4,8 @@
  * after warm-up, trr_timer_start/stop around each call). The fastest checked config wins. */
 #define _POSIX_C_SOURCE 200809L
 #include "tuner.h"
+
+#include "config_fields.h"
 #include "clock.h"
 
 #include "cache_flush.h"
@@ -401,7 +403,7 @@ static trr_status run_search(tune_run *r, const trr_tune_options *o, search *s, 
         }
         out->failed++;
         if (!out->first_failure[0]) {
-            char cfg[64];
+            char cfg[TRR_CONFIG_TEXT_MAX];
             trr_config_format(&c->resolved, cfg, sizeof cfg);
             snprintf(out->first_failure, sizeof out->first_failure, "%s: %s", cfg, msg);
         }
@@ -491,7 +493,7 @@ trr_status trr_tune_run(trr_context *ctx, const trr_tune_job *job, const trr_tun
         st = trr_tune_space(ctx, &r.call, &s.cand[1], TRR_TUNE_MAX_CANDIDATES, &n);
         if (st != TRR_OK) goto done;
         for (int i = 1; i <= n; i++) /* the default is timed already */
-            if (!s.cand[i].dropped && memcmp(&s.cand[i].resolved, &s.cand[0].resolved, sizeof(trr_config)) == 0) {
+            if (!s.cand[i].dropped && trr_config_equal(&s.cand[i].resolved, &s.cand[0].resolved)) {
                 s.cand[i].dropped = 1;
                 snprintf(s.cand[i].reason, sizeof s.cand[i].reason, "the default config");
             }

@@ -62,11 +62,14 @@ typedef struct trr_tune_outcome {
 trr_status trr_tune_run(trr_context *ctx, const trr_tune_job *job, const trr_tune_options *options,
                         trr_tune_outcome *out);
 
-/* Parses "BM,BN,BK,GM,THREADS,STAGES,VEC,SPLITK" (the trr_config field order): eight non-negative integers;
- * fewer are allowed and the rest are 0, and so is an empty field ("64,64,,,256": 0 is the backend's choice).
- * TRR_ERR_INVALID_ARGUMENT (recorded on the thread) for anything else. For `trireme tune --only-config`. */
+/* Parses the named form "block_m=128,threads=256,variant=coop_khr" (config_fields.h; fields left out are 0, the
+ * backend's choice), or the positional "BM,BN,BK,GM,THREADS,STAGES,VEC,SPLITK" (up to eight non-negative
+ * integers, an empty one 0: "64,64,,,256"). TRR_ERR_INVALID_ARGUMENT (recorded on the thread) for anything
+ * else. For the CLI's --config and --only-config. */
 trr_status trr_config_parse(const char *text, trr_config *out_config);
-/* "64,64,16,8,256,2,4,1" */
+/* The named form, zero fields left out: "block_m=64,block_n=64,threads=256,variant=simt" (TRR_CONFIG_TEXT_MAX
+ * characters hold any config); "(backend's choice)" for an all-zero config. */
+#define TRR_CONFIG_TEXT_MAX 160
 void trr_config_format(const trr_config *config, char *out, size_t cap);
 
 /* The job as a case (cases.h): packed operands, no epilogue. */

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <math.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -114,6 +115,13 @@ Test(cli, bad_arguments_to_run) {
         {"devices", "extra", NULL},
         {"conformance", "--ops", "copy,nope", NULL},
         {"conformance", "--seed", "x", NULL},
+        {"run", "matmul", "--config", "block_q=4", NULL},          /* unknown config field */
+        {"run", "matmul", "--config", "block_m=x", NULL},          /* not a number */
+        {"run", "matmul", "--config", "block_m=100000", NULL},     /* out of range */
+        {"run", "matmul", "--config", "variant=tensor", NULL},     /* unknown variant */
+        {"run", "matmul", "--config", "softmax:block_m=8", NULL},  /* another op's config */
+        {"bench", "--config", "conv:block_m=8", NULL},             /* unknown op */
+        {"conformance", "--config", "threads", NULL},              /* not name=value */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         cli_result *r = run_cli(cases[i]);
@@ -159,6 +167,29 @@ Test(cli, run_matmul_with_options) {
     EXPECT(r, 0);
     /* the case is named as the conformance suite names it */
     cr_assert(strstr(r->out, "op: matmul f16->f32 17x3x127 tB packed leaky_relu(0.2)"), "%s", r->out);
+}
+
+/* --config: named fields reach the call; a variant the device lacks fails the run with the reason (exit 1). The
+ * same seed gives the same output, up to the f32 rounding of another summation order (block_k), whatever tiles
+ * the CPU backend is given. */
+Test(cli, run_with_config) {
+    const char *const plain[] = {"run", "matmul", "--device", "cpu", "--shape", "33x40x21", "--seed", "9", NULL};
+    cli_result *r = run_cli(plain);
+    EXPECT(r, 0);
+    const char *h = strstr(r->out, "sum ");
+    cr_assert(h, "%s", r->out);
+    const double plain_sum = strtod(h + 4, NULL);
+    r = run_cli((const char *const[]){"run", "matmul", "--device", "cpu", "--shape", "33x40x21", "--seed", "9",
+                                      "--config", "block_m=8,block_n=16,block_k=4,variant=simt", NULL});
+    EXPECT(r, 0);
+    h = strstr(r->out, "sum ");
+    cr_assert(h, "%s", r->out);
+    const double tiled_sum = strtod(h + 4, NULL);
+    cr_assert(fabs(tiled_sum - plain_sum) <= 1e-5 * fabs(plain_sum), "the config changed the result: %.9g vs %.9g",
+              plain_sum, tiled_sum);
+    r = run_cli((const char *const[]){"run", "matmul", "--device", "cpu", "--config", "variant=wgmma", NULL});
+    EXPECT(r, 1);
+    cr_assert(strstr(r->err, "TRR_ERR_UNSUPPORTED") && strstr(r->err, "wgmma"), "%s", r->err);
 }
 
 Test(cli, conformance_quick_subset_writes_json) {

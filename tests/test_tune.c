@@ -9,6 +9,7 @@
 #include "tune_space.h"
 #include "tuner.h"
 #include "validate.h"
+#include "config_fields.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,7 +72,7 @@ static void mm_close(mm *m) {
 }
 
 static const trr_config tuned_cfg = {.block_m = 16, .block_n = 32, .block_k = 64, .group_m = 4, .threads = 1,
-                                     .stages = 1, .vector_width = 8, .split_k = 1};
+                                     .stages = 1, .vector_width = 8, .split_k = 1, .variant = TRR_VARIANT_SIMT};
 
 static trr_tune_entry entry_for(const mm *m, const trr_config *cfg) {
     trr_tune_entry e;
@@ -113,17 +114,18 @@ Test(tune, round_trip_through_lookup) {
     trr_tune_entry e = entry_for(&m, &tuned_cfg);
     cr_assert_eq(trr_tune_db_store(m.ctx, NULL, &e, 1, NULL, 0), TRR_OK, "%s", trr_last_error(m.ctx));
     trr_config got;
-    cr_assert_eq(trr_tune_lookup(m.ctx, &m.call, &got), 1);
+    cr_assert_eq(trr_tune_lookup(m.ctx, &m.call, 0, &got, NULL, 0), 1);
     cr_assert(same(&got, &tuned_cfg));
     trr_config ran = run_matmul(&m);
     cr_assert(same(&ran, &tuned_cfg), "the call did not use the database entry");
 
-    /* the same bucket serves a nearby shape; another bucket does not */
+    /* the same bucket serves a nearby shape; another bucket with no entry of its own takes the nearest one's */
     mm near, far;
     mm_open(&near, 37, 60, 31); /* buckets 64, 64, 32: as 40x33x20 */
-    cr_assert_eq(trr_tune_lookup(near.ctx, &near.call, &got), 1);
+    cr_assert_eq(trr_tune_lookup(near.ctx, &near.call, 0, &got, NULL, 0), 1);
     mm_open(&far, 100, 33, 20);
-    cr_assert_eq(trr_tune_lookup(far.ctx, &far.call, &got), 0);
+    cr_assert_eq(trr_tune_lookup(far.ctx, &far.call, 0, &got, NULL, 0), 1);
+    cr_assert(same(&got, &tuned_cfg));
     mm_close(&near);
     mm_close(&far);
 
@@ -162,7 +164,7 @@ Test(tune, missing_database_is_a_miss) {
     mm m;
     mm_open(&m, 8, 8, 8);
     trr_config got;
-    cr_assert_eq(trr_tune_lookup(m.ctx, &m.call, &got), 0);
+    cr_assert_eq(trr_tune_lookup(m.ctx, &m.call, 0, &got, NULL, 0), 0);
     run_matmul(&m);
     mm_close(&m);
 }
@@ -207,7 +209,7 @@ Test(tune, corrupt_files_are_ignored, .init = cr_redirect_stderr) {
     for (int i = 0; i < nv; i++) {
         write_text(variants[i]);
         trr_config got;
-        cr_assert_eq(trr_tune_lookup(m.ctx, &m.call, &got), 0, "variant %d was not ignored:\n%s", i, variants[i]);
+        cr_assert_eq(trr_tune_lookup(m.ctx, &m.call, 0, &got, NULL, 0), 0, "variant %d was not ignored:\n%s", i, variants[i]);
         trr_config ran = run_matmul(&m);
         cr_assert(same(&ran, &untuned), "variant %d changed the config", i);
         free(variants[i]);
@@ -215,7 +217,7 @@ Test(tune, corrupt_files_are_ignored, .init = cr_redirect_stderr) {
     /* the good file itself is used, so the misses above were the damage's doing */
     write_text(good);
     trr_config got;
-    cr_assert_eq(trr_tune_lookup(m.ctx, &m.call, &got), 1);
+    cr_assert_eq(trr_tune_lookup(m.ctx, &m.call, 0, &got, NULL, 0), 1);
     free(good);
     mm_close(&m);
     fflush(stderr);
@@ -233,7 +235,7 @@ Test(tune, store_moves_a_corrupt_file_aside) {
     snprintf(aside, sizeof aside, "%s.corrupt", db_path);
     cr_assert_eq(access(aside, F_OK), 0);
     trr_config got;
-    cr_assert_eq(trr_tune_lookup(m.ctx, &m.call, &got), 1);
+    cr_assert_eq(trr_tune_lookup(m.ctx, &m.call, 0, &got, NULL, 0), 1);
     mm_close(&m);
 }
 
@@ -244,7 +246,7 @@ Test(tune, stale_driver_is_ignored, .init = cr_redirect_stderr) {
     snprintf(e.key.driver, sizeof e.key.driver, "some other driver 0.0");
     cr_assert_eq(trr_tune_db_store(m.ctx, NULL, &e, 1, NULL, 0), TRR_OK);
     trr_config got;
-    cr_assert_eq(trr_tune_lookup(m.ctx, &m.call, &got), 0);
+    cr_assert_eq(trr_tune_lookup(m.ctx, &m.call, 0, &got, NULL, 0), 0);
     trr_config ran = run_matmul(&m);
     cr_assert(!same(&ran, &tuned_cfg));
     mm_close(&m);
@@ -259,11 +261,16 @@ Test(tune, rejected_entry_falls_back, .init = cr_redirect_stderr) {
     bad.split_k = 4; /* the CPU backend runs split_k 1 only */
     trr_tune_entry e = entry_for(&m, &bad);
     cr_assert_eq(trr_tune_db_store(m.ctx, NULL, &e, 1, NULL, 0), TRR_OK);
+    /* the lookup finds it; the one resolve step asks the backend, which rejects it, and the call runs on the
+     * heuristic's config with the reason in the debug output, not as the context's error */
     trr_config got;
-    cr_assert_eq(trr_tune_lookup(m.ctx, &m.call, &got), 0);
-    run_matmul(&m);
+    cr_assert_eq(trr_tune_lookup(m.ctx, &m.call, 0, &got, NULL, 0), 1);
+    trr_config ran = run_matmul(&m);
+    cr_assert_eq(ran.split_k, 1);
     cr_assert_str_empty(trr_last_error(m.ctx));
     mm_close(&m);
+    fflush(stderr);
+    cr_assert_stderr_neq_str("", "the rejected entry was skipped without a word");
 }
 
 Test(tune, override_beats_database) {
@@ -272,7 +279,7 @@ Test(tune, override_beats_database) {
     trr_tune_entry e = entry_for(&m, &tuned_cfg);
     cr_assert_eq(trr_tune_db_store(m.ctx, NULL, &e, 1, NULL, 0), TRR_OK);
     trr_config mine = {.block_m = 8, .block_n = 16, .block_k = 32, .group_m = 2, .threads = 1, .stages = 1,
-                       .vector_width = 8, .split_k = 1};
+                       .vector_width = 8, .split_k = 1, .variant = TRR_VARIANT_SIMT};
     cr_assert_eq(trr_config_override(m.ctx, TRR_OP_MATMUL, &mine), TRR_OK);
     trr_config ran = run_matmul(&m);
     cr_assert(same(&ran, &mine));
@@ -294,7 +301,7 @@ Test(tune, config_text) {
     cr_assert_eq(c.stages, 0);
     char text[64];
     trr_config_format(&c, text, sizeof text);
-    cr_assert_str_eq(text, "64,64,0,0,256,0,0,0");
+    cr_assert_str_eq(text, "block_m=64,block_n=64,threads=256");
     cr_assert_neq(trr_config_parse("1,2,3,4,5,6,7,8,9", &c), TRR_OK);
     cr_assert_neq(trr_config_parse("64,x", &c), TRR_OK);
     cr_assert_neq(trr_config_parse("-1", &c), TRR_OK);
@@ -528,4 +535,192 @@ Test(tune, fifo_in_kernel_cache_does_not_hang) {
     fifo_kernel_cache("vulkan:0");
     fifo_kernel_cache("opencl:0");
     alarm(0);
+}
+
+/* ---- buckets, the nearest-bucket fallback and variants ---- */
+
+static trr_tune_entry entry_at(const mm *m, const trr_config *cfg, int64_t b0, int64_t b1, int64_t b2) {
+    trr_tune_entry e = entry_for(m, cfg);
+    e.key.bucket[0] = b0, e.key.bucket[1] = b1, e.key.bucket[2] = b2;
+    return e;
+}
+
+Test(tune, nearest_bucket_stands_in) {
+    mm m;
+    mm_open(&m, 40, 33, 20); /* bucket 64, 64, 32 */
+    const trr_config far_cfg = {.block_m = 128, .block_n = 128, .block_k = 128, .group_m = 8, .threads = 1,
+                                .stages = 1, .vector_width = 8, .split_k = 1, .variant = TRR_VARIANT_SIMT};
+    trr_tune_entry es[2] = {entry_at(&m, &tuned_cfg, 64, 64, 32), entry_at(&m, &far_cfg, 1024, 1024, 1024)};
+    cr_assert_eq(trr_tune_db_store(m.ctx, NULL, es, 2, NULL, 0), TRR_OK, "%s", trr_last_error(m.ctx));
+    trr_config got;
+    char where[512];
+    /* exact */
+    cr_assert_eq(trr_tune_lookup(m.ctx, &m.call, 0, &got, where, sizeof where), 1);
+    cr_assert(same(&got, &tuned_cfg));
+    /* bucket 128, 64, 32: one step from the first entry, 21 from the second */
+    trr_call c = m.call;
+    c.rows = 100;
+    cr_assert_eq(trr_tune_lookup(m.ctx, &c, 0, &got, where, sizeof where), 1);
+    cr_assert(same(&got, &tuned_cfg), "took %s", where);
+    cr_assert(strstr(where, "[64, 64, 32]") != NULL, "%s", where);
+    /* bucket 2048, 512, 1024: nearer the second */
+    c.rows = 2000, c.cols = 500, c.k = 1000;
+    cr_assert_eq(trr_tune_lookup(m.ctx, &c, 0, &got, NULL, 0), 1);
+    cr_assert(same(&got, &far_cfg));
+    /* another dtype or layout has no entry near or far */
+    c = m.call;
+    c.trans_b = 1;
+    cr_assert_eq(trr_tune_lookup(m.ctx, &c, 0, &got, NULL, 0), 0);
+    c = m.call;
+    c.x.dtype = c.y.dtype = TRR_F16;
+    cr_assert_eq(trr_tune_lookup(m.ctx, &c, 0, &got, NULL, 0), 0);
+    /* the whole resolve path: a shape of the untuned bucket runs the nearest entry's config */
+    mm other;
+    mm_open(&other, 100, 33, 20);
+    trr_config ran = run_matmul(&other);
+    cr_assert(same(&ran, &tuned_cfg));
+    mm_close(&other);
+    mm_close(&m);
+}
+
+Test(tune, buckets_have_no_cap) {
+    mm m;
+    mm_open(&m, 4, 4, 4);
+    trr_call c = m.call;
+    c.op = TRR_OP_SOFTMAX;
+    c.rows = 2, c.cols = (int64_t)1 << 23, c.k = 0;
+    int64_t b[3];
+    trr_tune_bucket_of(&c, b);
+    cr_assert_eq(b[0], 2);
+    cr_assert_eq(b[1], (int64_t)1 << 23, "bucket %lld", (long long)b[1]);
+    cr_assert_eq(b[2], 1);
+    c.cols = ((int64_t)1 << 22) + 1;
+    trr_tune_bucket_of(&c, b);
+    cr_assert_eq(b[1], (int64_t)1 << 23);
+    c.cols = (int64_t)1 << 16;
+    trr_tune_bucket_of(&c, b);
+    cr_assert_eq(b[1], (int64_t)1 << 16);
+
+    /* an 8M-column entry is its own bucket: next to a 64K one, each call finds its own */
+    const trr_config small = {.block_n = 4096, .threads = 1, .vector_width = 1, .variant = TRR_VARIANT_SIMT};
+    const trr_config big = {.block_n = 65536, .threads = 1, .vector_width = 1, .variant = TRR_VARIANT_SIMT};
+    trr_tune_entry es[2];
+    c.cols = (int64_t)1 << 16;
+    memset(es, 0, sizeof es);
+    trr_tune_key_of(m.ctx, &c, &es[0].key);
+    es[0].config = small;
+    trr_tune_shape_of(&c, es[0].shape);
+    c.cols = (int64_t)1 << 23;
+    trr_tune_key_of(m.ctx, &c, &es[1].key);
+    es[1].config = big;
+    trr_tune_shape_of(&c, es[1].shape);
+    cr_assert_eq(es[1].key.bucket[1], (int64_t)1 << 23);
+    cr_assert_eq(trr_tune_db_store(m.ctx, NULL, es, 2, NULL, 0), TRR_OK, "%s", trr_last_error(m.ctx));
+    trr_config got;
+    cr_assert_eq(trr_tune_lookup(m.ctx, &c, 0, &got, NULL, 0), 1);
+    cr_assert(same(&got, &big));
+    c.cols = 70000; /* bucket 2^17: nearer 2^16 */
+    cr_assert_eq(trr_tune_lookup(m.ctx, &c, 0, &got, NULL, 0), 1);
+    cr_assert(same(&got, &small));
+    /* the file keeps the large bucket */
+    trr_tune_entry *all = NULL;
+    int n = 0;
+    char why[256];
+    cr_assert_eq(trr_tune_db_load(db_path, &all, &n, why, sizeof why), TRR_OK, "%s", why);
+    cr_assert_eq(n, 2);
+    cr_assert_eq(all[1].key.bucket[1], (int64_t)1 << 23);
+    free(all);
+    mm_close(&m);
+}
+
+Test(tune, variant_round_trips_through_the_file) {
+    mm m;
+    mm_open(&m, 40, 33, 20);
+    trr_config cfg = tuned_cfg;
+    cfg.variant = TRR_VARIANT_COOP_KHR;
+    trr_tune_entry e = entry_for(&m, &cfg);
+    char *text = NULL;
+    cr_assert_eq(trr_tune_db_format(&e, 1, &text), TRR_OK);
+    cr_assert(strstr(text, "\"variant\":\t\"coop_khr\"") != NULL, "%s", text);
+    trr_tune_entry *back = NULL;
+    int n = 0;
+    char why[256];
+    cr_assert_eq(trr_tune_db_parse(text, &back, &n, why, sizeof why), TRR_OK, "%s", why);
+    cr_assert_eq(n, 1);
+    cr_assert(same(&back[0].config, &cfg));
+    cr_assert_eq(back[0].default_config.variant, TRR_VARIANT_SIMT); /* the CPU heuristic's */
+    free(back);
+    /* a variant that is not a name, or an unknown name, makes the file invalid */
+    const char *bad[] = {"\"variant\":\t\"coop_khr\"", "\"variant\":\t4"};
+    const char *edit[] = {"\"variant\":\t\"tensor\"", "\"variant\":\t4"};
+    for (int i = 0; i < 2; i++) {
+        const char *at = strstr(text, bad[0]);
+        cr_assert_not_null(at);
+        size_t pre = (size_t)(at - text);
+        char *v = malloc(strlen(text) + 32);
+        memcpy(v, text, pre);
+        strcpy(v + pre, edit[i]);
+        strcat(v, at + strlen(bad[0]));
+        cr_assert_eq(trr_tune_db_parse(v, &back, &n, why, sizeof why), TRR_ERR_INVALID_ARGUMENT, "edit %d", i);
+        cr_assert(strstr(why, "variant") != NULL, "%s", why);
+        free(v);
+    }
+    (void)bad[1];
+    free(text);
+    mm_close(&m);
+}
+
+/* An override that names only a variant still takes the database's tiles, from entries of that variant. */
+Test(tune, variant_override_uses_entries_of_that_variant, .init = cr_redirect_stderr) {
+    mm m;
+    mm_open(&m, 40, 33, 20);
+    trr_tune_entry e = entry_for(&m, &tuned_cfg);
+    cr_assert_eq(trr_tune_db_store(m.ctx, NULL, &e, 1, NULL, 0), TRR_OK);
+    trr_config got;
+    cr_assert_eq(trr_tune_lookup(m.ctx, &m.call, TRR_VARIANT_SIMT, &got, NULL, 0), 1);
+    cr_assert_eq(trr_tune_lookup(m.ctx, &m.call, TRR_VARIANT_WGMMA, &got, NULL, 0), 0);
+    const trr_config simt = {.variant = TRR_VARIANT_SIMT};
+    cr_assert_eq(trr_config_override(m.ctx, TRR_OP_MATMUL, &simt), TRR_OK);
+    trr_config ran = run_matmul(&m);
+    cr_assert(same(&ran, &tuned_cfg));
+    /* a variant the CPU backend does not have is rejected, with the reason, and nothing runs */
+    const trr_config mma = {.variant = TRR_VARIANT_MMA};
+    cr_assert_eq(trr_config_override(m.ctx, TRR_OP_MATMUL, &mma), TRR_OK);
+    cr_assert_eq(trr_matmul(m.ctx, &m.ta, &m.tb, &m.tc, TRR_EPI_NONE, 0, 0), TRR_ERR_UNSUPPORTED);
+    cr_assert(strstr(trr_last_error(m.ctx), "mma") != NULL, "%s", trr_last_error(m.ctx));
+    /* out of range is an argument error */
+    const trr_config wild = {.variant = TRR_VARIANT_COUNT};
+    cr_assert_eq(trr_config_override(m.ctx, TRR_OP_MATMUL, &wild), TRR_ERR_INVALID_ARGUMENT);
+    mm_close(&m);
+}
+
+Test(tune, named_config_text) {
+    trr_config c;
+    cr_assert_eq(trr_config_from_text(NULL, "block_m=128, block_n=256,threads=384,stages=4,variant=wgmma", &c), TRR_OK,
+                 "%s", trr_last_error(NULL));
+    cr_assert_eq(c.block_m, 128);
+    cr_assert_eq(c.block_n, 256);
+    cr_assert_eq(c.block_k, 0);
+    cr_assert_eq(c.variant, TRR_VARIANT_WGMMA);
+    char text[TRR_CONFIG_TEXT_MAX];
+    trr_config_to_text(&c, text, sizeof text);
+    cr_assert_str_eq(text, "block_m=128,block_n=256,threads=384,stages=4,variant=wgmma");
+    trr_config back;
+    cr_assert_eq(trr_config_parse(text, &back), TRR_OK);
+    cr_assert(same(&back, &c));
+    cr_assert_eq(trr_config_from_text(NULL, "", &c), TRR_OK);
+    cr_assert_eq(c.block_m, 0);
+    const char *bad[] = {"block_q=4",      "block_m=x",     "block_m=-1",  "block_m=100000", "variant=tensor",
+                         "block_m=4,",     "block_m",       "variant=99",  "block_m=4,block_m=8", ",block_m=4"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        cr_assert_eq(trr_config_from_text(NULL, bad[i], &c), TRR_ERR_INVALID_ARGUMENT, "\"%s\" was taken", bad[i]);
+        cr_assert_str_neq(trr_last_error(NULL), "", "\"%s\": no message", bad[i]);
+    }
+    for (int v = 0; v < TRR_VARIANT_COUNT; v++) {
+        const char *name = NULL;
+        trr_variant got;
+        cr_assert_eq(trr_variant_name((trr_variant)v, &name), TRR_OK);
+        cr_assert_eq(trr_variant_from_name(name, &got), TRR_OK);
+        cr_assert_eq((int)got, v);
+    }
 }

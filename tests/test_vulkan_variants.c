@@ -1,0 +1,98 @@
+/* Kernel variants on Vulkan forced through trr_config_override, checked by the conformance engine (random
+ * inputs, poisoned outputs, guard bytes, the float64 reference): the subgroup softmax, which the heuristic does
+ * not pick by itself, must pass every case it accepts and reject the rest with UNSUPPORTED and its reason; the
+ * cooperative-matrix matmuls must pass where the device has them and be rejected cleanly where it does not
+ * (lavapipe, and the validation layer for the KHR and cooperative_matrix2 builds). Runs on vulkan:0 under
+ * TRIREME_VK_VALIDATION=1 as every test does; skipped without a Vulkan device unless TRIREME_REQUIRE_BACKENDS
+ * names vulkan. */
+#include "conformance.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static trr_context *open_vulkan(void) {
+    trr_context *ctx = NULL;
+    trr_status st = trr_context_create("vulkan:0", &ctx);
+    if (st != TRR_OK) {
+        const char *req = getenv("TRIREME_REQUIRE_BACKENDS");
+        if (req && strstr(req, "vulkan")) cr_assert_fail("vulkan:0 is required but: %s", trr_last_error(NULL));
+        cr_skip_test("vulkan:0: %s", trr_last_error(NULL));
+    }
+    return ctx;
+}
+
+/* Runs op's conformance cases with the given variant forced; returns the report. */
+static trr_conf_report *run_forced(trr_context *ctx, trr_op op, trr_variant v) {
+    const trr_config forced = {.variant = (int)v};
+    cr_assert_eq(trr_config_override(ctx, op, &forced), TRR_OK);
+    trr_conf_options opt = {.seed = (uint64_t)time(NULL), .op_mask = 1u << op};
+    trr_conf_report *rep = NULL;
+    cr_assert_eq(trr_conformance_run(ctx, &opt, &rep), TRR_OK, "%s", trr_last_error(ctx));
+    for (int i = 0; i < rep->n_results; i++) {
+        const trr_conf_result *r = &rep->results[i];
+        cr_expect_neq(r->outcome, TRR_CONF_FAIL, "%s (seed %llu): %s", r->name, (unsigned long long)opt.seed,
+                      r->message);
+    }
+    cr_assert_eq(trr_config_override(ctx, op, NULL), TRR_OK);
+    return rep;
+}
+
+Test(vulkan_variants, softmax_subgroup) {
+    trr_context *ctx = open_vulkan();
+    trr_conf_report *rep = run_forced(ctx, TRR_OP_SOFTMAX, TRR_VARIANT_SUBGROUP);
+    cr_assert_eq(rep->failed, 0);
+    cr_assert_gt(rep->passed, 0, "no softmax case ran on the subgroup kernel");
+    for (int i = 0; i < rep->n_results; i++)
+        if (rep->results[i].outcome == TRR_CONF_UNSUPPORTED)
+            cr_assert(strstr(rep->results[i].message, "subgroup") != NULL, "%s: %s", rep->results[i].name,
+                      rep->results[i].message);
+    trr_conformance_free(rep);
+
+    /* the call that ran says which kernel family it was */
+    trr_buffer *buf = NULL;
+    cr_assert_eq(trr_buffer_create(ctx, 2 * 8 * 64 * 4, &buf), TRR_OK);
+    float in[8 * 64];
+    for (int i = 0; i < 8 * 64; i++) in[i] = (float)((i * 37) % 101) / 17.0f - 3.0f;
+    cr_assert_eq(trr_buffer_write(ctx, buf, 0, in, sizeof in), TRR_OK);
+    trr_tensor x, y;
+    trr_tensor_2d(buf, 0, TRR_F32, 8, 64, 0, &x);
+    trr_tensor_2d(buf, sizeof in, TRR_F32, 8, 64, 0, &y);
+    const trr_config forced = {.variant = TRR_VARIANT_SUBGROUP};
+    cr_assert_eq(trr_config_override(ctx, TRR_OP_SOFTMAX, &forced), TRR_OK);
+    cr_assert_eq(trr_softmax(ctx, &x, &y), TRR_OK, "%s", trr_last_error(ctx));
+    trr_config last;
+    trr_config_last(ctx, &last);
+    cr_assert_eq(last.variant, TRR_VARIANT_SUBGROUP);
+    cr_assert_eq(trr_config_override(ctx, TRR_OP_SOFTMAX, NULL), TRR_OK);
+    cr_assert_eq(trr_softmax(ctx, &x, &y), TRR_OK, "%s", trr_last_error(ctx));
+    trr_config_last(ctx, &last);
+    cr_assert_neq(last.variant, TRR_VARIANT_AUTO, "the heuristic left the variant unresolved");
+    trr_buffer_destroy(buf);
+    trr_context_destroy(ctx);
+}
+
+/* Each cooperative-matrix variant: passes where the device runs it, else every matmul case is UNSUPPORTED with
+ * a reason (f32 ones too: those kernels take f16). */
+Test(vulkan_variants, matmul_cooperative_variants) {
+    trr_context *ctx = open_vulkan();
+    const trr_variant vs[] = {TRR_VARIANT_COOP_KHR, TRR_VARIANT_COOP_NV, TRR_VARIANT_CM2};
+    for (int i = 0; i < 3; i++) {
+        trr_conf_report *rep = run_forced(ctx, TRR_OP_MATMUL, vs[i]);
+        const char *name = "?";
+        trr_variant_name(vs[i], &name);
+        cr_assert_eq(rep->failed, 0, "%s", name);
+        for (int j = 0; j < rep->n_results; j++) {
+            const trr_conf_result *r = &rep->results[j];
+            if (r->outcome == TRR_CONF_UNSUPPORTED) cr_assert_str_neq(r->message, "", "%s: %s", name, r->name);
+            /* empty products never reach a backend, so they pass on any variant */
+            const int empty = r->tcase.m == 0 || r->tcase.n == 0 || r->tcase.k == 0;
+            if (r->tcase.in_dtype != TRR_F16 && !empty)
+                cr_assert_eq(r->outcome, TRR_CONF_UNSUPPORTED, "%s ran %s", name, r->name);
+        }
+        trr_conformance_free(rep);
+    }
+    trr_context_destroy(ctx);
+}
