@@ -604,6 +604,15 @@ static int pow2_at_least(int64_t v, int lo, int hi) {
     return p;
 }
 
+/* lavapipe (llvmpipe) ends an invocation's loops after 65535 iterations in all, counted over every loop of the
+ * shader (gallivm's LP_MAX_TGSI_LOOP_ITERATIONS, there to stop runaway loops), and returns what the cut-short
+ * loops left. A config whose loops would run longer is refused there; elsewhere loops are unbounded. */
+static uint64_t loop_budget(const trr_vk_device *d) {
+    int llvmpipe = d->phys.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU &&
+                   !strncmp(d->phys.props.deviceName, "llvmpipe", 8);
+    return llvmpipe ? 65535u : UINT64_MAX;
+}
+
 void trr_vk_choose_config(trr_context *ctx, trr_call *call) {
     trr_vk_device *d = trr_vk_dev(ctx);
     trr_config *c = &call->config;
@@ -709,7 +718,9 @@ void trr_vk_choose_config(trr_context *ctx, trr_call *call) {
         int big = gpu && call->rows * call->cols > (int64_t)1024 * 1024;
         if (!c->block_m) c->block_m = big ? 128 : 64;
         if (!c->block_n) c->block_n = big ? 128 : 64;
-        if (!c->block_k) c->block_k = gpu && !big ? 32 : 16;
+        /* twice as deep slices where K would run past lavapipe's loop budget in 16-deep ones */
+        if (!c->block_k)
+            c->block_k = (gpu && !big) || (uint64_t)(call->k + 15) / 16u + 300u > loop_budget(d) ? 32 : 16;
         if (!c->threads) c->threads = 256;
         if (!c->group_m) c->group_m = 8;
         if (!c->stages) c->stages = 1;
@@ -775,6 +786,19 @@ trr_status trr_vk_check_config(trr_context *ctx, const trr_call *call) {
         if ((uint64_t)c->threads * 8 > lim->maxComputeSharedMemorySize)
             return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: threads = %d needs more shared memory than %u bytes",
                              c->threads, lim->maxComputeSharedMemorySize);
+        {
+            /* softmax.comp reads the row twice, row_sum.comp once, four elements per invocation per iteration;
+             * the tails and the tree (log2 threads) add a few dozen at most */
+            uint64_t per_pass = (uint64_t)call->cols / (4u * (uint64_t)c->threads) + 4u;
+            uint64_t loops = (call->op == TRR_OP_SOFTMAX ? 2u : 1u) * per_pass + 32u;
+            if (loops > loop_budget(d))
+                return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                                 "vulkan: %s rows of %lld over %d threads take about %llu loop iterations per "
+                                 "invocation; %s stops at %llu (more threads per row shorten them)",
+                                 call->op == TRR_OP_SOFTMAX ? "softmax" : "row_sum", (long long)call->cols,
+                                 c->threads, (unsigned long long)loops, d->phys.props.deviceName,
+                                 (unsigned long long)loop_budget(d));
+        }
         return TRR_OK;
     case TRR_OP_MATMUL: {
         int tm, tn;
@@ -794,6 +818,12 @@ trr_status trr_vk_check_config(trr_context *ctx, const trr_call *call) {
         else if (shared > lim->maxComputeSharedMemorySize)
             snprintf(simt_why, sizeof simt_why, "tiles need %llu bytes of shared memory; the device has %u",
                      (unsigned long long)shared, lim->maxComputeSharedMemorySize);
+        /* matmul.comp runs one loop iteration per BK-deep slice (its inner loops are unrolled), plus the
+         * epilogue's at most 16 x 16 */
+        else if ((uint64_t)(call->k + c->block_k - 1) / (uint64_t)c->block_k + 300u > loop_budget(d))
+            snprintf(simt_why, sizeof simt_why, "K = %lld in %d-deep slices takes more loop iterations per "
+                     "invocation than the %llu %s runs (a larger block_k takes fewer)", (long long)call->k,
+                     c->block_k, (unsigned long long)loop_budget(d), d->phys.props.deviceName);
         else
             return TRR_OK;
         if (coop)
