@@ -640,6 +640,15 @@ static int pow2_at_least(int64_t v, int lo, int hi) {
     return p;
 }
 
+/* lavapipe (llvmpipe) ends an invocation's loops after 65535 iterations in all, counted over every loop of the
+ * shader (gallivm's LP_MAX_TGSI_LOOP_ITERATIONS, there to stop runaway loops), and returns what the cut-short
+ * loops left. A config whose loops would run longer is refused there; elsewhere loops are unbounded. */
+static uint64_t loop_budget(const trr_vk_device *d) {
+    int llvmpipe = d->phys.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU &&
+                   !strncmp(d->phys.props.deviceName, "llvmpipe", 8);
+    return llvmpipe ? 65535u : UINT64_MAX;
+}
+
 /* The cooperative-matrix variants' heuristic (c->variant names one of them). */
 static void fill_coop(const trr_call *call, trr_config *c) {
     /* 128x128x16 tiles over 8 subgroups (64x32 each); 64x64x32 over 4 when that leaves too few
@@ -689,7 +698,9 @@ static void fill_simt(const trr_vk_device *d, const trr_call *call, trr_config *
     int big = gpu && call->rows * call->cols > (int64_t)1024 * 1024;
     if (!c->block_m) c->block_m = big ? 128 : 64;
     if (!c->block_n) c->block_n = big ? 128 : 64;
-    if (!c->block_k) c->block_k = gpu && !big ? 32 : 16;
+    /* twice as deep slices where K would run past lavapipe's loop budget in 16-deep ones */
+    if (!c->block_k)
+        c->block_k = (gpu && !big) || (uint64_t)(call->k + 15) / 16u + 300u > loop_budget(d) ? 32 : 16;
     if (!c->threads) c->threads = 256;
     if (!c->group_m) c->group_m = 8;
     if (!c->stages) c->stages = 1;
@@ -851,6 +862,19 @@ trr_status trr_vk_check_config(trr_context *ctx, const trr_call *call) {
             return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: softmax variant %s; its kernels are simt and subgroup",
                              variant_name(c->variant));
         }
+        {
+            /* softmax.comp reads the row twice, row_sum.comp once, four elements per invocation per iteration;
+             * the tails and the tree (log2 threads) add a few dozen at most */
+            uint64_t per_pass = (uint64_t)call->cols / (4u * (uint64_t)c->threads) + 4u;
+            uint64_t loops = (call->op == TRR_OP_SOFTMAX ? 2u : 1u) * per_pass + 32u;
+            if (loops > loop_budget(d))
+                return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                                 "vulkan: %s rows of %lld over %d threads take about %llu loop iterations per "
+                                 "invocation; %s stops at %llu (more threads per row shorten them)",
+                                 call->op == TRR_OP_SOFTMAX ? "softmax" : "row_sum", (long long)call->cols,
+                                 c->threads, (unsigned long long)loops, d->phys.props.deviceName,
+                                 (unsigned long long)loop_budget(d));
+        }
         return TRR_OK;
     case TRR_OP_MATMUL: {
         int tm, tn;
@@ -876,6 +900,13 @@ trr_status trr_vk_check_config(trr_context *ctx, const trr_call *call) {
             return trr_error(ctx, TRR_ERR_UNSUPPORTED,
                              "vulkan: matmul (simt): tiles need %llu bytes of shared memory; the device has %u",
                              (unsigned long long)shared, lim->maxComputeSharedMemorySize);
+        /* matmul.comp runs one loop iteration per BK-deep slice (its inner loops are unrolled), plus the
+         * epilogue's at most 16 x 16 */
+        if ((uint64_t)(call->k + c->block_k - 1) / (uint64_t)c->block_k + 300u > loop_budget(d))
+            return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                             "vulkan: matmul (simt): K = %lld in %d-deep slices takes more loop iterations per "
+                             "invocation than the %llu %s runs (a larger block_k takes fewer)", (long long)call->k,
+                             c->block_k, (unsigned long long)loop_budget(d), d->phys.props.deviceName);
         return TRR_OK;
     }
     default: return TRR_OK;

@@ -95,14 +95,38 @@ static void add_softmax(case_list *l) {
     static const shape2 strided[] = {{1, 1, 0},     {17, 127, 1},   {127, 1000, 0},
                                      {1823, 17, 0}, {3, 40000, 0}};
     add_2d(l, TRR_OP_SOFTMAX, packed, N_OF(packed), offset, N_OF(offset), strided, N_OF(strided));
+
+    /* Rows of 2^20 + 3 (SPEC "Every bound holds at every size"), and the special values at lengths within one
+     * tile (17), past it (4099), past any register kernel (40000) and at 2^20 + 3, where masked stretches span
+     * many workgroup-sized chunks. */
+    static const shape2 huge[] = {{2, 1048579, 0}};
+    add_2d(l, TRR_OP_SOFTMAX, huge, N_OF(huge), NULL, 0, NULL, 0);
+    static const shape2 special_shapes[] = {{5, 17, 1}, {3, 4099, 0}, {3, 40000, 0}, {2, 1048579, 0}};
+    const trr_op_desc *d = trr_op_desc_get(TRR_OP_SOFTMAX);
+    for (int s = 0; s < d->n_signatures; s++) {
+        trr_case c = {.op = TRR_OP_SOFTMAX, .in_dtype = d->signatures[s].in, .out_dtype = d->signatures[s].out};
+        for (int i = 0; i < N_OF(special_shapes); i++) {
+            for (int sp = 1; sp < TRR_SPECIAL_COUNT; sp++) {
+                /* the longest rows only with the patterns whose masked stretches are long */
+                if (special_shapes[i].cols > 100000 && sp != TRR_SPECIAL_MASK_PREFIX && sp != TRR_SPECIAL_MASK_SCATTER)
+                    continue;
+                c.rows = special_shapes[i].rows;
+                c.cols = special_shapes[i].cols;
+                c.quick = special_shapes[i].quick;
+                c.special = sp;
+                c.layout = sp == TRR_SPECIAL_MASK_SUFFIX ? TRR_LAYOUT_STRIDED : TRR_LAYOUT_PACKED;
+                push(l, &c);
+            }
+        }
+    }
 }
 
 static void add_row_sum(case_list *l) {
     /* N = 0 is an empty reduction: y = 0 */
     static const shape2 packed[] = {{5, 0, 1},      {1, 1, 1},      {3, 17, 1},     {17, 4099, 1},  {127, 781, 0},
                                     {1823, 127, 0}, {1000, 1000, 0}, {4099, 3, 0},  {1, 65536, 1},
-                                    {3, 65536, 0},  {2, 1048579, 0}};
-    static const shape2 offset[] = {{3, 17, 0}, {127, 1000, 0}, {1, 65536, 0}};
+                                    {3, 65536, 0},  {2, 1048579, 0}, {3, 40000, 0}};
+    static const shape2 offset[] = {{3, 17, 0}, {127, 1000, 0}, {1, 65536, 0}, {2, 1048579, 0}};
     static const shape2 strided[] = {{3, 0, 0}, {1, 1, 0}, {17, 127, 1}, {127, 4099, 0}, {1823, 17, 0}, {3, 65536, 0}};
     add_2d(l, TRR_OP_ROW_SUM, packed, N_OF(packed), offset, N_OF(offset), strided, N_OF(strided));
 }
@@ -170,6 +194,16 @@ static void add_matmul(case_list *l) {
                 }
             }
         }
+        /* K past 2^16 and past 2^17 (SPEC "Every bound holds at every size"), on a small output */
+        static const int64_t long_k[] = {70000, 131075};
+        for (int i = 0; i < N_OF(long_k); i++) {
+            c.m = 3, c.n = 17, c.k = long_k[i];
+            c.layout = TRR_LAYOUT_PACKED;
+            c.trans_a = 0;
+            c.trans_b = i; /* B as [N,K] too, the layout the fast kernels read along K */
+            c.quick = 0;
+            push(l, &c);
+        }
         for (int e = 0; e < N_OF(epis); e++) {
             for (int i = 0; i < N_OF(epi_shapes); i++) {
                 for (int v = 0; v < 2; v++) {
@@ -213,6 +247,18 @@ trr_status trr_cases_get(int quick_only, const trr_case **out_cases, int *out_co
     *out_cases = l->items;
     *out_count = l->count;
     return TRR_OK;
+}
+
+const char *trr_case_special_name(int special) {
+    switch (special) {
+    case TRR_SPECIAL_NONE: return "";
+    case TRR_SPECIAL_MASK_PREFIX: return "mask-prefix";
+    case TRR_SPECIAL_MASK_SUFFIX: return "mask-suffix";
+    case TRR_SPECIAL_MASK_SCATTER: return "mask-scatter";
+    case TRR_SPECIAL_ROW_ALL_MASKED: return "row-masked";
+    case TRR_SPECIAL_ONE_NAN: return "one-nan";
+    default: return "?";
+    }
 }
 
 const char *trr_case_layout_name(trr_case_layout layout) {
@@ -268,7 +314,7 @@ void trr_case_describe(const trr_case *c, char *out, size_t cap) {
         snprintf(out, cap, "%s %s->%s n=%lld %s", op, din, dout, (long long)c->cols,
                  trr_case_layout_name(c->layout));
     } else {
-        snprintf(out, cap, "%s %s->%s %lldx%lld %s", op, din, dout, (long long)c->rows, (long long)c->cols,
-                 trr_case_layout_name(c->layout));
+        snprintf(out, cap, "%s %s->%s %lldx%lld %s%s%s", op, din, dout, (long long)c->rows, (long long)c->cols,
+                 trr_case_layout_name(c->layout), c->special ? " " : "", trr_case_special_name(c->special));
     }
 }

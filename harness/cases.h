@@ -17,6 +17,17 @@ typedef enum trr_case_layout {
     TRR_LAYOUT_COUNT
 } trr_case_layout;
 
+/* Special values in softmax inputs (SPEC.md "Wave 2", Special values): -inf is a masked entry. */
+typedef enum trr_case_special {
+    TRR_SPECIAL_NONE = 0,      /* random values only */
+    TRR_SPECIAL_MASK_PREFIX,   /* every row masked from its start, most of the row (row 0: all but the last) */
+    TRR_SPECIAL_MASK_SUFFIX,   /* every row masked to its end, most of the row (row 0: all but the first) */
+    TRR_SPECIAL_MASK_SCATTER,  /* about half the entries of every row masked at random */
+    TRR_SPECIAL_ROW_ALL_MASKED,/* every other row (from row 0) masked everywhere: NaN there, the rest finite */
+    TRR_SPECIAL_ONE_NAN,       /* one NaN in one row: that row NaN, the rest finite */
+    TRR_SPECIAL_COUNT
+} trr_case_special;
+
 typedef struct trr_case {
     trr_op op;
     trr_dtype in_dtype;  /* every input */
@@ -30,6 +41,7 @@ typedef struct trr_case {
     trr_epilogue epilogue;
     float alpha;
     int quick;            /* member of the small subset used under sanitizers */
+    int special;          /* softmax input pattern written over the random fill (trr_case_special) */
 } trr_case;
 
 /* The whole list, built once and kept (thread-safe after the first call returns; call it once from one thread
@@ -39,6 +51,8 @@ trr_status trr_cases_get(int quick_only, const trr_case **out_cases, int *out_co
 /* A short stable description, e.g. "matmul f16->f32 127x1000x17 tA strided gelu": the case's name in reports
  * and JSON. Writes at most cap bytes, always terminated. */
 void trr_case_describe(const trr_case *c, char *out, size_t cap);
+/* "", "mask-prefix", "mask-suffix", "mask-scatter", "row-masked", "one-nan" */
+const char *trr_case_special_name(int special);
 /* "packed", "offset", "strided" */
 const char *trr_case_layout_name(trr_case_layout layout);
 

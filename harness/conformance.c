@@ -6,6 +6,7 @@
 
 #include "conformance_check.h"
 #include "layout.h"
+#include "op_table.h"
 #include "random.h"
 #include "reference.h"
 #include "validate.h"
@@ -51,6 +52,29 @@ static void store(uint8_t *base, trr_dtype dt, int64_t idx, float value) {
     }
 }
 
+/* Writes a case's special values (cases.h, trr_case_special) over a softmax input's random fill. Masked
+ * stretches are most of the row, so they cover many tiles and many invocations' chunks of a long row. */
+static void fill_special(operand *o, const trr_case *tc, uint64_t *rng) {
+    const trr_stored_view *v = &o->v;
+    const int64_t n = v->cols;
+    for (int64_t r = 0; r < v->rows; r++) {
+        const int64_t base = v->offset + r * v->row_stride;
+        const int64_t keep = 1 + (r % 4) * (n / 8); /* unmasked entries in the prefix/suffix patterns */
+        for (int64_t c = 0; c < n; c++) {
+            int masked = 0;
+            switch (tc->special) {
+            case TRR_SPECIAL_MASK_PREFIX: masked = c < n - keep; break;
+            case TRR_SPECIAL_MASK_SUFFIX: masked = c >= keep; break;
+            case TRR_SPECIAL_MASK_SCATTER: masked = trr_rng_next(rng) >> 63; break;
+            case TRR_SPECIAL_ROW_ALL_MASKED: masked = r % 2 == 0; break;
+            default: break;
+            }
+            if (masked) store(o->host, v->dtype, base + c, -INFINITY);
+        }
+        if (tc->special == TRR_SPECIAL_ONE_NAN && r == v->rows / 2) store(o->host, v->dtype, base + n * 2 / 3, NAN);
+    }
+}
+
 /* Inputs: view elements random; everything else in the buffer NaN for floats (a kernel that reads past its view
  * and uses the value produces NaN), random bytes for u8. Softmax inputs sit in [60, 100], where exp() overflows
  * f32 unless the row maximum is subtracted first, as SPEC.md defines it. */
@@ -67,6 +91,7 @@ static void fill_input(operand *o, const trr_case *tc, uint64_t *rng) {
         for (int64_t r = 0; r < o->v.rows; r++)
             for (int64_t c = 0; c < o->v.cols; c++)
                 store(o->host, dt, trr_stored_index(&o->v, p, r, c), trr_rng_input(rng, tc->op));
+    if (tc->special && trr_op_desc_get(tc->op)->shape == TRR_SHAPE_ROWS) fill_special(o, tc, rng);
 }
 
 /* The output buffer before a run: a byte pattern everywhere (the guard), the poison on the view's elements. */

@@ -219,7 +219,8 @@ trr_status trr_conf_check(const trr_conf_check_input *in, trr_conf_result *res) 
 
     /* the rms of the reference sets the f16 relative-error floor, so it is needed before the element pass */
     double ref2 = 0;
-    for (int64_t i = 0; i < rows * cols; i++) ref2 += in->ref[i] * in->ref[i];
+    for (int64_t i = 0; i < rows * cols; i++)
+        if (!isnan(in->ref[i])) ref2 += in->ref[i] * in->ref[i];
     const double rms = rows * cols > 0 ? sqrt(ref2 / (double)(rows * cols)) : 0;
     int64_t dims[3];
     trr_case_dims(tc, dims);
@@ -228,9 +229,9 @@ trr_status trr_conf_check(const trr_conf_check_input *in, trr_conf_result *res) 
     trr_conf_worst w1, w2;
     trr_conf_worst_init(mode, tc->op, &w1, &w2);
 
-    int64_t unwritten = 0, nonfinite = 0;
-    int64_t first_unwritten[2] = {-1, -1}, first_nonfinite[2] = {-1, -1};
-    double nonfinite_got = 0;
+    int64_t unwritten = 0, nonfinite = 0, special = 0;
+    int64_t first_unwritten[2] = {-1, -1}, first_nonfinite[2] = {-1, -1}, first_special[2] = {-1, -1};
+    double nonfinite_got = 0, special_got = 0, special_want = 0;
     double err2 = 0;
     const trr_operand *z = &call->z;
     const trr_operand *x = &call->x;
@@ -246,6 +247,16 @@ trr_status trr_conf_check(const trr_conf_check_input *in, trr_conf_result *res) 
             if (in->after2 && in->after2[idx * (int64_t)esz] != in->after[idx * (int64_t)esz]) unw = 1;
             if (unw) {
                 if (unwritten++ == 0) first_unwritten[0] = r, first_unwritten[1] = c;
+                continue;
+            }
+            /* Where the reference is NaN (a softmax row masked everywhere or holding a NaN) the output must be
+             * NaN; where softmax's reference is exactly 0 (a masked entry) the output must be exactly 0. */
+            const int want_nan = isnan(want), masked = tc->op == TRR_OP_SOFTMAX && want == 0.0;
+            if (want_nan || masked) {
+                if (want_nan ? !isnan(got) : got != 0.0) {
+                    if (special++ == 0)
+                        first_special[0] = r, first_special[1] = c, special_got = got, special_want = want;
+                }
                 continue;
             }
             if (!isfinite(got) && isfinite(want)) {
@@ -283,6 +294,14 @@ trr_status trr_conf_check(const trr_conf_check_input *in, trr_conf_result *res) 
                         (long long)nonfinite, (long long)first_nonfinite[0], (long long)first_nonfinite[1],
                         nonfinite_got);
     }
+    if (special) {
+        failed = 1;
+        trr_conf_append(res->message, sizeof res->message,
+                        "%lld outputs differ where the reference is NaN or a masked 0 (first at %lld,%lld: got %g, "
+                        "want %g)",
+                        (long long)special, (long long)first_special[0], (long long)first_special[1], special_got,
+                        special_want);
+    }
     const trr_conf_worst *ws[2] = {&w1, &w2};
     const trr_conf_worst *top = &w1;
     for (int i = 0; i < 2; i++) {
@@ -303,7 +322,7 @@ trr_status trr_conf_check(const trr_conf_check_input *in, trr_conf_result *res) 
     res->error = top->value;
     res->bound = top->bound;
     res->ratio = trr_conf_ratio(top);
-    if (unwritten || nonfinite || guard_bad) res->ratio = INFINITY;
+    if (unwritten || nonfinite || special || guard_bad) res->ratio = INFINITY;
     res->outcome = failed ? TRR_CONF_FAIL : TRR_CONF_PASS;
     return TRR_OK;
 }

@@ -83,27 +83,45 @@ extern "C" __global__ void __launch_bounds__(THREADS) softmax_online(const T *x,
     for (int r = blockIdx.x; r < rows; r += gridDim.x) {
         const T *xr = x + (long long)r * sx;
         T *yr = y + (long long)r * sy;
-        float m = NEG_INF, s = 0.0f;
+        /* s·e^m is this thread's sum so far, less comp·e^m (Kahan's compensation: rows of 2^20 over few threads
+         * keep the error of a few roundings) */
+        float m = NEG_INF, s = 0.0f, comp = 0.0f;
         for (int c0 = 0; c0 < n; c0 += THREADS * ITEMS) {
             float v[NVEC][VEC];
             float cm = NEG_INF;
+            bool nan = false;
 #pragma unroll
             for (int i = 0; i < NVEC; i++) {
                 sm_load(xr, c0 + (i * THREADS + threadIdx.x) * VEC, n, vec, NEG_INF, v[i]);
 #pragma unroll
-                for (int j = 0; j < VEC; j++) cm = fmaxf(cm, v[i][j]);
+                for (int j = 0; j < VEC; j++) {
+                    cm = fmaxf(cm, v[i][j]); /* fmaxf passes over NaN */
+                    nan |= v[i][j] != v[i][j];
+                }
             }
-            if (cm == NEG_INF) continue; /* nothing (finite) in this chunk for this thread */
+            if (nan) s = __int_as_float(0x7fc00000); /* the row is NaN; s stays NaN from here on */
+            if (cm == NEG_INF) continue; /* nothing but masked entries (-inf) in this chunk for this thread */
             float nm = fmaxf(m, cm);
-            s *= expf(m - nm); /* 0 while m is still -inf */
+            float f = expf(m - nm); /* 0 while m is still -inf */
+            s *= f;
+            comp *= f;
             m = nm;
+            float cs = 0.0f;
 #pragma unroll
             for (int i = 0; i < NVEC; i++)
 #pragma unroll
-                for (int j = 0; j < VEC; j++) s += expf(v[i][j] - m);
+                for (int j = 0; j < VEC; j++) cs += expf(v[i][j] - m); /* masked entries add exactly 0 */
+            float t = cs - comp;
+            float u = s + t;
+            comp = (u - s) - t;
+            s = u;
         }
+        s -= comp;
         float bm = trr_block_max(m, scratch);
-        float part = m == NEG_INF ? 0.0f : s * expf(m - bm);
+        /* a thread that saw only masked entries (s = 0) adds nothing; a NaN s makes the row NaN, whatever m */
+        float part = s == 0.0f ? 0.0f : s * expf(m - bm);
+        /* a row of -inf alone: bm = -inf, sum 0, and every output exp(-inf - -inf) / 0 = NaN, as the float64
+         * definition gives */
         float inv = 1.0f / trr_block_sum(part, scratch);
         for (int c0 = 0; c0 < n; c0 += THREADS * ITEMS) {
 #pragma unroll

@@ -5,7 +5,11 @@
 // consecutive and the final stores are coalesced. A and B are f32 or f16 (-DX_F16), C f32 or f16 (-DZ_F16);
 // accumulation is f32. Transposes and the epilogue are specialization constants, so each variant is
 // compiled for its own layout.
+// Every loop inside the K loop has a trip count fixed by the specialization and is unrolled, so an invocation
+// runs about K / BK loop iterations in all: lavapipe ends any invocation's loops after 65535 iterations, and the
+// host refuses a K too deep for that (check_config) rather than return what a cut-short loop leaves.
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
 
 layout(local_size_x_id = 0) in;
@@ -57,32 +61,40 @@ void main() {
     float a[TM];
     float b[TN];
 
+    const uint LOADS_A = (BM * BK + WG - 1u) / WG;
+    const uint LOADS_B = (BN * BK + WG - 1u) / WG;
     for (uint k0 = 0; k0 < K; k0 += BK) {
         // Consecutive invocations read consecutive addresses of whichever dimension is contiguous.
-        for (uint i = t; i < BM * BK; i += WG) {
-            uint mm, kk;
-            if (TRANS_A == 0u) { mm = i / BK; kk = i % BK; } else { kk = i / BM; mm = i % BM; }
-            uint gm = m0 + mm, gk = k0 + kk;
-            float v = 0.0;
-            if (gm < M && gk < K)
-                v = float(x[pc.xo + (TRANS_A == 0u ? gm * pc.xs0 + gk : gk * pc.xs0 + gm)]);
-            As[kk * A_LD + mm] = v;
+        [[unroll]] for (uint r = 0; r < LOADS_A; r++) {
+            uint i = t + r * WG;
+            if (i < BM * BK) {
+                uint mm, kk;
+                if (TRANS_A == 0u) { mm = i / BK; kk = i % BK; } else { kk = i / BM; mm = i % BM; }
+                uint gm = m0 + mm, gk = k0 + kk;
+                float v = 0.0;
+                if (gm < M && gk < K)
+                    v = float(x[pc.xo + (TRANS_A == 0u ? gm * pc.xs0 + gk : gk * pc.xs0 + gm)]);
+                As[kk * A_LD + mm] = v;
+            }
         }
-        for (uint i = t; i < BN * BK; i += WG) {
-            uint nn, kk;
-            if (TRANS_B == 0u) { kk = i / BN; nn = i % BN; } else { nn = i / BK; kk = i % BK; }
-            uint gn = n0 + nn, gk = k0 + kk;
-            float v = 0.0;
-            if (gn < N && gk < K)
-                v = float(y[pc.yo + (TRANS_B == 0u ? gk * pc.ys0 + gn : gn * pc.ys0 + gk)]);
-            Bs[kk * B_LD + nn] = v;
+        [[unroll]] for (uint r = 0; r < LOADS_B; r++) {
+            uint i = t + r * WG;
+            if (i < BN * BK) {
+                uint nn, kk;
+                if (TRANS_B == 0u) { kk = i / BN; nn = i % BN; } else { nn = i / BK; kk = i % BK; }
+                uint gn = n0 + nn, gk = k0 + kk;
+                float v = 0.0;
+                if (gn < N && gk < K)
+                    v = float(y[pc.yo + (TRANS_B == 0u ? gk * pc.ys0 + gn : gn * pc.ys0 + gk)]);
+                Bs[kk * B_LD + nn] = v;
+            }
         }
         barrier();
-        for (uint kk = 0; kk < BK; kk++) {
-            for (uint i = 0; i < TM; i++) a[i] = As[kk * A_LD + ty + i * TYC];
-            for (uint j = 0; j < TN; j++) b[j] = Bs[kk * B_LD + tx + j * TXC];
-            for (uint i = 0; i < TM; i++)
-                for (uint j = 0; j < TN; j++) acc[i * TN + j] = fma(a[i], b[j], acc[i * TN + j]);
+        [[unroll]] for (uint kk = 0; kk < BK; kk++) {
+            [[unroll]] for (uint i = 0; i < TM; i++) a[i] = As[kk * A_LD + ty + i * TYC];
+            [[unroll]] for (uint j = 0; j < TN; j++) b[j] = Bs[kk * B_LD + tx + j * TXC];
+            [[unroll]] for (uint i = 0; i < TM; i++)
+                [[unroll]] for (uint j = 0; j < TN; j++) acc[i * TN + j] = fma(a[i], b[j], acc[i * TN + j]);
         }
         barrier();
     }

@@ -1,6 +1,9 @@
 #version 450
 // Row sums in f32, one workgroup per row: strided partial sums per invocation, then a shared-memory tree.
 // The workgroup size must be a power of two. z is f32 with element stride zs0.
+// Four accumulators, four elements per loop iteration: a shorter dependency chain, and a quarter of the loop
+// iterations (lavapipe ends any invocation's loops after 65535 iterations in all; the host refuses rows too long
+// for that, check_config).
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
 
@@ -14,15 +17,16 @@ void main() {
     uint t = gl_LocalInvocationID.x;
     uint wg = gl_WorkGroupSize.x;
     uint xb = pc.xo + row * pc.xs0;
-    // Two accumulators halve the dependency chain of the loop.
-    float a0 = 0.0, a1 = 0.0;
+    float a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0;
     uint c = t;
-    for (; c + wg < pc.cols; c += 2u * wg) {
+    for (; c + 3u * wg < pc.cols; c += 4u * wg) {
         a0 += float(x[xb + c]);
         a1 += float(x[xb + c + wg]);
+        a2 += float(x[xb + c + 2u * wg]);
+        a3 += float(x[xb + c + 3u * wg]);
     }
-    if (c < pc.cols) a0 += float(x[xb + c]);
-    s_part[t] = a0 + a1;
+    for (; c < pc.cols; c += wg) a0 += float(x[xb + c]);
+    s_part[t] = (a0 + a1) + (a2 + a3);
     barrier();
     for (uint h = wg / 2u; h > 0u; h >>= 1) {
         if (t < h) s_part[t] += s_part[t + h];
