@@ -3,6 +3,7 @@
 #include "conformance.h"
 
 #include "json_fields.h"
+#include "report_meta.h"
 
 #include <cjson/cJSON.h>
 #include <stdlib.h>
@@ -143,6 +144,7 @@ static cJSON *report_json(const trr_conf_report *rep) {
     cJSON_AddItemToObject(o, "device", trr_json_device(&rep->device));
     cJSON_AddStringToObject(o, "seed", seed); /* a string: 64-bit seeds do not fit a JSON double */
     cJSON_AddBoolToObject(o, "quick", rep->quick);
+    cJSON_AddStringToObject(o, "date", rep->date);
     cJSON_AddNumberToObject(o, "seconds", rep->seconds);
     cJSON_AddNumberToObject(o, "passed", rep->passed);
     cJSON_AddNumberToObject(o, "failed", rep->failed);
@@ -172,7 +174,12 @@ trr_status trr_conformance_json(const trr_conf_report *const *reports, int n_rep
     if (!out_text || (n_reports > 0 && !reports)) return TRR_ERR_INVALID_ARGUMENT;
     cJSON *root = cJSON_CreateObject();
     if (!root) return TRR_ERR_OUT_OF_MEMORY;
-    cJSON_AddStringToObject(root, "trireme_version", TRR_VERSION_STRING);
+    const trr_device_info *devs[64] = {0};
+    const int n_devs = n_reports < 64 ? n_reports : 64;
+    for (int r = 0; r < n_devs; r++) devs[r] = &reports[r]->device;
+    trr_report_add_meta(root, "trireme conformance", n_reports > 0 ? reports[0]->command_line : "",
+                        n_reports > 0 ? reports[0]->date : "", devs, n_devs);
+    cJSON_AddStringToObject(root, "trireme_version", TRR_VERSION_STRING); /* kept for readers of older reports */
     cJSON *arr = cJSON_AddArrayToObject(root, "reports");
     for (int r = 0; r < n_reports; r++) cJSON_AddItemToArray(arr, report_json(reports[r]));
     char *text = cJSON_Print(root);
