@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "backend.h"
 #include "registry.h"
+#include "trace.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,6 +75,7 @@ trr_status trr_context_destroy(trr_context *ctx) {
     if (!ctx) return TRR_OK;
     if (ctx->dev) ctx->backend->close(ctx->dev);
     free(ctx);
+    trr_trace_flush(); /* TRIREME_TRACE: the file holds every call so far */
     return TRR_OK;
 }
 
