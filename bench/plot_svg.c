@@ -171,7 +171,7 @@ static void note_line(FILE *f, int slot, const trr_bench_report *rep, trr_bench_
     int written = 0;
     for (int o = TRR_BENCH_SKIPPED; o <= TRR_BENCH_FAILED && len < (int)sizeof text; o++)
         if (counts[o])
-            len += snprintf(text + len, sizeof text - (size_t)len, "%s%d %s (%.80s)", written++ ? "; " : "",
+            len += snprintf(text + len, sizeof text - (size_t)len, "%s%d %s (%.110s)", written++ ? "; " : "",
                             counts[o], trr_bench_outcome_name((trr_bench_outcome)o), first[o] ? first[o] : "");
     fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" fill=\"#666\">not measured: ", ML, H + 8 + LINE * slot);
     xml_text(f, text);
