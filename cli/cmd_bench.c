@@ -82,12 +82,14 @@ static int spec_info(const char *spec, trr_device_info *out) {
     return backend[0] && trr_device_get_info(backend, index, out) == TRR_OK;
 }
 
-/* queue_of[d]: the first spec of d's queue. GPUs of one physical GPU share a queue; every device that is not a
- * GPU (or cannot be looked up before it is opened) goes in the first such device's queue. */
+/* queue_of[d]: the first spec of d's queue. Only GPUs known to be different run at the same time: the devices
+ * of one physical GPU share a queue (as does a spec given twice); GPUs that report no identity share one queue,
+ * since any of them could be the same GPU; every device that is not a GPU (or cannot be looked up before it is
+ * opened) goes in one queue, the host's. */
 static void plan_queues(char specs[][32], int n, int *queue_of) {
     trr_device_info infos[MAX_DEVICES];
     const trr_device_info *devs[MAX_DEVICES] = {0};
-    int group_of[MAX_DEVICES], host = -1;
+    int group_of[MAX_DEVICES], host = -1, anonymous = -1;
     for (int d = 0; d < n; d++) {
         memset(&infos[d], 0, sizeof infos[d]);
         if (!specs[d][0] || !spec_info(specs[d], &infos[d])) infos[d].is_gpu = 0;
@@ -95,12 +97,18 @@ static void plan_queues(char specs[][32], int n, int *queue_of) {
     }
     trr_bench_gpu_groups(devs, n, group_of);
     for (int d = 0; d < n; d++) {
-        if (infos[d].is_gpu) {
-            queue_of[d] = group_of[d];
-            continue;
+        queue_of[d] = -1;
+        if (!infos[d].is_gpu) {
+            if (host < 0) host = d;
+            queue_of[d] = host;
+        } else if (!infos[d].uuid[0] && !infos[d].pci_bus_id[0]) {
+            if (anonymous < 0) anonymous = d;
+            queue_of[d] = anonymous;
+        } else {
+            for (int e = 0; e < d && queue_of[d] < 0; e++)
+                if (!strcmp(infos[e].spec, infos[d].spec)) queue_of[d] = queue_of[e];
+            if (queue_of[d] < 0) queue_of[d] = group_of[d];
         }
-        if (host < 0) host = d;
-        queue_of[d] = host;
     }
 }
 
