@@ -36,6 +36,16 @@ static trr_status attr(trr_context *ctx, int which, CUdevice d, int *out) {
     return TRR_OK;
 }
 
+/* 16 bytes as 8-4-4-4-12 lower-case hex (37 bytes with the terminator). */
+static void uuid_text(const unsigned char b[16], char out[37]) {
+    int o = 0;
+    for (int i = 0; i < 16; i++) {
+        if (i == 4 || i == 6 || i == 8 || i == 10) out[o++] = '-';
+        o += snprintf(out + o, 3, "%02x", b[i]);
+    }
+    out[36] = '\0';
+}
+
 trr_status trr_cuda_device_info(int index, trr_device_info *out_info) {
     if (index < 0 || index >= device_count) return trr_error(NULL, TRR_ERR_NO_DEVICE, "cuda:%d does not exist", index);
     CUdevice d;
@@ -67,6 +77,16 @@ trr_status trr_cuda_device_info(int index, trr_device_info *out_info) {
     info.compute_units = sms;
     info.native_f16 = 1;
     info.matrix_units = major >= 7;
+    /* Identity is optional: an old driver without these calls leaves the fields empty. */
+    unsigned char uuid[16];
+    if (trr_cu.DeviceGetUuid && trr_cu.DeviceGetUuid(uuid, d) == TRR_CUDA_SUCCESS) uuid_text(uuid, info.uuid);
+    char bus[32] = "";
+    if (trr_cu.DeviceGetPCIBusId && trr_cu.DeviceGetPCIBusId(bus, (int)sizeof bus, d) == TRR_CUDA_SUCCESS) {
+        /* the driver writes "0000:3B:00.0"; lower case matches the other backends' spelling */
+        for (char *p = bus; *p; p++)
+            if (*p >= 'A' && *p <= 'F') *p = (char)(*p - 'A' + 'a');
+        snprintf(info.pci_bus_id, sizeof info.pci_bus_id, "%s", bus);
+    }
     char arch[16];
     trr_cuda_arch_for(major, minor, arch, sizeof arch);
     /* What f16 matmul runs on by default (config.c: trr_cuda_matmul_auto_variant), so `trireme devices` tells the

@@ -44,6 +44,12 @@ static trr_status load_driver_locked(char *reason, size_t reason_cap) {
     TRR_STORE_SYM(api.EventElapsedTime, elapsed);
     void *encode = trr_dynlib_sym(lib, "cuTensorMapEncodeTiled", NULL, 0); /* optional: CUDA 12.0+ */
     if (encode) TRR_STORE_SYM(api.TensorMapEncodeTiled, encode);
+    /* optional: device identity for `trireme devices` and the same-GPU grouping of the bench */
+    void *uuid = trr_dynlib_sym(lib, "cuDeviceGetUuid_v2", NULL, 0);
+    if (!uuid) uuid = trr_dynlib_sym(lib, "cuDeviceGetUuid", NULL, 0);
+    if (uuid) TRR_STORE_SYM(api.DeviceGetUuid, uuid);
+    void *bus = trr_dynlib_sym(lib, "cuDeviceGetPCIBusId", NULL, 0);
+    if (bus) TRR_STORE_SYM(api.DeviceGetPCIBusId, bus);
 
     CUresult r = api.Init(0);
     if (r != TRR_CUDA_SUCCESS) {

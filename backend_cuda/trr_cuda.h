@@ -81,6 +81,9 @@ typedef struct trr_cu_api {
      * dims 1.., box, element strides, interleave, swizzle, L2 promotion, out-of-bounds fill). */
     CUresult (*TensorMapEncodeTiled)(void *, int, unsigned, void *, const uint64_t *, const uint64_t *,
                                      const unsigned *, const unsigned *, int, int, int, int);
+    /* Device identity (optional): cuDeviceGetUuid_v2 or cuDeviceGetUuid (16 bytes), cuDeviceGetPCIBusId. */
+    CUresult (*DeviceGetUuid)(unsigned char *, CUdevice);
+    CUresult (*DeviceGetPCIBusId)(char *, int, CUdevice);
 } trr_cu_api;
 
 /* The driver's CUtensorMap: 128 opaque bytes, 64-byte aligned. */

@@ -13,6 +13,16 @@ static int device_count;
 #ifndef CL_DEVICE_WARP_SIZE_NV
 #define CL_DEVICE_WARP_SIZE_NV 0x4003
 #endif
+/* cl_khr_device_uuid and cl_khr_pci_bus_info (cl_ext.h may predate them), cl_nv_device_attribute_query */
+#ifndef CL_DEVICE_UUID_KHR
+#define CL_DEVICE_UUID_KHR 0x106A
+#endif
+#ifndef CL_DEVICE_PCI_BUS_INFO_KHR
+#define CL_DEVICE_PCI_BUS_INFO_KHR 0x410F
+#endif
+#define TRR_CL_PCI_BUS_ID_NV 0x4008
+#define TRR_CL_PCI_SLOT_ID_NV 0x4009
+#define TRR_CL_PCI_DOMAIN_ID_NV 0x400A
 #ifndef CL_DEVICE_WAVEFRONT_WIDTH_AMD
 #define CL_DEVICE_WAVEFRONT_WIDTH_AMD 0x4043
 #endif
@@ -99,6 +109,36 @@ static int has_extension(cl_device_id dev, const char *name) {
     return found;
 }
 
+/* The UUID when cl_khr_device_uuid is listed; the PCI address from cl_khr_pci_bus_info, else NVIDIA's
+ * attribute query (bus and slot; slot = device << 3 | function). Left empty otherwise. */
+static void device_identity(cl_device_id dev, trr_device_info *info) {
+    unsigned char u[16];
+    if (has_extension(dev, "cl_khr_device_uuid") &&
+        trr_cl.GetDeviceInfo(dev, CL_DEVICE_UUID_KHR, sizeof u, u, NULL) == CL_SUCCESS) {
+        int o = 0;
+        for (int i = 0; i < 16; i++) {
+            if (i == 4 || i == 6 || i == 8 || i == 10) info->uuid[o++] = '-';
+            o += snprintf(info->uuid + o, 3, "%02x", u[i]);
+        }
+    }
+    struct {
+        cl_uint domain, bus, device, function;
+    } pci;
+    cl_uint bus = 0, slot = 0, domain = 0;
+    if (has_extension(dev, "cl_khr_pci_bus_info") &&
+        trr_cl.GetDeviceInfo(dev, CL_DEVICE_PCI_BUS_INFO_KHR, sizeof pci, &pci, NULL) == CL_SUCCESS) {
+        snprintf(info->pci_bus_id, sizeof info->pci_bus_id, "%04x:%02x:%02x.%x", pci.domain & 0xffffu,
+                 pci.bus & 0xffu, pci.device & 0x1fu, pci.function & 0x7u);
+    } else if (has_extension(dev, "cl_nv_device_attribute_query") &&
+               trr_cl.GetDeviceInfo(dev, TRR_CL_PCI_BUS_ID_NV, sizeof bus, &bus, NULL) == CL_SUCCESS &&
+               trr_cl.GetDeviceInfo(dev, TRR_CL_PCI_SLOT_ID_NV, sizeof slot, &slot, NULL) == CL_SUCCESS) {
+        /* older drivers lack the domain query: domain 0 is what they mean */
+        if (trr_cl.GetDeviceInfo(dev, TRR_CL_PCI_DOMAIN_ID_NV, sizeof domain, &domain, NULL) != CL_SUCCESS) domain = 0;
+        snprintf(info->pci_bus_id, sizeof info->pci_bus_id, "%04x:%02x:%02x.%x", domain & 0xffffu, bus & 0xffu,
+                 (slot >> 3) & 0x1fu, slot & 0x7u);
+    }
+}
+
 trr_status trr_cl_device_info(int index, trr_device_info *out_info) {
     const trr_cl_device_ref *ref = trr_cl_device_ref_get(index);
     if (!ref) return trr_error(NULL, TRR_ERR_NO_DEVICE, "opencl:%d: no such device (%d found)", index, device_count);
@@ -140,6 +180,8 @@ trr_status trr_cl_device_info(int index, trr_device_info *out_info) {
              trr_cl.GetDeviceInfo(dev, CL_DEVICE_WAVEFRONT_WIDTH_AMD, sizeof width, &width, NULL) == CL_SUCCESS &&
              width > 0)
         info.subgroup_width = (int)width;
+
+    device_identity(dev, &info);
 
     char version[64];
     info_string(dev, CL_DEVICE_OPENCL_C_VERSION, version, sizeof version);

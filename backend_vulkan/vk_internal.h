@@ -124,6 +124,7 @@ typedef struct trr_vk_phys {
     /* its limits: the largest workgroup at workgroup scope, and the largest flexible matrix dimension (0 until
      * trr_vk_phys_query_coop2_limits) */
     uint32_t coop2_max_threads, coop2_max_dim;
+    char uuid[37], pci_bus_id[16]; /* identity for trr_device_info; "" when the driver does not say */
 } trr_vk_phys;
 
 /* In-flight work is recorded into a ring of slots; a slot is reused once its fence has signalled, so its

@@ -11,6 +11,18 @@ static int has_extension(const VkExtensionProperties *ext, uint32_t n, const cha
     return 0;
 }
 
+/* 16 bytes as 8-4-4-4-12 lower-case hex; an all-zero UUID (drivers that do not fill it) stays "". */
+static void uuid_text(const uint8_t b[VK_UUID_SIZE], char out[37]) {
+    int any = 0, o = 0;
+    for (unsigned i = 0; i < VK_UUID_SIZE; i++) any |= b[i];
+    out[0] = '\0';
+    if (!any) return;
+    for (unsigned i = 0; i < VK_UUID_SIZE; i++) {
+        if (i == 4 || i == 6 || i == 8 || i == 10) out[o++] = '-';
+        o += snprintf(out + o, 3, "%02x", b[i]);
+    }
+}
+
 static void query_coop(const trr_vk_fns *fn, trr_vk_phys *out) {
     VkPhysicalDeviceVulkanMemoryModelFeatures vmm = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES};
@@ -85,9 +97,12 @@ void trr_vk_phys_query(const trr_vk_fns *fn, VkPhysicalDevice handle, trr_vk_phy
     out->subgroup_size = 1;
     if (out->props.apiVersion < VK_API_VERSION_1_1) return; /* the backend needs 1.1; open says so */
 
-    VkPhysicalDeviceSubgroupProperties sub = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+    VkPhysicalDeviceIDProperties id = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES};
+    VkPhysicalDeviceSubgroupProperties sub = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES,
+                                              .pNext = &id};
     VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &sub};
     fn->vkGetPhysicalDeviceProperties2(handle, &p2);
+    uuid_text(id.deviceUUID, out->uuid);
     out->subgroup_size = sub.subgroupSize ? sub.subgroupSize : 1;
     out->subgroup_arith = (sub.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
                           (sub.supportedOperations & VK_SUBGROUP_FEATURE_BASIC_BIT) &&
@@ -108,7 +123,7 @@ void trr_vk_phys_query(const trr_vk_fns *fn, VkPhysicalDevice handle, trr_vk_phy
     out->float16 = v12 && f16.shaderFloat16 == VK_TRUE;
 
     uint32_t n = 0;
-    int coop2_ext = 0;
+    int coop2_ext = 0, pci_bus_info = 0;
     if (fn->vkEnumerateDeviceExtensionProperties(handle, NULL, &n, NULL) == VK_SUCCESS && n > 0) {
         VkExtensionProperties *ext = calloc(n, sizeof *ext);
         if (ext && fn->vkEnumerateDeviceExtensionProperties(handle, NULL, &n, ext) == VK_SUCCESS) {
@@ -116,8 +131,16 @@ void trr_vk_phys_query(const trr_vk_fns *fn, VkPhysicalDevice handle, trr_vk_phy
             out->coop_nv = has_extension(ext, n, "VK_NV_cooperative_matrix");
             coop2_ext = has_extension(ext, n, VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME);
             out->exec_props = has_extension(ext, n, "VK_KHR_pipeline_executable_properties");
+            pci_bus_info = has_extension(ext, n, VK_EXT_PCI_BUS_INFO_EXTENSION_NAME);
         }
         free(ext);
+    }
+    if (pci_bus_info) {
+        VkPhysicalDevicePCIBusInfoPropertiesEXT pci = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PCI_BUS_INFO_PROPERTIES_EXT};
+        VkPhysicalDeviceProperties2 pp = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &pci};
+        fn->vkGetPhysicalDeviceProperties2(handle, &pp);
+        snprintf(out->pci_bus_id, sizeof out->pci_bus_id, "%04x:%02x:%02x.%x", pci.pciDomain & 0xffffu,
+                 pci.pciBus & 0xffu, pci.pciDevice & 0x1fu, pci.pciFunction & 0x7u);
     }
     if (out->coop_nv && v12 && out->float16 && out->storage16 && out->subgroup_size == 32) query_coop(fn, out);
     if (out->coop_f16 && out->coop_khr) query_coop_khr(fn, out);
@@ -176,6 +199,8 @@ void trr_vk_phys_describe(const trr_vk_phys *p, int index, trr_device_info *out)
     out->subgroup_width = (int)p->subgroup_size;
     out->compute_units = 0; /* Vulkan does not say */
     out->native_f16 = p->float16;
+    snprintf(out->uuid, sizeof out->uuid, "%s", p->uuid);
+    snprintf(out->pci_bus_id, sizeof out->pci_bus_id, "%s", p->pci_bus_id);
     out->matrix_units = p->coop_f16; /* used by the f16 matmul (variants coop_khr, coop_nv, cm2) */
     snprintf(out->capabilities, sizeof out->capabilities,
              "16-bit storage: %s; 8-bit storage: %s; shaderFloat16: %s; cooperative matrix: KHR %s, NV %s, NV2 %s",

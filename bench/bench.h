@@ -15,6 +15,7 @@
 #include "layout.h"
 #include "trireme.h"
 
+#include <cjson/cJSON.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -143,14 +144,22 @@ trr_status trr_bench_time(trr_context *ctx, trr_bench_fn fn, void *user, const t
 /* ---- ceilings (ceilings.c, cublas.c) ---- */
 
 typedef struct trr_bench_copy_ceiling {
-    double gbs;              /* (read + written bytes) / t; 0 when not measured */
+    double gbs;              /* (read + written bytes) / t; 0 when not measured (null in the JSON) */
     size_t bytes;            /* bytes copied per repetition */
     trr_bench_timing timing;
     char note[256];          /* why it was not measured */
+    /* A memory-bound figure above the ceiling has it measured once more (a bigger buffer, more repetitions):
+     * first_gbs is the first measurement, gbs the higher of the two. */
+    int remeasured;
+    double first_gbs;
 } trr_bench_copy_ceiling;
 
 trr_status trr_bench_copy_ceiling_measure(trr_context *ctx, const trr_device_info *dev,
                                           const trr_bench_flush *flush, trr_bench_copy_ceiling *out);
+/* The second measurement: twice the buffer (at most a quarter of device memory) and a longer timing target;
+ * keeps the higher figure in *c and sets c->remeasured. */
+trr_status trr_bench_copy_ceiling_remeasure(trr_context *ctx, const trr_device_info *dev,
+                                            const trr_bench_flush *flush, trr_bench_copy_ceiling *c);
 
 /* The vendor matmul library (cuBLAS on CUDA devices), loaded at run time. */
 typedef struct trr_bench_vendor trr_bench_vendor;
@@ -191,8 +200,9 @@ typedef struct trr_bench_result {
     trr_bench_timing timing;
     double figure, figure_lo, figure_hi; /* at the median, slowest and fastest repetitions */
     double ceiling;          /* the figure of the ceiling it is judged against (copy GB/s or vendor TFLOPS) */
-    double fraction;         /* figure / ceiling; 0 when there is no ceiling */
-    double vendor_figure;    /* matmul: the vendor library at the same size; 0 when not measured */
+    double fraction;         /* figure / ceiling; 0 when there is no ceiling (null in the JSON) */
+    double vendor_figure;    /* matmul: the vendor library at the same size; 0 when not measured (null) */
+    int above_ceiling;       /* memory-bound: the figure is above the copy ceiling even after it was re-measured */
     trr_bench_timing vendor_timing;
     trr_config config;       /* trr_config_last after the checked run */
     trr_bench_check check;
@@ -213,6 +223,10 @@ typedef struct trr_bench_report {
     int n_results;
     trr_bench_result *results;
     double seconds;
+    char command_line[1024];   /* options.command_line, "" when none was given */
+    /* Compute ceilings: the runtime's own best matmul figure of this run (TFLOPS), 0 when no such case ran.
+     * Not a hardware peak: the public API has no FMA-chain kernel, so the best measured matmul stands in. */
+    double best_matmul_f32_tflops, best_matmul_f16_tflops;
 } trr_bench_report;
 
 /* Called before (result == NULL) and after each case. index is 0-based over total cases; eta_s the estimated
@@ -230,6 +244,7 @@ typedef struct trr_bench_options {
     int no_vendor;           /* skip the vendor library */
     trr_bench_progress_fn progress; /* optional */
     void *user;
+    const char *command_line; /* optional: what the JSON report names as the command that made it */
 } trr_bench_options;
 
 /* Runs the selected benchmarks on ctx. Failed and skipped cases are in the report, not in the status; another
@@ -253,9 +268,25 @@ trr_status trr_bench_write_json(const trr_bench_report *const *reports, int n, c
 trr_status trr_bench_write_csv(const trr_bench_report *const *reports, int n, const char *path);
 /* One SVG chart per benchmark into dir (created when missing): <dir>/<bench>.svg. */
 trr_status trr_bench_write_plots(const trr_bench_report *const *reports, int n, const char *dir, FILE *log);
-/* Prints the cases two JSON reports share, side by side with the ratio B / A. TRR_ERR_IO when a file cannot
- * be read or is not a bench report (the reason goes to out). */
+/* Prints the cases two JSON reports share, side by side with the ratio B / A and whether the two figures'
+ * ranges (figure_min..figure_max over the repetitions) overlap. TRR_ERR_IO when a file cannot be read or is not
+ * a bench report (the reason goes to out). */
 trr_status trr_bench_compare(const char *path_a, const char *path_b, FILE *out);
+
+/* ---- one physical GPU seen through several APIs (physical.c) ----
+ * Two devices are one physical GPU when both are GPUs of different backends and their UUIDs match, or, where
+ * either lacks a UUID, their PCI bus ids match. CPU devices (PoCL, lavapipe, cpu) are never grouped: they share
+ * the host but report no identity to prove it, and their figures are not a GPU's. */
+int trr_bench_same_gpu(const trr_device_info *a, const trr_device_info *b);
+/* group_of[i] = the lowest index j with trr_bench_same_gpu(j, i) (i itself when none). Returns the number of
+ * groups with two devices or more. */
+int trr_bench_gpu_groups(const trr_device_info *const *devices, int n, int *group_of);
+/* The cross-API view of the reports: per physical GPU with two devices or more, per bench and size, each API's
+ * figure, its fraction of the GPU's copy ceiling (the best any of its APIs measured) and of the best API. */
+void trr_bench_print_physical(const trr_bench_report *const *reports, int n, FILE *out);
+cJSON *trr_bench_physical_json(const trr_bench_report *const *reports, int n);
+/* One SVG per bench and physical GPU: <dir>/<bench>_gpu<k>.svg, one line per API. */
+trr_status trr_bench_write_physical_plots(const trr_bench_report *const *reports, int n, const char *dir, FILE *log);
 
 /* ---- the CLI entry point (cli/cmd_bench.c) ---- */
 int trr_cli_bench(int argc, char **argv);

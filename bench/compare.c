@@ -1,4 +1,6 @@
-/* --compare A.json B.json: the cases two reports share, side by side with the ratio B / A. Reports are paired
+/* --compare A.json B.json: the cases two reports share, side by side with the ratio B / A and whether the two
+ * figures' ranges over the repetitions (figure_min..figure_max) overlap: overlapping ranges mean the difference
+ * is within the run-to-run spread, not a change. Reports are paired
  * by position (the first device of A with the first of B, ...); when one file holds a single report it is
  * paired with every report of the other, so one baseline can be compared with several devices. */
 #include "bench.h"
@@ -49,6 +51,15 @@ static double dbl(const cJSON *o, const char *key) {
     return cJSON_IsNumber(v) ? v->valuedouble : 0;
 }
 
+/* "yes" / "no" when both ranges are known, "-" otherwise (older reports, cases without a figure). */
+static const char *overlap(const cJSON *a, const cJSON *b) {
+    const cJSON *alo = cJSON_GetObjectItem(a, "figure_min"), *ahi = cJSON_GetObjectItem(a, "figure_max");
+    const cJSON *blo = cJSON_GetObjectItem(b, "figure_min"), *bhi = cJSON_GetObjectItem(b, "figure_max");
+    if (!cJSON_IsNumber(alo) || !cJSON_IsNumber(ahi) || !cJSON_IsNumber(blo) || !cJSON_IsNumber(bhi)) return "-";
+    if (strcmp(str(a, "status"), "ok") || strcmp(str(b, "status"), "ok")) return "-";
+    return alo->valuedouble <= bhi->valuedouble && blo->valuedouble <= ahi->valuedouble ? "yes" : "no";
+}
+
 static const cJSON *find(const cJSON *results, const char *bench, const char *size) {
     const cJSON *r;
     cJSON_ArrayForEach(r, results) {
@@ -70,7 +81,7 @@ static void compare_pair(const cJSON *ra, const cJSON *rb, FILE *out) {
     if (dbl(ca, "copy_gbs") > 0 && dbl(cb, "copy_gbs") > 0)
         fprintf(out, "   %-16s %-16s %10.4g %10.4g %7.3f  GB/s\n", "copy ceiling", "", dbl(ca, "copy_gbs"),
                 dbl(cb, "copy_gbs"), dbl(cb, "copy_gbs") / dbl(ca, "copy_gbs"));
-    fprintf(out, "   %-16s %-16s %10s %10s %7s  %s\n", "bench", "size", "A", "B", "B/A", "unit");
+    fprintf(out, "   %-16s %-16s %10s %10s %7s  %-7s %s\n", "bench", "size", "A", "B", "B/A", "unit", "ranges overlap");
     const cJSON *res_a = cJSON_GetObjectItem(ra, "results"), *res_b = cJSON_GetObjectItem(rb, "results");
     const cJSON *r;
     int shared = 0;
@@ -83,7 +94,9 @@ static void compare_pair(const cJSON *ra, const cJSON *rb, FILE *out) {
         cell(b, sizeof b, o);
         if (dbl(r, "figure") > 0 && dbl(o, "figure") > 0)
             snprintf(ratio, sizeof ratio, "%.3f", dbl(o, "figure") / dbl(r, "figure"));
-        fprintf(out, "   %-16s %-16s %10s %10s %7s  %s\n", str(r, "bench"), str(r, "size"), a, b, ratio, str(r, "unit"));
+        const char *ov = overlap(r, o);
+        fprintf(out, "   %-16s %-16s %10s %10s %7s  %-7s %s\n", str(r, "bench"), str(r, "size"), a, b, ratio, str(r, "unit"),
+                !strcmp(ov, "no") ? "no (a real difference)" : !strcmp(ov, "yes") ? "yes (within the spread)" : ov);
     }
     if (!shared) fprintf(out, "   (no case in common)\n");
     fprintf(out, "\n");

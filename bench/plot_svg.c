@@ -1,7 +1,8 @@
 /* Charts: one hand-written SVG per benchmark (figure against size), readable in any browser with no other tool.
  * One solid line per device and backend; its ceilings dashed in the same colour (copy bandwidth as a level
  * line for memory-bound benchmarks, the vendor library per size for matmul). The x axis is logarithmic
- * (base 2) when the sizes span a decade or more. */
+ * (base 2) when the sizes span a decade or more. The title says when, with which version and on which devices;
+ * the legend sits under the plot with full device names, then a note per device whose cases did not all run. */
 #define _POSIX_C_SOURCE 200809L /* mkdir */
 #include "bench.h"
 
@@ -10,12 +11,13 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#define W 820.0
-#define H 460.0
-#define ML 78.0  /* margins: left (y labels), right (legend), top (title), bottom (x labels) */
-#define MR 250.0
-#define MT 44.0
+#define W 900.0
+#define H 470.0  /* the plot and its axes; the legend and notes are added below it */
+#define ML 78.0  /* margins: left (y labels), right, top (title), bottom (x labels) */
+#define MR 24.0
+#define MT 58.0
 #define MB 56.0
+#define LINE 18.0 /* one legend or note line */
 
 static const char *const colours[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2",
                                       "#17becf"};
@@ -57,7 +59,7 @@ static void fmt_x(char *out, size_t cap, double x, int logx) {
     else snprintf(out, cap, "%.0f", x);
 }
 
-static void draw_axes(FILE *f, const axes *a, const trr_bench_def *def) {
+static void draw_axes(FILE *f, const axes *a, const trr_bench_def *def, const char *subtitle) {
     fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" stroke=\"#444\"/>\n", ML, MT,
             W - ML - MR, H - MT - MB);
     const double ys = nice_step(a->y1, 6);
@@ -101,10 +103,13 @@ static void draw_axes(FILE *f, const axes *a, const trr_bench_def *def) {
     fprintf(f, "<text x=\"%.1f\" y=\"24\" text-anchor=\"middle\" font-size=\"15\" font-weight=\"bold\">", (ML + W - MR) / 2);
     xml_text(f, def->title);
     fprintf(f, "</text>\n");
+    fprintf(f, "<text x=\"%.1f\" y=\"42\" text-anchor=\"middle\" font-size=\"11\" fill=\"#333\">", (ML + W - MR) / 2);
+    xml_text(f, subtitle);
+    fprintf(f, "</text>\n");
 }
 
 static void legend_entry(FILE *f, int slot, const char *colour, int dashed, const char *label) {
-    const double y = MT + 10 + 18 * slot, x = W - MR + 14;
+    const double y = H + 4 + LINE * slot, x = ML;
     fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2\"%s/>\n", x,
             x + 24, y, y, colour, dashed ? " stroke-dasharray=\"6 4\"" : "");
     fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\">", x + 30, y + 4);
@@ -135,7 +140,46 @@ static void series(FILE *f, const axes *a, const trr_bench_report *rep, trr_benc
     }
 }
 
-static trr_status plot_one(const trr_bench_report *const *reports, int n, trr_bench_id id, const char *path) {
+/* What a device's series adds to the legend (a line, its ceiling) and whether it has a note. */
+static int legend_slots(const trr_bench_report *rep, trr_bench_id id, int *out_note) {
+    const trr_bench_def *def = trr_bench_get(id);
+    int any = 0, any_vendor = 0, missing = 0;
+    for (int j = 0; j < rep->n_results; j++) {
+        const trr_bench_result *r = &rep->results[j];
+        if (r->bench != id) continue;
+        any |= r->outcome == TRR_BENCH_OK;
+        any_vendor |= r->vendor_figure > 0;
+        missing |= r->outcome != TRR_BENCH_OK;
+    }
+    *out_note = missing;
+    if (!any) return 0;
+    return 1 + ((def->compute_bound && any_vendor) || (!def->compute_bound && rep->copy.gbs > 0));
+}
+
+/* "vulkan:0 (llvmpipe ...): 2 skipped (over the budget ...), 1 unsupported" */
+static void note_line(FILE *f, int slot, const trr_bench_report *rep, trr_bench_id id) {
+    int counts[4] = {0};
+    const char *first[4] = {NULL};
+    for (int j = 0; j < rep->n_results; j++) {
+        const trr_bench_result *r = &rep->results[j];
+        if (r->bench != id || r->outcome == TRR_BENCH_OK) continue;
+        counts[r->outcome]++;
+        if (!first[r->outcome]) first[r->outcome] = r->reason;
+    }
+    char text[1024];
+    int len = snprintf(text, sizeof text, "%s (%s): ", rep->device.spec, rep->device.name);
+    int written = 0;
+    for (int o = TRR_BENCH_SKIPPED; o <= TRR_BENCH_FAILED && len < (int)sizeof text; o++)
+        if (counts[o])
+            len += snprintf(text + len, sizeof text - (size_t)len, "%s%d %s (%.110s)", written++ ? "; " : "",
+                            counts[o], trr_bench_outcome_name((trr_bench_outcome)o), first[o] ? first[o] : "");
+    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" fill=\"#666\">not measured: ", ML, H + 8 + LINE * slot);
+    xml_text(f, text);
+    fprintf(f, "</text>\n");
+}
+
+static trr_status plot_one(const trr_bench_report *const *reports, int n, trr_bench_id id, const char *path,
+                           const char *what) {
     const trr_bench_def *def = trr_bench_get(id);
     axes a = {.x0 = INFINITY, .x1 = 0, .y1 = 0};
     for (int i = 0; i < n; i++)
@@ -153,37 +197,53 @@ static trr_status plot_one(const trr_bench_report *const *reports, int n, trr_be
     const double ys = nice_step(a.y1, 6);
     a.y1 = ceil(a.y1 / ys) * ys;
 
+    int slots = 0, notes = 0;
+    char subtitle[1024];
+    int len = snprintf(subtitle, sizeof subtitle, "%s%s%s, trireme %s:", what ? what : "", what ? "; " : "",
+                       n > 0 ? reports[0]->date : "", TRR_VERSION_STRING);
+    for (int i = 0; i < n; i++) {
+        int note = 0;
+        slots += legend_slots(reports[i], id, &note);
+        notes += note;
+        if (len < (int)sizeof subtitle)
+            len += snprintf(subtitle + len, sizeof subtitle - (size_t)len, "%s %s", i ? "," : "", reports[i]->device.spec);
+    }
+    const double height = H + LINE * (slots + notes) + 12;
+
     FILE *f = fopen(path, "w");
     if (!f) return trr_error(NULL, TRR_ERR_IO, "cannot write %s", path);
     fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" "
                "height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" font-family=\"sans-serif\">\n<rect width=\"100%%\" "
-               "height=\"100%%\" fill=\"white\"/>\n", W, H, W, H);
-    draw_axes(f, &a, def);
+               "height=\"100%%\" fill=\"white\"/>\n", W, height, W, height);
+    draw_axes(f, &a, def, subtitle);
     int slot = 0;
     for (int i = 0; i < n; i++) {
         const trr_bench_report *rep = reports[i];
         const char *col = colours[i % N_COLOURS];
-        int any = 0, any_vendor = 0;
-        for (int j = 0; j < rep->n_results; j++) {
-            const trr_bench_result *r = &rep->results[j];
-            any |= r->bench == id && r->outcome == TRR_BENCH_OK;
-            any_vendor |= r->bench == id && r->vendor_figure > 0;
-        }
-        if (!any) continue;
-        char label[200];
+        int note = 0;
+        const int entries = legend_slots(rep, id, &note);
+        if (!entries) continue;
+        char label[400];
         series(f, &a, rep, id, 0, col);
-        snprintf(label, sizeof label, "%s %.28s", rep->device.spec, rep->device.name);
+        snprintf(label, sizeof label, "%s %s (%s)", rep->device.spec, rep->device.name, rep->device.driver);
         legend_entry(f, slot++, col, 0, label);
-        if (def->compute_bound && any_vendor) {
+        if (entries < 2) continue;
+        if (def->compute_bound) {
             series(f, &a, rep, id, 1, col);
-            snprintf(label, sizeof label, "%s vendor (cuBLAS)", rep->device.spec);
+            snprintf(label, sizeof label, "%s vendor library (%s)", rep->device.spec, rep->vendor);
             legend_entry(f, slot++, col, 1, label);
-        } else if (!def->compute_bound && rep->copy.gbs > 0) {
+        } else {
             fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"1.5\" "
                        "stroke-dasharray=\"6 4\"/>\n", ML, W - MR, py(&a, rep->copy.gbs), py(&a, rep->copy.gbs), col);
-            snprintf(label, sizeof label, "%s copy ceiling %.0f GB/s", rep->device.spec, rep->copy.gbs);
+            snprintf(label, sizeof label, "%s copy ceiling %.0f GB/s%s", rep->device.spec, rep->copy.gbs,
+                     rep->copy.remeasured ? " (re-measured)" : "");
             legend_entry(f, slot++, col, 1, label);
         }
+    }
+    for (int i = 0; i < n; i++) {
+        int note = 0;
+        legend_slots(reports[i], id, &note);
+        if (note) note_line(f, slot++, reports[i], id);
     }
     fprintf(f, "</svg>\n");
     return fclose(f) == 0 ? TRR_OK : trr_error(NULL, TRR_ERR_IO, "writing %s failed", path);
@@ -199,8 +259,42 @@ trr_status trr_bench_write_plots(const trr_bench_report *const *reports, int n, 
             for (int j = 0; j < reports[i]->n_results; j++)
                 any |= reports[i]->results[j].bench == (trr_bench_id)b && reports[i]->results[j].outcome == TRR_BENCH_OK;
         if (!any) continue;
-        TRR_TRY(plot_one(reports, n, (trr_bench_id)b, path));
+        TRR_TRY(plot_one(reports, n, (trr_bench_id)b, path, NULL));
         if (log) fprintf(log, "wrote %s\n", path);
+    }
+    return TRR_OK;
+}
+
+trr_status trr_bench_write_physical_plots(const trr_bench_report *const *reports, int n, const char *dir, FILE *log) {
+    if (n < 2) return TRR_OK;
+    const trr_device_info *devs[64] = {0};
+    int group_of[64];
+    const int m = n < 64 ? n : 64;
+    for (int i = 0; i < m; i++) devs[i] = &reports[i]->device;
+    if (trr_bench_gpu_groups(devs, m, group_of) == 0) return TRR_OK;
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST) return trr_error(NULL, TRR_ERR_IO, "cannot create %s", dir);
+    int k = 0;
+    for (int g = 0; g < m; g++) {
+        const trr_bench_report *members[64];
+        int n_members = 0;
+        for (int i = 0; i < m; i++)
+            if (group_of[i] == g) members[n_members++] = reports[i];
+        if (n_members < 2) continue;
+        char what[300];
+        snprintf(what, sizeof what, "one physical GPU (%s, %s), one line per API", reports[g]->device.name,
+                 reports[g]->device.uuid[0] ? reports[g]->device.uuid : reports[g]->device.pci_bus_id);
+        for (int b = 0; b < TRR_BENCH_COUNT; b++) {
+            char path[1024];
+            snprintf(path, sizeof path, "%s/%s_gpu%d.svg", dir, trr_bench_get((trr_bench_id)b)->name, k);
+            int any = 0;
+            for (int i = 0; i < n_members; i++)
+                for (int j = 0; j < members[i]->n_results; j++)
+                    any |= members[i]->results[j].bench == (trr_bench_id)b && members[i]->results[j].outcome == TRR_BENCH_OK;
+            if (!any) continue;
+            TRR_TRY(plot_one(members, n_members, (trr_bench_id)b, path, what));
+            if (log) fprintf(log, "wrote %s\n", path);
+        }
+        k++;
     }
     return TRR_OK;
 }

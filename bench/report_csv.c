@@ -17,6 +17,11 @@ static void quoted(FILE *f, const char *s) {
     fputc('"', f);
 }
 
+static void cell(FILE *f, double v, int present) {
+    if (present) fprintf(f, "%.6g,", v);
+    else fputc(',', f);
+}
+
 trr_status trr_bench_write_csv(const trr_bench_report *const *reports, int n, const char *path) {
     FILE *f = fopen(path, "w");
     if (!f) return trr_error(NULL, TRR_ERR_IO, "cannot write %s", path);
@@ -33,13 +38,26 @@ trr_status trr_bench_write_csv(const trr_bench_report *const *reports, int n, co
             quoted(f, rep->device.name);
             fputc(',', f);
             quoted(f, rep->device.driver);
-            fprintf(f, ",%s,%s,%s,%s,%.17g,%s,%.6g,%s,%.6g,%.6g,%.6g,%.6g,%.6g,%d,%.6g,%.4f,%.6g,%.6g,%d,%d,%d,%d,%d,%d,"
-                       "%d,%d,%s,%s,%.3g,",
-                    rep->library_version, rep->date, def->name, r->size, r->x, trr_bench_outcome_name(r->outcome),
-                    r->figure, def->unit, r->figure_lo, r->figure_hi, r->timing.median_ms, r->timing.min_ms,
-                    r->timing.max_ms, r->timing.reps, r->ceiling, r->fraction, r->vendor_figure, rep->copy.gbs,
-                    c->block_m, c->block_n, c->block_k, c->group_m, c->threads, c->stages, c->vector_width, c->split_k,
-                    variant_text(c->variant), r->check.metric ? r->check.metric : "", r->check.ratio);
+            const int ok = r->outcome == TRR_BENCH_OK;
+            fprintf(f, ",%s,%s,%s,%s,%.17g,%s,", rep->library_version, rep->date, def->name, r->size, r->x,
+                    trr_bench_outcome_name(r->outcome));
+            /* a figure that was not measured is an empty cell, never 0 */
+            cell(f, r->figure, ok);
+            fprintf(f, "%s,", def->unit);
+            cell(f, r->figure_lo, ok);
+            cell(f, r->figure_hi, ok);
+            cell(f, r->timing.median_ms, ok);
+            cell(f, r->timing.min_ms, ok);
+            cell(f, r->timing.max_ms, ok);
+            cell(f, r->timing.reps, ok);
+            cell(f, r->ceiling, ok && r->ceiling > 0);
+            cell(f, r->fraction, ok && r->ceiling > 0);
+            cell(f, r->vendor_figure, ok && r->vendor_figure > 0);
+            cell(f, rep->copy.gbs, rep->copy.gbs > 0);
+            fprintf(f, "%d,%d,%d,%d,%d,%d,%d,%d,%s,%s,", c->block_m, c->block_n, c->block_k, c->group_m, c->threads,
+                    c->stages, c->vector_width, c->split_k, variant_text(c->variant),
+                    r->check.metric ? r->check.metric : "");
+            cell(f, r->check.ratio, r->check.checked > 0);
             quoted(f, r->reason);
             fputc('\n', f);
         }

@@ -3,10 +3,17 @@
 #include "bench.h"
 
 #include "json_fields.h"
+#include "report_meta.h"
 
 #include <cjson/cJSON.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* A figure that was not measured is null, never 0: 0 reads as a measurement of nothing. */
+static void opt_number(cJSON *o, const char *key, double v, int present) {
+    if (present) trr_json_add_number(o, key, v);
+    else cJSON_AddNullToObject(o, key);
+}
 
 static cJSON *result_json(const trr_bench_result *r) {
     const trr_bench_def *def = trr_bench_get(r->bench);
@@ -38,26 +45,28 @@ static cJSON *result_json(const trr_bench_result *r) {
     cJSON_AddStringToObject(o, "status", trr_bench_outcome_name(r->outcome));
     cJSON_AddStringToObject(o, "error", r->status ? trr_status_name(r->status) : "");
     cJSON_AddStringToObject(o, "reason", r->reason);
-    trr_json_add_number(o, "reps", r->timing.reps);
-    trr_json_add_number(o, "median_ms", r->timing.median_ms);
-    trr_json_add_number(o, "min_ms", r->timing.min_ms);
-    trr_json_add_number(o, "max_ms", r->timing.max_ms);
-    trr_json_add_number(o, "figure", r->figure);
-    trr_json_add_number(o, "figure_min", r->figure_lo);
-    trr_json_add_number(o, "figure_max", r->figure_hi);
-    trr_json_add_number(o, "ceiling", r->ceiling);
-    trr_json_add_number(o, "fraction_of_ceiling", r->fraction);
-    trr_json_add_number(o, "vendor_figure", r->vendor_figure);
-    trr_json_add_number(o, "vendor_median_ms", r->vendor_timing.median_ms);
-    trr_json_add_number(o, "fraction_of_vendor", r->vendor_figure > 0 ? r->figure / r->vendor_figure : 0);
+    const int ok = r->outcome == TRR_BENCH_OK, vendor = ok && r->vendor_figure > 0, ceil = ok && r->ceiling > 0;
+    opt_number(o, "reps", r->timing.reps, ok);
+    opt_number(o, "median_ms", r->timing.median_ms, ok);
+    opt_number(o, "min_ms", r->timing.min_ms, ok);
+    opt_number(o, "max_ms", r->timing.max_ms, ok);
+    opt_number(o, "figure", r->figure, ok);
+    opt_number(o, "figure_min", r->figure_lo, ok); /* at the slowest repetition */
+    opt_number(o, "figure_max", r->figure_hi, ok); /* at the fastest */
+    opt_number(o, "ceiling", r->ceiling, ceil);
+    opt_number(o, "fraction_of_ceiling", r->fraction, ceil);
+    cJSON_AddBoolToObject(o, "above_ceiling", r->above_ceiling);
+    opt_number(o, "vendor_figure", r->vendor_figure, vendor);
+    opt_number(o, "vendor_median_ms", r->vendor_timing.median_ms, vendor);
+    opt_number(o, "fraction_of_vendor", vendor ? r->figure / r->vendor_figure : 0, vendor);
     cJSON_AddItemToObject(o, "config", trr_json_config(&r->config));
     cJSON *chk = cJSON_AddObjectToObject(o, "check");
     trr_json_add_number(chk, "checked", (double)r->check.checked);
     trr_json_add_number(chk, "total", (double)r->check.total);
     cJSON_AddStringToObject(chk, "metric", r->check.metric ? r->check.metric : "");
-    trr_json_add_number(chk, "error", r->check.error);
-    trr_json_add_number(chk, "bound", r->check.bound);
-    trr_json_add_number(chk, "ratio", r->check.ratio);
+    opt_number(chk, "error", r->check.error, r->check.checked > 0);
+    opt_number(chk, "bound", r->check.bound, r->check.checked > 0);
+    opt_number(chk, "ratio", r->check.ratio, r->check.checked > 0);
     return o;
 }
 
@@ -69,16 +78,38 @@ static cJSON *report_json(const trr_bench_report *rep) {
     cJSON_AddStringToObject(o, "library_version", rep->library_version);
     cJSON_AddStringToObject(o, "date", rep->date);
     cJSON_AddStringToObject(o, "sizes", rep->sizes);
+    int unsupported = 0, skipped = 0, failed = 0, measured = 0;
+    for (int i = 0; i < rep->n_results; i++) {
+        unsupported += rep->results[i].outcome == TRR_BENCH_UNSUPPORTED;
+        skipped += rep->results[i].outcome == TRR_BENCH_SKIPPED;
+        failed += rep->results[i].outcome == TRR_BENCH_FAILED;
+        measured += rep->results[i].outcome == TRR_BENCH_OK;
+    }
+    cJSON *counts = cJSON_AddObjectToObject(o, "counts");
+    trr_json_add_number(counts, "measured", measured);
+    trr_json_add_number(counts, "skipped", skipped);
+    trr_json_add_number(counts, "unsupported", unsupported);
+    trr_json_add_number(counts, "failed", failed);
     trr_json_add_number(o, "reps_requested", rep->reps_requested);
     trr_json_add_number(o, "budget_s", rep->budget_s);
     trr_json_add_number(o, "seed", (double)rep->seed);
     trr_json_add_number(o, "flush_bytes", (double)rep->flush_bytes);
     trr_json_add_number(o, "seconds", rep->seconds);
     cJSON *ceil = cJSON_AddObjectToObject(o, "ceilings");
-    trr_json_add_number(ceil, "copy_gbs", rep->copy.gbs);
+    const int copy = rep->copy.gbs > 0;
+    opt_number(ceil, "copy_gbs", rep->copy.gbs, copy);
     trr_json_add_number(ceil, "copy_bytes", (double)rep->copy.bytes);
-    trr_json_add_number(ceil, "copy_median_ms", rep->copy.timing.median_ms);
+    opt_number(ceil, "copy_median_ms", rep->copy.timing.median_ms, copy);
+    opt_number(ceil, "copy_min_ms", rep->copy.timing.min_ms, copy);
+    opt_number(ceil, "copy_max_ms", rep->copy.timing.max_ms, copy);
     cJSON_AddStringToObject(ceil, "copy_note", rep->copy.note);
+    cJSON_AddBoolToObject(ceil, "copy_remeasured", rep->copy.remeasured);
+    opt_number(ceil, "copy_first_gbs", rep->copy.first_gbs, rep->copy.remeasured && rep->copy.first_gbs > 0);
+    /* not a hardware peak: the best matmul of this run (bench.h) */
+    opt_number(ceil, "best_matmul_f32_tflops_measured_in_this_run", rep->best_matmul_f32_tflops,
+               rep->best_matmul_f32_tflops > 0);
+    opt_number(ceil, "best_matmul_f16_tflops_measured_in_this_run", rep->best_matmul_f16_tflops,
+               rep->best_matmul_f16_tflops > 0);
     cJSON_AddStringToObject(ceil, "vendor", rep->vendor);
     cJSON_AddStringToObject(ceil, "vendor_note", rep->vendor_note);
     cJSON *res = cJSON_AddArrayToObject(o, "results");
@@ -90,11 +121,14 @@ trr_status trr_bench_json(const trr_bench_report *const *reports, int n, char **
     if (!reports || !out_text) return TRR_ERR_INVALID_ARGUMENT;
     cJSON *root = cJSON_CreateObject();
     if (!root) return TRR_ERR_OUT_OF_MEMORY;
-    cJSON_AddStringToObject(root, "tool", "trireme bench");
-    cJSON_AddStringToObject(root, "version", TRR_VERSION_STRING);
-    cJSON_AddStringToObject(root, "date", n > 0 ? reports[0]->date : "");
+    const trr_device_info *devs[64] = {0};
+    const int n_devs = n < 64 ? n : 64;
+    for (int i = 0; i < n_devs; i++) devs[i] = &reports[i]->device;
+    trr_report_add_meta(root, "trireme bench", n > 0 ? reports[0]->command_line : "", n > 0 ? reports[0]->date : "",
+                        devs, n_devs);
     cJSON *arr = cJSON_AddArrayToObject(root, "reports");
     for (int i = 0; i < n; i++) cJSON_AddItemToArray(arr, report_json(reports[i]));
+    cJSON_AddItemToObject(root, "physical_gpus", trr_bench_physical_json(reports, n));
     char *text = cJSON_Print(root);
     cJSON_Delete(root);
     if (!text) return TRR_ERR_OUT_OF_MEMORY;

@@ -18,12 +18,22 @@ void trr_bench_print(const trr_bench_report *const *reports, int n, FILE *out) {
         const trr_device_info *d = &rep->device;
         fprintf(out, "== %s: %s (%s), driver %s, trireme %s, %s\n", d->spec, d->name, d->backend, d->driver,
                 rep->library_version, rep->date);
-        if (rep->copy.gbs > 0)
+        if (rep->copy.gbs > 0 && rep->copy.remeasured)
+            fprintf(out, "   copy ceiling: %.1f GB/s (%.0f MiB device-to-device, read + write, median of %d; re-measured "
+                    "because a figure was above the first measurement, %.1f GB/s)\n", rep->copy.gbs,
+                    (double)rep->copy.bytes / 1048576.0, rep->copy.timing.reps, rep->copy.first_gbs);
+        else if (rep->copy.gbs > 0)
             fprintf(out, "   copy ceiling: %.1f GB/s (%.0f MiB device-to-device, read + write, median of %d)\n",
                     rep->copy.gbs, (double)rep->copy.bytes / 1048576.0, rep->copy.timing.reps);
         else
             fprintf(out, "   copy ceiling: %s\n", rep->copy.note);
         fprintf(out, "   vendor matmul: %s\n", rep->vendor[0] ? rep->vendor : rep->vendor_note);
+        if (rep->best_matmul_f32_tflops > 0 || rep->best_matmul_f16_tflops > 0) {
+            fprintf(out, "   compute: best matmul measured in this run (not a hardware peak):");
+            if (rep->best_matmul_f32_tflops > 0) fprintf(out, " f32 %.4g TFLOPS", rep->best_matmul_f32_tflops);
+            if (rep->best_matmul_f16_tflops > 0) fprintf(out, " f16 %.4g TFLOPS", rep->best_matmul_f16_tflops);
+            fprintf(out, "\n");
+        }
         fprintf(out, "   L2 flush: %.0f MiB written between repetitions; sizes %s; %.1f s\n",
                 (double)rep->flush_bytes / 1048576.0, rep->sizes, rep->seconds);
         fprintf(out, "   %-16s %-16s %10s %-7s %21s %7s %9s %5s %s\n", "bench", "size", "figure", "unit",
@@ -38,18 +48,25 @@ void trr_bench_print(const trr_bench_report *const *reports, int n, FILE *out) {
             }
             char range[48], frac[16] = "-", vend[16] = "-";
             snprintf(range, sizeof range, "%.4g..%.4g", r->figure_lo, r->figure_hi);
-            if (r->fraction > 0) snprintf(frac, sizeof frac, "%.0f%%", 100.0 * r->fraction);
+            if (r->fraction > 0) snprintf(frac, sizeof frac, "%.0f%%%s", 100.0 * r->fraction, r->above_ceiling ? "!" : "");
             if (r->vendor_figure > 0) snprintf(vend, sizeof vend, "%.4g", r->vendor_figure);
             fprintf(out, "%10.4g %-7s %21s %7s %9s %5d ", r->figure, def->unit, range, frac, vend, r->timing.reps);
             print_config(r, out);
+            if (r->above_ceiling) fprintf(out, "  ABOVE the copy ceiling (re-measured)");
             fprintf(out, "\n");
         }
-        int failed = 0, skipped = 0, ok = 0;
+        int failed = 0, skipped = 0, ok = 0, unsupported = 0, above = 0;
         for (int j = 0; j < rep->n_results; j++) {
             failed += rep->results[j].outcome == TRR_BENCH_FAILED;
             skipped += rep->results[j].outcome == TRR_BENCH_SKIPPED;
+            unsupported += rep->results[j].outcome == TRR_BENCH_UNSUPPORTED;
             ok += rep->results[j].outcome == TRR_BENCH_OK;
+            above += rep->results[j].above_ceiling;
         }
-        fprintf(out, "   %d measured, %d skipped, %d failed\n\n", ok, skipped, failed);
+        fprintf(out, "   %d measured, %d skipped, %d unsupported, %d failed", ok, skipped, unsupported, failed);
+        if (above)
+            fprintf(out, "; %d above the copy ceiling even after re-measuring it (\"!\": the copy path is slower "
+                         "than a kernel's streaming, or the figure is wrong)", above);
+        fprintf(out, "\n\n");
     }
 }

@@ -1,6 +1,9 @@
 /* trireme bench: SPEC.md's benchmarks on one or more devices (bench/bench.h does the work). */
 #include "bench.h"
 #include "cli.h"
+#include "report_meta.h"
+
+#include <pthread.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,7 +37,7 @@ static void usage(FILE *out) {
 
 typedef struct progress_state {
     int quiet;
-    const char *device;
+    char device[32];
 } progress_state;
 
 /* One line per finished case, once the run has gone on for more than a couple of seconds. */
@@ -49,6 +52,95 @@ static void on_progress(void *user, int index, int total, const char *name, cons
         snprintf(what, sizeof what, "%s", trr_bench_outcome_name(r->outcome));
     fprintf(stderr, "[%s %d/%d] %s: %s (%.0f s elapsed, ~%.0f s left)\n", ps->device, index + 1, total, name, what,
             elapsed_s, eta_s > 0 ? eta_s : 0);
+}
+
+/* One device's run. */
+typedef struct bench_job {
+    const char *spec; /* "" for TRIREME_DEVICE, else auto */
+    trr_bench_options opt;
+    progress_state ps;
+    trr_bench_report *report;
+    int status;
+    const trr_config *configs; /* --config, per op where config_set */
+    const int *config_set;
+} bench_job;
+
+typedef struct bench_queue {
+    bench_job *jobs[MAX_DEVICES];
+    int n;
+} bench_queue;
+
+/* The device a spec names, without opening it: "backend:N" or "backend" (its device 0). */
+static int spec_info(const char *spec, trr_device_info *out) {
+    char backend[32];
+    int index = 0;
+    snprintf(backend, sizeof backend, "%s", spec);
+    char *colon = strchr(backend, ':');
+    if (colon) {
+        *colon = '\0';
+        char *end = NULL;
+        long v = strtol(colon + 1, &end, 10);
+        if (!end || *end || v < 0) return 0;
+        index = (int)v;
+    }
+    return backend[0] && trr_device_get_info(backend, index, out) == TRR_OK;
+}
+
+/* queue_of[d]: the first spec of d's queue. Only GPUs known to be different run at the same time: the devices
+ * of one physical GPU share a queue (as does a spec given twice); GPUs that report no identity share one queue,
+ * since any of them could be the same GPU; every device that is not a GPU (or cannot be looked up before it is
+ * opened) goes in one queue, the host's. */
+static void plan_queues(char specs[][32], int n, int *queue_of) {
+    trr_device_info infos[MAX_DEVICES];
+    const trr_device_info *devs[MAX_DEVICES] = {0};
+    int group_of[MAX_DEVICES], host = -1, anonymous = -1;
+    for (int d = 0; d < n; d++) {
+        memset(&infos[d], 0, sizeof infos[d]);
+        if (!specs[d][0] || !spec_info(specs[d], &infos[d])) infos[d].is_gpu = 0;
+        devs[d] = &infos[d];
+    }
+    trr_bench_gpu_groups(devs, n, group_of);
+    for (int d = 0; d < n; d++) {
+        queue_of[d] = -1;
+        if (!infos[d].is_gpu) {
+            if (host < 0) host = d;
+            queue_of[d] = host;
+        } else if (!infos[d].uuid[0] && !infos[d].pci_bus_id[0]) {
+            if (anonymous < 0) anonymous = d;
+            queue_of[d] = anonymous;
+        } else {
+            for (int e = 0; e < d && queue_of[d] < 0; e++)
+                if (!strcmp(infos[e].spec, infos[d].spec)) queue_of[d] = queue_of[e];
+            if (queue_of[d] < 0) queue_of[d] = group_of[d];
+        }
+    }
+}
+
+static void *run_queue(void *arg) {
+    bench_queue *q = arg;
+    for (int i = 0; i < q->n; i++) {
+        bench_job *j = q->jobs[i];
+        trr_context *ctx = NULL;
+        j->status = cli_open_context("bench", j->spec[0] ? j->spec : NULL, &ctx);
+        if (j->status != CLI_EXIT_OK) continue;
+        trr_device_info info;
+        trr_context_device(ctx, &info);
+        snprintf(j->ps.device, sizeof j->ps.device, "%s", j->spec[0] ? j->spec : "auto");
+        for (int o = 0; o < TRR_OP_COUNT; o++)
+            if (j->config_set[o]) trr_config_override(ctx, (trr_op)o, &j->configs[o]); /* parsed: in range */
+        j->opt.user = &j->ps;
+        if (!j->ps.quiet)
+            fprintf(stderr, "bench: %s (%s), sizes %s\n", info.spec, info.name,
+                    j->opt.sizes == TRR_BENCH_SIZES_FULL ? "full" : j->opt.sizes == TRR_BENCH_SIZES_LIST ? j->opt.size_list : "quick");
+        trr_status st = trr_bench_run(ctx, &j->opt, &j->report);
+        if (st != TRR_OK) {
+            fprintf(stderr, "trireme bench: %s: %s\n", info.spec, trr_last_error(ctx));
+            j->status = CLI_EXIT_FAILURE;
+            j->report = NULL;
+        }
+        trr_context_destroy(ctx);
+    }
+    return NULL;
 }
 
 int trr_cli_bench(int argc, char **argv) {
@@ -132,35 +224,47 @@ int trr_cli_bench(int argc, char **argv) {
     if (device_given && n_specs == 0) return cli_usage_error("bench", "--device all found no available device");
     if (n_specs == 0) specs[n_specs++][0] = '\0'; /* TRIREME_DEVICE, else auto */
 
+    char command_line[TRR_COMMAND_LINE_MAX];
+    trr_report_command_line("trireme", argc, argv, command_line, sizeof command_line);
+    opt.command_line = command_line;
+    opt.progress = on_progress;
+
+    /* Devices that are one physical GPU run one after another (their APIs would share its memory bandwidth);
+     * different physical GPUs run at the same time, one thread each; every CPU device shares the host, so all
+     * of them run in one queue. */
+    static bench_job jobs[MAX_DEVICES];
+    int queue_of[MAX_DEVICES];
+    plan_queues(specs, n_specs, queue_of);
+    for (int d = 0; d < n_specs; d++)
+        jobs[d] = (bench_job){.spec = specs[d], .opt = opt, .ps = {.quiet = ps.quiet}, .status = CLI_EXIT_OK,
+                              .configs = configs, .config_set = config_set};
+    static bench_queue queues[MAX_DEVICES];
+    int n_queues = 0;
+    for (int d = 0; d < n_specs; d++) {
+        if (queue_of[d] != d) continue;
+        queues[n_queues].n = 0;
+        for (int e = 0; e < n_specs; e++)
+            if (queue_of[e] == d) queues[n_queues].jobs[queues[n_queues].n++] = &jobs[e];
+        n_queues++;
+    }
+    pthread_t threads[MAX_DEVICES];
+    int started[MAX_DEVICES] = {0};
+    for (int q = 0; q < n_queues; q++)
+        started[q] = n_queues > 1 && pthread_create(&threads[q], NULL, run_queue, &queues[q]) == 0;
+    for (int q = 0; q < n_queues; q++) {
+        if (started[q]) pthread_join(threads[q], NULL);
+        else run_queue(&queues[q]);
+    }
+
     trr_bench_report *reports[MAX_DEVICES];
     int n_reports = 0, status = CLI_EXIT_OK;
-    opt.progress = on_progress;
-    opt.user = &ps;
     for (int d = 0; d < n_specs; d++) {
-        trr_context *ctx = NULL;
-        int rc = cli_open_context("bench", specs[d][0] ? specs[d] : NULL, &ctx);
-        if (rc != CLI_EXIT_OK) {
-            status = rc;
-            continue;
-        }
-        trr_device_info info;
-        trr_context_device(ctx, &info);
-        ps.device = specs[d][0] ? specs[d] : "auto";
-        for (int o = 0; o < TRR_OP_COUNT; o++)
-            if (config_set[o]) trr_config_override(ctx, (trr_op)o, &configs[o]); /* parsed: in range */
-        if (!ps.quiet) fprintf(stderr, "bench: %s (%s), sizes %s\n", info.spec, info.name,
-                               opt.sizes == TRR_BENCH_SIZES_FULL ? "full" : opt.sizes == TRR_BENCH_SIZES_LIST ? opt.size_list : "quick");
-        trr_status st = trr_bench_run(ctx, &opt, &reports[n_reports]);
-        if (st != TRR_OK) {
-            fprintf(stderr, "trireme bench: %s: %s\n", info.spec, trr_last_error(ctx));
-            status = CLI_EXIT_FAILURE;
-        } else {
-            n_reports++;
-        }
-        trr_context_destroy(ctx);
+        if (jobs[d].status != CLI_EXIT_OK) status = jobs[d].status;
+        if (jobs[d].report) reports[n_reports++] = jobs[d].report;
     }
     const trr_bench_report *const *reps = (const trr_bench_report *const *)reports;
     trr_bench_print(reps, n_reports, stdout);
+    trr_bench_print_physical(reps, n_reports, stdout);
     if (json && trr_bench_write_json(reps, n_reports, json) != TRR_OK) {
         fprintf(stderr, "trireme bench: %s\n", trr_last_error(NULL));
         status = CLI_EXIT_FAILURE;
@@ -169,7 +273,8 @@ int trr_cli_bench(int argc, char **argv) {
         fprintf(stderr, "trireme bench: %s\n", trr_last_error(NULL));
         status = CLI_EXIT_FAILURE;
     }
-    if (plot && trr_bench_write_plots(reps, n_reports, plot, stderr) != TRR_OK) {
+    if (plot && (trr_bench_write_plots(reps, n_reports, plot, stderr) != TRR_OK ||
+                 trr_bench_write_physical_plots(reps, n_reports, plot, stderr) != TRR_OK)) {
         fprintf(stderr, "trireme bench: %s\n", trr_last_error(NULL));
         status = CLI_EXIT_FAILURE;
     }

@@ -4,6 +4,7 @@
 
 #include "cli.h"
 #include "conformance.h"
+#include "report_meta.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -154,6 +155,8 @@ int cmd_conformance(int argc, char **argv) {
 
     trr_conf_report *reports[MAX_DEVICES];
     int n_reports = 0;
+    char command_line[TRR_COMMAND_LINE_MAX];
+    trr_report_command_line("trireme", argc, argv, command_line, sizeof command_line);
     printf("conformance seed %llu%s\n", (unsigned long long)a.seed, a.quick ? " (quick subset)" : "");
     fflush(stdout);
     for (int d = 0; d < n_specs; d++) {
@@ -168,7 +171,7 @@ int cmd_conformance(int argc, char **argv) {
                              .tty = isatty(fileno(stderr)),
                              .next_line_s = PROGRESS_LINE_INTERVAL_S};
         trr_conf_options opt = {.seed = a.seed, .quick = a.quick, .op_mask = a.op_mask,
-                                .progress = on_progress, .user = &ps};
+                                .progress = on_progress, .user = &ps, .command_line = command_line};
         if (st == TRR_OK) st = trr_conformance_run(ctx, &opt, &reports[n_reports]);
         if (st != TRR_OK) {
             fprintf(stderr, "trireme conformance: %s: %s (%s)\n", ps.spec, trr_status_name(st),

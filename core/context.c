@@ -3,6 +3,7 @@
 #include "backend.h"
 #include "config_fields.h"
 #include "registry.h"
+#include "trace.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,6 +76,7 @@ trr_status trr_context_destroy(trr_context *ctx) {
     if (!ctx) return TRR_OK;
     if (ctx->dev) ctx->backend->close(ctx->dev);
     free(ctx);
+    trr_trace_flush(); /* TRIREME_TRACE: the file holds every call so far */
     return TRR_OK;
 }
 

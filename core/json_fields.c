@@ -28,6 +28,11 @@ cJSON *trr_json_device(const trr_device_info *d) {
     cJSON_AddBoolToObject(o, "native_f16", d->native_f16);
     cJSON_AddBoolToObject(o, "matrix_units", d->matrix_units);
     cJSON_AddStringToObject(o, "capabilities", d->capabilities);
+    /* "" is not an identity: absent identities are null */
+    if (d->uuid[0]) cJSON_AddStringToObject(o, "uuid", d->uuid);
+    else cJSON_AddNullToObject(o, "uuid");
+    if (d->pci_bus_id[0]) cJSON_AddStringToObject(o, "pci_bus_id", d->pci_bus_id);
+    else cJSON_AddNullToObject(o, "pci_bus_id");
     return o;
 }
 

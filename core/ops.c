@@ -1,6 +1,7 @@
 /* The public op entry points: validate, resolve the tile config, check the backend can run it, dispatch. */
 #include "backend.h"
 #include "op_table.h"
+#include "trace.h"
 #include "validate.h"
 
 static trr_status dispatch(trr_context *ctx, trr_op op, const trr_tensor *x, const trr_tensor *y, const trr_tensor *z,
@@ -43,7 +44,9 @@ trr_status trr_op_run(trr_context *ctx, trr_op op, const trr_tensor *const *oper
     if (d->shape != TRR_SHAPE_MATMUL && (params->epilogue != TRR_EPI_NONE || params->flags != 0))
         return trr_error(ctx, TRR_ERR_INVALID_ARGUMENT, "%s takes no epilogue and no flags", d->name);
     const trr_tensor *y = d->n_inputs == 2 ? operands[1] : NULL;
-    return dispatch(ctx, op, operands[0], y, operands[d->n_inputs], params->epilogue, params->alpha, params->flags);
+    const double trace_t0 = trr_trace_begin(); /* TRIREME_TRACE (trace.h) */
+    return trr_trace_end(ctx, op, operands, params, trace_t0,
+                         dispatch(ctx, op, operands[0], y, operands[d->n_inputs], params->epilogue, params->alpha, params->flags));
 }
 
 #define RUN(op, ...)                                                                                           \

@@ -9,9 +9,11 @@
 #include "op_table.h"
 #include "random.h"
 #include "reference.h"
+#include "report_meta.h"
 #include "validate.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -345,6 +347,8 @@ trr_status trr_conformance_run(trr_context *ctx, const trr_conf_options *options
     }
     rep->seed = options->seed;
     rep->quick = options->quick;
+    trr_report_date_now(rep->date, sizeof rep->date);
+    snprintf(rep->command_line, sizeof rep->command_line, "%s", options->command_line ? options->command_line : "");
 
     int total = 0;
     for (int i = 0; i < n_cases; i++)

@@ -70,6 +70,8 @@ typedef struct trr_conf_report {
     trr_conf_summary summary[32];
     int passed, failed, unsupported;
     double seconds;
+    char date[32];           /* when the run started, UTC ISO 8601 */
+    char command_line[1024]; /* options.command_line, "" when none was given */
 } trr_conf_report;
 
 /* Called after each case: index is 0-based, total the number of cases selected, elapsed_s since the start. */
@@ -82,6 +84,7 @@ typedef struct trr_conf_options {
     unsigned op_mask;    /* bit (1 << op) selects op; 0 selects every op */
     trr_conf_progress_fn progress; /* optional */
     void *user;
+    const char *command_line; /* optional: what the JSON report names as the command that made it */
 } trr_conf_options;
 
 /* Runs the selected cases on ctx. Returns TRR_OK when every case ran to a verdict (failures are in the report,
@@ -94,7 +97,8 @@ void trr_conformance_free(trr_conf_report *report);
  * worst ratio ("ok 0.12", "FAIL 3.4", "unsup", "-" where the row was not run). Then each failing case. */
 trr_status trr_conformance_print_matrix(const trr_conf_report *const *reports, int n_reports, FILE *out);
 
-/* JSON with cJSON: {"version", "reports": [{device, seed, quick, seconds, passed, failed, unsupported,
+/* JSON with cJSON: {"tool", "version", "trireme_version", "command_line", "host", "commit", "date",
+ * "device_uuids", "reports": [{device, seed, quick, seconds, passed, failed, unsupported,
  * summary: [...], cases: [...]}]}. TRR_ERR_IO when the file cannot be written. */
 trr_status trr_conformance_write_json(const trr_conf_report *const *reports, int n_reports, const char *path);
 /* The same document as a malloc'd string (free() it). */

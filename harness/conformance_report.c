@@ -4,6 +4,7 @@
 #include "backend.h"
 
 #include "json_fields.h"
+#include "report_meta.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -146,6 +147,7 @@ static cJSON *report_json(const trr_conf_report *rep) {
     cJSON_AddItemToObject(o, "device", trr_json_device(&rep->device));
     cJSON_AddStringToObject(o, "seed", seed); /* a string: 64-bit seeds do not fit a JSON double */
     cJSON_AddBoolToObject(o, "quick", rep->quick);
+    cJSON_AddStringToObject(o, "date", rep->date);
     cJSON_AddNumberToObject(o, "seconds", rep->seconds);
     cJSON_AddNumberToObject(o, "passed", rep->passed);
     cJSON_AddNumberToObject(o, "failed", rep->failed);
@@ -176,7 +178,12 @@ trr_status trr_conformance_json(const trr_conf_report *const *reports, int n_rep
         return trr_error(NULL, TRR_ERR_INVALID_ARGUMENT, "conformance JSON: %s is NULL", out_text ? "reports" : "out_text");
     cJSON *root = cJSON_CreateObject();
     if (!root) return trr_error(NULL, TRR_ERR_OUT_OF_MEMORY, "conformance JSON: out of host memory for the document");
-    cJSON_AddStringToObject(root, "trireme_version", TRR_VERSION_STRING);
+    const trr_device_info *devs[64] = {0};
+    const int n_devs = n_reports < 64 ? n_reports : 64;
+    for (int r = 0; r < n_devs; r++) devs[r] = &reports[r]->device;
+    trr_report_add_meta(root, "trireme conformance", n_reports > 0 ? reports[0]->command_line : "",
+                        n_reports > 0 ? reports[0]->date : "", devs, n_devs);
+    cJSON_AddStringToObject(root, "trireme_version", TRR_VERSION_STRING); /* kept for readers of older reports */
     cJSON *arr = cJSON_AddArrayToObject(root, "reports");
     for (int r = 0; r < n_reports; r++) cJSON_AddItemToArray(arr, report_json(reports[r]));
     char *text = cJSON_Print(root);

@@ -144,6 +144,11 @@ typedef struct trr_device_info {
     int native_f16;          /* f16 arithmetic in kernels, not only storage */
     int matrix_units;        /* tensor cores or cooperative matrices usable by the backend */
     char capabilities[160];  /* the same facts and any extras in words, for people */
+    /* Identity of the physical device, to tell when two backends' devices are one GPU: the driver's UUID in
+     * canonical 8-4-4-4-12 lower-case hex, and the PCI address as "dddd:bb:dd.f". Empty when the driver does
+     * not say (CPU devices, OpenCL without cl_khr_device_uuid or a vendor query). */
+    char uuid[37];
+    char pci_bus_id[16];
 } trr_device_info;
 
 /* ---- status ---- */

@@ -4,6 +4,7 @@
 #include "bench.h"
 #include "validate.h"
 #include "warmup.h"
+#include "report_meta.h"
 
 #include <cjson/cJSON.h>
 #include <criterion/criterion.h>
@@ -22,7 +23,8 @@ Test(bench, json_schema_of_a_small_cpu_run, .timeout = 300) {
     cr_assert_eq(trr_context_create("cpu", &ctx), TRR_OK, "%s", trr_last_error(NULL));
     trr_bench_options opt = {
         .bench_mask = (1u << TRR_BENCH_ADD) | (1u << TRR_BENCH_SOFTMAX) | (1u << TRR_BENCH_MATMUL_F32),
-        .sizes = TRR_BENCH_SIZES_LIST, .size_list = "256", .reps = 3, .seed = 42};
+        .sizes = TRR_BENCH_SIZES_LIST, .size_list = "256", .reps = 3, .seed = 42,
+        .command_line = "trireme bench 'a b'"};
     trr_bench_report *rep = NULL;
     cr_assert_eq(trr_bench_run(ctx, &opt, &rep), TRR_OK, "%s", trr_last_error(ctx));
     cr_assert_eq(rep->n_results, 3);
@@ -36,6 +38,16 @@ Test(bench, json_schema_of_a_small_cpu_run, .timeout = 300) {
     expect_type(root, "tool", cJSON_IsString, "top");
     expect_type(root, "version", cJSON_IsString, "top");
     expect_type(root, "reports", cJSON_IsArray, "top");
+    /* the report describes itself */
+    expect_type(root, "date", cJSON_IsString, "top");
+    expect_type(root, "host", cJSON_IsString, "top");
+    expect_type(root, "device_uuids", cJSON_IsArray, "top");
+    expect_type(root, "physical_gpus", cJSON_IsArray, "top");
+    cr_expect(cJSON_IsNull(cJSON_GetArrayItem(cJSON_GetObjectItem(root, "device_uuids"), 0)), "cpu has no UUID: null");
+    cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(root, "physical_gpus")), 0);
+    const cJSON *commit = cJSON_GetObjectItem(root, "commit");
+    cr_expect(cJSON_IsNull(commit) || (cJSON_IsString(commit) && commit->valuestring[0]), "commit: a describe or null");
+    cr_expect(strlen(cJSON_GetObjectItem(root, "date")->valuestring) == 20, "ISO 8601 UTC: YYYY-MM-DDTHH:MM:SSZ");
     const cJSON *r0 = cJSON_GetArrayItem(cJSON_GetObjectItem(root, "reports"), 0);
     cr_assert(r0 != NULL);
     static const char *const report_strings[] = {"backend", "driver", "library_version", "date", "sizes"};
@@ -54,15 +66,33 @@ Test(bench, json_schema_of_a_small_cpu_run, .timeout = 300) {
     expect_type(ceil, "vendor_note", cJSON_IsString, "ceilings");
     cr_assert_gt(cJSON_GetObjectItem(ceil, "copy_gbs")->valuedouble, 0);
     cr_assert_str_eq(cJSON_GetObjectItem(r0, "library_version")->valuestring, TRR_VERSION_STRING);
+    cr_assert_str_eq(cJSON_GetObjectItem(root, "command_line")->valuestring, "trireme bench 'a b'");
+    const cJSON *counts = cJSON_GetObjectItem(r0, "counts");
+    cr_assert_eq(cJSON_GetObjectItem(counts, "measured")->valueint, 3);
+    cr_assert_eq(cJSON_GetObjectItem(counts, "unsupported")->valueint, 0);
 
     const cJSON *res;
     int n = 0;
     cJSON_ArrayForEach(res, cJSON_GetObjectItem(r0, "results")) {
         static const char *const strings[] = {"bench", "op", "case", "size", "unit", "status", "reason"};
         static const char *const numbers[] = {"x", "reps", "median_ms", "min_ms", "max_ms", "figure", "figure_min",
-                                              "figure_max", "ceiling", "fraction_of_ceiling", "vendor_figure"};
+                                              "figure_max"};
         for (size_t i = 0; i < sizeof strings / sizeof strings[0]; i++) expect_type(res, strings[i], cJSON_IsString, "result");
         for (size_t i = 0; i < sizeof numbers / sizeof numbers[0]; i++) expect_type(res, numbers[i], cJSON_IsNumber, "result");
+        /* no vendor library on the CPU: matmul's ceiling and vendor figure are null, never 0 */
+        const int matmul = !strcmp(cJSON_GetObjectItem(res, "op")->valuestring, "matmul");
+        static const char *const vendor_keys[] = {"vendor_figure", "vendor_median_ms", "fraction_of_vendor"};
+        for (size_t i = 0; i < sizeof vendor_keys / sizeof vendor_keys[0]; i++)
+            cr_expect(cJSON_IsNull(cJSON_GetObjectItem(res, vendor_keys[i])), "%s must be null without a vendor library",
+                      vendor_keys[i]);
+        if (matmul) {
+            cr_expect(cJSON_IsNull(cJSON_GetObjectItem(res, "ceiling")), "matmul on cpu has no ceiling: null");
+            cr_expect(cJSON_IsNull(cJSON_GetObjectItem(res, "fraction_of_ceiling")));
+        } else {
+            expect_type(res, "ceiling", cJSON_IsNumber, "result");
+            expect_type(res, "fraction_of_ceiling", cJSON_IsNumber, "result");
+        }
+        expect_type(res, "above_ceiling", cJSON_IsBool, "result");
         expect_type(res, "config", cJSON_IsObject, "result");
         expect_type(res, "check", cJSON_IsObject, "result");
         expect_type(cJSON_GetObjectItem(res, "check"), "checked", cJSON_IsNumber, "check");
@@ -191,4 +221,149 @@ Test(bench, warmup_seconds_follow_the_device_and_the_environment) {
     }
     unsetenv("TRIREME_WARMUP_MS");
     trr_context_destroy(ctx);
+}
+
+/* The command line a report records can be pasted back into a shell. */
+Test(bench, command_line_is_quoted_for_the_shell) {
+    char *argv[] = {"bench", "--sizes", "2^20", "--json", "my file.json", "it's"};
+    char out[256];
+    trr_report_command_line("trireme", 6, argv, out, sizeof out);
+    cr_assert_str_eq(out, "trireme bench --sizes 2^20 --json 'my file.json' 'it'\\''s'");
+    char tiny[16];
+    trr_report_command_line("trireme", 6, argv, tiny, sizeof tiny);
+    cr_assert_eq(strlen(tiny), sizeof tiny - 1);
+    cr_assert_str_eq(tiny + sizeof tiny - 4, "...");
+}
+
+/* The warm-up and cache flushing scale with the case: benchmarking add of 4096 floats on the CPU (the check,
+ * warm-up, flushes and repetitions; the progress callback brackets exactly that) takes under 2 s, where a flush
+ * before every warm-up call once made it 20-38 s. */
+static double case_start_s, case_seconds;
+static void time_case(void *user, int index, int total, const char *name, const trr_bench_result *r,
+                      double elapsed_s, double eta_s) {
+    (void)user, (void)index, (void)total, (void)name, (void)eta_s;
+    if (!r) case_start_s = elapsed_s;
+    else case_seconds = elapsed_s - case_start_s;
+}
+
+Test(bench, a_tiny_case_takes_under_two_seconds, .timeout = 120) {
+    unsetenv("TRIREME_WARMUP_MS");
+    trr_context *ctx = NULL;
+    cr_assert_eq(trr_context_create("cpu", &ctx), TRR_OK, "%s", trr_last_error(NULL));
+    trr_bench_options opt = {.bench_mask = 1u << TRR_BENCH_ADD, .sizes = TRR_BENCH_SIZES_LIST, .size_list = "4096",
+                             .seed = 5, .progress = time_case};
+    trr_bench_report *rep = NULL;
+    case_seconds = -1;
+    cr_assert_eq(trr_bench_run(ctx, &opt, &rep), TRR_OK, "%s", trr_last_error(ctx));
+    cr_assert_eq(rep->n_results, 1);
+    cr_assert_eq(rep->results[0].outcome, TRR_BENCH_OK, "%s", rep->results[0].reason);
+    cr_assert_geq(rep->results[0].timing.reps, 5);
+    cr_assert(rep->flush_bytes > 0, "the case must still be timed from a flushed cache");
+    cr_assert(case_seconds >= 0 && case_seconds < 2.0, "n = 4096 add took %.2f s", case_seconds);
+    trr_bench_free(rep);
+    trr_context_destroy(ctx);
+}
+
+/* Synthetic devices for the same-GPU grouping: the bench's CI has no GPU. */
+static trr_device_info dev(const char *backend, int is_gpu, const char *uuid, const char *bus) {
+    trr_device_info d;
+    memset(&d, 0, sizeof d);
+    snprintf(d.backend, sizeof d.backend, "%s", backend);
+    snprintf(d.spec, sizeof d.spec, "%s:0", backend);
+    d.is_gpu = is_gpu;
+    snprintf(d.uuid, sizeof d.uuid, "%s", uuid);
+    snprintf(d.pci_bus_id, sizeof d.pci_bus_id, "%s", bus);
+    return d;
+}
+
+Test(bench, devices_of_one_physical_gpu_are_grouped) {
+    const char *u0 = "0a1b2c3d-0000-1111-2222-333344445555", *u1 = "ffffffff-0000-1111-2222-333344445555";
+    trr_device_info d[] = {
+        dev("cuda", 1, u0, "0000:3b:00.0"),   /* 0: GPU A */
+        dev("cuda", 1, u1, "0000:5e:00.0"),   /* 1: GPU B */
+        dev("vulkan", 1, u0, "0000:3b:00.0"), /* 2: A through Vulkan */
+        dev("opencl", 1, "", "0000:5E:00.0"), /* 3: B through OpenCL, no UUID: the bus id decides (any case) */
+        dev("vulkan", 1, u1, ""),             /* 4: B through Vulkan */
+        dev("opencl", 1, "", ""),             /* 5: a GPU with no identity: alone */
+    };
+    const trr_device_info *p[6];
+    for (int i = 0; i < 6; i++) p[i] = &d[i];
+    int g[6];
+    cr_assert_eq(trr_bench_gpu_groups(p, 6, g), 2);
+    cr_assert_eq(g[0], 0);
+    cr_assert_eq(g[1], 1);
+    cr_assert_eq(g[2], 0);
+    cr_assert_eq(g[3], 1);
+    cr_assert_eq(g[4], 1);
+    cr_assert_eq(g[5], 5);
+    /* different UUIDs are different GPUs even on one bus id (MIG slices) */
+    trr_device_info m0 = dev("cuda", 1, u0, "0000:3b:00.0"), m1 = dev("vulkan", 1, u1, "0000:3b:00.0");
+    cr_assert_not(trr_bench_same_gpu(&m0, &m1));
+    /* one backend never lists one GPU twice */
+    trr_device_info c2 = dev("cuda", 1, u0, "0000:3b:00.0");
+    cr_assert_not(trr_bench_same_gpu(&d[0], &c2));
+}
+
+/* This machine's case: PoCL, lavapipe and the cpu backend are devices of one CPU, but not GPUs, and lavapipe's
+ * "UUID" is the driver's name: nothing is grouped, even when two CPU devices report the same UUID. */
+Test(bench, cpu_devices_are_never_grouped) {
+    const char *mesa = "6d657361-3232-2e33-2e36-000000000000";
+    trr_device_info d[] = {dev("opencl", 0, "", ""), dev("vulkan", 0, mesa, ""), dev("cpu", 0, "", ""),
+                           dev("vulkan", 0, mesa, "")};
+    snprintf(d[3].backend, sizeof d[3].backend, "opencl"); /* the same "UUID" from another backend */
+    const trr_device_info *p[4] = {&d[0], &d[1], &d[2], &d[3]};
+    int g[4];
+    cr_assert_eq(trr_bench_gpu_groups(p, 4, g), 0);
+    for (int i = 0; i < 4; i++) cr_assert_eq(g[i], i);
+    /* and the devices this machine really has */
+    int nb = 0;
+    cr_assert_eq(trr_backend_count(&nb), TRR_OK);
+    trr_device_info real[16];
+    const trr_device_info *rp[16];
+    int n = 0;
+    for (int b = 0; b < nb && n < 16; b++) {
+        trr_backend_info bi;
+        if (trr_backend_get_info(b, &bi) != TRR_OK || !bi.available) continue;
+        for (int i = 0; i < bi.device_count && n < 16; i++)
+            if (trr_device_get_info(bi.name, i, &real[n]) == TRR_OK && !real[n].is_gpu) rp[n] = &real[n], n++;
+    }
+    int rg[16];
+    cr_assert_eq(trr_bench_gpu_groups(rp, n, rg), 0, "CPU devices were grouped as one GPU");
+}
+
+/* The cross-API view, from two synthetic reports of one GPU: fractions of the GPU's best copy ceiling and of the
+ * best API, in the JSON's physical_gpus section. */
+Test(bench, physical_gpu_view_compares_the_apis) {
+    const char *u = "0a1b2c3d-0000-1111-2222-333344445555";
+    trr_bench_report a, b;
+    trr_bench_result ra, rb;
+    memset(&a, 0, sizeof a), memset(&b, 0, sizeof b), memset(&ra, 0, sizeof ra), memset(&rb, 0, sizeof rb);
+    a.device = dev("cuda", 1, u, ""), b.device = dev("vulkan", 1, u, "");
+    a.copy.gbs = 4000, b.copy.gbs = 3000;
+    ra.bench = rb.bench = TRR_BENCH_ADD;
+    snprintf(ra.size, sizeof ra.size, "n=2^24"), snprintf(rb.size, sizeof rb.size, "n=2^24");
+    ra.outcome = rb.outcome = TRR_BENCH_OK;
+    ra.figure = 3000, rb.figure = 1500;
+    a.results = &ra, a.n_results = 1, b.results = &rb, b.n_results = 1;
+    const trr_bench_report *reps[2] = {&a, &b};
+    cJSON *arr = trr_bench_physical_json(reps, 2);
+    cr_assert_eq(cJSON_GetArraySize(arr), 1);
+    const cJSON *gpu = cJSON_GetArrayItem(arr, 0);
+    cr_assert_str_eq(cJSON_GetObjectItem(gpu, "uuid")->valuestring, u);
+    cr_assert_float_eq(cJSON_GetObjectItem(gpu, "copy_ceiling_gbs")->valuedouble, 4000, 1e-9);
+    const cJSON *c = cJSON_GetArrayItem(cJSON_GetObjectItem(gpu, "cases"), 0);
+    cr_assert_str_eq(cJSON_GetObjectItem(c, "bench")->valuestring, "add_f32");
+    const cJSON *apis = cJSON_GetObjectItem(c, "apis");
+    cr_assert_eq(cJSON_GetArraySize(apis), 2);
+    const cJSON *vk = cJSON_GetArrayItem(apis, 1);
+    cr_assert_str_eq(cJSON_GetObjectItem(vk, "backend")->valuestring, "vulkan");
+    cr_assert_float_eq(cJSON_GetObjectItem(vk, "fraction_of_ceiling")->valuedouble, 1500.0 / 4000, 1e-12);
+    cr_assert_float_eq(cJSON_GetObjectItem(vk, "fraction_of_best")->valuedouble, 0.5, 1e-12);
+    cJSON_Delete(arr);
+    char *text = NULL;
+    FILE *mem = open_memstream(&text, &(size_t){0});
+    trr_bench_print_physical(reps, 2, mem);
+    fclose(mem);
+    cr_assert(strstr(text, "physical GPU 0") && strstr(text, "38%") && strstr(text, "0.50"), "%s", text);
+    free(text);
 }

@@ -192,6 +192,64 @@ Test(cli, run_with_config) {
     cr_assert(strstr(r->err, "TRR_ERR_UNSUPPORTED") && strstr(r->err, "wgmma"), "%s", r->err);
 }
 
+Test(cli, devices_json_lists_every_backend) {
+    cli_result *r = run_cli((const char *const[]){"devices", "--json", NULL});
+    EXPECT(r, 0);
+    cJSON *doc = cJSON_Parse(r->out);
+    cr_assert(doc, "not JSON: %s", r->out);
+    cr_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(doc, "tool")), "trireme devices");
+    const cJSON *be, *cpu = NULL;
+    int n = 0;
+    cJSON_ArrayForEach(be, cJSON_GetObjectItem(doc, "backends")) {
+        n++;
+        cr_assert(cJSON_IsString(cJSON_GetObjectItem(be, "name")));
+        cr_assert(cJSON_IsBool(cJSON_GetObjectItem(be, "available")));
+        cr_assert(cJSON_IsArray(cJSON_GetObjectItem(be, "devices")));
+        /* an unavailable backend says why; an available one has no reason */
+        const cJSON *reason = cJSON_GetObjectItem(be, "reason");
+        cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(be, "available")) ? cJSON_IsNull(reason) : cJSON_IsString(reason));
+        if (!strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(be, "name")), "cpu")) cpu = be;
+    }
+    cr_assert_geq(n, 1);
+    cr_assert(cpu && cJSON_IsTrue(cJSON_GetObjectItem(cpu, "available")));
+    const cJSON *d0 = cJSON_GetArrayItem(cJSON_GetObjectItem(cpu, "devices"), 0);
+    cr_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(d0, "spec")), "cpu:0");
+    cr_assert(cJSON_IsNull(cJSON_GetObjectItem(d0, "uuid")), "the CPU has no UUID: null");
+    cr_assert(cJSON_IsNull(cJSON_GetObjectItem(d0, "pci_bus_id")));
+    cr_assert(cJSON_IsNumber(cJSON_GetObjectItem(d0, "global_memory")));
+    cJSON_Delete(doc);
+}
+
+/* --compare says whether the figures' ranges over the repetitions overlap. */
+Test(cli, bench_compare_says_whether_ranges_overlap) {
+    static const char *const docs[2] = {
+        "{\"tool\":\"trireme bench\",\"reports\":[{\"device\":{\"spec\":\"cpu:0\"},\"results\":["
+        "{\"bench\":\"add_f32\",\"size\":\"n=2^20\",\"status\":\"ok\",\"unit\":\"GB/s\",\"figure\":10,"
+        "\"figure_min\":9,\"figure_max\":11},"
+        "{\"bench\":\"gelu_f32\",\"size\":\"n=2^20\",\"status\":\"ok\",\"unit\":\"GB/s\",\"figure\":10,"
+        "\"figure_min\":9,\"figure_max\":11}]}]}",
+        "{\"tool\":\"trireme bench\",\"reports\":[{\"device\":{\"spec\":\"cpu:0\"},\"results\":["
+        "{\"bench\":\"add_f32\",\"size\":\"n=2^20\",\"status\":\"ok\",\"unit\":\"GB/s\",\"figure\":10.5,"
+        "\"figure_min\":10.8,\"figure_max\":12},"
+        "{\"bench\":\"gelu_f32\",\"size\":\"n=2^20\",\"status\":\"ok\",\"unit\":\"GB/s\",\"figure\":20,"
+        "\"figure_min\":19,\"figure_max\":21}]}]}"};
+    char paths[2][32] = {"/tmp/trireme-cmp-a-XXXXXX", "/tmp/trireme-cmp-b-XXXXXX"};
+    for (int i = 0; i < 2; i++) {
+        int fd = mkstemp(paths[i]);
+        cr_assert(fd >= 0);
+        cr_assert_eq(write(fd, docs[i], strlen(docs[i])), (ssize_t)strlen(docs[i]));
+        close(fd);
+    }
+    cli_result *r = run_cli((const char *const[]){"bench", "--compare", paths[0], paths[1], NULL});
+    unlink(paths[0]);
+    unlink(paths[1]);
+    EXPECT(r, 0);
+    const char *add = strstr(r->out, "add_f32"), *gelu = strstr(r->out, "gelu_f32");
+    cr_assert(add && gelu, "%s", r->out);
+    cr_assert(strstr(add, "yes (within the spread)") && strstr(add, "yes (within the spread)") < gelu, "%s", r->out);
+    cr_assert(strstr(gelu, "no (a real difference)"), "%s", r->out);
+}
+
 Test(cli, conformance_quick_subset_writes_json) {
     char path[] = "/tmp/trireme-conf-XXXXXX";
     int fd = mkstemp(path);
@@ -216,6 +274,11 @@ Test(cli, conformance_quick_subset_writes_json) {
     cr_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(rep, "seed")), "5");
     cr_assert(cJSON_GetArraySize(cJSON_GetObjectItem(rep, "cases")) > 0);
     cr_assert_eq(cJSON_GetNumberValue(cJSON_GetObjectItem(rep, "failed")), 0.0);
+    /* the report names the command that made it, and the tool */
+    cr_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(doc, "tool")), "trireme conformance");
+    const char *cmd = cJSON_GetStringValue(cJSON_GetObjectItem(doc, "command_line"));
+    cr_assert(cmd && !strncmp(cmd, "trireme conformance --device cpu --quick --ops copy,add,row_sum", 63), "%s",
+              cmd ? cmd : "(null)");
     cJSON_Delete(doc);
 }
 

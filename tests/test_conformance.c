@@ -7,6 +7,7 @@
 #include "conformance.h"
 #include "conformance_check.h"
 
+#include <cjson/cJSON.h>
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -182,4 +183,36 @@ Test(checker, f16_floor_grows_with_matmul_depth_past_4096) {
     cr_assert_float_eq(trr_conf_f16_floor(2048.0, 16384), 16.0, 1e-12);
     /* never below the smallest normal half */
     cr_assert_eq(trr_conf_f16_floor(1e-6, 8192), TRR_CONF_F16_MIN_NORMAL);
+}
+
+/* The JSON report describes itself: tool, version, command line, host, commit (a describe or null), date, and
+ * one UUID (or null) per device. */
+Test(conformance, json_report_describes_itself, .timeout = 300) {
+    trr_context *ctx = NULL;
+    cr_assert_eq(trr_context_create("cpu", &ctx), TRR_OK, "%s", trr_last_error(NULL));
+    trr_conf_options opt = {.seed = 3, .quick = 1, .op_mask = 1u << TRR_OP_COPY,
+                            .command_line = "trireme conformance --device cpu --ops copy --quick"};
+    trr_conf_report *rep = NULL;
+    cr_assert_eq(trr_conformance_run(ctx, &opt, &rep), TRR_OK, "%s", trr_last_error(ctx));
+    char *text = NULL;
+    cr_assert_eq(trr_conformance_json((const trr_conf_report *const *)&rep, 1, &text), TRR_OK);
+    cJSON *root = cJSON_Parse(text);
+    cr_assert(root);
+    cr_assert_str_eq(cJSON_GetObjectItem(root, "tool")->valuestring, "trireme conformance");
+    cr_assert_str_eq(cJSON_GetObjectItem(root, "version")->valuestring, TRR_VERSION_STRING);
+    cr_assert_str_eq(cJSON_GetObjectItem(root, "command_line")->valuestring, opt.command_line);
+    cr_assert(cJSON_IsString(cJSON_GetObjectItem(root, "host")));
+    const cJSON *commit = cJSON_GetObjectItem(root, "commit");
+    cr_assert(cJSON_IsNull(commit) || cJSON_IsString(commit));
+    const cJSON *date = cJSON_GetObjectItem(root, "date");
+    cr_assert(cJSON_IsString(date) && strlen(date->valuestring) == 20 && date->valuestring[19] == 'Z');
+    const cJSON *uuids = cJSON_GetObjectItem(root, "device_uuids");
+    cr_assert_eq(cJSON_GetArraySize(uuids), 1);
+    cr_assert(cJSON_IsNull(cJSON_GetArrayItem(uuids, 0)), "the cpu device has no UUID: null, not \"\"");
+    const cJSON *dev = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(root, "reports"), 0), "device");
+    cr_assert(cJSON_IsNull(cJSON_GetObjectItem(dev, "uuid")) && cJSON_IsNull(cJSON_GetObjectItem(dev, "pci_bus_id")));
+    cJSON_Delete(root);
+    free(text);
+    trr_conformance_free(rep);
+    trr_context_destroy(ctx);
 }

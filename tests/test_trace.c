@@ -1,0 +1,120 @@
+/* TRIREME_TRACE: a few ops on the CPU backend with the variable set, the file parsed back with cJSON. Criterion
+ * runs each test in its own process, so each sets the variable before its first op. */
+#define _POSIX_C_SOURCE 200809L /* setenv, mkstemp */
+#include "trireme.h"
+
+#include <cjson/cJSON.h>
+#include <criterion/criterion.h>
+#include <criterion/redirect.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char *slurp(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    size_t got = fread(buf, 1, (size_t)n, f);
+    buf[got] = '\0';
+    fclose(f);
+    return buf;
+}
+
+static trr_buffer *filled(trr_context *ctx, int64_t n) {
+    trr_buffer *b = NULL;
+    cr_assert_eq(trr_buffer_create(ctx, (size_t)n * 4, &b), TRR_OK);
+    float *h = malloc((size_t)n * 4);
+    for (int64_t i = 0; i < n; i++) h[i] = (float)rand() / RAND_MAX - 0.5f;
+    cr_assert_eq(trr_buffer_write(ctx, b, 0, h, (size_t)n * 4), TRR_OK);
+    free(h);
+    return b;
+}
+
+Test(trace, every_op_call_is_an_event) {
+    char path[] = "/tmp/trireme_trace_XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    close(fd);
+    setenv("TRIREME_TRACE", path, 1);
+    trr_context *ctx = NULL;
+    cr_assert_eq(trr_context_create("cpu", &ctx), TRR_OK, "%s", trr_last_error(NULL));
+    trr_buffer *a = filled(ctx, 64 * 32), *b = filled(ctx, 32 * 16), *c = filled(ctx, 64 * 16);
+    trr_tensor ta, tb, tc, x, y, z;
+    cr_assert_eq(trr_tensor_2d(a, 0, TRR_F32, 64, 32, 0, &ta), TRR_OK);
+    cr_assert_eq(trr_tensor_2d(b, 0, TRR_F32, 32, 16, 0, &tb), TRR_OK);
+    cr_assert_eq(trr_tensor_2d(c, 0, TRR_F32, 64, 16, 0, &tc), TRR_OK);
+    cr_assert_eq(trr_tensor_1d(a, 0, TRR_F32, 512, &x), TRR_OK);
+    cr_assert_eq(trr_tensor_1d(b, 0, TRR_F32, 512, &y), TRR_OK);
+    cr_assert_eq(trr_tensor_1d(c, 0, TRR_F32, 512, &z), TRR_OK);
+    cr_assert_eq(trr_add(ctx, &x, &y, &z), TRR_OK);
+    cr_assert_eq(trr_gelu(ctx, &x, &z), TRR_OK);
+    cr_assert_eq(trr_matmul(ctx, &ta, &tb, &tc, TRR_EPI_RELU, 0.0f, 0), TRR_OK);
+    cr_assert_eq(trr_matmul(ctx, &tb, &ta, &tc, TRR_EPI_NONE, 0.0f, 0), TRR_ERR_SHAPE); /* rejected: traced too */
+    trr_buffer_destroy(a), trr_buffer_destroy(b), trr_buffer_destroy(c);
+    cr_assert_eq(trr_context_destroy(ctx), TRR_OK); /* writes the file */
+
+    char *text = slurp(path);
+    cr_assert(text, "no trace file");
+    cJSON *root = cJSON_Parse(text);
+    cr_assert(root, "the trace is not JSON:\n%s", text);
+    const cJSON *ev = cJSON_GetObjectItem(root, "traceEvents");
+    cr_assert(cJSON_IsArray(ev));
+    cr_assert_eq(cJSON_GetArraySize(ev), 4);
+    static const char *const names[] = {"add", "gelu", "matmul", "matmul"};
+    static const char *const status[] = {"TRR_OK", "TRR_OK", "TRR_OK", "TRR_ERR_SHAPE"};
+    static const int n_operands[] = {3, 2, 3, 3};
+    double last_ts = -1;
+    for (int i = 0; i < 4; i++) {
+        const cJSON *e = cJSON_GetArrayItem(ev, i);
+        cr_assert_str_eq(cJSON_GetObjectItem(e, "name")->valuestring, names[i]);
+        cr_assert_str_eq(cJSON_GetObjectItem(e, "ph")->valuestring, "X");
+        const double ts = cJSON_GetObjectItem(e, "ts")->valuedouble, dur = cJSON_GetObjectItem(e, "dur")->valuedouble;
+        cr_assert(ts >= last_ts && dur >= 0, "event %d: ts %g after %g, dur %g", i, ts, last_ts, dur);
+        last_ts = ts + dur;
+        cr_assert(cJSON_IsNumber(cJSON_GetObjectItem(e, "pid")) && cJSON_IsNumber(cJSON_GetObjectItem(e, "tid")));
+        const cJSON *args = cJSON_GetObjectItem(e, "args");
+        cr_assert_str_eq(cJSON_GetObjectItem(args, "device")->valuestring, "cpu:0");
+        cr_assert_str_eq(cJSON_GetObjectItem(args, "status")->valuestring, status[i]);
+        const cJSON *ops = cJSON_GetObjectItem(args, "operands");
+        cr_assert_eq(cJSON_GetArraySize(ops), n_operands[i]);
+        cr_assert_str_eq(cJSON_GetObjectItem(cJSON_GetArrayItem(ops, 0), "dtype")->valuestring, "f32");
+        const cJSON *cfg = cJSON_GetObjectItem(args, "config");
+        if (i < 3) {
+            cr_assert(cJSON_IsObject(cfg), "event %d has no config", i);
+            cr_assert(cJSON_IsNumber(cJSON_GetObjectItem(cfg, "block_n")), "the config's fields are named");
+        } else {
+            cr_assert_null(cfg, "a rejected call ran with no config");
+        }
+    }
+    /* the matmul: shapes as given, its epilogue named */
+    const cJSON *mm = cJSON_GetObjectItem(cJSON_GetArrayItem(ev, 2), "args");
+    const cJSON *shape_a = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(mm, "operands"), 0), "shape");
+    cr_assert_eq(cJSON_GetArrayItem(shape_a, 0)->valueint, 64);
+    cr_assert_eq(cJSON_GetArrayItem(shape_a, 1)->valueint, 32);
+    cr_assert_str_eq(cJSON_GetObjectItem(mm, "epilogue")->valuestring, "relu");
+    cJSON_Delete(root);
+    free(text);
+    unlink(path);
+}
+
+/* A path that cannot be written: the ops still run, one warning on stderr (not stdout), no file. */
+Test(trace, a_bad_path_warns_once, .init = cr_redirect_stderr) {
+    const char *path = "/nonexistent-dir/trace.json";
+    setenv("TRIREME_TRACE", path, 1);
+    trr_context *ctx = NULL;
+    cr_assert_eq(trr_context_create("cpu", &ctx), TRR_OK, "%s", trr_last_error(NULL));
+    trr_buffer *a = filled(ctx, 256);
+    trr_tensor x;
+    cr_assert_eq(trr_tensor_1d(a, 0, TRR_F32, 256, &x), TRR_OK);
+    for (int i = 0; i < 3; i++) cr_assert_eq(trr_gelu(ctx, &x, &x), TRR_OK);
+    trr_buffer_destroy(a);
+    trr_context_destroy(ctx);
+    cr_assert_eq(access(path, F_OK), -1);
+    fflush(stderr);
+    cr_assert_stderr_eq_str("trireme: TRIREME_TRACE: cannot write /nonexistent-dir/trace.json (opening it: No such "
+                            "file or directory); no trace is recorded\n");
+}
