@@ -231,4 +231,6 @@ const trr_backend trr_backend_cpu = {
     .choose_config = cpu_choose_config,
     .check_config = cpu_check_config,
     .run = cpu_run,
+    /* memory allocated elsewhere */
+    .wrap = trr_cpu_wrap,
 };

@@ -41,4 +41,7 @@ const trr_backend trr_backend_cuda = {
     .choose_config = trr_cuda_choose_config,
     .check_config = trr_cuda_check_config,
     .run = cuda_run,
+    /* memory allocated elsewhere */
+    .wrap = trr_cuda_wrap,
+    .unwrap = trr_cuda_unwrap,
 };

@@ -107,4 +107,7 @@ const trr_backend trr_backend_opencl = {
     .choose_config = trr_cl_choose_config,
     .check_config = trr_cl_check_config,
     .run = cl_run,
+    /* memory allocated elsewhere */
+    .wrap = trr_cl_wrap,
+    .unwrap = trr_cl_free, /* releases the reference wrap took */
 };

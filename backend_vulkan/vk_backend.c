@@ -25,4 +25,7 @@ const trr_backend trr_backend_vulkan = {
     .choose_config = trr_vk_choose_config,
     .check_config = trr_vk_check_config,
     .run = trr_vk_run,
+    /* memory allocated elsewhere */
+    .wrap = trr_vk_wrap,
+    .unwrap = trr_vk_unwrap,
 };
