@@ -116,7 +116,12 @@ def from_dlpack(x, ctx=None, copy=None):
             return ctx.tensor(np.from_dlpack(x))
         raise _error(20, f"DLPack device ({dev_type}, {dev_id}) cannot be shared with {ctx.device['spec']}"
                          + (" without a copy" if dev_type == CPU else ""))
-    capsule = x.__dlpack__()
+    try:
+        capsule = x.__dlpack__()
+    except BufferError:  # NumPy will not export a read-only array (DLPack cannot say "read-only")
+        if dev_type == CPU and copy is not False:
+            return ctx.tensor(np.asarray(x))
+        raise
     address = _get_pointer(capsule, _NAME)
     if not address:
         raise _error(1, "__dlpack__ did not return a 'dltensor' capsule")
