@@ -28,3 +28,9 @@ def ctx(request):
 @pytest.fixture
 def rng():
     return np.random.default_rng(20261123)
+
+
+def pytest_report_header(config):
+    from trireme import _lib
+
+    return f"trireme package: {trireme.__file__}\nlibtrireme: {_lib.path()}"
