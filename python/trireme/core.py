@@ -230,6 +230,22 @@ _OUT_RULES = {"copy": _out_elementwise, "add": _out_elementwise, "gelu": _out_el
               "row_sum": _out_row_sum, "matmul": _out_matmul}
 
 
+_OPS = {}
+
+
+def _op_info(name):
+    """(enum value, number of inputs, operand text) of an op, from the library's table (cached: a call's
+    Python overhead counts when a fast device waits for the next launch)."""
+    if name not in _OPS:
+        lib = _lib.lib()
+        code = ctypes.c_int()
+        _check(lib.trr_op_from_name(name.encode(), ctypes.byref(code)))
+        info = _lib.OpInfo()
+        _check(lib.trr_op_get_info(code.value, ctypes.byref(info)))
+        _OPS[name] = (code.value, info.n_inputs, _decode(info.operands))
+    return _OPS[name]
+
+
 class Context:
     """A device opened for work: Context("cpu"), Context("opencl:0"), Context("cuda:1") or Context("auto")
     (the best GPU, else the CPU); None reads TRIREME_DEVICE. A context and its tensors are used by one thread
@@ -352,12 +368,9 @@ class Context:
         """Any op of the library's table by name, through trr_op_run: the op's inputs, then optionally ``out``.
         ``out`` is required for an op whose output shape this module does not know."""
         lib = self._lib
-        code = ctypes.c_int()
-        _check(lib.trr_op_from_name(op.encode(), ctypes.byref(code)))
-        info = _lib.OpInfo()
-        _check(lib.trr_op_get_info(code.value, ctypes.byref(info)))
-        if len(arrays) != info.n_inputs:
-            raise _error(1, f"{op} takes {info.n_inputs} input(s) ({_decode(info.operands)}), not {len(arrays)}")
+        code, n_inputs, operands_text = _op_info(op)
+        if len(arrays) != n_inputs:
+            raise _error(1, f"{op} takes {n_inputs} input(s) ({operands_text}), not {len(arrays)}")
         if epilogue not in _lib.EPILOGUES:
             raise _error(1, f"unknown epilogue {epilogue!r}; one of {', '.join(_lib.EPILOGUES)}")
         return_numpy = _return_numpy
@@ -376,7 +389,7 @@ class Context:
         operands = [t._struct() for t in ins] + [z._struct()]
         ptrs = (ctypes.POINTER(_lib.Tensor) * len(operands))(*[ctypes.pointer(t) for t in operands])
         params = _lib.OpParams(_lib.EPILOGUES[epilogue], float(alpha), _lib.TRR_MATMUL_ALLOW_TF32 if allow_tf32 else 0)
-        _check(lib.trr_op_run(self._live(), code.value, ptrs, ctypes.byref(params)), self._handle)
+        _check(lib.trr_op_run(self._live(), code, ptrs, ctypes.byref(params)), self._handle)
         if out is not None and not isinstance(out, Tensor):
             out[...] = z.numpy()
             return out
