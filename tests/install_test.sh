@@ -30,3 +30,21 @@ libdir=$(pkg-config --variable=libdir trireme)
 # shellcheck disable=SC2046,SC2086  # pkg-config's output is a list of flags
 cc $extra -o "$tmp/downstream-pc" "$src/main.c" $(pkg-config --cflags --libs trireme) -Wl,-rpath,"$libdir"
 "$tmp/downstream-pc"
+
+# The Python package, away from any build tree, finds the installed library through the system loader
+# (LD_LIBRARY_PATH standing in for an ld.so.conf entry).
+py=/usr/bin/python3
+[ -x "$py" ] || py=$(command -v python3 || true)
+if [ -n "$extra" ]; then
+  echo "== Python package: skipped (a sanitizer build cannot be loaded into an uninstrumented python3)"
+elif [ -n "$py" ] && "$py" -c "import numpy" 2>/dev/null; then
+  echo "== Python package over the installed library"
+  cp -r "$src/../../python/trireme" "$tmp/trireme"
+  (cd "$tmp" && env -u TRIREME_LIBRARY LD_LIBRARY_PATH="$prefix/lib" PYTHONPATH="$tmp" "$py" -c '
+import numpy as np, trireme
+x = np.arange(10, dtype=np.float32)
+assert (trireme.Context("cpu").add(x, x) == 2 * x).all()
+print("python: loaded", trireme.library_path(), "- add correct")')
+else
+  echo "== Python package: skipped (no python3 with numpy)"
+fi

@@ -1,7 +1,7 @@
 """Finding and loading libtrireme, and the C declarations the package uses (ctypes mirrors of trireme.h).
 
 The library is looked for, in order:
-  1. the path in the environment variable TRIREME_LIBRARY;
+  1. the path in the environment variable TRIREME_LIBRARY (when it is set, nowhere else);
   2. a build tree beside the package's source: <repository>/build/libtrireme.so (for a checkout where
      ``make`` has run; python/trireme/ is two folders below the repository root);
   3. the system loader: ctypes.util.find_library("trireme") (ldconfig's cache, LD_LIBRARY_PATH) and then the
@@ -119,8 +119,8 @@ def _candidates():
     """(description, path or name) in the order they are tried."""
     found = []
     env = os.environ.get("TRIREME_LIBRARY")
-    if env:
-        found.append(("TRIREME_LIBRARY", env))
+    if env:  # named explicitly: that library or none, never a different one found elsewhere
+        return [("TRIREME_LIBRARY", env)]
     repo = pathlib.Path(__file__).resolve().parents[2]
     found.append(("the build tree beside the package source", str(repo / "build" / "libtrireme.so")))
     name = ctypes.util.find_library("trireme")
