@@ -5,8 +5,12 @@ BUILD      ?= build
 BUILD_ASAN ?= build-asan
 JOBS       ?= $(shell nproc)
 TRIREME    := $(BUILD)/cli/trireme
+# Debian's interpreter, whose dist-packages hold the numpy and pytest that .ci/install-deps.sh installs (a
+# python3 earlier on PATH, such as pyenv's, would not see them).
+PYTHON     ?= $(shell test -x /usr/bin/python3 && echo /usr/bin/python3 || echo python3)
+VENV       := $(BUILD)/python-venv
 
-.PHONY: all deps build build-asan run test test-main test-asan gpu gpu-build clean
+.PHONY: all deps build build-asan run test test-main test-asan test-python gpu gpu-build clean
 
 all: build
 
@@ -30,7 +34,7 @@ run: deps build
 	$(TRIREME) conformance --device auto
 	$(TRIREME) run matmul --m 1000 --n 781 --k 127 --epilogue gelu
 
-test: deps test-main test-asan
+test: deps test-main test-asan test-python
 
 test-main: build
 	cd $(BUILD) && ctest --output-on-failure
@@ -42,6 +46,16 @@ test-asan: build-asan
 	cd $(BUILD_ASAN) && TRIREME_CONFORMANCE_QUICK=1 \
 	  ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -E test_cuda_nvrtc
+
+# The Python package as a user gets it: a fresh virtual environment that sees the system's numpy and pytest,
+# `pip install ./python` offline (setuptools from the system, no build isolation), and its tests against the
+# library and CLI just built. Any pytest failure fails the target, including status 5 (no tests collected).
+test-python: build
+	rm -rf $(VENV)
+	$(PYTHON) -m venv --system-site-packages $(VENV)
+	$(VENV)/bin/python -m pip install -q --no-index --no-build-isolation --disable-pip-version-check ./python
+	cd python/tests && TRIREME_LIBRARY=$(abspath $(BUILD))/libtrireme.so TRIREME_CLI=$(abspath $(TRIREME)) \
+	  $(abspath $(VENV))/bin/python -m pytest -q -rs -p no:cacheprovider .
 
 # The GPU part (conformance on every GPU backend, then the benchmarks) from a carried build: see bench/gpu_run.sh.
 gpu:

@@ -10,7 +10,8 @@ packages=(
   ocl-icd-opencl-dev opencl-headers clinfo pocl-opencl-icd      # OpenCL loader, headers, PoCL CPU driver
   libvulkan-dev mesa-vulkan-drivers vulkan-tools                # Vulkan loader, headers, lavapipe
   glslang-tools vulkan-validationlayers                         # GLSL -> SPIR-V, Khronos validation layer
-  python3-venv                                                  # .tools/venv for glslang 13 (below)
+  python3-venv                                                  # .tools/venv for glslang 13 (below); make test-python
+  python3-numpy python3-pytest python3-setuptools python3-wheel # the Python package: its tests, an offline pip install
 )
 
 missing=()

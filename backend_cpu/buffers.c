@@ -31,6 +31,21 @@ void trr_cpu_free(void *dev, void *mem) {
     free(mem);
 }
 
+/* A wrapped buffer is the caller's host address; ops run to completion before they return, so forgetting it
+ * needs nothing (no unwrap). */
+trr_status trr_cpu_wrap(trr_context *ctx, uint64_t native, size_t bytes, void **out_mem) {
+    if (native > UINTPTR_MAX || bytes > UINTPTR_MAX - (uintptr_t)native)
+        return trr_error(ctx, TRR_ERR_OVERFLOW, "cpu: host range 0x%llx + %zu bytes wraps the address space",
+                         (unsigned long long)native, bytes);
+    /* Views are checked for whole elements relative to the buffer's start, so the start itself must suit the
+     * widest element. */
+    if (native % 4 != 0)
+        return trr_error(ctx, TRR_ERR_MISALIGNED, "cpu: host address 0x%llx is not 4-byte aligned",
+                         (unsigned long long)native);
+    *out_mem = (void *)(uintptr_t)native;
+    return TRR_OK;
+}
+
 typedef struct move_job {
     unsigned char *dst;
     const unsigned char *src; /* NULL: fill with value */

@@ -48,6 +48,7 @@ double trr_cpu_now_ms(void);
 
 trr_status trr_cpu_alloc(trr_context *ctx, size_t bytes, void **out_mem);
 void trr_cpu_free(void *dev, void *mem);
+trr_status trr_cpu_wrap(trr_context *ctx, uint64_t native, size_t bytes, void **out_mem);
 trr_status trr_cpu_write(trr_context *ctx, void *mem, size_t offset, const void *src, size_t bytes);
 trr_status trr_cpu_read(trr_context *ctx, void *mem, size_t offset, void *dst, size_t bytes);
 trr_status trr_cpu_copy(trr_context *ctx, void *dst, size_t dst_offset, void *src, size_t src_offset,

@@ -260,4 +260,6 @@ const trr_backend trr_backend_cpu = {
     .run = cpu_run,
     .native_context = cpu_native_context,
     .native_buffer = cpu_native_buffer,
+    /* memory allocated elsewhere */
+    .wrap = trr_cpu_wrap,
 };

@@ -60,4 +60,7 @@ const trr_backend trr_backend_cuda = {
     .run = cuda_run,
     .native_context = cuda_native_context,
     .native_buffer = cuda_native_buffer,
+    /* memory allocated elsewhere */
+    .wrap = trr_cuda_wrap,
+    .unwrap = trr_cuda_unwrap,
 };

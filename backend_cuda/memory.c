@@ -29,6 +29,36 @@ void trr_cuda_free(void *handle, void *mem) {
     trr_cu.MemFree((CUdeviceptr)(uintptr_t)mem);
 }
 
+/* A wrapped CUdeviceptr must lie, with all its bytes, inside one allocation the driver knows in this context
+ * (the primary context, which the CUDA runtime and frameworks share). */
+trr_status trr_cuda_wrap(trr_context *ctx, uint64_t native, size_t bytes, void **out_mem) {
+    TRR_TRY(trr_cuda_bind(ctx));
+    CUdeviceptr base = 0;
+    size_t size = 0;
+    CUresult r = trr_cu.MemGetAddressRange(&base, &size, (CUdeviceptr)native);
+    if (r != 0) {
+        const char *name = NULL;
+        if (trr_cu.GetErrorName(r, &name) != 0 || !name) name = "unknown";
+        return trr_error(ctx, TRR_ERR_INVALID_ARGUMENT,
+                         "cuda: 0x%llx is not device memory of this context (cuMemGetAddressRange: %s)",
+                         (unsigned long long)native, name);
+    }
+    if ((CUdeviceptr)native - base > size || bytes > size - ((CUdeviceptr)native - base))
+        return trr_error(ctx, TRR_ERR_OUT_OF_BOUNDS,
+                         "cuda: 0x%llx + %zu bytes reaches past its allocation (0x%llx, %zu bytes)",
+                         (unsigned long long)native, bytes, (unsigned long long)base, size);
+    *out_mem = (void *)(uintptr_t)native;
+    return TRR_OK;
+}
+
+void trr_cuda_unwrap(void *handle, void *mem) {
+    (void)mem;
+    trr_cuda_dev *dev = handle;
+    /* The owner may free the memory as soon as we forget it: let the kernels queued on it finish. */
+    trr_cu.CtxSetCurrent(dev->context);
+    trr_cu.StreamSynchronize(dev->stream);
+}
+
 trr_status trr_cuda_write(trr_context *ctx, void *mem, size_t offset, const void *src, size_t bytes) {
     trr_cuda_dev *dev = ctx->dev;
     TRR_TRY(trr_cuda_bind(ctx));

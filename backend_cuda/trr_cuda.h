@@ -53,6 +53,7 @@ enum {
     X("cuStreamSynchronize", StreamSynchronize, (CUstream))                                                    \
     X("cuMemAlloc_v2", MemAlloc, (CUdeviceptr *, size_t))                                                      \
     X("cuMemFree_v2", MemFree, (CUdeviceptr))                                                                  \
+    X("cuMemGetAddressRange_v2", MemGetAddressRange, (CUdeviceptr *, size_t *, CUdeviceptr))                   \
     X("cuMemcpyHtoDAsync_v2", MemcpyHtoDAsync, (CUdeviceptr, const void *, size_t, CUstream))                  \
     X("cuMemcpyDtoHAsync_v2", MemcpyDtoHAsync, (void *, CUdeviceptr, size_t, CUstream))                        \
     X("cuMemcpyDtoDAsync_v2", MemcpyDtoDAsync, (CUdeviceptr, CUdeviceptr, size_t, CUstream))                   \
@@ -172,6 +173,8 @@ void trr_cuda_arch_for(int major, int minor, char *out, size_t cap);
 /* ---- memory.c ---- */
 trr_status trr_cuda_alloc(trr_context *ctx, size_t bytes, void **out_mem);
 void trr_cuda_free(void *dev, void *mem);
+trr_status trr_cuda_wrap(trr_context *ctx, uint64_t native, size_t bytes, void **out_mem);
+void trr_cuda_unwrap(void *dev, void *mem);
 trr_status trr_cuda_write(trr_context *ctx, void *mem, size_t offset, const void *src, size_t bytes);
 trr_status trr_cuda_read(trr_context *ctx, void *mem, size_t offset, void *dst, size_t bytes);
 trr_status trr_cuda_copy(trr_context *ctx, void *dst, size_t dst_offset, void *src, size_t src_offset,

@@ -125,4 +125,7 @@ const trr_backend trr_backend_opencl = {
     .run = cl_run,
     .native_context = cl_native_context,
     .native_buffer = cl_native_buffer,
+    /* memory allocated elsewhere */
+    .wrap = trr_cl_wrap,
+    .unwrap = trr_cl_free, /* releases the reference wrap took */
 };

@@ -26,6 +26,7 @@
     X(cl_int, ReleaseCommandQueue, (cl_command_queue))                                                         \
     X(cl_mem, CreateBuffer, (cl_context, cl_mem_flags, size_t, void *, cl_int *))                              \
     X(cl_int, ReleaseMemObject, (cl_mem))                                                                      \
+    X(cl_int, RetainMemObject, (cl_mem))                                                                       \
     X(cl_int, GetMemObjectInfo, (cl_mem, cl_mem_info, size_t, void *, size_t *))                               \
     X(cl_int, EnqueueWriteBuffer,                                                                              \
       (cl_command_queue, cl_mem, cl_bool, size_t, size_t, const void *, cl_uint, const cl_event *, cl_event *)) \
@@ -121,6 +122,7 @@ cl_event *trr_cl_event_slot(trr_cl_dev *dev, cl_event *slot);
 
 trr_status trr_cl_alloc(trr_context *ctx, size_t bytes, void **out_mem);
 void trr_cl_free(void *dev, void *mem);
+trr_status trr_cl_wrap(trr_context *ctx, uint64_t native, size_t bytes, void **out_mem);
 trr_status trr_cl_write(trr_context *ctx, void *mem, size_t offset, const void *src, size_t bytes);
 trr_status trr_cl_read(trr_context *ctx, void *mem, size_t offset, void *dst, size_t bytes);
 trr_status trr_cl_copy(trr_context *ctx, void *dst, size_t dst_offset, void *src, size_t src_offset,

@@ -55,6 +55,26 @@ void trr_cl_free(void *handle, void *mem) {
     trr_cl.ReleaseMemObject((cl_mem)mem);
 }
 
+/* A wrapped cl_mem is retained, so the caller's release cannot pull it away mid-use; destroying the trireme
+ * buffer drops that one reference (trr_cl_free), the caller's own keeps the memory alive. */
+trr_status trr_cl_wrap(trr_context *ctx, uint64_t native, size_t bytes, void **out_mem) {
+    trr_cl_dev *dev = ctx->dev;
+    cl_mem mem = (cl_mem)(uintptr_t)native;
+    cl_context owner = NULL;
+    size_t size = 0;
+    cl_int err = trr_cl.GetMemObjectInfo(mem, CL_MEM_CONTEXT, sizeof owner, &owner, NULL);
+    if (err == CL_SUCCESS) err = trr_cl.GetMemObjectInfo(mem, CL_MEM_SIZE, sizeof size, &size, NULL);
+    if (err != CL_SUCCESS) return trr_cl_fail(ctx, "clGetMemObjectInfo", err);
+    if (owner != dev->context)
+        return trr_error(ctx, TRR_ERR_WRONG_CONTEXT, "opencl: the cl_mem belongs to another cl_context");
+    if (bytes > size)
+        return trr_error(ctx, TRR_ERR_OUT_OF_BOUNDS, "opencl: %zu bytes asked of a cl_mem of %zu bytes", bytes, size);
+    err = trr_cl.RetainMemObject(mem);
+    if (err != CL_SUCCESS) return trr_cl_fail(ctx, "clRetainMemObject", err);
+    *out_mem = mem;
+    return TRR_OK;
+}
+
 trr_status trr_cl_write(trr_context *ctx, void *mem, size_t offset, const void *src, size_t bytes) {
     trr_cl_dev *dev = ctx->dev;
     if (bytes == 0) return TRR_OK;

@@ -41,4 +41,7 @@ const trr_backend trr_backend_vulkan = {
     .run = trr_vk_run,
     .native_context = vk_native_context,
     .native_buffer = vk_native_buffer,
+    /* memory allocated elsewhere */
+    .wrap = trr_vk_wrap,
+    .unwrap = trr_vk_unwrap,
 };

@@ -251,6 +251,8 @@ trr_status trr_vk_slots_create(trr_context *ctx, trr_vk_device *d);
 /* vk_memory.c */
 trr_status trr_vk_alloc(trr_context *ctx, size_t bytes, void **out_mem);
 void trr_vk_free(void *dev, void *mem);
+trr_status trr_vk_wrap(trr_context *ctx, uint64_t native, size_t bytes, void **out_mem);
+void trr_vk_unwrap(void *dev, void *mem);
 trr_status trr_vk_write(trr_context *ctx, void *mem, size_t offset, const void *src, size_t bytes);
 trr_status trr_vk_read(trr_context *ctx, void *mem, size_t offset, void *dst, size_t bytes);
 trr_status trr_vk_copy(trr_context *ctx, void *dst, size_t dst_offset, void *src, size_t src_offset, size_t bytes);

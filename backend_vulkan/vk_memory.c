@@ -81,17 +81,41 @@ trr_status trr_vk_alloc(trr_context *ctx, size_t bytes, void **out_mem) {
     return TRR_OK;
 }
 
-void trr_vk_free(void *dev, void *mem) {
-    trr_vk_device *d = dev;
-    trr_vk_buffer *b = mem;
-    if (!b) return;
-    /* The buffer may still be in use by queued work; destroying it then is undefined, so wait. */
+static void wait_queued(trr_vk_device *d) {
     for (int i = 0; i < TRR_VK_SLOTS; i++)
         if (d->slots[i].in_flight) {
             d->fn.vkWaitForFences(d->device, 1, &d->slots[i].fence, VK_TRUE, UINT64_MAX);
             d->fn.vkResetFences(d->device, 1, &d->slots[i].fence);
             d->slots[i].in_flight = 0;
         }
+}
+
+/* A wrapped VkBuffer has no mapping of ours (mem and map stay null), so host transfers go through staging.
+ * Vulkan handles cannot be checked against a device, so the caller's promise (trireme.h) is taken as given;
+ * the validation layer catches a broken one. Word-wide kernel accesses need a whole number of words. */
+trr_status trr_vk_wrap(trr_context *ctx, uint64_t native, size_t bytes, void **out_mem) {
+    if (bytes % 4 != 0)
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: a wrapped VkBuffer must be a multiple of 4 bytes, not %zu",
+                         bytes);
+    trr_vk_buffer *b = calloc(1, sizeof *b);
+    if (!b) return trr_error(ctx, TRR_ERR_OUT_OF_MEMORY, "vulkan: out of host memory");
+    b->buf = (VkBuffer)(uintptr_t)native;
+    b->size = bytes;
+    *out_mem = b;
+    return TRR_OK;
+}
+
+void trr_vk_unwrap(void *dev, void *mem) {
+    wait_queued(dev); /* the owner may destroy the VkBuffer as soon as we forget it */
+    free(mem);
+}
+
+void trr_vk_free(void *dev, void *mem) {
+    trr_vk_device *d = dev;
+    trr_vk_buffer *b = mem;
+    if (!b) return;
+    /* The buffer may still be in use by queued work; destroying it then is undefined, so wait. */
+    wait_queued(d);
     if (b->map) d->fn.vkUnmapMemory(d->device, b->mem);
     d->fn.vkDestroyBuffer(d->device, b->buf, NULL);
     d->fn.vkFreeMemory(d->device, b->mem, NULL);

@@ -97,6 +97,15 @@ typedef struct trr_backend {
      * zeroed the rest. NULL: those calls return TRR_ERR_UNSUPPORTED. */
     trr_status (*native_context)(trr_context *ctx, trr_native *out);
     trr_status (*native_buffer)(trr_context *ctx, void *mem, uint64_t *out_handle);
+    /* ---- memory allocated elsewhere (trr_buffer_wrap) ---- */
+    /* optional: make a buffer handle, of the kind alloc returns, that refers to the native memory `native`
+     * (what trr_buffer_wrap documents per backend) of at least `bytes` bytes, checking what the driver lets it
+     * check. The memory stays the caller's: free is never called on the handle. NULL: the backend cannot wrap
+     * (trr_buffer_wrap answers TRR_ERR_UNSUPPORTED). */
+    trr_status (*wrap)(trr_context *ctx, uint64_t native, size_t bytes, void **out_mem);
+    /* optional: forget a handle made by wrap, after the work queued on it is done; must not free the memory.
+     * NULL: nothing to release. */
+    void (*unwrap)(void *dev, void *mem);
 } trr_backend;
 
 struct trr_context {
@@ -116,6 +125,7 @@ struct trr_buffer {
     trr_context *ctx;
     void *mem;
     size_t size;
+    int wrapped; /* made by trr_buffer_wrap: the memory belongs to the caller */
 };
 
 /* Records status and a printf-style detail on ctx (or this thread's slot when ctx is NULL); returns status so

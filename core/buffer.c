@@ -36,9 +36,32 @@ trr_status trr_buffer_create(trr_context *ctx, size_t bytes, trr_buffer **out_bu
     return TRR_OK;
 }
 
+trr_status trr_buffer_wrap(trr_context *ctx, uint64_t native_handle, size_t bytes, trr_buffer **out_buffer) {
+    if (!ctx || !out_buffer) return trr_error(ctx, TRR_ERR_INVALID_ARGUMENT, "ctx or out_buffer is NULL");
+    if (native_handle == 0) return trr_error(ctx, TRR_ERR_INVALID_ARGUMENT, "buffer_wrap: the native handle is 0");
+    if (bytes == 0) return trr_error(ctx, TRR_ERR_INVALID_ARGUMENT, "buffer_wrap: size is zero");
+    if (!ctx->backend->wrap)
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "buffer_wrap: the %s backend cannot wrap memory allocated elsewhere",
+                         ctx->backend->name);
+    trr_buffer *b = calloc(1, sizeof *b);
+    if (!b) return trr_error(ctx, TRR_ERR_OUT_OF_MEMORY, "allocating a buffer handle");
+    trr_status st = ctx->backend->wrap(ctx, native_handle, bytes, &b->mem);
+    if (st != TRR_OK) {
+        free(b);
+        return st;
+    }
+    b->ctx = ctx;
+    b->size = bytes;
+    b->wrapped = 1;
+    *out_buffer = b;
+    return TRR_OK;
+}
+
 trr_status trr_buffer_destroy(trr_buffer *buffer) {
     if (!buffer) return TRR_OK;
-    buffer->ctx->backend->free(buffer->ctx->dev, buffer->mem);
+    const trr_backend *be = buffer->ctx->backend;
+    if (!buffer->wrapped) be->free(buffer->ctx->dev, buffer->mem);
+    else if (be->unwrap) be->unwrap(buffer->ctx->dev, buffer->mem);
     free(buffer);
     return TRR_OK;
 }

@@ -174,6 +174,20 @@ TRR_API trr_status trr_context_selection(const trr_context *ctx, const char **ou
 
 /* ---- buffers ---- */
 TRR_API trr_status trr_buffer_create(trr_context *ctx, size_t bytes, trr_buffer **out_buffer);
+/* A buffer over memory that something else allocated (another library, a framework's tensor), without a copy.
+ * native_handle is, by backend:
+ *   cpu     a host address (the pointer cast to uint64_t); 4-byte aligned, so any dtype may view it
+ *   cuda    a CUdeviceptr in the context's CUDA context (the primary context of its device, which the CUDA
+ *           runtime, PyTorch and CuPy also use)
+ *   opencl  a cl_mem made in the context's cl_context; it is retained while wrapped
+ *   vulkan  a VkBuffer made on the context's VkDevice with STORAGE_BUFFER, TRANSFER_SRC and TRANSFER_DST usage
+ *           and bound memory; bytes must be a multiple of 4
+ * bytes is the size the buffer claims (views are bounds-checked against it); it must not exceed the memory.
+ * Ownership stays with the caller: trr_buffer_destroy waits for the work queued on the buffer and forgets it,
+ * and never frees the memory. The memory must stay valid until then. A backend that cannot wrap answers
+ * TRR_ERR_UNSUPPORTED. */
+TRR_API trr_status trr_buffer_wrap(trr_context *ctx, uint64_t native_handle, size_t bytes, trr_buffer **out_buffer);
+/* Frees the buffer's memory, or only forgets it for a wrapped buffer. NULL is allowed. */
 TRR_API trr_status trr_buffer_destroy(trr_buffer *buffer);
 TRR_API trr_status trr_buffer_size(const trr_buffer *buffer, size_t *out_bytes);
 TRR_API trr_status trr_buffer_write(trr_context *ctx, trr_buffer *dst, size_t offset, const void *src, size_t bytes);

@@ -1,0 +1,93 @@
+"""DLPack: NumPy arrays shared with the CPU backend without a copy, and trireme tensors exported back."""
+
+import gc
+
+import numpy as np
+import pytest
+
+import trireme
+
+
+@pytest.fixture(scope="module")
+def cpu():
+    with trireme.Context("cpu") as c:
+        yield c
+
+
+def test_import_shares_the_numpy_memory(cpu, rng):
+    a = rng.uniform(-2, 2, size=(6, 9)).astype(np.float32)
+    t = trireme.from_dlpack(a, cpu)
+    assert isinstance(t, trireme.Tensor) and t.shape == a.shape and t.dtype == np.float32
+    a[2, 3] = 42.0  # a write through NumPy is seen by trireme: one memory
+    assert t.numpy()[2, 3] == 42.0
+    cpu.copy(np.zeros((6, 9), np.float32), out=t)  # and a write by trireme lands in the array
+    assert (a == 0).all()
+
+
+def test_round_trip_without_copies(cpu, rng):
+    a = rng.uniform(-3, 3, size=(5, 33)).astype(np.float32)
+    out = cpu.empty((5, 33), np.float32)
+    cpu.add(trireme.from_dlpack(a, cpu), trireme.from_dlpack(a, cpu), out=out)
+    b = np.from_dlpack(out)
+    np.testing.assert_array_equal(b, a + a)
+    cpu.gelu(trireme.from_dlpack(a, cpu), out=out)  # the exported array sees later results: shared memory
+    x = a.astype(np.float64)
+    np.testing.assert_allclose(b, x / (1 + np.exp(-2 * 0.7978845608 * (x + 0.044715 * x ** 3))), rtol=1e-5)
+    assert b.ctypes.data == out._storage.native + out.offset  # the very same memory
+    back = trireme.from_dlpack(b, cpu)  # read-only (NumPy marks DLPack imports so): comes back as a copy
+    np.testing.assert_array_equal(back.numpy(), b)
+
+
+def test_strided_views_are_passed_with_their_strides(cpu, rng):
+    big = rng.uniform(-1, 1, size=(8, 20)).astype(np.float32)
+    view = big[2:7, 3:15]  # row stride 20 > row length 12
+    t = trireme.from_dlpack(view, cpu)
+    assert t.strides == (20, 1)
+    x = view.astype(np.float64)
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(cpu.softmax(t).numpy(), e / e.sum(axis=1, keepdims=True), rtol=1e-5)
+    with pytest.raises(trireme.TriremeError) as info:
+        cpu.gelu(trireme.from_dlpack(big[:, ::2], cpu))  # inner stride 2: the op says no
+    assert info.value.name == "TRR_ERR_STRIDE"
+
+
+def test_the_producer_outlives_its_owner(cpu, rng):
+    a = rng.uniform(-1, 1, size=1000).astype(np.float32)
+    want = a.copy()
+    t = trireme.from_dlpack(a, cpu)
+    del a
+    gc.collect()
+    np.testing.assert_array_equal(t.numpy(), want)  # the tensor keeps the array's memory alive
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.uint8])
+def test_other_dtypes(cpu, rng, dtype):
+    a = rng.uniform(1, 200, size=(3, 5)).astype(dtype)
+    t = trireme.from_dlpack(a, cpu)
+    np.testing.assert_array_equal(np.from_dlpack(cpu.copy(t)), a)
+
+
+def test_unknown_dtype_is_rejected(cpu):
+    with pytest.raises(trireme.TriremeError) as info:
+        trireme.from_dlpack(np.ones(3, np.int32), cpu)
+    assert info.value.name == "TRR_ERR_DTYPE"
+
+
+def test_other_devices_copy_or_refuse(ctx, rng):
+    a = rng.uniform(-1, 1, size=(4, 4)).astype(np.float32)
+    t = trireme.from_dlpack(a, ctx)
+    np.testing.assert_array_equal(t.numpy(), a)
+    if ctx.backend != "cpu":
+        with pytest.raises(trireme.TriremeError) as info:
+            trireme.from_dlpack(a, ctx, copy=False)
+        assert info.value.name == "TRR_ERR_UNSUPPORTED"
+        with pytest.raises(BufferError):
+            t.__dlpack__()  # an OpenCL / Vulkan buffer has no address to export
+    else:
+        assert t.__dlpack_device__() == (1, 0)
+
+
+def test_default_context():
+    a = np.arange(6, dtype=np.float32)
+    t = trireme.from_dlpack(a)
+    assert t.ctx.backend == "cpu"

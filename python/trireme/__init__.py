@@ -1,0 +1,19 @@
+"""Trireme from Python: a thin ctypes layer over libtrireme (no compiled extension).
+
+    import numpy as np, trireme
+    ctx = trireme.Context("auto")            # or "cpu", "opencl:0", "vulkan:0", "cuda:0"
+    y = ctx.gelu(np.random.rand(1000).astype(np.float32))
+    c = ctx.matmul(a, b, epilogue="relu")     # NumPy in, NumPy out
+    t = trireme.from_dlpack(torch_cuda_tensor, ctx)   # shares the memory (trr_buffer_wrap)
+
+The library is found through TRIREME_LIBRARY, a build tree beside the source, or the system loader (see
+trireme._lib). Op semantics and error bounds: docs/ops.md in the repository.
+"""
+
+from ._lib import path as library_path
+from .core import Context, Tensor, TriremeError, backends, bench, conformance, devices
+from .dlpack import from_dlpack
+
+__version__ = "0.1.0"
+__all__ = ["Context", "Tensor", "TriremeError", "backends", "bench", "conformance", "devices", "from_dlpack",
+           "library_path"]

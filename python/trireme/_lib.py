@@ -1,0 +1,175 @@
+"""Finding and loading libtrireme, and the C declarations the package uses (ctypes mirrors of trireme.h).
+
+The library is looked for, in order:
+  1. the path in the environment variable TRIREME_LIBRARY (when it is set, nowhere else);
+  2. a build tree beside the package's source: <repository>/build/libtrireme.so (for a checkout where
+     ``make`` has run; python/trireme/ is two folders below the repository root);
+  3. the system loader: ctypes.util.find_library("trireme") (ldconfig's cache, LD_LIBRARY_PATH) and then the
+     names libtrireme.so.0 / libtrireme.so, which dlopen resolves through the loader's own search (an
+     installed prefix listed in ld.so.conf or LD_LIBRARY_PATH).
+When none loads, the error names every place that was tried and why it failed.
+"""
+
+import ctypes
+import ctypes.util
+import os
+import pathlib
+
+TRR_MAX_DIMS = 3
+
+# trr_dtype
+F32, F16, BF16, U8 = 0, 1, 2, 3
+
+# trr_epilogue
+EPILOGUES = {"none": 0, "relu": 1, "leaky_relu": 2, "gelu": 3}
+
+TRR_MATMUL_ALLOW_TF32 = 0x1
+
+
+class Tensor(ctypes.Structure):
+    """struct trr_tensor"""
+
+    _fields_ = [
+        ("buffer", ctypes.c_void_p),
+        ("offset", ctypes.c_size_t),
+        ("dtype", ctypes.c_int),
+        ("ndim", ctypes.c_int),
+        ("shape", ctypes.c_int64 * TRR_MAX_DIMS),
+        ("strides", ctypes.c_int64 * TRR_MAX_DIMS),
+    ]
+
+
+class OpParams(ctypes.Structure):
+    """struct trr_op_params"""
+
+    _fields_ = [("epilogue", ctypes.c_int), ("alpha", ctypes.c_float), ("flags", ctypes.c_uint)]
+
+
+class OpInfo(ctypes.Structure):
+    """struct trr_op_info"""
+
+    _fields_ = [("name", ctypes.c_char_p), ("n_inputs", ctypes.c_int), ("operands", ctypes.c_char_p)]
+
+
+class BackendInfo(ctypes.Structure):
+    """struct trr_backend_info"""
+
+    _fields_ = [
+        ("name", ctypes.c_char * 16),
+        ("available", ctypes.c_int),
+        ("device_count", ctypes.c_int),
+        ("reason", ctypes.c_char * 256),
+    ]
+
+
+class DeviceInfo(ctypes.Structure):
+    """struct trr_device_info"""
+
+    _fields_ = [
+        ("backend", ctypes.c_char * 16),
+        ("index", ctypes.c_int),
+        ("spec", ctypes.c_char * 32),
+        ("name", ctypes.c_char * 128),
+        ("vendor", ctypes.c_char * 64),
+        ("driver", ctypes.c_char * 64),
+        ("is_gpu", ctypes.c_int),
+        ("global_memory", ctypes.c_uint64),
+        ("shared_memory_per_block", ctypes.c_uint64),
+        ("max_threads_per_block", ctypes.c_int),
+        ("subgroup_width", ctypes.c_int),
+        ("compute_units", ctypes.c_int),
+        ("native_f16", ctypes.c_int),
+        ("matrix_units", ctypes.c_int),
+        ("capabilities", ctypes.c_char * 160),
+        ("uuid", ctypes.c_char * 37),
+        ("pci_bus_id", ctypes.c_char * 16),
+    ]
+
+
+_p = ctypes.POINTER
+_ctx = ctypes.c_void_p
+_buf = ctypes.c_void_p
+_st = ctypes.c_int
+
+# name: (return type, argument types)
+_PROTOTYPES = {
+    "trr_status_name": (ctypes.c_char_p, [ctypes.c_int]),
+    "trr_last_error": (ctypes.c_char_p, [_ctx]),
+    "trr_backend_count": (_st, [_p(ctypes.c_int)]),
+    "trr_backend_get_info": (_st, [ctypes.c_int, _p(BackendInfo)]),
+    "trr_device_get_info": (_st, [ctypes.c_char_p, ctypes.c_int, _p(DeviceInfo)]),
+    "trr_context_create": (_st, [ctypes.c_char_p, _p(_ctx)]),
+    "trr_context_destroy": (_st, [_ctx]),
+    "trr_context_device": (_st, [_ctx, _p(DeviceInfo)]),
+    "trr_context_selection": (_st, [_ctx, _p(ctypes.c_char_p)]),
+    "trr_buffer_create": (_st, [_ctx, ctypes.c_size_t, _p(_buf)]),
+    "trr_buffer_wrap": (_st, [_ctx, ctypes.c_uint64, ctypes.c_size_t, _p(_buf)]),
+    "trr_buffer_destroy": (_st, [_buf]),
+    "trr_buffer_write": (_st, [_ctx, _buf, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_size_t]),
+    "trr_buffer_read": (_st, [_ctx, _buf, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_size_t]),
+    "trr_tensor_transpose": (_st, [_p(Tensor), _p(Tensor)]),
+    "trr_op_get_info": (_st, [ctypes.c_int, _p(OpInfo)]),
+    "trr_op_from_name": (_st, [ctypes.c_char_p, _p(ctypes.c_int)]),
+    "trr_op_run": (_st, [_ctx, ctypes.c_int, _p(_p(Tensor)), _p(OpParams)]),
+    "trr_synchronize": (_st, [_ctx]),
+    "trr_timer_start": (_st, [_ctx]),
+    "trr_timer_stop": (_st, [_ctx, _p(ctypes.c_double)]),
+}
+
+
+def _candidates():
+    """(description, path or name) in the order they are tried."""
+    found = []
+    env = os.environ.get("TRIREME_LIBRARY")
+    if env:  # named explicitly: that library or none, never a different one found elsewhere
+        return [("TRIREME_LIBRARY", env)]
+    repo = pathlib.Path(__file__).resolve().parents[2]
+    found.append(("the build tree beside the package source", str(repo / "build" / "libtrireme.so")))
+    name = ctypes.util.find_library("trireme")
+    if name:
+        found.append(("ctypes.util.find_library (ldconfig)", name))
+    for soname in ("libtrireme.so.0", "libtrireme.so"):
+        found.append(("the system loader", soname))
+    return found
+
+
+def _load():
+    tried = []
+    for how, where in _candidates():
+        if os.sep in where and not os.path.exists(where):
+            tried.append(f"  {how}: {where} (no such file)")
+            continue
+        try:
+            lib = ctypes.CDLL(where)
+        except OSError as e:
+            tried.append(f"  {how}: {where} ({e})")
+            continue
+        missing = [n for n in _PROTOTYPES if not hasattr(lib, n)]
+        if missing:
+            tried.append(f"  {how}: {where} (too old: lacks {', '.join(missing)})")
+            continue
+        for n, (res, args) in _PROTOTYPES.items():
+            fn = getattr(lib, n)
+            fn.restype, fn.argtypes = res, args
+        return lib, where
+    raise OSError(
+        "libtrireme could not be loaded. Set TRIREME_LIBRARY to the path of libtrireme.so, build the "
+        "repository (make build), or install the library where the loader finds it. Tried:\n" + "\n".join(tried)
+    )
+
+
+_handle = None
+
+
+def lib():
+    """The loaded library (loaded on first use, so importing the package never fails)."""
+    global _handle
+    if _handle is None:
+        _handle = _load()
+    return _handle[0]
+
+
+def path():
+    """Where the library was loaded from."""
+    lib()
+    return _handle[1]
