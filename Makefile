@@ -65,7 +65,8 @@ gpu:
 gpu-build:
 	cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DTRIREME_TESTS=OFF
 	cmake --build build-gpu -j$(JOBS)
-	mkdir -p build-gpu/lib && cp -L $$(ldconfig -p | awk '/libcjson.so.1 /{print $$NF; exit}') build-gpu/lib/
+	mkdir -p build-gpu/lib && for l in libcjson.so.1 libxxhash.so.0; do \
+	  cp -L $$(ldconfig -p | awk -v l="$$l" '$$1 == l {print $$NF; exit}') build-gpu/lib/; done
 
 clean:
 	rm -rf $(BUILD) $(BUILD_ASAN)

@@ -569,12 +569,15 @@ static trr_status run_matmul(trr_context *ctx, const trr_call *c) {
         snprintf(shader, sizeof shader, "matmul_%s_f16_%s", cm2 ? "cm2" : v == TRR_VARIANT_COOP_KHR ? "coopk" : "coop",
                  dtype_suffix(c->z.dtype));
         w.shader = shader;
-        uint32_t spec[10] = {(uint32_t)c->config.threads, (uint32_t)c->config.block_m, (uint32_t)c->config.block_n,
+        /* past 4096 deep, the accumulators are folded into f32 sums every 512 elements of K (matmul_coop.comp
+         * says why; cm2 leaves accumulation to the driver) */
+        const uint32_t fold = c->k > 4096 ? (uint32_t)(512 / c->config.block_k > 0 ? 512 / c->config.block_k : 1) : 0;
+        uint32_t spec[11] = {(uint32_t)c->config.threads, (uint32_t)c->config.block_m, (uint32_t)c->config.block_n,
                              (uint32_t)c->config.block_k, (uint32_t)coop_wm(&c->config), (uint32_t)c->config.group_m,
                              (uint32_t)c->trans_a, (uint32_t)c->trans_b, (uint32_t)c->epilogue,
-                             (uint32_t)c->config.stages};
+                             (uint32_t)c->config.stages, fold};
         memcpy(w.spec, spec, sizeof spec);
-        w.nspec = cm2 ? 9 : 10;
+        w.nspec = cm2 ? 9 : 11;
         matmul_operands(c, &w);
         /* 16-byte loads where offset, leading stride and the contiguous extent are whole 8-half words. */
         int vec_a = c->x.offset % 8 == 0 && c->x.stride0 % 8 == 0 && (c->trans_a ? c->rows : c->k) % 8 == 0;

@@ -11,7 +11,7 @@
 # tool sets it), CONF_DEVICES and BENCH_DEVICES (default gpus: every GPU of every backend; "all" adds
 # PoCL and the CPU), BENCH_SIZES (default quick), BENCH_OPS (default all), BENCH_REPS (default: the bench's
 # own), BENCH_TAG (suffix of the bench's file names, so two bench steps of one run keep both), TUNE_DEVICES
-# (default gpus), TRIREME_GPU_BUILD_OLD and OLDNEW_ROUNDS (old-new: the build before a change, rounds), TUNE_OPS (default "matmul softmax"), TUNE_SHAPES and TUNE_DTYPES (the matmul tuning's
+# (default gpus), TRIREME_GPU_BUILD_OLD, OLDNEW_ROUNDS and OLDNEW_BENCHES (old-new: the build before a change, rounds, benches), TUNE_OPS (default "matmul softmax"), TUNE_SHAPES and TUNE_DTYPES (the matmul tuning's
 # shapes and signatures; with TUNE_SHAPES set, the extra f32 8192x4096x6144 job is left out), TUNECHECK_OPS and
 # TUNECHECK_SIZES (tune-check's benches and sizes), VK_COOP_MODES (vk-coop's variants, default "coop_khr coop_nv cm2").
 #
@@ -161,16 +161,11 @@ for step in "${steps[@]}"; do
         for which in old new; do
           bin=$T; lib=$BUILD/lib
           [ "$which" = old ] && bin=$old/cli/trireme && lib=$old/lib
-          for part in "matmul_f16 matmul_f32:4096" "softmax_f32:256,1024,4096,12288" "add_f32 gelu_f32:2^24,2^27"; do
-            benches=${part%%:*}; sizes=${part#*:}
-            LD_LIBRARY_PATH="$PWD/$lib:${LD_LIBRARY_PATH:-}" "$bin" bench $benches --device "$devs" --sizes "$sizes" \
-              --no-vendor --json "$OUT/oldnew/$which-$round-${benches%% *}.json" 2>>"$ERR" >/dev/null || status=1
-          done
+          LD_LIBRARY_PATH="$PWD/$lib:${LD_LIBRARY_PATH:-}" "$bin" bench ${OLDNEW_BENCHES:-matmul_f16 matmul_f32 softmax_f32 add_f32 gelu_f32} \
+            --device "$devs" --sizes quick --no-vendor --json "$OUT/oldnew/$which-$round.json" 2>>"$ERR" >/dev/null || status=1
         done
-        for benches in matmul_f16 softmax_f32 add_f32; do
-          echo "== round $round: $benches (and the benches run with it), B = new build, A = old build" | tee -a "$OUT/oldnew.txt"
-          "$T" bench --compare "$OUT/oldnew/old-$round-$benches.json" "$OUT/oldnew/new-$round-$benches.json" | tee -a "$OUT/oldnew.txt"
-        done
+        echo "== round $round: B = this build, A = the build before (TRIREME_GPU_BUILD_OLD)" | tee -a "$OUT/oldnew.txt"
+        "$T" bench --compare "$OUT/oldnew/old-$round.json" "$OUT/oldnew/new-$round.json" | tee -a "$OUT/oldnew.txt"
       done
       tar -C "$OUT" -cf "$OUT/oldnew.tar" oldnew && rm -rf "$OUT/oldnew" ;;
     f16-bound)

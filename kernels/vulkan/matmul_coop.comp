@@ -30,6 +30,10 @@ layout(constant_id = 7) const uint TRANS_B = 0;
 layout(constant_id = 8) const uint EPI = 0;
 // 1: read slice k+1 while multiplying slice k; 2: multiply k, stage k+1, then read k+2; 3: 2 unrolled by two.
 layout(constant_id = 9) const uint PREFETCH = 1;
+// Long K: every FOLD slices the accumulators are added into a second set with ordinary f32 adds and restarted.
+// One cooperative-matrix accumulation over a very long K drifts (H200, f16 -> f32 at K = 131075: Frobenius
+// error 1.4e-4 against the 1e-5 bound, growing with K); short accumulations summed in f32 do not. 0: never.
+layout(constant_id = 10) const uint FOLD = 0;
 
 const uint WG = gl_WorkGroupSize.x;
 const uint NSG = WG / 32u;
@@ -197,6 +201,16 @@ void main() {
 
     ACC acc[WTM * WTN];
     [[unroll]] for (uint i = 0; i < WTM * WTN; i++) acc[i] = ACC(0.0);
+    ACC total[WTM * WTN];
+    if (FOLD != 0u)
+        [[unroll]] for (uint i = 0; i < WTM * WTN; i++) total[i] = ACC(0.0);
+#define FOLD_AFTER(done)                                                                                       \
+    if (FOLD != 0u && (done) % FOLD == 0u) {                                                                   \
+        [[unroll]] for (uint i = 0; i < WTM * WTN; i++) {                                                      \
+            total[i] = total[i] + acc[i];                                                                      \
+            acc[i] = ACC(0.0);                                                                                 \
+        }                                                                                                      \
+    }
     AMAT ma[WTM];
     BMAT mb[WTN];
     uvec4 ra0[A_PER];
@@ -252,6 +266,7 @@ void main() {
         for (uint kt = 0; kt < nk; kt++) {
             uint cur = kt & 1u;
             COMPUTE(cur)
+            FOLD_AFTER(kt + 1u)
             if (kt + 1u < nk) STAGE(ra0, rb0, cur ^ 1u)
             // Unconditional: past K every word reads as zero, and a conditional load would make the compiler
             // copy the registers after the barrier, waiting there for the load.
@@ -264,11 +279,13 @@ void main() {
         barrier();
         for (uint kt = 0; kt < nk; kt += 2u) {
             COMPUTE(0u)
+            FOLD_AFTER(kt + 1u)
             if (kt + 1u < nk) STAGE(ra0, rb0, 1u)
             FETCH(ra0, rb0, (kt + 2u) * BK)
             barrier();
             if (kt + 1u >= nk) break;
             COMPUTE(1u)
+            FOLD_AFTER(kt + 2u)
             if (kt + 2u < nk) STAGE(ra0, rb0, 0u)
             FETCH(ra0, rb0, (kt + 3u) * BK)
             barrier();
@@ -280,10 +297,14 @@ void main() {
             bool more = kt + 1u < nk;
             if (more) FETCH(ra0, rb0, (kt + 1u) * BK)
             COMPUTE(cur)
+            FOLD_AFTER(kt + 1u)
             if (more) STAGE(ra0, rb0, cur ^ 1u)
             barrier();
         }
     }
+
+    if (FOLD != 0u)
+        [[unroll]] for (uint i = 0; i < WTM * WTN; i++) acc[i] = total[i] + acc[i];
 
     // Every subgroup passed the last barrier, so As is free for the scratch.
     bool direct = (pc.pad & 4u) != 0u;
