@@ -45,7 +45,13 @@ egl=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
 export LD_LIBRARY_PATH="$PWD/$BUILD/lib:${LD_LIBRARY_PATH:-}"
 # cuBLAS (the matmul ceiling) comes with PyTorch's CUDA wheels there.
 if [ -z "${TRIREME_CUBLAS_DIR:-}" ]; then
-  TRIREME_CUBLAS_DIR=$(python3 -c 'import os, nvidia.cublas as m; print(os.path.join(list(m.__path__)[0], "lib"))' 2>/dev/null || true)
+  # nvidia.cublas (CUDA 12 wheels) or nvidia/cu13 (CUDA 13 wheels): wherever libcublas sits under site-packages
+  TRIREME_CUBLAS_DIR=$(python3 -c 'import glob, os, site
+for sp in site.getsitepackages():
+    hits = sorted(glob.glob(os.path.join(sp, "nvidia", "**", "libcublas.so*"), recursive=True))
+    if hits:
+        print(os.path.dirname(hits[0]))
+        break' 2>/dev/null || true)
   export TRIREME_CUBLAS_DIR
 fi
 export TRIREME_CACHE_DIR=${TRIREME_CACHE_DIR:-/tmp/trireme-cache}
