@@ -48,6 +48,9 @@ trr_status trr_bench_copy_ceiling_remeasure(trr_context *ctx, const trr_device_i
                                             const trr_bench_flush *flush, trr_bench_copy_ceiling *c) {
     size_t bytes = c->bytes ? c->bytes * 2 : (size_t)128 << 20;
     if (dev->global_memory && bytes > dev->global_memory / 4) bytes = (size_t)(dev->global_memory / 4);
+    /* under 2 GiB: on an H200, NVIDIA's OpenCL took minutes in the 2 GiB re-measure (every bench process that
+     * re-measured on opencl:1 stalled after its last case), while 1 GiB copies take half a millisecond */
+    if (bytes > ((size_t)1 << 31) - ((size_t)1 << 20)) bytes = ((size_t)1 << 31) - ((size_t)1 << 20);
     trr_bench_copy_ceiling again = {0};
     trr_status st = measure(ctx, bytes, dev->is_gpu ? 1.0 : 2.5, flush, &again);
     c->remeasured = 1;
