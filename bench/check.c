@@ -178,23 +178,8 @@ trr_status trr_bench_check_output(const trr_case *c, const trr_call *call, const
     }
 
     int failed = unwritten != 0;
-    const trr_conf_worst *ws[2] = {&w1, &w2};
-    const trr_conf_worst *top = &w1;
-    for (int i = 0; i < 2; i++) {
-        const trr_conf_worst *w = ws[i];
-        if (!w->metric) continue;
-        if (trr_conf_ratio(w) > trr_conf_ratio(top)) top = w;
-        if (trr_conf_fails(w)) {
-            failed = 1;
-            if (w == &w1 && (md == TRR_CONF_MODE_FROB || md == TRR_CONF_MODE_F16))
-                trr_conf_append(res->message, sizeof res->message, "%s %.3g > %.3g over %lld checked elements",
-                                w->metric, w->value, w->bound, (long long)res->checked);
-            else
-                trr_conf_append(res->message, sizeof res->message,
-                                "%s %.3g > %.3g at (%lld,%lld): got %.9g, want %.9g", w->metric, w->value,
-                                w->bound, (long long)w->r, (long long)w->c, w->got, w->want);
-        }
-    }
+    const trr_conf_worst *top = NULL;
+    failed |= trr_conf_judge(&w1, &w2, md, (long long)res->checked, res->message, sizeof res->message, &top);
     res->metric = top->metric ? top->metric : "";
     res->error = top->value;
     res->bound = top->bound;

@@ -44,6 +44,32 @@ double trr_conf_load(const void *base, trr_dtype dtype, int64_t index) {
     }
 }
 
+int trr_conf_judge(const trr_conf_worst *w1, const trr_conf_worst *w2, trr_conf_mode mode, long long checked,
+                   char *msg, size_t cap, const trr_conf_worst **out_top) {
+    const trr_conf_worst *ws[2] = {w1, w2};
+    const trr_conf_worst *top = w1;
+    int failed = 0;
+    for (int i = 0; i < 2; i++) {
+        const trr_conf_worst *w = ws[i];
+        if (!w->metric) continue;
+        if (trr_conf_ratio(w) > trr_conf_ratio(top)) top = w;
+        if (!trr_conf_fails(w)) continue;
+        failed = 1;
+        if (w == w1 && (mode == TRR_CONF_MODE_FROB || mode == TRR_CONF_MODE_F16)) {
+            if (checked >= 0)
+                trr_conf_append(msg, cap, "%s %.3g > %.3g over %lld checked elements", w->metric, w->value,
+                                w->bound, checked);
+            else
+                trr_conf_append(msg, cap, "%s %.3g > %.3g", w->metric, w->value, w->bound);
+        } else {
+            trr_conf_append(msg, cap, "%s %.3g > %.3g at (%lld,%lld): got %.9g, want %.9g", w->metric, w->value,
+                            w->bound, (long long)w->r, (long long)w->c, w->got, w->want);
+        }
+    }
+    *out_top = top;
+    return failed;
+}
+
 trr_conf_mode trr_conf_mode_of(const trr_case *c) {
     const trr_op_desc *d = trr_op_desc_get(c->op);
     if (d->exact == 2 || (d->exact == 1 && c->out_dtype == TRR_F32)) return TRR_CONF_MODE_BITEXACT;
@@ -302,22 +328,8 @@ trr_status trr_conf_check(const trr_conf_check_input *in, trr_conf_result *res) 
                         (long long)special, (long long)first_special[0], (long long)first_special[1], special_got,
                         special_want);
     }
-    const trr_conf_worst *ws[2] = {&w1, &w2};
-    const trr_conf_worst *top = &w1;
-    for (int i = 0; i < 2; i++) {
-        const trr_conf_worst *w = ws[i];
-        if (!w->metric) continue;
-        if (trr_conf_ratio(w) > trr_conf_ratio(top)) top = w;
-        if (trr_conf_fails(w)) {
-            failed = 1;
-            if (w == &w1 && (mode == TRR_CONF_MODE_FROB || mode == TRR_CONF_MODE_F16))
-                trr_conf_append(res->message, sizeof res->message, "%s %.3g > %.3g", w->metric, w->value, w->bound);
-            else
-                trr_conf_append(res->message, sizeof res->message,
-                                "%s %.3g > %.3g at (%lld,%lld): got %.9g, want %.9g", w->metric, w->value,
-                                w->bound, (long long)w->r, (long long)w->c, w->got, w->want);
-        }
-    }
+    const trr_conf_worst *top = NULL;
+    failed |= trr_conf_judge(&w1, &w2, mode, -1, res->message, sizeof res->message, &top);
     res->metric = top->metric ? top->metric : "";
     res->error = top->value;
     res->bound = top->bound;

@@ -75,6 +75,11 @@ void trr_conf_note(trr_conf_worst *w, double value, int64_t r, int64_t c, double
 /* Worst value over bound (the value itself for bit-exact metrics); 0 before any value. */
 double trr_conf_ratio(const trr_conf_worst *w);
 int trr_conf_fails(const trr_conf_worst *w);
+/* The verdict of a check's two measures: appends a sentence for each that fails to msg (for the whole-output
+ * measures of mode, "over N checked elements" when checked >= 0), returns the worse measure in *out_top and 1
+ * when one failed. */
+int trr_conf_judge(const trr_conf_worst *w1, const trr_conf_worst *w2, trr_conf_mode mode, long long checked,
+                   char *msg, size_t cap, const trr_conf_worst **out_top);
 
 /* Distance in representable values between two floats of the output dtype (0 when the bits are equal). */
 double trr_conf_ulp_distance(trr_dtype dt, double got, double want);
