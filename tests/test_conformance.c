@@ -9,6 +9,8 @@
 
 #include <cjson/cJSON.h>
 #include <criterion/criterion.h>
+
+#include "test_support.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,20 +18,6 @@
 #include <time.h>
 
 #define MAX_DEVICES 16
-
-static int backend_required(const char *name) {
-    const char *list = getenv("TRIREME_REQUIRE_BACKENDS");
-    if (!list) return 0;
-    size_t len = strlen(name);
-    for (const char *p = list; *p;) {
-        const char *end = strchr(p, ',');
-        size_t n = end ? (size_t)(end - p) : strlen(p);
-        if (n == len && !strncmp(p, name, len)) return 1;
-        if (!end) break;
-        p = end + 1;
-    }
-    return 0;
-}
 
 static uint64_t test_seed(void) {
     const char *s = getenv("TRIREME_CONFORMANCE_SEED");

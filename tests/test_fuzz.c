@@ -25,6 +25,8 @@
 #include "validate.h"
 
 #include <criterion/criterion.h>
+
+#include "test_support.h"
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -1005,20 +1007,6 @@ static void run_phase(fuzz *f, const char *device, uint64_t seed, long calls, do
         if (f->rejected_by[i]) fprintf(stderr, " %s %ld", trr_status_name((trr_status)i), f->rejected_by[i]);
     fprintf(stderr, "\n");
     teardown_phase(f);
-}
-
-static int backend_required(const char *name) {
-    const char *list = getenv("TRIREME_REQUIRE_BACKENDS");
-    if (!list) return 0;
-    size_t len = strlen(name);
-    for (const char *p = list; *p;) {
-        const char *end = strchr(p, ',');
-        size_t n = end ? (size_t)(end - p) : strlen(p);
-        if (n == len && !strncmp(p, name, len)) return 1;
-        if (!end) break;
-        p = end + 1;
-    }
-    return 0;
 }
 
 static void fuzz_device(const char *backend, const char *device) {
