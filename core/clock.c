@@ -1,3 +1,4 @@
+/* A monotonic clock in seconds (clock.h), for timing on the host. */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "clock.h"
 

@@ -1,3 +1,4 @@
+/* The kernel sources embedded at build time, looked up by name (embedded.h). */
 #include "embedded.h"
 
 #include <string.h>

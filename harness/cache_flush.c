@@ -1,3 +1,4 @@
+/* A buffer larger than the last-level cache, written between timed repetitions so each starts cold (cache_flush.h). */
 #include "cache_flush.h"
 
 trr_status trr_cache_flush_create(trr_context *ctx, trr_cache_flush *out) {

@@ -1,3 +1,4 @@
+/* How long the bench and the tuner keep a device busy before timing it (warmup.h, TRIREME_WARMUP_MS). */
 #include "warmup.h"
 
 #include <stdlib.h>
