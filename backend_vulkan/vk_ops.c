@@ -658,25 +658,11 @@ static uint64_t loop_budget(const trr_vk_device *d) {
 
 /* The cooperative-matrix variants' heuristic (c->variant names one of them). */
 static void fill_coop(const trr_call *call, trr_config *c) {
-    /* 128x128x16 tiles over 8 subgroups (64x32 each); 64x64x32 over 4 when that leaves too few
-     * workgroups. Other tiles come through the config (override, tuning database); check_config says
-     * which the kernel cannot take. H100, 4096^3 f16, TFLOPS (2026-11-22, bench/results/
-     * 2026-11-22-h100-vulkan-perf-2.txt, -3.txt; registers from TRIREME_VK_PIPELINE_STATS=1):
-     * 128x128x16:256 159 (122 registers, 2 workgroups per SM); 128x128x32:256 138 (152: 1 per SM);
-     * 256x128x16:512 144; 128x256x16:256 147 and 256x128x16:256 136 (64x64 patches, 208-212);
-     * 128x128x16:128 133 and 128x128x32:128 101 (64x64 patches, 214-239); 64x128x16:128 116;
-     * 64x64x16:128 95; 128x64x16:256 91. Those figures predate the stages-2/3 pipeline below, which the
-     * machine code showed was needed: NVIDIA's compiler puts every global load on one scoreboard and
-     * waits for all of it, so a slice stored after a newer load was issued waited for that load too,
-     * and a load under a condition was copied, waiting, after the barrier (bench/vk_sass.py). With it
-     * (KHR build, -vulkan-stages.txt): 128x128x16:256 209, 128x256x16:256 191 (182 registers),
-     * 256x128x16:512 189, 128x128x16:128 180, 128x128x32:256 159 (160 registers: 1 per SM).
-     * cooperative_matrix2 (matmul_cm2.comp) reads 150 at its best tile (-vulkan-cm2-sweep.txt).
-     * Where the small tiles take over, and how many threads they get, comes from the tuner
-     * (2026-11-22-h100-tune-final.txt, -tunecheck-final.txt): 128x128 wins from 1536^3 (144 of its
-     * tiles, 1.22x) and 2048^3 (1.62x), 64x64 at 1024^3 (64); 64x64 over 8 subgroups rather than 4
-     * at 256^3 (1.15x) and 512^3 (1.07x), and since the stages-3 loop at 1024^3 too (1.16x,
-     * 2026-11-22-h100-tune-vulkan-f16-stages.txt). */
+    /* 128x128x16 tiles over 8 subgroups (64x32 each): the fastest of the tiles swept on an H100 (209 TFLOPS at
+     * f16 4096^3 with the KHR build; wider tiles spill past 180 registers and fit one workgroup per SM);
+     * 64x64x32 when 128x128 leaves fewer than 128 workgroups, where the tuner found the small tiles faster.
+     * Other tiles come through the config; check_config says which the kernel cannot take. The sweeps are in
+     * bench/results/README.md (history) and 2026-11-22-h100-vulkan-stages.txt. */
     int64_t tiles = ((call->rows + 127) / 128) * ((call->cols + 127) / 128);
     int small = tiles < 128;
     int bm = small ? 64 : 128, bn = small ? 64 : 128, bk = small ? 32 : 16;
@@ -688,10 +674,9 @@ static void fill_coop(const trr_call *call, trr_config *c) {
     if (!c->block_k) c->block_k = bk;
     if (!c->threads) c->threads = 256;
     if (!c->group_m) c->group_m = 8;
-    /* matmul_coop.comp's pipeline (H100, 4096^3, 2026-11-22, -vulkan-stages.txt): stages 2 stages the
-     * next slice right after the multiply and then reads the one after it (KHR 185.5 -> 203.4 TFLOPS
-     * over stages 1, NV 160 -> 167); 3 is the same loop unrolled by two, which helps the KHR build
-     * (208.7) and hurts the NV one (152). */
+    /* matmul_coop.comp's pipeline: stages 2 stages the next slice right after the multiply, then reads the one
+     * after it; 3 is the same loop unrolled by two, which helps the KHR build and hurts the NV one on an H100
+     * (bench/results/2026-11-22-h100-vulkan-stages.txt). */
     if (!c->stages) c->stages = c->variant == TRR_VARIANT_CM2 ? 1 : c->variant == TRR_VARIANT_COOP_KHR ? 3 : 2;
     if (!c->vector_width) c->vector_width = 1;
     if (!c->split_k) c->split_k = 1;
