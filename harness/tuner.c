@@ -151,6 +151,7 @@ static trr_status make_reference(tune_run *r) {
     }
     int64_t total = 0;
     for (int b = 0; b < r->n_blocks; b++) total += r->blocks[b][1] * cols;
+    if (c->batch > 1) total *= c->batch; /* unsampled: every matrix of the batch, one after another */
     r->ref = malloc((size_t)total * sizeof *r->ref);
     if (!r->ref) return trr_error(r->ctx, TRR_ERR_OUT_OF_MEMORY, "tune: host memory for the reference");
     int64_t at = 0;
