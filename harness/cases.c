@@ -223,7 +223,8 @@ static void add_matmul(case_list *l) {
 
 /* Batched matmul (SPEC.md "Wave 2"): odd batch counts over odd shapes, a batch of one, broadcast A or B (a 2-D
  * operand when packed, batch stride 0 otherwise), padded batch strides (strided), transposed operands, an
- * epilogue, K = 0 per batch, and a tile-aligned batch. Small matrices: the batch, not the matrix, is the point. */
+ * epilogue, K = 0 per batch, tile-aligned batches and shared inputs in the layouts the tensor-core kernels take.
+ * Small matrices: the batch, not the matrix, is the point. */
 static void add_batched_matmul(case_list *l) {
     static const struct {
         int64_t batch, m, n, k;
@@ -245,6 +246,9 @@ static void add_batched_matmul(case_list *l) {
         {3, 17, 3, 0, 0, 0, 0, 0, TRR_LAYOUT_STRIDED, TRR_EPI_NONE, 0},
         {4, 128, 128, 128, 0, 1, 0, 0, TRR_LAYOUT_PACKED, TRR_EPI_RELU, 0},
         {2, 1001, 776, 520, 0, 1, 0, 0, TRR_LAYOUT_PACKED, TRR_EPI_NONE, 0},
+        /* shared inputs on the tensor-core paths (packed, leading dimensions and batch strides multiples of 8) */
+        {3, 100, 136, 72, 0, 1, 0, 1, TRR_LAYOUT_PACKED, TRR_EPI_NONE, 0},
+        {5, 64, 256, 64, 0, 0, 1, 0, TRR_LAYOUT_PACKED, TRR_EPI_NONE, 0},
     };
     const trr_op_desc *d = trr_op_desc_get(TRR_OP_MATMUL);
     for (int s = 0; s < d->n_signatures; s++) {
