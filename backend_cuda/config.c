@@ -61,8 +61,10 @@ static int wgmma_config(const trr_config *c) {
            (!c->block_n || c->block_n == 128 || c->block_n == 256);
 }
 
+/* Blocks in the grid for a bm x bn tile: every matrix of a batch has its own (blockIdx.z). */
 static int64_t tiles(const trr_call *call, int bm, int bn) {
-    return ((call->rows + bm - 1) / bm) * ((call->cols + bn - 1) / bn);
+    const int64_t batch = call->batch > 1 ? call->batch : 1;
+    return ((call->rows + bm - 1) / bm) * ((call->cols + bn - 1) / bn) * batch;
 }
 
 /* Whether the call's operands suit the tensor-core kernels (f16, sm_80 and up, A row-major, leading dimensions
