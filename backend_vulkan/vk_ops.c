@@ -693,7 +693,9 @@ static void fill_coop(const trr_call *call, trr_config *c) {
      * tiles, 1.22x) and 2048^3 (1.62x), 64x64 at 1024^3 (64); 64x64 over 8 subgroups rather than 4
      * at 256^3 (1.15x) and 512^3 (1.07x), and since the stages-3 loop at 1024^3 too (1.16x,
      * 2026-11-22-h100-tune-vulkan-f16-stages.txt). */
-    int64_t tiles = ((call->rows + 127) / 128) * ((call->cols + 127) / 128);
+    /* a batch's matrices each have their own tiles (grid z) */
+    const int64_t batch = call->batch > 1 ? call->batch : 1;
+    int64_t tiles = ((call->rows + 127) / 128) * ((call->cols + 127) / 128) * batch;
     int small = tiles < 128;
     int bm = small ? 64 : 128, bn = small ? 64 : 128, bk = small ? 32 : 16;
     /* matmul_cm2.comp's slices are loaded and pipelined by the driver: deeper ones, as llama.cpp's
@@ -718,7 +720,7 @@ static void fill_simt(const trr_vk_device *d, const trr_call *call, trr_config *
     /* GPUs: 128x128 tiles from 1024x2048 outputs up, 64x64 with 32-deep slices below (H100 f32: 1.99x
      * at 1024^3, 1.13x at 768^3, 1.04x at 512^3 over 128x128x16 or 64x64x16; -tune-final.txt) */
     int gpu = d->phys.props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
-    int big = gpu && call->rows * call->cols > (int64_t)1024 * 1024;
+    int big = gpu && call->rows * call->cols * (call->batch > 1 ? call->batch : 1) > (int64_t)1024 * 1024;
     if (!c->block_m) c->block_m = big ? 128 : 64;
     if (!c->block_n) c->block_n = big ? 128 : 64;
     /* twice as deep slices where K would run past lavapipe's loop budget in 16-deep ones */
