@@ -9,6 +9,9 @@
  * tile of f32 accumulators in registers; the block's accumulators persist across K slices in a per-worker
  * f32 scratch, and the epilogue is applied to them before the single rounding store.
  *
+ * A batch multiplies the work items: item = batch * (blocks per matrix) + block, so the pool spreads
+ * batch x tiles over the cores in one parallel loop.
+ *
  * Micro-kernels are plain C that GCC vectorises. Where the CPU has AVX2+FMA or AVX-512 a copy compiled for
  * that ISA (a function target attribute, chosen by a run-time CPU check) runs instead of the baseline one.
  * Accumulation is always true f32 (FMA only removes a rounding); f16 operands accumulate in f32 too.
@@ -174,24 +177,33 @@ static void store_block(const trr_call *call, int64_t i0, int64_t mb, int64_t j0
  */
 static void block_task(void *arg, int64_t begin, int64_t end, int worker) {
     const mm_job *job = arg;
-    const trr_call *call = job->call;
     int mr = job->kern.mr, nr = job->kern.nr;
     float *pa = job->scratch + (int64_t)worker * job->scratch_floats;
     float *acc = pa + job->bmp * job->bk;
     float *pb = acc + job->bmp * job->bnp;
-    for (int64_t pid = begin; pid < end; pid++) {
+    const int64_t per_batch = job->npm * job->npn;
+    for (int64_t item = begin; item < end; item++) {
+        /* items run batch-major: each batch is one grid of blocks, its operands found through the batch strides */
+        const int64_t b = item / per_batch, pid = item % per_batch;
+        trr_call bcall = *job->call;
+        bcall.x.offset += b * bcall.x.batch_stride;
+        bcall.y.offset += b * bcall.y.batch_stride;
+        bcall.z.offset += b * bcall.z.batch_stride;
+        const trr_call *call = &bcall;
+        /* a packed B panel stays valid across batches only when B is shared by them */
+        const int64_t panel = bcall.y.batch_stride ? b * job->npn : 0;
         int64_t pm, pn;
         trr_grouped_block(pid, job->npm, job->npn, job->group_m, &pm, &pn);
         int64_t i0 = pm * job->bm, j0 = pn * job->bn;
         int64_t mb = call->rows - i0 < job->bm ? call->rows - i0 : job->bm;
         int64_t nb = call->cols - j0 < job->bn ? call->cols - j0 : job->bn;
         int64_t mbp = round_up(mb, mr), nbp = round_up(nb, nr);
-        if (job->b_whole && job->cached_pn[worker] != pn) {
+        if (job->b_whole && job->cached_pn[worker] != panel + pn) {
             for (int64_t k0 = 0; k0 < call->k; k0 += job->bk) {
                 int64_t kc = call->k - k0 < job->bk ? call->k - k0 : job->bk;
                 pack_b(call, nr, j0, nb, k0, kc, pb + k0 * job->bnp);
             }
-            job->cached_pn[worker] = pn;
+            job->cached_pn[worker] = panel + pn;
         }
         memset(acc, 0, (size_t)(mbp * nbp) * sizeof(float));
         for (int64_t k0 = 0; k0 < call->k; k0 += job->bk) {
@@ -248,7 +260,8 @@ trr_status trr_cpu_matmul(trr_context *ctx, const trr_call *call) {
     }
     for (int w = 0; w < workers; w++) job.cached_pn[w] = -1;
     job.scratch = scratch;
-    trr_cpu_parallel_for(pool, job.npm * job.npn, 1, block_task, &job);
+    const int64_t batch = call->batch > 1 ? call->batch : 1;
+    trr_cpu_parallel_for(pool, batch * job.npm * job.npn, 1, block_task, &job);
     free(scratch);
     free(job.cached_pn);
     return TRR_OK;

@@ -61,8 +61,10 @@ static int wgmma_config(const trr_config *c) {
            (!c->block_n || c->block_n == 128 || c->block_n == 256);
 }
 
+/* Blocks in the grid for a bm x bn tile: every matrix of a batch has its own (blockIdx.z). */
 static int64_t tiles(const trr_call *call, int bm, int bn) {
-    return ((call->rows + bm - 1) / bm) * ((call->cols + bn - 1) / bn);
+    const int64_t batch = call->batch > 1 ? call->batch : 1;
+    return ((call->rows + bm - 1) / bm) * ((call->cols + bn - 1) / bn) * batch;
 }
 
 /* Whether the call's operands suit the tensor-core kernels (f16, sm_80 and up, A row-major, leading dimensions
@@ -75,8 +77,22 @@ static int tensor_core_call(const trr_cuda_dev *dev, const trr_call *call, char 
     else if (call->x.stride0 % 8 || call->y.stride0 % 8) no = "lda and ldb must be multiples of 8";
     else if (trr_cuda_operand_ptr(&call->x) % 16 || trr_cuda_operand_ptr(&call->y) % 16)
         no = "A and B must start on 16-byte boundaries";
+    else if (call->x.batch_stride % 8 || call->y.batch_stride % 8)
+        no = "A's and B's batch strides must be multiples of 8 (every matrix on a 16-byte boundary)";
     if (no && why) snprintf(why, cap, "%s", no);
     return no == NULL;
+}
+
+/* wgmma reads a batched input through a rank-3 tensor map: its matrices must not overlap (a batch stride of at
+ * least one stored matrix), so the map is a plain rank-3 tensor. */
+static int wgmma_batch_ok(const trr_call *call, char *why, size_t cap) {
+    const int64_t a_rows = call->rows, b_rows = call->trans_b ? call->cols : call->k;
+    if ((call->x.batch_stride && call->x.batch_stride < a_rows * call->x.stride0) ||
+        (call->y.batch_stride && call->y.batch_stride < b_rows * call->y.stride0)) {
+        if (why) snprintf(why, cap, "its tensor maps take batched inputs whose matrices do not overlap");
+        return 0;
+    }
+    return 1;
 }
 
 int trr_cuda_matmul_variant_runs(const trr_cuda_dev *dev, const trr_call *call, int variant, char *why, size_t cap) {
@@ -84,7 +100,7 @@ int trr_cuda_matmul_variant_runs(const trr_cuda_dev *dev, const trr_call *call, 
     case TRR_VARIANT_SIMT: return 1;
     case TRR_VARIANT_MMA: return tensor_core_call(dev, call, why, cap);
     case TRR_VARIANT_WGMMA:
-        if (!tensor_core_call(dev, call, why, cap)) return 0;
+        if (!tensor_core_call(dev, call, why, cap) || !wgmma_batch_ok(call, why, cap)) return 0;
         if (!trr_cuda_wgmma_device(dev)) {
             snprintf(why, cap, "it needs an sm_90a device (compute capability 9.0) and a driver with "
                                "cuTensorMapEncodeTiled");

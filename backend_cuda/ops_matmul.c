@@ -1,28 +1,44 @@
 /* matmul: the tensor-core kernels for f16 with aligned row-major A (wgmma + TMA on sm_90a, mma.sync elsewhere),
  * the CUDA-core kernel for everything else (f32 always: true f32 arithmetic; TF32 is permitted by allow_tf32 but
- * never required, so it is not used). */
+ * never required, so it is not used). Every kernel takes a batch as blockIdx.z, one launch for all of it. */
 #include "trr_cuda.h"
 
 #include <string.h>
 
-/* A TMA descriptor of a row-major f16 matrix of rows x cols (row stride ld elements) read in boxes of
- * box_cols x box_rows with the 128-byte swizzle; boxes past the edges read zeros. */
+/* A TMA descriptor of a batch of row-major f16 matrices of rows x cols (row stride ld elements, matrix i at
+ * i * bstride) read in boxes of box_cols x box_rows x 1 with the 128-byte swizzle; boxes past the edges read
+ * zeros. A single matrix (batch 1, or an input shared by every batch: bstride 0) is a batch of one, read at
+ * matrix coordinate 0. */
 static trr_status encode_map(trr_context *ctx, trr_cu_tensor_map *map, CUdeviceptr base, int64_t rows, int64_t cols,
-                             int64_t ld, unsigned box_cols, unsigned box_rows) {
+                             int64_t ld, int64_t batch, int64_t bstride, unsigned box_cols, unsigned box_rows) {
     memset(map, 0, sizeof *map);
     /* A zero extent (K = 0) is not encodable; the kernel then issues no copy, so any extent does. */
-    uint64_t dims[2] = {(uint64_t)(cols > 0 ? cols : 1), (uint64_t)(rows > 0 ? rows : 1)};
+    const int batched = batch > 1 && bstride > 0;
+    uint64_t dims[3] = {(uint64_t)(cols > 0 ? cols : 1), (uint64_t)(rows > 0 ? rows : 1),
+                        (uint64_t)(batched ? batch : 1)};
     uint64_t stride = (uint64_t)ld * 2u;
     /* a single row's stride is never followed, but must still be a multiple of 16 covering the row */
     if (dims[1] == 1 || stride < dims[0] * 2u) stride = (dims[0] * 2u + 15u) & ~(uint64_t)15u;
-    uint64_t strides[1] = {stride};
-    unsigned box[2] = {box_cols, box_rows};
-    unsigned estrides[2] = {1, 1};
+    /* likewise a single matrix's: check_config keeps a followed one a multiple of 16 bytes */
+    uint64_t mstride = batched ? (uint64_t)bstride * 2u : (stride * dims[1] + 15u) & ~(uint64_t)15u;
+    uint64_t strides[2] = {stride, mstride};
+    unsigned box[3] = {box_cols, box_rows, 1};
+    unsigned estrides[3] = {1, 1, 1};
     TRR_CU_CHECK(ctx,
-                 trr_cu.TensorMapEncodeTiled(map, TRR_CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, (void *)(uintptr_t)base, dims,
+                 trr_cu.TensorMapEncodeTiled(map, TRR_CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 3, (void *)(uintptr_t)base, dims,
                                              strides, box, estrides, 0, TRR_CU_TENSOR_MAP_SWIZZLE_128B,
                                              TRR_CU_TENSOR_MAP_L2_PROMOTION_L2_256B, 0),
                  "cuTensorMapEncodeTiled");
+    return TRR_OK;
+}
+
+/* The grid's z: one layer of blocks per matrix of the batch. */
+static trr_status batch_grid(trr_context *ctx, const trr_call *call, unsigned *out_gz) {
+    const int64_t batch = call->batch > 1 ? call->batch : 1;
+    if (batch > 65535)
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda matmul: a batch of %lld exceeds the grid's z limit of 65535",
+                         (long long)batch);
+    *out_gz = (unsigned)batch;
     return TRR_OK;
 }
 
@@ -34,14 +50,19 @@ static trr_status run_wgmma(trr_context *ctx, const trr_call *call) {
     TRR_TRY(trr_cuda_get_function(ctx, &v, "matmul_wgmma", &fn));
     trr_cu_tensor_map ta, tb;
     /* A [M,K] in 64 x 128 boxes (K x M); B [K,N] in 64 x 64 boxes (N x K), or B stored [N,K] in 64 x BN */
-    TRR_TRY(encode_map(ctx, &ta, trr_cuda_operand_ptr(&call->x), call->rows, call->k, call->x.stride0,
-                       TRR_CUDA_WGMMA_BK, TRR_CUDA_WGMMA_BM));
+    unsigned gz = 1;
+    TRR_TRY(batch_grid(ctx, call, &gz));
+    const int64_t batch = gz;
+    TRR_TRY(encode_map(ctx, &ta, trr_cuda_operand_ptr(&call->x), call->rows, call->k, call->x.stride0, batch,
+                       call->x.batch_stride, TRR_CUDA_WGMMA_BK, TRR_CUDA_WGMMA_BM));
     if (call->trans_b)
-        TRR_TRY(encode_map(ctx, &tb, trr_cuda_operand_ptr(&call->y), call->cols, call->k, call->y.stride0,
-                           TRR_CUDA_WGMMA_BK, (unsigned)cfg->block_n));
+        TRR_TRY(encode_map(ctx, &tb, trr_cuda_operand_ptr(&call->y), call->cols, call->k, call->y.stride0, batch,
+                           call->y.batch_stride, TRR_CUDA_WGMMA_BK, (unsigned)cfg->block_n));
     else
-        TRR_TRY(encode_map(ctx, &tb, trr_cuda_operand_ptr(&call->y), call->k, call->cols, call->y.stride0, 64,
-                           TRR_CUDA_WGMMA_BK));
+        TRR_TRY(encode_map(ctx, &tb, trr_cuda_operand_ptr(&call->y), call->k, call->cols, call->y.stride0, batch,
+                           call->y.batch_stride, 64, TRR_CUDA_WGMMA_BK));
+    long long c_bs = call->z.batch_stride;
+    int a_batched = batch > 1 && call->x.batch_stride > 0, b_batched = batch > 1 && call->y.batch_stride > 0;
     CUdeviceptr c = trr_cuda_operand_ptr(&call->z);
     long long ldc = call->z.stride0;
     int m = (int)call->rows, n = (int)call->cols, k = (int)call->k;
@@ -49,8 +70,9 @@ static trr_status run_wgmma(trr_context *ctx, const trr_call *call) {
     float alpha = call->alpha;
     int64_t blocks = ((call->rows + cfg->block_m - 1) / cfg->block_m) * ((call->cols + cfg->block_n - 1) / cfg->block_n);
     if (blocks > 0x7fffffff) return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda matmul: %lld blocks exceed the grid limit", (long long)blocks);
-    void *args[] = {&ta, &tb, &c, &ldc, &m, &n, &k, &epi, &alpha, &group_m};
-    return trr_cuda_launch(ctx, fn, (unsigned)blocks, 1, (unsigned)cfg->threads, (unsigned)trr_cuda_wgmma_smem(cfg), args);
+    void *args[] = {&ta, &tb, &c, &ldc, &m, &n, &k, &epi, &alpha, &group_m, &c_bs, &a_batched, &b_batched};
+    return trr_cuda_launch_3d(ctx, fn, (unsigned)blocks, 1, gz, (unsigned)cfg->threads,
+                              (unsigned)trr_cuda_wgmma_smem(cfg), args);
 }
 
 trr_status trr_cuda_run_matmul(trr_context *ctx, const trr_call *call) {
@@ -67,7 +89,8 @@ trr_status trr_cuda_run_matmul(trr_context *ctx, const trr_call *call) {
     } else {
         /* Four consecutive elements load as one vector when leading dimensions and bases keep the alignment. */
         unsigned align = call->x.dtype == TRR_F32 ? 16u : 8u;
-        int aligned = call->x.stride0 % 4 == 0 && call->y.stride0 % 4 == 0 &&
+        int aligned = call->x.stride0 % 4 == 0 && call->y.stride0 % 4 == 0 && call->x.batch_stride % 4 == 0 &&
+                      call->y.batch_stride % 4 == 0 &&
                       trr_cuda_operand_ptr(&call->x) % align == 0 && trr_cuda_operand_ptr(&call->y) % align == 0;
         trr_cuda_variant_matmul_simt(&v, cfg, call->x.dtype, call->z.dtype, call->trans_a, call->trans_b, aligned);
         kernel = "matmul_simt";
@@ -81,6 +104,9 @@ trr_status trr_cuda_run_matmul(trr_context *ctx, const trr_call *call) {
     float alpha = call->alpha;
     int64_t blocks = ((call->rows + cfg->block_m - 1) / cfg->block_m) * ((call->cols + cfg->block_n - 1) / cfg->block_n);
     if (blocks > 0x7fffffff) return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda matmul: %lld blocks exceed the grid limit", (long long)blocks);
-    void *args[] = {&a, &lda, &b, &ldb, &c, &ldc, &m, &n, &k, &epi, &alpha, &group_m};
-    return trr_cuda_launch(ctx, fn, (unsigned)blocks, 1, (unsigned)cfg->threads, smem, args);
+    long long a_bs = call->x.batch_stride, b_bs = call->y.batch_stride, c_bs = call->z.batch_stride;
+    unsigned gz = 1;
+    TRR_TRY(batch_grid(ctx, call, &gz));
+    void *args[] = {&a, &lda, &b, &ldb, &c, &ldc, &m, &n, &k, &epi, &alpha, &group_m, &a_bs, &b_bs, &c_bs};
+    return trr_cuda_launch_3d(ctx, fn, (unsigned)blocks, 1, gz, (unsigned)cfg->threads, smem, args);
 }

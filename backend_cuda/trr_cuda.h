@@ -227,6 +227,9 @@ void trr_cuda_modules_release(trr_cuda_dev *dev);
 /* ---- launch.c ---- */
 trr_status trr_cuda_launch(trr_context *ctx, CUfunction fn, unsigned gx, unsigned gy, unsigned block,
                            unsigned smem_bytes, void **args);
+/* The same with a third grid dimension (matmul: gz = the batch, blockIdx.z). */
+trr_status trr_cuda_launch_3d(trr_context *ctx, CUfunction fn, unsigned gx, unsigned gy, unsigned gz, unsigned block,
+                              unsigned smem_bytes, void **args);
 
 /* ---- config.c: tiling heuristics and limits ---- */
 void trr_cuda_choose_config(trr_context *ctx, trr_call *call);

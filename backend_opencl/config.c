@@ -73,7 +73,7 @@ void trr_cl_choose_config(trr_context *ctx, trr_call *call) {
              * f32, 1.97x f16), where 128-row tiles leave compute units idle: the wide tile once it makes two
              * waves. */
             int units = dev->info.compute_units > 0 ? dev->info.compute_units : 64;
-            int64_t tiles = ((call->rows + 127) / 128) * ((call->cols + 63) / 64);
+            int64_t tiles = ((call->rows + 127) / 128) * ((call->cols + 63) / 64) * (call->batch > 1 ? call->batch : 1);
             int wide = tiles >= 2 * (int64_t)units;
             set_if_zero(&c->block_m, wide ? 128 : 64);
             set_if_zero(&c->block_n, 64);

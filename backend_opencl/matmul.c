@@ -38,9 +38,14 @@ trr_status trr_cl_run_matmul(trr_context *ctx, const trr_call *call) {
     ARG(13, K);
     ARG(14, epi);
     ARG(15, alpha);
+    cl_long abs = call->x.batch_stride, bbs = call->y.batch_stride, cbs = call->z.batch_stride;
+    ARG(16, abs);
+    ARG(17, bbs);
+    ARG(18, cbs);
     size_t npm = ((size_t)M + (size_t)cfg->block_m - 1) / (size_t)cfg->block_m;
     size_t npn = ((size_t)N + (size_t)cfg->block_n - 1) / (size_t)cfg->block_n;
-    size_t local = (size_t)cfg->threads;
-    size_t global = npm * npn * local;
-    return trr_cl_launch(ctx, k, 1, &global, &local);
+    size_t local[3] = {(size_t)cfg->threads, 1, 1};
+    /* the batch is grid dimension 2: one launch for every matrix */
+    size_t global[3] = {npm * npn * local[0], 1, (size_t)(call->batch > 1 ? call->batch : 1)};
+    return trr_cl_launch(ctx, k, 3, global, local);
 }

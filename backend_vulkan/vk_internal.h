@@ -217,7 +217,9 @@ typedef struct trr_vk_push {
     uint32_t xs0, xs1, ys0, zs0;
     float alpha;
     uint32_t pad;
-} trr_vk_push;
+    uint32_t xb, yb, zb; /* matmul batch strides (elements); the batch is the grid's z */
+    uint32_t pad2;
+} trr_vk_push; /* 64 bytes: inside the 128 bytes of push constants every device offers */
 
 /* vk_loader.c: the process-wide loader and the probe's view of the devices. */
 const char *trr_vk_result_name(VkResult r);

@@ -42,6 +42,7 @@ typedef struct dispatch {
     int64_t extent[3];
     trr_vk_push push;
     uint64_t groups; /* linear workgroup count, spread over x and y */
+    uint64_t batch;  /* matmul: grid z, one layer of workgroups per matrix (0 means 1) */
 } dispatch;
 
 /* A dispatch made ready to record: its operands bound, its pipeline built and its grid sized. Everything that
@@ -49,7 +50,7 @@ typedef struct dispatch {
 typedef struct prepared {
     VkDescriptorBufferInfo info[3];
     VkPipeline pipeline;
-    uint32_t gx, gy;
+    uint32_t gx, gy, gz;
 } prepared;
 
 static trr_status prepare_dispatch(trr_context *ctx, dispatch *w, prepared *p) {
@@ -68,8 +69,13 @@ static trr_status prepare_dispatch(trr_context *ctx, dispatch *w, prepared *p) {
             return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: %llu workgroups exceed the device's grid",
                              (unsigned long long)w->groups);
     }
+    uint64_t gz = w->batch > 1 ? w->batch : 1;
+    if (gz > d->phys.props.limits.maxComputeWorkGroupCount[2])
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: a batch of %llu exceeds the device's grid depth of %u",
+                         (unsigned long long)gz, d->phys.props.limits.maxComputeWorkGroupCount[2]);
     p->gx = (uint32_t)gx;
     p->gy = (uint32_t)gy;
+    p->gz = (uint32_t)gz;
     return trr_vk_pipeline_get(ctx, w->shader, w->spec, w->nspec, &p->pipeline);
 }
 
@@ -94,7 +100,7 @@ static trr_status record_dispatch(trr_context *ctx, VkCommandBuffer cmd, const d
     d->fn.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p->pipeline);
     d->fn.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, d->pipeline_layout, 0, 1, &set, 0, NULL);
     d->fn.vkCmdPushConstants(cmd, d->pipeline_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof w->push, &w->push);
-    d->fn.vkCmdDispatch(cmd, p->gx, p->gy, 1);
+    d->fn.vkCmdDispatch(cmd, p->gx, p->gy, p->gz);
     return TRR_OK;
 }
 
@@ -555,9 +561,16 @@ static void matmul_operands(const trr_call *c, dispatch *w) {
     w->extent[0] = c->trans_a ? rows_extent(c->k, c->rows, c->x.stride0) : rows_extent(c->rows, c->k, c->x.stride0);
     w->extent[1] = c->trans_b ? rows_extent(c->cols, c->k, c->y.stride0) : rows_extent(c->k, c->cols, c->y.stride0);
     w->extent[2] = rows_extent(c->rows, c->cols, c->z.stride0);
+    /* a batch: grid z, each operand bound across all its matrices (the front-end keeps that extent < 2^31) */
+    w->batch = c->batch > 1 ? (uint64_t)c->batch : 1;
+    const trr_operand *ops[3] = {&c->x, &c->y, &c->z};
+    for (int i = 0; i < 3; i++)
+        if (w->extent[i] > 0) w->extent[i] += ((int64_t)w->batch - 1) * ops[i]->batch_stride;
     w->push = (trr_vk_push){.rows = (uint32_t)c->rows, .cols = (uint32_t)c->cols, .k = (uint32_t)c->k,
                             .xs0 = (uint32_t)c->x.stride0, .ys0 = (uint32_t)c->y.stride0,
-                            .zs0 = (uint32_t)c->z.stride0, .alpha = c->alpha};
+                            .zs0 = (uint32_t)c->z.stride0, .alpha = c->alpha,
+                            .xb = (uint32_t)c->x.batch_stride, .yb = (uint32_t)c->y.batch_stride,
+                            .zb = (uint32_t)c->z.batch_stride};
 }
 
 static trr_status run_matmul(trr_context *ctx, const trr_call *c) {
@@ -584,11 +597,14 @@ static trr_status run_matmul(trr_context *ctx, const trr_call *c) {
         w.nspec = cm2 ? 9 : 11;
         matmul_operands(c, &w);
         /* 16-byte loads where offset, leading stride and the contiguous extent are whole 8-half words. */
-        int vec_a = c->x.offset % 8 == 0 && c->x.stride0 % 8 == 0 && (c->trans_a ? c->rows : c->k) % 8 == 0;
-        int vec_b = c->y.offset % 8 == 0 && c->y.stride0 % 8 == 0 && (c->trans_b ? c->k : c->cols) % 8 == 0;
+        /* (every batch's start too: offset + b * batch_stride) */
+        int vec_a = c->x.offset % 8 == 0 && c->x.stride0 % 8 == 0 && c->x.batch_stride % 8 == 0 &&
+                    (c->trans_a ? c->rows : c->k) % 8 == 0;
+        int vec_b = c->y.offset % 8 == 0 && c->y.stride0 % 8 == 0 && c->y.batch_stride % 8 == 0 &&
+                    (c->trans_b ? c->k : c->cols) % 8 == 0;
         /* Whole 16x16 output tiles go straight to memory when every row starts on a 16-byte boundary. */
         int zw = c->z.dtype == TRR_F16 ? 8 : 4;
-        int direct = c->z.offset % zw == 0 && c->z.stride0 % zw == 0;
+        int direct = c->z.offset % zw == 0 && c->z.stride0 % zw == 0 && c->z.batch_stride % zw == 0;
         w.push.pad = (vec_a ? 1u : 0u) | (vec_b ? 2u : 0u) | (direct ? 4u : 0u);
         return run_dispatch(ctx, &w);
     }
@@ -663,7 +679,9 @@ static void fill_coop(const trr_call *call, trr_config *c) {
      * 64x64x32 when 128x128 leaves fewer than 128 workgroups, where the tuner found the small tiles faster.
      * Other tiles come through the config; check_config says which the kernel cannot take. The sweeps are in
      * bench/results/README.md (history) and 2026-11-22-h100-vulkan-stages.txt. */
-    int64_t tiles = ((call->rows + 127) / 128) * ((call->cols + 127) / 128);
+    /* a batch's matrices each have their own tiles (grid z) */
+    const int64_t batch = call->batch > 1 ? call->batch : 1;
+    int64_t tiles = ((call->rows + 127) / 128) * ((call->cols + 127) / 128) * batch;
     int small = tiles < 128;
     int bm = small ? 64 : 128, bn = small ? 64 : 128, bk = small ? 32 : 16;
     /* matmul_cm2.comp's slices are loaded and pipelined by the driver: deeper ones, as llama.cpp's
@@ -687,7 +705,7 @@ static void fill_simt(const trr_vk_device *d, const trr_call *call, trr_config *
     /* GPUs: 128x128 tiles from 1024x2048 outputs up, 64x64 with 32-deep slices below (H100 f32: 1.99x
      * at 1024^3, 1.13x at 768^3, 1.04x at 512^3 over 128x128x16 or 64x64x16; -tune-final.txt) */
     int gpu = d->phys.props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
-    int big = gpu && call->rows * call->cols > (int64_t)1024 * 1024;
+    int big = gpu && call->rows * call->cols * (call->batch > 1 ? call->batch : 1) > (int64_t)1024 * 1024;
     if (!c->block_m) c->block_m = big ? 128 : 64;
     if (!c->block_n) c->block_n = big ? 128 : 64;
     /* twice as deep slices where K would run past lavapipe's loop budget in 16-deep ones */

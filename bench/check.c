@@ -39,16 +39,29 @@ static int64_t units_wanted(const trr_case *c, const trr_call *call, int by_row)
     return n > floor_ ? n : floor_;
 }
 
+/* Output row r of a batched matmul counts rows batch after batch: its batch, and its element index in z. */
+static int64_t batch_of(const trr_call *call, int64_t r) { return call->rows > 0 ? r / call->rows : 0; }
+static int64_t out_at(const trr_call *call, int64_t r, int64_t c) {
+    const int64_t b = batch_of(call, r);
+    return call->z.offset + b * call->z.batch_stride + (r - b * call->rows) * call->z.stride0 + c;
+}
+
 /* The call restricted to output row r (and column c unless whole_row): the same operands, moved offsets. */
 static trr_call slice_call(const trr_call *call, int64_t r, int64_t c, int whole_row) {
     trr_call s = *call;
     s.rows = 1;
+    s.batch = 1;
     if (!whole_row) s.cols = 1;
     switch (trr_op_desc_get(call->op)->shape) {
-    case TRR_SHAPE_MATMUL:
+    case TRR_SHAPE_MATMUL: {
+        const int64_t b = batch_of(call, r);
+        r -= b * call->rows;
+        s.x.offset += b * call->x.batch_stride;
+        s.y.offset += b * call->y.batch_stride;
         s.x.offset += call->trans_a ? r : r * call->x.stride0;
         s.y.offset += call->trans_b ? c * call->y.stride0 : c;
         break;
+    }
     case TRR_SHAPE_PLANES: s.x.offset += r * call->x.stride1 + c; break;
     case TRR_SHAPE_ROWS:
     case TRR_SHAPE_ROW_REDUCE: s.x.offset += r * call->x.stride0; break;
@@ -64,11 +77,10 @@ static trr_call slice_call(const trr_call *call, int64_t r, int64_t c, int whole
  * these inputs is finite, so either fails. For u8, out and out2 were poisoned differently. */
 static int64_t scan_unwritten(const trr_case *c, const trr_call *call, const void *out, const void *out2,
                               int64_t rows, int64_t cols, int64_t *first_r, int64_t *first_c) {
-    const trr_operand *z = &call->z;
     int64_t bad = 0;
     for (int64_t r = 0; r < rows; r++)
         for (int64_t j = 0; j < cols; j++) {
-            const int64_t at = z->offset + r * z->stride0 + j;
+            const int64_t at = out_at(call, r, j);
             int wrong;
             if (c->out_dtype == TRR_U8) wrong = out2 && ((const uint8_t *)out)[at] != ((const uint8_t *)out2)[at];
             else wrong = !isfinite(trr_conf_load(out, c->out_dtype, at));
@@ -84,8 +96,10 @@ trr_status trr_bench_check_output(const trr_case *c, const trr_call *call, const
     const trr_conf_mode md = trr_conf_mode_of(c);
     const trr_dtype odt = c->out_dtype;
     const trr_op_shape shape = trr_op_desc_get(c->op)->shape;
-    const int64_t rows = call->rows, cols = shape == TRR_SHAPE_ROW_REDUCE ? 1 : call->cols;
-    const trr_operand *z = &call->z, *x = &call->x;
+    /* a batched matmul's output is its batches' rows one after another (out_at) */
+    const int64_t rows = call->rows * (call->batch > 1 ? call->batch : 1);
+    const int64_t cols = shape == TRR_SHAPE_ROW_REDUCE ? 1 : call->cols;
+    const trr_operand *x = &call->x;
     res->total = rows * cols;
 
     int64_t fr = 0, fc = 0;
@@ -139,7 +153,7 @@ trr_status trr_bench_check_output(const trr_case *c, const trr_call *call, const
         for (int64_t j = 0; j < (by_row ? cols : 1); j++) {
             const int64_t cc = c0 + j;
             const double wv = ref[j];
-            const double g = trr_conf_load(out, odt, z->offset + r * z->stride0 + cc);
+            const double g = trr_conf_load(out, odt, out_at(call, r, cc));
             res->checked++;
             if (!isfinite(g)) continue; /* counted by the scan */
             double rgb[3] = {0, 0, 0};

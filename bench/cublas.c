@@ -3,7 +3,8 @@
  * context and device addresses come through the public native-handle calls (trr_context_native,
  * trr_buffer_native), not the backend's internals.
  *
- * f16: cublasGemmEx, f16 in and out, f32 compute (what trireme's f16 matmul computes). f32: cublasSgemm with
+ * f16: cublasGemmEx, f16 in and out, f32 compute (what trireme's f16 matmul computes); a batched case (bmm_f16)
+ * calls cublasGemmStridedBatchedEx the same way, with each operand's batch stride (0 for a shared one). f32: cublasSgemm with
  * CUBLAS_PEDANTIC_MATH, so no TF32 and no reduced-precision shortcut: the SPEC's "true f32" ceiling.
  * Row-major C = A·B is the column-major product C^T = B^T·A^T, so the operands are passed swapped. */
 #define _POSIX_C_SOURCE 200809L /* strdup, strtok_r */
@@ -32,6 +33,9 @@ struct trr_bench_vendor {
                  const float *, float *, int);
     int (*GemmEx)(void *, int, int, int, int, int, const void *, const void *, int, int, const void *, int, int,
                   const void *, void *, int, int, int, int);
+    int (*GemmStridedBatchedEx)(void *, int, int, int, int, int, const void *, const void *, int, int, long long,
+                                const void *, int, int, long long, const void *, void *, int, int, long long, int,
+                                int, int);
 #endif
 };
 
@@ -132,6 +136,7 @@ static void load(trr_context *ctx, trr_bench_vendor *v) {
     LOAD(GetVersion, "cublasGetVersion_v2");
     LOAD(Sgemm, "cublasSgemm_v2");
     LOAD(GemmEx, "cublasGemmEx");
+    LOAD(GemmStridedBatchedEx, "cublasGemmStridedBatchedEx");
     /* cuBLAS works in the thread's current CUDA context: trr_context_native makes the backend's current */
     trr_native native;
     if (trr_context_native(ctx, &native) != TRR_OK) {
@@ -178,6 +183,21 @@ static trr_status run_gemm(trr_context *ctx, void *user) {
     const int ldb = c->trans_b ? k : n, lda = c->trans_a ? m : k;
     const float one = 1.0f, zero = 0.0f;
     int r;
+    if (c->batch > 0) {
+        /* packed batches (bench cases are packed): one whole matrix apart, or 0 for an input shared by the batch */
+        const long long sa = c->bcast_a ? 0 : (long long)m * k, sb = c->bcast_b ? 0 : (long long)k * n;
+        const long long sc = (long long)m * n;
+        const int batch = (int)c->batch;
+        const int ctype = c->out_dtype == TRR_F16 ? CUDA_R_16F : CUDA_R_32F;
+        const int itype = c->in_dtype == TRR_F16 ? CUDA_R_16F : CUDA_R_32F;
+        r = j->v->GemmStridedBatchedEx(j->v->handle, opb, opa, n, m, k, &one, (const void *)(uintptr_t)j->b, itype,
+                                       ldb, sb, (const void *)(uintptr_t)j->a, itype, lda, sa, &zero,
+                                       (void *)(uintptr_t)j->cc, ctype, n, sc, batch, CUBLAS_COMPUTE_32F,
+                                       CUBLAS_GEMM_DEFAULT);
+        if (r != CUBLAS_OK)
+            return trr_error(ctx, TRR_ERR_DEVICE, "cublasGemmStridedBatchedEx failed (status %d)", r);
+        return TRR_OK;
+    }
     if (c->in_dtype == TRR_F32)
         r = j->v->Sgemm(j->v->handle, opb, opa, n, m, k, &one, (const float *)(uintptr_t)j->b, ldb,
                         (const float *)(uintptr_t)j->a, lda, &zero, (float *)(uintptr_t)j->cc, n);
@@ -221,8 +241,9 @@ trr_status trr_bench_vendor_time(trr_bench_vendor *v, trr_context *ctx, const tr
     TRR_TRY(trr_buffer_native(s->op[1].buf, &b));
     TRR_TRY(trr_buffer_native(s->op[TRR_OUT].buf, &cc));
     gemm_job j = {.v = v, .c = c, .a = a, .b = b, .cc = cc};
-    *out_what = c->in_dtype == TRR_F32 ? "cublasSgemm (pedantic f32, no TF32)"
-                                       : "cublasGemmEx (f16 in, f32 compute and reductions)";
+    *out_what = c->batch > 0 ? "cublasGemmStridedBatchedEx (f16 in, f32 compute and reductions)"
+                : c->in_dtype == TRR_F32 ? "cublasSgemm (pedantic f32, no TF32)"
+                                         : "cublasGemmEx (f16 in, f32 compute and reductions)";
     return trr_bench_time(ctx, run_gemm, &j, flush, reps, target_s, 0, out);
 }
 

@@ -21,6 +21,8 @@ static const trr_bench_def g_defs[TRR_BENCH_COUNT] = {
     {TRR_BENCH_RGB_TO_GREY, "rgb_to_grey", "rgb_to_grey u8 -> u8 (GB/s = 4HW/t)", "GB/s", "H", 0,
      TRR_OP_RGB_TO_GREY},
     {TRR_BENCH_SILU, "silu_f32", "silu f32 (GB/s = 8n/t)", "GB/s", "n", 0, TRR_OP_SILU},
+    {TRR_BENCH_BMM_F16, "bmm_f16", "batched matmul f16 -> f16 (TFLOPS = 2BMNK/t)", "TFLOPS", "BxMxNxK", 1,
+     TRR_OP_MATMUL},
 };
 
 #define ROWS_M 4096 /* softmax and row_sum: M is fixed by the SPEC */
@@ -74,6 +76,14 @@ static trr_case make_case(trr_bench_id id, int64_t a, int64_t b, int64_t c3) {
     return c;
 }
 
+/* A batched matmul: batch products of M x K by K x N, packed (batch strides of one whole matrix). */
+static trr_case make_bmm(trr_bench_id id, int64_t batch, int64_t m, int64_t n, int64_t k) {
+    trr_case c = make_case(id, m, n, k);
+    c.in_dtype = c.out_dtype = TRR_F16;
+    c.batch = batch;
+    return c;
+}
+
 typedef struct case_vec {
     trr_case *items;
     int count, cap;
@@ -90,8 +100,15 @@ static trr_status push(case_vec *v, trr_case c) {
     return TRR_OK;
 }
 
+/* SPEC.md "Wave 2": many small products, and fewer wide ones with a short K. */
+static trr_status bmm_sizes(trr_bench_id id, case_vec *v) {
+    TRR_TRY(push(v, make_bmm(id, 512, 128, 128, 128)));
+    return push(v, make_bmm(id, 64, 1024, 1024, 128));
+}
+
 static trr_status full_sizes(trr_bench_id id, case_vec *v) {
     switch (id) {
+    case TRR_BENCH_BMM_F16: return bmm_sizes(id, v);
     case TRR_BENCH_ADD:
     case TRR_BENCH_GELU:
     case TRR_BENCH_SILU:
@@ -136,6 +153,7 @@ static trr_status quick_sizes(trr_bench_id id, case_vec *v) {
     }
     case TRR_BENCH_ROW_SUM: return push(v, make_case(id, 8192, 0, 0));
     case TRR_BENCH_RGB_TO_GREY: return full_sizes(id, v);
+    case TRR_BENCH_BMM_F16: return bmm_sizes(id, v);
     case TRR_BENCH_MATMUL_F16_RELU: return push(v, make_case(id, 4096, 0, 0));
     default:
         /* 1024 first: on a slow device its time predicts whether 4096 fits the budget */
@@ -172,10 +190,10 @@ static trr_status list_sizes(trr_bench_id id, const char *list, case_vec *v) {
     if (!list || !*list) return trr_error(NULL, TRR_ERR_INVALID_ARGUMENT, "bench: empty size list");
     const char *p = list;
     while (*p) {
-        int64_t d[3] = {0, 0, 0};
+        int64_t d[4] = {0, 0, 0, 0};
         int nd = 0, bad = 0;
         const char *e;
-        while (nd < 3) {
+        while (nd < 4) {
             if (!parse_size(p, &e, &d[nd])) {
                 bad = 1;
                 break;
@@ -185,14 +203,16 @@ static trr_status list_sizes(trr_bench_id id, const char *list, case_vec *v) {
             if (*p != 'x' && *p != 'X') break;
             p++;
         }
+        const int bmm = id == TRR_BENCH_BMM_F16;
         if (bad || nd == 0 || (*p && *p != ',') || (nd > 1 && !g_defs[id].compute_bound && id != TRR_BENCH_RGB_TO_GREY) ||
-            (nd == 3 && id == TRR_BENCH_RGB_TO_GREY))
+            (nd == 3 && id == TRR_BENCH_RGB_TO_GREY) || (bmm != (nd == 4)))
             return trr_error(NULL, TRR_ERR_INVALID_ARGUMENT, "bench %s: bad size list entry at \"%s\" (give %s%s)",
                              g_defs[id].name, p, g_defs[id].size_label,
                              id >= TRR_BENCH_MATMUL_F16 && id <= TRR_BENCH_MATMUL_F32 ? " or MxNxK" :
+                             id == TRR_BENCH_BMM_F16 ? ", e.g. 512x128x128x128" :
                              id == TRR_BENCH_RGB_TO_GREY ? " or HxW" : "");
         if (nd == 2 && id != TRR_BENCH_RGB_TO_GREY) d[2] = d[0]; /* MxN: K = M */
-        TRR_TRY(push(v, make_case(id, d[0], d[1], d[2])));
+        TRR_TRY(push(v, bmm ? make_bmm(id, d[0], d[1], d[2], d[3]) : make_case(id, d[0], d[1], d[2])));
         if (*p == ',') p++;
     }
     return TRR_OK;
@@ -225,7 +245,7 @@ double trr_bench_work(trr_bench_id id, const trr_case *c) {
     case TRR_BENCH_SOFTMAX: return 8.0 * n;
     case TRR_BENCH_ROW_SUM: return 4.0 * n;
     case TRR_BENCH_RGB_TO_GREY: return 4.0 * n;
-    default: return 2.0 * (double)c->m * (double)c->n * (double)c->k;
+    default: return 2.0 * (double)trr_case_batch(c) * (double)c->m * (double)c->n * (double)c->k;
     }
 }
 
@@ -250,7 +270,12 @@ void trr_bench_size_text(trr_bench_id id, const trr_case *c, char *out, size_t c
     case TRR_BENCH_ROW_SUM: snprintf(out, cap, "%lldx%lld", (long long)c->rows, (long long)c->cols); return;
     case TRR_BENCH_RGB_TO_GREY: snprintf(out, cap, "3x%lldx%lld", (long long)c->rows, (long long)c->cols); return;
     default:
-        if (c->m == c->n && c->n == c->k) snprintf(out, cap, "%lld^3", (long long)c->m);
+        if (c->batch > 0 && c->m == c->n && c->n == c->k)
+            snprintf(out, cap, "%lldx%lld^3", (long long)c->batch, (long long)c->m);
+        else if (c->batch > 0)
+            snprintf(out, cap, "%lldx%lldx%lldx%lld", (long long)c->batch, (long long)c->m, (long long)c->n,
+                     (long long)c->k);
+        else if (c->m == c->n && c->n == c->k) snprintf(out, cap, "%lld^3", (long long)c->m);
         else snprintf(out, cap, "%lldx%lldx%lld", (long long)c->m, (long long)c->n, (long long)c->k);
         return;
     }

@@ -23,6 +23,9 @@ static void print_help(void) {
            "  --m M --n N --k K   the same, one dimension at a time (--n alone: a vector of N elements)\n"
            "  --trans-a           matmul: A stored as [K,M]\n"
            "  --trans-b           matmul: B stored as [N,K]\n"
+           "  --batch B           matmul: a batch of B products, operands [B,M,K], [B,K,N] -> [B,M,N]\n"
+           "  --batch-stride-a 0  matmul with --batch: one A shared by every product (likewise -b for B);\n"
+           "                      other batch strides are the packed ones\n"
            "  --epilogue E        matmul: none (default), relu, leaky_relu, gelu\n"
            "  --alpha A           leaky_relu slope (default 0.01)\n"
            "  --seed S            input seed (default: a fresh one, printed)\n"
@@ -42,6 +45,8 @@ typedef struct run_args {
     int n_dims;        /* from --shape */
     int64_t m, n, k;   /* from --m/--n/--k; -1 when not given */
     int trans_a, trans_b;
+    int64_t batch;             /* --batch; 0 when not given (plain 2-D operands) */
+    int64_t batch_stride[2];   /* --batch-stride-a/-b; -1 when not given, else 0 (shared) */
     trr_epilogue epilogue;
     float alpha;
     uint64_t seed;
@@ -79,7 +84,8 @@ static int parse_epilogue(const char *text, trr_epilogue *out) {
 }
 
 static int parse_args(int argc, char **argv, run_args *a, int *out_exit) {
-    *a = (run_args){.in = TRR_F32, .m = -1, .n = -1, .k = -1, .alpha = TRR_LEAKY_RELU_DEFAULT_ALPHA, .repeat = 1};
+    *a = (run_args){.in = TRR_F32, .m = -1, .n = -1, .k = -1, .alpha = TRR_LEAKY_RELU_DEFAULT_ALPHA, .repeat = 1,
+                    .batch_stride = {-1, -1}};
     const char *op_name = NULL;
     for (int i = 1; i < argc; i++) {
         const char *v = NULL;
@@ -105,6 +111,9 @@ static int parse_args(int argc, char **argv, run_args *a, int *out_exit) {
         OPT("m") { if (!cli_parse_i64("m", v, 0, &a->m)) goto usage; continue; }
         OPT("n") { if (!cli_parse_i64("n", v, 0, &a->n)) goto usage; continue; }
         OPT("k") { if (!cli_parse_i64("k", v, 0, &a->k)) goto usage; continue; }
+        OPT("batch") { if (!cli_parse_i64("batch", v, 1, &a->batch)) goto usage; continue; }
+        OPT("batch-stride-a") { if (!cli_parse_i64("batch-stride-a", v, 0, &a->batch_stride[0])) goto usage; continue; }
+        OPT("batch-stride-b") { if (!cli_parse_i64("batch-stride-b", v, 0, &a->batch_stride[1])) goto usage; continue; }
         OPT("epilogue") {
             if (!parse_epilogue(v, &a->epilogue)) {
                 *out_exit = cli_usage_error("run", "--epilogue wants none, relu, leaky_relu or gelu, not '%s'", v);
@@ -174,9 +183,21 @@ static int resolve_case(const run_args *a, trr_case *c) {
         if (a->m >= 0) c->m = a->m;
         if (a->n >= 0) c->n = a->n;
         if (a->k >= 0) c->k = a->k;
+        c->batch = a->batch;
+        for (int i = 0; i < 2; i++) {
+            if (a->batch_stride[i] < 0) continue;
+            if (!a->batch) return cli_usage_error("run", "--batch-stride-%c needs --batch", "ab"[i]);
+            if (a->batch_stride[i] != 0)
+                return cli_usage_error("run", "--batch-stride-%c takes 0 (one matrix shared by the batch); other "
+                                       "strides are the packed layout's", "ab"[i]);
+        }
+        c->bcast_a = a->batch_stride[0] == 0;
+        c->bcast_b = a->batch_stride[1] == 0;
         return CLI_EXIT_OK;
     }
     if (a->k >= 0) return cli_usage_error("run", "--k is for matmul only");
+    if (a->batch || a->batch_stride[0] >= 0 || a->batch_stride[1] >= 0)
+        return cli_usage_error("run", "--batch and --batch-stride-a/-b are for matmul only");
     if (a->trans_a || a->trans_b || a->epilogue != TRR_EPI_NONE)
         return cli_usage_error("run", "--trans-a, --trans-b and --epilogue are for matmul only");
     if (d->shape == TRR_SHAPE_ELEMENTWISE) {

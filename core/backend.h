@@ -24,6 +24,8 @@ typedef struct trr_operand {
     int64_t stride0;  /* see trr_call for what it means per op */
     int64_t stride1;
     int64_t slice_stride; /* elementwise views of rank 3 that do not fold: elements between outer slices */
+    int64_t batch_stride; /* matmul: elements between consecutive matrices of a batch; 0 for an input shared by
+                             every batch (and for every operand when batch == 1) */
     trr_dtype dtype;
 } trr_operand;
 
@@ -40,7 +42,8 @@ typedef struct trr_operand {
  *   matmul           rows = M, cols = N, k = K. x = A, y = B, z = C. stride0 is the leading dimension of the
  *                    operand as stored: A row-major [M,K] (trans_a = 0, lda = x.stride0 >= K) or stored as [K,M]
  *                    (trans_a = 1, lda >= M); B row-major [K,N] (trans_b = 0) or stored as [N,K] (trans_b = 1);
- *                    C row-major with ldc = z.stride0.
+ *                    C row-major with ldc = z.stride0. batch (below) matrices, each operand at its
+ *                    batch_stride; C's matrices never overlap, an input's batch_stride may be 0.
  */
 typedef struct trr_call {
     trr_op op;
@@ -53,6 +56,9 @@ typedef struct trr_call {
     trr_config config; /* resolved: every field the op uses is non-zero */
     int64_t slices;    /* > 1 only for rank-3 elementwise views that do not fold; the front-end runs them one
                           slice at a time (trr_call_slice), so backends always see slices == 1 */
+    int64_t batch;     /* matmul: matrices computed by this call (1 for 2-D); batch i reads A at x.offset +
+                          i * x.batch_stride (likewise B) and writes C at z.offset + i * z.batch_stride. Backends
+                          run the batch as a grid dimension. Calls built without it (0) mean 1. */
 } trr_call;
 
 /*

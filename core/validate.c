@@ -184,10 +184,16 @@ trr_status trr_call_write_identity(trr_context *ctx, const trr_call *call) {
     const int64_t width = d->shape == TRR_SHAPE_ROW_REDUCE ? 1 : call->cols;
     const int64_t rows = call->rows, stride = call->z.stride0;
     void *mem = call->z.mem;
-    if (stride == width || rows == 1)
-        return ctx->backend->fill(ctx, mem, (size_t)call->z.offset * es, (size_t)(rows * width) * es, 0);
-    for (int64_t r = 0; r < rows; r++)
-        TRR_TRY(ctx->backend->fill(ctx, mem, (size_t)(call->z.offset + r * stride) * es, (size_t)width * es, 0));
+    const int64_t batch = call->batch > 1 ? call->batch : 1;
+    for (int64_t b = 0; b < batch; b++) {
+        const int64_t base = call->z.offset + b * call->z.batch_stride;
+        if (stride == width || rows == 1) {
+            TRR_TRY(ctx->backend->fill(ctx, mem, (size_t)base * es, (size_t)(rows * width) * es, 0));
+            continue;
+        }
+        for (int64_t r = 0; r < rows; r++)
+            TRR_TRY(ctx->backend->fill(ctx, mem, (size_t)(base + r * stride) * es, (size_t)width * es, 0));
+    }
     return TRR_OK;
 }
 
@@ -220,6 +226,66 @@ static trr_status check_matmul_operand(trr_context *ctx, const trr_tensor *t, co
                          name, (long long)t->strides[0], (long long)t->strides[1], (long long)t->shape[1],
                          (long long)t->shape[0]);
     }
+    return TRR_OK;
+}
+
+/* The per-batch 2-D views of matmul's operands, each operand's batch count (1 for 2-D) and batch stride.
+ * Batch strides may be 0 for inputs (one matrix shared by every batch); rank and sign are checked here. */
+static trr_status matmul_batch_views(trr_context *ctx, const trr_tensor *const views[3], trr_tensor mats[3],
+                                     int64_t batch[3], int64_t bstride[3]) {
+    static const char *names[3] = {"A", "B", "C"};
+    for (int v = 0; v < 3; v++) {
+        const trr_tensor *t = views[v];
+        if (t->ndim != 2 && t->ndim != 3)
+            return trr_error(ctx, TRR_ERR_SHAPE, "matmul: %s must be 2-D [rows,cols] or 3-D [batch,rows,cols], got %d-D",
+                             names[v], t->ndim);
+        mats[v] = *t;
+        batch[v] = 1;
+        bstride[v] = 0;
+        if (t->ndim == 3) {
+            batch[v] = t->shape[0];
+            bstride[v] = t->strides[0];
+            if (bstride[v] < 0)
+                return trr_error(ctx, TRR_ERR_STRIDE, "matmul: %s's batch stride is %lld; it must not be negative",
+                                 names[v], (long long)bstride[v]);
+            mats[v].ndim = 2;
+            for (int i = 0; i < 2; i++) {
+                mats[v].shape[i] = t->shape[i + 1];
+                mats[v].strides[i] = t->strides[i + 1];
+            }
+        }
+    }
+    /* C's batch is the call's: a 3-D input must match it; a 2-D input (or a batch of one) broadcasts */
+    for (int v = 0; v < 2; v++)
+        if (batch[v] != batch[2] && batch[v] != 1)
+            return trr_error(ctx, TRR_ERR_SHAPE, "matmul: %s has a batch of %lld but C has %lld (an input's batch must "
+                             "equal C's, or be 1 to be shared)", names[v], (long long)batch[v], (long long)batch[2]);
+    return TRR_OK;
+}
+
+/* C's matrices must not overlap (each is written by its own batch), and batch x stride must fit 64 bits. */
+static trr_status check_matmul_batch(trr_context *ctx, trr_call *call, int64_t ldc, const int64_t batch[3],
+                                     const int64_t bstride[3]) {
+    static const char *names[3] = {"A", "B", "C"};
+    call->batch = batch[2];
+    for (int v = 0; v < 3; v++) {
+        int64_t span;
+        if (batch[v] > 1 && __builtin_mul_overflow(batch[v] - 1, bstride[v], &span))
+            return trr_error(ctx, TRR_ERR_OVERFLOW, "matmul: %s's batch of %lld at batch stride %lld overflows 64 bits",
+                             names[v], (long long)batch[v], (long long)bstride[v]);
+    }
+    if (batch[2] <= 1 || call->rows == 0 || call->cols == 0) return TRR_OK;
+    if (bstride[2] == 0)
+        return trr_error(ctx, TRR_ERR_STRIDE, "matmul: C's batch stride is 0 with a batch of %lld; every batch needs "
+                         "its own output", (long long)batch[2]);
+    /* one row-major C matrix spans (rows - 1) * ldc + cols elements */
+    int64_t one;
+    if (__builtin_mul_overflow(call->rows - 1, ldc, &one) || __builtin_add_overflow(one, call->cols, &one))
+        return trr_error(ctx, TRR_ERR_OVERFLOW, "matmul: one C matrix of [%lld,%lld] at row stride %lld overflows 64 bits",
+                         (long long)call->rows, (long long)call->cols, (long long)ldc);
+    if (bstride[2] < one)
+        return trr_error(ctx, TRR_ERR_OVERLAP, "matmul: C's batch stride %lld is shorter than one C matrix (%lld "
+                         "elements), so its batches overlap", (long long)bstride[2], (long long)one);
     return TRR_OK;
 }
 
@@ -268,6 +334,7 @@ trr_status trr_call_build(trr_context *ctx, trr_op op, const trr_tensor *x, cons
     call.op = op;
     call.epilogue = TRR_EPI_NONE;
     call.slices = 1;
+    call.batch = 1;
     switch (desc->shape) {
     case TRR_SHAPE_ELEMENTWISE:
         for (int v = 0; v < 3; v++)
@@ -308,33 +375,37 @@ trr_status trr_call_build(trr_context *ctx, trr_op op, const trr_tensor *x, cons
         call.cols = x->shape[1];
         break;
     case TRR_SHAPE_MATMUL: {
-        if (x->ndim != 2 || y->ndim != 2 || z->ndim != 2)
-            return trr_error(ctx, TRR_ERR_SHAPE, "matmul: A, B and C must be 2-D");
-        if (y->shape[0] != x->shape[1])
-            return trr_error(ctx, TRR_ERR_SHAPE, "matmul: A is [%lld,%lld] but B has %lld rows", (long long)x->shape[0],
-                             (long long)x->shape[1], (long long)y->shape[0]);
-        if (z->shape[0] != x->shape[0] || z->shape[1] != y->shape[1])
-            return trr_error(ctx, TRR_ERR_SHAPE, "matmul: C must be [%lld,%lld]", (long long)x->shape[0],
-                             (long long)y->shape[1]);
+        /* rank 3 is a batch [B, rows, cols]; a 2-D operand is a batch of one. mats[] are the per-batch 2-D views */
+        trr_tensor mats[3];
+        int64_t batch[3], bstride[3];
+        TRR_TRY(matmul_batch_views(ctx, views, mats, batch, bstride));
+        const trr_tensor *x2 = &mats[0], *y2 = &mats[1], *z2 = &mats[2];
+        if (y2->shape[0] != x2->shape[1])
+            return trr_error(ctx, TRR_ERR_SHAPE, "matmul: A is [%lld,%lld] but B has %lld rows", (long long)x2->shape[0],
+                             (long long)x2->shape[1], (long long)y2->shape[0]);
+        if (z2->shape[0] != x2->shape[0] || z2->shape[1] != y2->shape[1])
+            return trr_error(ctx, TRR_ERR_SHAPE, "matmul: C must be [%lld,%lld]", (long long)x2->shape[0],
+                             (long long)y2->shape[1]);
         int64_t lda, ldb, ldc;
         int trans_c;
-        TRR_TRY(check_matmul_operand(ctx, x, "A", &call.trans_a, &lda));
-        TRR_TRY(check_matmul_operand(ctx, y, "B", &call.trans_b, &ldb));
-        TRR_TRY(check_matmul_operand(ctx, z, "C", &trans_c, &ldc));
+        TRR_TRY(check_matmul_operand(ctx, x2, "A", &call.trans_a, &lda));
+        TRR_TRY(check_matmul_operand(ctx, y2, "B", &call.trans_b, &ldb));
+        TRR_TRY(check_matmul_operand(ctx, z2, "C", &trans_c, &ldc));
         /* C is written row-major: a "transposed" C is the same thing only with one column, or with one row whose
          * elements are adjacent ([1,N] with strides (1, 2) is not) */
         if (trans_c) {
-            if (z->shape[1] <= 1)
-                ldc = z->strides[0];
-            else if (z->shape[0] <= 1 && z->strides[1] == 1)
-                ldc = z->shape[1];
+            if (z2->shape[1] <= 1)
+                ldc = z2->strides[0];
+            else if (z2->shape[0] <= 1 && z2->strides[1] == 1)
+                ldc = z2->shape[1];
             else
                 return trr_error(ctx, TRR_ERR_STRIDE, "matmul: C must be row-major (inner stride 1), got strides (%lld, %lld)",
-                                 (long long)z->strides[0], (long long)z->strides[1]);
+                                 (long long)z2->strides[0], (long long)z2->strides[1]);
         }
-        call.rows = x->shape[0];
-        call.cols = y->shape[1];
-        call.k = x->shape[1];
+        call.rows = x2->shape[0];
+        call.cols = y2->shape[1];
+        call.k = x2->shape[1];
+        TRR_TRY(check_matmul_batch(ctx, &call, ldc, batch, bstride));
         call.epilogue = epilogue;
         call.alpha = epilogue == TRR_EPI_LEAKY_RELU ? alpha : 0.0f; /* no NaN reaches a kernel that ignores it */
         call.allow_tf32 = (flags & TRR_MATMUL_ALLOW_TF32) != 0;
@@ -344,6 +415,10 @@ trr_status trr_call_build(trr_context *ctx, trr_op op, const trr_tensor *x, cons
         call.x.stride0 = lda;
         call.y.stride0 = ldb;
         call.z.stride0 = ldc;
+        /* a batch of one reads one matrix: its stride is never used, so no kernel multiplies by it */
+        call.x.batch_stride = batch[0] > 1 ? bstride[0] : 0;
+        call.y.batch_stride = batch[1] > 1 ? bstride[1] : 0;
+        call.z.batch_stride = call.batch > 1 ? bstride[2] : 0;
         break;
     }
     }

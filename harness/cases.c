@@ -221,12 +221,58 @@ static void add_matmul(case_list *l) {
     }
 }
 
+/* Batched matmul (SPEC.md "Wave 2"): odd batch counts over odd shapes, a batch of one, broadcast A or B (a 2-D
+ * operand when packed, batch stride 0 otherwise), padded batch strides (strided), transposed operands, an
+ * epilogue, K = 0 per batch, tile-aligned batches and shared inputs in the layouts the tensor-core kernels take.
+ * Small matrices: the batch, not the matrix, is the point. */
+static void add_batched_matmul(case_list *l) {
+    static const struct {
+        int64_t batch, m, n, k;
+        int ta, tb, bca, bcb;
+        trr_case_layout layout;
+        trr_epilogue e;
+        int quick;
+    } rows[] = {
+        {1, 17, 3, 127, 0, 0, 0, 0, TRR_LAYOUT_PACKED, TRR_EPI_NONE, 1},
+        {3, 17, 33, 19, 0, 0, 0, 0, TRR_LAYOUT_PACKED, TRR_EPI_NONE, 1},
+        {3, 17, 33, 19, 1, 1, 0, 0, TRR_LAYOUT_STRIDED, TRR_EPI_NONE, 1},
+        {5, 31, 17, 65, 0, 1, 0, 0, TRR_LAYOUT_OFFSET, TRR_EPI_NONE, 0},
+        {5, 31, 17, 65, 0, 0, 1, 0, TRR_LAYOUT_PACKED, TRR_EPI_NONE, 1},
+        {5, 31, 17, 65, 1, 0, 1, 0, TRR_LAYOUT_STRIDED, TRR_EPI_NONE, 0},
+        {7, 13, 40, 27, 0, 1, 0, 1, TRR_LAYOUT_PACKED, TRR_EPI_NONE, 0},
+        {7, 13, 40, 27, 0, 1, 0, 1, TRR_LAYOUT_STRIDED, TRR_EPI_NONE, 1},
+        {3, 9, 11, 7, 1, 1, 1, 1, TRR_LAYOUT_STRIDED, TRR_EPI_NONE, 0},
+        {3, 127, 65, 33, 0, 1, 0, 0, TRR_LAYOUT_STRIDED, TRR_EPI_GELU, 0},
+        {3, 17, 3, 0, 0, 0, 0, 0, TRR_LAYOUT_STRIDED, TRR_EPI_NONE, 0},
+        {4, 128, 128, 128, 0, 1, 0, 0, TRR_LAYOUT_PACKED, TRR_EPI_RELU, 0},
+        {2, 1001, 776, 520, 0, 1, 0, 0, TRR_LAYOUT_PACKED, TRR_EPI_NONE, 0},
+        /* shared inputs on the tensor-core paths (packed, leading dimensions and batch strides multiples of 8) */
+        {3, 100, 136, 72, 0, 1, 0, 1, TRR_LAYOUT_PACKED, TRR_EPI_NONE, 0},
+        {5, 64, 256, 64, 0, 0, 1, 0, TRR_LAYOUT_PACKED, TRR_EPI_NONE, 0},
+    };
+    const trr_op_desc *d = trr_op_desc_get(TRR_OP_MATMUL);
+    for (int s = 0; s < d->n_signatures; s++) {
+        for (int i = 0; i < N_OF(rows); i++) {
+            trr_case c = {.op = TRR_OP_MATMUL, .in_dtype = d->signatures[s].in, .out_dtype = d->signatures[s].out};
+            c.batch = rows[i].batch;
+            c.m = rows[i].m, c.n = rows[i].n, c.k = rows[i].k;
+            c.trans_a = rows[i].ta, c.trans_b = rows[i].tb;
+            c.bcast_a = rows[i].bca, c.bcast_b = rows[i].bcb;
+            c.layout = rows[i].layout;
+            c.epilogue = rows[i].e;
+            c.quick = rows[i].quick;
+            push(l, &c);
+        }
+    }
+}
+
 static trr_status build(void) {
     add_elementwise(&g_all);
     add_rgb(&g_all);
     add_softmax(&g_all);
     add_row_sum(&g_all);
     add_matmul(&g_all);
+    add_batched_matmul(&g_all);
     if (g_all.overflow) return trr_error(NULL, TRR_ERR_INTERNAL, "case list: more cases than the list holds");
     for (int i = 0; i < g_all.count; i++)
         if (g_all.items[i].quick) push(&g_quick, &g_all.items[i]);
@@ -278,11 +324,16 @@ void trr_case_dims(const trr_case *c, int64_t out_dims[3]) {
     out_dims[2] = mm ? c->k : 1;
 }
 
+int64_t trr_case_batch(const trr_case *c) {
+    const trr_op_desc *d = trr_op_desc_get(c->op);
+    return d && d->shape == TRR_SHAPE_MATMUL && c->batch > 1 ? c->batch : 1;
+}
+
 void trr_case_out_shape(const trr_case *c, int64_t *out_rows, int64_t *out_cols) {
     const trr_op_desc *d = trr_op_desc_get(c->op);
     int64_t dims[3];
     trr_case_dims(c, dims);
-    *out_rows = dims[0];
+    *out_rows = dims[0] * trr_case_batch(c);
     *out_cols = d && d->shape == TRR_SHAPE_ROW_REDUCE ? 1 : dims[1];
 }
 
@@ -290,7 +341,8 @@ double trr_case_flops(const trr_case *c) {
     const trr_op_desc *d = trr_op_desc_get(c->op);
     int64_t dims[3];
     trr_case_dims(c, dims);
-    return (d ? d->flops_per_point : 1) * (double)dims[0] * (double)dims[1] * (double)dims[2];
+    return (d ? d->flops_per_point : 1) * (double)trr_case_batch(c) * (double)dims[0] * (double)dims[1] *
+           (double)dims[2];
 }
 
 void trr_case_describe(const trr_case *c, char *out, size_t cap) {
@@ -307,9 +359,12 @@ void trr_case_describe(const trr_case *c, char *out, size_t cap) {
             snprintf(e, sizeof e, " %s(%g)", epi, (double)c->alpha);
         else if (c->epilogue != TRR_EPI_NONE)
             snprintf(e, sizeof e, " %s", epi);
-        snprintf(out, cap, "%s %s->%s %lldx%lldx%lld%s%s %s%s", op, din, dout, (long long)c->m, (long long)c->n,
-                 (long long)c->k, c->trans_a ? " tA" : "", c->trans_b ? " tB" : "", trr_case_layout_name(c->layout),
-                 e);
+        char b[48] = "";
+        if (c->batch > 0)
+            snprintf(b, sizeof b, "%lldx", (long long)c->batch);
+        snprintf(out, cap, "%s %s->%s %s%lldx%lldx%lld%s%s%s%s %s%s", op, din, dout, b, (long long)c->m,
+                 (long long)c->n, (long long)c->k, c->trans_a ? " tA" : "", c->trans_b ? " tB" : "",
+                 c->bcast_a ? " bcastA" : "", c->bcast_b ? " bcastB" : "", trr_case_layout_name(c->layout), e);
     } else if (c->rows == 1 && d && d->shape == TRR_SHAPE_ELEMENTWISE) {
         snprintf(out, cap, "%s %s->%s n=%lld %s", op, din, dout, (long long)c->cols,
                  trr_case_layout_name(c->layout));

@@ -42,6 +42,11 @@ typedef struct trr_case {
     float alpha;
     int quick;            /* member of the small subset used under sanitizers */
     int special;          /* softmax input pattern written over the random fill (trr_case_special) */
+    /* matmul batch (SPEC.md "Wave 2"): 0 is a plain 2-D call; b >= 1 gives rank-3 operands [b, ...] (b = 1 is a
+     * batch of one). A broadcast input is one matrix shared by every batch: a 2-D operand in the packed layout,
+     * a rank-3 operand with batch stride 0 in the others. */
+    int64_t batch;
+    int bcast_a, bcast_b;
 } trr_case;
 
 /* The whole list, built once and kept (thread-safe after the first call returns; call it once from one thread
@@ -58,9 +63,12 @@ const char *trr_case_layout_name(trr_case_layout layout);
 
 /* The call's dimensions: rows, cols, k of the normalised call (matmul M, N, K; other ops rows, cols, 1). */
 void trr_case_dims(const trr_case *c, int64_t out_dims[3]);
-/* The output's logical shape: rows x cols values (row_sum: rows x 1). */
+/* The output's logical shape: rows x cols values (row_sum: rows x 1; a batched matmul: batch·M x N, batch after
+ * batch). */
 void trr_case_out_shape(const trr_case *c, int64_t *out_rows, int64_t *out_cols);
-/* Floating-point operations of one call (2·M·N·K for matmul, one per output element otherwise): used to keep
+/* Matrices one call computes: the matmul batch (1 when not batched); 1 for other ops. */
+int64_t trr_case_batch(const trr_case *c);
+/* Floating-point operations of one call (2·B·M·N·K for matmul, one per output element otherwise): used to keep
  * the suite's cost in check and by benchmarks. */
 double trr_case_flops(const trr_case *c);
 

@@ -185,15 +185,21 @@ void trr_conf_append(char *msg, size_t cap, const char *fmt, ...) {
     va_end(ap);
 }
 
+/* Element (r, c) of the output, where r counts rows batch after batch (a batched matmul's C is batch·M rows of
+ * the reference; mrows = M): batch r / M at the batch stride, then row r % M. */
+static int64_t out_index(const trr_operand *z, int64_t mrows, int64_t r, int64_t c) {
+    return z->offset + (r / mrows) * z->batch_stride + (r % mrows) * z->stride0 + c;
+}
+
 /* Marks the output view's bytes; any other byte must come back as it was written. */
-static trr_status guard_check(const trr_conf_check_input *in, int64_t rows, int64_t cols, size_t esz,
+static trr_status guard_check(const trr_conf_check_input *in, int64_t mrows, int64_t rows, int64_t cols, size_t esz,
                               trr_conf_result *res, int *out_bad) {
     const trr_operand *z = &in->call->z;
     uint8_t *mask = calloc(in->bytes ? in->bytes : 1, 1);
     if (!mask) return trr_error(NULL, TRR_ERR_OUT_OF_MEMORY, "conformance check: out of host memory for a %zu-byte mask", in->bytes);
     for (int64_t r = 0; r < rows; r++) {
         for (int64_t c = 0; c < cols; c++) {
-            int64_t idx = z->offset + r * z->stride0 + c;
+            int64_t idx = out_index(z, mrows, r, c);
             size_t at = (size_t)idx * esz;
             if (idx < 0 || at + esz > in->bytes) {
                 free(mask);
@@ -232,7 +238,9 @@ trr_status trr_conf_check(const trr_conf_check_input *in, trr_conf_result *res) 
     const trr_call *call = in->call;
     const trr_dtype odt = tc->out_dtype;
     const trr_conf_mode mode = trr_conf_mode_of(tc);
-    const int64_t rows = call->rows;
+    /* a batched matmul's output is checked batch after batch: rows counts every batch's rows, mrows one's */
+    const int64_t mrows = call->rows;
+    const int64_t rows = mrows * (call->batch > 1 ? call->batch : 1);
     const int64_t cols = trr_op_desc_get(tc->op)->shape == TRR_SHAPE_ROW_REDUCE ? 1 : call->cols;
     size_t esz = 0;
     trr_status st = trr_dtype_size(odt, &esz);
@@ -240,7 +248,7 @@ trr_status trr_conf_check(const trr_conf_check_input *in, trr_conf_result *res) 
 
     res->message[0] = '\0';
     int guard_bad = 0;
-    st = guard_check(in, rows, cols, esz, res, &guard_bad);
+    st = guard_check(in, mrows, rows, cols, esz, res, &guard_bad);
     if (st != TRR_OK) return st;
 
     /* the rms of the reference sets the f16 relative-error floor, so it is needed before the element pass */
@@ -266,7 +274,7 @@ trr_status trr_conf_check(const trr_conf_check_input *in, trr_conf_result *res) 
         if (mode == TRR_CONF_MODE_ROW_REL)
             for (int64_t c = 0; c < call->cols; c++) row_abs += fabs(trr_conf_load(x->mem, x->dtype, x->offset + r * x->stride0 + c));
         for (int64_t c = 0; c < cols; c++) {
-            const int64_t idx = z->offset + r * z->stride0 + c;
+            const int64_t idx = out_index(z, mrows, r, c);
             const double want = in->ref[r * cols + c];
             const double got = trr_conf_load(in->after, odt, idx);
             int unw = is_poison(odt, in->after, idx);
@@ -300,10 +308,16 @@ trr_status trr_conf_check(const trr_conf_check_input *in, trr_conf_result *res) 
             err2 += err * err;
             if (mode == TRR_CONF_MODE_F16) trr_conf_note(&w2, err / fmax(fabs(want), f16_floor), r, c, got, want);
         }
-    }
-    if (mode == TRR_CONF_MODE_FROB || mode == TRR_CONF_MODE_F16) {
-        w1.value = sqrt(err2) / fmax(sqrt(ref2), FLT_MIN);
-        w1.seen = 1;
+        /* the Frobenius bound holds per matrix: each batch is judged on its own and the worst one reported */
+        if ((mode == TRR_CONF_MODE_FROB || mode == TRR_CONF_MODE_F16) && (r + 1) % mrows == 0) {
+            double bref2 = 0;
+            for (int64_t i = (r + 1 - mrows) * cols; i < (r + 1) * cols; i++)
+                if (!isnan(in->ref[i])) bref2 += in->ref[i] * in->ref[i];
+            const double frob = sqrt(err2) / fmax(sqrt(bref2), FLT_MIN);
+            if (!w1.seen || frob > w1.value) w1.value = frob;
+            w1.seen = 1;
+            err2 = 0;
+        }
     }
 
     int failed = guard_bad;

@@ -23,6 +23,24 @@ static int64_t dim_value(const trr_case *c, int dim) {
     }
 }
 
+/* A batched matmul operand: rank 3, batch = planes. The batch stride steps over one matrix (padded in the
+ * strided layout); a broadcast input is 2-D (a batch of one) when packed and has batch stride 0 otherwise. */
+static trr_status batch_view(const trr_case *c, int i, int strided, trr_stored_view *v) {
+    const int bcast = (i == 0 && c->bcast_a) || (i == 1 && c->bcast_b);
+    if (bcast && c->layout == TRR_LAYOUT_PACKED) {
+        v->ndim = 2;
+        return TRR_OK;
+    }
+    int64_t span;
+    v->ndim = 3;
+    v->planes = c->batch;
+    v->plane_stride = bcast ? 0 : v->rows * v->row_stride + (strided ? PLANE_PAD : 0);
+    if (__builtin_mul_overflow(v->plane_stride, c->batch, &span) || span > INT64_MAX / 4)
+        return trr_error(NULL, TRR_ERR_OVERFLOW, "matmul: a batch of %lld matrices of %lld elements overflows 64-bit "
+                         "sizes", (long long)c->batch, (long long)v->plane_stride);
+    return TRR_OK;
+}
+
 trr_status trr_case_views_make(const trr_case *c, trr_case_views *out) {
     const trr_op_desc *d = c ? trr_op_desc_get(c->op) : NULL;
     if (!out || !d) return trr_error(NULL, TRR_ERR_INVALID_ARGUMENT, "layout: no such op or NULL argument");
@@ -49,6 +67,10 @@ trr_status trr_case_views_make(const trr_case *c, trr_case_views *out) {
                              rule->name, (long long)v->rows, (long long)v->cols);
         v->plane_stride = v->rows * v->row_stride + (strided && v->planes > 1 ? PLANE_PAD : 0);
         v->offset = c->layout == TRR_LAYOUT_PACKED ? 0 : view_offsets[i];
+        if (d->shape == TRR_SHAPE_MATMUL && c->batch > 0) {
+            TRR_TRY(batch_view(c, i, strided, v));
+            continue;
+        }
         if (rule->planes > 1) v->ndim = 3;
         else if (rule->vector || (d->shape == TRR_SHAPE_ELEMENTWISE && rows == 1)) v->ndim = 1;
         else v->ndim = 2;
@@ -73,6 +95,10 @@ trr_status trr_stored_tensor(const trr_stored_view *v, trr_buffer *buf, trr_tens
     if (v->ndim == 3) {
         trr_tensor t = {.buffer = buf, .offset = byte_offset, .dtype = v->dtype, .ndim = 3,
                         .shape = {v->planes, v->rows, v->cols}, .strides = {v->plane_stride, v->row_stride, 1}};
+        if (v->transposed) { /* a batch of transposed matrices: each the transpose of its stored [rows, cols] */
+            t.shape[1] = v->cols, t.shape[2] = v->rows;
+            t.strides[1] = 1, t.strides[2] = v->row_stride;
+        }
         *out = t;
         return TRR_OK;
     }
@@ -130,9 +156,15 @@ trr_status trr_case_packed_call(const trr_case *c, trr_call *out_call) {
         const trr_stored_view *v = &views.v[i];
         ops[i]->dtype = i == TRR_OUT ? c->out_dtype : c->in_dtype;
         if (!d->operand[i].name) continue;
+        if (d->shape == TRR_SHAPE_MATMUL) {
+            ops[i]->stride0 = v->row_stride;
+            ops[i]->batch_stride = v->ndim == 3 && c->batch > 1 ? v->plane_stride : 0;
+            continue;
+        }
         ops[i]->stride0 = v->ndim == 3 ? v->plane_stride : d->operand[i].vector ? 1 : v->row_stride;
         ops[i]->stride1 = v->ndim == 3 ? v->row_stride : 0;
     }
+    call.batch = trr_case_batch(c);
     *out_call = call;
     return TRR_OK;
 }

@@ -95,22 +95,27 @@ static void row_sum(const trr_call *c, double *out) {
 }
 
 /* C row by row: out row i accumulates A[i,k] * B[k,:] in double, so B is read along its rows when stored
- * row-major and the inner loop stays simple. */
+ * row-major and the inner loop stays simple. A batch is one matrix after another in out (batch·M x N), each
+ * reading its operands at their batch strides. */
 static trr_status matmul(const trr_call *c, double *out) {
     int64_t M = c->rows, N = c->cols, K = c->k;
-    const trr_operand *A = &c->x, *B = &c->y;
+    const int64_t batch = c->batch > 1 ? c->batch : 1;
     double *brow = malloc((size_t)N * sizeof *brow);
     if (!brow) return trr_error(NULL, TRR_ERR_OUT_OF_MEMORY, "reference matmul: %lld doubles", (long long)N);
-    for (int64_t i = 0; i < M; i++) {
-        double *y = out + i * N;
-        for (int64_t j = 0; j < N; j++) y[j] = 0.0;
-        for (int64_t k = 0; k < K; k++) {
-            double a = load(A, A->offset + (c->trans_a ? k * A->stride0 + i : i * A->stride0 + k));
-            for (int64_t j = 0; j < N; j++)
-                brow[j] = load(B, B->offset + (c->trans_b ? j * B->stride0 + k : k * B->stride0 + j));
-            for (int64_t j = 0; j < N; j++) y[j] += a * brow[j];
+    for (int64_t bi = 0; bi < batch; bi++) {
+        const trr_operand *A = &c->x, *B = &c->y;
+        const int64_t a0 = A->offset + bi * A->batch_stride, b0 = B->offset + bi * B->batch_stride;
+        for (int64_t i = 0; i < M; i++) {
+            double *y = out + (bi * M + i) * N;
+            for (int64_t j = 0; j < N; j++) y[j] = 0.0;
+            for (int64_t k = 0; k < K; k++) {
+                double a = load(A, a0 + (c->trans_a ? k * A->stride0 + i : i * A->stride0 + k));
+                for (int64_t j = 0; j < N; j++)
+                    brow[j] = load(B, b0 + (c->trans_b ? j * B->stride0 + k : k * B->stride0 + j));
+                for (int64_t j = 0; j < N; j++) y[j] += a * brow[j];
+            }
+            for (int64_t j = 0; j < N; j++) y[j] = epilogue(y[j], c->epilogue, (double)c->alpha);
         }
-        for (int64_t j = 0; j < N; j++) y[j] = epilogue(y[j], c->epilogue, (double)c->alpha);
     }
     free(brow);
     return TRR_OK;

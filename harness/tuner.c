@@ -138,7 +138,8 @@ static trr_status make_reference(tune_run *r) {
     int64_t out_rows, cols;
     trr_case_out_shape(&r->tc, &out_rows, &cols);
     const double macs = trr_case_flops(&r->tc);
-    if (c->k > 0 && macs > FULL_REFERENCE_MACS && c->rows > 3 * SAMPLE_ROWS) {
+    /* sampled rows are rows of one matrix: a batched call gets the whole reference */
+    if (c->k > 0 && macs > FULL_REFERENCE_MACS && c->rows > 3 * SAMPLE_ROWS && c->batch <= 1) {
         int64_t mid = (c->rows / 2 / SAMPLE_ROWS) * SAMPLE_ROWS;
         int64_t last = c->rows - SAMPLE_ROWS;
         r->blocks[0][0] = 0, r->blocks[1][0] = mid, r->blocks[2][0] = last;
@@ -150,6 +151,7 @@ static trr_status make_reference(tune_run *r) {
     }
     int64_t total = 0;
     for (int b = 0; b < r->n_blocks; b++) total += r->blocks[b][1] * cols;
+    if (c->batch > 1) total *= c->batch; /* unsampled: every matrix of the batch, one after another */
     r->ref = malloc((size_t)total * sizeof *r->ref);
     if (!r->ref) return trr_error(r->ctx, TRR_ERR_OUT_OF_MEMORY, "tune: host memory for the reference");
     int64_t at = 0;

@@ -234,6 +234,8 @@ TRR_API trr_status trr_rgb_to_grey(trr_context *ctx, const trr_tensor *img, cons
 TRR_API trr_status trr_softmax(trr_context *ctx, const trr_tensor *x, const trr_tensor *y);
 TRR_API trr_status trr_row_sum(trr_context *ctx, const trr_tensor *x, const trr_tensor *y);
 /* C = act(A·B). A is [M,K], B is [K,N], C is [M,N]; pass trr_tensor_transpose() views for transposed storage.
+ * Batched: rank-3 [batch, rows, cols] operands, each with its own batch stride (strides[0]); an input's batch
+ * stride may be 0 and a 2-D input is a batch of one (both shared by every batch); C's batches must not overlap.
  * alpha is the leaky_relu slope (ignored by the other epilogues). flags: TRR_MATMUL_*. */
 TRR_API trr_status trr_matmul(trr_context *ctx, const trr_tensor *a, const trr_tensor *b, const trr_tensor *c,
                       trr_epilogue epilogue, float alpha, unsigned flags);

@@ -367,3 +367,29 @@ Test(bench, physical_gpu_view_compares_the_apis) {
     cr_assert(strstr(text, "physical GPU 0") && strstr(text, "38%") && strstr(text, "0.50"), "%s", text);
     free(text);
 }
+
+Test(bench, wrong_element_in_the_last_batch_fails) {
+    /* packed batches: the last element of the last matrix is always among the samples */
+    trr_case c = {.op = TRR_OP_MATMUL, .in_dtype = TRR_F16, .out_dtype = TRR_F16, .m = 33, .n = 40, .k = 24,
+                  .batch = 5, .bcast_b = 1};
+    corrupted_output_fails(&c, 5 * 33 - 1, 39, off_by_a_bit);
+}
+
+Test(bench, bmm_sizes_follow_the_spec) {
+    trr_case *cases = NULL;
+    int n = 0;
+    cr_assert_eq(trr_bench_cases(TRR_BENCH_BMM_F16, TRR_BENCH_SIZES_QUICK, NULL, &cases, &n), TRR_OK);
+    cr_assert_eq(n, 2);
+    cr_assert(cases[0].batch == 512 && cases[0].m == 128 && cases[0].n == 128 && cases[0].k == 128);
+    cr_assert(cases[1].batch == 64 && cases[1].m == 1024 && cases[1].n == 1024 && cases[1].k == 128);
+    cr_assert_eq(cases[1].in_dtype, TRR_F16);
+    /* TFLOPS = 2·B·M·N·K / t */
+    cr_assert_float_eq(trr_bench_figure(TRR_BENCH_BMM_F16, &cases[1], 1.0), 2.0 * 64 * 1024 * 1024 * 128 / 1e-3 * 1e-12,
+                       1e-9);
+    free(cases);
+    cr_assert_eq(trr_bench_cases(TRR_BENCH_BMM_F16, TRR_BENCH_SIZES_LIST, "3x17x5x9", &cases, &n), TRR_OK);
+    cr_assert(n == 1 && cases[0].batch == 3 && cases[0].m == 17 && cases[0].n == 5 && cases[0].k == 9);
+    free(cases);
+    cr_assert_neq(trr_bench_cases(TRR_BENCH_BMM_F16, TRR_BENCH_SIZES_LIST, "17x5x9", &cases, &n), TRR_OK);
+    cr_assert_neq(trr_bench_cases(TRR_BENCH_MATMUL_F16, TRR_BENCH_SIZES_LIST, "3x17x5x9", &cases, &n), TRR_OK);
+}

@@ -388,3 +388,90 @@ Test(validation, matmul_one_row_c_with_column_stride) {
         }
     }
 }
+
+/* ---- batched matmul (SPEC.md "Wave 2"): A [B,M,K], B [B,K,N] -> C [B,M,N] ---- */
+
+static trr_tensor t3(size_t offset, int64_t batch, int64_t rows, int64_t cols, int64_t bstride) {
+    trr_tensor t = {.buffer = buf, .offset = offset, .dtype = TRR_F32, .ndim = 3, .shape = {batch, rows, cols},
+                    .strides = {bstride, cols, 1}};
+    return t;
+}
+
+Test(validation, batched_matmul_rank_and_batch_counts) {
+    /* a vector is no matmul operand */
+    trr_tensor a1 = {.buffer = buf, .dtype = TRR_F32, .ndim = 1, .shape = {16}, .strides = {1}};
+    trr_tensor b = t3(256, 2, 4, 4, 16), c = t3(1024, 2, 4, 4, 16);
+    expect_status(trr_matmul(ctx, &a1, &b, &c, TRR_EPI_NONE, 0.0f, 0), TRR_ERR_SHAPE, "2-D [rows,cols] or 3-D");
+    /* a 3-D input whose batch is neither C's nor 1 */
+    trr_tensor a3 = t3(0, 3, 4, 4, 16);
+    expect_status(trr_matmul(ctx, &a3, &b, &c, TRR_EPI_NONE, 0.0f, 0), TRR_ERR_SHAPE, "A has a batch of 3 but C has 2");
+    trr_tensor b3 = t3(256, 3, 4, 4, 16), a = t3(0, 2, 4, 4, 16);
+    expect_status(trr_matmul(ctx, &a, &b3, &c, TRR_EPI_NONE, 0.0f, 0), TRR_ERR_SHAPE, "B has a batch of 3 but C has 2");
+    /* inputs with batches while C is 2-D (a batch of one) */
+    trr_tensor c2 = t2(1024, TRR_F32, 4, 4, 0);
+    expect_status(trr_matmul(ctx, &a, &b, &c2, TRR_EPI_NONE, 0.0f, 0), TRR_ERR_SHAPE, "but C has 1");
+    /* per-batch shapes still agree as in 2-D */
+    trr_tensor b5 = t3(256, 2, 5, 4, 20);
+    expect_status(trr_matmul(ctx, &a, &b5, &c, TRR_EPI_NONE, 0.0f, 0), TRR_ERR_SHAPE, "but B has 5 rows");
+    /* a negative input batch stride */
+    trr_tensor an = t3(512, 2, 4, 4, -16);
+    expect_status(trr_matmul(ctx, &an, &b, &c, TRR_EPI_NONE, 0.0f, 0), TRR_ERR_STRIDE, "must not be negative");
+}
+
+Test(validation, batched_matmul_output_batches) {
+    trr_tensor a = t3(0, 3, 4, 4, 16), b = t3(256, 3, 4, 4, 16);
+    /* a zero output batch stride would make every batch write the same matrix */
+    trr_tensor c0 = t3(1024, 3, 4, 4, 0);
+    expect_status(trr_matmul(ctx, &a, &b, &c0, TRR_EPI_NONE, 0.0f, 0), TRR_ERR_STRIDE, "C's batch stride is 0");
+    /* 15 < (4 - 1) * 4 + 4 = 16: consecutive C matrices share an element */
+    trr_tensor c15 = t3(1024, 3, 4, 4, 15);
+    expect_status(trr_matmul(ctx, &a, &b, &c15, TRR_EPI_NONE, 0.0f, 0), TRR_ERR_OVERLAP, "its batches overlap");
+    /* batch x stride beyond 64 bits */
+    trr_tensor cbig = t3(1024, 3, 4, 4, INT64_MAX / 2 + 1);
+    expect_status(trr_matmul(ctx, &a, &b, &cbig, TRR_EPI_NONE, 0.0f, 0), TRR_ERR_OVERFLOW, "overflows 64 bits");
+    trr_tensor abig = t3(0, 3, 4, 4, INT64_MAX / 2 + 1), c = t3(1024, 3, 4, 4, 16);
+    expect_status(trr_matmul(ctx, &abig, &b, &c, TRR_EPI_NONE, 0.0f, 0), TRR_ERR_OVERFLOW, "A's batch of 3");
+    /* a batch that fits 64 bits but reaches past the buffer */
+    trr_tensor cfar = t3(1024, 3, 4, 4, 4096);
+    expect_status(trr_matmul(ctx, &a, &b, &cfar, TRR_EPI_NONE, 0.0f, 0), TRR_ERR_OUT_OF_BOUNDS, "reaches past");
+    /* C's batches reaching into an input */
+    trr_tensor cin = t3(128, 3, 4, 4, 16);
+    expect_status(trr_matmul(ctx, &a, &b, &cin, TRR_EPI_NONE, 0.0f, 0), TRR_ERR_OVERLAP, "overlaps input");
+}
+
+/* Broadcast inputs (a 2-D operand, or batch stride 0), a transposed batched B and a padded C batch stride:
+ * every batch computed, every byte between C's matrices untouched. */
+Test(validation, batched_matmul_broadcast_and_padding) {
+    enum { NB = 3, M = 2, K = 3, N = 4, CST = 11 };
+    float host[256];
+    for (int i = 0; i < 256; i++) host[i] = (float)((i * 7) % 11) - 5.0f;
+    cr_assert_eq(trr_buffer_write(ctx, buf, 0, host, sizeof host), TRR_OK);
+    cr_assert_eq(trr_buffer_fill(ctx, other, 0, BUF_BYTES, 0xFF), TRR_OK);
+    /* A shared by every batch through a zero stride; B stored [NB][N][K] and read transposed */
+    trr_tensor a = {.buffer = buf, .offset = 0, .dtype = TRR_F32, .ndim = 3, .shape = {NB, M, K},
+                    .strides = {0, K, 1}};
+    trr_tensor bt = {.buffer = buf, .offset = 64 * 4, .dtype = TRR_F32, .ndim = 3, .shape = {NB, K, N},
+                     .strides = {N * K, 1, K}};
+    trr_tensor c = {.buffer = other, .offset = 0, .dtype = TRR_F32, .ndim = 3, .shape = {NB, M, N},
+                    .strides = {CST, N, 1}};
+    cr_assert_eq(trr_matmul(ctx, &a, &bt, &c, TRR_EPI_NONE, 0.0f, 0), TRR_OK, "%s", trr_last_error(ctx));
+    float out[BUF_BYTES / 4];
+    cr_assert_eq(trr_buffer_read(ctx, other, 0, out, sizeof out), TRR_OK);
+    for (int i = 0; i < BUF_BYTES / 4; i++) {
+        int bi = i / CST, r = (i % CST) / N, j = (i % CST) % N;
+        if (bi < NB && i % CST < M * N) {
+            float s = 0;
+            for (int k = 0; k < K; k++) s += host[r * K + k] * host[64 + bi * N * K + j * K + k];
+            cr_assert_float_eq(out[i], s, 1e-5f, "C[%d,%d,%d]", bi, r, j);
+        } else {
+            cr_assert(isnan(out[i]), "element %d outside C's batches was written", i);
+        }
+    }
+    /* the same A as a 2-D operand (a batch of one) gives the same C */
+    cr_assert_eq(trr_buffer_fill(ctx, other, 0, BUF_BYTES, 0xFF), TRR_OK);
+    trr_tensor a2 = t2(0, TRR_F32, M, K, 0);
+    cr_assert_eq(trr_matmul(ctx, &a2, &bt, &c, TRR_EPI_NONE, 0.0f, 0), TRR_OK, "%s", trr_last_error(ctx));
+    float out2[BUF_BYTES / 4];
+    cr_assert_eq(trr_buffer_read(ctx, other, 0, out2, sizeof out2), TRR_OK);
+    cr_assert(memcmp(out, out2, sizeof out) == 0, "a 2-D A and a zero-stride 3-D A disagree");
+}

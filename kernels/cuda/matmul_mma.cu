@@ -88,7 +88,12 @@ __device__ __forceinline__ void mma_16816(float *c, const unsigned *a, unsigned 
 
 extern "C" __global__ void __launch_bounds__(THREADS)
     matmul_mma(const unsigned short *A, long long lda, const unsigned short *B, long long ldb, TO *C, long long ldc,
-               int M, int N, int K, int epi, float alpha, int group_m) {
+               int M, int N, int K, int epi, float alpha, int group_m, long long a_bs, long long b_bs, long long c_bs) {
+    /* the batch is blockIdx.z: each matrix starts one batch stride further on (0 for a shared input); the host
+     * keeps batch strides of A and B multiples of 8, so every batch's base stays 16-byte aligned */
+    A += (long long)blockIdx.z * a_bs;
+    B += (long long)blockIdx.z * b_bs;
+    C += (long long)blockIdx.z * c_bs;
     extern __shared__ __align__(128) unsigned char smem[];
     const unsigned smem_base = mma_smem_addr(smem);
     const unsigned a_base = smem_base;

@@ -56,9 +56,14 @@ __device__ __forceinline__ void simt_load4(const TI *p, bool in_row, int c, int 
 
 extern "C" __global__ void __launch_bounds__(THREADS)
     matmul_simt(const TI *A, long long lda, const TI *B, long long ldb, TO *C, long long ldc, int M, int N, int K,
-                int epi, float alpha, int group_m) {
+                int epi, float alpha, int group_m, long long a_bs, long long b_bs, long long c_bs) {
     __shared__ __align__(16) float As[2][BK][BM + PAD];
     __shared__ __align__(16) float Bs[2][BK][BN + PAD];
+
+    /* the batch is blockIdx.z: each matrix starts one batch stride further on (0 for a shared input) */
+    A += (long long)blockIdx.z * a_bs;
+    B += (long long)blockIdx.z * b_bs;
+    C += (long long)blockIdx.z * c_bs;
 
     int npm = (M + BM - 1) / BM, npn = (N + BN - 1) / BN;
     int pm, pn;

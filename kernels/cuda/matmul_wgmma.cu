@@ -71,11 +71,13 @@ __device__ __forceinline__ void wg_bar_wait(unsigned bar, unsigned parity) {
                  : "memory");
 }
 
-/* TMA: the box at (inner c0, outer c1) of the tensor map into shared memory at dst, completing on bar. */
-__device__ __forceinline__ void wg_tma_2d(unsigned dst, const wg_tensor_map *map, int c0, int c1, unsigned bar) {
-    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, "
-                 "%3}], [%4];" ::"r"(dst),
-                 "l"((unsigned long long)map), "r"(c0), "r"(c1), "r"(bar)
+/* TMA: the box at (inner c0, outer c1) of matrix c2 of the rank-3 tensor map into shared memory at dst,
+ * completing on bar. */
+__device__ __forceinline__ void wg_tma_3d(unsigned dst, const wg_tensor_map *map, int c0, int c1, int c2,
+                                          unsigned bar) {
+    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, "
+                 "%3, %4}], [%5];" ::"r"(dst),
+                 "l"((unsigned long long)map), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
                  : "memory");
 }
 
@@ -151,7 +153,8 @@ template <int TNSP> __device__ __forceinline__ void wg_mma_n256(float *d, unsign
 
 extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
     matmul_wgmma(const __grid_constant__ wg_tensor_map tma, const __grid_constant__ wg_tensor_map tmb, TO *C,
-                 long long ldc, int M, int N, int K, int epi, float alpha, int group_m) {
+                 long long ldc, int M, int N, int K, int epi, float alpha, int group_m, long long c_bs, int a_batched,
+                 int b_batched) {
     extern __shared__ unsigned char wg_smem[];
     __shared__ __align__(8) unsigned long long full_bar[STAGES], empty_bar[STAGES];
     /* 128-byte swizzle atoms repeat every 1024 bytes: the ring starts on such a boundary (the host adds 1 KB). */
@@ -174,6 +177,10 @@ extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
     trr_grouped_block(blockIdx.x, npm, npn, group_m, &pm, &pn);
     const int m0 = pm * BM, n0 = pn * BN;
     const int kt_count = (K + BK - 1) / BK;
+    /* the batch is blockIdx.z: A and B are rank-3 tensor maps whose third coordinate is the matrix (always 0 for
+     * an input shared by every batch), C starts one batch stride further on */
+    const int za = (int)blockIdx.z * a_batched, zb = (int)blockIdx.z * b_batched;
+    C += (long long)blockIdx.z * c_bs;
 
     if (wg == 0) {
         /* producer */
@@ -188,12 +195,12 @@ extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
                 wg_bar_expect(fb, STAGE_BYTES);
                 const unsigned a_dst = ring + s * STAGE_BYTES, b_dst = a_dst + A_STAGE_BYTES;
                 const int k0 = kt * BK;
-                wg_tma_2d(a_dst, &tma, k0, m0, fb);
+                wg_tma_3d(a_dst, &tma, k0, m0, za, fb);
 #if TRANS_B
-                wg_tma_2d(b_dst, &tmb, k0, n0, fb);
+                wg_tma_3d(b_dst, &tmb, k0, n0, zb, fb);
 #else
 #pragma unroll
-                for (int j = 0; j < BN / 64; j++) wg_tma_2d(b_dst + j * (64 * BK * 2), &tmb, n0 + 64 * j, k0, fb);
+                for (int j = 0; j < BN / 64; j++) wg_tma_3d(b_dst + j * (64 * BK * 2), &tmb, n0 + 64 * j, k0, zb, fb);
 #endif
             }
         }

@@ -1,4 +1,5 @@
-/* C = act(A·B), one work-group per BLOCK_M x BLOCK_N tile of C, in the grouped order of SPEC.md.
+/* C = act(A·B), one work-group per BLOCK_M x BLOCK_N tile of C, in the grouped order of SPEC.md; a batched
+ * call's batch is grid dimension 2.
  * Build options: BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M; RT x CT work-items, each owning TM x TN outputs
  * (TM = BLOCK_M / RT, TN = BLOCK_N / CT, both multiples of 4); X_DT (A), Y_DT (B), Z_DT (C).
  * A work-item's rows are ty·4 + i·RT·4 + {0..3} (columns likewise), so a warp reads local memory as float4s
@@ -26,15 +27,18 @@ static inline float epilogue(float v, int epi, float alpha) {
 
 __kernel __attribute__((reqd_work_group_size(RT * CT, 1, 1))) void matmul(
     __global const x_t *a, long aoff, int lda, int trans_a, __global const y_t *b, long boff, int ldb, int trans_b,
-    __global z_t *c, long coff, int ldc, int M, int N, int K, int epi, float alpha) {
+    __global z_t *c, long coff, int ldc, int M, int N, int K, int epi, float alpha, long a_bstride, long b_bstride,
+    long c_bstride) {
     __local float4 as4[2 * BLOCK_K * LDA_S / 4];
     __local float4 bs4[2 * BLOCK_K * LDB_S / 4];
     __local float *as = (__local float *)as4;
     __local float *bs = (__local float *)bs4;
 
-    a += aoff;
-    b += boff;
-    c += coff;
+    /* dimension 2 of the grid is the batch: each batch's matrices start one batch stride further on */
+    const long batch = (long)get_group_id(2);
+    a += aoff + batch * a_bstride;
+    b += boff + batch * b_bstride;
+    c += coff + batch * c_bstride;
     int tid = (int)get_local_id(0);
     int tx = tid % CT, ty = tid / CT;
 

@@ -34,7 +34,14 @@ layout(push_constant) uniform Push {
     uint xs0, xs1, ys0, zs0;
     float alpha;
     uint pad;
+    uint xb, yb, zb; // matmul: batch strides (0 for a shared input); the batch is gl_WorkGroupID.z
+    uint pad2;
 } pc;
+
+// matmul: where this workgroup's batch starts in each operand (elements, 32-bit: see above)
+#define TRR_XO (pc.xo + gl_WorkGroupID.z * pc.xb)
+#define TRR_YO (pc.yo + gl_WorkGroupID.z * pc.yb)
+#define TRR_ZO (pc.zo + gl_WorkGroupID.z * pc.zb)
 
 #define NEG_INF uintBitsToFloat(0xff800000u)
 

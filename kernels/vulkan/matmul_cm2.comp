@@ -66,20 +66,20 @@ void main() {
     coopmat<float16_t, gl_ScopeWorkgroup, BK, BN, gl_MatrixUseB> mb;
     for (uint k0 = 0; k0 < K; k0 += BK) {
         if (TRANS_A == 0u)
-            coopMatLoadTensorNV(ma, x, pc.xo, sliceTensorLayoutNV(ta, m0, BM, k0, BK));
+            coopMatLoadTensorNV(ma, x, TRR_XO, sliceTensorLayoutNV(ta, m0, BM, k0, BK));
         else
-            coopMatLoadTensorNV(ma, x, pc.xo, sliceTensorLayoutNV(ta, k0, BK, m0, BM), swap);
+            coopMatLoadTensorNV(ma, x, TRR_XO, sliceTensorLayoutNV(ta, k0, BK, m0, BM), swap);
         if (TRANS_B == 0u)
-            coopMatLoadTensorNV(mb, y, pc.yo, sliceTensorLayoutNV(tb, k0, BK, n0, BN));
+            coopMatLoadTensorNV(mb, y, TRR_YO, sliceTensorLayoutNV(tb, k0, BK, n0, BN));
         else
-            coopMatLoadTensorNV(mb, y, pc.yo, sliceTensorLayoutNV(tb, n0, BN, k0, BK), swap);
+            coopMatLoadTensorNV(mb, y, TRR_YO, sliceTensorLayoutNV(tb, n0, BN, k0, BK), swap);
         acc = coopMatMulAdd(ma, mb, acc);
     }
     if (EPI != 0u) coopMatPerElementNV(acc, acc, act);
 #if defined(Z_F16)
     coopmat<float16_t, gl_ScopeWorkgroup, BM, BN, gl_MatrixUseAccumulator> h = coopmat<float16_t, gl_ScopeWorkgroup, BM, BN, gl_MatrixUseAccumulator>(acc);
-    coopMatStoreTensorNV(h, z, pc.zo, sliceTensorLayoutNV(tz, m0, BM, n0, BN));
+    coopMatStoreTensorNV(h, z, TRR_ZO, sliceTensorLayoutNV(tz, m0, BM, n0, BN));
 #else
-    coopMatStoreTensorNV(acc, z, pc.zo, sliceTensorLayoutNV(tz, m0, BM, n0, BN));
+    coopMatStoreTensorNV(acc, z, TRR_ZO, sliceTensorLayoutNV(tz, m0, BM, n0, BN));
 #endif
 }

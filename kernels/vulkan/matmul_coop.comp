@@ -101,7 +101,7 @@ uvec4 load_a(uint w, uint k0) {
     float16_t h[8];
     [[unroll]] for (uint q = 0; q < 8u; q++) {
         h[q] = float16_t(0.0);
-        if (row < rows && col + q < cols) h[q] = x[pc.xo + row * pc.xs0 + col + q];
+        if (row < rows && col + q < cols) h[q] = x[TRR_XO + row * pc.xs0 + col + q];
     }
     return uvec4(packFloat2x16(f16vec2(h[0], h[1])), packFloat2x16(f16vec2(h[2], h[3])),
                  packFloat2x16(f16vec2(h[4], h[5])), packFloat2x16(f16vec2(h[6], h[7])));
@@ -117,7 +117,7 @@ uvec4 load_b(uint w, uint k0) {
     float16_t h[8];
     [[unroll]] for (uint q = 0; q < 8u; q++) {
         h[q] = float16_t(0.0);
-        if (row < rows && col + q < cols) h[q] = y[pc.yo + row * pc.ys0 + col + q];
+        if (row < rows && col + q < cols) h[q] = y[TRR_YO + row * pc.ys0 + col + q];
     }
     return uvec4(packFloat2x16(f16vec2(h[0], h[1])), packFloat2x16(f16vec2(h[2], h[3])),
                  packFloat2x16(f16vec2(h[4], h[5])), packFloat2x16(f16vec2(h[6], h[7])));
@@ -141,11 +141,11 @@ void setup_words() {
         if (TRANS_A == 0u) {
             a_in[i] = w < A_WORDS && m0 + r < M;
             a_kof[i] = c8;
-            a_base[i] = pc.xo / 8u + (m0 + r) * xs8 + c8 / 8u;
+            a_base[i] = TRR_XO / 8u + (m0 + r) * xs8 + c8 / 8u;
         } else {
             a_in[i] = w < A_WORDS && m0 + c8 < M;
             a_kof[i] = r;
-            a_base[i] = pc.xo / 8u + r * xs8 + (m0 + c8) / 8u;
+            a_base[i] = TRR_XO / 8u + r * xs8 + (m0 + c8) / 8u;
         }
     }
     [[unroll]] for (uint i = 0; i < B_PER; i++) {
@@ -154,11 +154,11 @@ void setup_words() {
         if (TRANS_B == 0u) {
             b_in[i] = w < B_WORDS && n0 + c8 < N;
             b_kof[i] = r;
-            b_base[i] = pc.yo / 8u + r * ys8 + (n0 + c8) / 8u;
+            b_base[i] = TRR_YO / 8u + r * ys8 + (n0 + c8) / 8u;
         } else {
             b_in[i] = w < B_WORDS && n0 + r < N;
             b_kof[i] = c8;
-            b_base[i] = pc.yo / 8u + (n0 + r) * ys8 + c8 / 8u;
+            b_base[i] = TRR_YO / 8u + (n0 + r) * ys8 + c8 / 8u;
         }
     }
 }
@@ -318,9 +318,9 @@ void main() {
             if (direct && gm + 16u <= M && gn + 16u <= N) {
 #if defined(Z_F16)
                 HACC h = HACC(c);
-                MAT_STORE(h, z, pc.zo + gm * pc.zs0 + gn, pc.zs0, false);
+                MAT_STORE(h, z, TRR_ZO + gm * pc.zs0 + gn, pc.zs0, false);
 #else
-                MAT_STORE(c, z, pc.zo + gm * pc.zs0 + gn, pc.zs0, false);
+                MAT_STORE(c, z, TRR_ZO + gm * pc.zs0 + gn, pc.zs0, false);
 #endif
                 continue;
             }
@@ -329,7 +329,7 @@ void main() {
             subgroupBarrier();
             for (uint e = lane; e < 256u; e += 32u) {
                 uint r = gm + e / 16u, q = gn + e % 16u;
-                if (r < M && q < N) z[pc.zo + r * pc.zs0 + q] = ZT(uintBitsToFloat(As[sg * 64u + e / 4u][e % 4u]));
+                if (r < M && q < N) z[TRR_ZO + r * pc.zs0 + q] = ZT(uintBitsToFloat(As[sg * 64u + e / 4u][e % 4u]));
             }
             subgroupBarrier(); // the scratch is rewritten by the next tile
         }
