@@ -31,6 +31,7 @@ typedef enum trr_bench_id {
     TRR_BENCH_MATMUL_F32,
     TRR_BENCH_RGB_TO_GREY,
     TRR_BENCH_SILU,
+    TRR_BENCH_MATMUL_BF16,
     TRR_BENCH_COUNT
 } trr_bench_id;
 
