@@ -91,6 +91,24 @@ static inline float trr_cpu_epilogue(float v, trr_epilogue epi, float alpha) {
     }
 }
 
+/* bfloat16 -> binary32: the bits are the top half of the f32, so widening is exact. */
+static inline float trr_cpu_bf2f(uint16_t h) {
+    uint32_t x = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &x, sizeof f);
+    return f;
+}
+
+/* binary32 -> bfloat16, round to nearest even on the dropped 16 bits (a carry bumps the exponent, up to inf);
+ * a NaN keeps its sign and top payload with the quiet bit set, so it cannot truncate to an infinity. */
+static inline uint16_t trr_cpu_f2bf(float f) {
+    uint32_t x;
+    memcpy(&x, &f, sizeof x);
+    if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x0040u);
+    x += 0x7fffu + ((x >> 16) & 1u);
+    return (uint16_t)(x >> 16);
+}
+
 /* n elements of dtype starting at element index idx of base, as f32. */
 static inline void trr_cpu_load_f32(const void *base, trr_dtype dtype, int64_t idx, float *dst, int64_t n) {
     if (dtype == TRR_F32) {
@@ -98,16 +116,22 @@ static inline void trr_cpu_load_f32(const void *base, trr_dtype dtype, int64_t i
     } else if (dtype == TRR_F16) {
         const uint16_t *s = (const uint16_t *)base + idx;
         for (int64_t i = 0; i < n; i++) dst[i] = trr_cpu_h2f(s[i]);
+    } else if (dtype == TRR_BF16) {
+        const uint16_t *s = (const uint16_t *)base + idx;
+        for (int64_t i = 0; i < n; i++) dst[i] = trr_cpu_bf2f(s[i]);
     } else { /* u8 */
         const uint8_t *s = (const uint8_t *)base + idx;
         for (int64_t i = 0; i < n; i++) dst[i] = (float)s[i];
     }
 }
 
-/* Stores n f32 values as dtype (f32 or f16) at element index idx of base. */
+/* Stores n f32 values as dtype (f32, f16 or bf16) at element index idx of base. */
 static inline void trr_cpu_store_f32(void *base, trr_dtype dtype, int64_t idx, const float *src, int64_t n) {
     if (dtype == TRR_F32) {
         memcpy((float *)base + idx, src, (size_t)n * sizeof(float));
+    } else if (dtype == TRR_BF16) {
+        uint16_t *d = (uint16_t *)base + idx;
+        for (int64_t i = 0; i < n; i++) d[i] = trr_cpu_f2bf(src[i]);
     } else {
         uint16_t *d = (uint16_t *)base + idx;
         for (int64_t i = 0; i < n; i++) d[i] = trr_cpu_f2h(src[i]);

@@ -91,7 +91,9 @@ static int64_t round_up(int64_t v, int64_t m) {
 }
 
 static inline float load_elem(const void *mem, trr_dtype dtype, int64_t idx) {
-    return dtype == TRR_F32 ? ((const float *)mem)[idx] : trr_cpu_h2f(((const uint16_t *)mem)[idx]);
+    return dtype == TRR_F32    ? ((const float *)mem)[idx]
+           : dtype == TRR_BF16 ? trr_cpu_bf2f(((const uint16_t *)mem)[idx])
+                               : trr_cpu_h2f(((const uint16_t *)mem)[idx]);
 }
 
 typedef struct mm_job {

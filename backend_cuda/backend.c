@@ -17,8 +17,7 @@ static trr_status cuda_run(trr_context *ctx, const trr_call *call) {
 }
 
 static trr_status cuda_supports(trr_context *ctx, const trr_call *call) {
-    if (call->x.dtype == TRR_BF16 || call->z.dtype == TRR_BF16)
-        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda: bf16 is not implemented");
+    (void)ctx, (void)call; /* every op table signature, bf16 included, has a kernel */
     return TRR_OK;
 }
 

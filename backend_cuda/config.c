@@ -16,7 +16,7 @@ static const trr_cuda_softmax_step ladder_f32[] = {{64, 4},    {128, 4}, {64, 16
 static const trr_cuda_softmax_step ladder_f16[] = {{64, 8}, {128, 8}, {256, 8}, {512, 8}, {1024, 8}, {1024, 16}};
 
 const trr_cuda_softmax_step *trr_cuda_softmax_ladder(trr_dtype dtype, int *out_count) {
-    if (dtype == TRR_F16) {
+    if (dtype == TRR_F16 || dtype == TRR_BF16) { /* 2-byte elements: the same register budget */
         *out_count = (int)(sizeof ladder_f16 / sizeof ladder_f16[0]);
         return ladder_f16;
     }
@@ -24,7 +24,7 @@ const trr_cuda_softmax_step *trr_cuda_softmax_ladder(trr_dtype dtype, int *out_c
     return ladder_f32;
 }
 
-int trr_cuda_softmax_online_items(trr_dtype dtype) { return dtype == TRR_F16 ? 16 : 8; }
+int trr_cuda_softmax_online_items(trr_dtype dtype) { return dtype == TRR_F16 || dtype == TRR_BF16 ? 16 : 8; }
 
 const trr_config trr_cuda_simt_configs[] = {
     {.block_m = 128, .block_n = 128, .block_k = 8, .threads = 256},
@@ -33,7 +33,7 @@ const trr_config trr_cuda_simt_configs[] = {
 };
 const int trr_cuda_simt_config_count = (int)(sizeof trr_cuda_simt_configs / sizeof trr_cuda_simt_configs[0]);
 
-static int elem_size(trr_dtype d) { return d == TRR_F32 ? 4 : d == TRR_F16 ? 2 : 1; }
+static int elem_size(trr_dtype d) { return d == TRR_F32 ? 4 : d == TRR_F16 || d == TRR_BF16 ? 2 : 1; }
 
 /* The wgmma kernel's configs, large to small: block_m 128, block_k 64 and 384 threads are fixed by the kernel;
  * the heuristic takes the first of each block_n, the tuner tries them all. */
@@ -71,7 +71,7 @@ static int64_t tiles(const trr_call *call, int bm, int bn) {
  * of whole 16-byte rows, 16-byte aligned bases); else 0 with the reason. */
 static int tensor_core_call(const trr_cuda_dev *dev, const trr_call *call, char *why, size_t cap) {
     const char *no = NULL;
-    if (call->x.dtype != TRR_F16) no = "it takes f16 inputs";
+    if (call->x.dtype != TRR_F16 && call->x.dtype != TRR_BF16) no = "it takes f16 or bf16 inputs";
     else if (dev && dev->cc_major < 8) no = "it needs compute capability 8.0 or later";
     else if (call->trans_a) no = "it takes A row-major only";
     else if (call->x.stride0 % 8 || call->y.stride0 % 8) no = "lda and ldb must be multiples of 8";

@@ -1,16 +1,17 @@
-/* matmul: the tensor-core kernels for f16 with aligned row-major A (wgmma + TMA on sm_90a, mma.sync elsewhere),
+/* matmul: the tensor-core kernels for f16 and bf16 with aligned row-major A (wgmma + TMA on sm_90a, mma.sync elsewhere),
  * the CUDA-core kernel for everything else (f32 always: true f32 arithmetic; TF32 is permitted by allow_tf32 but
  * never required, so it is not used). Every kernel takes a batch as blockIdx.z, one launch for all of it. */
 #include "trr_cuda.h"
 
 #include <string.h>
 
-/* A TMA descriptor of a batch of row-major f16 matrices of rows x cols (row stride ld elements, matrix i at
- * i * bstride) read in boxes of box_cols x box_rows x 1 with the 128-byte swizzle; boxes past the edges read
- * zeros. A single matrix (batch 1, or an input shared by every batch: bstride 0) is a batch of one, read at
- * matrix coordinate 0. */
-static trr_status encode_map(trr_context *ctx, trr_cu_tensor_map *map, CUdeviceptr base, int64_t rows, int64_t cols,
-                             int64_t ld, int64_t batch, int64_t bstride, unsigned box_cols, unsigned box_rows) {
+/* A TMA descriptor of a batch of row-major f16 or bf16 (dt) matrices of rows x cols (row stride ld elements,
+ * matrix i at i * bstride) read in boxes of box_cols x box_rows x 1 with the 128-byte swizzle; boxes past the
+ * edges read zeros. A single matrix (batch 1, or an input shared by every batch: bstride 0) is a batch of one,
+ * read at matrix coordinate 0. */
+static trr_status encode_map(trr_context *ctx, trr_cu_tensor_map *map, trr_dtype dt, CUdeviceptr base, int64_t rows,
+                             int64_t cols, int64_t ld, int64_t batch, int64_t bstride, unsigned box_cols,
+                             unsigned box_rows) {
     memset(map, 0, sizeof *map);
     /* A zero extent (K = 0) is not encodable; the kernel then issues no copy, so any extent does. */
     const int batched = batch > 1 && bstride > 0;
@@ -25,7 +26,7 @@ static trr_status encode_map(trr_context *ctx, trr_cu_tensor_map *map, CUdevicep
     unsigned box[3] = {box_cols, box_rows, 1};
     unsigned estrides[3] = {1, 1, 1};
     TRR_CU_CHECK(ctx,
-                 trr_cu.TensorMapEncodeTiled(map, TRR_CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 3, (void *)(uintptr_t)base, dims,
+                 trr_cu.TensorMapEncodeTiled(map, dt == TRR_BF16 ? TRR_CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : TRR_CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 3, (void *)(uintptr_t)base, dims,
                                              strides, box, estrides, 0, TRR_CU_TENSOR_MAP_SWIZZLE_128B,
                                              TRR_CU_TENSOR_MAP_L2_PROMOTION_L2_256B, 0),
                  "cuTensorMapEncodeTiled");
@@ -45,7 +46,7 @@ static trr_status batch_grid(trr_context *ctx, const trr_call *call, unsigned *o
 static trr_status run_wgmma(trr_context *ctx, const trr_call *call) {
     const trr_config *cfg = &call->config;
     trr_cuda_variant v;
-    trr_cuda_variant_matmul_wgmma(&v, cfg, call->trans_b, call->z.dtype);
+    trr_cuda_variant_matmul_wgmma(&v, cfg, call->trans_b, call->x.dtype, call->z.dtype);
     CUfunction fn;
     TRR_TRY(trr_cuda_get_function(ctx, &v, "matmul_wgmma", &fn));
     trr_cu_tensor_map ta, tb;
@@ -53,13 +54,13 @@ static trr_status run_wgmma(trr_context *ctx, const trr_call *call) {
     unsigned gz = 1;
     TRR_TRY(batch_grid(ctx, call, &gz));
     const int64_t batch = gz;
-    TRR_TRY(encode_map(ctx, &ta, trr_cuda_operand_ptr(&call->x), call->rows, call->k, call->x.stride0, batch,
+    TRR_TRY(encode_map(ctx, &ta, call->x.dtype, trr_cuda_operand_ptr(&call->x), call->rows, call->k, call->x.stride0, batch,
                        call->x.batch_stride, TRR_CUDA_WGMMA_BK, TRR_CUDA_WGMMA_BM));
     if (call->trans_b)
-        TRR_TRY(encode_map(ctx, &tb, trr_cuda_operand_ptr(&call->y), call->cols, call->k, call->y.stride0, batch,
+        TRR_TRY(encode_map(ctx, &tb, call->y.dtype, trr_cuda_operand_ptr(&call->y), call->cols, call->k, call->y.stride0, batch,
                            call->y.batch_stride, TRR_CUDA_WGMMA_BK, (unsigned)cfg->block_n));
     else
-        TRR_TRY(encode_map(ctx, &tb, trr_cuda_operand_ptr(&call->y), call->k, call->cols, call->y.stride0, batch,
+        TRR_TRY(encode_map(ctx, &tb, call->y.dtype, trr_cuda_operand_ptr(&call->y), call->k, call->cols, call->y.stride0, batch,
                            call->y.batch_stride, 64, TRR_CUDA_WGMMA_BK));
     long long c_bs = call->z.batch_stride;
     int a_batched = batch > 1 && call->x.batch_stride > 0, b_batched = batch > 1 && call->y.batch_stride > 0;
@@ -83,7 +84,7 @@ trr_status trr_cuda_run_matmul(trr_context *ctx, const trr_call *call) {
     /* the variant is resolved and checked (config.c: check_config) before run */
     if (cfg->variant == TRR_VARIANT_WGMMA) return run_wgmma(ctx, call);
     if (cfg->variant == TRR_VARIANT_MMA) {
-        trr_cuda_variant_matmul_mma(&v, cfg, call->trans_b, call->z.dtype);
+        trr_cuda_variant_matmul_mma(&v, cfg, call->trans_b, call->x.dtype, call->z.dtype);
         kernel = "matmul_mma";
         smem = (unsigned)trr_cuda_mma_smem(cfg);
     } else {

@@ -4,7 +4,7 @@
 
 #include <string.h>
 
-static int esize(trr_dtype d) { return d == TRR_F32 ? 4 : d == TRR_F16 ? 2 : 1; }
+static int esize(trr_dtype d) { return d == TRR_F32 ? 4 : d == TRR_F16 || d == TRR_BF16 ? 2 : 1; }
 
 /* 1 when operand rows (base and row stride) keep `align`-byte alignment. rows == 1 needs only the base. */
 static int rows_aligned(const trr_operand *op, int64_t rows, int64_t stride, unsigned align) {
@@ -24,7 +24,7 @@ trr_status trr_cuda_run_elementwise(trr_context *ctx, const trr_call *call) {
         trr_cuda_define(&v, "-DOP=0 -DES=%d", es);
     } else {
         int op = call->op == TRR_OP_ADD ? 1 : call->op == TRR_OP_GELU ? 2 : 3; /* elementwise.cu's OP */
-        trr_cuda_define(&v, "-DOP=%d -DDT=%d", op, call->x.dtype == TRR_F16 ? 1 : 0);
+        trr_cuda_define(&v, "-DOP=%d -DDT=%d", op, (int)call->x.dtype /* 0 f32, 1 f16, 2 bf16 */);
     }
     const trr_operand *y = call->op == TRR_OP_ADD ? &call->y : &call->x;
     CUdeviceptr px = trr_cuda_operand_ptr(&call->x), py = trr_cuda_operand_ptr(y), pz = trr_cuda_operand_ptr(&call->z);
@@ -90,7 +90,7 @@ trr_status trr_cuda_run_softmax(trr_context *ctx, const trr_call *call) {
     memset(&v, 0, sizeof v);
     v.file = "softmax.cu";
     int threads = call->config.threads, items = call->config.block_n / threads;
-    trr_cuda_define(&v, "-DDT=%d -DTHREADS=%d -DITEMS=%d", call->x.dtype == TRR_F16 ? 1 : 0, threads, items);
+    trr_cuda_define(&v, "-DDT=%d -DTHREADS=%d -DITEMS=%d", (int)call->x.dtype /* 0 f32, 1 f16, 2 bf16 */, threads, items);
     int fits = call->cols <= (int64_t)call->config.block_n;
     CUfunction fn;
     TRR_TRY(trr_cuda_get_function(ctx, &v, fits ? "softmax_rows" : "softmax_online", &fn));
@@ -106,7 +106,7 @@ trr_status trr_cuda_run_row_sum(trr_context *ctx, const trr_call *call) {
     trr_cuda_variant v;
     memset(&v, 0, sizeof v);
     v.file = "row_sum.cu";
-    trr_cuda_define(&v, "-DDT=%d", call->x.dtype == TRR_F16 ? 1 : 0);
+    trr_cuda_define(&v, "-DDT=%d", (int)call->x.dtype /* 0 f32, 1 f16, 2 bf16 */);
     CUfunction fn;
     TRR_TRY(trr_cuda_get_function(ctx, &v, "row_sum", &fn));
     CUdeviceptr x = trr_cuda_operand_ptr(&call->x), y = trr_cuda_operand_ptr(&call->z);

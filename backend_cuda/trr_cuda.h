@@ -93,6 +93,7 @@ typedef struct trr_cu_tensor_map {
 } trr_cu_tensor_map;
 enum {
     TRR_CU_TENSOR_MAP_DATA_TYPE_FLOAT16 = 6,
+    TRR_CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 = 9,
     TRR_CU_TENSOR_MAP_SWIZZLE_128B = 3,
     TRR_CU_TENSOR_MAP_L2_PROMOTION_L2_256B = 3
 };
@@ -277,10 +278,10 @@ extern const trr_config trr_cuda_simt_configs[];
 extern const int trr_cuda_simt_config_count;
 
 /* variant builders shared by the op files and the variant list */
-void trr_cuda_variant_matmul_mma(trr_cuda_variant *v, const trr_config *cfg, int trans_b, trr_dtype out);
+void trr_cuda_variant_matmul_mma(trr_cuda_variant *v, const trr_config *cfg, int trans_b, trr_dtype in, trr_dtype out);
 void trr_cuda_variant_matmul_simt(trr_cuda_variant *v, const trr_config *cfg, trr_dtype in, trr_dtype out,
                                   int trans_a, int trans_b, int aligned);
-void trr_cuda_variant_matmul_wgmma(trr_cuda_variant *v, const trr_config *cfg, int trans_b, trr_dtype out);
+void trr_cuda_variant_matmul_wgmma(trr_cuda_variant *v, const trr_config *cfg, int trans_b, trr_dtype in, trr_dtype out);
 
 /* ---- ops ---- */
 trr_status trr_cuda_run_elementwise(trr_context *ctx, const trr_call *call); /* the element-wise shape rule: copy, add, gelu, silu */

@@ -8,7 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-void trr_cuda_variant_matmul_mma(trr_cuda_variant *v, const trr_config *cfg, int trans_b, trr_dtype out) {
+/* Dtype codes in the kernels' -D options are trr_dtype's values: 0 f32, 1 f16, 2 bf16. */
+void trr_cuda_variant_matmul_mma(trr_cuda_variant *v, const trr_config *cfg, int trans_b, trr_dtype in, trr_dtype out) {
     int wm = 1, wn = 1;
     trr_cuda_mma_warp_grid(cfg->block_m, cfg->block_n, cfg->threads / 32, &wm, &wn);
     memset(v, 0, sizeof *v);
@@ -18,17 +19,17 @@ void trr_cuda_variant_matmul_mma(trr_cuda_variant *v, const trr_config *cfg, int
      * 4 warps or fewer (those spill, compiled for sm_90a). */
     int warp_tile = (cfg->block_m / wm) * (cfg->block_n / wn);
     int mv = cfg->block_k <= 32 && !(warp_tile >= 64 * 64 && cfg->threads <= 128 && cfg->block_m < 128) ? 1 : 0;
-    trr_cuda_define(v, "-DBM=%d -DBN=%d -DBK=%d -DWARPS_M=%d -DWARPS_N=%d -DSTAGES=%d -DTRANS_B=%d -DDT_OUT=%d -DMMA_V=%d",
-                    cfg->block_m, cfg->block_n, cfg->block_k, wm, wn, cfg->stages, trans_b ? 1 : 0,
-                    out == TRR_F16 ? 1 : 0, mv);
+    trr_cuda_define(v, "-DBM=%d -DBN=%d -DBK=%d -DWARPS_M=%d -DWARPS_N=%d -DSTAGES=%d -DTRANS_B=%d -DDT_IN=%d -DDT_OUT=%d -DMMA_V=%d",
+                    cfg->block_m, cfg->block_n, cfg->block_k, wm, wn, cfg->stages, trans_b ? 1 : 0, (int)in, (int)out,
+                    mv);
 }
 
-void trr_cuda_variant_matmul_wgmma(trr_cuda_variant *v, const trr_config *cfg, int trans_b, trr_dtype out) {
+void trr_cuda_variant_matmul_wgmma(trr_cuda_variant *v, const trr_config *cfg, int trans_b, trr_dtype in, trr_dtype out) {
     memset(v, 0, sizeof *v);
     v->file = "matmul_wgmma.cu";
     v->sm90a_only = 1;
-    trr_cuda_define(v, "-DBN=%d -DSTAGES=%d -DTRANS_B=%d -DDT_OUT=%d", cfg->block_n, cfg->stages, trans_b ? 1 : 0,
-                    out == TRR_F16 ? 1 : 0);
+    trr_cuda_define(v, "-DBN=%d -DSTAGES=%d -DTRANS_B=%d -DDT_IN=%d -DDT_OUT=%d", cfg->block_n, cfg->stages,
+                    trans_b ? 1 : 0, (int)in, (int)out);
 }
 
 void trr_cuda_variant_matmul_simt(trr_cuda_variant *v, const trr_config *cfg, trr_dtype in, trr_dtype out,
@@ -36,13 +37,13 @@ void trr_cuda_variant_matmul_simt(trr_cuda_variant *v, const trr_config *cfg, tr
     memset(v, 0, sizeof *v);
     v->file = "matmul_simt.cu";
     trr_cuda_define(v, "-DDT_IN=%d -DDT_OUT=%d -DBM=%d -DBN=%d -DBK=%d -DTRANS_A=%d -DTRANS_B=%d -DALIGNED=%d",
-                    in == TRR_F16 ? 1 : 0, out == TRR_F16 ? 1 : 0, cfg->block_m, cfg->block_n, cfg->block_k,
+                    (int)in, (int)out, cfg->block_m, cfg->block_n, cfg->block_k,
                     trans_a ? 1 : 0, trans_b ? 1 : 0, aligned ? 1 : 0);
 }
 
 void trr_cuda_for_each_variant(trr_cuda_variant_fn fn, void *user) {
     trr_cuda_variant v;
-    /* copy by element size; add, gelu and silu per float dtype */
+    /* copy by element size; add, gelu and silu per float dtype (f32, f16, bf16) */
     for (int es = 1; es <= 4; es *= 2) {
         memset(&v, 0, sizeof v);
         v.file = "elementwise.cu";
@@ -50,7 +51,7 @@ void trr_cuda_for_each_variant(trr_cuda_variant_fn fn, void *user) {
         fn(&v, user);
     }
     for (int op = 1; op <= 3; op++) {
-        for (int dt = 0; dt <= 1; dt++) {
+        for (int dt = 0; dt <= 2; dt++) {
             memset(&v, 0, sizeof v);
             v.file = "elementwise.cu";
             trr_cuda_define(&v, "-DOP=%d -DDT=%d", op, dt);
@@ -63,33 +64,36 @@ void trr_cuda_for_each_variant(trr_cuda_variant_fn fn, void *user) {
         trr_cuda_define(&v, "-DOUT_F32=%d", f);
         fn(&v, user);
     }
-    const trr_dtype floats[2] = {TRR_F32, TRR_F16};
-    for (int d = 0; d < 2; d++) {
+    const trr_dtype floats[3] = {TRR_F32, TRR_F16, TRR_BF16};
+    const trr_dtype halves[2] = {TRR_F16, TRR_BF16};
+    for (int d = 0; d < 3; d++) {
         int count = 0;
         const trr_cuda_softmax_step *ladder = trr_cuda_softmax_ladder(floats[d], &count);
         for (int i = 0; i < count; i++) {
             memset(&v, 0, sizeof v);
             v.file = "softmax.cu";
-            trr_cuda_define(&v, "-DDT=%d -DTHREADS=%d -DITEMS=%d", d, ladder[i].threads, ladder[i].items);
+            trr_cuda_define(&v, "-DDT=%d -DTHREADS=%d -DITEMS=%d", (int)floats[d], ladder[i].threads, ladder[i].items);
             fn(&v, user);
         }
         memset(&v, 0, sizeof v);
         v.file = "softmax.cu";
-        trr_cuda_define(&v, "-DDT=%d -DTHREADS=%d -DITEMS=%d", d, TRR_CUDA_SOFTMAX_ONLINE_THREADS,
+        trr_cuda_define(&v, "-DDT=%d -DTHREADS=%d -DITEMS=%d", (int)floats[d], TRR_CUDA_SOFTMAX_ONLINE_THREADS,
                         trr_cuda_softmax_online_items(floats[d]));
         fn(&v, user);
         memset(&v, 0, sizeof v);
         v.file = "row_sum.cu";
-        trr_cuda_define(&v, "-DDT=%d", d);
+        trr_cuda_define(&v, "-DDT=%d", (int)floats[d]);
         fn(&v, user);
     }
     /* matmul, tensor cores: every known-good config, both B layouts, both output types */
     for (int i = 0; i < trr_matmul_f16_nvidia_config_count; i++) {
         trr_config cfg = trr_matmul_f16_nvidia_configs[i];
         for (int tb = 0; tb <= 1; tb++) {
-            for (int o = 0; o < 2; o++) {
-                trr_cuda_variant_matmul_mma(&v, &cfg, tb, floats[o]);
-                fn(&v, user);
+            for (int h = 0; h < 2; h++) {
+                for (int o = 0; o < 2; o++) {
+                    trr_cuda_variant_matmul_mma(&v, &cfg, tb, halves[h], o ? halves[h] : TRR_F32);
+                    fn(&v, user);
+                }
             }
         }
     }
@@ -97,22 +101,26 @@ void trr_cuda_for_each_variant(trr_cuda_variant_fn fn, void *user) {
     {
         trr_config cfg = {.block_m = 128, .block_n = 256, .block_k = 32, .group_m = 8, .stages = 4, .threads = 256};
         for (int tb = 0; tb <= 1; tb++) {
-            for (int o = 0; o < 2; o++) {
-                trr_cuda_variant_matmul_mma(&v, &cfg, tb, floats[o]);
-                fn(&v, user);
+            for (int h = 0; h < 2; h++) {
+                for (int o = 0; o < 2; o++) {
+                    trr_cuda_variant_matmul_mma(&v, &cfg, tb, halves[h], o ? halves[h] : TRR_F32);
+                    fn(&v, user);
+                }
             }
         }
     }
     /* matmul, Hopper (sm_90a only): every wgmma config, both B layouts, both output types */
     for (int i = 0; i < trr_cuda_wgmma_config_count; i++) {
         for (int tb = 0; tb <= 1; tb++) {
-            for (int o = 0; o < 2; o++) {
-                trr_cuda_variant_matmul_wgmma(&v, &trr_cuda_wgmma_configs[i], tb, floats[o]);
-                fn(&v, user);
+            for (int h = 0; h < 2; h++) {
+                for (int o = 0; o < 2; o++) {
+                    trr_cuda_variant_matmul_wgmma(&v, &trr_cuda_wgmma_configs[i], tb, halves[h], o ? halves[h] : TRR_F32);
+                    fn(&v, user);
+                }
             }
         }
     }
-    /* matmul, CUDA cores: f32 with every SIMT tile; f16 inputs (the fallback) with the small tile */
+    /* matmul, CUDA cores: f32 with every SIMT tile; f16 and bf16 inputs (the fallback) with the small tile */
     for (int ta = 0; ta <= 1; ta++) {
         for (int tb = 0; tb <= 1; tb++) {
             for (int al = 0; al <= 1; al++) {
@@ -120,10 +128,12 @@ void trr_cuda_for_each_variant(trr_cuda_variant_fn fn, void *user) {
                     trr_cuda_variant_matmul_simt(&v, &trr_cuda_simt_configs[i], TRR_F32, TRR_F32, ta, tb, al);
                     fn(&v, user);
                 }
-                for (int o = 0; o < 2; o++) {
-                    trr_cuda_variant_matmul_simt(&v, &trr_cuda_simt_configs[trr_cuda_simt_config_count - 1], TRR_F16,
-                                                 floats[o], ta, tb, al);
-                    fn(&v, user);
+                for (int h = 0; h < 2; h++) {
+                    for (int o = 0; o < 2; o++) {
+                        trr_cuda_variant_matmul_simt(&v, &trr_cuda_simt_configs[trr_cuda_simt_config_count - 1],
+                                                     halves[h], o ? halves[h] : TRR_F32, ta, tb, al);
+                        fn(&v, user);
+                    }
                 }
             }
         }

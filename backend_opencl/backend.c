@@ -65,7 +65,6 @@ static trr_status cl_supports(trr_context *ctx, const trr_call *call) {
     trr_dtype dts[3] = {call->x.dtype, call->y.dtype, call->z.dtype};
     for (int i = 0; i < 3; i++) {
         if (i == 1 && n_inputs == 1) continue;
-        if (dts[i] == TRR_BF16) return trr_error(ctx, TRR_ERR_UNSUPPORTED, "opencl: bf16 is not implemented");
         if (dts[i] == TRR_U8 && call->op != TRR_OP_RGB_TO_GREY)
             return trr_error(ctx, TRR_ERR_UNSUPPORTED, "opencl: u8 is only for copy and rgb_to_grey");
     }

@@ -37,6 +37,12 @@ typedef VkResult(VKAPI_PTR *PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKH
     VkPhysicalDevice physicalDevice, uint32_t *pPropertyCount, VkCooperativeMatrixPropertiesKHR *pProperties);
 #endif
 
+/* VK_KHR_shader_bfloat16's component type (Vulkan 1.4.311 headers and later). */
+#ifndef VK_KHR_shader_bfloat16
+#define VK_KHR_SHADER_BFLOAT16_EXTENSION_NAME "VK_KHR_shader_bfloat16"
+#define VK_COMPONENT_TYPE_BFLOAT16_KHR ((VkComponentTypeKHR)1000141000)
+#endif
+
 #ifndef VK_NV_cooperative_matrix2
 #define VK_NV_cooperative_matrix2 1
 #define VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME "VK_NV_cooperative_matrix2"

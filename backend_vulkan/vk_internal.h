@@ -118,6 +118,9 @@ typedef struct trr_vk_phys {
     int coop_f16;
     /* the same kernel on VK_KHR_cooperative_matrix: 16x16x16 f16 -> f32 at subgroup scope there */
     int coop_f16_khr;
+    /* VK_KHR_shader_bfloat16 and a KHR cooperative-matrix shape with bf16 A and B: reported only, since the bf16
+     * cooperative kernel needs GL_EXT_bfloat16, which the glslang the library is built with (13) lacks */
+    int coop_bf16_khr;
     /* matmul_cm2.comp can run: VK_NV_cooperative_matrix2 with workgroup scope, flexible dimensions, tensor
      * addressing and per-element operations, on a Vulkan 1.3 device with maintenance4 (SPIR-V 1.6) */
     int coop2;

@@ -447,7 +447,8 @@ static int matmul_variant_runs(const trr_vk_device *d, const trr_call *c, int v,
         return 0;
     }
     if (c->x.dtype != TRR_F16) {
-        snprintf(why, cap, "the cooperative-matrix kernels take f16 inputs");
+        snprintf(why, cap, "%s", c->x.dtype == TRR_BF16 ? "the cooperative-matrix kernels take f16 inputs: a bf16 one needs "
+                 "GL_EXT_bfloat16, which the glslang this library is built with (13) lacks" : "the cooperative-matrix kernels take f16 inputs");
         return 0;
     }
     const int on = v == TRR_VARIANT_COOP_KHR ? d->coop_khr : v == TRR_VARIANT_COOP_NV ? d->coop_nv : d->coop2;
@@ -613,7 +614,7 @@ static trr_status run_matmul(trr_context *ctx, const trr_call *c) {
     if (c->x.dtype == TRR_F32)
         snprintf(shader, sizeof shader, "matmul_f32");
     else
-        snprintf(shader, sizeof shader, "matmul_f16_%s", dtype_suffix(c->z.dtype));
+        snprintf(shader, sizeof shader, "matmul_%s_%s", dtype_suffix(c->x.dtype), dtype_suffix(c->z.dtype));
     int tm = 0, tn = 0;
     if (!micro_tile(&c->config, &tm, &tn)) return trr_error(ctx, TRR_ERR_INTERNAL, "vulkan: unchecked matmul config");
     w.shader = shader;
@@ -645,11 +646,9 @@ trr_status trr_vk_supports(trr_context *ctx, const trr_call *call) {
     if (call->op == TRR_OP_COPY) return TRR_OK; /* a byte copy: every dtype */
     trr_dtype types[2] = {call->x.dtype, call->z.dtype};
     for (int i = 0; i < 2; i++) {
-        if (types[i] == TRR_BF16)
-            return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: bf16 is not implemented");
-        if (types[i] == TRR_F16 && !d->phys.storage16)
-            return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: %s lacks storageBuffer16BitAccess, needed for f16",
-                             d->phys.props.deviceName);
+        if ((types[i] == TRR_F16 || types[i] == TRR_BF16) && !d->phys.storage16)
+            return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: %s lacks storageBuffer16BitAccess, needed for %s",
+                             d->phys.props.deviceName, dtype_suffix(types[i]));
         if (types[i] == TRR_U8 && !d->phys.storage8)
             return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: %s lacks storageBuffer8BitAccess, needed for u8",
                              d->phys.props.deviceName);

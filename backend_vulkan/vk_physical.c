@@ -69,6 +69,23 @@ static void query_coop_khr(const trr_vk_fns *fn, trr_vk_phys *out) {
     free(p);
 }
 
+/* Whether the device offers a bf16 cooperative-matrix component type (VK_KHR_shader_bfloat16's
+ * VK_COMPONENT_TYPE_BFLOAT16_KHR for A and B in any KHR shape): `trireme devices` says so, though no kernel uses it. */
+static void query_coop_bf16(const trr_vk_fns *fn, trr_vk_phys *out) {
+    uint32_t n = 0;
+    if (!fn->vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR ||
+        fn->vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR(out->handle, &n, NULL) != VK_SUCCESS || n == 0)
+        return;
+    VkCooperativeMatrixPropertiesKHR *p = calloc(n, sizeof *p);
+    if (!p) return;
+    for (uint32_t i = 0; i < n; i++) p[i].sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_KHR;
+    if (fn->vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR(out->handle, &n, p) == VK_SUCCESS)
+        for (uint32_t i = 0; i < n; i++)
+            if (p[i].AType == VK_COMPONENT_TYPE_BFLOAT16_KHR && p[i].BType == VK_COMPONENT_TYPE_BFLOAT16_KHR)
+                out->coop_bf16_khr = 1;
+    free(p);
+}
+
 /* What matmul_cm2.comp needs of VK_NV_cooperative_matrix2 (Vulkan 1.3, and so maintenance4, is checked by the
  * caller; the KHR extension's 16x16x16 shape stands for its f16 -> f32 support). */
 static void query_coop2(const trr_vk_fns *fn, trr_vk_phys *out) {
@@ -123,7 +140,7 @@ void trr_vk_phys_query(const trr_vk_fns *fn, VkPhysicalDevice handle, trr_vk_phy
     out->float16 = v12 && f16.shaderFloat16 == VK_TRUE;
 
     uint32_t n = 0;
-    int coop2_ext = 0, pci_bus_info = 0;
+    int coop2_ext = 0, pci_bus_info = 0, bf16_ext = 0;
     if (fn->vkEnumerateDeviceExtensionProperties(handle, NULL, &n, NULL) == VK_SUCCESS && n > 0) {
         VkExtensionProperties *ext = calloc(n, sizeof *ext);
         if (ext && fn->vkEnumerateDeviceExtensionProperties(handle, NULL, &n, ext) == VK_SUCCESS) {
@@ -132,6 +149,7 @@ void trr_vk_phys_query(const trr_vk_fns *fn, VkPhysicalDevice handle, trr_vk_phy
             coop2_ext = has_extension(ext, n, VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME);
             out->exec_props = has_extension(ext, n, "VK_KHR_pipeline_executable_properties");
             pci_bus_info = has_extension(ext, n, VK_EXT_PCI_BUS_INFO_EXTENSION_NAME);
+            bf16_ext = has_extension(ext, n, VK_KHR_SHADER_BFLOAT16_EXTENSION_NAME);
         }
         free(ext);
     }
@@ -144,6 +162,7 @@ void trr_vk_phys_query(const trr_vk_fns *fn, VkPhysicalDevice handle, trr_vk_phy
     }
     if (out->coop_nv && v12 && out->float16 && out->storage16 && out->subgroup_size == 32) query_coop(fn, out);
     if (out->coop_f16 && out->coop_khr) query_coop_khr(fn, out);
+    if (bf16_ext && out->coop_khr) query_coop_bf16(fn, out);
     if (out->coop_f16_khr && coop2_ext && out->props.apiVersion >= VK_API_VERSION_1_3) query_coop2(fn, out);
 }
 
@@ -202,8 +221,11 @@ void trr_vk_phys_describe(const trr_vk_phys *p, int index, trr_device_info *out)
     snprintf(out->uuid, sizeof out->uuid, "%s", p->uuid);
     snprintf(out->pci_bus_id, sizeof out->pci_bus_id, "%s", p->pci_bus_id);
     out->matrix_units = p->coop_f16; /* used by the f16 matmul (variants coop_khr, coop_nv, cm2) */
+    /* compact, to fit the 160-byte field with the bf16 line: bf16 matmuls run on the SIMT kernel; a bf16
+     * cooperative-matrix kernel needs GL_EXT_bfloat16, which the glslang the library is built with (13) lacks */
     snprintf(out->capabilities, sizeof out->capabilities,
-             "16-bit storage: %s; 8-bit storage: %s; shaderFloat16: %s; cooperative matrix: KHR %s, NV %s, NV2 %s",
+             "storage 16/8-bit: %s/%s; shaderFloat16: %s; coop matrix KHR %s, NV %s, NV2 %s; bf16 coop matrix: %s",
              p->storage16 ? "yes" : "no", p->storage8 ? "yes" : "no", p->float16 ? "yes" : "no",
-             p->coop_khr ? "yes" : "no", p->coop_nv ? "yes" : "no", p->coop2 ? "yes" : "no");
+             p->coop_khr ? "yes" : "no", p->coop_nv ? "yes" : "no", p->coop2 ? "yes" : "no",
+             p->coop_bf16_khr ? "yes (no kernel: glslang 13 lacks GL_EXT_bfloat16)" : "no");
 }

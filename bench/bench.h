@@ -32,6 +32,7 @@ typedef enum trr_bench_id {
     TRR_BENCH_RGB_TO_GREY,
     TRR_BENCH_SILU,
     TRR_BENCH_BMM_F16, /* batched matmul (SPEC.md "Wave 2"); sizes are BxMxNxK */
+    TRR_BENCH_MATMUL_BF16,
     TRR_BENCH_COUNT
 } trr_bench_id;
 

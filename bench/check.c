@@ -129,7 +129,7 @@ trr_status trr_bench_check_output(const trr_case *c, const trr_call *call, const
     double *got_s = NULL, *want_s = NULL;
     int64_t *rc_s = NULL;
     int64_t n_s = 0;
-    if (md == TRR_CONF_MODE_F16) {
+    if (md == TRR_CONF_MODE_F16 || md == TRR_CONF_MODE_BF16) {
         const size_t n_el = (size_t)n_pick * (size_t)(by_row ? cols : 1);
         got_s = malloc(n_el * sizeof *got_s);
         want_s = malloc(n_el * sizeof *want_s);
@@ -164,7 +164,7 @@ trr_status trr_bench_check_output(const trr_case *c, const trr_call *call, const
             const double err = fabs(g - wv);
             err2 += err * err;
             ref2 += wv * wv;
-            if (md == TRR_CONF_MODE_F16) {
+            if (md == TRR_CONF_MODE_F16 || md == TRR_CONF_MODE_BF16) {
                 got_s[n_s] = g, want_s[n_s] = wv, rc_s[2 * n_s] = r, rc_s[2 * n_s + 1] = cc;
                 n_s++;
             }
@@ -176,17 +176,17 @@ trr_status trr_bench_check_output(const trr_case *c, const trr_call *call, const
         free(got_s), free(want_s), free(rc_s);
         return st;
     }
-    if (md == TRR_CONF_MODE_F16) {
+    if (md == TRR_CONF_MODE_F16 || md == TRR_CONF_MODE_BF16) {
         const double rms = n_s ? sqrt(ref2 / (double)n_s) : 0;
         int64_t dims[3];
         trr_case_dims(c, dims);
-        const double floor_ = trr_conf_f16_floor(rms, dims[2]);
+        const double floor_ = trr_conf_half_floor(odt, rms, dims[2]);
         for (int64_t i = 0; i < n_s; i++)
             trr_conf_note(&w2, fabs(got_s[i] - want_s[i]) / fmax(fabs(want_s[i]), floor_), rc_s[2 * i],
                           rc_s[2 * i + 1], got_s[i], want_s[i]);
         free(got_s), free(want_s), free(rc_s);
     }
-    if (md == TRR_CONF_MODE_FROB || md == TRR_CONF_MODE_F16) {
+    if (md == TRR_CONF_MODE_FROB || md == TRR_CONF_MODE_F16 || md == TRR_CONF_MODE_BF16) {
         w1.value = sqrt(err2) / fmax(sqrt(ref2), FLT_MIN);
         w1.seen = 1;
     }

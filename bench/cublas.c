@@ -3,8 +3,9 @@
  * context and device addresses come through the public native-handle calls (trr_context_native,
  * trr_buffer_native), not the backend's internals.
  *
- * f16: cublasGemmEx, f16 in and out, f32 compute (what trireme's f16 matmul computes); a batched case (bmm_f16)
- * calls cublasGemmStridedBatchedEx the same way, with each operand's batch stride (0 for a shared one). f32: cublasSgemm with
+ * f16 and bf16: cublasGemmEx, f16 (bf16) in and out, f32 compute (what trireme's half matmuls compute); a batched
+ * case (bmm_f16) calls cublasGemmStridedBatchedEx the same way, with each operand's batch stride (0 for a shared
+ * one). f32: cublasSgemm with
  * CUBLAS_PEDANTIC_MATH, so no TF32 and no reduced-precision shortcut: the SPEC's "true f32" ceiling.
  * Row-major C = A·B is the column-major product C^T = B^T·A^T, so the operands are passed swapped. */
 #define _POSIX_C_SOURCE 200809L /* strdup, strtok_r */
@@ -75,6 +76,7 @@ enum {
     CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION = 16,
     CUDA_R_32F = 0,
     CUDA_R_16F = 2,
+    CUDA_R_16BF = 14,
     CUBLAS_COMPUTE_32F = 68,
     CUBLAS_GEMM_DEFAULT = -1
 };
@@ -201,11 +203,12 @@ static trr_status run_gemm(trr_context *ctx, void *user) {
     if (c->in_dtype == TRR_F32)
         r = j->v->Sgemm(j->v->handle, opb, opa, n, m, k, &one, (const float *)(uintptr_t)j->b, ldb,
                         (const float *)(uintptr_t)j->a, lda, &zero, (float *)(uintptr_t)j->cc, n);
-    else
-        r = j->v->GemmEx(j->v->handle, opb, opa, n, m, k, &one, (const void *)(uintptr_t)j->b, CUDA_R_16F, ldb,
-                         (const void *)(uintptr_t)j->a, CUDA_R_16F, lda, &zero, (void *)(uintptr_t)j->cc,
-                         c->out_dtype == TRR_F16 ? CUDA_R_16F : CUDA_R_32F, n, CUBLAS_COMPUTE_32F,
-                         CUBLAS_GEMM_DEFAULT);
+    else {
+        const int in = c->in_dtype == TRR_BF16 ? CUDA_R_16BF : CUDA_R_16F;
+        r = j->v->GemmEx(j->v->handle, opb, opa, n, m, k, &one, (const void *)(uintptr_t)j->b, in, ldb,
+                         (const void *)(uintptr_t)j->a, in, lda, &zero, (void *)(uintptr_t)j->cc,
+                         c->out_dtype == TRR_F32 ? CUDA_R_32F : in, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    }
     if (r != CUBLAS_OK) return trr_error(ctx, TRR_ERR_DEVICE, "cuBLAS gemm failed (status %d)", r);
     return TRR_OK;
 }
@@ -219,7 +222,7 @@ trr_status trr_bench_vendor_time(trr_bench_vendor *v, trr_context *ctx, const tr
         *out_what = trr_bench_vendor_reason(v);
         return trr_error(ctx, TRR_ERR_UNSUPPORTED, "%s", *out_what);
     }
-    if (c->op != TRR_OP_MATMUL || (c->in_dtype != TRR_F32 && c->in_dtype != TRR_F16) ||
+    if (c->op != TRR_OP_MATMUL || (c->in_dtype != TRR_F32 && c->in_dtype != TRR_F16 && c->in_dtype != TRR_BF16) ||
         (c->in_dtype == TRR_F32 && c->out_dtype != TRR_F32)) {
         *out_what = "no cuBLAS equivalent for this case";
         return trr_error(ctx, TRR_ERR_UNSUPPORTED, "%s", *out_what);
@@ -241,9 +244,10 @@ trr_status trr_bench_vendor_time(trr_bench_vendor *v, trr_context *ctx, const tr
     TRR_TRY(trr_buffer_native(s->op[1].buf, &b));
     TRR_TRY(trr_buffer_native(s->op[TRR_OUT].buf, &cc));
     gemm_job j = {.v = v, .c = c, .a = a, .b = b, .cc = cc};
-    *out_what = c->batch > 0 ? "cublasGemmStridedBatchedEx (f16 in, f32 compute and reductions)"
-                : c->in_dtype == TRR_F32 ? "cublasSgemm (pedantic f32, no TF32)"
-                                         : "cublasGemmEx (f16 in, f32 compute and reductions)";
+    *out_what = c->batch > 0                ? "cublasGemmStridedBatchedEx (f16 in, f32 compute and reductions)"
+                : c->in_dtype == TRR_F32    ? "cublasSgemm (pedantic f32, no TF32)"
+                : c->in_dtype == TRR_BF16 ? "cublasGemmEx (bf16 in, f32 compute and reductions)"
+                                          : "cublasGemmEx (f16 in, f32 compute and reductions)";
     return trr_bench_time(ctx, run_gemm, &j, flush, reps, target_s, 0, out);
 }
 

@@ -2,6 +2,7 @@
  * uses), random inputs kept on the host for the check. */
 #include "bench.h"
 
+#include "half.h"
 #include "layout.h"
 #include "random.h"
 
@@ -19,13 +20,7 @@ static void fill_random(trr_bench_operand *o, trr_op op, uint64_t *rng) {
         for (int64_t i = 0; i < o->count; i++) p[i] = trr_rng_input(rng, op);
         return;
     }
-    float chunk[4096];
-    uint16_t *h = o->host;
-    for (int64_t i = 0; i < o->count; i += 4096) {
-        int64_t n = o->count - i < 4096 ? o->count - i : 4096;
-        for (int64_t j = 0; j < n; j++) chunk[j] = trr_rng_input(rng, op);
-        trr_f32_to_f16(chunk, h + i, (size_t)n);
-    }
+    for (int64_t i = 0; i < o->count; i++) trr_dtype_store_f32(o->host, o->dtype, i, trr_rng_input(rng, op));
 }
 
 double trr_bench_case_bytes(const trr_case *c) { return trr_case_bytes(c); }

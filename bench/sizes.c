@@ -23,6 +23,7 @@ static const trr_bench_def g_defs[TRR_BENCH_COUNT] = {
     {TRR_BENCH_SILU, "silu_f32", "silu f32 (GB/s = 8n/t)", "GB/s", "n", 0, TRR_OP_SILU},
     {TRR_BENCH_BMM_F16, "bmm_f16", "batched matmul f16 -> f16 (TFLOPS = 2BMNK/t)", "TFLOPS", "BxMxNxK", 1,
      TRR_OP_MATMUL},
+    {TRR_BENCH_MATMUL_BF16, "matmul_bf16", "matmul bf16 -> bf16 (TFLOPS = 2MNK/t)", "TFLOPS", "M=N=K", 1, TRR_OP_MATMUL},
 };
 
 #define ROWS_M 4096 /* softmax and row_sum: M is fixed by the SPEC */
@@ -66,7 +67,8 @@ static trr_case make_case(trr_bench_id id, int64_t a, int64_t b, int64_t c3) {
         break;
     case TRR_BENCH_MATMUL_F16:
     case TRR_BENCH_MATMUL_F16_RELU:
-        c.in_dtype = c.out_dtype = TRR_F16;
+    case TRR_BENCH_MATMUL_BF16:
+        c.in_dtype = c.out_dtype = id == TRR_BENCH_MATMUL_BF16 ? TRR_BF16 : TRR_F16;
         /* fall through */
     default:
         c.m = a, c.n = b ? b : a, c.k = c3 ? c3 : a;
@@ -208,8 +210,8 @@ static trr_status list_sizes(trr_bench_id id, const char *list, case_vec *v) {
             (nd == 3 && id == TRR_BENCH_RGB_TO_GREY) || (bmm != (nd == 4)))
             return trr_error(NULL, TRR_ERR_INVALID_ARGUMENT, "bench %s: bad size list entry at \"%s\" (give %s%s)",
                              g_defs[id].name, p, g_defs[id].size_label,
-                             id >= TRR_BENCH_MATMUL_F16 && id <= TRR_BENCH_MATMUL_F32 ? " or MxNxK" :
                              id == TRR_BENCH_BMM_F16 ? ", e.g. 512x128x128x128" :
+                             g_defs[id].op == TRR_OP_MATMUL ? " or MxNxK" :
                              id == TRR_BENCH_RGB_TO_GREY ? " or HxW" : "");
         if (nd == 2 && id != TRR_BENCH_RGB_TO_GREY) d[2] = d[0]; /* MxN: K = M */
         TRR_TRY(push(v, bmm ? make_bmm(id, d[0], d[1], d[2], d[3]) : make_case(id, d[0], d[1], d[2])));

@@ -19,7 +19,7 @@ static void usage(FILE *out) {
             "Times SPEC.md's benchmarks on the device, each checked against the float64 reference first, with the\n"
             "device's copy bandwidth (and cuBLAS on CUDA devices) measured in the same run as ceilings.\n\n"
             "  BENCH         add_f32 gelu_f32 silu_f32 softmax_f32 row_sum_f32 matmul_f16 matmul_f16_relu matmul_f32\n"
-            "                rgb_to_grey bmm_f16, or an op name (matmul selects all four); default: all\n"
+            "                matmul_bf16 rgb_to_grey bmm_f16, or an op name (matmul selects all five); default: all\n"
             "  --device D    cpu, cuda:0, opencl:1, ..., or all (every available device); repeat or comma-separate\n"
             "                for several; default: TRIREME_DEVICE, else auto\n"
             "  --sizes       quick (default: a few sizes per benchmark), full (SPEC.md's whole table), or a list:\n"

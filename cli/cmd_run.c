@@ -3,6 +3,7 @@
 #include "cli.h"
 
 #include "backend.h"
+#include "half.h"
 #include "layout.h"
 #include "op_table.h"
 #include "random.h"
@@ -16,8 +17,8 @@ static void print_help(void) {
     printf("usage: trireme run OP [options]\n\n"
            "OP: copy, add, gelu, silu, rgb_to_grey, softmax, row_sum, matmul\n\n"
            "  --device D          cpu, cuda:0, opencl:1, vulkan:0, auto (default: TRIREME_DEVICE, else auto)\n"
-           "  --dtype T           input dtype: f32 (default), f16, u8 (copy; rgb_to_grey is always u8)\n"
-           "  --out-dtype T       output dtype where the op allows a choice (matmul f16->f32, rgb_to_grey u8|f32)\n"
+           "  --dtype T           input dtype: f32 (default), f16, bf16, u8 (copy; rgb_to_grey is always u8)\n"
+           "  --out-dtype T       output dtype where the op allows a choice (matmul f16|bf16->f32, rgb_to_grey u8|f32)\n"
            "  --shape S           N or RxC (copy, add, gelu, silu), HxW (rgb_to_grey), MxN (softmax, row_sum),\n"
            "                      MxNxK (matmul)\n"
            "  --m M --n N --k K   the same, one dimension at a time (--n alone: a vector of N elements)\n"
@@ -251,14 +252,7 @@ static trr_status input_buffer(run_state *s, trr_dtype dt, size_t n, uint64_t *r
             h[i] = trr_rng_byte(rng);
             continue;
         }
-        float f = trr_rng_input(rng, s->tcase.op);
-        if (dt == TRR_F16) {
-            uint16_t v = 0;
-            trr_f32_to_f16(&f, &v, 1);
-            memcpy(h + 2 * i, &v, 2);
-        } else {
-            memcpy(h + 4 * i, &f, 4);
-        }
+        trr_dtype_store_f32(h, dt, (int64_t)i, trr_rng_input(rng, s->tcase.op));
     }
     trr_status st = trr_buffer_create(s->ctx, n * esz + 1, out);
     if (st == TRR_OK) st = trr_buffer_write(s->ctx, *out, 0, h, n * esz);
@@ -310,17 +304,7 @@ static trr_status checksum(run_state *s, trr_dtype dt, double *out_sum, uint64_t
     trr_status st = trr_buffer_read(s->ctx, s->buf[TRR_OUT], 0, h, s->out_bytes);
     double sum = 0;
     for (size_t i = 0; st == TRR_OK && i < s->out_elems; i++) {
-        float f = 0;
-        if (dt == TRR_F32) {
-            memcpy(&f, h + 4 * i, 4);
-        } else if (dt == TRR_F16) {
-            uint16_t v;
-            memcpy(&v, h + 2 * i, 2);
-            trr_f16_to_f32(&v, &f, 1);
-        } else {
-            f = h[i];
-        }
-        sum += f;
+        sum += trr_dtype_load_f32(h, dt, (int64_t)i);
     }
     *out_sum = sum;
     *out_hash = XXH64(h, s->out_bytes, 0);

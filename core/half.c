@@ -72,3 +72,63 @@ trr_status trr_f16_to_f32(const uint16_t *src, float *dst, size_t n) {
     for (size_t i = 0; i < n; i++) dst[i] = trr_half_to_float(src[i]);
     return TRR_OK;
 }
+
+uint16_t trr_bf16_from_float(float f) {
+    uint32_t x;
+    memcpy(&x, &f, sizeof x);
+    /* NaN: keep the sign and top payload, force the quiet bit so truncation cannot make it an infinity */
+    if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x0040u);
+    /* round to nearest even on the 16 dropped bits; a carry bumps the exponent, up to infinity */
+    x += 0x7fffu + ((x >> 16) & 1u);
+    return (uint16_t)(x >> 16);
+}
+
+float trr_bf16_to_float(uint16_t h) {
+    uint32_t x = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &x, sizeof f);
+    return f;
+}
+
+trr_status trr_f32_to_bf16(const float *src, uint16_t *dst, size_t n) {
+    if (n && (!src || !dst))
+        return trr_error(NULL, TRR_ERR_INVALID_ARGUMENT, "trr_f32_to_bf16: %s is NULL with n = %zu", src ? "dst" : "src", n);
+    for (size_t i = 0; i < n; i++) dst[i] = trr_bf16_from_float(src[i]);
+    return TRR_OK;
+}
+
+trr_status trr_bf16_to_f32(const uint16_t *src, float *dst, size_t n) {
+    if (n && (!src || !dst))
+        return trr_error(NULL, TRR_ERR_INVALID_ARGUMENT, "trr_bf16_to_f32: %s is NULL with n = %zu", src ? "dst" : "src", n);
+    for (size_t i = 0; i < n; i++) dst[i] = trr_bf16_to_float(src[i]);
+    return TRR_OK;
+}
+
+void trr_dtype_store_f32(void *base, trr_dtype dt, int64_t idx, float value) {
+    uint8_t *p = base;
+    uint16_t h;
+    switch (dt) {
+    case TRR_F32: memcpy(p + idx * 4, &value, 4); break;
+    case TRR_F16:
+        h = trr_half_from_float(value);
+        memcpy(p + idx * 2, &h, 2);
+        break;
+    case TRR_BF16:
+        h = trr_bf16_from_float(value);
+        memcpy(p + idx * 2, &h, 2);
+        break;
+    default: p[idx] = (uint8_t)value; break;
+    }
+}
+
+float trr_dtype_load_f32(const void *base, trr_dtype dt, int64_t idx) {
+    const uint8_t *p = base;
+    float f;
+    uint16_t h;
+    switch (dt) {
+    case TRR_F32: memcpy(&f, p + idx * 4, 4); return f;
+    case TRR_F16: memcpy(&h, p + idx * 2, 2); return trr_half_to_float(h);
+    case TRR_BF16: memcpy(&h, p + idx * 2, 2); return trr_bf16_to_float(h);
+    default: return p[idx];
+    }
+}

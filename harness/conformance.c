@@ -5,6 +5,7 @@
 #include "clock.h"
 
 #include "conformance_check.h"
+#include "half.h"
 #include "layout.h"
 #include "op_table.h"
 #include "random.h"
@@ -42,17 +43,7 @@ typedef struct operand {
     trr_buffer *buf;
 } operand;
 
-static void store(uint8_t *base, trr_dtype dt, int64_t idx, float value) {
-    if (dt == TRR_F32) {
-        memcpy(base + idx * 4, &value, 4);
-    } else if (dt == TRR_F16) {
-        uint16_t h = 0;
-        trr_f32_to_f16(&value, &h, 1);
-        memcpy(base + idx * 2, &h, 2);
-    } else {
-        base[idx] = (uint8_t)value;
-    }
-}
+static void store(uint8_t *base, trr_dtype dt, int64_t idx, float value) { trr_dtype_store_f32(base, dt, idx, value); }
 
 /* Writes a case's special values (cases.h, trr_case_special) over a softmax input's random fill. Masked
  * stretches are most of the row, so they cover many tiles and many invocations' chunks of a long row. */
@@ -105,7 +96,7 @@ static void fill_output(uint8_t *host, size_t bytes, const trr_stored_view *v, u
                 int64_t idx = trr_stored_index(v, p, r, c);
                 if (v->dtype == TRR_F32) {
                     memcpy(host + idx * 4, &poison, 4);
-                } else if (v->dtype == TRR_F16) {
+                } else if (v->dtype == TRR_F16 || v->dtype == TRR_BF16) {
                     uint16_t h = (uint16_t)poison;
                     memcpy(host + idx * 2, &h, 2);
                 } else {
@@ -222,8 +213,7 @@ static trr_status run_case(trr_context *ctx, const trr_case *tc, uint64_t seed, 
         goto done;
     }
     const int is_u8 = tc->out_dtype == TRR_U8;
-    const uint32_t poison = is_u8 ? TRR_CONF_POISON_U8_A : tc->out_dtype == TRR_F16 ? TRR_CONF_POISON_F16
-                                                                                    : TRR_CONF_POISON_F32;
+    const uint32_t poison = trr_conf_poison(tc->out_dtype);
     st = run_once(ctx, &cr, poison, before, after, &res->device_ms);
     if (st == TRR_ERR_UNSUPPORTED) {
         res->outcome = TRR_CONF_UNSUPPORTED;

@@ -1,6 +1,7 @@
 /* Verdicts for one output (conformance_check.h; the rules are listed in conformance.h). */
 #include "conformance_check.h"
 
+#include "half.h"
 #include "op_table.h"
 
 #include <float.h>
@@ -32,14 +33,9 @@ double trr_conf_load(const void *base, trr_dtype dtype, int64_t index) {
         memcpy(&f, (const uint8_t *)base + index * 4, 4);
         return f;
     }
-    case TRR_F16: {
-        uint16_t h;
-        float f = 0;
-        memcpy(&h, (const uint8_t *)base + index * 2, 2);
-        trr_f16_to_f32(&h, &f, 1);
-        return f;
-    }
-    case TRR_U8: return ((const uint8_t *)base)[index];
+    case TRR_F16:
+    case TRR_BF16:
+    case TRR_U8: return trr_dtype_load_f32(base, dtype, index);
     default: return NAN;
     }
 }
@@ -55,7 +51,7 @@ int trr_conf_judge(const trr_conf_worst *w1, const trr_conf_worst *w2, trr_conf_
         if (trr_conf_ratio(w) > trr_conf_ratio(top)) top = w;
         if (!trr_conf_fails(w)) continue;
         failed = 1;
-        if (w == w1 && (mode == TRR_CONF_MODE_FROB || mode == TRR_CONF_MODE_F16)) {
+        if (w == w1 && (mode == TRR_CONF_MODE_FROB || mode == TRR_CONF_MODE_F16 || mode == TRR_CONF_MODE_BF16)) {
             if (checked >= 0)
                 trr_conf_append(msg, cap, "%s %.3g > %.3g over %lld checked elements", w->metric, w->value,
                                 w->bound, checked);
@@ -76,6 +72,7 @@ trr_conf_mode trr_conf_mode_of(const trr_case *c) {
     if (d->shape == TRR_SHAPE_ROW_REDUCE) return TRR_CONF_MODE_ROW_REL;
     if (d->shape == TRR_SHAPE_PLANES && c->out_dtype == TRR_U8) return TRR_CONF_MODE_GREY_U8;
     if (c->out_dtype == TRR_F16) return TRR_CONF_MODE_F16;
+    if (c->out_dtype == TRR_BF16) return TRR_CONF_MODE_BF16;
     if (d->shape == TRR_SHAPE_MATMUL) return TRR_CONF_MODE_FROB;
     return TRR_CONF_MODE_MAX_REL;
 }
@@ -92,6 +89,10 @@ double trr_conf_ulp_distance(trr_dtype dt, double got, double want) {
         uint16_t hg, hw;
         trr_f32_to_f16(&g, &hg, 1);
         trr_f32_to_f16(&w, &hw, 1);
+        return (double)llabs(ordered(hg, 0x8000u) - ordered(hw, 0x8000u));
+    }
+    if (dt == TRR_BF16) {
+        uint16_t hg = trr_bf16_from_float(g), hw = trr_bf16_from_float(w);
         return (double)llabs(ordered(hg, 0x8000u) - ordered(hw, 0x8000u));
     }
     uint32_t bg, bw;
@@ -155,6 +156,10 @@ void trr_conf_worst_init(trr_conf_mode mode, trr_op op, trr_conf_worst *w1, trr_
         w1->metric = "frobenius", w1->bound = 2e-3;
         w2->metric = "max_rel", w2->bound = 1e-2;
         break;
+    case TRR_CONF_MODE_BF16:
+        w1->metric = "frobenius", w1->bound = 8e-3;
+        w2->metric = "max_rel", w2->bound = 4e-2;
+        break;
     }
 }
 
@@ -164,10 +169,10 @@ static int is_poison(trr_dtype dt, const uint8_t *buf, int64_t idx) {
         memcpy(&b, buf + idx * 4, 4);
         return b == TRR_CONF_POISON_F32;
     }
-    if (dt == TRR_F16) {
+    if (dt == TRR_F16 || dt == TRR_BF16) {
         uint16_t b;
         memcpy(&b, buf + idx * 2, 2);
-        return b == TRR_CONF_POISON_F16;
+        return b == trr_conf_poison(dt);
     }
     return 0;
 }
@@ -233,6 +238,24 @@ double trr_conf_f16_floor(double rms, int64_t k) {
     return fmax(TRR_CONF_F16_MIN_NORMAL, rms / 1024.0 * (depth > 1.0 ? pow(depth, 1.5) : 1.0));
 }
 
+double trr_conf_bf16_floor(double rms, int64_t k) {
+    const double depth = (double)k / 4096.0;
+    return fmax(TRR_CONF_BF16_MIN_NORMAL, rms / 128.0 * (depth > 1.0 ? pow(depth, 1.5) : 1.0));
+}
+
+double trr_conf_half_floor(trr_dtype dt, double rms, int64_t k) {
+    return dt == TRR_BF16 ? trr_conf_bf16_floor(rms, k) : trr_conf_f16_floor(rms, k);
+}
+
+uint32_t trr_conf_poison(trr_dtype dt) {
+    switch (dt) {
+    case TRR_U8: return TRR_CONF_POISON_U8_A;
+    case TRR_F16: return TRR_CONF_POISON_F16;
+    case TRR_BF16: return TRR_CONF_POISON_BF16;
+    default: return TRR_CONF_POISON_F32;
+    }
+}
+
 trr_status trr_conf_check(const trr_conf_check_input *in, trr_conf_result *res) {
     const trr_case *tc = in->tcase;
     const trr_call *call = in->call;
@@ -258,7 +281,7 @@ trr_status trr_conf_check(const trr_conf_check_input *in, trr_conf_result *res) 
     const double rms = rows * cols > 0 ? sqrt(ref2 / (double)(rows * cols)) : 0;
     int64_t dims[3];
     trr_case_dims(tc, dims);
-    const double f16_floor = trr_conf_f16_floor(rms, dims[2]);
+    const double f16_floor = trr_conf_half_floor(odt, rms, dims[2]);
 
     trr_conf_worst w1, w2;
     trr_conf_worst_init(mode, tc->op, &w1, &w2);
@@ -306,10 +329,10 @@ trr_status trr_conf_check(const trr_conf_check_input *in, trr_conf_result *res) 
             /* Frobenius and f16: judged over the whole output below; f16 also bounds each element */
             const double err = fabs(got - want);
             err2 += err * err;
-            if (mode == TRR_CONF_MODE_F16) trr_conf_note(&w2, err / fmax(fabs(want), f16_floor), r, c, got, want);
+            if (mode == TRR_CONF_MODE_F16 || mode == TRR_CONF_MODE_BF16) trr_conf_note(&w2, err / fmax(fabs(want), f16_floor), r, c, got, want);
         }
         /* the Frobenius bound holds per matrix: each batch is judged on its own and the worst one reported */
-        if ((mode == TRR_CONF_MODE_FROB || mode == TRR_CONF_MODE_F16) && (r + 1) % mrows == 0) {
+        if ((mode == TRR_CONF_MODE_FROB || mode == TRR_CONF_MODE_F16 || mode == TRR_CONF_MODE_BF16) && (r + 1) % mrows == 0) {
             double bref2 = 0;
             for (int64_t i = (r + 1 - mrows) * cols; i < (r + 1) * cols; i++)
                 if (!isnan(in->ref[i])) bref2 += in->ref[i] * in->ref[i];

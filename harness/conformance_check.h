@@ -13,8 +13,12 @@
  * arithmetic produces; u8 has no such value, so u8 outputs run twice, with each of these. */
 #define TRR_CONF_POISON_F32 0xFFC5A5A5u
 #define TRR_CONF_POISON_F16 0xFE5Au
+#define TRR_CONF_POISON_BF16 0xFFE5u
 #define TRR_CONF_POISON_U8_A 0xA5u
 #define TRR_CONF_POISON_U8_B 0x5Au
+
+/* The poison for an output of dtype dt (u8: the first of its two). */
+uint32_t trr_conf_poison(trr_dtype dt);
 
 typedef struct trr_conf_check_input {
     const trr_case *tcase;
@@ -31,7 +35,7 @@ typedef struct trr_conf_check_input {
  * host memory for the bookkeeping runs out (result untouched). */
 trr_status trr_conf_check(const trr_conf_check_input *in, trr_conf_result *result);
 
-/* One element of a host array as a double: f32, f16 (exactly widened) or u8. */
+/* One element of a host array as a double: f32, f16 or bf16 (exactly widened) or u8. */
 double trr_conf_load(const void *base, trr_dtype dtype, int64_t index);
 
 /* The pieces of the rules that the benchmarks' sampled check (bench/check.c) judges by too, so both verdicts
@@ -48,6 +52,18 @@ double trr_conf_load(const void *base, trr_dtype dtype, int64_t index);
  * (1 x 17 x 4099) gets 0.1% more. */
 double trr_conf_f16_floor(double rms, int64_t k);
 
+/* The smallest normal bf16: f32's, 2^-126. */
+#define TRR_CONF_BF16_MIN_NORMAL 1.1754943508222875e-38
+
+/* The bf16 floor, by the same rule in bf16's unit: max(2^-126, 2^-7 * rms(ref) * max(1, (K / 4096)^1.5)).
+ * The f16 floor's 2^-10 is f16's machine epsilon (the spacing at 1: 10 mantissa bits), not its rounding unit
+ * 2^-11, so bf16's counterpart is its epsilon 2^-7 (7 mantissa bits), and the bounds scale alike (SPEC.md:
+ * f16 2e-3 / 1e-2, bf16 8e-3 / 4e-2, 4x and 8x the epsilon ratio's 1/8 step). The smallest normal is bf16's own
+ * (f32's exponent range). */
+double trr_conf_bf16_floor(double rms, int64_t k);
+/* The floor for a half-precision output dtype (f16 or bf16). */
+double trr_conf_half_floor(trr_dtype dt, double rms, int64_t k);
+
 /* How an op's output is judged. */
 typedef enum trr_conf_mode {
     TRR_CONF_MODE_BITEXACT, /* copy, add f32 */
@@ -55,6 +71,7 @@ typedef enum trr_conf_mode {
     TRR_CONF_MODE_ROW_REL,  /* row_sum */
     TRR_CONF_MODE_FROB,     /* matmul with f32 output */
     TRR_CONF_MODE_F16,      /* any other f16 output */
+    TRR_CONF_MODE_BF16,     /* any other bf16 output: as f16, with bf16's bounds and floor */
     TRR_CONF_MODE_GREY_U8   /* rgb_to_grey u8 */
 } trr_conf_mode;
 

@@ -18,15 +18,10 @@
 
 static double load(const trr_operand *o, int64_t idx) {
     switch (o->dtype) {
-    case TRR_F32: return ((const float *)o->mem)[idx];
-    case TRR_F16: return trr_half_to_float(((const uint16_t *)o->mem)[idx]);
-    case TRR_U8: return ((const uint8_t *)o->mem)[idx];
-    case TRR_BF16: {
-        uint32_t bits = (uint32_t)((const uint16_t *)o->mem)[idx] << 16;
-        float f;
-        memcpy(&f, &bits, sizeof f);
-        return f;
-    }
+    case TRR_F32:
+    case TRR_F16:
+    case TRR_BF16:
+    case TRR_U8: return trr_dtype_load_f32(o->mem, o->dtype, idx);
     default: return NAN;
     }
 }

@@ -4,7 +4,7 @@
  * of the lists. Rows for a named backend hide the generic rows (backend NULL) for the same op and dtype.
  *
  * What the tables hold, per backend kind:
- *   cuda    matmul f16: SPEC.md's known-good NVIDIA configs on mma.sync (variant mma), each with split-K 1, 2
+ *   cuda    matmul f16 and bf16: SPEC.md's known-good NVIDIA configs on mma.sync (variant mma), each with split-K 1, 2
  *           and 4, and the Hopper kernel's tiles (variant wgmma); matmul f32: SIMT
  *           tiles (BM x BN x BK, threads), also with split-K; streaming ops: threads x vector width; softmax
  *           and row_sum: threads per row.
@@ -115,13 +115,16 @@ static const trr_config vk_coop_tiles[] = {
     {.block_m = 64, .block_n = 64, .block_k = 32, .threads = 128},
 };
 
+/* The CUDA tensor-core kernels take bf16 as they take f16 (the same tiles, one instruction type apart). */
+#define HALVES (TRR_DTYPE_BIT(TRR_F16) | TRR_DTYPE_BIT(TRR_BF16))
+
 /* n_list = -1 stands for op_table.c's SPEC list: an extern array's address and length cannot initialise a
  * static row's count. */
 static const space_row space_table[] = {
     /* ---- cuda ---- */
-    {.backend = "cuda", .ops = MATMUL, .in_dtypes = TRR_DTYPE_BIT(TRR_F16), .list = NULL, .n_list = -1,
+    {.backend = "cuda", .ops = MATMUL, .in_dtypes = HALVES, .list = NULL, .n_list = -1,
      .split_k = {1, 2, 4}, .variant = {TRR_VARIANT_MMA}},
-    {.backend = "cuda", .ops = MATMUL, .in_dtypes = TRR_DTYPE_BIT(TRR_F16), LIST(cuda_wgmma_tiles),
+    {.backend = "cuda", .ops = MATMUL, .in_dtypes = HALVES, LIST(cuda_wgmma_tiles),
      .variant = {TRR_VARIANT_WGMMA}},
     {.backend = "cuda", .ops = MATMUL, .in_dtypes = TRR_DTYPE_BIT(TRR_F32), LIST(cuda_f32_tiles),
      .split_k = {1, 2, 4}},
@@ -134,6 +137,7 @@ static const space_row space_table[] = {
     {.backend = "opencl", .ops = ROWWISE, .threads = {16, 32, 64, 128, 256, 512}},
     /* ---- vulkan ---- */
     {.backend = "vulkan", .ops = MATMUL, LIST(wg_tiles), .variant = {TRR_VARIANT_SIMT}},
+    /* f16 only: there is no bf16 cooperative-matrix kernel (it needs GL_EXT_bfloat16), bf16 runs simt */
     {.backend = "vulkan", .ops = MATMUL, .in_dtypes = TRR_DTYPE_BIT(TRR_F16), LIST(vk_coop_tiles),
      .variant = {TRR_VARIANT_COOP_KHR, TRR_VARIANT_COOP_NV, TRR_VARIANT_CM2}},
     {.backend = "vulkan", .ops = STREAMING, LIST(vk_streaming)},

@@ -11,6 +11,7 @@
 #include "cache_flush.h"
 #include "cases.h"
 #include "conformance_check.h"
+#include "half.h"
 #include "layout.h"
 #include "random.h"
 #include "reference.h"
@@ -56,14 +57,7 @@ static void fill_input(operand *o, trr_op op, uint64_t *rng) {
             o->host[i] = trr_rng_byte(rng);
             continue;
         }
-        float v = trr_rng_input(rng, op);
-        if (o->dtype == TRR_F32) {
-            memcpy(o->host + i * 4, &v, 4);
-        } else {
-            uint16_t h;
-            trr_f32_to_f16(&v, &h, 1);
-            memcpy(o->host + i * 2, &h, 2);
-        }
+        trr_dtype_store_f32(o->host, o->dtype, (int64_t)i, trr_rng_input(rng, op));
     }
 }
 
@@ -174,7 +168,7 @@ static void poison_output(tune_run *r, uint8_t *host, uint32_t poison) {
     for (int64_t e = 0; e < r->out_count; e++) {
         uint8_t *p = host + (size_t)(r->out_offset + e) * z->esz;
         if (z->dtype == TRR_F32) memcpy(p, &poison, 4);
-        else if (z->dtype == TRR_F16) {
+        else if (z->dtype == TRR_F16 || z->dtype == TRR_BF16) {
             uint16_t h = (uint16_t)poison;
             memcpy(p, &h, 2);
         } else *p = (uint8_t)poison;
@@ -334,7 +328,7 @@ static trr_status prepare(tune_run *r, uint64_t seed) {
                            TRR_EPI_NONE, 0.0f, r->job->allow_tf32 ? TRR_MATMUL_ALLOW_TF32 : 0u, &r->call, &empty));
     if (r->call.slices != 1) return trr_error(r->ctx, TRR_ERR_INTERNAL, "tune: packed operands did not fold");
     const trr_dtype zdt = r->op[TRR_OUT].dtype;
-    r->poison = zdt == TRR_U8 ? TRR_CONF_POISON_U8_A : zdt == TRR_F16 ? TRR_CONF_POISON_F16 : TRR_CONF_POISON_F32;
+    r->poison = trr_conf_poison(zdt);
     r->before = malloc(r->out_bytes);
     r->after = malloc(r->out_bytes);
     r->before2 = malloc(r->out_bytes);

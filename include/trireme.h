@@ -282,6 +282,10 @@ TRR_API trr_status trr_variant_from_name(const char *name, trr_variant *out_vari
 /* ---- half precision (IEEE binary16, round to nearest even) ---- */
 TRR_API trr_status trr_f32_to_f16(const float *src, uint16_t *dst, size_t n);
 TRR_API trr_status trr_f16_to_f32(const uint16_t *src, float *dst, size_t n);
+/* ---- bfloat16 (1 sign, 8 exponent, 7 mantissa bits: the top half of an f32; round to nearest even,
+ * overflow to inf, NaN stays a quiet NaN, subnormals kept) ---- */
+TRR_API trr_status trr_f32_to_bf16(const float *src, uint16_t *dst, size_t n);
+TRR_API trr_status trr_bf16_to_f32(const uint16_t *src, float *dst, size_t n);
 
 #ifdef __cplusplus
 }

@@ -6,6 +6,7 @@
  * from a skip into a failure. */
 #include "conformance.h"
 #include "conformance_check.h"
+#include "half.h"
 
 #include <cjson/cJSON.h>
 #include <criterion/criterion.h>
@@ -171,6 +172,25 @@ Test(checker, f16_floor_grows_with_matmul_depth_past_4096) {
     cr_assert_float_eq(trr_conf_f16_floor(2048.0, 16384), 16.0, 1e-12);
     /* never below the smallest normal half */
     cr_assert_eq(trr_conf_f16_floor(1e-6, 8192), TRR_CONF_F16_MIN_NORMAL);
+}
+
+Test(checker, bf16_judged_by_its_own_bounds_and_floor) {
+    /* the same rule as f16 in bf16's epsilon: rms / 128, growing as K^1.5 past 4096, never below 2^-126 */
+    cr_assert_float_eq(trr_conf_bf16_floor(2048.0, 1), 16.0, 1e-15);
+    cr_assert_float_eq(trr_conf_bf16_floor(2048.0, 16384), 128.0, 1e-12);
+    cr_assert_eq(trr_conf_bf16_floor(0.0, 1), TRR_CONF_BF16_MIN_NORMAL);
+    cr_assert_float_eq(trr_conf_half_floor(TRR_F16, 2048.0, 1), 2.0, 1e-15);
+    trr_case c = {.op = TRR_OP_MATMUL, .in_dtype = TRR_BF16, .out_dtype = TRR_BF16};
+    cr_assert_eq(trr_conf_mode_of(&c), TRR_CONF_MODE_BF16);
+    trr_conf_worst w1, w2;
+    trr_conf_worst_init(TRR_CONF_MODE_BF16, TRR_OP_MATMUL, &w1, &w2);
+    cr_assert_float_eq(w1.bound, 8e-3, 0.0);
+    cr_assert_float_eq(w2.bound, 4e-2, 0.0);
+    c.out_dtype = TRR_F32; /* a bf16 matmul with f32 output is judged as f32 */
+    cr_assert_eq(trr_conf_mode_of(&c), TRR_CONF_MODE_FROB);
+    /* one bf16 step apart is one ulp, and the poison is a NaN */
+    cr_assert_float_eq(trr_conf_ulp_distance(TRR_BF16, 1.0, 1.0078125), 1.0, 0.0);
+    cr_assert(isnan(trr_bf16_to_float((uint16_t)trr_conf_poison(TRR_BF16))));
 }
 
 /* The JSON report describes itself: tool, version, command line, host, commit (a describe or null), date, and

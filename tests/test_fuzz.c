@@ -429,25 +429,17 @@ static void put_nice(fuzz *f, const trr_tensor *t, int64_t elem, int64_t logical
     (void)logical;
     const trr_op op = *(const trr_op *)user;
     uint8_t *mem = f->shadow[index_of(f, t->buffer)];
-    const float v = trr_rng_input(&f->rng, op);
-    switch (t->dtype) {
-    case TRR_F32: memcpy(mem + elem * 4, &v, 4); break;
-    case TRR_F16: {
-        uint16_t h = trr_half_from_float(v);
-        memcpy(mem + elem * 2, &h, 2);
-        break;
-    }
-    default: mem[elem] = trr_rng_byte(&f->rng); break;
-    }
+    if (t->dtype == TRR_U8) mem[elem] = trr_rng_byte(&f->rng);
+    else trr_dtype_store_f32(mem, t->dtype, elem, trr_rng_input(&f->rng, op));
 }
 
 static void put_poison(fuzz *f, const trr_tensor *t, int64_t elem, int64_t logical, void *user) {
     (void)logical, (void)user;
     uint8_t *mem = f->shadow[index_of(f, t->buffer)];
     const uint32_t p32 = TRR_CONF_POISON_F32;
-    const uint16_t p16 = TRR_CONF_POISON_F16;
+    const uint16_t p16 = (uint16_t)trr_conf_poison(t->dtype); /* f16 or bf16 */
     if (t->dtype == TRR_F32) memcpy(mem + elem * 4, &p32, 4);
-    else if (t->dtype == TRR_F16) memcpy(mem + elem * 2, &p16, 2);
+    else if (t->dtype == TRR_F16 || t->dtype == TRR_BF16) memcpy(mem + elem * 2, &p16, 2);
     else mem[elem] = trr_rng_byte(&f->rng);
 }
 

@@ -3,6 +3,9 @@
  * kernels share these helpers without any #include: NVRTC on the GPU machine may not find the toolkit headers.
  * Halves travel as unsigned short and convert through PTX, which is exact (f16 -> f32) and rounds to nearest
  * even (f32 -> f16), the SPEC's "round once on store".
+ * bf16 travels as trr_bf16, a 2-byte struct (not unsigned short, so overloads tell it from f16): widened by a
+ * shift (exact), rounded to nearest even in integer registers on store (every architecture, where cvt.rn.bf16
+ * needs sm_80), a NaN kept a quiet NaN. Dtype codes in -D options follow trr_dtype: 0 f32, 1 f16, 2 bf16.
  */
 typedef unsigned short trr_half;
 
@@ -18,12 +21,30 @@ __device__ __forceinline__ unsigned short trr_f2h(float f) {
     return h;
 }
 
+struct trr_bf16 {
+    unsigned short bits;
+};
+
+__device__ __forceinline__ float trr_bf2f(unsigned short b) { return __uint_as_float((unsigned)b << 16); }
+
+__device__ __forceinline__ unsigned short trr_f2bf(float f) {
+    unsigned x = __float_as_uint(f);
+    if ((x & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((x >> 16) | 0x40u);
+    return (unsigned short)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+}
+
 __device__ __forceinline__ float trr_to_f32(float v) { return v; }
+__device__ __forceinline__ float trr_to_f32(trr_bf16 v) { return trr_bf2f(v.bits); }
 __device__ __forceinline__ float trr_to_f32(unsigned short v) { return trr_h2f(v); }
 
 template <typename T> __device__ __forceinline__ T trr_from_f32(float v);
 template <> __device__ __forceinline__ float trr_from_f32<float>(float v) { return v; }
 template <> __device__ __forceinline__ unsigned short trr_from_f32<unsigned short>(float v) { return trr_f2h(v); }
+template <> __device__ __forceinline__ trr_bf16 trr_from_f32<trr_bf16>(float v) {
+    trr_bf16 r;
+    r.bits = trr_f2bf(v);
+    return r;
+}
 
 /* Two consecutive outputs as one 8-byte (f32) or 4-byte (f16) store; p must be aligned to the pair. */
 __device__ __forceinline__ void trr_store2(float *p, float v0, float v1) {
@@ -34,6 +55,9 @@ __device__ __forceinline__ void trr_store2(float *p, float v0, float v1) {
 }
 __device__ __forceinline__ void trr_store2(unsigned short *p, float v0, float v1) {
     *(unsigned *)p = (unsigned)trr_f2h(v0) | ((unsigned)trr_f2h(v1) << 16);
+}
+__device__ __forceinline__ void trr_store2(trr_bf16 *p, float v0, float v1) {
+    *(unsigned *)p = (unsigned)trr_f2bf(v0) | ((unsigned)trr_f2bf(v1) << 16);
 }
 
 /* C[row][col] and C[row][col+1], the pair a tensor-core accumulator fragment holds, masked at the edges;

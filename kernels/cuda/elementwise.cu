@@ -1,6 +1,6 @@
 /*
  * copy, add and the unary ops (gelu, silu) over a flat vector (rows == 1: every operand packed) or rows x cols
- * with row strides. Compile-time: OP (0 copy, 1 add, 2 gelu, 3 silu); DT (0 f32, 1 f16) for all but copy; ES
+ * with row strides. Compile-time: OP (0 copy, 1 add, 2 gelu, 3 silu); DT (0 f32, 1 f16, 2 bf16) for all but copy; ES
  * (element bytes 1, 2, 4) for copy, which moves bits and so needs only the element size. The unary ops share
  * every line but ew_unary: f16 is widened to f32, computed in f32 and rounded once on store.
  * The flat kernel streams 16-byte vectors, four in flight per thread before the first store, over a grid the
@@ -17,6 +17,8 @@ typedef unsigned int T;
 #endif
 #elif DT == 0
 typedef float T;
+#elif DT == 2
+typedef trr_bf16 T;
 #else
 typedef unsigned short T;
 #endif

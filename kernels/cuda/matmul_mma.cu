@@ -1,7 +1,8 @@
 /*
  * f16 matmul on the tensor cores: C = act(A . B), f16 operands, f32 accumulation, f16 or f32 C.
  * Compile-time: BM, BN, BK, WARPS_M, WARPS_N (warp grid over the tile), STAGES, TRANS_B (0: B is [K,N]
- * row-major; 1: B is stored [N,K]), DT_OUT (0 f32, 1 f16), MMA_V (main loop: 0 loads each k step's fragments
+ * row-major; 1: B is stored [N,K]), DT_IN (1 f16, 2 bf16: the operands' type for mma.sync; both are 16-bit to every
+ * other line), DT_OUT (0 f32, 1 f16, 2 bf16), MMA_V (main loop: 0 loads each k step's fragments
  * before its mma; 1 software-pipelines them, the next step's ldmatrix issued before this step's mma, across
  * the tile barrier too; the host picks 1 where the extra fragment registers fit).
  * Requirements the host checks: A row-major, lda and ldb multiples of 8, A and B 16-byte aligned (every
@@ -40,7 +41,11 @@
 #if DT_OUT == 0
 typedef float TO;
 #else
+#if DT_OUT == 2
+typedef trr_bf16 TO;
+#else
 typedef unsigned short TO;
+#endif
 #endif
 
 /* Byte offset of 16-byte chunk c of row r in a tile with cpr chunks per row: the chunk index is XORed with a
@@ -79,8 +84,14 @@ __device__ __forceinline__ void mma_ldmatrix_x4_trans(unsigned addr, unsigned *r
                  : "r"(addr));
 }
 
+#if DT_IN == 2
+#define MMA_AB "bf16"
+#else
+#define MMA_AB "f16"
+#endif
+
 __device__ __forceinline__ void mma_16816(float *c, const unsigned *a, unsigned b0, unsigned b1) {
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32." MMA_AB "." MMA_AB ".f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
                  "{%0,%1,%2,%3};"
                  : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));

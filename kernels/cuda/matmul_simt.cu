@@ -1,7 +1,7 @@
 /*
  * matmul on the CUDA cores: C = act(A . B) with f32 accumulation, true f32 multiply-adds (no TF32).
  * The path for f32, and for f16 operands the tensor-core kernel cannot take (transposed A, unaligned strides).
- * Compile-time: DT_IN (0 f32, 1 f16), DT_OUT (0 f32, 1 f16), BM, BN, BK, TRANS_A, TRANS_B, ALIGNED.
+ * Compile-time: DT_IN (0 f32, 1 f16, 2 bf16), DT_OUT (0 f32, 1 f16, 2 bf16), BM, BN, BK, TRANS_A, TRANS_B, ALIGNED.
  * Each thread owns an 8x8 block of C as two 4-row by two 4-column quarters half a tile apart, so its shared
  * memory reads are 16-byte vectors that a warp shares or spreads over distinct banks. THREADS = BM/8 * BN/8.
  * Tiles move global -> registers -> shared memory, double-buffered: the next tile's global loads are in flight
@@ -12,12 +12,20 @@
 #if DT_IN == 0
 typedef float TI;
 #else
+#if DT_IN == 2
+typedef trr_bf16 TI;
+#else
 typedef unsigned short TI;
+#endif
 #endif
 #if DT_OUT == 0
 typedef float TO;
 #else
+#if DT_OUT == 2
+typedef trr_bf16 TO;
+#else
 typedef unsigned short TO;
+#endif
 #endif
 
 #define THREADS ((BM / 8) * (BN / 8))
@@ -45,7 +53,7 @@ __device__ __forceinline__ void simt_load4(const TI *p, bool in_row, int c, int 
 #else
         simt_h4 w = *(const simt_h4 *)p;
 #pragma unroll
-        for (int j = 0; j < 4; j++) out[j] = trr_h2f(w.v[j]);
+        for (int j = 0; j < 4; j++) out[j] = DT_IN == 2 ? trr_bf2f(w.v[j]) : trr_h2f(w.v[j]);
 #endif
         return;
     }

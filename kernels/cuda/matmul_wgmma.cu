@@ -1,7 +1,7 @@
 /*
  * f16 matmul on Hopper's warpgroup tensor-core instructions (sm_90a only): C = act(A . B), f16 operands, f32
  * accumulation, f16 or f32 C. Compile-time: BN (128 or 256), STAGES, TRANS_B (0: B is [K,N] row-major; 1: B is
- * stored [N,K]), DT_OUT (0 f32, 1 f16). Fixed: BM 128, BK 64, 384 threads (3 warpgroups).
+ * stored [N,K]), DT_IN (1 f16, 2 bf16: the operands' type for wgmma), DT_OUT (0 f32, 1 f16, 2 bf16). Fixed: BM 128, BK 64, 384 threads (3 warpgroups).
  * Requirements the host checks: compute capability 9.0, A row-major, lda and ldb multiples of 8, A and B 16-byte
  * aligned (the tensor-map rules). M, N, K are arbitrary: the tensor-memory-access unit (TMA) fills the parts of
  * a box outside the matrix with zeros, so edge tiles multiply zeros and only the stores are masked.
@@ -33,7 +33,11 @@
 #if DT_OUT == 0
 typedef float TO;
 #else
+#if DT_OUT == 2
+typedef trr_bf16 TO;
+#else
 typedef unsigned short TO;
+#endif
 #endif
 
 /* CUtensorMap: 128 opaque bytes, 64-byte aligned, passed by value as a __grid_constant__ parameter. */
@@ -99,10 +103,16 @@ __device__ __forceinline__ void wg_fence_acc(float *d) {
     for (int i = 0; i < NACC; i++) asm volatile("" : "+f"(d[i])::"memory");
 }
 
+#if DT_IN == 2
+#define WG_AB "bf16"
+#else
+#define WG_AB "f16"
+#endif
+
 /* D[64 x 128] += A (smem, K-major) . B (smem; TNSP: 0 K-major, 1 N-major), f16 in, f32 accumulate. */
 template <int TNSP> __device__ __forceinline__ void wg_mma_n128(float *d, unsigned long long da, unsigned long long db) {
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {"
+                 "wgmma.mma_async.sync.aligned.m64n128k16.f32." WG_AB "." WG_AB " {"
                  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
                  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
                  "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
@@ -122,7 +132,7 @@ template <int TNSP> __device__ __forceinline__ void wg_mma_n128(float *d, unsign
 /* D[64 x 256] += A (smem, K-major) . B (smem; TNSP: 0 K-major, 1 N-major), f16 in, f32 accumulate. */
 template <int TNSP> __device__ __forceinline__ void wg_mma_n256(float *d, unsigned long long da, unsigned long long db) {
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 {"
+                 "wgmma.mma_async.sync.aligned.m64n256k16.f32." WG_AB "." WG_AB " {"
                  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
                  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
                  "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"

@@ -1,11 +1,13 @@
 /*
- * row_sum: y[r] = sum_c x[r,c], accumulated in f32. Compile-time: DT (0 f32, 1 f16). One block per row; each
+ * row_sum: y[r] = sum_c x[r,c], accumulated in f32. Compile-time: DT (0 f32, 1 f16, 2 bf16). One block per row; each
  * thread sums its strided share of the row with Kahan compensation (free in a memory-bound loop, and it keeps
  * long rows inside the SPEC's 1e-6 * sum|x| bound), then the block reduces the partial sums.
  * vec != 0 when every row starts 16-byte aligned.
  */
 #if DT == 0
 typedef float T;
+#elif DT == 2
+typedef trr_bf16 T;
 #else
 typedef unsigned short T;
 #endif

@@ -1,6 +1,6 @@
 /*
  * softmax over rows: y[r,:] = exp(x[r,:] - max) / sum(exp(x[r,:] - max)).
- * Compile-time: DT (0 f32, 1 f16), THREADS per block, ITEMS (elements each thread holds, a multiple of VEC);
+ * Compile-time: DT (0 f32, 1 f16, 2 bf16), THREADS per block, ITEMS (elements each thread holds, a multiple of VEC);
  * both fixed so the launch bound caps registers at what THREADS allows. One block per row.
  * softmax_rows keeps the whole row in registers (N <= THREADS * ITEMS), so x is read once and y written
  * once: the single pass that makes this op memory-bound. softmax_online serves longer rows: pass one keeps a
@@ -10,6 +10,8 @@
  */
 #if DT == 0
 typedef float T;
+#elif DT == 2
+typedef trr_bf16 T;
 #else
 typedef unsigned short T;
 #endif

@@ -1,6 +1,8 @@
 /* Shared by every Trireme OpenCL program (prepended by the host). OpenCL C 1.2.
- * Operand dtypes arrive as -DX_DT, -DY_DT, -DZ_DT: 0 f32, 1 f16, 3 u8. Halves are storage only (NVIDIA and
- * PoCL lack cl_khr_fp16): loaded with vload_half, computed in f32, stored once with round-to-nearest-even. */
+ * Operand dtypes arrive as -DX_DT, -DY_DT, -DZ_DT: 0 f32, 1 f16, 2 bf16, 3 u8. Halves are storage only (NVIDIA
+ * and PoCL lack cl_khr_fp16): loaded with vload_half, computed in f32, stored once with round-to-nearest-even.
+ * bf16 is held as ushort (OpenCL C has no bfloat16 type): widened by a shift, rounded to nearest even on store
+ * in integer registers. */
 
 /* Results must not depend on whether the compiler fuses a*b+c; kernels that want fma() say so. */
 #pragma OPENCL FP_CONTRACT OFF
@@ -10,17 +12,30 @@
 
 #define DT_F32 0
 #define DT_F16 1
+#define DT_BF16 2
 #define DT_U8 3
+
+/* f32 bits (uint or uintN) -> bf16 bits, round to nearest even on the 16 dropped bits (a carry bumps the
+ * exponent, up to inf); a NaN keeps its sign and top payload with the quiet bit set, so it cannot truncate to
+ * an infinity. select() takes scalar and vector conditions alike. */
+#define BF16_BITS_RNE(b) select(((b) + 0x7fffu + (((b) >> 16) & 1u)) >> 16, ((b) >> 16) | 0x40u, ((b) & 0x7fffffffu) > 0x7f800000u)
+inline ushort trr_f2bf(float v) {
+    uint b = as_uint(v);
+    return (ushort)BF16_BITS_RNE(b);
+}
 
 /* Scalar load/store of one element as float, by operand dtype. */
 #define LOAD_DT_0(p, i) ((p)[i])
 #define LOAD_DT_1(p, i) vload_half((i), (p))
+#define LOAD_DT_2(p, i) as_float((uint)(p)[i] << 16)
 #define LOAD_DT_3(p, i) convert_float((p)[i])
 #define STORE_DT_0(v, p, i) ((p)[i] = (v))
 #define STORE_DT_1(v, p, i) vstore_half_rte((v), (i), (p))
+#define STORE_DT_2(v, p, i) ((p)[i] = trr_f2bf(v))
 #define STORE_DT_3(v, p, i) ((p)[i] = convert_uchar_sat_rte(v))
 #define TYPE_DT_0 float
 #define TYPE_DT_1 half
+#define TYPE_DT_2 ushort
 #define TYPE_DT_3 uchar
 
 #ifdef X_DT

@@ -2,8 +2,8 @@
  * Flat form (rows == 1): each work-item takes VEC consecutive elements; ALIGNED=1 when every offset is a
  * multiple of VEC, so whole vectors are loaded through vector pointers; the last work-item masks the tail.
  * Strided form: a 2-D grid, one element per work-item, with a row stride per operand.
- * OP: 0 copy (raw bits of type COPY_T), 1 add, 2 a unary op (UNARY names its macro: GELU or SILU; f16 is
- * widened to f32, computed in f32 and rounded once on store), 3 rgb_to_grey (with -DGREY). */
+ * OP: 0 copy (raw bits of type COPY_T), 1 add, 2 a unary op (UNARY names its macro: GELU or SILU; f16 and bf16
+ * are widened to f32, computed in f32 and rounded once on store), 3 rgb_to_grey (with -DGREY). */
 
 #if VEC == 1
 #define floatV float
@@ -11,6 +11,8 @@
 #define VLOAD_H(p, i) vload_half((i), (p))
 #define VSTORE_F(v, p, i) ((p)[i] = (v))
 #define VSTORE_H(v, p, i) vstore_half_rte((v), (i), (p))
+#define VLOAD_B(p, i) LOAD_DT_2(p, i)
+#define VSTORE_B(v, p, i) STORE_DT_2(v, p, i)
 #else
 #define floatV CAT(float, VEC)
 #if ALIGNED
@@ -22,6 +24,13 @@
 #endif
 #define VLOAD_H(p, i) CAT(vload_half, VEC)((i), (p))
 #define VSTORE_H(v, p, i) CAT(CAT(vstore_half, VEC), _rte)((v), (i), (p))
+/* bf16 vectors: ushortN through vloadN/vstoreN (any alignment), widened and rounded in uintN registers */
+#define VLOAD_B(p, i) CAT(as_float, VEC)(CAT(convert_uint, VEC)(CAT(vload, VEC)((i), (p))) << 16)
+#define VSTORE_B(v, p, i) CAT(vstore, VEC)(trr_f2bf_v(v), (i), (p))
+inline CAT(ushort, VEC) trr_f2bf_v(floatV v) {
+    CAT(uint, VEC) b = CAT(as_uint, VEC)(v);
+    return CAT(convert_ushort, VEC)(BF16_BITS_RNE(b));
+}
 #endif
 
 #if OP == 0
@@ -67,20 +76,26 @@ __kernel void strided(__global const COPY_T *x, long xoff, int xs, __global cons
     z[zoff + (long)r * zs + c] = x[xoff + (long)r * xs + c];
 }
 
-#elif OP == 1 || OP == 2 /* add, unary: f32 or f16 operands, f32 arithmetic */
+#elif OP == 1 || OP == 2 /* add, unary: f32, f16 or bf16 operands, f32 arithmetic */
 
 #if X_DT == DT_F16
 #define VLOAD_X VLOAD_H
+#elif X_DT == DT_BF16
+#define VLOAD_X VLOAD_B
 #else
 #define VLOAD_X VLOAD_F
 #endif
 #if defined(Y_DT) && Y_DT == DT_F16
 #define VLOAD_Y VLOAD_H
+#elif defined(Y_DT) && Y_DT == DT_BF16
+#define VLOAD_Y VLOAD_B
 #else
 #define VLOAD_Y VLOAD_F
 #endif
 #if Z_DT == DT_F16
 #define VSTORE_Z VSTORE_H
+#elif Z_DT == DT_BF16
+#define VSTORE_Z VSTORE_B
 #else
 #define VSTORE_Z VSTORE_F
 #endif

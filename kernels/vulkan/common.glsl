@@ -1,4 +1,5 @@
-// Shared by every Trireme Vulkan kernel: operand types chosen at build time (-DX_F16, -DX_U8, -DZ_F16, -DZ_U8),
+// Shared by every Trireme Vulkan kernel: operand types chosen at build time (-DX_F16, -DX_BF16, -DX_U8, -DZ_F16,
+// -DZ_BF16, -DZ_U8),
 // the three storage-buffer bindings of the one descriptor set layout, and the push constants.
 // 16-bit and 8-bit values go through 16/8-bit storage, so single-element writes never race on a shared word.
 #extension GL_EXT_shader_16bit_storage : require
@@ -8,6 +9,8 @@
 
 #if defined(X_F16)
 #define XT float16_t
+#elif defined(X_BF16)
+#define XT uint16_t
 #elif defined(X_U8)
 #define XT uint8_t
 #else
@@ -16,10 +19,41 @@
 
 #if defined(Z_F16)
 #define ZT float16_t
+#elif defined(Z_BF16)
+#define ZT uint16_t
 #elif defined(Z_U8)
 #define ZT uint8_t
 #else
 #define ZT float
+#endif
+
+// bf16 has no GLSL type here (GL_EXT_bfloat16 is newer than the glslang we build with): it is held as uint16_t
+// through 16-bit storage, widened by a shift (exact) and rounded to nearest even in integer registers on store.
+// XF / XVF turn a loaded X element (or 4-vector) into float; ZC / ZVC turn a float (vec4) into a Z element.
+// f32 bits -> bf16 bits, round to nearest even (a carry bumps the exponent, up to inf); a NaN keeps its sign and
+// top payload with the quiet bit set, so it cannot truncate to an infinity.
+uint trr_f2bf(float f) {
+    uint b = floatBitsToUint(f);
+    return (b & 0x7fffffffu) > 0x7f800000u ? (b >> 16) | 0x40u : (b + 0x7fffu + ((b >> 16) & 1u)) >> 16;
+}
+// The vector paths hold 4 bf16 as a uvec2 (element 0 in the low half of .x), since 16-bit vector conversions
+// would need shaderInt16; the 8-byte access is the same as an f16vec4's.
+#if defined(X_BF16)
+#define XF(v) uintBitsToFloat(uint(v) << 16)
+#define XVF(v) uintBitsToFloat(uvec4((v).x << 16, (v).x & 0xffff0000u, (v).y << 16, (v).y & 0xffff0000u))
+#else
+#define XF(v) float(v)
+#define XVF(v) vec4(v)
+#endif
+uvec2 trr_f2bf4(vec4 f) {
+    return uvec2(trr_f2bf(f.x) | (trr_f2bf(f.y) << 16), trr_f2bf(f.z) | (trr_f2bf(f.w) << 16));
+}
+#if defined(Z_BF16)
+#define ZC(f) uint16_t(trr_f2bf(f))
+#define ZVC(f) trr_f2bf4(f)
+#else
+#define ZC(f) ZT(f)
+#define ZVC(f) ZV(f)
 #endif
 
 layout(std430, set = 0, binding = 0) readonly buffer BufX { XT x[]; };

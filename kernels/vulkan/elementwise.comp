@@ -15,11 +15,15 @@ layout(constant_id = 1) const uint EPT = 4;
 
 #if defined(X_F16)
 #define XV f16vec4
+#elif defined(X_BF16)
+#define XV uvec2
 #else
 #define XV vec4
 #endif
 #if defined(Z_F16)
 #define ZV f16vec4
+#elif defined(Z_BF16)
+#define ZV uvec2
 #else
 #define ZV vec4
 #endif
@@ -41,10 +45,10 @@ float unary(float a) { return trr_gelu(a); }
 #endif
 
 float op1(uint i, uint r, uint c) {
-    float a = float(x[pc.xo + r * pc.xs0 + c]);
+    float a = XF(x[pc.xo + r * pc.xs0 + c]);
 #if defined(OP_ADD)
     // precise: f32 add must be bit-exact, so no contraction or reassociation.
-    precise float v = a + float(y[pc.yo + r * pc.ys0 + c]);
+    precise float v = a + XF(y[pc.yo + r * pc.ys0 + c]);
 #else
     float v = unary(a);
 #endif
@@ -69,9 +73,9 @@ void main() {
             [[unroll]] for (uint e = 0; e < EPT; e++) {
                 uint i = base + e * wg;
                 if (i < n4) {
-                    a[e] = vec4(xv[xo + i]);
+                    a[e] = XVF(xv[xo + i]);
 #if defined(OP_ADD)
-                    b[e] = vec4(yv[yo + i]);
+                    b[e] = XVF(yv[yo + i]);
 #endif
                 }
             }
@@ -83,13 +87,13 @@ void main() {
 #else
                     vec4 v = vec4(unary(a[e].x), unary(a[e].y), unary(a[e].z), unary(a[e].w));
 #endif
-                    zv[zo + i] = ZV(v);
+                    zv[zo + i] = ZVC(v);
                 }
             }
         }
         if (gid == 0u && t < n - n4 * 4u) {
             uint i = n4 * 4u + t; // contiguous: row 0, column i
-            z[pc.zo + i] = ZT(op1(i, 0u, i));
+            z[pc.zo + i] = ZC(op1(i, 0u, i));
         }
         return;
     }
@@ -103,7 +107,7 @@ void main() {
                 r = i / pc.cols;
                 c = i - r * pc.cols;
             }
-            z[pc.zo + r * pc.zs0 + c] = ZT(op1(i, r, c));
+            z[pc.zo + r * pc.zs0 + c] = ZC(op1(i, r, c));
         }
     }
 }

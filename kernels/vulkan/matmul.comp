@@ -73,7 +73,7 @@ void main() {
                 uint gm = m0 + mm, gk = k0 + kk;
                 float v = 0.0;
                 if (gm < M && gk < K)
-                    v = float(x[TRR_XO + (TRANS_A == 0u ? gm * pc.xs0 + gk : gk * pc.xs0 + gm)]);
+                    v = XF(x[TRR_XO + (TRANS_A == 0u ? gm * pc.xs0 + gk : gk * pc.xs0 + gm)]);
                 As[kk * A_LD + mm] = v;
             }
         }
@@ -85,7 +85,7 @@ void main() {
                 uint gn = n0 + nn, gk = k0 + kk;
                 float v = 0.0;
                 if (gn < N && gk < K)
-                    v = float(y[TRR_YO + (TRANS_B == 0u ? gk * pc.ys0 + gn : gn * pc.ys0 + gk)]);
+                    v = XF(y[TRR_YO + (TRANS_B == 0u ? gk * pc.ys0 + gn : gn * pc.ys0 + gk)]);
                 Bs[kk * B_LD + nn] = v;
             }
         }
@@ -104,7 +104,7 @@ void main() {
         if (gm >= M) continue;
         for (uint j = 0; j < TN; j++) {
             uint gn = n0 + tx + j * TXC;
-            if (gn < N) z[TRR_ZO + gm * pc.zs0 + gn] = ZT(act(acc[i * TN + j]));
+            if (gn < N) z[TRR_ZO + gm * pc.zs0 + gn] = ZC(act(acc[i * TN + j]));
         }
     }
 }

@@ -20,12 +20,12 @@ void main() {
     float a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0;
     uint c = t;
     for (; c + 3u * wg < pc.cols; c += 4u * wg) {
-        a0 += float(x[xb + c]);
-        a1 += float(x[xb + c + wg]);
-        a2 += float(x[xb + c + 2u * wg]);
-        a3 += float(x[xb + c + 3u * wg]);
+        a0 += XF(x[xb + c]);
+        a1 += XF(x[xb + c + wg]);
+        a2 += XF(x[xb + c + 2u * wg]);
+        a3 += XF(x[xb + c + 3u * wg]);
     }
-    for (; c < pc.cols; c += wg) a0 += float(x[xb + c]);
+    for (; c < pc.cols; c += wg) a0 += XF(x[xb + c]);
     s_part[t] = (a0 + a1) + (a2 + a3);
     barrier();
     for (uint h = wg / 2u; h > 0u; h >>= 1) {

@@ -49,12 +49,12 @@ void main() {
     float m = NEG_INF, s = 0.0, comp = 0.0;
     uint c = t;
     for (; c + 3u * wg < n; c += 4u * wg) {
-        online_add(float(x[xb + c]), m, s, comp);
-        online_add(float(x[xb + c + wg]), m, s, comp);
-        online_add(float(x[xb + c + 2u * wg]), m, s, comp);
-        online_add(float(x[xb + c + 3u * wg]), m, s, comp);
+        online_add(XF(x[xb + c]), m, s, comp);
+        online_add(XF(x[xb + c + wg]), m, s, comp);
+        online_add(XF(x[xb + c + 2u * wg]), m, s, comp);
+        online_add(XF(x[xb + c + 3u * wg]), m, s, comp);
     }
-    for (; c < n; c += wg) online_add(float(x[xb + c]), m, s, comp);
+    for (; c < n; c += wg) online_add(XF(x[xb + c]), m, s, comp);
     s_max[t] = m;
     s_sum[t] = s - comp;
     barrier();
@@ -75,10 +75,10 @@ void main() {
     float inv = 1.0 / s_sum[0];
     c = t;
     for (; c + 3u * wg < n; c += 4u * wg) {
-        z[zb + c] = ZT(exp(float(x[xb + c]) - m) * inv);
-        z[zb + c + wg] = ZT(exp(float(x[xb + c + wg]) - m) * inv);
-        z[zb + c + 2u * wg] = ZT(exp(float(x[xb + c + 2u * wg]) - m) * inv);
-        z[zb + c + 3u * wg] = ZT(exp(float(x[xb + c + 3u * wg]) - m) * inv);
+        z[zb + c] = ZC(exp(XF(x[xb + c]) - m) * inv);
+        z[zb + c + wg] = ZC(exp(XF(x[xb + c + wg]) - m) * inv);
+        z[zb + c + 2u * wg] = ZC(exp(XF(x[xb + c + 2u * wg]) - m) * inv);
+        z[zb + c + 3u * wg] = ZC(exp(XF(x[xb + c + 3u * wg]) - m) * inv);
     }
-    for (; c < n; c += wg) z[zb + c] = ZT(exp(float(x[xb + c]) - m) * inv);
+    for (; c < n; c += wg) z[zb + c] = ZC(exp(XF(x[xb + c]) - m) * inv);
 }

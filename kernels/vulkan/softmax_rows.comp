@@ -15,11 +15,15 @@ layout(constant_id = 1) const uint VPT = 4;
 
 #if defined(X_F16)
 #define XV f16vec4
+#elif defined(X_BF16)
+#define XV uvec2
 #else
 #define XV vec4
 #endif
 #if defined(Z_F16)
 #define ZV f16vec4
+#elif defined(Z_BF16)
+#define ZV uvec2
 #else
 #define ZV vec4
 #endif
@@ -43,7 +47,7 @@ void main() {
     [[unroll]] for (uint i = 0; i < VPT; i++) {
         uint c = t + i * wg;
         v[i] = vec4(NEG_INF);
-        if (c < n4) v[i] = vec4(xv[xb + c]);
+        if (c < n4) v[i] = XVF(xv[xb + c]);
         m = max(m, max(max(v[i].x, v[i].y), max(v[i].z, v[i].w)));
     }
     m = subgroupMax(m);
@@ -69,6 +73,6 @@ void main() {
     float inv = 1.0 / s;
     [[unroll]] for (uint i = 0; i < VPT; i++) {
         uint c = t + i * wg;
-        if (c < n4) zv[zb + c] = ZV(v[i] * inv);
+        if (c < n4) zv[zb + c] = ZVC(v[i] * inv);
     }
 }

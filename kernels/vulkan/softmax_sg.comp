@@ -17,11 +17,15 @@ layout(constant_id = 1) const uint VPT = 4;
 
 #if defined(X_F16)
 #define XV f16vec4
+#elif defined(X_BF16)
+#define XV uvec2
 #else
 #define XV vec4
 #endif
 #if defined(Z_F16)
 #define ZV f16vec4
+#elif defined(Z_BF16)
+#define ZV uvec2
 #else
 #define ZV vec4
 #endif
@@ -53,7 +57,7 @@ void main() {
             [[unroll]] for (uint i = 0; i < VPT; i++) {
                 uint c = lane + i * lanes;
                 v[i] = vec4(NEG_INF);
-                if (c < n4) v[i] = vec4(xv[xb + c]);
+                if (c < n4) v[i] = XVF(xv[xb + c]);
                 m = max(m, max4(v[i]));
             }
             m = subgroupMax(m);
@@ -68,16 +72,16 @@ void main() {
             float inv = 1.0 / subgroupAdd(s);
             [[unroll]] for (uint i = 0; i < VPT; i++) {
                 uint c = lane + i * lanes;
-                if (c < n4) zv[zb + c] = ZV(v[i] * inv);
+                if (c < n4) zv[zb + c] = ZVC(v[i] * inv);
             }
         } else {
             float m = NEG_INF;
-            for (uint c = lane; c < n4; c += lanes) m = max(m, max4(vec4(xv[xb + c])));
+            for (uint c = lane; c < n4; c += lanes) m = max(m, max4(XVF(xv[xb + c])));
             m = subgroupMax(m);
             float s = 0.0;
-            for (uint c = lane; c < n4; c += lanes) s += sum4(exp(vec4(xv[xb + c]) - m));
+            for (uint c = lane; c < n4; c += lanes) s += sum4(exp(XVF(xv[xb + c]) - m));
             float inv = 1.0 / subgroupAdd(s);
-            for (uint c = lane; c < n4; c += lanes) zv[zb + c] = ZV(exp(vec4(xv[xb + c]) - m) * inv);
+            for (uint c = lane; c < n4; c += lanes) zv[zb + c] = ZVC(exp(XVF(xv[xb + c]) - m) * inv);
         }
     }
 }
