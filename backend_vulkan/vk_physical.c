@@ -66,22 +66,9 @@ static void query_coop_khr(const trr_vk_fns *fn, trr_vk_phys *out) {
                 p[i].BType == VK_COMPONENT_TYPE_FLOAT16_KHR && p[i].CType == VK_COMPONENT_TYPE_FLOAT32_KHR &&
                 p[i].ResultType == VK_COMPONENT_TYPE_FLOAT32_KHR && p[i].scope == VK_SCOPE_SUBGROUP_KHR)
                 out->coop_f16_khr = 1;
-    free(p);
-}
-
-/* Whether the device offers a bf16 cooperative-matrix component type (VK_KHR_shader_bfloat16's
- * VK_COMPONENT_TYPE_BFLOAT16_KHR for A and B in any KHR shape): `trireme devices` says so, though no kernel uses it. */
-static void query_coop_bf16(const trr_vk_fns *fn, trr_vk_phys *out) {
-    uint32_t n = 0;
-    if (!fn->vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR ||
-        fn->vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR(out->handle, &n, NULL) != VK_SUCCESS || n == 0)
-        return;
-    VkCooperativeMatrixPropertiesKHR *p = calloc(n, sizeof *p);
-    if (!p) return;
-    for (uint32_t i = 0; i < n; i++) p[i].sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_KHR;
-    if (fn->vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR(out->handle, &n, p) == VK_SUCCESS)
-        for (uint32_t i = 0; i < n; i++)
-            if (p[i].AType == VK_COMPONENT_TYPE_BFLOAT16_KHR && p[i].BType == VK_COMPONENT_TYPE_BFLOAT16_KHR)
+            /* a bf16 component type (VK_KHR_shader_bfloat16) in any shape: `trireme devices` says so, though no
+             * kernel uses it yet */
+            else if (p[i].AType == VK_COMPONENT_TYPE_BFLOAT16_KHR && p[i].BType == VK_COMPONENT_TYPE_BFLOAT16_KHR)
                 out->coop_bf16_khr = 1;
     free(p);
 }
@@ -161,8 +148,9 @@ void trr_vk_phys_query(const trr_vk_fns *fn, VkPhysicalDevice handle, trr_vk_phy
                  pci.pciBus & 0xffu, pci.pciDevice & 0x1fu, pci.pciFunction & 0x7u);
     }
     if (out->coop_nv && v12 && out->float16 && out->storage16 && out->subgroup_size == 32) query_coop(fn, out);
-    if (out->coop_f16 && out->coop_khr) query_coop_khr(fn, out);
-    if (bf16_ext && out->coop_khr) query_coop_bf16(fn, out);
+    if (out->coop_khr && (out->coop_f16 || bf16_ext)) query_coop_khr(fn, out);
+    if (!out->coop_f16) out->coop_f16_khr = 0;
+    if (!bf16_ext) out->coop_bf16_khr = 0;
     if (out->coop_f16_khr && coop2_ext && out->props.apiVersion >= VK_API_VERSION_1_3) query_coop2(fn, out);
 }
 
