@@ -60,8 +60,8 @@ static void query_coop_khr(const trr_vk_fns *fn, trr_vk_phys *out) {
     VkCooperativeMatrixPropertiesKHR *p = calloc(n, sizeof *p);
     if (!p) return;
     for (uint32_t i = 0; i < n; i++) p[i].sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_KHR;
-    if (fn->vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR(out->handle, &n, p) == VK_SUCCESS)
-        for (uint32_t i = 0; i < n; i++)
+    if (fn->vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR(out->handle, &n, p) == VK_SUCCESS) {
+        for (uint32_t i = 0; i < n; i++) {
             if (p[i].MSize == 16 && p[i].NSize == 16 && p[i].KSize == 16 && p[i].AType == VK_COMPONENT_TYPE_FLOAT16_KHR &&
                 p[i].BType == VK_COMPONENT_TYPE_FLOAT16_KHR && p[i].CType == VK_COMPONENT_TYPE_FLOAT32_KHR &&
                 p[i].ResultType == VK_COMPONENT_TYPE_FLOAT32_KHR && p[i].scope == VK_SCOPE_SUBGROUP_KHR)
@@ -70,6 +70,8 @@ static void query_coop_khr(const trr_vk_fns *fn, trr_vk_phys *out) {
              * kernel uses it yet */
             else if (p[i].AType == VK_COMPONENT_TYPE_BFLOAT16_KHR && p[i].BType == VK_COMPONENT_TYPE_BFLOAT16_KHR)
                 out->coop_bf16_khr = 1;
+        }
+    }
     free(p);
 }
 
