@@ -9,20 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void fill_random(trr_bench_operand *o, trr_op op, uint64_t *rng) {
-    if (o->dtype == TRR_U8) {
-        uint8_t *p = o->host;
-        for (int64_t i = 0; i < o->count; i++) p[i] = trr_rng_byte(rng);
-        return;
-    }
-    if (o->dtype == TRR_F32) {
-        float *p = o->host;
-        for (int64_t i = 0; i < o->count; i++) p[i] = trr_rng_input(rng, op);
-        return;
-    }
-    for (int64_t i = 0; i < o->count; i++) trr_dtype_store_f32(o->host, o->dtype, i, trr_rng_input(rng, op));
-}
-
 double trr_bench_case_bytes(const trr_case *c) { return trr_case_bytes(c); }
 
 static trr_status operand_make(trr_context *ctx, trr_bench_operand *o, trr_dtype dt, int64_t count, int input) {
@@ -52,7 +38,7 @@ trr_status trr_bench_setup_create(trr_context *ctx, const trr_case *c, uint64_t 
         const int input = i != TRR_OUT;
         st = operand_make(ctx, &s.op[i], views.v[i].dtype, trr_stored_extent(&views.v[i]), input);
         if (st == TRR_OK && input) {
-            fill_random(&s.op[i], c->op, &rng);
+            trr_rng_fill(&rng, c->op, s.op[i].dtype, s.op[i].host, s.op[i].count);
             st = trr_buffer_write(ctx, s.op[i].buf, 0, s.op[i].host, s.op[i].bytes);
         }
         if (st == TRR_OK) st = trr_stored_tensor(&views.v[i], s.op[i].buf, &s.t[i]);

@@ -247,13 +247,7 @@ static trr_status input_buffer(run_state *s, trr_dtype dt, size_t n, uint64_t *r
     TRR_TRY(trr_dtype_size(dt, &esz));
     uint8_t *h = malloc(n * esz + 1);
     if (!h) return trr_error(s->ctx, TRR_ERR_OUT_OF_MEMORY, "%zu bytes of host memory for an input", n * esz);
-    for (size_t i = 0; i < n; i++) {
-        if (dt == TRR_U8) {
-            h[i] = trr_rng_byte(rng);
-            continue;
-        }
-        trr_dtype_store_f32(h, dt, (int64_t)i, trr_rng_input(rng, s->tcase.op));
-    }
+    trr_rng_fill(rng, s->tcase.op, dt, h, (int64_t)n);
     trr_status st = trr_buffer_create(s->ctx, n * esz + 1, out);
     if (st == TRR_OK) st = trr_buffer_write(s->ctx, *out, 0, h, n * esz);
     free(h);

@@ -1,6 +1,7 @@
 /* Random inputs (random.h). */
 #include "random.h"
 
+#include "half.h"
 #include "op_table.h"
 
 uint64_t trr_rng_next(uint64_t *state) {
@@ -21,4 +22,11 @@ float trr_rng_input(uint64_t *state, trr_op op) {
     const float v = trr_rng_unit(state);
     const trr_op_desc *d = trr_op_desc_get(op);
     return d && d->shape == TRR_SHAPE_ROWS ? 80.0f + 20.0f * v : v;
+}
+
+void trr_rng_fill(uint64_t *state, trr_op op, trr_dtype dt, void *host, int64_t n) {
+    for (int64_t i = 0; i < n; i++) {
+        if (dt == TRR_U8) ((uint8_t *)host)[i] = trr_rng_byte(state);
+        else trr_dtype_store_f32(host, dt, i, trr_rng_input(state, op));
+    }
 }

@@ -51,16 +51,6 @@ typedef struct operand {
 } operand;
 
 /* The operands are packed, so every element of the buffer is an input (random.h says what is drawn). */
-static void fill_input(operand *o, trr_op op, uint64_t *rng) {
-    for (size_t i = 0; i < o->elems; i++) {
-        if (o->dtype == TRR_U8) {
-            o->host[i] = trr_rng_byte(rng);
-            continue;
-        }
-        trr_dtype_store_f32(o->host, o->dtype, (int64_t)i, trr_rng_input(rng, op));
-    }
-}
-
 static trr_status operand_make(trr_context *ctx, operand *o, trr_dtype dt, size_t elems) {
     o->dtype = dt;
     o->elems = elems;
@@ -320,7 +310,7 @@ static trr_status prepare(tune_run *r, uint64_t seed) {
     uint64_t rng = seed ^ 0x74726972656D65ull;
     for (int i = 0; i < TRR_OUT; i++) {
         if (!HAS(r, i)) continue;
-        fill_input(&r->op[i], r->job->op, &rng);
+        trr_rng_fill(&rng, r->job->op, r->op[i].dtype, r->op[i].host, (int64_t)r->op[i].elems);
         TRR_TRY(trr_buffer_write(r->ctx, r->op[i].buf, 0, r->op[i].host, r->op[i].elems * r->op[i].esz));
     }
     int empty = 0;
