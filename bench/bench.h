@@ -86,8 +86,6 @@ typedef struct trr_bench_setup {
     trr_tensor t[3];
 } trr_bench_setup;
 
-/* Device bytes a case needs (inputs and output), to refuse sizes the device cannot hold before allocating. */
-double trr_bench_case_bytes(const trr_case *c);
 /* Allocates and fills the inputs with random values (never zero) drawn from seed. */
 trr_status trr_bench_setup_create(trr_context *ctx, const trr_case *c, uint64_t seed, trr_bench_setup *out);
 void trr_bench_setup_destroy(trr_bench_setup *s);

@@ -9,8 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-double trr_bench_case_bytes(const trr_case *c) { return trr_case_bytes(c); }
-
 static trr_status operand_make(trr_context *ctx, trr_bench_operand *o, trr_dtype dt, int64_t count, int input) {
     size_t es = 1;
     TRR_TRY(trr_dtype_size(dt, &es));

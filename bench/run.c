@@ -76,7 +76,7 @@ static trr_status run_case(run_state *rs, predictor *pred, trr_bench_result *r) 
     const trr_bench_def *def = trr_bench_get(r->bench);
     const trr_case *c = &r->tcase;
     const double work = trr_bench_work(r->bench, c);
-    const double need = trr_bench_case_bytes(c);
+    const double need = trr_case_bytes(c) /* device bytes the case needs (layout.h) */;
 
     /* leave room for the flush buffer and the driver's own allocations */
     if (dev->global_memory && need + (double)rs->flush.bytes > 0.85 * (double)dev->global_memory) {

@@ -43,7 +43,6 @@ typedef struct operand {
     trr_buffer *buf;
 } operand;
 
-static void store(uint8_t *base, trr_dtype dt, int64_t idx, float value) { trr_dtype_store_f32(base, dt, idx, value); }
 
 /* Writes a case's special values (cases.h, trr_case_special) over a softmax input's random fill. Masked
  * stretches are most of the row, so they cover many tiles and many invocations' chunks of a long row. */
@@ -62,9 +61,9 @@ static void fill_special(operand *o, const trr_case *tc, uint64_t *rng) {
             case TRR_SPECIAL_ROW_ALL_MASKED: masked = r % 2 == 0; break;
             default: break;
             }
-            if (masked) store(o->host, v->dtype, base + c, -INFINITY);
+            if (masked) trr_dtype_store_f32(o->host, v->dtype, base + c, -INFINITY);
         }
-        if (tc->special == TRR_SPECIAL_ONE_NAN && r == v->rows / 2) store(o->host, v->dtype, base + n * 2 / 3, NAN);
+        if (tc->special == TRR_SPECIAL_ONE_NAN && r == v->rows / 2) trr_dtype_store_f32(o->host, v->dtype, base + n * 2 / 3, NAN);
     }
 }
 
@@ -79,11 +78,11 @@ static void fill_input(operand *o, const trr_case *tc, uint64_t *rng) {
         return;
     }
     size_t esz = dt == TRR_F32 ? 4 : 2;
-    for (size_t i = 0; i < n / esz; i++) store(o->host, dt, (int64_t)i, NAN);
+    for (size_t i = 0; i < n / esz; i++) trr_dtype_store_f32(o->host, dt, (int64_t)i, NAN);
     for (int64_t p = 0; p < o->v.planes; p++)
         for (int64_t r = 0; r < o->v.rows; r++)
             for (int64_t c = 0; c < o->v.cols; c++)
-                store(o->host, dt, trr_stored_index(&o->v, p, r, c), trr_rng_input(rng, tc->op));
+                trr_dtype_store_f32(o->host, dt, trr_stored_index(&o->v, p, r, c), trr_rng_input(rng, tc->op));
     if (tc->special && trr_op_desc_get(tc->op)->shape == TRR_SHAPE_ROWS) fill_special(o, tc, rng);
 }
 
