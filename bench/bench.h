@@ -285,8 +285,34 @@ int trr_bench_gpu_groups(const trr_device_info *const *devices, int n, int *grou
  * figure, its fraction of the GPU's copy ceiling (the best any of its APIs measured) and of the best API. */
 void trr_bench_print_physical(const trr_bench_report *const *reports, int n, FILE *out);
 cJSON *trr_bench_physical_json(const trr_bench_report *const *reports, int n);
-/* One SVG per bench and physical GPU: <dir>/<bench>_gpu<k>.svg, one line per API. */
+/* One SVG per bench and physical GPU: <dir>/<bench>_gpu<k>.svg, one line per API; and one grouped-bar chart per
+ * physical GPU, <dir>/same_gpu<k>.svg: every bench and size, a bar per API at its fraction of the GPU's ceiling. */
 trr_status trr_bench_write_physical_plots(const trr_bench_report *const *reports, int n, const char *dir, FILE *log);
+
+/* The view all three outputs (text, JSON, charts) draw from. */
+#define TRR_BENCH_VIEW_MAX_APIS 8
+#define TRR_BENCH_VIEW_MAX_CASES 96
+typedef struct trr_bench_gpu_case {
+    trr_bench_id bench;
+    const char *size;
+    double ceiling; /* the GPU's copy ceiling, or for matmul the vendor library's figure; 0 when none */
+    double best;    /* the best API's figure; 0 when none ran */
+    const trr_bench_result *api[TRR_BENCH_VIEW_MAX_APIS]; /* per member, NULL when that API did not run it */
+} trr_bench_gpu_case;
+typedef struct trr_bench_gpu_view {
+    const trr_bench_report *member[TRR_BENCH_VIEW_MAX_APIS];
+    int n;
+    double copy_gbs;       /* the best copy ceiling any of its APIs measured */
+    const char *copy_from; /* the spec that measured it */
+    int n_cases;
+    trr_bench_gpu_case cases[TRR_BENCH_VIEW_MAX_CASES];
+} trr_bench_gpu_view;
+/* The physical GPUs of the reports that two APIs or more reached (calloc'ed, free it); NULL and 0 when none. */
+trr_bench_gpu_view *trr_bench_gpu_views(const trr_bench_report *const *reports, int n, int *out_n);
+/* The grouped-bar chart of one view (plot_same_gpu_svg.c). */
+trr_status trr_bench_write_same_gpu_svg(const trr_bench_gpu_view *v, const char *path);
+/* SVG text with &, <, >, " escaped (plot_svg.c). */
+void trr_svg_text(FILE *f, const char *s);
 
 /* ---- the CLI entry point (cli/cmd_bench.c) ---- */
 int trr_cli_bench(int argc, char **argv);

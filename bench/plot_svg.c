@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -23,7 +24,7 @@ static const char *const colours[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e"
                                       "#17becf"};
 #define N_COLOURS ((int)(sizeof colours / sizeof colours[0]))
 
-static void xml_text(FILE *f, const char *s) {
+void trr_svg_text(FILE *f, const char *s) {
     for (; *s; s++) {
         if (*s == '&') fputs("&amp;", f);
         else if (*s == '<') fputs("&lt;", f);
@@ -101,11 +102,24 @@ static void draw_axes(FILE *f, const axes *a, const trr_bench_def *def, const ch
     fprintf(f, "<text transform=\"translate(18 %.1f) rotate(-90)\" text-anchor=\"middle\" font-size=\"12\">%s</text>\n",
             (MT + H - MB) / 2, def->unit);
     fprintf(f, "<text x=\"%.1f\" y=\"24\" text-anchor=\"middle\" font-size=\"15\" font-weight=\"bold\">", (ML + W - MR) / 2);
-    xml_text(f, def->title);
+    trr_svg_text(f, def->title);
     fprintf(f, "</text>\n");
-    fprintf(f, "<text x=\"%.1f\" y=\"42\" text-anchor=\"middle\" font-size=\"11\" fill=\"#333\">", (ML + W - MR) / 2);
-    xml_text(f, subtitle);
+    /* a long subtitle breaks at its last "; " that leaves a line the chart's width holds */
+    char line[1024];
+    snprintf(line, sizeof line, "%s", subtitle);
+    char *second = NULL;
+    if (strlen(line) > 130)
+        for (char *p = strstr(line, "; "); p && p - line < 130; p = strstr(p + 2, "; ")) second = p;
+    if (second) *second = '\0', second += 2;
+    fprintf(f, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\" font-size=\"11\" fill=\"#333\">", (ML + W - MR) / 2,
+            second ? 38 : 42);
+    trr_svg_text(f, line);
     fprintf(f, "</text>\n");
+    if (second) {
+        fprintf(f, "<text x=\"%.1f\" y=\"51\" text-anchor=\"middle\" font-size=\"11\" fill=\"#333\">", (ML + W - MR) / 2);
+        trr_svg_text(f, second);
+        fprintf(f, "</text>\n");
+    }
 }
 
 static void legend_entry(FILE *f, int slot, const char *colour, int dashed, const char *label) {
@@ -113,7 +127,7 @@ static void legend_entry(FILE *f, int slot, const char *colour, int dashed, cons
     fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2\"%s/>\n", x,
             x + 24, y, y, colour, dashed ? " stroke-dasharray=\"6 4\"" : "");
     fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\">", x + 30, y + 4);
-    xml_text(f, label);
+    trr_svg_text(f, label);
     fprintf(f, "</text>\n");
 }
 
@@ -174,7 +188,7 @@ static void note_line(FILE *f, int slot, const trr_bench_report *rep, trr_bench_
             len += snprintf(text + len, sizeof text - (size_t)len, "%s%d %s (%.110s)", written++ ? "; " : "",
                             counts[o], trr_bench_outcome_name((trr_bench_outcome)o), first[o] ? first[o] : "");
     fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" fill=\"#666\">not measured: ", ML, H + 8 + LINE * slot);
-    xml_text(f, text);
+    trr_svg_text(f, text);
     fprintf(f, "</text>\n");
 }
 
@@ -296,5 +310,18 @@ trr_status trr_bench_write_physical_plots(const trr_bench_report *const *reports
         }
         k++;
     }
+    int nv = 0;
+    trr_bench_gpu_view *views = trr_bench_gpu_views(reports, n, &nv);
+    for (int g = 0; g < nv; g++) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/same_gpu%d.svg", dir, g);
+        trr_status st = trr_bench_write_same_gpu_svg(&views[g], path);
+        if (st != TRR_OK) {
+            free(views);
+            return st;
+        }
+        if (log) fprintf(log, "wrote %s\n", path);
+    }
+    free(views);
     return TRR_OK;
 }

@@ -265,6 +265,7 @@ int trr_cli_bench(int argc, char **argv) {
     const trr_bench_report *const *reps = (const trr_bench_report *const *)reports;
     trr_bench_print(reps, n_reports, stdout);
     trr_bench_print_physical(reps, n_reports, stdout);
+    fflush(stdout); /* the tables before the file names the writers log to stderr */
     if (json && trr_bench_write_json(reps, n_reports, json) != TRR_OK) {
         fprintf(stderr, "trireme bench: %s\n", trr_last_error(NULL));
         status = CLI_EXIT_FAILURE;

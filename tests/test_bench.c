@@ -1,6 +1,6 @@
 /* trireme bench: the JSON report's schema on a small CPU run, and the check that keeps a wrong kernel from
  * reporting a figure (run on outputs corrupted here, after a correct run). */
-#define _POSIX_C_SOURCE 200809L /* setenv */
+#define _POSIX_C_SOURCE 200809L /* setenv, mkdtemp */
 #include "bench.h"
 #include "validate.h"
 #include "warmup.h"
@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static void expect_type(const cJSON *o, const char *key, cJSON_bool (*is)(const cJSON *), const char *what) {
     const cJSON *v = cJSON_GetObjectItem(o, key);
@@ -366,6 +367,52 @@ Test(bench, physical_gpu_view_compares_the_apis) {
     fclose(mem);
     cr_assert(strstr(text, "physical GPU 0") && strstr(text, "38%") && strstr(text, "0.50"), "%s", text);
     free(text);
+}
+
+/* The same-GPU chart: one bar per API that ran, at its fraction of the GPU's ceiling, and in place of a bar the
+ * reason there is none. */
+Test(bench, same_gpu_chart_has_a_bar_per_api) {
+    const char *u = "0a1b2c3d-0000-1111-2222-333344445555";
+    trr_bench_report a, b, c;
+    trr_bench_result ra[2], rb, rc;
+    memset(&a, 0, sizeof a), memset(&b, 0, sizeof b), memset(&c, 0, sizeof c);
+    memset(ra, 0, sizeof ra), memset(&rb, 0, sizeof rb), memset(&rc, 0, sizeof rc);
+    a.device = dev("cuda", 1, u, ""), b.device = dev("vulkan", 1, u, ""), c.device = dev("opencl", 1, u, "");
+    a.copy.gbs = 4000, b.copy.gbs = 3000, c.copy.gbs = 3900;
+    ra[0].bench = rb.bench = rc.bench = TRR_BENCH_ADD;
+    ra[1].bench = TRR_BENCH_SOFTMAX;
+    snprintf(ra[0].size, sizeof ra[0].size, "n=2^24"), snprintf(rb.size, sizeof rb.size, "n=2^24");
+    snprintf(rc.size, sizeof rc.size, "n=2^24"), snprintf(ra[1].size, sizeof ra[1].size, "4096x1024");
+    ra[0].outcome = ra[1].outcome = rb.outcome = TRR_BENCH_OK;
+    rc.outcome = TRR_BENCH_UNSUPPORTED;
+    ra[0].figure = 3000, ra[1].figure = 2000, rb.figure = 1000;
+    a.results = ra, a.n_results = 2, b.results = &rb, b.n_results = 1, c.results = &rc, c.n_results = 1;
+    const trr_bench_report *reps[3] = {&a, &b, &c};
+    int nv = 0;
+    trr_bench_gpu_view *views = trr_bench_gpu_views(reps, 3, &nv);
+    cr_assert_eq(nv, 1);
+    cr_assert_eq(views[0].n, 3);
+    cr_assert_eq(views[0].n_cases, 2, "add and softmax: two cases");
+    char dir[] = "/tmp/trr_same_gpu_XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char path[256];
+    snprintf(path, sizeof path, "%s/chart.svg", dir);
+    cr_assert_eq(trr_bench_write_same_gpu_svg(&views[0], path), TRR_OK);
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f);
+    char svg[32768];
+    size_t len = fread(svg, 1, sizeof svg - 1, f);
+    svg[len] = '\0';
+    fclose(f);
+    remove(path), rmdir(dir);
+    int bars = 0;
+    for (const char *p = svg; (p = strstr(p, "<rect x=")) != NULL; p++) bars += strstr(p, "<title>") != NULL &&
+                                                                         strstr(p, "<title>") < strstr(p, "</rect>");
+    cr_expect_eq(bars, 3, "3 measured figures, 3 bars:\n%s", svg);
+    cr_expect(strstr(svg, "cuda:0 add_f32 n=2^24: 3000 GB/s, 75% of 4000"), "%s", svg);
+    cr_expect(strstr(svg, "vulkan:0 add_f32 n=2^24: 1000 GB/s, 25% of 4000"), "%s", svg);
+    cr_expect(strstr(svg, "unsupported") && strstr(svg, "not run"), "%s", svg);
+    free(views);
 }
 
 Test(bench, wrong_element_in_the_last_batch_fails) {
