@@ -69,11 +69,18 @@ static trr_status run_wgmma(trr_context *ctx, const trr_call *call) {
     int m = (int)call->rows, n = (int)call->cols, k = (int)call->k;
     int epi = (int)call->epilogue, group_m = cfg->group_m;
     float alpha = call->alpha;
-    int64_t blocks = ((call->rows + cfg->block_m - 1) / cfg->block_m) * ((call->cols + cfg->block_n - 1) / cfg->block_n);
-    if (blocks > 0x7fffffff) return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda matmul: %lld blocks exceed the grid limit", (long long)blocks);
-    void *args[] = {&ta, &tb, &c, &ldc, &m, &n, &k, &epi, &alpha, &group_m, &c_bs, &a_batched, &b_batched};
-    return trr_cuda_launch_3d(ctx, fn, (unsigned)blocks, 1, gz, (unsigned)cfg->threads,
-                              (unsigned)trr_cuda_wgmma_smem(cfg), args);
+    /* persistent: one block per SM at most, each looping over output tiles of every matrix of the batch */
+    const int64_t tiles = ((call->rows + cfg->block_m - 1) / cfg->block_m) *
+                          ((call->cols + cfg->block_n - 1) / cfg->block_n) * batch;
+    if (tiles > 0x7fffffff)
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda matmul: %lld output tiles exceed the kernel's int tile index",
+                         (long long)tiles);
+    const trr_cuda_dev *dev = ctx->dev;
+    const int64_t sms = dev->sm_count > 0 ? dev->sm_count : 1;
+    const unsigned grid = (unsigned)(tiles < sms ? tiles : sms);
+    int nbatch = (int)batch;
+    void *args[] = {&ta, &tb, &c, &ldc, &m, &n, &k, &epi, &alpha, &group_m, &c_bs, &a_batched, &b_batched, &nbatch};
+    return trr_cuda_launch_3d(ctx, fn, grid, 1, 1, (unsigned)cfg->threads, (unsigned)trr_cuda_wgmma_smem(cfg), args);
 }
 
 trr_status trr_cuda_run_matmul(trr_context *ctx, const trr_call *call) {

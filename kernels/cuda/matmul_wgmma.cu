@@ -21,6 +21,11 @@
  *   B, TRANS_B 0: BN/64 boxes of [64 k][64 n], N-major ("transposed" for wgmma, imm-trans-b 1): descriptor LBO
  *   = 8192 (from one 64-column box to the next), SBO = 1024 (from 8 k rows to the next 8); k step kk at +2048.
  * Block order is grouped (GROUP_M, a run-time argument); the epilogue is fused and stores from the registers.
+ *
+ * Persistent: the grid holds one block per SM (or fewer when there are fewer tiles), and block b takes output
+ * tiles b, b + gridDim.x, ... over every matrix of the batch. The ring's stage and phase count K tiles across a
+ * block's output tiles, so the producer loads the next tile's first stages while the consumers store this one:
+ * for short K (batched attention products) the stores and loads overlap instead of alternating.
  */
 #define BM 128
 #define BK 64
@@ -164,7 +169,7 @@ template <int TNSP> __device__ __forceinline__ void wg_mma_n256(float *d, unsign
 extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
     matmul_wgmma(const __grid_constant__ wg_tensor_map tma, const __grid_constant__ wg_tensor_map tmb, TO *C,
                  long long ldc, int M, int N, int K, int epi, float alpha, int group_m, long long c_bs, int a_batched,
-                 int b_batched) {
+                 int b_batched, int batch) {
     extern __shared__ unsigned char wg_smem[];
     __shared__ __align__(8) unsigned long long full_bar[STAGES], empty_bar[STAGES];
     /* 128-byte swizzle atoms repeat every 1024 bytes: the ring starts on such a boundary (the host adds 1 KB). */
@@ -182,15 +187,8 @@ extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
     }
     __syncthreads();
 
-    int npm = (M + BM - 1) / BM, npn = (N + BN - 1) / BN;
-    int pm, pn;
-    trr_grouped_block(blockIdx.x, npm, npn, group_m, &pm, &pn);
-    const int m0 = pm * BM, n0 = pn * BN;
-    const int kt_count = (K + BK - 1) / BK;
-    /* the batch is blockIdx.z: A and B are rank-3 tensor maps whose third coordinate is the matrix (always 0 for
-     * an input shared by every batch), C starts one batch stride further on */
-    const int za = (int)blockIdx.z * a_batched, zb = (int)blockIdx.z * b_batched;
-    C += (long long)blockIdx.z * c_bs;
+    const int npm = (M + BM - 1) / BM, npn = (N + BN - 1) / BN, kt_count = (K + BK - 1) / BK;
+    const int tiles = npm * npn * batch;
 
     if (wg == 0) {
         /* producer */
@@ -198,71 +196,88 @@ extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
         if (tid == 0) {
             asm volatile("prefetch.tensormap [%0];" ::"l"((unsigned long long)&tma) : "memory");
             asm volatile("prefetch.tensormap [%0];" ::"l"((unsigned long long)&tmb) : "memory");
-            for (int kt = 0; kt < kt_count; kt++) {
-                const int s = kt % STAGES;
-                if (kt >= STAGES) wg_bar_wait(empty0 + 8 * s, (unsigned)((kt / STAGES) - 1) & 1u);
-                const unsigned fb = full0 + 8 * s;
-                wg_bar_expect(fb, STAGE_BYTES);
-                const unsigned a_dst = ring + s * STAGE_BYTES, b_dst = a_dst + A_STAGE_BYTES;
-                const int k0 = kt * BK;
-                wg_tma_3d(a_dst, &tma, k0, m0, za, fb);
+            unsigned it = 0; /* K tiles issued by this block over all its output tiles: the ring's position */
+            for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+                int pm, pn;
+                const int z = tile / (npm * npn);
+                trr_grouped_block(tile - z * npm * npn, npm, npn, group_m, &pm, &pn);
+                const int m0 = pm * BM, n0 = pn * BN, za = z * a_batched, zb = z * b_batched;
+                for (int kt = 0; kt < kt_count; kt++, it++) {
+                    const unsigned s = it % STAGES;
+                    if (it >= STAGES) wg_bar_wait(empty0 + 8 * s, ((it / STAGES) - 1) & 1u);
+                    const unsigned fb = full0 + 8 * s;
+                    wg_bar_expect(fb, STAGE_BYTES);
+                    const unsigned a_dst = ring + s * STAGE_BYTES, b_dst = a_dst + A_STAGE_BYTES;
+                    const int k0 = kt * BK;
+                    wg_tma_3d(a_dst, &tma, k0, m0, za, fb);
 #if TRANS_B
-                wg_tma_3d(b_dst, &tmb, k0, n0, zb, fb);
+                    wg_tma_3d(b_dst, &tmb, k0, n0, zb, fb);
 #else
 #pragma unroll
-                for (int j = 0; j < BN / 64; j++) wg_tma_3d(b_dst + j * (64 * BK * 2), &tmb, n0 + 64 * j, k0, zb, fb);
+                    for (int j = 0; j < BN / 64; j++) wg_tma_3d(b_dst + j * (64 * BK * 2), &tmb, n0 + 64 * j, k0, zb, fb);
 #endif
+                }
             }
         }
     } else {
         /* consumers: warpgroup c owns rows c*64 .. c*64+63 of the tile */
         asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
         const int c = wg - 1;
-        float acc[NACC];
+        const int t = tid & 127, lane = t & 31, warp = t >> 5;
+        unsigned it = 0;
+        for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+            int pm, pn;
+            const int z = tile / (npm * npn);
+            trr_grouped_block(tile - z * npm * npn, npm, npn, group_m, &pm, &pn);
+            const int m0 = pm * BM, n0 = pn * BN;
+            float acc[NACC];
 #pragma unroll
-        for (int i = 0; i < NACC; i++) acc[i] = 0.0f;
+            for (int i = 0; i < NACC; i++) acc[i] = 0.0f;
 
-        for (int kt = 0; kt < kt_count; kt++) {
-            const int s = kt % STAGES;
-            wg_bar_wait(full0 + 8 * s, (unsigned)(kt / STAGES) & 1u);
-            const unsigned a_st = ring + s * STAGE_BYTES + c * (64 * BK * 2), b_st = ring + s * STAGE_BYTES + A_STAGE_BYTES;
-            wg_fence();
+            for (int kt = 0; kt < kt_count; kt++, it++) {
+                const unsigned s = it % STAGES;
+                wg_bar_wait(full0 + 8 * s, (it / STAGES) & 1u);
+                const unsigned a_st = ring + s * STAGE_BYTES + c * (64 * BK * 2), b_st = ring + s * STAGE_BYTES + A_STAGE_BYTES;
+                wg_fence();
 #pragma unroll
-            for (int kk = 0; kk < BK / 16; kk++) {
-                unsigned long long da = wg_desc(a_st + kk * 32, 16, 1024);
+                for (int kk = 0; kk < BK / 16; kk++) {
+                    unsigned long long da = wg_desc(a_st + kk * 32, 16, 1024);
 #if TRANS_B
-                unsigned long long db = wg_desc(b_st + kk * 32, 16, 1024);
+                    unsigned long long db = wg_desc(b_st + kk * 32, 16, 1024);
 #else
-                unsigned long long db = wg_desc(b_st + kk * (16 * 128), 64 * BK * 2, 1024);
+                    unsigned long long db = wg_desc(b_st + kk * (16 * 128), 64 * BK * 2, 1024);
 #endif
 #if BN == 256
-                wg_mma_n256<1 - TRANS_B>(acc, da, db);
+                    wg_mma_n256<1 - TRANS_B>(acc, da, db);
 #else
-                wg_mma_n128<1 - TRANS_B>(acc, da, db);
+                    wg_mma_n128<1 - TRANS_B>(acc, da, db);
 #endif
+                }
+                wg_commit();
+                /* the group of the previous K tile is done: its stage may be refilled */
+                wg_wait_group<1>();
+                wg_fence_acc(acc);
+                if (kt > 0) wg_bar_arrive(empty0 + 8 * ((it - 1) % STAGES));
             }
-            wg_commit();
-            /* the group of tile kt-1 is done: its stage may be refilled */
-            wg_wait_group<1>();
+            wg_wait_group<0>();
             wg_fence_acc(acc);
-            if (kt > 0) wg_bar_arrive(empty0 + 8 * ((kt - 1) % STAGES));
-        }
-        wg_wait_group<0>();
-        wg_fence_acc(acc);
+            /* the tile's last stage is free: the producer fills it for the next tile while this one is stored */
+            if (kt_count > 0) wg_bar_arrive(empty0 + 8 * ((it - 1) % STAGES));
 
-        /* Accumulator layout of m64nNk16: thread t of the warpgroup holds, for each 8-column group j, (row
-         * 16*(t/32) + (t%32)/4, cols 8j + 2(t%4) + {0,1}) in acc[4j], acc[4j+1] and the same columns 8 rows
-         * lower in acc[4j+2], acc[4j+3]. */
-        const int t = tid & 127, lane = t & 31, warp = t >> 5;
-        const int row = m0 + c * 64 + warp * 16 + (lane >> 2);
-        const bool pair_ok = (ldc & 1) == 0 && (((unsigned long long)C) & (2 * sizeof(TO) - 1)) == 0;
+            /* Accumulator layout of m64nNk16: thread t of the warpgroup holds, for each 8-column group j, (row
+             * 16*(t/32) + (t%32)/4, cols 8j + 2(t%4) + {0,1}) in acc[4j], acc[4j+1] and the same columns 8 rows
+             * lower in acc[4j+2], acc[4j+3]. */
+            TO *Cz = C + (long long)z * c_bs;
+            const int row = m0 + c * 64 + warp * 16 + (lane >> 2);
+            const bool pair_ok = (ldc & 1) == 0 && (((unsigned long long)Cz) & (2 * sizeof(TO) - 1)) == 0;
 #pragma unroll
-        for (int j = 0; j < BN / 8; j++) {
-            const int col = n0 + j * 8 + 2 * (lane & 3);
-            trr_store_pair(C, ldc, row, col, M, N, trr_epilogue(acc[4 * j], epi, alpha),
-                          trr_epilogue(acc[4 * j + 1], epi, alpha), pair_ok);
-            trr_store_pair(C, ldc, row + 8, col, M, N, trr_epilogue(acc[4 * j + 2], epi, alpha),
-                          trr_epilogue(acc[4 * j + 3], epi, alpha), pair_ok);
+            for (int j = 0; j < BN / 8; j++) {
+                const int col = n0 + j * 8 + 2 * (lane & 3);
+                trr_store_pair(Cz, ldc, row, col, M, N, trr_epilogue(acc[4 * j], epi, alpha),
+                              trr_epilogue(acc[4 * j + 1], epi, alpha), pair_ok);
+                trr_store_pair(Cz, ldc, row + 8, col, M, N, trr_epilogue(acc[4 * j + 2], epi, alpha),
+                              trr_epilogue(acc[4 * j + 3], epi, alpha), pair_ok);
+            }
         }
     }
 }
