@@ -79,26 +79,35 @@ static trr_status prepare_dispatch(trr_context *ctx, dispatch *w, prepared *p) {
     return trr_vk_pipeline_get(ctx, w->shader, w->spec, w->nspec, &p->pipeline);
 }
 
-/* Records a prepared dispatch into the command buffer being recorded (each slot's pool holds 4 sets). */
+/* Records a prepared dispatch into the open batch: its operands pushed into the command buffer
+ * (VK_KHR_push_descriptor) or written to a set from the batch's pool (TRR_VK_BATCH_OPS sets, one per op). */
 static trr_status record_dispatch(trr_context *ctx, VkCommandBuffer cmd, const dispatch *w, const prepared *p) {
     trr_vk_device *d = trr_vk_dev(ctx);
-    VkDescriptorSetAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
-                                      .descriptorPool = d->recording->pool,
-                                      .descriptorSetCount = 1,
-                                      .pSetLayouts = &d->set_layout};
-    VkDescriptorSet set;
-    TRR_VK_CHECK(ctx, d->fn.vkAllocateDescriptorSets(d->device, &ai, &set), "vkAllocateDescriptorSets");
     VkWriteDescriptorSet wr[3];
     for (uint32_t i = 0; i < 3; i++)
         wr[i] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
-                                       .dstSet = set,
                                        .dstBinding = i,
                                        .descriptorCount = 1,
                                        .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
                                        .pBufferInfo = &p->info[i]};
-    d->fn.vkUpdateDescriptorSets(d->device, 3, wr, 0, NULL);
-    d->fn.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p->pipeline);
-    d->fn.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, d->pipeline_layout, 0, 1, &set, 0, NULL);
+    if (d->push_set) {
+        d->push_set(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, d->pipeline_layout, 0, 3, wr);
+    } else {
+        VkDescriptorSetAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
+                                          .descriptorPool = d->recording->pool,
+                                          .descriptorSetCount = 1,
+                                          .pSetLayouts = &d->set_layout};
+        VkDescriptorSet set;
+        TRR_VK_CHECK(ctx, d->fn.vkAllocateDescriptorSets(d->device, &ai, &set), "vkAllocateDescriptorSets");
+        for (uint32_t i = 0; i < 3; i++) wr[i].dstSet = set;
+        d->fn.vkUpdateDescriptorSets(d->device, 3, wr, 0, NULL);
+        d->fn.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, d->pipeline_layout, 0, 1, &set, 0, NULL);
+    }
+    for (int i = 0; i < 3; i++) trr_vk_use(d, w->ops[i]->mem);
+    if (d->recording->bound != p->pipeline) {
+        d->fn.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p->pipeline);
+        d->recording->bound = p->pipeline;
+    }
     d->fn.vkCmdPushConstants(cmd, d->pipeline_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof w->push, &w->push);
     d->fn.vkCmdDispatch(cmd, p->gx, p->gy, p->gz);
     return TRR_OK;
@@ -110,7 +119,7 @@ static trr_status run_dispatch(trr_context *ctx, dispatch *w) {
     VkCommandBuffer cmd;
     TRR_TRY(trr_vk_begin(ctx, &cmd));
     TRR_TRY(record_dispatch(ctx, cmd, w, &p));
-    return trr_vk_submit(ctx);
+    return trr_vk_end(ctx);
 }
 
 static int64_t rows_extent(int64_t rows, int64_t cols, int64_t stride) {
@@ -122,7 +131,7 @@ static int64_t rows_extent(int64_t rows, int64_t cols, int64_t stride) {
  * 16-aligned, else 4-byte words; vkCmdCopyBuffer is left with the few bytes before and after the words, or
  * with the whole copy where source and destination disagree modulo 4. */
 typedef struct copy_span {
-    const trr_vk_buffer *x, *z;
+    trr_vk_buffer *x, *z;
     uint64_t xo, zo;   /* bytes, multiples of the word */
     uint64_t xs, zs;   /* row strides in bytes, multiples of the word; unused when rows == 1 */
     uint64_t rows, row_bytes;
@@ -169,9 +178,9 @@ static uint64_t copy_chunk_limit(const trr_vk_device *d, unsigned word) {
 static trr_status copy_kernel(trr_context *ctx, const copy_span *sp, unsigned word, uint32_t threads, uint32_t ept,
                               const VkBufferCopy *edges, uint32_t nedges) {
     trr_vk_device *d = trr_vk_dev(ctx);
-    trr_operand ox = {.mem = (void *)sp->x, .offset = (int64_t)(sp->xo / 4), .stride0 = (int64_t)(sp->xs / 4),
+    trr_operand ox = {.mem = sp->x, .offset = (int64_t)(sp->xo / 4), .stride0 = (int64_t)(sp->xs / 4),
                       .dtype = TRR_F32};
-    trr_operand oz = {.mem = (void *)sp->z, .offset = (int64_t)(sp->zo / 4), .stride0 = (int64_t)(sp->zs / 4),
+    trr_operand oz = {.mem = sp->z, .offset = (int64_t)(sp->zo / 4), .stride0 = (int64_t)(sp->zs / 4),
                       .dtype = TRR_F32};
     dispatch w = {0};
     w.shader = word == 16 ? "copy_w16" : "copy_w4";
@@ -195,19 +204,21 @@ static trr_status copy_kernel(trr_context *ctx, const copy_span *sp, unsigned wo
     TRR_TRY(trr_vk_begin(ctx, &cmd));
     if (nedges) d->fn.vkCmdCopyBuffer(cmd, sp->x->buf, sp->z->buf, nedges, edges);
     TRR_TRY(record_dispatch(ctx, cmd, &w, &p));
-    return trr_vk_submit(ctx);
+    return trr_vk_end(ctx);
 }
 
-static trr_status copy_regions(trr_context *ctx, const trr_vk_buffer *bz, const trr_vk_buffer *bx,
-                               const VkBufferCopy *regions, uint32_t n) {
+static trr_status copy_regions(trr_context *ctx, trr_vk_buffer *bz, trr_vk_buffer *bx, const VkBufferCopy *regions,
+                               uint32_t n) {
     trr_vk_device *d = trr_vk_dev(ctx);
     VkCommandBuffer cmd;
     TRR_TRY(trr_vk_begin(ctx, &cmd));
+    trr_vk_use(d, bx);
+    trr_vk_use(d, bz);
     d->fn.vkCmdCopyBuffer(cmd, bx->buf, bz->buf, n, regions);
-    return trr_vk_submit(ctx);
+    return trr_vk_end(ctx);
 }
 
-static trr_status copy_flat(trr_context *ctx, const trr_vk_buffer *bz, uint64_t zo, const trr_vk_buffer *bx,
+static trr_status copy_flat(trr_context *ctx, trr_vk_buffer *bz, uint64_t zo, trr_vk_buffer *bx,
                             uint64_t xo, uint64_t bytes, unsigned max_word, uint32_t threads, uint32_t ept) {
     trr_vk_device *d = trr_vk_dev(ctx);
     /* The word is the widest, up to max_word, on which source and destination agree modulo its size. */
@@ -243,7 +254,7 @@ trr_status trr_vk_copy_bytes(trr_context *ctx, trr_vk_buffer *dst, size_t dst_of
 
 static trr_status run_copy(trr_context *ctx, const trr_call *c) {
     trr_vk_device *d = trr_vk_dev(ctx);
-    const trr_vk_buffer *bx = c->x.mem, *bz = c->z.mem;
+    trr_vk_buffer *bx = c->x.mem, *bz = c->z.mem;
     if (bx == bz && c->x.offset == c->z.offset && (c->rows == 1 || c->x.stride0 == c->z.stride0))
         return TRR_OK; /* exact aliasing: nothing to move */
     uint64_t es = dtype_bytes(c->x.dtype);
