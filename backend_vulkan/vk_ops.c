@@ -303,7 +303,7 @@ static const char *elementwise_name(trr_op op) {
     return op == TRR_OP_ADD ? "add" : op == TRR_OP_SILU ? "silu" : "gelu";
 }
 
-static trr_status run_elementwise(trr_context *ctx, const trr_call *c) {
+static trr_status elementwise_part(trr_context *ctx, const trr_call *c) {
     dispatch w = {0};
     char shader[32];
     snprintf(shader, sizeof shader, "%s_%s", elementwise_name(c->op), dtype_suffix(c->z.dtype));
@@ -375,7 +375,7 @@ static int softmax_sg_runs(const trr_vk_device *d, const trr_call *c, int thread
  * multiple of threads, at most 64 elements per invocation). The kernel is specialised for the row it gets
  * (ceil(cols / 4 / threads) vectors per invocation), so block_n only draws the line between it and the online
  * kernel; choose_config sets it to what the row needs, so every row the register kernel can hold takes it. */
-static trr_status run_rowwise(trr_context *ctx, const trr_call *c) {
+static trr_status rowwise_part(trr_context *ctx, const trr_call *c) {
     trr_vk_device *d = trr_vk_dev(ctx);
     dispatch w = {0};
     char shader[32];
@@ -412,6 +412,72 @@ static trr_status run_rowwise(trr_context *ctx, const trr_call *c) {
     w.push = (trr_vk_push){.rows = (uint32_t)c->rows, .cols = (uint32_t)c->cols, .xs0 = (uint32_t)c->x.stride0,
                            .zs0 = (uint32_t)c->z.stride0};
     return run_dispatch(ctx, &w);
+}
+
+/* The most elements of dtype t one binding takes: maxStorageBufferRange, less the up to one alignment unit the
+ * binding starts before an operand's first element (bind_operand), in whole 4-element vectors. */
+static int64_t binding_elems(const trr_vk_device *d, trr_dtype t) {
+    uint64_t align = d->phys.props.limits.minStorageBufferOffsetAlignment;
+    if (align < 16) align = 16;
+    uint64_t limit = d->phys.props.limits.maxStorageBufferRange;
+    return limit > align ? (int64_t)((limit - align) / dtype_bytes(t) / 4 * 4) : 0;
+}
+
+typedef trr_status (*part_fn)(trr_context *ctx, const trr_call *c);
+
+/* Runs c in parts whose operands each fit one binding, where the whole call's do not (lavapipe binds 128 MiB):
+ * element-wise ops (add, gelu, silu) in runs of whole rows where a row fits, else in pieces of a row, a
+ * contiguous operand counting as one long row; row-wise ops (softmax, row_sum) in runs of whole rows (a single
+ * row past the binding stays UNSUPPORTED, reported by bind_operand). Pieces start a multiple of 4 elements
+ * apart, so each keeps the vector layout of the whole. The parts are recorded into the same batch, one after
+ * another. */
+static trr_status run_split(trr_context *ctx, const trr_call *c, int rowwise, part_fn run_part) {
+    trr_vk_device *d = trr_vk_dev(ctx);
+    const int has_y = c->op == TRR_OP_ADD;
+    const trr_operand *o[3] = {&c->x, has_y ? &c->y : &c->x, &c->z};
+    const int contiguous = !rowwise && (c->rows == 1 || (c->x.stride0 == c->cols &&
+                                                         (!has_y || c->y.stride0 == c->cols) && c->z.stride0 == c->cols));
+    const int64_t rows = contiguous ? 1 : c->rows, cols = contiguous ? c->rows * c->cols : c->cols;
+    int64_t lim[3], width[3];
+    int fits = 1, row_fits = 1;
+    for (int i = 0; i < 3; i++) {
+        lim[i] = binding_elems(d, o[i]->dtype);
+        width[i] = rowwise && i == 2 && c->op == TRR_OP_ROW_SUM ? 1 : cols;
+        if (rows_extent(rows, width[i], o[i]->stride0) > lim[i]) fits = 0;
+        if (width[i] > lim[i]) row_fits = 0;
+    }
+    if (fits || rows == 0 || cols == 0 || (rowwise && !row_fits)) return run_part(ctx, c);
+    int64_t nr = rows, nc = cols; /* rows and columns per part */
+    for (int i = 0; i < 3; i++) {
+        if (!row_fits) {
+            nr = 1;
+            if (lim[i] < nc) nc = lim[i];
+        } else if (rows > 1) {
+            const int64_t r = (lim[i] - width[i]) / o[i]->stride0 + 1;
+            if (r < nr) nr = r;
+        }
+    }
+    if (nc <= 0) return run_part(ctx, c); /* the device binds less than one vector: let it say so */
+    trr_call part = *c;
+    for (int64_t r0 = 0; r0 < rows; r0 += nr)
+        for (int64_t c0 = 0; c0 < cols; c0 += nc) {
+            part.rows = rows - r0 < nr ? rows - r0 : nr;
+            part.cols = cols - c0 < nc ? cols - c0 : nc;
+            part.x.offset = c->x.offset + r0 * c->x.stride0 + c0;
+            if (has_y) part.y.offset = c->y.offset + r0 * c->y.stride0 + c0;
+            part.z.offset = c->z.offset + r0 * c->z.stride0 + (rowwise ? 0 : c0);
+            if (contiguous) part.x.stride0 = part.y.stride0 = part.z.stride0 = part.cols;
+            TRR_TRY(run_part(ctx, &part));
+        }
+    return TRR_OK;
+}
+
+static trr_status run_elementwise(trr_context *ctx, const trr_call *c) {
+    return run_split(ctx, c, 0, elementwise_part);
+}
+
+static trr_status run_rowwise(trr_context *ctx, const trr_call *c) {
+    return run_split(ctx, c, 1, rowwise_part);
 }
 
 /* The register micro-tile (TM x TN) of the SIMT matmul for a config; 0 when the config has none. */
