@@ -46,7 +46,7 @@ typedef struct dispatch {
 } dispatch;
 
 /* A dispatch made ready to record: its operands bound, its pipeline built and its grid sized. Everything that
- * can fail without a command buffer happens here, before one is begun. */
+ * can fail without a command buffer happens here, before anything is recorded into the batch. */
 typedef struct prepared {
     VkDescriptorBufferInfo info[3];
     VkPipeline pipeline;
@@ -173,7 +173,7 @@ static uint64_t copy_chunk_limit(const trr_vk_device *d, unsigned word) {
     return limit / word * word;
 }
 
-/* One command buffer: the edge copies (bytes the kernel leaves out, disjoint from its words, so no barrier
+/* One op in the batch: the edge copies (bytes the kernel leaves out, disjoint from its words, so no barrier
  * is needed between them) and the kernel over the span. */
 static trr_status copy_kernel(trr_context *ctx, const copy_span *sp, unsigned word, uint32_t threads, uint32_t ept,
                               const VkBufferCopy *edges, uint32_t nedges) {
