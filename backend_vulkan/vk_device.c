@@ -198,7 +198,7 @@ static trr_status create_device(trr_context *ctx, trr_vk_device *d) {
         snprintf(d->coop2_why, sizeof d->coop2_why,
                  "the validation layer (TRIREME_VK_VALIDATION) predates VK_NV_cooperative_matrix2");
     if (d->coop2) trr_vk_phys_query_coop2_limits(&d->fn, &d->phys);
-    const char *exts[6];
+    const char *exts[8];
     uint32_t n_ext = 0;
     /* The cooperative-matrix kernels also need float16 arithmetic types and the Vulkan memory model. */
     void *chain = NULL;
@@ -220,6 +220,11 @@ static trr_status create_device(trr_context *ctx, trr_vk_device *d) {
         exts[n_ext++] = VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME;
     }
     s8.pNext = chain;
+    /* VK_KHR_push_descriptor where offered: an op's operands go into the command buffer, not into a descriptor
+     * set allocated and written for it. TRIREME_VK_PUSH_DESCRIPTORS=0 keeps the sets (tests run both paths). */
+    const char *push_env = getenv("TRIREME_VK_PUSH_DESCRIPTORS");
+    int push = d->phys.push_descriptor && !(push_env && strcmp(push_env, "0") == 0);
+    if (push) exts[n_ext++] = VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME;
     /* TRIREME_VK_PIPELINE_STATS=1: the compiler's statistics of each pipeline (a diagnostic, off by default). */
     const char *stats_env = getenv("TRIREME_VK_PIPELINE_STATS");
     int stats = stats_env && strcmp(stats_env, "1") == 0 && d->phys.exec_props;
@@ -243,6 +248,10 @@ static trr_status create_device(trr_context *ctx, trr_vk_device *d) {
     if (!d->fn.name) return trr_error(ctx, TRR_ERR_UNAVAILABLE, "vulkan: the driver lacks %s", #name);
     TRR_VK_DEVICE_FNS(LOAD)
 #undef LOAD
+    if (push) {
+        d->push_set = (PFN_vkCmdPushDescriptorSetKHR)d->fn.vkGetDeviceProcAddr(d->device, "vkCmdPushDescriptorSetKHR");
+        if (!d->push_set) return trr_error(ctx, TRR_ERR_UNAVAILABLE, "vulkan: the driver lacks vkCmdPushDescriptorSetKHR");
+    }
     if (stats) {
         d->get_exec_props = (PFN_vkGetPipelineExecutablePropertiesKHR)d->fn.vkGetDeviceProcAddr(
             d->device, "vkGetPipelineExecutablePropertiesKHR");
@@ -311,6 +320,8 @@ void trr_vk_close(void *dev) {
         /* open failed while loading device functions: nothing else was created */
         if (d->fn.vkDestroyDevice) d->fn.vkDestroyDevice(d->device, NULL);
     } else if (d->device) {
+        const char *what;
+        (void)trr_vk_finish_quiet(d, &what); /* ops recorded and never waited for still run, as they would have */
         d->fn.vkDeviceWaitIdle(d->device);
         trr_vk_pipelines_destroy(d); /* saves the pipeline cache */
         trr_vk_slots_destroy(d);

@@ -65,6 +65,7 @@ extern const size_t trr_vulkan_kernels_count;
     X(vkCreateFence)                                                                                           \
     X(vkDestroyFence)                                                                                          \
     X(vkWaitForFences)                                                                                         \
+    X(vkGetFenceStatus)                                                                                        \
     X(vkResetFences)                                                                                           \
     X(vkCmdCopyBuffer)                                                                                         \
     X(vkCmdFillBuffer)                                                                                         \
@@ -113,6 +114,7 @@ typedef struct trr_vk_phys {
     int storage16, storage8, float16, coop_khr, coop_nv;
     int exec_props; /* VK_KHR_pipeline_executable_properties (TRIREME_VK_PIPELINE_STATS=1 prints them) */
     int subgroup_arith; /* subgroup arithmetic operations in compute shaders */
+    int push_descriptor; /* VK_KHR_push_descriptor */
     /* the f16 cooperative-matrix kernel can run: VK_NV_cooperative_matrix with 16x16x16 f16 -> f32 at subgroup
      * scope, the Vulkan memory model, shaderFloat16 and 32-wide subgroups */
     int coop_f16;
@@ -130,13 +132,20 @@ typedef struct trr_vk_phys {
     char uuid[37], pci_bus_id[16]; /* identity for trr_device_info; "" when the driver does not say */
 } trr_vk_phys;
 
-/* In-flight work is recorded into a ring of slots; a slot is reused once its fence has signalled, so its
- * command buffer and descriptor sets stay alive while the device reads them. */
+/* Ops are recorded one after another into a batch, one command buffer, which is submitted when it holds
+ * TRR_VK_BATCH_OPS ops or when something must wait for it (synchronize, a host read or write of a buffer it
+ * uses, a free, timer_stop). Batches are recorded into a ring of slots; a slot is reused once its fence has
+ * signalled, so its command buffer and descriptor sets stay alive while the device reads them. Every batch gets
+ * a number (seq); a buffer remembers the last batch that used it, so a host access waits for that one only. */
 #define TRR_VK_SLOTS 8
+#define TRR_VK_BATCH_OPS 128
 typedef struct trr_vk_slot {
     VkCommandBuffer cmd;
     VkFence fence;
-    VkDescriptorPool pool;
+    VkDescriptorPool pool; /* TRR_VK_BATCH_OPS sets; none with push descriptors */
+    uint64_t seq;          /* the batch in this slot */
+    uint32_t ops;          /* ops recorded into it */
+    VkPipeline bound;      /* the pipeline its last dispatch bound, which the next one need not bind again */
     int in_flight;
 } trr_vk_slot;
 
@@ -159,6 +168,7 @@ typedef struct trr_vk_buffer {
     VkDeviceMemory mem;
     void *map; /* non-NULL when host-visible memory is mapped directly (unified-memory devices) */
     size_t size;
+    uint64_t seq; /* the last batch that used it (0: none) */
 } trr_vk_buffer;
 
 typedef struct trr_vk_device {
@@ -183,7 +193,11 @@ typedef struct trr_vk_device {
     VkCommandPool cmd_pool;
     trr_vk_slot slots[TRR_VK_SLOTS];
     int next_slot;
-    trr_vk_slot *recording; /* the slot between trr_vk_begin and trr_vk_submit */
+    trr_vk_slot *recording; /* the open batch, not yet submitted; NULL when none */
+    uint64_t next_seq;      /* the number the next batch gets (from 1) */
+    /* VK_KHR_push_descriptor: operands are pushed into the command buffer (vkCmdPushDescriptorSetKHR) instead of
+     * sets allocated from each slot's pool; NULL where the device lacks it or TRIREME_VK_PUSH_DESCRIPTORS=0 */
+    PFN_vkCmdPushDescriptorSetKHR push_set;
 
     VkDescriptorSetLayout set_layout;
     VkPipelineLayout pipeline_layout;
@@ -199,7 +213,7 @@ typedef struct trr_vk_device {
     size_t staging_size;
 
     VkQueryPool queries;
-    int timer_state; /* 0 idle, 1 start requested (written by the next command buffer), 2 started */
+    int timer_running; /* between timer_start and timer_stop: every submitted batch ends with the stop stamp */
     /* TRIREME_VK_PIPELINE_STATS=1 and the device has VK_KHR_pipeline_executable_properties: each new pipeline's
      * compiler statistics (registers, shared memory, ...) go to stderr, a diagnostic for tuning kernels. */
     PFN_vkGetPipelineExecutablePropertiesKHR get_exec_props;
@@ -244,9 +258,20 @@ void trr_vk_close(void *dev);
 /* TRR_ERR_DEVICE with the first validation message when the layer reported something new. */
 trr_status trr_vk_check_validation(trr_context *ctx);
 
-/* vk_submit.c: command recording and submission. */
+/* vk_submit.c: batches. An op records its commands between trr_vk_begin, which opens a batch where none is open
+ * and orders the op after everything before it, and trr_vk_end, which submits the batch once it is full. */
 trr_status trr_vk_begin(trr_context *ctx, VkCommandBuffer *out_cmd);
-trr_status trr_vk_submit(trr_context *ctx);
+trr_status trr_vk_end(trr_context *ctx);
+/* The open batch (between trr_vk_begin and trr_vk_end) uses b: host access and frees wait for it. */
+void trr_vk_use(trr_vk_device *d, trr_vk_buffer *b);
+/* Submits the open batch, if any, without waiting. */
+trr_status trr_vk_flush(trr_context *ctx);
+/* Waits for the work that uses b (submitting it first where it is still being recorded). */
+trr_status trr_vk_wait_buffer(trr_context *ctx, const trr_vk_buffer *b);
+/* The same where no context is at hand (frees): the failing call's name in *what. */
+VkResult trr_vk_wait_buffer_quiet(trr_vk_device *d, const trr_vk_buffer *b, const char **what);
+/* Submits the open batch and waits for everything (closing the device). */
+VkResult trr_vk_finish_quiet(trr_vk_device *d, const char **what);
 trr_status trr_vk_synchronize(trr_context *ctx);
 trr_status trr_vk_timer_start(trr_context *ctx);
 trr_status trr_vk_timer_stop(trr_context *ctx, double *out_ms);

@@ -1,5 +1,6 @@
 /* Buffers: device memory, host transfers (a direct mapping on unified-memory devices, a staging buffer
- * elsewhere), device-side copies and fills. Host transfers are synchronous: they wait for queued work first. */
+ * elsewhere), device-side copies and fills. Host transfers are synchronous: through a mapping they wait for the
+ * queued work that uses the buffer; through staging, for the copy, queued after everything before it. */
 #include "vk_internal.h"
 
 #include <stdlib.h>
@@ -81,15 +82,6 @@ trr_status trr_vk_alloc(trr_context *ctx, size_t bytes, void **out_mem) {
     return TRR_OK;
 }
 
-static void wait_queued(trr_vk_device *d) {
-    for (int i = 0; i < TRR_VK_SLOTS; i++)
-        if (d->slots[i].in_flight) {
-            d->fn.vkWaitForFences(d->device, 1, &d->slots[i].fence, VK_TRUE, UINT64_MAX);
-            d->fn.vkResetFences(d->device, 1, &d->slots[i].fence);
-            d->slots[i].in_flight = 0;
-        }
-}
-
 /* A wrapped VkBuffer has no mapping of ours (mem and map stay null), so host transfers go through staging.
  * Vulkan handles cannot be checked against a device, so the caller's promise (trireme.h) is taken as given;
  * the validation layer catches a broken one. Word-wide kernel accesses need a whole number of words. */
@@ -105,8 +97,11 @@ trr_status trr_vk_wrap(trr_context *ctx, uint64_t native, size_t bytes, void **o
     return TRR_OK;
 }
 
+/* No context to report a failed wait into: the buffer is forgotten or freed all the same, as the caller asked
+ * (a failed wait means a lost device, where nothing runs any more). */
 void trr_vk_unwrap(void *dev, void *mem) {
-    wait_queued(dev); /* the owner may destroy the VkBuffer as soon as we forget it */
+    const char *what;
+    (void)trr_vk_wait_buffer_quiet(dev, mem, &what); /* the owner may destroy the VkBuffer once we forget it */
     free(mem);
 }
 
@@ -115,7 +110,8 @@ void trr_vk_free(void *dev, void *mem) {
     trr_vk_buffer *b = mem;
     if (!b) return;
     /* The buffer may still be in use by queued work; destroying it then is undefined, so wait. */
-    wait_queued(d);
+    const char *what;
+    (void)trr_vk_wait_buffer_quiet(d, b, &what);
     if (b->map) d->fn.vkUnmapMemory(d->device, b->mem);
     d->fn.vkDestroyBuffer(d->device, b->buf, NULL);
     d->fn.vkFreeMemory(d->device, b->mem, NULL);
@@ -131,30 +127,31 @@ static trr_status ensure_staging(trr_context *ctx, trr_vk_device *d) {
     return TRR_OK;
 }
 
-static trr_status copy_region(trr_context *ctx, VkBuffer dst, size_t dst_off, VkBuffer src, size_t src_off,
-                              size_t bytes) {
+/* A copy between b and the staging buffer (to_b: into b), queued after everything before it and waited for. */
+static trr_status staging_copy(trr_context *ctx, trr_vk_buffer *b, size_t offset, size_t bytes, int to_b) {
     trr_vk_device *d = trr_vk_dev(ctx);
     VkCommandBuffer cmd;
     TRR_TRY(trr_vk_begin(ctx, &cmd));
-    VkBufferCopy region = {.srcOffset = src_off, .dstOffset = dst_off, .size = bytes};
-    d->fn.vkCmdCopyBuffer(cmd, src, dst, 1, &region);
-    return trr_vk_submit(ctx);
+    trr_vk_use(d, b);
+    VkBufferCopy region = {.srcOffset = to_b ? 0 : offset, .dstOffset = to_b ? offset : 0, .size = bytes};
+    d->fn.vkCmdCopyBuffer(cmd, to_b ? d->staging : b->buf, to_b ? b->buf : d->staging, 1, &region);
+    TRR_TRY(trr_vk_end(ctx));
+    return trr_vk_wait_buffer(ctx, b);
 }
 
 trr_status trr_vk_write(trr_context *ctx, void *mem, size_t offset, const void *src, size_t bytes) {
     trr_vk_device *d = trr_vk_dev(ctx);
     trr_vk_buffer *b = mem;
-    TRR_TRY(trr_vk_synchronize(ctx)); /* queued work may still read or write these bytes */
     if (b->map) {
+        TRR_TRY(trr_vk_wait_buffer(ctx, b)); /* queued work may still read or write these bytes */
         memcpy((char *)b->map + offset, src, bytes);
         return TRR_OK;
     }
-    TRR_TRY(ensure_staging(ctx, d));
+    TRR_TRY(ensure_staging(ctx, d)); /* idle: every staging copy is waited for */
     for (size_t done = 0; done < bytes; done += d->staging_size) {
         size_t n = bytes - done < d->staging_size ? bytes - done : d->staging_size;
         memcpy(d->staging_map, (const char *)src + done, n);
-        TRR_TRY(copy_region(ctx, b->buf, offset + done, d->staging, 0, n));
-        TRR_TRY(trr_vk_synchronize(ctx));
+        TRR_TRY(staging_copy(ctx, b, offset + done, n, 1));
     }
     return TRR_OK;
 }
@@ -162,16 +159,15 @@ trr_status trr_vk_write(trr_context *ctx, void *mem, size_t offset, const void *
 trr_status trr_vk_read(trr_context *ctx, void *mem, size_t offset, void *dst, size_t bytes) {
     trr_vk_device *d = trr_vk_dev(ctx);
     trr_vk_buffer *b = mem;
-    TRR_TRY(trr_vk_synchronize(ctx));
     if (b->map) {
+        TRR_TRY(trr_vk_wait_buffer(ctx, b));
         memcpy(dst, (const char *)b->map + offset, bytes);
         return TRR_OK;
     }
     TRR_TRY(ensure_staging(ctx, d));
     for (size_t done = 0; done < bytes; done += d->staging_size) {
         size_t n = bytes - done < d->staging_size ? bytes - done : d->staging_size;
-        TRR_TRY(copy_region(ctx, d->staging, 0, b->buf, offset + done, n));
-        TRR_TRY(trr_vk_synchronize(ctx));
+        TRR_TRY(staging_copy(ctx, b, offset + done, n, 0));
         memcpy((char *)dst + done, d->staging_map, n);
     }
     return TRR_OK;
@@ -201,8 +197,9 @@ trr_status trr_vk_fill(trr_context *ctx, void *mem, size_t offset, size_t bytes,
     }
     VkCommandBuffer cmd;
     TRR_TRY(trr_vk_begin(ctx, &cmd));
+    trr_vk_use(d, b);
     d->fn.vkCmdFillBuffer(cmd, b->buf, first, last - first, 0x01010101u * value);
-    TRR_TRY(trr_vk_submit(ctx));
+    TRR_TRY(trr_vk_end(ctx));
     uint8_t edge[4];
     memset(edge, value, sizeof edge);
     if (first > offset) TRR_TRY(trr_vk_write(ctx, mem, offset, edge, first - offset));

@@ -46,7 +46,7 @@ typedef struct dispatch {
 } dispatch;
 
 /* A dispatch made ready to record: its operands bound, its pipeline built and its grid sized. Everything that
- * can fail without a command buffer happens here, before one is begun. */
+ * can fail without a command buffer happens here, before anything is recorded into the batch. */
 typedef struct prepared {
     VkDescriptorBufferInfo info[3];
     VkPipeline pipeline;
@@ -79,26 +79,35 @@ static trr_status prepare_dispatch(trr_context *ctx, dispatch *w, prepared *p) {
     return trr_vk_pipeline_get(ctx, w->shader, w->spec, w->nspec, &p->pipeline);
 }
 
-/* Records a prepared dispatch into the command buffer being recorded (each slot's pool holds 4 sets). */
+/* Records a prepared dispatch into the open batch: its operands pushed into the command buffer
+ * (VK_KHR_push_descriptor) or written to a set from the batch's pool (TRR_VK_BATCH_OPS sets, one per op). */
 static trr_status record_dispatch(trr_context *ctx, VkCommandBuffer cmd, const dispatch *w, const prepared *p) {
     trr_vk_device *d = trr_vk_dev(ctx);
-    VkDescriptorSetAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
-                                      .descriptorPool = d->recording->pool,
-                                      .descriptorSetCount = 1,
-                                      .pSetLayouts = &d->set_layout};
-    VkDescriptorSet set;
-    TRR_VK_CHECK(ctx, d->fn.vkAllocateDescriptorSets(d->device, &ai, &set), "vkAllocateDescriptorSets");
     VkWriteDescriptorSet wr[3];
     for (uint32_t i = 0; i < 3; i++)
         wr[i] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
-                                       .dstSet = set,
                                        .dstBinding = i,
                                        .descriptorCount = 1,
                                        .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
                                        .pBufferInfo = &p->info[i]};
-    d->fn.vkUpdateDescriptorSets(d->device, 3, wr, 0, NULL);
-    d->fn.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p->pipeline);
-    d->fn.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, d->pipeline_layout, 0, 1, &set, 0, NULL);
+    if (d->push_set) {
+        d->push_set(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, d->pipeline_layout, 0, 3, wr);
+    } else {
+        VkDescriptorSetAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
+                                          .descriptorPool = d->recording->pool,
+                                          .descriptorSetCount = 1,
+                                          .pSetLayouts = &d->set_layout};
+        VkDescriptorSet set;
+        TRR_VK_CHECK(ctx, d->fn.vkAllocateDescriptorSets(d->device, &ai, &set), "vkAllocateDescriptorSets");
+        for (uint32_t i = 0; i < 3; i++) wr[i].dstSet = set;
+        d->fn.vkUpdateDescriptorSets(d->device, 3, wr, 0, NULL);
+        d->fn.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, d->pipeline_layout, 0, 1, &set, 0, NULL);
+    }
+    for (int i = 0; i < 3; i++) trr_vk_use(d, w->ops[i]->mem);
+    if (d->recording->bound != p->pipeline) {
+        d->fn.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p->pipeline);
+        d->recording->bound = p->pipeline;
+    }
     d->fn.vkCmdPushConstants(cmd, d->pipeline_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof w->push, &w->push);
     d->fn.vkCmdDispatch(cmd, p->gx, p->gy, p->gz);
     return TRR_OK;
@@ -110,7 +119,7 @@ static trr_status run_dispatch(trr_context *ctx, dispatch *w) {
     VkCommandBuffer cmd;
     TRR_TRY(trr_vk_begin(ctx, &cmd));
     TRR_TRY(record_dispatch(ctx, cmd, w, &p));
-    return trr_vk_submit(ctx);
+    return trr_vk_end(ctx);
 }
 
 static int64_t rows_extent(int64_t rows, int64_t cols, int64_t stride) {
@@ -122,7 +131,7 @@ static int64_t rows_extent(int64_t rows, int64_t cols, int64_t stride) {
  * 16-aligned, else 4-byte words; vkCmdCopyBuffer is left with the few bytes before and after the words, or
  * with the whole copy where source and destination disagree modulo 4. */
 typedef struct copy_span {
-    const trr_vk_buffer *x, *z;
+    trr_vk_buffer *x, *z;
     uint64_t xo, zo;   /* bytes, multiples of the word */
     uint64_t xs, zs;   /* row strides in bytes, multiples of the word; unused when rows == 1 */
     uint64_t rows, row_bytes;
@@ -164,14 +173,14 @@ static uint64_t copy_chunk_limit(const trr_vk_device *d, unsigned word) {
     return limit / word * word;
 }
 
-/* One command buffer: the edge copies (bytes the kernel leaves out, disjoint from its words, so no barrier
+/* One op in the batch: the edge copies (bytes the kernel leaves out, disjoint from its words, so no barrier
  * is needed between them) and the kernel over the span. */
 static trr_status copy_kernel(trr_context *ctx, const copy_span *sp, unsigned word, uint32_t threads, uint32_t ept,
                               const VkBufferCopy *edges, uint32_t nedges) {
     trr_vk_device *d = trr_vk_dev(ctx);
-    trr_operand ox = {.mem = (void *)sp->x, .offset = (int64_t)(sp->xo / 4), .stride0 = (int64_t)(sp->xs / 4),
+    trr_operand ox = {.mem = sp->x, .offset = (int64_t)(sp->xo / 4), .stride0 = (int64_t)(sp->xs / 4),
                       .dtype = TRR_F32};
-    trr_operand oz = {.mem = (void *)sp->z, .offset = (int64_t)(sp->zo / 4), .stride0 = (int64_t)(sp->zs / 4),
+    trr_operand oz = {.mem = sp->z, .offset = (int64_t)(sp->zo / 4), .stride0 = (int64_t)(sp->zs / 4),
                       .dtype = TRR_F32};
     dispatch w = {0};
     w.shader = word == 16 ? "copy_w16" : "copy_w4";
@@ -195,19 +204,21 @@ static trr_status copy_kernel(trr_context *ctx, const copy_span *sp, unsigned wo
     TRR_TRY(trr_vk_begin(ctx, &cmd));
     if (nedges) d->fn.vkCmdCopyBuffer(cmd, sp->x->buf, sp->z->buf, nedges, edges);
     TRR_TRY(record_dispatch(ctx, cmd, &w, &p));
-    return trr_vk_submit(ctx);
+    return trr_vk_end(ctx);
 }
 
-static trr_status copy_regions(trr_context *ctx, const trr_vk_buffer *bz, const trr_vk_buffer *bx,
-                               const VkBufferCopy *regions, uint32_t n) {
+static trr_status copy_regions(trr_context *ctx, trr_vk_buffer *bz, trr_vk_buffer *bx, const VkBufferCopy *regions,
+                               uint32_t n) {
     trr_vk_device *d = trr_vk_dev(ctx);
     VkCommandBuffer cmd;
     TRR_TRY(trr_vk_begin(ctx, &cmd));
+    trr_vk_use(d, bx);
+    trr_vk_use(d, bz);
     d->fn.vkCmdCopyBuffer(cmd, bx->buf, bz->buf, n, regions);
-    return trr_vk_submit(ctx);
+    return trr_vk_end(ctx);
 }
 
-static trr_status copy_flat(trr_context *ctx, const trr_vk_buffer *bz, uint64_t zo, const trr_vk_buffer *bx,
+static trr_status copy_flat(trr_context *ctx, trr_vk_buffer *bz, uint64_t zo, trr_vk_buffer *bx,
                             uint64_t xo, uint64_t bytes, unsigned max_word, uint32_t threads, uint32_t ept) {
     trr_vk_device *d = trr_vk_dev(ctx);
     /* The word is the widest, up to max_word, on which source and destination agree modulo its size. */
@@ -243,7 +254,7 @@ trr_status trr_vk_copy_bytes(trr_context *ctx, trr_vk_buffer *dst, size_t dst_of
 
 static trr_status run_copy(trr_context *ctx, const trr_call *c) {
     trr_vk_device *d = trr_vk_dev(ctx);
-    const trr_vk_buffer *bx = c->x.mem, *bz = c->z.mem;
+    trr_vk_buffer *bx = c->x.mem, *bz = c->z.mem;
     if (bx == bz && c->x.offset == c->z.offset && (c->rows == 1 || c->x.stride0 == c->z.stride0))
         return TRR_OK; /* exact aliasing: nothing to move */
     uint64_t es = dtype_bytes(c->x.dtype);
@@ -292,7 +303,7 @@ static const char *elementwise_name(trr_op op) {
     return op == TRR_OP_ADD ? "add" : op == TRR_OP_SILU ? "silu" : "gelu";
 }
 
-static trr_status run_elementwise(trr_context *ctx, const trr_call *c) {
+static trr_status elementwise_part(trr_context *ctx, const trr_call *c) {
     dispatch w = {0};
     char shader[32];
     snprintf(shader, sizeof shader, "%s_%s", elementwise_name(c->op), dtype_suffix(c->z.dtype));
@@ -364,7 +375,7 @@ static int softmax_sg_runs(const trr_vk_device *d, const trr_call *c, int thread
  * multiple of threads, at most 64 elements per invocation). The kernel is specialised for the row it gets
  * (ceil(cols / 4 / threads) vectors per invocation), so block_n only draws the line between it and the online
  * kernel; choose_config sets it to what the row needs, so every row the register kernel can hold takes it. */
-static trr_status run_rowwise(trr_context *ctx, const trr_call *c) {
+static trr_status rowwise_part(trr_context *ctx, const trr_call *c) {
     trr_vk_device *d = trr_vk_dev(ctx);
     dispatch w = {0};
     char shader[32];
@@ -401,6 +412,72 @@ static trr_status run_rowwise(trr_context *ctx, const trr_call *c) {
     w.push = (trr_vk_push){.rows = (uint32_t)c->rows, .cols = (uint32_t)c->cols, .xs0 = (uint32_t)c->x.stride0,
                            .zs0 = (uint32_t)c->z.stride0};
     return run_dispatch(ctx, &w);
+}
+
+/* The most elements of dtype t one binding takes: maxStorageBufferRange, less the up to one alignment unit the
+ * binding starts before an operand's first element (bind_operand), in whole 4-element vectors. */
+static int64_t binding_elems(const trr_vk_device *d, trr_dtype t) {
+    uint64_t align = d->phys.props.limits.minStorageBufferOffsetAlignment;
+    if (align < 16) align = 16;
+    uint64_t limit = d->phys.props.limits.maxStorageBufferRange;
+    return limit > align ? (int64_t)((limit - align) / dtype_bytes(t) / 4 * 4) : 0;
+}
+
+typedef trr_status (*part_fn)(trr_context *ctx, const trr_call *c);
+
+/* Runs c in parts whose operands each fit one binding, where the whole call's do not (lavapipe binds 128 MiB):
+ * element-wise ops (add, gelu, silu) in runs of whole rows where a row fits, else in pieces of a row, a
+ * contiguous operand counting as one long row; row-wise ops (softmax, row_sum) in runs of whole rows (a single
+ * row past the binding stays UNSUPPORTED, reported by bind_operand). Pieces start a multiple of 4 elements
+ * apart, so each keeps the vector layout of the whole. The parts are recorded into the same batch, one after
+ * another. */
+static trr_status run_split(trr_context *ctx, const trr_call *c, int rowwise, part_fn run_part) {
+    trr_vk_device *d = trr_vk_dev(ctx);
+    const int has_y = c->op == TRR_OP_ADD;
+    const trr_operand *o[3] = {&c->x, has_y ? &c->y : &c->x, &c->z};
+    const int contiguous = !rowwise && (c->rows == 1 || (c->x.stride0 == c->cols &&
+                                                         (!has_y || c->y.stride0 == c->cols) && c->z.stride0 == c->cols));
+    const int64_t rows = contiguous ? 1 : c->rows, cols = contiguous ? c->rows * c->cols : c->cols;
+    int64_t lim[3], width[3];
+    int fits = 1, row_fits = 1;
+    for (int i = 0; i < 3; i++) {
+        lim[i] = binding_elems(d, o[i]->dtype);
+        width[i] = rowwise && i == 2 && c->op == TRR_OP_ROW_SUM ? 1 : cols;
+        if (rows_extent(rows, width[i], o[i]->stride0) > lim[i]) fits = 0;
+        if (width[i] > lim[i]) row_fits = 0;
+    }
+    if (fits || rows == 0 || cols == 0 || (rowwise && !row_fits)) return run_part(ctx, c);
+    int64_t nr = rows, nc = cols; /* rows and columns per part */
+    for (int i = 0; i < 3; i++) {
+        if (!row_fits) {
+            nr = 1;
+            if (lim[i] < nc) nc = lim[i];
+        } else if (rows > 1) {
+            const int64_t r = (lim[i] - width[i]) / o[i]->stride0 + 1;
+            if (r < nr) nr = r;
+        }
+    }
+    if (nc <= 0) return run_part(ctx, c); /* the device binds less than one vector: let it say so */
+    trr_call part = *c;
+    for (int64_t r0 = 0; r0 < rows; r0 += nr)
+        for (int64_t c0 = 0; c0 < cols; c0 += nc) {
+            part.rows = rows - r0 < nr ? rows - r0 : nr;
+            part.cols = cols - c0 < nc ? cols - c0 : nc;
+            part.x.offset = c->x.offset + r0 * c->x.stride0 + c0;
+            if (has_y) part.y.offset = c->y.offset + r0 * c->y.stride0 + c0;
+            part.z.offset = c->z.offset + r0 * c->z.stride0 + (rowwise ? 0 : c0);
+            if (contiguous) part.x.stride0 = part.y.stride0 = part.z.stride0 = part.cols;
+            TRR_TRY(run_part(ctx, &part));
+        }
+    return TRR_OK;
+}
+
+static trr_status run_elementwise(trr_context *ctx, const trr_call *c) {
+    return run_split(ctx, c, 0, elementwise_part);
+}
+
+static trr_status run_rowwise(trr_context *ctx, const trr_call *c) {
+    return run_split(ctx, c, 1, rowwise_part);
 }
 
 /* The register micro-tile (TM x TN) of the SIMT matmul for a config; 0 when the config has none. */

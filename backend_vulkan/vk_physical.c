@@ -137,6 +137,7 @@ void trr_vk_phys_query(const trr_vk_fns *fn, VkPhysicalDevice handle, trr_vk_phy
             out->coop_nv = has_extension(ext, n, "VK_NV_cooperative_matrix");
             coop2_ext = has_extension(ext, n, VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME);
             out->exec_props = has_extension(ext, n, "VK_KHR_pipeline_executable_properties");
+            out->push_descriptor = has_extension(ext, n, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
             pci_bus_info = has_extension(ext, n, VK_EXT_PCI_BUS_INFO_EXTENSION_NAME);
             bf16_ext = has_extension(ext, n, VK_KHR_SHADER_BFLOAT16_EXTENSION_NAME);
         }

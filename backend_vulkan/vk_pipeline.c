@@ -39,7 +39,10 @@ trr_status trr_vk_pipelines_init(trr_context *ctx, trr_vk_device *d) {
                                               .descriptorCount = 1,
                                               .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT};
     VkDescriptorSetLayoutCreateInfo lci = {
-        .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO, .bindingCount = 3, .pBindings = b};
+        .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
+        .flags = d->push_set ? VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR : 0,
+        .bindingCount = 3,
+        .pBindings = b};
     TRR_VK_CHECK(ctx, d->fn.vkCreateDescriptorSetLayout(d->device, &lci, NULL, &d->set_layout),
                  "vkCreateDescriptorSetLayout");
     VkPushConstantRange range = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT, .size = sizeof(trr_vk_push)};
