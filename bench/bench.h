@@ -33,6 +33,7 @@ typedef enum trr_bench_id {
     TRR_BENCH_SILU,
     TRR_BENCH_BMM_F16, /* batched matmul (SPEC.md "Wave 2"); sizes are BxMxNxK */
     TRR_BENCH_MATMUL_BF16,
+    TRR_BENCH_BMM_BF16, /* batched matmul, bf16 */
     TRR_BENCH_COUNT
 } trr_bench_id;
 
@@ -57,7 +58,7 @@ unsigned trr_bench_mask_for(const char *name);
 
 /* The cases of one benchmark. LIST is comma separated, each entry one number in the benchmark's size_label
  * (n for add/gelu, N for softmax/row_sum, M=N=K for matmul, H for rgb_to_grey with W = H·1600/1066 rounded),
- * or MxNxK for a matmul, BxMxNxK (batch B) for bmm_f16; "2^24" is accepted for any number. Writes a malloc'd array (free() it). */
+ * or MxNxK for a matmul, BxMxNxK (batch B) for bmm_f16 and bmm_bf16; "2^24" is accepted for any number. Writes a malloc'd array (free() it). */
 trr_status trr_bench_cases(trr_bench_id id, trr_bench_sizes_mode mode, const char *list, trr_case **out_cases,
                            int *out_count);
 /* Bytes the SPEC's figure counts (12n for add, ...), or 2·M·N·K for matmul. */

@@ -190,8 +190,8 @@ static trr_status run_gemm(trr_context *ctx, void *user) {
         const long long sa = c->bcast_a ? 0 : (long long)m * k, sb = c->bcast_b ? 0 : (long long)k * n;
         const long long sc = (long long)m * n;
         const int batch = (int)c->batch;
-        const int ctype = c->out_dtype == TRR_F16 ? CUDA_R_16F : CUDA_R_32F;
-        const int itype = c->in_dtype == TRR_F16 ? CUDA_R_16F : CUDA_R_32F;
+        const int ctype = c->out_dtype == TRR_F16 ? CUDA_R_16F : c->out_dtype == TRR_BF16 ? CUDA_R_16BF : CUDA_R_32F;
+        const int itype = c->in_dtype == TRR_F16 ? CUDA_R_16F : c->in_dtype == TRR_BF16 ? CUDA_R_16BF : CUDA_R_32F;
         r = j->v->GemmStridedBatchedEx(j->v->handle, opb, opa, n, m, k, &one, (const void *)(uintptr_t)j->b, itype,
                                        ldb, sb, (const void *)(uintptr_t)j->a, itype, lda, sa, &zero,
                                        (void *)(uintptr_t)j->cc, ctype, n, sc, batch, CUBLAS_COMPUTE_32F,

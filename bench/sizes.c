@@ -24,6 +24,8 @@ static const trr_bench_def g_defs[TRR_BENCH_COUNT] = {
     {TRR_BENCH_BMM_F16, "bmm_f16", "batched matmul f16 -> f16 (TFLOPS = 2BMNK/t)", "TFLOPS", "BxMxNxK", 1,
      TRR_OP_MATMUL},
     {TRR_BENCH_MATMUL_BF16, "matmul_bf16", "matmul bf16 -> bf16 (TFLOPS = 2MNK/t)", "TFLOPS", "M=N=K", 1, TRR_OP_MATMUL},
+    {TRR_BENCH_BMM_BF16, "bmm_bf16", "batched matmul bf16 -> bf16 (TFLOPS = 2BMNK/t)", "TFLOPS", "BxMxNxK", 1,
+     TRR_OP_MATMUL},
 };
 
 #define ROWS_M 4096 /* softmax and row_sum: M is fixed by the SPEC */
@@ -81,7 +83,7 @@ static trr_case make_case(trr_bench_id id, int64_t a, int64_t b, int64_t c3) {
 /* A batched matmul: batch products of M x K by K x N, packed (batch strides of one whole matrix). */
 static trr_case make_bmm(trr_bench_id id, int64_t batch, int64_t m, int64_t n, int64_t k) {
     trr_case c = make_case(id, m, n, k);
-    c.in_dtype = c.out_dtype = TRR_F16;
+    c.in_dtype = c.out_dtype = id == TRR_BENCH_BMM_BF16 ? TRR_BF16 : TRR_F16;
     c.batch = batch;
     return c;
 }
@@ -110,7 +112,8 @@ static trr_status bmm_sizes(trr_bench_id id, case_vec *v) {
 
 static trr_status full_sizes(trr_bench_id id, case_vec *v) {
     switch (id) {
-    case TRR_BENCH_BMM_F16: return bmm_sizes(id, v);
+    case TRR_BENCH_BMM_F16:
+    case TRR_BENCH_BMM_BF16: return bmm_sizes(id, v);
     case TRR_BENCH_ADD:
     case TRR_BENCH_GELU:
     case TRR_BENCH_SILU:
@@ -155,7 +158,8 @@ static trr_status quick_sizes(trr_bench_id id, case_vec *v) {
     }
     case TRR_BENCH_ROW_SUM: return push(v, make_case(id, 8192, 0, 0));
     case TRR_BENCH_RGB_TO_GREY: return full_sizes(id, v);
-    case TRR_BENCH_BMM_F16: return bmm_sizes(id, v);
+    case TRR_BENCH_BMM_F16:
+    case TRR_BENCH_BMM_BF16: return bmm_sizes(id, v);
     case TRR_BENCH_MATMUL_F16_RELU: return push(v, make_case(id, 4096, 0, 0));
     default:
         /* 1024 first: on a slow device its time predicts whether 4096 fits the budget */
@@ -205,12 +209,12 @@ static trr_status list_sizes(trr_bench_id id, const char *list, case_vec *v) {
             if (*p != 'x' && *p != 'X') break;
             p++;
         }
-        const int bmm = id == TRR_BENCH_BMM_F16;
+        const int bmm = id == TRR_BENCH_BMM_F16 || id == TRR_BENCH_BMM_BF16;
         if (bad || nd == 0 || (*p && *p != ',') || (nd > 1 && !g_defs[id].compute_bound && id != TRR_BENCH_RGB_TO_GREY) ||
             (nd == 3 && id == TRR_BENCH_RGB_TO_GREY) || (bmm != (nd == 4)))
             return trr_error(NULL, TRR_ERR_INVALID_ARGUMENT, "bench %s: bad size list entry at \"%s\" (give %s%s)",
                              g_defs[id].name, p, g_defs[id].size_label,
-                             id == TRR_BENCH_BMM_F16 ? ", e.g. 512x128x128x128" :
+                             bmm ? ", e.g. 512x128x128x128" :
                              g_defs[id].op == TRR_OP_MATMUL ? " or MxNxK" :
                              id == TRR_BENCH_RGB_TO_GREY ? " or HxW" : "");
         if (nd == 2 && id != TRR_BENCH_RGB_TO_GREY) d[2] = d[0]; /* MxN: K = M */

@@ -439,4 +439,13 @@ Test(bench, bmm_sizes_follow_the_spec) {
     free(cases);
     cr_assert_neq(trr_bench_cases(TRR_BENCH_BMM_F16, TRR_BENCH_SIZES_LIST, "17x5x9", &cases, &n), TRR_OK);
     cr_assert_neq(trr_bench_cases(TRR_BENCH_MATMUL_F16, TRR_BENCH_SIZES_LIST, "3x17x5x9", &cases, &n), TRR_OK);
+    /* bmm_bf16: the same sizes, bf16 in and out */
+    cr_assert_eq(trr_bench_cases(TRR_BENCH_BMM_BF16, TRR_BENCH_SIZES_QUICK, NULL, &cases, &n), TRR_OK);
+    cr_assert_eq(n, 2);
+    cr_assert(cases[0].batch == 512 && cases[1].batch == 64 && cases[1].k == 128);
+    cr_assert(cases[0].in_dtype == TRR_BF16 && cases[0].out_dtype == TRR_BF16);
+    free(cases);
+    cr_assert_eq(trr_bench_cases(TRR_BENCH_BMM_BF16, TRR_BENCH_SIZES_LIST, "3x17x5x9", &cases, &n), TRR_OK);
+    cr_assert(n == 1 && cases[0].batch == 3 && cases[0].in_dtype == TRR_BF16);
+    free(cases);
 }
