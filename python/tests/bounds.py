@@ -34,3 +34,13 @@ def f16(got, ref, k=1):
     rms = float(np.sqrt(np.mean(ref ** 2))) if ref.size else 0.0
     floor = max(F16_MIN_NORMAL, 2.0 ** -10 * rms * max(1.0, (k / 4096) ** 1.5))
     max_rel(got, ref, 1e-2, floor)
+
+
+def bf16(got, ref, k=1):
+    """Any bf16 output: ||err||_F / ||ref||_F <= 8e-3 and max |err| / max(|ref|, floor) <= 4e-2, floor =
+    max(2^-126, 2^-7 * rms(ref) * max(1, (K/4096)^1.5))."""
+    ref = np.asarray(ref, np.float64)
+    frobenius(got, ref, 8e-3)
+    rms = float(np.sqrt(np.mean(ref ** 2))) if ref.size else 0.0
+    floor = max(FLT_MIN, 2.0 ** -7 * rms * max(1.0, (k / 4096) ** 1.5))
+    max_rel(got, ref, 4e-2, floor)

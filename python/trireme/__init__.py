@@ -11,9 +11,10 @@ trireme._lib). Op semantics and error bounds: docs/ops.md in the repository.
 """
 
 from ._lib import path as library_path
-from .core import Context, Tensor, TriremeError, backends, bench, conformance, devices
+from .core import (BFLOAT16, Context, Tensor, TriremeError, backends, bench, conformance, devices, from_bfloat16,
+                   to_bfloat16)
 from .dlpack import from_dlpack
 
 __version__ = "0.1.0"
-__all__ = ["Context", "Tensor", "TriremeError", "backends", "bench", "conformance", "devices", "from_dlpack",
-           "library_path"]
+__all__ = ["BFLOAT16", "Context", "Tensor", "TriremeError", "backends", "bench", "conformance", "devices",
+           "from_bfloat16", "from_dlpack", "library_path", "to_bfloat16"]

@@ -114,6 +114,8 @@ _PROTOTYPES = {
     "trr_synchronize": (_st, [_ctx]),
     "trr_timer_start": (_st, [_ctx]),
     "trr_timer_stop": (_st, [_ctx, _p(ctypes.c_double)]),
+    "trr_f32_to_bf16": (_st, [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t]),
+    "trr_bf16_to_f32": (_st, [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t]),
 }
 
 

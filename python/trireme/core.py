@@ -57,11 +57,35 @@ def _error(status, text):
     return TriremeError(status, _status_name(status), f"{_status_name(status)}: {text}")
 
 
+BFLOAT16 = "bfloat16"  # NumPy has no bfloat16: trireme names it by this string
+
+
 def _trr_dtype(dtype):
+    if isinstance(dtype, str) and dtype.lower() in ("bfloat16", "bf16"):
+        return _lib.BF16
     dt = np.dtype(dtype)
     if dt not in _NP_TO_TRR:
-        raise _error(STATUS_DTYPE, f"{dt} has no trireme dtype (float32, float16 and uint8 do)")
+        raise _error(STATUS_DTYPE, f"{dt} has no trireme dtype (float32, float16, uint8 and \"bfloat16\" do)")
     return _NP_TO_TRR[dt]
+
+
+def to_bfloat16(array):
+    """float32 values rounded to bfloat16 (nearest even, NaN kept a NaN), as their 16-bit patterns (uint16), by
+    the library's own conversion (trr_f32_to_bf16)."""
+    a = np.ascontiguousarray(array, dtype=np.float32)
+    out = np.empty(a.shape, dtype=np.uint16)
+    if a.size:
+        _check(_lib.lib().trr_f32_to_bf16(a.ctypes.data, out.ctypes.data, a.size))
+    return out
+
+
+def from_bfloat16(bits):
+    """bfloat16 patterns (uint16) widened to float32 (exact)."""
+    b = np.ascontiguousarray(bits, dtype=np.uint16)
+    out = np.empty(b.shape, dtype=np.float32)
+    if b.size:
+        _check(_lib.lib().trr_bf16_to_f32(b.ctypes.data, out.ctypes.data, b.size))
+    return out
 
 
 def _decode(raw):
@@ -181,10 +205,19 @@ class Tensor:
         return 1 + sum((s - 1) * st for s, st in zip(self.shape, self.strides))
 
     def numpy(self):
-        """A host copy as a NumPy array (C-contiguous)."""
-        if self.trr_dtype not in _TRR_TO_NP:
-            raise _error(STATUS_DTYPE, "bfloat16 has no NumPy dtype")
-        dt = _TRR_TO_NP[self.trr_dtype]
+        """A host copy as a NumPy array (C-contiguous). A bfloat16 tensor, which NumPy cannot hold, comes back
+        as float32 (exact: every bfloat16 is a float32); its raw 16-bit patterns with bits()."""
+        if self.trr_dtype == _lib.BF16:
+            return from_bfloat16(self.bits())
+        return self._host_copy(_TRR_TO_NP[self.trr_dtype])
+
+    def bits(self):
+        """A host copy of a bfloat16 tensor as its 16-bit patterns (uint16)."""
+        if self.trr_dtype != _lib.BF16:
+            raise _error(STATUS_DTYPE, f"bits() is for bfloat16 tensors, not {self.dtype}")
+        return self._host_copy(np.dtype(np.uint16))
+
+    def _host_copy(self, dt):
         n = self._extent()
         flat = np.empty(max(n, 1), dtype=dt)
         if n:
@@ -309,8 +342,8 @@ class Context:
         return _Storage(self, buf, nbytes + (address - base), native=base, keepalive=keepalive, host=host), address - base
 
     def empty(self, shape, dtype=np.float32):
-        """An uninitialised packed tensor. On the CPU backend its memory is a NumPy array's (so it can be
-        exported with DLPack); elsewhere a device buffer."""
+        """An uninitialised packed tensor (dtype: a NumPy dtype or "bfloat16"). On the CPU backend its memory is
+        a NumPy array's (so it can be exported with DLPack); elsewhere a device buffer."""
         shape = tuple(int(s) for s in np.atleast_1d(shape)) if not isinstance(shape, tuple) else shape
         dt = dtype if isinstance(dtype, int) else _trr_dtype(dtype)
         nbytes = max(int(np.prod(shape)) * _ITEMSIZE[dt], 4)  # empty tensors still need a buffer to point into
@@ -322,9 +355,17 @@ class Context:
         _check(self._lib.trr_buffer_create(self._live(), nbytes, ctypes.byref(buf)), self._handle)
         return Tensor(_Storage(self, buf, nbytes), shape, dt)
 
-    def tensor(self, array):
-        """A device copy of a NumPy array (or of anything np.asarray takes)."""
-        a = np.ascontiguousarray(array)
+    def tensor(self, array, dtype=None):
+        """A device copy of a NumPy array (or of anything np.asarray takes). dtype="bfloat16" rounds the values
+        to bfloat16 on the way (to_bfloat16); other dtypes convert as NumPy's astype does."""
+        if dtype is not None and _trr_dtype(dtype) == _lib.BF16:
+            bits = to_bfloat16(array)
+            t = self.empty(bits.shape, _lib.BF16)
+            if bits.size:
+                _check(self._lib.trr_buffer_write(self._live(), t._storage.handle, t.offset, bits.ctypes.data,
+                                                  bits.nbytes), self._handle)
+            return t
+        a = np.ascontiguousarray(array if dtype is None else np.asarray(array).astype(dtype))
         t = self.empty(a.shape, a.dtype)
         if a.size:
             _check(self._lib.trr_buffer_write(self._live(), t._storage.handle, t.offset, a.ctypes.data, a.nbytes),
