@@ -273,6 +273,11 @@ trr_status trr_bench_write_plots(const trr_bench_report *const *reports, int n, 
  * ranges (figure_min..figure_max over the repetitions) overlap. TRR_ERR_IO when a file cannot be read or is not
  * a bench report (the reason goes to out). */
 trr_status trr_bench_compare(const char *path_a, const char *path_b, FILE *out);
+/* A bench JSON report's parsed document, or NULL when it cannot be read or is not one (the reason goes to out). */
+cJSON *trr_bench_json_load(const char *path, FILE *out);
+/* Appends the reports of a bench JSON file to reports[*n..cap) (free each with trr_bench_free). The figures,
+ * ranges, ceilings, device identities and outcomes come back; per-case configs and checks do not. */
+trr_status trr_bench_load_reports(const char *path, trr_bench_report **reports, int cap, int *n, FILE *log);
 
 /* ---- one physical GPU seen through several APIs (physical.c) ----
  * Two devices are one physical GPU when both are GPUs of different backends and their UUIDs match, or, where
@@ -301,8 +306,13 @@ typedef struct trr_bench_gpu_case {
     const trr_bench_result *api[TRR_BENCH_VIEW_MAX_APIS]; /* per member, NULL when that API did not run it */
 } trr_bench_gpu_case;
 typedef struct trr_bench_gpu_view {
-    const trr_bench_report *member[TRR_BENCH_VIEW_MAX_APIS];
+    const trr_bench_report *member[TRR_BENCH_VIEW_MAX_APIS]; /* the first report of each API (device spec) */
     int n;
+    /* every report of this GPU, and which member's API each is: reports merged from several files (--replot)
+     * give one API several reports */
+    const trr_bench_report *report[TRR_BENCH_VIEW_MAX_APIS * 8];
+    int api_of[TRR_BENCH_VIEW_MAX_APIS * 8];
+    int n_reports;
     double copy_gbs;       /* the best copy ceiling any of its APIs measured */
     const char *copy_from; /* the spec that measured it */
     int n_cases;

@@ -9,38 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static cJSON *load(const char *path, FILE *out) {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        fprintf(out, "cannot read %s\n", path);
-        return NULL;
-    }
-    size_t cap = 1 << 16, len = 0;
-    char *buf = malloc(cap);
-    for (size_t got; buf && (got = fread(buf + len, 1, cap - len - 1, f)) > 0;) {
-        len += got;
-        if (len + 1 == cap) {
-            char *p = realloc(buf, cap *= 2);
-            if (!p) free(buf);
-            buf = p;
-        }
-    }
-    fclose(f);
-    if (!buf) return NULL;
-    buf[len] = '\0';
-    cJSON *root = cJSON_Parse(buf);
-    free(buf);
-    const cJSON *tool = root ? cJSON_GetObjectItem(root, "tool") : NULL;
-    if (!root || !cJSON_IsArray(cJSON_GetObjectItem(root, "reports")) || !cJSON_IsString(tool) ||
-        strcmp(tool->valuestring, "trireme bench") != 0) {
-        /* a conformance report also has "reports": only the tool's name tells them apart */
-        fprintf(out, "%s is not a trireme bench report (its \"tool\" is not \"trireme bench\")\n", path);
-        cJSON_Delete(root);
-        return NULL;
-    }
-    return root;
-}
-
 static const char *str(const cJSON *o, const char *key) {
     const cJSON *v = cJSON_GetObjectItem(o, key);
     return cJSON_IsString(v) ? v->valuestring : "";
@@ -103,7 +71,7 @@ static void compare_pair(const cJSON *ra, const cJSON *rb, FILE *out) {
 }
 
 trr_status trr_bench_compare(const char *path_a, const char *path_b, FILE *out) {
-    cJSON *a = load(path_a, out), *b = a ? load(path_b, out) : NULL;
+    cJSON *a = trr_bench_json_load(path_a, out), *b = a ? trr_bench_json_load(path_b, out) : NULL;
     if (!a || !b) {
         cJSON_Delete(a);
         return trr_error(NULL, TRR_ERR_IO, "cannot compare %s and %s", path_a, path_b);

@@ -33,9 +33,14 @@ int trr_bench_gpu_groups(const trr_device_info *const *devices, int n, int *grou
     return groups;
 }
 
-static const trr_bench_result *find(const trr_bench_report *rep, trr_bench_id id, const char *size) {
-    for (int i = 0; i < rep->n_results; i++)
-        if (rep->results[i].bench == id && !strcmp(rep->results[i].size, size)) return &rep->results[i];
+/* The result of (bench, size) among the reports of API k of the view, NULL when none ran it. */
+static const trr_bench_result *find(const trr_bench_gpu_view *v, int k, trr_bench_id id, const char *size) {
+    for (int r = 0; r < v->n_reports; r++) {
+        if (v->api_of[r] != k) continue;
+        const trr_bench_report *rep = v->report[r];
+        for (int i = 0; i < rep->n_results; i++)
+            if (rep->results[i].bench == id && !strcmp(rep->results[i].size, size)) return &rep->results[i];
+    }
     return NULL;
 }
 
@@ -45,7 +50,7 @@ static double case_ceiling(const trr_bench_gpu_view *v, trr_bench_id id, const c
     if (!trr_bench_get(id)->compute_bound) return v->copy_gbs;
     double best = 0;
     for (int k = 0; k < v->n; k++) {
-        const trr_bench_result *r = find(v->member[k], id, size);
+        const trr_bench_result *r = find(v, k, id, size);
         if (r && r->vendor_figure > best) best = r->vendor_figure;
     }
     return best;
@@ -53,9 +58,9 @@ static double case_ceiling(const trr_bench_gpu_view *v, trr_bench_id id, const c
 
 /* Every (bench, size) any API of the view ran, in the order first met, with each API's result. */
 static void add_cases(trr_bench_gpu_view *v) {
-    for (int m = 0; m < v->n; m++)
-        for (int i = 0; i < v->member[m]->n_results; i++) {
-            const trr_bench_result *r0 = &v->member[m]->results[i];
+    for (int m = 0; m < v->n_reports; m++)
+        for (int i = 0; i < v->report[m]->n_results; i++) {
+            const trr_bench_result *r0 = &v->report[m]->results[i];
             int seen = 0;
             for (int c = 0; c < v->n_cases && !seen; c++)
                 seen = v->cases[c].bench == r0->bench && !strcmp(v->cases[c].size, r0->size);
@@ -65,7 +70,7 @@ static void add_cases(trr_bench_gpu_view *v) {
             c->size = r0->size;
             c->ceiling = case_ceiling(v, r0->bench, r0->size);
             for (int k = 0; k < v->n; k++) {
-                c->api[k] = find(v->member[k], r0->bench, r0->size);
+                c->api[k] = find(v, k, r0->bench, r0->size);
                 if (c->api[k] && c->api[k]->outcome == TRR_BENCH_OK && c->api[k]->figure > c->best)
                     c->best = c->api[k]->figure;
             }
@@ -85,11 +90,17 @@ trr_bench_gpu_view *trr_bench_gpu_views(const trr_bench_report *const *reports, 
     for (int g = 0; g < m; g++) {
         trr_bench_gpu_view *v = &views[nv];
         memset(v, 0, sizeof *v);
-        for (int i = 0; i < m; i++)
-            if (group_of[i] == g && v->n < TRR_BENCH_VIEW_MAX_APIS) {
+        for (int i = 0; i < m; i++) {
+            if (group_of[i] != g || v->n_reports == (int)(sizeof v->report / sizeof v->report[0])) continue;
+            int k = 0;
+            while (k < v->n && strcmp(v->member[k]->device.spec, reports[i]->device.spec)) k++;
+            if (k == v->n) {
+                if (v->n == TRR_BENCH_VIEW_MAX_APIS) continue;
                 v->member[v->n++] = reports[i];
-                if (reports[i]->copy.gbs > v->copy_gbs) v->copy_gbs = reports[i]->copy.gbs, v->copy_from = reports[i]->device.spec;
             }
+            v->report[v->n_reports] = reports[i], v->api_of[v->n_reports++] = k;
+            if (reports[i]->copy.gbs > v->copy_gbs) v->copy_gbs = reports[i]->copy.gbs, v->copy_from = reports[i]->device.spec;
+        }
         if (v->n < 2) continue;
         add_cases(v);
         nv++;

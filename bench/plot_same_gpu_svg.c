@@ -33,7 +33,7 @@ trr_status trr_bench_write_same_gpu_svg(const trr_bench_gpu_view *v, const char 
         }
     top = ceil(top * 10.0) / 10.0;
     const double group_w = v->n * BAR + GAP;
-    const double w = fmax(480.0, ML + MR + v->n_cases * group_w);
+    const double w = fmax(640.0, ML + MR + v->n_cases * group_w);
     const double h = MT + PLOT_H + LABELS + LINE * (v->n + 2) + 10;
     const double y0 = MT + PLOT_H; /* the plot's bottom */
     FILE *f = fopen(path, "w");
@@ -51,8 +51,7 @@ trr_status trr_bench_write_same_gpu_svg(const trr_bench_gpu_view *v, const char 
              v->member[0]->date, v->member[0]->library_version);
     trr_svg_text(f, sub);
     fprintf(f, "</text>\n<text x=\"%.1f\" y=\"54\" text-anchor=\"middle\" font-size=\"11\" fill=\"#333\">", w / 2);
-    trr_svg_text(f, "bar: the figure as a fraction of this GPU's ceiling (best copy bandwidth of its APIs; for matmul, "
-                    "the vendor library)");
+    trr_svg_text(f, "bar = figure / this GPU's ceiling (copy bandwidth; matmul: vendor library)");
     fprintf(f, "</text>\n");
     /* y grid every 20% */
     for (double y = 0; y <= top + 1e-9; y += 0.2) {

@@ -15,7 +15,8 @@ static void usage(FILE *out) {
     fprintf(out,
             "usage: trireme bench [BENCH...] [--device D|all] [--sizes quick|full|LIST] [--reps N] [--budget S]\n"
             "                     [--json FILE] [--csv FILE] [--plot DIR] [--seed N] [--no-vendor] [--quiet]\n"
-            "       trireme bench --compare A.json B.json\n\n"
+            "       trireme bench --compare A.json B.json\n"
+            "       trireme bench --replot DIR A.json [B.json...]\n\n"
             "Times SPEC.md's benchmarks on the device, each checked against the float64 reference first, with the\n"
             "device's copy bandwidth (and cuBLAS on CUDA devices) measured in the same run as ceilings.\n\n"
             "  BENCH         add_f32 gelu_f32 silu_f32 softmax_f32 row_sum_f32 matmul_f16 matmul_f16_relu matmul_f32\n"
@@ -33,7 +34,9 @@ static void usage(FILE *out) {
             "  --no-vendor   do not load cuBLAS\n"
             "  --config [OP:]CFG  run OP (every op benched, without OP:) with this config: named fields left out\n"
             "                to the backend, e.g. matmul:block_m=128,block_n=128,variant=coop_nv; repeatable\n"
-            "  --compare A B print the cases two JSON reports share side by side with the ratio B / A\n");
+            "  --compare A B print the cases two JSON reports share side by side with the ratio B / A\n"
+            "  --replot DIR FILES  the tables, the same-GPU view and the charts (into DIR) of saved JSON\n"
+            "                reports, merged (e.g. two runs of other benchmarks on the same GPUs); runs nothing\n");
 }
 
 typedef struct progress_state {
@@ -144,6 +147,30 @@ static void *run_queue(void *arg) {
     return NULL;
 }
 
+/* --replot: saved reports merged, printed and charted as a run would have been. */
+static int replot(const char *dir, int n_files, char **files) {
+    trr_bench_report *reports[MAX_DEVICES * 4];
+    int n = 0, status = CLI_EXIT_OK;
+    for (int f = 0; f < n_files && status == CLI_EXIT_OK; f++)
+        if (trr_bench_load_reports(files[f], reports, (int)(sizeof reports / sizeof reports[0]), &n, stderr) != TRR_OK) {
+            fprintf(stderr, "trireme bench: %s\n", trr_last_error(NULL));
+            status = CLI_EXIT_FAILURE;
+        }
+    if (status == CLI_EXIT_OK) {
+        const trr_bench_report *const *reps = (const trr_bench_report *const *)reports;
+        trr_bench_print(reps, n, stdout);
+        trr_bench_print_physical(reps, n, stdout);
+        fflush(stdout);
+        if (trr_bench_write_plots(reps, n, dir, stderr) != TRR_OK ||
+            trr_bench_write_physical_plots(reps, n, dir, stderr) != TRR_OK) {
+            fprintf(stderr, "trireme bench: %s\n", trr_last_error(NULL));
+            status = CLI_EXIT_FAILURE;
+        }
+    }
+    for (int i = 0; i < n; i++) trr_bench_free(reports[i]);
+    return status;
+}
+
 int trr_cli_bench(int argc, char **argv) {
     trr_bench_options opt = {.sizes = TRR_BENCH_SIZES_QUICK, .seed = 0x7B1D5EEDull};
     const char *json = NULL, *csv = NULL, *plot = NULL, *v = NULL;
@@ -163,6 +190,10 @@ int trr_cli_bench(int argc, char **argv) {
             if (trr_bench_compare(argv[i + 1], argv[i + 2], stdout) == TRR_OK) return CLI_EXIT_OK;
             fprintf(stderr, "trireme bench: %s\n", trr_last_error(NULL));
             return CLI_EXIT_FAILURE;
+        }
+        if (cli_flag(argv, i, "replot")) {
+            if (i + 2 >= argc) return cli_usage_error("bench", "--replot needs a directory and one JSON file or more");
+            return replot(argv[i + 1], argc - i - 2, argv + i + 2);
         }
         if (cli_flag(argv, i, "no-vendor")) {
             opt.no_vendor = 1;

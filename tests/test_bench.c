@@ -371,6 +371,51 @@ Test(bench, physical_gpu_view_compares_the_apis) {
 
 /* The same-GPU chart: one bar per API that ran, at its fraction of the GPU's ceiling, and in place of a bar the
  * reason there is none. */
+/* --replot's input: a saved report reads back with the figures, ranges, ceiling, outcomes and device it was
+ * written with; a file that is not a bench report is refused. */
+Test(bench, saved_report_reads_back, .timeout = 120) {
+    trr_context *ctx = NULL;
+    cr_assert_eq(trr_context_create("cpu", &ctx), TRR_OK, "%s", trr_last_error(NULL));
+    trr_bench_options opt = {.bench_mask = (1u << TRR_BENCH_ADD) | (1u << TRR_BENCH_MATMUL_F32),
+                             .sizes = TRR_BENCH_SIZES_LIST, .size_list = "96", .reps = 3, .seed = 7};
+    trr_bench_report *rep = NULL;
+    cr_assert_eq(trr_bench_run(ctx, &opt, &rep), TRR_OK, "%s", trr_last_error(ctx));
+    char path[] = "/tmp/trr_bench_report_XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    close(fd);
+    const trr_bench_report *reps[1] = {rep};
+    cr_assert_eq(trr_bench_write_json(reps, 1, path), TRR_OK, "%s", trr_last_error(NULL));
+    trr_bench_report *back[4];
+    int n = 0;
+    cr_assert_eq(trr_bench_load_reports(path, back, 4, &n, stderr), TRR_OK, "%s", trr_last_error(NULL));
+    cr_assert_eq(n, 1);
+    cr_assert_str_eq(back[0]->device.spec, rep->device.spec);
+    cr_assert_eq(back[0]->device.is_gpu, rep->device.is_gpu);
+    cr_assert_float_eq(back[0]->copy.gbs, rep->copy.gbs, 1e-9 * rep->copy.gbs);
+    cr_assert_eq(back[0]->n_results, rep->n_results);
+    for (int i = 0; i < rep->n_results; i++) {
+        const trr_bench_result *a = &rep->results[i], *b = &back[0]->results[i];
+        cr_assert_eq(a->bench, b->bench);
+        cr_assert_str_eq(a->size, b->size);
+        cr_assert_eq(a->outcome, b->outcome);
+        cr_assert_float_eq(a->figure, b->figure, 1e-9 * a->figure);
+        cr_assert_float_eq(a->figure_lo, b->figure_lo, 1e-9 * a->figure_lo);
+        cr_assert_float_eq(a->figure_hi, b->figure_hi, 1e-9 * a->figure_hi);
+        cr_assert_float_eq(a->x, b->x, 1e-9);
+    }
+    trr_bench_free(back[0]);
+    /* a conformance report (or anything else) is refused, with nothing appended */
+    FILE *f = fopen(path, "w");
+    fputs("{\"tool\": \"trireme conformance\", \"reports\": []}", f);
+    fclose(f);
+    cr_assert_neq(trr_bench_load_reports(path, back, 4, &n, stderr), TRR_OK);
+    cr_assert_eq(n, 1);
+    remove(path);
+    trr_bench_free(rep);
+    trr_context_destroy(ctx);
+}
+
 Test(bench, same_gpu_chart_has_a_bar_per_api) {
     const char *u = "0a1b2c3d-0000-1111-2222-333344445555";
     trr_bench_report a, b, c;
