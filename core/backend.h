@@ -125,6 +125,7 @@ struct trr_context {
     int has_override[TRR_OP_COUNT];
     trr_config override[TRR_OP_COUNT];
     trr_config last_config;
+    int timer_running; /* between a successful trr_timer_start and its trr_timer_stop */
 };
 
 struct trr_buffer {

@@ -99,11 +99,14 @@ trr_status trr_synchronize(trr_context *ctx) {
 
 trr_status trr_timer_start(trr_context *ctx) {
     if (!ctx) return trr_error(NULL, TRR_ERR_INVALID_ARGUMENT, "ctx is NULL");
-    return ctx->backend->timer_start(ctx);
+    trr_status st = ctx->backend->timer_start(ctx);
+    ctx->timer_running = st == TRR_OK;
+    return st;
 }
 
 trr_status trr_timer_stop(trr_context *ctx, double *out_ms) {
     if (!ctx || !out_ms) return trr_error(ctx, TRR_ERR_INVALID_ARGUMENT, "ctx or out_ms is NULL");
+    ctx->timer_running = 0;
     return ctx->backend->timer_stop(ctx, out_ms);
 }
 

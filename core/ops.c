@@ -45,8 +45,13 @@ trr_status trr_op_run(trr_context *ctx, trr_op op, const trr_tensor *const *oper
         return trr_error(ctx, TRR_ERR_INVALID_ARGUMENT, "%s takes no epilogue and no flags", d->name);
     const trr_tensor *y = d->n_inputs == 2 ? operands[1] : NULL;
     const double trace_t0 = trr_trace_begin(); /* TRIREME_TRACE (trace.h) */
-    return trr_trace_end(ctx, op, operands, params, trace_t0,
-                         dispatch(ctx, op, operands[0], y, operands[d->n_inputs], params->epilogue, params->alpha, params->flags));
+    /* TRIREME_TRACE_DEVICE_TIME=1: the call between the backend's timer, unless the caller is timing already */
+    const int timed = trace_t0 >= 0 && trr_trace_device_time() && !ctx->timer_running &&
+                      ctx->backend->timer_start(ctx) == TRR_OK;
+    trr_status st = dispatch(ctx, op, operands[0], y, operands[d->n_inputs], params->epilogue, params->alpha, params->flags);
+    double device_ms = -1.0;
+    if (timed && ctx->backend->timer_stop(ctx, &device_ms) != TRR_OK) device_ms = -1.0;
+    return trr_trace_end(ctx, op, operands, params, trace_t0, device_ms, st);
 }
 
 #define RUN(op, ...)                                                                                           \

@@ -20,6 +20,7 @@
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int enabled;          /* TRIREME_TRACE was set and the file can be written */
+static int device_time;      /* TRIREME_TRACE_DEVICE_TIME=1 */
 static int opened;           /* the file was opened once (lazily, on the first event) */
 static char path[4096];
 static double origin_s;      /* timestamps are microseconds since tracing started */
@@ -37,6 +38,8 @@ static void init(void) {
     snprintf(path, sizeof path, "%s", env);
     origin_s = trr_now_s();
     enabled = 1;
+    const char *dt = getenv("TRIREME_TRACE_DEVICE_TIME");
+    device_time = dt && !strcmp(dt, "1");
     atexit(at_exit);
 }
 
@@ -53,6 +56,11 @@ static void give_up(const char *what) {
 double trr_trace_begin(void) {
     pthread_once(&once, init);
     return enabled ? trr_now_s() : -1.0;
+}
+
+int trr_trace_device_time(void) {
+    pthread_once(&once, init);
+    return enabled && device_time;
 }
 
 static cJSON *int_array(const int64_t *v, int n) {
@@ -91,7 +99,7 @@ static void append(const char *text) {
 }
 
 trr_status trr_trace_end(trr_context *ctx, trr_op op, const trr_tensor *const *operands, const trr_op_params *params,
-                         double t0, trr_status st) {
+                         double t0, double device_ms, trr_status st) {
     if (t0 < 0 || !enabled) return st;
     const double t1 = trr_now_s();
     const trr_op_desc *d = trr_op_desc_get(op);
@@ -112,6 +120,7 @@ trr_status trr_trace_end(trr_context *ctx, trr_op op, const trr_tensor *const *o
     cJSON *args = cJSON_AddObjectToObject(e, "args");
     cJSON_AddStringToObject(args, "device", ctx ? ctx->info.spec : "");
     cJSON_AddStringToObject(args, "status", trr_status_name(st));
+    if (device_ms >= 0 && st == TRR_OK) cJSON_AddNumberToObject(args, "device_us", device_ms * 1e3);
     cJSON *ops = cJSON_AddArrayToObject(args, "operands");
     const int n = d ? d->n_inputs + 1 : 0;
     for (int i = 0; operands && i < n; i++) cJSON_AddItemToArray(ops, operand_json(operands[i]));
@@ -124,9 +133,7 @@ trr_status trr_trace_end(trr_context *ctx, trr_op op, const trr_tensor *const *o
     }
     /* the config this call ran with; a call rejected before it ran has none */
     if (st == TRR_OK && ctx) {
-        cJSON *cfg = trr_json_config(&ctx->last_config);
-        if (cfg) cJSON_AddNumberToObject(cfg, "variant", ctx->last_config.variant); /* trr_variant */
-        cJSON_AddItemToObject(args, "config", cfg);
+        cJSON_AddItemToObject(args, "config", trr_json_config(&ctx->last_config));
     }
     char *text = cJSON_PrintUnformatted(e);
     cJSON_Delete(e);
@@ -156,8 +163,10 @@ void trr_trace_flush(void) {
         } else {
             int ok = fprintf(f, "{\"traceEvents\":[\n%s\n],\n\"displayTimeUnit\":\"ms\",\n\"otherData\":{\"tool\":"
                                 "\"trireme\",\"version\":\"%s\",\"events\":%ld,\"dropped\":%ld,\"device_time\":"
-                                "\"not recorded (dur is host time; no synchronize per call)\"}}\n",
-                         events ? events : "", TRR_VERSION_STRING, n_events, dropped) > 0;
+                                "\"%s\"}}\n",
+                         events ? events : "", TRR_VERSION_STRING, n_events, dropped,
+                         device_time ? "args.device_us: each call timed by the backend's timer (synchronized)"
+                                     : "not recorded (dur is host time; TRIREME_TRACE_DEVICE_TIME=1 records it)") > 0;
             if (fclose(f) != 0 || !ok) give_up("writing it");
         }
     }

@@ -3,9 +3,11 @@
  * host time it began and how long the call took on the host, and its arguments: the device, the status, each
  * operand's dtype, shape, strides and offset, the epilogue and flags of a matmul, and the tile config it ran with.
  *
- * Device time is not recorded: a call's device time is known only after the device finishes it, and waiting for
- * that on every call would change what is traced (the bench's timer, trr_timer_start/stop, measures it instead).
- * So for an asynchronous backend the duration is the host's submission time.
+ * Device time is recorded when TRIREME_TRACE_DEVICE_TIME=1 as well: each call then runs between the backend's
+ * timer (trr_timer_start/stop), which waits for the device, so the trace changes what it traces (no overlap of
+ * host and device work); the event's args carry device_us and its duration stays the host's, wait included.
+ * Without it (the default), an asynchronous backend's duration is the host's submission time. A call made while
+ * the caller's own timer runs is not timed again (the timers do not nest).
  *
  * Events are kept in memory (up to a million; later ones are counted as dropped) and the whole file is written
  * when a context is destroyed and at exit. The file is first opened on the first traced call; when it cannot be
@@ -17,9 +19,12 @@
 
 /* The host time a call begins, or a negative number when tracing is off (one getenv per process). */
 double trr_trace_begin(void);
-/* Records the call begun at t0 (when t0 >= 0) and returns st unchanged, so the hook wraps a return. */
+/* Whether TRIREME_TRACE_DEVICE_TIME=1 asks for each call's device time. */
+int trr_trace_device_time(void);
+/* Records the call begun at t0 (when t0 >= 0), with its device time in ms when device_ms >= 0, and returns st
+ * unchanged, so the hook wraps a return. */
 trr_status trr_trace_end(trr_context *ctx, trr_op op, const trr_tensor *const *operands, const trr_op_params *params,
-                         double t0, trr_status st);
+                         double t0, double device_ms, trr_status st);
 /* Writes the trace file with every event so far (context destroy, exit). Safe to call when tracing is off. */
 void trr_trace_flush(void);
 

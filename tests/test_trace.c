@@ -118,3 +118,49 @@ Test(trace, a_bad_path_warns_once, .init = cr_redirect_stderr) {
     cr_assert_stderr_eq_str("trireme: TRIREME_TRACE: cannot write /nonexistent-dir/trace.json (opening it: No such "
                             "file or directory); no trace is recorded\n");
 }
+
+/* TRIREME_TRACE_DEVICE_TIME=1: each call carries its device time, except one made while the caller's own timer
+ * runs (the timers do not nest, and the caller's span must stay the caller's). */
+Test(trace, device_time_when_asked) {
+    char path[] = "/tmp/trireme_trace_XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    close(fd);
+    setenv("TRIREME_TRACE", path, 1);
+    setenv("TRIREME_TRACE_DEVICE_TIME", "1", 1);
+    trr_context *ctx = NULL;
+    cr_assert_eq(trr_context_create("cpu", &ctx), TRR_OK, "%s", trr_last_error(NULL));
+    trr_buffer *a = filled(ctx, 1 << 16), *b = filled(ctx, 1 << 16);
+    trr_tensor x, y;
+    cr_assert_eq(trr_tensor_1d(a, 0, TRR_F32, 1 << 16, &x), TRR_OK);
+    cr_assert_eq(trr_tensor_1d(b, 0, TRR_F32, 1 << 16, &y), TRR_OK);
+    cr_assert_eq(trr_gelu(ctx, &x, &y), TRR_OK);
+    cr_assert_eq(trr_timer_start(ctx), TRR_OK);
+    cr_assert_eq(trr_add(ctx, &x, &y, &y), TRR_OK);
+    double ms = -1;
+    cr_assert_eq(trr_timer_stop(ctx, &ms), TRR_OK);
+    cr_assert(ms >= 0, "the caller's timer still works: %g", ms);
+    trr_buffer_destroy(a), trr_buffer_destroy(b);
+    cr_assert_eq(trr_context_destroy(ctx), TRR_OK);
+    char *text = slurp(path);
+    cJSON *root = cJSON_Parse(text);
+    cr_assert(root, "the trace is not JSON:\n%s", text);
+    const cJSON *ev = cJSON_GetObjectItem(root, "traceEvents");
+    cr_assert_eq(cJSON_GetArraySize(ev), 2);
+    const cJSON *g = cJSON_GetObjectItem(cJSON_GetArrayItem(ev, 0), "args");
+    const cJSON *dev = cJSON_GetObjectItem(g, "device_us");
+    cr_assert(cJSON_IsNumber(dev) && dev->valuedouble > 0, "gelu has no device time:\n%s", text);
+    const cJSON *host = cJSON_GetObjectItem(cJSON_GetArrayItem(ev, 0), "dur");
+    cr_assert(dev->valuedouble <= host->valuedouble * 1.01 + 1.0, "device time %g us inside host time %g us",
+              dev->valuedouble, host->valuedouble);
+    cr_assert_null(cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetArrayItem(ev, 1), "args"), "device_us"),
+                   "the add inside the caller's timer was timed again");
+    /* no key twice in one object (cJSON keeps both; Perfetto's parser takes one) */
+    const cJSON *cfg = cJSON_GetObjectItem(g, "config"), *item;
+    int variants = 0;
+    cJSON_ArrayForEach(item, cfg) variants += !strcmp(item->string, "variant");
+    cr_assert_eq(variants, 1);
+    cJSON_Delete(root);
+    free(text);
+    unlink(path);
+}
