@@ -27,12 +27,40 @@ void trr_cl_matmul_grid(const trr_config *cfg, int *out_rt, int *out_ct, int *ou
     *out_tn = ct > 0 ? cfg->block_n / ct : 0;
 }
 
+void trr_cl_mma_warps(const trr_config *cfg, int *out_warps_m, int *out_warps_n) {
+    int warps = cfg->threads / 32;
+    *out_warps_m = warps >= 2 ? 2 : 1;
+    *out_warps_n = warps / *out_warps_m;
+}
+
+static int mma_operands(const trr_call *call) {
+    return (call->x.dtype == TRR_F16 || call->x.dtype == TRR_BF16) && call->y.dtype == call->x.dtype;
+}
+
 void trr_cl_choose_config(trr_context *ctx, trr_call *call) {
     trr_cl_dev *dev = ctx->dev;
     int gpu = dev->info.is_gpu;
     trr_config *c = &call->config;
-    /* one kernel family per op here: work-group kernels with local-memory reductions */
+    /* f16 and bf16 matmul on tensor cores wherever the probe passed (mma_probe.c); otherwise one kernel family
+     * per op: work-group kernels with local-memory reductions */
+    if (!c->variant && call->op == TRR_OP_MATMUL && dev->mma.ok && mma_operands(call)) c->variant = TRR_VARIANT_MMA;
     if (!c->variant && (call->op == TRR_OP_MATMUL || call->op == TRR_OP_SOFTMAX)) c->variant = TRR_VARIANT_SIMT;
+    if (call->op == TRR_OP_MATMUL && c->variant == TRR_VARIANT_MMA) {
+        /* 128x128x32 with 8 warps of 64x32 (40 KiB of double-buffered local memory, under the 48 KiB NVIDIA's
+         * OpenCL allows); 64x64 with 4 warps of 32x32 while 128-wide tiles would not fill two waves */
+        int units = dev->info.compute_units > 0 ? dev->info.compute_units : 64;
+        int64_t tiles = ((call->rows + 127) / 128) * ((call->cols + 127) / 128) * (call->batch > 1 ? call->batch : 1);
+        int wide = tiles >= 2 * (int64_t)units;
+        set_if_zero(&c->block_m, wide ? 128 : 64);
+        set_if_zero(&c->block_n, wide ? 128 : 64);
+        set_if_zero(&c->block_k, 32);
+        set_if_zero(&c->threads, wide ? 256 : 128);
+        set_if_zero(&c->group_m, 8);
+        set_if_zero(&c->stages, 2);
+        set_if_zero(&c->vector_width, 8);
+        set_if_zero(&c->split_k, 1);
+        return;
+    }
     switch (call->op) {
     case TRR_OP_COPY:
     case TRR_OP_ADD:
@@ -98,14 +126,52 @@ static trr_status bad(trr_context *ctx, const char *what) {
     return trr_error(ctx, TRR_ERR_UNSUPPORTED, "opencl: config rejected: %s", what);
 }
 
+static trr_status check_mma(trr_context *ctx, const trr_call *call) {
+    trr_cl_dev *dev = ctx->dev;
+    const trr_config *c = &call->config;
+    if (call->op != TRR_OP_MATMUL) return bad(ctx, "variant mma is a matmul kernel");
+    if (!dev->mma.ok)
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "opencl: variant mma (tensor cores through inline PTX) is unavailable on %s: %s",
+                         dev->info.name, dev->mma.reason);
+    if (!mma_operands(call)) return bad(ctx, "variant mma takes f16 or bf16 operands (A and B alike)");
+    if (c->threads % 32 || !is_pow2(c->threads) || c->threads > 512)
+        return bad(ctx, "variant mma threads must be 32, 64, 128, 256 or 512 (whole warps)");
+    if (c->split_k > 1) return bad(ctx, "matmul has no split-K (split_k must be 1)");
+    if (c->stages != 2) return bad(ctx, "variant mma double-buffers local memory (stages must be 2)");
+    if (c->vector_width != 8) return bad(ctx, "variant mma moves 16-byte chunks of 8 halves (vector_width must be 8)");
+    if (c->group_m <= 0) return bad(ctx, "group_m must be positive");
+    int wm, wn;
+    trr_cl_mma_warps(c, &wm, &wn);
+    if (c->block_m <= 0 || c->block_n <= 0 || c->block_m % (16 * wm) || c->block_n % (16 * wn))
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                         "opencl: config rejected: variant mma arranges %d warps as %dx%d; block_m must be a multiple "
+                         "of %d and block_n of %d",
+                         c->threads / 32, wm, wn, 16 * wm, 16 * wn);
+    if ((c->block_m / wm / 16) * (c->block_n / wn / 8) * 4 > 128)
+        return bad(ctx, "variant mma warp tile over 128 accumulators per work-item");
+    if (c->block_k <= 0 || c->block_k % 16 || c->block_k > 64) return bad(ctx, "variant mma block_k must be 16, 32, 48 or 64");
+    if ((c->block_m * c->block_k / 8) % c->threads || (c->block_n * c->block_k / 8) % c->threads)
+        return bad(ctx, "variant mma: block_m x block_k / 8 and block_n x block_k / 8 must be multiples of threads");
+    /* the tiles as matmul_mma.cl lays them out: the contiguous dimension padded by 8 halves, two buffers */
+    uint64_t a = call->trans_a ? (uint64_t)c->block_k * (uint64_t)(c->block_m + 8) : (uint64_t)c->block_m * (uint64_t)(c->block_k + 8);
+    uint64_t b = call->trans_b ? (uint64_t)c->block_n * (uint64_t)(c->block_k + 8) : (uint64_t)c->block_k * (uint64_t)(c->block_n + 8);
+    uint64_t local = 2ull * (a + b) * 2ull;
+    if (local > dev->local_memory)
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                         "opencl: config rejected: variant mma tiles need %llu bytes of local memory, the device has %llu",
+                         (unsigned long long)local, (unsigned long long)dev->local_memory);
+    return TRR_OK;
+}
+
 trr_status trr_cl_check_config(trr_context *ctx, const trr_call *call) {
     trr_cl_dev *dev = ctx->dev;
     const trr_config *c = &call->config;
+    if (c->variant == TRR_VARIANT_MMA) return check_mma(ctx, call);
     if (c->variant != TRR_VARIANT_AUTO && c->variant != TRR_VARIANT_SIMT) {
         const char *name = "?";
         trr_variant_name((trr_variant)c->variant, &name);
-        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "opencl: variant %s is not a kernel of the OpenCL backend (only simt)",
-                         name);
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                         "opencl: variant %s is not a kernel of the OpenCL backend (simt; mma for f16/bf16 matmul)", name);
     }
     if (c->threads <= 0 || (size_t)c->threads > dev->max_work_group)
         return trr_error(ctx, TRR_ERR_UNSUPPORTED, "opencl: config rejected: threads %d outside 1..%zu (device limit)",
