@@ -46,17 +46,19 @@ void trr_cl_choose_config(trr_context *ctx, trr_call *call) {
     if (!c->variant && call->op == TRR_OP_MATMUL && dev->mma.ok && mma_operands(call)) c->variant = TRR_VARIANT_MMA;
     if (!c->variant && (call->op == TRR_OP_MATMUL || call->op == TRR_OP_SOFTMAX)) c->variant = TRR_VARIANT_SIMT;
     if (call->op == TRR_OP_MATMUL && c->variant == TRR_VARIANT_MMA) {
-        /* 128x128x32 with 8 warps of 64x32 (40 KiB of double-buffered local memory, under the 48 KiB NVIDIA's
-         * OpenCL allows); 64x64 with 4 warps of 32x32 while 128-wide tiles would not fill two waves */
+        /* 128x128x32 tiles in three cp.async stages fill the 48 KiB of local memory NVIDIA's OpenCL allows; 4
+         * warps of 64x64 outran 8 of 64x32 by 1.3x on an H200 (bench/results/README.md), but an f32 C keeps a
+         * second set of accumulators (matmul_mma.cl: PROMOTE), so it takes 8 warps. 64x64 tiles with 4 warps of
+         * 32x32 while 128-wide tiles would not fill two waves. */
         int units = dev->info.compute_units > 0 ? dev->info.compute_units : 64;
         int64_t tiles = ((call->rows + 127) / 128) * ((call->cols + 127) / 128) * (call->batch > 1 ? call->batch : 1);
         int wide = tiles >= 2 * (int64_t)units;
         set_if_zero(&c->block_m, wide ? 128 : 64);
         set_if_zero(&c->block_n, wide ? 128 : 64);
         set_if_zero(&c->block_k, 32);
-        set_if_zero(&c->threads, wide ? 256 : 128);
+        set_if_zero(&c->threads, wide && call->z.dtype == TRR_F32 ? 256 : 128);
         set_if_zero(&c->group_m, 8);
-        set_if_zero(&c->stages, 2);
+        set_if_zero(&c->stages, !dev->mma.cp_async ? 2 : wide ? 3 : 4);
         set_if_zero(&c->vector_width, 8);
         set_if_zero(&c->split_k, 1);
         return;
@@ -137,25 +139,27 @@ static trr_status check_mma(trr_context *ctx, const trr_call *call) {
     if (c->threads % 32 || !is_pow2(c->threads) || c->threads > 512)
         return bad(ctx, "variant mma threads must be 32, 64, 128, 256 or 512 (whole warps)");
     if (c->split_k > 1) return bad(ctx, "matmul has no split-K (split_k must be 1)");
-    if (c->stages != 2) return bad(ctx, "variant mma double-buffers local memory (stages must be 2)");
+    if (dev->mma.cp_async ? c->stages < 2 || c->stages > 8 : c->stages != 2)
+        return bad(ctx, dev->mma.cp_async ? "variant mma stages must be 2..8"
+                                          : "variant mma double-buffers through registers here, without cp.async (stages must be 2)");
     if (c->vector_width != 8) return bad(ctx, "variant mma moves 16-byte chunks of 8 halves (vector_width must be 8)");
     if (c->group_m <= 0) return bad(ctx, "group_m must be positive");
     int wm, wn;
     trr_cl_mma_warps(c, &wm, &wn);
-    if (c->block_m <= 0 || c->block_n <= 0 || c->block_m % (16 * wm) || c->block_n % (16 * wn))
+    /* powers of two: the XOR swizzle of a tile row's chunks stays within the row */
+    if (!is_pow2(c->block_m) || !is_pow2(c->block_n) || c->block_m % (16 * wm) || c->block_n % (16 * wn))
         return trr_error(ctx, TRR_ERR_UNSUPPORTED,
-                         "opencl: config rejected: variant mma arranges %d warps as %dx%d; block_m must be a multiple "
-                         "of %d and block_n of %d",
+                         "opencl: config rejected: variant mma arranges %d warps as %dx%d; block_m and block_n must "
+                         "be powers of two, multiples of %d and %d",
                          c->threads / 32, wm, wn, 16 * wm, 16 * wn);
-    if ((c->block_m / wm / 16) * (c->block_n / wn / 8) * 4 > 128)
-        return bad(ctx, "variant mma warp tile over 128 accumulators per work-item");
-    if (c->block_k <= 0 || c->block_k % 16 || c->block_k > 64) return bad(ctx, "variant mma block_k must be 16, 32, 48 or 64");
+    int sets = call->z.dtype == TRR_F32 ? 2 : 1; /* an f32 C adds the promoted sums (matmul_mma.cl: PROMOTE) */
+    if ((c->block_m / wm / 16) * (c->block_n / wn / 8) * 4 * sets > 128)
+        return bad(ctx, call->z.dtype == TRR_F32 ? "variant mma with an f32 C: warp tile over 64 accumulators per work-item (twice that held)"
+                                                 : "variant mma warp tile over 128 accumulators per work-item");
+    if (c->block_k != 16 && c->block_k != 32 && c->block_k != 64) return bad(ctx, "variant mma block_k must be 16, 32 or 64");
     if ((c->block_m * c->block_k / 8) % c->threads || (c->block_n * c->block_k / 8) % c->threads)
         return bad(ctx, "variant mma: block_m x block_k / 8 and block_n x block_k / 8 must be multiples of threads");
-    /* the tiles as matmul_mma.cl lays them out: the contiguous dimension padded by 8 halves, two buffers */
-    uint64_t a = call->trans_a ? (uint64_t)c->block_k * (uint64_t)(c->block_m + 8) : (uint64_t)c->block_m * (uint64_t)(c->block_k + 8);
-    uint64_t b = call->trans_b ? (uint64_t)c->block_n * (uint64_t)(c->block_k + 8) : (uint64_t)c->block_k * (uint64_t)(c->block_n + 8);
-    uint64_t local = 2ull * (a + b) * 2ull;
+    uint64_t local = (uint64_t)c->stages * (uint64_t)c->block_k * (uint64_t)(c->block_m + c->block_n) * 2ull;
     if (local > dev->local_memory)
         return trr_error(ctx, TRR_ERR_UNSUPPORTED,
                          "opencl: config rejected: variant mma tiles need %llu bytes of local memory, the device has %llu",

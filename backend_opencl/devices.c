@@ -193,7 +193,7 @@ trr_status trr_cl_device_info(int index, trr_device_info *out_info) {
              info.is_gpu ? "GPU" : "non-GPU", version, (unsigned)units, (unsigned long long)(local / 1024), max_wg,
              info.subgroup_width, info.native_f16 ? "fp16 arithmetic" : "fp16 storage only",
              has_extension(dev, "cl_khr_fp64") ? "; fp64" : "",
-             mma.ok ? "tensor cores: mma.sync via inline PTX" : "tensor cores unavailable: ", mma.ok ? "" : mma.reason,
+             mma.ok ? (mma.cp_async ? "tensor cores: mma.sync, cp.async via inline PTX" : "tensor cores: mma.sync via inline PTX") : "tensor cores unavailable: ", mma.ok ? "" : mma.reason,
              "");
     *out_info = info;
     return TRR_OK;

@@ -1,5 +1,5 @@
-/* Whether a device runs matmul_mma.cl: its MMA_PROBE kernel (the same inline PTX: ldmatrix, ldmatrix.trans,
- * mma.sync m16n8k16) is built and run on a 16x16x16 product with an exact answer. Only a compiler that takes
+/* Whether a device runs matmul_mma.cl: its MMA_PROBE kernel (the same inline PTX: cp.async, ldmatrix,
+ * ldmatrix.trans, mma.sync m16n8k16) is built and run on a 16x16x16 product with an exact answer. Only a compiler that takes
  * the PTX and a device that computes it right pass; every other one gets the reason. Once per device per
  * process, and the verdict is kept in the cache directory keyed by device, driver and kernel source, so a
  * process does not recompile the probe (PoCL answers in about 0.1 s, NVIDIA in about as much). */
@@ -46,7 +46,7 @@ static uint16_t half_of_int(int v) {
 /* Builds and runs the probe with one address mode. 1: right; 0: not (reason written); -1: the OpenCL setup
  * itself failed (not cached: it may pass next time). */
 static int try_mode(cl_context context, cl_device_id device, const char *source, size_t size, int mode,
-                    char *reason, size_t cap) {
+                    int cp_async, char *reason, size_t cap) {
     cl_int err = CL_SUCCESS;
     cl_program program = trr_cl.CreateProgramWithSource(context, 1, &source, &size, &err);
     if (!program || err != CL_SUCCESS) {
@@ -54,7 +54,8 @@ static int try_mode(cl_context context, cl_device_id device, const char *source,
         return -1;
     }
     char options[128];
-    snprintf(options, sizeof options, "-cl-std=CL1.2 -DMMA_PROBE -DADDR_MODE=%d -DX_DT=1 -DY_DT=1 -DZ_DT=0", mode);
+    snprintf(options, sizeof options, "-cl-std=CL1.2 -DMMA_PROBE -DADDR_MODE=%d -DCP_ASYNC=%d -DX_DT=1 -DY_DT=1 -DZ_DT=0",
+             mode, cp_async);
     err = trr_cl.BuildProgram(program, 1, &device, options, NULL, NULL);
     if (err != CL_SUCCESS) {
         char why[128] = "";
@@ -142,7 +143,7 @@ static void run_probe(const trr_cl_device_ref *ref, const char *name, const char
     memcpy(source + common->size + 1, body->data, body->size);
     source[size] = '\0';
 
-    static const char version[] = "mma-probe-1";
+    static const char version[] = "mma-probe-2";
     const void *parts[4] = {name, driver, source, version};
     size_t sizes[4] = {strlen(name), strlen(driver), size, sizeof version - 1};
     uint64_t key = trr_hash_parts(parts, sizes, 4);
@@ -158,9 +159,11 @@ static void run_probe(const trr_cl_device_ref *ref, const char *name, const char
             free(data);
             char *nl = strchr(text, '\n');
             if (nl) *nl = '\0';
-            if (!strncmp(text, "ok ", 3) && (text[3] == '0' || text[3] == '1')) {
+            if (!strncmp(text, "ok ", 3) && (text[3] == '0' || text[3] == '1') && text[4] == ' ' &&
+                (text[5] == '0' || text[5] == '1')) {
                 out->ok = 1;
                 out->addr_mode = text[3] - '0';
+                out->cp_async = text[5] == '1';
                 free(source);
                 return;
             }
@@ -180,24 +183,28 @@ static void run_probe(const trr_cl_device_ref *ref, const char *name, const char
         free(source);
         return;
     }
-    /* The address modes differ only in how a __local pointer becomes a shared-window address; a compiler that
-     * refuses the PTX refuses both. */
+    /* The address modes differ only in how a __local pointer becomes a shared-window address; cp.async is
+     * optional (the kernel then stages tiles through registers). A compiler that refuses the PTX without
+     * cp.async refuses it in every mode. */
+    static const int modes[4][2] = {{0, 1}, {0, 0}, {1, 1}, {1, 0}};
     int verdict = 0;
-    for (int mode = 0; mode < 2; mode++) {
-        verdict = try_mode(context, ref->device, source, size, mode, out->reason, sizeof out->reason);
+    for (int i = 0; i < 4; i++) {
+        verdict = try_mode(context, ref->device, source, size, modes[i][0], modes[i][1], out->reason,
+                           sizeof out->reason);
         if (verdict == 1) {
             out->ok = 1;
-            out->addr_mode = mode;
+            out->addr_mode = modes[i][0];
+            out->cp_async = modes[i][1];
             out->reason[0] = '\0';
             break;
         }
-        if (verdict < 0 || strstr(out->reason, "refuses")) break;
+        if (verdict < 0 || (!modes[i][1] && strstr(out->reason, "refuses"))) break;
     }
     trr_cl.ReleaseContext(context);
     free(source);
     if (verdict >= 0 && have_dir) {
         char text[256];
-        int n = out->ok ? snprintf(text, sizeof text, "ok %d\n", out->addr_mode)
+        int n = out->ok ? snprintf(text, sizeof text, "ok %d %d\n", out->addr_mode, out->cp_async)
                         : snprintf(text, sizeof text, "no %s\n", out->reason);
         /* best effort: an unwritable cache costs a probe next time */
         if (n > 0) trr_file_write_atomic(NULL, path, text, (size_t)n < sizeof text ? (size_t)n : sizeof text - 1);

@@ -88,6 +88,7 @@ const trr_cl_device_ref *trr_cl_device_ref_get(int index);
 typedef struct trr_cl_mma {
     int ok;          /* the probe built and computed right: matmul_mma.cl runs here */
     int addr_mode;   /* its ADDR_MODE build option */
+    int cp_async;    /* its CP_ASYNC build option: cp.async computed right too */
     char reason[192]; /* why not, when !ok */
 } trr_cl_mma;
 /* The probe's verdict for device index (name and driver as the device reports them, for the disk cache key):
