@@ -47,9 +47,10 @@ void trr_cl_choose_config(trr_context *ctx, trr_call *call) {
     if (!c->variant && (call->op == TRR_OP_MATMUL || call->op == TRR_OP_SOFTMAX)) c->variant = TRR_VARIANT_SIMT;
     if (call->op == TRR_OP_MATMUL && c->variant == TRR_VARIANT_MMA) {
         /* 128x128x32 tiles in three cp.async stages fill the 48 KiB of local memory NVIDIA's OpenCL allows; 4
-         * warps of 64x64 outran 8 of 64x32 by 1.3x on an H200 (bench/results/README.md), but an f32 C keeps a
-         * second set of accumulators (matmul_mma.cl: PROMOTE), so it takes 8 warps. 64x64 tiles with 4 warps of
-         * 32x32 while 128-wide tiles would not fill two waves. */
+         * warps of 64x64 outran 8 of 64x32 by 1.2x at 8192^3 on an H200, and no other tile measured was ahead by
+         * more than noise (bench/results/2026-11-23-h200-opencl-mma.txt). An f32 C keeps a second set of
+         * accumulators (matmul_mma.cl: PROMOTE), so it takes 8 warps. 64x64 tiles with 4 warps of 32x32 while
+         * 128-wide tiles would not fill two waves. */
         int units = dev->info.compute_units > 0 ? dev->info.compute_units : 64;
         int64_t tiles = ((call->rows + 127) / 128) * ((call->cols + 127) / 128) * (call->batch > 1 ? call->batch : 1);
         int wide = tiles >= 2 * (int64_t)units;
@@ -133,15 +134,17 @@ static trr_status check_mma(trr_context *ctx, const trr_call *call) {
     const trr_config *c = &call->config;
     if (call->op != TRR_OP_MATMUL) return bad(ctx, "variant mma is a matmul kernel");
     if (!dev->mma.ok)
-        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "opencl: variant mma (tensor cores through inline PTX) is unavailable on %s: %s",
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                         "opencl: variant mma (tensor cores through inline PTX) is unavailable on %s: %s",
                          dev->info.name, dev->mma.reason);
     if (!mma_operands(call)) return bad(ctx, "variant mma takes f16 or bf16 operands (A and B alike)");
     if (c->threads % 32 || !is_pow2(c->threads) || c->threads > 512)
         return bad(ctx, "variant mma threads must be 32, 64, 128, 256 or 512 (whole warps)");
     if (c->split_k > 1) return bad(ctx, "matmul has no split-K (split_k must be 1)");
     if (dev->mma.cp_async ? c->stages < 2 || c->stages > 8 : c->stages != 2)
-        return bad(ctx, dev->mma.cp_async ? "variant mma stages must be 2..8"
-                                          : "variant mma double-buffers through registers here, without cp.async (stages must be 2)");
+        return bad(ctx, dev->mma.cp_async
+                            ? "variant mma stages must be 2..8"
+                            : "variant mma double-buffers through registers here, without cp.async (stages must be 2)");
     if (c->vector_width != 8) return bad(ctx, "variant mma moves 16-byte chunks of 8 halves (vector_width must be 8)");
     if (c->group_m <= 0) return bad(ctx, "group_m must be positive");
     int wm, wn;
@@ -154,16 +157,20 @@ static trr_status check_mma(trr_context *ctx, const trr_call *call) {
                          c->threads / 32, wm, wn, 16 * wm, 16 * wn);
     int sets = call->z.dtype == TRR_F32 ? 2 : 1; /* an f32 C adds the promoted sums (matmul_mma.cl: PROMOTE) */
     if ((c->block_m / wm / 16) * (c->block_n / wn / 8) * 4 * sets > 128)
-        return bad(ctx, call->z.dtype == TRR_F32 ? "variant mma with an f32 C: warp tile over 64 accumulators per work-item (twice that held)"
-                                                 : "variant mma warp tile over 128 accumulators per work-item");
-    if (c->block_k != 16 && c->block_k != 32 && c->block_k != 64) return bad(ctx, "variant mma block_k must be 16, 32 or 64");
+        return bad(ctx,
+                   call->z.dtype == TRR_F32
+                       ? "variant mma with an f32 C: warp tile over 64 accumulators per work-item (twice that held)"
+                       : "variant mma warp tile over 128 accumulators per work-item");
+    if (c->block_k != 16 && c->block_k != 32 && c->block_k != 64)
+        return bad(ctx, "variant mma block_k must be 16, 32 or 64");
     if ((c->block_m * c->block_k / 8) % c->threads || (c->block_n * c->block_k / 8) % c->threads)
         return bad(ctx, "variant mma: block_m x block_k / 8 and block_n x block_k / 8 must be multiples of threads");
     uint64_t local = (uint64_t)c->stages * (uint64_t)c->block_k * (uint64_t)(c->block_m + c->block_n) * 2ull;
     if (local > dev->local_memory)
-        return trr_error(ctx, TRR_ERR_UNSUPPORTED,
-                         "opencl: config rejected: variant mma tiles need %llu bytes of local memory, the device has %llu",
-                         (unsigned long long)local, (unsigned long long)dev->local_memory);
+        return trr_error(
+            ctx, TRR_ERR_UNSUPPORTED,
+            "opencl: config rejected: variant mma tiles need %llu bytes of local memory, the device has %llu",
+            (unsigned long long)local, (unsigned long long)dev->local_memory);
     return TRR_OK;
 }
 
@@ -175,7 +182,8 @@ trr_status trr_cl_check_config(trr_context *ctx, const trr_call *call) {
         const char *name = "?";
         trr_variant_name((trr_variant)c->variant, &name);
         return trr_error(ctx, TRR_ERR_UNSUPPORTED,
-                         "opencl: variant %s is not a kernel of the OpenCL backend (simt; mma for f16/bf16 matmul)", name);
+                         "opencl: variant %s is not a kernel of the OpenCL backend (simt; mma for f16/bf16 matmul)",
+                         name);
     }
     if (c->threads <= 0 || (size_t)c->threads > dev->max_work_group)
         return trr_error(ctx, TRR_ERR_UNSUPPORTED, "opencl: config rejected: threads %d outside 1..%zu (device limit)",

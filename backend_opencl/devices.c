@@ -189,12 +189,16 @@ trr_status trr_cl_device_info(int index, trr_device_info *out_info) {
 
     char version[64];
     info_string(dev, CL_DEVICE_OPENCL_C_VERSION, version, sizeof version);
-    snprintf(info.capabilities, sizeof info.capabilities, "%s; %s; %u CUs; %llu KiB local; wg %zu; simd %d; %s%s; %s%s%s",
+    const char *tensor = !mma.ok        ? "tensor cores unavailable: "
+                         : mma.cp_async ? "tensor cores: mma.sync, cp.async via inline PTX"
+                                        : "tensor cores: mma.sync via inline PTX";
+    /* the reason's summary (up to its first ": "); the whole of it comes with a refused mma config */
+    const char *colon = mma.ok ? NULL : strstr(mma.reason, ": ");
+    int why = mma.ok ? 0 : colon ? (int)(colon - mma.reason) : (int)strlen(mma.reason);
+    snprintf(info.capabilities, sizeof info.capabilities, "%s; %s; %u CUs; %llu KiB local; wg %zu; simd %d; %s%s; %s%.*s",
              info.is_gpu ? "GPU" : "non-GPU", version, (unsigned)units, (unsigned long long)(local / 1024), max_wg,
              info.subgroup_width, info.native_f16 ? "fp16 arithmetic" : "fp16 storage only",
-             has_extension(dev, "cl_khr_fp64") ? "; fp64" : "",
-             mma.ok ? (mma.cp_async ? "tensor cores: mma.sync, cp.async via inline PTX" : "tensor cores: mma.sync via inline PTX") : "tensor cores unavailable: ", mma.ok ? "" : mma.reason,
-             "");
+             has_extension(dev, "cl_khr_fp64") ? "; fp64" : "", tensor, why, mma.reason);
     *out_info = info;
     return TRR_OK;
 }

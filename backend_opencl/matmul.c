@@ -16,8 +16,9 @@ static trr_status run_mma(trr_context *ctx, const trr_call *call) {
     int wm, wn;
     trr_cl_mma_warps(cfg, &wm, &wn);
     char options[256] = "-cl-std=CL1.2";
-    trr_cl_opt(options, sizeof options, " -DBLOCK_M=%d -DBLOCK_N=%d -DBLOCK_K=%d -DGROUP_M=%d -DWARPS_M=%d -DWARPS_N=%d",
-               cfg->block_m, cfg->block_n, cfg->block_k, cfg->group_m, wm, wn);
+    trr_cl_opt(options, sizeof options,
+               " -DBLOCK_M=%d -DBLOCK_N=%d -DBLOCK_K=%d -DGROUP_M=%d -DWARPS_M=%d -DWARPS_N=%d", cfg->block_m,
+               cfg->block_n, cfg->block_k, cfg->group_m, wm, wn);
     trr_cl_opt(options, sizeof options, " -DSTAGES=%d -DCP_ASYNC=%d", cfg->stages, dev->mma.cp_async);
     trr_cl_opt(options, sizeof options, " -DTRANS_A=%d -DTRANS_B=%d -DADDR_MODE=%d -DX_DT=%d -DY_DT=%d -DZ_DT=%d",
                call->trans_a ? 1 : 0, call->trans_b ? 1 : 0, dev->mma.addr_mode, trr_cl_dtype_code(call->x.dtype),

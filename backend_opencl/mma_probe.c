@@ -1,8 +1,8 @@
 /* Whether a device runs matmul_mma.cl: its MMA_PROBE kernel (the same inline PTX: cp.async, ldmatrix,
- * ldmatrix.trans, mma.sync m16n8k16) is built and run on a 16x16x16 product with an exact answer. Only a compiler that takes
- * the PTX and a device that computes it right pass; every other one gets the reason. Once per device per
- * process, and the verdict is kept in the cache directory keyed by device, driver and kernel source, so a
- * process does not recompile the probe (PoCL answers in about 0.1 s, NVIDIA in about as much). */
+ * ldmatrix.trans, mma.sync m16n8k16) is built and run on a 16x16x16 product with an exact answer. Only a compiler that
+ * takes the PTX and a device that computes it right pass; every other one gets the reason. Once per device per process,
+ * and the verdict is kept in the cache directory keyed by device, driver and kernel source, so a process does not
+ * recompile the probe (PoCL answers in about 0.1 s, NVIDIA in about as much). */
 #include "opencl.h"
 
 #include "cache.h"
@@ -45,8 +45,8 @@ static uint16_t half_of_int(int v) {
 
 /* Builds and runs the probe with one address mode. 1: right; 0: not (reason written); -1: the OpenCL setup
  * itself failed (not cached: it may pass next time). */
-static int try_mode(cl_context context, cl_device_id device, const char *source, size_t size, int mode,
-                    int cp_async, char *reason, size_t cap) {
+static int try_mode(cl_context context, cl_device_id device, const char *source, size_t size, int mode, int cp_async,
+                    char *reason, size_t cap) {
     cl_int err = CL_SUCCESS;
     cl_program program = trr_cl.CreateProgramWithSource(context, 1, &source, &size, &err);
     if (!program || err != CL_SUCCESS) {
@@ -54,8 +54,8 @@ static int try_mode(cl_context context, cl_device_id device, const char *source,
         return -1;
     }
     char options[128];
-    snprintf(options, sizeof options, "-cl-std=CL1.2 -DMMA_PROBE -DADDR_MODE=%d -DCP_ASYNC=%d -DX_DT=1 -DY_DT=1 -DZ_DT=0",
-             mode, cp_async);
+    snprintf(options, sizeof options,
+             "-cl-std=CL1.2 -DMMA_PROBE -DADDR_MODE=%d -DCP_ASYNC=%d -DX_DT=1 -DY_DT=1 -DZ_DT=0", mode, cp_async);
     err = trr_cl.BuildProgram(program, 1, &device, options, NULL, NULL);
     if (err != CL_SUCCESS) {
         char why[128] = "";
@@ -189,8 +189,8 @@ static void run_probe(const trr_cl_device_ref *ref, const char *name, const char
     static const int modes[4][2] = {{0, 1}, {0, 0}, {1, 1}, {1, 0}};
     int verdict = 0;
     for (int i = 0; i < 4; i++) {
-        verdict = try_mode(context, ref->device, source, size, modes[i][0], modes[i][1], out->reason,
-                           sizeof out->reason);
+        verdict =
+            try_mode(context, ref->device, source, size, modes[i][0], modes[i][1], out->reason, sizeof out->reason);
         if (verdict == 1) {
             out->ok = 1;
             out->addr_mode = modes[i][0];

@@ -86,9 +86,9 @@ const trr_cl_device_ref *trr_cl_device_ref_get(int index);
 
 /* ---- tensor cores through inline PTX (mma_probe.c) ---- */
 typedef struct trr_cl_mma {
-    int ok;          /* the probe built and computed right: matmul_mma.cl runs here */
-    int addr_mode;   /* its ADDR_MODE build option */
-    int cp_async;    /* its CP_ASYNC build option: cp.async computed right too */
+    int ok;           /* the probe built and computed right: matmul_mma.cl runs here */
+    int addr_mode;    /* its ADDR_MODE build option */
+    int cp_async;     /* its CP_ASYNC build option: cp.async computed right too */
     char reason[192]; /* why not, when !ok */
 } trr_cl_mma;
 /* The probe's verdict for device index (name and driver as the device reports them, for the disk cache key):
@@ -103,7 +103,7 @@ typedef struct trr_cl_dev {
     cl_context context;
     cl_command_queue queue;
     trr_device_info info;
-    trr_cl_mma mma;            /* whether the mma matmul variant runs here, and why not */
+    trr_cl_mma mma;           /* whether the mma matmul variant runs here, and why not */
     char driver_version[128]; /* full CL_DRIVER_VERSION, part of the disk cache key */
     size_t max_work_group;
     uint64_t local_memory;
