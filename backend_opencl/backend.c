@@ -15,6 +15,8 @@ static trr_status cl_open(trr_context *ctx, int index, void **out_dev) {
         return trr_error(ctx, status, "opencl:%d: device query failed: %s", index, trr_last_error(NULL));
     }
     dev->device = ref->device;
+    /* device_info ran the probe: this is a copy of its verdict */
+    trr_cl_mma_probe(index, dev->info.name, dev->info.driver, &dev->mma);
     cl_ulong local = 0, max_alloc = 0;
     cl_int err = trr_cl.GetDeviceInfo(ref->device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof dev->max_work_group,
                                       &dev->max_work_group, NULL);

@@ -27,12 +27,43 @@ void trr_cl_matmul_grid(const trr_config *cfg, int *out_rt, int *out_ct, int *ou
     *out_tn = ct > 0 ? cfg->block_n / ct : 0;
 }
 
+void trr_cl_mma_warps(const trr_config *cfg, int *out_warps_m, int *out_warps_n) {
+    int warps = cfg->threads / 32;
+    *out_warps_m = warps >= 2 ? 2 : 1;
+    *out_warps_n = warps / *out_warps_m;
+}
+
+static int mma_operands(const trr_call *call) {
+    return (call->x.dtype == TRR_F16 || call->x.dtype == TRR_BF16) && call->y.dtype == call->x.dtype;
+}
+
 void trr_cl_choose_config(trr_context *ctx, trr_call *call) {
     trr_cl_dev *dev = ctx->dev;
     int gpu = dev->info.is_gpu;
     trr_config *c = &call->config;
-    /* one kernel family per op here: work-group kernels with local-memory reductions */
+    /* f16 and bf16 matmul on tensor cores wherever the probe passed (mma_probe.c); otherwise one kernel family
+     * per op: work-group kernels with local-memory reductions */
+    if (!c->variant && call->op == TRR_OP_MATMUL && dev->mma.ok && mma_operands(call)) c->variant = TRR_VARIANT_MMA;
     if (!c->variant && (call->op == TRR_OP_MATMUL || call->op == TRR_OP_SOFTMAX)) c->variant = TRR_VARIANT_SIMT;
+    if (call->op == TRR_OP_MATMUL && c->variant == TRR_VARIANT_MMA) {
+        /* 128x128x32 tiles in three cp.async stages fill the 48 KiB of local memory NVIDIA's OpenCL allows; 4
+         * warps of 64x64 outran 8 of 64x32 by 1.2x at 8192^3 on an H200, and no other tile measured was ahead by
+         * more than noise (bench/results/2026-11-23-h200-opencl-mma.txt). An f32 C keeps a second set of
+         * accumulators (matmul_mma.cl: PROMOTE), so it takes 8 warps. 64x64 tiles with 4 warps of 32x32 while
+         * 128-wide tiles would not fill two waves. */
+        int units = dev->info.compute_units > 0 ? dev->info.compute_units : 64;
+        int64_t tiles = ((call->rows + 127) / 128) * ((call->cols + 127) / 128) * (call->batch > 1 ? call->batch : 1);
+        int wide = tiles >= 2 * (int64_t)units;
+        set_if_zero(&c->block_m, wide ? 128 : 64);
+        set_if_zero(&c->block_n, wide ? 128 : 64);
+        set_if_zero(&c->block_k, 32);
+        set_if_zero(&c->threads, wide && call->z.dtype == TRR_F32 ? 256 : 128);
+        set_if_zero(&c->group_m, 8);
+        set_if_zero(&c->stages, !dev->mma.cp_async ? 2 : wide ? 3 : 4);
+        set_if_zero(&c->vector_width, 8);
+        set_if_zero(&c->split_k, 1);
+        return;
+    }
     switch (call->op) {
     case TRR_OP_COPY:
     case TRR_OP_ADD:
@@ -98,13 +129,60 @@ static trr_status bad(trr_context *ctx, const char *what) {
     return trr_error(ctx, TRR_ERR_UNSUPPORTED, "opencl: config rejected: %s", what);
 }
 
+static trr_status check_mma(trr_context *ctx, const trr_call *call) {
+    trr_cl_dev *dev = ctx->dev;
+    const trr_config *c = &call->config;
+    if (call->op != TRR_OP_MATMUL) return bad(ctx, "variant mma is a matmul kernel");
+    if (!dev->mma.ok)
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                         "opencl: variant mma (tensor cores through inline PTX) is unavailable on %s: %s",
+                         dev->info.name, dev->mma.reason);
+    if (!mma_operands(call)) return bad(ctx, "variant mma takes f16 or bf16 operands (A and B alike)");
+    if (c->threads % 32 || !is_pow2(c->threads) || c->threads > 512)
+        return bad(ctx, "variant mma threads must be 32, 64, 128, 256 or 512 (whole warps)");
+    if (c->split_k > 1) return bad(ctx, "matmul has no split-K (split_k must be 1)");
+    if (dev->mma.cp_async ? c->stages < 2 || c->stages > 8 : c->stages != 2)
+        return bad(ctx, dev->mma.cp_async
+                            ? "variant mma stages must be 2..8"
+                            : "variant mma double-buffers through registers here, without cp.async (stages must be 2)");
+    if (c->vector_width != 8) return bad(ctx, "variant mma moves 16-byte chunks of 8 halves (vector_width must be 8)");
+    if (c->group_m <= 0) return bad(ctx, "group_m must be positive");
+    int wm, wn;
+    trr_cl_mma_warps(c, &wm, &wn);
+    /* powers of two: the XOR swizzle of a tile row's chunks stays within the row */
+    if (!is_pow2(c->block_m) || !is_pow2(c->block_n) || c->block_m % (16 * wm) || c->block_n % (16 * wn))
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                         "opencl: config rejected: variant mma arranges %d warps as %dx%d; block_m and block_n must "
+                         "be powers of two, multiples of %d and %d",
+                         c->threads / 32, wm, wn, 16 * wm, 16 * wn);
+    int sets = call->z.dtype == TRR_F32 ? 2 : 1; /* an f32 C adds the promoted sums (matmul_mma.cl: PROMOTE) */
+    if ((c->block_m / wm / 16) * (c->block_n / wn / 8) * 4 * sets > 128)
+        return bad(ctx,
+                   call->z.dtype == TRR_F32
+                       ? "variant mma with an f32 C: warp tile over 64 accumulators per work-item (twice that held)"
+                       : "variant mma warp tile over 128 accumulators per work-item");
+    if (c->block_k != 16 && c->block_k != 32 && c->block_k != 64)
+        return bad(ctx, "variant mma block_k must be 16, 32 or 64");
+    if ((c->block_m * c->block_k / 8) % c->threads || (c->block_n * c->block_k / 8) % c->threads)
+        return bad(ctx, "variant mma: block_m x block_k / 8 and block_n x block_k / 8 must be multiples of threads");
+    uint64_t local = (uint64_t)c->stages * (uint64_t)c->block_k * (uint64_t)(c->block_m + c->block_n) * 2ull;
+    if (local > dev->local_memory)
+        return trr_error(
+            ctx, TRR_ERR_UNSUPPORTED,
+            "opencl: config rejected: variant mma tiles need %llu bytes of local memory, the device has %llu",
+            (unsigned long long)local, (unsigned long long)dev->local_memory);
+    return TRR_OK;
+}
+
 trr_status trr_cl_check_config(trr_context *ctx, const trr_call *call) {
     trr_cl_dev *dev = ctx->dev;
     const trr_config *c = &call->config;
+    if (c->variant == TRR_VARIANT_MMA) return check_mma(ctx, call);
     if (c->variant != TRR_VARIANT_AUTO && c->variant != TRR_VARIANT_SIMT) {
         const char *name = "?";
         trr_variant_name((trr_variant)c->variant, &name);
-        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "opencl: variant %s is not a kernel of the OpenCL backend (only simt)",
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                         "opencl: variant %s is not a kernel of the OpenCL backend (simt; mma for f16/bf16 matmul)",
                          name);
     }
     if (c->threads <= 0 || (size_t)c->threads > dev->max_work_group)

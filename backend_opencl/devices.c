@@ -168,7 +168,6 @@ trr_status trr_cl_device_info(int index, trr_device_info *out_info) {
     info.max_threads_per_block = (int)max_wg;
     info.compute_units = (int)units;
     info.native_f16 = has_extension(dev, "cl_khr_fp16");
-    info.matrix_units = 0;
 
     /* The SIMD width is only queryable through vendor extensions in OpenCL 1.2. */
     cl_uint width = 0;
@@ -183,12 +182,23 @@ trr_status trr_cl_device_info(int index, trr_device_info *out_info) {
 
     device_identity(dev, &info);
 
+    /* tensor cores only where the compile-and-run probe passed (mma_probe.c), whatever the device is called */
+    trr_cl_mma mma;
+    trr_cl_mma_probe(index, info.name, info.driver, &mma);
+    info.matrix_units = mma.ok;
+
     char version[64];
     info_string(dev, CL_DEVICE_OPENCL_C_VERSION, version, sizeof version);
-    snprintf(info.capabilities, sizeof info.capabilities, "%s; %s; %u CUs; %llu KiB local; wg %zu; simd %d; %s%s",
+    const char *tensor = !mma.ok        ? "tensor cores unavailable: "
+                         : mma.cp_async ? "tensor cores: mma.sync, cp.async via inline PTX"
+                                        : "tensor cores: mma.sync via inline PTX";
+    /* the reason's summary (up to its first ": "); the whole of it comes with a refused mma config */
+    const char *colon = mma.ok ? NULL : strstr(mma.reason, ": ");
+    int why = mma.ok ? 0 : colon ? (int)(colon - mma.reason) : (int)strlen(mma.reason);
+    snprintf(info.capabilities, sizeof info.capabilities, "%s; %s; %u CUs; %llu KiB local; wg %zu; simd %d; %s%s; %s%.*s",
              info.is_gpu ? "GPU" : "non-GPU", version, (unsigned)units, (unsigned long long)(local / 1024), max_wg,
              info.subgroup_width, info.native_f16 ? "fp16 arithmetic" : "fp16 storage only",
-             has_extension(dev, "cl_khr_fp64") ? "; fp64" : "");
+             has_extension(dev, "cl_khr_fp64") ? "; fp64" : "", tensor, why, mma.reason);
     *out_info = info;
     return TRR_OK;
 }

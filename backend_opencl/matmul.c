@@ -1,10 +1,68 @@
-/* matmul: tile shape and dtypes are build options; layout and epilogue are arguments (kernels/opencl/matmul.cl). */
+/* matmul: tile shape and dtypes are build options; layout and epilogue are arguments (kernels/opencl/matmul.cl).
+ * The mma variant (kernels/opencl/matmul_mma.cl) takes the layout as build options too. */
 #include "opencl.h"
 
 #define ARG(i, v) TRR_TRY(trr_cl_set_arg(ctx, k, (cl_uint)(i), sizeof(v), &(v)))
 
+/* Whether an operand's rows start on 16-byte boundaries in every batch, so matmul_mma.cl reads them as whole
+ * 8-half vectors (buffers themselves are aligned far beyond that). */
+static cl_int rows_aligned(const trr_operand *t) {
+    return t->stride0 % 8 == 0 && t->offset % 8 == 0 && t->batch_stride % 8 == 0;
+}
+
+static trr_status run_mma(trr_context *ctx, const trr_call *call) {
+    const trr_config *cfg = &call->config;
+    const trr_cl_dev *dev = ctx->dev;
+    int wm, wn;
+    trr_cl_mma_warps(cfg, &wm, &wn);
+    char options[256] = "-cl-std=CL1.2";
+    trr_cl_opt(options, sizeof options,
+               " -DBLOCK_M=%d -DBLOCK_N=%d -DBLOCK_K=%d -DGROUP_M=%d -DWARPS_M=%d -DWARPS_N=%d", cfg->block_m,
+               cfg->block_n, cfg->block_k, cfg->group_m, wm, wn);
+    trr_cl_opt(options, sizeof options, " -DSTAGES=%d -DCP_ASYNC=%d", cfg->stages, dev->mma.cp_async);
+    trr_cl_opt(options, sizeof options, " -DTRANS_A=%d -DTRANS_B=%d -DADDR_MODE=%d -DX_DT=%d -DY_DT=%d -DZ_DT=%d",
+               call->trans_a ? 1 : 0, call->trans_b ? 1 : 0, dev->mma.addr_mode, trr_cl_dtype_code(call->x.dtype),
+               trr_cl_dtype_code(call->y.dtype), trr_cl_dtype_code(call->z.dtype));
+    cl_kernel k;
+    TRR_TRY(trr_cl_get_kernel(ctx, "matmul_mma.cl", options, "matmul_mma", &k));
+
+    cl_mem am = call->x.mem, bm = call->y.mem, cm = call->z.mem;
+    cl_long ao = call->x.offset, bo = call->y.offset, co = call->z.offset;
+    cl_int lda = (cl_int)call->x.stride0, ldb = (cl_int)call->y.stride0, ldc = (cl_int)call->z.stride0;
+    cl_int M = (cl_int)call->rows, N = (cl_int)call->cols, K = (cl_int)call->k;
+    cl_int epi = (cl_int)call->epilogue;
+    cl_float alpha = call->alpha;
+    cl_long abs = call->x.batch_stride, bbs = call->y.batch_stride, cbs = call->z.batch_stride;
+    cl_int avec = rows_aligned(&call->x), bvec = rows_aligned(&call->y);
+    ARG(0, am);
+    ARG(1, ao);
+    ARG(2, lda);
+    ARG(3, bm);
+    ARG(4, bo);
+    ARG(5, ldb);
+    ARG(6, cm);
+    ARG(7, co);
+    ARG(8, ldc);
+    ARG(9, M);
+    ARG(10, N);
+    ARG(11, K);
+    ARG(12, epi);
+    ARG(13, alpha);
+    ARG(14, abs);
+    ARG(15, bbs);
+    ARG(16, cbs);
+    ARG(17, avec);
+    ARG(18, bvec);
+    size_t npm = ((size_t)M + (size_t)cfg->block_m - 1) / (size_t)cfg->block_m;
+    size_t npn = ((size_t)N + (size_t)cfg->block_n - 1) / (size_t)cfg->block_n;
+    size_t local[3] = {(size_t)cfg->threads, 1, 1};
+    size_t global[3] = {npm * npn * local[0], 1, (size_t)(call->batch > 1 ? call->batch : 1)};
+    return trr_cl_launch(ctx, k, 3, global, local);
+}
+
 trr_status trr_cl_run_matmul(trr_context *ctx, const trr_call *call) {
     const trr_config *cfg = &call->config;
+    if (cfg->variant == TRR_VARIANT_MMA) return run_mma(ctx, call);
     int rt, ct, tm, tn;
     trr_cl_matmul_grid(cfg, &rt, &ct, &tm, &tn);
     char options[256] = "-cl-std=CL1.2";

@@ -84,6 +84,17 @@ trr_status trr_cl_device_info(int index, trr_device_info *out_info);
 /* The index-th device of the flat list probe built; NULL when out of range. */
 const trr_cl_device_ref *trr_cl_device_ref_get(int index);
 
+/* ---- tensor cores through inline PTX (mma_probe.c) ---- */
+typedef struct trr_cl_mma {
+    int ok;           /* the probe built and computed right: matmul_mma.cl runs here */
+    int addr_mode;    /* its ADDR_MODE build option */
+    int cp_async;     /* its CP_ASYNC build option: cp.async computed right too */
+    char reason[192]; /* why not, when !ok */
+} trr_cl_mma;
+/* The probe's verdict for device index (name and driver as the device reports them, for the disk cache key):
+ * run at most once per device per process. */
+void trr_cl_mma_probe(int index, const char *name, const char *driver, trr_cl_mma *out);
+
 /* ---- an open device (backend.c) ---- */
 typedef struct trr_cl_program trr_cl_program; /* program.c */
 
@@ -92,6 +103,7 @@ typedef struct trr_cl_dev {
     cl_context context;
     cl_command_queue queue;
     trr_device_info info;
+    trr_cl_mma mma;           /* whether the mma matmul variant runs here, and why not */
     char driver_version[128]; /* full CL_DRIVER_VERSION, part of the disk cache key */
     size_t max_work_group;
     uint64_t local_memory;
@@ -153,6 +165,8 @@ void trr_cl_choose_config(trr_context *ctx, trr_call *call);
 trr_status trr_cl_check_config(trr_context *ctx, const trr_call *call);
 /* The matmul thread grid for a config: threads = rows_threads * cols_threads, each owning tm x tn outputs. */
 void trr_cl_matmul_grid(const trr_config *cfg, int *out_rt, int *out_ct, int *out_tm, int *out_tn);
+/* The mma variant's warp grid: threads / 32 warps as warps_m x warps_n (matmul_mma.cl). */
+void trr_cl_mma_warps(const trr_config *cfg, int *out_warps_m, int *out_warps_n);
 
 /* The kernels/opencl sources, embedded at build time (backend_opencl/CMakeLists.txt). */
 extern const trr_embedded_file trr_opencl_kernels[];

@@ -1,0 +1,228 @@
+/* Whether a device runs matmul_mma.cl: its MMA_PROBE kernel (the same inline PTX: cp.async, ldmatrix,
+ * ldmatrix.trans, mma.sync m16n8k16) is built and run on a 16x16x16 product with an exact answer. Only a compiler that
+ * takes the PTX and a device that computes it right pass; every other one gets the reason. Once per device per process,
+ * and the verdict is kept in the cache directory keyed by device, driver and kernel source, so a process does not
+ * recompile the probe (PoCL answers in about 0.1 s, NVIDIA in about as much). */
+#include "opencl.h"
+
+#include "cache.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_PROBED 64
+
+static pthread_mutex_t probe_lock = PTHREAD_MUTEX_INITIALIZER;
+static int probed[MAX_PROBED];
+static trr_cl_mma verdicts[MAX_PROBED];
+
+/* The first line of a build log that names an error, without the file:line:column prefix, as the reason. */
+static void log_reason(const char *log, char *out, size_t cap) {
+    const char *line = strstr(log, "error");
+    if (!line) line = log;
+    const char *end = strchr(line, '\n');
+    size_t n = end ? (size_t)(end - line) : strlen(line);
+    /* "error: /tmp/x.cl:5:3: use of ..." -> "use of ..." */
+    const char *cl = NULL;
+    for (const char *q = line; (q = strstr(q, ".cl:")) != NULL && q < line + n; q += 4) cl = q;
+    if (cl) {
+        /* "error: <Spelling=/tmp/x.cl:97:5>: use of ..." too */
+        const char *p = cl + 4;
+        while (p < line + n && (*p == ':' || *p == '>' || *p == ' ' || (*p >= '0' && *p <= '9'))) p++;
+        n -= (size_t)(p - line);
+        line = p;
+    }
+    snprintf(out, cap, "%.*s", (int)(n > 120 ? 120 : n), line);
+}
+
+static uint16_t half_of_int(int v) {
+    /* -4..4 exactly in binary16 */
+    static const uint16_t mag[5] = {0x0000, 0x3c00, 0x4000, 0x4200, 0x4400};
+    return (uint16_t)((v < 0 ? 0x8000 : 0) | mag[v < 0 ? -v : v]);
+}
+
+/* Builds and runs the probe with one address mode. 1: right; 0: not (reason written); -1: the OpenCL setup
+ * itself failed (not cached: it may pass next time). */
+static int try_mode(cl_context context, cl_device_id device, const char *source, size_t size, int mode, int cp_async,
+                    char *reason, size_t cap) {
+    cl_int err = CL_SUCCESS;
+    cl_program program = trr_cl.CreateProgramWithSource(context, 1, &source, &size, &err);
+    if (!program || err != CL_SUCCESS) {
+        snprintf(reason, cap, "clCreateProgramWithSource: %s", trr_cl_error_name(err));
+        return -1;
+    }
+    char options[128];
+    snprintf(options, sizeof options,
+             "-cl-std=CL1.2 -DMMA_PROBE -DADDR_MODE=%d -DCP_ASYNC=%d -DX_DT=1 -DY_DT=1 -DZ_DT=0", mode, cp_async);
+    err = trr_cl.BuildProgram(program, 1, &device, options, NULL, NULL);
+    if (err != CL_SUCCESS) {
+        char why[128] = "";
+        size_t n = 0;
+        char *log = NULL;
+        if (trr_cl.GetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, 0, NULL, &n) == CL_SUCCESS && n > 0 &&
+            (log = malloc(n + 1)) != NULL &&
+            trr_cl.GetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, n, log, NULL) == CL_SUCCESS) {
+            log[n] = '\0';
+            log_reason(log, why, sizeof why);
+        }
+        free(log);
+        snprintf(reason, cap, "compiler refuses inline PTX: %s", why[0] ? why : trr_cl_error_name(err));
+        trr_cl.ReleaseProgram(program);
+        return 0;
+    }
+    int verdict = -1;
+    cl_kernel kernel = trr_cl.CreateKernel(program, "mma_probe", &err);
+    cl_command_queue queue = kernel ? trr_cl.CreateCommandQueue(context, device, 0, &err) : NULL;
+    cl_mem bufs[3] = {NULL, NULL, NULL};
+    /* A[m][k] and B[k][n], row-major, small integers: every product and sum is exact */
+    int va[256], vb[256];
+    uint16_t ab[2][256];
+    float c[256];
+    for (int i = 0; i < 256; i++) {
+        va[i] = (i * 7 + 3) % 9 - 4;
+        vb[i] = (i * 5 + 1) % 9 - 4;
+        ab[0][i] = half_of_int(va[i]);
+        ab[1][i] = half_of_int(vb[i]);
+        c[i] = -1e30f;
+    }
+    if (queue) {
+        for (int i = 0; i < 3 && err == CL_SUCCESS; i++)
+            bufs[i] = trr_cl.CreateBuffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, i < 2 ? 512 : 1024,
+                                          i < 2 ? (void *)ab[i] : (void *)c, &err);
+        for (int i = 0; i < 3 && err == CL_SUCCESS; i++)
+            err = trr_cl.SetKernelArg(kernel, (cl_uint)i, sizeof(cl_mem), &bufs[i]);
+        size_t global = 32, local = 32;
+        if (err == CL_SUCCESS)
+            err = trr_cl.EnqueueNDRangeKernel(queue, kernel, 1, NULL, &global, &local, 0, NULL, NULL);
+        if (err == CL_SUCCESS) err = trr_cl.EnqueueReadBuffer(queue, bufs[2], CL_TRUE, 0, sizeof c, c, 0, NULL, NULL);
+        if (err == CL_SUCCESS) {
+            verdict = 1;
+            for (int m = 0; m < 16 && verdict; m++)
+                for (int n = 0; n < 16; n++) {
+                    int want = 0;
+                    for (int k = 0; k < 16; k++) want += va[m * 16 + k] * vb[k * 16 + n];
+                    if (c[m * 16 + n] != (float)want) {
+                        snprintf(reason, cap, "mma.sync probe computed C[%d][%d] = %g, not %d", m, n,
+                                 (double)c[m * 16 + n], want);
+                        verdict = 0;
+                        break;
+                    }
+                }
+        } else {
+            snprintf(reason, cap, "mma.sync probe failed to run: %s", trr_cl_error_name(err));
+            verdict = 0;
+        }
+    } else {
+        snprintf(reason, cap, "%s: %s", kernel ? "clCreateCommandQueue" : "clCreateKernel", trr_cl_error_name(err));
+    }
+    for (int i = 0; i < 3; i++)
+        if (bufs[i]) trr_cl.ReleaseMemObject(bufs[i]);
+    if (queue) trr_cl.ReleaseCommandQueue(queue);
+    if (kernel) trr_cl.ReleaseKernel(kernel);
+    trr_cl.ReleaseProgram(program);
+    return verdict;
+}
+
+static void run_probe(const trr_cl_device_ref *ref, const char *name, const char *driver, trr_cl_mma *out) {
+    const trr_embedded_file *common = trr_embedded_find(trr_opencl_kernels, trr_opencl_kernels_count, "common.cl");
+    const trr_embedded_file *body = trr_embedded_find(trr_opencl_kernels, trr_opencl_kernels_count, "matmul_mma.cl");
+    if (!common || !body) {
+        snprintf(out->reason, sizeof out->reason, "matmul_mma.cl is not embedded");
+        return;
+    }
+    size_t size = common->size + 1 + body->size;
+    char *source = malloc(size + 1);
+    if (!source) {
+        snprintf(out->reason, sizeof out->reason, "no host memory for the probe");
+        return;
+    }
+    memcpy(source, common->data, common->size);
+    source[common->size] = '\n';
+    memcpy(source + common->size + 1, body->data, body->size);
+    source[size] = '\0';
+
+    static const char version[] = "mma-probe-2";
+    const void *parts[4] = {name, driver, source, version};
+    size_t sizes[4] = {strlen(name), strlen(driver), size, sizeof version - 1};
+    uint64_t key = trr_hash_parts(parts, sizes, 4);
+    char dir[1024], path[1200];
+    int have_dir = trr_cache_dir(NULL, dir, sizeof dir) == TRR_OK;
+    if (have_dir) {
+        snprintf(path, sizeof path, "%s/opencl-mma-probe-%016llx.txt", dir, (unsigned long long)key);
+        void *data = NULL;
+        size_t n = 0;
+        if (trr_file_read(path, &data, &n) == TRR_OK) {
+            char text[256];
+            snprintf(text, sizeof text, "%.*s", (int)(n < sizeof text ? n : sizeof text - 1), (const char *)data);
+            free(data);
+            char *nl = strchr(text, '\n');
+            if (nl) *nl = '\0';
+            if (!strncmp(text, "ok ", 3) && (text[3] == '0' || text[3] == '1') && text[4] == ' ' &&
+                (text[5] == '0' || text[5] == '1')) {
+                out->ok = 1;
+                out->addr_mode = text[3] - '0';
+                out->cp_async = text[5] == '1';
+                free(source);
+                return;
+            }
+            if (!strncmp(text, "no ", 3)) {
+                snprintf(out->reason, sizeof out->reason, "%s", text + 3);
+                free(source);
+                return;
+            }
+        }
+    }
+
+    cl_int err = CL_SUCCESS;
+    cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)ref->platform, 0};
+    cl_context context = trr_cl.CreateContext(props, 1, &ref->device, NULL, NULL, &err);
+    if (!context || err != CL_SUCCESS) {
+        snprintf(out->reason, sizeof out->reason, "clCreateContext: %s", trr_cl_error_name(err));
+        free(source);
+        return;
+    }
+    /* The address modes differ only in how a __local pointer becomes a shared-window address; cp.async is
+     * optional (the kernel then stages tiles through registers). A compiler that refuses the PTX without
+     * cp.async refuses it in every mode. */
+    static const int modes[4][2] = {{0, 1}, {0, 0}, {1, 1}, {1, 0}};
+    int verdict = 0;
+    for (int i = 0; i < 4; i++) {
+        verdict =
+            try_mode(context, ref->device, source, size, modes[i][0], modes[i][1], out->reason, sizeof out->reason);
+        if (verdict == 1) {
+            out->ok = 1;
+            out->addr_mode = modes[i][0];
+            out->cp_async = modes[i][1];
+            out->reason[0] = '\0';
+            break;
+        }
+        if (verdict < 0 || (!modes[i][1] && strstr(out->reason, "refuses"))) break;
+    }
+    trr_cl.ReleaseContext(context);
+    free(source);
+    if (verdict >= 0 && have_dir) {
+        char text[256];
+        int n = out->ok ? snprintf(text, sizeof text, "ok %d %d\n", out->addr_mode, out->cp_async)
+                        : snprintf(text, sizeof text, "no %s\n", out->reason);
+        /* best effort: an unwritable cache costs a probe next time */
+        if (n > 0) trr_file_write_atomic(NULL, path, text, (size_t)n < sizeof text ? (size_t)n : sizeof text - 1);
+    }
+}
+
+void trr_cl_mma_probe(int index, const char *name, const char *driver, trr_cl_mma *out) {
+    memset(out, 0, sizeof *out);
+    const trr_cl_device_ref *ref = trr_cl_device_ref_get(index);
+    if (!ref || index >= MAX_PROBED) {
+        snprintf(out->reason, sizeof out->reason, "device %d was not probed", index);
+        return;
+    }
+    pthread_mutex_lock(&probe_lock);
+    if (!probed[index]) {
+        run_probe(ref, name, driver, &verdicts[index]);
+        probed[index] = 1;
+    }
+    *out = verdicts[index];
+    pthread_mutex_unlock(&probe_lock);
+}

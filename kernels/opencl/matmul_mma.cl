@@ -1,0 +1,376 @@
+/* C = act(A·B) for f16 or bf16 operands on NVIDIA tensor cores, issued as inline PTX (mma.sync m16n8k16 with
+ * f32 accumulation, ldmatrix from local memory, cp.async where the compiler takes it). Only NVIDIA's OpenCL
+ * compiler takes this: the backend builds and runs the MMA_PROBE kernel below once per device and driver
+ * (backend_opencl/mma_probe.c) and selects the variant "mma" only where it computed right; elsewhere matmul.cl
+ * runs.
+ * One work-group per BLOCK_M x BLOCK_N tile of C in the grouped order of SPEC.md, WARPS_M x WARPS_N warps each
+ * owning a (BLOCK_M / WARPS_M) x (BLOCK_N / WARPS_N) tile; a batched call's batch is grid dimension 2.
+ * Operands are raw 16-bit patterns (ushort): NVIDIA's OpenCL has no cl_khr_fp16, and mma takes packed .b32 pairs.
+ * Local tiles keep each operand's contiguous global dimension contiguous, so global reads are 16-byte vectors:
+ * A as [m][k] (or [k][m] when TRANS_A), B as [k][n] (or [n][k] when TRANS_B); ldmatrix turns either into mma
+ * fragments (.trans for A stored [k][m] and B stored [k][n]). 16-byte chunks are XOR-swizzled within rows
+ * (TILE_OFF), not padded: NVIDIA's OpenCL gives a work-group 48 KiB of local memory, exactly three stages of
+ * 128x128x32.
+ * Layouts are build options here, unlike matmul.cl: a run-time branch around the ldmatrix forms in the inner
+ * loop costs more than the extra programs.
+ * Build options: BLOCK_M, BLOCK_N, BLOCK_K (multiple of 16), GROUP_M, WARPS_M, WARPS_N, STAGES, CP_ASYNC (1:
+ * STAGES tiles in flight through cp.async; 0: two stages through registers), TRANS_A, TRANS_B, ADDR_MODE (how a
+ * __local pointer becomes a shared-window address: 0 a cast, 1 cvta.to.shared; the probe says which computes
+ * right), X_DT = Y_DT (1 f16 or 2 bf16), Z_DT. */
+
+#if defined(X_DT) && X_DT == DT_BF16
+#define MMA_OP "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"
+#else
+#define MMA_OP "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"
+#endif
+
+#if ADDR_MODE == 1
+static inline uint smem_addr(__local const void *p) {
+    ulong s;
+    asm volatile("cvta.to.shared.u64 %0, %1;" : "=l"(s) : "l"((ulong)p));
+    return (uint)s;
+}
+#else
+static inline uint smem_addr(__local const void *p) { return (uint)(ulong)p; }
+#endif
+
+/* four 8x8 b16 matrices; lane l gives the row address of matrix l / 8, row l % 8 */
+#define LDSM_X4(r, addr)                                                                                       \
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"                             \
+                 : "=r"((r)[0]), "=r"((r)[1]), "=r"((r)[2]), "=r"((r)[3])                                      \
+                 : "r"(addr))
+#define LDSM_X4_T(r, addr)                                                                                     \
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"                       \
+                 : "=r"((r)[0]), "=r"((r)[1]), "=r"((r)[2]), "=r"((r)[3])                                      \
+                 : "r"(addr))
+/* d (4 f32) += a (16x16, 4 regs) · b (16x8, 2 regs) */
+#define MMA(d, a, b0, b1)                                                                                      \
+    asm volatile(MMA_OP " {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"                             \
+                 : "+f"((d)[0]), "+f"((d)[1]), "+f"((d)[2]), "+f"((d)[3])                                      \
+                 : "r"((a)[0]), "r"((a)[1]), "r"((a)[2]), "r"((a)[3]), "r"(b0), "r"(b1))
+
+#ifdef MMA_PROBE
+/* The probe: one warp computes C[16][16] = A[16][16]·B[16][16] (A row-major, B row-major [k][n]) with the same
+ * instruction forms as the kernel: cp.async for A (when CP_ASYNC), ldmatrix for A, ldmatrix.trans for B, two
+ * mma. The host checks the result. */
+__kernel __attribute__((reqd_work_group_size(32, 1, 1))) void mma_probe(__global const uint4 *a,
+                                                                         __global const uint4 *b,
+                                                                         __global float *c) {
+    __local ushort as_[16 * 16] __attribute__((aligned(16)));
+    __local ushort bs_[16 * 16] __attribute__((aligned(16)));
+    int lane = (int)get_local_id(0);
+#if CP_ASYNC
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(smem_addr(as_) + (uint)lane * 16u),
+                 "l"(a + lane), "r"(16)
+                 : "memory");
+    asm volatile("cp.async.commit_group;" ::: "memory");
+    asm volatile("cp.async.wait_group %0;" ::"n"(0) : "memory");
+#else
+    ((__local uint4 *)as_)[lane] = a[lane];
+#endif
+    ((__local uint4 *)bs_)[lane] = b[lane];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    uint af[4], bf[4];
+    LDSM_X4(af, smem_addr(as_) + (uint)(((lane % 16) * 16 + (lane / 16) * 8) * 2));
+    LDSM_X4_T(bf, smem_addr(bs_) + (uint)((((lane % 8) + ((lane / 8) % 2) * 8) * 16 + (lane / 16) * 8) * 2));
+    float d0[4] = {0.0f, 0.0f, 0.0f, 0.0f}, d1[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    MMA(d0, af, bf[0], bf[1]);
+    MMA(d1, af, bf[2], bf[3]);
+    int r = lane / 4, col = (lane % 4) * 2;
+    c[r * 16 + col] = d0[0];
+    c[r * 16 + col + 1] = d0[1];
+    c[(r + 8) * 16 + col] = d0[2];
+    c[(r + 8) * 16 + col + 1] = d0[3];
+    c[r * 16 + 8 + col] = d1[0];
+    c[r * 16 + 8 + col + 1] = d1[1];
+    c[(r + 8) * 16 + 8 + col] = d1[2];
+    c[(r + 8) * 16 + 8 + col + 1] = d1[3];
+}
+#else
+
+#define THREADS (WARPS_M * WARPS_N * 32)
+#define WTM (BLOCK_M / WARPS_M)
+#define WTN (BLOCK_N / WARPS_N)
+#define MT (WTM / 16) /* m16 fragments per warp */
+#define NT (WTN / 8)  /* n8 fragments per warp */
+
+/* Local tile shape per operand: OUTER rows of INNER contiguous halves. */
+#if TRANS_A
+#define A_OUTER BLOCK_K
+#define A_INNER BLOCK_M
+#else
+#define A_OUTER BLOCK_M
+#define A_INNER BLOCK_K
+#endif
+#if TRANS_B
+#define B_OUTER BLOCK_N
+#define B_INNER BLOCK_K
+#else
+#define B_OUTER BLOCK_K
+#define B_INNER BLOCK_N
+#endif
+#define A_TILE (A_OUTER * A_INNER) /* halves per stage */
+#define B_TILE (B_OUTER * B_INNER)
+#define A_CHUNKS (A_TILE / 8 / THREADS) /* 16-byte chunks per work-item and tile */
+#define B_CHUNKS (B_TILE / 8 / THREADS)
+
+/* Byte offset of 16-byte chunk c of row r in a tile of cpr chunks per row. The chunk index is XORed with a
+ * function of the row so that the eight rows an ldmatrix phase reads (same logical chunk, consecutive rows)
+ * land in eight different 16-byte bank groups: rows of cpr >= 8 chunks XOR with r % 8; shorter rows share a
+ * 128-byte line among 8 / cpr rows, so the XOR moves with the line index. */
+#define SWZ(r, cpr) ((cpr) >= 8 ? ((r) & 7) : (((r) / (8 / (cpr))) & ((cpr) - 1)))
+#define TILE_OFF(r, c, cpr) ((uint)(((r) * (cpr) + ((c) ^ SWZ(r, cpr))) * 16))
+
+static inline float epilogue(float v, int epi, float alpha) {
+    if (epi == 1) return v > 0.0f ? v : 0.0f;
+    if (epi == 2) return v >= 0.0f ? v : alpha * v;
+    if (epi == 3) return GELU(v);
+    return v;
+}
+
+/* Eight halves from row `row` (of `rows`), columns col.. (of `cols`) of a matrix with leading dimension ld;
+ * out-of-range elements read as zero. */
+static inline uint4 load_chunk_slow(__global const ushort *p, int row, int col, int rows, int cols, int ld) {
+    uint h[8];
+#pragma unroll
+    for (int j = 0; j < 8; j++) h[j] = (row < rows && col + j < cols) ? (uint)p[row * ld + col + j] : 0u;
+    return (uint4)(h[0] | h[1] << 16, h[2] | h[3] << 16, h[4] | h[5] << 16, h[6] | h[7] << 16);
+}
+
+/* vec: ld and the base are 8-element aligned, so a whole in-range row of eight is one 16-byte load. */
+static inline uint4 load_chunk(__global const ushort *p, int row, int col, int rows, int cols, int ld, int vec) {
+    if (row < rows && col + 8 <= cols && vec) return *(__global const uint4 *)(p + row * ld + col);
+    return load_chunk_slow(p, row, col, rows, cols, ld);
+}
+
+#if CP_ASYNC
+/* One chunk straight into local memory: cp.async where it is a whole aligned in-range (or wholly out-of-range:
+ * zero-filled) 16-byte row, else through registers. */
+static inline void copy_chunk(__local ushort *tile, uint dst, __global const ushort *p, int row, int col, int rows,
+                              int cols, int ld, int vec) {
+    int full = col + 8 <= cols && vec;
+    if (row >= rows || col >= cols || full) {
+        int in = row < rows && col < cols;
+        __global const ushort *src = in ? p + row * ld + col : p;
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(smem_addr(tile) + dst), "l"(src),
+                     "r"(in ? 16 : 0)
+                     : "memory");
+    } else {
+        *(__local uint4 *)((__local uchar *)tile + dst) = load_chunk_slow(p, row, col, rows, cols, ld);
+    }
+}
+#define CP_COMMIT() asm volatile("cp.async.commit_group;" ::: "memory")
+#define CP_WAIT(n) asm volatile("cp.async.wait_group %0;" ::"n"(n) : "memory")
+#endif
+
+static inline void store_pair(__global z_t *c, int gm, int gn, int M, int N, int ldc, float v0, float v1, int epi,
+                              float alpha) {
+    if (gm >= M) return;
+    if (gn < N) STORE_Z(epilogue(v0, epi, alpha), c, gm * ldc + gn);
+    if (gn + 1 < N) STORE_Z(epilogue(v1, epi, alpha), c, gm * ldc + gn + 1);
+}
+
+/* An f32 C is held to 1e-5 (SPEC.md) at any K, and the tensor cores truncate as they accumulate: their f32 sum
+ * drifts by ~1e-9·K (7.6e-5 at K = 70000 on an H200). So each k tile is summed on the tensor cores from zero and
+ * then added, rounded to nearest, into separate f32 registers. f16 and bf16 outputs (bounds 2e-3, 8e-3) keep
+ * the one accumulator. */
+#define PROMOTE (Z_DT == DT_F32)
+
+__kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void matmul_mma(
+    __global const ushort *a, long aoff, int lda, __global const ushort *b, long boff, int ldb, __global z_t *c,
+    long coff, int ldc, int M, int N, int K, int epi, float alpha, long a_bstride, long b_bstride, long c_bstride,
+    int a_vec, int b_vec) {
+    __local ushort as_[STAGES * A_TILE] __attribute__((aligned(16)));
+    __local ushort bs_[STAGES * B_TILE] __attribute__((aligned(16)));
+
+    const long batch = (long)get_group_id(2);
+    a += aoff + batch * a_bstride;
+    b += boff + batch * b_bstride;
+    c += coff + batch * c_bstride;
+    const int tid = (int)get_local_id(0);
+    const int lane = tid % 32, warp = tid / 32;
+    const int wm = warp / WARPS_N, wn = warp % WARPS_N;
+
+    /* grouped block order (SPEC.md; core/grouped.h is the host copy) */
+    int pid = (int)get_group_id(0);
+    int npm = (M + BLOCK_M - 1) / BLOCK_M, npn = (N + BLOCK_N - 1) / BLOCK_N;
+    int width = GROUP_M * npn;
+    int first_m = (pid / width) * GROUP_M;
+    int gsize = min(npm - first_m, GROUP_M);
+    int pm = first_m + (pid % width) % gsize;
+    int pn = (pid % width) / gsize;
+    int m0 = pm * BLOCK_M, n0 = pn * BLOCK_N;
+
+    /* Each work-item's chunks: (outer row, chunk) in the local tile; consecutive work-items take consecutive
+     * chunks of a row so global reads coalesce. The global row/column of a chunk at k tile k0 follows from the
+     * layout. */
+    int a_o[A_CHUNKS], a_i[A_CHUNKS], b_o[B_CHUNKS], b_i[B_CHUNKS];
+    uint a_dst[A_CHUNKS], b_dst[B_CHUNKS];
+#pragma unroll
+    for (int i = 0; i < A_CHUNKS; i++) {
+        int e = tid + i * THREADS;
+        a_o[i] = e / (A_INNER / 8);
+        a_i[i] = (e % (A_INNER / 8)) * 8;
+        a_dst[i] = TILE_OFF(a_o[i], a_i[i] / 8, A_INNER / 8);
+    }
+#pragma unroll
+    for (int i = 0; i < B_CHUNKS; i++) {
+        int e = tid + i * THREADS;
+        b_o[i] = e / (B_INNER / 8);
+        b_i[i] = (e % (B_INNER / 8)) * 8;
+        b_dst[i] = TILE_OFF(b_o[i], b_i[i] / 8, B_INNER / 8);
+    }
+
+#if TRANS_A
+#define A_ARGS(i, k0) a, (k0) + a_o[i], m0 + a_i[i], K, M, lda, a_vec
+#else
+#define A_ARGS(i, k0) a, m0 + a_o[i], (k0) + a_i[i], M, K, lda, a_vec
+#endif
+#if TRANS_B
+#define B_ARGS(i, k0) b, n0 + b_o[i], (k0) + b_i[i], N, K, ldb, b_vec
+#else
+#define B_ARGS(i, k0) b, (k0) + b_o[i], n0 + b_i[i], K, N, ldb, b_vec
+#endif
+
+    /* ldmatrix row addresses. Lane l gives row l % 8 of matrix l / 8; (row, chunk) of fragment (f, kk) in the
+     * stored tile:
+     *   A [m][k]: row = wm·WTM + 16f + l % 16,            chunk = 2kk + l / 16                (x4)
+     *   A [k][m]: row = 16kk + l % 8 + 8(l / 16),         chunk = (wm·WTM + 16f) / 8 + (l / 8) % 2  (x4.trans)
+     *   B [n][k]: row = wn·WTN + 16p + l % 8 + 8(l / 16), chunk = 2kk + (l / 8) % 2          (x4)
+     *   B [k][n]: row = 16kk + l % 8 + 8((l / 8) % 2),    chunk = (wn·WTN + 16p) / 8 + l / 16  (x4.trans)
+     * which give a0..a3 of the m16n8k16 A fragment and b0, b1 of n8 fragments 2p and 2p + 1. */
+    const int r8 = lane % 8, j = lane / 8;
+#if TRANS_A
+#define A_ROW(f, kk) (16 * (kk) + r8 + 8 * (j / 2))
+#define A_CH(f, kk) ((wm * WTM + 16 * (f)) / 8 + j % 2)
+#define LDSM_A LDSM_X4_T
+#else
+#define A_ROW(f, kk) (wm * WTM + 16 * (f) + lane % 16)
+#define A_CH(f, kk) (2 * (kk) + j / 2)
+#define LDSM_A LDSM_X4
+#endif
+#if TRANS_B
+#define B_ROW(p, kk) (wn * WTN + 16 * (p) + r8 + 8 * (j / 2))
+#define B_CH(p, kk) (2 * (kk) + j % 2)
+#define LDSM_B LDSM_X4
+#else
+#define B_ROW(p, kk) (16 * (kk) + r8 + 8 * (j % 2))
+#define B_CH(p, kk) ((wn * WTN + 16 * (p)) / 8 + j / 2)
+#define LDSM_B LDSM_X4_T
+#endif
+    const uint as_base = smem_addr(as_), bs_base = smem_addr(bs_);
+
+    float acc[MT][NT][4];
+#if PROMOTE
+    float sum[MT][NT][4];
+#endif
+#pragma unroll
+    for (int i = 0; i < MT; i++)
+#pragma unroll
+        for (int n = 0; n < NT; n++)
+#pragma unroll
+            for (int q = 0; q < 4; q++) {
+                acc[i][n][q] = 0.0f;
+#if PROMOTE
+                sum[i][n][q] = 0.0f;
+#endif
+            }
+
+#define COMPUTE_STAGE(st)                                                                                      \
+    do {                                                                                                       \
+        const uint abuf = as_base + (uint)((st) * A_TILE * 2), bbuf = bs_base + (uint)((st) * B_TILE * 2);      \
+        _Pragma("unroll") for (int kk = 0; kk < BLOCK_K / 16; kk++) {                                          \
+            uint af[MT][4], bf[NT / 2][4];                                                                     \
+            _Pragma("unroll") for (int f = 0; f < MT; f++)                                                     \
+                LDSM_A(af[f], abuf + TILE_OFF(A_ROW(f, kk), A_CH(f, kk), A_INNER / 8));                        \
+            _Pragma("unroll") for (int p = 0; p < NT / 2; p++)                                                 \
+                LDSM_B(bf[p], bbuf + TILE_OFF(B_ROW(p, kk), B_CH(p, kk), B_INNER / 8));                        \
+            _Pragma("unroll") for (int f = 0; f < MT; f++)                                                     \
+                _Pragma("unroll") for (int n = 0; n < NT; n++)                                                 \
+                    MMA(acc[f][n], af[f], bf[n / 2][(n % 2) * 2], bf[n / 2][(n % 2) * 2 + 1]);                 \
+        }                                                                                                      \
+        PROMOTE_ACC();                                                                                         \
+    } while (0)
+#if PROMOTE
+#define PROMOTE_ACC()                                                                                          \
+    do {                                                                                                       \
+        _Pragma("unroll") for (int f = 0; f < MT; f++) _Pragma("unroll") for (int n = 0; n < NT; n++)          \
+            _Pragma("unroll") for (int q = 0; q < 4; q++) {                                                    \
+            sum[f][n][q] += acc[f][n][q];                                                                      \
+            acc[f][n][q] = 0.0f;                                                                               \
+        }                                                                                                      \
+    } while (0)
+#else
+#define PROMOTE_ACC() ((void)0)
+#endif
+
+    const int ktiles = (K + BLOCK_K - 1) / BLOCK_K;
+#if CP_ASYNC
+    /* STAGES tiles in flight: wait for tile t, one barrier (tile t visible to all, tile t - 1 consumed by all),
+     * then refill tile t - 1's stage with tile t + STAGES - 1 while tile t is multiplied. Every iteration
+     * commits a group, empty or not, so wait_group counts stay uniform. */
+#define ISSUE(st, k0)                                                                                          \
+    do {                                                                                                       \
+        _Pragma("unroll") for (int i = 0; i < A_CHUNKS; i++)                                                   \
+            copy_chunk(as_, (uint)((st) * A_TILE * 2) + a_dst[i], A_ARGS(i, k0));                              \
+        _Pragma("unroll") for (int i = 0; i < B_CHUNKS; i++)                                                   \
+            copy_chunk(bs_, (uint)((st) * B_TILE * 2) + b_dst[i], B_ARGS(i, k0));                              \
+    } while (0)
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; s++) {
+        if (s < ktiles) ISSUE(s, s * BLOCK_K);
+        CP_COMMIT();
+    }
+    for (int t = 0; t < ktiles; t++) {
+        CP_WAIT(STAGES - 2);
+        barrier(CLK_LOCAL_MEM_FENCE);
+        const int next = t + STAGES - 1;
+        if (next < ktiles) ISSUE(next % STAGES, next * BLOCK_K);
+        CP_COMMIT();
+        COMPUTE_STAGE(t % STAGES);
+    }
+    CP_WAIT(0);
+#else
+    /* Two stages through registers: the next tile's global loads are in flight while the current one is
+     * multiplied, and one barrier per step suffices. */
+    uint4 ra[A_CHUNKS], rb[B_CHUNKS];
+#define LOAD_TILES(k0)                                                                                         \
+    do {                                                                                                       \
+        _Pragma("unroll") for (int i = 0; i < A_CHUNKS; i++) ra[i] = load_chunk(A_ARGS(i, k0));                \
+        _Pragma("unroll") for (int i = 0; i < B_CHUNKS; i++) rb[i] = load_chunk(B_ARGS(i, k0));                \
+    } while (0)
+#define STORE_TILES(st)                                                                                        \
+    do {                                                                                                       \
+        _Pragma("unroll") for (int i = 0; i < A_CHUNKS; i++)                                                   \
+            *(__local uint4 *)((__local uchar *)as_ + (st) * A_TILE * 2 + a_dst[i]) = ra[i];                   \
+        _Pragma("unroll") for (int i = 0; i < B_CHUNKS; i++)                                                   \
+            *(__local uint4 *)((__local uchar *)bs_ + (st) * B_TILE * 2 + b_dst[i]) = rb[i];                   \
+    } while (0)
+    LOAD_TILES(0);
+    STORE_TILES(0);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int t = 0; t < ktiles; t++) {
+        const int cur = t & 1;
+        if (t + 1 < ktiles) LOAD_TILES((t + 1) * BLOCK_K);
+        COMPUTE_STAGE(cur);
+        if (t + 1 < ktiles) STORE_TILES(cur ^ 1);
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+#endif
+#if PROMOTE
+#define RESULT sum
+#else
+#define RESULT acc
+#endif
+
+    /* accumulator fragment: c0, c1 at (lane / 4, 2·(lane % 4) + {0, 1}); c2, c3 eight rows below */
+    const int row = m0 + wm * WTM + lane / 4, col = n0 + wn * WTN + (lane % 4) * 2;
+#pragma unroll
+    for (int i = 0; i < MT; i++)
+#pragma unroll
+        for (int n = 0; n < NT; n++) {
+            store_pair(c, row + i * 16, col + n * 8, M, N, ldc, RESULT[i][n][0], RESULT[i][n][1], epi, alpha);
+            store_pair(c, row + i * 16 + 8, col + n * 8, M, N, ldc, RESULT[i][n][2], RESULT[i][n][3], epi, alpha);
+        }
+}
+#endif

@@ -1,0 +1,99 @@
+/* The OpenCL tensor-core matmul (variant mma, kernels/opencl/matmul_mma.cl) is chosen by a compile-and-run
+ * probe, not by the device's name. Where the probe fails (PoCL: its compiler refuses inline PTX) the device
+ * says why, matmul keeps the portable kernel, and a forced mma variant is refused with UNSUPPORTED and the
+ * reason; where it passes (NVIDIA) the forced variant passes every f16/bf16 conformance case and refuses f32.
+ * Runs on opencl:0; skipped without an OpenCL device unless TRIREME_REQUIRE_BACKENDS names opencl. */
+#include "conformance.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static trr_context *open_opencl(void) {
+    trr_context *ctx = NULL;
+    trr_status st = trr_context_create("opencl:0", &ctx);
+    if (st != TRR_OK) {
+        const char *req = getenv("TRIREME_REQUIRE_BACKENDS");
+        if (req && strstr(req, "opencl")) cr_assert_fail("opencl:0 is required but: %s", trr_last_error(NULL));
+        cr_skip_test("opencl:0: %s", trr_last_error(NULL));
+    }
+    return ctx;
+}
+
+/* An f16 matmul of random values on a poisoned output, with whatever config is in force. */
+static trr_status f16_matmul(trr_context *ctx, int64_t m, int64_t n, int64_t k, trr_buffer **out_buf,
+                             trr_tensor *out_c) {
+    size_t abytes = (size_t)(m * k) * 2, bbytes = (size_t)(k * n) * 2, cbytes = (size_t)(m * n) * 2;
+    trr_buffer *buf = NULL;
+    cr_assert_eq(trr_buffer_create(ctx, abytes + bbytes + cbytes, &buf), TRR_OK, "%s", trr_last_error(ctx));
+    uint16_t *host = malloc(abytes + bbytes);
+    cr_assert_not_null(host);
+    srand((unsigned)time(NULL));
+    /* halves in [-2, 2): sign, exponent 14..15, random mantissa */
+    for (size_t i = 0; i < (abytes + bbytes) / 2; i++)
+        host[i] = (uint16_t)((rand() & 1 ? 0x8000 : 0) | (rand() & 1 ? 0x3800 : 0x3c00) | (rand() & 0x3ff));
+    cr_assert_eq(trr_buffer_write(ctx, buf, 0, host, abytes + bbytes), TRR_OK);
+    free(host);
+    cr_assert_eq(trr_buffer_fill(ctx, buf, abytes + bbytes, cbytes, 0x7e), TRR_OK); /* NaN poison */
+    trr_tensor a, b;
+    trr_tensor_2d(buf, 0, TRR_F16, m, k, 0, &a);
+    trr_tensor_2d(buf, abytes, TRR_F16, k, n, 0, &b);
+    trr_tensor_2d(buf, abytes + bbytes, TRR_F16, m, n, 0, out_c);
+    *out_buf = buf;
+    return trr_matmul(ctx, &a, &b, out_c, TRR_EPI_NONE, 0.0f, 0);
+}
+
+Test(opencl_mma, probe_decides_and_forced_variant_is_refused_or_passes) {
+    trr_context *ctx = open_opencl();
+    trr_device_info info;
+    cr_assert_eq(trr_device_get_info("opencl", 0, &info), TRR_OK, "%s", trr_last_error(NULL));
+    const char *says = strstr(info.capabilities, "tensor cores");
+    cr_assert_not_null(says, "opencl:0 does not say whether it has tensor cores: %s", info.capabilities);
+
+    const trr_config forced = {.variant = TRR_VARIANT_MMA};
+    cr_assert_eq(trr_config_override(ctx, TRR_OP_MATMUL, &forced), TRR_OK);
+    if (!info.matrix_units) {
+        /* "tensor cores unavailable: <reason>" with a reason */
+        cr_assert(strncmp(says, "tensor cores unavailable: ", 26) == 0 && strlen(says) > 26, "%s", says);
+        trr_buffer *buf = NULL;
+        trr_tensor c;
+        trr_status st = f16_matmul(ctx, 40, 24, 32, &buf, &c);
+        cr_assert_eq(st, TRR_ERR_UNSUPPORTED, "forced mma gave %d: %s", (int)st, trr_last_error(ctx));
+        const char *why = trr_last_error(ctx);
+        cr_assert(strstr(why, "variant mma") && strstr(why, "unavailable") && strstr(why, info.name), "%s", why);
+        trr_buffer_destroy(buf);
+    } else {
+        trr_conf_options opt = {.seed = (uint64_t)time(NULL), .op_mask = 1u << TRR_OP_MATMUL};
+        trr_conf_report *rep = NULL;
+        cr_assert_eq(trr_conformance_run(ctx, &opt, &rep), TRR_OK, "%s", trr_last_error(ctx));
+        int ran = 0;
+        for (int i = 0; i < rep->n_results; i++) {
+            const trr_conf_result *r = &rep->results[i];
+            cr_expect_neq(r->outcome, TRR_CONF_FAIL, "%s (seed %llu): %s", r->name, (unsigned long long)opt.seed,
+                          r->message);
+            const int empty = r->tcase.m == 0 || r->tcase.n == 0 || r->tcase.k == 0;
+            if (r->tcase.in_dtype == TRR_F32 && !empty)
+                cr_expect_eq(r->outcome, TRR_CONF_UNSUPPORTED, "mma ran f32 case %s", r->name);
+            if (r->outcome == TRR_CONF_PASS && r->tcase.in_dtype != TRR_F32) ran++;
+        }
+        cr_assert_gt(ran, 0, "no f16/bf16 matmul case ran on the mma kernel");
+        trr_conformance_free(rep);
+    }
+
+    /* without the override the call runs, on whichever kernel the probe allows, and says which */
+    cr_assert_eq(trr_config_override(ctx, TRR_OP_MATMUL, NULL), TRR_OK);
+    trr_buffer *buf = NULL;
+    trr_tensor c;
+    cr_assert_eq(f16_matmul(ctx, 40, 24, 32, &buf, &c), TRR_OK, "%s", trr_last_error(ctx));
+    trr_config last;
+    trr_config_last(ctx, &last);
+    cr_assert_eq(last.variant, info.matrix_units ? TRR_VARIANT_MMA : TRR_VARIANT_SIMT);
+    /* every output written: none of the NaN poison is left */
+    uint16_t out[40 * 24];
+    cr_assert_eq(trr_buffer_read(ctx, buf, (size_t)(40 * 32 + 32 * 24) * 2, out, sizeof out), TRR_OK);
+    for (int i = 0; i < 40 * 24; i++) cr_assert_neq(out[i], 0x7e7e, "C[%d] not written", i);
+    trr_buffer_destroy(buf);
+    trr_context_destroy(ctx);
+}
