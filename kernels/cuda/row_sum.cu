@@ -25,6 +25,24 @@ __device__ __forceinline__ void kahan_add(kahan &k, float v) {
     k.s = t;
 }
 
+/* Sums U vectors per thread, all loaded before the first is added: U * 16 bytes in flight per thread. */
+template <int U>
+__device__ __forceinline__ void sum_vectors(const trr_vec16<T> *xv, int &i, int nv, kahan &k) {
+    const int bd = blockDim.x;
+    for (; i + (U - 1) * bd < nv; i += U * bd) {
+        trr_vec16<T> a[U];
+#pragma unroll
+        for (int u = 0; u < U; u++) a[u] = xv[i + u * bd];
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            float p = 0.0f;
+#pragma unroll
+            for (int j = 0; j < VEC; j++) p += trr_to_f32(a[u].e[j]);
+            kahan_add(k, p);
+        }
+    }
+}
+
 extern "C" __global__ void row_sum(const T *x, long long sx, float *y, long long sy, int rows, int n, int vec) {
     __shared__ float scratch[32];
     for (int r = blockIdx.x; r < rows; r += gridDim.x) {
@@ -32,26 +50,12 @@ extern "C" __global__ void row_sum(const T *x, long long sx, float *y, long long
         kahan k = {0.0f, 0.0f};
         int nv = vec ? n / VEC : 0;
         int i = threadIdx.x;
-        /* Two vectors in flight per thread before either is summed. */
-        for (; i + (int)blockDim.x < nv; i += 2 * blockDim.x) {
-            trr_vec16<T> a = ((const trr_vec16<T> *)xr)[i];
-            trr_vec16<T> b = ((const trr_vec16<T> *)xr)[i + blockDim.x];
-            float pa = 0.0f, pb = 0.0f;
-#pragma unroll
-            for (int j = 0; j < VEC; j++) {
-                pa += trr_to_f32(a.e[j]);
-                pb += trr_to_f32(b.e[j]);
-            }
-            kahan_add(k, pa);
-            kahan_add(k, pb);
-        }
-        for (; i < nv; i += blockDim.x) {
-            trr_vec16<T> a = ((const trr_vec16<T> *)xr)[i];
-            float pa = 0.0f;
-#pragma unroll
-            for (int j = 0; j < VEC; j++) pa += trr_to_f32(a.e[j]);
-            kahan_add(k, pa);
-        }
+        /* Eight vectors in flight per thread while they last (a 4096 x 8192 f32 row is exactly that for 256
+         * threads), then four, then one. */
+        const trr_vec16<T> *xv = (const trr_vec16<T> *)xr;
+        sum_vectors<8>(xv, i, nv, k);
+        sum_vectors<4>(xv, i, nv, k);
+        sum_vectors<1>(xv, i, nv, k);
         for (int c = nv * VEC + threadIdx.x; c < n; c += blockDim.x) kahan_add(k, trr_to_f32(xr[c]));
         float total = trr_block_sum(k.s - k.c, scratch);
         if (threadIdx.x == 0) y[(long long)r * sy] = total;
