@@ -32,7 +32,7 @@ __device__ __forceinline__ void sum_vectors(const trr_vec16<T> *xv, int &i, int 
     for (; i + (U - 1) * bd < nv; i += U * bd) {
         trr_vec16<T> a[U];
 #pragma unroll
-        for (int u = 0; u < U; u++) a[u] = xv[i + u * bd];
+        for (int u = 0; u < U; u++) a[u] = trr_ld_stream(xv + i + u * bd); /* read once */
 #pragma unroll
         for (int u = 0; u < U; u++) {
             float p = 0.0f;
