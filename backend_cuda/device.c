@@ -104,10 +104,6 @@ trr_status trr_cuda_device_info(int index, trr_device_info *out_info) {
 
 trr_status trr_cuda_bind(trr_context *ctx) {
     trr_cuda_dev *dev = ctx->dev;
-    /* Reading the thread's current context is cheaper than setting it, and it is ours on every call but the
-     * first of a thread or the first after another library switched it. */
-    CUcontext cur = NULL;
-    if (trr_cu.CtxGetCurrent(&cur) == TRR_CUDA_SUCCESS && cur == dev->context) return TRR_OK;
     TRR_CU_CHECK(ctx, trr_cu.CtxSetCurrent(dev->context), "cuCtxSetCurrent");
     return TRR_OK;
 }

@@ -48,7 +48,6 @@ enum {
     X("cuDevicePrimaryCtxRetain", DevicePrimaryCtxRetain, (CUcontext *, CUdevice))                             \
     X("cuDevicePrimaryCtxRelease_v2", DevicePrimaryCtxRelease, (CUdevice))                                     \
     X("cuCtxSetCurrent", CtxSetCurrent, (CUcontext))                                                           \
-    X("cuCtxGetCurrent", CtxGetCurrent, (CUcontext *))                                                         \
     X("cuStreamCreate", StreamCreate, (CUstream *, unsigned))                                                  \
     X("cuStreamDestroy_v2", StreamDestroy, (CUstream))                                                         \
     X("cuStreamSynchronize", StreamSynchronize, (CUstream))                                                    \

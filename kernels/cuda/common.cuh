@@ -128,19 +128,6 @@ template <typename T> struct __align__(16) trr_vec16 {
     T e[16 / sizeof(T)];
 };
 
-/* Streaming 16-byte accesses for data an op reads or writes once: ld/st.global.cs allocate with evict-first
- * priority, so a stream passing through L2 replaces its own lines rather than other data (another op's results,
- * dirty lines waiting to be written back). Coherent like plain accesses, so operands may alias. */
-template <typename T> __device__ __forceinline__ trr_vec16<T> trr_ld_stream(const trr_vec16<T> *p) {
-    float4 f = __ldcs(reinterpret_cast<const float4 *>(p));
-    trr_vec16<T> r;
-    *reinterpret_cast<float4 *>(&r) = f;
-    return r;
-}
-template <typename T> __device__ __forceinline__ void trr_st_stream(trr_vec16<T> *p, const trr_vec16<T> &v) {
-    __stcs(reinterpret_cast<float4 *>(p), *reinterpret_cast<const float4 *>(&v));
-}
-
 /* Grouped block order (SPEC.md, core/grouped.h): GROUP_M row-blocks share B's columns while they sit in L2. */
 __device__ __forceinline__ void trr_grouped_block(int pid, int npm, int npn, int group_m, int *pm, int *pn) {
     int width = group_m * npn;

@@ -66,7 +66,7 @@ __device__ __forceinline__ trr_vec16<T> ew_apply_vec(const trr_vec16<T> &a, cons
  * (x, y and z 16-byte aligned), else of blockDim.x * UNROLL * VEC elements; thread t takes every blockDim.x-th
  * vector of the chunk, so each of the UNROLL loads is coalesced and all are issued before the first store. The
  * grid covers n in one launch (no grid-stride loop): on Hopper a short-lived block per chunk keeps more loads in
- * flight than a wave of long-lived blocks. Vectors stream (trr_ld_stream, trr_st_stream): each is touched once. The last block also does the elements past the last whole vector. y
+ * flight than a wave of long-lived blocks. The last block also does the elements past the last whole vector. y
  * is ignored by one-input ops (the host passes x). */
 extern "C" __global__ void ew_flat(const T *x, const T *y, T *z, long long n, int vec) {
     const int t = threadIdx.x, bd = blockDim.x;
@@ -85,15 +85,15 @@ extern "C" __global__ void ew_flat(const T *x, const T *y, T *z, long long n, in
             trr_vec16<T> a[UNROLL], b[UNROLL];
 #pragma unroll
             for (int u = 0; u < UNROLL; u++) {
-                a[u] = trr_ld_stream(xv + u * bd + t);
+                a[u] = xv[u * bd + t];
 #if OP == 1
-                b[u] = trr_ld_stream(yv + u * bd + t);
+                b[u] = yv[u * bd + t];
 #else
                 b[u] = a[u];
 #endif
             }
 #pragma unroll
-            for (int u = 0; u < UNROLL; u++) trr_st_stream(zv + u * bd + t, ew_apply_vec(a[u], b[u]));
+            for (int u = 0; u < UNROLL; u++) zv[u * bd + t] = ew_apply_vec(a[u], b[u]);
         } else {
             const long long left = nv - base; /* may be <= 0: a block that exists only for the tail */
 #pragma unroll
@@ -101,10 +101,9 @@ extern "C" __global__ void ew_flat(const T *x, const T *y, T *z, long long n, in
                 int i = u * bd + t;
                 if (i < left) {
 #if OP == 1
-                    trr_st_stream(zv + i, ew_apply_vec(trr_ld_stream(xv + i), trr_ld_stream(yv + i)));
+                    zv[i] = ew_apply_vec(xv[i], yv[i]);
 #else
-                    trr_vec16<T> a = trr_ld_stream(xv + i);
-                    trr_st_stream(zv + i, ew_apply_vec(a, a));
+                    zv[i] = ew_apply_vec(xv[i], xv[i]);
 #endif
                 }
             }

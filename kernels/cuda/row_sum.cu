@@ -25,6 +25,16 @@ __device__ __forceinline__ void kahan_add(kahan &k, float v) {
     k.s = t;
 }
 
+/* x is read once: ld.global.cs allocates its lines evict-first, so the stream replaces its own L2 lines before
+ * other data. On the H200, 4096 x 8192 f32: 3430 GB/s with it, 3253 without (bench/results/README.md). The
+ * element-wise and softmax kernels measured slower with .cs loads and stores, and use plain ones. */
+__device__ __forceinline__ trr_vec16<T> load_once(const trr_vec16<T> *p) {
+    float4 f = __ldcs(reinterpret_cast<const float4 *>(p));
+    trr_vec16<T> r;
+    *reinterpret_cast<float4 *>(&r) = f;
+    return r;
+}
+
 /* Sums U vectors per thread, all loaded before the first is added: U * 16 bytes in flight per thread. */
 template <int U>
 __device__ __forceinline__ void sum_vectors(const trr_vec16<T> *xv, int &i, int nv, kahan &k) {
@@ -32,7 +42,7 @@ __device__ __forceinline__ void sum_vectors(const trr_vec16<T> *xv, int &i, int 
     for (; i + (U - 1) * bd < nv; i += U * bd) {
         trr_vec16<T> a[U];
 #pragma unroll
-        for (int u = 0; u < U; u++) a[u] = trr_ld_stream(xv + i + u * bd); /* read once */
+        for (int u = 0; u < U; u++) a[u] = load_once(xv + i + u * bd);
 #pragma unroll
         for (int u = 0; u < U; u++) {
             float p = 0.0f;

@@ -22,12 +22,10 @@ typedef unsigned short T;
 #define NVEC (ITEMS / VEC)
 #define NEG_INF (-__int_as_float(0x7f800000))
 
-/* Loads the VEC elements starting at column c (masked past n, filled with fill). STREAM: the kernel reads x
- * once (the register kernels), so the vector need not stay in L2; softmax_online re-reads it from there. */
-template <bool STREAM>
+/* Loads the VEC elements starting at column c (masked past n, filled with fill). */
 __device__ __forceinline__ void sm_load(const T *row, int c, int n, int vec, float fill, float *v) {
     if (vec && c + VEC <= n) {
-        trr_vec16<T> w = STREAM ? trr_ld_stream((const trr_vec16<T> *)(row + c)) : *(const trr_vec16<T> *)(row + c);
+        trr_vec16<T> w = *(const trr_vec16<T> *)(row + c);
 #pragma unroll
         for (int j = 0; j < VEC; j++) v[j] = trr_to_f32(w.e[j]);
     } else {
@@ -41,7 +39,7 @@ __device__ __forceinline__ void sm_store(T *row, int c, int n, int vec, const fl
         trr_vec16<T> w;
 #pragma unroll
         for (int j = 0; j < VEC; j++) w.e[j] = trr_from_f32<T>(v[j]);
-        trr_st_stream((trr_vec16<T> *)(row + c), w); /* y is written once */
+        *(trr_vec16<T> *)(row + c) = w;
     } else {
 #pragma unroll
         for (int j = 0; j < VEC; j++)
@@ -59,7 +57,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) softmax_rows(const T *x, l
 #pragma unroll
         for (int i = 0; i < NVEC; i++) {
             int c = (i * THREADS + threadIdx.x) * VEC;
-            sm_load<true>(xr, c, n, vec, NEG_INF, v[i]);
+            sm_load(xr, c, n, vec, NEG_INF, v[i]);
 #pragma unroll
             for (int j = 0; j < VEC; j++) m = fmaxf(m, v[i][j]);
         }
@@ -94,7 +92,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) softmax_warp(const T *x, l
     float m = NEG_INF;
 #pragma unroll
     for (int i = 0; i < NVEC; i++) {
-        sm_load<true>(xr, (i * 32 + lane) * VEC, n, vec, NEG_INF, v[i]);
+        sm_load(xr, (i * 32 + lane) * VEC, n, vec, NEG_INF, v[i]);
 #pragma unroll
         for (int j = 0; j < VEC; j++) m = fmaxf(m, v[i][j]);
     }
@@ -131,7 +129,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) softmax_online(const T *x,
             bool nan = false;
 #pragma unroll
             for (int i = 0; i < NVEC; i++) {
-                sm_load<false>(xr, c0 + (i * THREADS + threadIdx.x) * VEC, n, vec, NEG_INF, v[i]);
+                sm_load(xr, c0 + (i * THREADS + threadIdx.x) * VEC, n, vec, NEG_INF, v[i]);
 #pragma unroll
                 for (int j = 0; j < VEC; j++) {
                     cm = fmaxf(cm, v[i][j]); /* fmaxf passes over NaN */
@@ -167,7 +165,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) softmax_online(const T *x,
             for (int i = 0; i < NVEC; i++) {
                 int c = c0 + (i * THREADS + threadIdx.x) * VEC;
                 float v[VEC];
-                sm_load<true>(xr, c, n, vec, NEG_INF, v);
+                sm_load(xr, c, n, vec, NEG_INF, v);
 #pragma unroll
                 for (int j = 0; j < VEC; j++) v[j] = expf(v[j] - bm) * inv;
                 sm_store(yr, c, n, vec, v);
