@@ -269,7 +269,26 @@ trr_status trr_cuda_get_function(trr_context *ctx, const trr_cuda_variant *v, co
     return TRR_OK;
 }
 
+static unsigned fast_slot(uint64_t key) {
+    key ^= key >> 29;
+    key *= 0xbf58476d1ce4e5b9ull;
+    key ^= key >> 32;
+    return (unsigned)(key % TRR_CUDA_FAST_SLOTS);
+}
+
+CUfunction trr_cuda_fast_get(const trr_cuda_dev *dev, uint64_t key) {
+    const trr_cuda_fast_fn *f = &dev->fast[fast_slot(key)];
+    return f->key == key ? f->fn : NULL;
+}
+
+void trr_cuda_fast_put(trr_cuda_dev *dev, uint64_t key, CUfunction fn) {
+    trr_cuda_fast_fn *f = &dev->fast[fast_slot(key)];
+    f->key = key;
+    f->fn = fn;
+}
+
 void trr_cuda_modules_release(trr_cuda_dev *dev) {
+    memset(dev->fast, 0, sizeof dev->fast); /* the functions die with their modules */
     trr_cuda_module *m = dev->modules;
     while (m) {
         trr_cuda_module *next = m->next;

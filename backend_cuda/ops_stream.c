@@ -14,26 +14,50 @@ static int rows_aligned(const trr_operand *op, int64_t rows, int64_t stride, uns
 
 static unsigned min_u64(uint64_t a, uint64_t b) { return (unsigned)(a < b ? a : b); }
 
-trr_status trr_cuda_run_elementwise(trr_context *ctx, const trr_call *call) {
+/* The launch-path cache key of a kernel (trr_cuda_fast_get): which kernel, then what its variant's -D options
+ * hold; each field below 2^12 (kernel below 2^8). */
+enum { K_EW_FLAT = 1, K_EW_ROWS, K_SOFTMAX_WARP, K_SOFTMAX_ROWS, K_SOFTMAX_ONLINE, K_ROW_SUM };
+static uint64_t fkey(int kernel, int a, int b, int c, int d) {
+    return ((uint64_t)kernel << 56) | ((uint64_t)(a & 0xfff) << 36) | ((uint64_t)(b & 0xfff) << 24) |
+           ((uint64_t)(c & 0xfff) << 12) | (uint64_t)(d & 0xfff);
+}
+
+/* The flat kernel's UNROLL: vectors per thread, block_n / (threads * elements per vector), a power of two in
+ * [1, 8] (the variants the NVRTC test compiles). */
+static int ew_unroll(int block_n, int threads, int elem_bytes) {
+    int per_thread = threads > 0 ? block_n / threads : 0;
+    int u = per_thread / (16 / elem_bytes);
+    int p = 1;
+    while (p * 2 <= u && p < 8) p *= 2;
+    return p;
+}
+
+static trr_status ew_function(trr_context *ctx, int kernel, int op, int dt, int unroll, CUfunction *out_fn) {
     trr_cuda_dev *dev = ctx->dev;
+    uint64_t key = fkey(kernel, op, dt, unroll, 0);
+    if ((*out_fn = trr_cuda_fast_get(dev, key)) != NULL) return TRR_OK;
     trr_cuda_variant v;
     memset(&v, 0, sizeof v);
     v.file = "elementwise.cu";
+    if (op == 0) trr_cuda_define(&v, "-DOP=0 -DES=%d -DUNROLL=%d", dt, unroll);
+    else trr_cuda_define(&v, "-DOP=%d -DDT=%d -DUNROLL=%d", op, dt, unroll);
+    TRR_TRY(trr_cuda_get_function(ctx, &v, kernel == K_EW_FLAT ? "ew_flat" : "ew_rows", out_fn));
+    trr_cuda_fast_put(dev, key, *out_fn);
+    return TRR_OK;
+}
+
+trr_status trr_cuda_run_elementwise(trr_context *ctx, const trr_call *call) {
+    trr_cuda_dev *dev = ctx->dev;
     int es = esize(call->x.dtype);
-    if (call->op == TRR_OP_COPY) {
-        trr_cuda_define(&v, "-DOP=0 -DES=%d", es);
-    } else {
-        int op = call->op == TRR_OP_ADD ? 1 : call->op == TRR_OP_GELU ? 2 : 3; /* elementwise.cu's OP */
-        trr_cuda_define(&v, "-DOP=%d -DDT=%d", op, (int)call->x.dtype /* 0 f32, 1 f16, 2 bf16 */);
-    }
+    unsigned threads = (unsigned)call->config.threads;
+    int unroll = ew_unroll(call->config.block_n, (int)threads, es);
+    int op = call->op == TRR_OP_COPY ? 0 : call->op == TRR_OP_ADD ? 1 : call->op == TRR_OP_GELU ? 2 : 3; /* OP */
+    int dt = op == 0 ? es : (int)call->x.dtype; /* copy: ES, the element size; else DT: 0 f32, 1 f16, 2 bf16 */
     const trr_operand *y = call->op == TRR_OP_ADD ? &call->y : &call->x;
     CUdeviceptr px = trr_cuda_operand_ptr(&call->x), py = trr_cuda_operand_ptr(y), pz = trr_cuda_operand_ptr(&call->z);
     int vec = rows_aligned(&call->x, call->rows, call->x.stride0, 16) && rows_aligned(y, call->rows, y->stride0, 16) &&
               rows_aligned(&call->z, call->rows, call->z.stride0, 16);
-    unsigned threads = (unsigned)call->config.threads;
     unsigned per_vec = 16u / (unsigned)es;
-    /* One wave of resident blocks (2048 threads per SM); the kernels loop over the rest. */
-    uint64_t wave = (uint64_t)dev->sm_count * (2048u / threads);
     CUfunction fn;
     if (call->rows == 1) {
         if (call->op == TRR_OP_COPY) {
@@ -42,17 +66,24 @@ trr_status trr_cuda_run_elementwise(trr_context *ctx, const trr_call *call) {
                          "cuMemcpyDtoDAsync");
             return TRR_OK;
         }
-        TRR_TRY(trr_cuda_get_function(ctx, &v, "ew_flat", &fn));
+        TRR_TRY(ew_function(ctx, K_EW_FLAT, op, dt, unroll, &fn));
         long long n = call->cols;
-        uint64_t work = vec ? ((uint64_t)n / per_vec + 3) / 4 : (uint64_t)n;
-        unsigned grid = min_u64((work + threads - 1) / threads, wave);
+        /* one chunk of threads * unroll vectors (or of as many vectors' worth of elements) per block */
+        uint64_t chunk = (uint64_t)threads * (uint64_t)unroll;
+        uint64_t units = vec ? (uint64_t)n / per_vec : ((uint64_t)n + per_vec - 1) / per_vec;
+        uint64_t grid = (units + chunk - 1) / chunk;
         if (!grid) grid = 1;
+        if (grid > 0x7fffffffu)
+            return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                             "cuda element-wise op: %lld elements need more than 2^31 - 1 blocks", n);
         void *args[] = {&px, &py, &pz, &n, &vec};
-        return trr_cuda_launch(ctx, fn, grid, 1, threads, 0, args);
+        return trr_cuda_launch(ctx, fn, (unsigned)grid, 1, threads, 0, args);
     }
-    TRR_TRY(trr_cuda_get_function(ctx, &v, "ew_rows", &fn));
+    TRR_TRY(ew_function(ctx, K_EW_ROWS, op, dt, unroll, &fn));
     long long sx = call->x.stride0, sy = y->stride0, sz = call->z.stride0;
     int rows = (int)call->rows, cols = (int)call->cols;
+    /* One wave of resident blocks (2048 threads per SM) at most across a row; the kernel loops over the rest. */
+    uint64_t wave = (uint64_t)dev->sm_count * (2048u / threads);
     uint64_t per_row = vec ? ((uint64_t)cols / per_vec + 1) : (uint64_t)cols;
     unsigned gx = min_u64((per_row + threads - 1) / threads, wave);
     unsigned gy = min_u64((uint64_t)rows, 65535u);
@@ -86,29 +117,43 @@ trr_status trr_cuda_run_rgb_to_grey(trr_context *ctx, const trr_call *call) {
 }
 
 trr_status trr_cuda_run_softmax(trr_context *ctx, const trr_call *call) {
-    trr_cuda_variant v;
-    memset(&v, 0, sizeof v);
-    v.file = "softmax.cu";
-    int threads = call->config.threads, items = call->config.block_n / threads;
-    trr_cuda_define(&v, "-DDT=%d -DTHREADS=%d -DITEMS=%d", (int)call->x.dtype /* 0 f32, 1 f16, 2 bf16 */, threads, items);
+    int threads = call->config.threads;
+    /* subgroup: a warp per row of up to 32 * items columns, threads / 32 rows per block; else a block per row */
+    int warp = call->config.variant == TRR_VARIANT_SUBGROUP;
+    int items = call->config.block_n / (warp ? 32 : threads);
     int fits = call->cols <= (int64_t)call->config.block_n;
-    CUfunction fn;
-    TRR_TRY(trr_cuda_get_function(ctx, &v, fits ? "softmax_rows" : "softmax_online", &fn));
+    int kernel = warp ? K_SOFTMAX_WARP : fits ? K_SOFTMAX_ROWS : K_SOFTMAX_ONLINE;
+    uint64_t key = fkey(kernel, (int)call->x.dtype, threads, items, 0);
+    CUfunction fn = trr_cuda_fast_get(ctx->dev, key);
+    if (!fn) {
+        trr_cuda_variant v;
+        memset(&v, 0, sizeof v);
+        v.file = "softmax.cu";
+        trr_cuda_define(&v, "-DDT=%d -DTHREADS=%d -DITEMS=%d", (int)call->x.dtype /* 0 f32, 1 f16, 2 bf16 */, threads,
+                        items);
+        TRR_TRY(trr_cuda_get_function(ctx, &v, warp ? "softmax_warp" : fits ? "softmax_rows" : "softmax_online", &fn));
+        trr_cuda_fast_put(ctx->dev, key, fn);
+    }
     CUdeviceptr x = trr_cuda_operand_ptr(&call->x), y = trr_cuda_operand_ptr(&call->z);
     long long sx = call->x.stride0, sy = call->z.stride0;
     int rows = (int)call->rows, n = (int)call->cols;
     int vec = rows_aligned(&call->x, call->rows, sx, 16) && rows_aligned(&call->z, call->rows, sy, 16);
     void *args[] = {&x, &sx, &y, &sy, &rows, &n, &vec};
-    return trr_cuda_launch(ctx, fn, (unsigned)rows, 1, (unsigned)threads, 0, args);
+    unsigned grid = warp ? (unsigned)((call->rows + threads / 32 - 1) / (threads / 32)) : (unsigned)rows;
+    return trr_cuda_launch(ctx, fn, grid, 1, (unsigned)threads, 0, args);
 }
 
 trr_status trr_cuda_run_row_sum(trr_context *ctx, const trr_call *call) {
-    trr_cuda_variant v;
-    memset(&v, 0, sizeof v);
-    v.file = "row_sum.cu";
-    trr_cuda_define(&v, "-DDT=%d", (int)call->x.dtype /* 0 f32, 1 f16, 2 bf16 */);
-    CUfunction fn;
-    TRR_TRY(trr_cuda_get_function(ctx, &v, "row_sum", &fn));
+    uint64_t key = fkey(K_ROW_SUM, (int)call->x.dtype, 0, 0, 0);
+    CUfunction fn = trr_cuda_fast_get(ctx->dev, key);
+    if (!fn) {
+        trr_cuda_variant v;
+        memset(&v, 0, sizeof v);
+        v.file = "row_sum.cu";
+        trr_cuda_define(&v, "-DDT=%d", (int)call->x.dtype /* 0 f32, 1 f16, 2 bf16 */);
+        TRR_TRY(trr_cuda_get_function(ctx, &v, "row_sum", &fn));
+        trr_cuda_fast_put(ctx->dev, key, fn);
+    }
     CUdeviceptr x = trr_cuda_operand_ptr(&call->x), y = trr_cuda_operand_ptr(&call->z);
     long long sx = call->x.stride0, sy = call->z.stride0;
     int rows = (int)call->rows, n = (int)call->cols;

@@ -146,6 +146,13 @@ trr_status trr_cuda_fail(trr_context *ctx, const char *function, CUresult r);
 /* ---- device.c: an open device ---- */
 typedef struct trr_cuda_module trr_cuda_module; /* module.c */
 
+/* One slot of the launch-path function cache (module.c): an op file's own key for a kernel of a variant. */
+typedef struct trr_cuda_fast_fn {
+    uint64_t key; /* 0: empty */
+    CUfunction fn;
+} trr_cuda_fast_fn;
+#define TRR_CUDA_FAST_SLOTS 64
+
 typedef struct trr_cuda_dev {
     CUdevice device;
     CUcontext context; /* the device's primary context, retained */
@@ -159,6 +166,7 @@ typedef struct trr_cuda_dev {
     int driver_version;
     char arch[16]; /* NVRTC target: "sm_80", "sm_90a", ... */
     trr_cuda_module *modules; /* in-memory module cache: a context loads a handful */
+    trr_cuda_fast_fn fast[TRR_CUDA_FAST_SLOTS]; /* direct-mapped: a hit costs no formatting, hashing or search */
 } trr_cuda_dev;
 
 trr_status trr_cuda_probe(int *out_device_count, char *reason, size_t reason_cap);
@@ -224,6 +232,11 @@ trr_status trr_cuda_compile_all(const char *arch, int *out_done, char *report, s
 trr_status trr_cuda_get_function(trr_context *ctx, const trr_cuda_variant *v, const char *kernel,
                                  CUfunction *out_fn);
 void trr_cuda_modules_release(trr_cuda_dev *dev);
+/* The launch path's cache in front of trr_cuda_get_function: an op file packs what selects a kernel (which
+ * kernel, op, dtype, compile-time sizes) into a non-zero key of its own, so a repeated call finds the function
+ * without building the variant's options. fast_get gives NULL on a miss; fast_put may evict another key. */
+CUfunction trr_cuda_fast_get(const trr_cuda_dev *dev, uint64_t key);
+void trr_cuda_fast_put(trr_cuda_dev *dev, uint64_t key, CUfunction fn);
 
 /* ---- launch.c ---- */
 trr_status trr_cuda_launch(trr_context *ctx, CUfunction fn, unsigned gx, unsigned gy, unsigned block,
@@ -245,6 +258,11 @@ const trr_cuda_softmax_step *trr_cuda_softmax_ladder(trr_dtype dtype, int *out_c
 /* Items per thread of the online kernel for rows longer than the ladder's last step. */
 int trr_cuda_softmax_online_items(trr_dtype dtype);
 #define TRR_CUDA_SOFTMAX_ONLINE_THREADS 1024
+/* The subgroup variant (a warp per row, threads / 32 rows per block) for rows of up to this many columns, with
+ * the fewest elements per lane (a multiple of the vector, at most 32) that hold the row. */
+#define TRR_CUDA_SOFTMAX_WARP_MAX_COLS 1024
+#define TRR_CUDA_SOFTMAX_WARP_THREADS 256
+int trr_cuda_softmax_warp_items(trr_dtype dtype, int64_t cols);
 
 /* matmul kernel families (trr_variant): simt (CUDA cores, any call), mma (mma.m16n8k16 tensor cores with
  * cp.async: f16 on compute capability 8.0 and later, A row-major, lda and ldb multiples of 8, 16-byte aligned

@@ -43,19 +43,22 @@ void trr_cuda_variant_matmul_simt(trr_cuda_variant *v, const trr_config *cfg, tr
 
 void trr_cuda_for_each_variant(trr_cuda_variant_fn fn, void *user) {
     trr_cuda_variant v;
-    /* copy by element size; add, gelu and silu per float dtype (f32, f16, bf16) */
-    for (int es = 1; es <= 4; es *= 2) {
-        memset(&v, 0, sizeof v);
-        v.file = "elementwise.cu";
-        trr_cuda_define(&v, "-DOP=0 -DES=%d", es);
-        fn(&v, user);
-    }
-    for (int op = 1; op <= 3; op++) {
-        for (int dt = 0; dt <= 2; dt++) {
+    /* copy by element size; add, gelu and silu per float dtype (f32, f16, bf16); each with every UNROLL (vectors
+     * per thread: 1, 2, 4, 8) */
+    for (int u = 1; u <= 8; u *= 2) {
+        for (int es = 1; es <= 4; es *= 2) {
             memset(&v, 0, sizeof v);
             v.file = "elementwise.cu";
-            trr_cuda_define(&v, "-DOP=%d -DDT=%d", op, dt);
+            trr_cuda_define(&v, "-DOP=0 -DES=%d -DUNROLL=%d", es, u);
             fn(&v, user);
+        }
+        for (int op = 1; op <= 3; op++) {
+            for (int dt = 0; dt <= 2; dt++) {
+                memset(&v, 0, sizeof v);
+                v.file = "elementwise.cu";
+                trr_cuda_define(&v, "-DOP=%d -DDT=%d -DUNROLL=%d", op, dt, u);
+                fn(&v, user);
+            }
         }
     }
     for (int f = 0; f <= 1; f++) {
@@ -73,6 +76,12 @@ void trr_cuda_for_each_variant(trr_cuda_variant_fn fn, void *user) {
             memset(&v, 0, sizeof v);
             v.file = "softmax.cu";
             trr_cuda_define(&v, "-DDT=%d -DTHREADS=%d -DITEMS=%d", (int)floats[d], ladder[i].threads, ladder[i].items);
+            fn(&v, user);
+        }
+        for (int items = 16 / (floats[d] == TRR_F32 ? 4 : 2); items <= 32; items *= 2) { /* the subgroup variant */
+            memset(&v, 0, sizeof v);
+            v.file = "softmax.cu";
+            trr_cuda_define(&v, "-DDT=%d -DTHREADS=%d -DITEMS=%d", (int)floats[d], TRR_CUDA_SOFTMAX_WARP_THREADS, items);
             fn(&v, user);
         }
         memset(&v, 0, sizeof v);

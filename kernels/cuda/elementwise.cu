@@ -3,9 +3,9 @@
  * with row strides. Compile-time: OP (0 copy, 1 add, 2 gelu, 3 silu); DT (0 f32, 1 f16, 2 bf16) for all but copy; ES
  * (element bytes 1, 2, 4) for copy, which moves bits and so needs only the element size. The unary ops share
  * every line but ew_unary: f16 is widened to f32, computed in f32 and rounded once on store.
- * The flat kernel streams 16-byte vectors, four in flight per thread before the first store, over a grid the
- * host sizes to one wave of resident blocks; the rows kernel vectorises within a row when every row start is
- * 16-byte aligned. z may alias x or y exactly: each element is read and written by the same thread.
+ * UNROLL (the config's block_n / (threads * VEC)) is the number of 16-byte vectors each thread of the flat kernel
+ * loads before its first store; the rows kernel vectorises within a row when every row start is 16-byte aligned.
+ * z may alias x or y exactly: each element is read and written by the same thread.
  */
 #if OP == 0
 #if ES == 1
@@ -24,7 +24,9 @@ typedef unsigned short T;
 #endif
 
 #define VEC (16 / (int)sizeof(T))
-#define UNROLL 4
+#ifndef UNROLL
+#define UNROLL 1
+#endif
 
 #if OP >= 2
 /* silu = x / (1 + e^-x), evaluated as (x < 0 ? x·h·h : x) / (1 + h·h) with h = e^(-|x|/2) in (0, 1]. The same
@@ -60,49 +62,80 @@ __device__ __forceinline__ trr_vec16<T> ew_apply_vec(const trr_vec16<T> &a, cons
     return r;
 }
 
-/* Flat: n elements. vec != 0 when x, y and z are 16-byte aligned; the tail past the last whole vector is done
- * element by element. y is ignored by one-input ops (the host passes x). */
+/* Flat: n elements. Block b takes a contiguous chunk of blockDim.x * UNROLL vectors (16 bytes each) when vec != 0
+ * (x, y and z 16-byte aligned), else of blockDim.x * UNROLL * VEC elements; thread t takes every blockDim.x-th
+ * vector of the chunk, so each of the UNROLL loads is coalesced and all are issued before the first store. The
+ * grid covers n in one launch (no grid-stride loop): on Hopper a short-lived block per chunk keeps more loads in
+ * flight than a wave of long-lived blocks. The last block also does the elements past the last whole vector. y
+ * is ignored by one-input ops (the host passes x). */
 extern "C" __global__ void ew_flat(const T *x, const T *y, T *z, long long n, int vec) {
-    long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    long long stride = (long long)gridDim.x * blockDim.x;
-    long long nv = vec ? n / VEC : 0;
-    const trr_vec16<T> *xv = (const trr_vec16<T> *)x;
-#if OP == 1
-    const trr_vec16<T> *yv = (const trr_vec16<T> *)y;
-#else
+    const int t = threadIdx.x, bd = blockDim.x;
+#if OP != 1
     (void)y;
 #endif
-    trr_vec16<T> *zv = (trr_vec16<T> *)z;
-    long long i = tid;
-    for (; i + (UNROLL - 1) * stride < nv; i += UNROLL * stride) {
-        trr_vec16<T> a[UNROLL], b[UNROLL];
-#pragma unroll
-        for (int u = 0; u < UNROLL; u++) {
-            a[u] = xv[i + u * stride];
+    if (vec) {
+        const long long nv = n / VEC;
+        const long long base = (long long)blockIdx.x * bd * UNROLL;
+        const trr_vec16<T> *xv = (const trr_vec16<T> *)x + base;
 #if OP == 1
-            b[u] = yv[i + u * stride];
+        const trr_vec16<T> *yv = (const trr_vec16<T> *)y + base;
+#endif
+        trr_vec16<T> *zv = (trr_vec16<T> *)z + base;
+        if (base + (long long)bd * UNROLL <= nv) {
+            trr_vec16<T> a[UNROLL], b[UNROLL];
+#pragma unroll
+            for (int u = 0; u < UNROLL; u++) {
+                a[u] = xv[u * bd + t];
+#if OP == 1
+                b[u] = yv[u * bd + t];
 #else
-            b[u] = a[u];
+                b[u] = a[u];
+#endif
+            }
+#pragma unroll
+            for (int u = 0; u < UNROLL; u++) zv[u * bd + t] = ew_apply_vec(a[u], b[u]);
+        } else {
+            const long long left = nv - base; /* may be <= 0: a block that exists only for the tail */
+#pragma unroll
+            for (int u = 0; u < UNROLL; u++) {
+                int i = u * bd + t;
+                if (i < left) {
+#if OP == 1
+                    zv[i] = ew_apply_vec(xv[i], yv[i]);
+#else
+                    zv[i] = ew_apply_vec(xv[i], xv[i]);
+#endif
+                }
+            }
+        }
+        if (blockIdx.x == gridDim.x - 1) {
+            for (long long j = nv * VEC + t; j < n; j += bd) {
+#if OP == 1
+                z[j] = ew_apply(x[j], y[j]);
+#else
+                z[j] = ew_apply(x[j], x[j]);
+#endif
+            }
+        }
+        return;
+    }
+    const long long base = (long long)blockIdx.x * bd * (UNROLL * VEC);
+    const long long left = n - base;
+    const T *xb = x + base;
+#if OP == 1
+    const T *yb = y + base;
+#endif
+    T *zb = z + base;
+#pragma unroll
+    for (int u = 0; u < UNROLL * VEC; u++) {
+        int i = u * bd + t;
+        if (i < left) {
+#if OP == 1
+            zb[i] = ew_apply(xb[i], yb[i]);
+#else
+            zb[i] = ew_apply(xb[i], xb[i]);
 #endif
         }
-#pragma unroll
-        for (int u = 0; u < UNROLL; u++) zv[i + u * stride] = ew_apply_vec(a[u], b[u]);
-    }
-    for (; i < nv; i += stride) {
-        trr_vec16<T> a = xv[i];
-#if OP == 1
-        trr_vec16<T> b = yv[i];
-#else
-        trr_vec16<T> b = a;
-#endif
-        zv[i] = ew_apply_vec(a, b);
-    }
-    for (long long j = nv * VEC + tid; j < n; j += stride) {
-#if OP == 1
-        z[j] = ew_apply(x[j], y[j]);
-#else
-        z[j] = ew_apply(x[j], x[j]);
-#endif
     }
 }
 

@@ -25,6 +25,34 @@ __device__ __forceinline__ void kahan_add(kahan &k, float v) {
     k.s = t;
 }
 
+/* x is read once: ld.global.cs allocates its lines evict-first, so the stream replaces its own L2 lines before
+ * other data. On the H200, 4096 x 8192 f32: 3430 GB/s with it, 3253 without (bench/results/README.md). The
+ * element-wise and softmax kernels measured slower with .cs loads and stores, and use plain ones. */
+__device__ __forceinline__ trr_vec16<T> load_once(const trr_vec16<T> *p) {
+    float4 f = __ldcs(reinterpret_cast<const float4 *>(p));
+    trr_vec16<T> r;
+    *reinterpret_cast<float4 *>(&r) = f;
+    return r;
+}
+
+/* Sums U vectors per thread, all loaded before the first is added: U * 16 bytes in flight per thread. */
+template <int U>
+__device__ __forceinline__ void sum_vectors(const trr_vec16<T> *xv, int &i, int nv, kahan &k) {
+    const int bd = blockDim.x;
+    for (; i + (U - 1) * bd < nv; i += U * bd) {
+        trr_vec16<T> a[U];
+#pragma unroll
+        for (int u = 0; u < U; u++) a[u] = load_once(xv + i + u * bd);
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            float p = 0.0f;
+#pragma unroll
+            for (int j = 0; j < VEC; j++) p += trr_to_f32(a[u].e[j]);
+            kahan_add(k, p);
+        }
+    }
+}
+
 extern "C" __global__ void row_sum(const T *x, long long sx, float *y, long long sy, int rows, int n, int vec) {
     __shared__ float scratch[32];
     for (int r = blockIdx.x; r < rows; r += gridDim.x) {
@@ -32,26 +60,12 @@ extern "C" __global__ void row_sum(const T *x, long long sx, float *y, long long
         kahan k = {0.0f, 0.0f};
         int nv = vec ? n / VEC : 0;
         int i = threadIdx.x;
-        /* Two vectors in flight per thread before either is summed. */
-        for (; i + (int)blockDim.x < nv; i += 2 * blockDim.x) {
-            trr_vec16<T> a = ((const trr_vec16<T> *)xr)[i];
-            trr_vec16<T> b = ((const trr_vec16<T> *)xr)[i + blockDim.x];
-            float pa = 0.0f, pb = 0.0f;
-#pragma unroll
-            for (int j = 0; j < VEC; j++) {
-                pa += trr_to_f32(a.e[j]);
-                pb += trr_to_f32(b.e[j]);
-            }
-            kahan_add(k, pa);
-            kahan_add(k, pb);
-        }
-        for (; i < nv; i += blockDim.x) {
-            trr_vec16<T> a = ((const trr_vec16<T> *)xr)[i];
-            float pa = 0.0f;
-#pragma unroll
-            for (int j = 0; j < VEC; j++) pa += trr_to_f32(a.e[j]);
-            kahan_add(k, pa);
-        }
+        /* Eight vectors in flight per thread while they last (a 4096 x 8192 f32 row is exactly that for 256
+         * threads), then four, then one. */
+        const trr_vec16<T> *xv = (const trr_vec16<T> *)xr;
+        sum_vectors<8>(xv, i, nv, k);
+        sum_vectors<4>(xv, i, nv, k);
+        sum_vectors<1>(xv, i, nv, k);
         for (int c = nv * VEC + threadIdx.x; c < n; c += blockDim.x) kahan_add(k, trr_to_f32(xr[c]));
         float total = trr_block_sum(k.s - k.c, scratch);
         if (threadIdx.x == 0) y[(long long)r * sy] = total;

@@ -6,6 +6,8 @@
  * once: the single pass that makes this op memory-bound. softmax_online serves longer rows: pass one keeps a
  * running (max, sum) per thread and rescales the sum when the max grows, pass two re-reads x (largely from L2,
  * as only a wave of rows is in flight) and writes y.
+ * softmax_warp (the subgroup variant) gives each warp a row of up to 32 * ITEMS columns and a block THREADS / 32
+ * rows: the reductions are shuffles alone, with no barrier, and short rows fill an SM with few, full blocks.
  * vec != 0 when every row starts 16-byte aligned; then full vectors load as one 16-byte access.
  */
 #if DT == 0
@@ -77,6 +79,39 @@ extern "C" __global__ void __launch_bounds__(THREADS) softmax_rows(const T *x, l
             for (int j = 0; j < VEC; j++) v[i][j] *= inv;
             sm_store(yr, c, n, vec, v[i]);
         }
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS) softmax_warp(const T *x, long long sx, T *y, long long sy, int rows, int n, int vec) {
+    const int lane = threadIdx.x & 31;
+    const int r = blockIdx.x * (THREADS / 32) + (threadIdx.x >> 5);
+    if (r >= rows) return; /* a whole warp: the shuffles below see all 32 lanes or none */
+    const T *xr = x + (long long)r * sx;
+    T *yr = y + (long long)r * sy;
+    float v[NVEC][VEC];
+    float m = NEG_INF;
+#pragma unroll
+    for (int i = 0; i < NVEC; i++) {
+        sm_load(xr, (i * 32 + lane) * VEC, n, vec, NEG_INF, v[i]);
+#pragma unroll
+        for (int j = 0; j < VEC; j++) m = fmaxf(m, v[i][j]);
+    }
+    m = trr_warp_max(m);
+    float s = 0.0f;
+#pragma unroll
+    for (int i = 0; i < NVEC; i++) {
+#pragma unroll
+        for (int j = 0; j < VEC; j++) {
+            v[i][j] = expf(v[i][j] - m); /* masked slots hold -inf and give 0 */
+            s += v[i][j];
+        }
+    }
+    const float inv = 1.0f / trr_warp_sum(s);
+#pragma unroll
+    for (int i = 0; i < NVEC; i++) {
+#pragma unroll
+        for (int j = 0; j < VEC; j++) v[i][j] *= inv;
+        sm_store(yr, (i * 32 + lane) * VEC, n, vec, v[i]);
     }
 }
 

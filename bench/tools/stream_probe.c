@@ -1,0 +1,266 @@
+/*
+ * stream_probe: two measurements the bench does not make, for the CUDA stream ops' tuning (issue #19).
+ *
+ *   stream_probe latency DEVICE
+ *       a 1-element f32 add: device-event time per call over 1000 calls; host time per call to enqueue 1000
+ *       calls and to finish them (one synchronize); every call synchronized; a synchronize alone. Median of 7
+ *       rounds, microseconds.
+ *   stream_probe sweep DEVICE OP ROWS COLS CFG...
+ *       OP (add, gelu, silu, softmax, row_sum) on f32 ROWS x COLS (ROWS 1: a vector) with each CFG in turn
+ *       ("default", or threads=T,block_n=B,variant=V with any of the fields), the L2 flushed before every
+ *       repetition as the bench does; median GB/s (the bench's byte counts) of 30 repetitions.
+ *
+ * Not part of the build (bench/CMakeLists.txt compiles the .c files of bench/ itself, not of bench/tools). Build it against an installed or built
+ * library, e.g. from the repository root:
+ *   cc -O2 -std=c11 -Iinclude -Ibuild-gpu/include bench/tools/stream_probe.c -Lbuild-gpu -ltrireme -ldl -lm -o probe
+ * On a cuda device, latency also times the driver alone: an empty kernel of the same five parameters launched
+ * with cuLaunchKernel on the context's stream (the floor any launch path pays).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <trireme.h>
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now_us(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + 1e-3 * (double)ts.tv_nsec;
+}
+
+static int cmp_d(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n) {
+    qsort(v, (size_t)n, sizeof *v, cmp_d);
+    return v[n / 2];
+}
+
+#define CHECK(call)                                                                                            \
+    do {                                                                                                       \
+        trr_status st_ = (call);                                                                               \
+        if (st_ != TRR_OK) {                                                                                   \
+            fprintf(stderr, "%s: %s\n", #call, trr_last_error(ctx));                                           \
+            exit(1);                                                                                           \
+        }                                                                                                      \
+    } while (0)
+
+/* The driver floor: cuLaunchKernel of an empty kernel on the context's own stream, 1000 calls. */
+typedef int (*cu_module_load_data)(void **, const void *);
+typedef int (*cu_module_get_function)(void **, void *, const char *);
+typedef int (*cu_launch_kernel)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void *,
+                                void **, void **);
+typedef int (*cu_ctx_set_current)(void *);
+typedef int (*cu_stream_synchronize)(void *);
+
+static const char empty_ptx[] = ".version 7.0\n.target sm_80\n.address_size 64\n"
+                                ".visible .entry k(.param .u64 a, .param .u64 b, .param .u64 c, .param .u64 n, "
+                                ".param .u32 v)\n{\nret;\n}\n";
+
+static void raw_driver(trr_context *ctx) {
+    trr_native nat;
+    if (trr_context_native(ctx, &nat) != TRR_OK || strcmp(nat.backend, "cuda") != 0) return;
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW);
+    if (!lib) return;
+    cu_module_load_data load = (cu_module_load_data)dlsym(lib, "cuModuleLoadData");
+    cu_module_get_function getf = (cu_module_get_function)dlsym(lib, "cuModuleGetFunction");
+    cu_launch_kernel launch = (cu_launch_kernel)dlsym(lib, "cuLaunchKernel");
+    cu_ctx_set_current setc = (cu_ctx_set_current)dlsym(lib, "cuCtxSetCurrent");
+    cu_stream_synchronize sync = (cu_stream_synchronize)dlsym(lib, "cuStreamSynchronize");
+    void *mod = NULL, *fn = NULL;
+    if (!load || !getf || !launch || !setc || !sync || setc(nat.context) || load(&mod, empty_ptx) ||
+        getf(&fn, mod, "k")) {
+        printf("raw driver: could not load the empty kernel\n");
+        return;
+    }
+    unsigned long long a = 0;
+    long long n = 1;
+    int v = 1;
+    void *args[] = {&a, &a, &a, &n, &v};
+    enum { CALLS = 1000, ROUNDS = 7 };
+    double ev[ROUNDS], enq[ROUNDS], synced[ROUNDS];
+    for (int r = 0; r < ROUNDS; r++) {
+        double ms = 0;
+        CHECK(trr_timer_start(ctx));
+        for (int i = 0; i < CALLS; i++) launch(fn, 1, 1, 1, 64, 1, 1, 0, nat.queue, args, NULL);
+        CHECK(trr_timer_stop(ctx, &ms));
+        ev[r] = ms * 1e3 / CALLS;
+        double t0 = now_us();
+        for (int i = 0; i < CALLS; i++) launch(fn, 1, 1, 1, 64, 1, 1, 0, nat.queue, args, NULL);
+        enq[r] = (now_us() - t0) / CALLS;
+        sync(nat.queue);
+        t0 = now_us();
+        for (int i = 0; i < CALLS; i++) {
+            launch(fn, 1, 1, 1, 64, 1, 1, 0, nat.queue, args, NULL);
+            sync(nat.queue);
+        }
+        synced[r] = (now_us() - t0) / CALLS;
+    }
+    printf("raw cuLaunchKernel of an empty kernel (us per call): event-timed %.2f | host enqueue %.2f | each synced "
+           "%.2f\n",
+           median(ev, ROUNDS), median(enq, ROUNDS), median(synced, ROUNDS));
+}
+
+static int latency(const char *device) {
+    trr_context *ctx = NULL;
+    CHECK(trr_context_create(device, &ctx));
+    trr_buffer *b[3];
+    trr_tensor t[3];
+    float one = 1.0f;
+    for (int i = 0; i < 3; i++) {
+        CHECK(trr_buffer_create(ctx, 4, &b[i]));
+        CHECK(trr_buffer_write(ctx, b[i], 0, &one, 4));
+        CHECK(trr_tensor_1d(b[i], 0, TRR_F32, 1, &t[i]));
+    }
+    enum { CALLS = 1000, ROUNDS = 7 };
+    double ev[ROUNDS], enq[ROUNDS], batch[ROUNDS], synced[ROUNDS], sync_only[ROUNDS];
+    for (int i = 0; i < 200; i++) CHECK(trr_add(ctx, &t[0], &t[1], &t[2]));
+    CHECK(trr_synchronize(ctx));
+    for (int r = 0; r < ROUNDS; r++) {
+        double ms = 0;
+        CHECK(trr_timer_start(ctx));
+        for (int i = 0; i < CALLS; i++) CHECK(trr_add(ctx, &t[0], &t[1], &t[2]));
+        CHECK(trr_timer_stop(ctx, &ms));
+        ev[r] = ms * 1e3 / CALLS;
+
+        double t0 = now_us();
+        for (int i = 0; i < CALLS; i++) CHECK(trr_add(ctx, &t[0], &t[1], &t[2]));
+        double t1 = now_us();
+        CHECK(trr_synchronize(ctx));
+        double t2 = now_us();
+        enq[r] = (t1 - t0) / CALLS;
+        batch[r] = (t2 - t0) / CALLS;
+
+        t0 = now_us();
+        for (int i = 0; i < CALLS; i++) {
+            CHECK(trr_add(ctx, &t[0], &t[1], &t[2]));
+            CHECK(trr_synchronize(ctx));
+        }
+        synced[r] = (now_us() - t0) / CALLS;
+
+        t0 = now_us();
+        for (int i = 0; i < CALLS; i++) CHECK(trr_synchronize(ctx));
+        sync_only[r] = (now_us() - t0) / CALLS;
+    }
+    raw_driver(ctx);
+    float z = 0;
+    CHECK(trr_buffer_read(ctx, b[2], 0, &z, 4));
+    printf("tiny add on %s (us per call, median of %d rounds of %d calls): event-timed %.2f | host enqueue %.2f | "
+           "1000 then one sync %.2f | each synced %.2f | sync alone %.2f | z = %g\n",
+           device, ROUNDS, CALLS, median(ev, ROUNDS), median(enq, ROUNDS), median(batch, ROUNDS),
+           median(synced, ROUNDS), median(sync_only, ROUNDS), (double)z);
+    for (int i = 0; i < 3; i++) trr_buffer_destroy(b[i]);
+    trr_context_destroy(ctx);
+    return z == 2.0f ? 0 : 1;
+}
+
+static int parse_cfg(const char *s, trr_config *c) {
+    memset(c, 0, sizeof *c);
+    if (strcmp(s, "default") == 0) return 1;
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", s);
+    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+        char *eq = strchr(tok, '=');
+        if (!eq) return 0;
+        *eq = '\0';
+        const char *v = eq + 1;
+        if (strcmp(tok, "threads") == 0) c->threads = atoi(v);
+        else if (strcmp(tok, "block_n") == 0) c->block_n = atoi(v);
+        else if (strcmp(tok, "variant") == 0) {
+            trr_variant var;
+            if (trr_variant_from_name(v, &var) != TRR_OK) return 0;
+            c->variant = (int)var;
+        } else return 0;
+    }
+    return 1;
+}
+
+static int sweep(const char *device, const char *opname, long long rows, long long cols, int ncfg, char **cfgs) {
+    trr_context *ctx = NULL;
+    CHECK(trr_context_create(device, &ctx));
+    trr_op op;
+    if (trr_op_from_name(opname, &op) != TRR_OK) {
+        fprintf(stderr, "unknown op %s\n", opname);
+        return 2;
+    }
+    size_t n = (size_t)(rows * cols);
+    size_t out_n = op == TRR_OP_ROW_SUM ? (size_t)rows : n;
+    float *h = malloc(n * sizeof *h);
+    unsigned s = 12345u;
+    for (size_t i = 0; i < n; i++) {
+        s = s * 1664525u + 1013904223u;
+        h[i] = (float)((s >> 8) * (2.0 / 16777216.0) - 1.0);
+        if (h[i] == 0.0f) h[i] = 0.5f;
+    }
+    trr_buffer *bx, *by, *bz, *flush;
+    CHECK(trr_buffer_create(ctx, n * 4, &bx));
+    CHECK(trr_buffer_create(ctx, n * 4, &by));
+    CHECK(trr_buffer_create(ctx, out_n * 4, &bz));
+    CHECK(trr_buffer_create(ctx, (size_t)256 << 20, &flush));
+    CHECK(trr_buffer_write(ctx, bx, 0, h, n * 4));
+    CHECK(trr_buffer_write(ctx, by, 0, h, n * 4));
+    free(h);
+    trr_tensor x, y, z;
+    if (rows == 1) {
+        CHECK(trr_tensor_1d(bx, 0, TRR_F32, (int64_t)n, &x));
+        CHECK(trr_tensor_1d(by, 0, TRR_F32, (int64_t)n, &y));
+        CHECK(trr_tensor_1d(bz, 0, TRR_F32, (int64_t)out_n, &z));
+    } else {
+        CHECK(trr_tensor_2d(bx, 0, TRR_F32, rows, cols, 0, &x));
+        CHECK(trr_tensor_2d(by, 0, TRR_F32, rows, cols, 0, &y));
+        if (op == TRR_OP_ROW_SUM) CHECK(trr_tensor_1d(bz, 0, TRR_F32, rows, &z));
+        else CHECK(trr_tensor_2d(bz, 0, TRR_F32, rows, cols, 0, &z));
+    }
+    double bytes = op == TRR_OP_ADD ? 12.0 * (double)n : op == TRR_OP_ROW_SUM ? 4.0 * (double)n : 8.0 * (double)n;
+    for (int c = 0; c < ncfg; c++) {
+        trr_config cfg;
+        if (!parse_cfg(cfgs[c], &cfg)) {
+            fprintf(stderr, "bad config %s\n", cfgs[c]);
+            return 2;
+        }
+        CHECK(trr_config_override(ctx, op, &cfg));
+        const trr_tensor *ops3[3] = {&x, &y, &z}, *ops2[2] = {&x, &z};
+        const trr_tensor *const *operands = op == TRR_OP_ADD ? ops3 : ops2;
+        trr_status st = trr_op_run(ctx, op, operands, NULL);
+        if (st == TRR_OK) st = trr_synchronize(ctx);
+        if (st != TRR_OK) {
+            printf("%s %lldx%lld %-40s FAILED: %s\n", opname, rows, cols, cfgs[c], trr_last_error(ctx));
+            continue;
+        }
+        trr_config used;
+        trr_config_last(ctx, &used);
+        enum { REPS = 30 };
+        double ms[REPS];
+        for (int r = 0; r < REPS; r++) {
+            CHECK(trr_buffer_fill(ctx, flush, 0, (size_t)256 << 20, (uint8_t)r));
+            CHECK(trr_timer_start(ctx));
+            CHECK(trr_op_run(ctx, op, operands, NULL));
+            CHECK(trr_timer_stop(ctx, &ms[r]));
+        }
+        double med = median(ms, REPS);
+        const char *vn = "?";
+        trr_variant_name((trr_variant)used.variant, &vn);
+        printf("%s %lldx%lld %-40s threads %4d block_n %6d %-8s %8.4f ms %7.0f GB/s\n", opname, rows, cols, cfgs[c],
+               used.threads, used.block_n, vn, med, bytes / (med * 1e-3) * 1e-9);
+        fflush(stdout);
+    }
+    trr_buffer_destroy(bx);
+    trr_buffer_destroy(by);
+    trr_buffer_destroy(bz);
+    trr_buffer_destroy(flush);
+    trr_context_destroy(ctx);
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    if (argc >= 3 && strcmp(argv[1], "latency") == 0) return latency(argv[2]);
+    if (argc >= 7 && strcmp(argv[1], "sweep") == 0)
+        return sweep(argv[2], argv[3], atoll(argv[4]), atoll(argv[5]), argc - 6, argv + 6);
+    fprintf(stderr, "usage: stream_probe latency DEVICE | sweep DEVICE OP ROWS COLS CFG...\n");
+    return 2;
+}
