@@ -10,14 +10,12 @@
  *       ("default", or threads=T,block_n=B,variant=V with any of the fields), the L2 flushed before every
  *       repetition as the bench does; median GB/s (the bench's byte counts) of 30 repetitions.
  *
- * Not part of the build (bench/CMakeLists.txt compiles the .c files of bench/ itself, not of bench/tools). Build it against an installed or built
- * library, e.g. from the repository root:
- *   cc -O2 -std=c11 -Iinclude -Ibuild-gpu/include bench/tools/stream_probe.c -Lbuild-gpu -ltrireme -ldl -lm -o probe
+ * Built as build/bench/trr_stream_probe (bench/CMakeLists.txt).
  * On a cuda device, latency also times the driver alone: an empty kernel of the same five parameters launched
  * with cuLaunchKernel on the context's stream (the floor any launch path pays).
  */
 #define _POSIX_C_SOURCE 200809L
-#include <trireme.h>
+#include "trireme.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
@@ -62,16 +60,27 @@ static const char empty_ptx[] = ".version 7.0\n.target sm_80\n.address_size 64\n
                                 ".visible .entry k(.param .u64 a, .param .u64 b, .param .u64 c, .param .u64 n, "
                                 ".param .u32 v)\n{\nret;\n}\n";
 
+/* dlsym's object pointer into a function pointer, which ISO C has no cast for (POSIX guarantees the bits) */
+static void load_sym(void *lib, const char *name, void *fn_ptr) {
+    void *p = dlsym(lib, name);
+    memcpy(fn_ptr, &p, sizeof p);
+}
+
 static void raw_driver(trr_context *ctx) {
     trr_native nat;
     if (trr_context_native(ctx, &nat) != TRR_OK || strcmp(nat.backend, "cuda") != 0) return;
     void *lib = dlopen("libcuda.so.1", RTLD_NOW);
     if (!lib) return;
-    cu_module_load_data load = (cu_module_load_data)dlsym(lib, "cuModuleLoadData");
-    cu_module_get_function getf = (cu_module_get_function)dlsym(lib, "cuModuleGetFunction");
-    cu_launch_kernel launch = (cu_launch_kernel)dlsym(lib, "cuLaunchKernel");
-    cu_ctx_set_current setc = (cu_ctx_set_current)dlsym(lib, "cuCtxSetCurrent");
-    cu_stream_synchronize sync = (cu_stream_synchronize)dlsym(lib, "cuStreamSynchronize");
+    cu_module_load_data load = NULL;
+    load_sym(lib, "cuModuleLoadData", &load);
+    cu_module_get_function getf = NULL;
+    load_sym(lib, "cuModuleGetFunction", &getf);
+    cu_launch_kernel launch = NULL;
+    load_sym(lib, "cuLaunchKernel", &launch);
+    cu_ctx_set_current setc = NULL;
+    load_sym(lib, "cuCtxSetCurrent", &setc);
+    cu_stream_synchronize sync = NULL;
+    load_sym(lib, "cuStreamSynchronize", &sync);
     void *mod = NULL, *fn = NULL;
     if (!load || !getf || !launch || !setc || !sync || setc(nat.context) || load(&mod, empty_ptx) ||
         getf(&fn, mod, "k")) {
