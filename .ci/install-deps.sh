@@ -39,3 +39,33 @@ if [ ! -x .tools/venv/bin/glslangValidator ]; then
     echo "install-deps: could not install glslang 13 (PyPI); the Vulkan KHR cooperative-matrix kernel is left out" >&2
   fi
 fi
+
+# The bf16 Vulkan matmul on cooperative matrices (VK_KHR_shader_bfloat16) and the VK_NV_cooperative_matrix2 f16
+# kernel need a glslang that knows GL_EXT_bfloat16 / GL_NV_cooperative_matrix2, newer than 13: the only one on
+# PyPI is the library inside slangpy's wheel (libslang-glslang-*.so, 10 MB), which the build drives through
+# backend_vulkan/tools/slang_glslang.c. The whole wheel installs to ~300 MB (a 92 MB download), so only that
+# library is taken out of it into .tools/venv, where the build looks. Best effort: without it the build leaves
+# both kernels out and bf16 matmuls run on the SIMT kernel.
+slangpy_version=0.43.1
+site=$(ls -d .tools/venv/lib/python3*/site-packages 2>/dev/null | head -1 || true)
+if [ -n "$site" ] && ! ls "$site"/slangpy/libslang-glslang-*.so >/dev/null 2>&1; then
+  echo "install-deps: Slang's glslang library from PyPI's slangpy $slangpy_version into $site/slangpy"
+  tmp=$(mktemp -d)
+  if ! { .tools/venv/bin/pip download -q --disable-pip-version-check --no-deps "slangpy==$slangpy_version" -d "$tmp" &&
+         .tools/venv/bin/python - "$tmp" "$site" <<'PY'
+import glob, os, sys, zipfile
+tmp, site = sys.argv[1], sys.argv[2]
+wheel = glob.glob(os.path.join(tmp, "slangpy-*.whl"))[0]
+with zipfile.ZipFile(wheel) as z:
+    libs = [n for n in z.namelist() if n.startswith("slangpy/libslang-glslang-") and n.endswith(".so")]
+    if not libs:
+        sys.exit("no libslang-glslang in " + wheel)
+    for n in libs:
+        z.extract(n, site)
+PY
+       }; then
+    echo "install-deps: could not fetch Slang's glslang (PyPI slangpy); the Vulkan bf16 cooperative-matrix and" \
+         "cooperative_matrix2 kernels are left out" >&2
+  fi
+  rm -rf "$tmp"
+fi

@@ -151,7 +151,11 @@ static trr_status create_device(trr_context *ctx, trr_vk_device *d) {
     VkPhysicalDeviceVulkanMemoryModelFeatures vmm = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES, .vulkanMemoryModel = VK_TRUE};
     VkPhysicalDeviceShaderFloat16Int8Features f16 = {
-        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES, .pNext = &vmm, .shaderFloat16 = VK_TRUE};
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES, .pNext = &vmm,
+        .shaderFloat16 = d->phys.float16 ? VK_TRUE : VK_FALSE};
+    VkPhysicalDeviceShaderBfloat16FeaturesKHR bf16 = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_BFLOAT16_FEATURES_KHR, .shaderBFloat16Type = VK_TRUE,
+        .shaderBFloat16CooperativeMatrix = VK_TRUE};
     VkPhysicalDeviceCooperativeMatrixFeaturesNV coop = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV, .cooperativeMatrix = VK_TRUE};
     VkPhysicalDeviceCooperativeMatrixFeaturesKHR coop_khr = {
@@ -198,20 +202,38 @@ static trr_status create_device(trr_context *ctx, trr_vk_device *d) {
         snprintf(d->coop2_why, sizeof d->coop2_why,
                  "the validation layer (TRIREME_VK_VALIDATION) predates VK_NV_cooperative_matrix2");
     if (d->coop2) trr_vk_phys_query_coop2_limits(&d->fn, &d->phys);
+    /* The bf16 matmul's variant coop_khr: the KHR build of matmul_coop.comp with bf16 matrices. */
+    d->coop_bf16 = TRR_VK_COOP_BF16 && d->phys.coop_bf16_khr && !d->validation;
+    if (!TRR_VK_COOP_BF16)
+        snprintf(d->coop_bf16_why, sizeof d->coop_bf16_why,
+                 "this build has no bf16 cooperative-matrix kernel: it needs GL_EXT_bfloat16, which glslang 13 lacks "
+                 "and Slang's glslang (slangpy) has");
+    else if (!d->phys.coop_bf16_khr)
+        snprintf(d->coop_bf16_why, sizeof d->coop_bf16_why,
+                 "%.40s lacks VK_KHR_shader_bfloat16 cooperative matrices of 16x16x16 bf16 -> f32 at subgroup scope",
+                 name);
+    else if (d->validation)
+        snprintf(d->coop_bf16_why, sizeof d->coop_bf16_why,
+                 "the validation layer (TRIREME_VK_VALIDATION) predates VK_KHR_shader_bfloat16");
     const char *exts[8];
     uint32_t n_ext = 0;
     /* The cooperative-matrix kernels also need float16 arithmetic types and the Vulkan memory model. */
     void *chain = NULL;
-    if (d->coop_nv || d->coop_khr || d->coop2) chain = &f16;
+    if (d->coop_nv || d->coop_khr || d->coop2 || d->coop_bf16) chain = &f16;
     if (d->coop_nv) {
         coop.pNext = chain;
         chain = &coop;
         exts[n_ext++] = VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME;
     }
-    if (d->coop_khr || d->coop2) {
+    if (d->coop_khr || d->coop2 || d->coop_bf16) {
         coop_khr.pNext = chain;
         chain = &coop_khr;
         exts[n_ext++] = VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME;
+    }
+    if (d->coop_bf16) {
+        bf16.pNext = chain;
+        chain = &bf16;
+        exts[n_ext++] = VK_KHR_SHADER_BFLOAT16_EXTENSION_NAME;
     }
     if (d->coop2) {
         coop2.pNext = chain;

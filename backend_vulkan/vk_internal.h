@@ -120,9 +120,10 @@ typedef struct trr_vk_phys {
     int coop_f16;
     /* the same kernel on VK_KHR_cooperative_matrix: 16x16x16 f16 -> f32 at subgroup scope there */
     int coop_f16_khr;
-    /* VK_KHR_shader_bfloat16 and a KHR cooperative-matrix shape with bf16 A and B: reported only, since the bf16
-     * cooperative kernel needs GL_EXT_bfloat16, which the glslang the library is built with (13) lacks */
-    int coop_bf16_khr;
+    /* VK_KHR_shader_bfloat16 and a KHR cooperative-matrix shape with bf16 A and B (any shape; `trireme devices`
+     * reports it); coop_bf16_khr: the bf16 kernel's 16x16x16 bf16 -> f32 subgroup shape, with the extension's
+     * shaderBFloat16Type and shaderBFloat16CooperativeMatrix features and the Vulkan memory model */
+    int coop_bf16_any, coop_bf16_khr;
     /* matmul_cm2.comp can run: VK_NV_cooperative_matrix2 with workgroup scope, flexible dimensions, tensor
      * addressing and per-element operations, on a Vulkan 1.3 device with maintenance4 (SPIR-V 1.6) */
     int coop2;
@@ -186,9 +187,10 @@ typedef struct trr_vk_device {
     /* The f16 matmul's cooperative-matrix variants this device can run (its extension enabled and the kernel
      * built), each with the reason it cannot when 0 (check_config reports it): coop_khr, the
      * VK_KHR_cooperative_matrix build of matmul_coop.comp; coop_nv, its VK_NV_cooperative_matrix build; coop2,
-     * matmul_cm2.comp on VK_NV_cooperative_matrix2. */
-    int coop_khr, coop_nv, coop2;
-    char coop_khr_why[192], coop_nv_why[192], coop2_why[192];
+     * matmul_cm2.comp on VK_NV_cooperative_matrix2; coop_bf16, the bf16 matmul's variant coop_khr (the KHR build
+     * of matmul_coop.comp with bf16 matrices, VK_KHR_shader_bfloat16). */
+    int coop_khr, coop_nv, coop2, coop_bf16;
+    char coop_khr_why[192], coop_nv_why[192], coop2_why[192], coop_bf16_why[192];
 
     VkCommandPool cmd_pool;
     trr_vk_slot slots[TRR_VK_SLOTS];

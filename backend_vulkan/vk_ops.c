@@ -516,16 +516,24 @@ static int coop_variant(int v) {
 }
 
 /* Whether this device runs matmul variant v for the call at all (the config's tiles aside): simt always, the
- * cooperative-matrix variants for f16 inputs where create_device enabled them. Else 0 with the reason. */
+ * cooperative-matrix variants for f16 inputs where create_device enabled them, and coop_khr for bf16 inputs where
+ * it enabled the bf16 build (coop_bf16). Else 0 with the reason. */
 static int matmul_variant_runs(const trr_vk_device *d, const trr_call *c, int v, char *why, size_t cap) {
     if (v == TRR_VARIANT_SIMT) return 1;
     if (!coop_variant(v)) {
         snprintf(why, cap, "the Vulkan matmul kernels are simt, coop_khr, coop_nv and cm2");
         return 0;
     }
+    if (c->x.dtype == TRR_BF16) {
+        if (v != TRR_VARIANT_COOP_KHR) {
+            snprintf(why, cap, "bf16 inputs run on cooperative matrices as variant coop_khr only");
+            return 0;
+        }
+        if (!d->coop_bf16) snprintf(why, cap, "%s", d->coop_bf16_why);
+        return d->coop_bf16;
+    }
     if (c->x.dtype != TRR_F16) {
-        snprintf(why, cap, "%s", c->x.dtype == TRR_BF16 ? "the cooperative-matrix kernels take f16 inputs: a bf16 one needs "
-                 "GL_EXT_bfloat16, which the glslang this library is built with (13) lacks" : "the cooperative-matrix kernels take f16 inputs");
+        snprintf(why, cap, "the cooperative-matrix kernels take f16 and bf16 inputs");
         return 0;
     }
     const int on = v == TRR_VARIANT_COOP_KHR ? d->coop_khr : v == TRR_VARIANT_COOP_NV ? d->coop_nv : d->coop2;
@@ -657,13 +665,13 @@ static trr_status run_matmul(trr_context *ctx, const trr_call *c) {
         dispatch w = {0};
         char shader[32];
         const int cm2 = v == TRR_VARIANT_CM2;
-        snprintf(shader, sizeof shader, "matmul_%s_f16_%s", cm2 ? "cm2" : v == TRR_VARIANT_COOP_KHR ? "coopk" : "coop",
-                 dtype_suffix(c->z.dtype));
+        snprintf(shader, sizeof shader, "matmul_%s_%s_%s", cm2 ? "cm2" : v == TRR_VARIANT_COOP_KHR ? "coopk" : "coop",
+                 dtype_suffix(c->x.dtype), dtype_suffix(c->z.dtype));
         w.shader = shader;
         /* f32 output past 4096 deep: the accumulators are folded into f32 sums every 512 elements of K
          * (matmul_coop.comp says why). The second set of accumulators costs registers (H200 f16 8192^3: 224 ->
          * 124 TFLOPS), and f16 outputs stay inside their own bound without it (K = 131075: 0.17 of the bound),
-         * so only the f32 output folds. cm2 leaves accumulation to the driver. */
+         * so only the f32 output folds (bf16 outputs: their bound is wider still). cm2 leaves accumulation to the driver. */
         const uint32_t fold = c->z.dtype == TRR_F32 && c->k > 4096
                                   ? (uint32_t)(512 / c->config.block_k > 0 ? 512 / c->config.block_k : 1)
                                   : 0;
@@ -681,7 +689,7 @@ static trr_status run_matmul(trr_context *ctx, const trr_call *c) {
         int vec_b = c->y.offset % 8 == 0 && c->y.stride0 % 8 == 0 && c->y.batch_stride % 8 == 0 &&
                     (c->trans_b ? c->k : c->cols) % 8 == 0;
         /* Whole 16x16 output tiles go straight to memory when every row starts on a 16-byte boundary. */
-        int zw = c->z.dtype == TRR_F16 ? 8 : 4;
+        int zw = c->z.dtype == TRR_F32 ? 4 : 8;
         int direct = c->z.offset % zw == 0 && c->z.stride0 % zw == 0 && c->z.batch_stride % zw == 0;
         w.push.pad = (vec_a ? 1u : 0u) | (vec_b ? 2u : 0u) | (direct ? 4u : 0u);
         return run_dispatch(ctx, &w);

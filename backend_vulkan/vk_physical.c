@@ -47,12 +47,19 @@ static void query_coop(const trr_vk_fns *fn, trr_vk_phys *out) {
 }
 
 /* VK_KHR_cooperative_matrix offers the NV kernel's 16x16x16 f16 -> f32 subgroup shape (the other
- * requirements are query_coop's). */
-static void query_coop_khr(const trr_vk_fns *fn, trr_vk_phys *out) {
+ * requirements are query_coop's), and with VK_KHR_shader_bfloat16 (bf16_ext) the same shape with bf16 A and B,
+ * which the bf16 build of the kernel needs along with the extension's bf16 type and cooperative-matrix features
+ * and the Vulkan memory model. */
+static void query_coop_khr(const trr_vk_fns *fn, trr_vk_phys *out, int bf16_ext) {
+    VkPhysicalDeviceVulkanMemoryModelFeatures vmm = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES};
+    VkPhysicalDeviceShaderBfloat16FeaturesKHR bf = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_BFLOAT16_FEATURES_KHR,
+                                                    .pNext = &vmm};
     VkPhysicalDeviceCooperativeMatrixFeaturesKHR coop = {
-        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR};
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR, .pNext = bf16_ext ? (void *)&bf : NULL};
     VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &coop};
     fn->vkGetPhysicalDeviceFeatures2(out->handle, &f2);
+    const int bf16_ok = bf16_ext && bf.shaderBFloat16Type && bf.shaderBFloat16CooperativeMatrix && vmm.vulkanMemoryModel &&
+                        out->storage16 && out->subgroup_size == 32;
     uint32_t n = 0;
     if (!coop.cooperativeMatrix || !fn->vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR ||
         fn->vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR(out->handle, &n, NULL) != VK_SUCCESS || n == 0)
@@ -66,10 +73,14 @@ static void query_coop_khr(const trr_vk_fns *fn, trr_vk_phys *out) {
                 p[i].BType == VK_COMPONENT_TYPE_FLOAT16_KHR && p[i].CType == VK_COMPONENT_TYPE_FLOAT32_KHR &&
                 p[i].ResultType == VK_COMPONENT_TYPE_FLOAT32_KHR && p[i].scope == VK_SCOPE_SUBGROUP_KHR)
                 out->coop_f16_khr = 1;
-            /* a bf16 component type (VK_KHR_shader_bfloat16) in any shape: `trireme devices` says so, though no
-             * kernel uses it yet */
-            else if (p[i].AType == VK_COMPONENT_TYPE_BFLOAT16_KHR && p[i].BType == VK_COMPONENT_TYPE_BFLOAT16_KHR)
-                out->coop_bf16_khr = 1;
+            /* a bf16 component type (VK_KHR_shader_bfloat16) in any shape: `trireme devices` says so */
+            else if (bf16_ext && p[i].AType == VK_COMPONENT_TYPE_BFLOAT16_KHR && p[i].BType == VK_COMPONENT_TYPE_BFLOAT16_KHR) {
+                out->coop_bf16_any = 1;
+                if (bf16_ok && p[i].MSize == 16 && p[i].NSize == 16 && p[i].KSize == 16 &&
+                    p[i].CType == VK_COMPONENT_TYPE_FLOAT32_KHR && p[i].ResultType == VK_COMPONENT_TYPE_FLOAT32_KHR &&
+                    p[i].scope == VK_SCOPE_SUBGROUP_KHR)
+                    out->coop_bf16_khr = 1;
+            }
         }
     }
     free(p);
@@ -151,9 +162,8 @@ void trr_vk_phys_query(const trr_vk_fns *fn, VkPhysicalDevice handle, trr_vk_phy
                  pci.pciBus & 0xffu, pci.pciDevice & 0x1fu, pci.pciFunction & 0x7u);
     }
     if (out->coop_nv && v12 && out->float16 && out->storage16 && out->subgroup_size == 32) query_coop(fn, out);
-    if (out->coop_khr && (out->coop_f16 || bf16_ext)) query_coop_khr(fn, out);
+    if (out->coop_khr && (out->coop_f16 || bf16_ext)) query_coop_khr(fn, out, bf16_ext);
     if (!out->coop_f16) out->coop_f16_khr = 0;
-    if (!bf16_ext) out->coop_bf16_khr = 0;
     if (out->coop_f16_khr && coop2_ext && out->props.apiVersion >= VK_API_VERSION_1_3) query_coop2(fn, out);
 }
 
@@ -212,11 +222,15 @@ void trr_vk_phys_describe(const trr_vk_phys *p, int index, trr_device_info *out)
     snprintf(out->uuid, sizeof out->uuid, "%s", p->uuid);
     snprintf(out->pci_bus_id, sizeof out->pci_bus_id, "%s", p->pci_bus_id);
     out->matrix_units = p->coop_f16; /* used by the f16 matmul (variants coop_khr, coop_nv, cm2) */
-    /* compact, to fit the 160-byte field with the bf16 line: bf16 matmuls run on the SIMT kernel; a bf16
-     * cooperative-matrix kernel needs GL_EXT_bfloat16, which the glslang the library is built with (13) lacks */
+    /* compact, to fit the 160-byte field: whether the bf16 matmul runs on cooperative matrices (variant
+     * coop_khr) or, and why, on the SIMT kernel; the bf16 kernel needs GL_EXT_bfloat16, which only Slang's
+     * glslang of the ones the build can find knows (backend_vulkan/CMakeLists.txt) */
+    const char *bf16 = !p->coop_bf16_any ? "no"
+                       : !p->coop_bf16_khr ? "yes, not 16x16x16 -> f32 (simt)"
+                       : TRR_VK_COOP_BF16 ? "yes (coop_khr)"
+                                          : "yes (simt: built without Slang's glslang)";
     snprintf(out->capabilities, sizeof out->capabilities,
              "storage 16/8-bit: %s/%s; shaderFloat16: %s; coop matrix KHR %s, NV %s, NV2 %s; bf16 coop matrix: %s",
              p->storage16 ? "yes" : "no", p->storage8 ? "yes" : "no", p->float16 ? "yes" : "no",
-             p->coop_khr ? "yes" : "no", p->coop_nv ? "yes" : "no", p->coop2 ? "yes" : "no",
-             p->coop_bf16_khr ? "yes (no kernel: glslang 13 lacks GL_EXT_bfloat16)" : "no");
+             p->coop_khr ? "yes" : "no", p->coop_nv ? "yes" : "no", p->coop2 ? "yes" : "no", bf16);
 }

@@ -137,9 +137,11 @@ static const space_row space_table[] = {
     {.backend = "opencl", .ops = ROWWISE, .threads = {16, 32, 64, 128, 256, 512}},
     /* ---- vulkan ---- */
     {.backend = "vulkan", .ops = MATMUL, LIST(wg_tiles), .variant = {TRR_VARIANT_SIMT}},
-    /* f16 only: there is no bf16 cooperative-matrix kernel (it needs GL_EXT_bfloat16), bf16 runs simt */
     {.backend = "vulkan", .ops = MATMUL, .in_dtypes = TRR_DTYPE_BIT(TRR_F16), LIST(vk_coop_tiles),
      .variant = {TRR_VARIANT_COOP_KHR, TRR_VARIANT_COOP_NV, TRR_VARIANT_CM2}},
+    /* bf16 on cooperative matrices: the KHR build only (VK_KHR_shader_bfloat16), where the library has it */
+    {.backend = "vulkan", .ops = MATMUL, .in_dtypes = TRR_DTYPE_BIT(TRR_BF16), LIST(vk_coop_tiles),
+     .variant = {TRR_VARIANT_COOP_KHR}},
     {.backend = "vulkan", .ops = STREAMING, LIST(vk_streaming)},
     {.backend = "vulkan", .ops = OP(TRR_OP_SOFTMAX), .threads = {16, 32, 64, 128, 256, 512, 1024},
      .variant = {TRR_VARIANT_SIMT, TRR_VARIANT_SUBGROUP}},

@@ -1,6 +1,7 @@
 #version 450
 // f16 matmul on cooperative matrices (VK_KHR_cooperative_matrix or VK_NV_cooperative_matrix, 16x16x16, f32
-// accumulation): one workgroup per BM x BN tile in grouped order; WM x WN subgroups of 32 each own a
+// accumulation), and with -DX_BF16 the bf16 one (KHR only, bf16 component type of VK_KHR_shader_bfloat16;
+// GL_EXT_bfloat16 needs a glslang newer than 13, Slang's): one workgroup per BM x BN tile in grouped order; WM x WN subgroups of 32 each own a
 // (BM/WM) x (BN/WN) patch of 16x16 accumulators. A and B slices of depth BK are staged in shared memory as 16-byte
 // words (8 halves), in the operand's own memory layout (a transposed operand is loaded column-major by the matrix
 // loads, so every layout copies whole words), double-buffered, one barrier per slice; slices come from global
@@ -16,7 +17,16 @@
 #endif
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_KHR_shader_subgroup_basic : require
+#if defined(X_BF16)
+#if !defined(COOP_KHR)
+#error "the bf16 build is on VK_KHR_cooperative_matrix only"
+#endif
+#extension GL_EXT_bfloat16 : require
+#define ET bfloat16_t // the matrices' element type; the buffers hold bf16 as uint16_t (common.glsl)
+#else
 #define X_F16
+#define ET float16_t
+#endif
 #include "common.glsl"
 
 layout(local_size_x_id = 0) in;
@@ -58,14 +68,19 @@ shared uvec4 Bs[2u * B_SZ];
 // The same bindings seen as 16-byte words (pc.pad bit 0: A's words are whole, bit 1: B's).
 layout(std430, set = 0, binding = 0) readonly buffer BufX4 { uvec4 x4[]; };
 layout(std430, set = 0, binding = 1) readonly buffer BufY4 { uvec4 y4[]; };
+#if defined(Z_BF16)
+// bf16 output as 16-byte words for the direct matrix store (pc.pad bit 2: offset and stride are whole words);
+// a bfloat16 matrix cannot be stored into common.glsl's uint16_t z.
+layout(std430, set = 0, binding = 2) writeonly buffer BufZ4 { uvec4 z4[]; };
+#endif
 
 // The same kernel on either extension (COOP_KHR: VK_KHR_cooperative_matrix, which needs glslang 13 or later;
 // else VK_NV_cooperative_matrix). KHR types say which operand they are; col is a literal true or false.
 #if defined(COOP_KHR)
 #define ACC coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
-#define HACC coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
-#define AMAT coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA>
-#define BMAT coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB>
+#define HACC coopmat<ET, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
+#define AMAT coopmat<ET, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA>
+#define BMAT coopmat<ET, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB>
 #define LAYOUT(col) ((col) ? gl_CooperativeMatrixLayoutColumnMajor : gl_CooperativeMatrixLayoutRowMajor)
 #define MAT_LOAD(m, buf, off, ld, col) coopMatLoad(m, buf, off, ld, LAYOUT(col))
 #define MAT_STORE(m, buf, off, ld, col) coopMatStore(m, buf, off, ld, LAYOUT(col))
@@ -89,6 +104,26 @@ float act(float v) {
 
 uint M, N, K, m0, n0, t_id;
 
+// The 8 halves of a word from buf[base + q] while (row < rows && col + q < cols), zeros past the matrix.
+#if defined(X_BF16)
+#define ELEMS8(buf, base)                                                                                      \
+    uint h[8];                                                                                                 \
+    [[unroll]] for (uint q = 0; q < 8u; q++) {                                                                 \
+        h[q] = 0u;                                                                                             \
+        if (row < rows && col + q < cols) h[q] = uint(buf[(base) + q]);                                        \
+    }                                                                                                          \
+    return uvec4(h[0] | (h[1] << 16), h[2] | (h[3] << 16), h[4] | (h[5] << 16), h[6] | (h[7] << 16));
+#else
+#define ELEMS8(buf, base)                                                                                      \
+    float16_t h[8];                                                                                            \
+    [[unroll]] for (uint q = 0; q < 8u; q++) {                                                                 \
+        h[q] = float16_t(0.0);                                                                                 \
+        if (row < rows && col + q < cols) h[q] = buf[(base) + q];                                              \
+    }                                                                                                          \
+    return uvec4(packFloat2x16(f16vec2(h[0], h[1])), packFloat2x16(f16vec2(h[2], h[3])),                       \
+                 packFloat2x16(f16vec2(h[4], h[5])), packFloat2x16(f16vec2(h[6], h[7])));
+#endif
+
 // Word w of A's slice at k0, half by half (zero outside the matrix): the path for operands whose rows are not
 // whole 16-byte words (fetch_a takes the others).
 uvec4 load_a(uint w, uint k0) {
@@ -98,13 +133,7 @@ uvec4 load_a(uint w, uint k0) {
     uint gk = k0 + (TRANS_A == 0u ? c8 : r);
     uint row = TRANS_A == 0u ? gm : gk, col = TRANS_A == 0u ? gk : gm; // memory row / column
     uint rows = TRANS_A == 0u ? M : K, cols = TRANS_A == 0u ? K : M;
-    float16_t h[8];
-    [[unroll]] for (uint q = 0; q < 8u; q++) {
-        h[q] = float16_t(0.0);
-        if (row < rows && col + q < cols) h[q] = x[TRR_XO + row * pc.xs0 + col + q];
-    }
-    return uvec4(packFloat2x16(f16vec2(h[0], h[1])), packFloat2x16(f16vec2(h[2], h[3])),
-                 packFloat2x16(f16vec2(h[4], h[5])), packFloat2x16(f16vec2(h[6], h[7])));
+    ELEMS8(x, TRR_XO + row * pc.xs0 + col)
 }
 
 uvec4 load_b(uint w, uint k0) {
@@ -114,13 +143,7 @@ uvec4 load_b(uint w, uint k0) {
     uint gn = n0 + (TRANS_B == 0u ? c8 : r);
     uint row = TRANS_B == 0u ? gk : gn, col = TRANS_B == 0u ? gn : gk;
     uint rows = TRANS_B == 0u ? K : N, cols = TRANS_B == 0u ? N : K;
-    float16_t h[8];
-    [[unroll]] for (uint q = 0; q < 8u; q++) {
-        h[q] = float16_t(0.0);
-        if (row < rows && col + q < cols) h[q] = y[TRR_YO + row * pc.ys0 + col + q];
-    }
-    return uvec4(packFloat2x16(f16vec2(h[0], h[1])), packFloat2x16(f16vec2(h[2], h[3])),
-                 packFloat2x16(f16vec2(h[4], h[5])), packFloat2x16(f16vec2(h[6], h[7])));
+    ELEMS8(y, TRR_YO + row * pc.ys0 + col)
 }
 
 // This thread's words of each slice, fixed over the k loop when the operand's words are whole (pc.pad bit 0
@@ -319,6 +342,12 @@ void main() {
 #if defined(Z_F16)
                 HACC h = HACC(c);
                 MAT_STORE(h, z, TRR_ZO + gm * pc.zs0 + gn, pc.zs0, false);
+#elif defined(Z_BF16)
+                // Rounded to nearest even in f32 first (trr_f2bf), so the conversion is exact whatever rounding
+                // the driver's float -> bfloat16 conversion takes.
+                [[unroll]] for (int e = 0; e < c.length(); e++) c[e] = uintBitsToFloat(trr_f2bf(c[e]) << 16);
+                HACC h = HACC(c);
+                MAT_STORE(h, z4, (TRR_ZO + gm * pc.zs0 + gn) / 8u, pc.zs0 / 8u, false);
 #else
                 MAT_STORE(c, z, TRR_ZO + gm * pc.zs0 + gn, pc.zs0, false);
 #endif
@@ -329,7 +358,7 @@ void main() {
             subgroupBarrier();
             for (uint e = lane; e < 256u; e += 32u) {
                 uint r = gm + e / 16u, q = gn + e % 16u;
-                if (r < M && q < N) z[TRR_ZO + r * pc.zs0 + q] = ZT(uintBitsToFloat(As[sg * 64u + e / 4u][e % 4u]));
+                if (r < M && q < N) z[TRR_ZO + r * pc.zs0 + q] = ZC(uintBitsToFloat(As[sg * 64u + e / 4u][e % 4u]));
             }
             subgroupBarrier(); // the scratch is rewritten by the next tile
         }
