@@ -57,7 +57,14 @@ __device__ __forceinline__ void trr_store2(unsigned short *p, float v0, float v1
     *(unsigned *)p = (unsigned)trr_f2h(v0) | ((unsigned)trr_f2h(v1) << 16);
 }
 __device__ __forceinline__ void trr_store2(trr_bf16 *p, float v0, float v1) {
+#if __CUDA_ARCH__ >= 800
+    /* one instruction for the pair (round to nearest even; a NaN becomes the canonical quiet NaN) */
+    unsigned w;
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(w) : "f"(v1), "f"(v0));
+    *(unsigned *)p = w;
+#else
     *(unsigned *)p = (unsigned)trr_f2bf(v0) | ((unsigned)trr_f2bf(v1) << 16);
+#endif
 }
 
 /* C[row][col] and C[row][col+1], the pair a tensor-core accumulator fragment holds, masked at the edges;
