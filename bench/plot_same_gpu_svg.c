@@ -12,7 +12,7 @@
 #define PLOT_H 300.0
 #define BAR 16.0
 #define GAP 18.0
-#define LABELS 96.0 /* the rotated case labels under the plot */
+#define LABELS 128.0 /* the rotated case labels under the plot */
 #define LINE 18.0
 
 /* one colour per backend, so a backend reads the same on every chart */
@@ -99,11 +99,15 @@ trr_status trr_bench_write_same_gpu_svg(const trr_bench_gpu_view *v, const char 
         fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"14\" height=\"10\" fill=\"%s\"/>\n", ML, ly - 9,
                 backend_colour(rep->device.backend));
         fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\">", ML + 20, ly);
+        /* the vendor library by name and version, without the path it was loaded from */
+        char vendor[128];
+        snprintf(vendor, sizeof vendor, "%s", rep->vendor);
+        char *paren = strstr(vendor, " (");
+        if (paren) *paren = '\0';
         char label[512];
-        snprintf(label, sizeof label, "%s %s (%s); copy ceiling %.0f GB/s%s", rep->device.spec, rep->device.name,
-                 rep->device.driver, rep->copy.gbs, rep->vendor[0] ? "; vendor: " : "");
+        snprintf(label, sizeof label, "%s %s (%s); copy ceiling %.0f GB/s%s%s", rep->device.spec, rep->device.name,
+                 rep->device.driver, rep->copy.gbs, vendor[0] ? "; vendor: " : "", vendor);
         trr_svg_text(f, label);
-        trr_svg_text(f, rep->vendor);
         fprintf(f, "</text>\n");
     }
     fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" fill=\"#333\">", ML, ly);
