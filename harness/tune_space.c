@@ -8,7 +8,8 @@
  *           and 4, and the Hopper kernel's tiles (variant wgmma); matmul f32: SIMT
  *           tiles (BM x BN x BK, threads), also with split-K; streaming ops: threads x vector width; softmax
  *           and row_sum: threads per row.
- *   opencl  matmul: work-group tiles (BM x BN x BK, threads); streaming: work-group size x vector width;
+ *   opencl  matmul: work-group tiles (BM x BN x BK, threads, variant simt), and for f16 and bf16 the tensor-core
+ *           kernel's tiles (variant mma); streaming: work-group size x vector width;
  *           softmax and row_sum: work-group size.
  *   vulkan  matmul: work-group tiles (simt), plus cooperative-matrix tiles for f16 on each cooperative variant
  *           (coop_khr, coop_nv, cm2; the device's check_config drops those it lacks); streaming: work-group size
@@ -115,6 +116,17 @@ static const trr_config vk_coop_tiles[] = {
     {.block_m = 64, .block_n = 64, .block_k = 32, .threads = 128},
 };
 
+/* The OpenCL tensor-core kernel (matmul_mma.cl; 4 or 8 warps, BK 32): the tiles whose cp.async stages fit the 48
+ * KiB of local memory NVIDIA's OpenCL gives a work-group; the backend's check drops the rest, and every one where
+ * the device's inline-PTX probe failed. */
+static const trr_config ocl_mma_tiles[] = {
+    {.block_m = 128, .block_n = 128, .block_k = 32, .threads = 128, .stages = 3},
+    {.block_m = 128, .block_n = 128, .block_k = 32, .threads = 256, .stages = 3},
+    {.block_m = 128, .block_n = 64, .block_k = 32, .threads = 128, .stages = 4},
+    {.block_m = 64, .block_n = 128, .block_k = 32, .threads = 128, .stages = 4},
+    {.block_m = 64, .block_n = 64, .block_k = 32, .threads = 128, .stages = 4},
+};
+
 /* The CUDA tensor-core kernels take bf16 as they take f16 (the same tiles, one instruction type apart). */
 #define HALVES (TRR_DTYPE_BIT(TRR_F16) | TRR_DTYPE_BIT(TRR_BF16))
 
@@ -132,7 +144,8 @@ static const space_row space_table[] = {
     {.backend = "cuda", .ops = OP(TRR_OP_SOFTMAX), .threads = {32, 64, 128, 256, 512, 1024}},
     {.backend = "cuda", .ops = OP(TRR_OP_ROW_SUM), .threads = {64, 128, 256, 512, 1024}},
     /* ---- opencl ---- */
-    {.backend = "opencl", .ops = MATMUL, LIST(wg_tiles)},
+    {.backend = "opencl", .ops = MATMUL, LIST(wg_tiles), .variant = {TRR_VARIANT_SIMT}},
+    {.backend = "opencl", .ops = MATMUL, .in_dtypes = HALVES, LIST(ocl_mma_tiles), .variant = {TRR_VARIANT_MMA}},
     {.backend = "opencl", .ops = STREAMING, .threads = {64, 128, 256, 512}, .vector_width = {1, 2, 4, 8}},
     {.backend = "opencl", .ops = ROWWISE, .threads = {16, 32, 64, 128, 256, 512}},
     /* ---- vulkan ---- */

@@ -724,3 +724,46 @@ Test(tune, named_config_text) {
         cr_assert_eq((int)got, v);
     }
 }
+
+/* OpenCL f16 matmul: the tuner's space offers the tensor-core kernel's tiles beside the portable ones. On PoCL,
+ * whose compiler refuses inline PTX, every mma candidate is dropped with the probe's reason and the portable ones
+ * stay; a device where the probe passes times both. */
+Test(tune, opencl_space_offers_mma_tiles) {
+    trr_context *ctx = NULL;
+    if (trr_context_create("opencl:0", &ctx) != TRR_OK) cr_skip_test("no OpenCL device: %s", trr_last_error(NULL));
+    const int64_t M = 256, N = 256, K = 256; /* every listed tile fits: none is dropped for its size */
+    trr_buffer *a = NULL, *b = NULL, *c = NULL;
+    cr_assert_eq(trr_buffer_create(ctx, (size_t)(M * K) * 2, &a), TRR_OK);
+    cr_assert_eq(trr_buffer_create(ctx, (size_t)(K * N) * 2, &b), TRR_OK);
+    cr_assert_eq(trr_buffer_create(ctx, (size_t)(M * N) * 2, &c), TRR_OK);
+    trr_tensor ta, tb, tc;
+    trr_tensor_2d(a, 0, TRR_F16, M, K, 0, &ta);
+    trr_tensor_2d(b, 0, TRR_F16, K, N, 0, &tb);
+    trr_tensor_2d(c, 0, TRR_F16, M, N, 0, &tc);
+    trr_call call;
+    int empty = 0;
+    cr_assert_eq(trr_call_build(ctx, TRR_OP_MATMUL, &ta, &tb, &tc, TRR_EPI_NONE, 0, 0, &call, &empty), TRR_OK);
+    trr_tune_candidate *cand = calloc(TRR_TUNE_MAX_CANDIDATES, sizeof *cand);
+    int n = 0, mma = 0, mma_kept = 0, simt_kept = 0;
+    cr_assert_eq(trr_tune_space(ctx, &call, cand, TRR_TUNE_MAX_CANDIDATES, &n), TRR_OK);
+    trr_device_info info;
+    cr_assert_eq(trr_context_device(ctx, &info), TRR_OK);
+    const int probe_passed = strstr(info.capabilities, "tensor cores: mma.sync") != NULL;
+    for (int i = 0; i < n; i++) {
+        if (cand[i].listed.variant == TRR_VARIANT_MMA) {
+            mma++;
+            mma_kept += !cand[i].dropped;
+            if (cand[i].dropped && !probe_passed)
+                cr_assert(strstr(cand[i].reason, "unavailable"), "mma candidate %d dropped for: %s", i, cand[i].reason);
+        } else {
+            simt_kept += !cand[i].dropped;
+        }
+    }
+    cr_assert_geq(mma, 5, "the space lists the mma tiles");
+    cr_assert_gt(simt_kept, 0, "the portable kernel's tiles stay");
+    if (!probe_passed) cr_assert_eq(mma_kept, 0, "%s offers no tensor cores, yet an mma tile was kept", info.name);
+    else cr_assert_gt(mma_kept, 0);
+    free(cand);
+    trr_buffer_destroy(a), trr_buffer_destroy(b), trr_buffer_destroy(c);
+    trr_context_destroy(ctx);
+}
