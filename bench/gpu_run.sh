@@ -3,8 +3,8 @@
 # the device list, the conformance suite on every device (CUDA, OpenCL and Vulkan on the GPU), then the
 # benchmarks of every GPU backend and the PyTorch/Triton/cuBLAS anchors in the same run.
 #
-#   bench/gpu_run.sh [STEP...]      steps: devices conformance bench anchors tune tune-check vk-clocks vk-coop
-#                                   f16-bound old-new
+#   bench/gpu_run.sh [STEP...]      steps: devices conformance bench latency anchors tune tune-check vk-clocks
+#                                   vk-coop f16-bound old-new
 #                                   (default: the first four)
 #
 # Environment: TRIREME_GPU_BUILD (default build-gpu, made by `make gpu-build`), OUT (where logs go; the device
@@ -90,6 +90,12 @@ for step in "${steps[@]}"; do
         --json "$OUT/bench$tag.json" --plot "$OUT/plots$tag" 2>>"$ERR" | tee "$OUT/bench$tag.txt"
       [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
       tar -C "$OUT" -cf "$OUT/plots$tag.tar" "plots$tag" && rm -rf "$OUT/plots$tag" ;;
+    latency)
+      # SPEC's tiny add (one element): µs per call, a run of calls then one synchronize, and every call synced.
+      for d in $(gpu_devices "${BENCH_DEVICES:-gpus}"); do
+        "$BUILD/bench/trr_tiny_add" --device "$d" --calls 1000 --reps 5 2>>"$ERR" | tee -a "$OUT/latency.txt"
+        [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+      done ;;
     anchors)
       PYTHONUNBUFFERED=1 python3 bench/anchors.py "$OUT/anchors.json" 2>>"$ERR"
       [ $? -eq 0 ] || status=1 ;;
