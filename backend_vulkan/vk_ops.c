@@ -659,7 +659,50 @@ static void matmul_operands(const trr_call *c, dispatch *w) {
                             .zb = (uint32_t)c->z.batch_stride};
 }
 
+static trr_status run_matmul_whole(trr_context *ctx, const trr_call *c);
+
+/* The bytes one binding of a matmul operand spans for an nr x nc part of C (A: nr rows, B: nc columns). */
+static int64_t matmul_part_bytes(const trr_call *c, int which, int64_t nr, int64_t nc) {
+    switch (which) {
+    case 0: return (c->trans_a ? rows_extent(c->k, nr, c->x.stride0) : rows_extent(nr, c->k, c->x.stride0)) * (int64_t)dtype_bytes(c->x.dtype);
+    case 1: return (c->trans_b ? rows_extent(nc, c->k, c->y.stride0) : rows_extent(c->k, nc, c->y.stride0)) * (int64_t)dtype_bytes(c->y.dtype);
+    default: return rows_extent(nr, nc, c->z.stride0) * (int64_t)dtype_bytes(c->z.dtype);
+    }
+}
+
+/* A matmul whose A, B or C is past one binding's range (lavapipe: 128 MiB) runs as a grid of smaller products:
+ * runs of C's rows (A's rows, or its columns when stored transposed) where A or C is too large, runs of C's
+ * columns where B or a single row of C is. Each part is the same kernel on offset operands, recorded into the
+ * same batch. A batch of matrices, and a part that cannot be made to fit (a K too long for one row of A), run
+ * whole and bind_operand says why not. */
 static trr_status run_matmul(trr_context *ctx, const trr_call *c) {
+    trr_vk_device *d = trr_vk_dev(ctx);
+    const int64_t lim = binding_elems(d, TRR_U8); /* in bytes */
+    int64_t nr = c->rows, nc = c->cols;
+    if (c->batch > 1 || nr <= 0 || nc <= 0) return run_matmul_whole(ctx, c);
+    for (;;) {
+        const int fa = matmul_part_bytes(c, 0, nr, nc) <= lim, fb = matmul_part_bytes(c, 1, nr, nc) <= lim,
+                  fc = matmul_part_bytes(c, 2, nr, nc) <= lim;
+        if (fa && fb && fc) break;
+        if ((!fa || !fc) && nr > 1) nr = (nr + 1) / 2;
+        else if ((!fb || !fc) && nc > 1) nc = (nc + 1) / 2;
+        else return run_matmul_whole(ctx, c);
+    }
+    if (nr == c->rows && nc == c->cols) return run_matmul_whole(ctx, c);
+    trr_call part = *c;
+    for (int64_t r0 = 0; r0 < c->rows; r0 += nr)
+        for (int64_t c0 = 0; c0 < c->cols; c0 += nc) {
+            part.rows = c->rows - r0 < nr ? c->rows - r0 : nr;
+            part.cols = c->cols - c0 < nc ? c->cols - c0 : nc;
+            part.x.offset = c->x.offset + (c->trans_a ? r0 : r0 * c->x.stride0);
+            part.y.offset = c->y.offset + (c->trans_b ? c0 * c->y.stride0 : c0);
+            part.z.offset = c->z.offset + r0 * c->z.stride0 + c0;
+            TRR_TRY(run_matmul_whole(ctx, &part));
+        }
+    return TRR_OK;
+}
+
+static trr_status run_matmul_whole(trr_context *ctx, const trr_call *c) {
     const int v = c->config.variant; /* check_config accepted it for this call */
     if (coop_variant(v)) {
         dispatch w = {0};

@@ -1,6 +1,6 @@
 /* Vulkan operands past one binding's range (lavapipe binds at most 128 MiB, maxStorageBufferRange): element-wise
- * ops run in parts that each fit (runs of rows, or pieces of a row), row-wise ops in runs of rows, instead of
- * answering UNSUPPORTED. Checked bit for bit: adds against the same f32 arithmetic on the host, row sums of
+ * ops run in parts that each fit (runs of rows, or pieces of a row), row-wise ops in runs of rows, matmul as a grid
+ * of smaller products, instead of answering UNSUPPORTED. Checked bit for bit: adds against the same f32 arithmetic on the host, row sums of
  * small integers (exact in f32). On devices that bind more the same calls run whole. Runs on
  * vulkan:0 under TRIREME_VK_VALIDATION=1 as every test does. */
 #include "trireme.h"
@@ -132,3 +132,61 @@ Test(vulkan_split, row_sum_runs_of_rows) {
     trr_buffer_destroy(bz);
     trr_context_destroy(ctx);
 }
+
+/* ---- matmul: operands past one binding run as a grid of smaller products ---- */
+
+/* C = A·B (f32, ReLU) with A stored [M,K] (or [K,M] when trans_a), B [K,N] (or [N,K]), each starting one element
+ * into its buffer, C poisoned; every element checked against a float64 product within 1e-5 of sum |a||b| (the
+ * f32 bound), and the element before C untouched. */
+static void big_matmul(int64_t M, int64_t N, int64_t K, int trans_a, int trans_b) {
+    trr_context *ctx = open_vulkan();
+    const int64_t na = M * K, nb = K * N, nc = M * N;
+    float *a = random_floats(na + 1), *b = random_floats(nb + 1), *got = malloc((size_t)nc * 4);
+    cr_assert(got);
+    trr_buffer *ba = upload(ctx, a, na + 1), *bb = upload(ctx, b, nb + 1), *bc = NULL;
+    OK(ctx, trr_buffer_create(ctx, (size_t)(nc + 1) * 4, &bc));
+    OK(ctx, trr_buffer_fill(ctx, bc, 0, (size_t)(nc + 1) * 4, 0xff));
+    trr_tensor ta, tb, tc, t;
+    if (trans_a) {
+        OK(ctx, trr_tensor_2d(ba, 4, TRR_F32, K, M, 0, &t));
+        OK(ctx, trr_tensor_transpose(&t, &ta));
+    } else {
+        OK(ctx, trr_tensor_2d(ba, 4, TRR_F32, M, K, 0, &ta));
+    }
+    if (trans_b) {
+        OK(ctx, trr_tensor_2d(bb, 4, TRR_F32, N, K, 0, &t));
+        OK(ctx, trr_tensor_transpose(&t, &tb));
+    } else {
+        OK(ctx, trr_tensor_2d(bb, 4, TRR_F32, K, N, 0, &tb));
+    }
+    OK(ctx, trr_tensor_2d(bc, 4, TRR_F32, M, N, 0, &tc));
+    OK(ctx, trr_matmul(ctx, &ta, &tb, &tc, TRR_EPI_RELU, 0.0f, 0));
+    OK(ctx, trr_buffer_read(ctx, bc, 4, got, (size_t)nc * 4));
+    for (int64_t i = 0; i < M; i++)
+        for (int64_t j = 0; j < N; j++) {
+            double sum = 0, mag = 0;
+            for (int64_t k = 0; k < K; k++) {
+                const double x = a[1 + (trans_a ? k * M + i : i * K + k)], y = b[1 + (trans_b ? j * K + k : k * N + j)];
+                sum += x * y;
+                mag += x * y < 0 ? -x * y : x * y;
+            }
+            const double want = sum > 0 ? sum : 0, g = got[i * N + j];
+            cr_assert(g == g && (g - want <= 1e-5 * mag + 1e-30) && (want - g <= 1e-5 * mag + 1e-30),
+                      "C[%lld][%lld] = %.9g, want %.9g (sum |ab| %.3g)", (long long)i, (long long)j, g, want, mag);
+        }
+    float guard;
+    OK(ctx, trr_buffer_read(ctx, bc, 0, &guard, 4));
+    cr_assert(guard != guard, "the element before C was written (%g)", (double)guard);
+    free(a), free(b), free(got);
+    trr_buffer_destroy(ba), trr_buffer_destroy(bb), trr_buffer_destroy(bc);
+    trr_context_destroy(ctx);
+}
+
+/* A of 33000 x 1024 f32 (129 MiB): runs of A's and C's rows. */
+Test(vulkan_split, matmul_tall_a, .timeout = 300) { big_matmul(33000, 8, 1024, 0, 0); }
+
+/* B of 8 x 4400000 f32 (134 MiB): runs of B's and C's columns. */
+Test(vulkan_split, matmul_wide_b, .timeout = 300) { big_matmul(3, 4400000, 8, 0, 0); }
+
+/* A stored [K, M] = 16 x 2200000 (134 MiB), B stored [N, K]: runs of A's columns. */
+Test(vulkan_split, matmul_transposed_a, .timeout = 300) { big_matmul(2200000, 4, 16, 1, 1); }
