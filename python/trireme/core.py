@@ -473,8 +473,8 @@ class Context:
     def matmul(self, a, b, out=None, epilogue="none", alpha=0.01, transpose_a=False, transpose_b=False,
                allow_tf32=False, out_dtype=None):
         """C = act(op(A)·op(B)): A [M,K], B [K,N]; transpose_a / transpose_b say A is stored as [K,M] / B as
-        [N,K]. epilogue: none, relu, leaky_relu (slope alpha), gelu. float16 inputs give float16 unless
-        out_dtype=np.float32. allow_tf32 lets an f32 matmul use TF32 tensor cores."""
+        [N,K]. epilogue: none, relu, leaky_relu (slope alpha), gelu. float16 inputs give float16 and bfloat16
+        inputs bfloat16 unless out_dtype=np.float32. allow_tf32 lets an f32 matmul use TF32 tensor cores."""
         numpy_in = not isinstance(a, Tensor) and not isinstance(b, Tensor) and not isinstance(out, Tensor)
         if transpose_a:
             a = self._operand(a).T
