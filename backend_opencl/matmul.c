@@ -10,6 +10,16 @@ static cl_int rows_aligned(const trr_operand *t) {
     return t->stride0 % 8 == 0 && t->offset % 8 == 0 && t->batch_stride % 8 == 0;
 }
 
+/* One work-group per output tile of the config, the batch as grid dimension 2: one launch for every matrix. */
+static trr_status launch_tiles(trr_context *ctx, cl_kernel k, const trr_call *call) {
+    const trr_config *cfg = &call->config;
+    size_t npm = ((size_t)call->rows + (size_t)cfg->block_m - 1) / (size_t)cfg->block_m;
+    size_t npn = ((size_t)call->cols + (size_t)cfg->block_n - 1) / (size_t)cfg->block_n;
+    size_t local[3] = {(size_t)cfg->threads, 1, 1};
+    size_t global[3] = {npm * npn * local[0], 1, (size_t)(call->batch > 1 ? call->batch : 1)};
+    return trr_cl_launch(ctx, k, 3, global, local);
+}
+
 static trr_status run_mma(trr_context *ctx, const trr_call *call) {
     const trr_config *cfg = &call->config;
     const trr_cl_dev *dev = ctx->dev;
@@ -53,11 +63,7 @@ static trr_status run_mma(trr_context *ctx, const trr_call *call) {
     ARG(16, cbs);
     ARG(17, avec);
     ARG(18, bvec);
-    size_t npm = ((size_t)M + (size_t)cfg->block_m - 1) / (size_t)cfg->block_m;
-    size_t npn = ((size_t)N + (size_t)cfg->block_n - 1) / (size_t)cfg->block_n;
-    size_t local[3] = {(size_t)cfg->threads, 1, 1};
-    size_t global[3] = {npm * npn * local[0], 1, (size_t)(call->batch > 1 ? call->batch : 1)};
-    return trr_cl_launch(ctx, k, 3, global, local);
+    return launch_tiles(ctx, k, call);
 }
 
 trr_status trr_cl_run_matmul(trr_context *ctx, const trr_call *call) {
@@ -100,10 +106,5 @@ trr_status trr_cl_run_matmul(trr_context *ctx, const trr_call *call) {
     ARG(16, abs);
     ARG(17, bbs);
     ARG(18, cbs);
-    size_t npm = ((size_t)M + (size_t)cfg->block_m - 1) / (size_t)cfg->block_m;
-    size_t npn = ((size_t)N + (size_t)cfg->block_n - 1) / (size_t)cfg->block_n;
-    size_t local[3] = {(size_t)cfg->threads, 1, 1};
-    /* the batch is grid dimension 2: one launch for every matrix */
-    size_t global[3] = {npm * npn * local[0], 1, (size_t)(call->batch > 1 ? call->batch : 1)};
-    return trr_cl_launch(ctx, k, 3, global, local);
+    return launch_tiles(ctx, k, call);
 }

@@ -42,14 +42,8 @@ __kernel __attribute__((reqd_work_group_size(RT * CT, 1, 1))) void matmul(
     int tid = (int)get_local_id(0);
     int tx = tid % CT, ty = tid / CT;
 
-    /* grouped block order (SPEC.md; core/grouped.h is the host copy) */
-    int pid = (int)get_group_id(0);
-    int npm = (M + BLOCK_M - 1) / BLOCK_M, npn = (N + BLOCK_N - 1) / BLOCK_N;
-    int width = GROUP_M * npn;
-    int first_m = (pid / width) * GROUP_M;
-    int gsize = min(npm - first_m, GROUP_M);
-    int pm = first_m + (pid % width) % gsize;
-    int pn = (pid % width) / gsize;
+    int pm, pn;
+    trr_grouped_block((int)get_group_id(0), (M + BLOCK_M - 1) / BLOCK_M, (N + BLOCK_N - 1) / BLOCK_N, GROUP_M, &pm, &pn);
     int m0 = pm * BLOCK_M, n0 = pn * BLOCK_N;
 
     /* Which tile element each of this work-item's loads fetches: consecutive work-items walk the operand's
