@@ -22,8 +22,25 @@
 #define VLOAD_F(p, i) CAT(vload, VEC)((i), (p))
 #define VSTORE_F(v, p, i) CAT(vstore, VEC)((v), (i), (p))
 #endif
+#if ALIGNED || VEC < 8
 #define VLOAD_H(p, i) CAT(vload_half, VEC)((i), (p))
 #define VSTORE_H(v, p, i) CAT(CAT(vstore_half, VEC), _rte)((v), (i), (p))
+#else
+/* Unaligned half8/half16 as 8-byte half4 pieces: PoCL (x86) compiles vload_half8/16 to an aligned 16-byte load
+ * (vmovdqa), which faults on an address that is only 2-byte aligned, as OpenCL allows. */
+#define VLOAD_H(p, i) trr_vload_half_u((i), (p))
+#define VSTORE_H(v, p, i) trr_vstore_half_u((v), (i), (p))
+inline floatV trr_vload_half_u(int i, __global const half *p) {
+    floatV v;
+    float *f = (float *)&v;
+    for (int j = 0; j < VEC / 4; j++) vstore4(vload_half4((size_t)i * (VEC / 4) + j, p), j, f);
+    return v;
+}
+inline void trr_vstore_half_u(floatV v, int i, __global half *p) {
+    const float *f = (const float *)&v;
+    for (int j = 0; j < VEC / 4; j++) vstore_half4_rte(vload4(j, f), (size_t)i * (VEC / 4) + j, p);
+}
+#endif
 /* bf16 vectors: ushortN through vloadN/vstoreN (any alignment), widened and rounded in uintN registers */
 #define VLOAD_B(p, i) CAT(as_float, VEC)(CAT(convert_uint, VEC)(CAT(vload, VEC)((i), (p))) << 16)
 #define VSTORE_B(v, p, i) CAT(vstore, VEC)(trr_f2bf_v(v), (i), (p))
