@@ -522,15 +522,23 @@ static void check_values(fuzz *f, const op_args *a, const uint8_t *inputs_before
         break;
     case TRR_SHAPE_ROWS: c.rows = x->shape[0], c.cols = x->shape[1], c.x.stride0 = c.z.stride0 = c.cols; break;
     case TRR_SHAPE_ROW_REDUCE: c.rows = x->shape[0], c.cols = x->shape[1], c.x.stride0 = c.cols, c.z.stride0 = 1; break;
-    case TRR_SHAPE_MATMUL:
-        c.rows = x->shape[0], c.cols = y->shape[1], c.k = x->shape[1];
+    case TRR_SHAPE_MATMUL: {
+        /* rank 3 is a batch [B, rows, cols]; an input's batch of one (or a 2-D input) is shared by every batch */
+        const int xb = x->ndim == 3, yb = y->ndim == 3;
+        c.rows = x->shape[xb], c.k = x->shape[xb + 1], c.cols = y->shape[yb + 1];
+        c.batch = z->ndim == 3 ? z->shape[0] : 1;
         c.x.stride0 = c.k, c.y.stride0 = c.cols, c.z.stride0 = c.cols;
+        c.x.batch_stride = xb && x->shape[0] > 1 ? c.rows * c.k : 0;
+        c.y.batch_stride = yb && y->shape[0] > 1 ? c.k * c.cols : 0;
+        c.z.batch_stride = c.rows * c.cols;
         c.epilogue = a->epi, c.alpha = a->alpha;
+        tc.batch = z->ndim == 3 ? c.batch : 0;
         break;
+    }
     }
     tc.op = a->op, tc.in_dtype = x->dtype, tc.out_dtype = z->dtype, tc.rows = c.rows, tc.cols = c.cols;
     tc.m = c.rows, tc.n = c.cols, tc.k = c.k, tc.epilogue = c.epilogue, tc.alpha = c.alpha;
-    const int64_t n_out = c.rows * (a->op == TRR_OP_ROW_SUM ? 1 : c.cols);
+    const int64_t n_out = (c.batch > 1 ? c.batch : 1) * c.rows * (a->op == TRR_OP_ROW_SUM ? 1 : c.cols);
     double *ref = malloc((size_t)(n_out > 0 ? n_out : 1) * sizeof *ref);
     cr_assert(ref);
     FZ_ASSERT(f, trr_reference_run(&c, ref) == TRR_OK, "reference: %s", trr_last_error(NULL));

@@ -91,10 +91,8 @@ void main() {
                 }
             }
         }
-        if (gid == 0u && t < n - n4 * 4u) {
-            uint i = n4 * 4u + t; // contiguous: row 0, column i
-            z[pc.zo + i] = ZC(op1(i, 0u, i));
-        }
+        if (gid == 0u) // a workgroup may be narrower than the tail (threads = 1)
+            for (uint i = n4 * 4u + t; i < n; i += wg) z[pc.zo + i] = ZC(op1(i, 0u, i)); // contiguous: row 0, column i
         return;
     }
     uint step = ngroups * wg * EPT;
