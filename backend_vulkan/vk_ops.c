@@ -1037,6 +1037,18 @@ trr_status trr_vk_check_config(trr_context *ctx, const trr_call *call) {
             return trr_error(ctx, TRR_ERR_UNSUPPORTED,
                              "vulkan: matmul (simt): tiles need %llu bytes of shared memory; the device has %u",
                              (unsigned long long)shared, lim->maxComputeSharedMemorySize);
+        /* The slice loop's body is unrolled, and its length sets the compile time: lavapipe takes 7 s for 2048
+         * multiply-adds and 64 loads per invocation (64x64x32 over 64 threads), 89 s for 4096 and 1024 (8x8x64
+         * over one), minutes past that. The tuner's largest tiles unroll 2048 and 32. */
+        const uint64_t th = (uint64_t)c->threads, bk = (uint64_t)c->block_k;
+        const uint64_t fmas = bk * (uint64_t)tm * (uint64_t)tn;
+        const uint64_t loads = ((uint64_t)c->block_m * bk + th - 1) / th + ((uint64_t)c->block_n * bk + th - 1) / th;
+        if (fmas > 4096 || loads > 256)
+            return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                             "vulkan: matmul (simt): a %dx%dx%d tile over %d threads unrolls %llu multiply-adds and "
+                             "%llu loads per invocation and slice; the kernel takes at most 4096 and 256 (more "
+                             "threads or a shallower block_k)", c->block_m, c->block_n, c->block_k, c->threads,
+                             (unsigned long long)fmas, (unsigned long long)loads);
         /* matmul.comp runs one loop iteration per BK-deep slice (its inner loops are unrolled), plus the
          * epilogue's at most 16 x 16 */
         if ((uint64_t)(call->k + c->block_k - 1) / (uint64_t)c->block_k + 300u > loop_budget(d))

@@ -97,3 +97,30 @@ Test(vulkan_variants, matmul_cooperative_variants) {
     }
     trr_context_destroy(ctx);
 }
+
+/* A SIMT matmul tile that would unroll thousands of loads and multiply-adds per invocation (here one
+ * invocation computing a 4x16 patch over 128-deep slices) is refused with UNSUPPORTED and its reason before
+ * any pipeline is built: lavapipe spent minutes compiling such a shader (fuzz seed 2718230426). A tile of the
+ * same block over enough threads runs. */
+Test(vulkan_variants, matmul_oversized_unroll_is_refused, .timeout = 120) {
+    trr_context *ctx = open_vulkan();
+    trr_buffer *buf = NULL;
+    const int64_t m = 64, n = 64, k = 300;
+    cr_assert_eq(trr_buffer_create(ctx, (size_t)(m * k + k * n + m * n) * 4, &buf), TRR_OK);
+    trr_tensor a, b, c;
+    cr_assert_eq(trr_tensor_2d(buf, 0, TRR_F32, m, k, 0, &a), TRR_OK);
+    cr_assert_eq(trr_tensor_2d(buf, (size_t)(m * k) * 4, TRR_F32, k, n, 0, &b), TRR_OK);
+    cr_assert_eq(trr_tensor_2d(buf, (size_t)(m * k + k * n) * 4, TRR_F32, m, n, 0, &c), TRR_OK);
+    const trr_config big = {.block_m = 4, .block_n = 16, .block_k = 128, .threads = 1, .variant = TRR_VARIANT_SIMT};
+    cr_assert_eq(trr_config_override(ctx, TRR_OP_MATMUL, &big), TRR_OK);
+    const time_t t0 = time(NULL);
+    cr_assert_eq(trr_matmul(ctx, &a, &b, &c, TRR_EPI_NONE, 0.0f, 0), TRR_ERR_UNSUPPORTED);
+    cr_expect(strstr(trr_last_error(ctx), "unrolls"), "reason: %s", trr_last_error(ctx));
+    cr_expect_leq(time(NULL) - t0, 5, "the refusal took %lld s", (long long)(time(NULL) - t0));
+    const trr_config fits = {.block_m = 4, .block_n = 16, .block_k = 16, .threads = 16, .variant = TRR_VARIANT_SIMT};
+    cr_assert_eq(trr_config_override(ctx, TRR_OP_MATMUL, &fits), TRR_OK);
+    cr_expect_eq(trr_matmul(ctx, &a, &b, &c, TRR_EPI_NONE, 0.0f, 0), TRR_OK, "%s", trr_last_error(ctx));
+    cr_expect_eq(trr_synchronize(ctx), TRR_OK, "%s", trr_last_error(ctx));
+    trr_buffer_destroy(buf);
+    trr_context_destroy(ctx);
+}
