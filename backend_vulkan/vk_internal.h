@@ -7,6 +7,7 @@
 #include <vulkan/vulkan.h>
 
 #include "vk_coop_khr.h"
+#include "vk_coop_shape.h"
 
 #include "backend.h"
 #include "embedded.h"
@@ -118,12 +119,15 @@ typedef struct trr_vk_phys {
     /* the f16 cooperative-matrix kernel can run: VK_NV_cooperative_matrix with 16x16x16 f16 -> f32 at subgroup
      * scope, the Vulkan memory model, shaderFloat16 and 32-wide subgroups */
     int coop_f16;
-    /* the same kernel on VK_KHR_cooperative_matrix: 16x16x16 f16 -> f32 at subgroup scope there */
+    /* the same kernel on VK_KHR_cooperative_matrix (no NV extension needed): the f16 -> f32 subgroup shape it
+     * runs there (vk_coop_shape.h), with shaderFloat16, 16-bit storage and the Vulkan memory model */
     int coop_f16_khr;
+    trr_vk_coop_shape coop_f16_shape;
     /* VK_KHR_shader_bfloat16 and a KHR cooperative-matrix shape with bf16 A and B (any shape; `trireme devices`
-     * reports it); coop_bf16_khr: the bf16 kernel's 16x16x16 bf16 -> f32 subgroup shape, with the extension's
-     * shaderBFloat16Type and shaderBFloat16CooperativeMatrix features and the Vulkan memory model */
+     * reports it); coop_bf16_khr: a bf16 -> f32 subgroup shape the bf16 kernel runs (coop_bf16_shape), with the
+     * extension's shaderBFloat16Type and shaderBFloat16CooperativeMatrix features and the Vulkan memory model */
     int coop_bf16_any, coop_bf16_khr;
+    trr_vk_coop_shape coop_bf16_shape;
     /* matmul_cm2.comp can run: VK_NV_cooperative_matrix2 with workgroup scope, flexible dimensions, tensor
      * addressing and per-element operations, on a Vulkan 1.3 device with maintenance4 (SPIR-V 1.6) */
     int coop2;
@@ -153,7 +157,7 @@ typedef struct trr_vk_slot {
 typedef struct trr_vk_pipeline {
     struct trr_vk_pipeline *next;
     char shader[48];
-    uint32_t spec[12];
+    uint32_t spec[16];
     int nspec;
     VkPipeline handle;
 } trr_vk_pipeline;

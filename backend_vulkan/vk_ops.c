@@ -36,7 +36,7 @@ static trr_status bind_operand(trr_context *ctx, const trr_operand *o, int64_t e
 
 typedef struct dispatch {
     const char *shader;
-    uint32_t spec[12];
+    uint32_t spec[16];
     int nspec;
     const trr_operand *ops[3]; /* x, y, z; y may repeat x */
     int64_t extent[3];
@@ -542,17 +542,35 @@ static int matmul_variant_runs(const trr_vk_device *d, const trr_call *c, int v,
     return on;
 }
 
-/* Subgroups along M for the cooperative kernel: the split of threads/32 subgroups whose per-subgroup patch
- * ((BM/WM) x (BN/WN), whole 16x16 tiles) is closest to square; 0 when none fits. */
-static int coop_wm(const trr_config *cfg) {
-    if (cfg->threads <= 0 || cfg->threads % 32) return 0;
-    int nsg = cfg->threads / 32, best = 0, best_score = 0;
+/* The cooperative kernel's matrix shape and subgroup size for variant v and input dtype in: on
+ * VK_KHR_cooperative_matrix the shape picked from the device's list (vk_coop_shape.h) on the device's subgroup
+ * size; the NV extensions' kernels take 16x16x16 on 32-wide subgroups. */
+typedef struct coop_geom {
+    int tm, tn, tk, sg;
+} coop_geom;
+
+static coop_geom coop_geometry(const trr_vk_device *d, int v, trr_dtype in) {
+    coop_geom g = {16, 16, 16, 32};
+    if (v == TRR_VARIANT_COOP_KHR) {
+        const trr_vk_coop_shape *s = in == TRR_BF16 ? &d->phys.coop_bf16_shape : &d->phys.coop_f16_shape;
+        if (s->m) g.tm = (int)s->m, g.tn = (int)s->n, g.tk = (int)s->k;
+        g.sg = (int)d->phys.subgroup_size;
+    }
+    return g;
+}
+
+/* Subgroups along M for the cooperative kernel: the split of threads/SG subgroups whose per-subgroup patch
+ * ((BM/WM) x (BN/WN), whole TM x TN tiles) is closest to square; 0 when none fits. A patch holds at most 256
+ * accumulator floats per invocation (32 16x16 tiles on 32-wide subgroups). */
+static int coop_wm(const trr_config *cfg, coop_geom g) {
+    if (cfg->threads <= 0 || g.sg <= 0 || cfg->threads % g.sg) return 0;
+    int nsg = cfg->threads / g.sg, best = 0, best_score = 0;
     for (int wm = 1; wm <= nsg; wm++) {
         if (nsg % wm) continue;
         int wn = nsg / wm;
-        if (cfg->block_m <= 0 || cfg->block_n <= 0 || cfg->block_m % (16 * wm) || cfg->block_n % (16 * wn)) continue;
+        if (cfg->block_m <= 0 || cfg->block_n <= 0 || cfg->block_m % (g.tm * wm) || cfg->block_n % (g.tn * wn)) continue;
         int pm = cfg->block_m / wm, pn = cfg->block_n / wn;
-        if ((pm / 16) * (pn / 16) > 32) continue; /* accumulator registers */
+        if ((int64_t)pm * pn > 256 * (int64_t)g.sg) continue; /* accumulator registers */
         int score = pm > pn ? pm - pn : pn - pm;
         if (!best || score < best_score) {
             best = wm;
@@ -593,12 +611,13 @@ static int cm2_config_ok(const trr_vk_device *d, const trr_config *c, char *why,
     return 1;
 }
 
-/* The config runs on the cooperative kernel: whole 16x16x16 tiles per 32-wide subgroup, the slices fit in
- * shared memory, and the A buffers hold the epilogue scratch (64 words per subgroup); on matmul_cm2.comp
- * (variant cm2), cm2_config_ok's rules instead. Else 0, with the reason in why. */
-static int coop_config_ok(const trr_vk_device *d, const trr_config *c, char *why, size_t cap) {
-    if (c->threads <= 0 || c->threads % 32) {
-        snprintf(why, cap, "threads = %d is not whole 32-wide subgroups", c->threads);
+/* The config runs on the cooperative kernel: whole TM x TN x TK tiles per subgroup (coop_geometry), the slices
+ * fit in shared memory, and the A buffers hold the epilogue scratch (TM·TN/4 words per subgroup); on
+ * matmul_cm2.comp (variant cm2), cm2_config_ok's rules instead. Else 0, with the reason in why. */
+static int coop_config_ok(const trr_vk_device *d, const trr_config *c, trr_dtype in, char *why, size_t cap) {
+    const coop_geom g = coop_geometry(d, c->variant, in);
+    if (c->threads <= 0 || c->threads % g.sg) {
+        snprintf(why, cap, "threads = %d is not whole %d-wide subgroups", c->threads, g.sg);
         return 0;
     }
     if (c->split_k != 1 || c->group_m <= 0) {
@@ -610,13 +629,14 @@ static int coop_config_ok(const trr_vk_device *d, const trr_config *c, char *why
         snprintf(why, cap, "stages = %d: the kernel's pipelines are 1, 2 and 3", c->stages);
         return 0;
     }
-    if (c->block_k <= 0 || c->block_k % 16) {
-        snprintf(why, cap, "block_k = %d is not a multiple of 16", c->block_k);
+    if (c->block_k <= 0 || c->block_k % g.tk) {
+        snprintf(why, cap, "block_k = %d is not a multiple of the %dx%dx%d matrices' depth", c->block_k, g.tm, g.tn,
+                 g.tk);
         return 0;
     }
-    if (!coop_wm(c)) {
-        snprintf(why, cap, "%d subgroups cannot split a %dx%d block into whole 16x16 tiles of at most 32 each",
-                 c->threads / 32, c->block_m, c->block_n);
+    if (!coop_wm(c, g)) {
+        snprintf(why, cap, "%d subgroups cannot split a %dx%d block into whole %dx%d tiles of at most %d floats "
+                 "per invocation each", c->threads / g.sg, c->block_m, c->block_n, g.tm, g.tn, 256);
         return 0;
     }
     uint64_t shared = coop_shared(c), limit = d->phys.props.limits.maxComputeSharedMemorySize;
@@ -627,9 +647,9 @@ static int coop_config_ok(const trr_vk_device *d, const trr_config *c, char *why
     }
     uint64_t a_min = (uint64_t)c->block_m * (uint64_t)(c->block_k / 8 + 1), a_t = (uint64_t)c->block_k * (uint64_t)(c->block_m / 8 + 1);
     if (a_t < a_min) a_min = a_t;
-    if (64ull * (uint64_t)(c->threads / 32) > 2ull * a_min) {
+    if ((uint64_t)(g.tm * g.tn / 4) * (uint64_t)(c->threads / g.sg) > 2ull * a_min) {
         snprintf(why, cap, "the %dx%d A slices cannot hold the epilogue scratch of %d subgroups", c->block_m,
-                 c->block_k, c->threads / 32);
+                 c->block_k, c->threads / g.sg);
         return 0;
     }
     return 1;
@@ -718,12 +738,14 @@ static trr_status run_matmul_whole(trr_context *ctx, const trr_call *c) {
         const uint32_t fold = c->z.dtype == TRR_F32 && c->k > 4096
                                   ? (uint32_t)(512 / c->config.block_k > 0 ? 512 / c->config.block_k : 1)
                                   : 0;
-        uint32_t spec[11] = {(uint32_t)c->config.threads, (uint32_t)c->config.block_m, (uint32_t)c->config.block_n,
-                             (uint32_t)c->config.block_k, (uint32_t)coop_wm(&c->config), (uint32_t)c->config.group_m,
+        const coop_geom g = coop_geometry(trr_vk_dev(ctx), v, c->x.dtype);
+        uint32_t spec[15] = {(uint32_t)c->config.threads, (uint32_t)c->config.block_m, (uint32_t)c->config.block_n,
+                             (uint32_t)c->config.block_k, (uint32_t)coop_wm(&c->config, g), (uint32_t)c->config.group_m,
                              (uint32_t)c->trans_a, (uint32_t)c->trans_b, (uint32_t)c->epilogue,
-                             (uint32_t)c->config.stages, fold};
+                             (uint32_t)c->config.stages, fold, (uint32_t)g.tm, (uint32_t)g.tn, (uint32_t)g.tk,
+                             (uint32_t)g.sg};
         memcpy(w.spec, spec, sizeof spec);
-        w.nspec = cm2 ? 9 : 11;
+        w.nspec = cm2 ? 9 : 15;
         matmul_operands(c, &w);
         /* 16-byte loads where offset, leading stride and the contiguous extent are whole 8-half words. */
         /* (every batch's start too: offset + b * batch_stride) */
@@ -800,7 +822,7 @@ static uint64_t loop_budget(const trr_vk_device *d) {
 }
 
 /* The cooperative-matrix variants' heuristic (c->variant names one of them). */
-static void fill_coop(const trr_call *call, trr_config *c) {
+static void fill_coop(const trr_vk_device *d, const trr_call *call, trr_config *c) {
     /* 128x128x16 tiles over 8 subgroups (64x32 each): the fastest of the tiles swept on an H100 (209 TFLOPS at
      * f16 4096^3 with the KHR build; wider tiles spill past 180 registers and fit one workgroup per SM);
      * 64x64x32 when 128x128 leaves fewer than 128 workgroups, where the tuner found the small tiles faster.
@@ -814,6 +836,9 @@ static void fill_coop(const trr_call *call, trr_config *c) {
     /* matmul_cm2.comp's slices are loaded and pipelined by the driver: deeper ones, as llama.cpp's
      * cooperative_matrix2 kernel takes (not yet measured here) */
     if (c->variant == TRR_VARIANT_CM2) bk = 32;
+    /* whole slices of the device's matrix depth (KHR shapes other than 16x16x16 have not been measured) */
+    const coop_geom g = coop_geometry(d, c->variant, call->x.dtype);
+    if (bk < g.tk) bk = g.tk;
     if (!c->block_m) c->block_m = bm;
     if (!c->block_n) c->block_n = bn;
     if (!c->block_k) c->block_k = bk;
@@ -921,13 +946,13 @@ void trr_vk_choose_config(trr_context *ctx, trr_call *call) {
                 if (!matmul_variant_runs(d, call, order[i], why, sizeof why)) continue;
                 trr_config t = *c;
                 t.variant = order[i];
-                fill_coop(call, &t);
-                if (coop_config_ok(d, &t, why, sizeof why)) *c = t;
+                fill_coop(d, call, &t);
+                if (coop_config_ok(d, &t, call->x.dtype, why, sizeof why)) *c = t;
             }
             if (!c->variant) c->variant = TRR_VARIANT_SIMT;
         }
         if (coop_variant(c->variant))
-            fill_coop(call, c);
+            fill_coop(d, call, c);
         else
             fill_simt(d, call, c);
         break;
@@ -1023,7 +1048,7 @@ trr_status trr_vk_check_config(trr_context *ctx, const trr_call *call) {
         if (!matmul_variant_runs(d, call, c->variant, why, sizeof why))
             return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: matmul variant %s: %s", variant_name(c->variant), why);
         if (coop_variant(c->variant)) {
-            if (!coop_config_ok(d, c, why, sizeof why))
+            if (!coop_config_ok(d, c, call->x.dtype, why, sizeof why))
                 return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: matmul %dx%dx%d over %d threads on %s: %s",
                                  c->block_m, c->block_n, c->block_k, c->threads, variant_name(c->variant), why);
             return TRR_OK;

@@ -46,48 +46,43 @@ static void query_coop(const trr_vk_fns *fn, trr_vk_phys *out) {
     free(p);
 }
 
-/* VK_KHR_cooperative_matrix offers the NV kernel's 16x16x16 f16 -> f32 subgroup shape (the other
- * requirements are query_coop's), and with VK_KHR_shader_bfloat16 (bf16_ext) the same shape with bf16 A and B,
- * which the bf16 build of the kernel needs along with the extension's bf16 type and cooperative-matrix features
- * and the Vulkan memory model. */
+/* VK_KHR_cooperative_matrix on its own (AMD and Intel offer no NV extension): the f16 -> f32 subgroup shape
+ * the kernel runs (trr_vk_coop_pick_shape), with shaderFloat16, 16-bit storage and the Vulkan memory model; and
+ * with VK_KHR_shader_bfloat16 (bf16_ext) the bf16 -> f32 one, which the bf16 build of the kernel needs along
+ * with the extension's bf16 type and cooperative-matrix features. */
 static void query_coop_khr(const trr_vk_fns *fn, trr_vk_phys *out, int bf16_ext) {
     VkPhysicalDeviceVulkanMemoryModelFeatures vmm = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES};
     VkPhysicalDeviceShaderBfloat16FeaturesKHR bf = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_BFLOAT16_FEATURES_KHR,
                                                     .pNext = &vmm};
     VkPhysicalDeviceCooperativeMatrixFeaturesKHR coop = {
-        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR, .pNext = bf16_ext ? (void *)&bf : NULL};
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR, .pNext = bf16_ext ? (void *)&bf : (void *)&vmm};
     VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &coop};
     fn->vkGetPhysicalDeviceFeatures2(out->handle, &f2);
-    const int bf16_ok = bf16_ext && bf.shaderBFloat16Type && bf.shaderBFloat16CooperativeMatrix && vmm.vulkanMemoryModel &&
-                        out->storage16 && out->subgroup_size == 32;
     uint32_t n = 0;
-    if (!coop.cooperativeMatrix || !fn->vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR ||
+    if (!coop.cooperativeMatrix || !vmm.vulkanMemoryModel || !fn->vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR ||
         fn->vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR(out->handle, &n, NULL) != VK_SUCCESS || n == 0)
         return;
     VkCooperativeMatrixPropertiesKHR *p = calloc(n, sizeof *p);
     if (!p) return;
     for (uint32_t i = 0; i < n; i++) p[i].sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_KHR;
     if (fn->vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR(out->handle, &n, p) == VK_SUCCESS) {
-        for (uint32_t i = 0; i < n; i++) {
-            if (p[i].MSize == 16 && p[i].NSize == 16 && p[i].KSize == 16 && p[i].AType == VK_COMPONENT_TYPE_FLOAT16_KHR &&
-                p[i].BType == VK_COMPONENT_TYPE_FLOAT16_KHR && p[i].CType == VK_COMPONENT_TYPE_FLOAT32_KHR &&
-                p[i].ResultType == VK_COMPONENT_TYPE_FLOAT32_KHR && p[i].scope == VK_SCOPE_SUBGROUP_KHR)
-                out->coop_f16_khr = 1;
-            /* a bf16 component type (VK_KHR_shader_bfloat16) in any shape: `trireme devices` says so */
-            else if (bf16_ext && p[i].AType == VK_COMPONENT_TYPE_BFLOAT16_KHR && p[i].BType == VK_COMPONENT_TYPE_BFLOAT16_KHR) {
-                out->coop_bf16_any = 1;
-                if (bf16_ok && p[i].MSize == 16 && p[i].NSize == 16 && p[i].KSize == 16 &&
-                    p[i].CType == VK_COMPONENT_TYPE_FLOAT32_KHR && p[i].ResultType == VK_COMPONENT_TYPE_FLOAT32_KHR &&
-                    p[i].scope == VK_SCOPE_SUBGROUP_KHR)
-                    out->coop_bf16_khr = 1;
-            }
+        if (out->float16 && out->storage16) trr_vk_coop_pick_shape(p, n, VK_COMPONENT_TYPE_FLOAT16_KHR, &out->coop_f16_shape);
+        if (bf16_ext) {
+            /* a bf16 component type in any shape: `trireme devices` says so */
+            for (uint32_t i = 0; i < n; i++)
+                if (p[i].AType == VK_COMPONENT_TYPE_BFLOAT16_KHR && p[i].BType == VK_COMPONENT_TYPE_BFLOAT16_KHR)
+                    out->coop_bf16_any = 1;
+            if (bf.shaderBFloat16Type && bf.shaderBFloat16CooperativeMatrix && out->storage16)
+                trr_vk_coop_pick_shape(p, n, VK_COMPONENT_TYPE_BFLOAT16_KHR, &out->coop_bf16_shape);
         }
     }
+    out->coop_f16_khr = out->coop_f16_shape.m != 0;
+    out->coop_bf16_khr = out->coop_bf16_shape.m != 0;
     free(p);
 }
 
 /* What matmul_cm2.comp needs of VK_NV_cooperative_matrix2 (Vulkan 1.3, and so maintenance4, is checked by the
- * caller; the KHR extension's 16x16x16 shape stands for its f16 -> f32 support). */
+ * caller; a KHR f16 -> f32 shape the coop kernel runs stands for its f16 support). */
 static void query_coop2(const trr_vk_fns *fn, trr_vk_phys *out) {
     VkPhysicalDeviceCooperativeMatrix2FeaturesNV c2 = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_FEATURES_NV};
@@ -162,8 +157,7 @@ void trr_vk_phys_query(const trr_vk_fns *fn, VkPhysicalDevice handle, trr_vk_phy
                  pci.pciBus & 0xffu, pci.pciDevice & 0x1fu, pci.pciFunction & 0x7u);
     }
     if (out->coop_nv && v12 && out->float16 && out->storage16 && out->subgroup_size == 32) query_coop(fn, out);
-    if (out->coop_khr && (out->coop_f16 || bf16_ext)) query_coop_khr(fn, out, bf16_ext);
-    if (!out->coop_f16) out->coop_f16_khr = 0;
+    if (out->coop_khr && v12) query_coop_khr(fn, out, bf16_ext);
     if (out->coop_f16_khr && coop2_ext && out->props.apiVersion >= VK_API_VERSION_1_3) query_coop2(fn, out);
 }
 
@@ -221,16 +215,21 @@ void trr_vk_phys_describe(const trr_vk_phys *p, int index, trr_device_info *out)
     out->native_f16 = p->float16;
     snprintf(out->uuid, sizeof out->uuid, "%s", p->uuid);
     snprintf(out->pci_bus_id, sizeof out->pci_bus_id, "%s", p->pci_bus_id);
-    out->matrix_units = p->coop_f16; /* used by the f16 matmul (variants coop_khr, coop_nv, cm2) */
-    /* compact, to fit the 160-byte field: whether the bf16 matmul runs on cooperative matrices (variant
-     * coop_khr) or, and why, on the SIMT kernel; the bf16 kernel needs GL_EXT_bfloat16, which only Slang's
-     * glslang of the ones the build can find knows (backend_vulkan/CMakeLists.txt) */
-    const char *bf16 = !p->coop_bf16_any ? "no"
-                       : !p->coop_bf16_khr ? "yes, not 16x16x16 -> f32 (simt)"
-                       : TRR_VK_COOP_BF16 ? "yes (coop_khr)"
-                                          : "yes (simt: built without Slang's glslang)";
+    out->matrix_units = p->coop_f16 || p->coop_f16_khr; /* used by the f16 matmul (coop_khr, coop_nv, cm2) */
+    /* compact, to fit the 160-byte field: the KHR shape the f16 matmul runs, and whether the bf16 matmul runs on
+     * cooperative matrices (variant coop_khr, with its shape) or, and why, on the SIMT kernel; the bf16 kernel
+     * needs GL_EXT_bfloat16, which only Slang's glslang of the ones the build can find knows
+     * (backend_vulkan/CMakeLists.txt) */
+    char khr[24], bf16[48];
+    const trr_vk_coop_shape *fs = &p->coop_f16_shape, *bs = &p->coop_bf16_shape;
+    if (p->coop_f16_khr) snprintf(khr, sizeof khr, "%ux%ux%u", fs->m, fs->n, fs->k);
+    else snprintf(khr, sizeof khr, "%s", p->coop_khr ? "yes, no f16 shape" : "no");
+    if (!p->coop_bf16_any) snprintf(bf16, sizeof bf16, "no");
+    else if (!p->coop_bf16_khr) snprintf(bf16, sizeof bf16, "yes, no shape of the kernel (simt)");
+    else if (TRR_VK_COOP_BF16) snprintf(bf16, sizeof bf16, "%ux%ux%u (coop_khr)", bs->m, bs->n, bs->k);
+    else snprintf(bf16, sizeof bf16, "yes (simt: built without Slang's glslang)");
     snprintf(out->capabilities, sizeof out->capabilities,
              "storage 16/8-bit: %s/%s; shaderFloat16: %s; coop matrix KHR %s, NV %s, NV2 %s; bf16 coop matrix: %s",
              p->storage16 ? "yes" : "no", p->storage8 ? "yes" : "no", p->float16 ? "yes" : "no",
-             p->coop_khr ? "yes" : "no", p->coop_nv ? "yes" : "no", p->coop2 ? "yes" : "no", bf16);
+             khr, p->coop_nv ? "yes" : "no", p->coop2 ? "yes" : "no", bf16);
 }

@@ -1,12 +1,13 @@
 #version 450
-// f16 matmul on cooperative matrices (VK_KHR_cooperative_matrix or VK_NV_cooperative_matrix, 16x16x16, f32
-// accumulation), and with -DX_BF16 the bf16 one (KHR only, bf16 component type of VK_KHR_shader_bfloat16;
-// GL_EXT_bfloat16 needs a glslang newer than 13, Slang's): one workgroup per BM x BN tile in grouped order; WM x WN subgroups of 32 each own a
-// (BM/WM) x (BN/WN) patch of 16x16 accumulators. A and B slices of depth BK are staged in shared memory as 16-byte
+// f16 matmul on cooperative matrices (VK_KHR_cooperative_matrix in the TM x TN x TK subgroup shape the host
+// picked from the device's list, or VK_NV_cooperative_matrix at 16x16x16; f32 accumulation), and with -DX_BF16
+// the bf16 one (KHR only, bf16 component type of VK_KHR_shader_bfloat16; GL_EXT_bfloat16 needs a glslang newer
+// than 13, Slang's): one workgroup per BM x BN tile in grouped order; WM x WN subgroups of SG invocations each
+// own a (BM/WM) x (BN/WN) patch of TM x TN accumulators. A and B slices of depth BK are staged in shared memory as 16-byte
 // words (8 halves), in the operand's own memory layout (a transposed operand is loaded column-major by the matrix
 // loads, so every layout copies whole words), double-buffered, one barrier per slice; slices come from global
 // memory through registers, read one or two steps ahead (PREFETCH).
-// Edges are zero-filled. The epilogue runs on the accumulators; whole 16x16 tiles are stored straight to
+// Edges are zero-filled. The epilogue runs on the accumulators; whole TM x TN tiles are stored straight to
 // global memory when the output is aligned (pc.pad bit 2), the others through a per-subgroup shared scratch.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
@@ -44,12 +45,19 @@ layout(constant_id = 9) const uint PREFETCH = 1;
 // One cooperative-matrix accumulation over a very long K drifts (H200, f16 -> f32 at K = 131075: Frobenius
 // error 1.4e-4 against the 1e-5 bound, growing with K); short accumulations summed in f32 do not. 0: never.
 layout(constant_id = 10) const uint FOLD = 0;
+// The cooperative-matrix shape (8, 16 or 32 each; 16 on the NV extension) and the subgroup size the host
+// found (the device's subgroupSize: SPIR-V before 1.6 runs with it unless the pipeline allows varying sizes).
+layout(constant_id = 11) const uint TM = 16;
+layout(constant_id = 12) const uint TN = 16;
+layout(constant_id = 13) const uint TK = 16;
+layout(constant_id = 14) const uint SG = 32;
 
 const uint WG = gl_WorkGroupSize.x;
-const uint NSG = WG / 32u;
+const uint NSG = WG / SG;
 const uint WN = NSG / WM;
-const uint WTM = BM / WM / 16u; // accumulator tiles per subgroup along M
-const uint WTN = BN / WN / 16u;
+const uint WTM = BM / WM / TM; // accumulator tiles per subgroup along M
+const uint WTN = BN / WN / TN;
+const uint SCRATCH = TM * TN / 4u; // words of one subgroup's epilogue scratch (an f32 accumulator tile)
 // Staged tiles in 16-byte words; each row is padded by one word to spread the banks of the matrix loads.
 // A: [BM][BK] (row-major) or, transposed, [BK][BM]; B: [BK][BN] or, transposed, [BN][BK].
 const uint A_LD = (TRANS_A == 0u ? BK : BM) / 8u + 1u;
@@ -62,7 +70,7 @@ const uint A_WORDS = BM * BK / 8u; // words per slice
 const uint B_WORDS = BN * BK / 8u;
 const uint A_PER = (A_WORDS + WG - 1u) / WG;
 const uint B_PER = (B_WORDS + WG - 1u) / WG;
-shared uvec4 As[2u * A_SZ]; // double buffer; also the epilogue scratch (64 words per subgroup)
+shared uvec4 As[2u * A_SZ]; // double buffer; also the epilogue scratch (SCRATCH words per subgroup)
 shared uvec4 Bs[2u * B_SZ];
 
 // The same bindings seen as 16-byte words (pc.pad bit 0: A's words are whole, bit 1: B's).
@@ -77,10 +85,10 @@ layout(std430, set = 0, binding = 2) writeonly buffer BufZ4 { uvec4 z4[]; };
 // The same kernel on either extension (COOP_KHR: VK_KHR_cooperative_matrix, which needs glslang 13 or later;
 // else VK_NV_cooperative_matrix). KHR types say which operand they are; col is a literal true or false.
 #if defined(COOP_KHR)
-#define ACC coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
-#define HACC coopmat<ET, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
-#define AMAT coopmat<ET, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA>
-#define BMAT coopmat<ET, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB>
+#define ACC coopmat<float, gl_ScopeSubgroup, TM, TN, gl_MatrixUseAccumulator>
+#define HACC coopmat<ET, gl_ScopeSubgroup, TM, TN, gl_MatrixUseAccumulator>
+#define AMAT coopmat<ET, gl_ScopeSubgroup, TM, TK, gl_MatrixUseA>
+#define BMAT coopmat<ET, gl_ScopeSubgroup, TK, TN, gl_MatrixUseB>
 #define LAYOUT(col) ((col) ? gl_CooperativeMatrixLayoutColumnMajor : gl_CooperativeMatrixLayoutRowMajor)
 #define MAT_LOAD(m, buf, off, ld, col) coopMatLoad(m, buf, off, ld, LAYOUT(col))
 #define MAT_STORE(m, buf, off, ld, col) coopMatStore(m, buf, off, ld, LAYOUT(col))
@@ -218,7 +226,7 @@ void main() {
 
     uint t = gl_LocalInvocationID.x;
     t_id = t;
-    uint sg = t / 32u, lane = t % 32u;
+    uint sg = t / SG, lane = t % SG;
     uint wm = sg % WM, wn = sg / WM;
     setup_words();
 
@@ -255,16 +263,16 @@ void main() {
         if (w < B_WORDS) Bs[(buf) * B_SZ + (w / rwb) * B_LD + w % rwb] = RB[i];                                \
     }
 #define COMPUTE(buf)                                                                                           \
-    [[unroll]] for (uint ks = 0; ks < BK; ks += 16u) {                                                         \
+    [[unroll]] for (uint ks = 0; ks < BK; ks += TK) {                                                          \
         [[unroll]] for (uint i = 0; i < WTM; i++) {                                                            \
-            uint mm = wm * WTM * 16u + i * 16u;                                                                \
+            uint mm = wm * WTM * TM + i * TM;                                                                  \
             if (TRANS_A == 0u)                                                                                 \
                 MAT_LOAD(ma[i], As, (buf) * A_SZ + mm * A_LD + ks / 8u, A_LD, false);                          \
             else                                                                                               \
                 MAT_LOAD(ma[i], As, (buf) * A_SZ + ks * A_LD + mm / 8u, A_LD, true);                           \
         }                                                                                                      \
         [[unroll]] for (uint j = 0; j < WTN; j++) {                                                            \
-            uint nn = wn * WTN * 16u + j * 16u;                                                                \
+            uint nn = wn * WTN * TN + j * TN;                                                                  \
             if (TRANS_B == 0u)                                                                                 \
                 MAT_LOAD(mb[j], Bs, (buf) * B_SZ + ks * B_LD + nn / 8u, B_LD, false);                          \
             else                                                                                               \
@@ -336,9 +344,9 @@ void main() {
             ACC c = acc[i * WTN + j];
             if (EPI != 0u)
                 [[unroll]] for (int e = 0; e < c.length(); e++) c[e] = act(c[e]);
-            uint gm = m0 + (wm * WTM + i) * 16u;
-            uint gn = n0 + (wn * WTN + j) * 16u;
-            if (direct && gm + 16u <= M && gn + 16u <= N) {
+            uint gm = m0 + (wm * WTM + i) * TM;
+            uint gn = n0 + (wn * WTN + j) * TN;
+            if (direct && gm + TM <= M && gn + TN <= N) {
 #if defined(Z_F16)
                 HACC h = HACC(c);
                 MAT_STORE(h, z, TRR_ZO + gm * pc.zs0 + gn, pc.zs0, false);
@@ -353,12 +361,12 @@ void main() {
 #endif
                 continue;
             }
-            MAT_STORE(c, As, sg * 64u, 4u, false);
+            MAT_STORE(c, As, sg * SCRATCH, TN / 4u, false);
             subgroupMemoryBarrierShared();
             subgroupBarrier();
-            for (uint e = lane; e < 256u; e += 32u) {
-                uint r = gm + e / 16u, q = gn + e % 16u;
-                if (r < M && q < N) z[TRR_ZO + r * pc.zs0 + q] = ZC(uintBitsToFloat(As[sg * 64u + e / 4u][e % 4u]));
+            for (uint e = lane; e < TM * TN; e += SG) {
+                uint r = gm + e / TN, q = gn + e % TN;
+                if (r < M && q < N) z[TRR_ZO + r * pc.zs0 + q] = ZC(uintBitsToFloat(As[sg * SCRATCH + e / 4u][e % 4u]));
             }
             subgroupBarrier(); // the scratch is rewritten by the next tile
         }
