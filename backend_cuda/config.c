@@ -366,6 +366,11 @@ trr_status trr_cuda_check_config(trr_context *ctx, const trr_call *call) {
     if (c->threads % 32 || c->threads < 32 || c->threads > max_threads)
         return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda: threads %d must be a multiple of 32 in [32, %d]", c->threads,
                          max_threads);
+    if (call->op != TRR_OP_SOFTMAX && c->variant != TRR_VARIANT_AUTO && c->variant != TRR_VARIANT_SIMT) {
+        const char *vname = "?";
+        trr_variant_name((trr_variant)c->variant, &vname);
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda: variant %s; this op has one kernel family here (simt)", vname);
+    }
     if (call->op == TRR_OP_SOFTMAX) {
         int vec = 16 / elem_size(call->x.dtype);
         if (c->variant == TRR_VARIANT_SUBGROUP) {

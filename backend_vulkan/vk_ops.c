@@ -371,6 +371,20 @@ static int softmax_sg_runs(const trr_vk_device *d, const trr_call *c, int thread
     return 0;
 }
 
+/* row_sum_sg.comp (row_sum's variant subgroup) can take the call with this many threads: subgroup arithmetic
+ * and a workgroup of whole subgroups. Else 0 with the reason. */
+static int row_sum_sg_runs(const trr_vk_device *d, int threads, char *why, size_t cap) {
+    uint64_t sg = d->phys.subgroup_size;
+    if (!d->phys.subgroup_arith)
+        snprintf(why, cap, "%s lacks subgroup arithmetic in compute shaders", d->phys.props.deviceName);
+    else if (threads <= 0 || (uint64_t)threads % sg)
+        snprintf(why, cap, "threads = %d must be a whole number of %llu-wide subgroups", threads,
+                 (unsigned long long)sg);
+    else
+        return 1;
+    return 0;
+}
+
 /* Softmax's config: threads per row, and block_n, the longest row softmax_rows.comp keeps in registers (a
  * multiple of threads, at most 64 elements per invocation). The kernel is specialised for the row it gets
  * (ceil(cols / 4 / threads) vectors per invocation), so block_n only draws the line between it and the online
@@ -403,6 +417,13 @@ static trr_status rowwise_part(trr_context *ctx, const trr_call *c) {
             w.spec[1] = (uint32_t)vpt;
             w.nspec = 2;
         }
+    }
+    if (c->op == TRR_OP_ROW_SUM && c->config.variant == TRR_VARIANT_SUBGROUP) { /* check_config: row_sum_sg_runs */
+        snprintf(shader, sizeof shader, "row_sum_sg_%s", dtype_suffix(c->x.dtype));
+        /* 4-element vectors where every row starts on a vector boundary (the binding starts on one: 16 bytes) */
+        const int vec4 = c->config.vector_width == 4 && c->x.offset % 4 == 0 && (c->rows == 1 || c->x.stride0 % 4 == 0);
+        w.spec[1] = vec4 ? 4u : 1u;
+        w.nspec = 2;
     }
     w.ops[0] = w.ops[1] = &c->x;
     w.ops[2] = &c->z;
@@ -927,7 +948,9 @@ void trr_vk_choose_config(trr_context *ctx, trr_call *call) {
             int regs = call->op == TRR_OP_SOFTMAX && softmax_regs_layout(d, call) && vpt >= 1 && vpt <= 16;
             c->block_n = regs ? 4 * (int)vpt * c->threads : c->threads;
         }
-        if (!c->vector_width) c->vector_width = 1;
+        /* row_sum: the shared-memory tree (simt) until the subgroup kernel is measured against it on a GPU */
+        if (call->op == TRR_OP_ROW_SUM && !c->variant) c->variant = TRR_VARIANT_SIMT;
+        if (!c->vector_width) c->vector_width = call->op == TRR_OP_ROW_SUM && c->variant == TRR_VARIANT_SUBGROUP ? 4 : 1;
         if (call->op == TRR_OP_SOFTMAX && !c->variant) {
             char why[192];
             c->variant = call->cols <= SOFTMAX_SG_AUTO_MAX_COLS && softmax_sg_runs(d, call, c->threads, why, sizeof why)
@@ -1020,15 +1043,26 @@ trr_status trr_vk_check_config(trr_context *ctx, const trr_call *call) {
             char why[192];
             if (!softmax_sg_runs(d, call, c->threads, why, sizeof why))
                 return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: softmax variant subgroup: %s", why);
-        } else if (call->op == TRR_OP_SOFTMAX && c->variant != TRR_VARIANT_SIMT) {
-            return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: softmax variant %s; its kernels are simt and subgroup",
-                             variant_name(c->variant));
+        } else if (call->op == TRR_OP_ROW_SUM && c->variant == TRR_VARIANT_SUBGROUP) {
+            char why[192];
+            if (!row_sum_sg_runs(d, c->threads, why, sizeof why))
+                return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: row_sum variant subgroup: %s", why);
+        } else if (c->variant != TRR_VARIANT_SIMT && c->variant != TRR_VARIANT_AUTO) {
+            return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: %s variant %s; its kernels are simt and subgroup",
+                             call->op == TRR_OP_SOFTMAX ? "softmax" : "row_sum", variant_name(c->variant));
         }
+        if (call->op == TRR_OP_ROW_SUM && c->vector_width != 1 && c->vector_width != 4)
+            return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                             "vulkan: row_sum vector_width = %d; the kernels read single elements (1) or, variant "
+                             "subgroup, 4-element vectors where rows start on one (4)", c->vector_width);
         {
             /* softmax.comp reads the row twice, row_sum.comp once, four elements per invocation per iteration;
              * the tails and the tree (log2 threads) add a few dozen at most */
             uint64_t per_pass = (uint64_t)call->cols / (4u * (uint64_t)c->threads) + 4u;
             uint64_t loops = (call->op == TRR_OP_SOFTMAX ? 2u : 1u) * per_pass + 32u;
+            /* row_sum_sg.comp's first invocation adds one sum per subgroup */
+            if (call->op == TRR_OP_ROW_SUM && c->variant == TRR_VARIANT_SUBGROUP)
+                loops += (uint64_t)c->threads / (d->phys.subgroup_size ? d->phys.subgroup_size : 1);
             if (loops > loop_budget(d))
                 return trr_error(ctx, TRR_ERR_UNSUPPORTED,
                                  "vulkan: %s rows of %lld over %d threads take about %llu loop iterations per "

@@ -24,7 +24,7 @@ static const trr_op_signature sig_matmul[] = {{TRR_F32, TRR_F32}, {TRR_F16, TRR_
 #define UNARY {ROWS_COLS("x"), NONE, ROWS_COLS("y")}
 
 /* Every op's facts. Defaults are conservative values every backend can run (the portable SIMT kernels among
- * them); backends' choose_config heuristics refine them. Ops with kernel families (matmul, softmax) carry
+ * them); backends' choose_config heuristics refine them. Ops with kernel families (matmul, softmax, row_sum) carry
  * TRR_CFG_VARIANT. */
 static const trr_op_desc op_table[TRR_OP_COUNT] = {
     [TRR_OP_COPY] = {.op = TRR_OP_COPY, .name = "copy", .n_inputs = 1, .operands = "x -> z", SIGNATURES(sig_any),
@@ -50,7 +50,8 @@ static const trr_op_desc op_table[TRR_OP_COUNT] = {
                                            .variant = TRR_VARIANT_SIMT},
                         .shape = TRR_SHAPE_ROWS, .operand = UNARY, .flops_per_point = 1},
     [TRR_OP_ROW_SUM] = {.op = TRR_OP_ROW_SUM, .name = "row_sum", .n_inputs = 1, .operands = "x[M,N] -> y[M]",
-                        SIGNATURES(sig_row_sum), .config_fields = STREAM_FIELDS, .default_config = STREAM_DEFAULTS,
+                        SIGNATURES(sig_row_sum), .config_fields = STREAM_FIELDS | TRR_CFG_VARIANT,
+                        .default_config = STREAM_DEFAULTS,
                         .shape = TRR_SHAPE_ROW_REDUCE,
                         .operand = {ROWS_COLS("x"), NONE, {"y", 1, TRR_DIM_ONE, TRR_DIM_ROWS, 1, 0}},
                         .flops_per_point = 1},

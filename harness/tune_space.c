@@ -158,7 +158,8 @@ static const space_row space_table[] = {
     {.backend = "vulkan", .ops = STREAMING, LIST(vk_streaming)},
     {.backend = "vulkan", .ops = OP(TRR_OP_SOFTMAX), .threads = {16, 32, 64, 128, 256, 512, 1024},
      .variant = {TRR_VARIANT_SIMT, TRR_VARIANT_SUBGROUP}},
-    {.backend = "vulkan", .ops = OP(TRR_OP_ROW_SUM), .threads = {16, 32, 64, 128, 256, 512, 1024}},
+    {.backend = "vulkan", .ops = OP(TRR_OP_ROW_SUM), .threads = {16, 32, 64, 128, 256, 512, 1024},
+     .variant = {TRR_VARIANT_SIMT, TRR_VARIANT_SUBGROUP}},
     /* ---- cpu: cache blocks; a 64 x 256 f32 panel of A and a 256 x 256 panel of B are the heuristic's ---- */
     {.backend = "cpu", .ops = MATMUL, .block_m = {32, 64, 128}, .block_n = {64, 128, 256, 512},
      .block_k = {128, 256, 512}},

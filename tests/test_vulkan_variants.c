@@ -74,6 +74,41 @@ Test(vulkan_variants, softmax_subgroup) {
     trr_context_destroy(ctx);
 }
 
+/* row_sum's subgroup kernel (row_sum_sg.comp, not the heuristic's choice until it is measured on a GPU): every
+ * case passes, with 4-element vectors (the variant's default) and with single elements, or is refused for its
+ * workgroup size with the reason. */
+Test(vulkan_variants, row_sum_subgroup) {
+    trr_context *ctx = open_vulkan();
+    for (int vec = 1; vec <= 4; vec += 3) {
+        const trr_config forced = {.variant = TRR_VARIANT_SUBGROUP, .vector_width = vec};
+        cr_assert_eq(trr_config_override(ctx, TRR_OP_ROW_SUM, &forced), TRR_OK);
+        trr_conf_options opt = {.seed = (uint64_t)time(NULL), .op_mask = 1u << TRR_OP_ROW_SUM};
+        trr_conf_report *rep = NULL;
+        cr_assert_eq(trr_conformance_run(ctx, &opt, &rep), TRR_OK, "%s", trr_last_error(ctx));
+        for (int i = 0; i < rep->n_results; i++) {
+            const trr_conf_result *r = &rep->results[i];
+            cr_expect_neq(r->outcome, TRR_CONF_FAIL, "vector_width %d, %s (seed %llu): %s", vec, r->name,
+                          (unsigned long long)opt.seed, r->message);
+            if (r->outcome == TRR_CONF_UNSUPPORTED)
+                cr_expect(strstr(r->message, "subgroup") != NULL, "%s: %s", r->name, r->message);
+        }
+        cr_expect_gt(rep->passed, 0, "no row_sum case ran on the subgroup kernel (vector_width %d)", vec);
+        trr_conformance_free(rep);
+    }
+    trr_config last;
+    cr_assert_eq(trr_config_override(ctx, TRR_OP_ROW_SUM, NULL), TRR_OK);
+    trr_buffer *buf = NULL;
+    cr_assert_eq(trr_buffer_create(ctx, 64 * 4 + 4 * 4, &buf), TRR_OK);
+    trr_tensor x, y;
+    trr_tensor_2d(buf, 0, TRR_F32, 4, 16, 0, &x);
+    trr_tensor_1d(buf, 64 * 4, TRR_F32, 4, &y);
+    cr_assert_eq(trr_row_sum(ctx, &x, &y), TRR_OK, "%s", trr_last_error(ctx));
+    trr_config_last(ctx, &last);
+    cr_expect_eq(last.variant, TRR_VARIANT_SIMT, "the heuristic's row_sum is the measured simt kernel");
+    trr_buffer_destroy(buf);
+    trr_context_destroy(ctx);
+}
+
 /* Each cooperative-matrix variant: passes where the device runs it, else every matmul case is UNSUPPORTED with
  * a reason (f32 ones too: those kernels take f16, and bf16 on coop_khr only). */
 Test(vulkan_variants, matmul_cooperative_variants) {
