@@ -948,15 +948,22 @@ void trr_vk_choose_config(trr_context *ctx, trr_call *call) {
             int regs = call->op == TRR_OP_SOFTMAX && softmax_regs_layout(d, call) && vpt >= 1 && vpt <= 16;
             c->block_n = regs ? 4 * (int)vpt * c->threads : c->threads;
         }
-        /* row_sum: the shared-memory tree (simt) until the subgroup kernel is measured against it on a GPU */
-        if (call->op == TRR_OP_ROW_SUM && !c->variant) c->variant = TRR_VARIANT_SIMT;
-        if (!c->vector_width) c->vector_width = call->op == TRR_OP_ROW_SUM && c->variant == TRR_VARIANT_SUBGROUP ? 4 : 1;
-        if (call->op == TRR_OP_SOFTMAX && !c->variant) {
+        /* The subgroup kernels where they were measured faster: on lavapipe (three alternated rounds,
+         * bench/results/2026-11-23-lavapipe-row-variants.txt) row_sum 2.0-2.1 against 0.74-0.75 GB/s at
+         * 4096x8192 and 1.3 against 0.47-0.50 at 4096x256; softmax 3.1-3.2 against 1.1 at 4096x256 and 2.3
+         * against 1.5-1.6 at 4096x1024 (longer rows do not fit its registers on 8-wide subgroups). On GPUs the
+         * simt kernels stay until the two are measured there (bench/gpu_run.sh row-variants; the H100's softmax
+         * figures are at SOFTMAX_SG_AUTO_MAX_COLS). */
+        if (!c->variant) {
             char why[192];
-            c->variant = call->cols <= SOFTMAX_SG_AUTO_MAX_COLS && softmax_sg_runs(d, call, c->threads, why, sizeof why)
-                             ? TRR_VARIANT_SUBGROUP
-                             : TRR_VARIANT_SIMT;
+            const int cpu = d->phys.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+            const int sg = call->op == TRR_OP_ROW_SUM
+                               ? cpu && row_sum_sg_runs(d, c->threads, why, sizeof why)
+                               : (cpu || call->cols <= SOFTMAX_SG_AUTO_MAX_COLS) &&
+                                     softmax_sg_runs(d, call, c->threads, why, sizeof why);
+            c->variant = sg ? TRR_VARIANT_SUBGROUP : TRR_VARIANT_SIMT;
         }
+        if (!c->vector_width) c->vector_width = call->op == TRR_OP_ROW_SUM && c->variant == TRR_VARIANT_SUBGROUP ? 4 : 1;
         break;
     case TRR_OP_MATMUL: {
         if (!c->variant) {

@@ -4,7 +4,7 @@
 # benchmarks of every GPU backend and the PyTorch/Triton/cuBLAS anchors in the same run.
 #
 #   bench/gpu_run.sh [STEP...]      steps: devices conformance bench latency anchors tune tune-check vk-clocks
-#                                   vk-coop f16-bound old-new
+#                                   vk-coop f16-bound old-new row-variants
 #                                   (default: the first four)
 #
 # Environment: TRIREME_GPU_BUILD (default build-gpu, made by `make gpu-build`), OUT (where logs go; the device
@@ -13,7 +13,8 @@
 # own), BENCH_TAG (suffix of the bench's file names, so two bench steps of one run keep both), TUNE_DEVICES
 # (default gpus), TRIREME_GPU_BUILD_OLD, OLDNEW_ROUNDS and OLDNEW_BENCHES (old-new: the build before a change, rounds, benches), TUNE_OPS (default "matmul softmax"), TUNE_SHAPES and TUNE_DTYPES (the matmul tuning's
 # shapes and signatures; with TUNE_SHAPES set, the extra f32 8192x4096x6144 job is left out), TUNECHECK_OPS and
-# TUNECHECK_SIZES (tune-check's benches and sizes), VK_COOP_MODES (vk-coop's variants, default "coop_khr coop_nv cm2").
+# TUNECHECK_SIZES (tune-check's benches and sizes), VK_COOP_MODES (vk-coop's variants, default "coop_khr coop_nv cm2"),
+# ROW_THREADS (row-variants: thread counts tried beside the heuristic's, e.g. "256 512").
 #
 # tune: one shape per tuning-database bucket (powers of two) over SPEC's matmul and softmax sizes, so every
 # SPEC size finds a tuned entry; tune-check: the bench at sizes between those shapes, once with the database
@@ -162,6 +163,26 @@ for step in "${steps[@]}"; do
       echo "== $(date -u +%T) cuBLAS (the vendor column of cuda:0)" | tee -a "$OUT/vk-coop.txt"
       timeout 150 "$T" bench matmul_f16 --device cuda:0 --sizes 4096,8192 --reps 20 2>>"$ERR" | \
         tee -a "$OUT/vk-coop.txt" ;;
+    row-variants)
+      # The row-wise ops' kernel families side by side on every GPU device, each forced with --config, for the
+      # heuristic's choice between them (Vulkan: softmax and row_sum simt vs subgroup; CUDA: softmax): first each
+      # family through the op's conformance cases, then timed at SPEC's row sizes. ROW_THREADS adds thread counts.
+      for dev in $(gpu_devices "${BENCH_DEVICES:-gpus}"); do
+        case "$dev" in cuda:*|vulkan:*) ;; *) continue ;; esac
+        for op in softmax row_sum; do
+          [ "$op" = row_sum ] && [ "${dev%%:*}" = cuda ] && continue # one family there
+          for v in simt subgroup; do
+            for th in "" ${ROW_THREADS:-}; do
+              cfg="$op:variant=$v${th:+,threads=$th}"
+              echo "== $(date -u +%T) $dev --config $cfg" | tee -a "$OUT/row-variants.txt"
+              TRIREME_VK_VALIDATION=0 timeout 120 "$T" conformance --device "$dev" --ops "$op" --config "$cfg" \
+                2>>"$ERR" | tail -2 | tee -a "$OUT/row-variants.txt"
+              TRIREME_VK_VALIDATION=0 timeout 120 "$T" bench "${op}_f32" --device "$dev" --config "$cfg" --reps 20 \
+                2>>"$ERR" | tee -a "$OUT/row-variants.txt"
+            done
+          done
+        done
+      done ;;
     old-new)
       # Before/after: the README's bench cases on the build before a change (TRIREME_GPU_BUILD_OLD, carried
       # beside this one) and on this build, alternated over OLDNEW_ROUNDS rounds in one run so clock and
