@@ -176,7 +176,7 @@ for step in "${steps[@]}"; do
               cfg="$op:variant=$v${th:+,threads=$th}"
               echo "== $(date -u +%T) $dev --config $cfg" | tee -a "$OUT/row-variants.txt"
               TRIREME_VK_VALIDATION=0 timeout 120 "$T" conformance --device "$dev" --ops "$op" --config "$cfg" \
-                2>>"$ERR" | tail -2 | tee -a "$OUT/row-variants.txt"
+                2>>"$ERR" | grep -E "passed, [0-9]+ failed|FAIL" | tee -a "$OUT/row-variants.txt"
               TRIREME_VK_VALIDATION=0 timeout 120 "$T" bench "${op}_f32" --device "$dev" --config "$cfg" --reps 20 \
                 2>>"$ERR" | tee -a "$OUT/row-variants.txt"
             done
