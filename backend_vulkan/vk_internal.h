@@ -305,8 +305,10 @@ trr_status trr_vk_pipeline_get(trr_context *ctx, const char *shader, const uint3
 /* vk_ops.c */
 trr_status trr_vk_run(trr_context *ctx, const trr_call *call);
 trr_status trr_vk_supports(trr_context *ctx, const trr_call *call);
+/* vk_config.c */
 void trr_vk_choose_config(trr_context *ctx, trr_call *call);
 trr_status trr_vk_check_config(trr_context *ctx, const trr_call *call);
+/* vk_ops.c */
 /* A device-to-device byte copy on the copy kernel (trr_vk_copy); the ranges must not overlap. */
 trr_status trr_vk_copy_bytes(trr_context *ctx, trr_vk_buffer *dst, size_t dst_offset, trr_vk_buffer *src,
                              size_t src_offset, size_t bytes);

@@ -1,0 +1,495 @@
+/* The Vulkan ops' configs: the heuristic that completes a call's config (trr_vk_choose_config) and the checks
+ * that refuse one a kernel cannot run, with the reason (trr_vk_check_config). */
+#include "vk_config.h"
+#include "op_table.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* The heuristic's column limit for the subgroup-per-row softmax (softmax_sg.comp) on GPUs: 0, so there it never
+ * picks it (CPU devices: see trr_vk_choose_config).
+ * On the H100 (2026-11-22, bench/results/2026-11-22-h100-vulkan-softmax-sg.txt) it was slower than the
+ * workgroup-per-row kernel at both sizes measured (4096x1024: 1165 vs 1222 GB/s; 4096x4096: 1853 vs 2168 GB/s),
+ * presumably because 32 vec4 per lane in registers cost occupancy. It stays a variant (`variant=subgroup`) for
+ * devices with narrow subgroups where it may win, and for the tuner to time. */
+#define SOFTMAX_SG_AUTO_MAX_COLS 0
+
+/* softmax_sg.comp can take the call with this many threads: the register layout, subgroups wider than one
+ * lane that tile the workgroup, and at most 32 vectors per lane. Else 0 with the reason. */
+static int softmax_sg_runs(const trr_vk_device *d, const trr_call *c, int threads, char *why, size_t cap) {
+    uint64_t sg = d->phys.subgroup_size, n4 = (uint64_t)c->cols / 4;
+    if (!trr_vk_softmax_regs_layout(d, c))
+        snprintf(why, cap, "it needs subgroup arithmetic and rows of whole 4-element vectors on 4-element "
+                           "boundaries");
+    else if (sg <= 1 || threads <= 0 || (uint64_t)threads % sg)
+        snprintf(why, cap, "threads = %d must be a whole number of %llu-wide subgroups", threads,
+                 (unsigned long long)sg);
+    else if ((n4 + sg - 1) / sg > 32)
+        snprintf(why, cap, "rows of %lld columns need more than 32 vectors per lane of a %llu-wide subgroup",
+                 (long long)c->cols, (unsigned long long)sg);
+    else
+        return 1;
+    return 0;
+}
+
+/* row_sum_sg.comp (row_sum's variant subgroup) can take the call with this many threads: subgroup arithmetic
+ * and a workgroup of whole subgroups. Else 0 with the reason. */
+static int row_sum_sg_runs(const trr_vk_device *d, int threads, char *why, size_t cap) {
+    uint64_t sg = d->phys.subgroup_size;
+    if (!d->phys.subgroup_arith)
+        snprintf(why, cap, "%s lacks subgroup arithmetic in compute shaders", d->phys.props.deviceName);
+    else if (threads <= 0 || (uint64_t)threads % sg)
+        snprintf(why, cap, "threads = %d must be a whole number of %llu-wide subgroups", threads,
+                 (unsigned long long)sg);
+    else
+        return 1;
+    return 0;
+}
+
+static const char *variant_name(int v) {
+    const char *name = "?";
+    trr_variant_name((trr_variant)v, &name);
+    return name;
+}
+
+int trr_vk_coop_variant(int v) {
+    return v == TRR_VARIANT_COOP_KHR || v == TRR_VARIANT_COOP_NV || v == TRR_VARIANT_CM2;
+}
+
+/* Whether this device runs matmul variant v for the call at all (the config's tiles aside): simt always, the
+ * cooperative-matrix variants for f16 inputs where create_device enabled them, and coop_khr for bf16 inputs where
+ * it enabled the bf16 build (coop_bf16). Else 0 with the reason. */
+static int matmul_variant_runs(const trr_vk_device *d, const trr_call *c, int v, char *why, size_t cap) {
+    if (v == TRR_VARIANT_SIMT) return 1;
+    if (!trr_vk_coop_variant(v)) {
+        snprintf(why, cap, "the Vulkan matmul kernels are simt, coop_khr, coop_nv and cm2");
+        return 0;
+    }
+    if (c->x.dtype == TRR_BF16) {
+        if (v != TRR_VARIANT_COOP_KHR) {
+            snprintf(why, cap, "bf16 inputs run on cooperative matrices as variant coop_khr only");
+            return 0;
+        }
+        if (!d->coop_bf16) snprintf(why, cap, "%s", d->coop_bf16_why);
+        return d->coop_bf16;
+    }
+    if (c->x.dtype != TRR_F16) {
+        snprintf(why, cap, "the cooperative-matrix kernels take f16 and bf16 inputs");
+        return 0;
+    }
+    const int on = v == TRR_VARIANT_COOP_KHR ? d->coop_khr : v == TRR_VARIANT_COOP_NV ? d->coop_nv : d->coop2;
+    const char *no = v == TRR_VARIANT_COOP_KHR ? d->coop_khr_why : v == TRR_VARIANT_COOP_NV ? d->coop_nv_why : d->coop2_why;
+    if (!on) snprintf(why, cap, "%s", no);
+    return on;
+}
+
+/* The cooperative kernel's matrix shape and subgroup size for variant v and input dtype in: on
+ * VK_KHR_cooperative_matrix the shape picked from the device's list (vk_coop_shape.h) on the device's subgroup
+ * size; the NV extensions' kernels take 16x16x16 on 32-wide subgroups. */
+
+trr_vk_coop_geom trr_vk_coop_geometry(const trr_vk_device *d, int v, trr_dtype in) {
+    trr_vk_coop_geom g = {16, 16, 16, 32};
+    if (v == TRR_VARIANT_COOP_KHR) {
+        const trr_vk_coop_shape *s = in == TRR_BF16 ? &d->phys.coop_bf16_shape : &d->phys.coop_f16_shape;
+        if (s->m) g.tm = (int)s->m, g.tn = (int)s->n, g.tk = (int)s->k;
+        g.sg = (int)d->phys.subgroup_size;
+    }
+    return g;
+}
+
+/* Subgroups along M for the cooperative kernel: the split of threads/SG subgroups whose per-subgroup patch
+ * ((BM/WM) x (BN/WN), whole TM x TN tiles) is closest to square; 0 when none fits. A patch holds at most 256
+ * accumulator floats per invocation (32 16x16 tiles on 32-wide subgroups). */
+int trr_vk_coop_wm(const trr_config *cfg, trr_vk_coop_geom g) {
+    if (cfg->threads <= 0 || g.sg <= 0 || cfg->threads % g.sg) return 0;
+    int nsg = cfg->threads / g.sg, best = 0, best_score = 0;
+    for (int wm = 1; wm <= nsg; wm++) {
+        if (nsg % wm) continue;
+        int wn = nsg / wm;
+        if (cfg->block_m <= 0 || cfg->block_n <= 0 || cfg->block_m % (g.tm * wm) || cfg->block_n % (g.tn * wn)) continue;
+        int pm = cfg->block_m / wm, pn = cfg->block_n / wn;
+        if ((int64_t)pm * pn > 256 * (int64_t)g.sg) continue; /* accumulator registers */
+        int score = pm > pn ? pm - pn : pn - pm;
+        if (!best || score < best_score) {
+            best = wm;
+            best_score = score;
+        }
+    }
+    return best;
+}
+
+/* Shared memory of the cooperative kernel (kernels/vulkan/matmul_coop.comp): two buffers of each staged slice
+ * in 16-byte words with one word of padding per row, for the larger of the two layouts. */
+static uint64_t coop_words(int rows_nt, int cols_nt) {
+    uint64_t a = (uint64_t)rows_nt * (uint64_t)(cols_nt / 8 + 1), b = (uint64_t)cols_nt * (uint64_t)(rows_nt / 8 + 1);
+    return a > b ? a : b;
+}
+
+static uint64_t coop_shared(const trr_config *c) {
+    return 16ull * 2ull * (coop_words(c->block_m, c->block_k) + coop_words(c->block_k, c->block_n));
+}
+
+/* matmul_cm2.comp (past coop_config_ok's common checks): workgroup-scope matrices of the whole tile, staged by
+ * the driver (no shared arrays of its own), so only the extension's limits apply: the workgroup size and the
+ * largest flexible dimension. */
+static int cm2_config_ok(const trr_vk_device *d, const trr_config *c, char *why, size_t cap) {
+    uint32_t max_threads = d->phys.coop2_max_threads ? d->phys.coop2_max_threads : 256;
+    uint32_t max_dim = d->phys.coop2_max_dim ? d->phys.coop2_max_dim : 256;
+    if ((uint32_t)c->threads > max_threads) {
+        snprintf(why, cap, "threads = %d; workgroup-scope matrices allow up to %u", c->threads, max_threads);
+        return 0;
+    }
+    const int dims[3] = {c->block_m, c->block_n, c->block_k};
+    for (int i = 0; i < 3; i++)
+        if (dims[i] <= 0 || dims[i] % 16 || (uint32_t)dims[i] > max_dim) {
+            snprintf(why, cap, "block %dx%dx%d: each side must be a multiple of 16 up to %u", c->block_m,
+                     c->block_n, c->block_k, max_dim);
+            return 0;
+        }
+    return 1;
+}
+
+/* The config runs on the cooperative kernel: whole TM x TN x TK tiles per subgroup (trr_vk_coop_geometry), the slices
+ * fit in shared memory, and the A buffers hold the epilogue scratch (TM·TN/4 words per subgroup); on
+ * matmul_cm2.comp (variant cm2), cm2_config_ok's rules instead. Else 0, with the reason in why. */
+static int coop_config_ok(const trr_vk_device *d, const trr_config *c, trr_dtype in, char *why, size_t cap) {
+    const trr_vk_coop_geom g = trr_vk_coop_geometry(d, c->variant, in);
+    if (c->threads <= 0 || c->threads % g.sg) {
+        snprintf(why, cap, "threads = %d is not whole %d-wide subgroups", c->threads, g.sg);
+        return 0;
+    }
+    if (c->split_k != 1 || c->group_m <= 0) {
+        snprintf(why, cap, "split_k must be 1 and group_m positive");
+        return 0;
+    }
+    if (c->variant == TRR_VARIANT_CM2) return cm2_config_ok(d, c, why, cap);
+    if (c->stages < 1 || c->stages > 3) {
+        snprintf(why, cap, "stages = %d: the kernel's pipelines are 1, 2 and 3", c->stages);
+        return 0;
+    }
+    if (c->block_k <= 0 || c->block_k % g.tk) {
+        snprintf(why, cap, "block_k = %d is not a multiple of the %dx%dx%d matrices' depth", c->block_k, g.tm, g.tn,
+                 g.tk);
+        return 0;
+    }
+    if (!trr_vk_coop_wm(c, g)) {
+        snprintf(why, cap, "%d subgroups cannot split a %dx%d block into whole %dx%d tiles of at most %d floats "
+                 "per invocation each", c->threads / g.sg, c->block_m, c->block_n, g.tm, g.tn, 256);
+        return 0;
+    }
+    uint64_t shared = coop_shared(c), limit = d->phys.props.limits.maxComputeSharedMemorySize;
+    if (shared > limit) {
+        snprintf(why, cap, "its slices need %llu bytes of shared memory; the device has %llu",
+                 (unsigned long long)shared, (unsigned long long)limit);
+        return 0;
+    }
+    uint64_t a_min = (uint64_t)c->block_m * (uint64_t)(c->block_k / 8 + 1), a_t = (uint64_t)c->block_k * (uint64_t)(c->block_m / 8 + 1);
+    if (a_t < a_min) a_min = a_t;
+    if ((uint64_t)(g.tm * g.tn / 4) * (uint64_t)(c->threads / g.sg) > 2ull * a_min) {
+        snprintf(why, cap, "the %dx%d A slices cannot hold the epilogue scratch of %d subgroups", c->block_m,
+                 c->block_k, c->threads / g.sg);
+        return 0;
+    }
+    return 1;
+}
+
+static int pow2_at_least(int64_t v, int lo, int hi) {
+    int p = lo;
+    while (p < hi && p < v) p *= 2;
+    return p;
+}
+
+/* lavapipe (llvmpipe) ends an invocation's loops after 65535 iterations in all, counted over every loop of the
+ * shader (gallivm's LP_MAX_TGSI_LOOP_ITERATIONS, there to stop runaway loops), and returns what the cut-short
+ * loops left. A config whose loops would run longer is refused there; elsewhere loops are unbounded. */
+static uint64_t loop_budget(const trr_vk_device *d) {
+    int llvmpipe = d->phys.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU &&
+                   !strncmp(d->phys.props.deviceName, "llvmpipe", 8);
+    return llvmpipe ? 65535u : UINT64_MAX;
+}
+
+/* The cooperative-matrix variants' heuristic (c->variant names one of them). */
+static void fill_coop(const trr_vk_device *d, const trr_call *call, trr_config *c) {
+    /* 128x128x16 tiles over 8 subgroups (64x32 each): the fastest of the tiles swept on an H100 (209 TFLOPS at
+     * f16 4096^3 with the KHR build; wider tiles spill past 180 registers and fit one workgroup per SM);
+     * 64x64x32 when 128x128 leaves fewer than 128 workgroups, where the tuner found the small tiles faster.
+     * Other tiles come through the config; check_config says which the kernel cannot take. The sweeps are in
+     * bench/results/README.md (history) and 2026-11-22-h100-vulkan-stages.txt. */
+    /* a batch's matrices each have their own tiles (grid z) */
+    const int64_t batch = call->batch > 1 ? call->batch : 1;
+    int64_t tiles = ((call->rows + 127) / 128) * ((call->cols + 127) / 128) * batch;
+    int small = tiles < 128;
+    int bm = small ? 64 : 128, bn = small ? 64 : 128, bk = small ? 32 : 16;
+    /* matmul_cm2.comp's slices are loaded and pipelined by the driver: deeper ones, as llama.cpp's
+     * cooperative_matrix2 kernel takes (not yet measured here) */
+    if (c->variant == TRR_VARIANT_CM2) bk = 32;
+    /* whole slices of the device's matrix depth (KHR shapes other than 16x16x16 have not been measured) */
+    const trr_vk_coop_geom g = trr_vk_coop_geometry(d, c->variant, call->x.dtype);
+    if (bk < g.tk) bk = g.tk;
+    if (!c->block_m) c->block_m = bm;
+    if (!c->block_n) c->block_n = bn;
+    if (!c->block_k) c->block_k = bk;
+    if (!c->threads) c->threads = 256;
+    if (!c->group_m) c->group_m = 8;
+    /* matmul_coop.comp's pipeline: stages 2 stages the next slice right after the multiply, then reads the one
+     * after it; 3 is the same loop unrolled by two, which helps the KHR build and hurts the NV one on an H100
+     * (bench/results/2026-11-22-h100-vulkan-stages.txt). */
+    if (!c->stages) c->stages = c->variant == TRR_VARIANT_CM2 ? 1 : c->variant == TRR_VARIANT_COOP_KHR ? 3 : 2;
+    if (!c->vector_width) c->vector_width = 1;
+    if (!c->split_k) c->split_k = 1;
+}
+
+/* The SIMT matmul's heuristic. */
+static void fill_simt(const trr_vk_device *d, const trr_call *call, trr_config *c) {
+    /* GPUs: 128x128 tiles from 1024x2048 outputs up, 64x64 with 32-deep slices below (H100 f32: 1.99x
+     * at 1024^3, 1.13x at 768^3, 1.04x at 512^3 over 128x128x16 or 64x64x16; -tune-final.txt) */
+    int gpu = d->phys.props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
+    int big = gpu && call->rows * call->cols * (call->batch > 1 ? call->batch : 1) > (int64_t)1024 * 1024;
+    if (!c->block_m) c->block_m = big ? 128 : 64;
+    if (!c->block_n) c->block_n = big ? 128 : 64;
+    /* twice as deep slices where K would run past lavapipe's loop budget in 16-deep ones */
+    if (!c->block_k)
+        c->block_k = (gpu && !big) || (uint64_t)(call->k + 15) / 16u + 300u > loop_budget(d) ? 32 : 16;
+    if (!c->threads) c->threads = 256;
+    if (!c->group_m) c->group_m = 8;
+    if (!c->stages) c->stages = 1;
+    if (!c->vector_width) c->vector_width = 1;
+    if (!c->split_k) c->split_k = 1;
+}
+
+void trr_vk_choose_config(trr_context *ctx, trr_call *call) {
+    trr_vk_device *d = trr_vk_dev(ctx);
+    trr_config *c = &call->config;
+    int max_threads = (int)d->phys.props.limits.maxComputeWorkGroupInvocations;
+    if (max_threads > 1024) max_threads = 1024;
+    switch (call->op) {
+    case TRR_OP_COPY:
+    case TRR_OP_ADD:
+    case TRR_OP_GELU:
+    case TRR_OP_SILU:
+    case TRR_OP_RGB_TO_GREY: {
+        if (!c->threads) c->threads = 256 <= max_threads ? 256 : max_threads;
+        /* The widest load the layout allows (16-byte words for copy, 4-element vectors for add, gelu, silu,
+         * scalars for rgb_to_grey), unless a block_n already given holds no whole number of them per
+         * invocation; then the narrow one. */
+        int wide = 1, narrow = 1;
+        if (call->op == TRR_OP_COPY) {
+            int es = (int)trr_vk_dtype_bytes(call->x.dtype);
+            wide = 16 / es;
+            narrow = 4 / es;
+        } else if (call->op != TRR_OP_RGB_TO_GREY) {
+            /* Rank-3 views that do not fold run slice by slice, each with its own offsets, and the kernel takes
+             * vectors in every slice whose layout allows: vectors are asked for if any slice can have them (the
+             * offsets' residues mod 4 repeat within 4 slices). The rest fall back with the same loads per
+             * invocation, as before the config chose. */
+            for (int64_t s = 0; s < call->slices && s < 4 && wide == 1; s++) {
+                trr_call slice = *call; /* what the front-end's trr_call_slice makes of it */
+                slice.x.offset += s * call->x.slice_stride;
+                slice.y.offset += s * call->y.slice_stride;
+                slice.z.offset += s * call->z.slice_stride;
+                if (trr_vk_elementwise_vec4_layout(&slice)) wide = 4;
+            }
+        }
+        if (!c->vector_width)
+            c->vector_width = !c->block_n || c->block_n % (c->threads * wide) == 0 ? wide : narrow;
+        /* Loads per invocation: 2 for add (H100: 2956 GB/s at n = 2^27 against 1702 with 4) and copy, 4 for
+         * gelu, silu and rgb_to_grey. */
+        if (!c->block_n) {
+            int loads = call->op == TRR_OP_ADD ? ADD_LOADS_PER_INVOCATION
+                        : call->op == TRR_OP_COPY ? COPY_WORDS_PER_INVOCATION
+                                                  : STREAM_LOADS_PER_INVOCATION;
+            c->block_n = loads * c->threads * c->vector_width;
+        }
+        break;
+    }
+    case TRR_OP_SOFTMAX:
+    case TRR_OP_ROW_SUM:
+        /* About 8 elements per invocation (32 for softmax, whose rows stay in registers), within [64, 1024]:
+         * enough parallelism per row without idle lanes. */
+        if (!c->threads) c->threads = pow2_at_least(call->cols / (call->op == TRR_OP_SOFTMAX ? 32 : 8), 64, max_threads);
+        if (!c->block_n) {
+            /* softmax: the register kernel's row, 4 x threads x the vectors per invocation the row needs, where
+             * it fits (at most 16); else (and for row_sum, which ignores it) threads. */
+            int64_t vpt = (call->cols / 4 + c->threads - 1) / c->threads;
+            int regs = call->op == TRR_OP_SOFTMAX && trr_vk_softmax_regs_layout(d, call) && vpt >= 1 && vpt <= 16;
+            c->block_n = regs ? 4 * (int)vpt * c->threads : c->threads;
+        }
+        /* The subgroup kernels where they were measured faster: on lavapipe (three alternated rounds,
+         * bench/results/2026-11-23-lavapipe-row-variants.txt) row_sum 2.0-2.1 against 0.74-0.75 GB/s at
+         * 4096x8192 and 1.3 against 0.47-0.50 at 4096x256; softmax 3.1-3.2 against 1.1 at 4096x256 and 2.3
+         * against 1.5-1.6 at 4096x1024 (longer rows do not fit its registers on 8-wide subgroups). On GPUs the
+         * simt kernels stay until the two are measured there (bench/gpu_run.sh row-variants; the H100's softmax
+         * figures are at SOFTMAX_SG_AUTO_MAX_COLS). */
+        if (!c->variant) {
+            char why[192];
+            const int cpu = d->phys.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+            const int sg = call->op == TRR_OP_ROW_SUM
+                               ? cpu && row_sum_sg_runs(d, c->threads, why, sizeof why)
+                               : (cpu || call->cols <= SOFTMAX_SG_AUTO_MAX_COLS) &&
+                                     softmax_sg_runs(d, call, c->threads, why, sizeof why);
+            c->variant = sg ? TRR_VARIANT_SUBGROUP : TRR_VARIANT_SIMT;
+        }
+        if (!c->vector_width) c->vector_width = call->op == TRR_OP_ROW_SUM && c->variant == TRR_VARIANT_SUBGROUP ? 4 : 1;
+        break;
+    case TRR_OP_MATMUL: {
+        if (!c->variant) {
+            /* The first cooperative-matrix variant that runs the call with the config it completes, in the order
+             * measured fastest on the H100 (coop_khr 209, coop_nv 167, cm2 150 TFLOPS at 4096^3), else simt: a
+             * given tile that no cooperative kernel takes runs on the SIMT one. */
+            static const int order[] = {TRR_VARIANT_COOP_KHR, TRR_VARIANT_COOP_NV, TRR_VARIANT_CM2};
+            char why[192];
+            for (int i = 0; i < 3 && !c->variant; i++) {
+                if (!matmul_variant_runs(d, call, order[i], why, sizeof why)) continue;
+                trr_config t = *c;
+                t.variant = order[i];
+                fill_coop(d, call, &t);
+                if (coop_config_ok(d, &t, call->x.dtype, why, sizeof why)) *c = t;
+            }
+            if (!c->variant) c->variant = TRR_VARIANT_SIMT;
+        }
+        if (trr_vk_coop_variant(c->variant))
+            fill_coop(d, call, c);
+        else
+            fill_simt(d, call, c);
+        break;
+    }
+    default: break;
+    }
+}
+
+trr_status trr_vk_check_config(trr_context *ctx, const trr_call *call) {
+    trr_vk_device *d = trr_vk_dev(ctx);
+    const trr_config *c = &call->config;
+    const VkPhysicalDeviceLimits *lim = &d->phys.props.limits;
+    if (c->threads <= 0 || (uint32_t)c->threads > lim->maxComputeWorkGroupInvocations ||
+        (uint32_t)c->threads > lim->maxComputeWorkGroupSize[0])
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: threads = %d; the device allows 1..%u", c->threads,
+                         lim->maxComputeWorkGroupInvocations);
+    switch (call->op) {
+    case TRR_OP_COPY:
+    case TRR_OP_ADD:
+    case TRR_OP_GELU:
+    case TRR_OP_SILU:
+    case TRR_OP_RGB_TO_GREY:
+    {
+        if (call->op == TRR_OP_COPY) {
+            /* the copy kernel moves 4- or 16-byte words */
+            int es = (int)trr_vk_dtype_bytes(call->x.dtype), word = c->vector_width * es;
+            if (c->vector_width <= 0 || (word != 4 && word != 16))
+                return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                                 "vulkan: copy vector_width = %d; it moves 4- or 16-byte words (%d or %d elements of "
+                                 "%d bytes)", c->vector_width, 4 / es, 16 / es, es);
+        } else if (call->op == TRR_OP_RGB_TO_GREY) {
+            if (c->vector_width != 1)
+                return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                                 "vulkan: rgb_to_grey vector_width = %d; the kernel reads single elements (1)",
+                                 c->vector_width);
+        } else if (c->vector_width != 1 && c->vector_width != 4) {
+            return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                             "vulkan: %s vector_width = %d; the kernel reads single elements (1) or 4-element "
+                             "vectors (4)", trr_op_desc_get(call->op)->name, c->vector_width);
+        }
+        int64_t per_load = (int64_t)c->threads * c->vector_width;
+        if (c->block_n < per_load || c->block_n % per_load || c->block_n / per_load > 64)
+            return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                             "vulkan: block_n = %d must be threads x vector_width (%d x %d) times 1..64 loads per "
+                             "invocation",
+                             c->block_n, c->threads, c->vector_width);
+        return TRR_OK;
+    }
+    case TRR_OP_SOFTMAX:
+    case TRR_OP_ROW_SUM:
+        if (c->threads & (c->threads - 1))
+            return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: threads = %d must be a power of two (tree reduction)",
+                             c->threads);
+        /* softmax: block_n bounds the register kernel's row (softmax_rows.comp holds at most 16 vectors per
+         * invocation); row_sum ignores it */
+        if (call->op == TRR_OP_SOFTMAX &&
+            (c->block_n < c->threads || c->block_n % c->threads || c->block_n / c->threads > 64))
+            return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                             "vulkan: softmax block_n = %d must be threads (%d) times 1..64 elements per invocation",
+                             c->block_n, c->threads);
+        if ((uint64_t)c->threads * 8 > lim->maxComputeSharedMemorySize)
+            return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: threads = %d needs more shared memory than %u bytes",
+                             c->threads, lim->maxComputeSharedMemorySize);
+        if (call->op == TRR_OP_SOFTMAX && c->variant == TRR_VARIANT_SUBGROUP) {
+            char why[192];
+            if (!softmax_sg_runs(d, call, c->threads, why, sizeof why))
+                return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: softmax variant subgroup: %s", why);
+        } else if (call->op == TRR_OP_ROW_SUM && c->variant == TRR_VARIANT_SUBGROUP) {
+            char why[192];
+            if (!row_sum_sg_runs(d, c->threads, why, sizeof why))
+                return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: row_sum variant subgroup: %s", why);
+        } else if (c->variant != TRR_VARIANT_SIMT && c->variant != TRR_VARIANT_AUTO) {
+            return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: %s variant %s; its kernels are simt and subgroup",
+                             call->op == TRR_OP_SOFTMAX ? "softmax" : "row_sum", variant_name(c->variant));
+        }
+        if (call->op == TRR_OP_ROW_SUM && c->vector_width != 1 && c->vector_width != 4)
+            return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                             "vulkan: row_sum vector_width = %d; the kernels read single elements (1) or, variant "
+                             "subgroup, 4-element vectors where rows start on one (4)", c->vector_width);
+        {
+            /* softmax.comp reads the row twice, row_sum.comp once, four elements per invocation per iteration;
+             * the tails and the tree (log2 threads) add a few dozen at most */
+            uint64_t per_pass = (uint64_t)call->cols / (4u * (uint64_t)c->threads) + 4u;
+            uint64_t loops = (call->op == TRR_OP_SOFTMAX ? 2u : 1u) * per_pass + 32u;
+            /* row_sum_sg.comp's first invocation adds one sum per subgroup */
+            if (call->op == TRR_OP_ROW_SUM && c->variant == TRR_VARIANT_SUBGROUP)
+                loops += (uint64_t)c->threads / (d->phys.subgroup_size ? d->phys.subgroup_size : 1);
+            if (loops > loop_budget(d))
+                return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                                 "vulkan: %s rows of %lld over %d threads take about %llu loop iterations per "
+                                 "invocation; %s stops at %llu (more threads per row shorten them)",
+                                 call->op == TRR_OP_SOFTMAX ? "softmax" : "row_sum", (long long)call->cols,
+                                 c->threads, (unsigned long long)loops, d->phys.props.deviceName,
+                                 (unsigned long long)loop_budget(d));
+        }
+        return TRR_OK;
+    case TRR_OP_MATMUL: {
+        int tm, tn;
+        if (c->split_k != 1)
+            return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: split_k = %d; only 1 is implemented", c->split_k);
+        if (c->group_m <= 0 || c->block_k <= 0)
+            return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: group_m and block_k must be positive");
+        char why[192] = "";
+        if (!matmul_variant_runs(d, call, c->variant, why, sizeof why))
+            return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: matmul variant %s: %s", variant_name(c->variant), why);
+        if (trr_vk_coop_variant(c->variant)) {
+            if (!coop_config_ok(d, c, call->x.dtype, why, sizeof why))
+                return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: matmul %dx%dx%d over %d threads on %s: %s",
+                                 c->block_m, c->block_n, c->block_k, c->threads, variant_name(c->variant), why);
+            return TRR_OK;
+        }
+        uint64_t shared = 4ull * (uint64_t)c->block_k * (uint64_t)(c->block_m + c->block_n + 2);
+        if (!trr_vk_micro_tile(c, &tm, &tn))
+            return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                             "vulkan: matmul (simt): block %dx%d over %d threads gives no TMxTN register tile (each "
+                             "at most 16)", c->block_m, c->block_n, c->threads);
+        if (shared > lim->maxComputeSharedMemorySize)
+            return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                             "vulkan: matmul (simt): tiles need %llu bytes of shared memory; the device has %u",
+                             (unsigned long long)shared, lim->maxComputeSharedMemorySize);
+        /* The slice loop's body is unrolled, and its length sets the compile time: lavapipe takes 7 s for 2048
+         * multiply-adds and 64 loads per invocation (64x64x32 over 64 threads), 89 s for 4096 and 1024 (8x8x64
+         * over one), minutes past that. The tuner's largest tiles unroll 2048 and 32. */
+        const uint64_t th = (uint64_t)c->threads, bk = (uint64_t)c->block_k;
+        const uint64_t fmas = bk * (uint64_t)tm * (uint64_t)tn;
+        const uint64_t loads = ((uint64_t)c->block_m * bk + th - 1) / th + ((uint64_t)c->block_n * bk + th - 1) / th;
+        if (fmas > 4096 || loads > 256)
+            return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                             "vulkan: matmul (simt): a %dx%dx%d tile over %d threads unrolls %llu multiply-adds and "
+                             "%llu loads per invocation and slice; the kernel takes at most 4096 and 256 (more "
+                             "threads or a shallower block_k)", c->block_m, c->block_n, c->block_k, c->threads,
+                             (unsigned long long)fmas, (unsigned long long)loads);
+        /* matmul.comp runs one loop iteration per BK-deep slice (its inner loops are unrolled), plus the
+         * epilogue's at most 16 x 16 */
+        if ((uint64_t)(call->k + c->block_k - 1) / (uint64_t)c->block_k + 300u > loop_budget(d))
+            return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                             "vulkan: matmul (simt): K = %lld in %d-deep slices takes more loop iterations per "
+                             "invocation than the %llu %s runs (a larger block_k takes fewer)", (long long)call->k,
+                             c->block_k, (unsigned long long)loop_budget(d), d->phys.props.deviceName);
+        return TRR_OK;
+    }
+    default: return TRR_OK;
+    }
+}

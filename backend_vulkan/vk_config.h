@@ -1,0 +1,36 @@
+/* What the Vulkan ops (vk_ops.c, which run a call) and their configs (vk_config.c: the heuristic and the
+ * checks) both need to know about the kernels. */
+#ifndef TRR_VK_CONFIG_H
+#define TRR_VK_CONFIG_H
+
+#include "vk_internal.h"
+
+/* Words per invocation of the copy kernel where no config applies (trr_buffer_copy): 2, as for add, whose
+ * 16-byte loads run best with 2 per invocation on an H100. The copy op takes it from its config (block_n /
+ * (threads x vector_width)), whose default is the same 2. */
+#define COPY_WORDS_PER_INVOCATION 2
+#define ADD_LOADS_PER_INVOCATION 2   /* H100: 2956 GB/s at n = 2^27 against 1702 with 4 */
+#define STREAM_LOADS_PER_INVOCATION 4 /* gelu, silu and rgb_to_grey */
+
+size_t trr_vk_dtype_bytes(trr_dtype t);
+/* elementwise.comp's ops (add, gelu, silu) may read 4-element vectors: every operand is one contiguous span
+ * starting on a 4-element boundary (the binding starts 16-aligned). */
+int trr_vk_elementwise_vec4_layout(const trr_call *c);
+/* The register softmaxes read 4-element vectors: rows 4-aligned on both sides, and subgroup arithmetic. */
+int trr_vk_softmax_regs_layout(const trr_vk_device *d, const trr_call *c);
+/* The register micro-tile (TM x TN) of the SIMT matmul for a config; 0 when the config has none. */
+int trr_vk_micro_tile(const trr_config *cfg, int *out_tm, int *out_tn);
+
+/* The cooperative-matrix matmul variants (coop_khr, coop_nv, cm2). */
+int trr_vk_coop_variant(int v);
+/* The cooperative kernel's matrix shape and subgroup size for variant v and input dtype in: on
+ * VK_KHR_cooperative_matrix the shape picked from the device's list (vk_coop_shape.h) on the device's subgroup
+ * size; the NV extensions' kernels take 16x16x16 on 32-wide subgroups. */
+typedef struct trr_vk_coop_geom {
+    int tm, tn, tk, sg;
+} trr_vk_coop_geom;
+trr_vk_coop_geom trr_vk_coop_geometry(const trr_vk_device *d, int v, trr_dtype in);
+/* Subgroups along M for the cooperative kernel (matmul_coop.comp's WM); 0 when the block has no split. */
+int trr_vk_coop_wm(const trr_config *cfg, trr_vk_coop_geom g);
+
+#endif
