@@ -10,6 +10,36 @@ static cl_int rows_aligned(const trr_operand *t) {
     return t->stride0 % 8 == 0 && t->offset % 8 == 0 && t->batch_stride % 8 == 0;
 }
 
+/* The arguments both matmul kernels share, in their order: the operands with offsets and leading strides, the
+ * sizes, the epilogue and its slope, the batch strides. The kernel's own arguments follow from index 17. */
+static trr_status matmul_args(trr_context *ctx, cl_kernel k, const trr_call *call) {
+    cl_mem am = call->x.mem, bm = call->y.mem, cm = call->z.mem;
+    cl_long ao = call->x.offset, bo = call->y.offset, co = call->z.offset;
+    cl_int lda = (cl_int)call->x.stride0, ldb = (cl_int)call->y.stride0, ldc = (cl_int)call->z.stride0;
+    cl_int M = (cl_int)call->rows, N = (cl_int)call->cols, K = (cl_int)call->k;
+    cl_int epi = (cl_int)call->epilogue;
+    cl_float alpha = call->alpha;
+    cl_long abs = call->x.batch_stride, bbs = call->y.batch_stride, cbs = call->z.batch_stride;
+    ARG(0, am);
+    ARG(1, ao);
+    ARG(2, lda);
+    ARG(3, bm);
+    ARG(4, bo);
+    ARG(5, ldb);
+    ARG(6, cm);
+    ARG(7, co);
+    ARG(8, ldc);
+    ARG(9, M);
+    ARG(10, N);
+    ARG(11, K);
+    ARG(12, epi);
+    ARG(13, alpha);
+    ARG(14, abs);
+    ARG(15, bbs);
+    ARG(16, cbs);
+    return TRR_OK;
+}
+
 /* One work-group per output tile of the config, the batch as grid dimension 2: one launch for every matrix. */
 static trr_status launch_tiles(trr_context *ctx, cl_kernel k, const trr_call *call) {
     const trr_config *cfg = &call->config;
@@ -35,32 +65,8 @@ static trr_status run_mma(trr_context *ctx, const trr_call *call) {
                trr_cl_dtype_code(call->y.dtype), trr_cl_dtype_code(call->z.dtype));
     cl_kernel k;
     TRR_TRY(trr_cl_get_kernel(ctx, "matmul_mma.cl", options, "matmul_mma", &k));
-
-    cl_mem am = call->x.mem, bm = call->y.mem, cm = call->z.mem;
-    cl_long ao = call->x.offset, bo = call->y.offset, co = call->z.offset;
-    cl_int lda = (cl_int)call->x.stride0, ldb = (cl_int)call->y.stride0, ldc = (cl_int)call->z.stride0;
-    cl_int M = (cl_int)call->rows, N = (cl_int)call->cols, K = (cl_int)call->k;
-    cl_int epi = (cl_int)call->epilogue;
-    cl_float alpha = call->alpha;
-    cl_long abs = call->x.batch_stride, bbs = call->y.batch_stride, cbs = call->z.batch_stride;
+    TRR_TRY(matmul_args(ctx, k, call));
     cl_int avec = rows_aligned(&call->x), bvec = rows_aligned(&call->y);
-    ARG(0, am);
-    ARG(1, ao);
-    ARG(2, lda);
-    ARG(3, bm);
-    ARG(4, bo);
-    ARG(5, ldb);
-    ARG(6, cm);
-    ARG(7, co);
-    ARG(8, ldc);
-    ARG(9, M);
-    ARG(10, N);
-    ARG(11, K);
-    ARG(12, epi);
-    ARG(13, alpha);
-    ARG(14, abs);
-    ARG(15, bbs);
-    ARG(16, cbs);
     ARG(17, avec);
     ARG(18, bvec);
     return launch_tiles(ctx, k, call);
@@ -78,33 +84,9 @@ trr_status trr_cl_run_matmul(trr_context *ctx, const trr_call *call) {
                trr_cl_dtype_code(call->y.dtype), trr_cl_dtype_code(call->z.dtype));
     cl_kernel k;
     TRR_TRY(trr_cl_get_kernel(ctx, "matmul.cl", options, "matmul", &k));
-
-    cl_mem am = call->x.mem, bm = call->y.mem, cm = call->z.mem;
-    cl_long ao = call->x.offset, bo = call->y.offset, co = call->z.offset;
-    cl_int lda = (cl_int)call->x.stride0, ldb = (cl_int)call->y.stride0, ldc = (cl_int)call->z.stride0;
+    TRR_TRY(matmul_args(ctx, k, call));
     cl_int ta = call->trans_a, tb = call->trans_b;
-    cl_int M = (cl_int)call->rows, N = (cl_int)call->cols, K = (cl_int)call->k;
-    cl_int epi = (cl_int)call->epilogue;
-    cl_float alpha = call->alpha;
-    ARG(0, am);
-    ARG(1, ao);
-    ARG(2, lda);
-    ARG(3, ta);
-    ARG(4, bm);
-    ARG(5, bo);
-    ARG(6, ldb);
-    ARG(7, tb);
-    ARG(8, cm);
-    ARG(9, co);
-    ARG(10, ldc);
-    ARG(11, M);
-    ARG(12, N);
-    ARG(13, K);
-    ARG(14, epi);
-    ARG(15, alpha);
-    cl_long abs = call->x.batch_stride, bbs = call->y.batch_stride, cbs = call->z.batch_stride;
-    ARG(16, abs);
-    ARG(17, bbs);
-    ARG(18, cbs);
+    ARG(17, ta);
+    ARG(18, tb);
     return launch_tiles(ctx, k, call);
 }

@@ -26,9 +26,9 @@ static inline float epilogue(float v, int epi, float alpha) {
 }
 
 __kernel __attribute__((reqd_work_group_size(RT * CT, 1, 1))) void matmul(
-    __global const x_t *a, long aoff, int lda, int trans_a, __global const y_t *b, long boff, int ldb, int trans_b,
-    __global z_t *c, long coff, int ldc, int M, int N, int K, int epi, float alpha, long a_bstride, long b_bstride,
-    long c_bstride) {
+    __global const x_t *a, long aoff, int lda, __global const y_t *b, long boff, int ldb, __global z_t *c, long coff,
+    int ldc, int M, int N, int K, int epi, float alpha, long a_bstride, long b_bstride, long c_bstride, int trans_a,
+    int trans_b) {
     __local float4 as4[2 * BLOCK_K * LDA_S / 4];
     __local float4 bs4[2 * BLOCK_K * LDB_S / 4];
     __local float *as = (__local float *)as4;
