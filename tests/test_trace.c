@@ -34,12 +34,17 @@ static trr_buffer *filled(trr_context *ctx, int64_t n) {
     return b;
 }
 
-Test(trace, every_op_call_is_an_event) {
-    char path[] = "/tmp/trireme_trace_XXXXXX";
+/* A fresh file for TRIREME_TRACE, named into path (a mkstemp template). */
+static void trace_to_temp_file(char *path) {
     int fd = mkstemp(path);
     cr_assert(fd >= 0);
     close(fd);
     setenv("TRIREME_TRACE", path, 1);
+}
+
+Test(trace, every_op_call_is_an_event) {
+    char path[] = "/tmp/trireme_trace_XXXXXX";
+    trace_to_temp_file(path);
     trr_context *ctx = NULL;
     cr_assert_eq(trr_context_create("cpu", &ctx), TRR_OK, "%s", trr_last_error(NULL));
     trr_buffer *a = filled(ctx, 64 * 32), *b = filled(ctx, 32 * 16), *c = filled(ctx, 64 * 16);
@@ -123,10 +128,7 @@ Test(trace, a_bad_path_warns_once, .init = cr_redirect_stderr) {
  * runs (the timers do not nest, and the caller's span must stay the caller's). */
 Test(trace, device_time_when_asked) {
     char path[] = "/tmp/trireme_trace_XXXXXX";
-    int fd = mkstemp(path);
-    cr_assert(fd >= 0);
-    close(fd);
-    setenv("TRIREME_TRACE", path, 1);
+    trace_to_temp_file(path);
     setenv("TRIREME_TRACE_DEVICE_TIME", "1", 1);
     trr_context *ctx = NULL;
     cr_assert_eq(trr_context_create("cpu", &ctx), TRR_OK, "%s", trr_last_error(NULL));
