@@ -17,10 +17,23 @@ static void set_if_zero(int *field, int value) {
 }
 
 void trr_cl_matmul_grid(const trr_config *cfg, int *out_rt, int *out_ct, int *out_tm, int *out_tn) {
-    /* A square-ish thread grid, wider than tall when threads is not a square: 256 -> 16x16, 128 -> 8x16. */
+    /* The RT x CT arrangement (powers of two) that divides the tile and gives each work-item the squarest micro
+     * tile, wider on a tie: 256 on 128x128 -> 16x16 (8x8 each), 128 on 128x64 -> 16x8 (8x8), 256 on 128x64 ->
+     * 16x16 (8x4). A tile that no arrangement divides gets the square-ish grid, which check_config rejects. */
     int ct = 1;
     while (ct * ct < cfg->threads) ct <<= 1;
-    int rt = cfg->threads / ct;
+    int best = -1;
+    for (int c = 1; c > 0 && c <= cfg->threads; c <<= 1) {
+        int r = cfg->threads / c;
+        if (r * c != cfg->threads || cfg->block_m % r || cfg->block_n % c) continue;
+        int tm = cfg->block_m / r, tn = cfg->block_n / c;
+        int score = tm > tn ? tm - tn : tn - tm;
+        if (best < 0 || score <= best) {
+            best = score;
+            ct = c;
+        }
+    }
+    int rt = ct > 0 ? cfg->threads / ct : 0;
     *out_rt = rt;
     *out_ct = ct;
     *out_tm = rt > 0 ? cfg->block_m / rt : 0;
@@ -99,17 +112,17 @@ void trr_cl_choose_config(trr_context *ctx, trr_call *call) {
         break;
     case TRR_OP_MATMUL:
         if (gpu) {
-            /* From the H100 tuning run (bench/results/2026-11-22-h100-opencl-tune.txt): 128x64x16 beat the
-             * former 128x128 default from 2048^2 up (1.07x f32, 1.25x f16) and 64x64x32 below it (1024^3: 1.7x
-             * f32, 1.97x f16), where 128-row tiles leave compute units idle: the wide tile once it makes two
-             * waves. */
+            /* The CUDA backend's SIMT ladder (8x8 outputs per work-item): the largest tile that still gives every
+             * compute unit a work-group. */
             int units = dev->info.compute_units > 0 ? dev->info.compute_units : 64;
-            int64_t tiles = ((call->rows + 127) / 128) * ((call->cols + 63) / 64) * (call->batch > 1 ? call->batch : 1);
-            int wide = tiles >= 2 * (int64_t)units;
-            set_if_zero(&c->block_m, wide ? 128 : 64);
-            set_if_zero(&c->block_n, 64);
-            set_if_zero(&c->block_k, wide ? 16 : 32);
-            set_if_zero(&c->threads, 256);
+            int64_t batch = call->batch > 1 ? call->batch : 1;
+            int64_t t128 = ((call->rows + 127) / 128) * ((call->cols + 127) / 128) * batch;
+            int64_t t64 = ((call->rows + 127) / 128) * ((call->cols + 63) / 64) * batch;
+            int big = t128 >= units, mid = !big && t64 >= units;
+            set_if_zero(&c->block_m, big || mid ? 128 : 64);
+            set_if_zero(&c->block_n, big ? 128 : 64);
+            set_if_zero(&c->block_k, big || mid ? 8 : 16);
+            set_if_zero(&c->threads, big ? 256 : mid ? 128 : 64);
         } else {
             set_if_zero(&c->block_m, 64);
             set_if_zero(&c->block_n, 64);
@@ -219,8 +232,10 @@ trr_status trr_cl_check_config(trr_context *ctx, const trr_call *call) {
                              "be multiples of 4",
                              c->threads, rt, ct, rt, ct);
         if (tm * tn > 128) return bad(ctx, "matmul micro-tile over 128 accumulators per work-item");
-        if (c->block_k <= 0 || (c->block_m * c->block_k) % c->threads || (c->block_n * c->block_k) % c->threads)
-            return bad(ctx, "block_m x block_k and block_n x block_k must be multiples of threads");
+        if (c->block_k <= 0 || c->block_k % 4 || (c->block_m * c->block_k / 4) % c->threads ||
+            (c->block_n * c->block_k / 4) % c->threads)
+            return bad(ctx, "matmul moves tiles in 4-element chunks: block_k must be a multiple of 4, and block_m x "
+                            "block_k / 4 and block_n x block_k / 4 multiples of threads");
         if (c->block_k > 64) return bad(ctx, "block_k over 64");
         if (c->group_m <= 0) return bad(ctx, "group_m must be positive");
         uint64_t local = 2ull * (uint64_t)c->block_k * (uint64_t)(c->block_m + 4 + c->block_n + 4) * 4ull;

@@ -72,21 +72,37 @@ static trr_status run_mma(trr_context *ctx, const trr_call *call) {
     return launch_tiles(ctx, k, call);
 }
 
+/* Whether an operand's rows start on 4-element boundaries in every batch, so matmul.cl reads them as whole
+ * 4-element vectors. */
+static cl_int rows_aligned4(const trr_operand *t) {
+    return t->stride0 % 4 == 0 && t->offset % 4 == 0 && t->batch_stride % 4 == 0;
+}
+
 trr_status trr_cl_run_matmul(trr_context *ctx, const trr_call *call) {
     const trr_config *cfg = &call->config;
     if (cfg->variant == TRR_VARIANT_MMA) return run_mma(ctx, call);
     int rt, ct, tm, tn;
     trr_cl_matmul_grid(cfg, &rt, &ct, &tm, &tn);
+    cl_int ta = call->trans_a ? 1 : 0, tb = call->trans_b ? 1 : 0;
+    cl_int va = rows_aligned4(&call->x), vb = rows_aligned4(&call->y);
+    cl_int vc = call->z.dtype == TRR_F32 && rows_aligned4(&call->z);
     char options[256] = "-cl-std=CL1.2";
     trr_cl_opt(options, sizeof options, " -DBLOCK_M=%d -DBLOCK_N=%d -DBLOCK_K=%d -DGROUP_M=%d -DRT=%d -DCT=%d",
                cfg->block_m, cfg->block_n, cfg->block_k, cfg->group_m, rt, ct);
     trr_cl_opt(options, sizeof options, " -DX_DT=%d -DY_DT=%d -DZ_DT=%d", trr_cl_dtype_code(call->x.dtype),
                trr_cl_dtype_code(call->y.dtype), trr_cl_dtype_code(call->z.dtype));
+    /* A GPU compiles each layout and alignment to its own straight-line program; PoCL, at about a second per
+     * compile, takes them as arguments (matmul.cl). */
+    if (((const trr_cl_dev *)ctx->dev)->info.is_gpu)
+        trr_cl_opt(options, sizeof options, " -DTRANS_A=%d -DTRANS_B=%d -DVEC_A=%d -DVEC_B=%d -DVEC_C=%d", ta, tb, va,
+                   vb, vc);
     cl_kernel k;
     TRR_TRY(trr_cl_get_kernel(ctx, "matmul.cl", options, "matmul", &k));
     TRR_TRY(matmul_args(ctx, k, call));
-    cl_int ta = call->trans_a, tb = call->trans_b;
     ARG(17, ta);
     ARG(18, tb);
+    ARG(19, va);
+    ARG(20, vb);
+    ARG(21, vc);
     return launch_tiles(ctx, k, call);
 }

@@ -4,19 +4,65 @@
  * (TM = BLOCK_M / RT, TN = BLOCK_N / CT, both multiples of 4); X_DT (A), Y_DT (B), Z_DT (C).
  * A work-item's rows are ty·4 + i·RT·4 + {0..3} (columns likewise), so a warp reads local memory as float4s
  * that are either broadcast or contiguous, and stores C in contiguous runs.
- * Tiles go through registers into two local buffers: the next tile's global loads are in flight while the
- * current one is multiplied, and one barrier per step suffices. Layout and epilogue are run-time arguments (a
- * uniform branch each) so a device compiles one program per dtype and tile shape, not sixteen.
+ * Each work-item moves the tiles in chunks of four elements consecutive in memory: one 16-byte load (8 for
+ * halves) where the operand's rows keep that alignment (VEC_A, VEC_B; VEC_C for an f32 C), four masked scalar
+ * loads at an edge or otherwise. Tiles go through registers into two local buffers: the next tile's global loads
+ * are in flight while the current one is multiplied, and one barrier per step suffices.
+ * TRANS_A, TRANS_B, VEC_A, VEC_B, VEC_C are build options on GPUs, so each layout compiles to straight-line
+ * code; without them (PoCL, where a compile takes about a second) the kernel's last five arguments carry the
+ * same flags as uniform branches, and one program serves every layout. The epilogue is always an argument.
  * Arithmetic is true f32: fma() only, no fast-math or mad-enable. */
 
 #define THREADS (RT * CT)
 #define TM (BLOCK_M / RT)
 #define TN (BLOCK_N / CT)
-#define A_LOADS (BLOCK_M * BLOCK_K / THREADS)
-#define B_LOADS (BLOCK_N * BLOCK_K / THREADS)
+/* four-element chunks per work-item of the A and B tiles */
+#define CA (BLOCK_M * BLOCK_K / 4 / THREADS)
+#define CB (BLOCK_N * BLOCK_K / 4 / THREADS)
 /* +4 keeps rows 16-byte aligned for float4 reads and spreads the column writes of a transposed load. */
 #define LDA_S (BLOCK_M + 4)
 #define LDB_S (BLOCK_N + 4)
+
+#ifdef TRANS_A
+#define TA TRANS_A
+#define TB TRANS_B
+#define VA VEC_A
+#define VB VEC_B
+#define VC VEC_C
+#else
+#define TA trans_a
+#define TB trans_b
+#define VA vec_a
+#define VB vec_b
+#define VC vec_c
+#endif
+
+/* Four elements from an address aligned to four of them, as floats (halves: vloada_half4 reads 8 aligned bytes). */
+#define VLOAD4_DT_0(p) (*(__global const float4 *)(p))
+#define VLOAD4_DT_1(p) vloada_half4(0, (p))
+#define VLOAD4_DT_2(p) as_float4(convert_uint4(*(__global const ushort4 *)(p)) << 16)
+
+/* p[0..3] as floats where only the first n (any int) lie inside the matrix; the rest read as 0. vec: p is
+ * aligned to four elements. */
+static inline float4 load4_x(__global const x_t *p, int n, int vec) {
+    if (vec && n >= 4) return CAT(VLOAD4_DT_, X_DT)(p);
+    float4 r = (float4)(0.0f);
+    if (n > 0) r.x = LOAD_X(p, 0);
+    if (n > 1) r.y = LOAD_X(p, 1);
+    if (n > 2) r.z = LOAD_X(p, 2);
+    if (n > 3) r.w = LOAD_X(p, 3);
+    return r;
+}
+
+static inline float4 load4_y(__global const y_t *p, int n, int vec) {
+    if (vec && n >= 4) return CAT(VLOAD4_DT_, Y_DT)(p);
+    float4 r = (float4)(0.0f);
+    if (n > 0) r.x = LOAD_Y(p, 0);
+    if (n > 1) r.y = LOAD_Y(p, 1);
+    if (n > 2) r.z = LOAD_Y(p, 2);
+    if (n > 3) r.w = LOAD_Y(p, 3);
+    return r;
+}
 
 static inline float epilogue(float v, int epi, float alpha) {
     if (epi == 1) return v > 0.0f ? v : 0.0f;
@@ -28,11 +74,18 @@ static inline float epilogue(float v, int epi, float alpha) {
 __kernel __attribute__((reqd_work_group_size(RT * CT, 1, 1))) void matmul(
     __global const x_t *a, long aoff, int lda, __global const y_t *b, long boff, int ldb, __global z_t *c, long coff,
     int ldc, int M, int N, int K, int epi, float alpha, long a_bstride, long b_bstride, long c_bstride, int trans_a,
-    int trans_b) {
+    int trans_b, int vec_a, int vec_b, int vec_c) {
     __local float4 as4[2 * BLOCK_K * LDA_S / 4];
     __local float4 bs4[2 * BLOCK_K * LDB_S / 4];
     __local float *as = (__local float *)as4;
     __local float *bs = (__local float *)bs4;
+#ifdef TRANS_A
+    (void)trans_a;
+    (void)trans_b;
+    (void)vec_a;
+    (void)vec_b;
+    (void)vec_c;
+#endif
 
     /* dimension 2 of the grid is the batch: each batch's matrices start one batch stride further on */
     const long batch = (long)get_group_id(2);
@@ -46,44 +99,70 @@ __kernel __attribute__((reqd_work_group_size(RT * CT, 1, 1))) void matmul(
     trr_grouped_block((int)get_group_id(0), (M + BLOCK_M - 1) / BLOCK_M, (N + BLOCK_N - 1) / BLOCK_N, GROUP_M, &pm, &pn);
     int m0 = pm * BLOCK_M, n0 = pn * BLOCK_N;
 
-    /* Which tile element each of this work-item's loads fetches: consecutive work-items walk the operand's
-     * contiguous dimension so global reads coalesce. */
-    int a_m[A_LOADS], a_k[A_LOADS], b_k[B_LOADS], b_n[B_LOADS];
+    /* The tile element that starts each of this work-item's chunks: chunks run along the operand's contiguous
+     * dimension, and consecutive work-items take consecutive chunks, so global reads coalesce. */
+    int a_m[CA], a_k[CA], b_k[CB], b_n[CB];
 #pragma unroll
-    for (int i = 0; i < A_LOADS; i++) {
+    for (int i = 0; i < CA; i++) {
         int e = tid + i * THREADS;
-        a_m[i] = trans_a ? e % BLOCK_M : e / BLOCK_K;
-        a_k[i] = trans_a ? e / BLOCK_M : e % BLOCK_K;
+        a_m[i] = TA ? (e % (BLOCK_M / 4)) * 4 : e / (BLOCK_K / 4);
+        a_k[i] = TA ? e / (BLOCK_M / 4) : (e % (BLOCK_K / 4)) * 4;
     }
 #pragma unroll
-    for (int i = 0; i < B_LOADS; i++) {
+    for (int i = 0; i < CB; i++) {
         int e = tid + i * THREADS;
-        b_n[i] = trans_b ? e / BLOCK_K : e % BLOCK_N;
-        b_k[i] = trans_b ? e % BLOCK_K : e / BLOCK_N;
+        b_n[i] = TB ? e / (BLOCK_K / 4) : (e % (BLOCK_N / 4)) * 4;
+        b_k[i] = TB ? (e % (BLOCK_K / 4)) * 4 : e / (BLOCK_N / 4);
     }
 
-    float ra[A_LOADS], rb[B_LOADS];
+    float4 ra[CA], rb[CB];
     float acc[TM][TN];
 #pragma unroll
     for (int i = 0; i < TM; i++)
 #pragma unroll
         for (int j = 0; j < TN; j++) acc[i][j] = 0.0f;
 
-#define LOAD_TILES(k0)                                                                                         \
-    do {                                                                                                       \
-        _Pragma("unroll") for (int i = 0; i < A_LOADS; i++) {                                                  \
-            int gm = m0 + a_m[i], gk = (k0) + a_k[i];                                                          \
-            ra[i] = (gm < M && gk < K) ? LOAD_X(a, trans_a ? gk * lda + gm : gm * lda + gk) : 0.0f;           \
-        }                                                                                                      \
-        _Pragma("unroll") for (int i = 0; i < B_LOADS; i++) {                                                  \
-            int gn = n0 + b_n[i], gk = (k0) + b_k[i];                                                          \
-            rb[i] = (gn < N && gk < K) ? LOAD_Y(b, trans_b ? gn * ldb + gk : gk * ldb + gn) : 0.0f;           \
-        }                                                                                                      \
+    /* Global -> registers for the K tile at k0. A stored row is m (k when transposed), its chunk runs along the
+     * other index; so for B with n and k swapped. */
+#define LOAD_TILES(k0)                                                                                          \
+    do {                                                                                                        \
+        _Pragma("unroll") for (int i = 0; i < CA; i++) {                                                        \
+            int gr = TA ? (k0) + a_k[i] : m0 + a_m[i], gc = TA ? m0 + a_m[i] : (k0) + a_k[i];                 \
+            int n = gr < (TA ? K : M) ? (TA ? M : K) - gc : 0;                                                  \
+            ra[i] = load4_x(a + (long)gr * lda + gc, n, VA);                                                    \
+        }                                                                                                       \
+        _Pragma("unroll") for (int i = 0; i < CB; i++) {                                                        \
+            int gr = TB ? n0 + b_n[i] : (k0) + b_k[i], gc = TB ? (k0) + b_k[i] : n0 + b_n[i];                 \
+            int n = gr < (TB ? N : K) ? (TB ? K : N) - gc : 0;                                                  \
+            rb[i] = load4_y(b + (long)gr * ldb + gc, n, VB);                                                    \
+        }                                                                                                       \
     } while (0)
-#define STORE_TILES(buf)                                                                                       \
-    do {                                                                                                       \
-        _Pragma("unroll") for (int i = 0; i < A_LOADS; i++) as[(buf) * BLOCK_K * LDA_S + a_k[i] * LDA_S + a_m[i]] = ra[i]; \
-        _Pragma("unroll") for (int i = 0; i < B_LOADS; i++) bs[(buf) * BLOCK_K * LDB_S + b_k[i] * LDB_S + b_n[i]] = rb[i]; \
+    /* Registers -> local buffer buf, both tiles k-major: a chunk along m (n) is one float4 store, a chunk along
+     * k four scalar stores down a column. */
+#define STORE_TILES(buf)                                                                                        \
+    do {                                                                                                        \
+        _Pragma("unroll") for (int i = 0; i < CA; i++) {                                                        \
+            __local float *p = as + (buf) * BLOCK_K * LDA_S + a_k[i] * LDA_S + a_m[i];                          \
+            if (TA) {                                                                                           \
+                *(__local float4 *)p = ra[i];                                                                   \
+            } else {                                                                                            \
+                p[0] = ra[i].x;                                                                                 \
+                p[LDA_S] = ra[i].y;                                                                             \
+                p[2 * LDA_S] = ra[i].z;                                                                         \
+                p[3 * LDA_S] = ra[i].w;                                                                         \
+            }                                                                                                   \
+        }                                                                                                       \
+        _Pragma("unroll") for (int i = 0; i < CB; i++) {                                                        \
+            __local float *p = bs + (buf) * BLOCK_K * LDB_S + b_k[i] * LDB_S + b_n[i];                          \
+            if (!TB) {                                                                                          \
+                *(__local float4 *)p = rb[i];                                                                   \
+            } else {                                                                                            \
+                p[0] = rb[i].x;                                                                                 \
+                p[LDB_S] = rb[i].y;                                                                             \
+                p[2 * LDB_S] = rb[i].z;                                                                         \
+                p[3 * LDB_S] = rb[i].w;                                                                         \
+            }                                                                                                   \
+        }                                                                                                       \
     } while (0)
 
     int ktiles = (K + BLOCK_K - 1) / BLOCK_K;
@@ -123,14 +202,27 @@ __kernel __attribute__((reqd_work_group_size(RT * CT, 1, 1))) void matmul(
         barrier(CLK_LOCAL_MEM_FENCE);
     }
 
+    /* C in runs of four columns: one 16-byte store where an f32 C keeps the alignment (VC) and the run is whole */
 #pragma unroll
     for (int i = 0; i < TM; i++) {
         int gm = m0 + (i / 4) * RT * 4 + ty * 4 + i % 4;
         if (gm >= M) continue;
+        __global z_t *crow = c + (long)gm * ldc;
 #pragma unroll
-        for (int j = 0; j < TN; j++) {
-            int gn = n0 + (j / 4) * CT * 4 + tx * 4 + j % 4;
-            if (gn < N) STORE_Z(epilogue(acc[i][j], epi, alpha), c, gm * ldc + gn);
+        for (int q = 0; q < TN / 4; q++) {
+            int gn = n0 + q * CT * 4 + tx * 4;
+            float4 v = (float4)(epilogue(acc[i][4 * q], epi, alpha), epilogue(acc[i][4 * q + 1], epi, alpha),
+                                epilogue(acc[i][4 * q + 2], epi, alpha), epilogue(acc[i][4 * q + 3], epi, alpha));
+#if Z_DT == DT_F32
+            if (VC && gn + 3 < N) {
+                *(__global float4 *)(crow + gn) = v;
+                continue;
+            }
+#endif
+            if (gn < N) STORE_Z(v.x, crow, gn);
+            if (gn + 1 < N) STORE_Z(v.y, crow, gn + 1);
+            if (gn + 2 < N) STORE_Z(v.z, crow, gn + 2);
+            if (gn + 3 < N) STORE_Z(v.w, crow, gn + 3);
         }
     }
 }
