@@ -215,6 +215,8 @@ trr_status trr_cl_check_config(trr_context *ctx, const trr_call *call) {
         if (c->block_n % c->threads != 0 || c->block_n / c->threads > 64)
             return bad(ctx, "softmax block_n must be threads x (1..64) elements per work-item");
         if ((uint64_t)c->threads * 8 > dev->local_memory) return bad(ctx, "softmax reduction exceeds local memory");
+        if (c->vector_width != 1 && c->vector_width != 4)
+            return bad(ctx, "softmax vector_width must be 1 or 4 (4: aligned rows move as 4-element vectors)");
         break;
     case TRR_OP_ROW_SUM:
         if (!is_pow2(c->threads)) return bad(ctx, "row_sum threads must be a power of two (tree reduction)");

@@ -22,8 +22,12 @@ static trr_status launch_rows(trr_context *ctx, cl_kernel k, const trr_call *cal
 
 trr_status trr_cl_run_softmax(trr_context *ctx, const trr_call *call) {
     int threads = call->config.threads, per = call->config.block_n / threads;
-    char options[160] = "-cl-std=CL1.2 -DSOFTMAX";
-    trr_cl_opt(options, sizeof options, " -DTHREADS=%d -DPER=%d -DX_DT=%d -DZ_DT=%d", threads, per,
+    /* vector_width 4: whole 4-element vectors where every row starts on a 4-element boundary (rows.cl: VEC) */
+    const trr_operand *x = &call->x, *z = &call->z;
+    int vec = call->config.vector_width == 4 && per % 4 == 0 && x->stride0 % 4 == 0 && x->offset % 4 == 0 &&
+              z->stride0 % 4 == 0 && z->offset % 4 == 0;
+    char options[192] = "-cl-std=CL1.2 -DSOFTMAX";
+    trr_cl_opt(options, sizeof options, " -DTHREADS=%d -DPER=%d -DVEC=%d -DX_DT=%d -DZ_DT=%d", threads, per, vec,
                trr_cl_dtype_code(call->x.dtype), trr_cl_dtype_code(call->z.dtype));
     cl_kernel k;
     const char *name = call->cols <= call->config.block_n ? "softmax_regs" : "softmax_online";
