@@ -92,9 +92,12 @@ void trr_cl_choose_config(trr_context *ctx, trr_call *call) {
         if (gpu) {
             /* Enough work-items per row that each holds at most ~16 elements below 4096 columns: one warp per
              * row with 32 elements each left H100 at a quarter of its bandwidth at N = 1024. */
-            int threads = n <= 512 ? 64 : n <= 2048 ? 128 : 256;
+            int threads = n <= 512 ? 64 : n <= 2048 ? 128 : n <= 4096 ? 256 : 512;
             set_if_zero(&c->threads, threads);
-            int per = pow2_at_least((n + c->threads - 1) / c->threads);
+            /* a power of two up to 4, then a multiple of 4 (whole vectors, rows.cl: VEC): 12288 columns on 512
+             * work-items hold 24 each, not 32 */
+            int64_t need = (n + c->threads - 1) / c->threads;
+            int per = need <= 4 ? pow2_at_least(need) : (int)((need + 3) / 4 * 4);
             if (per > 64) per = 64; /* longer rows take the online kernel */
             set_if_zero(&c->block_n, c->threads * per);
         } else {

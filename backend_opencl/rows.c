@@ -1,9 +1,10 @@
-/* softmax and row_sum: one work-group per row (kernels/opencl/rows.cl). */
+/* softmax and row_sum: one work-group per row, or per `per_group` rows for short softmax rows on GPUs
+ * (kernels/opencl/rows.cl). */
 #include "opencl.h"
 
 #define ARG(i, v) TRR_TRY(trr_cl_set_arg(ctx, k, (cl_uint)(i), sizeof(v), &(v)))
 
-static trr_status launch_rows(trr_context *ctx, cl_kernel k, const trr_call *call) {
+static trr_status launch_rows(trr_context *ctx, cl_kernel k, const trr_call *call, int per_group) {
     const trr_operand *x = &call->x, *z = &call->z;
     cl_mem xm = x->mem, zm = z->mem;
     cl_long xo = x->offset, zo = z->offset;
@@ -15,8 +16,9 @@ static trr_status launch_rows(trr_context *ctx, cl_kernel k, const trr_call *cal
     ARG(4, zo);
     ARG(5, zs);
     ARG(6, n);
-    size_t local = (size_t)call->config.threads;
-    size_t global = (size_t)call->rows * local;
+    size_t g = (size_t)per_group;
+    size_t local = (size_t)call->config.threads * g;
+    size_t global = ((size_t)call->rows + g - 1) / g * local;
     return trr_cl_launch(ctx, k, 1, &global, &local);
 }
 
@@ -26,13 +28,20 @@ trr_status trr_cl_run_softmax(trr_context *ctx, const trr_call *call) {
     const trr_operand *x = &call->x, *z = &call->z;
     int vec = call->config.vector_width == 4 && per % 4 == 0 && x->stride0 % 4 == 0 && x->offset % 4 == 0 &&
               z->stride0 % 4 == 0 && z->offset % 4 == 0;
+    int regs = call->cols <= call->config.block_n;
+    /* On GPUs a work-group of at least 256 work-items: rows of 64 work-items each made 4096 work-groups of 64 at
+     * N = 256, whose dispatch, not bandwidth, set the time. */
+    int per_group = regs && ((const trr_cl_dev *)ctx->dev)->info.is_gpu && threads < 256 ? 256 / threads : 1;
     char options[192] = "-cl-std=CL1.2 -DSOFTMAX";
-    trr_cl_opt(options, sizeof options, " -DTHREADS=%d -DPER=%d -DVEC=%d -DX_DT=%d -DZ_DT=%d", threads, per, vec,
-               trr_cl_dtype_code(call->x.dtype), trr_cl_dtype_code(call->z.dtype));
+    trr_cl_opt(options, sizeof options, " -DTHREADS=%d -DPER=%d -DVEC=%d -DROWS=%d -DX_DT=%d -DZ_DT=%d", threads, per,
+               vec, per_group, trr_cl_dtype_code(call->x.dtype), trr_cl_dtype_code(call->z.dtype));
     cl_kernel k;
-    const char *name = call->cols <= call->config.block_n ? "softmax_regs" : "softmax_online";
-    TRR_TRY(trr_cl_get_kernel(ctx, "rows.cl", options, name, &k));
-    return launch_rows(ctx, k, call);
+    TRR_TRY(trr_cl_get_kernel(ctx, "rows.cl", options, regs ? "softmax_regs" : "softmax_online", &k));
+    if (regs) {
+        cl_int rows = (cl_int)call->rows;
+        ARG(7, rows);
+    }
+    return launch_rows(ctx, k, call, per_group);
 }
 
 trr_status trr_cl_run_row_sum(trr_context *ctx, const trr_call *call) {
@@ -41,5 +50,5 @@ trr_status trr_cl_run_row_sum(trr_context *ctx, const trr_call *call) {
                trr_cl_dtype_code(call->x.dtype));
     cl_kernel k;
     TRR_TRY(trr_cl_get_kernel(ctx, "rows.cl", options, "row_sum", &k));
-    return launch_rows(ctx, k, call);
+    return launch_rows(ctx, k, call, 1);
 }

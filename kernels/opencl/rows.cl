@@ -28,7 +28,7 @@ static float wg_sum(float v, __local float *red) {
 #define RED_ALL(NAME, OP)                                                                                      \
     static float NAME(float v, __local float4 *red4) {                                                         \
         __local float *red = (__local float *)red4;                                                            \
-        int lid = (int)get_local_id(0);                                                                        \
+        int lid = (int)get_local_id(0) % THREADS;                                                              \
         red[lid] = v;                                                                                          \
         barrier(CLK_LOCAL_MEM_FENCE);                                                                          \
         for (int s = THREADS / 2; s >= 64; s >>= 1) {                                                          \
@@ -57,28 +57,44 @@ RED_ALL(row_sum_all, RED_OP_SUM)
 #define VSTORE4_DT_1(v, p) vstorea_half4_rte((v), 0, (p))
 #define VSTORE4_DT_2(v, p) (*(__global ushort4 *)(p) = convert_ushort4(BF16_BITS_RNE(as_uint4(v))))
 
-__kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void softmax_regs(
-    __global const x_t *x, long xoff, int xs, __global z_t *z, long zoff, int zs, int n) {
-    __local float4 red_m[(THREADS + 3) / 4];
-    __local float4 red_s[(THREADS + 3) / 4];
-    int lid = (int)get_local_id(0);
-    long r = (long)get_group_id(0);
+/* ROWS rows per work-group of THREADS·ROWS work-items, THREADS consecutive ones per row, so that short rows do
+ * not make a work-group each; a row past `rows` (the last work-group's padding) loads and stores nothing but
+ * still meets the barriers. */
+__kernel __attribute__((reqd_work_group_size(THREADS * ROWS, 1, 1))) void softmax_regs(
+    __global const x_t *x, long xoff, int xs, __global z_t *z, long zoff, int zs, int n_cols, int rows) {
+    __local float4 red_m_all[ROWS * ((THREADS + 3) / 4)];
+    __local float4 red_s_all[ROWS * ((THREADS + 3) / 4)];
+    int sub = (int)get_local_id(0) / THREADS;
+    __local float4 *red_m = red_m_all + sub * ((THREADS + 3) / 4);
+    __local float4 *red_s = red_s_all + sub * ((THREADS + 3) / 4);
+    int lid = (int)get_local_id(0) % THREADS;
+    long r = (long)get_group_id(0) * ROWS + sub;
+    int n = r < rows ? n_cols : 0;
     x += xoff + r * xs;
     z += zoff + r * zs;
 #if VEC
+    /* Every whole vector's load is issued before any is used; the one vector that crosses the row's end, if
+     * any, is filled element by element after them. */
     float4 v[PER / 4];
-    float m = -INFINITY;
 #pragma unroll
     for (int j = 0; j < PER / 4; j++) {
         int c = (lid + j * THREADS) * 4;
-        if (c + 3 < n) {
-            v[j] = CAT(VLOAD4_DT_, X_DT)(x + c);
-        } else {
-            v[j] = (float4)(-INFINITY);
-            if (c < n) v[j].x = LOAD_X(x, c);
-            if (c + 1 < n) v[j].y = LOAD_X(x, c + 1);
-            if (c + 2 < n) v[j].z = LOAD_X(x, c + 2);
+        v[j] = c + 3 < n ? CAT(VLOAD4_DT_, X_DT)(x + c) : (float4)(-INFINITY);
+    }
+    if (n % 4 != 0 && (n / 4) % THREADS == lid) {
+        int c = n & ~3;
+#pragma unroll
+        for (int j = 0; j < PER / 4; j++) {
+            if (j == (n / 4) / THREADS) {
+                v[j].x = LOAD_X(x, c);
+                if (c + 1 < n) v[j].y = LOAD_X(x, c + 1);
+                if (c + 2 < n) v[j].z = LOAD_X(x, c + 2);
+            }
         }
+    }
+    float m = -INFINITY;
+#pragma unroll
+    for (int j = 0; j < PER / 4; j++) {
         m = fmax(m, fmax(fmax(v[j].x, v[j].y), fmax(v[j].z, v[j].w)));
     }
     m = row_max(m, red_m);
