@@ -90,12 +90,15 @@ void trr_cl_choose_config(trr_context *ctx, trr_call *call) {
     case TRR_OP_SOFTMAX: {
         int64_t n = call->cols;
         if (gpu) {
-            /* Enough work-items per row that each holds at most ~16 elements below 4096 columns: one warp per
-             * row with 32 elements each left H100 at a quarter of its bandwidth at N = 1024. */
-            int threads = n <= 512 ? 64 : n <= 2048 ? 128 : n <= 4096 ? 256 : 512;
+            /* Few work-items per row while rows are short (rows.c packs several rows into a work-group of 256),
+             * 256 for longer ones. H200, 4096 rows, same run (bench/results/2026-11-23-h200-opencl-f32.txt):
+             * N = 256 ran 1394 GB/s on 16 work-items against 1140 on 64; N = 1024 2759 on 32 against 2394 on
+             * 128; N = 4096 3666 on 256 (3687 on 128); N = 12288 4003 on 256 against 2849 on 512 and 3474 on
+             * 1024. */
+            int threads = n <= 256 ? 16 : n <= 1024 ? 32 : n <= 2048 ? 64 : 256;
             set_if_zero(&c->threads, threads);
-            /* a power of two up to 4, then a multiple of 4 (whole vectors, rows.cl: VEC): 12288 columns on 512
-             * work-items hold 24 each, not 32 */
+            /* a power of two up to 4, then a multiple of 4 (whole vectors, rows.cl: VEC): 12288 columns on 256
+             * work-items hold 48 each, not 64 */
             int64_t need = (n + c->threads - 1) / c->threads;
             int per = need <= 4 ? pow2_at_least(need) : (int)((need + 3) / 4 * 4);
             if (per > 64) per = 64; /* longer rows take the online kernel */
@@ -116,7 +119,9 @@ void trr_cl_choose_config(trr_context *ctx, trr_call *call) {
     case TRR_OP_MATMUL:
         if (gpu) {
             /* The CUDA backend's SIMT ladder (8x8 outputs per work-item): the largest tile that still gives every
-             * compute unit a work-group. */
+             * compute unit a work-group. H200, same run (bench/results/2026-11-23-h200-opencl-f32.txt): 128x128x8
+             * ran 40.5 TFLOPS at 4096^3 against 37.6 for 128x128x16 and 33.2 for 128x64x8; group_m 4 or 16 within
+             * 0.5%. */
             int units = dev->info.compute_units > 0 ? dev->info.compute_units : 64;
             int64_t batch = call->batch > 1 ? call->batch : 1;
             int64_t t128 = ((call->rows + 127) / 128) * ((call->cols + 127) / 128) * batch;
