@@ -1,8 +1,9 @@
-/* Row-wise ops: one work-group of THREADS (a power of two) work-items per row.
+/* Row-wise ops: THREADS (a power of two) work-items per row; softmax_regs packs ROWS rows into a work-group.
  * softmax_regs keeps the row in private registers (PER elements per work-item, so rows up to THREADS·PER) and
- * reads x once, as 4-element vectors where the rows keep that alignment (VEC); softmax_online handles longer rows with a running max and a rescaled, compensated running sum
- * (one sweep), then a second sweep that writes. row_sum accumulates per work-item with Kahan compensation, then reduces the
- * partial sums as a tree, which keeps the error near a pairwise sum even for rows of 10^5 elements. */
+ * reads x once, as 4-element vectors where the rows keep that alignment (VEC); softmax_online handles longer
+ * rows with a running max and a rescaled, compensated running sum (one sweep), then a second sweep that writes.
+ * row_sum accumulates per work-item with Kahan compensation, then reduces the partial sums as a tree, which keeps
+ * the error near a pairwise sum even for rows of 10^5 elements. */
 
 static float wg_sum(float v, __local float *red) {
     int lid = (int)get_local_id(0);
