@@ -252,7 +252,9 @@ static void fill_simt(const trr_vk_device *d, const trr_call *call, trr_config *
         c->block_k = (gpu && !big) || (uint64_t)(call->k + 15) / 16u + 300u > loop_budget(d) ? 32 : 16;
     if (!c->threads) c->threads = 256;
     if (!c->group_m) c->group_m = 8;
-    if (!c->stages) c->stages = 1;
+    /* double-buffered slices (one barrier per slice) on GPUs; lavapipe keeps its 32 KiB of shared memory for
+     * the 32-deep slices deep K needs there */
+    if (!c->stages) c->stages = gpu ? 2 : 1;
     if (!c->vector_width) c->vector_width = 1;
     if (!c->split_k) c->split_k = 1;
 }
@@ -460,14 +462,21 @@ trr_status trr_vk_check_config(trr_context *ctx, const trr_call *call) {
                                  c->block_m, c->block_n, c->block_k, c->threads, variant_name(c->variant), why);
             return TRR_OK;
         }
-        uint64_t shared = 4ull * (uint64_t)c->block_k * (uint64_t)(c->block_m + c->block_n + 2);
+        if (c->stages != 1 && c->stages != 2)
+            return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                             "vulkan: matmul (simt): stages = %d; the kernel keeps 1 or 2 slices in shared memory",
+                             c->stages);
+        /* matmul.comp's tiles: per stage, block_k rows of 4-element words with one word of padding, A and B */
+        const uint64_t words = (uint64_t)(c->block_m + 3) / 4u + (uint64_t)(c->block_n + 3) / 4u + 2u;
+        uint64_t shared = 16ull * (uint64_t)c->stages * (uint64_t)c->block_k * words;
         if (!trr_vk_micro_tile(c, &tm, &tn))
             return trr_error(ctx, TRR_ERR_UNSUPPORTED,
                              "vulkan: matmul (simt): block %dx%d over %d threads gives no TMxTN register tile (each "
                              "at most 16)", c->block_m, c->block_n, c->threads);
         if (shared > lim->maxComputeSharedMemorySize)
             return trr_error(ctx, TRR_ERR_UNSUPPORTED,
-                             "vulkan: matmul (simt): tiles need %llu bytes of shared memory; the device has %u",
+                             "vulkan: matmul (simt): %d stages of %dx%dx%d tiles need %llu bytes of shared memory; "
+                             "the device has %u", c->stages, c->block_m, c->block_n, c->block_k,
                              (unsigned long long)shared, lim->maxComputeSharedMemorySize);
         /* The slice loop's body is unrolled, and its length sets the compile time: lavapipe takes 7 s for 2048
          * multiply-adds and 64 loads per invocation (64x64x32 over 64 threads), 89 s for 4096 and 1024 (8x8x64
