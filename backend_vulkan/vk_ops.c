@@ -598,13 +598,13 @@ static trr_status run_matmul_whole(trr_context *ctx, const trr_call *c) {
     const int vec_a = c->x.offset % 4 == 0 && c->x.stride0 % 4 == 0 && (c->batch <= 1 || c->x.batch_stride % 4 == 0);
     const int vec_b = c->y.offset % 4 == 0 && c->y.stride0 % 4 == 0 && (c->batch <= 1 || c->y.batch_stride % 4 == 0);
     const int vec_c = c->z.offset % 4 == 0 && c->z.stride0 % 4 == 0 && (c->batch <= 1 || c->z.batch_stride % 4 == 0);
-    uint32_t spec[12] = {(uint32_t)c->config.threads, (uint32_t)c->config.block_m, (uint32_t)c->config.block_n,
+    uint32_t spec[11] = {(uint32_t)c->config.threads, (uint32_t)c->config.block_m, (uint32_t)c->config.block_n,
                          (uint32_t)c->config.block_k, (uint32_t)tm, (uint32_t)tn, (uint32_t)c->config.group_m,
-                         (uint32_t)c->trans_a, (uint32_t)c->trans_b, (uint32_t)c->epilogue,
-                         (uint32_t)c->config.stages, (vec_a ? 1u : 0u) | (vec_b ? 2u : 0u) | (vec_c ? 4u : 0u)};
+                         (uint32_t)c->trans_a, (uint32_t)c->trans_b, (uint32_t)c->epilogue, (uint32_t)c->config.stages};
     memcpy(w.spec, spec, sizeof spec);
-    w.nspec = 12;
+    w.nspec = 11;
     matmul_operands(c, &w);
+    w.push.pad = (vec_a ? 1u : 0u) | (vec_b ? 2u : 0u) | (vec_c ? 4u : 0u);
     return run_dispatch(ctx, &w);
 }
 

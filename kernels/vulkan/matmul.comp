@@ -12,9 +12,10 @@
 //   of the tile is not a multiple of 4): the next slice's loads are issued before the current one is multiplied.
 //   With STAGES = 2 the shared tiles are double-buffered and one barrier per slice suffices; STAGES = 1 keeps
 //   one buffer (half the shared memory) and waits twice.
-// - VEC (host: offsets, leading and batch strides all multiples of 4 elements; bindings start 16-byte aligned):
-//   bit 0 A, bit 1 B chunks whole inside the matrix load as one vector (16 bytes f32, 8 bytes f16/bf16); bit 2
-//   C's 4-column groups store as one. Chunks over an edge load element by element, zero-filled.
+// - pc.pad (host: offsets, leading and batch strides all multiples of 4 elements; bindings start 16-byte
+//   aligned): bit 0 A, bit 1 B chunks whole inside the matrix load as one vector (16 bytes f32, 8 bytes
+//   f16/bf16); bit 2 C's 4-column groups store as one. Chunks over an edge load element by element, zero-filled.
+//   A push constant, not a specialization, so the alignment of a call's operands adds no pipelines.
 // Every loop inside the K loop has a trip count fixed by the specialization and is unrolled, so an invocation
 // runs about K / BK loop iterations in all: lavapipe ends any invocation's loops after 65535 iterations, and the
 // host refuses a K too deep for that (check_config) rather than return what a cut-short loop leaves.
@@ -33,7 +34,6 @@ layout(constant_id = 7) const uint TRANS_A = 0;
 layout(constant_id = 8) const uint TRANS_B = 0;
 layout(constant_id = 9) const uint EPI = 0; // 0 none, 1 relu, 2 leaky_relu, 3 gelu (trr_epilogue)
 layout(constant_id = 10) const uint STAGES = 1; // shared buffers: 1 or 2
-layout(constant_id = 11) const uint VEC = 0;    // bit 0: A, bit 1: B, bit 2: C in 4-element vectors
 
 #if defined(X_F16)
 #define XV f16vec4
@@ -49,7 +49,7 @@ layout(constant_id = 11) const uint VEC = 0;    // bit 0: A, bit 1: B, bit 2: C 
 #else
 #define ZV vec4
 #endif
-// The same bindings as common.glsl's, seen as 4-element vectors (used only where VEC says they are aligned).
+// The same bindings as common.glsl's, seen as 4-element vectors (used only where pc.pad says they are aligned).
 layout(std430, set = 0, binding = 0) readonly buffer BufXV { XV xv[]; };
 layout(std430, set = 0, binding = 1) readonly buffer BufYV { XV yv[]; };
 layout(std430, set = 0, binding = 2) writeonly buffer BufZV { ZV zv[]; };
@@ -91,7 +91,7 @@ void load_slice(uint k0) {
         else { row = k0 + i / (BM / CW); col = m0 + (i % (BM / CW)) * CW; ext = M; }
         bool in_row = i < BM * BK / CW && row < (TRANS_A == 0u ? M : K);
         uint at = TRR_XO + row * pc.xs0 + col;
-        if (CW == 4u && (VEC & 1u) != 0u && in_row && col + 3u < ext) {
+        if (CW == 4u && (pc.pad & 1u) != 0u && in_row && col + 3u < ext) {
             vec4 v = XVF(xv[at / 4u]);
             [[unroll]] for (uint j = 0; j < 4u; j++) ra[r * CW + j] = v[j];
         } else {
@@ -106,7 +106,7 @@ void load_slice(uint k0) {
         else { row = n0 + i / (BK / CW); col = k0 + (i % (BK / CW)) * CW; ext = K; }
         bool in_row = i < BN * BK / CW && row < (TRANS_B == 0u ? K : N);
         uint at = TRR_YO + row * pc.ys0 + col;
-        if (CW == 4u && (VEC & 2u) != 0u && in_row && col + 3u < ext) {
+        if (CW == 4u && (pc.pad & 2u) != 0u && in_row && col + 3u < ext) {
             vec4 v = XVF(yv[at / 4u]);
             [[unroll]] for (uint j = 0; j < 4u; j++) rb[r * CW + j] = v[j];
         } else {
@@ -221,7 +221,7 @@ void main() {
         uint zrow = TRR_ZO + gm * pc.zs0;
         [[unroll]] for (uint g = 0; g < TN / VB; g++) {
             uint gn = n0 + g * (VB * TXC) + tx * VB;
-            if (VB == 4u && (VEC & 4u) != 0u && gn + 3u < N) {
+            if (VB == 4u && (pc.pad & 4u) != 0u && gn + 3u < N) {
                 vec4 v = vec4(act(acc[i * TN + g * 4u]), act(acc[i * TN + g * 4u + 1u]), act(acc[i * TN + g * 4u + 2u]),
                               act(acc[i * TN + g * 4u + 3u]));
                 zv[(zrow + gn) / 4u] = ZVC(v);
