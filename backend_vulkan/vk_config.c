@@ -250,9 +250,10 @@ static uint64_t simt_shared(const trr_config *c) {
 static void fill_simt(const trr_vk_device *d, const trr_call *call, trr_config *c) {
     /* GPUs: 128x128x8 tiles from 1024x2048 outputs up, 64x64 with 32-deep slices below (H100 f32, an older
      * kernel: 1.99x at 1024^3, 1.13x at 768^3, 1.04x at 512^3 over 128x128x16 or 64x64x16; -tune-final.txt).
-     * 8-deep slices as the CUDA SIMT kernel takes: on an H200 at 4096^3 41.3 TFLOPS against 40.3 for 16-deep,
-     * and NVIDIA's compiler builds the half as long unrolled slice several times faster
-     * (bench/results/2026-11-23-h200-vulkan-simt-f32.txt). */
+     * 8-deep slices as the CUDA SIMT kernel takes: on an H200 42.0 / 42.5 TFLOPS at 4096^3 / 8192^3 (82% / 83%
+     * of cuBLAS SGEMM), 16-deep 40.3 / 41.3, and NVIDIA's compiler builds the half as long unrolled slice in
+     * seconds rather than about half a minute. 256x128x8 (16x8 micro-tiles) reached 43.1 at 4096^3 but compiles
+     * as slowly (bench/results/2026-11-23-h200-vulkan-simt-f32.txt). */
     int gpu = d->phys.props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
     int big = gpu && call->rows * call->cols * (call->batch > 1 ? call->batch : 1) > (int64_t)1024 * 1024;
     if (!c->block_m) c->block_m = big ? 128 : 64;
