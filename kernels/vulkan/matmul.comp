@@ -1,9 +1,9 @@
 #version 450
 // C = act(A·B), SIMT: one workgroup per BM x BN output tile in grouped order (core/grouped.h), BK-deep slices
 // of A and B staged in shared memory as f32, and a TM x TN register micro-tile per invocation. A and B are f32,
-// f16 (-DX_F16) or bf16 (-DX_BF16), C f32, f16 (-DZ_F16) or bf16 (-DZ_BF16); accumulation is f32. Transposes,
-// the epilogue, the pipeline depth and the operands' alignment are specialization constants, so each variant is
-// compiled for its own layout. The design is kernels/cuda/matmul_simt.cu's:
+// f16 (-DX_F16) or bf16 (-DX_BF16), C f32, f16 (-DZ_F16) or bf16 (-DZ_BF16); accumulation is f32. Tiles,
+// transposes, the epilogue and the pipeline depth are specialization constants, so each variant is compiled for
+// its own layout. The design is kernels/cuda/matmul_simt.cu's:
 // - Where TM (TN) is a multiple of 4, the micro-tile's rows (columns) are groups of 4 consecutive ones, one
 //   4-group per invocation side by side and the groups a thread-grid of them apart (8x8: two 4x4 quarters half
 //   a tile apart), so each shared read is one 16-byte vector that a subgroup broadcasts or spreads over banks,
