@@ -239,20 +239,36 @@ static void fill_coop(const trr_vk_device *d, const trr_call *call, trr_config *
     if (!c->split_k) c->split_k = 1;
 }
 
+/* Shared memory of the SIMT kernel (kernels/vulkan/matmul.comp): per stage, block_k rows of 4-element words
+ * with one word of padding, for A and for B. */
+static uint64_t simt_shared(const trr_config *c) {
+    const uint64_t words = (uint64_t)(c->block_m + 3) / 4u + (uint64_t)(c->block_n + 3) / 4u + 2u;
+    return 16ull * (uint64_t)c->stages * (uint64_t)c->block_k * words;
+}
+
 /* The SIMT matmul's heuristic. */
 static void fill_simt(const trr_vk_device *d, const trr_call *call, trr_config *c) {
-    /* GPUs: 128x128 tiles from 1024x2048 outputs up, 64x64 with 32-deep slices below (H100 f32: 1.99x
-     * at 1024^3, 1.13x at 768^3, 1.04x at 512^3 over 128x128x16 or 64x64x16; -tune-final.txt) */
+    /* GPUs: 128x128x8 tiles from 1024x2048 outputs up, 64x64 with 32-deep slices below (H100 f32, an older
+     * kernel: 1.99x at 1024^3, 1.13x at 768^3, 1.04x at 512^3 over 128x128x16 or 64x64x16; -tune-final.txt).
+     * 8-deep slices as the CUDA SIMT kernel takes: on an H200 42.0 / 42.5 TFLOPS at 4096^3 / 8192^3 (82% / 83%
+     * of cuBLAS SGEMM), 16-deep 40.3 / 41.3, and NVIDIA's compiler builds the half as long unrolled slice in
+     * seconds rather than about half a minute. 256x128x8 (16x8 micro-tiles) reached 43.1 at 4096^3 but compiles
+     * as slowly (bench/results/2026-11-23-h200-vulkan-simt-f32.txt). */
     int gpu = d->phys.props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
     int big = gpu && call->rows * call->cols * (call->batch > 1 ? call->batch : 1) > (int64_t)1024 * 1024;
     if (!c->block_m) c->block_m = big ? 128 : 64;
     if (!c->block_n) c->block_n = big ? 128 : 64;
     /* twice as deep slices where K would run past lavapipe's loop budget in 16-deep ones */
     if (!c->block_k)
-        c->block_k = (gpu && !big) || (uint64_t)(call->k + 15) / 16u + 300u > loop_budget(d) ? 32 : 16;
+        c->block_k = big ? 8 : gpu || (uint64_t)(call->k + 15) / 16u + 300u > loop_budget(d) ? 32 : 16;
     if (!c->threads) c->threads = 256;
     if (!c->group_m) c->group_m = 8;
-    if (!c->stages) c->stages = 1;
+    /* double-buffered slices (one barrier per slice) on GPUs where both fit in shared memory; lavapipe keeps
+     * its 32 KiB for the 32-deep slices deep K needs there */
+    if (!c->stages) {
+        c->stages = gpu ? 2 : 1;
+        if (c->stages == 2 && simt_shared(c) > d->phys.props.limits.maxComputeSharedMemorySize) c->stages = 1;
+    }
     if (!c->vector_width) c->vector_width = 1;
     if (!c->split_k) c->split_k = 1;
 }
@@ -460,14 +476,19 @@ trr_status trr_vk_check_config(trr_context *ctx, const trr_call *call) {
                                  c->block_m, c->block_n, c->block_k, c->threads, variant_name(c->variant), why);
             return TRR_OK;
         }
-        uint64_t shared = 4ull * (uint64_t)c->block_k * (uint64_t)(c->block_m + c->block_n + 2);
+        if (c->stages != 1 && c->stages != 2)
+            return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                             "vulkan: matmul (simt): stages = %d; the kernel keeps 1 or 2 slices in shared memory",
+                             c->stages);
+        const uint64_t shared = simt_shared(c);
         if (!trr_vk_micro_tile(c, &tm, &tn))
             return trr_error(ctx, TRR_ERR_UNSUPPORTED,
                              "vulkan: matmul (simt): block %dx%d over %d threads gives no TMxTN register tile (each "
                              "at most 16)", c->block_m, c->block_n, c->threads);
         if (shared > lim->maxComputeSharedMemorySize)
             return trr_error(ctx, TRR_ERR_UNSUPPORTED,
-                             "vulkan: matmul (simt): tiles need %llu bytes of shared memory; the device has %u",
+                             "vulkan: matmul (simt): %d stages of %dx%dx%d tiles need %llu bytes of shared memory; "
+                             "the device has %u", c->stages, c->block_m, c->block_n, c->block_k,
                              (unsigned long long)shared, lim->maxComputeSharedMemorySize);
         /* The slice loop's body is unrolled, and its length sets the compile time: lavapipe takes 7 s for 2048
          * multiply-adds and 64 loads per invocation (64x64x32 over 64 threads), 89 s for 4096 and 1024 (8x8x64

@@ -593,12 +593,18 @@ static trr_status run_matmul_whole(trr_context *ctx, const trr_call *c) {
     int tm = 0, tn = 0;
     if (!trr_vk_micro_tile(&c->config, &tm, &tn)) return trr_error(ctx, TRR_ERR_INTERNAL, "vulkan: unchecked matmul config");
     w.shader = shader;
-    uint32_t spec[10] = {(uint32_t)c->config.threads, (uint32_t)c->config.block_m, (uint32_t)c->config.block_n,
+    /* 4-element vectors of an operand where every row of every matrix starts on one (the binding starts on a
+     * 16-byte boundary): its offset, leading stride and (in a batch) batch stride are multiples of 4 elements. */
+    const int vec_a = c->x.offset % 4 == 0 && c->x.stride0 % 4 == 0 && (c->batch <= 1 || c->x.batch_stride % 4 == 0);
+    const int vec_b = c->y.offset % 4 == 0 && c->y.stride0 % 4 == 0 && (c->batch <= 1 || c->y.batch_stride % 4 == 0);
+    const int vec_c = c->z.offset % 4 == 0 && c->z.stride0 % 4 == 0 && (c->batch <= 1 || c->z.batch_stride % 4 == 0);
+    uint32_t spec[11] = {(uint32_t)c->config.threads, (uint32_t)c->config.block_m, (uint32_t)c->config.block_n,
                          (uint32_t)c->config.block_k, (uint32_t)tm, (uint32_t)tn, (uint32_t)c->config.group_m,
-                         (uint32_t)c->trans_a, (uint32_t)c->trans_b, (uint32_t)c->epilogue};
+                         (uint32_t)c->trans_a, (uint32_t)c->trans_b, (uint32_t)c->epilogue, (uint32_t)c->config.stages};
     memcpy(w.spec, spec, sizeof spec);
-    w.nspec = 10;
+    w.nspec = 11;
     matmul_operands(c, &w);
+    w.push.pad = (vec_a ? 1u : 0u) | (vec_b ? 2u : 0u) | (vec_c ? 4u : 0u);
     return run_dispatch(ctx, &w);
 }
 
