@@ -93,6 +93,7 @@ typedef struct trr_cu_tensor_map {
 } trr_cu_tensor_map;
 enum {
     TRR_CU_TENSOR_MAP_DATA_TYPE_FLOAT16 = 6,
+    TRR_CU_TENSOR_MAP_DATA_TYPE_FLOAT32 = 7,
     TRR_CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 = 9,
     TRR_CU_TENSOR_MAP_SWIZZLE_128B = 3,
     TRR_CU_TENSOR_MAP_L2_PROMOTION_L2_256B = 3
