@@ -187,15 +187,13 @@ static void choose_matmul(const trr_cuda_dev *dev, trr_call *call) {
     if (!call->config.variant) call->config.variant = trr_cuda_matmul_auto_variant(dev, call);
     const int variant = call->config.variant;
     if (variant == TRR_VARIANT_WGMMA) {
-        /* f16: 128 x 256 where that gives nearly every SM a block (2048^3: 128 blocks on 132 SMs, tuned 1.10x
-         * over 128 x 128) and N fills it, else 128 x 128. bf16: 128 x 128 always; on an H200 (2026-11-23, same
-         * run) bf16 at 128 x 256 ran 392 / 511 TFLOPS at 4096^3 / 8192^3 against 522 / 572 at 128 x 128, where
-         * f16 ran 566 / 624 at 128 x 256 and 535 / 577 at 128 x 128 (bench/results/README.md). A given block_n
+        /* 128 x 256 where that gives nearly every SM a block (2048^3: 128 blocks on 132 SMs, tuned 1.10x over
+         * 128 x 128) and N fills it, else 128 x 128; f16 and bf16 alike. With the epilogue storing from
+         * registers, bf16 at 128 x 256 had run 25% behind 128 x 128; through shared memory and TMA stores it
+         * runs ahead (H200, same run, 4096^3: 659 TFLOPS against 616; notes-cudaepi/run1). A given block_n
          * picks its own. */
         int bn = call->config.block_n;
-        if (!bn)
-            bn = call->x.dtype == TRR_F16 && call->cols > 128 && tiles(call, 128, 256) * 10 >= (int64_t)sms * 9 ? 256
-                                                                                                              : 128;
+        if (!bn) bn = call->cols > 128 && tiles(call, 128, 256) * 10 >= (int64_t)sms * 9 ? 256 : 128;
         h = trr_cuda_wgmma_configs[0];
         for (int i = 0; i < trr_cuda_wgmma_config_count; i++) {
             if (trr_cuda_wgmma_configs[i].block_n == bn) {
