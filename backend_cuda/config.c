@@ -133,12 +133,20 @@ int trr_cuda_matmul_auto_variant(const trr_cuda_dev *dev, const trr_call *call) 
     return TRR_VARIANT_WGMMA;
 }
 
-/* The ring of stages (A and B tiles), then the epilogue's store boxes (two of 64 rows x 128 bytes for each of
- * the two consumer warpgroups), plus 1 KB to align the ring to the swizzle's 1024-byte atoms. 128 x 256 with 4
- * stages and 128 x 128 with 6 take 225 KB, inside the 227 KB a Hopper block can have. */
+/* The epilogue's store boxes (64 rows x 128 bytes) per consumer warpgroup: 4 where the ring leaves room for
+ * them inside the 227 KB a Hopper block can have (a 16-bit 128 x 256 tile's whole half, so a box waits only on
+ * the previous tile's stores), else 2 (128 x 256 with 4 stages, 128 x 128 with 6). */
+int trr_cuda_wgmma_c_slots(const trr_config *cfg) {
+    const size_t ring = (size_t)cfg->stages * ((size_t)TRR_CUDA_WGMMA_BM + (size_t)cfg->block_n) * TRR_CUDA_WGMMA_BK * 2;
+    const size_t fixed = 1024 + 128, box = 64 * 128, limit = 227 * 1024;
+    return ring + fixed + 2 * 4 * box <= limit ? 4 : 2;
+}
+
+/* The ring of stages (A and B tiles), then the epilogue's store boxes for the two consumer warpgroups, plus 1 KB
+ * to align the ring to the swizzle's 1024-byte atoms. */
 size_t trr_cuda_wgmma_smem(const trr_config *cfg) {
     return (size_t)cfg->stages * ((size_t)TRR_CUDA_WGMMA_BM + (size_t)cfg->block_n) * TRR_CUDA_WGMMA_BK * 2 +
-           2 * 2 * 64 * 128 + 1024;
+           (size_t)2 * (size_t)trr_cuda_wgmma_c_slots(cfg) * 64 * 128 + 1024;
 }
 
 int trr_cuda_mma_warp_grid(int bm, int bn, int warps, int *out_wm, int *out_wn) {

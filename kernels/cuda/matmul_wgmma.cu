@@ -2,6 +2,7 @@
  * f16 matmul on Hopper's warpgroup tensor-core instructions (sm_90a only): C = act(A . B), f16 operands, f32
  * accumulation, f16 or f32 C. Compile-time: BN (128 or 256), STAGES, TRANS_B (0: B is [K,N] row-major; 1: B is
  * stored [N,K]), DT_IN (1 f16, 2 bf16: the operands' type for wgmma), DT_OUT (0 f32, 1 f16, 2 bf16). Fixed: BM 128, BK 64, 384 threads (3 warpgroups).
+ * C_SLOTS (2 or 4): the epilogue's shared-memory box slots per consumer warpgroup, as many as the ring leaves room for.
  * Requirements the host checks: compute capability 9.0, A row-major, lda and ldb multiples of 8, A and B 16-byte
  * aligned (the tensor-map rules). M, N, K are arbitrary: the tensor-memory-access unit (TMA) fills the parts of
  * a box outside the matrix with zeros, so edge tiles multiply zeros and only the stores are masked.
@@ -27,9 +28,10 @@
  * part of the tile into shared memory in boxes of 64 rows x 128 bytes (the TMA's 128-byte swizzle), and one
  * thread sends each box to global memory with a TMA store, which clips at C's rank-3 bounds (rows, columns,
  * matrix of the batch): the stores leave as whole 128-byte lines, asynchronously, and the warpgroup goes back
- * to its next tile's wgmma at once. Two box slots per warpgroup alternate; before a slot is rewritten, the
- * store that last read it must have finished reading (cp.async.bulk.wait_group.read). Without c_tma each thread
- * stores its accumulator pairs to global memory directly, masked at the edges.
+ * to its next tile's wgmma at once. The boxes take C_SLOTS slots (at most a tile's worth) in turn; before a slot
+ * is rewritten, the store that last read it must have finished reading (cp.async.bulk.wait_group.read), a wait
+ * placed at the last barrier before the rewrite, so it falls on the oldest store it can. Without c_tma each
+ * thread stores its accumulator pairs to global memory directly, masked at the edges.
  *
  * Persistent: the grid holds one block per SM (or fewer when there are fewer tiles), and block b takes output
  * tiles b, b + gridDim.x, ... over every matrix of the batch. The ring's stage and phase count K tiles across a
@@ -47,6 +49,8 @@
 #define C_BOX_COLS (128 / (int)sizeof(TO))
 #define C_BOXES (BN / C_BOX_COLS)
 #define C_BOX_BYTES (64 * 128)
+/* slots in use: C_SLOTS or a tile's worth of boxes if fewer; either divides C_BOXES */
+#define C_NS (C_BOXES < C_SLOTS ? C_BOXES : C_SLOTS)
 
 #if DT_OUT == 0
 typedef float TO;
@@ -247,7 +251,7 @@ extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
         const int c = wg - 1;
         const int t = tid & 127, lane = t & 31, warp = t >> 5;
         /* this warpgroup's two epilogue box slots, after the ring (1024-byte aligned: swizzle atoms) */
-        const unsigned c_slots = ring + STAGES * STAGE_BYTES + c * (2 * C_BOX_BYTES);
+        const unsigned c_slots = ring + STAGES * STAGE_BYTES + c * (C_SLOTS * C_BOX_BYTES);
         unsigned char *const c_slots_p = wg_smem + (c_slots - wg_smem_addr(wg_smem));
         if (c_tma && t == 0) asm volatile("prefetch.tensormap [%0];" ::"l"((unsigned long long)&tmc) : "memory");
         unsigned it = 0;
@@ -295,9 +299,13 @@ extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
              * lower in acc[4j+2], acc[4j+3]. */
             const int r = warp * 16 + (lane >> 2); /* row within the warpgroup's 64; r + 8 has the same r % 8 */
             if (c_tma) {
+                /* Box b goes to slot b % C_NS; the boxes before it are numbered on across tiles. Box 0's slot was
+                 * last read by the store C_NS boxes back, leaving C_NS - 1 newer ones that may still read. */
+                if (t == 0) asm volatile("cp.async.bulk.wait_group.read %0;" ::"n"(C_NS - 1) : "memory");
+                asm volatile("bar.sync %0, 128;" ::"r"(1 + c) : "memory");
 #pragma unroll
                 for (int b = 0; b < C_BOXES; b++) {
-                    unsigned char *slot = c_slots_p + (b & 1) * C_BOX_BYTES;
+                    unsigned char *slot = c_slots_p + (b % C_NS) * C_BOX_BYTES;
 #pragma unroll
                     for (int j = b * (C_BOX_COLS / 8); j < (b + 1) * (C_BOX_COLS / 8); j++) {
                         /* byte offset of the pair in its 128-byte box row, then the swizzle: 16-byte chunk ^ row % 8 */
@@ -310,11 +318,13 @@ extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
                     }
                     /* the copy engine reads what these generic stores wrote */
                     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-                    /* the store of the previous box has read the other slot, which the next box rewrites */
-                    if (t == 0) asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
+                    /* box b + 1 rewrites the slot of box b + 1 - C_NS: of the stores issued so far (to box b - 1),
+                     * the C_NS - 2 newest may still read */
+                    if (b + 1 < C_BOXES && t == 0)
+                        asm volatile("cp.async.bulk.wait_group.read %0;" ::"n"(C_NS - 2) : "memory");
                     asm volatile("bar.sync %0, 128;" ::"r"(1 + c) : "memory");
                     if (t == 0) {
-                        wg_tma_store_3d(&tmc, c_slots + (b & 1) * C_BOX_BYTES, n0 + b * C_BOX_COLS, m0 + c * 64, z);
+                        wg_tma_store_3d(&tmc, c_slots + (b % C_NS) * C_BOX_BYTES, n0 + b * C_BOX_COLS, m0 + c * 64, z);
                         asm volatile("cp.async.bulk.commit_group;" ::: "memory");
                     }
                 }
