@@ -198,8 +198,9 @@ static void choose_matmul(const trr_cuda_dev *dev, trr_call *call) {
         /* 128 x 256 where that gives nearly every SM a block (2048^3: 128 blocks on 132 SMs, tuned 1.10x over
          * 128 x 128) and N fills it, else 128 x 128; f16 and bf16 alike. With the epilogue storing from
          * registers, bf16 at 128 x 256 had run 25% behind 128 x 128; through shared memory and TMA stores it
-         * runs ahead (H200, same run, 4096^3: 659 TFLOPS against 616; notes-cudaepi/run1). A given block_n
-         * picks its own. */
+         * runs ahead (H200, same run, 4096^3: 659 TFLOPS against 616; then at 128 x 256 by this rule 646 / 665
+         * at 4096^3 / 8192^3 against cuBLAS 660 / 671 in the same process; notes-cudaepi/run1, run2). A given
+         * block_n picks its own. */
         int bn = call->config.block_n;
         if (!bn) bn = call->cols > 128 && tiles(call, 128, 256) * 10 >= (int64_t)sms * 9 ? 256 : 128;
         h = trr_cuda_wgmma_configs[0];
