@@ -133,8 +133,20 @@ int trr_cuda_matmul_auto_variant(const trr_cuda_dev *dev, const trr_call *call) 
     return TRR_VARIANT_WGMMA;
 }
 
+/* The epilogue's store boxes (64 rows x 128 bytes) per consumer warpgroup: 4 where the ring leaves room for
+ * them inside the 227 KB a Hopper block can have (a 16-bit 128 x 256 tile's whole half, so a box waits only on
+ * the previous tile's stores), else 2 (128 x 256 with 4 stages, 128 x 128 with 6). */
+int trr_cuda_wgmma_c_slots(const trr_config *cfg) {
+    const size_t ring = (size_t)cfg->stages * ((size_t)TRR_CUDA_WGMMA_BM + (size_t)cfg->block_n) * TRR_CUDA_WGMMA_BK * 2;
+    const size_t fixed = 1024 + 128, box = 64 * 128, limit = 227 * 1024;
+    return ring + fixed + 2 * 4 * box <= limit ? 4 : 2;
+}
+
+/* The ring of stages (A and B tiles), then the epilogue's store boxes for the two consumer warpgroups, plus 1 KB
+ * to align the ring to the swizzle's 1024-byte atoms. */
 size_t trr_cuda_wgmma_smem(const trr_config *cfg) {
-    return (size_t)cfg->stages * ((size_t)TRR_CUDA_WGMMA_BM + (size_t)cfg->block_n) * TRR_CUDA_WGMMA_BK * 2 + 1024;
+    return (size_t)cfg->stages * ((size_t)TRR_CUDA_WGMMA_BM + (size_t)cfg->block_n) * TRR_CUDA_WGMMA_BK * 2 +
+           (size_t)2 * (size_t)trr_cuda_wgmma_c_slots(cfg) * 64 * 128 + 1024;
 }
 
 int trr_cuda_mma_warp_grid(int bm, int bn, int warps, int *out_wm, int *out_wn) {
@@ -183,15 +195,14 @@ static void choose_matmul(const trr_cuda_dev *dev, trr_call *call) {
     if (!call->config.variant) call->config.variant = trr_cuda_matmul_auto_variant(dev, call);
     const int variant = call->config.variant;
     if (variant == TRR_VARIANT_WGMMA) {
-        /* f16: 128 x 256 where that gives nearly every SM a block (2048^3: 128 blocks on 132 SMs, tuned 1.10x
-         * over 128 x 128) and N fills it, else 128 x 128. bf16: 128 x 128 always; on an H200 (2026-11-23, same
-         * run) bf16 at 128 x 256 ran 392 / 511 TFLOPS at 4096^3 / 8192^3 against 522 / 572 at 128 x 128, where
-         * f16 ran 566 / 624 at 128 x 256 and 535 / 577 at 128 x 128 (bench/results/README.md). A given block_n
-         * picks its own. */
+        /* 128 x 256 where that gives nearly every SM a block (2048^3: 128 blocks on 132 SMs, tuned 1.10x over
+         * 128 x 128) and N fills it, else 128 x 128; f16 and bf16 alike. With the epilogue storing from
+         * registers, bf16 at 128 x 256 had run 25% behind 128 x 128; through shared memory and TMA stores it
+         * runs ahead (H200, same run, 4096^3: 659 TFLOPS against 616; then at 128 x 256 by this rule 646 / 665
+         * at 4096^3 / 8192^3 against cuBLAS 660 / 671 in the same process; notes-cudaepi/run1, run2). A given
+         * block_n picks its own. */
         int bn = call->config.block_n;
-        if (!bn)
-            bn = call->x.dtype == TRR_F16 && call->cols > 128 && tiles(call, 128, 256) * 10 >= (int64_t)sms * 9 ? 256
-                                                                                                              : 128;
+        if (!bn) bn = call->cols > 128 && tiles(call, 128, 256) * 10 >= (int64_t)sms * 9 ? 256 : 128;
         h = trr_cuda_wgmma_configs[0];
         for (int i = 0; i < trr_cuda_wgmma_config_count; i++) {
             if (trr_cuda_wgmma_configs[i].block_n == bn) {

@@ -5,32 +5,52 @@
 
 #include <string.h>
 
-/* A TMA descriptor of a batch of row-major f16 or bf16 (dt) matrices of rows x cols (row stride ld elements,
- * matrix i at i * bstride) read in boxes of box_cols x box_rows x 1 with the 128-byte swizzle; boxes past the
- * edges read zeros. A single matrix (batch 1, or an input shared by every batch: bstride 0) is a batch of one,
- * read at matrix coordinate 0. */
+/* The driver's CUtensorMapDataType for an element type. */
+static int map_dtype(trr_dtype dt) {
+    return dt == TRR_BF16 ? TRR_CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+           : dt == TRR_F32 ? TRR_CU_TENSOR_MAP_DATA_TYPE_FLOAT32
+                           : TRR_CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+}
+
+/* A TMA descriptor of a batch of row-major f16, bf16 or f32 (dt) matrices of rows x cols (row stride ld
+ * elements, matrix i at i * bstride) in boxes of box_cols x box_rows x 1 with the 128-byte swizzle; boxes past
+ * the edges read zeros and store nothing there. A single matrix (batch 1, or an input shared by every batch:
+ * bstride 0) is a batch of one, at matrix coordinate 0. */
 static trr_status encode_map(trr_context *ctx, trr_cu_tensor_map *map, trr_dtype dt, CUdeviceptr base, int64_t rows,
                              int64_t cols, int64_t ld, int64_t batch, int64_t bstride, unsigned box_cols,
                              unsigned box_rows) {
     memset(map, 0, sizeof *map);
+    const uint64_t es = dt == TRR_F32 ? 4u : 2u;
     /* A zero extent (K = 0) is not encodable; the kernel then issues no copy, so any extent does. */
     const int batched = batch > 1 && bstride > 0;
     uint64_t dims[3] = {(uint64_t)(cols > 0 ? cols : 1), (uint64_t)(rows > 0 ? rows : 1),
                         (uint64_t)(batched ? batch : 1)};
-    uint64_t stride = (uint64_t)ld * 2u;
+    uint64_t stride = (uint64_t)ld * es;
     /* a single row's stride is never followed, but must still be a multiple of 16 covering the row */
-    if (dims[1] == 1 || stride < dims[0] * 2u) stride = (dims[0] * 2u + 15u) & ~(uint64_t)15u;
+    if (dims[1] == 1 || stride < dims[0] * es) stride = (dims[0] * es + 15u) & ~(uint64_t)15u;
     /* likewise a single matrix's: check_config keeps a followed one a multiple of 16 bytes */
-    uint64_t mstride = batched ? (uint64_t)bstride * 2u : (stride * dims[1] + 15u) & ~(uint64_t)15u;
+    uint64_t mstride = batched ? (uint64_t)bstride * es : (stride * dims[1] + 15u) & ~(uint64_t)15u;
     uint64_t strides[2] = {stride, mstride};
     unsigned box[3] = {box_cols, box_rows, 1};
     unsigned estrides[3] = {1, 1, 1};
     TRR_CU_CHECK(ctx,
-                 trr_cu.TensorMapEncodeTiled(map, dt == TRR_BF16 ? TRR_CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : TRR_CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 3, (void *)(uintptr_t)base, dims,
-                                             strides, box, estrides, 0, TRR_CU_TENSOR_MAP_SWIZZLE_128B,
+                 trr_cu.TensorMapEncodeTiled(map, map_dtype(dt), 3, (void *)(uintptr_t)base, dims, strides, box,
+                                             estrides, 0, TRR_CU_TENSOR_MAP_SWIZZLE_128B,
                                              TRR_CU_TENSOR_MAP_L2_PROMOTION_L2_256B, 0),
                  "cuTensorMapEncodeTiled");
     return TRR_OK;
+}
+
+/* Whether the kernel's epilogue may store C through a tensor map (the TMA's rules: a 16-byte aligned base, row
+ * and matrix strides that are multiples of 16 bytes, every matrix of a batch its own); else it stores from
+ * registers. */
+static int c_tma_ok(const trr_call *call, int64_t batch) {
+    const int64_t es = call->z.dtype == TRR_F32 ? 4 : 2;
+    if (trr_cuda_operand_ptr(&call->z) % 16 || (call->z.stride0 * es) % 16) return 0;
+    if (batch > 1 && (call->z.batch_stride <= 0 || (call->z.batch_stride * es) % 16)) return 0;
+    /* the driver's limits on a tensor map: extents below 2^32, strides below 2^40 bytes */
+    const int64_t lim = (int64_t)1 << 40;
+    return call->z.stride0 * es < lim && call->z.batch_stride * es < lim;
 }
 
 /* The grid's z: one layer of blocks per matrix of the batch. */
@@ -62,6 +82,14 @@ static trr_status run_wgmma(trr_context *ctx, const trr_call *call) {
     else
         TRR_TRY(encode_map(ctx, &tb, call->y.dtype, trr_cuda_operand_ptr(&call->y), call->k, call->cols, call->y.stride0, batch,
                            call->y.batch_stride, 64, TRR_CUDA_WGMMA_BK));
+    /* C in boxes of 64 rows x 128 bytes, one consumer warpgroup's half of a tile's rows */
+    int c_tma = c_tma_ok(call, batch);
+    trr_cu_tensor_map tc;
+    memset(&tc, 0, sizeof tc);
+    if (c_tma)
+        TRR_TRY(encode_map(ctx, &tc, call->z.dtype, trr_cuda_operand_ptr(&call->z), call->rows, call->cols,
+                           call->z.stride0, batch, call->z.batch_stride,
+                           128u / (call->z.dtype == TRR_F32 ? 4u : 2u), 64));
     long long c_bs = call->z.batch_stride;
     int a_batched = batch > 1 && call->x.batch_stride > 0, b_batched = batch > 1 && call->y.batch_stride > 0;
     CUdeviceptr c = trr_cuda_operand_ptr(&call->z);
@@ -79,7 +107,7 @@ static trr_status run_wgmma(trr_context *ctx, const trr_call *call) {
     const int64_t sms = dev->sm_count > 0 ? dev->sm_count : 1;
     const unsigned grid = (unsigned)(tiles < sms ? tiles : sms);
     int nbatch = (int)batch;
-    void *args[] = {&ta, &tb, &c, &ldc, &m, &n, &k, &epi, &alpha, &group_m, &c_bs, &a_batched, &b_batched, &nbatch};
+    void *args[] = {&ta, &tb, &tc, &c_tma, &c, &ldc, &m, &n, &k, &epi, &alpha, &group_m, &c_bs, &a_batched, &b_batched, &nbatch};
     return trr_cuda_launch_3d(ctx, fn, grid, 1, 1, (unsigned)cfg->threads, (unsigned)trr_cuda_wgmma_smem(cfg), args);
 }
 

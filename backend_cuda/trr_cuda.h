@@ -93,6 +93,7 @@ typedef struct trr_cu_tensor_map {
 } trr_cu_tensor_map;
 enum {
     TRR_CU_TENSOR_MAP_DATA_TYPE_FLOAT16 = 6,
+    TRR_CU_TENSOR_MAP_DATA_TYPE_FLOAT32 = 7,
     TRR_CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 = 9,
     TRR_CU_TENSOR_MAP_SWIZZLE_128B = 3,
     TRR_CU_TENSOR_MAP_L2_PROMOTION_L2_256B = 3
@@ -281,8 +282,11 @@ int trr_cuda_wgmma_device(const trr_cuda_dev *dev);
 #define TRR_CUDA_WGMMA_THREADS 384
 #define TRR_CUDA_WGMMA_BM 128
 #define TRR_CUDA_WGMMA_BK 64
-/* Dynamic shared memory of the wgmma kernel: the stage ring plus 1 KB to align it to 1024 bytes. */
+/* Dynamic shared memory of the wgmma kernel: the stage ring, the epilogue's store slots, and 1 KB to align the
+ * ring to 1024 bytes. */
 size_t trr_cuda_wgmma_smem(const trr_config *cfg);
+/* The wgmma kernel's epilogue store slots per consumer warpgroup for a config (its C_SLOTS): 2 or 4. */
+int trr_cuda_wgmma_c_slots(const trr_config *cfg);
 /* The wgmma configs the heuristic and the tuner pick from (block_n, stages; the rest fixed above). */
 extern const trr_config trr_cuda_wgmma_configs[];
 extern const int trr_cuda_wgmma_config_count;

@@ -2,6 +2,7 @@
  * f16 matmul on Hopper's warpgroup tensor-core instructions (sm_90a only): C = act(A . B), f16 operands, f32
  * accumulation, f16 or f32 C. Compile-time: BN (128 or 256), STAGES, TRANS_B (0: B is [K,N] row-major; 1: B is
  * stored [N,K]), DT_IN (1 f16, 2 bf16: the operands' type for wgmma), DT_OUT (0 f32, 1 f16, 2 bf16). Fixed: BM 128, BK 64, 384 threads (3 warpgroups).
+ * C_SLOTS (2 or 4): the epilogue's shared-memory box slots per consumer warpgroup, as many as the ring leaves room for.
  * Requirements the host checks: compute capability 9.0, A row-major, lda and ldb multiples of 8, A and B 16-byte
  * aligned (the tensor-map rules). M, N, K are arbitrary: the tensor-memory-access unit (TMA) fills the parts of
  * a box outside the matrix with zeros, so edge tiles multiply zeros and only the stores are masked.
@@ -20,7 +21,17 @@
  *   B, TRANS_B 1: [BN n][64 k], K-major, like A.
  *   B, TRANS_B 0: BN/64 boxes of [64 k][64 n], N-major ("transposed" for wgmma, imm-trans-b 1): descriptor LBO
  *   = 8192 (from one 64-column box to the next), SBO = 1024 (from 8 k rows to the next 8); k step kk at +2048.
- * Block order is grouped (GROUP_M, a run-time argument); the epilogue is fused and stores from the registers.
+ * Block order is grouped (GROUP_M, a run-time argument).
+ *
+ * Epilogue (fused activation, rounding to C's type): with c_tma set (the host checks that C's base, row stride
+ * and batch stride are 16-byte multiples, the tensor-map rules), each consumer warpgroup writes its 64 x BN
+ * part of the tile into shared memory in boxes of 64 rows x 128 bytes (the TMA's 128-byte swizzle), and one
+ * thread sends each box to global memory with a TMA store, which clips at C's rank-3 bounds (rows, columns,
+ * matrix of the batch): the stores leave as whole 128-byte lines, asynchronously, and the warpgroup goes back
+ * to its next tile's wgmma at once. The boxes take C_SLOTS slots (at most a tile's worth) in turn; before a slot
+ * is rewritten, the store that last read it must have finished reading (cp.async.bulk.wait_group.read), a wait
+ * placed at the last barrier before the rewrite, so it falls on the oldest store it can. Without c_tma each
+ * thread stores its accumulator pairs to global memory directly, masked at the edges.
  *
  * Persistent: the grid holds one block per SM (or fewer when there are fewer tiles), and block b takes output
  * tiles b, b + gridDim.x, ... over every matrix of the batch. The ring's stage and phase count K tiles across a
@@ -34,6 +45,12 @@
 #define B_STAGE_BYTES (BN * BK * 2)
 #define STAGE_BYTES (A_STAGE_BYTES + B_STAGE_BYTES)
 #define NACC (BN / 2)
+/* the epilogue's TMA-store boxes: 64 rows x 128 bytes (the 128-byte swizzle's span), two slots per consumer */
+#define C_BOX_COLS (128 / (int)sizeof(TO))
+#define C_BOXES (BN / C_BOX_COLS)
+#define C_BOX_BYTES (64 * 128)
+/* slots in use: C_SLOTS or a tile's worth of boxes if fewer; either divides C_BOXES */
+#define C_NS (C_BOXES < C_SLOTS ? C_BOXES : C_SLOTS)
 
 #if DT_OUT == 0
 typedef float TO;
@@ -87,6 +104,15 @@ __device__ __forceinline__ void wg_tma_3d(unsigned dst, const wg_tensor_map *map
     asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, "
                  "%3, %4}], [%5];" ::"r"(dst),
                  "l"((unsigned long long)map), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
+                 : "memory");
+}
+
+/* TMA store: the box in shared memory at src to (inner c0, outer c1) of matrix c2 of the rank-3 tensor map,
+ * clipped at the tensor's bounds; completion is tracked by this thread's bulk async-groups. */
+__device__ __forceinline__ void wg_tma_store_3d(const wg_tensor_map *map, unsigned src, int c0, int c1, int c2) {
+    asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.tile.bulk_group [%0, {%1, %2, %3}], [%4];" ::"l"(
+                     (unsigned long long)map),
+                 "r"(c0), "r"(c1), "r"(c2), "r"(src)
                  : "memory");
 }
 
@@ -167,9 +193,9 @@ template <int TNSP> __device__ __forceinline__ void wg_mma_n256(float *d, unsign
 }
 
 extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
-    matmul_wgmma(const __grid_constant__ wg_tensor_map tma, const __grid_constant__ wg_tensor_map tmb, TO *C,
-                 long long ldc, int M, int N, int K, int epi, float alpha, int group_m, long long c_bs, int a_batched,
-                 int b_batched, int batch) {
+    matmul_wgmma(const __grid_constant__ wg_tensor_map tma, const __grid_constant__ wg_tensor_map tmb,
+                 const __grid_constant__ wg_tensor_map tmc, int c_tma, TO *C, long long ldc, int M, int N, int K,
+                 int epi, float alpha, int group_m, long long c_bs, int a_batched, int b_batched, int batch) {
     extern __shared__ unsigned char wg_smem[];
     __shared__ __align__(8) unsigned long long full_bar[STAGES], empty_bar[STAGES];
     /* 128-byte swizzle atoms repeat every 1024 bytes: the ring starts on such a boundary (the host adds 1 KB). */
@@ -224,6 +250,10 @@ extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
         asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
         const int c = wg - 1;
         const int t = tid & 127, lane = t & 31, warp = t >> 5;
+        /* this warpgroup's two epilogue box slots, after the ring (1024-byte aligned: swizzle atoms) */
+        const unsigned c_slots = ring + STAGES * STAGE_BYTES + c * (C_SLOTS * C_BOX_BYTES);
+        unsigned char *const c_slots_p = wg_smem + (c_slots - wg_smem_addr(wg_smem));
+        if (c_tma && t == 0) asm volatile("prefetch.tensormap [%0];" ::"l"((unsigned long long)&tmc) : "memory");
         unsigned it = 0;
         for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
             int pm, pn;
@@ -267,17 +297,52 @@ extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
             /* Accumulator layout of m64nNk16: thread t of the warpgroup holds, for each 8-column group j, (row
              * 16*(t/32) + (t%32)/4, cols 8j + 2(t%4) + {0,1}) in acc[4j], acc[4j+1] and the same columns 8 rows
              * lower in acc[4j+2], acc[4j+3]. */
-            TO *Cz = C + (long long)z * c_bs;
-            const int row = m0 + c * 64 + warp * 16 + (lane >> 2);
-            const bool pair_ok = (ldc & 1) == 0 && (((unsigned long long)Cz) & (2 * sizeof(TO) - 1)) == 0;
+            const int r = warp * 16 + (lane >> 2); /* row within the warpgroup's 64; r + 8 has the same r % 8 */
+            if (c_tma) {
+                /* Box b goes to slot b % C_NS; the boxes before it are numbered on across tiles. Box 0's slot was
+                 * last read by the store C_NS boxes back, leaving C_NS - 1 newer ones that may still read. */
+                if (t == 0) asm volatile("cp.async.bulk.wait_group.read %0;" ::"n"(C_NS - 1) : "memory");
+                asm volatile("bar.sync %0, 128;" ::"r"(1 + c) : "memory");
 #pragma unroll
-            for (int j = 0; j < BN / 8; j++) {
-                const int col = n0 + j * 8 + 2 * (lane & 3);
-                trr_store_pair(Cz, ldc, row, col, M, N, trr_epilogue(acc[4 * j], epi, alpha),
-                              trr_epilogue(acc[4 * j + 1], epi, alpha), pair_ok);
-                trr_store_pair(Cz, ldc, row + 8, col, M, N, trr_epilogue(acc[4 * j + 2], epi, alpha),
-                              trr_epilogue(acc[4 * j + 3], epi, alpha), pair_ok);
+                for (int b = 0; b < C_BOXES; b++) {
+                    unsigned char *slot = c_slots_p + (b % C_NS) * C_BOX_BYTES;
+#pragma unroll
+                    for (int j = b * (C_BOX_COLS / 8); j < (b + 1) * (C_BOX_COLS / 8); j++) {
+                        /* byte offset of the pair in its 128-byte box row, then the swizzle: 16-byte chunk ^ row % 8 */
+                        const int cb = ((8 * j) % C_BOX_COLS + 2 * (lane & 3)) * (int)sizeof(TO);
+                        const int off = (((cb >> 4) ^ (r & 7)) << 4) | (cb & 15);
+                        trr_store2((TO *)(slot + r * 128 + off), trr_epilogue(acc[4 * j], epi, alpha),
+                                   trr_epilogue(acc[4 * j + 1], epi, alpha));
+                        trr_store2((TO *)(slot + (r + 8) * 128 + off), trr_epilogue(acc[4 * j + 2], epi, alpha),
+                                   trr_epilogue(acc[4 * j + 3], epi, alpha));
+                    }
+                    /* the copy engine reads what these generic stores wrote */
+                    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+                    /* box b + 1 rewrites the slot of box b + 1 - C_NS: of the stores issued so far (to box b - 1),
+                     * the C_NS - 2 newest may still read */
+                    if (b + 1 < C_BOXES && t == 0)
+                        asm volatile("cp.async.bulk.wait_group.read %0;" ::"n"(C_NS - 2) : "memory");
+                    asm volatile("bar.sync %0, 128;" ::"r"(1 + c) : "memory");
+                    if (t == 0) {
+                        wg_tma_store_3d(&tmc, c_slots + (b % C_NS) * C_BOX_BYTES, n0 + b * C_BOX_COLS, m0 + c * 64, z);
+                        asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+                    }
+                }
+            } else {
+                TO *Cz = C + (long long)z * c_bs;
+                const int row = m0 + c * 64 + r;
+                const bool pair_ok = (ldc & 1) == 0 && (((unsigned long long)Cz) & (2 * sizeof(TO) - 1)) == 0;
+#pragma unroll
+                for (int j = 0; j < BN / 8; j++) {
+                    const int col = n0 + j * 8 + 2 * (lane & 3);
+                    trr_store_pair(Cz, ldc, row, col, M, N, trr_epilogue(acc[4 * j], epi, alpha),
+                                  trr_epilogue(acc[4 * j + 1], epi, alpha), pair_ok);
+                    trr_store_pair(Cz, ldc, row + 8, col, M, N, trr_epilogue(acc[4 * j + 2], epi, alpha),
+                                  trr_epilogue(acc[4 * j + 3], epi, alpha), pair_ok);
+                }
             }
         }
+        /* shared memory must outlive the last stores' reads of it */
+        if (c_tma && t == 0) asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
     }
 }

@@ -1,0 +1,45 @@
+/* The wgmma kernel's shared memory (backend_cuda/config.c): its stage ring and the epilogue's TMA-store slots
+ * share the 227 KB a Hopper block can have, so every config the heuristic and the tuner pick from must fit, with
+ * the slot count the kernel is compiled with (C_SLOTS) counted in. Host arithmetic only: no GPU needed. */
+#include <criterion/criterion.h>
+
+#include "trr_cuda.h"
+
+/* cudaDevAttrMaxSharedMemoryPerBlockOptin on H100 and H200 */
+#define HOPPER_OPTIN (227u * 1024u)
+#define SLOT_BYTES (64u * 128u) /* one 64-row x 128-byte store box */
+
+static size_t ring_bytes(const trr_config *c) {
+    return (size_t)c->stages * ((size_t)TRR_CUDA_WGMMA_BM + (size_t)c->block_n) * TRR_CUDA_WGMMA_BK * 2;
+}
+
+Test(cuda_wgmma_smem, every_config_fits_with_its_store_slots) {
+    cr_assert_gt(trr_cuda_wgmma_config_count, 0);
+    for (int i = 0; i < trr_cuda_wgmma_config_count; i++) {
+        const trr_config *c = &trr_cuda_wgmma_configs[i];
+        const int slots = trr_cuda_wgmma_c_slots(c);
+        cr_assert(slots == 2 || slots == 4, "config %d (128 x %d, %d stages): %d slots", i, c->block_n, c->stages, slots);
+        const size_t smem = trr_cuda_wgmma_smem(c);
+        /* the ring, two consumer warpgroups' slots, the 1 KB alignment pad */
+        cr_assert_eq(smem, ring_bytes(c) + 2u * (size_t)slots * SLOT_BYTES + 1024u, "config %d", i);
+        /* check_config adds 128 bytes for the stages' mbarriers in static shared memory */
+        cr_assert_leq(smem + 128u, HOPPER_OPTIN, "config %d (128 x %d, %d stages) needs %zu bytes", i, c->block_n,
+                      c->stages, smem + 128u);
+        /* 2 slots only where 4 would not fit */
+        if (slots == 2)
+            cr_assert_gt(ring_bytes(c) + 2u * 4u * SLOT_BYTES + 1024u + 128u, HOPPER_OPTIN, "config %d", i);
+    }
+}
+
+Test(cuda_wgmma_smem, slots_follow_the_ring) {
+    /* 128 x 256 with 4 stages and 128 x 128 with 6 (192 KB rings) leave room for 2 slots each; 3 and 4 stages
+     * leave room for 4 */
+    const trr_config big4 = {.block_m = 128, .block_n = 256, .block_k = 64, .stages = 4},
+                     big3 = {.block_m = 128, .block_n = 256, .block_k = 64, .stages = 3},
+                     small6 = {.block_m = 128, .block_n = 128, .block_k = 64, .stages = 6},
+                     small4 = {.block_m = 128, .block_n = 128, .block_k = 64, .stages = 4};
+    cr_assert_eq(trr_cuda_wgmma_c_slots(&big4), 2);
+    cr_assert_eq(trr_cuda_wgmma_c_slots(&small6), 2);
+    cr_assert_eq(trr_cuda_wgmma_c_slots(&big3), 4);
+    cr_assert_eq(trr_cuda_wgmma_c_slots(&small4), 4);
+}
