@@ -14,6 +14,11 @@
  * devices with narrow subgroups where it may win, and for the tuner to time. */
 #define SOFTMAX_SG_AUTO_MAX_COLS 0
 
+/* row_sum_sg.comp's loads in flight per invocation and loop iteration (block_n = threads x vector_width x
+ * loads), and the most a config may ask for (registers, and the unrolled code's length) */
+#define ROW_SUM_LOADS 4
+#define ROW_SUM_MAX_LOADS 16
+
 /* softmax_sg.comp can take the call with this many threads: the register layout, subgroups wider than one
  * lane that tile the workgroup, and at most 32 vectors per lane. Else 0 with the reason. */
 static int softmax_sg_runs(const trr_vk_device *d, const trr_call *c, int threads, char *why, size_t cap) {
@@ -307,13 +312,6 @@ void trr_vk_choose_config(trr_context *ctx, trr_call *call) {
         /* About 8 elements per invocation (32 for softmax, whose rows stay in registers), within [64, 1024]:
          * enough parallelism per row without idle lanes. */
         if (!c->threads) c->threads = pow2_at_least(call->cols / (call->op == TRR_OP_SOFTMAX ? 32 : 8), 64, max_threads);
-        if (!c->block_n) {
-            /* softmax: the register kernel's row, 4 x threads x the vectors per invocation the row needs, where
-             * it fits (at most 16); else (and for row_sum, which ignores it) threads. */
-            int64_t vpt = (call->cols / 4 + c->threads - 1) / c->threads;
-            int regs = call->op == TRR_OP_SOFTMAX && trr_vk_softmax_regs_layout(d, call) && vpt >= 1 && vpt <= 16;
-            c->block_n = regs ? 4 * (int)vpt * c->threads : c->threads;
-        }
         /* The subgroup kernels where they were measured faster: on lavapipe (three alternated rounds,
          * bench/results/2026-11-23-lavapipe-row-variants.txt) row_sum 2.0-2.1 against 0.74-0.75 GB/s at
          * 4096x8192 and 1.3 against 0.47-0.50 at 4096x256; softmax 3.1-3.2 against 1.1 at 4096x256 and 2.3
@@ -330,6 +328,17 @@ void trr_vk_choose_config(trr_context *ctx, trr_call *call) {
             c->variant = sg ? TRR_VARIANT_SUBGROUP : TRR_VARIANT_SIMT;
         }
         if (!c->vector_width) c->vector_width = call->op == TRR_OP_ROW_SUM && c->variant == TRR_VARIANT_SUBGROUP ? 4 : 1;
+        if (!c->block_n) {
+            /* softmax: the register kernel's row, 4 x threads x the vectors per invocation the row needs, where
+             * it fits (at most 16); else threads. row_sum_sg.comp: what a workgroup loads per loop iteration,
+             * ROW_SUM_LOADS per invocation (row_sum.comp ignores it). */
+            int64_t vpt = (call->cols / 4 + c->threads - 1) / c->threads;
+            int regs = call->op == TRR_OP_SOFTMAX && trr_vk_softmax_regs_layout(d, call) && vpt >= 1 && vpt <= 16;
+            c->block_n = regs ? 4 * (int)vpt * c->threads
+                         : call->op == TRR_OP_ROW_SUM && c->variant == TRR_VARIANT_SUBGROUP
+                             ? c->threads * c->vector_width * ROW_SUM_LOADS
+                             : c->threads;
+        }
         break;
     case TRR_OP_MATMUL: {
         if (!c->variant) {
@@ -428,10 +437,23 @@ trr_status trr_vk_check_config(trr_context *ctx, const trr_call *call) {
             return trr_error(ctx, TRR_ERR_UNSUPPORTED,
                              "vulkan: row_sum vector_width = %d; the kernels read single elements (1) or, variant "
                              "subgroup, 4-element vectors where rows start on one (4)", c->vector_width);
+        /* row_sum_sg.comp loads block_n / (threads x vector_width) elements or vectors per invocation per
+         * iteration, all before it adds any (row_sum.comp ignores block_n) */
+        int64_t row_loads = 4;
+        if (call->op == TRR_OP_ROW_SUM && c->variant == TRR_VARIANT_SUBGROUP) {
+            int64_t per_load = (int64_t)c->threads * c->vector_width;
+            row_loads = c->block_n / per_load;
+            if (c->block_n % per_load || row_loads < 1 || row_loads > ROW_SUM_MAX_LOADS)
+                return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                                 "vulkan: row_sum block_n = %d must be threads x vector_width (%d x %d) times 1..%d "
+                                 "loads per invocation", c->block_n, c->threads, c->vector_width, ROW_SUM_MAX_LOADS);
+        }
         {
-            /* softmax.comp reads the row twice, row_sum.comp once, four elements per invocation per iteration;
-             * the tails and the tree (log2 threads) add a few dozen at most */
-            uint64_t per_pass = (uint64_t)call->cols / (4u * (uint64_t)c->threads) + 4u;
+            /* softmax.comp reads the row twice, row_sum.comp once, four elements per invocation per iteration
+             * (row_sum_sg.comp: row_loads, of single elements where rows do not start on a vector); the tails
+             * and the tree (log2 threads) add a few dozen at most */
+            uint64_t per_iter = (uint64_t)(row_loads < 4 ? row_loads : 4) * (uint64_t)c->threads;
+            uint64_t per_pass = (uint64_t)call->cols / per_iter + (uint64_t)row_loads + 4u;
             uint64_t loops = (call->op == TRR_OP_SOFTMAX ? 2u : 1u) * per_pass + 32u;
             /* row_sum_sg.comp's first invocation adds one sum per subgroup */
             if (call->op == TRR_OP_ROW_SUM && c->variant == TRR_VARIANT_SUBGROUP)

@@ -86,19 +86,21 @@ static void barrier(trr_vk_device *d, VkCommandBuffer cmd, VkPipelineStageFlags 
                                0, 1, &mb, 0, NULL, 0, NULL);
 }
 
-/* Ends and submits the open batch. While the timer runs, every batch ends with the stop stamp, after the barrier
- * that waits for its work: the last one before timer_stop leaves the end of the timed work there, and the
- * interval holds no gap between submissions (about 12 us a call on an H100, which a stamp in a command buffer of
- * its own counted). */
+/* Ends and submits the open batch. While the timer runs, every batch's work ends with the stop stamp: the last
+ * one before timer_stop leaves the end of the timed work there, and the interval holds no gap between
+ * submissions (about 12 us a call on an H100, which a stamp in a command buffer of its own counted). A stamp at
+ * the bottom of the pipe is written once every command before it has completed, so it needs no barrier; it goes
+ * before the barrier that makes the batch's writes visible to the host, which belongs to the batch's end (the
+ * host reading results) rather than to the timed ops, as a CUDA event leaves out the host's synchronization. */
 static VkResult flush(trr_vk_device *d, const char **what) {
     trr_vk_slot *s = d->recording;
     if (!s) return VK_SUCCESS;
     d->recording = NULL; /* even if the submission fails: the next op starts a new batch */
-    barrier(d, s->cmd, VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
     if (d->timer_running) {
         d->fn.vkCmdResetQueryPool(s->cmd, d->queries, 1, 1);
         d->fn.vkCmdWriteTimestamp(s->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, d->queries, 1);
     }
+    barrier(d, s->cmd, VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
     *what = "vkEndCommandBuffer";
     VkResult r = d->fn.vkEndCommandBuffer(s->cmd);
     if (r != VK_SUCCESS) return r;
