@@ -10,10 +10,11 @@
  * subgroup-per-row kernel (softmax_sg.comp), over GPU_SOFTMAX_SG_THREADS threads a workgroup; row_sum's
  * subgroup kernel over at most GPU_ROW_SUM_THREADS threads with GPU_ROW_SUM_LOADS loads in flight each.
  * On the H200 (bench/results/2026-11-23-h200-vulkan-rows.txt) the subgroup softmax over 256 threads led at
- * 4096x256 (682 GB/s against 631 for the workgroup-per-row kernel over 64) and trailed from 4096x1024 (1705
- * against 1828); the H100's figures (bench/results/2026-11-22-h100-vulkan-softmax-sg.txt) agree from 1024 up.
- * row_sum: every subgroup config from 128 to 1024 threads and 2 to 8 loads came within 3% (2779-2866 GB/s at
- * 4096x8192), all above the shared-memory-tree kernel (2732 at its best, 256 threads). */
+ * 4096x256 (682 GB/s against 631 for the workgroup-per-row kernel over 64, run 1; 1004-1018 in run 2, the same
+ * over 512 or 1024 threads, 957 over 64) and trailed at 4096x1024 (2164 against 2312-2325); the H100's figures
+ * (bench/results/2026-11-22-h100-vulkan-softmax-sg.txt) agree from 1024 up. row_sum: the subgroup kernel gave
+ * 3078-3103 GB/s at 4096x8192 over 64 to 1024 threads with 2 to 16 loads each (run 2), against 2972 for the
+ * shared-memory-tree kernel over 256 threads and 2116 over 1024 (main's default). */
 #define SOFTMAX_SG_AUTO_MAX_COLS 256
 #define GPU_SOFTMAX_SG_THREADS 256
 #define GPU_ROW_SUM_THREADS 256

@@ -2,8 +2,9 @@
  * says when). A submission per op bound a run of small ops (an H200: 17 us per 1-element add on the device
  * timer, 47 us synchronized); batched they take 2.8 us (bench/results/2026-11-23-h200-vulkan-batch.txt).
  * Every op starts with a global memory barrier, which makes it see the writes of every op before it, in this
- * batch or an earlier one (a barrier orders all commands earlier in submission order); every batch ends with one
- * that makes its writes visible to the host. */
+ * batch or an earlier one (a barrier orders all commands earlier in submission order), unless that barrier is
+ * the last command recorded (timer_start puts one before its stamp); every batch ends with one that makes its
+ * writes visible to the host. */
 #define _POSIX_C_SOURCE 200809L
 #include "vk_internal.h"
 
