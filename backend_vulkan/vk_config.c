@@ -6,13 +6,24 @@
 #include <stdio.h>
 #include <string.h>
 
-/* The heuristic's column limit for the subgroup-per-row softmax (softmax_sg.comp) on GPUs: 0, so there it never
- * picks it (CPU devices: see trr_vk_choose_config).
- * On the H100 (2026-11-22, bench/results/2026-11-22-h100-vulkan-softmax-sg.txt) it was slower than the
- * workgroup-per-row kernel at both sizes measured (4096x1024: 1165 vs 1222 GB/s; 4096x4096: 1853 vs 2168 GB/s),
- * presumably because 32 vec4 per lane in registers cost occupancy. It stays a variant (`variant=subgroup`) for
- * devices with narrow subgroups where it may win, and for the tuner to time. */
-#define SOFTMAX_SG_AUTO_MAX_COLS 0
+/* The row-wise heuristic on GPUs (trr_vk_choose_config): the longest softmax rows that take the
+ * subgroup-per-row kernel (softmax_sg.comp), over GPU_SOFTMAX_SG_THREADS threads a workgroup; row_sum's
+ * subgroup kernel over at most GPU_ROW_SUM_THREADS threads with GPU_ROW_SUM_LOADS loads in flight each.
+ * On the H200 (bench/results/2026-11-23-h200-vulkan-rows.txt) the subgroup softmax over 256 threads led at
+ * 4096x256 (682 GB/s against 631 for the workgroup-per-row kernel over 64, run 1; 1004-1018 in run 2, the same
+ * over 512 or 1024 threads, 957 over 64) and trailed at 4096x1024 (2164 against 2312-2325); the H100's figures
+ * (bench/results/2026-11-22-h100-vulkan-softmax-sg.txt) agree from 1024 up. row_sum: the subgroup kernel gave
+ * 3078-3103 GB/s at 4096x8192 over 64 to 1024 threads with 2 to 16 loads each (run 2), against 2972 for the
+ * shared-memory-tree kernel over 256 threads and 2116 over 1024 (main's default). */
+#define SOFTMAX_SG_AUTO_MAX_COLS 256
+#define GPU_SOFTMAX_SG_THREADS 256
+#define GPU_ROW_SUM_THREADS 256
+#define GPU_ROW_SUM_LOADS 8
+
+/* row_sum_sg.comp's loads in flight per invocation and loop iteration (block_n = threads x vector_width x
+ * loads), and the most a config may ask for (registers, and the unrolled code's length) */
+#define ROW_SUM_LOADS 4
+#define ROW_SUM_MAX_LOADS 16
 
 /* softmax_sg.comp can take the call with this many threads: the register layout, subgroups wider than one
  * lane that tile the workgroup, and at most 32 vectors per lane. Else 0 with the reason. */
@@ -319,34 +330,56 @@ void trr_vk_choose_config(trr_context *ctx, trr_call *call) {
         break;
     }
     case TRR_OP_SOFTMAX:
-    case TRR_OP_ROW_SUM:
+    case TRR_OP_ROW_SUM: {
+        char why[192];
+        const int cpu = d->phys.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+        /* GPUs, measured on an H200 (bench/results/2026-11-23-h200-vulkan-rows.txt): row_sum on the subgroup
+         * kernel over up to GPU_ROW_SUM_THREADS threads, which take a row of up to 8192 in one iteration of 8
+         * loads; short softmax rows on the subgroup-per-row kernel, GPU_SOFTMAX_SG_THREADS / 32 rows a
+         * workgroup. */
+        if (!c->variant && !cpu) {
+            if (call->op == TRR_OP_ROW_SUM) {
+                const int th = c->threads ? c->threads : pow2_at_least(call->cols / 32, 64, GPU_ROW_SUM_THREADS);
+                if (row_sum_sg_runs(d, th, why, sizeof why)) {
+                    c->threads = th;
+                    c->variant = TRR_VARIANT_SUBGROUP;
+                    if (!c->vector_width) c->vector_width = 4;
+                    if (!c->block_n) c->block_n = th * c->vector_width * GPU_ROW_SUM_LOADS;
+                }
+            } else if (call->cols <= SOFTMAX_SG_AUTO_MAX_COLS) {
+                const int th = c->threads ? c->threads : GPU_SOFTMAX_SG_THREADS;
+                if (softmax_sg_runs(d, call, th, why, sizeof why)) {
+                    c->threads = th;
+                    c->variant = TRR_VARIANT_SUBGROUP;
+                }
+            }
+        }
         /* About 8 elements per invocation (32 for softmax, whose rows stay in registers), within [64, 1024]:
          * enough parallelism per row without idle lanes. */
         if (!c->threads) c->threads = pow2_at_least(call->cols / (call->op == TRR_OP_SOFTMAX ? 32 : 8), 64, max_threads);
-        if (!c->block_n) {
-            /* softmax: the register kernel's row, 4 x threads x the vectors per invocation the row needs, where
-             * it fits (at most 16); else (and for row_sum, which ignores it) threads. */
-            int64_t vpt = (call->cols / 4 + c->threads - 1) / c->threads;
-            int regs = call->op == TRR_OP_SOFTMAX && trr_vk_softmax_regs_layout(d, call) && vpt >= 1 && vpt <= 16;
-            c->block_n = regs ? 4 * (int)vpt * c->threads : c->threads;
-        }
-        /* The subgroup kernels where they were measured faster: on lavapipe (three alternated rounds,
-         * bench/results/2026-11-23-lavapipe-row-variants.txt) row_sum 2.0-2.1 against 0.74-0.75 GB/s at
-         * 4096x8192 and 1.3 against 0.47-0.50 at 4096x256; softmax 3.1-3.2 against 1.1 at 4096x256 and 2.3
-         * against 1.5-1.6 at 4096x1024 (longer rows do not fit its registers on 8-wide subgroups). On GPUs the
-         * simt kernels stay until the two are measured there (bench/gpu_run.sh row-variants; the H100's softmax
-         * figures are at SOFTMAX_SG_AUTO_MAX_COLS). */
+        /* CPU devices: the subgroup kernels where they were measured faster on lavapipe (three alternated
+         * rounds, bench/results/2026-11-23-lavapipe-row-variants.txt): row_sum 2.0-2.1 against 0.74-0.75 GB/s
+         * at 4096x8192 and 1.3 against 0.47-0.50 at 4096x256; softmax 3.1-3.2 against 1.1 at 4096x256 and 2.3
+         * against 1.5-1.6 at 4096x1024 (longer rows do not fit its registers on 8-wide subgroups). */
         if (!c->variant) {
-            char why[192];
-            const int cpu = d->phys.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
-            const int sg = call->op == TRR_OP_ROW_SUM
-                               ? cpu && row_sum_sg_runs(d, c->threads, why, sizeof why)
-                               : (cpu || call->cols <= SOFTMAX_SG_AUTO_MAX_COLS) &&
-                                     softmax_sg_runs(d, call, c->threads, why, sizeof why);
+            const int sg = cpu && (call->op == TRR_OP_ROW_SUM ? row_sum_sg_runs(d, c->threads, why, sizeof why)
+                                                               : softmax_sg_runs(d, call, c->threads, why, sizeof why));
             c->variant = sg ? TRR_VARIANT_SUBGROUP : TRR_VARIANT_SIMT;
         }
         if (!c->vector_width) c->vector_width = call->op == TRR_OP_ROW_SUM && c->variant == TRR_VARIANT_SUBGROUP ? 4 : 1;
+        if (!c->block_n) {
+            /* softmax: the register kernel's row, 4 x threads x the vectors per invocation the row needs, where
+             * it fits (at most 16); else threads. row_sum_sg.comp: what a workgroup loads per loop iteration,
+             * ROW_SUM_LOADS per invocation (row_sum.comp ignores it). */
+            int64_t vpt = (call->cols / 4 + c->threads - 1) / c->threads;
+            int regs = call->op == TRR_OP_SOFTMAX && trr_vk_softmax_regs_layout(d, call) && vpt >= 1 && vpt <= 16;
+            c->block_n = regs ? 4 * (int)vpt * c->threads
+                         : call->op == TRR_OP_ROW_SUM && c->variant == TRR_VARIANT_SUBGROUP
+                             ? c->threads * c->vector_width * ROW_SUM_LOADS
+                             : c->threads;
+        }
         break;
+    }
     case TRR_OP_MATMUL: {
         if (!c->variant) {
             /* The first cooperative-matrix variant that runs the call with the config it completes, in the order
@@ -444,10 +477,23 @@ trr_status trr_vk_check_config(trr_context *ctx, const trr_call *call) {
             return trr_error(ctx, TRR_ERR_UNSUPPORTED,
                              "vulkan: row_sum vector_width = %d; the kernels read single elements (1) or, variant "
                              "subgroup, 4-element vectors where rows start on one (4)", c->vector_width);
+        /* row_sum_sg.comp loads block_n / (threads x vector_width) elements or vectors per invocation per
+         * iteration, all before it adds any (row_sum.comp ignores block_n) */
+        int64_t row_loads = 4;
+        if (call->op == TRR_OP_ROW_SUM && c->variant == TRR_VARIANT_SUBGROUP) {
+            int64_t per_load = (int64_t)c->threads * c->vector_width;
+            row_loads = c->block_n / per_load;
+            if (c->block_n % per_load || row_loads < 1 || row_loads > ROW_SUM_MAX_LOADS)
+                return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                                 "vulkan: row_sum block_n = %d must be threads x vector_width (%d x %d) times 1..%d "
+                                 "loads per invocation", c->block_n, c->threads, c->vector_width, ROW_SUM_MAX_LOADS);
+        }
         {
-            /* softmax.comp reads the row twice, row_sum.comp once, four elements per invocation per iteration;
-             * the tails and the tree (log2 threads) add a few dozen at most */
-            uint64_t per_pass = (uint64_t)call->cols / (4u * (uint64_t)c->threads) + 4u;
+            /* softmax.comp reads the row twice, row_sum.comp once, four elements per invocation per iteration
+             * (row_sum_sg.comp: row_loads, of single elements where rows do not start on a vector); the tails
+             * and the tree (log2 threads) add a few dozen at most */
+            uint64_t per_iter = (uint64_t)(row_loads < 4 ? row_loads : 4) * (uint64_t)c->threads;
+            uint64_t per_pass = (uint64_t)call->cols / per_iter + (uint64_t)row_loads + 4u;
             uint64_t loops = (call->op == TRR_OP_SOFTMAX ? 2u : 1u) * per_pass + 32u;
             /* row_sum_sg.comp's first invocation adds one sum per subgroup */
             if (call->op == TRR_OP_ROW_SUM && c->variant == TRR_VARIANT_SUBGROUP)

@@ -151,6 +151,7 @@ typedef struct trr_vk_slot {
     uint64_t seq;          /* the batch in this slot */
     uint32_t ops;          /* ops recorded into it */
     VkPipeline bound;      /* the pipeline its last dispatch bound, which the next one need not bind again */
+    int fenced;            /* a global barrier is the last command recorded: the next op need not record its own */
     int in_flight;
 } trr_vk_slot;
 
@@ -220,6 +221,7 @@ typedef struct trr_vk_device {
 
     VkQueryPool queries;
     int timer_running; /* between timer_start and timer_stop: every submitted batch ends with the stop stamp */
+    int timer_stamped; /* a batch has written the stop stamp since timer_start: the next one resets it first */
     /* TRIREME_VK_PIPELINE_STATS=1 and the device has VK_KHR_pipeline_executable_properties: each new pipeline's
      * compiler statistics (registers, shared memory, ...) go to stderr, a diagnostic for tuning kernels. */
     PFN_vkGetPipelineExecutablePropertiesKHR get_exec_props;

@@ -377,7 +377,9 @@ static trr_status rowwise_part(trr_context *ctx, const trr_call *c) {
         /* 4-element vectors where every row starts on a vector boundary (the binding starts on one: 16 bytes) */
         const int vec4 = c->config.vector_width == 4 && c->x.offset % 4 == 0 && (c->rows == 1 || c->x.stride0 % 4 == 0);
         w.spec[1] = vec4 ? 4u : 1u;
-        w.nspec = 2;
+        /* loads in flight per invocation: block_n is what the workgroup loads per iteration (check_config) */
+        w.spec[2] = (uint32_t)(c->config.block_n / (c->config.threads * c->config.vector_width));
+        w.nspec = 3;
     }
     w.ops[0] = w.ops[1] = &c->x;
     w.ops[2] = &c->z;

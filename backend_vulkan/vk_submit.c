@@ -2,8 +2,9 @@
  * says when). A submission per op bound a run of small ops (an H200: 17 us per 1-element add on the device
  * timer, 47 us synchronized); batched they take 2.8 us (bench/results/2026-11-23-h200-vulkan-batch.txt).
  * Every op starts with a global memory barrier, which makes it see the writes of every op before it, in this
- * batch or an earlier one (a barrier orders all commands earlier in submission order); every batch ends with one
- * that makes its writes visible to the host. */
+ * batch or an earlier one (a barrier orders all commands earlier in submission order), unless that barrier is
+ * the last command recorded (timer_start puts one before its stamp); every batch ends with one that makes its
+ * writes visible to the host. */
 #define _POSIX_C_SOURCE 200809L
 #include "vk_internal.h"
 
@@ -86,19 +87,32 @@ static void barrier(trr_vk_device *d, VkCommandBuffer cmd, VkPipelineStageFlags 
                                0, 1, &mb, 0, NULL, 0, NULL);
 }
 
-/* Ends and submits the open batch. While the timer runs, every batch ends with the stop stamp, after the barrier
- * that waits for its work: the last one before timer_stop leaves the end of the timed work there, and the
- * interval holds no gap between submissions (about 12 us a call on an H100, which a stamp in a command buffer of
- * its own counted). */
+/* The barrier every op starts with: the writes of every command before it, compute or transfer, are visible to
+ * its reads and ordered before its writes. */
+static void op_barrier(trr_vk_device *d, VkCommandBuffer cmd) {
+    barrier(d, cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+            VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
+                VK_ACCESS_TRANSFER_WRITE_BIT);
+}
+
+/* Ends and submits the open batch. While the timer runs, every batch's work ends with the stop stamp: the last
+ * one before timer_stop leaves the end of the timed work there, and the interval holds no gap between
+ * submissions (about 12 us a call on an H100, which a stamp in a command buffer of its own counted). A stamp at
+ * the bottom of the pipe is written once every command before it has completed, so it needs no barrier; it goes
+ * before the barrier that makes the batch's writes visible to the host, which belongs to the batch's end (the
+ * host reading results) rather than to the timed ops, as a CUDA event leaves out the host's synchronization. */
 static VkResult flush(trr_vk_device *d, const char **what) {
     trr_vk_slot *s = d->recording;
     if (!s) return VK_SUCCESS;
     d->recording = NULL; /* even if the submission fails: the next op starts a new batch */
-    barrier(d, s->cmd, VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
     if (d->timer_running) {
-        d->fn.vkCmdResetQueryPool(s->cmd, d->queries, 1, 1);
+        /* timer_start reset the stop stamp's query with its own; a later batch that writes it again resets it
+         * first (then inside the interval, a cost that only intervals of several batches pay) */
+        if (d->timer_stamped) d->fn.vkCmdResetQueryPool(s->cmd, d->queries, 1, 1);
         d->fn.vkCmdWriteTimestamp(s->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, d->queries, 1);
+        d->timer_stamped = 1;
     }
+    barrier(d, s->cmd, VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
     *what = "vkEndCommandBuffer";
     VkResult r = d->fn.vkEndCommandBuffer(s->cmd);
     if (r != VK_SUCCESS) return r;
@@ -140,6 +154,7 @@ static trr_status open_batch(trr_context *ctx, trr_vk_device *d) {
     s->seq = d->next_seq++;
     s->ops = 0;
     s->bound = VK_NULL_HANDLE;
+    s->fenced = 0;
     d->next_slot = (d->next_slot + 1) % TRR_VK_SLOTS;
     d->recording = s;
     return TRR_OK;
@@ -151,9 +166,8 @@ trr_status trr_vk_begin(trr_context *ctx, VkCommandBuffer *out_cmd) {
     if (!d->recording) TRR_TRY(open_batch(ctx, d));
     trr_vk_slot *s = d->recording;
     s->ops++; /* counted here, so an op that fails after taking a descriptor set still counts against the pool */
-    barrier(d, s->cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
-            VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
-                VK_ACCESS_TRANSFER_WRITE_BIT);
+    if (!s->fenced) op_barrier(d, s->cmd);
+    s->fenced = 0;
     *out_cmd = s->cmd;
     return TRR_OK;
 }
@@ -199,16 +213,22 @@ trr_status trr_vk_synchronize(trr_context *ctx) {
 }
 
 /* The start stamp goes into the open batch (one is opened if none is): it waits for everything recorded before
- * it, so the interval covers only the timed work. */
+ * it, so the interval covers only the timed work. Before it go the queries' reset and the barrier the first
+ * timed op would begin with (that op then records none): what orders the timed work after the work before it
+ * stays out of the interval, as a CUDA event recorded after earlier work leaves that wait out. */
 trr_status trr_vk_timer_start(trr_context *ctx) {
     trr_vk_device *d = trr_vk_dev(ctx);
     if (!d->queries)
         return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: the compute queue of %s has no timestamps",
                          d->phys.props.deviceName);
     if (!d->recording) TRR_TRY(open_batch(ctx, d));
-    d->fn.vkCmdResetQueryPool(d->recording->cmd, d->queries, 0, 2);
-    d->fn.vkCmdWriteTimestamp(d->recording->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, d->queries, 0);
+    trr_vk_slot *s = d->recording;
+    d->fn.vkCmdResetQueryPool(s->cmd, d->queries, 0, 2);
+    op_barrier(d, s->cmd);
+    d->fn.vkCmdWriteTimestamp(s->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, d->queries, 0);
+    s->fenced = 1;
     d->timer_running = 1;
+    d->timer_stamped = 0;
     return TRR_OK;
 }
 

@@ -1,15 +1,18 @@
 #version 450
 // Row sums in f32, one workgroup per row, variant subgroup: each invocation reads 4-element vectors (VEC = 4,
-// where every row starts on a vector boundary) or single elements, four loads in flight per loop iteration;
-// each subgroup adds its invocations' sums with subgroupAdd and the first invocation adds the subgroups' sums
-// in order: one barrier where row_sum.comp's shared-memory tree takes log2(threads). z is f32 with element
-// stride zs0. Loops stay short for lavapipe's 65535-iteration budget (the host checks it, check_config).
+// where every row starts on a vector boundary) or single elements, LOADS of them per loop iteration, all issued
+// before any is added so that many loads are in flight; each subgroup adds its invocations' sums with
+// subgroupAdd and the first invocation adds the subgroups' sums in order: one barrier where row_sum.comp's
+// shared-memory tree takes log2(threads). z is f32 with element stride zs0. Loops stay short for lavapipe's
+// 65535-iteration budget (the host checks it, check_config).
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #include "common.glsl"
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint VEC = 1;
+layout(constant_id = 2) const uint LOADS = 4;
 #if defined(X_F16)
 #define XV f16vec4
 #elif defined(X_BF16)
@@ -28,32 +31,31 @@ void main() {
     uint t = gl_LocalInvocationID.x;
     uint wg = gl_WorkGroupSize.x;
     uint xb = pc.xo + row * pc.xs0;
-    float a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0;
+    float a[LOADS];
+    [[unroll]] for (uint i = 0u; i < LOADS; i++) a[i] = 0.0;
     uint tail = 0u; // first column the vector loop leaves
     if (VEC == 4u) {
         uint vb = xb / 4u, n4 = pc.cols / 4u, c = t;
-        for (; c + 3u * wg < n4; c += 4u * wg) {
-            vec4 v0 = XVF(xv[vb + c]), v1 = XVF(xv[vb + c + wg]);
-            vec4 v2 = XVF(xv[vb + c + 2u * wg]), v3 = XVF(xv[vb + c + 3u * wg]);
-            a0 += hsum(v0);
-            a1 += hsum(v1);
-            a2 += hsum(v2);
-            a3 += hsum(v3);
+        for (; c + (LOADS - 1u) * wg < n4; c += LOADS * wg) {
+            vec4 v[LOADS];
+            [[unroll]] for (uint i = 0u; i < LOADS; i++) v[i] = XVF(xv[vb + c + i * wg]);
+            [[unroll]] for (uint i = 0u; i < LOADS; i++) a[i] += hsum(v[i]);
         }
-        for (; c < n4; c += wg) a0 += hsum(XVF(xv[vb + c]));
+        for (; c < n4; c += wg) a[0] += hsum(XVF(xv[vb + c]));
         tail = n4 * 4u;
     } else {
         uint c = t;
-        for (; c + 3u * wg < pc.cols; c += 4u * wg) {
-            a0 += XF(x[xb + c]);
-            a1 += XF(x[xb + c + wg]);
-            a2 += XF(x[xb + c + 2u * wg]);
-            a3 += XF(x[xb + c + 3u * wg]);
+        for (; c + (LOADS - 1u) * wg < pc.cols; c += LOADS * wg) {
+            float v[LOADS];
+            [[unroll]] for (uint i = 0u; i < LOADS; i++) v[i] = XF(x[xb + c + i * wg]);
+            [[unroll]] for (uint i = 0u; i < LOADS; i++) a[i] += v[i];
         }
         tail = c - t; // the strided loop below finishes from here
     }
-    for (uint c = tail + t; c < pc.cols; c += wg) a1 += XF(x[xb + c]);
-    float s = subgroupAdd((a0 + a1) + (a2 + a3));
+    float s = 0.0;
+    for (uint c = tail + t; c < pc.cols; c += wg) s += XF(x[xb + c]);
+    [[unroll]] for (uint i = 0u; i < LOADS; i++) s += a[i];
+    s = subgroupAdd(s);
     if (subgroupElect()) s_part[gl_SubgroupID] = s;
     barrier();
     if (t == 0u) {

@@ -1,9 +1,14 @@
 #version 450
 // Row softmax with the row in registers, one workgroup per row: each invocation loads its VPT 4-element vectors
-// (spaced one workgroup apart, coalesced) in one go, the row maximum and the sum of exp(x - max) are reduced
-// with subgroup operations and one shared word per subgroup, and the results are written from the registers,
-// so the row is read once and exp is evaluated once per element. The host uses it when rows are 4-aligned and
-// fit (cols <= 4 * VPT * workgroup size) and the device has subgroup arithmetic; else softmax.comp runs.
+// (spaced one workgroup apart, coalesced) in one go, so the row is read once and exp is evaluated once per
+// element. One barrier: each subgroup takes its own maximum m_s (subgroupMax) and the sum of exp(x - m_s) over
+// its elements (subgroupAdd) and leaves the pair in shared memory; every invocation then merges the pairs into
+// the row's maximum M and sum S = sum of s_s·exp(m_s - M), and writes exp(x - m_s)·(exp(m_s - M) / S) from its
+// registers. The host uses it when rows are 4-aligned and fit (cols <= 4 * VPT * workgroup size) and the device
+// has subgroup arithmetic; else softmax.comp runs.
+// -inf is a masked entry (and pads the vectors past the row's end): a subgroup that saw nothing else keeps
+// m_s = -inf and s_s = 0 and adds nothing; a row of -inf alone gets M = -inf and comes out NaN, as SPEC.md's
+// float64 definition gives.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_KHR_shader_subgroup_basic : require
@@ -50,29 +55,33 @@ void main() {
         if (c < n4) v[i] = XVF(xv[xb + c]);
         m = max(m, max(max(v[i].x, v[i].y), max(v[i].z, v[i].w)));
     }
-    m = subgroupMax(m);
-    if (subgroupElect()) s_max[gl_SubgroupID] = m;
-    barrier();
-    m = s_max[0];
-    for (uint i = 1; i < gl_NumSubgroups; i++) m = max(m, s_max[i]);
-
+    float ms = subgroupMax(m);
+    // exp(-inf - -inf) is NaN: a subgroup of masked entries alone takes them against 0, which gives exactly 0
+    float base = ms == NEG_INF ? 0.0 : ms;
     float s = 0.0;
     [[unroll]] for (uint i = 0; i < VPT; i++) {
-        uint c = t + i * wg;
-        if (c < n4) {
-            v[i] = exp(v[i] - m);
-            s += (v[i].x + v[i].y) + (v[i].z + v[i].w);
-        }
+        v[i] = exp(v[i] - base);
+        s += (v[i].x + v[i].y) + (v[i].z + v[i].w);
     }
     s = subgroupAdd(s);
-    if (subgroupElect()) s_sum[gl_SubgroupID] = s;
+    if (subgroupElect()) {
+        s_max[gl_SubgroupID] = ms;
+        s_sum[gl_SubgroupID] = s;
+    }
     barrier();
-    s = s_sum[0];
-    for (uint i = 1; i < gl_NumSubgroups; i++) s += s_sum[i];
-
-    float inv = 1.0 / s;
+    float mm = NEG_INF;
+    for (uint i = 0; i < gl_NumSubgroups; i++) mm = max(mm, s_max[i]);
+    float total = 0.0;
+    for (uint i = 0; i < gl_NumSubgroups; i++) {
+        float si = s_sum[i];
+        // a subgroup of masked entries alone adds nothing (its sum is 0; its exp factor may be NaN)
+        if (si != 0.0 || mm == NEG_INF) total += si * exp(s_max[i] - mm);
+    }
+    // a subgroup of masked entries alone holds zeros and writes zeros (exp(0 - mm) may overflow), unless the
+    // whole row is masked: then mm is -inf and the row comes out NaN
+    float scale = ms == NEG_INF && mm != NEG_INF ? 0.0 : exp(base - mm) / total;
     [[unroll]] for (uint i = 0; i < VPT; i++) {
         uint c = t + i * wg;
-        if (c < n4) zv[zb + c] = ZVC(v[i] * inv);
+        if (c < n4) zv[zb + c] = ZVC(v[i] * scale);
     }
 }

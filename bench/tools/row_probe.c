@@ -1,0 +1,147 @@
+/* trr_row_probe: what the device timer holds around one row-wise op besides the op's own work, as the bench
+ * times it (a 256 MiB fill before every repetition, then trr_timer_start, the calls, trr_timer_stop). Prints
+ * the median over the repetitions of: an empty interval, with and without the fill before it; a 1x256 softmax;
+ * k = 1, 2, 4 calls of the op on k distinct operand pairs (so each reads cold memory) in one interval, whose
+ * slope is the op's cost in a run of calls and whose intercept the interval's fixed cost; and one call without
+ * the fill before it (the L2 then holds no written lines to write back), and one after the fill and an untimed
+ * call of the same op on a single row (which leaves the op's pipeline bound). Public API only:
+ * `trr_row_probe --device vulkan:0 --op softmax --rows 4096 --cols 256 --reps 30`. */
+#define _POSIX_C_SOURCE 200809L
+#include "trireme.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_K 4
+#define FLUSH_BYTES ((size_t)256 << 20)
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n) {
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static int check(trr_context *ctx, trr_status st, const char *what) {
+    if (st == TRR_OK) return 0;
+    fprintf(stderr, "trr_row_probe: %s: %s: %s\n", what, trr_status_name(st), ctx ? trr_last_error(ctx) : "");
+    return 1;
+}
+
+typedef struct probe {
+    trr_context *ctx;
+    trr_buffer *flush;
+    int softmax;
+    trr_tensor x[MAX_K], z[MAX_K], tx, tz, px, pz; /* px, pz: one row of the op's width */
+} probe;
+
+static int call(probe *p, const trr_tensor *x, const trr_tensor *z) {
+    return check(p->ctx, p->softmax ? trr_softmax(p->ctx, x, z) : trr_row_sum(p->ctx, x, z), "op");
+}
+
+/* One interval: the fill (if asked; 2: and then the untimed one-row call), then the timer around k calls
+ * (k = 0: nothing; k < 0: the tiny softmax). */
+static int interval(probe *p, int fill, int k, int rep, double *out_us) {
+    double ms = 0;
+    if (fill && check(p->ctx, trr_buffer_fill(p->ctx, p->flush, 0, FLUSH_BYTES, (uint8_t)(rep * 17 + 1)), "fill"))
+        return 1;
+    if (fill == 2 && call(p, &p->px, &p->pz)) return 1;
+    if (check(p->ctx, trr_timer_start(p->ctx), "timer_start")) return 1;
+    if (k < 0 && check(p->ctx, trr_softmax(p->ctx, &p->tx, &p->tz), "tiny softmax")) return 1;
+    /* without the fill, one call a repetition goes round the operand pairs, so it reads memory the last few
+     * repetitions did not (where they are larger than the L2) */
+    const int first = fill || k != 1 ? 0 : rep % MAX_K;
+    for (int i = first; i < first + k; i++)
+        if (call(p, &p->x[i], &p->z[i])) return 1;
+    if (check(p->ctx, trr_timer_stop(p->ctx, &ms), "timer_stop")) return 1;
+    *out_us = ms * 1e3;
+    return 0;
+}
+
+static int measure(probe *p, int fill, int k, int reps, double *out_us) {
+    double t[200];
+    for (int i = 0; i < 20; i++) /* warm-up, clocks up */
+        if (interval(p, 0, k, i, &t[0])) return 1;
+    for (int r = 0; r < reps; r++)
+        if (interval(p, fill, k, r, &t[r])) return 1;
+    *out_us = median(t, reps);
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    const char *device = "vulkan:0", *op = "softmax";
+    long rows = 4096, cols = 256;
+    int reps = 30;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (!strcmp(argv[i], "--device")) device = argv[i + 1];
+        else if (!strcmp(argv[i], "--op")) op = argv[i + 1];
+        else if (!strcmp(argv[i], "--rows")) rows = atol(argv[i + 1]);
+        else if (!strcmp(argv[i], "--cols")) cols = atol(argv[i + 1]);
+        else if (!strcmp(argv[i], "--reps")) reps = atoi(argv[i + 1]);
+        else {
+            fprintf(stderr, "usage: trr_row_probe [--device D] [--op softmax|row_sum] [--rows R] [--cols N] [--reps R]\n");
+            return 2;
+        }
+    }
+    if (rows < 1 || cols < 1 || reps < 1 || reps > 200 || (strcmp(op, "softmax") && strcmp(op, "row_sum"))) {
+        fprintf(stderr, "trr_row_probe: --op softmax|row_sum, --rows and --cols at least 1, --reps 1..200\n");
+        return 2;
+    }
+    probe p = {.softmax = !strcmp(op, "softmax")};
+    if (check(NULL, trr_context_create(device, &p.ctx), "opening the device")) return 1;
+    size_t in_bytes = (size_t)rows * (size_t)cols * 4, out_bytes = p.softmax ? in_bytes : (size_t)rows * 4;
+    trr_buffer *bx[MAX_K] = {0}, *bz[MAX_K] = {0}, *tiny = NULL, *pre = NULL;
+    int bad = check(p.ctx, trr_buffer_create(p.ctx, FLUSH_BYTES, &p.flush), "flush buffer") ||
+              check(p.ctx, trr_buffer_create(p.ctx, 2 * 256 * 4, &tiny), "tiny buffer") ||
+              check(p.ctx, trr_buffer_fill(p.ctx, tiny, 0, 2 * 256 * 4, 0x3c), "tiny fill") ||
+              check(p.ctx, trr_tensor_2d(tiny, 0, TRR_F32, 1, 256, 0, &p.tx), "tensor") ||
+              check(p.ctx, trr_tensor_2d(tiny, 256 * 4, TRR_F32, 1, 256, 0, &p.tz), "tensor") ||
+              check(p.ctx, trr_buffer_create(p.ctx, (size_t)cols * 8, &pre), "one-row buffer") ||
+              check(p.ctx, trr_buffer_fill(p.ctx, pre, 0, (size_t)cols * 8, 0x3c), "one-row fill") ||
+              check(p.ctx, trr_tensor_2d(pre, 0, TRR_F32, 1, cols, 0, &p.px), "tensor") ||
+              check(p.ctx, p.softmax ? trr_tensor_2d(pre, (size_t)cols * 4, TRR_F32, 1, cols, 0, &p.pz)
+                                     : trr_tensor_1d(pre, (size_t)cols * 4, TRR_F32, 1, &p.pz),
+                    "tensor");
+    for (int i = 0; !bad && i < MAX_K; i++) {
+        /* 0x3c3c3c3c is about 0.0115: every input finite, the softmax well defined */
+        bad = check(p.ctx, trr_buffer_create(p.ctx, in_bytes, &bx[i]), "x buffer") ||
+              check(p.ctx, trr_buffer_create(p.ctx, out_bytes, &bz[i]), "z buffer") ||
+              check(p.ctx, trr_buffer_fill(p.ctx, bx[i], 0, in_bytes, 0x3c), "x fill") ||
+              check(p.ctx, trr_tensor_2d(bx[i], 0, TRR_F32, rows, cols, 0, &p.x[i]), "tensor") ||
+              check(p.ctx, p.softmax ? trr_tensor_2d(bz[i], 0, TRR_F32, rows, cols, 0, &p.z[i])
+                                     : trr_tensor_1d(bz[i], 0, TRR_F32, rows, &p.z[i]),
+                    "tensor");
+    }
+    double e0 = 0, e1 = 0, tiny_us = 0, t[MAX_K + 1] = {0}, nofill = 0, bound = 0;
+    if (!bad) bad = measure(&p, 0, 0, reps, &e0) || measure(&p, 1, 0, reps, &e1) || measure(&p, 1, -1, reps, &tiny_us);
+    if (!bad) bad = measure(&p, 0, 1, reps, &nofill) || measure(&p, 2, 1, reps, &bound);
+    for (int k = 1; !bad && k <= MAX_K; k *= 2) bad = measure(&p, 1, k, reps, &t[k]);
+    if (!bad) {
+        trr_device_info info;
+        trr_config cfg;
+        if (trr_context_device(p.ctx, &info) == TRR_OK) printf("device: %s (%s)\n", info.spec, info.name);
+        if (trr_config_last(p.ctx, &cfg) == TRR_OK)
+            printf("config: threads %d block_n %d vector_width %d variant %d\n", cfg.threads, cfg.block_n,
+                   cfg.vector_width, (int)cfg.variant);
+        double slope = (t[4] - t[1]) / 3, bytes = (double)(in_bytes + out_bytes);
+        printf("%s %ldx%ld, medians of %d (us): empty %.2f, empty after the fill %.2f, 1x256 softmax after the "
+               "fill %.2f; k calls after the fill: k=1 %.2f (%.0f GB/s), k=2 %.2f, k=4 %.2f; per call in a run "
+               "%.2f (%.0f GB/s), fixed %.2f; k=1 without the fill %.2f, k=1 after the fill and a one-row "
+               "call %.2f\n",
+               op, rows, cols, reps, e0, e1, tiny_us, t[1], bytes / (t[1] * 1e3), t[2], t[4], slope,
+               bytes / (slope * 1e3), t[1] - slope, nofill, bound);
+    }
+    for (int i = 0; i < MAX_K; i++) {
+        trr_buffer_destroy(bx[i]);
+        trr_buffer_destroy(bz[i]);
+    }
+    trr_buffer_destroy(tiny);
+    trr_buffer_destroy(pre);
+    trr_buffer_destroy(p.flush);
+    trr_context_destroy(p.ctx);
+    return bad;
+}
