@@ -155,10 +155,13 @@ typedef struct trr_vk_slot {
     int in_flight;
 } trr_vk_slot;
 
+/* The most specialization constants a pipeline takes (the cooperative-matrix matmul has 15). */
+#define TRR_VK_MAX_SPEC 16
+
 typedef struct trr_vk_pipeline {
     struct trr_vk_pipeline *next;
     char shader[48];
-    uint32_t spec[16];
+    uint32_t spec[TRR_VK_MAX_SPEC];
     int nspec;
     VkPipeline handle;
 } trr_vk_pipeline;

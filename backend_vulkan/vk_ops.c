@@ -36,7 +36,7 @@ static trr_status bind_operand(trr_context *ctx, const trr_operand *o, int64_t e
 
 typedef struct dispatch {
     const char *shader;
-    uint32_t spec[16];
+    uint32_t spec[TRR_VK_MAX_SPEC];
     int nspec;
     const trr_operand *ops[3]; /* x, y, z; y may repeat x */
     int64_t extent[3];

@@ -224,10 +224,12 @@ trr_status trr_vk_pipeline_get(trr_context *ctx, const char *shader, const uint3
             *out = p->handle;
             return TRR_OK;
         }
-    if (nspec > 12) return trr_error(ctx, TRR_ERR_INTERNAL, "vulkan: too many specialization constants");
+    if (nspec > TRR_VK_MAX_SPEC)
+        return trr_error(ctx, TRR_ERR_INTERNAL, "vulkan: %s: %d specialization constants, at most %d", shader, nspec,
+                         TRR_VK_MAX_SPEC);
     VkShaderModule module = VK_NULL_HANDLE;
     TRR_TRY(get_module(ctx, d, shader, &module));
-    VkSpecializationMapEntry entries[12];
+    VkSpecializationMapEntry entries[TRR_VK_MAX_SPEC];
     for (int i = 0; i < nspec; i++)
         entries[i] = (VkSpecializationMapEntry){.constantID = (uint32_t)i, .offset = 4u * (uint32_t)i, .size = 4};
     VkSpecializationInfo si = {
