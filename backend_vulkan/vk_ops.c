@@ -571,6 +571,7 @@ static trr_status run_matmul_whole(trr_context *ctx, const trr_call *c) {
                              (uint32_t)c->trans_a, (uint32_t)c->trans_b, (uint32_t)c->epilogue,
                              (uint32_t)c->config.stages, fold, (uint32_t)g.tm, (uint32_t)g.tn, (uint32_t)g.tk,
                              (uint32_t)g.sg};
+        _Static_assert(sizeof spec <= sizeof w.spec, "more specialization constants than a pipeline takes");
         memcpy(w.spec, spec, sizeof spec);
         w.nspec = cm2 ? 9 : 15;
         matmul_operands(c, &w);
