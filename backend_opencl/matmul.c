@@ -2,6 +2,8 @@
  * The mma variant (kernels/opencl/matmul_mma.cl) takes the layout as build options too. */
 #include "opencl.h"
 
+#include "matmul_fold.h"
+
 #define ARG(i, v) TRR_TRY(trr_cl_set_arg(ctx, k, (cl_uint)(i), sizeof(v), &(v)))
 
 /* Whether an operand's rows start on 16-byte boundaries in every batch, so matmul_mma.cl reads them as whole
@@ -96,6 +98,8 @@ trr_status trr_cl_run_matmul(trr_context *ctx, const trr_call *call) {
     if (((const trr_cl_dev *)ctx->dev)->info.is_gpu)
         trr_cl_opt(options, sizeof options, " -DTRANS_A=%d -DTRANS_B=%d -DVEC_A=%d -DVEC_B=%d -DVEC_C=%d", ta, tb, va,
                    vb, vc);
+    uint32_t fold = trr_matmul_fold_tiles(call, TRR_MATMUL_SIMT_FOLD_FROM_K);
+    if (fold) trr_cl_opt(options, sizeof options, " -DFOLD=%u", fold);
     cl_kernel k;
     TRR_TRY(trr_cl_get_kernel(ctx, "matmul.cl", options, "matmul", &k));
     TRR_TRY(matmul_args(ctx, k, call));

@@ -2,6 +2,8 @@
  * (the config it runs with comes from vk_config.c). */
 #include "vk_config.h"
 
+#include "matmul_fold.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -562,9 +564,7 @@ static trr_status run_matmul_whole(trr_context *ctx, const trr_call *c) {
          * (matmul_coop.comp says why). The second set of accumulators costs registers (H200 f16 8192^3: 224 ->
          * 124 TFLOPS), and f16 outputs stay inside their own bound without it (K = 131075: 0.17 of the bound),
          * so only the f32 output folds (bf16 outputs: their bound is wider still). cm2 leaves accumulation to the driver. */
-        const uint32_t fold = c->z.dtype == TRR_F32 && c->k > 4096
-                                  ? (uint32_t)(512 / c->config.block_k > 0 ? 512 / c->config.block_k : 1)
-                                  : 0;
+        const uint32_t fold = trr_matmul_fold_tiles(c, 4096);
         const trr_vk_coop_geom g = trr_vk_coop_geometry(trr_vk_dev(ctx), v, c->x.dtype);
         uint32_t spec[15] = {(uint32_t)c->config.threads, (uint32_t)c->config.block_m, (uint32_t)c->config.block_n,
                              (uint32_t)c->config.block_k, (uint32_t)trr_vk_coop_wm(&c->config, g), (uint32_t)c->config.group_m,
@@ -601,11 +601,13 @@ static trr_status run_matmul_whole(trr_context *ctx, const trr_call *c) {
     const int vec_a = c->x.offset % 4 == 0 && c->x.stride0 % 4 == 0 && (c->batch <= 1 || c->x.batch_stride % 4 == 0);
     const int vec_b = c->y.offset % 4 == 0 && c->y.stride0 % 4 == 0 && (c->batch <= 1 || c->y.batch_stride % 4 == 0);
     const int vec_c = c->z.offset % 4 == 0 && c->z.stride0 % 4 == 0 && (c->batch <= 1 || c->z.batch_stride % 4 == 0);
-    uint32_t spec[11] = {(uint32_t)c->config.threads, (uint32_t)c->config.block_m, (uint32_t)c->config.block_n,
+    uint32_t spec[12] = {(uint32_t)c->config.threads, (uint32_t)c->config.block_m, (uint32_t)c->config.block_n,
                          (uint32_t)c->config.block_k, (uint32_t)tm, (uint32_t)tn, (uint32_t)c->config.group_m,
-                         (uint32_t)c->trans_a, (uint32_t)c->trans_b, (uint32_t)c->epilogue, (uint32_t)c->config.stages};
+                         (uint32_t)c->trans_a, (uint32_t)c->trans_b, (uint32_t)c->epilogue, (uint32_t)c->config.stages,
+                         trr_matmul_fold_tiles(c, TRR_MATMUL_SIMT_FOLD_FROM_K)};
+    _Static_assert(sizeof spec <= sizeof w.spec, "more specialization constants than a pipeline takes");
     memcpy(w.spec, spec, sizeof spec);
-    w.nspec = 11;
+    w.nspec = 12;
     matmul_operands(c, &w);
     w.push.pad = (vec_a ? 1u : 0u) | (vec_b ? 2u : 0u) | (vec_c ? 4u : 0u);
     return run_dispatch(ctx, &w);

@@ -11,7 +11,12 @@
  * TRANS_A, TRANS_B, VEC_A, VEC_B, VEC_C are build options on GPUs, so each layout compiles to straight-line
  * code; without them (PoCL, where a compile takes about a second) the kernel's last five arguments carry the
  * same flags as uniform branches, and one program serves every layout. The epilogue is always an argument.
- * Arithmetic is true f32: fma() only, no fast-math or mad-enable. */
+ * Arithmetic is true f32: fma() only, no fast-math or mad-enable.
+ * FOLD (build option, long K with an f32 C; core/matmul_fold.h says why): every FOLD K tiles the accumulators are
+ * added into a second set and restarted. */
+#ifndef FOLD
+#define FOLD 0
+#endif
 
 #define THREADS (RT * CT)
 #define TM (BLOCK_M / RT)
@@ -121,6 +126,13 @@ __kernel __attribute__((reqd_work_group_size(RT * CT, 1, 1))) void matmul(
     for (int i = 0; i < TM; i++)
 #pragma unroll
         for (int j = 0; j < TN; j++) acc[i][j] = 0.0f;
+#if FOLD
+    float folded[TM][TN];
+#pragma unroll
+    for (int i = 0; i < TM; i++)
+#pragma unroll
+        for (int j = 0; j < TN; j++) folded[i][j] = 0.0f;
+#endif
 
     /* Global -> registers for the K tile at k0. A stored row is m (k when transposed), its chunk runs along the
      * other index; so for B with n and k swapped. */
@@ -198,9 +210,26 @@ __kernel __attribute__((reqd_work_group_size(RT * CT, 1, 1))) void matmul(
 #pragma unroll
                 for (int j = 0; j < TN; j++) acc[i][j] = fma(av[i], bv[j], acc[i][j]);
         }
+#if FOLD
+        if ((t + 1) % FOLD == 0) {
+#pragma unroll
+            for (int i = 0; i < TM; i++)
+#pragma unroll
+                for (int j = 0; j < TN; j++) {
+                    folded[i][j] += acc[i][j];
+                    acc[i][j] = 0.0f;
+                }
+        }
+#endif
         if (t + 1 < ktiles) STORE_TILES(cur ^ 1);
         barrier(CLK_LOCAL_MEM_FENCE);
     }
+#if FOLD
+#pragma unroll
+    for (int i = 0; i < TM; i++)
+#pragma unroll
+        for (int j = 0; j < TN; j++) acc[i][j] += folded[i][j];
+#endif
 
     /* C in runs of four columns: one 16-byte store where an f32 C keeps the alignment (VC) and the run is whole */
 #pragma unroll

@@ -34,6 +34,10 @@ layout(constant_id = 7) const uint TRANS_A = 0;
 layout(constant_id = 8) const uint TRANS_B = 0;
 layout(constant_id = 9) const uint EPI = 0; // 0 none, 1 relu, 2 leaky_relu, 3 gelu (trr_epilogue)
 layout(constant_id = 10) const uint STAGES = 1; // shared buffers: 1 or 2
+// Long K (the host sets it past 16384 for f32 outputs): every FOLD slices the accumulators are added into a second
+// set and restarted, so each sum grows over a few hundred terms instead of all K (at K = 131075 one running f32
+// sum came to 1.01 times SPEC's 1e-5 Frobenius bound). 0: off, and the second set is compiled out.
+layout(constant_id = 11) const uint FOLD = 0;
 
 #if defined(X_F16)
 #define XV f16vec4
@@ -170,6 +174,9 @@ void main() {
 
     float acc[TM * TN];
     [[unroll]] for (uint i = 0; i < TM * TN; i++) acc[i] = 0.0;
+    float folded[TM * TN];
+    if (FOLD != 0u)
+        [[unroll]] for (uint i = 0; i < TM * TN; i++) folded[i] = 0.0;
     float a[TM];
     float b[TN];
 
@@ -210,10 +217,18 @@ void main() {
             [[unroll]] for (uint i = 0; i < TM; i++)
                 [[unroll]] for (uint j = 0; j < TN; j++) acc[i * TN + j] = fma(a[i], b[j], acc[i * TN + j]);
         }
+        if (FOLD != 0u && (kt + 1u) % FOLD == 0u) {
+            [[unroll]] for (uint i = 0; i < TM * TN; i++) {
+                folded[i] += acc[i];
+                acc[i] = 0.0;
+            }
+        }
         if (STAGES == 1u) barrier(); // every invocation is done with the buffer before it is overwritten
         if (more) store_slice(STAGES == 2u ? s ^ 1u : 0u);
         barrier();
     }
+    if (FOLD != 0u)
+        [[unroll]] for (uint i = 0; i < TM * TN; i++) acc[i] += folded[i];
 
     [[unroll]] for (uint i = 0; i < TM; i++) {
         uint gm = m0 + (i / VA) * (VA * TYC) + ty * VA + i % VA;
