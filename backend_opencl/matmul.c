@@ -69,6 +69,9 @@ static trr_status run_mma(trr_context *ctx, const trr_call *call) {
     cl_int avec = rows_aligned(&call->x), bvec = rows_aligned(&call->y);
     ARG(17, avec);
     ARG(18, bvec);
+    /* outputs move in pairs: even row starts in every batch (buffers are aligned far beyond 8 bytes) */
+    cl_int cpair = call->z.stride0 % 2 == 0 && call->z.offset % 2 == 0 && call->z.batch_stride % 2 == 0;
+    ARG(19, cpair);
     return launch_tiles(ctx, k, call);
 }
 
