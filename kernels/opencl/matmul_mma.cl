@@ -14,7 +14,8 @@
  * Layouts are build options here, unlike matmul.cl: a run-time branch around the ldmatrix forms in the inner
  * loop costs more than the extra programs.
  * Build options: BLOCK_M, BLOCK_N, BLOCK_K (multiple of 16), GROUP_M, WARPS_M, WARPS_N, STAGES, CP_ASYNC (1:
- * STAGES tiles in flight through cp.async; 0: two stages through registers), TRANS_A, TRANS_B, ADDR_MODE (how a
+ * STAGES tiles in flight through cp.async; 0: two stages through registers), MMA_PIPE (with CP_ASYNC: 1 loads
+ * the fragments of the next k step during the mma of this one), TRANS_A, TRANS_B, ADDR_MODE (how a
  * __local pointer becomes a shared-window address: 0 a cast, 1 cvta.to.shared; the probe says which computes
  * right), X_DT = Y_DT (1 f16 or 2 bf16), Z_DT. */
 
@@ -193,9 +194,6 @@ static inline void store_pair(__global z_t *c, int gm, int gn, int M, int N, int
  * the one accumulator. */
 #define PROMOTE (Z_DT == DT_F32)
 
-#ifndef MMA_PIPE
-#define MMA_PIPE 0
-#endif
 
 __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void matmul_mma(
     __global const ushort *a, long aoff, int lda, __global const ushort *b, long boff, int ldb, __global z_t *c,
@@ -381,7 +379,8 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void matmul_mma(
 #if MMA_PIPE
     /* Fragments software-pipelined: those of k step kk + 1 load while the mma of step kk issue (two register
      * sets), across tiles too. The barrier that publishes tile t + 1 sits before the last k step of tile t;
-     * the refill of the stage tile t - 1 freed is issued at the first k step of tile t, after that barrier. */
+     * the refill of the stage tile t - 1 freed is issued at the first k step of tile t, after that barrier, so
+     * tile t + 1 has had STAGES - 2 tiles of time to arrive (the host pipelines only from three stages on). */
 #define KSTEPS (BLOCK_K / 16)
 #define LOAD_FRAGS(abuf, bbuf, kk, af, bf)                                                                     \
     do {                                                                                                       \
@@ -391,34 +390,43 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void matmul_mma(
             LDSM_B((bf)[p], (bbuf) + TILE_OFF(B_ROW(p, kk), B_CH(p, kk), B_INNER / 8));                        \
     } while (0)
     uint af[2][MT][4], bf[2][NT / 2][4];
+    /* Register set of k step kk of a tile with parity par: the sets alternate over all k steps, so with an odd
+     * number of steps per tile the loop below runs two tiles per iteration and every index stays constant. */
+#define FSET(par, kk) (((par) * KSTEPS + (kk)) & 1)
+#define PIPE_TILE(t, par)                                                                                      \
+    do {                                                                                                       \
+        const int next = (t) + STAGES - 1;                                                                     \
+        _Pragma("unroll") for (int kk = 0; kk < KSTEPS; kk++) {                                                \
+            if (kk == 0) {                                                                                     \
+                if (next < ktiles) ISSUE(ws, next * BLOCK_K);                                                  \
+                CP_COMMIT();                                                                                   \
+                ws = ws + 1 == STAGES ? 0 : ws + 1;                                                            \
+            }                                                                                                  \
+            if (kk == KSTEPS - 1) {                                                                            \
+                CP_WAIT(STAGES - 2);                                                                           \
+                barrier(CLK_LOCAL_MEM_FENCE);                                                                  \
+                rs = rs + 1 == STAGES ? 0 : rs + 1;                                                            \
+            }                                                                                                  \
+            LOAD_FRAGS(as_base + (uint)(rs * A_TILE * 2), bs_base + (uint)(rs * B_TILE * 2), (kk + 1) % KSTEPS, \
+                       af[FSET(par, kk + 1)], bf[FSET(par, kk + 1)]);                                          \
+            _Pragma("unroll") for (int f = 0; f < MT; f++) _Pragma("unroll") for (int n = 0; n < NT; n++)      \
+                MMA(acc[f][n], af[FSET(par, kk)][f], bf[FSET(par, kk)][n / 2][(n % 2) * 2],                    \
+                    bf[FSET(par, kk)][n / 2][(n % 2) * 2 + 1]);                                                \
+        }                                                                                                      \
+        PROMOTE_ACC();                                                                                         \
+    } while (0)
     CP_WAIT(STAGES - 2);
     barrier(CLK_LOCAL_MEM_FENCE);
     int rs = 0, ws = STAGES - 1;
     LOAD_FRAGS(as_base, bs_base, 0, af[0], bf[0]);
-    for (int t = 0; t < ktiles; t++) {
-        const int next = t + STAGES - 1;
-#pragma unroll
-        for (int kk = 0; kk < KSTEPS; kk++) {
-            if (kk == 0) {
-                if (next < ktiles) ISSUE(ws, next * BLOCK_K);
-                CP_COMMIT();
-                ws = ws + 1 == STAGES ? 0 : ws + 1;
-            }
-            if (kk == KSTEPS - 1) {
-                CP_WAIT(STAGES - 2);
-                barrier(CLK_LOCAL_MEM_FENCE);
-                rs = rs + 1 == STAGES ? 0 : rs + 1;
-            }
-            LOAD_FRAGS(as_base + (uint)(rs * A_TILE * 2), bs_base + (uint)(rs * B_TILE * 2), (kk + 1) % KSTEPS,
-                       af[(kk + 1) & 1], bf[(kk + 1) & 1]);
-#pragma unroll
-            for (int f = 0; f < MT; f++)
-#pragma unroll
-                for (int n = 0; n < NT; n++)
-                    MMA(acc[f][n], af[kk & 1][f], bf[kk & 1][n / 2][(n % 2) * 2], bf[kk & 1][n / 2][(n % 2) * 2 + 1]);
-        }
-        PROMOTE_ACC();
+#if KSTEPS % 2
+    for (int t = 0; t < ktiles; t += 2) {
+        PIPE_TILE(t, 0);
+        if (t + 1 < ktiles) PIPE_TILE(t + 1, 1);
     }
+#else
+    for (int t = 0; t < ktiles; t++) PIPE_TILE(t, 0);
+#endif
 #else
     for (int t = 0; t < ktiles; t++) {
         CP_WAIT(STAGES - 2);
