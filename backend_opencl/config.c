@@ -61,7 +61,10 @@ void trr_cl_choose_config(trr_context *ctx, trr_call *call) {
     if (call->op == TRR_OP_MATMUL && c->variant == TRR_VARIANT_MMA) {
         /* 128x128x32 tiles in three cp.async stages fill the 48 KiB of local memory NVIDIA's OpenCL allows; 4
          * warps of 64x64 outran 8 of 64x32 by 1.2x at 8192^3 on an H200, and no other tile measured was ahead by
-         * more than noise (bench/results/2026-11-23-h200-opencl-mma.txt). An f32 C keeps a second set of
+         * more than noise (bench/results/2026-11-23-h200-opencl-mma.txt). With the fragments pipelined it stays
+         * ahead: 253 TFLOPS at 4096^3 against 240 for 128x256x16 (3 stages, 8 warps), 237 for 128x128x16 (4
+         * stages), 181 and 175 for 64x128x32 and 128x64x32 (4 stages), same run
+         * (bench/results/2026-11-23-h200-opencl-mma-2.txt). An f32 C keeps a second set of
          * accumulators (matmul_mma.cl: PROMOTE), so it takes 8 warps. 64x64 tiles with 4 warps of 32x32 while
          * 128-wide tiles would not fill two waves. */
         int units = dev->info.compute_units > 0 ? dev->info.compute_units : 64;
@@ -118,19 +121,21 @@ void trr_cl_choose_config(trr_context *ctx, trr_call *call) {
         break;
     case TRR_OP_MATMUL:
         if (gpu) {
-            /* The CUDA backend's SIMT ladder (8x8 outputs per work-item): the largest tile that still gives every
-             * compute unit a work-group. H200, same run (bench/results/2026-11-23-h200-opencl-f32.txt): 128x128x8
-             * ran 40.5 TFLOPS at 4096^3 against 37.6 for 128x128x16 and 33.2 for 128x64x8; group_m 4 or 16 within
-             * 0.5%. */
+            /* The CUDA backend's SIMT ladder (8x8 outputs per work-item), topped by 256x128 tiles (16x8 each):
+             * the largest tile that still gives every compute unit a work-group. H200, same run
+             * (bench/results/2026-11-23-h200-opencl-f32.txt): 128x128x8 ran 40.5 TFLOPS at 4096^3 against 37.6
+             * for 128x128x16 and 33.2 for 128x64x8; group_m 4 or 16 within 0.5%. 256x128x8 over 256 work-items
+             * then ran 45.3 against 40.6 for 128x128x8 (bench/results/2026-11-23-h200-opencl-mma-2.txt). */
             int units = dev->info.compute_units > 0 ? dev->info.compute_units : 64;
             int64_t batch = call->batch > 1 ? call->batch : 1;
+            int64_t t256 = ((call->rows + 255) / 256) * ((call->cols + 127) / 128) * batch;
             int64_t t128 = ((call->rows + 127) / 128) * ((call->cols + 127) / 128) * batch;
             int64_t t64 = ((call->rows + 127) / 128) * ((call->cols + 63) / 64) * batch;
-            int big = t128 >= units, mid = !big && t64 >= units;
-            set_if_zero(&c->block_m, big || mid ? 128 : 64);
-            set_if_zero(&c->block_n, big ? 128 : 64);
-            set_if_zero(&c->block_k, big || mid ? 8 : 16);
-            set_if_zero(&c->threads, big ? 256 : mid ? 128 : 64);
+            int huge = t256 >= units, big = !huge && t128 >= units, mid = !huge && !big && t64 >= units;
+            set_if_zero(&c->block_m, huge ? 256 : big || mid ? 128 : 64);
+            set_if_zero(&c->block_n, huge || big ? 128 : 64);
+            set_if_zero(&c->block_k, huge || big || mid ? 8 : 16);
+            set_if_zero(&c->threads, huge || big ? 256 : mid ? 128 : 64);
         } else {
             set_if_zero(&c->block_m, 64);
             set_if_zero(&c->block_n, 64);

@@ -61,7 +61,12 @@ static trr_status run_mma(trr_context *ctx, const trr_call *call) {
     trr_cl_opt(options, sizeof options,
                " -DBLOCK_M=%d -DBLOCK_N=%d -DBLOCK_K=%d -DGROUP_M=%d -DWARPS_M=%d -DWARPS_N=%d", cfg->block_m,
                cfg->block_n, cfg->block_k, cfg->group_m, wm, wn);
-    trr_cl_opt(options, sizeof options, " -DSTAGES=%d -DCP_ASYNC=%d", cfg->stages, dev->mma.cp_async);
+    /* Fragments pipelined across k steps from three stages on: with two, the tile refilled at a tile's first k
+     * step would be waited for at its last (H200, 4096^3 f16, same run: 128x128x32 with 3 stages 252 TFLOPS
+     * pipelined against 250; with 2 stages 218 against 226; bench/results/2026-11-23-h200-opencl-mma-2.txt). */
+    int pipe = dev->mma.cp_async && cfg->stages >= 3;
+    trr_cl_opt(options, sizeof options, " -DSTAGES=%d -DCP_ASYNC=%d -DMMA_PIPE=%d", cfg->stages, dev->mma.cp_async,
+               pipe);
     trr_cl_opt(options, sizeof options, " -DTRANS_A=%d -DTRANS_B=%d -DADDR_MODE=%d -DX_DT=%d -DY_DT=%d -DZ_DT=%d",
                call->trans_a ? 1 : 0, call->trans_b ? 1 : 0, dev->mma.addr_mode, trr_cl_dtype_code(call->x.dtype),
                trr_cl_dtype_code(call->y.dtype), trr_cl_dtype_code(call->z.dtype));
@@ -71,6 +76,9 @@ static trr_status run_mma(trr_context *ctx, const trr_call *call) {
     cl_int avec = rows_aligned(&call->x), bvec = rows_aligned(&call->y);
     ARG(17, avec);
     ARG(18, bvec);
+    /* outputs move in pairs: even row starts in every batch (buffers are aligned far beyond 8 bytes) */
+    cl_int cpair = call->z.stride0 % 2 == 0 && call->z.offset % 2 == 0 && call->z.batch_stride % 2 == 0;
+    ARG(19, cpair);
     return launch_tiles(ctx, k, call);
 }
 

@@ -14,7 +14,8 @@
  * Layouts are build options here, unlike matmul.cl: a run-time branch around the ldmatrix forms in the inner
  * loop costs more than the extra programs.
  * Build options: BLOCK_M, BLOCK_N, BLOCK_K (multiple of 16), GROUP_M, WARPS_M, WARPS_N, STAGES, CP_ASYNC (1:
- * STAGES tiles in flight through cp.async; 0: two stages through registers), TRANS_A, TRANS_B, ADDR_MODE (how a
+ * STAGES tiles in flight through cp.async; 0: two stages through registers), MMA_PIPE (with CP_ASYNC: 1 loads
+ * the fragments of the next k step during the mma of this one), TRANS_A, TRANS_B, ADDR_MODE (how a
  * __local pointer becomes a shared-window address: 0 a cast, 1 cvta.to.shared; the probe says which computes
  * right), X_DT = Y_DT (1 f16 or 2 bf16), Z_DT. */
 
@@ -159,15 +160,32 @@ static inline void copy_chunk(__local ushort *tile, uint dst, __global const ush
         *(__local uint4 *)((__local uchar *)tile + dst) = load_chunk_slow(p, row, col, rows, cols, ld);
     }
 }
+/* A whole in-range aligned chunk: the interior tiles' copies, with no bounds to test. */
+static inline void copy_chunk_fast(uint dst, __global const ushort *src) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(src) : "memory");
+}
 #define CP_COMMIT() asm volatile("cp.async.commit_group;" ::: "memory")
 #define CP_WAIT(n) asm volatile("cp.async.wait_group %0;" ::"n"(n) : "memory")
 #endif
 
+/* Two adjacent outputs (gn even); pair: ldc and C's offset are even, so an in-range pair is one aligned store. */
 static inline void store_pair(__global z_t *c, int gm, int gn, int M, int N, int ldc, float v0, float v1, int epi,
-                              float alpha) {
+                              float alpha, int pair) {
     if (gm >= M) return;
-    if (gn < N) STORE_Z(epilogue(v0, epi, alpha), c, gm * ldc + gn);
-    if (gn + 1 < N) STORE_Z(epilogue(v1, epi, alpha), c, gm * ldc + gn + 1);
+    v0 = epilogue(v0, epi, alpha);
+    v1 = epilogue(v1, epi, alpha);
+    if (pair && gn + 1 < N) {
+#if Z_DT == DT_F32
+        *(__global float2 *)(c + gm * ldc + gn) = (float2)(v0, v1);
+#elif Z_DT == DT_F16
+        vstore_half2_rte((float2)(v0, v1), 0, c + gm * ldc + gn);
+#else
+        *(__global uint *)(c + gm * ldc + gn) = (uint)trr_f2bf(v0) | (uint)trr_f2bf(v1) << 16;
+#endif
+        return;
+    }
+    if (gn < N) STORE_Z(v0, c, gm * ldc + gn);
+    if (gn + 1 < N) STORE_Z(v1, c, gm * ldc + gn + 1);
 }
 
 /* An f32 C is held to 1e-5 (SPEC.md) at any K, and the tensor cores truncate as they accumulate: their f32 sum
@@ -176,10 +194,11 @@ static inline void store_pair(__global z_t *c, int gm, int gn, int M, int N, int
  * the one accumulator. */
 #define PROMOTE (Z_DT == DT_F32)
 
+
 __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void matmul_mma(
     __global const ushort *a, long aoff, int lda, __global const ushort *b, long boff, int ldb, __global z_t *c,
     long coff, int ldc, int M, int N, int K, int epi, float alpha, long a_bstride, long b_bstride, long c_bstride,
-    int a_vec, int b_vec) {
+    int a_vec, int b_vec, int c_pair) {
     __local ushort as_[STAGES * A_TILE] __attribute__((aligned(16)));
     __local ushort bs_[STAGES * B_TILE] __attribute__((aligned(16)));
 
@@ -214,6 +233,35 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void matmul_mma(
         b_i[i] = (e % (B_INNER / 8)) * 8;
         b_dst[i] = TILE_OFF(b_o[i], b_i[i] / 8, B_INNER / 8);
     }
+
+    /* Interior tiles (every row and column in range, rows 16-byte aligned) copy without bounds tests: a chunk's
+     * source is the k tile's corner plus a fixed offset. */
+    const int a_inner = a_vec && m0 + BLOCK_M <= M, b_inner = b_vec && n0 + BLOCK_N <= N;
+    int a_goff[A_CHUNKS], b_goff[B_CHUNKS];
+#pragma unroll
+    for (int i = 0; i < A_CHUNKS; i++)
+#if TRANS_A
+        a_goff[i] = a_o[i] * lda + m0 + a_i[i];
+#else
+        a_goff[i] = (m0 + a_o[i]) * lda + a_i[i];
+#endif
+#pragma unroll
+    for (int i = 0; i < B_CHUNKS; i++)
+#if TRANS_B
+        b_goff[i] = (n0 + b_o[i]) * ldb + b_i[i];
+#else
+        b_goff[i] = b_o[i] * ldb + n0 + b_i[i];
+#endif
+#if TRANS_A
+#define A_CORNER(k0) (a + (long)(k0) * lda)
+#else
+#define A_CORNER(k0) (a + (k0))
+#endif
+#if TRANS_B
+#define B_CORNER(k0) (b + (k0))
+#else
+#define B_CORNER(k0) (b + (long)(k0) * ldb)
+#endif
 
 #if TRANS_A
 #define A_ARGS(i, k0) a, (k0) + a_o[i], m0 + a_i[i], K, M, lda, a_vec
@@ -305,16 +353,81 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void matmul_mma(
      * commits a group, empty or not, so wait_group counts stay uniform. */
 #define ISSUE(st, k0)                                                                                          \
     do {                                                                                                       \
-        _Pragma("unroll") for (int i = 0; i < A_CHUNKS; i++)                                                   \
-            copy_chunk(as_, (uint)((st) * A_TILE * 2) + a_dst[i], A_ARGS(i, k0));                              \
-        _Pragma("unroll") for (int i = 0; i < B_CHUNKS; i++)                                                   \
-            copy_chunk(bs_, (uint)((st) * B_TILE * 2) + b_dst[i], B_ARGS(i, k0));                              \
+        const int kin = (k0) + BLOCK_K <= K;                                                                   \
+        if (a_inner && kin) {                                                                                  \
+            __global const ushort *corner = A_CORNER(k0);                                                      \
+            _Pragma("unroll") for (int i = 0; i < A_CHUNKS; i++)                                               \
+                copy_chunk_fast(as_base + (uint)((st) * A_TILE * 2) + a_dst[i], corner + a_goff[i]);           \
+        } else {                                                                                               \
+            _Pragma("unroll") for (int i = 0; i < A_CHUNKS; i++)                                               \
+                copy_chunk(as_, (uint)((st) * A_TILE * 2) + a_dst[i], A_ARGS(i, k0));                          \
+        }                                                                                                      \
+        if (b_inner && kin) {                                                                                  \
+            __global const ushort *corner = B_CORNER(k0);                                                      \
+            _Pragma("unroll") for (int i = 0; i < B_CHUNKS; i++)                                               \
+                copy_chunk_fast(bs_base + (uint)((st) * B_TILE * 2) + b_dst[i], corner + b_goff[i]);           \
+        } else {                                                                                               \
+            _Pragma("unroll") for (int i = 0; i < B_CHUNKS; i++)                                               \
+                copy_chunk(bs_, (uint)((st) * B_TILE * 2) + b_dst[i], B_ARGS(i, k0));                          \
+        }                                                                                                      \
     } while (0)
 #pragma unroll
     for (int s = 0; s < STAGES - 1; s++) {
         if (s < ktiles) ISSUE(s, s * BLOCK_K);
         CP_COMMIT();
     }
+#if MMA_PIPE
+    /* Fragments software-pipelined: those of k step kk + 1 load while the mma of step kk issue (two register
+     * sets), across tiles too. The barrier that publishes tile t + 1 sits before the last k step of tile t;
+     * the refill of the stage tile t - 1 freed is issued at the first k step of tile t, after that barrier, so
+     * tile t + 1 has had STAGES - 2 tiles of time to arrive (the host pipelines only from three stages on). */
+#define KSTEPS (BLOCK_K / 16)
+#define LOAD_FRAGS(abuf, bbuf, kk, af, bf)                                                                     \
+    do {                                                                                                       \
+        _Pragma("unroll") for (int f = 0; f < MT; f++)                                                         \
+            LDSM_A((af)[f], (abuf) + TILE_OFF(A_ROW(f, kk), A_CH(f, kk), A_INNER / 8));                        \
+        _Pragma("unroll") for (int p = 0; p < NT / 2; p++)                                                     \
+            LDSM_B((bf)[p], (bbuf) + TILE_OFF(B_ROW(p, kk), B_CH(p, kk), B_INNER / 8));                        \
+    } while (0)
+    uint af[2][MT][4], bf[2][NT / 2][4];
+    /* Register set of k step kk of a tile with parity par: the sets alternate over all k steps, so with an odd
+     * number of steps per tile the loop below runs two tiles per iteration and every index stays constant. */
+#define FSET(par, kk) (((par) * KSTEPS + (kk)) & 1)
+#define PIPE_TILE(t, par)                                                                                      \
+    do {                                                                                                       \
+        const int next = (t) + STAGES - 1;                                                                     \
+        _Pragma("unroll") for (int kk = 0; kk < KSTEPS; kk++) {                                                \
+            if (kk == 0) {                                                                                     \
+                if (next < ktiles) ISSUE(ws, next * BLOCK_K);                                                  \
+                CP_COMMIT();                                                                                   \
+                ws = ws + 1 == STAGES ? 0 : ws + 1;                                                            \
+            }                                                                                                  \
+            if (kk == KSTEPS - 1) {                                                                            \
+                CP_WAIT(STAGES - 2);                                                                           \
+                barrier(CLK_LOCAL_MEM_FENCE);                                                                  \
+                rs = rs + 1 == STAGES ? 0 : rs + 1;                                                            \
+            }                                                                                                  \
+            LOAD_FRAGS(as_base + (uint)(rs * A_TILE * 2), bs_base + (uint)(rs * B_TILE * 2), (kk + 1) % KSTEPS, \
+                       af[FSET(par, kk + 1)], bf[FSET(par, kk + 1)]);                                          \
+            _Pragma("unroll") for (int f = 0; f < MT; f++) _Pragma("unroll") for (int n = 0; n < NT; n++)      \
+                MMA(acc[f][n], af[FSET(par, kk)][f], bf[FSET(par, kk)][n / 2][(n % 2) * 2],                    \
+                    bf[FSET(par, kk)][n / 2][(n % 2) * 2 + 1]);                                                \
+        }                                                                                                      \
+        PROMOTE_ACC();                                                                                         \
+    } while (0)
+    CP_WAIT(STAGES - 2);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    int rs = 0, ws = STAGES - 1;
+    LOAD_FRAGS(as_base, bs_base, 0, af[0], bf[0]);
+#if KSTEPS % 2
+    for (int t = 0; t < ktiles; t += 2) {
+        PIPE_TILE(t, 0);
+        if (t + 1 < ktiles) PIPE_TILE(t + 1, 1);
+    }
+#else
+    for (int t = 0; t < ktiles; t++) PIPE_TILE(t, 0);
+#endif
+#else
     for (int t = 0; t < ktiles; t++) {
         CP_WAIT(STAGES - 2);
         barrier(CLK_LOCAL_MEM_FENCE);
@@ -323,6 +436,7 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void matmul_mma(
         CP_COMMIT();
         COMPUTE_STAGE(t % STAGES);
     }
+#endif
     CP_WAIT(0);
 #else
     /* Two stages through registers: the next tile's global loads are in flight while the current one is
@@ -363,8 +477,10 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void matmul_mma(
     for (int i = 0; i < MT; i++)
 #pragma unroll
         for (int n = 0; n < NT; n++) {
-            store_pair(c, row + i * 16, col + n * 8, M, N, ldc, RESULT[i][n][0], RESULT[i][n][1], epi, alpha);
-            store_pair(c, row + i * 16 + 8, col + n * 8, M, N, ldc, RESULT[i][n][2], RESULT[i][n][3], epi, alpha);
+            store_pair(c, row + i * 16, col + n * 8, M, N, ldc, RESULT[i][n][0], RESULT[i][n][1], epi, alpha,
+                       c_pair);
+            store_pair(c, row + i * 16 + 8, col + n * 8, M, N, ldc, RESULT[i][n][2], RESULT[i][n][3], epi, alpha,
+                       c_pair);
         }
 }
 #endif
