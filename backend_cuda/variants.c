@@ -16,9 +16,14 @@ void trr_cuda_variant_matmul_mma(trr_cuda_variant *v, const trr_config *cfg, int
     v->file = "matmul_mma.cu";
     /* Main loop: 1 pipelines the register fragments across k steps (faster, more registers), 0 loads them at
      * each k step. 1 where it fits the register file: BK 32 or less, and not a 64x64 warp tile in a block of
-     * 4 warps or fewer (those spill, compiled for sm_90a). */
+     * 4 warps or fewer (those spill, compiled for sm_90a); and only for an even number of 16-deep k steps per
+     * tile, since its two fragment buffers alternate by step and an odd count (BK 16) would multiply the next
+     * tile's first step with the previous tile's fragments. */
     int warp_tile = (cfg->block_m / wm) * (cfg->block_n / wn);
-    int mv = cfg->block_k <= 32 && !(warp_tile >= 64 * 64 && cfg->threads <= 128 && cfg->block_m < 128) ? 1 : 0;
+    int mv = cfg->block_k <= 32 && (cfg->block_k / 16) % 2 == 0 &&
+                     !(warp_tile >= 64 * 64 && cfg->threads <= 128 && cfg->block_m < 128)
+                 ? 1
+                 : 0;
     trr_cuda_define(v, "-DBM=%d -DBN=%d -DBK=%d -DWARPS_M=%d -DWARPS_N=%d -DSTAGES=%d -DTRANS_B=%d -DDT_IN=%d -DDT_OUT=%d -DMMA_V=%d",
                     cfg->block_m, cfg->block_n, cfg->block_k, wm, wn, cfg->stages, trans_b ? 1 : 0, (int)in, (int)out,
                     mv);
