@@ -2,6 +2,8 @@
  * CPU (PoCL) configs aim at few distinct programs, because PoCL takes about a second per compile. */
 #include "opencl.h"
 
+#include "matmul_fold.h"
+
 #include <stdint.h>
 
 static int pow2_at_least(int64_t n) {
@@ -131,7 +133,9 @@ void trr_cl_choose_config(trr_context *ctx, trr_call *call) {
             int64_t t256 = ((call->rows + 255) / 256) * ((call->cols + 127) / 128) * batch;
             int64_t t128 = ((call->rows + 127) / 128) * ((call->cols + 127) / 128) * batch;
             int64_t t64 = ((call->rows + 127) / 128) * ((call->cols + 63) / 64) * batch;
-            int huge = t256 >= units, big = !huge && t128 >= units, mid = !huge && !big && t64 >= units;
+            /* a K deep enough to fold (matmul.cl: FOLD) doubles the accumulators: 16x8 would not fit */
+            const int folds = call->z.dtype == TRR_F32 && call->k > TRR_MATMUL_SIMT_FOLD_FROM_K;
+            int huge = t256 >= units && !folds, big = !huge && t128 >= units, mid = !huge && !big && t64 >= units;
             set_if_zero(&c->block_m, huge ? 256 : big || mid ? 128 : 64);
             set_if_zero(&c->block_n, huge || big ? 128 : 64);
             set_if_zero(&c->block_k, huge || big || mid ? 8 : 16);
