@@ -4,6 +4,7 @@
  * reason; where it passes (NVIDIA) the forced variant passes every f16/bf16 conformance case and refuses f32.
  * Runs on opencl:0; skipped without an OpenCL device unless TRIREME_REQUIRE_BACKENDS names opencl. */
 #include "conformance.h"
+#include "test_support.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -11,16 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-static trr_context *open_opencl(void) {
-    trr_context *ctx = NULL;
-    trr_status st = trr_context_create("opencl:0", &ctx);
-    if (st != TRR_OK) {
-        const char *req = getenv("TRIREME_REQUIRE_BACKENDS");
-        if (req && strstr(req, "opencl")) cr_assert_fail("opencl:0 is required but: %s", trr_last_error(NULL));
-        cr_skip_test("opencl:0: %s", trr_last_error(NULL));
-    }
-    return ctx;
-}
+static trr_context *open_opencl(void) { return open_device_or_skip("opencl:0", "opencl"); }
 
 /* An f16 matmul of random values on a poisoned output, with whatever config is in force. */
 static trr_status f16_matmul(trr_context *ctx, int64_t m, int64_t n, int64_t k, trr_buffer **out_buf,

@@ -2,8 +2,11 @@
 #ifndef TRR_TEST_SUPPORT_H
 #define TRR_TEST_SUPPORT_H
 
+#include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "trireme.h"
 
 /* 1 when TRIREME_REQUIRE_BACKENDS (a comma list; CI sets cpu,opencl,vulkan) names this backend: then a missing
  * device fails the test instead of skipping it. */
@@ -19,6 +22,17 @@ static inline int backend_required(const char *name) {
         p = end + 1;
     }
     return 0;
+}
+
+/* A context on spec (e.g. "vulkan:0"). Where it cannot be opened the test is skipped with the reason, or fails
+ * when TRIREME_REQUIRE_BACKENDS names backend. */
+static inline trr_context *open_device_or_skip(const char *spec, const char *backend) {
+    trr_context *ctx = NULL;
+    if (trr_context_create(spec, &ctx) != TRR_OK) {
+        if (backend_required(backend)) cr_assert_fail("%s is required but: %s", spec, trr_last_error(NULL));
+        cr_skip_test("%s: %s", spec, trr_last_error(NULL));
+    }
+    return ctx;
 }
 
 #endif

@@ -24,12 +24,7 @@
 static trr_context *open_vulkan(int push) {
     if (push) unsetenv("TRIREME_VK_PUSH_DESCRIPTORS");
     else setenv("TRIREME_VK_PUSH_DESCRIPTORS", "0", 1);
-    trr_context *ctx = NULL;
-    if (trr_context_create("vulkan:0", &ctx) != TRR_OK) {
-        if (backend_required("vulkan")) cr_assert_fail("vulkan:0 is required but: %s", trr_last_error(NULL));
-        cr_skip_test("vulkan:0: %s", trr_last_error(NULL));
-    }
-    return ctx;
+    return open_device_or_skip("vulkan:0", "vulkan");
 }
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;

@@ -9,22 +9,14 @@
  * Runs on vulkan:0 under TRIREME_VK_VALIDATION=1 as every test does; skipped without a Vulkan device unless
  * TRIREME_REQUIRE_BACKENDS names vulkan. */
 #include "conformance.h"
+#include "test_support.h"
 
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-static trr_context *open_vulkan(void) {
-    trr_context *ctx = NULL;
-    trr_status st = trr_context_create("vulkan:0", &ctx);
-    if (st != TRR_OK) {
-        const char *req = getenv("TRIREME_REQUIRE_BACKENDS");
-        if (req && strstr(req, "vulkan")) cr_assert_fail("vulkan:0 is required but: %s", trr_last_error(NULL));
-        cr_skip_test("vulkan:0: %s", trr_last_error(NULL));
-    }
-    return ctx;
-}
+static trr_context *open_vulkan(void) { return open_device_or_skip("vulkan:0", "vulkan"); }
 
 /* Every quick matmul case passes with cfg forced; none is refused. */
 static void run_tile(const trr_config *cfg) {

@@ -15,14 +15,7 @@
 #define OK(ctx, call) cr_assert_eq((call), TRR_OK, "%s: %s", #call, trr_last_error(ctx))
 #define BINDING_BYTES ((int64_t)128 << 20) /* lavapipe's maxStorageBufferRange */
 
-static trr_context *open_vulkan(void) {
-    trr_context *ctx = NULL;
-    if (trr_context_create("vulkan:0", &ctx) != TRR_OK) {
-        if (backend_required("vulkan")) cr_assert_fail("vulkan:0 is required but: %s", trr_last_error(NULL));
-        cr_skip_test("vulkan:0: %s", trr_last_error(NULL));
-    }
-    return ctx;
-}
+static trr_context *open_vulkan(void) { return open_device_or_skip("vulkan:0", "vulkan"); }
 
 static uint64_t rng_state = 0x2545f4914f6cdd1dull;
 

@@ -6,6 +6,7 @@
  * TRIREME_VK_VALIDATION=1 as every test does; skipped without a Vulkan device unless TRIREME_REQUIRE_BACKENDS
  * names vulkan. */
 #include "conformance.h"
+#include "test_support.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -13,31 +14,28 @@
 #include <string.h>
 #include <time.h>
 
-static trr_context *open_vulkan(void) {
-    trr_context *ctx = NULL;
-    trr_status st = trr_context_create("vulkan:0", &ctx);
-    if (st != TRR_OK) {
-        const char *req = getenv("TRIREME_REQUIRE_BACKENDS");
-        if (req && strstr(req, "vulkan")) cr_assert_fail("vulkan:0 is required but: %s", trr_last_error(NULL));
-        cr_skip_test("vulkan:0: %s", trr_last_error(NULL));
-    }
-    return ctx;
-}
+static trr_context *open_vulkan(void) { return open_device_or_skip("vulkan:0", "vulkan"); }
 
-/* Runs op's conformance cases with the given variant forced; returns the report. */
-static trr_conf_report *run_forced(trr_context *ctx, trr_op op, trr_variant v) {
-    const trr_config forced = {.variant = (int)v};
-    cr_assert_eq(trr_config_override(ctx, op, &forced), TRR_OK);
+/* Runs op's conformance cases with the config forced (what a failure's message names it by: label) and expects
+ * none to fail; returns the report. */
+static trr_conf_report *run_forced_config(trr_context *ctx, trr_op op, const trr_config *forced, const char *label) {
+    cr_assert_eq(trr_config_override(ctx, op, forced), TRR_OK);
     trr_conf_options opt = {.seed = (uint64_t)time(NULL), .op_mask = 1u << op};
     trr_conf_report *rep = NULL;
     cr_assert_eq(trr_conformance_run(ctx, &opt, &rep), TRR_OK, "%s", trr_last_error(ctx));
     for (int i = 0; i < rep->n_results; i++) {
         const trr_conf_result *r = &rep->results[i];
-        cr_expect_neq(r->outcome, TRR_CONF_FAIL, "%s (seed %llu): %s", r->name, (unsigned long long)opt.seed,
-                      r->message);
+        cr_expect_neq(r->outcome, TRR_CONF_FAIL, "%s%s (seed %llu): %s", label, r->name,
+                      (unsigned long long)opt.seed, r->message);
     }
     cr_assert_eq(trr_config_override(ctx, op, NULL), TRR_OK);
     return rep;
+}
+
+/* The same with only the variant forced. */
+static trr_conf_report *run_forced(trr_context *ctx, trr_op op, trr_variant v) {
+    const trr_config forced = {.variant = (int)v};
+    return run_forced_config(ctx, op, &forced, "");
 }
 
 Test(vulkan_variants, softmax_subgroup) {
@@ -84,14 +82,11 @@ Test(vulkan_variants, row_sum_subgroup) {
         const int vec = run < 3 ? 1 : 4, ld = loads[run % 3];
         const trr_config forced = {.variant = TRR_VARIANT_SUBGROUP, .vector_width = vec, .threads = ld ? 64 : 0,
                                    .block_n = 64 * vec * ld};
-        cr_assert_eq(trr_config_override(ctx, TRR_OP_ROW_SUM, &forced), TRR_OK);
-        trr_conf_options opt = {.seed = (uint64_t)time(NULL), .op_mask = 1u << TRR_OP_ROW_SUM};
-        trr_conf_report *rep = NULL;
-        cr_assert_eq(trr_conformance_run(ctx, &opt, &rep), TRR_OK, "%s", trr_last_error(ctx));
+        char label[48];
+        snprintf(label, sizeof label, "vector_width %d, loads %d, ", vec, ld);
+        trr_conf_report *rep = run_forced_config(ctx, TRR_OP_ROW_SUM, &forced, label);
         for (int i = 0; i < rep->n_results; i++) {
             const trr_conf_result *r = &rep->results[i];
-            cr_expect_neq(r->outcome, TRR_CONF_FAIL, "vector_width %d, loads %d, %s (seed %llu): %s", vec, ld,
-                          r->name, (unsigned long long)opt.seed, r->message);
             if (r->outcome == TRR_CONF_UNSUPPORTED)
                 cr_expect(strstr(r->message, "subgroup") || strstr(r->message, "loop iterations"), "%s: %s",
                           r->name, r->message);
