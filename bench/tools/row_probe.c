@@ -7,7 +7,8 @@
  * call of the same op on a single row (which leaves the op's pipeline bound). Public API only:
  * `trr_row_probe --device vulkan:0 --op softmax --rows 4096 --cols 256 --reps 30`. */
 #define _POSIX_C_SOURCE 200809L
-#include "trireme.h"
+#define TOOL_NAME "trr_row_probe"
+#include "tool_util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,22 +16,6 @@
 
 #define MAX_K 4
 #define FLUSH_BYTES ((size_t)256 << 20)
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n) {
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-static int check(trr_context *ctx, trr_status st, const char *what) {
-    if (st == TRR_OK) return 0;
-    fprintf(stderr, "trr_row_probe: %s: %s: %s\n", what, trr_status_name(st), ctx ? trr_last_error(ctx) : "");
-    return 1;
-}
 
 typedef struct probe {
     trr_context *ctx;
@@ -40,24 +25,24 @@ typedef struct probe {
 } probe;
 
 static int call(probe *p, const trr_tensor *x, const trr_tensor *z) {
-    return check(p->ctx, p->softmax ? trr_softmax(p->ctx, x, z) : trr_row_sum(p->ctx, x, z), "op");
+    return tool_check(p->ctx, p->softmax ? trr_softmax(p->ctx, x, z) : trr_row_sum(p->ctx, x, z), "op");
 }
 
 /* One interval: the fill (if asked; 2: and then the untimed one-row call), then the timer around k calls
  * (k = 0: nothing; k < 0: the tiny softmax). */
 static int interval(probe *p, int fill, int k, int rep, double *out_us) {
     double ms = 0;
-    if (fill && check(p->ctx, trr_buffer_fill(p->ctx, p->flush, 0, FLUSH_BYTES, (uint8_t)(rep * 17 + 1)), "fill"))
+    if (fill && tool_check(p->ctx, trr_buffer_fill(p->ctx, p->flush, 0, FLUSH_BYTES, (uint8_t)(rep * 17 + 1)), "fill"))
         return 1;
     if (fill == 2 && call(p, &p->px, &p->pz)) return 1;
-    if (check(p->ctx, trr_timer_start(p->ctx), "timer_start")) return 1;
-    if (k < 0 && check(p->ctx, trr_softmax(p->ctx, &p->tx, &p->tz), "tiny softmax")) return 1;
+    if (tool_check(p->ctx, trr_timer_start(p->ctx), "timer_start")) return 1;
+    if (k < 0 && tool_check(p->ctx, trr_softmax(p->ctx, &p->tx, &p->tz), "tiny softmax")) return 1;
     /* without the fill, one call a repetition goes round the operand pairs, so it reads memory the last few
      * repetitions did not (where they are larger than the L2) */
     const int first = fill || k != 1 ? 0 : rep % MAX_K;
     for (int i = first; i < first + k; i++)
         if (call(p, &p->x[i], &p->z[i])) return 1;
-    if (check(p->ctx, trr_timer_stop(p->ctx, &ms), "timer_stop")) return 1;
+    if (tool_check(p->ctx, trr_timer_stop(p->ctx, &ms), "timer_stop")) return 1;
     *out_us = ms * 1e3;
     return 0;
 }
@@ -68,7 +53,7 @@ static int measure(probe *p, int fill, int k, int reps, double *out_us) {
         if (interval(p, 0, k, i, &t[0])) return 1;
     for (int r = 0; r < reps; r++)
         if (interval(p, fill, k, r, &t[r])) return 1;
-    *out_us = median(t, reps);
+    *out_us = tool_median(t, reps);
     return 0;
 }
 
@@ -92,27 +77,27 @@ int main(int argc, char **argv) {
         return 2;
     }
     probe p = {.softmax = !strcmp(op, "softmax")};
-    if (check(NULL, trr_context_create(device, &p.ctx), "opening the device")) return 1;
+    if (tool_check(NULL, trr_context_create(device, &p.ctx), "opening the device")) return 1;
     size_t in_bytes = (size_t)rows * (size_t)cols * 4, out_bytes = p.softmax ? in_bytes : (size_t)rows * 4;
     trr_buffer *bx[MAX_K] = {0}, *bz[MAX_K] = {0}, *tiny = NULL, *pre = NULL;
-    int bad = check(p.ctx, trr_buffer_create(p.ctx, FLUSH_BYTES, &p.flush), "flush buffer") ||
-              check(p.ctx, trr_buffer_create(p.ctx, 2 * 256 * 4, &tiny), "tiny buffer") ||
-              check(p.ctx, trr_buffer_fill(p.ctx, tiny, 0, 2 * 256 * 4, 0x3c), "tiny fill") ||
-              check(p.ctx, trr_tensor_2d(tiny, 0, TRR_F32, 1, 256, 0, &p.tx), "tensor") ||
-              check(p.ctx, trr_tensor_2d(tiny, 256 * 4, TRR_F32, 1, 256, 0, &p.tz), "tensor") ||
-              check(p.ctx, trr_buffer_create(p.ctx, (size_t)cols * 8, &pre), "one-row buffer") ||
-              check(p.ctx, trr_buffer_fill(p.ctx, pre, 0, (size_t)cols * 8, 0x3c), "one-row fill") ||
-              check(p.ctx, trr_tensor_2d(pre, 0, TRR_F32, 1, cols, 0, &p.px), "tensor") ||
-              check(p.ctx, p.softmax ? trr_tensor_2d(pre, (size_t)cols * 4, TRR_F32, 1, cols, 0, &p.pz)
+    int bad = tool_check(p.ctx, trr_buffer_create(p.ctx, FLUSH_BYTES, &p.flush), "flush buffer") ||
+              tool_check(p.ctx, trr_buffer_create(p.ctx, 2 * 256 * 4, &tiny), "tiny buffer") ||
+              tool_check(p.ctx, trr_buffer_fill(p.ctx, tiny, 0, 2 * 256 * 4, 0x3c), "tiny fill") ||
+              tool_check(p.ctx, trr_tensor_2d(tiny, 0, TRR_F32, 1, 256, 0, &p.tx), "tensor") ||
+              tool_check(p.ctx, trr_tensor_2d(tiny, 256 * 4, TRR_F32, 1, 256, 0, &p.tz), "tensor") ||
+              tool_check(p.ctx, trr_buffer_create(p.ctx, (size_t)cols * 8, &pre), "one-row buffer") ||
+              tool_check(p.ctx, trr_buffer_fill(p.ctx, pre, 0, (size_t)cols * 8, 0x3c), "one-row fill") ||
+              tool_check(p.ctx, trr_tensor_2d(pre, 0, TRR_F32, 1, cols, 0, &p.px), "tensor") ||
+              tool_check(p.ctx, p.softmax ? trr_tensor_2d(pre, (size_t)cols * 4, TRR_F32, 1, cols, 0, &p.pz)
                                      : trr_tensor_1d(pre, (size_t)cols * 4, TRR_F32, 1, &p.pz),
                     "tensor");
     for (int i = 0; !bad && i < MAX_K; i++) {
         /* 0x3c3c3c3c is about 0.0115: every input finite, the softmax well defined */
-        bad = check(p.ctx, trr_buffer_create(p.ctx, in_bytes, &bx[i]), "x buffer") ||
-              check(p.ctx, trr_buffer_create(p.ctx, out_bytes, &bz[i]), "z buffer") ||
-              check(p.ctx, trr_buffer_fill(p.ctx, bx[i], 0, in_bytes, 0x3c), "x fill") ||
-              check(p.ctx, trr_tensor_2d(bx[i], 0, TRR_F32, rows, cols, 0, &p.x[i]), "tensor") ||
-              check(p.ctx, p.softmax ? trr_tensor_2d(bz[i], 0, TRR_F32, rows, cols, 0, &p.z[i])
+        bad = tool_check(p.ctx, trr_buffer_create(p.ctx, in_bytes, &bx[i]), "x buffer") ||
+              tool_check(p.ctx, trr_buffer_create(p.ctx, out_bytes, &bz[i]), "z buffer") ||
+              tool_check(p.ctx, trr_buffer_fill(p.ctx, bx[i], 0, in_bytes, 0x3c), "x fill") ||
+              tool_check(p.ctx, trr_tensor_2d(bx[i], 0, TRR_F32, rows, cols, 0, &p.x[i]), "tensor") ||
+              tool_check(p.ctx, p.softmax ? trr_tensor_2d(bz[i], 0, TRR_F32, rows, cols, 0, &p.z[i])
                                      : trr_tensor_1d(bz[i], 0, TRR_F32, rows, &p.z[i]),
                     "tensor");
     }

@@ -3,7 +3,8 @@
  * for the run the device timer's figure too (trr_timer_start/stop around it). Public API only, so it measures
  * any device: `trr_tiny_add --device vulkan:0 --calls 1000 --reps 5`. Prints the median of the repetitions. */
 #define _POSIX_C_SOURCE 200809L
-#include "trireme.h"
+#define TOOL_NAME "trr_tiny_add"
+#include "tool_util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,22 +15,6 @@ static double now_s(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n) {
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-static int check(trr_context *ctx, trr_status st, const char *what) {
-    if (st == TRR_OK) return 0;
-    fprintf(stderr, "trr_tiny_add: %s: %s: %s\n", what, trr_status_name(st), ctx ? trr_last_error(ctx) : "");
-    return 1;
 }
 
 int main(int argc, char **argv) {
@@ -49,36 +34,36 @@ int main(int argc, char **argv) {
         return 2;
     }
     trr_context *ctx = NULL;
-    if (check(NULL, trr_context_create(device, &ctx), "opening the device")) return 1;
+    if (tool_check(NULL, trr_context_create(device, &ctx), "opening the device")) return 1;
     trr_buffer *b = NULL;
     trr_tensor x, y, z;
     const float in[3] = {1.5f, 2.25f, -7.0f};
-    int bad = check(ctx, trr_buffer_create(ctx, sizeof in, &b), "buffer") ||
-              check(ctx, trr_buffer_write(ctx, b, 0, in, sizeof in), "write") ||
-              check(ctx, trr_tensor_1d(b, 0, TRR_F32, 1, &x), "tensor") ||
-              check(ctx, trr_tensor_1d(b, 4, TRR_F32, 1, &y), "tensor") ||
-              check(ctx, trr_tensor_1d(b, 8, TRR_F32, 1, &z), "tensor");
+    int bad = tool_check(ctx, trr_buffer_create(ctx, sizeof in, &b), "buffer") ||
+              tool_check(ctx, trr_buffer_write(ctx, b, 0, in, sizeof in), "write") ||
+              tool_check(ctx, trr_tensor_1d(b, 0, TRR_F32, 1, &x), "tensor") ||
+              tool_check(ctx, trr_tensor_1d(b, 4, TRR_F32, 1, &y), "tensor") ||
+              tool_check(ctx, trr_tensor_1d(b, 8, TRR_F32, 1, &z), "tensor");
     /* warm-up: pipeline creation and first submissions stay out of the figures */
-    for (int i = 0; !bad && i < 100; i++) bad = check(ctx, trr_add(ctx, &x, &y, &z), "add");
-    if (!bad) bad = check(ctx, trr_synchronize(ctx), "synchronize");
+    for (int i = 0; !bad && i < 100; i++) bad = tool_check(ctx, trr_add(ctx, &x, &y, &z), "add");
+    if (!bad) bad = tool_check(ctx, trr_synchronize(ctx), "synchronize");
     double batched[100], device_t[100], synced[100];
     for (int r = 0; !bad && r < reps; r++) {
         double t0 = now_s();
-        for (int i = 0; !bad && i < calls; i++) bad = check(ctx, trr_add(ctx, &x, &y, &z), "add");
-        if (!bad) bad = check(ctx, trr_synchronize(ctx), "synchronize");
+        for (int i = 0; !bad && i < calls; i++) bad = tool_check(ctx, trr_add(ctx, &x, &y, &z), "add");
+        if (!bad) bad = tool_check(ctx, trr_synchronize(ctx), "synchronize");
         batched[r] = (now_s() - t0) / calls * 1e6;
         double ms = 0;
-        if (!bad) bad = check(ctx, trr_timer_start(ctx), "timer_start");
-        for (int i = 0; !bad && i < calls; i++) bad = check(ctx, trr_add(ctx, &x, &y, &z), "add");
-        if (!bad) bad = check(ctx, trr_timer_stop(ctx, &ms), "timer_stop");
+        if (!bad) bad = tool_check(ctx, trr_timer_start(ctx), "timer_start");
+        for (int i = 0; !bad && i < calls; i++) bad = tool_check(ctx, trr_add(ctx, &x, &y, &z), "add");
+        if (!bad) bad = tool_check(ctx, trr_timer_stop(ctx, &ms), "timer_stop");
         device_t[r] = ms / calls * 1e3;
         t0 = now_s();
         for (int i = 0; !bad && i < calls; i++)
-            bad = check(ctx, trr_add(ctx, &x, &y, &z), "add") || check(ctx, trr_synchronize(ctx), "synchronize");
+            bad = tool_check(ctx, trr_add(ctx, &x, &y, &z), "add") || tool_check(ctx, trr_synchronize(ctx), "synchronize");
         synced[r] = (now_s() - t0) / calls * 1e6;
     }
     float out = 0;
-    if (!bad) bad = check(ctx, trr_buffer_read(ctx, b, 8, &out, sizeof out), "read");
+    if (!bad) bad = tool_check(ctx, trr_buffer_read(ctx, b, 8, &out, sizeof out), "read");
     if (!bad && out != in[0] + in[1]) {
         fprintf(stderr, "trr_tiny_add: the add gave %g, not %g\n", (double)out, (double)(in[0] + in[1]));
         bad = 1;
@@ -88,7 +73,7 @@ int main(int argc, char **argv) {
         if (trr_context_device(ctx, &info) == TRR_OK) printf("device: %s (%s)\n", info.spec, info.name);
         printf("tiny add, %d calls, median of %d: batched %.2f us/call (wall), %.2f us/call (device timer); "
                "synced %.2f us/call (wall)\n",
-               calls, reps, median(batched, reps), median(device_t, reps), median(synced, reps));
+               calls, reps, tool_median(batched, reps), tool_median(device_t, reps), tool_median(synced, reps));
     }
     trr_buffer_destroy(b);
     trr_context_destroy(ctx);
