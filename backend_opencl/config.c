@@ -134,7 +134,7 @@ void trr_cl_choose_config(trr_context *ctx, trr_call *call) {
             int64_t t128 = ((call->rows + 127) / 128) * ((call->cols + 127) / 128) * batch;
             int64_t t64 = ((call->rows + 127) / 128) * ((call->cols + 63) / 64) * batch;
             /* a K deep enough to fold (matmul.cl: FOLD) doubles the accumulators: 16x8 would not fit */
-            const int folds = call->z.dtype == TRR_F32 && call->k > TRR_MATMUL_SIMT_FOLD_FROM_K;
+            const int folds = trr_matmul_folds(call, TRR_MATMUL_SIMT_FOLD_FROM_K);
             int huge = t256 >= units && !folds, big = !huge && t128 >= units, mid = !huge && !big && t64 >= units;
             set_if_zero(&c->block_m, huge ? 256 : big || mid ? 128 : 64);
             set_if_zero(&c->block_n, huge || big ? 128 : 64);

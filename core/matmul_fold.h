@@ -14,9 +14,14 @@
  * (8192), so the benched products keep their registers; at 16384 one running sum stays near a third of the bound. */
 #define TRR_MATMUL_SIMT_FOLD_FROM_K 16384
 
-/* The K tiles (config.block_k deep) between folds for this call, 0 for none: an f32 output deeper than from_k. */
+/* Whether this call folds: an f32 output deeper than from_k (heuristics ask before block_k is chosen). */
+static inline int trr_matmul_folds(const trr_call *c, int64_t from_k) {
+    return c->z.dtype == TRR_F32 && c->k > from_k;
+}
+
+/* The K tiles (config.block_k deep) between folds for this call, 0 for none. */
 static inline uint32_t trr_matmul_fold_tiles(const trr_call *c, int64_t from_k) {
-    if (c->z.dtype != TRR_F32 || c->k <= from_k) return 0;
+    if (!trr_matmul_folds(c, from_k)) return 0;
     int per = 512 / c->config.block_k;
     return (uint32_t)(per > 0 ? per : 1);
 }
