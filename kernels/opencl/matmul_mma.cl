@@ -216,42 +216,37 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void matmul_mma(
 
     /* Each work-item's chunks: (outer row, chunk) in the local tile; consecutive work-items take consecutive
      * chunks of a row so global reads coalesce. The global row/column of a chunk at k tile k0 follows from the
-     * layout. */
-    int a_o[A_CHUNKS], a_i[A_CHUNKS], b_o[B_CHUNKS], b_i[B_CHUNKS];
-    uint a_dst[A_CHUNKS], b_dst[B_CHUNKS];
-#pragma unroll
-    for (int i = 0; i < A_CHUNKS; i++) {
-        int e = tid + i * THREADS;
-        a_o[i] = e / (A_INNER / 8);
-        a_i[i] = (e % (A_INNER / 8)) * 8;
-        a_dst[i] = TILE_OFF(a_o[i], a_i[i] / 8, A_INNER / 8);
-    }
-#pragma unroll
-    for (int i = 0; i < B_CHUNKS; i++) {
-        int e = tid + i * THREADS;
-        b_o[i] = e / (B_INNER / 8);
-        b_i[i] = (e % (B_INNER / 8)) * 8;
-        b_dst[i] = TILE_OFF(b_o[i], b_i[i] / 8, B_INNER / 8);
-    }
+     * layout. A pass of all work-items covers A_RP (B_RP) whole rows, so chunk i of a work-item sits i passes
+     * below its first: its coordinates follow from two numbers per operand, recomputed where used rather than
+     * held in arrays (the CUDA kernel's way). */
+#define A_CPR (A_INNER / 8)
+#define B_CPR (B_INNER / 8)
+#if THREADS % A_CPR || THREADS % B_CPR
+#error "a tile row of chunks must divide the work-group"
+#endif
+#define A_RP (THREADS / A_CPR)
+#define B_RP (THREADS / B_CPR)
+    const int a_r0 = tid / A_CPR, a_c0 = (tid % A_CPR) * 8, b_r0 = tid / B_CPR, b_c0 = (tid % B_CPR) * 8;
+#define a_o(i) (a_r0 + (i) * A_RP)
+#define b_o(i) (b_r0 + (i) * B_RP)
+#define a_dst(i) TILE_OFF(a_o(i), a_c0 / 8, A_CPR)
+#define b_dst(i) TILE_OFF(b_o(i), b_c0 / 8, B_CPR)
 
     /* Interior tiles (every row and column in range, rows 16-byte aligned) copy without bounds tests: a chunk's
      * source is the k tile's corner plus a fixed offset. */
     const int a_inner = a_vec && m0 + BLOCK_M <= M, b_inner = b_vec && n0 + BLOCK_N <= N;
-    int a_goff[A_CHUNKS], b_goff[B_CHUNKS];
-#pragma unroll
-    for (int i = 0; i < A_CHUNKS; i++)
 #if TRANS_A
-        a_goff[i] = a_o[i] * lda + m0 + a_i[i];
+    const int a_goff0 = a_r0 * lda + m0 + a_c0;
 #else
-        a_goff[i] = (m0 + a_o[i]) * lda + a_i[i];
+    const int a_goff0 = (m0 + a_r0) * lda + a_c0;
 #endif
-#pragma unroll
-    for (int i = 0; i < B_CHUNKS; i++)
 #if TRANS_B
-        b_goff[i] = (n0 + b_o[i]) * ldb + b_i[i];
+    const int b_goff0 = (n0 + b_r0) * ldb + b_c0;
 #else
-        b_goff[i] = b_o[i] * ldb + n0 + b_i[i];
+    const int b_goff0 = b_r0 * ldb + n0 + b_c0;
 #endif
+#define a_goff(i) (a_goff0 + (i) * A_RP * lda)
+#define b_goff(i) (b_goff0 + (i) * B_RP * ldb)
 #if TRANS_A
 #define A_CORNER(k0) (a + (long)(k0) * lda)
 #else
@@ -264,14 +259,14 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void matmul_mma(
 #endif
 
 #if TRANS_A
-#define A_ARGS(i, k0) a, (k0) + a_o[i], m0 + a_i[i], K, M, lda, a_vec
+#define A_ARGS(i, k0) a, (k0) + a_o(i), m0 + a_c0, K, M, lda, a_vec
 #else
-#define A_ARGS(i, k0) a, m0 + a_o[i], (k0) + a_i[i], M, K, lda, a_vec
+#define A_ARGS(i, k0) a, m0 + a_o(i), (k0) + a_c0, M, K, lda, a_vec
 #endif
 #if TRANS_B
-#define B_ARGS(i, k0) b, n0 + b_o[i], (k0) + b_i[i], N, K, ldb, b_vec
+#define B_ARGS(i, k0) b, n0 + b_o(i), (k0) + b_c0, N, K, ldb, b_vec
 #else
-#define B_ARGS(i, k0) b, (k0) + b_o[i], n0 + b_i[i], K, N, ldb, b_vec
+#define B_ARGS(i, k0) b, (k0) + b_o(i), n0 + b_c0, K, N, ldb, b_vec
 #endif
 
     /* ldmatrix row addresses. Lane l gives row l % 8 of matrix l / 8; (row, chunk) of fragment (f, kk) in the
@@ -357,18 +352,18 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void matmul_mma(
         if (a_inner && kin) {                                                                                  \
             __global const ushort *corner = A_CORNER(k0);                                                      \
             _Pragma("unroll") for (int i = 0; i < A_CHUNKS; i++)                                               \
-                copy_chunk_fast(as_base + (uint)((st) * A_TILE * 2) + a_dst[i], corner + a_goff[i]);           \
+                copy_chunk_fast(as_base + (uint)((st) * A_TILE * 2) + a_dst(i), corner + a_goff(i));           \
         } else {                                                                                               \
             _Pragma("unroll") for (int i = 0; i < A_CHUNKS; i++)                                               \
-                copy_chunk(as_, (uint)((st) * A_TILE * 2) + a_dst[i], A_ARGS(i, k0));                          \
+                copy_chunk(as_, (uint)((st) * A_TILE * 2) + a_dst(i), A_ARGS(i, k0));                          \
         }                                                                                                      \
         if (b_inner && kin) {                                                                                  \
             __global const ushort *corner = B_CORNER(k0);                                                      \
             _Pragma("unroll") for (int i = 0; i < B_CHUNKS; i++)                                               \
-                copy_chunk_fast(bs_base + (uint)((st) * B_TILE * 2) + b_dst[i], corner + b_goff[i]);           \
+                copy_chunk_fast(bs_base + (uint)((st) * B_TILE * 2) + b_dst(i), corner + b_goff(i));           \
         } else {                                                                                               \
             _Pragma("unroll") for (int i = 0; i < B_CHUNKS; i++)                                               \
-                copy_chunk(bs_, (uint)((st) * B_TILE * 2) + b_dst[i], B_ARGS(i, k0));                          \
+                copy_chunk(bs_, (uint)((st) * B_TILE * 2) + b_dst(i), B_ARGS(i, k0));                          \
         }                                                                                                      \
     } while (0)
 #pragma unroll
@@ -450,9 +445,9 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void matmul_mma(
 #define STORE_TILES(st)                                                                                        \
     do {                                                                                                       \
         _Pragma("unroll") for (int i = 0; i < A_CHUNKS; i++)                                                   \
-            *(__local uint4 *)((__local uchar *)as_ + (st) * A_TILE * 2 + a_dst[i]) = ra[i];                   \
+            *(__local uint4 *)((__local uchar *)as_ + (st) * A_TILE * 2 + a_dst(i)) = ra[i];                   \
         _Pragma("unroll") for (int i = 0; i < B_CHUNKS; i++)                                                   \
-            *(__local uint4 *)((__local uchar *)bs_ + (st) * B_TILE * 2 + b_dst[i]) = rb[i];                   \
+            *(__local uint4 *)((__local uchar *)bs_ + (st) * B_TILE * 2 + b_dst(i)) = rb[i];                   \
     } while (0)
     LOAD_TILES(0);
     STORE_TILES(0);
