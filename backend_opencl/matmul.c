@@ -6,8 +6,8 @@
 
 #define ARG(i, v) TRR_TRY(trr_cl_set_arg(ctx, k, (cl_uint)(i), sizeof(v), &(v)))
 
-/* Whether an operand's rows start on 16-byte boundaries in every batch, so matmul_mma.cl reads them as whole
- * 8-half vectors (buffers themselves are aligned far beyond that). */
+/* Whether an operand's rows start on 16-byte boundaries in every batch, so matmul_mma.cl copies every chunk of
+ * 8 halves with one cp.async (buffers themselves are aligned far beyond that). */
 static cl_int rows_aligned(const trr_operand *t) {
     return t->stride0 % 8 == 0 && t->offset % 8 == 0 && t->batch_stride % 8 == 0;
 }
@@ -57,7 +57,7 @@ static trr_status run_mma(trr_context *ctx, const trr_call *call) {
     const trr_cl_dev *dev = ctx->dev;
     int wm, wn;
     trr_cl_mma_warps(cfg, &wm, &wn);
-    char options[256] = "-cl-std=CL1.2";
+    char options[320] = "-cl-std=CL1.2";
     trr_cl_opt(options, sizeof options,
                " -DBLOCK_M=%d -DBLOCK_N=%d -DBLOCK_K=%d -DGROUP_M=%d -DWARPS_M=%d -DWARPS_N=%d", cfg->block_m,
                cfg->block_n, cfg->block_k, cfg->group_m, wm, wn);
@@ -70,15 +70,14 @@ static trr_status run_mma(trr_context *ctx, const trr_call *call) {
     trr_cl_opt(options, sizeof options, " -DTRANS_A=%d -DTRANS_B=%d -DADDR_MODE=%d -DX_DT=%d -DY_DT=%d -DZ_DT=%d",
                call->trans_a ? 1 : 0, call->trans_b ? 1 : 0, dev->mma.addr_mode, trr_cl_dtype_code(call->x.dtype),
                trr_cl_dtype_code(call->y.dtype), trr_cl_dtype_code(call->z.dtype));
+    /* alignment picks the program: an aligned operand's main loop copies through cp.async alone */
+    trr_cl_opt(options, sizeof options, " -DVEC_A=%d -DVEC_B=%d", rows_aligned(&call->x), rows_aligned(&call->y));
     cl_kernel k;
     TRR_TRY(trr_cl_get_kernel(ctx, "matmul_mma.cl", options, "matmul_mma", &k));
     TRR_TRY(matmul_args(ctx, k, call));
-    cl_int avec = rows_aligned(&call->x), bvec = rows_aligned(&call->y);
-    ARG(17, avec);
-    ARG(18, bvec);
     /* outputs move in pairs: even row starts in every batch (buffers are aligned far beyond 8 bytes) */
     cl_int cpair = call->z.stride0 % 2 == 0 && call->z.offset % 2 == 0 && call->z.batch_stride % 2 == 0;
-    ARG(19, cpair);
+    ARG(17, cpair);
     return launch_tiles(ctx, k, call);
 }
 
