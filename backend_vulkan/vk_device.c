@@ -241,17 +241,6 @@ static trr_status create_device(trr_context *ctx, trr_vk_device *d) {
         chain = &m4;
         exts[n_ext++] = VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME;
     }
-    /* Timeline semaphores where the device has them (vk_submit.c: the host polls a counter, no fence to reset). */
-    VkPhysicalDeviceTimelineSemaphoreFeatures tl = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES};
-    if (d->phys.props.apiVersion >= VK_API_VERSION_1_2) {
-        VkPhysicalDeviceFeatures2 q = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &tl};
-        d->fn.vkGetPhysicalDeviceFeatures2(d->phys.handle, &q);
-    }
-    const int timeline = tl.timelineSemaphore == VK_TRUE;
-    if (timeline) {
-        tl.pNext = chain;
-        chain = &tl;
-    }
     s8.pNext = chain;
     /* VK_KHR_push_descriptor where offered: an op's operands go into the command buffer, not into a descriptor
      * set allocated and written for it. TRIREME_VK_PUSH_DESCRIPTORS=0 keeps the sets (tests run both paths). */
@@ -281,11 +270,6 @@ static trr_status create_device(trr_context *ctx, trr_vk_device *d) {
     if (!d->fn.name) return trr_error(ctx, TRR_ERR_UNAVAILABLE, "vulkan: the driver lacks %s", #name);
     TRR_VK_DEVICE_FNS(LOAD)
 #undef LOAD
-    if (timeline) {
-        d->get_counter = (PFN_vkGetSemaphoreCounterValue)d->fn.vkGetDeviceProcAddr(d->device, "vkGetSemaphoreCounterValue");
-        d->wait_semaphores = (PFN_vkWaitSemaphores)d->fn.vkGetDeviceProcAddr(d->device, "vkWaitSemaphores");
-        if (!d->get_counter || !d->wait_semaphores) d->get_counter = NULL, d->wait_semaphores = NULL;
-    }
     if (push) {
         d->push_set = (PFN_vkCmdPushDescriptorSetKHR)d->fn.vkGetDeviceProcAddr(d->device, "vkCmdPushDescriptorSetKHR");
         if (!d->push_set) return trr_error(ctx, TRR_ERR_UNAVAILABLE, "vulkan: the driver lacks vkCmdPushDescriptorSetKHR");

@@ -68,8 +68,6 @@ extern const size_t trr_vulkan_kernels_count;
     X(vkWaitForFences)                                                                                         \
     X(vkGetFenceStatus)                                                                                        \
     X(vkResetFences)                                                                                           \
-    X(vkCreateSemaphore)                                                                                       \
-    X(vkDestroySemaphore)                                                                                      \
     X(vkCmdCopyBuffer)                                                                                         \
     X(vkCmdFillBuffer)                                                                                         \
     X(vkCmdPipelineBarrier)                                                                                    \
@@ -210,11 +208,6 @@ typedef struct trr_vk_device {
     /* VK_KHR_push_descriptor: operands are pushed into the command buffer (vkCmdPushDescriptorSetKHR) instead of
      * sets allocated from each slot's pool; NULL where the device lacks it or TRIREME_VK_PUSH_DESCRIPTORS=0 */
     PFN_vkCmdPushDescriptorSetKHR push_set;
-    /* Timeline semaphores (Vulkan 1.2) where offered: each batch signals its seq on `timeline`, which the host
-     * polls for a finished batch instead of a fence it must also reset; VK_NULL_HANDLE: the slots' fences */
-    VkSemaphore timeline;
-    PFN_vkGetSemaphoreCounterValue get_counter;
-    PFN_vkWaitSemaphores wait_semaphores;
 
     VkDescriptorSetLayout set_layout;
     VkPipelineLayout pipeline_layout;

@@ -23,12 +23,6 @@ trr_status trr_vk_slots_create(trr_context *ctx, trr_vk_device *d) {
     TRR_VK_CHECK(ctx, d->fn.vkCreateCommandPool(d->device, &pci, NULL, &d->cmd_pool), "vkCreateCommandPool");
     VkDescriptorPoolSize sizes = {.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .descriptorCount = 3 * TRR_VK_BATCH_OPS};
     d->next_seq = 1;
-    if (d->get_counter) {
-        VkSemaphoreTypeCreateInfo ti = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
-                                        .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE};
-        VkSemaphoreCreateInfo sci = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, .pNext = &ti};
-        TRR_VK_CHECK(ctx, d->fn.vkCreateSemaphore(d->device, &sci, NULL, &d->timeline), "vkCreateSemaphore");
-    }
     for (int i = 0; i < TRR_VK_SLOTS; i++) {
         trr_vk_slot *s = &d->slots[i];
         VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
@@ -54,7 +48,6 @@ void trr_vk_slots_destroy(trr_vk_device *d) {
         if (s->fence) d->fn.vkDestroyFence(d->device, s->fence, NULL);
         if (s->pool) d->fn.vkDestroyDescriptorPool(d->device, s->pool, NULL);
     }
-    if (d->timeline) d->fn.vkDestroySemaphore(d->device, d->timeline, NULL);
     if (d->cmd_pool) d->fn.vkDestroyCommandPool(d->device, d->cmd_pool, NULL); /* frees the command buffers */
 }
 
@@ -64,34 +57,8 @@ static int64_t now_ns(void) {
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* With a timeline semaphore: the batch in s has finished once the counter reaches its seq (batches signal in
- * submission order, seq ascending). Nothing to reset afterwards. */
-static VkResult wait_timeline(trr_vk_device *d, trr_vk_slot *s, const char **what) {
-    uint64_t v = 0;
-    VkResult r = VK_SUCCESS;
-    if (d->phys.props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU) {
-        *what = "vkGetSemaphoreCounterValue";
-        const int64_t until = now_ns() + SPIN_NS;
-        while ((r = d->get_counter(d->device, d->timeline, &v)) == VK_SUCCESS && v < s->seq && now_ns() < until) {
-        }
-        if (r != VK_SUCCESS) return r;
-    }
-    if (v < s->seq) {
-        *what = "vkWaitSemaphores";
-        VkSemaphoreWaitInfo wi = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
-                                  .semaphoreCount = 1,
-                                  .pSemaphores = &d->timeline,
-                                  .pValues = &s->seq};
-        r = d->wait_semaphores(d->device, &wi, UINT64_MAX);
-        if (r != VK_SUCCESS) return r;
-    }
-    s->in_flight = 0;
-    return VK_SUCCESS;
-}
-
 static VkResult wait_slot(trr_vk_device *d, trr_vk_slot *s, const char **what) {
     if (!s->in_flight) return VK_SUCCESS;
-    if (d->timeline) return wait_timeline(d, s, what);
     VkResult r = VK_NOT_READY;
     if (d->phys.props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU) {
         *what = "vkGetFenceStatus";
@@ -149,17 +116,9 @@ static VkResult flush(trr_vk_device *d, const char **what) {
     *what = "vkEndCommandBuffer";
     VkResult r = d->fn.vkEndCommandBuffer(s->cmd);
     if (r != VK_SUCCESS) return r;
-    VkTimelineSemaphoreSubmitInfo ts = {.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
-                                        .signalSemaphoreValueCount = 1,
-                                        .pSignalSemaphoreValues = &s->seq};
     VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &s->cmd};
-    if (d->timeline) {
-        si.pNext = &ts;
-        si.signalSemaphoreCount = 1;
-        si.pSignalSemaphores = &d->timeline;
-    }
     *what = "vkQueueSubmit";
-    r = d->fn.vkQueueSubmit(d->queue, 1, &si, d->timeline ? VK_NULL_HANDLE : s->fence);
+    r = d->fn.vkQueueSubmit(d->queue, 1, &si, s->fence);
     if (r != VK_SUCCESS) return r;
     s->in_flight = 1;
     return VK_SUCCESS;

@@ -9,7 +9,6 @@
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
-#extension GL_EXT_spirv_intrinsics : require
 #include "common.glsl"
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint VEC = 1;
@@ -22,19 +21,6 @@ layout(constant_id = 2) const uint LOADS = 4;
 #define XV vec4
 #endif
 layout(std430, set = 0, binding = 0) readonly buffer BufXV { XV xv[]; };
-
-// x is read once: its loads carry SPIR-V's Nontemporal memory operand (0x4, through GL_EXT_spirv_intrinsics, as
-// the glslang we build with has no nontemporal keyword), the hint a driver may turn into evict-first L2 lines
-// (CUDA's ld.global.cs), so the stream replaces its own lines rather than lines other work left dirty.
-spirv_instruction(id = 61) XV trr_load_once(spirv_by_reference XV p, spirv_literal uint access);
-#define LOAD_ONCE(p) trr_load_once(p, 4u)
-// single elements: the same, except bf16's uint16_t, which a function may only return with shaderInt16
-#if defined(X_BF16)
-#define LOAD_ONCE_X(p) (p)
-#else
-spirv_instruction(id = 61) XT trr_load_once(spirv_by_reference XT p, spirv_literal uint access);
-#define LOAD_ONCE_X(p) trr_load_once(p, 4u)
-#endif
 shared float s_part[gl_WorkGroupSize.x]; // one per subgroup
 
 float hsum(vec4 v) { return (v.x + v.y) + (v.z + v.w); }
@@ -52,22 +38,22 @@ void main() {
         uint vb = xb / 4u, n4 = pc.cols / 4u, c = t;
         for (; c + (LOADS - 1u) * wg < n4; c += LOADS * wg) {
             vec4 v[LOADS];
-            [[unroll]] for (uint i = 0u; i < LOADS; i++) v[i] = XVF(LOAD_ONCE(xv[vb + c + i * wg]));
+            [[unroll]] for (uint i = 0u; i < LOADS; i++) v[i] = XVF(xv[vb + c + i * wg]);
             [[unroll]] for (uint i = 0u; i < LOADS; i++) a[i] += hsum(v[i]);
         }
-        for (; c < n4; c += wg) a[0] += hsum(XVF(LOAD_ONCE(xv[vb + c])));
+        for (; c < n4; c += wg) a[0] += hsum(XVF(xv[vb + c]));
         tail = n4 * 4u;
     } else {
         uint c = t;
         for (; c + (LOADS - 1u) * wg < pc.cols; c += LOADS * wg) {
             float v[LOADS];
-            [[unroll]] for (uint i = 0u; i < LOADS; i++) v[i] = XF(LOAD_ONCE_X(x[xb + c + i * wg]));
+            [[unroll]] for (uint i = 0u; i < LOADS; i++) v[i] = XF(x[xb + c + i * wg]);
             [[unroll]] for (uint i = 0u; i < LOADS; i++) a[i] += v[i];
         }
         tail = c - t; // the strided loop below finishes from here
     }
     float s = 0.0;
-    for (uint c = tail + t; c < pc.cols; c += wg) s += XF(LOAD_ONCE_X(x[xb + c]));
+    for (uint c = tail + t; c < pc.cols; c += wg) s += XF(x[xb + c]);
     [[unroll]] for (uint i = 0u; i < LOADS; i++) s += a[i];
     s = subgroupAdd(s);
     if (subgroupElect()) s_part[gl_SubgroupID] = s;

@@ -13,7 +13,6 @@
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
-#extension GL_EXT_spirv_intrinsics : require
 #include "common.glsl"
 
 layout(local_size_x_id = 0) in;
@@ -36,12 +35,6 @@ layout(constant_id = 1) const uint VPT = 4;
 layout(std430, set = 0, binding = 0) readonly buffer BufXV { XV xv[]; };
 layout(std430, set = 0, binding = 2) writeonly buffer BufZV { ZV zv[]; };
 
-// x is read once: its loads carry SPIR-V's Nontemporal memory operand (0x4, through GL_EXT_spirv_intrinsics, as
-// the glslang we build with has no nontemporal keyword), the hint a driver may turn into evict-first L2 lines
-// (CUDA's ld.global.cs), so the stream replaces its own lines rather than lines other work left dirty.
-spirv_instruction(id = 61) XV trr_load_once(spirv_by_reference XV p, spirv_literal uint access);
-#define LOAD_ONCE(p) trr_load_once(p, 4u)
-
 shared float s_max[gl_WorkGroupSize.x]; // one per subgroup; sized for the smallest subgroups
 shared float s_sum[gl_WorkGroupSize.x];
 
@@ -59,7 +52,7 @@ void main() {
     [[unroll]] for (uint i = 0; i < VPT; i++) {
         uint c = t + i * wg;
         v[i] = vec4(NEG_INF);
-        if (c < n4) v[i] = XVF(LOAD_ONCE(xv[xb + c]));
+        if (c < n4) v[i] = XVF(xv[xb + c]);
         m = max(m, max(max(v[i].x, v[i].y), max(v[i].z, v[i].w)));
     }
     float ms = subgroupMax(m);

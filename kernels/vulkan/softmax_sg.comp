@@ -10,7 +10,6 @@
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
-#extension GL_EXT_spirv_intrinsics : require
 #include "common.glsl"
 
 layout(local_size_x_id = 0) in;
@@ -32,12 +31,6 @@ layout(constant_id = 1) const uint VPT = 4;
 #endif
 layout(std430, set = 0, binding = 0) readonly buffer BufXV { XV xv[]; };
 layout(std430, set = 0, binding = 2) writeonly buffer BufZV { ZV zv[]; };
-
-// x is read once: its loads carry SPIR-V's Nontemporal memory operand (0x4, through GL_EXT_spirv_intrinsics, as
-// the glslang we build with has no nontemporal keyword), the hint a driver may turn into evict-first L2 lines
-// (CUDA's ld.global.cs), so the stream replaces its own lines rather than lines other work left dirty.
-spirv_instruction(id = 61) XV trr_load_once(spirv_by_reference XV p, spirv_literal uint access);
-#define LOAD_ONCE(p) trr_load_once(p, 4u)
 
 float max4(vec4 a) {
     return max(max(a.x, a.y), max(a.z, a.w));
@@ -64,7 +57,7 @@ void main() {
             [[unroll]] for (uint i = 0; i < VPT; i++) {
                 uint c = lane + i * lanes;
                 v[i] = vec4(NEG_INF);
-                if (c < n4) v[i] = XVF(LOAD_ONCE(xv[xb + c]));
+                if (c < n4) v[i] = XVF(xv[xb + c]);
                 m = max(m, max4(v[i]));
             }
             m = subgroupMax(m);
