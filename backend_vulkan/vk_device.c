@@ -242,10 +242,15 @@ static trr_status create_device(trr_context *ctx, trr_vk_device *d) {
         exts[n_ext++] = VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME;
     }
     s8.pNext = chain;
-    /* VK_KHR_push_descriptor where offered: an op's operands go into the command buffer, not into a descriptor
-     * set allocated and written for it. TRIREME_VK_PUSH_DESCRIPTORS=0 keeps the sets (tests run both paths). */
+    /* VK_KHR_push_descriptor where offered, except on discrete GPUs: an op's operands go into the command buffer,
+     * not into a descriptor set allocated and written for it. On the H200 the sets measured faster on the device
+     * and the host alike (bench/results/2026-11-23-h200-vulkan-rows-2.txt: tiny add batched 2.33 against 2.58
+     * us/call on the device timer, softmax 4096x256 5.34 against 5.65 us a call in a run). TRIREME_VK_PUSH_DESCRIPTORS
+     * =0 keeps the sets everywhere, =1 pushes on discrete GPUs too (tests run both paths). */
     const char *push_env = getenv("TRIREME_VK_PUSH_DESCRIPTORS");
-    int push = d->phys.push_descriptor && !(push_env && strcmp(push_env, "0") == 0);
+    const int discrete = d->phys.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU;
+    int push = d->phys.push_descriptor && !(push_env && strcmp(push_env, "0") == 0) &&
+               (!discrete || (push_env && strcmp(push_env, "1") == 0));
     if (push) exts[n_ext++] = VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME;
     /* TRIREME_VK_PIPELINE_STATS=1: the compiler's statistics of each pipeline (a diagnostic, off by default). */
     const char *stats_env = getenv("TRIREME_VK_PIPELINE_STATS");

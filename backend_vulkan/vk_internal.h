@@ -152,6 +152,8 @@ typedef struct trr_vk_slot {
     uint32_t ops;          /* ops recorded into it */
     VkPipeline bound;      /* the pipeline its last dispatch bound, which the next one need not bind again */
     int fenced;            /* a global barrier is the last command recorded: the next op need not record its own */
+    int host_reads;        /* the host may read what it writes (a host access waits for it, or it uses a wrapped
+                              buffer): it ends with a barrier to the host (always on direct_map devices) */
     int in_flight;
 } trr_vk_slot;
 

@@ -3,8 +3,10 @@
  * timer, 47 us synchronized); batched they take 2.8 us (bench/results/2026-11-23-h200-vulkan-batch.txt).
  * Every op starts with a global memory barrier, which makes it see the writes of every op before it, in this
  * batch or an earlier one (a barrier orders all commands earlier in submission order), unless that barrier is
- * the last command recorded (timer_start puts one before its stamp); every batch ends with one that makes its
- * writes visible to the host. */
+ * the last command recorded (timer_start puts one before its stamp). A batch whose writes the host may read ends
+ * with a barrier that makes them visible to the host: on a device with staging, where the host reads nothing but
+ * the staging buffer and wrapped buffers, only a batch that a host access waits for or that uses a wrapped
+ * buffer; on a direct_map device every batch. */
 #define _POSIX_C_SOURCE 200809L
 #include "vk_internal.h"
 
@@ -100,7 +102,9 @@ static void op_barrier(trr_vk_device *d, VkCommandBuffer cmd) {
  * submissions (about 12 us a call on an H100, which a stamp in a command buffer of its own counted). A stamp at
  * the bottom of the pipe is written once every command before it has completed, so it needs no barrier; it goes
  * before the barrier that makes the batch's writes visible to the host, which belongs to the batch's end (the
- * host reading results) rather than to the timed ops, as a CUDA event leaves out the host's synchronization. */
+ * host reading results) rather than to the timed ops, as a CUDA event leaves out the host's synchronization.
+ * That barrier is left out where the host reads nothing the batch writes (a synchronized op on a GPU with
+ * staging: the host waits for the fence alone). */
 static VkResult flush(trr_vk_device *d, const char **what) {
     trr_vk_slot *s = d->recording;
     if (!s) return VK_SUCCESS;
@@ -112,7 +116,7 @@ static VkResult flush(trr_vk_device *d, const char **what) {
         d->fn.vkCmdWriteTimestamp(s->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, d->queries, 1);
         d->timer_stamped = 1;
     }
-    barrier(d, s->cmd, VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
+    if (d->direct_map || s->host_reads) barrier(d, s->cmd, VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
     *what = "vkEndCommandBuffer";
     VkResult r = d->fn.vkEndCommandBuffer(s->cmd);
     if (r != VK_SUCCESS) return r;
@@ -125,9 +129,11 @@ static VkResult flush(trr_vk_device *d, const char **what) {
 }
 
 /* Waits for every batch numbered up to seq (all of them: UINT64_MAX), oldest first, so a failure reports the
- * earliest work that failed; the open batch is submitted first if it is among them. */
-static VkResult wait_upto(trr_vk_device *d, uint64_t seq, const char **what) {
+ * earliest work that failed; the open batch is submitted first if it is among them, ending with the barrier to
+ * the host if host_access (the host reads or writes memory once the wait returns). */
+static VkResult wait_upto(trr_vk_device *d, uint64_t seq, int host_access, const char **what) {
     if (d->recording && d->recording->seq <= seq) {
+        if (host_access) d->recording->host_reads = 1;
         VkResult r = flush(d, what);
         if (r != VK_SUCCESS) return r;
     }
@@ -155,14 +161,22 @@ static trr_status open_batch(trr_context *ctx, trr_vk_device *d) {
     s->ops = 0;
     s->bound = VK_NULL_HANDLE;
     s->fenced = 0;
+    s->host_reads = 0;
     d->next_slot = (d->next_slot + 1) % TRR_VK_SLOTS;
     d->recording = s;
     return TRR_OK;
 }
 
+/* Submits a full batch. It ends with the barrier to the host: a host access may wait for it after it has gone
+ * (a staging copy that filled it), and one barrier in TRR_VK_BATCH_OPS ops costs nothing measurable. */
+static trr_status flush_full(trr_context *ctx, trr_vk_device *d) {
+    d->recording->host_reads = 1;
+    return trr_vk_flush(ctx);
+}
+
 trr_status trr_vk_begin(trr_context *ctx, VkCommandBuffer *out_cmd) {
     trr_vk_device *d = trr_vk_dev(ctx);
-    if (d->recording && d->recording->ops >= TRR_VK_BATCH_OPS) TRR_TRY(trr_vk_flush(ctx));
+    if (d->recording && d->recording->ops >= TRR_VK_BATCH_OPS) TRR_TRY(flush_full(ctx, d));
     if (!d->recording) TRR_TRY(open_batch(ctx, d));
     trr_vk_slot *s = d->recording;
     s->ops++; /* counted here, so an op that fails after taking a descriptor set still counts against the pool */
@@ -174,12 +188,14 @@ trr_status trr_vk_begin(trr_context *ctx, VkCommandBuffer *out_cmd) {
 
 trr_status trr_vk_end(trr_context *ctx) {
     trr_vk_device *d = trr_vk_dev(ctx);
-    if (d->recording && d->recording->ops >= TRR_VK_BATCH_OPS) TRR_TRY(trr_vk_flush(ctx));
+    if (d->recording && d->recording->ops >= TRR_VK_BATCH_OPS) TRR_TRY(flush_full(ctx, d));
     return trr_vk_check_validation(ctx);
 }
 
 void trr_vk_use(trr_vk_device *d, trr_vk_buffer *b) {
-    if (d->recording) b->seq = d->recording->seq;
+    if (!d->recording) return;
+    b->seq = d->recording->seq;
+    if (!b->mem) d->recording->host_reads = 1; /* wrapped: its owner may map it once the work is done */
 }
 
 trr_status trr_vk_flush(trr_context *ctx) {
@@ -191,11 +207,11 @@ trr_status trr_vk_flush(trr_context *ctx) {
 }
 
 VkResult trr_vk_wait_buffer_quiet(trr_vk_device *d, const trr_vk_buffer *b, const char **what) {
-    return b->seq ? wait_upto(d, b->seq, what) : VK_SUCCESS;
+    return b->seq ? wait_upto(d, b->seq, 1, what) : VK_SUCCESS;
 }
 
 VkResult trr_vk_finish_quiet(trr_vk_device *d, const char **what) {
-    return wait_upto(d, UINT64_MAX, what);
+    return wait_upto(d, UINT64_MAX, 0, what);
 }
 
 trr_status trr_vk_wait_buffer(trr_context *ctx, const trr_vk_buffer *b) {
