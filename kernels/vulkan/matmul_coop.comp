@@ -5,8 +5,8 @@
 // than 13, Slang's): one workgroup per BM x BN tile in grouped order; WM x WN subgroups of SG invocations each
 // own a (BM/WM) x (BN/WN) patch of TM x TN accumulators. A and B slices of depth BK are staged in shared memory as 16-byte
 // words (8 halves), in the operand's own memory layout (a transposed operand is loaded column-major by the matrix
-// loads, so every layout copies whole words), double-buffered, one barrier per slice; slices come from global
-// memory through registers, read one or two steps ahead (PREFETCH).
+// loads, so every layout copies whole words), double-buffered with one barrier per slice, or (PREFETCH 4) in one
+// buffer with two; slices come from global memory through registers, read one or two steps ahead (PREFETCH).
 // Edges are zero-filled. The epilogue runs on the accumulators; whole TM x TN tiles are stored straight to
 // global memory when the output is aligned (pc.pad bit 2), the others through a per-subgroup shared scratch.
 #extension GL_GOOGLE_include_directive : require
@@ -39,7 +39,10 @@ layout(constant_id = 5) const uint GROUP_M = 8;
 layout(constant_id = 6) const uint TRANS_A = 0;
 layout(constant_id = 7) const uint TRANS_B = 0;
 layout(constant_id = 8) const uint EPI = 0;
-// 1: read slice k+1 while multiplying slice k; 2: multiply k, stage k+1, then read k+2; 3: 2 unrolled by two.
+// 1: read slice k+1 while multiplying slice k; 2: multiply k, stage k+1, then read k+2; 3: 2 unrolled by two;
+// 4: one shared buffer: multiply k, barrier, stage k+1, read k+2, barrier. Half the shared memory of the others,
+// so deeper slices of wider tiles fit (NVIDIA's Vulkan offers 48 KiB per workgroup: 128x256x32 needs 54 KiB
+// double-buffered), at the price of a second barrier per slice.
 layout(constant_id = 9) const uint PREFETCH = 1;
 // Long K: every FOLD slices the accumulators are added into a second set with ordinary f32 adds and restarted.
 // One cooperative-matrix accumulation over a very long K drifts (H200, f16 -> f32 at K = 131075: Frobenius
@@ -70,8 +73,9 @@ const uint A_WORDS = BM * BK / 8u; // words per slice
 const uint B_WORDS = BN * BK / 8u;
 const uint A_PER = (A_WORDS + WG - 1u) / WG;
 const uint B_PER = (B_WORDS + WG - 1u) / WG;
-shared uvec4 As[2u * A_SZ]; // double buffer; also the epilogue scratch (SCRATCH words per subgroup)
-shared uvec4 Bs[2u * B_SZ];
+const uint NBUF = 2u - PREFETCH / 4u; // staged copies of a slice: 2, or 1 for PREFETCH 4
+shared uvec4 As[NBUF * A_SZ]; // the staged slices; also the epilogue scratch (SCRATCH words per subgroup)
+shared uvec4 Bs[NBUF * B_SZ];
 
 // The same bindings seen as 16-byte words (pc.pad bit 0: A's words are whole, bit 1: B's).
 layout(std430, set = 0, binding = 0) readonly buffer BufX4 { uvec4 x4[]; };
@@ -319,6 +323,19 @@ void main() {
             FOLD_AFTER(kt + 2u)
             if (kt + 2u < nk) STAGE(ra0, rb0, 0u)
             FETCH(ra0, rb0, (kt + 3u) * BK)
+            barrier();
+        }
+    } else if (PREFETCH == 4u) {
+        // One buffer: the slice after next is read as soon as the next one is staged, so its load is in flight
+        // through the second barrier and a whole multiply step, as in PREFETCH 2.
+        FETCH(ra0, rb0, BK)
+        barrier();
+        for (uint kt = 0; kt < nk; kt++) {
+            COMPUTE(0u)
+            FOLD_AFTER(kt + 1u)
+            barrier(); // every subgroup is done reading the slice
+            if (kt + 1u < nk) STAGE(ra0, rb0, 0u)
+            FETCH(ra0, rb0, (kt + 2u) * BK) // unconditional, as in PREFETCH 2
             barrier();
         }
     } else {
