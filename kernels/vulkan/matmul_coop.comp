@@ -266,8 +266,9 @@ void main() {
         uint w = t + i * WG;                                                                                   \
         if (w < B_WORDS) Bs[(buf) * B_SZ + (w / rwb) * B_LD + w % rwb] = RB[i];                                \
     }
-#define COMPUTE(buf)                                                                                           \
-    [[unroll]] for (uint ks = 0; ks < BK; ks += TK) {                                                          \
+// One TK-deep step of the multiply from the staged slice in buffer buf.
+#define MMA_STEP(buf, ks)                                                                                      \
+    {                                                                                                          \
         [[unroll]] for (uint i = 0; i < WTM; i++) {                                                            \
             uint mm = wm * WTM * TM + i * TM;                                                                  \
             if (TRANS_A == 0u)                                                                                 \
@@ -285,6 +286,17 @@ void main() {
         [[unroll]] for (uint i = 0; i < WTM; i++)                                                              \
             [[unroll]] for (uint j = 0; j < WTN; j++)                                                          \
                 acc[i * WTN + j] = MAT_MAD(ma[i], mb[j], acc[i * WTN + j]);                                    \
+    }
+// A slice is BK / TK steps. Unrolled, the compiler loads every step's fragments ahead of the multiplies; where a
+// subgroup's accumulators already take 64 or more registers (8 or more 16x16 tiles: 128x128 tiles over 8
+// subgroups), those fragments push a 32-deep slice past the 128 registers that let two 256-thread workgroups
+// share an SM (H100: 117 -> 165), so there the steps stay a loop.
+const bool ROLL_K = BK > TK && WTM * WTN * TM * TN >= 8u * 256u;
+#define COMPUTE(buf)                                                                                           \
+    if (ROLL_K) {                                                                                              \
+        [[dont_unroll]] for (uint ks = 0; ks < BK; ks += TK) MMA_STEP(buf, ks)                                 \
+    } else {                                                                                                   \
+        [[unroll]] for (uint ks = 0; ks < BK; ks += TK) MMA_STEP(buf, ks)                                      \
     }
 
     uint nk = (K + BK - 1u) / BK;
