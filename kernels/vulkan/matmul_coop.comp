@@ -198,17 +198,31 @@ void setup_words() {
     }
 }
 
+// When the workgroup covers whole staged rows (every tile the heuristic picks), word i of a thread lies
+// i * WG / (words per row) rows past its word 0 in the same column: its offset is word 0's plus a multiple of the
+// leading stride, so only word 0's offsets are kept in registers (wide tiles are short of them).
+const uint RWA = (TRANS_A == 0u ? BK : BM) / 8u; // words per staged row
+const uint RWB = (TRANS_B == 0u ? BN : BK) / 8u;
+const bool A_STEP = WG % RWA == 0u;
+const bool B_STEP = WG % RWB == 0u;
+
 // Word i of this thread's share of the A (B) slice at k0.
 uvec4 fetch_a(uint i, uint k0) {
     if ((pc.pad & 1u) == 0u) return load_a(t_id + i * WG, k0);
-    if (!a_in[i] || k0 + a_kof[i] >= K) return uvec4(0u);
-    return x4[a_base[i] + (TRANS_A == 0u ? k0 / 8u : k0 * (pc.xs0 / 8u))];
+    uint rows = i * (WG / RWA); // staged rows past word 0 (A_STEP)
+    uint kof = A_STEP ? a_kof[0] + (TRANS_A != 0u ? rows : 0u) : a_kof[i];
+    uint base = A_STEP ? a_base[0] + rows * (pc.xs0 / 8u) : a_base[i];
+    if (!a_in[i] || k0 + kof >= K) return uvec4(0u);
+    return x4[base + (TRANS_A == 0u ? k0 / 8u : k0 * (pc.xs0 / 8u))];
 }
 
 uvec4 fetch_b(uint i, uint k0) {
     if ((pc.pad & 2u) == 0u) return load_b(t_id + i * WG, k0);
-    if (!b_in[i] || k0 + b_kof[i] >= K) return uvec4(0u);
-    return y4[b_base[i] + (TRANS_B == 0u ? k0 * (pc.ys0 / 8u) : k0 / 8u)];
+    uint rows = i * (WG / RWB);
+    uint kof = B_STEP ? b_kof[0] + (TRANS_B == 0u ? rows : 0u) : b_kof[i];
+    uint base = B_STEP ? b_base[0] + rows * (pc.ys0 / 8u) : b_base[i];
+    if (!b_in[i] || k0 + kof >= K) return uvec4(0u);
+    return y4[base + (TRANS_B == 0u ? k0 * (pc.ys0 / 8u) : k0 / 8u)];
 }
 
 void main() {
