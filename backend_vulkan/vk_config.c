@@ -129,20 +129,15 @@ int trr_vk_coop_wm(const trr_config *cfg, trr_vk_coop_geom g) {
     return best;
 }
 
-/* Staged copies of each slice in the cooperative kernel: two, or one with stages 4 (matmul_coop.comp). */
-static uint64_t coop_buffers(const trr_config *c) {
-    return c->stages == 4 ? 1u : 2u;
-}
-
-/* Shared memory of the cooperative kernel (kernels/vulkan/matmul_coop.comp): coop_buffers copies of each staged
- * slice in 16-byte words with one word of padding per row, for the larger of the two layouts. */
+/* Shared memory of the cooperative kernel (kernels/vulkan/matmul_coop.comp): two buffers of each staged slice
+ * in 16-byte words with one word of padding per row, for the larger of the two layouts. */
 static uint64_t coop_words(int rows_nt, int cols_nt) {
     uint64_t a = (uint64_t)rows_nt * (uint64_t)(cols_nt / 8 + 1), b = (uint64_t)cols_nt * (uint64_t)(rows_nt / 8 + 1);
     return a > b ? a : b;
 }
 
 static uint64_t coop_shared(const trr_config *c) {
-    return 16ull * coop_buffers(c) * (coop_words(c->block_m, c->block_k) + coop_words(c->block_k, c->block_n));
+    return 16ull * 2ull * (coop_words(c->block_m, c->block_k) + coop_words(c->block_k, c->block_n));
 }
 
 /* matmul_cm2.comp (past coop_config_ok's common checks): workgroup-scope matrices of the whole tile, staged by
@@ -179,8 +174,8 @@ static int coop_config_ok(const trr_vk_device *d, const trr_config *c, trr_dtype
         return 0;
     }
     if (c->variant == TRR_VARIANT_CM2) return cm2_config_ok(d, c, why, cap);
-    if (c->stages < 1 || c->stages > 4) {
-        snprintf(why, cap, "stages = %d: the kernel's pipelines are 1, 2, 3 and 4", c->stages);
+    if (c->stages < 1 || c->stages > 3) {
+        snprintf(why, cap, "stages = %d: the kernel's pipelines are 1, 2 and 3", c->stages);
         return 0;
     }
     if (c->block_k <= 0 || c->block_k % g.tk) {
@@ -201,7 +196,7 @@ static int coop_config_ok(const trr_vk_device *d, const trr_config *c, trr_dtype
     }
     uint64_t a_min = (uint64_t)c->block_m * (uint64_t)(c->block_k / 8 + 1), a_t = (uint64_t)c->block_k * (uint64_t)(c->block_m / 8 + 1);
     if (a_t < a_min) a_min = a_t;
-    if ((uint64_t)(g.tm * g.tn / 4) * (uint64_t)(c->threads / g.sg) > coop_buffers(c) * a_min) {
+    if ((uint64_t)(g.tm * g.tn / 4) * (uint64_t)(c->threads / g.sg) > 2ull * a_min) {
         snprintf(why, cap, "the %dx%d A slices cannot hold the epilogue scratch of %d subgroups", c->block_m,
                  c->block_k, c->threads / g.sg);
         return 0;

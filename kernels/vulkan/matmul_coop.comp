@@ -5,8 +5,8 @@
 // than 13, Slang's): one workgroup per BM x BN tile in grouped order; WM x WN subgroups of SG invocations each
 // own a (BM/WM) x (BN/WN) patch of TM x TN accumulators. A and B slices of depth BK are staged in shared memory as 16-byte
 // words (8 halves), in the operand's own memory layout (a transposed operand is loaded column-major by the matrix
-// loads, so every layout copies whole words), double-buffered with one barrier per slice, or (PREFETCH 4) in one
-// buffer with two; slices come from global memory through registers, read one or two steps ahead (PREFETCH).
+// loads, so every layout copies whole words), double-buffered, one barrier per slice; slices come from global
+// memory through registers, read one or two steps ahead (PREFETCH).
 // Edges are zero-filled. The epilogue runs on the accumulators; whole TM x TN tiles are stored straight to
 // global memory when the output is aligned (pc.pad bit 2), the others through a per-subgroup shared scratch.
 #extension GL_GOOGLE_include_directive : require
@@ -39,10 +39,7 @@ layout(constant_id = 5) const uint GROUP_M = 8;
 layout(constant_id = 6) const uint TRANS_A = 0;
 layout(constant_id = 7) const uint TRANS_B = 0;
 layout(constant_id = 8) const uint EPI = 0;
-// 1: read slice k+1 while multiplying slice k; 2: multiply k, stage k+1, then read k+2; 3: 2 unrolled by two;
-// 4: one shared buffer: multiply k, barrier, stage k+1, read k+2, barrier. Half the shared memory of the others,
-// so deeper slices of wider tiles fit (NVIDIA's Vulkan offers 48 KiB per workgroup: 128x256x32 needs 54 KiB
-// double-buffered), at the price of a second barrier per slice.
+// 1: read slice k+1 while multiplying slice k; 2: multiply k, stage k+1, then read k+2; 3: 2 unrolled by two.
 layout(constant_id = 9) const uint PREFETCH = 1;
 // Long K: every FOLD slices the accumulators are added into a second set with ordinary f32 adds and restarted.
 // One cooperative-matrix accumulation over a very long K drifts (H200, f16 -> f32 at K = 131075: Frobenius
@@ -73,9 +70,8 @@ const uint A_WORDS = BM * BK / 8u; // words per slice
 const uint B_WORDS = BN * BK / 8u;
 const uint A_PER = (A_WORDS + WG - 1u) / WG;
 const uint B_PER = (B_WORDS + WG - 1u) / WG;
-const uint NBUF = 2u - PREFETCH / 4u; // staged copies of a slice: 2, or 1 for PREFETCH 4
-shared uvec4 As[NBUF * A_SZ]; // the staged slices; also the epilogue scratch (SCRATCH words per subgroup)
-shared uvec4 Bs[NBUF * B_SZ];
+shared uvec4 As[2u * A_SZ]; // double buffer; also the epilogue scratch (SCRATCH words per subgroup)
+shared uvec4 Bs[2u * B_SZ];
 
 // The same bindings seen as 16-byte words (pc.pad bit 0: A's words are whole, bit 1: B's).
 layout(std430, set = 0, binding = 0) readonly buffer BufX4 { uvec4 x4[]; };
@@ -198,31 +194,17 @@ void setup_words() {
     }
 }
 
-// When the workgroup covers whole staged rows (every tile the heuristic picks), word i of a thread lies
-// i * WG / (words per row) rows past its word 0 in the same column: its offset is word 0's plus a multiple of the
-// leading stride, so only word 0's offsets are kept in registers (wide tiles are short of them).
-const uint RWA = (TRANS_A == 0u ? BK : BM) / 8u; // words per staged row
-const uint RWB = (TRANS_B == 0u ? BN : BK) / 8u;
-const bool A_STEP = WG % RWA == 0u;
-const bool B_STEP = WG % RWB == 0u;
-
 // Word i of this thread's share of the A (B) slice at k0.
 uvec4 fetch_a(uint i, uint k0) {
     if ((pc.pad & 1u) == 0u) return load_a(t_id + i * WG, k0);
-    uint rows = i * (WG / RWA); // staged rows past word 0 (A_STEP)
-    uint kof = A_STEP ? a_kof[0] + (TRANS_A != 0u ? rows : 0u) : a_kof[i];
-    uint base = A_STEP ? a_base[0] + rows * (pc.xs0 / 8u) : a_base[i];
-    if (!a_in[i] || k0 + kof >= K) return uvec4(0u);
-    return x4[base + (TRANS_A == 0u ? k0 / 8u : k0 * (pc.xs0 / 8u))];
+    if (!a_in[i] || k0 + a_kof[i] >= K) return uvec4(0u);
+    return x4[a_base[i] + (TRANS_A == 0u ? k0 / 8u : k0 * (pc.xs0 / 8u))];
 }
 
 uvec4 fetch_b(uint i, uint k0) {
     if ((pc.pad & 2u) == 0u) return load_b(t_id + i * WG, k0);
-    uint rows = i * (WG / RWB);
-    uint kof = B_STEP ? b_kof[0] + (TRANS_B == 0u ? rows : 0u) : b_kof[i];
-    uint base = B_STEP ? b_base[0] + rows * (pc.ys0 / 8u) : b_base[i];
-    if (!b_in[i] || k0 + kof >= K) return uvec4(0u);
-    return y4[base + (TRANS_B == 0u ? k0 * (pc.ys0 / 8u) : k0 / 8u)];
+    if (!b_in[i] || k0 + b_kof[i] >= K) return uvec4(0u);
+    return y4[b_base[i] + (TRANS_B == 0u ? k0 * (pc.ys0 / 8u) : k0 / 8u)];
 }
 
 void main() {
@@ -280,9 +262,8 @@ void main() {
         uint w = t + i * WG;                                                                                   \
         if (w < B_WORDS) Bs[(buf) * B_SZ + (w / rwb) * B_LD + w % rwb] = RB[i];                                \
     }
-// One TK-deep step of the multiply from the staged slice in buffer buf.
-#define MMA_STEP(buf, ks)                                                                                      \
-    {                                                                                                          \
+#define COMPUTE(buf)                                                                                           \
+    [[unroll]] for (uint ks = 0; ks < BK; ks += TK) {                                                          \
         [[unroll]] for (uint i = 0; i < WTM; i++) {                                                            \
             uint mm = wm * WTM * TM + i * TM;                                                                  \
             if (TRANS_A == 0u)                                                                                 \
@@ -300,17 +281,6 @@ void main() {
         [[unroll]] for (uint i = 0; i < WTM; i++)                                                              \
             [[unroll]] for (uint j = 0; j < WTN; j++)                                                          \
                 acc[i * WTN + j] = MAT_MAD(ma[i], mb[j], acc[i * WTN + j]);                                    \
-    }
-// A slice is BK / TK steps. Unrolled, the compiler loads every step's fragments ahead of the multiplies; where a
-// subgroup's accumulators already take 64 or more registers (8 or more 16x16 tiles: 128x128 tiles over 8
-// subgroups), those fragments push a 32-deep slice past the 128 registers that let two 256-thread workgroups
-// share an SM (H100: 117 -> 165), so there the steps stay a loop.
-const bool ROLL_K = BK > TK && WTM * WTN * TM * TN >= 8u * 256u;
-#define COMPUTE(buf)                                                                                           \
-    if (ROLL_K) {                                                                                              \
-        [[dont_unroll]] for (uint ks = 0; ks < BK; ks += TK) MMA_STEP(buf, ks)                                 \
-    } else {                                                                                                   \
-        [[unroll]] for (uint ks = 0; ks < BK; ks += TK) MMA_STEP(buf, ks)                                      \
     }
 
     uint nk = (K + BK - 1u) / BK;
@@ -349,19 +319,6 @@ const bool ROLL_K = BK > TK && WTM * WTN * TM * TN >= 8u * 256u;
             FOLD_AFTER(kt + 2u)
             if (kt + 2u < nk) STAGE(ra0, rb0, 0u)
             FETCH(ra0, rb0, (kt + 3u) * BK)
-            barrier();
-        }
-    } else if (PREFETCH == 4u) {
-        // One buffer: the slice after next is read as soon as the next one is staged, so its load is in flight
-        // through the second barrier and a whole multiply step, as in PREFETCH 2.
-        FETCH(ra0, rb0, BK)
-        barrier();
-        for (uint kt = 0; kt < nk; kt++) {
-            COMPUTE(0u)
-            FOLD_AFTER(kt + 1u)
-            barrier(); // every subgroup is done reading the slice
-            if (kt + 1u < nk) STAGE(ra0, rb0, 0u)
-            FETCH(ra0, rb0, (kt + 2u) * BK) // unconditional, as in PREFETCH 2
             barrier();
         }
     } else {
