@@ -24,9 +24,6 @@ const trr_cuda_softmax_step *trr_cuda_softmax_ladder(trr_dtype dtype, int *out_c
     return ladder_f32;
 }
 
-/* row_sum_warp's __launch_bounds__(256, 4) (row_sum.cu) */
-#define ROW_SUM_WARP_MAX_THREADS 256
-
 int trr_cuda_softmax_online_items(trr_dtype dtype) { return dtype == TRR_F16 || dtype == TRR_BF16 ? 16 : 8; }
 
 const trr_config trr_cuda_simt_configs[] = {
@@ -287,11 +284,6 @@ void trr_cuda_choose_config(trr_context *ctx, trr_call *call) {
         break;
     }
     case TRR_OP_ROW_SUM:
-        if (call->config.variant == TRR_VARIANT_SUBGROUP) {
-            h.threads = 64;
-            h.block_n = h.threads * (16 / es);
-            break;
-        }
         /* Short rows waste most of a wide block; 256 threads cover rows up to a few thousand in one sweep, 512
          * from 8192 columns (H200, 4096 x 8192 f32: 3579 GB/s with 512, 3413 with 256, 2990 with 1024). */
         h.threads = call->cols <= 1024 ? 128 : call->cols < 8192 ? 256 : 512;
@@ -385,20 +377,10 @@ trr_status trr_cuda_check_config(trr_context *ctx, const trr_call *call) {
     if (c->threads % 32 || c->threads < 32 || c->threads > max_threads)
         return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda: threads %d must be a multiple of 32 in [32, %d]", c->threads,
                          max_threads);
-    if (call->op == TRR_OP_ROW_SUM && c->variant == TRR_VARIANT_SUBGROUP) {
-        /* row_sum_warp's launch bound (row_sum.cu) */
-        if (c->threads > ROW_SUM_WARP_MAX_THREADS)
-            return trr_error(ctx, TRR_ERR_UNSUPPORTED,
-                             "cuda row_sum (subgroup): threads %d; a block of this kernel has at most %d (a warp per row)",
-                             c->threads, ROW_SUM_WARP_MAX_THREADS);
-        return TRR_OK;
-    }
     if (call->op != TRR_OP_SOFTMAX && c->variant != TRR_VARIANT_AUTO && c->variant != TRR_VARIANT_SIMT) {
         const char *vname = "?";
         trr_variant_name((trr_variant)c->variant, &vname);
-        return trr_error(ctx, TRR_ERR_UNSUPPORTED,
-                         "cuda: variant %s; this op's kernel family here is simt%s", vname,
-                         call->op == TRR_OP_ROW_SUM ? " or subgroup" : "");
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda: variant %s; this op has one kernel family here (simt)", vname);
     }
     if (call->op == TRR_OP_SOFTMAX) {
         int vec = 16 / elem_size(call->x.dtype);

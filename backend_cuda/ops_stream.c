@@ -144,16 +144,14 @@ trr_status trr_cuda_run_softmax(trr_context *ctx, const trr_call *call) {
 }
 
 trr_status trr_cuda_run_row_sum(trr_context *ctx, const trr_call *call) {
-    /* subgroup: a warp per row, threads / 32 rows per block; else a block per row */
-    int warp = call->config.variant == TRR_VARIANT_SUBGROUP;
-    uint64_t key = fkey(K_ROW_SUM, (int)call->x.dtype, warp, 0, 0);
+    uint64_t key = fkey(K_ROW_SUM, (int)call->x.dtype, 0, 0, 0);
     CUfunction fn = trr_cuda_fast_get(ctx->dev, key);
     if (!fn) {
         trr_cuda_variant v;
         memset(&v, 0, sizeof v);
         v.file = "row_sum.cu";
         trr_cuda_define(&v, "-DDT=%d", (int)call->x.dtype /* 0 f32, 1 f16, 2 bf16 */);
-        TRR_TRY(trr_cuda_get_function(ctx, &v, warp ? "row_sum_warp" : "row_sum", &fn));
+        TRR_TRY(trr_cuda_get_function(ctx, &v, "row_sum", &fn));
         trr_cuda_fast_put(ctx->dev, key, fn);
     }
     CUdeviceptr x = trr_cuda_operand_ptr(&call->x), y = trr_cuda_operand_ptr(&call->z);
@@ -161,6 +159,5 @@ trr_status trr_cuda_run_row_sum(trr_context *ctx, const trr_call *call) {
     int rows = (int)call->rows, n = (int)call->cols;
     int vec = rows_aligned(&call->x, call->rows, sx, 16);
     void *args[] = {&x, &sx, &y, &sy, &rows, &n, &vec};
-    unsigned threads = (unsigned)call->config.threads, per_block = warp ? threads / 32 : 1;
-    return trr_cuda_launch(ctx, fn, ((unsigned)rows + per_block - 1) / per_block, 1, threads, 0, args);
+    return trr_cuda_launch(ctx, fn, (unsigned)rows, 1, (unsigned)call->config.threads, 0, args);
 }

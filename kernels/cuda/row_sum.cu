@@ -1,9 +1,7 @@
 /*
- * row_sum: y[r] = sum_c x[r,c], accumulated in f32. Compile-time: DT (0 f32, 1 f16, 2 bf16). row_sum gives each
- * row a block; row_sum_warp (the subgroup variant) gives each row a warp, blockDim.x / 32 rows per block, so no
- * barrier ever stalls a row's loads and the final reduction is shuffles alone. Each thread sums its strided share
- * of the row with Kahan compensation (free in a memory-bound loop, and it keeps long rows inside the SPEC's
- * 1e-6 * sum|x| bound), then the block or warp reduces the partial sums.
+ * row_sum: y[r] = sum_c x[r,c], accumulated in f32. Compile-time: DT (0 f32, 1 f16, 2 bf16). One block per row; each
+ * thread sums its strided share of the row with Kahan compensation (free in a memory-bound loop, and it keeps
+ * long rows inside the SPEC's 1e-6 * sum|x| bound), then the block reduces the partial sums.
  * vec != 0 when every row starts 16-byte aligned.
  */
 #if DT == 0
@@ -37,10 +35,10 @@ __device__ __forceinline__ trr_vec16<T> load_once(const trr_vec16<T> *p) {
     return r;
 }
 
-/* Sums U vectors per thread, all loaded before the first is added: U * 16 bytes in flight per thread. bd is the
- * stride between a thread's vectors (the block's or the warp's thread count). */
+/* Sums U vectors per thread, all loaded before the first is added: U * 16 bytes in flight per thread. */
 template <int U>
-__device__ __forceinline__ void sum_vectors(const trr_vec16<T> *xv, int &i, int nv, int bd, kahan &k) {
+__device__ __forceinline__ void sum_vectors(const trr_vec16<T> *xv, int &i, int nv, kahan &k) {
+    const int bd = blockDim.x;
     for (; i + (U - 1) * bd < nv; i += U * bd) {
         trr_vec16<T> a[U];
 #pragma unroll
@@ -65,33 +63,11 @@ extern "C" __global__ void row_sum(const T *x, long long sx, float *y, long long
         /* Eight vectors in flight per thread while they last (a 4096 x 8192 f32 row is exactly that for 256
          * threads), then four, then one. */
         const trr_vec16<T> *xv = (const trr_vec16<T> *)xr;
-        sum_vectors<8>(xv, i, nv, blockDim.x, k);
-        sum_vectors<4>(xv, i, nv, blockDim.x, k);
-        sum_vectors<1>(xv, i, nv, blockDim.x, k);
+        sum_vectors<8>(xv, i, nv, k);
+        sum_vectors<4>(xv, i, nv, k);
+        sum_vectors<1>(xv, i, nv, k);
         for (int c = nv * VEC + threadIdx.x; c < n; c += blockDim.x) kahan_add(k, trr_to_f32(xr[c]));
         float total = trr_block_sum(k.s - k.c, scratch);
         if (threadIdx.x == 0) y[(long long)r * sy] = total;
     }
-}
-
-/* A warp per row: lane l sums vectors l, l + 32, ... sixteen at a time (8 KB of the row in flight per warp) while
- * they last. A row past `rows` is a whole warp's: the shuffles see all 32 lanes or none.
- * The launch bound (blocks of at most 256 threads, backend_cuda/config.c checks it) gives ptxas 64 registers:
- * left unbounded it keeps to 32 and issues four of the sixteen loads before the first add, a quarter of the
- * bytes in flight. */
-extern "C" __global__ void __launch_bounds__(256, 4) row_sum_warp(const T *x, long long sx, float *y, long long sy, int rows, int n, int vec) {
-    const int lane = threadIdx.x & 31;
-    const int r = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
-    if (r >= rows) return;
-    const T *xr = x + (long long)r * sx;
-    kahan k = {0.0f, 0.0f};
-    int nv = vec ? n / VEC : 0;
-    int i = lane;
-    const trr_vec16<T> *xv = (const trr_vec16<T> *)xr;
-    sum_vectors<16>(xv, i, nv, 32, k);
-    sum_vectors<4>(xv, i, nv, 32, k);
-    sum_vectors<1>(xv, i, nv, 32, k);
-    for (int c = nv * VEC + lane; c < n; c += 32) kahan_add(k, trr_to_f32(xr[c]));
-    float total = trr_warp_sum(k.s - k.c);
-    if (lane == 0) y[(long long)r * sy] = total;
 }
