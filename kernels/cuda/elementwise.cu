@@ -29,27 +29,16 @@ typedef unsigned short T;
 #endif
 
 #if OP >= 2
-/* a / b by div.full.f32: 2 ulp over the whole range (subnormal results kept, b = inf gives a signed 0 or NaN as
- * IEEE division does), where the correctly rounded a / b is a Newton sequence with a slow-path branch per element
- * (NVRTC without fast math). SPEC's bound for gelu and silu is 1e-5 relative, ~80 ulp. */
-__device__ __forceinline__ float ew_div(float a, float b) {
-    float q;
-    asm("div.full.f32 %0, %1, %2;" : "=f"(q) : "f"(a), "f"(b));
-    return q;
-}
-
 /* silu = x / (1 + e^-x), evaluated as (x < 0 ? x·h·h : x) / (1 + h·h) with h = e^(-|x|/2) in (0, 1]. The same
  * function, but e^-x overflows below x = -88.7 (giving -0 where the result, down to x = -92, is still a normal
  * float) and e^x is subnormal there (flushed, or short of precision), while x·h·h stays normal as long as the
  * result is. NaN propagates; -inf gives NaN (-inf · 0), as the float64 formula does. */
 __device__ __forceinline__ float ew_unary(float a) {
 #if OP == 2
-    /* trr_gelu's x·sigmoid(2u) form, with ew_div */
-    float u = 0.7978845608f * (a + 0.044715f * a * a * a);
-    return ew_div(a, 1.0f + expf(-2.0f * u));
+    return trr_gelu(a);
 #else
     float h = expf(-0.5f * fabsf(a));
-    return ew_div(a < 0.0f ? a * h * h : a, 1.0f + h * h);
+    return trr_div_full(a < 0.0f ? a * h * h : a, 1.0f + h * h);
 #endif
 }
 #endif
