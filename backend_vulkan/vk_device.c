@@ -53,6 +53,19 @@ static trr_status layer_present(trr_context *ctx, trr_vk_device *d) {
     return TRR_OK;
 }
 
+/* Whether the validation layer offers instance extension `name` (0 where it cannot be asked). */
+static int layer_offers(const trr_vk_device *d, const char *name) {
+    uint32_t n = 0;
+    if (d->fn.vkEnumerateInstanceExtensionProperties(k_validation_layer, &n, NULL) != VK_SUCCESS || n == 0) return 0;
+    VkExtensionProperties *exts = calloc(n, sizeof *exts);
+    if (!exts) return 0;
+    int found = 0;
+    if (d->fn.vkEnumerateInstanceExtensionProperties(k_validation_layer, &n, exts) == VK_SUCCESS)
+        for (uint32_t i = 0; i < n && !found; i++) found = strcmp(exts[i].extensionName, name) == 0;
+    free(exts);
+    return found;
+}
+
 static trr_status create_instance(trr_context *ctx, trr_vk_device *d) {
     char reason[256];
     if (trr_vk_load(reason, sizeof reason, &d->fn.vkGetInstanceProcAddr) != TRR_OK ||
@@ -69,7 +82,16 @@ static trr_status create_instance(trr_context *ctx, trr_vk_device *d) {
                        VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT,
         .pfnUserCallback = on_message,
         .pUserData = d};
-    const char *ext = VK_EXT_DEBUG_UTILS_EXTENSION_NAME;
+    /* Under the layer, its synchronization check too where it offers one: a missing barrier between ops (or
+     * inside one) is a wrong answer on some device some day, and lavapipe, which runs dispatches one after
+     * another, would never show it. */
+    const char *ext[] = {VK_EXT_DEBUG_UTILS_EXTENSION_NAME, VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME};
+    const int sync_check = d->validation && layer_offers(d, VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME);
+    const VkValidationFeatureEnableEXT enables[] = {VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT};
+    VkValidationFeaturesEXT vf = {.sType = VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT,
+                                  .pNext = &mci,
+                                  .enabledValidationFeatureCount = 1,
+                                  .pEnabledValidationFeatures = enables};
     VkApplicationInfo app = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
                              .pApplicationName = "trireme",
                              .pEngineName = "trireme",
@@ -77,12 +99,12 @@ static trr_status create_instance(trr_context *ctx, trr_vk_device *d) {
                               * layer cannot take (create_device) */
                              .apiVersion = TRR_VK_COOP2 && !d->validation ? VK_API_VERSION_1_3 : VK_API_VERSION_1_2};
     VkInstanceCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
-                               .pNext = d->validation ? &mci : NULL,
+                               .pNext = sync_check ? (const void *)&vf : d->validation ? (const void *)&mci : NULL,
                                .pApplicationInfo = &app,
                                .enabledLayerCount = d->validation ? 1u : 0u,
                                .ppEnabledLayerNames = d->validation ? &k_validation_layer : NULL,
-                               .enabledExtensionCount = d->validation ? 1u : 0u,
-                               .ppEnabledExtensionNames = d->validation ? &ext : NULL};
+                               .enabledExtensionCount = d->validation ? (sync_check ? 2u : 1u) : 0u,
+                               .ppEnabledExtensionNames = d->validation ? ext : NULL};
     TRR_VK_CHECK(ctx, d->fn.vkCreateInstance(&ci, NULL, &d->instance), "vkCreateInstance");
     if (trr_vk_load_instance_fns(&d->fn, d->instance, reason, sizeof reason) != TRR_OK)
         return trr_error(ctx, TRR_ERR_UNAVAILABLE, "vulkan: %s", reason);
@@ -294,10 +316,12 @@ static trr_status create_device(trr_context *ctx, trr_vk_device *d) {
 }
 
 /* Unified-memory devices (CPU drivers, integrated GPUs) get buffers the host maps directly; discrete GPUs get
- * device-local buffers and a staging buffer, since host access to their memory over the bus is slow. */
+ * device-local buffers and a staging buffer, since host access to their memory over the bus is slow.
+ * TRIREME_VK_STAGING=1 takes the discrete GPUs' path on any device, so CI's lavapipe tests it too. */
 static void pick_memory_mode(trr_vk_device *d) {
     VkPhysicalDeviceType t = d->phys.props.deviceType;
-    if (t == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU) return;
+    const char *staging_env = getenv("TRIREME_VK_STAGING");
+    if (t == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU || (staging_env && strcmp(staging_env, "1") == 0)) return;
     const VkMemoryPropertyFlags want = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
                                        VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
     for (uint32_t i = 0; i < d->phys.mem.memoryTypeCount; i++)
