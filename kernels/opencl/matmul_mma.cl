@@ -21,10 +21,9 @@
  * (1 f16 or 2 bf16), Z_DT.
  * Alignment is a build option too: with it every chunk, edge chunks included, is one cp.async (an edge chunk copies
  * its in-range bytes and zero-fills the rest), so an aligned program holds no path through registers (eight
- * scalar loads per chunk) in its main loop. With the chunk coordinates recomputed rather than held in arrays, the
- * 128x128x32 f16 program builds (H200, driver 580.159) to 239 registers without spill (255 and 160 bytes of
- * spill before), its main loop's SASS matches the CUDA mma.sync kernel's, and f16 4096^3 / 8192^3 run 258 / 282
- * TFLOPS against 253 / 279 before, in the same run. */
+ * scalar loads per chunk) in its main loop. Chunk coordinates are recomputed from the thread index rather than
+ * held in arrays: the arrays pushed the 128x128x32 program past 255 registers into spills on NVIDIA's compiler
+ * (bench/results/2026-11-23-h200-opencl-mma-3.txt). */
 
 #if defined(X_DT) && X_DT == DT_BF16
 #define MMA_OP "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"
