@@ -48,26 +48,19 @@
 #define VLOAD4_DT_2(p) as_float4(convert_uint4(*(__global const ushort4 *)(p)) << 16)
 
 /* p[0..3] as floats where only the first n (any int) lie inside the matrix; the rest read as 0. vec: p is
- * aligned to four elements. */
-static inline float4 load4_x(__global const x_t *p, int n, int vec) {
-    if (vec && n >= 4) return CAT(VLOAD4_DT_, X_DT)(p);
-    float4 r = (float4)(0.0f);
-    if (n > 0) r.x = LOAD_X(p, 0);
-    if (n > 1) r.y = LOAD_X(p, 1);
-    if (n > 2) r.z = LOAD_X(p, 2);
-    if (n > 3) r.w = LOAD_X(p, 3);
-    return r;
-}
-
-static inline float4 load4_y(__global const y_t *p, int n, int vec) {
-    if (vec && n >= 4) return CAT(VLOAD4_DT_, Y_DT)(p);
-    float4 r = (float4)(0.0f);
-    if (n > 0) r.x = LOAD_Y(p, 0);
-    if (n > 1) r.y = LOAD_Y(p, 1);
-    if (n > 2) r.z = LOAD_Y(p, 2);
-    if (n > 3) r.w = LOAD_Y(p, 3);
-    return r;
-}
+ * aligned to four elements. One definition per operand (load4_x, load4_y), each with its own element type. */
+#define DEFINE_LOAD4(op, OP)                                                                                   \
+    static inline float4 load4_##op(__global const op##_t *p, int n, int vec) {                                \
+        if (vec && n >= 4) return CAT(VLOAD4_DT_, OP##_DT)(p);                                                 \
+        float4 r = (float4)(0.0f);                                                                             \
+        if (n > 0) r.x = LOAD_##OP(p, 0);                                                                      \
+        if (n > 1) r.y = LOAD_##OP(p, 1);                                                                      \
+        if (n > 2) r.z = LOAD_##OP(p, 2);                                                                      \
+        if (n > 3) r.w = LOAD_##OP(p, 3);                                                                      \
+        return r;                                                                                              \
+    }
+DEFINE_LOAD4(x, X)
+DEFINE_LOAD4(y, Y)
 
 static inline float epilogue(float v, int epi, float alpha) {
     if (epi == 1) return v > 0.0f ? v : 0.0f;

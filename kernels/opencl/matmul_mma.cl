@@ -351,25 +351,22 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void matmul_mma(
     /* STAGES tiles in flight: wait for tile t, one barrier (tile t visible to all, tile t - 1 consumed by all),
      * then refill tile t - 1's stage with tile t + STAGES - 1 while tile t is multiplied. Every iteration
      * commits a group, empty or not, so wait_group counts stay uniform. */
+#define ISSUE_OPERAND(op, OP, st, k0)                                                                          \
+    do {                                                                                                       \
+        if (op##_inner && kin) {                                                                               \
+            __global const ushort *corner = OP##_CORNER(k0);                                                   \
+            _Pragma("unroll") for (int i = 0; i < OP##_CHUNKS; i++)                                            \
+                copy_chunk_fast(op##s_base + (uint)((st) * OP##_TILE * 2) + op##_dst(i), corner + op##_goff(i));  \
+        } else {                                                                                               \
+            _Pragma("unroll") for (int i = 0; i < OP##_CHUNKS; i++)                                            \
+                copy_chunk(op##s_, (uint)((st) * OP##_TILE * 2) + op##_dst(i), OP##_ARGS(i, k0));              \
+        }                                                                                                      \
+    } while (0)
 #define ISSUE(st, k0)                                                                                          \
     do {                                                                                                       \
         const int kin = (k0) + BLOCK_K <= K;                                                                   \
-        if (a_inner && kin) {                                                                                  \
-            __global const ushort *corner = A_CORNER(k0);                                                      \
-            _Pragma("unroll") for (int i = 0; i < A_CHUNKS; i++)                                               \
-                copy_chunk_fast(as_base + (uint)((st) * A_TILE * 2) + a_dst(i), corner + a_goff(i));           \
-        } else {                                                                                               \
-            _Pragma("unroll") for (int i = 0; i < A_CHUNKS; i++)                                               \
-                copy_chunk(as_, (uint)((st) * A_TILE * 2) + a_dst(i), A_ARGS(i, k0));                          \
-        }                                                                                                      \
-        if (b_inner && kin) {                                                                                  \
-            __global const ushort *corner = B_CORNER(k0);                                                      \
-            _Pragma("unroll") for (int i = 0; i < B_CHUNKS; i++)                                               \
-                copy_chunk_fast(bs_base + (uint)((st) * B_TILE * 2) + b_dst(i), corner + b_goff(i));           \
-        } else {                                                                                               \
-            _Pragma("unroll") for (int i = 0; i < B_CHUNKS; i++)                                               \
-                copy_chunk(bs_, (uint)((st) * B_TILE * 2) + b_dst(i), B_ARGS(i, k0));                          \
-        }                                                                                                      \
+        ISSUE_OPERAND(a, A, st, k0);                                                                           \
+        ISSUE_OPERAND(b, B, st, k0);                                                                           \
     } while (0)
 #pragma unroll
     for (int s = 0; s < STAGES - 1; s++) {
