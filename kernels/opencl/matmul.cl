@@ -62,6 +62,19 @@
 DEFINE_LOAD4(x, X)
 DEFINE_LOAD4(y, Y)
 
+/* One 4-element chunk into a k-major local tile: a float4 store where the chunk runs along m (n), else four
+ * stores down a column of stride ld. */
+static inline void store_chunk(__local float *p, float4 v, int ld, int along) {
+    if (along) {
+        *(__local float4 *)p = v;
+    } else {
+        p[0] = v.x;
+        p[ld] = v.y;
+        p[2 * ld] = v.z;
+        p[3 * ld] = v.w;
+    }
+}
+
 static inline float epilogue(float v, int epi, float alpha) {
     if (epi == 1) return v > 0.0f ? v : 0.0f;
     if (epi == 2) return v >= 0.0f ? v : alpha * v;
@@ -146,28 +159,10 @@ __kernel __attribute__((reqd_work_group_size(RT * CT, 1, 1))) void matmul(
      * k four scalar stores down a column. */
 #define STORE_TILES(buf)                                                                                        \
     do {                                                                                                        \
-        _Pragma("unroll") for (int i = 0; i < CA; i++) {                                                        \
-            __local float *p = as + (buf) * BLOCK_K * LDA_S + a_k[i] * LDA_S + a_m[i];                          \
-            if (TA) {                                                                                           \
-                *(__local float4 *)p = ra[i];                                                                   \
-            } else {                                                                                            \
-                p[0] = ra[i].x;                                                                                 \
-                p[LDA_S] = ra[i].y;                                                                             \
-                p[2 * LDA_S] = ra[i].z;                                                                         \
-                p[3 * LDA_S] = ra[i].w;                                                                         \
-            }                                                                                                   \
-        }                                                                                                       \
-        _Pragma("unroll") for (int i = 0; i < CB; i++) {                                                        \
-            __local float *p = bs + (buf) * BLOCK_K * LDB_S + b_k[i] * LDB_S + b_n[i];                          \
-            if (!TB) {                                                                                          \
-                *(__local float4 *)p = rb[i];                                                                   \
-            } else {                                                                                            \
-                p[0] = rb[i].x;                                                                                 \
-                p[LDB_S] = rb[i].y;                                                                             \
-                p[2 * LDB_S] = rb[i].z;                                                                         \
-                p[3 * LDB_S] = rb[i].w;                                                                         \
-            }                                                                                                   \
-        }                                                                                                       \
+        _Pragma("unroll") for (int i = 0; i < CA; i++)                                                          \
+            store_chunk(as + (buf) * BLOCK_K * LDA_S + a_k[i] * LDA_S + a_m[i], ra[i], LDA_S, TA);              \
+        _Pragma("unroll") for (int i = 0; i < CB; i++)                                                          \
+            store_chunk(bs + (buf) * BLOCK_K * LDB_S + b_k[i] * LDB_S + b_n[i], rb[i], LDB_S, !TB);             \
     } while (0)
 
     int ktiles = (K + BLOCK_K - 1) / BLOCK_K;
