@@ -42,8 +42,9 @@ typedef unsigned short TO;
 #define WC (CT < 8 ? CT : 8)
 #define WR (32 / WC)
 #define WARP_GRID (RT % WR == 0 && CT % WC == 0)
-/* 8 x 8 outputs over 256 threads fit in 128 registers without spilling (ptxas, sm_80 and sm_90a), so two blocks
- * share an SM; 16 x 8 need more than 128, and smaller 8 x 8 blocks spill at the matching bound. */
+/* 8 x 8 outputs over 256 threads fit in 128 registers (ptxas for sm_90a: the aligned row-major layout spills
+ * nothing, the others up to 16 bytes), so two blocks share an SM; 16 x 8 need more than 128, and smaller 8 x 8
+ * blocks spill hundreds of bytes at the matching bound. */
 #define MIN_BLOCKS (TM == 8 && THREADS == 256 ? 2 : 1)
 /* +4 keeps rows 16-byte aligned and puts the scalar column stores of a chunk along k in distinct banks */
 #define PAD 4
