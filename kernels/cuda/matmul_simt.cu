@@ -42,10 +42,6 @@ typedef unsigned short TO;
 #define WC (CT < 8 ? CT : 8)
 #define WR (32 / WC)
 #define WARP_GRID (RT % WR == 0 && CT % WC == 0)
-/* 8 x 8 outputs over 256 threads fit in 128 registers (ptxas for sm_90a: the aligned row-major layout spills
- * nothing, the others up to 16 bytes), so two blocks share an SM; 16 x 8 need more than 128, and smaller 8 x 8
- * blocks spill hundreds of bytes at the matching bound. */
-#define MIN_BLOCKS (TM == 8 && THREADS == 256 ? 2 : 1)
 /* +4 keeps rows 16-byte aligned and puts the scalar column stores of a chunk along k in distinct banks */
 #define PAD 4
 /* 4-element chunks per thread for the A and B tiles */
@@ -97,7 +93,7 @@ __device__ __forceinline__ void simt_chunk_along_k(int e, int rows, int *r, int 
     }
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
+extern "C" __global__ void __launch_bounds__(THREADS)
     matmul_simt(const TI *A, long long lda, const TI *B, long long ldb, TO *C, long long ldc, int M, int N, int K,
                 int epi, float alpha, int group_m, long long a_bs, long long b_bs, long long c_bs) {
     __shared__ __align__(16) float As[2][BK][BM + PAD];
