@@ -49,8 +49,9 @@ typedef unsigned short TO;
 #define CB (BK * BN / 4 / THREADS)
 #define KQ (BK / 4)
 
-#if TM * TN * THREADS != BM * BN || (TM != 8 && TM != 16) || BM % (4 * RT) || BN % (4 * CT) || BK % 4
-#error "matmul_simt: THREADS must be BM*BN/64 or BM*BN/128 and the tile must split into 4x4 quarters"
+#if TM * TN * THREADS != BM * BN || (TM != 8 && TM != 16) || BM % (4 * RT) || BN % (4 * CT) || BK % 4 || \
+    (KQ > 1 && KQ % 2)
+#error "matmul_simt: THREADS must be BM*BN/64 or BM*BN/128, the tile must split into 4x4 quarters, BK 4 or 8*n"
 #endif
 
 struct __align__(16) simt_f4 {
