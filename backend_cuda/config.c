@@ -26,8 +26,13 @@ const trr_cuda_softmax_step *trr_cuda_softmax_ladder(trr_dtype dtype, int *out_c
 
 int trr_cuda_softmax_online_items(trr_dtype dtype) { return dtype == TRR_F16 || dtype == TRR_BF16 ? 16 : 8; }
 
+/* The SIMT kernel's tiles, large to small; threads = block_m * block_n / 128 gives each thread 16 x 8 outputs,
+ * / 64 gives 8 x 8. f32 takes the first that gives every SM a block. Measured on an H200 at 4096^3 / 8192^3
+ * (bench/results/2026-11-23-h200-cuda-simt-f32.txt): 128 x 256 over 256 threads 46.6 / 46.8 TFLOPS, 256 x 128
+ * over 256 44.0 / 44.1, 128 x 128 over 128 44.2 / 44.4, 128 x 128 over 256 (8 x 8 each) 39.9. */
 const trr_config trr_cuda_simt_configs[] = {
-    {.block_m = 128, .block_n = 128, .block_k = 8, .threads = 256},
+    {.block_m = 128, .block_n = 256, .block_k = 8, .threads = 256},
+    {.block_m = 128, .block_n = 128, .block_k = 8, .threads = 128},
     {.block_m = 128, .block_n = 64, .block_k = 8, .threads = 128},
     {.block_m = 64, .block_n = 64, .block_k = 16, .threads = 64},
 };
@@ -250,9 +255,16 @@ static void choose_matmul(const trr_cuda_dev *dev, trr_call *call) {
     trr_config *c = &call->config;
     int derive_threads = !c->threads && (c->block_m || c->block_n);
     fill(c, &h);
-    /* A tile overridden without threads: the SIMT kernel's thread count follows from the tile. */
-    if (derive_threads && variant == TRR_VARIANT_SIMT)
+    /* A tile overridden without threads: the SIMT kernel's thread count follows from the tile, as the list has
+     * it for a listed block_m x block_n, else 8 x 8 outputs each. */
+    if (derive_threads && variant == TRR_VARIANT_SIMT) {
         c->threads = (c->block_m / 8) * (c->block_n / 8);
+        for (int i = 0; i < trr_cuda_simt_config_count; i++)
+            if (trr_cuda_simt_configs[i].block_m == c->block_m && trr_cuda_simt_configs[i].block_n == c->block_n) {
+                c->threads = trr_cuda_simt_configs[i].threads;
+                break;
+            }
+    }
 }
 
 void trr_cuda_choose_config(trr_context *ctx, trr_call *call) {
@@ -353,10 +365,14 @@ static trr_status check_matmul(trr_context *ctx, const trr_cuda_dev *dev, const 
         return trr_error(ctx, TRR_ERR_UNSUPPORTED,
                          "cuda matmul (CUDA cores): block_m, block_n multiples of 8 and block_k of 4 (%d, %d, %d)",
                          c->block_m, c->block_n, c->block_k);
-    if (c->threads != (c->block_m / 8) * (c->block_n / 8))
+    if (c->threads != c->block_m * c->block_n / 64 && (c->threads != c->block_m * c->block_n / 128 || c->block_m % 16))
         return trr_error(ctx, TRR_ERR_UNSUPPORTED,
-                         "cuda matmul (CUDA cores): threads must be block_m/8 * block_n/8 = %d (8x8 outputs each), got %d",
-                         (c->block_m / 8) * (c->block_n / 8), c->threads);
+                         "cuda matmul (CUDA cores): threads must be block_m*block_n/64 = %d (8x8 outputs each) or, with "
+                         "block_m a multiple of 16, block_m*block_n/128 = %d (16x8 each); got %d",
+                         c->block_m * c->block_n / 64, c->block_m * c->block_n / 128, c->threads);
+    if (c->block_k != 4 && c->block_k % 8)
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                         "cuda matmul (CUDA cores): block_k must be 4 or a multiple of 8 (got %d)", c->block_k);
     if ((c->block_m * c->block_k / 4) % c->threads || (c->block_k * c->block_n / 4) % c->threads)
         return trr_error(ctx, TRR_ERR_UNSUPPORTED,
                          "cuda matmul (CUDA cores): the A and B tiles must split evenly into 4-element loads over %d threads",

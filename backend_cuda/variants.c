@@ -41,8 +41,8 @@ void trr_cuda_variant_matmul_simt(trr_cuda_variant *v, const trr_config *cfg, tr
                                   int trans_a, int trans_b, int aligned) {
     memset(v, 0, sizeof *v);
     v->file = "matmul_simt.cu";
-    trr_cuda_define(v, "-DDT_IN=%d -DDT_OUT=%d -DBM=%d -DBN=%d -DBK=%d -DTRANS_A=%d -DTRANS_B=%d -DALIGNED=%d",
-                    (int)in, (int)out, cfg->block_m, cfg->block_n, cfg->block_k,
+    trr_cuda_define(v, "-DDT_IN=%d -DDT_OUT=%d -DBM=%d -DBN=%d -DBK=%d -DTHREADS=%d -DTRANS_A=%d -DTRANS_B=%d -DALIGNED=%d",
+                    (int)in, (int)out, cfg->block_m, cfg->block_n, cfg->block_k, cfg->threads,
                     trans_a ? 1 : 0, trans_b ? 1 : 0, aligned ? 1 : 0);
 }
 

@@ -46,18 +46,18 @@ typedef struct space_row {
 #define MATMUL OP(TRR_OP_MATMUL)
 #define LIST(a) .list = a, .n_list = (int)(sizeof a / sizeof a[0])
 
-/* f32 matmul on CUDA cores: thread tiles of 4x4 to 8x8 outputs, the shapes CUTLASS's SIMT SGEMMs use. */
+/* f32 matmul on CUDA cores: 16x8 or 8x8 outputs per thread, the two thread tiles the kernel has. */
 static const trr_config cuda_f32_tiles[] = {
+    {.block_m = 128, .block_n = 256, .block_k = 8, .threads = 256},
+    {.block_m = 256, .block_n = 128, .block_k = 8, .threads = 256},
+    {.block_m = 128, .block_n = 128, .block_k = 8, .threads = 128},
+    {.block_m = 128, .block_n = 128, .block_k = 16, .threads = 128},
     {.block_m = 128, .block_n = 128, .block_k = 8, .threads = 256},
     {.block_m = 128, .block_n = 128, .block_k = 16, .threads = 256},
     {.block_m = 128, .block_n = 64, .block_k = 8, .threads = 128},
     {.block_m = 64, .block_n = 128, .block_k = 8, .threads = 128},
-    {.block_m = 128, .block_n = 64, .block_k = 16, .threads = 256},
     {.block_m = 64, .block_n = 64, .block_k = 8, .threads = 64},
-    {.block_m = 64, .block_n = 64, .block_k = 16, .threads = 256},
-    {.block_m = 64, .block_n = 32, .block_k = 8, .threads = 64},
-    {.block_m = 32, .block_n = 64, .block_k = 8, .threads = 64},
-    {.block_m = 32, .block_n = 32, .block_k = 8, .threads = 64},
+    {.block_m = 64, .block_n = 64, .block_k = 16, .threads = 64},
 };
 
 /* f16 matmul on Hopper's wgmma kernel (backend_cuda: 384 threads select it; block_m 128 and block_k 64 are
