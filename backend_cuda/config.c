@@ -64,11 +64,12 @@ int trr_cuda_wgmma_device(const trr_cuda_dev *dev) {
 }
 
 /* A config the wgmma kernel can take: threads 384 (its own; no mma.sync config uses 384), or threads not
- * chosen yet and every tile field either unset or the wgmma kernel's. */
+ * chosen yet and every tile field either unset or the wgmma kernel's (block_m 256: a cluster of two). */
 static int wgmma_config(const trr_config *c) {
     if (c->threads == TRR_CUDA_WGMMA_THREADS) return 1;
     if (c->threads) return 0;
-    return (!c->block_m || c->block_m == TRR_CUDA_WGMMA_BM) && (!c->block_k || c->block_k == TRR_CUDA_WGMMA_BK) &&
+    return (!c->block_m || c->block_m == TRR_CUDA_WGMMA_BM || c->block_m == 2 * TRR_CUDA_WGMMA_BM) &&
+           (!c->block_k || c->block_k == TRR_CUDA_WGMMA_BK) &&
            (!c->block_n || c->block_n == 128 || c->block_n == 256);
 }
 
@@ -215,6 +216,13 @@ static void choose_matmul(const trr_cuda_dev *dev, trr_call *call) {
                 break;
             }
         }
+        /* Clusters of two 128-row blocks sharing B's tile by multicast (block_m 256) for large single products:
+         * on an H200 at 8192^3 they ran 669 / 691 TFLOPS (f16 / bf16) against 640 / 678 unclustered, at 4096^3
+         * 620 / 668 against 627-630 / 675 (bench/results/2026-11-23-h200-wgmma-cluster.txt). The bound sits
+         * between those two points: at least 8 waves of 128 x 256 tiles and a long K; batched products, not
+         * measured clustered, keep single blocks. */
+        if (bn == 256 && call->batch <= 1 && call->k >= 4096 && tiles(call, 128, 256) >= 8 * (int64_t)sms)
+            h.block_m = 2 * TRR_CUDA_WGMMA_BM;
         h.vector_width = 8;
     } else if (variant == TRR_VARIANT_MMA) {
         /* The largest known-good tile that still gives every SM a block; the list runs large to small. */
@@ -321,11 +329,13 @@ static trr_status check_matmul(trr_context *ctx, const trr_cuda_dev *dev, const 
     if (!trr_cuda_matmul_variant_runs(dev, call, c->variant, why, sizeof why))
         return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda matmul: variant %s cannot run this call: %s", vname, why);
     if (c->variant == TRR_VARIANT_WGMMA) {
-        if (c->threads != TRR_CUDA_WGMMA_THREADS || c->block_m != TRR_CUDA_WGMMA_BM || c->block_k != TRR_CUDA_WGMMA_BK ||
-            (c->block_n != 128 && c->block_n != 256))
+        /* block_m 256 is a cluster of two 128-row blocks sharing B's tile (Hopper's clusters: sm_90 only, which
+         * the variant already requires) */
+        if (c->threads != TRR_CUDA_WGMMA_THREADS || (c->block_m != TRR_CUDA_WGMMA_BM && c->block_m != 2 * TRR_CUDA_WGMMA_BM) ||
+            c->block_k != TRR_CUDA_WGMMA_BK || (c->block_n != 128 && c->block_n != 256))
             return trr_error(ctx, TRR_ERR_UNSUPPORTED,
-                             "cuda f16 matmul (wgmma): the tile must be 128 x 128 or 128 x 256 with block_k 64 and 384 threads "
-                             "(got %d x %d x %d, %d threads)",
+                             "cuda f16 matmul (wgmma): the tile must be 128 or 256 (a cluster of two 128-row blocks) x 128 "
+                             "or 256 with block_k 64 and 384 threads (got %d x %d x %d, %d threads)",
                              c->block_m, c->block_n, c->block_k, c->threads);
         if (c->stages < 2 || c->stages > 8)
             return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda f16 matmul (wgmma): stages must be in [2, 8] (got %d)", c->stages);

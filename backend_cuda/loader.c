@@ -50,6 +50,8 @@ static trr_status load_driver_locked(char *reason, size_t reason_cap) {
     if (uuid) TRR_STORE_SYM(api.DeviceGetUuid, uuid);
     void *bus = trr_dynlib_sym(lib, "cuDeviceGetPCIBusId", NULL, 0);
     if (bus) TRR_STORE_SYM(api.DeviceGetPCIBusId, bus);
+    void *clusters = trr_dynlib_sym(lib, "cuOccupancyMaxActiveClusters", NULL, 0);
+    if (clusters) TRR_STORE_SYM(api.OccupancyMaxActiveClusters, clusters);
 
     CUresult r = api.Init(0);
     if (r != TRR_CUDA_SUCCESS) {

@@ -63,6 +63,29 @@ static trr_status batch_grid(trr_context *ctx, const trr_call *call, unsigned *o
     return TRR_OK;
 }
 
+/* Clusters of fn (compile-time size 2) that fit on the device at once: blocks of a pair must share a GPU
+ * processing cluster, and one with an odd count of free SMs leaves one idle, so this can be below sm_count / 2.
+ * A persistent grid above it would run its last clusters as a second wave. sm_count / 2 where the driver
+ * cannot say. */
+static trr_status wgmma_cluster_fit(trr_context *ctx, CUfunction fn, unsigned smem, int *out_fit) {
+    trr_cuda_dev *dev = ctx->dev;
+    const int half = dev->sm_count > 1 ? dev->sm_count / 2 : 1;
+    *out_fit = half;
+    if (!trr_cu.OccupancyMaxActiveClusters) return TRR_OK;
+    if (dev->cluster_fn == fn) {
+        *out_fit = dev->cluster_fit;
+        return TRR_OK;
+    }
+    TRR_CU_CHECK(ctx, trr_cu.FuncSetAttribute(fn, TRR_CU_FUNC_ATTR_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)smem),
+                 "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
+    trr_cu_launch_config lc = {(unsigned)(2 * half), 1, 1, TRR_CUDA_WGMMA_THREADS, 1, 1, smem, dev->stream, NULL, 0};
+    int fit = 0;
+    if (trr_cu.OccupancyMaxActiveClusters(&fit, fn, &lc) == TRR_CUDA_SUCCESS && fit > 0 && fit < half) *out_fit = fit;
+    dev->cluster_fn = fn;
+    dev->cluster_fit = *out_fit;
+    return TRR_OK;
+}
+
 static trr_status run_wgmma(trr_context *ctx, const trr_call *call) {
     const trr_config *cfg = &call->config;
     trr_cuda_variant v;
@@ -70,7 +93,9 @@ static trr_status run_wgmma(trr_context *ctx, const trr_call *call) {
     CUfunction fn;
     TRR_TRY(trr_cuda_get_function(ctx, &v, "matmul_wgmma", &fn));
     trr_cu_tensor_map ta, tb;
-    /* A [M,K] in 64 x 128 boxes (K x M); B [K,N] in 64 x 64 boxes (N x K), or B stored [N,K] in 64 x BN */
+    /* A [M,K] in 64 x 128 boxes (K x M); B [K,N] in 64 x 64 boxes (N x K), or B stored [N,K] in 64 x BN (in a
+     * cluster of two, 64 x BN/2: each block loads half for both) */
+    const int cluster = cfg->block_m / TRR_CUDA_WGMMA_BM;
     unsigned gz = 1;
     TRR_TRY(batch_grid(ctx, call, &gz));
     const int64_t batch = gz;
@@ -78,7 +103,7 @@ static trr_status run_wgmma(trr_context *ctx, const trr_call *call) {
                        call->x.batch_stride, TRR_CUDA_WGMMA_BK, TRR_CUDA_WGMMA_BM));
     if (call->trans_b)
         TRR_TRY(encode_map(ctx, &tb, call->y.dtype, trr_cuda_operand_ptr(&call->y), call->cols, call->k, call->y.stride0, batch,
-                           call->y.batch_stride, TRR_CUDA_WGMMA_BK, (unsigned)cfg->block_n));
+                           call->y.batch_stride, TRR_CUDA_WGMMA_BK, (unsigned)(cfg->block_n / cluster)));
     else
         TRR_TRY(encode_map(ctx, &tb, call->y.dtype, trr_cuda_operand_ptr(&call->y), call->k, call->cols, call->y.stride0, batch,
                            call->y.batch_stride, 64, TRR_CUDA_WGMMA_BK));
@@ -97,15 +122,21 @@ static trr_status run_wgmma(trr_context *ctx, const trr_call *call) {
     int m = (int)call->rows, n = (int)call->cols, k = (int)call->k;
     int epi = (int)call->epilogue, group_m = cfg->group_m;
     float alpha = call->alpha;
-    /* persistent: one block per SM at most, each looping over output tiles of every matrix of the batch */
+    /* persistent: one block per SM at most, each (each cluster) looping over output tiles of every matrix of the
+     * batch; a cluster's tile is block_m rows */
     const int64_t tiles = ((call->rows + cfg->block_m - 1) / cfg->block_m) *
                           ((call->cols + cfg->block_n - 1) / cfg->block_n) * batch;
     if (tiles > 0x7fffffff)
         return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda matmul: %lld output tiles exceed the kernel's int tile index",
                          (long long)tiles);
     const trr_cuda_dev *dev = ctx->dev;
-    const int64_t sms = dev->sm_count > 0 ? dev->sm_count : 1;
-    const unsigned grid = (unsigned)(tiles < sms ? tiles : sms);
+    int64_t slots = dev->sm_count > 0 ? dev->sm_count : 1;
+    if (cluster > 1) {
+        int fit = 1;
+        TRR_TRY(wgmma_cluster_fit(ctx, fn, (unsigned)trr_cuda_wgmma_smem(cfg), &fit));
+        slots = fit;
+    }
+    const unsigned grid = (unsigned)((tiles < slots ? tiles : slots) * cluster);
     int nbatch = (int)batch;
     void *args[] = {&ta, &tb, &tc, &c_tma, &c, &ldc, &m, &n, &k, &epi, &alpha, &group_m, &c_bs, &a_batched, &b_batched, &nbatch};
     return trr_cuda_launch_3d(ctx, fn, grid, 1, 1, (unsigned)cfg->threads, (unsigned)trr_cuda_wgmma_smem(cfg), args);

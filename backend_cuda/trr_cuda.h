@@ -18,6 +18,13 @@ typedef struct CUstream_st *CUstream;
 typedef struct CUevent_st *CUevent;
 typedef struct CUmod_st *CUmodule;
 typedef struct CUfunc_st *CUfunction;
+/* cuda.h's CUlaunchConfig (CUDA 12.0+); the backend passes no launch attributes. */
+typedef struct trr_cu_launch_config {
+    unsigned grid_x, grid_y, grid_z, block_x, block_y, block_z, smem_bytes;
+    CUstream stream;
+    void *attrs;
+    unsigned num_attrs;
+} trr_cu_launch_config;
 
 enum {
     TRR_CUDA_SUCCESS = 0,
@@ -85,6 +92,9 @@ typedef struct trr_cu_api {
     /* Device identity (optional): cuDeviceGetUuid_v2 or cuDeviceGetUuid (16 bytes), cuDeviceGetPCIBusId. */
     CUresult (*DeviceGetUuid)(unsigned char *, CUdevice);
     CUresult (*DeviceGetPCIBusId)(char *, int, CUdevice);
+    /* cuOccupancyMaxActiveClusters (CUDA 12.0+, optional): how many clusters of a kernel fit on the device at
+     * once, which a persistent clustered grid must not exceed. */
+    CUresult (*OccupancyMaxActiveClusters)(int *, CUfunction, const trr_cu_launch_config *);
 } trr_cu_api;
 
 /* The driver's CUtensorMap: 128 opaque bytes, 64-byte aligned. */
@@ -168,6 +178,8 @@ typedef struct trr_cuda_dev {
     char arch[16]; /* NVRTC target: "sm_80", "sm_90a", ... */
     trr_cuda_module *modules; /* in-memory module cache: a context loads a handful */
     trr_cuda_fast_fn fast[TRR_CUDA_FAST_SLOTS]; /* direct-mapped: a hit costs no formatting, hashing or search */
+    CUfunction cluster_fn; /* the clustered kernel last asked about, and how many of its clusters fit at once */
+    int cluster_fit;
 } trr_cuda_dev;
 
 trr_status trr_cuda_probe(int *out_device_count, char *reason, size_t reason_cap);
@@ -295,7 +307,7 @@ extern const int trr_cuda_wgmma_config_count;
 int trr_cuda_mma_warp_grid(int bm, int bn, int warps, int *out_wm, int *out_wn);
 /* Dynamic shared memory of the tensor-core kernel for a config. */
 size_t trr_cuda_mma_smem(const trr_config *cfg);
-/* The SIMT tile configs (block_m, block_n, block_k; threads = bm/8 * bn/8) the heuristic picks from. */
+/* The SIMT tile configs (block_m, block_n, block_k; threads: 16 x 8 or 8 x 8 outputs each) the heuristic picks from. */
 extern const trr_config trr_cuda_simt_configs[];
 extern const int trr_cuda_simt_config_count;
 

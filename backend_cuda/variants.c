@@ -35,6 +35,8 @@ void trr_cuda_variant_matmul_wgmma(trr_cuda_variant *v, const trr_config *cfg, i
     v->sm90a_only = 1;
     trr_cuda_define(v, "-DBN=%d -DSTAGES=%d -DTRANS_B=%d -DDT_IN=%d -DDT_OUT=%d -DC_SLOTS=%d", cfg->block_n,
                     cfg->stages, trans_b ? 1 : 0, (int)in, (int)out, trr_cuda_wgmma_c_slots(cfg));
+    /* block_m 256: two 128-row blocks in a cluster sharing B (the kernel's default is 1, left out) */
+    if (cfg->block_m == 2 * TRR_CUDA_WGMMA_BM) trr_cuda_define(v, "-DCLUSTER_M=2");
 }
 
 void trr_cuda_variant_matmul_simt(trr_cuda_variant *v, const trr_config *cfg, trr_dtype in, trr_dtype out,
@@ -123,13 +125,18 @@ void trr_cuda_for_each_variant(trr_cuda_variant_fn fn, void *user) {
             }
         }
     }
-    /* matmul, Hopper (sm_90a only): every wgmma config, both B layouts, both output types */
-    for (int i = 0; i < trr_cuda_wgmma_config_count; i++) {
-        for (int tb = 0; tb <= 1; tb++) {
-            for (int h = 0; h < 2; h++) {
-                for (int o = 0; o < 2; o++) {
-                    trr_cuda_variant_matmul_wgmma(&v, &trr_cuda_wgmma_configs[i], tb, halves[h], o ? halves[h] : TRR_F32);
-                    fn(&v, user);
+    /* matmul, Hopper (sm_90a only): every wgmma config, both B layouts, both output types; then the clustered
+     * (block_m 256) form of each */
+    for (int cm = 1; cm <= 2; cm++) {
+        for (int i = 0; i < trr_cuda_wgmma_config_count; i++) {
+            trr_config cfg = trr_cuda_wgmma_configs[i];
+            cfg.block_m *= cm;
+            for (int tb = 0; tb <= 1; tb++) {
+                for (int h = 0; h < 2; h++) {
+                    for (int o = 0; o < 2; o++) {
+                        trr_cuda_variant_matmul_wgmma(&v, &cfg, tb, halves[h], o ? halves[h] : TRR_F32);
+                        fn(&v, user);
+                    }
                 }
             }
         }

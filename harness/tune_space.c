@@ -60,13 +60,18 @@ static const trr_config cuda_f32_tiles[] = {
     {.block_m = 64, .block_n = 64, .block_k = 16, .threads = 64},
 };
 
-/* f16 matmul on Hopper's wgmma kernel (backend_cuda: 384 threads select it; block_m 128 and block_k 64 are
- * fixed): both tile widths at two pipeline depths. Other devices drop them in check_config. */
+/* f16 matmul on Hopper's wgmma kernel (backend_cuda: 384 threads select it; block_k 64 is fixed, block_m 256
+ * runs two 128-row blocks as a cluster sharing B): both tile widths at two pipeline depths, each unclustered and
+ * clustered. Other devices drop them in check_config. */
 static const trr_config cuda_wgmma_tiles[] = {
     {.block_m = 128, .block_n = 256, .block_k = 64, .threads = 384, .stages = 4},
     {.block_m = 128, .block_n = 256, .block_k = 64, .threads = 384, .stages = 3},
     {.block_m = 128, .block_n = 128, .block_k = 64, .threads = 384, .stages = 6},
     {.block_m = 128, .block_n = 128, .block_k = 64, .threads = 384, .stages = 4},
+    {.block_m = 256, .block_n = 256, .block_k = 64, .threads = 384, .stages = 4},
+    {.block_m = 256, .block_n = 256, .block_k = 64, .threads = 384, .stages = 3},
+    {.block_m = 256, .block_n = 128, .block_k = 64, .threads = 384, .stages = 6},
+    {.block_m = 256, .block_n = 128, .block_k = 64, .threads = 384, .stages = 4},
 };
 
 /* Work-group tiles for the OpenCL and Vulkan matmuls: micro-tiles of 4x4 to 8x8 per work-item, and 16x8 on the

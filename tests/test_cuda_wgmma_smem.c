@@ -5,6 +5,9 @@
 
 #include "trr_cuda.h"
 
+#include <stdio.h>
+#include <string.h>
+
 /* cudaDevAttrMaxSharedMemoryPerBlockOptin on H100 and H200 */
 #define HOPPER_OPTIN (227u * 1024u)
 #define SLOT_BYTES (64u * 128u) /* one 64-row x 128-byte store box */
@@ -42,4 +45,51 @@ Test(cuda_wgmma_smem, slots_follow_the_ring) {
     cr_assert_eq(trr_cuda_wgmma_c_slots(&small6), 2);
     cr_assert_eq(trr_cuda_wgmma_c_slots(&big3), 4);
     cr_assert_eq(trr_cuda_wgmma_c_slots(&small4), 4);
+}
+
+Test(cuda_wgmma_smem, a_cluster_block_keeps_the_unclustered_footprint) {
+    /* block_m 256 is two 128-row blocks in a cluster: each block's shared memory (ring, slots) is that of the
+     * 128-row config, and only the variant's CLUSTER_M differs, so the unclustered variant's options (and its
+     * disk-cache key) stay as they were */
+    for (int i = 0; i < trr_cuda_wgmma_config_count; i++) {
+        trr_config c = trr_cuda_wgmma_configs[i];
+        trr_cuda_variant plain, pair;
+        trr_cuda_variant_matmul_wgmma(&plain, &c, 0, TRR_F16, TRR_F16);
+        const size_t smem = trr_cuda_wgmma_smem(&c);
+        const int slots = trr_cuda_wgmma_c_slots(&c);
+        c.block_m = 2 * TRR_CUDA_WGMMA_BM;
+        trr_cuda_variant_matmul_wgmma(&pair, &c, 0, TRR_F16, TRR_F16);
+        cr_assert_eq(trr_cuda_wgmma_smem(&c), smem, "config %d", i);
+        cr_assert_eq(trr_cuda_wgmma_c_slots(&c), slots, "config %d", i);
+        cr_assert_null(strstr(plain.defines, "CLUSTER_M"), "config %d: %s", i, plain.defines);
+        char want[300];
+        snprintf(want, sizeof want, "%s -DCLUSTER_M=2", plain.defines);
+        cr_assert_str_eq(pair.defines, want, "config %d", i);
+    }
+}
+
+static trr_config chosen_wgmma(int64_t m, int64_t n, int64_t k, int64_t batch) {
+    trr_call c;
+    memset(&c, 0, sizeof c);
+    c.op = TRR_OP_MATMUL;
+    c.x.dtype = c.y.dtype = c.z.dtype = TRR_F16;
+    c.x.stride0 = k;
+    c.y.stride0 = n;
+    c.z.stride0 = n;
+    c.rows = m;
+    c.cols = n;
+    c.k = k;
+    c.batch = batch;
+    c.config.variant = TRR_VARIANT_WGMMA;
+    trr_cuda_choose_config(NULL, &c); /* NULL: a device of 132 SMs */
+    return c.config;
+}
+
+Test(cuda_wgmma_smem, clusters_only_for_large_single_products) {
+    /* 8192^3: 2048 tiles of 128 x 256 = 15.5 waves on 132 SMs, K 8192: a cluster of two (block_m 256) */
+    cr_expect_eq(chosen_wgmma(8192, 8192, 8192, 1).block_m, 256);
+    /* 4096^3 (3.9 waves), a short K, a batch: single 128-row blocks */
+    cr_expect_eq(chosen_wgmma(4096, 4096, 4096, 1).block_m, 128);
+    cr_expect_eq(chosen_wgmma(8192, 8192, 1024, 1).block_m, 128);
+    cr_expect_eq(chosen_wgmma(1024, 1024, 8192, 64).block_m, 128);
 }

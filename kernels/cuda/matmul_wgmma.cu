@@ -37,7 +37,24 @@
  * tiles b, b + gridDim.x, ... over every matrix of the batch. The ring's stage and phase count K tiles across a
  * block's output tiles, so the producer loads the next tile's first stages while the consumers store this one:
  * for short K (batched attention products) the stores and loads overlap instead of alternating.
+ *
+ * CLUSTER_M (1 or 2; the host's block_m 256 is 2): with 2, blocks run in clusters of two along M, each block
+ * still computing 128 rows, the pair a 256 x BN output tile that shares its B tile. Each block's producer loads
+ * its own A and half of B, the half multicast to both blocks of the pair, so B crosses from L2 once per pair
+ * instead of twice (the card runs at its power cap here: fewer L2-to-SM bytes per FLOP). Every block's full
+ * barrier therefore expects A's bytes and all of B's: its own half and the peer's land at the same offsets and
+ * complete on the barrier at the same address in both blocks. A stage is refilled only once the consumers of
+ * both blocks are done with it, since the peer's multicast writes into it too: one lane per consumer warp
+ * arrives on each block's empty barrier (its count: 2 warpgroups x 4 warps x 2 blocks). Cluster c takes pair
+ * tiles c, c + gridDim.x / 2, ... (grouped order over pairs, never straddling two matrices of a batch); the
+ * block of rank r computes m-tile 2p + r. With an odd number of m-tiles the last pair's second block loads no
+ * A, still takes its share of B and releases its stages, and stores nothing. Cluster barriers after the
+ * barriers' initialisation (before any remote arrive or multicast can reach them) and before exit (so that no
+ * block leaves while its peer may still write into its shared memory or arrive on its barriers).
  */
+#ifndef CLUSTER_M
+#define CLUSTER_M 1
+#endif
 #define BM 128
 #define BK 64
 #define WG_THREADS 384
@@ -114,6 +131,48 @@ __device__ __forceinline__ void wg_tma_store_3d(const wg_tensor_map *map, unsign
                      (unsigned long long)map),
                  "r"(c0), "r"(c1), "r"(c2), "r"(src)
                  : "memory");
+}
+
+#if CLUSTER_M == 2
+/* The same TMA load, multicast: the box lands at dst and completes on bar at the same offsets in every block of
+ * the cluster named in mask. */
+__device__ __forceinline__ void wg_tma_3d_mc(unsigned dst, const wg_tensor_map *map, int c0, int c1, int c2,
+                                             unsigned bar, unsigned short mask) {
+    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
+                 " [%0], [%1, {%2, %3, %4}], [%5], %6;" ::"r"(dst),
+                 "l"((unsigned long long)map), "r"(c0), "r"(c1), "r"(c2), "r"(bar), "h"(mask)
+                 : "memory");
+}
+
+/* Every thread of both blocks: release orders what came before (the barriers' init, the last remote arrives)
+ * before what the peer does after its wait. */
+__device__ __forceinline__ void wg_cluster_sync() {
+    asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;" ::: "memory");
+}
+
+__device__ __forceinline__ unsigned wg_cluster_rank() {
+    unsigned r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+    return r;
+}
+#endif
+
+/* A consumer warp is done with a stage (its wgmma that read it have completed). */
+__device__ __forceinline__ void wg_release(unsigned bar, int lane) {
+#if CLUSTER_M == 2
+    /* lane r arrives for its warp on block r's barrier (wgmma.wait_group is warp-synchronous: the whole warp is
+     * past it). The default .release.cta suffices: the stage was read by wgmma, which wait_group has completed,
+     * and is next written by TMA, neither ordered by a memory fence. (.release.cluster compiles to a MEMBAR.GPU
+     * per stage on the consumers' path; the first H200 run, with it, ran 23% behind the unclustered kernel.) */
+    if (lane < CLUSTER_M) {
+        unsigned remote;
+        asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(bar), "r"(lane));
+        asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" ::"r"(remote) : "memory");
+    }
+#else
+    (void)lane;
+    wg_bar_arrive(bar);
+#endif
 }
 
 /* Shared-memory matrix descriptor, 128-byte swizzle. */
@@ -193,6 +252,9 @@ template <int TNSP> __device__ __forceinline__ void wg_mma_n256(float *d, unsign
 }
 
 extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
+#if CLUSTER_M == 2
+    __cluster_dims__(2, 1, 1)
+#endif
     matmul_wgmma(const __grid_constant__ wg_tensor_map tma, const __grid_constant__ wg_tensor_map tmb,
                  const __grid_constant__ wg_tensor_map tmc, int c_tma, TO *C, long long ldc, int M, int N, int K,
                  int epi, float alpha, int group_m, long long c_bs, int a_batched, int b_batched, int batch) {
@@ -207,14 +269,26 @@ extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
 #pragma unroll
         for (int s = 0; s < STAGES; s++) {
             wg_bar_init(full0 + 8 * s, 1);
+#if CLUSTER_M == 2
+            wg_bar_init(empty0 + 8 * s, 2 * 4 * CLUSTER_M);
+#else
             wg_bar_init(empty0 + 8 * s, 2 * 128);
+#endif
         }
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     }
+#if CLUSTER_M == 2
+    wg_cluster_sync();
+    const int rank = (int)wg_cluster_rank(), cl = blockIdx.x >> 1, ncl = gridDim.x >> 1;
+#else
     __syncthreads();
+    const int rank = 0, cl = blockIdx.x, ncl = gridDim.x;
+#endif
 
+    /* tiles of CLUSTER_M x 1 m-tiles (npp rows of them), one per cluster at a time */
     const int npm = (M + BM - 1) / BM, npn = (N + BN - 1) / BN, kt_count = (K + BK - 1) / BK;
-    const int tiles = npm * npn * batch;
+    const int npp = (npm + CLUSTER_M - 1) / CLUSTER_M;
+    const int tiles = npp * npn * batch;
 
     if (wg == 0) {
         /* producer */
@@ -223,24 +297,39 @@ extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
             asm volatile("prefetch.tensormap [%0];" ::"l"((unsigned long long)&tma) : "memory");
             asm volatile("prefetch.tensormap [%0];" ::"l"((unsigned long long)&tmb) : "memory");
             unsigned it = 0; /* K tiles issued by this block over all its output tiles: the ring's position */
-            for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-                int pm, pn;
-                const int z = tile / (npm * npn);
-                trr_grouped_block(tile - z * npm * npn, npm, npn, group_m, &pm, &pn);
-                const int m0 = pm * BM, n0 = pn * BN, za = z * a_batched, zb = z * b_batched;
+            for (int tile = cl; tile < tiles; tile += ncl) {
+                int pp, pn;
+                const int z = tile / (npp * npn);
+                trr_grouped_block(tile - z * npp * npn, npp, npn, group_m, &pp, &pn);
+                const int m0 = (pp * CLUSTER_M + rank) * BM, n0 = pn * BN, za = z * a_batched, zb = z * b_batched;
                 for (int kt = 0; kt < kt_count; kt++, it++) {
                     const unsigned s = it % STAGES;
                     if (it >= STAGES) wg_bar_wait(empty0 + 8 * s, ((it / STAGES) - 1) & 1u);
                     const unsigned fb = full0 + 8 * s;
-                    wg_bar_expect(fb, STAGE_BYTES);
                     const unsigned a_dst = ring + s * STAGE_BYTES, b_dst = a_dst + A_STAGE_BYTES;
                     const int k0 = kt * BK;
+#if CLUSTER_M == 2
+                    /* an m-tile past M (odd count) loads no A but still takes its share of B for the peer */
+                    const bool has_a = m0 < M;
+                    wg_bar_expect(fb, has_a ? STAGE_BYTES : B_STAGE_BYTES);
+                    if (has_a) wg_tma_3d(a_dst, &tma, k0, m0, za, fb);
+#if TRANS_B
+                    /* tmb's box is BN/2 rows of B [N,K]: this block's half */
+                    wg_tma_3d_mc(b_dst + rank * (B_STAGE_BYTES / 2), &tmb, k0, n0 + rank * (BN / 2), zb, fb, 3);
+#else
+#pragma unroll
+                    for (int j = rank * (BN / 128); j < (rank + 1) * (BN / 128); j++)
+                        wg_tma_3d_mc(b_dst + j * (64 * BK * 2), &tmb, n0 + 64 * j, k0, zb, fb, 3);
+#endif
+#else
+                    wg_bar_expect(fb, STAGE_BYTES);
                     wg_tma_3d(a_dst, &tma, k0, m0, za, fb);
 #if TRANS_B
                     wg_tma_3d(b_dst, &tmb, k0, n0, zb, fb);
 #else
 #pragma unroll
                     for (int j = 0; j < BN / 64; j++) wg_tma_3d(b_dst + j * (64 * BK * 2), &tmb, n0 + 64 * j, k0, zb, fb);
+#endif
 #endif
                 }
             }
@@ -255,11 +344,11 @@ extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
         unsigned char *const c_slots_p = wg_smem + (c_slots - wg_smem_addr(wg_smem));
         if (c_tma && t == 0) asm volatile("prefetch.tensormap [%0];" ::"l"((unsigned long long)&tmc) : "memory");
         unsigned it = 0;
-        for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-            int pm, pn;
-            const int z = tile / (npm * npn);
-            trr_grouped_block(tile - z * npm * npn, npm, npn, group_m, &pm, &pn);
-            const int m0 = pm * BM, n0 = pn * BN;
+        for (int tile = cl; tile < tiles; tile += ncl) {
+            int pp, pn;
+            const int z = tile / (npp * npn);
+            trr_grouped_block(tile - z * npp * npn, npp, npn, group_m, &pp, &pn);
+            const int m0 = (pp * CLUSTER_M + rank) * BM, n0 = pn * BN;
             float acc[NACC];
 #pragma unroll
             for (int i = 0; i < NACC; i++) acc[i] = 0.0f;
@@ -287,12 +376,15 @@ extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
                 /* the group of the previous K tile is done: its stage may be refilled */
                 wg_wait_group<1>();
                 wg_fence_acc(acc);
-                if (kt > 0) wg_bar_arrive(empty0 + 8 * ((it - 1) % STAGES));
+                if (kt > 0) wg_release(empty0 + 8 * ((it - 1) % STAGES), lane);
             }
             wg_wait_group<0>();
             wg_fence_acc(acc);
             /* the tile's last stage is free: the producer fills it for the next tile while this one is stored */
-            if (kt_count > 0) wg_bar_arrive(empty0 + 8 * ((it - 1) % STAGES));
+            if (kt_count > 0) wg_release(empty0 + 8 * ((it - 1) % STAGES), lane);
+#if CLUSTER_M == 2
+            if (m0 >= M) continue; /* the odd m-tile past M: nothing to store */
+#endif
 
             /* Accumulator layout of m64nNk16: thread t of the warpgroup holds, for each 8-column group j, (row
              * 16*(t/32) + (t%32)/4, cols 8j + 2(t%4) + {0,1}) in acc[4j], acc[4j+1] and the same columns 8 rows
@@ -345,4 +437,7 @@ extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
         /* shared memory must outlive the last stores' reads of it */
         if (c_tma && t == 0) asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
     }
+#if CLUSTER_M == 2
+    wg_cluster_sync();
+#endif
 }
