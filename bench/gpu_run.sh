@@ -19,7 +19,8 @@
 # tune: one shape per tuning-database bucket (powers of two) over SPEC's matmul and softmax sizes, so every
 # SPEC size finds a tuned entry; tune-check: the bench at sizes between those shapes, once with the database
 # and once without it, side by side (a tuned config must not lose to the default by more than noise).
-# At most 8 files come back from $OUT, so every step's progress (stderr) goes to one log, $OUT/stderr.log.
+# At most 8 files come back from $OUT, so every step's progress (stderr) goes to one log, $OUT/stderr.log, and
+# the JSON reports, samples and plots end up in $OUT/reports.tar (`tar -xf` it to read them or --replot).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${TRIREME_GPU_BUILD:-build-gpu}
@@ -208,4 +209,13 @@ for step in "${steps[@]}"; do
     *) echo "gpu_run.sh: unknown step '$step' (devices conformance bench anchors tune tune-check vk-clocks vk-coop f16-bound old-new)" >&2; exit 2 ;;
   esac
 done
+# The machine-readable outputs (JSON reports, samples, plots) go into one reports.tar beside the text logs, so a
+# run of several steps stays within the device tool's 8 returned files.
+packed=()
+for f in "$OUT"/*.json "$OUT"/*.csv "$OUT"/*.tar; do
+  [ -e "$f" ] && [ "$(basename "$f")" != reports.tar ] && packed+=("$(basename "$f")")
+done
+if [ ${#packed[@]} -gt 0 ]; then
+  if tar -C "$OUT" -rf "$OUT/reports.tar" "${packed[@]}"; then (cd "$OUT" && rm -f "${packed[@]}"); else status=1; fi
+fi
 exit $status
