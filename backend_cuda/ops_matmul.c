@@ -72,7 +72,9 @@ static trr_status wgmma_cluster_fit(trr_context *ctx, CUfunction fn, unsigned sm
     const int half = dev->sm_count > 1 ? dev->sm_count / 2 : 1;
     *out_fit = half;
     if (!trr_cu.OccupancyMaxActiveClusters) return TRR_OK;
-    if (dev->cluster_fn == fn) {
+    /* One block per SM whatever the variant (384 threads, launch bounds 1): what fits follows from the shared
+     * memory alone, so the answer is kept per size and f16/bf16 or layout variants of one tile share it. */
+    if (dev->cluster_smem == smem) {
         *out_fit = dev->cluster_fit;
         return TRR_OK;
     }
@@ -81,7 +83,7 @@ static trr_status wgmma_cluster_fit(trr_context *ctx, CUfunction fn, unsigned sm
     trr_cu_launch_config lc = {(unsigned)(2 * half), 1, 1, TRR_CUDA_WGMMA_THREADS, 1, 1, smem, dev->stream, NULL, 0};
     int fit = 0;
     if (trr_cu.OccupancyMaxActiveClusters(&fit, fn, &lc) == TRR_CUDA_SUCCESS && fit > 0 && fit < half) *out_fit = fit;
-    dev->cluster_fn = fn;
+    dev->cluster_smem = smem;
     dev->cluster_fit = *out_fit;
     return TRR_OK;
 }

@@ -178,8 +178,8 @@ typedef struct trr_cuda_dev {
     char arch[16]; /* NVRTC target: "sm_80", "sm_90a", ... */
     trr_cuda_module *modules; /* in-memory module cache: a context loads a handful */
     trr_cuda_fast_fn fast[TRR_CUDA_FAST_SLOTS]; /* direct-mapped: a hit costs no formatting, hashing or search */
-    CUfunction cluster_fn; /* the clustered kernel last asked about, and how many of its clusters fit at once */
-    int cluster_fit;
+    unsigned cluster_smem; /* the clustered kernel's shared memory last asked about (0: none yet), and how many */
+    int cluster_fit;       /* of its clusters fit on the device at once */
 } trr_cuda_dev;
 
 trr_status trr_cuda_probe(int *out_device_count, char *reason, size_t reason_cap);

@@ -7,22 +7,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cuda_matmul_call.h"
 #include "trr_cuda.h"
 
-static trr_call f32_matmul(int64_t m, int64_t n, int64_t k) {
-    trr_call c;
-    memset(&c, 0, sizeof c);
-    c.op = TRR_OP_MATMUL;
-    c.x.dtype = c.y.dtype = c.z.dtype = TRR_F32;
-    c.x.stride0 = k;
-    c.y.stride0 = n;
-    c.z.stride0 = n;
-    c.rows = m;
-    c.cols = n;
-    c.k = k;
-    c.batch = 1;
-    return c;
-}
+static trr_call f32_matmul(int64_t m, int64_t n, int64_t k) { return cuda_matmul_call(TRR_F32, m, n, k, 1); }
 
 static int defined_threads(const trr_config *cfg) {
     trr_cuda_variant v;

@@ -3,6 +3,7 @@
  * the slot count the kernel is compiled with (C_SLOTS) counted in. Host arithmetic only: no GPU needed. */
 #include <criterion/criterion.h>
 
+#include "cuda_matmul_call.h"
 #include "trr_cuda.h"
 
 #include <stdio.h>
@@ -69,17 +70,7 @@ Test(cuda_wgmma_smem, a_cluster_block_keeps_the_unclustered_footprint) {
 }
 
 static trr_config chosen_wgmma(int64_t m, int64_t n, int64_t k, int64_t batch) {
-    trr_call c;
-    memset(&c, 0, sizeof c);
-    c.op = TRR_OP_MATMUL;
-    c.x.dtype = c.y.dtype = c.z.dtype = TRR_F16;
-    c.x.stride0 = k;
-    c.y.stride0 = n;
-    c.z.stride0 = n;
-    c.rows = m;
-    c.cols = n;
-    c.k = k;
-    c.batch = batch;
+    trr_call c = cuda_matmul_call(TRR_F16, m, n, k, batch);
     c.config.variant = TRR_VARIANT_WGMMA;
     trr_cuda_choose_config(NULL, &c); /* NULL: a device of 132 SMs */
     return c.config;
