@@ -66,7 +66,9 @@ void trr_cl_choose_config(trr_context *ctx, trr_call *call) {
          * more than noise (bench/results/2026-11-23-h200-opencl-mma.txt). With the fragments pipelined it stays
          * ahead: 253 TFLOPS at 4096^3 against 240 for 128x256x16 (3 stages, 8 warps), 237 for 128x128x16 (4
          * stages), 181 and 175 for 64x128x32 and 128x64x32 (4 stages), same run
-         * (bench/results/2026-11-23-h200-opencl-mma-2.txt). An f32 C keeps a second set of
+         * (bench/results/2026-11-23-h200-opencl-mma-2.txt); and with the tiles 128-byte aligned: 313-314 / 333-340
+         * at 4096^3 / 8192^3 against 299 / 323 (128x128x16 s4), 262 / 285 (128x256x16), 248 / 267 (256x128x16)
+         * (bench/results/2026-11-23-h200-opencl-mma-aligned.txt). An f32 C keeps a second set of
          * accumulators (matmul_mma.cl: PROMOTE), so it takes 8 warps. 64x64 tiles with 4 warps of 32x32 while
          * 128-wide tiles would not fill two waves. */
         int units = dev->info.compute_units > 0 ? dev->info.compute_units : 64;
