@@ -17,6 +17,7 @@
 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint VPT = 4;
+layout(constant_id = 2) const uint FULL = 0;
 
 #if defined(X_F16)
 #define XV f16vec4
@@ -52,7 +53,7 @@ void main() {
     [[unroll]] for (uint i = 0; i < VPT; i++) {
         uint c = t + i * wg;
         v[i] = vec4(NEG_INF);
-        if (c < n4) v[i] = XVF(xv[xb + c]);
+        if (FULL != 0u || c < n4) v[i] = XVF(xv[xb + c]);
         m = max(m, max(max(v[i].x, v[i].y), max(v[i].z, v[i].w)));
     }
     float ms = subgroupMax(m);
@@ -70,18 +71,20 @@ void main() {
     }
     barrier();
     float mm = NEG_INF;
-    for (uint i = 0; i < gl_NumSubgroups; i++) mm = max(mm, s_max[i]);
+    for (uint i = gl_SubgroupInvocationID; i < gl_NumSubgroups; i += gl_SubgroupSize) mm = max(mm, s_max[i]);
+    mm = subgroupMax(mm);
     float total = 0.0;
-    for (uint i = 0; i < gl_NumSubgroups; i++) {
+    for (uint i = gl_SubgroupInvocationID; i < gl_NumSubgroups; i += gl_SubgroupSize) {
         float si = s_sum[i];
         // a subgroup of masked entries alone adds nothing (its sum is 0; its exp factor may be NaN)
         if (si != 0.0 || mm == NEG_INF) total += si * exp(s_max[i] - mm);
     }
+    total = subgroupAdd(total);
     // a subgroup of masked entries alone holds zeros and writes zeros (exp(0 - mm) may overflow), unless the
     // whole row is masked: then mm is -inf and the row comes out NaN
     float scale = ms == NEG_INF && mm != NEG_INF ? 0.0 : exp(base - mm) / total;
     [[unroll]] for (uint i = 0; i < VPT; i++) {
         uint c = t + i * wg;
-        if (c < n4) zv[zb + c] = ZVC(v[i] * scale);
+        if (FULL != 0u || c < n4) zv[zb + c] = ZVC(v[i] * scale);
     }
 }
