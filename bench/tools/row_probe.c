@@ -7,8 +7,10 @@
  * call of the same op on a single row (which leaves the op's pipeline bound). Then what the interval's fixed
  * cost is made of: k = 1, 2, 4 tiny softmaxes (1x256) and k grids of 4096 near-empty workgroups (a 4096x4
  * softmax, one 64-thread workgroup a row) after the fill, whose slopes are a dispatch's cost in a run and whose
- * first call's excess is what only the first dispatch of an interval pays; and k = 1 after the fill and a read
- * of the whole flush buffer (the cache then holds clean lines, not the fill's written ones). Public API only:
+ * first call's excess is what only the first dispatch of an interval pays; k = 1 after the fill and a read
+ * of the whole flush buffer (the cache then holds clean lines, not the fill's written ones); and k = 1 after a
+ * copy kernel over the flush buffer in place of the fill (the compute units busy up to the timer, as after a
+ * fill done by a kernel). Public API only:
  * `trr_row_probe --device vulkan:0 --op softmax --rows 4096 --cols 256 --reps 30`. */
 #define _POSIX_C_SOURCE 200809L
 #define TOOL_NAME "trr_row_probe"
@@ -28,10 +30,11 @@ typedef struct probe {
     trr_tensor x[MAX_K], z[MAX_K], tx, tz, px, pz; /* px, pz: one row of the op's width */
     trr_tensor rx, rz;                             /* the flush buffer read back as rows (row_sum) */
     trr_tensor ex, ez;                             /* EMPTY_ROWS rows of 4: workgroups with next to no work */
+    trr_tensor cx, cz;                             /* the flush buffer's halves, for a copy kernel */
 } probe;
 
 /* Before the timer: what an interval puts between the fill and timer_start (flags). */
-enum { PRE_FILL = 1, PRE_ONE_ROW = 2, PRE_READ = 4 };
+enum { PRE_FILL = 1, PRE_ONE_ROW = 2, PRE_READ = 4, PRE_COPY = 8 };
 /* What the timer holds, k times (TIMED_OP: the op on k distinct operand pairs). */
 enum { TIMED_OP, TIMED_TINY, TIMED_EMPTY_GROUPS };
 #define EMPTY_ROWS 4096
@@ -49,14 +52,16 @@ static int empty_groups(probe *p) {
     return tool_check(p->ctx, trr_config_override(p->ctx, TRR_OP_SOFTMAX, NULL), "config") || bad;
 }
 
-/* One interval: what pre asks for (the fill; then an untimed read of the whole flush buffer, which leaves the
- * cache holding clean lines instead of the fill's written ones; then the untimed one-row call), then the timer
- * around k of what timed names (k = 0: nothing). */
+/* One interval: what pre asks for (the fill, or a copy kernel over the flush buffer's halves in its place,
+ * which keeps the compute units busy up to the timer where the fill may not; then an untimed read of the whole
+ * flush buffer, which leaves the cache holding clean lines instead of written ones; then the untimed one-row
+ * call), then the timer around k of what timed names (k = 0: nothing). */
 static int interval(probe *p, int pre, int timed, int k, int rep, double *out_us) {
     double ms = 0;
     if ((pre & PRE_FILL) &&
         tool_check(p->ctx, trr_buffer_fill(p->ctx, p->flush, 0, FLUSH_BYTES, (uint8_t)(rep * 17 + 1)), "fill"))
         return 1;
+    if ((pre & PRE_COPY) && tool_check(p->ctx, trr_copy(p->ctx, &p->cx, &p->cz), "flush copy")) return 1;
     if ((pre & PRE_READ) && tool_check(p->ctx, trr_row_sum(p->ctx, &p->rx, &p->rz), "flush read")) return 1;
     if ((pre & PRE_ONE_ROW) && call(p, &p->px, &p->pz)) return 1;
     if (tool_check(p->ctx, trr_timer_start(p->ctx), "timer_start")) return 1;
@@ -124,7 +129,10 @@ int main(int argc, char **argv) {
               tool_check(p.ctx, trr_buffer_create(p.ctx, 2 * EMPTY_ROWS * 4 * 4, &eb), "4096x4 buffer") ||
               tool_check(p.ctx, trr_buffer_fill(p.ctx, eb, 0, 2 * EMPTY_ROWS * 4 * 4, 0x3c), "4096x4 fill") ||
               tool_check(p.ctx, trr_tensor_2d(eb, 0, TRR_F32, EMPTY_ROWS, 4, 0, &p.ex), "tensor") ||
-              tool_check(p.ctx, trr_tensor_2d(eb, EMPTY_ROWS * 4 * 4, TRR_F32, EMPTY_ROWS, 4, 0, &p.ez), "tensor");
+              tool_check(p.ctx, trr_tensor_2d(eb, EMPTY_ROWS * 4 * 4, TRR_F32, EMPTY_ROWS, 4, 0, &p.ez), "tensor") ||
+              tool_check(p.ctx, trr_tensor_1d(p.flush, 0, TRR_F32, (int64_t)(FLUSH_BYTES / 8), &p.cx), "tensor") ||
+              tool_check(p.ctx, trr_tensor_1d(p.flush, FLUSH_BYTES / 2, TRR_F32, (int64_t)(FLUSH_BYTES / 8), &p.cz),
+                         "tensor");
     for (int i = 0; !bad && i < MAX_K; i++) {
         /* 0x3c3c3c3c is about 0.0115: every input finite, the softmax well defined */
         bad = tool_check(p.ctx, trr_buffer_create(p.ctx, in_bytes, &bx[i]), "x buffer") ||
@@ -136,7 +144,8 @@ int main(int argc, char **argv) {
                     "tensor");
     }
     double e0 = 0, e1 = 0, tiny_us = 0, t[MAX_K + 1] = {0}, nofill = 0, bound = 0;
-    double tk[MAX_K + 1] = {0}, gk[MAX_K + 1] = {0}, rd = 0, rd_bound = 0, rd_tiny = 0;
+    double tk[MAX_K + 1] = {0}, gk[MAX_K + 1] = {0}, rd = 0, rd_bound = 0, rd_tiny = 0, cp = 0, cp_tiny = 0,
+           cp_empty = 0;
     if (!bad)
         bad = measure(&p, 0, TIMED_OP, 0, reps, &e0) || measure(&p, PRE_FILL, TIMED_OP, 0, reps, &e1) ||
               measure(&p, PRE_FILL, TIMED_TINY, 1, reps, &tiny_us);
@@ -152,7 +161,9 @@ int main(int argc, char **argv) {
     if (!bad)
         bad = measure(&p, PRE_FILL | PRE_READ, TIMED_OP, 1, reps, &rd) ||
               measure(&p, PRE_FILL | PRE_READ | PRE_ONE_ROW, TIMED_OP, 1, reps, &rd_bound) ||
-              measure(&p, PRE_FILL | PRE_READ, TIMED_TINY, 1, reps, &rd_tiny);
+              measure(&p, PRE_FILL | PRE_READ, TIMED_TINY, 1, reps, &rd_tiny) ||
+              measure(&p, PRE_COPY, TIMED_OP, 1, reps, &cp) || measure(&p, PRE_COPY, TIMED_TINY, 1, reps, &cp_tiny) ||
+              measure(&p, PRE_COPY, TIMED_OP, 0, reps, &cp_empty);
     if (!bad) {
         trr_device_info info;
         if (trr_context_device(p.ctx, &info) == TRR_OK) printf("device: %s (%s)\n", info.spec, info.name);
@@ -173,6 +184,9 @@ int main(int argc, char **argv) {
         printf("after the fill and a read of it (the cache's written lines replaced by clean ones): k=1 %.2f, "
                "and a one-row call %.2f, 1x256 softmax %.2f\n",
                rd, rd_bound, rd_tiny);
+        printf("after a copy kernel over the flush buffer in place of the fill: empty %.2f, k=1 %.2f, 1x256 softmax "
+               "%.2f\n",
+               cp_empty, cp, cp_tiny);
     }
     for (int i = 0; i < MAX_K; i++) {
         trr_buffer_destroy(bx[i]);
