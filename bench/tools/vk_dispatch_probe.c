@@ -4,8 +4,9 @@
  * before each interval), dispatches of softmax_rows_f32 with rows = 0 in its push constants, so every
  * workgroup exits after reading them: one workgroup or a grid of 4096, k = 1, 2, 4 in an interval, with the
  * backend's barrier between them (every op's), a compute-to-compute barrier or none; and the first dispatch
- * with its pipeline and descriptors bound before the start stamp; and after a copy kernel in place of the fill
- * (the compute units busy up to the timer). Medians over the repetitions, in us.
+ * with its pipeline and descriptors bound before the start stamp; and after a copy kernel or vkCmdFillBuffer in
+ * place of the library's fill (whether the compute units were busy up to the timer). Medians over the
+ * repetitions, in us.
  * White-box (links the static library and reads the backend's state): a measuring tool, not an API user.
  * `trr_vk_dispatch_probe --device vulkan:0 --reps 30`. */
 #define _POSIX_C_SOURCE 200809L
@@ -66,7 +67,8 @@ static void barrier(vprobe *p, VkCommandBuffer cmd, int kind) {
     p->d->fn.vkCmdPipelineBarrier(cmd, stages, stages, 0, 1, &mb, 0, NULL, 0, NULL);
 }
 
-/* One interval after the fill (fill 1; 2: a copy kernel over the flush buffer in its place; 0: nothing): k
+/* One interval after the fill (fill 1, the library's; 2: a copy kernel over the flush buffer in its place; 3:
+ * vkCmdFillBuffer, the transfer fill, recorded here; 0: nothing): k
  * dispatches of `groups` workgroups, `bar` between them; prebound: the pipeline and descriptors bound before the
  * start stamp. k = 0: an empty interval. */
 static int interval(vprobe *p, int k, uint32_t groups, int bar, int prebound, int fill, int rep, double *out_us) {
@@ -76,6 +78,13 @@ static int interval(vprobe *p, int k, uint32_t groups, int bar, int prebound, in
         tool_check(p->ctx, trr_buffer_fill(p->ctx, p->flush, 0, FLUSH_BYTES, (uint8_t)(rep * 17 + 1)), "fill"))
         return 1;
     if (fill == 2 && tool_check(p->ctx, trr_copy(p->ctx, &p->cx, &p->cz), "copy")) return 1;
+    if (fill == 3) {
+        VkCommandBuffer fcmd;
+        if (tool_check(p->ctx, trr_vk_begin(p->ctx, &fcmd), "begin")) return 1;
+        trr_vk_use(d, p->flush->mem);
+        d->fn.vkCmdFillBuffer(fcmd, ((trr_vk_buffer *)p->flush->mem)->buf, 0, FLUSH_BYTES, 0x01010101u * (uint32_t)(rep & 255));
+        if (tool_check(p->ctx, trr_vk_end(p->ctx), "end")) return 1;
+    }
     if (prebound) {
         VkCommandBuffer cmd;
         if (tool_check(p->ctx, trr_vk_begin(p->ctx, &cmd), "begin")) return 1;
@@ -162,7 +171,7 @@ int main(int argc, char **argv) {
     p.d = trr_vk_dev(p.ctx);
     int bad = setup(&p);
     double e0 = 0, e1 = 0, one[MAX_K + 1] = {0}, grid[MAX_K + 1] = {0}, light4 = 0, none4 = 0, pre1 = 0, pre_grid = 0;
-    double nofill1 = 0, nofill_grid = 0, copy0 = 0, copy1 = 0, copy_grid = 0;
+    double nofill1 = 0, nofill_grid = 0, copy0 = 0, copy1 = 0, copy_grid = 0, tf0 = 0, tf1 = 0, tf_grid = 0;
     if (!bad) bad = measure(&p, 0, 1, BAR_OP, 0, 0, reps, &e0) || measure(&p, 0, 1, BAR_OP, 0, 1, reps, &e1);
     for (int k = 1; !bad && k <= MAX_K; k *= 2)
         bad = measure(&p, k, 1, BAR_OP, 0, 1, reps, &one[k]) || measure(&p, k, 4096, BAR_OP, 0, 1, reps, &grid[k]);
@@ -171,7 +180,8 @@ int main(int argc, char **argv) {
               measure(&p, 1, 1, BAR_OP, 1, 1, reps, &pre1) || measure(&p, 1, 4096, BAR_OP, 1, 1, reps, &pre_grid) ||
               measure(&p, 1, 1, BAR_OP, 0, 0, reps, &nofill1) || measure(&p, 1, 4096, BAR_OP, 0, 0, reps, &nofill_grid) ||
               measure(&p, 0, 1, BAR_OP, 0, 2, reps, &copy0) || measure(&p, 1, 1, BAR_OP, 0, 2, reps, &copy1) ||
-              measure(&p, 1, 4096, BAR_OP, 0, 2, reps, &copy_grid);
+              measure(&p, 1, 4096, BAR_OP, 0, 2, reps, &copy_grid) || measure(&p, 0, 1, BAR_OP, 0, 3, reps, &tf0) ||
+              measure(&p, 1, 1, BAR_OP, 0, 3, reps, &tf1) || measure(&p, 1, 4096, BAR_OP, 0, 3, reps, &tf_grid);
     if (!bad) {
         trr_device_info info;
         if (trr_context_device(p.ctx, &info) == TRR_OK) printf("device: %s (%s)\n", info.spec, info.name);
@@ -186,6 +196,9 @@ int main(int argc, char **argv) {
         printf("k = 1 without the fill: 1 workgroup %.2f, 4096 %.2f\n", nofill1, nofill_grid);
         printf("after a copy kernel in place of the fill: empty %.2f, 1 workgroup %.2f, 4096 %.2f\n", copy0, copy1,
                copy_grid);
+        printf("after vkCmdFillBuffer (the transfer fill) in place of the fill: empty %.2f, 1 workgroup %.2f, 4096 "
+               "%.2f\n",
+               tf0, tf1, tf_grid);
     }
     if (tool_check(p.ctx, trr_synchronize(p.ctx), "synchronize")) bad = 1;
     if (p.pool) p.d->fn.vkDestroyDescriptorPool(p.d->device, p.pool, NULL);
