@@ -319,9 +319,6 @@ trr_status trr_vk_check_config(trr_context *ctx, const trr_call *call);
 /* A device-to-device byte copy on the copy kernel (trr_vk_copy); the ranges must not overlap. */
 trr_status trr_vk_copy_bytes(trr_context *ctx, trr_vk_buffer *dst, size_t dst_offset, trr_vk_buffer *src,
                              size_t src_offset, size_t bytes);
-/* Fills bytes (offset and bytes multiples of 4) with a 32-bit pattern: the 16-byte words on the copy kernel's
- * fill build, the few bytes around them with vkCmdFillBuffer (trr_vk_fill). */
-trr_status trr_vk_fill_words(trr_context *ctx, trr_vk_buffer *b, size_t offset, size_t bytes, uint32_t pattern);
 
 /* Checks a VkResult; on failure records "fn: VK_ERROR_..." on ctx and returns from the caller. */
 trr_status trr_vk_fail(trr_context *ctx, const char *fn, VkResult r);

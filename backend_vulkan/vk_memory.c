@@ -184,6 +184,7 @@ trr_status trr_vk_copy(trr_context *ctx, void *dst, size_t dst_offset, void *src
 }
 
 trr_status trr_vk_fill(trr_context *ctx, void *mem, size_t offset, size_t bytes, uint8_t value) {
+    trr_vk_device *d = trr_vk_dev(ctx);
     trr_vk_buffer *b = mem;
     if (bytes == 0) return TRR_OK;
     /* vkCmdFillBuffer works on whole aligned words; the up to 3 bytes at either end go through the host. */
@@ -194,10 +195,11 @@ trr_status trr_vk_fill(trr_context *ctx, void *mem, size_t offset, size_t bytes,
         memset(tmp, value, sizeof tmp);
         return trr_vk_write(ctx, mem, offset, tmp, bytes);
     }
-    /* A kernel rather than vkCmdFillBuffer, so a fill keeps the compute units busy as any op does (the bench
-     * fills its cache-flush buffer right before every timed call; whether NVIDIA's transfer fill leaves them idle
-     * and the next dispatch late is what issue #17's probes measure). */
-    TRR_TRY(trr_vk_fill_words(ctx, b, first, last - first, 0x01010101u * value));
+    VkCommandBuffer cmd;
+    TRR_TRY(trr_vk_begin(ctx, &cmd));
+    trr_vk_use(d, b);
+    d->fn.vkCmdFillBuffer(cmd, b->buf, first, last - first, 0x01010101u * value);
+    TRR_TRY(trr_vk_end(ctx));
     uint8_t edge[4];
     memset(edge, value, sizeof edge);
     if (first > offset) TRR_TRY(trr_vk_write(ctx, mem, offset, edge, first - offset));

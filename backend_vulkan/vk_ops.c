@@ -137,8 +137,6 @@ typedef struct copy_span {
     uint64_t xo, zo;   /* bytes, multiples of the word */
     uint64_t xs, zs;   /* row strides in bytes, multiples of the word; unused when rows == 1 */
     uint64_t rows, row_bytes;
-    int fill;         /* fill z with pattern instead (x unused) */
-    uint32_t pattern;
 } copy_span;
 
 /* The streaming ops' config (copy, add, gelu, silu, rgb_to_grey), in the front-end vocabulary: threads per
@@ -177,7 +175,7 @@ static trr_status copy_kernel(trr_context *ctx, const copy_span *sp, unsigned wo
     trr_operand oz = {.mem = sp->z, .offset = (int64_t)(sp->zo / 4), .stride0 = (int64_t)(sp->zs / 4),
                       .dtype = TRR_F32};
     dispatch w = {0};
-    w.shader = sp->fill ? "fill_w16" : word == 16 ? "copy_w16" : "copy_w4"; /* fills: 16-byte words (caller) */
+    w.shader = word == 16 ? "copy_w16" : "copy_w4";
     w.spec[0] = threads;
     w.spec[1] = ept;
     w.nspec = 2;
@@ -187,7 +185,7 @@ static trr_status copy_kernel(trr_context *ctx, const copy_span *sp, unsigned wo
     w.extent[0] = w.extent[1] = rows_extent((int64_t)sp->rows, cols4, ox.stride0);
     w.extent[2] = rows_extent((int64_t)sp->rows, cols4, oz.stride0);
     uint64_t cols = sp->row_bytes / word;
-    w.push = (trr_vk_push){.rows = (uint32_t)sp->rows, .cols = (uint32_t)cols, .k = sp->pattern,
+    w.push = (trr_vk_push){.rows = (uint32_t)sp->rows, .cols = (uint32_t)cols,
                            .xs0 = (uint32_t)(sp->xs / word), .zs0 = (uint32_t)(sp->zs / word)};
     uint64_t per_group = (uint64_t)threads * ept;
     w.groups = (sp->rows * cols + per_group - 1) / per_group;
@@ -247,37 +245,6 @@ trr_status trr_vk_copy_bytes(trr_context *ctx, trr_vk_buffer *dst, size_t dst_of
     uint32_t threads = d->phys.props.limits.maxComputeWorkGroupInvocations;
     if (threads > 256) threads = 256;
     return copy_flat(ctx, dst, dst_offset, src, src_offset, bytes, 16, threads, COPY_WORDS_PER_INVOCATION);
-}
-
-trr_status trr_vk_fill_words(trr_context *ctx, trr_vk_buffer *b, size_t offset, size_t bytes, uint32_t pattern) {
-    trr_vk_device *d = trr_vk_dev(ctx);
-    uint64_t head = (16 - offset % 16) % 16, limit = copy_chunk_limit(d, 16);
-    if (bytes < head + 16 || limit == 0) { /* no whole 16-byte word: the transfer fill */
-        VkCommandBuffer cmd;
-        TRR_TRY(trr_vk_begin(ctx, &cmd));
-        trr_vk_use(d, b);
-        d->fn.vkCmdFillBuffer(cmd, b->buf, offset, bytes, pattern);
-        return trr_vk_end(ctx);
-    }
-    uint64_t body = (bytes - head) / 16 * 16, tail = bytes - head - body;
-    if (head || tail) { /* an op of its own, as copy_flat's edges are */
-        VkCommandBuffer cmd;
-        TRR_TRY(trr_vk_begin(ctx, &cmd));
-        trr_vk_use(d, b);
-        if (head) d->fn.vkCmdFillBuffer(cmd, b->buf, offset, head, pattern);
-        if (tail) d->fn.vkCmdFillBuffer(cmd, b->buf, offset + head + body, tail, pattern);
-        TRR_TRY(trr_vk_end(ctx));
-    }
-    uint32_t threads = d->phys.props.limits.maxComputeWorkGroupInvocations;
-    if (threads > 256) threads = 256;
-    for (uint64_t done = 0; done < body;) {
-        uint64_t n = body - done < limit ? body - done : limit;
-        copy_span sp = {.x = b, .z = b, .xo = offset + head + done, .zo = offset + head + done, .rows = 1,
-                        .row_bytes = n, .fill = 1, .pattern = pattern};
-        TRR_TRY(copy_kernel(ctx, &sp, 16, threads, COPY_WORDS_PER_INVOCATION));
-        done += n;
-    }
-    return TRR_OK;
 }
 
 static trr_status run_copy(trr_context *ctx, const trr_call *c) {

@@ -5,9 +5,7 @@
 // pc.xo / pc.zo are 4-byte units (binding offsets are 16-aligned, so they divide evenly into 16-byte words).
 // Each invocation loads its EPT words (spaced one workgroup apart, coalesced) before it stores any, so several
 // loads are in flight per invocation; the loop over the grid covers sizes beyond one dispatch. The host copies
-// any unaligned head and tail bytes itself. Built with -DFILL it fills instead: every word of z gets pc.k's
-// 32-bit pattern (x is bound but not read), so a fill runs on the compute units like any kernel rather than as
-// vkCmdFillBuffer.
+// any unaligned head and tail bytes itself.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
@@ -24,11 +22,6 @@ layout(constant_id = 1) const uint EPT = 2;
 #endif
 layout(std430, set = 0, binding = 0) readonly buffer BufXW { WT xw[]; };
 layout(std430, set = 0, binding = 2) writeonly buffer BufZW { WT zw[]; };
-#if defined(FILL)
-#define LOADW(i) WT(pc.k)
-#else
-#define LOADW(i) xw[i]
-#endif
 
 void main() {
     uint n = pc.rows * pc.cols;
@@ -42,7 +35,7 @@ void main() {
             WT v[EPT];
             [[unroll]] for (uint e = 0; e < EPT; e++) {
                 uint i = base + e * wg;
-                if (i < n) v[e] = LOADW(xo + i);
+                if (i < n) v[e] = xw[xo + i];
             }
             [[unroll]] for (uint e = 0; e < EPT; e++) {
                 uint i = base + e * wg;
@@ -56,7 +49,7 @@ void main() {
         [[unroll]] for (uint e = 0; e < EPT; e++) {
             uint i = base + e * wg;
             uint r = i / pc.cols, c = i - r * pc.cols;
-            if (i < n) v[e] = LOADW(xo + r * pc.xs0 + c);
+            if (i < n) v[e] = xw[xo + r * pc.xs0 + c];
         }
         [[unroll]] for (uint e = 0; e < EPT; e++) {
             uint i = base + e * wg;
