@@ -7,16 +7,19 @@
 #include <string.h>
 
 /* The row-wise heuristic on GPUs (trr_vk_choose_config): the longest softmax rows that take the
- * subgroup-per-row kernel (softmax_sg.comp), over GPU_SOFTMAX_SG_THREADS threads a workgroup; row_sum's
- * subgroup kernel over at most GPU_ROW_SUM_THREADS threads with GPU_ROW_SUM_LOADS loads in flight each.
- * On the H200 (bench/results/2026-11-23-h200-vulkan-rows.txt) the subgroup softmax over 256 threads led at
- * 4096x256 (682 GB/s against 631 for the workgroup-per-row kernel over 64, run 1; 1004-1018 in run 2, the same
- * over 512 or 1024 threads, 957 over 64) and trailed at 4096x1024 (2164 against 2312-2325); the H100's figures
- * (bench/results/2026-11-22-h100-vulkan-softmax-sg.txt) agree from 1024 up. row_sum: the subgroup kernel gave
- * 3078-3103 GB/s at 4096x8192 over 64 to 1024 threads with 2 to 16 loads each (run 2), against 2972 for the
- * shared-memory-tree kernel over 256 threads and 2116 over 1024 (main's default). */
+ * subgroup-per-row kernel (softmax_sg.comp), over GPU_SOFTMAX_SG_THREADS threads a workgroup; softmax_rows.comp
+ * over about 32 columns an invocation, and over 1024 threads for rows of GPU_SOFTMAX_WIDE_COLS to 16384 (CUDA's
+ * shape at 12288); row_sum's subgroup kernel over at most GPU_ROW_SUM_THREADS threads with GPU_ROW_SUM_LOADS
+ * loads in flight each.
+ * Softmax on the H200 (bench/results/2026-11-23-h200-vulkan-softmax-shapes.txt, the final run): 4096x12288 over
+ * 1024 threads 3866-3876 GB/s against 3826 over 512 in the same build; 4096x1024 on the subgroup kernel over
+ * 256 threads 2297-2317 against main's 64 threads a row 2333-2341, so rows past 256 stay off it. row_sum: the
+ * subgroup kernel gave 3078-3103 GB/s at 4096x8192 over 64 to 1024 threads with 2 to 16 loads each
+ * (bench/results/2026-11-23-h200-vulkan-rows.txt, run 2), against 2972 for the shared-memory-tree kernel over
+ * 256 threads and 2116 over 1024 (main's default). */
 #define SOFTMAX_SG_AUTO_MAX_COLS 256
 #define GPU_SOFTMAX_SG_THREADS 256
+#define GPU_SOFTMAX_WIDE_COLS 8192
 #define GPU_ROW_SUM_THREADS 256
 #define GPU_ROW_SUM_LOADS 8
 
@@ -355,8 +358,12 @@ void trr_vk_choose_config(trr_context *ctx, trr_call *call) {
             }
         }
         /* About 8 elements per invocation (32 for softmax, whose rows stay in registers), within [64, 1024]:
-         * enough parallelism per row without idle lanes. */
-        if (!c->threads) c->threads = pow2_at_least(call->cols / (call->op == TRR_OP_SOFTMAX ? 32 : 8), 64, max_threads);
+         * enough parallelism per row without idle lanes; on GPUs the widest register rows over 1024. */
+        if (!c->threads) {
+            c->threads = pow2_at_least(call->cols / (call->op == TRR_OP_SOFTMAX ? 32 : 8), 64, max_threads);
+            if (call->op == TRR_OP_SOFTMAX && !cpu && call->cols > GPU_SOFTMAX_WIDE_COLS && call->cols <= 16384)
+                c->threads = pow2_at_least(1024, 64, max_threads);
+        }
         /* CPU devices: the subgroup kernels where they were measured faster on lavapipe (three alternated
          * rounds, bench/results/2026-11-23-lavapipe-row-variants.txt): row_sum 2.0-2.1 against 0.74-0.75 GB/s
          * at 4096x8192 and 1.3 against 0.47-0.50 at 4096x256; softmax 3.1-3.2 against 1.1 at 4096x256 and 2.3

@@ -364,14 +364,19 @@ static trr_status rowwise_part(trr_context *ctx, const trr_call *c) {
         uint64_t vpt_sg = (n4 + sg - 1) / sg, vpt = (n4 + threads - 1) / threads;
         if (c->config.variant == TRR_VARIANT_SUBGROUP) { /* check_config: softmax_sg_runs */
             snprintf(shader, sizeof shader, "softmax_sg_%s", dtype_suffix(c->x.dtype));
+            /* the subgroup width the registers are sized for, and whether rows fill them exactly (no bounds
+             * checks) */
             w.spec[1] = (uint32_t)vpt_sg;
-            w.nspec = 2;
+            w.spec[2] = (uint32_t)sg;
+            w.spec[3] = n4 == vpt_sg * sg;
+            w.nspec = 4;
             uint64_t rows_per_group = threads / sg;
             w.groups = ((uint64_t)c->rows + rows_per_group - 1) / rows_per_group;
         } else if (c->cols <= c->config.block_n && vpt >= 1 && vpt <= 16) {
             snprintf(shader, sizeof shader, "softmax_rows_%s", dtype_suffix(c->x.dtype));
             w.spec[1] = (uint32_t)vpt;
-            w.nspec = 2;
+            w.spec[2] = n4 == vpt * threads; /* rows fill the registers exactly: no bounds checks */
+            w.nspec = 3;
         }
     }
     if (c->op == TRR_OP_ROW_SUM && c->config.variant == TRR_VARIANT_SUBGROUP) { /* check_config: row_sum_sg_runs */

@@ -3,9 +3,11 @@
 // (spaced one workgroup apart, coalesced) in one go, so the row is read once and exp is evaluated once per
 // element. One barrier: each subgroup takes its own maximum m_s (subgroupMax) and the sum of exp(x - m_s) over
 // its elements (subgroupAdd) and leaves the pair in shared memory; every invocation then merges the pairs into
-// the row's maximum M and sum S = sum of s_s·exp(m_s - M), and writes exp(x - m_s)·(exp(m_s - M) / S) from its
-// registers. The host uses it when rows are 4-aligned and fit (cols <= 4 * VPT * workgroup size) and the device
-// has subgroup arithmetic; else softmax.comp runs.
+// the row's maximum M and sum S = sum of s_s·exp(m_s - M) (over many subgroups shared out over each subgroup's
+// lanes: SERIAL_MERGE_MAX), and writes exp(x - m_s)·(exp(m_s - M) / S) from its registers. FULL (a
+// specialization constant) says the row is exactly VPT vectors per invocation: no bounds checks. The host uses
+// it when rows are 4-aligned and fit (cols <= 4 * VPT * workgroup size) and the device has subgroup arithmetic;
+// else softmax.comp runs.
 // -inf is a masked entry (and pads the vectors past the row's end): a subgroup that saw nothing else keeps
 // m_s = -inf and s_s = 0 and adds nothing; a row of -inf alone gets M = -inf and comes out NaN, as SPEC.md's
 // float64 definition gives.
@@ -17,6 +19,13 @@
 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint VPT = 4;
+layout(constant_id = 2) const uint FULL = 0;
+// Up to this many subgroups every invocation merges the pairs itself; beyond, the subgroup shares the work. On
+// the H200 the build that merged through subgroup operations at every size ran 3-7% slower over 2-4 subgroups
+// (4096x1024 over 64 threads 2171 GB/s against main's 2333-2341; 4096x4096 over 128 3310 against 3392-3417),
+// alike over 16 (4096x12288 over 512: 3826 against 3811-3817) and far faster over 32 (over 1024: 3862-3876
+// against 3329), where the serial merge costs every invocation 32 exps.
+#define SERIAL_MERGE_MAX 8u
 
 #if defined(X_F16)
 #define XV f16vec4
@@ -52,7 +61,7 @@ void main() {
     [[unroll]] for (uint i = 0; i < VPT; i++) {
         uint c = t + i * wg;
         v[i] = vec4(NEG_INF);
-        if (c < n4) v[i] = XVF(xv[xb + c]);
+        if (FULL != 0u || c < n4) v[i] = XVF(xv[xb + c]);
         m = max(m, max(max(v[i].x, v[i].y), max(v[i].z, v[i].w)));
     }
     float ms = subgroupMax(m);
@@ -69,19 +78,29 @@ void main() {
         s_sum[gl_SubgroupID] = s;
     }
     barrier();
-    float mm = NEG_INF;
-    for (uint i = 0; i < gl_NumSubgroups; i++) mm = max(mm, s_max[i]);
-    float total = 0.0;
-    for (uint i = 0; i < gl_NumSubgroups; i++) {
-        float si = s_sum[i];
-        // a subgroup of masked entries alone adds nothing (its sum is 0; its exp factor may be NaN)
-        if (si != 0.0 || mm == NEG_INF) total += si * exp(s_max[i] - mm);
+    float mm = NEG_INF, total = 0.0;
+    if (gl_NumSubgroups <= SERIAL_MERGE_MAX) {
+        // few pairs: every invocation reads them all (broadcast loads), no shuffles on the way
+        for (uint i = 0; i < gl_NumSubgroups; i++) mm = max(mm, s_max[i]);
+        for (uint i = 0; i < gl_NumSubgroups; i++) {
+            float si = s_sum[i];
+            // a subgroup of masked entries alone adds nothing (its sum is 0; its exp factor may be NaN)
+            if (si != 0.0 || mm == NEG_INF) total += si * exp(s_max[i] - mm);
+        }
+    } else {
+        for (uint i = gl_SubgroupInvocationID; i < gl_NumSubgroups; i += gl_SubgroupSize) mm = max(mm, s_max[i]);
+        mm = subgroupMax(mm);
+        for (uint i = gl_SubgroupInvocationID; i < gl_NumSubgroups; i += gl_SubgroupSize) {
+            float si = s_sum[i];
+            if (si != 0.0 || mm == NEG_INF) total += si * exp(s_max[i] - mm);
+        }
+        total = subgroupAdd(total);
     }
     // a subgroup of masked entries alone holds zeros and writes zeros (exp(0 - mm) may overflow), unless the
     // whole row is masked: then mm is -inf and the row comes out NaN
     float scale = ms == NEG_INF && mm != NEG_INF ? 0.0 : exp(base - mm) / total;
     [[unroll]] for (uint i = 0; i < VPT; i++) {
         uint c = t + i * wg;
-        if (c < n4) zv[zb + c] = ZVC(v[i] * scale);
+        if (FULL != 0u || c < n4) zv[zb + c] = ZVC(v[i] * scale);
     }
 }
