@@ -396,12 +396,12 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void matmul_mma(
     /* Register set of k step kk of a tile with parity par: the sets alternate over all k steps, so with an odd
      * number of steps per tile the loop below runs two tiles per iteration and every index stays constant. */
 #define FSET(par, kk) (((par) * KSTEPS + (kk)) & 1)
-#define PIPE_TILE(t, par)                                                                                      \
+#define PIPE_TILE(t, par) PIPE_TILE_WITH(t, par, if ((t) + STAGES - 1 < ktiles) ISSUE(ws, ((t) + STAGES - 1) * BLOCK_K))
+#define PIPE_TILE_WITH(t, par, issue)                                                                          \
     do {                                                                                                       \
-        const int next = (t) + STAGES - 1;                                                                     \
         _Pragma("unroll") for (int kk = 0; kk < KSTEPS; kk++) {                                                \
             if (kk == 0) {                                                                                     \
-                if (next < ktiles) ISSUE(ws, next * BLOCK_K);                                                  \
+                issue;                                                                                         \
                 CP_COMMIT();                                                                                   \
                 ws = ws + 1 == STAGES ? 0 : ws + 1;                                                            \
             }                                                                                                  \
@@ -422,13 +422,52 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void matmul_mma(
     barrier(CLK_LOCAL_MEM_FENCE);
     int rs = 0, ws = STAGES - 1;
     LOAD_FRAGS(as_base, bs_base, 0, af[0], bf[0]);
+    /* The steady state, split off so that its copies carry no bounds tests: while the tile issued ahead is a
+     * whole k tile of an interior work-group, every chunk is one cp.async from a pointer that moves by a k tile
+     * per step. In one loop with the edge path, ptxas if-converts the edge copies into predicated instructions
+     * that every step issues. Then the general loop finishes the k tiles. */
+#if TRANS_A
+    const long a_kstep = (long)BLOCK_K * lda;
+#else
+    const long a_kstep = BLOCK_K;
+#endif
+#if TRANS_B
+    const long b_kstep = BLOCK_K;
+#else
+    const long b_kstep = (long)BLOCK_K * ldb;
+#endif
+    const long a_pitch = (long)A_RP * lda, b_pitch = (long)B_RP * ldb;
+    __global const ushort *a_next = A_CORNER((STAGES - 1) * BLOCK_K) + a_goff0;
+    __global const ushort *b_next = B_CORNER((STAGES - 1) * BLOCK_K) + b_goff0;
+#define ISSUE_STEADY_OPERAND(op, OP)                                                                           \
+    do {                                                                                                       \
+        _Pragma("unroll") for (int i = 0; i < OP##_CHUNKS; i++)                                                \
+            copy_chunk_fast(op##s_base + (uint)(ws * OP##_TILE * 2) + op##_dst(i), op##_next + i * op##_pitch);  \
+        op##_next += op##_kstep;                                                                               \
+    } while (0)
+#define ISSUE_STEADY()                                                                                         \
+    do {                                                                                                       \
+        ISSUE_STEADY_OPERAND(a, A);                                                                            \
+        ISSUE_STEADY_OPERAND(b, B);                                                                            \
+    } while (0)
+    const int steady = a_inner && b_inner ? K / BLOCK_K - (STAGES - 1) : 0;
+    /* A steady step runs STAGES tiles (twice that with an odd number of k steps per tile, for the register
+     * sets), after which both stage counters are back where they started: set to those constants at the top,
+     * they make every local address in the step a compile-time offset from a fixed register. */
+#define STEADY_TILES (STAGES * (KSTEPS % 2 ? 2 : 1))
+    int t = 0;
+    for (; t + STEADY_TILES <= steady; t += STEADY_TILES) {
+        ws = STAGES - 1;
+        rs = 0;
+        _Pragma("unroll") for (int u = 0; u < STEADY_TILES; u++) PIPE_TILE_WITH(t + u, u % 2, ISSUE_STEADY());
+    }
 #if KSTEPS % 2
-    for (int t = 0; t < ktiles; t += 2) {
+    for (; t < ktiles; t += 2) {
         PIPE_TILE(t, 0);
         if (t + 1 < ktiles) PIPE_TILE(t + 1, 1);
     }
 #else
-    for (int t = 0; t < ktiles; t++) PIPE_TILE(t, 0);
+    for (; t < ktiles; t++) PIPE_TILE(t, 0);
 #endif
 #else
     for (int t = 0; t < ktiles; t++) {
