@@ -152,7 +152,11 @@ static void add_matmul(case_list *l) {
                  /* Packed with N and K multiples of 8: the strides the tensor-core kernels (mma.sync, wgmma)
                   * take, with an edge in every dimension of their tiles (776 = 3 x 256 + 8, 520 = 8 x 64 + 8). */
                  {{1001, 776, 520, 0}, 0, 0, TRR_LAYOUT_PACKED},
-                 {{1001, 776, 520, 0}, 0, 1, TRR_LAYOUT_PACKED}};
+                 {{1001, 776, 520, 0}, 0, 1, TRR_LAYOUT_PACKED},
+                 /* A stored [K][M] with M a multiple of 8 too, so the tensor-core kernels' interior tiles take
+                  * their aligned copy path with A transposed, under both B layouts. */
+                 {{1000, 776, 520, 0}, 1, 0, TRR_LAYOUT_PACKED},
+                 {{1000, 776, 520, 0}, 1, 1, TRR_LAYOUT_PACKED}};
     /* Epilogues act on the accumulator, so small shapes exercise them fully. */
     static const shape3 epi_shapes[] = {{17, 3, 127, 1}, {127, 1000, 17, 0}, {128, 128, 128, 0}};
     static const struct {
