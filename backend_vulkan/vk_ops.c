@@ -83,15 +83,19 @@ static trr_status prepare_dispatch(trr_context *ctx, dispatch *w, prepared *p) {
 
 /* Records a prepared dispatch into the open batch: its operands pushed into the command buffer
  * (VK_KHR_push_descriptor) or written to a set from the batch's pool (TRR_VK_BATCH_OPS sets, one per op). */
-static trr_status record_dispatch(trr_context *ctx, VkCommandBuffer cmd, const dispatch *w, const prepared *p) {
-    trr_vk_device *d = trr_vk_dev(ctx);
-    VkWriteDescriptorSet wr[3];
+void trr_vk_storage_writes(const VkDescriptorBufferInfo info[3], VkWriteDescriptorSet wr[3]) {
     for (uint32_t i = 0; i < 3; i++)
         wr[i] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
                                        .dstBinding = i,
                                        .descriptorCount = 1,
                                        .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                                       .pBufferInfo = &p->info[i]};
+                                       .pBufferInfo = &info[i]};
+}
+
+static trr_status record_dispatch(trr_context *ctx, VkCommandBuffer cmd, const dispatch *w, const prepared *p) {
+    trr_vk_device *d = trr_vk_dev(ctx);
+    VkWriteDescriptorSet wr[3];
+    trr_vk_storage_writes(p->info, wr);
     if (d->push_set) {
         d->push_set(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, d->pipeline_layout, 0, 3, wr);
     } else {

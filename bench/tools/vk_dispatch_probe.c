@@ -36,12 +36,7 @@ static void bind_all(vprobe *p, VkCommandBuffer cmd) {
     trr_vk_device *d = p->d;
     if (d->push_set) {
         VkWriteDescriptorSet wr[3];
-        for (uint32_t i = 0; i < 3; i++)
-            wr[i] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
-                                           .dstBinding = i,
-                                           .descriptorCount = 1,
-                                           .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                                           .pBufferInfo = &p->info[i]};
+        trr_vk_storage_writes(p->info, wr);
         d->push_set(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, d->pipeline_layout, 0, 3, wr);
     } else {
         d->fn.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, d->pipeline_layout, 0, 1, &p->set, 0, NULL);
