@@ -100,7 +100,14 @@ for step in "${steps[@]}"; do
       done ;;
     anchors)
       PYTHONUNBUFFERED=1 python3 bench/anchors.py "$OUT/anchors.json" 2>>"$ERR"
-      [ $? -eq 0 ] || status=1 ;;
+      [ $? -eq 0 ] || status=1
+      # The anchors time bursts (do_bench) and the bench sustained cases, which a power-capped GPU runs at other
+      # clocks: the f16 matmul of cuBLAS, Triton and this build under one method, in one process, beside them.
+      if [ -f "$BUILD/libtrireme.so" ]; then
+        PYTHONUNBUFFERED=1 PYTHONPATH="$PWD/python" TRIREME_LIBRARY="$PWD/$BUILD/libtrireme.so" \
+          python3 bench/matmul_same_process.py 2>>"$ERR" | tee "$OUT/matmul-same-process.txt"
+        [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+      fi ;;
     tune)
       # The database goes to $OUT/tune.json, the default-vs-tuned table to $OUT/tune.txt.
       for d in $(gpu_devices "${TUNE_DEVICES:-gpus}"); do

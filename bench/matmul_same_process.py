@@ -17,12 +17,26 @@ import statistics
 import sys
 import time
 
-import torch
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import anchors
-import trireme
 
-ctx = trireme.Context("cuda:0")
+def skip(reason):
+    print(f"matmul_same_process: skipped: {reason}")
+    sys.exit(0)
+
+
+try:
+    import torch
+except ImportError:
+    skip("PyTorch is not installed")
+if not torch.cuda.is_available():
+    skip("torch sees no CUDA device")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import anchors  # noqa: E402  (needs Triton, as the anchors do)
+import trireme  # noqa: E402
+
+try:
+    ctx = trireme.Context("cuda:0")
+except trireme.TriremeError as e:
+    skip(f"trireme has no cuda:0: {e}")
 T = lambda t: trireme.from_dlpack(t, ctx)
 g = torch.Generator(device="cuda").manual_seed(1)
 for size in (4096, 8192):
