@@ -450,13 +450,7 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void matmul_mma(
         ISSUE_STEADY_OPERAND(a, A);                                                                            \
         ISSUE_STEADY_OPERAND(b, B);                                                                            \
     } while (0)
-#if TRANS_A
-    /* Not yet run on a GPU with A stored [k][m] (conformance's transposed-A 1000x776x520 cases are the check):
-     * until then the general loop takes that layout. */
-    const int steady = 0;
-#else
     const int steady = a_inner && b_inner ? K / BLOCK_K - (STAGES - 1) : 0;
-#endif
     /* A steady step runs STAGES tiles (twice that with an odd number of k steps per tile, for the register
      * sets), after which both stage counters are back where they started: set to those constants at the top,
      * they make every local address in the step a compile-time offset from a fixed register. */
