@@ -1,7 +1,10 @@
 /* trr_tiny_add: the launch cost of one op, as SPEC's tiny_add bench states it (an add of 1 element, µs per
  * call): every call synchronized, and a run of calls then one synchronize. Host wall-clock time per call, and
  * for the run the device timer's figure too (trr_timer_start/stop around it). Public API only, so it measures
- * any device: `trr_tiny_add --device vulkan:0 --calls 1000 --reps 5`. Prints the median of the repetitions. */
+ * any device: `trr_tiny_add --device vulkan:0 --calls 1000 --reps 5`. Prints the median of the repetitions, then
+ * the distribution of the synchronized calls' wall times over all repetitions (min / p10 / median / p90 / max),
+ * split into the op (recording) and trr_synchronize (submission and wait), and each repetition's median: issue
+ * #17's synchronized figure is bimodal across processes (about 18 or 50 us on an H200). */
 #define _POSIX_C_SOURCE 200809L
 #define TOOL_NAME "trr_tiny_add"
 #include "tool_util.h"
@@ -15,6 +18,11 @@ static double now_s(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* The q-quantile of v, which is sorted. */
+static double quantile(const double *v, int n, double q) {
+    return v[(int)(q * (n - 1) + 0.5)];
 }
 
 int main(int argc, char **argv) {
@@ -46,7 +54,15 @@ int main(int argc, char **argv) {
     /* warm-up: pipeline creation and first submissions stay out of the figures */
     for (int i = 0; !bad && i < 100; i++) bad = tool_check(ctx, trr_add(ctx, &x, &y, &z), "add");
     if (!bad) bad = tool_check(ctx, trr_synchronize(ctx), "synchronize");
-    double batched[100], device_t[100], synced[100];
+    double batched[100], device_t[100], synced[100], rep_med[100];
+    /* per synchronized call: the op's and the synchronize's wall time */
+    double *t_op = calloc((size_t)calls * (size_t)reps, sizeof(double));
+    double *t_sync = calloc((size_t)calls * (size_t)reps, sizeof(double));
+    double *t_all = calloc((size_t)calls * (size_t)reps, sizeof(double));
+    if (!t_op || !t_sync || !t_all) {
+        fprintf(stderr, "trr_tiny_add: out of memory\n");
+        bad = 1;
+    }
     for (int r = 0; !bad && r < reps; r++) {
         double t0 = now_s();
         for (int i = 0; !bad && i < calls; i++) bad = tool_check(ctx, trr_add(ctx, &x, &y, &z), "add");
@@ -58,9 +74,19 @@ int main(int argc, char **argv) {
         if (!bad) bad = tool_check(ctx, trr_timer_stop(ctx, &ms), "timer_stop");
         device_t[r] = ms / calls * 1e3;
         t0 = now_s();
-        for (int i = 0; !bad && i < calls; i++)
-            bad = tool_check(ctx, trr_add(ctx, &x, &y, &z), "add") || tool_check(ctx, trr_synchronize(ctx), "synchronize");
+        for (int i = 0; !bad && i < calls; i++) {
+            double a = now_s();
+            bad = tool_check(ctx, trr_add(ctx, &x, &y, &z), "add");
+            double b2 = now_s();
+            bad = bad || tool_check(ctx, trr_synchronize(ctx), "synchronize");
+            double c = now_s();
+            size_t k = (size_t)r * (size_t)calls + (size_t)i;
+            t_op[k] = (b2 - a) * 1e6;
+            t_sync[k] = (c - b2) * 1e6;
+            t_all[k] = (c - a) * 1e6;
+        }
         synced[r] = (now_s() - t0) / calls * 1e6;
+        if (!bad) rep_med[r] = tool_median(t_all + (size_t)r * (size_t)calls, calls); /* sorts that rep's slice */
     }
     float out = 0;
     if (!bad) bad = tool_check(ctx, trr_buffer_read(ctx, b, 8, &out, sizeof out), "read");
@@ -74,7 +100,20 @@ int main(int argc, char **argv) {
         printf("tiny add, %d calls, median of %d: batched %.2f us/call (wall), %.2f us/call (device timer); "
                "synced %.2f us/call (wall)\n",
                calls, reps, tool_median(batched, reps), tool_median(device_t, reps), tool_median(synced, reps));
+        int n = calls * reps;
+        double op_med = tool_median(t_op, n), sync_med = tool_median(t_sync, n);
+        double sync_p90 = quantile(t_sync, n, 0.9);
+        tool_median(t_all, n); /* sorts */
+        printf("synced per call (us, %d calls): min %.2f p10 %.2f median %.2f p90 %.2f max %.1f; op median %.2f, "
+               "synchronize median %.2f (p90 %.2f); medians of the reps:",
+               n, t_all[0], quantile(t_all, n, 0.1), quantile(t_all, n, 0.5), quantile(t_all, n, 0.9), t_all[n - 1],
+               op_med, sync_med, sync_p90);
+        for (int r = 0; r < reps; r++) printf(" %.2f", rep_med[r]);
+        printf("\n");
     }
+    free(t_op);
+    free(t_sync);
+    free(t_all);
     trr_buffer_destroy(b);
     trr_context_destroy(ctx);
     return bad;
