@@ -5,10 +5,11 @@
  * the distribution of the synchronized calls' wall times over all repetitions (min / p10 / median / p90 / max),
  * split into the op (recording) and trr_synchronize (submission and wait), and each repetition's median: issue
  * #17's synchronized figure is bimodal across processes (about 18 or 50 us on an H200). */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE /* sched_getcpu */
 #define TOOL_NAME "trr_tiny_add"
 #include "tool_util.h"
 
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,7 +110,7 @@ int main(int argc, char **argv) {
                n, t_all[0], quantile(t_all, n, 0.1), quantile(t_all, n, 0.5), quantile(t_all, n, 0.9), t_all[n - 1],
                op_med, sync_med, sync_p90);
         for (int r = 0; r < reps; r++) printf(" %.2f", rep_med[r]);
-        printf("\n");
+        printf("; cpu %d\n", sched_getcpu());
     }
     free(t_op);
     free(t_sync);

@@ -281,8 +281,10 @@ static int run_variant(probe *p, const variant *v, int calls, int round) {
         double g = tool_median(p->gpu_us, calls);
         printf(" gpu med %.2f p90 %.2f", g, p->gpu_us[(int)(0.9 * (calls - 1))]);
     }
-    printf(" | csw vol %ld invol %ld | cpu %d->%d\n", r1.ru_nvcsw - r0.ru_nvcsw, r1.ru_nivcsw - r0.ru_nivcsw, cpu0,
-           cpu1);
+    double user = (double)(r1.ru_utime.tv_sec - r0.ru_utime.tv_sec) * 1e6 + (double)(r1.ru_utime.tv_usec - r0.ru_utime.tv_usec);
+    double sys = (double)(r1.ru_stime.tv_sec - r0.ru_stime.tv_sec) * 1e6 + (double)(r1.ru_stime.tv_usec - r0.ru_stime.tv_usec);
+    printf(" | csw vol %ld invol %ld | user %.1f sys %.1f us/call | cpu %d->%d\n", r1.ru_nvcsw - r0.ru_nvcsw,
+           r1.ru_nivcsw - r0.ru_nivcsw, user / calls, sys / calls, cpu0, cpu1);
     fflush(stdout);
     return 0;
 }
