@@ -12,6 +12,7 @@
  *   yield    spin with sched_yield between polls
  *   block    vkWaitForFences at once (the driver's own wait)
  *   hostbar  spin, the command buffer ending with a barrier to the host
+ *   busy     spin while two helper threads spin on other CPUs (are idle CPUs' wake-ups in the path?)
  * The dispatch is softmax_rows_f32 with rows = 0 (every workgroup exits at once), so the figures are launch and
  * synchronization only. With TRIREME_VK_PUSH_DESCRIPTORS=1 the raw variants push descriptors instead of sets.
  * Per variant: per-call wall time min / p10 / median / p90 / max, the medians (and p90s) of the parts, context
@@ -23,6 +24,8 @@
 #include "vk_internal.h"
 
 #include <dirent.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <sched.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -35,13 +38,14 @@ enum { W_SPIN, W_PAUSE, W_YIELD, W_BLOCK };
 
 typedef struct variant {
     const char *name;
-    int lib, reuse, preset, stamps, hostbar, wait;
+    int lib, reuse, preset, stamps, hostbar, wait, helpers;
 } variant;
 
 static const variant VARIANTS[] = {
-    {"lib", 1, 0, 0, 0, 0, W_SPIN},     {"spin", 0, 0, 0, 0, 0, W_SPIN},    {"stamps", 0, 0, 0, 1, 0, W_SPIN},
-    {"reuse", 0, 1, 0, 0, 0, W_SPIN},   {"preset", 0, 0, 1, 0, 0, W_SPIN},  {"pause", 0, 0, 0, 0, 0, W_PAUSE},
-    {"yield", 0, 0, 0, 0, 0, W_YIELD},  {"block", 0, 0, 0, 0, 0, W_BLOCK},  {"hostbar", 0, 0, 0, 0, 1, W_SPIN},
+    {"lib", 1, 0, 0, 0, 0, W_SPIN, 0},     {"spin", 0, 0, 0, 0, 0, W_SPIN, 0},    {"stamps", 0, 0, 0, 1, 0, W_SPIN, 0},
+    {"reuse", 0, 1, 0, 0, 0, W_SPIN, 0},   {"preset", 0, 0, 1, 0, 0, W_SPIN, 0},  {"pause", 0, 0, 0, 0, 0, W_PAUSE, 0},
+    {"yield", 0, 0, 0, 0, 0, W_YIELD, 0},  {"block", 0, 0, 0, 0, 0, W_BLOCK, 0},  {"hostbar", 0, 0, 0, 0, 1, W_SPIN, 0},
+    {"busy", 0, 0, 0, 0, 0, W_SPIN, 2},
 };
 #define NVARIANTS ((int)(sizeof VARIANTS / sizeof VARIANTS[0]))
 
@@ -242,6 +246,14 @@ static double q_us(int64_t *v, int n, double q, int sorted) {
     return (double)v[k] * 1e-3;
 }
 
+static atomic_int helpers_stop;
+
+static void *helper(void *arg) {
+    (void)arg;
+    while (!atomic_load_explicit(&helpers_stop, memory_order_relaxed)) cpu_pause();
+    return NULL;
+}
+
 static int run_variant(probe *p, const variant *v, int calls, int round) {
     if (v->reuse) {
         variant rec = *v;
@@ -249,14 +261,22 @@ static int run_variant(probe *p, const variant *v, int calls, int round) {
     }
     for (int i = 0; i < 200; i++)
         if (one_call(p, v, -1)) return 1;
+    pthread_t th[4];
+    int nth = 0, failed = 0;
+    atomic_store(&helpers_stop, 0);
+    for (; nth < v->helpers && nth < 4; nth++)
+        if (pthread_create(&th[nth], NULL, helper, NULL)) break;
+    for (int i = 0; !failed && nth && i < 100; i++) failed = one_call(p, v, -1);
     struct rusage r0, r1;
     getrusage(RUSAGE_THREAD, &r0);
     int cpu0 = sched_getcpu();
     p->polls = 0;
     int64_t start = now_ns();
-    for (int i = 0; i < calls; i++)
-        if (one_call(p, v, i)) return 1;
+    for (int i = 0; !failed && i < calls; i++) failed = one_call(p, v, i);
     double mean = (double)(now_ns() - start) * 1e-3 / calls;
+    atomic_store(&helpers_stop, 1);
+    for (int i = 0; i < nth; i++) pthread_join(th[i], NULL);
+    if (failed) return 1;
     int cpu1 = sched_getcpu();
     getrusage(RUSAGE_THREAD, &r1);
     /* the first and second half's medians, before the sort: a mode that changes within the run shows */
