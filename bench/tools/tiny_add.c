@@ -28,13 +28,14 @@ static double quantile(const double *v, int n, double q) {
 
 int main(int argc, char **argv) {
     const char *device = "vulkan:0";
-    int calls = 1000, reps = 5;
+    int calls = 1000, reps = 5, pin = -1;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--device")) device = argv[i + 1];
         else if (!strcmp(argv[i], "--calls")) calls = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--reps")) reps = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--pin")) pin = atoi(argv[i + 1]);
         else {
-            fprintf(stderr, "usage: trr_tiny_add [--device D] [--calls N] [--reps R]\n");
+            fprintf(stderr, "usage: trr_tiny_add [--device D] [--calls N] [--reps R] [--pin CPU]\n");
             return 2;
         }
     }
@@ -44,6 +45,17 @@ int main(int argc, char **argv) {
     }
     trr_context *ctx = NULL;
     if (tool_check(NULL, trr_context_create(device, &ctx), "opening the device")) return 1;
+    /* --pin: this thread only, after the context exists, so threads the driver started keep their placement */
+    if (pin >= 0) {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(pin, &set);
+        if (sched_setaffinity(0, sizeof set, &set)) {
+            fprintf(stderr, "trr_tiny_add: cannot pin to CPU %d\n", pin);
+            trr_context_destroy(ctx);
+            return 1;
+        }
+    }
     trr_buffer *b = NULL;
     trr_tensor x, y, z;
     const float in[3] = {1.5f, 2.25f, -7.0f};

@@ -389,14 +389,16 @@ static void teardown(probe *p) {
 
 int main(int argc, char **argv) {
     const char *device = "vulkan:0", *only = NULL;
-    int calls = 2000, rounds = 2;
+    int calls = 2000, rounds = 2, pin = -1;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--device")) device = argv[i + 1];
         else if (!strcmp(argv[i], "--calls")) calls = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--rounds")) rounds = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--only")) only = argv[i + 1];
+        else if (!strcmp(argv[i], "--pin")) pin = atoi(argv[i + 1]);
         else {
-            fprintf(stderr, "usage: trr_vk_sync_probe [--device vulkan:N] [--calls N] [--rounds R] [--only a,b]\n");
+            fprintf(stderr, "usage: trr_vk_sync_probe [--device vulkan:N] [--calls N] [--rounds R] [--only a,b] "
+                            "[--pin CPU]\n");
             return 2;
         }
     }
@@ -409,6 +411,15 @@ int main(int argc, char **argv) {
     if (tool_check(NULL, trr_context_create(device, &p.ctx), "opening the device")) return 1;
     p.d = trr_vk_dev(p.ctx);
     int bad = setup(&p, calls);
+    if (!bad && pin >= 0) { /* this thread only, after the driver's threads started */
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(pin, &set);
+        if (sched_setaffinity(0, sizeof set, &set)) {
+            fprintf(stderr, "%s: cannot pin to CPU %d\n", TOOL_NAME, pin);
+            bad = 1;
+        }
+    }
     if (!bad) {
         trr_device_info info;
         if (trr_context_device(p.ctx, &info) == TRR_OK)
