@@ -13,6 +13,8 @@
  *   block    vkWaitForFences at once (the driver's own wait)
  *   hostbar  spin, the command buffer ending with a barrier to the host
  *   busy     spin while two helper threads spin on other CPUs (are idle CPUs' wake-ups in the path?)
+ *   multi    spin, the command buffer begun without ONE_TIME_SUBMIT
+ *   ring8    spin, the calls going round 8 command buffers and fences, as the library's slots do
  * The dispatch is softmax_rows_f32 with rows = 0 (every workgroup exits at once), so the figures are launch and
  * synchronization only. With TRIREME_VK_PUSH_DESCRIPTORS=1 the raw variants push descriptors instead of sets.
  * Per variant: per-call wall time min / p10 / median / p90 / max, the medians (and p90s) of the parts, context
@@ -33,19 +35,29 @@
 #include <unistd.h>
 
 #define MAX_CALLS 20000
+#define RING 8
 
 enum { W_SPIN, W_PAUSE, W_YIELD, W_BLOCK };
 
 typedef struct variant {
     const char *name;
-    int lib, reuse, preset, stamps, hostbar, wait, helpers;
+    int lib, reuse, preset, stamps, hostbar, wait, helpers, multi, ring;
 } variant;
 
 static const variant VARIANTS[] = {
-    {"lib", 1, 0, 0, 0, 0, W_SPIN, 0},     {"spin", 0, 0, 0, 0, 0, W_SPIN, 0},    {"stamps", 0, 0, 0, 1, 0, W_SPIN, 0},
-    {"reuse", 0, 1, 0, 0, 0, W_SPIN, 0},   {"preset", 0, 0, 1, 0, 0, W_SPIN, 0},  {"pause", 0, 0, 0, 0, 0, W_PAUSE, 0},
-    {"yield", 0, 0, 0, 0, 0, W_YIELD, 0},  {"block", 0, 0, 0, 0, 0, W_BLOCK, 0},  {"hostbar", 0, 0, 0, 0, 1, W_SPIN, 0},
-    {"busy", 0, 0, 0, 0, 0, W_SPIN, 2},
+    /* name       lib reuse preset stamps hostbar wait helpers multi ring */
+    {"lib",      1, 0, 0, 0, 0, W_SPIN, 0, 0, 0},
+    {"spin",     0, 0, 0, 0, 0, W_SPIN, 0, 0, 0},
+    {"stamps",   0, 0, 0, 1, 0, W_SPIN, 0, 0, 0},
+    {"reuse",    0, 1, 0, 0, 0, W_SPIN, 0, 0, 0},
+    {"preset",   0, 0, 1, 0, 0, W_SPIN, 0, 0, 0},
+    {"pause",    0, 0, 0, 0, 0, W_PAUSE, 0, 0, 0},
+    {"yield",    0, 0, 0, 0, 0, W_YIELD, 0, 0, 0},
+    {"block",    0, 0, 0, 0, 0, W_BLOCK, 0, 0, 0},
+    {"hostbar",  0, 0, 0, 0, 1, W_SPIN, 0, 0, 0},
+    {"busy",     0, 0, 0, 0, 0, W_SPIN, 2, 0, 0},
+    {"multi",    0, 0, 0, 0, 0, W_SPIN, 0, 1, 0},
+    {"ring8",    0, 0, 0, 0, 0, W_SPIN, 0, 0, 1},
 };
 #define NVARIANTS ((int)(sizeof VARIANTS / sizeof VARIANTS[0]))
 
@@ -56,8 +68,9 @@ typedef struct probe {
     trr_tensor x, y, z;
     VkPipeline pipe;
     VkCommandPool pool;
-    VkCommandBuffer cmd;
-    VkFence fence;
+    VkCommandBuffer cmd, cmds[RING]; /* cmd, fence: the current ones of the ring */
+    VkFence fence, fences[RING];
+    int cur;
     VkDescriptorPool dpool, dpool_preset;
     VkDescriptorSet preset;
     VkDescriptorBufferInfo info[3];
@@ -127,7 +140,7 @@ static int vk_ok(VkResult r, const char *what) {
 static int record(probe *p, const variant *v) {
     trr_vk_device *d = p->d;
     VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
-                                   .flags = v->reuse ? 0 : VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
+                                   .flags = v->reuse || v->multi ? 0 : VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
     if (vk_ok(d->fn.vkResetCommandBuffer(p->cmd, 0), "vkResetCommandBuffer") ||
         vk_ok(d->fn.vkBeginCommandBuffer(p->cmd, &bi), "vkBeginCommandBuffer"))
         return 1;
@@ -195,6 +208,9 @@ static int wait_fence(probe *p, int how) {
 /* One synchronized call, its parts stored at index i. */
 static int one_call(probe *p, const variant *v, int i) {
     trr_vk_device *d = p->d;
+    p->cur = v->ring ? (p->cur + 1) % RING : 0;
+    p->cmd = p->cmds[p->cur];
+    p->fence = p->fences[p->cur];
     int64_t t0 = now_ns(), t1, t2, t3;
     if (v->lib) {
         if (tool_check(p->ctx, trr_add(p->ctx, &p->x, &p->y, &p->z), "add")) return 1;
@@ -256,8 +272,9 @@ static void *helper(void *arg) {
 
 static int run_variant(probe *p, const variant *v, int calls, int round) {
     if (v->reuse) {
-        variant rec = *v;
-        if (record(p, &rec)) return 1;
+        p->cur = 0;
+        p->cmd = p->cmds[0];
+        if (record(p, v)) return 1;
     }
     for (int i = 0; i < 200; i++)
         if (one_call(p, v, -1)) return 1;
@@ -327,7 +344,7 @@ static int setup(probe *p, int calls) {
                                    .queueFamilyIndex = d->queue_family};
     VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
                                       .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
-                                      .commandBufferCount = 1};
+                                      .commandBufferCount = RING};
     VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
     VkQueryPoolCreateInfo qci = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
                                  .queryType = VK_QUERY_TYPE_TIMESTAMP,
@@ -339,9 +356,10 @@ static int setup(probe *p, int calls) {
                                       .pPoolSizes = &size};
     if (vk_ok(d->fn.vkCreateCommandPool(d->device, &pci, NULL, &p->pool), "vkCreateCommandPool")) return 1;
     ai.commandPool = p->pool;
-    if (vk_ok(d->fn.vkAllocateCommandBuffers(d->device, &ai, &p->cmd), "vkAllocateCommandBuffers") ||
-        vk_ok(d->fn.vkCreateFence(d->device, &fci, NULL, &p->fence), "vkCreateFence") ||
-        vk_ok(d->fn.vkCreateQueryPool(d->device, &qci, NULL, &p->queries), "vkCreateQueryPool"))
+    if (vk_ok(d->fn.vkAllocateCommandBuffers(d->device, &ai, p->cmds), "vkAllocateCommandBuffers")) return 1;
+    for (int i = 0; i < RING; i++)
+        if (vk_ok(d->fn.vkCreateFence(d->device, &fci, NULL, &p->fences[i]), "vkCreateFence")) return 1;
+    if (vk_ok(d->fn.vkCreateQueryPool(d->device, &qci, NULL, &p->queries), "vkCreateQueryPool"))
         return 1;
     if (!d->push_set) { /* sets: one per call from dpool, and one written once (preset) */
         if (vk_ok(d->fn.vkCreateDescriptorPool(d->device, &dci, NULL, &p->dpool), "vkCreateDescriptorPool") ||
@@ -374,7 +392,8 @@ static void teardown(probe *p) {
         if (p->queries) d->fn.vkDestroyQueryPool(d->device, p->queries, NULL);
         if (p->dpool) d->fn.vkDestroyDescriptorPool(d->device, p->dpool, NULL);
         if (p->dpool_preset) d->fn.vkDestroyDescriptorPool(d->device, p->dpool_preset, NULL);
-        if (p->fence) d->fn.vkDestroyFence(d->device, p->fence, NULL);
+        for (int i = 0; i < RING; i++)
+            if (p->fences[i]) d->fn.vkDestroyFence(d->device, p->fences[i], NULL);
         if (p->pool) d->fn.vkDestroyCommandPool(d->device, p->pool, NULL);
     }
     free(p->t_rec);
