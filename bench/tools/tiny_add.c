@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 static double now_s(void) {
@@ -68,6 +69,7 @@ int main(int argc, char **argv) {
     for (int i = 0; !bad && i < 100; i++) bad = tool_check(ctx, trr_add(ctx, &x, &y, &z), "add");
     if (!bad) bad = tool_check(ctx, trr_synchronize(ctx), "synchronize");
     double batched[100], device_t[100], synced[100], rep_med[100];
+    long csw_vol[100] = {0}, csw_invol[100] = {0};
     /* per synchronized call: the op's and the synchronize's wall time */
     double *t_op = calloc((size_t)calls * (size_t)reps, sizeof(double));
     double *t_sync = calloc((size_t)calls * (size_t)reps, sizeof(double));
@@ -86,6 +88,8 @@ int main(int argc, char **argv) {
         for (int i = 0; !bad && i < calls; i++) bad = tool_check(ctx, trr_add(ctx, &x, &y, &z), "add");
         if (!bad) bad = tool_check(ctx, trr_timer_stop(ctx, &ms), "timer_stop");
         device_t[r] = ms / calls * 1e3;
+        struct rusage u0, u1;
+        getrusage(RUSAGE_THREAD, &u0);
         t0 = now_s();
         for (int i = 0; !bad && i < calls; i++) {
             double a = now_s();
@@ -99,6 +103,10 @@ int main(int argc, char **argv) {
             t_all[k] = (c - a) * 1e6;
         }
         synced[r] = (now_s() - t0) / calls * 1e6;
+        getrusage(RUSAGE_THREAD, &u1);
+        /* context switches of this thread in the synchronized loop: a wait that sleeps shows as voluntary ones */
+        csw_vol[r] = u1.ru_nvcsw - u0.ru_nvcsw;
+        csw_invol[r] = u1.ru_nivcsw - u0.ru_nivcsw;
         if (!bad) rep_med[r] = tool_median(t_all + (size_t)r * (size_t)calls, calls); /* sorts that rep's slice */
     }
     float out = 0;
@@ -122,6 +130,8 @@ int main(int argc, char **argv) {
                n, t_all[0], quantile(t_all, n, 0.1), quantile(t_all, n, 0.5), quantile(t_all, n, 0.9), t_all[n - 1],
                op_med, sync_med, sync_p90);
         for (int r = 0; r < reps; r++) printf(" %.2f", rep_med[r]);
+        printf("; context switches (voluntary/involuntary) of the reps:");
+        for (int r = 0; r < reps; r++) printf(" %ld/%ld", csw_vol[r], csw_invol[r]);
         printf("; cpu %d\n", sched_getcpu());
     }
     free(t_op);

@@ -15,6 +15,8 @@
  *   busy     spin while two helper threads spin on other CPUs (are idle CPUs' wake-ups in the path?)
  *   multi    spin, the command buffer begun without ONE_TIME_SUBMIT
  *   ring8    spin, the calls going round 8 command buffers and fences, as the library's slots do
+ *   tinyseq  lib after what trr_tiny_add does before its synchronized loop: 1000 adds then one synchronize,
+ *            and 1000 adds inside trr_timer_start / trr_timer_stop (does that sequence switch the mode?)
  * The dispatch is softmax_rows_f32 with rows = 0 (every workgroup exits at once), so the figures are launch and
  * synchronization only. With TRIREME_VK_PUSH_DESCRIPTORS=1 the raw variants push descriptors instead of sets.
  * Per variant: per-call wall time min / p10 / median / p90 / max, the medians (and p90s) of the parts, context
@@ -41,23 +43,24 @@ enum { W_SPIN, W_PAUSE, W_YIELD, W_BLOCK };
 
 typedef struct variant {
     const char *name;
-    int lib, reuse, preset, stamps, hostbar, wait, helpers, multi, ring;
+    int lib, reuse, preset, stamps, hostbar, wait, helpers, multi, ring, prelude;
 } variant;
 
 static const variant VARIANTS[] = {
-    /* name       lib reuse preset stamps hostbar wait helpers multi ring */
-    {"lib",      1, 0, 0, 0, 0, W_SPIN, 0, 0, 0},
-    {"spin",     0, 0, 0, 0, 0, W_SPIN, 0, 0, 0},
-    {"stamps",   0, 0, 0, 1, 0, W_SPIN, 0, 0, 0},
-    {"reuse",    0, 1, 0, 0, 0, W_SPIN, 0, 0, 0},
-    {"preset",   0, 0, 1, 0, 0, W_SPIN, 0, 0, 0},
-    {"pause",    0, 0, 0, 0, 0, W_PAUSE, 0, 0, 0},
-    {"yield",    0, 0, 0, 0, 0, W_YIELD, 0, 0, 0},
-    {"block",    0, 0, 0, 0, 0, W_BLOCK, 0, 0, 0},
-    {"hostbar",  0, 0, 0, 0, 1, W_SPIN, 0, 0, 0},
-    {"busy",     0, 0, 0, 0, 0, W_SPIN, 2, 0, 0},
-    {"multi",    0, 0, 0, 0, 0, W_SPIN, 0, 1, 0},
-    {"ring8",    0, 0, 0, 0, 0, W_SPIN, 0, 0, 1},
+    /* name       lib reuse preset stamps hostbar wait helpers multi ring prelude */
+    {"lib",      1, 0, 0, 0, 0, W_SPIN, 0, 0, 0, 0},
+    {"spin",     0, 0, 0, 0, 0, W_SPIN, 0, 0, 0, 0},
+    {"stamps",   0, 0, 0, 1, 0, W_SPIN, 0, 0, 0, 0},
+    {"reuse",    0, 1, 0, 0, 0, W_SPIN, 0, 0, 0, 0},
+    {"preset",   0, 0, 1, 0, 0, W_SPIN, 0, 0, 0, 0},
+    {"pause",    0, 0, 0, 0, 0, W_PAUSE, 0, 0, 0, 0},
+    {"yield",    0, 0, 0, 0, 0, W_YIELD, 0, 0, 0, 0},
+    {"block",    0, 0, 0, 0, 0, W_BLOCK, 0, 0, 0, 0},
+    {"hostbar",  0, 0, 0, 0, 1, W_SPIN, 0, 0, 0, 0},
+    {"busy",     0, 0, 0, 0, 0, W_SPIN, 2, 0, 0, 0},
+    {"multi",    0, 0, 0, 0, 0, W_SPIN, 0, 1, 0, 0},
+    {"ring8",    0, 0, 0, 0, 0, W_SPIN, 0, 0, 1, 0},
+    {"tinyseq",  1, 0, 0, 0, 0, W_SPIN, 0, 0, 0, 1},
 };
 #define NVARIANTS ((int)(sizeof VARIANTS / sizeof VARIANTS[0]))
 
@@ -278,6 +281,17 @@ static int run_variant(probe *p, const variant *v, int calls, int round) {
     }
     for (int i = 0; i < 200; i++)
         if (one_call(p, v, -1)) return 1;
+    if (v->prelude) {
+        double ms = 0;
+        for (int i = 0; i < 1000; i++)
+            if (tool_check(p->ctx, trr_add(p->ctx, &p->x, &p->y, &p->z), "add")) return 1;
+        if (tool_check(p->ctx, trr_synchronize(p->ctx), "synchronize") ||
+            tool_check(p->ctx, trr_timer_start(p->ctx), "timer_start"))
+            return 1;
+        for (int i = 0; i < 1000; i++)
+            if (tool_check(p->ctx, trr_add(p->ctx, &p->x, &p->y, &p->z), "add")) return 1;
+        if (tool_check(p->ctx, trr_timer_stop(p->ctx, &ms), "timer_stop")) return 1;
+    }
     pthread_t th[4];
     int nth = 0, failed = 0;
     atomic_store(&helpers_stop, 0);
