@@ -70,6 +70,7 @@ int main(int argc, char **argv) {
     if (!bad) bad = tool_check(ctx, trr_synchronize(ctx), "synchronize");
     double batched[100], device_t[100], synced[100], rep_med[100];
     long csw_vol[100] = {0}, csw_invol[100] = {0};
+    double user_us[100] = {0}, sys_us[100] = {0};
     /* per synchronized call: the op's and the synchronize's wall time */
     double *t_op = calloc((size_t)calls * (size_t)reps, sizeof(double));
     double *t_sync = calloc((size_t)calls * (size_t)reps, sizeof(double));
@@ -107,6 +108,11 @@ int main(int argc, char **argv) {
         /* context switches of this thread in the synchronized loop: a wait that sleeps shows as voluntary ones */
         csw_vol[r] = u1.ru_nvcsw - u0.ru_nvcsw;
         csw_invol[r] = u1.ru_nivcsw - u0.ru_nivcsw;
+        /* CPU time a call, user and system: a submission or wait through the kernel shows as system time */
+        user_us[r] = ((double)(u1.ru_utime.tv_sec - u0.ru_utime.tv_sec) * 1e6 +
+                      (double)(u1.ru_utime.tv_usec - u0.ru_utime.tv_usec)) / calls;
+        sys_us[r] = ((double)(u1.ru_stime.tv_sec - u0.ru_stime.tv_sec) * 1e6 +
+                     (double)(u1.ru_stime.tv_usec - u0.ru_stime.tv_usec)) / calls;
         if (!bad) rep_med[r] = tool_median(t_all + (size_t)r * (size_t)calls, calls); /* sorts that rep's slice */
     }
     float out = 0;
@@ -132,6 +138,8 @@ int main(int argc, char **argv) {
         for (int r = 0; r < reps; r++) printf(" %.2f", rep_med[r]);
         printf("; context switches (voluntary/involuntary) of the reps:");
         for (int r = 0; r < reps; r++) printf(" %ld/%ld", csw_vol[r], csw_invol[r]);
+        printf("; user/system us a call:");
+        for (int r = 0; r < reps; r++) printf(" %.1f/%.1f", user_us[r], sys_us[r]);
         printf("; cpu %d\n", sched_getcpu());
     }
     free(t_op);

@@ -15,6 +15,7 @@
  *   busy     spin while two helper threads spin on other CPUs (are idle CPUs' wake-ups in the path?)
  *   multi    spin, the command buffer begun without ONE_TIME_SUBMIT
  *   ring8    spin, the calls going round 8 command buffers and fences, as the library's slots do
+ *   nobar    spin without the op barrier at the start of the command buffer (its cost on the device)
  *   tinyseq  lib after what trr_tiny_add does before its synchronized loop: 1000 adds then one synchronize,
  *            and 1000 adds inside trr_timer_start / trr_timer_stop (does that sequence switch the mode?)
  * The dispatch is softmax_rows_f32 with rows = 0 (every workgroup exits at once), so the figures are launch and
@@ -43,24 +44,25 @@ enum { W_SPIN, W_PAUSE, W_YIELD, W_BLOCK };
 
 typedef struct variant {
     const char *name;
-    int lib, reuse, preset, stamps, hostbar, wait, helpers, multi, ring, prelude;
+    int lib, reuse, preset, stamps, hostbar, wait, helpers, multi, ring, prelude, nobar;
 } variant;
 
 static const variant VARIANTS[] = {
-    /* name       lib reuse preset stamps hostbar wait helpers multi ring prelude */
-    {"lib",      1, 0, 0, 0, 0, W_SPIN, 0, 0, 0, 0},
-    {"spin",     0, 0, 0, 0, 0, W_SPIN, 0, 0, 0, 0},
-    {"stamps",   0, 0, 0, 1, 0, W_SPIN, 0, 0, 0, 0},
-    {"reuse",    0, 1, 0, 0, 0, W_SPIN, 0, 0, 0, 0},
-    {"preset",   0, 0, 1, 0, 0, W_SPIN, 0, 0, 0, 0},
-    {"pause",    0, 0, 0, 0, 0, W_PAUSE, 0, 0, 0, 0},
-    {"yield",    0, 0, 0, 0, 0, W_YIELD, 0, 0, 0, 0},
-    {"block",    0, 0, 0, 0, 0, W_BLOCK, 0, 0, 0, 0},
-    {"hostbar",  0, 0, 0, 0, 1, W_SPIN, 0, 0, 0, 0},
-    {"busy",     0, 0, 0, 0, 0, W_SPIN, 2, 0, 0, 0},
-    {"multi",    0, 0, 0, 0, 0, W_SPIN, 0, 1, 0, 0},
-    {"ring8",    0, 0, 0, 0, 0, W_SPIN, 0, 0, 1, 0},
-    {"tinyseq",  1, 0, 0, 0, 0, W_SPIN, 0, 0, 0, 1},
+    /* name       lib reuse preset stamps hostbar wait helpers multi ring prelude nobar */
+    {"lib",      1, 0, 0, 0, 0, W_SPIN, 0, 0, 0, 0, 0},
+    {"spin",     0, 0, 0, 0, 0, W_SPIN, 0, 0, 0, 0, 0},
+    {"stamps",   0, 0, 0, 1, 0, W_SPIN, 0, 0, 0, 0, 0},
+    {"reuse",    0, 1, 0, 0, 0, W_SPIN, 0, 0, 0, 0, 0},
+    {"preset",   0, 0, 1, 0, 0, W_SPIN, 0, 0, 0, 0, 0},
+    {"pause",    0, 0, 0, 0, 0, W_PAUSE, 0, 0, 0, 0, 0},
+    {"yield",    0, 0, 0, 0, 0, W_YIELD, 0, 0, 0, 0, 0},
+    {"block",    0, 0, 0, 0, 0, W_BLOCK, 0, 0, 0, 0, 0},
+    {"hostbar",  0, 0, 0, 0, 1, W_SPIN, 0, 0, 0, 0, 0},
+    {"busy",     0, 0, 0, 0, 0, W_SPIN, 2, 0, 0, 0, 0},
+    {"multi",    0, 0, 0, 0, 0, W_SPIN, 0, 1, 0, 0, 0},
+    {"ring8",    0, 0, 0, 0, 0, W_SPIN, 0, 0, 1, 0, 0},
+    {"tinyseq",  1, 0, 0, 0, 0, W_SPIN, 0, 0, 0, 1, 0},
+    {"nobar",    0, 0, 0, 0, 0, W_SPIN, 0, 0, 0, 0, 1},
 };
 #define NVARIANTS ((int)(sizeof VARIANTS / sizeof VARIANTS[0]))
 
@@ -157,7 +159,7 @@ static int record(probe *p, const variant *v) {
                           .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
                                            VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT};
     const VkPipelineStageFlags st = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
-    d->fn.vkCmdPipelineBarrier(p->cmd, st, st, 0, 1, &mb, 0, NULL, 0, NULL);
+    if (!v->nobar) d->fn.vkCmdPipelineBarrier(p->cmd, st, st, 0, 1, &mb, 0, NULL, 0, NULL);
     VkWriteDescriptorSet wr[3];
     trr_vk_storage_writes(p->info, wr);
     if (d->push_set) {
