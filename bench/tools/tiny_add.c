@@ -13,13 +13,70 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <time.h>
 
 static double now_s(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* The CPU time of the process's other threads (the driver's), by thread: is one of them busy while this one
+ * waits? A thread's CPU clock is ((~tid) << 3) | 6 on Linux (what pthread_getcpuclockid returns). */
+#define MAX_THREADS 64
+typedef struct threads_cpu {
+    int n;
+    int tid[MAX_THREADS];
+    char name[MAX_THREADS][20];
+    double us[MAX_THREADS];
+} threads_cpu;
+
+static void other_threads(threads_cpu *t) {
+    t->n = 0;
+    DIR *dir = opendir("/proc/self/task");
+    if (!dir) return;
+    int self = (int)syscall(SYS_gettid);
+    struct dirent *e;
+    while ((e = readdir(dir)) && t->n < MAX_THREADS) {
+        int tid = atoi(e->d_name);
+        if (tid <= 0 || tid == self) continue;
+        struct timespec ts;
+        if (clock_gettime((clockid_t)((~(unsigned)tid << 3) | 6), &ts)) continue;
+        t->tid[t->n] = tid;
+        t->us[t->n] = (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
+        char path[64];
+        snprintf(path, sizeof path, "/proc/self/task/%d/comm", tid);
+        t->name[t->n][0] = 0;
+        FILE *f = fopen(path, "r");
+        if (f) {
+            if (fgets(t->name[t->n], sizeof t->name[t->n], f)) t->name[t->n][strcspn(t->name[t->n], "\n")] = 0;
+            fclose(f);
+        }
+        t->n++;
+    }
+    closedir(dir);
+}
+
+/* Adds to acc each thread's CPU time between a and b (threads in both). */
+static void add_threads(threads_cpu *acc, const threads_cpu *a, const threads_cpu *b) {
+    for (int j = 0; j < b->n; j++)
+        for (int i = 0; i < a->n; i++) {
+            if (a->tid[i] != b->tid[j]) continue;
+            int k = 0;
+            while (k < acc->n && acc->tid[k] != b->tid[j]) k++;
+            if (k == acc->n) {
+                if (acc->n == MAX_THREADS) break;
+                acc->n++;
+                acc->tid[k] = b->tid[j];
+                memcpy(acc->name[k], b->name[j], sizeof acc->name[k]);
+                acc->us[k] = 0;
+            }
+            acc->us[k] += b->us[j] - a->us[i];
+        }
 }
 
 /* The q-quantile of v, which is sorted. */
@@ -71,6 +128,7 @@ int main(int argc, char **argv) {
     double batched[100], device_t[100], synced[100], rep_med[100];
     long csw_vol[100] = {0}, csw_invol[100] = {0};
     double user_us[100] = {0}, sys_us[100] = {0};
+    static threads_cpu th0, th1, th_acc;
     /* per synchronized call: the op's and the synchronize's wall time */
     double *t_op = calloc((size_t)calls * (size_t)reps, sizeof(double));
     double *t_sync = calloc((size_t)calls * (size_t)reps, sizeof(double));
@@ -90,6 +148,7 @@ int main(int argc, char **argv) {
         if (!bad) bad = tool_check(ctx, trr_timer_stop(ctx, &ms), "timer_stop");
         device_t[r] = ms / calls * 1e3;
         struct rusage u0, u1;
+        other_threads(&th0);
         getrusage(RUSAGE_THREAD, &u0);
         t0 = now_s();
         for (int i = 0; !bad && i < calls; i++) {
@@ -105,6 +164,8 @@ int main(int argc, char **argv) {
         }
         synced[r] = (now_s() - t0) / calls * 1e6;
         getrusage(RUSAGE_THREAD, &u1);
+        other_threads(&th1);
+        add_threads(&th_acc, &th0, &th1);
         /* context switches of this thread in the synchronized loop: a wait that sleeps shows as voluntary ones */
         csw_vol[r] = u1.ru_nvcsw - u0.ru_nvcsw;
         csw_invol[r] = u1.ru_nivcsw - u0.ru_nivcsw;
@@ -140,7 +201,9 @@ int main(int argc, char **argv) {
         for (int r = 0; r < reps; r++) printf(" %ld/%ld", csw_vol[r], csw_invol[r]);
         printf("; user/system us a call:");
         for (int r = 0; r < reps; r++) printf(" %.1f/%.1f", user_us[r], sys_us[r]);
-        printf("; cpu %d\n", sched_getcpu());
+        printf("; cpu %d; other threads' CPU us a call:", sched_getcpu());
+        for (int k = 0; k < th_acc.n; k++) printf(" %s %.2f", th_acc.name[k], th_acc.us[k] / n);
+        printf("\n");
     }
     free(t_op);
     free(t_sync);
