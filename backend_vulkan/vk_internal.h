@@ -155,7 +155,10 @@ typedef struct trr_vk_slot {
     int host_reads;        /* the host may read what it writes (a host access waits for it, or it uses a wrapped
                               buffer): it ends with a barrier to the host (always on direct_map devices) */
     int in_flight;
+    int ahead;             /* holds, after its op barrier, the dispatch a synchronize recorded ahead (vk_submit.c)
+                              and no op has claimed it yet: not submitted as it is */
 } trr_vk_slot;
+
 
 /* The most specialization constants a pipeline takes (the cooperative-matrix matmul has 15). */
 #define TRR_VK_MAX_SPEC 16
@@ -181,6 +184,26 @@ typedef struct trr_vk_buffer {
     size_t size;
     uint64_t seq; /* the last batch that used it (0: none) */
 } trr_vk_buffer;
+
+/* The push constants of every kernel (kernels/vulkan/common.glsl). */
+typedef struct trr_vk_push {
+    uint32_t rows, cols, k;
+    uint32_t xo, yo, zo;
+    uint32_t xs0, xs1, ys0, zs0;
+    float alpha;
+    uint32_t pad;
+    uint32_t xb, yb, zb; /* matmul batch strides (elements); the batch is the grid's z */
+    uint32_t pad2;
+} trr_vk_push; /* 64 bytes: inside the 128 bytes of push constants every device offers */
+
+/* A dispatch as recorded: its pipeline, bindings (x, y, z and their buffers), push constants and grid. */
+typedef struct trr_vk_dispatch_rec {
+    VkPipeline pipeline;
+    VkDescriptorBufferInfo info[3];
+    trr_vk_buffer *bufs[3];
+    trr_vk_push push;
+    uint32_t gx, gy, gz;
+} trr_vk_dispatch_rec;
 
 typedef struct trr_vk_device {
     trr_vk_fns fn;
@@ -210,6 +233,10 @@ typedef struct trr_vk_device {
     /* VK_KHR_push_descriptor: operands are pushed into the command buffer (vkCmdPushDescriptorSetKHR) instead of
      * sets allocated from each slot's pool; NULL where the device lacks it or TRIREME_VK_PUSH_DESCRIPTORS=0 */
     PFN_vkCmdPushDescriptorSetKHR push_set;
+    /* The last dispatch that was the only op of its batch when recorded (last_valid): a synchronize records it
+     * ahead into the next batch, which the same dispatch then claims without recording (vk_submit.c). */
+    trr_vk_dispatch_rec last;
+    int last_valid;
 
     VkDescriptorSetLayout set_layout;
     VkPipelineLayout pipeline_layout;
@@ -240,16 +267,6 @@ typedef struct trr_vk_device {
     char validation_text[1024];
 } trr_vk_device;
 
-/* The push constants of every kernel (kernels/vulkan/common.glsl). */
-typedef struct trr_vk_push {
-    uint32_t rows, cols, k;
-    uint32_t xo, yo, zo;
-    uint32_t xs0, xs1, ys0, zs0;
-    float alpha;
-    uint32_t pad;
-    uint32_t xb, yb, zb; /* matmul batch strides (elements); the batch is the grid's z */
-    uint32_t pad2;
-} trr_vk_push; /* 64 bytes: inside the 128 bytes of push constants every device offers */
 
 /* vk_loader.c: the process-wide loader and the probe's view of the devices. */
 const char *trr_vk_result_name(VkResult r);
@@ -277,6 +294,11 @@ trr_status trr_vk_begin(trr_context *ctx, VkCommandBuffer *out_cmd);
 trr_status trr_vk_end(trr_context *ctx);
 /* The open batch (between trr_vk_begin and trr_vk_end) uses b: host access and frees wait for it. */
 void trr_vk_use(trr_vk_device *d, trr_vk_buffer *b);
+/* Records a dispatch into cmd (descriptors, pipeline unless bound, push constants, grid); the caller marks its
+ * buffers used. trr_vk_dispatch: the same as an op of the open batch, between trr_vk_begin and trr_vk_end, or
+ * claimed from the batch where a synchronize recorded the same dispatch ahead. */
+trr_status trr_vk_record(trr_context *ctx, VkCommandBuffer cmd, const trr_vk_dispatch_rec *rec);
+trr_status trr_vk_dispatch(trr_context *ctx, const trr_vk_dispatch_rec *rec);
 /* Submits the open batch, if any, without waiting. */
 trr_status trr_vk_flush(trr_context *ctx);
 /* Waits for the work that uses b (submitting it first where it is still being recorded). */

@@ -92,40 +92,33 @@ void trr_vk_storage_writes(const VkDescriptorBufferInfo info[3], VkWriteDescript
                                        .pBufferInfo = &info[i]};
 }
 
+static trr_vk_dispatch_rec dispatch_rec(const dispatch *w, const prepared *p) {
+    trr_vk_dispatch_rec rec;
+    memset(&rec, 0, sizeof rec); /* compared bytewise (vk_submit.c) */
+    rec.pipeline = p->pipeline;
+    for (int i = 0; i < 3; i++) {
+        rec.info[i] = p->info[i];
+        rec.bufs[i] = w->ops[i]->mem;
+    }
+    rec.push = w->push;
+    rec.gx = p->gx;
+    rec.gy = p->gy;
+    rec.gz = p->gz;
+    return rec;
+}
+
 static trr_status record_dispatch(trr_context *ctx, VkCommandBuffer cmd, const dispatch *w, const prepared *p) {
-    trr_vk_device *d = trr_vk_dev(ctx);
-    VkWriteDescriptorSet wr[3];
-    trr_vk_storage_writes(p->info, wr);
-    if (d->push_set) {
-        d->push_set(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, d->pipeline_layout, 0, 3, wr);
-    } else {
-        VkDescriptorSetAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
-                                          .descriptorPool = d->recording->pool,
-                                          .descriptorSetCount = 1,
-                                          .pSetLayouts = &d->set_layout};
-        VkDescriptorSet set;
-        TRR_VK_CHECK(ctx, d->fn.vkAllocateDescriptorSets(d->device, &ai, &set), "vkAllocateDescriptorSets");
-        for (uint32_t i = 0; i < 3; i++) wr[i].dstSet = set;
-        d->fn.vkUpdateDescriptorSets(d->device, 3, wr, 0, NULL);
-        d->fn.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, d->pipeline_layout, 0, 1, &set, 0, NULL);
-    }
-    for (int i = 0; i < 3; i++) trr_vk_use(d, w->ops[i]->mem);
-    if (d->recording->bound != p->pipeline) {
-        d->fn.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p->pipeline);
-        d->recording->bound = p->pipeline;
-    }
-    d->fn.vkCmdPushConstants(cmd, d->pipeline_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof w->push, &w->push);
-    d->fn.vkCmdDispatch(cmd, p->gx, p->gy, p->gz);
+    trr_vk_dispatch_rec rec = dispatch_rec(w, p);
+    TRR_TRY(trr_vk_record(ctx, cmd, &rec));
+    for (int i = 0; i < 3; i++) trr_vk_use(trr_vk_dev(ctx), rec.bufs[i]);
     return TRR_OK;
 }
 
 static trr_status run_dispatch(trr_context *ctx, dispatch *w) {
     prepared p;
     TRR_TRY(prepare_dispatch(ctx, w, &p));
-    VkCommandBuffer cmd;
-    TRR_TRY(trr_vk_begin(ctx, &cmd));
-    TRR_TRY(record_dispatch(ctx, cmd, w, &p));
-    return trr_vk_end(ctx);
+    trr_vk_dispatch_rec rec = dispatch_rec(w, &p);
+    return trr_vk_dispatch(ctx, &rec);
 }
 
 static int64_t rows_extent(int64_t rows, int64_t cols, int64_t stride) {

@@ -1,0 +1,480 @@
+/* trr_vk_sync_probe: where the time of a synchronized tiny Vulkan op goes (issue #17: 17.8-20.2 us a call in
+ * some processes, 49.5-52.2 in others, same build). Every call here is one submission of one tiny dispatch
+ * followed by a wait for its fence, timed on the host in four parts: recording, vkQueueSubmit, the wait until the
+ * fence reads signalled, and the rest (fence reset). Variants, each over --calls calls after a warm-up:
+ *   lib      trr_add, then trr_vk_flush (submit), then trr_synchronize (wait): the library's path
+ *   spin     re-recorded command buffer, descriptor set allocated and written per call (as the library does on
+ *            discrete GPUs), tight spin on vkGetFenceStatus
+ *   stamps   spin with timestamps at the top and bottom of the command buffer: the GPU's own duration
+ *   reuse    the command buffer recorded once and submitted again (no reset, no recording)
+ *   preset   one descriptor set written once, bound per call
+ *   pause    spin with the CPU's pause instruction between polls
+ *   yield    spin with sched_yield between polls
+ *   block    vkWaitForFences at once (the driver's own wait)
+ *   hostbar  spin, the command buffer ending with a barrier to the host
+ *   busy     spin while two helper threads spin on other CPUs (are idle CPUs' wake-ups in the path?)
+ *   multi    spin, the command buffer begun without ONE_TIME_SUBMIT
+ *   ring8    spin, the calls going round 8 command buffers and fences, as the library's slots do
+ *   nobar    spin without the op barrier at the start of the command buffer (its cost on the device)
+ *   tinyseq  lib after what trr_tiny_add does before its synchronized loop: 1000 adds then one synchronize,
+ *            and 1000 adds inside trr_timer_start / trr_timer_stop (does that sequence switch the mode?)
+ * The dispatch is softmax_rows_f32 with rows = 0 (every workgroup exits at once), so the figures are launch and
+ * synchronization only. With TRIREME_VK_PUSH_DESCRIPTORS=1 the raw variants push descriptors instead of sets.
+ * Per variant: per-call wall time min / p10 / median / p90 / max, the medians (and p90s) of the parts, context
+ * switches of the thread, and the CPU it ran on. White-box: links the static library.
+ * `trr_vk_sync_probe --device vulkan:0 --calls 2000 --rounds 2`. */
+#define _GNU_SOURCE
+#define TOOL_NAME "trr_vk_sync_probe"
+#include "tool_util.h"
+#include "vk_internal.h"
+
+#include <dirent.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_CALLS 20000
+#define RING 8
+
+enum { W_SPIN, W_PAUSE, W_YIELD, W_BLOCK };
+
+typedef struct variant {
+    const char *name;
+    int lib, reuse, preset, stamps, hostbar, wait, helpers, multi, ring, prelude, nobar;
+} variant;
+
+static const variant VARIANTS[] = {
+    /* name       lib reuse preset stamps hostbar wait helpers multi ring prelude nobar */
+    {"lib",      1, 0, 0, 0, 0, W_SPIN, 0, 0, 0, 0, 0},
+    {"spin",     0, 0, 0, 0, 0, W_SPIN, 0, 0, 0, 0, 0},
+    {"stamps",   0, 0, 0, 1, 0, W_SPIN, 0, 0, 0, 0, 0},
+    {"reuse",    0, 1, 0, 0, 0, W_SPIN, 0, 0, 0, 0, 0},
+    {"preset",   0, 0, 1, 0, 0, W_SPIN, 0, 0, 0, 0, 0},
+    {"pause",    0, 0, 0, 0, 0, W_PAUSE, 0, 0, 0, 0, 0},
+    {"yield",    0, 0, 0, 0, 0, W_YIELD, 0, 0, 0, 0, 0},
+    {"block",    0, 0, 0, 0, 0, W_BLOCK, 0, 0, 0, 0, 0},
+    {"hostbar",  0, 0, 0, 0, 1, W_SPIN, 0, 0, 0, 0, 0},
+    {"busy",     0, 0, 0, 0, 0, W_SPIN, 2, 0, 0, 0, 0},
+    {"multi",    0, 0, 0, 0, 0, W_SPIN, 0, 1, 0, 0, 0},
+    {"ring8",    0, 0, 0, 0, 0, W_SPIN, 0, 0, 1, 0, 0},
+    {"tinyseq",  1, 0, 0, 0, 0, W_SPIN, 0, 0, 0, 1, 0},
+    {"nobar",    0, 0, 0, 0, 0, W_SPIN, 0, 0, 0, 0, 1},
+};
+#define NVARIANTS ((int)(sizeof VARIANTS / sizeof VARIANTS[0]))
+
+typedef struct probe {
+    trr_context *ctx;
+    trr_vk_device *d;
+    trr_buffer *buf;
+    trr_tensor x, y, z;
+    VkPipeline pipe;
+    VkCommandPool pool;
+    VkCommandBuffer cmd, cmds[RING]; /* cmd, fence: the current ones of the ring */
+    VkFence fence, fences[RING];
+    int cur;
+    VkDescriptorPool dpool, dpool_preset;
+    VkDescriptorSet preset;
+    VkDescriptorBufferInfo info[3];
+    VkQueryPool queries;
+    int64_t *t_rec, *t_sub, *t_wait, *t_rest, *t_all;
+    double *gpu_us;
+    long polls;
+} probe;
+
+/* The process's threads and their names: a driver thread between submit and fence would show here. */
+static void print_threads(void) {
+    char cmd[64];
+    snprintf(cmd, sizeof cmd, "/proc/%d/task", (int)getpid());
+    DIR *dir = opendir(cmd);
+    if (!dir) return;
+    printf("threads:");
+    struct dirent *e;
+    while ((e = readdir(dir))) {
+        if (e->d_name[0] == '.') continue;
+        char path[300], name[64] = "";
+        snprintf(path, sizeof path, "/proc/%d/task/%s/comm", (int)getpid(), e->d_name);
+        FILE *f = fopen(path, "r");
+        if (f) {
+            if (fgets(name, sizeof name, f)) name[strcspn(name, "\n")] = 0;
+            fclose(f);
+        }
+        snprintf(path, sizeof path, "/proc/%d/task/%s/stat", (int)getpid(), e->d_name);
+        int cpu = -1;
+        f = fopen(path, "r");
+        if (f) {
+            char buf[1024];
+            if (fgets(buf, sizeof buf, f)) {
+                /* field 39 is the CPU last run on; fields after the ")" closing the name */
+                char *q = strrchr(buf, ')');
+                for (int k = 2; q && k < 39; k++) q = strchr(q + 1, ' ');
+                if (q) cpu = atoi(q + 1);
+            }
+            fclose(f);
+        }
+        printf(" %s[%s]@%d", e->d_name, name, cpu);
+    }
+    printf("\n");
+    fflush(stdout);
+    closedir(dir);
+}
+
+static int64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static inline void cpu_pause(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+static int vk_ok(VkResult r, const char *what) {
+    if (r == VK_SUCCESS) return 0;
+    fprintf(stderr, "%s: %s: %s\n", TOOL_NAME, what, trr_vk_result_name(r));
+    return 1;
+}
+
+static int record(probe *p, const variant *v) {
+    trr_vk_device *d = p->d;
+    VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+                                   .flags = v->reuse || v->multi ? 0 : VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
+    if (vk_ok(d->fn.vkResetCommandBuffer(p->cmd, 0), "vkResetCommandBuffer") ||
+        vk_ok(d->fn.vkBeginCommandBuffer(p->cmd, &bi), "vkBeginCommandBuffer"))
+        return 1;
+    if (v->stamps) {
+        d->fn.vkCmdResetQueryPool(p->cmd, p->queries, 0, 2);
+        d->fn.vkCmdWriteTimestamp(p->cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, p->queries, 0);
+    }
+    /* the library's op barrier */
+    VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                          .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
+                          .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
+                                           VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT};
+    const VkPipelineStageFlags st = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
+    if (!v->nobar) d->fn.vkCmdPipelineBarrier(p->cmd, st, st, 0, 1, &mb, 0, NULL, 0, NULL);
+    VkWriteDescriptorSet wr[3];
+    trr_vk_storage_writes(p->info, wr);
+    if (d->push_set) {
+        d->push_set(p->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, d->pipeline_layout, 0, 3, wr);
+    } else {
+        VkDescriptorSet set = p->preset;
+        if (!v->preset) {
+            VkDescriptorSetAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
+                                              .descriptorPool = p->dpool,
+                                              .descriptorSetCount = 1,
+                                              .pSetLayouts = &d->set_layout};
+            if (vk_ok(d->fn.vkResetDescriptorPool(d->device, p->dpool, 0), "vkResetDescriptorPool") ||
+                vk_ok(d->fn.vkAllocateDescriptorSets(d->device, &ai, &set), "vkAllocateDescriptorSets"))
+                return 1;
+            for (int i = 0; i < 3; i++) wr[i].dstSet = set;
+            d->fn.vkUpdateDescriptorSets(d->device, 3, wr, 0, NULL);
+        }
+        d->fn.vkCmdBindDescriptorSets(p->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, d->pipeline_layout, 0, 1, &set, 0,
+                                      NULL);
+    }
+    d->fn.vkCmdBindPipeline(p->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p->pipe);
+    trr_vk_push push;
+    memset(&push, 0, sizeof push); /* rows = 0 */
+    d->fn.vkCmdPushConstants(p->cmd, d->pipeline_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof push, &push);
+    d->fn.vkCmdDispatch(p->cmd, 1, 1, 1);
+    if (v->stamps) d->fn.vkCmdWriteTimestamp(p->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, p->queries, 1);
+    if (v->hostbar) {
+        VkMemoryBarrier hb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                              .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT,
+                              .dstAccessMask = VK_ACCESS_HOST_READ_BIT};
+        d->fn.vkCmdPipelineBarrier(p->cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &hb,
+                                   0, NULL, 0, NULL);
+    }
+    return vk_ok(d->fn.vkEndCommandBuffer(p->cmd), "vkEndCommandBuffer");
+}
+
+static int wait_fence(probe *p, int how) {
+    trr_vk_device *d = p->d;
+    VkResult r = VK_NOT_READY;
+    if (how == W_BLOCK) return vk_ok(d->fn.vkWaitForFences(d->device, 1, &p->fence, VK_TRUE, UINT64_MAX), "wait");
+    const int64_t until = now_ns() + 1000000000;
+    while ((r = d->fn.vkGetFenceStatus(d->device, p->fence)) == VK_NOT_READY) {
+        p->polls++;
+        if (how == W_PAUSE) cpu_pause();
+        else if (how == W_YIELD) sched_yield();
+        if (now_ns() > until) break;
+    }
+    return vk_ok(r, "vkGetFenceStatus");
+}
+
+/* One synchronized call, its parts stored at index i. */
+static int one_call(probe *p, const variant *v, int i) {
+    trr_vk_device *d = p->d;
+    p->cur = v->ring ? (p->cur + 1) % RING : 0;
+    p->cmd = p->cmds[p->cur];
+    p->fence = p->fences[p->cur];
+    int64_t t0 = now_ns(), t1, t2, t3;
+    if (v->lib) {
+        if (tool_check(p->ctx, trr_add(p->ctx, &p->x, &p->y, &p->z), "add")) return 1;
+        t1 = now_ns();
+        if (tool_check(p->ctx, trr_vk_flush(p->ctx), "flush")) return 1;
+        t2 = now_ns();
+        if (tool_check(p->ctx, trr_synchronize(p->ctx), "synchronize")) return 1;
+        t3 = now_ns();
+    } else {
+        if (!v->reuse && record(p, v)) return 1;
+        t1 = now_ns();
+        VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &p->cmd};
+        if (vk_ok(d->fn.vkQueueSubmit(d->queue, 1, &si, p->fence), "vkQueueSubmit")) return 1;
+        t2 = now_ns();
+        if (wait_fence(p, v->wait)) return 1;
+        t3 = now_ns();
+        if (vk_ok(d->fn.vkResetFences(d->device, 1, &p->fence), "vkResetFences")) return 1;
+    }
+    int64_t t4 = now_ns();
+    if (i >= 0) {
+        p->t_rec[i] = t1 - t0;
+        p->t_sub[i] = t2 - t1;
+        p->t_wait[i] = t3 - t2;
+        p->t_rest[i] = t4 - t3;
+        p->t_all[i] = t4 - t0;
+        p->gpu_us[i] = 0;
+        if (v->stamps) {
+            uint64_t t[2];
+            if (vk_ok(d->fn.vkGetQueryPoolResults(d->device, p->queries, 0, 2, sizeof t, t, sizeof t[0],
+                                                  VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
+                      "vkGetQueryPoolResults"))
+                return 1;
+            uint64_t mask = d->timestamp_bits >= 64 ? UINT64_MAX : (((uint64_t)1 << d->timestamp_bits) - 1);
+            p->gpu_us[i] = (double)((t[1] - t[0]) & mask) * (double)d->phys.props.limits.timestampPeriod * 1e-3;
+        }
+    }
+    return 0;
+}
+
+static int cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Sorts v; the q-quantile in us. */
+static double q_us(int64_t *v, int n, double q, int sorted) {
+    if (!sorted) qsort(v, (size_t)n, sizeof *v, cmp_i64);
+    int k = (int)(q * (n - 1) + 0.5);
+    return (double)v[k] * 1e-3;
+}
+
+static atomic_int helpers_stop;
+
+static void *helper(void *arg) {
+    (void)arg;
+    while (!atomic_load_explicit(&helpers_stop, memory_order_relaxed)) cpu_pause();
+    return NULL;
+}
+
+static int run_variant(probe *p, const variant *v, int calls, int round) {
+    if (v->reuse) {
+        p->cur = 0;
+        p->cmd = p->cmds[0];
+        if (record(p, v)) return 1;
+    }
+    for (int i = 0; i < 200; i++)
+        if (one_call(p, v, -1)) return 1;
+    if (v->prelude) {
+        double ms = 0;
+        for (int i = 0; i < 1000; i++)
+            if (tool_check(p->ctx, trr_add(p->ctx, &p->x, &p->y, &p->z), "add")) return 1;
+        if (tool_check(p->ctx, trr_synchronize(p->ctx), "synchronize") ||
+            tool_check(p->ctx, trr_timer_start(p->ctx), "timer_start"))
+            return 1;
+        for (int i = 0; i < 1000; i++)
+            if (tool_check(p->ctx, trr_add(p->ctx, &p->x, &p->y, &p->z), "add")) return 1;
+        if (tool_check(p->ctx, trr_timer_stop(p->ctx, &ms), "timer_stop")) return 1;
+    }
+    pthread_t th[4];
+    int nth = 0, failed = 0;
+    atomic_store(&helpers_stop, 0);
+    for (; nth < v->helpers && nth < 4; nth++)
+        if (pthread_create(&th[nth], NULL, helper, NULL)) break;
+    for (int i = 0; !failed && nth && i < 100; i++) failed = one_call(p, v, -1);
+    struct rusage r0, r1;
+    getrusage(RUSAGE_THREAD, &r0);
+    int cpu0 = sched_getcpu();
+    p->polls = 0;
+    int64_t start = now_ns();
+    for (int i = 0; !failed && i < calls; i++) failed = one_call(p, v, i);
+    double mean = (double)(now_ns() - start) * 1e-3 / calls;
+    atomic_store(&helpers_stop, 1);
+    for (int i = 0; i < nth; i++) pthread_join(th[i], NULL);
+    if (failed) return 1;
+    int cpu1 = sched_getcpu();
+    getrusage(RUSAGE_THREAD, &r1);
+    /* the first and second half's medians, before the sort: a mode that changes within the run shows */
+    int h = calls / 2;
+    int64_t *tmp = malloc(sizeof(int64_t) * (size_t)calls);
+    if (!tmp) return 1;
+    memcpy(tmp, p->t_all, sizeof(int64_t) * (size_t)calls);
+    double half1 = q_us(tmp, h, 0.5, 0);
+    double half2 = q_us(tmp + h, calls - h, 0.5, 0);
+    free(tmp);
+    double mn = q_us(p->t_all, calls, 0, 0), p10 = q_us(p->t_all, calls, 0.1, 1), med = q_us(p->t_all, calls, 0.5, 1),
+           p90 = q_us(p->t_all, calls, 0.9, 1), mx = q_us(p->t_all, calls, 1, 1);
+    double rec = q_us(p->t_rec, calls, 0.5, 0), sub = q_us(p->t_sub, calls, 0.5, 0),
+           sub90 = q_us(p->t_sub, calls, 0.9, 1), wt = q_us(p->t_wait, calls, 0.5, 0),
+           wt10 = q_us(p->t_wait, calls, 0.1, 1), wt90 = q_us(p->t_wait, calls, 0.9, 1),
+           rest = q_us(p->t_rest, calls, 0.5, 0);
+    printf("r%d %-8s all us: mean %6.2f min %6.2f p10 %6.2f med %6.2f p90 %6.2f max %7.1f (halves %.2f / %.2f) | "
+           "rec %5.2f submit %5.2f (p90 %5.2f) wait %6.2f (p10 %6.2f p90 %6.2f) rest %5.2f | polls/call %.0f",
+           round, v->name, mean, mn, p10, med, p90, mx, half1, half2, rec, sub, sub90, wt, wt10, wt90, rest,
+           (double)p->polls / calls);
+    if (v->stamps) {
+        double g = tool_median(p->gpu_us, calls);
+        printf(" gpu med %.2f p90 %.2f", g, p->gpu_us[(int)(0.9 * (calls - 1))]);
+    }
+    double user = (double)(r1.ru_utime.tv_sec - r0.ru_utime.tv_sec) * 1e6 + (double)(r1.ru_utime.tv_usec - r0.ru_utime.tv_usec);
+    double sys = (double)(r1.ru_stime.tv_sec - r0.ru_stime.tv_sec) * 1e6 + (double)(r1.ru_stime.tv_usec - r0.ru_stime.tv_usec);
+    printf(" | csw vol %ld invol %ld | user %.1f sys %.1f us/call | cpu %d->%d\n", r1.ru_nvcsw - r0.ru_nvcsw,
+           r1.ru_nivcsw - r0.ru_nivcsw, user / calls, sys / calls, cpu0, cpu1);
+    fflush(stdout);
+    return 0;
+}
+
+static int setup(probe *p, int calls) {
+    trr_vk_device *d = p->d;
+    const float in[3] = {1.5f, 2.25f, -7.0f};
+    if (tool_check(p->ctx, trr_buffer_create(p->ctx, 4096, &p->buf), "buffer") ||
+        tool_check(p->ctx, trr_buffer_write(p->ctx, p->buf, 0, in, sizeof in), "write") ||
+        tool_check(p->ctx, trr_tensor_1d(p->buf, 0, TRR_F32, 1, &p->x), "tensor") ||
+        tool_check(p->ctx, trr_tensor_1d(p->buf, 4, TRR_F32, 1, &p->y), "tensor") ||
+        tool_check(p->ctx, trr_tensor_1d(p->buf, 8, TRR_F32, 1, &p->z), "tensor"))
+        return 1;
+    const trr_vk_buffer *b = p->buf->mem;
+    for (int i = 0; i < 3; i++) p->info[i] = (VkDescriptorBufferInfo){.buffer = b->buf, .offset = 0, .range = 4096};
+    const uint32_t spec[3] = {64, 1, 0};
+    if (tool_check(p->ctx, trr_vk_pipeline_get(p->ctx, "softmax_rows_f32", spec, 3, &p->pipe), "pipeline")) return 1;
+    VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+                                   .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
+                                   .queueFamilyIndex = d->queue_family};
+    VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+                                      .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+                                      .commandBufferCount = RING};
+    VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    VkQueryPoolCreateInfo qci = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
+                                 .queryType = VK_QUERY_TYPE_TIMESTAMP,
+                                 .queryCount = 2};
+    VkDescriptorPoolSize size = {.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .descriptorCount = 3};
+    VkDescriptorPoolCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
+                                      .maxSets = 1,
+                                      .poolSizeCount = 1,
+                                      .pPoolSizes = &size};
+    if (vk_ok(d->fn.vkCreateCommandPool(d->device, &pci, NULL, &p->pool), "vkCreateCommandPool")) return 1;
+    ai.commandPool = p->pool;
+    if (vk_ok(d->fn.vkAllocateCommandBuffers(d->device, &ai, p->cmds), "vkAllocateCommandBuffers")) return 1;
+    for (int i = 0; i < RING; i++)
+        if (vk_ok(d->fn.vkCreateFence(d->device, &fci, NULL, &p->fences[i]), "vkCreateFence")) return 1;
+    if (vk_ok(d->fn.vkCreateQueryPool(d->device, &qci, NULL, &p->queries), "vkCreateQueryPool"))
+        return 1;
+    if (!d->push_set) { /* sets: one per call from dpool, and one written once (preset) */
+        if (vk_ok(d->fn.vkCreateDescriptorPool(d->device, &dci, NULL, &p->dpool), "vkCreateDescriptorPool") ||
+            vk_ok(d->fn.vkCreateDescriptorPool(d->device, &dci, NULL, &p->dpool_preset), "vkCreateDescriptorPool"))
+            return 1;
+        VkDescriptorSetAllocateInfo sai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
+                                           .descriptorPool = p->dpool_preset,
+                                           .descriptorSetCount = 1,
+                                           .pSetLayouts = &d->set_layout};
+        if (vk_ok(d->fn.vkAllocateDescriptorSets(d->device, &sai, &p->preset), "vkAllocateDescriptorSets")) return 1;
+        VkWriteDescriptorSet wr[3];
+        trr_vk_storage_writes(p->info, wr);
+        for (int i = 0; i < 3; i++) wr[i].dstSet = p->preset;
+        d->fn.vkUpdateDescriptorSets(d->device, 3, wr, 0, NULL);
+    }
+    size_t n = (size_t)calls;
+    p->t_rec = calloc(n, sizeof(int64_t));
+    p->t_sub = calloc(n, sizeof(int64_t));
+    p->t_wait = calloc(n, sizeof(int64_t));
+    p->t_rest = calloc(n, sizeof(int64_t));
+    p->t_all = calloc(n, sizeof(int64_t));
+    p->gpu_us = calloc(n, sizeof(double));
+    return !p->t_rec || !p->t_sub || !p->t_wait || !p->t_rest || !p->t_all || !p->gpu_us;
+}
+
+static void teardown(probe *p) {
+    trr_vk_device *d = p->d;
+    if (d) {
+        d->fn.vkDeviceWaitIdle(d->device);
+        if (p->queries) d->fn.vkDestroyQueryPool(d->device, p->queries, NULL);
+        if (p->dpool) d->fn.vkDestroyDescriptorPool(d->device, p->dpool, NULL);
+        if (p->dpool_preset) d->fn.vkDestroyDescriptorPool(d->device, p->dpool_preset, NULL);
+        for (int i = 0; i < RING; i++)
+            if (p->fences[i]) d->fn.vkDestroyFence(d->device, p->fences[i], NULL);
+        if (p->pool) d->fn.vkDestroyCommandPool(d->device, p->pool, NULL);
+    }
+    free(p->t_rec);
+    free(p->t_sub);
+    free(p->t_wait);
+    free(p->t_rest);
+    free(p->t_all);
+    free(p->gpu_us);
+    trr_buffer_destroy(p->buf);
+    trr_context_destroy(p->ctx);
+}
+
+int main(int argc, char **argv) {
+    const char *device = "vulkan:0", *only = NULL;
+    int calls = 2000, rounds = 2, pin = -1;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (!strcmp(argv[i], "--device")) device = argv[i + 1];
+        else if (!strcmp(argv[i], "--calls")) calls = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--rounds")) rounds = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--only")) only = argv[i + 1];
+        else if (!strcmp(argv[i], "--pin")) pin = atoi(argv[i + 1]);
+        else {
+            fprintf(stderr, "usage: trr_vk_sync_probe [--device vulkan:N] [--calls N] [--rounds R] [--only a,b] "
+                            "[--pin CPU]\n");
+            return 2;
+        }
+    }
+    if (calls < 10 || calls > MAX_CALLS || rounds < 1 || rounds > 10 || strncmp(device, "vulkan", 6)) {
+        fprintf(stderr, "trr_vk_sync_probe: a Vulkan device, --calls 10..%d, --rounds 1..10\n", MAX_CALLS);
+        return 2;
+    }
+    probe p;
+    memset(&p, 0, sizeof p);
+    if (tool_check(NULL, trr_context_create(device, &p.ctx), "opening the device")) return 1;
+    p.d = trr_vk_dev(p.ctx);
+    int bad = setup(&p, calls);
+    if (!bad && pin >= 0) { /* this thread only, after the driver's threads started */
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(pin, &set);
+        if (sched_setaffinity(0, sizeof set, &set)) {
+            fprintf(stderr, "%s: cannot pin to CPU %d\n", TOOL_NAME, pin);
+            bad = 1;
+        }
+    }
+    if (!bad) {
+        trr_device_info info;
+        if (trr_context_device(p.ctx, &info) == TRR_OK)
+            printf("device: %s (%s), descriptors %s, pid %d, cpu %d\n", info.spec, info.name,
+                   p.d->push_set ? "pushed" : "sets", (int)getpid(), sched_getcpu());
+    }
+    int lib_ran = 0;
+    for (int r = 0; !bad && r < rounds; r++)
+        for (int v = 0; !bad && v < NVARIANTS; v++) {
+            if (only && !strstr(only, VARIANTS[v].name)) continue;
+            bad = run_variant(&p, &VARIANTS[v], calls, r);
+            lib_ran |= VARIANTS[v].lib;
+        }
+    if (!bad) print_threads();
+    float out = 0;
+    if (!bad) bad = tool_check(p.ctx, trr_buffer_read(p.ctx, p.buf, 8, &out, sizeof out), "read");
+    if (!bad && lib_ran && out != 1.5f + 2.25f) {
+        fprintf(stderr, "%s: the add gave %g, not 3.75\n", TOOL_NAME, (double)out);
+        bad = 1;
+    }
+    teardown(&p);
+    return bad;
+}
