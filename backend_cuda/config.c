@@ -307,7 +307,10 @@ void trr_cuda_choose_config(trr_context *ctx, trr_call *call) {
         /* Short rows waste most of a wide block; 256 threads cover rows up to a few thousand in one sweep, 512
          * from 8192 columns (H200, 4096 x 8192 f32: 3579 GB/s with 512, 3413 with 256, 2990 with 1024). */
         h.threads = call->cols <= 1024 ? 128 : call->cols < 8192 ? 256 : 512;
-        h.block_n = h.threads * (16 / es);
+        /* block_n = threads x elements per vector x the vectors a thread loads before adding (8, then 4, then 1
+         * while the row lasts); block_m rows per block; block_k the loads' cache policy (row_sum.cu) */
+        h.block_n = h.threads * (16 / es) * 8;
+        h.block_m = 1;
         break;
     default: h.threads = 256; h.block_n = 256 * (16 / es); break;
     }
@@ -408,6 +411,11 @@ trr_status trr_cuda_check_config(trr_context *ctx, const trr_call *call) {
         trr_variant_name((trr_variant)c->variant, &vname);
         return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda: variant %s; this op has one kernel family here (simt)", vname);
     }
+    if (call->op == TRR_OP_ROW_SUM && (c->block_m < 0 || c->block_m > 2 || c->block_k < 0 || c->block_k > 2))
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                         "cuda row_sum: block_m (rows per block) must be 1 or 2 and block_k (load policy) 0, 1 or 2 "
+                         "(got %d, %d)",
+                         c->block_m, c->block_k);
     if (call->op == TRR_OP_SOFTMAX) {
         int vec = 16 / elem_size(call->x.dtype);
         if (c->variant == TRR_VARIANT_SUBGROUP) {

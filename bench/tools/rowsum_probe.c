@@ -6,10 +6,10 @@
  *     load the whole 128 MiB matrix with 128-bit loads, each thread all its loads before any add, and keep the
  *     sum only (no block reduction, no output unless the sum equals an impossible sentinel), one block per
  *     row-sized span, for several load cache hints and block sizes; after the fill and without it;
- *   - row_sum through the library with each CFG in turn ("default" or threads=T,block_n=B,block_m=R,variant=V),
- *     after the fill and without it.
- * `trr_rowsum_probe DEVICE [CFG...]`; `trr_rowsum_probe --ptx HINT THREADS` prints a read kernel's PTX. The read kernels load through libcuda (dlopen), so the tool needs no
- * toolkit at build time. */
+ *   - row_sum through the library with each CFG in turn ("default" or
+ *     threads=T,block_n=B,block_m=R,block_k=K,variant=V), after the fill and without it.
+ * `trr_rowsum_probe DEVICE [CFG...]`; `trr_rowsum_probe --ptx HINT THREADS` prints a read kernel's PTX. The read
+ * kernels load through libcuda (dlopen), so the tool needs no toolkit at build time. */
 #define _POSIX_C_SOURCE 200809L
 #define TOOL_NAME "trr_rowsum_probe"
 #include "tool_util.h"
@@ -207,6 +207,7 @@ static int parse_cfg(const char *s, trr_config *c) {
         if (strcmp(tok, "threads") == 0) c->threads = atoi(v);
         else if (strcmp(tok, "block_n") == 0) c->block_n = atoi(v);
         else if (strcmp(tok, "block_m") == 0) c->block_m = atoi(v);
+        else if (strcmp(tok, "block_k") == 0) c->block_k = atoi(v);
         else if (strcmp(tok, "variant") == 0) {
             trr_variant var;
             if (trr_variant_from_name(v, &var) != TRR_OK) return 0;
@@ -251,10 +252,10 @@ static void row_sums(probe *p, trr_buffer *bx, trr_buffer *by, int ncfg, char **
         const double bytes = 4.0 * ROWS * COLS;
         const char *vn = "?";
         trr_variant_name((trr_variant)used.variant, &vn);
-        printf("row_sum %-36s t%-4d bn%-6d bm%d %-8s: after the fill %7.2f us %6.0f GB/s | no fill %7.2f us %6.0f "
-               "GB/s\n",
-               cfgs[c], used.threads, used.block_n, used.block_m, vn, med[1] * 1e3, bytes / (med[1] * 1e-3) * 1e-9,
-               med[0] * 1e3, bytes / (med[0] * 1e-3) * 1e-9);
+        printf("row_sum %-36s t%-4d bn%-6d bm%d bk%d %-8s: after the fill %7.2f us %6.0f GB/s | no fill %7.2f us "
+               "%6.0f GB/s\n",
+               cfgs[c], used.threads, used.block_n, used.block_m, used.block_k, vn, med[1] * 1e3,
+               bytes / (med[1] * 1e-3) * 1e-9, med[0] * 1e3, bytes / (med[0] * 1e-3) * 1e-9);
         fflush(stdout);
     }
     tool_check(p->ctx, trr_config_override(p->ctx, TRR_OP_ROW_SUM, NULL), "config");
