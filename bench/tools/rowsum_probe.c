@@ -110,7 +110,7 @@ static int read_ptx(char *out, size_t cap, const hint *h, int threads, int span_
         n += (size_t)w_;                                                                                       \
     } while (0)
     PUT(".version 7.8\n.target sm_80\n.address_size 64\n");
-    PUT(".visible .entry rd(.param .u64 x, .param .u64 y, .param .f32 sentinel)\n{\n");
+    PUT(".visible .entry rd(.param .u64 x, .param .u64 y, .param .f32 sentinel, .param .u32 nv)\n{\n");
     PUT(".reg .b64 %%rd<8>;\n.reg .b32 %%r<4>;\n.reg .f32 %%f<%d>;\n.reg .f32 %%s<%d>;\n.reg .pred %%p;\n",
         4 * loads, loads + 1);
     PUT("ld.param.u64 %%rd1, [x];\nld.param.u64 %%rd2, [y];\n");
@@ -134,6 +134,84 @@ static int read_ptx(char *out, size_t cap, const hint *h, int threads, int span_
     return 1;
 }
 
+/* PTX of a grid-stride read over nv 16-byte vectors (a .param): thread i of the grid loads vectors i, i + G*T,
+ * ..., `loads` of them before adding, then the rest one at a time. The grid's blocks share the matrix to within
+ * one vector per thread, where one block per row leaves the SMs whole rows apart at the end. */
+static int stride_ptx(char *out, size_t cap, const hint *h, int loads) {
+    size_t n = 0;
+#define PUT(...)                                                                                               \
+    do {                                                                                                       \
+        int w_ = snprintf(out + n, cap - n, __VA_ARGS__);                                                      \
+        if (w_ < 0 || (size_t)w_ >= cap - n) return 0;                                                         \
+        n += (size_t)w_;                                                                                       \
+    } while (0)
+    PUT(".version 7.8\n.target sm_80\n.address_size 64\n");
+    PUT(".visible .entry rd(.param .u64 x, .param .u64 y, .param .f32 sentinel, .param .u32 nv)\n{\n");
+    PUT(".reg .b64 %%rd<%d>;\n.reg .b32 %%r<12>;\n.reg .f32 %%f<%d>;\n.reg .f32 %%s<%d>;\n.reg .pred %%p;\n",
+        loads + 10, 4 * loads, loads + 2);
+    PUT("ld.param.u64 %%rd1, [x];\nld.param.u64 %%rd2, [y];\nld.param.u32 %%r5, [nv];\n");
+    PUT("cvta.to.global.u64 %%rd1, %%rd1;\ncvta.to.global.u64 %%rd2, %%rd2;\n");
+    PUT("mov.u32 %%r1, %%ctaid.x;\nmov.u32 %%r2, %%tid.x;\nmov.u32 %%r6, %%ntid.x;\nmov.u32 %%r7, %%nctaid.x;\n");
+    PUT("mad.lo.u32 %%r3, %%r1, %%r6, %%r2;\nmul.lo.u32 %%r4, %%r6, %%r7;\n"); /* r3 = i, r4 = stride */
+    PUT("mul.lo.u32 %%r8, %%r4, %d;\n", loads - 1);                         /* r8 = (loads-1) * stride */
+    PUT("mul.lo.u32 %%r9, %%r4, %d;\n", loads);                             /* r9 = loads * stride */
+    PUT("mul.wide.u32 %%rd4, %%r4, 16;\n");                                 /* rd4 = stride bytes */
+    PUT("mov.f32 %%s0, 0f00000000;\n");
+    if (h->policy) PUT("createpolicy.fractional.L2::evict_first.b64 %%rd5, 1.0;\n");
+    PUT("MAIN:\nadd.u32 %%r10, %%r3, %%r8;\nsetp.ge.u32 %%p, %%r10, %%r5;\n@%%p bra TAIL;\n");
+    PUT("mul.wide.u32 %%rd6, %%r3, 16;\nadd.s64 %%rd6, %%rd1, %%rd6;\n");
+    for (int u = 0; u < loads; u++) {
+        if (u) PUT("add.s64 %%rd6, %%rd6, %%rd4;\n");
+        PUT("ld.global%s.v4.f32 {%%f%d, %%f%d, %%f%d, %%f%d}, [%%rd6]%s;\n", h->quals, 4 * u, 4 * u + 1, 4 * u + 2,
+            4 * u + 3, h->policy ? ", %rd5" : "");
+    }
+    for (int u = 0; u < loads; u++)
+        PUT("add.f32 %%s1, %%f%d, %%f%d;\nadd.f32 %%s1, %%s1, %%f%d;\nadd.f32 %%s1, %%s1, %%f%d;\n"
+            "add.f32 %%s0, %%s0, %%s1;\n",
+            4 * u, 4 * u + 1, 4 * u + 2, 4 * u + 3);
+    PUT("add.u32 %%r3, %%r3, %%r9;\nbra MAIN;\n");
+    PUT("TAIL:\nsetp.ge.u32 %%p, %%r3, %%r5;\n@%%p bra END;\n");
+    PUT("mul.wide.u32 %%rd6, %%r3, 16;\nadd.s64 %%rd6, %%rd1, %%rd6;\n");
+    PUT("ld.global%s.v4.f32 {%%f0, %%f1, %%f2, %%f3}, [%%rd6]%s;\n", h->quals, h->policy ? ", %rd5" : "");
+    PUT("add.f32 %%s1, %%f0, %%f1;\nadd.f32 %%s1, %%s1, %%f2;\nadd.f32 %%s1, %%s1, %%f3;\nadd.f32 %%s0, %%s0, %%s1;\n");
+    PUT("add.u32 %%r3, %%r3, %%r4;\nbra TAIL;\n");
+    PUT("END:\nld.param.f32 %%s1, [sentinel];\nsetp.neu.f32 %%p, %%s0, %%s1;\n@%%p bra DONE;\n");
+    PUT("mul.wide.u32 %%rd7, %%r1, 4;\nadd.s64 %%rd7, %%rd2, %%rd7;\nst.global.f32 [%%rd7], %%s0;\n");
+    PUT("DONE:\nret;\n}\n");
+#undef PUT
+    return 1;
+}
+
+/* Loads one read kernel and prints its median after the fill and without it; nonzero when the timer fails. */
+static int time_read(probe *p, const cu_api *cu, void *queue, const char *ptx, const char *name, unsigned grid,
+                     int threads, void **args) {
+    void *mod = NULL, *fn = NULL;
+    int err = 0;
+    if ((err = cu->load(&mod, ptx)) || (err = cu->getf(&fn, mod, "rd"))) {
+        printf("%-40s could not load (CUresult %d)\n", name, err);
+        return 0;
+    }
+    double med[2] = {0, 0};
+    for (int fill = 1; fill >= 0; fill--) {
+        double ms[REPS];
+        for (int w = 0; w < 3; w++) cu->launch(fn, grid, 1, 1, (unsigned)threads, 1, 1, 0, queue, args, NULL);
+        for (int r = 0; r < REPS; r++) {
+            if (pre(p, fill) || tool_check(p->ctx, trr_timer_start(p->ctx), "timer")) return 1;
+            if ((err = cu->launch(fn, grid, 1, 1, (unsigned)threads, 1, 1, 0, queue, args, NULL))) {
+                printf("%-40s launch failed (CUresult %d)\n", name, err);
+                return 1;
+            }
+            if (tool_check(p->ctx, trr_timer_stop(p->ctx, &ms[r]), "timer")) return 1;
+        }
+        med[fill] = tool_median(ms, REPS);
+    }
+    const double bytes = 4.0 * ROWS * COLS;
+    printf("%-40s: after the fill %7.2f us %6.0f GB/s | no fill %7.2f us %6.0f GB/s\n", name, med[1] * 1e3,
+           bytes / (med[1] * 1e-3) * 1e-9, med[0] * 1e3, bytes / (med[0] * 1e-3) * 1e-9);
+    fflush(stdout);
+    return 0;
+}
+
 static void read_ceilings(probe *p, trr_buffer *bx, trr_buffer *by) {
     trr_native nat;
     if (trr_context_native(p->ctx, &nat) != TRR_OK || strcmp(nat.backend, "cuda") != 0) {
@@ -154,41 +232,37 @@ static void read_ceilings(probe *p, trr_buffer *bx, trr_buffer *by) {
         printf("pure-read ceiling: libcuda or the buffers' device pointers not available\n");
         return;
     }
+    trr_device_info dev;
+    int sms = trr_context_device(p->ctx, &dev) == TRR_OK && dev.compute_units > 0 ? dev.compute_units : 132;
     float sentinel = 12345.678f;
-    void *args[] = {&xp, &yp, &sentinel};
-    static const int threads_list[] = {256, 512, 1024, 128};
+    unsigned nv = (unsigned)((size_t)ROWS * COLS / 4);
+    void *args[] = {&xp, &yp, &sentinel, &nv};
     static char ptx[1 << 16];
+    /* one block per row: every hint, four block sizes */
+    static const int threads_list[] = {256, 512, 1024, 128};
     for (size_t hi = 0; hi < sizeof hints / sizeof hints[0]; hi++) {
         for (size_t ti = 0; ti < sizeof threads_list / sizeof threads_list[0]; ti++) {
             const int threads = threads_list[ti], span = COLS * 4;
-            void *mod = NULL, *fn = NULL;
-            int err = 0;
-            if (!read_ptx(ptx, sizeof ptx, &hints[hi], threads, span) || (err = cu.load(&mod, ptx)) ||
-                (err = cu.getf(&fn, mod, "rd"))) {
-                printf("read %-14s t%-4d could not load (CUresult %d)\n", hints[hi].name, threads, err);
-                continue;
-            }
-            const unsigned grid = (unsigned)((size_t)ROWS * COLS * 4 / (size_t)span);
-            double med[2] = {0, 0};
-            for (int fill = 1; fill >= 0; fill--) {
-                double ms[REPS];
-                for (int w = 0; w < 3; w++) cu.launch(fn, grid, 1, 1, (unsigned)threads, 1, 1, 0, nat.queue, args, NULL);
-                for (int r = 0; r < REPS; r++) {
-                    if (pre(p, fill) || tool_check(p->ctx, trr_timer_start(p->ctx), "timer")) return;
-                    err = cu.launch(fn, grid, 1, 1, (unsigned)threads, 1, 1, 0, nat.queue, args, NULL);
-                    if (err) {
-                        printf("read %s: launch failed (CUresult %d)\n", hints[hi].name, err);
-                        return;
-                    }
-                    if (tool_check(p->ctx, trr_timer_stop(p->ctx, &ms[r]), "timer")) return;
+            char name[96];
+            snprintf(name, sizeof name, "read/row %s t%d %d loads", hints[hi].name, threads, span / (threads * 16));
+            if (!read_ptx(ptx, sizeof ptx, &hints[hi], threads, span)) continue;
+            if (time_read(p, &cu, nat.queue, ptx, name, (unsigned)ROWS, threads, args)) return;
+        }
+    }
+    /* grid-stride over a grid of whole waves: the hints that matter, two block sizes, full and half occupancy */
+    static const int stride_hints[] = {0, 1, 2, 5, 6};
+    for (size_t k = 0; k < sizeof stride_hints / sizeof stride_hints[0]; k++) {
+        const hint *h = &hints[stride_hints[k]];
+        for (int threads = 256; threads <= 512; threads *= 2) {
+            for (int occ = 2; occ >= 1; occ--) {
+                for (int loads = 4; loads <= 8; loads *= 2) {
+                    const unsigned grid = (unsigned)(sms * (2048 / threads) * occ / 2);
+                    char name[96];
+                    snprintf(name, sizeof name, "read/grid %s t%d %d loads %u blocks", h->name, threads, loads, grid);
+                    if (!stride_ptx(ptx, sizeof ptx, h, loads)) continue;
+                    if (time_read(p, &cu, nat.queue, ptx, name, grid, threads, args)) return;
                 }
-                med[fill] = tool_median(ms, REPS);
             }
-            const double bytes = 4.0 * ROWS * COLS;
-            printf("read %-14s t%-4d %2d loads/thread: after the fill %7.2f us %6.0f GB/s | no fill %7.2f us %6.0f GB/s\n",
-                   hints[hi].name, threads, span / (threads * 16), med[1] * 1e3, bytes / (med[1] * 1e-3) * 1e-9,
-                   med[0] * 1e3, bytes / (med[0] * 1e-3) * 1e-9);
-            fflush(stdout);
         }
     }
 }
@@ -266,10 +340,12 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: trr_rowsum_probe DEVICE [CFG...]\n");
         return 2;
     }
-    if (argc == 4 && strcmp(argv[1], "--ptx") == 0) { /* the read kernel's PTX, for ptxas */
+    if (argc == 4 && strcmp(argv[1], "--ptx") == 0) { /* a read kernel's PTX, for ptxas (THREADS 0: grid-stride) */
         static char ptx[1 << 16];
         for (size_t hi = 0; hi < sizeof hints / sizeof hints[0]; hi++)
-            if (strcmp(hints[hi].name, argv[2]) == 0 && read_ptx(ptx, sizeof ptx, &hints[hi], atoi(argv[3]), COLS * 4)) {
+            if (strcmp(hints[hi].name, argv[2]) == 0 &&
+                (atoi(argv[3]) ? read_ptx(ptx, sizeof ptx, &hints[hi], atoi(argv[3]), COLS * 4)
+                               : stride_ptx(ptx, sizeof ptx, &hints[hi], 8))) {
                 fputs(ptx, stdout);
                 return 0;
             }
