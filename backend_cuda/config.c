@@ -305,7 +305,7 @@ void trr_cuda_choose_config(trr_context *ctx, trr_call *call) {
     }
     case TRR_OP_ROW_SUM: {
         /* block_n = threads x elements per vector x the vectors a thread loads before adding (LOADS, then 4, then
-         * 1 while the row lasts); block_m rows per block; block_k the loads' cache policy (row_sum.cu).
+         * 1 while the row lasts); block_k the loads' cache policy (row_sum.cu).
          * Short rows waste most of a wide block; 256 threads cover rows up to a few thousand in one sweep, 512
          * with 8 loads beyond. Rows of 32 to 64 KiB: one block of 1024 threads, each loading 2 vectors, reads a
          * 32 KiB row in one go with two blocks (64 KiB) in flight per SM. After the bench's fill, with .cs loads,
@@ -322,7 +322,6 @@ void trr_cuda_choose_config(trr_context *ctx, trr_call *call) {
             h.threads = call->cols <= 1024 ? 128 : call->cols < 8192 ? 256 : 512;
             h.block_n = h.threads * (16 / es) * 8;
         }
-        h.block_m = 1;
         break;
     }
     default: h.threads = 256; h.block_n = 256 * (16 / es); break;
@@ -424,10 +423,10 @@ trr_status trr_cuda_check_config(trr_context *ctx, const trr_call *call) {
         trr_variant_name((trr_variant)c->variant, &vname);
         return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda: variant %s; this op has one kernel family here (simt)", vname);
     }
-    if (call->op == TRR_OP_ROW_SUM && (c->block_m < 0 || c->block_m > 2 || c->block_k < 0 || c->block_k > 2))
+    if (call->op == TRR_OP_ROW_SUM && (c->block_m > 1 || c->block_k < 0 || c->block_k > 2))
         return trr_error(ctx, TRR_ERR_UNSUPPORTED,
-                         "cuda row_sum: block_m (rows per block) must be 1 or 2 and block_k (load policy) 0, 1 or 2 "
-                         "(got %d, %d)",
+                         "cuda row_sum: one row a block (block_m 1, got %d) and block_k (the loads' cache policy) 0 "
+                         ".cs, 1 .nc + L2 evict-first or 2 .nc (got %d)",
                          c->block_m, c->block_k);
     if (call->op == TRR_OP_SOFTMAX) {
         int vec = 16 / elem_size(call->x.dtype);

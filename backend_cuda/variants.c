@@ -97,13 +97,11 @@ void trr_cuda_for_each_variant(trr_cuda_variant_fn fn, void *user) {
                         trr_cuda_softmax_online_items(floats[d]));
         fn(&v, user);
         for (int loads = 1; loads <= 16; loads *= 2) {
-            for (int rpb = 1; rpb <= 2; rpb++) {
-                for (int kind = 0; kind <= 2; kind++) {
-                    memset(&v, 0, sizeof v);
-                    v.file = "row_sum.cu";
-                    trr_cuda_define(&v, "-DDT=%d -DLOADS=%d -DRPB=%d -DLOAD_KIND=%d", (int)floats[d], loads, rpb, kind);
-                    fn(&v, user);
-                }
+            for (int kind = 0; kind <= 2; kind++) {
+                memset(&v, 0, sizeof v);
+                v.file = "row_sum.cu";
+                trr_cuda_define(&v, "-DDT=%d -DLOADS=%d -DLOAD_KIND=%d", (int)floats[d], loads, kind);
+                fn(&v, user);
             }
         }
     }
