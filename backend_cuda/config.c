@@ -303,12 +303,27 @@ void trr_cuda_choose_config(trr_context *ctx, trr_call *call) {
         }
         break;
     }
-    case TRR_OP_ROW_SUM:
-        /* Short rows waste most of a wide block; 256 threads cover rows up to a few thousand in one sweep, 512
-         * from 8192 columns (H200, 4096 x 8192 f32: 3579 GB/s with 512, 3413 with 256, 2990 with 1024). */
-        h.threads = call->cols <= 1024 ? 128 : call->cols < 8192 ? 256 : 512;
-        h.block_n = h.threads * (16 / es);
+    case TRR_OP_ROW_SUM: {
+        /* block_n = threads x elements per vector x the vectors a thread loads before adding (LOADS, then 4, then
+         * 1 while the row lasts); block_k the loads' cache policy (row_sum.cu).
+         * Short rows waste most of a wide block; 256 threads cover rows up to a few thousand in one sweep, 512
+         * with 8 loads beyond. Rows of 32 to 64 KiB: one block of 1024 threads, each loading 2 vectors, reads a
+         * 32 KiB row in one go with two blocks (64 KiB) in flight per SM. After the bench's fill, with .cs loads,
+         * H200 4096 x 8192 f32 (bench/results/2026-11-23-h200-rowsum.txt): 3725-3735 GB/s against 3534-3602
+         * for 512 x 4; 2 rows a block, 128 or 256 threads, or 4-8 loads a thread all lose 1-7%. A kernel that
+         * only loads shows the same order after the fill (1024 threads 35.4 us, 512 36.9, 256 37.3, 128 38.9)
+         * and not without it (34.0-35.5 for all): fewer, larger blocks make the fill's written-back lines cost
+         * less. */
+        const int64_t row_bytes = call->cols * es;
+        if (row_bytes >= 32768 && row_bytes < 65536) {
+            h.threads = 1024;
+            h.block_n = h.threads * (16 / es) * 2;
+        } else {
+            h.threads = call->cols <= 1024 ? 128 : call->cols < 8192 ? 256 : 512;
+            h.block_n = h.threads * (16 / es) * 8;
+        }
         break;
+    }
     default: h.threads = 256; h.block_n = 256 * (16 / es); break;
     }
     h.vector_width = 16 / es;
@@ -408,6 +423,11 @@ trr_status trr_cuda_check_config(trr_context *ctx, const trr_call *call) {
         trr_variant_name((trr_variant)c->variant, &vname);
         return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda: variant %s; this op has one kernel family here (simt)", vname);
     }
+    if (call->op == TRR_OP_ROW_SUM && (c->block_m > 1 || c->block_k < 0 || c->block_k > 2))
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                         "cuda row_sum: one row a block (block_m 1, got %d) and block_k (the loads' cache policy) 0 "
+                         ".cs, 1 .nc + L2 evict-first or 2 .nc (got %d)",
+                         c->block_m, c->block_k);
     if (call->op == TRR_OP_SOFTMAX) {
         int vec = 16 / elem_size(call->x.dtype);
         if (c->variant == TRR_VARIANT_SUBGROUP) {

@@ -143,14 +143,27 @@ trr_status trr_cuda_run_softmax(trr_context *ctx, const trr_call *call) {
     return trr_cuda_launch(ctx, fn, grid, 1, (unsigned)threads, 0, args);
 }
 
+/* row_sum's LOADS: vectors per thread in flight, block_n / (threads * elements per vector), a power of two in
+ * [1, 16] (the variants the NVRTC test compiles). */
+static int row_sum_loads(int block_n, int threads, int elem_bytes) {
+    int u = threads > 0 ? block_n / threads / (16 / elem_bytes) : 0;
+    int p = 1;
+    while (p * 2 <= u && p < 16) p *= 2;
+    return p;
+}
+
 trr_status trr_cuda_run_row_sum(trr_context *ctx, const trr_call *call) {
-    uint64_t key = fkey(K_ROW_SUM, (int)call->x.dtype, 0, 0, 0);
+    const trr_config *c = &call->config;
+    int loads = row_sum_loads(c->block_n, c->threads, esize(call->x.dtype));
+    int kind = c->block_k;
+    uint64_t key = fkey(K_ROW_SUM, (int)call->x.dtype, loads, kind, 0);
     CUfunction fn = trr_cuda_fast_get(ctx->dev, key);
     if (!fn) {
         trr_cuda_variant v;
         memset(&v, 0, sizeof v);
         v.file = "row_sum.cu";
-        trr_cuda_define(&v, "-DDT=%d", (int)call->x.dtype /* 0 f32, 1 f16, 2 bf16 */);
+        trr_cuda_define(&v, "-DDT=%d -DLOADS=%d -DLOAD_KIND=%d", (int)call->x.dtype /* 0 f32, 1 f16, 2 bf16 */,
+                        loads, kind);
         TRR_TRY(trr_cuda_get_function(ctx, &v, "row_sum", &fn));
         trr_cuda_fast_put(ctx->dev, key, fn);
     }
@@ -159,5 +172,5 @@ trr_status trr_cuda_run_row_sum(trr_context *ctx, const trr_call *call) {
     int rows = (int)call->rows, n = (int)call->cols;
     int vec = rows_aligned(&call->x, call->rows, sx, 16);
     void *args[] = {&x, &sx, &y, &sy, &rows, &n, &vec};
-    return trr_cuda_launch(ctx, fn, (unsigned)rows, 1, (unsigned)call->config.threads, 0, args);
+    return trr_cuda_launch(ctx, fn, (unsigned)rows, 1, (unsigned)c->threads, 0, args);
 }

@@ -96,10 +96,14 @@ void trr_cuda_for_each_variant(trr_cuda_variant_fn fn, void *user) {
         trr_cuda_define(&v, "-DDT=%d -DTHREADS=%d -DITEMS=%d", (int)floats[d], TRR_CUDA_SOFTMAX_ONLINE_THREADS,
                         trr_cuda_softmax_online_items(floats[d]));
         fn(&v, user);
-        memset(&v, 0, sizeof v);
-        v.file = "row_sum.cu";
-        trr_cuda_define(&v, "-DDT=%d", (int)floats[d]);
-        fn(&v, user);
+        for (int loads = 1; loads <= 16; loads *= 2) {
+            for (int kind = 0; kind <= 2; kind++) {
+                memset(&v, 0, sizeof v);
+                v.file = "row_sum.cu";
+                trr_cuda_define(&v, "-DDT=%d -DLOADS=%d -DLOAD_KIND=%d", (int)floats[d], loads, kind);
+                fn(&v, user);
+            }
+        }
     }
     /* matmul, tensor cores: every known-good config, both B layouts, both output types */
     for (int i = 0; i < trr_matmul_f16_nvidia_config_count; i++) {
