@@ -133,14 +133,15 @@ int trr_vk_coop_wm(const trr_config *cfg, trr_vk_coop_geom g) {
 }
 
 /* Shared memory of the cooperative kernel (kernels/vulkan/matmul_coop.comp): two buffers of each staged slice
- * in 16-byte words with one word of padding per row, for the larger of the two layouts. */
+ * in 16-byte words with one word of padding per row, for the larger of the two layouts, after the words
+ * left unused ahead of them. */
 static uint64_t coop_words(int rows_nt, int cols_nt) {
     uint64_t a = (uint64_t)rows_nt * (uint64_t)(cols_nt / 8 + 1), b = (uint64_t)cols_nt * (uint64_t)(rows_nt / 8 + 1);
     return a > b ? a : b;
 }
 
 static uint64_t coop_shared(const trr_config *c) {
-    return 16ull * 2ull * (coop_words(c->block_m, c->block_k) + coop_words(c->block_k, c->block_n));
+    return 16ull * (TRR_VK_COOP_SMEM_SKIP + 2ull * (coop_words(c->block_m, c->block_k) + coop_words(c->block_k, c->block_n)));
 }
 
 /* matmul_cm2.comp (past coop_config_ok's common checks): workgroup-scope matrices of the whole tile, staged by

@@ -17,6 +17,10 @@ typedef struct trr_vk_coop_shape {
  * words, and its default slices are 16 or 32 deep, so M, N and K must each be 8, 16 or 32.
  * Preferred: 16x16x16 (the shape the kernel's tiles were tuned on), then the most multiply-adds per
  * instruction (M·N·K), then the larger output tile (M·N). Returns 1 with *out set, else 0 and *out zeroed. */
+/* 16-byte words matmul_coop.comp leaves unused ahead of its tiles (its SOFF): with the bytes the driver keeps
+ * at the start of a workgroup's shared memory, they put the tiles on a 128-byte line. */
+#define TRR_VK_COOP_SMEM_SKIP 0
+
 int trr_vk_coop_pick_shape(const VkCooperativeMatrixPropertiesKHR *props, uint32_t n, VkComponentTypeKHR ab,
                            trr_vk_coop_shape *out);
 

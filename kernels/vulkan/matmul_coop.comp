@@ -70,8 +70,14 @@ const uint A_WORDS = BM * BK / 8u; // words per slice
 const uint B_WORDS = BN * BK / 8u;
 const uint A_PER = (A_WORDS + WG - 1u) / WG;
 const uint B_PER = (B_WORDS + WG - 1u) / WG;
-shared uvec4 As[2u * A_SZ]; // double buffer; also the epilogue scratch (SCRATCH words per subgroup)
-shared uvec4 Bs[2u * B_SZ];
+// 16-byte words left unused ahead of the tiles. NVIDIA's drivers put bytes of their own at the start of a
+// workgroup's shared memory (OpenCL: 16), so the first array does not start on a 128-byte line; the host picks
+// the words that move the tiles onto one (vk_ops.c). Both operands live in this one array so that the offset
+// places them all: A's two buffers (also the epilogue scratch, SCRATCH words per subgroup), then B's two.
+layout(constant_id = 15) const uint SOFF = 0;
+const uint A_AT = SOFF;
+const uint B_AT = SOFF + 2u * A_SZ;
+shared uvec4 S[SOFF + 2u * A_SZ + 2u * B_SZ];
 
 // The same bindings seen as 16-byte words (pc.pad bit 0: A's words are whole, bit 1: B's).
 layout(std430, set = 0, binding = 0) readonly buffer BufX4 { uvec4 x4[]; };
@@ -114,21 +120,21 @@ uint M, N, K, m0, n0, t_id;
 
 // The 8 halves of a word from buf[base + q] while (row < rows && col + q < cols), zeros past the matrix.
 #if defined(X_BF16)
-#define ELEMS8(buf, base)                                                                                      \
-    uint h[8];                                                                                                 \
-    [[unroll]] for (uint q = 0; q < 8u; q++) {                                                                 \
-        h[q] = 0u;                                                                                             \
-        if (row < rows && col + q < cols) h[q] = uint(buf[(base) + q]);                                        \
-    }                                                                                                          \
+#define ELEMS8(buf, base)                                                                                            \
+    uint h[8];                                                                                                       \
+    [[unroll]] for (uint q = 0; q < 8u; q++) {                                                                       \
+        h[q] = 0u;                                                                                                   \
+        if (row < rows && col + q < cols) h[q] = uint(buf[(base) + q]);                                              \
+    }                                                                                                                \
     return uvec4(h[0] | (h[1] << 16), h[2] | (h[3] << 16), h[4] | (h[5] << 16), h[6] | (h[7] << 16));
 #else
-#define ELEMS8(buf, base)                                                                                      \
-    float16_t h[8];                                                                                            \
-    [[unroll]] for (uint q = 0; q < 8u; q++) {                                                                 \
-        h[q] = float16_t(0.0);                                                                                 \
-        if (row < rows && col + q < cols) h[q] = buf[(base) + q];                                              \
-    }                                                                                                          \
-    return uvec4(packFloat2x16(f16vec2(h[0], h[1])), packFloat2x16(f16vec2(h[2], h[3])),                       \
+#define ELEMS8(buf, base)                                                                                            \
+    float16_t h[8];                                                                                                  \
+    [[unroll]] for (uint q = 0; q < 8u; q++) {                                                                       \
+        h[q] = float16_t(0.0);                                                                                       \
+        if (row < rows && col + q < cols) h[q] = buf[(base) + q];                                                    \
+    }                                                                                                                \
+    return uvec4(packFloat2x16(f16vec2(h[0], h[1])), packFloat2x16(f16vec2(h[2], h[3])),                             \
                  packFloat2x16(f16vec2(h[4], h[5])), packFloat2x16(f16vec2(h[6], h[7])));
 #endif
 
@@ -235,12 +241,12 @@ void main() {
     ACC total[WTM * WTN];
     if (FOLD != 0u)
         [[unroll]] for (uint i = 0; i < WTM * WTN; i++) total[i] = ACC(0.0);
-#define FOLD_AFTER(done)                                                                                       \
-    if (FOLD != 0u && (done) % FOLD == 0u) {                                                                   \
-        [[unroll]] for (uint i = 0; i < WTM * WTN; i++) {                                                      \
-            total[i] = total[i] + acc[i];                                                                      \
-            acc[i] = ACC(0.0);                                                                                 \
-        }                                                                                                      \
+#define FOLD_AFTER(done)                                                                                             \
+    if (FOLD != 0u && (done) % FOLD == 0u) {                                                                         \
+        [[unroll]] for (uint i = 0; i < WTM * WTN; i++) {                                                            \
+            total[i] = total[i] + acc[i];                                                                            \
+            acc[i] = ACC(0.0);                                                                                       \
+        }                                                                                                            \
     }
     AMAT ma[WTM];
     BMAT mb[WTN];
@@ -250,40 +256,56 @@ void main() {
     const uint rwb = (TRANS_B == 0u ? BN : BK) / 8u;
 
 // Unguarded: a word past the slice reads as zero or as an element inside the matrix, and STAGE skips it.
-#define FETCH(RA, RB, k0)                                                                                      \
-    [[unroll]] for (uint i = 0; i < A_PER; i++) RA[i] = fetch_a(i, k0);                                        \
+#define FETCH(RA, RB, k0)                                                                                            \
+    [[unroll]] for (uint i = 0; i < A_PER; i++) RA[i] = fetch_a(i, k0);                                              \
     [[unroll]] for (uint i = 0; i < B_PER; i++) RB[i] = fetch_b(i, k0);
-#define STAGE(RA, RB, buf)                                                                                     \
-    [[unroll]] for (uint i = 0; i < A_PER; i++) {                                                              \
-        uint w = t + i * WG;                                                                                   \
-        if (w < A_WORDS) As[(buf) * A_SZ + (w / rwa) * A_LD + w % rwa] = RA[i];                                \
-    }                                                                                                          \
-    [[unroll]] for (uint i = 0; i < B_PER; i++) {                                                              \
-        uint w = t + i * WG;                                                                                   \
-        if (w < B_WORDS) Bs[(buf) * B_SZ + (w / rwb) * B_LD + w % rwb] = RB[i];                                \
+#define STAGE(RA, RB, buf)                                                                                           \
+    [[unroll]] for (uint i = 0; i < A_PER; i++) {                                                                    \
+        uint w = t + i * WG;                                                                                         \
+        if (w < A_WORDS) S[A_AT + (buf) * A_SZ + (w / rwa) * A_LD + w % rwa] = RA[i];                                \
+    }                                                                                                                \
+    [[unroll]] for (uint i = 0; i < B_PER; i++) {                                                                    \
+        uint w = t + i * WG;                                                                                         \
+        if (w < B_WORDS) S[B_AT + (buf) * B_SZ + (w / rwb) * B_LD + w % rwb] = RB[i];                                \
     }
-#define COMPUTE(buf)                                                                                           \
-    [[unroll]] for (uint ks = 0; ks < BK; ks += TK) {                                                          \
-        [[unroll]] for (uint i = 0; i < WTM; i++) {                                                            \
-            uint mm = wm * WTM * TM + i * TM;                                                                  \
-            if (TRANS_A == 0u)                                                                                 \
-                MAT_LOAD(ma[i], As, (buf) * A_SZ + mm * A_LD + ks / 8u, A_LD, false);                          \
-            else                                                                                               \
-                MAT_LOAD(ma[i], As, (buf) * A_SZ + ks * A_LD + mm / 8u, A_LD, true);                           \
-        }                                                                                                      \
-        [[unroll]] for (uint j = 0; j < WTN; j++) {                                                            \
-            uint nn = wn * WTN * TN + j * TN;                                                                  \
-            if (TRANS_B == 0u)                                                                                 \
-                MAT_LOAD(mb[j], Bs, (buf) * B_SZ + ks * B_LD + nn / 8u, B_LD, false);                          \
-            else                                                                                               \
-                MAT_LOAD(mb[j], Bs, (buf) * B_SZ + nn * B_LD + ks / 8u, B_LD, true);                           \
-        }                                                                                                      \
-        [[unroll]] for (uint i = 0; i < WTM; i++)                                                              \
-            [[unroll]] for (uint j = 0; j < WTN; j++)                                                          \
-                acc[i * WTN + j] = MAT_MAD(ma[i], mb[j], acc[i * WTN + j]);                                    \
+#define COMPUTE(buf)                                                                                                 \
+    [[unroll]] for (uint ks = 0; ks < BK; ks += TK) {                                                                \
+        [[unroll]] for (uint i = 0; i < WTM; i++) {                                                                  \
+            uint mm = wm * WTM * TM + i * TM;                                                                        \
+            if (TRANS_A == 0u)                                                                                       \
+                MAT_LOAD(ma[i], S, A_AT + (buf) * A_SZ + mm * A_LD + ks / 8u, A_LD, false);                          \
+            else                                                                                                     \
+                MAT_LOAD(ma[i], S, A_AT + (buf) * A_SZ + ks * A_LD + mm / 8u, A_LD, true);                           \
+        }                                                                                                            \
+        [[unroll]] for (uint j = 0; j < WTN; j++) {                                                                  \
+            uint nn = wn * WTN * TN + j * TN;                                                                        \
+            if (TRANS_B == 0u)                                                                                       \
+                MAT_LOAD(mb[j], S, B_AT + (buf) * B_SZ + ks * B_LD + nn / 8u, B_LD, false);                          \
+            else                                                                                                     \
+                MAT_LOAD(mb[j], S, B_AT + (buf) * B_SZ + nn * B_LD + ks / 8u, B_LD, true);                           \
+        }                                                                                                            \
+        [[unroll]] for (uint i = 0; i < WTM; i++)                                                                    \
+            [[unroll]] for (uint j = 0; j < WTN; j++)                                                                \
+                acc[i * WTN + j] = MAT_MAD(ma[i], mb[j], acc[i * WTN + j]);                                          \
     }
 
+// The steady state's reads: the tile lies inside the matrix along M and N, the words are whole and the slice
+// inside K (the loops below check), so nothing is predicated. A word past the slice is still skipped, as
+// STAGE skips it, since its address may lie past the buffer.
+#define FETCH_IN(RA, RB, k0)                                                                                         \
+    [[unroll]] for (uint i = 0; i < A_PER; i++)                                                                      \
+        if (A_PER * WG == A_WORDS || t + i * WG < A_WORDS)                                                           \
+            RA[i] = x4[a_base[i] + (TRANS_A == 0u ? (k0) / 8u : (k0) * xs8)];                                        \
+    [[unroll]] for (uint i = 0; i < B_PER; i++)                                                                      \
+        if (B_PER * WG == B_WORDS || t + i * WG < B_WORDS)                                                           \
+            RB[i] = y4[b_base[i] + (TRANS_B == 0u ? (k0) * ys8 : (k0) / 8u)];
+
     uint nk = (K + BK - 1u) / BK;
+    const uint xs8 = pc.xs0 / 8u, ys8 = pc.ys0 / 8u;
+    // Slices whose every read is inside the matrix, where the tile is inside along M and N with whole words
+    // (uniform over the workgroup); 0 elsewhere, so only the general loops run.
+    const uint nin = (pc.pad & 3u) == 3u && m0 + BM <= M && n0 + BN <= N ? K / BK : 0u;
+    uint kt = 0u;
     // Slice 0 into buffer 0.
     FETCH(ra0, rb0, 0u)
     STAGE(ra0, rb0, 0u)
@@ -294,7 +316,16 @@ void main() {
         // placed after a newer load would wait for that load too.)
         FETCH(ra0, rb0, BK)
         barrier();
-        for (uint kt = 0; kt < nk; kt++) {
+        // Steady state: slice kt + 2 is inside K, slice kt + 1 exists.
+        for (; kt + 3u <= nin; kt++) {
+            uint cur = kt & 1u;
+            COMPUTE(cur)
+            FOLD_AFTER(kt + 1u)
+            STAGE(ra0, rb0, cur ^ 1u)
+            FETCH_IN(ra0, rb0, (kt + 2u) * BK)
+            barrier();
+        }
+        for (; kt < nk; kt++) {
             uint cur = kt & 1u;
             COMPUTE(cur)
             FOLD_AFTER(kt + 1u)
@@ -308,7 +339,20 @@ void main() {
         // The same, unrolled by two so that each step's buffers are constants.
         FETCH(ra0, rb0, BK)
         barrier();
-        for (uint kt = 0; kt < nk; kt += 2u) {
+        // Steady state: slices kt + 2 and kt + 3 are inside K.
+        for (; kt + 4u <= nin; kt += 2u) {
+            COMPUTE(0u)
+            FOLD_AFTER(kt + 1u)
+            STAGE(ra0, rb0, 1u)
+            FETCH_IN(ra0, rb0, (kt + 2u) * BK)
+            barrier();
+            COMPUTE(1u)
+            FOLD_AFTER(kt + 2u)
+            STAGE(ra0, rb0, 0u)
+            FETCH_IN(ra0, rb0, (kt + 3u) * BK)
+            barrier();
+        }
+        for (; kt < nk; kt += 2u) {
             COMPUTE(0u)
             FOLD_AFTER(kt + 1u)
             if (kt + 1u < nk) STAGE(ra0, rb0, 1u)
@@ -323,7 +367,7 @@ void main() {
         }
     } else {
         barrier();
-        for (uint kt = 0; kt < nk; kt++) {
+        for (; kt < nk; kt++) {
             uint cur = kt & 1u;
             bool more = kt + 1u < nk;
             if (more) FETCH(ra0, rb0, (kt + 1u) * BK)
@@ -337,7 +381,7 @@ void main() {
     if (FOLD != 0u)
         [[unroll]] for (uint i = 0; i < WTM * WTN; i++) acc[i] = total[i] + acc[i];
 
-    // Every subgroup passed the last barrier, so As is free for the scratch.
+    // Every subgroup passed the last barrier, so A's buffers are free for the scratch.
     bool direct = (pc.pad & 4u) != 0u;
     [[unroll]] for (uint i = 0; i < WTM; i++) {
         [[unroll]] for (uint j = 0; j < WTN; j++) {
@@ -361,12 +405,12 @@ void main() {
 #endif
                 continue;
             }
-            MAT_STORE(c, As, sg * SCRATCH, TN / 4u, false);
+            MAT_STORE(c, S, A_AT + sg * SCRATCH, TN / 4u, false);
             subgroupMemoryBarrierShared();
             subgroupBarrier();
             for (uint e = lane; e < TM * TN; e += SG) {
                 uint r = gm + e / TN, q = gn + e % TN;
-                if (r < M && q < N) z[TRR_ZO + r * pc.zs0 + q] = ZC(uintBitsToFloat(As[sg * SCRATCH + e / 4u][e % 4u]));
+                if (r < M && q < N) z[TRR_ZO + r * pc.zs0 + q] = ZC(uintBitsToFloat(S[A_AT + sg * SCRATCH + e / 4u][e % 4u]));
             }
             subgroupBarrier(); // the scratch is rewritten by the next tile
         }
