@@ -178,8 +178,14 @@ static int coop_config_ok(const trr_vk_device *d, const trr_config *c, trr_dtype
         return 0;
     }
     if (c->variant == TRR_VARIANT_CM2) return cm2_config_ok(d, c, why, cap);
-    if (c->stages < 1 || c->stages > 3) {
-        snprintf(why, cap, "stages = %d: the kernel's pipelines are 1, 2 and 3", c->stages);
+    if (c->stages < 1 || c->stages > 4) {
+        snprintf(why, cap, "stages = %d: the kernel's pipelines are 1, 2, 3 and 4", c->stages);
+        return 0;
+    }
+    /* stages 4: the two halves of the workgroup take turns reading slices, each half whole subgroups */
+    if (c->stages == 4 && (c->threads / g.sg) % 2) {
+        snprintf(why, cap, "stages = 4 splits the workgroup into two halves of whole subgroups; %d threads are %d "
+                 "%d-wide subgroups", c->threads, c->threads / g.sg, g.sg);
         return 0;
     }
     if (c->block_k <= 0 || c->block_k % g.tk) {

@@ -39,7 +39,8 @@ layout(constant_id = 5) const uint GROUP_M = 8;
 layout(constant_id = 6) const uint TRANS_A = 0;
 layout(constant_id = 7) const uint TRANS_B = 0;
 layout(constant_id = 8) const uint EPI = 0;
-// 1: read slice k+1 while multiplying slice k; 2: multiply k, stage k+1, then read k+2; 3: 2 unrolled by two.
+// 1: read slice k+1 while multiplying slice k; 2: multiply k, stage k+1, then read k+2; 3: 2 unrolled by two;
+// 4: as 3, but the two halves of the workgroup take turns, each reading every other slice two steps ahead.
 layout(constant_id = 9) const uint PREFETCH = 1;
 // Long K: every FOLD slices the accumulators are added into a second set with ordinary f32 adds and restarted.
 // One cooperative-matrix accumulation over a very long K drifts (H200, f16 -> f32 at K = 131075: Frobenius
@@ -68,8 +69,11 @@ const uint A_SZ = A_ROWS * A_LD;
 const uint B_SZ = B_ROWS * B_LD;
 const uint A_WORDS = BM * BK / 8u; // words per slice
 const uint B_WORDS = BN * BK / 8u;
-const uint A_PER = (A_WORDS + WG - 1u) / WG;
-const uint B_PER = (B_WORDS + WG - 1u) / WG;
+// Threads that share the reads of one slice: the workgroup, or with PREFETCH 4 each half of it (WS), a thread
+// reading words t_w, t_w + WS, ... (A_PER of A, B_PER of B).
+const uint WS = PREFETCH == 4u ? WG / 2u : WG;
+const uint A_PER = (A_WORDS + WS - 1u) / WS;
+const uint B_PER = (B_WORDS + WS - 1u) / WS;
 // 16-byte words left unused ahead of the tiles. NVIDIA's drivers put bytes of their own at the start of a
 // workgroup's shared memory (OpenCL: 16), so the first array does not start on a 128-byte line; the host picks
 // the words that move the tiles onto one (vk_ops.c). Both operands live in this one array so that the offset
@@ -116,25 +120,25 @@ float act(float v) {
     return v;
 }
 
-uint M, N, K, m0, n0, t_id;
+uint M, N, K, m0, n0, t_id, t_w;
 
 // The 8 halves of a word from buf[base + q] while (row < rows && col + q < cols), zeros past the matrix.
 #if defined(X_BF16)
-#define ELEMS8(buf, base)                                                                                            \
-    uint h[8];                                                                                                       \
-    [[unroll]] for (uint q = 0; q < 8u; q++) {                                                                       \
-        h[q] = 0u;                                                                                                   \
-        if (row < rows && col + q < cols) h[q] = uint(buf[(base) + q]);                                              \
-    }                                                                                                                \
+#define ELEMS8(buf, base)                                                                                      \
+    uint h[8];                                                                                                 \
+    [[unroll]] for (uint q = 0; q < 8u; q++) {                                                                 \
+        h[q] = 0u;                                                                                             \
+        if (row < rows && col + q < cols) h[q] = uint(buf[(base) + q]);                                        \
+    }                                                                                                          \
     return uvec4(h[0] | (h[1] << 16), h[2] | (h[3] << 16), h[4] | (h[5] << 16), h[6] | (h[7] << 16));
 #else
-#define ELEMS8(buf, base)                                                                                            \
-    float16_t h[8];                                                                                                  \
-    [[unroll]] for (uint q = 0; q < 8u; q++) {                                                                       \
-        h[q] = float16_t(0.0);                                                                                       \
-        if (row < rows && col + q < cols) h[q] = buf[(base) + q];                                                    \
-    }                                                                                                                \
-    return uvec4(packFloat2x16(f16vec2(h[0], h[1])), packFloat2x16(f16vec2(h[2], h[3])),                             \
+#define ELEMS8(buf, base)                                                                                      \
+    float16_t h[8];                                                                                            \
+    [[unroll]] for (uint q = 0; q < 8u; q++) {                                                                 \
+        h[q] = float16_t(0.0);                                                                                 \
+        if (row < rows && col + q < cols) h[q] = buf[(base) + q];                                              \
+    }                                                                                                          \
+    return uvec4(packFloat2x16(f16vec2(h[0], h[1])), packFloat2x16(f16vec2(h[2], h[3])),                       \
                  packFloat2x16(f16vec2(h[4], h[5])), packFloat2x16(f16vec2(h[6], h[7])));
 #endif
 
@@ -173,7 +177,7 @@ void setup_words() {
     const uint rwb = (TRANS_B == 0u ? BN : BK) / 8u;
     uint xs8 = pc.xs0 / 8u, ys8 = pc.ys0 / 8u;
     [[unroll]] for (uint i = 0; i < A_PER; i++) {
-        uint w = t_id + i * WG;
+        uint w = t_w + i * WS;
         uint r = w / rwa, c8 = (w % rwa) * 8u;
         if (TRANS_A == 0u) {
             a_in[i] = w < A_WORDS && m0 + r < M;
@@ -186,7 +190,7 @@ void setup_words() {
         }
     }
     [[unroll]] for (uint i = 0; i < B_PER; i++) {
-        uint w = t_id + i * WG;
+        uint w = t_w + i * WS;
         uint r = w / rwb, c8 = (w % rwb) * 8u;
         if (TRANS_B == 0u) {
             b_in[i] = w < B_WORDS && n0 + c8 < N;
@@ -202,13 +206,13 @@ void setup_words() {
 
 // Word i of this thread's share of the A (B) slice at k0.
 uvec4 fetch_a(uint i, uint k0) {
-    if ((pc.pad & 1u) == 0u) return load_a(t_id + i * WG, k0);
+    if ((pc.pad & 1u) == 0u) return load_a(t_w + i * WS, k0);
     if (!a_in[i] || k0 + a_kof[i] >= K) return uvec4(0u);
     return x4[a_base[i] + (TRANS_A == 0u ? k0 / 8u : k0 * (pc.xs0 / 8u))];
 }
 
 uvec4 fetch_b(uint i, uint k0) {
-    if ((pc.pad & 2u) == 0u) return load_b(t_id + i * WG, k0);
+    if ((pc.pad & 2u) == 0u) return load_b(t_w + i * WS, k0);
     if (!b_in[i] || k0 + b_kof[i] >= K) return uvec4(0u);
     return y4[b_base[i] + (TRANS_B == 0u ? k0 * (pc.ys0 / 8u) : k0 / 8u)];
 }
@@ -232,6 +236,7 @@ void main() {
 
     uint t = gl_LocalInvocationID.x;
     t_id = t;
+    t_w = t % WS;
     uint sg = t / SG, lane = t % SG;
     uint wm = sg % WM, wn = sg / WM;
     setup_words();
@@ -241,12 +246,12 @@ void main() {
     ACC total[WTM * WTN];
     if (FOLD != 0u)
         [[unroll]] for (uint i = 0; i < WTM * WTN; i++) total[i] = ACC(0.0);
-#define FOLD_AFTER(done)                                                                                             \
-    if (FOLD != 0u && (done) % FOLD == 0u) {                                                                         \
-        [[unroll]] for (uint i = 0; i < WTM * WTN; i++) {                                                            \
-            total[i] = total[i] + acc[i];                                                                            \
-            acc[i] = ACC(0.0);                                                                                       \
-        }                                                                                                            \
+#define FOLD_AFTER(done)                                                                                       \
+    if (FOLD != 0u && (done) % FOLD == 0u) {                                                                   \
+        [[unroll]] for (uint i = 0; i < WTM * WTN; i++) {                                                      \
+            total[i] = total[i] + acc[i];                                                                      \
+            acc[i] = ACC(0.0);                                                                                 \
+        }                                                                                                      \
     }
     AMAT ma[WTM];
     BMAT mb[WTN];
@@ -256,48 +261,48 @@ void main() {
     const uint rwb = (TRANS_B == 0u ? BN : BK) / 8u;
 
 // Unguarded: a word past the slice reads as zero or as an element inside the matrix, and STAGE skips it.
-#define FETCH(RA, RB, k0)                                                                                            \
-    [[unroll]] for (uint i = 0; i < A_PER; i++) RA[i] = fetch_a(i, k0);                                              \
+#define FETCH(RA, RB, k0)                                                                                      \
+    [[unroll]] for (uint i = 0; i < A_PER; i++) RA[i] = fetch_a(i, k0);                                        \
     [[unroll]] for (uint i = 0; i < B_PER; i++) RB[i] = fetch_b(i, k0);
-#define STAGE(RA, RB, buf)                                                                                           \
-    [[unroll]] for (uint i = 0; i < A_PER; i++) {                                                                    \
-        uint w = t + i * WG;                                                                                         \
-        if (w < A_WORDS) S[A_AT + (buf) * A_SZ + (w / rwa) * A_LD + w % rwa] = RA[i];                                \
-    }                                                                                                                \
-    [[unroll]] for (uint i = 0; i < B_PER; i++) {                                                                    \
-        uint w = t + i * WG;                                                                                         \
-        if (w < B_WORDS) S[B_AT + (buf) * B_SZ + (w / rwb) * B_LD + w % rwb] = RB[i];                                \
+#define STAGE(RA, RB, buf)                                                                                     \
+    [[unroll]] for (uint i = 0; i < A_PER; i++) {                                                              \
+        uint w = t_w + i * WS;                                                                                 \
+        if (w < A_WORDS) S[A_AT + (buf) * A_SZ + (w / rwa) * A_LD + w % rwa] = RA[i];                          \
+    }                                                                                                          \
+    [[unroll]] for (uint i = 0; i < B_PER; i++) {                                                              \
+        uint w = t_w + i * WS;                                                                                 \
+        if (w < B_WORDS) S[B_AT + (buf) * B_SZ + (w / rwb) * B_LD + w % rwb] = RB[i];                          \
     }
-#define COMPUTE(buf)                                                                                                 \
-    [[unroll]] for (uint ks = 0; ks < BK; ks += TK) {                                                                \
-        [[unroll]] for (uint i = 0; i < WTM; i++) {                                                                  \
-            uint mm = wm * WTM * TM + i * TM;                                                                        \
-            if (TRANS_A == 0u)                                                                                       \
-                MAT_LOAD(ma[i], S, A_AT + (buf) * A_SZ + mm * A_LD + ks / 8u, A_LD, false);                          \
-            else                                                                                                     \
-                MAT_LOAD(ma[i], S, A_AT + (buf) * A_SZ + ks * A_LD + mm / 8u, A_LD, true);                           \
-        }                                                                                                            \
-        [[unroll]] for (uint j = 0; j < WTN; j++) {                                                                  \
-            uint nn = wn * WTN * TN + j * TN;                                                                        \
-            if (TRANS_B == 0u)                                                                                       \
-                MAT_LOAD(mb[j], S, B_AT + (buf) * B_SZ + ks * B_LD + nn / 8u, B_LD, false);                          \
-            else                                                                                                     \
-                MAT_LOAD(mb[j], S, B_AT + (buf) * B_SZ + nn * B_LD + ks / 8u, B_LD, true);                           \
-        }                                                                                                            \
-        [[unroll]] for (uint i = 0; i < WTM; i++)                                                                    \
-            [[unroll]] for (uint j = 0; j < WTN; j++)                                                                \
-                acc[i * WTN + j] = MAT_MAD(ma[i], mb[j], acc[i * WTN + j]);                                          \
+#define COMPUTE(buf)                                                                                           \
+    [[unroll]] for (uint ks = 0; ks < BK; ks += TK) {                                                          \
+        [[unroll]] for (uint i = 0; i < WTM; i++) {                                                            \
+            uint mm = wm * WTM * TM + i * TM;                                                                  \
+            if (TRANS_A == 0u)                                                                                 \
+                MAT_LOAD(ma[i], S, A_AT + (buf) * A_SZ + mm * A_LD + ks / 8u, A_LD, false);                    \
+            else                                                                                               \
+                MAT_LOAD(ma[i], S, A_AT + (buf) * A_SZ + ks * A_LD + mm / 8u, A_LD, true);                     \
+        }                                                                                                      \
+        [[unroll]] for (uint j = 0; j < WTN; j++) {                                                            \
+            uint nn = wn * WTN * TN + j * TN;                                                                  \
+            if (TRANS_B == 0u)                                                                                 \
+                MAT_LOAD(mb[j], S, B_AT + (buf) * B_SZ + ks * B_LD + nn / 8u, B_LD, false);                    \
+            else                                                                                               \
+                MAT_LOAD(mb[j], S, B_AT + (buf) * B_SZ + nn * B_LD + ks / 8u, B_LD, true);                     \
+        }                                                                                                      \
+        [[unroll]] for (uint i = 0; i < WTM; i++)                                                              \
+            [[unroll]] for (uint j = 0; j < WTN; j++)                                                          \
+                acc[i * WTN + j] = MAT_MAD(ma[i], mb[j], acc[i * WTN + j]);                                    \
     }
 
 // The steady state's reads: the tile lies inside the matrix along M and N, the words are whole and the slice
 // inside K (the loops below check), so nothing is predicated. A word past the slice is still skipped, as
 // STAGE skips it, since its address may lie past the buffer.
-#define FETCH_IN(RA, RB, k0)                                                                                         \
-    [[unroll]] for (uint i = 0; i < A_PER; i++)                                                                      \
-        if (A_PER * WG == A_WORDS || t + i * WG < A_WORDS)                                                           \
-            RA[i] = x4[a_base[i] + (TRANS_A == 0u ? (k0) / 8u : (k0) * xs8)];                                        \
-    [[unroll]] for (uint i = 0; i < B_PER; i++)                                                                      \
-        if (B_PER * WG == B_WORDS || t + i * WG < B_WORDS)                                                           \
+#define FETCH_IN(RA, RB, k0)                                                                                   \
+    [[unroll]] for (uint i = 0; i < A_PER; i++)                                                                \
+        if (A_PER * WS == A_WORDS || t_w + i * WS < A_WORDS)                                                   \
+            RA[i] = x4[a_base[i] + (TRANS_A == 0u ? (k0) / 8u : (k0) * xs8)];                                  \
+    [[unroll]] for (uint i = 0; i < B_PER; i++)                                                                \
+        if (B_PER * WS == B_WORDS || t_w + i * WS < B_WORDS)                                                   \
             RB[i] = y4[b_base[i] + (TRANS_B == 0u ? (k0) * ys8 : (k0) / 8u)];
 
     uint nk = (K + BK - 1u) / BK;
@@ -363,6 +368,55 @@ void main() {
             FOLD_AFTER(kt + 2u)
             if (kt + 2u < nk) STAGE(ra0, rb0, 0u)
             FETCH(ra0, rb0, (kt + 3u) * BK)
+            barrier();
+        }
+    } else if (PREFETCH == 4u) {
+        // NVIDIA's compiler puts every global load on one scoreboard, so a thread's shared store waits for all
+        // its loads in flight, the newest included: in 2 and 3 a slice's reads have one step to land. Here half
+        // h (subgroups NSG/2 * h and on) reads only the slices of parity h, so its reads have two steps (and
+        // twice the words per thread). At the top of each pair: buffer 0 holds slice kt, half 1's registers
+        // kt + 1, half 0's kt + 2.
+        const uint part = t / WS; // uniform over each subgroup (WS is whole subgroups: vk_config.c)
+        if (part == 0u) {
+            FETCH(ra0, rb0, 0u)
+            STAGE(ra0, rb0, 0u)
+            FETCH(ra0, rb0, 2u * BK)
+        } else {
+            FETCH(ra0, rb0, BK)
+        }
+        barrier();
+        // Steady state: slices kt + 3 and kt + 4 are inside K.
+        for (; kt + 5u <= nin; kt += 2u) {
+            COMPUTE(0u)
+            FOLD_AFTER(kt + 1u)
+            if (part == 1u) {
+                STAGE(ra0, rb0, 1u)
+                FETCH_IN(ra0, rb0, (kt + 3u) * BK)
+            }
+            barrier();
+            COMPUTE(1u)
+            FOLD_AFTER(kt + 2u)
+            if (part == 0u) {
+                STAGE(ra0, rb0, 0u)
+                FETCH_IN(ra0, rb0, (kt + 4u) * BK)
+            }
+            barrier();
+        }
+        for (; kt < nk; kt += 2u) {
+            COMPUTE(0u)
+            FOLD_AFTER(kt + 1u)
+            if (part == 1u && kt + 1u < nk) {
+                STAGE(ra0, rb0, 1u)
+                FETCH(ra0, rb0, (kt + 3u) * BK)
+            }
+            barrier();
+            if (kt + 1u >= nk) break;
+            COMPUTE(1u)
+            FOLD_AFTER(kt + 2u)
+            if (part == 0u && kt + 2u < nk) {
+                STAGE(ra0, rb0, 0u)
+                FETCH(ra0, rb0, (kt + 4u) * BK)
+            }
             barrier();
         }
     } else {
