@@ -296,14 +296,19 @@ void main() {
 
 // The steady state's reads: the tile lies inside the matrix along M and N, the words are whole and the slice
 // inside K (the loops below check), so nothing is predicated. A word past the slice is still skipped, as
-// STAGE skips it, since its address may lie past the buffer.
+// STAGE skips it, since its address may lie past the buffer. Where WS threads cover whole staged rows, word i
+// lies i * WS / rw rows below word 0 (one leading stride each), so only word 0's offset is kept in a register.
+#define A_AT_K(i, k0)                                                                                          \
+    ((rwa > 0u && WS % rwa == 0u ? a_base[0] + (i) * (WS / rwa) * xs8 : a_base[i]) +                           \
+     (TRANS_A == 0u ? (k0) / 8u : (k0) * xs8))
+#define B_AT_K(i, k0)                                                                                          \
+    ((rwb > 0u && WS % rwb == 0u ? b_base[0] + (i) * (WS / rwb) * ys8 : b_base[i]) +                           \
+     (TRANS_B == 0u ? (k0) * ys8 : (k0) / 8u))
 #define FETCH_IN(RA, RB, k0)                                                                                   \
     [[unroll]] for (uint i = 0; i < A_PER; i++)                                                                \
-        if (A_PER * WS == A_WORDS || t_w + i * WS < A_WORDS)                                                   \
-            RA[i] = x4[a_base[i] + (TRANS_A == 0u ? (k0) / 8u : (k0) * xs8)];                                  \
+        if (A_PER * WS == A_WORDS || t_w + i * WS < A_WORDS) RA[i] = x4[A_AT_K(i, k0)];                        \
     [[unroll]] for (uint i = 0; i < B_PER; i++)                                                                \
-        if (B_PER * WS == B_WORDS || t_w + i * WS < B_WORDS)                                                   \
-            RB[i] = y4[b_base[i] + (TRANS_B == 0u ? (k0) * ys8 : (k0) / 8u)];
+        if (B_PER * WS == B_WORDS || t_w + i * WS < B_WORDS) RB[i] = y4[B_AT_K(i, k0)];
 
     uint nk = (K + BK - 1u) / BK;
     const uint xs8 = pc.xs0 / 8u, ys8 = pc.ys0 / 8u;
