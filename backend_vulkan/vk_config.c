@@ -254,8 +254,8 @@ static void fill_coop(const trr_vk_device *d, const trr_call *call, trr_config *
     if (!c->group_m) c->group_m = 8;
     /* matmul_coop.comp's pipeline: stages 2 stages the next slice right after the multiply, then reads the one
      * after it; 3 is the same loop unrolled by two, which helps the KHR build and hurts the NV one on an H100
-     * (bench/results/2026-11-22-h100-vulkan-stages.txt); 4 (halves of the workgroup reading alternate slices) is
-     * taken through the config only. */
+     * (bench/results/2026-11-22-h100-vulkan-stages.txt); 4 (halves of the workgroup reading alternate slices) lost on
+     * an H200 (2026-11-23-h200-vulkan-coop-steady.txt) and is taken through the config only. */
     if (!c->stages) c->stages = c->variant == TRR_VARIANT_CM2 ? 1 : c->variant == TRR_VARIANT_COOP_KHR ? 3 : 2;
     if (!c->vector_width) c->vector_width = 1;
     if (!c->split_k) c->split_k = 1;

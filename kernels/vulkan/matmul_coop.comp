@@ -40,7 +40,8 @@ layout(constant_id = 6) const uint TRANS_A = 0;
 layout(constant_id = 7) const uint TRANS_B = 0;
 layout(constant_id = 8) const uint EPI = 0;
 // 1: read slice k+1 while multiplying slice k; 2: multiply k, stage k+1, then read k+2; 3: 2 unrolled by two;
-// 4: as 3, but the two halves of the workgroup take turns, each reading every other slice two steps ahead.
+// 4: as 3, but the two halves of the workgroup take turns, each reading every other slice two steps ahead
+// (H200, 128x128x32: 187 registers, 148.5 / 156.7 TFLOPS at f16 4096^3 / 8192^3 against 3's 205 / 213).
 layout(constant_id = 9) const uint PREFETCH = 1;
 // Long K: every FOLD slices the accumulators are added into a second set with ordinary f32 adds and restarted.
 // One cooperative-matrix accumulation over a very long K drifts (H200, f16 -> f32 at K = 131075: Frobenius
