@@ -133,14 +133,15 @@ int trr_vk_coop_wm(const trr_config *cfg, trr_vk_coop_geom g) {
 }
 
 /* Shared memory of the cooperative kernel (kernels/vulkan/matmul_coop.comp): two buffers of each staged slice
- * in 16-byte words with one word of padding per row, for the larger of the two layouts. */
+ * in 16-byte words with one word of padding per row, for the larger of the two layouts, after the words
+ * left unused ahead of them. */
 static uint64_t coop_words(int rows_nt, int cols_nt) {
     uint64_t a = (uint64_t)rows_nt * (uint64_t)(cols_nt / 8 + 1), b = (uint64_t)cols_nt * (uint64_t)(rows_nt / 8 + 1);
     return a > b ? a : b;
 }
 
 static uint64_t coop_shared(const trr_config *c) {
-    return 16ull * 2ull * (coop_words(c->block_m, c->block_k) + coop_words(c->block_k, c->block_n));
+    return 16ull * (TRR_VK_COOP_SMEM_SKIP + 2ull * (coop_words(c->block_m, c->block_k) + coop_words(c->block_k, c->block_n)));
 }
 
 /* matmul_cm2.comp (past coop_config_ok's common checks): workgroup-scope matrices of the whole tile, staged by
@@ -177,8 +178,14 @@ static int coop_config_ok(const trr_vk_device *d, const trr_config *c, trr_dtype
         return 0;
     }
     if (c->variant == TRR_VARIANT_CM2) return cm2_config_ok(d, c, why, cap);
-    if (c->stages < 1 || c->stages > 3) {
-        snprintf(why, cap, "stages = %d: the kernel's pipelines are 1, 2 and 3", c->stages);
+    if (c->stages < 1 || c->stages > 4) {
+        snprintf(why, cap, "stages = %d: the kernel's pipelines are 1, 2, 3 and 4", c->stages);
+        return 0;
+    }
+    /* stages 4: the two halves of the workgroup take turns reading slices, each half whole subgroups */
+    if (c->stages == 4 && (c->threads / g.sg) % 2) {
+        snprintf(why, cap, "stages = 4 splits the workgroup into two halves of whole subgroups; %d threads are %d "
+                 "%d-wide subgroups", c->threads, c->threads / g.sg, g.sg);
         return 0;
     }
     if (c->block_k <= 0 || c->block_k % g.tk) {
@@ -247,7 +254,8 @@ static void fill_coop(const trr_vk_device *d, const trr_call *call, trr_config *
     if (!c->group_m) c->group_m = 8;
     /* matmul_coop.comp's pipeline: stages 2 stages the next slice right after the multiply, then reads the one
      * after it; 3 is the same loop unrolled by two, which helps the KHR build and hurts the NV one on an H100
-     * (bench/results/2026-11-22-h100-vulkan-stages.txt). */
+     * (bench/results/2026-11-22-h100-vulkan-stages.txt); 4 (halves of the workgroup reading alternate slices) lost on
+     * an H200 (2026-11-23-h200-vulkan-coop-steady.txt) and is taken through the config only. */
     if (!c->stages) c->stages = c->variant == TRR_VARIANT_CM2 ? 1 : c->variant == TRR_VARIANT_COOP_KHR ? 3 : 2;
     if (!c->vector_width) c->vector_width = 1;
     if (!c->split_k) c->split_k = 1;

@@ -163,3 +163,43 @@ Test(vulkan_variants, matmul_oversized_unroll_is_refused, .timeout = 120) {
     trr_buffer_destroy(buf);
     trr_context_destroy(ctx);
 }
+
+/* The cooperative kernel's read pipelines forced (stages 1 to 4 over 16- and 32-deep slices; stages 4 splits the
+ * workgroup into halves that read alternate slices): every case of the quick subset passes where the device runs
+ * coop_khr, or is refused with a reason. A workgroup of an odd number of subgroups has no halves: refused. */
+Test(vulkan_variants, matmul_coop_stages, .timeout = 600) {
+    trr_context *ctx = open_vulkan();
+    for (int stages = 1; stages <= 4; stages++)
+        for (int bk = 16; bk <= 32; bk += 16) {
+            const trr_config forced = {.variant = TRR_VARIANT_COOP_KHR, .stages = stages, .block_k = bk};
+            cr_assert_eq(trr_config_override(ctx, TRR_OP_MATMUL, &forced), TRR_OK);
+            trr_conf_options opt = {.seed = (uint64_t)time(NULL), .quick = 1, .op_mask = 1u << TRR_OP_MATMUL};
+            trr_conf_report *rep = NULL;
+            cr_assert_eq(trr_conformance_run(ctx, &opt, &rep), TRR_OK, "%s", trr_last_error(ctx));
+            for (int i = 0; i < rep->n_results; i++) {
+                const trr_conf_result *r = &rep->results[i];
+                cr_expect_neq(r->outcome, TRR_CONF_FAIL, "stages %d, block_k %d, %s (seed %llu): %s", stages, bk,
+                              r->name, (unsigned long long)opt.seed, r->message);
+                if (r->outcome == TRR_CONF_UNSUPPORTED)
+                    cr_expect_str_neq(r->message, "", "stages %d, block_k %d: %s", stages, bk, r->name);
+            }
+            trr_conformance_free(rep);
+        }
+
+    trr_buffer *buf = NULL;
+    const int64_t m = 48, n = 64, k = 64;
+    cr_assert_eq(trr_buffer_create(ctx, (size_t)(m * k + k * n + m * n) * 2, &buf), TRR_OK);
+    trr_tensor a, b, c;
+    cr_assert_eq(trr_tensor_2d(buf, 0, TRR_F16, m, k, 0, &a), TRR_OK);
+    cr_assert_eq(trr_tensor_2d(buf, (size_t)(m * k) * 2, TRR_F16, k, n, 0, &b), TRR_OK);
+    cr_assert_eq(trr_tensor_2d(buf, (size_t)(m * k + k * n) * 2, TRR_F16, m, n, 0, &c), TRR_OK);
+    /* three 32-wide subgroups of 16x64 patches: a tile the kernel takes at stages 3 */
+    const trr_config odd = {.variant = TRR_VARIANT_COOP_KHR, .stages = 4, .block_m = 48, .block_n = 64,
+                            .block_k = 16, .threads = 96};
+    cr_assert_eq(trr_config_override(ctx, TRR_OP_MATMUL, &odd), TRR_OK);
+    cr_expect_eq(trr_matmul(ctx, &a, &b, &c, TRR_EPI_NONE, 0.0f, 0), TRR_ERR_UNSUPPORTED);
+    cr_expect_str_neq(trr_last_error(ctx), "");
+    cr_assert_eq(trr_config_override(ctx, TRR_OP_MATMUL, NULL), TRR_OK);
+    trr_buffer_destroy(buf);
+    trr_context_destroy(ctx);
+}

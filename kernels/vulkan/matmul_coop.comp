@@ -39,7 +39,9 @@ layout(constant_id = 5) const uint GROUP_M = 8;
 layout(constant_id = 6) const uint TRANS_A = 0;
 layout(constant_id = 7) const uint TRANS_B = 0;
 layout(constant_id = 8) const uint EPI = 0;
-// 1: read slice k+1 while multiplying slice k; 2: multiply k, stage k+1, then read k+2; 3: 2 unrolled by two.
+// 1: read slice k+1 while multiplying slice k; 2: multiply k, stage k+1, then read k+2; 3: 2 unrolled by two;
+// 4: as 3, but the two halves of the workgroup take turns, each reading every other slice two steps ahead
+// (H200, 128x128x32: 187 registers, 148.5 / 156.7 TFLOPS at f16 4096^3 / 8192^3 against 3's 205 / 213).
 layout(constant_id = 9) const uint PREFETCH = 1;
 // Long K: every FOLD slices the accumulators are added into a second set with ordinary f32 adds and restarted.
 // One cooperative-matrix accumulation over a very long K drifts (H200, f16 -> f32 at K = 131075: Frobenius
@@ -68,10 +70,19 @@ const uint A_SZ = A_ROWS * A_LD;
 const uint B_SZ = B_ROWS * B_LD;
 const uint A_WORDS = BM * BK / 8u; // words per slice
 const uint B_WORDS = BN * BK / 8u;
-const uint A_PER = (A_WORDS + WG - 1u) / WG;
-const uint B_PER = (B_WORDS + WG - 1u) / WG;
-shared uvec4 As[2u * A_SZ]; // double buffer; also the epilogue scratch (SCRATCH words per subgroup)
-shared uvec4 Bs[2u * B_SZ];
+// Threads that share the reads of one slice: the workgroup, or with PREFETCH 4 each half of it (WS), a thread
+// reading words t_w, t_w + WS, ... (A_PER of A, B_PER of B).
+const uint WS = PREFETCH == 4u ? WG / 2u : WG;
+const uint A_PER = (A_WORDS + WS - 1u) / WS;
+const uint B_PER = (B_WORDS + WS - 1u) / WS;
+// 16-byte words left unused ahead of the tiles. NVIDIA's drivers put bytes of their own at the start of a
+// workgroup's shared memory (OpenCL: 16), so the first array does not start on a 128-byte line; the host picks
+// the words that move the tiles onto one (vk_ops.c). Both operands live in this one array so that the offset
+// places them all: A's two buffers (also the epilogue scratch, SCRATCH words per subgroup), then B's two.
+layout(constant_id = 15) const uint SOFF = 0;
+const uint A_AT = SOFF;
+const uint B_AT = SOFF + 2u * A_SZ;
+shared uvec4 S[SOFF + 2u * A_SZ + 2u * B_SZ];
 
 // The same bindings seen as 16-byte words (pc.pad bit 0: A's words are whole, bit 1: B's).
 layout(std430, set = 0, binding = 0) readonly buffer BufX4 { uvec4 x4[]; };
@@ -110,7 +121,7 @@ float act(float v) {
     return v;
 }
 
-uint M, N, K, m0, n0, t_id;
+uint M, N, K, m0, n0, t_id, t_w;
 
 // The 8 halves of a word from buf[base + q] while (row < rows && col + q < cols), zeros past the matrix.
 #if defined(X_BF16)
@@ -167,7 +178,7 @@ void setup_words() {
     const uint rwb = (TRANS_B == 0u ? BN : BK) / 8u;
     uint xs8 = pc.xs0 / 8u, ys8 = pc.ys0 / 8u;
     [[unroll]] for (uint i = 0; i < A_PER; i++) {
-        uint w = t_id + i * WG;
+        uint w = t_w + i * WS;
         uint r = w / rwa, c8 = (w % rwa) * 8u;
         if (TRANS_A == 0u) {
             a_in[i] = w < A_WORDS && m0 + r < M;
@@ -180,7 +191,7 @@ void setup_words() {
         }
     }
     [[unroll]] for (uint i = 0; i < B_PER; i++) {
-        uint w = t_id + i * WG;
+        uint w = t_w + i * WS;
         uint r = w / rwb, c8 = (w % rwb) * 8u;
         if (TRANS_B == 0u) {
             b_in[i] = w < B_WORDS && n0 + c8 < N;
@@ -196,13 +207,13 @@ void setup_words() {
 
 // Word i of this thread's share of the A (B) slice at k0.
 uvec4 fetch_a(uint i, uint k0) {
-    if ((pc.pad & 1u) == 0u) return load_a(t_id + i * WG, k0);
+    if ((pc.pad & 1u) == 0u) return load_a(t_w + i * WS, k0);
     if (!a_in[i] || k0 + a_kof[i] >= K) return uvec4(0u);
     return x4[a_base[i] + (TRANS_A == 0u ? k0 / 8u : k0 * (pc.xs0 / 8u))];
 }
 
 uvec4 fetch_b(uint i, uint k0) {
-    if ((pc.pad & 2u) == 0u) return load_b(t_id + i * WG, k0);
+    if ((pc.pad & 2u) == 0u) return load_b(t_w + i * WS, k0);
     if (!b_in[i] || k0 + b_kof[i] >= K) return uvec4(0u);
     return y4[b_base[i] + (TRANS_B == 0u ? k0 * (pc.ys0 / 8u) : k0 / 8u)];
 }
@@ -226,6 +237,7 @@ void main() {
 
     uint t = gl_LocalInvocationID.x;
     t_id = t;
+    t_w = t % WS;
     uint sg = t / SG, lane = t % SG;
     uint wm = sg % WM, wn = sg / WM;
     setup_words();
@@ -255,35 +267,56 @@ void main() {
     [[unroll]] for (uint i = 0; i < B_PER; i++) RB[i] = fetch_b(i, k0);
 #define STAGE(RA, RB, buf)                                                                                     \
     [[unroll]] for (uint i = 0; i < A_PER; i++) {                                                              \
-        uint w = t + i * WG;                                                                                   \
-        if (w < A_WORDS) As[(buf) * A_SZ + (w / rwa) * A_LD + w % rwa] = RA[i];                                \
+        uint w = t_w + i * WS;                                                                                 \
+        if (w < A_WORDS) S[A_AT + (buf) * A_SZ + (w / rwa) * A_LD + w % rwa] = RA[i];                          \
     }                                                                                                          \
     [[unroll]] for (uint i = 0; i < B_PER; i++) {                                                              \
-        uint w = t + i * WG;                                                                                   \
-        if (w < B_WORDS) Bs[(buf) * B_SZ + (w / rwb) * B_LD + w % rwb] = RB[i];                                \
+        uint w = t_w + i * WS;                                                                                 \
+        if (w < B_WORDS) S[B_AT + (buf) * B_SZ + (w / rwb) * B_LD + w % rwb] = RB[i];                          \
     }
 #define COMPUTE(buf)                                                                                           \
     [[unroll]] for (uint ks = 0; ks < BK; ks += TK) {                                                          \
         [[unroll]] for (uint i = 0; i < WTM; i++) {                                                            \
             uint mm = wm * WTM * TM + i * TM;                                                                  \
             if (TRANS_A == 0u)                                                                                 \
-                MAT_LOAD(ma[i], As, (buf) * A_SZ + mm * A_LD + ks / 8u, A_LD, false);                          \
+                MAT_LOAD(ma[i], S, A_AT + (buf) * A_SZ + mm * A_LD + ks / 8u, A_LD, false);                    \
             else                                                                                               \
-                MAT_LOAD(ma[i], As, (buf) * A_SZ + ks * A_LD + mm / 8u, A_LD, true);                           \
+                MAT_LOAD(ma[i], S, A_AT + (buf) * A_SZ + ks * A_LD + mm / 8u, A_LD, true);                     \
         }                                                                                                      \
         [[unroll]] for (uint j = 0; j < WTN; j++) {                                                            \
             uint nn = wn * WTN * TN + j * TN;                                                                  \
             if (TRANS_B == 0u)                                                                                 \
-                MAT_LOAD(mb[j], Bs, (buf) * B_SZ + ks * B_LD + nn / 8u, B_LD, false);                          \
+                MAT_LOAD(mb[j], S, B_AT + (buf) * B_SZ + ks * B_LD + nn / 8u, B_LD, false);                    \
             else                                                                                               \
-                MAT_LOAD(mb[j], Bs, (buf) * B_SZ + nn * B_LD + ks / 8u, B_LD, true);                           \
+                MAT_LOAD(mb[j], S, B_AT + (buf) * B_SZ + nn * B_LD + ks / 8u, B_LD, true);                     \
         }                                                                                                      \
         [[unroll]] for (uint i = 0; i < WTM; i++)                                                              \
             [[unroll]] for (uint j = 0; j < WTN; j++)                                                          \
                 acc[i * WTN + j] = MAT_MAD(ma[i], mb[j], acc[i * WTN + j]);                                    \
     }
 
+// The steady state's reads: the tile lies inside the matrix along M and N, the words are whole and the slice
+// inside K (the loops below check), so nothing is predicated. A word past the slice is still skipped, as
+// STAGE skips it, since its address may lie past the buffer. Where WS threads cover whole staged rows, word i
+// lies i * WS / rw rows below word 0 (one leading stride each), so only word 0's offset is kept in a register.
+#define A_AT_K(i, k0)                                                                                          \
+    ((rwa > 0u && WS % rwa == 0u ? a_base[0] + (i) * (WS / rwa) * xs8 : a_base[i]) +                           \
+     (TRANS_A == 0u ? (k0) / 8u : (k0) * xs8))
+#define B_AT_K(i, k0)                                                                                          \
+    ((rwb > 0u && WS % rwb == 0u ? b_base[0] + (i) * (WS / rwb) * ys8 : b_base[i]) +                           \
+     (TRANS_B == 0u ? (k0) * ys8 : (k0) / 8u))
+#define FETCH_IN(RA, RB, k0)                                                                                   \
+    [[unroll]] for (uint i = 0; i < A_PER; i++)                                                                \
+        if (A_PER * WS == A_WORDS || t_w + i * WS < A_WORDS) RA[i] = x4[A_AT_K(i, k0)];                        \
+    [[unroll]] for (uint i = 0; i < B_PER; i++)                                                                \
+        if (B_PER * WS == B_WORDS || t_w + i * WS < B_WORDS) RB[i] = y4[B_AT_K(i, k0)];
+
     uint nk = (K + BK - 1u) / BK;
+    const uint xs8 = pc.xs0 / 8u, ys8 = pc.ys0 / 8u;
+    // Slices whose every read is inside the matrix, where the tile is inside along M and N with whole words
+    // (uniform over the workgroup); 0 elsewhere, so only the general loops run.
+    const uint nin = (pc.pad & 3u) == 3u && m0 + BM <= M && n0 + BN <= N ? K / BK : 0u;
+    uint kt = 0u;
     // Slice 0 into buffer 0.
     FETCH(ra0, rb0, 0u)
     STAGE(ra0, rb0, 0u)
@@ -294,7 +327,16 @@ void main() {
         // placed after a newer load would wait for that load too.)
         FETCH(ra0, rb0, BK)
         barrier();
-        for (uint kt = 0; kt < nk; kt++) {
+        // Steady state: slice kt + 2 is inside K, slice kt + 1 exists.
+        for (; kt + 3u <= nin; kt++) {
+            uint cur = kt & 1u;
+            COMPUTE(cur)
+            FOLD_AFTER(kt + 1u)
+            STAGE(ra0, rb0, cur ^ 1u)
+            FETCH_IN(ra0, rb0, (kt + 2u) * BK)
+            barrier();
+        }
+        for (; kt < nk; kt++) {
             uint cur = kt & 1u;
             COMPUTE(cur)
             FOLD_AFTER(kt + 1u)
@@ -308,7 +350,20 @@ void main() {
         // The same, unrolled by two so that each step's buffers are constants.
         FETCH(ra0, rb0, BK)
         barrier();
-        for (uint kt = 0; kt < nk; kt += 2u) {
+        // Steady state: slices kt + 2 and kt + 3 are inside K.
+        for (; kt + 4u <= nin; kt += 2u) {
+            COMPUTE(0u)
+            FOLD_AFTER(kt + 1u)
+            STAGE(ra0, rb0, 1u)
+            FETCH_IN(ra0, rb0, (kt + 2u) * BK)
+            barrier();
+            COMPUTE(1u)
+            FOLD_AFTER(kt + 2u)
+            STAGE(ra0, rb0, 0u)
+            FETCH_IN(ra0, rb0, (kt + 3u) * BK)
+            barrier();
+        }
+        for (; kt < nk; kt += 2u) {
             COMPUTE(0u)
             FOLD_AFTER(kt + 1u)
             if (kt + 1u < nk) STAGE(ra0, rb0, 1u)
@@ -321,9 +376,58 @@ void main() {
             FETCH(ra0, rb0, (kt + 3u) * BK)
             barrier();
         }
+    } else if (PREFETCH == 4u) {
+        // NVIDIA's compiler puts every global load on one scoreboard, so a thread's shared store waits for all
+        // its loads in flight, the newest included: in 2 and 3 a slice's reads have one step to land. Here half
+        // h (subgroups NSG/2 * h and on) reads only the slices of parity h, so its reads have two steps (and
+        // twice the words per thread). At the top of each pair: buffer 0 holds slice kt, half 1's registers
+        // kt + 1, half 0's kt + 2.
+        const uint part = t / WS; // uniform over each subgroup (WS is whole subgroups: vk_config.c)
+        if (part == 0u) {
+            FETCH(ra0, rb0, 0u)
+            STAGE(ra0, rb0, 0u)
+            FETCH(ra0, rb0, 2u * BK)
+        } else {
+            FETCH(ra0, rb0, BK)
+        }
+        barrier();
+        // Steady state: slices kt + 3 and kt + 4 are inside K.
+        for (; kt + 5u <= nin; kt += 2u) {
+            COMPUTE(0u)
+            FOLD_AFTER(kt + 1u)
+            if (part == 1u) {
+                STAGE(ra0, rb0, 1u)
+                FETCH_IN(ra0, rb0, (kt + 3u) * BK)
+            }
+            barrier();
+            COMPUTE(1u)
+            FOLD_AFTER(kt + 2u)
+            if (part == 0u) {
+                STAGE(ra0, rb0, 0u)
+                FETCH_IN(ra0, rb0, (kt + 4u) * BK)
+            }
+            barrier();
+        }
+        for (; kt < nk; kt += 2u) {
+            COMPUTE(0u)
+            FOLD_AFTER(kt + 1u)
+            if (part == 1u && kt + 1u < nk) {
+                STAGE(ra0, rb0, 1u)
+                FETCH(ra0, rb0, (kt + 3u) * BK)
+            }
+            barrier();
+            if (kt + 1u >= nk) break;
+            COMPUTE(1u)
+            FOLD_AFTER(kt + 2u)
+            if (part == 0u && kt + 2u < nk) {
+                STAGE(ra0, rb0, 0u)
+                FETCH(ra0, rb0, (kt + 4u) * BK)
+            }
+            barrier();
+        }
     } else {
         barrier();
-        for (uint kt = 0; kt < nk; kt++) {
+        for (; kt < nk; kt++) {
             uint cur = kt & 1u;
             bool more = kt + 1u < nk;
             if (more) FETCH(ra0, rb0, (kt + 1u) * BK)
@@ -337,7 +441,7 @@ void main() {
     if (FOLD != 0u)
         [[unroll]] for (uint i = 0; i < WTM * WTN; i++) acc[i] = total[i] + acc[i];
 
-    // Every subgroup passed the last barrier, so As is free for the scratch.
+    // Every subgroup passed the last barrier, so A's buffers are free for the scratch.
     bool direct = (pc.pad & 4u) != 0u;
     [[unroll]] for (uint i = 0; i < WTM; i++) {
         [[unroll]] for (uint j = 0; j < WTN; j++) {
@@ -361,12 +465,12 @@ void main() {
 #endif
                 continue;
             }
-            MAT_STORE(c, As, sg * SCRATCH, TN / 4u, false);
+            MAT_STORE(c, S, A_AT + sg * SCRATCH, TN / 4u, false);
             subgroupMemoryBarrierShared();
             subgroupBarrier();
             for (uint e = lane; e < TM * TN; e += SG) {
                 uint r = gm + e / TN, q = gn + e % TN;
-                if (r < M && q < N) z[TRR_ZO + r * pc.zs0 + q] = ZC(uintBitsToFloat(As[sg * SCRATCH + e / 4u][e % 4u]));
+                if (r < M && q < N) z[TRR_ZO + r * pc.zs0 + q] = ZC(uintBitsToFloat(S[A_AT + sg * SCRATCH + e / 4u][e % 4u]));
             }
             subgroupBarrier(); // the scratch is rewritten by the next tile
         }
