@@ -70,10 +70,24 @@ class Timer:
     def event(self):
         return self.torch.cuda.Event(enable_timing=True)
 
-    def per_call(self, fn, reps, warm=5):
-        """Median ms of `reps` calls, each after an L2 flush, between its own pair of events."""
+    def per_call(self, fn, reps, synced=False, warm=5):
+        """Median ms of `reps` calls, each after an L2 flush, between its own pair of events. Queued (default):
+        the host never waits, a spin after each flush keeps the launch out of the window (do_bench's structure).
+        synced: the host waits for each call's end event before queuing the next flush (`trireme bench`'s
+        structure: timing.c's timer_stop waits), so the device idles between repetitions."""
         for _ in range(warm):
             fn()
+        if synced:
+            times = []
+            for _ in range(reps):
+                s, e = self.event(), self.event()
+                self.cache.zero_()
+                s.record()
+                fn()
+                e.record()
+                e.synchronize()
+                times.append(s.elapsed_time(e))
+            return statistics.median(times)
         pairs = [(self.event(), self.event()) for _ in range(reps + 1)]
         t = time.perf_counter()
         for i, (s, e) in enumerate(pairs):
@@ -127,13 +141,13 @@ def report(label, res, work, unit, note=""):
     for name, times in res.items():
         figs = [work / (ms * 1e-3) * scale for ms in times]
         med[name] = statistics.median(figs)
-        print(f"{label:<22} {name:<24} " + " ".join(f"{x:8.1f}" for x in figs) +
+        print(f"{label:<30} {name:<24} " + " ".join(f"{x:8.1f}" for x in figs) +
               f"  median {med[name]:8.1f} {unit}  ({statistics.median(times) * 1e3:8.1f} us){note}", flush=True)
     trr = [n for n in med if n.startswith("trireme")]
     if trr:
         others = [n for n in med if not n.startswith("trireme")]
         ratios = ", ".join(f"/{n.split()[0]} {med[trr[0]] / med[n]:.3f}x" for n in others)
-        print(f"{label:<22} ratio trireme {ratios}", flush=True)
+        print(f"{label:<30} ratio trireme {ratios}", flush=True)
     return med
 
 
@@ -156,12 +170,12 @@ def max_err(torch, got, ref, kind, x=None):
 
 
 class Runner:
-    def __init__(self, torch, trireme, ctx, anchors, timer, reps, rounds):
+    def __init__(self, torch, trireme, ctx, anchors, timer, reps, rounds, methods):
         self.torch, self.trireme, self.ctx, self.anchors = torch, trireme, ctx, anchors
-        self.timer, self.reps, self.rounds = timer, reps, rounds
+        self.timer, self.reps, self.rounds, self.methods = timer, reps, rounds, methods
         self.failed = []
         self.gen = torch.Generator(device="cuda").manual_seed(1)
-        self.copy_gbs = None
+        self.copy_gbs = {}  # per method: torch copy_'s figure
 
     def rand(self, *shape, dtype=None):
         t = self.torch.rand(*shape, generator=self.gen, device="cuda") * 2 - 1
@@ -180,15 +194,19 @@ class Runner:
         for name in impls:
             v, bound, metric = max_err(torch, outs[name], ref, kind, x)
             bad = v > bound
-            print(f"{label:<22} {name:<24} check: {metric} {v:.3g} (bound {bound:g}){'  OVER THE BOUND' if bad else ''}")
+            print(f"{label:<30} {name:<24} check: {metric} {v:.3g} (bound {bound:g}){'  OVER THE BOUND' if bad else ''}")
             if bad and name.startswith("trireme"):
                 self.failed.append(f"{label} {name}")
-        res = alternate(impls, lambda fn: self.timer.per_call(fn, self.reps), self.rounds)
-        med = report(label, res, nbytes, "GB/s")
-        if self.copy_gbs:
-            print(f"{label:<22} of torch copy_ ({self.copy_gbs:.0f} GB/s): " +
-                  ", ".join(f"{n.split()[0]} {g / self.copy_gbs:.1%}" for n, g in med.items()), flush=True)
-        return med
+        meds = {}
+        for method in self.methods:
+            synced = method == "synced"
+            res = alternate(impls, lambda fn: self.timer.per_call(fn, self.reps, synced), self.rounds)
+            med = meds[method] = report(f"{label} {method}", res, nbytes, "GB/s")
+            copy = self.copy_gbs.get(method)
+            if copy:
+                print(f"{label + ' ' + method:<30} of torch copy_ ({copy:.0f} GB/s): " +
+                      ", ".join(f"{n.split()[0]} {g / copy:.1%}" for n, g in med.items()), flush=True)
+        return meds
 
     def copy(self):
         torch = self.torch
@@ -198,8 +216,8 @@ class Runner:
         ts, tz = self.T(src), self.T(outs["trireme copy"])
         impls = {"torch copy_": lambda: outs["torch copy_"].copy_(src),
                  "trireme copy": lambda: self.ctx.copy(ts, out=tz)}
-        med = self.memory_case("copy f32 1 GiB", impls, outs, src.double(), "exact", 8 * n)
-        self.copy_gbs = med["torch copy_"]
+        meds = self.memory_case("copy f32 1 GiB", impls, outs, src.double(), "exact", 8 * n)
+        self.copy_gbs = {m: med["torch copy_"] for m, med in meds.items()}
 
     def add(self):
         torch, a = self.torch, self.anchors
@@ -278,7 +296,7 @@ class Runner:
             want = outs["torch matmul (cuBLAS)"].float()
             for name in impls:
                 err = ((outs[name].float() - want).norm() / want.norm()).item()
-                print(f"f16 {size}^3{'':<13} {name:<24} vs torch: ||diff||_F/||torch||_F = {err:.2e}")
+                print(f"{f'f16 {size}^3':<30} {name:<24} vs torch: ||diff||_F/||torch||_F = {err:.2e}")
             flops = 2.0 * size ** 3
             est_ms = flops / 600e12 * 1e3
             warm, calls = max(3, int(25 / est_ms)), max(10, int(100 / est_ms))
@@ -293,8 +311,14 @@ def main():
                    help=f"comma-separated, of {','.join(ALL_OPS)} (default: the memory-bound ones)")
     p.add_argument("--reps", type=int, default=100, help="timed calls per round of a memory-bound case")
     p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--methods", default="queued",
+                   help="memory-bound timing structures, comma-separated: queued (the host never waits; "
+                        "do_bench's), synced (the host waits for each call; trireme bench's)")
     args = p.parse_args()
     ops = [o for o in args.ops.split(",") if o]
+    methods = [m for m in args.methods.split(",") if m]
+    if not methods or any(m not in ("queued", "synced") for m in methods):
+        p.error(f"--methods takes queued and/or synced, not {args.methods!r}")
     unknown = [o for o in ops if o not in ALL_OPS]
     if unknown:
         p.error(f"unknown op(s) {', '.join(unknown)}; one of {', '.join(ALL_OPS)}")
@@ -323,10 +347,11 @@ def main():
     dev = torch.cuda.get_device_properties(0)
     print(f"{dev.name}, torch {torch.__version__}, triton {getattr(sys.modules.get('triton'), '__version__', '-')}, "
           f"trireme {trireme.library_path()}; {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}")
-    print(f"one stream (trireme's), torch events; memory-bound: {FLUSH_BYTES >> 20} MiB flush + {LEAD_US} us spin "
-          f"before each call, median of {args.reps} calls; {args.rounds} rounds alternated")
+    print(f"one stream (trireme's), torch events; memory-bound: {FLUSH_BYTES >> 20} MiB flush before each call "
+          f"(queued: + {LEAD_US} us spin), median of {args.reps} calls; {args.rounds} rounds alternated; "
+          f"methods {','.join(methods)}")
     with torch.cuda.stream(stream):
-        r = Runner(torch, trireme, ctx, anchors, Timer(torch), args.reps, args.rounds)
+        r = Runner(torch, trireme, ctx, anchors, Timer(torch), args.reps, args.rounds, methods)
         for op in ALL_OPS:  # copy first: its figure is the others' yardstick
             if op in ops:
                 getattr(r, op)()
