@@ -30,7 +30,7 @@ import time
 MEMORY_OPS = ("copy", "add", "gelu", "softmax", "row_sum")
 ALL_OPS = MEMORY_OPS + ("matmul",)
 FLUSH_BYTES = 256 << 20
-LEAD_US = 40  # spin time queued before each timed call, longer than the host needs to queue it
+SPIN_US = 40  # spin queued after each flush (queued method): longer than the host needs to queue the call
 
 
 def skip(reason):
@@ -60,11 +60,11 @@ def trireme_stream(torch, ctx):
 class Timer:
     """The one timing code of this script: torch events on the current (shared) stream."""
 
-    def __init__(self, torch):
+    def __init__(self, torch, spin_us):
         self.torch = torch
         self.cache = torch.empty(FLUSH_BYTES, dtype=torch.int8, device="cuda")
-        self.sleep = getattr(torch.cuda, "_sleep", None)
-        self.cycles = int(LEAD_US * 2000)  # at up to 2 GHz: at least LEAD_US
+        self.sleep = getattr(torch.cuda, "_sleep", None) if spin_us > 0 else None
+        self.cycles = int(spin_us * 2000)  # at up to 2 GHz: at least spin_us
         self.warned = False
 
     def event(self):
@@ -311,6 +311,9 @@ def main():
                    help=f"comma-separated, of {','.join(ALL_OPS)} (default: the memory-bound ones)")
     p.add_argument("--reps", type=int, default=100, help="timed calls per round of a memory-bound case")
     p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--spin-us", type=float, default=SPIN_US,
+                   help="queued method: spin after each flush so the call is queued before its start event "
+                        "(0: none, as do_bench)")
     p.add_argument("--methods", default="queued",
                    help="memory-bound timing structures, comma-separated: queued (the host never waits; "
                         "do_bench's), synced (the host waits for each call; trireme bench's)")
@@ -348,10 +351,10 @@ def main():
     print(f"{dev.name}, torch {torch.__version__}, triton {getattr(sys.modules.get('triton'), '__version__', '-')}, "
           f"trireme {trireme.library_path()}; {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}")
     print(f"one stream (trireme's), torch events; memory-bound: {FLUSH_BYTES >> 20} MiB flush before each call "
-          f"(queued: + {LEAD_US} us spin), median of {args.reps} calls; {args.rounds} rounds alternated; "
+          f"(queued: + {args.spin_us:g} us spin), median of {args.reps} calls; {args.rounds} rounds alternated; "
           f"methods {','.join(methods)}")
     with torch.cuda.stream(stream):
-        r = Runner(torch, trireme, ctx, anchors, Timer(torch), args.reps, args.rounds, methods)
+        r = Runner(torch, trireme, ctx, anchors, Timer(torch, args.spin_us), args.reps, args.rounds, methods)
         for op in ALL_OPS:  # copy first: its figure is the others' yardstick
             if op in ops:
                 getattr(r, op)()
