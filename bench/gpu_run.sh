@@ -101,11 +101,13 @@ for step in "${steps[@]}"; do
     anchors)
       PYTHONUNBUFFERED=1 python3 bench/anchors.py "$OUT/anchors.json" 2>>"$ERR"
       [ $? -eq 0 ] || status=1
-      # The anchors time bursts (do_bench) and the bench sustained cases, which a power-capped GPU runs at other
-      # clocks: the f16 matmul of cuBLAS, Triton and this build under one method, in one process, beside them.
+      # The anchors time bursts (do_bench) and the bench its own way, which a power-capped GPU runs at other
+      # clocks: torch, Triton and this build under one method, on one stream, in one process, beside them
+      # (the memory-bound SPEC cases under do_bench's structure and the bench's, and the f16 matmul; ~30 s).
       if [ -f "$BUILD/libtrireme.so" ]; then
         PYTHONUNBUFFERED=1 PYTHONPATH="$PWD/python" TRIREME_LIBRARY="$PWD/$BUILD/libtrireme.so" \
-          python3 bench/matmul_same_process.py 2>>"$ERR" | tee "$OUT/matmul-same-process.txt"
+          python3 bench/same_process.py --ops copy,add,gelu,softmax,row_sum,matmul --methods queued,synced 2>>"$ERR" | \
+          tee "$OUT/same-process.txt"
         [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
       fi ;;
     tune)
