@@ -16,10 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "f32_host_check.h"
+
 #define N 1027 /* odd: the add's vector body and its scalar tail */
 #define REPEAT 40
-
-#define OK(ctx, call) cr_assert_eq((call), TRR_OK, "%s: %s", #call, trr_last_error(ctx))
 
 static trr_context *open_vulkan(int push, int staging) {
     if (push) unsetenv("TRIREME_VK_PUSH_DESCRIPTORS");
@@ -27,32 +27,6 @@ static trr_context *open_vulkan(int push, int staging) {
     if (staging) setenv("TRIREME_VK_STAGING", "1", 1);
     else unsetenv("TRIREME_VK_STAGING");
     return open_device_or_skip("vulkan:0", "vulkan");
-}
-
-static uint64_t rng_state = 0x2545f4914f6cdd1dull;
-
-static float rnd(void) {
-    rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
-    return (float)((rng_state >> 40) & 0xffffff) / (float)(1 << 24) * 4.0f - 2.0f;
-}
-
-static void fill_random(float *v, int n) {
-    for (int i = 0; i < n; i++) v[i] = rnd();
-}
-
-static trr_buffer *make(trr_context *ctx, const float *v, int n, trr_tensor *t) {
-    trr_buffer *b = NULL;
-    OK(ctx, trr_buffer_create(ctx, (size_t)n * 4, &b));
-    if (v) OK(ctx, trr_buffer_write(ctx, b, 0, v, (size_t)n * 4));
-    else OK(ctx, trr_buffer_fill(ctx, b, 0, (size_t)n * 4, 0xff)); /* poison: NaN in every element */
-    OK(ctx, trr_tensor_1d(b, 0, TRR_F32, n, t));
-    return b;
-}
-
-static void expect_equal(const float *got, const float *want, int n, const char *what) {
-    for (int i = 0; i < n; i++)
-        cr_assert(memcmp(&got[i], &want[i], 4) == 0, "%s: element %d is %.9g, not %.9g", what, i, (double)got[i],
-                  (double)want[i]);
 }
 
 static void add_into(float *want, const float *b) {

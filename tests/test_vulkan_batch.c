@@ -16,41 +16,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "f32_host_check.h"
+
 #define N 4099 /* odd: the add's vector body and its scalar tail */
 #define CHAIN 300
-
-#define OK(ctx, call) cr_assert_eq((call), TRR_OK, "%s: %s", #call, trr_last_error(ctx))
 
 static trr_context *open_vulkan(int push) {
     if (push) unsetenv("TRIREME_VK_PUSH_DESCRIPTORS");
     else setenv("TRIREME_VK_PUSH_DESCRIPTORS", "0", 1);
     return open_device_or_skip("vulkan:0", "vulkan");
-}
-
-static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
-
-static float rnd(void) {
-    rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
-    return (float)((rng_state >> 40) & 0xffffff) / (float)(1 << 24) * 4.0f - 2.0f;
-}
-
-static void fill_random(float *v, int n) {
-    for (int i = 0; i < n; i++) v[i] = rnd();
-}
-
-static trr_buffer *make(trr_context *ctx, const float *v, int n, trr_tensor *t) {
-    trr_buffer *b = NULL;
-    OK(ctx, trr_buffer_create(ctx, (size_t)n * 4, &b));
-    if (v) OK(ctx, trr_buffer_write(ctx, b, 0, v, (size_t)n * 4));
-    else OK(ctx, trr_buffer_fill(ctx, b, 0, (size_t)n * 4, 0xff)); /* poison: NaN in every element */
-    OK(ctx, trr_tensor_1d(b, 0, TRR_F32, n, t));
-    return b;
-}
-
-static void expect_equal(const float *got, const float *want, int n, const char *what) {
-    for (int i = 0; i < n; i++)
-        cr_assert(memcmp(&got[i], &want[i], 4) == 0, "%s: element %d is %.9g, not %.9g", what, i, (double)got[i],
-                  (double)want[i]);
 }
 
 /* a = a + b, CHAIN times in place, each add reading what the one before wrote; no synchronize before the read. */

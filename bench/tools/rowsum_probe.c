@@ -13,6 +13,7 @@
 #define _POSIX_C_SOURCE 200809L
 #define TOOL_NAME "trr_rowsum_probe"
 #include "tool_util.h"
+#include "tuner.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
@@ -268,27 +269,10 @@ static void read_ceilings(probe *p, trr_buffer *bx, trr_buffer *by) {
 }
 
 /* ---- row_sum through the library ---- */
+/* "default" (the backend's choice) or the named form the CLI's --config takes (harness/tuner.h) */
 static int parse_cfg(const char *s, trr_config *c) {
     memset(c, 0, sizeof *c);
-    if (strcmp(s, "default") == 0) return 1;
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", s);
-    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
-        char *eq = strchr(tok, '=');
-        if (!eq) return 0;
-        *eq = '\0';
-        const char *v = eq + 1;
-        if (strcmp(tok, "threads") == 0) c->threads = atoi(v);
-        else if (strcmp(tok, "block_n") == 0) c->block_n = atoi(v);
-        else if (strcmp(tok, "block_m") == 0) c->block_m = atoi(v);
-        else if (strcmp(tok, "block_k") == 0) c->block_k = atoi(v);
-        else if (strcmp(tok, "variant") == 0) {
-            trr_variant var;
-            if (trr_variant_from_name(v, &var) != TRR_OK) return 0;
-            c->variant = (int)var;
-        } else return 0;
-    }
-    return 1;
+    return strcmp(s, "default") == 0 || trr_config_parse(s, c) == TRR_OK;
 }
 
 static void row_sums(probe *p, trr_buffer *bx, trr_buffer *by, int ncfg, char **cfgs) {

@@ -16,6 +16,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "trireme.h"
+#include "tuner.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
@@ -168,25 +169,10 @@ static int latency(const char *device) {
     return z == 2.0f ? 0 : 1;
 }
 
+/* "default" (the backend's choice) or the named form the CLI's --config takes (harness/tuner.h) */
 static int parse_cfg(const char *s, trr_config *c) {
     memset(c, 0, sizeof *c);
-    if (strcmp(s, "default") == 0) return 1;
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", s);
-    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
-        char *eq = strchr(tok, '=');
-        if (!eq) return 0;
-        *eq = '\0';
-        const char *v = eq + 1;
-        if (strcmp(tok, "threads") == 0) c->threads = atoi(v);
-        else if (strcmp(tok, "block_n") == 0) c->block_n = atoi(v);
-        else if (strcmp(tok, "variant") == 0) {
-            trr_variant var;
-            if (trr_variant_from_name(v, &var) != TRR_OK) return 0;
-            c->variant = (int)var;
-        } else return 0;
-    }
-    return 1;
+    return strcmp(s, "default") == 0 || trr_config_parse(s, c) == TRR_OK;
 }
 
 static int sweep(const char *device, const char *opname, long long rows, long long cols, int ncfg, char **cfgs) {
