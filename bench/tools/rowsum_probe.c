@@ -99,17 +99,19 @@ static const hint hints[] = {
     {"nc+L1na+L2ef", ".nc.L1::no_allocate.L2::cache_hint", 1},
 };
 
-/* PTX of a kernel whose block b reads span_bytes from x + b * span_bytes, thread t its 16-byte vectors t, t + T,
- * ..., all loads issued before the first add. */
-static int read_ptx(char *out, size_t cap, const hint *h, int threads, int span_bytes) {
-    int loads = span_bytes / (threads * 16);
-    size_t n = 0;
+/* Appends formatted PTX to out (capacity cap, n bytes used); returns 0 from the caller when it does not fit. */
 #define PUT(...)                                                                                               \
     do {                                                                                                       \
         int w_ = snprintf(out + n, cap - n, __VA_ARGS__);                                                      \
         if (w_ < 0 || (size_t)w_ >= cap - n) return 0;                                                         \
         n += (size_t)w_;                                                                                       \
     } while (0)
+
+/* PTX of a kernel whose block b reads span_bytes from x + b * span_bytes, thread t its 16-byte vectors t, t + T,
+ * ..., all loads issued before the first add. */
+static int read_ptx(char *out, size_t cap, const hint *h, int threads, int span_bytes) {
+    int loads = span_bytes / (threads * 16);
+    size_t n = 0;
     PUT(".version 7.8\n.target sm_80\n.address_size 64\n");
     PUT(".visible .entry rd(.param .u64 x, .param .u64 y, .param .f32 sentinel, .param .u32 nv)\n{\n");
     PUT(".reg .b64 %%rd<8>;\n.reg .b32 %%r<4>;\n.reg .f32 %%f<%d>;\n.reg .f32 %%s<%d>;\n.reg .pred %%p;\n",
@@ -131,7 +133,6 @@ static int read_ptx(char *out, size_t cap, const hint *h, int threads, int span_
     PUT("ld.param.f32 %%s%d, [sentinel];\nsetp.neu.f32 %%p, %%s0, %%s%d;\n@%%p bra DONE;\n", loads, loads);
     PUT("mul.wide.u32 %%rd6, %%r1, 4;\nadd.s64 %%rd6, %%rd2, %%rd6;\nst.global.f32 [%%rd6], %%s0;\n");
     PUT("DONE:\nret;\n}\n");
-#undef PUT
     return 1;
 }
 
@@ -140,12 +141,6 @@ static int read_ptx(char *out, size_t cap, const hint *h, int threads, int span_
  * one vector per thread, where one block per row leaves the SMs whole rows apart at the end. */
 static int stride_ptx(char *out, size_t cap, const hint *h, int loads) {
     size_t n = 0;
-#define PUT(...)                                                                                               \
-    do {                                                                                                       \
-        int w_ = snprintf(out + n, cap - n, __VA_ARGS__);                                                      \
-        if (w_ < 0 || (size_t)w_ >= cap - n) return 0;                                                         \
-        n += (size_t)w_;                                                                                       \
-    } while (0)
     PUT(".version 7.8\n.target sm_80\n.address_size 64\n");
     PUT(".visible .entry rd(.param .u64 x, .param .u64 y, .param .f32 sentinel, .param .u32 nv)\n{\n");
     PUT(".reg .b64 %%rd<%d>;\n.reg .b32 %%r<12>;\n.reg .f32 %%f<%d>;\n.reg .f32 %%s<%d>;\n.reg .pred %%p;\n",
@@ -179,9 +174,9 @@ static int stride_ptx(char *out, size_t cap, const hint *h, int loads) {
     PUT("END:\nld.param.f32 %%s1, [sentinel];\nsetp.neu.f32 %%p, %%s0, %%s1;\n@%%p bra DONE;\n");
     PUT("mul.wide.u32 %%rd7, %%r1, 4;\nadd.s64 %%rd7, %%rd2, %%rd7;\nst.global.f32 [%%rd7], %%s0;\n");
     PUT("DONE:\nret;\n}\n");
-#undef PUT
     return 1;
 }
+#undef PUT
 
 /* Loads one read kernel and prints its median after the fill and without it; nonzero when the timer fails. */
 static int time_read(probe *p, const cu_api *cu, void *queue, const char *ptx, const char *name, unsigned grid,
