@@ -128,12 +128,6 @@ __kernel __attribute__((reqd_work_group_size(32, 1, 1))) void mma_probe(__global
 #define SWZ(r, cpr) ((cpr) >= 8 ? ((r) & 7) : (((r) / (8 / (cpr))) & ((cpr) - 1)))
 #define TILE_OFF(r, c, cpr) ((uint)(((r) * (cpr) + ((c) ^ SWZ(r, cpr))) * 16))
 
-static inline float epilogue(float v, int epi, float alpha) {
-    if (epi == 1) return v > 0.0f ? v : 0.0f;
-    if (epi == 2) return v >= 0.0f ? v : alpha * v;
-    if (epi == 3) return GELU(v);
-    return v;
-}
 
 /* Eight halves from row `row` (of `rows`), columns col.. (of `cols`) of a matrix with leading dimension ld;
  * out-of-range elements read as zero. */
@@ -173,24 +167,42 @@ static inline void copy_chunk_fast(uint dst, __global const ushort *src) {
 #define CP_WAIT(n) asm volatile("cp.async.wait_group %0;" ::"n"(n) : "memory")
 #endif
 
-/* Two adjacent outputs (gn even); pair: ldc and C's offset are even, so an in-range pair is one aligned store. */
-static inline void store_pair(__global z_t *c, int gm, int gn, int M, int N, int ldc, float v0, float v1, int epi,
-                              float alpha, int pair) {
-    if (gm >= M) return;
-    v0 = epilogue(v0, epi, alpha);
-    v1 = epilogue(v1, epi, alpha);
-    if (pair && gn + 1 < N) {
-#if Z_DT == DT_F32
-        *(__global float2 *)(c + gm * ldc + gn) = (float2)(v0, v1);
-#elif Z_DT == DT_F16
-        vstore_half2_rte((float2)(v0, v1), 0, c + gm * ldc + gn);
+#if Z_DT != DT_F32
+/* Two outputs rounded to nearest even by one conversion instruction (sm_80+, as the mma itself), v0 in the low
+ * half: the f16 and bf16 alike. The integer rounding of common.cl (trr_f2bf) took eight instructions per bf16
+ * element where f16 took one; a NaN comes out as the canonical quiet NaN. */
+#if Z_DT == DT_BF16
+#define CVT_PAIR "cvt.rn.bf16x2.f32 %0, %1, %2;"
 #else
-        *(__global uint *)(c + gm * ldc + gn) = (uint)trr_f2bf(v0) | (uint)trr_f2bf(v1) << 16;
+#define CVT_PAIR "cvt.rn.f16x2.f32 %0, %1, %2;"
 #endif
+static inline uint pack_pair(float v0, float v1) {
+    uint w;
+    asm(CVT_PAIR : "=r"(w) : "f"(v1), "f"(v0));
+    return w;
+}
+#endif
+
+/* Outputs gn and gn + 1 (gn even) of row gm; pair: ldc and C's offset are even, so an in-range pair is one aligned
+ * store. */
+static inline void store_pair(__global z_t *c, int gm, int gn, int M, int N, int ldc, float v0, float v1, int pair) {
+    if (gm >= M) return;
+#if Z_DT == DT_F32
+    if (pair && gn + 1 < N) {
+        *(__global float2 *)(c + gm * ldc + gn) = (float2)(v0, v1);
         return;
     }
-    if (gn < N) STORE_Z(v0, c, gm * ldc + gn);
-    if (gn + 1 < N) STORE_Z(v1, c, gm * ldc + gn + 1);
+    if (gn < N) c[gm * ldc + gn] = v0;
+    if (gn + 1 < N) c[gm * ldc + gn + 1] = v1;
+#else
+    const uint w = pack_pair(v0, v1);
+    if (pair && gn + 1 < N) {
+        *(__global uint *)(c + gm * ldc + gn) = w;
+        return;
+    }
+    if (gn < N) *(__global ushort *)(c + gm * ldc + gn) = (ushort)w;
+    if (gn + 1 < N) *(__global ushort *)(c + gm * ldc + gn + 1) = (ushort)(w >> 16);
+#endif
 }
 
 /* An f32 C is held to 1e-5 (SPEC.md) at any K, and the tensor cores truncate as they accumulate: their f32 sum
@@ -513,16 +525,49 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void matmul_mma(
 #define RESULT acc
 #endif
 
+    /* The epilogue as its own pass over the accumulators, one straight block per kind, and then the stores: a
+     * plain matmul goes from the last mma to its stores without passing the other kinds' code. Applied per
+     * element inside the stores, the three kinds' branches and GELU's body sat between every two stores. */
+#define EPI_PASS(F)                                                                                            \
+    do {                                                                                                       \
+        _Pragma("unroll") for (int i = 0; i < MT; i++) _Pragma("unroll") for (int n = 0; n < NT; n++)          \
+            _Pragma("unroll") for (int q = 0; q < 4; q++) RESULT[i][n][q] = F(RESULT[i][n][q]);               \
+    } while (0)
+#define EPI_RELU(v) ((v) > 0.0f ? (v) : 0.0f)
+#define EPI_LEAKY(v) ((v) >= 0.0f ? (v) : alpha * (v))
+    if (epi == 1)
+        EPI_PASS(EPI_RELU);
+    else if (epi == 2)
+        EPI_PASS(EPI_LEAKY);
+    else if (epi == 3)
+        EPI_PASS(GELU);
+
     /* accumulator fragment: c0, c1 at (lane / 4, 2·(lane % 4) + {0, 1}); c2, c3 eight rows below */
     const int row = m0 + wm * WTM + lane / 4, col = n0 + wn * WTN + (lane % 4) * 2;
+    if (c_pair && m0 + BLOCK_M <= M && n0 + BLOCK_N <= N) {
+        /* a whole tile in range: every pair one aligned store, at a fixed offset from its row's start */
 #pragma unroll
-    for (int i = 0; i < MT; i++)
+        for (int i = 0; i < MT; i++)
 #pragma unroll
-        for (int n = 0; n < NT; n++) {
-            store_pair(c, row + i * 16, col + n * 8, M, N, ldc, RESULT[i][n][0], RESULT[i][n][1], epi, alpha,
-                       c_pair);
-            store_pair(c, row + i * 16 + 8, col + n * 8, M, N, ldc, RESULT[i][n][2], RESULT[i][n][3], epi, alpha,
-                       c_pair);
-        }
+            for (int h = 0; h < 2; h++) {
+                __global z_t *const p = c + (row + i * 16 + h * 8) * ldc + col;
+#pragma unroll
+                for (int n = 0; n < NT; n++) {
+#if Z_DT == DT_F32
+                    *(__global float2 *)(p + n * 8) = (float2)(RESULT[i][n][2 * h], RESULT[i][n][2 * h + 1]);
+#else
+                    *(__global uint *)(p + n * 8) = pack_pair(RESULT[i][n][2 * h], RESULT[i][n][2 * h + 1]);
+#endif
+                }
+            }
+    } else {
+#pragma unroll
+        for (int i = 0; i < MT; i++)
+#pragma unroll
+            for (int n = 0; n < NT; n++) {
+                store_pair(c, row + i * 16, col + n * 8, M, N, ldc, RESULT[i][n][0], RESULT[i][n][1], c_pair);
+                store_pair(c, row + i * 16 + 8, col + n * 8, M, N, ldc, RESULT[i][n][2], RESULT[i][n][3], c_pair);
+            }
+    }
 }
 #endif
