@@ -178,7 +178,7 @@ static inline void copy_chunk_fast(uint dst, __global const ushort *src) {
 #endif
 static inline uint pack_pair(float v0, float v1) {
     uint w;
-    asm(CVT_PAIR : "=r"(w) : "f"(v1), "f"(v0));
+    asm volatile(CVT_PAIR : "=r"(w) : "f"(v1), "f"(v0));
     return w;
 }
 #endif
