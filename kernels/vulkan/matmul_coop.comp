@@ -41,7 +41,10 @@ layout(constant_id = 7) const uint TRANS_B = 0;
 layout(constant_id = 8) const uint EPI = 0;
 // 1: read slice k+1 while multiplying slice k; 2: multiply k, stage k+1, then read k+2; 3: 2 unrolled by two;
 // 4: as 3, but the two halves of the workgroup take turns, each reading every other slice two steps ahead
-// (H200, 128x128x32: 187 registers, 148.5 / 156.7 TFLOPS at f16 4096^3 / 8192^3 against 3's 205 / 213).
+// (H200, 128x128x32: 187 registers, 148.5 / 156.7 TFLOPS at f16 4096^3 / 8192^3 against 3's 205 / 213);
+// 5: 3's steady loop, but the edge slices read and stage each slice right before its multiply, so no read is
+// held in registers across a multiply outside the steady loop (a shader's register count is its peak anywhere,
+// and the edge loops' predicated half-by-half reads hold twice the registers of the steady loop's words).
 layout(constant_id = 9) const uint PREFETCH = 1;
 // Long K: every FOLD slices the accumulators are added into a second set with ordinary f32 adds and restarted.
 // One cooperative-matrix accumulation over a very long K drifts (H200, f16 -> f32 at K = 131075: Frobenius
@@ -346,7 +349,7 @@ void main() {
             FETCH(ra0, rb0, (kt + 2u) * BK)
             barrier();
         }
-    } else if (PREFETCH == 3u) {
+    } else if (PREFETCH == 3u || PREFETCH == 5u) {
         // The same, unrolled by two so that each step's buffers are constants.
         FETCH(ra0, rb0, BK)
         barrier();
@@ -363,7 +366,24 @@ void main() {
             FETCH_IN(ra0, rb0, (kt + 3u) * BK)
             barrier();
         }
-        for (; kt < nk; kt += 2u) {
+        // Here buffer 0 holds slice kt and the registers slice kt + 1 (zeros past K).
+        if (PREFETCH == 5u) {
+            // The edges: at the top of step kt buffer kt & 1 holds slice kt and the other buffer is free (its
+            // last multiply ended before the last barrier); slice kt + 1 goes there before the multiply.
+            const uint kt0 = kt;
+            for (; kt < nk; kt++) {
+                uint cur = kt & 1u;
+                if (kt + 1u < nk) {
+                    if (kt != kt0) {
+                        FETCH(ra0, rb0, (kt + 1u) * BK)
+                    }
+                    STAGE(ra0, rb0, cur ^ 1u)
+                }
+                COMPUTE(cur)
+                FOLD_AFTER(kt + 1u)
+                barrier();
+            }
+        } else for (; kt < nk; kt += 2u) {
             COMPUTE(0u)
             FOLD_AFTER(kt + 1u)
             if (kt + 1u < nk) STAGE(ra0, rb0, 1u)
