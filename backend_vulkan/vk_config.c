@@ -178,8 +178,8 @@ static int coop_config_ok(const trr_vk_device *d, const trr_config *c, trr_dtype
         return 0;
     }
     if (c->variant == TRR_VARIANT_CM2) return cm2_config_ok(d, c, why, cap);
-    if (c->stages < 1 || c->stages > 5) {
-        snprintf(why, cap, "stages = %d: the kernel's pipelines are 1 to 5", c->stages);
+    if (c->stages < 1 || c->stages > 6) {
+        snprintf(why, cap, "stages = %d: the kernel's pipelines are 1 to 6", c->stages);
         return 0;
     }
     /* stages 4: the two halves of the workgroup take turns reading slices, each half whole subgroups */
