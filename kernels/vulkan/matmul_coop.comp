@@ -41,10 +41,7 @@ layout(constant_id = 7) const uint TRANS_B = 0;
 layout(constant_id = 8) const uint EPI = 0;
 // 1: read slice k+1 while multiplying slice k; 2: multiply k, stage k+1, then read k+2; 3: 2 unrolled by two;
 // 4: as 3, but the two halves of the workgroup take turns, each reading every other slice two steps ahead
-// (H200, 128x128x32: 187 registers, 148.5 / 156.7 TFLOPS at f16 4096^3 / 8192^3 against 3's 205 / 213);
-// 5: 3's steady loop, but the edge slices read and stage each slice right before its multiply, so no read is
-// held in registers across a multiply outside the steady loop (a shader's register count is its peak anywhere,
-// and the edge loops' predicated half-by-half reads hold twice the registers of the steady loop's words).
+// (H200, 128x128x32: 187 registers, 148.5 / 156.7 TFLOPS at f16 4096^3 / 8192^3 against 3's 205 / 213).
 layout(constant_id = 9) const uint PREFETCH = 1;
 // Long K: every FOLD slices the accumulators are added into a second set with ordinary f32 adds and restarted.
 // One cooperative-matrix accumulation over a very long K drifts (H200, f16 -> f32 at K = 131075: Frobenius
@@ -277,9 +274,8 @@ void main() {
         uint w = t_w + i * WS;                                                                                 \
         if (w < B_WORDS) S[B_AT + (buf) * B_SZ + (w / rwb) * B_LD + w % rwb] = RB[i];                          \
     }
-#define COMPUTE(buf) COMPUTE_KS(buf, 0u, BK)
-#define COMPUTE_KS(buf, ks0, ks1)                                                                              \
-    [[unroll]] for (uint ks = ks0; ks < ks1; ks += TK) {                                                       \
+#define COMPUTE(buf)                                                                                           \
+    [[unroll]] for (uint ks = 0; ks < BK; ks += TK) {                                                          \
         [[unroll]] for (uint i = 0; i < WTM; i++) {                                                            \
             uint mm = wm * WTM * TM + i * TM;                                                                  \
             if (TRANS_A == 0u)                                                                                 \
@@ -314,38 +310,6 @@ void main() {
         if (A_PER * WS == A_WORDS || t_w + i * WS < A_WORDS) RA[i] = x4[A_AT_K(i, k0)];                        \
     [[unroll]] for (uint i = 0; i < B_PER; i++)                                                                \
         if (B_PER * WS == B_WORDS || t_w + i * WS < B_WORDS) RB[i] = y4[B_AT_K(i, k0)];
-
-// Stages 6 works on halves: words [0, A_H) and [A_H, A_PER) of A (B_H of B), and the slice's first K_H of
-// depth and the rest (either second half may be empty).
-const uint A_H = (A_PER + 1u) / 2u;
-const uint B_H = (B_PER + 1u) / 2u;
-const uint K_H = (BK / TK + 1u) / 2u * TK;
-#define STAGE_H(RA, RB, buf, h)                                                                                \
-    [[unroll]] for (uint i = (h) * A_H; i < ((h) == 0u ? A_H : A_PER); i++) {                                  \
-        uint w = t_w + i * WS;                                                                                 \
-        if (w < A_WORDS) S[A_AT + (buf) * A_SZ + (w / rwa) * A_LD + w % rwa] = RA[i];                          \
-    }                                                                                                          \
-    [[unroll]] for (uint i = (h) * B_H; i < ((h) == 0u ? B_H : B_PER); i++) {                                  \
-        uint w = t_w + i * WS;                                                                                 \
-        if (w < B_WORDS) S[B_AT + (buf) * B_SZ + (w / rwb) * B_LD + w % rwb] = RB[i];                          \
-    }
-#define FETCH_IN_H(RA, RB, k0, h)                                                                              \
-    [[unroll]] for (uint i = (h) * A_H; i < ((h) == 0u ? A_H : A_PER); i++)                                    \
-        if (A_PER * WS == A_WORDS || t_w + i * WS < A_WORDS) RA[i] = x4[A_AT_K(i, k0)];                        \
-    [[unroll]] for (uint i = (h) * B_H; i < ((h) == 0u ? B_H : B_PER); i++)                                    \
-        if (B_PER * WS == B_WORDS || t_w + i * WS < B_WORDS) RB[i] = y4[B_AT_K(i, k0)];
-// One step of stages 6: multiply the first half of the slice in buffer cur, stage the next slice's first half
-// (read a step ago) and read its second half, multiply the rest, stage that second half (its read had half a
-// multiply to land: a shared store waits for every global read in flight), then read the first half of the
-// slice after.
-#define HALF_STEP(cur, k_next)                                                                                 \
-    COMPUTE_KS(cur, 0u, K_H)                                                                                   \
-    STAGE_H(ra0, rb0, (cur) ^ 1u, 0u)                                                                          \
-    FETCH_IN_H(ra0, rb0, (k_next) * BK, 1u)                                                                    \
-    COMPUTE_KS(cur, K_H, BK)                                                                                   \
-    STAGE_H(ra0, rb0, (cur) ^ 1u, 1u)                                                                          \
-    FETCH_IN_H(ra0, rb0, ((k_next) + 1u) * BK, 0u)                                                             \
-    barrier();
 
     uint nk = (K + BK - 1u) / BK;
     const uint xs8 = pc.xs0 / 8u, ys8 = pc.ys0 / 8u;
@@ -382,20 +346,12 @@ const uint K_H = (BK / TK + 1u) / 2u * TK;
             FETCH(ra0, rb0, (kt + 2u) * BK)
             barrier();
         }
-    } else if (PREFETCH == 3u || PREFETCH == 5u || PREFETCH == 6u) {
+    } else if (PREFETCH == 3u) {
         // The same, unrolled by two so that each step's buffers are constants.
         FETCH(ra0, rb0, BK)
         barrier();
-        // Steady state: slices kt + 2 and kt + 3 are inside K. Stages 6 holds half of a slice's reads at a time;
-        // at the top of its steps the registers' first half holds slice kt + 1's (all of it on entry).
-        if (PREFETCH == 6u) {
-            for (; kt + 4u <= nin; kt += 2u) {
-                HALF_STEP(0u, kt + 1u)
-                FOLD_AFTER(kt + 1u)
-                HALF_STEP(1u, kt + 2u)
-                FOLD_AFTER(kt + 2u)
-            }
-        } else for (; kt + 4u <= nin; kt += 2u) {
+        // Steady state: slices kt + 2 and kt + 3 are inside K.
+        for (; kt + 4u <= nin; kt += 2u) {
             COMPUTE(0u)
             FOLD_AFTER(kt + 1u)
             STAGE(ra0, rb0, 1u)
@@ -407,25 +363,7 @@ const uint K_H = (BK / TK + 1u) / 2u * TK;
             FETCH_IN(ra0, rb0, (kt + 3u) * BK)
             barrier();
         }
-        // Here buffer 0 holds slice kt and the registers slice kt + 1 (zeros past K; with stages 6, after its
-        // steady loop, only the first half).
-        if (PREFETCH == 5u || PREFETCH == 6u) {
-            // The edges: at the top of step kt buffer kt & 1 holds slice kt and the other buffer is free (its
-            // last multiply ended before the last barrier); slice kt + 1 goes there before the multiply.
-            const uint kt0 = kt;
-            for (; kt < nk; kt++) {
-                uint cur = kt & 1u;
-                if (kt + 1u < nk) {
-                    if (PREFETCH == 6u || kt != kt0) {
-                        FETCH(ra0, rb0, (kt + 1u) * BK)
-                    }
-                    STAGE(ra0, rb0, cur ^ 1u)
-                }
-                COMPUTE(cur)
-                FOLD_AFTER(kt + 1u)
-                barrier();
-            }
-        } else for (; kt < nk; kt += 2u) {
+        for (; kt < nk; kt += 2u) {
             COMPUTE(0u)
             FOLD_AFTER(kt + 1u)
             if (kt + 1u < nk) STAGE(ra0, rb0, 1u)
