@@ -255,7 +255,9 @@ static void fill_coop(const trr_vk_device *d, const trr_call *call, trr_config *
     /* matmul_coop.comp's pipeline: stages 2 stages the next slice right after the multiply, then reads the one
      * after it; 3 is the same loop unrolled by two, which helps the KHR build and hurts the NV one on an H100
      * (bench/results/2026-11-22-h100-vulkan-stages.txt); 4 (halves of the workgroup reading alternate slices) lost on
-     * an H200 (2026-11-23-h200-vulkan-coop-steady.txt) and is taken through the config only. */
+     * an H200 (2026-11-23-h200-vulkan-coop-steady.txt) and is taken through the config only. block_k 32 at
+     * 128x128 stays one workgroup per SM (194-202 registers) however few of a slice's reads a thread holds
+     * (holding half of them saved 8; 2026-11-23-h200-vulkan-coop-k32-registers.txt). */
     if (!c->stages) c->stages = c->variant == TRR_VARIANT_CM2 ? 1 : c->variant == TRR_VARIANT_COOP_KHR ? 3 : 2;
     if (!c->vector_width) c->vector_width = 1;
     if (!c->split_k) c->split_k = 1;
