@@ -308,12 +308,8 @@ void trr_cuda_choose_config(trr_context *ctx, trr_call *call) {
          * 1 while the row lasts); block_k the loads' cache policy (row_sum.cu).
          * Short rows waste most of a wide block; 256 threads cover rows up to a few thousand in one sweep, 512
          * with 8 loads beyond. Rows of 32 to 64 KiB: one block of 1024 threads, each loading 2 vectors, reads a
-         * 32 KiB row in one go with two blocks (64 KiB) in flight per SM. After the bench's fill, with .cs loads,
-         * H200 4096 x 8192 f32 (bench/results/2026-11-23-h200-rowsum.txt): 3725-3735 GB/s against 3534-3602
-         * for 512 x 4; 2 rows a block, 128 or 256 threads, or 4-8 loads a thread all lose 1-7%. A kernel that
-         * only loads shows the same order after the fill (1024 threads 35.4 us, 512 36.9, 256 37.3, 128 38.9)
-         * and not without it (34.0-35.5 for all): fewer, larger blocks make the fill's written-back lines cost
-         * less. */
+         * row in one go, and fewer, larger blocks leave less of the time to the write-back of dirty L2 lines that
+         * precedes them (the bench's cache flush; bench/results/2026-11-23-h200-rowsum.txt has the figures). */
         const int64_t row_bytes = call->cols * es;
         if (row_bytes >= 32768 && row_bytes < 65536) {
             h.threads = 1024;
