@@ -94,7 +94,7 @@ void trr_vk_storage_writes(const VkDescriptorBufferInfo info[3], VkWriteDescript
 
 static trr_vk_dispatch_rec dispatch_rec(const dispatch *w, const prepared *p) {
     trr_vk_dispatch_rec rec;
-    memset(&rec, 0, sizeof rec); /* compared bytewise (vk_submit.c) */
+    memset(&rec, 0, sizeof rec); /* no stale bytes in a record that vk_submit.c compares with the next */
     rec.pipeline = p->pipeline;
     for (int i = 0; i < 3; i++) {
         rec.info[i] = p->info[i];

@@ -169,10 +169,9 @@ static inline void copy_chunk_fast(uint dst, __global const ushort *src) {
 
 #if Z_DT != DT_F32
 /* Two outputs rounded to nearest even by one conversion instruction (sm_80+, as the mma itself), v0 in the low
- * half: the f16 and bf16 alike. The integer rounding of common.cl (trr_f2bf) took 16 instructions per bf16 pair
- * in the driver's SASS where f16 took two, and bf16 ran behind f16 on the same tiles (4096^3 340 against 369
- * TFLOPS, bmm 512x128^3 24.6 against 44.6); with this and the epilogue pass below the two run alike (the two
- * changes were measured together). A NaN comes out as the canonical quiet NaN. */
+ * half, for f16 and bf16 alike: the integer rounding of common.cl (trr_f2bf) costs several instructions per bf16
+ * element, enough to put bf16 behind f16 where the epilogue weighs (bench/results, "opencl-bf16-epilogue"). A
+ * NaN comes out as the canonical quiet NaN. */
 #if Z_DT == DT_BF16
 #define CVT_PAIR "cvt.rn.bf16x2.f32 %0, %1, %2;"
 #else
@@ -220,9 +219,7 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void matmul_mma(
     int c_pair) {
     /* Both operands' stages in one array on a 128-byte boundary, A first. NVIDIA's driver puts 16 bytes of its
      * own at the start of a work-group's local memory, so 16-byte aligned tiles began 16 bytes into a 128-byte
-     * line. The driver's SASS is otherwise the same (main loop alike instruction for instruction, control codes
-     * included), and the aligned tiles run 1.38x faster: 282 -> 390 TFLOPS at 8192^3 f16 on an H200, 257 -> 337
-     * at 4096^3 (kernel events, same run; issue #18). */
+     * line, which costs the tensor-core loop about a quarter of its speed (bench/results, "opencl-mma-aligned"). */
     __local ushort smem_[STAGES * (A_TILE + B_TILE)] __attribute__((aligned(128)));
     __local ushort *const as_ = smem_;
     __local ushort *const bs_ = smem_ + STAGES * A_TILE;
@@ -529,11 +526,8 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void matmul_mma(
 
     /* The epilogue as its own pass over the accumulators, one straight block per kind, and then the stores: a
      * plain matmul goes from the last mma to its stores without passing the other kinds' code. Applied per
-     * element inside the stores, the three kinds' branches and GELU's body sat between every two stores, and a
-     * work-group of a short K is mostly its epilogue. With this pass, the one-instruction rounding and the
-     * in-range tile's unchecked stores (H200, same run): bmm 64x1024x1024x128 f16 64.3 -> 141.6 TFLOPS, bf16
-     * 37.5 -> 142.2; 512x128^3 f16 44.6 -> 76.5, bf16 24.6 -> 77.3; 4096^3 f16 369 -> 389, bf16 340 -> 401
-     * (bench/results/2026-11-23-h200-opencl-bf16-epilogue.txt). */
+     * element inside the stores, the three kinds' branches and GELU's body would sit between every two stores,
+     * and a work-group of a short K (batched matmul) is mostly its epilogue. */
 #define EPI_PASS(F)                                                                                            \
     do {                                                                                                       \
         _Pragma("unroll") for (int i = 0; i < MT; i++) _Pragma("unroll") for (int n = 0; n < NT; n++)          \
