@@ -132,6 +132,13 @@ int trr_vk_coop_wm(const trr_config *cfg, trr_vk_coop_geom g) {
     return best;
 }
 
+/* The cooperative kernel's workgroup: config.threads multiply; stages 4 and up add stages - 2 producer
+ * subgroups that read and stage the slices (matmul_coop.comp). cm2 runs config.threads. */
+int trr_vk_coop_invocations(const trr_config *cfg, trr_vk_coop_geom g) {
+    const int producers = cfg->variant != TRR_VARIANT_CM2 && cfg->stages >= 4 ? 2 << (cfg->stages - 4) : 0;
+    return cfg->threads + producers * g.sg;
+}
+
 /* Shared memory of the cooperative kernel (kernels/vulkan/matmul_coop.comp): two buffers of each staged slice
  * in 16-byte words with one word of padding per row, for the larger of the two layouts, after the words
  * left unused ahead of them. */
@@ -178,14 +185,16 @@ static int coop_config_ok(const trr_vk_device *d, const trr_config *c, trr_dtype
         return 0;
     }
     if (c->variant == TRR_VARIANT_CM2) return cm2_config_ok(d, c, why, cap);
-    if (c->stages < 1 || c->stages > 4) {
-        snprintf(why, cap, "stages = %d: the kernel's pipelines are 1, 2, 3 and 4", c->stages);
+    if (c->stages < 1 || c->stages > 6) {
+        snprintf(why, cap, "stages = %d: the kernel's pipelines are 1, 2, 3, and 4 to 6 (2 to 4 producer subgroups)",
+                 c->stages);
         return 0;
     }
-    /* stages 4: the two halves of the workgroup take turns reading slices, each half whole subgroups */
-    if (c->stages == 4 && (c->threads / g.sg) % 2) {
-        snprintf(why, cap, "stages = 4 splits the workgroup into two halves of whole subgroups; %d threads are %d "
-                 "%d-wide subgroups", c->threads, c->threads / g.sg, g.sg);
+    const VkPhysicalDeviceLimits *lim = &d->phys.props.limits;
+    const int all = trr_vk_coop_invocations(c, g);
+    if ((uint32_t)all > lim->maxComputeWorkGroupInvocations || (uint32_t)all > lim->maxComputeWorkGroupSize[0]) {
+        snprintf(why, cap, "%d threads and the producer subgroups of stages %d make %d invocations; the device allows %u",
+                 c->threads, c->stages, all, lim->maxComputeWorkGroupInvocations);
         return 0;
     }
     if (c->block_k <= 0 || c->block_k % g.tk) {

@@ -32,5 +32,7 @@ typedef struct trr_vk_coop_geom {
 trr_vk_coop_geom trr_vk_coop_geometry(const trr_vk_device *d, int v, trr_dtype in);
 /* Subgroups along M for the cooperative kernel (matmul_coop.comp's WM); 0 when the block has no split. */
 int trr_vk_coop_wm(const trr_config *cfg, trr_vk_coop_geom g);
+/* Its workgroup size: config.threads plus the producer subgroups of stages 4 and up. */
+int trr_vk_coop_invocations(const trr_config *cfg, trr_vk_coop_geom g);
 
 #endif

@@ -568,7 +568,7 @@ static trr_status run_matmul_whole(trr_context *ctx, const trr_call *c) {
          * so only the f32 output folds (bf16 outputs: their bound is wider still). cm2 leaves accumulation to the driver. */
         const uint32_t fold = trr_matmul_fold_tiles(c, 4096);
         const trr_vk_coop_geom g = trr_vk_coop_geometry(trr_vk_dev(ctx), v, c->x.dtype);
-        uint32_t spec[16] = {(uint32_t)c->config.threads, (uint32_t)c->config.block_m, (uint32_t)c->config.block_n,
+        uint32_t spec[16] = {(uint32_t)trr_vk_coop_invocations(&c->config, g), (uint32_t)c->config.block_m, (uint32_t)c->config.block_n,
                              (uint32_t)c->config.block_k, (uint32_t)trr_vk_coop_wm(&c->config, g), (uint32_t)c->config.group_m,
                              (uint32_t)c->trans_a, (uint32_t)c->trans_b, (uint32_t)c->epilogue,
                              (uint32_t)c->config.stages, fold, (uint32_t)g.tm, (uint32_t)g.tn, (uint32_t)g.tk,

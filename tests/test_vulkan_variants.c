@@ -164,12 +164,12 @@ Test(vulkan_variants, matmul_oversized_unroll_is_refused, .timeout = 120) {
     trr_context_destroy(ctx);
 }
 
-/* The cooperative kernel's read pipelines forced (stages 1 to 4 over 16- and 32-deep slices; stages 4 splits the
- * workgroup into halves that read alternate slices): every case of the quick subset passes where the device runs
- * coop_khr, or is refused with a reason. A workgroup of an odd number of subgroups has no halves: refused. */
+/* The cooperative kernel's read pipelines forced (stages 1 to 6 over 16- and 32-deep slices; stages 4 to 6 add
+ * 2 to 4 producer subgroups that read and stage the slices): every case of the quick subset passes where the
+ * device runs coop_khr, or is refused with a reason. Producers past the device's workgroup size: refused. */
 Test(vulkan_variants, matmul_coop_stages, .timeout = 600) {
     trr_context *ctx = open_vulkan();
-    for (int stages = 1; stages <= 4; stages++)
+    for (int stages = 1; stages <= 6; stages++)
         for (int bk = 16; bk <= 32; bk += 16) {
             const trr_config forced = {.variant = TRR_VARIANT_COOP_KHR, .stages = stages, .block_k = bk};
             cr_assert_eq(trr_config_override(ctx, TRR_OP_MATMUL, &forced), TRR_OK);
@@ -193,10 +193,12 @@ Test(vulkan_variants, matmul_coop_stages, .timeout = 600) {
     cr_assert_eq(trr_tensor_2d(buf, 0, TRR_F16, m, k, 0, &a), TRR_OK);
     cr_assert_eq(trr_tensor_2d(buf, (size_t)(m * k) * 2, TRR_F16, k, n, 0, &b), TRR_OK);
     cr_assert_eq(trr_tensor_2d(buf, (size_t)(m * k + k * n) * 2, TRR_F16, m, n, 0, &c), TRR_OK);
-    /* three 32-wide subgroups of 16x64 patches: a tile the kernel takes at stages 3 */
-    const trr_config odd = {.variant = TRR_VARIANT_COOP_KHR, .stages = 4, .block_m = 48, .block_n = 64,
-                            .block_k = 16, .threads = 96};
-    cr_assert_eq(trr_config_override(ctx, TRR_OP_MATMUL, &odd), TRR_OK);
+    /* as many threads that multiply as a workgroup takes: no room for the four producer subgroups of stages 6 */
+    trr_device_info info;
+    cr_assert_eq(trr_context_device(ctx, &info), TRR_OK);
+    const trr_config full = {.variant = TRR_VARIANT_COOP_KHR, .stages = 6, .block_m = 64, .block_n = 64,
+                             .block_k = 16, .threads = info.max_threads_per_block};
+    cr_assert_eq(trr_config_override(ctx, TRR_OP_MATMUL, &full), TRR_OK);
     cr_expect_eq(trr_matmul(ctx, &a, &b, &c, TRR_EPI_NONE, 0.0f, 0), TRR_ERR_UNSUPPORTED);
     cr_expect_str_neq(trr_last_error(ctx), "");
     cr_assert_eq(trr_config_override(ctx, TRR_OP_MATMUL, NULL), TRR_OK);

@@ -18,6 +18,7 @@
 #endif
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_ballot : require
 #if defined(X_BF16)
 #if !defined(COOP_KHR)
 #error "the bf16 build is on VK_KHR_cooperative_matrix only"
@@ -40,8 +41,8 @@ layout(constant_id = 6) const uint TRANS_A = 0;
 layout(constant_id = 7) const uint TRANS_B = 0;
 layout(constant_id = 8) const uint EPI = 0;
 // 1: read slice k+1 while multiplying slice k; 2: multiply k, stage k+1, then read k+2; 3: 2 unrolled by two;
-// 4: as 3, but the two halves of the workgroup take turns, each reading every other slice two steps ahead
-// (H200, 128x128x32: 187 registers, 148.5 / 156.7 TFLOPS at f16 4096^3 / 8192^3 against 3's 205 / 213).
+// 4 and up: PREFETCH - 2 producer subgroups past the ones that multiply read and stage every slice (the host
+// adds their invocations to the workgroup), so PREFETCH slices are in flight: NP in registers, two in shared.
 layout(constant_id = 9) const uint PREFETCH = 1;
 // Long K: every FOLD slices the accumulators are added into a second set with ordinary f32 adds and restarted.
 // One cooperative-matrix accumulation over a very long K drifts (H200, f16 -> f32 at K = 131075: Frobenius
@@ -55,7 +56,9 @@ layout(constant_id = 13) const uint TK = 16;
 layout(constant_id = 14) const uint SG = 32;
 
 const uint WG = gl_WorkGroupSize.x;
-const uint NSG = WG / SG;
+const uint NP = PREFETCH >= 4u ? 2u : 0u; // producer groups
+const uint PQ = PREFETCH >= 4u ? 1u << (PREFETCH - 4u) : 1u; // subgroups per producer group
+const uint NSG = WG / SG - NP * PQ; // subgroups that multiply
 const uint WN = NSG / WM;
 const uint WTM = BM / WM / TM; // accumulator tiles per subgroup along M
 const uint WTN = BN / WN / TN;
@@ -70,9 +73,9 @@ const uint A_SZ = A_ROWS * A_LD;
 const uint B_SZ = B_ROWS * B_LD;
 const uint A_WORDS = BM * BK / 8u; // words per slice
 const uint B_WORDS = BN * BK / 8u;
-// Threads that share the reads of one slice: the workgroup, or with PREFETCH 4 each half of it (WS), a thread
+// Threads that share the reads of one slice: the workgroup, or with producers one subgroup (WS), a thread
 // reading words t_w, t_w + WS, ... (A_PER of A, B_PER of B).
-const uint WS = PREFETCH == 4u ? WG / 2u : WG;
+const uint WS = NP != 0u ? PQ * SG : WG;
 const uint A_PER = (A_WORDS + WS - 1u) / WS;
 const uint B_PER = (B_WORDS + WS - 1u) / WS;
 // 16-byte words left unused ahead of the tiles. NVIDIA's drivers put bytes of their own at the start of a
@@ -265,14 +268,17 @@ void main() {
 #define FETCH(RA, RB, k0)                                                                                      \
     [[unroll]] for (uint i = 0; i < A_PER; i++) RA[i] = fetch_a(i, k0);                                        \
     [[unroll]] for (uint i = 0; i < B_PER; i++) RB[i] = fetch_b(i, k0);
+// Where WS threads cover whole staged rows, word i lies i * WS / rw rows below word 0: the address is one base
+// and a constant (NVIDIA's compiler does not find that itself and recomputes each word's row and column).
+#define STAGE_AT(w, i, rw, ld) (WS % (rw) == 0u ? (t_w / (rw) + (i) * (WS / (rw))) * (ld) + t_w % (rw) : ((w) / (rw)) * (ld) + (w) % (rw))
 #define STAGE(RA, RB, buf)                                                                                     \
     [[unroll]] for (uint i = 0; i < A_PER; i++) {                                                              \
         uint w = t_w + i * WS;                                                                                 \
-        if (w < A_WORDS) S[A_AT + (buf) * A_SZ + (w / rwa) * A_LD + w % rwa] = RA[i];                          \
+        if (A_PER * WS == A_WORDS || w < A_WORDS) S[A_AT + (buf) * A_SZ + STAGE_AT(w, i, rwa, A_LD)] = RA[i];  \
     }                                                                                                          \
     [[unroll]] for (uint i = 0; i < B_PER; i++) {                                                              \
         uint w = t_w + i * WS;                                                                                 \
-        if (w < B_WORDS) S[B_AT + (buf) * B_SZ + (w / rwb) * B_LD + w % rwb] = RB[i];                          \
+        if (B_PER * WS == B_WORDS || w < B_WORDS) S[B_AT + (buf) * B_SZ + STAGE_AT(w, i, rwb, B_LD)] = RB[i];  \
     }
 #define COMPUTE(buf)                                                                                           \
     [[unroll]] for (uint ks = 0; ks < BK; ks += TK) {                                                          \
@@ -317,9 +323,11 @@ void main() {
     // (uniform over the workgroup); 0 elsewhere, so only the general loops run.
     const uint nin = (pc.pad & 3u) == 3u && m0 + BM <= M && n0 + BN <= N ? K / BK : 0u;
     uint kt = 0u;
-    // Slice 0 into buffer 0.
-    FETCH(ra0, rb0, 0u)
-    STAGE(ra0, rb0, 0u)
+    // Slice 0 into buffer 0 (with producers, theirs to do).
+    if (NP == 0u) {
+        FETCH(ra0, rb0, 0u)
+        STAGE(ra0, rb0, 0u)
+    }
     if (PREFETCH == 2u) {
         // The next slice is staged from registers right after the multiply and only then is the one after it
         // read into the same registers, so the load is in flight through a barrier and a whole multiply step.
@@ -376,53 +384,60 @@ void main() {
             FETCH(ra0, rb0, (kt + 3u) * BK)
             barrier();
         }
-    } else if (PREFETCH == 4u) {
-        // NVIDIA's compiler puts every global load on one scoreboard, so a thread's shared store waits for all
-        // its loads in flight, the newest included: in 2 and 3 a slice's reads have one step to land. Here half
-        // h (subgroups NSG/2 * h and on) reads only the slices of parity h, so its reads have two steps (and
-        // twice the words per thread). At the top of each pair: buffer 0 holds slice kt, half 1's registers
-        // kt + 1, half 0's kt + 2.
-        const uint part = t / WS; // uniform over each subgroup (WS is whole subgroups: vk_config.c)
-        if (part == 0u) {
-            FETCH(ra0, rb0, 0u)
-            STAGE(ra0, rb0, 0u)
-            FETCH(ra0, rb0, 2u * BK)
-        } else {
-            FETCH(ra0, rb0, BK)
+    } else if (NP != 0u) {
+        // Producer subgroups: subgroup NSG + p (p < NP) reads slices p, p + NP, p + 2 NP, ... into its registers
+        // and stores each into shared memory NP - 1 steps after reading it, in the step before its multiply; the
+        // NSG subgroups before them only multiply. A producer holds one slice at a time, so the wait that takes
+        // all its loads at once (PREFETCH 2) covers just that slice, after NP - 1 steps in flight, and falls on
+        // a subgroup that does no multiply. Two buffers: in step kt the multiply reads buffer kt & 1 while slice
+        // kt + 1 is stored into the other. The two kinds of subgroup run separate loops with the same barriers
+        // (on NVIDIA's compiler, one loop with a branch per step keeps both kinds' registers live and spills);
+        // the multiply's is unrolled by two so that each step's buffers are constants.
+        // p wraps past NP for the subgroups that multiply; taken from the subgroup's first invocation so that
+        // the branch around the cooperative-matrix code is subgroup-uniform to the compiler as well.
+        const uint p = subgroupBroadcastFirst(sg - NSG) / PQ;
+        if (p < NP) {
+            FETCH(ra0, rb0, p * BK)
+            if (p == 0u) {
+                STAGE(ra0, rb0, 0u)
+                FETCH(ra0, rb0, NP * BK)
+            }
+            barrier();
+            // One barrier per step, as the multiplying subgroups' loop below. The store of slice s comes first
+            // in each pass, then the steps that are not this producer's turn are bare barriers: with a branch on
+            // the turn in every step, NVIDIA's compiler put the wait for the loads on that branch, so each
+            // producer waited for the slice it had just read in the very next step. Slices wholly inside the
+            // matrix are read without bounds checks.
+            uint s = p == 0u ? NP : p; // the next slice this producer stores, in step s - 1
+            for (; kt + 1u < s && kt < nk; kt++) barrier();
+            while (kt < nk) {
+                if (s < nk) {
+                    STAGE(ra0, rb0, s & 1u)
+                    if (s + NP < nin) {
+                        FETCH_IN(ra0, rb0, (s + NP) * BK)
+                    } else {
+                        FETCH(ra0, rb0, (s + NP) * BK)
+                    }
+                }
+                barrier();
+                kt++;
+                [[unroll]] for (uint j = 1u; j < NP; j++) {
+                    if (kt >= nk) break;
+                    barrier();
+                    kt++;
+                }
+                s += NP;
+            }
+            return; // the epilogue is the multiplying subgroups'
         }
         barrier();
-        // Steady state: slices kt + 3 and kt + 4 are inside K.
-        for (; kt + 5u <= nin; kt += 2u) {
-            COMPUTE(0u)
-            FOLD_AFTER(kt + 1u)
-            if (part == 1u) {
-                STAGE(ra0, rb0, 1u)
-                FETCH_IN(ra0, rb0, (kt + 3u) * BK)
-            }
-            barrier();
-            COMPUTE(1u)
-            FOLD_AFTER(kt + 2u)
-            if (part == 0u) {
-                STAGE(ra0, rb0, 0u)
-                FETCH_IN(ra0, rb0, (kt + 4u) * BK)
-            }
-            barrier();
-        }
         for (; kt < nk; kt += 2u) {
             COMPUTE(0u)
             FOLD_AFTER(kt + 1u)
-            if (part == 1u && kt + 1u < nk) {
-                STAGE(ra0, rb0, 1u)
-                FETCH(ra0, rb0, (kt + 3u) * BK)
-            }
             barrier();
             if (kt + 1u >= nk) break;
             COMPUTE(1u)
             FOLD_AFTER(kt + 2u)
-            if (part == 0u && kt + 2u < nk) {
-                STAGE(ra0, rb0, 0u)
-                FETCH(ra0, rb0, (kt + 4u) * BK)
-            }
             barrier();
         }
     } else {
