@@ -238,6 +238,10 @@ static uint64_t loop_budget(const trr_vk_device *d) {
     return llvmpipe ? 65535u : UINT64_MAX;
 }
 
+/* 128x128 tiles from which the cooperative kernel takes producer subgroups on NVIDIA (fill_coop): with one
+ * workgroup per SM, fewer tiles leave a ragged last wave that the two-workgroup default fills. */
+#define TRR_VK_COOP_PRODUCER_TILES 512
+
 /* The cooperative-matrix variants' heuristic (c->variant names one of them). */
 static void fill_coop(const trr_vk_device *d, const trr_call *call, trr_config *c) {
     /* 128x128x16 tiles over 8 subgroups (64x32 each): the fastest of the tiles swept on an H100 (209 TFLOPS at
@@ -256,6 +260,20 @@ static void fill_coop(const trr_vk_device *d, const trr_call *call, trr_config *
     /* whole slices of the device's matrix depth (KHR shapes other than 16x16x16 have not been measured) */
     const trr_vk_coop_geom g = trr_vk_coop_geometry(d, c->variant, call->x.dtype);
     if (bk < g.tk) bk = g.tk;
+    /* Producer subgroups on NVIDIA where the grid fills the GPU several times over: 128x128x32 tiles multiplied
+     * by 4 subgroups of 64x64 while 8 more read and stage the slices (stages 6), one workgroup per SM (166
+     * registers). H200, f16 4096^3 / 8192^3: 228 / 257 TFLOPS against the 128x128x16 s3 default's 222 / 236
+     * (2026-11-23-h200-vulkan-coop-producers.txt). The barriers sit on the two kinds of subgroup's separate
+     * paths, which NVIDIA's hardware counts per subgroup; other vendors keep the uniform pipeline. */
+    const int producers = d->phys.props.vendorID == 0x10de && c->variant != TRR_VARIANT_CM2 && g.sg == 32 &&
+                          tiles >= TRR_VK_COOP_PRODUCER_TILES && !c->block_m && !c->block_n && !c->block_k &&
+                          !c->threads && !c->stages;
+    if (producers) {
+        bm = bn = 128;
+        bk = 32;
+        c->threads = 128;
+        c->stages = 6;
+    }
     if (!c->block_m) c->block_m = bm;
     if (!c->block_n) c->block_n = bn;
     if (!c->block_k) c->block_k = bk;
