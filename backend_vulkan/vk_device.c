@@ -285,6 +285,17 @@ static trr_status create_device(trr_context *ctx, trr_vk_device *d) {
         f2.pNext = &pep;
         exts[n_ext++] = VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME;
     }
+    /* VK_EXT_pipeline_robustness: NVIDIA's driver bounds-checks every storage-buffer access by default (a compare
+     * and a predicate per load in the machine code); the cooperative matmul checks its own bounds, so its
+     * pipelines turn the driver's off (not under the validation layer, which predates the extension). */
+    VkPhysicalDevicePipelineRobustnessFeaturesEXT robust = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_ROBUSTNESS_FEATURES_EXT, .pipelineRobustness = VK_TRUE};
+    if (d->phys.pipeline_robustness && !d->validation && (d->coop_khr || d->coop_nv || d->coop_bf16)) {
+        robust.pNext = f2.pNext;
+        f2.pNext = &robust;
+        exts[n_ext++] = VK_EXT_PIPELINE_ROBUSTNESS_EXTENSION_NAME;
+        d->unchecked_coop = 1;
+    }
     VkDeviceCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
                              .pNext = &f2,
                              .queueCreateInfoCount = 1,

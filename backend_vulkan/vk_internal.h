@@ -116,6 +116,7 @@ typedef struct trr_vk_phys {
     int exec_props; /* VK_KHR_pipeline_executable_properties (TRIREME_VK_PIPELINE_STATS=1 prints them) */
     int subgroup_arith; /* subgroup arithmetic operations in compute shaders */
     int push_descriptor; /* VK_KHR_push_descriptor */
+    int pipeline_robustness; /* VK_EXT_pipeline_robustness with its pipelineRobustness feature */
     /* the f16 cooperative-matrix kernel can run: VK_NV_cooperative_matrix with 16x16x16 f16 -> f32 at subgroup
      * scope, the Vulkan memory model, shaderFloat16 and 32-wide subgroups */
     int coop_f16;
@@ -233,6 +234,9 @@ typedef struct trr_vk_device {
     /* VK_KHR_push_descriptor: operands are pushed into the command buffer (vkCmdPushDescriptorSetKHR) instead of
      * sets allocated from each slot's pool; NULL where the device lacks it or TRIREME_VK_PUSH_DESCRIPTORS=0 */
     PFN_vkCmdPushDescriptorSetKHR push_set;
+    /* VK_EXT_pipeline_robustness enabled: the matmul_coop pipelines are created without bounds checks on their
+     * storage buffers (vk_pipeline.c) */
+    int unchecked_coop;
     /* The last dispatch that was the only op of its batch when recorded (last_valid): a synchronize records it
      * ahead into the next batch, which the same dispatch then claims without recording (vk_submit.c). */
     trr_vk_dispatch_rec last;

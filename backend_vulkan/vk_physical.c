@@ -135,7 +135,7 @@ void trr_vk_phys_query(const trr_vk_fns *fn, VkPhysicalDevice handle, trr_vk_phy
     out->float16 = v12 && f16.shaderFloat16 == VK_TRUE;
 
     uint32_t n = 0;
-    int coop2_ext = 0, pci_bus_info = 0, bf16_ext = 0;
+    int coop2_ext = 0, pci_bus_info = 0, bf16_ext = 0, robust_ext = 0;
     if (fn->vkEnumerateDeviceExtensionProperties(handle, NULL, &n, NULL) == VK_SUCCESS && n > 0) {
         VkExtensionProperties *ext = calloc(n, sizeof *ext);
         if (ext && fn->vkEnumerateDeviceExtensionProperties(handle, NULL, &n, ext) == VK_SUCCESS) {
@@ -144,10 +144,18 @@ void trr_vk_phys_query(const trr_vk_fns *fn, VkPhysicalDevice handle, trr_vk_phy
             coop2_ext = has_extension(ext, n, VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME);
             out->exec_props = has_extension(ext, n, "VK_KHR_pipeline_executable_properties");
             out->push_descriptor = has_extension(ext, n, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
+            robust_ext = has_extension(ext, n, VK_EXT_PIPELINE_ROBUSTNESS_EXTENSION_NAME);
             pci_bus_info = has_extension(ext, n, VK_EXT_PCI_BUS_INFO_EXTENSION_NAME);
             bf16_ext = has_extension(ext, n, VK_KHR_SHADER_BFLOAT16_EXTENSION_NAME);
         }
         free(ext);
+    }
+    if (robust_ext) {
+        VkPhysicalDevicePipelineRobustnessFeaturesEXT pr = {
+            .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_ROBUSTNESS_FEATURES_EXT};
+        VkPhysicalDeviceFeatures2 pf = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &pr};
+        fn->vkGetPhysicalDeviceFeatures2(handle, &pf);
+        out->pipeline_robustness = pr.pipelineRobustness == VK_TRUE;
     }
     if (pci_bus_info) {
         VkPhysicalDevicePCIBusInfoPropertiesEXT pci = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PCI_BUS_INFO_PROPERTIES_EXT};

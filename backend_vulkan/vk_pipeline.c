@@ -242,6 +242,13 @@ trr_status trr_vk_pipeline_get(trr_context *ctx, const char *shader, const uint3
                   .pName = "main",
                   .pSpecializationInfo = &si},
         .layout = d->pipeline_layout};
+    VkPipelineRobustnessCreateInfoEXT unchecked = {
+        .sType = VK_STRUCTURE_TYPE_PIPELINE_ROBUSTNESS_CREATE_INFO_EXT,
+        .storageBuffers = VK_PIPELINE_ROBUSTNESS_BUFFER_BEHAVIOR_DISABLED_EXT,
+        .uniformBuffers = VK_PIPELINE_ROBUSTNESS_BUFFER_BEHAVIOR_DEVICE_DEFAULT_EXT,
+        .vertexInputs = VK_PIPELINE_ROBUSTNESS_BUFFER_BEHAVIOR_DEVICE_DEFAULT_EXT,
+        .images = VK_PIPELINE_ROBUSTNESS_IMAGE_BEHAVIOR_DEVICE_DEFAULT_EXT};
+    if (d->unchecked_coop && !strncmp(shader, "matmul_coop", 11)) ci.pNext = &unchecked;
     if (d->get_exec_props)
         ci.flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR |
                     (d->get_exec_irs ? VK_PIPELINE_CREATE_CAPTURE_INTERNAL_REPRESENTATIONS_BIT_KHR : 0);
