@@ -132,8 +132,8 @@ int trr_vk_coop_wm(const trr_config *cfg, trr_vk_coop_geom g) {
     return best;
 }
 
-/* The cooperative kernel's workgroup: config.threads multiply; stages 4 and up add stages - 2 producer
- * subgroups that read and stage the slices (matmul_coop.comp). cm2 runs config.threads. */
+/* The cooperative kernel's workgroup: config.threads multiply; stages 4, 5 and 6 add two groups of 1, 2 and 4
+ * producer subgroups that read and stage the slices (matmul_coop.comp). cm2 runs config.threads. */
 int trr_vk_coop_invocations(const trr_config *cfg, trr_vk_coop_geom g) {
     const int producers = cfg->variant != TRR_VARIANT_CM2 && cfg->stages >= 4 ? 2 << (cfg->stages - 4) : 0;
     return cfg->threads + producers * g.sg;
@@ -186,7 +186,7 @@ static int coop_config_ok(const trr_vk_device *d, const trr_config *c, trr_dtype
     }
     if (c->variant == TRR_VARIANT_CM2) return cm2_config_ok(d, c, why, cap);
     if (c->stages < 1 || c->stages > 6) {
-        snprintf(why, cap, "stages = %d: the kernel's pipelines are 1, 2, 3, and 4 to 6 (2 to 4 producer subgroups)",
+        snprintf(why, cap, "stages = %d: the kernel's pipelines are 1, 2, 3, and 4 to 6 (2, 4 or 8 producer subgroups)",
                  c->stages);
         return 0;
     }
@@ -281,8 +281,8 @@ static void fill_coop(const trr_vk_device *d, const trr_call *call, trr_config *
     if (!c->group_m) c->group_m = 8;
     /* matmul_coop.comp's pipeline: stages 2 stages the next slice right after the multiply, then reads the one
      * after it; 3 is the same loop unrolled by two, which helps the KHR build and hurts the NV one on an H100
-     * (bench/results/2026-11-22-h100-vulkan-stages.txt); 4 (halves of the workgroup reading alternate slices) lost on
-     * an H200 (2026-11-23-h200-vulkan-coop-steady.txt) and is taken through the config only. block_k 32 at
+     * (bench/results/2026-11-22-h100-vulkan-stages.txt); 4 to 6 (producer subgroups) are taken above on NVIDIA
+     * and through the config elsewhere. In the uniform pipelines block_k 32 at
      * 128x128 stays one workgroup per SM (194-202 registers) however few of a slice's reads a thread holds
      * (holding half of them saved 8; 2026-11-23-h200-vulkan-coop-k32-registers.txt). */
     if (!c->stages) c->stages = c->variant == TRR_VARIANT_CM2 ? 1 : c->variant == TRR_VARIANT_COOP_KHR ? 3 : 2;

@@ -165,7 +165,7 @@ Test(vulkan_variants, matmul_oversized_unroll_is_refused, .timeout = 120) {
 }
 
 /* The cooperative kernel's read pipelines forced (stages 1 to 6 over 16- and 32-deep slices; stages 4 to 6 add
- * 2 to 4 producer subgroups that read and stage the slices): every case of the quick subset passes where the
+ * two groups of 1, 2 or 4 producer subgroups that read and stage the slices): every case of the quick subset passes where the
  * device runs coop_khr, or is refused with a reason. Producers past the device's workgroup size: refused. */
 Test(vulkan_variants, matmul_coop_stages, .timeout = 600) {
     trr_context *ctx = open_vulkan();

@@ -41,8 +41,9 @@ layout(constant_id = 6) const uint TRANS_A = 0;
 layout(constant_id = 7) const uint TRANS_B = 0;
 layout(constant_id = 8) const uint EPI = 0;
 // 1: read slice k+1 while multiplying slice k; 2: multiply k, stage k+1, then read k+2; 3: 2 unrolled by two;
-// 4 and up: PREFETCH - 2 producer subgroups past the ones that multiply read and stage every slice (the host
-// adds their invocations to the workgroup), so PREFETCH slices are in flight: NP in registers, two in shared.
+// 4, 5, 6: two groups of 1, 2, 4 producer subgroups past the ones that multiply take turns reading and staging
+// the slices (the host adds their invocations to the workgroup): two slices in flight in the producers'
+// registers, two in shared memory.
 layout(constant_id = 9) const uint PREFETCH = 1;
 // Long K: every FOLD slices the accumulators are added into a second set with ordinary f32 adds and restarted.
 // One cooperative-matrix accumulation over a very long K drifts (H200, f16 -> f32 at K = 131075: Frobenius
@@ -385,16 +386,16 @@ void main() {
             barrier();
         }
     } else if (NP != 0u) {
-        // Producer subgroups: subgroup NSG + p (p < NP) reads slices p, p + NP, p + 2 NP, ... into its registers
-        // and stores each into shared memory NP - 1 steps after reading it, in the step before its multiply; the
-        // NSG subgroups before them only multiply. A producer holds one slice at a time, so the wait that takes
-        // all its loads at once (PREFETCH 2) covers just that slice, after NP - 1 steps in flight, and falls on
-        // a subgroup that does no multiply. Two buffers: in step kt the multiply reads buffer kt & 1 while slice
-        // kt + 1 is stored into the other. The two kinds of subgroup run separate loops with the same barriers
-        // (on NVIDIA's compiler, one loop with a branch per step keeps both kinds' registers live and spills);
-        // the multiply's is unrolled by two so that each step's buffers are constants.
-        // p wraps past NP for the subgroups that multiply; taken from the subgroup's first invocation so that
-        // the branch around the cooperative-matrix code is subgroup-uniform to the compiler as well.
+        // Producer groups: group p (p < NP, subgroups NSG + p PQ and the PQ - 1 after it) reads slices p, p + NP,
+        // p + 2 NP, ... into its registers; in the step before a slice's multiply it stores the slice into shared
+        // memory and reads its next one, NP steps ahead. The NSG subgroups before them only multiply. A producer
+        // holds one slice at a time, so the wait that takes all its loads at once (PREFETCH 2) covers just that
+        // slice, after NP steps in flight, and falls on a subgroup that does no multiply. Two buffers: in step kt
+        // the multiply reads buffer kt & 1 while slice kt + 1 is stored into the other. The two kinds of subgroup
+        // run separate loops with the same barriers (on NVIDIA's compiler, one loop with a branch per step keeps
+        // both kinds' registers live and spills); the multiply's is unrolled by two so that each step's buffers
+        // are constants. p wraps past NP for the subgroups that multiply; it is taken from the subgroup's first
+        // invocation so that the branch around the cooperative-matrix code is subgroup-uniform to the compiler.
         const uint p = subgroupBroadcastFirst(sg - NSG) / PQ;
         if (p < NP) {
             FETCH(ra0, rb0, p * BK)
