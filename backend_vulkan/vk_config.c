@@ -190,6 +190,13 @@ static int coop_config_ok(const trr_vk_device *d, const trr_config *c, trr_dtype
                  c->stages);
         return 0;
     }
+    /* The producer and multiplying subgroups reach their barriers on separate paths: NVIDIA's hardware counts
+     * barrier arrivals per subgroup, SPIR-V leaves it undefined, so other devices keep stages 1-3. */
+    if (c->stages >= 4 && d->phys.props.vendorID != TRR_VK_VENDOR_NVIDIA) {
+        snprintf(why, cap, "stages %d (producer subgroups) runs on NVIDIA devices only: its two kinds of subgroup "
+                 "meet the same barriers on separate paths", c->stages);
+        return 0;
+    }
     const VkPhysicalDeviceLimits *lim = &d->phys.props.limits;
     const int all = trr_vk_coop_invocations(c, g);
     if ((uint32_t)all > lim->maxComputeWorkGroupInvocations || (uint32_t)all > lim->maxComputeWorkGroupSize[0]) {
@@ -265,7 +272,7 @@ static void fill_coop(const trr_vk_device *d, const trr_call *call, trr_config *
      * registers). H200, f16 4096^3 / 8192^3: 228 / 257 TFLOPS against the 128x128x16 s3 default's 222 / 236
      * (2026-11-23-h200-vulkan-coop-producers.txt). The barriers sit on the two kinds of subgroup's separate
      * paths, which NVIDIA's hardware counts per subgroup; other vendors keep the uniform pipeline. */
-    const int producers = d->phys.props.vendorID == 0x10de && c->variant != TRR_VARIANT_CM2 && g.sg == 32 &&
+    const int producers = d->phys.props.vendorID == TRR_VK_VENDOR_NVIDIA && c->variant != TRR_VARIANT_CM2 && g.sg == 32 &&
                           tiles >= TRR_VK_COOP_PRODUCER_TILES && !c->block_m && !c->block_n && !c->block_k &&
                           !c->threads && !c->stages;
     if (producers) {

@@ -107,6 +107,9 @@ typedef struct trr_vk_fns {
 } trr_vk_fns;
 
 /* What a physical device offers, gathered once (vk_physical.c). */
+/* PCI vendor id of NVIDIA devices (VkPhysicalDeviceProperties.vendorID) */
+#define TRR_VK_VENDOR_NVIDIA 0x10DEu
+
 typedef struct trr_vk_phys {
     VkPhysicalDevice handle;
     VkPhysicalDeviceProperties props;

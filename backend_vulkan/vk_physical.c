@@ -179,7 +179,7 @@ static uint64_t device_local_bytes(const VkPhysicalDeviceMemoryProperties *m) {
 
 static const char *vendor_name(uint32_t id) {
     switch (id) {
-    case 0x10DE: return "NVIDIA";
+    case TRR_VK_VENDOR_NVIDIA: return "NVIDIA";
     case 0x1002: return "AMD";
     case 0x8086: return "Intel";
     case 0x13B5: return "ARM";
