@@ -106,10 +106,10 @@ typedef struct trr_vk_fns {
     TRR_VK_DEVICE_FNS(TRR_VK_DECLARE_FN)
 } trr_vk_fns;
 
-/* What a physical device offers, gathered once (vk_physical.c). */
 /* PCI vendor id of NVIDIA devices (VkPhysicalDeviceProperties.vendorID) */
 #define TRR_VK_VENDOR_NVIDIA 0x10DEu
 
+/* What a physical device offers, gathered once (vk_physical.c). */
 typedef struct trr_vk_phys {
     VkPhysicalDevice handle;
     VkPhysicalDeviceProperties props;

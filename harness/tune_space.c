@@ -105,11 +105,16 @@ static const trr_config vk_streaming[] = {
     {.threads = 512, .block_n = 512 * 16}, {.threads = 512, .block_n = 512 * 32},
 };
 
-/* Cooperative-matrix tiles for the Vulkan f16 matmul (32-wide subgroups of 16x16 tiles): the backend's two
- * defaults (128x128x16:256, 64x64x32:128) and neighbours, among them tiles whose subgroups own 64x64 patches
- * (threads = 128 for 128x128, 256 for 128x256 and 256x128; the backend gives each subgroup the squarest
- * patch). Devices without cooperative matrices run the ones the SIMT kernel can take. */
+/* Cooperative-matrix tiles for the Vulkan f16 matmul (32-wide subgroups of 16x16 tiles): the backend's
+ * defaults (128x128x16:256, 64x64x32:128, and on NVIDIA 128x128x32:128 with the producer subgroups of stages 6)
+ * and neighbours, among them tiles whose subgroups own 64x64 patches (threads = 128 for 128x128, 256 for 128x256
+ * and 256x128; the backend gives each subgroup the squarest patch). The producer configs name their stages, which
+ * a given tile does not otherwise get (check_config drops them off NVIDIA). Devices without cooperative matrices
+ * run the ones the SIMT kernel can take. */
 static const trr_config vk_coop_tiles[] = {
+    {.block_m = 128, .block_n = 128, .block_k = 32, .threads = 128, .stages = 6},
+    {.block_m = 128, .block_n = 128, .block_k = 32, .threads = 128, .stages = 5},
+    {.block_m = 128, .block_n = 256, .block_k = 16, .threads = 256, .stages = 5},
     {.block_m = 128, .block_n = 128, .block_k = 16, .threads = 256},
     {.block_m = 128, .block_n = 128, .block_k = 32, .threads = 256},
     {.block_m = 128, .block_n = 128, .block_k = 16, .threads = 128},

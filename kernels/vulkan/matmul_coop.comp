@@ -74,7 +74,7 @@ const uint A_SZ = A_ROWS * A_LD;
 const uint B_SZ = B_ROWS * B_LD;
 const uint A_WORDS = BM * BK / 8u; // words per slice
 const uint B_WORDS = BN * BK / 8u;
-// Threads that share the reads of one slice: the workgroup, or with producers one subgroup (WS), a thread
+// Threads that share the reads of one slice: the workgroup, or with producers one producer group (WS), a thread
 // reading words t_w, t_w + WS, ... (A_PER of A, B_PER of B).
 const uint WS = NP != 0u ? PQ * SG : WG;
 const uint A_PER = (A_WORDS + WS - 1u) / WS;
