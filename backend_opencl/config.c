@@ -2,6 +2,7 @@
  * CPU (PoCL) configs aim at few distinct programs, because PoCL takes about a second per compile. */
 #include "opencl.h"
 
+#include "config_fields.h"
 #include "matmul_fold.h"
 
 #include <stdint.h>
@@ -92,7 +93,7 @@ void trr_cl_choose_config(trr_context *ctx, trr_call *call) {
     case TRR_OP_RGB_TO_GREY:
         set_if_zero(&c->threads, gpu ? 256 : 64);
         set_if_zero(&c->vector_width, call->op == TRR_OP_RGB_TO_GREY ? 1 : 4);
-        set_if_zero(&c->block_n, c->threads * c->vector_width);
+        set_if_zero(&c->block_n, trr_config_product(c->threads, c->vector_width));
         break;
     case TRR_OP_SOFTMAX: {
         int64_t n = call->cols;
@@ -109,10 +110,10 @@ void trr_cl_choose_config(trr_context *ctx, trr_call *call) {
             int64_t need = (n + c->threads - 1) / c->threads;
             int per = need <= 4 ? pow2_at_least(need) : (int)((need + 3) / 4 * 4);
             if (per > 64) per = 64; /* longer rows take the online kernel */
-            set_if_zero(&c->block_n, c->threads * per);
+            set_if_zero(&c->block_n, trr_config_product(c->threads, per));
         } else {
             set_if_zero(&c->threads, 16);
-            set_if_zero(&c->block_n, c->threads * (n <= 4 * c->threads ? 4 : 64));
+            set_if_zero(&c->block_n, trr_config_product(c->threads, n <= 4 * (int64_t)c->threads ? 4 : 64));
         }
         break;
     }

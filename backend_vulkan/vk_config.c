@@ -1,6 +1,7 @@
 /* The Vulkan ops' configs: the heuristic that completes a call's config (trr_vk_choose_config) and the checks
  * that refuse one a kernel cannot run, with the reason (trr_vk_check_config). */
 #include "vk_config.h"
+#include "config_fields.h"
 #include "op_table.h"
 
 #include <stdio.h>
@@ -372,7 +373,7 @@ void trr_vk_choose_config(trr_context *ctx, trr_call *call) {
             int loads = call->op == TRR_OP_ADD ? ADD_LOADS_PER_INVOCATION
                         : call->op == TRR_OP_COPY ? COPY_WORDS_PER_INVOCATION
                                                   : STREAM_LOADS_PER_INVOCATION;
-            c->block_n = loads * c->threads * c->vector_width;
+            c->block_n = trr_config_product(trr_config_product(loads, c->threads), c->vector_width);
         }
         break;
     }
@@ -391,7 +392,8 @@ void trr_vk_choose_config(trr_context *ctx, trr_call *call) {
                     c->threads = th;
                     c->variant = TRR_VARIANT_SUBGROUP;
                     if (!c->vector_width) c->vector_width = 4;
-                    if (!c->block_n) c->block_n = th * c->vector_width * GPU_ROW_SUM_LOADS;
+                    if (!c->block_n)
+                        c->block_n = trr_config_product(trr_config_product(th, c->vector_width), GPU_ROW_SUM_LOADS);
                 }
             } else if (call->cols <= SOFTMAX_SG_AUTO_MAX_COLS) {
                 const int th = c->threads ? c->threads : GPU_SOFTMAX_SG_THREADS;
@@ -426,7 +428,7 @@ void trr_vk_choose_config(trr_context *ctx, trr_call *call) {
             int regs = call->op == TRR_OP_SOFTMAX && trr_vk_softmax_regs_layout(d, call) && vpt >= 1 && vpt <= 16;
             c->block_n = regs ? 4 * (int)vpt * c->threads
                          : call->op == TRR_OP_ROW_SUM && c->variant == TRR_VARIANT_SUBGROUP
-                             ? c->threads * c->vector_width * ROW_SUM_LOADS
+                             ? trr_config_product(trr_config_product(c->threads, c->vector_width), ROW_SUM_LOADS)
                              : c->threads;
         }
         break;

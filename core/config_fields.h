@@ -8,6 +8,7 @@
 #include "trireme.h"
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* Largest value a tile field may hold; anything above is a mistake, not a config. */
 #define TRR_CONFIG_FIELD_MAX 65536
@@ -30,6 +31,14 @@ int trr_config_equal(const trr_config *a, const trr_config *b);
 
 /* Sets every field of c that is zero and named in fields (TRR_CFG_* bits) from defaults. */
 void trr_config_fill(trr_config *c, const trr_config *defaults, unsigned fields);
+
+/* A field filled from the product of others (a backend's heuristic: threads x vector width x loads): the product,
+ * or TRR_CONFIG_FIELD_MAX + 1 where it passes the largest field, so the range check refuses it instead of an
+ * int overflowing (overridden fields reach 65536 each). Factors are fields or small constants, never negative. */
+static inline int trr_config_product(int64_t a, int64_t b) {
+    const int64_t p = a * b;
+    return p > TRR_CONFIG_FIELD_MAX ? TRR_CONFIG_FIELD_MAX + 1 : (int)p;
+}
 
 /* TRR_OK when every field lies in [0, max]; else TRR_ERR_INVALID_ARGUMENT with a message naming the field,
  * recorded on ctx (NULL: this thread). */

@@ -27,9 +27,11 @@ void trr_tune_default_config(trr_context *ctx, const trr_call *call, trr_config 
     trr_tune_complete_config(ctx, call, &zero, out_config);
 }
 
-/* Whether the call's backend runs the call as configured: ops of one kernel family take no other variant, then
- * the backend's supports and check_config. Records the reason on ctx. */
+/* Whether the call's backend runs the call as configured: every field in range, ops of one kernel family take no
+ * other variant, then the backend's supports and check_config. Records the reason on ctx. */
 static trr_status judge(trr_context *ctx, const trr_call *call) {
+    /* a heuristic's product of overridden fields past the largest field (trr_config_product) */
+    TRR_TRY(trr_config_check_range(ctx, &call->config));
     const trr_op_desc *desc = trr_op_desc_get(call->op);
     int v = call->config.variant;
     if (!(desc->config_fields & TRR_CFG_VARIANT) && v != TRR_VARIANT_AUTO && v != TRR_VARIANT_SIMT) {

@@ -186,3 +186,60 @@ Test(resolve, rejected_override_fails_the_call) {
     cr_assert(strstr(trr_last_error(f.ctx), "split_k") != NULL, "%s", trr_last_error(f.ctx));
     close_counting(&f);
 }
+
+/* Overridden fields reach TRR_CONFIG_FIELD_MAX each, and the heuristics fill block_n from products of them
+ * (threads x vector width x loads): such a call is refused with the reason or runs right (a backend may not use
+ * those fields), and no int overflows on the way (the ASan + UBSan run; a fuzz seed found OpenCL's elementwise
+ * product overflowing). Every backend present. */
+Test(resolve, overridden_products) {
+    static const char *devices[] = {"cpu", "opencl:0", "vulkan:0"};
+    const trr_config huge[] = {{.threads = 65536, .vector_width = 65536}, {.threads = 65536, .vector_width = 16}};
+    float in[128];
+    for (int i = 0; i < 64; i++) in[i] = (float)i, in[64 + i] = (float)(2 * i);
+    int ran = 0;
+    for (size_t d = 0; d < sizeof devices / sizeof *devices; d++) {
+        trr_context *ctx = NULL;
+        if (trr_context_create(devices[d], &ctx) != TRR_OK) continue;
+        ran++;
+        trr_buffer *buf = NULL;
+        cr_assert_eq(trr_buffer_create(ctx, 3 * 64 * 4, &buf), TRR_OK);
+        trr_tensor x, y, z, x2, r, s;
+        cr_assert_eq(trr_tensor_1d(buf, 0, TRR_F32, 64, &x), TRR_OK);
+        cr_assert_eq(trr_tensor_1d(buf, 64 * 4, TRR_F32, 64, &y), TRR_OK);
+        cr_assert_eq(trr_tensor_1d(buf, 128 * 4, TRR_F32, 64, &z), TRR_OK);
+        cr_assert_eq(trr_tensor_2d(buf, 0, TRR_F32, 4, 16, 0, &x2), TRR_OK);
+        cr_assert_eq(trr_tensor_2d(buf, 128 * 4, TRR_F32, 4, 16, 0, &s), TRR_OK);
+        cr_assert_eq(trr_tensor_1d(buf, 128 * 4, TRR_F32, 4, &r), TRR_OK);
+        for (size_t h = 0; h < sizeof huge / sizeof *huge; h++) {
+            const trr_op ops[] = {TRR_OP_ADD, TRR_OP_SOFTMAX, TRR_OP_ROW_SUM};
+            const char *names[] = {"add", "softmax", "row_sum"};
+            for (size_t o = 0; o < sizeof ops / sizeof *ops; o++) {
+                cr_assert_eq(trr_config_override(ctx, ops[o], &huge[h]), TRR_OK);
+                cr_assert_eq(trr_buffer_write(ctx, buf, 0, in, sizeof in), TRR_OK);
+                trr_status st = ops[o] == TRR_OP_ADD       ? trr_add(ctx, &x, &y, &z)
+                                : ops[o] == TRR_OP_SOFTMAX ? trr_softmax(ctx, &x2, &s)
+                                                           : trr_row_sum(ctx, &x2, &r);
+                if (st != TRR_OK) {
+                    cr_expect_neq(st, TRR_ERR_INTERNAL, "%s %s: %s", devices[d], names[o], trr_last_error(ctx));
+                    cr_expect_str_neq(trr_last_error(ctx), "", "%s %s", devices[d], names[o]);
+                    continue;
+                }
+                if (ops[o] == TRR_OP_SOFTMAX) continue; /* ran; its values are the conformance suite's */
+                float out[64];
+                const int n = ops[o] == TRR_OP_ADD ? 64 : 4;
+                cr_assert_eq(trr_buffer_read(ctx, buf, 128 * 4, out, (size_t)n * 4), TRR_OK);
+                for (int i = 0; i < n; i++) {
+                    float want = 0;
+                    if (ops[o] == TRR_OP_ADD) want = (float)(3 * i);
+                    else
+                        for (int j = 0; j < 16; j++) want += (float)(16 * i + j);
+                    cr_expect_eq(out[i], want, "%s %s with threads %d x vector width %d: [%d] %g, want %g", devices[d],
+                                 names[o], huge[h].threads, huge[h].vector_width, i, out[i], want);
+                }
+            }
+        }
+        trr_buffer_destroy(buf);
+        trr_context_destroy(ctx);
+    }
+    cr_assert_gt(ran, 0, "no backend opened");
+}
