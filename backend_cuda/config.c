@@ -3,6 +3,7 @@
 
 #include "op_table.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -371,7 +372,7 @@ static trr_status check_matmul(trr_context *ctx, const trr_cuda_dev *dev, const 
         if ((wn > 0 && (c->block_n / wn) % 16) || c->stages < 2 || c->stages > 8)
             return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda f16 matmul: stages must be in [2, 8] (got %d)", c->stages);
         int rows_b = call->trans_b ? c->block_n : c->block_k, cpr_b = call->trans_b ? c->block_k / 8 : c->block_n / 8;
-        if ((c->block_m * c->block_k / 8) % c->threads || (rows_b * cpr_b) % c->threads)
+        if (((int64_t)c->block_m * c->block_k / 8) % c->threads || ((int64_t)rows_b * cpr_b) % c->threads)
             return trr_error(ctx, TRR_ERR_UNSUPPORTED,
                              "cuda f16 matmul: the %dx%d and %dx%d tiles must split evenly into 16-byte copies over %d threads",
                              c->block_m, c->block_k, c->block_k, c->block_n, c->threads);
@@ -386,15 +387,16 @@ static trr_status check_matmul(trr_context *ctx, const trr_cuda_dev *dev, const 
         return trr_error(ctx, TRR_ERR_UNSUPPORTED,
                          "cuda matmul (CUDA cores): block_m, block_n multiples of 8 and block_k of 4 (%d, %d, %d)",
                          c->block_m, c->block_n, c->block_k);
-    if (c->threads != c->block_m * c->block_n / 64 && (c->threads != c->block_m * c->block_n / 128 || c->block_m % 16))
+    const int64_t area = (int64_t)c->block_m * c->block_n; /* fields reach 65536 each */
+    if (c->threads != area / 64 && (c->threads != area / 128 || c->block_m % 16))
         return trr_error(ctx, TRR_ERR_UNSUPPORTED,
-                         "cuda matmul (CUDA cores): threads must be block_m*block_n/64 = %d (8x8 outputs each) or, with "
-                         "block_m a multiple of 16, block_m*block_n/128 = %d (16x8 each); got %d",
-                         c->block_m * c->block_n / 64, c->block_m * c->block_n / 128, c->threads);
+                         "cuda matmul (CUDA cores): threads must be block_m*block_n/64 = %lld (8x8 outputs each) or, with "
+                         "block_m a multiple of 16, block_m*block_n/128 = %lld (16x8 each); got %d",
+                         (long long)(area / 64), (long long)(area / 128), c->threads);
     if (c->block_k != 4 && c->block_k % 8)
         return trr_error(ctx, TRR_ERR_UNSUPPORTED,
                          "cuda matmul (CUDA cores): block_k must be 4 or a multiple of 8 (got %d)", c->block_k);
-    if ((c->block_m * c->block_k / 4) % c->threads || (c->block_k * c->block_n / 4) % c->threads)
+    if (((int64_t)c->block_m * c->block_k / 4) % c->threads || ((int64_t)c->block_k * c->block_n / 4) % c->threads)
         return trr_error(ctx, TRR_ERR_UNSUPPORTED,
                          "cuda matmul (CUDA cores): the A and B tiles must split evenly into 4-element loads over %d threads",
                          c->threads);

@@ -196,7 +196,7 @@ static trr_status check_mma(trr_context *ctx, const trr_call *call) {
                        : "variant mma warp tile over 128 accumulators per work-item");
     if (c->block_k != 16 && c->block_k != 32 && c->block_k != 64)
         return bad(ctx, "variant mma block_k must be 16, 32 or 64");
-    if ((c->block_m * c->block_k / 8) % c->threads || (c->block_n * c->block_k / 8) % c->threads)
+    if (((int64_t)c->block_m * c->block_k / 8) % c->threads || ((int64_t)c->block_n * c->block_k / 8) % c->threads)
         return bad(ctx, "variant mma: block_m x block_k / 8 and block_n x block_k / 8 must be multiples of threads");
     uint64_t local = (uint64_t)c->stages * (uint64_t)c->block_k * (uint64_t)(c->block_m + c->block_n) * 2ull;
     if (local > dev->local_memory)
@@ -254,8 +254,8 @@ trr_status trr_cl_check_config(trr_context *ctx, const trr_call *call) {
                              "be multiples of 4",
                              c->threads, rt, ct, rt, ct);
         if (tm * tn > 128) return bad(ctx, "matmul micro-tile over 128 accumulators per work-item");
-        if (c->block_k <= 0 || c->block_k % 4 || (c->block_m * c->block_k / 4) % c->threads ||
-            (c->block_n * c->block_k / 4) % c->threads)
+        if (c->block_k <= 0 || c->block_k % 4 || ((int64_t)c->block_m * c->block_k / 4) % c->threads ||
+            ((int64_t)c->block_n * c->block_k / 4) % c->threads)
             return bad(ctx, "matmul moves tiles in 4-element chunks: block_k must be a multiple of 4, and block_m x "
                             "block_k / 4 and block_n x block_k / 4 multiples of threads");
         if (c->block_k > 64) return bad(ctx, "block_k over 64");

@@ -464,8 +464,10 @@ static trr_status run_rowwise(trr_context *ctx, const trr_call *c) {
 /* The register micro-tile (TM x TN) of the SIMT matmul for a config; 0 when the config has none. */
 int trr_vk_micro_tile(const trr_config *cfg, int *out_tm, int *out_tn) {
     int bm = cfg->block_m, bn = cfg->block_n, th = cfg->threads;
-    if (bm <= 0 || bn <= 0 || th <= 0 || (bm * bn) % th) return 0;
-    int per = bm * bn / th;
+    /* outputs per invocation; tile sides reach 65536 each, so the area is counted in 64 bits */
+    const int64_t area = (int64_t)bm * bn;
+    if (bm <= 0 || bn <= 0 || th <= 0 || area % th || area / th > 256) return 0;
+    int per = (int)(area / th);
     static const int prefer[] = {4, 8, 2, 1, 16};
     for (int i = 0; i < 5; i++) {
         int tn = prefer[i];

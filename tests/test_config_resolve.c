@@ -188,12 +188,14 @@ Test(resolve, rejected_override_fails_the_call) {
 }
 
 /* Overridden fields reach TRR_CONFIG_FIELD_MAX each, and the heuristics fill block_n from products of them
- * (threads x vector width x loads): such a call is refused with the reason or runs right (a backend may not use
- * those fields), and no int overflows on the way (the ASan + UBSan run; a fuzz seed found OpenCL's elementwise
+ * (threads x vector width x loads), their checks from products of tile sides: such a call is refused with the
+ * reason or runs right (a backend may not use those fields), and no int overflows on the way (the ASan + UBSan run; a fuzz seed found OpenCL's elementwise
  * product overflowing). Every backend present. */
 Test(resolve, overridden_products) {
     static const char *devices[] = {"cpu", "opencl:0", "vulkan:0"};
     const trr_config huge[] = {{.threads = 65536, .vector_width = 65536}, {.threads = 65536, .vector_width = 16}};
+    const trr_config tiles[] = {{.block_m = 65536, .block_n = 65536, .block_k = 65536, .threads = 1024},
+                                {.block_m = 65536, .block_n = 65536, .block_k = 65536, .threads = 65536}};
     float in[128];
     for (int i = 0; i < 64; i++) in[i] = (float)i, in[64 + i] = (float)(2 * i);
     int ran = 0;
@@ -210,15 +212,19 @@ Test(resolve, overridden_products) {
         cr_assert_eq(trr_tensor_2d(buf, 0, TRR_F32, 4, 16, 0, &x2), TRR_OK);
         cr_assert_eq(trr_tensor_2d(buf, 128 * 4, TRR_F32, 4, 16, 0, &s), TRR_OK);
         cr_assert_eq(trr_tensor_1d(buf, 128 * 4, TRR_F32, 4, &r), TRR_OK);
+        trr_tensor b2, c2; /* x2 (4 x 16) times y's 64 values as 16 x 4 into z's first 16 */
+        cr_assert_eq(trr_tensor_2d(buf, 64 * 4, TRR_F32, 16, 4, 0, &b2), TRR_OK);
+        cr_assert_eq(trr_tensor_2d(buf, 128 * 4, TRR_F32, 4, 4, 0, &c2), TRR_OK);
         for (size_t h = 0; h < sizeof huge / sizeof *huge; h++) {
-            const trr_op ops[] = {TRR_OP_ADD, TRR_OP_SOFTMAX, TRR_OP_ROW_SUM};
-            const char *names[] = {"add", "softmax", "row_sum"};
+            const trr_op ops[] = {TRR_OP_ADD, TRR_OP_SOFTMAX, TRR_OP_ROW_SUM, TRR_OP_MATMUL};
+            const char *names[] = {"add", "softmax", "row_sum", "matmul"};
             for (size_t o = 0; o < sizeof ops / sizeof *ops; o++) {
-                cr_assert_eq(trr_config_override(ctx, ops[o], &huge[h]), TRR_OK);
+                cr_assert_eq(trr_config_override(ctx, ops[o], ops[o] == TRR_OP_MATMUL ? &tiles[h] : &huge[h]), TRR_OK);
                 cr_assert_eq(trr_buffer_write(ctx, buf, 0, in, sizeof in), TRR_OK);
                 trr_status st = ops[o] == TRR_OP_ADD       ? trr_add(ctx, &x, &y, &z)
                                 : ops[o] == TRR_OP_SOFTMAX ? trr_softmax(ctx, &x2, &s)
-                                                           : trr_row_sum(ctx, &x2, &r);
+                                : ops[o] == TRR_OP_ROW_SUM ? trr_row_sum(ctx, &x2, &r)
+                                                           : trr_matmul(ctx, &x2, &b2, &c2, TRR_EPI_NONE, 0, 0);
                 if (st != TRR_OK) {
                     cr_expect_neq(st, TRR_ERR_INTERNAL, "%s %s: %s", devices[d], names[o], trr_last_error(ctx));
                     cr_expect_str_neq(trr_last_error(ctx), "", "%s %s", devices[d], names[o]);
@@ -226,11 +232,13 @@ Test(resolve, overridden_products) {
                 }
                 if (ops[o] == TRR_OP_SOFTMAX) continue; /* ran; its values are the conformance suite's */
                 float out[64];
-                const int n = ops[o] == TRR_OP_ADD ? 64 : 4;
+                const int n = ops[o] == TRR_OP_ADD ? 64 : ops[o] == TRR_OP_MATMUL ? 16 : 4;
                 cr_assert_eq(trr_buffer_read(ctx, buf, 128 * 4, out, (size_t)n * 4), TRR_OK);
                 for (int i = 0; i < n; i++) {
                     float want = 0;
                     if (ops[o] == TRR_OP_ADD) want = (float)(3 * i);
+                    else if (ops[o] == TRR_OP_MATMUL) /* A: row i/4 of 0..63, B[j][q] = 2 (4 j + q) */
+                        for (int j = 0; j < 16; j++) want += (float)(16 * (i / 4) + j) * (float)(2 * (4 * j + i % 4));
                     else
                         for (int j = 0; j < 16; j++) want += (float)(16 * i + j);
                     cr_expect_eq(out[i], want, "%s %s with threads %d x vector width %d: [%d] %g, want %g", devices[d],
