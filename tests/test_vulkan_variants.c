@@ -16,6 +16,18 @@
 
 static trr_context *open_vulkan(void) { return open_device_or_skip("vulkan:0", "vulkan"); }
 
+/* One buffer holding A (m x k), B (k x n) and C (m x n) of dtype dt, packed one after another. */
+static trr_buffer *matmul_operands(trr_context *ctx, trr_dtype dt, int64_t m, int64_t n, int64_t k, trr_tensor *a,
+                                   trr_tensor *b, trr_tensor *c) {
+    const size_t es = dt == TRR_F32 ? 4 : 2;
+    trr_buffer *buf = NULL;
+    cr_assert_eq(trr_buffer_create(ctx, (size_t)(m * k + k * n + m * n) * es, &buf), TRR_OK);
+    cr_assert_eq(trr_tensor_2d(buf, 0, dt, m, k, 0, a), TRR_OK);
+    cr_assert_eq(trr_tensor_2d(buf, (size_t)(m * k) * es, dt, k, n, 0, b), TRR_OK);
+    cr_assert_eq(trr_tensor_2d(buf, (size_t)(m * k + k * n) * es, dt, m, n, 0, c), TRR_OK);
+    return buf;
+}
+
 /* Runs op's conformance cases with the config forced (what a failure's message names it by: label) and expects
  * none to fail; returns the report. */
 static trr_conf_report *run_forced_config(trr_context *ctx, trr_op op, const trr_config *forced, const char *label) {
@@ -143,13 +155,8 @@ Test(vulkan_variants, matmul_cooperative_variants) {
  * same block over enough threads runs. */
 Test(vulkan_variants, matmul_oversized_unroll_is_refused, .timeout = 120) {
     trr_context *ctx = open_vulkan();
-    trr_buffer *buf = NULL;
-    const int64_t m = 64, n = 64, k = 300;
-    cr_assert_eq(trr_buffer_create(ctx, (size_t)(m * k + k * n + m * n) * 4, &buf), TRR_OK);
     trr_tensor a, b, c;
-    cr_assert_eq(trr_tensor_2d(buf, 0, TRR_F32, m, k, 0, &a), TRR_OK);
-    cr_assert_eq(trr_tensor_2d(buf, (size_t)(m * k) * 4, TRR_F32, k, n, 0, &b), TRR_OK);
-    cr_assert_eq(trr_tensor_2d(buf, (size_t)(m * k + k * n) * 4, TRR_F32, m, n, 0, &c), TRR_OK);
+    trr_buffer *buf = matmul_operands(ctx, TRR_F32, 64, 64, 300, &a, &b, &c);
     const trr_config big = {.block_m = 4, .block_n = 16, .block_k = 128, .threads = 1, .variant = TRR_VARIANT_SIMT};
     cr_assert_eq(trr_config_override(ctx, TRR_OP_MATMUL, &big), TRR_OK);
     const time_t t0 = time(NULL);
@@ -165,8 +172,9 @@ Test(vulkan_variants, matmul_oversized_unroll_is_refused, .timeout = 120) {
 }
 
 /* The cooperative kernel's read pipelines forced (stages 1 to 6 over 16- and 32-deep slices; stages 4 to 6 add
- * two groups of 1, 2 or 4 producer subgroups that read and stage the slices): every case of the quick subset passes where the
- * device runs coop_khr, or is refused with a reason. Producers past the device's workgroup size: refused. */
+ * two groups of 1, 2 or 4 producer subgroups that read and stage the slices): every case of the quick subset
+ * passes where the device runs coop_khr, or is refused with a reason. Producers past the device's workgroup
+ * size: refused. */
 Test(vulkan_variants, matmul_coop_stages, .timeout = 600) {
     trr_context *ctx = open_vulkan();
     for (int stages = 1; stages <= 6; stages++)
@@ -186,14 +194,9 @@ Test(vulkan_variants, matmul_coop_stages, .timeout = 600) {
             trr_conformance_free(rep);
         }
 
-    trr_buffer *buf = NULL;
-    const int64_t m = 48, n = 64, k = 64;
-    cr_assert_eq(trr_buffer_create(ctx, (size_t)(m * k + k * n + m * n) * 2, &buf), TRR_OK);
     trr_tensor a, b, c;
-    cr_assert_eq(trr_tensor_2d(buf, 0, TRR_F16, m, k, 0, &a), TRR_OK);
-    cr_assert_eq(trr_tensor_2d(buf, (size_t)(m * k) * 2, TRR_F16, k, n, 0, &b), TRR_OK);
-    cr_assert_eq(trr_tensor_2d(buf, (size_t)(m * k + k * n) * 2, TRR_F16, m, n, 0, &c), TRR_OK);
-    /* as many threads that multiply as a workgroup takes: no room for the four producer subgroups of stages 6 */
+    trr_buffer *buf = matmul_operands(ctx, TRR_F16, 48, 64, 64, &a, &b, &c);
+    /* as many threads that multiply as a workgroup takes: no room for the eight producer subgroups of stages 6 */
     trr_device_info info;
     cr_assert_eq(trr_context_device(ctx, &info), TRR_OK);
     const trr_config full = {.variant = TRR_VARIANT_COOP_KHR, .stages = 6, .block_m = 64, .block_n = 64,
