@@ -147,11 +147,27 @@ uint M, N, K, m0, n0, t_id, t_w;
                  packFloat2x16(f16vec2(h[4], h[5])), packFloat2x16(f16vec2(h[6], h[7])));
 #endif
 
+// Which 16-byte word of a staged tile word w is, for rows of rw words. A 16-byte store is carried out eight
+// threads at a time, and for rows padded to an odd width of 3 or 5 words (BK 16 or 32 of an operand stored along
+// k) eight words of consecutive rows in row order put two in one bank group. Within each block of eight rows, the
+// eight threads of a store phase take whole rows rw apart instead (rows p, p + rw, ...: 3 or 5 words times rw is
+// 4 mod 8, so those rows' words fill the eight bank groups once), and still read whole rows of global memory, as
+// many sectors as in row order (threads reading down a column of rows instead made the global loads fetch each
+// sector twice and lost 20%). Wider rows keep row order (a store phase covers eight words of one row). WORD_SPAN
+// words make whole rows either way.
+#define WORD_SPAN(rw) ((rw) == 2u || (rw) == 4u ? 8u * (rw) : (rw))
+uint word_row(uint w, uint rw) {
+    if (WORD_SPAN(rw) == rw) return w / rw;
+    uint o = w % WORD_SPAN(rw);
+    return (w / WORD_SPAN(rw)) * 8u + o / 8u + rw * ((o % 8u) / rw);
+}
+uint word_col(uint w, uint rw) { return w % rw; } // (o % 8) % rw, rw dividing 8
+
 // Word w of A's slice at k0, half by half (zero outside the matrix): the path for operands whose rows are not
 // whole 16-byte words (fetch_a takes the others).
 uvec4 load_a(uint w, uint k0) {
     const uint rw = (TRANS_A == 0u ? BK : BM) / 8u; // words per staged row
-    uint r = w / rw, c8 = (w % rw) * 8u;
+    uint r = word_row(w, rw), c8 = word_col(w, rw) * 8u;
     uint gm = m0 + (TRANS_A == 0u ? r : c8);
     uint gk = k0 + (TRANS_A == 0u ? c8 : r);
     uint row = TRANS_A == 0u ? gm : gk, col = TRANS_A == 0u ? gk : gm; // memory row / column
@@ -161,7 +177,7 @@ uvec4 load_a(uint w, uint k0) {
 
 uvec4 load_b(uint w, uint k0) {
     const uint rw = (TRANS_B == 0u ? BN : BK) / 8u;
-    uint r = w / rw, c8 = (w % rw) * 8u;
+    uint r = word_row(w, rw), c8 = word_col(w, rw) * 8u;
     uint gk = k0 + (TRANS_B == 0u ? r : c8);
     uint gn = n0 + (TRANS_B == 0u ? c8 : r);
     uint row = TRANS_B == 0u ? gk : gn, col = TRANS_B == 0u ? gn : gk;
@@ -183,7 +199,7 @@ void setup_words() {
     uint xs8 = pc.xs0 / 8u, ys8 = pc.ys0 / 8u;
     [[unroll]] for (uint i = 0; i < A_PER; i++) {
         uint w = t_w + i * WS;
-        uint r = w / rwa, c8 = (w % rwa) * 8u;
+        uint r = word_row(w, rwa), c8 = word_col(w, rwa) * 8u;
         if (TRANS_A == 0u) {
             a_in[i] = w < A_WORDS && m0 + r < M;
             a_kof[i] = c8;
@@ -196,7 +212,7 @@ void setup_words() {
     }
     [[unroll]] for (uint i = 0; i < B_PER; i++) {
         uint w = t_w + i * WS;
-        uint r = w / rwb, c8 = (w % rwb) * 8u;
+        uint r = word_row(w, rwb), c8 = word_col(w, rwb) * 8u;
         if (TRANS_B == 0u) {
             b_in[i] = w < B_WORDS && n0 + c8 < N;
             b_kof[i] = r;
@@ -269,9 +285,11 @@ void main() {
 #define FETCH(RA, RB, k0)                                                                                      \
     [[unroll]] for (uint i = 0; i < A_PER; i++) RA[i] = fetch_a(i, k0);                                        \
     [[unroll]] for (uint i = 0; i < B_PER; i++) RB[i] = fetch_b(i, k0);
-// Where WS threads cover whole staged rows, word i lies i * WS / rw rows below word 0: the address is one base
+// Where WS words make whole rows (WORD_SPAN), word i lies i * WS / rw rows below word 0: the address is one base
 // and a constant (NVIDIA's compiler does not find that itself and recomputes each word's row and column).
-#define STAGE_AT(w, i, rw, ld) (WS % (rw) == 0u ? (t_w / (rw) + (i) * (WS / (rw))) * (ld) + t_w % (rw) : ((w) / (rw)) * (ld) + (w) % (rw))
+#define STAGE_AT(w, i, rw, ld)                                                                                 \
+    (WS % WORD_SPAN(rw) == 0u ? (word_row(t_w, rw) + (i) * (WS / (rw))) * (ld) + word_col(t_w, rw)             \
+                              : word_row(w, rw) * (ld) + word_col(w, rw))
 #define STAGE(RA, RB, buf)                                                                                     \
     [[unroll]] for (uint i = 0; i < A_PER; i++) {                                                              \
         uint w = t_w + i * WS;                                                                                 \
@@ -304,13 +322,13 @@ void main() {
 
 // The steady state's reads: the tile lies inside the matrix along M and N, the words are whole and the slice
 // inside K (the loops below check), so nothing is predicated. A word past the slice is still skipped, as
-// STAGE skips it, since its address may lie past the buffer. Where WS threads cover whole staged rows, word i
+// STAGE skips it, since its address may lie past the buffer. Where WS words make whole rows (WORD_SPAN), word i
 // lies i * WS / rw rows below word 0 (one leading stride each), so only word 0's offset is kept in a register.
 #define A_AT_K(i, k0)                                                                                          \
-    ((rwa > 0u && WS % rwa == 0u ? a_base[0] + (i) * (WS / rwa) * xs8 : a_base[i]) +                           \
+    ((rwa > 0u && WS % WORD_SPAN(rwa) == 0u ? a_base[0] + (i) * (WS / rwa) * xs8 : a_base[i]) +                           \
      (TRANS_A == 0u ? (k0) / 8u : (k0) * xs8))
 #define B_AT_K(i, k0)                                                                                          \
-    ((rwb > 0u && WS % rwb == 0u ? b_base[0] + (i) * (WS / rwb) * ys8 : b_base[i]) +                           \
+    ((rwb > 0u && WS % WORD_SPAN(rwb) == 0u ? b_base[0] + (i) * (WS / rwb) * ys8 : b_base[i]) +                           \
      (TRANS_B == 0u ? (k0) * ys8 : (k0) / 8u))
 #define FETCH_IN(RA, RB, k0)                                                                                   \
     [[unroll]] for (uint i = 0; i < A_PER; i++)                                                                \
