@@ -142,6 +142,17 @@ typedef trr_status (*trr_bench_fn)(trr_context *ctx, void *user);
 trr_status trr_bench_time(trr_context *ctx, trr_bench_fn fn, void *user, const trr_bench_flush *flush, int reps,
                           double target_s, double first_ms, trr_bench_timing *out);
 
+/* Several calls timed side by side (a case and its vendor ceiling): warmed up together, then repetition by
+ * repetition each call in turn, each after its own flush, so that all of them run under the same clocks and
+ * power state; outs[j] is items[j]'s timing. reps 0: as many rounds as fit in target_s (5 to 200). */
+#define TRR_BENCH_TIMED_MAX 4
+typedef struct trr_bench_timed {
+    trr_bench_fn fn;
+    void *user;
+} trr_bench_timed;
+trr_status trr_bench_time_each(trr_context *ctx, const trr_bench_timed *items, int n, const trr_bench_flush *flush,
+                               int reps, double target_s, double first_ms, trr_bench_timing *outs);
+
 /* ---- ceilings (ceilings.c, cublas.c) ---- */
 
 typedef struct trr_bench_copy_ceiling {
@@ -173,13 +184,13 @@ void trr_bench_vendor_close(trr_bench_vendor *v);
 const char *trr_bench_vendor_name(const trr_bench_vendor *v);
 /* "" when available */
 const char *trr_bench_vendor_reason(const trr_bench_vendor *v);
-/* Times the vendor's matmul for the case on the setup's device buffers (f16 in, f32 compute and reductions
- * through cublasGemmEx; f32 through cublasSgemm without TF32) with the same device timer and flush. The epilogue is
- * not applied (the vendor's plain product is the ceiling). TRR_ERR_UNSUPPORTED with *out_what set when the
- * case or the device has no vendor equivalent. */
-trr_status trr_bench_vendor_time(trr_bench_vendor *v, trr_context *ctx, const trr_bench_setup *s,
-                                 const trr_bench_flush *flush, int reps, double target_s,
-                                 trr_bench_timing *out, const char **out_what);
+/* The vendor's matmul for the case on the setup's device buffers (f16 in, f32 compute and reductions through
+ * cublasGemmEx; f32 through cublasSgemm without TF32), as a call to time beside the case's own (same device
+ * timer, same flush): *out is valid until the next call for v. The epilogue is not applied (the vendor's plain
+ * product is the ceiling). *out_what names the call, or with TRR_ERR_UNSUPPORTED says why the case or the device
+ * has no vendor equivalent. */
+trr_status trr_bench_vendor_call(trr_bench_vendor *v, trr_context *ctx, const trr_bench_setup *s,
+                                 trr_bench_timed *out, const char **out_what);
 
 /* ---- a run (run.c) ---- */
 

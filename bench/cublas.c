@@ -1,5 +1,6 @@
 /* The vendor ceiling for matmul: cuBLAS, loaded at run time (no toolkit headers at build time), called on the
- * benchmark's own device buffers, on the CUDA backend's stream, timed with the same device timer. The stream,
+ * benchmark's own device buffers, on the CUDA backend's stream, timed with the same device timer, repetition by
+ * repetition beside the case (run.c). The stream,
  * context and device addresses come through the public native-handle calls (trr_context_native,
  * trr_buffer_native), not the backend's internals.
  *
@@ -17,6 +18,15 @@
 
 #ifdef TRR_BENCH_WITH_CUDA
 #include "dynlib.h"
+#endif
+
+#ifdef TRR_BENCH_WITH_CUDA
+/* One case's product, as trr_bench_vendor_call hands it to the timer. */
+typedef struct gemm_job {
+    struct trr_bench_vendor *v;
+    const trr_case *c;
+    uint64_t a, b, cc; /* CUdeviceptr */
+} gemm_job;
 #endif
 
 struct trr_bench_vendor {
@@ -37,6 +47,7 @@ struct trr_bench_vendor {
     int (*GemmStridedBatchedEx)(void *, int, int, int, int, int, const void *, const void *, int, int, long long,
                                 const void *, int, int, long long, const void *, void *, int, int, long long, int,
                                 int, int);
+    gemm_job job; /* the case trr_bench_vendor_call prepared last */
 #endif
 };
 
@@ -57,10 +68,9 @@ void trr_bench_vendor_open(trr_context *ctx, trr_bench_vendor **out) {
 
 void trr_bench_vendor_close(trr_bench_vendor *v) { free(v); }
 
-trr_status trr_bench_vendor_time(trr_bench_vendor *v, trr_context *ctx, const trr_bench_setup *s,
-                                 const trr_bench_flush *flush, int reps, double target_s,
-                                 trr_bench_timing *out, const char **out_what) {
-    (void)s, (void)flush, (void)reps, (void)target_s, (void)out;
+trr_status trr_bench_vendor_call(trr_bench_vendor *v, trr_context *ctx, const trr_bench_setup *s,
+                                 trr_bench_timed *out, const char **out_what) {
+    (void)s, (void)out;
     *out_what = trr_bench_vendor_reason(v);
     return trr_error(ctx, TRR_ERR_UNSUPPORTED, "%s", *out_what);
 }
@@ -169,13 +179,6 @@ void trr_bench_vendor_close(trr_bench_vendor *v) {
     free(v);
 }
 
-typedef struct gemm_job {
-    trr_bench_vendor *v;
-    const trr_case *c;
-    uint64_t a, b, cc; /* CUdeviceptr */
-    int status;
-} gemm_job;
-
 static trr_status run_gemm(trr_context *ctx, void *user) {
     gemm_job *j = user;
     const trr_case *c = j->c;
@@ -213,9 +216,8 @@ static trr_status run_gemm(trr_context *ctx, void *user) {
     return TRR_OK;
 }
 
-trr_status trr_bench_vendor_time(trr_bench_vendor *v, trr_context *ctx, const trr_bench_setup *s,
-                                 const trr_bench_flush *flush, int reps, double target_s,
-                                 trr_bench_timing *out, const char **out_what) {
+trr_status trr_bench_vendor_call(trr_bench_vendor *v, trr_context *ctx, const trr_bench_setup *s,
+                                 trr_bench_timed *out, const char **out_what) {
     const trr_case *c = &s->tcase;
     *out_what = "";
     if (!v || !v->handle) {
@@ -243,12 +245,13 @@ trr_status trr_bench_vendor_time(trr_bench_vendor *v, trr_context *ctx, const tr
     TRR_TRY(trr_buffer_native(s->op[0].buf, &a));
     TRR_TRY(trr_buffer_native(s->op[1].buf, &b));
     TRR_TRY(trr_buffer_native(s->op[TRR_OUT].buf, &cc));
-    gemm_job j = {.v = v, .c = c, .a = a, .b = b, .cc = cc};
+    v->job = (gemm_job){.v = v, .c = c, .a = a, .b = b, .cc = cc};
     *out_what = c->batch > 0                ? "cublasGemmStridedBatchedEx (f16 in, f32 compute and reductions)"
                 : c->in_dtype == TRR_F32    ? "cublasSgemm (pedantic f32, no TF32)"
                 : c->in_dtype == TRR_BF16 ? "cublasGemmEx (bf16 in, f32 compute and reductions)"
                                           : "cublasGemmEx (f16 in, f32 compute and reductions)";
-    return trr_bench_time(ctx, run_gemm, &j, flush, reps, target_s, 0, out);
+    *out = (trr_bench_timed){run_gemm, &v->job};
+    return TRR_OK;
 }
 
 #endif

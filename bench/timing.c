@@ -1,5 +1,5 @@
-/* Device timing: warm-up, then many repetitions of one call, each between trr_timer_start and trr_timer_stop
- * with the cache flushed before it; the median, min and max. */
+/* Device timing: warm-up, then many repetitions of one call (or of a few calls in turn), each between
+ * trr_timer_start and trr_timer_stop with the cache flushed before it; the median, min and max of each. */
 #include "bench.h"
 #include "clock.h"
 
@@ -52,45 +52,66 @@ static trr_status flush_ms(trr_context *ctx, const trr_bench_flush *flush, doubl
     return TRR_OK;
 }
 
-trr_status trr_bench_time(trr_context *ctx, trr_bench_fn fn, void *user, const trr_bench_flush *flush, int reps,
-                          double target_s, double first_ms, trr_bench_timing *out) {
+trr_status trr_bench_time_each(trr_context *ctx, const trr_bench_timed *items, int n, const trr_bench_flush *flush,
+                               int reps, double target_s, double first_ms, trr_bench_timing *outs) {
+    if (n < 1 || n > TRR_BENCH_TIMED_MAX)
+        return trr_error(ctx, TRR_ERR_INVALID_ARGUMENT, "bench: %d calls timed side by side (1 to %d)", n,
+                         TRR_BENCH_TIMED_MAX);
     /* warm-up: module loads, compilation and first-touch page faults stay out of the figures, and the clocks
-     * come back up after the host-side setup (warmup.h): at least one call, then calls until both the device
-     * time and the wall-clock time of the warm-up reach their minimums. No flush between warm-up calls: they
-     * are not timed, and flushing is what made a tiny case's warm-up take tens of seconds. */
-    double warm_ms = 0, est = first_ms, one_flush_ms = 0;
+     * come back up after the host-side setup (warmup.h): each call at least once, then the calls in turn until
+     * both the device time and the wall-clock time of the warm-up reach their minimums. No flush between warm-up
+     * calls: they are not timed, and flushing is what made a tiny case's warm-up take tens of seconds. */
+    double warm_ms = 0, est[TRR_BENCH_TIMED_MAX], one_flush_ms = 0;
+    for (int j = 0; j < n; j++) est[j] = first_ms;
     const double wall_s = trr_warmup_seconds(ctx), t0 = trr_now_s();
     for (int i = 0; i < MAX_WARMUP_CALLS; i++) {
         const double el = trr_now_s() - t0;
         if (i > 0 && ((warm_ms >= WARMUP_DEVICE_S * 1e3 && el >= wall_s) || el >= wall_s + WARMUP_OVERRUN_S)) break;
-        double ms = 0;
-        TRR_TRY(time_one(ctx, fn, user, &ms));
-        warm_ms += ms;
-        est = ms;
+        for (int j = 0; j < n; j++) {
+            double ms = 0;
+            TRR_TRY(time_one(ctx, items[j].fn, items[j].user, &ms));
+            warm_ms += ms;
+            est[j] = ms;
+        }
     }
     TRR_TRY(flush_ms(ctx, flush, &one_flush_ms));
     if (reps <= 0) {
-        double n = est > 0 ? target_s * 1e3 / est : MAX_REPS;
+        double round_ms = 0;
+        for (int j = 0; j < n; j++) round_ms += est[j];
+        double r = round_ms > 0 ? target_s * 1e3 / round_ms : MAX_REPS;
         /* the flushes share the case's overhead budget with the warm-up */
         const double left_ms = (OVERHEAD_BUDGET_S - (trr_now_s() - t0)) * 1e3;
-        if (one_flush_ms > 0 && n * one_flush_ms > left_ms) n = left_ms / one_flush_ms;
-        reps = n < MIN_REPS ? MIN_REPS : n > MAX_REPS ? MAX_REPS : (int)n;
+        if (one_flush_ms > 0 && r * n * one_flush_ms > left_ms) r = left_ms / (n * one_flush_ms);
+        reps = r < MIN_REPS ? MIN_REPS : r > MAX_REPS ? MAX_REPS : (int)r;
     }
-    double *t = malloc((size_t)reps * sizeof *t);
-    if (!t) return trr_error(ctx, TRR_ERR_OUT_OF_MEMORY, "bench: %d timings", reps);
+    double *t = malloc((size_t)reps * (size_t)n * sizeof *t);
+    if (!t) return trr_error(ctx, TRR_ERR_OUT_OF_MEMORY, "bench: %d timings", reps * n);
+    /* repetition by repetition, each call after its own flush, so that every call sees the same clocks and power
+     * state as the others (on a power-capped GPU they drift over a case's second) */
     for (int i = 0; i < reps; i++) {
-        trr_status st = trr_cache_flush_run(ctx, flush, i);
-        if (st == TRR_OK) st = time_one(ctx, fn, user, &t[i]);
-        if (st != TRR_OK) {
-            free(t);
-            return st;
+        for (int j = 0; j < n; j++) {
+            trr_status st = trr_cache_flush_run(ctx, flush, i * n + j);
+            if (st == TRR_OK) st = time_one(ctx, items[j].fn, items[j].user, &t[j * reps + i]);
+            if (st != TRR_OK) {
+                free(t);
+                return st;
+            }
         }
     }
-    qsort(t, (size_t)reps, sizeof *t, cmp_double);
-    out->reps = reps;
-    out->min_ms = t[0];
-    out->max_ms = t[reps - 1];
-    out->median_ms = reps % 2 ? t[reps / 2] : 0.5 * (t[reps / 2 - 1] + t[reps / 2]);
+    for (int j = 0; j < n; j++) {
+        double *tj = t + (size_t)j * (size_t)reps;
+        qsort(tj, (size_t)reps, sizeof *tj, cmp_double);
+        outs[j].reps = reps;
+        outs[j].min_ms = tj[0];
+        outs[j].max_ms = tj[reps - 1];
+        outs[j].median_ms = reps % 2 ? tj[reps / 2] : 0.5 * (tj[reps / 2 - 1] + tj[reps / 2]);
+    }
     free(t);
     return TRR_OK;
+}
+
+trr_status trr_bench_time(trr_context *ctx, trr_bench_fn fn, void *user, const trr_bench_flush *flush, int reps,
+                          double target_s, double first_ms, trr_bench_timing *out) {
+    const trr_bench_timed one = {fn, user};
+    return trr_bench_time_each(ctx, &one, 1, flush, reps, target_s, first_ms, out);
 }

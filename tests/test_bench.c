@@ -494,3 +494,58 @@ Test(bench, bmm_sizes_follow_the_spec) {
     cr_assert(n == 1 && cases[0].batch == 3 && cases[0].in_dtype == TRR_BF16);
     free(cases);
 }
+
+/* A case and its vendor ceiling are timed side by side (bench/timing.c): warmed up together, then in turn
+ * repetition by repetition, each call's timing its own. Here one call adds 2^20 floats and the other does
+ * nothing; the log records which ran when. */
+typedef struct turn_log {
+    int *order, n, cap;
+} turn_log;
+typedef struct timed_call {
+    int id;
+    turn_log *log;
+    const trr_tensor *x; /* NULL: the call does no work */
+} timed_call;
+
+static trr_status logged_call(trr_context *ctx, void *user) {
+    timed_call *c = user;
+    if (c->log->n < c->log->cap) c->log->order[c->log->n++] = c->id;
+    return c->x ? trr_add(ctx, c->x, c->x, c->x) : TRR_OK;
+}
+
+Test(bench, calls_timed_side_by_side_take_turns, .timeout = 120) {
+    unsetenv("TRIREME_WARMUP_MS");
+    trr_context *ctx = NULL;
+    cr_assert_eq(trr_context_create("cpu", &ctx), TRR_OK, "%s", trr_last_error(NULL));
+    const size_t n = (size_t)1 << 20;
+    trr_buffer *x = NULL;
+    cr_assert_eq(trr_buffer_create(ctx, n * sizeof(float), &x), TRR_OK, "%s", trr_last_error(ctx));
+    cr_assert_eq(trr_buffer_fill(ctx, x, 0, n * sizeof(float), 0), TRR_OK, "%s", trr_last_error(ctx));
+    trr_tensor xt;
+    cr_assert_eq(trr_tensor_1d(x, 0, TRR_F32, (int64_t)n, &xt), TRR_OK);
+    turn_log log = {.cap = 100000};
+    log.order = malloc((size_t)log.cap * sizeof *log.order);
+    cr_assert_not_null(log.order);
+    timed_call work = {.id = 0, .log = &log, .x = &xt}, idle = {.id = 1, .log = &log};
+    const trr_bench_timed items[2] = {{logged_call, &work}, {logged_call, &idle}};
+    trr_bench_timing t[2];
+    const int reps = 7;
+    cr_assert_eq(trr_bench_time_each(ctx, items, 2, NULL, reps, 0.1, 0, t), TRR_OK, "%s", trr_last_error(ctx));
+    cr_assert(log.n < log.cap, "%d calls", log.n);
+    cr_assert(log.n >= 2 * (reps + 1), "warm-up and %d repetitions each, got %d calls", reps, log.n);
+    cr_assert_eq(log.n % 2, 0, "as many calls of each: %d in all", log.n);
+    for (int i = 0; i < log.n; i++) cr_assert_eq(log.order[i], i % 2, "call %d was item %d", i, log.order[i]);
+    for (int j = 0; j < 2; j++) {
+        cr_expect_eq(t[j].reps, reps);
+        cr_expect(t[j].min_ms >= 0 && t[j].min_ms <= t[j].median_ms && t[j].median_ms <= t[j].max_ms,
+                  "item %d: min %g, median %g, max %g", j, t[j].min_ms, t[j].median_ms, t[j].max_ms);
+    }
+    cr_expect(t[0].median_ms > t[1].median_ms, "the add (%g ms) must time longer than the empty call (%g ms)",
+              t[0].median_ms, t[1].median_ms);
+    cr_expect_eq(trr_bench_time_each(ctx, items, 0, NULL, reps, 0.1, 0, t), TRR_ERR_INVALID_ARGUMENT);
+    cr_expect_eq(trr_bench_time_each(ctx, items, TRR_BENCH_TIMED_MAX + 1, NULL, reps, 0.1, 0, t),
+                 TRR_ERR_INVALID_ARGUMENT);
+    free(log.order);
+    trr_buffer_destroy(x);
+    trr_context_destroy(ctx);
+}
