@@ -247,8 +247,13 @@ static uint64_t loop_budget(const trr_vk_device *d) {
 }
 
 /* 128x128 tiles from which the cooperative kernel takes producer subgroups on NVIDIA (fill_coop): with one
- * workgroup per SM, fewer tiles leave a ragged last wave that the two-workgroup default fills. */
+ * workgroup per SM, fewer tiles leave a ragged last wave that the two-workgroup default fills. And the depth
+ * from which they do: the producers' pipeline fills and drains in every tile, which a short K does not repay.
+ * H200, f16 4096 x 4096 x K, producers / the uniform 128x128x16 s3 tile: K 128 39 / 51, 512 113 / 131, 1024
+ * 162 / 175, 2048 209 / 208, 4096 243 / 229 TFLOPS; bmm 512 x 128^3 31 / 40, 64 x 1024^2 x 128 50 / 65
+ * (bench/results/2026-11-24-h200-vulkan-coop-depth.txt). */
 #define TRR_VK_COOP_PRODUCER_TILES 512
+#define TRR_VK_COOP_PRODUCER_MIN_K 2048
 
 /* The cooperative-matrix variants' heuristic (c->variant names one of them). */
 static void fill_coop(const trr_vk_device *d, const trr_call *call, trr_config *c) {
@@ -268,14 +273,14 @@ static void fill_coop(const trr_vk_device *d, const trr_call *call, trr_config *
     /* whole slices of the device's matrix depth (KHR shapes other than 16x16x16 have not been measured) */
     const trr_vk_coop_geom g = trr_vk_coop_geometry(d, c->variant, call->x.dtype);
     if (bk < g.tk) bk = g.tk;
-    /* Producer subgroups on NVIDIA where the grid fills the GPU several times over: 128x128x32 tiles multiplied
-     * by 4 subgroups of 64x64 while 8 more read and stage the slices (stages 6), one workgroup per SM (166
-     * registers). H200, f16 4096^3 / 8192^3: 228 / 257 TFLOPS against the 128x128x16 s3 default's 222 / 236
-     * (2026-11-23-h200-vulkan-coop-producers.txt). The barriers sit on the two kinds of subgroup's separate
-     * paths, which NVIDIA's hardware counts per subgroup; other vendors keep the uniform pipeline. */
-    const int producers = d->phys.props.vendorID == TRR_VK_VENDOR_NVIDIA && c->variant != TRR_VARIANT_CM2 && g.sg == 32 &&
-                          tiles >= TRR_VK_COOP_PRODUCER_TILES && !c->block_m && !c->block_n && !c->block_k &&
-                          !c->threads && !c->stages;
+    /* Producer subgroups on NVIDIA where the grid fills the GPU several times over and K is deep: 128x128x32
+     * tiles multiplied by 4 subgroups of 64x64 while 8 more read and stage the slices (stages 6), one workgroup
+     * per SM (166 registers). H200, f16 4096^3 / 8192^3: 228 / 257 TFLOPS against the 128x128x16 s3 default's
+     * 222 / 236 (2026-11-23-h200-vulkan-coop-producers.txt). The barriers sit on the two kinds of subgroup's
+     * separate paths, which NVIDIA's hardware counts per subgroup; other vendors keep the uniform pipeline. */
+    const int producers = d->phys.props.vendorID == TRR_VK_VENDOR_NVIDIA && c->variant != TRR_VARIANT_CM2 &&
+                          g.sg == 32 && tiles >= TRR_VK_COOP_PRODUCER_TILES && call->k >= TRR_VK_COOP_PRODUCER_MIN_K &&
+                          !c->block_m && !c->block_n && !c->block_k && !c->threads && !c->stages;
     if (producers) {
         bm = bn = 128;
         bk = 32;
