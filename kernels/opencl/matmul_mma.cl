@@ -461,7 +461,9 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void matmul_mma(
         ISSUE_STEADY_OPERAND(a, A);                                                                            \
         ISSUE_STEADY_OPERAND(b, B);                                                                            \
     } while (0)
-    const int steady = a_inner && b_inner ? K / BLOCK_K - (STAGES - 1) : 0;
+    /* & of the two 0/1 flags: with VEC_A or VEC_B 0 one of them is a constant, and && on it draws a warning
+     * that NVIDIA's compiler prints to the caller's stderr */
+    const int steady = (a_inner & b_inner) ? K / BLOCK_K - (STAGES - 1) : 0;
     /* A steady step runs STAGES tiles (twice that with an odd number of k steps per tile, for the register
      * sets), after which both stage counters are back where they started: set to those constants at the top,
      * they make every local address in the step a compile-time offset from a fixed register. */
