@@ -103,7 +103,7 @@ for step in "${steps[@]}"; do
       [ $? -eq 0 ] || status=1
       # The anchors time bursts (do_bench) and the bench its own way, which a power-capped GPU runs at other
       # clocks: torch, Triton and this build under one method, on one stream, in one process, beside them
-      # (the memory-bound SPEC cases under do_bench's structure and the bench's, and the f16 matmul; ~30 s).
+      # (the memory-bound SPEC cases under do_bench's structure and the bench's, the f16 and f16 + ReLU matmuls; ~40 s).
       if [ -f "$BUILD/libtrireme.so" ]; then
         PYTHONUNBUFFERED=1 PYTHONPATH="$PWD/python" TRIREME_LIBRARY="$PWD/$BUILD/libtrireme.so" \
           python3 bench/same_process.py --ops copy,add,gelu,softmax,row_sum,matmul --methods queued,synced 2>>"$ERR" | \
