@@ -152,16 +152,16 @@ uint M, N, K, m0, n0, t_id, t_w;
 // k) eight words of consecutive rows in row order put two in one bank group. Within each block of eight rows, the
 // eight threads of a store phase take whole rows rw apart instead (rows p, p + rw, ...: 3 or 5 words times rw is
 // 4 mod 8, so those rows' words fill the eight bank groups once), and still read whole rows of global memory, as
-// many sectors as in row order (threads reading down a column of rows instead made the global loads fetch each
-// sector twice and lost 20%). Wider rows keep row order (a store phase covers eight words of one row). WORD_SPAN
-// words make whole rows either way.
+// many sectors as in row order (threads down a column of rows would make the global loads fetch each sector
+// twice). Wider rows keep row order (a store phase covers eight words of one row). WORD_SPAN words make whole rows
+// either way.
 #define WORD_SPAN(rw) ((rw) == 2u || (rw) == 4u ? 8u * (rw) : (rw))
 uint word_row(uint w, uint rw) {
     if (WORD_SPAN(rw) == rw) return w / rw;
     uint o = w % WORD_SPAN(rw);
     return (w / WORD_SPAN(rw)) * 8u + o / 8u + rw * ((o % 8u) / rw);
 }
-uint word_col(uint w, uint rw) { return w % rw; } // (o % 8) % rw, rw dividing 8
+uint word_col(uint w, uint rw) { return w % rw; } // in both orders: rw divides 8
 
 // Word w of A's slice at k0, half by half (zero outside the matrix): the path for operands whose rows are not
 // whole 16-byte words (fetch_a takes the others).
