@@ -276,7 +276,8 @@ static void fill_coop(const trr_vk_device *d, const trr_call *call, trr_config *
     /* Producer subgroups on NVIDIA where the grid fills the GPU several times over and K is deep: 128x128x32
      * tiles multiplied by 4 subgroups of 64x64 while 8 more read and stage the slices (stages 6), one workgroup
      * per SM (166 registers). H200, f16 4096^3 / 8192^3: 228 / 257 TFLOPS against the 128x128x16 s3 default's
-     * 222 / 236 (2026-11-23-h200-vulkan-coop-producers.txt). The barriers sit on the two kinds of subgroup's
+     * 222 / 236 (2026-11-23-h200-vulkan-coop-producers.txt), 242 / 271 with the stores' bank conflicts gone
+     * (2026-11-24-h200-vulkan-coop-stores.txt). The barriers sit on the two kinds of subgroup's
      * separate paths, which NVIDIA's hardware counts per subgroup; other vendors keep the uniform pipeline. */
     const int producers = d->phys.props.vendorID == TRR_VK_VENDOR_NVIDIA && c->variant != TRR_VARIANT_CM2 &&
                           g.sg == 32 && tiles >= TRR_VK_COOP_PRODUCER_TILES && call->k >= TRR_VK_COOP_PRODUCER_MIN_K &&
@@ -294,10 +295,10 @@ static void fill_coop(const trr_vk_device *d, const trr_call *call, trr_config *
     if (!c->group_m) c->group_m = 8;
     /* matmul_coop.comp's pipeline: stages 2 stages the next slice right after the multiply, then reads the one
      * after it; 3 is the same loop unrolled by two, which helps the KHR build and hurts the NV one on an H100
-     * (bench/results/2026-11-22-h100-vulkan-stages.txt); 4 to 6 (producer subgroups) are taken above on NVIDIA
-     * and through the config elsewhere. In the uniform pipelines block_k 32 at
-     * 128x128 stays one workgroup per SM (194-202 registers) however few of a slice's reads a thread holds
-     * (holding half of them saved 8; 2026-11-23-h200-vulkan-coop-k32-registers.txt). */
+     * (bench/results/2026-11-22-h100-vulkan-stages.txt); 4 to 6 (producer subgroups) are taken above, on NVIDIA
+     * only (coop_config_ok refuses them elsewhere). In the uniform pipelines block_k 32 at 128x128 stays one
+     * workgroup per SM (194-202 registers) however few of a slice's reads a thread holds (holding half of them
+     * saved 8; 2026-11-23-h200-vulkan-coop-k32-registers.txt). */
     if (!c->stages) c->stages = c->variant == TRR_VARIANT_CM2 ? 1 : c->variant == TRR_VARIANT_COOP_KHR ? 3 : 2;
     if (!c->vector_width) c->vector_width = 1;
     if (!c->split_k) c->split_k = 1;
