@@ -23,7 +23,10 @@ static trr_status cuda_supports(trr_context *ctx, const trr_call *call) {
 
 static trr_status cuda_native_context(trr_context *ctx, trr_native *out) {
     TRR_TRY(trr_cuda_bind(ctx)); /* the primary context current on the calling thread, as cuBLAS expects */
-    const trr_cuda_dev *dev = ctx->dev;
+    trr_cuda_dev *dev = ctx->dev;
+    /* The caller may put work on the stream from now on: nothing of ours may stay queued behind its back. */
+    TRR_TRY(trr_cuda_batch_flush(ctx));
+    dev->batch_off = 1;
     out->device = (void *)(intptr_t)dev->device;
     out->context = dev->context;
     out->queue = dev->stream;

@@ -144,7 +144,11 @@ void trr_cuda_close(void *handle) {
     if (!dev) return;
     if (dev->context) {
         trr_cu.CtxSetCurrent(dev->context);
-        if (dev->stream) trr_cu.StreamSynchronize(dev->stream);
+        if (dev->stream) {
+            trr_cuda_batch_flush_dev(dev);
+            trr_cu.StreamSynchronize(dev->stream);
+        }
+        trr_cuda_batch_release(dev);
         trr_cuda_modules_release(dev);
         if (dev->timer_begin) trr_cu.EventDestroy(dev->timer_begin);
         if (dev->timer_end) trr_cu.EventDestroy(dev->timer_end);

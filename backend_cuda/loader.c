@@ -20,6 +20,37 @@ static int nvrtc_version;
 /* Function pointers cannot be assigned from void * in ISO C; copying the bytes is the portable spelling. */
 #define TRR_STORE_SYM(field, sym) memcpy(&(field), &(sym), sizeof(sym))
 
+/* The first of two exports (a versioned one, then the plain one), or NULL. */
+static void *sym_either(void *lib, const char *first, const char *second) {
+    void *p = trr_dynlib_sym(lib, first, NULL, 0);
+    return p ? p : second ? trr_dynlib_sym(lib, second, NULL, 0) : NULL;
+}
+
+/* CUDA graphs for batch.c (optional, all or none: the kernel-node entry points of CUDA 12's _v2 struct, whose
+ * leading fields the older ones read alike; node enabling since CUDA 11.6). */
+static void load_graph_api(void *lib, trr_cu_api *api) {
+    void *p[8] = {
+        sym_either(lib, "cuGraphCreate", NULL),
+        sym_either(lib, "cuGraphAddKernelNode_v2", "cuGraphAddKernelNode"),
+        sym_either(lib, "cuGraphInstantiateWithFlags", NULL),
+        sym_either(lib, "cuGraphExecKernelNodeSetParams_v2", "cuGraphExecKernelNodeSetParams"),
+        sym_either(lib, "cuGraphNodeSetEnabled", NULL),
+        sym_either(lib, "cuGraphLaunch", NULL),
+        sym_either(lib, "cuGraphExecDestroy", NULL),
+        sym_either(lib, "cuGraphDestroy", NULL),
+    };
+    for (int i = 0; i < 8; i++)
+        if (!p[i]) return;
+    TRR_STORE_SYM(api->GraphCreate, p[0]);
+    TRR_STORE_SYM(api->GraphAddKernelNode, p[1]);
+    TRR_STORE_SYM(api->GraphInstantiate, p[2]);
+    TRR_STORE_SYM(api->GraphExecKernelNodeSetParams, p[3]);
+    TRR_STORE_SYM(api->GraphNodeSetEnabled, p[4]);
+    TRR_STORE_SYM(api->GraphLaunch, p[5]);
+    TRR_STORE_SYM(api->GraphExecDestroy, p[6]);
+    TRR_STORE_SYM(api->GraphDestroy, p[7]);
+}
+
 static trr_status load_driver_locked(char *reason, size_t reason_cap) {
     static const char *const names[] = {"libcuda.so.1", "libcuda.so", NULL};
     char why[512];
@@ -52,6 +83,7 @@ static trr_status load_driver_locked(char *reason, size_t reason_cap) {
     if (bus) TRR_STORE_SYM(api.DeviceGetPCIBusId, bus);
     void *clusters = trr_dynlib_sym(lib, "cuOccupancyMaxActiveClusters", NULL, 0);
     if (clusters) TRR_STORE_SYM(api.OccupancyMaxActiveClusters, clusters);
+    load_graph_api(lib, &api);
 
     CUresult r = api.Init(0);
     if (r != TRR_CUDA_SUCCESS) {

@@ -1,6 +1,6 @@
-/* Buffers, transfers and timing. Every command goes on the context's one stream, so transfers are ordered
- * after the kernels before them; host transfers then wait, because the caller's memory is pageable and may be
- * reused as soon as we return. */
+/* Buffers, transfers and timing. Every command goes on the context's one stream, after the queued kernels
+ * (batch.c), so transfers are ordered after the kernels before them; host transfers then wait, because the
+ * caller's memory is pageable and may be reused as soon as we return. */
 #include "trr_cuda.h"
 
 CUdeviceptr trr_cuda_operand_ptr(const trr_operand *op) {
@@ -25,7 +25,9 @@ void trr_cuda_free(void *handle, void *mem) {
     trr_cuda_dev *dev = handle;
     trr_cu.CtxSetCurrent(dev->context);
     /* Kernels still queued may read the buffer; cuMemFree does not wait for a non-blocking stream. */
+    trr_cuda_batch_flush_dev(dev);
     trr_cu.StreamSynchronize(dev->stream);
+    trr_cuda_waited(dev);
     trr_cu.MemFree((CUdeviceptr)(uintptr_t)mem);
 }
 
@@ -56,22 +58,28 @@ void trr_cuda_unwrap(void *handle, void *mem) {
     trr_cuda_dev *dev = handle;
     /* The owner may free the memory as soon as we forget it: let the kernels queued on it finish. */
     trr_cu.CtxSetCurrent(dev->context);
+    trr_cuda_batch_flush_dev(dev);
     trr_cu.StreamSynchronize(dev->stream);
+    trr_cuda_waited(dev);
 }
 
 trr_status trr_cuda_write(trr_context *ctx, void *mem, size_t offset, const void *src, size_t bytes) {
     trr_cuda_dev *dev = ctx->dev;
     TRR_TRY(trr_cuda_bind(ctx));
+    TRR_TRY(trr_cuda_batch_flush(ctx));
     TRR_CU_CHECK(ctx, trr_cu.MemcpyHtoDAsync(addr(mem, offset), src, bytes, dev->stream), "cuMemcpyHtoDAsync");
     TRR_CU_CHECK(ctx, trr_cu.StreamSynchronize(dev->stream), "cuStreamSynchronize");
+    trr_cuda_waited(dev);
     return TRR_OK;
 }
 
 trr_status trr_cuda_read(trr_context *ctx, void *mem, size_t offset, void *dst, size_t bytes) {
     trr_cuda_dev *dev = ctx->dev;
     TRR_TRY(trr_cuda_bind(ctx));
+    TRR_TRY(trr_cuda_batch_flush(ctx));
     TRR_CU_CHECK(ctx, trr_cu.MemcpyDtoHAsync(dst, addr(mem, offset), bytes, dev->stream), "cuMemcpyDtoHAsync");
     TRR_CU_CHECK(ctx, trr_cu.StreamSynchronize(dev->stream), "cuStreamSynchronize");
+    trr_cuda_waited(dev);
     return TRR_OK;
 }
 
@@ -79,28 +87,35 @@ trr_status trr_cuda_copy(trr_context *ctx, void *dst, size_t dst_offset, void *s
                          size_t bytes) {
     trr_cuda_dev *dev = ctx->dev;
     TRR_TRY(trr_cuda_bind(ctx));
+    TRR_TRY(trr_cuda_batch_flush(ctx));
     TRR_CU_CHECK(ctx, trr_cu.MemcpyDtoDAsync(addr(dst, dst_offset), addr(src, src_offset), bytes, dev->stream),
                  "cuMemcpyDtoDAsync");
+    dev->since_wait++;
     return TRR_OK;
 }
 
 trr_status trr_cuda_fill(trr_context *ctx, void *mem, size_t offset, size_t bytes, uint8_t value) {
     trr_cuda_dev *dev = ctx->dev;
     TRR_TRY(trr_cuda_bind(ctx));
+    TRR_TRY(trr_cuda_batch_flush(ctx));
     TRR_CU_CHECK(ctx, trr_cu.MemsetD8Async(addr(mem, offset), value, bytes, dev->stream), "cuMemsetD8Async");
+    dev->since_wait++;
     return TRR_OK;
 }
 
 trr_status trr_cuda_synchronize(trr_context *ctx) {
     trr_cuda_dev *dev = ctx->dev;
     TRR_TRY(trr_cuda_bind(ctx));
+    TRR_TRY(trr_cuda_batch_flush(ctx));
     TRR_CU_CHECK(ctx, trr_cu.StreamSynchronize(dev->stream), "cuStreamSynchronize");
+    trr_cuda_waited(dev);
     return TRR_OK;
 }
 
 trr_status trr_cuda_timer_start(trr_context *ctx) {
     trr_cuda_dev *dev = ctx->dev;
     TRR_TRY(trr_cuda_bind(ctx));
+    TRR_TRY(trr_cuda_batch_flush(ctx)); /* before the start: the queued kernels are not the timed work */
     TRR_CU_CHECK(ctx, trr_cu.EventRecord(dev->timer_begin, dev->stream), "cuEventRecord");
     dev->timing = 1;
     return TRR_OK;
@@ -113,6 +128,7 @@ trr_status trr_cuda_timer_stop(trr_context *ctx, double *out_ms) {
     dev->timing = 0;
     TRR_CU_CHECK(ctx, trr_cu.EventRecord(dev->timer_end, dev->stream), "cuEventRecord");
     TRR_CU_CHECK(ctx, trr_cu.EventSynchronize(dev->timer_end), "cuEventSynchronize");
+    trr_cuda_waited(dev);
     float ms = 0.0f;
     TRR_CU_CHECK(ctx, trr_cu.EventElapsedTime(&ms, dev->timer_begin, dev->timer_end), "cuEventElapsedTime");
     *out_ms = ms;

@@ -62,9 +62,8 @@ trr_status trr_cuda_run_elementwise(trr_context *ctx, const trr_call *call) {
     if (call->rows == 1) {
         if (call->op == TRR_OP_COPY) {
             /* A packed copy is the driver's device-to-device copy (any alignment): the bandwidth ceiling itself. */
-            TRR_CU_CHECK(ctx, trr_cu.MemcpyDtoDAsync(pz, px, (size_t)call->cols * (size_t)es, dev->stream),
-                         "cuMemcpyDtoDAsync");
-            return TRR_OK;
+            return trr_cuda_copy(ctx, (void *)(uintptr_t)pz, 0, (void *)(uintptr_t)px, 0,
+                                 (size_t)call->cols * (size_t)es);
         }
         TRR_TRY(ew_function(ctx, K_EW_FLAT, op, dt, unroll, &fn));
         long long n = call->cols;
@@ -77,7 +76,7 @@ trr_status trr_cuda_run_elementwise(trr_context *ctx, const trr_call *call) {
             return trr_error(ctx, TRR_ERR_UNSUPPORTED,
                              "cuda element-wise op: %lld elements need more than 2^31 - 1 blocks", n);
         void *args[] = {&px, &py, &pz, &n, &vec};
-        return trr_cuda_launch(ctx, fn, (unsigned)grid, 1, threads, 0, args);
+        return trr_cuda_launch(ctx, fn, (unsigned)grid, 1, threads, args);
     }
     TRR_TRY(ew_function(ctx, K_EW_ROWS, op, dt, unroll, &fn));
     long long sx = call->x.stride0, sy = y->stride0, sz = call->z.stride0;
@@ -89,7 +88,7 @@ trr_status trr_cuda_run_elementwise(trr_context *ctx, const trr_call *call) {
     unsigned gy = min_u64((uint64_t)rows, 65535u);
     if (gx < 1) gx = 1;
     void *args[] = {&px, &sx, &py, &sy, &pz, &sz, &rows, &cols, &vec};
-    return trr_cuda_launch(ctx, fn, gx, gy, threads, 0, args);
+    return trr_cuda_launch(ctx, fn, gx, gy, threads, args);
 }
 
 trr_status trr_cuda_run_rgb_to_grey(trr_context *ctx, const trr_call *call) {
@@ -113,7 +112,7 @@ trr_status trr_cuda_run_rgb_to_grey(trr_context *ctx, const trr_call *call) {
     unsigned gx = min_u64((per_row + threads - 1) / threads, wave);
     unsigned gy = min_u64((uint64_t)rows, 65535u);
     void *args[] = {&img, &plane, &in_rs, &out, &out_rs, &rows, &cols, &vec};
-    return trr_cuda_launch(ctx, fn, gx ? gx : 1, gy, threads, 0, args);
+    return trr_cuda_launch(ctx, fn, gx ? gx : 1, gy, threads, args);
 }
 
 trr_status trr_cuda_run_softmax(trr_context *ctx, const trr_call *call) {
@@ -140,7 +139,7 @@ trr_status trr_cuda_run_softmax(trr_context *ctx, const trr_call *call) {
     int vec = rows_aligned(&call->x, call->rows, sx, 16) && rows_aligned(&call->z, call->rows, sy, 16);
     void *args[] = {&x, &sx, &y, &sy, &rows, &n, &vec};
     unsigned grid = warp ? (unsigned)((call->rows + threads / 32 - 1) / (threads / 32)) : (unsigned)rows;
-    return trr_cuda_launch(ctx, fn, grid, 1, (unsigned)threads, 0, args);
+    return trr_cuda_launch(ctx, fn, grid, 1, (unsigned)threads, args);
 }
 
 /* row_sum's LOADS: vectors per thread in flight, block_n / (threads * elements per vector), a power of two in
@@ -172,5 +171,5 @@ trr_status trr_cuda_run_row_sum(trr_context *ctx, const trr_call *call) {
     int rows = (int)call->rows, n = (int)call->cols;
     int vec = rows_aligned(&call->x, call->rows, sx, 16);
     void *args[] = {&x, &sx, &y, &sy, &rows, &n, &vec};
-    return trr_cuda_launch(ctx, fn, (unsigned)rows, 1, (unsigned)c->threads, 0, args);
+    return trr_cuda_launch(ctx, fn, (unsigned)rows, 1, (unsigned)c->threads, args);
 }

@@ -18,6 +18,18 @@ typedef struct CUstream_st *CUstream;
 typedef struct CUevent_st *CUevent;
 typedef struct CUmod_st *CUmodule;
 typedef struct CUfunc_st *CUfunction;
+typedef struct CUgraph_st *CUgraph;
+typedef struct CUgraphExec_st *CUgraphExec;
+typedef struct CUgraphNode_st *CUgraphNode;
+/* cuda.h's CUDA_KERNEL_NODE_PARAMS_v2; the v1 entry points read the same fields up to `extra`. */
+typedef struct trr_cu_kernel_node_params {
+    CUfunction func;
+    unsigned grid_x, grid_y, grid_z, block_x, block_y, block_z, smem_bytes;
+    void **kernel_params;
+    void **extra;
+    void *kern;   /* CUkernel: NULL, func is used */
+    CUcontext ctx; /* ignored when func is set */
+} trr_cu_kernel_node_params;
 /* cuda.h's CUlaunchConfig (CUDA 12.0+); the backend passes no launch attributes. */
 typedef struct trr_cu_launch_config {
     unsigned grid_x, grid_y, grid_z, block_x, block_y, block_z, smem_bytes;
@@ -95,6 +107,16 @@ typedef struct trr_cu_api {
     /* cuOccupancyMaxActiveClusters (CUDA 12.0+, optional): how many clusters of a kernel fit on the device at
      * once, which a persistent clustered grid must not exceed. */
     CUresult (*OccupancyMaxActiveClusters)(int *, CUfunction, const trr_cu_launch_config *);
+    /* CUDA graphs (optional; all or none): the queued launches of batch.c. */
+    CUresult (*GraphCreate)(CUgraph *, unsigned);
+    CUresult (*GraphAddKernelNode)(CUgraphNode *, CUgraph, const CUgraphNode *, size_t,
+                                   const trr_cu_kernel_node_params *);
+    CUresult (*GraphInstantiate)(CUgraphExec *, CUgraph, unsigned long long);
+    CUresult (*GraphExecKernelNodeSetParams)(CUgraphExec, CUgraphNode, const trr_cu_kernel_node_params *);
+    CUresult (*GraphNodeSetEnabled)(CUgraphExec, CUgraphNode, unsigned);
+    CUresult (*GraphLaunch)(CUgraphExec, CUstream);
+    CUresult (*GraphExecDestroy)(CUgraphExec);
+    CUresult (*GraphDestroy)(CUgraph);
 } trr_cu_api;
 
 /* The driver's CUtensorMap: 128 opaque bytes, 64-byte aligned. */
@@ -164,6 +186,8 @@ typedef struct trr_cuda_fast_fn {
 } trr_cuda_fast_fn;
 #define TRR_CUDA_FAST_SLOTS 64
 
+typedef struct trr_cuda_batch trr_cuda_batch; /* batch.c */
+
 typedef struct trr_cuda_dev {
     CUdevice device;
     CUcontext context; /* the device's primary context, retained */
@@ -180,6 +204,10 @@ typedef struct trr_cuda_dev {
     trr_cuda_fast_fn fast[TRR_CUDA_FAST_SLOTS]; /* direct-mapped: a hit costs no formatting, hashing or search */
     unsigned cluster_smem; /* the clustered kernel's shared memory last asked about (0: none yet), and how many */
     int cluster_fit;       /* of its clusters fit on the device at once */
+    trr_cuda_batch *batch; /* the queued launches (batch.c); NULL until the first is queued */
+    int batch_off;         /* launches go straight to the stream from now on: no graph API, or the caller took
+                              the native stream */
+    int since_wait;        /* commands put on the stream since the host last waited for it */
 } trr_cuda_dev;
 
 trr_status trr_cuda_probe(int *out_device_count, char *reason, size_t reason_cap);
@@ -252,11 +280,32 @@ CUfunction trr_cuda_fast_get(const trr_cuda_dev *dev, uint64_t key);
 void trr_cuda_fast_put(trr_cuda_dev *dev, uint64_t key, CUfunction fn);
 
 /* ---- launch.c ---- */
-trr_status trr_cuda_launch(trr_context *ctx, CUfunction fn, unsigned gx, unsigned gy, unsigned block,
-                           unsigned smem_bytes, void **args);
-/* The same with a third grid dimension (matmul: gz = the batch, blockIdx.z). */
+/* A kernel of the memory-bound ops (no dynamic shared memory): queued into the batch (batch.c) where it is
+ * small and the stream is busy, else launched. */
+trr_status trr_cuda_launch(trr_context *ctx, CUfunction fn, unsigned gx, unsigned gy, unsigned block, void **args);
+/* A launch on the stream, after the queued ones (matmul: gz = the batch, blockIdx.z). */
 trr_status trr_cuda_launch_3d(trr_context *ctx, CUfunction fn, unsigned gx, unsigned gy, unsigned gz, unsigned block,
                               unsigned smem_bytes, void **args);
+
+/* ---- batch.c: queued launches ---- */
+/* Small kernels launched within TRR_CUDA_BATCH_NODES of each other, while the stream has work the host has not
+ * waited for, go to the device as one CUDA graph (batch.c says why and how). */
+#define TRR_CUDA_BATCH_NODES 64
+/* Grids of at most this many threads count as small: a few microseconds of work, so that queueing them delays
+ * little (a full batch of them is well under a millisecond). */
+#define TRR_CUDA_BATCH_MAX_THREADS 32768
+/* Queues the launch (*out_queued 1), or leaves it to the caller to launch (0: no batch now, or the driver
+ * refused the node's parameters, which the launch then reports). */
+trr_status trr_cuda_batch_add(trr_context *ctx, const trr_cu_kernel_node_params *p, int *out_queued);
+/* Launches what is queued. Every command that goes on the stream, or waits for it, comes after this. */
+trr_status trr_cuda_batch_flush(trr_context *ctx);
+/* The same for the teardown paths that have no context to report to; returns the driver's result. */
+CUresult trr_cuda_batch_flush_dev(trr_cuda_dev *dev);
+/* The host waits for the stream from now on (synchronize, a host transfer, the timer's end, a free). */
+static inline void trr_cuda_waited(trr_cuda_dev *dev) { dev->since_wait = 0; }
+void trr_cuda_batch_release(trr_cuda_dev *dev);
+/* Kernels queued now (for the tests). */
+int trr_cuda_batch_queued(const trr_cuda_dev *dev);
 
 /* ---- config.c: tiling heuristics and limits ---- */
 void trr_cuda_choose_config(trr_context *ctx, trr_call *call);

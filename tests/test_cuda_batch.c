@@ -1,0 +1,101 @@
+/* CUDA's queued launches (backend_cuda/batch.c): small kernels after the first since a wait go to the device as
+ * one graph, so the cases Vulkan's batches pass (queued_ops_cases.h) run here too, and some of CUDA's own: a
+ * chain that changes kernels from node to node (each node's function is replaced), launches that must wait for
+ * the queue (a matmul, a transfer), and the native stream handed out, after which nothing is queued. Runs on
+ * cuda:0 (skipped where there is none, as on CI). */
+#include "trireme.h"
+
+#include "test_support.h"
+
+#include <criterion/criterion.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "f32_host_check.h"
+#include "queued_ops_cases.h"
+#include "trr_cuda.h"
+
+static trr_context *open_cuda(void) { return open_device_or_skip("cuda:0", "cuda"); }
+
+static const trr_cuda_dev *dev_of(trr_context *ctx) { return ((const struct trr_context *)ctx)->dev; }
+
+Test(cuda_batch, chained_adds) { queued_chained_adds(open_cuda()); }
+Test(cuda_batch, mixed_chain) { queued_mixed_chain(open_cuda()); }
+Test(cuda_batch, pending_host_access) { queued_pending_host_access(open_cuda()); }
+
+#define R 37 /* the 2-D views (the row kernel) cover the first R * C elements */
+#define C 110
+
+/* a += b alternately through the flat kernel (1-D views) and the row kernel (2-D views of the same buffers),
+ * with a copy into c through the row kernel's copy every third step and c added back: three functions in turn
+ * in the graph's nodes, across several full batches; then a matmul by the identity (a launch of its own, which
+ * must come after the queued adds and before the ones queued after it) and more adds. */
+Test(cuda_batch, kernels_change_from_node_to_node) {
+    trr_context *ctx = open_cuda();
+    static float a[N], b[N], want[N], got[N], eye[C * C];
+    fill_random(a, N);
+    fill_random(b, N);
+    memcpy(want, a, sizeof a);
+    for (int i = 0; i < C; i++) eye[i * C + i] = 1.0f;
+    trr_tensor ta, tb, tc, tc3, te, ta2, tb2, tc2, td2;
+    trr_buffer *ba = make(ctx, a, N, &ta), *bb = make(ctx, b, N, &tb), *bc = make(ctx, NULL, N, &tc),
+               *bd = make(ctx, NULL, N, &tc3), *be = make(ctx, eye, C * C, &te);
+    OK(ctx, trr_tensor_2d(ba, 0, TRR_F32, R, C, 0, &ta2));
+    OK(ctx, trr_tensor_2d(bb, 0, TRR_F32, R, C, 0, &tb2));
+    OK(ctx, trr_tensor_2d(bc, 0, TRR_F32, R, C, 0, &tc2));
+    OK(ctx, trr_tensor_2d(bd, 0, TRR_F32, R, C, 0, &td2));
+    OK(ctx, trr_tensor_2d(be, 0, TRR_F32, C, C, 0, &te));
+    OK(ctx, trr_synchronize(ctx));
+    for (int k = 0; k < CHAIN; k++) {
+        if (k % 2) OK(ctx, trr_add(ctx, &ta2, &tb2, &ta2));
+        else OK(ctx, trr_add(ctx, &ta, &tb, &ta));
+        for (int i = 0; i < (k % 2 ? R * C : N); i++) want[i] = want[i] + b[i];
+        if (k % 3 == 0) {
+            OK(ctx, trr_copy(ctx, &ta2, &tc2));       /* c = a */
+            OK(ctx, trr_add(ctx, &tc2, &tb2, &ta2)); /* a = c + b */
+            for (int i = 0; i < R * C; i++) want[i] = want[i] + b[i];
+        }
+        if (k == CHAIN / 2) {
+            OK(ctx, trr_matmul(ctx, &ta2, &te, &td2, TRR_EPI_NONE, 0.0f, 0)); /* d = a */
+            OK(ctx, trr_add(ctx, &td2, &tb2, &ta2));                          /* a = d + b */
+            for (int i = 0; i < R * C; i++) want[i] = want[i] + b[i];
+        }
+    }
+    cr_assert_not_null(dev_of(ctx)->batch, "no kernel was queued: the test did not reach the graph");
+    OK(ctx, trr_buffer_read(ctx, ba, 0, got, sizeof got));
+    expect_equal(got, want, N, "a after the chain");
+    trr_buffer_destroy(ba);
+    trr_buffer_destroy(bb);
+    trr_buffer_destroy(bc);
+    trr_buffer_destroy(bd);
+    trr_buffer_destroy(be);
+    trr_context_destroy(ctx);
+}
+
+/* After trr_context_native the caller may put work on the stream, so every launch goes straight to it: a chain
+ * still gives the right result, and what was queued before the call was launched by it. */
+Test(cuda_batch, native_stream_stops_queueing) {
+    trr_context *ctx = open_cuda();
+    static float a[N], b[N], want[N], got[N];
+    fill_random(a, N);
+    fill_random(b, N);
+    memcpy(want, a, sizeof a);
+    trr_tensor ta, tb;
+    trr_buffer *ba = make(ctx, a, N, &ta), *bb = make(ctx, b, N, &tb);
+    for (int k = 0; k < 10; k++) OK(ctx, trr_add(ctx, &ta, &tb, &ta));
+    cr_assert_not_null(dev_of(ctx)->batch, "nothing was queued before the native handles were taken");
+    cr_assert_gt(trr_cuda_batch_queued(dev_of(ctx)), 0);
+    trr_native nat;
+    OK(ctx, trr_context_native(ctx, &nat));
+    cr_assert_eq(dev_of(ctx)->batch_off, 1);
+    for (int k = 0; k < 10; k++) OK(ctx, trr_add(ctx, &ta, &tb, &ta));
+    for (int k = 0; k < 20; k++)
+        for (int i = 0; i < N; i++) want[i] = want[i] + b[i];
+    OK(ctx, trr_buffer_read(ctx, ba, 0, got, sizeof got));
+    expect_equal(got, want, N, "a after the chain");
+    trr_buffer_destroy(ba);
+    trr_buffer_destroy(bb);
+    trr_context_destroy(ctx);
+}
