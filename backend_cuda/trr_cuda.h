@@ -280,8 +280,8 @@ CUfunction trr_cuda_fast_get(const trr_cuda_dev *dev, uint64_t key);
 void trr_cuda_fast_put(trr_cuda_dev *dev, uint64_t key, CUfunction fn);
 
 /* ---- launch.c ---- */
-/* A kernel of the memory-bound ops (no dynamic shared memory): queued into the batch (batch.c) where it is
- * small and the stream is busy, else launched. */
+/* A kernel of the memory-bound ops (no dynamic shared memory). A small one goes through batch.c: queued while
+ * the stream is busy, else launched at once as a graph of one node; others are launched. */
 trr_status trr_cuda_launch(trr_context *ctx, CUfunction fn, unsigned gx, unsigned gy, unsigned block, void **args);
 /* A launch on the stream, after the queued ones (matmul: gz = the batch, blockIdx.z). */
 trr_status trr_cuda_launch_3d(trr_context *ctx, CUfunction fn, unsigned gx, unsigned gy, unsigned gz, unsigned block,
@@ -294,8 +294,9 @@ trr_status trr_cuda_launch_3d(trr_context *ctx, CUfunction fn, unsigned gx, unsi
 /* Grids of at most this many threads count as small: a few microseconds of work, so that queueing them delays
  * little (a full batch of them is well under a millisecond). */
 #define TRR_CUDA_BATCH_MAX_THREADS 32768
-/* Queues the launch (*out_queued 1), or leaves it to the caller to launch (0: no batch now, or the driver
- * refused the node's parameters, which the launch then reports). */
+/* Takes the launch (*out_queued 1): queued, or on an idle stream launched at once as a graph of one node; or
+ * leaves it to the caller to launch (0: no graphs now, or the driver refused the node's parameters, which the
+ * launch then reports). */
 trr_status trr_cuda_batch_add(trr_context *ctx, const trr_cu_kernel_node_params *p, int *out_queued);
 /* Launches what is queued. Every command that goes on the stream, or waits for it, comes after this. */
 trr_status trr_cuda_batch_flush(trr_context *ctx);

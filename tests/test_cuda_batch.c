@@ -1,7 +1,8 @@
 /* CUDA's queued launches (backend_cuda/batch.c): small kernels after the first since a wait go to the device as
  * one graph, so the cases Vulkan's batches pass (queued_ops_cases.h) run here too, and some of CUDA's own: a
  * chain that changes kernels from node to node (each node's function is replaced), launches that must wait for
- * the queue (a matmul, a transfer), and the native stream handed out, after which nothing is queued. Runs on
+ * the queue (a matmul, a transfer), synchronized launches through the one-node graph, and the native stream
+ * handed out, after which nothing is queued. Runs on
  * cuda:0 (skipped where there is none, as on CI). */
 #include "trireme.h"
 
@@ -97,5 +98,44 @@ Test(cuda_batch, native_stream_stops_queueing) {
     expect_equal(got, want, N, "a after the chain");
     trr_buffer_destroy(ba);
     trr_buffer_destroy(bb);
+    trr_context_destroy(ctx);
+}
+
+/* Each op synchronized: every launch is the first after a wait, which goes out at once through the one-node
+ * graph, its node updated each time. Repeats, alternations of two launches, and a kernel of another shape in
+ * between must each run with their own arguments. */
+Test(cuda_batch, synchronized_launches_repeat_and_alternate) {
+    trr_context *ctx = open_cuda();
+    static float a[N], b[N], c[N], want_a[N], want_c[N], got[N];
+    fill_random(a, N);
+    fill_random(b, N);
+    fill_random(c, N);
+    memcpy(want_a, a, sizeof a);
+    memcpy(want_c, c, sizeof c);
+    trr_tensor ta, tb, tc, ta2, tb2;
+    trr_buffer *ba = make(ctx, a, N, &ta), *bb = make(ctx, b, N, &tb), *bc = make(ctx, c, N, &tc);
+    OK(ctx, trr_tensor_2d(ba, 0, TRR_F32, R, C, 0, &ta2));
+    OK(ctx, trr_tensor_2d(bb, 0, TRR_F32, R, C, 0, &tb2));
+    for (int k = 0; k < 40; k++) {
+        const int which = k < 10 ? 0 : k < 30 ? k % 2 : k % 3; /* repeats, then alternations */
+        if (which == 0) {
+            OK(ctx, trr_add(ctx, &ta, &tb, &ta));
+            for (int i = 0; i < N; i++) want_a[i] = want_a[i] + b[i];
+        } else if (which == 1) {
+            OK(ctx, trr_add(ctx, &tc, &tb, &tc));
+            for (int i = 0; i < N; i++) want_c[i] = want_c[i] + b[i];
+        } else {
+            OK(ctx, trr_add(ctx, &ta2, &tb2, &ta2));
+            for (int i = 0; i < R * C; i++) want_a[i] = want_a[i] + b[i];
+        }
+        OK(ctx, trr_synchronize(ctx));
+    }
+    OK(ctx, trr_buffer_read(ctx, ba, 0, got, sizeof got));
+    expect_equal(got, want_a, N, "a");
+    OK(ctx, trr_buffer_read(ctx, bc, 0, got, sizeof got));
+    expect_equal(got, want_c, N, "c");
+    trr_buffer_destroy(ba);
+    trr_buffer_destroy(bb);
+    trr_buffer_destroy(bc);
     trr_context_destroy(ctx);
 }

@@ -12,7 +12,9 @@
  *
  * Built as build/bench/trr_stream_probe (bench/CMakeLists.txt).
  * On a cuda device, latency also times the driver alone: an empty kernel of the same five parameters launched
- * with cuLaunchKernel on the context's stream (the floor any launch path pays).
+ * with cuLaunchKernel on the context's stream (each synchronized by cuStreamSynchronize, and by cuStreamQuery
+ * spins), and the same launches captured into CUDA graphs of 1-250 nodes: capture, update of an instantiated
+ * graph, launch (what backend_cuda/batch.c's path costs per kernel).
  */
 #define _POSIX_C_SOURCE 200809L
 #include "trireme.h"
@@ -56,6 +58,14 @@ typedef int (*cu_launch_kernel)(void *, unsigned, unsigned, unsigned, unsigned, 
                                 void **, void **);
 typedef int (*cu_ctx_set_current)(void *);
 typedef int (*cu_stream_synchronize)(void *);
+typedef int (*cu_begin_capture)(void *, int);
+typedef int (*cu_end_capture)(void *, void **);
+typedef int (*cu_graph_instantiate)(void **, void *, unsigned long long);
+typedef int (*cu_graph_exec_update)(void *, void *, void *);
+typedef int (*cu_graph_launch)(void *, void *);
+typedef int (*cu_graph_destroy)(void *);
+typedef int (*cu_graph_exec_destroy)(void *);
+typedef int (*cu_stream_query)(void *);
 
 static const char empty_ptx[] = ".version 7.0\n.target sm_80\n.address_size 64\n"
                                 ".visible .entry k(.param .u64 a, .param .u64 b, .param .u64 c, .param .u64 n, "
@@ -93,7 +103,9 @@ static void raw_driver(trr_context *ctx) {
     int v = 1;
     void *args[] = {&a, &a, &a, &n, &v};
     enum { CALLS = 1000, ROUNDS = 7 };
-    double ev[ROUNDS], enq[ROUNDS], synced[ROUNDS];
+    double ev[ROUNDS], enq[ROUNDS], synced[ROUNDS], polled[ROUNDS];
+    cu_stream_query query = NULL;
+    load_sym(lib, "cuStreamQuery", &query);
     for (int r = 0; r < ROUNDS; r++) {
         double ms = 0;
         CHECK(trr_timer_start(ctx));
@@ -110,10 +122,91 @@ static void raw_driver(trr_context *ctx) {
             sync(nat.queue);
         }
         synced[r] = (now_us() - t0) / CALLS;
+        t0 = now_us();
+        for (int i = 0; i < CALLS && query; i++) {
+            launch(fn, 1, 1, 1, 64, 1, 1, 0, nat.queue, args, NULL);
+            while (query(nat.queue) == 600 /* CUDA_ERROR_NOT_READY */) {
+            }
+        }
+        polled[r] = (now_us() - t0) / CALLS;
     }
     printf("raw cuLaunchKernel of an empty kernel (us per call): event-timed %.2f | host enqueue %.2f | each synced "
-           "%.2f\n",
-           median(ev, ROUNDS), median(enq, ROUNDS), median(synced, ROUNDS));
+           "%.2f (cuStreamQuery spin %.2f)\n",
+           median(ev, ROUNDS), median(enq, ROUNDS), median(synced, ROUNDS), median(polled, ROUNDS));
+
+    /* The same launches captured into a graph of G nodes between synchronizations: the capture, the update of
+     * an executable graph instantiated once (same topology), its launch; what a deferred-launch path would pay. */
+    cu_begin_capture begin = NULL;
+    load_sym(lib, "cuStreamBeginCapture_v2", &begin);
+    cu_end_capture endc = NULL;
+    load_sym(lib, "cuStreamEndCapture", &endc);
+    cu_graph_instantiate inst = NULL;
+    load_sym(lib, "cuGraphInstantiateWithFlags", &inst);
+    cu_graph_exec_update upd = NULL;
+    load_sym(lib, "cuGraphExecUpdate_v2", &upd);
+    cu_graph_launch glaunch = NULL;
+    load_sym(lib, "cuGraphLaunch", &glaunch);
+    cu_graph_destroy gdestroy = NULL;
+    load_sym(lib, "cuGraphDestroy", &gdestroy);
+    cu_graph_exec_destroy xdestroy = NULL;
+    load_sym(lib, "cuGraphExecDestroy", &xdestroy);
+    if (!begin || !endc || !inst || !upd || !glaunch || !gdestroy || !xdestroy) {
+        printf("graph probe: driver entry points missing\n");
+        return;
+    }
+    static const int sizes[] = {1, 2, 16, 64, 250};
+    for (size_t gi = 0; gi < sizeof sizes / sizeof sizes[0]; gi++) {
+        const int G = sizes[gi], NB = CALLS / G;
+        void *exec = NULL;
+        double cap[ROUNDS], tot[ROUNDS], gev[ROUNDS], gsync[ROUNDS], gpoll[ROUNDS];
+        int err = 0;
+        for (int r = 0; r < ROUNDS && !err; r++) {
+            double cap_us = 0, t0 = now_us();
+            for (int b = 0; b < NB && !err; b++) {
+                void *g = NULL;
+                double c0 = now_us();
+                err |= begin(nat.queue, 2);
+                for (int i = 0; i < G; i++) err |= launch(fn, 1, 1, 1, 64, 1, 1, 0, nat.queue, args, NULL);
+                err |= endc(nat.queue, &g);
+                cap_us += now_us() - c0;
+                unsigned char info[64] = {0};
+                if (!exec) err |= inst(&exec, g, 0);
+                else err |= upd(exec, g, info);
+                err |= glaunch(exec, nat.queue);
+                gdestroy(g);
+            }
+            sync(nat.queue);
+            tot[r] = (now_us() - t0) / (NB * G);
+            cap[r] = cap_us / (NB * G);
+            double ms = 0;
+            CHECK(trr_timer_start(ctx));
+            for (int b = 0; b < NB; b++) err |= glaunch(exec, nat.queue);
+            CHECK(trr_timer_stop(ctx, &ms));
+            gev[r] = ms * 1e3 / (NB * G);
+            t0 = now_us();
+            for (int b = 0; b < 200; b++) {
+                err |= glaunch(exec, nat.queue);
+                sync(nat.queue);
+            }
+            gsync[r] = (now_us() - t0) / 200;
+            t0 = now_us();
+            for (int b = 0; b < 200; b++) {
+                err |= glaunch(exec, nat.queue);
+                while (query && query(nat.queue) == 600 /* CUDA_ERROR_NOT_READY */) {
+                }
+            }
+            gpoll[r] = (now_us() - t0) / 200;
+        }
+        if (exec) xdestroy(exec);
+        if (err) {
+            printf("graph probe G=%d: a driver call failed\n", G);
+            continue;
+        }
+        printf("graph of %3d empty kernels (us per kernel): capture %.2f | capture+update+launch+sync %.2f | "
+               "launch alone event-timed %.2f | one graph launched and synced %.2f us (cuStreamQuery spin %.2f)\n",
+               G, median(cap, ROUNDS), median(tot, ROUNDS), median(gev, ROUNDS), median(gsync, ROUNDS),
+               median(gpoll, ROUNDS));
+    }
 }
 
 static int latency(const char *device) {

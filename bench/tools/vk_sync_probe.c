@@ -16,6 +16,10 @@
  *   multi    spin, the command buffer begun without ONE_TIME_SUBMIT
  *   ring8    spin, the calls going round 8 command buffers and fences, as the library's slots do
  *   nobar    spin without the op barrier at the start of the command buffer (its cost on the device)
+ *   cbar     spin, the op barrier's second scope the compute stage alone (what a dispatch needs)
+ *   ccbar    spin, the op barrier from compute to compute alone
+ *   noreset  ring8, each fence reset after the next call's submission (while the device runs it) instead of
+ *            after its own wait
  *   tinyseq  lib after what trr_tiny_add does before its synchronized loop: 1000 adds then one synchronize,
  *            and 1000 adds inside trr_timer_start / trr_timer_stop (does that sequence switch the mode?)
  * The dispatch is softmax_rows_f32 with rows = 0 (every workgroup exits at once), so the figures are launch and
@@ -44,25 +48,28 @@ enum { W_SPIN, W_PAUSE, W_YIELD, W_BLOCK };
 
 typedef struct variant {
     const char *name;
-    int lib, reuse, preset, stamps, hostbar, wait, helpers, multi, ring, prelude, nobar;
+    int lib, reuse, preset, stamps, hostbar, wait, helpers, multi, ring, prelude, nobar, lazy;
 } variant;
 
 static const variant VARIANTS[] = {
-    /* name       lib reuse preset stamps hostbar wait helpers multi ring prelude nobar */
-    {"lib",      1, 0, 0, 0, 0, W_SPIN, 0, 0, 0, 0, 0},
-    {"spin",     0, 0, 0, 0, 0, W_SPIN, 0, 0, 0, 0, 0},
-    {"stamps",   0, 0, 0, 1, 0, W_SPIN, 0, 0, 0, 0, 0},
-    {"reuse",    0, 1, 0, 0, 0, W_SPIN, 0, 0, 0, 0, 0},
-    {"preset",   0, 0, 1, 0, 0, W_SPIN, 0, 0, 0, 0, 0},
-    {"pause",    0, 0, 0, 0, 0, W_PAUSE, 0, 0, 0, 0, 0},
-    {"yield",    0, 0, 0, 0, 0, W_YIELD, 0, 0, 0, 0, 0},
-    {"block",    0, 0, 0, 0, 0, W_BLOCK, 0, 0, 0, 0, 0},
-    {"hostbar",  0, 0, 0, 0, 1, W_SPIN, 0, 0, 0, 0, 0},
-    {"busy",     0, 0, 0, 0, 0, W_SPIN, 2, 0, 0, 0, 0},
-    {"multi",    0, 0, 0, 0, 0, W_SPIN, 0, 1, 0, 0, 0},
-    {"ring8",    0, 0, 0, 0, 0, W_SPIN, 0, 0, 1, 0, 0},
-    {"tinyseq",  1, 0, 0, 0, 0, W_SPIN, 0, 0, 0, 1, 0},
-    {"nobar",    0, 0, 0, 0, 0, W_SPIN, 0, 0, 0, 0, 1},
+    /* name       lib reuse preset stamps hostbar wait helpers multi ring prelude nobar (2, 3: cbar, ccbar) lazy */
+    {"lib",      1, 0, 0, 0, 0, W_SPIN, 0, 0, 0, 0, 0, 0},
+    {"spin",     0, 0, 0, 0, 0, W_SPIN, 0, 0, 0, 0, 0, 0},
+    {"stamps",   0, 0, 0, 1, 0, W_SPIN, 0, 0, 0, 0, 0, 0},
+    {"reuse",    0, 1, 0, 0, 0, W_SPIN, 0, 0, 0, 0, 0, 0},
+    {"preset",   0, 0, 1, 0, 0, W_SPIN, 0, 0, 0, 0, 0, 0},
+    {"pause",    0, 0, 0, 0, 0, W_PAUSE, 0, 0, 0, 0, 0, 0},
+    {"yield",    0, 0, 0, 0, 0, W_YIELD, 0, 0, 0, 0, 0, 0},
+    {"block",    0, 0, 0, 0, 0, W_BLOCK, 0, 0, 0, 0, 0, 0},
+    {"hostbar",  0, 0, 0, 0, 1, W_SPIN, 0, 0, 0, 0, 0, 0},
+    {"busy",     0, 0, 0, 0, 0, W_SPIN, 2, 0, 0, 0, 0, 0},
+    {"multi",    0, 0, 0, 0, 0, W_SPIN, 0, 1, 0, 0, 0, 0},
+    {"ring8",    0, 0, 0, 0, 0, W_SPIN, 0, 0, 1, 0, 0, 0},
+    {"tinyseq",  1, 0, 0, 0, 0, W_SPIN, 0, 0, 0, 1, 0, 0},
+    {"nobar",    0, 0, 0, 0, 0, W_SPIN, 0, 0, 0, 0, 1, 0},
+    {"cbar",     0, 0, 0, 0, 0, W_SPIN, 0, 0, 0, 0, 2, 0},
+    {"ccbar",    0, 0, 0, 0, 0, W_SPIN, 0, 0, 0, 0, 3, 0},
+    {"noreset",  0, 0, 0, 0, 0, W_SPIN, 0, 0, 1, 0, 0, 1},
 };
 #define NVARIANTS ((int)(sizeof VARIANTS / sizeof VARIANTS[0]))
 
@@ -75,6 +82,7 @@ typedef struct probe {
     VkCommandPool pool;
     VkCommandBuffer cmd, cmds[RING]; /* cmd, fence: the current ones of the ring */
     VkFence fence, fences[RING];
+    int signalled[RING]; /* noreset: fences waited for and not yet reset */
     int cur;
     VkDescriptorPool dpool, dpool_preset;
     VkDescriptorSet preset;
@@ -158,8 +166,16 @@ static int record(probe *p, const variant *v) {
                           .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
                           .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
                                            VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT};
-    const VkPipelineStageFlags st = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
-    if (!v->nobar) d->fn.vkCmdPipelineBarrier(p->cmd, st, st, 0, 1, &mb, 0, NULL, 0, NULL);
+    VkPipelineStageFlags src = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, dst = src;
+    if (v->nobar >= 2) {
+        dst = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
+        mb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+    }
+    if (v->nobar == 3) {
+        src = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
+        mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
+    }
+    if (v->nobar != 1) d->fn.vkCmdPipelineBarrier(p->cmd, src, dst, 0, 1, &mb, 0, NULL, 0, NULL);
     VkWriteDescriptorSet wr[3];
     trr_vk_storage_writes(p->info, wr);
     if (d->push_set) {
@@ -230,9 +246,15 @@ static int one_call(probe *p, const variant *v, int i) {
         VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &p->cmd};
         if (vk_ok(d->fn.vkQueueSubmit(d->queue, 1, &si, p->fence), "vkQueueSubmit")) return 1;
         t2 = now_ns();
+        const int prev = (p->cur + RING - 1) % RING;
+        if (v->lazy && p->signalled[prev]) {
+            if (vk_ok(d->fn.vkResetFences(d->device, 1, &p->fences[prev]), "vkResetFences")) return 1;
+            p->signalled[prev] = 0;
+        }
         if (wait_fence(p, v->wait)) return 1;
         t3 = now_ns();
-        if (vk_ok(d->fn.vkResetFences(d->device, 1, &p->fence), "vkResetFences")) return 1;
+        if (v->lazy) p->signalled[p->cur] = 1;
+        else if (vk_ok(d->fn.vkResetFences(d->device, 1, &p->fence), "vkResetFences")) return 1;
     }
     int64_t t4 = now_ns();
     if (i >= 0) {
@@ -309,6 +331,11 @@ static int run_variant(probe *p, const variant *v, int calls, int round) {
     double mean = (double)(now_ns() - start) * 1e-3 / calls;
     atomic_store(&helpers_stop, 1);
     for (int i = 0; i < nth; i++) pthread_join(th[i], NULL);
+    for (int i = 0; i < RING; i++)
+        if (p->signalled[i]) {
+            failed |= vk_ok(p->d->fn.vkResetFences(p->d->device, 1, &p->fences[i]), "vkResetFences");
+            p->signalled[i] = 0;
+        }
     if (failed) return 1;
     int cpu1 = sched_getcpu();
     getrusage(RUSAGE_THREAD, &r1);
