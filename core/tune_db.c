@@ -16,7 +16,13 @@
 
 /* ---- keys ---- */
 
-static void copy_str(char *dst, size_t cap, const char *src) { snprintf(dst, cap, "%s", src ? src : ""); }
+/* Truncating copy (cap > 0); a key is built on every call that can use the database, so no snprintf. */
+static void copy_str(char *dst, size_t cap, const char *src) {
+    size_t n = 0;
+    while (src && n + 1 < cap && src[n]) n++;
+    if (n) memcpy(dst, src, n);
+    dst[n] = '\0';
+}
 
 void trr_tune_shape_of(const trr_call *call, int64_t out_shape[3]) {
     out_shape[0] = call->rows;

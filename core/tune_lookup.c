@@ -144,10 +144,15 @@ static int find(const trr_tune_key *key, int variant) {
 int trr_tune_lookup(trr_context *ctx, const trr_call *call, int variant, trr_config *out_config, char *where,
                     size_t where_cap) {
     if (!ctx || !call || !out_config || !ctx->backend) return 0;
+    pthread_mutex_lock(&db_lock);
+    refresh();
+    const int any = db.count > 0;
+    pthread_mutex_unlock(&db_lock);
+    /* no database (the common case): no key to build, which was half of a small op's host time */
+    if (!any) return 0;
     trr_tune_key key;
     trr_tune_key_of(ctx, call, &key);
     pthread_mutex_lock(&db_lock);
-    refresh();
     int i = find(&key, variant);
     if (i >= 0) {
         *out_config = db.entries[i].config;
