@@ -20,6 +20,9 @@
  *   ccbar    spin, the op barrier from compute to compute alone
  *   noreset  ring8, each fence reset after the next call's submission (while the device runs it) instead of
  *            after its own wait
+ *   event    spin, the command buffer ending with a barrier to the host and vkCmdSetEvent; the wait polls
+ *            vkGetEventStatus until the event is set ("wait"), then the fence ("rest", with the resets): does
+ *            an event reach the host sooner than a fence?
  *   tinyseq  lib after what trr_tiny_add does before its synchronized loop: 1000 adds then one synchronize,
  *            and 1000 adds inside trr_timer_start / trr_timer_stop (does that sequence switch the mode?)
  * The dispatch is softmax_rows_f32 with rows = 0 (every workgroup exits at once), so the figures are launch and
@@ -48,28 +51,29 @@ enum { W_SPIN, W_PAUSE, W_YIELD, W_BLOCK };
 
 typedef struct variant {
     const char *name;
-    int lib, reuse, preset, stamps, hostbar, wait, helpers, multi, ring, prelude, nobar, lazy;
+    int lib, reuse, preset, stamps, hostbar, wait, helpers, multi, ring, prelude, nobar, lazy, event;
 } variant;
 
 static const variant VARIANTS[] = {
     /* name       lib reuse preset stamps hostbar wait helpers multi ring prelude nobar (2, 3: cbar, ccbar) lazy */
-    {"lib",      1, 0, 0, 0, 0, W_SPIN, 0, 0, 0, 0, 0, 0},
-    {"spin",     0, 0, 0, 0, 0, W_SPIN, 0, 0, 0, 0, 0, 0},
-    {"stamps",   0, 0, 0, 1, 0, W_SPIN, 0, 0, 0, 0, 0, 0},
-    {"reuse",    0, 1, 0, 0, 0, W_SPIN, 0, 0, 0, 0, 0, 0},
-    {"preset",   0, 0, 1, 0, 0, W_SPIN, 0, 0, 0, 0, 0, 0},
-    {"pause",    0, 0, 0, 0, 0, W_PAUSE, 0, 0, 0, 0, 0, 0},
-    {"yield",    0, 0, 0, 0, 0, W_YIELD, 0, 0, 0, 0, 0, 0},
-    {"block",    0, 0, 0, 0, 0, W_BLOCK, 0, 0, 0, 0, 0, 0},
-    {"hostbar",  0, 0, 0, 0, 1, W_SPIN, 0, 0, 0, 0, 0, 0},
-    {"busy",     0, 0, 0, 0, 0, W_SPIN, 2, 0, 0, 0, 0, 0},
-    {"multi",    0, 0, 0, 0, 0, W_SPIN, 0, 1, 0, 0, 0, 0},
-    {"ring8",    0, 0, 0, 0, 0, W_SPIN, 0, 0, 1, 0, 0, 0},
-    {"tinyseq",  1, 0, 0, 0, 0, W_SPIN, 0, 0, 0, 1, 0, 0},
-    {"nobar",    0, 0, 0, 0, 0, W_SPIN, 0, 0, 0, 0, 1, 0},
-    {"cbar",     0, 0, 0, 0, 0, W_SPIN, 0, 0, 0, 0, 2, 0},
-    {"ccbar",    0, 0, 0, 0, 0, W_SPIN, 0, 0, 0, 0, 3, 0},
-    {"noreset",  0, 0, 0, 0, 0, W_SPIN, 0, 0, 1, 0, 0, 1},
+    {"lib",      1, 0, 0, 0, 0, W_SPIN, 0, 0, 0, 0, 0, 0, 0},
+    {"spin",     0, 0, 0, 0, 0, W_SPIN, 0, 0, 0, 0, 0, 0, 0},
+    {"stamps",   0, 0, 0, 1, 0, W_SPIN, 0, 0, 0, 0, 0, 0, 0},
+    {"reuse",    0, 1, 0, 0, 0, W_SPIN, 0, 0, 0, 0, 0, 0, 0},
+    {"preset",   0, 0, 1, 0, 0, W_SPIN, 0, 0, 0, 0, 0, 0, 0},
+    {"pause",    0, 0, 0, 0, 0, W_PAUSE, 0, 0, 0, 0, 0, 0, 0},
+    {"yield",    0, 0, 0, 0, 0, W_YIELD, 0, 0, 0, 0, 0, 0, 0},
+    {"block",    0, 0, 0, 0, 0, W_BLOCK, 0, 0, 0, 0, 0, 0, 0},
+    {"hostbar",  0, 0, 0, 0, 1, W_SPIN, 0, 0, 0, 0, 0, 0, 0},
+    {"busy",     0, 0, 0, 0, 0, W_SPIN, 2, 0, 0, 0, 0, 0, 0},
+    {"multi",    0, 0, 0, 0, 0, W_SPIN, 0, 1, 0, 0, 0, 0, 0},
+    {"ring8",    0, 0, 0, 0, 0, W_SPIN, 0, 0, 1, 0, 0, 0, 0},
+    {"tinyseq",  1, 0, 0, 0, 0, W_SPIN, 0, 0, 0, 1, 0, 0, 0},
+    {"nobar",    0, 0, 0, 0, 0, W_SPIN, 0, 0, 0, 0, 1, 0, 0},
+    {"cbar",     0, 0, 0, 0, 0, W_SPIN, 0, 0, 0, 0, 2, 0, 0},
+    {"ccbar",    0, 0, 0, 0, 0, W_SPIN, 0, 0, 0, 0, 3, 0, 0},
+    {"noreset",  0, 0, 0, 0, 0, W_SPIN, 0, 0, 1, 0, 0, 1, 0},
+    {"event",    0, 0, 0, 0, 1, W_SPIN, 0, 0, 0, 0, 0, 0, 1},
 };
 #define NVARIANTS ((int)(sizeof VARIANTS / sizeof VARIANTS[0]))
 
@@ -88,6 +92,10 @@ typedef struct probe {
     VkDescriptorSet preset;
     VkDescriptorBufferInfo info[3];
     VkQueryPool queries;
+    VkEvent event; /* the event variant's */
+    PFN_vkCmdSetEvent set_event;
+    PFN_vkGetEventStatus event_status;
+    PFN_vkResetEvent reset_event;
     int64_t *t_rec, *t_sub, *t_wait, *t_rest, *t_all;
     double *gpu_us;
     long polls;
@@ -129,6 +137,9 @@ static void print_threads(void) {
     fflush(stdout);
     closedir(dir);
 }
+
+/* A PFN_vkVoidFunction into the typed pointer fn_ptr points at (the same bits). */
+static void tool_fn_from(PFN_vkVoidFunction f, void *fn_ptr) { memcpy(fn_ptr, &f, sizeof f); }
 
 static int64_t now_ns(void) {
     struct timespec ts;
@@ -202,6 +213,7 @@ static int record(probe *p, const variant *v) {
     d->fn.vkCmdPushConstants(p->cmd, d->pipeline_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof push, &push);
     d->fn.vkCmdDispatch(p->cmd, 1, 1, 1);
     if (v->stamps) d->fn.vkCmdWriteTimestamp(p->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, p->queries, 1);
+    if (v->event && !p->event) return 1;
     if (v->hostbar) {
         VkMemoryBarrier hb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
                               .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT,
@@ -209,6 +221,7 @@ static int record(probe *p, const variant *v) {
         d->fn.vkCmdPipelineBarrier(p->cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &hb,
                                    0, NULL, 0, NULL);
     }
+    if (v->event) p->set_event(p->cmd, p->event, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT);
     return vk_ok(d->fn.vkEndCommandBuffer(p->cmd), "vkEndCommandBuffer");
 }
 
@@ -251,8 +264,17 @@ static int one_call(probe *p, const variant *v, int i) {
             if (vk_ok(d->fn.vkResetFences(d->device, 1, &p->fences[prev]), "vkResetFences")) return 1;
             p->signalled[prev] = 0;
         }
-        if (wait_fence(p, v->wait)) return 1;
+        if (v->event) {
+            VkResult er;
+            while ((er = p->event_status(d->device, p->event)) == VK_EVENT_RESET) p->polls++;
+            if (er != VK_EVENT_SET) return vk_ok(er, "vkGetEventStatus");
+        } else if (wait_fence(p, v->wait)) {
+            return 1;
+        }
         t3 = now_ns();
+        if (v->event) {
+            if (vk_ok(p->reset_event(d->device, p->event), "vkResetEvent") || wait_fence(p, v->wait)) return 1;
+        }
         if (v->lazy) p->signalled[p->cur] = 1;
         else if (vk_ok(d->fn.vkResetFences(d->device, 1, &p->fence), "vkResetFences")) return 1;
     }
@@ -404,6 +426,16 @@ static int setup(probe *p, int calls) {
         if (vk_ok(d->fn.vkCreateFence(d->device, &fci, NULL, &p->fences[i]), "vkCreateFence")) return 1;
     if (vk_ok(d->fn.vkCreateQueryPool(d->device, &qci, NULL, &p->queries), "vkCreateQueryPool"))
         return 1;
+    /* the event variant's functions, through the instance (the library does not load them) */
+    PFN_vkCreateEvent create_event = NULL;
+    tool_fn_from(d->fn.vkGetInstanceProcAddr(d->instance, "vkCreateEvent"), &create_event);
+    tool_fn_from(d->fn.vkGetInstanceProcAddr(d->instance, "vkCmdSetEvent"), &p->set_event);
+    tool_fn_from(d->fn.vkGetInstanceProcAddr(d->instance, "vkGetEventStatus"), &p->event_status);
+    tool_fn_from(d->fn.vkGetInstanceProcAddr(d->instance, "vkResetEvent"), &p->reset_event);
+    VkEventCreateInfo eci = {.sType = VK_STRUCTURE_TYPE_EVENT_CREATE_INFO};
+    if (create_event && p->set_event && p->event_status && p->reset_event &&
+        vk_ok(create_event(d->device, &eci, NULL, &p->event), "vkCreateEvent"))
+        return 1;
     if (!d->push_set) { /* sets: one per call from dpool, and one written once (preset) */
         if (vk_ok(d->fn.vkCreateDescriptorPool(d->device, &dci, NULL, &p->dpool), "vkCreateDescriptorPool") ||
             vk_ok(d->fn.vkCreateDescriptorPool(d->device, &dci, NULL, &p->dpool_preset), "vkCreateDescriptorPool"))
@@ -433,6 +465,11 @@ static void teardown(probe *p) {
     if (d) {
         d->fn.vkDeviceWaitIdle(d->device);
         if (p->queries) d->fn.vkDestroyQueryPool(d->device, p->queries, NULL);
+        if (p->event) {
+            PFN_vkDestroyEvent destroy_event = NULL;
+            tool_fn_from(d->fn.vkGetInstanceProcAddr(d->instance, "vkDestroyEvent"), &destroy_event);
+            if (destroy_event) destroy_event(d->device, p->event, NULL);
+        }
         if (p->dpool) d->fn.vkDestroyDescriptorPool(d->device, p->dpool, NULL);
         if (p->dpool_preset) d->fn.vkDestroyDescriptorPool(d->device, p->dpool_preset, NULL);
         for (int i = 0; i < RING; i++)
