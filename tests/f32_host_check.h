@@ -5,6 +5,7 @@
 #define TRR_TEST_F32_HOST_CHECK_H
 
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define OK(ctx, call) cr_assert_eq((call), TRR_OK, "%s: %s", #call, trr_last_error(ctx))
@@ -33,6 +34,20 @@ static inline void expect_equal(const float *got, const float *want, int n, cons
     for (int i = 0; i < n; i++)
         cr_assert(memcmp(&got[i], &want[i], 4) == 0, "%s: element %d is %.9g, not %.9g", what, i, (double)got[i],
                   (double)want[i]);
+}
+
+/* Reads n floats of b and compares them bit for bit with want. */
+static inline void expect_buffer(trr_context *ctx, trr_buffer *b, const float *want, int n, const char *what) {
+    float *got = malloc((size_t)n * sizeof *got);
+    cr_assert_not_null(got);
+    OK(ctx, trr_buffer_read(ctx, b, 0, got, (size_t)n * 4));
+    expect_equal(got, want, n, what);
+    free(got);
+}
+
+/* Destroys the buffers of a NULL-terminated list. */
+static inline void destroy_buffers(trr_buffer *const *list) {
+    for (; *list; list++) trr_buffer_destroy(*list);
 }
 
 #endif

@@ -12,7 +12,7 @@
 
 /* a = a + b, CHAIN times in place, each add reading what the one before wrote; no synchronize before the read. */
 static void queued_chained_adds(trr_context *ctx) {
-    static float a[N], b[N], want[N], got[N];
+    static float a[N], b[N], want[N];
     fill_random(a, N);
     fill_random(b, N);
     memcpy(want, a, sizeof a);
@@ -21,10 +21,8 @@ static void queued_chained_adds(trr_context *ctx) {
     trr_tensor ta, tb;
     trr_buffer *ba = make(ctx, a, N, &ta), *bb = make(ctx, b, N, &tb);
     for (int k = 0; k < CHAIN; k++) OK(ctx, trr_add(ctx, &ta, &tb, &ta));
-    OK(ctx, trr_buffer_read(ctx, ba, 0, got, sizeof got));
-    expect_equal(got, want, N, "a after the chain");
-    trr_buffer_destroy(ba);
-    trr_buffer_destroy(bb);
+    expect_buffer(ctx, ba, want, N, "a after the chain");
+    destroy_buffers((trr_buffer *[]){ba, bb, NULL});
     trr_context_destroy(ctx);
 }
 
@@ -32,7 +30,7 @@ static void queued_chained_adds(trr_context *ctx) {
 /* Different kernels and transfers in one dependent chain: c = copy(a) (the copy kernel, and vkCmdCopyBuffer at
  * an odd offset), a = c + b, a byte fill of a scratch buffer between them; then the timer around more of it. */
 static void queued_mixed_chain(trr_context *ctx) {
-    static float a[N], b[N], want[N], got[N];
+    static float a[N], b[N], want[N];
     fill_random(a, N);
     fill_random(b, N);
     memcpy(want, a, sizeof a);
@@ -49,8 +47,7 @@ static void queued_mixed_chain(trr_context *ctx) {
         OK(ctx, trr_add(ctx, c, &tb, &ta));
         for (int i = 0; i < N; i++) want[i] = want[i] + b[i];
     }
-    OK(ctx, trr_buffer_read(ctx, ba, 0, got, sizeof got));
-    expect_equal(got, want, N, "a after the mixed chain");
+    expect_buffer(ctx, ba, want, N, "a after the mixed chain");
 
     double ms = -1;
     OK(ctx, trr_timer_start(ctx));
@@ -59,23 +56,19 @@ static void queued_mixed_chain(trr_context *ctx) {
     cr_assert_gt(ms, 0.0, "the timer measured %g ms for %d adds", ms, CHAIN);
     for (int k = 0; k < CHAIN; k++)
         for (int i = 0; i < N; i++) want[i] = want[i] + b[i];
-    OK(ctx, trr_buffer_read(ctx, ba, 0, got, sizeof got));
-    expect_equal(got, want, N, "a after the timed chain");
+    expect_buffer(ctx, ba, want, N, "a after the timed chain");
     /* an empty timed span still gives a figure */
     OK(ctx, trr_timer_start(ctx));
     OK(ctx, trr_timer_stop(ctx, &ms));
     cr_assert_geq(ms, 0.0);
-    trr_buffer_destroy(ba);
-    trr_buffer_destroy(bb);
-    trr_buffer_destroy(bc);
-    trr_buffer_destroy(scratch);
+    destroy_buffers((trr_buffer *[]){ba, bb, bc, scratch, NULL});
     trr_context_destroy(ctx);
 }
 
 
 /* Host access and frees with work pending on the buffers. */
 static void queued_pending_host_access(trr_context *ctx) {
-    static float x[N], y[N], x2[N], want[N], got[N];
+    static float x[N], y[N], x2[N], want[N];
     fill_random(x, N);
     fill_random(y, N);
     fill_random(x2, N);
@@ -85,17 +78,15 @@ static void queued_pending_host_access(trr_context *ctx) {
     /* a host write after a queued op that reads the buffer: the op sees the old contents */
     OK(ctx, trr_add(ctx, &tx, &ty, &tz));
     OK(ctx, trr_buffer_write(ctx, bx, 0, x2, sizeof x2));
-    OK(ctx, trr_buffer_read(ctx, bz, 0, got, sizeof got));
     for (int i = 0; i < N; i++) want[i] = x[i] + y[i];
-    expect_equal(got, want, N, "z = x + y queued before x was overwritten");
+    expect_buffer(ctx, bz, want, N, "z = x + y queued before x was overwritten");
 
     /* a host write to a buffer no pending op uses, then an op that reads it: the op sees the new contents */
     OK(ctx, trr_add(ctx, &ty, &ty, &tz)); /* pending, on y and z only */
     trr_buffer *bt = make(ctx, x, N, &tt);
     OK(ctx, trr_add(ctx, &tt, &tx, &tz));
-    OK(ctx, trr_buffer_read(ctx, bz, 0, got, sizeof got));
     for (int i = 0; i < N; i++) want[i] = x[i] + x2[i];
-    expect_equal(got, want, N, "z = t + x after t was written");
+    expect_buffer(ctx, bz, want, N, "z = t + x after t was written");
 
     /* a buffer freed while ops that read it are still recorded: they run on its contents before it goes */
     for (int k = 0; k < 5; k++) OK(ctx, trr_add(ctx, &tt, &ty, &tz));
@@ -103,27 +94,20 @@ static void queued_pending_host_access(trr_context *ctx) {
     /* new buffers, possibly on the freed memory, written with other values while nothing is synchronized */
     trr_buffer *bu = make(ctx, x2, N, &tu);
     OK(ctx, trr_add(ctx, &tu, &tu, &tu));
-    OK(ctx, trr_buffer_read(ctx, bz, 0, got, sizeof got));
     for (int i = 0; i < N; i++) want[i] = x[i] + y[i];
-    expect_equal(got, want, N, "z = t + y with t freed right after");
-    OK(ctx, trr_buffer_read(ctx, bu, 0, got, sizeof got));
+    expect_buffer(ctx, bz, want, N, "z = t + y with t freed right after");
     for (int i = 0; i < N; i++) want[i] = x2[i] + x2[i];
-    expect_equal(got, want, N, "u = u + u");
+    expect_buffer(ctx, bu, want, N, "u = u + u");
 
     /* a read of a buffer some op wrote many batches ago while later batches are still queued */
     for (int k = 0; k < CHAIN; k++) OK(ctx, trr_add(ctx, &tu, &ty, &tu));
-    OK(ctx, trr_buffer_read(ctx, bx, 0, got, sizeof got));
-    expect_equal(got, x2, N, "x, which no queued op touches");
+    expect_buffer(ctx, bx, x2, N, "x, which no queued op touches");
     for (int i = 0; i < N; i++) want[i] = x2[i] + x2[i];
     for (int k = 0; k < CHAIN; k++)
         for (int i = 0; i < N; i++) want[i] = want[i] + y[i];
-    OK(ctx, trr_buffer_read(ctx, bu, 0, got, sizeof got));
-    expect_equal(got, want, N, "u after the chain");
+    expect_buffer(ctx, bu, want, N, "u after the chain");
 
-    trr_buffer_destroy(bu);
-    trr_buffer_destroy(bx);
-    trr_buffer_destroy(by);
-    trr_buffer_destroy(bz);
+    destroy_buffers((trr_buffer *[]){bu, bx, by, bz, NULL});
     /* a context destroyed with a batch open (the timer's) and never submitted: no validation message at close */
     OK(ctx, trr_timer_start(ctx));
     trr_context_destroy(ctx);

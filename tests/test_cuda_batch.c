@@ -35,7 +35,7 @@ Test(cuda_batch, pending_host_access) { queued_pending_host_access(open_cuda());
  * must come after the queued adds and before the ones queued after it) and more adds. */
 Test(cuda_batch, kernels_change_from_node_to_node) {
     trr_context *ctx = open_cuda();
-    static float a[N], b[N], want[N], got[N], eye[C * C];
+    static float a[N], b[N], want[N], eye[C * C];
     fill_random(a, N);
     fill_random(b, N);
     memcpy(want, a, sizeof a);
@@ -65,13 +65,8 @@ Test(cuda_batch, kernels_change_from_node_to_node) {
         }
     }
     cr_assert_not_null(dev_of(ctx)->batch, "no kernel was queued: the test did not reach the graph");
-    OK(ctx, trr_buffer_read(ctx, ba, 0, got, sizeof got));
-    expect_equal(got, want, N, "a after the chain");
-    trr_buffer_destroy(ba);
-    trr_buffer_destroy(bb);
-    trr_buffer_destroy(bc);
-    trr_buffer_destroy(bd);
-    trr_buffer_destroy(be);
+    expect_buffer(ctx, ba, want, N, "a after the chain");
+    destroy_buffers((trr_buffer *[]){ba, bb, bc, bd, be, NULL});
     trr_context_destroy(ctx);
 }
 
@@ -79,7 +74,7 @@ Test(cuda_batch, kernels_change_from_node_to_node) {
  * still gives the right result, and what was queued before the call was launched by it. */
 Test(cuda_batch, native_stream_stops_queueing) {
     trr_context *ctx = open_cuda();
-    static float a[N], b[N], want[N], got[N];
+    static float a[N], b[N], want[N];
     fill_random(a, N);
     fill_random(b, N);
     memcpy(want, a, sizeof a);
@@ -94,10 +89,8 @@ Test(cuda_batch, native_stream_stops_queueing) {
     for (int k = 0; k < 10; k++) OK(ctx, trr_add(ctx, &ta, &tb, &ta));
     for (int k = 0; k < 20; k++)
         for (int i = 0; i < N; i++) want[i] = want[i] + b[i];
-    OK(ctx, trr_buffer_read(ctx, ba, 0, got, sizeof got));
-    expect_equal(got, want, N, "a after the chain");
-    trr_buffer_destroy(ba);
-    trr_buffer_destroy(bb);
+    expect_buffer(ctx, ba, want, N, "a after the chain");
+    destroy_buffers((trr_buffer *[]){ba, bb, NULL});
     trr_context_destroy(ctx);
 }
 
@@ -106,7 +99,7 @@ Test(cuda_batch, native_stream_stops_queueing) {
  * between must each run with their own arguments. */
 Test(cuda_batch, synchronized_launches_repeat_and_alternate) {
     trr_context *ctx = open_cuda();
-    static float a[N], b[N], c[N], want_a[N], want_c[N], got[N];
+    static float a[N], b[N], c[N], want_a[N], want_c[N];
     fill_random(a, N);
     fill_random(b, N);
     fill_random(c, N);
@@ -130,12 +123,8 @@ Test(cuda_batch, synchronized_launches_repeat_and_alternate) {
         }
         OK(ctx, trr_synchronize(ctx));
     }
-    OK(ctx, trr_buffer_read(ctx, ba, 0, got, sizeof got));
-    expect_equal(got, want_a, N, "a");
-    OK(ctx, trr_buffer_read(ctx, bc, 0, got, sizeof got));
-    expect_equal(got, want_c, N, "c");
-    trr_buffer_destroy(ba);
-    trr_buffer_destroy(bb);
-    trr_buffer_destroy(bc);
+    expect_buffer(ctx, ba, want_a, N, "a");
+    expect_buffer(ctx, bc, want_c, N, "c");
+    destroy_buffers((trr_buffer *[]){ba, bb, bc, NULL});
     trr_context_destroy(ctx);
 }

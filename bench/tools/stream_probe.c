@@ -51,106 +51,82 @@ static double median(double *v, int n) {
         }                                                                                                      \
     } while (0)
 
-/* The driver floor: cuLaunchKernel of an empty kernel on the context's own stream, 1000 calls. */
-typedef int (*cu_module_load_data)(void **, const void *);
-typedef int (*cu_module_get_function)(void **, void *, const char *);
-typedef int (*cu_launch_kernel)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void *,
-                                void **, void **);
-typedef int (*cu_ctx_set_current)(void *);
-typedef int (*cu_stream_synchronize)(void *);
-typedef int (*cu_begin_capture)(void *, int);
-typedef int (*cu_end_capture)(void *, void **);
-typedef int (*cu_graph_instantiate)(void **, void *, unsigned long long);
-typedef int (*cu_graph_exec_update)(void *, void *, void *);
-typedef int (*cu_graph_launch)(void *, void *);
-typedef int (*cu_graph_destroy)(void *);
-typedef int (*cu_graph_exec_destroy)(void *);
-typedef int (*cu_stream_query)(void *);
+/* The driver floor: cuLaunchKernel of an empty kernel on the context's own stream, 1000 calls; and the same
+ * kernels through CUDA graphs. The driver's entry points, loaded by name (NULL where missing). */
+typedef struct cu_driver {
+    int (*module_load_data)(void **, const void *);
+    int (*module_get_function)(void **, void *, const char *);
+    int (*launch)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void *, void **,
+                  void **);
+    int (*ctx_set_current)(void *);
+    int (*sync)(void *);
+    int (*query)(void *);
+    int (*begin_capture)(void *, int);
+    int (*end_capture)(void *, void **);
+    int (*instantiate)(void **, void *, unsigned long long);
+    int (*exec_update)(void *, void *, void *);
+    int (*graph_launch)(void *, void *);
+    int (*graph_destroy)(void *);
+    int (*exec_destroy)(void *);
+} cu_driver;
 
 static const char empty_ptx[] = ".version 7.0\n.target sm_80\n.address_size 64\n"
                                 ".visible .entry k(.param .u64 a, .param .u64 b, .param .u64 c, .param .u64 n, "
                                 ".param .u32 v)\n{\nret;\n}\n";
 
-/* dlsym's object pointer into a function pointer, which ISO C has no cast for (POSIX guarantees the bits) */
-static void load_sym(void *lib, const char *name, void *fn_ptr) {
-    void *p = dlsym(lib, name);
-    memcpy(fn_ptr, &p, sizeof p);
+/* dlsym's object pointers into the function pointers, which ISO C has no cast for (POSIX guarantees the bits). */
+static void load_driver(void *lib, cu_driver *cu) {
+    const struct {
+        const char *name;
+        void *fn;
+    } syms[] = {
+        {"cuModuleLoadData", &cu->module_load_data},   {"cuModuleGetFunction", &cu->module_get_function},
+        {"cuLaunchKernel", &cu->launch},               {"cuCtxSetCurrent", &cu->ctx_set_current},
+        {"cuStreamSynchronize", &cu->sync},            {"cuStreamQuery", &cu->query},
+        {"cuStreamBeginCapture_v2", &cu->begin_capture}, {"cuStreamEndCapture", &cu->end_capture},
+        {"cuGraphInstantiateWithFlags", &cu->instantiate}, {"cuGraphExecUpdate_v2", &cu->exec_update},
+        {"cuGraphLaunch", &cu->graph_launch},          {"cuGraphDestroy", &cu->graph_destroy},
+        {"cuGraphExecDestroy", &cu->exec_destroy},
+    };
+    for (size_t i = 0; i < sizeof syms / sizeof syms[0]; i++) {
+        void *p = dlsym(lib, syms[i].name);
+        memcpy(syms[i].fn, &p, sizeof p);
+    }
 }
 
-static void raw_driver(trr_context *ctx) {
-    trr_native nat;
-    if (trr_context_native(ctx, &nat) != TRR_OK || strcmp(nat.backend, "cuda") != 0) return;
-    void *lib = dlopen("libcuda.so.1", RTLD_NOW);
-    if (!lib) return;
-    cu_module_load_data load = NULL;
-    load_sym(lib, "cuModuleLoadData", &load);
-    cu_module_get_function getf = NULL;
-    load_sym(lib, "cuModuleGetFunction", &getf);
-    cu_launch_kernel launch = NULL;
-    load_sym(lib, "cuLaunchKernel", &launch);
-    cu_ctx_set_current setc = NULL;
-    load_sym(lib, "cuCtxSetCurrent", &setc);
-    cu_stream_synchronize sync = NULL;
-    load_sym(lib, "cuStreamSynchronize", &sync);
-    void *mod = NULL, *fn = NULL;
-    if (!load || !getf || !launch || !setc || !sync || setc(nat.context) || load(&mod, empty_ptx) ||
-        getf(&fn, mod, "k")) {
-        printf("raw driver: could not load the empty kernel\n");
-        return;
-    }
-    unsigned long long a = 0;
-    long long n = 1;
-    int v = 1;
-    void *args[] = {&a, &a, &a, &n, &v};
-    enum { CALLS = 1000, ROUNDS = 7 };
-    double ev[ROUNDS], enq[ROUNDS], synced[ROUNDS], polled[ROUNDS];
-    cu_stream_query query = NULL;
-    load_sym(lib, "cuStreamQuery", &query);
-    for (int r = 0; r < ROUNDS; r++) {
-        double ms = 0;
-        CHECK(trr_timer_start(ctx));
-        for (int i = 0; i < CALLS; i++) launch(fn, 1, 1, 1, 64, 1, 1, 0, nat.queue, args, NULL);
-        CHECK(trr_timer_stop(ctx, &ms));
-        ev[r] = ms * 1e3 / CALLS;
-        double t0 = now_us();
-        for (int i = 0; i < CALLS; i++) launch(fn, 1, 1, 1, 64, 1, 1, 0, nat.queue, args, NULL);
-        enq[r] = (now_us() - t0) / CALLS;
-        sync(nat.queue);
-        t0 = now_us();
-        for (int i = 0; i < CALLS; i++) {
-            launch(fn, 1, 1, 1, 64, 1, 1, 0, nat.queue, args, NULL);
-            sync(nat.queue);
-        }
-        synced[r] = (now_us() - t0) / CALLS;
-        t0 = now_us();
-        for (int i = 0; i < CALLS && query; i++) {
-            launch(fn, 1, 1, 1, 64, 1, 1, 0, nat.queue, args, NULL);
-            while (query(nat.queue) == 600 /* CUDA_ERROR_NOT_READY */) {
-            }
-        }
-        polled[r] = (now_us() - t0) / CALLS;
-    }
-    printf("raw cuLaunchKernel of an empty kernel (us per call): event-timed %.2f | host enqueue %.2f | each synced "
-           "%.2f (cuStreamQuery spin %.2f)\n",
-           median(ev, ROUNDS), median(enq, ROUNDS), median(synced, ROUNDS), median(polled, ROUNDS));
+enum { CALLS = 1000, ROUNDS = 7 };
 
-    /* The same launches captured into a graph of G nodes between synchronizations: the capture, the update of
-     * an executable graph instantiated once (same topology), its launch; what a deferred-launch path would pay. */
-    cu_begin_capture begin = NULL;
-    load_sym(lib, "cuStreamBeginCapture_v2", &begin);
-    cu_end_capture endc = NULL;
-    load_sym(lib, "cuStreamEndCapture", &endc);
-    cu_graph_instantiate inst = NULL;
-    load_sym(lib, "cuGraphInstantiateWithFlags", &inst);
-    cu_graph_exec_update upd = NULL;
-    load_sym(lib, "cuGraphExecUpdate_v2", &upd);
-    cu_graph_launch glaunch = NULL;
-    load_sym(lib, "cuGraphLaunch", &glaunch);
-    cu_graph_destroy gdestroy = NULL;
-    load_sym(lib, "cuGraphDestroy", &gdestroy);
-    cu_graph_exec_destroy xdestroy = NULL;
-    load_sym(lib, "cuGraphExecDestroy", &xdestroy);
-    if (!begin || !endc || !inst || !upd || !glaunch || !gdestroy || !xdestroy) {
+/* Host time per call of `calls` launches of fn, each followed by a synchronize (or cuStreamQuery spins). */
+static double launched_and_waited(const cu_driver *cu, void *fn, void *stream, void **args, int calls, int spin) {
+    double t0 = now_us();
+    for (int i = 0; i < calls; i++) {
+        cu->launch(fn, 1, 1, 1, 64, 1, 1, 0, stream, args, NULL);
+        if (!spin) cu->sync(stream);
+        else
+            while (cu->query(stream) == 600 /* CUDA_ERROR_NOT_READY */) {
+            }
+    }
+    return (now_us() - t0) / calls;
+}
+
+/* The same for a graph's launches. */
+static double graph_launched_and_waited(const cu_driver *cu, void *exec, void *stream, int launches, int spin) {
+    double t0 = now_us();
+    for (int i = 0; i < launches; i++) {
+        cu->graph_launch(exec, stream);
+        if (!spin) cu->sync(stream);
+        else
+            while (cu->query(stream) == 600) {
+            }
+    }
+    return (now_us() - t0) / launches;
+}
+
+/* The launches captured into graphs of G nodes between synchronizations: the capture, the update of an
+ * executable graph instantiated once (same topology), its launch; what a deferred-launch path pays. */
+static void graph_probe(trr_context *ctx, const cu_driver *cu, void *fn, void *stream, void **args) {
+    if (!cu->begin_capture || !cu->end_capture || !cu->instantiate || !cu->exec_update || !cu->graph_launch ||
+        !cu->graph_destroy || !cu->exec_destroy || !cu->query) {
         printf("graph probe: driver entry points missing\n");
         return;
     }
@@ -165,39 +141,29 @@ static void raw_driver(trr_context *ctx) {
             for (int b = 0; b < NB && !err; b++) {
                 void *g = NULL;
                 double c0 = now_us();
-                err |= begin(nat.queue, 2);
-                for (int i = 0; i < G; i++) err |= launch(fn, 1, 1, 1, 64, 1, 1, 0, nat.queue, args, NULL);
-                err |= endc(nat.queue, &g);
+                err |= cu->begin_capture(stream, 2 /* relaxed */);
+                for (int i = 0; i < G; i++) err |= cu->launch(fn, 1, 1, 1, 64, 1, 1, 0, stream, args, NULL);
+                err |= cu->end_capture(stream, &g);
                 cap_us += now_us() - c0;
                 unsigned char info[64] = {0};
-                if (!exec) err |= inst(&exec, g, 0);
-                else err |= upd(exec, g, info);
-                err |= glaunch(exec, nat.queue);
-                gdestroy(g);
+                if (!exec) err |= cu->instantiate(&exec, g, 0);
+                else err |= cu->exec_update(exec, g, info);
+                err |= cu->graph_launch(exec, stream);
+                cu->graph_destroy(g);
             }
-            sync(nat.queue);
+            cu->sync(stream);
             tot[r] = (now_us() - t0) / (NB * G);
             cap[r] = cap_us / (NB * G);
             double ms = 0;
             CHECK(trr_timer_start(ctx));
-            for (int b = 0; b < NB; b++) err |= glaunch(exec, nat.queue);
+            for (int b = 0; b < NB && !err; b++) err |= cu->graph_launch(exec, stream);
             CHECK(trr_timer_stop(ctx, &ms));
             gev[r] = ms * 1e3 / (NB * G);
-            t0 = now_us();
-            for (int b = 0; b < 200; b++) {
-                err |= glaunch(exec, nat.queue);
-                sync(nat.queue);
-            }
-            gsync[r] = (now_us() - t0) / 200;
-            t0 = now_us();
-            for (int b = 0; b < 200; b++) {
-                err |= glaunch(exec, nat.queue);
-                while (query && query(nat.queue) == 600 /* CUDA_ERROR_NOT_READY */) {
-                }
-            }
-            gpoll[r] = (now_us() - t0) / 200;
+            if (err) break;
+            gsync[r] = graph_launched_and_waited(cu, exec, stream, 200, 0);
+            gpoll[r] = graph_launched_and_waited(cu, exec, stream, 200, 1);
         }
-        if (exec) xdestroy(exec);
+        if (exec) cu->exec_destroy(exec);
         if (err) {
             printf("graph probe G=%d: a driver call failed\n", G);
             continue;
@@ -207,6 +173,44 @@ static void raw_driver(trr_context *ctx) {
                G, median(cap, ROUNDS), median(tot, ROUNDS), median(gev, ROUNDS), median(gsync, ROUNDS),
                median(gpoll, ROUNDS));
     }
+}
+
+static void raw_driver(trr_context *ctx) {
+    trr_native nat;
+    if (trr_context_native(ctx, &nat) != TRR_OK || strcmp(nat.backend, "cuda") != 0) return;
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW);
+    if (!lib) return;
+    cu_driver cu;
+    load_driver(lib, &cu);
+    void *mod = NULL, *fn = NULL;
+    if (!cu.module_load_data || !cu.module_get_function || !cu.launch || !cu.ctx_set_current || !cu.sync ||
+        !cu.query || cu.ctx_set_current(nat.context) || cu.module_load_data(&mod, empty_ptx) ||
+        cu.module_get_function(&fn, mod, "k")) {
+        printf("raw driver: could not load the empty kernel\n");
+        return;
+    }
+    unsigned long long a = 0;
+    long long n = 1;
+    int v = 1;
+    void *args[] = {&a, &a, &a, &n, &v};
+    double ev[ROUNDS], enq[ROUNDS], synced[ROUNDS], polled[ROUNDS];
+    for (int r = 0; r < ROUNDS; r++) {
+        double ms = 0;
+        CHECK(trr_timer_start(ctx));
+        for (int i = 0; i < CALLS; i++) cu.launch(fn, 1, 1, 1, 64, 1, 1, 0, nat.queue, args, NULL);
+        CHECK(trr_timer_stop(ctx, &ms));
+        ev[r] = ms * 1e3 / CALLS;
+        double t0 = now_us();
+        for (int i = 0; i < CALLS; i++) cu.launch(fn, 1, 1, 1, 64, 1, 1, 0, nat.queue, args, NULL);
+        enq[r] = (now_us() - t0) / CALLS;
+        cu.sync(nat.queue);
+        synced[r] = launched_and_waited(&cu, fn, nat.queue, args, CALLS, 0);
+        polled[r] = launched_and_waited(&cu, fn, nat.queue, args, CALLS, 1);
+    }
+    printf("raw cuLaunchKernel of an empty kernel (us per call): event-timed %.2f | host enqueue %.2f | each synced "
+           "%.2f (cuStreamQuery spin %.2f)\n",
+           median(ev, ROUNDS), median(enq, ROUNDS), median(synced, ROUNDS), median(polled, ROUNDS));
+    graph_probe(ctx, &cu, fn, nat.queue, args);
 }
 
 static int latency(const char *device) {
@@ -220,7 +224,6 @@ static int latency(const char *device) {
         CHECK(trr_buffer_write(ctx, b[i], 0, &one, 4));
         CHECK(trr_tensor_1d(b[i], 0, TRR_F32, 1, &t[i]));
     }
-    enum { CALLS = 1000, ROUNDS = 7 };
     double ev[ROUNDS], enq[ROUNDS], batch[ROUNDS], synced[ROUNDS], sync_only[ROUNDS];
     for (int i = 0; i < 200; i++) CHECK(trr_add(ctx, &t[0], &t[1], &t[2]));
     CHECK(trr_synchronize(ctx));
