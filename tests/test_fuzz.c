@@ -1,4 +1,5 @@
-/* An API fuzzer: random calls through the public header, mostly invalid, on cpu, opencl:0 and vulkan:0.
+/* An API fuzzer: random calls through the public header, mostly invalid, on cpu, opencl:0, vulkan:0 and cuda:0
+ * (cuda: on GPU machines; CI has none and reports it skipped).
  *
  * Properties checked after every call:
  *  - it returns a known status (a crash, or a sanitizer report under `make test-asan`, fails the test);
@@ -1074,3 +1075,4 @@ static void fuzz_device(const char *backend, const char *device) {
 Test(fuzz, cpu) { fuzz_device("cpu", "cpu"); }
 Test(fuzz, opencl) { fuzz_device("opencl", "opencl:0"); }
 Test(fuzz, vulkan) { fuzz_device("vulkan", "vulkan:0"); }
+Test(fuzz, cuda) { fuzz_device("cuda", "cuda:0"); }
