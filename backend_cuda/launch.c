@@ -1,4 +1,5 @@
-/* Kernel launches on the context's stream, small ones through the batch (batch.c). */
+/* Kernel launches on the context's stream: small ones through the batch, any on an idle stream through its
+ * one-node graph (batch.c). */
 #include "trr_cuda.h"
 
 trr_status trr_cuda_launch(trr_context *ctx, CUfunction fn, unsigned gx, unsigned gy, unsigned block, void **args) {
@@ -19,6 +20,10 @@ trr_status trr_cuda_launch_3d(trr_context *ctx, CUfunction fn, unsigned gx, unsi
     if (smem_bytes > 48u * 1024u)
         TRR_CU_CHECK(ctx, trr_cu.FuncSetAttribute(fn, TRR_CU_FUNC_ATTR_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)smem_bytes),
                      "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
+    trr_cu_kernel_node_params p = {fn, gx, gy, gz, block, 1, 1, smem_bytes, args, NULL, NULL, NULL};
+    int launched = 0;
+    TRR_TRY(trr_cuda_batch_launch_now(ctx, &p, &launched));
+    if (launched) return TRR_OK;
     TRR_CU_CHECK(ctx, trr_cu.LaunchKernel(fn, gx, gy, gz, block, 1, 1, smem_bytes, dev->stream, args, NULL),
                  "cuLaunchKernel");
     dev->since_wait++;

@@ -283,7 +283,8 @@ void trr_cuda_fast_put(trr_cuda_dev *dev, uint64_t key, CUfunction fn);
 /* A kernel of the memory-bound ops (no dynamic shared memory). A small one goes through batch.c: queued while
  * the stream is busy, else launched at once as a graph of one node; others are launched. */
 trr_status trr_cuda_launch(trr_context *ctx, CUfunction fn, unsigned gx, unsigned gy, unsigned block, void **args);
-/* A launch on the stream, after the queued ones (matmul: gz = the batch, blockIdx.z). */
+/* A launch after the queued ones, through batch.c's one-node graph where the stream is idle (matmul: gz = the
+ * batch, blockIdx.z). */
 trr_status trr_cuda_launch_3d(trr_context *ctx, CUfunction fn, unsigned gx, unsigned gy, unsigned gz, unsigned block,
                               unsigned smem_bytes, void **args);
 
@@ -298,6 +299,9 @@ trr_status trr_cuda_launch_3d(trr_context *ctx, CUfunction fn, unsigned gx, unsi
  * leaves it to the caller to launch (0: no graphs now, or the driver refused the node's parameters, which the
  * launch then reports). */
 trr_status trr_cuda_batch_add(trr_context *ctx, const trr_cu_kernel_node_params *p, int *out_queued);
+/* Any kernel on an idle stream, outside timed spans: launched at once as its function's graph of one node
+ * (*out_launched 1), or left to the caller (0). */
+trr_status trr_cuda_batch_launch_now(trr_context *ctx, const trr_cu_kernel_node_params *p, int *out_launched);
 /* Launches what is queued. Every command that goes on the stream, or waits for it, comes after this. */
 trr_status trr_cuda_batch_flush(trr_context *ctx);
 /* The same for the teardown paths that have no context to report to; returns the driver's result. */

@@ -1,7 +1,8 @@
 /* trr_tiny_add: the launch cost of one op, as SPEC's tiny_add bench states it (an add of 1 element, µs per
  * call): every call synchronized, and a run of calls then one synchronize. Host wall-clock time per call, and
  * for the run the device timer's figure too (trr_timer_start/stop around it). Public API only, so it measures
- * any device: `trr_tiny_add --device vulkan:0 --calls 1000 --reps 5`. Prints the median of the repetitions, then
+ * any device: `trr_tiny_add --device vulkan:0 --calls 1000 --reps 5` (`--matmul N` adds the same loops for an f16
+ * N^3 matmul). Prints the median of the repetitions, then
  * the distribution of the synchronized calls' wall times over all repetitions (min / p10 / median / p90 / max),
  * split into the op (recording) and trr_synchronize (submission and wait), and each repetition's median: issue
  * #17's synchronized figure is bimodal across processes (about 18 or 50 us on an H200). */
@@ -84,16 +85,52 @@ static double quantile(const double *v, int n, double q) {
     return v[(int)(q * (n - 1) + 0.5)];
 }
 
+/* --matmul N: the same two loops for an f16 N x N x N matmul (the launch cost of a kernel that is not small):
+ * host time per call, 1000 then one synchronize and each synchronized, median of the repetitions. */
+static int matmul_part(trr_context *ctx, int size, int calls, int reps) {
+    const size_t bytes = (size_t)size * (size_t)size * 2;
+    trr_buffer *b[3] = {NULL, NULL, NULL};
+    trr_tensor t[3];
+    int bad = 0;
+    for (int i = 0; !bad && i < 3; i++)
+        bad = tool_check(ctx, trr_buffer_create(ctx, bytes, &b[i]), "buffer") ||
+              tool_check(ctx, trr_buffer_fill(ctx, b[i], 0, bytes, 0x3c), "fill") || /* f16 0x3c3c: 1.06 */
+              tool_check(ctx, trr_tensor_2d(b[i], 0, TRR_F16, size, size, 0, &t[i]), "tensor");
+    for (int i = 0; !bad && i < 20; i++)
+        bad = tool_check(ctx, trr_matmul(ctx, &t[0], &t[1], &t[2], TRR_EPI_NONE, 0.0f, 0), "matmul");
+    if (!bad) bad = tool_check(ctx, trr_synchronize(ctx), "synchronize");
+    double batched[100], synced[100];
+    for (int r = 0; !bad && r < reps; r++) {
+        double t0 = now_s();
+        for (int i = 0; !bad && i < calls; i++)
+            bad = tool_check(ctx, trr_matmul(ctx, &t[0], &t[1], &t[2], TRR_EPI_NONE, 0.0f, 0), "matmul");
+        if (!bad) bad = tool_check(ctx, trr_synchronize(ctx), "synchronize");
+        batched[r] = (now_s() - t0) / calls * 1e6;
+        t0 = now_s();
+        for (int i = 0; !bad && i < calls; i++)
+            bad = tool_check(ctx, trr_matmul(ctx, &t[0], &t[1], &t[2], TRR_EPI_NONE, 0.0f, 0), "matmul") ||
+                  tool_check(ctx, trr_synchronize(ctx), "synchronize");
+        synced[r] = (now_s() - t0) / calls * 1e6;
+    }
+    if (!bad)
+        printf("matmul f16 %d^3, %d calls, median of %d: batched %.2f us/call (wall); synced %.2f us/call (wall)\n",
+               size, calls, reps, tool_median(batched, reps), tool_median(synced, reps));
+    for (int i = 0; i < 3; i++)
+        if (b[i]) trr_buffer_destroy(b[i]);
+    return bad;
+}
+
 int main(int argc, char **argv) {
     const char *device = "vulkan:0";
-    int calls = 1000, reps = 5, pin = -1;
+    int calls = 1000, reps = 5, pin = -1, mm = 0;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--device")) device = argv[i + 1];
         else if (!strcmp(argv[i], "--calls")) calls = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--reps")) reps = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--pin")) pin = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--matmul")) mm = atoi(argv[i + 1]);
         else {
-            fprintf(stderr, "usage: trr_tiny_add [--device D] [--calls N] [--reps R] [--pin CPU]\n");
+            fprintf(stderr, "usage: trr_tiny_add [--device D] [--calls N] [--reps R] [--pin CPU] [--matmul N]\n");
             return 2;
         }
     }
@@ -205,6 +242,7 @@ int main(int argc, char **argv) {
         for (int k = 0; k < th_acc.n; k++) printf(" %s %.2f", th_acc.name[k], th_acc.us[k] / n);
         printf("\n");
     }
+    if (!bad && mm > 0) bad = matmul_part(ctx, mm, calls, reps);
     free(t_op);
     free(t_sync);
     free(t_all);
