@@ -204,9 +204,10 @@ TRR_API trr_status trr_buffer_fill(trr_context *ctx, trr_buffer *dst, size_t off
  *   opencl   cl_device_id             cl_context                                cl_command_queue (in order)
  *   vulkan   VkPhysicalDevice         VkDevice                                  VkQueue
  *   cpu      NULL                     NULL                                      NULL
- * A backend without them returns TRR_ERR_UNSUPPORTED. On cuda the call also ends trireme's queued launches
- * for the context (small kernels otherwise go to the device as one CUDA graph): from then on every kernel is
- * launched on the stream as the call is made, so work the caller puts on the stream keeps its place. */
+ * A backend without them returns TRR_ERR_UNSUPPORTED. On cuda the call also ends trireme's launches through CUDA
+ * graphs for the context (small kernels queued into one graph while the stream is busy, kernels on an idle
+ * stream launched as a graph of one node): from then on every kernel is launched on the stream as the call is
+ * made, so work the caller puts on the stream keeps its place. */
 typedef struct trr_native {
     char backend[16]; /* "cuda", "opencl", "vulkan", "cpu" */
     void *device;
