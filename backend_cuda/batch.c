@@ -149,8 +149,7 @@ trr_status trr_cuda_batch_flush(trr_context *ctx) {
 trr_status trr_cuda_batch_add(trr_context *ctx, const trr_cu_kernel_node_params *p, int *out_queued) {
     trr_cuda_dev *dev = ctx->dev;
     *out_queued = 0;
-    if (dev->since_wait == 0) return trr_cuda_batch_launch_now(ctx, p, out_queued); /* an idle stream: at once */
-    trr_cuda_batch *b = usable(dev);
+    trr_cuda_batch *b = dev->since_wait ? usable(dev) : NULL; /* an idle stream launches at once instead */
     if (!b) return TRR_OK;
     if (!b->graph && create_chain(b, p) != TRR_CUDA_SUCCESS) return TRR_OK;
     const int i = b->queued;

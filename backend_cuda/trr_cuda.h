@@ -295,9 +295,8 @@ trr_status trr_cuda_launch_3d(trr_context *ctx, CUfunction fn, unsigned gx, unsi
 /* Grids of at most this many threads count as small: a few microseconds of work, so that queueing them delays
  * little (a full batch of them is well under a millisecond). */
 #define TRR_CUDA_BATCH_MAX_THREADS 32768
-/* Takes the launch (*out_queued 1): queued, or on an idle stream launched at once as a graph of one node; or
- * leaves it to the caller to launch (0: no graphs now, or the driver refused the node's parameters, which the
- * launch then reports). */
+/* Queues the launch behind work on the stream (*out_queued 1), or leaves it to the caller to launch (0: an idle
+ * stream, no graphs now, or the driver refused the node's parameters, which the launch then reports). */
 trr_status trr_cuda_batch_add(trr_context *ctx, const trr_cu_kernel_node_params *p, int *out_queued);
 /* Any kernel on an idle stream, outside timed spans: launched at once as its function's graph of one node
  * (*out_launched 1), or left to the caller (0). */
