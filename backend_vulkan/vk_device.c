@@ -1,6 +1,7 @@
 /* Opening a device for a context: its own instance (so a validation messenger can report into this context),
  * the logical device with the storage features the kernels need, and the objects every op shares. */
 #include "vk_internal.h"
+#include "vk_queue_family.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -141,16 +142,7 @@ static trr_status pick_queue(trr_context *ctx, trr_vk_device *d) {
     VkQueueFamilyProperties *q = calloc(n ? n : 1, sizeof *q);
     if (!q) return trr_error(ctx, TRR_ERR_OUT_OF_MEMORY, "vulkan: out of host memory");
     d->fn.vkGetPhysicalDeviceQueueFamilyProperties(d->phys.handle, &n, q);
-    /* Prefer a family that can also time its work, then one without graphics (a compute-only queue). */
-    int best = -1;
-    for (uint32_t i = 0; i < n; i++) {
-        if (!(q[i].queueFlags & VK_QUEUE_COMPUTE_BIT)) continue;
-        const int timed = q[i].timestampValidBits > 0, best_timed = best >= 0 && q[best].timestampValidBits > 0;
-        const int graphics = (q[i].queueFlags & VK_QUEUE_GRAPHICS_BIT) != 0;
-        if (best < 0 || (timed && !best_timed) ||
-            (timed == best_timed && !graphics && (q[best].queueFlags & VK_QUEUE_GRAPHICS_BIT)))
-            best = (int)i;
-    }
+    const int best = trr_vk_pick_queue_family(q, n);
     if (best >= 0) {
         d->queue_family = (uint32_t)best;
         d->timestamp_bits = q[best].timestampValidBits;
