@@ -109,12 +109,12 @@ static int one_for(trr_cuda_batch *b, const trr_cu_kernel_node_params *p) {
 trr_status trr_cuda_batch_launch_now(trr_context *ctx, const trr_cu_kernel_node_params *p, int *out_launched) {
     trr_cuda_dev *dev = ctx->dev;
     *out_launched = 0;
-    trr_cuda_batch *b = dev->since_wait == 0 ? usable(dev) : NULL;
+    trr_cuda_batch *b = !dev->busy ? usable(dev) : NULL;
     if (!b) return TRR_OK;
     const int i = one_for(b, p);
     if (i < 0) return TRR_OK;
     TRR_CU_CHECK(ctx, trr_cu.GraphLaunch(b->one[i].exec, dev->stream), "cuGraphLaunch");
-    dev->since_wait++;
+    trr_cuda_enqueued(dev);
     *out_launched = 1;
     return TRR_OK;
 }
@@ -142,14 +142,14 @@ trr_status trr_cuda_batch_flush(trr_context *ctx) {
     if (!dev->batch || !dev->batch->queued) return TRR_OK;
     CUresult r = trr_cuda_batch_flush_dev(dev);
     if (r != TRR_CUDA_SUCCESS) return trr_cuda_fail(ctx, "launching the queued kernels (cuGraphLaunch)", r);
-    dev->since_wait++;
+    trr_cuda_enqueued(dev);
     return TRR_OK;
 }
 
 trr_status trr_cuda_batch_add(trr_context *ctx, const trr_cu_kernel_node_params *p, int *out_queued) {
     trr_cuda_dev *dev = ctx->dev;
     *out_queued = 0;
-    trr_cuda_batch *b = dev->since_wait ? usable(dev) : NULL; /* an idle stream launches at once instead */
+    trr_cuda_batch *b = dev->busy ? usable(dev) : NULL; /* an idle stream launches at once instead */
     if (!b) return TRR_OK;
     if (!b->graph && create_chain(b, p) != TRR_CUDA_SUCCESS) return TRR_OK;
     const int i = b->queued;

@@ -5,7 +5,7 @@
 trr_status trr_cuda_launch(trr_context *ctx, CUfunction fn, unsigned gx, unsigned gy, unsigned block, void **args) {
     const trr_cuda_dev *dev = ctx->dev;
     /* queued only behind work the host has not waited for; on an idle stream launch_3d launches it at once */
-    if (dev->since_wait && (uint64_t)gx * gy * block <= TRR_CUDA_BATCH_MAX_THREADS) {
+    if (dev->busy && (uint64_t)gx * gy * block <= TRR_CUDA_BATCH_MAX_THREADS) {
         trr_cu_kernel_node_params p = {fn, gx, gy, 1, block, 1, 1, 0, args, NULL, NULL, NULL};
         int queued = 0;
         TRR_TRY(trr_cuda_batch_add(ctx, &p, &queued));
@@ -28,6 +28,6 @@ trr_status trr_cuda_launch_3d(trr_context *ctx, CUfunction fn, unsigned gx, unsi
     if (launched) return TRR_OK;
     TRR_CU_CHECK(ctx, trr_cu.LaunchKernel(fn, gx, gy, gz, block, 1, 1, smem_bytes, dev->stream, args, NULL),
                  "cuLaunchKernel");
-    dev->since_wait++;
+    trr_cuda_enqueued(dev);
     return TRR_OK;
 }

@@ -90,7 +90,7 @@ trr_status trr_cuda_copy(trr_context *ctx, void *dst, size_t dst_offset, void *s
     TRR_TRY(trr_cuda_batch_flush(ctx));
     TRR_CU_CHECK(ctx, trr_cu.MemcpyDtoDAsync(addr(dst, dst_offset), addr(src, src_offset), bytes, dev->stream),
                  "cuMemcpyDtoDAsync");
-    dev->since_wait++;
+    trr_cuda_enqueued(dev);
     return TRR_OK;
 }
 
@@ -99,7 +99,7 @@ trr_status trr_cuda_fill(trr_context *ctx, void *mem, size_t offset, size_t byte
     TRR_TRY(trr_cuda_bind(ctx));
     TRR_TRY(trr_cuda_batch_flush(ctx));
     TRR_CU_CHECK(ctx, trr_cu.MemsetD8Async(addr(mem, offset), value, bytes, dev->stream), "cuMemsetD8Async");
-    dev->since_wait++;
+    trr_cuda_enqueued(dev);
     return TRR_OK;
 }
 

@@ -207,7 +207,7 @@ typedef struct trr_cuda_dev {
     trr_cuda_batch *batch; /* the queued launches (batch.c); NULL until the first is queued */
     int batch_off;         /* launches go straight to the stream from now on: no graph API, or the caller took
                               the native stream */
-    int since_wait;        /* commands put on the stream since the host last waited for it */
+    int busy;              /* the stream has commands the host has not waited for */
 } trr_cuda_dev;
 
 trr_status trr_cuda_probe(int *out_device_count, char *reason, size_t reason_cap);
@@ -305,8 +305,10 @@ trr_status trr_cuda_batch_launch_now(trr_context *ctx, const trr_cu_kernel_node_
 trr_status trr_cuda_batch_flush(trr_context *ctx);
 /* The same for the teardown paths that have no context to report to; returns the driver's result. */
 CUresult trr_cuda_batch_flush_dev(trr_cuda_dev *dev);
-/* The host waits for the stream from now on (synchronize, a host transfer, the timer's end, a free). */
-static inline void trr_cuda_waited(trr_cuda_dev *dev) { dev->since_wait = 0; }
+/* The host has waited for the stream (synchronize, a host transfer, the timer's end, a free), or has put a
+ * command on it. */
+static inline void trr_cuda_waited(trr_cuda_dev *dev) { dev->busy = 0; }
+static inline void trr_cuda_enqueued(trr_cuda_dev *dev) { dev->busy = 1; }
 void trr_cuda_batch_release(trr_cuda_dev *dev);
 /* Kernels queued now (for the tests). */
 int trr_cuda_batch_queued(const trr_cuda_dev *dev);
