@@ -123,6 +123,7 @@ static trr_status open_dev(trr_context *ctx, trr_cuda_dev *dev, int index) {
     TRR_TRY(attr(ctx, TRR_CU_ATTR_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, dev->device, &dev->smem_optin));
     TRR_CU_CHECK(ctx, trr_cu.DriverGetVersion(&dev->driver_version), "cuDriverGetVersion");
     trr_cuda_arch_for(dev->cc_major, dev->cc_minor, dev->arch, sizeof dev->arch);
+    trr_cuda_flag_open(dev);
     return TRR_OK;
 }
 
@@ -153,6 +154,7 @@ void trr_cuda_close(void *handle) {
         if (dev->timer_begin) trr_cu.EventDestroy(dev->timer_begin);
         if (dev->timer_end) trr_cu.EventDestroy(dev->timer_end);
         if (dev->stream) trr_cu.StreamDestroy(dev->stream);
+        trr_cuda_flag_close(dev);
         trr_cu.DevicePrimaryCtxRelease(dev->device);
     }
     free(dev);

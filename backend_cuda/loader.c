@@ -51,6 +51,22 @@ static void load_graph_api(void *lib, trr_cu_api *api) {
     TRR_STORE_SYM(api->GraphDestroy, p[7]);
 }
 
+/* wait.c's flag (optional, all or none). */
+static void load_flag_api(void *lib, trr_cu_api *api) {
+    void *p[4] = {
+        sym_either(lib, "cuMemHostAlloc", NULL),
+        sym_either(lib, "cuMemHostGetDevicePointer_v2", "cuMemHostGetDevicePointer"),
+        sym_either(lib, "cuMemFreeHost", NULL),
+        sym_either(lib, "cuStreamWriteValue32_v2", NULL),
+    };
+    for (int i = 0; i < 4; i++)
+        if (!p[i]) return;
+    TRR_STORE_SYM(api->MemHostAlloc, p[0]);
+    TRR_STORE_SYM(api->MemHostGetDevicePointer, p[1]);
+    TRR_STORE_SYM(api->MemFreeHost, p[2]);
+    TRR_STORE_SYM(api->StreamWriteValue32, p[3]);
+}
+
 static trr_status load_driver_locked(char *reason, size_t reason_cap) {
     static const char *const names[] = {"libcuda.so.1", "libcuda.so", NULL};
     char why[512];
@@ -84,6 +100,7 @@ static trr_status load_driver_locked(char *reason, size_t reason_cap) {
     void *clusters = trr_dynlib_sym(lib, "cuOccupancyMaxActiveClusters", NULL, 0);
     if (clusters) TRR_STORE_SYM(api.OccupancyMaxActiveClusters, clusters);
     load_graph_api(lib, &api);
+    load_flag_api(lib, &api);
 
     CUresult r = api.Init(0);
     if (r != TRR_CUDA_SUCCESS) {

@@ -107,7 +107,7 @@ trr_status trr_cuda_synchronize(trr_context *ctx) {
     trr_cuda_dev *dev = ctx->dev;
     TRR_TRY(trr_cuda_bind(ctx));
     TRR_TRY(trr_cuda_batch_flush(ctx));
-    TRR_CU_CHECK(ctx, trr_cu.StreamSynchronize(dev->stream), "cuStreamSynchronize");
+    TRR_CU_CHECK(ctx, trr_cuda_wait_stream(dev), "cuStreamSynchronize");
     trr_cuda_waited(dev);
     return TRR_OK;
 }

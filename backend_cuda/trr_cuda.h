@@ -117,6 +117,11 @@ typedef struct trr_cu_api {
     CUresult (*GraphLaunch)(CUgraphExec, CUstream);
     CUresult (*GraphExecDestroy)(CUgraphExec);
     CUresult (*GraphDestroy)(CUgraph);
+    /* Mapped host memory and the stream's 32-bit write (optional; all or none): wait.c's flag. */
+    CUresult (*MemHostAlloc)(void **, size_t, unsigned);
+    CUresult (*MemHostGetDevicePointer)(CUdeviceptr *, void *, unsigned);
+    CUresult (*MemFreeHost)(void *);
+    CUresult (*StreamWriteValue32)(CUstream, CUdeviceptr, uint32_t, unsigned);
 } trr_cu_api;
 
 /* The driver's CUtensorMap: 128 opaque bytes, 64-byte aligned. */
@@ -208,6 +213,9 @@ typedef struct trr_cuda_dev {
     int batch_off;         /* launches go straight to the stream from now on: no graph API, or the caller took
                               the native stream */
     int busy;              /* the stream has commands the host has not waited for */
+    volatile uint32_t *flag; /* wait.c: mapped host memory the stream writes flag_seq to (NULL: none) */
+    CUdeviceptr flag_dev;
+    uint32_t flag_seq;
 } trr_cuda_dev;
 
 trr_status trr_cuda_probe(int *out_device_count, char *reason, size_t reason_cap);
@@ -231,6 +239,12 @@ trr_status trr_cuda_copy(trr_context *ctx, void *dst, size_t dst_offset, void *s
                          size_t bytes);
 trr_status trr_cuda_fill(trr_context *ctx, void *mem, size_t offset, size_t bytes, uint8_t value);
 trr_status trr_cuda_synchronize(trr_context *ctx);
+
+/* ---- wait.c: the stream's wait through a flag in mapped host memory ---- */
+void trr_cuda_flag_open(trr_cuda_dev *dev); /* no flag (and the plain wait) where the driver refuses */
+void trr_cuda_flag_close(trr_cuda_dev *dev);
+/* Waits until the stream's work so far has finished; cuStreamSynchronize's result. */
+CUresult trr_cuda_wait_stream(trr_cuda_dev *dev);
 trr_status trr_cuda_timer_start(trr_context *ctx);
 trr_status trr_cuda_timer_stop(trr_context *ctx, double *out_ms);
 /* The device address of element `offset` of an operand. */

@@ -68,11 +68,22 @@ typedef struct cu_driver {
     int (*graph_launch)(void *, void *);
     int (*graph_destroy)(void *);
     int (*exec_destroy)(void *);
+    int (*host_alloc)(void **, size_t, unsigned);
+    int (*host_device_ptr)(unsigned long long *, void *, unsigned);
+    int (*write_value32)(void *, unsigned long long, unsigned, unsigned);
+    int (*host_free)(void *);
 } cu_driver;
 
 static const char empty_ptx[] = ".version 7.0\n.target sm_80\n.address_size 64\n"
                                 ".visible .entry k(.param .u64 a, .param .u64 b, .param .u64 c, .param .u64 n, "
                                 ".param .u32 v)\n{\nret;\n}\n";
+
+/* One thread stores 1 to a flag in mapped host memory, after a system-scope fence: the host sees the kernel done. */
+static const char flag_ptx[] = ".version 7.0\n.target sm_80\n.address_size 64\n"
+                               ".visible .entry f(.param .u64 p)\n{\n.reg .u64 %rd<2>;\n.reg .u32 %r<3>;\n"
+                               ".reg .pred %q;\nmov.u32 %r1, %tid.x;\nsetp.ne.u32 %q, %r1, 0;\n@%q ret;\n"
+                               "ld.param.u64 %rd1, [p];\nmov.u32 %r2, 1;\nfence.sc.sys;\n"
+                               "st.volatile.global.u32 [%rd1], %r2;\nret;\n}\n";
 
 /* dlsym's object pointers into the function pointers, which ISO C has no cast for (POSIX guarantees the bits). */
 static void load_driver(void *lib, cu_driver *cu) {
@@ -87,6 +98,8 @@ static void load_driver(void *lib, cu_driver *cu) {
         {"cuGraphInstantiateWithFlags", &cu->instantiate}, {"cuGraphExecUpdate_v2", &cu->exec_update},
         {"cuGraphLaunch", &cu->graph_launch},          {"cuGraphDestroy", &cu->graph_destroy},
         {"cuGraphExecDestroy", &cu->exec_destroy},
+        {"cuMemHostAlloc", &cu->host_alloc},           {"cuMemHostGetDevicePointer_v2", &cu->host_device_ptr},
+        {"cuStreamWriteValue32_v2", &cu->write_value32}, {"cuMemFreeHost", &cu->host_free},
     };
     for (size_t i = 0; i < sizeof syms / sizeof syms[0]; i++) {
         void *p = dlsym(lib, syms[i].name);
@@ -175,6 +188,109 @@ static void graph_probe(trr_context *ctx, const cu_driver *cu, void *fn, void *s
     }
 }
 
+static double spin_flag(volatile unsigned *flag) {
+    double t0 = now_us();
+    while (*flag == 0) {
+        if (now_us() - t0 > 1e6) return -1; /* never written */
+    }
+    return 0;
+}
+
+/* The synchronize replaced by the host spinning on a flag in mapped host memory that the device writes after the
+ * kernel: a stream memory op captured after it into the graph, or the kernel itself. Host time per call. */
+static void flag_probe(const cu_driver *cu, void *mod, void *fn, void *stream, void **args) {
+    void *ffn = NULL, *fmod = NULL;
+    unsigned *flag = NULL;
+    unsigned long long dflag = 0;
+    if (!cu->host_alloc || !cu->host_device_ptr || !cu->write_value32 || !cu->host_free || !cu->begin_capture ||
+        !cu->end_capture || !cu->instantiate || cu->host_alloc((void **)&flag, 64, 2 /* DEVICEMAP */) ||
+        cu->host_device_ptr(&dflag, flag, 0) || cu->module_load_data(&fmod, flag_ptx) ||
+        cu->module_get_function(&ffn, fmod, "f")) {
+        printf("flag probe: driver entry points or the flag kernel missing\n");
+        return;
+    }
+    (void)mod;
+    void *fargs[] = {&dflag};
+    void *g = NULL, *g_memop = NULL, *g_kernel = NULL;
+    int err = 0;
+    err |= cu->begin_capture(stream, 2);
+    err |= cu->launch(fn, 1, 1, 1, 64, 1, 1, 0, stream, args, NULL);
+    err |= cu->end_capture(stream, &g);
+    err |= cu->instantiate(&g_kernel, g, 0);
+    err |= cu->begin_capture(stream, 2);
+    err |= cu->launch(fn, 1, 1, 1, 64, 1, 1, 0, stream, args, NULL);
+    err |= cu->write_value32(stream, dflag, 1, 0);
+    err |= cu->end_capture(stream, &g);
+    err |= cu->instantiate(&g_memop, g, 0);
+    void *g_fk = NULL;
+    err |= cu->begin_capture(stream, 2);
+    err |= cu->launch(ffn, 1, 1, 1, 64, 1, 1, 0, stream, fargs, NULL);
+    err |= cu->end_capture(stream, &g);
+    err |= cu->instantiate(&g_fk, g, 0);
+    if (err) {
+        printf("flag probe: capture failed (%d)\n", err);
+        return;
+    }
+    enum { N = 1000 };
+    double v[6][ROUNDS];
+    volatile unsigned *vf = flag;
+    for (int r = 0; r < ROUNDS && !err; r++) {
+        double t0 = now_us();
+        for (int i = 0; i < N; i++) {
+            cu->graph_launch(g_kernel, stream);
+            cu->sync(stream);
+        }
+        v[0][r] = (now_us() - t0) / N;
+        t0 = now_us();
+        for (int i = 0; i < N; i++) {
+            cu->graph_launch(g_memop, stream);
+            cu->sync(stream);
+        }
+        v[1][r] = (now_us() - t0) / N;
+        t0 = now_us();
+        for (int i = 0; i < N && !err; i++) {
+            *vf = 0;
+            cu->graph_launch(g_memop, stream);
+            err |= spin_flag(vf) < 0;
+        }
+        v[2][r] = (now_us() - t0) / N;
+        t0 = now_us();
+        for (int i = 0; i < N && !err; i++) {
+            *vf = 0;
+            cu->graph_launch(g_fk, stream);
+            err |= spin_flag(vf) < 0;
+        }
+        v[3][r] = (now_us() - t0) / N;
+        t0 = now_us();
+        for (int i = 0; i < N && !err; i++) {
+            *vf = 0;
+            cu->launch(ffn, 1, 1, 1, 64, 1, 1, 0, stream, fargs, NULL);
+            err |= spin_flag(vf) < 0;
+        }
+        v[4][r] = (now_us() - t0) / N;
+        t0 = now_us();
+        for (int i = 0; i < N && !err; i++) {
+            *vf = 0;
+            cu->graph_launch(g_kernel, stream);
+            cu->write_value32(stream, dflag, 1, 0);
+            err |= spin_flag(vf) < 0;
+        }
+        v[5][r] = (now_us() - t0) / N;
+        cu->sync(stream);
+    }
+    if (err) {
+        printf("flag probe: a flag was never written\n");
+        return;
+    }
+    printf("flag probe (us per call, median of %d rounds of %d): graph(kernel)+sync %.2f | graph(kernel, "
+           "writeValue)+sync %.2f | graph(kernel, writeValue)+spin %.2f | graph(flag kernel)+spin %.2f | "
+           "cuLaunchKernel(flag kernel)+spin %.2f | graph(kernel) then cuStreamWriteValue32+spin %.2f\n",
+           ROUNDS, N, median(v[0], ROUNDS), median(v[1], ROUNDS), median(v[2], ROUNDS), median(v[3], ROUNDS),
+           median(v[4], ROUNDS), median(v[5], ROUNDS));
+    cu->sync(stream);
+    cu->host_free(flag);
+}
+
 static void raw_driver(trr_context *ctx) {
     trr_native nat;
     if (trr_context_native(ctx, &nat) != TRR_OK || strcmp(nat.backend, "cuda") != 0) return;
@@ -211,6 +327,7 @@ static void raw_driver(trr_context *ctx) {
            "%.2f (cuStreamQuery spin %.2f)\n",
            median(ev, ROUNDS), median(enq, ROUNDS), median(synced, ROUNDS), median(polled, ROUNDS));
     graph_probe(ctx, &cu, fn, nat.queue, args);
+    flag_probe(&cu, mod, fn, nat.queue, args);
 }
 
 static int latency(const char *device) {
