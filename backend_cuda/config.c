@@ -306,13 +306,20 @@ void trr_cuda_choose_config(trr_context *ctx, trr_call *call) {
     }
     case TRR_OP_ROW_SUM: {
         /* block_n = threads x elements per vector x the vectors a thread loads before adding (LOADS, then 4, then
-         * 1 while the row lasts); block_k the loads' cache policy (row_sum.cu).
+         * 1 while the row lasts); block_k how rows are read (1 ld.global.cs, 4 bulk copies: row_sum.cu).
          * Short rows waste most of a wide block; 256 threads cover rows up to a few thousand in one sweep, 512
          * with 8 loads beyond. Rows of 32 to 64 KiB: one block of 1024 threads, each loading 2 vectors, reads a
          * row in one go, and fewer, larger blocks leave less of the time to the write-back of dirty L2 lines that
-         * precedes them (the bench's cache flush; bench/results/2026-11-23-h200-rowsum.txt has the figures). */
+         * precedes them (the bench's cache flush; bench/results/2026-11-23-h200-rowsum.txt has the figures).
+         * Rows of 128 KiB and more on sm_90: bulk copies, 4-5% faster there and slower on shorter rows
+         * (bench/results/2026-11-24-h200-cuda-rowsum-bulk.txt). */
         const int64_t row_bytes = call->cols * es;
-        if (row_bytes >= 32768 && row_bytes < 65536) {
+        h.block_k = 1;
+        if (row_bytes >= 131072 && dev && dev->cc_major >= 9) {
+            h.threads = 256;
+            h.block_k = 4;
+            h.block_n = h.threads * (16 / es) * 8;
+        } else if (row_bytes >= 32768 && row_bytes < 65536) {
             h.threads = 1024;
             h.block_n = h.threads * (16 / es) * 2;
         } else {
@@ -421,11 +428,13 @@ trr_status trr_cuda_check_config(trr_context *ctx, const trr_call *call) {
         trr_variant_name((trr_variant)c->variant, &vname);
         return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda: variant %s; this op has one kernel family here (simt)", vname);
     }
-    if (call->op == TRR_OP_ROW_SUM && (c->block_m > 1 || c->block_k < 0 || c->block_k > 2))
+    const int bulk_ok = !dev || dev->cc_major >= 9; /* cp.async.bulk */
+    if (call->op == TRR_OP_ROW_SUM && (c->block_m > 1 || c->block_k < 1 || c->block_k > (bulk_ok ? 4 : 3)))
         return trr_error(ctx, TRR_ERR_UNSUPPORTED,
-                         "cuda row_sum: one row a block (block_m 1, got %d) and block_k (the loads' cache policy) 0 "
-                         ".cs, 1 .nc + L2 evict-first or 2 .nc (got %d)",
-                         c->block_m, c->block_k);
+                         "cuda row_sum: one row a block (block_m 1, got %d) and block_k, how rows are read: 1 "
+                         "ld.global.cs, 2 .nc + L2 evict-first, 3 .nc%s (got %d)",
+                         c->block_m, bulk_ok ? ", 4 bulk copies through shared memory" : " (4, bulk copies: sm_90 and later)",
+                         c->block_k);
     if (call->op == TRR_OP_SOFTMAX) {
         int vec = 16 / elem_size(call->x.dtype);
         if (c->variant == TRR_VARIANT_SUBGROUP) {

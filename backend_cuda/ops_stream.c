@@ -153,8 +153,8 @@ static int row_sum_loads(int block_n, int threads, int elem_bytes) {
 
 trr_status trr_cuda_run_row_sum(trr_context *ctx, const trr_call *call) {
     const trr_config *c = &call->config;
-    int loads = row_sum_loads(c->block_n, c->threads, esize(call->x.dtype));
-    int kind = c->block_k;
+    int kind = c->block_k > 0 ? c->block_k - 1 : 0; /* row_sum.cu's LOAD_KIND (config.c numbers them from 1) */
+    int loads = kind == 3 ? 1 : row_sum_loads(c->block_n, c->threads, esize(call->x.dtype)); /* bulk: no LOADS */
     uint64_t key = fkey(K_ROW_SUM, (int)call->x.dtype, loads, kind, 0);
     CUfunction fn = trr_cuda_fast_get(ctx->dev, key);
     if (!fn) {

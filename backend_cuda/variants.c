@@ -97,7 +97,8 @@ void trr_cuda_for_each_variant(trr_cuda_variant_fn fn, void *user) {
                         trr_cuda_softmax_online_items(floats[d]));
         fn(&v, user);
         for (int loads = 1; loads <= 16; loads *= 2) {
-            for (int kind = 0; kind <= 2; kind++) {
+            for (int kind = 0; kind <= 3; kind++) {
+                if (kind == 3 && loads > 1) continue; /* bulk copies: LOADS plays no part (ops_stream.c) */
                 memset(&v, 0, sizeof v);
                 v.file = "row_sum.cu";
                 trr_cuda_define(&v, "-DDT=%d -DLOADS=%d -DLOAD_KIND=%d", (int)floats[d], loads, kind);

@@ -155,3 +155,4 @@ static void run_long_k(const char *spec) {
 Test(long_k, cpu) { run_long_k("cpu"); }
 Test(long_k, opencl) { run_long_k("opencl:0"); }
 Test(long_k, vulkan) { run_long_k("vulkan:0"); }
+Test(long_rows, cuda) { run_device("cuda:0"); }
