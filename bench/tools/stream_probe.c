@@ -232,7 +232,7 @@ static void flag_probe(const cu_driver *cu, void *mod, void *fn, void *stream, v
         return;
     }
     enum { N = 1000 };
-    double v[6][ROUNDS];
+    double v[7][ROUNDS];
     volatile unsigned *vf = flag;
     for (int r = 0; r < ROUNDS && !err; r++) {
         double t0 = now_us();
@@ -276,6 +276,14 @@ static void flag_probe(const cu_driver *cu, void *mod, void *fn, void *stream, v
             err |= spin_flag(vf) < 0;
         }
         v[5][r] = (now_us() - t0) / N;
+        t0 = now_us();
+        for (int i = 0; i < N && !err; i++) {
+            *vf = 0;
+            cu->graph_launch(g_kernel, stream);
+            cu->write_value32(stream, dflag, 1, 1 /* CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER */);
+            err |= spin_flag(vf) < 0;
+        }
+        v[6][r] = (now_us() - t0) / N;
         cu->sync(stream);
     }
     if (err) {
@@ -284,9 +292,10 @@ static void flag_probe(const cu_driver *cu, void *mod, void *fn, void *stream, v
     }
     printf("flag probe (us per call, median of %d rounds of %d): graph(kernel)+sync %.2f | graph(kernel, "
            "writeValue)+sync %.2f | graph(kernel, writeValue)+spin %.2f | graph(flag kernel)+spin %.2f | "
-           "cuLaunchKernel(flag kernel)+spin %.2f | graph(kernel) then cuStreamWriteValue32+spin %.2f\n",
+           "cuLaunchKernel(flag kernel)+spin %.2f | graph(kernel) then cuStreamWriteValue32+spin %.2f (without its "
+           "memory barrier %.2f)\n",
            ROUNDS, N, median(v[0], ROUNDS), median(v[1], ROUNDS), median(v[2], ROUNDS), median(v[3], ROUNDS),
-           median(v[4], ROUNDS), median(v[5], ROUNDS));
+           median(v[4], ROUNDS), median(v[5], ROUNDS), median(v[6], ROUNDS));
     cu->sync(stream);
     cu->host_free(flag);
 }
