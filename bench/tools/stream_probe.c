@@ -251,21 +251,21 @@ static void flag_probe(const cu_driver *cu, void *mod, void *fn, void *stream, v
         for (int i = 0; i < N && !err; i++) {
             *vf = 0;
             cu->graph_launch(g_memop, stream);
-            err |= spin_flag(vf) < 0;
+            if (spin_flag(vf) < 0) err = 2;
         }
         v[2][r] = (now_us() - t0) / N;
         t0 = now_us();
         for (int i = 0; i < N && !err; i++) {
             *vf = 0;
             cu->graph_launch(g_fk, stream);
-            err |= spin_flag(vf) < 0;
+            if (spin_flag(vf) < 0) err = 3;
         }
         v[3][r] = (now_us() - t0) / N;
         t0 = now_us();
         for (int i = 0; i < N && !err; i++) {
             *vf = 0;
             cu->launch(ffn, 1, 1, 1, 64, 1, 1, 0, stream, fargs, NULL);
-            err |= spin_flag(vf) < 0;
+            if (spin_flag(vf) < 0) err = 4;
         }
         v[4][r] = (now_us() - t0) / N;
         t0 = now_us();
@@ -273,21 +273,24 @@ static void flag_probe(const cu_driver *cu, void *mod, void *fn, void *stream, v
             *vf = 0;
             cu->graph_launch(g_kernel, stream);
             cu->write_value32(stream, dflag, 1, 0);
-            err |= spin_flag(vf) < 0;
+            if (spin_flag(vf) < 0) err = 5;
         }
         v[5][r] = (now_us() - t0) / N;
         t0 = now_us();
         for (int i = 0; i < N && !err; i++) {
             *vf = 0;
             cu->graph_launch(g_kernel, stream);
-            cu->write_value32(stream, dflag, 1, 1 /* CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER */);
-            err |= spin_flag(vf) < 0;
+            int wr = cu->write_value32(stream, dflag, 1, 1 /* CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER */);
+            if (wr) {
+                printf("flag probe: cuStreamWriteValue32 without the barrier refused (CUresult %d)\n", wr);
+                err = 6;
+            } else if (spin_flag(vf) < 0) err = 6;
         }
         v[6][r] = (now_us() - t0) / N;
         cu->sync(stream);
     }
     if (err) {
-        printf("flag probe: a flag was never written\n");
+        printf("flag probe: variant %d (counted from 0 as printed) never saw the flag within 1 s\n", err);
         return;
     }
     printf("flag probe (us per call, median of %d rounds of %d): graph(kernel)+sync %.2f | graph(kernel, "
