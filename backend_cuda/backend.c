@@ -27,6 +27,7 @@ static trr_status cuda_native_context(trr_context *ctx, trr_native *out) {
     /* The caller may put work on the stream from now on: nothing of ours may stay queued behind its back. */
     TRR_TRY(trr_cuda_batch_flush(ctx));
     dev->batch_off = 1;
+    dev->native = 1;
     out->device = (void *)(intptr_t)dev->device;
     out->context = dev->context;
     out->queue = dev->stream;

@@ -213,6 +213,7 @@ typedef struct trr_cuda_dev {
     int batch_off;         /* launches go straight to the stream from now on: no graph API, or the caller took
                               the native stream */
     int busy;              /* the stream has commands the host has not waited for */
+    int native;            /* the caller has the stream (trr_context_native) */
     volatile uint32_t *flag; /* wait.c: mapped host memory the stream writes flag_seq to (NULL: none) */
     CUdeviceptr flag_dev;
     uint32_t flag_seq;

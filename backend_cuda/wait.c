@@ -3,9 +3,10 @@
  * one empty kernel then cuStreamSynchronize 5.83 us, then cuStreamWriteValue32 and a spin on the word 5.45;
  * bench/results/2026-11-24-h200-cuda-sync-flag.txt). So the synchronize puts a write of a new sequence number
  * into mapped host memory behind the stream's work and spins on it for a short while; the write comes after a
- * memory barrier (the flag's default), so every earlier write of the stream is visible to the host first. Past
- * the spin, or when the driver lacks the calls, it waits in cuStreamSynchronize, which also reports a fault
- * (a faulted stream never writes the flag). */
+ * memory barrier (the flag's default: the driver refuses the write without it), so every earlier write of the
+ * stream is visible to the host first. Past the spin, when the driver lacks the calls, or once the caller has
+ * the stream itself, it waits in cuStreamSynchronize, which also reports a fault (a faulted stream never writes
+ * the flag). */
 #define _POSIX_C_SOURCE 200809L
 #include "trr_cuda.h"
 
@@ -42,7 +43,8 @@ void trr_cuda_flag_close(trr_cuda_dev *dev) {
 }
 
 CUresult trr_cuda_wait_stream(trr_cuda_dev *dev) {
-    if (dev->flag && dev->busy) {
+    /* not on a stream the caller also uses: a capture it began there would take the write into its graph */
+    if (dev->flag && dev->busy && !dev->native) {
         const uint32_t seq = dev->flag_seq + 1;
         if (trr_cu.StreamWriteValue32(dev->stream, dev->flag_dev, seq, 0) == TRR_CUDA_SUCCESS) {
             dev->flag_seq = seq;
