@@ -26,45 +26,43 @@ static void *sym_either(void *lib, const char *first, const char *second) {
     return p ? p : second ? trr_dynlib_sym(lib, second, NULL, 0) : NULL;
 }
 
-/* CUDA graphs for batch.c (optional, all or none: the kernel-node entry points of CUDA 12's _v2 struct, whose
- * leading fields the older ones read alike; node enabling since CUDA 11.6). */
-static void load_graph_api(void *lib, trr_cu_api *api) {
-    void *p[8] = {
-        sym_either(lib, "cuGraphCreate", NULL),
-        sym_either(lib, "cuGraphAddKernelNode_v2", "cuGraphAddKernelNode"),
-        sym_either(lib, "cuGraphInstantiateWithFlags", NULL),
-        sym_either(lib, "cuGraphExecKernelNodeSetParams_v2", "cuGraphExecKernelNodeSetParams"),
-        sym_either(lib, "cuGraphNodeSetEnabled", NULL),
-        sym_either(lib, "cuGraphLaunch", NULL),
-        sym_either(lib, "cuGraphExecDestroy", NULL),
-        sym_either(lib, "cuGraphDestroy", NULL),
-    };
-    for (int i = 0; i < 8; i++)
-        if (!p[i]) return;
-    TRR_STORE_SYM(api->GraphCreate, p[0]);
-    TRR_STORE_SYM(api->GraphAddKernelNode, p[1]);
-    TRR_STORE_SYM(api->GraphInstantiate, p[2]);
-    TRR_STORE_SYM(api->GraphExecKernelNodeSetParams, p[3]);
-    TRR_STORE_SYM(api->GraphNodeSetEnabled, p[4]);
-    TRR_STORE_SYM(api->GraphLaunch, p[5]);
-    TRR_STORE_SYM(api->GraphExecDestroy, p[6]);
-    TRR_STORE_SYM(api->GraphDestroy, p[7]);
+/* An optional group of driver entry points: each export (the first name, else the second) and the api field it
+ * fills. */
+typedef struct optional_sym {
+    const char *first, *second;
+    void *field; /* a function pointer of trr_cu_api, written by its bytes as TRR_STORE_SYM does */
+} optional_sym;
+
+/* All of the group or none: a caller checks one field and may then use every one. */
+static void load_optional(void *lib, const optional_sym *syms, int n) {
+    void *p[16];
+    if (n > 16) return;
+    for (int i = 0; i < n; i++)
+        if (!(p[i] = sym_either(lib, syms[i].first, syms[i].second))) return;
+    for (int i = 0; i < n; i++) memcpy(syms[i].field, &p[i], sizeof p[i]);
 }
 
-/* wait.c's flag (optional, all or none). */
-static void load_flag_api(void *lib, trr_cu_api *api) {
-    void *p[4] = {
-        sym_either(lib, "cuMemHostAlloc", NULL),
-        sym_either(lib, "cuMemHostGetDevicePointer_v2", "cuMemHostGetDevicePointer"),
-        sym_either(lib, "cuMemFreeHost", NULL),
-        sym_either(lib, "cuStreamWriteValue32_v2", NULL),
+/* CUDA graphs for batch.c (the kernel-node entry points of CUDA 12's _v2 struct, whose leading fields the older
+ * ones read alike; node enabling since CUDA 11.6), and wait.c's flag in mapped host memory. */
+static void load_optional_apis(void *lib, trr_cu_api *api) {
+    const optional_sym graphs[] = {
+        {"cuGraphCreate", NULL, &api->GraphCreate},
+        {"cuGraphAddKernelNode_v2", "cuGraphAddKernelNode", &api->GraphAddKernelNode},
+        {"cuGraphInstantiateWithFlags", NULL, &api->GraphInstantiate},
+        {"cuGraphExecKernelNodeSetParams_v2", "cuGraphExecKernelNodeSetParams", &api->GraphExecKernelNodeSetParams},
+        {"cuGraphNodeSetEnabled", NULL, &api->GraphNodeSetEnabled},
+        {"cuGraphLaunch", NULL, &api->GraphLaunch},
+        {"cuGraphExecDestroy", NULL, &api->GraphExecDestroy},
+        {"cuGraphDestroy", NULL, &api->GraphDestroy},
     };
-    for (int i = 0; i < 4; i++)
-        if (!p[i]) return;
-    TRR_STORE_SYM(api->MemHostAlloc, p[0]);
-    TRR_STORE_SYM(api->MemHostGetDevicePointer, p[1]);
-    TRR_STORE_SYM(api->MemFreeHost, p[2]);
-    TRR_STORE_SYM(api->StreamWriteValue32, p[3]);
+    const optional_sym flag[] = {
+        {"cuMemHostAlloc", NULL, &api->MemHostAlloc},
+        {"cuMemHostGetDevicePointer_v2", "cuMemHostGetDevicePointer", &api->MemHostGetDevicePointer},
+        {"cuMemFreeHost", NULL, &api->MemFreeHost},
+        {"cuStreamWriteValue32_v2", NULL, &api->StreamWriteValue32},
+    };
+    load_optional(lib, graphs, (int)(sizeof graphs / sizeof graphs[0]));
+    load_optional(lib, flag, (int)(sizeof flag / sizeof flag[0]));
 }
 
 static trr_status load_driver_locked(char *reason, size_t reason_cap) {
@@ -99,8 +97,7 @@ static trr_status load_driver_locked(char *reason, size_t reason_cap) {
     if (bus) TRR_STORE_SYM(api.DeviceGetPCIBusId, bus);
     void *clusters = trr_dynlib_sym(lib, "cuOccupancyMaxActiveClusters", NULL, 0);
     if (clusters) TRR_STORE_SYM(api.OccupancyMaxActiveClusters, clusters);
-    load_graph_api(lib, &api);
-    load_flag_api(lib, &api);
+    load_optional_apis(lib, &api);
 
     CUresult r = api.Init(0);
     if (r != TRR_CUDA_SUCCESS) {
