@@ -9,6 +9,11 @@
  *       OP (add, gelu, silu, softmax, row_sum) on f32 ROWS x COLS (ROWS 1: a vector) with each CFG in turn
  *       ("default", or threads=T,block_n=B,variant=V with any of the fields), the L2 flushed before every
  *       repetition as the bench does; median GB/s (the bench's byte counts) of 30 repetitions.
+ *   stream_probe flushes DEVICE OP ROWS COLS
+ *       OP with the backend's config after each of four ways of writing 256 MiB before every repetition (the
+ *       L2 flush): trr_buffer_fill (the bench's), trr_buffer_copy from another 256 MiB buffer, the copy op over a
+ *       2-D view (a kernel's stores), and none; median microseconds and GB/s of 30 repetitions each, the ways
+ *       alternated over 3 rounds. Which backend pays how much for the lines the flush leaves behind.
  *
  * Built as build/bench/trr_stream_probe (bench/CMakeLists.txt).
  * On a cuda device, latency also times the driver alone: an empty kernel of the same five parameters launched
@@ -477,10 +482,72 @@ static int sweep(const char *device, const char *opname, long long rows, long lo
     return 0;
 }
 
+enum { FLUSH_FILL, FLUSH_BUFFER_COPY, FLUSH_KERNEL, FLUSH_NONE, FLUSH_WAYS };
+static const char *const flush_names[FLUSH_WAYS] = {"fill", "buffer copy", "copy kernel", "none"};
+
+static int flushes(const char *device, const char *opname, long long rows, long long cols) {
+    trr_context *ctx = NULL;
+    CHECK(trr_context_create(device, &ctx));
+    trr_op op;
+    if (trr_op_from_name(opname, &op) != TRR_OK || (op != TRR_OP_SOFTMAX && op != TRR_OP_ROW_SUM)) {
+        fprintf(stderr, "flushes: OP is softmax or row_sum\n");
+        return 2;
+    }
+    const size_t n = (size_t)(rows * cols), fb = (size_t)256 << 20;
+    float *h = malloc(n * sizeof *h);
+    for (size_t i = 0; i < n; i++) h[i] = (float)((i * 2654435761u) % 1000u) * 1e-3f - 0.5f;
+    trr_buffer *bx, *bz, *f0, *f1;
+    CHECK(trr_buffer_create(ctx, n * 4, &bx));
+    CHECK(trr_buffer_create(ctx, (op == TRR_OP_ROW_SUM ? (size_t)rows : n) * 4, &bz));
+    CHECK(trr_buffer_create(ctx, fb, &f0));
+    CHECK(trr_buffer_create(ctx, fb, &f1));
+    CHECK(trr_buffer_write(ctx, bx, 0, h, n * 4));
+    CHECK(trr_buffer_fill(ctx, f1, 0, fb, 7));
+    free(h);
+    trr_tensor x, z, fsrc, fdst;
+    CHECK(trr_tensor_2d(bx, 0, TRR_F32, rows, cols, 0, &x));
+    if (op == TRR_OP_ROW_SUM) CHECK(trr_tensor_1d(bz, 0, TRR_F32, rows, &z));
+    else CHECK(trr_tensor_2d(bz, 0, TRR_F32, rows, cols, 0, &z));
+    /* 256 MiB as 8192 rows of 8192 f32: the copy op over 2-D views runs a kernel (a packed 1-D copy would be the
+     * driver's buffer copy) */
+    CHECK(trr_tensor_2d(f1, 0, TRR_F32, 8192, 8192, 0, &fsrc));
+    CHECK(trr_tensor_2d(f0, 0, TRR_F32, 8192, 8192, 0, &fdst));
+    const trr_tensor *operands[2] = {&x, &z};
+    const double bytes = op == TRR_OP_ROW_SUM ? 4.0 * (double)n : 8.0 * (double)n;
+    enum { REPS = 30, ROUNDS3 = 3 };
+    CHECK(trr_op_run(ctx, op, operands, NULL));
+    CHECK(trr_copy(ctx, &fsrc, &fdst));
+    CHECK(trr_synchronize(ctx));
+    for (int round = 0; round < ROUNDS3; round++) {
+        for (int w = 0; w < FLUSH_WAYS; w++) {
+            double ms[REPS];
+            for (int r = 0; r < REPS; r++) {
+                if (w == FLUSH_FILL) CHECK(trr_buffer_fill(ctx, f0, 0, fb, (uint8_t)r));
+                else if (w == FLUSH_BUFFER_COPY) CHECK(trr_buffer_copy(ctx, f0, 0, f1, 0, fb));
+                else if (w == FLUSH_KERNEL) CHECK(trr_copy(ctx, &fsrc, &fdst));
+                CHECK(trr_timer_start(ctx));
+                CHECK(trr_op_run(ctx, op, operands, NULL));
+                CHECK(trr_timer_stop(ctx, &ms[r]));
+            }
+            double med = median(ms, REPS);
+            printf("%s %s %lldx%lld round %d, after %-12s %8.2f us %7.0f GB/s\n", device, opname, rows, cols, round + 1,
+                   flush_names[w], med * 1e3, bytes / (med * 1e-3) * 1e-9);
+            fflush(stdout);
+        }
+    }
+    trr_buffer_destroy(bx);
+    trr_buffer_destroy(bz);
+    trr_buffer_destroy(f0);
+    trr_buffer_destroy(f1);
+    trr_context_destroy(ctx);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc >= 3 && strcmp(argv[1], "latency") == 0) return latency(argv[2]);
     if (argc >= 7 && strcmp(argv[1], "sweep") == 0)
         return sweep(argv[2], argv[3], atoll(argv[4]), atoll(argv[5]), argc - 6, argv + 6);
-    fprintf(stderr, "usage: stream_probe latency DEVICE | sweep DEVICE OP ROWS COLS CFG...\n");
+    if (argc >= 6 && strcmp(argv[1], "flushes") == 0) return flushes(argv[2], argv[3], atoll(argv[4]), atoll(argv[5]));
+    fprintf(stderr, "usage: stream_probe latency DEVICE | sweep DEVICE OP ROWS COLS CFG... | flushes DEVICE OP ROWS COLS\n");
     return 2;
 }
