@@ -347,7 +347,8 @@ trr_status trr_vk_check_config(trr_context *ctx, const trr_call *call);
 /* vk_ops.c */
 /* The three storage-buffer writes of a dispatch's bindings 0..2 (x, y, z), for push descriptors or a set. */
 void trr_vk_storage_writes(const VkDescriptorBufferInfo info[3], VkWriteDescriptorSet wr[3]);
-/* A device-to-device byte copy on the copy kernel (trr_vk_copy); the ranges must not overlap. */
+/* A device-to-device byte copy (trr_vk_copy): the copy kernel on GPUs, vkCmdCopyBuffer on CPU drivers; the ranges
+ * must not overlap. */
 trr_status trr_vk_copy_bytes(trr_context *ctx, trr_vk_buffer *dst, size_t dst_offset, trr_vk_buffer *src,
                              size_t src_offset, size_t bytes);
 

@@ -239,6 +239,13 @@ static trr_status copy_flat(trr_context *ctx, trr_vk_buffer *bz, uint64_t zo, tr
 trr_status trr_vk_copy_bytes(trr_context *ctx, trr_vk_buffer *dst, size_t dst_offset, trr_vk_buffer *src,
                              size_t src_offset, size_t bytes) {
     trr_vk_device *d = trr_vk_dev(ctx);
+    /* Which copy is faster depends on the device: on CPU drivers vkCmdCopyBuffer is a memcpy, 7x the copy kernel
+     * (lavapipe, 2 cores: 24-25 against 3.4 GB/s); on an H200 the kernel, 4067 against 850 GB/s for
+     * vkCmdCopyBuffer on a compute queue (bench/results/2026-11-24-vulkan-copy-paths.txt). */
+    if (d->phys.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU) {
+        VkBufferCopy all = {.srcOffset = src_offset, .dstOffset = dst_offset, .size = bytes};
+        return copy_regions(ctx, dst, src, &all, 1);
+    }
     uint32_t threads = d->phys.props.limits.maxComputeWorkGroupInvocations;
     if (threads > 256) threads = 256;
     return copy_flat(ctx, dst, dst_offset, src, src_offset, bytes, 16, threads, COPY_WORDS_PER_INVOCATION);
