@@ -39,15 +39,20 @@ static int cmp_d(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
+/* What every buffer here is: BYTES, storage and both transfer directions, as the library's buffers. */
+static VkBufferCreateInfo buffer_info(void) {
+    return (VkBufferCreateInfo){.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+                                .size = BYTES,
+                                .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+                                         VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                                .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
+}
+
 /* One buffer of BYTES, bound to mem at offset (mem NULL: its own allocation in type, dedicated or not). */
 static int make_buffer(probe *p, int type, int dedicated, VkDeviceMemory shared, VkDeviceSize offset, VkBuffer *out,
                        VkDeviceMemory *out_mem) {
     trr_vk_device *d = p->d;
-    VkBufferCreateInfo bci = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
-                              .size = BYTES,
-                              .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
-                                       VK_BUFFER_USAGE_TRANSFER_DST_BIT,
-                              .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
+    VkBufferCreateInfo bci = buffer_info();
     if (vk_ok(d->fn.vkCreateBuffer(d->device, &bci, NULL, out), "vkCreateBuffer")) return 1;
     *out_mem = VK_NULL_HANDLE;
     if (shared) return vk_ok(d->fn.vkBindBufferMemory(d->device, *out, shared, offset), "vkBindBufferMemory");
@@ -105,24 +110,30 @@ static double time_copies(probe *p, VkBuffer src, VkBuffer dst) {
     return gbs[REPS / 2];
 }
 
-/* The library's copy (trr_buffer_copy, timed by trr_timer) between two foreign VkBuffers it wraps. */
-static double wrapped_copy(trr_context *ctx, VkBuffer a, VkBuffer b) {
-    trr_buffer *wa = NULL, *wb = NULL;
-    double ms[REPS], g = -1;
-    if (tool_check(ctx, trr_buffer_wrap(ctx, (uint64_t)(uintptr_t)a, BYTES, &wa), "wrap") ||
-        tool_check(ctx, trr_buffer_wrap(ctx, (uint64_t)(uintptr_t)b, BYTES, &wb), "wrap") ||
-        tool_check(ctx, trr_buffer_fill(ctx, wa, 0, BYTES, 1), "fill"))
-        goto out;
+/* Median GB/s of REPS library copies src -> dst (trr_buffer_copy under trr_timer), src filled first. */
+static double timed_lib_copy(trr_context *ctx, trr_buffer *src, trr_buffer *dst) {
+    double ms[REPS];
+    if (tool_check(ctx, trr_buffer_fill(ctx, src, 0, BYTES, 1), "fill")) return -1;
     for (int r = -2; r < REPS; r++) {
         double t = 0;
         if (tool_check(ctx, trr_timer_start(ctx), "timer") ||
-            tool_check(ctx, trr_buffer_copy(ctx, wb, 0, wa, 0, BYTES), "copy") ||
+            tool_check(ctx, trr_buffer_copy(ctx, dst, 0, src, 0, BYTES), "copy") ||
             tool_check(ctx, trr_timer_stop(ctx, &t), "timer"))
-            goto out;
+            return -1;
         if (r >= 0) ms[r] = t;
     }
-    g = 2.0 * (double)BYTES / (tool_median(ms, REPS) * 1e-3) * 1e-9;
-out:
+    return 2.0 * (double)BYTES / (tool_median(ms, REPS) * 1e-3) * 1e-9;
+}
+
+/* The library's copy between two foreign VkBuffers it wraps (a) or two buffers of its own (a = NULL). */
+static double lib_copy(trr_context *ctx, VkBuffer a, VkBuffer b) {
+    trr_buffer *wa = NULL, *wb = NULL;
+    double g = -1;
+    if (a ? !tool_check(ctx, trr_buffer_wrap(ctx, (uint64_t)(uintptr_t)a, BYTES, &wa), "wrap") &&
+                !tool_check(ctx, trr_buffer_wrap(ctx, (uint64_t)(uintptr_t)b, BYTES, &wb), "wrap")
+          : !tool_check(ctx, trr_buffer_create(ctx, BYTES, &wa), "buffer") &&
+                !tool_check(ctx, trr_buffer_create(ctx, BYTES, &wb), "buffer"))
+        g = timed_lib_copy(ctx, wa, wb);
     if (wa) trr_buffer_destroy(wa);
     if (wb) trr_buffer_destroy(wb);
     return g;
@@ -134,10 +145,7 @@ static void one_way(probe *p, const char *name, int type, int dedicated, int sha
     VkDeviceMemory ma = VK_NULL_HANDLE, mb = VK_NULL_HANDLE, both = VK_NULL_HANDLE;
     int bad = 0;
     if (shared) {
-        VkBufferCreateInfo bci = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
-                                  .size = BYTES,
-                                  .usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
-                                  .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
+        VkBufferCreateInfo bci = buffer_info();
         VkBuffer tmp;
         VkMemoryRequirements req;
         bad = vk_ok(d->fn.vkCreateBuffer(d->device, &bci, NULL, &tmp), "vkCreateBuffer");
@@ -156,7 +164,7 @@ static void one_way(probe *p, const char *name, int type, int dedicated, int sha
               make_buffer(p, type, dedicated, VK_NULL_HANDLE, 0, &b, &mb);
     }
     double g = bad ? -1 : time_copies(p, a, b);
-    double k = bad ? -1 : wrapped_copy(p->ctx, a, b);
+    double k = bad ? -1 : lib_copy(p->ctx, a, b);
     if (g < 0) printf("%-28s failed\n", name);
     else printf("%-28s memory type %d: vkCmdCopyBuffer %7.1f GB/s, trr_buffer_copy of the buffers wrapped %7.1f GB/s\n",
                 name, type, g, k);
@@ -167,28 +175,6 @@ static void one_way(probe *p, const char *name, int type, int dedicated, int sha
     if (ma) d->fn.vkFreeMemory(d->device, ma, NULL);
     if (mb) d->fn.vkFreeMemory(d->device, mb, NULL);
     if (both) d->fn.vkFreeMemory(d->device, both, NULL);
-}
-
-static double lib_copy(trr_context *ctx) {
-    trr_buffer *a = NULL, *b = NULL;
-    double ms[REPS], g = -1;
-    if (tool_check(ctx, trr_buffer_create(ctx, BYTES, &a), "buffer") ||
-        tool_check(ctx, trr_buffer_create(ctx, BYTES, &b), "buffer") ||
-        tool_check(ctx, trr_buffer_fill(ctx, a, 0, BYTES, 1), "fill"))
-        goto out;
-    for (int r = -2; r < REPS; r++) {
-        double t = 0;
-        if (tool_check(ctx, trr_timer_start(ctx), "timer") ||
-            tool_check(ctx, trr_buffer_copy(ctx, b, 0, a, 0, BYTES), "copy") ||
-            tool_check(ctx, trr_timer_stop(ctx, &t), "timer"))
-            goto out;
-        if (r >= 0) ms[r] = t;
-    }
-    g = 2.0 * (double)BYTES / (tool_median(ms, REPS) * 1e-3) * 1e-9;
-out:
-    if (a) trr_buffer_destroy(a);
-    if (b) trr_buffer_destroy(b);
-    return g;
 }
 
 int main(int argc, char **argv) {
@@ -213,7 +199,7 @@ int main(int argc, char **argv) {
     for (uint32_t t = 0; t < mp->memoryTypeCount; t++)
         printf("type %u: heap %u, flags 0x%x\n", t, mp->memoryTypes[t].heapIndex,
                (unsigned)mp->memoryTypes[t].propertyFlags);
-    double lib = lib_copy(p.ctx);
+    double lib = lib_copy(p.ctx, VK_NULL_HANDLE, VK_NULL_HANDLE);
     printf("%-28s %7.1f GB/s\n", "lib (trr_buffer_copy)", lib);
     VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
                                    .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
@@ -231,11 +217,7 @@ int main(int argc, char **argv) {
         vk_ok(d->fn.vkCreateQueryPool(d->device, &qci, NULL, &p.queries), "vkCreateQueryPool"))
         return 1;
     /* which types a storage/transfer buffer accepts */
-    VkBufferCreateInfo bci = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
-                              .size = BYTES,
-                              .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
-                                       VK_BUFFER_USAGE_TRANSFER_DST_BIT,
-                              .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
+    VkBufferCreateInfo bci = buffer_info();
     VkBuffer tmp;
     if (vk_ok(d->fn.vkCreateBuffer(d->device, &bci, NULL, &tmp), "vkCreateBuffer")) return 1;
     VkMemoryRequirements req;
@@ -257,7 +239,7 @@ int main(int argc, char **argv) {
         one_way(&p, "shared allocation", first, 0, 1);
         one_way(&p, "type (again)", first, 0, 0);
     }
-    printf("lib again: %.1f GB/s\n", lib_copy(p.ctx));
+    printf("lib again: %.1f GB/s\n", lib_copy(p.ctx, VK_NULL_HANDLE, VK_NULL_HANDLE));
     d->fn.vkDeviceWaitIdle(d->device);
     d->fn.vkDestroyQueryPool(d->device, p.queries, NULL);
     d->fn.vkDestroyFence(d->device, p.fence, NULL);
