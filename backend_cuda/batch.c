@@ -142,7 +142,7 @@ trr_status trr_cuda_batch_flush(trr_context *ctx) {
     if (!dev->batch || !dev->batch->queued) return TRR_OK;
     CUresult r = trr_cuda_batch_flush_dev(dev);
     if (r != TRR_CUDA_SUCCESS) return trr_cuda_fail(ctx, "launching the queued kernels (cuGraphLaunch)", r);
-    trr_cuda_enqueued(dev);
+    trr_cuda_flushed(dev);
     return TRR_OK;
 }
 

@@ -75,8 +75,13 @@ trr_status trr_cuda_run_elementwise(trr_context *ctx, const trr_call *call) {
         if (grid > 0x7fffffffu)
             return trr_error(ctx, TRR_ERR_UNSUPPORTED,
                              "cuda element-wise op: %lld elements need more than 2^31 - 1 blocks", n);
-        void *args[] = {&px, &py, &pz, &n, &vec};
-        return trr_cuda_launch(ctx, fn, (unsigned)grid, 1, threads, args);
+        /* a single block can tell the host it is done (wait.c); more would need a count of finished blocks */
+        uint32_t seq = 0;
+        CUdeviceptr flag = grid == 1 ? trr_cuda_flag_for_kernel(dev, &seq) : 0;
+        void *args[] = {&px, &py, &pz, &n, &vec, &flag, &seq};
+        TRR_TRY(trr_cuda_launch(ctx, fn, (unsigned)grid, 1, threads, args));
+        if (flag) trr_cuda_flag_kernel_enqueued(dev, seq);
+        return TRR_OK;
     }
     TRR_TRY(ew_function(ctx, K_EW_ROWS, op, dt, unroll, &fn));
     long long sx = call->x.stride0, sy = y->stride0, sz = call->z.stride0;

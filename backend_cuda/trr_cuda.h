@@ -124,6 +124,8 @@ typedef struct trr_cu_api {
     CUresult (*StreamWriteValue32)(CUstream, CUdeviceptr, uint32_t, unsigned);
 } trr_cu_api;
 
+#define TRR_CU_MEMHOSTALLOC_DEVICEMAP 0x02 /* cuMemHostAlloc: the memory also has a device address */
+
 /* The driver's CUtensorMap: 128 opaque bytes, 64-byte aligned. */
 typedef struct trr_cu_tensor_map {
     _Alignas(64) uint64_t opaque[16];
@@ -217,6 +219,7 @@ typedef struct trr_cuda_dev {
     volatile uint32_t *flag; /* wait.c: mapped host memory the stream writes flag_seq to (NULL: none) */
     CUdeviceptr flag_dev;
     uint32_t flag_seq;
+    uint32_t flag_kernel; /* the value the stream's last command, a kernel, writes to the flag itself (0: none) */
 } trr_cuda_dev;
 
 trr_status trr_cuda_probe(int *out_device_count, char *reason, size_t reason_cap);
@@ -244,6 +247,11 @@ trr_status trr_cuda_synchronize(trr_context *ctx);
 /* ---- wait.c: the stream's wait through a flag in mapped host memory ---- */
 void trr_cuda_flag_open(trr_cuda_dev *dev); /* no flag (and the plain wait) where the driver refuses */
 void trr_cuda_flag_close(trr_cuda_dev *dev);
+/* For a kernel that writes the flag itself: the flag's device address and the value to write (*out_seq), or 0
+ * when it should not (no flag, the caller has the stream, the stream is busy or timed). */
+CUdeviceptr trr_cuda_flag_for_kernel(const trr_cuda_dev *dev, uint32_t *out_seq);
+/* That kernel is now the stream's last command (launched or queued). */
+void trr_cuda_flag_kernel_enqueued(trr_cuda_dev *dev, uint32_t seq);
 /* Waits until the stream's work so far has finished; cuStreamSynchronize's result. */
 CUresult trr_cuda_wait_stream(trr_cuda_dev *dev);
 trr_status trr_cuda_timer_start(trr_context *ctx);
@@ -320,10 +328,14 @@ trr_status trr_cuda_batch_launch_now(trr_context *ctx, const trr_cu_kernel_node_
 trr_status trr_cuda_batch_flush(trr_context *ctx);
 /* The same for the teardown paths that have no context to report to; returns the driver's result. */
 CUresult trr_cuda_batch_flush_dev(trr_cuda_dev *dev);
-/* The host has waited for the stream (synchronize, a host transfer, the timer's end, a free), or has put a
- * command on it. */
+/* The host has waited for the stream (synchronize, a host transfer, the timer's end, a free), has put a command
+ * on it, or has launched kernels it had queued (which leaves the stream's last command what it was). */
 static inline void trr_cuda_waited(trr_cuda_dev *dev) { dev->busy = 0; }
-static inline void trr_cuda_enqueued(trr_cuda_dev *dev) { dev->busy = 1; }
+static inline void trr_cuda_enqueued(trr_cuda_dev *dev) {
+    dev->busy = 1;
+    dev->flag_kernel = 0;
+}
+static inline void trr_cuda_flushed(trr_cuda_dev *dev) { dev->busy = 1; }
 void trr_cuda_batch_release(trr_cuda_dev *dev);
 /* Kernels queued now (for the tests). */
 int trr_cuda_batch_queued(const trr_cuda_dev *dev);

@@ -128,3 +128,67 @@ Test(cuda_batch, synchronized_launches_repeat_and_alternate) {
     destroy_buffers((trr_buffer *[]){ba, bb, bc, NULL});
     trr_context_destroy(ctx);
 }
+
+/* A one-block element-wise kernel on an idle stream writes the synchronize's flag itself (wait.c), so the
+ * synchronize returns as soon as the host sees that word: the kernel's stores must be visible to the host by
+ * then. The output lives in mapped host memory, wrapped as a buffer, and is read straight after each synchronize,
+ * with no transfer that would wait for the stream again. Whatever follows that kernel takes the flag back to the
+ * stream's write behind the last command, and its stores must be visible too: a second add queued behind it (no
+ * flag: only a kernel on an idle stream writes it), the row kernel queued behind it, a copy, a grid of several
+ * blocks. */
+Test(cuda_batch, synchronize_sees_the_stores_of_a_kernel_that_writes_the_flag) {
+    trr_context *ctx = open_cuda();
+    trr_cuda_dev *dev = ((struct trr_context *)ctx)->dev;
+    if (!dev->flag) cr_skip_test("cuda:0: the driver gives no mapped host memory for the flag");
+    enum { M = 5, BIG = 1 << 20 };
+    void *host = NULL;
+    CUdeviceptr mapped = 0;
+    cr_assert_eq(trr_cu.MemHostAlloc(&host, M * sizeof(float), TRR_CU_MEMHOSTALLOC_DEVICEMAP), TRR_CUDA_SUCCESS);
+    cr_assert_eq(trr_cu.MemHostGetDevicePointer(&mapped, host, 0), TRR_CUDA_SUCCESS);
+    volatile float *z = host;
+    float y[M], want[M];
+    fill_random(y, M);
+    for (int i = 0; i < M; i++) z[i] = want[i] = (float)i;
+    trr_buffer *bz = NULL;
+    OK(ctx, trr_buffer_wrap(ctx, (uint64_t)mapped, M * sizeof(float), &bz));
+    trr_tensor tz, ty, tz2, ty2, tbig, tbig2;
+    OK(ctx, trr_tensor_1d(bz, 0, TRR_F32, M, &tz));
+    trr_buffer *by = make(ctx, y, M, &ty), *bbig = make(ctx, NULL, BIG, &tbig), *bbig2 = make(ctx, NULL, BIG, &tbig2);
+    OK(ctx, trr_tensor_2d(bz, 0, TRR_F32, 3, 1, 2, &tz2)); /* elements 0, 2, 4 as rows of one: the row kernel */
+    OK(ctx, trr_tensor_2d(by, 0, TRR_F32, 3, 1, 2, &ty2));
+    OK(ctx, trr_synchronize(ctx)); /* the fills above leave the stream busy */
+    for (int k = 0; k < 2000; k++) {
+        OK(ctx, trr_add(ctx, &tz, &ty, &tz));
+        for (int i = 0; i < M; i++) want[i] = want[i] + y[i];
+        cr_assert_neq(dev->flag_kernel, 0u, "call %d: the one-block add did not write the flag itself", k);
+        const char *after = "nothing";
+        if (k % 5 == 1) {
+            after = "a queued add";
+            OK(ctx, trr_add(ctx, &tz, &ty, &tz));
+        } else if (k % 5 == 2) {
+            after = "the row kernel";
+            OK(ctx, trr_add(ctx, &tz2, &ty2, &tz2));
+        }
+        if (k % 5 == 1 || k % 5 == 2) {
+            for (int i = 0; i < M; i += k % 5 == 2 ? 2 : 1) want[i] = want[i] + y[i];
+            cr_assert_eq(dev->flag_kernel, 0u, "call %d: %s followed, yet the flag is the first kernel's", k, after);
+        }
+        if (k % 7 == 3) {
+            after = "a copy";
+            OK(ctx, trr_copy(ctx, &tbig, &tbig2));
+            cr_assert_eq(dev->flag_kernel, 0u, "call %d: a copy followed, yet the flag is the kernel's", k);
+        }
+        if (k % 11 == 5) {
+            after = "a grid of many blocks";
+            OK(ctx, trr_add(ctx, &tbig, &tbig2, &tbig));
+            cr_assert_eq(dev->flag_kernel, 0u, "call %d: a grid of many blocks wrote the flag", k);
+        }
+        OK(ctx, trr_synchronize(ctx));
+        for (int i = 0; i < M; i++)
+            cr_assert_eq(z[i], want[i], "call %d (then %s), element %d: %.9g after the synchronize, want %.9g", k,
+                         after, i, (double)z[i], (double)want[i]);
+    }
+    destroy_buffers((trr_buffer *[]){bz, by, bbig, bbig2, NULL});
+    trr_context_destroy(ctx);
+    trr_cu.MemFreeHost(host);
+}

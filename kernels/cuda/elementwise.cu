@@ -68,7 +68,7 @@ __device__ __forceinline__ trr_vec16<T> ew_apply_vec(const trr_vec16<T> &a, cons
  * grid covers n in one launch (no grid-stride loop): on Hopper a short-lived block per chunk keeps more loads in
  * flight than a wave of long-lived blocks. The last block also does the elements past the last whole vector. y
  * is ignored by one-input ops (the host passes x). */
-extern "C" __global__ void ew_flat(const T *x, const T *y, T *z, long long n, int vec) {
+__device__ __forceinline__ void ew_flat_body(const T *x, const T *y, T *z, long long n, int vec) {
     const int t = threadIdx.x, bd = blockDim.x;
 #if OP != 1
     (void)y;
@@ -135,6 +135,20 @@ extern "C" __global__ void ew_flat(const T *x, const T *y, T *z, long long n, in
 #else
             zb[i] = ew_apply(xb[i], xb[i]);
 #endif
+        }
+    }
+}
+
+/* flag != NULL only for a grid of one block (the host's choice): once every thread's stores are done, the block
+ * writes seq into the host's flag (mapped host memory), which lets the synchronize skip the stream's own write
+ * behind the kernel (wait.c). The system-scope fence puts the stores before the flag for the host. */
+extern "C" __global__ void ew_flat(const T *x, const T *y, T *z, long long n, int vec, unsigned *flag, unsigned seq) {
+    ew_flat_body(x, y, z, n, vec);
+    if (flag) {
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            __threadfence_system();
+            *(volatile unsigned *)flag = seq;
         }
     }
 }
