@@ -47,9 +47,15 @@ typedef struct trr_bench_def {
     const char *size_label;  /* what a LIST names: "n", "N (M = 4096)", "M=N=K", "H" */
     int compute_bound;       /* 1: matmul, judged against the vendor library; 0: against copy bandwidth */
     trr_op op;
+    int reads_only;          /* 1: its bytes are (nearly) all reads, which stream faster than a copy's reads and
+                                writes, so a figure above the copy ceiling is expected (row_sum) */
 } trr_bench_def;
 
 const trr_bench_def *trr_bench_get(trr_bench_id id);
+/* Whether a figure above the copy ceiling is suspect: a memory-bound bench that also writes (a cold first
+ * ceiling, a copy path slower than a kernel's streaming, or a wrong figure). Such a figure has the ceiling
+ * measured again and, still above, is flagged. */
+int trr_bench_above_ceiling_suspect(trr_bench_id id, double figure, double copy_gbs);
 /* By name ("add_f32"), by op name ("add", "matmul": the first benchmark of that op) or -1. */
 int trr_bench_find(const char *name);
 /* All benchmarks whose name or op matches name ("matmul" gives all three matmul benchmarks), as a bit mask of

@@ -164,7 +164,8 @@ static trr_status run_case(run_state *rs, predictor *pred, trr_bench_result *r) 
 
 /* After the cases: the compute ceilings (the best matmul of the run), and a memory-bound figure above the copy
  * ceiling has the ceiling measured again once before it is flagged: a first measurement that caught the
- * device cold, or a copy path slower than a kernel (lavapipe), must not stand unchallenged. */
+ * device cold, or a copy path slower than a kernel (lavapipe), must not stand unchallenged. A bench that only
+ * reads (row_sum) may stream past a copy and is neither flagged nor a reason to measure again. */
 static void judge_ceilings(run_state *rs) {
     trr_bench_report *rep = rs->rep;
     int above = 0;
@@ -175,7 +176,7 @@ static void judge_ceilings(run_state *rs) {
             rep->best_matmul_f32_tflops = r->figure;
         if (r->bench == TRR_BENCH_MATMUL_F16 && r->figure > rep->best_matmul_f16_tflops)
             rep->best_matmul_f16_tflops = r->figure;
-        above |= !trr_bench_get(r->bench)->compute_bound && rep->copy.gbs > 0 && r->figure > rep->copy.gbs;
+        above |= trr_bench_above_ceiling_suspect(r->bench, r->figure, rep->copy.gbs);
     }
     if (!above) return;
     trr_bench_copy_ceiling_remeasure(rs->ctx, &rep->device, &rs->flush, &rep->copy);
@@ -184,7 +185,7 @@ static void judge_ceilings(run_state *rs) {
         if (r->outcome != TRR_BENCH_OK || trr_bench_get(r->bench)->compute_bound) continue;
         r->ceiling = rep->copy.gbs;
         r->fraction = r->ceiling > 0 ? r->figure / r->ceiling : 0;
-        r->above_ceiling = r->ceiling > 0 && r->figure > r->ceiling;
+        r->above_ceiling = trr_bench_above_ceiling_suspect(r->bench, r->figure, r->ceiling);
     }
 }
 

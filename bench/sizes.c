@@ -9,26 +9,31 @@
 #include <string.h>
 
 static const trr_bench_def g_defs[TRR_BENCH_COUNT] = {
-    {TRR_BENCH_ADD, "add_f32", "add f32 (GB/s = 12n/t)", "GB/s", "n", 0, TRR_OP_ADD},
-    {TRR_BENCH_GELU, "gelu_f32", "gelu f32 (GB/s = 8n/t)", "GB/s", "n", 0, TRR_OP_GELU},
-    {TRR_BENCH_SOFTMAX, "softmax_f32", "softmax f32, M = 4096 (GB/s = 8MN/t)", "GB/s", "N", 0, TRR_OP_SOFTMAX},
-    {TRR_BENCH_ROW_SUM, "row_sum_f32", "row_sum f32, M = 4096 (GB/s = 4MN/t)", "GB/s", "N", 0, TRR_OP_ROW_SUM},
-    {TRR_BENCH_MATMUL_F16, "matmul_f16", "matmul f16 -> f16 (TFLOPS = 2MNK/t)", "TFLOPS", "M=N=K", 1, TRR_OP_MATMUL},
+    {TRR_BENCH_ADD, "add_f32", "add f32 (GB/s = 12n/t)", "GB/s", "n", 0, TRR_OP_ADD, 0},
+    {TRR_BENCH_GELU, "gelu_f32", "gelu f32 (GB/s = 8n/t)", "GB/s", "n", 0, TRR_OP_GELU, 0},
+    {TRR_BENCH_SOFTMAX, "softmax_f32", "softmax f32, M = 4096 (GB/s = 8MN/t)", "GB/s", "N", 0, TRR_OP_SOFTMAX, 0},
+    {TRR_BENCH_ROW_SUM, "row_sum_f32", "row_sum f32, M = 4096 (GB/s = 4MN/t)", "GB/s", "N", 0, TRR_OP_ROW_SUM, 1},
+    {TRR_BENCH_MATMUL_F16, "matmul_f16", "matmul f16 -> f16 (TFLOPS = 2MNK/t)", "TFLOPS", "M=N=K", 1, TRR_OP_MATMUL, 0},
     {TRR_BENCH_MATMUL_F16_RELU, "matmul_f16_relu", "matmul f16 -> f16 + ReLU (TFLOPS = 2MNK/t)", "TFLOPS",
-     "M=N=K", 1, TRR_OP_MATMUL},
+     "M=N=K", 1, TRR_OP_MATMUL, 0},
     {TRR_BENCH_MATMUL_F32, "matmul_f32", "matmul f32, no TF32 (TFLOPS = 2MNK/t)", "TFLOPS", "M=N=K", 1,
-     TRR_OP_MATMUL},
+     TRR_OP_MATMUL, 0},
     {TRR_BENCH_RGB_TO_GREY, "rgb_to_grey", "rgb_to_grey u8 -> u8 (GB/s = 4HW/t)", "GB/s", "H", 0,
-     TRR_OP_RGB_TO_GREY},
-    {TRR_BENCH_SILU, "silu_f32", "silu f32 (GB/s = 8n/t)", "GB/s", "n", 0, TRR_OP_SILU},
+     TRR_OP_RGB_TO_GREY, 0},
+    {TRR_BENCH_SILU, "silu_f32", "silu f32 (GB/s = 8n/t)", "GB/s", "n", 0, TRR_OP_SILU, 0},
     {TRR_BENCH_BMM_F16, "bmm_f16", "batched matmul f16 -> f16 (TFLOPS = 2BMNK/t)", "TFLOPS", "BxMxNxK", 1,
-     TRR_OP_MATMUL},
-    {TRR_BENCH_MATMUL_BF16, "matmul_bf16", "matmul bf16 -> bf16 (TFLOPS = 2MNK/t)", "TFLOPS", "M=N=K", 1, TRR_OP_MATMUL},
+     TRR_OP_MATMUL, 0},
+    {TRR_BENCH_MATMUL_BF16, "matmul_bf16", "matmul bf16 -> bf16 (TFLOPS = 2MNK/t)", "TFLOPS", "M=N=K", 1, TRR_OP_MATMUL, 0},
     {TRR_BENCH_BMM_BF16, "bmm_bf16", "batched matmul bf16 -> bf16 (TFLOPS = 2BMNK/t)", "TFLOPS", "BxMxNxK", 1,
-     TRR_OP_MATMUL},
+     TRR_OP_MATMUL, 0},
 };
 
 #define ROWS_M 4096 /* softmax and row_sum: M is fixed by the SPEC */
+
+int trr_bench_above_ceiling_suspect(trr_bench_id id, double figure, double copy_gbs) {
+    const trr_bench_def *d = trr_bench_get(id);
+    return d && !d->compute_bound && !d->reads_only && copy_gbs > 0 && figure > copy_gbs;
+}
 
 const trr_bench_def *trr_bench_get(trr_bench_id id) {
     return (unsigned)id < TRR_BENCH_COUNT ? &g_defs[id] : NULL;
