@@ -163,6 +163,7 @@ trr_status trr_cuda_batch_add(trr_context *ctx, const trr_cu_kernel_node_params 
     }
     b->queued = i + 1;
     *out_queued = 1;
+    trr_cuda_enqueued(dev); /* the stream's last command now, though it reaches the device at the flush */
     if (b->queued == TRR_CUDA_BATCH_NODES) return trr_cuda_batch_flush(ctx);
     return TRR_OK;
 }

@@ -3,8 +3,7 @@
 #include "trr_cuda.h"
 
 trr_status trr_cuda_launch(trr_context *ctx, CUfunction fn, unsigned gx, unsigned gy, unsigned block, void **args) {
-    trr_cuda_dev *dev = ctx->dev;
-    dev->flag_kernel = 0; /* this kernel is the stream's last command; its caller says whether it writes the flag */
+    const trr_cuda_dev *dev = ctx->dev;
     /* queued only behind work the host has not waited for; on an idle stream launch_3d launches it at once */
     if (dev->busy && (uint64_t)gx * gy * block <= TRR_CUDA_BATCH_MAX_THREADS) {
         trr_cu_kernel_node_params p = {fn, gx, gy, 1, block, 1, 1, 0, args, NULL, NULL, NULL};

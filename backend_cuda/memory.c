@@ -117,7 +117,7 @@ trr_status trr_cuda_timer_start(trr_context *ctx) {
     TRR_TRY(trr_cuda_bind(ctx));
     TRR_TRY(trr_cuda_batch_flush(ctx)); /* before the start: the queued kernels are not the timed work */
     TRR_CU_CHECK(ctx, trr_cu.EventRecord(dev->timer_begin, dev->stream), "cuEventRecord");
-    dev->flag_kernel = 0; /* the event is the stream's last command now */
+    trr_cuda_enqueued(dev);
     dev->timing = 1;
     return TRR_OK;
 }

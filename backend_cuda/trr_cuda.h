@@ -250,7 +250,7 @@ void trr_cuda_flag_close(trr_cuda_dev *dev);
 /* For a kernel that writes the flag itself: the flag's device address and the value to write (*out_seq), or 0
  * when it should not (no flag, the caller has the stream, the stream is busy or timed). */
 CUdeviceptr trr_cuda_flag_for_kernel(const trr_cuda_dev *dev, uint32_t *out_seq);
-/* That kernel is now the stream's last command (launched or queued). */
+/* That kernel is now the stream's last command (only a launch on an idle stream writes the flag: never queued). */
 void trr_cuda_flag_kernel_enqueued(trr_cuda_dev *dev, uint32_t seq);
 /* Waits until the stream's work so far has finished; cuStreamSynchronize's result. */
 CUresult trr_cuda_wait_stream(trr_cuda_dev *dev);
@@ -329,7 +329,9 @@ trr_status trr_cuda_batch_flush(trr_context *ctx);
 /* The same for the teardown paths that have no context to report to; returns the driver's result. */
 CUresult trr_cuda_batch_flush_dev(trr_cuda_dev *dev);
 /* The host has waited for the stream (synchronize, a host transfer, the timer's end, a free), has put a command
- * on it, or has launched kernels it had queued (which leaves the stream's last command what it was). */
+ * on it (a transfer, a fill, an event, a kernel launched or queued: every one clears the flag a kernel wrote,
+ * which the caller of a flag-writing kernel sets after), or has launched kernels it had queued (which leaves the
+ * stream's last command what it was). */
 static inline void trr_cuda_waited(trr_cuda_dev *dev) { dev->busy = 0; }
 static inline void trr_cuda_enqueued(trr_cuda_dev *dev) {
     dev->busy = 1;
