@@ -10,10 +10,14 @@
  *       ("default", or threads=T,block_n=B,variant=V with any of the fields), the L2 flushed before every
  *       repetition as the bench does; median GB/s (the bench's byte counts) of 30 repetitions.
  *   stream_probe flushes DEVICE OP ROWS COLS
- *       OP with the backend's config after each of four ways of writing 256 MiB before every repetition (the
- *       L2 flush): trr_buffer_fill (the bench's), trr_buffer_copy from another 256 MiB buffer, the copy op over a
- *       2-D view (a kernel's stores), and none; median microseconds and GB/s of 30 repetitions each, the ways
- *       alternated over 3 rounds. Which backend pays how much for the lines the flush leaves behind.
+ *       OP (softmax, row_sum; add, gelu over ROWS x COLS elements as one vector) with the backend's config after each of several ways of evicting its data before every repetition
+ *       (the L2 flush): trr_buffer_fill of 256 MiB (the bench's), trr_buffer_copy from another 256 MiB buffer,
+ *       the copy op over a 2-D view (a kernel's stores), the fill then a read of one f32 in every 64 KiB of the
+ *       op's operands (their pages' translations fresh, their data not in L2), the fill then the op on 64 rows
+ *       of other buffers (its code and constants fresh), a row_sum over 256 MiB (clean lines, no write-back
+ *       owed), the same then the touch or the small op, and none; median microseconds and GB/s of 30
+ *       repetitions each, the ways alternated over 3 rounds. Which backend pays how much for what the flush
+ *       leaves behind.
  *
  * Built as build/bench/trr_stream_probe (bench/CMakeLists.txt).
  * On a cuda device, latency also times the driver alone: an empty kernel of the same five parameters launched
@@ -482,38 +486,98 @@ static int sweep(const char *device, const char *opname, long long rows, long lo
     return 0;
 }
 
-enum { FLUSH_FILL, FLUSH_BUFFER_COPY, FLUSH_KERNEL, FLUSH_NONE, FLUSH_WAYS };
-static const char *const flush_names[FLUSH_WAYS] = {"fill", "buffer copy", "copy kernel", "none"};
+/* fill + touch and read + touch read one f32 in every 64 KiB of the op's input and output after the flush: the
+ * pages' translations are fresh, their data is not in L2. fill + warm and read + warm run the op on WARM_ROWS
+ * rows of other buffers after the flush: its code and constants are fresh, its data is not in L2. read is a
+ * row_sum over the 256 MiB, which leaves the L2 full of clean lines. */
+enum {
+    FLUSH_FILL,
+    FLUSH_BUFFER_COPY,
+    FLUSH_KERNEL,
+    FLUSH_FILL_TOUCH,
+    FLUSH_FILL_WARM,
+    FLUSH_READ,
+    FLUSH_READ_TOUCH,
+    FLUSH_READ_WARM,
+    FLUSH_NONE,
+    FLUSH_WAYS
+};
+static const char *const flush_names[FLUSH_WAYS] = {"fill",        "buffer copy", "copy kernel",
+                                                    "fill + touch", "fill + warm", "read",
+                                                    "read + touch", "read + warm", "none"};
+#define WARM_ROWS 64
+
+#define TOUCH_STRIDE 16384 /* f32, 64 KiB */
+
+
 
 static int flushes(const char *device, const char *opname, long long rows, long long cols) {
     trr_context *ctx = NULL;
     CHECK(trr_context_create(device, &ctx));
     trr_op op;
-    if (trr_op_from_name(opname, &op) != TRR_OK || (op != TRR_OP_SOFTMAX && op != TRR_OP_ROW_SUM)) {
-        fprintf(stderr, "flushes: OP is softmax or row_sum\n");
+    if (trr_op_from_name(opname, &op) != TRR_OK ||
+        (op != TRR_OP_SOFTMAX && op != TRR_OP_ROW_SUM && op != TRR_OP_ADD && op != TRR_OP_GELU)) {
+        fprintf(stderr, "flushes: OP is softmax, row_sum, add or gelu\n");
         return 2;
     }
+    const int vector = op == TRR_OP_ADD || op == TRR_OP_GELU; /* rows x cols elements as one vector */
     const size_t n = (size_t)(rows * cols), fb = (size_t)256 << 20;
     float *h = malloc(n * sizeof *h);
     for (size_t i = 0; i < n; i++) h[i] = (float)((i * 2654435761u) % 1000u) * 1e-3f - 0.5f;
-    trr_buffer *bx, *bz, *f0, *f1;
+    trr_buffer *bx, *by, *bz, *f0, *f1, *bt, *brs;
+    const size_t zn = op == TRR_OP_ROW_SUM ? (size_t)rows : n;
     CHECK(trr_buffer_create(ctx, n * 4, &bx));
-    CHECK(trr_buffer_create(ctx, (op == TRR_OP_ROW_SUM ? (size_t)rows : n) * 4, &bz));
+    CHECK(trr_buffer_create(ctx, n * 4, &by));
+    CHECK(trr_buffer_create(ctx, zn * 4, &bz));
+    CHECK(trr_buffer_create(ctx, (n / TOUCH_STRIDE + 1) * 4, &bt));
+    CHECK(trr_buffer_create(ctx, 8192 * 4, &brs));
+    trr_buffer *bwx, *bwz;
+    const size_t wn = vector ? (n < 65536 ? n : 65536) : (size_t)(WARM_ROWS * cols);
+    CHECK(trr_buffer_create(ctx, wn * 4, &bwx));
+    CHECK(trr_buffer_create(ctx, wn * 4, &bwz));
+    CHECK(trr_buffer_fill(ctx, bwx, 0, wn * 4, 0));
     CHECK(trr_buffer_create(ctx, fb, &f0));
     CHECK(trr_buffer_create(ctx, fb, &f1));
     CHECK(trr_buffer_write(ctx, bx, 0, h, n * 4));
+    CHECK(trr_buffer_write(ctx, by, 0, h, n * 4));
     CHECK(trr_buffer_fill(ctx, f1, 0, fb, 7));
     free(h);
-    trr_tensor x, z, fsrc, fdst;
-    CHECK(trr_tensor_2d(bx, 0, TRR_F32, rows, cols, 0, &x));
-    if (op == TRR_OP_ROW_SUM) CHECK(trr_tensor_1d(bz, 0, TRR_F32, rows, &z));
-    else CHECK(trr_tensor_2d(bz, 0, TRR_F32, rows, cols, 0, &z));
+    trr_tensor x, y, z, fsrc, fdst;
+    CHECK(trr_tensor_1d(by, 0, TRR_F32, (int64_t)n, &y));
+    if (vector) {
+        CHECK(trr_tensor_1d(bx, 0, TRR_F32, (int64_t)n, &x));
+        CHECK(trr_tensor_1d(bz, 0, TRR_F32, (int64_t)n, &z));
+    } else {
+        CHECK(trr_tensor_2d(bx, 0, TRR_F32, rows, cols, 0, &x));
+        if (op == TRR_OP_ROW_SUM) CHECK(trr_tensor_1d(bz, 0, TRR_F32, rows, &z));
+        else CHECK(trr_tensor_2d(bz, 0, TRR_F32, rows, cols, 0, &z));
+    }
     /* 256 MiB as 8192 rows of 8192 f32: the copy op over 2-D views runs a kernel (a packed 1-D copy would be the
      * driver's buffer copy) */
     CHECK(trr_tensor_2d(f1, 0, TRR_F32, 8192, 8192, 0, &fsrc));
     CHECK(trr_tensor_2d(f0, 0, TRR_F32, 8192, 8192, 0, &fdst));
-    const trr_tensor *operands[2] = {&x, &z};
-    const double bytes = op == TRR_OP_ROW_SUM ? 4.0 * (double)n : 8.0 * (double)n;
+    /* one f32 of every 64 KiB of x and of z, copied to bt */
+    trr_tensor tx, tzv, tdst_x, tdst_z, rs;
+    const int64_t px = (int64_t)((n + TOUCH_STRIDE - 1) / TOUCH_STRIDE), pz = (int64_t)((zn + TOUCH_STRIDE - 1) / TOUCH_STRIDE);
+    CHECK(trr_tensor_2d(bx, 0, TRR_F32, px, 1, TOUCH_STRIDE, &tx));
+    CHECK(trr_tensor_2d(bz, 0, TRR_F32, pz, 1, TOUCH_STRIDE, &tzv));
+    CHECK(trr_tensor_2d(bt, 0, TRR_F32, px, 1, 0, &tdst_x));
+    CHECK(trr_tensor_2d(bt, 0, TRR_F32, pz, 1, 0, &tdst_z));
+    CHECK(trr_tensor_1d(brs, 0, TRR_F32, 8192, &rs));
+    const trr_tensor *read_ops[2] = {&fsrc, &rs};
+    trr_tensor wx, wz;
+    if (vector) {
+        CHECK(trr_tensor_1d(bwx, 0, TRR_F32, (int64_t)wn, &wx));
+        CHECK(trr_tensor_1d(bwz, 0, TRR_F32, (int64_t)wn, &wz));
+    } else {
+        CHECK(trr_tensor_2d(bwx, 0, TRR_F32, WARM_ROWS, cols, 0, &wx));
+        if (op == TRR_OP_ROW_SUM) CHECK(trr_tensor_1d(bwz, 0, TRR_F32, WARM_ROWS, &wz));
+        else CHECK(trr_tensor_2d(bwz, 0, TRR_F32, WARM_ROWS, cols, 0, &wz));
+    }
+    /* one-input ops take (x, z), add (x, y, z) */
+    const trr_tensor *warm_ops[3] = {&wx, op == TRR_OP_ADD ? &wx : &wz, &wz};
+    const trr_tensor *operands[3] = {&x, op == TRR_OP_ADD ? &y : &z, &z};
+    const double bytes = op == TRR_OP_ROW_SUM ? 4.0 * (double)n : op == TRR_OP_ADD ? 12.0 * (double)n : 8.0 * (double)n;
     enum { REPS = 30, ROUNDS3 = 3 };
     CHECK(trr_op_run(ctx, op, operands, NULL));
     CHECK(trr_copy(ctx, &fsrc, &fdst));
@@ -525,6 +589,14 @@ static int flushes(const char *device, const char *opname, long long rows, long 
                 if (w == FLUSH_FILL) CHECK(trr_buffer_fill(ctx, f0, 0, fb, (uint8_t)r));
                 else if (w == FLUSH_BUFFER_COPY) CHECK(trr_buffer_copy(ctx, f0, 0, f1, 0, fb));
                 else if (w == FLUSH_KERNEL) CHECK(trr_copy(ctx, &fsrc, &fdst));
+                else if (w == FLUSH_FILL_TOUCH || w == FLUSH_FILL_WARM) CHECK(trr_buffer_fill(ctx, f0, 0, fb, (uint8_t)r));
+                else if (w == FLUSH_READ || w == FLUSH_READ_TOUCH || w == FLUSH_READ_WARM)
+                    CHECK(trr_op_run(ctx, TRR_OP_ROW_SUM, read_ops, NULL));
+                if (w == FLUSH_FILL_WARM || w == FLUSH_READ_WARM) CHECK(trr_op_run(ctx, op, warm_ops, NULL));
+                if (w == FLUSH_FILL_TOUCH || w == FLUSH_READ_TOUCH) {
+                    CHECK(trr_copy(ctx, &tx, &tdst_x));
+                    CHECK(trr_copy(ctx, &tzv, &tdst_z));
+                }
                 CHECK(trr_timer_start(ctx));
                 CHECK(trr_op_run(ctx, op, operands, NULL));
                 CHECK(trr_timer_stop(ctx, &ms[r]));
@@ -536,7 +608,12 @@ static int flushes(const char *device, const char *opname, long long rows, long 
         }
     }
     trr_buffer_destroy(bx);
+    trr_buffer_destroy(by);
     trr_buffer_destroy(bz);
+    trr_buffer_destroy(bt);
+    trr_buffer_destroy(brs);
+    trr_buffer_destroy(bwx);
+    trr_buffer_destroy(bwz);
     trr_buffer_destroy(f0);
     trr_buffer_destroy(f1);
     trr_context_destroy(ctx);
