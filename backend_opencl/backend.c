@@ -53,8 +53,7 @@ static void cl_close(void *handle) {
     trr_cl_dev *dev = handle;
     if (!dev) return;
     trr_cl.Finish(dev->queue);
-    if (dev->first_event) trr_cl.ReleaseEvent(dev->first_event);
-    if (dev->last_event) trr_cl.ReleaseEvent(dev->last_event);
+    trr_cl_timer_reset(dev);
     trr_cl_programs_release(dev);
     trr_cl.ReleaseCommandQueue(dev->queue);
     trr_cl.ReleaseContext(dev->context);

@@ -54,6 +54,7 @@
        const cl_event *, cl_event *))                                                                          \
     X(cl_int, GetEventProfilingInfo, (cl_event, cl_profiling_info, size_t, void *, size_t *))                  \
     X(cl_int, WaitForEvents, (cl_uint, const cl_event *))                                                      \
+    X(cl_int, EnqueueMarkerWithWaitList, (cl_command_queue, cl_uint, const cl_event *, cl_event *))            \
     X(cl_int, ReleaseEvent, (cl_event))
 
 #define TRR_CL_MEMBER(ret, name, params) ret(CL_API_CALL *name) params;
@@ -111,9 +112,10 @@ typedef struct trr_cl_dev {
     uint64_t allocated;       /* bytes of live buffers: PoCL asserts (aborting the process) when its first use
                                  finds the device full, so allocations past the device's memory are refused first */
     trr_cl_program *programs; /* in-memory program cache, a list: a context compiles a handful */
-    /* Timing: while active, every enqueued command's event is kept: the first and the last one. */
+    /* Timing: a marker enqueued at the start (begin_marker), and while active every enqueued command's event is
+     * kept: the first and the last one (queue.c says which interval is reported). */
     int timing;
-    cl_event first_event, last_event;
+    cl_event begin_marker, first_event, last_event;
 } trr_cl_dev;
 
 /* ---- programs and launches (program.c, queue.c) ---- */
@@ -127,6 +129,8 @@ trr_status trr_cl_set_arg(trr_context *ctx, cl_kernel kernel, cl_uint index, siz
 /* Enqueues kernel over global (a multiple of local in every dimension), recording its event while timing. */
 trr_status trr_cl_launch(trr_context *ctx, cl_kernel kernel, cl_uint dims, const size_t *global,
                          const size_t *local);
+/* Releases the timer's marker and kept events. */
+void trr_cl_timer_reset(trr_cl_dev *dev);
 /* While timing, keeps ev as the last event (and the first, if none yet); releases it otherwise. */
 void trr_cl_track_event(trr_cl_dev *dev, cl_event ev);
 /* &a fresh event slot while timing, NULL otherwise: what to pass as the enqueue's out event. */

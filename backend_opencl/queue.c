@@ -128,17 +128,32 @@ trr_status trr_cl_synchronize(trr_context *ctx) {
     return TRR_OK;
 }
 
-static void timer_reset(trr_cl_dev *dev) {
+void trr_cl_timer_reset(trr_cl_dev *dev) {
+    if (dev->begin_marker) trr_cl.ReleaseEvent(dev->begin_marker);
     if (dev->first_event) trr_cl.ReleaseEvent(dev->first_event);
     if (dev->last_event) trr_cl.ReleaseEvent(dev->last_event);
-    dev->first_event = dev->last_event = NULL;
+    dev->begin_marker = dev->first_event = dev->last_event = NULL;
 }
 
-/* Markers would time nothing on drivers that give them no timestamps; the commands' own events always have
- * them, so the interval is from the first command's start to the last one's end. */
+/* The completion stamp of a marker, or 0 where the driver gives it none. */
+static cl_ulong marker_end(cl_event marker) {
+    cl_ulong t = 0;
+    if (!marker || trr_cl.GetEventProfilingInfo(marker, CL_PROFILING_COMMAND_END, sizeof t, &t, NULL) != CL_SUCCESS)
+        return 0;
+    return t;
+}
+
+/* The interval runs from a marker enqueued at the start to one enqueued at the stop, each completing once the
+ * commands before it have (the queue is in order): like CUDA's events and Vulkan's timestamps it holds the
+ * launches of the timed work, not only its execution. The commands' own START to END left out about 3 us a call
+ * on the H200 that the other APIs' figures hold (bench/results/2026-11-24-h200-opencl-timer.txt), so the
+ * backends compared on one GPU were not timed alike. Where the markers carry no stamps (OpenCL allows that), the
+ * first timed command's START to the last one's END. */
 trr_status trr_cl_timer_start(trr_context *ctx) {
     trr_cl_dev *dev = ctx->dev;
-    timer_reset(dev);
+    trr_cl_timer_reset(dev);
+    if (trr_cl.EnqueueMarkerWithWaitList(dev->queue, 0, NULL, &dev->begin_marker) != CL_SUCCESS)
+        dev->begin_marker = NULL;
     dev->timing = 1;
     return TRR_OK;
 }
@@ -147,24 +162,32 @@ trr_status trr_cl_timer_stop(trr_context *ctx, double *out_ms) {
     trr_cl_dev *dev = ctx->dev;
     if (!dev->timing) return trr_error(ctx, TRR_ERR_INVALID_ARGUMENT, "opencl: timer_stop without timer_start");
     dev->timing = 0;
+    cl_event end_marker = NULL;
+    cl_int err = trr_cl.EnqueueMarkerWithWaitList(dev->queue, 0, NULL, &end_marker);
+    if (err != CL_SUCCESS) end_marker = NULL;
     cl_event first = dev->first_event, last = dev->last_event ? dev->last_event : dev->first_event;
+    cl_event wait = end_marker ? end_marker : last;
     double ms = 0.0;
     trr_status status = TRR_OK;
-    if (first) {
-        cl_ulong start = 0, end = 0;
-        cl_int err = trr_cl.WaitForEvents(1, &last);
-        if (err != CL_SUCCESS) {
-            status = trr_cl_fail(ctx, "clWaitForEvents", err);
-        } else if ((err = trr_cl.GetEventProfilingInfo(first, CL_PROFILING_COMMAND_START, sizeof start, &start,
-                                                       NULL)) != CL_SUCCESS ||
-                   (err = trr_cl.GetEventProfilingInfo(last, CL_PROFILING_COMMAND_END, sizeof end, &end, NULL)) !=
-                       CL_SUCCESS) {
-            status = trr_cl_fail(ctx, "clGetEventProfilingInfo", err);
-        } else {
-            ms = end > start ? (double)(end - start) * 1e-6 : 0.0;
+    if (wait && (err = trr_cl.WaitForEvents(1, &wait)) != CL_SUCCESS) {
+        status = trr_cl_fail(ctx, "clWaitForEvents", err);
+    } else {
+        cl_ulong m0 = marker_end(dev->begin_marker), m1 = marker_end(end_marker);
+        if (m0 && m1 >= m0) {
+            ms = (double)(m1 - m0) * 1e-6;
+        } else if (first) {
+            cl_ulong start = 0, end = 0;
+            if ((err = trr_cl.GetEventProfilingInfo(first, CL_PROFILING_COMMAND_START, sizeof start, &start, NULL)) !=
+                    CL_SUCCESS ||
+                (err = trr_cl.GetEventProfilingInfo(last, CL_PROFILING_COMMAND_END, sizeof end, &end, NULL)) !=
+                    CL_SUCCESS)
+                status = trr_cl_fail(ctx, "clGetEventProfilingInfo", err);
+            else
+                ms = end > start ? (double)(end - start) * 1e-6 : 0.0;
         }
     }
-    timer_reset(dev);
+    if (end_marker) trr_cl.ReleaseEvent(end_marker);
+    trr_cl_timer_reset(dev);
     if (status == TRR_OK) *out_ms = ms;
     return status;
 }
