@@ -4,8 +4,9 @@
  * recorded on the stream around the work and Vulkan's two timestamps, which also hold the launch of the work
  * between them; it now spans two markers where the driver stamps them (backend_opencl/queue.c). Here markers
  * (clEnqueueMarkerWithWaitList) are put just before the timer starts and just after the op, so each repetition
- * gives the library's figure and the marker-to-marker span of the same call (equal, with the marker timer); the
- * bench's 256 MiB fill before each. Medians of the repetitions, in us, three rounds.
+ * gives the library's figure and the marker-to-marker span of the same call (equal, with the marker timer); and
+ * two markers with nothing between them, what the markers hold themselves. The bench's 256 MiB fill before
+ * each. Medians of the repetitions, in us, three rounds.
  * `trr_cl_timer_probe --device opencl:1 --op add --n 16777216 [--reps 30]` (op: add or gelu over n f32). */
 #define _POSIX_C_SOURCE 200809L
 #define CL_TARGET_OPENCL_VERSION 120
@@ -95,6 +96,23 @@ int main(int argc, char **argv) {
         tool_check(ctx, trr_synchronize(ctx), "synchronize"))
         return 1;
     for (int round = 1; round <= 3; round++) {
+        /* two markers behind the fill with nothing between: what the markers themselves hold */
+        int nempty = 0;
+        for (int r = 0; r < reps; r++) {
+            cl_event m0 = NULL, m1 = NULL;
+            if (tool_check(ctx, trr_buffer_fill(ctx, flush, 0, fb, (uint8_t)r), "fill") ||
+                api.marker(q, 0, NULL, &m0) != CL_SUCCESS || api.marker(q, 0, NULL, &m1) != CL_SUCCESS ||
+                api.wait(1, &m1) != CL_SUCCESS) {
+                fprintf(stderr, "%s: repetition %d failed\n", TOOL_NAME, r);
+                return 1;
+            }
+            cl_ulong t0 = marker_end(&api, m0), t1 = marker_end(&api, m1);
+            if (t0 && t1 >= t0) span[nempty++] = (double)(t1 - t0) * 1e-3;
+            api.release(m0);
+            api.release(m1);
+        }
+        if (nempty) printf("%s round %d: two markers behind the fill, nothing between: %.2f us\n", device, round,
+                           tool_median(span, nempty));
         int nspan = 0;
         for (int r = 0; r < reps; r++) {
             cl_event m0 = NULL, m1 = NULL;
