@@ -266,8 +266,8 @@ TRR_API trr_status trr_op_run(trr_context *ctx, trr_op op, const trr_tensor *con
 
 TRR_API trr_status trr_synchronize(trr_context *ctx);
 
-/* Device-side timing: the device time of all work submitted between start and stop (CUDA events, OpenCL
- * profiling events, Vulkan timestamps; wall time on the CPU). stop waits for that work. */
+/* Device-side timing: the device time of all work submitted between start and stop (CUDA events, OpenCL markers'
+ * profiling stamps, Vulkan timestamps; wall time on the CPU), launches included. stop waits for that work. */
 TRR_API trr_status trr_timer_start(trr_context *ctx);
 TRR_API trr_status trr_timer_stop(trr_context *ctx, double *out_ms);
 
