@@ -1,16 +1,13 @@
 /* Device memory limits: an allocation past what the device holds is refused with TRR_ERR_OUT_OF_MEMORY and a
  * message, before a driver gets to fail on first use (PoCL asserts there, ending the process). */
+#include "test_support.h"
 #include "trireme.h"
 
 #include <criterion/criterion.h>
 #include <string.h>
 
 Test(device_memory, opencl_refuses_buffers_past_the_device_memory) {
-    trr_context *ctx = NULL;
-    if (trr_context_create("opencl:0", &ctx) != TRR_OK) {
-        cr_skip_test("no OpenCL device: %s", trr_last_error(NULL));
-        return;
-    }
+    trr_context *ctx = open_device_or_skip("opencl:0", "opencl");
     trr_device_info info;
     cr_assert_eq(trr_context_device(ctx, &info), TRR_OK);
     cr_assert_gt(info.global_memory, 0);

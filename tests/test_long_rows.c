@@ -5,6 +5,7 @@
  * Environment: TRIREME_CONFORMANCE_SEED fixes the seed (printed either way). */
 #include "conformance.h"
 #include "random.h"
+#include "test_support.h"
 
 #include <criterion/criterion.h>
 #include <math.h>
@@ -13,11 +14,7 @@
 #include <time.h>
 
 static void run_device(const char *spec) {
-    trr_context *ctx = NULL;
-    if (trr_context_create(spec, &ctx) != TRR_OK) {
-        cr_skip_test("%s is unavailable: %s", spec, trr_last_error(NULL));
-        return;
-    }
+    trr_context *ctx = open_device_or_skip(spec, NULL);
     const char *s = getenv("TRIREME_CONFORMANCE_SEED");
     const uint64_t seed = s && *s ? strtoull(s, NULL, 0) : (uint64_t)time(NULL);
     static const int threads[] = {8, 32, 64, 256};
@@ -71,11 +68,7 @@ static float quarter(uint64_t *rng) {
 }
 
 static void run_long_k(const char *spec) {
-    trr_context *ctx = NULL;
-    if (trr_context_create(spec, &ctx) != TRR_OK) {
-        cr_skip_test("%s is unavailable: %s", spec, trr_last_error(NULL));
-        return;
-    }
+    trr_context *ctx = open_device_or_skip(spec, NULL);
     enum { M = 3, N = 17 };
     static const int64_t ks[] = {70000, 131075, 1048579};
     static const int block_k[] = {0, 16, 32, 64};

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "test_support.h"
 #include "trireme.h"
 
 #define N 4099 /* not a multiple of any work-group size */
@@ -28,13 +29,11 @@ static trr_context *open_or_skip(const char *backend) {
         trr_backend_info bi;
         cr_assert_eq(trr_backend_get_info(b, &bi), TRR_OK);
         if (strcmp(bi.name, backend) != 0) continue;
-        if (!bi.available) cr_skip_test("%s is unavailable here: %s", backend, bi.reason);
         char spec[32];
         snprintf(spec, sizeof spec, "%s:0", backend);
-        trr_context *ctx = NULL;
-        cr_assert_eq(trr_context_create(spec, &ctx), TRR_OK, "%s: %s", spec, trr_last_error(NULL));
-        return ctx;
+        return open_device_or_skip(spec, backend);
     }
+    if (backend_required(backend)) cr_assert_fail("%s is required (TRIREME_REQUIRE_BACKENDS) but not compiled in", backend);
     cr_skip_test("%s is not compiled in", backend);
     return NULL;
 }

@@ -25,8 +25,17 @@ static inline int backend_required(const char *name) {
 }
 
 /* A context on spec (e.g. "vulkan:0"). Where it cannot be opened the test is skipped with the reason, or fails
- * when TRIREME_REQUIRE_BACKENDS names backend. */
+ * when TRIREME_REQUIRE_BACKENDS names backend (NULL: the part of spec before the colon). Every test that needs a
+ * device opens it here, so one cause reads the same in every skip `make test` lists. */
 static inline trr_context *open_device_or_skip(const char *spec, const char *backend) {
+    char name[32];
+    if (!backend) {
+        size_t n = strcspn(spec, ":");
+        if (n >= sizeof name) n = sizeof name - 1;
+        memcpy(name, spec, n);
+        name[n] = '\0';
+        backend = name;
+    }
     trr_context *ctx = NULL;
     if (trr_context_create(spec, &ctx) != TRR_OK) {
         if (backend_required(backend)) cr_assert_fail("%s is required but: %s", spec, trr_last_error(NULL));

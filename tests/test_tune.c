@@ -5,6 +5,7 @@
 #include <criterion/criterion.h>
 #include <criterion/redirect.h>
 
+#include "test_support.h"
 #include "tune.h"
 #include "tune_space.h"
 #include "tuner.h"
@@ -729,8 +730,7 @@ Test(tune, named_config_text) {
  * whose compiler refuses inline PTX, every mma candidate is dropped with the probe's reason and the portable ones
  * stay; a device where the probe passes times both. */
 Test(tune, opencl_space_offers_mma_tiles) {
-    trr_context *ctx = NULL;
-    if (trr_context_create("opencl:0", &ctx) != TRR_OK) cr_skip_test("no OpenCL device: %s", trr_last_error(NULL));
+    trr_context *ctx = open_device_or_skip("opencl:0", "opencl");
     const int64_t M = 256, N = 256, K = 256; /* every listed tile fits: none is dropped for its size */
     trr_buffer *a = NULL, *b = NULL, *c = NULL;
     cr_assert_eq(trr_buffer_create(ctx, (size_t)(M * K) * 2, &a), TRR_OK);

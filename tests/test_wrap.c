@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "backend.h"
+#include "test_support.h"
 #include "trireme.h"
 
 static uint64_t rng_state = 0x2545f4914f6cdd1dull;
@@ -147,11 +148,7 @@ static uint64_t native_of(const trr_context *ctx, const trr_buffer *b) {
 /* Wraps the memory of an owner buffer, runs gelu into it through the wrapper, reads the result through the
  * owner; then forgets the wrapper and checks the owner still works. */
 static void shared_memory_on(const char *spec) {
-    trr_context *ctx = NULL;
-    if (trr_context_create(spec, &ctx) != TRR_OK) {
-        cr_skip_test("%s is not available here: %s", spec, trr_last_error(NULL));
-        return;
-    }
+    trr_context *ctx = open_device_or_skip(spec, NULL);
     enum { N = 1001 };
     const size_t bytes = N * sizeof(float), padded = (bytes + 3) & ~(size_t)3;
     float x[N], z[N];
