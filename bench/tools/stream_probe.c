@@ -511,6 +511,20 @@ static const char *const flush_names[FLUSH_WAYS] = {"fill",        "buffer copy"
 
 
 
+/* The op's input and output views: rows x cols f32 (row_sum's output one per row), or for a vector op all
+ * rows * cols elements as one vector. */
+static trr_status op_views(trr_op op, int vector, trr_buffer *bx, trr_buffer *bz, long long rows, long long cols,
+                           trr_tensor *x, trr_tensor *z) {
+    trr_status s;
+    if (vector) {
+        s = trr_tensor_1d(bx, 0, TRR_F32, rows * cols, x);
+        return s != TRR_OK ? s : trr_tensor_1d(bz, 0, TRR_F32, rows * cols, z);
+    }
+    s = trr_tensor_2d(bx, 0, TRR_F32, rows, cols, 0, x);
+    if (s != TRR_OK) return s;
+    return op == TRR_OP_ROW_SUM ? trr_tensor_1d(bz, 0, TRR_F32, rows, z) : trr_tensor_2d(bz, 0, TRR_F32, rows, cols, 0, z);
+}
+
 static int flushes(const char *device, const char *opname, long long rows, long long cols) {
     trr_context *ctx = NULL;
     CHECK(trr_context_create(device, &ctx));
@@ -544,14 +558,7 @@ static int flushes(const char *device, const char *opname, long long rows, long 
     free(h);
     trr_tensor x, y, z, fsrc, fdst;
     CHECK(trr_tensor_1d(by, 0, TRR_F32, (int64_t)n, &y));
-    if (vector) {
-        CHECK(trr_tensor_1d(bx, 0, TRR_F32, (int64_t)n, &x));
-        CHECK(trr_tensor_1d(bz, 0, TRR_F32, (int64_t)n, &z));
-    } else {
-        CHECK(trr_tensor_2d(bx, 0, TRR_F32, rows, cols, 0, &x));
-        if (op == TRR_OP_ROW_SUM) CHECK(trr_tensor_1d(bz, 0, TRR_F32, rows, &z));
-        else CHECK(trr_tensor_2d(bz, 0, TRR_F32, rows, cols, 0, &z));
-    }
+    CHECK(op_views(op, vector, bx, bz, rows, cols, &x, &z));
     /* 256 MiB as 8192 rows of 8192 f32: the copy op over 2-D views runs a kernel (a packed 1-D copy would be the
      * driver's buffer copy) */
     CHECK(trr_tensor_2d(f1, 0, TRR_F32, 8192, 8192, 0, &fsrc));
@@ -566,14 +573,7 @@ static int flushes(const char *device, const char *opname, long long rows, long 
     CHECK(trr_tensor_1d(brs, 0, TRR_F32, 8192, &rs));
     const trr_tensor *read_ops[2] = {&fsrc, &rs};
     trr_tensor wx, wz;
-    if (vector) {
-        CHECK(trr_tensor_1d(bwx, 0, TRR_F32, (int64_t)wn, &wx));
-        CHECK(trr_tensor_1d(bwz, 0, TRR_F32, (int64_t)wn, &wz));
-    } else {
-        CHECK(trr_tensor_2d(bwx, 0, TRR_F32, WARM_ROWS, cols, 0, &wx));
-        if (op == TRR_OP_ROW_SUM) CHECK(trr_tensor_1d(bwz, 0, TRR_F32, WARM_ROWS, &wz));
-        else CHECK(trr_tensor_2d(bwz, 0, TRR_F32, WARM_ROWS, cols, 0, &wz));
-    }
+    CHECK(op_views(op, vector, bwx, bwz, vector ? 1 : WARM_ROWS, vector ? (long long)wn : cols, &wx, &wz));
     /* one-input ops take (x, z), add (x, y, z) */
     const trr_tensor *warm_ops[3] = {&wx, op == TRR_OP_ADD ? &wx : &wz, &wz};
     const trr_tensor *operands[3] = {&x, op == TRR_OP_ADD ? &y : &z, &z};
