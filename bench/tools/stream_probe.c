@@ -5,6 +5,9 @@
  *       a 1-element f32 add: device-event time per call over 1000 calls; host time per call to enqueue 1000
  *       calls and to finish them (one synchronize); every call synchronized; a synchronize alone. Median of 7
  *       rounds, microseconds.
+ *   stream_probe streams DEVICE
+ *       the driver's launch of an empty kernel on the context's stream and on eight fresh ones: host time per
+ *       cuLaunchKernel, and per launch + cuStreamSynchronize (does the host's launch cost vary by stream?).
  *   stream_probe sweep DEVICE OP ROWS COLS CFG...
  *       OP (add, gelu, silu, softmax, row_sum) on f32 ROWS x COLS (ROWS 1: a vector) with each CFG in turn
  *       ("default", or threads=T,block_n=B,variant=V with any of the fields), the L2 flushed before every
@@ -81,6 +84,8 @@ typedef struct cu_driver {
     int (*host_device_ptr)(unsigned long long *, void *, unsigned);
     int (*write_value32)(void *, unsigned long long, unsigned, unsigned);
     int (*host_free)(void *);
+    int (*stream_create)(void **, unsigned);
+    int (*stream_destroy)(void *);
 } cu_driver;
 
 static const char empty_ptx[] = ".version 7.0\n.target sm_80\n.address_size 64\n"
@@ -109,6 +114,7 @@ static void load_driver(void *lib, cu_driver *cu) {
         {"cuGraphExecDestroy", &cu->exec_destroy},
         {"cuMemHostAlloc", &cu->host_alloc},           {"cuMemHostGetDevicePointer_v2", &cu->host_device_ptr},
         {"cuStreamWriteValue32_v2", &cu->write_value32}, {"cuMemFreeHost", &cu->host_free},
+        {"cuStreamCreate", &cu->stream_create},        {"cuStreamDestroy_v2", &cu->stream_destroy},
     };
     for (size_t i = 0; i < sizeof syms / sizeof syms[0]; i++) {
         void *p = dlsym(lib, syms[i].name);
@@ -349,6 +355,56 @@ static void raw_driver(trr_context *ctx) {
            median(ev, ROUNDS), median(enq, ROUNDS), median(synced, ROUNDS), median(polled, ROUNDS));
     graph_probe(ctx, &cu, fn, nat.queue, args);
     flag_probe(&cu, mod, fn, nat.queue, args);
+}
+
+/* Each of STREAMS fresh streams (and the context's own, first): host time per cuLaunchKernel of the empty kernel
+ * (the launch alone, the stream drained outside the timing) and per launch + cuStreamSynchronize; median of 7
+ * rounds of 300. Whether the host's launch cost, which moves by 1 us between processes, also moves between the
+ * streams of one process. */
+static int streams(const char *device) {
+    enum { STREAMS = 8, N = 300 };
+    trr_context *ctx = NULL;
+    CHECK(trr_context_create(device, &ctx));
+    trr_native nat;
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW);
+    if (trr_context_native(ctx, &nat) != TRR_OK || strcmp(nat.backend, "cuda") != 0 || !lib) {
+        fprintf(stderr, "streams: %s is not a CUDA device with a driver\n", device);
+        return 2;
+    }
+    cu_driver cu;
+    load_driver(lib, &cu);
+    void *mod = NULL, *fn = NULL, *st[STREAMS + 1] = {nat.queue};
+    if (!cu.stream_create || cu.ctx_set_current(nat.context) || cu.module_load_data(&mod, empty_ptx) ||
+        cu.module_get_function(&fn, mod, "k")) {
+        fprintf(stderr, "streams: could not load the empty kernel\n");
+        return 1;
+    }
+    for (int i = 1; i <= STREAMS; i++)
+        if (cu.stream_create(&st[i], 1 /* CU_STREAM_NON_BLOCKING */)) return 1;
+    unsigned long long a = 0;
+    long long n = 1;
+    int v = 1;
+    void *args[] = {&a, &a, &a, &n, &v};
+    printf("%s streams (us per call, median of %d rounds of %d; stream 0 is the context's): ", device, ROUNDS, N);
+    for (int i = 0; i <= STREAMS; i++) {
+        double launch[ROUNDS], synced[ROUNDS];
+        for (int r = 0; r < ROUNDS; r++) {
+            double total = 0;
+            for (int k = 0; k < N; k++) {
+                double t0 = now_us();
+                cu.launch(fn, 1, 1, 1, 64, 1, 1, 0, st[i], args, NULL);
+                total += now_us() - t0;
+                cu.sync(st[i]);
+            }
+            launch[r] = total / N;
+            synced[r] = launched_and_waited(&cu, fn, st[i], args, N, 0);
+        }
+        printf("%s%d: launch %.2f, +sync %.2f", i ? " | " : "", i, median(launch, ROUNDS), median(synced, ROUNDS));
+    }
+    printf("\n");
+    for (int i = 1; i <= STREAMS; i++) cu.stream_destroy(st[i]);
+    trr_context_destroy(ctx);
+    return 0;
 }
 
 static int latency(const char *device) {
@@ -622,9 +678,11 @@ static int flushes(const char *device, const char *opname, long long rows, long 
 
 int main(int argc, char **argv) {
     if (argc >= 3 && strcmp(argv[1], "latency") == 0) return latency(argv[2]);
+    if (argc >= 3 && strcmp(argv[1], "streams") == 0) return streams(argv[2]);
     if (argc >= 7 && strcmp(argv[1], "sweep") == 0)
         return sweep(argv[2], argv[3], atoll(argv[4]), atoll(argv[5]), argc - 6, argv + 6);
     if (argc >= 6 && strcmp(argv[1], "flushes") == 0) return flushes(argv[2], argv[3], atoll(argv[4]), atoll(argv[5]));
-    fprintf(stderr, "usage: stream_probe latency DEVICE | sweep DEVICE OP ROWS COLS CFG... | flushes DEVICE OP ROWS COLS\n");
+    fprintf(stderr, "usage: stream_probe latency DEVICE | streams DEVICE | sweep DEVICE OP ROWS COLS CFG... | flushes DEVICE "
+                    "OP ROWS COLS\n");
     return 2;
 }
