@@ -1033,15 +1033,7 @@ static void run_phase(fuzz *f, const char *device, uint64_t seed, long calls, do
 }
 
 static void fuzz_device(const char *backend, const char *device) {
-    trr_context *probe = NULL;
-    if (trr_context_create(device, &probe) != TRR_OK) {
-        if (backend_required(backend))
-            cr_assert_fail("%s is required (TRIREME_REQUIRE_BACKENDS) but cannot be opened: %s", device,
-                           trr_last_error(NULL));
-        cr_skip_test("%s is absent: %s", device, trr_last_error(NULL));
-        return;
-    }
-    trr_context_destroy(probe);
+    trr_context_destroy(open_device_or_skip(device, backend));
 
     const char *q = getenv("TRIREME_CONFORMANCE_QUICK");
     const int quick = q && !strcmp(q, "1");
