@@ -33,8 +33,7 @@ static trr_context *open_or_skip(const char *backend) {
         snprintf(spec, sizeof spec, "%s:0", backend);
         return open_device_or_skip(spec, backend);
     }
-    if (backend_required(backend)) cr_assert_fail("%s is required (TRIREME_REQUIRE_BACKENDS) but not compiled in", backend);
-    cr_skip_test("%s is not compiled in", backend);
+    skip_not_compiled_in(backend);
     return NULL;
 }
 

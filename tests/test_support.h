@@ -44,4 +44,12 @@ static inline trr_context *open_device_or_skip(const char *spec, const char *bac
     return ctx;
 }
 
+/* For a backend this build lacks: the test skips with that reason, or fails when TRIREME_REQUIRE_BACKENDS
+ * names the backend. */
+static inline void skip_not_compiled_in(const char *backend) {
+    if (backend_required(backend))
+        cr_assert_fail("backend %s is required (TRIREME_REQUIRE_BACKENDS) but not compiled in", backend);
+    cr_skip_test("backend %s is not compiled in", backend);
+}
+
 #endif
