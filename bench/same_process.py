@@ -149,6 +149,13 @@ def report(label, res, work, unit, note=""):
         others = [n for n in med if not n.startswith("trireme")]
         ratios = ", ".join(f"/{n.split()[0]} {med[trr[0]] / med[n]:.3f}x" for n in others)
         print(f"{label:<30} ratio trireme {ratios}", flush=True)
+        if len(res[trr[0]]) > 3:
+            # the same round's figures paired: how far the clock's drift between rounds moves the ratio
+            paired = []
+            for n in others:
+                r = sorted(t / s for s, t in zip(res[trr[0]], res[n]))
+                paired.append(f"/{n.split()[0]} median {statistics.median(r):.3f}x, {r[0]:.3f}-{r[-1]:.3f}")
+            print(f"{label:<30} paired by round: " + "; ".join(paired), flush=True)
     return med
 
 

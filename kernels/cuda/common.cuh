@@ -33,6 +33,17 @@ __device__ __forceinline__ unsigned short trr_f2bf(float f) {
     return (unsigned short)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
 }
 
+/* The storage type of a dtype code in a -D option (trr_dtype: 0 f32, 1 f16, 2 bf16): trr_dt<DT>::type. */
+template <int D> struct trr_dt {
+    typedef unsigned short type;
+};
+template <> struct trr_dt<0> {
+    typedef float type;
+};
+template <> struct trr_dt<2> {
+    typedef trr_bf16 type;
+};
+
 __device__ __forceinline__ float trr_to_f32(float v) { return v; }
 __device__ __forceinline__ float trr_to_f32(trr_bf16 v) { return trr_bf2f(v.bits); }
 __device__ __forceinline__ float trr_to_f32(unsigned short v) { return trr_h2f(v); }

@@ -15,12 +15,8 @@ typedef unsigned short T;
 #else
 typedef unsigned int T;
 #endif
-#elif DT == 0
-typedef float T;
-#elif DT == 2
-typedef trr_bf16 T;
 #else
-typedef unsigned short T;
+typedef trr_dt<DT>::type T;
 #endif
 
 #define VEC (16 / (int)sizeof(T))

@@ -38,15 +38,7 @@
 #define LOADS_A (BM * CPR_A / THREADS)
 #define LOADS_B (ROWS_B * CPR_B / THREADS)
 
-#if DT_OUT == 0
-typedef float TO;
-#else
-#if DT_OUT == 2
-typedef trr_bf16 TO;
-#else
-typedef unsigned short TO;
-#endif
-#endif
+typedef trr_dt<DT_OUT>::type TO;
 
 /* Byte offset of 16-byte chunk c of row r in a tile with cpr chunks per row: the chunk index is XORed with a
  * function of the row so that 8 consecutive rows at the same chunk land in 8 different 16-byte bank groups. */

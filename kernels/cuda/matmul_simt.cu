@@ -14,24 +14,8 @@
  * ALIGNED: leading dimensions are multiples of 4 and A, B are 16-byte (f32) or 8-byte (f16) aligned, so four
  * consecutive elements load as one vector. Edges are masked (zero fill), so any M, N, K works either way.
  */
-#if DT_IN == 0
-typedef float TI;
-#else
-#if DT_IN == 2
-typedef trr_bf16 TI;
-#else
-typedef unsigned short TI;
-#endif
-#endif
-#if DT_OUT == 0
-typedef float TO;
-#else
-#if DT_OUT == 2
-typedef trr_bf16 TO;
-#else
-typedef unsigned short TO;
-#endif
-#endif
+typedef trr_dt<DT_IN>::type TI;
+typedef trr_dt<DT_OUT>::type TO;
 
 #define TN 8
 #define TM (BM * BN / (THREADS * TN))

@@ -73,15 +73,7 @@
 /* slots in use: C_SLOTS or a tile's worth of boxes if fewer; either divides C_BOXES */
 #define C_NS (C_BOXES < C_SLOTS ? C_BOXES : C_SLOTS)
 
-#if DT_OUT == 0
-typedef float TO;
-#else
-#if DT_OUT == 2
-typedef trr_bf16 TO;
-#else
-typedef unsigned short TO;
-#endif
-#endif
+typedef trr_dt<DT_OUT>::type TO;
 
 /* CUtensorMap: 128 opaque bytes, 64-byte aligned, passed by value as a __grid_constant__ parameter. */
 struct __align__(64) wg_tensor_map {

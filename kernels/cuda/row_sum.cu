@@ -7,13 +7,7 @@
  * inside the SPEC's 1e-6 * sum|x| bound), then the block adds its warps' sums: shuffles, one shared-memory step.
  * vec != 0 when every row starts 16-byte aligned.
  */
-#if DT == 0
-typedef float T;
-#elif DT == 2
-typedef trr_bf16 T;
-#else
-typedef unsigned short T;
-#endif
+typedef trr_dt<DT>::type T;
 
 #ifndef LOADS
 #define LOADS 8

@@ -10,13 +10,7 @@
  * rows: the reductions are shuffles alone, with no barrier, and short rows fill an SM with few, full blocks.
  * vec != 0 when every row starts 16-byte aligned; then full vectors load as one 16-byte access.
  */
-#if DT == 0
-typedef float T;
-#elif DT == 2
-typedef trr_bf16 T;
-#else
-typedef unsigned short T;
-#endif
+typedef trr_dt<DT>::type T;
 
 #define VEC (16 / (int)sizeof(T))
 #define NVEC (ITEMS / VEC)
