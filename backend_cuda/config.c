@@ -328,6 +328,17 @@ void trr_cuda_choose_config(trr_context *ctx, trr_call *call) {
         }
         break;
     }
+    case TRR_OP_ADD:
+    case TRR_OP_GELU:
+    case TRR_OP_SILU:
+        /* The flat kernel (packed operands, rows == 1): 128 threads of one 16-byte vector each. On an H200, f32
+         * after the bench's flush, against 256 threads: gelu 2^24 / 2^27 +0.6% / +1.1%, add 2^24 +0.7%, add 2^27
+         * the same; 2 or 4 vectors a thread, 64 threads and 256-1024 threads lose at 2^27 (gelu by 1-20%).
+         * Under one method beside torch: gelu 2^27 0.995x -> 1.003x torch's
+         * (bench/results/2026-11-24-h200-cuda-elementwise-shapes.txt). Strided rows keep 256. */
+        h.threads = call->rows == 1 ? 128 : 256;
+        h.block_n = h.threads * (16 / es);
+        break;
     default: h.threads = 256; h.block_n = 256 * (16 / es); break;
     }
     h.vector_width = 16 / es;
