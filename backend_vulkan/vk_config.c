@@ -373,10 +373,15 @@ void trr_vk_choose_config(trr_context *ctx, trr_call *call) {
         }
         if (!c->vector_width)
             c->vector_width = !c->block_n || c->block_n % (c->threads * wide) == 0 ? wide : narrow;
-        /* Loads per invocation: 2 for add (H100: 2956 GB/s at n = 2^27 against 1702 with 4) and copy, 4 for
-         * gelu, silu and rgb_to_grey. */
+        /* Loads per invocation: 2 for copy, 2 for add, 4 for gelu, silu and rgb_to_grey; on GPUs 1 for add, gelu
+         * and silu from GPU_ONE_LOAD_ELEMENTS elements a dispatch (H200, 256 threads: gelu and silu +3.3-3.7% from
+         * 2^24 to 2^27, add 0 to +0.6%; at 2^21 and 2^22 1 load lost 4-5%, at 2^23 it gained 1-2% but once read
+         * 13% low: bench/results/2026-11-24-h200-vulkan-elementwise-shapes.txt). */
         if (!c->block_n) {
-            int loads = call->op == TRR_OP_ADD ? ADD_LOADS_PER_INVOCATION
+            const int one = d->phys.props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU && call->op != TRR_OP_COPY &&
+                            call->op != TRR_OP_RGB_TO_GREY && call->rows * call->cols >= GPU_ONE_LOAD_ELEMENTS;
+            int loads = one                         ? 1
+                        : call->op == TRR_OP_ADD  ? ADD_LOADS_PER_INVOCATION
                         : call->op == TRR_OP_COPY ? COPY_WORDS_PER_INVOCATION
                                                   : STREAM_LOADS_PER_INVOCATION;
             c->block_n = trr_config_product(trr_config_product(loads, c->threads), c->vector_width);

@@ -5,12 +5,13 @@
 
 #include "vk_internal.h"
 
-/* Words per invocation of the copy kernel where no config applies (trr_buffer_copy): 2, as for add, whose
- * 16-byte loads run best with 2 per invocation on an H100. The copy op takes it from its config (block_n /
- * (threads x vector_width)), whose default is the same 2. */
+/* Words per invocation of the copy kernel where no config applies (trr_buffer_copy): 2. The copy op takes it
+ * from its config (block_n / (threads x vector_width)), whose default is the same 2. */
 #define COPY_WORDS_PER_INVOCATION 2
-#define ADD_LOADS_PER_INVOCATION 2   /* H100: 2956 GB/s at n = 2^27 against 1702 with 4 */
-#define STREAM_LOADS_PER_INVOCATION 4 /* gelu, silu and rgb_to_grey */
+/* Loads per invocation of elementwise.comp by default (vk_config.c says where each applies and why). */
+#define ADD_LOADS_PER_INVOCATION 2                  /* add */
+#define STREAM_LOADS_PER_INVOCATION 4               /* gelu, silu and rgb_to_grey */
+#define GPU_ONE_LOAD_ELEMENTS ((int64_t)1 << 24)    /* on GPUs add, gelu and silu this long take 1 */
 
 size_t trr_vk_dtype_bytes(trr_dtype t);
 /* elementwise.comp's ops (add, gelu, silu) may read 4-element vectors: every operand is one contiguous span
