@@ -335,9 +335,13 @@ void trr_cuda_choose_config(trr_context *ctx, trr_call *call) {
          * after the bench's flush, against 256 threads: gelu 2^24 / 2^27 +0.6% / +1.1%, add 2^24 +0.7%, add 2^27
          * the same; 2 or 4 vectors a thread, 64 threads and 256-1024 threads lose at 2^27 (gelu by 1-20%).
          * Under one method beside torch: gelu 2^27 0.995x -> 1.003x torch's
-         * (bench/results/2026-11-24-h200-cuda-elementwise-shapes.txt). Strided rows keep 256. */
+         * (bench/results/2026-11-24-h200-cuda-elementwise-shapes.txt). add below 2^25 elements takes two vectors
+         * a thread (Triton's shape): 2^24 0.996-0.997x -> 0.999-1.002x Triton, paired over 12 rounds twice
+         * (bench/results/2026-11-24-h200-softmax-ceilings-add-shape.txt); gelu loses 2% with two. Strided rows
+         * keep 256 threads. */
         h.threads = call->rows == 1 ? 128 : 256;
         h.block_n = h.threads * (16 / es);
+        if (call->rows == 1 && call->op == TRR_OP_ADD && call->cols < ((int64_t)1 << 25)) h.block_n *= 2;
         break;
     default: h.threads = 256; h.block_n = 256 * (16 / es); break;
     }

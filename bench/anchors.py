@@ -39,6 +39,20 @@ def triton_add(x, y, z):
 
 
 @triton.jit
+def copy_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr, EVICT: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=mask, eviction_policy=EVICT), mask=mask)
+
+
+def triton_copy(x, y, evict=""):
+    """y = x; evict "evict_first" marks x's lines the first to leave L2 once read, so the lines a copy allocates
+    push them out rather than written lines that would cost a write-back (after a flush that leaves L2 dirty)."""
+    n = x.numel()
+    copy_kernel[(triton.cdiv(n, 4096),)](x, y, n, BLOCK=4096, EVICT=evict, num_warps=8)
+
+
+@triton.jit
 def softmax_kernel(y_ptr, x_ptr, x_row_stride, y_row_stride, n_cols, BLOCK: tl.constexpr):
     # One program per row: the whole row lives in registers, so x is read once and y written once.
     row = tl.program_id(0)
