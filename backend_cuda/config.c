@@ -8,13 +8,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Rows up to threads * items stay in registers; the smallest step that holds the row keeps blocks small for
- * short rows (more rows in flight per SM) and gives long rows a whole 1024-thread block. For 1024 and 4096
- * columns the tuner on an H100 (bench/results/2026-11-22-h100-tune.txt) preferred fewer threads with 16 items
- * each (more loads in flight per thread): 1024 columns 0.0149 -> 0.0135 ms with {64, 16} instead of {256, 4}. */
-static const trr_cuda_softmax_step ladder_f32[] = {{64, 4},    {128, 4}, {64, 16},  {256, 8},
-                                                   {256, 16}, {1024, 8}, {1024, 16}};
-static const trr_cuda_softmax_step ladder_f16[] = {{64, 8}, {128, 8}, {256, 8}, {512, 8}, {1024, 8}, {1024, 16}};
+/* Rows up to threads * items stay in registers; the smallest step that holds the row is taken. What counts is
+ * how many rows an SM keeps in flight, so each step holds rows just longer than the one before with 12-24 items
+ * a thread: on an H200 (bench/results/2026-11-24-h200-cuda-softmax-ladder.txt, every shape of capacity N to 1.5 N
+ * at 22 row lengths) the steps below were best or within 1-2% of the best at the lengths they cover; the old
+ * ladder's 1024 x 8 step for rows of 4097-8192 (two blocks, two rows, per SM) ran 2448 GB/s at N = 4224 against
+ * 3710, its 256 x 8 at N = 1152 2364 against 2843. The first three steps serve the simt variant when asked for on
+ * short rows (the heuristic gives rows up to 1024 to the subgroup kernel). */
+static const trr_cuda_softmax_step ladder_f32[] = {
+    {64, 4},    {128, 4},   {64, 16},   {96, 12},   {96, 16},   {128, 16},  {128, 20},  {256, 12},  {256, 16},
+    {256, 20},  {384, 16},  {384, 20},  {512, 16},  {384, 24},  {512, 20},  {768, 16},  {768, 20},  {1024, 16}};
+/* 2-byte elements (items a multiple of 8): the steps that ran fastest for f16 16384 x N back to back (the same
+ * file, run 7), where the old ladder's 512 x 8 / 1024 x 8 / 1024 x 16 steps took 1.4-1.9x as long at N = 2304,
+ * 4224 and 8448. */
+static const trr_cuda_softmax_step ladder_f16[] = {{64, 8},   {128, 8},  {96, 16},  {128, 16}, {96, 24},
+                                                   {128, 24}, {256, 16}, {192, 24}, {384, 16}, {512, 16},
+                                                   {384, 24}, {768, 16}, {1024, 16}};
 
 const trr_cuda_softmax_step *trr_cuda_softmax_ladder(trr_dtype dtype, int *out_count) {
     if (dtype == TRR_F16 || dtype == TRR_BF16) { /* 2-byte elements: the same register budget */
