@@ -31,6 +31,7 @@ import time
 MEMORY_OPS = ("copy", "add", "gelu", "softmax", "row_sum")
 ALL_OPS = MEMORY_OPS + ("matmul",)
 FLUSH_BYTES = 256 << 20
+SOFTMAX_COLS = (256, 1024, 4096, 12288)  # SPEC.md's reference sizes (M = 4096)
 SPIN_US = 40  # spin queued after each flush (queued method): longer than the host needs to queue the call
 
 
@@ -184,6 +185,7 @@ class Runner:
         self.failed = []
         self.gen = torch.Generator(device="cuda").manual_seed(1)
         self.copy_gbs = {}  # per method: torch copy_'s figure
+        self.softmax_cols = SOFTMAX_COLS
 
     def rand(self, *shape, dtype=None):
         t = self.torch.rand(*shape, generator=self.gen, device="cuda") * 2 - 1
@@ -269,7 +271,7 @@ class Runner:
     def softmax(self):
         torch, a = self.torch, self.anchors
         m = 4096
-        for n in (256, 1024, 4096, 12288):
+        for n in self.softmax_cols:
             x = self.rand(m, n)
             names = ["torch softmax"] + (["triton softmax"] if a else []) + ["trireme softmax"]
             outs = {k: torch.empty_like(x) for k in names}
@@ -358,7 +360,16 @@ def main():
     p.add_argument("--methods", default="queued",
                    help="memory-bound timing structures, comma-separated: queued (the host never waits; "
                         "do_bench's), synced (the host waits for each call; trireme bench's)")
+    p.add_argument("--softmax-cols", default=",".join(map(str, SOFTMAX_COLS)),
+                   help="softmax's row lengths N (M = 4096), comma-separated; SPEC.md's bench takes 256 to 12672 "
+                        "in steps of 128")
     args = p.parse_args()
+    try:
+        softmax_cols = [int(c) for c in args.softmax_cols.split(",") if c]
+    except ValueError:
+        softmax_cols = []
+    if not softmax_cols or min(softmax_cols) < 1:
+        p.error(f"--softmax-cols takes positive integers, not {args.softmax_cols!r}")
     ops = [o for o in args.ops.split(",") if o]
     methods = [m for m in args.methods.split(",") if m]
     if not methods or any(m not in ("queued", "synced") for m in methods):
@@ -396,6 +407,7 @@ def main():
           f"methods {','.join(methods)}")
     with torch.cuda.stream(stream):
         r = Runner(torch, trireme, ctx, anchors, Timer(torch, args.spin_us), args.reps, args.rounds, methods)
+        r.softmax_cols = softmax_cols
         for op in ALL_OPS:  # copy first: its figure is the others' yardstick
             if op in ops:
                 getattr(r, op)()
