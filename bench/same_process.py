@@ -179,13 +179,13 @@ def max_err(torch, got, ref, kind, x=None):
 
 
 class Runner:
-    def __init__(self, torch, trireme, ctx, anchors, timer, reps, rounds, methods):
+    def __init__(self, torch, trireme, ctx, anchors, timer, reps, rounds, methods, softmax_cols=SOFTMAX_COLS):
         self.torch, self.trireme, self.ctx, self.anchors = torch, trireme, ctx, anchors
         self.timer, self.reps, self.rounds, self.methods = timer, reps, rounds, methods
+        self.softmax_cols = softmax_cols
         self.failed = []
         self.gen = torch.Generator(device="cuda").manual_seed(1)
         self.copy_gbs = {}  # per method: torch copy_'s figure
-        self.softmax_cols = SOFTMAX_COLS
 
     def rand(self, *shape, dtype=None):
         t = self.torch.rand(*shape, generator=self.gen, device="cuda") * 2 - 1
@@ -406,8 +406,8 @@ def main():
           f"(queued: + {args.spin_us:g} us spin), median of {args.reps} calls; {args.rounds} rounds alternated; "
           f"methods {','.join(methods)}")
     with torch.cuda.stream(stream):
-        r = Runner(torch, trireme, ctx, anchors, Timer(torch, args.spin_us), args.reps, args.rounds, methods)
-        r.softmax_cols = softmax_cols
+        r = Runner(torch, trireme, ctx, anchors, Timer(torch, args.spin_us), args.reps, args.rounds, methods,
+                   softmax_cols)
         for op in ALL_OPS:  # copy first: its figure is the others' yardstick
             if op in ops:
                 getattr(r, op)()
