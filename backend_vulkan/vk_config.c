@@ -376,7 +376,9 @@ void trr_vk_choose_config(trr_context *ctx, trr_call *call) {
         /* Loads per invocation: 2 for copy, 2 for add, 4 for gelu, silu and rgb_to_grey; on GPUs 1 for add, gelu
          * and silu from GPU_ONE_LOAD_ELEMENTS elements a dispatch (H200, 256 threads: gelu and silu +3.3-3.7% from
          * 2^24 to 2^27, add 0 to +0.6%; at 2^21 and 2^22 1 load lost 4-5%, at 2^23 it gained 1-2% but once read
-         * 13% low: bench/results/2026-11-24-h200-vulkan-elementwise-shapes.txt). */
+         * 13% low: bench/results/2026-11-24-h200-vulkan-elementwise-shapes.txt). The low rounds of that sweep may
+         * have been the driver lowering the SM clock (2026-11-24-h200-softmax-three-apis-clocks.txt), which no one
+         * sampled then: the threshold wants measuring again with the clock watched. */
         if (!c->block_n) {
             const int one = d->phys.props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU && call->op != TRR_OP_COPY &&
                             call->op != TRR_OP_RGB_TO_GREY && call->rows * call->cols >= GPU_ONE_LOAD_ELEMENTS;
