@@ -282,16 +282,16 @@ class Runner:
             impls["trireme softmax"] = lambda: self.ctx.softmax(tx, out=tz)
             ref = torch.softmax(x.double(), dim=1)
             # softmax reads x and writes y once, as a copy of x does: the best copy at this shape bounds it
-            ceilings = {"torch-copy_ at this shape": lambda: outs["torch-copy_ at this shape"].copy_(x),
-                        "trireme-copy at this shape": lambda: self.ctx.copy(tx, out=tc)}
-            if a:
-                ceilings["triton-copy at this shape"] = lambda: a.triton_copy(x, outs["triton-copy at this shape"])
-                ceilings["triton-copy-evict-first at this shape"] = lambda: a.triton_copy(
-                    x, outs["triton-copy-evict-first at this shape"], "evict_first")
-            for k in ceilings:
-                outs[k] = torch.empty_like(x)
+            copies = ["torch-copy_", "trireme-copy"] + (["triton-copy", "triton-copy-evict-first"] if a else [])
+            for c in copies:
+                outs[f"{c} at this shape"] = torch.empty_like(x)
             tc = self.T(outs["trireme-copy at this shape"])
-            ceilings = {k: (fn, x) for k, fn in ceilings.items()}
+            fns = {"torch-copy_": lambda: outs["torch-copy_ at this shape"].copy_(x),
+                   "trireme-copy": lambda: self.ctx.copy(tx, out=tc),
+                   "triton-copy": lambda: a.triton_copy(x, outs["triton-copy at this shape"]),
+                   "triton-copy-evict-first": lambda: a.triton_copy(x, outs["triton-copy-evict-first at this shape"],
+                                                                    "evict_first")}
+            ceilings = {f"{c} at this shape": (fns[c], x) for c in copies}
             meds = self.memory_case(f"softmax f32 {m}x{n}", impls, outs, ref, "softmax", 8 * m * n, ceilings=ceilings)
             for method, med in meds.items():
                 best = max(g for k, g in med.items() if k in impls and not k.startswith("trireme "))
