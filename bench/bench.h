@@ -131,9 +131,39 @@ trr_status trr_bench_check_case(trr_context *ctx, const trr_bench_setup *s, uint
 
 /* ---- timing (timing.c) ---- */
 
+/* ---- the clock (gpu_clock.c) ----
+ * The driver lowers a GPU's SM clock when it sees the GPU idle, and a case timed at a lowered clock reads as a
+ * slow kernel. The clock is sampled from a second thread (every 2 ms, through NVIDIA's management library, NVML,
+ * loaded at run time) while a case's repetitions run, so a report says at what clock each figure was timed. */
+typedef struct trr_bench_clock trr_bench_clock;
+typedef struct trr_bench_clock_stats {
+    int samples;              /* 0: not sampled */
+    double min_mhz, mean_mhz, max_mhz;
+    int idle_samples;         /* readings whose clock-event reasons held "GPU idle" */
+} trr_bench_clock_stats;
+/* A case whose clock fell below this fraction of the GPU's top SM clock while the driver called it idle. */
+#define TRR_BENCH_CLOCK_LOW 0.85
+
+/* Finds dev in NVML. Never fails: *out is set (NULL only without host memory), and without NVML or an NVIDIA GPU
+ * the sampler does nothing and trr_bench_clock_source() says why. */
+void trr_bench_clock_open(const trr_device_info *dev, trr_bench_clock **out);
+void trr_bench_clock_close(trr_bench_clock *c);
+/* "NVML, driver 580.x, SM clock up to 1980 MHz", or why the clock is not sampled */
+const char *trr_bench_clock_source(const trr_bench_clock *c);
+/* The GPU's top SM clock; 0 when not sampled */
+unsigned trr_bench_clock_max_mhz(const trr_bench_clock *c);
+/* Sampling from begin to end (NULL c: nothing; end then gives samples 0). */
+void trr_bench_clock_begin(trr_bench_clock *c);
+void trr_bench_clock_end(trr_bench_clock *c, trr_bench_clock_stats *out);
+/* Whether the driver's idle governor lowered the clock under a case: an idle reading and a clock below
+ * TRR_BENCH_CLOCK_LOW of max_mhz (a power cap lowers it too, under load: that is the figure's clock, not a flaw of
+ * the method). */
+int trr_bench_clock_idle_low(const trr_bench_clock_stats *s, double max_mhz);
+
 typedef struct trr_bench_timing {
     int reps;
     double median_ms, min_ms, max_ms;
+    trr_bench_clock_stats clock; /* over the repetitions (not the warm-up) */
 } trr_bench_timing;
 
 /* A buffer written between repetitions, outside the timed region, so each repetition starts with a cold L2
@@ -144,9 +174,9 @@ typedef trr_cache_flush trr_bench_flush;
 typedef trr_status (*trr_bench_fn)(trr_context *ctx, void *user);
 
 /* Warms up, then times reps repetitions (0: as many as fit in target_s, at least 5 and at most 200), flushing
- * before each; first_ms is a time already measured (the check's run) or 0. */
-trr_status trr_bench_time(trr_context *ctx, trr_bench_fn fn, void *user, const trr_bench_flush *flush, int reps,
-                          double target_s, double first_ms, trr_bench_timing *out);
+ * before each, with clock (may be NULL) sampling the repetitions. */
+trr_status trr_bench_time(trr_context *ctx, trr_bench_fn fn, void *user, const trr_bench_flush *flush,
+                          trr_bench_clock *clock, int reps, double target_s, trr_bench_timing *out);
 
 /* Several calls timed side by side (a case and its vendor ceiling): warmed up together, then repetition by
  * repetition each call in turn, each after its own flush, so that all of them run under the same clocks and
@@ -157,7 +187,7 @@ typedef struct trr_bench_timed {
     void *user;
 } trr_bench_timed;
 trr_status trr_bench_time_each(trr_context *ctx, const trr_bench_timed *items, int n, const trr_bench_flush *flush,
-                               int reps, double target_s, double first_ms, trr_bench_timing *outs);
+                               trr_bench_clock *clock, int reps, double target_s, trr_bench_timing *outs);
 
 /* ---- ceilings (ceilings.c, cublas.c) ---- */
 
@@ -173,11 +203,13 @@ typedef struct trr_bench_copy_ceiling {
 } trr_bench_copy_ceiling;
 
 trr_status trr_bench_copy_ceiling_measure(trr_context *ctx, const trr_device_info *dev,
-                                          const trr_bench_flush *flush, trr_bench_copy_ceiling *out);
+                                          const trr_bench_flush *flush, trr_bench_clock *clock,
+                                          trr_bench_copy_ceiling *out);
 /* The second measurement: twice the buffer (at most a quarter of device memory) and a longer timing target;
  * keeps the higher figure in *c and sets c->remeasured. */
 trr_status trr_bench_copy_ceiling_remeasure(trr_context *ctx, const trr_device_info *dev,
-                                            const trr_bench_flush *flush, trr_bench_copy_ceiling *c);
+                                            const trr_bench_flush *flush, trr_bench_clock *clock,
+                                            trr_bench_copy_ceiling *c);
 
 /* The vendor matmul library (cuBLAS on CUDA devices), loaded at run time. */
 typedef struct trr_bench_vendor trr_bench_vendor;
@@ -236,6 +268,8 @@ typedef struct trr_bench_report {
     uint64_t seed;
     size_t flush_bytes;
     trr_bench_copy_ceiling copy;
+    char clock_source[256];    /* trr_bench_clock_source: what sampled the SM clock, or why nothing did */
+    double clock_max_mhz;      /* the GPU's top SM clock; 0 when not sampled */
     char vendor[128];          /* the vendor library used, or "" */
     char vendor_note[256];     /* why it is missing */
     int n_results;

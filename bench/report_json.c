@@ -15,7 +15,20 @@ static void opt_number(cJSON *o, const char *key, double v, int present) {
     else cJSON_AddNullToObject(o, key);
 }
 
-static cJSON *result_json(const trr_bench_result *r) {
+/* The SM clock over a case's repetitions; null when not sampled. */
+static cJSON *clock_json(const trr_bench_clock_stats *c, int ok, double max_mhz) {
+    if (!ok || c->samples == 0) return cJSON_CreateNull();
+    cJSON *o = cJSON_CreateObject();
+    trr_json_add_number(o, "samples", c->samples);
+    trr_json_add_number(o, "min_mhz", c->min_mhz);
+    trr_json_add_number(o, "mean_mhz", c->mean_mhz);
+    trr_json_add_number(o, "max_mhz", c->max_mhz);
+    trr_json_add_number(o, "idle_samples", c->idle_samples);
+    cJSON_AddBoolToObject(o, "idle_low", trr_bench_clock_idle_low(c, max_mhz));
+    return o;
+}
+
+static cJSON *result_json(const trr_bench_result *r, double max_mhz) {
     const trr_bench_def *def = trr_bench_get(r->bench);
     const trr_case *c = &r->tcase;
     cJSON *o = cJSON_CreateObject();
@@ -59,6 +72,7 @@ static cJSON *result_json(const trr_bench_result *r) {
     opt_number(o, "vendor_figure", r->vendor_figure, vendor);
     opt_number(o, "vendor_median_ms", r->vendor_timing.median_ms, vendor);
     opt_number(o, "fraction_of_vendor", vendor ? r->figure / r->vendor_figure : 0, vendor);
+    cJSON_AddItemToObject(o, "sm_clock", clock_json(&r->timing.clock, ok, max_mhz));
     cJSON_AddItemToObject(o, "config", trr_json_config(&r->config));
     cJSON *chk = cJSON_AddObjectToObject(o, "check");
     trr_json_add_number(chk, "checked", (double)r->check.checked);
@@ -95,6 +109,8 @@ static cJSON *report_json(const trr_bench_report *rep) {
     trr_json_add_number(o, "seed", (double)rep->seed);
     trr_json_add_number(o, "flush_bytes", (double)rep->flush_bytes);
     trr_json_add_number(o, "seconds", rep->seconds);
+    cJSON_AddStringToObject(o, "clock_source", rep->clock_source);
+    opt_number(o, "sm_clock_max_mhz", rep->clock_max_mhz, rep->clock_max_mhz > 0);
     cJSON *ceil = cJSON_AddObjectToObject(o, "ceilings");
     const int copy = rep->copy.gbs > 0;
     opt_number(ceil, "copy_gbs", rep->copy.gbs, copy);
@@ -102,6 +118,7 @@ static cJSON *report_json(const trr_bench_report *rep) {
     opt_number(ceil, "copy_median_ms", rep->copy.timing.median_ms, copy);
     opt_number(ceil, "copy_min_ms", rep->copy.timing.min_ms, copy);
     opt_number(ceil, "copy_max_ms", rep->copy.timing.max_ms, copy);
+    cJSON_AddItemToObject(ceil, "copy_sm_clock", clock_json(&rep->copy.timing.clock, copy, rep->clock_max_mhz));
     cJSON_AddStringToObject(ceil, "copy_note", rep->copy.note);
     cJSON_AddBoolToObject(ceil, "copy_remeasured", rep->copy.remeasured);
     opt_number(ceil, "copy_first_gbs", rep->copy.first_gbs, rep->copy.remeasured && rep->copy.first_gbs > 0);
@@ -113,7 +130,7 @@ static cJSON *report_json(const trr_bench_report *rep) {
     cJSON_AddStringToObject(ceil, "vendor", rep->vendor);
     cJSON_AddStringToObject(ceil, "vendor_note", rep->vendor_note);
     cJSON *res = cJSON_AddArrayToObject(o, "results");
-    for (int i = 0; i < rep->n_results; i++) cJSON_AddItemToArray(res, result_json(&rep->results[i]));
+    for (int i = 0; i < rep->n_results; i++) cJSON_AddItemToArray(res, result_json(&rep->results[i], rep->clock_max_mhz));
     return o;
 }
 

@@ -54,6 +54,15 @@ static trr_bench_outcome outcome_of(const char *name) {
     return TRR_BENCH_FAILED;
 }
 
+static void read_clock(const cJSON *c, trr_bench_clock_stats *out) {
+    if (!cJSON_IsObject(c)) return; /* null, or a report from before the clock was sampled */
+    out->samples = (int)number(c, "samples");
+    out->min_mhz = number(c, "min_mhz");
+    out->mean_mhz = number(c, "mean_mhz");
+    out->max_mhz = number(c, "max_mhz");
+    out->idle_samples = (int)number(c, "idle_samples");
+}
+
 static trr_status read_report(const cJSON *o, trr_bench_report **out) {
     trr_bench_report *rep = calloc(1, sizeof *rep);
     if (!rep) return TRR_ERR_OUT_OF_MEMORY;
@@ -72,10 +81,13 @@ static trr_status read_report(const cJSON *o, trr_bench_report **out) {
     text(rep->date, sizeof rep->date, o, "date");
     text(rep->sizes, sizeof rep->sizes, o, "sizes");
     rep->seconds = number(o, "seconds");
+    text(rep->clock_source, sizeof rep->clock_source, o, "clock_source");
+    rep->clock_max_mhz = number(o, "sm_clock_max_mhz");
     const cJSON *ceil = cJSON_GetObjectItem(o, "ceilings");
     rep->copy.gbs = number(ceil, "copy_gbs");
     rep->copy.remeasured = cJSON_IsTrue(cJSON_GetObjectItem(ceil, "copy_remeasured"));
     text(rep->copy.note, sizeof rep->copy.note, ceil, "copy_note");
+    read_clock(cJSON_GetObjectItem(ceil, "copy_sm_clock"), &rep->copy.timing.clock);
     text(rep->vendor, sizeof rep->vendor, ceil, "vendor");
     text(rep->vendor_note, sizeof rep->vendor_note, ceil, "vendor_note");
     rep->best_matmul_f32_tflops = number(ceil, "best_matmul_f32_tflops_measured_in_this_run");
@@ -111,6 +123,7 @@ static trr_status read_report(const cJSON *o, trr_bench_report **out) {
         x->timing.median_ms = number(r, "median_ms");
         x->timing.min_ms = number(r, "min_ms");
         x->timing.max_ms = number(r, "max_ms");
+        read_clock(cJSON_GetObjectItem(r, "sm_clock"), &x->timing.clock);
     }
     *out = rep;
     return TRR_OK;

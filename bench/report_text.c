@@ -36,8 +36,13 @@ void trr_bench_print(const trr_bench_report *const *reports, int n, FILE *out) {
         }
         fprintf(out, "   L2 flush: %.0f MiB written between repetitions; sizes %s; %.1f s\n",
                 (double)rep->flush_bytes / 1048576.0, rep->sizes, rep->seconds);
-        fprintf(out, "   %-16s %-16s %10s %-7s %21s %7s %9s %5s %s\n", "bench", "size", "figure", "unit",
-                "min..max", "of ceil", "vendor", "reps", "config / note");
+        if (rep->clock_max_mhz > 0)
+            fprintf(out, "   SM clock: %s; the copy ceiling's repetitions at %.0f MHz; MHz = the mean over each "
+                    "case's repetitions\n", rep->clock_source, rep->copy.timing.clock.mean_mhz);
+        else if (rep->device.is_gpu)
+            fprintf(out, "   SM %s\n", rep->clock_source);
+        fprintf(out, "   %-16s %-16s %10s %-7s %21s %7s %9s %5s %5s %s\n", "bench", "size", "figure", "unit",
+                "min..max", "of ceil", "vendor", "reps", "MHz", "config / note");
         for (int j = 0; j < rep->n_results; j++) {
             const trr_bench_result *r = &rep->results[j];
             const trr_bench_def *def = trr_bench_get(r->bench);
@@ -50,23 +55,32 @@ void trr_bench_print(const trr_bench_report *const *reports, int n, FILE *out) {
             snprintf(range, sizeof range, "%.4g..%.4g", r->figure_lo, r->figure_hi);
             if (r->fraction > 0) snprintf(frac, sizeof frac, "%.0f%%%s", 100.0 * r->fraction, r->above_ceiling ? "!" : "");
             if (r->vendor_figure > 0) snprintf(vend, sizeof vend, "%.4g", r->vendor_figure);
-            fprintf(out, "%10.4g %-7s %21s %7s %9s %5d ", r->figure, def->unit, range, frac, vend, r->timing.reps);
+            char mhz[16] = "-";
+            const int low = trr_bench_clock_idle_low(&r->timing.clock, rep->clock_max_mhz);
+            if (r->timing.clock.samples) snprintf(mhz, sizeof mhz, "%.0f%s", r->timing.clock.mean_mhz, low ? "*" : "");
+            fprintf(out, "%10.4g %-7s %21s %7s %9s %5d %5s ", r->figure, def->unit, range, frac, vend, r->timing.reps,
+                    mhz);
             print_config(r, out);
             if (r->above_ceiling) fprintf(out, "  ABOVE the copy ceiling (re-measured)");
             fprintf(out, "\n");
         }
-        int failed = 0, skipped = 0, ok = 0, unsupported = 0, above = 0;
+        int failed = 0, skipped = 0, ok = 0, unsupported = 0, above = 0, low = 0;
         for (int j = 0; j < rep->n_results; j++) {
             failed += rep->results[j].outcome == TRR_BENCH_FAILED;
             skipped += rep->results[j].outcome == TRR_BENCH_SKIPPED;
             unsupported += rep->results[j].outcome == TRR_BENCH_UNSUPPORTED;
             ok += rep->results[j].outcome == TRR_BENCH_OK;
             above += rep->results[j].above_ceiling;
+            low += rep->results[j].outcome == TRR_BENCH_OK &&
+                   trr_bench_clock_idle_low(&rep->results[j].timing.clock, rep->clock_max_mhz);
         }
         fprintf(out, "   %d measured, %d skipped, %d unsupported, %d failed", ok, skipped, unsupported, failed);
         if (above)
             fprintf(out, "; %d above the copy ceiling even after re-measuring it (\"!\": the copy path is slower "
                          "than a kernel's streaming, or the figure is wrong)", above);
+        if (low)
+            fprintf(out, "; %d timed while the driver, seeing the GPU idle, held the SM clock below %.0f%% of its top "
+                         "(\"*\": the figure may read low; run the case again)", low, 100.0 * TRR_BENCH_CLOCK_LOW);
         fprintf(out, "\n\n");
     }
 }

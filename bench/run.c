@@ -66,6 +66,7 @@ typedef struct run_state {
     trr_bench_report *rep;
     trr_bench_flush flush;
     trr_bench_vendor *vendor;
+    trr_bench_clock *clock;
     double target_s;
 } run_state;
 
@@ -129,10 +130,10 @@ static trr_status run_case(run_state *rs, predictor *pred, trr_bench_result *r) 
     const char *vendor_what = "";
     int paired = def->compute_bound && rs->vendor &&
                  trr_bench_vendor_call(rs->vendor, ctx, &s, &items[1], &vendor_what) == TRR_OK;
-    st = trr_bench_time_each(ctx, items, paired ? 2 : 1, &rs->flush, rs->opt->reps, rs->target_s, 0, timings);
+    st = trr_bench_time_each(ctx, items, paired ? 2 : 1, &rs->flush, rs->clock, rs->opt->reps, rs->target_s, timings);
     if (st != TRR_OK && paired) {
         paired = 0;
-        st = trr_bench_time_each(ctx, items, 1, &rs->flush, rs->opt->reps, rs->target_s, 0, timings);
+        st = trr_bench_time_each(ctx, items, 1, &rs->flush, rs->clock, rs->opt->reps, rs->target_s, timings);
     }
     if (st != TRR_OK) {
         fail_with(r, ctx, st, "timed run");
@@ -179,7 +180,7 @@ static void judge_ceilings(run_state *rs) {
         above |= trr_bench_above_ceiling_suspect(r->bench, r->figure, rep->copy.gbs);
     }
     if (!above) return;
-    trr_bench_copy_ceiling_remeasure(rs->ctx, &rep->device, &rs->flush, &rep->copy);
+    trr_bench_copy_ceiling_remeasure(rs->ctx, &rep->device, &rs->flush, rs->clock, &rep->copy);
     for (int i = 0; i < rep->n_results; i++) {
         trr_bench_result *r = &rep->results[i];
         if (r->outcome != TRR_BENCH_OK || trr_bench_get(r->bench)->compute_bound) continue;
@@ -246,7 +247,10 @@ trr_status trr_bench_run(trr_context *ctx, const trr_bench_options *opt, trr_ben
     run_state rs = {.ctx = ctx, .opt = opt, .rep = rep, .target_s = rep->device.is_gpu ? 0.5 : 1.0};
     if (trr_cache_flush_create(ctx, &rs.flush) != TRR_OK) rs.flush.bytes = 0;
     rep->flush_bytes = rs.flush.bytes;
-    trr_bench_copy_ceiling_measure(ctx, &rep->device, &rs.flush, &rep->copy);
+    trr_bench_clock_open(&rep->device, &rs.clock);
+    snprintf(rep->clock_source, sizeof rep->clock_source, "%s", trr_bench_clock_source(rs.clock));
+    rep->clock_max_mhz = trr_bench_clock_max_mhz(rs.clock);
+    trr_bench_copy_ceiling_measure(ctx, &rep->device, &rs.flush, rs.clock, &rep->copy);
 
     int any_matmul = 0;
     for (int b = 0; b < TRR_BENCH_COUNT; b++) any_matmul |= p.counts[b] && trr_bench_get((trr_bench_id)b)->compute_bound;
@@ -289,6 +293,7 @@ trr_status trr_bench_run(trr_context *ctx, const trr_bench_options *opt, trr_ben
     if (st == TRR_OK) judge_ceilings(&rs);
     rep->seconds = trr_now_s() - t0;
     trr_bench_vendor_close(rs.vendor);
+    trr_bench_clock_close(rs.clock);
     trr_cache_flush_destroy(&rs.flush);
     plan_free(&p);
     if (st != TRR_OK) {

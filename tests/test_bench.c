@@ -530,7 +530,7 @@ Test(bench, calls_timed_side_by_side_take_turns, .timeout = 120) {
     const trr_bench_timed items[2] = {{logged_call, &work}, {logged_call, &idle}};
     trr_bench_timing t[2];
     const int reps = 7;
-    cr_assert_eq(trr_bench_time_each(ctx, items, 2, NULL, reps, 0.1, 0, t), TRR_OK, "%s", trr_last_error(ctx));
+    cr_assert_eq(trr_bench_time_each(ctx, items, 2, NULL, NULL, reps, 0.1, t), TRR_OK, "%s", trr_last_error(ctx));
     cr_assert(log.n < log.cap, "%d calls", log.n);
     cr_assert(log.n >= 2 * (reps + 1), "warm-up and %d repetitions each, got %d calls", reps, log.n);
     cr_assert_eq(log.n % 2, 0, "as many calls of each: %d in all", log.n);
@@ -542,8 +542,8 @@ Test(bench, calls_timed_side_by_side_take_turns, .timeout = 120) {
     }
     cr_expect(t[0].median_ms > t[1].median_ms, "the add (%g ms) must time longer than the empty call (%g ms)",
               t[0].median_ms, t[1].median_ms);
-    cr_expect_eq(trr_bench_time_each(ctx, items, 0, NULL, reps, 0.1, 0, t), TRR_ERR_INVALID_ARGUMENT);
-    cr_expect_eq(trr_bench_time_each(ctx, items, TRR_BENCH_TIMED_MAX + 1, NULL, reps, 0.1, 0, t),
+    cr_expect_eq(trr_bench_time_each(ctx, items, 0, NULL, NULL, reps, 0.1, t), TRR_ERR_INVALID_ARGUMENT);
+    cr_expect_eq(trr_bench_time_each(ctx, items, TRR_BENCH_TIMED_MAX + 1, NULL, NULL, reps, 0.1, t),
                  TRR_ERR_INVALID_ARGUMENT);
     free(log.order);
     trr_buffer_destroy(x);
@@ -564,4 +564,47 @@ Test(bench, only_a_writing_bench_is_suspect_above_the_copy_ceiling) {
         cr_assert(!d->reads_only || (!d->compute_bound && d->op == TRR_OP_ROW_SUM), "%s: only row_sum only reads",
                   d->name);
     }
+}
+
+/* The SM clock is sampled only on an NVIDIA GPU NVML can find (bench/gpu_clock.c); elsewhere the sampler does
+ * nothing, says why, and the cases' clock stays unsampled (null in the JSON, "-" in the table). */
+Test(bench, clock_sampler_off_a_gpu_says_why_and_samples_nothing) {
+    trr_device_info cpu = {.is_gpu = 0};
+    trr_bench_clock *c = NULL;
+    trr_bench_clock_open(&cpu, &c);
+    cr_assert_not_null(c);
+    cr_expect(strstr(trr_bench_clock_source(c), "not a GPU") != NULL, "%s", trr_bench_clock_source(c));
+    cr_expect_eq(trr_bench_clock_max_mhz(c), 0);
+    trr_bench_clock_begin(c);
+    trr_bench_clock_stats s;
+    memset(&s, 0x5a, sizeof s);
+    trr_bench_clock_end(c, &s);
+    cr_expect_eq(s.samples, 0);
+    cr_expect_eq(s.idle_samples, 0);
+    trr_bench_clock_close(c);
+    trr_bench_clock_end(NULL, &s);
+    cr_expect_eq(s.samples, 0);
+    /* a GPU without NVML's library, or one NVML does not list: no failure, a reason */
+    trr_device_info gpu = {.is_gpu = 1};
+    snprintf(gpu.uuid, sizeof gpu.uuid, "%s", "00000000-0000-0000-0000-000000000000");
+    trr_bench_clock_open(&gpu, &c);
+    cr_assert_not_null(c);
+    cr_expect(strstr(trr_bench_clock_source(c), "not sampled") != NULL, "%s", trr_bench_clock_source(c));
+    trr_bench_clock_close(c);
+}
+
+/* Low means both: a reading the driver marked idle, and a clock under TRR_BENCH_CLOCK_LOW of the top. A power
+ * cap's lower clock under load is the figure's clock, not the idle governor's. */
+Test(bench, only_an_idle_lowered_clock_is_flagged) {
+    const trr_bench_clock_stats idle_low = {.samples = 40, .min_mhz = 750, .mean_mhz = 1500, .max_mhz = 1980,
+                                            .idle_samples = 3};
+    const trr_bench_clock_stats capped = {.samples = 40, .min_mhz = 1400, .mean_mhz = 1600, .max_mhz = 1755};
+    const trr_bench_clock_stats idle_top = {.samples = 40, .min_mhz = 1980, .mean_mhz = 1980, .max_mhz = 1980,
+                                            .idle_samples = 40};
+    const trr_bench_clock_stats none = {0};
+    cr_expect(trr_bench_clock_idle_low(&idle_low, 1980));
+    cr_expect_not(trr_bench_clock_idle_low(&capped, 1980));
+    cr_expect_not(trr_bench_clock_idle_low(&idle_top, 1980));
+    cr_expect_not(trr_bench_clock_idle_low(&none, 1980));
+    cr_expect_not(trr_bench_clock_idle_low(&idle_low, 0), "no top clock known: nothing to judge");
 }
