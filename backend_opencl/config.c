@@ -99,11 +99,13 @@ void trr_cl_choose_config(trr_context *ctx, trr_call *call) {
         int64_t n = call->cols;
         if (gpu) {
             /* Few work-items per row while rows are short (rows.c packs several rows into a work-group of 256),
-             * 256 for longer ones. H200, 4096 rows, same run (bench/results/2026-11-23-h200-opencl-f32.txt):
+             * more for longer ones. H200, 4096 rows, same run (bench/results/2026-11-23-h200-opencl-f32.txt):
              * N = 256 ran 1394 GB/s on 16 work-items against 1140 on 64; N = 1024 2759 on 32 against 2394 on
              * 128; N = 4096 3666 on 256 (3687 on 128); N = 12288 4003 on 256 against 2849 on 512 and 3474 on
-             * 1024. */
-            int threads = n <= 256 ? 16 : n <= 1024 ? 32 : n <= 2048 ? 64 : 256;
+             * 1024. Past 2048, 128: 256 work-items held N = 2304 in 12 each (3072, a quarter of them idle) and
+             * ran 2500 GB/s against 2938 on 128 and 2968 on 64; N = 3072 3201 on 128 against 3112 on 256 and 3108
+             * on 64 (bench/results/2026-11-24-h200-opencl-softmax-work-items.txt). */
+            int threads = n <= 256 ? 16 : n <= 1024 ? 32 : n <= 2048 ? 64 : n <= 4096 ? 128 : 256;
             set_if_zero(&c->threads, threads);
             /* a power of two up to 4, then a multiple of 4 (whole vectors, rows.cl: VEC): 12288 columns on 256
              * work-items hold 48 each, not 64 */

@@ -374,11 +374,10 @@ void trr_vk_choose_config(trr_context *ctx, trr_call *call) {
         if (!c->vector_width)
             c->vector_width = !c->block_n || c->block_n % (c->threads * wide) == 0 ? wide : narrow;
         /* Loads per invocation: 2 for copy, 2 for add, 4 for gelu, silu and rgb_to_grey; on GPUs 1 for add, gelu
-         * and silu from GPU_ONE_LOAD_ELEMENTS elements a dispatch (H200, 256 threads: gelu and silu +3.3-3.7% from
-         * 2^24 to 2^27, add 0 to +0.6%; at 2^21 and 2^22 1 load lost 4-5%, at 2^23 it gained 1-2% but once read
-         * 13% low: bench/results/2026-11-24-h200-vulkan-elementwise-shapes.txt). The low rounds of that sweep may
-         * have been the driver lowering the SM clock (2026-11-24-h200-softmax-three-apis-clocks.txt), which no one
-         * sampled then: the threshold wants measuring again with the clock watched. */
+         * and silu from GPU_ONE_LOAD_ELEMENTS elements a dispatch. H200, 256 threads, three rounds alternated with
+         * the SM clock at 1980 MHz in every case (bench/results/2026-11-24-h200-vulkan-loads-clocked.txt): 1 load
+         * against 4 gave gelu +2.6% at 2^23, +4.4% at 2^24, +3.3% at 2^25 and -3.7% at 2^22, -4% at 2^21; add
+         * +0.9% against 2 at 2^23, within 1% either way elsewhere. */
         if (!c->block_n) {
             const int one = d->phys.props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU && call->op != TRR_OP_COPY &&
                             call->op != TRR_OP_RGB_TO_GREY && call->rows * call->cols >= GPU_ONE_LOAD_ELEMENTS;

@@ -11,7 +11,7 @@
 /* Loads per invocation of elementwise.comp by default (vk_config.c says where each applies and why). */
 #define ADD_LOADS_PER_INVOCATION 2                  /* add */
 #define STREAM_LOADS_PER_INVOCATION 4               /* gelu, silu and rgb_to_grey */
-#define GPU_ONE_LOAD_ELEMENTS ((int64_t)1 << 24)    /* on GPUs add, gelu and silu this long take 1 */
+#define GPU_ONE_LOAD_ELEMENTS ((int64_t)1 << 23)    /* on GPUs add, gelu and silu this long take 1 */
 
 size_t trr_vk_dtype_bytes(trr_dtype t);
 /* elementwise.comp's ops (add, gelu, silu) may read 4-element vectors: every operand is one contiguous span

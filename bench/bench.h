@@ -133,7 +133,7 @@ trr_status trr_bench_check_case(trr_context *ctx, const trr_bench_setup *s, uint
 
 /* ---- the clock (gpu_clock.c) ----
  * The driver lowers a GPU's SM clock when it sees the GPU idle, and a case timed at a lowered clock reads as a
- * slow kernel. The clock is sampled from a second thread (every 2 ms, through NVIDIA's management library, NVML,
+ * slow kernel. The clock is sampled from a second thread (every 20 ms, through NVIDIA's management library, NVML,
  * loaded at run time) while a case's repetitions run, so a report says at what clock each figure was timed. */
 typedef struct trr_bench_clock trr_bench_clock;
 typedef struct trr_bench_clock_stats {
@@ -144,9 +144,9 @@ typedef struct trr_bench_clock_stats {
 /* A case whose clock fell below this fraction of the GPU's top SM clock while the driver called it idle. */
 #define TRR_BENCH_CLOCK_LOW 0.85
 
-/* Finds dev in NVML. Never fails: *out is set (NULL only without host memory), and without NVML or an NVIDIA GPU
+/* Finds dev in NVML (no_clock: does not, and says so). Never fails: *out is set (NULL only without host memory), and without NVML or an NVIDIA GPU
  * the sampler does nothing and trr_bench_clock_source() says why. */
-void trr_bench_clock_open(const trr_device_info *dev, trr_bench_clock **out);
+void trr_bench_clock_open(const trr_device_info *dev, int no_clock, trr_bench_clock **out);
 void trr_bench_clock_close(trr_bench_clock *c);
 /* "NVML, driver 580.x, SM clock up to 1980 MHz", or why the clock is not sampled */
 const char *trr_bench_clock_source(const trr_bench_clock *c);
@@ -294,6 +294,7 @@ typedef struct trr_bench_options {
     double budget_s;         /* skip a case predicted to take longer per repetition; 0: 2 s off GPUs, 30 s on */
     uint64_t seed;
     int no_vendor;           /* skip the vendor library */
+    int no_clock;            /* do not sample the SM clock (gpu_clock.c) */
     trr_bench_progress_fn progress; /* optional */
     void *user;
     const char *command_line; /* optional: what the JSON report names as the command that made it */

@@ -22,8 +22,9 @@ typedef struct nvml_device_st *nvml_device;
 #define NVML_CLOCK_SM 1
 #define NVML_EVENT_REASON_GPU_IDLE 0x1ull
 
-/* How often the sampler thread reads the clock while repetitions run. */
-#define SAMPLE_INTERVAL_NS 2000000L
+/* How often the sampler thread reads the clock while repetitions run: the governor moves it over tens of
+ * milliseconds, and each reading is a call into the driver beside the timed work. */
+#define SAMPLE_INTERVAL_NS 20000000L
 
 struct trr_bench_clock {
     void *lib;
@@ -129,12 +130,16 @@ static int find_device(trr_bench_clock *c, const trr_device_info *dev) {
     return 1;
 }
 
-void trr_bench_clock_open(const trr_device_info *dev, trr_bench_clock **out) {
+void trr_bench_clock_open(const trr_device_info *dev, int no_clock, trr_bench_clock **out) {
     *out = NULL;
     trr_bench_clock *c = calloc(1, sizeof *c);
     if (!c) return;
     *out = c;
     pthread_mutex_init(&c->lock, NULL);
+    if (no_clock) {
+        snprintf(c->reason, sizeof c->reason, "clock not sampled (--no-clock)");
+        return;
+    }
     if (!dev->is_gpu || (!dev->uuid[0] && !dev->pci_bus_id[0])) {
         snprintf(c->reason, sizeof c->reason, "clock not sampled: %s", dev->is_gpu ? "the device gives no UUID or "
                  "PCI address to find it by" : "not a GPU");

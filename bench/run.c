@@ -247,7 +247,7 @@ trr_status trr_bench_run(trr_context *ctx, const trr_bench_options *opt, trr_ben
     run_state rs = {.ctx = ctx, .opt = opt, .rep = rep, .target_s = rep->device.is_gpu ? 0.5 : 1.0};
     if (trr_cache_flush_create(ctx, &rs.flush) != TRR_OK) rs.flush.bytes = 0;
     rep->flush_bytes = rs.flush.bytes;
-    trr_bench_clock_open(&rep->device, &rs.clock);
+    trr_bench_clock_open(&rep->device, opt->no_clock, &rs.clock);
     snprintf(rep->clock_source, sizeof rep->clock_source, "%s", trr_bench_clock_source(rs.clock));
     rep->clock_max_mhz = trr_bench_clock_max_mhz(rs.clock);
     trr_bench_copy_ceiling_measure(ctx, &rep->device, &rs.flush, rs.clock, &rep->copy);

@@ -10,18 +10,12 @@
 
 #define MIN_REPS 5
 #define MAX_REPS 200
-#define WARMUP_DEVICE_S 0.05
-/* A warm-up burst: about this much device time queued before one wait, and at most this many rounds (a
- * microsecond op's burst is bound by the host's enqueueing, not by its device time). */
-#define WARMUP_BURST_MS 20.0
-#define MAX_BURST_ROUNDS 4096
-#define MAX_WARMUP_BURSTS 100000
+/* The shortest warm-up, whatever TRIREME_WARMUP_MS says: compilation and first touches out of the figures. */
+#define WARMUP_MIN_S 0.05
 /* Warm-up and cache flushing together stay under this per timed case (2 s promised; the rest is margin for the
  * calls themselves): a tiny case's repetitions cost next to nothing, and its time went to flushing 64-256 MiB
  * before every call. */
 #define OVERHEAD_BUDGET_S 1.5
-/* The warm-up may run this long past its wall-clock minimum to reach its device-time minimum. */
-#define WARMUP_OVERRUN_S 0.5
 
 
 static int cmp_double(const void *a, const void *b) {
@@ -56,19 +50,15 @@ static trr_status flush_ms(trr_context *ctx, const trr_bench_flush *flush, doubl
     return TRR_OK;
 }
 
-/* Queues rounds of the calls back to back, untimed, then waits once: the device stays busy, where a timed call
- * leaves it idle while the host waits for each result, and the driver's clock governor may take that for an idle
- * GPU. *round_ms: the host's time per round so far (enqueueing or the device, whichever is slower), sizing the
- * burst to about WARMUP_BURST_MS; updated from this burst. */
-static trr_status burst(trr_context *ctx, const trr_bench_timed *items, int n, double *round_ms) {
-    int rounds = *round_ms > 0 ? (int)(WARMUP_BURST_MS / *round_ms) : 1;
-    if (rounds < 1) rounds = 1;
-    if (rounds > MAX_BURST_ROUNDS) rounds = MAX_BURST_ROUNDS;
-    const double t0 = trr_now_s();
-    for (int r = 0; r < rounds; r++)
-        for (int j = 0; j < n; j++) TRR_TRY(items[j].fn(ctx, items[j].user));
-    TRR_TRY(trr_synchronize(ctx));
-    *round_ms = (trr_now_s() - t0) * 1e3 / rounds;
+/* One warm-up round: each call in turn. */
+typedef struct round_job {
+    const trr_bench_timed *items;
+    int n;
+} round_job;
+
+static trr_status one_round(trr_context *ctx, void *user) {
+    const round_job *j = user;
+    for (int i = 0; i < j->n; i++) TRR_TRY(j->items[i].fn(ctx, j->items[i].user));
     return TRR_OK;
 }
 
@@ -78,24 +68,17 @@ trr_status trr_bench_time_each(trr_context *ctx, const trr_bench_timed *items, i
         return trr_error(ctx, TRR_ERR_INVALID_ARGUMENT, "bench: %d calls timed side by side (1 to %d)", n,
                          TRR_BENCH_TIMED_MAX);
     /* warm-up: module loads, compilation and first-touch page faults stay out of the figures, and the clocks
-     * come back up after the host-side setup (warmup.h): each call once, timed (its time sizes the bursts), then
-     * bursts of untimed calls until both the device time and the wall-clock time of the warm-up reach their
-     * minimums. No flush between warm-up calls: they are not timed, and flushing is what made a tiny case's
-     * warm-up take tens of seconds. */
-    double est[TRR_BENCH_TIMED_MAX], one_flush_ms = 0, round_ms = 0, warm_ms = 0;
+     * come back up after the host-side setup (warmup.h): each call once, timed (its time sizes the first burst),
+     * then bursts of untimed calls (trr_warmup_run). No flush between warm-up calls: they are not timed, and
+     * flushing is what made a tiny case's warm-up take tens of seconds. */
+    double est[TRR_BENCH_TIMED_MAX], one_flush_ms = 0, round_ms = 0;
     const double wall_s = trr_warmup_seconds(ctx), t0 = trr_now_s();
     for (int j = 0; j < n; j++) {
         TRR_TRY(time_one(ctx, items[j].fn, items[j].user, &est[j]));
         round_ms += est[j];
-        warm_ms += est[j];
     }
-    for (int i = 0; i < MAX_WARMUP_BURSTS; i++) {
-        const double el = trr_now_s() - t0;
-        if ((warm_ms >= WARMUP_DEVICE_S * 1e3 && el >= wall_s) || el >= wall_s + WARMUP_OVERRUN_S) break;
-        const double b0 = trr_now_s();
-        TRR_TRY(burst(ctx, items, n, &round_ms));
-        warm_ms += (trr_now_s() - b0) * 1e3;
-    }
+    const round_job job = {items, n};
+    TRR_TRY(trr_warmup_run(ctx, one_round, (void *)&job, round_ms, wall_s > WARMUP_MIN_S ? wall_s : WARMUP_MIN_S, 1));
     /* each call timed once more, warm: its time sizes the repetitions */
     for (int j = 0; j < n; j++) TRR_TRY(time_one(ctx, items[j].fn, items[j].user, &est[j]));
     TRR_TRY(flush_ms(ctx, flush, &one_flush_ms));

@@ -14,7 +14,8 @@
 static void usage(FILE *out) {
     fprintf(out,
             "usage: trireme bench [BENCH...] [--device D|all] [--sizes quick|full|LIST] [--reps N] [--budget S]\n"
-            "                     [--json FILE] [--csv FILE] [--plot DIR] [--seed N] [--no-vendor] [--quiet]\n"
+            "                     [--json FILE] [--csv FILE] [--plot DIR] [--seed N] [--no-vendor] [--no-clock]\n"
+            "                     [--quiet]\n"
             "       trireme bench --compare A.json B.json\n"
             "       trireme bench --replot DIR A.json [B.json...]\n\n"
             "Times SPEC.md's benchmarks on the device, each checked against the float64 reference first, with the\n"
@@ -32,6 +33,7 @@ static void usage(FILE *out) {
             "                devices, 30 on GPUs)\n"
             "  --json FILE, --csv FILE   write the reports; --plot DIR   one SVG chart per benchmark\n"
             "  --no-vendor   do not load cuBLAS\n"
+            "  --no-clock    do not sample the GPU's SM clock during the repetitions (NVML; the MHz column)\n"
             "  --config [OP:]CFG  run OP (every op benched, without OP:) with this config: named fields left out\n"
             "                to the backend, e.g. matmul:block_m=128,block_n=128,variant=coop_nv; repeatable\n"
             "  --compare A B print the cases two JSON reports share side by side with the ratio B / A\n"
@@ -194,6 +196,10 @@ int trr_cli_bench(int argc, char **argv) {
         if (cli_flag(argv, i, "replot")) {
             if (i + 2 >= argc) return cli_usage_error("bench", "--replot needs a directory and one JSON file or more");
             return replot(argv[i + 1], argc - i - 2, argv + i + 2);
+        }
+        if (cli_flag(argv, i, "no-clock")) {
+            opt.no_clock = 1;
+            continue;
         }
         if (cli_flag(argv, i, "no-vendor")) {
             opt.no_vendor = 1;

@@ -32,7 +32,6 @@
 #define SAMPLE_ROWS 16
 /* A candidate whose first timed runs are this much slower than the best is not timed further. */
 #define ABANDON_FACTOR 2.0
-#define MAX_WARMUP_CALLS 20000
 /* A candidate replaces the default only when it is at least this much faster. Two runs of the same small kernel
  * differ by several percent (an H100 CUDA f16 1024^3 won by 1% in the tuner and lost by 7% in the next bench,
  * bench/results/2026-11-22-h100-tunecheck-before-min-gain.txt), so a smaller win is noise and a database entry
@@ -237,16 +236,14 @@ static int cmp_double(const void *a, const void *b) {
  * back-to-back calls first (warmup.h): the whole warm-up after the host has kept the device idle, a short one
  * between candidates timed one after the other. */
 #define BETWEEN_CANDIDATES_WARMUP_S 0.05
+static trr_status warmup_call(trr_context *ctx, void *user) {
+    (void)ctx;
+    return call_op(user);
+}
 static trr_status time_config(tune_run *r, int warmup, int reps, double warm_s, double best_ms, double *out_ms,
                               int *out_cut) {
     *out_cut = 0;
-    const double t0 = trr_now_s();
-    for (int w = 1; w < warmup || trr_now_s() - t0 < warm_s; w++) {
-        TRR_TRY(call_op(r));
-        if (w % 8 == 0) TRR_TRY(trr_synchronize(r->ctx)); /* the wall clock then follows the device */
-        if (w >= MAX_WARMUP_CALLS) break;
-    }
-    TRR_TRY(trr_synchronize(r->ctx));
+    TRR_TRY(trr_warmup_run(r->ctx, warmup_call, r, 0, warm_s, warmup - 1));
     double *ms = malloc((size_t)reps * sizeof *ms);
     if (!ms) return trr_error(r->ctx, TRR_ERR_OUT_OF_MEMORY, "tune: host memory");
     int n = 0;

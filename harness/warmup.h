@@ -14,4 +14,15 @@
  * TRIREME_WARMUP_MS when set (0 and up). */
 double trr_warmup_seconds(trr_context *ctx);
 
+/* One round of what is warmed up (the bench's case and its vendor call in turn, or the tuner's op). */
+typedef trr_status (*trr_warmup_fn)(trr_context *ctx, void *user);
+
+/* Runs fn back to back for `seconds` (and at least min_rounds times), queued in bursts of about 20 ms with one
+ * trr_synchronize each: the device stays busy, where calls that each wait for the host leave it idle between
+ * them, long enough for NVIDIA's driver to lower the clock again (bench/results/
+ * 2026-11-24-h200-softmax-three-apis-clocks.txt). round_ms: a guess at one round's time (0: unknown, the first
+ * burst is one round); each burst's own time sizes the next. Stops after seconds + 0.5 s whatever min_rounds. */
+trr_status trr_warmup_run(trr_context *ctx, trr_warmup_fn fn, void *user, double round_ms, double seconds,
+                          int min_rounds);
+
 #endif

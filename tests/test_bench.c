@@ -2,6 +2,7 @@
  * reporting a figure (run on outputs corrupted here, after a correct run). */
 #define _POSIX_C_SOURCE 200809L /* setenv, mkdtemp */
 #include "bench.h"
+#include "clock.h"
 #include "validate.h"
 #include "warmup.h"
 #include "report_meta.h"
@@ -221,6 +222,58 @@ Test(bench, warmup_seconds_follow_the_device_and_the_environment) {
         cr_expect_float_eq(trr_warmup_seconds(ctx), 0.05, 1e-12, "\"%s\" must be ignored", bad[i]);
     }
     unsetenv("TRIREME_WARMUP_MS");
+    trr_context_destroy(ctx);
+}
+
+/* trr_warmup_run keeps calling for its seconds, at least min_rounds times, in bursts each ended by a
+ * synchronize (the add's output is complete when it returns), and gives back the first failure. */
+typedef struct warm_count {
+    int calls, fail_at;
+    const trr_tensor *x, *ones;
+} warm_count;
+
+static trr_status counted_add(trr_context *ctx, void *user) {
+    warm_count *w = user;
+    if (++w->calls == w->fail_at) return trr_error(ctx, TRR_ERR_INVALID_ARGUMENT, "call %d fails", w->calls);
+    return trr_add(ctx, w->x, w->ones, w->x);
+}
+
+Test(bench, warmup_runs_in_bursts_for_its_seconds) {
+    trr_context *ctx = NULL;
+    cr_assert_eq(trr_context_create("cpu", &ctx), TRR_OK, "%s", trr_last_error(NULL));
+    const int64_t n = 4096;
+    trr_buffer *bx = NULL, *b1 = NULL;
+    cr_assert_eq(trr_buffer_create(ctx, (size_t)n * sizeof(float), &bx), TRR_OK);
+    cr_assert_eq(trr_buffer_create(ctx, (size_t)n * sizeof(float), &b1), TRR_OK);
+    float *h = malloc((size_t)n * sizeof *h);
+    cr_assert_not_null(h);
+    for (int64_t i = 0; i < n; i++) h[i] = 1.0f;
+    cr_assert_eq(trr_buffer_write(ctx, b1, 0, h, (size_t)n * sizeof *h), TRR_OK);
+    cr_assert_eq(trr_buffer_fill(ctx, bx, 0, (size_t)n * sizeof *h, 0), TRR_OK);
+    trr_tensor x, ones;
+    cr_assert_eq(trr_tensor_1d(bx, 0, TRR_F32, n, &x), TRR_OK);
+    cr_assert_eq(trr_tensor_1d(b1, 0, TRR_F32, n, &ones), TRR_OK);
+    warm_count w = {.x = &x, .ones = &ones};
+    const double t0 = trr_now_s();
+    cr_assert_eq(trr_warmup_run(ctx, counted_add, &w, 0, 0.05, 3), TRR_OK, "%s", trr_last_error(ctx));
+    const double el = trr_now_s() - t0;
+    cr_expect(el >= 0.05 && el < 0.05 + 0.5 + 0.5, "ran %g s for 0.05 s", el);
+    cr_expect(w.calls >= 3 && w.calls < (1 << 24), "%d calls", w.calls);
+    /* x gained 1 per call, and every call had finished when it returned: x = calls, exactly, in every element */
+    cr_assert_eq(trr_buffer_read(ctx, bx, 0, h, (size_t)n * sizeof *h), TRR_OK);
+    cr_expect_eq(h[0], (float)w.calls, "%g after %d calls", (double)h[0], w.calls);
+    cr_expect_eq(h[n - 1], (float)w.calls, "%g after %d calls", (double)h[n - 1], w.calls);
+    /* no time asked: whole bursts until min_rounds */
+    w.calls = 0;
+    cr_assert_eq(trr_warmup_run(ctx, counted_add, &w, 0, 0, 5), TRR_OK);
+    cr_expect(w.calls >= 5, "%d calls", w.calls);
+    w.calls = 0;
+    w.fail_at = 2;
+    cr_expect_eq(trr_warmup_run(ctx, counted_add, &w, 0, 0.05, 3), TRR_ERR_INVALID_ARGUMENT);
+    cr_expect_eq(w.calls, 2, "stops at the failing call");
+    free(h);
+    trr_buffer_destroy(bx);
+    trr_buffer_destroy(b1);
     trr_context_destroy(ctx);
 }
 
@@ -571,7 +624,7 @@ Test(bench, only_a_writing_bench_is_suspect_above_the_copy_ceiling) {
 Test(bench, clock_sampler_off_a_gpu_says_why_and_samples_nothing) {
     trr_device_info cpu = {.is_gpu = 0};
     trr_bench_clock *c = NULL;
-    trr_bench_clock_open(&cpu, &c);
+    trr_bench_clock_open(&cpu, 0, &c);
     cr_assert_not_null(c);
     cr_expect(strstr(trr_bench_clock_source(c), "not a GPU") != NULL, "%s", trr_bench_clock_source(c));
     cr_expect_eq(trr_bench_clock_max_mhz(c), 0);
@@ -587,9 +640,13 @@ Test(bench, clock_sampler_off_a_gpu_says_why_and_samples_nothing) {
     /* a GPU without NVML's library, or one NVML does not list: no failure, a reason */
     trr_device_info gpu = {.is_gpu = 1};
     snprintf(gpu.uuid, sizeof gpu.uuid, "%s", "00000000-0000-0000-0000-000000000000");
-    trr_bench_clock_open(&gpu, &c);
+    trr_bench_clock_open(&gpu, 0, &c);
     cr_assert_not_null(c);
     cr_expect(strstr(trr_bench_clock_source(c), "not sampled") != NULL, "%s", trr_bench_clock_source(c));
+    trr_bench_clock_close(c);
+    trr_bench_clock_open(&gpu, 1, &c);
+    cr_assert_not_null(c);
+    cr_expect(strstr(trr_bench_clock_source(c), "--no-clock") != NULL, "%s", trr_bench_clock_source(c));
     trr_bench_clock_close(c);
 }
 
