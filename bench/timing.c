@@ -50,15 +50,20 @@ static trr_status flush_ms(trr_context *ctx, const trr_bench_flush *flush, doubl
     return TRR_OK;
 }
 
-/* One warm-up round: each call in turn. */
+/* One warm-up round: what a repetition runs, each call after its own flush, without the wait for its timer. */
 typedef struct round_job {
     const trr_bench_timed *items;
     int n;
+    const trr_bench_flush *flush;
+    int flushes;
 } round_job;
 
 static trr_status one_round(trr_context *ctx, void *user) {
-    const round_job *j = user;
-    for (int i = 0; i < j->n; i++) TRR_TRY(j->items[i].fn(ctx, j->items[i].user));
+    round_job *j = user;
+    for (int i = 0; i < j->n; i++) {
+        TRR_TRY(trr_cache_flush_run(ctx, j->flush, j->flushes++));
+        TRR_TRY(j->items[i].fn(ctx, j->items[i].user));
+    }
     return TRR_OK;
 }
 
@@ -69,19 +74,21 @@ trr_status trr_bench_time_each(trr_context *ctx, const trr_bench_timed *items, i
                          TRR_BENCH_TIMED_MAX);
     /* warm-up: module loads, compilation and first-touch page faults stay out of the figures, and the clocks
      * come back up after the host-side setup (warmup.h): each call once, timed (its time sizes the first burst),
-     * then bursts of untimed calls (trr_warmup_run). No flush between warm-up calls: they are not timed, and
-     * flushing is what made a tiny case's warm-up take tens of seconds. */
+     * then bursts of what the repetitions run, flushes included, without their waits (trr_warmup_run). The
+     * flushes keep the device's power near the repetitions' own: bursts of the bare op drove an H200 into its
+     * power cap before the repetitions began (gelu 2^27 at 1245-1305 MHz, 2-5% below the figure after a warm-up
+     * of timed calls; bench/results/2026-11-24-h200-bench-clock-warmup.txt). */
     double est[TRR_BENCH_TIMED_MAX], one_flush_ms = 0, round_ms = 0;
     const double wall_s = trr_warmup_seconds(ctx), t0 = trr_now_s();
+    TRR_TRY(flush_ms(ctx, flush, &one_flush_ms));
     for (int j = 0; j < n; j++) {
         TRR_TRY(time_one(ctx, items[j].fn, items[j].user, &est[j]));
-        round_ms += est[j];
+        round_ms += one_flush_ms + est[j];
     }
-    const round_job job = {items, n};
-    TRR_TRY(trr_warmup_run(ctx, one_round, (void *)&job, round_ms, wall_s > WARMUP_MIN_S ? wall_s : WARMUP_MIN_S, 1));
+    round_job job = {items, n, flush, 0};
+    TRR_TRY(trr_warmup_run(ctx, one_round, &job, round_ms, wall_s > WARMUP_MIN_S ? wall_s : WARMUP_MIN_S, 1));
     /* each call timed once more, warm: its time sizes the repetitions */
     for (int j = 0; j < n; j++) TRR_TRY(time_one(ctx, items[j].fn, items[j].user, &est[j]));
-    TRR_TRY(flush_ms(ctx, flush, &one_flush_ms));
     if (reps <= 0) {
         double timed_round_ms = 0;
         for (int j = 0; j < n; j++) timed_round_ms += est[j];
