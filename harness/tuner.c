@@ -83,6 +83,7 @@ typedef struct tune_run {
     int64_t blocks[3][2]; /* checked row blocks [first, count); one block of every row when not sampling */
     int n_blocks;
     trr_cache_flush flush;
+    int warmup_flushes; /* fills so far in warm-ups (each fill writes a different byte) */
 } tune_run;
 
 #define HAS(r, i) ((i) != 1 || (r)->n_inputs == 2)
@@ -236,9 +237,12 @@ static int cmp_double(const void *a, const void *b) {
  * back-to-back calls first (warmup.h): the whole warm-up after the host has kept the device idle, a short one
  * between candidates timed one after the other. */
 #define BETWEEN_CANDIDATES_WARMUP_S 0.05
+/* A warm-up round runs what a timed run does, flush included, so the warm-up's power draw is the timed runs'
+ * (bench/timing.c says what bare-op bursts did to an H200's clock). */
 static trr_status warmup_call(trr_context *ctx, void *user) {
-    (void)ctx;
-    return call_op(user);
+    tune_run *r = user;
+    TRR_TRY(trr_cache_flush_run(ctx, &r->flush, r->warmup_flushes++));
+    return call_op(r);
 }
 static trr_status time_config(tune_run *r, int warmup, int reps, double warm_s, double best_ms, double *out_ms,
                               int *out_cut) {
