@@ -665,3 +665,71 @@ Test(bench, only_an_idle_lowered_clock_is_flagged) {
     cr_expect_not(trr_bench_clock_idle_low(&none, 1980));
     cr_expect_not(trr_bench_clock_idle_low(&idle_low, 0), "no top clock known: nothing to judge");
 }
+
+/* A case's clock goes through the JSON and back, and the text marks an idle-lowered one with '*' and a note;
+ * the clock of a CPU run is null in the JSON and '-' in the table. */
+Test(bench, case_clock_reads_back_and_marks_an_idle_lowered_case, .timeout = 120) {
+    trr_context *ctx = NULL;
+    cr_assert_eq(trr_context_create("cpu", &ctx), TRR_OK, "%s", trr_last_error(NULL));
+    trr_bench_options opt = {.bench_mask = 1u << TRR_BENCH_ADD, .sizes = TRR_BENCH_SIZES_LIST, .size_list = "96,128",
+                             .reps = 3, .seed = 9};
+    trr_bench_report *rep = NULL;
+    cr_assert_eq(trr_bench_run(ctx, &opt, &rep), TRR_OK, "%s", trr_last_error(ctx));
+    cr_assert_eq(rep->n_results, 2);
+    cr_assert_eq(rep->results[0].timing.clock.samples, 0, "a CPU device is not sampled");
+    cr_assert(strstr(rep->clock_source, "not a GPU") != NULL, "%s", rep->clock_source);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    const trr_bench_report *reps[1] = {rep};
+    trr_bench_print(reps, 1, mem);
+    fclose(mem);
+    cr_expect(strstr(text, "*") == NULL, "no case marked on a CPU run:\n%s", text);
+    free(text);
+
+    /* as an NVIDIA GPU's run would fill them: one case at the top clock, one lowered while idle */
+    rep->clock_max_mhz = 1980;
+    snprintf(rep->clock_source, sizeof rep->clock_source, "%s", "NVML, driver 580.159.04, SM clock up to 1980 MHz");
+    rep->results[0].timing.clock = (trr_bench_clock_stats){.samples = 25, .min_mhz = 1980, .mean_mhz = 1980,
+                                                           .max_mhz = 1980};
+    rep->results[1].timing.clock = (trr_bench_clock_stats){.samples = 25, .min_mhz = 750, .mean_mhz = 1234,
+                                                           .max_mhz = 1980, .idle_samples = 6};
+    mem = open_memstream(&text, &len);
+    trr_bench_print(reps, 1, mem);
+    fclose(mem);
+    cr_expect(strstr(text, " 1980 ") != NULL, "the top-clock case's MHz:\n%s", text);
+    cr_expect(strstr(text, " 1234* ") != NULL, "the idle-lowered case's MHz, marked:\n%s", text);
+    cr_expect(strstr(text, "1 timed while the driver, seeing the GPU idle") != NULL, "the note:\n%s", text);
+    free(text);
+
+    char path[] = "/tmp/trr_bench_clock_XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    close(fd);
+    cr_assert_eq(trr_bench_write_json(reps, 1, path), TRR_OK, "%s", trr_last_error(NULL));
+    cJSON *root = trr_bench_json_load(path, stderr);
+    cr_assert_not_null(root);
+    const cJSON *r0 = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(root, "reports"), 0),
+                                                             "results"), 1);
+    const cJSON *clk = cJSON_GetObjectItem(r0, "sm_clock");
+    cr_assert(cJSON_IsObject(clk));
+    cr_expect(cJSON_IsTrue(cJSON_GetObjectItem(clk, "idle_low")));
+    cr_expect_float_eq(cJSON_GetObjectItem(clk, "min_mhz")->valuedouble, 750.0, 1e-9);
+    cJSON_Delete(root);
+    trr_bench_report *back[2];
+    int n = 0;
+    cr_assert_eq(trr_bench_load_reports(path, back, 2, &n, stderr), TRR_OK, "%s", trr_last_error(NULL));
+    cr_assert_eq(n, 1);
+    cr_expect_float_eq(back[0]->clock_max_mhz, 1980.0, 1e-9);
+    cr_expect_str_eq(back[0]->clock_source, rep->clock_source);
+    const trr_bench_clock_stats *b = &back[0]->results[1].timing.clock;
+    cr_expect_eq(b->samples, 25);
+    cr_expect_eq(b->idle_samples, 6);
+    cr_expect_float_eq(b->mean_mhz, 1234.0, 1e-9);
+    cr_expect(trr_bench_clock_idle_low(b, back[0]->clock_max_mhz));
+    cr_expect_not(trr_bench_clock_idle_low(&back[0]->results[0].timing.clock, back[0]->clock_max_mhz));
+    trr_bench_free(back[0]);
+    remove(path);
+    trr_bench_free(rep);
+    trr_context_destroy(ctx);
+}
