@@ -152,11 +152,7 @@ void trr_bench_clock_open(const trr_device_info *dev, int no_clock, trr_bench_cl
         snprintf(c->reason, sizeof c->reason, "clock not sampled: NVIDIA's management library did not load (%s)", why);
         return;
     }
-    if (!find_device(c, dev)) {
-        c->clock_info = NULL;
-        return;
-    }
-    c->reason[0] = '\0';
+    find_device(c, dev); /* on failure c->reason says why, and NVML is shut down again */
 }
 
 const char *trr_bench_clock_source(const trr_bench_clock *c) {
@@ -195,7 +191,7 @@ void trr_bench_clock_close(trr_bench_clock *c) {
         trr_bench_clock_stats ignored;
         trr_bench_clock_end(c, &ignored);
     }
-    if (c->lib && c->clock_info && c->shutdown) c->shutdown();
+    if (!c->reason[0]) c->shutdown(); /* NVML was initialised and the device found */
     if (c->lib) dlclose(c->lib);
     pthread_mutex_destroy(&c->lock);
     free(c);

@@ -130,7 +130,8 @@ static cJSON *report_json(const trr_bench_report *rep) {
     cJSON_AddStringToObject(ceil, "vendor", rep->vendor);
     cJSON_AddStringToObject(ceil, "vendor_note", rep->vendor_note);
     cJSON *res = cJSON_AddArrayToObject(o, "results");
-    for (int i = 0; i < rep->n_results; i++) cJSON_AddItemToArray(res, result_json(&rep->results[i], rep->clock_max_mhz));
+    for (int i = 0; i < rep->n_results; i++)
+        cJSON_AddItemToArray(res, result_json(&rep->results[i], rep->clock_max_mhz));
     return o;
 }
 

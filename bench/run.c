@@ -130,7 +130,8 @@ static trr_status run_case(run_state *rs, predictor *pred, trr_bench_result *r) 
     const char *vendor_what = "";
     int paired = def->compute_bound && rs->vendor &&
                  trr_bench_vendor_call(rs->vendor, ctx, &s, &items[1], &vendor_what) == TRR_OK;
-    st = trr_bench_time_each(ctx, items, paired ? 2 : 1, &rs->flush, rs->clock, rs->opt->reps, rs->target_s, timings);
+    st = trr_bench_time_each(ctx, items, paired ? 2 : 1, &rs->flush, rs->clock, rs->opt->reps, rs->target_s,
+                             timings);
     if (st != TRR_OK && paired) {
         paired = 0;
         st = trr_bench_time_each(ctx, items, 1, &rs->flush, rs->clock, rs->opt->reps, rs->target_s, timings);

@@ -709,8 +709,8 @@ Test(bench, case_clock_reads_back_and_marks_an_idle_lowered_case, .timeout = 120
     cr_assert_eq(trr_bench_write_json(reps, 1, path), TRR_OK, "%s", trr_last_error(NULL));
     cJSON *root = trr_bench_json_load(path, stderr);
     cr_assert_not_null(root);
-    const cJSON *r0 = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(root, "reports"), 0),
-                                                             "results"), 1);
+    const cJSON *rep0 = cJSON_GetArrayItem(cJSON_GetObjectItem(root, "reports"), 0);
+    const cJSON *r0 = cJSON_GetArrayItem(cJSON_GetObjectItem(rep0, "results"), 1);
     const cJSON *clk = cJSON_GetObjectItem(r0, "sm_clock");
     cr_assert(cJSON_IsObject(clk));
     cr_expect(cJSON_IsTrue(cJSON_GetObjectItem(clk, "idle_low")));
