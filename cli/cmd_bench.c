@@ -197,12 +197,10 @@ int trr_cli_bench(int argc, char **argv) {
             if (i + 2 >= argc) return cli_usage_error("bench", "--replot needs a directory and one JSON file or more");
             return replot(argv[i + 1], argc - i - 2, argv + i + 2);
         }
-        if (cli_flag(argv, i, "no-clock")) {
-            opt.no_clock = 1;
-            continue;
-        }
         if (cli_flag(argv, i, "no-vendor")) {
             opt.no_vendor = 1;
+        } else if (cli_flag(argv, i, "no-clock")) {
+            opt.no_clock = 1;
         } else if (cli_flag(argv, i, "quiet")) {
             ps.quiet = 1;
         } else if ((r = cli_option_value(argc, argv, &i, "device", &v)) != 0) {
