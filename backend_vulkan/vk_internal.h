@@ -120,6 +120,7 @@ typedef struct trr_vk_phys {
     int subgroup_arith; /* subgroup arithmetic operations in compute shaders */
     int push_descriptor; /* VK_KHR_push_descriptor */
     int pipeline_robustness; /* VK_EXT_pipeline_robustness with its pipelineRobustness feature */
+    int host_query_reset; /* Vulkan 1.2's hostQueryReset: queries reset by the host, outside command buffers */
     /* the f16 cooperative-matrix kernel can run: VK_NV_cooperative_matrix with 16x16x16 f16 -> f32 at subgroup
      * scope, the Vulkan memory model, shaderFloat16 and 32-wide subgroups */
     int coop_f16;
@@ -261,6 +262,10 @@ typedef struct trr_vk_device {
     VkQueryPool queries;
     int timer_running; /* between timer_start and timer_stop: every submitted batch ends with the stop stamp */
     int timer_stamped; /* a batch has written the stop stamp since timer_start: the next one resets it first */
+    /* vkResetQueryPool where the device offers hostQueryReset (enabled); queries_reset: the host has reset both
+     * queries since they were last written, so timer_start records no reset */
+    PFN_vkResetQueryPool host_reset;
+    int queries_reset;
     /* TRIREME_VK_PIPELINE_STATS=1 and the device has VK_KHR_pipeline_executable_properties: each new pipeline's
      * compiler statistics (registers, shared memory, ...) go to stderr, a diagnostic for tuning kernels. */
     PFN_vkGetPipelineExecutablePropertiesKHR get_exec_props;

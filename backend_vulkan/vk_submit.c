@@ -349,9 +349,12 @@ trr_status trr_vk_synchronize(trr_context *ctx) {
 }
 
 /* The start stamp goes into the open batch (one is opened if none is): it waits for everything recorded before
- * it, so the interval covers only the timed work. Before it go the queries' reset and the barrier the first
- * timed op would begin with (that op then records none): what orders the timed work after the work before it
- * stays out of the interval, as a CUDA event recorded after earlier work leaves that wait out. */
+ * it, so the interval covers only the timed work. Before it goes the barrier the first timed op would begin with
+ * (that op then records none): what orders the timed work after the work before it stays out of the interval,
+ * as a CUDA event recorded after earlier work leaves that wait out. The queries are reset by the host after
+ * each reading (hostQueryReset) where the device offers it: a reset recorded just before the start stamp still
+ * cost the interval's first dispatch 1.3 us on an H200, though not the stamps themselves
+ * (bench/results/2026-11-24-h200-vulkan-timer-reset.txt); elsewhere it is recorded here. */
 trr_status trr_vk_timer_start(trr_context *ctx) {
     trr_vk_device *d = trr_vk_dev(ctx);
     if (!d->queries)
@@ -360,7 +363,8 @@ trr_status trr_vk_timer_start(trr_context *ctx) {
     TRR_TRY(clear_ahead_ctx(ctx, d));
     if (!d->recording) TRR_TRY(open_batch(ctx, d));
     trr_vk_slot *s = d->recording;
-    d->fn.vkCmdResetQueryPool(s->cmd, d->queries, 0, 2);
+    if (!d->queries_reset) d->fn.vkCmdResetQueryPool(s->cmd, d->queries, 0, 2);
+    d->queries_reset = 0;
     op_barrier(d, s->cmd);
     d->fn.vkCmdWriteTimestamp(s->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, d->queries, 0);
     s->fenced = 1;
@@ -384,6 +388,10 @@ trr_status trr_vk_timer_stop(trr_context *ctx, double *out_ms) {
                  d->fn.vkGetQueryPoolResults(d->device, d->queries, 0, 2, sizeof t, t, sizeof t[0],
                                              VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
                  "vkGetQueryPoolResults");
+    if (d->host_reset) { /* for the next interval; every batch that wrote them has completed */
+        d->host_reset(d->device, d->queries, 0, 2);
+        d->queries_reset = 1;
+    }
     uint64_t mask = d->timestamp_bits >= 64 ? UINT64_MAX : (((uint64_t)1 << d->timestamp_bits) - 1);
     uint64_t ticks = (t[1] - t[0]) & mask;
     *out_ms = (double)ticks * (double)d->phys.props.limits.timestampPeriod * 1e-6;

@@ -357,6 +357,75 @@ static void raw_driver(trr_context *ctx) {
     flag_probe(&cu, mod, fn, nat.queue, args);
 }
 
+/* The CUDA side of trr_vk_dispatch_probe's states: kernels of one block of 64 threads that return at once (k),
+ * read a parameter and return (kp), or read a word through a pointer parameter and return (kw; the word is 0),
+ * timed between the backend's events after the bench's 256 MiB fill, which the host's launches queue behind. */
+static const char dispatch_ptx[] =
+    ".version 7.0\n.target sm_80\n.address_size 64\n"
+    ".visible .entry k(.param .u64 a, .param .u64 n)\n{\nret;\n}\n"
+    ".visible .entry kp(.param .u64 a, .param .u64 n)\n{\n.reg .u64 %rd<3>;\n.reg .pred %q;\n"
+    "ld.param.u64 %rd1, [n];\nsetp.eq.u64 %q, %rd1, 0;\n@%q ret;\nld.param.u64 %rd2, [a];\n"
+    "st.global.u64 [%rd2], %rd1;\nret;\n}\n"
+    ".visible .entry kw(.param .u64 a, .param .u64 n)\n{\n.reg .u64 %rd<2>;\n.reg .f32 %f<2>;\n.reg .pred %q;\n"
+    "ld.param.u64 %rd1, [a];\nld.global.f32 %f1, [%rd1];\nsetp.eq.f32 %q, %f1, 0f00000000;\n@%q ret;\n"
+    "st.global.f32 [%rd1], %f1;\nret;\n}\n";
+
+static int dispatch(const char *device) {
+    enum { REPS = 30 };
+    trr_context *ctx = NULL;
+    CHECK(trr_context_create(device, &ctx));
+    trr_native nat;
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW);
+    if (trr_context_native(ctx, &nat) != TRR_OK || strcmp(nat.backend, "cuda") != 0 || !lib) {
+        fprintf(stderr, "dispatch: %s is not a CUDA device with a driver\n", device);
+        return 2;
+    }
+    cu_driver cu;
+    load_driver(lib, &cu);
+    void *mod = NULL, *fn[3];
+    const char *names[3] = {"k", "kp", "kw"}, *what[3] = {"returns at once", "reads a parameter", "reads a word"};
+    if (cu.ctx_set_current(nat.context) || cu.module_load_data(&mod, dispatch_ptx)) {
+        fprintf(stderr, "dispatch: could not load the kernels\n");
+        return 1;
+    }
+    for (int i = 0; i < 3; i++)
+        if (cu.module_get_function(&fn[i], mod, names[i])) return 1;
+    trr_buffer *flush, *word;
+    CHECK(trr_buffer_create(ctx, (size_t)256 << 20, &flush));
+    CHECK(trr_buffer_create(ctx, 4096, &word));
+    CHECK(trr_buffer_fill(ctx, word, 0, 4096, 0));
+    uint64_t a = 0;
+    CHECK(trr_buffer_native(word, &a));
+    unsigned long long n = 0;
+    void *args[] = {&a, &n};
+    printf("%s, medians of %d (us) after the fill, one block of 64 threads:\n", device, REPS);
+    for (int f = 0; f < 3; f++) {
+        double med[2][3];
+        for (int fill = 0; fill < 2; fill++)
+            for (int ki = 0; ki < 3; ki++) {
+                const int k = ki == 0 ? 0 : ki == 1 ? 1 : 4;
+                double t[REPS];
+                for (int r = 0; r < REPS; r++) {
+                    double ms = 0;
+                    CHECK(trr_buffer_fill(ctx, flush, 0, fill ? (size_t)256 << 20 : 4096, (uint8_t)r));
+                    CHECK(trr_timer_start(ctx));
+                    for (int i = 0; i < k; i++)
+                        if (cu.launch(fn[f], 1, 1, 1, 64, 1, 1, 0, nat.queue, args, NULL)) return 1;
+                    CHECK(trr_timer_stop(ctx, &ms));
+                    t[r] = ms * 1e3;
+                }
+                med[fill][ki] = median(t, REPS);
+            }
+        printf("  kernel that %-16s k = 0 / 1 / 4 after the fill %.2f / %.2f / %.2f (%.2f a kernel after the first); "
+               "after 4 KiB %.2f / %.2f / %.2f\n",
+               what[f], med[1][0], med[1][1], med[1][2], (med[1][2] - med[1][1]) / 3, med[0][0], med[0][1], med[0][2]);
+    }
+    trr_buffer_destroy(word);
+    trr_buffer_destroy(flush);
+    trr_context_destroy(ctx);
+    return 0;
+}
+
 /* Each of STREAMS fresh streams (and the context's own, first): host time per cuLaunchKernel of the empty kernel
  * (the launch alone, the stream drained outside the timing) and per launch + cuStreamSynchronize; median of 7
  * rounds of 300. Whether the host's launch cost, which moves by 1 us between processes, also moves between the
@@ -679,10 +748,11 @@ static int flushes(const char *device, const char *opname, long long rows, long 
 int main(int argc, char **argv) {
     if (argc >= 3 && strcmp(argv[1], "latency") == 0) return latency(argv[2]);
     if (argc >= 3 && strcmp(argv[1], "streams") == 0) return streams(argv[2]);
+    if (argc >= 3 && strcmp(argv[1], "dispatch") == 0) return dispatch(argv[2]);
     if (argc >= 7 && strcmp(argv[1], "sweep") == 0)
         return sweep(argv[2], argv[3], atoll(argv[4]), atoll(argv[5]), argc - 6, argv + 6);
     if (argc >= 6 && strcmp(argv[1], "flushes") == 0) return flushes(argv[2], argv[3], atoll(argv[4]), atoll(argv[5]));
-    fprintf(stderr, "usage: stream_probe latency DEVICE | streams DEVICE | sweep DEVICE OP ROWS COLS CFG... | flushes DEVICE "
+    fprintf(stderr, "usage: stream_probe latency DEVICE | streams DEVICE | dispatch DEVICE | sweep DEVICE OP ROWS COLS CFG... | flushes DEVICE "
                     "OP ROWS COLS\n");
     return 2;
 }

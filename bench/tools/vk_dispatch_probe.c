@@ -16,6 +16,13 @@
 
 #include <string.h>
 
+/* shaders/empty.comp and shaders/first_reads.comp, compiled by the build */
+#include "empty_spv.h"
+#include "reads1_spv.h"
+#include "reads2_spv.h"
+#include "reads3_spv.h"
+#include "reads4_spv.h"
+
 #define FLUSH_BYTES ((size_t)256 << 20)
 #define MAX_K 4
 
@@ -30,10 +37,45 @@ typedef struct vprobe {
     VkDescriptorPool pool;
     VkDescriptorSet set;
     VkDescriptorBufferInfo info[3];
+    /* the probe shaders (STATE_BARE on): the empty one under three pipeline layouts (none, push constants
+     * only, the library's set + push), then first_reads.comp's four under the library's */
+    VkPipelineLayout empty_layout[2];
+    VkPipeline state_pipe[8];
 } vprobe;
 
-static void bind_all(vprobe *p, VkCommandBuffer cmd) {
+/* What a dispatch carries and reads first (interval's `state`). STATE_LIBRARY: the library's softmax pipeline
+ * with rows = 0, as the probe's other lines; the empty shader with nothing bound but the pipeline, with push
+ * constants pushed, with the library's descriptors and push constants; then under the library's set and push
+ * constants a shader that reads a push constant, a word of a buffer, that word at an index the push constant
+ * gives (two reads in a chain), or both independently, and exits. */
+enum {
+    STATE_LIBRARY,
+    STATE_BARE,
+    STATE_PUSH,
+    STATE_SET_PUSH,
+    STATE_READ_PUSH,
+    STATE_READ_WORD,
+    STATE_READ_CHAIN,
+    STATE_READ_BOTH,
+    STATES
+};
+static const char *const state_names[STATES] = {"softmax_rows, rows = 0",        "empty shader, nothing bound",
+                                                "empty shader, push constants",  "empty shader, set + push constants",
+                                                "reads a push constant",         "reads a buffer word",
+                                                "reads push constant then word", "reads push constant and word"};
+
+static void bind_all(vprobe *p, VkCommandBuffer cmd, int state) {
     trr_vk_device *d = p->d;
+    if (state == STATE_BARE || state == STATE_PUSH) {
+        d->fn.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p->state_pipe[state]);
+        d->recording->bound = VK_NULL_HANDLE;
+        if (state == STATE_PUSH) {
+            trr_vk_push push;
+            memset(&push, 0, sizeof push);
+            d->fn.vkCmdPushConstants(cmd, p->empty_layout[1], VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof push, &push);
+        }
+        return;
+    }
     if (d->push_set) {
         VkWriteDescriptorSet wr[3];
         trr_vk_storage_writes(p->info, wr);
@@ -41,8 +83,9 @@ static void bind_all(vprobe *p, VkCommandBuffer cmd) {
     } else {
         d->fn.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, d->pipeline_layout, 0, 1, &p->set, 0, NULL);
     }
-    d->fn.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p->pipe);
-    d->recording->bound = p->pipe;
+    VkPipeline pipe = state == STATE_LIBRARY ? p->pipe : p->state_pipe[state];
+    d->fn.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipe);
+    d->recording->bound = state == STATE_LIBRARY ? pipe : VK_NULL_HANDLE;
     trr_vk_push push;
     memset(&push, 0, sizeof push); /* rows = 0: every workgroup returns at once */
     d->fn.vkCmdPushConstants(cmd, d->pipeline_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof push, &push);
@@ -66,7 +109,8 @@ static void barrier(vprobe *p, VkCommandBuffer cmd, int kind) {
  * vkCmdFillBuffer, the transfer fill, recorded here; 0: nothing): k
  * dispatches of `groups` workgroups, `bar` between them; prebound: the pipeline and descriptors bound before the
  * start stamp. k = 0: an empty interval. */
-static int interval(vprobe *p, int k, uint32_t groups, int bar, int prebound, int fill, int rep, double *out_us) {
+static int interval(vprobe *p, int k, uint32_t groups, int bar, int prebound, int fill, int state, int rep,
+                    double *out_us) {
     trr_vk_device *d = p->d;
     double ms = 0;
     if (fill == 1 &&
@@ -83,14 +127,14 @@ static int interval(vprobe *p, int k, uint32_t groups, int bar, int prebound, in
     if (prebound) {
         VkCommandBuffer cmd;
         if (tool_check(p->ctx, trr_vk_begin(p->ctx, &cmd), "begin")) return 1;
-        bind_all(p, cmd);
+        bind_all(p, cmd, state);
         if (tool_check(p->ctx, trr_vk_end(p->ctx), "end")) return 1;
     }
     if (tool_check(p->ctx, trr_timer_start(p->ctx), "timer_start")) return 1;
     VkCommandBuffer cmd = d->recording->cmd; /* timer_start leaves a batch open */
     for (int i = 0; i < k; i++) {
         if (i) barrier(p, cmd, bar);
-        if (!prebound || i) bind_all(p, cmd);
+        if (!prebound || i) bind_all(p, cmd, state);
         d->fn.vkCmdDispatch(cmd, groups, 1, 1);
     }
     trr_vk_use(d, p->small->mem);
@@ -99,13 +143,150 @@ static int interval(vprobe *p, int k, uint32_t groups, int bar, int prebound, in
     return 0;
 }
 
-static int measure(vprobe *p, int k, uint32_t groups, int bar, int prebound, int fill, int reps, double *out_us) {
+static int measure_state(vprobe *p, int k, uint32_t groups, int bar, int prebound, int fill, int state, int reps,
+                         double *out_us) {
     double t[200];
     for (int i = 0; i < 20; i++)
-        if (interval(p, k, groups, bar, prebound, 0, i, &t[0])) return 1;
+        if (interval(p, k, groups, bar, prebound, 0, state, i, &t[0])) return 1;
     for (int r = 0; r < reps; r++)
-        if (interval(p, k, groups, bar, prebound, fill, r, &t[r])) return 1;
+        if (interval(p, k, groups, bar, prebound, fill, state, r, &t[r])) return 1;
     *out_us = tool_median(t, reps);
+    return 0;
+}
+
+static int measure(vprobe *p, int k, uint32_t groups, int bar, int prebound, int fill, int reps, double *out_us) {
+    return measure_state(p, k, groups, bar, prebound, fill, STATE_LIBRARY, reps, out_us);
+}
+
+static int probe_pipeline(vprobe *p, const uint32_t *code, size_t bytes, VkPipelineLayout layout, VkPipeline *out) {
+    trr_vk_device *d = p->d;
+    VkShaderModuleCreateInfo mci = {
+        .sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO, .codeSize = bytes, .pCode = code};
+    VkShaderModule mod;
+    if (d->fn.vkCreateShaderModule(d->device, &mci, NULL, &mod) != VK_SUCCESS) return 1;
+    VkComputePipelineCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+                                      .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
+                                                .stage = VK_SHADER_STAGE_COMPUTE_BIT,
+                                                .module = mod,
+                                                .pName = "main"},
+                                      .layout = layout};
+    VkResult r = d->fn.vkCreateComputePipelines(d->device, VK_NULL_HANDLE, 1, &ci, NULL, out);
+    d->fn.vkDestroyShaderModule(d->device, mod, NULL);
+    return r != VK_SUCCESS;
+}
+
+static int state_pipelines(vprobe *p) {
+    trr_vk_device *d = p->d;
+    VkPushConstantRange range = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT, .offset = 0, .size = sizeof(trr_vk_push)};
+    for (int i = 0; i < 2; i++) {
+        VkPipelineLayoutCreateInfo lci = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
+                                          .pushConstantRangeCount = (uint32_t)i,
+                                          .pPushConstantRanges = i ? &range : NULL};
+        if (d->fn.vkCreatePipelineLayout(d->device, &lci, NULL, &p->empty_layout[i]) != VK_SUCCESS) return 1;
+    }
+    const uint32_t *const reads[4] = {trr_probe_reads1_spv, trr_probe_reads2_spv, trr_probe_reads3_spv,
+                                      trr_probe_reads4_spv};
+    const size_t reads_bytes[4] = {sizeof trr_probe_reads1_spv, sizeof trr_probe_reads2_spv,
+                                   sizeof trr_probe_reads3_spv, sizeof trr_probe_reads4_spv};
+    int bad = probe_pipeline(p, trr_probe_empty_spv, sizeof trr_probe_empty_spv, p->empty_layout[0],
+                             &p->state_pipe[STATE_BARE]) ||
+              probe_pipeline(p, trr_probe_empty_spv, sizeof trr_probe_empty_spv, p->empty_layout[1],
+                             &p->state_pipe[STATE_PUSH]) ||
+              probe_pipeline(p, trr_probe_empty_spv, sizeof trr_probe_empty_spv, d->pipeline_layout,
+                             &p->state_pipe[STATE_SET_PUSH]);
+    for (int i = 0; !bad && i < 4; i++)
+        bad = probe_pipeline(p, reads[i], reads_bytes[i], d->pipeline_layout, &p->state_pipe[STATE_READ_PUSH + i]);
+    /* x holds zeros, so every reading shader exits */
+    return bad || tool_check(p->ctx, trr_buffer_fill(p->ctx, p->small, 0, 4096, 0), "fill");
+}
+
+/* The interval's stamps at other stages than the library's (the bottom of the pipe at both ends), with the
+ * probe's own query pool: after the fill, a batch resets the queries (the library resets them right before its
+ * barrier), the op barrier, the start stamp, k dispatches of `state` (the op barrier between), the stop stamp. */
+typedef struct stamps {
+    const char *name;
+    VkPipelineStageFlagBits start, stop;
+    int reset_early; /* the queries reset in a batch of their own before the fill */
+} stamps;
+
+static int stamp_interval(vprobe *p, VkQueryPool qp, const stamps *st, int k, int state, int rep, double *out_us) {
+    trr_vk_device *d = p->d;
+    VkCommandBuffer cmd;
+    if (st->reset_early) {
+        if (tool_check(p->ctx, trr_vk_begin(p->ctx, &cmd), "begin")) return 1;
+        d->fn.vkCmdResetQueryPool(cmd, qp, 0, 2);
+        if (tool_check(p->ctx, trr_vk_end(p->ctx), "end")) return 1;
+    }
+    if (tool_check(p->ctx, trr_buffer_fill(p->ctx, p->flush, 0, FLUSH_BYTES, (uint8_t)(rep * 17 + 1)), "fill"))
+        return 1;
+    if (!st->reset_early) {
+        if (tool_check(p->ctx, trr_vk_begin(p->ctx, &cmd), "begin")) return 1;
+        d->fn.vkCmdResetQueryPool(cmd, qp, 0, 2);
+        if (tool_check(p->ctx, trr_vk_end(p->ctx), "end")) return 1;
+    }
+    if (tool_check(p->ctx, trr_vk_begin(p->ctx, &cmd), "begin")) return 1; /* records the op barrier */
+    d->fn.vkCmdWriteTimestamp(cmd, st->start, qp, 0);
+    for (int i = 0; i < k; i++) {
+        if (i) barrier(p, cmd, BAR_OP);
+        bind_all(p, cmd, state);
+        d->fn.vkCmdDispatch(cmd, 1, 1, 1);
+    }
+    d->fn.vkCmdWriteTimestamp(cmd, st->stop, qp, 1);
+    trr_vk_use(d, p->small->mem);
+    if (tool_check(p->ctx, trr_vk_end(p->ctx), "end") || tool_check(p->ctx, trr_synchronize(p->ctx), "synchronize"))
+        return 1;
+    uint64_t t[2];
+    if (d->fn.vkGetQueryPoolResults(d->device, qp, 0, 2, sizeof t, t, sizeof t[0],
+                                    VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT) != VK_SUCCESS)
+        return 1;
+    uint64_t mask = d->timestamp_bits >= 64 ? UINT64_MAX : (((uint64_t)1 << d->timestamp_bits) - 1);
+    *out_us = (double)((t[1] - t[0]) & mask) * (double)d->phys.props.limits.timestampPeriod * 1e-3;
+    return 0;
+}
+
+static int stamps_report(vprobe *p, int reps) {
+    trr_vk_device *d = p->d;
+    const stamps ways[] = {
+        {"bottom / bottom (the library's)", VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, 0},
+        {"bottom / bottom, reset early", VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, 1},
+        {"top / bottom", VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, 0},
+        {"compute / compute", VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0},
+        {"top / compute", VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0},
+    };
+    VkQueryPoolCreateInfo qci = {
+        .sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO, .queryType = VK_QUERY_TYPE_TIMESTAMP, .queryCount = 2};
+    VkQueryPool qp;
+    if (d->fn.vkCreateQueryPool(d->device, &qci, NULL, &qp) != VK_SUCCESS) return 1;
+    int bad = 0;
+    for (size_t w = 0; !bad && w < sizeof ways / sizeof ways[0]; w++) {
+        const int ks[4] = {0, 1, 4, 1}, states[4] = {STATE_BARE, STATE_BARE, STATE_BARE, STATE_LIBRARY};
+        double med[4];
+        for (int c = 0; !bad && c < 4; c++) {
+            double t[200];
+            for (int r = 0; !bad && r < reps; r++) bad = stamp_interval(p, qp, &ways[w], ks[c], states[c], r, &t[r]);
+            med[c] = bad ? 0 : tool_median(t, reps);
+        }
+        if (!bad)
+            printf("stamps %-32s after the fill: empty %.2f, 1 empty dispatch %.2f, 4 %.2f (%.2f a dispatch after the "
+                   "first), softmax_rows (rows = 0) %.2f\n",
+                   ways[w].name, med[0], med[1], med[2], (med[2] - med[1]) / 3, med[3]);
+    }
+    d->fn.vkDestroyQueryPool(d->device, qp, NULL);
+    return bad;
+}
+
+/* Each state's dispatch of one workgroup after the fill: k = 1 and 4 behind the op barrier, 4 with none; k = 1
+ * without the fill. */
+static int states_report(vprobe *p, int reps) {
+    for (int st = 0; st < STATES; st++) {
+        double k1, k4, n4, nf;
+        if (measure_state(p, 1, 1, BAR_OP, 0, 1, st, reps, &k1) || measure_state(p, 4, 1, BAR_OP, 0, 1, st, reps, &k4) ||
+            measure_state(p, 4, 1, BAR_NONE, 0, 1, st, reps, &n4) || measure_state(p, 1, 1, BAR_OP, 0, 0, st, reps, &nf))
+            return 1;
+        printf("%-32s 1 workgroup after the fill: k = 1 %.2f, k = 4 %.2f (%.2f a dispatch after the first), "
+               "k = 4 without barriers %.2f; k = 1 without the fill %.2f\n",
+               state_names[st], k1, k4, (k4 - k1) / 3, n4, nf);
+    }
     return 0;
 }
 
@@ -164,7 +345,7 @@ int main(int argc, char **argv) {
     memset(&p, 0, sizeof p);
     if (tool_check(NULL, trr_context_create(device, &p.ctx), "opening the device")) return 1;
     p.d = trr_vk_dev(p.ctx);
-    int bad = setup(&p);
+    int bad = setup(&p) || state_pipelines(&p);
     double e0 = 0, e1 = 0, one[MAX_K + 1] = {0}, grid[MAX_K + 1] = {0}, light4 = 0, none4 = 0, pre1 = 0, pre_grid = 0;
     double nofill1 = 0, nofill_grid = 0, copy0 = 0, copy1 = 0, copy_grid = 0, tf0 = 0, tf1 = 0, tf_grid = 0;
     if (!bad) bad = measure(&p, 0, 1, BAR_OP, 0, 0, reps, &e0) || measure(&p, 0, 1, BAR_OP, 0, 1, reps, &e1);
@@ -195,7 +376,13 @@ int main(int argc, char **argv) {
                "%.2f\n",
                tf0, tf1, tf_grid);
     }
+    if (!bad) bad = states_report(&p, reps);
+    if (!bad) bad = stamps_report(&p, reps);
     if (tool_check(p.ctx, trr_synchronize(p.ctx), "synchronize")) bad = 1;
+    for (int i = 0; i < STATES; i++)
+        if (p.state_pipe[i]) p.d->fn.vkDestroyPipeline(p.d->device, p.state_pipe[i], NULL);
+    for (int i = 0; i < 2; i++)
+        if (p.empty_layout[i]) p.d->fn.vkDestroyPipelineLayout(p.d->device, p.empty_layout[i], NULL);
     if (p.pool) p.d->fn.vkDestroyDescriptorPool(p.d->device, p.pool, NULL);
     trr_buffer_destroy(p.small);
     trr_buffer_destroy(p.flush);
