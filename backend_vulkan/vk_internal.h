@@ -68,6 +68,11 @@ extern const size_t trr_vulkan_kernels_count;
     X(vkWaitForFences)                                                                                         \
     X(vkGetFenceStatus)                                                                                        \
     X(vkResetFences)                                                                                           \
+    X(vkCreateEvent)                                                                                           \
+    X(vkDestroyEvent)                                                                                          \
+    X(vkCmdSetEvent)                                                                                           \
+    X(vkGetEventStatus)                                                                                        \
+    X(vkResetEvent)                                                                                            \
     X(vkCmdCopyBuffer)                                                                                         \
     X(vkCmdFillBuffer)                                                                                         \
     X(vkCmdPipelineBarrier)                                                                                    \
@@ -159,7 +164,13 @@ typedef struct trr_vk_slot {
     int fenced;            /* a global barrier is the last command recorded: the next op need not record its own */
     int host_reads;        /* the host may read what it writes (a host access waits for it, or it uses a wrapped
                               buffer): it ends with a barrier to the host (always on direct_map devices) */
-    int in_flight;
+    int in_flight;         /* submitted, its fence not yet waited for and reset */
+    /* Where waits poll (spin_wait), the batch ends by setting done_event, which a synchronize also polls: a
+     * fence's signal reaches the host through the GPU's interrupt, and a thread polling on the CPU that takes it
+     * waits ~35 us more for the fence than for the event (vk_submit.c). done: the event was seen, so the work has
+     * completed; the fence is waited for when the slot is reused or the host touches what the batch used. */
+    VkEvent done_event;
+    int done;
     int ahead;             /* holds, after its op barrier, the dispatch a synchronize recorded ahead (vk_submit.c)
                               and no op has claimed it yet: not submitted as it is */
 } trr_vk_slot;
@@ -222,6 +233,7 @@ typedef struct trr_vk_device {
     uint32_t mem_device;  /* memory type for buffers */
     uint32_t mem_staging; /* host-visible, coherent */
     int direct_map;       /* buffers are host-visible: read and write through a mapping, no staging */
+    int spin_wait;        /* waits poll before they block (GPUs; TRIREME_VK_SPIN_WAIT=1 anywhere, for tests) */
     /* The f16 matmul's cooperative-matrix variants this device can run (its extension enabled and the kernel
      * built), each with the reason it cannot when 0 (check_config reports it): coop_khr, the
      * VK_KHR_cooperative_matrix build of matmul_coop.comp; coop_nv, its VK_NV_cooperative_matrix build; coop2,

@@ -14,7 +14,11 @@
  * synchronized tiny add on an H200; a command buffer submitted again without recording saved 2.5-3.5). Anything
  * else first clears the dispatch recorded ahead (a reset, what opening the batch would have cost); a freed
  * buffer clears it too, and the dispatch remembered. A batch holding nothing but the barrier, or an unclaimed
- * dispatch, is not submitted: a wait leaves it open. */
+ * dispatch, is not submitted: a wait leaves it open.
+ * On GPUs every batch ends by setting an event, which a synchronize polls beside the fence: on an H200 the event
+ * reaches a polling thread 9-10 us after the submission on every CPU, the fence as soon on most but ~45 us late
+ * on the CPU that takes the GPU's interrupt (bench/results/2026-11-24-h200-vulkan-sync-events.txt). A wait where
+ * the host then touches memory the batch used, a free, and a slot's reuse still wait for the fence. */
 #define _POSIX_C_SOURCE 200809L
 #include "vk_internal.h"
 
@@ -27,6 +31,8 @@
 #define SPIN_NS 500000
 
 trr_status trr_vk_slots_create(trr_context *ctx, trr_vk_device *d) {
+    const char *spin_env = getenv("TRIREME_VK_SPIN_WAIT");
+    d->spin_wait = d->phys.props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU || (spin_env && strcmp(spin_env, "1") == 0);
     VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
                                    .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
                                    .queueFamilyIndex = d->queue_family};
@@ -42,6 +48,10 @@ trr_status trr_vk_slots_create(trr_context *ctx, trr_vk_device *d) {
         TRR_VK_CHECK(ctx, d->fn.vkAllocateCommandBuffers(d->device, &ai, &s->cmd), "vkAllocateCommandBuffers");
         VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
         TRR_VK_CHECK(ctx, d->fn.vkCreateFence(d->device, &fci, NULL, &s->fence), "vkCreateFence");
+        if (d->spin_wait) {
+            VkEventCreateInfo eci = {.sType = VK_STRUCTURE_TYPE_EVENT_CREATE_INFO};
+            TRR_VK_CHECK(ctx, d->fn.vkCreateEvent(d->device, &eci, NULL, &s->done_event), "vkCreateEvent");
+        }
         if (d->push_set) continue; /* operands go into the command buffer */
         VkDescriptorPoolCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
                                           .maxSets = TRR_VK_BATCH_OPS,
@@ -56,6 +66,7 @@ void trr_vk_slots_destroy(trr_vk_device *d) {
     for (int i = 0; i < TRR_VK_SLOTS; i++) {
         trr_vk_slot *s = &d->slots[i];
         if (s->fence) d->fn.vkDestroyFence(d->device, s->fence, NULL);
+        if (s->done_event) d->fn.vkDestroyEvent(d->device, s->done_event, NULL);
         if (s->pool) d->fn.vkDestroyDescriptorPool(d->device, s->pool, NULL);
     }
     if (d->cmd_pool) d->fn.vkDestroyCommandPool(d->device, d->cmd_pool, NULL); /* frees the command buffers */
@@ -67,13 +78,28 @@ static int64_t now_ns(void) {
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-static VkResult wait_slot(trr_vk_device *d, trr_vk_slot *s, const char **what) {
+/* Waits for the slot's batch. by_event (a synchronize, where the host touches nothing the batch used): its
+ * done_event, polled beside the fence, may end the wait; the fence is then left for a later wait. Otherwise
+ * the fence, which also makes the batch's writes visible to the host and lets its resources be reused. */
+static VkResult wait_slot(trr_vk_device *d, trr_vk_slot *s, int by_event, const char **what) {
     if (!s->in_flight) return VK_SUCCESS;
+    by_event = by_event && s->done_event;
+    if (by_event && s->done) return VK_SUCCESS;
     VkResult r = VK_NOT_READY;
-    if (d->phys.props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU) {
+    if (d->spin_wait) {
         *what = "vkGetFenceStatus";
         const int64_t until = now_ns() + SPIN_NS;
         while ((r = d->fn.vkGetFenceStatus(d->device, s->fence)) == VK_NOT_READY && now_ns() < until) {
+            if (!by_event) continue;
+            VkResult e = d->fn.vkGetEventStatus(d->device, s->done_event);
+            if (e == VK_EVENT_SET) {
+                s->done = 1;
+                return VK_SUCCESS;
+            }
+            if (e != VK_EVENT_RESET) {
+                *what = "vkGetEventStatus";
+                return e;
+            }
         }
         if (r != VK_SUCCESS && r != VK_NOT_READY) return r;
     }
@@ -86,6 +112,12 @@ static VkResult wait_slot(trr_vk_device *d, trr_vk_slot *s, const char **what) {
     r = d->fn.vkResetFences(d->device, 1, &s->fence);
     if (r != VK_SUCCESS) return r;
     s->in_flight = 0;
+    s->done = 0;
+    if (s->done_event) { /* the batch has completed: the event is free to reset for the slot's next one */
+        *what = "vkResetEvent";
+        r = d->fn.vkResetEvent(d->device, s->done_event);
+        if (r != VK_SUCCESS) return r;
+    }
     return VK_SUCCESS;
 }
 
@@ -126,6 +158,7 @@ static VkResult flush(trr_vk_device *d, const char **what) {
         d->timer_stamped = 1;
     }
     if (d->direct_map || s->host_reads) barrier(d, s->cmd, VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
+    if (s->done_event) d->fn.vkCmdSetEvent(s->cmd, s->done_event, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT);
     *what = "vkEndCommandBuffer";
     VkResult r = d->fn.vkEndCommandBuffer(s->cmd);
     if (r != VK_SUCCESS) return r;
@@ -134,13 +167,15 @@ static VkResult flush(trr_vk_device *d, const char **what) {
     r = d->fn.vkQueueSubmit(d->queue, 1, &si, s->fence);
     if (r != VK_SUCCESS) return r;
     s->in_flight = 1;
+    s->done = 0;
     return VK_SUCCESS;
 }
 
 /* Waits for every batch numbered up to seq (all of them: UINT64_MAX), oldest first, so a failure reports the
  * earliest work that failed; the open batch is submitted first if it is among them, ending with the barrier to
- * the host if host_access (the host reads or writes memory once the wait returns). */
-static VkResult wait_upto(trr_vk_device *d, uint64_t seq, int host_access, const char **what) {
+ * the host if host_access (the host reads or writes memory once the wait returns). by_event: a batch's
+ * done_event may end its wait (wait_slot), except where the host reads what it writes. */
+static VkResult wait_upto(trr_vk_device *d, uint64_t seq, int host_access, int by_event, const char **what) {
     if (d->recording && d->recording->seq <= seq) {
         if (host_access && d->recording->ops && !d->recording->ahead) d->recording->host_reads = 1;
         VkResult r = flush(d, what);
@@ -149,7 +184,7 @@ static VkResult wait_upto(trr_vk_device *d, uint64_t seq, int host_access, const
     for (int i = 0; i < TRR_VK_SLOTS; i++) {
         trr_vk_slot *s = &d->slots[(d->next_slot + i) % TRR_VK_SLOTS];
         if (s->in_flight && s->seq <= seq) {
-            VkResult r = wait_slot(d, s, what);
+            VkResult r = wait_slot(d, s, by_event && !host_access && !s->host_reads, what);
             if (r != VK_SUCCESS) return r;
         }
     }
@@ -191,7 +226,7 @@ static trr_status clear_ahead_ctx(trr_context *ctx, trr_vk_device *d) {
 static trr_status open_batch(trr_context *ctx, trr_vk_device *d) {
     trr_vk_slot *s = &d->slots[d->next_slot];
     const char *what = "";
-    VkResult r = wait_slot(d, s, &what);
+    VkResult r = wait_slot(d, s, 0, &what);
     if (r != VK_SUCCESS) return trr_vk_fail(ctx, what, r);
     if (s->pool) TRR_VK_CHECK(ctx, d->fn.vkResetDescriptorPool(d->device, s->pool, 0), "vkResetDescriptorPool");
     TRR_VK_CHECK(ctx, d->fn.vkResetCommandBuffer(s->cmd, 0), "vkResetCommandBuffer");
@@ -310,16 +345,16 @@ VkResult trr_vk_wait_buffer_quiet(trr_vk_device *d, const trr_vk_buffer *b, cons
     d->last_valid = 0;
     VkResult r = clear_ahead(d, what);
     if (r != VK_SUCCESS) return r;
-    return b->seq ? wait_upto(d, b->seq, 1, what) : VK_SUCCESS;
+    return b->seq ? wait_upto(d, b->seq, 1, 0, what) : VK_SUCCESS;
 }
 
 VkResult trr_vk_finish_quiet(trr_vk_device *d, const char **what) {
-    return wait_upto(d, UINT64_MAX, 0, what);
+    return wait_upto(d, UINT64_MAX, 0, 0, what);
 }
 
 trr_status trr_vk_wait_buffer(trr_context *ctx, const trr_vk_buffer *b) {
     const char *what = "";
-    VkResult r = b->seq ? wait_upto(trr_vk_dev(ctx), b->seq, 1, &what) : VK_SUCCESS;
+    VkResult r = b->seq ? wait_upto(trr_vk_dev(ctx), b->seq, 1, 0, &what) : VK_SUCCESS;
     if (r != VK_SUCCESS) return trr_vk_fail(ctx, what, r);
     return trr_vk_check_validation(ctx);
 }
@@ -343,7 +378,7 @@ trr_status trr_vk_synchronize(trr_context *ctx) {
             s->ahead = 1;
         }
     }
-    r = trr_vk_finish_quiet(d, &what);
+    r = wait_upto(d, UINT64_MAX, 0, 1, &what); /* the batches' events may end it (wait_slot) */
     if (r != VK_SUCCESS) return trr_vk_fail(ctx, what, r);
     return trr_vk_check_validation(ctx);
 }
@@ -383,6 +418,11 @@ trr_status trr_vk_timer_stop(trr_context *ctx, double *out_ms) {
     d->timer_running = 0;
     TRR_TRY(st);
     TRR_TRY(trr_vk_synchronize(ctx));
+    if (d->host_reset) { /* the host resets the queries below: every batch that wrote them waited for by its fence */
+        const char *what = "";
+        VkResult r = wait_upto(d, UINT64_MAX, 0, 0, &what);
+        if (r != VK_SUCCESS) return trr_vk_fail(ctx, what, r);
+    }
     uint64_t t[2];
     TRR_VK_CHECK(ctx,
                  d->fn.vkGetQueryPoolResults(d->device, d->queries, 0, 2, sizeof t, t, sizeof t[0],

@@ -3,8 +3,11 @@
  * earlier ops wrote before it; a dispatch recorded ahead and never claimed never runs (a synchronize, a host read,
  * another op, the timer or a free leave it unsubmitted or clear it); a freed buffer is never reached through
  * it. Every case runs with push descriptors and with per-batch pools, each with buffers
- * the host maps directly (lavapipe's default) and through the staging buffer (TRIREME_VK_STAGING=1). Results
- * are compared bit for bit with the same f32 adds on the host, from random inputs into poisoned outputs. */
+ * the host maps directly (lavapipe's default) and through the staging buffer (TRIREME_VK_STAGING=1); two of them
+ * again with the waits of a GPU (TRIREME_VK_SPIN_WAIT=1: a synchronize may end on a batch's event before its
+ * fence, which later waits and the slot's reuse take; the validation layer checks that no resource is reused or
+ * freed before its fence). Results are compared bit for bit with the same f32 adds on the host, from random
+ * inputs into poisoned outputs. */
 #define _POSIX_C_SOURCE 200809L /* setenv */
 #include "trireme.h"
 
@@ -21,7 +24,9 @@
 #define N 1027 /* odd: the add's vector body and its scalar tail */
 #define REPEAT 40
 
-static trr_context *open_vulkan(int push, int staging) {
+static trr_context *open_vulkan(int push, int staging, int spin) {
+    if (spin) setenv("TRIREME_VK_SPIN_WAIT", "1", 1);
+    else unsetenv("TRIREME_VK_SPIN_WAIT");
     if (push) unsetenv("TRIREME_VK_PUSH_DESCRIPTORS");
     else setenv("TRIREME_VK_PUSH_DESCRIPTORS", "0", 1);
     if (staging) setenv("TRIREME_VK_STAGING", "1", 1);
@@ -33,8 +38,8 @@ static void add_into(float *want, const float *b) {
     for (int i = 0; i < N; i++) want[i] = want[i] + b[i];
 }
 
-static void synchronized_repeats(int push, int staging) {
-    trr_context *ctx = open_vulkan(push, staging);
+static void synchronized_repeats(int push, int staging, int spin) {
+    trr_context *ctx = open_vulkan(push, staging, spin);
     static float a[N], b[N], b2[N], c[N], want[N], got[N];
     fill_random(a, N);
     fill_random(b, N);
@@ -110,7 +115,9 @@ static void synchronized_repeats(int push, int staging) {
     trr_context_destroy(ctx); /* closes with nothing recorded ahead: the free above cleared it */
 }
 
-Test(vulkan_ahead, repeats_push_mapped) { synchronized_repeats(1, 0); }
-Test(vulkan_ahead, repeats_pools_mapped) { synchronized_repeats(0, 0); }
-Test(vulkan_ahead, repeats_push_staging) { synchronized_repeats(1, 1); }
-Test(vulkan_ahead, repeats_pools_staging) { synchronized_repeats(0, 1); }
+Test(vulkan_ahead, repeats_push_mapped) { synchronized_repeats(1, 0, 0); }
+Test(vulkan_ahead, repeats_pools_mapped) { synchronized_repeats(0, 0, 0); }
+Test(vulkan_ahead, repeats_push_staging) { synchronized_repeats(1, 1, 0); }
+Test(vulkan_ahead, repeats_pools_staging) { synchronized_repeats(0, 1, 0); }
+Test(vulkan_ahead, repeats_push_mapped_spin) { synchronized_repeats(1, 0, 1); }
+Test(vulkan_ahead, repeats_pools_staging_spin) { synchronized_repeats(0, 1, 1); }

@@ -23,6 +23,8 @@
  *   event    spin, the command buffer ending with a barrier to the host and vkCmdSetEvent; the wait polls
  *            vkGetEventStatus until the event is set ("wait"), then the fence ("rest", with the resets): does
  *            an event reach the host sooner than a fence?
+ *   eventnb  event without the barrier to the host (as the library's synchronize records none on a GPU with
+ *            staging)
  *   tinyseq  lib after what trr_tiny_add does before its synchronized loop: 1000 adds then one synchronize,
  *            and 1000 adds inside trr_timer_start / trr_timer_stop (does that sequence switch the mode?)
  * The dispatch is softmax_rows_f32 with rows = 0 (every workgroup exits at once), so the figures are launch and
@@ -74,6 +76,7 @@ static const variant VARIANTS[] = {
     {"ccbar",    0, 0, 0, 0, 0, W_SPIN, 0, 0, 0, 0, 3, 0, 0},
     {"noreset",  0, 0, 0, 0, 0, W_SPIN, 0, 0, 1, 0, 0, 1, 0},
     {"event",    0, 0, 0, 0, 1, W_SPIN, 0, 0, 0, 0, 0, 0, 1},
+    {"eventnb",  0, 0, 0, 0, 0, W_SPIN, 0, 0, 0, 0, 0, 0, 1},
 };
 #define NVARIANTS ((int)(sizeof VARIANTS / sizeof VARIANTS[0]))
 
