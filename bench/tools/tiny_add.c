@@ -2,7 +2,8 @@
  * call): every call synchronized, and a run of calls then one synchronize. Host wall-clock time per call, and
  * for the run the device timer's figure too (trr_timer_start/stop around it). Public API only, so it measures
  * any device: `trr_tiny_add --device vulkan:0 --calls 1000 --reps 5` (`--matmul N` adds the same loops for an f16
- * N^3 matmul). Prints the median of the repetitions, then
+ * N^3 matmul; `--gap-us G` sleeps G us between the synchronized calls, outside their timing). Prints the median
+ * of the repetitions, then
  * the distribution of the synchronized calls' wall times over all repetitions (min / p10 / median / p90 / max),
  * split into the op (recording) and trr_synchronize (submission and wait), and each repetition's median: issue
  * #17's synchronized figure is bimodal across processes (about 18 or 50 us on an H200). */
@@ -122,15 +123,16 @@ static int matmul_part(trr_context *ctx, int size, int calls, int reps) {
 
 int main(int argc, char **argv) {
     const char *device = "vulkan:0";
-    int calls = 1000, reps = 5, pin = -1, mm = 0;
+    int calls = 1000, reps = 5, pin = -1, mm = 0, gap_us = 0;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--device")) device = argv[i + 1];
         else if (!strcmp(argv[i], "--calls")) calls = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--reps")) reps = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--pin")) pin = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--matmul")) mm = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--gap-us")) gap_us = atoi(argv[i + 1]);
         else {
-            fprintf(stderr, "usage: trr_tiny_add [--device D] [--calls N] [--reps R] [--pin CPU] [--matmul N]\n");
+            fprintf(stderr, "usage: trr_tiny_add [--device D] [--calls N] [--reps R] [--pin CPU] [--matmul N] [--gap-us G]\n");
             return 2;
         }
     }
@@ -198,6 +200,11 @@ int main(int argc, char **argv) {
             t_op[k] = (b2 - a) * 1e6;
             t_sync[k] = (c - b2) * 1e6;
             t_all[k] = (c - a) * 1e6;
+            if (gap_us > 0) { /* the thread sleeps between synchronized calls (untimed), as a program that
+                               * synchronizes now and then does */
+                struct timespec gap = {.tv_sec = gap_us / 1000000, .tv_nsec = (long)(gap_us % 1000000) * 1000};
+                nanosleep(&gap, NULL);
+            }
         }
         synced[r] = (now_s() - t0) / calls * 1e6;
         getrusage(RUSAGE_THREAD, &u1);
@@ -223,8 +230,10 @@ int main(int argc, char **argv) {
         trr_device_info info;
         if (trr_context_device(ctx, &info) == TRR_OK) printf("device: %s (%s)\n", info.spec, info.name);
         printf("tiny add, %d calls, median of %d: batched %.2f us/call (wall), %.2f us/call (device timer); "
-               "synced %.2f us/call (wall)\n",
-               calls, reps, tool_median(batched, reps), tool_median(device_t, reps), tool_median(synced, reps));
+               "synced %.2f us/call (wall%s)\n",
+               calls, reps, tool_median(batched, reps), tool_median(device_t, reps), tool_median(synced, reps),
+               gap_us > 0 ? ", with the sleeps between calls" : "");
+        if (gap_us > 0) printf("synchronized calls %d us apart (the thread sleeping between them)\n", gap_us);
         int n = calls * reps;
         double op_med = tool_median(t_op, n), sync_med = tool_median(t_sync, n);
         double sync_p90 = quantile(t_sync, n, 0.9);
