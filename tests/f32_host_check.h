@@ -30,6 +30,17 @@ static inline trr_buffer *make(trr_context *ctx, const float *v, int n, trr_tens
     return b;
 }
 
+/* The inputs of a chain of adds into a: a and b random, want = a (the host's copy the same adds then go into),
+ * and their buffers and tensors on ctx. */
+static inline void random_pair(trr_context *ctx, float *a, float *b, float *want, int n, trr_buffer **ba,
+                               trr_tensor *ta, trr_buffer **bb, trr_tensor *tb) {
+    fill_random(a, n);
+    fill_random(b, n);
+    memcpy(want, a, (size_t)n * sizeof *a);
+    *ba = make(ctx, a, n, ta);
+    *bb = make(ctx, b, n, tb);
+}
+
 static inline void expect_equal(const float *got, const float *want, int n, const char *what) {
     for (int i = 0; i < n; i++)
         cr_assert(memcmp(&got[i], &want[i], 4) == 0, "%s: element %d is %.9g, not %.9g", what, i, (double)got[i],

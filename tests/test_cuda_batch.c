@@ -75,11 +75,9 @@ Test(cuda_batch, kernels_change_from_node_to_node) {
 Test(cuda_batch, native_stream_stops_queueing) {
     trr_context *ctx = open_cuda();
     static float a[N], b[N], want[N];
-    fill_random(a, N);
-    fill_random(b, N);
-    memcpy(want, a, sizeof a);
     trr_tensor ta, tb;
-    trr_buffer *ba = make(ctx, a, N, &ta), *bb = make(ctx, b, N, &tb);
+    trr_buffer *ba, *bb;
+    random_pair(ctx, a, b, want, N, &ba, &ta, &bb, &tb);
     for (int k = 0; k < 10; k++) OK(ctx, trr_add(ctx, &ta, &tb, &ta));
     cr_assert_not_null(dev_of(ctx)->batch, "nothing was queued before the native handles were taken");
     cr_assert_gt(trr_cuda_batch_queued(dev_of(ctx)), 0);

@@ -28,11 +28,9 @@ static trr_context *open_vulkan(int host_reset) {
 static void intervals(int host_reset) {
     trr_context *ctx = open_vulkan(host_reset);
     static float a[N], b[N], want[N];
-    fill_random(a, N);
-    fill_random(b, N);
-    memcpy(want, a, sizeof a);
     trr_tensor ta, tb;
-    trr_buffer *ba = make(ctx, a, N, &ta), *bb = make(ctx, b, N, &tb);
+    trr_buffer *ba, *bb;
+    random_pair(ctx, a, b, want, N, &ba, &ta, &bb, &tb);
     const int ops[] = {0, 1, 3, 0, MANY, 1, 0, 2};
     for (int round = 0; round < 2; round++)
         for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {

@@ -357,6 +357,26 @@ static void raw_driver(trr_context *ctx) {
     flag_probe(&cu, mod, fn, nat.queue, args);
 }
 
+/* The device's context, its native handles and the driver API with a module of ptx loaded, for the modes that
+ * launch kernels of their own; 2 if the device is not CUDA or there is no driver, 1 if the module does not load. */
+static int open_driver(const char *mode, const char *device, const char *ptx, trr_context **out_ctx,
+                       trr_native *nat, cu_driver *cu, void **mod) {
+    trr_context *ctx = NULL;
+    CHECK(trr_context_create(device, &ctx));
+    *out_ctx = ctx;
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW);
+    if (trr_context_native(ctx, nat) != TRR_OK || strcmp(nat->backend, "cuda") != 0 || !lib) {
+        fprintf(stderr, "%s: %s is not a CUDA device with a driver\n", mode, device);
+        return 2;
+    }
+    load_driver(lib, cu);
+    if (!cu->stream_create || cu->ctx_set_current(nat->context) || cu->module_load_data(mod, ptx)) {
+        fprintf(stderr, "%s: could not load the kernels\n", mode);
+        return 1;
+    }
+    return 0;
+}
+
 /* The CUDA side of trr_vk_dispatch_probe's states: kernels of one block of 64 threads that return at once (k),
  * read a parameter and return (kp), or read a word through a pointer parameter and return (kw; the word is 0),
  * timed between the backend's events after the bench's 256 MiB fill, which the host's launches queue behind. */
@@ -373,21 +393,12 @@ static const char dispatch_ptx[] =
 static int dispatch(const char *device) {
     enum { REPS = 30 };
     trr_context *ctx = NULL;
-    CHECK(trr_context_create(device, &ctx));
     trr_native nat;
-    void *lib = dlopen("libcuda.so.1", RTLD_NOW);
-    if (trr_context_native(ctx, &nat) != TRR_OK || strcmp(nat.backend, "cuda") != 0 || !lib) {
-        fprintf(stderr, "dispatch: %s is not a CUDA device with a driver\n", device);
-        return 2;
-    }
     cu_driver cu;
-    load_driver(lib, &cu);
     void *mod = NULL, *fn[3];
+    int err = open_driver("dispatch", device, dispatch_ptx, &ctx, &nat, &cu, &mod);
+    if (err) return err;
     const char *names[3] = {"k", "kp", "kw"}, *what[3] = {"returns at once", "reads a parameter", "reads a word"};
-    if (cu.ctx_set_current(nat.context) || cu.module_load_data(&mod, dispatch_ptx)) {
-        fprintf(stderr, "dispatch: could not load the kernels\n");
-        return 1;
-    }
     for (int i = 0; i < 3; i++)
         if (cu.module_get_function(&fn[i], mod, names[i])) return 1;
     trr_buffer *flush, *word;
@@ -433,18 +444,13 @@ static int dispatch(const char *device) {
 static int streams(const char *device) {
     enum { STREAMS = 8, N = 300 };
     trr_context *ctx = NULL;
-    CHECK(trr_context_create(device, &ctx));
     trr_native nat;
-    void *lib = dlopen("libcuda.so.1", RTLD_NOW);
-    if (trr_context_native(ctx, &nat) != TRR_OK || strcmp(nat.backend, "cuda") != 0 || !lib) {
-        fprintf(stderr, "streams: %s is not a CUDA device with a driver\n", device);
-        return 2;
-    }
     cu_driver cu;
-    load_driver(lib, &cu);
-    void *mod = NULL, *fn = NULL, *st[STREAMS + 1] = {nat.queue};
-    if (!cu.stream_create || cu.ctx_set_current(nat.context) || cu.module_load_data(&mod, empty_ptx) ||
-        cu.module_get_function(&fn, mod, "k")) {
+    void *mod = NULL, *fn = NULL;
+    int err = open_driver("streams", device, empty_ptx, &ctx, &nat, &cu, &mod);
+    if (err) return err;
+    void *st[STREAMS + 1] = {nat.queue};
+    if (cu.module_get_function(&fn, mod, "k")) {
         fprintf(stderr, "streams: could not load the empty kernel\n");
         return 1;
     }
