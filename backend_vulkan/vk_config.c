@@ -17,12 +17,19 @@
  * 256 threads 2297-2317 against main's 64 threads a row 2333-2341, so rows past 256 stay off it. row_sum: the
  * subgroup kernel gave 3078-3103 GB/s at 4096x8192 over 64 to 1024 threads with 2 to 16 loads each
  * (bench/results/2026-11-23-h200-vulkan-rows.txt, run 2), against 2972 for the shared-memory-tree kernel over
- * 256 threads and 2116 over 1024 (main's default). */
+ * 256 threads and 2116 over 1024 (main's default). Rows of GPU_ROW_SUM_WIDE_MIN to _MAX columns go over cols / 8
+ * threads (256 to 512) with GPU_ROW_SUM_WIDE_LOADS loads each: 4096 x 2048 / 4096 / 8192 +4.4 / +1.9 / +1.3%
+ * over cols / 32 threads with 8 loads, in two rounds after the timer's change
+ * (bench/results/2026-11-24-h200-vulkan-rowsum-shapes.txt). */
 #define SOFTMAX_SG_AUTO_MAX_COLS 256
 #define GPU_SOFTMAX_SG_THREADS 256
 #define GPU_SOFTMAX_WIDE_COLS 8192
 #define GPU_ROW_SUM_THREADS 256
 #define GPU_ROW_SUM_LOADS 8
+#define GPU_ROW_SUM_WIDE_MIN 2048
+#define GPU_ROW_SUM_WIDE_MAX 8192
+#define GPU_ROW_SUM_WIDE_THREADS 512
+#define GPU_ROW_SUM_WIDE_LOADS 4
 
 /* row_sum_sg.comp's loads in flight per invocation and loop iteration (block_n = threads x vector_width x
  * loads), and the most a config may ask for (registers, and the unrolled code's length) */
@@ -399,13 +406,17 @@ void trr_vk_choose_config(trr_context *ctx, trr_call *call) {
          * workgroup. */
         if (!c->variant && !cpu) {
             if (call->op == TRR_OP_ROW_SUM) {
-                const int th = c->threads ? c->threads : pow2_at_least(call->cols / 32, 64, GPU_ROW_SUM_THREADS);
+                const int wide = call->cols >= GPU_ROW_SUM_WIDE_MIN && call->cols <= GPU_ROW_SUM_WIDE_MAX;
+                const int th = c->threads ? c->threads
+                               : wide     ? pow2_at_least(call->cols / 8, 256, GPU_ROW_SUM_WIDE_THREADS)
+                                          : pow2_at_least(call->cols / 32, 64, GPU_ROW_SUM_THREADS);
                 if (row_sum_sg_runs(d, th, why, sizeof why)) {
                     c->threads = th;
                     c->variant = TRR_VARIANT_SUBGROUP;
                     if (!c->vector_width) c->vector_width = 4;
                     if (!c->block_n)
-                        c->block_n = trr_config_product(trr_config_product(th, c->vector_width), GPU_ROW_SUM_LOADS);
+                        c->block_n = trr_config_product(trr_config_product(th, c->vector_width),
+                                                        wide ? GPU_ROW_SUM_WIDE_LOADS : GPU_ROW_SUM_LOADS);
                 }
             } else if (call->cols <= SOFTMAX_SG_AUTO_MAX_COLS) {
                 const int th = c->threads ? c->threads : GPU_SOFTMAX_SG_THREADS;
