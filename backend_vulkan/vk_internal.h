@@ -154,6 +154,10 @@ typedef struct trr_vk_phys {
  * a number (seq); a buffer remembers the last batch that used it, so a host access waits for that one only. */
 #define TRR_VK_SLOTS 8
 #define TRR_VK_BATCH_OPS 128
+/* On GPUs only every TRR_VK_FENCE_EVERY-th batch carries its fence (and any batch the host reads from): a batch
+ * is known complete once a fence of it or of a later batch has signalled (vk_submit.c says why). With 8 slots a
+ * slot is reused 8 batches later, by when a fenced batch at least 5 back has long completed. */
+#define TRR_VK_FENCE_EVERY 4
 typedef struct trr_vk_slot {
     VkCommandBuffer cmd;
     VkFence fence;
@@ -171,6 +175,7 @@ typedef struct trr_vk_slot {
      * completed; the fence is waited for when the slot is reused or the host touches what the batch used. */
     VkEvent done_event;
     int done;
+    int armed; /* submitted with its fence (on GPUs one batch in TRR_VK_FENCE_EVERY, and any the host reads from) */
     int ahead;             /* holds, after its op barrier, the dispatch a synchronize recorded ahead (vk_submit.c)
                               and no op has claimed it yet: not submitted as it is */
 } trr_vk_slot;
@@ -277,6 +282,10 @@ typedef struct trr_vk_device {
     /* vkResetQueryPool where the device offers hostQueryReset (enabled); queries_reset: the host has reset both
      * queries since they were last written, so timer_start records no reset */
     PFN_vkResetQueryPool host_reset;
+    uint64_t submitted_seq; /* the last batch submitted */
+    uint64_t retired_seq;   /* every batch up to this one is known complete through a fence */
+    VkFence sync_fence;     /* an empty submission's, where no fenced batch covers a wait */
+    uint64_t sync_seq;      /* what sync_fence covers while submitted (0: not submitted) */
     int queries_reset;
     /* TRIREME_VK_PIPELINE_STATS=1 and the device has VK_KHR_pipeline_executable_properties: each new pipeline's
      * compiler statistics (registers, shared memory, ...) go to stderr, a diagnostic for tuning kernels. */

@@ -38,6 +38,8 @@ trr_status trr_vk_slots_create(trr_context *ctx, trr_vk_device *d) {
                                    .queueFamilyIndex = d->queue_family};
     TRR_VK_CHECK(ctx, d->fn.vkCreateCommandPool(d->device, &pci, NULL, &d->cmd_pool), "vkCreateCommandPool");
     VkDescriptorPoolSize sizes = {.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .descriptorCount = 3 * TRR_VK_BATCH_OPS};
+    VkFenceCreateInfo sfci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    TRR_VK_CHECK(ctx, d->fn.vkCreateFence(d->device, &sfci, NULL, &d->sync_fence), "vkCreateFence");
     d->next_seq = 1;
     for (int i = 0; i < TRR_VK_SLOTS; i++) {
         trr_vk_slot *s = &d->slots[i];
@@ -69,6 +71,7 @@ void trr_vk_slots_destroy(trr_vk_device *d) {
         if (s->done_event) d->fn.vkDestroyEvent(d->device, s->done_event, NULL);
         if (s->pool) d->fn.vkDestroyDescriptorPool(d->device, s->pool, NULL);
     }
+    if (d->sync_fence) d->fn.vkDestroyFence(d->device, d->sync_fence, NULL);
     if (d->cmd_pool) d->fn.vkDestroyCommandPool(d->device, d->cmd_pool, NULL); /* frees the command buffers */
 }
 
@@ -78,14 +81,94 @@ static int64_t now_ns(void) {
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* Marks complete every batch up to seq, which a signalled fence has shown done, and frees their slots for reuse:
+ * a slot's own fence, where its batch carried one, has signalled too (fences signal in submission order) and is
+ * reset, as is its event. */
+static VkResult retire_upto(trr_vk_device *d, uint64_t seq, const char **what) {
+    if (seq > d->retired_seq) d->retired_seq = seq;
+    for (int i = 0; i < TRR_VK_SLOTS; i++) {
+        trr_vk_slot *s = &d->slots[i];
+        if (!s->in_flight || s->seq > d->retired_seq) continue;
+        VkResult r;
+        if (s->armed) {
+            *what = "vkWaitForFences"; /* signalled already: returns at once */
+            r = d->fn.vkWaitForFences(d->device, 1, &s->fence, VK_TRUE, UINT64_MAX);
+            if (r != VK_SUCCESS) return r;
+            *what = "vkResetFences";
+            r = d->fn.vkResetFences(d->device, 1, &s->fence);
+            if (r != VK_SUCCESS) return r;
+        }
+        s->in_flight = 0;
+        s->done = 0;
+        s->armed = 0;
+        if (s->done_event) {
+            *what = "vkResetEvent";
+            r = d->fn.vkResetEvent(d->device, s->done_event);
+            if (r != VK_SUCCESS) return r;
+        }
+    }
+    return VK_SUCCESS;
+}
+
+/* The fence that shows batch seq complete: that of the first fenced batch at or after it still in flight, or
+ * the empty submission's where it covers seq; VK_NULL_HANDLE where none does. */
+static VkFence covering_fence(const trr_vk_device *d, uint64_t seq, uint64_t *covers) {
+    const trr_vk_slot *best = NULL;
+    for (int i = 0; i < TRR_VK_SLOTS; i++) {
+        const trr_vk_slot *s = &d->slots[i];
+        if (s->in_flight && s->armed && s->seq >= seq && (!best || s->seq < best->seq)) best = s;
+    }
+    if (best) {
+        *covers = best->seq;
+        return best->fence;
+    }
+    *covers = d->sync_seq;
+    return d->sync_seq >= seq ? d->sync_fence : VK_NULL_HANDLE;
+}
+
+/* Waits for the empty submission's fence, if one is submitted, and retires what it covers. */
+static VkResult wait_sync_fence(trr_vk_device *d, const char **what) {
+    if (!d->sync_seq) return VK_SUCCESS;
+    *what = "vkWaitForFences";
+    VkResult r = d->fn.vkWaitForFences(d->device, 1, &d->sync_fence, VK_TRUE, UINT64_MAX);
+    if (r != VK_SUCCESS) return r;
+    *what = "vkResetFences";
+    r = d->fn.vkResetFences(d->device, 1, &d->sync_fence);
+    if (r != VK_SUCCESS) return r;
+    const uint64_t covered = d->sync_seq;
+    d->sync_seq = 0;
+    return retire_upto(d, covered, what);
+}
+
+/* An empty submission with a fence, which signals once every batch submitted before it has completed: for a
+ * wait that no fenced batch covers. */
+static VkResult submit_sync_fence(trr_vk_device *d, const char **what) {
+    VkResult r = wait_sync_fence(d, what);
+    if (r != VK_SUCCESS) return r;
+    *what = "vkQueueSubmit";
+    r = d->fn.vkQueueSubmit(d->queue, 0, NULL, d->sync_fence);
+    if (r == VK_SUCCESS) d->sync_seq = d->submitted_seq;
+    return r;
+}
+
 /* Waits for the slot's batch. by_event (a synchronize, where the host touches nothing the batch used): its
- * done_event, polled beside the fence, may end the wait; the fence is then left for a later wait. Otherwise
- * the fence, which also makes the batch's writes visible to the host and lets its resources be reused. */
+ * done_event, polled beside the fence, may end the wait, which then leaves the slot to a later fence. Otherwise
+ * a fence that covers the batch (covering_fence; an empty submission's where none does), which also makes the
+ * batch's writes visible to the host and lets its slot be reused. */
 static VkResult wait_slot(trr_vk_device *d, trr_vk_slot *s, int by_event, const char **what) {
     if (!s->in_flight) return VK_SUCCESS;
     by_event = by_event && s->done_event;
     if (by_event && s->done) return VK_SUCCESS;
-    VkResult r = VK_NOT_READY;
+    if (s->seq <= d->retired_seq) return retire_upto(d, d->retired_seq, what);
+    uint64_t covers = 0;
+    VkFence f = covering_fence(d, s->seq, &covers);
+    VkResult r;
+    if (!f && !by_event) { /* an event-ended wait submits one only if the event is slow to come */
+        r = submit_sync_fence(d, what);
+        if (r != VK_SUCCESS) return r;
+        f = covering_fence(d, s->seq, &covers);
+    }
+    r = VK_NOT_READY;
     if (d->spin_wait) {
         const int64_t until = now_ns() + SPIN_NS;
         for (unsigned i = 0;; i++) {
@@ -101,33 +184,29 @@ static VkResult wait_slot(trr_vk_device *d, trr_vk_slot *s, int by_event, const 
                 }
                 /* the fence every eighth poll (it reports a lost device): its poll took about ten times the
                  * event's in trr_vk_sync_probe */
-                if (i % 8 != 7) {
+                if (!f || i % 8 != 7) {
                     if (now_ns() >= until) break;
                     continue;
                 }
             }
             *what = "vkGetFenceStatus";
-            r = d->fn.vkGetFenceStatus(d->device, s->fence);
+            r = d->fn.vkGetFenceStatus(d->device, f);
             if (r != VK_NOT_READY || now_ns() >= until) break;
         }
         if (r != VK_SUCCESS && r != VK_NOT_READY) return r;
     }
     if (r != VK_SUCCESS) {
+        if (!f) {
+            r = submit_sync_fence(d, what);
+            if (r != VK_SUCCESS) return r;
+            f = covering_fence(d, s->seq, &covers);
+        }
         *what = "vkWaitForFences";
-        r = d->fn.vkWaitForFences(d->device, 1, &s->fence, VK_TRUE, UINT64_MAX);
+        r = d->fn.vkWaitForFences(d->device, 1, &f, VK_TRUE, UINT64_MAX);
         if (r != VK_SUCCESS) return r;
     }
-    *what = "vkResetFences";
-    r = d->fn.vkResetFences(d->device, 1, &s->fence);
-    if (r != VK_SUCCESS) return r;
-    s->in_flight = 0;
-    s->done = 0;
-    if (s->done_event) { /* the batch has completed: the event is free to reset for the slot's next one */
-        *what = "vkResetEvent";
-        r = d->fn.vkResetEvent(d->device, s->done_event);
-        if (r != VK_SUCCESS) return r;
-    }
-    return VK_SUCCESS;
+    if (f == d->sync_fence) return wait_sync_fence(d, what); /* signalled: resets it and retires */
+    return retire_upto(d, covers, what);
 }
 
 static void barrier(trr_vk_device *d, VkCommandBuffer cmd, VkPipelineStageFlags dst_stage, VkAccessFlags dst_access) {
@@ -172,11 +251,16 @@ static VkResult flush(trr_vk_device *d, const char **what) {
     VkResult r = d->fn.vkEndCommandBuffer(s->cmd);
     if (r != VK_SUCCESS) return r;
     VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &s->cmd};
+    /* the fence where waits block on it (CPU devices), where the host will read what the batch writes, and on
+     * one batch in TRR_VK_FENCE_EVERY (vk_internal.h) */
+    const int arm = !d->spin_wait || s->host_reads || s->seq % TRR_VK_FENCE_EVERY == 0;
     *what = "vkQueueSubmit";
-    r = d->fn.vkQueueSubmit(d->queue, 1, &si, s->fence);
+    r = d->fn.vkQueueSubmit(d->queue, 1, &si, arm ? s->fence : VK_NULL_HANDLE);
     if (r != VK_SUCCESS) return r;
     s->in_flight = 1;
     s->done = 0;
+    s->armed = arm;
+    d->submitted_seq = s->seq;
     return VK_SUCCESS;
 }
 
@@ -358,7 +442,8 @@ VkResult trr_vk_wait_buffer_quiet(trr_vk_device *d, const trr_vk_buffer *b, cons
 }
 
 VkResult trr_vk_finish_quiet(trr_vk_device *d, const char **what) {
-    return wait_upto(d, UINT64_MAX, 0, 0, what);
+    VkResult r = wait_upto(d, UINT64_MAX, 0, 0, what);
+    return r != VK_SUCCESS ? r : wait_sync_fence(d, what);
 }
 
 trr_status trr_vk_wait_buffer(trr_context *ctx, const trr_vk_buffer *b) {
