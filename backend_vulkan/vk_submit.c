@@ -18,7 +18,9 @@
  * On GPUs every batch ends by setting an event, which a synchronize polls beside the fence: on an H200 the event
  * reaches a polling thread 9-10 us after the submission on every CPU, the fence as soon on most but ~45 us late
  * on the CPU that takes the GPU's interrupt (bench/results/2026-11-24-h200-vulkan-sync-events.txt). A wait where
- * the host then touches memory the batch used, a free, and a slot's reuse still wait for the fence. */
+ * the host then touches memory the batch used, a free, and a slot's reuse still wait for a fence: the batch's
+ * own where it carries one, else a later batch's (fences signal in submission order), else an empty
+ * submission's; on GPUs only one batch in TRR_VK_FENCE_EVERY carries one (vk_internal.h says why). */
 #define _POSIX_C_SOURCE 200809L
 #include "vk_internal.h"
 
