@@ -149,8 +149,9 @@ typedef struct trr_vk_phys {
 
 /* Ops are recorded one after another into a batch, one command buffer, which is submitted when it holds
  * TRR_VK_BATCH_OPS ops or when something must wait for it (synchronize, a host read or write of a buffer it
- * uses, a free, timer_stop). Batches are recorded into a ring of slots; a slot is reused once its fence has
- * signalled, so its command buffer and descriptor sets stay alive while the device reads them. Every batch gets
+ * uses, a free, timer_stop). Batches are recorded into a ring of slots; a slot is reused once a fence of its
+ * batch or of a later one has signalled, so its command buffer and descriptor sets stay alive while the device
+ * reads them. Every batch gets
  * a number (seq); a buffer remembers the last batch that used it, so a host access waits for that one only. */
 #define TRR_VK_SLOTS 16
 #define TRR_VK_BATCH_OPS 128
@@ -171,11 +172,11 @@ typedef struct trr_vk_slot {
     int fenced;            /* a global barrier is the last command recorded: the next op need not record its own */
     int host_reads;        /* the host may read what it writes (a host access waits for it, or it uses a wrapped
                               buffer): it ends with a barrier to the host (always on direct_map devices) */
-    int in_flight;         /* submitted, its fence not yet waited for and reset */
+    int in_flight;         /* submitted, and not yet known complete through a fence */
     /* Where waits poll (spin_wait), the batch ends by setting done_event, which a synchronize also polls: a
      * fence's signal reaches the host through the GPU's interrupt, and a thread polling on the CPU that takes it
      * waits ~35 us more for the fence than for the event (vk_submit.c). done: the event was seen, so the work has
-     * completed; the fence is waited for when the slot is reused or the host touches what the batch used. */
+     * completed; a fence is waited for when the slot is reused or the host touches what the batch used. */
     VkEvent done_event;
     int done;
     int armed; /* submitted with its fence (on GPUs one batch in TRR_VK_FENCE_EVERY, and any the host reads from) */
@@ -242,6 +243,10 @@ typedef struct trr_vk_device {
     uint32_t mem_staging; /* host-visible, coherent */
     int direct_map;       /* buffers are host-visible: read and write through a mapping, no staging */
     int spin_wait;        /* waits poll before they block (GPUs; TRIREME_VK_SPIN_WAIT=1 anywhere, for tests) */
+    uint64_t submitted_seq; /* the last batch submitted */
+    uint64_t retired_seq;   /* every batch up to this one is known complete through a fence */
+    VkFence sync_fence;     /* an empty submission's, where no fenced batch covers a wait */
+    uint64_t sync_seq;      /* what sync_fence covers while submitted (0: not submitted) */
     /* The f16 matmul's cooperative-matrix variants this device can run (its extension enabled and the kernel
      * built), each with the reason it cannot when 0 (check_config reports it): coop_khr, the
      * VK_KHR_cooperative_matrix build of matmul_coop.comp; coop_nv, its VK_NV_cooperative_matrix build; coop2,
@@ -285,10 +290,6 @@ typedef struct trr_vk_device {
     /* vkResetQueryPool where the device offers hostQueryReset (enabled); queries_reset: the host has reset both
      * queries since they were last written, so timer_start records no reset */
     PFN_vkResetQueryPool host_reset;
-    uint64_t submitted_seq; /* the last batch submitted */
-    uint64_t retired_seq;   /* every batch up to this one is known complete through a fence */
-    VkFence sync_fence;     /* an empty submission's, where no fenced batch covers a wait */
-    uint64_t sync_seq;      /* what sync_fence covers while submitted (0: not submitted) */
     int queries_reset;
     /* TRIREME_VK_PIPELINE_STATS=1 and the device has VK_KHR_pipeline_executable_properties: each new pipeline's
      * compiler statistics (registers, shared memory, ...) go to stderr, a diagnostic for tuning kernels. */
