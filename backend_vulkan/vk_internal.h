@@ -153,15 +153,16 @@ typedef struct trr_vk_phys {
  * batch or of a later one has signalled, so its command buffer and descriptor sets stay alive while the device
  * reads them. Every batch gets
  * a number (seq); a buffer remembers the last batch that used it, so a host access waits for that one only. */
-#define TRR_VK_SLOTS 16
+#define TRR_VK_SLOTS 32
 #define TRR_VK_BATCH_OPS 128
 /* On GPUs only every TRR_VK_FENCE_EVERY-th batch carries its fence (and any batch the host reads from): a batch
  * is known complete once a fence of it or of a later batch has signalled. Each fence's signal is an interrupt,
  * which on an H200 held the CPU that takes it ~35 us: a synchronized loop there read 42-49 us a call with a
- * fence on every batch, 21-24 with one in 4 over 8 slots, 18.9-19.5 with one in 8 over 16 (medians 13.2-14.5;
- * elsewhere 13.6-14.4 in all three; bench/results/2026-11-24-h200-vulkan-sync-events.txt). A slot is reused
- * TRR_VK_SLOTS batches later, by when a fenced batch at least 9 back has long completed. */
-#define TRR_VK_FENCE_EVERY 8
+ * fence on every batch, 21-24 with one in 4 over 8 slots, 17.2-19.0 with one in 8 over 16, 15.3-17.2 with one in
+ * 16 over 32, 14.6-16.3 with one in 32 over 64 (medians 12.8-14.3; elsewhere 13.4-15.0 in all;
+ * bench/results/2026-11-24-h200-vulkan-sync-events.txt, -vulkan-sparser-fences.txt).
+ * A slot is reused TRR_VK_SLOTS batches later, by when a fenced batch at least 17 back has long completed. */
+#define TRR_VK_FENCE_EVERY 16
 typedef struct trr_vk_slot {
     VkCommandBuffer cmd;
     VkFence fence;

@@ -22,7 +22,7 @@
 #include "f32_host_check.h"
 
 #define N 1027 /* odd: the add's vector body and its scalar tail */
-#define REPEAT 40
+#define REPEAT 100 /* past three turns of the ring of batches (32 slots, vk_internal.h): slots reused under sparse fences */
 
 static trr_context *open_vulkan(int push, int staging, int spin) {
     if (spin) setenv("TRIREME_VK_SPIN_WAIT", "1", 1);
