@@ -269,6 +269,12 @@ static trr_status create_device(trr_context *ctx, trr_vk_device *d) {
         hqr.pNext = chain;
         chain = &hqr;
     }
+    /* Timeline semaphores where offered: trr_vk_sync_probe's timeline variants use them. The library waits on
+     * fences and events: on an H200 a semaphore's signal raised the GPU's interrupt as a fence's does, one per
+     * submission (bench/results/2026-11-24-h200-vulkan-timeline-interrupts.txt). */
+    VkPhysicalDeviceTimelineSemaphoreFeatures tls = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES, .pNext = chain, .timelineSemaphore = VK_TRUE};
+    if (d->phys.timeline) chain = &tls;
     s8.pNext = chain;
     /* VK_KHR_push_descriptor where offered, except on discrete GPUs: an op's operands go into the command buffer,
      * not into a descriptor set allocated and written for it. On the H200 the sets measured faster on the device

@@ -126,6 +126,7 @@ typedef struct trr_vk_phys {
     int push_descriptor; /* VK_KHR_push_descriptor */
     int pipeline_robustness; /* VK_EXT_pipeline_robustness with its pipelineRobustness feature */
     int host_query_reset; /* Vulkan 1.2's hostQueryReset: queries reset by the host, outside command buffers */
+    int timeline;         /* Vulkan 1.2's timelineSemaphore */
     /* the f16 cooperative-matrix kernel can run: VK_NV_cooperative_matrix with 16x16x16 f16 -> f32 at subgroup
      * scope, the Vulkan memory model, shaderFloat16 and 32-wide subgroups */
     int coop_f16;

@@ -122,7 +122,9 @@ void trr_vk_phys_query(const trr_vk_fns *fn, VkPhysicalDevice handle, trr_vk_phy
 
     /* 8-bit storage and float16 are core features only from 1.2; older devices are treated as lacking them. */
     int v12 = out->props.apiVersion >= VK_API_VERSION_1_2;
-    VkPhysicalDeviceHostQueryResetFeatures hqr = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_HOST_QUERY_RESET_FEATURES};
+    VkPhysicalDeviceTimelineSemaphoreFeatures tls = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES};
+    VkPhysicalDeviceHostQueryResetFeatures hqr = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_HOST_QUERY_RESET_FEATURES,
+                                                  .pNext = &tls};
     VkPhysicalDeviceShaderFloat16Int8Features f16 = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES, .pNext = v12 ? &hqr : NULL};
     VkPhysicalDevice8BitStorageFeatures s8 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES,
@@ -135,6 +137,7 @@ void trr_vk_phys_query(const trr_vk_fns *fn, VkPhysicalDevice handle, trr_vk_phy
     out->storage8 = v12 && s8.storageBuffer8BitAccess == VK_TRUE;
     out->float16 = v12 && f16.shaderFloat16 == VK_TRUE;
     out->host_query_reset = v12 && hqr.hostQueryReset == VK_TRUE;
+    out->timeline = v12 && tls.timelineSemaphore == VK_TRUE;
 
     uint32_t n = 0;
     int coop2_ext = 0, pci_bus_info = 0, bf16_ext = 0, robust_ext = 0;

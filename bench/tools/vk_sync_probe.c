@@ -25,6 +25,10 @@
  *            an event reach the host sooner than a fence?
  *   eventnb  event without the barrier to the host (as the library's synchronize records none on a GPU with
  *            staging)
+ *   timeline each submission signals a timeline semaphore (the next value) instead of a fence; the wait polls
+ *            vkGetSemaphoreCounterValue: does a semaphore's signal cost the interrupt's CPU what a fence's does?
+ *   tlevent  eventnb with the timeline semaphore instead of the fence: the wait polls the event, then ("rest")
+ *            the semaphore's value
  *   tinyseq  lib after what trr_tiny_add does before its synchronized loop: 1000 adds then one synchronize,
  *            and 1000 adds inside trr_timer_start / trr_timer_stop (does that sequence switch the mode?)
  * The dispatch is softmax_rows_f32 with rows = 0 (every workgroup exits at once), so the figures are launch and
@@ -53,30 +57,32 @@ enum { W_SPIN, W_PAUSE, W_YIELD, W_BLOCK };
 
 typedef struct variant {
     const char *name;
-    int lib, reuse, preset, stamps, hostbar, wait, helpers, multi, ring, prelude, nobar, lazy, event;
+    int lib, reuse, preset, stamps, hostbar, wait, helpers, multi, ring, prelude, nobar, lazy, event, timeline;
 } variant;
 
 static const variant VARIANTS[] = {
-    /* name       lib reuse preset stamps hostbar wait helpers multi ring prelude nobar (2, 3: cbar, ccbar) lazy */
-    {"lib",      1, 0, 0, 0, 0, W_SPIN, 0, 0, 0, 0, 0, 0, 0},
-    {"spin",     0, 0, 0, 0, 0, W_SPIN, 0, 0, 0, 0, 0, 0, 0},
-    {"stamps",   0, 0, 0, 1, 0, W_SPIN, 0, 0, 0, 0, 0, 0, 0},
-    {"reuse",    0, 1, 0, 0, 0, W_SPIN, 0, 0, 0, 0, 0, 0, 0},
-    {"preset",   0, 0, 1, 0, 0, W_SPIN, 0, 0, 0, 0, 0, 0, 0},
-    {"pause",    0, 0, 0, 0, 0, W_PAUSE, 0, 0, 0, 0, 0, 0, 0},
-    {"yield",    0, 0, 0, 0, 0, W_YIELD, 0, 0, 0, 0, 0, 0, 0},
-    {"block",    0, 0, 0, 0, 0, W_BLOCK, 0, 0, 0, 0, 0, 0, 0},
-    {"hostbar",  0, 0, 0, 0, 1, W_SPIN, 0, 0, 0, 0, 0, 0, 0},
-    {"busy",     0, 0, 0, 0, 0, W_SPIN, 2, 0, 0, 0, 0, 0, 0},
-    {"multi",    0, 0, 0, 0, 0, W_SPIN, 0, 1, 0, 0, 0, 0, 0},
-    {"ring8",    0, 0, 0, 0, 0, W_SPIN, 0, 0, 1, 0, 0, 0, 0},
-    {"tinyseq",  1, 0, 0, 0, 0, W_SPIN, 0, 0, 0, 1, 0, 0, 0},
-    {"nobar",    0, 0, 0, 0, 0, W_SPIN, 0, 0, 0, 0, 1, 0, 0},
-    {"cbar",     0, 0, 0, 0, 0, W_SPIN, 0, 0, 0, 0, 2, 0, 0},
-    {"ccbar",    0, 0, 0, 0, 0, W_SPIN, 0, 0, 0, 0, 3, 0, 0},
-    {"noreset",  0, 0, 0, 0, 0, W_SPIN, 0, 0, 1, 0, 0, 1, 0},
-    {"event",    0, 0, 0, 0, 1, W_SPIN, 0, 0, 0, 0, 0, 0, 1},
-    {"eventnb",  0, 0, 0, 0, 0, W_SPIN, 0, 0, 0, 0, 0, 0, 1},
+    /* name       lib reuse preset stamps hostbar wait helpers multi ring prelude nobar (2, 3: cbar, ccbar) lazy event timeline */
+    {"lib",      1, 0, 0, 0, 0, W_SPIN, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"spin",     0, 0, 0, 0, 0, W_SPIN, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"stamps",   0, 0, 0, 1, 0, W_SPIN, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"reuse",    0, 1, 0, 0, 0, W_SPIN, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"preset",   0, 0, 1, 0, 0, W_SPIN, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"pause",    0, 0, 0, 0, 0, W_PAUSE, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"yield",    0, 0, 0, 0, 0, W_YIELD, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"block",    0, 0, 0, 0, 0, W_BLOCK, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"hostbar",  0, 0, 0, 0, 1, W_SPIN, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"busy",     0, 0, 0, 0, 0, W_SPIN, 2, 0, 0, 0, 0, 0, 0, 0},
+    {"multi",    0, 0, 0, 0, 0, W_SPIN, 0, 1, 0, 0, 0, 0, 0, 0},
+    {"ring8",    0, 0, 0, 0, 0, W_SPIN, 0, 0, 1, 0, 0, 0, 0, 0},
+    {"tinyseq",  1, 0, 0, 0, 0, W_SPIN, 0, 0, 0, 1, 0, 0, 0, 0},
+    {"nobar",    0, 0, 0, 0, 0, W_SPIN, 0, 0, 0, 0, 1, 0, 0, 0},
+    {"cbar",     0, 0, 0, 0, 0, W_SPIN, 0, 0, 0, 0, 2, 0, 0, 0},
+    {"ccbar",    0, 0, 0, 0, 0, W_SPIN, 0, 0, 0, 0, 3, 0, 0, 0},
+    {"noreset",  0, 0, 0, 0, 0, W_SPIN, 0, 0, 1, 0, 0, 1, 0, 0},
+    {"event",    0, 0, 0, 0, 1, W_SPIN, 0, 0, 0, 0, 0, 0, 1, 0},
+    {"eventnb",  0, 0, 0, 0, 0, W_SPIN, 0, 0, 0, 0, 0, 0, 1, 0},
+    {"timeline", 0, 0, 0, 0, 0, W_SPIN, 0, 0, 0, 0, 0, 0, 0, 1},
+    {"tlevent",  0, 0, 0, 0, 0, W_SPIN, 0, 0, 0, 0, 0, 0, 1, 1},
 };
 #define NVARIANTS ((int)(sizeof VARIANTS / sizeof VARIANTS[0]))
 
@@ -99,6 +105,9 @@ typedef struct probe {
     PFN_vkCmdSetEvent set_event;
     PFN_vkGetEventStatus event_status;
     PFN_vkResetEvent reset_event;
+    VkSemaphore timeline; /* the timeline variants' */
+    uint64_t timeline_value;
+    PFN_vkGetSemaphoreCounterValue counter_value;
     int64_t *t_rec, *t_sub, *t_wait, *t_rest, *t_all;
     double *gpu_us;
     long polls;
@@ -242,6 +251,13 @@ static int wait_fence(probe *p, int how) {
     return vk_ok(r, "vkGetFenceStatus");
 }
 
+static int wait_timeline(probe *p, uint64_t value) {
+    uint64_t now = 0;
+    VkResult r;
+    while ((r = p->counter_value(p->d->device, p->timeline, &now)) == VK_SUCCESS && now < value) p->polls++;
+    return vk_ok(r, "vkGetSemaphoreCounterValue");
+}
+
 /* One synchronized call, its parts stored at index i. */
 static int one_call(probe *p, const variant *v, int i) {
     trr_vk_device *d = p->d;
@@ -260,7 +276,19 @@ static int one_call(probe *p, const variant *v, int i) {
         if (!v->reuse && record(p, v)) return 1;
         t1 = now_ns();
         VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &p->cmd};
-        if (vk_ok(d->fn.vkQueueSubmit(d->queue, 1, &si, p->fence), "vkQueueSubmit")) return 1;
+        const uint64_t value = p->timeline_value + 1;
+        VkTimelineSemaphoreSubmitInfo tsi = {.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
+                                             .signalSemaphoreValueCount = 1,
+                                             .pSignalSemaphoreValues = &value};
+        if (v->timeline) {
+            if (!p->timeline) return 1;
+            si.pNext = &tsi;
+            si.signalSemaphoreCount = 1;
+            si.pSignalSemaphores = &p->timeline;
+        }
+        if (vk_ok(d->fn.vkQueueSubmit(d->queue, 1, &si, v->timeline ? VK_NULL_HANDLE : p->fence), "vkQueueSubmit"))
+            return 1;
+        if (v->timeline) p->timeline_value = value;
         t2 = now_ns();
         const int prev = (p->cur + RING - 1) % RING;
         if (v->lazy && p->signalled[prev]) {
@@ -271,14 +299,20 @@ static int one_call(probe *p, const variant *v, int i) {
             VkResult er;
             while ((er = p->event_status(d->device, p->event)) == VK_EVENT_RESET) p->polls++;
             if (er != VK_EVENT_SET) return vk_ok(er, "vkGetEventStatus");
+        } else if (v->timeline) {
+            if (wait_timeline(p, value)) return 1;
         } else if (wait_fence(p, v->wait)) {
             return 1;
         }
         t3 = now_ns();
         if (v->event) {
-            if (vk_ok(p->reset_event(d->device, p->event), "vkResetEvent") || wait_fence(p, v->wait)) return 1;
+            if (vk_ok(p->reset_event(d->device, p->event), "vkResetEvent") ||
+                (v->timeline ? wait_timeline(p, value) : wait_fence(p, v->wait)))
+                return 1;
         }
-        if (v->lazy) p->signalled[p->cur] = 1;
+        if (v->timeline) {
+            /* no fence to reset */
+        } else if (v->lazy) p->signalled[p->cur] = 1;
         else if (vk_ok(d->fn.vkResetFences(d->device, 1, &p->fence), "vkResetFences")) return 1;
     }
     int64_t t4 = now_ns();
@@ -436,6 +470,16 @@ static int setup(probe *p, int calls) {
     tool_fn_from(d->fn.vkGetInstanceProcAddr(d->instance, "vkGetEventStatus"), &p->event_status);
     tool_fn_from(d->fn.vkGetInstanceProcAddr(d->instance, "vkResetEvent"), &p->reset_event);
     VkEventCreateInfo eci = {.sType = VK_STRUCTURE_TYPE_EVENT_CREATE_INFO};
+    /* the timeline variants' semaphore, where the device has timeline semaphores (enabled by the library) */
+    PFN_vkCreateSemaphore create_semaphore = NULL;
+    tool_fn_from(d->fn.vkGetInstanceProcAddr(d->instance, "vkCreateSemaphore"), &create_semaphore);
+    tool_fn_from(d->fn.vkGetInstanceProcAddr(d->instance, "vkGetSemaphoreCounterValue"), &p->counter_value);
+    VkSemaphoreTypeCreateInfo sti = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
+                                     .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE};
+    VkSemaphoreCreateInfo sci = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, .pNext = &sti};
+    if (d->phys.timeline && create_semaphore && p->counter_value &&
+        vk_ok(create_semaphore(d->device, &sci, NULL, &p->timeline), "vkCreateSemaphore"))
+        return 1;
     if (create_event && p->set_event && p->event_status && p->reset_event &&
         vk_ok(create_event(d->device, &eci, NULL, &p->event), "vkCreateEvent"))
         return 1;
@@ -472,6 +516,11 @@ static void teardown(probe *p) {
             PFN_vkDestroyEvent destroy_event = NULL;
             tool_fn_from(d->fn.vkGetInstanceProcAddr(d->instance, "vkDestroyEvent"), &destroy_event);
             if (destroy_event) destroy_event(d->device, p->event, NULL);
+        }
+        if (p->timeline) {
+            PFN_vkDestroySemaphore destroy_semaphore = NULL;
+            tool_fn_from(d->fn.vkGetInstanceProcAddr(d->instance, "vkDestroySemaphore"), &destroy_semaphore);
+            if (destroy_semaphore) destroy_semaphore(d->device, p->timeline, NULL);
         }
         if (p->dpool) d->fn.vkDestroyDescriptorPool(d->device, p->dpool, NULL);
         if (p->dpool_preset) d->fn.vkDestroyDescriptorPool(d->device, p->dpool_preset, NULL);
