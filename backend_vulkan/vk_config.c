@@ -8,22 +8,29 @@
 #include <string.h>
 
 /* The row-wise heuristic on GPUs (trr_vk_choose_config): the longest softmax rows that take the
- * subgroup-per-row kernel (softmax_sg.comp), over GPU_SOFTMAX_SG_THREADS threads a workgroup; softmax_rows.comp
- * over about 32 columns an invocation, and over 1024 threads for rows of GPU_SOFTMAX_WIDE_COLS to 16384 (CUDA's
- * shape at 12288); row_sum's subgroup kernel over at most GPU_ROW_SUM_THREADS threads with GPU_ROW_SUM_LOADS
- * loads in flight each.
- * Softmax on the H200 (bench/results/2026-11-23-h200-vulkan-softmax-shapes.txt, the final run): 4096x12288 over
- * 1024 threads 3866-3876 GB/s against 3826 over 512 in the same build; 4096x1024 on the subgroup kernel over
- * 256 threads 2297-2317 against main's 64 threads a row 2333-2341, so rows past 256 stay off it. row_sum: the
- * subgroup kernel gave 3078-3103 GB/s at 4096x8192 over 64 to 1024 threads with 2 to 16 loads each
- * (bench/results/2026-11-23-h200-vulkan-rows.txt, run 2), against 2972 for the shared-memory-tree kernel over
- * 256 threads and 2116 over 1024 (main's default). Rows of GPU_ROW_SUM_WIDE_MIN to _MAX columns go over cols / 8
- * threads (256 to 512) with GPU_ROW_SUM_WIDE_LOADS loads each: 4096 x 2048 / 4096 / 8192 +4.4 / +1.9 / +1.3%
- * over cols / 32 threads with 8 loads, in two rounds after the timer's change
+ * subgroup-per-row kernel (softmax_sg.comp), over GPU_SOFTMAX_SG_THREADS threads a workgroup; softmax_rows.comp,
+ * for rows of up to GPU_SOFTMAX_ROWS_MAX_COLS, over the whole subgroups that give each invocation about
+ * GPU_SOFTMAX_ROWS_VECTORS 4-element vectors (at least 64 threads); row_sum's subgroup kernel over at most
+ * GPU_ROW_SUM_THREADS threads with GPU_ROW_SUM_LOADS loads in flight each.
+ * Softmax on the H200 (bench/results/2026-11-23-h200-vulkan-softmax-shapes.txt, the final run): 4096x1024 on the
+ * subgroup kernel over 256 threads 2297-2317 GB/s against 64 threads a row 2333-2341, so rows past 256 stay off
+ * it. row_sum: the subgroup kernel gave 3078-3103 GB/s at 4096x8192 over 64 to 1024 threads with 2 to 16 loads
+ * each (bench/results/2026-11-23-h200-vulkan-rows.txt, run 2), against 2972 for the shared-memory-tree kernel
+ * over 256 threads and 2116 over 1024. Rows of GPU_ROW_SUM_WIDE_MIN to _MAX columns go over cols / 8 threads
+ * (256 to 512) with GPU_ROW_SUM_WIDE_LOADS loads each: 4096 x 2048 / 4096 / 8192 +4.4 / +1.9 / +1.3% over
+ * cols / 32 threads with 8 loads, in two rounds after the timer's change
  * (bench/results/2026-11-24-h200-vulkan-rowsum-shapes.txt). */
 #define SOFTMAX_SG_AUTO_MAX_COLS 256
 #define GPU_SOFTMAX_SG_THREADS 256
+/* Softmax on the H200 over SPEC's 97 row lengths from 384 to 12672, the thread count for about V vectors an
+ * invocation against CUDA's softmax in the same run (two rounds; bench/results/2026-11-24-h200-vulkan-softmax-
+ * vectors.txt): V = 6 / 8 / 10 / 12 / 14 / 16 read 0.986 / 0.993 / 0.993 / 0.998 / 1.005 / 0.999x CUDA at their
+ * worst length (mean 1.022 / 1.026 / 1.027 / 1.029 / 1.029 / 1.028x), the powers of two near cols / 32 (1024
+ * past 8192) that came before 0.988x (mean 1.020x, below 1.00x at 11 lengths). */
+#define GPU_SOFTMAX_ROWS_VECTORS 14
+/* softmax.comp (rows not on 4-element boundaries) over 1024 threads from this length to 16384 */
 #define GPU_SOFTMAX_WIDE_COLS 8192
+#define GPU_SOFTMAX_ROWS_MAX_COLS 16384
 #define GPU_ROW_SUM_THREADS 256
 #define GPU_ROW_SUM_LOADS 8
 #define GPU_ROW_SUM_WIDE_MIN 2048
@@ -52,6 +59,16 @@ static int softmax_sg_runs(const trr_vk_device *d, const trr_call *c, int thread
     else
         return 1;
     return 0;
+}
+
+/* softmax_rows.comp (the register kernel, softmax's variant simt) takes the call with config c: the register
+ * layout, and a row within block_n and 16 vectors per invocation (vk_ops.c's rowwise_part). */
+static int softmax_rows_runs(const trr_vk_device *d, const trr_call *call, const trr_config *c) {
+    if (call->op != TRR_OP_SOFTMAX || c->variant == TRR_VARIANT_SUBGROUP || c->threads <= 0 ||
+        !trr_vk_softmax_regs_layout(d, call) || call->cols > c->block_n || d->phys.subgroup_size < 1)
+        return 0;
+    int64_t vpt = (call->cols / 4 + c->threads - 1) / c->threads;
+    return vpt >= 1 && vpt <= 16;
 }
 
 /* row_sum_sg.comp (row_sum's variant subgroup) can take the call with this many threads: subgroup arithmetic
@@ -432,6 +449,14 @@ void trr_vk_choose_config(trr_context *ctx, trr_call *call) {
             c->threads = pow2_at_least(call->cols / (call->op == TRR_OP_SOFTMAX ? 32 : 8), 64, max_threads);
             if (call->op == TRR_OP_SOFTMAX && !cpu && call->cols > GPU_SOFTMAX_WIDE_COLS && call->cols <= 16384)
                 c->threads = pow2_at_least(1024, 64, max_threads);
+            const int64_t sg = d->phys.subgroup_size;
+            if (call->op == TRR_OP_SOFTMAX && !cpu && c->variant != TRR_VARIANT_SUBGROUP && sg >= 1 &&
+                call->cols <= GPU_SOFTMAX_ROWS_MAX_COLS && trr_vk_softmax_regs_layout(d, call)) {
+                int64_t th = (call->cols / 4 + GPU_SOFTMAX_ROWS_VECTORS - 1) / GPU_SOFTMAX_ROWS_VECTORS;
+                th = (th + sg - 1) / sg * sg;
+                if (th < 64) th = (64 + sg - 1) / sg * sg;
+                if (th <= max_threads) c->threads = (int)th;
+            }
         }
         /* CPU devices: the subgroup kernels where they were measured faster on lavapipe (three alternated
          * rounds, bench/results/2026-11-23-lavapipe-row-variants.txt): row_sum 2.0-2.1 against 0.74-0.75 GB/s
@@ -524,9 +549,18 @@ trr_status trr_vk_check_config(trr_context *ctx, const trr_call *call) {
     }
     case TRR_OP_SOFTMAX:
     case TRR_OP_ROW_SUM:
-        if (c->threads & (c->threads - 1))
+        /* softmax's register kernels take any whole number of subgroups (softmax_sg.comp one row per subgroup,
+         * softmax_rows.comp merging its subgroups' pairs; softmax_sg_runs checks the former below); the other row
+         * kernels reduce over a tree */
+        if (call->op == TRR_OP_SOFTMAX && c->variant != TRR_VARIANT_SUBGROUP && softmax_rows_runs(d, call, c)) {
+            if (c->threads % (int)d->phys.subgroup_size)
+                return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                                 "vulkan: softmax threads = %d must be a whole number of %u-wide subgroups",
+                                 c->threads, d->phys.subgroup_size);
+        } else if (!(call->op == TRR_OP_SOFTMAX && c->variant == TRR_VARIANT_SUBGROUP) && (c->threads & (c->threads - 1))) {
             return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: threads = %d must be a power of two (tree reduction)",
                              c->threads);
+        }
         /* softmax: block_n bounds the register kernel's row (softmax_rows.comp holds at most 16 vectors per
          * invocation); row_sum ignores it */
         if (call->op == TRR_OP_SOFTMAX &&

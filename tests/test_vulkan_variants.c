@@ -9,6 +9,7 @@
 #include "test_support.h"
 
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,6 +82,70 @@ Test(vulkan_variants, softmax_subgroup) {
     trr_config_last(ctx, &last);
     cr_assert_neq(last.variant, TRR_VARIANT_AUTO, "the heuristic left the variant unresolved");
     trr_buffer_destroy(buf);
+    trr_context_destroy(ctx);
+}
+
+/* softmax_rows.comp takes any whole number of subgroups (the heuristic's thread counts on GPUs are no powers of
+ * two): forced to 96 and 224 threads, every case passes or is refused with the reason; then rows that fill the
+ * registers exactly (no bounds checks) and rows that do not, against softmax in double on the host. */
+Test(vulkan_variants, softmax_rows_whole_subgroups) {
+    trr_context *ctx = open_vulkan();
+    const int counts[] = {96, 224};
+    for (int k = 0; k < 2; k++) {
+        const trr_config forced = {.variant = TRR_VARIANT_SIMT, .threads = counts[k]};
+        char label[32];
+        snprintf(label, sizeof label, "threads %d, ", counts[k]);
+        trr_conf_report *rep = run_forced_config(ctx, TRR_OP_SOFTMAX, &forced, label);
+        for (int i = 0; i < rep->n_results; i++)
+            if (rep->results[i].outcome == TRR_CONF_UNSUPPORTED)
+                cr_expect(strstr(rep->results[i].message, "power of two") || strstr(rep->results[i].message, "subgroups"),
+                          "%s: %s", rep->results[i].name, rep->results[i].message);
+        cr_expect_gt(rep->passed, 0, "no softmax case ran over %d threads", counts[k]);
+        trr_conformance_free(rep);
+    }
+    enum { ROWS = 5, THREADS = 96 };
+    const int64_t cols_list[] = {4 * 3 * THREADS, 4 * 3 * THREADS + 8}; /* exactly 3 vectors an invocation; not */
+    for (int k = 0; k < 2; k++) {
+        const int64_t cols = cols_list[k], n = ROWS * cols;
+        float *x = malloc((size_t)n * 4), *y = malloc((size_t)n * 4);
+        cr_assert(x && y);
+        uint64_t st = 0x2545f4914f6cdd1dull + (uint64_t)k;
+        for (int64_t i = 0; i < n; i++) {
+            st = st * 6364136223846793005ull + 1442695040888963407ull;
+            x[i] = (float)((st >> 40) & 0xffffff) / (float)(1 << 24) * 20.0f - 10.0f;
+        }
+        trr_buffer *bx = NULL, *by = NULL;
+        cr_assert_eq(trr_buffer_create(ctx, (size_t)n * 4, &bx), TRR_OK);
+        cr_assert_eq(trr_buffer_create(ctx, (size_t)n * 4, &by), TRR_OK);
+        cr_assert_eq(trr_buffer_write(ctx, bx, 0, x, (size_t)n * 4), TRR_OK);
+        cr_assert_eq(trr_buffer_fill(ctx, by, 0, (size_t)n * 4, 0xff), TRR_OK); /* NaN: a skipped write shows */
+        trr_tensor tx, ty;
+        trr_tensor_2d(bx, 0, TRR_F32, ROWS, cols, 0, &tx);
+        trr_tensor_2d(by, 0, TRR_F32, ROWS, cols, 0, &ty);
+        const trr_config forced = {.variant = TRR_VARIANT_SIMT, .threads = THREADS};
+        cr_assert_eq(trr_config_override(ctx, TRR_OP_SOFTMAX, &forced), TRR_OK);
+        cr_assert_eq(trr_softmax(ctx, &tx, &ty), TRR_OK, "%s", trr_last_error(ctx));
+        trr_config last;
+        trr_config_last(ctx, &last);
+        cr_assert_eq(last.threads, THREADS);
+        cr_assert_eq(trr_buffer_read(ctx, by, 0, y, (size_t)n * 4), TRR_OK);
+        for (int r = 0; r < ROWS; r++) {
+            const float *xr = x + r * cols, *yr = y + r * cols;
+            double m = xr[0], s = 0;
+            for (int64_t c = 1; c < cols; c++) m = xr[c] > m ? xr[c] : m;
+            for (int64_t c = 0; c < cols; c++) s += exp((double)xr[c] - m);
+            for (int64_t c = 0; c < cols; c++) {
+                const double want = exp((double)xr[c] - m) / s;
+                cr_assert(fabs(yr[c] - want) <= 1e-5 * want, "cols %lld row %d col %lld: %.9g, want %.9g",
+                          (long long)cols, r, (long long)c, (double)yr[c], want);
+            }
+        }
+        cr_assert_eq(trr_config_override(ctx, TRR_OP_SOFTMAX, NULL), TRR_OK);
+        trr_buffer_destroy(bx);
+        trr_buffer_destroy(by);
+        free(x);
+        free(y);
+    }
     trr_context_destroy(ctx);
 }
 
