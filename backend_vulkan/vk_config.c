@@ -26,11 +26,14 @@
  * invocation against CUDA's softmax in the same run (two rounds; bench/results/2026-11-24-h200-vulkan-softmax-
  * vectors.txt): V = 6 / 8 / 10 / 12 / 14 / 16 read 0.986 / 0.993 / 0.993 / 0.998 / 1.005 / 0.999x CUDA at their
  * worst length (mean 1.022 / 1.026 / 1.027 / 1.029 / 1.029 / 1.028x), the powers of two near cols / 32 (1024
- * past 8192) that came before 0.988x (mean 1.020x, below 1.00x at 11 lengths). */
+ * past 8192) that came before 0.988x (mean 1.020x, below 1.00x at 11 lengths). Checked afresh with V = 14 and
+ * the old shape alternated: 1.001-1.054x CUDA at every length (mean 1.027x) against 0.994-1.131x (1.020x, five
+ * below 1.00x). Past SPEC's lengths the old shape stays: at 13312 / 14336 the rule's 256 threads read 0.995x
+ * against 1024's 1.011 / 1.007x. */
 #define GPU_SOFTMAX_ROWS_VECTORS 14
-/* softmax.comp (rows not on 4-element boundaries) over 1024 threads from this length to 16384 */
+#define GPU_SOFTMAX_ROWS_MAX_COLS 12672
+/* otherwise 1024 threads from this length to 16384 (CUDA's shape at 12288) */
 #define GPU_SOFTMAX_WIDE_COLS 8192
-#define GPU_SOFTMAX_ROWS_MAX_COLS 16384
 #define GPU_ROW_SUM_THREADS 256
 #define GPU_ROW_SUM_LOADS 8
 #define GPU_ROW_SUM_WIDE_MIN 2048
