@@ -27,7 +27,7 @@
  * vectors.txt): V = 6 / 8 / 10 / 12 / 14 / 16 read 0.986 / 0.993 / 0.993 / 0.998 / 1.005 / 0.999x CUDA at their
  * worst length (mean 1.022 / 1.026 / 1.027 / 1.029 / 1.029 / 1.028x), the powers of two near cols / 32 (1024
  * past 8192) that came before 0.988x (mean 1.020x, below 1.00x at 11 lengths). Checked afresh with V = 14 and
- * the old shape alternated: 1.001-1.054x CUDA at every length (mean 1.027x) against 0.994-1.131x (1.020x, five
+ * the old shape alternated: 1.001-1.128x CUDA at every length (mean 1.027x) against 0.994-1.131x (1.020x, five
  * below 1.00x). Past SPEC's lengths the old shape stays: at 13312 / 14336 the rule's 256 threads read 0.995x
  * against 1024's 1.011 / 1.007x. */
 #define GPU_SOFTMAX_ROWS_VECTORS 14
