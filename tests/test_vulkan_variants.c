@@ -86,11 +86,14 @@ Test(vulkan_variants, softmax_subgroup) {
 }
 
 /* softmax_rows.comp takes any whole number of subgroups (the heuristic's thread counts on GPUs are no powers of
- * two): forced to 96 and 224 threads, every case passes or is refused with the reason; then rows that fill the
+ * two): forced to 3 and 7 subgroups' worth of threads, every case passes or is refused with the reason; then rows that fill the
  * registers exactly (no bounds checks) and rows that do not, against softmax in double on the host. */
 Test(vulkan_variants, softmax_rows_whole_subgroups) {
     trr_context *ctx = open_vulkan();
-    const int counts[] = {96, 224};
+    trr_device_info info;
+    cr_assert_eq(trr_context_device(ctx, &info), TRR_OK);
+    const int sg = info.subgroup_width > 1 ? info.subgroup_width : 32; /* 3 and 7 subgroups: no power of two */
+    const int counts[] = {3 * sg, 7 * sg};
     for (int k = 0; k < 2; k++) {
         const trr_config forced = {.variant = TRR_VARIANT_SIMT, .threads = counts[k]};
         char label[32];
@@ -103,7 +106,8 @@ Test(vulkan_variants, softmax_rows_whole_subgroups) {
         cr_expect_gt(rep->passed, 0, "no softmax case ran over %d threads", counts[k]);
         trr_conformance_free(rep);
     }
-    enum { ROWS = 5, THREADS = 96 };
+    enum { ROWS = 5 };
+    const int THREADS = counts[0];
     const int64_t cols_list[] = {4 * 3 * THREADS, 4 * 3 * THREADS + 8}; /* exactly 3 vectors an invocation; not */
     for (int k = 0; k < 2; k++) {
         const int64_t cols = cols_list[k], n = ROWS * cols;
