@@ -331,12 +331,18 @@ trr_status trr_conf_check(const trr_conf_check_input *in, trr_conf_result *res) 
             err2 += err * err;
             if (mode == TRR_CONF_MODE_F16 || mode == TRR_CONF_MODE_BF16) trr_conf_note(&w2, err / fmax(fabs(want), f16_floor), r, c, got, want);
         }
-        /* the Frobenius bound holds per matrix: each batch is judged on its own and the worst one reported */
+        /* the Frobenius bound holds per matrix: each batch is judged on its own and the worst one reported. A
+         * half output is judged against a norm of at least its smallest normal per element, as each element is
+         * (f16_floor): below it the format holds only absolute steps (f16: 2^-24), so a correctly rounded result
+         * of a product that small (a 1x1x1 f16 matmul of two small inputs) would fail a relative bound */
         if ((mode == TRR_CONF_MODE_FROB || mode == TRR_CONF_MODE_F16 || mode == TRR_CONF_MODE_BF16) && (r + 1) % mrows == 0) {
             double bref2 = 0;
             for (int64_t i = (r + 1 - mrows) * cols; i < (r + 1) * cols; i++)
                 if (!isnan(in->ref[i])) bref2 += in->ref[i] * in->ref[i];
-            const double frob = sqrt(err2) / fmax(sqrt(bref2), FLT_MIN);
+            const double min_normal = mode == TRR_CONF_MODE_F16    ? TRR_CONF_F16_MIN_NORMAL
+                                      : mode == TRR_CONF_MODE_BF16 ? TRR_CONF_BF16_MIN_NORMAL
+                                                                   : FLT_MIN;
+            const double frob = sqrt(err2) / fmax(sqrt(bref2), min_normal * sqrt((double)(mrows * cols)));
             if (!w1.seen || frob > w1.value) w1.value = frob;
             w1.seen = 1;
             err2 = 0;

@@ -225,6 +225,30 @@ Test(checker, f16_floor_grows_with_matmul_depth_past_4096) {
     cr_assert_eq(trr_conf_f16_floor(1e-6, 8192), TRR_CONF_F16_MIN_NORMAL);
 }
 
+/* An f16 output whose reference lies below the smallest normal half (a 1x1x1 f16 matmul of two small inputs):
+ * the correctly rounded halves pass, as the per-element floor already let them; zeros, or values one subnormal
+ * step per ten off, fail. */
+Test(checker, f16_subnormal_reference_judged_at_the_smallest_normal) {
+    fixture f;
+    make_fixture(&f, TRR_OP_GELU, TRR_F16);
+    const double ref[4] = {3.1e-6, -1.07e-5, 2.53e-5, 7.3e-7};
+    uint16_t h[4];
+    for (int i = 0; i < 4; i++) {
+        f.ref[i] = ref[i];
+        h[i] = trr_half_from_float((float)ref[i]);
+    }
+    memcpy(f.after, f.before, sizeof f.after);
+    memcpy(f.after + 4, h, sizeof h); /* the view: 4 halves at element offset 2 */
+    trr_conf_result r = check(&f);
+    cr_assert_eq(r.outcome, TRR_CONF_PASS, "%s", r.message);
+    memset(f.after + 4, 0, sizeof h);
+    r = check(&f);
+    cr_assert_eq(r.outcome, TRR_CONF_FAIL, "zeros for a reference of norm %g passed", 2.8e-5);
+    for (int i = 0; i < 4; i++) h[i] = (uint16_t)(trr_half_from_float((float)ref[i]) + 10); /* 10 steps of 2^-24 */
+    memcpy(f.after + 4, h, sizeof h);
+    cr_assert_eq(check(&f).outcome, TRR_CONF_FAIL);
+}
+
 Test(checker, bf16_judged_by_its_own_bounds_and_floor) {
     /* the same rule as f16 in bf16's epsilon: rms / 128, growing as K^1.5 past 4096, never below 2^-126 */
     cr_assert_float_eq(trr_conf_bf16_floor(2048.0, 1), 16.0, 1e-15);
