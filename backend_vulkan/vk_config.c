@@ -456,8 +456,8 @@ void trr_vk_choose_config(trr_context *ctx, trr_call *call) {
             if (call->op == TRR_OP_SOFTMAX && !cpu && c->variant != TRR_VARIANT_SUBGROUP && sg >= 1 &&
                 call->cols <= GPU_SOFTMAX_ROWS_MAX_COLS && trr_vk_softmax_regs_layout(d, call)) {
                 int64_t th = (call->cols / 4 + GPU_SOFTMAX_ROWS_VECTORS - 1) / GPU_SOFTMAX_ROWS_VECTORS;
-                th = (th + sg - 1) / sg * sg;
-                if (th < 64) th = (64 + sg - 1) / sg * sg;
+                if (th < 64) th = 64;
+                th = (th + sg - 1) / sg * sg; /* whole subgroups */
                 if (th <= max_threads) c->threads = (int)th;
             }
         }
@@ -555,7 +555,7 @@ trr_status trr_vk_check_config(trr_context *ctx, const trr_call *call) {
         /* softmax's register kernels take any whole number of subgroups (softmax_sg.comp one row per subgroup,
          * softmax_rows.comp merging its subgroups' pairs; softmax_sg_runs checks the former below); the other row
          * kernels reduce over a tree */
-        if (call->op == TRR_OP_SOFTMAX && c->variant != TRR_VARIANT_SUBGROUP && softmax_rows_runs(d, call, c)) {
+        if (softmax_rows_runs(d, call, c)) {
             if (c->threads % (int)d->phys.subgroup_size)
                 return trr_error(ctx, TRR_ERR_UNSUPPORTED,
                                  "vulkan: softmax threads = %d must be a whole number of %u-wide subgroups",
