@@ -153,6 +153,14 @@ static VkResult submit_sync_fence(trr_vk_device *d, const char **what) {
     return r;
 }
 
+/* Where no fence covers batch seq yet (*f is null), submits the empty fenced one and takes its fence. */
+static VkResult ensure_covered(trr_vk_device *d, uint64_t seq, VkFence *f, uint64_t *covers, const char **what) {
+    if (*f) return VK_SUCCESS;
+    VkResult r = submit_sync_fence(d, what);
+    if (r == VK_SUCCESS) *f = covering_fence(d, seq, covers);
+    return r;
+}
+
 /* Waits for the slot's batch. by_event (a synchronize, where the host touches nothing the batch used): its
  * done_event, polled beside the fence, may end the wait, which then leaves the slot to a later fence. Otherwise
  * a fence that covers the batch (covering_fence; an empty submission's where none does), which also makes the
@@ -165,10 +173,9 @@ static VkResult wait_slot(trr_vk_device *d, trr_vk_slot *s, int by_event, const 
     uint64_t covers = 0;
     VkFence f = covering_fence(d, s->seq, &covers);
     VkResult r;
-    if (!f && !by_event) { /* an event-ended wait submits one only if the event is slow to come */
-        r = submit_sync_fence(d, what);
+    if (!by_event) { /* an event-ended wait submits one only if the event is slow to come */
+        r = ensure_covered(d, s->seq, &f, &covers, what);
         if (r != VK_SUCCESS) return r;
-        f = covering_fence(d, s->seq, &covers);
     }
     r = VK_NOT_READY;
     if (d->spin_wait) {
@@ -198,11 +205,8 @@ static VkResult wait_slot(trr_vk_device *d, trr_vk_slot *s, int by_event, const 
         if (r != VK_SUCCESS && r != VK_NOT_READY) return r;
     }
     if (r != VK_SUCCESS) {
-        if (!f) {
-            r = submit_sync_fence(d, what);
-            if (r != VK_SUCCESS) return r;
-            f = covering_fence(d, s->seq, &covers);
-        }
+        r = ensure_covered(d, s->seq, &f, &covers, what);
+        if (r != VK_SUCCESS) return r;
         *what = "vkWaitForFences";
         r = d->fn.vkWaitForFences(d->device, 1, &f, VK_TRUE, UINT64_MAX);
         if (r != VK_SUCCESS) return r;
