@@ -1,4 +1,4 @@
-/* trireme bench: SPEC.md's benchmarks on one or more devices (bench/bench.h does the work). */
+/* trireme bench: the benchmarks of docs/ops.md on one or more devices (bench/bench.h does the work). */
 #include "bench.h"
 #include "cli.h"
 #include "report_meta.h"
@@ -18,14 +18,14 @@ static void usage(FILE *out) {
             "                     [--quiet]\n"
             "       trireme bench --compare A.json B.json\n"
             "       trireme bench --replot DIR A.json [B.json...]\n\n"
-            "Times SPEC.md's benchmarks on the device, each checked against the float64 reference first, with the\n"
+            "Times the benchmarks of docs/ops.md on the device, each checked against the float64 reference first, with the\n"
             "device's copy bandwidth (and cuBLAS on CUDA devices) measured in the same run as ceilings.\n\n"
             "  BENCH         add_f32 gelu_f32 silu_f32 softmax_f32 row_sum_f32 matmul_f16 matmul_f16_relu matmul_f32\n"
             "                matmul_bf16 rgb_to_grey bmm_f16 bmm_bf16, or an op name (matmul selects all six);\n"
             "                default: all\n"
             "  --device D    cpu, cuda:0, opencl:1, ..., or all (every available device); repeat or comma-separate\n"
             "                for several; default: TRIREME_DEVICE, else auto\n"
-            "  --sizes       quick (default: a few sizes per benchmark), full (SPEC.md's whole table), or a list:\n"
+            "  --sizes       quick (default: a few sizes per benchmark), full (docs/ops.md's whole table), or a list:\n"
             "                n for add/gelu, N for softmax/row_sum, M=N=K or MxNxK for matmul, H or HxW for\n"
             "                rgb_to_grey, BxMxNxK for bmm_f16/bf16; 2^24 is accepted (e.g. --sizes 2^20,2^24)\n"
             "  --reps N      timed repetitions per case (default: as many as fit in 0.5 s, 5 to 200)\n"

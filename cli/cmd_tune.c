@@ -24,7 +24,7 @@ typedef struct dims {
 } dims;
 
 /* Shapes per op: matmul M x N x K; row-wise ops and rgb_to_grey rows x cols; element-wise ops n (or rows x
- * cols). The full lists follow SPEC.md's benchmark sizes, sparsely; quick is for a first look or a CPU. */
+ * cols). The full lists follow the benchmark sizes of docs/ops.md, sparsely; quick is for a first look or a CPU. */
 typedef struct shape_set {
     trr_op op;
     const char *full;
@@ -67,7 +67,7 @@ static void usage(FILE *out) {
             "  --device D       cpu, cuda:0, opencl:1, vulkan:0, auto (default: TRIREME_DEVICE, else auto)\n"
             "  --shapes LIST    comma-separated shapes: MxNxK for matmul, RxC for softmax, row_sum, rgb_to_grey\n"
             "                   (HxW) and element-wise ops, or N for element-wise ops; shapes that do not fit an\n"
-            "                   op are skipped for it. 'quick' is a small set per op. Default: SPEC-like sizes.\n"
+            "                   op are skipped for it. 'quick' is a small set per op. Default: benchmark-like sizes.\n"
             "  --dtype LIST     input dtypes or signatures, e.g. f32 or f16->f32 (default: every signature)\n"
             "  --layout LIST    matmul operand layouts: nn, nt, tn, tt or all (default: nn,nt; t = transposed)\n"
             "  --reps N         timed runs per candidate; the median counts (default 10, quick 5)\n"

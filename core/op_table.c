@@ -69,7 +69,7 @@ static const trr_op_desc op_table[TRR_OP_COUNT] = {
 };
 
 const trr_config trr_matmul_f16_nvidia_configs[] = {
-    /* SPEC.md: (BM, BN, BK, GROUP_M, stages, warps) */
+    /* docs/ops.md, Known-good NVIDIA configs: (BM, BN, BK, GROUP_M, stages, warps) */
     {.block_m = 128, .block_n = 256, .block_k = 64, .group_m = 8, .stages = 3, .threads = 256},
     {.block_m = 64, .block_n = 256, .block_k = 32, .group_m = 8, .stages = 4, .threads = 128},
     {.block_m = 128, .block_n = 128, .block_k = 32, .group_m = 8, .stages = 4, .threads = 128},

@@ -71,7 +71,7 @@ const trr_op_desc *trr_op_desc_get(trr_op op);
 /* 1 if (in, out) is one of op's signatures. */
 int trr_op_allows(trr_op op, trr_dtype in, trr_dtype out);
 
-/* SPEC.md's known-good f16 matmul configs on NVIDIA, the starting set for tuning. */
+/* The known-good f16 matmul configs on NVIDIA (docs/ops.md, Known-good NVIDIA configs), the starting set for tuning. */
 extern const trr_config trr_matmul_f16_nvidia_configs[];
 extern const int trr_matmul_f16_nvidia_config_count;
 

@@ -9,7 +9,7 @@ enum {
     TRR_CALL_RUNS = 0,     /* not empty: the backend runs it */
     TRR_CALL_NOTHING = 1,  /* the output is empty: nothing to do, nothing written */
     TRR_CALL_IDENTITY = 2  /* the output is not empty but the reduced dimension is (matmul K = 0, row_sum N = 0):
-                              the output is the reduction's identity, 0 (SPEC.md, "Empty reductions") */
+                              the output is the reduction's identity, 0 (docs/ops.md, Empty reductions) */
 };
 
 /* Validates one op call and normalises it (backend.h describes the forms). y is NULL for one-input ops.

@@ -4,7 +4,7 @@
  * of the lists. Rows for a named backend hide the generic rows (backend NULL) for the same op and dtype.
  *
  * What the tables hold, per backend kind:
- *   cuda    matmul f16 and bf16: SPEC.md's known-good NVIDIA configs on mma.sync (variant mma), each with split-K 1, 2
+ *   cuda    matmul f16 and bf16: the known-good NVIDIA configs of docs/ops.md on mma.sync (variant mma), each with split-K 1, 2
  *           and 4, and the Hopper kernel's tiles (variant wgmma); matmul f32: SIMT
  *           tiles (BM x BN x BK, threads), also with split-K; streaming ops: threads x vector width; softmax
  *           and row_sum: threads per row.
@@ -75,8 +75,8 @@ static const trr_config cuda_wgmma_tiles[] = {
 };
 
 /* Work-group tiles for the OpenCL and Vulkan matmuls: micro-tiles of 4x4 to 8x8 per work-item, and 16x8 on the
- * 256x128x8 tile both GPU heuristics take for large f32 products (H200: OpenCL 45.3, Vulkan 43.1 TFLOPS at
- * 4096^3). */
+ * 256x128x8 tile both GPU heuristics take for large f32 products (measured fastest on NVIDIA H200:
+ * docs/performance.md). */
 static const trr_config wg_tiles[] = {
     {.block_m = 256, .block_n = 128, .block_k = 8, .threads = 256},
     {.block_m = 128, .block_n = 128, .block_k = 8, .threads = 256},
@@ -144,7 +144,7 @@ static const trr_config ocl_mma_tiles[] = {
 /* The CUDA tensor-core kernels take bf16 as they take f16 (the same tiles, one instruction type apart). */
 #define HALVES (TRR_DTYPE_BIT(TRR_F16) | TRR_DTYPE_BIT(TRR_BF16))
 
-/* n_list = -1 stands for op_table.c's SPEC list: an extern array's address and length cannot initialise a
+/* n_list = -1 stands for op_table.c's known-good NVIDIA list: an extern array's address and length cannot initialise a
  * static row's count. */
 static const space_row space_table[] = {
     /* ---- cuda ---- */
@@ -205,7 +205,7 @@ static void expand_row(const space_row *r, trr_tune_candidate *out, int cap, int
                                                r->stages, r->vector_width, r->split_k, r->variant};
     const trr_config *list = r->list;
     int n_list = r->n_list;
-    if (n_list < 0) { /* the SPEC list from op_table.c */
+    if (n_list < 0) { /* the known-good NVIDIA list from op_table.c */
         list = trr_matmul_f16_nvidia_configs;
         n_list = trr_matmul_f16_nvidia_config_count;
     }
