@@ -18,7 +18,7 @@ static void usage(FILE *out) {
             "                     [--quiet]\n"
             "       trireme bench --compare A.json B.json\n"
             "       trireme bench --replot DIR A.json [B.json...]\n\n"
-            "Times the benchmarks of docs/ops.md on the device, each checked against the float64 reference first, with the\n"
+            "Times the docs/ops.md benchmarks on the device, each checked against the float64 reference first, with the\n"
             "device's copy bandwidth (and cuBLAS on CUDA devices) measured in the same run as ceilings.\n\n"
             "  BENCH         add_f32 gelu_f32 silu_f32 softmax_f32 row_sum_f32 matmul_f16 matmul_f16_relu matmul_f32\n"
             "                matmul_bf16 rgb_to_grey bmm_f16 bmm_bf16, or an op name (matmul selects all six);\n"

@@ -25,7 +25,7 @@ static void print_help(void) {
            "  --config [OP:]CFG  run OP (every op, without OP:) with this config, e.g. matmul:variant=coop_nv\n"
            "                   or softmax:variant=subgroup (named fields; those left out are the backend's);\n"
            "                   cases the backend cannot run so count as unsupported; repeatable\n\n"
-           "Checks every op, dtype, layout and epilogue against the float64 reference with the bounds of docs/ops.md,\n"
+           "Checks every op, dtype, layout and epilogue against the float64 reference with docs/ops.md's bounds,\n"
            "poisoned outputs and guard bytes. Prints a matrix of ops x devices (worst error / bound) and every\n"
            "failing case. Exit status: 0 all passed or unsupported, 1 a case failed, 2 a usage error.\n");
 }
