@@ -1,7 +1,7 @@
-/* `trireme bench`: SPEC.md's benchmarks, timed on the device against ceilings measured in the same run.
+/* `trireme bench`: the benchmarks of docs/ops.md, timed on the device against ceilings measured in the same run.
  *
  * Every benchmark case is a trr_case (core/cases.h), the same description the conformance engine checks, in the
- * packed layout at SPEC.md's benchmark sizes. Each case is checked against the float64 reference (at sampled
+ * packed layout at docs/ops.md's benchmark sizes. Each case is checked against the float64 reference (at sampled
  * elements when the output is large) before it is timed, so a wrong kernel never reports a figure.
  *
  * This is library code: it prints only to the FILE* it is given, and reports progress through a callback.
@@ -31,7 +31,7 @@ typedef enum trr_bench_id {
     TRR_BENCH_MATMUL_F32,
     TRR_BENCH_RGB_TO_GREY,
     TRR_BENCH_SILU,
-    TRR_BENCH_BMM_F16, /* batched matmul (SPEC.md "Wave 2"); sizes are BxMxNxK */
+    TRR_BENCH_BMM_F16, /* batched matmul (docs/ops.md, matmul); sizes are BxMxNxK */
     TRR_BENCH_MATMUL_BF16,
     TRR_BENCH_BMM_BF16, /* batched matmul, bf16 */
     TRR_BENCH_COUNT
@@ -67,7 +67,7 @@ unsigned trr_bench_mask_for(const char *name);
  * or MxNxK for a matmul, BxMxNxK (batch B) for bmm_f16 and bmm_bf16; "2^24" is accepted for any number. Writes a malloc'd array (free() it). */
 trr_status trr_bench_cases(trr_bench_id id, trr_bench_sizes_mode mode, const char *list, trr_case **out_cases,
                            int *out_count);
-/* Bytes the SPEC's figure counts (12n for add, ...), or 2·M·N·K for matmul. */
+/* Bytes docs/ops.md's figure counts (12n for add, ...), or 2·M·N·K for matmul. */
 double trr_bench_work(trr_bench_id id, const trr_case *c);
 /* The figure for one time: GB/s or TFLOPS. */
 double trr_bench_figure(trr_bench_id id, const trr_case *c, double ms);
@@ -117,7 +117,7 @@ typedef struct trr_bench_check {
     char message[320];       /* why it failed; "" on a pass */
 } trr_bench_check;
 
-/* Judges one output against the float64 reference with SPEC.md's bounds (the rules of core/conformance.h),
+/* Judges one output against the float64 reference with docs/ops.md's bounds (the rules of harness/conformance.h),
  * at a deterministic sample of elements drawn from seed (all of them for small outputs; whole rows for
  * softmax). call is the normalised call with x.mem (and y.mem) pointing at host copies of the inputs; out is
  * the whole output buffer read back, out2 (u8 outputs, else NULL) a second run's read-back after a different

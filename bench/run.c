@@ -122,9 +122,8 @@ static trr_status run_case(run_state *rs, predictor *pred, trr_bench_result *r) 
     trr_config_last(ctx, &r->config);
 
     /* A matmul is timed repetition by repetition beside the vendor's product of the same case, so the ratio is
-     * taken under one set of clocks (on a power-capped H200, cuBLAS timed after the case read anywhere from 568
-     * to 680 TFLOPS at 4096^3 in one command: bench/results/2026-11-24-h200-cublas-side-by-side.txt); should that
-     * pair fail, the case is timed alone. */
+     * taken under one set of clocks (on a power-capped GPU, cuBLAS timed after the case varies widely within
+     * one command); should that pair fail, the case is timed alone. */
     trr_bench_timed items[2] = {{call_setup, &s}};
     trr_bench_timing timings[2];
     const char *vendor_what = "";

@@ -1,4 +1,4 @@
-/* SPEC.md's benchmark table: which cases each benchmark runs (quick, full or a list) and how a time becomes
+/* The benchmark table of docs/ops.md (Benchmarks): which cases each benchmark runs (quick, full or a list) and how a time becomes
  * its figure. */
 #include "bench.h"
 
@@ -28,7 +28,7 @@ static const trr_bench_def g_defs[TRR_BENCH_COUNT] = {
      TRR_OP_MATMUL, 0},
 };
 
-#define ROWS_M 4096 /* softmax and row_sum: M is fixed by the SPEC */
+#define ROWS_M 4096 /* softmax and row_sum: M is fixed by docs/ops.md */
 
 int trr_bench_above_ceiling_suspect(trr_bench_id id, double figure, double copy_gbs) {
     const trr_bench_def *d = trr_bench_get(id);
@@ -109,7 +109,7 @@ static trr_status push(case_vec *v, trr_case c) {
     return TRR_OK;
 }
 
-/* SPEC.md "Wave 2": many small products, and fewer wide ones with a short K. */
+/* docs/ops.md, Benchmarks: many small products, and fewer wide ones with a short K. */
 static trr_status bmm_sizes(trr_bench_id id, case_vec *v) {
     TRR_TRY(push(v, make_bmm(id, 512, 128, 128, 128)));
     return push(v, make_bmm(id, 64, 1024, 1024, 128));
@@ -146,7 +146,7 @@ static trr_status full_sizes(trr_bench_id id, case_vec *v) {
     }
 }
 
-/* A few sizes per benchmark, including the ones SPEC.md's reference figures name, so a GPU run takes a few
+/* A few sizes per benchmark, including the ones docs/performance.md compares, so a GPU run takes a few
  * minutes. */
 static trr_status quick_sizes(trr_bench_id id, case_vec *v) {
     switch (id) {

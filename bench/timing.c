@@ -75,9 +75,8 @@ trr_status trr_bench_time_each(trr_context *ctx, const trr_bench_timed *items, i
     /* warm-up: module loads, compilation and first-touch page faults stay out of the figures, and the clocks
      * come back up after the host-side setup (warmup.h): each call once, timed (its time sizes the first burst),
      * then bursts of what the repetitions run, flushes included, without their waits (trr_warmup_run). The
-     * flushes keep the device's power near the repetitions' own: bursts of the bare op drove an H200 into its
-     * power cap before the repetitions began (gelu 2^27 at 1245-1305 MHz, 2-5% below the figure after a warm-up
-     * of timed calls; bench/results/2026-11-24-h200-bench-clock-warmup.txt). */
+     * flushes keep the device's power near the repetitions' own: bursts of the bare op can drive a GPU into its
+     * power cap before the repetitions begin, and its figures then read low. */
     double est[TRR_BENCH_TIMED_MAX], one_flush_ms = 0, round_ms = 0;
     const double wall_s = trr_warmup_seconds(ctx), t0 = trr_now_s();
     TRR_TRY(flush_ms(ctx, flush, &one_flush_ms));
