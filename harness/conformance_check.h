@@ -47,8 +47,8 @@ double trr_conf_load(const void *base, trr_dtype dtype, int64_t index);
 /* The denominator floor of the f16 relative error: max(2^-14, 2^-10 * rms(ref) * max(1, (K / 4096)^1.5)), K the
  * matmul depth (any other op: 1). The K term follows the classical bound on a sum of K products, K * u *
  * sum|a*b|, which grows as K^2 times a typical product while rms(ref) grows as K^0.5: at K = 8192 cuBLAS itself
- * (f32 compute, no reduced-precision reduction) misses 2^-10 * rms there (tools/f16_bound.py checks it). Up to K = 4096 nothing changes; the suite's one deeper case
- * (1 x 17 x 4099) gets 0.1% more. */
+ * (f32 compute, no reduced-precision reduction) misses 2^-10 * rms (tools/f16_bound.py checks it). Up to
+ * K = 4096 nothing changes; the suite's one deeper case (1 x 17 x 4099) gets 0.1% more. */
 double trr_conf_f16_floor(double rms, int64_t k);
 
 /* The smallest normal bf16: f32's, 2^-126. */
