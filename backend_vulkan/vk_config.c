@@ -3,6 +3,7 @@
 #include "vk_config.h"
 #include "config_fields.h"
 #include "op_table.h"
+#include "validate.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -372,15 +373,18 @@ void trr_vk_choose_config(trr_context *ctx, trr_call *call) {
             wide = 16 / es;
             narrow = 4 / es;
         } else if (call->op != TRR_OP_RGB_TO_GREY) {
-            /* Rank-3 views that do not fold run slice by slice, each with its own offsets, and the kernel takes
+            /* Views that do not fold run slice by slice, each with its own offsets, and the kernel takes
              * vectors in every slice whose layout allows: vectors are asked for if any slice can have them (the
-             * offsets' residues mod 4 repeat within 4 slices). The rest fall back with the same loads per
-             * invocation, as before the config chose. */
-            for (int64_t s = 0; s < call->slices && s < 4 && wide == 1; s++) {
-                trr_call slice = *call; /* what the front-end's trr_call_slice makes of it */
-                slice.x.offset += s * call->x.slice_stride;
-                slice.y.offset += s * call->y.slice_stride;
-                slice.z.offset += s * call->z.slice_stride;
+             * offsets' residues mod 4 repeat within 4 slices of a group and within 4 groups). The rest fall back
+             * with the same loads per invocation. */
+            const int64_t count = call->slice_count > 0 ? call->slice_count : 1;
+            for (int64_t s = 0; s < call->slices && wide == 1; s++) {
+                if (s % count >= 4) { /* the next group */
+                    s += count - s % count - 1;
+                    continue;
+                }
+                if (s / count >= 4) break;
+                trr_call slice = trr_call_slice(call, s);
                 if (trr_vk_elementwise_vec4_layout(&slice)) wide = 4;
             }
         }

@@ -23,7 +23,8 @@ typedef struct trr_operand {
     int64_t offset;   /* elements from the start of the buffer */
     int64_t stride0;  /* see trr_call for what it means per op */
     int64_t stride1;
-    int64_t slice_stride; /* elementwise views of rank 3 that do not fold: elements between outer slices */
+    int64_t slice_stride;       /* elementwise views that do not fold to rows x cols: elements between slices */
+    int64_t outer_slice_stride; /* ... and between groups of slice_count slices (rank-4 views that do not fold) */
     int64_t batch_stride; /* matmul: elements between consecutive matrices of a batch; 0 for an input shared by
                              every batch (and for every operand when batch == 1) */
     trr_dtype dtype;
@@ -54,8 +55,10 @@ typedef struct trr_call {
     float alpha;      /* leaky_relu slope */
     int allow_tf32;
     trr_config config; /* resolved: every field the op uses is non-zero */
-    int64_t slices;    /* > 1 only for rank-3 elementwise views that do not fold; the front-end runs them one
-                          slice at a time (trr_call_slice), so backends always see slices == 1 */
+    int64_t slices;    /* > 1 only for elementwise views of rank 3 or 4 that do not fold; the front-end runs them
+                          one slice at a time (trr_call_slice), so backends always see slices == 1 */
+    int64_t slice_count; /* slices per outer group: slice s is at (s / slice_count) * outer_slice_stride +
+                            (s % slice_count) * slice_stride; equal to slices when there is one group */
     int64_t batch;     /* matmul: matrices computed by this call (1 for 2-D); batch i reads A at x.offset +
                           i * x.batch_stride (likewise B) and writes C at z.offset + i * z.batch_stride. Backends
                           run the batch as a grid dimension. Calls built without it (0) mean 1. */

@@ -14,7 +14,7 @@ enum {
 
 /* Validates one op call and normalises it (backend.h describes the forms). y is NULL for one-input ops.
  * Returns the first problem found with its own status and a message recorded on ctx. *out_empty is one of
- * TRR_CALL_*. Rank-3 elementwise views that cannot be folded into rows x cols come back with slices > 1. */
+ * TRR_CALL_*. Elementwise views of rank 3 or 4 that cannot be folded into rows x cols come back with slices > 1. */
 trr_status trr_call_build(trr_context *ctx, trr_op op, const trr_tensor *x, const trr_tensor *y,
                           const trr_tensor *z, trr_epilogue epilogue, float alpha, unsigned flags,
                           trr_call *out_call, int *out_empty);

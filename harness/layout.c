@@ -151,6 +151,7 @@ trr_status trr_case_packed_call(const trr_case *c, trr_call *out_call) {
     call.epilogue = c->epilogue;
     call.alpha = c->alpha;
     call.slices = 1;
+    call.slice_count = 1;
     trr_operand *ops[3] = {&call.x, &call.y, &call.z};
     for (int i = 0; i < 3; i++) {
         const trr_stored_view *v = &views.v[i];

@@ -77,7 +77,7 @@ typedef enum trr_epilogue { TRR_EPI_NONE = 0, TRR_EPI_RELU, TRR_EPI_LEAKY_RELU, 
 /* matmul flags */
 #define TRR_MATMUL_ALLOW_TF32 0x1u /* f32 matmul may use TF32 tensor cores; never used unless asked for */
 
-#define TRR_MAX_DIMS 3
+#define TRR_MAX_DIMS 4
 
 typedef struct trr_context trr_context;
 typedef struct trr_buffer trr_buffer;
@@ -223,6 +223,10 @@ TRR_API trr_status trr_tensor_1d(trr_buffer *buffer, size_t offset, trr_dtype dt
 /* row_stride in elements; 0 means packed (row_stride = cols) */
 TRR_API trr_status trr_tensor_2d(trr_buffer *buffer, size_t offset, trr_dtype dtype, int64_t rows, int64_t cols,
                          int64_t row_stride, trr_tensor *out_tensor);
+/* A view of any rank 1..TRR_MAX_DIMS: shape and strides (in elements, outermost first) of ndim entries each;
+ * strides NULL means packed row-major. Checks the arguments only (rank, negative sizes, strides below 1). */
+TRR_API trr_status trr_tensor_nd(trr_buffer *buffer, size_t offset, trr_dtype dtype, int ndim, const int64_t *shape,
+                                 const int64_t *strides, trr_tensor *out_tensor);
 /* The transposed view of a 2-D tensor (swaps shape and strides): how a matmul operand stored as [K,M] or
  * [N,K] is passed. */
 TRR_API trr_status trr_tensor_transpose(const trr_tensor *in, trr_tensor *out_tensor);

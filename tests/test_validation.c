@@ -97,9 +97,9 @@ Test(validation, shape) {
     trr_tensor neg = x;
     neg.shape[1] = -2;
     expect_status(trr_copy(ctx, &neg, &z), TRR_ERR_SHAPE, "negative");
-    trr_tensor rank4 = x;
-    rank4.ndim = 4;
-    expect_status(trr_copy(ctx, &rank4, &z), TRR_ERR_SHAPE, "rank 4");
+    trr_tensor rank5 = x;
+    rank5.ndim = TRR_MAX_DIMS + 1;
+    expect_status(trr_copy(ctx, &rank5, &z), TRR_ERR_SHAPE, "rank 5");
 }
 
 Test(validation, stride) {

@@ -15,7 +15,7 @@ import ctypes.util
 import os
 import pathlib
 
-TRR_MAX_DIMS = 3
+TRR_MAX_DIMS = 4
 
 # trr_dtype
 F32, F16, BF16, U8 = 0, 1, 2, 3
