@@ -1,38 +1,56 @@
-/* trr_vk_mem_probe: does the memory a Vulkan buffer gets change its bandwidth? (issue #17: on an H200 Vulkan's own
- * buffer copy runs 4-5% under CUDA's, and its row ops after the bench's flush lose 1.3-7.5 us a call to CUDA's,
- * bench/results/2026-11-24-h200-rows-after-flushes.txt.) Lists the device's memory types and heaps, then times a
- * 1 GiB vkCmdCopyBuffer (device timestamps, median of 20 after two untimed, both buffers filled first; GB/s of
- * bytes read + written) between two buffers placed
- * in each of these ways:
+/* trr_vk_mem_probe: does the memory a Vulkan buffer gets change its bandwidth? Lists the device's memory types and
+ * heaps, then times a 1 GiB (--mib) vkCmdCopyBuffer (device timestamps, median of 20 after two untimed, both buffers filled
+ * first; GB/s of bytes read + written) between two buffers placed in each of these ways:
  *   lib        trr_buffer_create's buffers and trr_buffer_copy under trr_timer (the bench's copy ceiling)
  *   type T     one allocation per buffer in memory type T (each device-local type the buffers accept)
  *   dedicated  the same in the first device-local type, as dedicated allocations (VkMemoryDedicatedAllocateInfo)
  *   shared     both buffers bound to one allocation of twice the size
- * White-box: links the static library and records on the backend's device.
- * `trr_vk_mem_probe --device vulkan:0`. */
+ * It records its own command buffers on the library's device and queue (trr_context_native, vk_tool.h).
+ * `trr_vk_mem_probe --device vulkan:0 [--mib 1024]`. */
 #define TOOL_NAME "trr_vk_mem_probe"
 #include "tool_util.h"
-#include "vk_internal.h"
 
-#include <string.h>
+#define VK_TOOL_DEVICE_FNS(X)                                                                                          \
+    X(vkCreateBuffer)                                                                                                  \
+    X(vkDestroyBuffer)                                                                                                 \
+    X(vkGetBufferMemoryRequirements)                                                                                   \
+    X(vkAllocateMemory)                                                                                                \
+    X(vkFreeMemory)                                                                                                    \
+    X(vkBindBufferMemory)                                                                                              \
+    X(vkCreateCommandPool)                                                                                             \
+    X(vkDestroyCommandPool)                                                                                            \
+    X(vkAllocateCommandBuffers)                                                                                        \
+    X(vkResetCommandBuffer)                                                                                            \
+    X(vkBeginCommandBuffer)                                                                                            \
+    X(vkEndCommandBuffer)                                                                                              \
+    X(vkCmdFillBuffer)                                                                                                 \
+    X(vkCmdPipelineBarrier)                                                                                            \
+    X(vkCmdResetQueryPool)                                                                                             \
+    X(vkCmdWriteTimestamp)                                                                                             \
+    X(vkCmdCopyBuffer)                                                                                                 \
+    X(vkQueueSubmit)                                                                                                   \
+    X(vkWaitForFences)                                                                                                 \
+    X(vkResetFences)                                                                                                   \
+    X(vkCreateFence)                                                                                                   \
+    X(vkDestroyFence)                                                                                                  \
+    X(vkCreateQueryPool)                                                                                               \
+    X(vkDestroyQueryPool)                                                                                              \
+    X(vkGetQueryPoolResults)                                                                                           \
+    X(vkDeviceWaitIdle)
+#include "vk_tool.h"
 
-#define BYTES ((VkDeviceSize)1 << 30)
+/* the buffers' size: 1 GiB unless --mib says otherwise (a CPU driver's heap may not hold four of them) */
+static VkDeviceSize BYTES = (VkDeviceSize)1 << 30;
 #define REPS 20
 
 typedef struct probe {
     trr_context *ctx;
-    trr_vk_device *d;
+    vk_tool *d;
     VkCommandPool pool;
     VkCommandBuffer cmd;
     VkFence fence;
     VkQueryPool queries;
 } probe;
-
-static int vk_ok(VkResult r, const char *what) {
-    if (r == VK_SUCCESS) return 0;
-    fprintf(stderr, "%s: %s: %s\n", TOOL_NAME, what, trr_vk_result_name(r));
-    return 1;
-}
 
 static int cmp_d(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
@@ -51,59 +69,59 @@ static VkBufferCreateInfo buffer_info(void) {
 /* One buffer of BYTES, bound to mem at offset (mem NULL: its own allocation in type, dedicated or not). */
 static int make_buffer(probe *p, int type, int dedicated, VkDeviceMemory shared, VkDeviceSize offset, VkBuffer *out,
                        VkDeviceMemory *out_mem) {
-    trr_vk_device *d = p->d;
+    vk_tool *d = p->d;
     VkBufferCreateInfo bci = buffer_info();
-    if (vk_ok(d->fn.vkCreateBuffer(d->device, &bci, NULL, out), "vkCreateBuffer")) return 1;
+    if (vk_ok(d->vkCreateBuffer(d->device, &bci, NULL, out), "vkCreateBuffer")) return 1;
     *out_mem = VK_NULL_HANDLE;
-    if (shared) return vk_ok(d->fn.vkBindBufferMemory(d->device, *out, shared, offset), "vkBindBufferMemory");
+    if (shared) return vk_ok(d->vkBindBufferMemory(d->device, *out, shared, offset), "vkBindBufferMemory");
     VkMemoryRequirements req;
-    d->fn.vkGetBufferMemoryRequirements(d->device, *out, &req);
+    d->vkGetBufferMemoryRequirements(d->device, *out, &req);
     VkMemoryDedicatedAllocateInfo ded = {.sType = VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO, .buffer = *out};
     VkMemoryAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
                                .pNext = dedicated ? &ded : NULL,
                                .allocationSize = req.size,
                                .memoryTypeIndex = (uint32_t)type};
-    if (vk_ok(d->fn.vkAllocateMemory(d->device, &ai, NULL, out_mem), "vkAllocateMemory")) return 1;
-    return vk_ok(d->fn.vkBindBufferMemory(d->device, *out, *out_mem, 0), "vkBindBufferMemory");
+    if (vk_ok(d->vkAllocateMemory(d->device, &ai, NULL, out_mem), "vkAllocateMemory")) return 1;
+    return vk_ok(d->vkBindBufferMemory(d->device, *out, *out_mem, 0), "vkBindBufferMemory");
 }
 
 /* Median GB/s of REPS timed copies src -> dst, one submission each. */
 static double time_copies(probe *p, VkBuffer src, VkBuffer dst) {
-    trr_vk_device *d = p->d;
+    vk_tool *d = p->d;
     double gbs[REPS];
-    const uint64_t mask = d->timestamp_bits >= 64 ? ~0ull : ((1ull << d->timestamp_bits) - 1);
+    const uint64_t mask = d->timestamp_mask;
     for (int r = -2; r < REPS; r++) {
         VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
                                        .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
         VkBufferCopy region = {.srcOffset = 0, .dstOffset = 0, .size = BYTES};
-        if (vk_ok(d->fn.vkResetCommandBuffer(p->cmd, 0), "vkResetCommandBuffer") ||
-            vk_ok(d->fn.vkBeginCommandBuffer(p->cmd, &bi), "vkBeginCommandBuffer"))
+        if (vk_ok(d->vkResetCommandBuffer(p->cmd, 0), "vkResetCommandBuffer") ||
+            vk_ok(d->vkBeginCommandBuffer(p->cmd, &bi), "vkBeginCommandBuffer"))
             return -1;
         if (r == -2) { /* both buffers written once first, so that no page is untouched (lavapipe maps lazily) */
-            d->fn.vkCmdFillBuffer(p->cmd, src, 0, BYTES, 0x3f800000u);
-            d->fn.vkCmdFillBuffer(p->cmd, dst, 0, BYTES, 0);
+            d->vkCmdFillBuffer(p->cmd, src, 0, BYTES, 0x3f800000u);
+            d->vkCmdFillBuffer(p->cmd, dst, 0, BYTES, 0);
             VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
                                   .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
                                   .dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT};
-            d->fn.vkCmdPipelineBarrier(p->cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb,
+            d->vkCmdPipelineBarrier(p->cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb,
                                        0, NULL, 0, NULL);
         }
-        d->fn.vkCmdResetQueryPool(p->cmd, p->queries, 0, 2);
-        d->fn.vkCmdWriteTimestamp(p->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, p->queries, 0);
-        d->fn.vkCmdCopyBuffer(p->cmd, src, dst, 1, &region);
-        d->fn.vkCmdWriteTimestamp(p->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, p->queries, 1);
+        d->vkCmdResetQueryPool(p->cmd, p->queries, 0, 2);
+        d->vkCmdWriteTimestamp(p->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, p->queries, 0);
+        d->vkCmdCopyBuffer(p->cmd, src, dst, 1, &region);
+        d->vkCmdWriteTimestamp(p->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, p->queries, 1);
         VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &p->cmd};
-        if (vk_ok(d->fn.vkEndCommandBuffer(p->cmd), "vkEndCommandBuffer") ||
-            vk_ok(d->fn.vkQueueSubmit(d->queue, 1, &si, p->fence), "vkQueueSubmit") ||
-            vk_ok(d->fn.vkWaitForFences(d->device, 1, &p->fence, VK_TRUE, UINT64_MAX), "vkWaitForFences") ||
-            vk_ok(d->fn.vkResetFences(d->device, 1, &p->fence), "vkResetFences"))
+        if (vk_ok(d->vkEndCommandBuffer(p->cmd), "vkEndCommandBuffer") ||
+            vk_ok(d->vkQueueSubmit(d->queue, 1, &si, p->fence), "vkQueueSubmit") ||
+            vk_ok(d->vkWaitForFences(d->device, 1, &p->fence, VK_TRUE, UINT64_MAX), "vkWaitForFences") ||
+            vk_ok(d->vkResetFences(d->device, 1, &p->fence), "vkResetFences"))
             return -1;
         uint64_t t[2];
-        if (vk_ok(d->fn.vkGetQueryPoolResults(d->device, p->queries, 0, 2, sizeof t, t, sizeof t[0],
+        if (vk_ok(d->vkGetQueryPoolResults(d->device, p->queries, 0, 2, sizeof t, t, sizeof t[0],
                                               VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
                   "vkGetQueryPoolResults"))
             return -1;
-        double ns = (double)((t[1] - t[0]) & mask) * (double)d->phys.props.limits.timestampPeriod;
+        double ns = (double)((t[1] - t[0]) & mask) * (double)d->props.limits.timestampPeriod;
         if (r >= 0) gbs[r] = 2.0 * (double)BYTES / ns;
     }
     qsort(gbs, REPS, sizeof gbs[0], cmp_d);
@@ -140,7 +158,7 @@ static double lib_copy(trr_context *ctx, VkBuffer a, VkBuffer b) {
 }
 
 static void one_way(probe *p, const char *name, int type, int dedicated, int shared) {
-    trr_vk_device *d = p->d;
+    vk_tool *d = p->d;
     VkBuffer a = VK_NULL_HANDLE, b = VK_NULL_HANDLE;
     VkDeviceMemory ma = VK_NULL_HANDLE, mb = VK_NULL_HANDLE, both = VK_NULL_HANDLE;
     int bad = 0;
@@ -148,15 +166,15 @@ static void one_way(probe *p, const char *name, int type, int dedicated, int sha
         VkBufferCreateInfo bci = buffer_info();
         VkBuffer tmp;
         VkMemoryRequirements req;
-        bad = vk_ok(d->fn.vkCreateBuffer(d->device, &bci, NULL, &tmp), "vkCreateBuffer");
+        bad = vk_ok(d->vkCreateBuffer(d->device, &bci, NULL, &tmp), "vkCreateBuffer");
         if (!bad) {
-            d->fn.vkGetBufferMemoryRequirements(d->device, tmp, &req);
-            d->fn.vkDestroyBuffer(d->device, tmp, NULL);
+            d->vkGetBufferMemoryRequirements(d->device, tmp, &req);
+            d->vkDestroyBuffer(d->device, tmp, NULL);
             VkDeviceSize span = (req.size + req.alignment - 1) / req.alignment * req.alignment;
             VkMemoryAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
                                        .allocationSize = 2 * span,
                                        .memoryTypeIndex = (uint32_t)type};
-            bad = vk_ok(d->fn.vkAllocateMemory(d->device, &ai, NULL, &both), "vkAllocateMemory") ||
+            bad = vk_ok(d->vkAllocateMemory(d->device, &ai, NULL, &both), "vkAllocateMemory") ||
                   make_buffer(p, type, 0, both, 0, &a, &ma) || make_buffer(p, type, 0, both, span, &b, &mb);
         }
     } else {
@@ -169,30 +187,36 @@ static void one_way(probe *p, const char *name, int type, int dedicated, int sha
     else printf("%-28s memory type %d: vkCmdCopyBuffer %7.1f GB/s, trr_buffer_copy of the buffers wrapped %7.1f GB/s\n",
                 name, type, g, k);
     fflush(stdout);
-    d->fn.vkDeviceWaitIdle(d->device);
-    if (a) d->fn.vkDestroyBuffer(d->device, a, NULL);
-    if (b) d->fn.vkDestroyBuffer(d->device, b, NULL);
-    if (ma) d->fn.vkFreeMemory(d->device, ma, NULL);
-    if (mb) d->fn.vkFreeMemory(d->device, mb, NULL);
-    if (both) d->fn.vkFreeMemory(d->device, both, NULL);
+    d->vkDeviceWaitIdle(d->device);
+    if (a) d->vkDestroyBuffer(d->device, a, NULL);
+    if (b) d->vkDestroyBuffer(d->device, b, NULL);
+    if (ma) d->vkFreeMemory(d->device, ma, NULL);
+    if (mb) d->vkFreeMemory(d->device, mb, NULL);
+    if (both) d->vkFreeMemory(d->device, both, NULL);
 }
 
 int main(int argc, char **argv) {
     const char *device = "vulkan:0";
     for (int i = 1; i + 1 < argc; i++)
         if (strcmp(argv[i], "--device") == 0) device = argv[i + 1];
+        else if (strcmp(argv[i], "--mib") == 0) BYTES = (VkDeviceSize)strtoul(argv[i + 1], NULL, 10) << 20;
+    if (BYTES == 0) {
+        fprintf(stderr, "%s: --mib needs a size in MiB\n", TOOL_NAME);
+        return 2;
+    }
     probe p;
+    vk_tool vt;
     memset(&p, 0, sizeof p);
-    if (tool_check(NULL, trr_context_create(device, &p.ctx), "context")) return 1;
-    trr_native nat;
-    if (tool_check(p.ctx, trr_context_native(p.ctx, &nat), "native") || strcmp(nat.backend, "vulkan") != 0) {
-        fprintf(stderr, "%s: %s is not a Vulkan device\n", TOOL_NAME, device);
+    if (vk_tool_open(&vt, device)) return 1;
+    p.ctx = vt.ctx;
+    p.d = &vt;
+    vk_tool *d = p.d;
+    if (!d->timestamp_mask) {
+        fprintf(stderr, "%s: the queue cannot time its work\n", TOOL_NAME);
         return 1;
     }
-    p.d = trr_vk_dev(p.ctx);
-    trr_vk_device *d = p.d;
-    const VkPhysicalDeviceMemoryProperties *mp = &d->phys.mem;
-    printf("device %s (%s)\n", device, d->phys.props.deviceName);
+    const VkPhysicalDeviceMemoryProperties *mp = &d->mem;
+    printf("device %s (%s)\n", device, d->props.deviceName);
     for (uint32_t h = 0; h < mp->memoryHeapCount; h++)
         printf("heap %u: %.1f GiB, flags 0x%x\n", h, (double)mp->memoryHeaps[h].size / (1 << 30),
                (unsigned)mp->memoryHeaps[h].flags);
@@ -207,23 +231,24 @@ int main(int argc, char **argv) {
     VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
     VkQueryPoolCreateInfo qci = {
         .sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO, .queryType = VK_QUERY_TYPE_TIMESTAMP, .queryCount = 2};
-    if (vk_ok(d->fn.vkCreateCommandPool(d->device, &pci, NULL, &p.pool), "vkCreateCommandPool")) return 1;
+    if (vk_ok(d->vkCreateCommandPool(d->device, &pci, NULL, &p.pool), "vkCreateCommandPool")) return 1;
     VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
                                       .commandPool = p.pool,
                                       .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
                                       .commandBufferCount = 1};
-    if (vk_ok(d->fn.vkAllocateCommandBuffers(d->device, &ai, &p.cmd), "vkAllocateCommandBuffers") ||
-        vk_ok(d->fn.vkCreateFence(d->device, &fci, NULL, &p.fence), "vkCreateFence") ||
-        vk_ok(d->fn.vkCreateQueryPool(d->device, &qci, NULL, &p.queries), "vkCreateQueryPool"))
+    if (vk_ok(d->vkAllocateCommandBuffers(d->device, &ai, &p.cmd), "vkAllocateCommandBuffers") ||
+        vk_ok(d->vkCreateFence(d->device, &fci, NULL, &p.fence), "vkCreateFence") ||
+        vk_ok(d->vkCreateQueryPool(d->device, &qci, NULL, &p.queries), "vkCreateQueryPool"))
         return 1;
     /* which types a storage/transfer buffer accepts */
     VkBufferCreateInfo bci = buffer_info();
     VkBuffer tmp;
-    if (vk_ok(d->fn.vkCreateBuffer(d->device, &bci, NULL, &tmp), "vkCreateBuffer")) return 1;
+    if (vk_ok(d->vkCreateBuffer(d->device, &bci, NULL, &tmp), "vkCreateBuffer")) return 1;
     VkMemoryRequirements req;
-    d->fn.vkGetBufferMemoryRequirements(d->device, tmp, &req);
-    d->fn.vkDestroyBuffer(d->device, tmp, NULL);
-    printf("a 1 GiB buffer: alignment %llu, memory types 0x%x\n", (unsigned long long)req.alignment,
+    d->vkGetBufferMemoryRequirements(d->device, tmp, &req);
+    d->vkDestroyBuffer(d->device, tmp, NULL);
+    printf("a %llu MiB buffer: alignment %llu, memory types 0x%x\n", (unsigned long long)(BYTES >> 20),
+           (unsigned long long)req.alignment,
            (unsigned)req.memoryTypeBits);
     int first = -1;
     for (uint32_t t = 0; t < mp->memoryTypeCount; t++) {
@@ -240,10 +265,10 @@ int main(int argc, char **argv) {
         one_way(&p, "type (again)", first, 0, 0);
     }
     printf("lib again: %.1f GB/s\n", lib_copy(p.ctx, VK_NULL_HANDLE, VK_NULL_HANDLE));
-    d->fn.vkDeviceWaitIdle(d->device);
-    d->fn.vkDestroyQueryPool(d->device, p.queries, NULL);
-    d->fn.vkDestroyFence(d->device, p.fence, NULL);
-    d->fn.vkDestroyCommandPool(d->device, p.pool, NULL);
+    d->vkDeviceWaitIdle(d->device);
+    d->vkDestroyQueryPool(d->device, p.queries, NULL);
+    d->vkDestroyFence(d->device, p.fence, NULL);
+    d->vkDestroyCommandPool(d->device, p.pool, NULL);
     trr_context_destroy(p.ctx);
     return 0;
 }

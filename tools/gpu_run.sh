@@ -3,11 +3,12 @@
 # the device list, the conformance suite on every device (CUDA, OpenCL and Vulkan on the GPU), then the
 # benchmarks of every GPU backend and the PyTorch/Triton/cuBLAS anchors in the same run.
 #
-#   bench/gpu_run.sh [STEP...]      steps: devices conformance bench latency anchors tune tune-check vk-clocks
+#   tools/gpu_run.sh [STEP...]      steps: devices conformance bench latency anchors tune tune-check vk-clocks
 #                                   vk-coop f16-bound old-new row-variants
-#                                   (default: the first four)
+#                                   (default: devices conformance bench anchors)
 #
-# Environment: TRIREME_GPU_BUILD (default build-gpu, made by `make gpu-build`), OUT (where logs go; the device
+# Environment: TRIREME_GPU_BUILD (default build-gpu, made by `make gpu-build`, which builds the tools the latency
+# step runs), OUT (where logs go; the device
 # tool sets it), CONF_DEVICES and BENCH_DEVICES (default gpus: every GPU of every backend; "all" adds
 # PoCL and the CPU), BENCH_SIZES (default quick), BENCH_OPS (default all), BENCH_REPS (default: the bench's
 # own), BENCH_TAG (suffix of the bench's file names, so two bench steps of one run keep both), TUNE_DEVICES
@@ -95,7 +96,7 @@ for step in "${steps[@]}"; do
     latency)
       # SPEC's tiny add (one element): µs per call, a run of calls then one synchronize, and every call synced.
       for d in $(gpu_devices "${BENCH_DEVICES:-gpus}"); do
-        "$BUILD/bench/trr_tiny_add" --device "$d" --calls 1000 --reps 5 2>>"$ERR" | tee -a "$OUT/latency.txt"
+        "$BUILD/tools/trr_tiny_add" --device "$d" --calls 1000 --reps 5 2>>"$ERR" | tee -a "$OUT/latency.txt"
         [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
       done ;;
     anchors)
@@ -106,7 +107,7 @@ for step in "${steps[@]}"; do
       # (the memory-bound SPEC cases under do_bench's structure and the bench's, the f16 and f16 + ReLU matmuls; ~40 s).
       if [ -f "$BUILD/libtrireme.so" ]; then
         PYTHONUNBUFFERED=1 PYTHONPATH="$PWD/python" TRIREME_LIBRARY="$PWD/$BUILD/libtrireme.so" \
-          python3 bench/same_process.py --ops copy,add,gelu,softmax,row_sum,matmul --methods queued,synced 2>>"$ERR" | \
+          python3 tools/same_process.py --ops copy,add,gelu,softmax,row_sum,matmul --methods queued,synced 2>>"$ERR" | \
           tee "$OUT/same-process.txt"
         [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
       fi ;;
@@ -140,8 +141,7 @@ for step in "${steps[@]}"; do
       done
       "$T" bench --compare "$OUT/tunecheck-default.json" "$OUT/tunecheck-tuned.json" | tee "$OUT/tunecheck.txt" ;;
     vk-clocks)
-      # Are Vulkan-only processes timed at low clocks (bench/results/README.md: the vk-clocks files)? The
-      # same Vulkan cases alone, then with a CUDA device in the same process, with the SM clock sampled
+      # Are Vulkan-only processes timed at low clocks? The same Vulkan cases alone, then with a CUDA device in the same process, with the SM clock sampled
       # every 100 ms into $OUT/clocks.csv.
       nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,pstate --format=csv -lms 100 >"$OUT/clocks.csv" 2>/dev/null &
       smi=$!
@@ -169,7 +169,7 @@ for step in "${steps[@]}"; do
         TRIREME_VK_VALIDATION=0 timeout 150 "$T" bench matmul_f16 matmul_f16_relu --device vulkan:0 --config "$cfg" \
           --sizes 1024,2048,4096,8192 --reps 20 --no-vendor 2>>"$ERR" | tee -a "$OUT/vk-coop.txt"
       done
-      # cuBLAS in the same run: the bar of issue 4 is 30% of it at 4096^3.
+      # cuBLAS in the same run, so the Vulkan figures compare with it.
       echo "== $(date -u +%T) cuBLAS (the vendor column of cuda:0)" | tee -a "$OUT/vk-coop.txt"
       timeout 150 "$T" bench matmul_f16 --device cuda:0 --sizes 4096,8192 --reps 20 2>>"$ERR" | \
         tee -a "$OUT/vk-coop.txt" ;;
@@ -212,10 +212,10 @@ for step in "${steps[@]}"; do
       done
       tar -C "$OUT" -cf "$OUT/oldnew.tar" oldnew && rm -rf "$OUT/oldnew" ;;
     f16-bound)
-      # Does cuBLAS meet the f16 matmul bound at K = 8192 (the open SPEC question of issue 7)? About 20 s.
-      PYTHONUNBUFFERED=1 python3 bench/f16_bound.py "$OUT/f16-bound.json" 2>>"$ERR" | tee "$OUT/f16-bound.txt"
+      # Does cuBLAS meet the f16 matmul bound at K = 8192 (tools/f16_bound.py)? About 20 s.
+      PYTHONUNBUFFERED=1 python3 tools/f16_bound.py "$OUT/f16-bound.json" 2>>"$ERR" | tee "$OUT/f16-bound.txt"
       [ "${PIPESTATUS[0]}" -eq 0 ] || status=1 ;;
-    *) echo "gpu_run.sh: unknown step '$step' (devices conformance bench anchors tune tune-check vk-clocks vk-coop f16-bound old-new)" >&2; exit 2 ;;
+    *) echo "gpu_run.sh: unknown step '$step' (devices conformance bench latency anchors tune tune-check vk-clocks vk-coop f16-bound old-new row-variants)" >&2; exit 2 ;;
   esac
 done
 # The machine-readable outputs (JSON reports, samples, plots) go into one reports.tar beside the text logs, so a

@@ -17,7 +17,7 @@ Three rounds, the implementations alternated within each round. Every output (po
 against a float64 reference with SPEC.md's bounds before anything is timed; a trireme result over its bound
 makes the exit status 1.
 
-    PYTHONPATH=python TRIREME_LIBRARY=build-gpu/libtrireme.so python3 bench/same_process.py [--ops add,softmax]
+    PYTHONPATH=python TRIREME_LIBRARY=build-gpu/libtrireme.so python3 tools/same_process.py [--ops add,softmax]
 
 Without torch, a CUDA device or trireme's CUDA backend it says why and exits 0 (skipped). Without Triton the
 Triton rows are left out."""
@@ -383,7 +383,8 @@ def main():
         skip("PyTorch is not installed")
     if not torch.cuda.is_available():
         skip("torch sees no CUDA device")
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    # anchors.py (the Triton kernels) lives in bench/
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bench"))
     try:
         import anchors
     except ImportError as e:  # anchors.py needs Triton

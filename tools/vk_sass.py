@@ -9,7 +9,7 @@ yield, the scoreboard it sets on write (wN) or read (rN), and the scoreboards it
 A WAIT on a load's scoreboard is where that load's latency is paid.
 
 Needs the zstandard module (pip) or the zstd command, and nvdisasm (the GPU machine has none: `pip download nvidia-cuda-nvdisasm` here and
-unzip it, or pass Triton's copy). Usage: bench/vk_sass.py CACHE_FILE OUT_DIR [--nvdisasm PATH] [--arch SM90]
+unzip it, or pass Triton's copy). Usage: tools/vk_sass.py CACHE_FILE OUT_DIR [--nvdisasm PATH] [--arch SM90]
 Writes OUT_DIR/kernel-N.sass per kernel with HMMA/FFMA code found.
 """
 import argparse

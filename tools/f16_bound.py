@@ -1,21 +1,17 @@
 #!/usr/bin/env python3
-"""Does cuBLAS meet trireme's f16 matmul bound at large K? Evidence for the open SPEC question of issue 7.
+"""Does cuBLAS meet trireme's f16 matmul bound at large K?
 
-Trireme's f16 check (core/conformance_check.c) bounds each element's relative error by 1e-2, with the
-denominator floored at max(f16 min normal, rms(ref) / 1024) so that elements near zero are not judged by a
-relative error they cannot have. At 8192^3 every trireme config on CUDA (wgmma and mma.sync) and Vulkan misses it
-at one element near zero (max_rel 0.0134); the error, 4.6e-4 absolute, looks like the f32 accumulation of the
-tensor cores. If cuBLAS, with f32 compute and no reduced-precision reduction, misses the same bound on the same
-kind of inputs, the bound is what needs a decision (a floor growing with K), not the kernels.
+Trireme's f16 check bounds each element's relative error by 1e-2, with the denominator floored so that elements
+near zero are not judged by a relative error they cannot have; the floor grows with K past K = 4096
+(trr_conf_f16_floor, harness/conformance_check.h). This asks whether cuBLAS, with f32 compute and no
+reduced-precision reduction, meets that bound (or, with --old-floor, the flat floor rms(ref) / 1024) on the
+same kind of inputs: if it does not, the bound is too tight, not the kernels.
 
 Inputs as trireme draws them (uniform in [-1, 1)), C = A @ B by torch.matmul (cuBLAS) in f16 with f32
 accumulation, checked against a float64 product on the GPU over whole row blocks, as the tuner checks: the first,
 a middle and the last 16 rows.
 
-The answer, 2026-11-22 on an H100 (bench/results/2026-11-22-h100-f16-bound.txt): cuBLAS misses the old floor
-(rms / 1024) on every seed at K = 8192 and 16384, so the floor now grows with K (core/conformance_check.h).
-
-usage: python3 bench/f16_bound.py [OUT.json] [--old-floor]      (about 20 s on an H100)
+usage: python3 tools/f16_bound.py [OUT.json] [--old-floor]      (about 20 s on an H100; `tools/gpu_run.sh f16-bound`)
 """
 import json
 import sys
@@ -23,8 +19,8 @@ import sys
 import torch
 
 ROWS = 16
-# False: the floor before 2026-11-22 (rms / 1024 at every K); True: trireme's floor now (trr_conf_f16_floor,
-# which grows as (K / 4096)^1.5 past K = 4096). Set by --old-floor.
+# False: the flat floor (rms / 1024 at every K); True: trireme's floor (trr_conf_f16_floor, which grows as
+# (K / 4096)^1.5 past K = 4096). Set by --old-floor.
 DEPTH_FLOOR = "--old-floor" not in sys.argv
 F16_MIN_NORMAL = 6.103515625e-05
 
