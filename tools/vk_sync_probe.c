@@ -1,8 +1,9 @@
-/* trr_vk_sync_probe: where the time of a synchronized tiny Vulkan op goes (issue #17: 17.8-20.2 us a call in
- * some processes, 49.5-52.2 in others, same build). Every call here is one submission of one tiny dispatch
- * followed by a wait for its fence, timed on the host in four parts: recording, vkQueueSubmit, the wait until the
- * fence reads signalled, and the rest (fence reset). Variants, each over --calls calls after a warm-up:
- *   lib      trr_add, then trr_vk_flush (submit), then trr_synchronize (wait): the library's path
+/* trr_vk_sync_probe: where the time of a synchronized tiny Vulkan op goes. Every call here is one submission of
+ * one tiny dispatch followed by a wait for its fence, timed on the host in four parts: recording, vkQueueSubmit,
+ * the wait until the fence reads signalled, and the rest (fence reset). Variants, each over --calls calls after a
+ * warm-up:
+ *   lib      trr_add, then trr_synchronize: the library's path (its submission is inside the synchronize, so
+ *            "submit" reads 0 and "wait" holds both)
  *   spin     re-recorded command buffer, descriptor set allocated and written per call (as the library does on
  *            discrete GPUs), tight spin on vkGetFenceStatus
  *   stamps   spin with timestamps at the top and bottom of the command buffer: the GPU's own duration
@@ -31,15 +32,64 @@
  *            the semaphore's value
  *   tinyseq  lib after what trr_tiny_add does before its synchronized loop: 1000 adds then one synchronize,
  *            and 1000 adds inside trr_timer_start / trr_timer_stop (does that sequence switch the mode?)
- * The dispatch is softmax_rows_f32 with rows = 0 (every workgroup exits at once), so the figures are launch and
- * synchronization only. With TRIREME_VK_PUSH_DESCRIPTORS=1 the raw variants push descriptors instead of sets.
- * Per variant: per-call wall time min / p10 / median / p90 / max, the medians (and p90s) of the parts, context
- * switches of the thread, and the CPU it ran on. White-box: links the static library.
+ * The dispatch is shaders/sync.comp with rows = 0 in its push constants (every workgroup exits at once), under
+ * the library's operand layout (three storage buffers in one set, 64 bytes of push constants), so the figures are
+ * launch and synchronization only. Per variant: per-call wall time min / p10 / median / p90 / max, the medians
+ * (and p90s) of the parts, context switches of the thread, and the CPU it ran on. The raw variants record their
+ * own command buffers on the library's device and queue (trr_context_native, vk_tool.h).
  * `trr_vk_sync_probe --device vulkan:0 --calls 2000 --rounds 2`. */
 #define _GNU_SOURCE
 #define TOOL_NAME "trr_vk_sync_probe"
 #include "tool_util.h"
-#include "vk_internal.h"
+
+#define VK_TOOL_DEVICE_FNS(X)                                                                                          \
+    X(vkCreateDescriptorSetLayout)                                                                                     \
+    X(vkDestroyDescriptorSetLayout)                                                                                    \
+    X(vkCreatePipelineLayout)                                                                                          \
+    X(vkDestroyPipelineLayout)                                                                                         \
+    X(vkCreateShaderModule)                                                                                            \
+    X(vkDestroyShaderModule)                                                                                           \
+    X(vkCreateComputePipelines)                                                                                        \
+    X(vkDestroyPipeline)                                                                                               \
+    X(vkCreateDescriptorPool)                                                                                          \
+    X(vkDestroyDescriptorPool)                                                                                         \
+    X(vkResetDescriptorPool)                                                                                           \
+    X(vkAllocateDescriptorSets)                                                                                        \
+    X(vkUpdateDescriptorSets)                                                                                          \
+    X(vkCreateCommandPool)                                                                                             \
+    X(vkDestroyCommandPool)                                                                                            \
+    X(vkAllocateCommandBuffers)                                                                                        \
+    X(vkResetCommandBuffer)                                                                                            \
+    X(vkBeginCommandBuffer)                                                                                            \
+    X(vkEndCommandBuffer)                                                                                              \
+    X(vkCmdPipelineBarrier)                                                                                            \
+    X(vkCmdBindDescriptorSets)                                                                                         \
+    X(vkCmdBindPipeline)                                                                                               \
+    X(vkCmdPushConstants)                                                                                              \
+    X(vkCmdDispatch)                                                                                                   \
+    X(vkCmdResetQueryPool)                                                                                             \
+    X(vkCmdWriteTimestamp)                                                                                             \
+    X(vkCmdSetEvent)                                                                                                   \
+    X(vkCreateEvent)                                                                                                   \
+    X(vkDestroyEvent)                                                                                                  \
+    X(vkGetEventStatus)                                                                                                \
+    X(vkResetEvent)                                                                                                    \
+    X(vkQueueSubmit)                                                                                                   \
+    X(vkCreateFence)                                                                                                   \
+    X(vkDestroyFence)                                                                                                  \
+    X(vkGetFenceStatus)                                                                                                \
+    X(vkWaitForFences)                                                                                                 \
+    X(vkResetFences)                                                                                                   \
+    X(vkCreateQueryPool)                                                                                               \
+    X(vkDestroyQueryPool)                                                                                              \
+    X(vkGetQueryPoolResults)                                                                                           \
+    X(vkCreateSemaphore)                                                                                               \
+    X(vkDestroySemaphore)                                                                                              \
+    X(vkDeviceWaitIdle)
+#include "vk_tool.h"
+
+/* shaders/sync.comp, compiled by the build */
+#include "sync_spv.h"
 
 #include <dirent.h>
 #include <pthread.h>
@@ -52,6 +102,7 @@
 
 #define MAX_CALLS 20000
 #define RING 8
+#define PUSH_WORDS 16 /* 64 bytes of push constants, as the library's */
 
 enum { W_SPIN, W_PAUSE, W_YIELD, W_BLOCK };
 
@@ -88,9 +139,11 @@ static const variant VARIANTS[] = {
 
 typedef struct probe {
     trr_context *ctx;
-    trr_vk_device *d;
+    vk_tool *d;
     trr_buffer *buf;
     trr_tensor x, y, z;
+    VkDescriptorSetLayout set_layout;
+    VkPipelineLayout pipeline_layout;
     VkPipeline pipe;
     VkCommandPool pool;
     VkCommandBuffer cmd, cmds[RING]; /* cmd, fence: the current ones of the ring */
@@ -101,10 +154,7 @@ typedef struct probe {
     VkDescriptorSet preset;
     VkDescriptorBufferInfo info[3];
     VkQueryPool queries;
-    VkEvent event; /* the event variant's */
-    PFN_vkCmdSetEvent set_event;
-    PFN_vkGetEventStatus event_status;
-    PFN_vkResetEvent reset_event;
+    VkEvent event;        /* the event variant's */
     VkSemaphore timeline; /* the timeline variants' */
     uint64_t timeline_value;
     PFN_vkGetSemaphoreCounterValue counter_value;
@@ -150,9 +200,6 @@ static void print_threads(void) {
     closedir(dir);
 }
 
-/* A PFN_vkVoidFunction into the typed pointer fn_ptr points at (the same bits). */
-static void tool_fn_from(PFN_vkVoidFunction f, void *fn_ptr) { memcpy(fn_ptr, &f, sizeof f); }
-
 static int64_t now_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -167,22 +214,28 @@ static inline void cpu_pause(void) {
 #endif
 }
 
-static int vk_ok(VkResult r, const char *what) {
-    if (r == VK_SUCCESS) return 0;
-    fprintf(stderr, "%s: %s: %s\n", TOOL_NAME, what, trr_vk_result_name(r));
-    return 1;
+/* The three storage-buffer writes of set (x, y, z: every one the whole buffer). */
+static void storage_writes(const VkDescriptorBufferInfo *info, VkDescriptorSet set, VkWriteDescriptorSet *wr) {
+    for (uint32_t i = 0; i < 3; i++)
+        wr[i] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
+                                       .dstSet = set,
+                                       .dstBinding = i,
+                                       .descriptorCount = 1,
+                                       .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                       .pBufferInfo = &info[i]};
 }
 
 static int record(probe *p, const variant *v) {
-    trr_vk_device *d = p->d;
+    vk_tool *d = p->d;
     VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
                                    .flags = v->reuse || v->multi ? 0 : VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
-    if (vk_ok(d->fn.vkResetCommandBuffer(p->cmd, 0), "vkResetCommandBuffer") ||
-        vk_ok(d->fn.vkBeginCommandBuffer(p->cmd, &bi), "vkBeginCommandBuffer"))
+    if (vk_ok(d->vkResetCommandBuffer(p->cmd, 0), "vkResetCommandBuffer") ||
+        vk_ok(d->vkBeginCommandBuffer(p->cmd, &bi), "vkBeginCommandBuffer"))
         return 1;
+    if (v->stamps && !p->queries) return 1; /* a queue that cannot time its work */
     if (v->stamps) {
-        d->fn.vkCmdResetQueryPool(p->cmd, p->queries, 0, 2);
-        d->fn.vkCmdWriteTimestamp(p->cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, p->queries, 0);
+        d->vkCmdResetQueryPool(p->cmd, p->queries, 0, 2);
+        d->vkCmdWriteTimestamp(p->cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, p->queries, 0);
     }
     /* the library's op barrier */
     VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
@@ -198,51 +251,44 @@ static int record(probe *p, const variant *v) {
         src = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
         mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
     }
-    if (v->nobar != 1) d->fn.vkCmdPipelineBarrier(p->cmd, src, dst, 0, 1, &mb, 0, NULL, 0, NULL);
-    VkWriteDescriptorSet wr[3];
-    trr_vk_storage_writes(p->info, wr);
-    if (d->push_set) {
-        d->push_set(p->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, d->pipeline_layout, 0, 3, wr);
-    } else {
-        VkDescriptorSet set = p->preset;
-        if (!v->preset) {
-            VkDescriptorSetAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
-                                              .descriptorPool = p->dpool,
-                                              .descriptorSetCount = 1,
-                                              .pSetLayouts = &d->set_layout};
-            if (vk_ok(d->fn.vkResetDescriptorPool(d->device, p->dpool, 0), "vkResetDescriptorPool") ||
-                vk_ok(d->fn.vkAllocateDescriptorSets(d->device, &ai, &set), "vkAllocateDescriptorSets"))
-                return 1;
-            for (int i = 0; i < 3; i++) wr[i].dstSet = set;
-            d->fn.vkUpdateDescriptorSets(d->device, 3, wr, 0, NULL);
-        }
-        d->fn.vkCmdBindDescriptorSets(p->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, d->pipeline_layout, 0, 1, &set, 0,
-                                      NULL);
+    if (v->nobar != 1) d->vkCmdPipelineBarrier(p->cmd, src, dst, 0, 1, &mb, 0, NULL, 0, NULL);
+    VkDescriptorSet set = p->preset;
+    if (!v->preset) {
+        VkDescriptorSetAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
+                                          .descriptorPool = p->dpool,
+                                          .descriptorSetCount = 1,
+                                          .pSetLayouts = &p->set_layout};
+        if (vk_ok(d->vkResetDescriptorPool(d->device, p->dpool, 0), "vkResetDescriptorPool") ||
+            vk_ok(d->vkAllocateDescriptorSets(d->device, &ai, &set), "vkAllocateDescriptorSets"))
+            return 1;
+        VkWriteDescriptorSet wr[3];
+        storage_writes(p->info, set, wr);
+        d->vkUpdateDescriptorSets(d->device, 3, wr, 0, NULL);
     }
-    d->fn.vkCmdBindPipeline(p->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p->pipe);
-    trr_vk_push push;
-    memset(&push, 0, sizeof push); /* rows = 0 */
-    d->fn.vkCmdPushConstants(p->cmd, d->pipeline_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof push, &push);
-    d->fn.vkCmdDispatch(p->cmd, 1, 1, 1);
-    if (v->stamps) d->fn.vkCmdWriteTimestamp(p->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, p->queries, 1);
+    d->vkCmdBindDescriptorSets(p->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p->pipeline_layout, 0, 1, &set, 0, NULL);
+    d->vkCmdBindPipeline(p->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p->pipe);
+    uint32_t push[PUSH_WORDS] = {0}; /* rows = 0 */
+    d->vkCmdPushConstants(p->cmd, p->pipeline_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof push, push);
+    d->vkCmdDispatch(p->cmd, 1, 1, 1);
+    if (v->stamps) d->vkCmdWriteTimestamp(p->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, p->queries, 1);
     if (v->event && !p->event) return 1;
     if (v->hostbar) {
         VkMemoryBarrier hb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
                               .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT,
                               .dstAccessMask = VK_ACCESS_HOST_READ_BIT};
-        d->fn.vkCmdPipelineBarrier(p->cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &hb,
+        d->vkCmdPipelineBarrier(p->cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &hb,
                                    0, NULL, 0, NULL);
     }
-    if (v->event) p->set_event(p->cmd, p->event, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT);
-    return vk_ok(d->fn.vkEndCommandBuffer(p->cmd), "vkEndCommandBuffer");
+    if (v->event) d->vkCmdSetEvent(p->cmd, p->event, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT);
+    return vk_ok(d->vkEndCommandBuffer(p->cmd), "vkEndCommandBuffer");
 }
 
 static int wait_fence(probe *p, int how) {
-    trr_vk_device *d = p->d;
+    vk_tool *d = p->d;
     VkResult r = VK_NOT_READY;
-    if (how == W_BLOCK) return vk_ok(d->fn.vkWaitForFences(d->device, 1, &p->fence, VK_TRUE, UINT64_MAX), "wait");
+    if (how == W_BLOCK) return vk_ok(d->vkWaitForFences(d->device, 1, &p->fence, VK_TRUE, UINT64_MAX), "wait");
     const int64_t until = now_ns() + 1000000000;
-    while ((r = d->fn.vkGetFenceStatus(d->device, p->fence)) == VK_NOT_READY) {
+    while ((r = d->vkGetFenceStatus(d->device, p->fence)) == VK_NOT_READY) {
         p->polls++;
         if (how == W_PAUSE) cpu_pause();
         else if (how == W_YIELD) sched_yield();
@@ -260,16 +306,14 @@ static int wait_timeline(probe *p, uint64_t value) {
 
 /* One synchronized call, its parts stored at index i. */
 static int one_call(probe *p, const variant *v, int i) {
-    trr_vk_device *d = p->d;
+    vk_tool *d = p->d;
     p->cur = v->ring ? (p->cur + 1) % RING : 0;
     p->cmd = p->cmds[p->cur];
     p->fence = p->fences[p->cur];
     int64_t t0 = now_ns(), t1, t2, t3;
     if (v->lib) {
         if (tool_check(p->ctx, trr_add(p->ctx, &p->x, &p->y, &p->z), "add")) return 1;
-        t1 = now_ns();
-        if (tool_check(p->ctx, trr_vk_flush(p->ctx), "flush")) return 1;
-        t2 = now_ns();
+        t1 = t2 = now_ns(); /* the submission is the synchronize's */
         if (tool_check(p->ctx, trr_synchronize(p->ctx), "synchronize")) return 1;
         t3 = now_ns();
     } else {
@@ -286,18 +330,18 @@ static int one_call(probe *p, const variant *v, int i) {
             si.signalSemaphoreCount = 1;
             si.pSignalSemaphores = &p->timeline;
         }
-        if (vk_ok(d->fn.vkQueueSubmit(d->queue, 1, &si, v->timeline ? VK_NULL_HANDLE : p->fence), "vkQueueSubmit"))
+        if (vk_ok(d->vkQueueSubmit(d->queue, 1, &si, v->timeline ? VK_NULL_HANDLE : p->fence), "vkQueueSubmit"))
             return 1;
         if (v->timeline) p->timeline_value = value;
         t2 = now_ns();
         const int prev = (p->cur + RING - 1) % RING;
         if (v->lazy && p->signalled[prev]) {
-            if (vk_ok(d->fn.vkResetFences(d->device, 1, &p->fences[prev]), "vkResetFences")) return 1;
+            if (vk_ok(d->vkResetFences(d->device, 1, &p->fences[prev]), "vkResetFences")) return 1;
             p->signalled[prev] = 0;
         }
         if (v->event) {
             VkResult er;
-            while ((er = p->event_status(d->device, p->event)) == VK_EVENT_RESET) p->polls++;
+            while ((er = d->vkGetEventStatus(d->device, p->event)) == VK_EVENT_RESET) p->polls++;
             if (er != VK_EVENT_SET) return vk_ok(er, "vkGetEventStatus");
         } else if (v->timeline) {
             if (wait_timeline(p, value)) return 1;
@@ -306,14 +350,14 @@ static int one_call(probe *p, const variant *v, int i) {
         }
         t3 = now_ns();
         if (v->event) {
-            if (vk_ok(p->reset_event(d->device, p->event), "vkResetEvent") ||
+            if (vk_ok(d->vkResetEvent(d->device, p->event), "vkResetEvent") ||
                 (v->timeline ? wait_timeline(p, value) : wait_fence(p, v->wait)))
                 return 1;
         }
         if (v->timeline) {
             /* no fence to reset */
         } else if (v->lazy) p->signalled[p->cur] = 1;
-        else if (vk_ok(d->fn.vkResetFences(d->device, 1, &p->fence), "vkResetFences")) return 1;
+        else if (vk_ok(d->vkResetFences(d->device, 1, &p->fence), "vkResetFences")) return 1;
     }
     int64_t t4 = now_ns();
     if (i >= 0) {
@@ -325,12 +369,11 @@ static int one_call(probe *p, const variant *v, int i) {
         p->gpu_us[i] = 0;
         if (v->stamps) {
             uint64_t t[2];
-            if (vk_ok(d->fn.vkGetQueryPoolResults(d->device, p->queries, 0, 2, sizeof t, t, sizeof t[0],
+            if (vk_ok(d->vkGetQueryPoolResults(d->device, p->queries, 0, 2, sizeof t, t, sizeof t[0],
                                                   VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
                       "vkGetQueryPoolResults"))
                 return 1;
-            uint64_t mask = d->timestamp_bits >= 64 ? UINT64_MAX : (((uint64_t)1 << d->timestamp_bits) - 1);
-            p->gpu_us[i] = (double)((t[1] - t[0]) & mask) * (double)d->phys.props.limits.timestampPeriod * 1e-3;
+            p->gpu_us[i] = (double)((t[1] - t[0]) & d->timestamp_mask) * (double)d->props.limits.timestampPeriod * 1e-3;
         }
     }
     return 0;
@@ -392,7 +435,7 @@ static int run_variant(probe *p, const variant *v, int calls, int round) {
     for (int i = 0; i < nth; i++) pthread_join(th[i], NULL);
     for (int i = 0; i < RING; i++)
         if (p->signalled[i]) {
-            failed |= vk_ok(p->d->fn.vkResetFences(p->d->device, 1, &p->fences[i]), "vkResetFences");
+            failed |= vk_ok(p->d->vkResetFences(p->d->device, 1, &p->fences[i]), "vkResetFences");
             p->signalled[i] = 0;
         }
     if (failed) return 1;
@@ -428,19 +471,68 @@ static int run_variant(probe *p, const variant *v, int calls, int round) {
     return 0;
 }
 
+/* Whether the device offers timeline semaphores, which the library then enables (a Vulkan 1.2 feature). */
+static int has_timeline(const vk_tool *d) {
+    if (d->props.apiVersion < VK_API_VERSION_1_2) return 0;
+    VkPhysicalDeviceTimelineSemaphoreFeatures tls = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES};
+    VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &tls};
+    d->vkGetPhysicalDeviceFeatures2(d->phys, &f2);
+    return tls.timelineSemaphore == VK_TRUE;
+}
+
+/* The dispatch's pipeline: sync.comp under the library's operand layout. */
+static int make_pipeline(probe *p) {
+    vk_tool *d = p->d;
+    VkDescriptorSetLayoutBinding b[3];
+    for (uint32_t i = 0; i < 3; i++)
+        b[i] = (VkDescriptorSetLayoutBinding){.binding = i,
+                                              .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                              .descriptorCount = 1,
+                                              .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT};
+    VkDescriptorSetLayoutCreateInfo sli = {
+        .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO, .bindingCount = 3, .pBindings = b};
+    VkPushConstantRange range = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT, .size = PUSH_WORDS * 4};
+    if (vk_ok(d->vkCreateDescriptorSetLayout(d->device, &sli, NULL, &p->set_layout), "vkCreateDescriptorSetLayout"))
+        return 1;
+    VkPipelineLayoutCreateInfo pli = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
+                                      .setLayoutCount = 1,
+                                      .pSetLayouts = &p->set_layout,
+                                      .pushConstantRangeCount = 1,
+                                      .pPushConstantRanges = &range};
+    if (vk_ok(d->vkCreatePipelineLayout(d->device, &pli, NULL, &p->pipeline_layout), "vkCreatePipelineLayout"))
+        return 1;
+    VkShaderModuleCreateInfo mi = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
+                                   .codeSize = sizeof trr_probe_sync_spv,
+                                   .pCode = trr_probe_sync_spv};
+    VkShaderModule module;
+    if (vk_ok(d->vkCreateShaderModule(d->device, &mi, NULL, &module), "vkCreateShaderModule")) return 1;
+    VkComputePipelineCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+                                      .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
+                                                .stage = VK_SHADER_STAGE_COMPUTE_BIT,
+                                                .module = module,
+                                                .pName = "main"},
+                                      .layout = p->pipeline_layout};
+    VkResult r = d->vkCreateComputePipelines(d->device, VK_NULL_HANDLE, 1, &ci, NULL, &p->pipe);
+    d->vkDestroyShaderModule(d->device, module, NULL);
+    return vk_ok(r, "vkCreateComputePipelines");
+}
+
 static int setup(probe *p, int calls) {
-    trr_vk_device *d = p->d;
+    vk_tool *d = p->d;
     const float in[3] = {1.5f, 2.25f, -7.0f};
+    uint64_t handle = 0;
     if (tool_check(p->ctx, trr_buffer_create(p->ctx, 4096, &p->buf), "buffer") ||
         tool_check(p->ctx, trr_buffer_write(p->ctx, p->buf, 0, in, sizeof in), "write") ||
         tool_check(p->ctx, trr_tensor_1d(p->buf, 0, TRR_F32, 1, &p->x), "tensor") ||
         tool_check(p->ctx, trr_tensor_1d(p->buf, 4, TRR_F32, 1, &p->y), "tensor") ||
-        tool_check(p->ctx, trr_tensor_1d(p->buf, 8, TRR_F32, 1, &p->z), "tensor"))
+        tool_check(p->ctx, trr_tensor_1d(p->buf, 8, TRR_F32, 1, &p->z), "tensor") ||
+        tool_check(p->ctx, trr_buffer_native(p->buf, &handle), "native buffer") ||
+        tool_check(p->ctx, trr_synchronize(p->ctx), "synchronize"))
         return 1;
-    const trr_vk_buffer *b = p->buf->mem;
-    for (int i = 0; i < 3; i++) p->info[i] = (VkDescriptorBufferInfo){.buffer = b->buf, .offset = 0, .range = 4096};
-    const uint32_t spec[3] = {64, 1, 0};
-    if (tool_check(p->ctx, trr_vk_pipeline_get(p->ctx, "softmax_rows_f32", spec, 3, &p->pipe), "pipeline")) return 1;
+    for (int i = 0; i < 3; i++)
+        p->info[i] = (VkDescriptorBufferInfo){.buffer = (VkBuffer)(uintptr_t)handle, .offset = 0, .range = 4096};
+    if (make_pipeline(p)) return 1;
     VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
                                    .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
                                    .queueFamilyIndex = d->queue_family};
@@ -456,47 +548,36 @@ static int setup(probe *p, int calls) {
                                       .maxSets = 1,
                                       .poolSizeCount = 1,
                                       .pPoolSizes = &size};
-    if (vk_ok(d->fn.vkCreateCommandPool(d->device, &pci, NULL, &p->pool), "vkCreateCommandPool")) return 1;
+    if (vk_ok(d->vkCreateCommandPool(d->device, &pci, NULL, &p->pool), "vkCreateCommandPool")) return 1;
     ai.commandPool = p->pool;
-    if (vk_ok(d->fn.vkAllocateCommandBuffers(d->device, &ai, p->cmds), "vkAllocateCommandBuffers")) return 1;
+    if (vk_ok(d->vkAllocateCommandBuffers(d->device, &ai, p->cmds), "vkAllocateCommandBuffers")) return 1;
     for (int i = 0; i < RING; i++)
-        if (vk_ok(d->fn.vkCreateFence(d->device, &fci, NULL, &p->fences[i]), "vkCreateFence")) return 1;
-    if (vk_ok(d->fn.vkCreateQueryPool(d->device, &qci, NULL, &p->queries), "vkCreateQueryPool"))
+        if (vk_ok(d->vkCreateFence(d->device, &fci, NULL, &p->fences[i]), "vkCreateFence")) return 1;
+    if (d->timestamp_mask && vk_ok(d->vkCreateQueryPool(d->device, &qci, NULL, &p->queries), "vkCreateQueryPool"))
         return 1;
-    /* the event variant's functions, through the instance (the library does not load them) */
-    PFN_vkCreateEvent create_event = NULL;
-    tool_fn_from(d->fn.vkGetInstanceProcAddr(d->instance, "vkCreateEvent"), &create_event);
-    tool_fn_from(d->fn.vkGetInstanceProcAddr(d->instance, "vkCmdSetEvent"), &p->set_event);
-    tool_fn_from(d->fn.vkGetInstanceProcAddr(d->instance, "vkGetEventStatus"), &p->event_status);
-    tool_fn_from(d->fn.vkGetInstanceProcAddr(d->instance, "vkResetEvent"), &p->reset_event);
     VkEventCreateInfo eci = {.sType = VK_STRUCTURE_TYPE_EVENT_CREATE_INFO};
-    /* the timeline variants' semaphore, where the device has timeline semaphores (enabled by the library) */
-    PFN_vkCreateSemaphore create_semaphore = NULL;
-    tool_fn_from(d->fn.vkGetInstanceProcAddr(d->instance, "vkCreateSemaphore"), &create_semaphore);
-    tool_fn_from(d->fn.vkGetInstanceProcAddr(d->instance, "vkGetSemaphoreCounterValue"), &p->counter_value);
-    VkSemaphoreTypeCreateInfo sti = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
-                                     .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE};
-    VkSemaphoreCreateInfo sci = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, .pNext = &sti};
-    if (d->phys.timeline && create_semaphore && p->counter_value &&
-        vk_ok(create_semaphore(d->device, &sci, NULL, &p->timeline), "vkCreateSemaphore"))
-        return 1;
-    if (create_event && p->set_event && p->event_status && p->reset_event &&
-        vk_ok(create_event(d->device, &eci, NULL, &p->event), "vkCreateEvent"))
-        return 1;
-    if (!d->push_set) { /* sets: one per call from dpool, and one written once (preset) */
-        if (vk_ok(d->fn.vkCreateDescriptorPool(d->device, &dci, NULL, &p->dpool), "vkCreateDescriptorPool") ||
-            vk_ok(d->fn.vkCreateDescriptorPool(d->device, &dci, NULL, &p->dpool_preset), "vkCreateDescriptorPool"))
-            return 1;
-        VkDescriptorSetAllocateInfo sai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
-                                           .descriptorPool = p->dpool_preset,
-                                           .descriptorSetCount = 1,
-                                           .pSetLayouts = &d->set_layout};
-        if (vk_ok(d->fn.vkAllocateDescriptorSets(d->device, &sai, &p->preset), "vkAllocateDescriptorSets")) return 1;
-        VkWriteDescriptorSet wr[3];
-        trr_vk_storage_writes(p->info, wr);
-        for (int i = 0; i < 3; i++) wr[i].dstSet = p->preset;
-        d->fn.vkUpdateDescriptorSets(d->device, 3, wr, 0, NULL);
+    if (vk_ok(d->vkCreateEvent(d->device, &eci, NULL, &p->event), "vkCreateEvent")) return 1;
+    /* the timeline variants' semaphore, where the device has timeline semaphores */
+    PFN_vkVoidFunction counter = has_timeline(d) ? d->vkGetDeviceProcAddr(d->device, "vkGetSemaphoreCounterValue") : NULL;
+    if (counter) {
+        memcpy(&p->counter_value, &counter, sizeof counter);
+        VkSemaphoreTypeCreateInfo sti = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
+                                         .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE};
+        VkSemaphoreCreateInfo sci = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, .pNext = &sti};
+        if (vk_ok(d->vkCreateSemaphore(d->device, &sci, NULL, &p->timeline), "vkCreateSemaphore")) return 1;
     }
+    /* sets: one per call from dpool, and one written once (preset) */
+    if (vk_ok(d->vkCreateDescriptorPool(d->device, &dci, NULL, &p->dpool), "vkCreateDescriptorPool") ||
+        vk_ok(d->vkCreateDescriptorPool(d->device, &dci, NULL, &p->dpool_preset), "vkCreateDescriptorPool"))
+        return 1;
+    VkDescriptorSetAllocateInfo sai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
+                                       .descriptorPool = p->dpool_preset,
+                                       .descriptorSetCount = 1,
+                                       .pSetLayouts = &p->set_layout};
+    if (vk_ok(d->vkAllocateDescriptorSets(d->device, &sai, &p->preset), "vkAllocateDescriptorSets")) return 1;
+    VkWriteDescriptorSet wr[3];
+    storage_writes(p->info, p->preset, wr);
+    d->vkUpdateDescriptorSets(d->device, 3, wr, 0, NULL);
     size_t n = (size_t)calls;
     p->t_rec = calloc(n, sizeof(int64_t));
     p->t_sub = calloc(n, sizeof(int64_t));
@@ -508,25 +589,20 @@ static int setup(probe *p, int calls) {
 }
 
 static void teardown(probe *p) {
-    trr_vk_device *d = p->d;
-    if (d) {
-        d->fn.vkDeviceWaitIdle(d->device);
-        if (p->queries) d->fn.vkDestroyQueryPool(d->device, p->queries, NULL);
-        if (p->event) {
-            PFN_vkDestroyEvent destroy_event = NULL;
-            tool_fn_from(d->fn.vkGetInstanceProcAddr(d->instance, "vkDestroyEvent"), &destroy_event);
-            if (destroy_event) destroy_event(d->device, p->event, NULL);
-        }
-        if (p->timeline) {
-            PFN_vkDestroySemaphore destroy_semaphore = NULL;
-            tool_fn_from(d->fn.vkGetInstanceProcAddr(d->instance, "vkDestroySemaphore"), &destroy_semaphore);
-            if (destroy_semaphore) destroy_semaphore(d->device, p->timeline, NULL);
-        }
-        if (p->dpool) d->fn.vkDestroyDescriptorPool(d->device, p->dpool, NULL);
-        if (p->dpool_preset) d->fn.vkDestroyDescriptorPool(d->device, p->dpool_preset, NULL);
+    vk_tool *d = p->d;
+    if (d && d->device) {
+        d->vkDeviceWaitIdle(d->device);
+        if (p->queries) d->vkDestroyQueryPool(d->device, p->queries, NULL);
+        if (p->event) d->vkDestroyEvent(d->device, p->event, NULL);
+        if (p->timeline) d->vkDestroySemaphore(d->device, p->timeline, NULL);
+        if (p->dpool) d->vkDestroyDescriptorPool(d->device, p->dpool, NULL);
+        if (p->dpool_preset) d->vkDestroyDescriptorPool(d->device, p->dpool_preset, NULL);
         for (int i = 0; i < RING; i++)
-            if (p->fences[i]) d->fn.vkDestroyFence(d->device, p->fences[i], NULL);
-        if (p->pool) d->fn.vkDestroyCommandPool(d->device, p->pool, NULL);
+            if (p->fences[i]) d->vkDestroyFence(d->device, p->fences[i], NULL);
+        if (p->pool) d->vkDestroyCommandPool(d->device, p->pool, NULL);
+        if (p->pipe) d->vkDestroyPipeline(d->device, p->pipe, NULL);
+        if (p->pipeline_layout) d->vkDestroyPipelineLayout(d->device, p->pipeline_layout, NULL);
+        if (p->set_layout) d->vkDestroyDescriptorSetLayout(d->device, p->set_layout, NULL);
     }
     free(p->t_rec);
     free(p->t_sub);
@@ -558,10 +634,12 @@ int main(int argc, char **argv) {
         return 2;
     }
     probe p;
+    vk_tool vt;
     memset(&p, 0, sizeof p);
-    if (tool_check(NULL, trr_context_create(device, &p.ctx), "opening the device")) return 1;
-    p.d = trr_vk_dev(p.ctx);
-    int bad = setup(&p, calls);
+    int bad = vk_tool_open(&vt, device);
+    p.ctx = vt.ctx;
+    p.d = &vt;
+    if (!bad) bad = setup(&p, calls);
     if (!bad && pin >= 0) { /* this thread only, after the driver's threads started */
         cpu_set_t set;
         CPU_ZERO(&set);
@@ -574,8 +652,8 @@ int main(int argc, char **argv) {
     if (!bad) {
         trr_device_info info;
         if (trr_context_device(p.ctx, &info) == TRR_OK)
-            printf("device: %s (%s), descriptors %s, pid %d, cpu %d\n", info.spec, info.name,
-                   p.d->push_set ? "pushed" : "sets", (int)getpid(), sched_getcpu());
+            printf("device: %s (%s), queue family %u, timeline semaphores %s, pid %d, cpu %d\n", info.spec, info.name,
+                   vt.queue_family, p.timeline ? "yes" : "no", (int)getpid(), sched_getcpu());
     }
     int lib_ran = 0;
     for (int r = 0; !bad && r < rounds; r++)

@@ -16,6 +16,7 @@
 #define VK_TOOL_INSTANCE_FNS(X)                                                                                       \
     X(vkGetDeviceProcAddr)                                                                                             \
     X(vkGetPhysicalDeviceProperties)                                                                                   \
+    X(vkGetPhysicalDeviceFeatures2)                                                                                    \
     X(vkGetPhysicalDeviceMemoryProperties)                                                                             \
     X(vkGetPhysicalDeviceQueueFamilyProperties)
 
