@@ -1,8 +1,7 @@
-/* trr_cl_timer_probe: the OpenCL backend's device timer against markers around the same call (issue #19: CUDA's
- * add and gelu trailed our OpenCL's by a near-constant 1-1.5 us at every size). The timer once spanned the first
- * timed command's START to the last one's END (the commands' own profiling events), where CUDA's spans two events
- * recorded on the stream around the work and Vulkan's two timestamps, which also hold the launch of the work
- * between them; it now spans two markers where the driver stamps them (backend_opencl/queue.c). Here markers
+/* trr_cl_timer_probe: the OpenCL backend's device timer against markers around the same call. A timer over the
+ * first timed command's START to the last one's END (the commands' own profiling events) leaves out what CUDA's
+ * two events recorded on the stream around the work and Vulkan's two timestamps hold, the launch of the work
+ * between them; the library's spans two markers where the driver stamps them (backend_opencl/queue.c). Here markers
  * (clEnqueueMarkerWithWaitList) are put just before the timer starts and just after the op, so each repetition
  * gives the library's figure and the marker-to-marker span of the same call (equal, with the marker timer); and
  * two markers with nothing between them, what the markers hold themselves. The bench's 256 MiB fill before

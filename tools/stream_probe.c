@@ -1,5 +1,5 @@
 /*
- * stream_probe: two measurements the bench does not make, for the CUDA stream ops' tuning (issue #19).
+ * stream_probe: two measurements the bench does not make, for the CUDA stream ops' tuning.
  *
  *   stream_probe latency DEVICE
  *       a 1-element f32 add: device-event time per call over 1000 calls; host time per call to enqueue 1000

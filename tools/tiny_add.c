@@ -5,8 +5,8 @@
  * N^3 matmul; `--gap-us G` sleeps G us between the synchronized calls, outside their timing). Prints the median
  * of the repetitions, then
  * the distribution of the synchronized calls' wall times over all repetitions (min / p10 / median / p90 / max),
- * split into the op (recording) and trr_synchronize (submission and wait), and each repetition's median: issue
- * #17's synchronized figure is bimodal across processes (about 18 or 50 us on an H200). */
+ * split into the op (recording) and trr_synchronize (submission and wait), and each repetition's median (a
+ * synchronized figure can differ between processes, with the CPU the waiting thread runs on). */
 #define _GNU_SOURCE /* sched_getcpu */
 #define TOOL_NAME "trr_tiny_add"
 #include "tool_util.h"
