@@ -55,6 +55,7 @@ typedef struct trr_call {
     float alpha;      /* leaky_relu slope */
     int allow_tf32;
     trr_config config; /* resolved: every field the op uses is non-zero */
+    double params[TRR_MAX_OP_PARAMS]; /* the op's declared parameters in slot order (op_table.c), resolved */
     int64_t slices;    /* > 1 only for elementwise views of rank 3 or 4 that do not fold; the front-end runs them
                           one slice at a time (trr_call_slice), so backends always see slices == 1 */
     int64_t slice_count; /* slices per outer group: slice s is at (s / slice_count) * outer_slice_stride +

@@ -54,6 +54,8 @@ typedef struct trr_op_desc {
     trr_op op;
     const char *name;
     int n_inputs;              /* 1 or 2 */
+    const trr_param_info *params; /* the op's named scalar parameters, in slot order */
+    int n_params;
     const char *operands;      /* "x, y -> z", for people */
     const trr_op_signature *signatures;
     int n_signatures;
@@ -66,6 +68,9 @@ typedef struct trr_op_desc {
     int flops_per_point;       /* floating-point operations per point of rows x cols x k (2 for matmul's FMA) */
     int exact;                 /* results must be bit-exact: 2 in every dtype (copy), 1 for f32 outputs (add) */
 } trr_op_desc;
+
+/* matmul's parameter slots (op_table.c declares them in this order) */
+enum { TRR_MATMUL_PARAM_EPILOGUE = 0, TRR_MATMUL_PARAM_ALPHA, TRR_MATMUL_PARAM_ALLOW_TF32 };
 
 const trr_op_desc *trr_op_desc_get(trr_op op);
 /* 1 if (in, out) is one of op's signatures. */

@@ -114,8 +114,8 @@ trr_status trr_case_call(trr_context *ctx, const trr_case *c, const trr_tensor t
     if (!d) return trr_error(ctx, TRR_ERR_INVALID_ARGUMENT, "unknown op %d", (int)c->op);
     const trr_tensor *operands[3] = {&t[0], &t[1], &t[2]};
     if (d->n_inputs == 1) operands[1] = &t[2];
-    const trr_op_params params = {d->shape == TRR_SHAPE_MATMUL ? c->epilogue : TRR_EPI_NONE, c->alpha, flags};
-    return trr_op_run(ctx, c->op, operands, &params);
+    if (d->shape == TRR_SHAPE_MATMUL) return trr_matmul(ctx, operands[0], operands[1], operands[2], c->epilogue, c->alpha, flags);
+    return trr_op_run(ctx, c->op, operands, NULL);
 }
 
 double trr_case_bytes(const trr_case *c) {
