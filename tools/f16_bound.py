@@ -52,7 +52,7 @@ def check(m, n, k, seed):
 
 
 def main():
-    # f32 accumulation, as trireme's kernels and SPEC.md have it
+    # f32 accumulation, as trireme's kernels and docs/ops.md have it
     torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = False
     results = []
     for (m, n, k) in [(4096, 4096, 4096), (8192, 8192, 8192), (8192, 8192, 16384)]:

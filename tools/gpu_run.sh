@@ -17,8 +17,8 @@
 # TUNECHECK_SIZES (tune-check's benches and sizes), VK_COOP_MODES (vk-coop's variants, default "coop_khr coop_nv cm2"),
 # ROW_THREADS (row-variants: thread counts tried beside the heuristic's, e.g. "256 512").
 #
-# tune: one shape per tuning-database bucket (powers of two) over SPEC's matmul and softmax sizes, so every
-# SPEC size finds a tuned entry; tune-check: the bench at sizes between those shapes, once with the database
+# tune: one shape per tuning-database bucket (powers of two) over the benchmark's matmul and softmax sizes (docs/ops.md), so every
+# benchmark size finds a tuned entry; tune-check: the bench at sizes between those shapes, once with the database
 # and once without it, side by side (a tuned config must not lose to the default by more than noise).
 # At most 8 files come back from $OUT, so every step's progress (stderr) goes to one log, $OUT/stderr.log, and
 # the JSON reports, samples and plots end up in $OUT/reports.tar (`tar -xf` it to read them or --replot).
@@ -94,7 +94,7 @@ for step in "${steps[@]}"; do
       [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
       tar -C "$OUT" -cf "$OUT/plots$tag.tar" "plots$tag" && rm -rf "$OUT/plots$tag" ;;
     latency)
-      # SPEC's tiny add (one element): µs per call, a run of calls then one synchronize, and every call synced.
+      # The tiny add of docs/ops.md (one element): µs per call, a run of calls then one synchronize, and every call synced.
       for d in $(gpu_devices "${BENCH_DEVICES:-gpus}"); do
         "$BUILD/tools/trr_tiny_add" --device "$d" --calls 1000 --reps 5 2>>"$ERR" | tee -a "$OUT/latency.txt"
         [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
@@ -104,7 +104,7 @@ for step in "${steps[@]}"; do
       [ $? -eq 0 ] || status=1
       # The anchors time bursts (do_bench) and the bench its own way, which a power-capped GPU runs at other
       # clocks: torch, Triton and this build under one method, on one stream, in one process, beside them
-      # (the memory-bound SPEC cases under do_bench's structure and the bench's, the f16 and f16 + ReLU matmuls; ~40 s).
+      # (the memory-bound benchmark cases under do_bench's structure and the bench's, the f16 and f16 + ReLU matmuls; ~40 s).
       if [ -f "$BUILD/libtrireme.so" ]; then
         PYTHONUNBUFFERED=1 PYTHONPATH="$PWD/python" TRIREME_LIBRARY="$PWD/$BUILD/libtrireme.so" \
           python3 tools/same_process.py --ops copy,add,gelu,softmax,row_sum,matmul --methods queued,synced 2>>"$ERR" | \
@@ -131,7 +131,7 @@ for step in "${steps[@]}"; do
         done
       done ;;
     tune-check)
-      # SPEC sizes the tuner did not time (they share a bucket with one it did), with and without the database.
+      # Benchmark sizes the tuner did not time (they share a bucket with one it did), with and without the database.
       devs=$(gpu_devices "${TUNE_DEVICES:-gpus}" | paste -sd, -)
       for db in tuned default; do
         path="$OUT/tune.json"; [ "$db" = default ] && path=/nonexistent/tune.json
@@ -176,7 +176,7 @@ for step in "${steps[@]}"; do
     row-variants)
       # The row-wise ops' kernel families side by side on every GPU device, each forced with --config, for the
       # heuristic's choice between them (Vulkan: softmax and row_sum simt vs subgroup; CUDA: softmax): first each
-      # family through the op's conformance cases, then timed at SPEC's row sizes. ROW_THREADS adds thread counts.
+      # family through the op's conformance cases, then timed at the benchmark's row sizes. ROW_THREADS adds thread counts.
       for dev in $(gpu_devices "${BENCH_DEVICES:-gpus}"); do
         case "$dev" in cuda:*|vulkan:*) ;; *) continue ;; esac
         for op in softmax row_sum; do

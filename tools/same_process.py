@@ -6,7 +6,7 @@ bench` times its own way (bench/timing.c); on a power-capped GPU the two read di
 do not compare. Here the three run on ONE stream, trireme's own (trr_context_native's CUstream, which torch takes
 as a torch.cuda.ExternalStream), and are timed by the same torch events on it:
 
-  memory-bound ops (copy, add, gelu, softmax, row_sum; SPEC.md's sizes and byte counts): before each call the
+  memory-bound ops (copy, add, gelu, softmax, row_sum; docs/ops.md's sizes and byte counts): before each call the
     L2 is flushed by zeroing 256 MiB (do_bench's flush) and a short spin kernel gives the host time to queue
     the call, then one event pair brackets the call; the median of --reps calls per round;
   matmul (f16, and f16 + ReLU: cuBLAS then relu_ against the ReLU fused in Triton's and trireme's epilogues;
@@ -14,7 +14,7 @@ as a torch.cuda.ExternalStream), and are timed by the same torch events on it:
     (do_bench's duty cycle).
 
 Three rounds, the implementations alternated within each round. Every output (poisoned with NaN first) is checked
-against a float64 reference with SPEC.md's bounds before anything is timed; a trireme result over its bound
+against a float64 reference with docs/ops.md's bounds before anything is timed; a trireme result over its bound
 makes the exit status 1.
 
     PYTHONPATH=python TRIREME_LIBRARY=build-gpu/libtrireme.so python3 tools/same_process.py [--ops add,softmax]
@@ -31,7 +31,7 @@ import time
 MEMORY_OPS = ("copy", "add", "gelu", "softmax", "row_sum")
 ALL_OPS = MEMORY_OPS + ("matmul",)
 FLUSH_BYTES = 256 << 20
-SOFTMAX_COLS = (256, 1024, 4096, 12288)  # SPEC.md's reference sizes (M = 4096)
+SOFTMAX_COLS = (256, 1024, 4096, 12288)  # docs/ops.md's benchmark sizes (M = 4096)
 SPIN_US = 40  # spin queued after each flush (queued method): longer than the host needs to queue the call
 
 
@@ -161,7 +161,7 @@ def report(label, res, work, unit, note=""):
 
 
 def max_err(torch, got, ref, kind, x=None):
-    """SPEC.md's metric of got (f32) against the float64 reference: (value, bound, name)."""
+    """docs/ops.md's metric of got (f32) against the float64 reference: (value, bound, name)."""
     g = got.double()
     if torch.isnan(g).any() or torch.isinf(g).any():
         return float("inf"), 0.0, "non-finite or unwritten (NaN poison) elements"
@@ -312,7 +312,7 @@ class Runner:
         self.memory_case(f"row_sum f32 {m}x{n}", impls, outs, ref, "row", 4 * m * n, x=x)
 
     def matmul(self):
-        """f16 and f16 + ReLU: torch (cuBLAS; for ReLU cuBLAS then relu_, SPEC's reference), Triton (the ReLU fused
+        """f16 and f16 + ReLU: torch (cuBLAS; for ReLU cuBLAS then relu_, the reference in docs/ops.md), Triton (the ReLU fused
         into its epilogue) and trireme (fused likewise), checked against torch's product first."""
         torch, a = self.torch, self.anchors
         for size in (4096, 8192):
@@ -338,7 +338,7 @@ class Runner:
                 for name in impls:
                     err = ((outs[name].float() - want).norm() / want.norm()).item()
                     print(f"{label:<30} {name:<24} vs torch: ||diff||_F/||torch||_F = {err:.2e}")
-                    if name == names[2] and not err <= 2e-3:  # SPEC's f16 Frobenius bound
+                    if name == names[2] and not err <= 2e-3:  # docs/ops.md's f16 Frobenius bound
                         self.failed.append(f"{label} trireme ({err:.2e})")
                 flops = 2.0 * size ** 3
                 est_ms = flops / 600e12 * 1e3
@@ -361,7 +361,7 @@ def main():
                    help="memory-bound timing structures, comma-separated: queued (the host never waits; "
                         "do_bench's), synced (the host waits for each call; trireme bench's)")
     p.add_argument("--softmax-cols", default=",".join(map(str, SOFTMAX_COLS)),
-                   help="softmax's row lengths N (M = 4096), comma-separated; SPEC.md's bench takes 256 to 12672 "
+                   help="softmax's row lengths N (M = 4096), comma-separated; docs/ops.md's bench takes 256 to 12672 "
                         "in steps of 128")
     args = p.parse_args()
     try:

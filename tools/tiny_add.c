@@ -1,4 +1,4 @@
-/* trr_tiny_add: the launch cost of one op, as SPEC's tiny_add bench states it (an add of 1 element, µs per
+/* trr_tiny_add: the launch cost of one op, as docs/ops.md's tiny_add states it (an add of 1 element, µs per
  * call): every call synchronized, and a run of calls then one synchronize. Host wall-clock time per call, and
  * for the run the device timer's figure too (trr_timer_start/stop around it). Public API only, so it measures
  * any device: `trr_tiny_add --device vulkan:0 --calls 1000 --reps 5` (`--matmul N` adds the same loops for an f16
