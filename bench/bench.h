@@ -67,7 +67,15 @@ unsigned trr_bench_mask_for(const char *name);
  * or MxNxK for a matmul, BxMxNxK (batch B) for bmm_f16 and bmm_bf16; "2^24" is accepted for any number. Writes a malloc'd array (free() it). */
 trr_status trr_bench_cases(trr_bench_id id, trr_bench_sizes_mode mode, const char *list, trr_case **out_cases,
                            int *out_count);
-/* Bytes the SPEC's figure counts (12n for add, ...), or 2·M·N·K for matmul. */
+/* The work any case's figure counts, one definition for the bench and `trireme run`: bytes moved (every input
+ * read and the output written once: 12n for add f32, 8n for gelu and softmax, 4MN for row_sum, whose per-row
+ * output is not counted, 4HW for rgb_to_grey u8), or 2·B·M·N·K floating-point operations for matmul. */
+double trr_bench_case_work(const trr_case *c);
+/* 1 when the case's figure is TFLOPS (matmul), 0 when GB/s. */
+int trr_bench_case_compute_bound(const trr_case *c);
+/* trr_bench_case_work per time: GB/s, or TFLOPS for matmul; 0 when ms <= 0. */
+double trr_bench_case_figure(const trr_case *c, double ms);
+/* Bytes the SPEC's figure counts (12n for add, ...), or 2·M·N·K for matmul: trr_bench_case_work. */
 double trr_bench_work(trr_bench_id id, const trr_case *c);
 /* The figure for one time: GB/s or TFLOPS. */
 double trr_bench_figure(trr_bench_id id, const trr_case *c, double ms);

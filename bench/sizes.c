@@ -2,8 +2,9 @@
  * its figure. */
 #include "bench.h"
 
-#include <ctype.h>
-#include <errno.h>
+#include "number.h"
+#include "op_table.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -173,28 +174,9 @@ static trr_status quick_sizes(trr_bench_id id, case_vec *v) {
     }
 }
 
-/* "16777216", "2^24", "1<<24" */
+/* "16777216", "2^24", "1<<24" (number.h), positive */
 static int parse_size(const char *s, const char **end, int64_t *out) {
-    char *e;
-    errno = 0;
-    long long v = strtoll(s, &e, 10);
-    if (e == s || errno || v <= 0) return 0;
-    if (*e == '^' || (e[0] == '<' && e[1] == '<')) {
-        const int power = *e == '^';
-        const char *p = power ? e + 1 : e + 2;
-        long long ex = strtoll(p, &e, 10);
-        if (e == p || ex < 0 || ex > 40) return 0;
-        if (power) {
-            long long r = 1;
-            for (long long i = 0; i < ex && r <= (1ll << 42); i++) r *= v;
-            v = r;
-        } else {
-            v <<= ex;
-        }
-    }
-    *end = e;
-    *out = v;
-    return 1;
+    return trr_parse_number(s, end, out) && *out > 0;
 }
 
 static trr_status list_sizes(trr_bench_id id, const char *list, case_vec *v) {
@@ -247,23 +229,41 @@ trr_status trr_bench_cases(trr_bench_id id, trr_bench_sizes_mode mode, const cha
 
 /* ---- figures ---- */
 
-double trr_bench_work(trr_bench_id id, const trr_case *c) {
+double trr_bench_case_work(const trr_case *c) {
+    const trr_op_desc *d = trr_op_desc_get(c->op);
+    if (!d) return 0;
+    if (d->shape == TRR_SHAPE_MATMUL)
+        return 2.0 * (double)trr_case_batch(c) * (double)c->m * (double)c->n * (double)c->k;
+    size_t in = 0, out = 0;
+    trr_dtype_size(c->in_dtype, &in);
+    trr_dtype_size(c->out_dtype, &out);
     const double n = (double)c->rows * (double)c->cols;
-    switch (id) {
-    case TRR_BENCH_ADD: return 12.0 * n;
-    case TRR_BENCH_GELU:
-    case TRR_BENCH_SILU: return 8.0 * n;
-    case TRR_BENCH_SOFTMAX: return 8.0 * n;
-    case TRR_BENCH_ROW_SUM: return 4.0 * n;
-    case TRR_BENCH_RGB_TO_GREY: return 4.0 * n;
-    default: return 2.0 * (double)trr_case_batch(c) * (double)c->m * (double)c->n * (double)c->k;
-    }
+    /* every input read once (rgb_to_grey's image has three planes), the output written once; row_sum's output,
+     * one value per row, is not counted */
+    double bytes = n * (double)in * (double)d->operand[0].planes * (double)d->n_inputs;
+    if (d->shape != TRR_SHAPE_ROW_REDUCE) bytes += n * (double)out;
+    return bytes;
+}
+
+int trr_bench_case_compute_bound(const trr_case *c) {
+    const trr_op_desc *d = trr_op_desc_get(c->op);
+    return d && d->shape == TRR_SHAPE_MATMUL;
+}
+
+double trr_bench_case_figure(const trr_case *c, double ms) {
+    if (ms <= 0) return 0;
+    const double per_s = trr_bench_case_work(c) / (ms * 1e-3);
+    return trr_bench_case_compute_bound(c) ? per_s * 1e-12 : per_s * 1e-9;
+}
+
+double trr_bench_work(trr_bench_id id, const trr_case *c) {
+    (void)id; /* every benchmark counts its case's work */
+    return trr_bench_case_work(c);
 }
 
 double trr_bench_figure(trr_bench_id id, const trr_case *c, double ms) {
-    if (ms <= 0) return 0;
-    const double per_s = trr_bench_work(id, c) / (ms * 1e-3);
-    return g_defs[id].compute_bound ? per_s * 1e-12 : per_s * 1e-9;
+    (void)id;
+    return trr_bench_case_figure(c, ms);
 }
 
 void trr_bench_size_text(trr_bench_id id, const trr_case *c, char *out, size_t cap) {

@@ -114,6 +114,19 @@ typedef struct trr_backend {
     void (*unwrap)(void *dev, void *mem);
 } trr_backend;
 
+/* Where a call's config came from (trr_call_resolve_config): what a front-end reports beside the config. */
+typedef enum trr_config_source {
+    TRR_CONFIG_FROM_HEURISTIC = 0, /* the backend's heuristic, then the op table's defaults */
+    TRR_CONFIG_FROM_OVERRIDE,      /* trr_config_override; fields it leaves at zero are the heuristic's */
+    TRR_CONFIG_FROM_TUNING_DB      /* a tuning database entry (last_config_where says which) */
+} trr_config_source;
+
+/* The origin of a resolved config: its source and, for a database entry, where it is ("bucket [..] of FILE"). */
+typedef struct trr_config_origin {
+    trr_config_source source;
+    char where[512];
+} trr_config_origin;
+
 struct trr_context {
     const trr_backend *backend;
     void *dev;
@@ -125,6 +138,7 @@ struct trr_context {
     int has_override[TRR_OP_COUNT];
     trr_config override[TRR_OP_COUNT];
     trr_config last_config;
+    trr_config_origin last_config_origin; /* where last_config came from */
     int timer_running; /* between a successful trr_timer_start and its trr_timer_stop */
 };
 

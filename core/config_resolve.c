@@ -85,11 +85,15 @@ static void restore_error(trr_context *ctx, saved_error *s) {
     if (s->text != s->small) free(s->text);
 }
 
-trr_status trr_call_resolve_config(trr_context *ctx, trr_call *call) {
+trr_status trr_call_resolve_config(trr_context *ctx, trr_call *call, trr_config_origin *out_origin) {
+    trr_config_origin ignored;
+    if (!out_origin) out_origin = &ignored;
     const trr_op op = call->op;
     memset(&call->config, 0, sizeof call->config);
     const int overridden = ctx->has_override[op];
     if (overridden) call->config = ctx->override[op];
+    out_origin->source = overridden ? TRR_CONFIG_FROM_OVERRIDE : TRR_CONFIG_FROM_HEURISTIC;
+    out_origin->where[0] = '\0';
     /* precedence: the caller's override, else the tuning database (also when the override names nothing but a
      * variant: then an entry of that variant), then the backend's heuristic, then the op table; each only
      * fills what the ones before left at zero */
@@ -104,6 +108,8 @@ trr_status trr_call_resolve_config(trr_context *ctx, trr_call *call) {
             if (judge(ctx, &c) == TRR_OK) {
                 if (saved.text != saved.small) free(saved.text);
                 call->config = c.config;
+                out_origin->source = TRR_CONFIG_FROM_TUNING_DB;
+                snprintf(out_origin->where, sizeof out_origin->where, "%s", where);
                 return TRR_OK;
             }
             char why[512];
