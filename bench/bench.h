@@ -336,7 +336,7 @@ trr_status trr_bench_compare(const char *path_a, const char *path_b, FILE *out);
 /* A bench JSON report's parsed document, or NULL when it cannot be read or is not one (the reason goes to out). */
 cJSON *trr_bench_json_load(const char *path, FILE *out);
 /* Appends the reports of a bench JSON file to reports[*n..cap) (free each with trr_bench_free). The figures,
- * ranges, ceilings, device identities and outcomes come back; per-case configs and checks do not. */
+ * ranges, ceilings, device identities, outcomes, cases and configs come back; checks do not. */
 trr_status trr_bench_load_reports(const char *path, trr_bench_report **reports, int cap, int *n, FILE *log);
 
 /* ---- one physical GPU seen through several APIs (physical.c) ----
@@ -382,6 +382,10 @@ typedef struct trr_bench_gpu_view {
 trr_bench_gpu_view *trr_bench_gpu_views(const trr_bench_report *const *reports, int n, int *out_n);
 /* The grouped-bar chart of one view (plot_same_gpu_svg.c). */
 trr_status trr_bench_write_same_gpu_svg(const trr_bench_gpu_view *v, const char *path);
+/* What runs the reports come from, for a chart's subtitle (plot_svg.c): their date, or the first and last of
+ * their dates when they differ (reports merged by --replot), the trireme versions that made them, and with
+ * with_devices each device once: "2026-12-01T10:00:00Z .. 2026-12-01T11:00:00Z, trireme 0.1.0: cpu:0, vulkan:0". */
+void trr_bench_runs_text(const trr_bench_report *const *reports, int n, int with_devices, char *out, size_t cap);
 /* SVG text with &, <, >, " escaped (plot_svg.c). */
 void trr_svg_text(FILE *f, const char *s);
 

@@ -48,6 +48,7 @@ static cJSON *result_json(const trr_bench_result *r, double max_mhz) {
         trr_json_add_number(shape, "m", (double)c->m);
         trr_json_add_number(shape, "n", (double)c->n);
         trr_json_add_number(shape, "k", (double)c->k);
+        if (c->batch > 0) trr_json_add_number(shape, "batch", (double)c->batch);
     } else {
         trr_json_add_number(shape, "rows", (double)c->rows);
         trr_json_add_number(shape, "cols", (double)c->cols);
@@ -118,6 +119,7 @@ static cJSON *report_json(const trr_bench_report *rep) {
     opt_number(ceil, "copy_median_ms", rep->copy.timing.median_ms, copy);
     opt_number(ceil, "copy_min_ms", rep->copy.timing.min_ms, copy);
     opt_number(ceil, "copy_max_ms", rep->copy.timing.max_ms, copy);
+    opt_number(ceil, "copy_reps", rep->copy.timing.reps, copy);
     cJSON_AddItemToObject(ceil, "copy_sm_clock", clock_json(&rep->copy.timing.clock, copy, rep->clock_max_mhz));
     cJSON_AddStringToObject(ceil, "copy_note", rep->copy.note);
     cJSON_AddBoolToObject(ceil, "copy_remeasured", rep->copy.remeasured);
