@@ -171,6 +171,7 @@ int trr_bench_clock_idle_low(const trr_bench_clock_stats *s, double max_mhz);
 typedef struct trr_bench_timing {
     int reps;
     double median_ms, min_ms, max_ms;
+    double p25_ms, p75_ms;       /* the quartiles of the repetitions' times */
     trr_bench_clock_stats clock; /* over the repetitions (not the warm-up) */
 } trr_bench_timing;
 
@@ -180,6 +181,10 @@ typedef trr_cache_flush trr_bench_flush;
 
 /* What is timed: one call of fn(ctx, user) between trr_timer_start and trr_timer_stop. */
 typedef trr_status (*trr_bench_fn)(trr_context *ctx, void *user);
+
+/* The timing of n repetitions' times ms[0..n) (sorted in place): the median, the quartiles (linear
+ * interpolation between order statistics), min and max. The clock stats are left alone. */
+void trr_bench_timing_of(double *ms, int n, trr_bench_timing *out);
 
 /* Warms up, then times reps repetitions (0: as many as fit in target_s, at least 5 and at most 200), flushing
  * before each, with clock (may be NULL) sampling the repetitions. */
@@ -257,6 +262,7 @@ typedef struct trr_bench_result {
     char reason[320];        /* why it is not OK; "" otherwise */
     trr_bench_timing timing;
     double figure, figure_lo, figure_hi; /* at the median, slowest and fastest repetitions */
+    double figure_p25, figure_p75;       /* the figure's quartiles: at the p75 and the p25 times */
     double ceiling;          /* the figure of the ceiling it is judged against (copy GB/s or vendor TFLOPS) */
     double fraction;         /* figure / ceiling; 0 when there is no ceiling (null in the JSON) */
     double vendor_figure;    /* matmul: the vendor library at the same size; 0 when not measured (null) */
@@ -329,10 +335,24 @@ trr_status trr_bench_write_json(const trr_bench_report *const *reports, int n, c
 trr_status trr_bench_write_csv(const trr_bench_report *const *reports, int n, const char *path);
 /* One SVG chart per benchmark into dir (created when missing): <dir>/<bench>.svg. */
 trr_status trr_bench_write_plots(const trr_bench_report *const *reports, int n, const char *dir, FILE *log);
-/* Prints the cases two JSON reports share, side by side with the ratio B / A and whether the two figures'
- * ranges (figure_min..figure_max over the repetitions) overlap. TRR_ERR_IO when a file cannot be read or is not
- * a bench report (the reason goes to out). */
+/* Prints the cases two JSON reports share, side by side with the ratio B / A, each side's repetitions and whether
+ * the difference is within the run-to-run spread (trr_bench_spreads_overlap). TRR_ERR_IO when a file cannot be
+ * read or is not a bench report (the reason goes to out). */
 trr_status trr_bench_compare(const char *path_a, const char *path_b, FILE *out);
+/* One side of --compare: a figure's spread over its repetitions, the interquartile range [lo, hi]
+ * (figure_p25..figure_p75), or min..max where a report from before the quartiles has only those. */
+typedef struct trr_bench_spread {
+    int known;     /* 0: no figure (not ok, or no range in the report) */
+    int quartiles; /* 1: lo..hi are the quartiles; 0: min..max */
+    int reps;      /* 0 when the report does not say */
+    double lo, hi;
+} trr_bench_spread;
+/* The spread of one result object of a bench JSON report. */
+trr_bench_spread trr_bench_spread_of(const cJSON *result);
+/* 1 when the two spreads overlap (the difference is within the run-to-run spread), 0 when they do not (a real
+ * difference), -1 when either is unknown. Quartiles, not min..max: one slow repetition (a page fault, a clock
+ * dip) stretches a min..max range across a 30x gap, while the middle half of the repetitions stays put. */
+int trr_bench_spreads_overlap(const trr_bench_spread *a, const trr_bench_spread *b);
 /* A bench JSON report's parsed document, or NULL when it cannot be read or is not one (the reason goes to out). */
 cJSON *trr_bench_json_load(const char *path, FILE *out);
 /* Appends the reports of a bench JSON file to reports[*n..cap) (free each with trr_bench_free). The figures,

@@ -64,9 +64,13 @@ static cJSON *result_json(const trr_bench_result *r, double max_mhz) {
     opt_number(o, "median_ms", r->timing.median_ms, ok);
     opt_number(o, "min_ms", r->timing.min_ms, ok);
     opt_number(o, "max_ms", r->timing.max_ms, ok);
+    opt_number(o, "p25_ms", r->timing.p25_ms, ok);
+    opt_number(o, "p75_ms", r->timing.p75_ms, ok);
     opt_number(o, "figure", r->figure, ok);
     opt_number(o, "figure_min", r->figure_lo, ok); /* at the slowest repetition */
     opt_number(o, "figure_max", r->figure_hi, ok); /* at the fastest */
+    opt_number(o, "figure_p25", r->figure_p25, ok); /* the quartiles, which --compare judges by */
+    opt_number(o, "figure_p75", r->figure_p75, ok);
     opt_number(o, "ceiling", r->ceiling, ceil);
     opt_number(o, "fraction_of_ceiling", r->fraction, ceil);
     cJSON_AddBoolToObject(o, "above_ceiling", r->above_ceiling);

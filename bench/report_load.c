@@ -159,6 +159,8 @@ static trr_status read_report(const cJSON *o, trr_bench_report **out) {
         x->figure = number(r, "figure");
         x->figure_lo = number(r, "figure_min");
         x->figure_hi = number(r, "figure_max");
+        x->figure_p25 = number(r, "figure_p25");
+        x->figure_p75 = number(r, "figure_p75");
         x->ceiling = number(r, "ceiling");
         x->fraction = number(r, "fraction_of_ceiling");
         x->vendor_figure = number(r, "vendor_figure");
@@ -167,6 +169,8 @@ static trr_status read_report(const cJSON *o, trr_bench_report **out) {
         x->timing.median_ms = number(r, "median_ms");
         x->timing.min_ms = number(r, "min_ms");
         x->timing.max_ms = number(r, "max_ms");
+        x->timing.p25_ms = number(r, "p25_ms");
+        x->timing.p75_ms = number(r, "p75_ms");
         read_clock(cJSON_GetObjectItem(r, "sm_clock"), &x->timing.clock);
     }
     *out = rep;

@@ -146,6 +146,8 @@ static trr_status run_case(run_state *rs, predictor *pred, trr_bench_result *r) 
     r->figure = trr_bench_figure(r->bench, c, r->timing.median_ms);
     r->figure_lo = trr_bench_figure(r->bench, c, r->timing.max_ms);
     r->figure_hi = trr_bench_figure(r->bench, c, r->timing.min_ms);
+    r->figure_p25 = trr_bench_figure(r->bench, c, r->timing.p75_ms);
+    r->figure_p75 = trr_bench_figure(r->bench, c, r->timing.p25_ms);
     pred->ms = r->timing.median_ms;
     pred->work = work;
     snprintf(pred->size, sizeof pred->size, "%s", r->size);

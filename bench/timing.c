@@ -67,6 +67,24 @@ static trr_status one_round(trr_context *ctx, void *user) {
     return TRR_OK;
 }
 
+/* The q-quantile of sorted[0..n), interpolated between order statistics. */
+static double quantile(const double *sorted, int n, double q) {
+    const double at = q * (double)(n - 1);
+    const int i = (int)at;
+    return i + 1 < n ? sorted[i] + (at - (double)i) * (sorted[i + 1] - sorted[i]) : sorted[n - 1];
+}
+
+void trr_bench_timing_of(double *ms, int n, trr_bench_timing *out) {
+    if (n < 1) return;
+    qsort(ms, (size_t)n, sizeof *ms, cmp_double);
+    out->reps = n;
+    out->min_ms = ms[0];
+    out->max_ms = ms[n - 1];
+    out->median_ms = quantile(ms, n, 0.5);
+    out->p25_ms = quantile(ms, n, 0.25);
+    out->p75_ms = quantile(ms, n, 0.75);
+}
+
 trr_status trr_bench_time_each(trr_context *ctx, const trr_bench_timed *items, int n, const trr_bench_flush *flush,
                                trr_bench_clock *clock, int reps, double target_s, trr_bench_timing *outs) {
     if (n < 1 || n > TRR_BENCH_TIMED_MAX)
@@ -118,12 +136,7 @@ trr_status trr_bench_time_each(trr_context *ctx, const trr_bench_timed *items, i
     trr_bench_clock_stats clock_stats;
     trr_bench_clock_end(clock, &clock_stats);
     for (int j = 0; j < n; j++) {
-        double *tj = t + (size_t)j * (size_t)reps;
-        qsort(tj, (size_t)reps, sizeof *tj, cmp_double);
-        outs[j].reps = reps;
-        outs[j].min_ms = tj[0];
-        outs[j].max_ms = tj[reps - 1];
-        outs[j].median_ms = reps % 2 ? tj[reps / 2] : 0.5 * (tj[reps / 2 - 1] + tj[reps / 2]);
+        trr_bench_timing_of(t + (size_t)j * (size_t)reps, reps, &outs[j]);
         outs[j].clock = clock_stats;
     }
     free(t);
