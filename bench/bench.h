@@ -75,6 +75,21 @@ double trr_bench_case_work(const trr_case *c);
 int trr_bench_case_compute_bound(const trr_case *c);
 /* trr_bench_case_work per time: GB/s, or TFLOPS for matmul; 0 when ms <= 0. */
 double trr_bench_case_figure(const trr_case *c, double ms);
+/* Quick mode on a CPU device keeps each case's whole cost (input fill, warm-up, the checked call, repetitions)
+ * to about a second on a 2-core host, so the run stays under a minute: a case whose work passes these caps is
+ * halved until it fits (add 2^27 took 70 s there, gelu 2^24 29 s, matmul f16 1024^3 13 s), and the report says
+ * which sizes ran smaller. */
+#define TRR_BENCH_CPU_QUICK_MAX_BYTES (48.0 * 1048576.0) /* add 2^22, gelu 2^22, softmax 4096x1536 */
+#define TRR_BENCH_CPU_QUICK_MAX_FLOP 268435456.0         /* 2^28: 512^3, 64 batches of 128^3 */
+/* Seconds of repetitions per case in quick mode on a CPU device (1 s in full mode, 0.5 s on GPUs). */
+#define TRR_BENCH_CPU_QUICK_TARGET_S 0.25
+/* 1 when c is within the caps above. */
+int trr_bench_cpu_quick_fits(const trr_case *c);
+/* The cases of one benchmark on a device: trr_bench_cases, except quick mode on a CPU device (is_gpu 0), which
+ * halves each quick size until it is within the caps above (a size that lands on one already listed runs once)
+ * and appends "bench size as smaller" for each to left_out (", "-separated; the caller zeroes it first). */
+trr_status trr_bench_device_cases(trr_bench_id id, trr_bench_sizes_mode mode, const char *list, int is_gpu,
+                                  trr_case **out_cases, int *out_count, char *left_out, size_t left_out_cap);
 /* Bytes the SPEC's figure counts (12n for add, ...), or 2·M·N·K for matmul: trr_bench_case_work. */
 double trr_bench_work(trr_bench_id id, const trr_case *c);
 /* The figure for one time: GB/s or TFLOPS. */
@@ -83,6 +98,23 @@ double trr_bench_figure(trr_bench_id id, const trr_case *c, double ms);
  * number for the x axis of a chart (n, N, the cube root of M·N·K, H·W). */
 void trr_bench_size_text(trr_bench_id id, const trr_case *c, char *out, size_t cap);
 double trr_bench_size_x(trr_bench_id id, const trr_case *c);
+
+/* ---- the last-level cache (llc.c) ---- */
+
+/* The last-level data cache under a sysfs cache folder (/sys/devices/system/cpu/cpu0/cache): the size of the
+ * highest-level index* that is not an instruction cache; 0 when none can be read. */
+size_t trr_bench_llc_bytes_sysfs(const char *cache_dir);
+/* The device's last-level cache: the host's (sysfs) for CPU devices; 0 (unknown) for GPUs, whose L2 size the
+ * runtime does not report, so their figures keep the copy-ceiling rule alone. */
+size_t trr_bench_device_llc_bytes(const trr_device_info *dev);
+/* 1 when the case's working set (every operand, trr_case_bytes) fits in llc_bytes (0: unknown, never). Such a
+ * case streams from the cache, so its figure may pass the copy ceiling without being wrong: "in cache". */
+int trr_bench_in_cache(const trr_case *c, size_t llc_bytes);
+
+/* Whether a measured result is suspect above the copy ceiling copy_gbs: trr_bench_above_ceiling_suspect, unless
+ * its working set is in cache (r->in_cache), where streaming past a copy through memory is expected. */
+struct trr_bench_result;
+int trr_bench_result_suspect(const struct trr_bench_result *r, double copy_gbs);
 
 /* ---- operands (operands.c): one case laid out on the device, with host copies of the inputs ---- */
 
@@ -267,6 +299,7 @@ typedef struct trr_bench_result {
     double fraction;         /* figure / ceiling; 0 when there is no ceiling (null in the JSON) */
     double vendor_figure;    /* matmul: the vendor library at the same size; 0 when not measured (null) */
     int above_ceiling;       /* memory-bound: the figure is above the copy ceiling even after it was re-measured */
+    int in_cache;            /* the working set fits in the last-level cache (trr_bench_in_cache): never flagged */
     trr_bench_timing vendor_timing;
     trr_config config;       /* trr_config_last after the checked run */
     trr_bench_check check;
@@ -281,6 +314,8 @@ typedef struct trr_bench_report {
     double budget_s;
     uint64_t seed;
     size_t flush_bytes;
+    size_t llc_bytes;          /* the last-level cache (trr_bench_device_llc_bytes); 0 when unknown */
+    char sizes_note[1100];     /* the sizes the mode ran smaller on this device (quick on a CPU device), or "" */
     trr_bench_copy_ceiling copy;
     char clock_source[256];    /* trr_bench_clock_source: what sampled the SM clock, or why nothing did */
     double clock_max_mhz;      /* the GPU's top SM clock; 0 when not sampled */

@@ -74,6 +74,7 @@ static cJSON *result_json(const trr_bench_result *r, double max_mhz) {
     opt_number(o, "ceiling", r->ceiling, ceil);
     opt_number(o, "fraction_of_ceiling", r->fraction, ceil);
     cJSON_AddBoolToObject(o, "above_ceiling", r->above_ceiling);
+    cJSON_AddBoolToObject(o, "in_cache", r->in_cache);
     opt_number(o, "vendor_figure", r->vendor_figure, vendor);
     opt_number(o, "vendor_median_ms", r->vendor_timing.median_ms, vendor);
     opt_number(o, "fraction_of_vendor", vendor ? r->figure / r->vendor_figure : 0, vendor);
@@ -113,6 +114,8 @@ static cJSON *report_json(const trr_bench_report *rep) {
     trr_json_add_number(o, "budget_s", rep->budget_s);
     trr_json_add_number(o, "seed", (double)rep->seed);
     trr_json_add_number(o, "flush_bytes", (double)rep->flush_bytes);
+    opt_number(o, "llc_bytes", (double)rep->llc_bytes, rep->llc_bytes > 0);
+    cJSON_AddStringToObject(o, "sizes_note", rep->sizes_note);
     trr_json_add_number(o, "seconds", rep->seconds);
     cJSON_AddStringToObject(o, "clock_source", rep->clock_source);
     opt_number(o, "sm_clock_max_mhz", rep->clock_max_mhz, rep->clock_max_mhz > 0);

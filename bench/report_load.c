@@ -117,6 +117,8 @@ static trr_status read_report(const cJSON *o, trr_bench_report **out) {
     rep->budget_s = number(o, "budget_s");
     rep->seed = (uint64_t)number(o, "seed");
     rep->flush_bytes = (size_t)number(o, "flush_bytes");
+    rep->llc_bytes = (size_t)number(o, "llc_bytes");
+    text(rep->sizes_note, sizeof rep->sizes_note, o, "sizes_note");
     text(rep->clock_source, sizeof rep->clock_source, o, "clock_source");
     rep->clock_max_mhz = number(o, "sm_clock_max_mhz");
     const cJSON *ceil = cJSON_GetObjectItem(o, "ceilings");
@@ -165,6 +167,7 @@ static trr_status read_report(const cJSON *o, trr_bench_report **out) {
         x->fraction = number(r, "fraction_of_ceiling");
         x->vendor_figure = number(r, "vendor_figure");
         x->above_ceiling = cJSON_IsTrue(cJSON_GetObjectItem(r, "above_ceiling"));
+        x->in_cache = cJSON_IsTrue(cJSON_GetObjectItem(r, "in_cache"));
         x->timing.reps = (int)number(r, "reps");
         x->timing.median_ms = number(r, "median_ms");
         x->timing.min_ms = number(r, "min_ms");

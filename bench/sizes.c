@@ -211,6 +211,73 @@ static trr_status list_sizes(trr_bench_id id, const char *list, case_vec *v) {
     return TRR_OK;
 }
 
+int trr_bench_cpu_quick_fits(const trr_case *c) {
+    const double work = trr_bench_case_work(c);
+    return trr_bench_case_compute_bound(c) ? work <= TRR_BENCH_CPU_QUICK_MAX_FLOP : work <= TRR_BENCH_CPU_QUICK_MAX_BYTES;
+}
+
+/* One step down from a case over the CPU quick caps: half the size along what the benchmark's sizes vary (n; N
+ * at SPEC's fixed M; H and W; M, N and K; a batched matmul's batch first). 0 when it cannot shrink. */
+static int shrink(trr_bench_id id, trr_case *c) {
+    if (trr_bench_case_compute_bound(c)) {
+        if (c->batch > 1) {
+            c->batch /= 2;
+            return 1;
+        }
+        if (c->m < 32 || c->n < 32 || c->k < 32) return 0;
+        c->m /= 2, c->n /= 2, c->k /= 2;
+        return 1;
+    }
+    if (c->cols < 256) return 0;
+    c->cols /= 2;
+    if (id == TRR_BENCH_RGB_TO_GREY) c->rows /= 2;
+    return 1;
+}
+
+static int same_size(const trr_case *a, const trr_case *b) {
+    return a->rows == b->rows && a->cols == b->cols && a->m == b->m && a->n == b->n && a->k == b->k &&
+           a->batch == b->batch;
+}
+
+/* Quick mode's sizes on a CPU device: each one over the caps halved until it fits (one already in the list is
+ * not run twice), and named in note with the size it runs at, so every benchmark still runs and is checked. */
+static trr_status cpu_quick_sizes(trr_bench_id id, case_vec *v, char *note, size_t cap) {
+    case_vec all = {0};
+    trr_status st = quick_sizes(id, &all);
+    for (int i = 0; st == TRR_OK && i < all.count; i++) {
+        trr_case c = all.items[i];
+        while (!trr_bench_cpu_quick_fits(&c) && shrink(id, &c)) {}
+        if (!same_size(&c, &all.items[i])) {
+            char was[48], now[48];
+            trr_bench_size_text(id, &all.items[i], was, sizeof was);
+            trr_bench_size_text(id, &c, now, sizeof now);
+            const size_t at = strlen(note);
+            if (at < cap) snprintf(note + at, cap - at, "%s%s %s as %s", at ? ", " : "", g_defs[id].name, was, now);
+        }
+        int dup = 0;
+        for (int j = 0; j < v->count; j++) dup |= same_size(&c, &v->items[j]);
+        if (!dup) st = push(v, c);
+    }
+    free(all.items);
+    return st;
+}
+
+trr_status trr_bench_device_cases(trr_bench_id id, trr_bench_sizes_mode mode, const char *list, int is_gpu,
+                                  trr_case **out_cases, int *out_count, char *left_out, size_t left_out_cap) {
+    if (mode != TRR_BENCH_SIZES_QUICK || is_gpu) return trr_bench_cases(id, mode, list, out_cases, out_count);
+    if ((unsigned)id >= TRR_BENCH_COUNT || !out_cases || !out_count || !left_out || !left_out_cap)
+        return TRR_ERR_INVALID_ARGUMENT;
+    case_vec v = {0};
+    trr_status st = cpu_quick_sizes(id, &v, left_out, left_out_cap);
+    if (st != TRR_OK) {
+        free(v.items);
+        return st;
+    }
+    *out_cases = v.items;
+    *out_count = v.count;
+    return TRR_OK;
+}
+
 trr_status trr_bench_cases(trr_bench_id id, trr_bench_sizes_mode mode, const char *list, trr_case **out_cases,
                            int *out_count) {
     if ((unsigned)id >= TRR_BENCH_COUNT || !out_cases || !out_count) return TRR_ERR_INVALID_ARGUMENT;

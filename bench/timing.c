@@ -14,8 +14,9 @@
 #define WARMUP_MIN_S 0.05
 /* Warm-up and cache flushing together stay under this per timed case (2 s promised; the rest is margin for the
  * calls themselves): a tiny case's repetitions cost next to nothing, and its time went to flushing 64-256 MiB
- * before every call. */
+ * before every call. A timing target under OVERHEAD_TARGET_S (quick on a CPU device) shrinks it in proportion. */
 #define OVERHEAD_BUDGET_S 1.5
+#define OVERHEAD_TARGET_S 0.5
 
 
 static int cmp_double(const void *a, const void *b) {
@@ -112,7 +113,8 @@ trr_status trr_bench_time_each(trr_context *ctx, const trr_bench_timed *items, i
         for (int j = 0; j < n; j++) timed_round_ms += est[j];
         double r = timed_round_ms > 0 ? target_s * 1e3 / timed_round_ms : MAX_REPS;
         /* the flushes share the case's overhead budget with the warm-up */
-        const double left_ms = (OVERHEAD_BUDGET_S - (trr_now_s() - t0)) * 1e3;
+        const double overhead_s = OVERHEAD_BUDGET_S * (target_s < OVERHEAD_TARGET_S ? target_s / OVERHEAD_TARGET_S : 1.0);
+        const double left_ms = (overhead_s - (trr_now_s() - t0)) * 1e3;
         if (one_flush_ms > 0 && r * n * one_flush_ms > left_ms) r = left_ms / (n * one_flush_ms);
         reps = r < MIN_REPS ? MIN_REPS : r > MAX_REPS ? MAX_REPS : (int)r;
     }
