@@ -26,8 +26,8 @@ static void print_help(void) {
            "  --shape S           N or RxC (copy, add, gelu, silu), HxW (rgb_to_grey), MxN (softmax, row_sum),\n"
            "                      MxNxK (matmul); integers as 4096 or 2^12. Default: 2^20 elements, 1066x1600,\n"
            "                      1024x1024, matmul 512x512x512\n"
-           "  --m M --n N --k K   the same, one dimension at a time (--n alone: a vector of N elements); matmul\n"
-           "                      needs all three unless --shape gives them\n"
+           "  --m M --n N --k K   the same, one dimension at a time (--n alone: a vector of N elements); every\n"
+           "                      dimension of the op is needed unless --shape gives them\n"
            "  --trans-a           matmul: A stored as [K,M]\n"
            "  --trans-b           matmul: B stored as [N,K]\n"
            "  --batch B           matmul: a batch of B products, operands [B,M,K], [B,K,N] -> [B,M,N]\n"
@@ -210,6 +210,14 @@ static int resolve_case(const run_args *a, trr_case *c) {
             return cli_usage_error("run", "--shape wants %s for %s", d->shape == TRR_SHAPE_PLANES ? "HxW" : "MxN",
                                    d->name);
     }
+    /* --m alone would run the default's columns; for ops of two dimensions so would --n alone (element-wise ops
+     * take --n alone as a vector of N) */
+    if (!a->n_dims && a->m >= 0 && a->n < 0)
+        return cli_usage_error("run", "%s needs --n with --m (or --shape %s)", d->name,
+                               d->shape == TRR_SHAPE_PLANES ? "HxW" : d->shape == TRR_SHAPE_ELEMENTWISE ? "RxC" : "MxN");
+    if (!a->n_dims && a->n >= 0 && a->m < 0 && d->shape != TRR_SHAPE_ELEMENTWISE)
+        return cli_usage_error("run", "%s needs --m with --n (or --shape %s)", d->name,
+                               d->shape == TRR_SHAPE_PLANES ? "HxW" : "MxN");
     if (a->m >= 0) c->rows = a->m;
     if (a->n >= 0) c->cols = a->n;
     return CLI_EXIT_OK;

@@ -82,14 +82,18 @@ Test(cli_options, numbers_read_alike_everywhere) {
     CLI_EXPECT(r, 2);
 }
 
-/* A matmul given some dimensions but not all is refused with the missing one named, never run at a default. */
+/* An op given some of its dimensions but not all is refused with the missing one named, never run at a default
+ * (an element-wise op takes --n alone: a vector). */
 Test(cli_options, matmul_needs_every_dimension) {
     const char *const cases[][10] = {
         {"run", "matmul", "--device", "cpu", "--m", "10", "--n", "10", NULL},
         {"run", "matmul", "--device", "cpu", "--m", "10", "--k", "10", NULL},
         {"run", "matmul", "--device", "cpu", "--k", "10", NULL},
+        {"run", "softmax", "--device", "cpu", "--m", "4", NULL},
+        {"run", "row_sum", "--device", "cpu", "--n", "4", NULL},
+        {"run", "add", "--device", "cpu", "--m", "4", NULL},
     };
-    const char *missing[] = {"--k", "--n", "--m"};
+    const char *missing[] = {"--k", "--n", "--m", "--n", "--m", "--n"};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         cli_child *r = cli_child_run(cases[i]);
         CLI_EXPECT(r, 2);
@@ -111,6 +115,13 @@ Test(cli_options, unused_config_field_is_reported) {
                                                 "block_n=4096", NULL}, no_db);
     CLI_EXPECT(r, 0);
     cr_assert(!strstr(r->err, "warning"), "a field add uses: %s", r->err);
+    /* bench and conformance say so for a config of a named op, before running anything */
+    r = cli_child_run((const char *const[]){"bench", "--config", "add:block_m=7", "no_such_bench", NULL});
+    CLI_EXPECT(r, 2);
+    cr_assert(strstr(r->err, "block_m") && strstr(r->err, "ignored"), "%s", r->err);
+    r = cli_child_run((const char *const[]){"conformance", "--config", "gelu:block_k=8", "--bogus", NULL});
+    CLI_EXPECT(r, 2);
+    cr_assert(strstr(r->err, "block_k") && strstr(r->err, "ignored"), "%s", r->err);
 }
 
 /* conformance --json to a path that cannot be written fails before the matrix runs, as bench and tune do. */
