@@ -15,17 +15,31 @@
 #include <string.h>
 #include <xxhash.h>
 
+/* The ops of the table whose shape rule is one of two (b may repeat a), comma separated. */
+static void ops_of_shape(trr_op_shape a, trr_op_shape b, char *out, size_t cap) {
+    size_t at = 0;
+    out[0] = '\0';
+    for (int o = 0; o < TRR_OP_COUNT && at < cap; o++) {
+        const trr_op_desc *d = trr_op_desc_get((trr_op)o);
+        if (d->shape == a || d->shape == b) at += (size_t)snprintf(out + at, cap - at, "%s%s", at ? ", " : "", d->name);
+    }
+}
+
 static void print_help(void) {
-    char ops[256];
+    char ops[256], elementwise[128], planes[64], rows[64], matmul[64];
     cli_op_names(ops, sizeof ops);
+    ops_of_shape(TRR_SHAPE_ELEMENTWISE, TRR_SHAPE_ELEMENTWISE, elementwise, sizeof elementwise);
+    ops_of_shape(TRR_SHAPE_PLANES, TRR_SHAPE_PLANES, planes, sizeof planes);
+    ops_of_shape(TRR_SHAPE_ROWS, TRR_SHAPE_ROW_REDUCE, rows, sizeof rows);
+    ops_of_shape(TRR_SHAPE_MATMUL, TRR_SHAPE_MATMUL, matmul, sizeof matmul);
     printf("usage: trireme run OP [options]\n\n"
            "OP: %s\n\n"
            "  --device D          cpu, cuda:0, opencl:1, vulkan:0, auto (default: TRIREME_DEVICE, else auto)\n"
            "  --dtype T           input dtype: f32 (default), f16, bf16, u8 (copy; rgb_to_grey is always u8)\n"
            "  --out-dtype T       output dtype where the op allows a choice (matmul f16|bf16->f32, rgb_to_grey u8|f32)\n"
-           "  --shape S           N or RxC (copy, add, gelu, silu), HxW (rgb_to_grey), MxN (softmax, row_sum),\n"
-           "                      MxNxK (matmul); integers as 4096 or 2^12. Default: 2^20 elements, 1066x1600,\n"
-           "                      1024x1024, matmul 512x512x512\n"
+           "  --shape S           N or RxC (%s), HxW (%s), MxN (%s), MxNxK (%s);\n"
+           "                      integers as 4096 or 2^12. Default: 2^20 elements, 1066x1600, 1024x1024,\n"
+           "                      512x512x512\n"
            "  --m M --n N --k K   the same, one dimension at a time (--n alone: a vector of N elements); every\n"
            "                      dimension of the op is needed unless --shape gives them\n"
            "  --trans-a           matmul: A stored as [K,M]\n"
@@ -45,7 +59,7 @@ static void print_help(void) {
            "tuning database or the backend's heuristic), the check against the float64 reference (sampled for\n"
            "large outputs, as the bench does; a failed check exits 1), the device time (trr_timer_start/stop) and\n"
            "throughput (GB/s, or TFLOPS for matmul, counted as `trireme bench` counts them), and the output's\n"
-           "element sum and XXH64 of its bytes.\n", ops);
+           "element sum and XXH64 of its bytes.\n", ops, elementwise, planes, rows, matmul);
 }
 
 typedef struct run_args {

@@ -30,6 +30,24 @@ Test(cli_options, op_lists_name_every_op) {
     }
 }
 
+/* run's help lists the ops from the table, and each shape rule's ops with its shape form. */
+Test(cli_options, run_help_names_every_op) {
+    cli_child *r = cli_child_run((const char *const[]){"run", "--help", NULL});
+    CLI_EXPECT(r, 0);
+    const char *shape = strstr(r->out, "--shape");
+    cr_assert(shape, "%s", r->out);
+    for (int o = 0; o < TRR_OP_COUNT; o++) {
+        const char *name = NULL;
+        cr_assert_eq(trr_op_name((trr_op)o, &name), TRR_OK);
+        cr_assert(strstr(r->out, name), "'%s' is not listed:\n%s", name, r->out);
+        char item[40];
+        snprintf(item, sizeof item, "%s,", name);
+        char last[40];
+        snprintf(last, sizeof last, "%s)", name);
+        cr_assert(strstr(shape, item) || strstr(shape, last), "--shape does not say %s's form:\n%s", name, shape);
+    }
+}
+
 /* silu has a tuning space like the other element-wise ops: it is tuned, not "nothing to tune". */
 Test(cli_options, tune_silu_tunes, .timeout = 120) {
     cli_child *r = cli_child_run((const char *const[]){"tune", "silu", "--device", "cpu", "--shapes", "4096",
