@@ -73,4 +73,7 @@ Test(bench_replot, replot_prints_the_runs_metadata, .timeout = 300) {
     cr_assert(cpu && !strstr(cpu + 5, "cpu:0"), "the subtitle names cpu:0 %s: %s", cpu ? "twice" : "nowhere",
               subtitle);
     cr_assert(strstr(subtitle, date_a) && strstr(subtitle, date_b), "dates %s and %s: %s", date_a, date_b, subtitle);
+    char cmd[200];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_assert_eq(system(cmd), 0);
 }
