@@ -4,6 +4,7 @@
 #include "config_fields.h"
 #include "number.h"
 #include "op_table.h"
+#include "tune.h"
 #include "tuner.h"
 
 #include <errno.h>
@@ -267,25 +268,39 @@ int cli_parse_config(const char *cmd, const char *text, int *out_op, trr_config 
     return 1;
 }
 
-void cli_warn_config_fields(const char *cmd, trr_op op, const trr_config *requested, const trr_config *ran,
-                            const char *device) {
+/* "block_n, threads, vector_width": the names of the fields in bits */
+static void field_names(unsigned bits, char *out, size_t cap) {
+    size_t at = 0;
+    out[0] = '\0';
+    for (int g = 0; g < TRR_CONFIG_FIELD_COUNT && at < cap; g++)
+        if (bits & trr_config_fields[g].bit)
+            at += (size_t)snprintf(out + at, cap - at, "%s%s", at ? ", " : "", trr_config_fields[g].name);
+    if (!out[0]) snprintf(out, cap, "none");
+}
+
+void cli_warn_config_fields(const char *cmd, trr_context *ctx, trr_op op, const trr_config *requested,
+                            const trr_config *ran) {
     const trr_op_desc *d = trr_op_desc_get(op);
     if (!d || !requested) return;
+    trr_device_info info;
+    if (ctx && trr_context_device(ctx, &info) != TRR_OK) ctx = NULL;
+    const unsigned used = ctx ? trr_config_fields_used(ctx, op) : d->config_fields;
     for (int f = 0; f < TRR_CONFIG_FIELD_COUNT; f++) {
         const int want = trr_config_get(requested, f);
         if (!want) continue;
         const trr_config_field *field = &trr_config_fields[f];
+        char names[160];
         if (!(d->config_fields & field->bit)) {
-            char fields[160] = "";
-            for (int g = 0, at = 0; g < TRR_CONFIG_FIELD_COUNT && at < (int)sizeof fields; g++)
-                if (d->config_fields & trr_config_fields[g].bit)
-                    at += snprintf(fields + at, sizeof fields - (size_t)at, "%s%s", at ? ", " : "",
-                                   trr_config_fields[g].name);
+            field_names(d->config_fields, names, sizeof names);
             fprintf(stderr, "trireme %s: warning: --config %s: %s has no such parameter (it takes %s); ignored\n",
-                    cmd, field->name, d->name, fields[0] ? fields : "none");
+                    cmd, field->name, d->name, names);
+        } else if (!(used & field->bit)) {
+            field_names(used, names, sizeof names);
+            fprintf(stderr, "trireme %s: warning: --config %s: %s's %s kernel does not read it (it reads %s); "
+                    "ignored\n", cmd, field->name, info.spec, d->name, names);
         } else if (ran && trr_config_get(ran, f) != want) {
             fprintf(stderr, "trireme %s: warning: --config %s=%d: %s ran %s with %s=%d instead\n", cmd, field->name,
-                    want, device ? device : "the device", d->name, field->name, trr_config_get(ran, f));
+                    want, ctx ? info.spec : "the device", d->name, field->name, trr_config_get(ran, f));
         }
     }
 }

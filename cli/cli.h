@@ -49,11 +49,11 @@ int cli_parse_op(const char *cmd, const char *what, const char *text, trr_op *ou
  * backend's choice) or BM,BN,BK,GM,THREADS,STAGES,VEC,SPLITK. *out_op is the op named before ':', or -1. */
 int cli_parse_config(const char *cmd, const char *text, int *out_op, trr_config *out_config);
 
-/* Warns on stderr about each field of a --config for op that the op has no use for (not among the op table's
- * config_fields: ignored), and, with ran (the config the call ran with, trr_config_last), each field the backend
- * on device replaced. */
-void cli_warn_config_fields(const char *cmd, trr_op op, const trr_config *requested, const trr_config *ran,
-                            const char *device);
+/* Warns on stderr about each field of a --config for op that has no effect: not among the op table's
+ * config_fields, or (with ctx, its device known) not read by the device's kernels (trr_config_fields_used): each
+ * is ignored; and, with ran (the config the call ran with, trr_config_last), each field the backend replaced. */
+void cli_warn_config_fields(const char *cmd, trr_context *ctx, trr_op op, const trr_config *requested,
+                            const trr_config *ran);
 
 /* Prints "trireme <cmd>: <message>" and a hint to stderr; returns CLI_EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...)

@@ -227,7 +227,7 @@ int trr_cli_bench(int argc, char **argv) {
             int op = -1;
             trr_config c;
             if (r < 0 || !cli_parse_config("bench", v, &op, &c)) return CLI_EXIT_USAGE;
-            if (op >= 0) cli_warn_config_fields("bench", (trr_op)op, &c, NULL, NULL);
+            if (op >= 0) cli_warn_config_fields("bench", NULL, (trr_op)op, &c, NULL);
             for (int o = 0; o < TRR_OP_COUNT; o++)
                 if (op < 0 || op == o) configs[o] = c, config_set[o] = 1;
         } else if ((r = cli_option_value(argc, argv, &i, "json", &json)) != 0) {

@@ -87,7 +87,7 @@ static int parse_args(int argc, char **argv, conf_args *a, int *out_exit) {
             int op = -1;
             trr_config c;
             if (!cli_parse_config("conformance", v, &op, &c)) goto usage;
-            if (op >= 0) cli_warn_config_fields("conformance", (trr_op)op, &c, NULL, NULL);
+            if (op >= 0) cli_warn_config_fields("conformance", NULL, (trr_op)op, &c, NULL);
             for (int o = 0; o < TRR_OP_COUNT; o++)
                 if (op < 0 || op == o) a->configs[o] = c, a->config_set[o] = 1;
             continue;

@@ -338,7 +338,7 @@ int cmd_run(int argc, char **argv) {
     trr_config_format(&ran, cfg, sizeof cfg);
     config_source(s.ctx, source, sizeof source);
     printf("config: %s (from %s)\n", cfg, source);
-    if (a.config_set) cli_warn_config_fields("run", a.op, &a.config, &ran, info.spec);
+    if (a.config_set) cli_warn_config_fields("run", s.ctx, a.op, &a.config, &ran);
     if (a.no_check)
         printf("check: skipped (--no-check)\n");
     else if (check_failed)

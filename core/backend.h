@@ -95,6 +95,10 @@ typedef struct trr_backend {
     void (*choose_config)(trr_context *ctx, trr_call *call);
     /* optional: TRR_OK if config is valid for this device and call, else TRR_ERR_UNSUPPORTED with a reason. */
     trr_status (*check_config)(trr_context *ctx, const trr_call *call);
+    /* optional: the TRR_CFG_* fields (op_table.h) this backend's kernels for op read; the others are filled so
+     * the recorded config is complete, but change nothing (trr_config_fields_used). NULL: every field of the op
+     * table's. */
+    unsigned (*config_fields_used)(trr_op op);
 
     trr_status (*run)(trr_context *ctx, const trr_call *call);
 

@@ -21,6 +21,13 @@ void trr_tune_complete_config(trr_context *ctx, const trr_call *call, const trr_
     *out_config = c.config;
 }
 
+unsigned trr_config_fields_used(const trr_context *ctx, trr_op op) {
+    const trr_op_desc *desc = trr_op_desc_get(op);
+    if (!desc) return 0;
+    const trr_backend *be = ctx ? ctx->backend : NULL;
+    return desc->config_fields & (be && be->config_fields_used ? be->config_fields_used(op) : ~0u);
+}
+
 void trr_tune_default_config(trr_context *ctx, const trr_call *call, trr_config *out_config) {
     trr_config zero;
     memset(&zero, 0, sizeof zero);

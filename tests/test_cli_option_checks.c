@@ -30,6 +30,15 @@ Test(cli_options, op_lists_name_every_op) {
     }
 }
 
+/* An op whose tuning space is empty on the device (the CPU backend's softmax reads no tile field) says so, instead
+ * of timing configs that differ in fields nothing reads. */
+Test(cli_options, tune_says_when_an_op_has_no_tile_parameters, .timeout = 120) {
+    cli_child *r = cli_child_run((const char *const[]){"tune", "softmax", "--device", "cpu", "--shapes", "64x256",
+                                                       "--dtype", "f32", "--reps", "2", "--no-write", NULL});
+    CLI_EXPECT(r, 0);
+    cr_assert(strstr(r->out, "softmax has no tile parameters on cpu:0"), "%s", r->out);
+}
+
 /* run's help lists the ops from the table, and each shape rule's ops with its shape form. */
 Test(cli_options, run_help_names_every_op) {
     cli_child *r = cli_child_run((const char *const[]){"run", "--help", NULL});
@@ -123,7 +132,7 @@ Test(cli_options, matmul_needs_every_dimension) {
     cr_assert(strstr(r->out, "512x512x512") && strstr(r->out, "default"), "%s", r->out);
 }
 
-/* A --config field the op has no use for is said to be ignored. */
+/* A --config field the op, or the device's kernel for it, has no use for is said to be ignored. */
 Test(cli_options, unused_config_field_is_reported) {
     cli_child *r = cli_child_run_env((const char *const[]){"run", "add", "--device", "cpu", "--n", "1000",
                                                            "--config", "block_m=7", NULL}, no_db);
@@ -133,6 +142,13 @@ Test(cli_options, unused_config_field_is_reported) {
                                                 "block_n=4096", NULL}, no_db);
     CLI_EXPECT(r, 0);
     cr_assert(!strstr(r->err, "warning"), "a field add uses: %s", r->err);
+    /* a field the op has but the device's kernel does not read (the CPU's element-wise loops take no thread
+     * count) */
+    r = cli_child_run_env((const char *const[]){"run", "add", "--device", "cpu", "--n", "1000", "--config",
+                                                "threads=64", NULL}, no_db);
+    CLI_EXPECT(r, 0);
+    cr_assert(strstr(r->err, "threads") && strstr(r->err, "does not read it") && strstr(r->err, "ignored"), "%s",
+              r->err);
     /* bench and conformance say so for a config of a named op, before running anything */
     r = cli_child_run((const char *const[]){"bench", "--config", "add:block_m=7", "no_such_bench", NULL});
     CLI_EXPECT(r, 2);
