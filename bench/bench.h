@@ -87,9 +87,9 @@ double trr_bench_case_figure(const trr_case *c, double ms);
 int trr_bench_cpu_quick_fits(const trr_case *c);
 /* The cases of one benchmark on a device: trr_bench_cases, except quick mode on a CPU device (is_gpu 0), which
  * halves each quick size until it is within the caps above (a size that lands on one already listed runs once)
- * and appends "bench size as smaller" for each to left_out (", "-separated; the caller zeroes it first). */
+ * and appends "bench size as smaller" for each to capped (", "-separated; the caller zeroes it first). */
 trr_status trr_bench_device_cases(trr_bench_id id, trr_bench_sizes_mode mode, const char *list, int is_gpu,
-                                  trr_case **out_cases, int *out_count, char *left_out, size_t left_out_cap);
+                                  trr_case **out_cases, int *out_count, char *capped, size_t capped_cap);
 /* Bytes the SPEC's figure counts (12n for add, ...), or 2·M·N·K for matmul: trr_bench_case_work. */
 double trr_bench_work(trr_bench_id id, const trr_case *c);
 /* The figure for one time: GB/s or TFLOPS. */

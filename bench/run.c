@@ -204,13 +204,13 @@ static void plan_free(planned *p) {
     for (int b = 0; b < TRR_BENCH_COUNT; b++) free(p->cases[b]);
 }
 
-static trr_status plan(const trr_bench_options *opt, const trr_device_info *dev, planned *p, char *left_out,
-                       size_t left_out_cap) {
+static trr_status plan(const trr_bench_options *opt, const trr_device_info *dev, planned *p, char *capped,
+                       size_t capped_cap) {
     memset(p, 0, sizeof *p);
     for (int b = 0; b < TRR_BENCH_COUNT; b++) {
         if (opt->bench_mask && !(opt->bench_mask & (1u << b))) continue;
         trr_status st = trr_bench_device_cases((trr_bench_id)b, opt->sizes, opt->size_list, dev->is_gpu,
-                                               &p->cases[b], &p->counts[b], left_out, left_out_cap);
+                                               &p->cases[b], &p->counts[b], capped, capped_cap);
         if (st != TRR_OK) {
             plan_free(p);
             return st;
@@ -225,8 +225,8 @@ trr_status trr_bench_run(trr_context *ctx, const trr_bench_options *opt, trr_ben
     trr_device_info dev;
     TRR_TRY(trr_context_device(ctx, &dev));
     planned p;
-    char left_out[1024] = "";
-    TRR_TRY(plan(opt, &dev, &p, left_out, sizeof left_out));
+    char capped[1024] = "";
+    TRR_TRY(plan(opt, &dev, &p, capped, sizeof capped));
     trr_bench_report *rep = calloc(1, sizeof *rep);
     if (rep) rep->results = calloc((size_t)p.total + 1, sizeof *rep->results);
     if (!rep || !rep->results) {
@@ -237,9 +237,9 @@ trr_status trr_bench_run(trr_context *ctx, const trr_bench_options *opt, trr_ben
     rep->device = dev;
     trr_status st = TRR_OK;
     rep->llc_bytes = trr_bench_device_llc_bytes(&dev);
-    if (left_out[0])
+    if (capped[0])
         snprintf(rep->sizes_note, sizeof rep->sizes_note, "on a CPU device quick runs %s (--sizes full runs SPEC's)",
-                 left_out);
+                 capped);
     const double t0 = trr_now_s();
     time_t now = time(NULL);
     struct tm tm_utc;

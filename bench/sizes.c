@@ -263,12 +263,12 @@ static trr_status cpu_quick_sizes(trr_bench_id id, case_vec *v, char *note, size
 }
 
 trr_status trr_bench_device_cases(trr_bench_id id, trr_bench_sizes_mode mode, const char *list, int is_gpu,
-                                  trr_case **out_cases, int *out_count, char *left_out, size_t left_out_cap) {
+                                  trr_case **out_cases, int *out_count, char *capped, size_t capped_cap) {
     if (mode != TRR_BENCH_SIZES_QUICK || is_gpu) return trr_bench_cases(id, mode, list, out_cases, out_count);
-    if ((unsigned)id >= TRR_BENCH_COUNT || !out_cases || !out_count || !left_out || !left_out_cap)
+    if ((unsigned)id >= TRR_BENCH_COUNT || !out_cases || !out_count || !capped || !capped_cap)
         return TRR_ERR_INVALID_ARGUMENT;
     case_vec v = {0};
-    trr_status st = cpu_quick_sizes(id, &v, left_out, left_out_cap);
+    trr_status st = cpu_quick_sizes(id, &v, capped, capped_cap);
     if (st != TRR_OK) {
         free(v.items);
         return st;
