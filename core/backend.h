@@ -99,6 +99,10 @@ typedef struct trr_backend {
     void (*choose_config)(trr_context *ctx, trr_call *call);
     /* optional: TRR_OK if config is valid for this device and call, else TRR_ERR_UNSUPPORTED with a reason. */
     trr_status (*check_config)(trr_context *ctx, const trr_call *call);
+    /* optional: the TRR_CFG_* fields (op_table.h) this backend's kernels for op read; the others are filled so
+     * the recorded config is complete, but change nothing (trr_config_fields_used). NULL: every field of the op
+     * table's. */
+    unsigned (*config_fields_used)(trr_op op);
 
     trr_status (*run)(trr_context *ctx, const trr_call *call);
 
@@ -118,6 +122,19 @@ typedef struct trr_backend {
     void (*unwrap)(void *dev, void *mem);
 } trr_backend;
 
+/* Where a call's config came from (trr_call_resolve_config): what a front-end reports beside the config. */
+typedef enum trr_config_source {
+    TRR_CONFIG_FROM_HEURISTIC = 0, /* the backend's heuristic, then the op table's defaults */
+    TRR_CONFIG_FROM_OVERRIDE,      /* trr_config_override; fields it leaves at zero are the heuristic's */
+    TRR_CONFIG_FROM_TUNING_DB      /* a tuning database entry (last_config_where says which) */
+} trr_config_source;
+
+/* The origin of a resolved config: its source and, for a database entry, where it is ("bucket [..] of FILE"). */
+typedef struct trr_config_origin {
+    trr_config_source source;
+    char where[512];
+} trr_config_origin;
+
 struct trr_context {
     const trr_backend *backend;
     void *dev;
@@ -129,6 +146,7 @@ struct trr_context {
     int has_override[TRR_OP_COUNT];
     trr_config override[TRR_OP_COUNT];
     trr_config last_config;
+    trr_config_origin last_config_origin; /* where last_config came from */
     int timer_running; /* between a successful trr_timer_start and its trr_timer_stop */
 };
 

@@ -20,9 +20,11 @@ static trr_status dispatch(trr_context *ctx, trr_op op, const trr_tensor *x, con
     if (empty == TRR_CALL_NOTHING) return TRR_OK;
     if (empty == TRR_CALL_IDENTITY) return trr_call_write_identity(ctx, &call);
     /* supports and check_config ran there, once: the config is final */
-    TRR_TRY(trr_call_resolve_config(ctx, &call));
+    trr_config_origin origin;
+    TRR_TRY(trr_call_resolve_config(ctx, &call, &origin));
     const trr_backend *be = ctx->backend;
     ctx->last_config = call.config;
+    ctx->last_config_origin = origin;
     if (call.slices == 1) return be->run(ctx, &call);
     for (int64_t s = 0; s < call.slices; s++) {
         trr_call slice = trr_call_slice(&call, s);

@@ -27,8 +27,9 @@ trr_call trr_call_slice(const trr_call *call, int64_t s);
 
 /* Resolves the call's config once (config_resolve.c): the context's override, else the tuning database's entry
  * (skipped, with a one-time message, when the backend rejects it), then the backend's heuristic fills zero
- * fields, then the op table; then the backend's supports and check_config run once. TRR_OK when the call can
+ * fields, then the op table; then the backend's supports and check_config run once. *out_origin (may be NULL) says which of
+ * them gave the config. TRR_OK when the call can
  * run as configured; else the backend's status and reason. */
-trr_status trr_call_resolve_config(trr_context *ctx, trr_call *call);
+trr_status trr_call_resolve_config(trr_context *ctx, trr_call *call, trr_config_origin *out_origin);
 
 #endif

@@ -118,6 +118,20 @@ trr_status trr_case_call(trr_context *ctx, const trr_case *c, const trr_tensor t
     return trr_op_run(ctx, c->op, operands, NULL);
 }
 
+trr_status trr_case_views_check_size(trr_context *ctx, const trr_case_views *views) {
+    for (int i = 0; i < 3; i++) {
+        if (i == 1 && views->n_inputs == 1) continue;
+        const trr_stored_view *v = &views->v[i];
+        int64_t n;
+        if (__builtin_mul_overflow(v->planes, v->rows, &n) || __builtin_mul_overflow(n, v->cols, &n) ||
+            n >= TRR_VIEW_ELEMENTS_LIMIT)
+            return trr_error(ctx, TRR_ERR_OVERFLOW,
+                             "operand %d spans %lld x %lld x %lld elements: 2^31 or more, over the runtime's index limit",
+                             i, (long long)v->planes, (long long)v->rows, (long long)v->cols);
+    }
+    return TRR_OK;
+}
+
 double trr_case_bytes(const trr_case *c) {
     trr_case packed = *c;
     packed.layout = TRR_LAYOUT_PACKED;

@@ -15,9 +15,11 @@
  *           (coop_khr, coop_nv, cm2; the device's check_config drops those it lacks); streaming: work-group size
  *           x elements per invocation (block_n); softmax: work-group size on both kernel families (simt,
  *           subgroup; block_n, the register kernel's row, follows from it); row_sum: work-group size.
- *   cpu     matmul: cache blocks (BM x BN x BK); every other op: elements per task (block_n).
+ *   cpu     matmul: cache blocks (BM x BN x BK); the element-wise ops: elements per task (block_n); rgb_to_grey,
+ *           softmax and row_sum read no field there (trr_config_fields_used), so they have no candidates.
  * Everything else (stages, vector width of the GPU matmuls, GROUP_M) is left to each backend's heuristic, which
- * knows its kernels' constraints; check_config then drops whatever a backend cannot run. */
+ * knows its kernels' constraints; check_config then drops whatever a backend cannot run. A field the backend's
+ * kernels do not read (trr_config_fields_used) is never swept. */
 #include "tune_space.h"
 
 #include "config_fields.h"
@@ -333,6 +335,23 @@ trr_status trr_tune_space(trr_context *ctx, const trr_call *call, trr_tune_candi
         if (!row_matches(row, backend, call) || (own && !row->backend)) continue;
         expand_row(row, out, cap, &n);
     }
+    /* a field the backend's kernels do not read changes nothing: it is not swept, and a candidate that sweeps
+     * nothing else is no candidate (the default is timed anyway) */
+    const unsigned used = trr_config_fields_used(ctx, call->op);
+    int kept = 0;
+    for (int i = 0; i < n; i++) {
+        trr_config masked = out[i].listed;
+        int any = 0, changed = 0;
+        for (int f = 0; f < TRR_CONFIG_FIELD_COUNT; f++) {
+            if (!trr_config_get(&masked, f)) continue;
+            if (used & trr_config_fields[f].bit) any = 1;
+            else trr_config_set(&masked, f, 0), changed = 1;
+        }
+        if (changed && !any) continue;
+        out[kept] = out[i];
+        out[kept++].listed = masked;
+    }
+    n = kept;
     for (int i = 0; i < n; i++) trr_tune_complete_config(ctx, call, &out[i].listed, &out[i].resolved);
     for (int i = 0; i < n; i++)
         for (int j = 0; j < i; j++)

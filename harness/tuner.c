@@ -92,6 +92,7 @@ static trr_status make_operands(tune_run *r) {
     trr_context *ctx = r->ctx;
     trr_case_views views;
     TRR_TRY(trr_case_views_make(&r->tc, &views));
+    TRR_TRY(trr_case_views_check_size(ctx, &views)); /* before any host or device memory is taken */
     r->n_inputs = views.n_inputs;
     for (int i = 0; i < 3; i++) {
         if (!HAS(r, i)) continue;
