@@ -1,9 +1,11 @@
 /* Named op parameters: the definition lists them, trr_op_run checks names and values against it, defaults fill
  * what is left out, the parser takes the CLI's text, and a named epilogue computes what trr_matmul's does. */
+#define _POSIX_C_SOURCE 200809L
 #include <criterion/criterion.h>
 #include <math.h>
 #include <string.h>
 
+#include "cli_child.h"
 #include "test_support.h"
 
 static trr_context *ctx;
@@ -155,4 +157,24 @@ Test(op_params, named_epilogue_computes_as_trr_matmul) {
     cr_assert_eq(trr_buffer_read(ctx, buf, 1024, r1, sizeof r1), TRR_OK);
     cr_assert_eq(trr_buffer_read(ctx, buf, 2048, r2, sizeof r2), TRR_OK);
     for (int i = 0; i < N * N; i++) cr_assert(r1[i] == r2[i], "element %d: %g vs %g", i, (double)r1[i], (double)r2[i]);
+}
+
+/* The CLI takes the same parameters by name and says which ones an op has when a name is wrong. */
+Test(op_params, cli_run_takes_named_parameters) {
+    const char *ok[] = {"run", "matmul", "--m", "33", "--n", "17", "--k", "9", "--device", "cpu",
+                        "--param", "epilogue=leaky_relu", "--param", "alpha=0.25", NULL};
+    cli_child *r = cli_child_run(ok);
+    cr_assert_eq(r->status, 0, "stdout: %s\nstderr: %s", r->out, r->err);
+    cr_expect(strstr(r->out, "check: passed") != NULL, "%s", r->out);
+    const char *bad[] = {"run", "matmul", "--m", "8", "--n", "8", "--k", "8", "--device", "cpu",
+                         "--param", "eps=1e-6", NULL};
+    r = cli_child_run(bad);
+    cr_assert_eq(r->status, 2, "stdout: %s\nstderr: %s", r->out, r->err);
+    cr_expect(strstr(r->err, "matmul has no parameter 'eps' (its parameters: epilogue, alpha, allow_tf32)") != NULL,
+              "%s", r->err);
+    const char *enum_bad[] = {"run", "matmul", "--m", "8", "--n", "8", "--k", "8", "--device", "cpu",
+                              "--param", "epilogue=swish", NULL};
+    r = cli_child_run(enum_bad);
+    cr_assert_eq(r->status, 2, "stdout: %s\nstderr: %s", r->out, r->err);
+    cr_expect(strstr(r->err, "none,relu,leaky_relu,gelu") != NULL, "%s", r->err);
 }
