@@ -64,6 +64,7 @@ static trr_call slice_call(const trr_call *call, int64_t r, int64_t c, int whole
     }
     case TRR_SHAPE_PLANES: s.x.offset += r * call->x.stride1 + c; break;
     case TRR_SHAPE_ROWS:
+    case TRR_SHAPE_ROW_NORM:
     case TRR_SHAPE_ROW_REDUCE: s.x.offset += r * call->x.stride0; break;
     case TRR_SHAPE_ELEMENTWISE:
         s.x.offset += r * call->x.stride0 + c;

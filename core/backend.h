@@ -40,6 +40,9 @@ typedef struct trr_operand {
  *                    z.stride0 = row stride. x is u8; z is u8 or f32.
  *   rows             (softmax) rows = M, cols = N; x.stride0, z.stride0 = row strides.
  *   row reduce       (row_sum) rows = M, cols = N; x.stride0 = row stride; z is f32 with stride0 = its element stride.
+ *   row norm         (rms_norm, layer_norm) rows = M, cols = N; x.stride0, z.stride0 = row strides; y = the
+ *                    weight w [N] and u = the bias b [N] (layer_norm), each with stride0 = its element stride;
+ *                    call->params[TRR_NORM_PARAM_EPS] is eps.
  *   matmul           rows = M, cols = N, k = K. x = A, y = B, z = C. stride0 is the leading dimension of the
  *                    operand as stored: A row-major [M,K] (trans_a = 0, lda = x.stride0 >= K) or stored as [K,M]
  *                    (trans_a = 1, lda >= M); B row-major [K,N] (trans_b = 0) or stored as [N,K] (trans_b = 1);
@@ -49,6 +52,7 @@ typedef struct trr_operand {
 typedef struct trr_call {
     trr_op op;
     trr_operand x, y, z;
+    trr_operand u;     /* a third input (layer_norm's bias); the slots are op_table.h's TRR_SLOT_* */
     int64_t rows, cols, k;
     int trans_a, trans_b;
     trr_epilogue epilogue;

@@ -70,6 +70,8 @@ static int count_choices(const char *choices) {
 }
 
 static trr_status check_value(trr_context *ctx, const trr_op_desc *d, const trr_param_info *p, double v) {
+    if (p->nonnegative && !(v >= 0))
+        return trr_error(ctx, TRR_ERR_INVALID_ARGUMENT, "%s: %s = %g must be >= 0", d->name, p->name, v);
     switch (p->type) {
     case TRR_PARAM_F32:
         if (!isfinite(v) || fabs(v) > 3.4028234663852886e38)

@@ -18,6 +18,13 @@ static const trr_param_info matmul_params[] = {
                                      "f32 inputs may run on TF32 tensor cores"},
 };
 
+static const trr_param_info rms_norm_params[] = {
+    [TRR_NORM_PARAM_EPS] = {"eps", TRR_PARAM_F32, 1e-6, NULL, "added to the mean square before the square root", 1},
+};
+static const trr_param_info layer_norm_params[] = {
+    [TRR_NORM_PARAM_EPS] = {"eps", TRR_PARAM_F32, 1e-5, NULL, "added to the variance before the square root", 1},
+};
+
 #define SIGNATURES(a) .signatures = a, .n_signatures = (int)(sizeof a / sizeof a[0])
 #define STREAM_FIELDS (TRR_CFG_BLOCK_N | TRR_CFG_THREADS | TRR_CFG_VECTOR_WIDTH)
 
@@ -29,7 +36,9 @@ static const trr_param_info matmul_params[] = {
 /* operand rules */
 #define ROWS_COLS(n) {n, 1, TRR_DIM_ROWS, TRR_DIM_COLS, 0, 0}
 #define NONE {NULL, 0, 0, 0, 0, 0}
-#define UNARY {ROWS_COLS("x"), NONE, ROWS_COLS("y")}
+#define UNARY {ROWS_COLS("x"), NONE, ROWS_COLS("y"), NONE}
+#define COLS_VECTOR(n) {n, 1, TRR_DIM_ONE, TRR_DIM_COLS, 1, 0}
+#define PARAMS(a) .params = a, .n_params = (int)(sizeof a / sizeof a[0])
 
 /* Every op's facts. Defaults are conservative values every backend can run (the portable SIMT kernels among
  * them); backends' choose_config heuristics refine them. Ops with kernel families (matmul, softmax, row_sum) carry
@@ -38,11 +47,12 @@ static const trr_op_desc op_table[TRR_OP_COUNT] = {
     [TRR_OP_COPY] = {.op = TRR_OP_COPY, .name = "copy", .n_inputs = 1, .operands = "x -> z", SIGNATURES(sig_any),
                      .config_fields = STREAM_FIELDS, .default_config = STREAM_DEFAULTS,
                      .shape = TRR_SHAPE_ELEMENTWISE, .alias_ok = 1,
-                     .operand = {ROWS_COLS("x"), NONE, ROWS_COLS("z")}, .flops_per_point = 1, .exact = 2},
+                     .operand = {ROWS_COLS("x"), NONE, ROWS_COLS("z"), NONE}, .flops_per_point = 1, .exact = 2},
     [TRR_OP_ADD] = {.op = TRR_OP_ADD, .name = "add", .n_inputs = 2, .operands = "x, y -> z", SIGNATURES(sig_float),
                     .config_fields = STREAM_FIELDS, .default_config = STREAM_DEFAULTS,
                     .shape = TRR_SHAPE_ELEMENTWISE, .alias_ok = 1,
-                    .operand = {ROWS_COLS("x"), ROWS_COLS("y"), ROWS_COLS("z")}, .flops_per_point = 1, .exact = 1},
+                    .operand = {ROWS_COLS("x"), ROWS_COLS("y"), ROWS_COLS("z"), NONE}, .flops_per_point = 1,
+                    .exact = 1},
     [TRR_OP_GELU] = {.op = TRR_OP_GELU, .name = "gelu", .n_inputs = 1, .operands = "x -> y", SIGNATURES(sig_float),
                      .config_fields = STREAM_FIELDS, .default_config = STREAM_DEFAULTS,
                      .shape = TRR_SHAPE_ELEMENTWISE, .alias_ok = 1, .operand = UNARY, .flops_per_point = 1},
@@ -50,7 +60,7 @@ static const trr_op_desc op_table[TRR_OP_COUNT] = {
                             .operands = "img[3,H,W] -> grey[H,W]", SIGNATURES(sig_rgb),
                             .config_fields = STREAM_FIELDS, .default_config = STREAM_DEFAULTS,
                             .shape = TRR_SHAPE_PLANES,
-                            .operand = {{"img", 3, TRR_DIM_ROWS, TRR_DIM_COLS, 0, 0}, NONE, ROWS_COLS("grey")},
+                            .operand = {{"img", 3, TRR_DIM_ROWS, TRR_DIM_COLS, 0, 0}, NONE, ROWS_COLS("grey"), NONE},
                             .flops_per_point = 1},
     [TRR_OP_SOFTMAX] = {.op = TRR_OP_SOFTMAX, .name = "softmax", .n_inputs = 1, .operands = "x[M,N] -> y[M,N]",
                         SIGNATURES(sig_float), .config_fields = STREAM_FIELDS | TRR_CFG_VARIANT,
@@ -61,20 +71,29 @@ static const trr_op_desc op_table[TRR_OP_COUNT] = {
                         SIGNATURES(sig_row_sum), .config_fields = STREAM_FIELDS | TRR_CFG_VARIANT,
                         .default_config = STREAM_DEFAULTS,
                         .shape = TRR_SHAPE_ROW_REDUCE,
-                        .operand = {ROWS_COLS("x"), NONE, {"y", 1, TRR_DIM_ONE, TRR_DIM_ROWS, 1, 0}},
+                        .operand = {ROWS_COLS("x"), NONE, {"y", 1, TRR_DIM_ONE, TRR_DIM_ROWS, 1, 0}, NONE},
                         .flops_per_point = 1},
     [TRR_OP_MATMUL] = {.op = TRR_OP_MATMUL, .name = "matmul", .n_inputs = 2, .operands = "A[M,K], B[K,N] -> C[M,N]",
-                       SIGNATURES(sig_matmul), .config_fields = MATMUL_FIELDS, .params = matmul_params,
-                       .n_params = (int)(sizeof matmul_params / sizeof matmul_params[0]),
+                       SIGNATURES(sig_matmul), .config_fields = MATMUL_FIELDS, PARAMS(matmul_params),
                        .default_config = {.block_m = 64, .block_n = 64, .block_k = 16, .group_m = 8, .threads = 256,
                                           .stages = 2, .vector_width = 4, .split_k = 1, .variant = TRR_VARIANT_SIMT},
                        .shape = TRR_SHAPE_MATMUL,
                        .operand = {{"A", 1, TRR_DIM_ROWS, TRR_DIM_K, 0, 1}, {"B", 1, TRR_DIM_K, TRR_DIM_COLS, 0, 2},
-                                   ROWS_COLS("C")},
+                                   ROWS_COLS("C"), NONE},
                        .flops_per_point = 2},
     [TRR_OP_SILU] = {.op = TRR_OP_SILU, .name = "silu", .n_inputs = 1, .operands = "x -> y", SIGNATURES(sig_float),
                      .config_fields = STREAM_FIELDS, .default_config = STREAM_DEFAULTS,
                      .shape = TRR_SHAPE_ELEMENTWISE, .alias_ok = 1, .operand = UNARY, .flops_per_point = 1},
+    [TRR_OP_RMS_NORM] = {.op = TRR_OP_RMS_NORM, .name = "rms_norm", .n_inputs = 2, .operands = "x[M,N], w[N] -> y[M,N]",
+                         SIGNATURES(sig_float), PARAMS(rms_norm_params), .kernel = "norm", .config_fields = STREAM_FIELDS,
+                         .default_config = STREAM_DEFAULTS, .shape = TRR_SHAPE_ROW_NORM,
+                         .operand = {ROWS_COLS("x"), COLS_VECTOR("w"), ROWS_COLS("y"), NONE}, .flops_per_point = 1},
+    [TRR_OP_LAYER_NORM] = {.op = TRR_OP_LAYER_NORM, .name = "layer_norm", .n_inputs = 3,
+                           .operands = "x[M,N], w[N], b[N] -> y[M,N]", SIGNATURES(sig_float),
+                           PARAMS(layer_norm_params), .kernel = "norm", .config_fields = STREAM_FIELDS,
+                           .default_config = STREAM_DEFAULTS, .shape = TRR_SHAPE_ROW_NORM,
+                           .operand = {ROWS_COLS("x"), COLS_VECTOR("w"), ROWS_COLS("y"), COLS_VECTOR("b")},
+                           .flops_per_point = 1},
 };
 
 const trr_config trr_matmul_f16_nvidia_configs[] = {

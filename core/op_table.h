@@ -34,7 +34,8 @@ typedef enum trr_op_shape {
     TRR_SHAPE_PLANES,          /* x [3,H,W] planar -> z [H,W]: rows = H, cols = W */
     TRR_SHAPE_ROWS,            /* x [M,N] -> z [M,N], each row on its own */
     TRR_SHAPE_ROW_REDUCE,      /* x [M,N] -> z [M] */
-    TRR_SHAPE_MATMUL           /* A [M,K], B [K,N] -> C [M,N]: rows = M, cols = N, k = K */
+    TRR_SHAPE_MATMUL,          /* A [M,K], B [K,N] -> C [M,N]: rows = M, cols = N, k = K */
+    TRR_SHAPE_ROW_NORM         /* x [M,N], w [N] (, b [N]) -> y [M,N]: each row on its own, scaled per column */
 } trr_op_shape;
 
 /* The problem dimensions an operand's stored extent is made of: a call's rows, cols and k (backend.h). */
@@ -50,11 +51,23 @@ typedef struct trr_operand_rule {
     unsigned char transposable;
 } trr_operand_rule;
 
+/* The operand slots of a call: the first and second inputs, the output, and a third input. The public operand
+ * order (inputs in order, then the output) maps onto them: x, y, u, then z. */
+enum { TRR_SLOT_X = 0, TRR_SLOT_Y = 1, TRR_SLOT_Z = 2, TRR_SLOT_U = 3, TRR_SLOTS = 4 };
+/* The slot of public operand i of an op with n_inputs inputs (trr_op_run's order). */
+static inline int trr_slot_of_operand(int n_inputs, int i) {
+    if (i == n_inputs) return TRR_SLOT_Z;
+    return i == 2 ? TRR_SLOT_U : i;
+}
+
 typedef struct trr_op_desc {
     trr_op op;
     const char *name;
-    int n_inputs;              /* 1 or 2 */
+    int n_inputs;              /* 1 to 3 */
     const trr_param_info *params; /* the op's named scalar parameters, in slot order */
+    /* The kernel source stem every backend compiles for this op, kernels/<api>/<kernel>.<ext>, with the op's name
+     * as the entry point (the row norms share "norm"); NULL for the ops whose backends pick kernels by hand. */
+    const char *kernel;
     int n_params;
     const char *operands;      /* "x, y -> z", for people */
     const trr_op_signature *signatures;
@@ -63,14 +76,16 @@ typedef struct trr_op_desc {
     trr_config default_config; /* used for any field a backend's heuristic leaves at zero */
     trr_op_shape shape;
     int alias_ok;              /* the output may be exactly an input (each element read before it is written) */
-    /* x, y, z in the order of trr_call; y's name is NULL for one-input ops */
-    trr_operand_rule operand[3];
+    /* x, y, z, u in the order of trr_call's slots (TRR_SLOT_*): a name is NULL where the op has no such operand */
+    trr_operand_rule operand[TRR_SLOTS];
     int flops_per_point;       /* floating-point operations per point of rows x cols x k (2 for matmul's FMA) */
     int exact;                 /* results must be bit-exact: 2 in every dtype (copy), 1 for f32 outputs (add) */
 } trr_op_desc;
 
 /* matmul's parameter slots (op_table.c declares them in this order) */
 enum { TRR_MATMUL_PARAM_EPILOGUE = 0, TRR_MATMUL_PARAM_ALPHA, TRR_MATMUL_PARAM_ALLOW_TF32 };
+/* the norms' parameter slot */
+enum { TRR_NORM_PARAM_EPS = 0 };
 
 const trr_op_desc *trr_op_desc_get(trr_op op);
 /* 1 if (in, out) is one of op's signatures. */

@@ -5,7 +5,7 @@
 #include "trace.h"
 #include "validate.h"
 
-static trr_status dispatch(trr_context *ctx, trr_op op, const trr_tensor *x, const trr_tensor *y, const trr_tensor *z,
+static trr_status dispatch(trr_context *ctx, trr_op op, const trr_tensor *const slots[TRR_SLOTS],
                            const double params[TRR_MAX_OP_PARAMS]) {
     if (!ctx) return trr_error(NULL, TRR_ERR_INVALID_ARGUMENT, "ctx is NULL");
     trr_call call;
@@ -15,7 +15,7 @@ static trr_status dispatch(trr_context *ctx, trr_op op, const trr_tensor *x, con
     const trr_epilogue epilogue = mm ? (trr_epilogue)params[TRR_MATMUL_PARAM_EPILOGUE] : TRR_EPI_NONE;
     const float alpha = mm ? (float)params[TRR_MATMUL_PARAM_ALPHA] : 0.0f;
     const unsigned flags = mm && params[TRR_MATMUL_PARAM_ALLOW_TF32] != 0.0 ? TRR_MATMUL_ALLOW_TF32 : 0u;
-    TRR_TRY(trr_call_build(ctx, op, x, y, z, epilogue, alpha, flags, &call, &empty));
+    TRR_TRY(trr_call_build_slots(ctx, op, slots, epilogue, alpha, flags, &call, &empty));
     for (int i = 0; i < TRR_MAX_OP_PARAMS; i++) call.params[i] = params[i];
     if (empty == TRR_CALL_NOTHING) return TRR_OK;
     if (empty == TRR_CALL_IDENTITY) return trr_call_write_identity(ctx, &call);
@@ -51,12 +51,13 @@ trr_status trr_op_run(trr_context *ctx, trr_op op, const trr_tensor *const *oper
     if (!operands) return trr_error(ctx, TRR_ERR_INVALID_ARGUMENT, "%s: operands is NULL", d->name);
     double values[TRR_MAX_OP_PARAMS];
     TRR_TRY(trr_op_params_resolve(ctx, d, params, values));
-    const trr_tensor *y = d->n_inputs == 2 ? operands[1] : NULL;
+    const trr_tensor *slots[TRR_SLOTS] = {NULL, NULL, NULL, NULL};
+    for (int i = 0; i <= d->n_inputs; i++) slots[trr_slot_of_operand(d->n_inputs, i)] = operands[i];
     const double trace_t0 = trr_trace_begin(); /* TRIREME_TRACE (trace.h) */
     /* TRIREME_TRACE_DEVICE_TIME=1: the call between the backend's timer, unless the caller is timing already */
     const int timed = trace_t0 >= 0 && trr_trace_device_time() && !ctx->timer_running &&
                       ctx->backend->timer_start(ctx) == TRR_OK;
-    trr_status st = dispatch(ctx, op, operands[0], y, operands[d->n_inputs], values);
+    trr_status st = dispatch(ctx, op, slots, values);
     double device_ms = -1.0;
     if (timed && ctx->backend->timer_stop(ctx, &device_ms) != TRR_OK) device_ms = -1.0;
     return trr_trace_end(ctx, op, operands, values, trace_t0, device_ms, st);
@@ -79,6 +80,19 @@ trr_status trr_rgb_to_grey(trr_context *ctx, const trr_tensor *img, const trr_te
 }
 trr_status trr_softmax(trr_context *ctx, const trr_tensor *x, const trr_tensor *y) { RUN(TRR_OP_SOFTMAX, x, y); }
 trr_status trr_row_sum(trr_context *ctx, const trr_tensor *x, const trr_tensor *y) { RUN(TRR_OP_ROW_SUM, x, y); }
+
+trr_status trr_rms_norm(trr_context *ctx, const trr_tensor *x, const trr_tensor *w, const trr_tensor *y, float eps) {
+    const trr_tensor *const operands[] = {x, w, y};
+    const trr_op_params params = {1, {{"eps", (double)eps}}};
+    return trr_op_run(ctx, TRR_OP_RMS_NORM, operands, &params);
+}
+
+trr_status trr_layer_norm(trr_context *ctx, const trr_tensor *x, const trr_tensor *w, const trr_tensor *b,
+                          const trr_tensor *y, float eps) {
+    const trr_tensor *const operands[] = {x, w, b, y};
+    const trr_op_params params = {1, {{"eps", (double)eps}}};
+    return trr_op_run(ctx, TRR_OP_LAYER_NORM, operands, &params);
+}
 
 trr_status trr_matmul(trr_context *ctx, const trr_tensor *a, const trr_tensor *b, const trr_tensor *c,
                       trr_epilogue epilogue, float alpha, unsigned flags) {

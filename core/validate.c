@@ -303,17 +303,30 @@ static trr_status check_matmul_batch(trr_context *ctx, trr_call *call, int64_t l
 trr_status trr_call_build(trr_context *ctx, trr_op op, const trr_tensor *x, const trr_tensor *y,
                           const trr_tensor *z, trr_epilogue epilogue, float alpha, unsigned flags,
                           trr_call *out_call, int *out_empty) {
+    const trr_tensor *const slots[TRR_SLOTS] = {x, y, z, NULL};
+    return trr_call_build_slots(ctx, op, slots, epilogue, alpha, flags, out_call, out_empty);
+}
+
+trr_status trr_call_build_slots(trr_context *ctx, trr_op op, const trr_tensor *const slots[TRR_SLOTS],
+                                trr_epilogue epilogue, float alpha, unsigned flags, trr_call *out_call,
+                                int *out_empty) {
     const trr_op_desc *desc = trr_op_desc_get(op);
     if (!desc) return trr_error(ctx, TRR_ERR_INVALID_ARGUMENT, "unknown op %d", (int)op);
-    const trr_tensor *views[3] = {x, desc->n_inputs == 2 ? y : NULL, z};
+    const trr_tensor *x = slots[TRR_SLOT_X], *y = slots[TRR_SLOT_Y], *z = slots[TRR_SLOT_Z], *u = slots[TRR_SLOT_U];
+    /* the views of the slots the op has; NULL elsewhere */
+    const trr_tensor *views[TRR_SLOTS];
+    for (int v = 0; v < TRR_SLOTS; v++) views[v] = desc->operand[v].name ? slots[v] : NULL;
     const char *opn = desc->name;
 
     /* 1. arguments */
     /* every operand the op takes must be there: a NULL second input of add or matmul is an argument error */
-    for (int v = 0; v < 3; v++)
-        if (v != 1 || desc->n_inputs == 2) TRR_TRY(check_tensor(ctx, views[v], desc->operand[v].name));
+    for (int v = 0; v < TRR_SLOTS; v++)
+        if (desc->operand[v].name) TRR_TRY(check_tensor(ctx, views[v], desc->operand[v].name));
     if (desc->n_inputs == 1 && y)
         return trr_error(ctx, TRR_ERR_INVALID_ARGUMENT, "%s takes one input; y must be NULL", opn);
+    if (desc->n_inputs < 3 && u)
+        return trr_error(ctx, TRR_ERR_INVALID_ARGUMENT, "%s takes %d inputs; a third must be NULL", opn,
+                         desc->n_inputs);
     if (desc->shape == TRR_SHAPE_MATMUL) {
         if ((unsigned)epilogue >= TRR_EPI_COUNT)
             return trr_error(ctx, TRR_ERR_INVALID_ARGUMENT, "matmul: unknown epilogue %d", (int)epilogue);
@@ -325,12 +338,13 @@ trr_status trr_call_build(trr_context *ctx, trr_op op, const trr_tensor *x, cons
     }
 
     /* 2. dtypes */
-    if (views[1] && views[1]->dtype != x->dtype) {
-        const char *xn = "?", *yn = "?";
+    for (int v = 0; v < TRR_SLOTS; v++) {
+        if (v == TRR_SLOT_X || v == TRR_SLOT_Z || !views[v] || views[v]->dtype == x->dtype) continue;
+        const char *xn = "?", *vn = "?";
         trr_dtype_name(x->dtype, &xn);
-        trr_dtype_name(y->dtype, &yn);
+        trr_dtype_name(views[v]->dtype, &vn);
         return trr_error(ctx, TRR_ERR_DTYPE, "%s: inputs disagree (%s is %s, %s is %s)", opn, desc->operand[0].name, xn,
-                         desc->operand[1].name, yn);
+                         desc->operand[v].name, vn);
     }
     if (!trr_op_allows(op, x->dtype, z->dtype)) {
         const char *in_name = "?", *out_name = "?";
@@ -349,12 +363,32 @@ trr_status trr_call_build(trr_context *ctx, trr_op op, const trr_tensor *x, cons
     call.batch = 1;
     switch (desc->shape) {
     case TRR_SHAPE_ELEMENTWISE:
-        for (int v = 0; v < 3; v++)
+        for (int v = 0; v < TRR_SLOTS; v++)
             if (views[v] && !same_shape(views[v], x))
                 return trr_error(ctx, TRR_ERR_SHAPE, "%s: %s's shape differs from x's", opn, desc->operand[v].name);
-        for (int v = 0; v < 3; v++)
+        for (int v = 0; v < TRR_SLOTS; v++)
             if (views[v]) TRR_TRY(check_strides(ctx, views[v], desc->operand[v].name, 0));
         break;
+    case TRR_SHAPE_ROW_NORM: {
+        if (x->ndim != 2 || !same_shape(x, z)) {
+            char got[96];
+            format_shape(x, got, sizeof got);
+            return trr_error(ctx, TRR_ERR_SHAPE, "%s: x and y must be 2-D [M,N] of the same shape, got x %s", opn, got);
+        }
+        for (int v = 0; v < TRR_SLOTS; v++) {
+            if (!views[v] || v == TRR_SLOT_X || v == TRR_SLOT_Z) continue;
+            if (views[v]->ndim != 1 || views[v]->shape[0] != x->shape[1])
+                return trr_error(ctx, TRR_ERR_SHAPE, "%s: %s must be 1-D [N] = [%lld]", opn, desc->operand[v].name,
+                                 (long long)x->shape[1]);
+            if (views[v]->strides[0] < 1)
+                return trr_error(ctx, TRR_ERR_STRIDE, "%s: %s's stride must be positive", opn, desc->operand[v].name);
+        }
+        TRR_TRY(check_strides(ctx, x, desc->operand[TRR_SLOT_X].name, 0));
+        TRR_TRY(check_strides(ctx, z, desc->operand[TRR_SLOT_Z].name, 0));
+        call.rows = x->shape[0];
+        call.cols = x->shape[1];
+        break;
+    }
     case TRR_SHAPE_PLANES:
         if (x->ndim != 3 || x->shape[0] != 3) {
             char got[96];
@@ -436,21 +470,21 @@ trr_status trr_call_build(trr_context *ctx, trr_op op, const trr_tensor *x, cons
     }
 
     /* 5-7. alignment, overflow, bounds */
-    size_t begin[3] = {0}, end[3] = {0};
-    for (int v = 0; v < 3; v++)
+    size_t begin[TRR_SLOTS] = {0}, end[TRR_SLOTS] = {0};
+    for (int v = 0; v < TRR_SLOTS; v++)
         if (views[v]) TRR_TRY(check_extent(ctx, views[v], desc->operand[v].name, &begin[v], &end[v]));
 
     /* 8. overlap: exact aliasing is allowed where each element is read before it is written at the same place */
     const int alias_ok = desc->alias_ok;
-    for (int v = 0; v < 2; v++) {
-        if (!views[v] || views[v]->buffer != z->buffer) continue;
+    for (int v = 0; v < TRR_SLOTS; v++) {
+        if (v == TRR_SLOT_Z || !views[v] || views[v]->buffer != z->buffer) continue;
         if (begin[v] < end[2] && begin[2] < end[v] && !(alias_ok && same_view(views[v], z)))
             return trr_error(ctx, TRR_ERR_OVERLAP, "%s: output z overlaps input %s (bytes [%zu,%zu) and [%zu,%zu))", opn,
                              desc->operand[v].name, begin[2], end[2], begin[v], end[v]);
     }
 
     int empty = TRR_CALL_RUNS;
-    for (int v = 0; v < 3; v++)
+    for (int v = 0; v < TRR_SLOTS; v++)
         if (views[v] && has_zero_dim(views[v])) empty = TRR_CALL_NOTHING;
     if (empty && !has_zero_dim(z)) empty = TRR_CALL_IDENTITY;
 
@@ -484,6 +518,19 @@ trr_status trr_call_build(trr_context *ctx, trr_op op, const trr_tensor *x, cons
         call.z.stride0 = z->strides[0];
         break;
     case TRR_SHAPE_MATMUL:
+        break;
+    case TRR_SHAPE_ROW_NORM:
+        /* rows of x and y by their row strides; the per-column vectors by their element strides */
+        call.x = operand_of(x);
+        call.z = operand_of(z);
+        call.x.stride0 = x->strides[0];
+        call.z.stride0 = z->strides[0];
+        call.y = operand_of(y);
+        call.y.stride0 = y->strides[0];
+        if (views[TRR_SLOT_U]) {
+            call.u = operand_of(u);
+            call.u.stride0 = u->strides[0];
+        }
         break;
     }
     *out_call = call;

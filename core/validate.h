@@ -3,6 +3,7 @@
 #define TRR_VALIDATE_H
 
 #include "backend.h"
+#include "op_table.h"
 
 /* What an empty call (a zero dimension somewhere) still has to do. */
 enum {
@@ -18,6 +19,12 @@ enum {
 trr_status trr_call_build(trr_context *ctx, trr_op op, const trr_tensor *x, const trr_tensor *y,
                           const trr_tensor *z, trr_epilogue epilogue, float alpha, unsigned flags,
                           trr_call *out_call, int *out_empty);
+
+/* The same over every operand slot (op_table.h's TRR_SLOT_*; NULL where the op has none): what trr_op_run and
+ * the harness call for ops of three inputs. */
+trr_status trr_call_build_slots(trr_context *ctx, trr_op op, const trr_tensor *const slots[TRR_SLOTS],
+                                trr_epilogue epilogue, float alpha, unsigned flags, trr_call *out_call,
+                                int *out_empty);
 
 /* Writes the identity (zero) into a TRR_CALL_IDENTITY call's output through the backend's fill. */
 trr_status trr_call_write_identity(trr_context *ctx, const trr_call *call);

@@ -67,6 +67,8 @@ typedef enum trr_op {
     TRR_OP_ROW_SUM,
     TRR_OP_MATMUL,
     TRR_OP_SILU,
+    TRR_OP_RMS_NORM,
+    TRR_OP_LAYER_NORM,
     TRR_OP_COUNT
 } trr_op;
 
@@ -248,6 +250,13 @@ TRR_API trr_status trr_matmul(trr_context *ctx, const trr_tensor *a, const trr_t
                       trr_epilogue epilogue, float alpha, unsigned flags);
 /* y = x / (1 + e^-x) */
 TRR_API trr_status trr_silu(trr_context *ctx, const trr_tensor *x, const trr_tensor *y);
+/* Row norms over x [M,N] with weight w [N] (and bias b [N]), f32 / f16 / bf16 alike in and out, f32 arithmetic:
+ *   rms_norm:   y = x / sqrt(mean(x^2) + eps) * w
+ *   layer_norm: y = (x - mean(x)) / sqrt(var(x) + eps) * w + b   (biased variance, as torch)
+ * w and b may have any positive element stride; x and y rows any row stride >= N. eps must be finite and >= 0. */
+TRR_API trr_status trr_rms_norm(trr_context *ctx, const trr_tensor *x, const trr_tensor *w, const trr_tensor *y, float eps);
+TRR_API trr_status trr_layer_norm(trr_context *ctx, const trr_tensor *x, const trr_tensor *w, const trr_tensor *b,
+                                  const trr_tensor *y, float eps);
 
 /* ---- any op by its enum: what the named functions above call ---- */
 
@@ -281,6 +290,7 @@ typedef struct trr_param_info {
     double default_value;
     const char *choices;  /* TRR_PARAM_ENUM: the value names in order, comma-separated ("none,relu,..."); else NULL */
     const char *doc;      /* one line for people */
+    int nonnegative;      /* the value must be >= 0 */
 } trr_param_info;
 /* The index-th parameter op declares (0 <= index < trr_op_info.n_params). */
 TRR_API trr_status trr_op_get_param(trr_op op, int index, trr_param_info *out_info);
@@ -288,7 +298,7 @@ TRR_API trr_status trr_op_get_param(trr_op op, int index, trr_param_info *out_in
 /* What an op takes: its name, how many inputs come before the one output, and how many parameters it declares. */
 typedef struct trr_op_info {
     const char *name;     /* "matmul" */
-    int n_inputs;         /* 1 or 2 */
+    int n_inputs;         /* 1 to 3 */
     const char *operands; /* "A[M,K], B[K,N] -> C[M,N]", for people */
     int n_params;         /* trr_op_get_param(op, 0 .. n_params - 1) */
 } trr_op_info;
