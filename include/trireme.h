@@ -10,11 +10,13 @@
  * Thread safety: the registry functions (trr_backend_*, trr_device_info) are safe from any thread. A context
  * may be shared by threads: every call that touches a context or its buffers (ops, buffer create / wrap /
  * destroy / read / write / copy / fill, synchronize, the timer, config overrides, native handles) holds the
- * context's lock for its whole length, so calls on one context run one at a time, each complete, in the order
- * the threads reach the lock (work on separate contexts runs in parallel). Ordering between threads is the
- * caller's: an op reads a buffer as the calls before it on the context left it. trr_last_error(ctx) is the
- * last failure on the context from any thread; with several threads, act on the returned status and read the
- * text as a hint. A timer started on one thread measures every thread's work on the context until its stop.
+ * context's lock for its whole length, so calls on one context run one at a time, in the order the threads
+ * reach the lock, and the work they queue on the device keeps that order (work on separate contexts runs in
+ * parallel). Ordering between threads is the caller's: an op reads a buffer as the calls before it on the
+ * context left it. trr_last_error(ctx) is the last failure on the context from any thread; with several
+ * threads, act on the returned status and read the text as a hint. A timer started on one thread measures
+ * every thread's work on the context until its stop. Native handles (trr_context_native) are used outside the
+ * lock: work put on the queue through them is the caller's to keep apart from other threads' calls.
  */
 #ifndef TRIREME_H
 #define TRIREME_H
