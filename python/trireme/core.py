@@ -121,8 +121,8 @@ def _trr_dtype(dtype):
     if dt not in _NP_TO_TRR:
         hint = ""
         if dt.kind in "fiub":  # a Python list or scalar becomes float64 or int64 in NumPy
-            hint = (f"; convert it first, e.g. x.astype(np.float32) (a Python list or float: "
-                    f"np.asarray(x, dtype=np.float32))")
+            hint = ("; convert it first, e.g. x.astype(np.float32) (a Python list or float: "
+                    "np.asarray(x, dtype=np.float32))")
         raise _error(STATUS_DTYPE, f"{dt} has no trireme dtype (float32, float16, uint8 and \"bfloat16\" do){hint}")
     return _NP_TO_TRR[dt]
 
