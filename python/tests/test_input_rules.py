@@ -54,6 +54,8 @@ def test_0d_inputs_keep_their_shape(ctx):
     g = ctx.gelu(t)
     assert isinstance(g, trireme.Tensor) and g.shape == () and g.numpy().shape == ()
     np.testing.assert_allclose(g.numpy(), gelu_ref(2.0), rtol=1e-5)
+    b = ctx.tensor(x, dtype="bfloat16")
+    assert b.shape == () and b.numpy().shape == () and b.bits().shape == () and float(b.numpy()) == 2.0
 
 
 # ---- dtypes ----

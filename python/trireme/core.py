@@ -130,7 +130,7 @@ def _trr_dtype(dtype):
 def to_bfloat16(array):
     """float32 values rounded to bfloat16 (nearest even, NaN kept a NaN), as their 16-bit patterns (uint16), by
     the library's own conversion (trr_f32_to_bf16)."""
-    a = np.ascontiguousarray(array, dtype=np.float32)
+    a = np.asarray(array, dtype=np.float32, order="C")  # keeps 0-D
     out = np.empty(a.shape, dtype=np.uint16)
     if a.size:
         _check(_lib.lib().trr_f32_to_bf16(a.ctypes.data, out.ctypes.data, a.size))
@@ -139,7 +139,7 @@ def to_bfloat16(array):
 
 def from_bfloat16(bits):
     """bfloat16 patterns (uint16) widened to float32 (exact)."""
-    b = np.ascontiguousarray(bits, dtype=np.uint16)
+    b = np.asarray(bits, dtype=np.uint16, order="C")
     out = np.empty(b.shape, dtype=np.float32)
     if b.size:
         _check(_lib.lib().trr_bf16_to_f32(b.ctypes.data, out.ctypes.data, b.size))
