@@ -96,7 +96,7 @@ static trr_status buffer_read(trr_context *ctx, const trr_buffer *src, size_t of
 }
 
 static trr_status buffer_copy(trr_context *ctx, trr_buffer *dst, size_t dst_offset, const trr_buffer *src,
-                           size_t src_offset, size_t bytes) {
+                              size_t src_offset, size_t bytes) {
     TRR_TRY(check_owner(ctx, dst, "buffer_copy (dst)"));
     TRR_TRY(check_owner(ctx, src, "buffer_copy (src)"));
     TRR_TRY(check_range(ctx, dst, dst_offset, bytes, "buffer_copy (dst)"));
