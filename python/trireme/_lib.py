@@ -21,7 +21,7 @@ import pathlib
 import shutil
 import subprocess
 
-TRR_MAX_DIMS = 3  # trireme.h's TRR_MAX_DIMS: the one place the package takes the highest rank from
+TRR_MAX_DIMS = 3
 
 # trr_dtype
 F32, F16, BF16, U8 = 0, 1, 2, 3
