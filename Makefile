@@ -61,13 +61,14 @@ test-python: build
 	cd python/tests && TRIREME_LIBRARY=$(abspath $(BUILD))/libtrireme.so TRIREME_CLI=$(abspath $(TRIREME)) \
 	  $(abspath $(VENV))/bin/python -m pytest -q -rs -p no:cacheprovider .
 
-# The GPU part (conformance on every GPU backend, then the benchmarks) from a carried build: see bench/gpu_run.sh.
+# The GPU part (conformance on every GPU backend, then the benchmarks) from a carried build: see tools/gpu_run.sh.
 gpu:
-	bench/gpu_run.sh
+	tools/gpu_run.sh
 
-# A release build to carry to the GPU machine, with the shared libraries its image lacks beside it.
+# A release build to carry to the GPU machine, with the shared libraries its image lacks beside it and the
+# measuring tools (tools/) that some of gpu_run.sh's steps run.
 gpu-build:
-	cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DTRIREME_TESTS=OFF
+	cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DTRIREME_TESTS=OFF -DTRIREME_TOOLS=ON
 	cmake --build build-gpu -j$(JOBS)
 	mkdir -p build-gpu/lib && for l in libcjson.so.1 libxxhash.so.0; do \
 	  cp -L $$(ldconfig -p | awk -v l="$$l" '$$1 == l {print $$NF; exit}') build-gpu/lib/; done

@@ -31,7 +31,7 @@ static inline float trr_cpu_h2f(uint16_t h) {
     return out;
 }
 
-/* binary32 -> binary16, round to nearest even (SPEC.md: half ops round once on store). Normal results round
+/* binary32 -> binary16, round to nearest even (docs/ops.md, Element types: half ops round once on store). Normal results round
  * with integer arithmetic; results below 2^-14 let the FPU do the rounding by adding 0.5, whose ulp (2^-24)
  * is exactly the half subnormal step. Assumes the default rounding mode and no flush-to-zero. */
 static inline uint16_t trr_cpu_f2h(float f) {
@@ -61,7 +61,7 @@ static inline uint16_t trr_cpu_f2h(float f) {
  * gelu, tanh form. 0.5·x·(1 + tanh(u)) equals x / (1 + exp(-2u)) exactly; the second form is what we evaluate
  * because 1 + tanh(u) cancels catastrophically for x below about -3 (a relative error of 1e-4 at x = -3 in
  * f32, total loss by x = -5). The argument is formed in double: exp(-2u) amplifies an error in u by 2|u|
- * (about 70 at x = -9), which in f32 alone reaches SPEC.md's 1e-5 bound in the tail. glibc's exp costs about
+ * (about 70 at x = -9), which in f32 alone reaches the 1e-5 bound of docs/ops.md in the tail. glibc's exp costs about
  * what expf does, so the result is the correctly rounded f32 value for nearly every x at no real price.
  * exp overflowing to inf for very negative x gives -0, the correctly rounded limit.
  */

@@ -6,6 +6,8 @@
 
 #include "cpu.h"
 
+#include "op_table.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -210,6 +212,20 @@ static trr_status cpu_check_config(trr_context *ctx, const trr_call *call) {
     return TRR_OK;
 }
 
+/* What the kernels read: the matmul its cache blocks and block order (split-K only as 1); the element-wise ops
+ * the elements per task; rgb_to_grey, softmax and row_sum split their rows by themselves. The variant is read
+ * by cpu_check_config, which takes only simt. */
+static unsigned cpu_config_fields_used(trr_op op) {
+    switch (op) {
+    case TRR_OP_MATMUL: return TRR_CFG_BLOCK_M | TRR_CFG_BLOCK_N | TRR_CFG_BLOCK_K | TRR_CFG_GROUP_M | TRR_CFG_VARIANT;
+    case TRR_OP_COPY:
+    case TRR_OP_ADD:
+    case TRR_OP_GELU:
+    case TRR_OP_SILU: return TRR_CFG_BLOCK_N | TRR_CFG_VARIANT;
+    default: return TRR_CFG_VARIANT;
+    }
+}
+
 static trr_status cpu_run(trr_context *ctx, const trr_call *call) {
     switch (call->op) {
     case TRR_OP_COPY:
@@ -255,6 +271,7 @@ const trr_backend trr_backend_cpu = {
     .supports = cpu_supports,
     .choose_config = cpu_choose_config,
     .check_config = cpu_check_config,
+    .config_fields_used = cpu_config_fields_used,
     .run = cpu_run,
     .native_context = cpu_native_context,
     .native_buffer = cpu_native_buffer,

@@ -1,7 +1,7 @@
 /*
  * matmul, C = act(A·B), cache-blocked in the vocabulary every backend uses.
  *
- * The output is cut into BLOCK_M x BLOCK_N blocks, visited in SPEC.md's grouped order (GROUP_M row-blocks
+ * The output is cut into BLOCK_M x BLOCK_N blocks, visited in the grouped order of docs/ops.md (GROUP_M row-blocks
  * share B's columns while they are in cache) and handed to the pool one block per item. For each BLOCK_K
  * slice of the reduction a block packs its panel of A into MR-row strips and its panel of B into NR-column
  * strips: packing is where transposes, leading strides and f16 -> f32 widening are handled, once, so the
@@ -36,7 +36,7 @@ typedef void (*micro_kernel)(int64_t kc, const float *a, const float *b, float *
 /* c[MR x NR] (row stride ldc) += a-strip · b-strip over kc steps. a is [kc][MR], b is [kc][NR]. Each K slice
  * is summed from zero in registers and only then added to c: a two-level sum whose rounding error grows with
  * BLOCK_K + K / BLOCK_K rather than with K, which keeps long, cancelling dot products (1 x 1 x 4099) inside
- * SPEC.md's 1e-5. */
+ * the 1e-5 bound (docs/ops.md, Correctness bounds). */
 #define TRR_MICRO_KERNEL(NAME, ATTR, MR, NR, MADD)                                                             \
     ATTR static void NAME(int64_t kc, const float *restrict a, const float *restrict b, float *restrict c,       \
                           int64_t ldc) {                                                                       \
@@ -172,7 +172,7 @@ static void store_block(const trr_call *call, int64_t i0, int64_t mb, int64_t j0
 }
 
 /*
- * Consecutive block ids of one group share their column-block (SPEC.md's grouped order walks down GROUP_M
+ * Consecutive block ids of one group share their column-block (docs/ops.md's grouped order walks down GROUP_M
  * row-blocks before moving right), and the pool hands a worker runs of consecutive ids, so a worker packs B's
  * panel once per column-block and reuses it for the next row-blocks: packing costs a few cycles an element,
  * which repeated for every 64-row block would take as long as the arithmetic.

@@ -1,6 +1,6 @@
 /*
  * rgb_to_grey: planar u8 [3,H,W] to grey [H,W], one row per task item. The weighted sum is computed in f32
- * exactly as SPEC.md writes it (no fused multiply-add: C11 mode does not contract), so every backend that
+ * exactly as docs/ops.md writes it (no fused multiply-add: C11 mode does not contract), so every backend that
  * follows the same order produces the same f32 value before rounding.
  */
 #include "cpu.h"

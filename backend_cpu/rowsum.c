@@ -1,5 +1,5 @@
 /*
- * row_sum: y[r] = sum of row r. SPEC.md bounds the error by 1e-6 of the sum of magnitudes for rows of 65536,
+ * row_sum: y[r] = sum of row r. docs/ops.md bounds the error by 1e-6 of the sum of magnitudes for rows of 65536,
  * which sequential f32 accumulation misses (its bound grows with n·eps), so each row is summed in double. Eight
  * independent double lanes break the add dependency chain, so the loop runs at memory speed and vectorises.
  */

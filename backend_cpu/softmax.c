@@ -1,6 +1,6 @@
 /*
  * softmax, one row per task item, in three passes over the row: the max; exp(x - max) with its sum in double
- * (so rows of any length keep the SPEC bound of 1e-5 relative); then the scale. For f32 output the exponentials
+ * (so rows of any length keep the bound of 1e-5 relative, docs/ops.md); then the scale. For f32 output the exponentials
  * are stored in y and scaled in place; f16 output recomputes them in the last pass instead, since storing them
  * as f16 first would round twice. Whole rows per core: the row lives in L2 between passes.
  */

@@ -1,7 +1,6 @@
-/* Launches through CUDA graphs. One cuLaunchKernel costs 3.3-4 us of host time on an H200's host, longer than a
- * small kernel runs, so a run of small ops was bound by the launches (issue #19: a 1-element add 3.5-5 us a
- * call), and a kernel launched and synchronized took 8.1-8.7 us where a graph of one node takes 5.9-6.1
- * (bench/results/2026-11-24-h200-cuda-queued-launches.txt).
+/* Launches through CUDA graphs. One cuLaunchKernel costs more host time than a small kernel runs, so a run of
+ * small ops is bound by the launches (issue #19), and a kernel launched and synchronized takes longer than a
+ * graph of one node (docs/performance.md).
  * - Queued: small kernels (trr_cuda_launch: the memory-bound ops, grids of at most TRR_CUDA_BATCH_MAX_THREADS
  *   threads) that come while the stream has work the host has not waited for go into the next node of an
  *   executable graph instead: a chain of TRR_CUDA_BATCH_NODES kernel nodes, instantiated once per context, whose

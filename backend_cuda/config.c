@@ -10,17 +10,15 @@
 
 /* Rows up to threads * items stay in registers; the smallest step that holds the row is taken. What counts is
  * how many rows an SM keeps in flight, so each step holds rows just longer than the one before with 12-24 items
- * a thread: on an H200 (bench/results/2026-11-24-h200-cuda-softmax-ladder.txt, every shape of capacity N to 1.5 N
- * at 22 row lengths) the steps below were best or within 1-2% of the best at the lengths they cover; the old
- * ladder's 1024 x 8 step for rows of 4097-8192 (two blocks, two rows, per SM) ran 2448 GB/s at N = 4224 against
- * 3710, its 256 x 8 at N = 1152 2364 against 2843. The first three steps serve the simt variant when asked for on
+ * a thread: the steps below were the best at the lengths they cover when every shape of capacity N to 1.5 N was
+ * timed on NVIDIA H200 (the tuning data); coarser steps of 8 items a thread (two blocks, two rows, per SM) were
+ * clearly slower. The first three steps serve the simt variant when asked for on
  * short rows (the heuristic gives rows up to 1024 to the subgroup kernel). */
 static const trr_cuda_softmax_step ladder_f32[] = {
     {64, 4},    {128, 4},   {64, 16},   {96, 12},   {96, 16},   {128, 16},  {128, 20},  {256, 12},  {256, 16},
     {256, 20},  {384, 16},  {384, 20},  {512, 16},  {384, 24},  {512, 20},  {768, 16},  {768, 20},  {1024, 16}};
-/* 2-byte elements (items a multiple of 8): the steps that ran fastest for f16 16384 x N back to back (the same
- * file, run 7), where the old ladder's 512 x 8 / 1024 x 8 / 1024 x 16 steps took 1.4-1.9x as long at N = 2304,
- * 4224 and 8448. */
+/* 2-byte elements (items a multiple of 8): the steps that ran fastest for f16 rows on NVIDIA H200 (the tuning
+ * data). */
 static const trr_cuda_softmax_step ladder_f16[] = {{64, 8},   {128, 8},  {96, 16},  {128, 16}, {96, 24},
                                                    {128, 24}, {256, 16}, {192, 24}, {384, 16}, {512, 16},
                                                    {384, 24}, {768, 16}, {1024, 16}};
@@ -37,9 +35,8 @@ const trr_cuda_softmax_step *trr_cuda_softmax_ladder(trr_dtype dtype, int *out_c
 int trr_cuda_softmax_online_items(trr_dtype dtype) { return dtype == TRR_F16 || dtype == TRR_BF16 ? 16 : 8; }
 
 /* The SIMT kernel's tiles, large to small; threads = block_m * block_n / 128 gives each thread 16 x 8 outputs,
- * / 64 gives 8 x 8. f32 takes the first that gives every SM a block. Measured on an H200 at 4096^3 / 8192^3
- * (bench/results/2026-11-23-h200-cuda-simt-f32.txt): 128 x 256 over 256 threads 46.6 / 46.8 TFLOPS, 256 x 128
- * over 256 44.0 / 44.1, 128 x 128 over 128 44.2 / 44.4, 128 x 128 over 256 (8 x 8 each) 39.9. */
+ * / 64 gives 8 x 8. f32 takes the first that gives every SM a block. The order is by speed at large sizes
+ * on NVIDIA H200: docs/performance.md. */
 const trr_config trr_cuda_simt_configs[] = {
     {.block_m = 128, .block_n = 256, .block_k = 8, .threads = 256},
     {.block_m = 128, .block_n = 128, .block_k = 8, .threads = 128},
@@ -66,8 +63,8 @@ const trr_config trr_cuda_wgmma_configs[] = {
 };
 const int trr_cuda_wgmma_config_count = (int)(sizeof trr_cuda_wgmma_configs / sizeof trr_cuda_wgmma_configs[0]);
 
-/* Measured on an H100 at 4096^3 f16: 668 TFLOPS for the wgmma kernel against 389 for mma.sync, cuBLAS 733 in
- * the same run (bench/results/2026-11-22-h100-cuda-wgmma-2.txt); `--config variant=mma` runs the other one. */
+/* The wgmma kernel (sm_90a only) is the default on Hopper, well ahead of mma.sync there (docs/performance.md);
+ * `--config variant=mma` runs the other one. */
 int trr_cuda_wgmma_device(const trr_cuda_dev *dev) {
     if (!dev || dev->cc_major != 9 || dev->cc_minor != 0 || strcmp(dev->arch, "sm_90a") != 0) return 0;
     return trr_cu.TensorMapEncodeTiled != NULL;
@@ -139,9 +136,8 @@ int trr_cuda_matmul_auto_variant(const trr_cuda_dev *dev, const trr_call *call) 
     if (!trr_cuda_matmul_variant_runs(dev, call, TRR_VARIANT_WGMMA, why, sizeof why) || !wgmma_config(&call->config))
         return TRR_VARIANT_MMA;
     /* With no tile chosen yet, products that give fewer 128 x 128 blocks than a quarter of the SMs stay on
-     * mma.sync, whose small tiles spread them wider: the H100 tuner timed 32x64 tiles there 1.24x (256^3) and
-     * 1.16x (512^3) faster than wgmma's 128-row ones, and wgmma ahead from 1024^3 (64 blocks) up
-     * (bench/results/2026-11-22-h100-tune-buckets.txt). */
+     * mma.sync, whose small tiles spread them wider: small products ran faster on mma.sync's 32x64 tiles than
+     * on wgmma's 128-row ones, and wgmma is ahead from 1024^3 (64 blocks) up (the tuning data). */
     const trr_config *c = &call->config;
     int sms = dev ? dev->sm_count : 132;
     if (!c->threads && !c->block_m && !c->block_n && !c->block_k && tiles(call, 128, 128) * 4 < sms)
@@ -211,12 +207,9 @@ static void choose_matmul(const trr_cuda_dev *dev, trr_call *call) {
     if (!call->config.variant) call->config.variant = trr_cuda_matmul_auto_variant(dev, call);
     const int variant = call->config.variant;
     if (variant == TRR_VARIANT_WGMMA) {
-        /* 128 x 256 where that gives nearly every SM a block (2048^3: 128 blocks on 132 SMs, tuned 1.10x over
-         * 128 x 128) and N fills it, else 128 x 128; f16 and bf16 alike. With the epilogue storing from
-         * registers, bf16 at 128 x 256 had run 25% behind 128 x 128; through shared memory and TMA stores it
-         * runs ahead (H200, same run, 4096^3: 659 TFLOPS against 616; then at 128 x 256 by this rule 646 / 665
-         * at 4096^3 / 8192^3 against cuBLAS 660 / 671 in the same process; notes-cudaepi/run1, run2). A given
-         * block_n picks its own. */
+        /* 128 x 256 where that gives nearly every SM a block (2048^3: 128 blocks on 132 SMs) and N fills it,
+         * else 128 x 128; f16 and bf16 alike (the epilogue stores through shared memory and TMA, which keeps
+         * the wide tile ahead for bf16 too; docs/performance.md). A given block_n picks its own. */
         int bn = call->config.block_n;
         if (!bn) bn = call->cols > 128 && tiles(call, 128, 256) * 10 >= (int64_t)sms * 9 ? 256 : 128;
         h = trr_cuda_wgmma_configs[0];
@@ -227,9 +220,8 @@ static void choose_matmul(const trr_cuda_dev *dev, trr_call *call) {
             }
         }
         /* Clusters of two 128-row blocks sharing B's tile by multicast (block_m 256) for large single products:
-         * on an H200 at 8192^3 they ran 669 / 691 TFLOPS (f16 / bf16) against 640 / 678 unclustered, at 4096^3
-         * 620 / 668 against 627-630 / 675 (bench/results/2026-11-23-h200-wgmma-cluster.txt). The bound sits
-         * between those two points: at least 8 waves of 128 x 256 tiles and a long K; batched products, not
+         * ahead of single blocks at 8192^3 and not at 4096^3 on NVIDIA H200 (docs/performance.md), so the rule
+         * sits between those two points: at least 8 waves of 128 x 256 tiles and a long K; batched products, not
          * measured clustered, keep single blocks. */
         if (bn == 256 && call->batch <= 1 && call->k >= 4096 && tiles(call, 128, 256) >= 8 * (int64_t)sms)
             h.block_m = 2 * TRR_CUDA_WGMMA_BM;
@@ -247,8 +239,8 @@ static void choose_matmul(const trr_cuda_dev *dev, trr_call *call) {
             }
         }
         /* The software-pipelined kernel (fragments of the next k step load during the mma of this one) runs
-         * best at BK 32: measured on an H100 at 4096^3, 128x256x32 with 4 stages 386 TFLOPS against 315 for
-         * the SPEC's 128x256x64 with 3 stages (the BK 64 tile spills under the pipeline's extra registers). */
+         * best at BK 32: 128x256x32 with 4 stages beats the known-good list's 128x256x64 with 3 stages (the
+         * BK 64 tile spills under the pipeline's extra registers; the tuning data). */
         if (h.block_m == 128 && h.block_n == 256 && h.block_k == 64 && h.stages == 3) {
             h.block_k = 32;
             h.stages = 4;
@@ -319,9 +311,8 @@ void trr_cuda_choose_config(trr_context *ctx, trr_call *call) {
          * Short rows waste most of a wide block; 256 threads cover rows up to a few thousand in one sweep, 512
          * with 8 loads beyond. Rows of 32 to 64 KiB: one block of 1024 threads, each loading 2 vectors, reads a
          * row in one go, and fewer, larger blocks leave less of the time to the write-back of dirty L2 lines that
-         * precedes them (the bench's cache flush; bench/results/2026-11-23-h200-rowsum.txt has the figures).
-         * Rows of 128 KiB and more on sm_90: bulk copies, 4-5% faster there and slower on shorter rows
-         * (bench/results/2026-11-24-h200-cuda-rowsum-bulk.txt). */
+         * precedes them (the bench's cache flush). Rows of 128 KiB and more on sm_90: bulk copies, faster there
+         * and slower on shorter rows (the tuning data). */
         const int64_t row_bytes = call->cols * es;
         h.block_k = 1;
         if (row_bytes >= 131072 && dev && dev->cc_major >= 9) {
@@ -340,14 +331,10 @@ void trr_cuda_choose_config(trr_context *ctx, trr_call *call) {
     case TRR_OP_ADD:
     case TRR_OP_GELU:
     case TRR_OP_SILU:
-        /* The flat kernel (packed operands, rows == 1): 128 threads of one 16-byte vector each. On an H200, f32
-         * after the bench's flush, against 256 threads: gelu 2^24 / 2^27 +0.6% / +1.1%, add 2^24 +0.7%, add 2^27
-         * the same; 2 or 4 vectors a thread, 64 threads and 256-1024 threads lose at 2^27 (gelu by 1-20%).
-         * Under one method beside torch: gelu 2^27 0.995x -> 1.003x torch's
-         * (bench/results/2026-11-24-h200-cuda-elementwise-shapes.txt). add below 2^25 elements takes two vectors
-         * a thread (Triton's shape): 2^24 0.996-0.997x -> 0.999-1.002x Triton, paired over 12 rounds twice
-         * (bench/results/2026-11-24-h200-softmax-ceilings-add-shape.txt); gelu loses 2% with two. Strided rows
-         * keep 256 threads. */
+        /* The flat kernel (packed operands, rows == 1): 128 threads of one 16-byte vector each, measured fastest
+         * on NVIDIA H200 against 64 and 256-1024 threads and 2 or 4 vectors a thread (docs/performance.md).
+         * add below 2^25 elements takes two vectors a thread (Triton's shape), where gelu loses with two.
+         * Strided rows keep 256 threads. */
         h.threads = call->rows == 1 ? 128 : 256;
         h.block_n = h.threads * (16 / es);
         if (call->rows == 1 && call->op == TRR_OP_ADD && call->cols < ((int64_t)1 << 25)) h.block_n *= 2;

@@ -1,14 +1,11 @@
-/* The synchronize's short path. cuStreamSynchronize after a small kernel costs 0.4-0.8 us more than the host
- * watching a word the device writes when the stream reaches it (stream_probe's flag probe on an H200: a graph of
- * one empty kernel then cuStreamSynchronize 5.83 us, then cuStreamWriteValue32 and a spin on the word 5.45;
- * bench/results/2026-11-24-h200-cuda-sync-flag.txt). So the synchronize puts a write of a new sequence number
+/* The synchronize's short path. cuStreamSynchronize after a small kernel costs more than the host watching a
+ * word the device writes when the stream reaches it (stream_probe's flag probe measures both). So the synchronize puts a write of a new sequence number
  * into mapped host memory behind the stream's work and spins on it for a short while; the write comes after a
  * memory barrier (the flag's default: the driver refuses the write without it), so every earlier write of the
  * stream is visible to the host first. Past the spin, when the driver lacks the calls, or once the caller has
  * the stream itself, it waits in cuStreamSynchronize, which also reports a fault (a faulted stream never writes
- * the flag). A one-block element-wise kernel writes the flag itself as its last act (elementwise.cu), another
- * 0.4 us less than the stream's write behind it (the probe's graph of a flag-writing kernel and a spin 5.03 us
- * against 5.45): then the synchronize adds nothing to the stream and only watches. */
+ * the flag). A one-block element-wise kernel writes the flag itself as its last act (elementwise.cu), quicker
+ * still than the stream's write behind it: then the synchronize adds nothing to the stream and only watches. */
 #define _POSIX_C_SOURCE 200809L
 #include "trr_cuda.h"
 
@@ -52,7 +49,7 @@ CUdeviceptr trr_cuda_flag_for_kernel(const trr_cuda_dev *dev, uint32_t *out_seq)
     *out_seq = 0;
     /* Only a kernel on an idle stream, outside timed spans: the pattern of an op and then its synchronize. The
      * kernel's system-scope fence costs device time, which a queued chain of such kernels would pay once per op
-     * (the batched tiny add 0.97 -> 1.8 us a call when every one-block kernel wrote the flag). */
+     * (the batched tiny add about doubles its time a call when every one-block kernel writes the flag). */
     if (!dev->flag || dev->native || dev->busy || dev->timing) return 0;
     *out_seq = next_seq(dev);
     return dev->flag_dev;

@@ -63,13 +63,9 @@ void trr_cl_choose_config(trr_context *ctx, trr_call *call) {
     if (!c->variant && (call->op == TRR_OP_MATMUL || call->op == TRR_OP_SOFTMAX)) c->variant = TRR_VARIANT_SIMT;
     if (call->op == TRR_OP_MATMUL && c->variant == TRR_VARIANT_MMA) {
         /* 128x128x32 tiles in three cp.async stages fill the 48 KiB of local memory NVIDIA's OpenCL allows; 4
-         * warps of 64x64 outran 8 of 64x32 by 1.2x at 8192^3 on an H200, and no other tile measured was ahead by
-         * more than noise (bench/results/2026-11-23-h200-opencl-mma.txt). With the fragments pipelined it stays
-         * ahead: 253 TFLOPS at 4096^3 against 240 for 128x256x16 (3 stages, 8 warps), 237 for 128x128x16 (4
-         * stages), 181 and 175 for 64x128x32 and 128x64x32 (4 stages), same run
-         * (bench/results/2026-11-23-h200-opencl-mma-2.txt); and with the tiles 128-byte aligned: 313-314 / 333-340
-         * at 4096^3 / 8192^3 against 299 / 323 (128x128x16 s4), 262 / 285 (128x256x16), 248 / 267 (256x128x16)
-         * (bench/results/2026-11-23-h200-opencl-mma-aligned.txt). An f32 C keeps a second set of
+         * warps of 64x64 measured fastest on NVIDIA H200, ahead of 8 warps of 64x32 and of the 128x256x16,
+         * 128x128x16, 256x128x16, 64x128x32 and 128x64x32 tiles, pipelined or not, with the tiles 128-byte
+         * aligned or not (docs/performance.md). An f32 C keeps a second set of
          * accumulators (matmul_mma.cl: PROMOTE), so it takes 8 warps. 64x64 tiles with 4 warps of 32x32 while
          * 128-wide tiles would not fill two waves. */
         int units = dev->info.compute_units > 0 ? dev->info.compute_units : 64;
@@ -99,12 +95,9 @@ void trr_cl_choose_config(trr_context *ctx, trr_call *call) {
         int64_t n = call->cols;
         if (gpu) {
             /* Few work-items per row while rows are short (rows.c packs several rows into a work-group of 256),
-             * more for longer ones. H200, 4096 rows, same run (bench/results/2026-11-23-h200-opencl-f32.txt):
-             * N = 256 ran 1394 GB/s on 16 work-items against 1140 on 64; N = 1024 2759 on 32 against 2394 on
-             * 128; N = 4096 3666 on 256 (3687 on 128); N = 12288 4003 on 256 against 2849 on 512 and 3474 on
-             * 1024. Past 2048, 128: 256 work-items held N = 2304 in 12 each (3072, a quarter of them idle) and
-             * ran 2500 GB/s against 2938 on 128 and 2968 on 64; N = 3072 3201 on 128 against 3112 on 256 and 3108
-             * on 64 (bench/results/2026-11-24-h200-opencl-softmax-work-items.txt). */
+             * more for longer ones: each step measured fastest at its row lengths on NVIDIA H200
+             * (docs/performance.md). Past 2048, 128 rather than 256: 256 work-items would hold N = 2304 in 12
+             * each (3072 slots, a quarter of them idle). */
             int threads = n <= 256 ? 16 : n <= 1024 ? 32 : n <= 2048 ? 64 : n <= 4096 ? 128 : 256;
             set_if_zero(&c->threads, threads);
             /* a power of two up to 4, then a multiple of 4 (whole vectors, rows.cl: VEC): 12288 columns on 256
@@ -129,10 +122,8 @@ void trr_cl_choose_config(trr_context *ctx, trr_call *call) {
     case TRR_OP_MATMUL:
         if (gpu) {
             /* The CUDA backend's SIMT ladder (8x8 outputs per work-item), topped by 256x128 tiles (16x8 each):
-             * the largest tile that still gives every compute unit a work-group. H200, same run
-             * (bench/results/2026-11-23-h200-opencl-f32.txt): 128x128x8 ran 40.5 TFLOPS at 4096^3 against 37.6
-             * for 128x128x16 and 33.2 for 128x64x8; group_m 4 or 16 within 0.5%. 256x128x8 over 256 work-items
-             * then ran 45.3 against 40.6 for 128x128x8 (bench/results/2026-11-23-h200-opencl-mma-2.txt). */
+             * the largest tile that still gives every compute unit a work-group; BK 8 ahead of 16, group_m
+             * makes no difference (measured on NVIDIA H200: docs/performance.md). */
             int units = dev->info.compute_units > 0 ? dev->info.compute_units : 64;
             int64_t batch = call->batch > 1 ? call->batch : 1;
             int64_t t256 = ((call->rows + 255) / 256) * ((call->cols + 127) / 128) * batch;

@@ -62,8 +62,7 @@ static trr_status run_mma(trr_context *ctx, const trr_call *call) {
                " -DBLOCK_M=%d -DBLOCK_N=%d -DBLOCK_K=%d -DGROUP_M=%d -DWARPS_M=%d -DWARPS_N=%d", cfg->block_m,
                cfg->block_n, cfg->block_k, cfg->group_m, wm, wn);
     /* Fragments pipelined across k steps from three stages on: with two, the tile refilled at a tile's first k
-     * step would be waited for at its last (H200, 4096^3 f16, same run: 128x128x32 with 3 stages 252 TFLOPS
-     * pipelined against 250; with 2 stages 218 against 226; bench/results/2026-11-23-h200-opencl-mma-2.txt). */
+     * step would be waited for at its last, so two stages run slower pipelined than not (the tuning data). */
     int pipe = dev->mma.cp_async && cfg->stages >= 3;
     trr_cl_opt(options, sizeof options, " -DSTAGES=%d -DCP_ASYNC=%d -DMMA_PIPE=%d", cfg->stages, dev->mma.cp_async,
                pipe);

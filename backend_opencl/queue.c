@@ -145,9 +145,8 @@ static cl_ulong marker_end(cl_event marker) {
 
 /* The interval runs from a marker enqueued at the start to one enqueued at the stop, each completing once the
  * commands before it have (the queue is in order): like CUDA's events and Vulkan's timestamps it holds the
- * launches of the timed work, not only its execution. The commands' own START to END left out about 3 us a call
- * on the H200 that the other APIs' figures hold (bench/results/2026-11-24-h200-opencl-timer.txt), so the
- * backends compared on one GPU were not timed alike. Where the markers carry no stamps (OpenCL allows that), the
+ * launches of the timed work, not only its execution. The commands' own START to END leave out the launch,
+ * which the other APIs' figures hold, so backends compared on one GPU would not be timed alike. Where the markers carry no stamps (OpenCL allows that), the
  * first timed command's START to the last one's END. */
 trr_status trr_cl_timer_start(trr_context *ctx) {
     trr_cl_dev *dev = ctx->dev;

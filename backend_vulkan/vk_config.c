@@ -3,6 +3,7 @@
 #include "vk_config.h"
 #include "config_fields.h"
 #include "op_table.h"
+#include "validate.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -12,24 +13,16 @@
  * for rows of up to GPU_SOFTMAX_ROWS_MAX_COLS, over the whole subgroups that give each invocation about
  * GPU_SOFTMAX_ROWS_VECTORS 4-element vectors (at least 64 threads); row_sum's subgroup kernel over at most
  * GPU_ROW_SUM_THREADS threads with GPU_ROW_SUM_LOADS loads in flight each.
- * Softmax on the H200 (bench/results/2026-11-23-h200-vulkan-softmax-shapes.txt, the final run): 4096x1024 on the
- * subgroup kernel over 256 threads 2297-2317 GB/s against 64 threads a row 2333-2341, so rows past 256 stay off
- * it. row_sum: the subgroup kernel gave 3078-3103 GB/s at 4096x8192 over 64 to 1024 threads with 2 to 16 loads
- * each (bench/results/2026-11-23-h200-vulkan-rows.txt, run 2), against 2972 for the shared-memory-tree kernel
- * over 256 threads and 2116 over 1024. Rows of GPU_ROW_SUM_WIDE_MIN to _MAX columns go over cols / 8 threads
- * (256 to 512) with GPU_ROW_SUM_WIDE_LOADS loads each: 4096 x 2048 / 4096 / 8192 +4.4 / +1.9 / +1.3% over
- * cols / 32 threads with 8 loads, in two rounds after the timer's change
- * (bench/results/2026-11-24-h200-vulkan-rowsum-shapes.txt). */
+ * All measured on NVIDIA H200 (docs/performance.md): softmax rows past 256 run slower on the subgroup kernel
+ * than on 64 threads a row, so they stay off it; row_sum's subgroup kernel is ahead of the shared-memory-tree
+ * kernel at any thread count from 64 to 1024. Rows of GPU_ROW_SUM_WIDE_MIN to _MAX columns go over cols / 8
+ * threads (256 to 512) with GPU_ROW_SUM_WIDE_LOADS loads each, a little ahead of cols / 32 threads with 8 loads. */
 #define SOFTMAX_SG_AUTO_MAX_COLS 256
 #define GPU_SOFTMAX_SG_THREADS 256
-/* Softmax on the H200 over SPEC's 97 row lengths from 384 to 12672, the thread count for about V vectors an
- * invocation against CUDA's softmax in the same run (two rounds; bench/results/2026-11-24-h200-vulkan-softmax-
- * vectors.txt): V = 6 / 8 / 10 / 12 / 14 / 16 read 0.986 / 0.993 / 0.993 / 0.998 / 1.005 / 0.999x CUDA at their
- * worst length (mean 1.022 / 1.026 / 1.027 / 1.029 / 1.029 / 1.028x), the powers of two near cols / 32 (1024
- * past 8192) that came before 0.988x (mean 1.020x, below 1.00x at 11 lengths). Checked afresh with V = 14 and
- * the old shape alternated: 1.001-1.128x CUDA at every length (mean 1.027x) against 0.994-1.131x (1.020x, five
- * below 1.00x). Past SPEC's lengths the old shape stays: at 13312 / 14336 the rule's 256 threads read 0.995x
- * against 1024's 1.011 / 1.007x. */
+/* Softmax rows over the benchmark's lengths (384 to 12672, docs/ops.md, Benchmarks): the thread count that gives
+ * about V vectors an invocation; V = 14 measured best against the CUDA backend's softmax at its worst length on
+ * NVIDIA H200, ahead of other V and of powers of two near cols / 32 (docs/performance.md). Past the benchmark's
+ * lengths the power of two near cols / 32 stays (1024 past 8192), which measured ahead there. */
 #define GPU_SOFTMAX_ROWS_VECTORS 14
 #define GPU_SOFTMAX_ROWS_MAX_COLS 12672
 /* otherwise 1024 threads from this length to 16384 (CUDA's shape at 12288) */
@@ -275,20 +268,17 @@ static uint64_t loop_budget(const trr_vk_device *d) {
 
 /* 128x128 tiles from which the cooperative kernel takes producer subgroups on NVIDIA (fill_coop): with one
  * workgroup per SM, fewer tiles leave a ragged last wave that the two-workgroup default fills. And the depth
- * from which they do: the producers' pipeline fills and drains in every tile, which a short K does not repay.
- * H200, f16 4096 x 4096 x K, producers / the uniform 128x128x16 s3 tile: K 128 39 / 51, 512 113 / 131, 1024
- * 162 / 175, 2048 209 / 208, 4096 243 / 229 TFLOPS; bmm 512 x 128^3 31 / 40, 64 x 1024^2 x 128 50 / 65
- * (bench/results/2026-11-24-h200-vulkan-coop-depth.txt). */
+ * from which they do: the producers' pipeline fills and drains in every tile, which a short K does not repay;
+ * the producers overtake the uniform 128x128x16 s3 tile from K = 2048 on NVIDIA H200 (docs/performance.md). */
 #define TRR_VK_COOP_PRODUCER_TILES 512
 #define TRR_VK_COOP_PRODUCER_MIN_K 2048
 
 /* The cooperative-matrix variants' heuristic (c->variant names one of them). */
 static void fill_coop(const trr_vk_device *d, const trr_call *call, trr_config *c) {
-    /* 128x128x16 tiles over 8 subgroups (64x32 each): the fastest of the tiles swept on an H100 (209 TFLOPS at
-     * f16 4096^3 with the KHR build; wider tiles spill past 180 registers and fit one workgroup per SM);
-     * 64x64x32 when 128x128 leaves fewer than 128 workgroups, where the tuner found the small tiles faster.
-     * Other tiles come through the config; check_config says which the kernel cannot take. The sweeps are in
-     * bench/results/README.md (history) and 2026-11-22-h100-vulkan-stages.txt. */
+    /* 128x128x16 tiles over 8 subgroups (64x32 each): the fastest of the tiles swept on NVIDIA H100 (wider
+     * tiles spill past 180 registers and fit one workgroup per SM); 64x64x32 when 128x128 leaves fewer than 128
+     * workgroups, where the tuner found the small tiles faster (the tuning data). Other tiles come through the
+     * config; check_config says which the kernel cannot take. */
     /* a batch's matrices each have their own tiles (grid z) */
     const int64_t batch = call->batch > 1 ? call->batch : 1;
     int64_t tiles = ((call->rows + 127) / 128) * ((call->cols + 127) / 128) * batch;
@@ -302,9 +292,8 @@ static void fill_coop(const trr_vk_device *d, const trr_call *call, trr_config *
     if (bk < g.tk) bk = g.tk;
     /* Producer subgroups on NVIDIA where the grid fills the GPU several times over and K is deep: 128x128x32
      * tiles multiplied by 4 subgroups of 64x64 while 8 more read and stage the slices (stages 6), one workgroup
-     * per SM (166 registers). H200, f16 4096^3 / 8192^3: 228 / 257 TFLOPS against the 128x128x16 s3 default's
-     * 222 / 236 (2026-11-23-h200-vulkan-coop-producers.txt), 242 / 271 with the stores' bank conflicts gone
-     * (2026-11-24-h200-vulkan-coop-stores.txt). The barriers sit on the two kinds of subgroup's
+     * per SM (166 registers); ahead of the 128x128x16 s3 default on NVIDIA H200 (docs/performance.md). The
+     * barriers sit on the two kinds of subgroup's
      * separate paths, which NVIDIA's hardware counts per subgroup; other vendors keep the uniform pipeline. */
     const int producers = d->phys.props.vendorID == TRR_VK_VENDOR_NVIDIA && c->variant != TRR_VARIANT_CM2 &&
                           g.sg == 32 && tiles >= TRR_VK_COOP_PRODUCER_TILES && call->k >= TRR_VK_COOP_PRODUCER_MIN_K &&
@@ -321,11 +310,10 @@ static void fill_coop(const trr_vk_device *d, const trr_call *call, trr_config *
     if (!c->threads) c->threads = 256;
     if (!c->group_m) c->group_m = 8;
     /* matmul_coop.comp's pipeline: stages 2 stages the next slice right after the multiply, then reads the one
-     * after it; 3 is the same loop unrolled by two, which helps the KHR build and hurts the NV one on an H100
-     * (bench/results/2026-11-22-h100-vulkan-stages.txt); 4 to 6 (producer subgroups) are taken above, on NVIDIA
+     * after it; 3 is the same loop unrolled by two, which helps the KHR build and hurts the NV one on NVIDIA
+     * H100 (the tuning data); 4 to 6 (producer subgroups) are taken above, on NVIDIA
      * only (coop_config_ok refuses them elsewhere). In the uniform pipelines block_k 32 at 128x128 stays one
-     * workgroup per SM (194-202 registers) however few of a slice's reads a thread holds (holding half of them
-     * saved 8; 2026-11-23-h200-vulkan-coop-k32-registers.txt). */
+     * workgroup per SM (194-202 registers) however few of a slice's reads a thread holds. */
     if (!c->stages) c->stages = c->variant == TRR_VARIANT_CM2 ? 1 : c->variant == TRR_VARIANT_COOP_KHR ? 3 : 2;
     if (!c->vector_width) c->vector_width = 1;
     if (!c->split_k) c->split_k = 1;
@@ -340,12 +328,11 @@ static uint64_t simt_shared(const trr_config *c) {
 
 /* The SIMT matmul's heuristic. */
 static void fill_simt(const trr_vk_device *d, const trr_call *call, trr_config *c) {
-    /* GPUs: 128x128x8 tiles from 1024x2048 outputs up, 64x64 with 32-deep slices below (H100 f32, an older
-     * kernel: 1.99x at 1024^3, 1.13x at 768^3, 1.04x at 512^3 over 128x128x16 or 64x64x16; -tune-final.txt).
-     * 8-deep slices as the CUDA SIMT kernel takes: on an H200 42.0 / 42.5 TFLOPS at 4096^3 / 8192^3 (82% / 83%
-     * of cuBLAS SGEMM), 16-deep 40.3 / 41.3, and NVIDIA's compiler builds the half as long unrolled slice in
-     * seconds rather than about half a minute. 256x128x8 (16x8 micro-tiles) reached 43.1 at 4096^3 but compiles
-     * as slowly (bench/results/2026-11-23-h200-vulkan-simt-f32.txt). */
+    /* GPUs: 128x128x8 tiles from 1024x2048 outputs up, 64x64 with 32-deep slices below (faster there than
+     * 128x128x16 or 64x64x16 on NVIDIA H100 f32: the tuning data). 8-deep slices as the CUDA SIMT kernel takes:
+     * a little ahead of 16-deep on NVIDIA H200 (docs/performance.md), and NVIDIA's compiler builds the half as
+     * long unrolled slice in seconds rather than about half a minute. 256x128x8 (16x8 micro-tiles) is barely
+     * faster but compiles as slowly. */
     int gpu = d->phys.props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
     int big = gpu && call->rows * call->cols * (call->batch > 1 ? call->batch : 1) > (int64_t)1024 * 1024;
     if (!c->block_m) c->block_m = big ? 128 : 64;
@@ -386,25 +373,26 @@ void trr_vk_choose_config(trr_context *ctx, trr_call *call) {
             wide = 16 / es;
             narrow = 4 / es;
         } else if (call->op != TRR_OP_RGB_TO_GREY) {
-            /* Rank-3 views that do not fold run slice by slice, each with its own offsets, and the kernel takes
+            /* Views that do not fold run slice by slice, each with its own offsets, and the kernel takes
              * vectors in every slice whose layout allows: vectors are asked for if any slice can have them (the
-             * offsets' residues mod 4 repeat within 4 slices). The rest fall back with the same loads per
-             * invocation, as before the config chose. */
-            for (int64_t s = 0; s < call->slices && s < 4 && wide == 1; s++) {
-                trr_call slice = *call; /* what the front-end's trr_call_slice makes of it */
-                slice.x.offset += s * call->x.slice_stride;
-                slice.y.offset += s * call->y.slice_stride;
-                slice.z.offset += s * call->z.slice_stride;
+             * offsets' residues mod 4 repeat within 4 slices of a group and within 4 groups). The rest fall back
+             * with the same loads per invocation. */
+            const int64_t count = call->slice_count > 0 ? call->slice_count : 1;
+            for (int64_t s = 0; s < call->slices && wide == 1; s++) {
+                if (s % count >= 4) { /* the next group */
+                    s += count - s % count - 1;
+                    continue;
+                }
+                if (s / count >= 4) break;
+                trr_call slice = trr_call_slice(call, s);
                 if (trr_vk_elementwise_vec4_layout(&slice)) wide = 4;
             }
         }
         if (!c->vector_width)
             c->vector_width = !c->block_n || c->block_n % (c->threads * wide) == 0 ? wide : narrow;
         /* Loads per invocation: 2 for copy, 2 for add, 4 for gelu, silu and rgb_to_grey; on GPUs 1 for add, gelu
-         * and silu from GPU_ONE_LOAD_ELEMENTS elements a dispatch. H200, 256 threads, three rounds alternated with
-         * the SM clock at 1980 MHz in every case (bench/results/2026-11-24-h200-vulkan-loads-clocked.txt): 1 load
-         * against 4 gave gelu +2.6% at 2^23, +4.4% at 2^24, +3.3% at 2^25 and -3.7% at 2^22, -4% at 2^21; add
-         * +0.9% against 2 at 2^23, within 1% either way elsewhere. */
+         * and silu from GPU_ONE_LOAD_ELEMENTS elements a dispatch, where one load measured ahead of four on
+         * NVIDIA H200 at full clock (and behind on smaller dispatches; docs/performance.md). */
         if (!c->block_n) {
             const int one = d->phys.props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU && call->op != TRR_OP_COPY &&
                             call->op != TRR_OP_RGB_TO_GREY && call->rows * call->cols >= GPU_ONE_LOAD_ELEMENTS;
@@ -420,7 +408,7 @@ void trr_vk_choose_config(trr_context *ctx, trr_call *call) {
     case TRR_OP_ROW_SUM: {
         char why[192];
         const int cpu = d->phys.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
-        /* GPUs, measured on an H200 (bench/results/2026-11-23-h200-vulkan-rows.txt): row_sum on the subgroup
+        /* GPUs, measured on NVIDIA H200 (docs/performance.md): row_sum on the subgroup
          * kernel over up to GPU_ROW_SUM_THREADS threads, which take a row of up to 8192 in one iteration of 8
          * loads; short softmax rows on the subgroup-per-row kernel, GPU_SOFTMAX_SG_THREADS / 32 rows a
          * workgroup. */
@@ -461,10 +449,9 @@ void trr_vk_choose_config(trr_context *ctx, trr_call *call) {
                 if (th <= max_threads) c->threads = (int)th;
             }
         }
-        /* CPU devices: the subgroup kernels where they were measured faster on lavapipe (three alternated
-         * rounds, bench/results/2026-11-23-lavapipe-row-variants.txt): row_sum 2.0-2.1 against 0.74-0.75 GB/s
-         * at 4096x8192 and 1.3 against 0.47-0.50 at 4096x256; softmax 3.1-3.2 against 1.1 at 4096x256 and 2.3
-         * against 1.5-1.6 at 4096x1024 (longer rows do not fit its registers on 8-wide subgroups). */
+        /* CPU devices: the subgroup kernels where they were measured faster on lavapipe (the tuning data):
+         * row_sum at any length, softmax up to 1024 columns (longer rows do not fit its registers on 8-wide
+         * subgroups). */
         if (!c->variant) {
             const int sg = cpu && (call->op == TRR_OP_ROW_SUM ? row_sum_sg_runs(d, c->threads, why, sizeof why)
                                                                : softmax_sg_runs(d, call, c->threads, why, sizeof why));
@@ -487,7 +474,7 @@ void trr_vk_choose_config(trr_context *ctx, trr_call *call) {
     case TRR_OP_MATMUL: {
         if (!c->variant) {
             /* The first cooperative-matrix variant that runs the call with the config it completes, in the order
-             * measured fastest on the H100 (coop_khr 209, coop_nv 167, cm2 150 TFLOPS at 4096^3), else simt: a
+             * measured fastest on NVIDIA H100 (coop_khr, coop_nv, cm2: docs/performance.md), else simt: a
              * given tile that no cooperative kernel takes runs on the SIMT one. */
             static const int order[] = {TRR_VARIANT_COOP_KHR, TRR_VARIANT_COOP_NV, TRR_VARIANT_CM2};
             char why[192];

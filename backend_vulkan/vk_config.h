@@ -1,4 +1,4 @@
-/* What the Vulkan ops (vk_ops.c, which run a call) and their configs (vk_config.c: the heuristic and the
+/* What the Vulkan ops (vk_ops.c, where a call runs) and their configs (vk_config.c: the heuristic and the
  * checks) both need to know about the kernels. */
 #ifndef TRR_VK_CONFIG_H
 #define TRR_VK_CONFIG_H

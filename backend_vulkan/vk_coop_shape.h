@@ -19,9 +19,9 @@ typedef struct trr_vk_coop_shape {
  * instruction (M·N·K), then the larger output tile (M·N). Returns 1 with *out set, else 0 and *out zeroed. */
 /* 16-byte words matmul_coop.comp leaves unused ahead of its tiles (its SOFF): with the 16 bytes NVIDIA's
  * drivers keep at the start of a workgroup's shared memory (seen in OpenCL), 7 put the tiles on a 128-byte line.
- * H200 f16 4096^3 / 8192^3, one run: 0 words 212.9 / 226.3, 1 word 214.7 / 230.5, 7 words 214.8 / 230.5 TFLOPS,
- * so what helps is not the 128-byte line itself (the padded rows keep the matrix loads free of bank conflicts at
- * any base); 7 it is, as measured (bench/results/2026-11-23-h200-vulkan-coop-steady.txt). */
+ * On NVIDIA H200 any skip of one word or more measured alike and ahead of none, so what helps is not the
+ * 128-byte line itself (the padded rows keep the matrix loads free of bank conflicts at any base); 7 it is, as
+ * measured (the tuning data). */
 #define TRR_VK_COOP_SMEM_SKIP 7
 
 int trr_vk_coop_pick_shape(const VkCooperativeMatrixPropertiesKHR *props, uint32_t n, VkComponentTypeKHR ab,

@@ -192,10 +192,9 @@ static trr_status create_device(trr_context *ctx, trr_vk_device *d) {
     VkPhysicalDeviceMaintenance4Features m4 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_4_FEATURES,
                                                .maintenance4 = VK_TRUE};
     /* Every cooperative-matrix variant of the f16 matmul the device and this build can run is enabled, so each
-     * call's config picks among them (vk_ops.c). On an H100 the VK_KHR_cooperative_matrix build reads 209
-     * TFLOPS at 4096^3 against 167 for the same source on the NV extension
-     * (bench/results/2026-11-22-h100-vulkan-stages.txt) and matmul_cm2.comp 150 at its best tile
-     * (-vulkan-cm2-sweep.txt): the heuristic's order. Under the validation layer the KHR and cooperative_matrix2
+     * call's config picks among them (vk_ops.c). On NVIDIA H100 the VK_KHR_cooperative_matrix build runs ahead
+     * of the same source on the NV extension, and both ahead of matmul_cm2.comp at its best tile
+     * (docs/performance.md): the heuristic's order. Under the validation layer the KHR and cooperative_matrix2
      * variants are off, with the reason: Debian 12's layer (1.3.239) predates both extensions and rejects a
      * device that enables them (or any query naming their structs). */
     const char *name = d->phys.props.deviceName;
@@ -270,16 +269,15 @@ static trr_status create_device(trr_context *ctx, trr_vk_device *d) {
         chain = &hqr;
     }
     /* Timeline semaphores where offered: trr_vk_sync_probe's timeline variants use them. The library waits on
-     * fences and events: on an H200 a semaphore's signal raised the GPU's interrupt as a fence's does, one per
-     * submission (bench/results/2026-11-24-h200-vulkan-timeline-interrupts.txt). */
+     * fences and events: on NVIDIA a semaphore's signal raises the GPU's interrupt as a fence's does, one per
+     * submission. */
     VkPhysicalDeviceTimelineSemaphoreFeatures tls = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES, .pNext = chain, .timelineSemaphore = VK_TRUE};
     if (d->phys.timeline) chain = &tls;
     s8.pNext = chain;
     /* VK_KHR_push_descriptor where offered, except on discrete GPUs: an op's operands go into the command buffer,
-     * not into a descriptor set allocated and written for it. On the H200 the sets measured faster on the device
-     * and the host alike (bench/results/2026-11-23-h200-vulkan-rows-2.txt: tiny add batched 2.33 against 2.58
-     * us/call on the device timer, softmax 4096x256 5.34 against 5.65 us a call in a run). TRIREME_VK_PUSH_DESCRIPTORS
+     * not into a descriptor set allocated and written for it. On NVIDIA H200 the sets measured faster on the
+     * device and the host alike (docs/performance.md). TRIREME_VK_PUSH_DESCRIPTORS
      * =0 keeps the sets everywhere, =1 pushes on discrete GPUs too (tests run both paths). */
     const char *push_env = getenv("TRIREME_VK_PUSH_DESCRIPTORS");
     const int discrete = d->phys.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU;

@@ -158,10 +158,8 @@ typedef struct trr_vk_phys {
 #define TRR_VK_BATCH_OPS 128
 /* On GPUs only every TRR_VK_FENCE_EVERY-th batch carries its fence (and any batch the host reads from): a batch
  * is known complete once a fence of it or of a later batch has signalled. Each fence's signal is an interrupt,
- * which on an H200 held the CPU that takes it ~35 us: a synchronized loop there read 42-49 us a call with a
- * fence on every batch, 21-24 with one in 4 over 8 slots, 17.2-19.0 with one in 8 over 16, 15.3-17.2 with one in
- * 16 over 32, 14.6-16.3 with one in 32 over 64 (medians 12.8-14.3; elsewhere 13.4-15.0 in all;
- * bench/results/2026-11-24-h200-vulkan-sync-events.txt, -vulkan-sparser-fences.txt).
+ * which on NVIDIA holds the CPU that takes it for tens of microseconds: a synchronized loop of small ops slows
+ * several-fold with a fence on every batch, and stops gaining past one in 16 over 32 slots (the tuning data).
  * A slot is reused TRR_VK_SLOTS batches later, by when a fenced batch at least 17 back has long completed. */
 #define TRR_VK_FENCE_EVERY 16
 typedef struct trr_vk_slot {
@@ -177,7 +175,7 @@ typedef struct trr_vk_slot {
     int in_flight;         /* submitted, and not yet known complete through a fence */
     /* Where waits poll (spin_wait), the batch ends by setting done_event, which a synchronize also polls: a
      * fence's signal reaches the host through the GPU's interrupt, and a thread polling on the CPU that takes it
-     * waits ~35 us more for the fence than for the event (vk_submit.c). done: the event was seen, so the work has
+     * waits far longer for the fence than for the event (vk_submit.c). done: the event was seen, so the work has
      * completed; a fence is waited for when the slot is reused or the host touches what the batch used. */
     VkEvent done_event;
     int done;

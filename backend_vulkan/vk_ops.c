@@ -125,8 +125,8 @@ static int64_t rows_extent(int64_t rows, int64_t cols, int64_t stride) {
     return (rows - 1) * stride + cols;
 }
 
-/* Copies run on the copy kernel (kernels/vulkan/copy.comp): vkCmdCopyBuffer reaches 847 GB/s on an H100, where
- * a load/store kernel reaches the memory bandwidth (about 3000 GB/s). 16-byte words where both sides are
+/* Copies run on the copy kernel (kernels/vulkan/copy.comp): on NVIDIA GPUs vkCmdCopyBuffer reaches a fraction
+ * of the memory bandwidth, where a load/store kernel reaches all of it. 16-byte words where both sides are
  * 16-aligned, else 4-byte words; vkCmdCopyBuffer is left with the few bytes before and after the words, or
  * with the whole copy where source and destination disagree modulo 4. */
 typedef struct copy_span {
@@ -239,9 +239,8 @@ static trr_status copy_flat(trr_context *ctx, trr_vk_buffer *bz, uint64_t zo, tr
 trr_status trr_vk_copy_bytes(trr_context *ctx, trr_vk_buffer *dst, size_t dst_offset, trr_vk_buffer *src,
                              size_t src_offset, size_t bytes) {
     trr_vk_device *d = trr_vk_dev(ctx);
-    /* Which copy is faster depends on the device: on CPU drivers vkCmdCopyBuffer is a memcpy, 7x the copy kernel
-     * (lavapipe, 2 cores: 24-25 against 3.4 GB/s); on an H200 the kernel, 4067 against 850 GB/s for
-     * vkCmdCopyBuffer on a compute queue (bench/results/2026-11-24-vulkan-copy-paths.txt). */
+    /* Which copy is faster depends on the device: on CPU drivers vkCmdCopyBuffer is a memcpy, several times the
+     * copy kernel (lavapipe); on NVIDIA GPUs the kernel, several times vkCmdCopyBuffer on a compute queue. */
     if (d->phys.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU) {
         VkBufferCopy all = {.srcOffset = src_offset, .dstOffset = dst_offset, .size = bytes};
         return copy_regions(ctx, dst, src, &all, 1);
@@ -572,8 +571,8 @@ static trr_status run_matmul_whole(trr_context *ctx, const trr_call *c) {
                  dtype_suffix(c->x.dtype), dtype_suffix(c->z.dtype));
         w.shader = shader;
         /* f32 output past 4096 deep: the accumulators are folded into f32 sums every 512 elements of K
-         * (matmul_coop.comp says why). The second set of accumulators costs registers (H200 f16 8192^3: 224 ->
-         * 124 TFLOPS), and f16 outputs stay inside their own bound without it (K = 131075: 0.17 of the bound),
+         * (matmul_coop.comp says why). The second set of accumulators costs registers (nearly half the speed
+         * on NVIDIA H200), and f16 outputs stay well inside their own bound without it (K = 131075),
          * so only the f32 output folds (bf16 outputs: their bound is wider still). cm2 leaves accumulation to the driver. */
         const uint32_t fold = trr_matmul_fold_tiles(c, 4096);
         const trr_vk_coop_geom g = trr_vk_coop_geometry(trr_vk_dev(ctx), v, c->x.dtype);

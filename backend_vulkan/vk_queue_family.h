@@ -7,8 +7,8 @@
 #include <stdint.h>
 
 /* The index of a family with compute, preferring one that can time its work (timestampValidBits > 0), then one
- * without graphics: on an H200 NVIDIA's compute-only family submits 2-3 us faster per synchronized op than the
- * graphics one (bench/results/2026-11-24-h200-vulkan-compute-queue.txt). Among equals the first listed. -1 when
+ * without graphics: NVIDIA's compute-only family submits faster per synchronized op than the graphics one.
+ * Among equals the first listed. -1 when
  * no family has compute. */
 int trr_vk_pick_queue_family(const VkQueueFamilyProperties *families, uint32_t count);
 

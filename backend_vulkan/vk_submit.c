@@ -1,6 +1,6 @@
 /* Batches: ops are recorded one after another into one command buffer and submitted together (vk_internal.h
- * says when). A submission per op bound a run of small ops (an H200: 17 us per 1-element add on the device
- * timer, 47 us synchronized); batched they take 2.8 us (bench/results/2026-11-23-h200-vulkan-batch.txt).
+ * says when). A submission per op binds a run of small ops by the submissions; batched they take a fraction of
+ * that (docs/performance.md).
  * Every op starts with a global memory barrier, which makes it see the writes of every op before it, in this
  * batch or an earlier one (a barrier orders all commands earlier in submission order), unless that barrier is
  * the last command recorded (timer_start puts one before its stamp). A batch whose writes the host may read ends
@@ -10,14 +10,14 @@
  * A synchronize opens the next batch (command buffer reset and begun, descriptor pool reset, the op barrier
  * recorded) between its submission and its wait, where the host would otherwise only poll, and where the batch
  * it submitted held one dispatch, records that dispatch again after the barrier ("ahead"): a synchronized op that
- * repeats the last one then claims it and records nothing (issue #17: recording took 2.5-4 of the ~18 us of a
- * synchronized tiny add on an H200; a command buffer submitted again without recording saved 2.5-3.5). Anything
+ * repeats the last one then claims it and records nothing (issue #17: recording is a good part of a synchronized
+ * tiny add's cost, which a command buffer submitted again without recording saves). Anything
  * else first clears the dispatch recorded ahead (a reset, what opening the batch would have cost); a freed
  * buffer clears it too, and the dispatch remembered. A batch holding nothing but the barrier, or an unclaimed
  * dispatch, is not submitted: a wait leaves it open.
- * On GPUs every batch ends by setting an event, which a synchronize polls beside the fence: on an H200 the event
- * reaches a polling thread 9-10 us after the submission on every CPU, the fence as soon on most but ~45 us late
- * on the CPU that takes the GPU's interrupt (bench/results/2026-11-24-h200-vulkan-sync-events.txt). A wait where
+ * On GPUs every batch ends by setting an event, which a synchronize polls beside the fence: on NVIDIA the event
+ * reaches a polling thread as soon on every CPU, the fence as soon on most but late, by tens of microseconds, on
+ * the CPU that takes the GPU's interrupt. A wait where
  * the host then touches memory the batch used, a free, and a slot's reuse still wait for a fence: the batch's
  * own where it carries one, else a later batch's (fences signal in submission order), else an empty
  * submission's; on GPUs only one batch in TRR_VK_FENCE_EVERY carries one (vk_internal.h says why). */
@@ -233,7 +233,7 @@ static void op_barrier(trr_vk_device *d, VkCommandBuffer cmd) {
 
 /* Ends and submits the open batch. While the timer runs, every batch's work ends with the stop stamp: the last
  * one before timer_stop leaves the end of the timed work there, and the interval holds no gap between
- * submissions (about 12 us a call on an H100, which a stamp in a command buffer of its own counted). A stamp at
+ * submissions (which a stamp in a command buffer of its own would count). A stamp at
  * the bottom of the pipe is written once every command before it has completed, so it needs no barrier; it goes
  * before the barrier that makes the batch's writes visible to the host, which belongs to the batch's end (the
  * host reading results) rather than to the timed ops, as a CUDA event leaves out the host's synchronization.
@@ -490,8 +490,7 @@ trr_status trr_vk_synchronize(trr_context *ctx) {
  * (that op then records none): what orders the timed work after the work before it stays out of the interval,
  * as a CUDA event recorded after earlier work leaves that wait out. The queries are reset by the host after
  * each reading (hostQueryReset) where the device offers it: a reset recorded just before the start stamp still
- * cost the interval's first dispatch 1.3 us on an H200, though not the stamps themselves
- * (bench/results/2026-11-24-h200-vulkan-timer-reset.txt); elsewhere it is recorded here. */
+ * delays the interval's first dispatch, though not the stamps themselves; elsewhere it is recorded here. */
 trr_status trr_vk_timer_start(trr_context *ctx) {
     trr_vk_device *d = trr_vk_dev(ctx);
     if (!d->queries)

@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""PyTorch and Triton anchors for trireme bench (SPEC.md, "Reference figures"), at the quick sizes.
+"""PyTorch and Triton anchors for trireme bench (the comparisons of docs/performance.md), at the quick sizes.
 
 Runs on a CUDA machine with PyTorch and Triton (no network). Every figure is the median of
 triton.testing.do_bench, which times with CUDA events and clears the L2 cache before each repetition, as
 trireme bench does. The Triton kernels here are checked against PyTorch before they are timed.
 
-usage: python3 bench/anchors.py OUT.json      (a table goes to stdout; about two minutes on an H100/H200)
+usage: python3 bench/anchors.py OUT.json      (a table goes to stdout; a few minutes on a large GPU)
 """
 import json
 import platform
@@ -19,7 +19,7 @@ from triton.testing import do_bench
 
 WARMUP_MS, REP_MS = 25, 100
 
-# Known-good f16 configs on NVIDIA from SPEC.md: (BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, stages, warps).
+# Known-good f16 configs on NVIDIA (docs/ops.md, Known-good NVIDIA configs): (BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, stages, warps).
 SPEC_CONFIGS = [(128, 256, 64, 8, 3, 8), (64, 256, 32, 8, 4, 4), (128, 128, 32, 8, 4, 4), (128, 64, 32, 8, 4, 4),
                 (64, 128, 32, 8, 4, 4), (128, 32, 32, 8, 4, 4), (64, 32, 32, 8, 5, 2), (32, 64, 32, 8, 5, 2)]
 
@@ -77,7 +77,7 @@ def triton_softmax(x, y):
 @triton.jit
 def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, s_am, s_ak, s_bk, s_bn, s_cm, s_cn, ACT: tl.constexpr,
                   BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
-    # Grouped block order (SPEC.md): GROUP_M block rows share each block column while it is in L2.
+    # Grouped block order (docs/ops.md, Grouped ordering): GROUP_M block rows share each block column while it is in L2.
     pid = tl.program_id(0)
     npm, npn = tl.cdiv(M, BLOCK_M), tl.cdiv(N, BLOCK_N)
     width = GROUP_M * npn

@@ -1,7 +1,7 @@
-/* `trireme bench`: SPEC.md's benchmarks, timed on the device against ceilings measured in the same run.
+/* `trireme bench`: the benchmarks of docs/ops.md, timed on the device against ceilings measured in the same run.
  *
  * Every benchmark case is a trr_case (core/cases.h), the same description the conformance engine checks, in the
- * packed layout at SPEC.md's benchmark sizes. Each case is checked against the float64 reference (at sampled
+ * packed layout at docs/ops.md's benchmark sizes. Each case is checked against the float64 reference (at sampled
  * elements when the output is large) before it is timed, so a wrong kernel never reports a figure.
  *
  * This is library code: it prints only to the FILE* it is given, and reports progress through a callback.
@@ -31,7 +31,7 @@ typedef enum trr_bench_id {
     TRR_BENCH_MATMUL_F32,
     TRR_BENCH_RGB_TO_GREY,
     TRR_BENCH_SILU,
-    TRR_BENCH_BMM_F16, /* batched matmul (SPEC.md "Wave 2"); sizes are BxMxNxK */
+    TRR_BENCH_BMM_F16, /* batched matmul (docs/ops.md, matmul); sizes are BxMxNxK */
     TRR_BENCH_MATMUL_BF16,
     TRR_BENCH_BMM_BF16, /* batched matmul, bf16 */
     TRR_BENCH_COUNT
@@ -67,7 +67,30 @@ unsigned trr_bench_mask_for(const char *name);
  * or MxNxK for a matmul, BxMxNxK (batch B) for bmm_f16 and bmm_bf16; "2^24" is accepted for any number. Writes a malloc'd array (free() it). */
 trr_status trr_bench_cases(trr_bench_id id, trr_bench_sizes_mode mode, const char *list, trr_case **out_cases,
                            int *out_count);
-/* Bytes the SPEC's figure counts (12n for add, ...), or 2·M·N·K for matmul. */
+/* The work any case's figure counts, one definition for the bench and `trireme run`: bytes moved (every input
+ * read and the output written once: 12n for add f32, 8n for gelu and softmax, 4MN for row_sum, whose per-row
+ * output is not counted, 4HW for rgb_to_grey u8), or 2·B·M·N·K floating-point operations for matmul. */
+double trr_bench_case_work(const trr_case *c);
+/* 1 when the case's figure is TFLOPS (matmul), 0 when GB/s. */
+int trr_bench_case_compute_bound(const trr_case *c);
+/* trr_bench_case_work per time: GB/s, or TFLOPS for matmul; 0 when ms <= 0. */
+double trr_bench_case_figure(const trr_case *c, double ms);
+/* Quick mode on a CPU device keeps each case's whole cost (input fill, warm-up, the checked call, repetitions)
+ * to about a second on a 2-core host, so the run stays under a minute: a case whose work passes these caps is
+ * halved until it fits (add 2^27 took 70 s there, gelu 2^24 29 s, matmul f16 1024^3 13 s), and the report says
+ * which sizes ran smaller. */
+#define TRR_BENCH_CPU_QUICK_MAX_BYTES (48.0 * 1048576.0) /* add 2^22, gelu 2^22, softmax 4096x1536 */
+#define TRR_BENCH_CPU_QUICK_MAX_FLOP 268435456.0         /* 2^28: 512^3, 64 batches of 128^3 */
+/* Seconds of repetitions per case in quick mode on a CPU device (1 s in full mode, 0.5 s on GPUs). */
+#define TRR_BENCH_CPU_QUICK_TARGET_S 0.25
+/* 1 when c is within the caps above. */
+int trr_bench_cpu_quick_fits(const trr_case *c);
+/* The cases of one benchmark on a device: trr_bench_cases, except quick mode on a CPU device (is_gpu 0), which
+ * halves each quick size until it is within the caps above (a size that lands on one already listed runs once)
+ * and appends "bench size as smaller" for each to capped (", "-separated; the caller zeroes it first). */
+trr_status trr_bench_device_cases(trr_bench_id id, trr_bench_sizes_mode mode, const char *list, int is_gpu,
+                                  trr_case **out_cases, int *out_count, char *capped, size_t capped_cap);
+/* Bytes docs/ops.md's figure counts (12n for add, ...), or 2·M·N·K for matmul: trr_bench_case_work. */
 double trr_bench_work(trr_bench_id id, const trr_case *c);
 /* The figure for one time: GB/s or TFLOPS. */
 double trr_bench_figure(trr_bench_id id, const trr_case *c, double ms);
@@ -75,6 +98,23 @@ double trr_bench_figure(trr_bench_id id, const trr_case *c, double ms);
  * number for the x axis of a chart (n, N, the cube root of M·N·K, H·W). */
 void trr_bench_size_text(trr_bench_id id, const trr_case *c, char *out, size_t cap);
 double trr_bench_size_x(trr_bench_id id, const trr_case *c);
+
+/* ---- the last-level cache (llc.c) ---- */
+
+/* The last-level data cache under a sysfs cache folder (/sys/devices/system/cpu/cpu0/cache): the size of the
+ * highest-level index* that is not an instruction cache; 0 when none can be read. */
+size_t trr_bench_llc_bytes_sysfs(const char *cache_dir);
+/* The device's last-level cache: the host's (sysfs) for CPU devices; 0 (unknown) for GPUs, whose L2 size the
+ * runtime does not report, so their figures keep the copy-ceiling rule alone. */
+size_t trr_bench_device_llc_bytes(const trr_device_info *dev);
+/* 1 when the case's working set (every operand, trr_case_bytes) fits in llc_bytes (0: unknown, never). Such a
+ * case streams from the cache, so its figure may pass the copy ceiling without being wrong: "in cache". */
+int trr_bench_in_cache(const trr_case *c, size_t llc_bytes);
+
+/* Whether a measured result is suspect above the copy ceiling copy_gbs: trr_bench_above_ceiling_suspect, unless
+ * its working set is in cache (r->in_cache), where streaming past a copy through memory is expected. */
+struct trr_bench_result;
+int trr_bench_result_suspect(const struct trr_bench_result *r, double copy_gbs);
 
 /* ---- operands (operands.c): one case laid out on the device, with host copies of the inputs ---- */
 
@@ -117,7 +157,7 @@ typedef struct trr_bench_check {
     char message[320];       /* why it failed; "" on a pass */
 } trr_bench_check;
 
-/* Judges one output against the float64 reference with SPEC.md's bounds (the rules of core/conformance.h),
+/* Judges one output against the float64 reference with docs/ops.md's bounds (the rules of harness/conformance.h),
  * at a deterministic sample of elements drawn from seed (all of them for small outputs; whole rows for
  * softmax). call is the normalised call with x.mem (and y.mem) pointing at host copies of the inputs; out is
  * the whole output buffer read back, out2 (u8 outputs, else NULL) a second run's read-back after a different
@@ -163,6 +203,7 @@ int trr_bench_clock_idle_low(const trr_bench_clock_stats *s, double max_mhz);
 typedef struct trr_bench_timing {
     int reps;
     double median_ms, min_ms, max_ms;
+    double p25_ms, p75_ms;       /* the quartiles of the repetitions' times */
     trr_bench_clock_stats clock; /* over the repetitions (not the warm-up) */
 } trr_bench_timing;
 
@@ -172,6 +213,10 @@ typedef trr_cache_flush trr_bench_flush;
 
 /* What is timed: one call of fn(ctx, user) between trr_timer_start and trr_timer_stop. */
 typedef trr_status (*trr_bench_fn)(trr_context *ctx, void *user);
+
+/* The timing of n repetitions' times ms[0..n) (sorted in place): the median, the quartiles (linear
+ * interpolation between order statistics), min and max. The clock stats are left alone. */
+void trr_bench_timing_of(double *ms, int n, trr_bench_timing *out);
 
 /* Warms up, then times reps repetitions (0: as many as fit in target_s, at least 5 and at most 200), flushing
  * before each, with clock (may be NULL) sampling the repetitions. */
@@ -249,10 +294,12 @@ typedef struct trr_bench_result {
     char reason[320];        /* why it is not OK; "" otherwise */
     trr_bench_timing timing;
     double figure, figure_lo, figure_hi; /* at the median, slowest and fastest repetitions */
+    double figure_p25, figure_p75;       /* the figure's quartiles: at the p75 and the p25 times */
     double ceiling;          /* the figure of the ceiling it is judged against (copy GB/s or vendor TFLOPS) */
     double fraction;         /* figure / ceiling; 0 when there is no ceiling (null in the JSON) */
     double vendor_figure;    /* matmul: the vendor library at the same size; 0 when not measured (null) */
     int above_ceiling;       /* memory-bound: the figure is above the copy ceiling even after it was re-measured */
+    int in_cache;            /* the working set fits in the last-level cache (trr_bench_in_cache): never flagged */
     trr_bench_timing vendor_timing;
     trr_config config;       /* trr_config_last after the checked run */
     trr_bench_check check;
@@ -267,6 +314,8 @@ typedef struct trr_bench_report {
     double budget_s;
     uint64_t seed;
     size_t flush_bytes;
+    size_t llc_bytes;          /* the last-level cache (trr_bench_device_llc_bytes); 0 when unknown */
+    char sizes_note[1100];     /* the sizes the mode ran smaller on this device (quick on a CPU device), or "" */
     trr_bench_copy_ceiling copy;
     char clock_source[256];    /* trr_bench_clock_source: what sampled the SM clock, or why nothing did */
     double clock_max_mhz;      /* the GPU's top SM clock; 0 when not sampled */
@@ -321,14 +370,28 @@ trr_status trr_bench_write_json(const trr_bench_report *const *reports, int n, c
 trr_status trr_bench_write_csv(const trr_bench_report *const *reports, int n, const char *path);
 /* One SVG chart per benchmark into dir (created when missing): <dir>/<bench>.svg. */
 trr_status trr_bench_write_plots(const trr_bench_report *const *reports, int n, const char *dir, FILE *log);
-/* Prints the cases two JSON reports share, side by side with the ratio B / A and whether the two figures'
- * ranges (figure_min..figure_max over the repetitions) overlap. TRR_ERR_IO when a file cannot be read or is not
- * a bench report (the reason goes to out). */
+/* Prints the cases two JSON reports share, side by side with the ratio B / A, each side's repetitions and whether
+ * the difference is within the run-to-run spread (trr_bench_spreads_overlap). TRR_ERR_IO when a file cannot be
+ * read or is not a bench report (the reason goes to out). */
 trr_status trr_bench_compare(const char *path_a, const char *path_b, FILE *out);
+/* One side of --compare: a figure's spread over its repetitions, the interquartile range [lo, hi]
+ * (figure_p25..figure_p75), or min..max where a report from before the quartiles has only those. */
+typedef struct trr_bench_spread {
+    int known;     /* 0: no figure (not ok, or no range in the report) */
+    int quartiles; /* 1: lo..hi are the quartiles; 0: min..max */
+    int reps;      /* 0 when the report does not say */
+    double lo, hi;
+} trr_bench_spread;
+/* The spread of one result object of a bench JSON report. */
+trr_bench_spread trr_bench_spread_of(const cJSON *result);
+/* 1 when the two spreads overlap (the difference is within the run-to-run spread), 0 when they do not (a real
+ * difference), -1 when either is unknown. Quartiles, not min..max: one slow repetition (a page fault, a clock
+ * dip) stretches a min..max range across a 30x gap, while the middle half of the repetitions stays put. */
+int trr_bench_spreads_overlap(const trr_bench_spread *a, const trr_bench_spread *b);
 /* A bench JSON report's parsed document, or NULL when it cannot be read or is not one (the reason goes to out). */
 cJSON *trr_bench_json_load(const char *path, FILE *out);
 /* Appends the reports of a bench JSON file to reports[*n..cap) (free each with trr_bench_free). The figures,
- * ranges, ceilings, device identities and outcomes come back; per-case configs and checks do not. */
+ * ranges, ceilings, device identities, outcomes, cases and configs come back; checks do not. */
 trr_status trr_bench_load_reports(const char *path, trr_bench_report **reports, int cap, int *n, FILE *log);
 
 /* ---- one physical GPU seen through several APIs (physical.c) ----
@@ -374,6 +437,10 @@ typedef struct trr_bench_gpu_view {
 trr_bench_gpu_view *trr_bench_gpu_views(const trr_bench_report *const *reports, int n, int *out_n);
 /* The grouped-bar chart of one view (plot_same_gpu_svg.c). */
 trr_status trr_bench_write_same_gpu_svg(const trr_bench_gpu_view *v, const char *path);
+/* What runs the reports come from, for a chart's subtitle (plot_svg.c): their date, or the first and last of
+ * their dates when they differ (reports merged by --replot), the trireme versions that made them, and with
+ * with_devices each device once: "2026-12-01T10:00:00Z .. 2026-12-01T11:00:00Z, trireme 0.1.0: cpu:0, vulkan:0". */
+void trr_bench_runs_text(const trr_bench_report *const *reports, int n, int with_devices, char *out, size_t cap);
 /* SVG text with &, <, >, " escaped (plot_svg.c). */
 void trr_svg_text(FILE *f, const char *s);
 

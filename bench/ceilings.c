@@ -35,7 +35,8 @@ static trr_status measure(trr_context *ctx, size_t bytes, double target_s, const
 trr_status trr_bench_copy_ceiling_measure(trr_context *ctx, const trr_device_info *dev,
                                           const trr_bench_flush *flush, trr_bench_clock *clock,
                                           trr_bench_copy_ceiling *out) {
-    /* 1 GiB on GPUs: far past any cache, and long enough (~0.5 ms at 4 TB/s) that launch cost vanishes.
+    /* 1 GiB on GPUs: far past any cache, and long enough (under a millisecond at HBM bandwidth, still
+     * far longer than a launch) that launch cost vanishes.
      * CPUs: 64 MiB, past the last-level cache, cheap on 2 cores. */
     size_t bytes = dev->is_gpu ? (size_t)1 << 30 : (size_t)64 << 20;
     if (dev->global_memory && bytes > dev->global_memory / 8) bytes = (size_t)(dev->global_memory / 8);
@@ -50,8 +51,8 @@ trr_status trr_bench_copy_ceiling_remeasure(trr_context *ctx, const trr_device_i
                                             trr_bench_copy_ceiling *c) {
     size_t bytes = c->bytes ? c->bytes * 2 : (size_t)128 << 20;
     if (dev->global_memory && bytes > dev->global_memory / 4) bytes = (size_t)(dev->global_memory / 4);
-    /* under 2 GiB: on an H200, NVIDIA's OpenCL took minutes in the 2 GiB re-measure (every bench process that
-     * re-measured on opencl:1 stalled after its last case), while 1 GiB copies take half a millisecond */
+    /* under 2 GiB: NVIDIA's OpenCL takes minutes over a 2 GiB copy, while 1 GiB copies take under a
+     * millisecond */
     if (bytes > ((size_t)1 << 31) - ((size_t)1 << 20)) bytes = ((size_t)1 << 31) - ((size_t)1 << 20);
     trr_bench_copy_ceiling again = {0};
     trr_status st = measure(ctx, bytes, dev->is_gpu ? 1.0 : 2.5, flush, clock, &again);

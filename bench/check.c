@@ -1,5 +1,5 @@
-/* The check before timing: the output of one run against the float64 reference, with SPEC.md's bounds as
- * core/conformance.h defines them. Large outputs are checked at sampled elements (or whole sampled rows for
+/* The check before timing: the output of one run against the float64 reference, with docs/ops.md's bounds as
+ * harness/conformance.h defines them. Large outputs are checked at sampled elements (or whole sampled rows for
  * softmax), each computed by trr_reference_run on the call restricted to that element or row: the float64
  * reference of a whole 8192^3 matmul would take hours on the host, one element takes K multiply-adds. */
 #include "bench.h"

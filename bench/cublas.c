@@ -7,7 +7,7 @@
  * f16 and bf16: cublasGemmEx, f16 (bf16) in and out, f32 compute (what trireme's half matmuls compute); a batched
  * case (bmm_f16) calls cublasGemmStridedBatchedEx the same way, with each operand's batch stride (0 for a shared
  * one). f32: cublasSgemm with
- * CUBLAS_PEDANTIC_MATH, so no TF32 and no reduced-precision shortcut: the SPEC's "true f32" ceiling.
+ * CUBLAS_PEDANTIC_MATH, so no TF32 and no reduced-precision shortcut: docs/ops.md's "genuine f32" ceiling.
  * Row-major C = A·B is the column-major product C^T = B^T·A^T, so the operands are passed swapped. */
 #define _POSIX_C_SOURCE 200809L /* strdup, strtok_r */
 #include "bench.h"
@@ -233,10 +233,9 @@ trr_status trr_bench_vendor_call(trr_bench_vendor *v, trr_context *ctx, const tr
     TRR_TRY(trr_context_native(ctx, &native));
     /* on the backend's stream, so the backend's timer events bracket exactly the cuBLAS kernels */
     int r = v->SetStream(v->handle, native.queue);
-    /* f32: pedantic, so no TF32 (SPEC's "no TF32" figure). f16: the default math, as PyTorch calls it, but with
-     * every reduction in f32 as trireme's kernels do. The mode made no difference that shows through the spread
-     * between processes: H100 4096^3, 625 TFLOPS pedantic, then 727 and 623 so (688 in SPEC.md;
-     * bench/results/2026-11-22-h100-vulkan-coop-modes.txt, -vulkan-khr-experiments.txt, -vulkan-coop-modes-2.txt) */
+    /* f32: pedantic, so no TF32 (docs/ops.md's "no TF32" figure). f16: the default math, as PyTorch calls it, but
+     * with every reduction in f32 as trireme's kernels do; against the pedantic mode it makes no difference that
+     * shows through cuBLAS's spread between processes. */
     const int math = c->in_dtype == TRR_F32 ? CUBLAS_PEDANTIC_MATH
                                             : CUBLAS_DEFAULT_MATH | CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION;
     if (r == CUBLAS_OK) r = v->SetMathMode(v->handle, math);

@@ -1,6 +1,6 @@
 /* The GPU's SM clock sampled beside the timed repetitions (bench.h, "the clock"), through NVIDIA's management
- * library loaded at run time: the driver lowers the clock when it sees the GPU idle, and a figure timed at 750
- * MHz reads as a slow kernel (bench/results/2026-11-24-h200-softmax-three-apis-clocks.txt). */
+ * library loaded at run time: the driver lowers the clock when it sees the GPU idle, and a figure timed at a
+ * lowered clock reads as a slow kernel. */
 #define _POSIX_C_SOURCE 200809L
 #include "bench.h"
 

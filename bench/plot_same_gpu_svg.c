@@ -46,9 +46,9 @@ trr_status trr_bench_write_same_gpu_svg(const trr_bench_gpu_view *v, const char 
     trr_svg_text(f, "One GPU, several APIs: ");
     trr_svg_text(f, d->name);
     fprintf(f, "</text>\n<text x=\"%.1f\" y=\"40\" text-anchor=\"middle\" font-size=\"11\" fill=\"#333\">", w / 2);
-    char sub[512];
-    snprintf(sub, sizeof sub, "%s %s; %s, trireme %s", d->uuid[0] ? "uuid" : "pci", d->uuid[0] ? d->uuid : d->pci_bus_id,
-             v->member[0]->date, v->member[0]->library_version);
+    char sub[1024], runs[512];
+    trr_bench_runs_text(v->report, v->n_reports, 0, runs, sizeof runs);
+    snprintf(sub, sizeof sub, "%s %s; %s", d->uuid[0] ? "uuid" : "pci", d->uuid[0] ? d->uuid : d->pci_bus_id, runs);
     trr_svg_text(f, sub);
     fprintf(f, "</text>\n<text x=\"%.1f\" y=\"54\" text-anchor=\"middle\" font-size=\"11\" fill=\"#333\">", w / 2);
     trr_svg_text(f, "bar = figure / this GPU's ceiling (copy bandwidth; matmul: vendor library)");

@@ -192,6 +192,31 @@ static void note_line(FILE *f, int slot, const trr_bench_report *rep, trr_bench_
     fprintf(f, "</text>\n");
 }
 
+/* Appends item to a ", "-separated list in out unless the list already holds it. */
+static void add_distinct(char *out, size_t cap, size_t *len, const char *item) {
+    const size_t n = strlen(item);
+    for (const char *p = out; (p = strstr(p, item)) != NULL; p += n)
+        if ((p == out || p[-1] == ' ') && (p[n] == ',' || p[n] == '\0')) return;
+    if (*len < cap) *len += (size_t)snprintf(out + *len, cap - *len, "%s%s", *len ? ", " : "", item);
+}
+
+void trr_bench_runs_text(const trr_bench_report *const *reports, int n, int with_devices, char *out, size_t cap) {
+    if (!cap) return;
+    const char *first = NULL, *last = NULL;
+    char versions[128] = "", devices[512] = "";
+    size_t vlen = 0, dlen = 0;
+    for (int i = 0; i < n; i++) {
+        const char *d = reports[i]->date;
+        if (d[0] && (!first || strcmp(d, first) < 0)) first = d;
+        if (d[0] && (!last || strcmp(d, last) > 0)) last = d;
+        add_distinct(versions, sizeof versions, &vlen, reports[i]->library_version[0] ? reports[i]->library_version : "?");
+        add_distinct(devices, sizeof devices, &dlen, reports[i]->device.spec);
+    }
+    int len = snprintf(out, cap, "%s%s%s, trireme %s", first ? first : "", first && strcmp(first, last) ? " .. " : "",
+                       first && strcmp(first, last) ? last : "", versions);
+    if (with_devices && len >= 0 && (size_t)len < cap) snprintf(out + len, cap - (size_t)len, ": %s", devices);
+}
+
 static trr_status plot_one(const trr_bench_report *const *reports, int n, trr_bench_id id, const char *path,
                            const char *what) {
     const trr_bench_def *def = trr_bench_get(id);
@@ -213,14 +238,13 @@ static trr_status plot_one(const trr_bench_report *const *reports, int n, trr_be
 
     int slots = 0, notes = 0;
     char subtitle[1024];
-    int len = snprintf(subtitle, sizeof subtitle, "%s%s%s, trireme %s:", what ? what : "", what ? "; " : "",
-                       n > 0 ? reports[0]->date : "", TRR_VERSION_STRING);
+    char runs[900];
+    trr_bench_runs_text(reports, n, 1, runs, sizeof runs);
+    snprintf(subtitle, sizeof subtitle, "%s%s%s", what ? what : "", what ? "; " : "", runs);
     for (int i = 0; i < n; i++) {
         int note = 0;
         slots += legend_slots(reports[i], id, &note);
         notes += note;
-        if (len < (int)sizeof subtitle)
-            len += snprintf(subtitle + len, sizeof subtitle - (size_t)len, "%s %s", i ? "," : "", reports[i]->device.spec);
     }
     const double height = H + LINE * (slots + notes) + 12;
 

@@ -48,6 +48,7 @@ static cJSON *result_json(const trr_bench_result *r, double max_mhz) {
         trr_json_add_number(shape, "m", (double)c->m);
         trr_json_add_number(shape, "n", (double)c->n);
         trr_json_add_number(shape, "k", (double)c->k);
+        if (c->batch > 0) trr_json_add_number(shape, "batch", (double)c->batch);
     } else {
         trr_json_add_number(shape, "rows", (double)c->rows);
         trr_json_add_number(shape, "cols", (double)c->cols);
@@ -63,12 +64,17 @@ static cJSON *result_json(const trr_bench_result *r, double max_mhz) {
     opt_number(o, "median_ms", r->timing.median_ms, ok);
     opt_number(o, "min_ms", r->timing.min_ms, ok);
     opt_number(o, "max_ms", r->timing.max_ms, ok);
+    opt_number(o, "p25_ms", r->timing.p25_ms, ok);
+    opt_number(o, "p75_ms", r->timing.p75_ms, ok);
     opt_number(o, "figure", r->figure, ok);
     opt_number(o, "figure_min", r->figure_lo, ok); /* at the slowest repetition */
     opt_number(o, "figure_max", r->figure_hi, ok); /* at the fastest */
+    opt_number(o, "figure_p25", r->figure_p25, ok); /* the quartiles, which --compare judges by */
+    opt_number(o, "figure_p75", r->figure_p75, ok);
     opt_number(o, "ceiling", r->ceiling, ceil);
     opt_number(o, "fraction_of_ceiling", r->fraction, ceil);
     cJSON_AddBoolToObject(o, "above_ceiling", r->above_ceiling);
+    cJSON_AddBoolToObject(o, "in_cache", r->in_cache);
     opt_number(o, "vendor_figure", r->vendor_figure, vendor);
     opt_number(o, "vendor_median_ms", r->vendor_timing.median_ms, vendor);
     opt_number(o, "fraction_of_vendor", vendor ? r->figure / r->vendor_figure : 0, vendor);
@@ -108,6 +114,8 @@ static cJSON *report_json(const trr_bench_report *rep) {
     trr_json_add_number(o, "budget_s", rep->budget_s);
     trr_json_add_number(o, "seed", (double)rep->seed);
     trr_json_add_number(o, "flush_bytes", (double)rep->flush_bytes);
+    opt_number(o, "llc_bytes", (double)rep->llc_bytes, rep->llc_bytes > 0);
+    cJSON_AddStringToObject(o, "sizes_note", rep->sizes_note);
     trr_json_add_number(o, "seconds", rep->seconds);
     cJSON_AddStringToObject(o, "clock_source", rep->clock_source);
     opt_number(o, "sm_clock_max_mhz", rep->clock_max_mhz, rep->clock_max_mhz > 0);
@@ -118,6 +126,7 @@ static cJSON *report_json(const trr_bench_report *rep) {
     opt_number(ceil, "copy_median_ms", rep->copy.timing.median_ms, copy);
     opt_number(ceil, "copy_min_ms", rep->copy.timing.min_ms, copy);
     opt_number(ceil, "copy_max_ms", rep->copy.timing.max_ms, copy);
+    opt_number(ceil, "copy_reps", rep->copy.timing.reps, copy);
     cJSON_AddItemToObject(ceil, "copy_sm_clock", clock_json(&rep->copy.timing.clock, copy, rep->clock_max_mhz));
     cJSON_AddStringToObject(ceil, "copy_note", rep->copy.note);
     cJSON_AddBoolToObject(ceil, "copy_remeasured", rep->copy.remeasured);

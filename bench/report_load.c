@@ -1,6 +1,11 @@
 /* Reading bench JSON reports back: the parsed document (for --compare) and the reports themselves (for
- * --replot, which redraws the tables and charts of saved runs, several files merged, without running anything). */
+ * --replot, which redraws the tables and charts of saved runs, several files merged, without running anything):
+ * everything the text table prints comes back (the copy ceiling's size and repetitions, the flush, each case's
+ * op, shape and config). */
 #include "bench.h"
+
+#include "json_fields.h"
+#include "op_table.h"
 
 #include <cjson/cJSON.h>
 #include <stdlib.h>
@@ -63,6 +68,33 @@ static void read_clock(const cJSON *c, trr_bench_clock_stats *out) {
     out->idle_samples = (int)number(c, "idle_samples");
 }
 
+/* The case as the report names it: op, dtypes and shape (what the table's config column and the charts need). */
+static void read_case(const cJSON *r, trr_bench_id bench, trr_case *c) {
+    char op[32], din[16], dout[16];
+    text(op, sizeof op, r, "op");
+    text(din, sizeof din, r, "in_dtype");
+    text(dout, sizeof dout, r, "out_dtype");
+    memset(c, 0, sizeof *c);
+    c->op = trr_bench_get(bench)->op;
+    trr_op_from_name(op, &c->op); /* a report without "op": its benchmark's */
+    for (int d = 0; d < TRR_DTYPE_COUNT; d++) {
+        const char *name = NULL;
+        if (trr_dtype_name((trr_dtype)d, &name) != TRR_OK || !name) continue;
+        if (!strcmp(name, din)) c->in_dtype = (trr_dtype)d;
+        if (!strcmp(name, dout)) c->out_dtype = (trr_dtype)d;
+    }
+    const cJSON *shape = cJSON_GetObjectItem(r, "shape");
+    if (trr_op_desc_get(c->op)->shape == TRR_SHAPE_MATMUL) {
+        c->m = (int64_t)number(shape, "m");
+        c->n = (int64_t)number(shape, "n");
+        c->k = (int64_t)number(shape, "k");
+        c->batch = (int64_t)number(shape, "batch");
+    } else {
+        c->rows = (int64_t)number(shape, "rows");
+        c->cols = (int64_t)number(shape, "cols");
+    }
+}
+
 static trr_status read_report(const cJSON *o, trr_bench_report **out) {
     trr_bench_report *rep = calloc(1, sizeof *rep);
     if (!rep) return TRR_ERR_OUT_OF_MEMORY;
@@ -81,10 +113,22 @@ static trr_status read_report(const cJSON *o, trr_bench_report **out) {
     text(rep->date, sizeof rep->date, o, "date");
     text(rep->sizes, sizeof rep->sizes, o, "sizes");
     rep->seconds = number(o, "seconds");
+    rep->reps_requested = (int)number(o, "reps_requested");
+    rep->budget_s = number(o, "budget_s");
+    rep->seed = (uint64_t)number(o, "seed");
+    rep->flush_bytes = (size_t)number(o, "flush_bytes");
+    rep->llc_bytes = (size_t)number(o, "llc_bytes");
+    text(rep->sizes_note, sizeof rep->sizes_note, o, "sizes_note");
     text(rep->clock_source, sizeof rep->clock_source, o, "clock_source");
     rep->clock_max_mhz = number(o, "sm_clock_max_mhz");
     const cJSON *ceil = cJSON_GetObjectItem(o, "ceilings");
     rep->copy.gbs = number(ceil, "copy_gbs");
+    rep->copy.bytes = (size_t)number(ceil, "copy_bytes");
+    rep->copy.timing.median_ms = number(ceil, "copy_median_ms");
+    rep->copy.timing.min_ms = number(ceil, "copy_min_ms");
+    rep->copy.timing.max_ms = number(ceil, "copy_max_ms");
+    rep->copy.timing.reps = (int)number(ceil, "copy_reps"); /* 0 in reports from before it was written */
+    rep->copy.first_gbs = number(ceil, "copy_first_gbs");
     rep->copy.remeasured = cJSON_IsTrue(cJSON_GetObjectItem(ceil, "copy_remeasured"));
     text(rep->copy.note, sizeof rep->copy.note, ceil, "copy_note");
     read_clock(cJSON_GetObjectItem(ceil, "copy_sm_clock"), &rep->copy.timing.clock);
@@ -112,17 +156,24 @@ static trr_status read_report(const cJSON *o, trr_bench_report **out) {
         text(x->reason, sizeof x->reason, r, "reason");
         x->outcome = outcome_of(status);
         x->x = number(r, "x");
+        read_case(r, x->bench, &x->tcase);
+        trr_json_read_config(cJSON_GetObjectItem(r, "config"), &x->config);
         x->figure = number(r, "figure");
         x->figure_lo = number(r, "figure_min");
         x->figure_hi = number(r, "figure_max");
+        x->figure_p25 = number(r, "figure_p25");
+        x->figure_p75 = number(r, "figure_p75");
         x->ceiling = number(r, "ceiling");
         x->fraction = number(r, "fraction_of_ceiling");
         x->vendor_figure = number(r, "vendor_figure");
         x->above_ceiling = cJSON_IsTrue(cJSON_GetObjectItem(r, "above_ceiling"));
+        x->in_cache = cJSON_IsTrue(cJSON_GetObjectItem(r, "in_cache"));
         x->timing.reps = (int)number(r, "reps");
         x->timing.median_ms = number(r, "median_ms");
         x->timing.min_ms = number(r, "min_ms");
         x->timing.max_ms = number(r, "max_ms");
+        x->timing.p25_ms = number(r, "p25_ms");
+        x->timing.p75_ms = number(r, "p75_ms");
         read_clock(cJSON_GetObjectItem(r, "sm_clock"), &x->timing.clock);
     }
     *out = rep;

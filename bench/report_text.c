@@ -36,6 +36,10 @@ void trr_bench_print(const trr_bench_report *const *reports, int n, FILE *out) {
         }
         fprintf(out, "   L2 flush: %.0f MiB written between repetitions; sizes %s; %.1f s\n",
                 (double)rep->flush_bytes / 1048576.0, rep->sizes, rep->seconds);
+        if (rep->sizes_note[0]) fprintf(out, "   sizes: %s\n", rep->sizes_note);
+        if (rep->llc_bytes)
+            fprintf(out, "   last-level cache: %.0f MiB; a case whose operands fit in it is marked \"in cache\"\n",
+                    (double)rep->llc_bytes / 1048576.0);
         if (rep->clock_max_mhz > 0)
             fprintf(out, "   SM clock: %s; the copy ceiling's repetitions at %.0f MHz; MHz = the mean over each "
                     "case's repetitions\n", rep->clock_source, rep->copy.timing.clock.mean_mhz);
@@ -62,19 +66,24 @@ void trr_bench_print(const trr_bench_report *const *reports, int n, FILE *out) {
                     mhz);
             print_config(r, out);
             if (r->above_ceiling) fprintf(out, "  ABOVE the copy ceiling (re-measured)");
+            if (r->in_cache) fprintf(out, "  in cache");
             fprintf(out, "\n");
         }
-        int failed = 0, skipped = 0, ok = 0, unsupported = 0, above = 0, low = 0;
+        int failed = 0, skipped = 0, ok = 0, unsupported = 0, above = 0, low = 0, cached = 0;
         for (int j = 0; j < rep->n_results; j++) {
             failed += rep->results[j].outcome == TRR_BENCH_FAILED;
             skipped += rep->results[j].outcome == TRR_BENCH_SKIPPED;
             unsupported += rep->results[j].outcome == TRR_BENCH_UNSUPPORTED;
             ok += rep->results[j].outcome == TRR_BENCH_OK;
             above += rep->results[j].above_ceiling;
+            cached += rep->results[j].outcome == TRR_BENCH_OK && rep->results[j].in_cache;
             low += rep->results[j].outcome == TRR_BENCH_OK &&
                    trr_bench_clock_idle_low(&rep->results[j].timing.clock, rep->clock_max_mhz);
         }
         fprintf(out, "   %d measured, %d skipped, %d unsupported, %d failed", ok, skipped, unsupported, failed);
+        if (cached)
+            fprintf(out, "; %d in cache (their operands fit in the last-level cache, so a figure above the copy "
+                         "ceiling is expected there)", cached);
         if (above)
             fprintf(out, "; %d above the copy ceiling even after re-measuring it (\"!\": the copy path is slower "
                          "than a kernel's streaming, or the figure is wrong)", above);

@@ -122,9 +122,8 @@ static trr_status run_case(run_state *rs, predictor *pred, trr_bench_result *r) 
     trr_config_last(ctx, &r->config);
 
     /* A matmul is timed repetition by repetition beside the vendor's product of the same case, so the ratio is
-     * taken under one set of clocks (on a power-capped H200, cuBLAS timed after the case read anywhere from 568
-     * to 680 TFLOPS at 4096^3 in one command: bench/results/2026-11-24-h200-cublas-side-by-side.txt); should that
-     * pair fail, the case is timed alone. */
+     * taken under one set of clocks (on a power-capped GPU, cuBLAS timed after the case varies widely within
+     * one command); should that pair fail, the case is timed alone. */
     trr_bench_timed items[2] = {{call_setup, &s}};
     trr_bench_timing timings[2];
     const char *vendor_what = "";
@@ -146,6 +145,8 @@ static trr_status run_case(run_state *rs, predictor *pred, trr_bench_result *r) 
     r->figure = trr_bench_figure(r->bench, c, r->timing.median_ms);
     r->figure_lo = trr_bench_figure(r->bench, c, r->timing.max_ms);
     r->figure_hi = trr_bench_figure(r->bench, c, r->timing.min_ms);
+    r->figure_p25 = trr_bench_figure(r->bench, c, r->timing.p75_ms);
+    r->figure_p75 = trr_bench_figure(r->bench, c, r->timing.p25_ms);
     pred->ms = r->timing.median_ms;
     pred->work = work;
     snprintf(pred->size, sizeof pred->size, "%s", r->size);
@@ -158,6 +159,7 @@ static trr_status run_case(run_state *rs, predictor *pred, trr_bench_result *r) 
         r->ceiling = r->vendor_figure;
     } else {
         r->ceiling = rs->rep->copy.gbs;
+        r->in_cache = trr_bench_in_cache(c, rs->rep->llc_bytes);
     }
     r->fraction = r->ceiling > 0 ? r->figure / r->ceiling : 0;
     trr_bench_setup_destroy(&s);
@@ -178,7 +180,7 @@ static void judge_ceilings(run_state *rs) {
             rep->best_matmul_f32_tflops = r->figure;
         if (r->bench == TRR_BENCH_MATMUL_F16 && r->figure > rep->best_matmul_f16_tflops)
             rep->best_matmul_f16_tflops = r->figure;
-        above |= trr_bench_above_ceiling_suspect(r->bench, r->figure, rep->copy.gbs);
+        above |= trr_bench_result_suspect(r, rep->copy.gbs);
     }
     if (!above) return;
     trr_bench_copy_ceiling_remeasure(rs->ctx, &rep->device, &rs->flush, rs->clock, &rep->copy);
@@ -187,7 +189,7 @@ static void judge_ceilings(run_state *rs) {
         if (r->outcome != TRR_BENCH_OK || trr_bench_get(r->bench)->compute_bound) continue;
         r->ceiling = rep->copy.gbs;
         r->fraction = r->ceiling > 0 ? r->figure / r->ceiling : 0;
-        r->above_ceiling = trr_bench_above_ceiling_suspect(r->bench, r->figure, r->ceiling);
+        r->above_ceiling = trr_bench_result_suspect(r, r->ceiling);
     }
 }
 
@@ -201,11 +203,13 @@ static void plan_free(planned *p) {
     for (int b = 0; b < TRR_BENCH_COUNT; b++) free(p->cases[b]);
 }
 
-static trr_status plan(const trr_bench_options *opt, planned *p) {
+static trr_status plan(const trr_bench_options *opt, const trr_device_info *dev, planned *p, char *capped,
+                       size_t capped_cap) {
     memset(p, 0, sizeof *p);
     for (int b = 0; b < TRR_BENCH_COUNT; b++) {
         if (opt->bench_mask && !(opt->bench_mask & (1u << b))) continue;
-        trr_status st = trr_bench_cases((trr_bench_id)b, opt->sizes, opt->size_list, &p->cases[b], &p->counts[b]);
+        trr_status st = trr_bench_device_cases((trr_bench_id)b, opt->sizes, opt->size_list, dev->is_gpu,
+                                               &p->cases[b], &p->counts[b], capped, capped_cap);
         if (st != TRR_OK) {
             plan_free(p);
             return st;
@@ -217,8 +221,11 @@ static trr_status plan(const trr_bench_options *opt, planned *p) {
 
 trr_status trr_bench_run(trr_context *ctx, const trr_bench_options *opt, trr_bench_report **out_report) {
     if (!ctx || !opt || !out_report) return TRR_ERR_INVALID_ARGUMENT;
+    trr_device_info dev;
+    TRR_TRY(trr_context_device(ctx, &dev));
     planned p;
-    TRR_TRY(plan(opt, &p));
+    char capped[1024] = "";
+    TRR_TRY(plan(opt, &dev, &p, capped, sizeof capped));
     trr_bench_report *rep = calloc(1, sizeof *rep);
     if (rep) rep->results = calloc((size_t)p.total + 1, sizeof *rep->results);
     if (!rep || !rep->results) {
@@ -226,12 +233,12 @@ trr_status trr_bench_run(trr_context *ctx, const trr_bench_options *opt, trr_ben
         plan_free(&p);
         return TRR_ERR_OUT_OF_MEMORY;
     }
-    trr_status st = trr_context_device(ctx, &rep->device);
-    if (st != TRR_OK) {
-        trr_bench_free(rep);
-        plan_free(&p);
-        return st;
-    }
+    rep->device = dev;
+    trr_status st = TRR_OK;
+    rep->llc_bytes = trr_bench_device_llc_bytes(&dev);
+    if (capped[0])
+        snprintf(rep->sizes_note, sizeof rep->sizes_note, "on a CPU device quick runs %s (--sizes full runs docs/ops.md's)",
+                 capped);
     const double t0 = trr_now_s();
     time_t now = time(NULL);
     struct tm tm_utc;
@@ -245,7 +252,11 @@ trr_status trr_bench_run(trr_context *ctx, const trr_bench_options *opt, trr_ben
     rep->seed = opt->seed;
     snprintf(rep->command_line, sizeof rep->command_line, "%s", opt->command_line ? opt->command_line : "");
 
-    run_state rs = {.ctx = ctx, .opt = opt, .rep = rep, .target_s = rep->device.is_gpu ? 0.5 : 1.0};
+    /* quick on a CPU device: a quarter second of repetitions per case (the flushes' share shrinks with it,
+     * timing.c), so twenty-odd cases with their fills and checks stay within a minute on 2 cores */
+    const int cpu_quick = !rep->device.is_gpu && opt->sizes == TRR_BENCH_SIZES_QUICK;
+    run_state rs = {.ctx = ctx, .opt = opt, .rep = rep,
+                    .target_s = rep->device.is_gpu ? 0.5 : cpu_quick ? TRR_BENCH_CPU_QUICK_TARGET_S : 1.0};
     if (trr_cache_flush_create(ctx, &rs.flush) != TRR_OK) rs.flush.bytes = 0;
     rep->flush_bytes = rs.flush.bytes;
     trr_bench_clock_open(&rep->device, opt->no_clock, &rs.clock);

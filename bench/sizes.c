@@ -1,9 +1,10 @@
-/* SPEC.md's benchmark table: which cases each benchmark runs (quick, full or a list) and how a time becomes
+/* The benchmark table of docs/ops.md (Benchmarks): which cases each benchmark runs (quick, full or a list) and how a time becomes
  * its figure. */
 #include "bench.h"
 
-#include <ctype.h>
-#include <errno.h>
+#include "number.h"
+#include "op_table.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,7 +29,7 @@ static const trr_bench_def g_defs[TRR_BENCH_COUNT] = {
      TRR_OP_MATMUL, 0},
 };
 
-#define ROWS_M 4096 /* softmax and row_sum: M is fixed by the SPEC */
+#define ROWS_M 4096 /* softmax and row_sum: M is fixed by docs/ops.md */
 
 int trr_bench_above_ceiling_suspect(trr_bench_id id, double figure, double copy_gbs) {
     const trr_bench_def *d = trr_bench_get(id);
@@ -109,7 +110,7 @@ static trr_status push(case_vec *v, trr_case c) {
     return TRR_OK;
 }
 
-/* SPEC.md "Wave 2": many small products, and fewer wide ones with a short K. */
+/* docs/ops.md, Benchmarks: many small products, and fewer wide ones with a short K. */
 static trr_status bmm_sizes(trr_bench_id id, case_vec *v) {
     TRR_TRY(push(v, make_bmm(id, 512, 128, 128, 128)));
     return push(v, make_bmm(id, 64, 1024, 1024, 128));
@@ -146,7 +147,7 @@ static trr_status full_sizes(trr_bench_id id, case_vec *v) {
     }
 }
 
-/* A few sizes per benchmark, including the ones SPEC.md's reference figures name, so a GPU run takes a few
+/* A few sizes per benchmark, including the ones docs/performance.md compares, so a GPU run takes a few
  * minutes. */
 static trr_status quick_sizes(trr_bench_id id, case_vec *v) {
     switch (id) {
@@ -173,28 +174,9 @@ static trr_status quick_sizes(trr_bench_id id, case_vec *v) {
     }
 }
 
-/* "16777216", "2^24", "1<<24" */
+/* "16777216", "2^24", "1<<24" (number.h), positive */
 static int parse_size(const char *s, const char **end, int64_t *out) {
-    char *e;
-    errno = 0;
-    long long v = strtoll(s, &e, 10);
-    if (e == s || errno || v <= 0) return 0;
-    if (*e == '^' || (e[0] == '<' && e[1] == '<')) {
-        const int power = *e == '^';
-        const char *p = power ? e + 1 : e + 2;
-        long long ex = strtoll(p, &e, 10);
-        if (e == p || ex < 0 || ex > 40) return 0;
-        if (power) {
-            long long r = 1;
-            for (long long i = 0; i < ex && r <= (1ll << 42); i++) r *= v;
-            v = r;
-        } else {
-            v <<= ex;
-        }
-    }
-    *end = e;
-    *out = v;
-    return 1;
+    return trr_parse_number(s, end, out) && *out > 0;
 }
 
 static trr_status list_sizes(trr_bench_id id, const char *list, case_vec *v) {
@@ -229,6 +211,73 @@ static trr_status list_sizes(trr_bench_id id, const char *list, case_vec *v) {
     return TRR_OK;
 }
 
+int trr_bench_cpu_quick_fits(const trr_case *c) {
+    const double work = trr_bench_case_work(c);
+    return trr_bench_case_compute_bound(c) ? work <= TRR_BENCH_CPU_QUICK_MAX_FLOP : work <= TRR_BENCH_CPU_QUICK_MAX_BYTES;
+}
+
+/* One step down from a case over the CPU quick caps: half the size along what the benchmark's sizes vary (n; N
+ * at the benchmark's fixed M; H and W; M, N and K; a batched matmul's batch first). 0 when it cannot shrink. */
+static int shrink(trr_bench_id id, trr_case *c) {
+    if (trr_bench_case_compute_bound(c)) {
+        if (c->batch > 1) {
+            c->batch /= 2;
+            return 1;
+        }
+        if (c->m < 32 || c->n < 32 || c->k < 32) return 0;
+        c->m /= 2, c->n /= 2, c->k /= 2;
+        return 1;
+    }
+    if (c->cols < 256) return 0;
+    c->cols /= 2;
+    if (id == TRR_BENCH_RGB_TO_GREY) c->rows /= 2;
+    return 1;
+}
+
+static int same_size(const trr_case *a, const trr_case *b) {
+    return a->rows == b->rows && a->cols == b->cols && a->m == b->m && a->n == b->n && a->k == b->k &&
+           a->batch == b->batch;
+}
+
+/* Quick mode's sizes on a CPU device: each one over the caps halved until it fits (one already in the list is
+ * not run twice), and named in note with the size it runs at, so every benchmark still runs and is checked. */
+static trr_status cpu_quick_sizes(trr_bench_id id, case_vec *v, char *note, size_t cap) {
+    case_vec all = {0};
+    trr_status st = quick_sizes(id, &all);
+    for (int i = 0; st == TRR_OK && i < all.count; i++) {
+        trr_case c = all.items[i];
+        while (!trr_bench_cpu_quick_fits(&c) && shrink(id, &c)) {}
+        if (!same_size(&c, &all.items[i])) {
+            char was[48], now[48];
+            trr_bench_size_text(id, &all.items[i], was, sizeof was);
+            trr_bench_size_text(id, &c, now, sizeof now);
+            const size_t at = strlen(note);
+            if (at < cap) snprintf(note + at, cap - at, "%s%s %s as %s", at ? ", " : "", g_defs[id].name, was, now);
+        }
+        int dup = 0;
+        for (int j = 0; j < v->count; j++) dup |= same_size(&c, &v->items[j]);
+        if (!dup) st = push(v, c);
+    }
+    free(all.items);
+    return st;
+}
+
+trr_status trr_bench_device_cases(trr_bench_id id, trr_bench_sizes_mode mode, const char *list, int is_gpu,
+                                  trr_case **out_cases, int *out_count, char *capped, size_t capped_cap) {
+    if (mode != TRR_BENCH_SIZES_QUICK || is_gpu) return trr_bench_cases(id, mode, list, out_cases, out_count);
+    if ((unsigned)id >= TRR_BENCH_COUNT || !out_cases || !out_count || !capped || !capped_cap)
+        return TRR_ERR_INVALID_ARGUMENT;
+    case_vec v = {0};
+    trr_status st = cpu_quick_sizes(id, &v, capped, capped_cap);
+    if (st != TRR_OK) {
+        free(v.items);
+        return st;
+    }
+    *out_cases = v.items;
+    *out_count = v.count;
+    return TRR_OK;
+}
+
 trr_status trr_bench_cases(trr_bench_id id, trr_bench_sizes_mode mode, const char *list, trr_case **out_cases,
                            int *out_count) {
     if ((unsigned)id >= TRR_BENCH_COUNT || !out_cases || !out_count) return TRR_ERR_INVALID_ARGUMENT;
@@ -247,23 +296,41 @@ trr_status trr_bench_cases(trr_bench_id id, trr_bench_sizes_mode mode, const cha
 
 /* ---- figures ---- */
 
-double trr_bench_work(trr_bench_id id, const trr_case *c) {
+double trr_bench_case_work(const trr_case *c) {
+    const trr_op_desc *d = trr_op_desc_get(c->op);
+    if (!d) return 0;
+    if (d->shape == TRR_SHAPE_MATMUL)
+        return 2.0 * (double)trr_case_batch(c) * (double)c->m * (double)c->n * (double)c->k;
+    size_t in = 0, out = 0;
+    trr_dtype_size(c->in_dtype, &in);
+    trr_dtype_size(c->out_dtype, &out);
     const double n = (double)c->rows * (double)c->cols;
-    switch (id) {
-    case TRR_BENCH_ADD: return 12.0 * n;
-    case TRR_BENCH_GELU:
-    case TRR_BENCH_SILU: return 8.0 * n;
-    case TRR_BENCH_SOFTMAX: return 8.0 * n;
-    case TRR_BENCH_ROW_SUM: return 4.0 * n;
-    case TRR_BENCH_RGB_TO_GREY: return 4.0 * n;
-    default: return 2.0 * (double)trr_case_batch(c) * (double)c->m * (double)c->n * (double)c->k;
-    }
+    /* every input read once (rgb_to_grey's image has three planes), the output written once; row_sum's output,
+     * one value per row, is not counted */
+    double bytes = n * (double)in * (double)d->operand[0].planes * (double)d->n_inputs;
+    if (d->shape != TRR_SHAPE_ROW_REDUCE) bytes += n * (double)out;
+    return bytes;
+}
+
+int trr_bench_case_compute_bound(const trr_case *c) {
+    const trr_op_desc *d = trr_op_desc_get(c->op);
+    return d && d->shape == TRR_SHAPE_MATMUL;
+}
+
+double trr_bench_case_figure(const trr_case *c, double ms) {
+    if (ms <= 0) return 0;
+    const double per_s = trr_bench_case_work(c) / (ms * 1e-3);
+    return trr_bench_case_compute_bound(c) ? per_s * 1e-12 : per_s * 1e-9;
+}
+
+double trr_bench_work(trr_bench_id id, const trr_case *c) {
+    (void)id; /* every benchmark counts its case's work */
+    return trr_bench_case_work(c);
 }
 
 double trr_bench_figure(trr_bench_id id, const trr_case *c, double ms) {
-    if (ms <= 0) return 0;
-    const double per_s = trr_bench_work(id, c) / (ms * 1e-3);
-    return g_defs[id].compute_bound ? per_s * 1e-12 : per_s * 1e-9;
+    (void)id;
+    return trr_bench_case_figure(c, ms);
 }
 
 void trr_bench_size_text(trr_bench_id id, const trr_case *c, char *out, size_t cap) {

@@ -14,8 +14,9 @@
 #define WARMUP_MIN_S 0.05
 /* Warm-up and cache flushing together stay under this per timed case (2 s promised; the rest is margin for the
  * calls themselves): a tiny case's repetitions cost next to nothing, and its time went to flushing 64-256 MiB
- * before every call. */
+ * before every call. A timing target under OVERHEAD_TARGET_S (quick on a CPU device) shrinks it in proportion. */
 #define OVERHEAD_BUDGET_S 1.5
+#define OVERHEAD_TARGET_S 0.5
 
 
 static int cmp_double(const void *a, const void *b) {
@@ -67,6 +68,24 @@ static trr_status one_round(trr_context *ctx, void *user) {
     return TRR_OK;
 }
 
+/* The q-quantile of sorted[0..n), interpolated between order statistics. */
+static double quantile(const double *sorted, int n, double q) {
+    const double at = q * (double)(n - 1);
+    const int i = (int)at;
+    return i + 1 < n ? sorted[i] + (at - (double)i) * (sorted[i + 1] - sorted[i]) : sorted[n - 1];
+}
+
+void trr_bench_timing_of(double *ms, int n, trr_bench_timing *out) {
+    if (n < 1) return;
+    qsort(ms, (size_t)n, sizeof *ms, cmp_double);
+    out->reps = n;
+    out->min_ms = ms[0];
+    out->max_ms = ms[n - 1];
+    out->median_ms = quantile(ms, n, 0.5);
+    out->p25_ms = quantile(ms, n, 0.25);
+    out->p75_ms = quantile(ms, n, 0.75);
+}
+
 trr_status trr_bench_time_each(trr_context *ctx, const trr_bench_timed *items, int n, const trr_bench_flush *flush,
                                trr_bench_clock *clock, int reps, double target_s, trr_bench_timing *outs) {
     if (n < 1 || n > TRR_BENCH_TIMED_MAX)
@@ -75,9 +94,8 @@ trr_status trr_bench_time_each(trr_context *ctx, const trr_bench_timed *items, i
     /* warm-up: module loads, compilation and first-touch page faults stay out of the figures, and the clocks
      * come back up after the host-side setup (warmup.h): each call once, timed (its time sizes the first burst),
      * then bursts of what the repetitions run, flushes included, without their waits (trr_warmup_run). The
-     * flushes keep the device's power near the repetitions' own: bursts of the bare op drove an H200 into its
-     * power cap before the repetitions began (gelu 2^27 at 1245-1305 MHz, 2-5% below the figure after a warm-up
-     * of timed calls; bench/results/2026-11-24-h200-bench-clock-warmup.txt). */
+     * flushes keep the device's power near the repetitions' own: bursts of the bare op can drive a GPU into its
+     * power cap before the repetitions begin, and its figures then read low. */
     double est[TRR_BENCH_TIMED_MAX], one_flush_ms = 0, round_ms = 0;
     const double wall_s = trr_warmup_seconds(ctx), t0 = trr_now_s();
     TRR_TRY(flush_ms(ctx, flush, &one_flush_ms));
@@ -94,7 +112,8 @@ trr_status trr_bench_time_each(trr_context *ctx, const trr_bench_timed *items, i
         for (int j = 0; j < n; j++) timed_round_ms += est[j];
         double r = timed_round_ms > 0 ? target_s * 1e3 / timed_round_ms : MAX_REPS;
         /* the flushes share the case's overhead budget with the warm-up */
-        const double left_ms = (OVERHEAD_BUDGET_S - (trr_now_s() - t0)) * 1e3;
+        const double overhead_s = OVERHEAD_BUDGET_S * (target_s < OVERHEAD_TARGET_S ? target_s / OVERHEAD_TARGET_S : 1.0);
+        const double left_ms = (overhead_s - (trr_now_s() - t0)) * 1e3;
         if (one_flush_ms > 0 && r * n * one_flush_ms > left_ms) r = left_ms / (n * one_flush_ms);
         reps = r < MIN_REPS ? MIN_REPS : r > MAX_REPS ? MAX_REPS : (int)r;
     }
@@ -118,12 +137,7 @@ trr_status trr_bench_time_each(trr_context *ctx, const trr_bench_timed *items, i
     trr_bench_clock_stats clock_stats;
     trr_bench_clock_end(clock, &clock_stats);
     for (int j = 0; j < n; j++) {
-        double *tj = t + (size_t)j * (size_t)reps;
-        qsort(tj, (size_t)reps, sizeof *tj, cmp_double);
-        outs[j].reps = reps;
-        outs[j].min_ms = tj[0];
-        outs[j].max_ms = tj[reps - 1];
-        outs[j].median_ms = reps % 2 ? tj[reps / 2] : 0.5 * (tj[reps / 2 - 1] + tj[reps / 2]);
+        trr_bench_timing_of(t + (size_t)j * (size_t)reps, reps, &outs[j]);
         outs[j].clock = clock_stats;
     }
     free(t);

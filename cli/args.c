@@ -1,6 +1,10 @@
 /* Option parsing and device opening shared by the subcommands (cli.h). */
 #include "cli.h"
 
+#include "config_fields.h"
+#include "number.h"
+#include "op_table.h"
+#include "tune.h"
 #include "tuner.h"
 
 #include <errno.h>
@@ -48,11 +52,10 @@ int cli_option_value(int argc, char **argv, int *i, const char *name, const char
 }
 
 int cli_parse_i64(const char *option, const char *text, int64_t min, int64_t *out) {
-    char *end = NULL;
-    errno = 0;
-    long long v = strtoll(text, &end, 10);
-    if (errno || end == text || *end || v < min) {
-        fprintf(stderr, "trireme: --%s wants an integer >= %lld, not '%s'\n", option, (long long)min, text);
+    int64_t v = 0;
+    if (!trr_parse_number_all(text, &v) || v < min) {
+        fprintf(stderr, "trireme: --%s wants an integer >= %lld (e.g. 4096 or 2^12), not '%s'\n", option,
+                (long long)min, text);
         return 0;
     }
     *out = v;
@@ -60,15 +63,60 @@ int cli_parse_i64(const char *option, const char *text, int64_t min, int64_t *ou
 }
 
 int cli_parse_u64(const char *option, const char *text, uint64_t *out) {
+    int64_t v = 0;
+    if (trr_parse_number_all(text, &v) && v >= 0) { /* the shared forms: 123, 2^40, 1<<40 */
+        *out = (uint64_t)v;
+        return 1;
+    }
+    /* past INT64_MAX, or hex: a seed may be any 64-bit value */
     char *end = NULL;
     errno = 0;
-    unsigned long long v = strtoull(text, &end, 0);
-    if (errno || end == text || *end || text[0] == '-') {
+    unsigned long long u = strtoull(text, &end, 0);
+    if (errno || end == text || *end || text[0] == '-' || text[0] == '+' || text[0] == ' ') {
         fprintf(stderr, "trireme: --%s wants an unsigned integer, not '%s'\n", option, text);
         return 0;
     }
-    *out = v;
+    *out = u;
     return 1;
+}
+
+int cli_parse_dims(const char *option, const char *text, int64_t min, int64_t *dims, int max, int *out_n) {
+    const char *p = text;
+    int n = 0;
+    for (;;) {
+        const char *end = NULL;
+        int64_t v = 0;
+        if (n == max || !trr_parse_number(p, &end, &v) || v < min) break;
+        dims[n++] = v;
+        p = end;
+        if (*p == '\0') {
+            *out_n = n;
+            return 1;
+        }
+        if (*p != 'x' && *p != 'X') break;
+        p++; /* a dimension must follow: "10x" is malformed */
+    }
+    fprintf(stderr, "trireme: --%s wants up to %d integers >= %lld joined by 'x' (e.g. 64x128), not '%s'\n", option,
+            max, (long long)min, text);
+    return 0;
+}
+
+void cli_op_names(char *buf, size_t cap) {
+    size_t at = 0;
+    buf[0] = '\0';
+    for (int o = 0; o < TRR_OP_COUNT && at < cap; o++) {
+        const char *name = "?";
+        trr_op_name((trr_op)o, &name);
+        at += (size_t)snprintf(buf + at, cap - at, "%s%s", o ? ", " : "", name);
+    }
+}
+
+int cli_parse_op(const char *cmd, const char *what, const char *text, trr_op *out) {
+    if (trr_op_from_name(text, out) == TRR_OK) return 1;
+    char names[256];
+    cli_op_names(names, sizeof names);
+    cli_usage_error(cmd, "%s'%s' is not an op (%s)", what, text, names);
+    return 0;
 }
 
 int cli_parse_float(const char *option, const char *text, float *out) {
@@ -209,11 +257,7 @@ int cli_parse_config(const char *cmd, const char *text, int *out_op, trr_config 
         }
         memcpy(name, text, len);
         name[len] = '\0';
-        if (trr_op_from_name(name, &op) != TRR_OK) {
-            cli_usage_error(cmd, "--config: '%s' is not an op (copy, add, gelu, rgb_to_grey, softmax, row_sum, "
-                                 "matmul, silu)", name);
-            return 0;
-        }
+        if (!cli_parse_op(cmd, "--config: ", name, &op)) return 0;
         *out_op = (int)op;
         text = colon + 1;
     }
@@ -222,4 +266,41 @@ int cli_parse_config(const char *cmd, const char *text, int *out_op, trr_config 
         return 0;
     }
     return 1;
+}
+
+/* "block_n, threads, vector_width": the names of the fields in bits */
+static void field_names(unsigned bits, char *out, size_t cap) {
+    size_t at = 0;
+    out[0] = '\0';
+    for (int g = 0; g < TRR_CONFIG_FIELD_COUNT && at < cap; g++)
+        if (bits & trr_config_fields[g].bit)
+            at += (size_t)snprintf(out + at, cap - at, "%s%s", at ? ", " : "", trr_config_fields[g].name);
+    if (!out[0]) snprintf(out, cap, "none");
+}
+
+void cli_warn_config_fields(const char *cmd, trr_context *ctx, trr_op op, const trr_config *requested,
+                            const trr_config *ran) {
+    const trr_op_desc *d = trr_op_desc_get(op);
+    if (!d || !requested) return;
+    trr_device_info info;
+    if (ctx && trr_context_device(ctx, &info) != TRR_OK) ctx = NULL;
+    const unsigned used = ctx ? trr_config_fields_used(ctx, op) : d->config_fields;
+    for (int f = 0; f < TRR_CONFIG_FIELD_COUNT; f++) {
+        const int want = trr_config_get(requested, f);
+        if (!want) continue;
+        const trr_config_field *field = &trr_config_fields[f];
+        char names[160];
+        if (!(d->config_fields & field->bit)) {
+            field_names(d->config_fields, names, sizeof names);
+            fprintf(stderr, "trireme %s: warning: --config %s: %s has no such parameter (it takes %s); ignored\n",
+                    cmd, field->name, d->name, names);
+        } else if (!(used & field->bit)) {
+            field_names(used, names, sizeof names);
+            fprintf(stderr, "trireme %s: warning: --config %s: %s's %s kernel does not read it (it reads %s); "
+                    "ignored\n", cmd, field->name, info.spec, d->name, names);
+        } else if (ran && trr_config_get(ran, f) != want) {
+            fprintf(stderr, "trireme %s: warning: --config %s=%d: %s ran %s with %s=%d instead\n", cmd, field->name,
+                    want, ctx ? info.spec : "the device", d->name, field->name, trr_config_get(ran, f));
+        }
+    }
 }

@@ -36,11 +36,24 @@ int cli_is_help(const char *arg);
 /* Parsers; each prints a usage error naming the option and returns 0 when text is not valid. */
 int cli_parse_i64(const char *option, const char *text, int64_t min, int64_t *out);
 int cli_parse_u64(const char *option, const char *text, uint64_t *out);
+/* Integers are read by number.h's one parser: 4096, 2^12 or 1<<12. A shape: up to max such integers, each >= min,
+ * joined by 'x' ("64x128"; "10x" is malformed); *out_n is how many. */
+int cli_parse_dims(const char *option, const char *text, int64_t min, int64_t *dims, int max, int *out_n);
 int cli_parse_float(const char *option, const char *text, float *out);
 int cli_parse_dtype(const char *option, const char *text, trr_dtype *out);
+/* Every op of the op table, comma separated ("copy, add, ..."). */
+void cli_op_names(char *buf, size_t cap);
+/* An op by name; otherwise a usage error "<what>'<text>' is not an op (<every op>)" and 0. */
+int cli_parse_op(const char *cmd, const char *what, const char *text, trr_op *out);
 /* --config: "[OP:]CFG", CFG named fields (block_m=128,threads=256,variant=coop_khr; fields left out are the
  * backend's choice) or BM,BN,BK,GM,THREADS,STAGES,VEC,SPLITK. *out_op is the op named before ':', or -1. */
 int cli_parse_config(const char *cmd, const char *text, int *out_op, trr_config *out_config);
+
+/* Warns on stderr about each field of a --config for op that has no effect: not among the op table's
+ * config_fields, or (with ctx, its device known) not read by the device's kernels (trr_config_fields_used): each
+ * is ignored; and, with ran (the config the call ran with, trr_config_last), each field the backend replaced. */
+void cli_warn_config_fields(const char *cmd, trr_context *ctx, trr_op op, const trr_config *requested,
+                            const trr_config *ran);
 
 /* Prints "trireme <cmd>: <message>" and a hint to stderr; returns CLI_EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...)

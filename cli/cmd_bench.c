@@ -1,4 +1,4 @@
-/* trireme bench: SPEC.md's benchmarks on one or more devices (bench/bench.h does the work). */
+/* trireme bench: the benchmarks of docs/ops.md on one or more devices (bench/bench.h does the work). */
 #include "bench.h"
 #include "cli.h"
 #include "report_meta.h"
@@ -18,17 +18,20 @@ static void usage(FILE *out) {
             "                     [--quiet]\n"
             "       trireme bench --compare A.json B.json\n"
             "       trireme bench --replot DIR A.json [B.json...]\n\n"
-            "Times SPEC.md's benchmarks on the device, each checked against the float64 reference first, with the\n"
+            "Times the docs/ops.md benchmarks on the device, each checked against the float64 reference first, with the\n"
             "device's copy bandwidth (and cuBLAS on CUDA devices) measured in the same run as ceilings.\n\n"
             "  BENCH         add_f32 gelu_f32 silu_f32 softmax_f32 row_sum_f32 matmul_f16 matmul_f16_relu matmul_f32\n"
             "                matmul_bf16 rgb_to_grey bmm_f16 bmm_bf16, or an op name (matmul selects all six);\n"
             "                default: all\n"
             "  --device D    cpu, cuda:0, opencl:1, ..., or all (every available device); repeat or comma-separate\n"
             "                for several; default: TRIREME_DEVICE, else auto\n"
-            "  --sizes       quick (default: a few sizes per benchmark), full (SPEC.md's whole table), or a list:\n"
-            "                n for add/gelu, N for softmax/row_sum, M=N=K or MxNxK for matmul, H or HxW for\n"
-            "                rgb_to_grey, BxMxNxK for bmm_f16/bf16; 2^24 is accepted (e.g. --sizes 2^20,2^24)\n"
-            "  --reps N      timed repetitions per case (default: as many as fit in 0.5 s, 5 to 200)\n"
+            "  --sizes       quick (default: a few sizes per benchmark; on a CPU device each halved until it\n"
+            "                moves at most 48 MiB or 2^28 FLOP, the report says which), full (docs/ops.md's\n"
+            "                whole table), or a list: n for add/gelu, N for softmax/row_sum, M=N=K or MxNxK for matmul,\n"
+            "                H or HxW for rgb_to_grey, BxMxNxK for bmm_f16/bf16; 2^24 is accepted (e.g. --sizes\n"
+            "                2^20,2^24)\n"
+            "  --reps N      timed repetitions per case (default: as many as fit in 0.5 s on a GPU, 1 s on a CPU\n"
+            "                device, 0.25 s there in quick mode; 5 to 200)\n"
             "  --budget S    skip a case predicted to take more than S seconds per repetition (default 2 on CPU\n"
             "                devices, 30 on GPUs)\n"
             "  --json FILE, --csv FILE   write the reports; --plot DIR   one SVG chart per benchmark\n"
@@ -227,6 +230,7 @@ int trr_cli_bench(int argc, char **argv) {
             int op = -1;
             trr_config c;
             if (r < 0 || !cli_parse_config("bench", v, &op, &c)) return CLI_EXIT_USAGE;
+            if (op >= 0) cli_warn_config_fields("bench", NULL, (trr_op)op, &c, NULL);
             for (int o = 0; o < TRR_OP_COUNT; o++)
                 if (op < 0 || op == o) configs[o] = c, config_set[o] = 1;
         } else if ((r = cli_option_value(argc, argv, &i, "json", &json)) != 0) {

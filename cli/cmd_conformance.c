@@ -25,7 +25,7 @@ static void print_help(void) {
            "  --config [OP:]CFG  run OP (every op, without OP:) with this config, e.g. matmul:variant=coop_nv\n"
            "                   or softmax:variant=subgroup (named fields; those left out are the backend's);\n"
            "                   cases the backend cannot run so count as unsupported; repeatable\n\n"
-           "Checks every op, dtype, layout and epilogue against the float64 reference with SPEC.md's bounds,\n"
+           "Checks every op, dtype, layout and epilogue against the float64 reference with docs/ops.md's bounds,\n"
            "poisoned outputs and guard bytes. Prints a matrix of ops x devices (worst error / bound) and every\n"
            "failing case. Exit status: 0 all passed or unsupported, 1 a case failed, 2 a usage error.\n");
 }
@@ -47,11 +47,7 @@ static int parse_ops(const char *list, unsigned *out_mask) {
     *out_mask = 0;
     for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
         trr_op op;
-        if (trr_op_from_name(tok, &op) != TRR_OK) {
-            cli_usage_error("conformance", "unknown op '%s' in --ops (copy, add, gelu, rgb_to_grey, softmax, "
-                            "row_sum, matmul)", tok);
-            return 0;
-        }
+        if (!cli_parse_op("conformance", "--ops: ", tok, &op)) return 0;
         *out_mask |= 1u << op;
     }
     if (!*out_mask) {
@@ -91,6 +87,7 @@ static int parse_args(int argc, char **argv, conf_args *a, int *out_exit) {
             int op = -1;
             trr_config c;
             if (!cli_parse_config("conformance", v, &op, &c)) goto usage;
+            if (op >= 0) cli_warn_config_fields("conformance", NULL, (trr_op)op, &c, NULL);
             for (int o = 0; o < TRR_OP_COUNT; o++)
                 if (op < 0 || op == o) a->configs[o] = c, a->config_set[o] = 1;
             continue;
@@ -149,6 +146,8 @@ int cmd_conformance(int argc, char **argv) {
     conf_args a;
     int code = CLI_EXIT_OK;
     if (!parse_args(argc, argv, &a, &code)) return code;
+    /* an output that cannot be written fails now, not after the whole matrix (as bench and tune do) */
+    if (a.json && !cli_output_writable("conformance", "--json", a.json, 0)) return CLI_EXIT_USAGE;
     char specs[MAX_DEVICES][32];
     int n_specs = 0;
     if ((code = device_list(&a, specs, &n_specs)) != CLI_EXIT_OK) return code;

@@ -1,40 +1,67 @@
-/* `trireme run OP`: one op on one device with random inputs; prints the device chosen, the device time and a
- * checksum of the output, so two devices or two builds can be compared by eye. */
+/* `trireme run OP`: one op on one device with random inputs; prints the device chosen, the config and where it
+ * came from, the check against the float64 reference, the device time and throughput (the bench's work
+ * definition) and a checksum of the output, so two devices or two builds can be compared by eye. */
 #include "cli.h"
 
 #include "backend.h"
+#include "bench.h"
 #include "half.h"
 #include "layout.h"
 #include "op_table.h"
-#include "random.h"
+#include "tuner.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <xxhash.h>
 
+/* The ops of the table whose shape rule is one of two (b may repeat a), comma separated. */
+static void ops_of_shape(trr_op_shape a, trr_op_shape b, char *out, size_t cap) {
+    size_t at = 0;
+    out[0] = '\0';
+    for (int o = 0; o < TRR_OP_COUNT && at < cap; o++) {
+        const trr_op_desc *d = trr_op_desc_get((trr_op)o);
+        if (d->shape == a || d->shape == b) at += (size_t)snprintf(out + at, cap - at, "%s%s", at ? ", " : "", d->name);
+    }
+}
+
 static void print_help(void) {
+    char ops[256], elementwise[128], planes[64], rows[64], matmul[64];
+    cli_op_names(ops, sizeof ops);
+    ops_of_shape(TRR_SHAPE_ELEMENTWISE, TRR_SHAPE_ELEMENTWISE, elementwise, sizeof elementwise);
+    ops_of_shape(TRR_SHAPE_PLANES, TRR_SHAPE_PLANES, planes, sizeof planes);
+    ops_of_shape(TRR_SHAPE_ROWS, TRR_SHAPE_ROW_REDUCE, rows, sizeof rows);
+    ops_of_shape(TRR_SHAPE_MATMUL, TRR_SHAPE_MATMUL, matmul, sizeof matmul);
     printf("usage: trireme run OP [options]\n\n"
-           "OP: copy, add, gelu, silu, rgb_to_grey, softmax, row_sum, matmul\n\n"
+           "OP: %s\n\n"
            "  --device D          cpu, cuda:0, opencl:1, vulkan:0, auto (default: TRIREME_DEVICE, else auto)\n"
            "  --dtype T           input dtype: f32 (default), f16, bf16, u8 (copy; rgb_to_grey is always u8)\n"
            "  --out-dtype T       output dtype where the op allows a choice (matmul f16|bf16->f32, rgb_to_grey u8|f32)\n"
-           "  --shape S           N or RxC (copy, add, gelu, silu), HxW (rgb_to_grey), MxN (softmax, row_sum),\n"
-           "                      MxNxK (matmul)\n"
-           "  --m M --n N --k K   the same, one dimension at a time (--n alone: a vector of N elements)\n"
+           "  --shape S           N or RxC (%s), HxW (%s), MxN (%s), MxNxK (%s);\n"
+           "                      integers as 4096 or 2^12. Default: 2^20 elements, 1066x1600, 1024x1024,\n"
+           "                      512x512x512\n"
+           "  --m M --n N --k K   the same, one dimension at a time (--n alone: a vector of N elements); every\n"
+           "                      dimension of the op is needed unless --shape gives them\n"
            "  --trans-a           matmul: A stored as [K,M]\n"
            "  --trans-b           matmul: B stored as [N,K]\n"
            "  --batch B           matmul: a batch of B products, operands [B,M,K], [B,K,N] -> [B,M,N]\n"
            "  --batch-stride-a 0  matmul with --batch: one A shared by every product (likewise -b for B);\n"
            "                      other batch strides are the packed ones\n"
-           "  --epilogue E        matmul: none (default), relu, leaky_relu, gelu\n"
-           "  --alpha A           leaky_relu slope (default 0.01)\n"
+           "  --param NAME=VALUE  one of the op's named parameters (repeatable, or comma-separated): matmul's\n"
+           "                      epilogue=none|relu|leaky_relu|gelu and alpha=SLOPE (leaky_relu, default 0.01)\n"
+           "  --epilogue E        matmul: --param epilogue=E\n"
+           "  --alpha A           matmul: --param alpha=A\n"
            "  --seed S            input seed (default: a fresh one, printed)\n"
-           "  --repeat R          timed calls after one warm-up call (default 1); the time printed is per call\n"
+           "  --repeat R          timed calls after the checked call (default 1); the time printed is per call\n"
            "  --config CFG        the op's tile config and kernel family, named fields left out to the backend:\n"
-           "                      block_m=128,block_n=128,threads=256,variant=coop_khr (trr_config_override)\n\n"
-           "Prints how the device was chosen, the device time (trr_timer_start/stop) and the output's element\n"
-           "sum and XXH64 of its bytes.\n");
+           "                      block_m=128,block_n=128,threads=256,variant=coop_khr (trr_config_override);\n"
+           "                      a field the op has no use for is ignored, with a warning\n"
+           "  --no-check          skip the check of the output against the float64 reference\n\n"
+           "Prints how the device was chosen, the config the call ran with and where it came from (--config, the\n"
+           "tuning database or the backend's heuristic), the check against the float64 reference (sampled for\n"
+           "large outputs, as the bench does; a failed check exits 1), the device time (trr_timer_start/stop) and\n"
+           "throughput (GB/s, or TFLOPS for matmul, counted as `trireme bench` counts them), and the output's\n"
+           "element sum and XXH64 of its bytes.\n", ops, elementwise, planes, rows, matmul);
 }
 
 typedef struct run_args {
@@ -50,28 +77,15 @@ typedef struct run_args {
     int64_t batch_stride[2];   /* --batch-stride-a/-b; -1 when not given, else 0 (shared) */
     trr_epilogue epilogue;
     float alpha;
+    char params[512];          /* every --param, comma-joined: parsed against the op's definition */
     uint64_t seed;
     int seed_set;
     int64_t repeat;
     int config_set, config_op; /* config_op: the op --config named before ':', or -1 */
     trr_config config;
+    int no_check;
 } run_args;
 
-
-static int parse_shape(const char *text, run_args *a) {
-    const char *p = text;
-    a->n_dims = 0;
-    while (*p) {
-        char *end = NULL;
-        long long v = strtoll(p, &end, 10);
-        if (end == p || v < 0 || a->n_dims == 3) return 0;
-        a->dims[a->n_dims++] = v;
-        if (*end == 'x' || *end == 'X') end++;
-        else if (*end) return 0;
-        p = end;
-    }
-    return a->n_dims > 0;
-}
 
 static int parse_epilogue(const char *text, trr_epilogue *out) {
     for (int e = 0; e < TRR_EPI_COUNT; e++) {
@@ -82,6 +96,27 @@ static int parse_epilogue(const char *text, trr_epilogue *out) {
         }
     }
     return 0;
+}
+
+/* --param against the op's definition (trr_op_params_parse); the values land where the case takes them.
+ * 0 with *out_exit set on a usage error. */
+static int apply_params(run_args *a, const trr_op_desc *d, int *out_exit) {
+    trr_op_params p;
+    if (trr_op_params_parse(d->op, a->params, &p) != TRR_OK) {
+        *out_exit = cli_usage_error("run", "--param: %s", trr_last_error(NULL));
+        return 0;
+    }
+    for (int i = 0; i < p.count; i++) {
+        const char *name = p.values[i].name;
+        const double v = p.values[i].value;
+        if (d->shape == TRR_SHAPE_MATMUL && !strcmp(name, "epilogue")) a->epilogue = (trr_epilogue)v;
+        else if (d->shape == TRR_SHAPE_MATMUL && !strcmp(name, "alpha")) a->alpha = (float)v;
+        else {
+            *out_exit = cli_usage_error("run", "--param %s: run does not pass this parameter yet", name);
+            return 0;
+        }
+    }
+    return 1;
 }
 
 static int parse_args(int argc, char **argv, run_args *a, int *out_exit) {
@@ -102,13 +137,7 @@ static int parse_args(int argc, char **argv, run_args *a, int *out_exit) {
         OPT("device") { a->device = v; continue; }
         OPT("dtype") { if (!cli_parse_dtype("dtype", v, &a->in)) goto usage; a->in_set = 1; continue; }
         OPT("out-dtype") { if (!cli_parse_dtype("out-dtype", v, &a->out)) goto usage; a->out_set = 1; continue; }
-        OPT("shape") {
-            if (!parse_shape(v, a)) {
-                *out_exit = cli_usage_error("run", "--shape wants N, RxC or MxNxK, not '%s'", v);
-                return 0;
-            }
-            continue;
-        }
+        OPT("shape") { if (!cli_parse_dims("shape", v, 0, a->dims, 3, &a->n_dims)) goto usage; continue; }
         OPT("m") { if (!cli_parse_i64("m", v, 0, &a->m)) goto usage; continue; }
         OPT("n") { if (!cli_parse_i64("n", v, 0, &a->n)) goto usage; continue; }
         OPT("k") { if (!cli_parse_i64("k", v, 0, &a->k)) goto usage; continue; }
@@ -123,6 +152,15 @@ static int parse_args(int argc, char **argv, run_args *a, int *out_exit) {
             continue;
         }
         OPT("alpha") { if (!cli_parse_float("alpha", v, &a->alpha)) goto usage; continue; }
+        OPT("param") {
+            const size_t at = strlen(a->params);
+            if (at + strlen(v) + 2 > sizeof a->params) {
+                *out_exit = cli_usage_error("run", "--param: too many parameters");
+                return 0;
+            }
+            snprintf(a->params + at, sizeof a->params - at, "%s%s", at ? "," : "", v);
+            continue;
+        }
         OPT("seed") { if (!cli_parse_u64("seed", v, &a->seed)) goto usage; a->seed_set = 1; continue; }
         OPT("repeat") { if (!cli_parse_i64("repeat", v, 1, &a->repeat)) goto usage; continue; }
         OPT("config") {
@@ -133,6 +171,7 @@ static int parse_args(int argc, char **argv, run_args *a, int *out_exit) {
 #undef OPT
         if (cli_flag(argv, i, "trans-a")) { a->trans_a = 1; continue; }
         if (cli_flag(argv, i, "trans-b")) { a->trans_b = 1; continue; }
+        if (cli_flag(argv, i, "no-check")) { a->no_check = 1; continue; }
         if (argv[i][0] == '-') {
             *out_exit = cli_usage_error("run", "unknown option '%s'", argv[i]);
             return 0;
@@ -149,16 +188,14 @@ static int parse_args(int argc, char **argv, run_args *a, int *out_exit) {
         *out_exit = cli_usage_error("run", "which op? %s", strchr(trr_last_error(NULL), '('));
         return 0;
     }
-    if (trr_op_from_name(op_name, &a->op) != TRR_OK) {
-        *out_exit = cli_usage_error("run", "%s", trr_last_error(NULL));
-        return 0;
-    }
+    if (!cli_parse_op("run", "", op_name, &a->op)) goto usage;
     if (a->config_set && a->config_op >= 0 && a->config_op != (int)a->op) {
         *out_exit = cli_usage_error("run", "--config names another op than '%s'", op_name);
         return 0;
     }
     /* dtypes the user left out come from the op's signatures: its first, or the first for the given input */
     const trr_op_desc *d = trr_op_desc_get(a->op);
+    if (a->params[0] && !apply_params(a, d, out_exit)) return 0;
     if (!a->in_set) a->in = d->signatures[0].in;
     if (!a->out_set) {
         a->out = a->in;
@@ -178,9 +215,16 @@ static int resolve_case(const run_args *a, trr_case *c) {
     *c = (trr_case){.op = a->op, .in_dtype = a->in, .out_dtype = a->out, .layout = TRR_LAYOUT_PACKED,
                     .trans_a = a->trans_a, .trans_b = a->trans_b, .epilogue = a->epilogue, .alpha = a->alpha};
     if (d->shape == TRR_SHAPE_MATMUL) {
-        c->m = c->n = c->k = 512;
+        c->m = c->n = c->k = 512; /* the default when no dimension is given (help says so) */
         if (a->n_dims == 3) c->m = a->dims[0], c->n = a->dims[1], c->k = a->dims[2];
         else if (a->n_dims) return cli_usage_error("run", "matmul --shape wants MxNxK");
+        const int64_t given[3] = {a->m, a->n, a->k};
+        /* some dimensions without the others: a K (or M, N) left to a default would run another product */
+        if (!a->n_dims && (a->m >= 0 || a->n >= 0 || a->k >= 0))
+            for (int i = 0; i < 3; i++)
+                if (given[i] < 0)
+                    return cli_usage_error("run", "matmul needs every dimension: --%c is missing (give --m, --n "
+                                           "and --k, or --shape MxNxK)", "mnk"[i]);
         if (a->m >= 0) c->m = a->m;
         if (a->n >= 0) c->n = a->n;
         if (a->k >= 0) c->k = a->k;
@@ -214,101 +258,59 @@ static int resolve_case(const run_args *a, trr_case *c) {
             return cli_usage_error("run", "--shape wants %s for %s", d->shape == TRR_SHAPE_PLANES ? "HxW" : "MxN",
                                    d->name);
     }
+    /* --m alone would run the default's columns; for ops of two dimensions so would --n alone (element-wise ops
+     * take --n alone as a vector of N) */
+    if (!a->n_dims && a->m >= 0 && a->n < 0)
+        return cli_usage_error("run", "%s needs --n with --m (or --shape %s)", d->name,
+                               d->shape == TRR_SHAPE_PLANES ? "HxW" : d->shape == TRR_SHAPE_ELEMENTWISE ? "RxC" : "MxN");
+    if (!a->n_dims && a->n >= 0 && a->m < 0 && d->shape != TRR_SHAPE_ELEMENTWISE)
+        return cli_usage_error("run", "%s needs --m with --n (or --shape %s)", d->name,
+                               d->shape == TRR_SHAPE_PLANES ? "HxW" : "MxN");
     if (a->m >= 0) c->rows = a->m;
     if (a->n >= 0) c->cols = a->n;
     return CLI_EXIT_OK;
 }
 
-/* ---- buffers ---- */
-
-/* Kernels index a view with 32-bit integers, so the runtime rejects any view of 2^31 elements or more: saying so
- * before allocating keeps a mistyped size from taking host memory first. */
-#define VIEW_LIMIT ((int64_t)1 << 31)
-
-static int view_elements(const trr_stored_view *v, int64_t *out) {
-    int64_t n;
-    if (__builtin_mul_overflow(v->planes, v->rows, &n) || __builtin_mul_overflow(n, v->cols, &n)) return 0;
-    *out = n;
-    return n < VIEW_LIMIT;
-}
+/* ---- the run ---- */
 
 typedef struct run_state {
     trr_context *ctx;
-    trr_case tcase;
-    int n_inputs;
-    trr_buffer *buf[3];
-    trr_tensor t[3];
-    size_t out_elems, out_bytes;
+    trr_bench_setup setup; /* the bench's operands: packed, random inputs kept on the host for the check */
+    int have_setup;
 } run_state;
 
-/* A buffer of n random elements (harness/random.h) written to the device. */
-static trr_status input_buffer(run_state *s, trr_dtype dt, size_t n, uint64_t *rng, trr_buffer **out) {
-    size_t esz = 0;
-    TRR_TRY(trr_dtype_size(dt, &esz));
-    uint8_t *h = malloc(n * esz + 1);
-    if (!h) return trr_error(s->ctx, TRR_ERR_OUT_OF_MEMORY, "%zu bytes of host memory for an input", n * esz);
-    trr_rng_fill(rng, s->tcase.op, dt, h, (int64_t)n);
-    trr_status st = trr_buffer_create(s->ctx, n * esz + 1, out);
-    if (st == TRR_OK) st = trr_buffer_write(s->ctx, *out, 0, h, n * esz);
-    free(h);
-    return st;
-}
-
-static trr_status setup(run_state *s, uint64_t seed) {
+static trr_status setup(run_state *s, const trr_case *c, uint64_t seed) {
     trr_case_views views;
-    trr_status st = trr_case_views_make(&s->tcase, &views);
+    trr_status st = trr_case_views_make(c, &views);
     if (st != TRR_OK) { /* the detail after the status name the thread slot's text starts with */
         const char *why = strstr(trr_last_error(NULL), ": ");
         return trr_error(s->ctx, st, "%s", why ? why + 2 : trr_last_error(NULL));
     }
-    s->n_inputs = views.n_inputs;
-    for (int i = 0; i < 3; i++) {
-        if (i == 1 && s->n_inputs == 1) continue;
-        int64_t n = 0;
-        if (!view_elements(&views.v[i], &n))
-            return trr_error(s->ctx, TRR_ERR_OVERFLOW,
-                             "operand %d spans %lld x %lld x %lld elements: 2^31 or more, over the runtime's index limit",
-                             i, (long long)views.v[i].planes, (long long)views.v[i].rows, (long long)views.v[i].cols);
-    }
-    uint64_t rng = seed;
-    for (int i = 0; i < 3; i++) {
-        if (i == 1 && s->n_inputs == 1) continue;
-        const trr_stored_view *v = &views.v[i];
-        const size_t n = (size_t)trr_stored_extent(v);
-        if (i != TRR_OUT) {
-            TRR_TRY(input_buffer(s, v->dtype, n, &rng, &s->buf[i]));
-        } else {
-            size_t esz = 0;
-            TRR_TRY(trr_dtype_size(v->dtype, &esz));
-            s->out_elems = n;
-            s->out_bytes = n * esz;
-            TRR_TRY(trr_buffer_create(s->ctx, s->out_bytes + 1, &s->buf[i]));
-        }
-        TRR_TRY(trr_stored_tensor(v, s->buf[i], &s->t[i]));
-    }
+    /* a mistyped size is refused before it takes host memory */
+    TRR_TRY(trr_case_views_check_size(s->ctx, &views));
+    TRR_TRY(trr_bench_setup_create(s->ctx, c, seed, &s->setup));
+    s->have_setup = 1;
     return TRR_OK;
 }
 
-static trr_status call_op(run_state *s) { return trr_case_call(s->ctx, &s->tcase, s->t, 0); }
+static trr_status call_op(run_state *s) { return trr_bench_setup_call(s->ctx, &s->setup); }
 
 /* The sum of the output's values (as doubles) and the XXH64 of its bytes. */
-static trr_status checksum(run_state *s, trr_dtype dt, double *out_sum, uint64_t *out_hash) {
-    uint8_t *h = malloc(s->out_bytes + 1);
-    if (!h) return trr_error(s->ctx, TRR_ERR_OUT_OF_MEMORY, "%zu bytes of host memory for the output", s->out_bytes);
-    trr_status st = trr_buffer_read(s->ctx, s->buf[TRR_OUT], 0, h, s->out_bytes);
+static trr_status checksum(run_state *s, double *out_sum, uint64_t *out_hash) {
+    const trr_bench_operand *z = &s->setup.op[TRR_OUT];
+    uint8_t *h = malloc(z->bytes + 1);
+    if (!h) return trr_error(s->ctx, TRR_ERR_OUT_OF_MEMORY, "%zu bytes of host memory for the output", z->bytes);
+    trr_status st = trr_buffer_read(s->ctx, z->buf, 0, h, z->bytes);
     double sum = 0;
-    for (size_t i = 0; st == TRR_OK && i < s->out_elems; i++) {
-        sum += trr_dtype_load_f32(h, dt, (int64_t)i);
-    }
+    for (int64_t i = 0; st == TRR_OK && i < z->count; i++) sum += trr_dtype_load_f32(h, z->dtype, i);
     *out_sum = sum;
-    *out_hash = XXH64(h, s->out_bytes, 0);
+    *out_hash = XXH64(h, z->bytes, 0);
     free(h);
     return st;
 }
 
 static void teardown(run_state *s) {
-    for (int i = 0; i < 3; i++)
-        if (s->buf[i]) trr_buffer_destroy(s->buf[i]);
+    if (s->have_setup) trr_bench_setup_destroy(&s->setup);
     if (s->ctx) trr_context_destroy(s->ctx);
 }
 
@@ -318,12 +320,25 @@ static int fail(run_state *s, const char *what, trr_status st) {
     return cli_exit_for_status(st);
 }
 
+/* "the tuning database (bucket ... of FILE)", "--config", "the backend's heuristic" */
+static void config_source(const trr_context *ctx, char *out, size_t cap) {
+    const trr_config_origin *o = &ctx->last_config_origin;
+    switch (o->source) {
+    case TRR_CONFIG_FROM_OVERRIDE:
+        snprintf(out, cap, "--config; the fields it leaves out: the backend's heuristic");
+        break;
+    case TRR_CONFIG_FROM_TUNING_DB: snprintf(out, cap, "the tuning database: %s", o->where); break;
+    default: snprintf(out, cap, "the backend's heuristic (no --config, no tuning database entry)"); break;
+    }
+}
+
 int cmd_run(int argc, char **argv) {
     run_args a;
     int code = CLI_EXIT_OK;
     if (!parse_args(argc, argv, &a, &code)) return code;
     run_state s = {0};
-    if ((code = resolve_case(&a, &s.tcase)) != CLI_EXIT_OK) return code;
+    trr_case tcase;
+    if ((code = resolve_case(&a, &tcase)) != CLI_EXIT_OK) return code;
 
     if ((code = cli_open_context("run", a.device, &s.ctx)) != CLI_EXIT_OK) return code;
     trr_device_info info;
@@ -334,24 +349,65 @@ int cmd_run(int argc, char **argv) {
     printf("device: %s (%s)\nselection: %s\n", info.spec, info.name, selection);
     if (a.config_set && (st = trr_config_override(s.ctx, a.op, &a.config)) != TRR_OK) return fail(&s, "--config", st);
 
-    if ((st = setup(&s, a.seed)) != TRR_OK) return fail(&s, "setting up buffers", st);
-    /* a warm-up call keeps one-time costs (kernel compilation, first-touch) out of the time */
-    if ((st = call_op(&s)) != TRR_OK) return fail(&s, "op", st);
+    if ((st = setup(&s, &tcase, a.seed)) != TRR_OK) return fail(&s, "setting up buffers", st);
+    char what[160];
+    trr_case_describe(&tcase, what, sizeof what);
+    printf("op: %s%s\nseed: %llu\n", what, a.n_dims || a.m >= 0 || a.n >= 0 || a.k >= 0 ? "" : " (the default shape)",
+           (unsigned long long)a.seed);
+    fflush(stdout);
+
+    /* the checked call is also the warm-up: one-time costs (kernel compilation, first-touch) stay out of the time */
+    trr_bench_check check = {0};
+    int check_failed = 0;
+    if (!a.no_check) {
+        st = trr_bench_check_case(s.ctx, &s.setup, a.seed + 1, &check);
+        if (st == TRR_ERR_MISMATCH) check_failed = 1;
+        else if (st != TRR_OK) return fail(&s, "checked run", st);
+    } else if ((st = call_op(&s)) != TRR_OK) {
+        return fail(&s, "op", st);
+    }
+    trr_config ran;
+    trr_config_last(s.ctx, &ran);
+    char cfg[TRR_CONFIG_TEXT_MAX], source[600];
+    trr_config_format(&ran, cfg, sizeof cfg);
+    config_source(s.ctx, source, sizeof source);
+    printf("config: %s (from %s)\n", cfg, source);
+    if (a.config_set) cli_warn_config_fields("run", s.ctx, a.op, &a.config, &ran);
+    if (a.no_check)
+        printf("check: skipped (--no-check)\n");
+    else if (check_failed)
+        printf("check: FAILED against the float64 reference: %s\n", check.message);
+    else
+        printf("check: passed against the float64 reference (%lld of %lld elements compared, worst %s %.3g of "
+               "bound %.3g)\n", (long long)check.checked, (long long)check.total, check.metric ? check.metric : "",
+               check.error, check.bound);
+
     double ms = 0;
     if ((st = trr_timer_start(s.ctx)) != TRR_OK) return fail(&s, "timer", st);
     for (int64_t r = 0; r < a.repeat && st == TRR_OK; r++) st = call_op(&s);
     if (st != TRR_OK) return fail(&s, "op", st);
     if ((st = trr_timer_stop(s.ctx, &ms)) != TRR_OK) return fail(&s, "timer", st);
+    const double per_call = ms / (double)a.repeat;
 
     double sum = 0;
     uint64_t hash = 0;
-    if ((st = checksum(&s, a.out, &sum, &hash)) != TRR_OK) return fail(&s, "reading the output", st);
-    char what[160];
-    trr_case_describe(&s.tcase, what, sizeof what);
-    printf("op: %s\nseed: %llu\n", what, (unsigned long long)a.seed);
-    printf("device time: %.4f ms per call (%lld timed call%s after 1 warm-up)\n", ms / (double)a.repeat,
-           (long long)a.repeat, a.repeat == 1 ? "" : "s");
-    printf("output: %zu elements, sum %.9g, xxh64 %016llx\n", s.out_elems, sum, (unsigned long long)hash);
+    if ((st = checksum(&s, &sum, &hash)) != TRR_OK) return fail(&s, "reading the output", st);
+    printf("device time: %.4f ms per call (%lld timed call%s after the %s call)\n", per_call, (long long)a.repeat,
+           a.repeat == 1 ? "" : "s", a.no_check ? "warm-up" : "checked");
+    const double figure = trr_bench_case_figure(&tcase, per_call);
+    if (trr_bench_case_compute_bound(&tcase))
+        printf("throughput: %.4g TFLOPS (%.4g FLOP per call, as `trireme bench` counts it)\n", figure,
+               trr_bench_case_work(&tcase));
+    else
+        printf("throughput: %.4g GB/s (%.4g bytes read and written per call, as `trireme bench` counts them)\n",
+               figure, trr_bench_case_work(&tcase));
+    printf("output: %lld elements, sum %.9g, xxh64 %016llx\n", (long long)s.setup.op[TRR_OUT].count, sum,
+           (unsigned long long)hash);
     teardown(&s);
+    if (check_failed) {
+        fprintf(stderr, "trireme run: the output failed its check against the float64 reference: %s\n",
+                check.message);
+        return CLI_EXIT_FAILURE;
+    }
     return CLI_EXIT_OK;
 }

@@ -23,22 +23,20 @@ typedef struct dims {
     int64_t d[3];
 } dims;
 
-/* Shapes per op: matmul M x N x K; row-wise ops and rgb_to_grey rows x cols; element-wise ops n (or rows x
- * cols). The full lists follow SPEC.md's benchmark sizes, sparsely; quick is for a first look or a CPU. */
+/* Shapes per shape rule (op_table.h), so every op of the table has some: matmul M x N x K; row-wise ops and
+ * rgb_to_grey rows x cols; element-wise ops n (or rows x cols). The full lists follow docs/ops.md's benchmark sizes,
+ * sparsely; quick is for a first look or a CPU. */
 typedef struct shape_set {
-    trr_op op;
     const char *full;
     const char *quick;
 } shape_set;
 
 static const shape_set default_shapes[] = {
-    {TRR_OP_COPY, "65536,1048576,16777216", "65536"},
-    {TRR_OP_ADD, "65536,1048576,16777216", "65536"},
-    {TRR_OP_GELU, "65536,1048576,16777216", "65536"},
-    {TRR_OP_RGB_TO_GREY, "1066x1600,4320x7680", "256x320"},
-    {TRR_OP_SOFTMAX, "4096x256,4096x1024,4096x4096,4096x12288", "256x1000"},
-    {TRR_OP_ROW_SUM, "4096x256,4096x1024,4096x8192,4096x65536", "256x1000"},
-    {TRR_OP_MATMUL, "256x256x256,1024x1024x1024,2048x2048x2048,4096x4096x4096", "128x128x128,127x200x64"},
+    [TRR_SHAPE_ELEMENTWISE] = {"65536,1048576,16777216", "65536"},
+    [TRR_SHAPE_PLANES] = {"1066x1600,4320x7680", "256x320"},
+    [TRR_SHAPE_ROWS] = {"4096x256,4096x1024,4096x4096,4096x12288", "256x1000"},
+    [TRR_SHAPE_ROW_REDUCE] = {"4096x256,4096x1024,4096x8192,4096x65536", "256x1000"},
+    [TRR_SHAPE_MATMUL] = {"256x256x256,1024x1024x1024,2048x2048x2048,4096x4096x4096", "128x128x128,127x200x64"},
 };
 
 typedef struct tune_args {
@@ -67,7 +65,7 @@ static void usage(FILE *out) {
             "  --device D       cpu, cuda:0, opencl:1, vulkan:0, auto (default: TRIREME_DEVICE, else auto)\n"
             "  --shapes LIST    comma-separated shapes: MxNxK for matmul, RxC for softmax, row_sum, rgb_to_grey\n"
             "                   (HxW) and element-wise ops, or N for element-wise ops; shapes that do not fit an\n"
-            "                   op are skipped for it. 'quick' is a small set per op. Default: SPEC-like sizes.\n"
+            "                   op are skipped for it. 'quick' is a small set per op. Default: benchmark-like sizes.\n"
             "  --dtype LIST     input dtypes or signatures, e.g. f32 or f16->f32 (default: every signature)\n"
             "  --layout LIST    matmul operand layouts: nn, nt, tn, tt or all (default: nn,nt; t = transposed)\n"
             "  --reps N         timed runs per candidate; the median counts (default 10, quick 5)\n"
@@ -82,22 +80,6 @@ static void usage(FILE *out) {
             "  --list           print each job's candidates and why any are dropped; time nothing\n"
             "  --no-write       tune and report, but leave the database alone\n"
             "  --seed N         input seed\n");
-}
-
-/* "128x256x64" -> dims; 0 when malformed. */
-static int parse_dims(const char *text, dims *out) {
-    memset(out, 0, sizeof *out);
-    const char *p = text;
-    while (*p && out->n < 3) {
-        char *end = NULL;
-        long long v = strtoll(p, &end, 10);
-        if (end == p || v < 1) return 0;
-        out->d[out->n++] = v;
-        p = end;
-        if (*p == 'x' || *p == 'X') p++;
-        else break;
-    }
-    return *p == '\0' && out->n > 0;
 }
 
 /* Splits a comma list into items (in place in a copy). */
@@ -151,19 +133,20 @@ static int build_jobs(const tune_args *a, trr_tune_job *jobs) {
     } else if (quick) {
         layouts[1] = 0;
     }
-    for (size_t s = 0; s < sizeof default_shapes / sizeof default_shapes[0]; s++) {
-        const trr_op op = default_shapes[s].op;
+    for (int o = 0; o < TRR_OP_COUNT; o++) {
+        const trr_op op = (trr_op)o;
         if (a->op_mask && !(a->op_mask & (1u << op))) continue;
-        const char *list = !a->shapes ? default_shapes[s].full : quick ? default_shapes[s].quick : a->shapes;
+        const trr_op_desc *d = trr_op_desc_get(op);
+        if (!d->config_fields) continue; /* nothing to tune: trr_cli_tune says so */
+        const shape_set *set = &default_shapes[d->shape];
+        const char *list = !a->shapes ? set->full : quick ? set->quick : a->shapes;
         char buf[2048];
         char *items[MAX_SHAPES];
         int k = split(list, buf, sizeof buf, items, MAX_SHAPES);
-        const trr_op_desc *d = trr_op_desc_get(op);
         int fitted = 0;
         for (int i = 0; i < k; i++) {
             dims dm;
-            if (!parse_dims(items[i], &dm))
-                return cli_usage_error("tune", "--shapes: '%s' is not N, RxC or MxNxK", items[i]), -1;
+            if (!cli_parse_dims("shapes", items[i], 1, dm.d, 3, &dm.n)) return -1;
             int is_mm = d->shape == TRR_SHAPE_MATMUL;
             int elementwise = d->shape == TRR_SHAPE_ELEMENTWISE;
             if (is_mm ? dm.n != 3 : (dm.n == 3 || (dm.n == 1 && !elementwise))) continue;
@@ -315,9 +298,7 @@ static int parse_args(int argc, char **argv, tune_args *a) {
             return cli_usage_error("tune", "unknown option '%s'", argv[i]);
         } else {
             trr_op op;
-            if (trr_op_from_name(argv[i], &op) != TRR_OK)
-                return cli_usage_error("tune", "'%s' is not an op (copy, add, gelu, rgb_to_grey, softmax, row_sum, "
-                                               "matmul)", argv[i]);
+            if (!cli_parse_op("tune", "", argv[i], &op)) return CLI_EXIT_USAGE;
             a->op_mask |= 1u << op;
         }
     }
@@ -348,6 +329,10 @@ int trr_cli_tune(int argc, char **argv) {
     }
     if (n_jobs == 0) {
         free(jobs);
+        for (int o = 0; o < TRR_OP_COUNT; o++)
+            if ((a.op_mask & (1u << o)) && !trr_op_desc_get((trr_op)o)->config_fields)
+                return cli_usage_error("tune", "%s has no tile parameters: there is nothing to tune",
+                                       trr_op_desc_get((trr_op)o)->name);
         return cli_usage_error("tune", "nothing to tune: no op, dtype and shape combination is selected");
     }
     trr_context *ctx = NULL;
@@ -402,6 +387,12 @@ int trr_cli_tune(int argc, char **argv) {
             printf("%-34s FAILED: %s\n", name, trr_last_error(ctx));
             failures++;
             if (st == TRR_ERR_DEVICE) break; /* the context may be unusable */
+            continue;
+        }
+        if (out.listed == 0 && !a.have_only) {
+            /* the space is empty: the default config is all the backend runs */
+            printf("%-34s %s has no tile parameters on %s: its default config is the only one (nothing stored)\n",
+                   name, trr_op_desc_get(jobs[i].op)->name, info.spec);
             continue;
         }
         print_row(name, &out);

@@ -17,7 +17,7 @@ static const cli_command commands[] = {
     {"devices", cmd_devices, "list the compiled-in backends and their devices"},
     {"run", cmd_run, "run one op once and print the device time and a checksum of the output"},
     {"conformance", cmd_conformance, "check every op against the float64 reference on one or more devices"},
-    {"bench", trr_cli_bench, "time SPEC.md's benchmarks against the device's copy and cuBLAS ceilings"},
+    {"bench", trr_cli_bench, "time the benchmarks of docs/ops.md against the device's copy and cuBLAS ceilings"},
     {"tune", trr_cli_tune, "time candidate tile configs per op and shape, and write the tuning database"},
 };
 

@@ -24,7 +24,8 @@ typedef struct trr_operand {
     int64_t offset;   /* elements from the start of the buffer */
     int64_t stride0;  /* see trr_call for what it means per op */
     int64_t stride1;
-    int64_t slice_stride; /* elementwise views of rank 3 that do not fold: elements between outer slices */
+    int64_t slice_stride;       /* elementwise views that do not fold to rows x cols: elements between slices */
+    int64_t outer_slice_stride; /* ... and between groups of slice_count slices (rank-4 views that do not fold) */
     int64_t batch_stride; /* matmul: elements between consecutive matrices of a batch; 0 for an input shared by
                              every batch (and for every operand when batch == 1) */
     trr_dtype dtype;
@@ -55,8 +56,11 @@ typedef struct trr_call {
     float alpha;      /* leaky_relu slope */
     int allow_tf32;
     trr_config config; /* resolved: every field the op uses is non-zero */
-    int64_t slices;    /* > 1 only for rank-3 elementwise views that do not fold; the front-end runs them one
-                          slice at a time (trr_call_slice), so backends always see slices == 1 */
+    double params[TRR_MAX_OP_PARAMS]; /* the op's declared parameters in slot order (op_table.c), resolved */
+    int64_t slices;    /* > 1 only for elementwise views of rank 3 or 4 that do not fold; the front-end runs them
+                          one slice at a time (trr_call_slice), so backends always see slices == 1 */
+    int64_t slice_count; /* slices per outer group: slice s is at (s / slice_count) * outer_slice_stride +
+                            (s % slice_count) * slice_stride; equal to slices when there is one group */
     int64_t batch;     /* matmul: matrices computed by this call (1 for 2-D); batch i reads A at x.offset +
                           i * x.batch_stride (likewise B) and writes C at z.offset + i * z.batch_stride. Backends
                           run the batch as a grid dimension. Calls built without it (0) mean 1. */
@@ -96,6 +100,10 @@ typedef struct trr_backend {
     void (*choose_config)(trr_context *ctx, trr_call *call);
     /* optional: TRR_OK if config is valid for this device and call, else TRR_ERR_UNSUPPORTED with a reason. */
     trr_status (*check_config)(trr_context *ctx, const trr_call *call);
+    /* optional: the TRR_CFG_* fields (op_table.h) this backend's kernels for op read; the others are filled so
+     * the recorded config is complete, but change nothing (trr_config_fields_used). NULL: every field of the op
+     * table's. */
+    unsigned (*config_fields_used)(trr_op op);
 
     trr_status (*run)(trr_context *ctx, const trr_call *call);
 
@@ -115,6 +123,19 @@ typedef struct trr_backend {
     void (*unwrap)(void *dev, void *mem);
 } trr_backend;
 
+/* Where a call's config came from (trr_call_resolve_config): what a front-end reports beside the config. */
+typedef enum trr_config_source {
+    TRR_CONFIG_FROM_HEURISTIC = 0, /* the backend's heuristic, then the op table's defaults */
+    TRR_CONFIG_FROM_OVERRIDE,      /* trr_config_override; fields it leaves at zero are the heuristic's */
+    TRR_CONFIG_FROM_TUNING_DB      /* a tuning database entry (last_config_where says which) */
+} trr_config_source;
+
+/* The origin of a resolved config: its source and, for a database entry, where it is ("bucket [..] of FILE"). */
+typedef struct trr_config_origin {
+    trr_config_source source;
+    char where[512];
+} trr_config_origin;
+
 struct trr_context {
     const trr_backend *backend;
     void *dev;
@@ -126,6 +147,7 @@ struct trr_context {
     int has_override[TRR_OP_COUNT];
     trr_config override[TRR_OP_COUNT];
     trr_config last_config;
+    trr_config_origin last_config_origin; /* where last_config came from */
     int timer_running; /* between a successful trr_timer_start and its trr_timer_stop */
     /* Sharing and lifetime (trireme.h, at trr_context_destroy and in the thread-safety paragraph). */
     pthread_mutex_t lock; /* recursive: held by every public entry point that touches the context or its buffers */

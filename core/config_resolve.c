@@ -21,6 +21,13 @@ void trr_tune_complete_config(trr_context *ctx, const trr_call *call, const trr_
     *out_config = c.config;
 }
 
+unsigned trr_config_fields_used(const trr_context *ctx, trr_op op) {
+    const trr_op_desc *desc = trr_op_desc_get(op);
+    if (!desc) return 0;
+    const trr_backend *be = ctx ? ctx->backend : NULL;
+    return desc->config_fields & (be && be->config_fields_used ? be->config_fields_used(op) : ~0u);
+}
+
 void trr_tune_default_config(trr_context *ctx, const trr_call *call, trr_config *out_config) {
     trr_config zero;
     memset(&zero, 0, sizeof zero);
@@ -85,11 +92,15 @@ static void restore_error(trr_context *ctx, saved_error *s) {
     if (s->text != s->small) free(s->text);
 }
 
-trr_status trr_call_resolve_config(trr_context *ctx, trr_call *call) {
+trr_status trr_call_resolve_config(trr_context *ctx, trr_call *call, trr_config_origin *out_origin) {
+    trr_config_origin ignored;
+    if (!out_origin) out_origin = &ignored;
     const trr_op op = call->op;
     memset(&call->config, 0, sizeof call->config);
     const int overridden = ctx->has_override[op];
     if (overridden) call->config = ctx->override[op];
+    out_origin->source = overridden ? TRR_CONFIG_FROM_OVERRIDE : TRR_CONFIG_FROM_HEURISTIC;
+    out_origin->where[0] = '\0';
     /* precedence: the caller's override, else the tuning database (also when the override names nothing but a
      * variant: then an entry of that variant), then the backend's heuristic, then the op table; each only
      * fills what the ones before left at zero */
@@ -104,6 +115,8 @@ trr_status trr_call_resolve_config(trr_context *ctx, trr_call *call) {
             if (judge(ctx, &c) == TRR_OK) {
                 if (saved.text != saved.small) free(saved.text);
                 call->config = c.config;
+                out_origin->source = TRR_CONFIG_FROM_TUNING_DB;
+                snprintf(out_origin->where, sizeof out_origin->where, "%s", where);
                 return TRR_OK;
             }
             char why[512];

@@ -1,6 +1,6 @@
-/* Grouped block ordering (SPEC.md, matmul): maps a linear block id to the (row, column) block it computes so
+/* Grouped block ordering (docs/ops.md, Grouped ordering): maps a linear block id to the (row, column) block it computes so
  * that GROUP_M consecutive row-blocks share the columns of B while they sit in L2. Kernels in every backend
- * compute the same mapping; this is the host copy the tests check against the SPEC vector. */
+ * compute the same mapping; this is the host copy the tests check against its check vector. */
 #ifndef TRR_GROUPED_H
 #define TRR_GROUPED_H
 

@@ -1,4 +1,4 @@
-/* IEEE binary16 conversion on the host, round to nearest even (SPEC.md: half ops round once on store). */
+/* IEEE binary16 conversion on the host, round to nearest even (docs/ops.md, Element types: half ops round once on store). */
 #ifndef TRR_HALF_H
 #define TRR_HALF_H
 

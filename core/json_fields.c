@@ -4,6 +4,7 @@
 #include "config_fields.h"
 
 #include <math.h>
+#include <string.h>
 
 void trr_json_add_number(cJSON *obj, const char *key, double v) {
     if (isfinite(v))
@@ -51,4 +52,16 @@ cJSON *trr_json_config(const trr_config *c) {
         }
     }
     return o;
+}
+
+void trr_json_read_config(const cJSON *o, trr_config *out) {
+    memset(out, 0, sizeof *out);
+    for (int i = 0; cJSON_IsObject(o) && i < TRR_CONFIG_FIELD_COUNT; i++) {
+        const cJSON *v = cJSON_GetObjectItem(o, trr_config_fields[i].name);
+        trr_variant variant;
+        if (cJSON_IsNumber(v)) trr_config_set(out, i, (int)v->valuedouble);
+        else if (i == TRR_CONFIG_FIELD_VARIANT && cJSON_IsString(v) &&
+                 trr_variant_from_name(v->valuestring, &variant) == TRR_OK)
+            trr_config_set(out, i, (int)variant);
+    }
 }

@@ -15,5 +15,7 @@ void trr_json_add_number(cJSON *obj, const char *key, double v);
 cJSON *trr_json_device(const trr_device_info *d);
 /* Every field of config_fields.h's table by its name; the variant by name ("auto", "wgmma", ...). */
 cJSON *trr_json_config(const trr_config *c);
+/* The reverse, for reports read back: fields absent or not numbers (a variant not a known name) read as 0. */
+void trr_json_read_config(const cJSON *o, trr_config *out);
 
 #endif

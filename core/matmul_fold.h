@@ -1,5 +1,5 @@
 /* Long-K matmuls with an f32 output: a kernel that keeps one running f32 sum per output over all of K drifts
- * past SPEC's 1e-5 Frobenius bound near K = 2^17 (K = 131075 came to 1.01 times the bound on the SIMT kernels),
+ * past the 1e-5 Frobenius bound (docs/ops.md, Correctness bounds) near K = 2^17 on the SIMT kernels,
  * so past some depth the kernels add their accumulators into a second set every 512 elements of K and restart
  * them. The second set costs registers, so each kernel starts folding only where it must (its from_k). f16 and
  * bf16 outputs stay inside their wider bounds without it. */
@@ -10,8 +10,8 @@
 
 #include <stdint.h>
 
-/* Where the SIMT kernels (OpenCL matmul.cl, Vulkan matmul.comp) start folding: past the deepest SPEC bench size
- * (8192), so the benched products keep their registers; at 16384 one running sum stays near a third of the bound. */
+/* Where the SIMT kernels (OpenCL matmul.cl, Vulkan matmul.comp) start folding: past the deepest benchmark size
+ * (8192, docs/ops.md, Benchmarks), so the benched products keep their registers; at 16384 one running sum stays near a third of the bound. */
 #define TRR_MATMUL_SIMT_FOLD_FROM_K 16384
 
 /* Whether this call folds: an f32 output deeper than from_k (heuristics ask before block_k is chosen). */

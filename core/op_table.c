@@ -10,6 +10,14 @@ static const trr_op_signature sig_row_sum[] = {{TRR_F32, TRR_F32}, {TRR_F16, TRR
 static const trr_op_signature sig_matmul[] = {{TRR_F32, TRR_F32}, {TRR_F16, TRR_F16}, {TRR_F16, TRR_F32},
                                                 {TRR_BF16, TRR_BF16}, {TRR_BF16, TRR_F32}};
 
+static const trr_param_info matmul_params[] = {
+    [TRR_MATMUL_PARAM_EPILOGUE] = {"epilogue", TRR_PARAM_ENUM, 0, "none,relu,leaky_relu,gelu",
+                                   "activation applied to the f32 accumulator before the store"},
+    [TRR_MATMUL_PARAM_ALPHA] = {"alpha", TRR_PARAM_F32, TRR_LEAKY_RELU_DEFAULT_ALPHA, NULL, "leaky_relu's slope"},
+    [TRR_MATMUL_PARAM_ALLOW_TF32] = {"allow_tf32", TRR_PARAM_BOOL, 0, NULL,
+                                     "f32 inputs may run on TF32 tensor cores"},
+};
+
 #define SIGNATURES(a) .signatures = a, .n_signatures = (int)(sizeof a / sizeof a[0])
 #define STREAM_FIELDS (TRR_CFG_BLOCK_N | TRR_CFG_THREADS | TRR_CFG_VECTOR_WIDTH)
 
@@ -56,7 +64,8 @@ static const trr_op_desc op_table[TRR_OP_COUNT] = {
                         .operand = {ROWS_COLS("x"), NONE, {"y", 1, TRR_DIM_ONE, TRR_DIM_ROWS, 1, 0}},
                         .flops_per_point = 1},
     [TRR_OP_MATMUL] = {.op = TRR_OP_MATMUL, .name = "matmul", .n_inputs = 2, .operands = "A[M,K], B[K,N] -> C[M,N]",
-                       SIGNATURES(sig_matmul), .config_fields = MATMUL_FIELDS,
+                       SIGNATURES(sig_matmul), .config_fields = MATMUL_FIELDS, .params = matmul_params,
+                       .n_params = (int)(sizeof matmul_params / sizeof matmul_params[0]),
                        .default_config = {.block_m = 64, .block_n = 64, .block_k = 16, .group_m = 8, .threads = 256,
                                           .stages = 2, .vector_width = 4, .split_k = 1, .variant = TRR_VARIANT_SIMT},
                        .shape = TRR_SHAPE_MATMUL,
@@ -69,7 +78,7 @@ static const trr_op_desc op_table[TRR_OP_COUNT] = {
 };
 
 const trr_config trr_matmul_f16_nvidia_configs[] = {
-    /* SPEC.md: (BM, BN, BK, GROUP_M, stages, warps) */
+    /* docs/ops.md, Known-good NVIDIA configs: (BM, BN, BK, GROUP_M, stages, warps) */
     {.block_m = 128, .block_n = 256, .block_k = 64, .group_m = 8, .stages = 3, .threads = 256},
     {.block_m = 64, .block_n = 256, .block_k = 32, .group_m = 8, .stages = 4, .threads = 128},
     {.block_m = 128, .block_n = 128, .block_k = 32, .group_m = 8, .stages = 4, .threads = 128},

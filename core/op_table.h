@@ -54,6 +54,8 @@ typedef struct trr_op_desc {
     trr_op op;
     const char *name;
     int n_inputs;              /* 1 or 2 */
+    const trr_param_info *params; /* the op's named scalar parameters, in slot order */
+    int n_params;
     const char *operands;      /* "x, y -> z", for people */
     const trr_op_signature *signatures;
     int n_signatures;
@@ -67,11 +69,14 @@ typedef struct trr_op_desc {
     int exact;                 /* results must be bit-exact: 2 in every dtype (copy), 1 for f32 outputs (add) */
 } trr_op_desc;
 
+/* matmul's parameter slots (op_table.c declares them in this order) */
+enum { TRR_MATMUL_PARAM_EPILOGUE = 0, TRR_MATMUL_PARAM_ALPHA, TRR_MATMUL_PARAM_ALLOW_TF32 };
+
 const trr_op_desc *trr_op_desc_get(trr_op op);
 /* 1 if (in, out) is one of op's signatures. */
 int trr_op_allows(trr_op op, trr_dtype in, trr_dtype out);
 
-/* SPEC.md's known-good f16 matmul configs on NVIDIA, the starting set for tuning. */
+/* The known-good f16 matmul configs on NVIDIA (docs/ops.md, Known-good NVIDIA configs), the starting set for tuning. */
 extern const trr_config trr_matmul_f16_nvidia_configs[];
 extern const int trr_matmul_f16_nvidia_config_count;
 

@@ -1,21 +1,30 @@
 /* The public op entry points: validate, resolve the tile config, check the backend can run it, dispatch. */
 #include "backend.h"
+#include "op_params.h"
 #include "op_table.h"
 #include "trace.h"
 #include "validate.h"
 
 static trr_status dispatch(trr_context *ctx, trr_op op, const trr_tensor *x, const trr_tensor *y, const trr_tensor *z,
-                           trr_epilogue epilogue, float alpha, unsigned flags) {
+                           const double params[TRR_MAX_OP_PARAMS]) {
     if (!ctx) return trr_error(NULL, TRR_ERR_INVALID_ARGUMENT, "ctx is NULL");
     trr_call call;
     int empty = 0;
+    /* matmul's declared parameters in the form validation and the backends take them */
+    const int mm = trr_op_desc_get(op)->shape == TRR_SHAPE_MATMUL;
+    const trr_epilogue epilogue = mm ? (trr_epilogue)params[TRR_MATMUL_PARAM_EPILOGUE] : TRR_EPI_NONE;
+    const float alpha = mm ? (float)params[TRR_MATMUL_PARAM_ALPHA] : 0.0f;
+    const unsigned flags = mm && params[TRR_MATMUL_PARAM_ALLOW_TF32] != 0.0 ? TRR_MATMUL_ALLOW_TF32 : 0u;
     TRR_TRY(trr_call_build(ctx, op, x, y, z, epilogue, alpha, flags, &call, &empty));
+    for (int i = 0; i < TRR_MAX_OP_PARAMS; i++) call.params[i] = params[i];
     if (empty == TRR_CALL_NOTHING) return TRR_OK;
     if (empty == TRR_CALL_IDENTITY) return trr_call_write_identity(ctx, &call);
     /* supports and check_config ran there, once: the config is final */
-    TRR_TRY(trr_call_resolve_config(ctx, &call));
+    trr_config_origin origin;
+    TRR_TRY(trr_call_resolve_config(ctx, &call, &origin));
     const trr_backend *be = ctx->backend;
     ctx->last_config = call.config;
+    ctx->last_config_origin = origin;
     if (call.slices == 1) return be->run(ctx, &call);
     for (int64_t s = 0; s < call.slices; s++) {
         trr_call slice = trr_call_slice(&call, s);
@@ -31,6 +40,7 @@ trr_status trr_op_get_info(trr_op op, trr_op_info *out_info) {
     out_info->name = d->name;
     out_info->n_inputs = d->n_inputs;
     out_info->operands = d->operands;
+    out_info->n_params = d->n_params;
     return TRR_OK;
 }
 
@@ -38,19 +48,17 @@ static trr_status op_run(trr_context *ctx, trr_op op, const trr_tensor *const *o
     const trr_op_desc *d = trr_op_desc_get(op);
     if (!d) return trr_error(ctx, TRR_ERR_INVALID_ARGUMENT, "unknown op %d", (int)op);
     if (!operands) return trr_error(ctx, TRR_ERR_INVALID_ARGUMENT, "%s: operands is NULL", d->name);
-    const trr_op_params none = {TRR_EPI_NONE, 0.0f, 0};
-    if (!params) params = &none;
-    if (d->shape != TRR_SHAPE_MATMUL && (params->epilogue != TRR_EPI_NONE || params->flags != 0))
-        return trr_error(ctx, TRR_ERR_INVALID_ARGUMENT, "%s takes no epilogue and no flags", d->name);
+    double values[TRR_MAX_OP_PARAMS];
+    TRR_TRY(trr_op_params_resolve(ctx, d, params, values));
     const trr_tensor *y = d->n_inputs == 2 ? operands[1] : NULL;
     const double trace_t0 = trr_trace_begin(); /* TRIREME_TRACE (trace.h) */
     /* TRIREME_TRACE_DEVICE_TIME=1: the call between the backend's timer, unless the caller is timing already */
     const int timed = trace_t0 >= 0 && trr_trace_device_time() && !ctx->timer_running &&
                       ctx->backend->timer_start(ctx) == TRR_OK;
-    trr_status st = dispatch(ctx, op, operands[0], y, operands[d->n_inputs], params->epilogue, params->alpha, params->flags);
+    trr_status st = dispatch(ctx, op, operands[0], y, operands[d->n_inputs], values);
     double device_ms = -1.0;
     if (timed && ctx->backend->timer_stop(ctx, &device_ms) != TRR_OK) device_ms = -1.0;
-    return trr_trace_end(ctx, op, operands, params, trace_t0, device_ms, st);
+    return trr_trace_end(ctx, op, operands, values, trace_t0, device_ms, st);
 }
 
 /* The whole call under the context's lock (trireme.h, thread safety): validation reads the buffers' sizes, the
@@ -84,6 +92,10 @@ trr_status trr_row_sum(trr_context *ctx, const trr_tensor *x, const trr_tensor *
 trr_status trr_matmul(trr_context *ctx, const trr_tensor *a, const trr_tensor *b, const trr_tensor *c,
                       trr_epilogue epilogue, float alpha, unsigned flags) {
     const trr_tensor *const operands[] = {a, b, c};
-    const trr_op_params params = {epilogue, alpha, flags};
+    if (flags & ~TRR_MATMUL_ALLOW_TF32)
+        return trr_error(ctx, TRR_ERR_INVALID_ARGUMENT, "matmul: unknown flags 0x%x", flags & ~TRR_MATMUL_ALLOW_TF32);
+    /* only leaky_relu reads alpha: the others ignore it, whatever it holds */
+    trr_op_params params = {2, {{"epilogue", (double)epilogue}, {"allow_tf32", (flags & TRR_MATMUL_ALLOW_TF32) ? 1.0 : 0.0}}};
+    if (epilogue == TRR_EPI_LEAKY_RELU) params.values[params.count++] = (trr_param_value){"alpha", (double)alpha};
     return trr_op_run(ctx, TRR_OP_MATMUL, operands, &params);
 }

@@ -99,3 +99,32 @@ trr_status trr_tensor_transpose(const trr_tensor *in, trr_tensor *out_tensor) {
     *out_tensor = t;
     return TRR_OK;
 }
+
+trr_status trr_tensor_nd(trr_buffer *buffer, size_t offset, trr_dtype dtype, int ndim, const int64_t *shape,
+                         const int64_t *strides, trr_tensor *out_tensor) {
+    if (!out_tensor || !shape) return trr_error(NULL, TRR_ERR_INVALID_ARGUMENT, "shape or out_tensor is NULL");
+    if ((unsigned)dtype >= TRR_DTYPE_COUNT) return trr_error(NULL, TRR_ERR_DTYPE, "unknown dtype %d", (int)dtype);
+    if (ndim < 1 || ndim > TRR_MAX_DIMS)
+        return trr_error(NULL, TRR_ERR_SHAPE, "rank %d outside [1, %d]", ndim, TRR_MAX_DIMS);
+    trr_tensor t;
+    memset(&t, 0, sizeof t);
+    t.buffer = buffer;
+    t.offset = offset;
+    t.dtype = dtype;
+    t.ndim = ndim;
+    int64_t packed = 1;
+    for (int i = ndim - 1; i >= 0; i--) {
+        if (shape[i] < 0)
+            return trr_error(NULL, TRR_ERR_SHAPE, "dimension %d is negative (%lld)", i, (long long)shape[i]);
+        t.shape[i] = shape[i];
+        t.strides[i] = strides ? strides[i] : packed;
+        if (t.strides[i] < 1)
+            return trr_error(NULL, TRR_ERR_STRIDE, "stride %d is %lld; strides must be positive", i,
+                             (long long)t.strides[i]);
+        /* packed strides of an empty dimension stay positive; overflow is the op's validation to report */
+        if (!strides && __builtin_mul_overflow(packed, shape[i] > 0 ? shape[i] : 1, &packed))
+            return trr_error(NULL, TRR_ERR_OVERFLOW, "the packed strides of this shape overflow 64 bits");
+    }
+    *out_tensor = t;
+    return TRR_OK;
+}

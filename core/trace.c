@@ -98,7 +98,7 @@ static void append(const char *text) {
     n_events++;
 }
 
-trr_status trr_trace_end(trr_context *ctx, trr_op op, const trr_tensor *const *operands, const trr_op_params *params,
+trr_status trr_trace_end(trr_context *ctx, trr_op op, const trr_tensor *const *operands, const double *params,
                          double t0, double device_ms, trr_status st) {
     if (t0 < 0 || !enabled) return st;
     const double t1 = trr_now_s();
@@ -124,12 +124,20 @@ trr_status trr_trace_end(trr_context *ctx, trr_op op, const trr_tensor *const *o
     cJSON *ops = cJSON_AddArrayToObject(args, "operands");
     const int n = d ? d->n_inputs + 1 : 0;
     for (int i = 0; operands && i < n; i++) cJSON_AddItemToArray(ops, operand_json(operands[i]));
-    if (d && d->shape == TRR_SHAPE_MATMUL && params) {
-        const char *epi = "?";
-        trr_epilogue_name(params->epilogue, &epi);
-        cJSON_AddStringToObject(args, "epilogue", epi);
-        cJSON_AddNumberToObject(args, "alpha", params->alpha);
-        cJSON_AddNumberToObject(args, "flags", params->flags);
+    /* every declared parameter by name; an enum by its choice's name */
+    for (int i = 0; d && params && i < d->n_params; i++) {
+        const trr_param_info *p = &d->params[i];
+        if (p->type == TRR_PARAM_ENUM) {
+            const char *c = p->choices;
+            for (int k = 0; c && k < (int)params[i]; k++) c = strchr(c, ',') ? strchr(c, ',') + 1 : NULL;
+            char name[64] = "?";
+            if (c) snprintf(name, sizeof name, "%.*s", (int)strcspn(c, ","), c);
+            cJSON_AddStringToObject(args, p->name, name);
+        } else if (p->type == TRR_PARAM_BOOL) {
+            cJSON_AddBoolToObject(args, p->name, params[i] != 0.0);
+        } else {
+            cJSON_AddNumberToObject(args, p->name, params[i]);
+        }
     }
     /* the config this call ran with; a call rejected before it ran has none */
     if (st == TRR_OK && ctx) {

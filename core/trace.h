@@ -23,7 +23,7 @@ double trr_trace_begin(void);
 int trr_trace_device_time(void);
 /* Records the call begun at t0 (when t0 >= 0), with its device time in ms when device_ms >= 0, and returns st
  * unchanged, so the hook wraps a return. */
-trr_status trr_trace_end(trr_context *ctx, trr_op op, const trr_tensor *const *operands, const trr_op_params *params,
+trr_status trr_trace_end(trr_context *ctx, trr_op op, const trr_tensor *const *operands, const double *params,
                          double t0, double device_ms, trr_status st);
 /* Writes the trace file with every event so far (context destroy, exit). Safe to call when tracing is off. */
 void trr_trace_flush(void);

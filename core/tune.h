@@ -98,6 +98,10 @@ void trr_tune_reset(void);
 
 /* The config call runs with when nothing overrides it and no tuning database is read: the backend's
  * heuristic, then the op table's defaults. The baseline a tuned config is compared with. */
+/* The config fields a call of op on ctx's backend reads: the op table's config_fields, less those the backend's
+ * kernels ignore (trr_backend.config_fields_used). A field outside them is a no-op on this device: the tuner does
+ * not sweep it and the CLI says an override of it is ignored. */
+unsigned trr_config_fields_used(const trr_context *ctx, trr_op op);
 void trr_tune_default_config(trr_context *ctx, const trr_call *call, trr_config *out_config);
 
 /* Completes listed the way the call path completes an override (backend heuristic, then op table). */

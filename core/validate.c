@@ -126,10 +126,12 @@ static trr_operand operand_of(const trr_tensor *t) {
     return o;
 }
 
-/* Folds the common shape of n elementwise views into rows x cols (+ outer slices when rank 3 does not fold):
- * size-1 dimensions are dropped, and neighbours merge where every view is contiguous across them. */
+/* Folds the common shape of n elementwise views into rows x cols, plus up to two outer slice dimensions when the
+ * view does not fold that far: size-1 dimensions are dropped, and neighbours merge where every view is
+ * contiguous across them. */
 static void normalise_elementwise(trr_call *call, const trr_tensor *const *views, trr_operand *const *ops, int n) {
-    int64_t shape[TRR_MAX_DIMS], strides[3][TRR_MAX_DIMS];
+    /* one more than TRR_MAX_DIMS: a unit column may be appended below */
+    int64_t shape[TRR_MAX_DIMS + 1], strides[3][TRR_MAX_DIMS + 1];
     int nd = 0;
     for (int d = 0; d < views[0]->ndim; d++) {
         if (views[0]->shape[d] == 1) continue;
@@ -138,8 +140,7 @@ static void normalise_elementwise(trr_call *call, const trr_tensor *const *views
         nd++;
     }
     /* A dropped size-1 innermost dimension can leave a kept one with a stride other than 1 ([8,1] with strides
-     * [4,1]); backends read columns contiguously, so such views become rows of one column. nd < 3 here: with
-     * nothing dropped the innermost stride is 1 (check_strides). */
+     * [4,1]); backends read columns contiguously, so such views become rows of one column. */
     int unit_inner = 1;
     for (int v = 0; v < n; v++)
         if (nd > 0 && strides[v][nd - 1] != 1) unit_inner = 0;
@@ -161,18 +162,22 @@ static void normalise_elementwise(trr_call *call, const trr_tensor *const *views
         }
         nd--;
     }
-    call->slices = 1;
     if (nd == 0) { /* a single element */
         shape[0] = 1;
         for (int v = 0; v < n; v++) strides[v][0] = 1;
         nd = 1;
     }
+    /* What is left beyond rows x cols are slices: at most two dimensions, since a rank-4 view with a unit column
+     * appended has at most 4 dimensions that are not 1 (the appended column is 1 only where one was dropped). */
+    const int outer = nd > 2 ? nd - 2 : 0;
     call->cols = shape[nd - 1];
     call->rows = nd >= 2 ? shape[nd - 2] : 1;
-    if (nd == 3) call->slices = shape[0];
+    call->slice_count = outer >= 1 ? shape[outer - 1] : 1;
+    call->slices = call->slice_count * (outer == 2 ? shape[0] : 1);
     for (int v = 0; v < n; v++) {
         ops[v]->stride0 = nd >= 2 ? strides[v][nd - 2] : call->cols;
-        ops[v]->slice_stride = nd == 3 ? strides[v][0] : 0;
+        ops[v]->slice_stride = outer >= 1 ? strides[v][outer - 1] : 0;
+        ops[v]->outer_slice_stride = outer == 2 ? strides[v][0] : 0;
     }
 }
 
@@ -197,12 +202,18 @@ trr_status trr_call_write_identity(trr_context *ctx, const trr_call *call) {
     return TRR_OK;
 }
 
+static void slice_operand(trr_operand *o, int64_t group, int64_t within) {
+    o->offset += group * o->outer_slice_stride + within * o->slice_stride;
+}
+
 trr_call trr_call_slice(const trr_call *call, int64_t s) {
     trr_call c = *call;
-    c.x.offset += s * call->x.slice_stride;
-    c.y.offset += s * call->y.slice_stride;
-    c.z.offset += s * call->z.slice_stride;
+    const int64_t count = call->slice_count > 0 ? call->slice_count : 1;
+    slice_operand(&c.x, s / count, s % count);
+    slice_operand(&c.y, s / count, s % count);
+    slice_operand(&c.z, s / count, s % count);
     c.slices = 1;
+    c.slice_count = 1;
     return c;
 }
 
@@ -334,6 +345,7 @@ trr_status trr_call_build(trr_context *ctx, trr_op op, const trr_tensor *x, cons
     call.op = op;
     call.epilogue = TRR_EPI_NONE;
     call.slices = 1;
+    call.slice_count = 1;
     call.batch = 1;
     switch (desc->shape) {
     case TRR_SHAPE_ELEMENTWISE:

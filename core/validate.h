@@ -9,12 +9,12 @@ enum {
     TRR_CALL_RUNS = 0,     /* not empty: the backend runs it */
     TRR_CALL_NOTHING = 1,  /* the output is empty: nothing to do, nothing written */
     TRR_CALL_IDENTITY = 2  /* the output is not empty but the reduced dimension is (matmul K = 0, row_sum N = 0):
-                              the output is the reduction's identity, 0 (SPEC.md, "Empty reductions") */
+                              the output is the reduction's identity, 0 (docs/ops.md, Empty reductions) */
 };
 
 /* Validates one op call and normalises it (backend.h describes the forms). y is NULL for one-input ops.
  * Returns the first problem found with its own status and a message recorded on ctx. *out_empty is one of
- * TRR_CALL_*. Rank-3 elementwise views that cannot be folded into rows x cols come back with slices > 1. */
+ * TRR_CALL_*. Elementwise views of rank 3 or 4 that cannot be folded into rows x cols come back with slices > 1. */
 trr_status trr_call_build(trr_context *ctx, trr_op op, const trr_tensor *x, const trr_tensor *y,
                           const trr_tensor *z, trr_epilogue epilogue, float alpha, unsigned flags,
                           trr_call *out_call, int *out_empty);
@@ -27,8 +27,9 @@ trr_call trr_call_slice(const trr_call *call, int64_t s);
 
 /* Resolves the call's config once (config_resolve.c): the context's override, else the tuning database's entry
  * (skipped, with a one-time message, when the backend rejects it), then the backend's heuristic fills zero
- * fields, then the op table; then the backend's supports and check_config run once. TRR_OK when the call can
+ * fields, then the op table; then the backend's supports and check_config run once. *out_origin (may be NULL) says which of
+ * them gave the config. TRR_OK when the call can
  * run as configured; else the backend's status and reason. */
-trr_status trr_call_resolve_config(trr_context *ctx, trr_call *call);
+trr_status trr_call_resolve_config(trr_context *ctx, trr_call *call, trr_config_origin *out_origin);
 
 #endif

@@ -1,4 +1,4 @@
-/* Evicting a device's caches between timed repetitions, so small sizes are not measured from L2 (SPEC.md,
+/* Evicting a device's caches between timed repetitions, so small sizes are not measured from L2 (docs/ops.md,
  * Benchmarks). Shared by the benchmarks and the tuner. */
 #ifndef TRR_CACHE_FLUSH_H
 #define TRR_CACHE_FLUSH_H

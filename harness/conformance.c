@@ -69,7 +69,7 @@ static void fill_special(operand *o, const trr_case *tc, uint64_t *rng) {
 
 /* Inputs: view elements random; everything else in the buffer NaN for floats (a kernel that reads past its view
  * and uses the value produces NaN), random bytes for u8. Softmax inputs sit in [60, 100], where exp() overflows
- * f32 unless the row maximum is subtracted first, as SPEC.md defines it. */
+ * f32 unless the row maximum is subtracted first, as docs/ops.md's softmax defines it. */
 static void fill_input(operand *o, const trr_case *tc, uint64_t *rng) {
     const trr_dtype dt = o->v.dtype;
     const size_t n = o->bytes;

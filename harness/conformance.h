@@ -1,5 +1,5 @@
 /* The conformance engine: runs the case list (cases.h) on one context and checks every output against the
- * float64 reference with SPEC.md's bounds, poisoned outputs and guard bytes around every output view.
+ * float64 reference with the bounds of docs/ops.md, poisoned outputs and guard bytes around every output view.
  *
  * It is library code: it never prints on its own. Progress goes to a callback and reports are written to a
  * FILE* (or a path) the caller names. Thread safety: one run per context at a time, like every context call.
@@ -20,7 +20,7 @@
  *   any bf16 output                as f16 with ||err||_F / ||ref||_F <= 8e-3 and max relative error <= 4e-2,
  *                                  floor = max(2^-126, 2^-7 * rms(ref) * max(1, (K/4096)^1.5)): the same
  *                                  rule in bf16's epsilon (trr_conf_bf16_floor says why)
- *   rgb_to_grey u8 output          equal to round-to-nearest of the SPEC's f32 expression (0.2989·R first,
+ *   rgb_to_grey u8 output          equal to round-to-nearest of docs/ops.md's f32 expression (0.2989·R first,
  *                                  then + 0.5870·G, then + 0.1140·B, each rounded to f32), clamped; where
  *                                  the exact value lies within 1e-4 of a .5 tie either neighbour is accepted
  *                                  (a device may contract to FMA or round ties differently); error = largest

@@ -1,4 +1,4 @@
-/* The conformance engine's verdict on one output: SPEC.md's bounds, poison, guard bytes (conformance.h lists
+/* The conformance engine's verdict on one output: the bounds of docs/ops.md, poison, guard bytes (conformance.h lists
  * the rules). Split from the engine so the rules can be read, and tested, apart from the buffer handling. */
 #ifndef TRR_CONFORMANCE_CHECK_H
 #define TRR_CONFORMANCE_CHECK_H
@@ -47,9 +47,8 @@ double trr_conf_load(const void *base, trr_dtype dtype, int64_t index);
 /* The denominator floor of the f16 relative error: max(2^-14, 2^-10 * rms(ref) * max(1, (K / 4096)^1.5)), K the
  * matmul depth (any other op: 1). The K term follows the classical bound on a sum of K products, K * u *
  * sum|a*b|, which grows as K^2 times a typical product while rms(ref) grows as K^0.5: at K = 8192 cuBLAS itself
- * (f32 compute, no reduced-precision reduction) misses 2^-10 * rms by up to 2x on every seed tried
- * (bench/results/2026-11-22-h100-f16-bound.txt). Up to K = 4096 nothing changes; the suite's one deeper case
- * (1 x 17 x 4099) gets 0.1% more. */
+ * (f32 compute, no reduced-precision reduction) misses 2^-10 * rms (tools/f16_bound.py checks it). Up to
+ * K = 4096 nothing changes; the suite's one deeper case (1 x 17 x 4099) gets 0.1% more. */
 double trr_conf_f16_floor(double rms, int64_t k);
 
 /* The smallest normal bf16: f32's, 2^-126. */
@@ -57,7 +56,7 @@ double trr_conf_f16_floor(double rms, int64_t k);
 
 /* The bf16 floor, by the same rule in bf16's unit: max(2^-126, 2^-7 * rms(ref) * max(1, (K / 4096)^1.5)).
  * The f16 floor's 2^-10 is f16's machine epsilon (the spacing at 1: 10 mantissa bits), not its rounding unit
- * 2^-11, so bf16's counterpart is its epsilon 2^-7 (7 mantissa bits), and the bounds scale alike (SPEC.md:
+ * 2^-11, so bf16's counterpart is its epsilon 2^-7 (7 mantissa bits), and the bounds scale alike (docs/ops.md, Correctness bounds:
  * f16 2e-3 / 1e-2, bf16 8e-3 / 4e-2, 4x and 8x the epsilon ratio's 1/8 step). The smallest normal is bf16's own
  * (f32's exponent range). */
 double trr_conf_bf16_floor(double rms, int64_t k);
@@ -100,10 +99,10 @@ int trr_conf_judge(const trr_conf_worst *w1, const trr_conf_worst *w2, trr_conf_
 
 /* Distance in representable values between two floats of the output dtype (0 when the bits are equal). */
 double trr_conf_ulp_distance(trr_dtype dt, double got, double want);
-/* SPEC.md's grey value computed in f32 in the SPEC's order, each step rounded to f32. */
+/* docs/ops.md's grey value (rgb_to_grey) computed in f32 in its order, each step rounded to f32. */
 float trr_conf_grey_f32(double r, double g, double b);
 double trr_conf_clamp_u8(double v);
-/* The u8 grey verdict for one pixel: got must equal the SPEC's f32 expression rounded and clamped (*out_expect);
+/* The u8 grey verdict for one pixel: got must equal docs/ops.md's f32 expression rounded and clamped (*out_expect);
  * where the exact value lies within 1e-4 of a .5 tie either neighbour passes, since a device may contract to
  * FMA or round ties its own way. Returns 1 when got passes. */
 int trr_conf_grey_u8_ok(double r, double g, double b, double got, double *out_expect);

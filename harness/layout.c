@@ -114,8 +114,22 @@ trr_status trr_case_call(trr_context *ctx, const trr_case *c, const trr_tensor t
     if (!d) return trr_error(ctx, TRR_ERR_INVALID_ARGUMENT, "unknown op %d", (int)c->op);
     const trr_tensor *operands[3] = {&t[0], &t[1], &t[2]};
     if (d->n_inputs == 1) operands[1] = &t[2];
-    const trr_op_params params = {d->shape == TRR_SHAPE_MATMUL ? c->epilogue : TRR_EPI_NONE, c->alpha, flags};
-    return trr_op_run(ctx, c->op, operands, &params);
+    if (d->shape == TRR_SHAPE_MATMUL) return trr_matmul(ctx, operands[0], operands[1], operands[2], c->epilogue, c->alpha, flags);
+    return trr_op_run(ctx, c->op, operands, NULL);
+}
+
+trr_status trr_case_views_check_size(trr_context *ctx, const trr_case_views *views) {
+    for (int i = 0; i < 3; i++) {
+        if (i == 1 && views->n_inputs == 1) continue;
+        const trr_stored_view *v = &views->v[i];
+        int64_t n;
+        if (__builtin_mul_overflow(v->planes, v->rows, &n) || __builtin_mul_overflow(n, v->cols, &n) ||
+            n >= TRR_VIEW_ELEMENTS_LIMIT)
+            return trr_error(ctx, TRR_ERR_OVERFLOW,
+                             "operand %d spans %lld x %lld x %lld elements: 2^31 or more, over the runtime's index limit",
+                             i, (long long)v->planes, (long long)v->rows, (long long)v->cols);
+    }
+    return TRR_OK;
 }
 
 double trr_case_bytes(const trr_case *c) {
@@ -151,6 +165,7 @@ trr_status trr_case_packed_call(const trr_case *c, trr_call *out_call) {
     call.epilogue = c->epilogue;
     call.alpha = c->alpha;
     call.slices = 1;
+    call.slice_count = 1;
     trr_operand *ops[3] = {&call.x, &call.y, &call.z};
     for (int i = 0; i < 3; i++) {
         const trr_stored_view *v = &views.v[i];

@@ -32,6 +32,13 @@ typedef struct trr_case_views {
  * with padded rows and planes, so no view lands on a vector boundary. */
 trr_status trr_case_views_make(const trr_case *c, trr_case_views *out);
 
+/* Kernels index a view with 32-bit integers, so the runtime rejects any view of this many elements or more. */
+#define TRR_VIEW_ELEMENTS_LIMIT ((int64_t)1 << 31)
+/* TRR_OK when every operand of views spans fewer than TRR_VIEW_ELEMENTS_LIMIT elements, else TRR_ERR_OVERFLOW
+ * (recorded on ctx) naming the operand: asked before allocating, so a mistyped size is refused before it takes
+ * host memory (`trireme run`, the tuner). */
+trr_status trr_case_views_check_size(trr_context *ctx, const trr_case_views *views);
+
 /* Elements from the buffer's start to one past the view's last element. */
 int64_t trr_stored_extent(const trr_stored_view *v);
 /* The index of element (p, r, c) of the stored view, in elements from the buffer's start. */

@@ -18,7 +18,7 @@ uint8_t trr_rng_byte(uint64_t *state);
 float trr_rng_unit(uint64_t *state);
 
 /* A float input element for op: trr_rng_unit, except softmax rows sit in [60, 100], where exp() overflows f32
- * unless the row maximum is subtracted first, as SPEC.md defines it. */
+ * unless the row maximum is subtracted first, as docs/ops.md's softmax defines it. */
 float trr_rng_input(uint64_t *state, trr_op op);
 /* n packed elements of dt at host drawn for op's inputs: trr_rng_input stored in dt (rounded to nearest even),
  * trr_rng_byte for u8. */

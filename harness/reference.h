@@ -1,4 +1,4 @@
-/* The float64 reference: the definition of every op's semantics (SPEC.md), computed on the host. */
+/* The float64 reference: the definition of every op's semantics (docs/ops.md), computed on the host. */
 #ifndef TRR_REFERENCE_H
 #define TRR_REFERENCE_H
 

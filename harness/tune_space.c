@@ -4,7 +4,7 @@
  * of the lists. Rows for a named backend hide the generic rows (backend NULL) for the same op and dtype.
  *
  * What the tables hold, per backend kind:
- *   cuda    matmul f16 and bf16: SPEC.md's known-good NVIDIA configs on mma.sync (variant mma), each with split-K 1, 2
+ *   cuda    matmul f16 and bf16: the known-good NVIDIA configs of docs/ops.md on mma.sync (variant mma), each with split-K 1, 2
  *           and 4, and the Hopper kernel's tiles (variant wgmma); matmul f32: SIMT
  *           tiles (BM x BN x BK, threads), also with split-K; streaming ops: threads x vector width; softmax
  *           and row_sum: threads per row.
@@ -15,9 +15,11 @@
  *           (coop_khr, coop_nv, cm2; the device's check_config drops those it lacks); streaming: work-group size
  *           x elements per invocation (block_n); softmax: work-group size on both kernel families (simt,
  *           subgroup; block_n, the register kernel's row, follows from it); row_sum: work-group size.
- *   cpu     matmul: cache blocks (BM x BN x BK); every other op: elements per task (block_n).
+ *   cpu     matmul: cache blocks (BM x BN x BK); the element-wise ops: elements per task (block_n); rgb_to_grey,
+ *           softmax and row_sum read no field there (trr_config_fields_used), so they have no candidates.
  * Everything else (stages, vector width of the GPU matmuls, GROUP_M) is left to each backend's heuristic, which
- * knows its kernels' constraints; check_config then drops whatever a backend cannot run. */
+ * knows its kernels' constraints; check_config then drops whatever a backend cannot run. A field the backend's
+ * kernels do not read (trr_config_fields_used) is never swept. */
 #include "tune_space.h"
 
 #include "config_fields.h"
@@ -75,8 +77,8 @@ static const trr_config cuda_wgmma_tiles[] = {
 };
 
 /* Work-group tiles for the OpenCL and Vulkan matmuls: micro-tiles of 4x4 to 8x8 per work-item, and 16x8 on the
- * 256x128x8 tile both GPU heuristics take for large f32 products (H200: OpenCL 45.3, Vulkan 43.1 TFLOPS at
- * 4096^3). */
+ * 256x128x8 tile both GPU heuristics take for large f32 products (measured fastest on NVIDIA H200:
+ * docs/performance.md). */
 static const trr_config wg_tiles[] = {
     {.block_m = 256, .block_n = 128, .block_k = 8, .threads = 256},
     {.block_m = 128, .block_n = 128, .block_k = 8, .threads = 256},
@@ -144,7 +146,7 @@ static const trr_config ocl_mma_tiles[] = {
 /* The CUDA tensor-core kernels take bf16 as they take f16 (the same tiles, one instruction type apart). */
 #define HALVES (TRR_DTYPE_BIT(TRR_F16) | TRR_DTYPE_BIT(TRR_BF16))
 
-/* n_list = -1 stands for op_table.c's SPEC list: an extern array's address and length cannot initialise a
+/* n_list = -1 stands for op_table.c's known-good NVIDIA list: an extern array's address and length cannot initialise a
  * static row's count. */
 static const space_row space_table[] = {
     /* ---- cuda ---- */
@@ -205,7 +207,7 @@ static void expand_row(const space_row *r, trr_tune_candidate *out, int cap, int
                                                r->stages, r->vector_width, r->split_k, r->variant};
     const trr_config *list = r->list;
     int n_list = r->n_list;
-    if (n_list < 0) { /* the SPEC list from op_table.c */
+    if (n_list < 0) { /* the known-good NVIDIA list from op_table.c */
         list = trr_matmul_f16_nvidia_configs;
         n_list = trr_matmul_f16_nvidia_config_count;
     }
@@ -333,6 +335,23 @@ trr_status trr_tune_space(trr_context *ctx, const trr_call *call, trr_tune_candi
         if (!row_matches(row, backend, call) || (own && !row->backend)) continue;
         expand_row(row, out, cap, &n);
     }
+    /* a field the backend's kernels do not read changes nothing: it is not swept, and a candidate that sweeps
+     * nothing else is no candidate (the default is timed anyway) */
+    const unsigned used = trr_config_fields_used(ctx, call->op);
+    int kept = 0;
+    for (int i = 0; i < n; i++) {
+        trr_config masked = out[i].listed;
+        int any = 0, changed = 0;
+        for (int f = 0; f < TRR_CONFIG_FIELD_COUNT; f++) {
+            if (!trr_config_get(&masked, f)) continue;
+            if (used & trr_config_fields[f].bit) any = 1;
+            else trr_config_set(&masked, f, 0), changed = 1;
+        }
+        if (changed && !any) continue;
+        out[kept] = out[i];
+        out[kept++].listed = masked;
+    }
+    n = kept;
     for (int i = 0; i < n; i++) trr_tune_complete_config(ctx, call, &out[i].listed, &out[i].resolved);
     for (int i = 0; i < n; i++)
         for (int j = 0; j < i; j++)

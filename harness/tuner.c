@@ -33,8 +33,7 @@
 /* A candidate whose first timed runs are this much slower than the best is not timed further. */
 #define ABANDON_FACTOR 2.0
 /* A candidate replaces the default only when it is at least this much faster. Two runs of the same small kernel
- * differ by several percent (an H100 CUDA f16 1024^3 won by 1% in the tuner and lost by 7% in the next bench,
- * bench/results/2026-11-22-h100-tunecheck-before-min-gain.txt), so a smaller win is noise and a database entry
+ * differ by several percent between runs (the tuning data), so a smaller win is noise and a database entry
  * built on it can only make things worse. */
 #define MIN_GAIN 1.03
 
@@ -93,6 +92,7 @@ static trr_status make_operands(tune_run *r) {
     trr_context *ctx = r->ctx;
     trr_case_views views;
     TRR_TRY(trr_case_views_make(&r->tc, &views));
+    TRR_TRY(trr_case_views_check_size(ctx, &views)); /* before any host or device memory is taken */
     r->n_inputs = views.n_inputs;
     for (int i = 0; i < 3; i++) {
         if (!HAS(r, i)) continue;
@@ -238,7 +238,7 @@ static int cmp_double(const void *a, const void *b) {
  * between candidates timed one after the other. */
 #define BETWEEN_CANDIDATES_WARMUP_S 0.05
 /* A warm-up round runs what a timed run does, flush included, so the warm-up's power draw is the timed runs'
- * (bench/timing.c says what bare-op bursts did to an H200's clock). */
+ * (bench/timing.c says why bare-op bursts are avoided). */
 static trr_status warmup_call(trr_context *ctx, void *user) {
     tune_run *r = user;
     TRR_TRY(trr_cache_flush_run(ctx, &r->flush, r->warmup_flushes++));
@@ -503,8 +503,8 @@ trr_status trr_tune_run(trr_context *ctx, const trr_tune_job *job, const trr_tun
     }
     if (!opt.only_config && !s.default_ok) {
         /* Whatever passed instead would become this bucket's config without a baseline to beat, and a failing
-         * default is a kernel (or bound) question to settle first, not one to route around: an H100 Vulkan f16
-         * 8192^3 run stored a config 6.5x slower than the default this way. */
+         * default is a kernel (or bound) question to settle first, not one to route around: a config stored this
+         * way can be far slower than the default. */
         st = trr_error(ctx, TRR_ERR_MISMATCH,
                        "tune: the default config fails the reference check, so nothing is stored (%s)",
                        out->first_failure);

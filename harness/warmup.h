@@ -1,10 +1,9 @@
 /* How long timing code keeps a device busy before it times anything. Shared by the benchmarks and the tuner.
  *
- * A GPU's clocks can fall within 100 ms of idling (the host filling inputs or checking a result): NVIDIA's Vulkan
- * driver lets an H100 fall to 345 MHz where CUDA keeps it at 1980, and it took about 0.3 s of steady load to come
- * back (bench/results/2026-11-22-h100-vk-clocks-*.csv). A few short calls do not bring it back: a Vulkan add of
- * 2^27 floats timed 1727 GB/s after 50 ms of warm-up against 2998 at full clock, and a 0.3 s warm-up still left
- * add 2^26 at 1682 GB/s in a full report, so GPUs get 1 s. */
+ * A GPU's clocks can fall within 100 ms of idling (the host filling inputs or checking a result): under NVIDIA's
+ * Vulkan driver the SM clock drops far below its top where CUDA keeps it up, and it takes a good fraction of a
+ * second of steady load to come back. A few short calls do not bring it back, and a short warm-up still leaves
+ * memory-bound figures well below those at full clock, so GPUs get 1 s. */
 #ifndef TRR_WARMUP_H
 #define TRR_WARMUP_H
 
@@ -19,8 +18,7 @@ typedef trr_status (*trr_warmup_fn)(trr_context *ctx, void *user);
 
 /* Runs fn back to back for `seconds` (and at least min_rounds times), queued in bursts of about 20 ms with one
  * trr_synchronize each: the device stays busy, where calls that each wait for the host leave it idle between
- * them, long enough for NVIDIA's driver to lower the clock again (bench/results/
- * 2026-11-24-h200-softmax-three-apis-clocks.txt). round_ms: a guess at one round's time (0: unknown, the first
+ * them, long enough for NVIDIA's driver to lower the clock again. round_ms: a guess at one round's time (0: unknown, the first
  * burst is one round); each burst's own time sizes the next. Stops after seconds + 0.5 s whatever min_rounds. */
 trr_status trr_warmup_run(trr_context *ctx, trr_warmup_fn fn, void *user, double round_ms, double seconds,
                           int min_rounds);

@@ -85,7 +85,7 @@ typedef enum trr_epilogue { TRR_EPI_NONE = 0, TRR_EPI_RELU, TRR_EPI_LEAKY_RELU, 
 /* matmul flags */
 #define TRR_MATMUL_ALLOW_TF32 0x1u /* f32 matmul may use TF32 tensor cores; never used unless asked for */
 
-#define TRR_MAX_DIMS 3
+#define TRR_MAX_DIMS 4
 
 typedef struct trr_context trr_context;
 typedef struct trr_buffer trr_buffer;
@@ -239,6 +239,10 @@ TRR_API trr_status trr_tensor_1d(trr_buffer *buffer, size_t offset, trr_dtype dt
 /* row_stride in elements; 0 means packed (row_stride = cols) */
 TRR_API trr_status trr_tensor_2d(trr_buffer *buffer, size_t offset, trr_dtype dtype, int64_t rows, int64_t cols,
                          int64_t row_stride, trr_tensor *out_tensor);
+/* A view of any rank 1..TRR_MAX_DIMS: shape and strides (in elements, outermost first) of ndim entries each;
+ * strides NULL means packed row-major. Checks the arguments only (rank, negative sizes, strides below 1). */
+TRR_API trr_status trr_tensor_nd(trr_buffer *buffer, size_t offset, trr_dtype dtype, int ndim, const int64_t *shape,
+                                 const int64_t *strides, trr_tensor *out_tensor);
 /* The transposed view of a 2-D tensor (swaps shape and strides): how a matmul operand stored as [K,M] or
  * [N,K] is passed. */
 TRR_API trr_status trr_tensor_transpose(const trr_tensor *in, trr_tensor *out_tensor);
@@ -262,22 +266,52 @@ TRR_API trr_status trr_matmul(trr_context *ctx, const trr_tensor *a, const trr_t
 TRR_API trr_status trr_silu(trr_context *ctx, const trr_tensor *x, const trr_tensor *y);
 
 /* ---- any op by its enum: what the named functions above call ---- */
-typedef struct trr_op_params {
-    trr_epilogue epilogue; /* matmul only */
-    float alpha;           /* leaky_relu slope */
-    unsigned flags;        /* TRR_MATMUL_* */
-} trr_op_params;
 
-/* What an op takes: its name and how many inputs come before the one output. */
+/* An op's scalar parameters, named and typed by its definition (trr_op_get_param lists them): matmul takes
+ * "epilogue" (an enum: trr_epilogue's values, named by trr_epilogue_name), "alpha" (f32, the leaky_relu slope,
+ * default TRR_LEAKY_RELU_DEFAULT_ALPHA) and "allow_tf32" (bool). A parameter left out takes its default; a name
+ * the op does not declare, a value outside its type (a bool other than 0 or 1, an enum past its choices, a
+ * non-finite f32) or the same name twice is TRR_ERR_INVALID_ARGUMENT. Names are copied when the op runs. */
+#define TRR_MAX_OP_PARAMS 8
+typedef struct trr_param_value {
+    const char *name;
+    double value; /* f32 parameters are rounded to f32; enums and bools are whole numbers */
+} trr_param_value;
+typedef struct trr_op_params {
+    int count; /* entries of values in use */
+    trr_param_value values[TRR_MAX_OP_PARAMS];
+} trr_op_params;
+/* Sets name to value in params, replacing an earlier value of the same name (params must start zeroed). Checks
+ * only that there is room; the op checks names and values when it runs. */
+TRR_API trr_status trr_op_params_set(trr_op_params *params, const char *name, double value);
+/* Parses "name=value[,name=value...]" against op's definition into params (zeroed first): numbers for f32 and int
+ * parameters, true/false/1/0 for bools, the choice's name (or its index) for enums. The CLI's --param and
+ * Python's keyword arguments go through it. */
+TRR_API trr_status trr_op_params_parse(trr_op op, const char *text, trr_op_params *out_params);
+
+typedef enum trr_param_type { TRR_PARAM_F32 = 0, TRR_PARAM_BOOL, TRR_PARAM_ENUM, TRR_PARAM_INT } trr_param_type;
+/* One declared parameter of an op. */
+typedef struct trr_param_info {
+    const char *name;     /* "eps" */
+    trr_param_type type;
+    double default_value;
+    const char *choices;  /* TRR_PARAM_ENUM: the value names in order, comma-separated ("none,relu,..."); else NULL */
+    const char *doc;      /* one line for people */
+} trr_param_info;
+/* The index-th parameter op declares (0 <= index < trr_op_info.n_params). */
+TRR_API trr_status trr_op_get_param(trr_op op, int index, trr_param_info *out_info);
+
+/* What an op takes: its name, how many inputs come before the one output, and how many parameters it declares. */
 typedef struct trr_op_info {
     const char *name;     /* "matmul" */
     int n_inputs;         /* 1 or 2 */
     const char *operands; /* "A[M,K], B[K,N] -> C[M,N]", for people */
+    int n_params;         /* trr_op_get_param(op, 0 .. n_params - 1) */
 } trr_op_info;
 TRR_API trr_status trr_op_get_info(trr_op op, trr_op_info *out_info);
 
-/* operands: the op's inputs in order, then its output (n_inputs + 1 entries). params may be NULL (no epilogue,
- * no flags). */
+/* operands: the op's inputs in order, then its output (n_inputs + 1 entries). params may be NULL (every
+ * parameter at its default). */
 TRR_API trr_status trr_op_run(trr_context *ctx, trr_op op, const trr_tensor *const *operands, const trr_op_params *params);
 
 TRR_API trr_status trr_synchronize(trr_context *ctx);

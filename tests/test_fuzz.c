@@ -564,7 +564,14 @@ static trr_status call_op(const op_args *a) {
         const trr_op_desc *d = trr_op_desc_get(a->op);
         int n_in = d ? d->n_inputs : 1;
         ops[0] = x, ops[1] = n_in == 2 ? y : z, ops[2] = z;
-        const trr_op_params p = {a->epi, a->alpha, a->flags};
+        /* the old fields as the named parameters matmul declares; on other ops a set one is a name they lack */
+        trr_op_params p;
+        memset(&p, 0, sizeof p);
+        const int mm = d && d->shape == TRR_SHAPE_MATMUL;
+        if (mm || a->epi != TRR_EPI_NONE) trr_op_params_set(&p, "epilogue", (double)a->epi);
+        if (mm ? a->epi == TRR_EPI_LEAKY_RELU : a->alpha != 0.0f) trr_op_params_set(&p, "alpha", (double)a->alpha);
+        /* flags beyond TRR_MATMUL_ALLOW_TF32 become a bool out of range, which must be rejected as they were */
+        if (mm || a->flags) trr_op_params_set(&p, "allow_tf32", (double)a->flags);
         return trr_op_run(a->ctx, a->op, a->null_operands ? NULL : ops, a->null_params ? NULL : &p);
     }
     switch (a->op) {

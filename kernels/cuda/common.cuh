@@ -2,7 +2,7 @@
  * Prelude the CUDA backend prepends to every kernel file before NVRTC sees it (backend_cuda/module.c), so the
  * kernels share these helpers without any #include: NVRTC on the GPU machine may not find the toolkit headers.
  * Halves travel as unsigned short and convert through PTX, which is exact (f16 -> f32) and rounds to nearest
- * even (f32 -> f16), the SPEC's "round once on store".
+ * even (f32 -> f16), docs/ops.md's "round once on store".
  * bf16 travels as trr_bf16, a 2-byte struct (not unsigned short, so overloads tell it from f16): widened by a
  * shift (exact), rounded to nearest even in integer registers on store (every architecture, where cvt.rn.bf16
  * needs sm_80), a NaN kept a quiet NaN. Dtype codes in -D options follow trr_dtype: 0 f32, 1 f16, 2 bf16.
@@ -95,7 +95,7 @@ __device__ __forceinline__ void trr_store_pair(T *C, long long ldc, int row, int
 
 /* a / b by div.full.f32: 2 ulp over the whole range (subnormal results kept, b = inf gives a signed 0 or NaN as
  * IEEE division does), where the correctly rounded a / b is a Newton sequence with a slow-path branch per element
- * (NVRTC without fast math). SPEC's bound for gelu and silu is 1e-5 relative, ~80 ulp. */
+ * (NVRTC without fast math). docs/ops.md's bound for gelu and silu is 1e-5 relative, ~80 ulp. */
 __device__ __forceinline__ float trr_div_full(float a, float b) {
     float q;
     asm("div.full.f32 %0, %1, %2;" : "=f"(q) : "f"(a), "f"(b));
@@ -155,7 +155,7 @@ template <typename T> struct __align__(16) trr_vec16 {
     T e[16 / sizeof(T)];
 };
 
-/* Grouped block order (SPEC.md, core/grouped.h): GROUP_M row-blocks share B's columns while they sit in L2. */
+/* Grouped block order (docs/ops.md, Grouped ordering; core/grouped.h): GROUP_M row-blocks share B's columns while they sit in L2. */
 __device__ __forceinline__ void trr_grouped_block(int pid, int npm, int npn, int group_m, int *pm, int *pn) {
     int width = group_m * npn;
     int group = pid / width;

@@ -38,9 +38,8 @@
  * block's output tiles, so the producer loads the next tile's first stages while the consumers store this one:
  * for short K (batched attention products) the stores and loads overlap instead of alternating. ptxas keeps the
  * ring's positions and the wgmma descriptors in uniform registers only while the tile loop stays this simple: a
- * second phase in the same loop (stream-K pieces after the whole tiles, branch streamk-wip) moved them to
- * per-thread registers, an R2UR before every HGMMA, and the kernel ran 15-20% slower at 4096^3
- * (bench/results/2026-11-24-h200-cuda-stream-k.txt). Check the machine code (nvdisasm) after changing the loop.
+ * second phase in the same loop (stream-K pieces after the whole tiles) moved them to
+ * per-thread registers, an R2UR before every HGMMA, and the kernel ran markedly slower. Check the machine code (nvdisasm) after changing the loop.
  *
  * CLUSTER_M (1 or 2; the host's block_m 256 is 2): with 2, blocks run in clusters of two along M, each block
  * still computing 128 rows, the pair a 256 x BN output tile that shares its B tile. Each block's producer loads

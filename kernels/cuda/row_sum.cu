@@ -4,7 +4,7 @@
  * (0 ld.global.cs; 1 ld.global.nc with an L2 evict-first cache policy; 2 ld.global.nc; 3 on sm_90, ld.global.cs
  * elsewhere: the row through shared memory by bulk copies). One block per row: each
  * thread sums its strided share with Kahan compensation (free in a memory-bound loop, and it keeps long rows
- * inside the SPEC's 1e-6 * sum|x| bound), then the block adds its warps' sums: shuffles, one shared-memory step.
+ * inside docs/ops.md's 1e-6 * sum|x| bound), then the block adds its warps' sums: shuffles, one shared-memory step.
  * vec != 0 when every row starts 16-byte aligned.
  */
 typedef trr_dt<DT>::type T;
@@ -31,8 +31,8 @@ __device__ __forceinline__ void kahan_add(kahan &k, float v) {
 
 /* x is read once. The fill the bench runs before every call leaves the L2 full of written lines; loads that
  * allocate evict-first replace their own lines instead of those, so fewer are written back during the call
- * (H200, 4096 x 8192 f32, 512 threads: 37.3 us with .cs, 40.9 with .nc; without the fill .nc is the faster,
- * 34.5 against 36.7: bench/results/2026-11-23-h200-rowsum.txt). The L2 evict-first policy measured as .cs. */
+ * (.cs is ahead of .nc after the fill, behind without it: docs/performance.md). The L2 evict-first policy
+ * measured as .cs. */
 struct loader {
     unsigned long long policy;
     __device__ __forceinline__ loader() : policy(0) {
@@ -79,10 +79,9 @@ __device__ __forceinline__ void sum_vectors(const loader &ld, const trr_vec16<T>
 #define BULK 1
 /* Bulk copies (cp.async.bulk, the TMA engine without a tensor map): the row streams through BULK_STAGES stages of
  * BULK_CHUNK bytes, one thread issuing each copy, completion counted in bytes on the stage's mbarrier; the block
- * sums a stage from shared memory while the next ones are in flight. On an H200 after the bench's fill, rows of
- * 128 KiB and more read 4-5% faster than with the loads above (4096 x 65536 f32: 4427 against 4217 GB/s), shorter
- * ones slower (4096 x 8192: 3192 against 3758); with the L2 evict-first hint the copies were no faster than the
- * loads (bench/results/2026-11-24-h200-cuda-rowsum-bulk.txt). */
+ * sums a stage from shared memory while the next ones are in flight. On NVIDIA H200 after the bench's fill, rows
+ * of 128 KiB and more read faster than with the loads above, shorter ones slower; with the L2 evict-first hint
+ * the copies were no faster than the loads (docs/performance.md). */
 #define BULK_STAGES 4
 #define BULK_CHUNK 8192
 

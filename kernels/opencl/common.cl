@@ -51,7 +51,7 @@ typedef CAT(TYPE_DT_, Z_DT) z_t;
 #define STORE_Z(v, p, i) CAT(STORE_DT_, Z_DT)(v, p, i)
 #endif
 
-/* The output tile (pm, pn) of program pid in grouped order (SPEC.md; core/grouped.h is the host copy): group_m
+/* The output tile (pm, pn) of program pid in grouped order (docs/ops.md, Grouped ordering; core/grouped.h is the host copy): group_m
  * tile rows are walked down before moving right, so neighbouring programs share panels of A and B in cache. */
 inline void trr_grouped_block(int pid, int npm, int npn, int group_m, int *pm, int *pn) {
     int width = group_m * npn;
@@ -61,7 +61,7 @@ inline void trr_grouped_block(int pid, int npm, int npn, int group_m, int *pm, i
     *pn = (pid % width) / gsize;
 }
 
-/* SPEC.md's tanh form, 0.5·x·(1 + tanh(u)), rewritten as x·sigmoid(2u): the same function, but without the
+/* docs/ops.md's tanh form of gelu, 0.5·x·(1 + tanh(u)), rewritten as x·sigmoid(2u): the same function, but without the
  * cancellation in 1 + tanh(u) for negative x that costs the tanh form its relative accuracy below x ≈ -3. */
 #define GELU_C0 0.7978845608f
 #define GELU_C1 0.044715f

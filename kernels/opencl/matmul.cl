@@ -1,4 +1,4 @@
-/* C = act(A·B), one work-group per BLOCK_M x BLOCK_N tile of C, in the grouped order of SPEC.md; a batched
+/* C = act(A·B), one work-group per BLOCK_M x BLOCK_N tile of C, in the grouped order of docs/ops.md; a batched
  * call's batch is grid dimension 2.
  * Build options: BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M; RT x CT work-items, each owning TM x TN outputs
  * (TM = BLOCK_M / RT, TN = BLOCK_N / CT, both multiples of 4); X_DT (A), Y_DT (B), Z_DT (C).

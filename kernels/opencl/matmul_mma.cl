@@ -3,7 +3,7 @@
  * compiler takes this: the backend builds and runs the MMA_PROBE kernel below once per device and driver
  * (backend_opencl/mma_probe.c) and selects the variant "mma" only where it computed right; elsewhere matmul.cl
  * runs.
- * One work-group per BLOCK_M x BLOCK_N tile of C in the grouped order of SPEC.md, WARPS_M x WARPS_N warps each
+ * One work-group per BLOCK_M x BLOCK_N tile of C in the grouped order of docs/ops.md, WARPS_M x WARPS_N warps each
  * owning a (BLOCK_M / WARPS_M) x (BLOCK_N / WARPS_N) tile; a batched call's batch is grid dimension 2.
  * Operands are raw 16-bit patterns (ushort): NVIDIA's OpenCL has no cl_khr_fp16, and mma takes packed .b32 pairs.
  * Local tiles keep each operand's contiguous global dimension contiguous, so global reads are 16-byte vectors:
@@ -22,8 +22,8 @@
  * Alignment is a build option too: with it every chunk, edge chunks included, is one cp.async (an edge chunk copies
  * its in-range bytes and zero-fills the rest), so an aligned program holds no path through registers (eight
  * scalar loads per chunk) in its main loop. Chunk coordinates are recomputed from the thread index rather than
- * held in arrays: the arrays pushed the 128x128x32 program past 255 registers into spills on NVIDIA's compiler
- * (bench/results/2026-11-23-h200-opencl-mma-3.txt). */
+ * held in arrays: the arrays pushed the 128x128x32 program past 255 registers into spills on NVIDIA's
+ * compiler. */
 
 #if defined(X_DT) && X_DT == DT_BF16
 #define MMA_OP "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"
@@ -170,7 +170,7 @@ static inline void copy_chunk_fast(uint dst, __global const ushort *src) {
 #if Z_DT != DT_F32
 /* Two outputs rounded to nearest even by one conversion instruction (sm_80+, as the mma itself), v0 in the low
  * half, for f16 and bf16 alike: the integer rounding of common.cl (trr_f2bf) costs several instructions per bf16
- * element, enough to put bf16 behind f16 where the epilogue weighs (bench/results, "opencl-bf16-epilogue"). A
+ * element, enough to put bf16 behind f16 where the epilogue weighs. A
  * NaN comes out as the canonical quiet NaN. */
 #if Z_DT == DT_BF16
 #define CVT_PAIR "cvt.rn.bf16x2.f32 %0, %1, %2;"
@@ -206,8 +206,8 @@ static inline void store_pair(__global z_t *c, int gm, int gn, int M, int N, int
 #endif
 }
 
-/* An f32 C is held to 1e-5 (SPEC.md) at any K, and the tensor cores truncate as they accumulate: their f32 sum
- * drifts by ~1e-9·K (7.6e-5 at K = 70000 on an H200). So each k tile is summed on the tensor cores from zero and
+/* An f32 C is held to 1e-5 (docs/ops.md, Correctness bounds) at any K, and the tensor cores truncate as they accumulate: their f32 sum
+ * drifts by ~1e-9·K, past the bound well before K = 2^17. So each k tile is summed on the tensor cores from zero and
  * then added, rounded to nearest, into separate f32 registers. f16 and bf16 outputs (bounds 2e-3, 8e-3) keep
  * the one accumulator. */
 #define PROMOTE (Z_DT == DT_F32)
@@ -219,7 +219,7 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void matmul_mma(
     int c_pair) {
     /* Both operands' stages in one array on a 128-byte boundary, A first. NVIDIA's driver puts 16 bytes of its
      * own at the start of a work-group's local memory, so 16-byte aligned tiles began 16 bytes into a 128-byte
-     * line, which costs the tensor-core loop about a quarter of its speed (bench/results, "opencl-mma-aligned"). */
+     * line, which costs the tensor-core loop about a quarter of its speed. */
     __local ushort smem_[STAGES * (A_TILE + B_TILE)] __attribute__((aligned(128)));
     __local ushort *const as_ = smem_;
     __local ushort *const bs_ = smem_ + STAGES * A_TILE;

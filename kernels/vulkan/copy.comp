@@ -1,6 +1,6 @@
 #version 450
 // Device-to-device copy in whole words: 16-byte words (-DWORD16, uvec4) or 4-byte words. vkCmdCopyBuffer runs
-// far below the memory bandwidth on some drivers (H100: 847 GB/s of 3000), while a plain load/store kernel
+// far below the memory bandwidth on some drivers (NVIDIA's among them), while a plain load/store kernel
 // reaches it. pc.rows x pc.cols words with row strides pc.xs0 / pc.zs0 (words); rows == 1 is one packed span.
 // pc.xo / pc.zo are 4-byte units (binding offsets are 16-aligned, so they divide evenly into 16-byte words).
 // Each invocation loads its EPT words (spaced one workgroup apart, coalesced) before it stores any, so several

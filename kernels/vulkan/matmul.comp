@@ -36,7 +36,7 @@ layout(constant_id = 9) const uint EPI = 0; // 0 none, 1 relu, 2 leaky_relu, 3 g
 layout(constant_id = 10) const uint STAGES = 1; // shared buffers: 1 or 2
 // Long K (the host sets it past 16384 for f32 outputs): every FOLD slices the accumulators are added into a second
 // set and restarted, so each sum grows over a few hundred terms instead of all K (at K = 131075 one running f32
-// sum came to 1.01 times SPEC's 1e-5 Frobenius bound). 0: off, and the second set is compiled out.
+// sum came past docs/ops.md's 1e-5 Frobenius bound). 0: off, and the second set is compiled out.
 layout(constant_id = 11) const uint FOLD = 0;
 
 #if defined(X_F16)

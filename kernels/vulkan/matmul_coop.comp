@@ -46,8 +46,8 @@ layout(constant_id = 8) const uint EPI = 0;
 // registers, two in shared memory.
 layout(constant_id = 9) const uint PREFETCH = 1;
 // Long K: every FOLD slices the accumulators are added into a second set with ordinary f32 adds and restarted.
-// One cooperative-matrix accumulation over a very long K drifts (H200, f16 -> f32 at K = 131075: Frobenius
-// error 1.4e-4 against the 1e-5 bound, growing with K); short accumulations summed in f32 do not. 0: never.
+// One cooperative-matrix accumulation over a very long K drifts (f16 -> f32 at K = 131075: an order of magnitude
+// past the 1e-5 bound, growing with K); short accumulations summed in f32 do not. 0: never.
 layout(constant_id = 10) const uint FOLD = 0;
 // The cooperative-matrix shape (8, 16 or 32 each; 16 on the NV extension) and the subgroup size the host
 // found (the device's subgroupSize: SPIR-V before 1.6 runs with it unless the pipeline allows varying sizes).

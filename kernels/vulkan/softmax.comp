@@ -3,7 +3,7 @@
 // length take one read; the pairs are merged in shared memory; pass 2 re-reads the row (mostly from cache) and
 // writes exp(x - max) / sum. The workgroup size must be a power of two.
 // -inf is a masked entry: it adds exactly 0 and never takes part in a rescale, since exp(-inf - -inf) is NaN; a
-// row of -inf alone ends with max -inf and sum 0 and comes out NaN, as SPEC.md's float64 definition gives. A NaN
+// row of -inf alone ends with max -inf and sum 0 and comes out NaN, as docs/ops.md's float64 definition gives. A NaN
 // makes its invocation's sum NaN, and the merge passes that on whatever that invocation's max is.
 // Each invocation's running sum is compensated (Kahan), so a row of 2^20 over few invocations keeps the error of
 // a handful of roundings. Both passes take four elements per loop iteration: lavapipe ends any invocation's

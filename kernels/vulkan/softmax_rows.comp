@@ -9,7 +9,7 @@
 // it when rows are 4-aligned and fit (cols <= 4 * VPT * workgroup size) and the device has subgroup arithmetic;
 // else softmax.comp runs.
 // -inf is a masked entry (and pads the vectors past the row's end): a subgroup that saw nothing else keeps
-// m_s = -inf and s_s = 0 and adds nothing; a row of -inf alone gets M = -inf and comes out NaN, as SPEC.md's
+// m_s = -inf and s_s = 0 and adds nothing; a row of -inf alone gets M = -inf and comes out NaN, as docs/ops.md's
 // float64 definition gives.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
@@ -21,10 +21,8 @@ layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint VPT = 4;
 layout(constant_id = 2) const uint FULL = 0;
 // Up to this many subgroups every invocation merges the pairs itself; beyond, the subgroup shares the work. On
-// the H200 the build that merged through subgroup operations at every size ran 3-7% slower over 2-4 subgroups
-// (4096x1024 over 64 threads 2171 GB/s against main's 2333-2341; 4096x4096 over 128 3310 against 3392-3417),
-// alike over 16 (4096x12288 over 512: 3826 against 3811-3817) and far faster over 32 (over 1024: 3862-3876
-// against 3329), where the serial merge costs every invocation 32 exps.
+// NVIDIA H200 merging through subgroup operations at every size ran slower over 2-4 subgroups, alike over 16 and
+// far faster over 32, where the serial merge costs every invocation 32 exps (docs/performance.md).
 #define SERIAL_MERGE_MAX 8u
 
 #if defined(X_F16)

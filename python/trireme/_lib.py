@@ -21,7 +21,7 @@ import pathlib
 import shutil
 import subprocess
 
-TRR_MAX_DIMS = 3
+TRR_MAX_DIMS = 4
 
 # trr_dtype
 F32, F16, BF16, U8 = 0, 1, 2, 3
@@ -45,16 +45,26 @@ class Tensor(ctypes.Structure):
     ]
 
 
+TRR_MAX_OP_PARAMS = 8
+
+
+class ParamValue(ctypes.Structure):
+    """struct trr_param_value"""
+
+    _fields_ = [("name", ctypes.c_char_p), ("value", ctypes.c_double)]
+
+
 class OpParams(ctypes.Structure):
     """struct trr_op_params"""
 
-    _fields_ = [("epilogue", ctypes.c_int), ("alpha", ctypes.c_float), ("flags", ctypes.c_uint)]
+    _fields_ = [("count", ctypes.c_int), ("values", ParamValue * TRR_MAX_OP_PARAMS)]
 
 
 class OpInfo(ctypes.Structure):
     """struct trr_op_info"""
 
-    _fields_ = [("name", ctypes.c_char_p), ("n_inputs", ctypes.c_int), ("operands", ctypes.c_char_p)]
+    _fields_ = [("name", ctypes.c_char_p), ("n_inputs", ctypes.c_int), ("operands", ctypes.c_char_p),
+                ("n_params", ctypes.c_int)]
 
 
 class BackendInfo(ctypes.Structure):
@@ -117,6 +127,7 @@ _PROTOTYPES = {
     "trr_op_get_info": (_st, [ctypes.c_int, _p(OpInfo)]),
     "trr_op_from_name": (_st, [ctypes.c_char_p, _p(ctypes.c_int)]),
     "trr_op_run": (_st, [_ctx, ctypes.c_int, _p(_p(Tensor)), _p(OpParams)]),
+    "trr_op_params_parse": (_st, [ctypes.c_int, ctypes.c_char_p, _p(OpParams)]),
     "trr_synchronize": (_st, [_ctx]),
     "trr_timer_start": (_st, [_ctx]),
     "trr_timer_stop": (_st, [_ctx, _p(ctypes.c_double)]),

@@ -340,6 +340,28 @@ _OUT_RULES = {"copy": _out_elementwise, "add": _out_elementwise, "gelu": _out_el
 _OPS = {}
 
 
+def _op_params(lib, code, params):
+    """Keyword arguments as a struct trr_op_params, parsed and checked against the op's definition by the
+    library (trr_op_params_parse): bools as true/false, enums by name, numbers as they are."""
+    items = []
+    for name, value in params.items():
+        if isinstance(value, (bool, np.bool_)):
+            text = "true" if value else "false"
+        elif isinstance(value, (int, float, np.integer, np.floating)):
+            text = repr(float(value))
+        elif isinstance(value, str):
+            text = value
+        else:
+            raise _error(1, f"parameter {name}: {type(value).__name__} is not a number, bool or name")
+        if "," in name or "=" in name or "," in text:
+            raise _error(1, f"parameter {name}={text!r}: names and values may not hold ',' or '='")
+        items.append(f"{name}={text}")
+    out = _lib.OpParams()
+    if items:
+        _check(lib.trr_op_params_parse(code, ",".join(items).encode(), ctypes.byref(out)), None)
+    return out
+
+
 def _op_info(name):
     """(enum value, number of inputs, operand text) of an op, from the library's table (cached: a call's
     Python overhead counts when a fast device waits for the next launch)."""
@@ -493,16 +515,16 @@ class Context:
 
     # ---- ops ----
 
-    def run(self, op, *arrays, out=None, epilogue="none", alpha=0.01, allow_tf32=False, out_dtype=None,
-            _return_numpy=None):
+    def run(self, op, *arrays, out=None, out_dtype=None, _return_numpy=None, **params):
         """Any op of the library's table by name, through trr_op_run: the op's inputs, then optionally ``out``.
-        ``out`` is required for an op whose output shape this module does not know."""
+        ``out`` is required for an op whose output shape this module does not know. Keyword arguments are the
+        op's named parameters as its definition declares them (matmul: epilogue, alpha, allow_tf32), checked by
+        the library."""
         lib = self._lib
         code, n_inputs, operands_text = _op_info(op)
         if len(arrays) != n_inputs:
             raise _error(1, f"{op} takes {n_inputs} input(s) ({operands_text}), not {len(arrays)}")
-        if epilogue not in _lib.EPILOGUES:
-            raise _error(1, f"unknown epilogue {epilogue!r}; one of {', '.join(_lib.EPILOGUES)}")
+        op_params = _op_params(lib, code, params)
         return_numpy = _return_numpy
         if return_numpy is None:
             return_numpy = not any(isinstance(a, Tensor) for a in arrays) and not isinstance(out, Tensor)
@@ -516,12 +538,10 @@ class Context:
             z = self.empty(shape, dt)
         else:
             raise _error(1, f"pass out= for {op}: its output shape is not known to the Python package")
-        params = _lib.OpParams(_lib.EPILOGUES[epilogue], float(alpha), _lib.TRR_MATMUL_ALLOW_TF32 if allow_tf32 else 0)
-
         def launch(inputs):
             operands = [t._struct() for t in inputs] + [z._struct()]
             ptrs = (ctypes.POINTER(_lib.Tensor) * len(operands))(*[ctypes.pointer(t) for t in operands])
-            return lib.trr_op_run(self._live(), code, ptrs, ctypes.byref(params))
+            return lib.trr_op_run(self._live(), code, ptrs, ctypes.byref(op_params))
 
         status = launch(ins)
         if status == STATUS_STRIDE and not all(t._packed() for t in ins):
