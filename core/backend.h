@@ -11,6 +11,7 @@
 
 #include "trireme.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -152,6 +153,10 @@ struct trr_context {
     trr_config last_config;
     trr_config_origin last_config_origin; /* where last_config came from */
     int timer_running; /* between a successful trr_timer_start and its trr_timer_stop */
+    /* Sharing and lifetime (trireme.h, at trr_context_destroy and in the thread-safety paragraph). */
+    pthread_mutex_t lock; /* recursive: held by every public entry point that touches the context or its buffers */
+    int refs;             /* the caller's reference (until trr_context_destroy) plus one per live buffer */
+    int destroyed;        /* trr_context_destroy was called; the device closes with the last buffer */
 };
 
 struct trr_buffer {
@@ -160,6 +165,14 @@ struct trr_buffer {
     size_t size;
     int wrapped; /* made by trr_buffer_wrap: the memory belongs to the caller */
 };
+
+/* The context's lock, for a public entry point (core/context.c): trr_context_enter takes it, or fails with
+ * TRR_ERR_INVALID_ARGUMENT (the lock not held) when the context was destroyed and only its buffers keep it;
+ * trr_context_leave releases it. trr_context_release drops a buffer's reference, closing the device after the
+ * last one once the context was destroyed. */
+trr_status trr_context_enter(trr_context *ctx, const char *what);
+void trr_context_leave(trr_context *ctx);
+void trr_context_release(trr_context *ctx);
 
 /* Records status and a printf-style detail on ctx (or this thread's slot when ctx is NULL); returns status so
  * call sites can write `return trr_error(ctx, TRR_ERR_DEVICE, "clEnqueueNDRangeKernel: %s", name);`. */

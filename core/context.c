@@ -13,6 +13,18 @@
 static trr_status open_device(const trr_backend *be, int index, const char *selection, trr_context **out_ctx) {
     trr_context *ctx = calloc(1, sizeof *ctx);
     if (!ctx) return trr_error(NULL, TRR_ERR_OUT_OF_MEMORY, "allocating a context");
+    pthread_mutexattr_t attr;
+    int err = pthread_mutexattr_init(&attr);
+    if (!err) {
+        err = pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
+        if (!err) err = pthread_mutex_init(&ctx->lock, &attr);
+        pthread_mutexattr_destroy(&attr);
+    }
+    if (err) {
+        free(ctx);
+        return trr_error(NULL, TRR_ERR_INTERNAL, "creating the context's lock: %s", strerror(err));
+    }
+    ctx->refs = 1;
     ctx->backend = be;
     ctx->device_index = index;
     snprintf(ctx->selection, sizeof ctx->selection, "%s", selection);
@@ -22,6 +34,7 @@ static trr_status open_device(const trr_backend *be, int index, const char *sele
         /* the backend recorded its detail on ctx; move it to the thread slot the caller can read */
         trr_error(NULL, st, "opening %s:%d: %s", be->name, index,
                   ctx->last_error[0] ? ctx->last_error : trr_status_message(st));
+        pthread_mutex_destroy(&ctx->lock);
         free(ctx);
         return st;
     }
@@ -72,10 +85,39 @@ trr_status trr_context_create(const char *device, trr_context **out_ctx) {
     return open_device(be, index, text, out_ctx);
 }
 
+/* Closes the device and frees ctx: called once, when the last reference goes. */
+static void context_free(trr_context *ctx) {
+    if (ctx->dev) ctx->backend->close(ctx->dev);
+    pthread_mutex_destroy(&ctx->lock);
+    free(ctx);
+}
+
+trr_status trr_context_enter(trr_context *ctx, const char *what) {
+    pthread_mutex_lock(&ctx->lock);
+    if (!ctx->destroyed) return TRR_OK;
+    trr_error(ctx, TRR_ERR_INVALID_ARGUMENT, "%s: the context was destroyed (only its buffers may still be destroyed)",
+              what);
+    pthread_mutex_unlock(&ctx->lock);
+    return TRR_ERR_INVALID_ARGUMENT;
+}
+
+void trr_context_leave(trr_context *ctx) {
+    pthread_mutex_unlock(&ctx->lock);
+}
+
+void trr_context_release(trr_context *ctx) {
+    pthread_mutex_lock(&ctx->lock);
+    const int last = --ctx->refs == 0;
+    pthread_mutex_unlock(&ctx->lock);
+    if (last) context_free(ctx); /* no reference is left, so no other thread can be waiting on the lock */
+}
+
 trr_status trr_context_destroy(trr_context *ctx) {
     if (!ctx) return TRR_OK;
-    if (ctx->dev) ctx->backend->close(ctx->dev);
-    free(ctx);
+    TRR_TRY(trr_context_enter(ctx, "context_destroy"));
+    ctx->destroyed = 1;
+    trr_context_leave(ctx);
+    trr_context_release(ctx);
     trr_trace_flush(); /* TRIREME_TRACE: the file holds every call so far */
     return TRR_OK;
 }
@@ -94,24 +136,31 @@ trr_status trr_context_selection(const trr_context *ctx, const char **out_text) 
 
 trr_status trr_synchronize(trr_context *ctx) {
     if (!ctx) return trr_error(NULL, TRR_ERR_INVALID_ARGUMENT, "ctx is NULL");
-    return ctx->backend->synchronize(ctx);
+    TRR_TRY(trr_context_enter(ctx, "synchronize"));
+    const trr_status st = ctx->backend->synchronize(ctx);
+    trr_context_leave(ctx);
+    return st;
 }
 
 trr_status trr_timer_start(trr_context *ctx) {
     if (!ctx) return trr_error(NULL, TRR_ERR_INVALID_ARGUMENT, "ctx is NULL");
+    TRR_TRY(trr_context_enter(ctx, "timer_start"));
     trr_status st = ctx->backend->timer_start(ctx);
     ctx->timer_running = st == TRR_OK;
+    trr_context_leave(ctx);
     return st;
 }
 
 trr_status trr_timer_stop(trr_context *ctx, double *out_ms) {
     if (!ctx || !out_ms) return trr_error(ctx, TRR_ERR_INVALID_ARGUMENT, "ctx or out_ms is NULL");
+    TRR_TRY(trr_context_enter(ctx, "timer_stop"));
     ctx->timer_running = 0;
-    return ctx->backend->timer_stop(ctx, out_ms);
+    const trr_status st = ctx->backend->timer_stop(ctx, out_ms);
+    trr_context_leave(ctx);
+    return st;
 }
 
-trr_status trr_config_override(trr_context *ctx, trr_op op, const trr_config *config) {
-    if (!ctx) return trr_error(NULL, TRR_ERR_INVALID_ARGUMENT, "ctx is NULL");
+static trr_status config_override(trr_context *ctx, trr_op op, const trr_config *config) {
     if ((unsigned)op >= TRR_OP_COUNT) return trr_error(ctx, TRR_ERR_INVALID_ARGUMENT, "unknown op %d", (int)op);
     if (config) {
         TRR_TRY(trr_config_check_range(ctx, config));
@@ -121,8 +170,19 @@ trr_status trr_config_override(trr_context *ctx, trr_op op, const trr_config *co
     return TRR_OK;
 }
 
+trr_status trr_config_override(trr_context *ctx, trr_op op, const trr_config *config) {
+    if (!ctx) return trr_error(NULL, TRR_ERR_INVALID_ARGUMENT, "ctx is NULL");
+    TRR_TRY(trr_context_enter(ctx, "config_override"));
+    const trr_status st = config_override(ctx, op, config);
+    trr_context_leave(ctx);
+    return st;
+}
+
 trr_status trr_config_last(const trr_context *ctx, trr_config *out_config) {
     if (!ctx || !out_config) return trr_error(NULL, TRR_ERR_INVALID_ARGUMENT, "ctx or out_config is NULL");
+    trr_context *c = (trr_context *)ctx; /* the lock is the one mutable part a const context has */
+    TRR_TRY(trr_context_enter(c, "config_last"));
     *out_config = ctx->last_config;
+    trr_context_leave(c);
     return TRR_OK;
 }

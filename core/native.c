@@ -5,8 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-trr_status trr_context_native(trr_context *ctx, trr_native *out_native) {
-    if (!ctx) return trr_error(NULL, TRR_ERR_INVALID_ARGUMENT, "context_native: ctx is NULL");
+static trr_status context_native(trr_context *ctx, trr_native *out_native) {
     if (!out_native) return trr_error(ctx, TRR_ERR_INVALID_ARGUMENT, "context_native: out_native is NULL");
     memset(out_native, 0, sizeof *out_native);
     const trr_backend *be = ctx->backend;
@@ -17,9 +16,7 @@ trr_status trr_context_native(trr_context *ctx, trr_native *out_native) {
     return be->native_context(ctx, out_native);
 }
 
-trr_status trr_buffer_native(const trr_buffer *buffer, uint64_t *out_handle) {
-    if (!buffer) return trr_error(NULL, TRR_ERR_INVALID_ARGUMENT, "buffer_native: buffer is NULL");
-    trr_context *ctx = buffer->ctx;
+static trr_status buffer_native(trr_context *ctx, const trr_buffer *buffer, uint64_t *out_handle) {
     if (!out_handle) return trr_error(ctx, TRR_ERR_INVALID_ARGUMENT, "buffer_native: out_handle is NULL");
     *out_handle = 0;
     const trr_backend *be = ctx->backend;
@@ -27,4 +24,21 @@ trr_status trr_buffer_native(const trr_buffer *buffer, uint64_t *out_handle) {
         return trr_error(ctx, TRR_ERR_UNSUPPORTED, "buffer_native: the %s backend exposes no native handles",
                          be->name);
     return be->native_buffer(ctx, buffer->mem, out_handle);
+}
+
+trr_status trr_context_native(trr_context *ctx, trr_native *out_native) {
+    if (!ctx) return trr_error(NULL, TRR_ERR_INVALID_ARGUMENT, "context_native: ctx is NULL");
+    TRR_TRY(trr_context_enter(ctx, "context_native"));
+    const trr_status st = context_native(ctx, out_native);
+    trr_context_leave(ctx);
+    return st;
+}
+
+trr_status trr_buffer_native(const trr_buffer *buffer, uint64_t *out_handle) {
+    if (!buffer) return trr_error(NULL, TRR_ERR_INVALID_ARGUMENT, "buffer_native: buffer is NULL");
+    trr_context *ctx = buffer->ctx;
+    TRR_TRY(trr_context_enter(ctx, "buffer_native"));
+    const trr_status st = buffer_native(ctx, buffer, out_handle);
+    trr_context_leave(ctx);
+    return st;
 }

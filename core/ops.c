@@ -44,8 +44,7 @@ trr_status trr_op_get_info(trr_op op, trr_op_info *out_info) {
     return TRR_OK;
 }
 
-trr_status trr_op_run(trr_context *ctx, trr_op op, const trr_tensor *const *operands, const trr_op_params *params) {
-    if (!ctx) return trr_error(NULL, TRR_ERR_INVALID_ARGUMENT, "ctx is NULL");
+static trr_status op_run(trr_context *ctx, trr_op op, const trr_tensor *const *operands, const trr_op_params *params) {
     const trr_op_desc *d = trr_op_desc_get(op);
     if (!d) return trr_error(ctx, TRR_ERR_INVALID_ARGUMENT, "unknown op %d", (int)op);
     if (!operands) return trr_error(ctx, TRR_ERR_INVALID_ARGUMENT, "%s: operands is NULL", d->name);
@@ -61,6 +60,16 @@ trr_status trr_op_run(trr_context *ctx, trr_op op, const trr_tensor *const *oper
     double device_ms = -1.0;
     if (timed && ctx->backend->timer_stop(ctx, &device_ms) != TRR_OK) device_ms = -1.0;
     return trr_trace_end(ctx, op, operands, values, trace_t0, device_ms, st);
+}
+
+/* The whole call under the context's lock (trireme.h, thread safety): validation reads the buffers' sizes, the
+ * backend's queue and caches are the context's. */
+trr_status trr_op_run(trr_context *ctx, trr_op op, const trr_tensor *const *operands, const trr_op_params *params) {
+    if (!ctx) return trr_error(NULL, TRR_ERR_INVALID_ARGUMENT, "ctx is NULL");
+    TRR_TRY(trr_context_enter(ctx, "op_run"));
+    const trr_status st = op_run(ctx, op, operands, params);
+    trr_context_leave(ctx);
+    return st;
 }
 
 #define RUN(op, ...)                                                                                           \

@@ -7,8 +7,16 @@
  * Failures that happen before a context exists (trr_context_create, the registry functions) leave their
  * detail in a per-thread slot read with trr_last_error(NULL).
  *
- * Thread safety: the registry functions (trr_backend_*, trr_device_info) are safe from any thread. A
- * context, and every buffer made on it, must be used by one thread at a time.
+ * Thread safety: the registry functions (trr_backend_*, trr_device_info) are safe from any thread. A context
+ * may be shared by threads: every call that touches a context or its buffers (ops, buffer create / wrap /
+ * destroy / read / write / copy / fill, synchronize, the timer, config overrides, native handles) holds the
+ * context's lock for its whole length, so calls on one context run one at a time, in the order the threads
+ * reach the lock, and the work they queue on the device keeps that order (work on separate contexts runs in
+ * parallel). Ordering between threads is the caller's: an op reads a buffer as the calls before it on the
+ * context left it. trr_last_error(ctx) is the last failure on the context from any thread; with several
+ * threads, act on the returned status and read the text as a hint. A timer started on one thread measures
+ * every thread's work on the context until its stop. Native handles (trr_context_native) are used outside the
+ * lock: work put on the queue through them is the caller's to keep apart from other threads' calls.
  */
 #ifndef TRIREME_H
 #define TRIREME_H
@@ -169,6 +177,12 @@ TRR_API trr_status trr_device_get_info(const char *backend, int index, trr_devic
  * device: "cpu", "cuda", "cuda:1", "opencl:0", "vulkan:0", or "auto" (the best GPU, else the CPU). NULL reads
  * the environment variable TRIREME_DEVICE and falls back to "auto". */
 TRR_API trr_status trr_context_create(const char *device, trr_context **out_ctx);
+/* Gives up the caller's use of the context; no other call may name it afterwards. Its buffers stay valid for
+ * trr_buffer_destroy only (in either order): each buffer keeps the device open, and it is closed, after the
+ * work queued on it finishes, when the last of them is destroyed (at once when none is live). So destroying
+ * the context before its buffers neither frees memory still in use nor leaks once the buffers are destroyed.
+ * A call other than trr_buffer_destroy on a destroyed context that its buffers still keep answers
+ * TRR_ERR_INVALID_ARGUMENT; once nothing keeps it, the handle is freed memory. NULL is allowed. */
 TRR_API trr_status trr_context_destroy(trr_context *ctx);
 TRR_API trr_status trr_context_device(const trr_context *ctx, trr_device_info *out_info);
 /* How the device was chosen, e.g. "auto: chose cuda:0 (NVIDIA H200), the first GPU found". */
@@ -189,7 +203,9 @@ TRR_API trr_status trr_buffer_create(trr_context *ctx, size_t bytes, trr_buffer 
  * and never frees the memory. The memory must stay valid until then. A backend that cannot wrap answers
  * TRR_ERR_UNSUPPORTED. */
 TRR_API trr_status trr_buffer_wrap(trr_context *ctx, uint64_t native_handle, size_t bytes, trr_buffer **out_buffer);
-/* Frees the buffer's memory, or only forgets it for a wrapped buffer. NULL is allowed. */
+/* Frees the buffer's memory, or only forgets it for a wrapped buffer, after the work queued on it. NULL is
+ * allowed. Valid before or after trr_context_destroy of its context: the last buffer of a destroyed context
+ * closes the device (trr_context_destroy). */
 TRR_API trr_status trr_buffer_destroy(trr_buffer *buffer);
 TRR_API trr_status trr_buffer_size(const trr_buffer *buffer, size_t *out_bytes);
 TRR_API trr_status trr_buffer_write(trr_context *ctx, trr_buffer *dst, size_t offset, const void *src, size_t bytes);

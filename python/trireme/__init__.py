@@ -6,15 +6,16 @@
     c = ctx.matmul(a, b, epilogue="relu")     # NumPy in, NumPy out
     t = trireme.from_dlpack(torch_cuda_tensor, ctx)   # shares the memory (trr_buffer_wrap)
 
-The library is found through TRIREME_LIBRARY, a build tree beside the source, or the system loader (see
-trireme._lib). Op semantics and error bounds: docs/ops.md in the repository.
+The library is found through TRIREME_LIBRARY, a build tree beside the source, pkg-config, or the system loader
+(see trireme._lib). Op semantics and error bounds: docs/ops.md in the repository.
 """
 
 from ._lib import path as library_path
-from .core import (BFLOAT16, Context, Tensor, TriremeError, backends, bench, conformance, devices, from_bfloat16,
-                   to_bfloat16)
+from .core import (BFLOAT16, ArgumentError, Context, DtypeError, ExecutionError, Tensor, TriremeError,
+                   UnsupportedError, backends, bench, conformance, devices, from_bfloat16, to_bfloat16)
 from .dlpack import from_dlpack
 
 __version__ = "0.1.0"
-__all__ = ["BFLOAT16", "Context", "Tensor", "TriremeError", "backends", "bench", "conformance", "devices",
+__all__ = ["ArgumentError", "BFLOAT16", "Context", "DtypeError", "ExecutionError", "Tensor", "TriremeError",
+           "UnsupportedError", "backends", "bench", "conformance", "devices",
            "from_bfloat16", "from_dlpack", "library_path", "to_bfloat16"]

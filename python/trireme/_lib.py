@@ -2,9 +2,13 @@
 
 The library is looked for, in order:
   1. the path in the environment variable TRIREME_LIBRARY (when it is set, nowhere else);
-  2. a build tree beside the package's source: <repository>/build/libtrireme.so (for a checkout where
-     ``make`` has run; python/trireme/ is two folders below the repository root);
-  3. the system loader: ctypes.util.find_library("trireme") (ldconfig's cache, LD_LIBRARY_PATH) and then the
+  2. a build tree beside the package's source: <repository>/build/libtrireme.so, when the package is loaded
+     from a checkout (python/trireme/ two folders below a root that holds include/trireme.h) where ``make``
+     has run;
+  3. where pkg-config says the library was installed: ``pkg-config --variable=libdir trireme``, which
+     honours PKG_CONFIG_PATH (a prefix given to ``cmake --install --prefix``, once its lib/pkgconfig is on
+     PKG_CONFIG_PATH);
+  4. the system loader: ctypes.util.find_library("trireme") (ldconfig's cache, LD_LIBRARY_PATH) and then the
      names libtrireme.so.0 / libtrireme.so, which dlopen resolves through the loader's own search (an
      installed prefix listed in ld.so.conf or LD_LIBRARY_PATH).
 When none loads, the error names every place that was tried and why it failed.
@@ -14,6 +18,8 @@ import ctypes
 import ctypes.util
 import os
 import pathlib
+import shutil
+import subprocess
 
 TRR_MAX_DIMS = 4
 
@@ -130,25 +136,50 @@ _PROTOTYPES = {
 }
 
 
+def _pkg_config_libdir():
+    """(libdir or None, why not): pkg-config's answer for trireme, PKG_CONFIG_PATH honoured."""
+    exe = shutil.which("pkg-config") or shutil.which("pkgconf")
+    if not exe:
+        return None, "pkg-config is not installed"
+    try:
+        proc = subprocess.run([exe, "--variable=libdir", "trireme"], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError) as e:
+        return None, f"pkg-config failed: {e}"
+    if proc.returncode != 0 or not proc.stdout.strip():
+        why = (proc.stderr.strip().splitlines() or ["no trireme.pc on its search path"])[0]
+        return None, f"{why} (PKG_CONFIG_PATH={os.environ.get('PKG_CONFIG_PATH', '')!r})"
+    return proc.stdout.strip(), None
+
+
 def _candidates():
-    """(description, path or name) in the order they are tried."""
-    found = []
+    """(description, path or name, None) in the order they are tried; (description, None, why) for a place that
+    named nothing to try."""
     env = os.environ.get("TRIREME_LIBRARY")
     if env:  # named explicitly: that library or none, never a different one found elsewhere
-        return [("TRIREME_LIBRARY", env)]
+        return [("TRIREME_LIBRARY", env, None)]
+    found = []
     repo = pathlib.Path(__file__).resolve().parents[2]
-    found.append(("the build tree beside the package source", str(repo / "build" / "libtrireme.so")))
+    if (repo / "include" / "trireme.h").is_file():  # loaded from a checkout, not from an installed package
+        found.append(("the build tree beside the package source", str(repo / "build" / "libtrireme.so"), None))
+    libdir, why = _pkg_config_libdir()
+    if libdir:
+        for soname in ("libtrireme.so.0", "libtrireme.so"):
+            found.append(("pkg-config --variable=libdir trireme", os.path.join(libdir, soname), None))
+    else:
+        found.append(("pkg-config --variable=libdir trireme", None, why))
     name = ctypes.util.find_library("trireme")
-    if name:
-        found.append(("ctypes.util.find_library (ldconfig)", name))
+    found.append(("ctypes.util.find_library (ldconfig)", name, None if name else "found nothing"))
     for soname in ("libtrireme.so.0", "libtrireme.so"):
-        found.append(("the system loader", soname))
+        found.append(("the system loader", soname, None))
     return found
 
 
 def _load():
     tried = []
-    for how, where in _candidates():
+    for how, where, why in _candidates():
+        if where is None:
+            tried.append(f"  {how}: {why}")
+            continue
         if os.sep in where and not os.path.exists(where):
             tried.append(f"  {how}: {where} (no such file)")
             continue
@@ -167,7 +198,8 @@ def _load():
         return lib, where
     raise OSError(
         "libtrireme could not be loaded. Set TRIREME_LIBRARY to the path of libtrireme.so, build the "
-        "repository (make build), or install the library where the loader finds it. Tried:\n" + "\n".join(tried)
+        "repository (make build), or install the library (cmake --install) and put its lib/pkgconfig on "
+        "PKG_CONFIG_PATH or its lib where the loader looks. Tried:\n" + "\n".join(tried)
     )
 
 

@@ -2,11 +2,20 @@
 
 Ops take NumPy arrays or trireme Tensors. With NumPy inputs (and no Tensor ``out``) the result comes back as a
 NumPy array; when any operand is a Tensor the result is a Tensor on the context's device, so a chain of ops
-stays on the device. NumPy inputs that are not C-contiguous are copied to contiguous memory first (a 2-D
-Fortran-ordered matmul operand is instead passed as a transposed view of its storage, without a copy).
+stays on the device.
+
+Strides, one rule for both kinds of input: an op never fails because of an input's strides. NumPy inputs that
+are not C-contiguous are copied to contiguous memory first (a 2-D Fortran-ordered matmul operand is instead
+passed as a transposed view of its storage, without a copy). Tensor inputs are passed as the views they are;
+when the op cannot take an input's strides (TRR_ERR_STRIDE: a transposed view into an element-wise op, say),
+every input that is not packed is copied to a packed tensor (through the host) and the op runs on the copies.
+An ``out`` Tensor is never copied: strides an op cannot write raise TRR_ERR_STRIDE.
 
 Every failure of the library raises TriremeError with the status name (``TRR_ERR_SHAPE``) and the library's
-detail text (trr_last_error).
+detail text (trr_last_error). The class says the status band: ArgumentError (also a ValueError) for the
+caller's arguments (1-19), DtypeError (also a TypeError) among them for TRR_ERR_DTYPE, UnsupportedError (also
+a RuntimeError) for what this device or build cannot do (20-29), ExecutionError (also a RuntimeError) for the
+device, driver or runtime failing (30 and up).
 """
 
 import json
@@ -26,19 +35,57 @@ _NP_TO_TRR = {np.dtype(np.float32): _lib.F32, np.dtype(np.float16): _lib.F16, np
 _TRR_TO_NP = {v: k for k, v in _NP_TO_TRR.items()}
 _ITEMSIZE = {_lib.F32: 4, _lib.F16: 2, _lib.BF16: 2, _lib.U8: 1}
 
+STATUS_INVALID_ARGUMENT = 1
 STATUS_DTYPE = 2
 STATUS_SHAPE = 3
+STATUS_STRIDE = 4
+STATUS_WRONG_CONTEXT = 9
 
 
-class TriremeError(RuntimeError):
+class TriremeError(Exception):
     """A trireme call failed.
 
     status: the trr_status code (int); name: its name ("TRR_ERR_SHAPE"); detail: what the library recorded
-    about the failure (trr_last_error: the status name followed by the detail)."""
+    about the failure (trr_last_error: the status name followed by the detail). What is raised is one of the
+    subclasses below, by the status's band (trireme.h); TriremeError(status, name, detail) itself picks it."""
+
+    def __new__(cls, status=0, name="", detail="", *args):
+        if cls is TriremeError:
+            cls = _error_class(status)
+        return super().__new__(cls)
 
     def __init__(self, status, name, detail):
         self.status, self.name, self.detail = status, name, detail
         super().__init__(detail if detail.startswith(name) else f"{name}: {detail}")
+
+    def __reduce__(self):
+        return (type(self), (self.status, self.name, self.detail))
+
+
+class ArgumentError(TriremeError, ValueError):
+    """Statuses 1-19: the caller's arguments (shape, stride, alignment, bounds, overlap, another context)."""
+
+
+class DtypeError(ArgumentError, TypeError):
+    """TRR_ERR_DTYPE: a dtype the op or operand does not take, or operands that disagree."""
+
+
+class UnsupportedError(TriremeError, RuntimeError):
+    """Statuses 20-29: the device cannot run this, the device does not exist, or its driver is missing."""
+
+
+class ExecutionError(TriremeError, RuntimeError):
+    """Statuses 30 and up: a driver call, allocation, kernel compile, file or check failed, or the runtime."""
+
+
+def _error_class(status):
+    if status == STATUS_DTYPE:
+        return DtypeError
+    if 1 <= status <= 19:
+        return ArgumentError
+    if 20 <= status <= 29:
+        return UnsupportedError
+    return ExecutionError
 
 
 def _status_name(status):
@@ -57,6 +104,13 @@ def _error(status, text):
     return TriremeError(status, _status_name(status), f"{_status_name(status)}: {text}")
 
 
+def _check_rank(shape):
+    """Trireme views have 1 to TRR_MAX_DIMS dimensions (a 0-D array is passed as one element)."""
+    if len(shape) > _lib.TRR_MAX_DIMS:
+        raise _error(STATUS_SHAPE, f"rank {len(shape)} > {_lib.TRR_MAX_DIMS}: trireme tensors have at most "
+                                   f"{_lib.TRR_MAX_DIMS} dimensions (shape {tuple(shape)})")
+
+
 BFLOAT16 = "bfloat16"  # NumPy has no bfloat16: trireme names it by this string
 
 
@@ -65,14 +119,18 @@ def _trr_dtype(dtype):
         return _lib.BF16
     dt = np.dtype(dtype)
     if dt not in _NP_TO_TRR:
-        raise _error(STATUS_DTYPE, f"{dt} has no trireme dtype (float32, float16, uint8 and \"bfloat16\" do)")
+        hint = ""
+        if dt.kind in "fiub":  # a Python list or scalar becomes float64 or int64 in NumPy
+            hint = ("; convert it first, e.g. x.astype(np.float32) (a Python list or float: "
+                    "np.asarray(x, dtype=np.float32))")
+        raise _error(STATUS_DTYPE, f"{dt} has no trireme dtype (float32, float16, uint8 and \"bfloat16\" do){hint}")
     return _NP_TO_TRR[dt]
 
 
 def to_bfloat16(array):
     """float32 values rounded to bfloat16 (nearest even, NaN kept a NaN), as their 16-bit patterns (uint16), by
     the library's own conversion (trr_f32_to_bf16)."""
-    a = np.ascontiguousarray(array, dtype=np.float32)
+    a = np.asarray(array, dtype=np.float32, order="C")  # keeps 0-D
     out = np.empty(a.shape, dtype=np.uint16)
     if a.size:
         _check(_lib.lib().trr_f32_to_bf16(a.ctypes.data, out.ctypes.data, a.size))
@@ -81,7 +139,7 @@ def to_bfloat16(array):
 
 def from_bfloat16(bits):
     """bfloat16 patterns (uint16) widened to float32 (exact)."""
-    b = np.ascontiguousarray(bits, dtype=np.uint16)
+    b = np.asarray(bits, dtype=np.uint16, order="C")
     out = np.empty(b.shape, dtype=np.float32)
     if b.size:
         _check(_lib.lib().trr_bf16_to_f32(b.ctypes.data, out.ctypes.data, b.size))
@@ -137,7 +195,10 @@ class _Storage:
 
     def close(self):
         if self.handle is not None:
-            _lib.lib().trr_buffer_destroy(self.handle)
+            # the context's own reference to the library: still there while the interpreter shuts down. The
+            # buffer may outlive the context's handle (a garbage cycle finalises in any order): libtrireme keeps
+            # a context's device open until its last buffer is destroyed (trr_context_destroy).
+            self.ctx._lib.trr_buffer_destroy(self.handle)
             self.handle = None
         self.keepalive = None
         self.host = None
@@ -160,6 +221,7 @@ class Tensor:
         self._storage = storage
         self.ctx = storage.ctx
         self.shape = tuple(int(s) for s in shape)
+        _check_rank(self.shape)
         self.trr_dtype = dtype
         if strides is None:
             strides, acc = [], 1
@@ -193,10 +255,22 @@ class Tensor:
         t.buffer = self._storage.handle
         t.offset = self.offset
         t.dtype = self.trr_dtype
+        if not self.shape:  # 0-D: the library's views have a dimension; one element is the same memory
+            t.ndim, t.shape[0], t.strides[0] = 1, 1, 1
+            return t
         t.ndim = self.ndim
         for i, (s, st) in enumerate(zip(self.shape, self.strides)):
             t.shape[i], t.strides[i] = s, st
         return t
+
+    def _packed(self):
+        """True when the view is C-contiguous (strides as Tensor() computes them for its shape)."""
+        acc = 1
+        for s, st in zip(reversed(self.shape), reversed(self.strides)):
+            if s != 1 and st != acc:
+                return False
+            acc *= max(s, 1)
+        return True
 
     def _extent(self):
         """Elements from the first to one past the last that the view reaches (0 when empty)."""
@@ -224,7 +298,7 @@ class Tensor:
             _check(_lib.lib().trr_buffer_read(self.ctx._handle, self._storage.handle, self.offset,
                                               flat.ctypes.data, n * dt.itemsize), self.ctx._handle)
         view = np.lib.stride_tricks.as_strided(flat, self.shape, tuple(s * dt.itemsize for s in self.strides))
-        return np.ascontiguousarray(view)
+        return np.array(view, order="C")  # a copy that keeps a 0-D shape (ascontiguousarray makes it 1-D)
 
     def __repr__(self):
         return f"trireme.Tensor(shape={self.shape}, dtype={self.dtype}, device={self.ctx.device['spec']})"
@@ -303,10 +377,12 @@ def _op_info(name):
 
 class Context:
     """A device opened for work: Context("cpu"), Context("opencl:0"), Context("cuda:1") or Context("auto")
-    (the best GPU, else the CPU); None reads TRIREME_DEVICE. A context and its tensors are used by one thread
-    at a time. ``close()`` (or a ``with`` block) frees every buffer made on it."""
+    (the best GPU, else the CPU); None, the default, reads TRIREME_DEVICE and falls back to "auto", as the C
+    API and the CLI do. Threads may share a context (libtrireme runs its calls one at a time). ``close()`` (or
+    a ``with`` block) frees every buffer made on it; a context and tensors that are simply dropped are freed in
+    whatever order the garbage collector takes them."""
 
-    def __init__(self, device="auto"):
+    def __init__(self, device=None):
         self._lib = _lib.lib()
         self._storages = weakref.WeakSet()
         handle = ctypes.c_void_p()
@@ -367,6 +443,7 @@ class Context:
         """An uninitialised packed tensor (dtype: a NumPy dtype or "bfloat16"). On the CPU backend its memory is
         a NumPy array's (so it can be exported with DLPack); elsewhere a device buffer."""
         shape = tuple(int(s) for s in np.atleast_1d(shape)) if not isinstance(shape, tuple) else shape
+        _check_rank(shape)
         dt = dtype if isinstance(dtype, int) else _trr_dtype(dtype)
         nbytes = max(int(np.prod(shape)) * _ITEMSIZE[dt], 4)  # empty tensors still need a buffer to point into
         if self.backend == "cpu":
@@ -387,7 +464,8 @@ class Context:
                 _check(self._lib.trr_buffer_write(self._live(), t._storage.handle, t.offset, bits.ctypes.data,
                                                   bits.nbytes), self._handle)
             return t
-        a = np.ascontiguousarray(array if dtype is None else np.asarray(array).astype(dtype))
+        a = np.asarray(array if dtype is None else np.asarray(array).astype(dtype), order="C")  # keeps 0-D
+        _check_rank(a.shape)
         t = self.empty(a.shape, a.dtype)
         if a.size:
             _check(self._lib.trr_buffer_write(self._live(), t._storage.handle, t.offset, a.ctypes.data, a.nbytes),
@@ -402,14 +480,25 @@ class Context:
                 raise _error(9, "the tensor belongs to another context")
             return x
         a = np.asarray(x)
+        _check_rank(a.shape)
         if allow_transposed and a.ndim == 2 and not a.flags.c_contiguous and a.flags.f_contiguous:
             return self._operand(a.T).T
-        a = np.ascontiguousarray(a)
+        a = np.asarray(a, order="C")  # a copy when not C-contiguous; a 0-D array stays 0-D
         dt = _trr_dtype(a.dtype)
         if self.backend == "cpu" and a.nbytes:
             storage, off = self._wrap(a.ctypes.data, a.nbytes, keepalive=a)
             return Tensor(storage, a.shape, dt, offset=off)
         return self.tensor(a)
+
+    def _packed_copy(self, t):
+        """A packed copy of Tensor t on this context, through the host (any strides)."""
+        bf16 = t.trr_dtype == _lib.BF16
+        host = t._host_copy(np.dtype(np.uint16) if bf16 else _TRR_TO_NP[t.trr_dtype])
+        out = self.empty(t.shape, t.trr_dtype)
+        if host.size:
+            _check(self._lib.trr_buffer_write(self._live(), out._storage.handle, out.offset, host.ctypes.data,
+                                              host.nbytes), self._handle)
+        return out
 
     def synchronize(self):
         _check(self._lib.trr_synchronize(self._live()), self._handle)
@@ -449,9 +538,17 @@ class Context:
             z = self.empty(shape, dt)
         else:
             raise _error(1, f"pass out= for {op}: its output shape is not known to the Python package")
-        operands = [t._struct() for t in ins] + [z._struct()]
-        ptrs = (ctypes.POINTER(_lib.Tensor) * len(operands))(*[ctypes.pointer(t) for t in operands])
-        _check(lib.trr_op_run(self._live(), code, ptrs, ctypes.byref(op_params)), self._handle)
+        def launch(inputs):
+            operands = [t._struct() for t in inputs] + [z._struct()]
+            ptrs = (ctypes.POINTER(_lib.Tensor) * len(operands))(*[ctypes.pointer(t) for t in operands])
+            return lib.trr_op_run(self._live(), code, ptrs, ctypes.byref(op_params))
+
+        status = launch(ins)
+        if status == STATUS_STRIDE and not all(t._packed() for t in ins):
+            # the module's stride rule: inputs the op cannot take as they are go in as packed copies (a rejected
+            # call wrote nothing, so running it again is safe)
+            status = launch([t if t._packed() else self._packed_copy(t) for t in ins])
+        _check(status, self._handle)
         if out is not None and not isinstance(out, Tensor):
             out[...] = z.numpy()
             return out

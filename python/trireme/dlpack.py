@@ -103,8 +103,8 @@ def from_dlpack(x, ctx=None, copy=None):
     Shared without a copy (trr_buffer_wrap) when the memory is the context's kind: host memory on the CPU
     backend, CUDA memory of the context's device on a CUDA context. Otherwise, with copy=None or True, a CPU
     array is copied to the device; copy=False then raises. Strides are passed as they are, so the op decides
-    whether it takes the layout (a row stride longer than the row, a transposed matmul operand); a stride
-    it cannot take raises TriremeError TRR_ERR_STRIDE."""
+    whether it takes the layout (a row stride longer than the row, a transposed matmul operand); an input
+    it cannot take is copied to a packed tensor first (core.py's stride rule)."""
     dev_type, dev_id = (int(v) for v in x.__dlpack_device__())
     if ctx is None:
         ctx = _default_context(dev_type, dev_id)

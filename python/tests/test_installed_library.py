@@ -1,0 +1,77 @@
+"""The package over an installed library: `cmake --install` of the build under test into a temporary prefix,
+then, with TRIREME_LIBRARY unset and from a folder outside the checkout, `import trireme; trireme.Context("cpu")`
+finds the library through pkg-config (PKG_CONFIG_PATH naming the prefix's lib/pkgconfig)."""
+
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+import trireme
+
+
+def build_dir():
+    """The CMake build the tests run against (TRIREME_LIBRARY, as `make test-python` sets it), or a skip."""
+    lib = os.environ.get("TRIREME_LIBRARY")
+    if not lib:
+        pytest.skip("TRIREME_LIBRARY is not set: no build to install")
+    build = pathlib.Path(lib).resolve().parent
+    if not (build / "cmake_install.cmake").is_file():
+        pytest.skip(f"{build} is not a CMake build tree")
+    if not shutil.which("cmake") or not shutil.which("pkg-config"):
+        pytest.skip("cmake and pkg-config are needed")
+    return build
+
+
+def in_checkout():
+    """True when this package is imported from a checkout, whose build tree is looked in before pkg-config."""
+    return (pathlib.Path(trireme.__file__).resolve().parents[2] / "include" / "trireme.h").is_file()
+
+
+def run_outside(tmp_path, code, **env):
+    e = {k: v for k, v in os.environ.items() if k not in ("TRIREME_LIBRARY", "LD_LIBRARY_PATH", "PKG_CONFIG_PATH")}
+    e.update(env)
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=e, cwd=tmp_path,
+                          timeout=120)
+
+
+@pytest.fixture(scope="module")
+def prefix(tmp_path_factory):
+    build = build_dir()
+    p = tmp_path_factory.mktemp("prefix")
+    proc = subprocess.run(["cmake", "--install", str(build), "--prefix", str(p)], capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    pcs = list(p.glob("lib*/**/pkgconfig/trireme.pc"))
+    assert pcs, f"no trireme.pc under {p}"
+    return p, pcs[0].parent
+
+
+def test_installed_library_is_found_through_pkg_config(prefix, tmp_path):
+    if in_checkout():
+        pytest.skip("the package is imported from a checkout: its build tree comes first")
+    p, pcdir = prefix
+    proc = run_outside(tmp_path, "import trireme\nc = trireme.Context('cpu')\nprint(trireme.library_path())",
+                       PKG_CONFIG_PATH=str(pcdir))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().startswith(str(p)), proc.stdout
+
+
+def test_the_error_lists_pkg_config_among_the_places_tried(tmp_path):
+    if in_checkout():
+        pytest.skip("the package is imported from a checkout: its build tree comes first")
+    if not shutil.which("pkg-config"):
+        pytest.skip("pkg-config is not installed")
+    code = ("import trireme\ntry:\n    trireme.Context('cpu')\nexcept OSError as e:\n    print(e)\n"
+            "else:\n    print('LOADED', trireme.library_path())")
+    proc = run_outside(tmp_path, code, PKG_CONFIG_PATH=str(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    if proc.stdout.startswith("LOADED"):
+        pytest.skip(f"a libtrireme is installed system-wide: {proc.stdout.strip()}")
+    assert "pkg-config --variable=libdir trireme" in proc.stdout, proc.stdout
+    assert "find_library" in proc.stdout, proc.stdout
+    assert "build" + os.sep + "libtrireme.so" not in proc.stdout  # no build tree guessed inside site-packages
+
