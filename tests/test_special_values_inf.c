@@ -102,7 +102,8 @@ static int matmul_case(trr_context *ctx, const char *spec, trr_dtype in, trr_dty
             const int want_nan = i == nan_row || j == nan_col;
             /* the reference itself: NaN exactly on the NaN row and column, whatever the epilogue */
             const int ref_ok = (isnan(ref[i * N + j]) != 0) == want_nan;
-            const int ok = ref_ok && (isnan(g) != 0) == want_nan && agrees(g, ref[i * N + j], out == TRR_F32 ? 1e-5 : 2e-3);
+            const int ok = ref_ok && (isnan(g) != 0) == want_nan &&
+                           agrees(g, ref[i * N + j], out == TRR_F32 ? 1e-5 : 2e-3);
             if (!ok && bad < 4)
                 printf("%s matmul %s->%s %dx%dx%d %s: C[%d][%d] = %g, reference %g%s\n", spec, dt_name(in),
                        dt_name(out), M, N, K, en, i, j, (double)g, ref[i * N + j],
@@ -138,8 +139,9 @@ Test(special_values_inf, matmul_nan_vulkan) { run_matmul("vulkan:0"); }
 
 /* ---- gelu and silu at the special values ---- */
 
-static const float k_special[] = {INFINITY, -INFINITY, NAN, 0.0f, -0.0f, 1.0f, -1.0f, 10.0f, -10.0f, 30.0f, -30.0f,
-                                  100.0f, -100.0f, 1e10f, -1e10f, 1e30f, -1e30f, FLT_MAX, -FLT_MAX, 60000.0f, -60000.0f};
+static const float k_special[] = {INFINITY, -INFINITY, NAN,     0.0f,     -0.0f,   1.0f,     -1.0f,
+                                  10.0f,    -10.0f,    30.0f,   -30.0f,   100.0f,  -100.0f,  1e10f,
+                                  -1e10f,   1e30f,     -1e30f,  FLT_MAX,  -FLT_MAX, 60000.0f, -60000.0f};
 #define N_SPECIAL ((int)(sizeof k_special / sizeof k_special[0]))
 
 static int elementwise_case(trr_context *ctx, const char *spec, trr_op op, trr_dtype dt, int n) {
@@ -268,7 +270,8 @@ static void run_softmax(const char *spec) {
     static const int ns[] = {5, 1000, 4099, 40000};
     int bad = 0;
     for (int dt = 0; dt < 2; dt++)
-        for (size_t k = 0; k < sizeof ns / sizeof ns[0]; k++) bad += softmax_case(ctx, spec, dt ? TRR_F16 : TRR_F32, ns[k]);
+        for (size_t k = 0; k < sizeof ns / sizeof ns[0]; k++)
+            bad += softmax_case(ctx, spec, dt ? TRR_F16 : TRR_F32, ns[k]);
     fflush(stdout);
     trr_context_destroy(ctx);
     cr_assert_eq(bad, 0, "%s: %d softmax outputs with +inf in the row disagree with the reference (listed above)",
