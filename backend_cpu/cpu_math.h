@@ -84,7 +84,7 @@ static inline float trr_cpu_silu(float x) {
 
 static inline float trr_cpu_epilogue(float v, trr_epilogue epi, float alpha) {
     switch (epi) {
-    case TRR_EPI_RELU: return v > 0.0f ? v : 0.0f;
+    case TRR_EPI_RELU: return v <= 0.0f ? 0.0f : v; /* a NaN stays NaN */
     case TRR_EPI_LEAKY_RELU: return v >= 0.0f ? v : alpha * v;
     case TRR_EPI_GELU: return trr_cpu_gelu(v);
     default: return v;

@@ -2,6 +2,7 @@
  * the logical device with the storage features the kernels need, and the objects every op shares. */
 #include "vk_internal.h"
 #include "vk_queue_family.h"
+#include "vk_validation.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,9 +33,20 @@ trr_status trr_vk_check_validation(trr_context *ctx) {
                      d->validation_text);
 }
 
-static int validation_requested(void) {
+/* TRIREME_VK_VALIDATION: unset, empty or 0: off; gpu-av: the layer with GPU-assisted validation and the
+ * synchronization check (*gpu_av = 1); anything else (1): the layer with the synchronization check. */
+static int validation_requested(int *gpu_av) {
     const char *v = getenv("TRIREME_VK_VALIDATION");
+    *gpu_av = v && strcmp(v, "gpu-av") == 0;
     return v && *v && strcmp(v, "0") != 0;
+}
+
+int trr_vk_validation_state(trr_context *ctx, int *out_gpu_av, int *out_push_descriptors) {
+    if (!ctx || !ctx->backend || strcmp(ctx->backend->name, "vulkan") != 0 || !ctx->dev) return -1;
+    const trr_vk_device *d = trr_vk_dev(ctx);
+    if (out_gpu_av) *out_gpu_av = d->gpu_av;
+    if (out_push_descriptors) *out_push_descriptors = d->push_set != NULL;
+    return d->validation;
 }
 
 static trr_status layer_present(trr_context *ctx, trr_vk_device *d) {
@@ -72,7 +84,7 @@ static trr_status create_instance(trr_context *ctx, trr_vk_device *d) {
     if (trr_vk_load(reason, sizeof reason, &d->fn.vkGetInstanceProcAddr) != TRR_OK ||
         trr_vk_load_instance_fns(&d->fn, VK_NULL_HANDLE, reason, sizeof reason) != TRR_OK)
         return trr_error(ctx, TRR_ERR_UNAVAILABLE, "vulkan: %s", reason);
-    d->validation = validation_requested();
+    d->validation = validation_requested(&d->gpu_av);
     if (d->validation) TRR_TRY(layer_present(ctx, d));
 
     VkDebugUtilsMessengerCreateInfoEXT mci = {
@@ -88,10 +100,15 @@ static trr_status create_instance(trr_context *ctx, trr_vk_device *d) {
      * another, would never show it. */
     const char *ext[] = {VK_EXT_DEBUG_UTILS_EXTENSION_NAME, VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME};
     const int sync_check = d->validation && layer_offers(d, VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME);
-    const VkValidationFeatureEnableEXT enables[] = {VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT};
+    if (d->gpu_av && !sync_check)
+        return trr_error(ctx, TRR_ERR_UNAVAILABLE,
+                         "TRIREME_VK_VALIDATION=gpu-av: %s does not offer %s, through which GPU-AV is enabled",
+                         k_validation_layer, VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME);
+    const VkValidationFeatureEnableEXT enables[] = {VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT,
+                                                    VK_VALIDATION_FEATURE_ENABLE_GPU_ASSISTED_EXT};
     VkValidationFeaturesEXT vf = {.sType = VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT,
                                   .pNext = &mci,
-                                  .enabledValidationFeatureCount = 1,
+                                  .enabledValidationFeatureCount = d->gpu_av ? 2u : 1u,
                                   .pEnabledValidationFeatures = enables};
     VkApplicationInfo app = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
                              .pApplicationName = "trireme",
@@ -281,7 +298,9 @@ static trr_status create_device(trr_context *ctx, trr_vk_device *d) {
      * =0 keeps the sets everywhere, =1 pushes on discrete GPUs too (tests run both paths). */
     const char *push_env = getenv("TRIREME_VK_PUSH_DESCRIPTORS");
     const int discrete = d->phys.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU;
-    int push = d->phys.push_descriptor && !(push_env && strcmp(push_env, "0") == 0) &&
+    /* Under GPU-AV (TRIREME_VK_VALIDATION=gpu-av) never: layer 1.3.239 reports "Descriptor index 0 is
+     * uninitialized" for pushed descriptors and skips the dispatch (a layer bug). */
+    int push = d->phys.push_descriptor && !d->gpu_av && !(push_env && strcmp(push_env, "0") == 0) &&
                (!discrete || (push_env && strcmp(push_env, "1") == 0));
     if (push) exts[n_ext++] = VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME;
     /* TRIREME_VK_PIPELINE_STATS=1: the compiler's statistics of each pipeline (a diagnostic, off by default). */

@@ -299,6 +299,9 @@ typedef struct trr_vk_device {
 
     /* TRIREME_VK_VALIDATION=1: messages of warning severity or worse, counted by the messenger. */
     int validation;
+    /* TRIREME_VK_VALIDATION=gpu-av: the layer's GPU-assisted validation as well (with the synchronization check),
+     * and descriptor sets instead of push descriptors, which GPU-AV in layer 1.3.239 reads as uninitialized */
+    int gpu_av;
     unsigned validation_count;
     unsigned validation_reported;
     char validation_text[1024];

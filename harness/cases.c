@@ -106,7 +106,7 @@ static void add_softmax(case_list *l) {
     for (int s = 0; s < d->n_signatures; s++) {
         trr_case c = {.op = TRR_OP_SOFTMAX, .in_dtype = d->signatures[s].in, .out_dtype = d->signatures[s].out};
         for (int i = 0; i < N_OF(special_shapes); i++) {
-            for (int sp = 1; sp < TRR_SPECIAL_COUNT; sp++) {
+            for (int sp = 1; sp < TRR_SPECIAL_CONSTANT; sp++) {
                 /* the longest rows only with the patterns whose masked stretches are long */
                 if (special_shapes[i].cols > 100000 && sp != TRR_SPECIAL_MASK_PREFIX && sp != TRR_SPECIAL_MASK_SCATTER)
                     continue;
@@ -131,6 +131,25 @@ static void add_row_sum(case_list *l) {
     static const shape2 offset[] = {{3, 17, 0}, {127, 1000, 0}, {1, 65536, 0}, {2, 1048579, 0}};
     static const shape2 strided[] = {{3, 0, 0}, {1, 1, 0}, {17, 127, 1}, {127, 4099, 0}, {1823, 17, 0}, {3, 65536, 0}};
     add_2d(l, TRR_OP_ROW_SUM, packed, N_OF(packed), offset, N_OF(offset), strided, N_OF(strided));
+}
+
+/* Same-sign rows (issue #41): one long row of 0.1f and, for row_sum, one of positive values. A plain f32 running
+ * sum per invocation drifts on them by up to one rounding per addition, where random signs would cancel; 2^22
+ * terms over a few hundred invocations is thousands of additions each. One row per case keeps the cost down. */
+static void add_same_sign_rows(case_list *l) {
+    static const trr_op ops[] = {TRR_OP_ROW_SUM, TRR_OP_SOFTMAX};
+    for (int o = 0; o < N_OF(ops); o++) {
+        const trr_op_desc *d = trr_op_desc_get(ops[o]);
+        for (int s = 0; s < d->n_signatures; s++) {
+            trr_case c = {.op = ops[o], .in_dtype = d->signatures[s].in, .out_dtype = d->signatures[s].out};
+            c.rows = 1, c.cols = 4194304;
+            for (int sp = TRR_SPECIAL_CONSTANT; sp <= TRR_SPECIAL_POSITIVE; sp++) {
+                if (ops[o] == TRR_OP_SOFTMAX && sp == TRR_SPECIAL_POSITIVE) continue; /* its inputs are positive */
+                c.special = sp;
+                push(l, &c);
+            }
+        }
+    }
 }
 
 static void add_matmul(case_list *l) {
@@ -277,6 +296,7 @@ static trr_status build(void) {
     add_rgb(&g_all);
     add_softmax(&g_all);
     add_row_sum(&g_all);
+    add_same_sign_rows(&g_all);
     add_matmul(&g_all);
     add_batched_matmul(&g_all);
     if (g_all.overflow) return trr_error(NULL, TRR_ERR_INTERNAL, "case list: more cases than the list holds");
@@ -309,6 +329,8 @@ const char *trr_case_special_name(int special) {
     case TRR_SPECIAL_MASK_SCATTER: return "mask-scatter";
     case TRR_SPECIAL_ROW_ALL_MASKED: return "row-masked";
     case TRR_SPECIAL_ONE_NAN: return "one-nan";
+    case TRR_SPECIAL_CONSTANT: return "constant";
+    case TRR_SPECIAL_POSITIVE: return "positive";
     default: return "?";
     }
 }

@@ -25,6 +25,9 @@ typedef enum trr_case_special {
     TRR_SPECIAL_MASK_SCATTER,  /* about half the entries of every row masked at random */
     TRR_SPECIAL_ROW_ALL_MASKED,/* every other row (from row 0) masked everywhere: NaN there, the rest finite */
     TRR_SPECIAL_ONE_NAN,       /* one NaN in one row: that row NaN, the rest finite */
+    /* softmax and row_sum: rows whose every term has one sign, so the roundings of a long sum do not cancel */
+    TRR_SPECIAL_CONSTANT,      /* every entry 0.1f */
+    TRR_SPECIAL_POSITIVE,      /* every entry the absolute value of its random draw */
     TRR_SPECIAL_COUNT
 } trr_case_special;
 
@@ -56,7 +59,7 @@ trr_status trr_cases_get(int quick_only, const trr_case **out_cases, int *out_co
 /* A short stable description, e.g. "matmul f16->f32 127x1000x17 tA strided gelu": the case's name in reports
  * and JSON. Writes at most cap bytes, always terminated. */
 void trr_case_describe(const trr_case *c, char *out, size_t cap);
-/* "", "mask-prefix", "mask-suffix", "mask-scatter", "row-masked", "one-nan" */
+/* "", "mask-prefix", "mask-suffix", "mask-scatter", "row-masked", "one-nan", "constant", "positive" */
 const char *trr_case_special_name(int special);
 /* "packed", "offset", "strided" */
 const char *trr_case_layout_name(trr_case_layout layout);

@@ -64,6 +64,9 @@ static void fill_special(operand *o, const trr_case *tc, uint64_t *rng) {
             if (masked) trr_dtype_store_f32(o->host, v->dtype, base + c, -INFINITY);
         }
         if (tc->special == TRR_SPECIAL_ONE_NAN && r == v->rows / 2) trr_dtype_store_f32(o->host, v->dtype, base + n * 2 / 3, NAN);
+        for (int64_t c = 0; c < n && tc->special >= TRR_SPECIAL_CONSTANT; c++)
+            trr_dtype_store_f32(o->host, v->dtype, base + c,
+                                tc->special == TRR_SPECIAL_CONSTANT ? 0.1f : fabsf(trr_rng_input(rng, tc->op)));
     }
 }
 
@@ -83,7 +86,9 @@ static void fill_input(operand *o, const trr_case *tc, uint64_t *rng) {
         for (int64_t r = 0; r < o->v.rows; r++)
             for (int64_t c = 0; c < o->v.cols; c++)
                 trr_dtype_store_f32(o->host, dt, trr_stored_index(&o->v, p, r, c), trr_rng_input(rng, tc->op));
-    if (tc->special && trr_op_desc_get(tc->op)->shape == TRR_SHAPE_ROWS) fill_special(o, tc, rng);
+    if (tc->special && (trr_op_desc_get(tc->op)->shape == TRR_SHAPE_ROWS ||
+                        trr_op_desc_get(tc->op)->shape == TRR_SHAPE_ROW_REDUCE))
+        fill_special(o, tc, rng);
 }
 
 /* The output buffer before a run: a byte pattern everywhere (the guard), the poison on the view's elements. */

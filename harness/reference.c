@@ -35,7 +35,7 @@ static double silu(double x) { return x / (1.0 + exp(-x)); }
 
 static double epilogue(double v, trr_epilogue epi, double alpha) {
     switch (epi) {
-    case TRR_EPI_RELU: return v > 0.0 ? v : 0.0;
+    case TRR_EPI_RELU: return v <= 0.0 ? 0.0 : v; /* a NaN stays NaN, as torch.relu keeps it */
     case TRR_EPI_LEAKY_RELU: return v >= 0.0 ? v : alpha * v;
     case TRR_EPI_GELU: return gelu(v);
     default: return v;

@@ -112,7 +112,7 @@ __device__ __forceinline__ float trr_gelu(float x) {
 /* Epilogue codes match trr_epilogue: 0 none, 1 relu, 2 leaky_relu, 3 gelu. A run-time argument: the branch is
  * uniform and runs once per output, so one compiled kernel serves every epilogue. */
 __device__ __forceinline__ float trr_epilogue(float v, int epi, float alpha) {
-    if (epi == 1) return v > 0.0f ? v : 0.0f;
+    if (epi == 1) return v <= 0.0f ? 0.0f : v; /* a NaN stays NaN */
     if (epi == 2) return v >= 0.0f ? v : alpha * v;
     if (epi == 3) return trr_gelu(v);
     return v;

@@ -76,7 +76,7 @@ static inline void store_chunk(__local float *p, float4 v, int ld, int along) {
 }
 
 static inline float epilogue(float v, int epi, float alpha) {
-    if (epi == 1) return v > 0.0f ? v : 0.0f;
+    if (epi == 1) return v <= 0.0f ? 0.0f : v; /* a NaN stays NaN */
     if (epi == 2) return v >= 0.0f ? v : alpha * v;
     if (epi == 3) return GELU(v);
     return v;

@@ -535,7 +535,7 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void matmul_mma(
         _Pragma("unroll") for (int i = 0; i < MT; i++) _Pragma("unroll") for (int n = 0; n < NT; n++)          \
             _Pragma("unroll") for (int q = 0; q < 4; q++) RESULT[i][n][q] = F(RESULT[i][n][q]);               \
     } while (0)
-#define EPI_RELU(v) ((v) > 0.0f ? (v) : 0.0f)
+#define EPI_RELU(v) ((v) <= 0.0f ? 0.0f : (v)) /* a NaN stays NaN */
 #define EPI_LEAKY(v) ((v) >= 0.0f ? (v) : alpha * (v))
     if (epi == 1)
         EPI_PASS(EPI_RELU);

@@ -86,6 +86,16 @@ float trr_gelu(float v) {
     return v / (1.0 + exp(-2.0 * u));
 }
 
+// Compensated (Kahan) summation: s + v into s, the rounding error carried in c; the sum so far is s - c. precise
+// keeps the compiler from folding (t - s) - y to 0.
+void trr_kahan_add(inout float s, inout float c, float v) {
+    precise float y = v - c;
+    precise float t = s + y;
+    precise float nc = (t - s) - y;
+    c = nc;
+    s = t;
+}
+
 // The linear workgroup id of a dispatch spread over x and y (x is limited to 65535 groups on some devices).
 uint trr_group_id() {
     return gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;

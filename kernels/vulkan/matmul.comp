@@ -74,7 +74,7 @@ shared vec4 As[STAGES * BK * A_LD];
 shared vec4 Bs[STAGES * BK * B_LD];
 
 float act(float v) {
-    if (EPI == 1u) return max(v, 0.0);
+    if (EPI == 1u) return v <= 0.0 ? 0.0 : v; // a NaN stays NaN (max(NaN, 0) is undefined)
     if (EPI == 2u) return v >= 0.0 ? v : pc.alpha * v;
     if (EPI == 3u) return trr_gelu(v);
     return v;

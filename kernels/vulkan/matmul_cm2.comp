@@ -29,7 +29,7 @@ layout(constant_id = 8) const uint EPI = 0;
 #define ACC coopmat<float, gl_ScopeWorkgroup, BM, BN, gl_MatrixUseAccumulator>
 
 float act(const in uint r, const in uint c, const in float v) {
-    if (EPI == 1u) return max(v, 0.0);
+    if (EPI == 1u) return v <= 0.0 ? 0.0 : v; // a NaN stays NaN (max(NaN, 0) is undefined)
     if (EPI == 2u) return v >= 0.0 ? v : pc.alpha * v;
     if (EPI == 3u) return trr_gelu(v);
     return v;

@@ -119,7 +119,7 @@ layout(std430, set = 0, binding = 2) writeonly buffer BufZ4 { uvec4 z4[]; };
 #endif
 
 float act(float v) {
-    if (EPI == 1u) return max(v, 0.0);
+    if (EPI == 1u) return v <= 0.0 ? 0.0 : v; // a NaN stays NaN (max(NaN, 0) is undefined)
     if (EPI == 2u) return v >= 0.0 ? v : pc.alpha * v;
     if (EPI == 3u) return trr_gelu(v);
     return v;

@@ -31,36 +31,41 @@ void main() {
     uint t = gl_LocalInvocationID.x;
     uint wg = gl_WorkGroupSize.x;
     uint xb = pc.xo + row * pc.xs0;
-    float a[LOADS];
-    [[unroll]] for (uint i = 0u; i < LOADS; i++) a[i] = 0.0;
+    // Every accumulator is compensated (Kahan, trr_kahan_add), as in row_sum.comp.
+    float a[LOADS], k[LOADS];
+    [[unroll]] for (uint i = 0u; i < LOADS; i++) {
+        a[i] = 0.0;
+        k[i] = 0.0;
+    }
     uint tail = 0u; // first column the vector loop leaves
     if (VEC == 4u) {
         uint vb = xb / 4u, n4 = pc.cols / 4u, c = t;
         for (; c + (LOADS - 1u) * wg < n4; c += LOADS * wg) {
             vec4 v[LOADS];
             [[unroll]] for (uint i = 0u; i < LOADS; i++) v[i] = XVF(xv[vb + c + i * wg]);
-            [[unroll]] for (uint i = 0u; i < LOADS; i++) a[i] += hsum(v[i]);
+            [[unroll]] for (uint i = 0u; i < LOADS; i++) trr_kahan_add(a[i], k[i], hsum(v[i]));
         }
-        for (; c < n4; c += wg) a[0] += hsum(XVF(xv[vb + c]));
+        for (; c < n4; c += wg) trr_kahan_add(a[0], k[0], hsum(XVF(xv[vb + c])));
         tail = n4 * 4u;
     } else {
         uint c = t;
         for (; c + (LOADS - 1u) * wg < pc.cols; c += LOADS * wg) {
             float v[LOADS];
             [[unroll]] for (uint i = 0u; i < LOADS; i++) v[i] = XF(x[xb + c + i * wg]);
-            [[unroll]] for (uint i = 0u; i < LOADS; i++) a[i] += v[i];
+            [[unroll]] for (uint i = 0u; i < LOADS; i++) trr_kahan_add(a[i], k[i], v[i]);
         }
         tail = c - t; // the strided loop below finishes from here
     }
-    float s = 0.0;
-    for (uint c = tail + t; c < pc.cols; c += wg) s += XF(x[xb + c]);
-    [[unroll]] for (uint i = 0u; i < LOADS; i++) s += a[i];
+    float s = 0.0, ks = 0.0;
+    for (uint c = tail + t; c < pc.cols; c += wg) trr_kahan_add(s, ks, XF(x[xb + c]));
+    [[unroll]] for (uint i = 0u; i < LOADS; i++) trr_kahan_add(s, ks, a[i] - k[i]);
+    s -= ks;
     s = subgroupAdd(s);
     if (subgroupElect()) s_part[gl_SubgroupID] = s;
     barrier();
     if (t == 0u) {
-        float total = 0.0;
-        for (uint i = 0u; i < gl_NumSubgroups; i++) total += s_part[i];
-        z[pc.zo + row * pc.zs0] = total;
+        float total = 0.0, kt = 0.0; // up to 128 subgroups' sums: compensated too
+        for (uint i = 0u; i < gl_NumSubgroups; i++) trr_kahan_add(total, kt, s_part[i]);
+        z[pc.zo + row * pc.zs0] = total - kt;
     }
 }
