@@ -15,13 +15,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The register kernel takes about this many 4-element vectors per invocation: threads = ceil(N / 4 / this),
- * whole subgroups, at least NORM_MIN_THREADS; rows that need more than NORM_MAX_VECTORS per invocation at the
- * largest workgroup take the looping kernel. */
-#define NORM_VECTORS 8
+/* The kernel's vectors are 16 bytes: 4 f32 or 8 f16 / bf16 elements (norm.comp's UNIT). The register kernel
+ * takes about NORM_VECTORS of them per invocation: threads = ceil(N / UNIT / NORM_VECTORS), whole subgroups, at
+ * least NORM_MIN_THREADS; rows that need more than NORM_MAX_VECTORS per invocation at the largest workgroup take
+ * the looping kernel. Measured on NVIDIA H200 over rows of 1024 to 16384: 4 vectors per invocation ran ahead
+ * of 8 on f16 rows of 16384 and alike elsewhere, and 128 threads ahead of 64 on rows of 1024;
+ * 16-byte loads of the 16-bit types ahead of 8-byte ones. */
+#define NORM_VECTORS 4
 #define NORM_MAX_VECTORS 16
-#define NORM_MIN_THREADS 64
+#define NORM_MIN_THREADS 128
 #define NORM_BINDINGS 4
+#define NORM_PREFETCH_THREADS 256
 
 typedef struct trr_vk_norm_state {
     VkDescriptorSetLayout set_layout;
@@ -51,20 +55,27 @@ trr_status trr_vk_row_norm_supports(trr_context *ctx, const trr_call *call) {
         return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: %s needs subgroup arithmetic in compute shaders, which %s "
                          "lacks", trr_op_desc_get(call->op)->name, d->phys.props.deviceName);
     if (call->x.dtype != TRR_F32 && call->x.dtype != TRR_F16 && call->x.dtype != TRR_BF16)
-        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: %s runs f32, f16 and bf16", trr_op_desc_get(call->op)->name);
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: %s runs f32, f16 and bf16",
+                         trr_op_desc_get(call->op)->name);
     return TRR_OK;
 }
 
-/* x and y rows are whole 4-element vectors on vector boundaries (the bindings start on 16 bytes). */
-static int rows_vec4(const trr_call *c) {
-    return c->cols % 4 == 0 && c->x.offset % 4 == 0 && c->z.offset % 4 == 0 &&
-           (c->rows == 1 || (c->x.stride0 % 4 == 0 && c->z.stride0 % 4 == 0));
+static int64_t unit_of(trr_dtype t) {
+    return t == TRR_F32 ? 4 : 8;
+}
+
+/* x and y rows are whole vectors on vector boundaries (the bindings start on 16 bytes). */
+static int rows_vec(const trr_call *c) {
+    const int64_t u = unit_of(c->x.dtype);
+    return c->cols % u == 0 && c->x.offset % u == 0 && c->z.offset % u == 0 &&
+           (c->rows == 1 || (c->x.stride0 % u == 0 && c->z.stride0 % u == 0));
 }
 
 /* w (and b) contiguous on a vector boundary too. */
-static int params_vec4(const trr_call *c) {
-    const int b_ok = !has_bias(c) || (c->u.stride0 == 1 && c->u.offset % 4 == 0);
-    return rows_vec4(c) && c->y.stride0 == 1 && c->y.offset % 4 == 0 && b_ok;
+static int params_vec(const trr_call *c) {
+    const int64_t u = unit_of(c->x.dtype);
+    const int b_ok = !has_bias(c) || (c->u.stride0 == 1 && c->u.offset % u == 0);
+    return rows_vec(c) && c->y.stride0 == 1 && c->y.offset % u == 0 && b_ok;
 }
 
 static int max_threads(const trr_vk_device *d) {
@@ -75,26 +86,30 @@ static int max_threads(const trr_vk_device *d) {
 
 /* The kernel's shape for a call and its (checked) config. */
 typedef struct norm_shape {
-    uint32_t threads, vpt, vec, wvec, full, loop;
+    uint32_t threads, vpt, vec, wvec, full, loop, prefetch;
 } norm_shape;
 
 static norm_shape shape_of(const trr_call *c) {
     norm_shape s;
-    const uint64_t th = (uint64_t)c->config.threads, n4 = ((uint64_t)c->cols + 3) / 4;
+    const uint64_t th = (uint64_t)c->config.threads, u = (uint64_t)unit_of(c->x.dtype);
+    const uint64_t n4 = ((uint64_t)c->cols + u - 1) / u;
     s.threads = (uint32_t)th;
-    s.vec = c->config.vector_width == 4 && rows_vec4(c);
-    s.wvec = s.vec && params_vec4(c);
+    s.vec = c->config.vector_width == (int)u && rows_vec(c);
+    s.wvec = s.vec && params_vec(c);
     s.loop = c->cols > c->config.block_n;
     s.vpt = s.loop ? 1u : (uint32_t)((n4 + th - 1) / th);
     if (s.vpt < 1) s.vpt = 1;
     s.full = !s.loop && s.vec && n4 == (uint64_t)s.vpt * th;
+    /* w and b read ahead of the reduction in registers: ahead on NVIDIA H200 over workgroups of up to
+     * NORM_PREFETCH_THREADS, behind on larger ones (fewer of them fit a multiprocessor) */
+    s.prefetch = !s.loop && s.wvec && th <= NORM_PREFETCH_THREADS;
     return s;
 }
 
 void trr_vk_row_norm_choose(const trr_vk_device *d, trr_call *call) {
     trr_config *c = &call->config;
     const int64_t sg = d->phys.subgroup_size >= 1 ? d->phys.subgroup_size : 1, top = max_threads(d);
-    const int64_t n4 = (call->cols + 3) / 4;
+    const int64_t unit = unit_of(call->x.dtype), n4 = (call->cols + unit - 1) / unit;
     if (!c->threads) {
         /* about NORM_VECTORS vectors an invocation in registers, in whole subgroups; the largest workgroup for
          * rows past NORM_MAX_VECTORS of it, the more invocations the shorter each one's loops */
@@ -104,13 +119,14 @@ void trr_vk_row_norm_choose(const trr_vk_device *d, trr_call *call) {
         if (th > top || (n4 + top - 1) / top > NORM_MAX_VECTORS) th = top;
         c->threads = (int)th;
     }
-    if (!c->vector_width) c->vector_width = rows_vec4(call) ? 4 : 1;
+    if (!c->vector_width) c->vector_width = rows_vec(call) ? (int)unit : 1;
     if (!c->block_n) {
-        /* the row itself where it fits NORM_MAX_VECTORS a invocation: the register kernel; else the most a
-         * config may hold, which the row is past: the looping kernel */
-        const int64_t vpt = (n4 + c->threads - 1) / c->threads;
-        c->block_n = vpt <= NORM_MAX_VECTORS ? trr_config_product(trr_config_product((int)(vpt > 0 ? vpt : 1), 4), c->threads)
-                                             : trr_config_product(4 * NORM_MAX_VECTORS, c->threads);
+        /* the row itself where it fits NORM_MAX_VECTORS an invocation and a config field: the register kernel;
+         * else the most a config may hold, which the row is past: the looping kernel */
+        const int64_t vpt = (n4 + c->threads - 1) / c->threads, regs = (vpt > 0 ? vpt : 1) * unit * c->threads;
+        int64_t most = unit * NORM_MAX_VECTORS;
+        if (most > TRR_CONFIG_FIELD_MAX / c->threads) most = TRR_CONFIG_FIELD_MAX / c->threads;
+        c->block_n = vpt <= NORM_MAX_VECTORS && regs <= TRR_CONFIG_FIELD_MAX ? (int)regs : (int)(most * c->threads);
     }
 }
 
@@ -119,23 +135,25 @@ trr_status trr_vk_row_norm_check(trr_context *ctx, const trr_call *call) {
     const trr_config *c = &call->config;
     const char *name = trr_op_desc_get(call->op)->name;
     TRR_TRY(trr_vk_row_norm_supports(ctx, call));
-    if (c->vector_width != 1 && c->vector_width != 4)
+    const int unit = (int)unit_of(call->x.dtype);
+    if (c->vector_width != 1 && c->vector_width != unit)
         return trr_error(ctx, TRR_ERR_UNSUPPORTED,
                          "vulkan: %s vector_width = %d; the kernel reads single elements (1) or, where rows are whole "
-                         "4-element vectors on vector boundaries, 4-element vectors (4)", name, c->vector_width);
-    if (c->block_n < c->threads || c->block_n % c->threads || c->block_n / c->threads > 4 * NORM_MAX_VECTORS)
+                         "16-byte vectors on vector boundaries, 16-byte vectors (%d)", name, c->vector_width, unit);
+    if (c->block_n < c->threads || c->block_n % c->threads || c->block_n / c->threads > unit * NORM_MAX_VECTORS)
         return trr_error(ctx, TRR_ERR_UNSUPPORTED,
                          "vulkan: %s block_n = %d (the longest row held in registers) must be threads (%d) times "
-                         "1..%d elements per invocation", name, c->block_n, c->threads, 4 * NORM_MAX_VECTORS);
+                         "1..%d elements per invocation", name, c->block_n, c->threads, unit * NORM_MAX_VECTORS);
     if ((uint64_t)c->threads * 8 > d->phys.props.limits.maxComputeSharedMemorySize)
         return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: %s threads = %d needs more shared memory than %u bytes",
                          name, c->threads, d->phys.props.limits.maxComputeSharedMemorySize);
     /* Loop iterations per invocation, counted as lavapipe counts them (every loop the shader runs): the looping
      * kernel's two passes over the row, four vectors an iteration and up to three single ones after, or the
-     * register kernel's VPT vectors twice; where any operand is read by elements, up to 16 iterations of element
-     * loops per vector (should the compiler keep them); and the merge over the subgroups. */
+     * register kernel's VPT vectors twice; where any operand is read by elements, up to 4 x UNIT iterations of
+     * element loops per vector (should the compiler keep them); and the merge over the subgroups. */
     const norm_shape s = shape_of(call);
-    const uint64_t th = (uint64_t)c->threads, n4 = ((uint64_t)call->cols + 3) / 4, elem = s.wvec ? 0 : 16;
+    const uint64_t th = (uint64_t)c->threads, n4 = ((uint64_t)call->cols + unit - 1) / (uint64_t)unit;
+    const uint64_t elem = s.wvec ? 0 : 4 * (uint64_t)unit;
     const uint64_t per_pass = s.loop ? (n4 / (4 * th) + 4) * (1 + 4 * elem) : (uint64_t)s.vpt * (1 + elem);
     const uint64_t loops = 2 * per_pass + th / (d->phys.subgroup_size ? d->phys.subgroup_size : 1) + 32;
     if (loops > trr_vk_loop_budget(d))
@@ -249,7 +267,8 @@ static trr_status run_part(trr_context *ctx, const trr_call *c) {
     const int bias = has_bias(c);
     /* bindings 0..3: x, w, y, b (rms_norm binds w again in b's place) */
     const trr_operand *ops[NORM_BINDINGS] = {&c->x, &c->y, &c->z, bias ? &c->u : &c->y};
-    const int64_t ext[NORM_BINDINGS] = {rows_extent(c->rows, c->cols, c->x.stride0), rows_extent(c->cols, 1, c->y.stride0),
+    const int64_t ext[NORM_BINDINGS] = {rows_extent(c->rows, c->cols, c->x.stride0),
+                                        rows_extent(c->cols, 1, c->y.stride0),
                                         rows_extent(c->rows, c->cols, c->z.stride0),
                                         rows_extent(c->cols, 1, bias ? c->u.stride0 : c->y.stride0)};
     VkDescriptorBufferInfo info[NORM_BINDINGS];
@@ -261,11 +280,11 @@ static trr_status run_part(trr_context *ctx, const trr_call *c) {
                               .zs0 = (uint32_t)c->z.stride0, .alpha = (float)c->params[TRR_NORM_PARAM_EPS],
                               .xb = off[3], .yb = (uint32_t)(bias ? c->u.stride0 : c->y.stride0)};
     const norm_shape s = shape_of(c);
-    const uint32_t spec[6] = {s.threads, s.vpt, s.vec, s.wvec, s.full, s.loop};
+    const uint32_t spec[7] = {s.threads, s.vpt, s.vec, s.wvec, s.full, s.loop, s.prefetch};
     char shader[48];
     snprintf(shader, sizeof shader, "%s_%s_%s", desc->kernel, desc->name, dtype_suffix(c->x.dtype));
     VkPipeline pipeline;
-    TRR_TRY(trr_vk_pipeline_get_in(ctx, shader, spec, 6, ns->layout, &pipeline));
+    TRR_TRY(trr_vk_pipeline_get_in(ctx, shader, spec, 7, ns->layout, &pipeline));
     /* one workgroup per row, spread over x and y (trr_group_id) */
     const uint64_t groups = (uint64_t)c->rows, max_x = d->phys.props.limits.maxComputeWorkGroupCount[0];
     const uint64_t gx = groups < max_x ? groups : max_x, gy = (groups + gx - 1) / gx;
