@@ -3,7 +3,9 @@
  * exactly and rows that do not), the looping kernel under a config whose block_n keeps rows out of registers,
  * and rows of 2^20 elements, which take the looping kernel and must stay inside lavapipe's loop budget (65535
  * iterations per invocation). Each case is checked against a float64 computation on the host with the bounds of
- * docs/ops.md, and the config it ran with says which kernel took it. */
+ * docs/ops.md, and the config it ran with says which kernel took it. And the norms' own four-binding layout
+ * recorded in one batch between the backend's other ops, pushed and from descriptor sets. */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdint.h>
@@ -182,4 +184,56 @@ Test(vulkan_norm, long_rows, .timeout = 300) {
         run(ctx, &k);
     }
     trr_context_destroy(ctx);
+}
+
+/* Norms recorded in one batch between ops of the backend's own three-binding layout: each op binds its own
+ * pipeline and operands again (pushed, and with TRIREME_VK_PUSH_DESCRIPTORS=0 from descriptor sets). y = rms(x),
+ * z = y + y, y2 = layer(x), z2 = y2 + y2, read back once: z is exactly 2 y, z2 exactly 2 y2, and y2 what layer_norm
+ * gives on its own. */
+static void interleave(const char *push) {
+    if (push) setenv("TRIREME_VK_PUSH_DESCRIPTORS", push, 1);
+    else unsetenv("TRIREME_VK_PUSH_DESCRIPTORS");
+    trr_context *ctx = open_device_or_skip("vulkan:0", NULL);
+    enum { M = 5, N = 96 };
+    float hx[M * N], hw[N], hb[N], y[M * N], z[M * N], y2[M * N], z2[M * N], alone[M * N];
+    for (int i = 0; i < M * N; i++) hx[i] = uniform(-2.0f, 2.0f);
+    for (int j = 0; j < N; j++) hw[j] = uniform(0.5f, 1.5f), hb[j] = uniform(-0.5f, 0.5f);
+    trr_buffer *b;
+    cr_assert_eq(trr_buffer_create(ctx, 8 * sizeof hx, &b), TRR_OK);
+    cr_assert_eq(trr_buffer_write(ctx, b, 0, hx, sizeof hx), TRR_OK);
+    cr_assert_eq(trr_buffer_write(ctx, b, sizeof hx, hw, sizeof hw), TRR_OK);
+    cr_assert_eq(trr_buffer_write(ctx, b, sizeof hx + sizeof hw, hb, sizeof hb), TRR_OK);
+    trr_tensor tx, tw, tb, ty, tz, ty2, tz2, talone;
+    cr_assert_eq(trr_tensor_2d(b, 0, TRR_F32, M, N, 0, &tx), TRR_OK);
+    cr_assert_eq(trr_tensor_1d(b, sizeof hx, TRR_F32, N, &tw), TRR_OK);
+    cr_assert_eq(trr_tensor_1d(b, sizeof hx + sizeof hw, TRR_F32, N, &tb), TRR_OK);
+    cr_assert_eq(trr_tensor_2d(b, 2 * sizeof hx, TRR_F32, M, N, 0, &ty), TRR_OK);
+    cr_assert_eq(trr_tensor_2d(b, 3 * sizeof hx, TRR_F32, M, N, 0, &tz), TRR_OK);
+    cr_assert_eq(trr_tensor_2d(b, 4 * sizeof hx, TRR_F32, M, N, 0, &ty2), TRR_OK);
+    cr_assert_eq(trr_tensor_2d(b, 5 * sizeof hx, TRR_F32, M, N, 0, &tz2), TRR_OK);
+    cr_assert_eq(trr_tensor_2d(b, 6 * sizeof hx, TRR_F32, M, N, 0, &talone), TRR_OK);
+    cr_assert_eq(trr_layer_norm(ctx, &tx, &tw, &tb, &talone, 1e-5f), TRR_OK, "%s", trr_last_error(ctx));
+    cr_assert_eq(trr_synchronize(ctx), TRR_OK);
+    cr_assert_eq(trr_rms_norm(ctx, &tx, &tw, &ty, 1e-6f), TRR_OK, "%s", trr_last_error(ctx));
+    cr_assert_eq(trr_add(ctx, &ty, &ty, &tz), TRR_OK, "%s", trr_last_error(ctx));
+    cr_assert_eq(trr_layer_norm(ctx, &tx, &tw, &tb, &ty2, 1e-5f), TRR_OK, "%s", trr_last_error(ctx));
+    cr_assert_eq(trr_add(ctx, &ty2, &ty2, &tz2), TRR_OK, "%s", trr_last_error(ctx));
+    cr_assert_eq(trr_buffer_read(ctx, b, 2 * sizeof hx, y, sizeof y), TRR_OK);
+    cr_assert_eq(trr_buffer_read(ctx, b, 3 * sizeof hx, z, sizeof z), TRR_OK);
+    cr_assert_eq(trr_buffer_read(ctx, b, 4 * sizeof hx, y2, sizeof y2), TRR_OK);
+    cr_assert_eq(trr_buffer_read(ctx, b, 5 * sizeof hx, z2, sizeof z2), TRR_OK);
+    cr_assert_eq(trr_buffer_read(ctx, b, 6 * sizeof hx, alone, sizeof alone), TRR_OK);
+    for (int i = 0; i < M * N; i++) {
+        cr_assert(isfinite(y[i]) && z[i] == 2.0f * y[i], "push %s: %d: z %g, y %g", push ? push : "default", i,
+                  (double)z[i], (double)y[i]);
+        cr_assert(y2[i] == alone[i] && z2[i] == 2.0f * y2[i], "push %s: %d: y2 %g (alone %g), z2 %g",
+                  push ? push : "default", i, (double)y2[i], (double)alone[i], (double)z2[i]);
+    }
+    trr_buffer_destroy(b);
+    trr_context_destroy(ctx);
+}
+
+Test(vulkan_norm, interleaved, .timeout = 300) {
+    interleave(NULL);
+    interleave("0");
 }
