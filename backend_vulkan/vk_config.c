@@ -1,6 +1,7 @@
 /* The Vulkan ops' configs: the heuristic that completes a call's config (trr_vk_choose_config) and the checks
  * that refuse one a kernel cannot run, with the reason (trr_vk_check_config). */
 #include "vk_config.h"
+#include "vk_norm.h"
 #include "config_fields.h"
 #include "op_table.h"
 #include "validate.h"
@@ -266,6 +267,10 @@ static uint64_t loop_budget(const trr_vk_device *d) {
     return llvmpipe ? 65535u : UINT64_MAX;
 }
 
+uint64_t trr_vk_loop_budget(const trr_vk_device *d) {
+    return loop_budget(d);
+}
+
 /* 128x128 tiles from which the cooperative kernel takes producer subgroups on NVIDIA (fill_coop): with one
  * workgroup per SM, fewer tiles leave a ragged last wave that the two-workgroup default fills. And the depth
  * from which they do: the producers' pipeline fills and drains in every tile, which a short K does not repay;
@@ -355,6 +360,10 @@ static void fill_simt(const trr_vk_device *d, const trr_call *call, trr_config *
 void trr_vk_choose_config(trr_context *ctx, trr_call *call) {
     trr_vk_device *d = trr_vk_dev(ctx);
     trr_config *c = &call->config;
+    if (trr_vk_row_norm_call(call)) {
+        trr_vk_row_norm_choose(d, call);
+        return;
+    }
     int max_threads = (int)d->phys.props.limits.maxComputeWorkGroupInvocations;
     if (max_threads > 1024) max_threads = 1024;
     switch (call->op) {
@@ -505,6 +514,7 @@ trr_status trr_vk_check_config(trr_context *ctx, const trr_call *call) {
         (uint32_t)c->threads > lim->maxComputeWorkGroupSize[0])
         return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: threads = %d; the device allows 1..%u", c->threads,
                          lim->maxComputeWorkGroupInvocations);
+    if (trr_vk_row_norm_call(call)) return trr_vk_row_norm_check(ctx, call);
     switch (call->op) {
     case TRR_OP_COPY:
     case TRR_OP_ADD:

@@ -278,6 +278,7 @@ typedef struct trr_vk_device {
     char cache_path[1024];
     trr_vk_pipeline *pipelines;
     trr_vk_module *modules;
+    struct trr_vk_norm_state *norm; /* the row norms' four-binding layout (vk_norm.c); NULL until first used */
 
     VkBuffer staging;
     VkDeviceMemory staging_mem;
@@ -370,6 +371,9 @@ trr_status trr_vk_pipelines_init(trr_context *ctx, trr_vk_device *d);
 void trr_vk_pipelines_destroy(trr_vk_device *d);
 trr_status trr_vk_pipeline_get(trr_context *ctx, const char *shader, const uint32_t *spec, int nspec,
                                VkPipeline *out);
+/* The same in another pipeline layout (a kernel of more bindings: vk_norm.c); a shader name keeps one layout. */
+trr_status trr_vk_pipeline_get_in(trr_context *ctx, const char *shader, const uint32_t *spec, int nspec,
+                                  VkPipelineLayout layout, VkPipeline *out);
 
 /* vk_ops.c */
 trr_status trr_vk_run(trr_context *ctx, const trr_call *call);

@@ -1,6 +1,7 @@
 /* The ops: which kernel runs a call, with which specialization constants, push constants and dispatch size
  * (the config it runs with comes from vk_config.c). */
 #include "vk_config.h"
+#include "vk_norm.h"
 
 #include "matmul_fold.h"
 
@@ -624,6 +625,7 @@ static trr_status run_matmul_whole(trr_context *ctx, const trr_call *c) {
 }
 
 trr_status trr_vk_run(trr_context *ctx, const trr_call *call) {
+    if (trr_vk_row_norm_call(call)) return trr_vk_row_norm_run(ctx, call);
     switch (call->op) {
     case TRR_OP_COPY: return run_copy(ctx, call);
     case TRR_OP_ADD:
@@ -640,6 +642,7 @@ trr_status trr_vk_run(trr_context *ctx, const trr_call *call) {
 trr_status trr_vk_supports(trr_context *ctx, const trr_call *call) {
     trr_vk_device *d = trr_vk_dev(ctx);
     if (call->op == TRR_OP_COPY) return TRR_OK; /* a byte copy: every dtype */
+    if (trr_vk_row_norm_call(call)) TRR_TRY(trr_vk_row_norm_supports(ctx, call));
     trr_dtype types[2] = {call->x.dtype, call->z.dtype};
     for (int i = 0; i < 2; i++) {
         if ((types[i] == TRR_F16 || types[i] == TRR_BF16) && !d->phys.storage16)
@@ -652,3 +655,8 @@ trr_status trr_vk_supports(trr_context *ctx, const trr_call *call) {
     return TRR_OK;
 }
 
+
+trr_status trr_vk_bind(trr_context *ctx, const trr_operand *o, int64_t extent, VkDescriptorBufferInfo *info,
+                       uint32_t *out_elem_offset) {
+    return bind_operand(ctx, o, extent, info, out_elem_offset);
+}

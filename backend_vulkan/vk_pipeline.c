@@ -218,6 +218,11 @@ static void print_stats(trr_context *ctx, trr_vk_device *d, VkPipeline pipeline,
 
 trr_status trr_vk_pipeline_get(trr_context *ctx, const char *shader, const uint32_t *spec, int nspec,
                                VkPipeline *out) {
+    return trr_vk_pipeline_get_in(ctx, shader, spec, nspec, trr_vk_dev(ctx)->pipeline_layout, out);
+}
+
+trr_status trr_vk_pipeline_get_in(trr_context *ctx, const char *shader, const uint32_t *spec, int nspec,
+                                  VkPipelineLayout layout, VkPipeline *out) {
     trr_vk_device *d = trr_vk_dev(ctx);
     for (trr_vk_pipeline *p = d->pipelines; p; p = p->next)
         if (p->nspec == nspec && strcmp(p->shader, shader) == 0 && memcmp(p->spec, spec, sizeof *spec * (size_t)nspec) == 0) {
@@ -241,7 +246,7 @@ trr_status trr_vk_pipeline_get(trr_context *ctx, const char *shader, const uint3
                   .module = module,
                   .pName = "main",
                   .pSpecializationInfo = &si},
-        .layout = d->pipeline_layout};
+        .layout = layout};
     VkPipelineRobustnessCreateInfoEXT unchecked = {
         .sType = VK_STRUCTURE_TYPE_PIPELINE_ROBUSTNESS_CREATE_INFO_EXT,
         .storageBuffers = VK_PIPELINE_ROBUSTNESS_BUFFER_BEHAVIOR_DISABLED_EXT,
