@@ -67,6 +67,7 @@ Test(cli_quiet, devices_on_a_cold_cache_prints_nothing_to_stderr, .timeout = 600
         setenv("POCL_CACHE_DIR", xdg, 1);
         setenv("XDG_CACHE_HOME", xdg, 1);
         setenv("MESA_SHADER_CACHE_DIR", xdg, 1);
+        setenv("RUSTICL_ENABLE", "llvmpipe", 0); /* rusticl's device too, where Mesa's OpenCL is installed */
         char *argv[] = {(char *)TRR_CLI_PATH, (char *)"devices", NULL};
         execv(TRR_CLI_PATH, argv);
         _exit(127);

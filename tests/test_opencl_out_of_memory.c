@@ -51,6 +51,7 @@ static const size_t HEADROOM = 256u << 20, ASK = 768u << 20;
 /* In the child: exits with one of the codes above; messages go to stdout. The parent never touches OpenCL: a
  * driver's worker threads do not survive fork, so the child finds the device itself. */
 static void child(int index) {
+    setenv("RUSTICL_ENABLE", "llvmpipe", 0); /* rusticl's llvmpipe device too, where Mesa's OpenCL is installed */
     int n_backends = 0, found = 0;
     trr_backend_info bi = {0};
     if (trr_backend_count(&n_backends) != TRR_OK) _exit(CHILD_SETUP);
