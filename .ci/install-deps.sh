@@ -8,6 +8,9 @@ packages=(
   libcjson-dev libxxhash-dev              # JSON (reports, tuning database), hashing (cache keys)
   libcriterion-dev                        # test framework
   ocl-icd-opencl-dev opencl-headers clinfo pocl-opencl-icd      # OpenCL loader, headers, PoCL CPU driver
+  # rusticl (Mesa's OpenCL) on llvmpipe, a second OpenCL CPU device (with RUSTICL_ENABLE=llvmpipe) that stops a
+  # work-item's loops after 65535 iterations: tests/test_opencl_loop_budget.c checks the backend keeps within it
+  mesa-opencl-icd libclc-15 libllvmspirvlib15
   libvulkan-dev mesa-vulkan-drivers vulkan-tools                # Vulkan loader, headers, lavapipe
   glslang-tools vulkan-validationlayers                         # GLSL -> SPIR-V, Khronos validation layer
   python3-venv                                                  # .tools/venv for glslang 13 (below); make test-python

@@ -32,6 +32,7 @@ static trr_status cl_open(trr_context *ctx, int index, void **out_dev) {
     }
     dev->local_memory = local;
     dev->max_alloc = (size_t)max_alloc;
+    dev->loop_budget = trr_cl_loop_budget(&dev->info);
 
     cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)ref->platform, 0};
     dev->context = trr_cl.CreateContext(props, 1, &ref->device, NULL, NULL, &err);

@@ -6,6 +6,7 @@
 #include "matmul_fold.h"
 
 #include <stdint.h>
+#include <string.h>
 
 static int pow2_at_least(int64_t n) {
     int p = 1;
@@ -47,6 +48,67 @@ void trr_cl_mma_warps(const trr_config *cfg, int *out_warps_m, int *out_warps_n)
     int warps = cfg->threads / 32;
     *out_warps_m = warps >= 2 ? 2 : 1;
     *out_warps_n = warps / *out_warps_m;
+}
+
+uint64_t trr_cl_loop_budget(const trr_device_info *info) {
+    /* llvmpipe (Mesa's CPU driver, rusticl's device) ends a work-item's loops after 65535 iterations in all,
+     * counted over every loop of the kernel (gallivm's LP_MAX_TGSI_LOOP_ITERATIONS, there to stop runaway loops),
+     * and returns what the cut-short loops left: a one-loop kernel counting to 70000 returns 65535. The Vulkan
+     * backend meets the same limit on lavapipe (vk_config.c: loop_budget). */
+    return !info->is_gpu && !strncmp(info->name, "llvmpipe", 8) ? 65535u : UINT64_MAX;
+}
+
+/* What the iteration counts below may take of the budget: the rest is margin for what they leave out. */
+static uint64_t loop_room(const trr_cl_dev *dev) {
+    return dev->loop_budget == UINT64_MAX ? UINT64_MAX : dev->loop_budget - dev->loop_budget / 8;
+}
+
+static uint64_t log2_floor(uint64_t v) {
+    uint64_t r = 0;
+    while (v > 1) v >>= 1, r++;
+    return r;
+}
+
+/* Loop iterations of one work-item of rows.cl (llvmpipe unrolls none of its loops): softmax_online sweeps its
+ * share of the row twice, row_sum once; softmax_regs runs its three loops over PER elements; the reductions add a
+ * tree of log2(threads) steps each, and the 64-wide tail of softmax_regs' reductions. */
+static uint64_t row_loops(const trr_call *call, int threads, int block_n) {
+    const uint64_t t = threads > 0 ? (uint64_t)threads : 1u, tree = 4u * log2_floor(t) + 64u;
+    if (call->op == TRR_OP_SOFTMAX && call->cols <= block_n) return 3u * ((uint64_t)block_n / t) + tree;
+    const uint64_t share = ((uint64_t)call->cols + t - 1u) / t;
+    return (call->op == TRR_OP_SOFTMAX ? 2u : 1u) * share + tree;
+}
+
+/* The softmax CPU heuristic's block_n for threads work-items (choose_config). */
+static int cpu_softmax_block_n(const trr_call *call, int threads) {
+    return trr_config_product(threads, call->cols <= 4 * (int64_t)threads ? 4 : 64);
+}
+
+/* threads, doubled (up to the device's work-group limit) until a work-item's loops fit the loop budget. */
+static int fit_row_threads(const trr_cl_dev *dev, const trr_call *call, int threads) {
+    const uint64_t room = loop_room(dev);
+    while ((size_t)threads * 2 <= dev->max_work_group &&
+           row_loops(call, threads, call->op == TRR_OP_SOFTMAX ? cpu_softmax_block_n(call, threads) : threads) > room)
+        threads *= 2;
+    return threads;
+}
+
+int64_t trr_cl_matmul_chunk_k(const trr_cl_dev *dev, const trr_config *cfg) {
+    if (dev->loop_budget == UINT64_MAX) return INT64_MAX;
+    int rt, ct, tm, tn;
+    trr_cl_matmul_grid(cfg, &rt, &ct, &tm, &tn);
+    if (cfg->threads <= 0 || cfg->block_k <= 0) return 0;
+    /* matmul.cl with none of its loops unrolled: per K tile the chunk loads and stores (CA + CB each) and
+     * block_k steps of TM/4 + TN/4 + TM + TM x TN; outside the K loop the accumulators' set-up (twice with FOLD)
+     * and the write-out's TM x (1 + TN/4). rusticl 22.3, 64x64x16 tiles over 64 work-items, 3x17xK: K = 784 (49
+     * tiles) right, 800 (50) cut short, against about 1320 a tile counted here. */
+    const uint64_t th = (uint64_t)cfg->threads, bk = (uint64_t)cfg->block_k, m = (uint64_t)tm, n = (uint64_t)tn;
+    const uint64_t chunks = ((uint64_t)cfg->block_m * bk / 4u + th - 1u) / th + ((uint64_t)cfg->block_n * bk / 4u + th - 1u) / th;
+    const uint64_t per_tile = 2u * chunks + bk * (m / 4u + n / 4u + m + m * n + 4u) + 8u;
+    const uint64_t fixed = 2u * chunks + 2u * (m + m * n) + m * (1u + n / 4u) + 64u;
+    const uint64_t room = loop_room(dev);
+    if (fixed + per_tile > room) return 0;
+    return (int64_t)((room - fixed) / per_tile) * (int64_t)bk;
 }
 
 static int mma_operands(const trr_call *call) {
@@ -99,7 +161,7 @@ void trr_cl_choose_config(trr_context *ctx, trr_call *call) {
              * (docs/performance.md). Past 2048, 128 rather than 256: 256 work-items would hold N = 2304 in 12
              * each (3072 slots, a quarter of them idle). */
             int threads = n <= 256 ? 16 : n <= 1024 ? 32 : n <= 2048 ? 64 : n <= 4096 ? 128 : 256;
-            set_if_zero(&c->threads, threads);
+            set_if_zero(&c->threads, fit_row_threads(dev, call, threads));
             /* a power of two up to 4, then a multiple of 4 (whole vectors, rows.cl: VEC): 12288 columns on 256
              * work-items hold 48 each, not 64 */
             int64_t need = (n + c->threads - 1) / c->threads;
@@ -107,16 +169,15 @@ void trr_cl_choose_config(trr_context *ctx, trr_call *call) {
             if (per > 64) per = 64; /* longer rows take the online kernel */
             set_if_zero(&c->block_n, trr_config_product(c->threads, per));
         } else {
-            set_if_zero(&c->threads, 16);
-            set_if_zero(&c->block_n, trr_config_product(c->threads, n <= 4 * (int64_t)c->threads ? 4 : 64));
+            /* 16 work-items a row; more where a work-item's share of a long row would outrun the loop budget */
+            set_if_zero(&c->threads, fit_row_threads(dev, call, 16));
+            set_if_zero(&c->block_n, cpu_softmax_block_n(call, c->threads));
         }
         break;
     }
     case TRR_OP_ROW_SUM:
-        if (gpu)
-            set_if_zero(&c->threads, call->cols >= 2048 ? 256 : call->cols >= 512 ? 128 : 64);
-        else
-            set_if_zero(&c->threads, 16);
+        set_if_zero(&c->threads,
+                    fit_row_threads(dev, call, !gpu ? 16 : call->cols >= 2048 ? 256 : call->cols >= 512 ? 128 : 64));
         set_if_zero(&c->block_n, c->threads);
         break;
     case TRR_OP_MATMUL:
@@ -136,6 +197,14 @@ void trr_cl_choose_config(trr_context *ctx, trr_call *call) {
             set_if_zero(&c->block_n, huge || big ? 128 : 64);
             set_if_zero(&c->block_k, huge || big || mid ? 8 : 16);
             set_if_zero(&c->threads, huge || big ? 256 : mid ? 128 : 64);
+        } else if (dev->loop_budget != UINT64_MAX) {
+            /* A device that cuts loops short (llvmpipe): 4x4 outputs per work-item, whose loops run about a third
+             * of the iterations of 8x8 a K tile (matmul_chunk_k), so a long K takes a third of the launches; and
+             * tiles of 16 or 32 where the output is that small, not 64 of mostly padding. */
+            set_if_zero(&c->block_m, call->rows <= 16 ? 16 : call->rows <= 32 ? 32 : 64);
+            set_if_zero(&c->block_n, call->cols <= 16 ? 16 : call->cols <= 32 ? 32 : 64);
+            set_if_zero(&c->block_k, 16);
+            set_if_zero(&c->threads, (c->block_m / 4) * (c->block_n / 4) > 0 ? (c->block_m / 4) * (c->block_n / 4) : 64);
         } else {
             set_if_zero(&c->block_m, 64);
             set_if_zero(&c->block_n, 64);
@@ -234,6 +303,19 @@ trr_status trr_cl_check_config(trr_context *ctx, const trr_call *call) {
     case TRR_OP_ROW_SUM:
         if (!is_pow2(c->threads)) return bad(ctx, "row_sum threads must be a power of two (tree reduction)");
         break;
+    default: break;
+    }
+    if ((call->op == TRR_OP_SOFTMAX || call->op == TRR_OP_ROW_SUM) &&
+        row_loops(call, c->threads, call->op == TRR_OP_SOFTMAX ? c->block_n : c->threads) > loop_room(dev))
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                         "opencl: config rejected: %s rows of %lld over %d work-items take about %llu loop iterations "
+                         "per work-item; %s cuts a work-item short at %llu (more threads per row take fewer, up to "
+                         "%zu)",
+                         call->op == TRR_OP_SOFTMAX ? "softmax" : "row_sum", (long long)call->cols, c->threads,
+                         (unsigned long long)row_loops(call, c->threads,
+                                                       call->op == TRR_OP_SOFTMAX ? c->block_n : c->threads),
+                         dev->info.name, (unsigned long long)dev->loop_budget, dev->max_work_group);
+    switch (call->op) {
     case TRR_OP_MATMUL: {
         int rt, ct, tm, tn;
         trr_cl_matmul_grid(c, &rt, &ct, &tm, &tn);
@@ -259,6 +341,12 @@ trr_status trr_cl_check_config(trr_context *ctx, const trr_call *call) {
                              "opencl: config rejected: matmul tiles need %llu bytes of local memory, the device has "
                              "%llu",
                              (unsigned long long)local, (unsigned long long)dev->local_memory);
+        if (call->k > 0 && trr_cl_matmul_chunk_k(dev, c) == 0)
+            return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                             "opencl: config rejected: one %dx%dx%d matmul tile over %d work-items takes more loop "
+                             "iterations per work-item than %s runs (%llu); smaller tiles or more threads take fewer",
+                             c->block_m, c->block_n, c->block_k, c->threads, dev->info.name,
+                             (unsigned long long)dev->loop_budget);
         break;
     }
     default: break;

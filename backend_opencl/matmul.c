@@ -86,6 +86,32 @@ static cl_int rows_aligned4(const trr_operand *t) {
     return t->stride0 % 4 == 0 && t->offset % 4 == 0 && t->batch_stride % 4 == 0;
 }
 
+/* K in slices of chunk (a multiple of block_k), one launch each: the device stops a work-item's loops short
+ * of the whole of K (trr_cl_dev.loop_budget). The sums so far go through an f32 scratch buffer of batch x M x N;
+ * the last launch adds its own, applies the epilogue and writes C. Each slice starts A and B k0 elements on. */
+static trr_status run_split_k(trr_context *ctx, cl_kernel k, const trr_call *call, int64_t chunk) {
+    trr_cl_dev *dev = ctx->dev;
+    const int64_t batch = call->batch > 1 ? call->batch : 1;
+    const size_t bytes = (size_t)batch * (size_t)call->rows * (size_t)call->cols * sizeof(float);
+    cl_int err = CL_SUCCESS;
+    cl_mem part = trr_cl.CreateBuffer(dev->context, CL_MEM_READ_WRITE, bytes ? bytes : 4, NULL, &err);
+    if (!part || err != CL_SUCCESS) return trr_cl_fail(ctx, "clCreateBuffer (split-K sums)", err);
+    trr_status st = trr_cl_set_arg(ctx, k, 22, sizeof part, &part);
+    for (int64_t k0 = 0; st == TRR_OK && k0 < call->k; k0 += chunk) {
+        const int64_t kc = call->k - k0 < chunk ? call->k - k0 : chunk;
+        cl_long ao = call->x.offset + (call->trans_a ? k0 * call->x.stride0 : k0);
+        cl_long bo = call->y.offset + (call->trans_b ? k0 : k0 * call->y.stride0);
+        cl_int K = (cl_int)kc, mode = k0 == 0 ? 1 : k0 + kc < call->k ? 2 : 3;
+        st = trr_cl_set_arg(ctx, k, 1, sizeof ao, &ao);
+        if (st == TRR_OK) st = trr_cl_set_arg(ctx, k, 4, sizeof bo, &bo);
+        if (st == TRR_OK) st = trr_cl_set_arg(ctx, k, 11, sizeof K, &K);
+        if (st == TRR_OK) st = trr_cl_set_arg(ctx, k, 23, sizeof mode, &mode);
+        if (st == TRR_OK) st = launch_tiles(ctx, k, call);
+    }
+    trr_cl.ReleaseMemObject(part); /* freed once the launches that use it are done */
+    return st;
+}
+
 trr_status trr_cl_run_matmul(trr_context *ctx, const trr_call *call) {
     const trr_config *cfg = &call->config;
     if (cfg->variant == TRR_VARIANT_MMA) return run_mma(ctx, call);
@@ -114,5 +140,13 @@ trr_status trr_cl_run_matmul(trr_context *ctx, const trr_call *call) {
     ARG(19, va);
     ARG(20, vb);
     ARG(21, vc);
-    return launch_tiles(ctx, k, call);
+    const int64_t chunk = trr_cl_matmul_chunk_k(ctx->dev, cfg);
+    if (call->k <= chunk) {
+        cl_mem unused = call->z.mem; /* part is not read without a split */
+        cl_int none = 0;
+        ARG(22, unused);
+        ARG(23, none);
+        return launch_tiles(ctx, k, call);
+    }
+    return run_split_k(ctx, k, call, chunk);
 }

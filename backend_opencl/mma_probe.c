@@ -125,7 +125,21 @@ static int try_mode(cl_context context, cl_device_id device, const char *source,
     return verdict;
 }
 
+/* The PCI vendor ID of the devices whose OpenCL C compilers emit PTX (NVIDIA's driver; PoCL's CUDA device
+ * reports it too). */
+#define TRR_CL_VENDOR_ID_NVIDIA 0x10DEu
+
 static void run_probe(const trr_cl_device_ref *ref, const char *name, const char *driver, trr_cl_mma *out) {
+    /* Only a compiler that emits PTX can take inline PTX: any other refuses the probe, and some (PoCL's clang)
+     * print the refusal's diagnostics to the process's stderr while doing so, which library code must not
+     * cause. So the probe is built only on NVIDIA's vendor ID; it still decides there. */
+    cl_uint vendor_id = 0;
+    if (trr_cl.GetDeviceInfo(ref->device, CL_DEVICE_VENDOR_ID, sizeof vendor_id, &vendor_id, NULL) != CL_SUCCESS ||
+        vendor_id != TRR_CL_VENDOR_ID_NVIDIA) {
+        snprintf(out->reason, sizeof out->reason,
+                 "no PTX compiler: inline PTX needs a device with NVIDIA's vendor ID (0x%x here)", (unsigned)vendor_id);
+        return;
+    }
     const trr_embedded_file *common = trr_embedded_find(trr_opencl_kernels, trr_opencl_kernels_count, "common.cl");
     const trr_embedded_file *body = trr_embedded_find(trr_opencl_kernels, trr_opencl_kernels_count, "matmul_mma.cl");
     if (!common || !body) {

@@ -109,6 +109,9 @@ typedef struct trr_cl_dev {
     size_t max_work_group;
     uint64_t local_memory;
     size_t max_alloc;
+    /* Loop iterations a work-item may run, summed over all its loops, before the device cuts it short and
+     * returns what it has: 65535 on llvmpipe (rusticl), UINT64_MAX elsewhere (config.c: trr_cl_loop_budget). */
+    uint64_t loop_budget;
     uint64_t allocated;       /* bytes of live buffers: PoCL asserts (aborting the process) when its first use
                                  finds the device full, so allocations past the device's memory are refused first */
     trr_cl_program *programs; /* in-memory program cache, a list: a context compiles a handful */
@@ -169,6 +172,11 @@ void trr_cl_choose_config(trr_context *ctx, trr_call *call);
 trr_status trr_cl_check_config(trr_context *ctx, const trr_call *call);
 /* The matmul thread grid for a config: threads = rows_threads * cols_threads, each owning tm x tn outputs. */
 void trr_cl_matmul_grid(const trr_config *cfg, int *out_rt, int *out_ct, int *out_tm, int *out_tn);
+/* The loop budget of a device (trr_cl_dev.loop_budget). */
+uint64_t trr_cl_loop_budget(const trr_device_info *info);
+/* The deepest K one launch of matmul.cl takes within the device's loop budget under cfg (a multiple of block_k,
+ * INT64_MAX where loops are unbounded); deeper K is split across launches (matmul.c). 0: not even one K tile. */
+int64_t trr_cl_matmul_chunk_k(const trr_cl_dev *dev, const trr_config *cfg);
 /* The mma variant's warp grid: threads / 32 warps as warps_m x warps_n (matmul_mma.cl). */
 void trr_cl_mma_warps(const trr_config *cfg, int *out_warps_m, int *out_warps_n);
 

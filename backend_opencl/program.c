@@ -89,6 +89,28 @@ static trr_status build(trr_context *ctx, cl_program program, const char *option
     return TRR_ERR_COMPILE;
 }
 
+/* The entry's checksum file: path + ".sum", "xxh3 <16 hex digits>\n" over the whole entry (header and binary).
+ * The header's own hash catches an entry damaged on its own; the checksum kept beside it, outside the file,
+ * also catches one altered with its header hash recomputed, which drivers must never be handed: PoCL crashed
+ * (SIGSEGV, SIGABRT) on such binaries (issue #41, item 6). An entry without a matching checksum is rebuilt. */
+static void sum_path(const char *path, char *out, size_t cap) { snprintf(out, cap, "%s.sum", path); }
+
+static void sum_text(const void *data, size_t size, char out[32]) {
+    snprintf(out, 32, "xxh3 %016llx\n", (unsigned long long)payload_hash(data, size));
+}
+
+static int sum_matches(const char *path, const void *data, size_t size) {
+    char spath[1300], want[32];
+    sum_path(path, spath, sizeof spath);
+    void *text = NULL;
+    size_t n = 0;
+    if (trr_file_read(spath, &text, &n) != TRR_OK) return 0;
+    sum_text(data, size, want);
+    int ok = n == strlen(want) && memcmp(text, want, n) == 0;
+    free(text);
+    return ok;
+}
+
 static cl_program load_cached(trr_context *ctx, const char *path, const char *options, const char *file) {
     trr_cl_dev *dev = ctx->dev;
     void *data = NULL;
@@ -96,7 +118,7 @@ static cl_program load_cached(trr_context *ctx, const char *path, const char *op
     if (trr_file_read(path, &data, &size) != TRR_OK) return NULL;
     cache_header h;
     cl_program program = NULL;
-    if (size > sizeof h) {
+    if (size > sizeof h && sum_matches(path, data, size)) {
         memcpy(&h, data, sizeof h);
         const unsigned char *payload = (const unsigned char *)data + sizeof h;
         size_t payload_size = size - sizeof h;
@@ -136,7 +158,13 @@ static void store_cached(trr_context *ctx, const char *path, cl_program program)
         memcpy(data, &h, sizeof h);
         static _Thread_local saved_error saved;
         error_save(ctx, &saved);
-        if (trr_file_write_atomic(ctx, path, data, sizeof h + size) != TRR_OK) error_restore(ctx, &saved);
+        /* the entry first, then its checksum: a reader between the two finds them apart and rebuilds */
+        char spath[1300], sum[32];
+        sum_path(path, spath, sizeof spath);
+        sum_text(data, sizeof h + size, sum);
+        if (trr_file_write_atomic(ctx, path, data, sizeof h + size) != TRR_OK ||
+            trr_file_write_atomic(ctx, spath, sum, strlen(sum)) != TRR_OK)
+            error_restore(ctx, &saved);
     }
     free(data);
 }

@@ -37,8 +37,16 @@ trr_status trr_cl_alloc(trr_context *ctx, size_t bytes, void **out_mem) {
                          "(%llu of %llu bytes in use)",
                          bytes, (unsigned long long)dev->allocated, (unsigned long long)total);
     cl_int err = CL_SUCCESS;
+    /* A CPU device's buffers are host memory, which PoCL backs only at the buffer's first use, where a failed
+     * allocation is an assertion (the process aborts: under `ulimit -v`, say). Asked for host-allocated memory,
+     * it allocates in clCreateBuffer and answers CL_OUT_OF_HOST_MEMORY instead. */
+    const cl_mem_flags flags = CL_MEM_READ_WRITE | (dev->info.is_gpu ? 0 : CL_MEM_ALLOC_HOST_PTR);
     /* OpenCL rejects zero-sized buffers; an empty trireme buffer is still a valid handle. */
-    cl_mem mem = trr_cl.CreateBuffer(dev->context, CL_MEM_READ_WRITE, bytes ? bytes : 1, NULL, &err);
+    cl_mem mem = trr_cl.CreateBuffer(dev->context, flags, bytes ? bytes : 1, NULL, &err);
+    /* rusticl answers an allocation it cannot back with CL_OUT_OF_RESOURCES */
+    if ((!mem || err != CL_SUCCESS) && err == CL_OUT_OF_RESOURCES)
+        return trr_error(ctx, TRR_ERR_OUT_OF_MEMORY, "clCreateBuffer of %zu bytes: %s (the device could not back it)",
+                         bytes, trr_cl_error_name(err));
     if (!mem || err != CL_SUCCESS) return trr_cl_fail(ctx, "clCreateBuffer", err);
     dev->allocated += bytes ? bytes : 1;
     *out_mem = mem;

@@ -88,6 +88,9 @@ typedef struct trr_conf_options {
     trr_conf_progress_fn progress; /* optional */
     void *user;
     const char *command_line; /* optional: what the JSON report names as the command that made it */
+    /* optional: of the cases quick and op_mask select, only those for which this returns non-zero run */
+    int (*select)(const trr_case *c, void *select_user);
+    void *select_user;
 } trr_conf_options;
 
 /* Runs the selected cases on ctx. Returns TRR_OK when every case ran to a verdict (failures are in the report,

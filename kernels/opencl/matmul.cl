@@ -85,7 +85,7 @@ static inline float epilogue(float v, int epi, float alpha) {
 __kernel __attribute__((reqd_work_group_size(RT * CT, 1, 1))) void matmul(
     __global const x_t *a, long aoff, int lda, __global const y_t *b, long boff, int ldb, __global z_t *c, long coff,
     int ldc, int M, int N, int K, int epi, float alpha, long a_bstride, long b_bstride, long c_bstride, int trans_a,
-    int trans_b, int vec_a, int vec_b, int vec_c) {
+    int trans_b, int vec_a, int vec_b, int vec_c, __global float *part, int part_mode) {
     __local float4 as4[2 * BLOCK_K * LDA_S / 4];
     __local float4 bs4[2 * BLOCK_K * LDB_S / 4];
     __local float *as = (__local float *)as4;
@@ -228,8 +228,26 @@ __kernel __attribute__((reqd_work_group_size(RT * CT, 1, 1))) void matmul(
 #pragma unroll
         for (int q = 0; q < TN / 4; q++) {
             int gn = n0 + q * CT * 4 + tx * 4;
-            float4 v = (float4)(epilogue(acc[i][4 * q], epi, alpha), epilogue(acc[i][4 * q + 1], epi, alpha),
-                                epilogue(acc[i][4 * q + 2], epi, alpha), epilogue(acc[i][4 * q + 3], epi, alpha));
+            float4 s = (float4)(acc[i][4 * q], acc[i][4 * q + 1], acc[i][4 * q + 2], acc[i][4 * q + 3]);
+            /* K split across launches (part_mode 1 first, 2 middle, 3 last): the sums so far, f32 [batch][M][N] */
+            if (part_mode) {
+                __global float *pp = part + (batch * M + gm) * (long)N + gn;
+                if (part_mode >= 2) {
+                    if (gn < N) s.x += pp[0];
+                    if (gn + 1 < N) s.y += pp[1];
+                    if (gn + 2 < N) s.z += pp[2];
+                    if (gn + 3 < N) s.w += pp[3];
+                }
+                if (part_mode <= 2) {
+                    if (gn < N) pp[0] = s.x;
+                    if (gn + 1 < N) pp[1] = s.y;
+                    if (gn + 2 < N) pp[2] = s.z;
+                    if (gn + 3 < N) pp[3] = s.w;
+                    continue;
+                }
+            }
+            float4 v = (float4)(epilogue(s.x, epi, alpha), epilogue(s.y, epi, alpha), epilogue(s.z, epi, alpha),
+                                epilogue(s.w, epi, alpha));
 #if Z_DT == DT_F32
             if (VC && gn + 3 < N) {
                 *(__global float4 *)(crow + gn) = v;

@@ -1,0 +1,235 @@
+/* OpenCL devices that cut a work-item's loops short: rusticl on llvmpipe stops a work-item after 65535 loop
+ * iterations summed over all its loops and returns what it has (issue #41, item 4: softmax and row_sum rows of
+ * 2^20 + 3 and matmuls deeper than about 800 came back wrong with TRR_OK). The backend bounds each work-item's
+ * iterations (backend_opencl/config.c: trr_cl_loop_budget): more work-items per long row, K split across
+ * launches; what it cannot bound it refuses as unsupported. Never a wrong answer with TRR_OK.
+ *
+ * Runs on every OpenCL device named llvmpipe (each test sets RUSTICL_ENABLE=llvmpipe unless it is set),
+ * with the cases that reach the limit and stay affordable on 2 CPU cores: the quick conformance list, every
+ * long-row case (softmax, row_sum: rows past 2^16) and every long-K matmul (K past 2^16); the long rows again
+ * under the thread counts a caller may force, and 3x17xK matmuls at K past 2^16 and 2^17 under forced tiles.
+ * Skipped without such a device unless TRIREME_REQUIRE_BACKENDS names rusticl.
+ *
+ * Environment: TRIREME_CONFORMANCE_SEED fixes the seed (printed either way). */
+#define _POSIX_C_SOURCE 200809L /* setenv */
+#include "conformance.h"
+#include "half.h"
+#include "random.h"
+#include "test_support.h"
+
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define MAX_DEVICES 16
+
+static uint64_t test_seed(void) {
+    const char *s = getenv("TRIREME_CONFORMANCE_SEED");
+    return s && *s ? strtoull(s, NULL, 0) : (uint64_t)time(NULL);
+}
+
+/* The specs of the OpenCL devices named llvmpipe; skips (or fails, where rusticl is required) without one. */
+static int llvmpipe_devices(char specs[MAX_DEVICES][48]) {
+    /* Mesa's OpenCL lists llvmpipe only when asked; each Criterion test is a process of its own, and OpenCL is
+     * loaded at the first call below */
+    cr_assert_eq(setenv("RUSTICL_ENABLE", "llvmpipe", 0), 0);
+    int n_backends = 0, n = 0;
+    cr_assert_eq(trr_backend_count(&n_backends), TRR_OK);
+    for (int b = 0; b < n_backends; b++) {
+        trr_backend_info bi;
+        cr_assert_eq(trr_backend_get_info(b, &bi), TRR_OK);
+        if (strcmp(bi.name, "opencl") || !bi.available) continue;
+        for (int d = 0; d < bi.device_count && n < MAX_DEVICES; d++) {
+            trr_device_info info;
+            cr_assert_eq(trr_device_get_info("opencl", d, &info), TRR_OK, "%s", trr_last_error(NULL));
+            if (!strncmp(info.name, "llvmpipe", 8)) snprintf(specs[n++], 48, "%s", info.spec);
+        }
+    }
+    if (n == 0) {
+        if (backend_required("rusticl"))
+            cr_assert_fail("rusticl is required (TRIREME_REQUIRE_BACKENDS) but no OpenCL device is named llvmpipe "
+                           "(is mesa-opencl-icd installed, and RUSTICL_ENABLE=llvmpipe set?)");
+        cr_skip_test("no OpenCL device named llvmpipe (rusticl with RUSTICL_ENABLE=llvmpipe)");
+    }
+    return n;
+}
+
+static int long_row(const trr_case *c) {
+    return (c->op == TRR_OP_SOFTMAX || c->op == TRR_OP_ROW_SUM) && c->cols > 65536;
+}
+
+static int quick_or_long(const trr_case *c, void *user) {
+    (void)user;
+    return c->quick || long_row(c) || (c->op == TRR_OP_MATMUL && c->k > 65536);
+}
+
+static int long_rows_only(const trr_case *c, void *user) {
+    (void)user;
+    return long_row(c);
+}
+
+static int report_failures(const char *spec, const char *what, trr_conf_report *rep) {
+    for (int r = 0; r < rep->n_results; r++) {
+        const trr_conf_result *res = &rep->results[r];
+        if (res->outcome == TRR_CONF_FAIL) printf("%s %s: FAIL %s: %s\n", spec, what, res->name, res->message);
+    }
+    printf("%s %s: %d passed, %d failed, %d unsupported (seed %llu, %.0f s)\n", spec, what, rep->passed, rep->failed,
+           rep->unsupported, (unsigned long long)rep->seed, rep->seconds);
+    fflush(stdout);
+    return rep->failed;
+}
+
+/* The quick list and the long cases under the backend's own configs: all must pass. */
+Test(opencl_loop_budget, quick_list_and_long_cases_pass, .timeout = 1800) {
+    char specs[MAX_DEVICES][48];
+    const int n = llvmpipe_devices(specs);
+    trr_conf_options opt = {.seed = test_seed(), .select = quick_or_long};
+    int failed = 0, unsupported = 0;
+    for (int d = 0; d < n; d++) {
+        trr_context *ctx = open_device_or_skip(specs[d], "opencl");
+        trr_conf_report *rep = NULL;
+        cr_assert_eq(trr_conformance_run(ctx, &opt, &rep), TRR_OK, "%s: engine: %s", specs[d], trr_last_error(ctx));
+        failed += report_failures(specs[d], "quick + long cases", rep);
+        if (rep->unsupported) trr_conformance_print_matrix((const trr_conf_report *const *)&rep, 1, stdout);
+        unsupported += rep->unsupported;
+        trr_conformance_free(rep);
+        trr_context_destroy(ctx);
+    }
+    cr_assert_eq(failed, 0, "%d cases failed (listed above; seed %llu)", failed, (unsigned long long)opt.seed);
+    cr_assert_eq(unsupported, 0, "%d cases unsupported under the backend's own configs (above)", unsupported);
+}
+
+/* The long rows under forced thread counts: right, or refused as unsupported where a work-item's share of the
+ * row would outrun the budget (8 work-items on a softmax row of 2^20 + 3). */
+Test(opencl_loop_budget, long_rows_under_forced_threads_pass_or_are_refused, .timeout = 1800) {
+    char specs[MAX_DEVICES][48];
+    const int n = llvmpipe_devices(specs);
+    static const int threads[] = {8, 64, 1024};
+    int failed = 0, passed = 0;
+    for (int d = 0; d < n; d++) {
+        trr_context *ctx = open_device_or_skip(specs[d], "opencl");
+        for (size_t i = 0; i < sizeof threads / sizeof threads[0]; i++) {
+            const trr_config cfg = {.threads = threads[i]};
+            cr_assert_eq(trr_config_override(ctx, TRR_OP_SOFTMAX, &cfg), TRR_OK, "%s", trr_last_error(ctx));
+            cr_assert_eq(trr_config_override(ctx, TRR_OP_ROW_SUM, &cfg), TRR_OK, "%s", trr_last_error(ctx));
+            trr_conf_options opt = {.seed = test_seed(),
+                                    .op_mask = (1u << TRR_OP_SOFTMAX) | (1u << TRR_OP_ROW_SUM),
+                                    .select = long_rows_only};
+            trr_conf_report *rep = NULL;
+            cr_assert_eq(trr_conformance_run(ctx, &opt, &rep), TRR_OK, "%s: engine: %s", specs[d],
+                         trr_last_error(ctx));
+            char what[32];
+            snprintf(what, sizeof what, "threads=%d", threads[i]);
+            failed += report_failures(specs[d], what, rep);
+            passed += rep->passed;
+            trr_conformance_free(rep);
+        }
+        trr_context_destroy(ctx);
+    }
+    cr_assert_eq(failed, 0, "%d long-row cases failed under forced thread counts (listed above)", failed);
+    cr_assert_gt(passed, 0, "every forced thread count was refused");
+}
+
+/* +-1/4, +-2/4, +-3/4 or +-1: products are multiples of 1/16 of at most 1, so partial sums of up to 2^20 of
+ * them are exact in f32 whatever the order: a K loop cut short shows at once. */
+static float quarter(uint64_t *rng) {
+    uint64_t r = trr_rng_next(rng);
+    return (float)((int)(r % 4) + 1) / 4.0f * ((r >> 32) & 1 ? -1.0f : 1.0f);
+}
+
+/* matmul 3x17xK, A [M,K] and B [N,K], f32 and f16 inputs, at K past 2^16 and 2^17, under the backend's config
+ * and 64-deep K tiles, and (f32, K past 2^16) under tiles whose work-items run more loop iterations a K tile:
+ * exact, or refused as unsupported. */
+Test(opencl_loop_budget, long_k_matmul_is_exact_or_refused, .timeout = 1800) {
+    char specs[MAX_DEVICES][48];
+    const int n_devices = llvmpipe_devices(specs);
+    enum { M = 3, N = 17 };
+    static const int64_t ks[] = {70000, 131075};
+    static const trr_config configs[] = {
+        {0}, {.block_k = 64},
+        /* the other CPU devices' tile (8x8 outputs per work-item), and 16x8 per work-item: about 1300 and 2500
+         * iterations a K tile */
+        {.block_m = 64, .block_n = 64, .block_k = 16, .threads = 64},
+        {.block_m = 64, .block_n = 64, .block_k = 16, .threads = 32}};
+    const int64_t kmax = ks[sizeof ks / sizeof ks[0] - 1];
+    float *a = malloc(sizeof(float) * M * (size_t)kmax), *b = malloc(sizeof(float) * N * (size_t)kmax);
+    uint16_t *h = malloc(sizeof(uint16_t) * N * (size_t)kmax);
+    cr_assert(a && b && h);
+    uint64_t rng = 12345;
+    for (int64_t i = 0; i < M * kmax; i++) a[i] = quarter(&rng);
+    for (int64_t i = 0; i < N * kmax; i++) b[i] = quarter(&rng);
+    int bad = 0, ran = 0;
+    for (int d = 0; d < n_devices; d++) {
+        trr_context *ctx = open_device_or_skip(specs[d], "opencl");
+        for (int dt = 0; dt < 2; dt++) {
+            const trr_dtype in = dt ? TRR_F16 : TRR_F32;
+            const size_t es = dt ? 2 : 4;
+            for (size_t ki = 0; ki < sizeof ks / sizeof ks[0]; ki++) {
+                const int64_t K = ks[ki];
+                double ref[M * N];
+                for (int i = 0; i < M; i++)
+                    for (int j = 0; j < N; j++) {
+                        double s = 0;
+                        for (int64_t k = 0; k < K; k++)
+                            s += (double)a[(int64_t)i * K + k] * (double)b[(int64_t)j * K + k];
+                        ref[i * N + j] = s;
+                    }
+                trr_buffer *ba, *bb, *bc;
+                cr_assert_eq(trr_buffer_create(ctx, es * M * (size_t)K, &ba), TRR_OK);
+                cr_assert_eq(trr_buffer_create(ctx, es * N * (size_t)K, &bb), TRR_OK);
+                cr_assert_eq(trr_buffer_create(ctx, 4 * M * N, &bc), TRR_OK);
+                if (dt) {
+                    trr_f32_to_f16(a, h, (size_t)(M * K));
+                    cr_assert_eq(trr_buffer_write(ctx, ba, 0, h, 2 * M * (size_t)K), TRR_OK);
+                    trr_f32_to_f16(b, h, (size_t)(N * K));
+                    cr_assert_eq(trr_buffer_write(ctx, bb, 0, h, 2 * N * (size_t)K), TRR_OK);
+                } else {
+                    cr_assert_eq(trr_buffer_write(ctx, ba, 0, a, 4 * M * (size_t)K), TRR_OK);
+                    cr_assert_eq(trr_buffer_write(ctx, bb, 0, b, 4 * N * (size_t)K), TRR_OK);
+                }
+                trr_tensor ta, tb0, tb, tc;
+                cr_assert_eq(trr_tensor_2d(ba, 0, in, M, K, K, &ta), TRR_OK);
+                cr_assert_eq(trr_tensor_2d(bb, 0, in, N, K, K, &tb0), TRR_OK);
+                cr_assert_eq(trr_tensor_transpose(&tb0, &tb), TRR_OK);
+                cr_assert_eq(trr_tensor_2d(bc, 0, TRR_F32, M, N, N, &tc), TRR_OK);
+                for (size_t ci = 0; ci < sizeof configs / sizeof configs[0]; ci++) {
+                    /* the 64x64 tiles run the K loop over mostly padding, at a minute a call on 2 cores: f32 at
+                     * the shorter K only */
+                    if (ci >= 2 && (dt || ki > 0)) continue;
+                    const trr_config *cfg = &configs[ci];
+                    cr_assert_eq(trr_config_override(ctx, TRR_OP_MATMUL, ci ? cfg : NULL), TRR_OK);
+                    float got[M * N];
+                    for (int i = 0; i < M * N; i++) got[i] = NAN;
+                    cr_assert_eq(trr_buffer_write(ctx, bc, 0, got, sizeof got), TRR_OK);
+                    trr_status st = trr_matmul(ctx, &ta, &tb, &tc, TRR_EPI_NONE, 0.0f, 0);
+                    if (st == TRR_ERR_UNSUPPORTED) {
+                        printf("%s %s K=%lld config %zu: unsupported: %s\n", specs[d], dt ? "f16" : "f32",
+                               (long long)K, ci, trr_last_error(ctx));
+                        continue;
+                    }
+                    cr_assert_eq(st, TRR_OK, "%s", trr_last_error(ctx));
+                    cr_assert_eq(trr_buffer_read(ctx, bc, 0, got, sizeof got), TRR_OK);
+                    int exact = 1;
+                    for (int i = 0; i < M * N; i++) exact &= (double)got[i] == ref[i];
+                    printf("%s %s K=%lld config %zu: %s\n", specs[d], dt ? "f16" : "f32", (long long)K, ci,
+                           exact ? "exact" : "WRONG");
+                    bad += !exact;
+                    ran++;
+                }
+                trr_buffer_destroy(ba);
+                trr_buffer_destroy(bb);
+                trr_buffer_destroy(bc);
+            }
+        }
+        trr_context_destroy(ctx);
+    }
+    fflush(stdout);
+    free(a);
+    free(b);
+    free(h);
+    cr_assert_eq(bad, 0, "%d long-K matmuls gave a wrong result with TRR_OK (listed above)", bad);
+    cr_assert_gt(ran, 0, "every long-K matmul was refused");
+}
