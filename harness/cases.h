@@ -25,7 +25,11 @@ typedef enum trr_case_special {
     TRR_SPECIAL_MASK_SCATTER,  /* about half the entries of every row masked at random */
     TRR_SPECIAL_ROW_ALL_MASKED,/* every other row (from row 0) masked everywhere: NaN there, the rest finite */
     TRR_SPECIAL_ONE_NAN,       /* one NaN in one row: that row NaN, the rest finite */
-    TRR_SPECIAL_COUNT
+    TRR_SPECIAL_COUNT,
+    /* The row norms' patterns (cases_norm.c), outside softmax's range above: in x, every other row from row 0
+     * is constant (each its own random value) or all zeros; the other rows stay random. */
+    TRR_SPECIAL_CONST_ROWS = 16,
+    TRR_SPECIAL_ZERO_ROWS
 } trr_case_special;
 
 typedef struct trr_case {
@@ -47,6 +51,9 @@ typedef struct trr_case {
      * a rank-3 operand with batch stride 0 in the others. */
     int64_t batch;
     int bcast_a, bcast_b;
+    /* the op's named parameters other than matmul's (which are epilogue and alpha above): passed to trr_op_run
+     * as they are, and resolved into the reference's call (rms_norm's and layer_norm's eps); count 0: defaults */
+    trr_op_params params;
 } trr_case;
 
 /* The whole list, built once and kept (thread-safe after the first call returns; call it once from one thread
@@ -56,6 +63,9 @@ trr_status trr_cases_get(int quick_only, const trr_case **out_cases, int *out_co
 /* A short stable description, e.g. "matmul f16->f32 127x1000x17 tA strided gelu": the case's name in reports
  * and JSON. Writes at most cap bytes, always terminated. */
 void trr_case_describe(const trr_case *c, char *out, size_t cap);
+/* The row norms' cases (cases_norm.c), appended to the list by trr_cases_get's builder. Returns 0 when the
+ * list is full. */
+int trr_cases_add_norms(trr_case *items, int *count, int cap);
 /* "", "mask-prefix", "mask-suffix", "mask-scatter", "row-masked", "one-nan" */
 const char *trr_case_special_name(int special);
 /* "packed", "offset", "strided" */

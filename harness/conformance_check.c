@@ -74,6 +74,7 @@ trr_conf_mode trr_conf_mode_of(const trr_case *c) {
     if (c->out_dtype == TRR_F16) return TRR_CONF_MODE_F16;
     if (c->out_dtype == TRR_BF16) return TRR_CONF_MODE_BF16;
     if (d->shape == TRR_SHAPE_MATMUL) return TRR_CONF_MODE_FROB;
+    if (d->shape == TRR_SHAPE_ROW_NORM) return TRR_CONF_MODE_NORM;
     return TRR_CONF_MODE_MAX_REL;
 }
 
@@ -136,6 +137,7 @@ int trr_conf_judge_element(trr_conf_mode mode, trr_dtype odt, double got, double
         if (w2->metric) trr_conf_note(w2, err, r, c, got, want);
         return 1;
     case TRR_CONF_MODE_ROW_REL: trr_conf_note(w1, err / fmax(row_abs, FLT_MIN), r, c, got, want); return 1;
+    case TRR_CONF_MODE_NORM: trr_conf_note(w1, err / fmax(fabs(want) + row_abs, FLT_MIN), r, c, got, want); return 1;
     default: return 0;
     }
 }
@@ -151,6 +153,7 @@ void trr_conf_worst_init(trr_conf_mode mode, trr_op op, trr_conf_worst *w1, trr_
         if (trr_op_desc_get(op)->shape == TRR_SHAPE_ROWS) w2->metric = "max_abs", w2->bound = 1e-6;
         break;
     case TRR_CONF_MODE_ROW_REL: w1->metric = "row_rel", w1->bound = 1e-6; break;
+    case TRR_CONF_MODE_NORM: w1->metric = "norm_rel", w1->bound = 1e-5; break;
     case TRR_CONF_MODE_FROB: w1->metric = "frobenius", w1->bound = 1e-5; break;
     case TRR_CONF_MODE_F16:
         w1->metric = "frobenius", w1->bound = 2e-3;
@@ -161,6 +164,13 @@ void trr_conf_worst_init(trr_conf_mode mode, trr_op op, trr_conf_worst *w1, trr_
         w2->metric = "max_rel", w2->bound = 4e-2;
         break;
     }
+}
+
+double trr_conf_norm_scale(const trr_call *call, int64_t c) {
+    double s = fabs(trr_conf_load(call->y.mem, call->y.dtype, call->y.offset + c * call->y.stride0));
+    if (call->op == TRR_OP_LAYER_NORM)
+        s += fabs(trr_conf_load(call->u.mem, call->u.dtype, call->u.offset + c * call->u.stride0));
+    return s;
 }
 
 static int is_poison(trr_dtype dt, const uint8_t *buf, int64_t idx) {
@@ -325,7 +335,8 @@ trr_status trr_conf_check(const trr_conf_check_input *in, trr_conf_result *res) 
                 const int64_t p = x->offset + r * x->stride1 + c;
                 for (int ch = 0; ch < 3; ch++) rgb[ch] = trr_conf_load(x->mem, TRR_U8, p + ch * x->stride0);
             }
-            if (trr_conf_judge_element(mode, odt, got, want, rgb, row_abs, r, c, &w1, &w2)) continue;
+            const double scale = mode == TRR_CONF_MODE_NORM ? trr_conf_norm_scale(call, c) : row_abs;
+            if (trr_conf_judge_element(mode, odt, got, want, rgb, scale, r, c, &w1, &w2)) continue;
             /* Frobenius and f16: judged over the whole output below; f16 also bounds each element */
             const double err = fabs(got - want);
             err2 += err * err;
