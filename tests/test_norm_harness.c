@@ -1,7 +1,9 @@
 /* The harness around rms_norm and layer_norm: the float64 reference (reference_norm.c), the checker's f32 bound
  * |err| <= 1e-5 (|y_ref| + |w| + |b|), the case list, the four-slot layout and the normalised call the engine
  * builds. Backends are tested against the same definitions by test_norms.c and the conformance suite. */
+#define _POSIX_C_SOURCE 200809L /* cli_child.h: mkstemp, setenv */
 #include "cases.h"
+#include "cli_child.h"
 #include "conformance_check.h"
 #include "layout.h"
 #include "op_table.h"
@@ -382,4 +384,23 @@ Test(norm_layout, call_build_resolves_eps_and_runs_in_public_order) {
         for (int i = 0; i < TRR_CASE_SLOTS; i++) trr_buffer_destroy(buf[i]);
     }
     trr_context_destroy(ctx);
+}
+
+/* `trireme run` passes a norm's eps through the case (into the op and into the reference's call), and says what
+ * is wrong with a bad one. Whether the CPU backend runs the op is its own business: a usage error it must not be. */
+Test(norm_cli, run_passes_eps) {
+    const char *ok[] = {"run", "rms_norm", "--shape", "3x17", "--dtype", "f16", "--device", "cpu", "--param",
+                        "eps=0.5", NULL};
+    cli_child *r = cli_child_run(ok);
+    cr_assert_neq(r->status, 2, "stdout: %s\nstderr: %s", r->out, r->err);
+    cr_assert(strstr(r->out, "op: rms_norm f16->f16 3x17 packed eps=0.5\n") != NULL, "%s", r->out);
+    if (r->status == 0) cr_assert(strstr(r->out, "check: passed") != NULL, "%s", r->out);
+    const char *negative[] = {"run", "layer_norm", "--shape", "3x17", "--device", "cpu", "--param", "eps=-1", NULL};
+    r = cli_child_run(negative);
+    cr_assert_eq(r->status, 2, "stdout: %s\nstderr: %s", r->out, r->err);
+    cr_assert(strstr(r->err, "layer_norm: eps = -1 must be >= 0") != NULL, "%s", r->err);
+    const char *unknown[] = {"run", "layer_norm", "--device", "cpu", "--param", "epilogue=relu", NULL};
+    r = cli_child_run(unknown);
+    cr_assert_eq(r->status, 2, "stdout: %s\nstderr: %s", r->out, r->err);
+    cr_assert(strstr(r->err, "layer_norm has no parameter 'epilogue' (its parameters: eps)") != NULL, "%s", r->err);
 }
