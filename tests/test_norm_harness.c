@@ -404,3 +404,14 @@ Test(norm_cli, run_passes_eps) {
     cr_assert_eq(r->status, 2, "stdout: %s\nstderr: %s", r->out, r->err);
     cr_assert(strstr(r->err, "layer_norm has no parameter 'epilogue' (its parameters: eps)") != NULL, "%s", r->err);
 }
+
+/* `trireme tune` has default shapes for the norms (the benchmark's M = 4096 rows): its shape table is indexed by
+ * the op's shape rule, which had no row-norm entry. */
+Test(norm_cli, tune_lists_the_norms_at_benchmark_shapes) {
+    const char *list[] = {"tune", "rms_norm", "layer_norm", "--list", "--device", "cpu", NULL};
+    cli_child *r = cli_child_run(list);
+    cr_assert_eq(r->status, 0, "stdout: %s\nstderr: %s", r->out, r->err);
+    cr_assert(strstr(r->err, ": 24 jobs") != NULL || strstr(r->out, ": 24 jobs") != NULL, "%s%s", r->err, r->out);
+    cr_assert(strstr(r->out, "rms_norm f16->f16 4096x1024:") != NULL, "%s", r->out);
+    cr_assert(strstr(r->out, "layer_norm bf16->bf16 4096x16384:") != NULL, "%s", r->out);
+}
