@@ -73,7 +73,7 @@ typedef struct trr_conf_report {
     int n_results;
     trr_conf_result *results;
     int n_summary;
-    trr_conf_summary summary[32];
+    trr_conf_summary summary[64]; /* one per (op, signature): 32 with the row norms */
     int passed, failed, unsupported;
     double seconds;
     char date[32];           /* when the run started, UTC ISO 8601 */

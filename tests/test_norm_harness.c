@@ -4,6 +4,7 @@
 #define _POSIX_C_SOURCE 200809L /* cli_child.h: mkstemp, setenv */
 #include "cases.h"
 #include "cli_child.h"
+#include "conformance.h"
 #include "conformance_check.h"
 #include "layout.h"
 #include "op_table.h"
@@ -414,4 +415,34 @@ Test(norm_cli, tune_lists_the_norms_at_benchmark_shapes) {
     cr_assert(strstr(r->err, ": 24 jobs") != NULL || strstr(r->out, ": 24 jobs") != NULL, "%s%s", r->err, r->out);
     cr_assert(strstr(r->out, "rms_norm f16->f16 4096x1024:") != NULL, "%s", r->out);
     cr_assert(strstr(r->out, "layer_norm bf16->bf16 4096x16384:") != NULL, "%s", r->out);
+}
+
+/* The engine runs the norms' quick cases on the CPU with four slots: every case counted, one summary row per
+ * (op, dtype), none failing (a CPU backend without the norms reports them unsupported). */
+Test(norm_engine, quick_norm_cases_on_the_cpu) {
+    trr_context *ctx = NULL;
+    cr_assert_eq(trr_context_create("cpu", &ctx), TRR_OK, "%s", trr_last_error(NULL));
+    trr_conf_options opt = {.seed = 5, .quick = 1,
+                            .op_mask = (1u << TRR_OP_RMS_NORM) | (1u << TRR_OP_LAYER_NORM)};
+    trr_conf_report *rep = NULL;
+    cr_assert_eq(trr_conformance_run(ctx, &opt, &rep), TRR_OK, "%s", trr_last_error(ctx));
+    const trr_case *quick;
+    int nq, want = 0;
+    cr_assert_eq(trr_cases_get(1, &quick, &nq), TRR_OK);
+    for (int i = 0; i < nq; i++) want += quick[i].op == TRR_OP_RMS_NORM || quick[i].op == TRR_OP_LAYER_NORM;
+    cr_assert_eq(rep->n_results, want);
+    cr_assert_eq(rep->passed + rep->failed + rep->unsupported, want);
+    cr_assert_eq(rep->n_summary, 6);
+    for (int i = 0; i < rep->n_results; i++)
+        cr_assert_neq(rep->results[i].outcome, TRR_CONF_FAIL, "%s: %s", rep->results[i].name, rep->results[i].message);
+    trr_conformance_free(rep);
+    trr_context_destroy(ctx);
+}
+
+/* With the norms the op table has 32 (op, signature) pairs: a whole-suite report has a summary row for each. */
+Test(norm_engine, summary_holds_every_signature) {
+    int pairs = 0;
+    for (int o = 0; o < TRR_OP_COUNT; o++) pairs += trr_op_desc_get((trr_op)o)->n_signatures;
+    trr_conf_report rep;
+    cr_assert_geq((int)(sizeof rep.summary / sizeof rep.summary[0]), pairs);
 }
