@@ -46,7 +46,8 @@ Test(bench_norms, names_sizes_and_bytes) {
                 cr_assert_eq(c->cols, sizes[k]);
                 /* x and y [M,N], w (and b) [N], each once */
                 const double vectors = c->op == TRR_OP_LAYER_NORM ? 2.0 : 1.0;
-                const double bytes = (2.0 * 4096 * (double)sizes[k] + vectors * (double)sizes[k]) * g_norm_benches[i].esz;
+                const double bytes =
+                    (2.0 * 4096 * (double)sizes[k] + vectors * (double)sizes[k]) * g_norm_benches[i].esz;
                 cr_assert_eq(trr_bench_case_work(c), bytes, "%s N=%lld: %g, want %g", d->name, (long long)sizes[k],
                              trr_bench_case_work(c), bytes);
                 cr_assert(fabs(trr_bench_case_figure(c, 2.0) - bytes / 2e-3 * 1e-9) < 1e-9);
