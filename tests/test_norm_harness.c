@@ -10,6 +10,7 @@
 #include "op_table.h"
 #include "reference.h"
 
+#include <cjson/cJSON.h>
 #include <criterion/criterion.h>
 
 #include <float.h>
@@ -435,6 +436,31 @@ Test(norm_engine, quick_norm_cases_on_the_cpu) {
     cr_assert_eq(rep->n_summary, 6);
     for (int i = 0; i < rep->n_results; i++)
         cr_assert_neq(rep->results[i].outcome, TRR_CONF_FAIL, "%s: %s", rep->results[i].name, rep->results[i].message);
+    /* the JSON report gives each case's parameters: eps = 0 where the case sets it, nothing where it is default */
+    char *text = NULL;
+    const trr_conf_report *reps[1] = {rep};
+    cr_assert_eq(trr_conformance_json(reps, 1, &text), TRR_OK);
+    cJSON *doc = cJSON_Parse(text);
+    cr_assert(doc);
+    const cJSON *cases = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "reports"), 0), "cases");
+    int with_eps0 = 0, without = 0;
+    for (int i = 0; i < cJSON_GetArraySize(cases); i++) {
+        const cJSON *c = cJSON_GetArrayItem(cases, i);
+        const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(c, "name"));
+        const cJSON *params = cJSON_GetObjectItem(c, "params");
+        const size_t len = strlen(name);
+        if (len > 6 && !strcmp(name + len - 6, " eps=0")) {
+            cr_assert(params && cJSON_GetObjectItem(params, "eps"), "%s", name);
+            cr_assert_eq(cJSON_GetNumberValue(cJSON_GetObjectItem(params, "eps")), 0.0, "%s", name);
+            with_eps0++;
+        } else if (!strstr(name, "eps=")) {
+            cr_assert_null(params, "%s", name);
+            without++;
+        }
+    }
+    cr_assert(with_eps0 > 0 && without > 0);
+    cJSON_Delete(doc);
+    free(text);
     trr_conformance_free(rep);
     trr_context_destroy(ctx);
 }
