@@ -11,7 +11,7 @@
  *   matmul with f32 output         ||err||_F / ||ref||_F <= 1e-5
  *   rms_norm, layer_norm f32       every element |err| / (|ref| + |w[c]| + |b[c]|) <= 1e-5 (w, b of its column;
  *                                  b = 0 for rms_norm); a NaN reference (eps = 0 with a constant or zero row)
- *                                  must come back NaN
+ *                                  must come back NaN; layer_norm of a constant row exactly b, in every dtype
  *   rgb_to_grey f32 output         max relative error <= 1e-5 (as gelu)
  *   any f16 output                 ||err||_F / ||ref||_F <= 2e-3 and max |err| / max(|ref|, floor) <= 1e-2,
  *                                  floor = max(2^-14, 2^-10 * rms(ref) * max(1, (K/4096)^1.5)): 2^-14 is

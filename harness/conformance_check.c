@@ -166,6 +166,15 @@ void trr_conf_worst_init(trr_conf_mode mode, trr_op op, trr_conf_worst *w1, trr_
     }
 }
 
+/* 1 when row r of x holds one value throughout (a row of one element included). */
+static int constant_row(const trr_operand *x, int64_t r, int64_t n) {
+    const int64_t base = x->offset + r * x->stride0;
+    const double first = trr_conf_load(x->mem, x->dtype, base);
+    for (int64_t c = 1; c < n; c++)
+        if (trr_conf_load(x->mem, x->dtype, base + c) != first) return 0;
+    return 1;
+}
+
 double trr_conf_norm_scale(const trr_call *call, int64_t c) {
     double s = fabs(trr_conf_load(call->y.mem, call->y.dtype, call->y.offset + c * call->y.stride0));
     if (call->op == TRR_OP_LAYER_NORM)
@@ -306,6 +315,9 @@ trr_status trr_conf_check(const trr_conf_check_input *in, trr_conf_result *res) 
         double row_abs = 0;
         if (mode == TRR_CONF_MODE_ROW_REL)
             for (int64_t c = 0; c < call->cols; c++) row_abs += fabs(trr_conf_load(x->mem, x->dtype, x->offset + r * x->stride0 + c));
+        /* layer_norm of a constant row (N = 1 included) is exactly b, whatever the bound (docs/ops.md, Special
+         * values): the reference gives b there, or NaN with eps = 0 */
+        const int exact_b = tc->op == TRR_OP_LAYER_NORM && constant_row(x, r, call->cols);
         for (int64_t c = 0; c < cols; c++) {
             const int64_t idx = out_index(z, mrows, r, c);
             const double want = in->ref[r * cols + c];
@@ -319,8 +331,8 @@ trr_status trr_conf_check(const trr_conf_check_input *in, trr_conf_result *res) 
             /* Where the reference is NaN (a softmax row masked everywhere or holding a NaN) the output must be
              * NaN; where softmax's reference is exactly 0 (a masked entry) the output must be exactly 0. */
             const int want_nan = isnan(want), masked = tc->op == TRR_OP_SOFTMAX && want == 0.0;
-            if (want_nan || masked) {
-                if (want_nan ? !isnan(got) : got != 0.0) {
+            if (want_nan || masked || exact_b) {
+                if (want_nan ? !isnan(got) : got != want) {
                     if (special++ == 0)
                         first_special[0] = r, first_special[1] = c, special_got = got, special_want = want;
                 }
@@ -377,8 +389,8 @@ trr_status trr_conf_check(const trr_conf_check_input *in, trr_conf_result *res) 
     if (special) {
         failed = 1;
         trr_conf_append(res->message, sizeof res->message,
-                        "%lld outputs differ where the reference is NaN or a masked 0 (first at %lld,%lld: got %g, "
-                        "want %g)",
+                        "%lld outputs differ where the reference is NaN, a masked 0 or a constant row's b (first "
+                        "at %lld,%lld: got %.9g, want %.9g)",
                         (long long)special, (long long)first_special[0], (long long)first_special[1], special_got,
                         special_want);
     }

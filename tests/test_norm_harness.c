@@ -223,6 +223,30 @@ Test(norm_checker, half_outputs_use_the_half_rules) {
     cr_assert_eq(trr_conf_mode_of(&c), TRR_CONF_MODE_BF16);
 }
 
+/* A constant row gives exactly b: an output within the f32 bound but one step off b fails; rms_norm has no such
+ * rule (its constant row is not exact). */
+Test(norm_checker, constant_row_must_be_exactly_b) {
+    norm_fixture f;
+    make_norm_fixture(&f, 1e-5);
+    for (int j = 0; j < CN; j++) f.x[j] = 0.1f;
+    cr_assert_eq(trr_reference_run(&f.call, f.ref), TRR_OK);
+    for (int j = 0; j < CN; j++) {
+        cr_assert_eq(f.ref[j], (double)f.b[j]);
+        set_out(&f, j, f.b[j]);
+    }
+    trr_conf_result r = check_norm(&f);
+    cr_assert_eq(r.outcome, TRR_CONF_PASS, "%s", r.message);
+    set_out(&f, 3, nextafterf(f.b[3], 0.0f)); /* |err| ~ 2.4e-7, far within 1e-5 (|b| + |w| + |b|) */
+    r = check_norm(&f);
+    cr_assert_eq(r.outcome, TRR_CONF_FAIL);
+    cr_assert(strstr(r.message, "constant row's b") && strstr(r.message, "at 0,3:"), "%s", r.message);
+    /* a row that is not constant is judged by the bound: the same step passes */
+    make_norm_fixture(&f, 1e-5);
+    set_out(&f, 3, nextafterf((float)f.ref[3], 0.0f));
+    r = check_norm(&f);
+    cr_assert_eq(r.outcome, TRR_CONF_PASS, "%s", r.message);
+}
+
 /* eps = 0 and a constant row: the reference is NaN there, and a finite output (b, say) fails */
 Test(norm_checker, nan_reference_wants_nan) {
     norm_fixture f;
