@@ -139,6 +139,22 @@ def rand(*shape, dtype=torch.float32):
     return torch.rand(*shape, device="cuda", dtype=torch.float32).mul_(2).sub_(1).to(dtype)
 
 
+def norm_anchors():
+    """torch's F.rms_norm and F.layer_norm at trireme bench's norm sizes (M = 4096), eps at trireme's defaults; the
+    bytes counted as trr_bench_case_work counts them: x and y [M,N], w (and b) [N], each once."""
+    m = 4096
+    for dtype, dn in ((torch.float32, "f32"), (torch.float16, "f16"), (torch.bfloat16, "bf16")):
+        e = torch.finfo(dtype).bits // 8
+        for n in (1024, 4096, 8192, 16384):
+            x, w, b = rand(m, n, dtype=dtype), rand(n, dtype=dtype), rand(n, dtype=dtype)
+            record(f"rms_norm_{dn}", "torch F.rms_norm", f"{m}x{n}",
+                   bench(lambda: torch.nn.functional.rms_norm(x, (n,), w, eps=1e-6)), (2 * m * n + n) * e, "GB/s")
+            record(f"layer_norm_{dn}", "torch F.layer_norm", f"{m}x{n}",
+                   bench(lambda: torch.nn.functional.layer_norm(x, (n,), w, b, eps=1e-5)), (2 * m * n + 2 * n) * e,
+                   "GB/s")
+            del x, w, b
+
+
 def main():
     if len(sys.argv) != 2:
         raise SystemExit(__doc__)
@@ -196,6 +212,8 @@ def main():
     record("row_sum_f32", "torch sum dim=1", "4096x8192", bench(lambda: torch.sum(x, dim=1, out=s)),
            4 * x.numel(), "GB/s")
     del x, s
+
+    norm_anchors()
 
     size = 4096
     flops = 2 * size ** 3

@@ -34,6 +34,13 @@ typedef enum trr_bench_id {
     TRR_BENCH_BMM_F16, /* batched matmul (docs/ops.md, matmul); sizes are BxMxNxK */
     TRR_BENCH_MATMUL_BF16,
     TRR_BENCH_BMM_BF16, /* batched matmul, bf16 */
+    /* the row norms, M = 4096 (docs/ops.md, Benchmarks): GB/s = bytes of x, w (, b) and y over time */
+    TRR_BENCH_RMS_NORM_F32,
+    TRR_BENCH_RMS_NORM_F16,
+    TRR_BENCH_RMS_NORM_BF16,
+    TRR_BENCH_LAYER_NORM_F32,
+    TRR_BENCH_LAYER_NORM_F16,
+    TRR_BENCH_LAYER_NORM_BF16,
     TRR_BENCH_COUNT
 } trr_bench_id;
 
@@ -69,7 +76,8 @@ trr_status trr_bench_cases(trr_bench_id id, trr_bench_sizes_mode mode, const cha
                            int *out_count);
 /* The work any case's figure counts, one definition for the bench and `trireme run`: bytes moved (every input
  * read and the output written once: 12n for add f32, 8n for gelu and softmax, 4MN for row_sum, whose per-row
- * output is not counted, 4HW for rgb_to_grey u8), or 2·B·M·N·K floating-point operations for matmul. */
+ * output is not counted, 4HW for rgb_to_grey u8, (2MN + 2N) e for rms_norm and (2MN + 3N) e for layer_norm in
+ * e-byte elements), or 2·B·M·N·K floating-point operations for matmul. */
 double trr_bench_case_work(const trr_case *c);
 /* 1 when the case's figure is TFLOPS (matmul), 0 when GB/s. */
 int trr_bench_case_compute_bound(const trr_case *c);
@@ -129,8 +137,9 @@ typedef struct trr_bench_operand {
 typedef struct trr_bench_setup {
     trr_case tcase;
     int n_inputs;
-    trr_bench_operand op[3]; /* x, y, z (harness/layout.h); y unused by one-input ops */
-    trr_tensor t[3];
+    unsigned char has[TRR_CASE_SLOTS]; /* the slots the op has (harness/layout.h) */
+    trr_bench_operand op[TRR_CASE_SLOTS]; /* x, y, z, u (harness/layout.h); only the slots in has[] are used */
+    trr_tensor t[TRR_CASE_SLOTS];
 } trr_bench_setup;
 
 /* Allocates and fills the inputs with random values (never zero) drawn from seed. */

@@ -111,8 +111,9 @@ trr_status trr_bench_check_output(const trr_case *c, const trr_call *call, const
                         (long long)unwritten, (long long)res->total, (long long)fr, (long long)fc);
     }
 
-    /* what to compare: whole rows for softmax (its error shows across a row), single elements otherwise */
-    const int by_row = shape == TRR_SHAPE_ROWS;
+    /* what to compare: whole rows for softmax (its error shows across a row) and the row norms (whose reference
+     * needs the whole row), single elements otherwise */
+    const int by_row = shape == TRR_SHAPE_ROWS || shape == TRR_SHAPE_ROW_NORM;
     const int64_t units = by_row ? rows : res->total;
     const int64_t want = units_wanted(c, call, by_row);
     int64_t *idx = malloc((size_t)(want < units ? want : units > 0 ? units : 1) * sizeof *idx);
@@ -160,7 +161,8 @@ trr_status trr_bench_check_output(const trr_case *c, const trr_call *call, const
             double rgb[3] = {0, 0, 0};
             if (md == TRR_CONF_MODE_GREY_U8)
                 for (int ch = 0; ch < 3; ch++) rgb[ch] = trr_conf_load(x->mem, TRR_U8, sc.x.offset + ch * x->stride0);
-            if (trr_conf_judge_element(md, odt, g, wv, rgb, row_abs, r, cc, &w1, &w2)) continue;
+            const double scale = md == TRR_CONF_MODE_NORM ? trr_conf_norm_scale(call, cc) : row_abs;
+            if (trr_conf_judge_element(md, odt, g, wv, rgb, scale, r, cc, &w1, &w2)) continue;
             /* Frobenius and f16: judged over the whole sample below; f16 elements are kept for their own bound */
             const double err = fabs(g - wv);
             err2 += err * err;
@@ -221,13 +223,12 @@ trr_status trr_bench_check_case(trr_context *ctx, const trr_bench_setup *s, uint
     }
     trr_call call;
     int empty = 0;
-    if (st == TRR_OK)
-        st = trr_call_build(ctx, c->op, &s->t[0], s->n_inputs == 2 ? &s->t[1] : NULL, &s->t[TRR_OUT], c->epilogue, c->alpha, 0, &call,
-                            &empty);
+    if (st == TRR_OK) st = trr_case_call_build(ctx, c, s->t, 0, &call, &empty);
     if (st == TRR_OK && empty != TRR_CALL_NOTHING) {
-        call.x.mem = s->op[0].host;
-        call.y.mem = s->n_inputs == 2 ? s->op[1].host : NULL;
-        call.z.mem = out;
+        void *hosts[TRR_CASE_SLOTS];
+        for (int i = 0; i < TRR_CASE_SLOTS; i++) hosts[i] = s->has[i] ? s->op[i].host : NULL;
+        hosts[TRR_OUT] = out;
+        trr_case_call_host(&call, hosts);
         st = trr_bench_check_output(c, &call, out, out2, seed, res);
         if (st == TRR_ERR_MISMATCH) trr_error(ctx, st, "check against the float64 reference: %s", res->message);
     }

@@ -31,8 +31,9 @@ trr_status trr_bench_setup_create(trr_context *ctx, const trr_case *c, uint64_t 
     if (st != TRR_OK) return st;
     s.n_inputs = views.n_inputs;
     uint64_t rng = seed ^ 0x5EED5EED12345678ull;
-    for (int i = 0; i < 3 && st == TRR_OK; i++) {
-        if (i == 1 && s.n_inputs == 1) continue;
+    for (int i = 0; i < TRR_CASE_SLOTS && st == TRR_OK; i++) {
+        s.has[i] = views.has[i];
+        if (!s.has[i]) continue;
         const int input = i != TRR_OUT;
         st = operand_make(ctx, &s.op[i], views.v[i].dtype, trr_stored_extent(&views.v[i]), input);
         if (st == TRR_OK && input) {
@@ -58,7 +59,7 @@ static void operand_free(trr_bench_operand *o) {
 
 void trr_bench_setup_destroy(trr_bench_setup *s) {
     if (!s) return;
-    for (int i = 0; i < 3; i++) operand_free(&s->op[i]);
+    for (int i = 0; i < TRR_CASE_SLOTS; i++) operand_free(&s->op[i]);
 }
 
 trr_status trr_bench_setup_call(trr_context *ctx, const trr_bench_setup *s) {

@@ -27,9 +27,34 @@ static const trr_bench_def g_defs[TRR_BENCH_COUNT] = {
     {TRR_BENCH_MATMUL_BF16, "matmul_bf16", "matmul bf16 -> bf16 (TFLOPS = 2MNK/t)", "TFLOPS", "M=N=K", 1, TRR_OP_MATMUL, 0},
     {TRR_BENCH_BMM_BF16, "bmm_bf16", "batched matmul bf16 -> bf16 (TFLOPS = 2BMNK/t)", "TFLOPS", "BxMxNxK", 1,
      TRR_OP_MATMUL, 0},
+    {TRR_BENCH_RMS_NORM_F32, "rms_norm_f32", "rms_norm f32, M = 4096 (GB/s = (8MN + 8N)/t)", "GB/s", "N", 0,
+     TRR_OP_RMS_NORM, 0},
+    {TRR_BENCH_RMS_NORM_F16, "rms_norm_f16", "rms_norm f16, M = 4096 (GB/s = (4MN + 4N)/t)", "GB/s", "N", 0,
+     TRR_OP_RMS_NORM, 0},
+    {TRR_BENCH_RMS_NORM_BF16, "rms_norm_bf16", "rms_norm bf16, M = 4096 (GB/s = (4MN + 4N)/t)", "GB/s", "N", 0,
+     TRR_OP_RMS_NORM, 0},
+    {TRR_BENCH_LAYER_NORM_F32, "layer_norm_f32", "layer_norm f32, M = 4096 (GB/s = (8MN + 12N)/t)", "GB/s", "N", 0,
+     TRR_OP_LAYER_NORM, 0},
+    {TRR_BENCH_LAYER_NORM_F16, "layer_norm_f16", "layer_norm f16, M = 4096 (GB/s = (4MN + 6N)/t)", "GB/s", "N", 0,
+     TRR_OP_LAYER_NORM, 0},
+    {TRR_BENCH_LAYER_NORM_BF16, "layer_norm_bf16", "layer_norm bf16, M = 4096 (GB/s = (4MN + 6N)/t)", "GB/s", "N",
+     0, TRR_OP_LAYER_NORM, 0},
 };
 
-#define ROWS_M 4096 /* softmax and row_sum: M is fixed by docs/ops.md */
+#define ROWS_M 4096 /* softmax, row_sum and the row norms: M is fixed by docs/ops.md */
+
+/* The row norms' benchmarks: their dtype (in and out), or -1 for any other benchmark. */
+static int norm_dtype(trr_bench_id id) {
+    switch (id) {
+    case TRR_BENCH_RMS_NORM_F32:
+    case TRR_BENCH_LAYER_NORM_F32: return TRR_F32;
+    case TRR_BENCH_RMS_NORM_F16:
+    case TRR_BENCH_LAYER_NORM_F16: return TRR_F16;
+    case TRR_BENCH_RMS_NORM_BF16:
+    case TRR_BENCH_LAYER_NORM_BF16: return TRR_BF16;
+    default: return -1;
+    }
+}
 
 int trr_bench_above_ceiling_suspect(trr_bench_id id, double figure, double copy_gbs) {
     const trr_bench_def *d = trr_bench_get(id);
@@ -62,6 +87,11 @@ int trr_bench_find(const char *name) {
 
 static trr_case make_case(trr_bench_id id, int64_t a, int64_t b, int64_t c3) {
     trr_case c = {.op = op_of(id), .in_dtype = TRR_F32, .out_dtype = TRR_F32, .layout = TRR_LAYOUT_PACKED};
+    if (norm_dtype(id) >= 0) { /* eps at the op's default */
+        c.in_dtype = c.out_dtype = (trr_dtype)norm_dtype(id);
+        c.rows = ROWS_M, c.cols = a;
+        return c;
+    }
     switch (id) {
     case TRR_BENCH_ADD:
     case TRR_BENCH_GELU:
@@ -116,7 +146,15 @@ static trr_status bmm_sizes(trr_bench_id id, case_vec *v) {
     return push(v, make_bmm(id, 64, 1024, 1024, 128));
 }
 
+/* docs/ops.md, Benchmarks: the row norms at the hidden sizes of common models, quick and full alike. */
+static trr_status norm_sizes(trr_bench_id id, case_vec *v) {
+    static const int64_t n[] = {1024, 4096, 8192, 16384};
+    for (size_t i = 0; i < sizeof n / sizeof n[0]; i++) TRR_TRY(push(v, make_case(id, n[i], 0, 0)));
+    return TRR_OK;
+}
+
 static trr_status full_sizes(trr_bench_id id, case_vec *v) {
+    if (norm_dtype(id) >= 0) return norm_sizes(id, v);
     switch (id) {
     case TRR_BENCH_BMM_F16:
     case TRR_BENCH_BMM_BF16: return bmm_sizes(id, v);
@@ -150,6 +188,7 @@ static trr_status full_sizes(trr_bench_id id, case_vec *v) {
 /* A few sizes per benchmark, including the ones docs/performance.md compares, so a GPU run takes a few
  * minutes. */
 static trr_status quick_sizes(trr_bench_id id, case_vec *v) {
+    if (norm_dtype(id) >= 0) return norm_sizes(id, v);
     switch (id) {
     case TRR_BENCH_ADD:
         TRR_TRY(push(v, make_case(id, 1ll << 20, 0, 0)));
@@ -301,6 +340,8 @@ double trr_bench_case_work(const trr_case *c) {
     if (!d) return 0;
     if (d->shape == TRR_SHAPE_MATMUL)
         return 2.0 * (double)trr_case_batch(c) * (double)c->m * (double)c->n * (double)c->k;
+    /* x and y [M,N], w and b [N]: every operand once, as the op table lays them out */
+    if (d->shape == TRR_SHAPE_ROW_NORM) return trr_case_bytes(c);
     size_t in = 0, out = 0;
     trr_dtype_size(c->in_dtype, &in);
     trr_dtype_size(c->out_dtype, &out);
@@ -334,6 +375,10 @@ double trr_bench_figure(trr_bench_id id, const trr_case *c, double ms) {
 }
 
 void trr_bench_size_text(trr_bench_id id, const trr_case *c, char *out, size_t cap) {
+    if (norm_dtype(id) >= 0) {
+        snprintf(out, cap, "%lldx%lld", (long long)c->rows, (long long)c->cols);
+        return;
+    }
     switch (id) {
     case TRR_BENCH_ADD:
     case TRR_BENCH_GELU:
@@ -360,6 +405,7 @@ void trr_bench_size_text(trr_bench_id id, const trr_case *c, char *out, size_t c
 }
 
 double trr_bench_size_x(trr_bench_id id, const trr_case *c) {
+    if (norm_dtype(id) >= 0) return (double)c->cols;
     switch (id) {
     case TRR_BENCH_ADD:
     case TRR_BENCH_GELU:

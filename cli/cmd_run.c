@@ -26,11 +26,16 @@ static void ops_of_shape(trr_op_shape a, trr_op_shape b, char *out, size_t cap) 
 }
 
 static void print_help(void) {
-    char ops[256], elementwise[128], planes[64], rows[64], matmul[64];
+    char ops[256], elementwise[128], planes[64], rows[96], matmul[64], norms[64];
     cli_op_names(ops, sizeof ops);
     ops_of_shape(TRR_SHAPE_ELEMENTWISE, TRR_SHAPE_ELEMENTWISE, elementwise, sizeof elementwise);
     ops_of_shape(TRR_SHAPE_PLANES, TRR_SHAPE_PLANES, planes, sizeof planes);
     ops_of_shape(TRR_SHAPE_ROWS, TRR_SHAPE_ROW_REDUCE, rows, sizeof rows);
+    ops_of_shape(TRR_SHAPE_ROW_NORM, TRR_SHAPE_ROW_NORM, norms, sizeof norms);
+    {
+        const size_t at = strlen(rows);
+        snprintf(rows + at, sizeof rows - at, ", %s", norms);
+    }
     ops_of_shape(TRR_SHAPE_MATMUL, TRR_SHAPE_MATMUL, matmul, sizeof matmul);
     printf("usage: trireme run OP [options]\n\n"
            "OP: %s\n\n"
@@ -48,7 +53,8 @@ static void print_help(void) {
            "  --batch-stride-a 0  matmul with --batch: one A shared by every product (likewise -b for B);\n"
            "                      other batch strides are the packed ones\n"
            "  --param NAME=VALUE  one of the op's named parameters (repeatable, or comma-separated): matmul's\n"
-           "                      epilogue=none|relu|leaky_relu|gelu and alpha=SLOPE (leaky_relu, default 0.01)\n"
+           "                      epilogue=none|relu|leaky_relu|gelu and alpha=SLOPE (leaky_relu, default 0.01);\n"
+           "                      rms_norm's and layer_norm's eps=E (defaults 1e-6 and 1e-5)\n"
            "  --epilogue E        matmul: --param epilogue=E\n"
            "  --alpha A           matmul: --param alpha=A\n"
            "  --seed S            input seed (default: a fresh one, printed)\n"
@@ -78,6 +84,7 @@ typedef struct run_args {
     trr_epilogue epilogue;
     float alpha;
     char params[512];          /* every --param, comma-joined: parsed against the op's definition */
+    trr_op_params op_params;   /* the parsed --param values of an op other than matmul: the case's params */
     uint64_t seed;
     int seed_set;
     int64_t repeat;
@@ -106,11 +113,15 @@ static int apply_params(run_args *a, const trr_op_desc *d, int *out_exit) {
         *out_exit = cli_usage_error("run", "--param: %s", trr_last_error(NULL));
         return 0;
     }
+    if (d->shape != TRR_SHAPE_MATMUL) { /* the case carries them to trr_op_run and into the reference's call */
+        a->op_params = p;
+        return 1;
+    }
     for (int i = 0; i < p.count; i++) {
         const char *name = p.values[i].name;
         const double v = p.values[i].value;
-        if (d->shape == TRR_SHAPE_MATMUL && !strcmp(name, "epilogue")) a->epilogue = (trr_epilogue)v;
-        else if (d->shape == TRR_SHAPE_MATMUL && !strcmp(name, "alpha")) a->alpha = (float)v;
+        if (!strcmp(name, "epilogue")) a->epilogue = (trr_epilogue)v;
+        else if (!strcmp(name, "alpha")) a->alpha = (float)v;
         else {
             *out_exit = cli_usage_error("run", "--param %s: run does not pass this parameter yet", name);
             return 0;
@@ -213,7 +224,8 @@ usage:
 static int resolve_case(const run_args *a, trr_case *c) {
     const trr_op_desc *d = trr_op_desc_get(a->op);
     *c = (trr_case){.op = a->op, .in_dtype = a->in, .out_dtype = a->out, .layout = TRR_LAYOUT_PACKED,
-                    .trans_a = a->trans_a, .trans_b = a->trans_b, .epilogue = a->epilogue, .alpha = a->alpha};
+                    .trans_a = a->trans_a, .trans_b = a->trans_b, .epilogue = a->epilogue, .alpha = a->alpha,
+                    .params = a->op_params};
     if (d->shape == TRR_SHAPE_MATMUL) {
         c->m = c->n = c->k = 512; /* the default when no dimension is given (help says so) */
         if (a->n_dims == 3) c->m = a->dims[0], c->n = a->dims[1], c->k = a->dims[2];

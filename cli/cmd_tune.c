@@ -37,6 +37,7 @@ static const shape_set default_shapes[] = {
     [TRR_SHAPE_ROWS] = {"4096x256,4096x1024,4096x4096,4096x12288", "256x1000"},
     [TRR_SHAPE_ROW_REDUCE] = {"4096x256,4096x1024,4096x8192,4096x65536", "256x1000"},
     [TRR_SHAPE_MATMUL] = {"256x256x256,1024x1024x1024,2048x2048x2048,4096x4096x4096", "128x128x128,127x200x64"},
+    [TRR_SHAPE_ROW_NORM] = {"4096x1024,4096x4096,4096x8192,4096x16384", "256x1000"},
 };
 
 typedef struct tune_args {
@@ -63,9 +64,10 @@ static void usage(FILE *out) {
             "tuning database, which every later call on that device (same backend, device name and driver)\n"
             "reads by itself.\n\n"
             "  --device D       cpu, cuda:0, opencl:1, vulkan:0, auto (default: TRIREME_DEVICE, else auto)\n"
-            "  --shapes LIST    comma-separated shapes: MxNxK for matmul, RxC for softmax, row_sum, rgb_to_grey\n"
-            "                   (HxW) and element-wise ops, or N for element-wise ops; shapes that do not fit an\n"
-            "                   op are skipped for it. 'quick' is a small set per op. Default: benchmark-like sizes.\n"
+            "  --shapes LIST    comma-separated shapes: MxNxK for matmul, RxC for softmax, row_sum, the norms,\n"
+            "                   rgb_to_grey (HxW) and element-wise ops, or N for element-wise ops; shapes that do\n"
+            "                   not fit an op are skipped for it. 'quick' is a small set per op. Default:\n"
+            "                   benchmark-like sizes.\n"
             "  --dtype LIST     input dtypes or signatures, e.g. f32 or f16->f32 (default: every signature)\n"
             "  --layout LIST    matmul operand layouts: nn, nt, tn, tt or all (default: nn,nt; t = transposed)\n"
             "  --reps N         timed runs per candidate; the median counts (default 10, quick 5)\n"

@@ -299,6 +299,7 @@ static trr_status build(void) {
     add_same_sign_rows(&g_all);
     add_matmul(&g_all);
     add_batched_matmul(&g_all);
+    if (!trr_cases_add_norms(g_all.items, &g_all.count, MAX_CASES)) g_all.overflow = 1; /* cases_norm.c */
     if (g_all.overflow) return trr_error(NULL, TRR_ERR_INTERNAL, "case list: more cases than the list holds");
     for (int i = 0; i < g_all.count; i++)
         if (g_all.items[i].quick) push(&g_quick, &g_all.items[i]);
@@ -331,6 +332,8 @@ const char *trr_case_special_name(int special) {
     case TRR_SPECIAL_ONE_NAN: return "one-nan";
     case TRR_SPECIAL_CONSTANT: return "constant";
     case TRR_SPECIAL_POSITIVE: return "positive";
+    case TRR_SPECIAL_CONST_ROWS: return "const-rows";
+    case TRR_SPECIAL_ZERO_ROWS: return "zero-rows";
     default: return "?";
     }
 }
@@ -397,7 +400,11 @@ void trr_case_describe(const trr_case *c, char *out, size_t cap) {
         snprintf(out, cap, "%s %s->%s n=%lld %s", op, din, dout, (long long)c->cols,
                  trr_case_layout_name(c->layout));
     } else {
-        snprintf(out, cap, "%s %s->%s %lldx%lld %s%s%s", op, din, dout, (long long)c->rows, (long long)c->cols,
-                 trr_case_layout_name(c->layout), c->special ? " " : "", trr_case_special_name(c->special));
+        int at = snprintf(out, cap, "%s %s->%s %lldx%lld %s%s%s", op, din, dout, (long long)c->rows,
+                          (long long)c->cols, trr_case_layout_name(c->layout), c->special ? " " : "",
+                          trr_case_special_name(c->special));
+        /* the case's named parameters, so cases differing only there have their own names (and inputs) */
+        for (int i = 0; i < c->params.count && at > 0 && (size_t)at < cap; i++)
+            at += snprintf(out + at, cap - (size_t)at, " %s=%g", c->params.values[i].name, c->params.values[i].value);
     }
 }

@@ -28,7 +28,11 @@ typedef enum trr_case_special {
     /* softmax and row_sum: rows whose every term has one sign, so the roundings of a long sum do not cancel */
     TRR_SPECIAL_CONSTANT,      /* every entry 0.1f */
     TRR_SPECIAL_POSITIVE,      /* every entry the absolute value of its random draw */
-    TRR_SPECIAL_COUNT
+    TRR_SPECIAL_COUNT,
+    /* The row norms' patterns (cases_norm.c), outside softmax's range above: in x, every other row from row 0
+     * is constant (each its own random value) or all zeros; the other rows stay random. */
+    TRR_SPECIAL_CONST_ROWS = 16,
+    TRR_SPECIAL_ZERO_ROWS
 } trr_case_special;
 
 typedef struct trr_case {
@@ -50,6 +54,9 @@ typedef struct trr_case {
      * a rank-3 operand with batch stride 0 in the others. */
     int64_t batch;
     int bcast_a, bcast_b;
+    /* the op's named parameters other than matmul's (which are epilogue and alpha above): passed to trr_op_run
+     * as they are, and resolved into the reference's call (rms_norm's and layer_norm's eps); count 0: defaults */
+    trr_op_params params;
 } trr_case;
 
 /* The whole list, built once and kept (thread-safe after the first call returns; call it once from one thread
@@ -59,7 +66,11 @@ trr_status trr_cases_get(int quick_only, const trr_case **out_cases, int *out_co
 /* A short stable description, e.g. "matmul f16->f32 127x1000x17 tA strided gelu": the case's name in reports
  * and JSON. Writes at most cap bytes, always terminated. */
 void trr_case_describe(const trr_case *c, char *out, size_t cap);
-/* "", "mask-prefix", "mask-suffix", "mask-scatter", "row-masked", "one-nan", "constant", "positive" */
+/* The row norms' cases (cases_norm.c), appended to the list by trr_cases_get's builder. Returns 0 when the
+ * list is full. */
+int trr_cases_add_norms(trr_case *items, int *count, int cap);
+/* "", "mask-prefix", "mask-suffix", "mask-scatter", "row-masked", "one-nan", "constant", "positive",
+ * "const-rows", "zero-rows" */
 const char *trr_case_special_name(int special);
 /* "packed", "offset", "strided" */
 const char *trr_case_layout_name(trr_case_layout layout);

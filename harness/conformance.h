@@ -9,6 +9,9 @@
  *   gelu, softmax f32              max |err| / max(|ref|, FLT_MIN) <= 1e-5; softmax also max |err| <= 1e-6
  *   row_sum                        per row |err| / (sum |x|) <= 1e-6
  *   matmul with f32 output         ||err||_F / ||ref||_F <= 1e-5
+ *   rms_norm, layer_norm f32       every element |err| / (|ref| + |w[c]| + |b[c]|) <= 1e-5 (w, b of its column;
+ *                                  b = 0 for rms_norm); a NaN reference (eps = 0 with a constant or zero row)
+ *                                  must come back NaN; layer_norm of a constant row exactly b, in every dtype
  *   rgb_to_grey f32 output         max relative error <= 1e-5 (as gelu)
  *   any f16 output                 ||err||_F / ||ref||_F <= 2e-3 and max |err| / max(|ref|, floor) <= 1e-2,
  *                                  floor = max(2^-14, 2^-10 * rms(ref) * max(1, (K/4096)^1.5)): 2^-14 is
@@ -70,7 +73,7 @@ typedef struct trr_conf_report {
     int n_results;
     trr_conf_result *results;
     int n_summary;
-    trr_conf_summary summary[32];
+    trr_conf_summary summary[64]; /* one per (op, signature): 32 with the row norms */
     int passed, failed, unsupported;
     double seconds;
     char date[32];           /* when the run started, UTC ISO 8601 */

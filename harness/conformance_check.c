@@ -74,6 +74,7 @@ trr_conf_mode trr_conf_mode_of(const trr_case *c) {
     if (c->out_dtype == TRR_F16) return TRR_CONF_MODE_F16;
     if (c->out_dtype == TRR_BF16) return TRR_CONF_MODE_BF16;
     if (d->shape == TRR_SHAPE_MATMUL) return TRR_CONF_MODE_FROB;
+    if (d->shape == TRR_SHAPE_ROW_NORM) return TRR_CONF_MODE_NORM;
     return TRR_CONF_MODE_MAX_REL;
 }
 
@@ -136,6 +137,7 @@ int trr_conf_judge_element(trr_conf_mode mode, trr_dtype odt, double got, double
         if (w2->metric) trr_conf_note(w2, err, r, c, got, want);
         return 1;
     case TRR_CONF_MODE_ROW_REL: trr_conf_note(w1, err / fmax(row_abs, FLT_MIN), r, c, got, want); return 1;
+    case TRR_CONF_MODE_NORM: trr_conf_note(w1, err / fmax(fabs(want) + row_abs, FLT_MIN), r, c, got, want); return 1;
     default: return 0;
     }
 }
@@ -151,6 +153,7 @@ void trr_conf_worst_init(trr_conf_mode mode, trr_op op, trr_conf_worst *w1, trr_
         if (trr_op_desc_get(op)->shape == TRR_SHAPE_ROWS) w2->metric = "max_abs", w2->bound = 1e-6;
         break;
     case TRR_CONF_MODE_ROW_REL: w1->metric = "row_rel", w1->bound = 1e-6; break;
+    case TRR_CONF_MODE_NORM: w1->metric = "norm_rel", w1->bound = 1e-5; break;
     case TRR_CONF_MODE_FROB: w1->metric = "frobenius", w1->bound = 1e-5; break;
     case TRR_CONF_MODE_F16:
         w1->metric = "frobenius", w1->bound = 2e-3;
@@ -161,6 +164,22 @@ void trr_conf_worst_init(trr_conf_mode mode, trr_op op, trr_conf_worst *w1, trr_
         w2->metric = "max_rel", w2->bound = 4e-2;
         break;
     }
+}
+
+/* 1 when row r of x holds one value throughout (a row of one element included). */
+static int constant_row(const trr_operand *x, int64_t r, int64_t n) {
+    const int64_t base = x->offset + r * x->stride0;
+    const double first = trr_conf_load(x->mem, x->dtype, base);
+    for (int64_t c = 1; c < n; c++)
+        if (trr_conf_load(x->mem, x->dtype, base + c) != first) return 0;
+    return 1;
+}
+
+double trr_conf_norm_scale(const trr_call *call, int64_t c) {
+    double s = fabs(trr_conf_load(call->y.mem, call->y.dtype, call->y.offset + c * call->y.stride0));
+    if (call->op == TRR_OP_LAYER_NORM)
+        s += fabs(trr_conf_load(call->u.mem, call->u.dtype, call->u.offset + c * call->u.stride0));
+    return s;
 }
 
 static int is_poison(trr_dtype dt, const uint8_t *buf, int64_t idx) {
@@ -296,6 +315,9 @@ trr_status trr_conf_check(const trr_conf_check_input *in, trr_conf_result *res) 
         double row_abs = 0;
         if (mode == TRR_CONF_MODE_ROW_REL)
             for (int64_t c = 0; c < call->cols; c++) row_abs += fabs(trr_conf_load(x->mem, x->dtype, x->offset + r * x->stride0 + c));
+        /* layer_norm of a constant row (N = 1 included) is exactly b, whatever the bound (docs/ops.md, Special
+         * values): the reference gives b there, or NaN with eps = 0 */
+        const int exact_b = tc->op == TRR_OP_LAYER_NORM && constant_row(x, r, call->cols);
         for (int64_t c = 0; c < cols; c++) {
             const int64_t idx = out_index(z, mrows, r, c);
             const double want = in->ref[r * cols + c];
@@ -309,8 +331,8 @@ trr_status trr_conf_check(const trr_conf_check_input *in, trr_conf_result *res) 
             /* Where the reference is NaN (a softmax row masked everywhere or holding a NaN) the output must be
              * NaN; where softmax's reference is exactly 0 (a masked entry) the output must be exactly 0. */
             const int want_nan = isnan(want), masked = tc->op == TRR_OP_SOFTMAX && want == 0.0;
-            if (want_nan || masked) {
-                if (want_nan ? !isnan(got) : got != 0.0) {
+            if (want_nan || masked || exact_b) {
+                if (want_nan ? !isnan(got) : got != want) {
                     if (special++ == 0)
                         first_special[0] = r, first_special[1] = c, special_got = got, special_want = want;
                 }
@@ -325,7 +347,8 @@ trr_status trr_conf_check(const trr_conf_check_input *in, trr_conf_result *res) 
                 const int64_t p = x->offset + r * x->stride1 + c;
                 for (int ch = 0; ch < 3; ch++) rgb[ch] = trr_conf_load(x->mem, TRR_U8, p + ch * x->stride0);
             }
-            if (trr_conf_judge_element(mode, odt, got, want, rgb, row_abs, r, c, &w1, &w2)) continue;
+            const double scale = mode == TRR_CONF_MODE_NORM ? trr_conf_norm_scale(call, c) : row_abs;
+            if (trr_conf_judge_element(mode, odt, got, want, rgb, scale, r, c, &w1, &w2)) continue;
             /* Frobenius and f16: judged over the whole output below; f16 also bounds each element */
             const double err = fabs(got - want);
             err2 += err * err;
@@ -366,8 +389,8 @@ trr_status trr_conf_check(const trr_conf_check_input *in, trr_conf_result *res) 
     if (special) {
         failed = 1;
         trr_conf_append(res->message, sizeof res->message,
-                        "%lld outputs differ where the reference is NaN or a masked 0 (first at %lld,%lld: got %g, "
-                        "want %g)",
+                        "%lld outputs differ where the reference is NaN, a masked 0 or a constant row's b (first "
+                        "at %lld,%lld: got %.9g, want %.9g)",
                         (long long)special, (long long)first_special[0], (long long)first_special[1], special_got,
                         special_want);
     }

@@ -71,7 +71,8 @@ typedef enum trr_conf_mode {
     TRR_CONF_MODE_FROB,     /* matmul with f32 output */
     TRR_CONF_MODE_F16,      /* any other f16 output */
     TRR_CONF_MODE_BF16,     /* any other bf16 output: as f16, with bf16's bounds and floor */
-    TRR_CONF_MODE_GREY_U8   /* rgb_to_grey u8 */
+    TRR_CONF_MODE_GREY_U8,  /* rgb_to_grey u8 */
+    TRR_CONF_MODE_NORM      /* rms_norm, layer_norm f32: |err| <= 1e-5 (|y_ref| + |w| + |b|) per element */
 } trr_conf_mode;
 
 trr_conf_mode trr_conf_mode_of(const trr_case *c);
@@ -107,11 +108,16 @@ double trr_conf_clamp_u8(double v);
  * FMA or round ties its own way. Returns 1 when got passes. */
 int trr_conf_grey_u8_ok(double r, double g, double b, double got, double *out_expect);
 /* The verdict on one element for the modes that judge each element alone (bit-exact, u8 grey, max relative,
- * row relative): notes it in w1 (and in w2 for softmax's absolute bound) and returns 1. rgb is the pixel's R,
- * G, B (grey only), row_abs the row's sum of |x| (row relative only). Returns 0, noting nothing, for the modes
- * judged over the whole output (Frobenius, f16), which the caller accumulates its own way. */
+ * row relative, norm): notes it in w1 (and in w2 for softmax's absolute bound) and returns 1. rgb is the pixel's
+ * R, G, B (grey only), row_abs the row's sum of |x| (row relative) or the column's |w| + |b| (norm,
+ * trr_conf_norm_scale). Returns 0, noting nothing, for the modes judged over the whole output (Frobenius, f16),
+ * which the caller accumulates its own way. */
 int trr_conf_judge_element(trr_conf_mode mode, trr_dtype odt, double got, double want, const double rgb[3],
                            double row_abs, int64_t r, int64_t c, trr_conf_worst *w1, trr_conf_worst *w2);
+
+/* The row norms' per-column term of the f32 bound: |w[c]| + |b[c]| (layer_norm), |w[c]| (rms_norm), read from
+ * call's host copies (y.mem = w, u.mem = b). */
+double trr_conf_norm_scale(const trr_call *call, int64_t c);
 
 /* Appends a "; "-separated part to a verdict message, truncating at cap. */
 void trr_conf_append(char *msg, size_t cap, const char *fmt, ...)

@@ -129,6 +129,11 @@ static cJSON *case_json(const trr_conf_result *r) {
         cJSON_AddNumberToObject(o, "cols", (double)c->cols);
     }
     cJSON_AddStringToObject(o, "layout", trr_case_layout_name(c->layout));
+    if (c->params.count > 0) { /* the named parameters the case sets (the norms' eps); the rest are defaults */
+        cJSON *params = cJSON_AddObjectToObject(o, "params");
+        for (int i = 0; i < c->params.count; i++)
+            if (c->params.values[i].name) trr_json_add_number(params, c->params.values[i].name, c->params.values[i].value);
+    }
     cJSON_AddStringToObject(o, "outcome", trr_conf_outcome_name(r->outcome));
     cJSON_AddStringToObject(o, "metric", r->metric ? r->metric : "");
     trr_json_add_number(o, "error", r->error);

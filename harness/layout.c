@@ -2,7 +2,9 @@
 #include "layout.h"
 
 #include "backend.h"
+#include "op_params.h"
 #include "op_table.h"
+#include "validate.h"
 
 #include <string.h>
 
@@ -10,7 +12,7 @@
 #define ROW_PAD_IN 5
 #define ROW_PAD_OUT 3
 #define PLANE_PAD 11
-static const int64_t view_offsets[3] = {3, 5, 7}; /* x, y, z in the non-packed layouts */
+static const int64_t view_offsets[TRR_CASE_SLOTS] = {3, 5, 7, 9}; /* x, y, z, u in the non-packed layouts */
 
 static int64_t dim_value(const trr_case *c, int dim) {
     int64_t d[3];
@@ -46,9 +48,10 @@ trr_status trr_case_views_make(const trr_case *c, trr_case_views *out) {
     if (!out || !d) return trr_error(NULL, TRR_ERR_INVALID_ARGUMENT, "layout: no such op or NULL argument");
     memset(out, 0, sizeof *out);
     out->n_inputs = d->n_inputs;
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < TRR_CASE_SLOTS; i++) {
         const trr_operand_rule *rule = &d->operand[i];
         if (!rule->name) continue;
+        out->has[i] = 1;
         trr_stored_view *v = &out->v[i];
         const int is_out = i == TRR_OUT;
         v->dtype = is_out ? c->out_dtype : c->in_dtype;
@@ -109,18 +112,45 @@ trr_status trr_stored_tensor(const trr_stored_view *v, trr_buffer *buf, trr_tens
     return TRR_OK;
 }
 
-trr_status trr_case_call(trr_context *ctx, const trr_case *c, const trr_tensor t[3], unsigned flags) {
+trr_status trr_case_call(trr_context *ctx, const trr_case *c, const trr_tensor t[TRR_CASE_SLOTS], unsigned flags) {
     const trr_op_desc *d = trr_op_desc_get(c->op);
     if (!d) return trr_error(ctx, TRR_ERR_INVALID_ARGUMENT, "unknown op %d", (int)c->op);
-    const trr_tensor *operands[3] = {&t[0], &t[1], &t[2]};
-    if (d->n_inputs == 1) operands[1] = &t[2];
+    const trr_tensor *operands[TRR_CASE_SLOTS] = {NULL, NULL, NULL, NULL};
+    for (int i = 0; i <= d->n_inputs && i < TRR_CASE_SLOTS; i++) operands[i] = &t[trr_slot_of_operand(d->n_inputs, i)];
     if (d->shape == TRR_SHAPE_MATMUL) return trr_matmul(ctx, operands[0], operands[1], operands[2], c->epilogue, c->alpha, flags);
-    return trr_op_run(ctx, c->op, operands, NULL);
+    return trr_op_run(ctx, c->op, operands, c->params.count ? &c->params : NULL);
+}
+
+trr_status trr_case_call_build(trr_context *ctx, const trr_case *c, const trr_tensor t[TRR_CASE_SLOTS],
+                               unsigned flags, trr_call *out_call, int *out_empty) {
+    const trr_op_desc *d = trr_op_desc_get(c->op);
+    if (!d) return trr_error(ctx, TRR_ERR_INVALID_ARGUMENT, "unknown op %d", (int)c->op);
+    const trr_tensor *slots[TRR_SLOTS] = {NULL, NULL, NULL, NULL};
+    for (int i = 0; i < TRR_SLOTS; i++)
+        if (d->operand[i].name) slots[i] = &t[i];
+    double values[TRR_MAX_OP_PARAMS] = {0};
+    const int mm = d->shape == TRR_SHAPE_MATMUL;
+    TRR_TRY(trr_op_params_resolve(ctx, d, mm || !c->params.count ? NULL : &c->params, values));
+    TRR_TRY(trr_call_build_slots(ctx, c->op, slots, c->epilogue, c->alpha, flags, out_call, out_empty));
+    if (mm) { /* matmul's parameters are the case's epilogue and alpha */
+        values[TRR_MATMUL_PARAM_EPILOGUE] = (double)c->epilogue;
+        values[TRR_MATMUL_PARAM_ALPHA] = (double)c->alpha;
+        values[TRR_MATMUL_PARAM_ALLOW_TF32] = (flags & TRR_MATMUL_ALLOW_TF32) ? 1.0 : 0.0;
+    }
+    for (int i = 0; i < TRR_MAX_OP_PARAMS; i++) out_call->params[i] = values[i];
+    return TRR_OK;
+}
+
+void trr_case_call_host(trr_call *call, void *const hosts[TRR_CASE_SLOTS]) {
+    call->x.mem = hosts[TRR_SLOT_X];
+    call->y.mem = hosts[TRR_SLOT_Y];
+    call->z.mem = hosts[TRR_SLOT_Z];
+    call->u.mem = hosts[TRR_SLOT_U];
 }
 
 trr_status trr_case_views_check_size(trr_context *ctx, const trr_case_views *views) {
-    for (int i = 0; i < 3; i++) {
-        if (i == 1 && views->n_inputs == 1) continue;
+    for (int i = 0; i < TRR_CASE_SLOTS; i++) {
+        if (!views->has[i]) continue;
         const trr_stored_view *v = &views->v[i];
         int64_t n;
         if (__builtin_mul_overflow(v->planes, v->rows, &n) || __builtin_mul_overflow(n, v->cols, &n) ||
@@ -138,7 +168,7 @@ double trr_case_bytes(const trr_case *c) {
     trr_case_views views;
     if (trr_case_views_make(&packed, &views) != TRR_OK) return 0.0;
     double bytes = 0.0;
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < TRR_CASE_SLOTS; i++) {
         const trr_stored_view *v = &views.v[i];
         size_t es = 0;
         if (v->planes == 0 || trr_dtype_size(v->dtype, &es) != TRR_OK) continue;
@@ -166,8 +196,8 @@ trr_status trr_case_packed_call(const trr_case *c, trr_call *out_call) {
     call.alpha = c->alpha;
     call.slices = 1;
     call.slice_count = 1;
-    trr_operand *ops[3] = {&call.x, &call.y, &call.z};
-    for (int i = 0; i < 3; i++) {
+    trr_operand *ops[TRR_CASE_SLOTS] = {&call.x, &call.y, &call.z, &call.u};
+    for (int i = 0; i < TRR_CASE_SLOTS; i++) {
         const trr_stored_view *v = &views.v[i];
         ops[i]->dtype = i == TRR_OUT ? c->out_dtype : c->in_dtype;
         if (!d->operand[i].name) continue;
@@ -180,6 +210,11 @@ trr_status trr_case_packed_call(const trr_case *c, trr_call *out_call) {
         ops[i]->stride1 = v->ndim == 3 ? v->row_stride : 0;
     }
     call.batch = trr_case_batch(c);
+    if (d->shape != TRR_SHAPE_MATMUL) {
+        double values[TRR_MAX_OP_PARAMS] = {0};
+        TRR_TRY(trr_op_params_resolve(NULL, d, c->params.count ? &c->params : NULL, values));
+        for (int i = 0; i < TRR_MAX_OP_PARAMS; i++) call.params[i] = values[i];
+    }
     *out_call = call;
     return TRR_OK;
 }

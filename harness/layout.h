@@ -19,14 +19,22 @@ typedef struct trr_stored_view {
     int transposed; /* the op gets the transpose of the stored [rows, cols] view */
 } trr_stored_view;
 
-/* The operands of one case: x, y (absent for one-input ops), z in the order of trr_call. */
+/* Operand slots of a case: x, y, z, u in the order of trr_call (op_table.h's TRR_SLOT_*). */
+#define TRR_CASE_SLOTS 4
+
+/* The operands of one case: x, y (absent for one-input ops), z, u (the third input: layer_norm's b; absent for
+ * ops of fewer inputs) in the order of trr_call. has[i] is 1 where the op has slot i. */
 typedef struct trr_case_views {
     int n_inputs;
-    trr_stored_view v[3];
+    trr_stored_view v[TRR_CASE_SLOTS];
+    unsigned char has[TRR_CASE_SLOTS];
 } trr_case_views;
 
-/* The output's index in v[] and in the operand list trr_op_run takes. */
+/* The output's index in v[] (trr_call's z slot). The public operand order of trr_op_run is the inputs in order,
+ * then the output: op_table.h's trr_slot_of_operand maps it onto these slots. */
 #define TRR_OUT 2
+/* The third input's index in v[] (trr_call's u slot). */
+#define TRR_U 3
 
 /* Lays c's operands out as its layout says: packed at offset 0, or (offset, strided) at odd element offsets and
  * with padded rows and planes, so no view lands on a vector boundary. */
@@ -47,13 +55,22 @@ int64_t trr_stored_index(const trr_stored_view *v, int64_t p, int64_t r, int64_t
 /* The tensor the op is called with for a view stored in buf. */
 trr_status trr_stored_tensor(const trr_stored_view *v, trr_buffer *buf, trr_tensor *out);
 
-/* Runs c's op on tensors t (x, y, z as in trr_case_views; y ignored for one-input ops) through trr_op_run,
- * with c's epilogue and the given TRR_MATMUL_* flags. */
-trr_status trr_case_call(trr_context *ctx, const trr_case *c, const trr_tensor t[3], unsigned flags);
+/* Runs c's op on tensors t (x, y, z, u as in trr_case_views; slots the op lacks ignored) through trr_op_run, in
+ * the public operand order (inputs, then the output), with c's epilogue and the given TRR_MATMUL_* flags (matmul)
+ * or c's named parameters (any other op). */
+trr_status trr_case_call(trr_context *ctx, const trr_case *c, const trr_tensor t[TRR_CASE_SLOTS], unsigned flags);
+
+/* The normalised call (backend.h) of c on tensors t, as trr_op_run builds it: validated over every slot the op
+ * has, with c's parameters resolved into call->params (the reference reads eps there). The operands' mem fields
+ * are NULL: trr_case_call_host points them at host copies. */
+struct trr_call;
+trr_status trr_case_call_build(trr_context *ctx, const trr_case *c, const trr_tensor t[TRR_CASE_SLOTS],
+                               unsigned flags, struct trr_call *out_call, int *out_empty);
+/* Points call's operands at host copies (hosts[i] for slot i; NULL where the op has no such slot). */
+void trr_case_call_host(struct trr_call *call, void *const hosts[TRR_CASE_SLOTS]);
 
 /* The normalised call (backend.h) of c's packed operands, without buffers (mem NULL): what a backend's
  * heuristic and the tuning space see for c. */
-struct trr_call;
 trr_status trr_case_packed_call(const trr_case *c, struct trr_call *out_call);
 
 /* Bytes every operand of c moves once when packed (inputs read, output written): the streaming ops' traffic. */

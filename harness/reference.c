@@ -131,6 +131,8 @@ trr_status trr_reference_run(const trr_call *call, double *out) {
     case TRR_OP_SOFTMAX: softmax(call, out); return TRR_OK;
     case TRR_OP_ROW_SUM: row_sum(call, out); return TRR_OK;
     case TRR_OP_MATMUL: return matmul(call, out);
+    case TRR_OP_RMS_NORM:
+    case TRR_OP_LAYER_NORM: return trr_reference_norm(call, out); /* reference_norm.c */
     default: return trr_error(NULL, TRR_ERR_INVALID_ARGUMENT, "trr_reference_run: unknown op %d", (int)call->op);
     }
 }

@@ -70,9 +70,9 @@ typedef struct tune_run {
     trr_context *ctx;
     const trr_tune_job *job;
     trr_case tc; /* the job in the conformance engine's terms, for its checks */
-    operand op[3]; /* x, y, z (layout.h); y unused by one-input ops */
-    int n_inputs;
-    trr_tensor t[3];
+    operand op[TRR_CASE_SLOTS]; /* x, y, z, u (layout.h); only the slots the op has (has[]) are used */
+    unsigned char has[TRR_CASE_SLOTS];
+    trr_tensor t[TRR_CASE_SLOTS];
     trr_call call; /* normalised, on the device buffers */
     size_t out_bytes;
     int64_t out_count, out_offset; /* the output view: packed, out_count elements at out_offset */
@@ -85,7 +85,7 @@ typedef struct tune_run {
     int warmup_flushes; /* fills so far in warm-ups (each fill writes a different byte) */
 } tune_run;
 
-#define HAS(r, i) ((i) != 1 || (r)->n_inputs == 2)
+#define HAS(r, i) ((r)->has[i])
 
 /* Packed operands (layout.c); the output sits GUARD_ELEMS elements into its buffer with as many after it. */
 static trr_status make_operands(tune_run *r) {
@@ -93,8 +93,8 @@ static trr_status make_operands(tune_run *r) {
     trr_case_views views;
     TRR_TRY(trr_case_views_make(&r->tc, &views));
     TRR_TRY(trr_case_views_check_size(ctx, &views)); /* before any host or device memory is taken */
-    r->n_inputs = views.n_inputs;
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < TRR_CASE_SLOTS; i++) {
+        r->has[i] = views.has[i];
         if (!HAS(r, i)) continue;
         trr_stored_view *v = &views.v[i];
         if (v->rows < 1 || v->cols < 1) return trr_error(ctx, TRR_ERR_SHAPE, "tune: every dimension must be at least 1");
@@ -109,6 +109,14 @@ static trr_status make_operands(tune_run *r) {
     r->out_count = z->v.planes * z->v.rows * z->v.cols;
     r->out_bytes = z->elems * z->esz;
     return TRR_OK;
+}
+
+/* Points call's inputs at their host copies (the output's stays as it is). */
+static void host_inputs(const tune_run *r, trr_call *call) {
+    void *hosts[TRR_CASE_SLOTS];
+    for (int i = 0; i < TRR_CASE_SLOTS; i++) hosts[i] = HAS(r, i) && i != TRR_OUT ? r->op[i].host : NULL;
+    hosts[TRR_OUT] = (void *)call->z.mem;
+    trr_case_call_host(call, hosts);
 }
 
 static trr_status call_op(tune_run *r) {
@@ -141,8 +149,7 @@ static trr_status make_reference(tune_run *r) {
     int64_t at = 0;
     for (int b = 0; b < r->n_blocks; b++) {
         trr_call sub = *c;
-        sub.x.mem = r->op[0].host;
-        sub.y.mem = r->n_inputs == 2 ? r->op[1].host : NULL;
+        host_inputs(r, &sub);
         sub.rows = r->blocks[b][1];
         sub.x.offset += r->blocks[b][0] * (c->trans_a ? 1 : c->x.stride0);
         trr_status st = trr_reference_run(&sub, r->ref + at);
@@ -184,8 +191,7 @@ static trr_status check_config_output(tune_run *r, int *out_pass, char *msg, siz
     int64_t at = 0;
     for (int b = 0; b < r->n_blocks; b++) {
         trr_call sub = r->call;
-        sub.x.mem = r->op[0].host;
-        sub.y.mem = r->n_inputs == 2 ? r->op[1].host : NULL;
+        host_inputs(r, &sub);
         sub.rows = r->blocks[b][1];
         sub.x.offset += r->blocks[b][0] * (sub.trans_a ? 1 : sub.x.stride0);
         const uint8_t *before = r->before;
@@ -294,7 +300,7 @@ void trr_tune_job_case(const trr_tune_job *j, trr_case *tc) {
 }
 
 static void free_run(tune_run *r) {
-    for (int i = 0; i < 3; i++) operand_free(&r->op[i]);
+    for (int i = 0; i < TRR_CASE_SLOTS; i++) operand_free(&r->op[i]);
     free(r->before);
     free(r->after);
     free(r->before2);
@@ -309,14 +315,14 @@ static trr_status prepare(tune_run *r, uint64_t seed) {
     /* without a flush buffer (device memory is tight) timing goes on from a warm cache, as before */
     if (trr_cache_flush_create(r->ctx, &r->flush) != TRR_OK) r->flush.buf = NULL;
     uint64_t rng = seed ^ 0x74726972656D65ull;
-    for (int i = 0; i < TRR_OUT; i++) {
-        if (!HAS(r, i)) continue;
+    for (int i = 0; i < TRR_CASE_SLOTS; i++) {
+        if (!HAS(r, i) || i == TRR_OUT) continue;
         trr_rng_fill(&rng, r->job->op, r->op[i].dtype, r->op[i].host, (int64_t)r->op[i].elems);
         TRR_TRY(trr_buffer_write(r->ctx, r->op[i].buf, 0, r->op[i].host, r->op[i].elems * r->op[i].esz));
     }
     int empty = 0;
-    TRR_TRY(trr_call_build(r->ctx, r->job->op, &r->t[0], r->n_inputs == 2 ? &r->t[1] : NULL, &r->t[TRR_OUT],
-                           TRR_EPI_NONE, 0.0f, r->job->allow_tf32 ? TRR_MATMUL_ALLOW_TF32 : 0u, &r->call, &empty));
+    TRR_TRY(trr_case_call_build(r->ctx, &r->tc, r->t, r->job->allow_tf32 ? TRR_MATMUL_ALLOW_TF32 : 0u, &r->call,
+                                &empty));
     if (r->call.slices != 1) return trr_error(r->ctx, TRR_ERR_INTERNAL, "tune: packed operands did not fold");
     const trr_dtype zdt = r->op[TRR_OUT].dtype;
     r->poison = trr_conf_poison(zdt);

@@ -126,10 +126,11 @@ static void corrupted_output_fails(const trr_case *c, int64_t r, int64_t col, do
     cr_assert_eq(trr_buffer_read(ctx, s.op[TRR_OUT].buf, 0, out, s.op[TRR_OUT].bytes), TRR_OK);
     trr_call call;
     int empty = 0;
-    cr_assert_eq(trr_call_build(ctx, c->op, &s.t[0], s.n_inputs == 2 ? &s.t[1] : NULL, &s.t[TRR_OUT], c->epilogue, c->alpha, 0, &call,
-                                &empty), TRR_OK);
-    call.x.mem = s.op[0].host;
-    call.y.mem = s.n_inputs == 2 ? s.op[1].host : NULL;
+    cr_assert_eq(trr_case_call_build(ctx, c, s.t, 0, &call, &empty), TRR_OK);
+    void *hosts[TRR_CASE_SLOTS];
+    for (int i = 0; i < TRR_CASE_SLOTS; i++) hosts[i] = s.has[i] && i != TRR_OUT ? s.op[i].host : NULL;
+    hosts[TRR_OUT] = out;
+    trr_case_call_host(&call, hosts);
     cr_assert_eq(trr_bench_check_output(c, &call, out, NULL, 9, &chk), TRR_OK, "%s", chk.message);
 
     const int64_t at = call.z.offset + r * call.z.stride0 + col;

@@ -284,8 +284,10 @@ static const trr_op_signature *pick_signature(fuzz *f, trr_op op) {
 /* One op call's arguments: a valid call for op, then zero or more mutations. */
 typedef struct op_args {
     trr_op op;
-    trr_tensor t[3];  /* x, y, z */
-    int present[3];   /* 0: pass NULL */
+    trr_tensor t[TRR_SLOTS];  /* x, y, z, u (op_table.h's slots: u is layer_norm's b) */
+    int present[TRR_SLOTS];   /* 0: pass NULL */
+    double eps;       /* the norms' eps, when has_eps */
+    int has_eps;      /* 0: the op's default (trr_op_run without it; the named functions take the default) */
     trr_epilogue epi;
     float alpha;
     unsigned flags;
@@ -295,12 +297,13 @@ typedef struct op_args {
     trr_context *ctx; /* the context passed */
 } op_args;
 
-/* An op of the three-slot shape rules this fuzzer models (the row norms are covered by their own tests). */
-static trr_op pick_op(fuzz *f) {
-    trr_op op;
-    do op = (trr_op)rnd(f, TRR_OP_COUNT);
-    while (trr_op_desc_get(op)->shape == TRR_SHAPE_ROW_NORM);
-    return op;
+static trr_op pick_op(fuzz *f) { return (trr_op)rnd(f, TRR_OP_COUNT); }
+
+/* Slots of the views a mutation may touch: the fourth (u) only for the op that has it, so the other ops draw
+ * as they did before the slot existed. */
+static int slot_count(trr_op op) {
+    const trr_op_desc *d = trr_op_desc_get(op);
+    return d && d->operand[TRR_SLOT_U].name ? TRR_SLOTS : 3;
 }
 
 static void make_valid(fuzz *f, op_args *a) {
@@ -327,7 +330,21 @@ static void make_valid(fuzz *f, op_args *a) {
         packed(&a->t[2], s->out, 2, shape, chance(f, 50) ? pad : 0);
         break;
     }
-    case TRR_SHAPE_ROW_NORM: break; /* never drawn (pick_op) */
+    case TRR_SHAPE_ROW_NORM: {
+        /* x and y [M,N] with padded rows; w and b [N] at element strides 1 to 3 */
+        int64_t shape[2] = {small_dim(f, 6), small_dim(f, 40)};
+        packed(&a->t[0], s->in, 2, shape, pad);
+        packed(&a->t[2], s->out, 2, shape, chance(f, 50) ? pad : 0);
+        for (int v = 1; v < TRR_SLOTS; v += 2) {
+            if (!d->operand[v].name) continue;
+            packed(&a->t[v], s->in, 1, shape + 1, 0);
+            a->t[v].strides[0] = 1 + (int64_t)rnd(f, 3);
+        }
+        static const double eps[] = {0.0, 1e-6, 1e-5, 0.5};
+        a->has_eps = chance(f, 70);
+        a->eps = a->has_eps ? eps[rnd(f, sizeof eps / sizeof eps[0])] : d->params[TRR_NORM_PARAM_EPS].default_value;
+        break;
+    }
     case TRR_SHAPE_ROW_REDUCE: {
         int64_t shape[2] = {small_dim(f, 8), small_dim(f, 40)};
         packed(&a->t[0], s->in, 2, shape, pad);
@@ -358,8 +375,8 @@ static void make_valid(fuzz *f, op_args *a) {
         break;
     }
     }
-    for (int v = 0; v < 3; v++)
-        if (v != 1 || d->n_inputs == 2) place(f, &a->t[v]);
+    for (int v = 0; v < TRR_SLOTS; v++)
+        if (d->operand[v].name) place(f, &a->t[v]);
     /* an output that is exactly an input: allowed for the ops that read each element before writing it */
     if (chance(f, 15)) {
         int v = d->n_inputs == 2 && chance(f, 50) ? 1 : 0;
@@ -368,12 +385,12 @@ static void make_valid(fuzz *f, op_args *a) {
             a->t[2] = z;
         }
     }
-    a->present[0] = a->present[2] = 1;
-    a->present[1] = d->n_inputs == 2;
+    for (int v = 0; v < TRR_SLOTS; v++) a->present[v] = d->operand[v].name != NULL;
 }
 
 static void mutate(fuzz *f, op_args *a) {
-    int v = (int)rnd(f, 3);
+    const int n_slots = slot_count(a->op);
+    int v = (int)rnd(f, (uint64_t)n_slots);
     trr_tensor *t = &a->t[v];
     switch (rnd(f, 18)) {
     case 0: t->dtype = chance(f, 50) ? (trr_dtype)rnd(f, TRR_DTYPE_COUNT) : (trr_dtype)odd_int(f); break;
@@ -405,7 +422,7 @@ static void mutate(fuzz *f, op_args *a) {
         int j = (int)rnd(f, 3);
         int64_t n = chance(f, 80) ? odd_i64(f) : ((int64_t)1 << 31) / (1 + (int64_t)rnd(f, 8));
         int64_t st = chance(f, 50) ? odd_i64(f) : 0;
-        for (int u = 0; u < 3; u++) {
+        for (int u = 0; u < n_slots; u++) {
             if (chance(f, 30)) a->t[u].ndim = 3;
             a->t[u].shape[j] = n;
             if (st) a->t[u].strides[j] = st;
@@ -413,7 +430,7 @@ static void mutate(fuzz *f, op_args *a) {
         break;
     }
     default: { /* one view overlapping another, off by a few elements */
-        int u = (int)rnd(f, 3);
+        int u = (int)rnd(f, (uint64_t)n_slots);
         t->buffer = a->t[u].buffer;
         t->offset = a->t[u].offset + dtype_bytes(t->dtype) * rnd(f, 4);
         break;
@@ -506,11 +523,12 @@ static uint8_t *gather(fuzz *f, const trr_tensor *t, const uint8_t *mem) {
 /* The output of an accepted call against the float64 reference, both in the views' logical order: the inputs
  * are gathered from the shadows into packed arrays, the reference runs on a packed call built here (not by
  * the front-end), and the conformance suite's bounds judge the output gathered from the device's bytes. */
-static void check_values(fuzz *f, const op_args *a, const uint8_t *inputs_before[3], const uint8_t *out_bytes) {
+static void check_values(fuzz *f, const op_args *a, const uint8_t *inputs_before[TRR_SLOTS], const uint8_t *out_bytes) {
     const trr_op_desc *d = trr_op_desc_get(a->op);
-    const trr_tensor *x = &a->t[0], *y = &a->t[1], *z = &a->t[2];
+    const trr_tensor *x = &a->t[0], *y = &a->t[1], *z = &a->t[2], *u = &a->t[TRR_SLOT_U];
     uint8_t *px = gather(f, x, inputs_before[0]);
-    uint8_t *py = d->n_inputs == 2 ? gather(f, y, inputs_before[1]) : NULL;
+    uint8_t *py = d->operand[TRR_SLOT_Y].name ? gather(f, y, inputs_before[1]) : NULL;
+    uint8_t *pu = d->operand[TRR_SLOT_U].name ? gather(f, u, inputs_before[TRR_SLOT_U]) : NULL;
     uint8_t *pz = gather(f, z, out_bytes);
     trr_call c;
     memset(&c, 0, sizeof c);
@@ -518,6 +536,7 @@ static void check_values(fuzz *f, const op_args *a, const uint8_t *inputs_before
     c.slices = 1;
     c.x = (trr_operand){.mem = px, .dtype = x->dtype};
     if (py) c.y = (trr_operand){.mem = py, .dtype = y->dtype};
+    if (pu) c.u = (trr_operand){.mem = pu, .dtype = u->dtype};
     c.z = (trr_operand){.mem = pz, .dtype = z->dtype};
     trr_case tc;
     memset(&tc, 0, sizeof tc);
@@ -532,7 +551,11 @@ static void check_values(fuzz *f, const op_args *a, const uint8_t *inputs_before
         break;
     case TRR_SHAPE_ROWS: c.rows = x->shape[0], c.cols = x->shape[1], c.x.stride0 = c.z.stride0 = c.cols; break;
     case TRR_SHAPE_ROW_REDUCE: c.rows = x->shape[0], c.cols = x->shape[1], c.x.stride0 = c.cols, c.z.stride0 = 1; break;
-    case TRR_SHAPE_ROW_NORM: break; /* never drawn (pick_op) */
+    case TRR_SHAPE_ROW_NORM: /* gathered: x and y packed rows, w and b packed vectors */
+        c.rows = x->shape[0], c.cols = x->shape[1], c.x.stride0 = c.z.stride0 = c.cols;
+        c.y.stride0 = c.u.stride0 = 1;
+        c.params[TRR_NORM_PARAM_EPS] = (double)(float)a->eps; /* f32, as the op resolves it */
+        break;
     case TRR_SHAPE_MATMUL: {
         /* rank 3 is a batch [B, rows, cols]; an input's batch of one (or a 2-D input) is shared by every batch */
         const int xb = x->ndim == 3, yb = y->ndim == 3;
@@ -563,17 +586,21 @@ static void check_values(fuzz *f, const op_args *a, const uint8_t *inputs_before
     free(ref);
     free(px);
     free(py);
+    free(pu);
     free(pz);
 }
 
+/* The tensor passed for slot v: NULL where it is not present. */
+static const trr_tensor *slot_arg(const op_args *a, int v) { return a->present[v] ? &a->t[v] : NULL; }
+
 static trr_status call_op(const op_args *a) {
-    const trr_tensor *x = a->present[0] ? &a->t[0] : NULL, *y = a->present[1] ? &a->t[1] : NULL,
-                     *z = a->present[2] ? &a->t[2] : NULL;
+    const trr_tensor *x = slot_arg(a, 0), *y = slot_arg(a, 1), *z = slot_arg(a, 2), *u = slot_arg(a, TRR_SLOT_U);
     if (a->via_run) {
-        const trr_tensor *ops[3];
+        const trr_tensor *ops[TRR_SLOTS];
         const trr_op_desc *d = trr_op_desc_get(a->op);
         int n_in = d ? d->n_inputs : 1;
-        ops[0] = x, ops[1] = n_in == 2 ? y : z, ops[2] = z;
+        /* the public order: the inputs, then the output */
+        for (int i = 0; i <= n_in; i++) ops[i] = slot_arg(a, trr_slot_of_operand(n_in, i));
         /* the old fields as the named parameters matmul declares; on other ops a set one is a name they lack */
         trr_op_params p;
         memset(&p, 0, sizeof p);
@@ -582,6 +609,7 @@ static trr_status call_op(const op_args *a) {
         if (mm ? a->epi == TRR_EPI_LEAKY_RELU : a->alpha != 0.0f) trr_op_params_set(&p, "alpha", (double)a->alpha);
         /* flags beyond TRR_MATMUL_ALLOW_TF32 become a bool out of range, which must be rejected as they were */
         if (mm || a->flags) trr_op_params_set(&p, "allow_tf32", (double)a->flags);
+        if (a->has_eps) trr_op_params_set(&p, "eps", a->eps);
         return trr_op_run(a->ctx, a->op, a->null_operands ? NULL : ops, a->null_params ? NULL : &p);
     }
     switch (a->op) {
@@ -592,8 +620,8 @@ static trr_status call_op(const op_args *a) {
     case TRR_OP_RGB_TO_GREY: return trr_rgb_to_grey(a->ctx, x, z);
     case TRR_OP_SOFTMAX: return trr_softmax(a->ctx, x, z);
     case TRR_OP_ROW_SUM: return trr_row_sum(a->ctx, x, z);
-    case TRR_OP_RMS_NORM: return trr_rms_norm(a->ctx, x, y, z, 1e-6f);
-    case TRR_OP_LAYER_NORM: return trr_layer_norm(a->ctx, x, y, NULL, z, 1e-5f);
+    case TRR_OP_RMS_NORM: return trr_rms_norm(a->ctx, x, y, z, (float)a->eps);
+    case TRR_OP_LAYER_NORM: return trr_layer_norm(a->ctx, x, y, u, z, (float)a->eps);
     default: return trr_matmul(a->ctx, x, y, z, a->epi, a->alpha, a->flags);
     }
 }
@@ -612,14 +640,21 @@ static void fuzz_op(fuzz *f) {
     if (!a.via_run && (unsigned)a.op >= TRR_OP_COUNT) a.via_run = 1;
     /* what the call really passes: no params means none; the named non-matmul functions take none */
     if (a.null_params || (!a.via_run && a.op != TRR_OP_MATMUL)) a.epi = TRR_EPI_NONE, a.alpha = 0.0f, a.flags = 0;
+    /* eps as the call passes it: the named norms always pass theirs, trr_op_run only when set (else the default) */
+    const trr_op_desc *dn = trr_op_desc_get(a.op);
+    const int norm = dn && dn->shape == TRR_SHAPE_ROW_NORM;
+    if (!norm) a.has_eps = 0, a.eps = 0;
+    else if (a.via_run && (a.null_params || !a.has_eps)) a.has_eps = 0, a.eps = dn->params[TRR_NORM_PARAM_EPS].default_value;
+    else if (!a.via_run) a.has_eps = 1;
 
     char desc[900];
-    size_t used = (size_t)snprintf(desc, sizeof desc, "%s op %d epi %d alpha %g flags 0x%x ctx %s%s%s",
+    size_t used = (size_t)snprintf(desc, sizeof desc, "%s op %d epi %d alpha %g flags 0x%x eps %g ctx %s%s%s",
                                    a.via_run ? "trr_op_run" : "named", (int)a.op, (int)a.epi, (double)a.alpha, a.flags,
+                                   a.eps,
                                    a.ctx == f->ctx ? "own" : a.ctx ? "other" : "NULL", a.null_params ? " params NULL" : "",
                                    a.null_operands ? " operands NULL" : "");
-    const char *names[3] = {"x", "y", "z"};
-    for (int v = 0; v < 3 && used < sizeof desc; v++) {
+    const char *names[TRR_SLOTS] = {"x", "y", "z", "u"};
+    for (int v = 0; v < slot_count(a.op) && used < sizeof desc; v++) {
         describe_tensor(desc + used, sizeof desc - used, names[v], a.present[v] ? &a.t[v] : NULL, f);
         used = strlen(desc);
     }
@@ -628,33 +663,38 @@ static void fuzz_op(fuzz *f) {
      * to poison its output. */
     const trr_op_desc *d = trr_op_desc_get(a.op);
     int predicted_ok = 0, prepped = 0, empty = 0;
-    if (d && (a.ctx == f->ctx || a.ctx == f->other) && a.present[0] && a.present[2] && (d->n_inputs == 1 || a.present[1]) &&
-        !a.null_operands) {
+    int all_present = 1;
+    for (int v = 0; d && v < TRR_SLOTS; v++) all_present &= !d->operand[v].name || a.present[v];
+    if (d && (a.ctx == f->ctx || a.ctx == f->other) && all_present && !a.null_operands) {
         trr_call call;
-        predicted_ok = trr_call_build(a.ctx, a.op, &a.t[0], d->n_inputs == 2 ? &a.t[1] : NULL, &a.t[2], a.epi,
-                                      a.alpha, a.flags, &call, &empty) == TRR_OK;
+        const trr_tensor *slots[TRR_SLOTS];
+        for (int v = 0; v < TRR_SLOTS; v++) slots[v] = d->operand[v].name ? &a.t[v] : NULL;
+        predicted_ok = trr_call_build_slots(a.ctx, a.op, slots, a.epi, a.alpha, a.flags, &call, &empty) == TRR_OK;
         /* a leaky_relu slope far from 1 takes f16 results past their range, which the bounds do not model */
         const int nice_alpha = a.epi != TRR_EPI_LEAKY_RELU || fabsf(a.alpha) <= 1.0f;
         if (predicted_ok && !empty && nice_alpha && chance(f, 85)) {
             int zb = index_of(f, a.t[2].buffer);
             for_each_element(f, &a.t[2], put_poison, NULL);
-            for (int v = 0; v < d->n_inputs; v++) {
+            for (int v = 0; v < TRR_SLOTS; v++) {
+                if (v == TRR_SLOT_Z || !d->operand[v].name) continue;
                 nice_inputs n = {.op = a.op, .matmul_b = a.op == TRR_OP_MATMUL && v == 1,
                                  .signed_columns = a.t[0].buffer != a.t[1].buffer,
                                  .cols = a.t[v].shape[a.t[v].ndim > 0 ? a.t[v].ndim - 1 : 0]};
                 for_each_element(f, &a.t[v], put_nice, &n);
             }
             push_shadow(f, zb);
-            for (int v = 0; v < d->n_inputs; v++) push_shadow(f, index_of(f, a.t[v].buffer));
+            for (int v = 0; v < TRR_SLOTS; v++)
+                if (v != TRR_SLOT_Z && d->operand[v].name) push_shadow(f, index_of(f, a.t[v].buffer));
             prepped = 1;
         }
     }
     say(f, "%s%s", desc, prepped ? " (inputs prepared)" : "");
 
     /* the inputs as the call will read them (an exactly aliased output overwrites its input) */
-    uint8_t *before[3] = {NULL, NULL, NULL};
+    uint8_t *before[TRR_SLOTS] = {NULL, NULL, NULL, NULL};
     if (prepped)
-        for (int v = 0; v < d->n_inputs; v++) {
+        for (int v = 0; v < TRR_SLOTS; v++) {
+            if (v == TRR_SLOT_Z || !d->operand[v].name) continue;
             int b = index_of(f, a.t[v].buffer);
             before[v] = malloc(f->size[b]);
             cr_assert(before[v]);
@@ -683,12 +723,12 @@ static void fuzz_op(fuzz *f) {
                 FZ_ASSERT(f, !mask[i] || f->shadow[zb][i] == 0, "empty reduction: output byte %zu is 0x%02x, not 0", i,
                           f->shadow[zb][i]);
         if (prepped) {
-            const uint8_t *in[3] = {before[0], before[1], NULL};
+            const uint8_t *in[TRR_SLOTS] = {before[0], before[1], NULL, before[TRR_SLOT_U]};
             check_values(f, &a, in, f->shadow[zb]);
         }
         free(mask);
     }
-    for (int v = 0; v < 3; v++) free(before[v]);
+    for (int v = 0; v < TRR_SLOTS; v++) free(before[v]);
 }
 
 /* ---- buffer calls ---- */
@@ -882,7 +922,7 @@ static void fuzz_names(fuzz *f) {
         trr_op_info info;
         memset(&info, 0, sizeof info);
         st = trr_op_get_info((trr_op)v, null_out ? NULL : &info);
-        FZ_ASSERT(f, st != TRR_OK || ((info.n_inputs == 1 || info.n_inputs == 2) && info.name && info.operands),
+        FZ_ASSERT(f, st != TRR_OK || (info.n_inputs >= 1 && info.n_inputs <= 3 && info.name && info.operands),
                   "op info");
         break;
     }

@@ -332,9 +332,14 @@ def _out_matmul(xs, p):
     return a.shape[:-1] + b.shape[-1:], (_trr_dtype(dt) if dt is not None else a.trr_dtype)
 
 
+def _out_row_norm(xs, p):
+    return xs[0].shape, xs[0].trr_dtype  # y is x's shape and dtype; w (and b) are [N]
+
+
 _OUT_RULES = {"copy": _out_elementwise, "add": _out_elementwise, "gelu": _out_elementwise,
               "silu": _out_elementwise, "softmax": _out_elementwise, "rgb_to_grey": _out_grey,
-              "row_sum": _out_row_sum, "matmul": _out_matmul}
+              "row_sum": _out_row_sum, "matmul": _out_matmul, "rms_norm": _out_row_norm,
+              "layer_norm": _out_row_norm}
 
 
 _OPS = {}
@@ -587,6 +592,16 @@ class Context:
     def row_sum(self, x, out=None):
         """y[r] = sum of row r of x [M,N], accumulated and returned in float32"""
         return self.run("row_sum", x, out=out)
+
+    def rms_norm(self, x, w, eps=1e-6, out=None):
+        """y = x / sqrt(mean(x²) + eps) · w over each row of x [M,N], w [N]; float32, float16 or bfloat16 alike
+        in and out, float32 arithmetic"""
+        return self.run("rms_norm", x, w, out=out, eps=eps)
+
+    def layer_norm(self, x, w, b, eps=1e-5, out=None):
+        """y = (x − mean) / sqrt(var + eps) · w + b over each row of x [M,N] (biased variance), w and b [N];
+        float32, float16 or bfloat16 alike in and out, float32 arithmetic"""
+        return self.run("layer_norm", x, w, b, out=out, eps=eps)
 
     def matmul(self, a, b, out=None, epilogue="none", alpha=0.01, transpose_a=False, transpose_b=False,
                allow_tf32=False, out_dtype=None):
