@@ -103,7 +103,8 @@ static trr_status norm_check(trr_context *ctx, const trr_call *call) {
     if (c->block_n % c->threads || c->block_n / c->threads > MAX_PER_ITEM ||
         (c->block_n / c->threads) % c->vector_width)
         return bad(ctx, "row norm block_n must be threads x (a multiple of vector_width, at most 64) elements");
-    if (call->cols > INT_MAX - 64) return bad(ctx, "row norm rows must be shorter than 2^31 - 64 elements");
+    /* column indices are ints in the kernels, and stay clear of overflow one sweep step past the row */
+    if (call->cols > INT_MAX / 2) return bad(ctx, "row norm rows are at most 2^30 elements");
     const uint64_t local = (uint64_t)norm_rows_per_group(dev, call) * (uint64_t)c->threads * 2u * 8u;
     if (local > dev->local_memory) return bad(ctx, "row norm reductions exceed local memory");
     return TRR_OK;
