@@ -101,26 +101,46 @@ inline void store_vec(vf v, __global z_t *p, int c, int n) {
 }
 
 /* The sum of v over the THREADS work-items of this work-item's row, returned to all of them. red is THREADS·ROWS
- * slots, used by this reduction alone (so consecutive reductions need no barrier between them). The partials
- * fold as a tree down to RED_W, which every work-item then adds in the same order: one barrier for rows of up to
- * 32 work-items. */
+ * slots (16-byte aligned), used by this reduction alone, so consecutive reductions need no barrier between them.
+ * The partials fold as a tree down to RED_W, which every work-item then adds in the same order, four at a time
+ * where it can: one barrier for rows of up to 32 work-items. */
 #define RED_W (THREADS < 32 ? THREADS : 32)
-#define ROW_SUM(NAME, T)                                                                                       \
-    static T NAME(T v, __local T *red) {                                                                       \
-        int lid = (int)get_local_id(0) % THREADS;                                                              \
-        red += ((int)get_local_id(0) / THREADS) * THREADS;                                                     \
-        red[lid] = v;                                                                                          \
+#define RED_FOLD                                                                                               \
+    const int lid = (int)get_local_id(0) % THREADS;                                                            \
+    red += ((int)get_local_id(0) / THREADS) * THREADS;                                                         \
+    red[lid] = v;                                                                                              \
+    barrier(CLK_LOCAL_MEM_FENCE);                                                                              \
+    for (int s = THREADS / 2; s >= RED_W; s >>= 1) {                                                           \
+        if (lid < s) red[lid] = red[lid] + red[lid + s];                                                       \
         barrier(CLK_LOCAL_MEM_FENCE);                                                                          \
-        for (int s = THREADS / 2; s >= RED_W; s >>= 1) {                                                       \
-            if (lid < s) red[lid] = red[lid] + red[lid + s];                                                   \
-            barrier(CLK_LOCAL_MEM_FENCE);                                                                      \
-        }                                                                                                      \
-        T r = red[0];                                                                                          \
-        _Pragma("unroll") for (int i = 1; i < RED_W; i++) r = r + red[i];                                      \
-        return r;                                                                                              \
     }
-ROW_SUM(row_sum1, float)
-ROW_SUM(row_sum2, float2)
+
+#if PER > 0
+static float row_sum1(float v, __local float *red) {
+    RED_FOLD
+#if RED_W >= 4
+    __local const float4 *q = (__local const float4 *)red;
+    float4 r = q[0];
+#pragma unroll
+    for (int i = 1; i < RED_W / 4; i++) r = r + q[i];
+    return (r.x + r.y) + (r.z + r.w);
+#else
+    float r = red[0];
+#pragma unroll
+    for (int i = 1; i < RED_W; i++) r = r + red[i];
+    return r;
+#endif
+}
+
+#else
+static float2 row_sum2(float2 v, __local float2 *red) {
+    RED_FOLD
+    float2 r = red[0];
+#pragma unroll
+    for (int i = 1; i < RED_W; i++) r = r + red[i];
+    return r;
+}
+#endif
 
 /* The arguments of both kernels: the same list, so the host launches either by one rule. rms_norm's b is
  * unused (the host passes w there). */
@@ -148,14 +168,14 @@ ROW_SUM(row_sum2, float2)
     _Pragma("unroll") for (int j = 0; j < PER; j++) v[j] = load_vec(x, (j * THREADS + lid) * VW, n, 1)
 
 __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void rms_norm(NORM_ARGS) {
-    __local float red[WG_SIZE];
+    __local float4 red[(WG_SIZE + 3) / 4];
     ROW_SETUP;
     vf v[PER];
     LOAD_ROW(v);
     vf acc = 0.0f;
 #pragma unroll
     for (int j = 0; j < PER; j++) acc += v[j] * v[j]; /* lanes past the row are 0 */
-    const float inv = rsqrt(row_sum1(hsum(acc), red) / (float)n + eps);
+    const float inv = rsqrt(row_sum1(hsum(acc), (__local float *)red) / (float)n + eps);
 #pragma unroll
     for (int j = 0; j < PER; j++) {
         const int c = (j * THREADS + lid) * VW;
@@ -164,8 +184,8 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void rms_norm(NORM
 }
 
 __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void layer_norm(NORM_ARGS) {
-    __local float red_mean[WG_SIZE];
-    __local float red_var[WG_SIZE];
+    __local float4 red_mean[(WG_SIZE + 3) / 4];
+    __local float4 red_var[(WG_SIZE + 3) / 4];
     ROW_SETUP;
     vf v[PER];
     LOAD_ROW(v);
@@ -178,7 +198,7 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void layer_norm(NO
         if (c + VW > n) v[j] = mask_past(v[j], c, n);
         acc += v[j];
     }
-    const float m1 = row_sum1(hsum(acc), red_mean) / (float)n; /* the mean of x - x0 */
+    const float m1 = row_sum1(hsum(acc), (__local float *)red_mean) / (float)n; /* the mean of x - x0 */
     acc = 0.0f;
 #pragma unroll
     for (int j = 0; j < PER; j++) {
@@ -187,7 +207,7 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void layer_norm(NO
         if (c + VW > n) d = mask_past(d, c, n);
         acc += d * d;
     }
-    const float inv = rsqrt(row_sum1(hsum(acc), red_var) / (float)n + eps);
+    const float inv = rsqrt(row_sum1(hsum(acc), (__local float *)red_var) / (float)n + eps);
 #pragma unroll
     for (int j = 0; j < PER; j++) {
         const int c = (j * THREADS + lid) * VW;
