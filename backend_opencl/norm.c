@@ -19,6 +19,7 @@
 #define GPU_PER_ITEM 32   /* what the GPU heuristic holds: with 1024 work-items a row that still fits the
                              64 registers a work-item may have at that work-group size */
 #define CPU_THREADS 16    /* few distinct programs on CPU devices, whose compiles take seconds */
+#define CPU_PER_ITEM 16   /* what CPU devices hold: their compile time grows with the unrolled loads */
 #define SWEEP_STEPS 4096  /* a bound on a work-item's loop trips per sweep of the two-sweep kernel */
 
 static int pow2_at_least(int64_t n) {
@@ -82,11 +83,13 @@ static void norm_choose(trr_context *ctx, trr_call *call) {
          * CPU drivers vectorise across work-items themselves, and each vector width would be one more
          * program to compile. */
         set_if_zero(&c->vector_width, 1);
-        const int64_t held = (int64_t)CPU_THREADS * MAX_PER_ITEM;
+        const int64_t held = (int64_t)CPU_THREADS * CPU_PER_ITEM;
         int threads = n <= held ? CPU_THREADS : pow2_at_least((n + SWEEP_STEPS - 1) / SWEEP_STEPS);
         if (threads < CPU_THREADS) threads = CPU_THREADS;
         set_if_zero(&c->threads, threads < max_threads ? threads : max_threads);
-        set_if_zero(&c->block_n, n <= held ? (int)held : c->threads * c->vector_width);
+        const int64_t fits = (int64_t)c->threads * CPU_PER_ITEM;
+        set_if_zero(&c->block_n, n <= fits && CPU_PER_ITEM % c->vector_width == 0 ? (int)fits
+                                                                                : c->threads * c->vector_width);
     }
 }
 
