@@ -62,6 +62,10 @@ trr_status trr_cpu_rgb_to_grey(trr_context *ctx, const trr_call *call); /* rgb.c
 trr_status trr_cpu_softmax(trr_context *ctx, const trr_call *call);     /* softmax.c */
 trr_status trr_cpu_row_sum(trr_context *ctx, const trr_call *call);     /* rowsum.c */
 trr_status trr_cpu_matmul(trr_context *ctx, const trr_call *call);      /* matmul.c */
+/* The ops whose definition names a kernel stem (trr_op_desc.kernel): found by stem and entry point, run by the
+ * op's shape rule (norm.c). supports says whether such a kernel exists here. */
+trr_status trr_cpu_kernel_supports(trr_context *ctx, const trr_call *call);
+trr_status trr_cpu_run_kernel(trr_context *ctx, const trr_call *call);
 
 /* matmul's config heuristic and its limits (matmul.c) */
 void trr_cpu_matmul_choose_config(trr_call *call);

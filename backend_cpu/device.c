@@ -178,8 +178,8 @@ static trr_status cpu_timer_stop(trr_context *ctx, double *out_ms) {
 }
 
 static trr_status cpu_supports(trr_context *ctx, const trr_call *call) {
-    (void)ctx, (void)call; /* every op table signature, bf16 included, runs here */
-    return TRR_OK;
+    if (trr_op_desc_get(call->op)->kernel) return trr_cpu_kernel_supports(ctx, call);
+    return TRR_OK; /* every op table signature, bf16 included, runs here */
 }
 
 /* Elementwise and row-wise ops are memory bound: block_n is the number of elements one task takes, large
@@ -227,6 +227,7 @@ static unsigned cpu_config_fields_used(trr_op op) {
 }
 
 static trr_status cpu_run(trr_context *ctx, const trr_call *call) {
+    if (trr_op_desc_get(call->op)->kernel) return trr_cpu_run_kernel(ctx, call);
     switch (call->op) {
     case TRR_OP_COPY:
     case TRR_OP_ADD:

@@ -1,6 +1,8 @@
 /* The OpenCL backend's entry table: open/close a device and route each normalised call to its op file. */
 #include "opencl.h"
 
+#include "op_table.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -62,6 +64,7 @@ static void cl_close(void *handle) {
 }
 
 static trr_status cl_supports(trr_context *ctx, const trr_call *call) {
+    if (trr_op_desc_get(call->op)->kernel) return trr_cl_kernel_supports(ctx, call);
     if (call->op == TRR_OP_COPY) return TRR_OK; /* copies bits of any element size */
     int n_inputs = call->op == TRR_OP_ADD || call->op == TRR_OP_MATMUL ? 2 : 1;
     trr_dtype dts[3] = {call->x.dtype, call->y.dtype, call->z.dtype};
@@ -76,6 +79,7 @@ static trr_status cl_supports(trr_context *ctx, const trr_call *call) {
 }
 
 static trr_status cl_run(trr_context *ctx, const trr_call *call) {
+    if (trr_op_desc_get(call->op)->kernel) return trr_cl_run_kernel(ctx, call);
     switch (call->op) {
     case TRR_OP_COPY:
     case TRR_OP_ADD:

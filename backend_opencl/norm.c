@@ -1,0 +1,209 @@
+/* The ops whose definition names a kernel stem (op_table.h: trr_op_desc.kernel): kernels/opencl/<stem>.cl,
+ * built with the options of the op's shape rule, entered by the op's name, launched by the rule. A rule is a
+ * row of `rules` below (its heuristic, its limits and its launch); the op itself reaches the kernel as data.
+ *
+ * The row-norm rule (kernels/opencl/norm.cl) reads its config as:
+ *   threads       work-items per row (a power of two: the reduction is a tree)
+ *   vector_width  elements a work-item moves at a time where the operands' alignment allows, else 1
+ *   block_n       the longest row held in private memory, threads x (elements per work-item, at most 64);
+ *                 longer rows take the two-sweep kernel. */
+#include "opencl.h"
+
+#include "op_table.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#define MAX_PER_ITEM 64   /* elements of a row one work-item holds in private memory */
+#define GPU_PER_ITEM 32   /* what the GPU heuristic holds: with 1024 work-items a row that still fits the
+                             64 registers a work-item may have at that work-group size */
+#define CPU_THREADS 16    /* few distinct programs on CPU devices, whose compiles take seconds */
+#define CPU_PER_ITEM 16   /* what CPU devices hold: their compile time grows with the unrolled loads */
+#define SWEEP_STEPS 4096  /* a bound on a work-item's loop trips per sweep of the two-sweep kernel */
+
+static int pow2_at_least(int64_t n) {
+    int p = 1;
+    while (p < n && p < (1 << 30)) p <<= 1;
+    return p;
+}
+
+static int is_pow2(int n) { return n > 0 && (n & (n - 1)) == 0; }
+
+static void set_if_zero(int *field, int value) {
+    if (*field == 0) *field = value;
+}
+
+/* ---- the row-norm rule ---- */
+
+static int has_bias(const trr_call *call) {
+    return trr_op_desc_get(call->op)->operand[TRR_SLOT_U].name != NULL;
+}
+
+/* The vector width the operands allow: v where rows of x and y, w and b start on v-element boundaries and w
+ * and b are contiguous, else 1. */
+static int norm_vector_width(const trr_call *call, int v) {
+    if (v <= 1) return 1;
+    const trr_operand *rows[2] = {&call->x, &call->z};
+    for (int i = 0; i < 2; i++)
+        if (rows[i]->offset % v || rows[i]->stride0 % v) return 1;
+    const trr_operand *vecs[2] = {&call->y, &call->u};
+    for (int i = 0; i < 1 + has_bias(call); i++)
+        if (vecs[i]->offset % v || vecs[i]->stride0 != 1) return 1;
+    return v;
+}
+
+/* Rows per work-group: short rows share one, up to `target` work-items (a power of two over threads). */
+static int norm_rows_per_group(const trr_cl_dev *dev, const trr_call *call) {
+    const int threads = call->config.threads;
+    if (call->cols > call->config.block_n) return 1;
+    size_t target = dev->info.is_gpu ? 256 : 64;
+    if (target > dev->max_work_group) target = dev->max_work_group;
+    const int rows = (int)(target / (size_t)threads);
+    return rows > 1 ? rows : 1;
+}
+
+static void norm_choose(trr_context *ctx, trr_call *call) {
+    const trr_cl_dev *dev = ctx->dev;
+    trr_config *c = &call->config;
+    const int64_t n = call->cols;
+    const int max_threads = dev->max_work_group < 1024 ? (int)dev->max_work_group : 1024;
+    if (dev->info.is_gpu) {
+        /* 16-byte loads; rows held in registers up to max_threads x GPU_PER_ITEM, with the fewest work-items
+         * that hold them (several rows to a work-group below 256) */
+        set_if_zero(&c->vector_width, call->x.dtype == TRR_F32 ? 4 : 8);
+        int threads = pow2_at_least((n + GPU_PER_ITEM - 1) / GPU_PER_ITEM);
+        set_if_zero(&c->threads, threads < max_threads ? threads : max_threads);
+        int64_t per = (n + c->threads - 1) / c->threads;
+        per = (per + c->vector_width - 1) / c->vector_width * c->vector_width;
+        set_if_zero(&c->block_n, per <= GPU_PER_ITEM ? (int)(per * c->threads) : c->threads * c->vector_width);
+    } else {
+        /* one work-group size for rows held in private memory; the two-sweep kernel takes more work-items
+         * as rows grow, so a work-item's loops stay short whatever the row (SWEEP_STEPS). Scalar work-items:
+         * CPU drivers vectorise across work-items themselves, and each vector width would be one more
+         * program to compile. */
+        set_if_zero(&c->vector_width, 1);
+        const int64_t held = (int64_t)CPU_THREADS * CPU_PER_ITEM;
+        int threads = n <= held ? CPU_THREADS : pow2_at_least((n + SWEEP_STEPS - 1) / SWEEP_STEPS);
+        if (threads < CPU_THREADS) threads = CPU_THREADS;
+        set_if_zero(&c->threads, threads < max_threads ? threads : max_threads);
+        const int64_t fits = (int64_t)c->threads * CPU_PER_ITEM;
+        set_if_zero(&c->block_n, n <= fits && CPU_PER_ITEM % c->vector_width == 0 ? (int)fits
+                                                                                : c->threads * c->vector_width);
+    }
+}
+
+static trr_status bad(trr_context *ctx, const char *what) {
+    return trr_error(ctx, TRR_ERR_UNSUPPORTED, "opencl: config rejected: %s", what);
+}
+
+static trr_status norm_check(trr_context *ctx, const trr_call *call) {
+    const trr_cl_dev *dev = ctx->dev;
+    const trr_config *c = &call->config;
+    if (!is_pow2(c->threads)) return bad(ctx, "row norm threads must be a power of two (tree reduction)");
+    if (c->vector_width != 1 && c->vector_width != 2 && c->vector_width != 4 && c->vector_width != 8)
+        return bad(ctx, "row norm vector_width must be 1, 2, 4 or 8");
+    if (c->block_n % c->threads || c->block_n / c->threads > MAX_PER_ITEM ||
+        (c->block_n / c->threads) % c->vector_width)
+        return bad(ctx, "row norm block_n must be threads x (a multiple of vector_width, at most 64) elements");
+    /* column indices are ints in the kernels, and stay clear of overflow one sweep step past the row */
+    if (call->cols > INT_MAX / 2) return bad(ctx, "row norm rows are at most 2^30 elements");
+    const uint64_t local = (uint64_t)norm_rows_per_group(dev, call) * (uint64_t)c->threads * 2u * 8u;
+    if (local > dev->local_memory) return bad(ctx, "row norm reductions exceed local memory");
+    return TRR_OK;
+}
+
+#define ARG(i, v) TRR_TRY(trr_cl_set_arg(ctx, k, (cl_uint)(i), sizeof(v), &(v)))
+
+static trr_status norm_launch(trr_context *ctx, const trr_call *call, const trr_op_desc *d) {
+    const trr_cl_dev *dev = ctx->dev;
+    const trr_config *cfg = &call->config;
+    const int vw = norm_vector_width(call, cfg->vector_width);
+    const int held = call->cols <= cfg->block_n;
+    const int per = held ? cfg->block_n / cfg->threads / vw : 0; /* vectors a work-item holds; 0: two sweeps */
+    const int rows_per_group = norm_rows_per_group(dev, call);
+    char file[48], options[192] = "-cl-std=CL1.2";
+    snprintf(file, sizeof file, "%s.cl", d->kernel);
+    trr_cl_opt(options, sizeof options, " -DTHREADS=%d -DROWS=%d -DPER=%d -DVW=%d -DX_DT=%d -DZ_DT=%d",
+               cfg->threads, rows_per_group, per, vw, trr_cl_dtype_code(call->x.dtype),
+               trr_cl_dtype_code(call->z.dtype));
+    cl_kernel k;
+    TRR_TRY(trr_cl_get_kernel(ctx, file, options, d->name, &k));
+    /* the same argument list for every op of the rule; an op without a bias passes w in b's place */
+    const trr_operand *b = has_bias(call) ? &call->u : &call->y;
+    cl_mem xm = call->x.mem, wm = call->y.mem, bm = b->mem, zm = call->z.mem;
+    cl_long xo = call->x.offset, xs = call->x.stride0, wo = call->y.offset, ws = call->y.stride0, bo = b->offset,
+            bs = b->stride0, zo = call->z.offset, zs = call->z.stride0;
+    cl_int n = (cl_int)call->cols, rows = (cl_int)call->rows;
+    cl_float eps = (cl_float)call->params[TRR_NORM_PARAM_EPS];
+    ARG(0, xm);
+    ARG(1, xo);
+    ARG(2, xs);
+    ARG(3, wm);
+    ARG(4, wo);
+    ARG(5, ws);
+    ARG(6, bm);
+    ARG(7, bo);
+    ARG(8, bs);
+    ARG(9, zm);
+    ARG(10, zo);
+    ARG(11, zs);
+    ARG(12, n);
+    ARG(13, rows);
+    ARG(14, eps);
+    const size_t local = (size_t)cfg->threads * (size_t)rows_per_group;
+    const size_t global = ((size_t)call->rows + (size_t)rows_per_group - 1) / (size_t)rows_per_group * local;
+    return trr_cl_launch(ctx, k, 1, &global, &local);
+}
+
+/* ---- the rules ---- */
+
+typedef struct kernel_rule {
+    trr_op_shape shape;
+    void (*choose)(trr_context *ctx, trr_call *call);
+    trr_status (*check)(trr_context *ctx, const trr_call *call);
+    trr_status (*launch)(trr_context *ctx, const trr_call *call, const trr_op_desc *d);
+} kernel_rule;
+
+static const kernel_rule rules[] = {
+    {TRR_SHAPE_ROW_NORM, norm_choose, norm_check, norm_launch},
+};
+
+static const kernel_rule *rule_of(const trr_op_desc *d) {
+    if (!d->kernel) return NULL;
+    for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++)
+        if (rules[i].shape == d->shape) return &rules[i];
+    return NULL;
+}
+
+/* The kernel file of d's stem, when it is embedded. */
+static int has_source(const trr_op_desc *d) {
+    char file[48];
+    snprintf(file, sizeof file, "%s.cl", d->kernel);
+    return trr_embedded_find(trr_opencl_kernels, trr_opencl_kernels_count, file) != NULL;
+}
+
+trr_status trr_cl_kernel_supports(trr_context *ctx, const trr_call *call) {
+    const trr_op_desc *d = trr_op_desc_get(call->op);
+    if (!rule_of(d) || !has_source(d))
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "opencl: no kernels/opencl/%s.cl launch for %s's shape rule",
+                         d->kernel ? d->kernel : "-", d->name);
+    return TRR_OK;
+}
+
+void trr_cl_kernel_choose_config(trr_context *ctx, trr_call *call) {
+    const kernel_rule *rule = rule_of(trr_op_desc_get(call->op));
+    if (rule) rule->choose(ctx, call);
+}
+
+trr_status trr_cl_kernel_check_config(trr_context *ctx, const trr_call *call) {
+    const kernel_rule *rule = rule_of(trr_op_desc_get(call->op));
+    return rule ? rule->check(ctx, call) : trr_cl_kernel_supports(ctx, call);
+}
+
+trr_status trr_cl_run_kernel(trr_context *ctx, const trr_call *call) {
+    const trr_op_desc *d = trr_op_desc_get(call->op);
+    const kernel_rule *rule = rule_of(d);
+    if (!rule) return trr_cl_kernel_supports(ctx, call);
+    return rule->launch(ctx, call, d);
+}
