@@ -47,7 +47,7 @@ Test(long_rows, opencl) { run_device("opencl:0"); }
 Test(long_rows, vulkan) { run_device("vulkan:0"); }
 
 /* matmul 3x17xK, A [M,K] and B [N,K] (both read along K), f32 and f16 inputs, under the backend's block_k and
- * 16, 32 and 64: right (relative Frobenius error within SPEC's bound) or refused as unsupported, at K past 2^16,
+ * 16, 32 and 64: right (relative Frobenius error within the f32 bound, docs/ops.md) or refused as unsupported, at K past 2^16,
  * past 2^17 and at 2^20 + 3. The inputs are random multiples of 1/4 in [-1, 1], so every product and partial sum
  * is exact in f32 whatever the order of accumulation: a correct kernel gives the float64 value exactly, and a
  * K loop cut short shows at once. */
