@@ -50,8 +50,8 @@ LONG_ROWS_ON(opencl, "opencl:0")
 LONG_ROWS_ON(vulkan, "vulkan:0")
 
 /* matmul 3x17xK, A [M,K] and B [N,K] (both read along K), f32 and f16 inputs, under the backend's block_k and
- * 16, 32 and 64: right (relative Frobenius error within the f32 bound, docs/ops.md) or refused as unsupported, at K past 2^16,
- * past 2^17 and at 2^20 + 3. The inputs are random multiples of 1/4 in [-1, 1], so every product and partial sum
+ * 16, 32 and 64: right (relative Frobenius error within the f32 bound, docs/ops.md) or refused as unsupported, at
+ * K past 2^16, past 2^17 and at 2^20 + 3; one case per device and input type. The inputs are random multiples of 1/4 in [-1, 1], so every product and partial sum
  * is exact in f32 whatever the order of accumulation: a correct kernel gives the float64 value exactly, and a
  * K loop cut short shows at once. */
 static double frob_rel(const double *ref, const float *got, int n) {
@@ -70,7 +70,7 @@ static float quarter(uint64_t *rng) {
     return (float)((int)(r % 4) + 1) / 4.0f * ((r >> 32) & 1 ? -1.0f : 1.0f);
 }
 
-static void run_long_k(const char *spec) {
+static void run_long_k(const char *spec, int dt) {
     trr_context *ctx = open_device_or_skip(spec, NULL);
     enum { M = 3, N = 17 };
     static const int64_t ks[] = {70000, 131075, 1048579};
@@ -83,7 +83,7 @@ static void run_long_k(const char *spec) {
     for (int64_t i = 0; i < M * kmax; i++) a[i] = quarter(&rng);
     for (int64_t i = 0; i < N * kmax; i++) b[i] = quarter(&rng);
     int bad = 0;
-    for (int dt = 0; dt < 2; dt++) {
+    {
         const trr_dtype in = dt ? TRR_F16 : TRR_F32;
         const size_t es = dt ? 2 : 4;
         for (size_t ki = 0; ki < sizeof ks / sizeof ks[0]; ki++) {
@@ -148,7 +148,10 @@ static void run_long_k(const char *spec) {
     cr_assert_eq(bad, 0, "%d long-K matmuls on %s gave a wrong result with TRR_OK (listed above)", bad, spec);
 }
 
-Test(long_k, cpu) { run_long_k("cpu"); }
-Test(long_k, opencl) { run_long_k("opencl:0"); }
-Test(long_k, vulkan) { run_long_k("vulkan:0"); }
+Test(long_k, cpu_f32) { run_long_k("cpu", 0); }
+Test(long_k, cpu_f16) { run_long_k("cpu", 1); }
+Test(long_k, opencl_f32) { run_long_k("opencl:0", 0); }
+Test(long_k, opencl_f16) { run_long_k("opencl:0", 1); }
+Test(long_k, vulkan_f32) { run_long_k("vulkan:0", 0); }
+Test(long_k, vulkan_f16) { run_long_k("vulkan:0", 1); }
 LONG_ROWS_ON(cuda, "cuda:0")
