@@ -17,8 +17,10 @@ all: build
 deps:
 	./.ci/install-deps.sh
 
+# The Release configuration (its -O3 brings warnings -O2 does not, and warnings are errors), with debug
+# information for the test suite's backtraces.
 $(BUILD)/CMakeCache.txt:
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_FLAGS_RELEASE="-O3 -DNDEBUG -g"
 
 $(BUILD_ASAN)/CMakeCache.txt:
 	cmake -S . -B $(BUILD_ASAN) -DCMAKE_BUILD_TYPE=Debug -DTRIREME_SANITIZE=ON
@@ -37,10 +39,13 @@ run: deps build
 test: deps test-main test-asan test-python
 
 # Criterion prints each skipped case's reason at verbosity 1; report_skips.sh lists them after ctest, which would
-# show a binary whose cases all skipped (every CUDA test without a driver) as passed and nothing more.
+# show a binary whose cases all skipped (every CUDA test without a driver) as passed and nothing more. The tests
+# run $(JOBS) at a time (the slow executables as several entries each, tests/CMakeLists.txt); report_times.sh
+# prints what each entry took.
 test-main: build
-	cd $(BUILD) && CRITERION_VERBOSITY_LEVEL=1 ctest --output-on-failure; s=$$?; \
-	  $(CURDIR)/tests/report_skips.sh $(abspath $(BUILD)); exit $$s
+	cd $(BUILD) && CRITERION_VERBOSITY_LEVEL=1 ctest --output-on-failure -j$(JOBS); s=$$?; \
+	  $(CURDIR)/tests/report_skips.sh $(abspath $(BUILD)); $(CURDIR)/tests/report_times.sh $(abspath $(BUILD)) 12; \
+	  exit $$s
 
 # The sanitizer run uses the quick case list: the same checks on fewer shapes. It leaves out the NVRTC
 # compile-everything test, which the main run already passes and which spends its time inside NVRTC (not our
@@ -49,7 +54,8 @@ test-asan: build-asan
 	cd $(BUILD_ASAN) && TRIREME_CONFORMANCE_QUICK=1 \
 	  ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 CRITERION_VERBOSITY_LEVEL=1 ctest --output-on-failure \
-	  -E test_cuda_nvrtc; s=$$?; $(CURDIR)/tests/report_skips.sh $(abspath $(BUILD_ASAN)); exit $$s
+	  -j$(JOBS) -E test_cuda_nvrtc; s=$$?; $(CURDIR)/tests/report_skips.sh $(abspath $(BUILD_ASAN)); \
+	  $(CURDIR)/tests/report_times.sh $(abspath $(BUILD_ASAN)) 8; exit $$s
 
 # The Python package as a user gets it: a fresh virtual environment that sees the system's numpy and pytest,
 # `pip install ./python` offline (setuptools from the system, no build isolation), and its tests against the

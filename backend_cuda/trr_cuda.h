@@ -288,6 +288,10 @@ void trr_cuda_for_each_variant(trr_cuda_variant_fn fn, void *user);
 /* Compiles every variant for arch with NVRTC alone (no driver). Returns the first failure (TRR_ERR_COMPILE
  * also when the log holds a warning) and writes what failed and the log into report; counts into *out_done. */
 trr_status trr_cuda_compile_all(const char *arch, int *out_done, char *report, size_t report_cap);
+/* The same for a part of the variants: every parts-th distinct one from index part (0 <= part < parts), so
+ * separate processes can share the work (NVRTC compiles one program at a time within a process). */
+trr_status trr_cuda_compile_part(const char *arch, int part, int parts, int *out_done, char *report,
+                                 size_t report_cap);
 
 /* ---- module.c: compile, cache (memory and disk), load ---- */
 /* The function `kernel` of variant v on ctx's device: compiled at most once per device (memory cache), and

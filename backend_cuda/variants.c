@@ -166,43 +166,76 @@ void trr_cuda_for_each_variant(trr_cuda_variant_fn fn, void *user) {
     }
 }
 
+/* Compile-everything: the variants are gathered first, each distinct (file, options) pair once (the enumeration
+ * repeats a few softmax shapes), then compiled one after another. A part of them (every parts-th from part on)
+ * lets CI spread the work over processes: NVRTC serializes compiles within a process, threads only spin. */
 typedef struct compile_all_state {
     const char *arch;
-    int done;
+    trr_cuda_variant *items;
+    int count, cap;
     trr_status status;
     char *report;
     size_t report_cap;
 } compile_all_state;
 
-static void compile_one(const trr_cuda_variant *v, void *user) {
+static void collect_one(const trr_cuda_variant *v, void *user) {
     compile_all_state *s = user;
     if (s->status != TRR_OK) return;
     if (v->sm90a_only && strcmp(s->arch, "sm_90a") != 0) return;
+    for (int i = 0; i < s->count; i++) /* the same program compiled twice checks nothing more */
+        if (strcmp(s->items[i].file, v->file) == 0 && strcmp(s->items[i].defines, v->defines) == 0) return;
+    if (s->count == s->cap) {
+        int cap = s->cap ? 2 * s->cap : 256;
+        trr_cuda_variant *grown = realloc(s->items, (size_t)cap * sizeof *grown);
+        if (!grown) {
+            snprintf(s->report, s->report_cap, "no host memory for the list of variants");
+            s->status = TRR_ERR_OUT_OF_MEMORY;
+            return;
+        }
+        s->items = grown;
+        s->cap = cap;
+    }
+    s->items[s->count++] = *v;
+}
+
+static trr_status compile_one(const trr_cuda_variant *v, const char *arch, char *report, size_t report_cap) {
     void *cubin = NULL;
     size_t size = 0;
     char *log = NULL;
-    trr_status st = trr_cuda_compile(NULL, v, s->arch, &cubin, &size, NULL, &log);
+    trr_status st = trr_cuda_compile(NULL, v, arch, &cubin, &size, NULL, &log);
     free(cubin);
     if (st != TRR_OK) {
-        snprintf(s->report, s->report_cap, "%s (%s) for %s: %s", v->file, v->defines, s->arch,
-                 trr_last_error(NULL));
-        s->status = st;
+        snprintf(report, report_cap, "%s (%s) for %s: %s", v->file, v->defines, arch, trr_last_error(NULL));
     } else if (log && strstr(log, "warning")) {
-        snprintf(s->report, s->report_cap, "%s (%s) for %s compiled with warnings:\n%s", v->file, v->defines,
-                 s->arch, log);
-        s->status = TRR_ERR_COMPILE;
-    } else {
-        s->done++;
+        snprintf(report, report_cap, "%s (%s) for %s compiled with warnings:\n%s", v->file, v->defines, arch, log);
+        st = TRR_ERR_COMPILE;
     }
     free(log);
+    return st;
+}
+
+trr_status trr_cuda_compile_part(const char *arch, int part, int parts, int *out_done, char *report,
+                                 size_t report_cap) {
+    if (out_done) *out_done = 0;
+    if (report_cap) report[0] = '\0';
+    if (parts < 1 || part < 0 || part >= parts) {
+        snprintf(report, report_cap, "part %d of %d", part, parts);
+        return TRR_ERR_INVALID_ARGUMENT;
+    }
+    trr_status st = trr_cuda_load_nvrtc(report, report_cap);
+    if (st != TRR_OK) return st;
+    compile_all_state s = {.arch = arch, .status = TRR_OK, .report = report, .report_cap = report_cap};
+    trr_cuda_for_each_variant(collect_one, &s);
+    int done = 0;
+    for (int i = part; s.status == TRR_OK && i < s.count; i += parts) {
+        s.status = compile_one(&s.items[i], arch, report, report_cap);
+        if (s.status == TRR_OK) done++;
+    }
+    free(s.items);
+    if (out_done) *out_done = done;
+    return s.status;
 }
 
 trr_status trr_cuda_compile_all(const char *arch, int *out_done, char *report, size_t report_cap) {
-    if (report_cap) report[0] = '\0';
-    trr_status st = trr_cuda_load_nvrtc(report, report_cap);
-    if (st != TRR_OK) return st;
-    compile_all_state s = {arch, 0, TRR_OK, report, report_cap};
-    trr_cuda_for_each_variant(compile_one, &s);
-    if (out_done) *out_done = s.done;
-    return s.status;
+    return trr_cuda_compile_part(arch, 0, 1, out_done, report, report_cap);
 }

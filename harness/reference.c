@@ -1,8 +1,9 @@
 /*
- * The float64 reference: SPEC.md's definition of every op, evaluated in double on the host from the same
- * (already rounded) inputs a backend sees. It favours being obviously right over speed.
+ * The float64 reference: the definition of every op (docs/ops.md), evaluated in double on the host from the
+ * same (already rounded) inputs a backend sees. It favours being obviously right over speed, but for one
+ * thing: matmul converts its operands to double before the multiply-adds (the same sums in the same order).
  *
- * What it returns, where SPEC.md leaves a choice:
+ * What it returns, where docs/ops.md leaves a choice:
  *  - rgb_to_grey with u8 output gives the un-rounded double 0.2989 R + 0.5870 G + 0.1140 B; the conformance
  *    check applies (and tolerates) the rounding itself, since a value a hair from .5 may round either way.
  *  - gelu is evaluated as x / (1 + exp(-2u)), algebraically identical to 0.5 x (1 + tanh u) but free of the
@@ -13,6 +14,7 @@
 #include "half.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -89,30 +91,48 @@ static void row_sum(const trr_call *c, double *out) {
     }
 }
 
-/* C row by row: out row i accumulates A[i,k] * B[k,:] in double, so B is read along its rows when stored
- * row-major and the inner loop stays simple. A batch is one matrix after another in out (batch·M x N), each
- * reading its operands at their batch strides. */
+/* C row by row: out row i accumulates A[i,k] * B[k,:] in double, k in order, so each output is the same sum in
+ * the same order however the operands are stored. A batch is one matrix after another in out (batch·M x N),
+ * each reading its operands at their batch strides. Each batch's operands are first converted to double, B as
+ * a packed K x N matrix (read along its rows whatever its layout), so the inner loop is a plain multiply-add
+ * over contiguous doubles; where that copy does not fit in memory, B is converted one row at a time instead
+ * (the same values, the same order of operations, more slowly). */
 static trr_status matmul(const trr_call *c, double *out) {
     int64_t M = c->rows, N = c->cols, K = c->k;
     const int64_t batch = c->batch > 1 ? c->batch : 1;
-    double *brow = malloc((size_t)N * sizeof *brow);
-    if (!brow) return trr_error(NULL, TRR_ERR_OUT_OF_MEMORY, "reference matmul: %lld doubles", (long long)N);
+    double *arow = malloc((size_t)(K > 0 ? K : 1) * sizeof *arow);
+    double *bmat = (double)K * (double)N <= (double)(SIZE_MAX / sizeof(double) / 2)
+                       ? malloc((size_t)(K > 0 ? K : 1) * (size_t)N * sizeof *bmat)
+                       : NULL;
+    double *brow = bmat ? NULL : malloc((size_t)N * sizeof *brow);
+    if (!arow || (!bmat && !brow)) {
+        free(arow), free(bmat), free(brow);
+        return trr_error(NULL, TRR_ERR_OUT_OF_MEMORY, "reference matmul: %lld doubles", (long long)(K + N));
+    }
     for (int64_t bi = 0; bi < batch; bi++) {
         const trr_operand *A = &c->x, *B = &c->y;
         const int64_t a0 = A->offset + bi * A->batch_stride, b0 = B->offset + bi * B->batch_stride;
+        if (bmat)
+            for (int64_t k = 0; k < K; k++)
+                for (int64_t j = 0; j < N; j++)
+                    bmat[k * N + j] = load(B, b0 + (c->trans_b ? j * B->stride0 + k : k * B->stride0 + j));
         for (int64_t i = 0; i < M; i++) {
             double *y = out + (bi * M + i) * N;
+            for (int64_t k = 0; k < K; k++)
+                arow[k] = load(A, a0 + (c->trans_a ? k * A->stride0 + i : i * A->stride0 + k));
             for (int64_t j = 0; j < N; j++) y[j] = 0.0;
             for (int64_t k = 0; k < K; k++) {
-                double a = load(A, a0 + (c->trans_a ? k * A->stride0 + i : i * A->stride0 + k));
-                for (int64_t j = 0; j < N; j++)
-                    brow[j] = load(B, b0 + (c->trans_b ? j * B->stride0 + k : k * B->stride0 + j));
-                for (int64_t j = 0; j < N; j++) y[j] += a * brow[j];
+                const double a = arow[k];
+                const double *b = bmat ? bmat + k * N : brow;
+                if (!bmat)
+                    for (int64_t j = 0; j < N; j++)
+                        brow[j] = load(B, b0 + (c->trans_b ? j * B->stride0 + k : k * B->stride0 + j));
+                for (int64_t j = 0; j < N; j++) y[j] += a * b[j];
             }
             for (int64_t j = 0; j < N; j++) y[j] = epilogue(y[j], c->epilogue, (double)c->alpha);
         }
     }
-    free(brow);
+    free(arow), free(bmat), free(brow);
     return TRR_OK;
 }
 

@@ -1,7 +1,7 @@
 /* The mma.sync matmul's main-loop choice (backend_cuda/variants.c): the software-pipelined loop (MMA_V=1)
  * alternates two fragment buffers by 16-deep k step, so it is right only for an even number of steps per K
- * tile; with block_k 16 it multiplied each tile's step with the previous tile's fragments (shown on an H200:
- * bench/results/2026-11-23-h200-session4-final.txt). Host-side only: no GPU needed. */
+ * tile: with block_k 16 it would multiply each tile's first step with the previous tile's fragments. Host-side
+ * only: no GPU needed. */
 #include <criterion/criterion.h>
 
 #include <stdio.h>

@@ -1,4 +1,4 @@
-/* The CPU backend against the float64 reference (core/reference.c), op by op, with SPEC.md's odd shapes,
+/* The CPU backend against the float64 reference (core/reference.c), op by op, with odd shapes,
  * strides, transposes, offsets and bounds; plus the backend's own f16 conversion against core/half.c. Calls
  * are built by hand in the normalised form (host pointers are the CPU backend's buffer handles), so each case
  * also pins down exactly what the backend is given. */

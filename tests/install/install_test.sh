@@ -39,7 +39,7 @@ if [ -n "$extra" ]; then
   echo "== Python package: skipped (a sanitizer build cannot be loaded into an uninstrumented python3)"
 elif [ -n "$py" ] && "$py" -c "import numpy" 2>/dev/null; then
   echo "== Python package over the installed library"
-  cp -r "$src/../../python/trireme" "$tmp/trireme"
+  cp -r "$src/../../../python/trireme" "$tmp/trireme"
   (cd "$tmp" && env -u TRIREME_LIBRARY LD_LIBRARY_PATH="$prefix/lib" PYTHONPATH="$tmp" "$py" -c '
 import numpy as np, trireme
 x = np.arange(10, dtype=np.float32)

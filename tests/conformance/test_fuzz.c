@@ -172,6 +172,14 @@ static int index_of(const fuzz *f, const trr_buffer *buf) {
     return -1;
 }
 
+/* The index of a buffer the fuzzer made: every operand of a call whose inputs it prepares is one (a call with
+ * another buffer fails the test here rather than indexing the shadows with -1). */
+static int own_index(fuzz *f, const trr_buffer *buf) {
+    const int b = index_of(f, buf);
+    FZ_ASSERT(f, b >= 0, "an operand in a buffer the fuzzer did not make");
+    return b;
+}
+
 static void push_shadow(fuzz *f, int b) {
     trr_status st = trr_buffer_write(owner_of(f, b), f->buf[b], 0, f->shadow[b], f->size[b]);
     FZ_ASSERT(f, st == TRR_OK, "restoring buffer %d: %s", b, trr_last_error(owner_of(f, b)));
@@ -467,7 +475,7 @@ typedef struct nice_inputs {
 
 static void put_nice(fuzz *f, const trr_tensor *t, int64_t elem, int64_t logical, void *user) {
     const nice_inputs *n = user;
-    uint8_t *mem = f->shadow[index_of(f, t->buffer)];
+    uint8_t *mem = f->shadow[own_index(f, t->buffer)];
     float v = trr_rng_input(&f->rng, n->op);
     if (n->op == TRR_OP_MATMUL) {
         v = 0.625f + 0.375f * v;
@@ -479,7 +487,7 @@ static void put_nice(fuzz *f, const trr_tensor *t, int64_t elem, int64_t logical
 
 static void put_poison(fuzz *f, const trr_tensor *t, int64_t elem, int64_t logical, void *user) {
     (void)logical, (void)user;
-    uint8_t *mem = f->shadow[index_of(f, t->buffer)];
+    uint8_t *mem = f->shadow[own_index(f, t->buffer)];
     const uint32_t p32 = TRR_CONF_POISON_F32;
     const uint16_t p16 = (uint16_t)trr_conf_poison(t->dtype); /* f16 or bf16 */
     if (t->dtype == TRR_F32) memcpy(mem + elem * 4, &p32, 4);
@@ -673,7 +681,7 @@ static void fuzz_op(fuzz *f) {
         /* a leaky_relu slope far from 1 takes f16 results past their range, which the bounds do not model */
         const int nice_alpha = a.epi != TRR_EPI_LEAKY_RELU || fabsf(a.alpha) <= 1.0f;
         if (predicted_ok && !empty && nice_alpha && chance(f, 85)) {
-            int zb = index_of(f, a.t[2].buffer);
+            int zb = own_index(f, a.t[2].buffer);
             for_each_element(f, &a.t[2], put_poison, NULL);
             for (int v = 0; v < TRR_SLOTS; v++) {
                 if (v == TRR_SLOT_Z || !d->operand[v].name) continue;
@@ -684,7 +692,7 @@ static void fuzz_op(fuzz *f) {
             }
             push_shadow(f, zb);
             for (int v = 0; v < TRR_SLOTS; v++)
-                if (v != TRR_SLOT_Z && d->operand[v].name) push_shadow(f, index_of(f, a.t[v].buffer));
+                if (v != TRR_SLOT_Z && d->operand[v].name) push_shadow(f, own_index(f, a.t[v].buffer));
             prepped = 1;
         }
     }
@@ -695,7 +703,7 @@ static void fuzz_op(fuzz *f) {
     if (prepped)
         for (int v = 0; v < TRR_SLOTS; v++) {
             if (v == TRR_SLOT_Z || !d->operand[v].name) continue;
-            int b = index_of(f, a.t[v].buffer);
+            int b = own_index(f, a.t[v].buffer);
             before[v] = malloc(f->size[b]);
             cr_assert(before[v]);
             memcpy(before[v], f->shadow[b], f->size[b]);

@@ -1,4 +1,4 @@
-/* Softmax's special values (SPEC.md "Wave 2", Special values) in the float64 reference and in the checker: -inf
+/* Softmax's special values (docs/ops.md, "Special values") in the float64 reference and in the checker: -inf
  * is a masked entry (exactly 0 out), a row of -inf alone is NaN everywhere, a NaN makes its row NaN and no other
  * row. The checker must want NaN where the reference is NaN, and still fail NaN where the reference is finite.
  * That every backend meets them is the conformance suite's part (the special cases in harness/cases.c). */

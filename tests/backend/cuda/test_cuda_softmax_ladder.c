@@ -1,8 +1,7 @@
 /* The CUDA softmax's ladders of row shapes (backend_cuda/config.c): rows up to threads x items stay in registers,
  * and the heuristic takes the smallest step that holds the row. Steps whose capacity is far above the rows they
- * serve leave few rows in flight per SM: the 1024 x 8 step the ladder once had for rows of 4097-8192 ran 0.71x
- * Triton at 4224 columns (bench/results/2026-11-24-h200-cuda-softmax-ladder.txt). Host-side only: no GPU needed
- * (a NULL context is a device with the H200's limits). */
+ * serve leave few rows in flight per SM (a 1024 x 8 step for rows of 4097-8192 is far slower than a step sized
+ * to them). Host-side only: no GPU needed (a NULL context is a device with the H200's limits). */
 #include <criterion/criterion.h>
 
 #include <string.h>
@@ -45,7 +44,7 @@ Test(cuda_softmax_ladder, heuristic_takes_the_smallest_step_that_holds_the_row) 
         int count = 0;
         const trr_cuda_softmax_step *ladder = trr_cuda_softmax_ladder(dtypes[d], &count);
         const int top = ladder[count - 1].threads * ladder[count - 1].items;
-        /* past the subgroup kernel's rows (1024) up to the ladder's top, in SPEC's steps of 128 and one past each */
+        /* past the subgroup kernel's rows (1024) up to the ladder's top, in steps of 128 and one past each */
         for (int64_t n = 1025; n <= top; n += n % 128 == 1 ? 127 : 1) {
             trr_call c = softmax_call(dtypes[d], 4096, n);
             trr_cuda_choose_config(NULL, &c);

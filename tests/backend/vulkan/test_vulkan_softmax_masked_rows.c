@@ -5,7 +5,7 @@
  * alternate 64-column stretches (whole subgroups that see nothing but -inf). The conformance cases put special
  * values only into rows no register kernel takes (widths not a multiple of 4, or longer than any). Checked
  * against softmax in double on the host: the same NaN positions (a row of -inf alone is NaN throughout), and
- * SPEC's f32 bound of 1e-6 absolute elsewhere; the output starts poisoned with NaN. */
+ * the f32 bound of 1e-6 absolute (docs/ops.md) elsewhere; the output starts poisoned with NaN. */
 #include "test_support.h"
 
 #include <criterion/criterion.h>

@@ -413,8 +413,8 @@ static char *capture_end(void) {
     return text;
 }
 
-/* A directory where the database should be is reported as such, not as the allocation failure that reading
- * its "size" used to cause; lookups ignore it with the one-time warning. */
+/* A directory where the database should be is reported as such, not as an allocation failure (from reading its
+ * "size"); lookups ignore it with the one-time warning. */
 Test(tune, directory_as_database) {
     cr_assert_eq(mkdir(db_path, 0700), 0);
     trr_tune_entry *entries = NULL;
@@ -433,7 +433,7 @@ Test(tune, directory_as_database) {
     mm_close(&m);
 }
 
-/* A FIFO as TRIREME_TUNE_DB used to block the first op call forever (open waits for a writer): now it is
+/* A FIFO as TRIREME_TUNE_DB must not block the first op call forever (opening one waits for a writer): it is
  * skipped with a warning. The alarm turns a hang into a failure. */
 Test(tune, fifo_as_database_does_not_hang) {
     alarm(60);

@@ -170,7 +170,7 @@ static void shared_memory_on(const char *spec) {
     cr_assert_eq(trr_buffer_read(ctx, owner, 0, z, bytes), TRR_OK, "%s", trr_last_error(ctx));
     for (int i = 0; i < N; i++) {
         double v = x[i], ref = 0.5 * v * (1.0 + tanh(0.7978845608 * (v + 0.044715 * v * v * v)));
-        /* SPEC's gelu bound: max relative error 1e-5 */
+        /* the gelu bound (docs/ops.md): max relative error 1e-5 */
         cr_assert(fabs(z[i] - ref) <= 1e-5 * fmax(fabs(ref), 0x1p-126), "%s: gelu(%g) = %g, reference %g", spec, v,
                   (double)z[i], ref);
     }

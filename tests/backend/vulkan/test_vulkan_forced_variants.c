@@ -220,8 +220,8 @@ Test(vulkan_variants, matmul_cooperative_variants) {
 
 /* A SIMT matmul tile that would unroll thousands of loads and multiply-adds per invocation (here one
  * invocation computing a 4x16 patch over 128-deep slices) is refused with UNSUPPORTED and its reason before
- * any pipeline is built: lavapipe spent minutes compiling such a shader (fuzz seed 2718230426). A tile of the
- * same block over enough threads runs. */
+ * any pipeline is built (lavapipe spends minutes compiling such a shader). A tile of the same block over enough
+ * threads runs. */
 Test(vulkan_variants, matmul_oversized_unroll_is_refused, .timeout = 120) {
     trr_context *ctx = open_vulkan();
     trr_tensor a, b, c;

@@ -192,7 +192,7 @@ Test(validation, empty_is_a_no_op) {
     expect_untouched();
 }
 
-/* An empty reduction with a non-empty output writes the identity (SPEC.md, "Empty reductions"): C = act(0) = 0
+/* An empty reduction with a non-empty output writes the identity (docs/ops.md, "Empty reductions"): C = act(0) = 0
  * for K = 0, through C's padded rows, and y = 0 for row_sum over N = 0; nothing else changes. */
 Test(validation, empty_reduction_writes_the_identity) {
     trr_tensor a = t2(0, TRR_F32, 5, 0, 0), b = t2(256, TRR_F32, 0, 3, 0), c = t2(1024, TRR_F32, 5, 3, 7);
@@ -285,7 +285,7 @@ Test(validation, null_second_operand_is_rejected) {
     trr_context_destroy(c);
 }
 
-/* ---- found by the fuzzer and the issue list (tests/test_fuzz.c) ---- */
+/* ---- inputs the API fuzzer (conformance/test_fuzz.c) and bug reports turned up ---- */
 
 /* Rank-3 views with huge dimensions: the stride check multiplies shape by stride, which must not overflow
  * (UBSan in the sanitizer run) and must say what overflowed. */
@@ -389,7 +389,7 @@ Test(validation, matmul_one_row_c_with_column_stride) {
     }
 }
 
-/* ---- batched matmul (SPEC.md "Wave 2"): A [B,M,K], B [B,K,N] -> C [B,M,N] ---- */
+/* ---- batched matmul: A [B,M,K], B [B,K,N] -> C [B,M,N] ---- */
 
 static trr_tensor t3(size_t offset, int64_t batch, int64_t rows, int64_t cols, int64_t bstride) {
     trr_tensor t = {.buffer = buf, .offset = offset, .dtype = TRR_F32, .ndim = 3, .shape = {batch, rows, cols},
