@@ -130,6 +130,16 @@ trr_status trr_cuda_compile(trr_context *ctx, const trr_cuda_variant *v, const c
     return TRR_OK;
 }
 
+uint64_t trr_cuda_variant_key(const trr_cuda_variant *v, const char *arch, const char *versions) {
+    char *src = build_source(NULL, v);
+    if (!src) return 0;
+    const void *parts[4] = {src, v->defines, arch, versions};
+    size_t sizes[4] = {strlen(src), strlen(v->defines), strlen(arch), strlen(versions)};
+    uint64_t key = trr_hash_parts(parts, sizes, 4);
+    free(src);
+    return key;
+}
+
 static uint64_t hash1(const void *data, size_t size) {
     const void *parts[1] = {data};
     size_t sizes[1] = {size};

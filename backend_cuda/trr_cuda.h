@@ -275,6 +275,9 @@ int trr_cuda_define(trr_cuda_variant *v, const char *fmt, ...)
 #endif
     ;
 
+/* The hash of everything that decides what NVRTC makes of v for arch: the whole source, the options, the arch
+ * and the versions text given. 0 when the source is not embedded. */
+uint64_t trr_cuda_variant_key(const trr_cuda_variant *v, const char *arch, const char *versions);
 /* Compiles one variant with NVRTC for arch into a cubin (malloc'd), the PTX (malloc'd, may be NULL when not
  * wanted) and the log (malloc'd, always set when the compiler ran). ctx may be NULL (errors then go to this
  * thread's slot). TRR_ERR_COMPILE with the log appended on failure. */

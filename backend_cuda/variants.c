@@ -2,11 +2,14 @@
  * backend can choose (so CI can compile them all with NVRTC alone), and that compile-everything check. */
 #include "trr_cuda.h"
 
+#include "cache.h"
 #include "op_table.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* Dtype codes in the kernels' -D options are trr_dtype's values: 0 f32, 1 f16, 2 bf16. */
 void trr_cuda_variant_matmul_mma(trr_cuda_variant *v, const trr_config *cfg, int trans_b, trr_dtype in, trr_dtype out) {
@@ -198,7 +201,26 @@ static void collect_one(const trr_cuda_variant *v, void *user) {
     s->items[s->count++] = *v;
 }
 
+/* A variant that compiled without a warning leaves an empty file named by its key (source, options, arch and
+ * NVRTC version) in the cache directory's nvrtc-clean/, so the check compiles only what changed since: the
+ * same inputs give NVRTC's same result. Where no cache directory can be had, everything is compiled. */
+static int clean_record_path(const trr_cuda_variant *v, const char *arch, char *path, size_t cap) {
+    char dir[1024], versions[32];
+    if (trr_cache_dir(NULL, dir, sizeof dir) != TRR_OK) return 0;
+    snprintf(versions, sizeof versions, "nvrtc %d", trr_cuda_nvrtc_version());
+    const uint64_t key = trr_cuda_variant_key(v, arch, versions);
+    if (!key) return 0;
+    snprintf(path, cap, "%s/nvrtc-clean", dir);
+    if (mkdir(path, 0755) != 0 && errno != EEXIST) return 0;
+    snprintf(path, cap, "%s/nvrtc-clean/%016llx", dir, (unsigned long long)key);
+    return 1;
+}
+
 static trr_status compile_one(const trr_cuda_variant *v, const char *arch, char *report, size_t report_cap) {
+    char record[1200];
+    const int recorded = clean_record_path(v, arch, record, sizeof record);
+    struct stat sb;
+    if (recorded && stat(record, &sb) == 0 && S_ISREG(sb.st_mode)) return TRR_OK;
     void *cubin = NULL;
     size_t size = 0;
     char *log = NULL;
@@ -209,6 +231,8 @@ static trr_status compile_one(const trr_cuda_variant *v, const char *arch, char 
     } else if (log && strstr(log, "warning")) {
         snprintf(report, report_cap, "%s (%s) for %s compiled with warnings:\n%s", v->file, v->defines, arch, log);
         st = TRR_ERR_COMPILE;
+    } else if (recorded) {
+        trr_file_write_atomic(NULL, record, "", 0); /* best effort: without it the next check compiles again */
     }
     free(log);
     return st;
