@@ -299,7 +299,7 @@ void trr_cuda_choose_norm(trr_call *call) {
         } else {
             int64_t t = c->threads, vpt;
             if (!t) {
-                vpt = (v + 3) / 4 <= 512 ? 4 : 8;
+                vpt = v <= 1024 ? 4 : 8;
                 t = round32((v + vpt - 1) / vpt);
                 if (t > 512) t = 512; /* past 16384 f32: the looping kernel */
             }
