@@ -102,7 +102,7 @@ trr_status trr_cuda_run_row_norm(trr_context *ctx, const trr_call *call) {
     int n = (int)call->cols;
     float eps = (float)call->params[TRR_NORM_PARAM_EPS];
     /* whole 16-byte vectors everywhere, or the kernels' element-by-element path */
-    const int vec = rows_aligned(&call->x, rows, sx) && rows_aligned(&call->z, rows, sy) &&
+    int vec = rows_aligned(&call->x, rows, sx) && rows_aligned(&call->z, rows, sy) &&
                     vector_contiguous(&call->y) && (!has_u || vector_contiguous(&call->u)) &&
                     n % (16 / esize(call->x.dtype)) == 0;
     const unsigned threads = (unsigned)call->config.threads;
@@ -110,6 +110,6 @@ trr_status trr_cuda_run_row_norm(trr_context *ctx, const trr_call *call) {
     const int64_t per_block = kind == TRR_CUDA_NORM_WARP ? (int64_t)threads / 32 : 1;
     int64_t grid = (rows + per_block - 1) / per_block;
     if (grid > 0x7fffffff) grid = 0x7fffffff;
-    void *args[] = {&x, &sx, &w, &sw, &b, &sb, &y, &sy, &rows, &n, &eps, (void *)&vec};
+    void *args[] = {&x, &sx, &w, &sw, &b, &sb, &y, &sy, &rows, &n, &eps, &vec};
     return trr_cuda_launch(ctx, fn, (unsigned)grid, 1, threads, args);
 }
