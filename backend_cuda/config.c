@@ -280,13 +280,12 @@ static void choose_matmul(const trr_cuda_dev *dev, trr_call *call) {
 /* The smallest multiple of 32 at or above v. */
 static int64_t round32(int64_t v) { return (v + 31) / 32 * 32; }
 
-/* Row norms (trr_cuda_norm_plan reads the fields). Rows of up to 1024 columns: a warp per row holding the row,
- * 256 threads (8 rows) a block, as softmax's subgroup kernel, the shape that kept short rows at softmax's best
- * on NVIDIA H200 (docs/performance.md). Longer rows: a block per row holding it in registers, 4 vectors a thread
- * (64 bytes in flight each, 8 at most past 512 threads: each SM keeps 2 or more rows of up to 16384 f32 or 32768
- * f16 in flight) and threads the fewest multiple of 32 that covers the row; longer still, 512 threads looping over
- * chunks of 4 vectors a thread, reading x twice (the second time mostly from L2). A given threads or block_n is
- * kept and the other follows from it. */
+/* Row norms (trr_cuda_norm_plan reads the fields), memory-bound like softmax, whose row kernels set the shape
+ * (docs/performance.md): rows of up to 1024 columns a warp each, 256 threads a block; longer rows a block each,
+ * held in registers as 4 vectors a thread up to 1024 vectors a row, else 8 (fewer registers per byte in flight,
+ * two or more rows resident per SM), over the fewest threads, a multiple of 32, that cover it; past 512 threads
+ * of 8 (16384 f32, 32768 f16) 512 threads loop over chunks of 4 vectors each and read x twice, the second time
+ * mostly from L2. A given threads or block_n is kept and the other follows from it. */
 void trr_cuda_choose_norm(trr_call *call) {
     trr_config *c = &call->config;
     const int vec = 16 / elem_size(call->x.dtype);

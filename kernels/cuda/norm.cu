@@ -12,7 +12,7 @@
  * layer_norm subtracts the row's first element x0 before summing, so a constant row gives x - mean = 0 and
  * var = 0 exactly (docs/ops.md), and the sums do not grow with the row's offset. Kinds 0 and 1 hold the row and
  * take the variance about the mean in a second pass over the registers; kind 2 takes var = S2/N - (S1/N)^2 from
- * the shifted sums of one pass.
+ * the shifted sums of one pass, the shift being x0 moved to the first chunk's mean.
  * vec != 0 when every x and y row starts 16-byte aligned, w and b are contiguous and 16-byte aligned, and n is a
  * multiple of the vector: then every access is a whole 16-byte vector. Other calls take row_any, element by
  * element, in every kind: a path of few registers, so that it costs the vector path none.
@@ -179,35 +179,61 @@ __device__ __forceinline__ void row_in_registers(const T *xr, T *yr, const T *w,
     }
 }
 
+/* Kind 2's chunk: VPT vectors a thread from column c0 (those past n zero, never summed). */
+__device__ __forceinline__ void load_chunk(const T *xr, int c0, int n, int lane, int lanes, V16 *v) {
+#pragma unroll
+    for (int i = 0; i < VPT; i++) {
+        const int c = c0 + (i * lanes + lane) * VEC;
+        v[i] = c < n ? ld_x(xr + c) : V16();
+    }
+}
+
+/* Adds a chunk's sums of x - shift and (x - shift)^2 to s1 and s2: the chunk's own sums first, so that the
+ * running sums take one rounding per chunk. */
+__device__ __forceinline__ void chunk_sums(const V16 *v, int c0, int n, int lane, int lanes, float shift, float &s1,
+                                           float &s2) {
+    float p1 = 0.0f, p2 = 0.0f;
+#pragma unroll
+    for (int i = 0; i < VPT; i++) {
+        if (c0 + (i * lanes + lane) * VEC >= n) continue;
+#pragma unroll
+        for (int j = 0; j < VEC; j++) {
+            const float d = trr_to_f32(v[i].e[j]) - shift;
+            p1 += d;
+            p2 += d * d;
+        }
+    }
+    s1 += p1;
+    s2 += p2;
+}
+
 /* Kind 2, every pointer aligned and n a multiple of VEC: rows of any length in chunks of blockDim.x * VPT
- * vectors; var = S2/N - (S1/N)^2 from the sums of x - x0. */
+ * vectors, var = S2/N - (S1/N)^2 from one pass's sums of x - shift. layer_norm's shift is x0 plus the mean of
+ * x - x0 over the first chunk: near the row's mean, so the difference loses little to cancellation even where x0
+ * is far out, and still exactly x0 on a constant row. */
 template <bool LAYER>
 __device__ __forceinline__ void row_looped(const T *xr, T *yr, const T *w, const T *b, int n, float eps,
                                            float *scratch) {
     const int lanes = blockDim.x, lane = threadIdx.x, chunk = lanes * VPT * VEC;
-    row_stats st = {LAYER ? trr_to_f32(xr[0]) : 0.0f, 0.0f, 0.0f};
+    row_stats st = {0.0f, 0.0f, 0.0f};
     float s1 = 0.0f, s2 = 0.0f;
-    for (int c0 = 0; c0 < n; c0 += chunk) {
-        V16 v[VPT];
+    V16 v[VPT];
+    load_chunk(xr, 0, n, lane, lanes, v);
+    if (LAYER) {
+        const float x0 = trr_to_f32(xr[0]);
+        float p = 0.0f;
 #pragma unroll
         for (int i = 0; i < VPT; i++) {
-            const int c = c0 + (i * lanes + lane) * VEC;
-            v[i] = c < n ? ld_x(xr + c) : V16();
-        }
-        /* a chunk's own sums first: the running sums then take one rounding per chunk */
-        float p1 = 0.0f, p2 = 0.0f;
+            if ((i * lanes + lane) * VEC >= n) continue;
 #pragma unroll
-        for (int i = 0; i < VPT; i++) {
-            if (c0 + (i * lanes + lane) * VEC >= n) continue;
-#pragma unroll
-            for (int j = 0; j < VEC; j++) {
-                const float d = trr_to_f32(v[i].e[j]) - st.x0;
-                p1 += d;
-                p2 += d * d;
-            }
+            for (int j = 0; j < VEC; j++) p += trr_to_f32(v[i].e[j]) - x0;
         }
-        s1 += p1;
-        s2 += p2;
+        st.x0 = x0 + trr_block_sum(p, scratch) / (float)(n < chunk ? n : chunk);
+    }
+    chunk_sums(v, 0, n, lane, lanes, st.x0, s1, s2);
+    for (int c0 = chunk; c0 < n; c0 += chunk) {
+        load_chunk(xr, c0, n, lane, lanes, v);
+        chunk_sums(v, c0, n, lane, lanes, st.x0, s1, s2);
     }
     const float inv_n = 1.0f / (float)n;
     if (LAYER) {
@@ -218,12 +244,7 @@ __device__ __forceinline__ void row_looped(const T *xr, T *yr, const T *w, const
         st.scale = rsqrtf(trr_block_sum(s2, scratch) * inv_n + eps);
     }
     for (int c0 = 0; c0 < n; c0 += chunk) {
-        V16 v[VPT];
-#pragma unroll
-        for (int i = 0; i < VPT; i++) {
-            const int c = c0 + (i * lanes + lane) * VEC;
-            v[i] = c < n ? ld_x(xr + c) : V16();
-        }
+        load_chunk(xr, c0, n, lane, lanes, v);
 #pragma unroll
         for (int i = 0; i < VPT; i++) {
             const int c = c0 + (i * lanes + lane) * VEC;
