@@ -36,12 +36,13 @@ int trr_cuda_norm_plan(const trr_call *call, int *out_kind, int *out_vpt, char *
     } else if (c->block_n <= TRR_CUDA_NORM_WARP_MAX_COLS) {
         kind = TRR_CUDA_NORM_WARP;
         vpt = c->block_n / vec / 32;
-        if ((c->block_n / vec) % 32) no = "a warp per row (block_n <= 1024): block_n / vector_width must be a multiple of 32";
+        if ((c->block_n / vec) % 32)
+            no = "a warp per row (block_n <= 1024): block_n / vector_width must be a multiple of 32";
         else if (call->cols > c->block_n) no = "a warp per row holds rows of at most block_n columns";
     } else {
         vpt = c->block_n / vec / (c->threads > 0 ? c->threads : 1);
         if ((c->block_n / vec) % (c->threads > 0 ? c->threads : 1))
-            no = "a block per row (block_n > 1024): block_n must be threads x vector_width x the vectors a thread holds";
+            no = "a block per row (block_n > 1024): block_n must be threads x vector_width x vectors a thread";
         else if (call->cols > c->block_n) {
             kind = TRR_CUDA_NORM_LOOP;
             if (vpt != TRR_CUDA_NORM_LOOP_VPT)
