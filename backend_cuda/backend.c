@@ -1,8 +1,13 @@
 /* The CUDA backend's entry points (core/backend.h documents each slot). */
 #include "trr_cuda.h"
 
+#include "op_table.h"
+
 static trr_status cuda_run(trr_context *ctx, const trr_call *call) {
     TRR_TRY(trr_cuda_bind(ctx));
+    /* ops whose kernel the op table names run by their shape rule's launcher */
+    const trr_op_desc *d = trr_op_desc_get(call->op);
+    if (d && d->kernel && d->shape == TRR_SHAPE_ROW_NORM) return trr_cuda_run_row_norm(ctx, call);
     switch (call->op) {
     case TRR_OP_COPY:
     case TRR_OP_ADD:
@@ -17,7 +22,14 @@ static trr_status cuda_run(trr_context *ctx, const trr_call *call) {
 }
 
 static trr_status cuda_supports(trr_context *ctx, const trr_call *call) {
-    (void)ctx, (void)call; /* every op table signature, bf16 included, has a kernel */
+    /* every op table signature, bf16 included, has a kernel: the hand-picked ones by op, the others by their
+     * shape rule's launcher and the kernel file the op table names */
+    const trr_op_desc *d = trr_op_desc_get(call->op);
+    if (!d || !d->kernel) return TRR_OK;
+    trr_cuda_variant v;
+    if (d->shape != TRR_SHAPE_ROW_NORM || !trr_cuda_variant_rule(&v, d->kernel, call->x.dtype, 0, 1))
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda: %s has no kernel for its shape rule here (%s.cu)", d->name,
+                         d->kernel);
     return TRR_OK;
 }
 

@@ -277,11 +277,67 @@ static void choose_matmul(const trr_cuda_dev *dev, trr_call *call) {
     }
 }
 
+/* The smallest multiple of 32 at or above v. */
+static int64_t round32(int64_t v) { return (v + 31) / 32 * 32; }
+
+/* Row norms (trr_cuda_norm_plan reads the fields), memory-bound like softmax, whose row kernels set the shape
+ * (docs/performance.md): rows of up to 1024 columns a warp each, 256 threads a block; longer rows a block each,
+ * held in registers as 4 vectors a thread up to 1024 vectors a row, else 8 (fewer registers per byte in flight,
+ * two or more rows resident per SM), over the fewest threads, a multiple of 32, that cover it; past 512 threads
+ * of 8 (16384 f32, 32768 f16) 512 threads loop over chunks of 4 vectors each and read x twice, the second time
+ * mostly from L2. A given threads or block_n is kept and the other follows from it. */
+void trr_cuda_choose_norm(trr_call *call) {
+    trr_config *c = &call->config;
+    const int vec = 16 / elem_size(call->x.dtype);
+    const int64_t n = call->cols, v = (n + vec - 1) / vec; /* vectors a row */
+    if (!c->vector_width) c->vector_width = vec;
+    if (!c->block_n) {
+        int64_t bn;
+        if (n <= TRR_CUDA_NORM_WARP_MAX_COLS) {
+            bn = 32 * vec * ((v + 31) / 32);
+        } else {
+            int64_t t = c->threads, vpt;
+            if (!t) {
+                vpt = v <= 1024 ? 4 : 8;
+                t = round32((v + vpt - 1) / vpt);
+                if (t > 512) t = 512; /* past 16384 f32: the looping kernel */
+            }
+            vpt = (v + t - 1) / t;
+            if (vpt > TRR_CUDA_NORM_MAX_VPT) vpt = TRR_CUDA_NORM_LOOP_VPT;
+            else /* block_n past the warp kernel's, which tells the kernels apart */
+                while (t * vpt * vec <= TRR_CUDA_NORM_WARP_MAX_COLS && vpt < TRR_CUDA_NORM_MAX_VPT) vpt++;
+            if (!c->threads) c->threads = (int)t;
+            bn = t * vpt * vec;
+        }
+        c->block_n = (int)bn;
+    }
+    if (!c->threads) {
+        int t = 256;
+        if (c->block_n > TRR_CUDA_NORM_WARP_MAX_COLS && c->block_n % vec == 0) {
+            /* the vectors a thread holds: 4 first, as above, then the others that split block_n into threads */
+            static const int order[] = {4, 8, 2, 6, 3, 5, 7, 1};
+            const int nv = c->block_n / vec;
+            for (int i = 0; i < 8; i++) {
+                if (nv % order[i] == 0 && (nv / order[i]) % 32 == 0 && nv / order[i] <= 1024) {
+                    t = nv / order[i];
+                    break;
+                }
+            }
+        }
+        c->threads = t;
+    }
+}
+
 void trr_cuda_choose_config(trr_context *ctx, trr_call *call) {
     const trr_cuda_dev *dev = ctx ? ctx->dev : NULL;
     trr_config h;
     memset(&h, 0, sizeof h);
     int es = elem_size(call->x.dtype);
+    const trr_op_desc *desc = trr_op_desc_get(call->op);
+    if (desc && desc->shape == TRR_SHAPE_ROW_NORM) {
+        trr_cuda_choose_norm(call);
+        return;
+    }
     switch (call->op) {
     case TRR_OP_MATMUL: choose_matmul(dev, call); return;
     case TRR_OP_SOFTMAX: {
@@ -438,6 +494,14 @@ trr_status trr_cuda_check_config(trr_context *ctx, const trr_call *call) {
         const char *vname = "?";
         trr_variant_name((trr_variant)c->variant, &vname);
         return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda: variant %s; this op has one kernel family here (simt)", vname);
+    }
+    const trr_op_desc *desc = trr_op_desc_get(call->op);
+    if (desc && desc->shape == TRR_SHAPE_ROW_NORM) {
+        int kind, vpt;
+        char why[200];
+        if (!trr_cuda_norm_plan(call, &kind, &vpt, why, sizeof why))
+            return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda %s: %s", desc->name, why);
+        return TRR_OK;
     }
     const int bulk_ok = !dev || dev->cc_major >= 9; /* cp.async.bulk */
     if (call->op == TRR_OP_ROW_SUM && (c->block_m > 1 || c->block_k < 1 || c->block_k > (bulk_ok ? 4 : 3)))

@@ -368,6 +368,20 @@ int trr_cuda_softmax_online_items(trr_dtype dtype);
 #define TRR_CUDA_SOFTMAX_WARP_THREADS 256
 int trr_cuda_softmax_warp_items(trr_dtype dtype, int64_t cols);
 
+/* Row norms (the row-norm shape rule, ops_norm.c), from block_n, threads and vector_width (16 bytes of elements):
+ * block_n <= TRR_CUDA_NORM_WARP_MAX_COLS is a warp per row, threads / 32 rows a block, each lane holding
+ * block_n / (32 * vector_width) vectors (rows of at most block_n columns); a larger block_n is a block per row,
+ * each thread holding block_n / (threads * vector_width) vectors (its VPT): rows of up to block_n columns stay in
+ * registers, longer ones loop over chunks of block_n (then VPT must be TRR_CUDA_NORM_LOOP_VPT). */
+#define TRR_CUDA_NORM_WARP_MAX_COLS 1024
+#define TRR_CUDA_NORM_MAX_VPT 8
+#define TRR_CUDA_NORM_LOOP_VPT 4
+enum { TRR_CUDA_NORM_WARP = 0, TRR_CUDA_NORM_BLOCK = 1, TRR_CUDA_NORM_LOOP = 2 }; /* the kernels' KIND */
+/* The kernel kind and vectors per thread a call's config asks for: 1, or 0 with the reason in why. */
+int trr_cuda_norm_plan(const trr_call *call, int *out_kind, int *out_vpt, char *why, size_t cap);
+/* The heuristic's row-norm config (config.c); fields already set are kept and the others follow from them. */
+void trr_cuda_choose_norm(trr_call *call);
+
 /* matmul kernel families (trr_variant): simt (CUDA cores, any call), mma (mma.m16n8k16 tensor cores with
  * cp.async: f16 on compute capability 8.0 and later, A row-major, lda and ldb multiples of 8, 16-byte aligned
  * operands), wgmma (the Hopper kernel, wgmma + TMA, matmul_wgmma.cu: the same calls on sm_90a with the driver's
@@ -407,6 +421,9 @@ void trr_cuda_variant_matmul_mma(trr_cuda_variant *v, const trr_config *cfg, int
 void trr_cuda_variant_matmul_simt(trr_cuda_variant *v, const trr_config *cfg, trr_dtype in, trr_dtype out,
                                   int trans_a, int trans_b, int aligned);
 void trr_cuda_variant_matmul_wgmma(trr_cuda_variant *v, const trr_config *cfg, int trans_b, trr_dtype in, trr_dtype out);
+/* A kernel of the generic row-rule path: kernels/cuda/<stem>.cu with DT, KIND and VPT; 0 when no such file is
+ * embedded. */
+int trr_cuda_variant_rule(trr_cuda_variant *v, const char *stem, trr_dtype dt, int kind, int vpt);
 
 /* ---- ops ---- */
 trr_status trr_cuda_run_elementwise(trr_context *ctx, const trr_call *call); /* the element-wise shape rule: copy, add, gelu, silu */
@@ -414,6 +431,8 @@ trr_status trr_cuda_run_rgb_to_grey(trr_context *ctx, const trr_call *call);
 trr_status trr_cuda_run_softmax(trr_context *ctx, const trr_call *call);
 trr_status trr_cuda_run_row_sum(trr_context *ctx, const trr_call *call);
 trr_status trr_cuda_run_matmul(trr_context *ctx, const trr_call *call);
+/* Any op of the row-norm shape rule: its kernel stem and name from the op table (ops_norm.c). */
+trr_status trr_cuda_run_row_norm(trr_context *ctx, const trr_call *call);
 
 /* The kernels/cuda sources, embedded at build time (backend_cuda/CMakeLists.txt). */
 extern const trr_embedded_file trr_cuda_kernels[];

@@ -51,6 +51,13 @@ void trr_cuda_variant_matmul_simt(trr_cuda_variant *v, const trr_config *cfg, tr
                     trans_a ? 1 : 0, trans_b ? 1 : 0, aligned ? 1 : 0);
 }
 
+/* A kernel of a shape rule's generic path; a stem with no embedded file still reaches fn, whose compile fails. */
+static void rule_variant(trr_cuda_variant_fn fn, void *user, const char *stem, trr_dtype dt, int kind, int vpt) {
+    trr_cuda_variant v;
+    if (!trr_cuda_variant_rule(&v, stem, dt, kind, vpt)) v.file = stem;
+    fn(&v, user);
+}
+
 void trr_cuda_for_each_variant(trr_cuda_variant_fn fn, void *user) {
     trr_cuda_variant v;
     /* copy by element size; add, gelu and silu per float dtype (f32, f16, bf16); each with every UNROLL (vectors
@@ -107,6 +114,28 @@ void trr_cuda_for_each_variant(trr_cuda_variant_fn fn, void *user) {
                 trr_cuda_define(&v, "-DDT=%d -DLOADS=%d -DLOAD_KIND=%d", (int)floats[d], loads, kind);
                 fn(&v, user);
             }
+        }
+    }
+    /* the row-norm rule's kernel files (each stem once), per float dtype: a warp per row with every count of
+     * vectors a lane up to 1024 columns, a block per row with every count up to TRR_CUDA_NORM_MAX_VPT, the
+     * looping kernel with its own */
+    for (int op = 0; op < TRR_OP_COUNT; op++) {
+        const trr_op_desc *d = trr_op_desc_get((trr_op)op);
+        if (!d || d->shape != TRR_SHAPE_ROW_NORM || !d->kernel) continue;
+        int seen = 0;
+        for (int e = 0; e < op && !seen; e++) {
+            const trr_op_desc *o = trr_op_desc_get((trr_op)e);
+            seen = o && o->shape == TRR_SHAPE_ROW_NORM && o->kernel && strcmp(o->kernel, d->kernel) == 0;
+        }
+        if (seen) continue;
+        for (int f = 0; f < 3; f++) {
+            const int vec = floats[f] == TRR_F32 ? 4 : 8;
+            for (int vpt = 1; vpt <= TRR_CUDA_NORM_MAX_VPT; vpt++) {
+                if (32 * vpt * vec <= TRR_CUDA_NORM_WARP_MAX_COLS)
+                    rule_variant(fn, user, d->kernel, floats[f], TRR_CUDA_NORM_WARP, vpt);
+                rule_variant(fn, user, d->kernel, floats[f], TRR_CUDA_NORM_BLOCK, vpt);
+            }
+            rule_variant(fn, user, d->kernel, floats[f], TRR_CUDA_NORM_LOOP, TRR_CUDA_NORM_LOOP_VPT);
         }
     }
     /* matmul, tensor cores: every known-good config, both B layouts, both output types */

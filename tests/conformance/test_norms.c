@@ -19,6 +19,10 @@ typedef struct shape {
 static const shape shapes[] = {
     {1, 1, 0, 0, 1},    {3, 17, 0, 0, 1},    {17, 127, 5, 3, 2},  {5, 781, 0, 0, 1},
     {2, 1000, 3, 0, 1}, {4, 1823, 0, 5, 3},  {3, 4099, 1, 1, 1},  {2, 12289, 0, 0, 1},
+    /* whole 16-byte vectors in every dtype (rows, padding and the output's offset multiples of 8 elements): the
+     * GPU kernels' vector paths for short rows, rows held in registers, and rows past that */
+    {9, 256, 0, 0, 1},  {5, 1024, 8, 8, 1},  {3, 2048, 0, 0, 1},  {3, 8192, 8, 0, 1},
+    {2, 16384, 0, 0, 1}, {2, 20480, 0, 0, 1}, {2, 40960, 0, 0, 1},
 };
 
 static uint32_t rng = 2463534242u;
@@ -76,7 +80,7 @@ static void run_case(trr_context *ctx, const char *spec, int layer, trr_dtype dt
                      double eps) {
     const size_t es = dsize(dt);
     const int64_t xs = s->n + s->x_pad, ys = s->n + s->y_pad;
-    const size_t x_elems = (size_t)(s->m * xs), y_elems = (size_t)(s->m * ys) + 8, w_elems = (size_t)(s->n * s->w_stride);
+    const size_t x_elems = (size_t)(s->m * xs), y_elems = (size_t)(s->m * ys) + 12, w_elems = (size_t)(s->n * s->w_stride);
     void *hx = calloc(x_elems, es), *hw = calloc(w_elems, es), *hb = calloc(w_elems, es), *hy = malloc(y_elems * es);
     float *fx = calloc((size_t)(s->m * s->n), sizeof(float)), *fw = calloc((size_t)s->n, sizeof(float)),
           *fb = calloc((size_t)s->n, sizeof(float));
@@ -100,7 +104,7 @@ static void run_case(trr_context *ctx, const char *spec, int layer, trr_dtype dt
     cr_assert_eq(trr_buffer_write(ctx, bw, 0, hw, w_elems * es), TRR_OK);
     cr_assert_eq(trr_buffer_write(ctx, bb, 0, hb, w_elems * es), TRR_OK);
     cr_assert_eq(trr_buffer_fill(ctx, by, 0, y_elems * es, 0xFF), TRR_OK); /* NaN in every float dtype */
-    const int64_t y_off = 4; /* the output view starts inside its buffer */
+    const int64_t y_off = 8; /* the output view starts inside its buffer, 16-byte aligned in every dtype */
     trr_tensor tx, tw, tb, ty;
     const int64_t xshape[2] = {s->m, s->n}, xstr[2] = {xs, 1}, ystr[2] = {ys, 1}, wshape[1] = {s->n},
                   wstr[1] = {s->w_stride};
