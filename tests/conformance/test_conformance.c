@@ -27,7 +27,7 @@ static uint64_t test_seed(void) {
     return (uint64_t)time(NULL);
 }
 
-static void run_backend(const char *name) {
+static void run_backend(const char *name, int quick) {
     int n = 0, found = 0;
     trr_backend_info bi = {0};
     cr_assert_eq(trr_backend_count(&n), TRR_OK);
@@ -47,7 +47,7 @@ static void run_backend(const char *name) {
         return;
     }
     const char *q = getenv("TRIREME_CONFORMANCE_QUICK");
-    trr_conf_options opt = {.seed = test_seed(), .quick = q && !strcmp(q, "1")};
+    trr_conf_options opt = {.seed = test_seed(), .quick = quick || (q && !strcmp(q, "1"))};
     trr_conf_report *reports[MAX_DEVICES];
     int n_reports = 0, failed = 0;
     for (int d = 0; d < bi.device_count && d < MAX_DEVICES; d++) {
@@ -111,17 +111,19 @@ Test(conformance, elementwise_at_every_vector_width, .timeout = 600) {
     cr_assert_gt(n_devices, 0, "no device at all (the cpu backend is always there)");
 }
 
-Test(conformance, cpu) { run_backend("cpu"); }
-Test(conformance, opencl) { run_backend("opencl"); }
-Test(conformance, vulkan) { run_backend("vulkan"); }
-Test(conformance, cuda) { run_backend("cuda"); }
+Test(conformance, cpu) { run_backend("cpu", 0); }
+Test(conformance, opencl) { run_backend("opencl", 0); }
+Test(conformance, vulkan) { run_backend("vulkan", 0); }
+Test(conformance, cuda) { run_backend("cuda", 0); }
 
 /* Vulkan through the memory path of discrete GPUs (device-local buffers, host transfers through a staging buffer,
  * batches that end with a host barrier only where the host reads): lavapipe maps its buffers directly, so
- * without TRIREME_VK_STAGING=1 CI would never run that path. Each Criterion test runs in a process of its own. */
+ * without TRIREME_VK_STAGING=1 CI would never run that path. The path is the same for every shape, so the quick
+ * list (every op, dtype, layout and special value on fewer shapes) runs it; the full list runs on the direct path
+ * above. Each Criterion test runs in a process of its own. */
 Test(conformance, vulkan_through_staging) {
     cr_assert_eq(setenv("TRIREME_VK_STAGING", "1", 1), 0);
-    run_backend("vulkan");
+    run_backend("vulkan", 1);
 }
 
 /* ---- the checker on hand-made outputs: copy f32 of 4 elements at element offset 2 in an 8-element buffer ---- */
