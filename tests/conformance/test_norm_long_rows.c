@@ -11,42 +11,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "host_values.h"
 #include "test_support.h"
 
 static uint32_t rng = 88172645u;
-static float uniform(float lo, float hi) {
-    rng ^= rng << 13, rng ^= rng >> 17, rng ^= rng << 5;
-    return lo + (hi - lo) * (float)(rng >> 8) / (float)(1u << 24);
-}
+static float uniform(float lo, float hi) { return host_uniform(&rng, lo, hi); }
 
-static size_t dsize(trr_dtype dt) { return dt == TRR_F32 ? 4 : 2; }
 
-/* Rounds v to dt, stores it at p[i] and returns the stored value as f32. */
-static float store(void *p, size_t i, trr_dtype dt, float v) {
-    if (dt == TRR_F32) {
-        ((float *)p)[i] = v;
-        return v;
-    }
-    uint16_t h;
-    float back;
-    if (dt == TRR_F16) {
-        trr_f32_to_f16(&v, &h, 1);
-        trr_f16_to_f32(&h, &back, 1);
-    } else {
-        trr_f32_to_bf16(&v, &h, 1);
-        trr_bf16_to_f32(&h, &back, 1);
-    }
-    ((uint16_t *)p)[i] = h;
-    return back;
-}
 
-static float load(const void *p, size_t i, trr_dtype dt) {
-    if (dt == TRR_F32) return ((const float *)p)[i];
-    float v;
-    if (dt == TRR_F16) trr_f16_to_f32(&((const uint16_t *)p)[i], &v, 1);
-    else trr_bf16_to_f32(&((const uint16_t *)p)[i], &v, 1);
-    return v;
-}
 
 typedef enum { ROW_RANDOM, ROW_CONSTANT } row_kind;
 
@@ -60,21 +32,22 @@ typedef struct norm_case {
 /* Runs both ops on one case and checks every element: f32 within 1e-5 (|y| + |w| + |b|), halves within their
  * per-element bound (test_norms.c); a constant row's layer_norm output equal to b. */
 static void run_case(trr_context *ctx, const char *spec, trr_dtype dt, const norm_case *k) {
-    const size_t es = dsize(dt), elems = (size_t)(k->m * k->pitch), n = (size_t)k->n, pitch = (size_t)k->pitch;
+    const size_t es = host_dtype_size(dt), elems = (size_t)(k->m * k->pitch);
+    const size_t n = (size_t)k->n, pitch = (size_t)k->pitch;
     void *hx = calloc(elems, es), *hw = malloc(n * es), *hb = malloc(n * es), *hy = malloc(elems * es);
     float *fx = malloc((size_t)(k->m * k->n) * sizeof(float)), *fw = malloc(n * sizeof(float)),
           *fb = malloc(n * sizeof(float));
     double *ref = malloc(n * sizeof(double));
     cr_assert(hx && hw && hb && hy && fx && fw && fb && ref);
     for (size_t j = 0; j < n; j++) {
-        fw[j] = store(hw, j, dt, uniform(0.5f, 1.5f));
-        fb[j] = store(hb, j, dt, uniform(-0.5f, 0.5f));
+        fw[j] = host_store(hw, j, dt, uniform(0.5f, 1.5f));
+        fb[j] = host_store(hb, j, dt, uniform(-0.5f, 0.5f));
     }
     for (int64_t i = 0; i < k->m; i++) {
         const int constant = k->constant_last && i == k->m - 1;
         for (size_t j = 0; j < n; j++)
             fx[i * k->n + j] =
-                store(hx, i * pitch + j, dt, (float)k->mean + (constant ? 0.25f : uniform(-1.0f, 1.0f)));
+                host_store(hx, i * pitch + j, dt, (float)k->mean + (constant ? 0.25f : uniform(-1.0f, 1.0f)));
     }
     trr_buffer *bx, *bw, *bb, *by;
     cr_assert_eq(trr_buffer_create(ctx, elems * es, &bx), TRR_OK);
@@ -113,7 +86,7 @@ static void run_case(trr_context *ctx, const char *spec, trr_dtype dt, const nor
             for (size_t j = 0; j < n; j++) ref[j] = ((double)x[j] - mean) * inv * fw[j] + (layer ? fb[j] : 0.0);
             const int constant = k->constant_last && i == k->m - 1;
             for (size_t j = 0; j < n; j++) {
-                const float got = load(hy, (size_t)i * pitch + j, dt);
+                const float got = host_load(hy, (size_t)i * pitch + j, dt);
                 if (layer && constant) {
                     cr_assert(got == fb[j], "%s %s %s constant row (%lld,%zu): %.9g, want b = %.9g exactly", spec,
                               op, dn, (long long)i, j, (double)got, (double)fb[j]);

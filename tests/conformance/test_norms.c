@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "host_values.h"
 #include "test_support.h"
 
 typedef struct shape {
@@ -26,39 +27,10 @@ static const shape shapes[] = {
 };
 
 static uint32_t rng = 2463534242u;
-static float uniform(float lo, float hi) {
-    rng ^= rng << 13, rng ^= rng >> 17, rng ^= rng << 5;
-    return lo + (hi - lo) * (float)(rng >> 8) / (float)(1u << 24);
-}
+static float uniform(float lo, float hi) { return host_uniform(&rng, lo, hi); }
 
-static size_t dsize(trr_dtype dt) { return dt == TRR_F32 ? 4 : 2; }
 
-/* Rounds v to dt and stores it at p[i]; returns the rounded value. */
-static float store(void *p, size_t i, trr_dtype dt, float v) {
-    if (dt == TRR_F32) {
-        ((float *)p)[i] = v;
-        return v;
-    }
-    uint16_t h;
-    float back;
-    if (dt == TRR_F16) {
-        trr_f32_to_f16(&v, &h, 1);
-        trr_f16_to_f32(&h, &back, 1);
-    } else {
-        trr_f32_to_bf16(&v, &h, 1);
-        trr_bf16_to_f32(&h, &back, 1);
-    }
-    ((uint16_t *)p)[i] = h;
-    return back;
-}
 
-static float load(const void *p, size_t i, trr_dtype dt) {
-    if (dt == TRR_F32) return ((const float *)p)[i];
-    float v;
-    if (dt == TRR_F16) trr_f16_to_f32(&((const uint16_t *)p)[i], &v, 1);
-    else trr_bf16_to_f32(&((const uint16_t *)p)[i], &v, 1);
-    return v;
-}
 
 /* The float64 row: y = (x - mean) / sqrt(var + eps) * w + b (layer), or x / sqrt(mean(x^2) + eps) * w (rms). */
 static void reference_row(int layer, const float *x, const float *w, const float *b, int64_t n, double eps, double *y) {
@@ -78,22 +50,24 @@ typedef enum { ROWS_RANDOM, ROWS_CONSTANT } row_kind;
  * half outputs within the half bound per element (relative 1e-2 f16, 4e-2 bf16, floored at the row's scale). */
 static void run_case(trr_context *ctx, const char *spec, int layer, trr_dtype dt, const shape *s, row_kind kind,
                      double eps) {
-    const size_t es = dsize(dt);
+    const size_t es = host_dtype_size(dt);
     const int64_t xs = s->n + s->x_pad, ys = s->n + s->y_pad;
-    const size_t x_elems = (size_t)(s->m * xs), y_elems = (size_t)(s->m * ys) + 12, w_elems = (size_t)(s->n * s->w_stride);
+    const size_t x_elems = (size_t)(s->m * xs), y_elems = (size_t)(s->m * ys) + 12;
+    const size_t w_elems = (size_t)(s->n * s->w_stride);
     void *hx = calloc(x_elems, es), *hw = calloc(w_elems, es), *hb = calloc(w_elems, es), *hy = malloc(y_elems * es);
     float *fx = calloc((size_t)(s->m * s->n), sizeof(float)), *fw = calloc((size_t)s->n, sizeof(float)),
           *fb = calloc((size_t)s->n, sizeof(float));
     double *ref = calloc((size_t)s->n, sizeof(double));
     cr_assert(hx && hw && hb && hy && fx && fw && fb && ref);
     for (int64_t j = 0; j < s->n; j++) {
-        fw[j] = store(hw, (size_t)(j * s->w_stride), dt, uniform(0.5f, 1.5f));
-        fb[j] = store(hb, (size_t)(j * s->w_stride), dt, uniform(-0.5f, 0.5f));
+        fw[j] = host_store(hw, (size_t)(j * s->w_stride), dt, uniform(0.5f, 1.5f));
+        fb[j] = host_store(hb, (size_t)(j * s->w_stride), dt, uniform(-0.5f, 0.5f));
     }
     for (int64_t i = 0; i < s->m; i++) {
         const float c = uniform(-3.0f, 3.0f);
         for (int64_t j = 0; j < s->n; j++)
-            fx[i * s->n + j] = store(hx, (size_t)(i * xs + j), dt, kind == ROWS_CONSTANT ? c : uniform(-2.0f, 2.0f) + c);
+            fx[i * s->n + j] =
+                host_store(hx, (size_t)(i * xs + j), dt, kind == ROWS_CONSTANT ? c : uniform(-2.0f, 2.0f) + c);
     }
     trr_buffer *bx, *bw, *bb, *by;
     cr_assert_eq(trr_buffer_create(ctx, x_elems * es, &bx), TRR_OK);
@@ -123,7 +97,7 @@ static void run_case(trr_context *ctx, const char *spec, int layer, trr_dtype dt
     for (int64_t i = 0; i < s->m; i++) {
         reference_row(layer, fx + i * s->n, fw, fb, s->n, eps, ref);
         for (int64_t j = 0; j < s->n; j++) {
-            const float got = load(hy, (size_t)(y_off + i * ys + j), dt);
+            const float got = host_load(hy, (size_t)(y_off + i * ys + j), dt);
             const double want = ref[j];
             if (isnan(want)) {
                 cr_assert(isnan(got), "%s %s %s [%lld,%lld] (%lld,%lld): %g where the reference is NaN", spec,
@@ -144,7 +118,7 @@ static void run_case(trr_context *ctx, const char *spec, int layer, trr_dtype dt
         const int64_t r = ((int64_t)e - y_off) / ys, c = ((int64_t)e - y_off) % ys;
         const int inside = (int64_t)e >= y_off && r < s->m && c < s->n;
         if (!inside)
-            cr_assert(isnan(load(hy, e, dt)), "%s: element %zu outside the output view was written", spec, e);
+            cr_assert(isnan(host_load(hy, e, dt)), "%s: element %zu outside the output view was written", spec, e);
     }
     trr_buffer_destroy(bx);
     trr_buffer_destroy(bw);

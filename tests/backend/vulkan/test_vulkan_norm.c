@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "host_values.h"
 #include "test_support.h"
 
 typedef struct norm_case {
@@ -26,55 +27,27 @@ typedef struct norm_case {
 } norm_case;
 
 static uint32_t rng = 88172645u;
-static float uniform(float lo, float hi) {
-    rng ^= rng << 13, rng ^= rng >> 17, rng ^= rng << 5;
-    return lo + (hi - lo) * (float)(rng >> 8) / (float)(1u << 24);
-}
+static float uniform(float lo, float hi) { return host_uniform(&rng, lo, hi); }
 
-static size_t dsize(trr_dtype dt) { return dt == TRR_F32 ? 4 : 2; }
 
-static float store(void *p, size_t i, trr_dtype dt, float v) {
-    if (dt == TRR_F32) {
-        ((float *)p)[i] = v;
-        return v;
-    }
-    uint16_t h;
-    float back;
-    if (dt == TRR_F16) {
-        trr_f32_to_f16(&v, &h, 1);
-        trr_f16_to_f32(&h, &back, 1);
-    } else {
-        trr_f32_to_bf16(&v, &h, 1);
-        trr_bf16_to_f32(&h, &back, 1);
-    }
-    ((uint16_t *)p)[i] = h;
-    return back;
-}
 
-static float load(const void *p, size_t i, trr_dtype dt) {
-    if (dt == TRR_F32) return ((const float *)p)[i];
-    float v;
-    if (dt == TRR_F16) trr_f16_to_f32(&((const uint16_t *)p)[i], &v, 1);
-    else trr_bf16_to_f32(&((const uint16_t *)p)[i], &v, 1);
-    return v;
-}
 
 static void run(trr_context *ctx, const norm_case *k) {
-    const size_t es = dsize(k->dt), xe = (size_t)(k->x_offset + k->m * k->n), ye = (size_t)(k->m * k->n),
+    const size_t es = host_dtype_size(k->dt), xe = (size_t)(k->x_offset + k->m * k->n), ye = (size_t)(k->m * k->n),
                  we = (size_t)(k->n * k->w_stride);
     void *hx = calloc(xe, es), *hw = calloc(we, es), *hb = calloc(we, es), *hy = malloc(ye * es);
     float *fx = malloc(sizeof(float) * ye), *fw = malloc(sizeof(float) * (size_t)k->n),
           *fb = malloc(sizeof(float) * (size_t)k->n);
     cr_assert(hx && hw && hb && hy && fx && fw && fb);
     for (int64_t j = 0; j < k->n; j++) {
-        fw[j] = store(hw, (size_t)(j * k->w_stride), k->dt, uniform(0.5f, 1.5f));
-        fb[j] = store(hb, (size_t)(j * k->w_stride), k->dt, uniform(-0.5f, 0.5f));
+        fw[j] = host_store(hw, (size_t)(j * k->w_stride), k->dt, uniform(0.5f, 1.5f));
+        fb[j] = host_store(hb, (size_t)(j * k->w_stride), k->dt, uniform(-0.5f, 0.5f));
     }
     for (int64_t i = 0; i < k->m; i++) {
         /* a mean far from 0 against the spread in the second row: what a shifted sum must get right */
         const float c = i % 2 ? 40.0f : uniform(-1.0f, 1.0f);
         for (int64_t j = 0; j < k->n; j++)
-            fx[i * k->n + j] = store(hx, (size_t)(k->x_offset + i * k->n + j), k->dt, c + uniform(-2.0f, 2.0f));
+            fx[i * k->n + j] = host_store(hx, (size_t)(k->x_offset + i * k->n + j), k->dt, c + uniform(-2.0f, 2.0f));
     }
     trr_buffer *bx, *bw, *bb, *by;
     cr_assert_eq(trr_buffer_create(ctx, xe * es, &bx), TRR_OK);
@@ -118,7 +91,7 @@ static void run(trr_context *ctx, const norm_case *k) {
         const double inv = 1.0 / sqrt(ss / (double)k->n + eps);
         for (int64_t j = 0; j < k->n; j++) {
             const double want = (xr[j] - mean) * inv * fw[j] + (k->layer ? fb[j] : 0.0);
-            const double got = load(hy, (size_t)(i * k->n + j), k->dt);
+            const double got = host_load(hy, (size_t)(i * k->n + j), k->dt);
             const double bound = rel * (fabs(want) + fabs((double)fw[j]) + (k->layer ? fabs((double)fb[j]) : 0.0));
             if (!(fabs(got - want) <= bound))
                 cr_assert_fail("%s %s [%lld,%lld] w stride %lld block_n %d (%lld,%lld): %.9g, want %.9g (bound %.3g)",
