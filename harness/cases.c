@@ -1,4 +1,4 @@
-/* The case list (cases.h). Sizes follow SPEC.md "Correctness": 1, 3, 17, 127, 781, 1000, 1823, 4099 combined
+/* The case list (cases.h). Sizes follow docs/ops.md, "How the suite chooses inputs": 1, 3, 17, 127, 781, 1000, 1823, 4099 combined
  * so no size is a multiple of a tile, plus a few tile-aligned matmuls and the long rows that force multi-pass
  * softmax and row_sum. The dtypes come from the op table's signatures, so a new signature is tested at once.
  *
@@ -96,7 +96,7 @@ static void add_softmax(case_list *l) {
                                      {1823, 17, 0}, {3, 40000, 0}};
     add_2d(l, TRR_OP_SOFTMAX, packed, N_OF(packed), offset, N_OF(offset), strided, N_OF(strided));
 
-    /* Rows of 2^20 + 3 (SPEC "Every bound holds at every size"), and the special values at lengths within one
+    /* Rows of 2^20 + 3 (docs/ops.md, "Every bound holds at every size"), and the special values at lengths within one
      * tile (17), past it (4099), past any register kernel (40000) and at 2^20 + 3, where masked stretches span
      * many workgroup-sized chunks. */
     static const shape2 huge[] = {{2, 1048579, 0}};
@@ -154,7 +154,7 @@ static void add_same_sign_rows(case_list *l) {
 
 static void add_matmul(case_list *l) {
     /* Run in every signature, transposition and layout: mixed odd triples, a matrix-vector product, long dot
-     * products, and two tile-aligned sizes. The long-K case has 17 outputs, not 1: SPEC's Frobenius bound on a
+     * products, and two tile-aligned sizes. The long-K case has 17 outputs, not 1: docs/ops.md's Frobenius bound on a
      * single output is that output's relative error, and a random dot product of 4099 terms cancels enough that
      * correct f32 accumulation exceeds 1e-5 on a few percent of seeds (measured: 2-4%); over 17 outputs the
      * worst of 300 seeds was 3e-6. */
@@ -219,7 +219,7 @@ static void add_matmul(case_list *l) {
                 }
             }
         }
-        /* K past 2^16 and past 2^17 (SPEC "Every bound holds at every size"), on a small output */
+        /* K past 2^16 and past 2^17 (docs/ops.md, "Every bound holds at every size"), on a small output */
         static const int64_t long_k[] = {70000, 131075};
         for (int i = 0; i < N_OF(long_k); i++) {
             c.m = 3, c.n = 17, c.k = long_k[i];
@@ -246,7 +246,7 @@ static void add_matmul(case_list *l) {
     }
 }
 
-/* Batched matmul (SPEC.md "Wave 2"): odd batch counts over odd shapes, a batch of one, broadcast A or B (a 2-D
+/* Batched matmul (docs/ops.md, "matmul"): odd batch counts over odd shapes, a batch of one, broadcast A or B (a 2-D
  * operand when packed, batch stride 0 otherwise), padded batch strides (strided), transposed operands, an
  * epilogue, K = 0 per batch, tile-aligned batches and shared inputs in the layouts the tensor-core kernels take.
  * Small matrices: the batch, not the matrix, is the point. */

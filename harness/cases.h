@@ -17,7 +17,7 @@ typedef enum trr_case_layout {
     TRR_LAYOUT_COUNT
 } trr_case_layout;
 
-/* Special values in softmax inputs (SPEC.md "Wave 2", Special values): -inf is a masked entry. */
+/* Special values in softmax inputs (docs/ops.md, "Special values"): -inf is a masked entry. */
 typedef enum trr_case_special {
     TRR_SPECIAL_NONE = 0,      /* random values only */
     TRR_SPECIAL_MASK_PREFIX,   /* every row masked from its start, most of the row (row 0: all but the last) */
@@ -49,7 +49,7 @@ typedef struct trr_case {
     float alpha;
     int quick;            /* member of the small subset used under sanitizers */
     int special;          /* softmax input pattern written over the random fill (trr_case_special) */
-    /* matmul batch (SPEC.md "Wave 2"): 0 is a plain 2-D call; b >= 1 gives rank-3 operands [b, ...] (b = 1 is a
+    /* matmul batch (docs/ops.md, "matmul"): 0 is a plain 2-D call; b >= 1 gives rank-3 operands [b, ...] (b = 1 is a
      * batch of one). A broadcast input is one matrix shared by every batch: a 2-D operand in the packed layout,
      * a rank-3 operand with batch stride 0 in the others. */
     int64_t batch;

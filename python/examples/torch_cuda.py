@@ -9,7 +9,7 @@ reads torch's results, ctx.synchronize() before torch reads trireme's).
     python3 python/examples/torch_cuda.py [--reps 20] [--quick]
 
 Without torch, without a CUDA device, or with a trireme built without CUDA, it says so and exits 0.
-Exit status 1 when a result is outside the SPEC's bounds (docs/ops.md).
+Exit status 1 when a result is outside the bounds of docs/ops.md.
 """
 
 import argparse
@@ -41,7 +41,7 @@ def main():
         ctx = trireme.Context(f"cuda:{dev}")
     except trireme.TriremeError as e:
         skip(f"trireme has no cuda:{dev}: {e}")
-    torch.backends.cuda.matmul.allow_tf32 = False  # the SPEC's f32 matmul is true f32 on both sides
+    torch.backends.cuda.matmul.allow_tf32 = False  # docs/ops.md's f32 matmul is true f32 on both sides
     print(f"trireme {trireme.__version__} ({trireme.library_path()}) on {ctx.device['name']}; torch {torch.__version__}")
 
     q = args.quick

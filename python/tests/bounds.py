@@ -1,4 +1,4 @@
-"""The SPEC's error bounds (docs/ops.md), against float64 references."""
+"""The error bounds of docs/ops.md, against float64 references."""
 
 import numpy as np
 

@@ -1,5 +1,5 @@
 """bfloat16 through the Python package: the conversions against a NumPy model of round-to-nearest-even, and the
-ops that take bf16 on every device here, against float64 references of the rounded inputs with the SPEC's bf16
+ops that take bf16 on every device here, against float64 references of the rounded inputs with docs/ops.md's bf16
 bounds. Outputs are poisoned (NaN) before each run."""
 
 import numpy as np

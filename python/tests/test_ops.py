@@ -1,5 +1,5 @@
 """Every op of the table through the Python package, on every device here, against float64 references with the
-SPEC's bounds. Inputs are random (never zero); outputs are poisoned before each run (NaN, or for u8 two
+docs/ops.md's bounds. Inputs are random (never zero); outputs are poisoned before each run (NaN, or for u8 two
 different poisons), so an element an op fails to write is caught."""
 
 import numpy as np
@@ -164,7 +164,7 @@ def test_row_sum(ctx, rng, m, n, dtype):
 def test_rgb_to_grey(ctx, rng, h, w):
     img = rng.integers(0, 256, size=(3, h, w), dtype=np.uint8)
     r, g, b = (img[i].astype(np.float32) for i in range(3))
-    # the SPEC's f32 expression, each step rounded to f32
+    # docs/ops.md's f32 expression, each step rounded to f32
     v = (np.float32(0.2989) * r + np.float32(0.5870) * g) + np.float32(0.1140) * b
     exact = 0.2989 * r.astype(np.float64) + 0.5870 * g + 0.1140 * b
     got_f32 = run_into(ctx, ctx.rgb_to_grey, (h, w), np.float32, img)
