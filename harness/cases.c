@@ -1,6 +1,7 @@
 /* The case list (cases.h). Sizes follow docs/ops.md, "How the suite chooses inputs": 1, 3, 17, 127, 781, 1000,
- * 1823, 4099 combined so no size is a multiple of a tile, plus a few tile-aligned matmuls and the long rows that force multi-pass
- * softmax and row_sum. The dtypes come from the op table's signatures, so a new signature is tested at once.
+ * 1823, 4099 combined so no size is a multiple of a tile, plus a few tile-aligned matmuls and the long rows that
+ * force multi-pass softmax and row_sum. The dtypes come from the op table's signatures, so a new signature is
+ * tested at once.
  *
  * Cost: the suite must finish in minutes on a 2-core CPU device (PoCL, lavapipe), and the float64 reference
  * runs on that same CPU. Element-wise cases are cheap; matmul dominates, so only three large triples per
