@@ -22,6 +22,17 @@ typedef struct cli_child {
     char err[CLI_CHILD_CAP];
 } cli_child;
 
+/* In the forked child, before exec: TRIREME_DEVICE unset, and under the sanitizer build no exit-time leak report
+ * (drivers the tool unloads leave allocations whose frames name no module, which no suppression can match; the
+ * library's own leaks are checked in-process). */
+static inline void cli_child_environment(void) {
+    unsetenv("TRIREME_DEVICE");
+    const char *asan = getenv("ASAN_OPTIONS");
+    char no_leaks[512];
+    snprintf(no_leaks, sizeof no_leaks, "%s%sdetect_leaks=0", asan ? asan : "", asan && *asan ? ":" : "");
+    setenv("ASAN_OPTIONS", no_leaks, 1);
+}
+
 static inline void cli_child_slurp(int fd, char *buf) {
     lseek(fd, 0, SEEK_SET);
     size_t at = 0;
@@ -51,13 +62,7 @@ static inline cli_child *cli_child_run_env(const char *const *args, const char *
     if (pid == 0) {
         dup2(out_fd, 1);
         dup2(err_fd, 2);
-        unsetenv("TRIREME_DEVICE");
-        /* Under the sanitizer build the tool's exit would report what drivers it unloaded still hold (frames
-         * of no module, which no suppression can name); the library's own leaks are checked in-process. */
-        const char *asan = getenv("ASAN_OPTIONS");
-        char no_leaks[512];
-        snprintf(no_leaks, sizeof no_leaks, "%s%sdetect_leaks=0", asan ? asan : "", asan && *asan ? ":" : "");
-        setenv("ASAN_OPTIONS", no_leaks, 1);
+        cli_child_environment();
         for (int i = 0; env && env[i]; i++) {
             char name[128];
             const char *eq = strchr(env[i], '=');

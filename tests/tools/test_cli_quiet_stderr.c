@@ -12,6 +12,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cli_child.h"
+
 #ifndef TRR_CLI_PATH
 #error "TRR_CLI_PATH must name the trireme binary"
 #endif
@@ -61,13 +63,7 @@ Test(cli_quiet, devices_on_a_cold_cache_prints_nothing_to_stderr, .timeout = 600
     if (pid == 0) {
         dup2(out_fd, 1);
         dup2(err_fd, 2);
-        unsetenv("TRIREME_DEVICE");
-        /* Under the sanitizer build the tool's exit would report what drivers it unloaded still hold (frames
-         * of no module, which no suppression can name); the library's own leaks are checked in-process. */
-        const char *asan = getenv("ASAN_OPTIONS");
-        char no_leaks[512];
-        snprintf(no_leaks, sizeof no_leaks, "%s%sdetect_leaks=0", asan ? asan : "", asan && *asan ? ":" : "");
-        setenv("ASAN_OPTIONS", no_leaks, 1);
+        cli_child_environment();
         setenv("TRIREME_CACHE_DIR", cache, 1);
         /* PoCL's own kernel cache (POCL_CACHE_DIR, else under XDG_CACHE_HOME), Mesa's likewise: cold too */
         setenv("POCL_CACHE_DIR", xdg, 1);
