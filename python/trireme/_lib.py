@@ -2,13 +2,14 @@
 
 The library is looked for, in order:
   1. the path in the environment variable TRIREME_LIBRARY (when it is set, nowhere else);
-  2. a build tree beside the package's source: <repository>/build/libtrireme.so, when the package is loaded
+  2. inside the package: libtrireme.so beside this file, where the wheel puts it (pip install .);
+  3. a build tree beside the package's source: <repository>/build/libtrireme.so, when the package is loaded
      from a checkout (python/trireme/ two folders below a root that holds include/trireme.h) where ``make``
      has run;
-  3. where pkg-config says the library was installed: ``pkg-config --variable=libdir trireme``, which
+  4. where pkg-config says the library was installed: ``pkg-config --variable=libdir trireme``, which
      honours PKG_CONFIG_PATH (a prefix given to ``cmake --install --prefix``, once its lib/pkgconfig is on
      PKG_CONFIG_PATH);
-  4. the system loader: ctypes.util.find_library("trireme") (ldconfig's cache, LD_LIBRARY_PATH) and then the
+  5. the system loader: ctypes.util.find_library("trireme") (ldconfig's cache, LD_LIBRARY_PATH) and then the
      names libtrireme.so.0 / libtrireme.so, which dlopen resolves through the loader's own search (an
      installed prefix listed in ld.so.conf or LD_LIBRARY_PATH).
 When none loads, the error names every place that was tried and why it failed.
@@ -164,6 +165,9 @@ def _candidates():
     if env:  # named explicitly: that library or none, never a different one found elsewhere
         return [("TRIREME_LIBRARY", env, None)]
     found = []
+    bundled = pathlib.Path(__file__).resolve().parent / "libtrireme.so"
+    if bundled.is_file():  # an installed wheel
+        found.append(("inside the package", str(bundled), None))
     repo = pathlib.Path(__file__).resolve().parents[2]
     if (repo / "include" / "trireme.h").is_file():  # loaded from a checkout, not from an installed package
         found.append(("the build tree beside the package source", str(repo / "build" / "libtrireme.so"), None))

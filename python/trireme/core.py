@@ -930,11 +930,14 @@ class Context:
 # ---- the CLI's harness: conformance and benchmarks ----
 
 def _cli():
-    """The `trireme` command: TRIREME_CLI, else beside the loaded library (build tree: cli/trireme; installed
-    prefix: ../bin/trireme), else on PATH."""
+    """The `trireme` command: TRIREME_CLI, else the one inside the package (a wheel's bin/trireme), else beside
+    the loaded library (build tree: cli/trireme; installed prefix: ../bin/trireme), else on PATH."""
     env = os.environ.get("TRIREME_CLI")
     if env:
         return env
+    bundled = pathlib.Path(__file__).resolve().parent / "bin" / "trireme"
+    if bundled.is_file() and os.access(bundled, os.X_OK):
+        return str(bundled)
     libdir = pathlib.Path(_lib.path()).resolve().parent
     for cand in (libdir / "cli" / "trireme", libdir.parent / "bin" / "trireme", libdir.parent.parent / "bin" / "trireme"):
         if cand.is_file() and os.access(cand, os.X_OK):
