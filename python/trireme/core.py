@@ -4,12 +4,15 @@ Ops take NumPy arrays or trireme Tensors. With NumPy inputs (and no Tensor ``out
 NumPy array; when any operand is a Tensor the result is a Tensor on the context's device, so a chain of ops
 stays on the device.
 
-Strides, one rule for both kinds of input: an op never fails because of an input's strides. NumPy inputs that
-are not C-contiguous are copied to contiguous memory first (a 2-D Fortran-ordered matmul operand is instead
-passed as a transposed view of its storage, without a copy). Tensor inputs are passed as the views they are;
-when the op cannot take an input's strides (TRR_ERR_STRIDE: a transposed view into an element-wise op, say),
-every input that is not packed is copied to a packed tensor (through the host) and the op runs on the copies.
-An ``out`` Tensor is never copied: strides an op cannot write raise TRR_ERR_STRIDE.
+Strides, one rule for both kinds of input: an op takes an input as the view it is where it can, and never
+fails because of an input's strides. Tensors are passed as their views, and so are NumPy arrays on the CPU
+backend (their own memory with their strides; negative or zero strides are copied to contiguous memory first).
+NumPy arrays on another device are uploaded, a packed copy (a 2-D Fortran-ordered matmul operand keeps its
+layout, as a transposed view). When the op cannot take an input's strides (TRR_ERR_STRIDE: a transposed view
+into an element-wise op, say), every input that is not packed is copied to a packed tensor (by the copy op on
+the device where it takes the strides, else through the host) and the op runs on the copies. An ``out`` Tensor
+is never copied: strides an op cannot write raise TRR_ERR_STRIDE. A NumPy ``out`` is written in place on the
+CPU backend (through a packed temporary where the op cannot write its strides) and copied into elsewhere.
 
 Every failure of the library raises TriremeError with the status name (``TRR_ERR_SHAPE``) and the library's
 detail text (trr_last_error). The class says the status band: ArgumentError (also a ValueError) for the
@@ -837,6 +840,10 @@ class Context:
         if status == STATUS_STRIDE and not all(t._packed() for t in ins):
             # the module's stride rule: inputs the op cannot take as they are go in as packed copies (a rejected
             # call wrote nothing, so running it again is safe)
+            status = self._launch(code, [t if t._packed() else self._packed_copy(t) for t in ins], z, op_params)
+        if status == STATUS_STRIDE and own_memory and not z._packed():
+            # a NumPy out the op cannot write as it is: the result goes to a packed tensor and is copied back
+            z, own_memory = self.empty(z.shape, z.trr_dtype), False
             status = self._launch(code, [t if t._packed() else self._packed_copy(t) for t in ins], z, op_params)
         _check(status, self._handle)
         if out is not None and not isinstance(out, Tensor):
