@@ -81,8 +81,9 @@ def test_other_devices_copy_or_refuse(ctx, rng):
         with pytest.raises(trireme.TriremeError) as info:
             trireme.from_dlpack(a, ctx, copy=False)
         assert info.value.name == "TRR_ERR_UNSUPPORTED"
-        with pytest.raises(BufferError):
-            t.__dlpack__()  # an OpenCL / Vulkan buffer has no address to export
+        if ctx.backend in ("opencl", "vulkan"):
+            with pytest.raises(BufferError):
+                t.__dlpack__()  # an OpenCL / Vulkan buffer has no address to export
     else:
         assert t.__dlpack_device__() == (1, 0)
 
@@ -126,7 +127,10 @@ def test_opencl_and_vulkan_tensors_say_why_or_copy(ctx, rng):
             t.__dlpack__()
         with pytest.raises(BufferError):
             t.__dlpack__(copy=False, dl_device=(1, 0))
-    for kw in ({"copy": True}, {"dl_device": (1, 0)}, {"dl_device": (1, 0), "copy": True}):
+    requests = [{"dl_device": (1, 0)}, {"dl_device": (1, 0), "copy": True}]
+    if ctx.backend != "cuda":  # a CUDA tensor's copy=True alone is a device copy, which NumPy cannot take
+        requests.append({"copy": True})
+    for kw in requests:
         got = np.from_dlpack(Asking(t, **kw))
         np.testing.assert_array_equal(got, a[1:4, 2:6])
         if ctx.backend == "cpu":  # a copy only when asked for one: CPU memory is what dl_device=(1, 0) names

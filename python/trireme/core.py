@@ -626,8 +626,11 @@ class Context:
             out = ctypes.c_void_p()
             out_addr = ctypes.addressof(out)
             tls.handle = out, out_addr
-        fn = self._fast.trr_buffer_wrap if self._cpu else self._lib.trr_buffer_wrap  # cuda asks the driver
-        _check(fn(h, base, nbytes + (address - base), out_addr), self._handle)
+        if self._cpu:  # a few words of bookkeeping: the GIL kept
+            st = self._fast.trr_buffer_wrap(h, base, nbytes + (address - base), out_addr)
+        else:  # cuda asks the driver about the allocation
+            st = self._lib.trr_buffer_wrap(h, base, nbytes + (address - base), ctypes.byref(out))
+        _check(st, self._handle)
         return _Storage(self, out.value, nbytes + (address - base), native=base, keepalive=keepalive,
                         host=host), address - base
 
