@@ -871,7 +871,7 @@ class Context:
         try:
             arr, addr = tls.operands
         except AttributeError:
-            arr = (ctypes.c_void_p * 4)()
+            arr = (ctypes.c_void_p * 8)()  # inputs, then the output(s)
             addr = ctypes.addressof(arr)
             tls.operands = arr, addr
         i = 0
