@@ -829,7 +829,7 @@ class Context:
                 ins.append(self._operand(a, op == "matmul"))
         return_numpy = not any_tensor if _return_numpy is None else _return_numpy
         own_memory = False  # a NumPy out whose memory the op writes itself (CPU backend)
-        if any_tensor and isinstance(out, Tensor):
+        if isinstance(out, Tensor):
             z = out
         elif out is not None:
             z, own_memory = self._out_operand(out)
