@@ -39,7 +39,7 @@ static void unary_f32(trr_op op, const float *x, float *z, int64_t n) {
 }
 
 static size_t dtype_bytes(trr_dtype d) {
-    return d == TRR_F32 ? 4 : d == TRR_U8 ? 1 : 2;
+    return d == TRR_F32 ? 4 : d == TRR_F16 || d == TRR_BF16 ? 2 : 1; /* 1: u8 and the 8-bit floats */
 }
 
 /* One segment: n elements starting at column c of row r. */

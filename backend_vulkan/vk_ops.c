@@ -10,11 +10,13 @@
 #include <string.h>
 
 size_t trr_vk_dtype_bytes(trr_dtype t) {
-    return t == TRR_F32 ? 4 : t == TRR_U8 ? 1 : 2;
+    return t == TRR_F32 ? 4 : t == TRR_F16 || t == TRR_BF16 ? 2 : 1; /* 1: u8 and the 8-bit floats */
 }
 
 static const char *dtype_suffix(trr_dtype t) {
-    return t == TRR_F32 ? "f32" : t == TRR_F16 ? "f16" : t == TRR_U8 ? "u8" : "bf16";
+    const char *name = "?";
+    trr_dtype_name(t, &name);
+    return name; /* the shader names' suffixes: f32, f16, bf16, u8, f8e4m3, f8e5m2 */
 }
 
 /* Binds an operand at the largest aligned byte offset at or below its first element, so buffers larger than

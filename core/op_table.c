@@ -3,7 +3,9 @@
 
 #include <stddef.h>
 
-static const trr_op_signature sig_any[] = {{TRR_F32, TRR_F32}, {TRR_F16, TRR_F16}, {TRR_BF16, TRR_BF16}, {TRR_U8, TRR_U8}};
+static const trr_op_signature sig_any[] = {{TRR_F32, TRR_F32},       {TRR_F16, TRR_F16},
+                                           {TRR_BF16, TRR_BF16},     {TRR_U8, TRR_U8},
+                                           {TRR_F8E4M3, TRR_F8E4M3}, {TRR_F8E5M2, TRR_F8E5M2}};
 static const trr_op_signature sig_float[] = {{TRR_F32, TRR_F32}, {TRR_F16, TRR_F16}, {TRR_BF16, TRR_BF16}};
 static const trr_op_signature sig_rgb[] = {{TRR_U8, TRR_U8}, {TRR_U8, TRR_F32}};
 static const trr_op_signature sig_row_sum[] = {{TRR_F32, TRR_F32}, {TRR_F16, TRR_F32}, {TRR_BF16, TRR_F32}};

@@ -35,7 +35,9 @@ double trr_conf_load(const void *base, trr_dtype dtype, int64_t index) {
     }
     case TRR_F16:
     case TRR_BF16:
-    case TRR_U8: return trr_dtype_load_f32(base, dtype, index);
+    case TRR_U8:
+    case TRR_F8E4M3:
+    case TRR_F8E5M2: return trr_dtype_load_f32(base, dtype, index);
     default: return NAN;
     }
 }
@@ -95,6 +97,12 @@ double trr_conf_ulp_distance(trr_dtype dt, double got, double want) {
     if (dt == TRR_BF16) {
         uint16_t hg = trr_bf16_from_float(g), hw = trr_bf16_from_float(w);
         return (double)llabs(ordered(hg, 0x8000u) - ordered(hw, 0x8000u));
+    }
+    if (trr_dtype_is_f8(dt)) {
+        uint8_t bg = 0, bw = 0;
+        trr_dtype_store_f32(&bg, dt, 0, g);
+        trr_dtype_store_f32(&bw, dt, 0, w);
+        return (double)llabs(ordered(bg, 0x80u) - ordered(bw, 0x80u));
     }
     uint32_t bg, bw;
     memcpy(&bg, &g, 4);
@@ -268,7 +276,9 @@ double trr_conf_half_floor(trr_dtype dt, double rms, int64_t k) {
 
 uint32_t trr_conf_poison(trr_dtype dt) {
     switch (dt) {
-    case TRR_U8: return TRR_CONF_POISON_U8_A;
+    case TRR_U8:
+    case TRR_F8E4M3:
+    case TRR_F8E5M2: return TRR_CONF_POISON_U8_A;
     case TRR_F16: return TRR_CONF_POISON_F16;
     case TRR_BF16: return TRR_CONF_POISON_BF16;
     default: return TRR_CONF_POISON_F32;

@@ -10,14 +10,15 @@
 #include <stdint.h>
 
 /* The poison written into every output element before a run. f32/f16: negative quiet NaNs with a payload no
- * arithmetic produces; u8 has no such value, so u8 outputs run twice, with each of these. */
+ * arithmetic produces; the one-byte dtypes (u8, the 8-bit floats) have no such value, so their outputs run twice,
+ * with each of the two byte poisons. */
 #define TRR_CONF_POISON_F32 0xFFC5A5A5u
 #define TRR_CONF_POISON_F16 0xFE5Au
 #define TRR_CONF_POISON_BF16 0xFFE5u
 #define TRR_CONF_POISON_U8_A 0xA5u
 #define TRR_CONF_POISON_U8_B 0x5Au
 
-/* The poison for an output of dtype dt (u8: the first of its two). */
+/* The poison for an output of dtype dt (the one-byte dtypes: the first of their two). */
 uint32_t trr_conf_poison(trr_dtype dt);
 
 typedef struct trr_conf_check_input {

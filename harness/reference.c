@@ -23,7 +23,9 @@ static double load(const trr_operand *o, int64_t idx) {
     case TRR_F32:
     case TRR_F16:
     case TRR_BF16:
-    case TRR_U8: return trr_dtype_load_f32(o->mem, o->dtype, idx);
+    case TRR_U8:
+    case TRR_F8E4M3:
+    case TRR_F8E5M2: return trr_dtype_load_f32(o->mem, o->dtype, idx);
     default: return NAN;
     }
 }

@@ -64,7 +64,17 @@ typedef enum trr_status {
     TRR_ERR_INTERNAL = 40
 } trr_status;
 
-typedef enum trr_dtype { TRR_F32 = 0, TRR_F16 = 1, TRR_BF16 = 2, TRR_U8 = 3, TRR_DTYPE_COUNT } trr_dtype;
+/* F8E4M3 and F8E5M2 are the OCP 8-bit floats (docs/ops.md, Element types): e4m3 has no infinities and one NaN
+ * per sign, largest finite 448; e5m2 is IEEE-like (infinities, NaNs), largest finite 57344. */
+typedef enum trr_dtype {
+    TRR_F32 = 0,
+    TRR_F16 = 1,
+    TRR_BF16 = 2,
+    TRR_U8 = 3,
+    TRR_F8E4M3 = 4,
+    TRR_F8E5M2 = 5,
+    TRR_DTYPE_COUNT
+} trr_dtype;
 
 typedef enum trr_op {
     TRR_OP_COPY = 0,
@@ -367,6 +377,13 @@ TRR_API trr_status trr_f16_to_f32(const uint16_t *src, float *dst, size_t n);
  * overflow to inf, NaN stays a quiet NaN, subnormals kept) ---- */
 TRR_API trr_status trr_f32_to_bf16(const float *src, uint16_t *dst, size_t n);
 TRR_API trr_status trr_bf16_to_f32(const uint16_t *src, float *dst, size_t n);
+/* ---- OCP 8-bit floats: round to nearest even; a finite value past the largest finite one saturates to it (e4m3:
+ * 448, e5m2: 57344), and so does an infinity in e4m3, which has none; e5m2 keeps infinities; NaN stays NaN with
+ * its sign. Widening to f32 is exact. ---- */
+TRR_API trr_status trr_f32_to_f8e4m3(const float *src, uint8_t *dst, size_t n);
+TRR_API trr_status trr_f8e4m3_to_f32(const uint8_t *src, float *dst, size_t n);
+TRR_API trr_status trr_f32_to_f8e5m2(const float *src, uint8_t *dst, size_t n);
+TRR_API trr_status trr_f8e5m2_to_f32(const uint8_t *src, float *dst, size_t n);
 
 #ifdef __cplusplus
 }
