@@ -9,6 +9,7 @@
 #define TRR_CPU_H
 
 #include "backend.h"
+#include "op_table.h"
 
 #include <stdint.h>
 
@@ -65,6 +66,10 @@ trr_status trr_cpu_matmul(trr_context *ctx, const trr_call *call);      /* matmu
 /* The ops whose definition names a kernel stem (trr_op_desc.kernel): found by stem and entry point, run by the
  * op's shape rule (norm.c). supports says whether such a kernel exists here. */
 trr_status trr_cpu_kernel_supports(trr_context *ctx, const trr_call *call);
+/* The element-wise rule's kernels that the op table names by stem (cast.c): the C function for d's stem and entry
+ * point, or NULL. */
+typedef trr_status (*trr_cpu_elementwise_fn)(trr_context *ctx, const trr_call *call);
+trr_cpu_elementwise_fn trr_cpu_elementwise_kernel(const trr_op_desc *d);
 trr_status trr_cpu_run_kernel(trr_context *ctx, const trr_call *call);
 
 /* matmul's config heuristic and its limits (matmul.c) */

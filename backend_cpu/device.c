@@ -221,7 +221,8 @@ static unsigned cpu_config_fields_used(trr_op op) {
     case TRR_OP_COPY:
     case TRR_OP_ADD:
     case TRR_OP_GELU:
-    case TRR_OP_SILU: return TRR_CFG_BLOCK_N | TRR_CFG_VARIANT;
+    case TRR_OP_SILU:
+    case TRR_OP_CAST: return TRR_CFG_BLOCK_N | TRR_CFG_VARIANT;
     default: return TRR_CFG_VARIANT;
     }
 }

@@ -199,12 +199,17 @@ static trr_status run_row_norm(trr_context *ctx, const trr_call *call, norm_row_
 trr_status trr_cpu_kernel_supports(trr_context *ctx, const trr_call *call) {
     const trr_op_desc *d = trr_op_desc_get(call->op);
     if (d->kernel && d->shape == TRR_SHAPE_ROW_NORM && find_row_kernel(d)) return TRR_OK;
+    /* the element-wise rule's kernels found by stem and entry (cast.c) */
+    if (d->kernel && d->shape == TRR_SHAPE_ELEMENTWISE && trr_cpu_elementwise_kernel(d)) return TRR_OK;
     return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cpu: no kernel %s/%s for %s's shape rule",
                      d->kernel ? d->kernel : "-", d->name, d->name);
 }
 
 trr_status trr_cpu_run_kernel(trr_context *ctx, const trr_call *call) {
     const trr_op_desc *d = trr_op_desc_get(call->op);
+    /* the element-wise rule's kernels found by stem and entry (cast.c) */
+    trr_cpu_elementwise_fn ew = d->kernel && d->shape == TRR_SHAPE_ELEMENTWISE ? trr_cpu_elementwise_kernel(d) : NULL;
+    if (ew) return ew(ctx, call);
     norm_row_fn row = d->kernel && d->shape == TRR_SHAPE_ROW_NORM ? find_row_kernel(d) : NULL;
     if (!row) return trr_cpu_kernel_supports(ctx, call);
     return run_row_norm(ctx, call, row);

@@ -12,6 +12,11 @@ static const trr_op_signature sig_row_sum[] = {{TRR_F32, TRR_F32}, {TRR_F16, TRR
 static const trr_op_signature sig_matmul[] = {{TRR_F32, TRR_F32}, {TRR_F16, TRR_F16}, {TRR_F16, TRR_F32},
                                                 {TRR_BF16, TRR_BF16}, {TRR_BF16, TRR_F32}};
 
+/* cast: every ordered pair of float dtypes, the same dtype included */
+#define CAST_FROM(d) {d, TRR_F32}, {d, TRR_F16}, {d, TRR_BF16}, {d, TRR_F8E4M3}, {d, TRR_F8E5M2}
+static const trr_op_signature sig_cast[] = {CAST_FROM(TRR_F32), CAST_FROM(TRR_F16), CAST_FROM(TRR_BF16),
+                                            CAST_FROM(TRR_F8E4M3), CAST_FROM(TRR_F8E5M2)};
+
 static const trr_param_info matmul_params[] = {
     [TRR_MATMUL_PARAM_EPILOGUE] = {"epilogue", TRR_PARAM_ENUM, 0, "none,relu,leaky_relu,gelu",
                                    "activation applied to the f32 accumulator before the store"},
@@ -96,6 +101,11 @@ static const trr_op_desc op_table[TRR_OP_COUNT] = {
                            .default_config = STREAM_DEFAULTS, .shape = TRR_SHAPE_ROW_NORM,
                            .operand = {ROWS_COLS("x"), COLS_VECTOR("w"), ROWS_COLS("y"), COLS_VECTOR("b")},
                            .flops_per_point = 1},
+    /* its own kernel file on every API (cast.cu, cast.cl, cast.comp; the CPU's cast.c), run by each backend's
+     * element-wise rule: its inputs and output differ in dtype, which the other element-wise kernels never do */
+    [TRR_OP_CAST] = {.op = TRR_OP_CAST, .name = "cast", .n_inputs = 1, .operands = "x -> y", SIGNATURES(sig_cast),
+                     .kernel = "cast", .config_fields = STREAM_FIELDS, .default_config = STREAM_DEFAULTS,
+                     .shape = TRR_SHAPE_ELEMENTWISE, .operand = UNARY, .flops_per_point = 1, .exact = 2},
 };
 
 const trr_config trr_matmul_f16_nvidia_configs[] = {

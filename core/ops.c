@@ -88,6 +88,7 @@ trr_status trr_rgb_to_grey(trr_context *ctx, const trr_tensor *img, const trr_te
     RUN(TRR_OP_RGB_TO_GREY, img, grey);
 }
 trr_status trr_softmax(trr_context *ctx, const trr_tensor *x, const trr_tensor *y) { RUN(TRR_OP_SOFTMAX, x, y); }
+trr_status trr_cast(trr_context *ctx, const trr_tensor *x, const trr_tensor *y) { RUN(TRR_OP_CAST, x, y); }
 trr_status trr_row_sum(trr_context *ctx, const trr_tensor *x, const trr_tensor *y) { RUN(TRR_OP_ROW_SUM, x, y); }
 
 trr_status trr_rms_norm(trr_context *ctx, const trr_tensor *x, const trr_tensor *w, const trr_tensor *y, float eps) {

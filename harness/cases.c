@@ -74,8 +74,18 @@ static void add_elementwise(case_list *l) {
     static const shape2 strided[] = {{1, 1, 0},      {3, 17, 1},  {17, 781, 1},
                                      {127, 127, 0},  {1000, 3, 0}, {3, 4099, 0}, {1823, 1000, 0}};
     for (int op = 0; op < TRR_OP_COUNT; op++)
-        if (trr_op_desc_get((trr_op)op)->shape == TRR_SHAPE_ELEMENTWISE)
+        if (trr_op_desc_get((trr_op)op)->shape == TRR_SHAPE_ELEMENTWISE && op != TRR_OP_CAST)
             add_2d(l, (trr_op)op, packed, N_OF(packed), offset, N_OF(offset), strided, N_OF(strided));
+}
+
+/* cast: 25 dtype pairs, so fewer shapes than the other element-wise ops: odd lengths flat and in padded rows at odd
+ * offsets, one vector of many blocks. Every input is drawn by cast_values.c: the specials (NaN, infinities, zeros,
+ * subnormals), the output type's ties and the values at and past its largest finite value, among others. */
+static void add_cast(case_list *l) {
+    static const shape2 packed[] = {{1, 1, 1}, {1, 17, 1}, {1, 4099, 0}, {1, 65539, 0}};
+    static const shape2 offset[] = {{1, 1000, 0}};
+    static const shape2 strided[] = {{3, 17, 1}, {17, 781, 0}};
+    add_2d(l, TRR_OP_CAST, packed, N_OF(packed), offset, N_OF(offset), strided, N_OF(strided));
 }
 
 static void add_rgb(case_list *l) {
@@ -294,6 +304,7 @@ static void add_batched_matmul(case_list *l) {
 
 static trr_status build(void) {
     add_elementwise(&g_all);
+    add_cast(&g_all);
     add_rgb(&g_all);
     add_softmax(&g_all);
     add_row_sum(&g_all);

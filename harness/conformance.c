@@ -4,6 +4,7 @@
 #include "conformance.h"
 #include "clock.h"
 
+#include "cast_values.h"
 #include "conformance_check.h"
 #include "half.h"
 #include "layout.h"
@@ -98,7 +99,10 @@ static void fill_input(operand *o, int slot, const trr_case *tc, uint64_t *rng) 
         for (int64_t r = 0; r < o->v.rows; r++)
             for (int64_t c = 0; c < o->v.cols; c++) {
                 const int64_t at = trr_stored_index(&o->v, p, r, c);
-                trr_rng_store(rng, tc->op, dt, o->host, at);
+                if (tc->op == TRR_OP_CAST) /* cast_values.c: specials, ties and boundaries of the output type */
+                    trr_cast_input_store(rng, o->host, dt, tc->out_dtype, at);
+                else
+                    trr_rng_store(rng, tc->op, dt, o->host, at);
             }
     const trr_op_shape shape = trr_op_desc_get(tc->op)->shape;
     if (tc->special && (shape == TRR_SHAPE_ROWS || shape == TRR_SHAPE_ROW_REDUCE)) fill_special(o, tc, rng);

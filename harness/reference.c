@@ -58,6 +58,19 @@ static void elementwise(const trr_call *c, double *out) {
         }
 }
 
+/* cast: x's value rounded once to y's dtype by the host's conversion (core/half.c), which docs/ops.md's rules are
+ * written from. Every input value is exact in f32, so rounding from the f32 is rounding from the exact value. The
+ * result (an infinity, a NaN, a saturated or rounded value) is exact in double. */
+static void cast(const trr_call *c, double *out) {
+    for (int64_t r = 0; r < c->rows; r++)
+        for (int64_t j = 0; j < c->cols; j++) {
+            const float x = (float)load(&c->x, c->x.offset + r * c->x.stride0 + j);
+            uint8_t cell[4];
+            trr_dtype_store_f32(cell, c->z.dtype, 0, x);
+            out[r * c->cols + j] = trr_dtype_load_f32(cell, c->z.dtype, 0);
+        }
+}
+
 static void rgb_to_grey(const trr_call *c, double *out) {
     for (int64_t r = 0; r < c->rows; r++)
         for (int64_t j = 0; j < c->cols; j++) {
@@ -149,6 +162,7 @@ trr_status trr_reference_run(const trr_call *call, double *out) {
     case TRR_OP_ADD:
     case TRR_OP_GELU:
     case TRR_OP_SILU: elementwise(call, out); return TRR_OK;
+    case TRR_OP_CAST: cast(call, out); return TRR_OK;
     case TRR_OP_RGB_TO_GREY: rgb_to_grey(call, out); return TRR_OK;
     case TRR_OP_SOFTMAX: softmax(call, out); return TRR_OK;
     case TRR_OP_ROW_SUM: row_sum(call, out); return TRR_OK;

@@ -87,6 +87,7 @@ typedef enum trr_op {
     TRR_OP_SILU,
     TRR_OP_RMS_NORM,
     TRR_OP_LAYER_NORM,
+    TRR_OP_CAST,
     TRR_OP_COUNT
 } trr_op;
 
@@ -301,6 +302,13 @@ TRR_API trr_status trr_silu(trr_context *ctx, const trr_tensor *x, const trr_ten
 TRR_API trr_status trr_rms_norm(trr_context *ctx, const trr_tensor *x, const trr_tensor *w, const trr_tensor *y, float eps);
 TRR_API trr_status trr_layer_norm(trr_context *ctx, const trr_tensor *x, const trr_tensor *w, const trr_tensor *b,
                                   const trr_tensor *y, float eps);
+
+/* y = x converted to y's dtype, element by element, between any two of f32, f16, bf16, f8e4m3 and f8e5m2: round to
+ * nearest even; a finite value past the output's largest finite one becomes an infinity in f16 and bf16 (IEEE)
+ * and saturates to the largest finite value in the 8-bit floats, where an infinity also saturates in e4m3 (which
+ * has none) and stays one in e5m2; NaN stays NaN. x and y have one shape and any strides the element-wise ops
+ * take. */
+TRR_API trr_status trr_cast(trr_context *ctx, const trr_tensor *x, const trr_tensor *y);
 
 /* ---- any op by its enum: what the named functions above call ---- */
 
