@@ -630,6 +630,7 @@ static trr_status call_op(const op_args *a) {
     case TRR_OP_ROW_SUM: return trr_row_sum(a->ctx, x, z);
     case TRR_OP_RMS_NORM: return trr_rms_norm(a->ctx, x, y, z, (float)a->eps);
     case TRR_OP_LAYER_NORM: return trr_layer_norm(a->ctx, x, y, u, z, (float)a->eps);
+    case TRR_OP_CAST: return trr_cast(a->ctx, x, z);
     default: return trr_matmul(a->ctx, x, y, z, a->epi, a->alpha, a->flags);
     }
 }
