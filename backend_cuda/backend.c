@@ -8,6 +8,8 @@ static trr_status cuda_run(trr_context *ctx, const trr_call *call) {
     /* ops whose kernel the op table names run by their shape rule's launcher */
     const trr_op_desc *d = trr_op_desc_get(call->op);
     if (d && d->kernel && d->shape == TRR_SHAPE_ROW_NORM) return trr_cuda_run_row_norm(ctx, call);
+    /* the element-wise rule's ops named by stem (cast: ops_cast.c) */
+    if (d && d->kernel && d->shape == TRR_SHAPE_ELEMENTWISE) return trr_cuda_run_convert(ctx, call);
     switch (call->op) {
     case TRR_OP_COPY:
     case TRR_OP_ADD:
@@ -27,6 +29,10 @@ static trr_status cuda_supports(trr_context *ctx, const trr_call *call) {
     const trr_op_desc *d = trr_op_desc_get(call->op);
     if (!d || !d->kernel) return TRR_OK;
     trr_cuda_variant v;
+    /* the element-wise rule's ops named by stem (cast: ops_cast.c) */
+    if (d->shape == TRR_SHAPE_ELEMENTWISE &&
+        trr_cuda_variant_convert(&v, d->kernel, d->name))
+        return TRR_OK;
     if (d->shape != TRR_SHAPE_ROW_NORM || !trr_cuda_variant_rule(&v, d->kernel, call->x.dtype, 0, 1))
         return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda: %s has no kernel for its shape rule here (%s.cu)", d->name,
                          d->kernel);

@@ -430,6 +430,9 @@ void trr_cuda_variant_matmul_wgmma(trr_cuda_variant *v, const trr_config *cfg, i
 /* A kernel of the generic row-rule path: kernels/cuda/<stem>.cu with DT, KIND and VPT; 0 when no such file is
  * embedded. */
 int trr_cuda_variant_rule(trr_cuda_variant *v, const char *stem, trr_dtype dt, int kind, int vpt);
+/* The module of the element-wise rule's kernels whose input and output dtypes differ (the op table's stem, e.g.
+ * cast.cu, with -DENTRY_<entry>; every dtype pair's kernels in it); 0 when no such file is embedded (ops_cast.c). */
+int trr_cuda_variant_convert(trr_cuda_variant *v, const char *stem, const char *entry);
 
 /* ---- ops ---- */
 trr_status trr_cuda_run_elementwise(trr_context *ctx, const trr_call *call); /* the element-wise shape rule: copy, add, gelu, silu */
@@ -439,6 +442,9 @@ trr_status trr_cuda_run_row_sum(trr_context *ctx, const trr_call *call);
 trr_status trr_cuda_run_matmul(trr_context *ctx, const trr_call *call);
 /* Any op of the row-norm shape rule: its kernel stem and name from the op table (ops_norm.c). */
 trr_status trr_cuda_run_row_norm(trr_context *ctx, const trr_call *call);
+/* An op of the element-wise rule whose kernel the op table names by stem, input and output dtypes apart (cast:
+ * ops_cast.c). */
+trr_status trr_cuda_run_convert(trr_context *ctx, const trr_call *call);
 
 /* The kernels/cuda sources, embedded at build time (backend_cuda/CMakeLists.txt). */
 extern const trr_embedded_file trr_cuda_kernels[];

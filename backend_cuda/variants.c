@@ -138,6 +138,14 @@ void trr_cuda_for_each_variant(trr_cuda_variant_fn fn, void *user) {
             rule_variant(fn, user, d->kernel, floats[f], TRR_CUDA_NORM_LOOP, TRR_CUDA_NORM_LOOP_VPT);
         }
     }
+    /* the element-wise rule's ops named by stem with input and output dtypes apart (cast): one module each, every
+     * dtype pair's kernels in it */
+    for (int op = 0; op < TRR_OP_COUNT; op++) {
+        const trr_op_desc *d = trr_op_desc_get((trr_op)op);
+        if (!d || d->shape != TRR_SHAPE_ELEMENTWISE || !d->kernel) continue;
+        if (!trr_cuda_variant_convert(&v, d->kernel, d->name)) v.file = d->kernel; /* no such file: its compile fails */
+        fn(&v, user);
+    }
     /* matmul, tensor cores: every known-good config, both B layouts, both output types */
     for (int i = 0; i < trr_matmul_f16_nvidia_config_count; i++) {
         trr_config cfg = trr_matmul_f16_nvidia_configs[i];

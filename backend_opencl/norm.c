@@ -167,6 +167,7 @@ typedef struct kernel_rule {
 
 static const kernel_rule rules[] = {
     {TRR_SHAPE_ROW_NORM, norm_choose, norm_check, norm_launch},
+    {TRR_SHAPE_ELEMENTWISE, trr_cl_convert_choose, trr_cl_convert_check, trr_cl_convert_launch}, /* convert.c */
 };
 
 static const kernel_rule *rule_of(const trr_op_desc *d) {

@@ -8,6 +8,7 @@
 
 #include "backend.h"
 #include "embedded.h"
+#include "op_table.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -158,7 +159,7 @@ int trr_cl_opt(char *options, size_t cap, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
-/* "-DX_DT=1"-style code for a dtype in kernels/opencl/common.cl: 0 f32, 1 f16, 3 u8. */
+/* "-DX_DT=1"-style code for a dtype in kernels/opencl/common.cl: 0 f32, 1 f16, 2 bf16, 3 u8, 4 f8e4m3, 5 f8e5m2. */
 int trr_cl_dtype_code(trr_dtype dtype);
 
 trr_status trr_cl_run_elementwise(trr_context *ctx, const trr_call *call); /* the element-wise shape rule: copy, add, gelu, silu */
@@ -166,6 +167,11 @@ trr_status trr_cl_run_rgb_to_grey(trr_context *ctx, const trr_call *call);
 trr_status trr_cl_run_softmax(trr_context *ctx, const trr_call *call);
 trr_status trr_cl_run_row_sum(trr_context *ctx, const trr_call *call);
 trr_status trr_cl_run_matmul(trr_context *ctx, const trr_call *call);
+/* The element-wise rule's ops named by stem whose input and output dtypes differ (cast: convert.c): the rule's
+ * heuristic, limits and launch, which norm.c's table of rules lists. */
+void trr_cl_convert_choose(trr_context *ctx, trr_call *call);
+trr_status trr_cl_convert_check(trr_context *ctx, const trr_call *call);
+trr_status trr_cl_convert_launch(trr_context *ctx, const trr_call *call, const trr_op_desc *d);
 /* The ops whose definition names a kernel stem (trr_op_desc.kernel), by their shape rule (norm.c). */
 trr_status trr_cl_kernel_supports(trr_context *ctx, const trr_call *call);
 void trr_cl_kernel_choose_config(trr_context *ctx, trr_call *call);

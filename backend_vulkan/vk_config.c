@@ -366,6 +366,12 @@ void trr_vk_choose_config(trr_context *ctx, trr_call *call) {
     }
     int max_threads = (int)d->phys.props.limits.maxComputeWorkGroupInvocations;
     if (max_threads > 1024) max_threads = 1024;
+    if (trr_vk_convert_call(call)) { /* cast: single elements, STREAM_LOADS_PER_INVOCATION to an invocation */
+        if (!c->threads) c->threads = 256 <= max_threads ? 256 : max_threads;
+        if (!c->vector_width) c->vector_width = 1;
+        if (!c->block_n) c->block_n = trr_config_product(STREAM_LOADS_PER_INVOCATION, c->threads);
+        return;
+    }
     switch (call->op) {
     case TRR_OP_COPY:
     case TRR_OP_ADD:
@@ -515,6 +521,13 @@ trr_status trr_vk_check_config(trr_context *ctx, const trr_call *call) {
         return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: threads = %d; the device allows 1..%u", c->threads,
                          lim->maxComputeWorkGroupInvocations);
     if (trr_vk_row_norm_call(call)) return trr_vk_row_norm_check(ctx, call);
+    if (trr_vk_convert_call(call)) { /* cast.comp reads single elements, block_n / threads of them an invocation */
+        if (c->vector_width != 1 || c->block_n < c->threads || c->block_n % c->threads || c->block_n / c->threads > 64)
+            return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                             "vulkan: %s takes vector_width 1 and block_n = threads x 1..64 (got %d, %d, %d threads)",
+                             trr_op_desc_get(call->op)->name, c->vector_width, c->block_n, c->threads);
+        return TRR_OK;
+    }
     switch (call->op) {
     case TRR_OP_COPY:
     case TRR_OP_ADD:

@@ -4,6 +4,7 @@
 #include "vk_norm.h"
 
 #include "matmul_fold.h"
+#include "op_table.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -329,6 +330,29 @@ static trr_status elementwise_part(trr_context *ctx, const trr_call *c) {
     return run_dispatch(ctx, &w);
 }
 
+/* The element-wise rule's ops whose kernel the op table names by stem, input and output dtypes apart (cast): one
+ * SPIR-V per dtype pair, <stem>_<entry>_<in>_<out> (stems.cmake), single elements EPT to an invocation. */
+int trr_vk_convert_call(const trr_call *call) {
+    const trr_op_desc *d = trr_op_desc_get(call->op);
+    return d && d->kernel && d->shape == TRR_SHAPE_ELEMENTWISE;
+}
+
+static trr_status convert_part(trr_context *ctx, const trr_call *c) {
+    const trr_op_desc *d = trr_op_desc_get(c->op);
+    dispatch w = {0};
+    char shader[64];
+    snprintf(shader, sizeof shader, "%s_%s_%s_%s", d->kernel, d->name, dtype_suffix(c->x.dtype),
+             dtype_suffix(c->z.dtype));
+    streaming(&w, c, shader);
+    w.ops[0] = w.ops[1] = &c->x;
+    w.ops[2] = &c->z;
+    w.extent[0] = w.extent[1] = rows_extent(c->rows, c->cols, c->x.stride0);
+    w.extent[2] = rows_extent(c->rows, c->cols, c->z.stride0);
+    w.push = (trr_vk_push){.rows = (uint32_t)c->rows, .cols = (uint32_t)c->cols, .xs0 = (uint32_t)c->x.stride0,
+                           .zs0 = (uint32_t)c->z.stride0};
+    return run_dispatch(ctx, &w);
+}
+
 static trr_status run_rgb(trr_context *ctx, const trr_call *c) {
     dispatch w = {0};
     streaming(&w, c, c->z.dtype == TRR_U8 ? "rgb_to_grey_u8" : "rgb_to_grey_f32");
@@ -628,6 +652,7 @@ static trr_status run_matmul_whole(trr_context *ctx, const trr_call *c) {
 
 trr_status trr_vk_run(trr_context *ctx, const trr_call *call) {
     if (trr_vk_row_norm_call(call)) return trr_vk_row_norm_run(ctx, call);
+    if (trr_vk_convert_call(call)) return run_split(ctx, call, 0, convert_part); /* cast */
     switch (call->op) {
     case TRR_OP_COPY: return run_copy(ctx, call);
     case TRR_OP_ADD:
@@ -650,9 +675,9 @@ trr_status trr_vk_supports(trr_context *ctx, const trr_call *call) {
         if ((types[i] == TRR_F16 || types[i] == TRR_BF16) && !d->phys.storage16)
             return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: %s lacks storageBuffer16BitAccess, needed for %s",
                              d->phys.props.deviceName, dtype_suffix(types[i]));
-        if (types[i] == TRR_U8 && !d->phys.storage8)
-            return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: %s lacks storageBuffer8BitAccess, needed for u8",
-                             d->phys.props.deviceName);
+        if ((types[i] == TRR_U8 || types[i] == TRR_F8E4M3 || types[i] == TRR_F8E5M2) && !d->phys.storage8)
+            return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: %s lacks storageBuffer8BitAccess, needed for %s",
+                             d->phys.props.deviceName, dtype_suffix(types[i]));
     }
     return TRR_OK;
 }

@@ -40,7 +40,8 @@ static void print_help(void) {
     printf("usage: trireme run OP [options]\n\n"
            "OP: %s\n\n"
            "  --device D          cpu, cuda:0, opencl:1, vulkan:0, auto (default: TRIREME_DEVICE, else auto)\n"
-           "  --dtype T           input dtype: f32 (default), f16, bf16, u8 (copy; rgb_to_grey is always u8)\n"
+           "  --dtype T           input dtype: f32 (default), f16, bf16, u8 (copy; rgb_to_grey is always u8),\n"
+           "                      f8e4m3, f8e5m2; IN->OUT gives the output's too (cast: f32->f8e4m3)\n"
            "  --out-dtype T       output dtype where the op allows a choice (matmul f16|bf16->f32, rgb_to_grey u8|f32)\n"
            "  --shape S           N or RxC (%s), HxW (%s), MxN (%s), MxNxK (%s);\n"
            "                      integers as 4096 or 2^12. Default: 2^20 elements, 1066x1600, 1024x1024,\n"
@@ -94,6 +95,26 @@ typedef struct run_args {
 } run_args;
 
 
+/* --dtype IN or IN->OUT (cast f32->f8e4m3, matmul f8e4m3->bf16): the input dtype and, with an arrow, the output's. */
+static int parse_dtypes(run_args *a, const char *text) {
+    const char *arrow = strstr(text, "->");
+    char in[32];
+    if (!arrow) {
+        if (!cli_parse_dtype("dtype", text, &a->in)) return 0;
+        a->in_set = 1;
+        return 1;
+    }
+    if ((size_t)(arrow - text) >= sizeof in) {
+        fprintf(stderr, "trireme: --dtype wants IN or IN->OUT, not '%s'\n", text);
+        return 0;
+    }
+    memcpy(in, text, (size_t)(arrow - text));
+    in[arrow - text] = '\0';
+    if (!cli_parse_dtype("dtype", in, &a->in) || !cli_parse_dtype("dtype", arrow + 2, &a->out)) return 0;
+    a->in_set = a->out_set = 1;
+    return 1;
+}
+
 static int parse_epilogue(const char *text, trr_epilogue *out) {
     for (int e = 0; e < TRR_EPI_COUNT; e++) {
         const char *name = NULL;
@@ -146,7 +167,7 @@ static int parse_args(int argc, char **argv, run_args *a, int *out_exit) {
     if ((r = cli_option_value(argc, argv, &i, name, &v)) < 0) goto usage;                                     \
     if (r > 0)
         OPT("device") { a->device = v; continue; }
-        OPT("dtype") { if (!cli_parse_dtype("dtype", v, &a->in)) goto usage; a->in_set = 1; continue; }
+        OPT("dtype") { if (!parse_dtypes(a, v)) goto usage; continue; }
         OPT("out-dtype") { if (!cli_parse_dtype("out-dtype", v, &a->out)) goto usage; a->out_set = 1; continue; }
         OPT("shape") { if (!cli_parse_dims("shape", v, 0, a->dims, 3, &a->n_dims)) goto usage; continue; }
         OPT("m") { if (!cli_parse_i64("m", v, 0, &a->m)) goto usage; continue; }

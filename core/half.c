@@ -2,7 +2,6 @@
 #include "half.h"
 #include "backend.h"
 
-#include <math.h>
 #include <string.h>
 
 uint16_t trr_half_from_float(float f) {
@@ -138,22 +137,18 @@ uint8_t trr_f8e5m2_from_float(float f) {
     return f8_from_float(f, 2, 15, 0x7bu, 0x7cu, 0x7eu);
 }
 
-/* An 8-bit float's value: (-1)^s * 2^(e - bias) * 1.m, or 2^(1 - bias) * 0.m for e = 0. */
-static float f8_to_float(uint8_t b, int mbits, int bias) {
-    const int e = (b & 0x7f) >> mbits, m = b & ((1 << mbits) - 1);
-    const float v = e ? ldexpf(1.0f + (float)m / (float)(1 << mbits), e - bias)
-                      : ldexpf((float)m / (float)(1 << mbits), 1 - bias);
-    return (b & 0x80) ? -v : v;
-}
-
 float trr_f8e4m3_to_float(uint8_t b) {
-    if ((b & 0x7fu) == 0x7fu) { /* the quiet NaN of f32, with the sign */
-        const uint32_t x = ((uint32_t)(b & 0x80u) << 24) | 0x7fc00000u;
-        float f;
-        memcpy(&f, &x, sizeof f);
-        return f;
-    }
-    return f8_to_float(b, 3, 7);
+    const uint32_t sign = (uint32_t)(b & 0x80u) << 24, e = (b >> 3) & 15u, m = b & 7u;
+    uint32_t x;
+    if ((b & 0x7fu) == 0x7fu) x = sign | 0x7fc00000u; /* the quiet NaN of f32, with the sign */
+    else if (e) x = sign | ((e + 120u) << 23) | (m << 20); /* rebias 7 -> 127 */
+    else if (m) { /* m * 2^-9: the highest set bit of m becomes the implicit one */
+        const uint32_t p = m >= 4 ? 2u : m >= 2 ? 1u : 0u;
+        x = sign | ((p + 118u) << 23) | ((m << (23u - p)) & 0x7fffffu);
+    } else x = sign;
+    float f;
+    memcpy(&f, &x, sizeof f);
+    return f;
 }
 
 float trr_f8e5m2_to_float(uint8_t b) {
