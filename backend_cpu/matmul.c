@@ -90,10 +90,15 @@ static int64_t round_up(int64_t v, int64_t m) {
     return (v + m - 1) / m * m;
 }
 
+/* One input element as f32 (exact for every input dtype; the 8-bit floats are packed into f32 blocks as well). */
 static inline float load_elem(const void *mem, trr_dtype dtype, int64_t idx) {
-    return dtype == TRR_F32    ? ((const float *)mem)[idx]
-           : dtype == TRR_BF16 ? trr_cpu_bf2f(((const uint16_t *)mem)[idx])
-                               : trr_cpu_h2f(((const uint16_t *)mem)[idx]);
+    switch (dtype) {
+    case TRR_F32: return ((const float *)mem)[idx];
+    case TRR_BF16: return trr_cpu_bf2f(((const uint16_t *)mem)[idx]);
+    case TRR_F8E4M3: return trr_f8e4m3_to_float(((const uint8_t *)mem)[idx]);
+    case TRR_F8E5M2: return trr_cpu_h2f((uint16_t)(((const uint8_t *)mem)[idx] << 8)); /* the top byte of an f16 */
+    default: return trr_cpu_h2f(((const uint16_t *)mem)[idx]);
+    }
 }
 
 typedef struct mm_job {
@@ -160,12 +165,16 @@ static void store_block(const trr_call *call, int64_t i0, int64_t mb, int64_t j0
                         int64_t ldacc) {
     const trr_operand *C = &call->z;
     float row[MAX_NR * 8];
+    /* 8-bit float inputs: the per-tensor scales multiply the f32 sum before the epilogue (docs/ops.md, matmul) */
+    const float scale = trr_dtype_is_f8(call->x.dtype) ? (float)call->params[TRR_MATMUL_PARAM_SCALE_A] *
+                                                             (float)call->params[TRR_MATMUL_PARAM_SCALE_B]
+                                                       : 1.0f;
     for (int64_t i = 0; i < mb; i++) {
         const float *src = acc + i * ldacc;
         int64_t ci = C->offset + (i0 + i) * C->stride0 + j0;
         for (int64_t j = 0; j < nb; j += (int64_t)(sizeof row / sizeof row[0])) {
             int64_t n = nb - j < (int64_t)(sizeof row / sizeof row[0]) ? nb - j : (int64_t)(sizeof row / sizeof row[0]);
-            for (int64_t t = 0; t < n; t++) row[t] = trr_cpu_epilogue(src[j + t], call->epilogue, call->alpha);
+            for (int64_t t = 0; t < n; t++) row[t] = trr_cpu_epilogue(src[j + t] * scale, call->epilogue, call->alpha);
             trr_cpu_store_f32(C->mem, C->dtype, ci + j, row, n);
         }
     }

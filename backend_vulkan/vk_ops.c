@@ -670,6 +670,11 @@ trr_status trr_vk_supports(trr_context *ctx, const trr_call *call) {
     trr_vk_device *d = trr_vk_dev(ctx);
     if (call->op == TRR_OP_COPY) return TRR_OK; /* a byte copy: every dtype */
     if (trr_vk_row_norm_call(call)) TRR_TRY(trr_vk_row_norm_supports(ctx, call));
+    if (call->op == TRR_OP_MATMUL && (call->x.dtype == TRR_F8E4M3 || call->x.dtype == TRR_F8E5M2))
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                         "vulkan: matmul of 8-bit floats has no kernel here: it would take a cooperative-matrix "
+                         "component type for FP8 (float_e4m3 / float_e5m2), which neither the KHR nor the NV "
+                         "cooperative-matrix kernels of this backend use");
     trr_dtype types[2] = {call->x.dtype, call->z.dtype};
     for (int i = 0; i < 2; i++) {
         if ((types[i] == TRR_F16 || types[i] == TRR_BF16) && !d->phys.storage16)

@@ -1,5 +1,6 @@
 /* The public op entry points: validate, resolve the tile config, check the backend can run it, dispatch. */
 #include "backend.h"
+#include "half.h"
 #include "op_params.h"
 #include "op_table.h"
 #include "trace.h"
@@ -16,6 +17,15 @@ static trr_status dispatch(trr_context *ctx, trr_op op, const trr_tensor *const 
     const float alpha = mm ? (float)params[TRR_MATMUL_PARAM_ALPHA] : 0.0f;
     const unsigned flags = mm && params[TRR_MATMUL_PARAM_ALLOW_TF32] != 0.0 ? TRR_MATMUL_ALLOW_TF32 : 0u;
     TRR_TRY(trr_call_build_slots(ctx, op, slots, epilogue, alpha, flags, &call, &empty));
+    /* the per-tensor scales are the 8-bit floats' (their inputs carry a scale); other dtypes take the default */
+    if (mm && !trr_dtype_is_f8(call.x.dtype) &&
+        (params[TRR_MATMUL_PARAM_SCALE_A] != 1.0 || params[TRR_MATMUL_PARAM_SCALE_B] != 1.0)) {
+        const char *name = "?";
+        trr_dtype_name(call.x.dtype, &name);
+        return trr_error(ctx, TRR_ERR_INVALID_ARGUMENT,
+                         "matmul: scale_a and scale_b scale 8-bit float inputs; %s inputs take only 1 (got %g, %g)",
+                         name, params[TRR_MATMUL_PARAM_SCALE_A], params[TRR_MATMUL_PARAM_SCALE_B]);
+    }
     for (int i = 0; i < TRR_MAX_OP_PARAMS; i++) call.params[i] = params[i];
     if (empty == TRR_CALL_NOTHING) return TRR_OK;
     if (empty == TRR_CALL_IDENTITY) return trr_call_write_identity(ctx, &call);

@@ -322,7 +322,8 @@ static void summarise(trr_conf_report *rep) {
         trr_conf_summary *s = NULL;
         for (int j = 0; j < rep->n_summary; j++) {
             trr_conf_summary *t = &rep->summary[j];
-            if (t->op == r->tcase.op && t->in_dtype == r->tcase.in_dtype && t->out_dtype == r->tcase.out_dtype)
+            if (t->op == r->tcase.op && t->in_dtype == r->tcase.in_dtype && t->out_dtype == r->tcase.out_dtype &&
+                t->mixed == r->tcase.mixed && (!t->mixed || t->in2_dtype == r->tcase.in2_dtype))
                 s = t;
         }
         if (!s) {
@@ -336,6 +337,7 @@ static void summarise(trr_conf_report *rep) {
             s = &rep->summary[rep->n_summary++];
             memset(s, 0, sizeof *s);
             s->op = r->tcase.op, s->in_dtype = r->tcase.in_dtype, s->out_dtype = r->tcase.out_dtype;
+            s->mixed = r->tcase.mixed, s->in2_dtype = r->tcase.in2_dtype;
         }
         if (r->outcome == TRR_CONF_PASS) s->pass++, rep->passed++;
         if (r->outcome == TRR_CONF_FAIL) s->fail++, rep->failed++;

@@ -12,6 +12,7 @@
  */
 #include "reference.h"
 #include "half.h"
+#include "op_table.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -115,6 +116,10 @@ static void row_sum(const trr_call *c, double *out) {
 static trr_status matmul(const trr_call *c, double *out) {
     int64_t M = c->rows, N = c->cols, K = c->k;
     const int64_t batch = c->batch > 1 ? c->batch : 1;
+    /* 8-bit float inputs: the per-tensor scales multiply the sum before the epilogue (other dtypes have none) */
+    const double scale = trr_dtype_is_f8(c->x.dtype)
+                             ? c->params[TRR_MATMUL_PARAM_SCALE_A] * c->params[TRR_MATMUL_PARAM_SCALE_B]
+                             : 1.0;
     double *arow = malloc((size_t)(K > 0 ? K : 1) * sizeof *arow);
     double *bmat = (double)K * (double)N <= (double)(SIZE_MAX / sizeof(double) / 2)
                        ? malloc((size_t)(K > 0 ? K : 1) * (size_t)N * sizeof *bmat)
@@ -144,7 +149,7 @@ static trr_status matmul(const trr_call *c, double *out) {
                         brow[j] = load(B, b0 + (c->trans_b ? j * B->stride0 + k : k * B->stride0 + j));
                 for (int64_t j = 0; j < N; j++) y[j] += a * b[j];
             }
-            for (int64_t j = 0; j < N; j++) y[j] = epilogue(y[j], c->epilogue, (double)c->alpha);
+            for (int64_t j = 0; j < N; j++) y[j] = epilogue(y[j] * scale, c->epilogue, (double)c->alpha);
         }
     }
     free(arow), free(bmat), free(brow);
