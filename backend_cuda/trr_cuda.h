@@ -132,6 +132,7 @@ typedef struct trr_cu_tensor_map {
     _Alignas(64) uint64_t opaque[16];
 } trr_cu_tensor_map;
 enum {
+    TRR_CU_TENSOR_MAP_DATA_TYPE_UINT8 = 0,
     TRR_CU_TENSOR_MAP_DATA_TYPE_FLOAT16 = 6,
     TRR_CU_TENSOR_MAP_DATA_TYPE_FLOAT32 = 7,
     TRR_CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 = 9,
@@ -272,6 +273,7 @@ typedef struct trr_cuda_variant {
     const char *file; /* in kernels/cuda */
     char defines[256]; /* "-DOP=1 -DDT=0", space separated */
     int sm90a_only;    /* uses Hopper's arch-specific instructions (wgmma, setmaxnreg): compiled for sm_90a alone */
+    int min_sm;        /* the oldest architecture it compiles for (89: the 8-bit float mma.sync); 0: any */
 } trr_cuda_variant;
 
 /* Appends a printf-style -D option; returns 0 when it did not fit. */
@@ -291,7 +293,7 @@ trr_status trr_cuda_compile(trr_context *ctx, const trr_cuda_variant *v, const c
                             size_t *out_cubin_size, char **out_ptx, char **out_log);
 
 /* Every variant the backend can choose (all ops, dtypes, layouts, tile configs), for the CI test; those with
- * sm90a_only set are compiled only for sm_90a. */
+ * sm90a_only set are compiled only for sm_90a, those with min_sm for that architecture and later. */
 typedef void (*trr_cuda_variant_fn)(const trr_cuda_variant *v, void *user);
 void trr_cuda_for_each_variant(trr_cuda_variant_fn fn, void *user);
 /* Compiles every variant for arch with NVRTC alone (no driver). Returns the first failure (TRR_ERR_COMPILE
@@ -418,12 +420,26 @@ extern const int trr_cuda_wgmma_config_count;
 int trr_cuda_mma_warp_grid(int bm, int bn, int warps, int *out_wm, int *out_wn);
 /* Dynamic shared memory of the tensor-core kernel for a config. */
 size_t trr_cuda_mma_smem(const trr_config *cfg);
+/* The same for operands of es bytes an element (2: f16 and bf16, 1: the 8-bit floats). */
+size_t trr_cuda_mma_smem_es(const trr_config *cfg, int es);
+/* The mma.sync configs of 8-bit float products, large to small (block_k in elements: 64 = 64 bytes a row); the
+ * partial each K tile is summed into doubles the accumulator registers, so the warp tiles are at most 64 x 32. */
+extern const trr_config trr_cuda_mma_f8_configs[];
+extern const int trr_cuda_mma_f8_config_count;
+/* The wgmma configs of 8-bit float products (block_n 128: the partial doubles the accumulator registers). */
+extern const trr_config trr_cuda_wgmma_f8_configs[];
+extern const int trr_cuda_wgmma_f8_config_count;
 /* The SIMT tile configs (block_m, block_n, block_k; threads: 16 x 8 or 8 x 8 outputs each) the heuristic picks from. */
 extern const trr_config trr_cuda_simt_configs[];
 extern const int trr_cuda_simt_config_count;
 
 /* variant builders shared by the op files and the variant list */
 void trr_cuda_variant_matmul_mma(trr_cuda_variant *v, const trr_config *cfg, int trans_b, trr_dtype in, trr_dtype out);
+/* The same with B's dtype apart from A's (an 8-bit float pair, e5m2 x e4m3). */
+void trr_cuda_variant_matmul_mma_ab(trr_cuda_variant *v, const trr_config *cfg, int trans_b, trr_dtype a, trr_dtype b,
+                                    trr_dtype out);
+void trr_cuda_variant_matmul_wgmma_ab(trr_cuda_variant *v, const trr_config *cfg, int trans_b, trr_dtype a,
+                                      trr_dtype b, trr_dtype out);
 void trr_cuda_variant_matmul_simt(trr_cuda_variant *v, const trr_config *cfg, trr_dtype in, trr_dtype out,
                                   int trans_a, int trans_b, int aligned);
 void trr_cuda_variant_matmul_wgmma(trr_cuda_variant *v, const trr_config *cfg, int trans_b, trr_dtype in, trr_dtype out);
