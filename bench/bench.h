@@ -41,6 +41,7 @@ typedef enum trr_bench_id {
     TRR_BENCH_LAYER_NORM_F32,
     TRR_BENCH_LAYER_NORM_F16,
     TRR_BENCH_LAYER_NORM_BF16,
+    TRR_BENCH_MATMUL_FP8, /* e4m3 x e4m3 -> bf16, B stored [N,K] (the 8-bit float tensor cores' layout) */
     TRR_BENCH_COUNT
 } trr_bench_id;
 

@@ -39,6 +39,8 @@ static const trr_bench_def g_defs[TRR_BENCH_COUNT] = {
      TRR_OP_LAYER_NORM, 0},
     {TRR_BENCH_LAYER_NORM_BF16, "layer_norm_bf16", "layer_norm bf16, M = 4096 (GB/s = (4MN + 6N)/t)", "GB/s", "N",
      0, TRR_OP_LAYER_NORM, 0},
+    {TRR_BENCH_MATMUL_FP8, "matmul_fp8", "matmul f8e4m3 x f8e4m3 -> bf16, B stored [N,K] (TFLOPS = 2MNK/t)", "TFLOPS",
+     "M=N=K", 1, TRR_OP_MATMUL, 0},
 };
 
 #define ROWS_M 4096 /* softmax, row_sum and the row norms: M is fixed by docs/ops.md */
@@ -102,6 +104,11 @@ static trr_case make_case(trr_bench_id id, int64_t a, int64_t b, int64_t c3) {
         c.in_dtype = c.out_dtype = TRR_U8;
         c.rows = a;
         c.cols = b ? b : (int64_t)llround((double)a * 1600.0 / 1066.0);
+        break;
+    case TRR_BENCH_MATMUL_FP8:
+        /* A row-major, B stored [N,K]: K-major on both sides, as FP8 tensor cores and cuBLASLt (TN) take them */
+        c.in_dtype = TRR_F8E4M3, c.out_dtype = TRR_BF16, c.trans_b = 1;
+        c.m = a, c.n = b ? b : a, c.k = c3 ? c3 : a;
         break;
     case TRR_BENCH_MATMUL_F16:
     case TRR_BENCH_MATMUL_F16_RELU:
@@ -176,6 +183,9 @@ static trr_status full_sizes(trr_bench_id id, case_vec *v) {
         /* the epilogue costs nothing at large sizes; a few points show that */
         for (int64_t s = 1024; s <= 8192; s *= 2) TRR_TRY(push(v, make_case(id, s, 0, 0)));
         return TRR_OK;
+    case TRR_BENCH_MATMUL_FP8:
+        for (int64_t s = 1024; s <= 8192; s *= 2) TRR_TRY(push(v, make_case(id, s, 0, 0)));
+        return push(v, make_case(id, 6144, 0, 0));
     default:
         for (int64_t s = 256; s <= 4096; s += 128) TRR_TRY(push(v, make_case(id, s, 0, 0)));
         TRR_TRY(push(v, make_case(id, 6144, 0, 0)));
@@ -206,6 +216,10 @@ static trr_status quick_sizes(trr_bench_id id, case_vec *v) {
     case TRR_BENCH_BMM_F16:
     case TRR_BENCH_BMM_BF16: return bmm_sizes(id, v);
     case TRR_BENCH_MATMUL_F16_RELU: return push(v, make_case(id, 4096, 0, 0));
+    case TRR_BENCH_MATMUL_FP8: /* docs/ops.md, Benchmarks: the sizes cuBLASLt's FP8 figures are quoted at */
+        TRR_TRY(push(v, make_case(id, 2048, 0, 0)));
+        TRR_TRY(push(v, make_case(id, 4096, 0, 0)));
+        return push(v, make_case(id, 8192, 0, 0));
     default:
         /* 1024 first: on a slow device its time predicts whether 4096 fits the budget */
         TRR_TRY(push(v, make_case(id, 1024, 0, 0)));
