@@ -41,7 +41,8 @@ static void print_help(void) {
            "OP: %s\n\n"
            "  --device D          cpu, cuda:0, opencl:1, vulkan:0, auto (default: TRIREME_DEVICE, else auto)\n"
            "  --dtype T           input dtype: f32 (default), f16, bf16, u8 (copy; rgb_to_grey is always u8),\n"
-           "                      f8e4m3, f8e5m2; IN->OUT gives the output's too (cast: f32->f8e4m3)\n"
+           "                      f8e4m3, f8e5m2; IN->OUT gives the output's too (cast: f32->f8e4m3), A,B->OUT\n"
+           "                      the second input's apart (matmul: f8e5m2,f8e4m3->bf16 --trans-b)\n"
            "  --out-dtype T       output dtype where the op allows a choice (matmul f16|bf16->f32, rgb_to_grey u8|f32)\n"
            "  --shape S           N or RxC (%s), HxW (%s), MxN (%s), MxNxK (%s);\n"
            "                      integers as 4096 or 2^12. Default: 2^20 elements, 1066x1600, 1024x1024,\n"
@@ -55,6 +56,7 @@ static void print_help(void) {
            "                      other batch strides are the packed ones\n"
            "  --param NAME=VALUE  one of the op's named parameters (repeatable, or comma-separated): matmul's\n"
            "                      epilogue=none|relu|leaky_relu|gelu and alpha=SLOPE (leaky_relu, default 0.01);\n"
+           "                      matmul's scale_a=S and scale_b=S (8-bit float inputs, default 1);\n"
            "                      rms_norm's and layer_norm's eps=E (defaults 1e-6 and 1e-5)\n"
            "  --epilogue E        matmul: --param epilogue=E\n"
            "  --alpha A           matmul: --param alpha=A\n"
@@ -75,6 +77,8 @@ typedef struct run_args {
     trr_op op;
     const char *device;
     trr_dtype in, out;
+    int mixed;     /* --dtype A,B->OUT: the second input is in2 */
+    trr_dtype in2;
     int in_set, out_set;
     int64_t dims[3];
     int n_dims;        /* from --shape */
@@ -95,23 +99,30 @@ typedef struct run_args {
 } run_args;
 
 
-/* --dtype IN or IN->OUT (cast f32->f8e4m3, matmul f8e4m3->bf16): the input dtype and, with an arrow, the output's. */
+/* --dtype IN, IN->OUT (cast f32->f8e4m3, matmul f8e4m3->bf16) or A,B->OUT (matmul f8e5m2,f8e4m3->f32): the input
+ * dtype (the second input's apart after a comma) and, with an arrow, the output's. */
 static int parse_dtypes(run_args *a, const char *text) {
     const char *arrow = strstr(text, "->");
-    char in[32];
-    if (!arrow) {
-        if (!cli_parse_dtype("dtype", text, &a->in)) return 0;
-        a->in_set = 1;
-        return 1;
-    }
-    if ((size_t)(arrow - text) >= sizeof in) {
-        fprintf(stderr, "trireme: --dtype wants IN or IN->OUT, not '%s'\n", text);
+    char in[64];
+    const size_t n = arrow ? (size_t)(arrow - text) : strlen(text);
+    if (n >= sizeof in) {
+        fprintf(stderr, "trireme: --dtype wants IN, IN->OUT or A,B->OUT, not '%s'\n", text);
         return 0;
     }
-    memcpy(in, text, (size_t)(arrow - text));
-    in[arrow - text] = '\0';
-    if (!cli_parse_dtype("dtype", in, &a->in) || !cli_parse_dtype("dtype", arrow + 2, &a->out)) return 0;
-    a->in_set = a->out_set = 1;
+    memcpy(in, text, n);
+    in[n] = '\0';
+    char *comma = strchr(in, ',');
+    if (comma) {
+        *comma = '\0';
+        if (!cli_parse_dtype("dtype", comma + 1, &a->in2)) return 0;
+        a->mixed = 1;
+    }
+    if (!cli_parse_dtype("dtype", in, &a->in)) return 0;
+    a->in_set = 1;
+    if (arrow) {
+        if (!cli_parse_dtype("dtype", arrow + 2, &a->out)) return 0;
+        a->out_set = 1;
+    }
     return 1;
 }
 
@@ -143,6 +154,8 @@ static int apply_params(run_args *a, const trr_op_desc *d, int *out_exit) {
         const double v = p.values[i].value;
         if (!strcmp(name, "epilogue")) a->epilogue = (trr_epilogue)v;
         else if (!strcmp(name, "alpha")) a->alpha = (float)v;
+        else if (!strcmp(name, "scale_a") || !strcmp(name, "scale_b")) /* the case passes them on */
+            trr_op_params_set(&a->op_params, name, v);
         else {
             *out_exit = cli_usage_error("run", "--param %s: run does not pass this parameter yet", name);
             return 0;
@@ -244,7 +257,8 @@ usage:
 /* The case to run: the shape from --shape/--m/--n/--k after each shape rule's defaults. */
 static int resolve_case(const run_args *a, trr_case *c) {
     const trr_op_desc *d = trr_op_desc_get(a->op);
-    *c = (trr_case){.op = a->op, .in_dtype = a->in, .out_dtype = a->out, .layout = TRR_LAYOUT_PACKED,
+    *c = (trr_case){.op = a->op, .in_dtype = a->in, .out_dtype = a->out, .mixed = a->mixed, .in2_dtype = a->in2,
+                    .layout = TRR_LAYOUT_PACKED,
                     .trans_a = a->trans_a, .trans_b = a->trans_b, .epilogue = a->epilogue, .alpha = a->alpha,
                     .params = a->op_params};
     if (d->shape == TRR_SHAPE_MATMUL) {
