@@ -20,7 +20,8 @@
 
 typedef float vf __attribute__((vector_size(4 * W)));
 typedef int32_t vi __attribute__((vector_size(4 * W)));
-typedef double vd __attribute__((vector_size(8 * W)));
+/* Doubles in halves of four: a generic vector wider than a register is lowered through the stack. */
+typedef double vd __attribute__((vector_size(32)));
 
 /* gelu's argument, t = -2 * 0.7978845608 * (x + 0.044715 x^3) = x (K1 + K3 x^2), in double */
 static const double K1 = -2.0 * 0.7978845608, K3 = -2.0 * 0.7978845608 * 0.044715;
@@ -52,6 +53,19 @@ static inline int vany(vi m) {
     return _mm256_movemask_ps((__m256)m) != 0;
 }
 
+/* the low and high four lanes of x in double, and back */
+static inline vd vlo(vf x) {
+    return (vd)_mm256_cvtps_pd(_mm256_castps256_ps128((__m256)x));
+}
+
+static inline vd vhi(vf x) {
+    return (vd)_mm256_cvtps_pd(_mm256_extractf128_ps((__m256)x, 1));
+}
+
+static inline vf vfrom(vd lo, vd hi) {
+    return (vf)_mm256_set_m128(_mm256_cvtpd_ps((__m256d)hi), _mm256_cvtpd_ps((__m256d)lo));
+}
+
 static inline vf vexp(vf x) {
     return (vf)Sleef_expf8_u10avx2((__m256)x);
 }
@@ -59,10 +73,10 @@ static inline vf vexp(vf x) {
 static vf gelu_v(vf x) {
     const vi wide = vabs(x) > vsplat(9.0f);
     const vf xs = vsel(wide, vsplat(0.0f), x); /* keeps t finite on lanes the scalar code redoes */
-    const vd xd = __builtin_convertvector(xs, vd);
-    const vd td = xd * (K1 + K3 * xd * xd);
-    const vf th = __builtin_convertvector(td, vf);
-    const vf tl = __builtin_convertvector(td - __builtin_convertvector(th, vd), vf);
+    const vd xlo = vlo(xs), xhi = vhi(xs);
+    const vd tlo = xlo * (K1 + K3 * xlo * xlo), thi = xhi * (K1 + K3 * xhi * xhi);
+    const vf th = vfrom(tlo, thi);
+    const vf tl = vfrom(tlo - vlo(th), thi - vhi(th));
     vf e = vexp(th);
     e = e + e * tl;
     vf y = xs / (1.0f + e);
@@ -140,12 +154,13 @@ float trr_cpu_max_avx2(const float *x, int64_t n) {
 
 double trr_cpu_exp_shift_sum_avx2(const float *x, float shift, float *y, int64_t n) {
     const vf s = vsplat(shift);
-    vd acc = {0};
+    vd acc_lo = {0}, acc_hi = {0};
     int64_t i = 0;
     for (; i + W <= n; i += W) {
         const vf e = vexp(vload(x + i) - s);
         vstore(y + i, e);
-        acc += __builtin_convertvector(e, vd);
+        acc_lo += vlo(e);
+        acc_hi += vhi(e);
     }
     if (i < n) {
         float t[W];
@@ -154,11 +169,11 @@ double trr_cpu_exp_shift_sum_avx2(const float *x, float shift, float *y, int64_t
         const vf e = vexp(vload(t) - s);
         vstore(t, e);
         memcpy(y + i, t, (size_t)r * sizeof(float));
-        acc += __builtin_convertvector(e, vd);
+        acc_lo += vlo(e);
+        acc_hi += vhi(e);
     }
-    double sum = 0.0;
-    for (int j = 0; j < W; j++) sum += acc[j];
-    return sum;
+    const vd acc = acc_lo + acc_hi;
+    return (acc[0] + acc[1]) + (acc[2] + acc[3]);
 }
 
 void trr_cpu_scale_avx2(const float *x, float s, float *y, int64_t n) {

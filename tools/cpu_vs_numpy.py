@@ -3,8 +3,8 @@
 
     PYTHONPATH=python TRIREME_LIBRARY=build/libtrireme.so /usr/bin/python3 tools/cpu_vs_numpy.py [--quick]
 
-Timed (each the best of --reps calls, trireme and NumPy alternated call by call so both see the same machine
-load; inputs uniform in [-4, 4), outputs preallocated, no copies inside the timed call):
+Timed (each the best of --reps calls, trireme and NumPy alternated in blocks of about 0.3 s so both see the same
+machine load; inputs uniform in [-4, 4), outputs preallocated, no copies inside the timed call):
 
   matmul f32 at 1024^3, 2048^3, 4096^3: trireme's matmul against `np.matmul(a, b, out=c)` (NumPy's BLAS);
   matmul f16 and bf16 (f32 out) at the same sizes: against trireme's own f32 matmul at that size, alternated with
@@ -52,18 +52,28 @@ def numpy_blas():
     return "unknown (no OpenBLAS found)"
 
 
-def best_pair(f_trr, f_np, reps):
-    """Best times (s) of the two callables over reps alternated calls, after one untimed call of each."""
-    f_trr(), f_np()
-    t_trr = t_np = float("inf")
-    for _ in range(reps):
+def best_pair(f_trr, f_other, reps, block_s=0.3):
+    """Best times (s) of the two callables over reps calls each, in alternating blocks of about block_s seconds of
+    calls (after one untimed call of each, which sizes the blocks). Alternating keeps both under the same machine
+    load; blocks that long keep most calls from starting while the other side's threads are still awake:
+    OpenBLAS's threads spin for about 0.1 s after each call NumPy makes, sharing the cores with whatever runs
+    next."""
+    sides = [f_trr, f_other]
+    block = []
+    for f in sides:
         t = time.perf_counter()
-        f_trr()
-        t_trr = min(t_trr, time.perf_counter() - t)
-        t = time.perf_counter()
-        f_np()
-        t_np = min(t_np, time.perf_counter() - t)
-    return t_trr, t_np
+        f()
+        block.append(max(1, int(block_s / max(time.perf_counter() - t, 1e-6))))
+    best = [float("inf"), float("inf")]
+    done = [0, 0]
+    while min(done) < reps:
+        for i, f in enumerate(sides):
+            for _ in range(min(block[i], reps - done[i])):
+                t = time.perf_counter()
+                f()
+                best[i] = min(best[i], time.perf_counter() - t)
+                done[i] += 1
+    return best[0], best[1]
 
 
 def check(name, got, want, rel):
@@ -101,7 +111,7 @@ def main():
 
     sizes = (1024,) if args.quick else (1024, 2048, 4096)
     for n in sizes:
-        reps = args.reps or (20 if n <= 1024 else 6 if n <= 2048 else 3)
+        reps = args.reps or (40 if n <= 1024 else 12 if n <= 2048 else 4)
         a = rng.uniform(-4, 4, (n, n)).astype(np.float32)
         b = rng.uniform(-4, 4, (n, n)).astype(np.float32)
         c_np = np.empty((n, n), np.float32)
@@ -122,7 +132,7 @@ def main():
             row(f"matmul {label}", f"{n}^3", flops / t_half * 1e-9, "GFLOPS", flops / t_f32 * 1e-9, "trireme f32",
                 t_f32 / t_half, 0.8)
 
-    reps = args.reps or 10
+    reps = args.reps or 12
     rows = 1024 if args.quick else 4096
     x = rng.uniform(-4, 4, (rows, 4096)).astype(np.float32)
     tx, ty = ctx.tensor(x), ctx.empty(x.shape, np.float32)
