@@ -32,7 +32,8 @@ void trr_cpu_sgemm(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, co
     if (m == 1) { /* c[j] = sum over k of a[k] b[k, j]: B (or B stored [N,K]) times the row of A */
         const blasint inc_a = trans_a ? (blasint)lda : 1;
         if (trans_b)
-            cblas_sgemv(CblasRowMajor, CblasNoTrans, (blasint)n, (blasint)k, 1.0f, b, (blasint)ldb, a, inc_a, beta, c, 1);
+            cblas_sgemv(CblasRowMajor, CblasNoTrans, (blasint)n, (blasint)k, 1.0f, b, (blasint)ldb, a, inc_a, beta, c,
+                        1);
         else
             cblas_sgemv(CblasRowMajor, CblasTrans, (blasint)k, (blasint)n, 1.0f, b, (blasint)ldb, a, inc_a, beta, c, 1);
         return;

@@ -76,10 +76,12 @@ static const float *a_slice(const trr_call *call, int64_t base, int64_t i0, int6
         return (const float *)A->mem + base + (call->trans_a ? k0 * lda + i0 : i0 * lda + k0);
     }
     if (call->trans_a) {
-        for (int64_t k = 0; k < kc; k++) trr_cpu_widen(element(A, base + (k0 + k) * lda + i0), A->dtype, dst + k * mb, mb);
+        for (int64_t k = 0; k < kc; k++)
+            trr_cpu_widen(element(A, base + (k0 + k) * lda + i0), A->dtype, dst + k * mb, mb);
         *ld = mb;
     } else {
-        for (int64_t r = 0; r < mb; r++) trr_cpu_widen(element(A, base + (i0 + r) * lda + k0), A->dtype, dst + r * kc, kc);
+        for (int64_t r = 0; r < mb; r++)
+            trr_cpu_widen(element(A, base + (i0 + r) * lda + k0), A->dtype, dst + r * kc, kc);
         *ld = kc;
     }
     return dst;
@@ -95,10 +97,12 @@ static const float *b_slice(const trr_call *call, int64_t base, int64_t j0, int6
         return (const float *)B->mem + base + (call->trans_b ? j0 * ldb + k0 : k0 * ldb + j0);
     }
     if (call->trans_b) {
-        for (int64_t c = 0; c < nb; c++) trr_cpu_widen(element(B, base + (j0 + c) * ldb + k0), B->dtype, dst + c * kc, kc);
+        for (int64_t c = 0; c < nb; c++)
+            trr_cpu_widen(element(B, base + (j0 + c) * ldb + k0), B->dtype, dst + c * kc, kc);
         *ld = kc;
     } else {
-        for (int64_t k = 0; k < kc; k++) trr_cpu_widen(element(B, base + (k0 + k) * ldb + j0), B->dtype, dst + k * nb, nb);
+        for (int64_t k = 0; k < kc; k++)
+            trr_cpu_widen(element(B, base + (k0 + k) * ldb + j0), B->dtype, dst + k * nb, nb);
         *ld = nb;
     }
     return dst;
