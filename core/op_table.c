@@ -45,36 +45,40 @@ static const trr_param_info layer_norm_params[] = {
  * TRR_CFG_VARIANT. */
 static const trr_op_desc op_table[TRR_OP_COUNT] = {
     [TRR_OP_COPY] = {.op = TRR_OP_COPY, .name = "copy", .n_inputs = 1, .operands = "x -> z", SIGNATURES(sig_any),
+                     .kernel = "elementwise", .bytewise = 1,
                      .config_fields = STREAM_FIELDS, .default_config = STREAM_DEFAULTS,
                      .shape = TRR_SHAPE_ELEMENTWISE, .alias_ok = 1,
                      .operand = {ROWS_COLS("x"), NONE, ROWS_COLS("z"), NONE}, .flops_per_point = 1, .exact = 2},
     [TRR_OP_ADD] = {.op = TRR_OP_ADD, .name = "add", .n_inputs = 2, .operands = "x, y -> z", SIGNATURES(sig_float),
+                    .kernel = "elementwise",
                     .config_fields = STREAM_FIELDS, .default_config = STREAM_DEFAULTS,
                     .shape = TRR_SHAPE_ELEMENTWISE, .alias_ok = 1,
                     .operand = {ROWS_COLS("x"), ROWS_COLS("y"), ROWS_COLS("z"), NONE}, .flops_per_point = 1,
                     .exact = 1},
     [TRR_OP_GELU] = {.op = TRR_OP_GELU, .name = "gelu", .n_inputs = 1, .operands = "x -> y", SIGNATURES(sig_float),
+                     .kernel = "elementwise", .transcendental = 1,
                      .config_fields = STREAM_FIELDS, .default_config = STREAM_DEFAULTS,
                      .shape = TRR_SHAPE_ELEMENTWISE, .alias_ok = 1, .operand = UNARY, .flops_per_point = 1},
     [TRR_OP_RGB_TO_GREY] = {.op = TRR_OP_RGB_TO_GREY, .name = "rgb_to_grey", .n_inputs = 1,
-                            .operands = "img[3,H,W] -> grey[H,W]", SIGNATURES(sig_rgb),
+                            .operands = "img[3,H,W] -> grey[H,W]", SIGNATURES(sig_rgb), .kernel = "rgb_to_grey",
                             .config_fields = STREAM_FIELDS, .default_config = STREAM_DEFAULTS,
                             .shape = TRR_SHAPE_PLANES,
                             .operand = {{"img", 3, TRR_DIM_ROWS, TRR_DIM_COLS, 0, 0}, NONE, ROWS_COLS("grey"), NONE},
                             .flops_per_point = 1},
     [TRR_OP_SOFTMAX] = {.op = TRR_OP_SOFTMAX, .name = "softmax", .n_inputs = 1, .operands = "x[M,N] -> y[M,N]",
-                        SIGNATURES(sig_float), .config_fields = STREAM_FIELDS | TRR_CFG_VARIANT,
+                        SIGNATURES(sig_float), .kernel = "softmax", .config_fields = STREAM_FIELDS | TRR_CFG_VARIANT,
                         .default_config = {.block_n = 1024, .threads = 256, .vector_width = 4,
                                            .variant = TRR_VARIANT_SIMT},
                         .shape = TRR_SHAPE_ROWS, .operand = UNARY, .flops_per_point = 1},
     [TRR_OP_ROW_SUM] = {.op = TRR_OP_ROW_SUM, .name = "row_sum", .n_inputs = 1, .operands = "x[M,N] -> y[M]",
-                        SIGNATURES(sig_row_sum), .config_fields = STREAM_FIELDS | TRR_CFG_VARIANT,
+                        SIGNATURES(sig_row_sum), .kernel = "row_sum", .config_fields = STREAM_FIELDS | TRR_CFG_VARIANT,
                         .default_config = STREAM_DEFAULTS,
                         .shape = TRR_SHAPE_ROW_REDUCE,
                         .operand = {ROWS_COLS("x"), NONE, {"y", 1, TRR_DIM_ONE, TRR_DIM_ROWS, 1, 0}, NONE},
                         .flops_per_point = 1},
     [TRR_OP_MATMUL] = {.op = TRR_OP_MATMUL, .name = "matmul", .n_inputs = 2, .operands = "A[M,K], B[K,N] -> C[M,N]",
-                       SIGNATURES(sig_matmul), .config_fields = MATMUL_FIELDS, PARAMS(matmul_params),
+                       SIGNATURES(sig_matmul), .kernel = "matmul", .config_fields = MATMUL_FIELDS,
+                       PARAMS(matmul_params),
                        .default_config = {.block_m = 64, .block_n = 64, .block_k = 16, .group_m = 8, .threads = 256,
                                           .stages = 2, .vector_width = 4, .split_k = 1, .variant = TRR_VARIANT_SIMT},
                        .shape = TRR_SHAPE_MATMUL,
@@ -82,6 +86,7 @@ static const trr_op_desc op_table[TRR_OP_COUNT] = {
                                    ROWS_COLS("C"), NONE},
                        .flops_per_point = 2},
     [TRR_OP_SILU] = {.op = TRR_OP_SILU, .name = "silu", .n_inputs = 1, .operands = "x -> y", SIGNATURES(sig_float),
+                     .kernel = "elementwise", .transcendental = 1,
                      .config_fields = STREAM_FIELDS, .default_config = STREAM_DEFAULTS,
                      .shape = TRR_SHAPE_ELEMENTWISE, .alias_ok = 1, .operand = UNARY, .flops_per_point = 1},
     [TRR_OP_RMS_NORM] = {.op = TRR_OP_RMS_NORM, .name = "rms_norm", .n_inputs = 2, .operands = "x[M,N], w[N] -> y[M,N]",
@@ -110,9 +115,16 @@ const trr_config trr_matmul_f16_nvidia_configs[] = {
 const int trr_matmul_f16_nvidia_config_count =
     (int)(sizeof trr_matmul_f16_nvidia_configs / sizeof trr_matmul_f16_nvidia_configs[0]);
 
+/* trr_op_desc_replace's definitions, NULL where the table's row stands */
+static const trr_op_desc *replaced[TRR_OP_COUNT];
+
 const trr_op_desc *trr_op_desc_get(trr_op op) {
     if ((unsigned)op >= TRR_OP_COUNT) return NULL;
-    return &op_table[op];
+    return replaced[op] ? replaced[op] : &op_table[op];
+}
+
+void trr_op_desc_replace(trr_op op, const trr_op_desc *desc) {
+    if ((unsigned)op < TRR_OP_COUNT) replaced[op] = desc;
 }
 
 int trr_op_allows(trr_op op, trr_dtype in, trr_dtype out) {

@@ -37,6 +37,7 @@ typedef enum trr_op_shape {
     TRR_SHAPE_MATMUL,          /* A [M,K], B [K,N] -> C [M,N]: rows = M, cols = N, k = K */
     TRR_SHAPE_ROW_NORM         /* x [M,N], w [N] (, b [N]) -> y [M,N]: each row on its own, scaled per column */
 } trr_op_shape;
+#define TRR_SHAPE_COUNT (TRR_SHAPE_ROW_NORM + 1)
 
 /* The problem dimensions an operand's stored extent is made of: a call's rows, cols and k (backend.h). */
 typedef enum trr_dim { TRR_DIM_ONE = 0, TRR_DIM_ROWS, TRR_DIM_COLS, TRR_DIM_K } trr_dim;
@@ -66,7 +67,8 @@ typedef struct trr_op_desc {
     int n_inputs;              /* 1 to 3 */
     const trr_param_info *params; /* the op's named scalar parameters, in slot order */
     /* The kernel source stem every backend compiles for this op, kernels/<api>/<kernel>.<ext>, with the op's name
-     * as the entry point (the row norms share "norm"); NULL for the ops whose backends pick kernels by hand. */
+     * as the entry point (core/kernel_find.h says how a backend finds it). Ops of one shape rule may share a stem
+     * (the element-wise ops "elementwise", the row norms "norm"); matmul's backends pick their files by variant. */
     const char *kernel;
     int n_params;
     const char *operands;      /* "x, y -> z", for people */
@@ -80,6 +82,11 @@ typedef struct trr_op_desc {
     trr_operand_rule operand[TRR_SLOTS];
     int flops_per_point;       /* floating-point operations per point of rows x cols x k (2 for matmul's FMA) */
     int exact;                 /* results must be bit-exact: 2 in every dtype (copy), 1 for f32 outputs (add) */
+    /* Facts the backends' generic paths and heuristics read in place of the op's identity: */
+    int bytewise;              /* the output is the input's bytes (copy): a backend may run it as a byte move of
+                                  any dtype, with no kernel of its own */
+    int transcendental;        /* evaluates exp or the like per element (gelu, silu): compute costs count against
+                                  memory, so heuristics give such ops smaller pieces of work */
 } trr_op_desc;
 
 /* matmul's parameter slots (op_table.c declares them in this order) */
@@ -88,6 +95,9 @@ enum { TRR_MATMUL_PARAM_EPILOGUE = 0, TRR_MATMUL_PARAM_ALPHA, TRR_MATMUL_PARAM_A
 enum { TRR_NORM_PARAM_EPS = 0 };
 
 const trr_op_desc *trr_op_desc_get(trr_op op);
+/* Tests only: op's definition becomes *desc (NULL restores the table's row), so a test can present a backend with
+ * an op it has no kernel for. Not thread-safe: call it with no op in flight. */
+void trr_op_desc_replace(trr_op op, const trr_op_desc *desc);
 /* 1 if (in, out) is one of op's signatures. */
 int trr_op_allows(trr_op op, trr_dtype in, trr_dtype out);
 
