@@ -61,6 +61,45 @@ static inline int trr_slot_of_operand(int n_inputs, int i) {
     return i == 2 ? TRR_SLOT_U : i;
 }
 
+/* ---- an op's benchmarks (docs/ops.md, Benchmarks): what `trireme bench` runs and how it counts the work ---- */
+
+/* What a benchmark's sizes name, on the command line and in reports. */
+typedef enum trr_bench_sizing {
+    TRR_SIZING_VECTOR = 0, /* n: one packed vector (rows = 1) */
+    TRR_SIZING_ROWS,       /* N: rows of N at M = TRR_BENCH_ROWS_M */
+    TRR_SIZING_IMAGE,      /* H or HxW: an image of H rows (W = H·1600/1066 rounded when not given) */
+    TRR_SIZING_CUBE,       /* M = N = K, MxN (K = M) or MxNxK */
+    TRR_SIZING_BATCH       /* BxMxNxK: B products of M x K by K x N */
+} trr_bench_sizing;
+#define TRR_BENCH_ROWS_M 4096
+
+/* How a case's work is counted; its figure is the work over the time. */
+typedef enum trr_work_rule {
+    TRR_WORK_BYTES = 0,   /* every operand read or written once, packed: GB/s */
+    TRR_WORK_INPUT_BYTES, /* every input once; the output, one value per row, is not counted (row_sum): GB/s */
+    TRR_WORK_FLOPS        /* flops_per_point per point of rows x cols x k, every batch: TFLOPS */
+} trr_work_rule;
+
+/* A benchmark's sizes: a range of the first size field (from, from + step or from * factor, ... up to to; none
+ * when from is 0), then the sizes of list as a size list names them (unused fields 0), up to the first all-zero
+ * one. */
+#define TRR_BENCH_LISTED 4
+typedef struct trr_bench_sizes {
+    int64_t from, to, step, factor;
+    int64_t list[TRR_BENCH_LISTED][4];
+} trr_bench_sizes;
+
+typedef struct trr_op_bench {
+    const char *name;    /* "add_f32": on the command line and in reports */
+    const char *title;   /* for charts: "add f32 (GB/s = 12n/t)" */
+    trr_dtype in, out;
+    trr_epilogue epilogue;
+    trr_bench_sizing sizing;
+    int reads_only;      /* its bytes are (nearly) all reads, which stream faster than a copy's reads and writes,
+                            so a figure above the copy ceiling is expected (row_sum) */
+    trr_bench_sizes quick, full; /* the bench's quick and full modes */
+} trr_op_bench;
+
 typedef struct trr_op_desc {
     trr_op op;
     const char *name;
@@ -87,6 +126,10 @@ typedef struct trr_op_desc {
                                   any dtype, with no kernel of its own */
     int transcendental;        /* evaluates exp or the like per element (gelu, silu): compute costs count against
                                   memory, so heuristics give such ops smaller pieces of work */
+    /* the bench's benchmarks of the op (none: the op is not benchmarked) and how they count work */
+    const trr_op_bench *benches;
+    int n_benches;
+    trr_work_rule bench_work;
 } trr_op_desc;
 
 /* matmul's parameter slots (op_table.c declares them in this order) */

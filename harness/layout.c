@@ -162,13 +162,14 @@ trr_status trr_case_views_check_size(trr_context *ctx, const trr_case_views *vie
     return TRR_OK;
 }
 
-double trr_case_bytes(const trr_case *c) {
+/* Bytes of the packed case's operands in slots [from, to). */
+static double slot_bytes(const trr_case *c, int from, int to) {
     trr_case packed = *c;
     packed.layout = TRR_LAYOUT_PACKED;
     trr_case_views views;
     if (trr_case_views_make(&packed, &views) != TRR_OK) return 0.0;
     double bytes = 0.0;
-    for (int i = 0; i < TRR_CASE_SLOTS; i++) {
+    for (int i = from; i < to; i++) {
         const trr_stored_view *v = &views.v[i];
         size_t es = 0;
         if (v->planes == 0 || trr_dtype_size(v->dtype, &es) != TRR_OK) continue;
@@ -176,6 +177,10 @@ double trr_case_bytes(const trr_case *c) {
     }
     return bytes;
 }
+
+double trr_case_bytes(const trr_case *c) { return slot_bytes(c, 0, TRR_CASE_SLOTS); }
+
+double trr_case_output_bytes(const trr_case *c) { return slot_bytes(c, TRR_SLOT_Z, TRR_SLOT_Z + 1); }
 
 trr_status trr_case_packed_call(const trr_case *c, trr_call *out_call) {
     trr_case packed = *c;

@@ -75,5 +75,7 @@ trr_status trr_case_packed_call(const trr_case *c, struct trr_call *out_call);
 
 /* Bytes every operand of c moves once when packed (inputs read, output written): the streaming ops' traffic. */
 double trr_case_bytes(const trr_case *c);
+/* The part of trr_case_bytes that is the output's. */
+double trr_case_output_bytes(const trr_case *c);
 
 #endif
