@@ -149,16 +149,22 @@ void trr_case_call_host(trr_call *call, void *const hosts[TRR_CASE_SLOTS]) {
 }
 
 trr_status trr_case_views_check_size(trr_context *ctx, const trr_case_views *views) {
+    uint64_t total = 0;
     for (int i = 0; i < TRR_CASE_SLOTS; i++) {
         if (!views->has[i]) continue;
         const trr_stored_view *v = &views->v[i];
-        int64_t n;
+        int64_t n, bytes;
+        size_t es = 1;
+        trr_dtype_size(v->dtype, &es);
         if (__builtin_mul_overflow(v->planes, v->rows, &n) || __builtin_mul_overflow(n, v->cols, &n) ||
-            n >= TRR_VIEW_ELEMENTS_LIMIT)
-            return trr_error(ctx, TRR_ERR_OVERFLOW,
-                             "operand %d spans %lld x %lld x %lld elements: 2^31 or more, over the runtime's index limit",
-                             i, (long long)v->planes, (long long)v->rows, (long long)v->cols);
+            __builtin_mul_overflow(n, (int64_t)es, &bytes) || __builtin_add_overflow(total, (uint64_t)bytes, &total))
+            return trr_error(ctx, TRR_ERR_OVERFLOW, "operand %d of %lld x %lld x %lld elements overflows 64 bits", i,
+                             (long long)v->planes, (long long)v->rows, (long long)v->cols);
     }
+    trr_device_info info;
+    if (ctx && trr_context_device(ctx, &info) == TRR_OK && info.global_memory && total > info.global_memory)
+        return trr_error(ctx, TRR_ERR_OUT_OF_MEMORY, "the operands take %.3g GiB, more than the device's memory (%s: %.3g GiB)",
+                         (double)total / (1u << 30), info.spec, (double)info.global_memory / (1u << 30));
     return TRR_OK;
 }
 
