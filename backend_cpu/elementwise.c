@@ -124,6 +124,8 @@ trr_status trr_cpu_elementwise(trr_context *ctx, const trr_call *call) {
     ew_job job;
     job.call = call;
     job.fn = d->bytewise ? NULL : find_kernel(d);
+    if (!d->bytewise && !job.fn) /* trr_cpu_supports refuses it first */
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cpu: no element-wise kernel %s", d->name);
     job.binary = d->n_inputs == 2;
     job.seg = call->config.block_n > 0 ? call->config.block_n : 16384;
     if (job.seg > call->cols) job.seg = call->cols;

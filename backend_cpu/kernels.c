@@ -87,17 +87,21 @@ int trr_cpu_kernel_named(const trr_op_desc *d, const char *stem, const char *ent
     return d->kernel && strcmp(d->kernel, stem) == 0 && strcmp(d->name, entry) == 0;
 }
 
+/* Whether the rule of each op's shape has its kernel, found once per definition. */
+static trr_kernel_memo provided[TRR_OP_COUNT];
+
 trr_status trr_cpu_supports(trr_context *ctx, const trr_call *call) {
     const trr_op_desc *d = trr_op_desc_get(call->op);
+    if (d && trr_kernel_memo_get(&provided[call->op], d) == 1) return TRR_OK;
     char why[256];
     if (!rule_running(d, why, sizeof why)) return trr_kernel_unsupported(ctx, "cpu", d, why);
+    trr_kernel_memo_put(&provided[call->op], d, 1);
     return TRR_OK; /* every dtype of the op's signatures, bf16 included */
 }
 
 void trr_cpu_choose_config(trr_context *ctx, trr_call *call) {
     (void)ctx;
-    char why[256];
-    const cpu_rule *r = rule_running(trr_op_desc_get(call->op), why, sizeof why);
+    const cpu_rule *r = rule_for(trr_op_desc_get(call->op));
     if (!r) return; /* trr_cpu_supports says why */
     if (r->records_simt && !call->config.variant) call->config.variant = TRR_VARIANT_SIMT;
     r->choose(call);
@@ -110,11 +114,8 @@ trr_status trr_cpu_check_config(trr_context *ctx, const trr_call *call) {
         return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cpu: variant %s is not a kernel of the CPU backend (only simt)",
                          name);
     }
-    const trr_op_desc *d = trr_op_desc_get(call->op);
-    char why[256];
-    const cpu_rule *r = rule_running(d, why, sizeof why);
-    if (!r) return trr_kernel_unsupported(ctx, "cpu", d, why);
-    return r->check(ctx, call);
+    TRR_TRY(trr_cpu_supports(ctx, call));
+    return rule_for(trr_op_desc_get(call->op))->check(ctx, call);
 }
 
 unsigned trr_cpu_config_fields_used(trr_op op) {
@@ -123,9 +124,6 @@ unsigned trr_cpu_config_fields_used(trr_op op) {
 }
 
 trr_status trr_cpu_run(trr_context *ctx, const trr_call *call) {
-    const trr_op_desc *d = trr_op_desc_get(call->op);
-    char why[256];
-    const cpu_rule *r = rule_running(d, why, sizeof why);
-    if (!r) return trr_kernel_unsupported(ctx, "cpu", d, why);
-    return r->run(ctx, call);
+    TRR_TRY(trr_cpu_supports(ctx, call));
+    return rule_for(trr_op_desc_get(call->op))->run(ctx, call);
 }

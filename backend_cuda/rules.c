@@ -23,9 +23,13 @@ const trr_cuda_rule *trr_cuda_rule_for(const trr_op_desc *d) {
     return NULL;
 }
 
+/* Whether the kernel file of each op's stem has its entries, found once per definition. */
+static trr_kernel_memo provided[TRR_OP_COUNT];
+
 trr_status trr_cuda_supports(trr_context *ctx, const trr_call *call) {
     const trr_op_desc *d = trr_op_desc_get(call->op);
     const trr_cuda_rule *r = trr_cuda_rule_for(d);
+    if (d && trr_kernel_memo_get(&provided[call->op], d) == 1) return TRR_OK;
     char why[256];
     if (!r) {
         snprintf(why, sizeof why, "the CUDA backend has no path for its shape rule (%d)", d ? (int)d->shape : -1);
@@ -38,6 +42,7 @@ trr_status trr_cuda_supports(trr_context *ctx, const trr_call *call) {
         if (!trr_kernel_source_provides(trr_cuda_kernels, trr_cuda_kernels_count, "cuda", "cu", d,
                                         d->shape == TRR_SHAPE_ROWS ? trr_cuda_rows_kinds[k] : NULL, why, sizeof why))
             return trr_kernel_unsupported(ctx, "cuda", d, why);
+    trr_kernel_memo_put(&provided[call->op], d, 1);
     return TRR_OK;
 }
 

@@ -31,9 +31,13 @@ static const cl_rule *rule_for(const trr_op_desc *d) {
     return NULL;
 }
 
+/* Whether the kernel file of each op's stem has its entries, found once per definition. */
+static trr_kernel_memo provided[TRR_OP_COUNT];
+
 trr_status trr_cl_supports(trr_context *ctx, const trr_call *call) {
     const trr_op_desc *d = trr_op_desc_get(call->op);
     const cl_rule *r = rule_for(d);
+    if (d && trr_kernel_memo_get(&provided[call->op], d) == 1) return TRR_OK;
     char why[256];
     if (!r) {
         snprintf(why, sizeof why, "the OpenCL backend has no path for its shape rule (%d)", d ? (int)d->shape : -1);
@@ -47,6 +51,7 @@ trr_status trr_cl_supports(trr_context *ctx, const trr_call *call) {
         if (!trr_kernel_source_provides(trr_opencl_kernels, trr_opencl_kernels_count, "opencl", "cl", d,
                                         d->shape == TRR_SHAPE_ROWS ? trr_cl_rows_kinds[k] : NULL, why, sizeof why))
             return trr_kernel_unsupported(ctx, "opencl", d, why);
+    trr_kernel_memo_put(&provided[call->op], d, 1);
     return TRR_OK;
 }
 

@@ -33,6 +33,9 @@ static const vk_rule *rule_for(const trr_op_desc *d) {
     return NULL;
 }
 
+/* Whether the shader of each op and dtype pair was built, found once per definition. */
+static trr_kernel_memo built[TRR_OP_COUNT][TRR_DTYPE_COUNT][TRR_DTYPE_COUNT];
+
 trr_status trr_vk_supports(trr_context *ctx, const trr_call *call) {
     trr_vk_device *d = trr_vk_dev(ctx);
     const trr_op_desc *desc = trr_op_desc_get(call->op);
@@ -45,7 +48,8 @@ trr_status trr_vk_supports(trr_context *ctx, const trr_call *call) {
     if (desc->shape == TRR_SHAPE_ELEMENTWISE && desc->bytewise) return TRR_OK; /* a byte copy: every dtype */
     /* the shaders the definition names were built (vk_kinds.h): its rule's base kernel for these dtypes */
     const trr_vk_rule_kinds *kinds = trr_vk_kinds_of(desc);
-    if (kinds) {
+    trr_kernel_memo *memo = &built[call->op][call->x.dtype][call->z.dtype];
+    if (kinds && trr_kernel_memo_get(memo, desc) != 1) {
         char shader[64], file[80];
         trr_vk_shader_name(shader, sizeof shader, desc, kinds->kind[0], call->x.dtype, call->z.dtype);
         snprintf(file, sizeof file, "%s.spv", shader);
@@ -54,6 +58,7 @@ trr_status trr_vk_supports(trr_context *ctx, const trr_call *call) {
                      desc->kernel, kinds->kind[0], desc->name);
             return trr_kernel_unsupported(ctx, "vulkan", desc, why);
         }
+        trr_kernel_memo_put(memo, desc, 1);
     }
     if (desc->shape == TRR_SHAPE_ROW_NORM) TRR_TRY(trr_vk_row_norm_supports(ctx, call));
     const trr_dtype types[2] = {call->x.dtype, call->z.dtype};

@@ -1,7 +1,6 @@
 /* Finding an op's kernel by its definition's stem and entry (kernel_find.h). */
 #include "kernel_find.h"
 
-#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -38,19 +37,6 @@ int trr_kernel_text_provides(const char *text, const char *entry) {
     return 0;
 }
 
-/* Answers kept per (table, definition); a handful of tables and ops, so a short list under a lock. */
-#define KEPT 64
-typedef struct kept_answer {
-    const trr_embedded_file *table;
-    const trr_op_desc *desc;
-    const char *kind;
-    int provides;
-    char why[160];
-} kept_answer;
-static kept_answer kept[KEPT];
-static int n_kept;
-static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
-
 static int look(const trr_embedded_file *table, size_t count, const char *api, const char *ext, const trr_op_desc *d,
                 const char *kind, char *why, size_t cap) {
     char file[96], entry[96];
@@ -84,23 +70,7 @@ int trr_kernel_source_provides(const trr_embedded_file *table, size_t count, con
     char scratch[160];
     if (!why || !cap) why = scratch, cap = sizeof scratch;
     why[0] = '\0';
-    pthread_mutex_lock(&kept_lock);
-    for (int i = 0; i < n_kept; i++)
-        if (kept[i].table == table && kept[i].desc == d &&
-            (kept[i].kind == kind || (kept[i].kind && kind && strcmp(kept[i].kind, kind) == 0))) {
-            const int provides = kept[i].provides;
-            snprintf(why, cap, "%s", kept[i].why);
-            pthread_mutex_unlock(&kept_lock);
-            return provides;
-        }
-    const int provides = look(table, count, api, ext, d, kind, why, cap);
-    if (n_kept < KEPT) {
-        kept[n_kept] = (kept_answer){.table = table, .desc = d, .kind = kind, .provides = provides};
-        snprintf(kept[n_kept].why, sizeof kept[n_kept].why, "%s", why);
-        n_kept++;
-    }
-    pthread_mutex_unlock(&kept_lock);
-    return provides;
+    return look(table, count, api, ext, d, kind, why, cap);
 }
 
 trr_status trr_kernel_unsupported(trr_context *ctx, const char *backend, const trr_op_desc *d, const char *why) {

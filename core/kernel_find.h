@@ -15,6 +15,7 @@
 #include "embedded.h"
 #include "op_table.h"
 
+#include <stdatomic.h>
 #include <stddef.h>
 
 /* 1 when text (NUL-terminated source) provides entry: outside comments, the identifier ENTRY_<entry>, or the
@@ -24,10 +25,29 @@ int trr_kernel_text_provides(const char *text, const char *entry);
 /* 1 when the table holds <d->kernel>.<ext> and it provides d's entry, the op's name followed by kind (NULL, or a
  * shape rule's kernel kind such as "_online" where the rule has several kernels per op); else 0 with what is
  * missing in why ("kernels/cuda/elementwise.cu has no entry relu"). api names the kernel folder (cuda, opencl).
- * kind must outlive the process (a literal). Answers are kept per table, definition and kind: embedded sources
- * do not change while the process runs. */
+ * It reads the source: a backend keeps the answer (trr_kernel_memo). */
 int trr_kernel_source_provides(const trr_embedded_file *table, size_t count, const char *api, const char *ext,
                                const trr_op_desc *d, const char *kind, char *why, size_t cap);
+
+/* An answer about one op kept for the calls after the first (whether a backend has its kernel), valid for the
+ * definition it was found for: a backend keeps one per op (and per dtype pair where the answer depends on it),
+ * zero-initialised. Lock-free: supports runs on every call. */
+typedef struct trr_kernel_memo {
+    _Atomic(const trr_op_desc *) desc;
+    _Atomic int answer;
+} trr_kernel_memo;
+
+/* The answer kept for d (0 or 1), or -1 when none is. */
+static inline int trr_kernel_memo_get(trr_kernel_memo *m, const trr_op_desc *d) {
+    if (atomic_load_explicit(&m->desc, memory_order_acquire) != d) return -1;
+    return atomic_load_explicit(&m->answer, memory_order_relaxed);
+}
+
+static inline void trr_kernel_memo_put(trr_kernel_memo *m, const trr_op_desc *d, int answer) {
+    atomic_store_explicit(&m->desc, NULL, memory_order_relaxed);
+    atomic_store_explicit(&m->answer, answer, memory_order_relaxed);
+    atomic_store_explicit(&m->desc, d, memory_order_release);
+}
 
 /* Records TRR_ERR_UNSUPPORTED on ctx: "<backend>: <op> has no kernel here: <why>". */
 trr_status trr_kernel_unsupported(trr_context *ctx, const char *backend, const trr_op_desc *d, const char *why);
