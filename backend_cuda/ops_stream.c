@@ -62,7 +62,8 @@ static trr_status ew_function(trr_context *ctx, int kernel, const trr_op_desc *d
     if ((*out_fn = trr_cuda_fast_get(dev, key)) != NULL) return TRR_OK;
     trr_cuda_variant v;
     if (!trr_cuda_variant_elementwise(&v, d, dt, unroll))
-        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda %s: no kernel file %s.cu", d->name, d->kernel ? d->kernel : "-");
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda %s: no kernel file %s.cu", d->name,
+                         d->kernel ? d->kernel : "-");
     TRR_TRY(trr_cuda_get_function(ctx, &v, kernel == K_EW_FLAT ? "ew_flat" : "ew_rows", out_fn));
     trr_cuda_fast_put(dev, key, *out_fn);
     return TRR_OK;

@@ -165,8 +165,8 @@ void trr_cl_choose_rows(trr_context *ctx, trr_call *call) {
 void trr_cl_choose_row_reduce(trr_context *ctx, trr_call *call) {
     trr_cl_dev *dev = ctx->dev;
     trr_config *c = &call->config;
-    set_if_zero(&c->threads, fit_row_threads(dev, call,
-                                             !dev->info.is_gpu ? 16 : call->cols >= 2048 ? 256 : call->cols >= 512 ? 128 : 64));
+    const int threads = !dev->info.is_gpu ? 16 : call->cols >= 2048 ? 256 : call->cols >= 512 ? 128 : 64;
+    set_if_zero(&c->threads, fit_row_threads(dev, call, threads));
     set_if_zero(&c->block_n, c->threads);
 }
 

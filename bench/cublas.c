@@ -225,7 +225,8 @@ trr_status trr_bench_vendor_call(trr_bench_vendor *v, trr_context *ctx, const tr
         *out_what = trr_bench_vendor_reason(v);
         return trr_error(ctx, TRR_ERR_UNSUPPORTED, "%s", *out_what);
     }
-    if (trr_op_desc_get(c->op)->shape != TRR_SHAPE_MATMUL || (c->in_dtype != TRR_F32 && c->in_dtype != TRR_F16 && c->in_dtype != TRR_BF16) ||
+    if (trr_op_desc_get(c->op)->shape != TRR_SHAPE_MATMUL ||
+        (c->in_dtype != TRR_F32 && c->in_dtype != TRR_F16 && c->in_dtype != TRR_BF16) ||
         (c->in_dtype == TRR_F32 && c->out_dtype != TRR_F32)) {
         *out_what = "no cuBLAS equivalent for this case";
         return trr_error(ctx, TRR_ERR_UNSUPPORTED, "%s", *out_what);

@@ -269,7 +269,8 @@ trr_status trr_bench_run(trr_context *ctx, const trr_bench_options *opt, trr_ben
     trr_bench_copy_ceiling_measure(ctx, &rep->device, &rs.flush, rs.clock, &rep->copy);
 
     int any_matmul = 0;
-    for (int b = 0; b < trr_bench_count(); b++) any_matmul |= p.counts[b] && trr_bench_get((trr_bench_id)b)->compute_bound;
+    for (int b = 0; b < trr_bench_count(); b++)
+        any_matmul |= p.counts[b] && trr_bench_get((trr_bench_id)b)->compute_bound;
     if (any_matmul && !opt->no_vendor) {
         trr_bench_vendor_open(ctx, &rs.vendor);
         snprintf(rep->vendor, sizeof rep->vendor, "%s", trr_bench_vendor_name(rs.vendor));

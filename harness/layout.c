@@ -163,7 +163,8 @@ trr_status trr_case_views_check_size(trr_context *ctx, const trr_case_views *vie
     }
     trr_device_info info;
     if (ctx && trr_context_device(ctx, &info) == TRR_OK && info.global_memory && total > info.global_memory)
-        return trr_error(ctx, TRR_ERR_OUT_OF_MEMORY, "the operands take %.3g GiB, more than the device's memory (%s: %.3g GiB)",
+        return trr_error(ctx, TRR_ERR_OUT_OF_MEMORY,
+                         "the operands take %.3g GiB, more than the device's memory (%s: %.3g GiB)",
                          (double)total / (1u << 30), info.spec, (double)info.global_memory / (1u << 30));
     return TRR_OK;
 }
