@@ -6,6 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake pkg-config        # compiler and build
   libcjson-dev libxxhash-dev              # JSON (reports, tuning database), hashing (cache keys)
+  libopenblas-dev libsleef-dev            # the CPU backend: matmul on OpenBLAS's sgemm, exp-based ops on SLEEF
   libcriterion-dev                        # test framework
   ocl-icd-opencl-dev opencl-headers clinfo pocl-opencl-icd      # OpenCL loader, headers, PoCL CPU driver
   # rusticl (Mesa's OpenCL) on llvmpipe, a second OpenCL CPU device (with RUSTICL_ENABLE=llvmpipe) that stops a

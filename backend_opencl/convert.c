@@ -1,5 +1,5 @@
-/* The element-wise rule's ops whose input and output dtypes differ, found by the op table's kernel stem (cast:
- * kernels/opencl/cast.cl): heuristic, limits and launch, a row of norm.c's table of rules. */
+/* The element-wise rule's converting ops (trr_op_desc.converts: cast, kernels/opencl/cast.cl, found by the
+ * op's stem): heuristic, limits and launch, which the rule's own (config.c, elementwise.c) hand them to. */
 #include "opencl.h"
 
 #include "op_table.h"
@@ -29,7 +29,8 @@ trr_status trr_cl_convert_check(trr_context *ctx, const trr_call *call) {
     return TRR_OK;
 }
 
-trr_status trr_cl_convert_launch(trr_context *ctx, const trr_call *call, const trr_op_desc *d) {
+trr_status trr_cl_convert_launch(trr_context *ctx, const trr_call *call) {
+    const trr_op_desc *d = trr_op_desc_get(call->op);
     const trr_operand *x = &call->x, *z = &call->z;
     const int flat = call->rows == 1, vec = flat ? call->config.vector_width : 1;
     char file[48], options[160] = "-cl-std=CL1.2";

@@ -13,6 +13,7 @@
 #include "cases.h"
 #include "cache_flush.h"
 #include "layout.h"
+#include "op_table.h"
 #include "trireme.h"
 
 #include <cjson/cJSON.h>
@@ -21,29 +22,11 @@
 
 /* ---- the benchmarks (sizes.c) ---- */
 
-typedef enum trr_bench_id {
-    TRR_BENCH_ADD = 0,
-    TRR_BENCH_GELU,
-    TRR_BENCH_SOFTMAX,
-    TRR_BENCH_ROW_SUM,
-    TRR_BENCH_MATMUL_F16,
-    TRR_BENCH_MATMUL_F16_RELU,
-    TRR_BENCH_MATMUL_F32,
-    TRR_BENCH_RGB_TO_GREY,
-    TRR_BENCH_SILU,
-    TRR_BENCH_BMM_F16, /* batched matmul (docs/ops.md, matmul); sizes are BxMxNxK */
-    TRR_BENCH_MATMUL_BF16,
-    TRR_BENCH_BMM_BF16, /* batched matmul, bf16 */
-    /* the row norms, M = 4096 (docs/ops.md, Benchmarks): GB/s = bytes of x, w (, b) and y over time */
-    TRR_BENCH_RMS_NORM_F32,
-    TRR_BENCH_RMS_NORM_F16,
-    TRR_BENCH_RMS_NORM_BF16,
-    TRR_BENCH_LAYER_NORM_F32,
-    TRR_BENCH_LAYER_NORM_F16,
-    TRR_BENCH_LAYER_NORM_BF16,
-    TRR_BENCH_MATMUL_FP8, /* e4m3 x e4m3 -> bf16, B stored [N,K] (the 8-bit float tensor cores' layout) */
-    TRR_BENCH_COUNT
-} trr_bench_id;
+/* A benchmark: one of those the op definitions declare (trr_op_desc.benches, core/op_table.c), numbered in op
+ * order from 0 to trr_bench_count() - 1. */
+typedef int trr_bench_id;
+#define TRR_BENCH_MAX 32 /* a bench mask holds one bit per benchmark */
+int trr_bench_count(void);
 
 typedef enum trr_bench_sizes_mode { TRR_BENCH_SIZES_QUICK = 0, TRR_BENCH_SIZES_FULL, TRR_BENCH_SIZES_LIST } trr_bench_sizes_mode;
 
@@ -52,11 +35,14 @@ typedef struct trr_bench_def {
     const char *name;        /* on the command line and in reports: "add_f32", "matmul_f16_relu" */
     const char *title;       /* for charts: "add f32 (GB/s = 12n/t)" */
     const char *unit;        /* "GB/s" or "TFLOPS" */
-    const char *size_label;  /* what a LIST names: "n", "N (M = 4096)", "M=N=K", "H" */
-    int compute_bound;       /* 1: matmul, judged against the vendor library; 0: against copy bandwidth */
+    const char *size_label;  /* what a LIST names: "n", "N", "M=N=K", "H", "BxMxNxK" */
+    int compute_bound;       /* 1: counts FLOPs (matmul), judged against the vendor library; 0: bytes, against
+                                copy bandwidth */
     trr_op op;
     int reads_only;          /* 1: its bytes are (nearly) all reads, which stream faster than a copy's reads and
                                 writes, so a figure above the copy ceiling is expected (row_sum) */
+    trr_bench_sizing sizing; /* what its sizes name */
+    const trr_op_bench *row; /* its row in the op's definition */
 } trr_bench_def;
 
 const trr_bench_def *trr_bench_get(trr_bench_id id);
@@ -66,9 +52,12 @@ const trr_bench_def *trr_bench_get(trr_bench_id id);
 int trr_bench_above_ceiling_suspect(trr_bench_id id, double figure, double copy_gbs);
 /* By name ("add_f32"), by op name ("add", "matmul": the first benchmark of that op) or -1. */
 int trr_bench_find(const char *name);
-/* All benchmarks whose name or op matches name ("matmul" gives all three matmul benchmarks), as a bit mask of
+/* All benchmarks whose name or op matches name ("matmul" gives every matmul benchmark), as a bit mask of
  * (1 << id); 0 when nothing matches. */
 unsigned trr_bench_mask_for(const char *name);
+/* 1 when benchmark earlier's times predict id's (the run's time budget): an earlier benchmark of the same op,
+ * sizing and dtypes, differing in what costs next to nothing (matmul_f16 for matmul_f16_relu's epilogue). */
+int trr_bench_predicts(trr_bench_id earlier, trr_bench_id id);
 
 /* The cases of one benchmark. LIST is comma separated, each entry one number in the benchmark's size_label
  * (n for add/gelu, N for softmax/row_sum, M=N=K for matmul, H for rgb_to_grey with W = H·1600/1066 rounded),
@@ -266,7 +255,16 @@ trr_status trr_bench_copy_ceiling_remeasure(trr_context *ctx, const trr_device_i
                                             const trr_bench_flush *flush, trr_bench_clock *clock,
                                             trr_bench_copy_ceiling *c);
 
-/* The vendor matmul library (cuBLAS on CUDA devices), loaded at run time. */
+/* The CPU backend's vendor matmul, the system BLAS's sgemm (blas.c): NULL for a device of another backend, else a
+ * handle whose library is described in name. */
+typedef struct trr_bench_blas trr_bench_blas;
+trr_bench_blas *trr_bench_blas_open(trr_context *ctx, char *name, size_t name_cap);
+void trr_bench_blas_close(trr_bench_blas *b);
+/* As trr_bench_vendor_call, for the CPU: f32 cases only. */
+trr_status trr_bench_blas_call(trr_bench_blas *b, trr_context *ctx, const trr_bench_setup *s, trr_bench_timed *out,
+                               const char **out_what);
+
+/* The vendor matmul library (cuBLAS on CUDA devices, loaded at run time; the system BLAS on the CPU). */
 typedef struct trr_bench_vendor trr_bench_vendor;
 
 /* Opens the vendor library for ctx's device. Never fails: when there is none, *out is still set and

@@ -8,6 +8,10 @@
  * Aligned path (vec != 0: every row start of x and z 16-byte aligned): each thread converts V elements at a time,
  * V = 16 bytes of the narrower type, so every load and store is whole 16-byte vectors.
  */
+#ifndef ENTRY_cast
+#error "cast.cu: compile with -DENTRY_cast (the op's entry, as the element-wise rule names it)"
+#endif
+
 template <typename TI, typename TO> struct cast_pair {
     static const int V = 16 / (sizeof(TI) < sizeof(TO) ? (int)sizeof(TI) : (int)sizeof(TO));
     struct __align__(16) in_v {

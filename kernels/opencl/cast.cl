@@ -6,6 +6,10 @@
  * pointers, offsets in elements. flat: each work-item converts VEC consecutive elements; strided: a 2-D grid, one
  * element each. */
 
+#ifndef ENTRY_cast
+#error "cast.cl: build with -DENTRY_cast (the op's entry, as the element-wise rule names it)"
+#endif
+
 inline float cast_load(__global const uchar *p, long i, int dt) {
     switch (dt) {
     case DT_F32: return ((__global const float *)p)[i];

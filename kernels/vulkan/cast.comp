@@ -5,11 +5,46 @@
 // f16 and bf16 overflow to infinity, the 8-bit floats saturate as docs/ops.md says; NaN stays NaN), as
 // core/half.c does on the host. No float arithmetic touches a value, so a device that flushes subnormals (a CPU
 // driver's denormals-are-zero mode) or converts f16 with its own rounding cannot change a result.
-// Storage: f32 as float (bit casts only), f16 and bf16 as uint16_t, the 8-bit floats as uint8_t (the variant's
-// X_*/Z_* defines pick common.glsl's types; 8-bit storage only where an operand is an 8-bit float).
-// Each invocation converts EPT elements, spaced one workgroup apart, over a grid that loops beyond one dispatch.
+// Storage: f32 as float (bit casts only), f16 and bf16 as uint16_t, the 8-bit floats as uint8_t: the variant's
+// generic dtype defines (vk_kinds.h: X_F16, X_BF16, X_F8E4M3, X_F8E5M2 and Z_ likewise; none for f32) become the
+// conversion's codes IN_DT and OUT_DT (trr_dtype's) and common.glsl's bit-holding types (8-bit storage only where
+// an operand is an 8-bit float). Each invocation converts EPT single elements, spaced one workgroup apart, over a
+// grid that loops beyond one dispatch (so any grid the element-wise rule sizes covers them).
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
+#ifndef ENTRY_cast
+#error "cast.comp: build with -DENTRY_cast (the op's entry, as vk_kinds.h names it)"
+#endif
+#if defined(X_F16)
+#define IN_DT 1
+#undef X_F16
+#define X_BF16 // the bits as uint16_t, not a float16_t a driver may convert its own way
+#elif defined(X_BF16)
+#define IN_DT 2
+#elif defined(X_F8E4M3)
+#define IN_DT 4
+#define X_U8
+#elif defined(X_F8E5M2)
+#define IN_DT 5
+#define X_U8
+#else
+#define IN_DT 0
+#endif
+#if defined(Z_F16)
+#define OUT_DT 1
+#undef Z_F16
+#define Z_BF16
+#elif defined(Z_BF16)
+#define OUT_DT 2
+#elif defined(Z_F8E4M3)
+#define OUT_DT 4
+#define Z_U8
+#elif defined(Z_F8E5M2)
+#define OUT_DT 5
+#define Z_U8
+#else
+#define OUT_DT 0
+#endif
 #include "common.glsl"
 
 layout(local_size_x_id = 0) in;

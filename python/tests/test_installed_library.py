@@ -36,6 +36,12 @@ def run_outside(tmp_path, code, **env):
         shutil.copytree(pathlib.Path(trireme.__file__).resolve().parent, pkg / "trireme",
                         ignore=shutil.ignore_patterns("*.so", "bin", "__pycache__"))
     e = {k: v for k, v in os.environ.items() if k not in ("TRIREME_LIBRARY", "LD_LIBRARY_PATH", "PKG_CONFIG_PATH")}
+    # Directories that hold the library's own dependencies stay (a machine without libcjson1 installed, as the
+    # GPU runs carry it beside the build); a directory holding libtrireme itself would decide the test.
+    keep = [d for d in os.environ.get("LD_LIBRARY_PATH", "").split(os.pathsep)
+            if d and not list(pathlib.Path(d).glob("libtrireme.so*"))]
+    if keep:
+        e["LD_LIBRARY_PATH"] = os.pathsep.join(keep)
     e.update(env)
     e["PYTHONPATH"] = str(pkg)
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=e, cwd=tmp_path,
