@@ -178,6 +178,7 @@ static trr_status cpu_timer_stop(trr_context *ctx, double *out_ms) {
 }
 
 static trr_status cpu_supports(trr_context *ctx, const trr_call *call) {
+    if (call->op == TRR_OP_ATTENTION) return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cpu: attention has no kernel yet");
     if (trr_op_desc_get(call->op)->kernel) return trr_cpu_kernel_supports(ctx, call);
     return TRR_OK; /* every op table signature, bf16 included, runs here */
 }

@@ -64,6 +64,7 @@ static void cl_close(void *handle) {
 }
 
 static trr_status cl_supports(trr_context *ctx, const trr_call *call) {
+    if (call->op == TRR_OP_ATTENTION) return trr_error(ctx, TRR_ERR_UNSUPPORTED, "opencl: attention has no kernel yet");
     if (trr_op_desc_get(call->op)->kernel) return trr_cl_kernel_supports(ctx, call);
     if (call->op == TRR_OP_COPY) return TRR_OK; /* copies bits of any element size */
     int n_inputs = call->op == TRR_OP_ADD || call->op == TRR_OP_MATMUL ? 2 : 1;

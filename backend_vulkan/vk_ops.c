@@ -642,6 +642,7 @@ trr_status trr_vk_run(trr_context *ctx, const trr_call *call) {
 trr_status trr_vk_supports(trr_context *ctx, const trr_call *call) {
     trr_vk_device *d = trr_vk_dev(ctx);
     if (call->op == TRR_OP_COPY) return TRR_OK; /* a byte copy: every dtype */
+    if (call->op == TRR_OP_ATTENTION) return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: attention has no kernel yet");
     if (trr_vk_row_norm_call(call)) TRR_TRY(trr_vk_row_norm_supports(ctx, call));
     trr_dtype types[2] = {call->x.dtype, call->z.dtype};
     for (int i = 0; i < 2; i++) {

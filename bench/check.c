@@ -70,6 +70,7 @@ static trr_call slice_call(const trr_call *call, int64_t r, int64_t c, int whole
         s.x.offset += r * call->x.stride0 + c;
         s.y.offset += r * call->y.stride0 + c;
         break;
+    case TRR_SHAPE_ATTENTION: break; /* checked whole, not by sampled rows */
     }
     return s;
 }

@@ -25,6 +25,12 @@ static const trr_param_info layer_norm_params[] = {
     [TRR_NORM_PARAM_EPS] = {"eps", TRR_PARAM_F32, 1e-5, NULL, "added to the variance before the square root", 1},
 };
 
+static const trr_param_info attention_params[] = {
+    [TRR_ATTN_PARAM_SCALE] = {"scale", TRR_PARAM_F32, 0.0, NULL, "multiplies q.k before the softmax; 0 = 1/sqrt(D)"},
+    [TRR_ATTN_PARAM_CAUSAL] = {"causal", TRR_PARAM_BOOL, 0, NULL,
+                               "query i sees keys j <= i + (Skv - Sq), bottom-right aligned"},
+};
+
 #define SIGNATURES(a) .signatures = a, .n_signatures = (int)(sizeof a / sizeof a[0])
 #define STREAM_FIELDS (TRR_CFG_BLOCK_N | TRR_CFG_THREADS | TRR_CFG_VECTOR_WIDTH)
 
@@ -94,6 +100,21 @@ static const trr_op_desc op_table[TRR_OP_COUNT] = {
                            .default_config = STREAM_DEFAULTS, .shape = TRR_SHAPE_ROW_NORM,
                            .operand = {ROWS_COLS("x"), COLS_VECTOR("w"), ROWS_COLS("y"), COLS_VECTOR("b")},
                            .flops_per_point = 1},
+    /* Rank-4 operands normalised by core/attention.c; the operand rules name them (rows = S, cols = D) and mark
+     * lse optional. Its own host code per backend, as matmul. block_m: query rows per block, block_n: keys per
+     * step. flops_per_point: 4 per (query, key, d) point, two multiply-adds (q.k and p.v). */
+    [TRR_OP_ATTENTION] = {.op = TRR_OP_ATTENTION, .name = "attention", .n_inputs = 3,
+                          .operands = "q[B,Hq,Sq,D], k[B,Hkv,Skv,D], v[B,Hkv,Skv,D] -> o[B,Hq,Sq,D], lse[B,Hq,Sq] f32 "
+                                      "(optional)",
+                          SIGNATURES(sig_float), PARAMS(attention_params),
+                          .config_fields = TRR_CFG_BLOCK_M | TRR_CFG_BLOCK_N | TRR_CFG_THREADS | TRR_CFG_STAGES |
+                                           TRR_CFG_VARIANT,
+                          .default_config = {.block_m = 64, .block_n = 64, .threads = 128, .stages = 1,
+                                             .variant = TRR_VARIANT_SIMT},
+                          .shape = TRR_SHAPE_ATTENTION,
+                          .operand = {ROWS_COLS("q"), ROWS_COLS("k"), ROWS_COLS("o"), ROWS_COLS("v"),
+                                      {"lse", 1, TRR_DIM_ONE, TRR_DIM_ROWS, 1, 0, 1}},
+                          .flops_per_point = 4},
 };
 
 const trr_config trr_matmul_f16_nvidia_configs[] = {

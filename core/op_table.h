@@ -35,7 +35,8 @@ typedef enum trr_op_shape {
     TRR_SHAPE_ROWS,            /* x [M,N] -> z [M,N], each row on its own */
     TRR_SHAPE_ROW_REDUCE,      /* x [M,N] -> z [M] */
     TRR_SHAPE_MATMUL,          /* A [M,K], B [K,N] -> C [M,N]: rows = M, cols = N, k = K */
-    TRR_SHAPE_ROW_NORM         /* x [M,N], w [N] (, b [N]) -> y [M,N]: each row on its own, scaled per column */
+    TRR_SHAPE_ROW_NORM,        /* x [M,N], w [N] (, b [N]) -> y [M,N]: each row on its own, scaled per column */
+    TRR_SHAPE_ATTENTION        /* q [B,Hq,Sq,D], k, v [B,Hkv,Skv,D] -> o [B,Hq,Sq,D] (, lse [B,Hq,Sq]): core/attention.c */
 } trr_op_shape;
 
 /* The problem dimensions an operand's stored extent is made of: a call's rows, cols and k (backend.h). */
@@ -49,14 +50,16 @@ typedef struct trr_operand_rule {
     unsigned char rows, cols; /* trr_dim */
     unsigned char vector;     /* a 1-D tensor (row_sum's output) */
     unsigned char transposable;
+    unsigned char optional;   /* the caller may pass NULL (attention's lse) */
 } trr_operand_rule;
 
-/* The operand slots of a call: the first and second inputs, the output, and a third input. The public operand
- * order (inputs in order, then the output) maps onto them: x, y, u, then z. */
-enum { TRR_SLOT_X = 0, TRR_SLOT_Y = 1, TRR_SLOT_Z = 2, TRR_SLOT_U = 3, TRR_SLOTS = 4 };
+/* The operand slots of a call: the first and second inputs, the output, a third input and a second output. The
+ * public operand order (inputs in order, then the outputs) maps onto them: x, y, u, then z, w. */
+enum { TRR_SLOT_X = 0, TRR_SLOT_Y = 1, TRR_SLOT_Z = 2, TRR_SLOT_U = 3, TRR_SLOT_W = 4, TRR_SLOTS = 5 };
 /* The slot of public operand i of an op with n_inputs inputs (trr_op_run's order). */
 static inline int trr_slot_of_operand(int n_inputs, int i) {
     if (i == n_inputs) return TRR_SLOT_Z;
+    if (i == n_inputs + 1) return TRR_SLOT_W;
     return i == 2 ? TRR_SLOT_U : i;
 }
 
@@ -86,8 +89,15 @@ typedef struct trr_op_desc {
 enum { TRR_MATMUL_PARAM_EPILOGUE = 0, TRR_MATMUL_PARAM_ALPHA, TRR_MATMUL_PARAM_ALLOW_TF32 };
 /* the norms' parameter slot */
 enum { TRR_NORM_PARAM_EPS = 0 };
+/* attention's parameter slots: scale (0 means 1/sqrt(D); the call's attn.scale holds the resolved value) and
+ * causal */
+enum { TRR_ATTN_PARAM_SCALE = 0, TRR_ATTN_PARAM_CAUSAL };
+/* attention's largest head dimension (docs/ops.md, attention) */
+#define TRR_ATTN_MAX_HEAD_DIM 256
 
 const trr_op_desc *trr_op_desc_get(trr_op op);
+/* The op's outputs: 1, or 2 when it declares a second output (slot W). */
+static inline int trr_op_outputs(const trr_op_desc *d) { return d->operand[TRR_SLOT_W].name ? 2 : 1; }
 /* 1 if (in, out) is one of op's signatures. */
 int trr_op_allows(trr_op op, trr_dtype in, trr_dtype out);
 

@@ -26,6 +26,11 @@ trr_status trr_call_build_slots(trr_context *ctx, trr_op op, const trr_tensor *c
                                 trr_epilogue epilogue, float alpha, unsigned flags, trr_call *out_call,
                                 int *out_empty);
 
+/* The normalised call's parameters: copies the op's resolved values into call->params and derives what the
+ * call's form keeps apart (attention's attn.scale and attn.causal). What trr_op_run and the harness call after
+ * building a call. */
+void trr_call_set_params(trr_call *call, const double params[TRR_MAX_OP_PARAMS]);
+
 /* Writes the identity (zero) into a TRR_CALL_IDENTITY call's output through the backend's fill. */
 trr_status trr_call_write_identity(trr_context *ctx, const trr_call *call);
 
@@ -38,5 +43,19 @@ trr_call trr_call_slice(const trr_call *call, int64_t s);
  * them gave the config. TRR_OK when the call can
  * run as configured; else the backend's status and reason. */
 trr_status trr_call_resolve_config(trr_context *ctx, trr_call *call, trr_config_origin *out_origin);
+
+/* One view's argument checks (NULL, buffer, context, dtype, rank, negative sizes) and its alignment, overflow
+ * and bounds checks with its byte range: validate.c's own steps, for the shape rules kept in their own files. */
+trr_status trr_validate_tensor(trr_context *ctx, const trr_tensor *t, const char *name);
+trr_status trr_validate_extent(trr_context *ctx, const trr_tensor *t, const char *name, size_t *out_begin,
+                               size_t *out_end);
+
+/* attention (attention.c): validates and normalises a call over the slots x = q, y = k, u = v, z = o, w = lse
+ * (NULL: none); Skv = 0 with outputs that are not empty comes back as TRR_CALL_IDENTITY. set_params resolves
+ * attn.scale (0: 1/sqrt(D)) and attn.causal from call->params; write_empty writes o = 0 and lse = -inf. */
+trr_status trr_attention_call_build(trr_context *ctx, const trr_tensor *const slots[TRR_SLOTS], trr_call *out_call,
+                                    int *out_empty);
+void trr_attention_set_params(trr_call *call);
+trr_status trr_attention_write_empty(trr_context *ctx, const trr_call *call);
 
 #endif

@@ -353,6 +353,7 @@ static void make_valid(fuzz *f, op_args *a) {
         a->eps = a->has_eps ? eps[rnd(f, sizeof eps / sizeof eps[0])] : d->params[TRR_NORM_PARAM_EPS].default_value;
         break;
     }
+    case TRR_SHAPE_ATTENTION: break;
     case TRR_SHAPE_ROW_REDUCE: {
         int64_t shape[2] = {small_dim(f, 8), small_dim(f, 40)};
         packed(&a->t[0], s->in, 2, shape, pad);
@@ -558,6 +559,7 @@ static void check_values(fuzz *f, const op_args *a, const uint8_t *inputs_before
         c.x.stride0 = c.rows * c.cols, c.x.stride1 = c.cols, c.z.stride0 = c.cols;
         break;
     case TRR_SHAPE_ROWS: c.rows = x->shape[0], c.cols = x->shape[1], c.x.stride0 = c.z.stride0 = c.cols; break;
+    case TRR_SHAPE_ATTENTION: break;
     case TRR_SHAPE_ROW_REDUCE: c.rows = x->shape[0], c.cols = x->shape[1], c.x.stride0 = c.cols, c.z.stride0 = 1; break;
     case TRR_SHAPE_ROW_NORM: /* gathered: x and y packed rows, w and b packed vectors */
         c.rows = x->shape[0], c.cols = x->shape[1], c.x.stride0 = c.z.stride0 = c.cols;
@@ -630,6 +632,7 @@ static trr_status call_op(const op_args *a) {
     case TRR_OP_ROW_SUM: return trr_row_sum(a->ctx, x, z);
     case TRR_OP_RMS_NORM: return trr_rms_norm(a->ctx, x, y, z, (float)a->eps);
     case TRR_OP_LAYER_NORM: return trr_layer_norm(a->ctx, x, y, u, z, (float)a->eps);
+    case TRR_OP_ATTENTION: return trr_attention(a->ctx, x, y, u, z, NULL, 0.0f, 0);
     default: return trr_matmul(a->ctx, x, y, z, a->epi, a->alpha, a->flags);
     }
 }
