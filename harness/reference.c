@@ -153,6 +153,10 @@ trr_status trr_reference_run(const trr_call *call, double *out) {
     case TRR_OP_MATMUL: return matmul(call, out);
     case TRR_OP_RMS_NORM:
     case TRR_OP_LAYER_NORM: return trr_reference_norm(call, out); /* reference_norm.c */
+    case TRR_OP_ATTENTION: { /* reference_attention.c: o, then lse */
+        const trr_attention_shape *a = &call->attn;
+        return trr_reference_attention(call, out, out + a->batch * a->heads_q * a->seq_q * a->head_dim, NULL);
+    }
     default: return trr_error(NULL, TRR_ERR_INVALID_ARGUMENT, "trr_reference_run: unknown op %d", (int)call->op);
     }
 }
