@@ -67,6 +67,11 @@ trr_status trr_cpu_matmul(trr_context *ctx, const trr_call *call);      /* matmu
 trr_status trr_cpu_kernel_supports(trr_context *ctx, const trr_call *call);
 trr_status trr_cpu_run_kernel(trr_context *ctx, const trr_call *call);
 
+/* attention (attention.c), its config heuristic and limits */
+trr_status trr_cpu_attention(trr_context *ctx, const trr_call *call);
+void trr_cpu_attention_choose_config(trr_call *call);
+trr_status trr_cpu_attention_check_config(trr_context *ctx, const trr_call *call);
+
 /* matmul's config heuristic and its limits (matmul.c) */
 void trr_cpu_matmul_choose_config(trr_call *call);
 trr_status trr_cpu_matmul_check_config(trr_context *ctx, const trr_call *call);

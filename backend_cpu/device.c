@@ -178,7 +178,6 @@ static trr_status cpu_timer_stop(trr_context *ctx, double *out_ms) {
 }
 
 static trr_status cpu_supports(trr_context *ctx, const trr_call *call) {
-    if (call->op == TRR_OP_ATTENTION) return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cpu: attention has no kernel yet");
     if (trr_op_desc_get(call->op)->kernel) return trr_cpu_kernel_supports(ctx, call);
     return TRR_OK; /* every op table signature, bf16 included, runs here */
 }
@@ -195,6 +194,10 @@ static void cpu_choose_config(trr_context *ctx, trr_call *call) {
         trr_cpu_matmul_choose_config(call);
         return;
     }
+    if (call->op == TRR_OP_ATTENTION) {
+        trr_cpu_attention_choose_config(call);
+        return;
+    }
     if (!c->block_n) c->block_n = 16384;
     if (!c->threads) c->threads = 1;
     if (!c->vector_width) c->vector_width = 1;
@@ -208,17 +211,19 @@ static trr_status cpu_check_config(trr_context *ctx, const trr_call *call) {
                          name);
     }
     if (call->op == TRR_OP_MATMUL) return trr_cpu_matmul_check_config(ctx, call);
+    if (call->op == TRR_OP_ATTENTION) return trr_cpu_attention_check_config(ctx, call);
     if (call->config.block_n < 1)
         return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cpu: block_n must be positive, got %d", call->config.block_n);
     return TRR_OK;
 }
 
-/* What the kernels read: the matmul its cache blocks and block order (split-K only as 1); the element-wise ops
- * the elements per task; rgb_to_grey, softmax and row_sum split their rows by themselves. The variant is read
- * by cpu_check_config, which takes only simt. */
+/* What the kernels read: the matmul its cache blocks and block order (split-K only as 1); attention its query
+ * and key blocks; the element-wise ops the elements per task; rgb_to_grey, softmax and row_sum split their rows
+ * by themselves. The variant is read by cpu_check_config, which takes only simt. */
 static unsigned cpu_config_fields_used(trr_op op) {
     switch (op) {
     case TRR_OP_MATMUL: return TRR_CFG_BLOCK_M | TRR_CFG_BLOCK_N | TRR_CFG_BLOCK_K | TRR_CFG_GROUP_M | TRR_CFG_VARIANT;
+    case TRR_OP_ATTENTION: return TRR_CFG_BLOCK_M | TRR_CFG_BLOCK_N | TRR_CFG_VARIANT;
     case TRR_OP_COPY:
     case TRR_OP_ADD:
     case TRR_OP_GELU:
@@ -238,6 +243,7 @@ static trr_status cpu_run(trr_context *ctx, const trr_call *call) {
     case TRR_OP_SOFTMAX: return trr_cpu_softmax(ctx, call);
     case TRR_OP_ROW_SUM: return trr_cpu_row_sum(ctx, call);
     case TRR_OP_MATMUL: return trr_cpu_matmul(ctx, call);
+    case TRR_OP_ATTENTION: return trr_cpu_attention(ctx, call);
     default: return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cpu: op %d is not implemented", (int)call->op);
     }
 }

@@ -131,11 +131,15 @@ typedef struct trr_conf_attention_input {
     size_t lse_bytes;
 } trr_conf_attention_input;
 
-/* Judges o per (batch, head) matrix (half outputs as every half output; f32 by ‖err‖_F / ‖ref‖_F <=
- * trr_conf_attention_f32_bound) and lse per element (|err| <= trr_conf_attention_lse_bound); a row that sees no
- * key must give exactly 0 and -inf; poison, guard bytes and non-finite outputs fail as everywhere. Computes the
- * float64 reference itself. Fills the verdict of *result as trr_conf_check does. */
+/* Judges o per (batch, head) matrix (half outputs as every half output plus the score term; f32 by
+ * ‖err‖_F / ‖ref‖_F <= trr_conf_attention_f32_bound) and lse per element (|err| <=
+ * trr_conf_attention_lse_bound); a row that sees no key must give exactly 0 and -inf; poison, guard bytes and
+ * non-finite outputs fail as everywhere. Computes the float64 reference itself. Fills the verdict of *result as
+ * trr_conf_check does. */
 trr_status trr_conf_check_attention(const trr_conf_attention_input *in, trr_conf_result *result);
+/* The error f32 scores bring, relative: 2^-24 (D + 8) L, L a logit scale (docs/ops.md, attention's bounds). Half o
+ * adds it to its Frobenius bound, and times V (the kv head's largest |v|) to each element's allowance. */
+double trr_conf_attention_score_term(int64_t head_dim, double logit_scale);
 /* f32 o: 1e-5 + 2^-24 (D + 8) L, L the largest logit scale of the matrix's rows (trr_reference_attention). */
 double trr_conf_attention_f32_bound(int64_t head_dim, double logit_scale);
 /* lse: 1e-5 (1 + |lse_ref|) + 2^-24 (D + 8) L, L the row's logit scale. */
