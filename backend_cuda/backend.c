@@ -17,15 +17,16 @@ static trr_status cuda_run(trr_context *ctx, const trr_call *call) {
     case TRR_OP_SOFTMAX: return trr_cuda_run_softmax(ctx, call);
     case TRR_OP_ROW_SUM: return trr_cuda_run_row_sum(ctx, call);
     case TRR_OP_MATMUL: return trr_cuda_run_matmul(ctx, call);
+    case TRR_OP_ATTENTION: return trr_cuda_run_attention(ctx, call);
     default: return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda: op %d is not implemented", (int)call->op);
     }
 }
 
 static trr_status cuda_supports(trr_context *ctx, const trr_call *call) {
-    /* every op table signature, bf16 included, has a kernel: the hand-picked ones by op, the others by their
-     * shape rule's launcher and the kernel file the op table names */
+    /* every op table signature, bf16 included, has a kernel: the hand-picked ones by op (attention: every D up to
+     * the op's limit, any strides), the others by their shape rule's launcher and the kernel file the op table
+     * names */
     const trr_op_desc *d = trr_op_desc_get(call->op);
-    if (call->op == TRR_OP_ATTENTION) return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda: attention has no kernel yet");
     if (!d || !d->kernel) return TRR_OK;
     trr_cuda_variant v;
     if (d->shape != TRR_SHAPE_ROW_NORM || !trr_cuda_variant_rule(&v, d->kernel, call->x.dtype, 0, 1))

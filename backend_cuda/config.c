@@ -340,6 +340,7 @@ void trr_cuda_choose_config(trr_context *ctx, trr_call *call) {
     }
     switch (call->op) {
     case TRR_OP_MATMUL: choose_matmul(dev, call); return;
+    case TRR_OP_ATTENTION: trr_cuda_choose_attention(dev, call); return;
     case TRR_OP_SOFTMAX: {
         if (!call->config.variant)
             call->config.variant = call->cols <= TRR_CUDA_SOFTMAX_WARP_MAX_COLS ? TRR_VARIANT_SUBGROUP : TRR_VARIANT_SIMT;
@@ -487,6 +488,7 @@ trr_status trr_cuda_check_config(trr_context *ctx, const trr_call *call) {
     const trr_config *c = &call->config;
     int max_threads = dev ? dev->max_threads : 1024;
     if (call->op == TRR_OP_MATMUL) return check_matmul(ctx, dev, call);
+    if (call->op == TRR_OP_ATTENTION) return trr_cuda_check_attention(ctx, dev, call);
     if (c->threads % 32 || c->threads < 32 || c->threads > max_threads)
         return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda: threads %d must be a multiple of 32 in [32, %d]", c->threads,
                          max_threads);

@@ -102,14 +102,15 @@ static const trr_op_desc op_table[TRR_OP_COUNT] = {
                            .flops_per_point = 1},
     /* Rank-4 operands normalised by core/attention.c; the operand rules name them (rows = S, cols = D) and mark
      * lse optional. Its own host code per backend, as matmul. block_m: query rows per block, block_n: keys per
-     * step. flops_per_point: 4 per (query, key, d) point, two multiply-adds (q.k and p.v). */
+     * step, split_k: splits of the keys whose partial results a second pass combines (decode). flops_per_point: 4
+     * per (query, key, d) point, two multiply-adds (q.k and p.v). */
     [TRR_OP_ATTENTION] = {.op = TRR_OP_ATTENTION, .name = "attention", .n_inputs = 3,
                           .operands = "q[B,Hq,Sq,D], k[B,Hkv,Skv,D], v[B,Hkv,Skv,D] -> o[B,Hq,Sq,D], lse[B,Hq,Sq] f32 "
                                       "(optional)",
                           SIGNATURES(sig_float), PARAMS(attention_params),
                           .config_fields = TRR_CFG_BLOCK_M | TRR_CFG_BLOCK_N | TRR_CFG_THREADS | TRR_CFG_STAGES |
-                                           TRR_CFG_VARIANT,
-                          .default_config = {.block_m = 64, .block_n = 64, .threads = 128, .stages = 1,
+                                           TRR_CFG_SPLIT_K | TRR_CFG_VARIANT,
+                          .default_config = {.block_m = 64, .block_n = 64, .threads = 128, .stages = 1, .split_k = 1,
                                              .variant = TRR_VARIANT_SIMT},
                           .shape = TRR_SHAPE_ATTENTION,
                           .operand = {ROWS_COLS("q"), ROWS_COLS("k"), ROWS_COLS("o"), ROWS_COLS("v"),
