@@ -6,7 +6,8 @@
  *
  * Runs on every OpenCL device named llvmpipe (each test sets RUSTICL_ENABLE=llvmpipe unless it is set),
  * with the cases that reach the limit and stay affordable on 2 CPU cores: the quick conformance list, every
- * long-row case (softmax, row_sum: rows past 2^16) and every long-K matmul (K past 2^16); the long rows again
+ * long-row case (softmax, row_sum: rows past 2^16), every long-K matmul (K past 2^16) and attention's long key
+ * ranges at large head dims (split across work-groups); the long rows again
  * under the thread counts a caller may force, and 3x17xK matmuls at K past 2^16 and 2^17 under forced tiles.
  * Skipped without such a device unless TRIREME_REQUIRE_BACKENDS names rusticl.
  *
@@ -63,7 +64,9 @@ static int long_row(const trr_case *c) {
 
 static int quick_or_long(const trr_case *c, void *user) {
     (void)user;
-    return c->quick || long_row(c) || (c->op == TRR_OP_MATMUL && c->k > 65536);
+    /* attention with 1823 keys at D = 128 takes several splits of the keys (backend_opencl/attention.c) */
+    return c->quick || long_row(c) || (c->op == TRR_OP_MATMUL && c->k > 65536) ||
+           (c->op == TRR_OP_ATTENTION && c->attn.skv > 1000 && c->attn.d >= 128);
 }
 
 static int long_rows_only(const trr_case *c, void *user) {
