@@ -44,9 +44,11 @@ static void loop_counts(const trr_call *call, uint64_t *fixed, uint64_t *per_blo
     const trr_config *c = &call->config;
     const uint64_t t = (uint64_t)c->threads, bm = (uint64_t)rows_of(call), bn = (uint64_t)c->block_n;
     const uint64_t d = (uint64_t)call->attn.head_dim, opt = (bm * d + t - 1) / t;
-    *fixed = (bm * d + t - 1) / t + 2 * opt + 16;
-    *per_block = (bn * d + t - 1) / t + (bm * bn + t - 1) / t * (d + 1) + (bm + t - 1) / t * (2 * bn + 1) +
-                 opt * (bn + 1) + 8;
+    const uint64_t loads = (bn * d + t - 1) / t, scores = (bm * bn + t - 1) / t, rows = (bm + t - 1) / t;
+    /* a loop of n iterations counted as n + 1 (llvmpipe's count runs past short loops' bodies: with one-key
+     * blocks the plain count came out a fifth short and the keys were cut) */
+    *fixed = ((bm * d + t - 1) / t + 1) + (rows + 1) + 2 * (opt + 1) + 16;
+    *per_block = 1 + (loads + 1) + (scores * (d + 2) + 1) + (rows * (2 * bn + 3) + 1) + (opt * (bn + 2) + 1) + 8;
 }
 
 /* Keys one work-group may take within the device's loop budget (a multiple of block_n); INT_MAX without one. */

@@ -236,3 +236,31 @@ Test(opencl_loop_budget, long_k_matmul_is_exact_or_refused, .timeout = 1800) {
     cr_assert_eq(bad, 0, "%d long-K matmuls gave a wrong result with TRR_OK (listed above)", bad);
     cr_assert_gt(ran, 0, "every long-K matmul was refused");
 }
+
+/* attention at D >= 128 under blocks the heuristic never picks: one key a block over a whole block of queries, and
+ * odd sizes; several splits of the keys each, every one within the budget. */
+static int attention_large_d(const trr_case *c, void *user) {
+    (void)user;
+    return c->op == TRR_OP_ATTENTION && c->attn.d >= 128 && c->quick;
+}
+
+Test(opencl_loop_budget, attention_under_forced_blocks_pass, .timeout = 1800) {
+    char specs[MAX_DEVICES][48];
+    const int n = llvmpipe_devices(specs);
+    const trr_config forced[] = {{.block_m = 64, .block_n = 1, .threads = 32}, {.block_m = 3, .block_n = 5, .threads = 7}};
+    trr_conf_options opt = {.seed = test_seed(), .select = attention_large_d};
+    int failed = 0;
+    for (int d = 0; d < n; d++)
+        for (size_t f = 0; f < sizeof forced / sizeof forced[0]; f++) {
+            trr_context *ctx = open_device_or_skip(specs[d], "opencl");
+            cr_assert_eq(trr_config_override(ctx, TRR_OP_ATTENTION, &forced[f]), TRR_OK, "%s", trr_last_error(ctx));
+            trr_conf_report *rep = NULL;
+            cr_assert_eq(trr_conformance_run(ctx, &opt, &rep), TRR_OK, "%s: engine: %s", specs[d], trr_last_error(ctx));
+            failed += report_failures(specs[d], "attention under forced blocks", rep);
+            cr_expect_gt(rep->passed, 0, "%s: no attention case ran under block_n %d, threads %d", specs[d],
+                         forced[f].block_n, forced[f].threads);
+            trr_conformance_free(rep);
+            trr_context_destroy(ctx);
+        }
+    cr_assert_eq(failed, 0, "%d cases failed (listed above; seed %llu)", failed, (unsigned long long)opt.seed);
+}
