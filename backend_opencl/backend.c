@@ -64,7 +64,7 @@ static void cl_close(void *handle) {
 }
 
 static trr_status cl_supports(trr_context *ctx, const trr_call *call) {
-    if (call->op == TRR_OP_ATTENTION) return trr_error(ctx, TRR_ERR_UNSUPPORTED, "opencl: attention has no kernel yet");
+    if (call->op == TRR_OP_ATTENTION) return TRR_OK; /* f32, f16 and bf16 (storage only) everywhere */
     if (trr_op_desc_get(call->op)->kernel) return trr_cl_kernel_supports(ctx, call);
     if (call->op == TRR_OP_COPY) return TRR_OK; /* copies bits of any element size */
     int n_inputs = call->op == TRR_OP_ADD || call->op == TRR_OP_MATMUL ? 2 : 1;
@@ -90,6 +90,7 @@ static trr_status cl_run(trr_context *ctx, const trr_call *call) {
     case TRR_OP_SOFTMAX: return trr_cl_run_softmax(ctx, call);
     case TRR_OP_ROW_SUM: return trr_cl_run_row_sum(ctx, call);
     case TRR_OP_MATMUL: return trr_cl_run_matmul(ctx, call);
+    case TRR_OP_ATTENTION: return trr_cl_run_attention(ctx, call);
     default: return trr_error(ctx, TRR_ERR_UNSUPPORTED, "opencl: op %d is not implemented", (int)call->op);
     }
 }

@@ -124,6 +124,10 @@ void trr_cl_choose_config(trr_context *ctx, trr_call *call) {
         trr_cl_kernel_choose_config(ctx, call);
         return;
     }
+    if (call->op == TRR_OP_ATTENTION) {
+        trr_cl_attention_choose_config(ctx, call);
+        return;
+    }
     /* f16 and bf16 matmul on tensor cores wherever the probe passed (mma_probe.c); otherwise one kernel family
      * per op: work-group kernels with local-memory reductions */
     if (!c->variant && call->op == TRR_OP_MATMUL && dev->mma.ok && mma_operands(call)) c->variant = TRR_VARIANT_MMA;
@@ -289,6 +293,7 @@ trr_status trr_cl_check_config(trr_context *ctx, const trr_call *call) {
         return trr_error(ctx, TRR_ERR_UNSUPPORTED, "opencl: config rejected: threads %d outside 1..%zu (device limit)",
                          c->threads, dev->max_work_group);
     if (trr_op_desc_get(call->op)->kernel) return trr_cl_kernel_check_config(ctx, call);
+    if (call->op == TRR_OP_ATTENTION) return trr_cl_attention_check_config(ctx, call);
     switch (call->op) {
     case TRR_OP_COPY:
     case TRR_OP_ADD:

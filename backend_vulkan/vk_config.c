@@ -2,6 +2,7 @@
  * that refuse one a kernel cannot run, with the reason (trr_vk_check_config). */
 #include "vk_config.h"
 #include "vk_norm.h"
+#include "vk_attention.h"
 #include "config_fields.h"
 #include "op_table.h"
 #include "validate.h"
@@ -364,6 +365,10 @@ void trr_vk_choose_config(trr_context *ctx, trr_call *call) {
         trr_vk_row_norm_choose(d, call);
         return;
     }
+    if (call->op == TRR_OP_ATTENTION) {
+        trr_vk_attention_choose(d, call);
+        return;
+    }
     int max_threads = (int)d->phys.props.limits.maxComputeWorkGroupInvocations;
     if (max_threads > 1024) max_threads = 1024;
     switch (call->op) {
@@ -515,6 +520,7 @@ trr_status trr_vk_check_config(trr_context *ctx, const trr_call *call) {
         return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: threads = %d; the device allows 1..%u", c->threads,
                          lim->maxComputeWorkGroupInvocations);
     if (trr_vk_row_norm_call(call)) return trr_vk_row_norm_check(ctx, call);
+    if (call->op == TRR_OP_ATTENTION) return trr_vk_attention_check(ctx, call);
     switch (call->op) {
     case TRR_OP_COPY:
     case TRR_OP_ADD:

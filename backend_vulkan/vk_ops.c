@@ -2,6 +2,7 @@
  * (the config it runs with comes from vk_config.c). */
 #include "vk_config.h"
 #include "vk_norm.h"
+#include "vk_attention.h"
 
 #include "matmul_fold.h"
 
@@ -626,6 +627,7 @@ static trr_status run_matmul_whole(trr_context *ctx, const trr_call *c) {
 
 trr_status trr_vk_run(trr_context *ctx, const trr_call *call) {
     if (trr_vk_row_norm_call(call)) return trr_vk_row_norm_run(ctx, call);
+    if (call->op == TRR_OP_ATTENTION) return trr_vk_attention_run(ctx, call);
     switch (call->op) {
     case TRR_OP_COPY: return run_copy(ctx, call);
     case TRR_OP_ADD:
@@ -642,7 +644,6 @@ trr_status trr_vk_run(trr_context *ctx, const trr_call *call) {
 trr_status trr_vk_supports(trr_context *ctx, const trr_call *call) {
     trr_vk_device *d = trr_vk_dev(ctx);
     if (call->op == TRR_OP_COPY) return TRR_OK; /* a byte copy: every dtype */
-    if (call->op == TRR_OP_ATTENTION) return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: attention has no kernel yet");
     if (trr_vk_row_norm_call(call)) TRR_TRY(trr_vk_row_norm_supports(ctx, call));
     trr_dtype types[2] = {call->x.dtype, call->z.dtype};
     for (int i = 0; i < 2; i++) {
