@@ -6,7 +6,9 @@
  *          16 or 32 rows a warp; block_n keys a step (a multiple of 16); stages 1 (a K and a V buffer, loaded
  *          alternately) or 2-4 (a ring of K, V stages).
  *   simt   any dtype on the CUDA cores in f32 (the precise path for f32): block_m 32, 128 threads, block_n 16 or 32.
- *   wgmma  f16/bf16 on Hopper's warpgroup MMA (sm_90a; attention.cu, KIND 3); never chosen by the heuristic.
+ *   wgmma  f16/bf16 on Hopper's warpgroup MMA with TMA loads (sm_90a; attention.cu, KIND 3): block_m 128, 384
+ *          threads (a producer and two consumer warpgroups), block_n 64 or 128, stages 2-4; D up to 128, operands
+ *          with 16-byte rows. Only by request (`--config attention:variant=wgmma`): the heuristic keeps mma.
  * split_k: how many splits of the keys (flash-decoding): each split's blocks write partial results to the
  * context's scratch, a second kernel combines them. The heuristic splits when the blocks of a call fill less than
  * one wave of the device.
@@ -82,11 +84,18 @@ static int simt_bn(int dp) { return dp <= 128 ? 32 : 16; }
 
 static int esize(trr_dtype d) { return d == TRR_F32 ? 4 : 2; }
 
+/* The wgmma kernel's head dimension: 64 or 128 (0: D past 128, which it does not take). */
+static int wgmma_dp(int64_t d) { return d <= 64 ? 64 : d <= 128 ? 128 : 0; }
+#define WGMMA_BM 128
+#define WGMMA_THREADS 384
+
 size_t trr_cuda_attention_smem(int variant, int dp, const trr_config *c) {
     if (variant == TRR_VARIANT_SIMT) {
         const size_t bn = (size_t)c->block_n;
         return 4u * ((size_t)SIMT_BM * (dp + 1) + bn * (dp + 1) + bn * dp + (size_t)SIMT_BM * (bn + 1));
     }
+    if (variant == TRR_VARIANT_WGMMA) /* Q, the K and V stages (all 128-byte swizzled boxes), 1 KB to align */
+        return (size_t)dp * 2 * ((size_t)WGMMA_BM + 2 * (size_t)c->stages * (size_t)c->block_n) + 1024;
     const size_t row = (size_t)dp * 2 + 16;
     const size_t kv_tiles = c->stages <= 1 ? 2 : 2 * (size_t)c->stages;
     return row * ((size_t)c->block_m + kv_tiles * (size_t)c->block_n);
@@ -95,9 +104,13 @@ size_t trr_cuda_attention_smem(int variant, int dp, const trr_config *c) {
 void trr_cuda_variant_attention(trr_cuda_variant *v, int variant, trr_dtype dt, int dp, const trr_config *c) {
     memset(v, 0, sizeof *v);
     v->file = "attention.cu";
-    if (variant == TRR_VARIANT_SIMT)
+    if (variant == TRR_VARIANT_SIMT) {
         trr_cuda_define(v, "-DKIND=%d -DDT=%d -DDP=%d -DBN=%d", KIND_SIMT, (int)dt, dp, c->block_n);
-    else
+    } else if (variant == TRR_VARIANT_WGMMA) {
+        v->sm90a_only = 1;
+        trr_cuda_define(v, "-DKIND=%d -DDT=%d -DDP=%d -DBN=%d -DSTAGES=%d -DPSPLIT=%d", KIND_WGMMA, (int)dt, dp,
+                        c->block_n, c->stages, PSPLIT);
+    } else
         trr_cuda_define(v, "-DKIND=%d -DDT=%d -DDP=%d -DBM=%d -DBN=%d -DWARPS=%d -DSTAGES=%d -DPSPLIT=%d", KIND_MMA,
                         (int)dt, dp, c->block_m, c->block_n, c->threads / 32, c->stages, PSPLIT);
 }
@@ -106,6 +119,12 @@ static void variant_combine(trr_cuda_variant *v, trr_dtype dt) {
     memset(v, 0, sizeof *v);
     v->file = "attention.cu";
     trr_cuda_define(v, "-DKIND=%d -DDT=%d", KIND_COMBINE, (int)dt);
+}
+
+/* The wgmma kernel's tile when asked for: 128 keys a step; 4 stages at DP 64, 2 at DP 128 (160 KB). */
+static trr_config wgmma_tile(int dp) {
+    return (trr_config){.block_m = WGMMA_BM, .block_n = 128, .threads = WGMMA_THREADS, .stages = dp <= 64 ? 4 : 2,
+                        .split_k = 1, .variant = TRR_VARIANT_WGMMA};
 }
 
 void trr_cuda_attention_variants(trr_cuda_variant_fn fn, void *user) {
@@ -129,6 +148,14 @@ void trr_cuda_attention_variants(trr_cuda_variant_fn fn, void *user) {
     for (int d = 0; d < 3; d++) {
         variant_combine(&v, all[d]);
         fn(&v, user);
+    }
+    /* Hopper (sm_90a only): the wgmma kernel's tile at both of its head dimensions */
+    for (int dp = 64; dp <= 128; dp += 64) {
+        const trr_config c = wgmma_tile(dp);
+        for (int h = 0; h < 2; h++) {
+            trr_cuda_variant_attention(&v, TRR_VARIANT_WGMMA, halves[h], dp, &c);
+            fn(&v, user);
+        }
     }
 }
 
@@ -184,6 +211,76 @@ static int choose_splits(const trr_cuda_dev *dev, const trr_call *call, int vari
 
 static int mma_device(const trr_cuda_dev *dev) { return !dev || dev->cc_major >= 8; }
 
+/* A stride that is followed (its dimension holds more than one element) keeps 16-byte rows. */
+static int stride_ok(int64_t n, int64_t stride, int es) { return n <= 1 || (stride * es) % 16 == 0; }
+
+static int operand_vec(const trr_operand *op, int64_t b, int64_t h, int64_t s) {
+    const int es = esize(op->dtype);
+    return trr_cuda_operand_ptr(op) % 16 == 0 && stride_ok(b, op->batch_stride, es) && stride_ok(h, op->stride1, es) &&
+           stride_ok(s, op->stride0, es);
+}
+
+/* A K or V view as the wgmma kernel's rank-4 tensor map sees it: d, then the key, kv head and batch dimensions
+ * in order of their strides (each one then steps past everything inside it: rows that do not overlap), a
+ * dimension of one element last with a stride of its own. slot[0..2] says where the key, head and batch went. */
+typedef struct attn_map_dims {
+    uint64_t dims[4], strides[3]; /* strides in bytes of dims 1..3 */
+    unsigned box[4];
+    int slot[3];
+} attn_map_dims;
+
+static int map_dims(const trr_operand *op, const trr_attention_shape *s, int bn, attn_map_dims *out) {
+    const int64_t n[3] = {s->seq_kv, s->heads_kv, s->batch};
+    const int64_t st[3] = {op->stride0, op->stride1, op->batch_stride};
+    int order[3] = {0, 1, 2}, k = 0;
+    /* the dimensions of more than one element by stride, then the others */
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < 3; i++)
+            if ((n[i] > 1) == (pass == 0)) order[k++] = i;
+    for (int a = 1; a < 3; a++)
+        for (int b = a; b > 0 && n[order[b]] > 1 && n[order[b - 1]] > 1 && st[order[b]] < st[order[b - 1]]; b--) {
+            const int t = order[b];
+            order[b] = order[b - 1];
+            order[b - 1] = t;
+        }
+    uint64_t span = (uint64_t)s->head_dim * 2; /* bytes inside the next dimension */
+    out->dims[0] = (uint64_t)s->head_dim;
+    out->box[0] = 64;
+    for (int j = 0; j < 3; j++) {
+        const int i = order[j];
+        uint64_t stride = (uint64_t)st[i] * 2;
+        if (n[i] <= 1) stride = (span + 15u) & ~(uint64_t)15u;
+        else if (stride < span) return 0; /* overlapping rows */
+        out->dims[1 + j] = (uint64_t)n[i];
+        out->strides[j] = stride;
+        out->box[1 + j] = i == 0 ? (unsigned)bn : 1u;
+        out->slot[i] = 1 + j;
+        span = stride * (uint64_t)n[i];
+        if (stride % 16 || stride >= ((uint64_t)1 << 40) || (uint64_t)n[i] >= ((uint64_t)1 << 32)) return 0;
+    }
+    return 1;
+}
+
+/* Whether the wgmma kernel runs the call on dev; else 0 with the reason. */
+static int wgmma_runs(const trr_cuda_dev *dev, const trr_call *call, char *why, size_t cap) {
+    const trr_attention_shape *s = &call->attn;
+    attn_map_dims md;
+    const char *no = NULL;
+    if (call->x.dtype != TRR_F16 && call->x.dtype != TRR_BF16) no = "it takes f16 or bf16";
+    else if (!trr_cuda_wgmma_device(dev))
+        no = "it needs an sm_90a device (compute capability 9.0) and a driver with cuTensorMapEncodeTiled";
+    else if (!wgmma_dp(s->head_dim)) no = "it takes head dimensions up to 128";
+    else if (!operand_vec(&call->x, s->batch, s->heads_q, s->seq_q) ||
+             !operand_vec(&call->y, s->batch, s->heads_kv, s->seq_kv) ||
+             !operand_vec(&call->u, s->batch, s->heads_kv, s->seq_kv))
+        no = "q, k and v must start on 16-byte boundaries with strides of whole 16-byte units (the TMA's rules)";
+    else if (!map_dims(&call->y, s, 64, &md) || !map_dims(&call->u, s, 64, &md))
+        no = "k's and v's rows must not overlap (their tensor maps)";
+    if (no) snprintf(why, cap, "%s", no);
+    return no == NULL;
+}
+
+
 void trr_cuda_choose_attention(const trr_cuda_dev *dev, trr_call *call) {
     trr_config *c = &call->config;
     const int dp = trr_cuda_attention_dp(call->attn.head_dim);
@@ -191,8 +288,12 @@ void trr_cuda_choose_attention(const trr_cuda_dev *dev, trr_call *call) {
     if (!c->variant) c->variant = half && mma_device(dev) ? TRR_VARIANT_MMA : TRR_VARIANT_SIMT;
     trr_config h;
     memset(&h, 0, sizeof h);
+    int kdp = dp; /* the head dimension the chosen kernel is compiled for */
     if (c->variant == TRR_VARIANT_SIMT) {
         h = (trr_config){.block_m = SIMT_BM, .block_n = simt_bn(dp), .threads = SIMT_THREADS, .stages = 1};
+    } else if (c->variant == TRR_VARIANT_WGMMA) {
+        kdp = wgmma_dp(call->attn.head_dim) ? wgmma_dp(call->attn.head_dim) : 128;
+        h = wgmma_tile(kdp);
     } else {
         /* rows that fit one 16-row warp: the decode tile (a kv head's group of heads, Sq small) */
         const attn_tiles *t = tiles_for(dp);
@@ -208,7 +309,7 @@ void trr_cuda_choose_attention(const trr_cuda_dev *dev, trr_call *call) {
     if (!c->block_n) c->block_n = h.block_n;
     if (!c->threads) c->threads = h.threads;
     if (!c->stages) c->stages = h.stages;
-    if (!c->split_k) c->split_k = choose_splits(dev, call, c->variant, dp, c);
+    if (!c->split_k) c->split_k = choose_splits(dev, call, c->variant, kdp, c);
 }
 
 trr_status trr_cuda_check_attention(trr_context *ctx, const trr_cuda_dev *dev, const trr_call *call) {
@@ -244,19 +345,28 @@ trr_status trr_cuda_check_attention(trr_context *ctx, const trr_cuda_dev *dev, c
         if (c->stages < 1 || c->stages > 4)
             return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda attention (mma): stages 1 to 4 (got %d)", c->stages);
     } else if (c->variant == TRR_VARIANT_WGMMA) {
-        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda attention (wgmma): not built yet");
+        char why[200];
+        if (!wgmma_runs(dev, call, why, sizeof why))
+            return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda attention (wgmma): %s", why);
+        if (c->block_m != WGMMA_BM || c->threads != WGMMA_THREADS || (c->block_n != 64 && c->block_n != 128) ||
+            c->stages < 2 || c->stages > 4)
+            return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                             "cuda attention (wgmma): block_m 128, 384 threads, block_n 64 or 128, stages 2 to 4 (got "
+                             "%d, %d, %d, %d)",
+                             c->block_m, c->threads, c->block_n, c->stages);
     } else {
         const char *vname = "?";
         trr_variant_name((trr_variant)c->variant, &vname);
         return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda attention: variant %s; its kernels are mma, simt and wgmma",
                          vname);
     }
-    const size_t smem = trr_cuda_attention_smem(c->variant, dp, c);
+    const int kdp = c->variant == TRR_VARIANT_WGMMA ? wgmma_dp(call->attn.head_dim) : dp;
+    const size_t smem = trr_cuda_attention_smem(c->variant, kdp, c);
     if (smem > limit)
         return trr_error(ctx, TRR_ERR_UNSUPPORTED,
                          "cuda attention: the config needs %zu bytes of shared memory at head dimension %d, the device "
                          "allows %zu",
-                         smem, dp, limit);
+                         smem, kdp, limit);
     const int64_t grid = base_blocks(call, c->block_m) * c->split_k;
     if (grid > 0x7fffffff)
         return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda attention: %lld blocks exceed the grid", (long long)grid);
@@ -294,15 +404,6 @@ static trr_status scratch(trr_context *ctx, size_t bytes, CUdeviceptr *out) {
 
 /* ---- launch ---- */
 
-/* A stride that is followed (its dimension holds more than one element) keeps 16-byte rows. */
-static int stride_ok(int64_t n, int64_t stride, int es) { return n <= 1 || (stride * es) % 16 == 0; }
-
-static int operand_vec(const trr_operand *op, int64_t b, int64_t h, int64_t s) {
-    const int es = esize(op->dtype);
-    return trr_cuda_operand_ptr(op) % 16 == 0 && stride_ok(b, op->batch_stride, es) && stride_ok(h, op->stride1, es) &&
-           stride_ok(s, op->stride0, es);
-}
-
 /* The launch-path cache key: attention's high byte, then the kernel and its compile-time sizes. */
 static uint64_t attn_key(int kind, trr_dtype dt, int dp, const trr_config *c) {
     return ((uint64_t)0x50 << 56) | ((uint64_t)((kind << 4) | (int)dt) << 48) | ((uint64_t)(dp / 16) << 40) |
@@ -323,10 +424,34 @@ static trr_status function(trr_context *ctx, int kind, trr_dtype dt, int dp, con
         name = "attention_combine";
     } else {
         trr_cuda_variant_attention(&v, c->variant, dt, dp, c);
-        name = kind == KIND_SIMT ? "attention_simt" : "attention_mma";
+        name = kind == KIND_SIMT ? "attention_simt" : kind == KIND_WGMMA ? "attention_wgmma" : "attention_mma";
     }
     TRR_TRY(trr_cuda_get_function(ctx, &v, name, out));
     trr_cuda_fast_put(dev, key, *out);
+    return TRR_OK;
+}
+
+/* The wgmma kernel's tensor map of K or V: boxes of 64 columns x bn keys, 128-byte swizzle, zeros past D and
+ * past the last key; co[0..2] receives the coordinates' slots of the key, kv head and batch (attention.cu's
+ * awg_coords). */
+static trr_status encode_kv(trr_context *ctx, const trr_operand *op, const trr_attention_shape *s, int bn,
+                            trr_dtype dt, trr_cu_tensor_map *map, int *co) {
+    attn_map_dims md;
+    if (!map_dims(op, s, bn, &md))
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda attention (wgmma): k's and v's rows must not overlap");
+    unsigned estrides[4] = {1, 1, 1, 1};
+    memset(map, 0, sizeof *map);
+    TRR_CU_CHECK(ctx,
+                 trr_cu.TensorMapEncodeTiled(map,
+                                             dt == TRR_BF16 ? TRR_CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                                            : TRR_CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+                                             4, (void *)(uintptr_t)trr_cuda_operand_ptr(op), md.dims, md.strides,
+                                             md.box, estrides, 0, TRR_CU_TENSOR_MAP_SWIZZLE_128B,
+                                             TRR_CU_TENSOR_MAP_L2_PROMOTION_L2_256B, 0),
+                 "cuTensorMapEncodeTiled (attention)");
+    co[0] = md.slot[0];
+    co[1] = md.slot[1];
+    co[2] = md.slot[2];
     return TRR_OK;
 }
 
@@ -334,8 +459,8 @@ trr_status trr_cuda_run_attention(trr_context *ctx, const trr_call *call) {
     const trr_config *c = &call->config;
     const trr_attention_shape *s = &call->attn;
     const trr_dtype dt = call->x.dtype;
-    const int dp = trr_cuda_attention_dp(s->head_dim);
-    const int kind = c->variant == TRR_VARIANT_SIMT ? KIND_SIMT : KIND_MMA;
+    const int kind = c->variant == TRR_VARIANT_SIMT ? KIND_SIMT : c->variant == TRR_VARIANT_WGMMA ? KIND_WGMMA : KIND_MMA;
+    const int dp = kind == KIND_WGMMA ? wgmma_dp(s->head_dim) : trr_cuda_attention_dp(s->head_dim);
 
     attn_args a;
     memset(&a, 0, sizeof a);
@@ -378,12 +503,22 @@ trr_status trr_cuda_run_attention(trr_context *ctx, const trr_call *call) {
     const int64_t grid = base_blocks(call, kind == KIND_SIMT ? SIMT_BM : c->block_m) * nsplit;
     if (grid > 0x7fffffff)
         return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda attention: %lld blocks exceed the grid", (long long)grid);
-    void *args[] = {&a};
-    TRR_TRY(trr_cuda_launch_3d(ctx, fn, (unsigned)grid, 1, 1, (unsigned)c->threads,
-                               (unsigned)trr_cuda_attention_smem(c->variant, dp, c), args));
+    const unsigned smem = (unsigned)trr_cuda_attention_smem(c->variant, dp, c);
+    if (kind == KIND_WGMMA) {
+        trr_cu_tensor_map tmk, tmv;
+        int co[3];
+        TRR_TRY(encode_kv(ctx, &call->y, s, c->block_n, dt, &tmk, co));
+        TRR_TRY(encode_kv(ctx, &call->u, s, c->block_n, dt, &tmv, co));
+        void *wargs[] = {&tmk, &tmv, co, &a};
+        TRR_TRY(trr_cuda_launch_3d(ctx, fn, (unsigned)grid, 1, 1, (unsigned)c->threads, smem, wargs));
+    } else {
+        void *args1[] = {&a};
+        TRR_TRY(trr_cuda_launch_3d(ctx, fn, (unsigned)grid, 1, 1, (unsigned)c->threads, smem, args1));
+    }
     if (nsplit == 1) return TRR_OK;
     CUfunction comb;
     TRR_TRY(function(ctx, KIND_COMBINE, dt, 0, c, &comb));
     const int64_t per_block = COMBINE_THREADS / 32;
+    void *args[] = {&a};
     return trr_cuda_launch_3d(ctx, comb, (unsigned)ceil_div(rows_total, per_block), 1, 1, COMBINE_THREADS, 0, args);
 }

@@ -714,3 +714,383 @@ extern "C" __global__ void attention_combine(const attn_args a) {
             lse2 == ATTN_NEG_INF ? ATTN_NEG_INF : lse2 * ATTN_LN2;
 }
 #endif /* KIND == 2 */
+
+#if KIND == 3
+/* ================================ Hopper: wgmma + TMA (sm_90a) ================================
+ * FlashAttention-3's division of labour: 3 warpgroups, the first a producer whose one thread streams K and V
+ * blocks through a ring of STAGES stages with TMA (K and V each with a "full" mbarrier the copies complete and an
+ * "empty" one the consumers release), the other two consumers of 64 rows each (BM = 128 rows a block, packed as
+ * the mma kernel packs them). A consumer computes S = Q K^T with wgmma (both operands in shared memory), the online
+ * softmax on S in registers, and O += P V with wgmma taking P from registers (the S accumulator of a warp's 16 rows
+ * is, rounded to 16 bits, the A fragment of P) and V from shared memory. While one consumer warpgroup runs its
+ * softmax the other's wgmma keeps the tensor cores busy. setmaxnreg moves registers from the producer to the
+ * consumers. Compile-time: DT (1 f16, 2 bf16), DP (64 or 128: D up to DP, the TMA fills columns past D with zeros),
+ * BN (64 or 128 keys a step), STAGES, PSPLIT.
+ * Requirements the host checks: compute capability 9.0 (sm_90a), q, k and v 16-byte aligned with 16-byte row,
+ * head and batch strides (TMA's rules; q is loaded by the consumers with cp.async), k and v rows that do not
+ * overlap.
+ *
+ * Shared memory (128-byte swizzle: 16-byte chunk c of a 128-byte row r at chunk c ^ (r % 8), every box
+ * 1024-byte aligned): Q as DP/64 boxes of [128 rows][64 columns], each consumer's 64 rows at +8 KB (K-major A:
+ * SBO 1024, k step of 16 at +32 bytes, next box at +16 KB); K and V stages as DP/64 boxes of [BN keys][64 columns]
+ * (the TMA box). K is S's B operand K-major like Q; V is O's B operand N-major (d contiguous): LBO from one
+ * 64-column box to the next (BN * 128 bytes), SBO 1024 from 8 keys to the next 8, a step of 16 keys at +2048.
+ */
+#define BM 128
+#define AWG_THREADS 384
+#define QBOX (BM * 128)
+#define KVBOX (BN * 128)
+#define Q_SMEM ((DP / 64) * QBOX)
+#define KV_STAGE ((DP / 64) * KVBOX)
+#define CPR (DP / 8)
+
+#if (DP != 64 && DP != 128) || (BN != 64 && BN != 128)
+#error "attention_wgmma: DP and BN must be 64 or 128"
+#endif
+
+#if DT == 2
+#define AWG_AB "bf16"
+#else
+#define AWG_AB "f16"
+#endif
+
+/* CUtensorMap: 128 opaque bytes, passed by value as a __grid_constant__ parameter. */
+struct __align__(64) awg_map {
+    unsigned long long q[16];
+};
+/* Which coordinate of the K and V maps (1 to 3; 0 is d) holds the key, the kv head and the batch: the host orders
+ * the maps' dimensions by stride. */
+struct awg_coords {
+    int s, h, b;
+};
+
+__device__ __forceinline__ void awg_bar_init(unsigned bar, unsigned count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
+}
+__device__ __forceinline__ void awg_bar_expect(unsigned bar, unsigned bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void awg_bar_arrive(unsigned bar) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
+}
+/* Waits until the phase of the given parity has completed. */
+__device__ __forceinline__ void awg_bar_wait(unsigned bar, unsigned parity) {
+    asm volatile("{\n"
+                 ".reg .pred done;\n"
+                 "AWG_WAIT:\n"
+                 "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+                 "@!done bra AWG_WAIT;\n"
+                 "}\n" ::"r"(bar),
+                 "r"(parity)
+                 : "memory");
+}
+/* TMA: the box at coordinates c of the rank-4 map into shared memory at dst, completing on bar. */
+__device__ __forceinline__ void awg_tma_4d(unsigned dst, const awg_map *map, const int *c, unsigned bar) {
+    asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, "
+                 "%3, %4, %5}], [%6];" ::"r"(dst),
+                 "l"((unsigned long long)map), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(bar)
+                 : "memory");
+}
+/* Shared-memory matrix descriptor, 128-byte swizzle. */
+__device__ __forceinline__ unsigned long long awg_desc(unsigned addr, unsigned lbo, unsigned sbo) {
+    return (unsigned long long)((addr & 0x3FFFFu) >> 4) | ((unsigned long long)((lbo & 0x3FFFFu) >> 4) << 16) |
+           ((unsigned long long)((sbo & 0x3FFFFu) >> 4) << 32) | (1ull << 62);
+}
+__device__ __forceinline__ void awg_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+__device__ __forceinline__ void awg_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
+template <int n> __device__ __forceinline__ void awg_wait() {
+    asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(n) : "memory");
+}
+/* Pins registers at this point: what the asynchronous wgmma writes (f) or still reads (r) is not touched or
+ * reused before its wait. */
+template <int n> __device__ __forceinline__ void awg_pin(float *d) {
+#pragma unroll
+    for (int i = 0; i < n; i++) asm volatile("" : "+f"(d[i])::"memory");
+}
+template <int n> __device__ __forceinline__ void awg_pin_u(unsigned *d) {
+#pragma unroll
+    for (int i = 0; i < n; i++) asm volatile("" : "+r"(d[i])::"memory");
+}
+
+__device__ __forceinline__ void awg_cp_async(unsigned dst, const void *src, int bytes) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(src), "r"(bytes) : "memory");
+}
+
+/* D[64 x 64] (+)= A (shared, K-major) . B (shared; TB 1: N-major); scale 0 overwrites D. */
+template <int TB>
+__device__ __forceinline__ void awg_ss_n64(float *d, unsigned long long da, unsigned long long db, int scale) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32." AWG_AB "." AWG_AB " {"
+                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
+                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+                 "}, %32, %33, p, 1, 1, 0, %35;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+                   "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+                 : "l"(da), "l"(db), "r"(scale), "n"(TB));
+}
+
+/* D[64 x 128] (+)= A (shared, K-major) . B (shared; TB 1: N-major); scale 0 overwrites D. */
+template <int TB>
+__device__ __forceinline__ void awg_ss_n128(float *d, unsigned long long da, unsigned long long db, int scale) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n128k16.f32." AWG_AB "." AWG_AB " {"
+                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
+                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
+                 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
+                 "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+                 "}, %64, %65, p, 1, 1, 0, %67;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+                   "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+                   "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+                   "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+                   "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+                   "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+                 : "l"(da), "l"(db), "r"(scale), "n"(TB));
+}
+
+/* D[64 x 64] (+)= A (registers: each warp's 16 rows as the m16n8k16 A fragment) . B (shared, N-major). */
+__device__ __forceinline__ void awg_rs_n64(float *d, const unsigned *a, unsigned long long db, int scale) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32." AWG_AB "." AWG_AB " {"
+                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
+                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+                 "}, {%32, %33, %34, %35}, %36, p, 1, 1, 1;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+                   "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale));
+}
+
+/* D[64 x 128] (+)= A (registers: each warp's 16 rows as the m16n8k16 A fragment) . B (shared, N-major). */
+__device__ __forceinline__ void awg_rs_n128(float *d, const unsigned *a, unsigned long long db, int scale) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n128k16.f32." AWG_AB "." AWG_AB " {"
+                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
+                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
+                 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
+                 "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+                 "}, {%64, %65, %66, %67}, %68, p, 1, 1, 1;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+                   "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+                   "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+                   "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+                   "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+                   "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale));
+}
+
+
+#if BN == 128
+#define AWG_SS awg_ss_n128
+#else
+#define AWG_SS awg_ss_n64
+#endif
+#if DP == 128
+#define AWG_RS awg_rs_n128
+#else
+#define AWG_RS awg_rs_n64
+#endif
+
+extern "C" __global__ void __launch_bounds__(AWG_THREADS, 1)
+    attention_wgmma(const __grid_constant__ awg_map tmk, const __grid_constant__ awg_map tmv, const awg_coords co,
+                    const attn_args a) {
+    extern __shared__ unsigned char awg_smem[];
+    __shared__ __align__(8) unsigned long long kfull[STAGES], kempty[STAGES], vfull[STAGES], vempty[STAGES];
+    /* swizzle atoms repeat every 1024 bytes: the tiles start on such a boundary (the host adds 1 KB) */
+    const unsigned q_sm = (attn_smem_addr(awg_smem) + 1023u) & ~1023u;
+    const unsigned k_sm = q_sm + Q_SMEM, v_sm = k_sm + STAGES * KV_STAGE;
+    const unsigned kf0 = attn_smem_addr(kfull), ke0 = attn_smem_addr(kempty), vf0 = attn_smem_addr(vfull),
+                   ve0 = attn_smem_addr(vempty);
+    const int tid = threadIdx.x, wg = tid >> 7;
+    const attn_place pl = attn_locate(a, BM);
+    const int m0 = pl.mb * BM;
+    int kb0 = 0;
+    const int nkb = attn_key_blocks(a, m0, BM, BN, pl.split, &kb0);
+
+    if (tid == 0) {
+#pragma unroll
+        for (int s = 0; s < STAGES; s++) {
+            awg_bar_init(kf0 + 8 * s, 1);
+            awg_bar_init(vf0 + 8 * s, 1);
+            awg_bar_init(ke0 + 8 * s, 256);
+            awg_bar_init(ve0 + 8 * s, 256);
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    }
+    __syncthreads();
+
+    if (wg == 0) {
+        /* producer: one thread streams K and V */
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 24;");
+        if (tid == 0 && nkb > 0) {
+            asm volatile("prefetch.tensormap [%0];" ::"l"((unsigned long long)&tmk) : "memory");
+            asm volatile("prefetch.tensormap [%0];" ::"l"((unsigned long long)&tmv) : "memory");
+            for (int t = 0; t < nkb; t++) {
+                const int s = t % STAGES;
+                const unsigned reuse = (unsigned)((t / STAGES) - 1) & 1u; /* the phase that freed the stage */
+                /* coordinates 1..3: the key, kv head and batch in the maps' order */
+                const int key = (kb0 + t) * BN;
+                int c[4];
+#pragma unroll
+                for (int i = 1; i < 4; i++) c[i] = co.s == i ? key : co.h == i ? pl.g : pl.b;
+                if (t >= STAGES) awg_bar_wait(ke0 + 8 * s, reuse);
+                awg_bar_expect(kf0 + 8 * s, KV_STAGE);
+#pragma unroll
+                for (int x = 0; x < DP / 64; x++) {
+                    c[0] = 64 * x;
+                    awg_tma_4d(k_sm + s * KV_STAGE + x * KVBOX, &tmk, c, kf0 + 8 * s);
+                }
+                if (t >= STAGES) awg_bar_wait(ve0 + 8 * s, reuse);
+                awg_bar_expect(vf0 + 8 * s, KV_STAGE);
+#pragma unroll
+                for (int x = 0; x < DP / 64; x++) {
+                    c[0] = 64 * x;
+                    awg_tma_4d(v_sm + s * KV_STAGE + x * KVBOX, &tmv, c, vf0 + 8 * s);
+                }
+            }
+        }
+        return;
+    }
+
+    /* consumers: warpgroup cw owns rows cw*64 .. cw*64 + 63 of the block */
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 240;");
+    const int cw = wg - 1, ct = tid - 128, t128 = tid & 127, warp = t128 >> 5, lane = tid & 31;
+
+    /* Q by the 256 consumer threads (cp.async, 16-byte chunks into the swizzled boxes), visible to wgmma */
+    if (nkb > 0) {
+        const unsigned short *qg =
+            (const unsigned short *)a.q + (long long)pl.b * a.q_b + (long long)pl.g * a.group * a.q_h;
+        for (int idx = ct; idx < BM * CPR; idx += 256) {
+            const int r = idx / CPR, cc = idx % CPR, e = cc * 8, row = m0 + r;
+            const bool ok = row < a.rows && e < a.d;
+            const unsigned short *src =
+                qg + (ok ? (long long)(row % a.group) * a.q_h + (long long)(row / a.group) * a.q_s + e : 0);
+            const unsigned dst = q_sm + (cc >> 3) * QBOX + r * 128 + (((cc & 7) ^ (r & 7)) << 4);
+            awg_cp_async(dst, src, ok ? min(8, a.d - e) * 2 : 0);
+        }
+        asm volatile("cp.async.commit_group;" ::: "memory");
+        asm volatile("cp.async.wait_group 0;" ::: "memory");
+        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    }
+    asm volatile("bar.sync 1, 256;" ::: "memory");
+
+    int limit[2];
+#pragma unroll
+    for (int h = 0; h < 2; h++) limit[h] = attn_limit(a, m0 + cw * 64 + warp * 16 + (lane >> 2) + 8 * h);
+    const int first_limit = m0 / a.group + (a.skv - a.sq);
+
+    float o[DP / 2];
+#pragma unroll
+    for (int i = 0; i < DP / 2; i++) o[i] = 0.0f;
+    float m[2] = {ATTN_NEG_INF, ATTN_NEG_INF}, l[2] = {0.0f, 0.0f};
+
+    for (int t = 0; t < nkb; t++) {
+        const int s = t % STAGES, j0 = (kb0 + t) * BN;
+        const unsigned par = (unsigned)(t / STAGES) & 1u;
+        const unsigned k_st = k_sm + s * KV_STAGE, v_st = v_sm + s * KV_STAGE;
+
+        /* S = Q K^T */
+        float sc[BN / 2];
+#pragma unroll
+        for (int i = 0; i < BN / 2; i++) sc[i] = 0.0f;
+        awg_bar_wait(kf0 + 8 * s, par);
+        awg_fence();
+#pragma unroll
+        for (int kk = 0; kk < DP / 16; kk++)
+            AWG_SS<0>(sc, awg_desc(q_sm + (kk >> 2) * QBOX + cw * (64 * 128) + (kk & 3) * 32, 16, 1024),
+                      awg_desc(k_st + (kk >> 2) * KVBOX + (kk & 3) * 32, 16, 1024), kk > 0);
+        awg_commit();
+        awg_wait<0>();
+        awg_pin<BN / 2>(sc);
+        awg_bar_arrive(ke0 + 8 * s);
+
+        /* scores in base 2, masked as in attention_mma; element e of 8-key group nt is (row lane/4 + 8 (e/2) of
+         * the warp's 16, key j0 + 8 nt + 2 (lane%4) + e%2) */
+        const bool need_mask = j0 + BN > a.skv || (a.causal && j0 + BN - 1 > first_limit);
+#pragma unroll
+        for (int nt = 0; nt < BN / 8; nt++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                float v = sc[4 * nt + e] * a.scale_log2;
+                if (need_mask && j0 + nt * 8 + 2 * (lane & 3) + (e & 1) > limit[e >> 1]) v = ATTN_NEG_INF;
+                sc[4 * nt + e] = v;
+            }
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            float mx = ATTN_NEG_INF;
+#pragma unroll
+            for (int nt = 0; nt < BN / 8; nt++) mx = fmaxf(mx, fmaxf(sc[4 * nt + 2 * h], sc[4 * nt + 2 * h + 1]));
+            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+            const float m_new = fmaxf(m[h], mx);
+            const float m_use = m_new == ATTN_NEG_INF ? 0.0f : m_new;
+            const float alpha = attn_ex2(m[h] - m_use);
+            m[h] = m_new;
+            float sum = 0.0f;
+#pragma unroll
+            for (int nt = 0; nt < BN / 8; nt++) {
+                const float p0 = attn_ex2(sc[4 * nt + 2 * h] - m_use), p1 = attn_ex2(sc[4 * nt + 2 * h + 1] - m_use);
+                sc[4 * nt + 2 * h] = p0;
+                sc[4 * nt + 2 * h + 1] = p1;
+                sum += p0 + p1;
+            }
+            l[h] = l[h] * alpha + sum;
+#pragma unroll
+            for (int j = 0; j < DP / 8; j++) {
+                o[4 * j + 2 * h] *= alpha;
+                o[4 * j + 2 * h + 1] *= alpha;
+            }
+        }
+
+        /* P's A fragments, 16 keys each (groups 2 kk and 2 kk + 1), as two parts with PSPLIT */
+        unsigned pa[BN / 16][4], pb[PSPLIT ? BN / 16 : 1][4];
+#pragma unroll
+        for (int kk = 0; kk < BN / 16; kk++)
+#pragma unroll
+            for (int q = 0; q < 4; q++) {
+                const float *e = &sc[4 * (2 * kk + (q >> 1)) + 2 * (q & 1)];
+                pa[kk][q] = attn_pack2(e[0], e[1]);
+                if (PSPLIT) pb[PSPLIT ? kk : 0][q] = attn_pack2(e[0] - attn_lo16(pa[kk][q]), e[1] - attn_hi16(pa[kk][q]));
+            }
+
+        /* O += P V */
+        awg_bar_wait(vf0 + 8 * s, par);
+        awg_fence();
+#pragma unroll
+        for (int kk = 0; kk < BN / 16; kk++) {
+            const unsigned long long dv = awg_desc(v_st + kk * 2048, KVBOX, 1024);
+            AWG_RS(o, pa[kk], dv, 1);
+            if (PSPLIT) AWG_RS(o, pb[PSPLIT ? kk : 0], dv, 1);
+        }
+        awg_commit();
+        awg_wait<0>();
+        awg_pin<DP / 2>(o);
+        awg_pin_u<(BN / 16) * 4>(&pa[0][0]);
+        if (PSPLIT) awg_pin_u<(PSPLIT ? BN / 16 : 1) * 4>(&pb[0][0]);
+        awg_bar_arrive(ve0 + 8 * s);
+    }
+
+    /* epilogue: as attention_mma's, the accumulator's 8-column group j holding columns 8 j + 2 (lane%4) + {0, 1} */
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        float sum = l[h];
+        sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+        sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+        const int r = m0 + cw * 64 + warp * 16 + (lane >> 2) + 8 * h;
+        if (r >= a.rows) continue;
+        const attn_out_row w = attn_out(a, pl.b, pl.g, r);
+        const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
+#pragma unroll
+        for (int j = 0; j < DP / 8; j++)
+            attn_store_pair(a, pl.split, w, j * 8 + 2 * (lane & 3), o[4 * j + 2 * h] * inv, o[4 * j + 2 * h + 1] * inv);
+        if ((lane & 3) == 0) attn_store_lse(a, pl.split, w, m[h], sum);
+    }
+}
+#endif /* KIND == 3 */
