@@ -336,10 +336,14 @@ def _out_row_norm(xs, p):
     return xs[0].shape, xs[0].trr_dtype  # y is x's shape and dtype; w (and b) are [N]
 
 
+def _out_attention(xs, p):
+    return xs[0].shape, xs[0].trr_dtype  # o is q's shape and dtype (lse, the optional second output: attention())
+
+
 _OUT_RULES = {"copy": _out_elementwise, "add": _out_elementwise, "gelu": _out_elementwise,
               "silu": _out_elementwise, "softmax": _out_elementwise, "rgb_to_grey": _out_grey,
               "row_sum": _out_row_sum, "matmul": _out_matmul, "rms_norm": _out_row_norm,
-              "layer_norm": _out_row_norm}
+              "layer_norm": _out_row_norm, "attention": _out_attention}
 
 
 _OPS = {}
@@ -615,6 +619,50 @@ class Context:
             b = self._operand(b).T
         return self.run("matmul", a, b, out=out, epilogue=epilogue, alpha=alpha, allow_tf32=allow_tf32,
                         out_dtype=out_dtype, _return_numpy=numpy_in)
+
+    def attention(self, q, k, v, causal=False, scale=None, lse=False, out=None):
+        """Fused attention (docs/ops.md, attention): o = softmax(scale·q·kᵀ + mask)·v per batch and query head,
+        float32 accumulation, one rounding on store. q [B,Hq,Sq,D], k and v [B,Hkv,Skv,D] of one dtype (float32,
+        float16 or bfloat16), Hq a multiple of Hkv (query head h reads kv head h // (Hq // Hkv)), D up to 256;
+        any strides on B, H and S (a [B,S,H,D] tensor passes as its .transpose(1, 2) view, e.g. from_dlpack),
+        D contiguous. scale: None for 1/sqrt(D). causal: query i sees keys j <= i + Skv - Sq (bottom-right
+        aligned); a row that sees no key gives 0 (and lse -inf). Returns o, or (o, lse) with lse=True: the
+        natural log of each row's sum of exp, float32 [B,Hq,Sq]. out: o's tensor (or array) to write."""
+        lib = self._lib
+        code, _, _ = _op_info("attention")
+        if scale is not None and float(scale) == 0.0:
+            raise _error(1, "attention: scale 0 is not available (None gives 1/sqrt(D))")
+        params = {"causal": bool(causal)}
+        if scale is not None:
+            params["scale"] = float(scale)
+        op_params = _op_params(lib, code, params)
+        numpy_in = not any(isinstance(a, Tensor) for a in (q, k, v)) and not isinstance(out, Tensor)
+        ins = [self._operand(a) for a in (q, k, v)]
+        if isinstance(out, Tensor):
+            o = out
+        elif out is not None:
+            o = self.empty(np.shape(out), np.asarray(out).dtype)
+        else:
+            o = self.empty(ins[0].shape, ins[0].trr_dtype)
+        lse_t = self.empty(ins[0].shape[:3], np.float32) if lse and len(ins[0].shape) == 4 else None
+
+        def launch(inputs):
+            structs = [t._struct() for t in inputs] + [o._struct()] + ([lse_t._struct()] if lse_t is not None else [])
+            ptrs = (ctypes.POINTER(_lib.Tensor) * 5)(*[ctypes.pointer(t) for t in structs])  # lse NULL when absent
+            return lib.trr_op_run(self._live(), code, ptrs, ctypes.byref(op_params))
+
+        status = launch(ins)
+        if status == STATUS_STRIDE and not all(t._packed() for t in ins):
+            status = launch([t if t._packed() else self._packed_copy(t) for t in ins])  # D not contiguous
+        _check(status, self._handle)
+        if out is not None and not isinstance(out, Tensor):
+            out[...] = o.numpy()
+            result = out
+        else:
+            result = o.numpy() if numpy_in else o
+        if lse_t is None:
+            return result
+        return result, (lse_t.numpy() if numpy_in else lse_t)
 
 
 # ---- the CLI's harness: conformance and benchmarks ----
