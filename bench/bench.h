@@ -275,7 +275,16 @@ trr_status trr_bench_copy_ceiling_remeasure(trr_context *ctx, const trr_device_i
                                             const trr_bench_flush *flush, trr_bench_clock *clock,
                                             trr_bench_copy_ceiling *c);
 
-/* The vendor matmul library (cuBLAS on CUDA devices), loaded at run time. */
+/* The CPU backend's vendor matmul, the system BLAS's sgemm (blas.c): NULL for a device of another backend, else a
+ * handle whose library is described in name. */
+typedef struct trr_bench_blas trr_bench_blas;
+trr_bench_blas *trr_bench_blas_open(trr_context *ctx, char *name, size_t name_cap);
+void trr_bench_blas_close(trr_bench_blas *b);
+/* As trr_bench_vendor_call, for the CPU: f32 cases only. */
+trr_status trr_bench_blas_call(trr_bench_blas *b, trr_context *ctx, const trr_bench_setup *s, trr_bench_timed *out,
+                               const char **out_what);
+
+/* The vendor matmul library (cuBLAS on CUDA devices, loaded at run time; the system BLAS on the CPU). */
 typedef struct trr_bench_vendor trr_bench_vendor;
 
 /* Opens the vendor library for ctx's device. Never fails: when there is none, *out is still set and
