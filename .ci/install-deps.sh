@@ -6,6 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake pkg-config        # compiler and build
   libcjson-dev libxxhash-dev              # JSON (reports, tuning database), hashing (cache keys)
+  libopenblas-dev libsleef-dev            # the CPU backend: matmul on OpenBLAS's sgemm, exp-based ops on SLEEF
   libcriterion-dev                        # test framework
   ocl-icd-opencl-dev opencl-headers clinfo pocl-opencl-icd      # OpenCL loader, headers, PoCL CPU driver
   # rusticl (Mesa's OpenCL) on llvmpipe, a second OpenCL CPU device (with RUSTICL_ENABLE=llvmpipe) that stops a
@@ -14,7 +15,7 @@ packages=(
   libvulkan-dev mesa-vulkan-drivers vulkan-tools                # Vulkan loader, headers, lavapipe
   glslang-tools vulkan-validationlayers                         # GLSL -> SPIR-V, Khronos validation layer
   python3-venv                                                  # .tools/venv for glslang 13 (below); make test-python
-  python3-numpy python3-pytest python3-setuptools python3-wheel # the Python package: its tests, an offline pip install
+  python3-numpy python3-pytest python3-build                    # the Python package: its tests, `python -m build`
 )
 
 missing=()
@@ -31,10 +32,22 @@ else
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
+cd "$(dirname "$0")/.."
+
+# The Python package's build backend, scikit-build-core (Debian 12 has none), and what it needs, as wheels in
+# .tools/wheels (ignored by git): `make test-python` and `pip install .` then build the wheel offline from there
+# (PIP_NO_INDEX=1 PIP_FIND_LINKS=.tools/wheels). Required: the Python tests run on the wheel.
+skbuild_version=1.1.2
+if ! ls .tools/wheels/scikit_build_core-"$skbuild_version"-*.whl >/dev/null 2>&1; then
+  echo "install-deps: scikit-build-core $skbuild_version and its dependencies from PyPI into .tools/wheels"
+  [ -x .tools/venv/bin/pip ] || python3 -m venv .tools/venv
+  .tools/venv/bin/pip download -q --disable-pip-version-check --only-binary=:all: -d .tools/wheels \
+    "scikit-build-core==$skbuild_version"
+fi
+
 # The VK_KHR_cooperative_matrix build of the Vulkan f16 matmul (the fast one on NVIDIA) needs glslang 13 or
 # later and Debian 12 has 12: PyPI's goes into .tools/venv (ignored by git), where the build looks first.
 # Best effort: without it the build leaves that kernel out and the NV extension's build of it runs instead.
-cd "$(dirname "$0")/.."
 if [ ! -x .tools/venv/bin/glslangValidator ]; then
   echo "install-deps: glslang 13.1.1 from PyPI into .tools/venv"
   if ! { python3 -m venv .tools/venv &&

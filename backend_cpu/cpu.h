@@ -3,7 +3,9 @@
  *
  * The CPU backend is the portable baseline every other backend is compared with, and the device the test
  * suite runs on where no GPU exists, so it favours plainly correct code that GCC auto-vectorises at -O2 over
- * hand-written SIMD. Buffers are host memory, so an operand's mem field is its host base pointer.
+ * hand-written SIMD, and leaves the arithmetic that libraries do better to them: matmul to the system BLAS
+ * (blas.h), the exponentials to SLEEF (vmath.h). Buffers are host memory, so an operand's mem field is its host
+ * base pointer.
  */
 #ifndef TRR_CPU_H
 #define TRR_CPU_H

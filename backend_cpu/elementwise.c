@@ -6,6 +6,7 @@
  */
 #include "cpu.h"
 #include "cpu_math.h"
+#include "vmath.h"
 
 #include <string.h>
 
@@ -29,13 +30,10 @@ static void add_f32(const float *x, const float *y, float *z, int64_t n) {
     for (; i < n; i++) z[i] = x[i] + y[i];
 }
 
-/* z = f(x) on f32 for the unary ops; z may alias x exactly. The op is tested once, outside the loop, so each
- * loop calls one inline function. */
+/* z = f(x) on f32 for the unary ops, vectorised (vmath.h); z may alias x exactly. */
 static void unary_f32(trr_op op, const float *x, float *z, int64_t n) {
-    if (op == TRR_OP_SILU)
-        for (int64_t i = 0; i < n; i++) z[i] = trr_cpu_silu(x[i]);
-    else
-        for (int64_t i = 0; i < n; i++) z[i] = trr_cpu_gelu(x[i]);
+    if (op == TRR_OP_SILU) trr_cpu_silu_f32(x, z, n);
+    else trr_cpu_gelu_f32(x, z, n);
 }
 
 static size_t dtype_bytes(trr_dtype d) {

@@ -1,11 +1,13 @@
 /*
  * softmax, one row per task item, in three passes over the row: the max; exp(x - max) with its sum in double
- * (so rows of any length keep the bound of 1e-5 relative, docs/ops.md); then the scale. For f32 output the exponentials
- * are stored in y and scaled in place; f16 output recomputes them in the last pass instead, since storing them
- * as f16 first would round twice. Whole rows per core: the row lives in L2 between passes.
+ * (so rows of any length keep the bound of 1e-5 relative, docs/ops.md); then the scale. Each pass is vectorised
+ * (vmath.h; vmath.c gives the exponential's error budget). For f32 output the exponentials are stored in y and
+ * scaled in place; f16 output recomputes them in the last pass instead, since storing them as f16 first would
+ * round twice. Whole rows per core: the row lives in L2 between passes.
  */
 #include "cpu.h"
 #include "cpu_math.h"
+#include "vmath.h"
 
 #include <math.h>
 
@@ -28,7 +30,8 @@ static void softmax_row(const trr_call *call, int64_t r) {
     for (int64_t c = 0; c < n; c += TILE) {
         int64_t m = n - c < TILE ? n - c : TILE;
         const float *x = row_tile(X, xi, c, m, tile);
-        for (int64_t i = 0; i < m; i++) mx = x[i] > mx ? x[i] : mx;
+        const float tmx = trr_cpu_max_f32(x, m);
+        mx = tmx > mx ? tmx : mx;
     }
     /* A row of -inf has no finite max; subtracting it would give nan for every element. */
     if (isinf(mx) && mx < 0) mx = 0.0f;
@@ -37,23 +40,20 @@ static void softmax_row(const trr_call *call, int64_t r) {
     for (int64_t c = 0; c < n; c += TILE) {
         int64_t m = n - c < TILE ? n - c : TILE;
         const float *x = row_tile(X, xi, c, m, tile);
-        for (int64_t i = 0; i < m; i++) {
-            e[i] = expf(x[i] - mx);
-            sum += (double)e[i];
-        }
-        if (Z->dtype == TRR_F32) trr_cpu_store_f32(Z->mem, TRR_F32, zi + c, e, m);
+        sum += trr_cpu_exp_shift_sum(x, mx, Z->dtype == TRR_F32 ? (float *)Z->mem + zi + c : e, m);
     }
 
     float inv = (float)(1.0 / sum);
     if (Z->dtype == TRR_F32) {
         float *z = (float *)Z->mem + zi;
-        for (int64_t i = 0; i < n; i++) z[i] *= inv;
+        trr_cpu_scale_f32(z, inv, z, n);
         return;
     }
     for (int64_t c = 0; c < n; c += TILE) {
         int64_t m = n - c < TILE ? n - c : TILE;
         const float *x = row_tile(X, xi, c, m, tile);
-        for (int64_t i = 0; i < m; i++) e[i] = expf(x[i] - mx) * inv;
+        trr_cpu_exp_shift_sum(x, mx, e, m);
+        trr_cpu_scale_f32(e, inv, e, m);
         trr_cpu_store_f32(Z->mem, Z->dtype, zi + c, e, m);
     }
 }

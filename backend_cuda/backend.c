@@ -77,6 +77,8 @@ const trr_backend trr_backend_cuda = {
     .run = cuda_run,
     .native_context = cuda_native_context,
     .native_buffer = cuda_native_buffer,
+    .order_native = trr_cuda_order_native,
+    .native_stream = trr_cuda_native_stream,
     /* memory allocated elsewhere */
     .wrap = trr_cuda_wrap,
     .unwrap = trr_cuda_unwrap,

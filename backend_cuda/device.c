@@ -154,6 +154,7 @@ void trr_cuda_close(void *handle) {
         if (dev->attn_scratch) trr_cu.MemFree(dev->attn_scratch);
         if (dev->timer_begin) trr_cu.EventDestroy(dev->timer_begin);
         if (dev->timer_end) trr_cu.EventDestroy(dev->timer_end);
+        if (dev->interop_event) trr_cu.EventDestroy(dev->interop_event);
         if (dev->stream) trr_cu.StreamDestroy(dev->stream);
         trr_cuda_flag_close(dev);
         trr_cu.DevicePrimaryCtxRelease(dev->device);

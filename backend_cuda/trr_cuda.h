@@ -81,6 +81,7 @@ enum {
     X("cuEventDestroy_v2", EventDestroy, (CUevent))                                                            \
     X("cuEventRecord", EventRecord, (CUevent, CUstream))                                                       \
     X("cuEventSynchronize", EventSynchronize, (CUevent))                                                       \
+    X("cuStreamWaitEvent", StreamWaitEvent, (CUstream, CUevent, unsigned))                                     \
     X("cuModuleLoadData", ModuleLoadData, (CUmodule *, const void *))                                          \
     X("cuModuleUnload", ModuleUnload, (CUmodule))                                                              \
     X("cuModuleGetFunction", ModuleGetFunction, (CUfunction *, CUmodule, const char *))                        \
@@ -200,6 +201,7 @@ typedef struct trr_cuda_dev {
     CUcontext context; /* the device's primary context, retained */
     CUstream stream;   /* one non-blocking stream: every command of the context is ordered on it */
     CUevent timer_begin, timer_end;
+    CUevent interop_event; /* interop.c: hand-overs with another library's stream (NULL until the first) */
     int timing;
     int cc_major, cc_minor;
     int sm_count;
@@ -245,6 +247,10 @@ trr_status trr_cuda_copy(trr_context *ctx, void *dst, size_t dst_offset, void *s
                          size_t bytes);
 trr_status trr_cuda_fill(trr_context *ctx, void *mem, size_t offset, size_t bytes, uint8_t value);
 trr_status trr_cuda_synchronize(trr_context *ctx);
+
+/* ---- interop.c: ordering with another library's stream ---- */
+trr_status trr_cuda_order_native(trr_context *ctx, uint64_t native, int native_waits);
+trr_status trr_cuda_native_stream(trr_context *ctx, uint64_t *out_stream);
 
 /* ---- wait.c: the stream's wait through a flag in mapped host memory ---- */
 void trr_cuda_flag_open(trr_cuda_dev *dev); /* no flag (and the plain wait) where the driver refuses */

@@ -41,6 +41,12 @@ typedef enum trr_bench_id {
     TRR_BENCH_LAYER_NORM_F32,
     TRR_BENCH_LAYER_NORM_F16,
     TRR_BENCH_LAYER_NORM_BF16,
+    /* attention (docs/ops.md, Benchmarks): prefill in TFLOPS = 4·B·Hq·Sq·Skv·D / t (halved when causal), decode
+     * (Sq = 1) in GB/s of k and v read */
+    TRR_BENCH_ATTENTION_F16,
+    TRR_BENCH_ATTENTION_BF16,
+    TRR_BENCH_ATTENTION_DECODE_F16,
+    TRR_BENCH_ATTENTION_DECODE_BF16,
     TRR_BENCH_COUNT
 } trr_bench_id;
 
@@ -77,7 +83,8 @@ trr_status trr_bench_cases(trr_bench_id id, trr_bench_sizes_mode mode, const cha
 /* The work any case's figure counts, one definition for the bench and `trireme run`: bytes moved (every input
  * read and the output written once: 12n for add f32, 8n for gelu and softmax, 4MN for row_sum, whose per-row
  * output is not counted, 4HW for rgb_to_grey u8, (2MN + 2N) e for rms_norm and (2MN + 3N) e for layer_norm in
- * e-byte elements), or 2·B·M·N·K floating-point operations for matmul. */
+ * e-byte elements), or 2·B·M·N·K floating-point operations for matmul; for attention 4·B·Hq·Sq·Skv·D
+ * operations (halved when causal), or with Sq = 1 (decode) the 2·B·Hkv·Skv·D·e bytes of k and v read. */
 double trr_bench_case_work(const trr_case *c);
 /* 1 when the case's figure is TFLOPS (matmul), 0 when GB/s. */
 int trr_bench_case_compute_bound(const trr_case *c);
@@ -175,6 +182,9 @@ typedef struct trr_bench_check {
  * a failure (with *res saying why), another status when the reference itself could not run. */
 trr_status trr_bench_check_output(const trr_case *c, const trr_call *call, const void *out, const void *out2,
                                   uint64_t seed, trr_bench_check *res);
+/* attention's part of it (check_attention.c): whole query rows sampled within the budget. */
+trr_status trr_bench_check_attention(const trr_case *c, const trr_call *call, const void *out, uint64_t seed,
+                                     trr_bench_check *res);
 /* Runs the case once on a poisoned output (twice for u8), reads it back and checks it (above). */
 trr_status trr_bench_check_case(trr_context *ctx, const trr_bench_setup *s, uint64_t seed, trr_bench_check *res);
 
@@ -265,7 +275,16 @@ trr_status trr_bench_copy_ceiling_remeasure(trr_context *ctx, const trr_device_i
                                             const trr_bench_flush *flush, trr_bench_clock *clock,
                                             trr_bench_copy_ceiling *c);
 
-/* The vendor matmul library (cuBLAS on CUDA devices), loaded at run time. */
+/* The CPU backend's vendor matmul, the system BLAS's sgemm (blas.c): NULL for a device of another backend, else a
+ * handle whose library is described in name. */
+typedef struct trr_bench_blas trr_bench_blas;
+trr_bench_blas *trr_bench_blas_open(trr_context *ctx, char *name, size_t name_cap);
+void trr_bench_blas_close(trr_bench_blas *b);
+/* As trr_bench_vendor_call, for the CPU: f32 cases only. */
+trr_status trr_bench_blas_call(trr_bench_blas *b, trr_context *ctx, const trr_bench_setup *s, trr_bench_timed *out,
+                               const char **out_what);
+
+/* The vendor matmul library (cuBLAS on CUDA devices, loaded at run time; the system BLAS on the CPU). */
 typedef struct trr_bench_vendor trr_bench_vendor;
 
 /* Opens the vendor library for ctx's device. Never fails: when there is none, *out is still set and
@@ -324,7 +343,7 @@ typedef struct trr_bench_report {
     uint64_t seed;
     size_t flush_bytes;
     size_t llc_bytes;          /* the last-level cache (trr_bench_device_llc_bytes); 0 when unknown */
-    char sizes_note[1100];     /* the sizes the mode ran smaller on this device (quick on a CPU device), or "" */
+    char sizes_note[2400];     /* the sizes the mode ran smaller on this device (quick on a CPU device), or "" */
     trr_bench_copy_ceiling copy;
     char clock_source[256];    /* trr_bench_clock_source: what sampled the SM clock, or why nothing did */
     double clock_max_mhz;      /* the GPU's top SM clock; 0 when not sampled */

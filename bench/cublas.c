@@ -1,6 +1,6 @@
-/* The vendor ceiling for matmul: cuBLAS, loaded at run time (no toolkit headers at build time), called on the
- * benchmark's own device buffers, on the CUDA backend's stream, timed with the same device timer, repetition by
- * repetition beside the case (run.c). The stream,
+/* The vendor ceiling for matmul. On a CPU device the system BLAS answers (blas.c). On CUDA it is cuBLAS, loaded at
+ * run time (no toolkit headers at build time), called on the benchmark's own device buffers, on the CUDA backend's
+ * stream, timed with the same device timer, repetition by repetition beside the case (run.c). The stream,
  * context and device addresses come through the public native-handle calls (trr_context_native,
  * trr_buffer_native), not the backend's internals.
  *
@@ -32,6 +32,7 @@ typedef struct gemm_job {
 struct trr_bench_vendor {
     char name[128];
     char reason[256];
+    trr_bench_blas *blas; /* a CPU device: the system BLAS (blas.c) answers instead */
 #ifdef TRR_BENCH_WITH_CUDA
     void *lib;
     void *handle;
@@ -60,17 +61,21 @@ void trr_bench_vendor_open(trr_context *ctx, trr_bench_vendor **out) {
     trr_device_info dev;
     *out = calloc(1, sizeof **out);
     if (!*out) return;
+    if (((*out)->blas = trr_bench_blas_open(ctx, (*out)->name, sizeof (*out)->name))) return;
     if (trr_context_device(ctx, &dev) == TRR_OK && strcmp(dev.backend, "cuda") != 0)
         snprintf((*out)->reason, sizeof (*out)->reason, "no vendor matmul library for the %s backend", dev.backend);
     else
         snprintf((*out)->reason, sizeof (*out)->reason, "built without the CUDA backend (TRIREME_CUDA=OFF)");
 }
 
-void trr_bench_vendor_close(trr_bench_vendor *v) { free(v); }
+void trr_bench_vendor_close(trr_bench_vendor *v) {
+    if (v) trr_bench_blas_close(v->blas);
+    free(v);
+}
 
 trr_status trr_bench_vendor_call(trr_bench_vendor *v, trr_context *ctx, const trr_bench_setup *s,
                                  trr_bench_timed *out, const char **out_what) {
-    (void)s, (void)out;
+    if (v && v->blas) return trr_bench_blas_call(v->blas, ctx, s, out, out_what);
     *out_what = trr_bench_vendor_reason(v);
     return trr_error(ctx, TRR_ERR_UNSUPPORTED, "%s", *out_what);
 }
@@ -169,11 +174,13 @@ static void load(trr_context *ctx, trr_bench_vendor *v) {
 
 void trr_bench_vendor_open(trr_context *ctx, trr_bench_vendor **out) {
     *out = calloc(1, sizeof **out);
-    if (*out) load(ctx, *out);
+    if (!*out || ((*out)->blas = trr_bench_blas_open(ctx, (*out)->name, sizeof (*out)->name))) return;
+    load(ctx, *out);
 }
 
 void trr_bench_vendor_close(trr_bench_vendor *v) {
     if (!v) return;
+    trr_bench_blas_close(v->blas);
     if (v->handle) v->Destroy(v->handle);
     /* the library stays loaded: unloading cuBLAS while the driver still holds its modules is not safe */
     free(v);
@@ -220,6 +227,7 @@ trr_status trr_bench_vendor_call(trr_bench_vendor *v, trr_context *ctx, const tr
                                  trr_bench_timed *out, const char **out_what) {
     const trr_case *c = &s->tcase;
     *out_what = "";
+    if (v && v->blas) return trr_bench_blas_call(v->blas, ctx, s, out, out_what);
     if (!v || !v->handle) {
         *out_what = trr_bench_vendor_reason(v);
         return trr_error(ctx, TRR_ERR_UNSUPPORTED, "%s", *out_what);

@@ -39,9 +39,34 @@ static const trr_bench_def g_defs[TRR_BENCH_COUNT] = {
      TRR_OP_LAYER_NORM, 0},
     {TRR_BENCH_LAYER_NORM_BF16, "layer_norm_bf16", "layer_norm bf16, M = 4096 (GB/s = (4MN + 6N)/t)", "GB/s", "N",
      0, TRR_OP_LAYER_NORM, 0},
+    {TRR_BENCH_ATTENTION_F16, "attention_f16", "attention f16, B·S = 16384, Hq·D = 2048 (TFLOPS = 4BHS²D/t, causal /2)",
+     "TFLOPS", "BxHxSxD", 1, TRR_OP_ATTENTION, 0},
+    {TRR_BENCH_ATTENTION_BF16, "attention_bf16", "attention bf16, B·S = 16384, Hq·D = 2048 (TFLOPS = 4BHS²D/t, causal /2)",
+     "TFLOPS", "BxHxSxD", 1, TRR_OP_ATTENTION, 0},
+    {TRR_BENCH_ATTENTION_DECODE_F16, "attention_decode_f16", "attention decode f16, B = 32, Hq = 32, Hkv = 8, D = 128 "
+     "(GB/s = 2·B·Hkv·Skv·D·2/t)", "GB/s", "BxHqxHkvxSkvxD", 0, TRR_OP_ATTENTION, 1},
+    {TRR_BENCH_ATTENTION_DECODE_BF16, "attention_decode_bf16", "attention decode bf16, B = 32, Hq = 32, Hkv = 8, D = 128 "
+     "(GB/s = 2·B·Hkv·Skv·D·2/t)", "GB/s", "BxHqxHkvxSkvxD", 0, TRR_OP_ATTENTION, 1},
 };
 
 #define ROWS_M 4096 /* softmax, row_sum and the row norms: M is fixed by docs/ops.md */
+
+/* ---- attention (docs/ops.md, Benchmarks) ---- */
+
+static int attention_bench(trr_bench_id id) { return id >= TRR_BENCH_ATTENTION_F16 && id <= TRR_BENCH_ATTENTION_DECODE_BF16; }
+static int attention_decode(trr_bench_id id) {
+    return id == TRR_BENCH_ATTENTION_DECODE_F16 || id == TRR_BENCH_ATTENTION_DECODE_BF16;
+}
+
+static trr_case attention_case(trr_bench_id id, int64_t b, int64_t hq, int64_t hkv, int64_t sq, int64_t skv, int64_t d,
+                               int causal) {
+    const trr_dtype dt = id == TRR_BENCH_ATTENTION_F16 || id == TRR_BENCH_ATTENTION_DECODE_F16 ? TRR_F16 : TRR_BF16;
+    trr_case c = {.op = TRR_OP_ATTENTION, .in_dtype = dt, .out_dtype = dt, .layout = TRR_LAYOUT_PACKED};
+    c.attn.b = b, c.attn.hq = hq, c.attn.hkv = hkv, c.attn.sq = sq, c.attn.skv = skv, c.attn.d = d;
+    c.rows = sq, c.cols = d;
+    if (causal) trr_op_params_set(&c.params, "causal", 1.0);
+    return c;
+}
 
 /* The row norms' benchmarks: their dtype (in and out), or -1 for any other benchmark. */
 static int norm_dtype(trr_bench_id id) {
@@ -153,8 +178,24 @@ static trr_status norm_sizes(trr_bench_id id, case_vec *v) {
     return TRR_OK;
 }
 
+/* Prefill: B·S = 16384 and Hq·D = 2048 at D = 64 and 128, S = Sq = Skv up to max_s, causal off and on. Decode:
+ * Sq = 1, B = 32, Hq = 32, Hkv = 8, D = 128, Skv = 4096 and 32768. */
+static trr_status attention_sizes(trr_bench_id id, int64_t max_s, case_vec *v) {
+    if (attention_decode(id)) {
+        TRR_TRY(push(v, attention_case(id, 32, 32, 8, 1, 4096, 128, 0)));
+        return push(v, attention_case(id, 32, 32, 8, 1, 32768, 128, 0));
+    }
+    static const int64_t dims[] = {64, 128};
+    for (size_t i = 0; i < sizeof dims / sizeof dims[0]; i++)
+        for (int64_t s = 1024; s <= max_s; s *= 4)
+            for (int causal = 0; causal < 2; causal++)
+                TRR_TRY(push(v, attention_case(id, 16384 / s, 2048 / dims[i], 2048 / dims[i], s, s, dims[i], causal)));
+    return TRR_OK;
+}
+
 static trr_status full_sizes(trr_bench_id id, case_vec *v) {
     if (norm_dtype(id) >= 0) return norm_sizes(id, v);
+    if (attention_bench(id)) return attention_sizes(id, 16384, v);
     switch (id) {
     case TRR_BENCH_BMM_F16:
     case TRR_BENCH_BMM_BF16: return bmm_sizes(id, v);
@@ -189,6 +230,7 @@ static trr_status full_sizes(trr_bench_id id, case_vec *v) {
  * minutes. */
 static trr_status quick_sizes(trr_bench_id id, case_vec *v) {
     if (norm_dtype(id) >= 0) return norm_sizes(id, v);
+    if (attention_bench(id)) return attention_sizes(id, 4096, v);
     switch (id) {
     case TRR_BENCH_ADD:
         TRR_TRY(push(v, make_case(id, 1ll << 20, 0, 0)));
@@ -218,8 +260,34 @@ static int parse_size(const char *s, const char **end, int64_t *out) {
     return trr_parse_number(s, end, out) && *out > 0;
 }
 
+/* attention's entries: BxHxSxD (Hkv = H, Skv = S), with a trailing c for causal; decode: BxHqxHkvxSkvxD */
+static trr_status attention_list(trr_bench_id id, const char *list, case_vec *v) {
+    const char *p = list;
+    const int want = attention_decode(id) ? 5 : 4;
+    while (*p) {
+        int64_t d[5] = {0};
+        int nd = 0, causal = 0;
+        const char *e;
+        while (nd < want && parse_size(p, &e, &d[nd])) {
+            nd++;
+            p = e;
+            if (nd < want && (*p == 'x' || *p == 'X')) p++;
+            else break;
+        }
+        if (!attention_decode(id) && *p == 'c') causal = 1, p++;
+        if (nd != want || (*p && *p != ',') || (want == 5 && d[1] % d[2]))
+            return trr_error(NULL, TRR_ERR_INVALID_ARGUMENT, "bench %s: bad size list entry at \"%s\" (give %s%s)",
+                             g_defs[id].name, p, g_defs[id].size_label, want == 4 ? ", c after it for causal" : "");
+        TRR_TRY(push(v, want == 5 ? attention_case(id, d[0], d[1], d[2], 1, d[3], d[4], 0)
+                                  : attention_case(id, d[0], d[1], d[1], d[2], d[2], d[3], causal)));
+        if (*p == ',') p++;
+    }
+    return TRR_OK;
+}
+
 static trr_status list_sizes(trr_bench_id id, const char *list, case_vec *v) {
     if (!list || !*list) return trr_error(NULL, TRR_ERR_INVALID_ARGUMENT, "bench: empty size list");
+    if (attention_bench(id)) return attention_list(id, list, v);
     const char *p = list;
     while (*p) {
         int64_t d[4] = {0, 0, 0, 0};
@@ -258,6 +326,15 @@ int trr_bench_cpu_quick_fits(const trr_case *c) {
 /* One step down from a case over the CPU quick caps: half the size along what the benchmark's sizes vary (n; N
  * at the benchmark's fixed M; H and W; M, N and K; a batched matmul's batch first). 0 when it cannot shrink. */
 static int shrink(trr_bench_id id, trr_case *c) {
+    if (attention_bench(id)) { /* the batch, then the heads (keeping the GQA ratio where it can), then the sequence */
+        if (c->attn.b > 1) return c->attn.b /= 2, 1;
+        if (c->attn.hkv > 1) return c->attn.hq /= 2, c->attn.hkv /= 2, 1;
+        if (c->attn.hq > 1) return c->attn.hq /= 2, 1;
+        if (c->attn.skv < 256) return 0;
+        c->attn.skv /= 2;
+        if (c->attn.sq > 1) c->attn.sq /= 2, c->rows = c->attn.sq;
+        return 1;
+    }
     if (trr_bench_case_compute_bound(c)) {
         if (c->batch > 1) {
             c->batch /= 2;
@@ -275,7 +352,8 @@ static int shrink(trr_bench_id id, trr_case *c) {
 
 static int same_size(const trr_case *a, const trr_case *b) {
     return a->rows == b->rows && a->cols == b->cols && a->m == b->m && a->n == b->n && a->k == b->k &&
-           a->batch == b->batch;
+           a->batch == b->batch && !memcmp(&a->attn, &b->attn, sizeof a->attn) &&
+           trr_case_causal(a) == trr_case_causal(b);
 }
 
 /* Quick mode's sizes on a CPU device: each one over the caps halved until it fits (one already in the list is
@@ -340,6 +418,12 @@ double trr_bench_case_work(const trr_case *c) {
     if (!d) return 0;
     if (d->shape == TRR_SHAPE_MATMUL)
         return 2.0 * (double)trr_case_batch(c) * (double)c->m * (double)c->n * (double)c->k;
+    if (d->shape == TRR_SHAPE_ATTENTION) {
+        if (c->attn.sq > 1) return trr_case_flops(c);
+        size_t e = 0;
+        trr_dtype_size(c->in_dtype, &e);
+        return 2.0 * (double)c->attn.b * (double)c->attn.hkv * (double)c->attn.skv * (double)c->attn.d * (double)e;
+    }
     /* x and y [M,N], w and b [N]: every operand once, as the op table lays them out */
     if (d->shape == TRR_SHAPE_ROW_NORM) return trr_case_bytes(c);
     size_t in = 0, out = 0;
@@ -355,7 +439,7 @@ double trr_bench_case_work(const trr_case *c) {
 
 int trr_bench_case_compute_bound(const trr_case *c) {
     const trr_op_desc *d = trr_op_desc_get(c->op);
-    return d && d->shape == TRR_SHAPE_MATMUL;
+    return d && (d->shape == TRR_SHAPE_MATMUL || (d->shape == TRR_SHAPE_ATTENTION && c->attn.sq > 1));
 }
 
 double trr_bench_case_figure(const trr_case *c, double ms) {
@@ -375,6 +459,15 @@ double trr_bench_figure(trr_bench_id id, const trr_case *c, double ms) {
 }
 
 void trr_bench_size_text(trr_bench_id id, const trr_case *c, char *out, size_t cap) {
+    if (attention_bench(id)) {
+        if (attention_decode(id))
+            snprintf(out, cap, "B%lld H%lld/%lld Skv%lld D%lld", (long long)c->attn.b, (long long)c->attn.hq,
+                     (long long)c->attn.hkv, (long long)c->attn.skv, (long long)c->attn.d);
+        else
+            snprintf(out, cap, "B%lld H%lld S%lld D%lld%s", (long long)c->attn.b, (long long)c->attn.hq,
+                     (long long)c->attn.sq, (long long)c->attn.d, trr_case_causal(c) ? " causal" : "");
+        return;
+    }
     if (norm_dtype(id) >= 0) {
         snprintf(out, cap, "%lldx%lld", (long long)c->rows, (long long)c->cols);
         return;
@@ -405,6 +498,7 @@ void trr_bench_size_text(trr_bench_id id, const trr_case *c, char *out, size_t c
 }
 
 double trr_bench_size_x(trr_bench_id id, const trr_case *c) {
+    if (attention_bench(id)) return (double)c->attn.skv;
     if (norm_dtype(id) >= 0) return (double)c->cols;
     switch (id) {
     case TRR_BENCH_ADD:

@@ -133,6 +133,12 @@ typedef struct trr_backend {
      * zeroed the rest. NULL: those calls return TRR_ERR_UNSUPPORTED. */
     trr_status (*native_context)(trr_context *ctx, trr_native *out);
     trr_status (*native_buffer)(trr_context *ctx, void *mem, uint64_t *out_handle);
+    /* optional: trr_stream_wait_native (native_waits 0: ctx's queue waits for `native`'s work so far) and
+     * trr_native_wait_stream (native_waits 1: `native` waits for ctx's work so far), on the device. NULL: those
+     * calls return TRR_ERR_UNSUPPORTED. */
+    trr_status (*order_native)(trr_context *ctx, uint64_t native, int native_waits);
+    /* optional: trr_context_stream. NULL: TRR_ERR_UNSUPPORTED. */
+    trr_status (*native_stream)(trr_context *ctx, uint64_t *out_stream);
     /* ---- memory allocated elsewhere (trr_buffer_wrap) ---- */
     /* optional: make a buffer handle, of the kind alloc returns, that refers to the native memory `native`
      * (what trr_buffer_wrap documents per backend) of at least `bytes` bytes, checking what the driver lets it

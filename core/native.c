@@ -42,3 +42,45 @@ trr_status trr_buffer_native(const trr_buffer *buffer, uint64_t *out_handle) {
     trr_context_leave(ctx);
     return st;
 }
+
+/* Why a backend has nothing to order with another library's stream, for TRR_ERR_UNSUPPORTED's detail. */
+static trr_status no_streams(trr_context *ctx, const char *what) {
+    const trr_backend *be = ctx->backend;
+    if (strcmp(be->name, "cpu") == 0)
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                         "%s: the cpu backend has no streams: every op has finished when its call returns", what);
+    return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                     "%s: the %s backend does not order its queue with another library's (only cuda streams do); "
+                     "trr_synchronize before the hand-over instead", what, be->name);
+}
+
+static trr_status order_native(trr_context *ctx, uint64_t native_stream, int native_waits, const char *what) {
+    if (!ctx) return trr_error(NULL, TRR_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", what);
+    TRR_TRY(trr_context_enter(ctx, what));
+    const trr_backend *be = ctx->backend;
+    const trr_status st = be->order_native ? be->order_native(ctx, native_stream, native_waits) : no_streams(ctx, what);
+    trr_context_leave(ctx);
+    return st;
+}
+
+trr_status trr_stream_wait_native(trr_context *ctx, uint64_t native_stream) {
+    return order_native(ctx, native_stream, 0, "stream_wait_native");
+}
+
+trr_status trr_native_wait_stream(trr_context *ctx, uint64_t native_stream) {
+    return order_native(ctx, native_stream, 1, "native_wait_stream");
+}
+
+trr_status trr_context_stream(trr_context *ctx, uint64_t *out_stream) {
+    if (!ctx) return trr_error(NULL, TRR_ERR_INVALID_ARGUMENT, "context_stream: ctx is NULL");
+    TRR_TRY(trr_context_enter(ctx, "context_stream"));
+    trr_status st;
+    if (!out_stream) st = trr_error(ctx, TRR_ERR_INVALID_ARGUMENT, "context_stream: out_stream is NULL");
+    else {
+        *out_stream = 0;
+        const trr_backend *be = ctx->backend;
+        st = be->native_stream ? be->native_stream(ctx, out_stream) : no_streams(ctx, "context_stream");
+    }
+    trr_context_leave(ctx);
+    return st;
+}

@@ -237,6 +237,24 @@ TRR_API trr_status trr_context_native(trr_context *ctx, trr_native *out_native);
 /* The buffer as the native API names it: CUdeviceptr, cl_mem, VkBuffer, or the host address on cpu. */
 TRR_API trr_status trr_buffer_native(const trr_buffer *buffer, uint64_t *out_handle);
 
+/* ---- ordering with another library's stream: DLPack's stream protocol, a framework's current stream ----
+ * native_stream is a stream of the context's native API in the context's native context: on cuda a CUstream
+ * of the device's primary context, where 0 and 1 (CU_STREAM_LEGACY) name the legacy default stream and 2
+ * (CU_STREAM_PER_THREAD) the calling thread's default stream, as DLPack numbers them. The wait is the device's
+ * (an event recorded on one stream that the other waits for): the host does not wait, nothing is flushed to
+ * the host, and trireme's own launches go on as before (trr_context_native, by contrast, hands the stream
+ * over). Backends without streams of this kind (cpu, opencl, vulkan) answer TRR_ERR_UNSUPPORTED with the
+ * reason; on cpu every op has finished when it returns, so there is nothing to order.
+ * trr_stream_wait_native: trireme's work queued on ctx from now on starts after the work queued on
+ *                         native_stream so far (a framework's results read by trireme).
+ * trr_native_wait_stream: work queued on native_stream from now on starts after trireme's work queued on ctx
+ *                         so far (trireme's results read by a framework).
+ * trr_context_stream:     trireme's own stream, for a protocol in which the other library puts the wait there
+ *                         itself (DLPack's __dlpack__(stream=...)); that library may put waits on it, no work. */
+TRR_API trr_status trr_stream_wait_native(trr_context *ctx, uint64_t native_stream);
+TRR_API trr_status trr_native_wait_stream(trr_context *ctx, uint64_t native_stream);
+TRR_API trr_status trr_context_stream(trr_context *ctx, uint64_t *out_stream);
+
 /* ---- tensor views (pure helpers: they check the arguments, not the buffer) ---- */
 TRR_API trr_status trr_tensor_1d(trr_buffer *buffer, size_t offset, trr_dtype dtype, int64_t n, trr_tensor *out_tensor);
 /* row_stride in elements; 0 means packed (row_stride = cols) */

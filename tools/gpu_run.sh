@@ -4,7 +4,7 @@
 # benchmarks of every GPU backend and the PyTorch/Triton/cuBLAS anchors in the same run.
 #
 #   tools/gpu_run.sh [STEP...]      steps: devices conformance bench latency anchors tune tune-check vk-clocks
-#                                   vk-coop f16-bound old-new row-variants
+#                                   vk-coop f16-bound old-new row-variants python
 #                                   (default: devices conformance bench anchors)
 #
 # Environment: TRIREME_GPU_BUILD (default build-gpu, made by `make gpu-build`, which builds the tools the latency
@@ -211,11 +211,25 @@ for step in "${steps[@]}"; do
         "$T" bench --compare "$OUT/oldnew/old-$round.json" "$OUT/oldnew/new-$round.json" | tee -a "$OUT/oldnew.txt"
       done
       tar -C "$OUT" -cf "$OUT/oldnew.tar" oldnew && rm -rf "$OUT/oldnew" ;;
+    python)
+      # The Python package beside PyTorch on CUDA (issue 46): the DLPack and stream tests, the torch custom ops
+      # with opcheck, the seed-style script, the whole suite on cuda:0, and the per-call figures beside torch's.
+      # From the carried build (the package from source, its library from $BUILD); about a minute.
+      py_env=(env PYTHONUNBUFFERED=1 PYTHONPATH="$PWD/python" TRIREME_LIBRARY="$PWD/$BUILD/libtrireme.so"
+              TRIREME_CLI="$PWD/$T")
+      "${py_env[@]}" TRIREME_TEST_DEVICES=cuda:0 python3 -m pytest -q -rs -p no:cacheprovider python/tests \
+        2>&1 | tee "$OUT/python-tests.txt"
+      [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+      "${py_env[@]}" python3 python/examples/torch_seed_check.py 2>&1 | tee "$OUT/python-seed.txt"
+      [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+      "${py_env[@]}" python3 python/bench/per_call.py --device cuda:0 --json "$OUT/per-call.json" 2>>"$ERR" | \
+        tee "$OUT/per-call.txt"
+      [ "${PIPESTATUS[0]}" -eq 0 ] || status=1 ;;
     f16-bound)
       # Does cuBLAS meet the f16 matmul bound at K = 8192 (tools/f16_bound.py)? About 20 s.
       PYTHONUNBUFFERED=1 python3 tools/f16_bound.py "$OUT/f16-bound.json" 2>>"$ERR" | tee "$OUT/f16-bound.txt"
       [ "${PIPESTATUS[0]}" -eq 0 ] || status=1 ;;
-    *) echo "gpu_run.sh: unknown step '$step' (devices conformance bench latency anchors tune tune-check vk-clocks vk-coop f16-bound old-new row-variants)" >&2; exit 2 ;;
+    *) echo "gpu_run.sh: unknown step '$step' (devices conformance bench latency anchors tune tune-check vk-clocks vk-coop f16-bound old-new row-variants python)" >&2; exit 2 ;;
   esac
 done
 # The machine-readable outputs (JSON reports, samples, plots) go into one reports.tar beside the text logs, so a

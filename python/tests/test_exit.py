@@ -52,6 +52,16 @@ h.np = h.ctx.add(np.ones(5, np.float32), np.ones(5, np.float32))
 del h
 gc.collect()
 """,
+    # tensors exported (NumPy views, DLPack capsules consumed and not) left to the exit with their context
+    "exported": """
+ctx = trireme.Context(DEVICE)
+t = ctx.tensor(np.arange(6, dtype=np.float32))
+held = [np.asarray(t), t[1:4], t.reshape(2, 3)]
+if ctx.backend == "cpu":
+    held.append(np.from_dlpack(t))
+unconsumed = t.__dlpack__(copy=True, max_version=(1, 0))
+view = ctx.add(np.ones(6, np.float32), np.ones(6, np.float32))
+""",
     # the context dropped first, its tensors used after and dropped later
     "context_dropped_first": """
 ctx = trireme.Context(DEVICE)

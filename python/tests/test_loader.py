@@ -4,6 +4,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 import trireme
 
 
@@ -25,3 +27,17 @@ def test_import_never_fails_and_the_error_says_where_it_looked():
     assert proc.returncode == 0, proc.stderr
     assert "libtrireme could not be loaded" in proc.stdout
     assert "TRIREME_LIBRARY: /nonexistent/libtrireme.so (no such file)" in proc.stdout
+
+
+def test_a_wheel_loads_the_library_inside_it():
+    """pip install puts libtrireme.so beside the package's modules; without TRIREME_LIBRARY that one is loaded."""
+    import pathlib
+
+    bundled = pathlib.Path(trireme.__file__).resolve().parent / "libtrireme.so"
+    if not bundled.is_file():
+        pytest.skip(f"the package at {bundled.parent} was not installed from a wheel")
+    env = {k: v for k, v in os.environ.items() if k != "TRIREME_LIBRARY"}
+    proc = subprocess.run([sys.executable, "-c", "import trireme; print(trireme.library_path())"],
+                          capture_output=True, text=True, env=env, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == str(bundled)

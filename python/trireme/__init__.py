@@ -5,17 +5,21 @@
     y = ctx.gelu(np.random.rand(1000).astype(np.float32))
     c = ctx.matmul(a, b, epilogue="relu")     # NumPy in, NumPy out
     t = trireme.from_dlpack(torch_cuda_tensor, ctx)   # shares the memory (trr_buffer_wrap)
+    y = torch.from_dlpack(ctx.softmax(t))             # and back, no copy, no synchronize
+    ms = trireme.do_bench(lambda: ctx.softmax(t, out=s), ctx=ctx)   # device time, as triton's do_bench
+    import trireme.torch                              # torch.ops.trireme.<op>: torch custom ops
 
-The library is found through TRIREME_LIBRARY, a build tree beside the source, pkg-config, or the system loader
-(see trireme._lib). Op semantics and error bounds: docs/ops.md in the repository.
+The library is found through TRIREME_LIBRARY, inside the installed wheel, a build tree beside the source,
+pkg-config, or the system loader (see trireme._lib). Op semantics and error bounds: docs/ops.md in the repository.
 """
 
 from ._lib import path as library_path
 from .core import (BFLOAT16, ArgumentError, Context, DtypeError, ExecutionError, Tensor, TriremeError,
                    UnsupportedError, backends, bench, conformance, devices, from_bfloat16, to_bfloat16)
 from .dlpack import from_dlpack
+from .testing import do_bench
 
 __version__ = "0.1.0"
 __all__ = ["ArgumentError", "BFLOAT16", "Context", "DtypeError", "ExecutionError", "Tensor", "TriremeError",
-           "UnsupportedError", "backends", "bench", "conformance", "devices",
+           "UnsupportedError", "backends", "bench", "conformance", "devices", "do_bench",
            "from_bfloat16", "from_dlpack", "library_path", "to_bfloat16"]

@@ -2,13 +2,14 @@
 
 The library is looked for, in order:
   1. the path in the environment variable TRIREME_LIBRARY (when it is set, nowhere else);
-  2. a build tree beside the package's source: <repository>/build/libtrireme.so, when the package is loaded
+  2. inside the package: libtrireme.so beside this file, where the wheel puts it (pip install .);
+  3. a build tree beside the package's source: <repository>/build/libtrireme.so, when the package is loaded
      from a checkout (python/trireme/ two folders below a root that holds include/trireme.h) where ``make``
      has run;
-  3. where pkg-config says the library was installed: ``pkg-config --variable=libdir trireme``, which
+  4. where pkg-config says the library was installed: ``pkg-config --variable=libdir trireme``, which
      honours PKG_CONFIG_PATH (a prefix given to ``cmake --install --prefix``, once its lib/pkgconfig is on
      PKG_CONFIG_PATH);
-  4. the system loader: ctypes.util.find_library("trireme") (ldconfig's cache, LD_LIBRARY_PATH) and then the
+  5. the system loader: ctypes.util.find_library("trireme") (ldconfig's cache, LD_LIBRARY_PATH) and then the
      names libtrireme.so.0 / libtrireme.so, which dlopen resolves through the loader's own search (an
      installed prefix listed in ld.so.conf or LD_LIBRARY_PATH).
 When none loads, the error names every place that was tried and why it failed.
@@ -123,6 +124,12 @@ _PROTOTYPES = {
     "trr_buffer_destroy": (_st, [_buf]),
     "trr_buffer_write": (_st, [_ctx, _buf, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_size_t]),
     "trr_buffer_read": (_st, [_ctx, _buf, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_size_t]),
+    "trr_buffer_copy": (_st, [_ctx, _buf, ctypes.c_size_t, _buf, ctypes.c_size_t, ctypes.c_size_t]),
+    "trr_buffer_fill": (_st, [_ctx, _buf, ctypes.c_size_t, ctypes.c_size_t, ctypes.c_uint8]),
+    "trr_buffer_native": (_st, [_buf, _p(ctypes.c_uint64)]),
+    "trr_stream_wait_native": (_st, [_ctx, ctypes.c_uint64]),
+    "trr_native_wait_stream": (_st, [_ctx, ctypes.c_uint64]),
+    "trr_context_stream": (_st, [_ctx, _p(ctypes.c_uint64)]),
     "trr_tensor_transpose": (_st, [_p(Tensor), _p(Tensor)]),
     "trr_op_get_info": (_st, [ctypes.c_int, _p(OpInfo)]),
     "trr_op_from_name": (_st, [ctypes.c_char_p, _p(ctypes.c_int)]),
@@ -158,6 +165,9 @@ def _candidates():
     if env:  # named explicitly: that library or none, never a different one found elsewhere
         return [("TRIREME_LIBRARY", env, None)]
     found = []
+    bundled = pathlib.Path(__file__).resolve().parent / "libtrireme.so"
+    if bundled.is_file():  # an installed wheel
+        found.append(("inside the package", str(bundled), None))
     repo = pathlib.Path(__file__).resolve().parents[2]
     if (repo / "include" / "trireme.h").is_file():  # loaded from a checkout, not from an installed package
         found.append(("the build tree beside the package source", str(repo / "build" / "libtrireme.so"), None))
@@ -204,6 +214,7 @@ def _load():
 
 
 _handle = None
+_fast = None
 
 
 def lib():
@@ -212,6 +223,35 @@ def lib():
     if _handle is None:
         _handle = _load()
     return _handle[0]
+
+
+def fast():
+    """The same library through ctypes.PyDLL, whose calls keep the GIL: letting it go and taking it back costs
+    about as much as a small op's whole call into the library, so core.py calls trr_op_run this way for small
+    ops (the work of a GPU op is only queued; a small CPU op ends within microseconds) and through lib(),
+    which lets other Python threads run meanwhile, for large ones. Arguments are plain ints (addresses)."""
+    global _fast
+    if _fast is None:
+        f = ctypes.PyDLL(path())
+        run = f.trr_op_run
+        run.restype, run.argtypes = ctypes.c_int, [ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p]
+        wrap = f.trr_buffer_wrap  # host memory on the CPU backend: a few words of bookkeeping
+        wrap.restype, wrap.argtypes = ctypes.c_int, [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_size_t, ctypes.c_void_p]
+        _fast = f
+    return _fast
+
+
+def run_released(ctx, op, operands, params):
+    """trr_op_run with plain-int arguments, letting go of the GIL for the call (a large op)."""
+    global _run_released
+    if _run_released is None:
+        fn = lib()["trr_op_run"]  # a function object of its own: its argtypes differ from lib().trr_op_run's
+        fn.restype, fn.argtypes = ctypes.c_int, [ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p]
+        _run_released = fn
+    return _run_released(ctx, op, operands, params)
+
+
+_run_released = None
 
 
 def path():

@@ -4,12 +4,15 @@ Ops take NumPy arrays or trireme Tensors. With NumPy inputs (and no Tensor ``out
 NumPy array; when any operand is a Tensor the result is a Tensor on the context's device, so a chain of ops
 stays on the device.
 
-Strides, one rule for both kinds of input: an op never fails because of an input's strides. NumPy inputs that
-are not C-contiguous are copied to contiguous memory first (a 2-D Fortran-ordered matmul operand is instead
-passed as a transposed view of its storage, without a copy). Tensor inputs are passed as the views they are;
-when the op cannot take an input's strides (TRR_ERR_STRIDE: a transposed view into an element-wise op, say),
-every input that is not packed is copied to a packed tensor (through the host) and the op runs on the copies.
-An ``out`` Tensor is never copied: strides an op cannot write raise TRR_ERR_STRIDE.
+Strides, one rule for both kinds of input: an op takes an input as the view it is where it can, and never
+fails because of an input's strides. Tensors are passed as their views, and so are NumPy arrays on the CPU
+backend (their own memory with their strides; negative or zero strides are copied to contiguous memory first).
+NumPy arrays on another device are uploaded, a packed copy (a 2-D Fortran-ordered matmul operand keeps its
+layout, as a transposed view). When the op cannot take an input's strides (TRR_ERR_STRIDE: a transposed view
+into an element-wise op, say), every input that is not packed is copied to a packed tensor (by the copy op on
+the device where it takes the strides, else through the host) and the op runs on the copies. An ``out`` Tensor
+is never copied: strides an op cannot write raise TRR_ERR_STRIDE. A NumPy ``out`` is written in place on the
+CPU backend (through a packed temporary where the op cannot write its strides) and copied into elsewhere.
 
 Every failure of the library raises TriremeError with the status name (``TRR_ERR_SHAPE``) and the library's
 detail text (trr_last_error). The class says the status band: ArgumentError (also a ValueError) for the
@@ -19,11 +22,14 @@ device, driver or runtime failing (30 and up).
 """
 
 import json
+import math
+import operator
 import os
 import pathlib
 import shutil
 import subprocess
 import tempfile
+import threading
 import weakref
 import ctypes
 
@@ -186,12 +192,24 @@ class _Storage:
     """One trireme buffer and whatever keeps its memory alive (a wrapped NumPy array, a DLPack producer).
     Views (Tensors) share it; the buffer is destroyed before the memory's owner is let go."""
 
+    __slots__ = ("ctx", "handle", "nbytes", "native", "keepalive", "host", "pins", "__weakref__")
+
     def __init__(self, ctx, handle, nbytes, native=None, keepalive=None, host=None):
         self.ctx, self.handle, self.nbytes = ctx, handle, nbytes
-        self.native = native  # the address of the memory where known (host or device), else None
+        self.native = native  # the address of the memory where known (host or device), else asked for later
         self.keepalive = keepalive
         self.host = host  # a NumPy array over the same memory (CPU backend)
+        self.pins = 0  # DLPack exports a consumer still holds: Context.close leaves their memory alone
         ctx._storages.add(self)
+
+    def address(self):
+        """The memory's address as DLPack carries it: the host address (cpu) or the CUdeviceptr (cuda), of
+        memory trireme allocated or wrapped (trr_buffer_native)."""
+        if self.native is None:
+            handle = ctypes.c_uint64()
+            _check(self.ctx._lib.trr_buffer_native(self.handle, ctypes.byref(handle)), self.ctx._handle)
+            self.native = handle.value
+        return self.native
 
     def close(self):
         if self.handle is not None:
@@ -210,26 +228,95 @@ class _Storage:
             pass
 
 
+def _packed_strides(shape):
+    strides, acc = [], 1
+    for s in reversed(shape):
+        strides.insert(0, acc)
+        acc *= max(s, 1)
+    return strides
+
+
+def _reshape_strides(shape, strides, new_shape):
+    """Element strides that show a view of (shape, strides) as new_shape without moving an element, or None
+    when there are none (the dimensions merged are not laid out one after the other). NumPy's rule."""
+    old = [(n, st) for n, st in zip(shape, strides) if n != 1]
+    if any(n == 0 for n in new_shape) or not old:
+        return _packed_strides(new_shape)
+    new = [0] * len(new_shape)
+    oi = ni = 0
+    while ni < len(new_shape) and oi < len(old):
+        nj, oj = ni + 1, oi + 1
+        np_, op = new_shape[ni], old[oi][0]
+        while np_ != op:
+            if np_ < op:
+                np_ *= new_shape[nj]
+                nj += 1
+            else:
+                op *= old[oj][0]
+                oj += 1
+        for k in range(oi, oj - 1):  # the old dimensions merged must follow one another in memory
+            if old[k][1] != old[k + 1][0] * old[k + 1][1]:
+                return None
+        new[nj - 1] = old[oj - 1][1]
+        for k in range(nj - 1, ni, -1):
+            new[k - 1] = new[k] * new_shape[k]
+        ni, oi = nj, oj
+    for k in range(ni, len(new_shape)):  # trailing dimensions of 1
+        new[k] = 1
+    return new
+
+
+class _HostView:
+    """What np.asarray of a CPU tensor wraps: its memory described by __array_interface__, the tensor kept
+    alive by the array (its base)."""
+
+    def __init__(self, t, dt):
+        self.tensor = t
+        self.__array_interface__ = {
+            "version": 3, "shape": t.shape, "typestr": dt.str,
+            "data": (t._storage.address() + t.offset, False),
+            "strides": tuple(st * dt.itemsize for st in t.strides) if t.shape else None,
+        }
+
+
 class Tensor:
     """A view into a trireme buffer: shape, dtype, element strides and a byte offset, on one Context.
 
-    numpy() copies it to the host. ``t.T`` is the transposed view of a 2-D tensor (how a matmul operand stored
-    as [K,M] or [N,K] is passed). __dlpack__ / __dlpack_device__ export it where its memory's address is known:
-    every tensor of the CPU backend, and tensors imported with from_dlpack on any backend."""
+    numpy() copies it to the host; np.asarray(t) is a view of a CPU tensor's memory and a copy elsewhere.
+    Indexing with integers and slices (positive steps), ``reshape`` and ``t.T`` (a 2-D tensor's transpose: how
+    a matmul operand stored as [K,M] or [N,K] is passed) are views of the same memory; ``reshape`` copies only
+    where no view exists, as NumPy's does. __dlpack__ / __dlpack_device__ export it (dlpack.py): CPU and CUDA
+    tensors without a copy, OpenCL and Vulkan ones as a host copy when the consumer asks for one."""
+
+    __slots__ = ("_storage", "ctx", "shape", "trr_dtype", "strides", "offset", "size", "_c", "_addr",
+                 "__weakref__")
 
     def __init__(self, storage, shape, dtype, strides=None, offset=0):
         self._storage = storage
         self.ctx = storage.ctx
-        self.shape = tuple(int(s) for s in shape)
-        _check_rank(self.shape)
+        self.shape = shape = tuple(int(s) for s in shape)
+        if len(shape) > _lib.TRR_MAX_DIMS:
+            _check_rank(shape)
         self.trr_dtype = dtype
-        if strides is None:
-            strides, acc = [], 1
-            for s in reversed(self.shape):
-                strides.insert(0, acc)
-                acc *= max(s, 1)
-        self.strides = tuple(int(s) for s in strides)  # in elements
+        self.strides = tuple(int(s) for s in (strides if strides is not None else _packed_strides(shape)))
         self.offset = int(offset)  # in bytes
+        size = 1
+        for n in shape:
+            size *= n
+        self.size = size
+        # the library's view, built once: a call passes its address
+        c = _lib.Tensor()
+        c.buffer = storage.handle
+        c.offset = self.offset
+        c.dtype = dtype
+        if shape:
+            c.ndim = len(shape)
+            for i, (n, st) in enumerate(zip(shape, self.strides)):
+                c.shape[i], c.strides[i] = n, st
+        else:  # 0-D: the library's views have a dimension; one element is the same memory
+            c.ndim, c.shape[0], c.strides[0] = 1, 1, 1
+        self._c = c
+        self._addr = ctypes.addressof(c)
 
     @property
     def dtype(self):
@@ -241,8 +328,17 @@ class Tensor:
         return len(self.shape)
 
     @property
-    def size(self):
-        return int(np.prod(self.shape)) if self.shape else 1
+    def itemsize(self):
+        return _ITEMSIZE[self.trr_dtype]
+
+    @property
+    def nbytes(self):
+        return self.size * _ITEMSIZE[self.trr_dtype]
+
+    @property
+    def device(self):
+        """The device spec of the tensor's context ("cuda:0")."""
+        return self.ctx.device["spec"]
 
     @property
     def T(self):
@@ -250,18 +346,67 @@ class Tensor:
             raise _error(STATUS_SHAPE, f"transpose needs a 2-D tensor, not {self.ndim}-D")
         return Tensor(self._storage, self.shape[::-1], self.trr_dtype, self.strides[::-1], self.offset)
 
+    def __len__(self):
+        if not self.shape:
+            raise TypeError("len() of a 0-D tensor")
+        return self.shape[0]
+
+    def __getitem__(self, key):
+        """A view: integers drop a dimension, slices (step >= 1) keep it, ``...`` stands for the rest."""
+        if not isinstance(key, tuple):
+            key = (key,)
+        if any(k is Ellipsis for k in key):
+            i = next(n for n, k in enumerate(key) if k is Ellipsis)
+            if any(k is Ellipsis for k in key[i + 1:]):
+                raise IndexError("an index can hold one ellipsis ('...')")
+            key = key[:i] + (slice(None),) * (self.ndim - len(key) + 1) + key[i + 1:]
+        if len(key) > self.ndim:
+            raise IndexError(f"too many indices ({len(key)}) for a {self.ndim}-D tensor")
+        key = key + (slice(None),) * (self.ndim - len(key))
+        shape, strides, first = [], [], 0
+        for k, n, st in zip(key, self.shape, self.strides):
+            if isinstance(k, slice):
+                start, stop, step = k.indices(n)
+                if step < 1:
+                    raise IndexError("a slice's step must be positive: trireme views have positive strides")
+                m = len(range(start, stop, step))
+                first += start * st if m else 0
+                shape.append(m)
+                strides.append(st * step)
+            else:
+                i = operator.index(k)
+                if not -n <= i < n:
+                    raise IndexError(f"index {i} is out of range for a dimension of {n}")
+                first += (i % n) * st
+        return Tensor(self._storage, shape, self.trr_dtype, strides, self.offset + first * self.itemsize)
+
+    def reshape(self, *shape):
+        """The same elements in another shape (one dimension may be -1): a view where the strides allow one,
+        else a packed copy (as NumPy's reshape)."""
+        if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
+            shape = tuple(shape[0])
+        shape = [int(n) for n in shape]
+        if shape.count(-1) > 1 or any(n < -1 for n in shape):
+            raise _error(STATUS_SHAPE, f"reshape to {tuple(shape)}: at most one -1 and no other negative size")
+        if -1 in shape:
+            known = int(np.prod([n for n in shape if n != -1]))
+            if known == 0 or self.size % known:
+                raise _error(STATUS_SHAPE, f"cannot reshape {self.size} elements to {tuple(shape)}")
+            shape[shape.index(-1)] = self.size // known
+        if int(np.prod(shape)) != self.size:
+            raise _error(STATUS_SHAPE, f"cannot reshape {self.shape} ({self.size} elements) to {tuple(shape)}")
+        _check_rank(shape)
+        strides = _reshape_strides(self.shape, self.strides, shape)
+        if strides is None:
+            return self.contiguous().reshape(shape)
+        return Tensor(self._storage, shape, self.trr_dtype, strides, self.offset)
+
+    def contiguous(self):
+        """The tensor itself when packed (C-contiguous), else a packed copy on the same device."""
+        return self if self._packed() else self.ctx._packed_copy(self)
+
     def _struct(self):
-        t = _lib.Tensor()
-        t.buffer = self._storage.handle
-        t.offset = self.offset
-        t.dtype = self.trr_dtype
-        if not self.shape:  # 0-D: the library's views have a dimension; one element is the same memory
-            t.ndim, t.shape[0], t.strides[0] = 1, 1, 1
-            return t
-        t.ndim = self.ndim
-        for i, (s, st) in enumerate(zip(self.shape, self.strides)):
-            t.shape[i], t.strides[i] = s, st
-        return t
+        return self._c
 
     def _packed(self):
         """True when the view is C-contiguous (strides as Tensor() computes them for its shape)."""
@@ -295,22 +440,42 @@ class Tensor:
         n = self._extent()
         flat = np.empty(max(n, 1), dtype=dt)
         if n:
-            _check(_lib.lib().trr_buffer_read(self.ctx._handle, self._storage.handle, self.offset,
+            _check(_lib.lib().trr_buffer_read(self.ctx._live(), self._storage.handle, self.offset,
                                               flat.ctypes.data, n * dt.itemsize), self.ctx._handle)
         view = np.lib.stride_tricks.as_strided(flat, self.shape, tuple(s * dt.itemsize for s in self.strides))
         return np.array(view, order="C")  # a copy that keeps a 0-D shape (ascontiguousarray makes it 1-D)
 
+    def __array__(self, dtype=None, copy=None):
+        """np.asarray(t): a CPU tensor's own memory (no copy unless copy=True), else a host copy (numpy());
+        bfloat16 comes back as float32, a copy."""
+        if self.ctx.backend == "cpu" and self.trr_dtype != _lib.BF16 and copy is not True:
+            self.ctx._live()
+            a = np.asarray(_HostView(self, _TRR_TO_NP[self.trr_dtype]))
+        else:
+            if copy is False:
+                raise ValueError(f"a {self.ctx.backend} {self.dtype} tensor reaches NumPy only as a copy")
+            a = self.numpy()
+        return a if dtype is None else a.astype(dtype, copy=False)
+
     def __repr__(self):
-        return f"trireme.Tensor(shape={self.shape}, dtype={self.dtype}, device={self.ctx.device['spec']})"
+        dt = "bfloat16" if self.trr_dtype == _lib.BF16 else np.dtype(self.dtype).name
+        spec = self.ctx.device["spec"]
+        if self.size <= _REPR_VALUES and self.ctx._handle is not None and self._storage.handle is not None:
+            values = np.array2string(self.numpy(), separator=", ", prefix="trireme.Tensor(")
+            return f"trireme.Tensor({values}, dtype={dt}, device='{spec}')"
+        return f"trireme.Tensor(shape={self.shape}, dtype={dt}, device='{spec}')"
 
     # DLPack export lives in dlpack.py
-    def __dlpack__(self, stream=None, **kwargs):
+    def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
         from . import dlpack
-        return dlpack.export(self, stream)
+        return dlpack.export(self, stream, max_version, dl_device, copy)
 
     def __dlpack_device__(self):
         from . import dlpack
         return dlpack.device_of(self)
+
+
+_REPR_VALUES = 64  # a tensor of at most this many elements shows its values in repr()
 
 
 # Output shape and dtype per op, for the ops this module knows; run() needs ``out`` for any other.
@@ -336,13 +501,18 @@ def _out_row_norm(xs, p):
     return xs[0].shape, xs[0].trr_dtype  # y is x's shape and dtype; w (and b) are [N]
 
 
+def _out_attention(xs, p):
+    return xs[0].shape, xs[0].trr_dtype  # o is q's shape and dtype (lse, the optional second output: attention())
+
+
 _OUT_RULES = {"copy": _out_elementwise, "add": _out_elementwise, "gelu": _out_elementwise,
               "silu": _out_elementwise, "softmax": _out_elementwise, "rgb_to_grey": _out_grey,
               "row_sum": _out_row_sum, "matmul": _out_matmul, "rms_norm": _out_row_norm,
-              "layer_norm": _out_row_norm}
+              "layer_norm": _out_row_norm, "attention": _out_attention}
 
 
 _OPS = {}
+_SMALL_WORK = 1 << 16  # elements (multiply-adds for matmul) up to which a call keeps the GIL
 
 
 def _op_params(lib, code, params):
@@ -389,16 +559,24 @@ class Context:
 
     def __init__(self, device=None):
         self._lib = _lib.lib()
+        self._fast = _lib.fast()
         self._storages = weakref.WeakSet()
+        self._h = None  # the handle as an int, for the calls that take addresses (None once closed)
         handle = ctypes.c_void_p()
         _check(self._lib.trr_context_create(device.encode() if device is not None else None, ctypes.byref(handle)))
         self._handle = handle
+        self._h = handle.value
+        self._np_views = {}  # CPU backend: id(array) -> (weakref, shape, strides, dtype, Tensor over its memory)
+        self._tls = threading.local()  # per thread: the operand array a call passes (a context is shared)
+        self._stream_handle = None
+        self._matmul = _op_info("matmul")[0]
         info = _lib.DeviceInfo()
         _check(self._lib.trr_context_device(self._handle, ctypes.byref(info)), self._handle)
         self.device = _device_dict(info)
         text = ctypes.c_char_p()
         _check(self._lib.trr_context_selection(self._handle, ctypes.byref(text)), self._handle)
         self.selection = _decode(text.value)
+        self._cpu = self.device["backend"] == "cpu"
 
     @property
     def backend(self):
@@ -407,8 +585,11 @@ class Context:
     def close(self):
         if getattr(self, "_handle", None) is None:
             return
+        self._np_views.clear()
+        self._h = None
         for s in list(self._storages):
-            s.close()
+            if not s.pins:  # memory a DLPack consumer still holds is freed when it lets go (Storage.__del__)
+                s.close()
         self._lib.trr_context_destroy(self._handle)
         self._handle = None
 
@@ -439,25 +620,52 @@ class Context:
         handle passed down is rounded down to 4 bytes (the CPU backend's alignment rule); the view's offset
         makes up the difference."""
         base = address - address % 4
-        buf = ctypes.c_void_p()
-        _check(self._lib.trr_buffer_wrap(self._live(), base, nbytes + (address - base), ctypes.byref(buf)),
-               self._handle)
-        return _Storage(self, buf, nbytes + (address - base), native=base, keepalive=keepalive, host=host), address - base
+        h = self._h
+        if h is None:
+            raise _error(1, "the context is closed")
+        tls = self._tls
+        try:
+            out, out_addr = tls.handle
+        except AttributeError:
+            out = ctypes.c_void_p()
+            out_addr = ctypes.addressof(out)
+            tls.handle = out, out_addr
+        if self._cpu:  # a few words of bookkeeping: the GIL kept
+            st = self._fast.trr_buffer_wrap(h, base, nbytes + (address - base), out_addr)
+        else:  # cuda asks the driver about the allocation
+            st = self._lib.trr_buffer_wrap(h, base, nbytes + (address - base), ctypes.byref(out))
+        _check(st, self._handle)
+        return _Storage(self, out.value, nbytes + (address - base), native=base, keepalive=keepalive,
+                        host=host), address - base
 
     def empty(self, shape, dtype=np.float32):
         """An uninitialised packed tensor (dtype: a NumPy dtype or "bfloat16"). On the CPU backend its memory is
-        a NumPy array's (so it can be exported with DLPack); elsewhere a device buffer."""
+        a NumPy array's; elsewhere a device buffer."""
         shape = tuple(int(s) for s in np.atleast_1d(shape)) if not isinstance(shape, tuple) else shape
         _check_rank(shape)
         dt = dtype if isinstance(dtype, int) else _trr_dtype(dtype)
-        nbytes = max(int(np.prod(shape)) * _ITEMSIZE[dt], 4)  # empty tensors still need a buffer to point into
-        if self.backend == "cpu":
+        nbytes = max(math.prod(shape) * _ITEMSIZE[dt], 4)  # empty tensors still need a buffer to point into
+        if self._cpu:
             host = np.empty(nbytes, dtype=np.uint8)
             storage, off = self._wrap(host.ctypes.data, nbytes, host=host)
             return Tensor(storage, shape, dt, offset=off)
         buf = ctypes.c_void_p()
         _check(self._lib.trr_buffer_create(self._live(), nbytes, ctypes.byref(buf)), self._handle)
-        return Tensor(_Storage(self, buf, nbytes), shape, dt)
+        return Tensor(_Storage(self, buf.value, nbytes), shape, dt)
+
+    def zeros(self, shape, dtype=np.float32):
+        """A packed tensor of zeros (the device fills it: trr_buffer_fill)."""
+        t = self.empty(shape, dtype)
+        if t.size:
+            _check(self._lib.trr_buffer_fill(self._live(), t._storage.handle, t.offset, t.nbytes, 0), self._handle)
+        return t
+
+    def full(self, shape, value, dtype=np.float32):
+        """A packed tensor with every element `value` (rounded to dtype as ctx.tensor rounds)."""
+        shape = tuple(int(s) for s in np.atleast_1d(shape)) if not isinstance(shape, tuple) else shape
+        if not isinstance(dtype, int) and _trr_dtype(dtype) == _lib.BF16:
+            return self.tensor(np.full(shape, value, np.float32), dtype="bfloat16")
+        return self.tensor(np.full(shape, value, dtype if not isinstance(dtype, int) else _TRR_TO_NP[dtype]))
 
     def tensor(self, array, dtype=None):
         """A device copy of a NumPy array (or of anything np.asarray takes). dtype="bfloat16" rounds the values
@@ -477,33 +685,116 @@ class Context:
                    self._handle)
         return t
 
+    def _np_view(self, a, dt, cache):
+        """CPU backend: a Tensor over the memory of NumPy array `a` with its strides (no copy), or None when
+        its strides are not positive whole elements (then the caller copies). cache: `a` is the caller's own
+        array, kept by id while it lives (weakref), so that passing it again costs no wrap; a temporary is
+        wrapped with a reference to it instead."""
+        if cache:
+            e = self._np_views.get(id(a))
+            if e is not None and e[0]() is a and e[1] == a.shape and e[2] == a.strides and e[3] == a.dtype:
+                return e[4]
+        item = a.itemsize
+        strides = []
+        for n, st in zip(a.shape, a.strides):
+            if n == 1:
+                st = item  # any stride views a dimension of 1; the library wants one >= 1
+            if st <= 0 or st % item:
+                return None
+            strides.append(st // item)
+        extent = 0 if a.size == 0 else 1 + sum((n - 1) * st for n, st in zip(a.shape, strides))
+        storage, off = self._wrap(a.ctypes.data, max(extent * item, 1), keepalive=None if cache else a)
+        t = Tensor(storage, a.shape, dt, strides, offset=off)
+        if cache:
+            views = self._np_views
+            key = id(a)
+
+            def forget(ref, key=key, views=views):
+                e = views.get(key)
+                if e is not None and e[0] is ref:
+                    del views[key]
+
+            views[key] = (weakref.ref(a, forget), a.shape, a.strides, a.dtype, t)
+        return t
+
     def _operand(self, x, allow_transposed=False):
-        """A Tensor for an op input: Tensors pass through; arrays are uploaded, wrapped without a copy on the
-        CPU backend (the op finishes before this call returns)."""
+        """A Tensor for an op input: Tensors pass through; NumPy arrays are the same memory with the same
+        strides on the CPU backend (the op finishes before this call returns), and uploaded elsewhere."""
         if isinstance(x, Tensor):
             if x.ctx is not self:
                 raise _error(9, "the tensor belongs to another context")
             return x
+        if self._cpu and type(x) is np.ndarray:
+            e = self._np_views.get(id(x))  # the array's wrap from an earlier call (_np_view)
+            if e is not None and e[0]() is x and e[1] == x.shape and e[2] == x.strides and e[3] == x.dtype:
+                return e[4]
+            dt = _NP_TO_TRR.get(x.dtype)
+            if dt is not None:
+                t = self._np_view(x, dt, cache=True)
+                if t is not None:
+                    return t
         a = np.asarray(x)
         _check_rank(a.shape)
-        if allow_transposed and a.ndim == 2 and not a.flags.c_contiguous and a.flags.f_contiguous:
-            return self._operand(a.T).T
-        a = np.asarray(a, order="C")  # a copy when not C-contiguous; a 0-D array stays 0-D
         dt = _trr_dtype(a.dtype)
-        if self.backend == "cpu" and a.nbytes:
-            storage, off = self._wrap(a.ctypes.data, a.nbytes, keepalive=a)
-            return Tensor(storage, a.shape, dt, offset=off)
-        return self.tensor(a)
+        if self._cpu:
+            t = self._np_view(a, dt, cache=False)
+            if t is not None:
+                return t
+            a = np.asarray(a, order="C")
+            return self._np_view(a, dt, cache=False)
+        if allow_transposed and a.ndim == 2 and not a.flags.c_contiguous and a.flags.f_contiguous:
+            return self._operand(a.T).T  # the upload keeps the layout: a transposed view, not a reordering
+        return self.tensor(np.asarray(a, order="C"))  # a copy when not C-contiguous; a 0-D array stays 0-D
+
+    def _out_operand(self, out):
+        """A Tensor for a NumPy ``out``: its own memory on the CPU backend, else a device tensor of its shape
+        and dtype that run() copies back into it."""
+        a = out if isinstance(out, np.ndarray) else np.asarray(out)
+        if not a.flags.writeable:
+            raise ValueError("out is a read-only array")
+        if self._cpu:
+            dt = _NP_TO_TRR.get(a.dtype)
+            if dt is not None:
+                t = self._np_view(a, dt, cache=a is out)
+                if t is not None:
+                    return t, a is out
+        return self.empty(a.shape, a.dtype), False
 
     def _packed_copy(self, t):
-        """A packed copy of Tensor t on this context, through the host (any strides)."""
-        bf16 = t.trr_dtype == _lib.BF16
-        host = t._host_copy(np.dtype(np.uint16) if bf16 else _TRR_TO_NP[t.trr_dtype])
+        """A packed copy of Tensor t on this context: the copy op on the device where it takes t's strides,
+        else through the host (any strides)."""
         out = self.empty(t.shape, t.trr_dtype)
-        if host.size:
-            _check(self._lib.trr_buffer_write(self._live(), out._storage.handle, out.offset, host.ctypes.data,
-                                              host.nbytes), self._handle)
+        if not t.size:
+            return out
+        code = _op_info("copy")[0]
+        status = self._launch(code, (t,), out, None)
+        if status == 0:
+            return out
+        if status != STATUS_STRIDE:
+            _check(status, self._handle)
+        host = t._host_copy(np.dtype(np.uint16) if t.trr_dtype == _lib.BF16 else _TRR_TO_NP[t.trr_dtype])
+        _check(self._lib.trr_buffer_write(self._live(), out._storage.handle, out.offset, host.ctypes.data,
+                                          host.nbytes), self._handle)
         return out
+
+    def _stream(self):
+        """trireme's CUDA stream (trr_context_stream), for a DLPack producer to make wait."""
+        if self._stream_handle is None:
+            s = ctypes.c_uint64()
+            _check(self._lib.trr_context_stream(self._live(), ctypes.byref(s)), self._handle)
+            self._stream_handle = s.value
+        return self._stream_handle
+
+    def wait_stream(self, native_stream):
+        """trireme's work from now on starts after the work queued so far on `native_stream` (a CUstream as an
+        int; DLPack's numbering: 1 the legacy default stream, 2 the per-thread one): an event, the host does
+        not wait (trr_stream_wait_native). CUDA only."""
+        _check(self._lib.trr_stream_wait_native(self._live(), int(native_stream)), self._handle)
+
+    def stream_wait(self, native_stream):
+        """Work queued on `native_stream` from now on starts after trireme's work so far (trr_native_wait_stream).
+        CUDA only."""
+        _check(self._lib.trr_native_wait_stream(self._live(), int(native_stream)), self._handle)
 
     def synchronize(self):
         _check(self._lib.trr_synchronize(self._live()), self._handle)
@@ -525,37 +816,46 @@ class Context:
         ``out`` is required for an op whose output shape this module does not know. Keyword arguments are the
         op's named parameters as its definition declares them (matmul: epilogue, alpha, allow_tf32), checked by
         the library."""
-        lib = self._lib
-        code, n_inputs, operands_text = _op_info(op)
+        info = _OPS.get(op) or _op_info(op)
+        code, n_inputs = info[0], info[1]
         if len(arrays) != n_inputs:
-            raise _error(1, f"{op} takes {n_inputs} input(s) ({operands_text}), not {len(arrays)}")
-        op_params = _op_params(lib, code, params)
-        return_numpy = _return_numpy
-        if return_numpy is None:
-            return_numpy = not any(isinstance(a, Tensor) for a in arrays) and not isinstance(out, Tensor)
-        ins = [self._operand(a, allow_transposed=(op == "matmul")) for a in arrays]
+            raise _error(1, f"{op} takes {n_inputs} input(s) ({info[2]}), not {len(arrays)}")
+        op_params = _op_params(self._lib, code, params) if params else None
+        any_tensor = isinstance(out, Tensor)
+        ins = []
+        for a in arrays:
+            if isinstance(a, Tensor):
+                if a.ctx is not self:
+                    raise _error(9, "the tensor belongs to another context")
+                any_tensor = True
+                ins.append(a)
+            else:
+                ins.append(self._operand(a, op == "matmul"))
+        return_numpy = not any_tensor if _return_numpy is None else _return_numpy
+        own_memory = False  # a NumPy out whose memory the op writes itself (CPU backend)
         if isinstance(out, Tensor):
             z = out
         elif out is not None:
-            z = self.empty(np.shape(out), np.asarray(out).dtype)
+            z, own_memory = self._out_operand(out)
         elif op in _OUT_RULES:
             shape, dt = _OUT_RULES[op](ins, {"out_dtype": out_dtype} if out_dtype is not None else {})
             z = self.empty(shape, dt)
         else:
             raise _error(1, f"pass out= for {op}: its output shape is not known to the Python package")
-        def launch(inputs):
-            operands = [t._struct() for t in inputs] + [z._struct()]
-            ptrs = (ctypes.POINTER(_lib.Tensor) * len(operands))(*[ctypes.pointer(t) for t in operands])
-            return lib.trr_op_run(self._live(), code, ptrs, ctypes.byref(op_params))
 
-        status = launch(ins)
+        status = self._launch(code, ins, z, op_params)
         if status == STATUS_STRIDE and not all(t._packed() for t in ins):
             # the module's stride rule: inputs the op cannot take as they are go in as packed copies (a rejected
             # call wrote nothing, so running it again is safe)
-            status = launch([t if t._packed() else self._packed_copy(t) for t in ins])
+            status = self._launch(code, [t if t._packed() else self._packed_copy(t) for t in ins], z, op_params)
+        if status == STATUS_STRIDE and own_memory and not z._packed():
+            # a NumPy out the op cannot write as it is: the result goes to a packed tensor and is copied back
+            z, own_memory = self.empty(z.shape, z.trr_dtype), False
+            status = self._launch(code, [t if t._packed() else self._packed_copy(t) for t in ins], z, op_params)
         _check(status, self._handle)
         if out is not None and not isinstance(out, Tensor):
-            out[...] = z.numpy()
+            if not own_memory:
+                out[...] = z.numpy()  # a device result, or a packed temporary's
             return out
         if not return_numpy:
             return z
@@ -564,6 +864,32 @@ class Context:
             dt = _TRR_TO_NP[z.trr_dtype]
             return host[z.offset:z.offset + z.size * dt.itemsize].view(dt).reshape(z.shape)
         return z.numpy()
+
+    def _launch(self, code, ins, z, op_params, w=None):
+        """trr_op_run on Tensors (w: a second output, attention's lse; NULL where None); returns the status. A
+        small op keeps the GIL through the call (_lib.fast says why); a large one lets other threads run while it
+        is queued or, on the CPU, computed."""
+        h = self._h
+        if h is None:
+            raise _error(1, "the context is closed")
+        tls = self._tls
+        try:
+            arr, addr = tls.operands
+        except AttributeError:
+            arr = (ctypes.c_void_p * 8)()  # inputs, then the output(s)
+            addr = ctypes.addressof(arr)
+            tls.operands = arr, addr
+        i = 0
+        for t in ins:
+            arr[i] = t._addr
+            i += 1
+        arr[i] = z._addr
+        arr[i + 1] = w._addr if w is not None else None
+        p = ctypes.addressof(op_params) if op_params is not None else None
+        work = z.size if code != self._matmul else z.size * ins[0].shape[-1]  # matmul's work is M·N·K
+        if work <= _SMALL_WORK:
+            return self._fast.trr_op_run(h, code, addr, p)
+        return _lib.run_released(h, code, addr, p)
 
     def copy(self, x, out=None):
         """z = x"""
@@ -616,15 +942,55 @@ class Context:
         return self.run("matmul", a, b, out=out, epilogue=epilogue, alpha=alpha, allow_tf32=allow_tf32,
                         out_dtype=out_dtype, _return_numpy=numpy_in)
 
+    def attention(self, q, k, v, causal=False, scale=None, lse=False, out=None):
+        """Fused attention (docs/ops.md, attention): o = softmax(scale·q·kᵀ + mask)·v per batch and query head,
+        float32 accumulation, one rounding on store. q [B,Hq,Sq,D], k and v [B,Hkv,Skv,D] of one dtype (float32,
+        float16 or bfloat16), Hq a multiple of Hkv (query head h reads kv head h // (Hq // Hkv)), D up to 256;
+        any strides on B, H and S (a [B,S,H,D] tensor passes as its .transpose(1, 2) view, e.g. from_dlpack),
+        D contiguous. scale: None for 1/sqrt(D). causal: query i sees keys j <= i + Skv - Sq (bottom-right
+        aligned); a row that sees no key gives 0 (and lse -inf). Returns o, or (o, lse) with lse=True: the
+        natural log of each row's sum of exp, float32 [B,Hq,Sq]. out: o's tensor (or array) to write."""
+        code = _op_info("attention")[0]
+        if scale is not None and float(scale) == 0.0:
+            raise _error(1, "attention: scale 0 is not available (None gives 1/sqrt(D))")
+        params = {"causal": bool(causal)}
+        if scale is not None:
+            params["scale"] = float(scale)
+        op_params = _op_params(self._lib, code, params)
+        numpy_in = not any(isinstance(a, Tensor) for a in (q, k, v)) and not isinstance(out, Tensor)
+        ins = [self._operand(a) for a in (q, k, v)]
+        if isinstance(out, Tensor):
+            o = out
+        elif out is not None:
+            o = self.empty(np.shape(out), np.asarray(out).dtype)
+        else:
+            o = self.empty(ins[0].shape, ins[0].trr_dtype)
+        lse_t = self.empty(ins[0].shape[:3], np.float32) if lse and len(ins[0].shape) == 4 else None
+        status = self._launch(code, ins, o, op_params, lse_t)
+        if status == STATUS_STRIDE and not all(t._packed() for t in ins):  # D not contiguous
+            status = self._launch(code, [t if t._packed() else self._packed_copy(t) for t in ins], o, op_params, lse_t)
+        _check(status, self._handle)
+        if out is not None and not isinstance(out, Tensor):
+            out[...] = o.numpy()
+            result = out
+        else:
+            result = o.numpy() if numpy_in else o
+        if lse_t is None:
+            return result
+        return result, (lse_t.numpy() if numpy_in else lse_t)
+
 
 # ---- the CLI's harness: conformance and benchmarks ----
 
 def _cli():
-    """The `trireme` command: TRIREME_CLI, else beside the loaded library (build tree: cli/trireme; installed
-    prefix: ../bin/trireme), else on PATH."""
+    """The `trireme` command: TRIREME_CLI, else the one inside the package (a wheel's bin/trireme), else beside
+    the loaded library (build tree: cli/trireme; installed prefix: ../bin/trireme), else on PATH."""
     env = os.environ.get("TRIREME_CLI")
     if env:
         return env
+    bundled = pathlib.Path(__file__).resolve().parent / "bin" / "trireme"
+    if bundled.is_file() and os.access(bundled, os.X_OK):
+        return str(bundled)
     libdir = pathlib.Path(_lib.path()).resolve().parent
     for cand in (libdir / "cli" / "trireme", libdir.parent / "bin" / "trireme", libdir.parent.parent / "bin" / "trireme"):
         if cand.is_file() and os.access(cand, os.X_OK):

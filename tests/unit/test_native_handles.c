@@ -157,3 +157,91 @@ Test(native, cuda) {
     check_gpu_native(ctx, "cuda");
     trr_context_destroy(ctx);
 }
+
+/* ---- ordering with another library's stream (trr_stream_wait_native, trr_native_wait_stream,
+ * trr_context_stream) ---- */
+
+/* Backends without shareable streams refuse all three with TRR_ERR_UNSUPPORTED and a reason naming the
+ * backend, and their ops work afterwards. */
+static void check_no_streams(trr_context *ctx, const char *backend) {
+    uint64_t s = 7;
+    cr_assert_eq(trr_stream_wait_native(ctx, 1), TRR_ERR_UNSUPPORTED);
+    cr_assert(strstr(trr_last_error(ctx), backend), "%s", trr_last_error(ctx));
+    cr_assert_eq(trr_native_wait_stream(ctx, 1), TRR_ERR_UNSUPPORTED);
+    cr_assert(strstr(trr_last_error(ctx), backend), "%s", trr_last_error(ctx));
+    cr_assert_eq(trr_context_stream(ctx, &s), TRR_ERR_UNSUPPORTED);
+    cr_assert(strstr(trr_last_error(ctx), "context_stream"), "%s", trr_last_error(ctx));
+    cr_assert_eq(s, 0, "out_stream left at %llu on failure", (unsigned long long)s);
+    uint64_t h[3];
+    write_native_add(ctx, h);
+}
+
+static void check_stream_null_arguments(trr_context *ctx) {
+    uint64_t s;
+    cr_assert_eq(trr_stream_wait_native(NULL, 1), TRR_ERR_INVALID_ARGUMENT);
+    cr_assert_eq(trr_native_wait_stream(NULL, 1), TRR_ERR_INVALID_ARGUMENT);
+    cr_assert_eq(trr_context_stream(NULL, &s), TRR_ERR_INVALID_ARGUMENT);
+    cr_assert_eq(trr_context_stream(ctx, NULL), TRR_ERR_INVALID_ARGUMENT);
+}
+
+Test(native_streams, cpu) {
+    trr_context *ctx = open_or_skip("cpu");
+    check_stream_null_arguments(ctx);
+    check_no_streams(ctx, "cpu");
+    trr_context_destroy(ctx);
+}
+
+Test(native_streams, opencl) {
+    trr_context *ctx = open_or_skip("opencl");
+    check_stream_null_arguments(ctx);
+    check_no_streams(ctx, "opencl");
+    trr_context_destroy(ctx);
+}
+
+Test(native_streams, vulkan) {
+    trr_context *ctx = open_or_skip("vulkan");
+    check_stream_null_arguments(ctx);
+    check_no_streams(ctx, "vulkan");
+    trr_context_destroy(ctx);
+}
+
+/* cuda: a chain of adds on trireme's stream, each handed to the legacy and the per-thread default streams and
+ * back (both directions, before and after the stream went idle), then the result read: bit-exact. The handle
+ * trr_context_stream gives is the stream trr_context_native gives (asked last: it hands the stream over). */
+Test(native_streams, cuda) {
+    trr_context *ctx = open_or_skip("cuda");
+    check_stream_null_arguments(ctx);
+    rng_state = 0x2545f4914f6cdd1dull;
+    enum { M = 1000 };
+    float x[M], z[M], want[M];
+    for (int i = 0; i < M; i++) x[i] = urand(), want[i] = x[i];
+    trr_buffer *bx, *bz;
+    cr_assert_eq(trr_buffer_create(ctx, sizeof x, &bx), TRR_OK, "%s", trr_last_error(ctx));
+    cr_assert_eq(trr_buffer_create(ctx, sizeof z, &bz), TRR_OK, "%s", trr_last_error(ctx));
+    cr_assert_eq(trr_buffer_write(ctx, bx, 0, x, sizeof x), TRR_OK, "%s", trr_last_error(ctx));
+    trr_tensor tx, tz;
+    cr_assert_eq(trr_tensor_1d(bx, 0, TRR_F32, M, &tx), TRR_OK);
+    cr_assert_eq(trr_tensor_1d(bz, 0, TRR_F32, M, &tz), TRR_OK);
+    /* a native stream of 0 is taken as the legacy default stream, like 1 */
+    const uint64_t natives[] = {0, 1, 2};
+    for (int round = 0; round < 6; round++) {
+        const uint64_t s = natives[round % 3];
+        cr_assert_eq(trr_stream_wait_native(ctx, s), TRR_OK, "%s", trr_last_error(ctx));
+        cr_assert_eq(trr_add(ctx, &tx, &tx, &tz), TRR_OK, "%s", trr_last_error(ctx));
+        cr_assert_eq(trr_copy(ctx, &tz, &tx), TRR_OK, "%s", trr_last_error(ctx));
+        cr_assert_eq(trr_native_wait_stream(ctx, s), TRR_OK, "%s", trr_last_error(ctx));
+        for (int i = 0; i < M; i++) want[i] = want[i] + want[i];
+        if (round == 3) cr_assert_eq(trr_synchronize(ctx), TRR_OK); /* idle: nothing for the native side to wait for */
+    }
+    cr_assert_eq(trr_buffer_read(ctx, bx, 0, z, sizeof z), TRR_OK, "%s", trr_last_error(ctx));
+    for (int i = 0; i < M; i++) cr_assert_eq(memcmp(&z[i], &want[i], sizeof z[i]), 0, "x[%d] = %g, want %g", i, z[i], want[i]);
+    uint64_t stream = 0;
+    cr_assert_eq(trr_context_stream(ctx, &stream), TRR_OK, "%s", trr_last_error(ctx));
+    cr_assert(stream != 0);
+    trr_native native;
+    cr_assert_eq(trr_context_native(ctx, &native), TRR_OK, "%s", trr_last_error(ctx));
+    cr_assert_eq(stream, (uint64_t)(uintptr_t)native.queue);
+    cr_assert_eq(trr_buffer_destroy(bx), TRR_OK);
+    cr_assert_eq(trr_buffer_destroy(bz), TRR_OK);
+    trr_context_destroy(ctx);
+}
