@@ -54,10 +54,12 @@ int trr_cuda_attention_dp(int64_t d) {
 
 /* The heuristic's mma tiles per bucket: one for many rows (prefill), one for a kv head's rows that fit 16 (decode).
  * Every tile fits the 99 KB of shared memory a block has on compute capability 8.6/8.9, so one table serves every
- * sm_80+ device. Many rows: 128 rows a block, 4 warps of 32 rows (half the shared-memory reads of K and V per
- * product of 16-row warps, which are what limits mma.sync at these sizes) up to DP 128, where a K and a V buffer
- * (stages 1) keep it within 99 KB; 8 warps of 16 rows past it, where 32 rows' accumulators do not fit the
- * registers. Decode: a warp a block, so that a split over the keys spreads over every SM; two stages in flight. */
+ * sm_80+ device, and none spills registers (ptxas for sm_80 and sm_90a). Many rows: 128 rows a block; 4 warps of
+ * 32 rows up to DP 96 (K and V fragments read from shared memory once for two 16-row tiles, which halves those
+ * reads, the limit of mma.sync at these sizes), keys 32 at a time at DP 96; past it 8 warps of 16 rows, where 32
+ * rows' accumulators and the two-part weights do not fit the registers, with a K and a V buffer (stages 1) to stay
+ * within 99 KB. Decode: a warp a block, so that a split over the keys spreads over every SM; two stages in
+ * flight. */
 typedef struct attn_tiles {
     int dp;
     trr_config prefill, decode;
@@ -68,7 +70,7 @@ typedef struct attn_tiles {
 static const attn_tiles mma_tiles[N_BUCKETS] = {
     {16, MMA_TILE(128, 64, 4, 2), MMA_TILE(16, 64, 1, 2)},  {32, MMA_TILE(128, 64, 4, 2), MMA_TILE(16, 64, 1, 2)},
     {64, MMA_TILE(128, 64, 4, 2), MMA_TILE(16, 64, 1, 2)},  {80, MMA_TILE(128, 64, 4, 2), MMA_TILE(16, 64, 1, 2)},
-    {96, MMA_TILE(128, 64, 4, 2), MMA_TILE(16, 64, 1, 2)},  {128, MMA_TILE(128, 64, 4, 1), MMA_TILE(16, 64, 1, 2)},
+    {96, MMA_TILE(128, 32, 4, 2), MMA_TILE(16, 64, 1, 2)},  {128, MMA_TILE(128, 64, 8, 1), MMA_TILE(16, 64, 1, 2)},
     {160, MMA_TILE(128, 64, 8, 1), MMA_TILE(16, 64, 1, 2)}, {192, MMA_TILE(128, 32, 8, 1), MMA_TILE(16, 32, 1, 2)},
     {256, MMA_TILE(128, 32, 8, 1), MMA_TILE(16, 32, 1, 2)},
 };

@@ -118,6 +118,10 @@ __device__ __forceinline__ attn_out_row attn_out(const attn_args &a, int b, int 
     return w;
 }
 
+/* An element of a finished row: o / l, or exactly +0 where the row saw no key (l == 0; whatever non-finite values
+ * the masked keys' v held). */
+__device__ __forceinline__ float attn_norm(float v, float sum, float inv) { return sum > 0.0f ? v * inv : 0.0f; }
+
 /* Writes element pair (col, col + 1) of a finished row: o (rounded to TE) or, split, the f32 partial. */
 __device__ __forceinline__ void attn_store_pair(const attn_args &a, int split, const attn_out_row &w, int col,
                                                 float v0, float v1) {
@@ -521,8 +525,8 @@ extern "C" __global__ void __launch_bounds__(THREADS) attention_mma(const attn_a
             const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
 #pragma unroll
             for (int t2 = 0; t2 < DP / 8; t2++)
-                attn_store_pair(a, pl.split, w, t2 * 8 + 2 * (lane & 3), o[mt][t2][2 * h] * inv,
-                                o[mt][t2][2 * h + 1] * inv);
+                attn_store_pair(a, pl.split, w, t2 * 8 + 2 * (lane & 3), attn_norm(o[mt][t2][2 * h], sum, inv),
+                                attn_norm(o[mt][t2][2 * h + 1], sum, inv));
             if ((lane & 3) == 0) attn_store_lse(a, pl.split, w, m[mt][h], sum);
         }
 }
@@ -665,9 +669,9 @@ extern "C" __global__ void __launch_bounds__(THREADS) attention_simt(const attn_
             const int col = tx + 16 * c;
             if (col >= a.d) continue;
             if (a.nsplit > 1)
-                a.part_o[((long long)pl.split * a.batch * a.hq * a.sq + w.part) * a.d + col] = o[i][c] * inv;
+                a.part_o[((long long)pl.split * a.batch * a.hq * a.sq + w.part) * a.d + col] = attn_norm(o[i][c], sum, inv);
             else
-                ((TE *)a.o)[w.o_off + col] = trr_from_f32<TE>(o[i][c] * inv);
+                ((TE *)a.o)[w.o_off + col] = trr_from_f32<TE>(attn_norm(o[i][c], sum, inv));
         }
         if (tx == 0) attn_store_lse(a, pl.split, w, m[i], sum);
     }
@@ -991,28 +995,45 @@ extern "C" __global__ void __launch_bounds__(AWG_THREADS, 1)
     for (int i = 0; i < DP / 2; i++) o[i] = 0.0f;
     float m[2] = {ATTN_NEG_INF, ATTN_NEG_INF}, l[2] = {0.0f, 0.0f};
 
-    for (int t = 0; t < nkb; t++) {
-        const int s = t % STAGES, j0 = (kb0 + t) * BN;
-        const unsigned par = (unsigned)(t / STAGES) & 1u;
-        const unsigned k_st = k_sm + s * KV_STAGE, v_st = v_sm + s * KV_STAGE;
-
-        /* S = Q K^T */
-        float sc[BN / 2];
+    /* The loop keeps one block's P . V in flight while the next block's scores go through the softmax: block t's
+     * S = Q K_t is issued, then O += P_{t-1} V_{t-1}; once S_t is done its max, weights and sum are computed while
+     * the P . V still runs, and only the rescaling of O (and the new P, whose registers the running wgmma reads)
+     * waits for it. */
+    float sc[BN / 2];
 #pragma unroll
-        for (int i = 0; i < BN / 2; i++) sc[i] = 0.0f;
-        awg_bar_wait(kf0 + 8 * s, par);
+    for (int i = 0; i < BN / 2; i++) sc[i] = 0.0f;
+    unsigned pa[BN / 16][4], pb[PSPLIT ? BN / 16 : 1][4];
+    float alpha[2] = {1.0f, 1.0f};
+
+    /* S_t = Q K_t, issued and committed */
+    auto issue_s = [&](int t) {
+        const int s = t % STAGES;
+        awg_bar_wait(kf0 + 8 * s, (unsigned)(t / STAGES) & 1u);
         awg_fence();
 #pragma unroll
         for (int kk = 0; kk < DP / 16; kk++)
             AWG_SS<0>(sc, awg_desc(q_sm + (kk >> 2) * QBOX + cw * (64 * 128) + (kk & 3) * 32, 16, 1024),
-                      awg_desc(k_st + (kk >> 2) * KVBOX + (kk & 3) * 32, 16, 1024), kk > 0);
+                      awg_desc(k_sm + s * KV_STAGE + (kk >> 2) * KVBOX + (kk & 3) * 32, 16, 1024), kk > 0);
         awg_commit();
-        awg_wait<0>();
-        awg_pin<BN / 2>(sc);
-        awg_bar_arrive(ke0 + 8 * s);
-
-        /* scores in base 2, masked as in attention_mma; element e of 8-key group nt is (row lane/4 + 8 (e/2) of
-         * the warp's 16, key j0 + 8 nt + 2 (lane%4) + e%2) */
+    };
+    /* O += P V_t, issued and committed (P from pa, pb) */
+    auto issue_pv = [&](int t) {
+        const int s = t % STAGES;
+        awg_bar_wait(vf0 + 8 * s, (unsigned)(t / STAGES) & 1u);
+        awg_fence();
+#pragma unroll
+        for (int kk = 0; kk < BN / 16; kk++) {
+            const unsigned long long dv = awg_desc(v_sm + s * KV_STAGE + kk * 2048, KVBOX, 1024);
+            AWG_RS(o, pa[kk], dv, 1);
+            if (PSPLIT) AWG_RS(o, pb[PSPLIT ? kk : 0], dv, 1);
+        }
+        awg_commit();
+    };
+    /* block t's scores (done) into weights: mask, the rows' new max, the correction alpha of what came before,
+     * the sums; O is not touched */
+    auto softmax = [&](int t) {
+        const int j0 = (kb0 + t) * BN;
+        /* element e of 8-key group nt is (row lane/4 + 8 (e/2) of the warp's 16, key j0 + 8 nt + 2 (lane%4) + e%2) */
         const bool need_mask = j0 + BN > a.skv || (a.causal && j0 + BN - 1 > first_limit);
 #pragma unroll
         for (int nt = 0; nt < BN / 8; nt++)
@@ -1031,7 +1052,7 @@ extern "C" __global__ void __launch_bounds__(AWG_THREADS, 1)
             mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
             const float m_new = fmaxf(m[h], mx);
             const float m_use = m_new == ATTN_NEG_INF ? 0.0f : m_new;
-            const float alpha = attn_ex2(m[h] - m_use);
+            alpha[h] = attn_ex2(m[h] - m_use);
             m[h] = m_new;
             float sum = 0.0f;
 #pragma unroll
@@ -1041,16 +1062,19 @@ extern "C" __global__ void __launch_bounds__(AWG_THREADS, 1)
                 sc[4 * nt + 2 * h + 1] = p1;
                 sum += p0 + p1;
             }
-            l[h] = l[h] * alpha + sum;
-#pragma unroll
-            for (int j = 0; j < DP / 8; j++) {
-                o[4 * j + 2 * h] *= alpha;
-                o[4 * j + 2 * h + 1] *= alpha;
-            }
+            l[h] = l[h] * alpha[h] + sum;
         }
-
-        /* P's A fragments, 16 keys each (groups 2 kk and 2 kk + 1), as two parts with PSPLIT */
-        unsigned pa[BN / 16][4], pb[PSPLIT ? BN / 16 : 1][4];
+    };
+    /* with no P . V in flight: O rescaled, and the weights as P's A fragments (16 keys each: groups 2 kk and
+     * 2 kk + 1), two parts with PSPLIT */
+    auto rescale_and_pack = [&]() {
+#pragma unroll
+        for (int j = 0; j < DP / 8; j++) {
+            o[4 * j] *= alpha[0];
+            o[4 * j + 1] *= alpha[0];
+            o[4 * j + 2] *= alpha[1];
+            o[4 * j + 3] *= alpha[1];
+        }
 #pragma unroll
         for (int kk = 0; kk < BN / 16; kk++)
 #pragma unroll
@@ -1059,22 +1083,35 @@ extern "C" __global__ void __launch_bounds__(AWG_THREADS, 1)
                 pa[kk][q] = attn_pack2(e[0], e[1]);
                 if (PSPLIT) pb[PSPLIT ? kk : 0][q] = attn_pack2(e[0] - attn_lo16(pa[kk][q]), e[1] - attn_hi16(pa[kk][q]));
             }
-
-        /* O += P V */
-        awg_bar_wait(vf0 + 8 * s, par);
-        awg_fence();
-#pragma unroll
-        for (int kk = 0; kk < BN / 16; kk++) {
-            const unsigned long long dv = awg_desc(v_st + kk * 2048, KVBOX, 1024);
-            AWG_RS(o, pa[kk], dv, 1);
-            if (PSPLIT) AWG_RS(o, pb[PSPLIT ? kk : 0], dv, 1);
-        }
-        awg_commit();
-        awg_wait<0>();
+    };
+    auto pv_done = [&](int t) {
         awg_pin<DP / 2>(o);
         awg_pin_u<(BN / 16) * 4>(&pa[0][0]);
         if (PSPLIT) awg_pin_u<(PSPLIT ? BN / 16 : 1) * 4>(&pb[0][0]);
-        awg_bar_arrive(ve0 + 8 * s);
+        awg_bar_arrive(ve0 + 8 * (t % STAGES));
+    };
+
+    if (nkb > 0) {
+        issue_s(0);
+        awg_wait<0>();
+        awg_pin<BN / 2>(sc);
+        awg_bar_arrive(ke0);
+        softmax(0);
+        rescale_and_pack();
+        for (int t = 1; t < nkb; t++) {
+            issue_s(t);
+            issue_pv(t - 1);
+            awg_wait<1>(); /* S_t done; P_{t-1} V_{t-1} may still run */
+            awg_pin<BN / 2>(sc);
+            awg_bar_arrive(ke0 + 8 * (t % STAGES));
+            softmax(t);
+            awg_wait<0>();
+            pv_done(t - 1);
+            rescale_and_pack();
+        }
+        issue_pv(nkb - 1);
+        awg_wait<0>();
+        pv_done(nkb - 1);
     }
 
     /* epilogue: as attention_mma's, the accumulator's 8-column group j holding columns 8 j + 2 (lane%4) + {0, 1} */
@@ -1089,7 +1126,8 @@ extern "C" __global__ void __launch_bounds__(AWG_THREADS, 1)
         const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
 #pragma unroll
         for (int j = 0; j < DP / 8; j++)
-            attn_store_pair(a, pl.split, w, j * 8 + 2 * (lane & 3), o[4 * j + 2 * h] * inv, o[4 * j + 2 * h + 1] * inv);
+            attn_store_pair(a, pl.split, w, j * 8 + 2 * (lane & 3), attn_norm(o[4 * j + 2 * h], sum, inv),
+                            attn_norm(o[4 * j + 2 * h + 1], sum, inv));
         if ((lane & 3) == 0) attn_store_lse(a, pl.split, w, m[h], sum);
     }
 }
