@@ -24,7 +24,8 @@ ATTN_TARGET static void ATTN_FN(block_gemm)(int64_t m, int64_t n, int64_t k, con
                 const float *bk = b + kk * ldb + j;
                 _Pragma("GCC unroll 4") for (int r = 0; r < ATTN_MR; r++) {
                     const float ar = a[(i + r) * lda + kk];
-                    _Pragma("GCC unroll 16") for (int t = 0; t < ATTN_NR; t++) acc[r][t] = ATTN_MADD(ar, bk[t], acc[r][t]);
+                    _Pragma("GCC unroll 16") for (int t = 0; t < ATTN_NR; t++) acc[r][t] =
+                        ATTN_MADD(ar, bk[t], acc[r][t]);
                 }
             }
             for (int r = 0; r < ATTN_MR; r++)

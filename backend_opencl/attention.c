@@ -2,8 +2,9 @@
  *   block_m  query rows per work-group (fewer where there are fewer queries: a decode step takes one)
  *   block_n  keys per block (BN), a launch argument: sized so the work-group's tiles fit local memory
  *   threads  work-items per work-group (T)
- * One program per (BM, T) serves every head dim and dtype (both are arguments): PoCL takes seconds a compile. Where the device cuts a work-item's loops short (llvmpipe), the keys
- * are split across work-groups, each within the budget, into f32 scratch that attention_combine merges. */
+ * One program per (BM, T) serves every head dim and dtype (both are arguments): PoCL takes seconds a compile. Where the
+ * device cuts a work-item's loops short (llvmpipe), the keys are split across work-groups, each within the budget, into
+ * f32 scratch that attention_combine merges. */
 #include "opencl.h"
 
 #include "op_table.h"
@@ -70,13 +71,16 @@ trr_status trr_cl_attention_check_config(trr_context *ctx, const trr_call *call)
         return trr_error(ctx, TRR_ERR_UNSUPPORTED, "opencl: attention block_n %d must be 1 to 1024", c->block_n);
     const uint64_t local = local_bytes(rows_of(call), c->block_n, call->attn.head_dim);
     if (local > dev->local_memory)
-        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "opencl: attention tiles of block_m %d, block_n %d at D = %lld take "
-                         "%llu bytes of local memory; the device has %llu", c->block_m, c->block_n,
-                         (long long)call->attn.head_dim, (unsigned long long)local, (unsigned long long)dev->local_memory);
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                         "opencl: attention tiles of block_m %d, block_n %d at D = %lld take "
+                         "%llu bytes of local memory; the device has %llu",
+                         c->block_m, c->block_n, (long long)call->attn.head_dim, (unsigned long long)local,
+                         (unsigned long long)dev->local_memory);
     if (keys_per_split(dev, call) < 1)
-        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "opencl: attention tiles of block_m %d, block_n %d at D = %lld do not "
-                         "fit one key block in the device's loop budget", c->block_m, c->block_n,
-                         (long long)call->attn.head_dim);
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                         "opencl: attention tiles of block_m %d, block_n %d at D = %lld do not "
+                         "fit one key block in the device's loop budget",
+                         c->block_m, c->block_n, (long long)call->attn.head_dim);
     return TRR_OK;
 }
 
@@ -133,7 +137,8 @@ trr_status trr_cl_run_attention(trr_context *ctx, const trr_call *call) {
     cl_mem part = call->z.mem, part_lse = call->z.mem; /* not read unless the keys are split */
     if (nsplit > 1) {
         cl_int err = CL_SUCCESS;
-        part = trr_cl.CreateBuffer(dev->context, CL_MEM_READ_WRITE, (size_t)(nsplit64 * rows * a->head_dim) * 4, NULL, &err);
+        part = trr_cl.CreateBuffer(dev->context, CL_MEM_READ_WRITE, (size_t)(nsplit64 * rows * a->head_dim) * 4, NULL,
+                                   &err);
         if (!part || err != CL_SUCCESS) return trr_cl_fail(ctx, "clCreateBuffer (attention splits)", err);
         part_lse = trr_cl.CreateBuffer(dev->context, CL_MEM_READ_WRITE, (size_t)(nsplit64 * rows) * 4, NULL, &err);
         if (!part_lse || err != CL_SUCCESS) {
@@ -142,7 +147,8 @@ trr_status trr_cl_run_attention(trr_context *ctx, const trr_call *call) {
         }
     }
     /* without lse the kernels are handed o's buffer for it, and never write it */
-    cl_mem q = call->x.mem, kk = call->y.mem, v = call->u.mem, o = call->z.mem, lse = a->has_lse ? call->w.mem : call->z.mem;
+    cl_mem q = call->x.mem, kk = call->y.mem, v = call->u.mem, o = call->z.mem,
+           lse = a->has_lse ? call->w.mem : call->z.mem;
     const cl_long views[12] = {call->x.offset, call->x.batch_stride, call->x.stride1, call->x.stride0,
                                call->y.offset, call->y.batch_stride, call->y.stride1, call->y.stride0,
                                call->u.offset, call->u.batch_stride, call->u.stride1, call->u.stride0};
@@ -158,10 +164,12 @@ trr_status trr_cl_run_attention(trr_context *ctx, const trr_call *call) {
     if (st == TRR_OK) st = trr_cl_set_arg(ctx, k, 5, sizeof part, &part);
     if (st == TRR_OK) st = trr_cl_set_arg(ctx, k, 6, sizeof part_lse, &part_lse);
     if (st == TRR_OK) st = trr_cl_set_arg(ctx, k, 7, (size_t)local_bytes(bm, bn, d), NULL);
-    for (int i = 0; i < 12 && st == TRR_OK; i++) st = trr_cl_set_arg(ctx, k, (cl_uint)(8 + i), sizeof views[i], &views[i]);
+    for (int i = 0; i < 12 && st == TRR_OK; i++)
+        st = trr_cl_set_arg(ctx, k, (cl_uint)(8 + i), sizeof views[i], &views[i]);
     if (st == TRR_OK) st = out_args(ctx, k, 20, call);
     const cl_int ints[10] = {hq, group, sq, skv, d, bn, causal, has_lse, nsplit, kpsplit};
-    for (int i = 0; i < 10 && st == TRR_OK; i++) st = trr_cl_set_arg(ctx, k, (cl_uint)(28 + i), sizeof ints[i], &ints[i]);
+    for (int i = 0; i < 10 && st == TRR_OK; i++)
+        st = trr_cl_set_arg(ctx, k, (cl_uint)(28 + i), sizeof ints[i], &ints[i]);
     if (st == TRR_OK) st = trr_cl_set_arg(ctx, k, 38, sizeof mode, &mode);
     if (st == TRR_OK) st = trr_cl_set_arg(ctx, k, 39, sizeof qscale, &qscale);
     if (st == TRR_OK) st = trr_cl_set_arg(ctx, k, 40, sizeof dt, &dt);

@@ -104,18 +104,21 @@ trr_status trr_vk_attention_check(trr_context *ctx, const trr_call *call) {
                          (long long)call->attn.head_dim, (unsigned long long)shared, d->phys.props.deviceName,
                          d->phys.props.limits.maxComputeSharedMemorySize);
     if (keys_per_split(d, call) < 1)
-        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: attention tiles of block_m %d, block_n %d at D = %lld do not "
-                         "fit one key block in the %llu loop iterations %s runs", c->block_m, c->block_n,
-                         (long long)call->attn.head_dim, (unsigned long long)trr_vk_loop_budget(d),
-                         d->phys.props.deviceName);
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                         "vulkan: attention tiles of block_m %d, block_n %d at D = %lld do not "
+                         "fit one key block in the %llu loop iterations %s runs",
+                         c->block_m, c->block_n, (long long)call->attn.head_dim,
+                         (unsigned long long)trr_vk_loop_budget(d), d->phys.props.deviceName);
     const VkPhysicalDeviceLimits *lim = &d->phys.props.limits;
     const int64_t kps = keys_per_split(d, call);
     const int64_t nsplit = kps >= call->attn.seq_kv ? 1 : (call->attn.seq_kv + kps - 1) / kps;
     const int64_t nqb = (call->attn.seq_q + rows_of(call) - 1) / rows_of(call);
     if (nqb > lim->maxComputeWorkGroupCount[0] || call->attn.heads_q > lim->maxComputeWorkGroupCount[1] ||
         call->attn.batch * nsplit > lim->maxComputeWorkGroupCount[2])
-        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: attention's grid of %lld x %lld x %lld workgroups exceeds "
-                         "the device's", (long long)nqb, (long long)call->attn.heads_q, (long long)(call->attn.batch * nsplit));
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                         "vulkan: attention's grid of %lld x %lld x %lld workgroups exceeds "
+                         "the device's",
+                         (long long)nqb, (long long)call->attn.heads_q, (long long)(call->attn.batch * nsplit));
     return TRR_OK;
 }
 
@@ -275,7 +278,8 @@ trr_status trr_vk_attention_run(trr_context *ctx, const trr_call *call) {
         TRR_TRY(trr_vk_bind(ctx, ops[i], ext[i], &info[i], &off[i]));
         bufs[i] = ops[i]->mem;
     }
-    const size_t part_floats = nsplit > 1 ? (size_t)(nsplit * rows * D) : 0, lse_floats = nsplit > 1 ? (size_t)(nsplit * rows) : 0;
+    const size_t part_floats = nsplit > 1 ? (size_t)(nsplit * rows * D) : 0,
+                 lse_floats = nsplit > 1 ? (size_t)(nsplit * rows) : 0;
     if (nsplit > 1) {
         /* the partial o from the start, its lse after it on a 256-byte boundary (every offset alignment) */
         const VkDeviceSize lse_at = ((VkDeviceSize)part_floats * 4 + 255) / 256 * 256;
@@ -314,7 +318,8 @@ trr_status trr_vk_attention_run(trr_context *ctx, const trr_call *call) {
     TRR_TRY(dispatch(ctx, as, shader, spec, info, bufs, &p, nqb, (uint32_t)a->heads_q, (uint32_t)(a->batch * nsplit)));
     if (nsplit == 1) return TRR_OK;
     /* the merge: one invocation per (row, d), 64 to a workgroup, the workgroups over x and y */
-    const uint64_t groups = ((uint64_t)rows * (uint64_t)D + 63) / 64, max_x = d->phys.props.limits.maxComputeWorkGroupCount[0];
+    const uint64_t groups = ((uint64_t)rows * (uint64_t)D + 63) / 64,
+                   max_x = d->phys.props.limits.maxComputeWorkGroupCount[0];
     const uint64_t gx = groups < max_x ? groups : max_x, gy = (groups + gx - 1) / gx;
     const uint32_t cspec[4] = {64u, (uint32_t)bm, (uint32_t)cfg->block_n, (uint32_t)D};
     snprintf(shader, sizeof shader, "attention_combine_%s", dtype_suffix(call->x.dtype));

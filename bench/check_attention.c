@@ -81,7 +81,9 @@ trr_status trr_bench_check_attention(const trr_case *c, const trr_call *call, co
     int failed = bad != 0;
     if (st == TRR_OK) {
         const double term = trr_conf_attention_score_term(D, lmax);
-        const double fbound = odt == TRR_F16 ? 2e-3 + term : odt == TRR_BF16 ? 8e-3 + term : trr_conf_attention_f32_bound(D, lmax);
+        const double fbound = odt == TRR_F16    ? 2e-3 + term
+                              : odt == TRR_BF16 ? 8e-3 + term
+                                                : trr_conf_attention_f32_bound(D, lmax);
         const double frob = sqrt(err2) / fmax(sqrt(ref2), FLT_MIN);
         res->metric = "frobenius", res->error = frob, res->bound = fbound, res->ratio = frob / fbound;
         if (frob > fbound) {
@@ -100,9 +102,11 @@ trr_status trr_bench_check_attention(const trr_case *c, const trr_call *call, co
                     if (!isfinite(g)) continue;
                     const double denom = fmax(fabs(w), floor_), rel = fabs(g - w) / denom;
                     const double bound = rel_bound + trr_conf_attention_score_term(D, lscale[s]) * vscale[s] / denom;
-                    if (rel / bound > worst) worst = rel / bound, worst_rel = rel, worst_bound = bound, wr = idx[s], wd = d;
+                    if (rel / bound > worst)
+                        worst = rel / bound, worst_rel = rel, worst_bound = bound, wr = idx[s], wd = d;
                 }
-            if (worst > res->ratio) res->metric = "max_rel", res->error = worst_rel, res->bound = worst_bound, res->ratio = worst;
+            if (worst > res->ratio)
+                res->metric = "max_rel", res->error = worst_rel, res->bound = worst_bound, res->ratio = worst;
             if (worst > 1) {
                 failed = 1;
                 trr_conf_append(res->message, sizeof res->message, "max_rel %.3g > %.3g at row %lld, d %lld", worst_rel,

@@ -168,8 +168,9 @@ trr_status trr_attention_call_build(trr_context *ctx, const trr_tensor *const sl
         for (int s = 0; s < TRR_SLOTS; s++) {
             if (s == w || !slots[s] || (s == O && w == LSE)) continue; /* o against lse: checked once, from o */
             if (slots[s]->buffer == slots[w]->buffer && begin[s] < end[w] && begin[w] < end[s])
-                return trr_error(ctx, TRR_ERR_OVERLAP, "attention: output %s overlaps %s (bytes [%zu,%zu) and [%zu,%zu))",
-                                 names[w], names[s], begin[w], end[w], begin[s], end[s]);
+                return trr_error(ctx, TRR_ERR_OVERLAP,
+                                 "attention: output %s overlaps %s (bytes [%zu,%zu) and [%zu,%zu))", names[w], names[s],
+                                 begin[w], end[w], begin[s], end[s]);
         }
     }
 

@@ -80,7 +80,8 @@ static const attn_shape g_shapes[] = {
 
 int trr_case_causal(const trr_case *c) {
     for (int i = 0; i < c->params.count; i++)
-        if (c->params.values[i].name && !strcmp(c->params.values[i].name, "causal")) return c->params.values[i].value != 0;
+        if (c->params.values[i].name && !strcmp(c->params.values[i].name, "causal"))
+            return c->params.values[i].value != 0;
     return 0;
 }
 

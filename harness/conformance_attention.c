@@ -46,7 +46,8 @@ static double value_scale(const trr_call *c, int64_t b, int64_t g) {
     double vmax = 0;
     for (int64_t j = 0; j < c->attn.seq_kv; j++) {
         const int64_t base = c->u.offset + b * c->u.batch_stride + g * c->u.stride1 + j * c->u.stride0;
-        for (int64_t d = 0; d < c->attn.head_dim; d++) vmax = fmax(vmax, fabs(trr_conf_load(c->u.mem, c->u.dtype, base + d)));
+        for (int64_t d = 0; d < c->attn.head_dim; d++)
+            vmax = fmax(vmax, fabs(trr_conf_load(c->u.mem, c->u.dtype, base + d)));
     }
     return vmax;
 }
@@ -107,7 +108,8 @@ trr_status trr_conf_check_attention(const trr_conf_attention_input *in, trr_conf
     const int64_t D = a->head_dim, rows = a->batch * a->heads_q * a->seq_q;
     const int half = odt != TRR_F32;
     double *oref = malloc((size_t)(rows * D + 2 * rows + 1) * sizeof *oref);
-    if (!oref) return trr_error(NULL, TRR_ERR_OUT_OF_MEMORY, "conformance: attention reference of %lld rows", (long long)rows);
+    if (!oref)
+        return trr_error(NULL, TRR_ERR_OUT_OF_MEMORY, "conformance: attention reference of %lld rows", (long long)rows);
     double *lref = oref + rows * D, *lscale = lref + rows;
     trr_status st = trr_reference_attention(c, oref, lref, lscale);
     if (st != TRR_OK) {
@@ -134,8 +136,9 @@ trr_status trr_conf_check_attention(const trr_conf_attention_input *in, trr_conf
         if (bad < 0) goto oom;
         if (bad) {
             guard_bad = 1;
-            trr_conf_append(res->message, sizeof res->message, "%lld guard bytes around lse changed (first at byte %lld)",
-                            (long long)bad, (long long)first);
+            trr_conf_append(res->message, sizeof res->message,
+                            "%lld guard bytes around lse changed (first at byte %lld)", (long long)bad,
+                            (long long)first);
         }
     }
 
@@ -143,7 +146,9 @@ trr_status trr_conf_check_attention(const trr_conf_attention_input *in, trr_conf
     double ref2 = 0;
     for (int64_t i = 0; i < rows * D; i++) ref2 += oref[i] * oref[i];
     const double floor_ = half ? trr_conf_half_floor(odt, sqrt(ref2 / (double)(rows * D)), 1) : 0;
-    const double min_normal = odt == TRR_F16 ? TRR_CONF_F16_MIN_NORMAL : odt == TRR_BF16 ? TRR_CONF_BF16_MIN_NORMAL : FLT_MIN;
+    const double min_normal = odt == TRR_F16    ? TRR_CONF_F16_MIN_NORMAL
+                              : odt == TRR_BF16 ? TRR_CONF_BF16_MIN_NORMAL
+                                                : FLT_MIN;
 
     verdict v;
     memset(&v, 0, sizeof v);
@@ -177,9 +182,11 @@ trr_status trr_conf_check_attention(const trr_conf_attention_input *in, trr_conf
                         if (half) {
                             const double denom = fmax(fabs(want), floor_);
                             const double rel = err / denom;
-                            const double bound = rel_bound + trr_conf_attention_score_term(D, lscale[r]) * vscale / denom;
+                            const double bound =
+                                rel_bound + trr_conf_attention_score_term(D, lscale[r]) * vscale / denom;
                             if (rel / bound > v.rel_ratio) {
-                                v.rel_ratio = rel / bound, v.rel = rel, v.rel_bound = bound, v.rel_got = got, v.rel_want = want;
+                                v.rel_ratio = rel / bound, v.rel = rel, v.rel_bound = bound, v.rel_got = got,
+                                v.rel_want = want;
                                 v.rel_at[0] = b, v.rel_at[1] = h, v.rel_at[2] = i, v.rel_at[3] = d;
                             }
                         }
@@ -200,7 +207,8 @@ trr_status trr_conf_check_attention(const trr_conf_attention_input *in, trr_conf
                 } else {
                     const double err = fabs(got - want), bound = trr_conf_attention_lse_bound(D, lscale[r], want);
                     if (err / bound > v.lse_ratio) {
-                        v.lse_ratio = err / bound, v.lse_err = err, v.lse_bound = bound, v.lse_got = got, v.lse_want = want;
+                        v.lse_ratio = err / bound, v.lse_err = err, v.lse_bound = bound, v.lse_got = got,
+                        v.lse_want = want;
                         v.lse_at[0] = b, v.lse_at[1] = h, v.lse_at[2] = i;
                     }
                 }
@@ -219,14 +227,16 @@ trr_status trr_conf_check_attention(const trr_conf_attention_input *in, trr_conf
     int failed = guard_bad;
     if (v.unwritten) {
         failed = 1;
-        trr_conf_append(res->message, sizeof res->message, "%lld output elements not written (first in row b %lld h %lld i %lld)",
-                        (long long)v.unwritten, (long long)v.first[0][0], (long long)v.first[0][1], (long long)v.first[0][2]);
+        trr_conf_append(res->message, sizeof res->message,
+                        "%lld output elements not written (first in row b %lld h %lld i %lld)", (long long)v.unwritten,
+                        (long long)v.first[0][0], (long long)v.first[0][1], (long long)v.first[0][2]);
     }
     if (v.nonfinite) {
         failed = 1;
         trr_conf_append(res->message, sizeof res->message,
                         "%lld non-finite outputs where the reference is finite (first in row b %lld h %lld i %lld)",
-                        (long long)v.nonfinite, (long long)v.first[1][0], (long long)v.first[1][1], (long long)v.first[1][2]);
+                        (long long)v.nonfinite, (long long)v.first[1][0], (long long)v.first[1][1],
+                        (long long)v.first[1][2]);
     }
     if (v.special) {
         failed = 1;
@@ -242,21 +252,26 @@ trr_status trr_conf_check_attention(const trr_conf_attention_input *in, trr_conf
     }
     if (v.rel_ratio > 1) {
         failed = 1;
-        trr_conf_append(res->message, sizeof res->message, "max_rel %.3g > %.3g at (b %lld, h %lld, i %lld, d %lld): got "
-                        "%.9g, want %.9g", v.rel, v.rel_bound, (long long)v.rel_at[0],
-                        (long long)v.rel_at[1], (long long)v.rel_at[2], (long long)v.rel_at[3], v.rel_got, v.rel_want);
+        trr_conf_append(res->message, sizeof res->message,
+                        "max_rel %.3g > %.3g at (b %lld, h %lld, i %lld, d %lld): got "
+                        "%.9g, want %.9g",
+                        v.rel, v.rel_bound, (long long)v.rel_at[0], (long long)v.rel_at[1], (long long)v.rel_at[2],
+                        (long long)v.rel_at[3], v.rel_got, v.rel_want);
     }
     if (v.lse_ratio > 1) {
         failed = 1;
-        trr_conf_append(res->message, sizeof res->message, "lse error %.3g > %.3g at (b %lld, h %lld, i %lld): got %.9g, "
-                        "want %.9g", v.lse_err, v.lse_bound, (long long)v.lse_at[0], (long long)v.lse_at[1],
-                        (long long)v.lse_at[2], v.lse_got, v.lse_want);
+        trr_conf_append(res->message, sizeof res->message,
+                        "lse error %.3g > %.3g at (b %lld, h %lld, i %lld): got %.9g, "
+                        "want %.9g",
+                        v.lse_err, v.lse_bound, (long long)v.lse_at[0], (long long)v.lse_at[1], (long long)v.lse_at[2],
+                        v.lse_got, v.lse_want);
     }
     /* the measure nearest its bound names the case's figure */
     res->metric = "frobenius", res->error = v.frob, res->bound = v.frob_bound, res->ratio = v.frob_ratio;
     if (v.rel_ratio > res->ratio)
         res->metric = "max_rel", res->error = v.rel, res->bound = v.rel_bound, res->ratio = v.rel_ratio;
-    if (v.lse_ratio > res->ratio) res->metric = "lse_abs", res->error = v.lse_err, res->bound = v.lse_bound, res->ratio = v.lse_ratio;
+    if (v.lse_ratio > res->ratio)
+        res->metric = "lse_abs", res->error = v.lse_err, res->bound = v.lse_bound, res->ratio = v.lse_ratio;
     if (v.unwritten || v.nonfinite || v.special || guard_bad) res->ratio = INFINITY;
     res->outcome = failed ? TRR_CONF_FAIL : TRR_CONF_PASS;
     free(oref);

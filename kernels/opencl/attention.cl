@@ -13,13 +13,13 @@
  *   4. each work-item rescales its share of the bm x D f32 accumulator (OPT elements, private) and adds P·V.
  * A row that has seen no key yet keeps m = -inf and weights 0, and never forms -inf - (-inf).
  *
- * D and BN are arguments (the local memory is an argument too, sized by the host), so one program serves every
- * head dim up to DMAX (256), and bm (an argument too: a decode step takes one row) up to BMMAX: OPT =
- * ceil(BMMAX·DMAX / T) bounds the private accumulator, of which a work-item uses opt = ceil(bm·D / T). MODE 0 writes o (rounded once to
- * its dtype, 0 for a row without keys) and lse = (m + log2 l)·ln 2 (-inf without keys). MODE 1 writes the split's
- * partial result, o_s normalised by its own l_s and lse_s = m_s + log2 l_s in base 2, to f32 scratch;
- * attention_combine then merges the splits: lse = log2 Σ 2^lse_s, o = Σ 2^(lse_s - lse)·o_s. The host splits the
- * keys where the device limits a work-item's loop iterations (llvmpipe), so every launch stays inside it. */
+ * D and BN are arguments (the local memory is an argument too, sized by the host), so one program serves every head
+ * dim up to DMAX (256), and bm (an argument too: a decode step takes one row) up to BMMAX: OPT = ceil(BMMAX·DMAX / T)
+ * bounds the private accumulator, of which a work-item uses opt = ceil(bm·D / T). MODE 0 writes o (rounded once to its
+ * dtype, 0 for a row without keys) and lse = (m + log2 l)·ln 2 (-inf without keys). MODE 1 writes the split's partial
+ * result, o_s normalised by its own l_s and lse_s = m_s + log2 l_s in base 2, to f32 scratch; attention_combine then
+ * merges the splits: lse = log2 Σ 2^lse_s, o = Σ 2^(lse_s - lse)·o_s. The host splits the keys where the device limits
+ * a work-item's loop iterations (llvmpipe), so every launch stays inside it. */
 
 #define OPT ((BMMAX * DMAX + T - 1) / T) /* the accumulator's elements a work-item holds, at most */
 #define LN2 0.69314718055994530942f
@@ -161,5 +161,6 @@ __kernel void attention_combine(__global const float *part, __global const float
         out /= total;
     }
     store_dt(o, oo + b * ob + h * oh + (long)i * os + d, dt, out);
-    if (has_lse && d == 0) lse[lo + b * lb + h * lh + (long)i * ls] = m != -INFINITY ? (m + log2(total)) * LN2 : -INFINITY;
+    if (has_lse && d == 0)
+        lse[lo + b * lb + h * lh + (long)i * ls] = m != -INFINITY ? (m + log2(total)) * LN2 : -INFINITY;
 }

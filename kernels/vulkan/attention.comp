@@ -149,7 +149,8 @@ void main() {
         const float lse2 = l > 0.0 ? Ms[r] + log2(l) : NEG_INF;
         if (MODE == 0u) {
             o[pc.oo + b * pc.ob + h * pc.oh + i * pc.os + d] = ZC(res);
-            if (HAS_LSE && d == 0u) lse[pc.lo + b * pc.lb + h * pc.lh + i * pc.ls] = l > 0.0 ? lse2 * float(LN2) : NEG_INF;
+            if (HAS_LSE && d == 0u)
+                lse[pc.lo + b * pc.lb + h * pc.lh + i * pc.ls] = l > 0.0 ? lse2 * float(LN2) : NEG_INF;
         } else {
             const uint row = (b * pc.hq + h) * pc.sq + i;
             part[(split * pc.rows + row) * D + d] = res;
@@ -179,7 +180,8 @@ void main() {
         res /= total;
     }
     o[pc.oo + b * pc.ob + h * pc.oh + i * pc.os + d] = ZC(res);
-    if (HAS_LSE && d == 0u) lse[pc.lo + b * pc.lb + h * pc.lh + i * pc.ls] = m != NEG_INF ? (m + log2(total)) * float(LN2) : NEG_INF;
+    if (HAS_LSE && d == 0u)
+        lse[pc.lo + b * pc.lb + h * pc.lh + i * pc.ls] = m != NEG_INF ? (m + log2(total)) * float(LN2) : NEG_INF;
 }
 
 #endif

@@ -99,8 +99,8 @@ def test_bshd_view(ctx, rng):
     """torch's [B,S,H,D] storage passed as its permuted [B,H,S,D] view, with padded heads (any B, H, S strides)."""
     b, s, h, d = 2, 11, 3, 16
     store = ctx.tensor(rand(rng, b, s, h, d + 4))  # [B,S,H,D+4], padded rows
-    view = trireme.Tensor(store._storage, (b, h, s, d), store.trr_dtype, strides=(s * h * (d + 4), d + 4, h * (d + 4), 1),
-                          offset=store.offset)
+    view = trireme.Tensor(store._storage, (b, h, s, d), store.trr_dtype,
+                          strides=(s * h * (d + 4), d + 4, h * (d + 4), 1), offset=store.offset)
     k, v = rand(rng, b, h, 13, d), rand(rng, b, h, 13, d)
     o, lse = ctx.attention(view, k, v, lse=True)
     q = np.transpose(store.numpy()[..., :d], (0, 2, 1, 3))

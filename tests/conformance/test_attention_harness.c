@@ -24,7 +24,8 @@ static float unit(uint64_t *s) {
     return (float)((double)(*s >> 11) / 9007199254740992.0 * 2.0 - 1.0);
 }
 
-static host_call make(int64_t B, int64_t Hq, int64_t Hkv, int64_t Sq, int64_t Skv, int64_t D, int causal, uint64_t seed) {
+static host_call make(int64_t B, int64_t Hq, int64_t Hkv, int64_t Sq, int64_t Skv, int64_t D, int causal,
+                      uint64_t seed) {
     host_call h;
     memset(&h, 0, sizeof h);
     h.q = malloc((size_t)(B * Hq * Sq * D) * sizeof(float));
@@ -288,7 +289,8 @@ Test(attention_cases, views_validate) {
         cr_assert_eq(trr_case_call_build(ctx, c, t, 0, &call, &empty), TRR_OK, "%s: %s", name, trr_last_error(ctx));
         cr_expect_eq(call.attn.has_lse, c->attn.lse, "%s", name);
         cr_expect_eq(call.attn.causal, trr_case_causal(c), "%s", name);
-        if (c->attn.bshd) cr_expect(call.x.stride0 == c->attn.hq * call.x.stride1 && call.x.stride1 >= c->attn.d, "%s", name);
+        if (c->attn.bshd)
+            cr_expect(call.x.stride0 == c->attn.hq * call.x.stride1 && call.x.stride1 >= c->attn.d, "%s", name);
         trr_call packed;
         cr_assert_eq(trr_case_packed_call(c, &packed), TRR_OK);
         cr_expect(packed.attn.seq_kv == c->attn.skv && packed.attn.scale == call.attn.scale, "%s", name);

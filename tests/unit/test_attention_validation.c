@@ -93,7 +93,8 @@ Test(attention_validation, normalised_form) {
     cr_expect(c.rows == SQ && c.cols == D && c.k == SKV && c.batch == B);
     /* element (b, h, s, d) at offset + b * batch_stride + h * stride1 + s * stride0 + d */
     cr_expect(c.x.batch_stride == HQ * SQ * D && c.x.stride1 == SQ * D && c.x.stride0 == D && c.x.offset == 0);
-    cr_expect(c.y.batch_stride == HKV * SKV * D && c.y.stride1 == SKV * D && c.y.stride0 == D && c.y.offset == K_AT / 4);
+    cr_expect(c.y.batch_stride == HKV * SKV * D && c.y.stride1 == SKV * D && c.y.stride0 == D &&
+              c.y.offset == K_AT / 4);
     cr_expect(c.u.offset == V_AT / 4 && c.z.offset == O_AT / 4 && c.w.offset == L_AT / 4);
     cr_expect(c.w.batch_stride == HQ * SQ && c.w.stride1 == SQ && c.w.stride0 == 1 && c.w.dtype == TRR_F32);
     /* the parameters: scale 0 is 1/sqrt(D) */
@@ -134,12 +135,16 @@ Test(attention_validation, bshd_view_and_gqa) {
 
 Test(attention_validation, invalid_argument) {
     args a = valid();
-    expect_status(trr_attention(ctx, NULL, &a.k, &a.v, &a.o, NULL, 0.0f, 0), TRR_ERR_INVALID_ARGUMENT, "q: tensor is NULL");
-    expect_status(trr_attention(ctx, &a.q, &a.k, NULL, &a.o, NULL, 0.0f, 0), TRR_ERR_INVALID_ARGUMENT, "v: tensor is NULL");
-    expect_status(trr_attention(ctx, &a.q, &a.k, &a.v, NULL, &a.lse, 0.0f, 0), TRR_ERR_INVALID_ARGUMENT, "o: tensor is NULL");
+    expect_status(trr_attention(ctx, NULL, &a.k, &a.v, &a.o, NULL, 0.0f, 0), TRR_ERR_INVALID_ARGUMENT,
+                  "q: tensor is NULL");
+    expect_status(trr_attention(ctx, &a.q, &a.k, NULL, &a.o, NULL, 0.0f, 0), TRR_ERR_INVALID_ARGUMENT,
+                  "v: tensor is NULL");
+    expect_status(trr_attention(ctx, &a.q, &a.k, &a.v, NULL, &a.lse, 0.0f, 0), TRR_ERR_INVALID_ARGUMENT,
+                  "o: tensor is NULL");
     trr_tensor nobuf = a.lse;
     nobuf.buffer = NULL;
-    expect_status(trr_attention(ctx, &a.q, &a.k, &a.v, &a.o, &nobuf, 0.0f, 0), TRR_ERR_INVALID_ARGUMENT, "lse: tensor has no buffer");
+    expect_status(trr_attention(ctx, &a.q, &a.k, &a.v, &a.o, &nobuf, 0.0f, 0), TRR_ERR_INVALID_ARGUMENT,
+                  "lse: tensor has no buffer");
     expect_status(trr_attention(ctx, &a.q, &a.k, &a.v, &a.o, NULL, NAN, 0), TRR_ERR_INVALID_ARGUMENT, "scale");
     expect_status(trr_attention(ctx, &a.q, &a.k, &a.v, &a.o, NULL, INFINITY, 0), TRR_ERR_INVALID_ARGUMENT, "scale");
     cr_expect_eq(trr_attention(NULL, &a.q, &a.k, &a.v, &a.o, NULL, 0.0f, 0), TRR_ERR_INVALID_ARGUMENT);
@@ -165,7 +170,8 @@ Test(attention_validation, dtype) {
     a.lse = t4(L_AT, TRR_F16, B, HQ, SQ, -1);
     expect_status(run(&a, 1), TRR_ERR_DTYPE, "lse must be f32");
     a = valid();
-    a.q = t4(Q_AT, TRR_U8, B, HQ, SQ, D), a.k = t4(K_AT, TRR_U8, B, HKV, SKV, D), a.v = t4(V_AT, TRR_U8, B, HKV, SKV, D);
+    a.q = t4(Q_AT, TRR_U8, B, HQ, SQ, D), a.k = t4(K_AT, TRR_U8, B, HKV, SKV, D),
+    a.v = t4(V_AT, TRR_U8, B, HKV, SKV, D);
     a.o = t4(O_AT, TRR_U8, B, HQ, SQ, D);
     expect_status(run(&a, 0), TRR_ERR_DTYPE, "u8 -> u8");
 }
@@ -273,7 +279,8 @@ Test(attention_validation, empty_calls) {
         const float minus_inf = -INFINITY;
         memcpy(want + L_AT + r * 2 * 4, &minus_inf, 4);
     }
-    for (int i = 0; i < BUF_BYTES; i++) cr_assert_eq(host[i], want[i], "byte %d: 0x%02x, want 0x%02x", i, host[i], want[i]);
+    for (int i = 0; i < BUF_BYTES; i++)
+        cr_assert_eq(host[i], want[i], "byte %d: 0x%02x, want 0x%02x", i, host[i], want[i]);
 }
 
 Test(attention_validation, op_info_and_params) {

@@ -1,8 +1,9 @@
 /* attention's SIMT kernel (kernels/vulkan/attention.comp) under blocks the heuristic does not pick, on the head dims
  * of 128 and more whose loops reach lavapipe's loop budget first: one key a block over a whole block of queries,
  * and odd sizes; the keys then split several ways, each split within the budget (backend_vulkan/vk_attention.c).
- * Checked by the conformance engine on attention's quick cases at D >= 128. Runs on vulkan:0 under TRIREME_VK_VALIDATION=1 as every test does; skipped without a
- * Vulkan device unless TRIREME_REQUIRE_BACKENDS names vulkan. */
+ * Checked by the conformance engine on attention's quick cases at D >= 128. Runs on vulkan:0 under
+ * TRIREME_VK_VALIDATION=1 as every test does; skipped without a Vulkan device unless TRIREME_REQUIRE_BACKENDS names
+ * vulkan. */
 #include "conformance.h"
 #include "test_support.h"
 
