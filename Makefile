@@ -83,13 +83,18 @@ test-python: build
 gpu:
 	tools/gpu_run.sh
 
-# A release build to carry to the GPU machine, with the shared libraries its image lacks beside it and the
-# measuring tools (tools/) that some of gpu_run.sh's steps run.
+# A release build to carry to the GPU machine, with the shared libraries it links beyond the C runtime beside it and the
+# measuring tools (tools/) that some of gpu_run.sh's steps run; build-gpu-carry/ holds only what a run needs
+# (the device tool carries at most 64 MiB, and the build folder with OpenBLAS beside it is more).
 gpu-build:
 	cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DTRIREME_TESTS=OFF -DTRIREME_TOOLS=ON
 	cmake --build build-gpu -j$(JOBS)
-	mkdir -p build-gpu/lib && for l in libcjson.so.1 libxxhash.so.0; do \
-	  cp -L $$(ldconfig -p | awk -v l="$$l" '$$1 == l {print $$NF; exit}') build-gpu/lib/; done
+	mkdir -p build-gpu/lib && ldd build-gpu/libtrireme.so | \
+	  awk '$$2 == "=>" && $$1 !~ /^(libc|libm|libgcc_s|libpthread|libdl|librt)\.so|^ld-linux/ {print $$3}' | \
+	  xargs -r -I{} cp -L {} build-gpu/lib/
+	rm -rf build-gpu-carry && mkdir -p build-gpu-carry/cli build-gpu-carry/tools && \
+	  cp build-gpu/cli/trireme build-gpu-carry/cli/ && cp -a build-gpu/libtrireme.so* build-gpu/lib build-gpu-carry/ && \
+	  find build-gpu/tools -maxdepth 1 -type f -perm -u+x -exec cp {} build-gpu-carry/tools/ \;
 
 clean:
 	rm -rf $(BUILD) $(BUILD_ASAN)

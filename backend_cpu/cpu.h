@@ -11,6 +11,7 @@
 #define TRR_CPU_H
 
 #include "backend.h"
+#include "op_table.h"
 
 #include <stdint.h>
 
@@ -57,17 +58,31 @@ trr_status trr_cpu_copy(trr_context *ctx, void *dst, size_t dst_offset, void *sr
                         size_t bytes);
 trr_status trr_cpu_fill(trr_context *ctx, void *mem, size_t offset, size_t bytes, uint8_t value);
 
-/* ---- ops: each assumes a validated, non-empty call of its own op ---- */
+/* ---- ops (kernels.c): the backend's slots for a call, by the op's shape rule and kernel ---- */
 
-trr_status trr_cpu_elementwise(trr_context *ctx, const trr_call *call); /* the element-wise shape rule: copy, add, gelu, silu (elementwise.c) */
+trr_status trr_cpu_supports(trr_context *ctx, const trr_call *call);
+void trr_cpu_choose_config(trr_context *ctx, trr_call *call);
+trr_status trr_cpu_check_config(trr_context *ctx, const trr_call *call);
+unsigned trr_cpu_config_fields_used(trr_op op);
+trr_status trr_cpu_run(trr_context *ctx, const trr_call *call);
+/* 1 when d names the kernel stem/entry (its kernel stem and its name). */
+int trr_cpu_kernel_named(const trr_op_desc *d, const char *stem, const char *entry);
+
+/* ---- each rule's code: each assumes a validated, non-empty call that its rule's lookup accepted ---- */
+
+/* the element-wise shape rule (elementwise.c) */
+trr_status trr_cpu_elementwise(trr_context *ctx, const trr_call *call);
+/* The element-wise kernels: ops that move bytes (trr_op_desc.bytewise), and the C loops of elementwise.c named by
+ * stem "elementwise" and the op's name. */
+int trr_cpu_elementwise_provides(const trr_op_desc *d, char *why, size_t cap);
 trr_status trr_cpu_rgb_to_grey(trr_context *ctx, const trr_call *call); /* rgb.c */
 trr_status trr_cpu_softmax(trr_context *ctx, const trr_call *call);     /* softmax.c */
 trr_status trr_cpu_row_sum(trr_context *ctx, const trr_call *call);     /* rowsum.c */
 trr_status trr_cpu_matmul(trr_context *ctx, const trr_call *call);      /* matmul.c */
-/* The ops whose definition names a kernel stem (trr_op_desc.kernel): found by stem and entry point, run by the
- * op's shape rule (norm.c). supports says whether such a kernel exists here. */
-trr_status trr_cpu_kernel_supports(trr_context *ctx, const trr_call *call);
-trr_status trr_cpu_run_kernel(trr_context *ctx, const trr_call *call);
+/* The row-norm shape rule (norm.c): each row through the C function its table pairs with the op's stem and
+ * entry. */
+int trr_cpu_norm_provides(const trr_op_desc *d, char *why, size_t cap);
+trr_status trr_cpu_row_norm(trr_context *ctx, const trr_call *call);
 
 /* attention (attention.c), its config heuristic and limits */
 trr_status trr_cpu_attention(trr_context *ctx, const trr_call *call);

@@ -1,12 +1,10 @@
 /*
  * The CPU device: what it reports about the host, opening it (a thread pool per context), timing, and the
- * backend table that wires every slot to this directory's files.
+ * backend table that wires every slot to this directory's files (the ops: kernels.c).
  */
 #define _POSIX_C_SOURCE 200809L
 
 #include "cpu.h"
-
-#include "op_table.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -177,77 +175,6 @@ static trr_status cpu_timer_stop(trr_context *ctx, double *out_ms) {
     return TRR_OK;
 }
 
-static trr_status cpu_supports(trr_context *ctx, const trr_call *call) {
-    if (trr_op_desc_get(call->op)->kernel) return trr_cpu_kernel_supports(ctx, call);
-    return TRR_OK; /* every op table signature, bf16 included, runs here */
-}
-
-/* Elementwise and row-wise ops are memory bound: block_n is the number of elements one task takes, large
- * enough that waking a thread costs little against it. The other fields mean nothing on a CPU but are filled
- * so the recorded config says what ran. */
-static void cpu_choose_config(trr_context *ctx, trr_call *call) {
-    (void)ctx;
-    trr_config *c = &call->config;
-    /* one kernel family per op here: the portable loops */
-    if (!c->variant && (call->op == TRR_OP_MATMUL || call->op == TRR_OP_SOFTMAX)) c->variant = TRR_VARIANT_SIMT;
-    if (call->op == TRR_OP_MATMUL) {
-        trr_cpu_matmul_choose_config(call);
-        return;
-    }
-    if (call->op == TRR_OP_ATTENTION) {
-        trr_cpu_attention_choose_config(call);
-        return;
-    }
-    if (!c->block_n) c->block_n = 16384;
-    if (!c->threads) c->threads = 1;
-    if (!c->vector_width) c->vector_width = 1;
-}
-
-static trr_status cpu_check_config(trr_context *ctx, const trr_call *call) {
-    if (call->config.variant != TRR_VARIANT_AUTO && call->config.variant != TRR_VARIANT_SIMT) {
-        const char *name = "?";
-        trr_variant_name((trr_variant)call->config.variant, &name);
-        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cpu: variant %s is not a kernel of the CPU backend (only simt)",
-                         name);
-    }
-    if (call->op == TRR_OP_MATMUL) return trr_cpu_matmul_check_config(ctx, call);
-    if (call->op == TRR_OP_ATTENTION) return trr_cpu_attention_check_config(ctx, call);
-    if (call->config.block_n < 1)
-        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cpu: block_n must be positive, got %d", call->config.block_n);
-    return TRR_OK;
-}
-
-/* What the kernels read: the matmul its cache blocks and block order (split-K only as 1); attention its query
- * and key blocks; the element-wise ops the elements per task; rgb_to_grey, softmax and row_sum split their rows
- * by themselves. The variant is read by cpu_check_config, which takes only simt. */
-static unsigned cpu_config_fields_used(trr_op op) {
-    switch (op) {
-    case TRR_OP_MATMUL: return TRR_CFG_BLOCK_M | TRR_CFG_BLOCK_N | TRR_CFG_BLOCK_K | TRR_CFG_GROUP_M | TRR_CFG_VARIANT;
-    case TRR_OP_ATTENTION: return TRR_CFG_BLOCK_M | TRR_CFG_BLOCK_N | TRR_CFG_VARIANT;
-    case TRR_OP_COPY:
-    case TRR_OP_ADD:
-    case TRR_OP_GELU:
-    case TRR_OP_SILU: return TRR_CFG_BLOCK_N | TRR_CFG_VARIANT;
-    default: return TRR_CFG_VARIANT;
-    }
-}
-
-static trr_status cpu_run(trr_context *ctx, const trr_call *call) {
-    if (trr_op_desc_get(call->op)->kernel) return trr_cpu_run_kernel(ctx, call);
-    switch (call->op) {
-    case TRR_OP_COPY:
-    case TRR_OP_ADD:
-    case TRR_OP_GELU:
-    case TRR_OP_SILU: return trr_cpu_elementwise(ctx, call);
-    case TRR_OP_RGB_TO_GREY: return trr_cpu_rgb_to_grey(ctx, call);
-    case TRR_OP_SOFTMAX: return trr_cpu_softmax(ctx, call);
-    case TRR_OP_ROW_SUM: return trr_cpu_row_sum(ctx, call);
-    case TRR_OP_MATMUL: return trr_cpu_matmul(ctx, call);
-    case TRR_OP_ATTENTION: return trr_cpu_attention(ctx, call);
-    default: return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cpu: op %d is not implemented", (int)call->op);
-    }
-}
-
 /* No device objects: the native handles are NULL, a buffer is its host address. */
 static trr_status cpu_native_context(trr_context *ctx, trr_native *out) {
     (void)ctx, (void)out;
@@ -276,11 +203,11 @@ const trr_backend trr_backend_cpu = {
     .synchronize = cpu_synchronize,
     .timer_start = cpu_timer_start,
     .timer_stop = cpu_timer_stop,
-    .supports = cpu_supports,
-    .choose_config = cpu_choose_config,
-    .check_config = cpu_check_config,
-    .config_fields_used = cpu_config_fields_used,
-    .run = cpu_run,
+    .supports = trr_cpu_supports,
+    .choose_config = trr_cpu_choose_config,
+    .check_config = trr_cpu_check_config,
+    .config_fields_used = trr_cpu_config_fields_used,
+    .run = trr_cpu_run,
     .native_context = cpu_native_context,
     .native_buffer = cpu_native_buffer,
     /* memory allocated elsewhere */

@@ -1,8 +1,7 @@
 /*
- * The ops whose definition names a kernel (op_table.h: trr_op_desc.kernel), run by their shape rule: the row-norm
- * rule threads over rows and calls, for each row, the C function a small table pairs with the op's kernel stem
- * and entry point. The op reaches this file as data (its stem, its name, its rule), so a new op of an existing
- * rule needs a table entry and no dispatch code.
+ * The row-norm shape rule: it threads over rows and calls, for each row, the C function a small table pairs with
+ * the op's kernel stem and entry point (its definition's). The op reaches this file as data (its stem, its name),
+ * so a new op of the rule needs a table entry and no dispatch code.
  *
  * Row norms make two sweeps over a row: the sums, then the output. Each sweep goes through an f32 tile of
  * TILE elements (f16 and bf16 widened there; f32 rows used in place), so a row of any length costs L1-sized
@@ -19,6 +18,7 @@
 #include "op_table.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #define TILE 256
@@ -171,8 +171,7 @@ static const struct {
 
 static norm_row_fn find_row_kernel(const trr_op_desc *d) {
     for (size_t i = 0; i < sizeof row_kernels / sizeof row_kernels[0]; i++)
-        if (strcmp(row_kernels[i].stem, d->kernel) == 0 && strcmp(row_kernels[i].entry, d->name) == 0)
-            return row_kernels[i].row;
+        if (trr_cpu_kernel_named(d, row_kernels[i].stem, row_kernels[i].entry)) return row_kernels[i].row;
     return NULL;
 }
 
@@ -196,16 +195,12 @@ static trr_status run_row_norm(trr_context *ctx, const trr_call *call, norm_row_
     return TRR_OK;
 }
 
-trr_status trr_cpu_kernel_supports(trr_context *ctx, const trr_call *call) {
-    const trr_op_desc *d = trr_op_desc_get(call->op);
-    if (d->kernel && d->shape == TRR_SHAPE_ROW_NORM && find_row_kernel(d)) return TRR_OK;
-    return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cpu: no kernel %s/%s for %s's shape rule",
-                     d->kernel ? d->kernel : "-", d->name, d->name);
+int trr_cpu_norm_provides(const trr_op_desc *d, char *why, size_t cap) {
+    if (find_row_kernel(d)) return 1;
+    snprintf(why, cap, "no row function %s/%s among the CPU's row norms", d->kernel ? d->kernel : "-", d->name);
+    return 0;
 }
 
-trr_status trr_cpu_run_kernel(trr_context *ctx, const trr_call *call) {
-    const trr_op_desc *d = trr_op_desc_get(call->op);
-    norm_row_fn row = d->kernel && d->shape == TRR_SHAPE_ROW_NORM ? find_row_kernel(d) : NULL;
-    if (!row) return trr_cpu_kernel_supports(ctx, call);
-    return run_row_norm(ctx, call, row);
+trr_status trr_cpu_row_norm(trr_context *ctx, const trr_call *call) {
+    return run_row_norm(ctx, call, find_row_kernel(trr_op_desc_get(call->op)));
 }

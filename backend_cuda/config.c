@@ -200,7 +200,7 @@ static void fill(trr_config *c, const trr_config *h) {
     if (!c->split_k) c->split_k = h->split_k;
 }
 
-static void choose_matmul(const trr_cuda_dev *dev, trr_call *call) {
+void trr_cuda_choose_matmul(const trr_cuda_dev *dev, trr_call *call) {
     trr_config h;
     memset(&h, 0, sizeof h);
     int sms = dev ? dev->sm_count : 132;
@@ -328,81 +328,108 @@ void trr_cuda_choose_norm(trr_call *call) {
     }
 }
 
-void trr_cuda_choose_config(trr_context *ctx, trr_call *call) {
-    const trr_cuda_dev *dev = ctx ? ctx->dev : NULL;
-    trr_config h;
-    memset(&h, 0, sizeof h);
-    int es = elem_size(call->x.dtype);
-    const trr_op_desc *desc = trr_op_desc_get(call->op);
-    if (desc && desc->shape == TRR_SHAPE_ROW_NORM) {
-        trr_cuda_choose_norm(call);
-        return;
-    }
-    switch (call->op) {
-    case TRR_OP_MATMUL: choose_matmul(dev, call); return;
-    case TRR_OP_ATTENTION: trr_cuda_choose_attention(dev, call); return;
-    case TRR_OP_SOFTMAX: {
-        if (!call->config.variant)
-            call->config.variant = call->cols <= TRR_CUDA_SOFTMAX_WARP_MAX_COLS ? TRR_VARIANT_SUBGROUP : TRR_VARIANT_SIMT;
-        if (call->config.variant == TRR_VARIANT_SUBGROUP) {
-            h.threads = TRR_CUDA_SOFTMAX_WARP_THREADS;
-            h.block_n = 32 * trr_cuda_softmax_warp_items(call->x.dtype, call->cols);
-            break;
-        }
-        int count = 0;
-        const trr_cuda_softmax_step *ladder = trr_cuda_softmax_ladder(call->x.dtype, &count);
-        h.threads = TRR_CUDA_SOFTMAX_ONLINE_THREADS;
-        h.block_n = TRR_CUDA_SOFTMAX_ONLINE_THREADS * trr_cuda_softmax_online_items(call->x.dtype);
-        for (int i = 0; i < count; i++) {
-            if (call->cols <= (int64_t)ladder[i].threads * ladder[i].items) {
-                h.threads = ladder[i].threads;
-                h.block_n = ladder[i].threads * ladder[i].items;
-                break;
-            }
-        }
-        break;
-    }
-    case TRR_OP_ROW_SUM: {
-        /* block_n = threads x elements per vector x the vectors a thread loads before adding (LOADS, then 4, then
-         * 1 while the row lasts); block_k how rows are read (1 ld.global.cs, 4 bulk copies: row_sum.cu).
-         * Short rows waste most of a wide block; 256 threads cover rows up to a few thousand in one sweep, 512
-         * with 8 loads beyond. Rows of 32 to 64 KiB: one block of 1024 threads, each loading 2 vectors, reads a
-         * row in one go, and fewer, larger blocks leave less of the time to the write-back of dirty L2 lines that
-         * precedes them (the bench's cache flush). Rows of 128 KiB and more on sm_90: bulk copies, faster there
-         * and slower on shorter rows (the tuning data). */
-        const int64_t row_bytes = call->cols * es;
-        h.block_k = 1;
-        if (row_bytes >= 131072 && dev && dev->cc_major >= 9) {
-            h.threads = 256;
-            h.block_k = 4;
-            h.block_n = h.threads * (16 / es) * 8;
-        } else if (row_bytes >= 32768 && row_bytes < 65536) {
-            h.threads = 1024;
-            h.block_n = h.threads * (16 / es) * 2;
-        } else {
-            h.threads = call->cols <= 1024 ? 128 : call->cols < 8192 ? 256 : 512;
-            h.block_n = h.threads * (16 / es) * 8;
-        }
-        break;
-    }
-    case TRR_OP_ADD:
-    case TRR_OP_GELU:
-    case TRR_OP_SILU:
-        /* The flat kernel (packed operands, rows == 1): 128 threads of one 16-byte vector each, measured fastest
-         * on NVIDIA H200 against 64 and 256-1024 threads and 2 or 4 vectors a thread (docs/performance.md).
-         * add below 2^25 elements takes two vectors a thread (Triton's shape), where gelu loses with two.
-         * Strided rows keep 256 threads. */
-        h.threads = call->rows == 1 ? 128 : 256;
-        h.block_n = h.threads * (16 / es);
-        if (call->rows == 1 && call->op == TRR_OP_ADD && call->cols < ((int64_t)1 << 25)) h.block_n *= 2;
-        break;
-    default: h.threads = 256; h.block_n = 256 * (16 / es); break;
-    }
-    h.vector_width = 16 / es;
-    fill(&call->config, &h);
+/* The memory-bound rules' common part: 16-byte vectors, then h where the config left a field at zero. */
+static void fill_stream(trr_call *call, trr_config *h) {
+    h->vector_width = 16 / elem_size(call->x.dtype);
+    fill(&call->config, h);
 }
 
-static trr_status check_matmul(trr_context *ctx, const trr_cuda_dev *dev, const trr_call *call) {
+void trr_cuda_choose_row_norm(const trr_cuda_dev *dev, trr_call *call) {
+    (void)dev;
+    trr_cuda_choose_norm(call);
+}
+
+void trr_cuda_choose_rows(const trr_cuda_dev *dev, trr_call *call) {
+    (void)dev;
+    trr_config h;
+    memset(&h, 0, sizeof h);
+    if (!call->config.variant)
+        call->config.variant = call->cols <= TRR_CUDA_SOFTMAX_WARP_MAX_COLS ? TRR_VARIANT_SUBGROUP : TRR_VARIANT_SIMT;
+    if (call->config.variant == TRR_VARIANT_SUBGROUP) {
+        h.threads = TRR_CUDA_SOFTMAX_WARP_THREADS;
+        h.block_n = 32 * trr_cuda_softmax_warp_items(call->x.dtype, call->cols);
+        fill_stream(call, &h);
+        return;
+    }
+    int count = 0;
+    const trr_cuda_softmax_step *ladder = trr_cuda_softmax_ladder(call->x.dtype, &count);
+    h.threads = TRR_CUDA_SOFTMAX_ONLINE_THREADS;
+    h.block_n = TRR_CUDA_SOFTMAX_ONLINE_THREADS * trr_cuda_softmax_online_items(call->x.dtype);
+    for (int i = 0; i < count; i++) {
+        if (call->cols <= (int64_t)ladder[i].threads * ladder[i].items) {
+            h.threads = ladder[i].threads;
+            h.block_n = ladder[i].threads * ladder[i].items;
+            break;
+        }
+    }
+    fill_stream(call, &h);
+}
+
+void trr_cuda_choose_row_reduce(const trr_cuda_dev *dev, trr_call *call) {
+    trr_config h;
+    memset(&h, 0, sizeof h);
+    const int es = elem_size(call->x.dtype);
+    /* block_n = threads x elements per vector x the vectors a thread loads before adding (LOADS, then 4, then
+     * 1 while the row lasts); block_k how rows are read (1 ld.global.cs, 4 bulk copies: row_sum.cu).
+     * Short rows waste most of a wide block; 256 threads cover rows up to a few thousand in one sweep, 512
+     * with 8 loads beyond. Rows of 32 to 64 KiB: one block of 1024 threads, each loading 2 vectors, reads a
+     * row in one go, and fewer, larger blocks leave less of the time to the write-back of dirty L2 lines that
+     * precedes them (the bench's cache flush). Rows of 128 KiB and more on sm_90: bulk copies, faster there
+     * and slower on shorter rows (the tuning data). */
+    const int64_t row_bytes = call->cols * es;
+    h.block_k = 1;
+    if (row_bytes >= 131072 && dev && dev->cc_major >= 9) {
+        h.threads = 256;
+        h.block_k = 4;
+        h.block_n = h.threads * (16 / es) * 8;
+    } else if (row_bytes >= 32768 && row_bytes < 65536) {
+        h.threads = 1024;
+        h.block_n = h.threads * (16 / es) * 2;
+    } else {
+        h.threads = call->cols <= 1024 ? 128 : call->cols < 8192 ? 256 : 512;
+        h.block_n = h.threads * (16 / es) * 8;
+    }
+    fill_stream(call, &h);
+}
+
+void trr_cuda_choose_elementwise(const trr_cuda_dev *dev, trr_call *call) {
+    (void)dev;
+    const trr_op_desc *d = trr_op_desc_get(call->op);
+    trr_config h;
+    memset(&h, 0, sizeof h);
+    const int es = elem_size(call->x.dtype);
+    if (d->bytewise) {
+        /* a packed byte move is the driver's copy; strided rows take 256 threads */
+        h.threads = 256;
+        h.block_n = 256 * (16 / es);
+        fill_stream(call, &h);
+        return;
+    }
+    /* The flat kernel (packed operands, rows == 1): 128 threads of one 16-byte vector each, measured fastest
+     * on NVIDIA H200 against 64 and 256-1024 threads and 2 or 4 vectors a thread (docs/performance.md).
+     * Ops of no transcendental work (add) below 2^25 elements take two vectors a thread (Triton's shape),
+     * where gelu loses with two. Strided rows keep 256 threads. */
+    h.threads = call->rows == 1 ? 128 : 256;
+    h.block_n = h.threads * (16 / es);
+    if (call->rows == 1 && !d->transcendental && call->cols < ((int64_t)1 << 25)) h.block_n *= 2;
+    fill_stream(call, &h);
+}
+
+void trr_cuda_choose_planes(const trr_cuda_dev *dev, trr_call *call) {
+    (void)dev;
+    trr_config h;
+    memset(&h, 0, sizeof h);
+    h.threads = 256;
+    h.block_n = 256 * (16 / elem_size(call->x.dtype));
+    fill_stream(call, &h);
+}
+
+void trr_cuda_choose_config(trr_context *ctx, trr_call *call) {
+    const trr_cuda_rule *r = trr_cuda_rule_for(trr_op_desc_get(call->op));
+    if (r) r->choose(ctx ? ctx->dev : NULL, call); /* else trr_cuda_supports says why */
+}
+
+trr_status trr_cuda_check_matmul(trr_context *ctx, const trr_cuda_dev *dev, const trr_call *call) {
     const trr_config *c = &call->config;
     int max_threads = dev ? dev->max_threads : 1024;
     if (c->split_k != 1) return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda matmul: split_k must be 1 (got %d)", c->split_k);
@@ -483,63 +510,84 @@ static trr_status check_matmul(trr_context *ctx, const trr_cuda_dev *dev, const 
     return TRR_OK;
 }
 
-trr_status trr_cuda_check_config(trr_context *ctx, const trr_call *call) {
-    const trr_cuda_dev *dev = ctx ? ctx->dev : NULL;
-    const trr_config *c = &call->config;
-    int max_threads = dev ? dev->max_threads : 1024;
-    if (call->op == TRR_OP_MATMUL) return check_matmul(ctx, dev, call);
-    if (call->op == TRR_OP_ATTENTION) return trr_cuda_check_attention(ctx, dev, call);
-    if (c->threads % 32 || c->threads < 32 || c->threads > max_threads)
-        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda: threads %d must be a multiple of 32 in [32, %d]", c->threads,
+/* Every memory-bound rule: whole warps, and one kernel family where the rule has no other here. */
+static trr_status check_threads(trr_context *ctx, const trr_cuda_dev *dev, const trr_call *call) {
+    const int max_threads = dev ? dev->max_threads : 1024, t = call->config.threads;
+    if (t % 32 || t < 32 || t > max_threads)
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda: threads %d must be a multiple of 32 in [32, %d]", t,
                          max_threads);
-    if (call->op != TRR_OP_SOFTMAX && c->variant != TRR_VARIANT_AUTO && c->variant != TRR_VARIANT_SIMT) {
+    return TRR_OK;
+}
+
+trr_status trr_cuda_check_stream(trr_context *ctx, const trr_cuda_dev *dev, const trr_call *call) {
+    TRR_TRY(check_threads(ctx, dev, call));
+    const int v = call->config.variant;
+    if (v != TRR_VARIANT_AUTO && v != TRR_VARIANT_SIMT) {
         const char *vname = "?";
-        trr_variant_name((trr_variant)c->variant, &vname);
+        trr_variant_name((trr_variant)v, &vname);
         return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda: variant %s; this op has one kernel family here (simt)", vname);
     }
-    const trr_op_desc *desc = trr_op_desc_get(call->op);
-    if (desc && desc->shape == TRR_SHAPE_ROW_NORM) {
-        int kind, vpt;
-        char why[200];
-        if (!trr_cuda_norm_plan(call, &kind, &vpt, why, sizeof why))
-            return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda %s: %s", desc->name, why);
+    return TRR_OK;
+}
+
+trr_status trr_cuda_check_row_norm(trr_context *ctx, const trr_cuda_dev *dev, const trr_call *call) {
+    TRR_TRY(trr_cuda_check_stream(ctx, dev, call));
+    int kind, vpt;
+    char why[200];
+    if (!trr_cuda_norm_plan(call, &kind, &vpt, why, sizeof why))
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda %s: %s", trr_op_desc_get(call->op)->name, why);
+    return TRR_OK;
+}
+
+trr_status trr_cuda_check_row_reduce(trr_context *ctx, const trr_cuda_dev *dev, const trr_call *call) {
+    TRR_TRY(trr_cuda_check_stream(ctx, dev, call));
+    const trr_config *c = &call->config;
+    const int bulk_ok = !dev || dev->cc_major >= 9; /* cp.async.bulk */
+    if (c->block_m > 1 || c->block_k < 1 || c->block_k > (bulk_ok ? 4 : 3))
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                         "cuda %s: one row a block (block_m 1, got %d) and block_k, how rows are read: 1 "
+                         "ld.global.cs, 2 .nc + L2 evict-first, 3 .nc%s (got %d)",
+                         trr_op_desc_get(call->op)->name, c->block_m,
+                         bulk_ok ? ", 4 bulk copies through shared memory" : " (4, bulk copies: sm_90 and later)",
+                         c->block_k);
+    return TRR_OK;
+}
+
+trr_status trr_cuda_check_rows(trr_context *ctx, const trr_cuda_dev *dev, const trr_call *call) {
+    TRR_TRY(check_threads(ctx, dev, call));
+    const trr_config *c = &call->config;
+    const char *name = trr_op_desc_get(call->op)->name;
+    int vec = 16 / elem_size(call->x.dtype);
+    if (c->variant == TRR_VARIANT_SUBGROUP) {
+        int items = c->block_n / 32;
+        if (c->block_n % 32 || items % vec || items < vec || items > 32)
+            return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                             "cuda %s (subgroup): block_n / 32 (elements per lane) must be a multiple of %d up to 32 "
+                             "(block_n %d)",
+                             name, vec, c->block_n);
+        if (call->cols > (int64_t)c->block_n)
+            return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                             "cuda %s (subgroup): a warp holds rows of up to block_n = %d columns, the rows have %lld",
+                             name, c->block_n, (long long)call->cols);
         return TRR_OK;
     }
-    const int bulk_ok = !dev || dev->cc_major >= 9; /* cp.async.bulk */
-    if (call->op == TRR_OP_ROW_SUM && (c->block_m > 1 || c->block_k < 1 || c->block_k > (bulk_ok ? 4 : 3)))
-        return trr_error(ctx, TRR_ERR_UNSUPPORTED,
-                         "cuda row_sum: one row a block (block_m 1, got %d) and block_k, how rows are read: 1 "
-                         "ld.global.cs, 2 .nc + L2 evict-first, 3 .nc%s (got %d)",
-                         c->block_m, bulk_ok ? ", 4 bulk copies through shared memory" : " (4, bulk copies: sm_90 and later)",
-                         c->block_k);
-    if (call->op == TRR_OP_SOFTMAX) {
-        int vec = 16 / elem_size(call->x.dtype);
-        if (c->variant == TRR_VARIANT_SUBGROUP) {
-            int items = c->block_n / 32;
-            if (c->block_n % 32 || items % vec || items < vec || items > 32)
-                return trr_error(ctx, TRR_ERR_UNSUPPORTED,
-                                 "cuda softmax (subgroup): block_n / 32 (elements per lane) must be a multiple of %d up "
-                                 "to 32 (block_n %d)",
-                                 vec, c->block_n);
-            if (call->cols > (int64_t)c->block_n)
-                return trr_error(ctx, TRR_ERR_UNSUPPORTED,
-                                 "cuda softmax (subgroup): a warp holds rows of up to block_n = %d columns, the rows "
-                                 "have %lld",
-                                 c->block_n, (long long)call->cols);
-            return TRR_OK;
-        }
-        if (c->variant != TRR_VARIANT_SIMT) {
-            const char *vname = "?";
-            trr_variant_name((trr_variant)c->variant, &vname);
-            return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda softmax: variant %s; its kernels are simt and subgroup",
-                             vname);
-        }
-        int items = c->block_n / c->threads;
-        if (c->block_n % c->threads || items % vec || items < vec || items > 32)
-            return trr_error(ctx, TRR_ERR_UNSUPPORTED,
-                             "cuda softmax: block_n / threads (elements per thread) must be a multiple of %d up to 32 "
-                             "(block_n %d, threads %d)",
-                             vec, c->block_n, c->threads);
+    if (c->variant != TRR_VARIANT_SIMT) {
+        const char *vname = "?";
+        trr_variant_name((trr_variant)c->variant, &vname);
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda %s: variant %s; its kernels are simt and subgroup", name,
+                         vname);
     }
+    int items = c->block_n / c->threads;
+    if (c->block_n % c->threads || items % vec || items < vec || items > 32)
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                         "cuda %s: block_n / threads (elements per thread) must be a multiple of %d up to 32 "
+                         "(block_n %d, threads %d)",
+                         name, vec, c->block_n, c->threads);
     return TRR_OK;
+}
+
+trr_status trr_cuda_check_config(trr_context *ctx, const trr_call *call) {
+    const trr_cuda_rule *r = trr_cuda_rule_for(trr_op_desc_get(call->op));
+    if (!r) return trr_cuda_supports(ctx, call);
+    return r->check(ctx, ctx ? ctx->dev : NULL, call);
 }

@@ -4,6 +4,7 @@
 #define TRR_CUDA_H
 
 #include "backend.h"
+#include "op_table.h"
 #include "embedded.h"
 
 #include <stddef.h>
@@ -432,9 +433,48 @@ void trr_cuda_variant_matmul_wgmma(trr_cuda_variant *v, const trr_config *cfg, i
 /* A kernel of the generic row-rule path: kernels/cuda/<stem>.cu with DT, KIND and VPT; 0 when no such file is
  * embedded. */
 int trr_cuda_variant_rule(trr_cuda_variant *v, const char *stem, trr_dtype dt, int kind, int vpt);
+/* The kernel file of an op's definition (kernels/cuda/<stem>.cu), no options yet; 0 when it is not embedded. The
+ * memory-bound rules' variants add their options to it (ops_stream.c): the element-wise rule's ES (element bytes)
+ * for an op that moves bytes or ENTRY_<name> and DT, with UNROLL; the rows rule's DT, THREADS, ITEMS; the
+ * row-reduce rule's DT, LOADS, LOAD_KIND. */
+int trr_cuda_variant_of(trr_cuda_variant *v, const trr_op_desc *d);
+int trr_cuda_variant_elementwise(trr_cuda_variant *v, const trr_op_desc *d, int dt_or_bytes, int unroll);
+int trr_cuda_variant_rows(trr_cuda_variant *v, const trr_op_desc *d, trr_dtype dt, int threads, int items);
+int trr_cuda_variant_row_reduce(trr_cuda_variant *v, const trr_op_desc *d, trr_dtype dt, int loads, int kind);
+/* The rows rule's kernels per op: entry points <name><kind> (softmax_warp, softmax_rows, softmax_online). */
+#define TRR_CUDA_ROWS_KINDS 3
+extern const char *const trr_cuda_rows_kinds[TRR_CUDA_ROWS_KINDS];
 
-/* ---- ops ---- */
-trr_status trr_cuda_run_elementwise(trr_context *ctx, const trr_call *call); /* the element-wise shape rule: copy, add, gelu, silu */
+/* ---- the ops, by shape rule (rules.c) ---- */
+/* One shape rule's path: its heuristic, its limits and its launch. own_files: the rule's host code picks its
+ * kernel files itself (matmul, by variant); the others run the file the op's definition names. */
+typedef struct trr_cuda_rule {
+    trr_op_shape shape;
+    int own_files;
+    void (*choose)(const trr_cuda_dev *dev, trr_call *call);
+    trr_status (*check)(trr_context *ctx, const trr_cuda_dev *dev, const trr_call *call);
+    trr_status (*run)(trr_context *ctx, const trr_call *call);
+} trr_cuda_rule;
+/* The rule of an op's shape rule, NULL where the backend has none. */
+const trr_cuda_rule *trr_cuda_rule_for(const trr_op_desc *d);
+/* Whether the backend runs the call's op: a path for its shape rule and, in the kernel file its definition names,
+ * its entry; else TRR_ERR_UNSUPPORTED with the reason. The one place that decides. */
+trr_status trr_cuda_supports(trr_context *ctx, const trr_call *call);
+trr_status trr_cuda_run(trr_context *ctx, const trr_call *call);
+
+/* each rule's pieces (config.c, ops_stream.c, ops_norm.c, ops_matmul.c) */
+void trr_cuda_choose_elementwise(const trr_cuda_dev *dev, trr_call *call);
+void trr_cuda_choose_planes(const trr_cuda_dev *dev, trr_call *call);
+void trr_cuda_choose_rows(const trr_cuda_dev *dev, trr_call *call);
+void trr_cuda_choose_row_reduce(const trr_cuda_dev *dev, trr_call *call);
+void trr_cuda_choose_matmul(const trr_cuda_dev *dev, trr_call *call);
+void trr_cuda_choose_row_norm(const trr_cuda_dev *dev, trr_call *call);
+trr_status trr_cuda_check_stream(trr_context *ctx, const trr_cuda_dev *dev, const trr_call *call);
+trr_status trr_cuda_check_rows(trr_context *ctx, const trr_cuda_dev *dev, const trr_call *call);
+trr_status trr_cuda_check_row_reduce(trr_context *ctx, const trr_cuda_dev *dev, const trr_call *call);
+trr_status trr_cuda_check_matmul(trr_context *ctx, const trr_cuda_dev *dev, const trr_call *call);
+trr_status trr_cuda_check_row_norm(trr_context *ctx, const trr_cuda_dev *dev, const trr_call *call);
+trr_status trr_cuda_run_elementwise(trr_context *ctx, const trr_call *call);
 trr_status trr_cuda_run_rgb_to_grey(trr_context *ctx, const trr_call *call);
 trr_status trr_cuda_run_softmax(trr_context *ctx, const trr_call *call);
 trr_status trr_cuda_run_row_sum(trr_context *ctx, const trr_call *call);
@@ -451,7 +491,6 @@ size_t trr_cuda_attention_smem(int variant, int dp, const trr_config *c);
 void trr_cuda_variant_attention(trr_cuda_variant *v, int variant, trr_dtype dt, int dp, const trr_config *c);
 /* Every attention variant the heuristic can choose, for the NVRTC check. */
 void trr_cuda_attention_variants(trr_cuda_variant_fn fn, void *user);
-/* Any op of the row-norm shape rule: its kernel stem and name from the op table (ops_norm.c). */
 trr_status trr_cuda_run_row_norm(trr_context *ctx, const trr_call *call);
 
 /* The kernels/cuda sources, embedded at build time (backend_cuda/CMakeLists.txt). */

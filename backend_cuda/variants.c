@@ -58,62 +58,78 @@ static void rule_variant(trr_cuda_variant_fn fn, void *user, const char *stem, t
     fn(&v, user);
 }
 
+/* 1 when op d is the first of the ops with its stem and shape rule (whose variants are each stem's once). */
+static int first_of_stem(const trr_op_desc *d) {
+    for (int e = 0; e < (int)d->op; e++) {
+        const trr_op_desc *o = trr_op_desc_get((trr_op)e);
+        if (o && o->shape == d->shape && o->kernel && d->kernel && strcmp(o->kernel, d->kernel) == 0) return 0;
+    }
+    return 1;
+}
+
+/* The distinct input dtypes of d's signatures, in order; their count. */
+static int input_dtypes(const trr_op_desc *d, trr_dtype out[TRR_DTYPE_COUNT]) {
+    int n = 0;
+    for (int s = 0; s < d->n_signatures; s++) {
+        int seen = 0;
+        for (int i = 0; i < n; i++) seen |= out[i] == d->signatures[s].in;
+        if (!seen) out[n++] = d->signatures[s].in;
+    }
+    return n;
+}
+
+static int elem_bytes(trr_dtype t) { return t == TRR_F32 ? 4 : t == TRR_U8 ? 1 : 2; }
+
 void trr_cuda_for_each_variant(trr_cuda_variant_fn fn, void *user) {
     trr_cuda_variant v;
-    /* copy by element size; add, gelu and silu per float dtype (f32, f16, bf16); each with every UNROLL (vectors
-     * per thread: 1, 2, 4, 8) */
-    for (int u = 1; u <= 8; u *= 2) {
-        for (int es = 1; es <= 4; es *= 2) {
-            memset(&v, 0, sizeof v);
-            v.file = "elementwise.cu";
-            trr_cuda_define(&v, "-DOP=0 -DES=%d -DUNROLL=%d", es, u);
-            fn(&v, user);
-        }
-        for (int op = 1; op <= 3; op++) {
-            for (int dt = 0; dt <= 2; dt++) {
-                memset(&v, 0, sizeof v);
-                v.file = "elementwise.cu";
-                trr_cuda_define(&v, "-DOP=%d -DDT=%d -DUNROLL=%d", op, dt, u);
-                fn(&v, user);
-            }
-        }
-    }
-    for (int f = 0; f <= 1; f++) {
-        memset(&v, 0, sizeof v);
-        v.file = "rgb_to_grey.cu";
-        trr_cuda_define(&v, "-DOUT_F32=%d", f);
-        fn(&v, user);
-    }
     const trr_dtype floats[3] = {TRR_F32, TRR_F16, TRR_BF16};
     const trr_dtype halves[2] = {TRR_F16, TRR_BF16};
-    for (int d = 0; d < 3; d++) {
-        int count = 0;
-        const trr_cuda_softmax_step *ladder = trr_cuda_softmax_ladder(floats[d], &count);
-        for (int i = 0; i < count; i++) {
-            memset(&v, 0, sizeof v);
-            v.file = "softmax.cu";
-            trr_cuda_define(&v, "-DDT=%d -DTHREADS=%d -DITEMS=%d", (int)floats[d], ladder[i].threads, ladder[i].items);
-            fn(&v, user);
-        }
-        for (int items = 16 / (floats[d] == TRR_F32 ? 4 : 2); items <= 32; items *= 2) { /* the subgroup variant */
-            memset(&v, 0, sizeof v);
-            v.file = "softmax.cu";
-            trr_cuda_define(&v, "-DDT=%d -DTHREADS=%d -DITEMS=%d", (int)floats[d], TRR_CUDA_SOFTMAX_WARP_THREADS, items);
-            fn(&v, user);
-        }
-        memset(&v, 0, sizeof v);
-        v.file = "softmax.cu";
-        trr_cuda_define(&v, "-DDT=%d -DTHREADS=%d -DITEMS=%d", (int)floats[d], TRR_CUDA_SOFTMAX_ONLINE_THREADS,
-                        trr_cuda_softmax_online_items(floats[d]));
-        fn(&v, user);
-        for (int loads = 1; loads <= 16; loads *= 2) {
-            for (int kind = 0; kind <= 3; kind++) {
-                if (kind == 3 && loads > 1) continue; /* bulk copies: LOADS plays no part (ops_stream.c) */
-                memset(&v, 0, sizeof v);
-                v.file = "row_sum.cu";
-                trr_cuda_define(&v, "-DDT=%d -DLOADS=%d -DLOAD_KIND=%d", (int)floats[d], loads, kind);
+    /* every op of the memory-bound rules, from its definition, per input dtype of its signatures */
+    for (int op = 0; op < TRR_OP_COUNT; op++) {
+        const trr_op_desc *d = trr_op_desc_get((trr_op)op);
+        trr_dtype dts[TRR_DTYPE_COUNT];
+        const int ndt = d ? input_dtypes(d, dts) : 0;
+        if (!d || !trr_cuda_variant_of(&v, d)) continue;
+        if (d->shape == TRR_SHAPE_ELEMENTWISE) {
+            /* a byte move per element size, the others per dtype; each with every UNROLL (vectors per thread:
+             * 1, 2, 4, 8) */
+            for (int u = 1; u <= 8; u *= 2) {
+                if (d->bytewise) {
+                    for (int es = 1; es <= 4; es *= 2) {
+                        int has = 0;
+                        for (int i = 0; i < ndt; i++) has |= elem_bytes(dts[i]) == es;
+                        if (has && trr_cuda_variant_elementwise(&v, d, es, u)) fn(&v, user);
+                    }
+                    continue;
+                }
+                for (int i = 0; i < ndt; i++)
+                    if (trr_cuda_variant_elementwise(&v, d, (int)dts[i], u)) fn(&v, user);
+            }
+        } else if (d->shape == TRR_SHAPE_PLANES) {
+            for (int f = 0; f <= 1; f++) {
+                trr_cuda_variant_of(&v, d);
+                trr_cuda_define(&v, "-DOUT_F32=%d", f);
                 fn(&v, user);
             }
+        } else if (d->shape == TRR_SHAPE_ROWS) {
+            for (int i = 0; i < ndt; i++) {
+                int count = 0;
+                const trr_cuda_softmax_step *ladder = trr_cuda_softmax_ladder(dts[i], &count);
+                for (int k = 0; k < count; k++)
+                    if (trr_cuda_variant_rows(&v, d, dts[i], ladder[k].threads, ladder[k].items)) fn(&v, user);
+                for (int items = 16 / elem_bytes(dts[i]); items <= 32; items *= 2) /* the subgroup variant */
+                    if (trr_cuda_variant_rows(&v, d, dts[i], TRR_CUDA_SOFTMAX_WARP_THREADS, items)) fn(&v, user);
+                if (trr_cuda_variant_rows(&v, d, dts[i], TRR_CUDA_SOFTMAX_ONLINE_THREADS,
+                                          trr_cuda_softmax_online_items(dts[i])))
+                    fn(&v, user);
+            }
+        } else if (d->shape == TRR_SHAPE_ROW_REDUCE) {
+            for (int i = 0; i < ndt; i++)
+                for (int loads = 1; loads <= 16; loads *= 2)
+                    for (int kind = 0; kind <= 3; kind++) {
+                        if (kind == 3 && loads > 1) continue; /* bulk copies: LOADS plays no part (ops_stream.c) */
+                        if (trr_cuda_variant_row_reduce(&v, d, dts[i], loads, kind)) fn(&v, user);
+                    }
         }
     }
     /* the row-norm rule's kernel files (each stem once), per float dtype: a warp per row with every count of
@@ -121,13 +137,7 @@ void trr_cuda_for_each_variant(trr_cuda_variant_fn fn, void *user) {
      * looping kernel with its own */
     for (int op = 0; op < TRR_OP_COUNT; op++) {
         const trr_op_desc *d = trr_op_desc_get((trr_op)op);
-        if (!d || d->shape != TRR_SHAPE_ROW_NORM || !d->kernel) continue;
-        int seen = 0;
-        for (int e = 0; e < op && !seen; e++) {
-            const trr_op_desc *o = trr_op_desc_get((trr_op)e);
-            seen = o && o->shape == TRR_SHAPE_ROW_NORM && o->kernel && strcmp(o->kernel, d->kernel) == 0;
-        }
-        if (seen) continue;
+        if (!d || d->shape != TRR_SHAPE_ROW_NORM || !d->kernel || !first_of_stem(d)) continue;
         for (int f = 0; f < 3; f++) {
             const int vec = floats[f] == TRR_F32 ? 4 : 8;
             for (int vpt = 1; vpt <= TRR_CUDA_NORM_MAX_VPT; vpt++) {

@@ -65,6 +65,7 @@ static int64_t keys_per_split(const trr_cl_dev *dev, const trr_call *call) {
 trr_status trr_cl_attention_check_config(trr_context *ctx, const trr_call *call) {
     const trr_cl_dev *dev = ctx->dev;
     const trr_config *c = &call->config;
+    TRR_TRY(trr_cl_check_common(ctx, call));
     if (c->block_m < 1 || c->block_m > 256)
         return trr_error(ctx, TRR_ERR_UNSUPPORTED, "opencl: attention block_m %d must be 1 to 256", c->block_m);
     if (c->block_n < 1 || c->block_n > 1024)

@@ -1,7 +1,5 @@
-/* The OpenCL backend's entry table: open/close a device and route each normalised call to its op file. */
+/* The OpenCL backend's entry table: open/close a device; each normalised call goes to its shape rule (rules.c). */
 #include "opencl.h"
-
-#include "op_table.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -63,38 +61,6 @@ static void cl_close(void *handle) {
     free(dev);
 }
 
-static trr_status cl_supports(trr_context *ctx, const trr_call *call) {
-    if (call->op == TRR_OP_ATTENTION) return TRR_OK; /* f32, f16 and bf16 (storage only) everywhere */
-    if (trr_op_desc_get(call->op)->kernel) return trr_cl_kernel_supports(ctx, call);
-    if (call->op == TRR_OP_COPY) return TRR_OK; /* copies bits of any element size */
-    int n_inputs = call->op == TRR_OP_ADD || call->op == TRR_OP_MATMUL ? 2 : 1;
-    trr_dtype dts[3] = {call->x.dtype, call->y.dtype, call->z.dtype};
-    for (int i = 0; i < 3; i++) {
-        if (i == 1 && n_inputs == 1) continue;
-        if (dts[i] == TRR_U8 && call->op != TRR_OP_RGB_TO_GREY)
-            return trr_error(ctx, TRR_ERR_UNSUPPORTED, "opencl: u8 is only for copy and rgb_to_grey");
-    }
-    if (call->op == TRR_OP_ROW_SUM && call->z.dtype != TRR_F32)
-        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "opencl: row_sum writes f32");
-    return TRR_OK;
-}
-
-static trr_status cl_run(trr_context *ctx, const trr_call *call) {
-    if (trr_op_desc_get(call->op)->kernel) return trr_cl_run_kernel(ctx, call);
-    switch (call->op) {
-    case TRR_OP_COPY:
-    case TRR_OP_ADD:
-    case TRR_OP_GELU:
-    case TRR_OP_SILU: return trr_cl_run_elementwise(ctx, call);
-    case TRR_OP_RGB_TO_GREY: return trr_cl_run_rgb_to_grey(ctx, call);
-    case TRR_OP_SOFTMAX: return trr_cl_run_softmax(ctx, call);
-    case TRR_OP_ROW_SUM: return trr_cl_run_row_sum(ctx, call);
-    case TRR_OP_MATMUL: return trr_cl_run_matmul(ctx, call);
-    case TRR_OP_ATTENTION: return trr_cl_run_attention(ctx, call);
-    default: return trr_error(ctx, TRR_ERR_UNSUPPORTED, "opencl: op %d is not implemented", (int)call->op);
-    }
-}
-
 static trr_status cl_native_context(trr_context *ctx, trr_native *out) {
     const trr_cl_dev *dev = ctx->dev;
     out->device = dev->device;
@@ -126,10 +92,10 @@ const trr_backend trr_backend_opencl = {
     .synchronize = trr_cl_synchronize,
     .timer_start = trr_cl_timer_start,
     .timer_stop = trr_cl_timer_stop,
-    .supports = cl_supports,
+    .supports = trr_cl_supports,
     .choose_config = trr_cl_choose_config,
     .check_config = trr_cl_check_config,
-    .run = cl_run,
+    .run = trr_cl_run,
     .native_context = cl_native_context,
     .native_buffer = cl_native_buffer,
     /* memory allocated elsewhere */

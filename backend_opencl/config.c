@@ -70,14 +70,20 @@ static uint64_t log2_floor(uint64_t v) {
     return r;
 }
 
-/* Loop iterations of one work-item of rows.cl (llvmpipe unrolls none of its loops): softmax_online sweeps its
- * share of the row twice, row_sum once; softmax_regs runs its three loops over PER elements; the reductions add a
- * tree of log2(threads) steps each, and the 64-wide tail of softmax_regs' reductions. */
+/* The call is of the rows rule (softmax), not the row-reduce rule (row_sum). */
+static int rows_rule(const trr_call *call) {
+    return trr_op_desc_get(call->op)->shape == TRR_SHAPE_ROWS;
+}
+
+/* Loop iterations of one work-item of softmax.cl or row_sum.cl (llvmpipe unrolls none of their loops):
+ * softmax_online sweeps its share of the row twice, row_sum once; softmax_regs runs its three loops over PER
+ * elements; the reductions add a tree of log2(threads) steps each, and the 64-wide tail of softmax_regs'
+ * reductions. */
 static uint64_t row_loops(const trr_call *call, int threads, int block_n) {
     const uint64_t t = threads > 0 ? (uint64_t)threads : 1u, tree = 4u * log2_floor(t) + 64u;
-    if (call->op == TRR_OP_SOFTMAX && call->cols <= block_n) return 3u * ((uint64_t)block_n / t) + tree;
+    if (rows_rule(call) && call->cols <= block_n) return 3u * ((uint64_t)block_n / t) + tree;
     const uint64_t share = ((uint64_t)call->cols + t - 1u) / t;
-    return (call->op == TRR_OP_SOFTMAX ? 2u : 1u) * share + tree;
+    return (rows_rule(call) ? 2u : 1u) * share + tree;
 }
 
 /* The softmax CPU heuristic's block_n for threads work-items (choose_config). */
@@ -89,7 +95,7 @@ static int cpu_softmax_block_n(const trr_call *call, int threads) {
 static int fit_row_threads(const trr_cl_dev *dev, const trr_call *call, int threads) {
     const uint64_t room = loop_room(dev);
     while ((size_t)threads * 2 <= dev->max_work_group &&
-           row_loops(call, threads, call->op == TRR_OP_SOFTMAX ? cpu_softmax_block_n(call, threads) : threads) > room)
+           row_loops(call, threads, rows_rule(call) ? cpu_softmax_block_n(call, threads) : threads) > room)
         threads *= 2;
     return threads;
 }
@@ -116,23 +122,62 @@ static int mma_operands(const trr_call *call) {
     return (call->x.dtype == TRR_F16 || call->x.dtype == TRR_BF16) && call->y.dtype == call->x.dtype;
 }
 
-void trr_cl_choose_config(trr_context *ctx, trr_call *call) {
+/* The element-wise and planes rules: work-groups of 256 on GPUs, 64 elsewhere; vectors of 4 where the rule's
+ * kernel takes them (element-wise), single elements for the planes rule. */
+static void choose_stream(trr_context *ctx, trr_call *call, int vector_width) {
+    trr_cl_dev *dev = ctx->dev;
+    trr_config *c = &call->config;
+    set_if_zero(&c->threads, dev->info.is_gpu ? 256 : 64);
+    set_if_zero(&c->vector_width, vector_width);
+    set_if_zero(&c->block_n, trr_config_product(c->threads, c->vector_width));
+}
+
+void trr_cl_choose_elementwise(trr_context *ctx, trr_call *call) { choose_stream(ctx, call, 4); }
+
+void trr_cl_choose_planes(trr_context *ctx, trr_call *call) { choose_stream(ctx, call, 1); }
+
+/* One kernel family for the rows rule here: work-group kernels with local-memory reductions. */
+void trr_cl_choose_rows(trr_context *ctx, trr_call *call) {
+    trr_cl_dev *dev = ctx->dev;
+    trr_config *c = &call->config;
+    if (!c->variant) c->variant = TRR_VARIANT_SIMT;
+    int64_t n = call->cols;
+    if (dev->info.is_gpu) {
+        /* Few work-items per row while rows are short (rows.c packs several rows into a work-group of 256),
+         * more for longer ones: each step measured fastest at its row lengths on NVIDIA H200
+         * (docs/performance.md). Past 2048, 128 rather than 256: 256 work-items would hold N = 2304 in 12
+         * each (3072 slots, a quarter of them idle). */
+        int threads = n <= 256 ? 16 : n <= 1024 ? 32 : n <= 2048 ? 64 : n <= 4096 ? 128 : 256;
+        set_if_zero(&c->threads, fit_row_threads(dev, call, threads));
+        /* a power of two up to 4, then a multiple of 4 (whole vectors, softmax.cl: VEC): 12288 columns on 256
+         * work-items hold 48 each, not 64 */
+        int64_t need = (n + c->threads - 1) / c->threads;
+        int per = need <= 4 ? pow2_at_least(need) : (int)((need + 3) / 4 * 4);
+        if (per > 64) per = 64; /* longer rows take the online kernel */
+        set_if_zero(&c->block_n, trr_config_product(c->threads, per));
+    } else {
+        /* 16 work-items a row; more where a work-item's share of a long row would outrun the loop budget */
+        set_if_zero(&c->threads, fit_row_threads(dev, call, 16));
+        set_if_zero(&c->block_n, cpu_softmax_block_n(call, c->threads));
+    }
+}
+
+void trr_cl_choose_row_reduce(trr_context *ctx, trr_call *call) {
+    trr_cl_dev *dev = ctx->dev;
+    trr_config *c = &call->config;
+    const int threads = !dev->info.is_gpu ? 16 : call->cols >= 2048 ? 256 : call->cols >= 512 ? 128 : 64;
+    set_if_zero(&c->threads, fit_row_threads(dev, call, threads));
+    set_if_zero(&c->block_n, c->threads);
+}
+
+void trr_cl_choose_matmul(trr_context *ctx, trr_call *call) {
     trr_cl_dev *dev = ctx->dev;
     int gpu = dev->info.is_gpu;
     trr_config *c = &call->config;
-    if (trr_op_desc_get(call->op)->kernel) {
-        trr_cl_kernel_choose_config(ctx, call);
-        return;
-    }
-    if (call->op == TRR_OP_ATTENTION) {
-        trr_cl_attention_choose_config(ctx, call);
-        return;
-    }
-    /* f16 and bf16 matmul on tensor cores wherever the probe passed (mma_probe.c); otherwise one kernel family
-     * per op: work-group kernels with local-memory reductions */
-    if (!c->variant && call->op == TRR_OP_MATMUL && dev->mma.ok && mma_operands(call)) c->variant = TRR_VARIANT_MMA;
-    if (!c->variant && (call->op == TRR_OP_MATMUL || call->op == TRR_OP_SOFTMAX)) c->variant = TRR_VARIANT_SIMT;
-    if (call->op == TRR_OP_MATMUL && c->variant == TRR_VARIANT_MMA) {
+    /* f16 and bf16 matmul on tensor cores wherever the probe passed (mma_probe.c); otherwise simt */
+    if (!c->variant && dev->mma.ok && mma_operands(call)) c->variant = TRR_VARIANT_MMA;
+    if (!c->variant) c->variant = TRR_VARIANT_SIMT;
+    if (c->variant == TRR_VARIANT_MMA) {
         /* 128x128x32 tiles in three cp.async stages fill the 48 KiB of local memory NVIDIA's OpenCL allows; 4
          * warps of 64x64 measured fastest on NVIDIA H200, ahead of 8 warps of 64x32 and of the 128x256x16,
          * 128x128x16, 256x128x16, 64x128x32 and 128x64x32 tiles, pipelined or not, with the tiles 128-byte
@@ -152,81 +197,40 @@ void trr_cl_choose_config(trr_context *ctx, trr_call *call) {
         set_if_zero(&c->split_k, 1);
         return;
     }
-    switch (call->op) {
-    case TRR_OP_COPY:
-    case TRR_OP_ADD:
-    case TRR_OP_GELU:
-    case TRR_OP_SILU:
-    case TRR_OP_RGB_TO_GREY:
-        set_if_zero(&c->threads, gpu ? 256 : 64);
-        set_if_zero(&c->vector_width, call->op == TRR_OP_RGB_TO_GREY ? 1 : 4);
-        set_if_zero(&c->block_n, trr_config_product(c->threads, c->vector_width));
-        break;
-    case TRR_OP_SOFTMAX: {
-        int64_t n = call->cols;
-        if (gpu) {
-            /* Few work-items per row while rows are short (rows.c packs several rows into a work-group of 256),
-             * more for longer ones: each step measured fastest at its row lengths on NVIDIA H200
-             * (docs/performance.md). Past 2048, 128 rather than 256: 256 work-items would hold N = 2304 in 12
-             * each (3072 slots, a quarter of them idle). */
-            int threads = n <= 256 ? 16 : n <= 1024 ? 32 : n <= 2048 ? 64 : n <= 4096 ? 128 : 256;
-            set_if_zero(&c->threads, fit_row_threads(dev, call, threads));
-            /* a power of two up to 4, then a multiple of 4 (whole vectors, rows.cl: VEC): 12288 columns on 256
-             * work-items hold 48 each, not 64 */
-            int64_t need = (n + c->threads - 1) / c->threads;
-            int per = need <= 4 ? pow2_at_least(need) : (int)((need + 3) / 4 * 4);
-            if (per > 64) per = 64; /* longer rows take the online kernel */
-            set_if_zero(&c->block_n, trr_config_product(c->threads, per));
-        } else {
-            /* 16 work-items a row; more where a work-item's share of a long row would outrun the loop budget */
-            set_if_zero(&c->threads, fit_row_threads(dev, call, 16));
-            set_if_zero(&c->block_n, cpu_softmax_block_n(call, c->threads));
-        }
-        break;
+    if (gpu) {
+        /* The CUDA backend's SIMT ladder (8x8 outputs per work-item), topped by 256x128 tiles (16x8 each):
+         * the largest tile that still gives every compute unit a work-group; BK 8 ahead of 16, group_m
+         * makes no difference (measured on NVIDIA H200: docs/performance.md). */
+        int units = dev->info.compute_units > 0 ? dev->info.compute_units : 64;
+        int64_t batch = call->batch > 1 ? call->batch : 1;
+        int64_t t256 = ((call->rows + 255) / 256) * ((call->cols + 127) / 128) * batch;
+        int64_t t128 = ((call->rows + 127) / 128) * ((call->cols + 127) / 128) * batch;
+        int64_t t64 = ((call->rows + 127) / 128) * ((call->cols + 63) / 64) * batch;
+        /* a K deep enough to fold (matmul.cl: FOLD) doubles the accumulators: 16x8 would not fit */
+        const int folds = trr_matmul_folds(call, TRR_MATMUL_SIMT_FOLD_FROM_K);
+        int huge = t256 >= units && !folds, big = !huge && t128 >= units, mid = !huge && !big && t64 >= units;
+        set_if_zero(&c->block_m, huge ? 256 : big || mid ? 128 : 64);
+        set_if_zero(&c->block_n, huge || big ? 128 : 64);
+        set_if_zero(&c->block_k, huge || big || mid ? 8 : 16);
+        set_if_zero(&c->threads, huge || big ? 256 : mid ? 128 : 64);
+    } else if (dev->loop_budget != UINT64_MAX) {
+        /* A device that cuts loops short (llvmpipe): 4x4 outputs per work-item, whose loops run about a third
+         * of the iterations of 8x8 a K tile (matmul_chunk_k), so a long K takes a third of the launches; and
+         * tiles of 16 or 32 where the output is that small, not 64 of mostly padding. */
+        set_if_zero(&c->block_m, call->rows <= 16 ? 16 : call->rows <= 32 ? 32 : 64);
+        set_if_zero(&c->block_n, call->cols <= 16 ? 16 : call->cols <= 32 ? 32 : 64);
+        set_if_zero(&c->block_k, 16);
+        set_if_zero(&c->threads, (c->block_m / 4) * (c->block_n / 4) > 0 ? (c->block_m / 4) * (c->block_n / 4) : 64);
+    } else {
+        set_if_zero(&c->block_m, 64);
+        set_if_zero(&c->block_n, 64);
+        set_if_zero(&c->block_k, 16);
+        set_if_zero(&c->threads, 64);
     }
-    case TRR_OP_ROW_SUM:
-        set_if_zero(&c->threads,
-                    fit_row_threads(dev, call, !gpu ? 16 : call->cols >= 2048 ? 256 : call->cols >= 512 ? 128 : 64));
-        set_if_zero(&c->block_n, c->threads);
-        break;
-    case TRR_OP_MATMUL:
-        if (gpu) {
-            /* The CUDA backend's SIMT ladder (8x8 outputs per work-item), topped by 256x128 tiles (16x8 each):
-             * the largest tile that still gives every compute unit a work-group; BK 8 ahead of 16, group_m
-             * makes no difference (measured on NVIDIA H200: docs/performance.md). */
-            int units = dev->info.compute_units > 0 ? dev->info.compute_units : 64;
-            int64_t batch = call->batch > 1 ? call->batch : 1;
-            int64_t t256 = ((call->rows + 255) / 256) * ((call->cols + 127) / 128) * batch;
-            int64_t t128 = ((call->rows + 127) / 128) * ((call->cols + 127) / 128) * batch;
-            int64_t t64 = ((call->rows + 127) / 128) * ((call->cols + 63) / 64) * batch;
-            /* a K deep enough to fold (matmul.cl: FOLD) doubles the accumulators: 16x8 would not fit */
-            const int folds = trr_matmul_folds(call, TRR_MATMUL_SIMT_FOLD_FROM_K);
-            int huge = t256 >= units && !folds, big = !huge && t128 >= units, mid = !huge && !big && t64 >= units;
-            set_if_zero(&c->block_m, huge ? 256 : big || mid ? 128 : 64);
-            set_if_zero(&c->block_n, huge || big ? 128 : 64);
-            set_if_zero(&c->block_k, huge || big || mid ? 8 : 16);
-            set_if_zero(&c->threads, huge || big ? 256 : mid ? 128 : 64);
-        } else if (dev->loop_budget != UINT64_MAX) {
-            /* A device that cuts loops short (llvmpipe): 4x4 outputs per work-item, whose loops run about a third
-             * of the iterations of 8x8 a K tile (matmul_chunk_k), so a long K takes a third of the launches; and
-             * tiles of 16 or 32 where the output is that small, not 64 of mostly padding. */
-            set_if_zero(&c->block_m, call->rows <= 16 ? 16 : call->rows <= 32 ? 32 : 64);
-            set_if_zero(&c->block_n, call->cols <= 16 ? 16 : call->cols <= 32 ? 32 : 64);
-            set_if_zero(&c->block_k, 16);
-            set_if_zero(&c->threads, (c->block_m / 4) * (c->block_n / 4) > 0 ? (c->block_m / 4) * (c->block_n / 4) : 64);
-        } else {
-            set_if_zero(&c->block_m, 64);
-            set_if_zero(&c->block_n, 64);
-            set_if_zero(&c->block_k, 16);
-            set_if_zero(&c->threads, 64);
-        }
-        set_if_zero(&c->group_m, 8);
-        set_if_zero(&c->stages, 2);
-        set_if_zero(&c->vector_width, 4);
-        set_if_zero(&c->split_k, 1);
-        break;
-    default: break;
-    }
+    set_if_zero(&c->group_m, 8);
+    set_if_zero(&c->stages, 2);
+    set_if_zero(&c->vector_width, 4);
+    set_if_zero(&c->split_k, 1);
 }
 
 static trr_status bad(trr_context *ctx, const char *what) {
@@ -236,7 +240,6 @@ static trr_status bad(trr_context *ctx, const char *what) {
 static trr_status check_mma(trr_context *ctx, const trr_call *call) {
     trr_cl_dev *dev = ctx->dev;
     const trr_config *c = &call->config;
-    if (call->op != TRR_OP_MATMUL) return bad(ctx, "variant mma is a matmul kernel");
     if (!dev->mma.ok)
         return trr_error(ctx, TRR_ERR_UNSUPPORTED,
                          "opencl: variant mma (tensor cores through inline PTX) is unavailable on %s: %s",
@@ -278,10 +281,11 @@ static trr_status check_mma(trr_context *ctx, const trr_call *call) {
     return TRR_OK;
 }
 
-trr_status trr_cl_check_config(trr_context *ctx, const trr_call *call) {
+/* What every rule but matmul's checks first: the variant (one kernel family here) and the work-group size. */
+trr_status trr_cl_check_common(trr_context *ctx, const trr_call *call) {
     trr_cl_dev *dev = ctx->dev;
     const trr_config *c = &call->config;
-    if (c->variant == TRR_VARIANT_MMA) return check_mma(ctx, call);
+    if (c->variant == TRR_VARIANT_MMA) return bad(ctx, "variant mma is a matmul kernel");
     if (c->variant != TRR_VARIANT_AUTO && c->variant != TRR_VARIANT_SIMT) {
         const char *name = "?";
         trr_variant_name((trr_variant)c->variant, &name);
@@ -292,75 +296,93 @@ trr_status trr_cl_check_config(trr_context *ctx, const trr_call *call) {
     if (c->threads <= 0 || (size_t)c->threads > dev->max_work_group)
         return trr_error(ctx, TRR_ERR_UNSUPPORTED, "opencl: config rejected: threads %d outside 1..%zu (device limit)",
                          c->threads, dev->max_work_group);
-    if (trr_op_desc_get(call->op)->kernel) return trr_cl_kernel_check_config(ctx, call);
-    if (call->op == TRR_OP_ATTENTION) return trr_cl_attention_check_config(ctx, call);
-    switch (call->op) {
-    case TRR_OP_COPY:
-    case TRR_OP_ADD:
-    case TRR_OP_GELU:
-    case TRR_OP_SILU:
-    case TRR_OP_RGB_TO_GREY:
-        if (!is_pow2(c->vector_width) || c->vector_width > 16) return bad(ctx, "vector_width must be 1, 2, 4, 8 or 16");
-        if (call->op == TRR_OP_RGB_TO_GREY && c->vector_width != 1) return bad(ctx, "rgb_to_grey has vector_width 1");
-        break;
-    case TRR_OP_SOFTMAX:
-        if (!is_pow2(c->threads)) return bad(ctx, "softmax threads must be a power of two (tree reduction)");
-        if (c->block_n % c->threads != 0 || c->block_n / c->threads > 64)
-            return bad(ctx, "softmax block_n must be threads x (1..64) elements per work-item");
-        if ((uint64_t)c->threads * 8 > dev->local_memory) return bad(ctx, "softmax reduction exceeds local memory");
-        if (c->vector_width != 1 && c->vector_width != 4)
-            return bad(ctx, "softmax vector_width must be 1 or 4 (4: aligned rows move as 4-element vectors)");
-        break;
-    case TRR_OP_ROW_SUM:
-        if (!is_pow2(c->threads)) return bad(ctx, "row_sum threads must be a power of two (tree reduction)");
-        break;
-    default: break;
-    }
-    if ((call->op == TRR_OP_SOFTMAX || call->op == TRR_OP_ROW_SUM) &&
-        row_loops(call, c->threads, call->op == TRR_OP_SOFTMAX ? c->block_n : c->threads) > loop_room(dev))
+    return TRR_OK;
+}
+
+trr_status trr_cl_check_elementwise(trr_context *ctx, const trr_call *call) {
+    TRR_TRY(trr_cl_check_common(ctx, call));
+    const int vw = call->config.vector_width;
+    if (!is_pow2(vw) || vw > 16) return bad(ctx, "vector_width must be 1, 2, 4, 8 or 16");
+    return TRR_OK;
+}
+
+trr_status trr_cl_check_planes(trr_context *ctx, const trr_call *call) {
+    TRR_TRY(trr_cl_check_elementwise(ctx, call));
+    if (call->config.vector_width != 1)
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "opencl: config rejected: %s has vector_width 1",
+                         trr_op_desc_get(call->op)->name);
+    return TRR_OK;
+}
+
+/* The rows and row-reduce rules' loop budget (llvmpipe). */
+static trr_status check_row_loops(trr_context *ctx, const trr_call *call) {
+    trr_cl_dev *dev = ctx->dev;
+    const trr_config *c = &call->config;
+    const uint64_t loops = row_loops(call, c->threads, rows_rule(call) ? c->block_n : c->threads);
+    if (loops > loop_room(dev))
         return trr_error(ctx, TRR_ERR_UNSUPPORTED,
                          "opencl: config rejected: %s rows of %lld over %d work-items take about %llu loop iterations "
                          "per work-item; %s cuts a work-item short at %llu (more threads per row take fewer, up to "
                          "%zu)",
-                         call->op == TRR_OP_SOFTMAX ? "softmax" : "row_sum", (long long)call->cols, c->threads,
-                         (unsigned long long)row_loops(call, c->threads,
-                                                       call->op == TRR_OP_SOFTMAX ? c->block_n : c->threads),
-                         dev->info.name, (unsigned long long)dev->loop_budget, dev->max_work_group);
-    switch (call->op) {
-    case TRR_OP_MATMUL: {
-        int rt, ct, tm, tn;
-        trr_cl_matmul_grid(c, &rt, &ct, &tm, &tn);
-        if (c->split_k > 1) return bad(ctx, "matmul has no split-K (split_k must be 1)");
-        if (c->stages != 2) return bad(ctx, "matmul double-buffers local memory (stages must be 2)");
-        if (c->vector_width != 4) return bad(ctx, "matmul reads local memory as float4 (vector_width must be 4)");
-        if (!is_pow2(c->threads)) return bad(ctx, "matmul threads must be a power of two");
-        if (c->block_m % rt || c->block_n % ct || tm % 4 || tn % 4 || tm < 4 || tn < 4)
-            return trr_error(ctx, TRR_ERR_UNSUPPORTED,
-                             "opencl: config rejected: %d threads form a %dx%d grid; block_m/%d and block_n/%d must "
-                             "be multiples of 4",
-                             c->threads, rt, ct, rt, ct);
-        if (tm * tn > 128) return bad(ctx, "matmul micro-tile over 128 accumulators per work-item");
-        if (c->block_k <= 0 || c->block_k % 4 || ((int64_t)c->block_m * c->block_k / 4) % c->threads ||
-            ((int64_t)c->block_n * c->block_k / 4) % c->threads)
-            return bad(ctx, "matmul moves tiles in 4-element chunks: block_k must be a multiple of 4, and block_m x "
-                            "block_k / 4 and block_n x block_k / 4 multiples of threads");
-        if (c->block_k > 64) return bad(ctx, "block_k over 64");
-        if (c->group_m <= 0) return bad(ctx, "group_m must be positive");
-        uint64_t local = 2ull * (uint64_t)c->block_k * (uint64_t)(c->block_m + 4 + c->block_n + 4) * 4ull;
-        if (local > dev->local_memory)
-            return trr_error(ctx, TRR_ERR_UNSUPPORTED,
-                             "opencl: config rejected: matmul tiles need %llu bytes of local memory, the device has "
-                             "%llu",
-                             (unsigned long long)local, (unsigned long long)dev->local_memory);
-        if (call->k > 0 && trr_cl_matmul_chunk_k(dev, c) == 0)
-            return trr_error(ctx, TRR_ERR_UNSUPPORTED,
-                             "opencl: config rejected: one %dx%dx%d matmul tile over %d work-items takes more loop "
-                             "iterations per work-item than %s runs (%llu); smaller tiles or more threads take fewer",
-                             c->block_m, c->block_n, c->block_k, c->threads, dev->info.name,
-                             (unsigned long long)dev->loop_budget);
-        break;
-    }
-    default: break;
-    }
+                         trr_op_desc_get(call->op)->name, (long long)call->cols, c->threads,
+                         (unsigned long long)loops, dev->info.name, (unsigned long long)dev->loop_budget,
+                         dev->max_work_group);
+    return TRR_OK;
+}
+
+trr_status trr_cl_check_rows(trr_context *ctx, const trr_call *call) {
+    trr_cl_dev *dev = ctx->dev;
+    const trr_config *c = &call->config;
+    TRR_TRY(trr_cl_check_common(ctx, call));
+    if (!is_pow2(c->threads)) return bad(ctx, "softmax threads must be a power of two (tree reduction)");
+    if (c->block_n % c->threads != 0 || c->block_n / c->threads > 64)
+        return bad(ctx, "softmax block_n must be threads x (1..64) elements per work-item");
+    if ((uint64_t)c->threads * 8 > dev->local_memory) return bad(ctx, "softmax reduction exceeds local memory");
+    if (c->vector_width != 1 && c->vector_width != 4)
+        return bad(ctx, "softmax vector_width must be 1 or 4 (4: aligned rows move as 4-element vectors)");
+    return check_row_loops(ctx, call);
+}
+
+trr_status trr_cl_check_row_reduce(trr_context *ctx, const trr_call *call) {
+    TRR_TRY(trr_cl_check_common(ctx, call));
+    if (!is_pow2(call->config.threads)) return bad(ctx, "row_sum threads must be a power of two (tree reduction)");
+    return check_row_loops(ctx, call);
+}
+
+trr_status trr_cl_check_matmul(trr_context *ctx, const trr_call *call) {
+    trr_cl_dev *dev = ctx->dev;
+    const trr_config *c = &call->config;
+    if (c->variant == TRR_VARIANT_MMA) return check_mma(ctx, call);
+    TRR_TRY(trr_cl_check_common(ctx, call));
+    int rt, ct, tm, tn;
+    trr_cl_matmul_grid(c, &rt, &ct, &tm, &tn);
+    if (c->split_k > 1) return bad(ctx, "matmul has no split-K (split_k must be 1)");
+    if (c->stages != 2) return bad(ctx, "matmul double-buffers local memory (stages must be 2)");
+    if (c->vector_width != 4) return bad(ctx, "matmul reads local memory as float4 (vector_width must be 4)");
+    if (!is_pow2(c->threads)) return bad(ctx, "matmul threads must be a power of two");
+    if (c->block_m % rt || c->block_n % ct || tm % 4 || tn % 4 || tm < 4 || tn < 4)
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                         "opencl: config rejected: %d threads form a %dx%d grid; block_m/%d and block_n/%d must "
+                         "be multiples of 4",
+                         c->threads, rt, ct, rt, ct);
+    if (tm * tn > 128) return bad(ctx, "matmul micro-tile over 128 accumulators per work-item");
+    if (c->block_k <= 0 || c->block_k % 4 || ((int64_t)c->block_m * c->block_k / 4) % c->threads ||
+        ((int64_t)c->block_n * c->block_k / 4) % c->threads)
+        return bad(ctx, "matmul moves tiles in 4-element chunks: block_k must be a multiple of 4, and block_m x "
+                        "block_k / 4 and block_n x block_k / 4 multiples of threads");
+    if (c->block_k > 64) return bad(ctx, "block_k over 64");
+    if (c->group_m <= 0) return bad(ctx, "group_m must be positive");
+    uint64_t local = 2ull * (uint64_t)c->block_k * (uint64_t)(c->block_m + 4 + c->block_n + 4) * 4ull;
+    if (local > dev->local_memory)
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                         "opencl: config rejected: matmul tiles need %llu bytes of local memory, the device has "
+                         "%llu",
+                         (unsigned long long)local, (unsigned long long)dev->local_memory);
+    if (call->k > 0 && trr_cl_matmul_chunk_k(dev, c) == 0)
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                         "opencl: config rejected: one %dx%dx%d matmul tile over %d work-items takes more loop "
+                         "iterations per work-item than %s runs (%llu); smaller tiles or more threads take fewer",
+                         c->block_m, c->block_n, c->block_k, c->threads, dev->info.name,
+                         (unsigned long long)dev->loop_budget);
     return TRR_OK;
 }

@@ -1,6 +1,11 @@
-/* copy, add, gelu, silu (flat vectorised or 2-D strided) and rgb_to_grey. */
+/* The element-wise shape rule (copy, add, gelu, silu: flat vectorised or 2-D strided) and the planes rule
+ * (rgb_to_grey). The op reaches the kernel through its definition: its stem's file, and ENTRY_<name> or, for an op
+ * that moves bytes, the element type to move (COPY_T). */
 #include "opencl.h"
 
+#include "op_table.h"
+
+#include <stdio.h>
 #include <string.h>
 
 #define ARG(i, v) TRR_TRY(trr_cl_set_arg(ctx, k, (cl_uint)(i), sizeof(v), &(v)))
@@ -16,27 +21,34 @@ static const char *copy_type(trr_dtype dtype) {
     }
 }
 
+/* The kernel file of d's stem. */
+static void stem_file(const trr_op_desc *d, char *file, size_t cap) {
+    snprintf(file, cap, "%s.cl", d->kernel ? d->kernel : "");
+}
+
 trr_status trr_cl_run_elementwise(trr_context *ctx, const trr_call *call) {
-    int op = call->op == TRR_OP_COPY ? 0 : call->op == TRR_OP_ADD ? 1 : 2;
+    const trr_op_desc *d = trr_op_desc_get(call->op);
+    const int binary = d->n_inputs == 2;
     const trr_operand *x = &call->x, *z = &call->z;
-    const trr_operand *y = op == 1 ? &call->y : &call->x; /* unused by copy and unary ops, but must be a valid arg */
+    const trr_operand *y = binary ? &call->y : &call->x; /* unused by one-input ops, but must be a valid arg */
     int flat = call->rows == 1;
     int vec = call->config.vector_width;
     int aligned = x->offset % vec == 0 && y->offset % vec == 0 && z->offset % vec == 0;
 
-    char options[256] = "-cl-std=CL1.2";
-    trr_cl_opt(options, sizeof options, " -DOP=%d -DVEC=%d -DALIGNED=%d", op, flat ? vec : 1, flat && aligned);
-    if (op == 0)
+    char options[256] = "-cl-std=CL1.2", file[64];
+    trr_cl_opt(options, sizeof options, " -DVEC=%d -DALIGNED=%d", flat ? vec : 1, flat && aligned);
+    if (d->bytewise)
         trr_cl_opt(options, sizeof options, " -DCOPY_T=%s", copy_type(x->dtype));
-    else if (op == 1)
-        trr_cl_opt(options, sizeof options, " -DX_DT=%d -DY_DT=%d -DZ_DT=%d", trr_cl_dtype_code(x->dtype),
-                   trr_cl_dtype_code(y->dtype), trr_cl_dtype_code(z->dtype));
+    else if (binary)
+        trr_cl_opt(options, sizeof options, " -DENTRY_%s -DX_DT=%d -DY_DT=%d -DZ_DT=%d", d->name,
+                   trr_cl_dtype_code(x->dtype), trr_cl_dtype_code(y->dtype), trr_cl_dtype_code(z->dtype));
     else
-        trr_cl_opt(options, sizeof options, " -DX_DT=%d -DZ_DT=%d -DUNARY=%s", trr_cl_dtype_code(x->dtype),
-                   trr_cl_dtype_code(z->dtype), call->op == TRR_OP_SILU ? "SILU" : "GELU");
+        trr_cl_opt(options, sizeof options, " -DENTRY_%s -DX_DT=%d -DZ_DT=%d", d->name, trr_cl_dtype_code(x->dtype),
+                   trr_cl_dtype_code(z->dtype));
+    stem_file(d, file, sizeof file);
 
     cl_kernel k;
-    TRR_TRY(trr_cl_get_kernel(ctx, "elementwise.cl", options, flat ? "flat" : "strided", &k));
+    TRR_TRY(trr_cl_get_kernel(ctx, file, options, flat ? "flat" : "strided", &k));
     cl_mem xm = x->mem, ym = y->mem, zm = z->mem;
     cl_long xo = x->offset, yo = y->offset, zo = z->offset;
     size_t threads = (size_t)call->config.threads;
@@ -71,11 +83,13 @@ trr_status trr_cl_run_elementwise(trr_context *ctx, const trr_call *call) {
 }
 
 trr_status trr_cl_run_rgb_to_grey(trr_context *ctx, const trr_call *call) {
+    const trr_op_desc *d = trr_op_desc_get(call->op);
     const trr_operand *x = &call->x, *z = &call->z;
-    char options[128] = "-cl-std=CL1.2 -DGREY -DOP=3 -DVEC=1 -DALIGNED=0";
+    char options[128] = "-cl-std=CL1.2", file[64];
     trr_cl_opt(options, sizeof options, " -DZ_DT=%d", trr_cl_dtype_code(z->dtype));
+    stem_file(d, file, sizeof file);
     cl_kernel k;
-    TRR_TRY(trr_cl_get_kernel(ctx, "elementwise.cl", options, "grey", &k));
+    TRR_TRY(trr_cl_get_kernel(ctx, file, options, d->name, &k));
     cl_mem xm = x->mem, zm = z->mem;
     cl_long xo = x->offset, zo = z->offset;
     cl_int plane = (cl_int)x->stride0, xs = (cl_int)x->stride1, zs = (cl_int)z->stride0;

@@ -1,8 +1,7 @@
-/* The ops whose definition names a kernel stem (op_table.h: trr_op_desc.kernel): kernels/opencl/<stem>.cl,
- * built with the options of the op's shape rule, entered by the op's name, launched by the rule. A rule is a
- * row of `rules` below (its heuristic, its limits and its launch); the op itself reaches the kernel as data.
+/* The row-norm shape rule: kernels/opencl/<stem>.cl of the op's definition, built with the rule's options,
+ * entered by the op's name; the op itself reaches the kernel as data (rules.c runs it).
  *
- * The row-norm rule (kernels/opencl/norm.cl) reads its config as:
+ * The rule (kernels/opencl/norm.cl) reads its config as:
  *   threads       work-items per row (a power of two: the reduction is a tree)
  *   vector_width  elements a work-item moves at a time where the operands' alignment allows, else 1
  *   block_n       the longest row held in private memory, threads x (elements per work-item, at most 64);
@@ -63,7 +62,7 @@ static int norm_rows_per_group(const trr_cl_dev *dev, const trr_call *call) {
     return rows > 1 ? rows : 1;
 }
 
-static void norm_choose(trr_context *ctx, trr_call *call) {
+void trr_cl_choose_row_norm(trr_context *ctx, trr_call *call) {
     const trr_cl_dev *dev = ctx->dev;
     trr_config *c = &call->config;
     const int64_t n = call->cols;
@@ -97,9 +96,10 @@ static trr_status bad(trr_context *ctx, const char *what) {
     return trr_error(ctx, TRR_ERR_UNSUPPORTED, "opencl: config rejected: %s", what);
 }
 
-static trr_status norm_check(trr_context *ctx, const trr_call *call) {
+trr_status trr_cl_check_row_norm(trr_context *ctx, const trr_call *call) {
     const trr_cl_dev *dev = ctx->dev;
     const trr_config *c = &call->config;
+    TRR_TRY(trr_cl_check_common(ctx, call));
     if (!is_pow2(c->threads)) return bad(ctx, "row norm threads must be a power of two (tree reduction)");
     if (c->vector_width != 1 && c->vector_width != 2 && c->vector_width != 4 && c->vector_width != 8)
         return bad(ctx, "row norm vector_width must be 1, 2, 4 or 8");
@@ -115,7 +115,8 @@ static trr_status norm_check(trr_context *ctx, const trr_call *call) {
 
 #define ARG(i, v) TRR_TRY(trr_cl_set_arg(ctx, k, (cl_uint)(i), sizeof(v), &(v)))
 
-static trr_status norm_launch(trr_context *ctx, const trr_call *call, const trr_op_desc *d) {
+trr_status trr_cl_run_row_norm(trr_context *ctx, const trr_call *call) {
+    const trr_op_desc *d = trr_op_desc_get(call->op);
     const trr_cl_dev *dev = ctx->dev;
     const trr_config *cfg = &call->config;
     const int vw = norm_vector_width(call, cfg->vector_width);
@@ -154,56 +155,4 @@ static trr_status norm_launch(trr_context *ctx, const trr_call *call, const trr_
     const size_t local = (size_t)cfg->threads * (size_t)rows_per_group;
     const size_t global = ((size_t)call->rows + (size_t)rows_per_group - 1) / (size_t)rows_per_group * local;
     return trr_cl_launch(ctx, k, 1, &global, &local);
-}
-
-/* ---- the rules ---- */
-
-typedef struct kernel_rule {
-    trr_op_shape shape;
-    void (*choose)(trr_context *ctx, trr_call *call);
-    trr_status (*check)(trr_context *ctx, const trr_call *call);
-    trr_status (*launch)(trr_context *ctx, const trr_call *call, const trr_op_desc *d);
-} kernel_rule;
-
-static const kernel_rule rules[] = {
-    {TRR_SHAPE_ROW_NORM, norm_choose, norm_check, norm_launch},
-};
-
-static const kernel_rule *rule_of(const trr_op_desc *d) {
-    if (!d->kernel) return NULL;
-    for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++)
-        if (rules[i].shape == d->shape) return &rules[i];
-    return NULL;
-}
-
-/* The kernel file of d's stem, when it is embedded. */
-static int has_source(const trr_op_desc *d) {
-    char file[48];
-    snprintf(file, sizeof file, "%s.cl", d->kernel);
-    return trr_embedded_find(trr_opencl_kernels, trr_opencl_kernels_count, file) != NULL;
-}
-
-trr_status trr_cl_kernel_supports(trr_context *ctx, const trr_call *call) {
-    const trr_op_desc *d = trr_op_desc_get(call->op);
-    if (!rule_of(d) || !has_source(d))
-        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "opencl: no kernels/opencl/%s.cl launch for %s's shape rule",
-                         d->kernel ? d->kernel : "-", d->name);
-    return TRR_OK;
-}
-
-void trr_cl_kernel_choose_config(trr_context *ctx, trr_call *call) {
-    const kernel_rule *rule = rule_of(trr_op_desc_get(call->op));
-    if (rule) rule->choose(ctx, call);
-}
-
-trr_status trr_cl_kernel_check_config(trr_context *ctx, const trr_call *call) {
-    const kernel_rule *rule = rule_of(trr_op_desc_get(call->op));
-    return rule ? rule->check(ctx, call) : trr_cl_kernel_supports(ctx, call);
-}
-
-trr_status trr_cl_run_kernel(trr_context *ctx, const trr_call *call) {
-    const trr_op_desc *d = trr_op_desc_get(call->op);
-    const kernel_rule *rule = rule_of(d);
-    if (!rule) return trr_cl_kernel_supports(ctx, call);
-    return rule->launch(ctx, call, d);
 }

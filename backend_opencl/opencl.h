@@ -7,6 +7,7 @@
 #include <CL/cl.h>
 
 #include "backend.h"
+#include "op_table.h"
 #include "embedded.h"
 
 #include <stddef.h>
@@ -161,7 +162,27 @@ int trr_cl_opt(char *options, size_t cap, const char *fmt, ...)
 /* "-DX_DT=1"-style code for a dtype in kernels/opencl/common.cl: 0 f32, 1 f16, 3 u8. */
 int trr_cl_dtype_code(trr_dtype dtype);
 
-trr_status trr_cl_run_elementwise(trr_context *ctx, const trr_call *call); /* the element-wise shape rule: copy, add, gelu, silu */
+/* ---- the ops, by shape rule (rules.c: the one place that decides whether an op runs here) ---- */
+trr_status trr_cl_supports(trr_context *ctx, const trr_call *call);
+void trr_cl_choose_config(trr_context *ctx, trr_call *call);
+trr_status trr_cl_check_config(trr_context *ctx, const trr_call *call);
+trr_status trr_cl_run(trr_context *ctx, const trr_call *call);
+/* each rule's heuristic (config.c, norm.c), limits and launch (elementwise.c, rows.c, matmul.c, norm.c) */
+void trr_cl_choose_elementwise(trr_context *ctx, trr_call *call);
+void trr_cl_choose_planes(trr_context *ctx, trr_call *call);
+void trr_cl_choose_rows(trr_context *ctx, trr_call *call);
+void trr_cl_choose_row_reduce(trr_context *ctx, trr_call *call);
+void trr_cl_choose_matmul(trr_context *ctx, trr_call *call);
+void trr_cl_choose_row_norm(trr_context *ctx, trr_call *call);
+/* what every rule but matmul's checks first: one kernel family, the work-group size */
+trr_status trr_cl_check_common(trr_context *ctx, const trr_call *call);
+trr_status trr_cl_check_elementwise(trr_context *ctx, const trr_call *call);
+trr_status trr_cl_check_planes(trr_context *ctx, const trr_call *call);
+trr_status trr_cl_check_rows(trr_context *ctx, const trr_call *call);
+trr_status trr_cl_check_row_reduce(trr_context *ctx, const trr_call *call);
+trr_status trr_cl_check_matmul(trr_context *ctx, const trr_call *call);
+trr_status trr_cl_check_row_norm(trr_context *ctx, const trr_call *call);
+trr_status trr_cl_run_elementwise(trr_context *ctx, const trr_call *call);
 trr_status trr_cl_run_rgb_to_grey(trr_context *ctx, const trr_call *call);
 trr_status trr_cl_run_softmax(trr_context *ctx, const trr_call *call);
 trr_status trr_cl_run_row_sum(trr_context *ctx, const trr_call *call);
@@ -170,15 +191,12 @@ trr_status trr_cl_run_matmul(trr_context *ctx, const trr_call *call);
 void trr_cl_attention_choose_config(trr_context *ctx, trr_call *call);
 trr_status trr_cl_attention_check_config(trr_context *ctx, const trr_call *call);
 trr_status trr_cl_run_attention(trr_context *ctx, const trr_call *call);
-/* The ops whose definition names a kernel stem (trr_op_desc.kernel), by their shape rule (norm.c). */
-trr_status trr_cl_kernel_supports(trr_context *ctx, const trr_call *call);
-void trr_cl_kernel_choose_config(trr_context *ctx, trr_call *call);
-trr_status trr_cl_kernel_check_config(trr_context *ctx, const trr_call *call);
-trr_status trr_cl_run_kernel(trr_context *ctx, const trr_call *call);
+trr_status trr_cl_run_row_norm(trr_context *ctx, const trr_call *call);
+/* The rows rule's kernels per op: entry points <name><kind> (softmax_regs, softmax_online). */
+#define TRR_CL_ROWS_KINDS 2
+extern const char *const trr_cl_rows_kinds[TRR_CL_ROWS_KINDS];
 
-/* Tiling heuristics and limits (config.c). */
-void trr_cl_choose_config(trr_context *ctx, trr_call *call);
-trr_status trr_cl_check_config(trr_context *ctx, const trr_call *call);
+/* Tiling helpers (config.c). */
 /* The matmul thread grid for a config: threads = rows_threads * cols_threads, each owning tm x tn outputs. */
 void trr_cl_matmul_grid(const trr_config *cfg, int *out_rt, int *out_ct, int *out_tm, int *out_tn);
 /* The loop budget of a device (trr_cl_dev.loop_budget). */

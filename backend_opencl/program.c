@@ -17,7 +17,7 @@ struct trr_cl_program {
     char file[32];
     char *options;
     cl_program program;
-    const char *kernel_names[MAX_KERNELS];
+    char kernel_names[MAX_KERNELS][64]; /* "" where unused; names come from op definitions, so they are copied */
     cl_kernel kernels[MAX_KERNELS];
 };
 
@@ -246,17 +246,18 @@ trr_status trr_cl_get_kernel(trr_context *ctx, const char *file, const char *opt
         p->next = dev->programs;
         dev->programs = p;
     }
-    /* Kernel names are string literals from the op files, so pointer identity is enough after a strcmp miss. */
+    if (strlen(kernel) >= sizeof p->kernel_names[0])
+        return trr_error(ctx, TRR_ERR_INTERNAL, "opencl: kernel name %s is too long", kernel);
     for (int i = 0; i < MAX_KERNELS; i++) {
-        if (p->kernel_names[i] && strcmp(p->kernel_names[i], kernel) == 0) {
+        if (p->kernel_names[i][0] && strcmp(p->kernel_names[i], kernel) == 0) {
             *out_kernel = p->kernels[i];
             return TRR_OK;
         }
-        if (!p->kernel_names[i]) {
+        if (!p->kernel_names[i][0]) {
             cl_int err = CL_SUCCESS;
             cl_kernel k = trr_cl.CreateKernel(p->program, kernel, &err);
             if (!k || err != CL_SUCCESS) return trr_cl_fail(ctx, "clCreateKernel", err);
-            p->kernel_names[i] = kernel;
+            snprintf(p->kernel_names[i], sizeof p->kernel_names[i], "%s", kernel);
             p->kernels[i] = k;
             *out_kernel = k;
             return TRR_OK;

@@ -1,6 +1,13 @@
-/* softmax and row_sum: one work-group per row, or per `per_group` rows for short softmax rows on GPUs
- * (kernels/opencl/rows.cl). */
+/* The rows rule (softmax) and the row-reduce rule (row_sum): one work-group per row, or per `per_group` rows for
+ * short softmax rows on GPUs. Each runs the file of the op's stem (kernels/opencl/softmax.cl, row_sum.cl) by the
+ * op's name: the rows rule's kernels are <name>_regs and <name>_online. */
 #include "opencl.h"
+
+#include "op_table.h"
+
+#include <stdio.h>
+
+const char *const trr_cl_rows_kinds[TRR_CL_ROWS_KINDS] = {"_regs", "_online"};
 
 #define ARG(i, v) TRR_TRY(trr_cl_set_arg(ctx, k, (cl_uint)(i), sizeof(v), &(v)))
 
@@ -32,11 +39,14 @@ trr_status trr_cl_run_softmax(trr_context *ctx, const trr_call *call) {
     /* On GPUs a work-group of at least 256 work-items: rows of 64 work-items each made 4096 work-groups of 64 at
      * N = 256, whose dispatch, not bandwidth, set the time. */
     int per_group = regs && ((const trr_cl_dev *)ctx->dev)->info.is_gpu && threads < 256 ? 256 / threads : 1;
-    char options[192] = "-cl-std=CL1.2 -DSOFTMAX";
+    const trr_op_desc *d = trr_op_desc_get(call->op);
+    char options[192] = "-cl-std=CL1.2", file[64], entry[64];
     trr_cl_opt(options, sizeof options, " -DTHREADS=%d -DPER=%d -DVEC=%d -DROWS=%d -DX_DT=%d -DZ_DT=%d", threads, per,
                vec, per_group, trr_cl_dtype_code(call->x.dtype), trr_cl_dtype_code(call->z.dtype));
+    snprintf(file, sizeof file, "%s.cl", d->kernel);
+    snprintf(entry, sizeof entry, "%s%s", d->name, trr_cl_rows_kinds[regs ? 0 : 1]);
     cl_kernel k;
-    TRR_TRY(trr_cl_get_kernel(ctx, "rows.cl", options, regs ? "softmax_regs" : "softmax_online", &k));
+    TRR_TRY(trr_cl_get_kernel(ctx, file, options, entry, &k));
     if (regs) {
         cl_int rows = (cl_int)call->rows;
         ARG(7, rows);
@@ -45,10 +55,12 @@ trr_status trr_cl_run_softmax(trr_context *ctx, const trr_call *call) {
 }
 
 trr_status trr_cl_run_row_sum(trr_context *ctx, const trr_call *call) {
-    char options[128] = "-cl-std=CL1.2 -DROW_SUM";
+    const trr_op_desc *d = trr_op_desc_get(call->op);
+    char options[128] = "-cl-std=CL1.2", file[64];
     trr_cl_opt(options, sizeof options, " -DTHREADS=%d -DX_DT=%d", call->config.threads,
                trr_cl_dtype_code(call->x.dtype));
+    snprintf(file, sizeof file, "%s.cl", d->kernel);
     cl_kernel k;
-    TRR_TRY(trr_cl_get_kernel(ctx, "rows.cl", options, "row_sum", &k));
+    TRR_TRY(trr_cl_get_kernel(ctx, file, options, d->name, &k));
     return launch_rows(ctx, k, call, 1);
 }

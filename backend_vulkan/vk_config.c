@@ -2,7 +2,6 @@
  * that refuse one a kernel cannot run, with the reason (trr_vk_check_config). */
 #include "vk_config.h"
 #include "vk_norm.h"
-#include "vk_attention.h"
 #include "config_fields.h"
 #include "op_table.h"
 #include "validate.h"
@@ -62,7 +61,7 @@ static int softmax_sg_runs(const trr_vk_device *d, const trr_call *c, int thread
 /* softmax_rows.comp (the register kernel, softmax's variant simt) takes the call with config c: the register
  * layout, and a row within block_n and 16 vectors per invocation (vk_ops.c's rowwise_part). */
 static int softmax_rows_runs(const trr_vk_device *d, const trr_call *call, const trr_config *c) {
-    if (call->op != TRR_OP_SOFTMAX || c->variant == TRR_VARIANT_SUBGROUP || c->threads <= 0 ||
+    if (trr_op_desc_get(call->op)->shape != TRR_SHAPE_ROWS || c->variant == TRR_VARIANT_SUBGROUP || c->threads <= 0 ||
         !trr_vk_softmax_regs_layout(d, call) || call->cols > c->block_n || d->phys.subgroup_size < 1)
         return 0;
     int64_t vpt = (call->cols / 4 + c->threads - 1) / c->threads;
@@ -358,160 +357,154 @@ static void fill_simt(const trr_vk_device *d, const trr_call *call, trr_config *
     if (!c->split_k) c->split_k = 1;
 }
 
-void trr_vk_choose_config(trr_context *ctx, trr_call *call) {
-    trr_vk_device *d = trr_vk_dev(ctx);
-    trr_config *c = &call->config;
-    if (trr_vk_row_norm_call(call)) {
-        trr_vk_row_norm_choose(d, call);
-        return;
-    }
-    if (call->op == TRR_OP_ATTENTION) {
-        trr_vk_attention_choose(d, call);
-        return;
-    }
+static int max_threads_of(const trr_vk_device *d) {
     int max_threads = (int)d->phys.props.limits.maxComputeWorkGroupInvocations;
-    if (max_threads > 1024) max_threads = 1024;
-    switch (call->op) {
-    case TRR_OP_COPY:
-    case TRR_OP_ADD:
-    case TRR_OP_GELU:
-    case TRR_OP_SILU:
-    case TRR_OP_RGB_TO_GREY: {
-        if (!c->threads) c->threads = 256 <= max_threads ? 256 : max_threads;
-        /* The widest load the layout allows (16-byte words for copy, 4-element vectors for add, gelu, silu,
-         * scalars for rgb_to_grey), unless a block_n already given holds no whole number of them per
-         * invocation; then the narrow one. */
-        int wide = 1, narrow = 1;
-        if (call->op == TRR_OP_COPY) {
-            int es = (int)trr_vk_dtype_bytes(call->x.dtype);
-            wide = 16 / es;
-            narrow = 4 / es;
-        } else if (call->op != TRR_OP_RGB_TO_GREY) {
-            /* Views that do not fold run slice by slice, each with its own offsets, and the kernel takes
-             * vectors in every slice whose layout allows: vectors are asked for if any slice can have them (the
-             * offsets' residues mod 4 repeat within 4 slices of a group and within 4 groups). The rest fall back
-             * with the same loads per invocation. */
-            const int64_t count = call->slice_count > 0 ? call->slice_count : 1;
-            for (int64_t s = 0; s < call->slices && wide == 1; s++) {
-                if (s % count >= 4) { /* the next group */
-                    s += count - s % count - 1;
-                    continue;
-                }
-                if (s / count >= 4) break;
-                trr_call slice = trr_call_slice(call, s);
-                if (trr_vk_elementwise_vec4_layout(&slice)) wide = 4;
+    return max_threads > 1024 ? 1024 : max_threads;
+}
+
+/* The element-wise and planes rules. */
+void trr_vk_choose_stream(const trr_vk_device *d, trr_call *call) {
+    const trr_op_desc *desc = trr_op_desc_get(call->op);
+    trr_config *c = &call->config;
+    const int max_threads = max_threads_of(d);
+    if (!c->threads) c->threads = 256 <= max_threads ? 256 : max_threads;
+    /* The widest load the layout allows (16-byte words for copy, 4-element vectors for add, gelu, silu,
+     * scalars for rgb_to_grey), unless a block_n already given holds no whole number of them per
+     * invocation; then the narrow one. */
+    int wide = 1, narrow = 1;
+    if (desc->bytewise) {
+        int es = (int)trr_vk_dtype_bytes(call->x.dtype);
+        wide = 16 / es;
+        narrow = 4 / es;
+    } else if (desc->shape == TRR_SHAPE_ELEMENTWISE) {
+        /* Views that do not fold run slice by slice, each with its own offsets, and the kernel takes
+         * vectors in every slice whose layout allows: vectors are asked for if any slice can have them (the
+         * offsets' residues mod 4 repeat within 4 slices of a group and within 4 groups). The rest fall back
+         * with the same loads per invocation. */
+        const int64_t count = call->slice_count > 0 ? call->slice_count : 1;
+        for (int64_t s = 0; s < call->slices && wide == 1; s++) {
+            if (s % count >= 4) { /* the next group */
+                s += count - s % count - 1;
+                continue;
             }
+            if (s / count >= 4) break;
+            trr_call slice = trr_call_slice(call, s);
+            if (trr_vk_elementwise_vec4_layout(&slice)) wide = 4;
         }
-        if (!c->vector_width)
-            c->vector_width = !c->block_n || c->block_n % (c->threads * wide) == 0 ? wide : narrow;
-        /* Loads per invocation: 2 for copy, 2 for add, 4 for gelu, silu and rgb_to_grey; on GPUs 1 for add, gelu
-         * and silu from GPU_ONE_LOAD_ELEMENTS elements a dispatch, where one load measured ahead of four on
-         * NVIDIA H200 at full clock (and behind on smaller dispatches; docs/performance.md). */
-        if (!c->block_n) {
-            const int one = d->phys.props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU && call->op != TRR_OP_COPY &&
-                            call->op != TRR_OP_RGB_TO_GREY && call->rows * call->cols >= GPU_ONE_LOAD_ELEMENTS;
-            int loads = one                         ? 1
-                        : call->op == TRR_OP_ADD  ? ADD_LOADS_PER_INVOCATION
-                        : call->op == TRR_OP_COPY ? COPY_WORDS_PER_INVOCATION
-                                                  : STREAM_LOADS_PER_INVOCATION;
-            c->block_n = trr_config_product(trr_config_product(loads, c->threads), c->vector_width);
-        }
-        break;
     }
-    case TRR_OP_SOFTMAX:
-    case TRR_OP_ROW_SUM: {
-        char why[192];
-        const int cpu = d->phys.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
-        /* GPUs, measured on NVIDIA H200 (docs/performance.md): row_sum on the subgroup
-         * kernel over up to GPU_ROW_SUM_THREADS threads, which take a row of up to 8192 in one iteration of 8
-         * loads; short softmax rows on the subgroup-per-row kernel, GPU_SOFTMAX_SG_THREADS / 32 rows a
-         * workgroup. */
-        if (!c->variant && !cpu) {
-            if (call->op == TRR_OP_ROW_SUM) {
-                const int wide = call->cols >= GPU_ROW_SUM_WIDE_MIN && call->cols <= GPU_ROW_SUM_WIDE_MAX;
-                const int th = c->threads ? c->threads
-                               : wide     ? pow2_at_least(call->cols / 8, 256, GPU_ROW_SUM_WIDE_THREADS)
-                                          : pow2_at_least(call->cols / 32, 64, GPU_ROW_SUM_THREADS);
-                if (row_sum_sg_runs(d, th, why, sizeof why)) {
-                    c->threads = th;
-                    c->variant = TRR_VARIANT_SUBGROUP;
-                    if (!c->vector_width) c->vector_width = 4;
-                    if (!c->block_n)
-                        c->block_n = trr_config_product(trr_config_product(th, c->vector_width),
-                                                        wide ? GPU_ROW_SUM_WIDE_LOADS : GPU_ROW_SUM_LOADS);
-                }
-            } else if (call->cols <= SOFTMAX_SG_AUTO_MAX_COLS) {
-                const int th = c->threads ? c->threads : GPU_SOFTMAX_SG_THREADS;
-                if (softmax_sg_runs(d, call, th, why, sizeof why)) {
-                    c->threads = th;
-                    c->variant = TRR_VARIANT_SUBGROUP;
-                }
-            }
-        }
-        /* About 8 elements per invocation (32 for softmax, whose rows stay in registers), within [64, 1024]:
-         * enough parallelism per row without idle lanes; on GPUs the widest register rows over 1024. */
-        if (!c->threads) {
-            c->threads = pow2_at_least(call->cols / (call->op == TRR_OP_SOFTMAX ? 32 : 8), 64, max_threads);
-            if (call->op == TRR_OP_SOFTMAX && !cpu && call->cols > GPU_SOFTMAX_WIDE_COLS && call->cols <= 16384)
-                c->threads = pow2_at_least(1024, 64, max_threads);
-            const int64_t sg = d->phys.subgroup_size;
-            if (call->op == TRR_OP_SOFTMAX && !cpu && c->variant != TRR_VARIANT_SUBGROUP && sg >= 1 &&
-                call->cols <= GPU_SOFTMAX_ROWS_MAX_COLS && trr_vk_softmax_regs_layout(d, call)) {
-                int64_t th = (call->cols / 4 + GPU_SOFTMAX_ROWS_VECTORS - 1) / GPU_SOFTMAX_ROWS_VECTORS;
-                if (th < 64) th = 64;
-                th = (th + sg - 1) / sg * sg; /* whole subgroups */
-                if (th <= max_threads) c->threads = (int)th;
-            }
-        }
-        /* CPU devices: the subgroup kernels where they were measured faster on lavapipe (the tuning data):
-         * row_sum at any length, softmax up to 1024 columns (longer rows do not fit its registers on 8-wide
-         * subgroups). */
-        if (!c->variant) {
-            const int sg = cpu && (call->op == TRR_OP_ROW_SUM ? row_sum_sg_runs(d, c->threads, why, sizeof why)
-                                                               : softmax_sg_runs(d, call, c->threads, why, sizeof why));
-            c->variant = sg ? TRR_VARIANT_SUBGROUP : TRR_VARIANT_SIMT;
-        }
-        if (!c->vector_width) c->vector_width = call->op == TRR_OP_ROW_SUM && c->variant == TRR_VARIANT_SUBGROUP ? 4 : 1;
-        if (!c->block_n) {
-            /* softmax: the register kernel's row, 4 x threads x the vectors per invocation the row needs, where
-             * it fits (at most 16); else threads. row_sum_sg.comp: what a workgroup loads per loop iteration,
-             * ROW_SUM_LOADS per invocation (row_sum.comp ignores it). */
-            int64_t vpt = (call->cols / 4 + c->threads - 1) / c->threads;
-            int regs = call->op == TRR_OP_SOFTMAX && trr_vk_softmax_regs_layout(d, call) && vpt >= 1 && vpt <= 16;
-            c->block_n = regs ? 4 * (int)vpt * c->threads
-                         : call->op == TRR_OP_ROW_SUM && c->variant == TRR_VARIANT_SUBGROUP
-                             ? trr_config_product(trr_config_product(c->threads, c->vector_width), ROW_SUM_LOADS)
-                             : c->threads;
-        }
-        break;
-    }
-    case TRR_OP_MATMUL: {
-        if (!c->variant) {
-            /* The first cooperative-matrix variant that runs the call with the config it completes, in the order
-             * measured fastest on NVIDIA H100 (coop_khr, coop_nv, cm2: docs/performance.md), else simt: a
-             * given tile that no cooperative kernel takes runs on the SIMT one. */
-            static const int order[] = {TRR_VARIANT_COOP_KHR, TRR_VARIANT_COOP_NV, TRR_VARIANT_CM2};
-            char why[192];
-            for (int i = 0; i < 3 && !c->variant; i++) {
-                if (!matmul_variant_runs(d, call, order[i], why, sizeof why)) continue;
-                trr_config t = *c;
-                t.variant = order[i];
-                fill_coop(d, call, &t);
-                if (coop_config_ok(d, &t, call->x.dtype, why, sizeof why)) *c = t;
-            }
-            if (!c->variant) c->variant = TRR_VARIANT_SIMT;
-        }
-        if (trr_vk_coop_variant(c->variant))
-            fill_coop(d, call, c);
-        else
-            fill_simt(d, call, c);
-        break;
-    }
-    default: break;
+    if (!c->vector_width)
+        c->vector_width = !c->block_n || c->block_n % (c->threads * wide) == 0 ? wide : narrow;
+    /* Loads per invocation: 2 for a byte move (copy), 2 for element-wise ops of no transcendental work (add),
+     * 4 for the others (gelu, silu) and for rgb_to_grey; on GPUs 1 for the element-wise ops that compute (add,
+     * gelu, silu) from GPU_ONE_LOAD_ELEMENTS elements a dispatch, where one load measured ahead of four on
+     * NVIDIA H200 at full clock (and behind on smaller dispatches; docs/performance.md). */
+    if (!c->block_n) {
+        const int computes = desc->shape == TRR_SHAPE_ELEMENTWISE && !desc->bytewise;
+        const int one = d->phys.props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU && computes &&
+                        call->rows * call->cols >= GPU_ONE_LOAD_ELEMENTS;
+        int loads = one                                ? 1
+                    : desc->bytewise                   ? COPY_WORDS_PER_INVOCATION
+                    : computes && !desc->transcendental ? ADD_LOADS_PER_INVOCATION
+                                                       : STREAM_LOADS_PER_INVOCATION;
+        c->block_n = trr_config_product(trr_config_product(loads, c->threads), c->vector_width);
     }
 }
 
-trr_status trr_vk_check_config(trr_context *ctx, const trr_call *call) {
+/* The rows (softmax) and row-reduce (row_sum) rules. */
+void trr_vk_choose_rowwise(const trr_vk_device *d, trr_call *call) {
+    const int rows = trr_op_desc_get(call->op)->shape == TRR_SHAPE_ROWS;
+    trr_config *c = &call->config;
+    const int max_threads = max_threads_of(d);
+    char why[192];
+    const int cpu = d->phys.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+    /* GPUs, measured on NVIDIA H200 (docs/performance.md): row_sum on the subgroup
+     * kernel over up to GPU_ROW_SUM_THREADS threads, which take a row of up to 8192 in one iteration of 8
+     * loads; short softmax rows on the subgroup-per-row kernel, GPU_SOFTMAX_SG_THREADS / 32 rows a
+     * workgroup. */
+    if (!c->variant && !cpu) {
+        if (!rows) {
+            const int wide = call->cols >= GPU_ROW_SUM_WIDE_MIN && call->cols <= GPU_ROW_SUM_WIDE_MAX;
+            const int th = c->threads ? c->threads
+                           : wide     ? pow2_at_least(call->cols / 8, 256, GPU_ROW_SUM_WIDE_THREADS)
+                                      : pow2_at_least(call->cols / 32, 64, GPU_ROW_SUM_THREADS);
+            if (row_sum_sg_runs(d, th, why, sizeof why)) {
+                c->threads = th;
+                c->variant = TRR_VARIANT_SUBGROUP;
+                if (!c->vector_width) c->vector_width = 4;
+                if (!c->block_n)
+                    c->block_n = trr_config_product(trr_config_product(th, c->vector_width),
+                                                    wide ? GPU_ROW_SUM_WIDE_LOADS : GPU_ROW_SUM_LOADS);
+            }
+        } else if (call->cols <= SOFTMAX_SG_AUTO_MAX_COLS) {
+            const int th = c->threads ? c->threads : GPU_SOFTMAX_SG_THREADS;
+            if (softmax_sg_runs(d, call, th, why, sizeof why)) {
+                c->threads = th;
+                c->variant = TRR_VARIANT_SUBGROUP;
+            }
+        }
+    }
+    /* About 8 elements per invocation (32 for softmax, whose rows stay in registers), within [64, 1024]:
+     * enough parallelism per row without idle lanes; on GPUs the widest register rows over 1024. */
+    if (!c->threads) {
+        c->threads = pow2_at_least(call->cols / (rows ? 32 : 8), 64, max_threads);
+        if (rows && !cpu && call->cols > GPU_SOFTMAX_WIDE_COLS && call->cols <= 16384)
+            c->threads = pow2_at_least(1024, 64, max_threads);
+        const int64_t sg = d->phys.subgroup_size;
+        if (rows && !cpu && c->variant != TRR_VARIANT_SUBGROUP && sg >= 1 &&
+            call->cols <= GPU_SOFTMAX_ROWS_MAX_COLS && trr_vk_softmax_regs_layout(d, call)) {
+            int64_t th = (call->cols / 4 + GPU_SOFTMAX_ROWS_VECTORS - 1) / GPU_SOFTMAX_ROWS_VECTORS;
+            if (th < 64) th = 64;
+            th = (th + sg - 1) / sg * sg; /* whole subgroups */
+            if (th <= max_threads) c->threads = (int)th;
+        }
+    }
+    /* CPU devices: the subgroup kernels where they were measured faster on lavapipe (the tuning data):
+     * row_sum at any length, softmax up to 1024 columns (longer rows do not fit its registers on 8-wide
+     * subgroups). */
+    if (!c->variant) {
+        const int sg = cpu && (!rows ? row_sum_sg_runs(d, c->threads, why, sizeof why)
+                                     : softmax_sg_runs(d, call, c->threads, why, sizeof why));
+        c->variant = sg ? TRR_VARIANT_SUBGROUP : TRR_VARIANT_SIMT;
+    }
+    if (!c->vector_width) c->vector_width = !rows && c->variant == TRR_VARIANT_SUBGROUP ? 4 : 1;
+    if (!c->block_n) {
+        /* softmax: the register kernel's row, 4 x threads x the vectors per invocation the row needs, where
+         * it fits (at most 16); else threads. row_sum_sg.comp: what a workgroup loads per loop iteration,
+         * ROW_SUM_LOADS per invocation (row_sum.comp ignores it). */
+        int64_t vpt = (call->cols / 4 + c->threads - 1) / c->threads;
+        int regs = rows && trr_vk_softmax_regs_layout(d, call) && vpt >= 1 && vpt <= 16;
+        c->block_n = regs ? 4 * (int)vpt * c->threads
+                     : !rows && c->variant == TRR_VARIANT_SUBGROUP
+                         ? trr_config_product(trr_config_product(c->threads, c->vector_width), ROW_SUM_LOADS)
+                         : c->threads;
+    }
+}
+
+void trr_vk_choose_matmul(const trr_vk_device *d, trr_call *call) {
+    trr_config *c = &call->config;
+    if (!c->variant) {
+        /* The first cooperative-matrix variant that runs the call with the config it completes, in the order
+         * measured fastest on NVIDIA H100 (coop_khr, coop_nv, cm2: docs/performance.md), else simt: a
+         * given tile that no cooperative kernel takes runs on the SIMT one. */
+        static const int order[] = {TRR_VARIANT_COOP_KHR, TRR_VARIANT_COOP_NV, TRR_VARIANT_CM2};
+        char why[192];
+        for (int i = 0; i < 3 && !c->variant; i++) {
+            if (!matmul_variant_runs(d, call, order[i], why, sizeof why)) continue;
+            trr_config t = *c;
+            t.variant = order[i];
+            fill_coop(d, call, &t);
+            if (coop_config_ok(d, &t, call->x.dtype, why, sizeof why)) *c = t;
+        }
+        if (!c->variant) c->variant = TRR_VARIANT_SIMT;
+    }
+    if (trr_vk_coop_variant(c->variant))
+        fill_coop(d, call, c);
+    else
+        fill_simt(d, call, c);
+}
+
+/* What every rule checks first: a workgroup the device takes. */
+trr_status trr_vk_check_threads(trr_context *ctx, const trr_call *call) {
     trr_vk_device *d = trr_vk_dev(ctx);
     const trr_config *c = &call->config;
     const VkPhysicalDeviceLimits *lim = &d->phys.props.limits;
@@ -519,160 +512,164 @@ trr_status trr_vk_check_config(trr_context *ctx, const trr_call *call) {
         (uint32_t)c->threads > lim->maxComputeWorkGroupSize[0])
         return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: threads = %d; the device allows 1..%u", c->threads,
                          lim->maxComputeWorkGroupInvocations);
-    if (trr_vk_row_norm_call(call)) return trr_vk_row_norm_check(ctx, call);
-    if (call->op == TRR_OP_ATTENTION) return trr_vk_attention_check(ctx, call);
-    switch (call->op) {
-    case TRR_OP_COPY:
-    case TRR_OP_ADD:
-    case TRR_OP_GELU:
-    case TRR_OP_SILU:
-    case TRR_OP_RGB_TO_GREY:
-    {
-        if (call->op == TRR_OP_COPY) {
-            /* the copy kernel moves 4- or 16-byte words */
-            int es = (int)trr_vk_dtype_bytes(call->x.dtype), word = c->vector_width * es;
-            if (c->vector_width <= 0 || (word != 4 && word != 16))
-                return trr_error(ctx, TRR_ERR_UNSUPPORTED,
-                                 "vulkan: copy vector_width = %d; it moves 4- or 16-byte words (%d or %d elements of "
-                                 "%d bytes)", c->vector_width, 4 / es, 16 / es, es);
-        } else if (call->op == TRR_OP_RGB_TO_GREY) {
-            if (c->vector_width != 1)
-                return trr_error(ctx, TRR_ERR_UNSUPPORTED,
-                                 "vulkan: rgb_to_grey vector_width = %d; the kernel reads single elements (1)",
-                                 c->vector_width);
-        } else if (c->vector_width != 1 && c->vector_width != 4) {
+    return TRR_OK;
+}
+
+trr_status trr_vk_check_stream(trr_context *ctx, const trr_call *call) {
+    const trr_op_desc *desc = trr_op_desc_get(call->op);
+    const trr_config *c = &call->config;
+    if (desc->bytewise) {
+        /* the copy kernel moves 4- or 16-byte words */
+        int es = (int)trr_vk_dtype_bytes(call->x.dtype), word = c->vector_width * es;
+        if (c->vector_width <= 0 || (word != 4 && word != 16))
             return trr_error(ctx, TRR_ERR_UNSUPPORTED,
-                             "vulkan: %s vector_width = %d; the kernel reads single elements (1) or 4-element "
-                             "vectors (4)", trr_op_desc_get(call->op)->name, c->vector_width);
-        }
+                             "vulkan: %s vector_width = %d; it moves 4- or 16-byte words (%d or %d elements of "
+                             "%d bytes)", desc->name, c->vector_width, 4 / es, 16 / es, es);
+    } else if (desc->shape == TRR_SHAPE_PLANES) {
+        if (c->vector_width != 1)
+            return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                             "vulkan: %s vector_width = %d; the kernel reads single elements (1)", desc->name,
+                             c->vector_width);
+    } else if (c->vector_width != 1 && c->vector_width != 4) {
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                         "vulkan: %s vector_width = %d; the kernel reads single elements (1) or 4-element "
+                         "vectors (4)", desc->name, c->vector_width);
+    }
+    int64_t per_load = (int64_t)c->threads * c->vector_width;
+    if (c->block_n < per_load || c->block_n % per_load || c->block_n / per_load > 64)
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                         "vulkan: block_n = %d must be threads x vector_width (%d x %d) times 1..64 loads per "
+                         "invocation",
+                         c->block_n, c->threads, c->vector_width);
+    return TRR_OK;
+}
+
+trr_status trr_vk_check_rowwise(trr_context *ctx, const trr_call *call) {
+    trr_vk_device *d = trr_vk_dev(ctx);
+    const trr_config *c = &call->config;
+    const VkPhysicalDeviceLimits *lim = &d->phys.props.limits;
+    const int rows = trr_op_desc_get(call->op)->shape == TRR_SHAPE_ROWS; /* else the row-reduce rule */
+    const char *name = trr_op_desc_get(call->op)->name;
+    /* softmax's register kernels take any whole number of subgroups (softmax_sg.comp one row per subgroup,
+     * softmax_rows.comp merging its subgroups' pairs; softmax_sg_runs checks the former below); the other row
+     * kernels reduce over a tree */
+    if (softmax_rows_runs(d, call, c)) {
+        if (c->threads % (int)d->phys.subgroup_size)
+            return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                             "vulkan: %s threads = %d must be a whole number of %u-wide subgroups",
+                             name, c->threads, d->phys.subgroup_size);
+    } else if (!(rows && c->variant == TRR_VARIANT_SUBGROUP) && (c->threads & (c->threads - 1))) {
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: threads = %d must be a power of two (tree reduction)",
+                         c->threads);
+    }
+    /* softmax: block_n bounds the register kernel's row (softmax_rows.comp holds at most 16 vectors per
+     * invocation); row_sum ignores it */
+    if (rows &&
+        (c->block_n < c->threads || c->block_n % c->threads || c->block_n / c->threads > 64))
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                         "vulkan: %s block_n = %d must be threads (%d) times 1..64 elements per invocation",
+                         name, c->block_n, c->threads);
+    if ((uint64_t)c->threads * 8 > lim->maxComputeSharedMemorySize)
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: threads = %d needs more shared memory than %u bytes",
+                         c->threads, lim->maxComputeSharedMemorySize);
+    if (rows && c->variant == TRR_VARIANT_SUBGROUP) {
+        char why[192];
+        if (!softmax_sg_runs(d, call, c->threads, why, sizeof why))
+            return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: %s variant subgroup: %s", name, why);
+    } else if (!rows && c->variant == TRR_VARIANT_SUBGROUP) {
+        char why[192];
+        if (!row_sum_sg_runs(d, c->threads, why, sizeof why))
+            return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: %s variant subgroup: %s", name, why);
+    } else if (c->variant != TRR_VARIANT_SIMT && c->variant != TRR_VARIANT_AUTO) {
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: %s variant %s; its kernels are simt and subgroup",
+                         name, variant_name(c->variant));
+    }
+    if (!rows && c->vector_width != 1 && c->vector_width != 4)
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                         "vulkan: %s vector_width = %d; the kernels read single elements (1) or, variant "
+                         "subgroup, 4-element vectors where rows start on one (4)", name, c->vector_width);
+    /* row_sum_sg.comp loads block_n / (threads x vector_width) elements or vectors per invocation per
+     * iteration, all before it adds any (row_sum.comp ignores block_n) */
+    int64_t row_loads = 4;
+    if (!rows && c->variant == TRR_VARIANT_SUBGROUP) {
         int64_t per_load = (int64_t)c->threads * c->vector_width;
-        if (c->block_n < per_load || c->block_n % per_load || c->block_n / per_load > 64)
+        row_loads = c->block_n / per_load;
+        if (c->block_n % per_load || row_loads < 1 || row_loads > ROW_SUM_MAX_LOADS)
             return trr_error(ctx, TRR_ERR_UNSUPPORTED,
-                             "vulkan: block_n = %d must be threads x vector_width (%d x %d) times 1..64 loads per "
-                             "invocation",
-                             c->block_n, c->threads, c->vector_width);
+                             "vulkan: %s block_n = %d must be threads x vector_width (%d x %d) times 1..%d "
+                             "loads per invocation", name, c->block_n, c->threads, c->vector_width, ROW_SUM_MAX_LOADS);
+    }
+    {
+        /* softmax.comp reads the row twice, row_sum.comp once, four elements per invocation per iteration
+         * (row_sum_sg.comp: row_loads, of single elements where rows do not start on a vector); the tails
+         * and the tree (log2 threads) add a few dozen at most */
+        uint64_t per_iter = (uint64_t)(row_loads < 4 ? row_loads : 4) * (uint64_t)c->threads;
+        uint64_t per_pass = (uint64_t)call->cols / per_iter + (uint64_t)row_loads + 4u;
+        uint64_t loops = (rows ? 2u : 1u) * per_pass + 32u;
+        /* row_sum_sg.comp's first invocation adds one sum per subgroup */
+        if (!rows && c->variant == TRR_VARIANT_SUBGROUP)
+            loops += (uint64_t)c->threads / (d->phys.subgroup_size ? d->phys.subgroup_size : 1);
+        if (loops > loop_budget(d))
+            return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                             "vulkan: %s rows of %lld over %d threads take about %llu loop iterations per "
+                             "invocation; %s stops at %llu (more threads per row shorten them)",
+                             name, (long long)call->cols,
+                             c->threads, (unsigned long long)loops, d->phys.props.deviceName,
+                             (unsigned long long)loop_budget(d));
+    }
+    return TRR_OK;
+}
+
+trr_status trr_vk_check_matmul(trr_context *ctx, const trr_call *call) {
+    trr_vk_device *d = trr_vk_dev(ctx);
+    const trr_config *c = &call->config;
+    const VkPhysicalDeviceLimits *lim = &d->phys.props.limits;
+    int tm, tn;
+    if (c->split_k != 1)
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: split_k = %d; only 1 is implemented", c->split_k);
+    if (c->group_m <= 0 || c->block_k <= 0)
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: group_m and block_k must be positive");
+    char why[192] = "";
+    if (!matmul_variant_runs(d, call, c->variant, why, sizeof why))
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: matmul variant %s: %s", variant_name(c->variant), why);
+    if (trr_vk_coop_variant(c->variant)) {
+        if (!coop_config_ok(d, c, call->x.dtype, why, sizeof why))
+            return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: matmul %dx%dx%d over %d threads on %s: %s",
+                             c->block_m, c->block_n, c->block_k, c->threads, variant_name(c->variant), why);
         return TRR_OK;
     }
-    case TRR_OP_SOFTMAX:
-    case TRR_OP_ROW_SUM:
-        /* softmax's register kernels take any whole number of subgroups (softmax_sg.comp one row per subgroup,
-         * softmax_rows.comp merging its subgroups' pairs; softmax_sg_runs checks the former below); the other row
-         * kernels reduce over a tree */
-        if (softmax_rows_runs(d, call, c)) {
-            if (c->threads % (int)d->phys.subgroup_size)
-                return trr_error(ctx, TRR_ERR_UNSUPPORTED,
-                                 "vulkan: softmax threads = %d must be a whole number of %u-wide subgroups",
-                                 c->threads, d->phys.subgroup_size);
-        } else if (!(call->op == TRR_OP_SOFTMAX && c->variant == TRR_VARIANT_SUBGROUP) && (c->threads & (c->threads - 1))) {
-            return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: threads = %d must be a power of two (tree reduction)",
-                             c->threads);
-        }
-        /* softmax: block_n bounds the register kernel's row (softmax_rows.comp holds at most 16 vectors per
-         * invocation); row_sum ignores it */
-        if (call->op == TRR_OP_SOFTMAX &&
-            (c->block_n < c->threads || c->block_n % c->threads || c->block_n / c->threads > 64))
-            return trr_error(ctx, TRR_ERR_UNSUPPORTED,
-                             "vulkan: softmax block_n = %d must be threads (%d) times 1..64 elements per invocation",
-                             c->block_n, c->threads);
-        if ((uint64_t)c->threads * 8 > lim->maxComputeSharedMemorySize)
-            return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: threads = %d needs more shared memory than %u bytes",
-                             c->threads, lim->maxComputeSharedMemorySize);
-        if (call->op == TRR_OP_SOFTMAX && c->variant == TRR_VARIANT_SUBGROUP) {
-            char why[192];
-            if (!softmax_sg_runs(d, call, c->threads, why, sizeof why))
-                return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: softmax variant subgroup: %s", why);
-        } else if (call->op == TRR_OP_ROW_SUM && c->variant == TRR_VARIANT_SUBGROUP) {
-            char why[192];
-            if (!row_sum_sg_runs(d, c->threads, why, sizeof why))
-                return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: row_sum variant subgroup: %s", why);
-        } else if (c->variant != TRR_VARIANT_SIMT && c->variant != TRR_VARIANT_AUTO) {
-            return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: %s variant %s; its kernels are simt and subgroup",
-                             call->op == TRR_OP_SOFTMAX ? "softmax" : "row_sum", variant_name(c->variant));
-        }
-        if (call->op == TRR_OP_ROW_SUM && c->vector_width != 1 && c->vector_width != 4)
-            return trr_error(ctx, TRR_ERR_UNSUPPORTED,
-                             "vulkan: row_sum vector_width = %d; the kernels read single elements (1) or, variant "
-                             "subgroup, 4-element vectors where rows start on one (4)", c->vector_width);
-        /* row_sum_sg.comp loads block_n / (threads x vector_width) elements or vectors per invocation per
-         * iteration, all before it adds any (row_sum.comp ignores block_n) */
-        int64_t row_loads = 4;
-        if (call->op == TRR_OP_ROW_SUM && c->variant == TRR_VARIANT_SUBGROUP) {
-            int64_t per_load = (int64_t)c->threads * c->vector_width;
-            row_loads = c->block_n / per_load;
-            if (c->block_n % per_load || row_loads < 1 || row_loads > ROW_SUM_MAX_LOADS)
-                return trr_error(ctx, TRR_ERR_UNSUPPORTED,
-                                 "vulkan: row_sum block_n = %d must be threads x vector_width (%d x %d) times 1..%d "
-                                 "loads per invocation", c->block_n, c->threads, c->vector_width, ROW_SUM_MAX_LOADS);
-        }
-        {
-            /* softmax.comp reads the row twice, row_sum.comp once, four elements per invocation per iteration
-             * (row_sum_sg.comp: row_loads, of single elements where rows do not start on a vector); the tails
-             * and the tree (log2 threads) add a few dozen at most */
-            uint64_t per_iter = (uint64_t)(row_loads < 4 ? row_loads : 4) * (uint64_t)c->threads;
-            uint64_t per_pass = (uint64_t)call->cols / per_iter + (uint64_t)row_loads + 4u;
-            uint64_t loops = (call->op == TRR_OP_SOFTMAX ? 2u : 1u) * per_pass + 32u;
-            /* row_sum_sg.comp's first invocation adds one sum per subgroup */
-            if (call->op == TRR_OP_ROW_SUM && c->variant == TRR_VARIANT_SUBGROUP)
-                loops += (uint64_t)c->threads / (d->phys.subgroup_size ? d->phys.subgroup_size : 1);
-            if (loops > loop_budget(d))
-                return trr_error(ctx, TRR_ERR_UNSUPPORTED,
-                                 "vulkan: %s rows of %lld over %d threads take about %llu loop iterations per "
-                                 "invocation; %s stops at %llu (more threads per row shorten them)",
-                                 call->op == TRR_OP_SOFTMAX ? "softmax" : "row_sum", (long long)call->cols,
-                                 c->threads, (unsigned long long)loops, d->phys.props.deviceName,
-                                 (unsigned long long)loop_budget(d));
-        }
-        return TRR_OK;
-    case TRR_OP_MATMUL: {
-        int tm, tn;
-        if (c->split_k != 1)
-            return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: split_k = %d; only 1 is implemented", c->split_k);
-        if (c->group_m <= 0 || c->block_k <= 0)
-            return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: group_m and block_k must be positive");
-        char why[192] = "";
-        if (!matmul_variant_runs(d, call, c->variant, why, sizeof why))
-            return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: matmul variant %s: %s", variant_name(c->variant), why);
-        if (trr_vk_coop_variant(c->variant)) {
-            if (!coop_config_ok(d, c, call->x.dtype, why, sizeof why))
-                return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: matmul %dx%dx%d over %d threads on %s: %s",
-                                 c->block_m, c->block_n, c->block_k, c->threads, variant_name(c->variant), why);
-            return TRR_OK;
-        }
-        if (c->stages != 1 && c->stages != 2)
-            return trr_error(ctx, TRR_ERR_UNSUPPORTED,
-                             "vulkan: matmul (simt): stages = %d; the kernel keeps 1 or 2 slices in shared memory",
-                             c->stages);
-        const uint64_t shared = simt_shared(c);
-        if (!trr_vk_micro_tile(c, &tm, &tn))
-            return trr_error(ctx, TRR_ERR_UNSUPPORTED,
-                             "vulkan: matmul (simt): block %dx%d over %d threads gives no TMxTN register tile (each "
-                             "at most 16)", c->block_m, c->block_n, c->threads);
-        if (shared > lim->maxComputeSharedMemorySize)
-            return trr_error(ctx, TRR_ERR_UNSUPPORTED,
-                             "vulkan: matmul (simt): %d stages of %dx%dx%d tiles need %llu bytes of shared memory; "
-                             "the device has %u", c->stages, c->block_m, c->block_n, c->block_k,
-                             (unsigned long long)shared, lim->maxComputeSharedMemorySize);
-        /* The slice loop's body is unrolled, and its length sets the compile time: lavapipe takes 7 s for 2048
-         * multiply-adds and 64 loads per invocation (64x64x32 over 64 threads), 89 s for 4096 and 1024 (8x8x64
-         * over one), minutes past that. The tuner's largest tiles unroll 2048 and 32. */
-        const uint64_t th = (uint64_t)c->threads, bk = (uint64_t)c->block_k;
-        const uint64_t fmas = bk * (uint64_t)tm * (uint64_t)tn;
-        const uint64_t loads = ((uint64_t)c->block_m * bk + th - 1) / th + ((uint64_t)c->block_n * bk + th - 1) / th;
-        if (fmas > 4096 || loads > 256)
-            return trr_error(ctx, TRR_ERR_UNSUPPORTED,
-                             "vulkan: matmul (simt): a %dx%dx%d tile over %d threads unrolls %llu multiply-adds and "
-                             "%llu loads per invocation and slice; the kernel takes at most 4096 and 256 (more "
-                             "threads or a shallower block_k)", c->block_m, c->block_n, c->block_k, c->threads,
-                             (unsigned long long)fmas, (unsigned long long)loads);
-        /* matmul.comp runs one loop iteration per BK-deep slice (its inner loops are unrolled), plus the
-         * epilogue's at most 16 x 16 */
-        if ((uint64_t)(call->k + c->block_k - 1) / (uint64_t)c->block_k + 300u > loop_budget(d))
-            return trr_error(ctx, TRR_ERR_UNSUPPORTED,
-                             "vulkan: matmul (simt): K = %lld in %d-deep slices takes more loop iterations per "
-                             "invocation than the %llu %s runs (a larger block_k takes fewer)", (long long)call->k,
-                             c->block_k, (unsigned long long)loop_budget(d), d->phys.props.deviceName);
-        return TRR_OK;
-    }
-    default: return TRR_OK;
-    }
+    if (c->stages != 1 && c->stages != 2)
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                         "vulkan: matmul (simt): stages = %d; the kernel keeps 1 or 2 slices in shared memory",
+                         c->stages);
+    const uint64_t shared = simt_shared(c);
+    if (!trr_vk_micro_tile(c, &tm, &tn))
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                         "vulkan: matmul (simt): block %dx%d over %d threads gives no TMxTN register tile (each "
+                         "at most 16)", c->block_m, c->block_n, c->threads);
+    if (shared > lim->maxComputeSharedMemorySize)
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                         "vulkan: matmul (simt): %d stages of %dx%dx%d tiles need %llu bytes of shared memory; "
+                         "the device has %u", c->stages, c->block_m, c->block_n, c->block_k,
+                         (unsigned long long)shared, lim->maxComputeSharedMemorySize);
+    /* The slice loop's body is unrolled, and its length sets the compile time: lavapipe takes 7 s for 2048
+     * multiply-adds and 64 loads per invocation (64x64x32 over 64 threads), 89 s for 4096 and 1024 (8x8x64
+     * over one), minutes past that. The tuner's largest tiles unroll 2048 and 32. */
+    const uint64_t th = (uint64_t)c->threads, bk = (uint64_t)c->block_k;
+    const uint64_t fmas = bk * (uint64_t)tm * (uint64_t)tn;
+    const uint64_t loads = ((uint64_t)c->block_m * bk + th - 1) / th + ((uint64_t)c->block_n * bk + th - 1) / th;
+    if (fmas > 4096 || loads > 256)
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                         "vulkan: matmul (simt): a %dx%dx%d tile over %d threads unrolls %llu multiply-adds and "
+                         "%llu loads per invocation and slice; the kernel takes at most 4096 and 256 (more "
+                         "threads or a shallower block_k)", c->block_m, c->block_n, c->block_k, c->threads,
+                         (unsigned long long)fmas, (unsigned long long)loads);
+    /* matmul.comp runs one loop iteration per BK-deep slice (its inner loops are unrolled), plus the
+     * epilogue's at most 16 x 16 */
+    if ((uint64_t)(call->k + c->block_k - 1) / (uint64_t)c->block_k + 300u > loop_budget(d))
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                         "vulkan: matmul (simt): K = %lld in %d-deep slices takes more loop iterations per "
+                         "invocation than the %llu %s runs (a larger block_k takes fewer)", (long long)call->k,
+                         c->block_k, (unsigned long long)loop_budget(d), d->phys.props.deviceName);
+    return TRR_OK;
 }

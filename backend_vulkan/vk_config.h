@@ -14,6 +14,21 @@
 #define GPU_ONE_LOAD_ELEMENTS ((int64_t)1 << 23)    /* on GPUs add, gelu and silu this long take 1 */
 
 size_t trr_vk_dtype_bytes(trr_dtype t);
+
+/* Each rule's heuristic (vk_config.c, vk_norm.c), limits and launch (vk_ops.c, vk_norm.c); vk_rules.c picks them by
+ * the op's shape rule. */
+void trr_vk_choose_stream(const trr_vk_device *d, trr_call *call); /* element-wise and planes */
+void trr_vk_choose_rowwise(const trr_vk_device *d, trr_call *call); /* rows and row-reduce */
+void trr_vk_choose_matmul(const trr_vk_device *d, trr_call *call);
+/* what every rule checks first: a workgroup the device takes */
+trr_status trr_vk_check_threads(trr_context *ctx, const trr_call *call);
+trr_status trr_vk_check_stream(trr_context *ctx, const trr_call *call);
+trr_status trr_vk_check_rowwise(trr_context *ctx, const trr_call *call);
+trr_status trr_vk_check_matmul(trr_context *ctx, const trr_call *call);
+trr_status trr_vk_run_elementwise(trr_context *ctx, const trr_call *call);
+trr_status trr_vk_run_planes(trr_context *ctx, const trr_call *call);
+trr_status trr_vk_run_rowwise(trr_context *ctx, const trr_call *call);
+trr_status trr_vk_run_matmul(trr_context *ctx, const trr_call *call);
 /* elementwise.comp's ops (add, gelu, silu) may read 4-element vectors: every operand is one contiguous span
  * starting on a 4-element boundary (the binding starts 16-aligned). */
 int trr_vk_elementwise_vec4_layout(const trr_call *c);

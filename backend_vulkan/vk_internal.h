@@ -376,10 +376,9 @@ trr_status trr_vk_pipeline_get(trr_context *ctx, const char *shader, const uint3
 trr_status trr_vk_pipeline_get_in(trr_context *ctx, const char *shader, const uint32_t *spec, int nspec,
                                   VkPipelineLayout layout, VkPipeline *out);
 
-/* vk_ops.c */
+/* vk_rules.c: the ops by shape rule, and the one place that decides whether the backend runs an op */
 trr_status trr_vk_run(trr_context *ctx, const trr_call *call);
 trr_status trr_vk_supports(trr_context *ctx, const trr_call *call);
-/* vk_config.c */
 void trr_vk_choose_config(trr_context *ctx, trr_call *call);
 trr_status trr_vk_check_config(trr_context *ctx, const trr_call *call);
 /* vk_ops.c */

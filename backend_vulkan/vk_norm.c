@@ -1,12 +1,13 @@
 /* The row norms (op_table.h's TRR_SHAPE_ROW_NORM: rms_norm, layer_norm) on the Vulkan backend: one path for the
  * shape rule, which takes the kernel the op table names (kernels/vulkan/<stem>.comp, entry point = the op's
- * name, built as <stem>_<entry>_<dtype>.spv by stems.cmake) and launches it by the rule: one workgroup per row,
+ * name, built as <name>_<dtype>.spv: vk_kinds.h) and launches it by the rule: one workgroup per row,
  * x, w, y and b in bindings 0 to 3, eps and the offsets and strides in the push constants.
  * The backend's shared descriptor set layout holds three bindings (x, y, z); layer_norm reads four operands, so
  * this path keeps its own four-binding set layout and pipeline layout, and, where operands go into descriptor
  * sets rather than being pushed, its own descriptor pool per batch slot. */
 #include "vk_norm.h"
 #include "vk_config.h"
+#include "vk_kinds.h"
 
 #include "config_fields.h"
 #include "op_table.h"
@@ -36,17 +37,8 @@ typedef struct trr_vk_norm_state {
     uint64_t pool_seq[TRR_VK_SLOTS];
 } trr_vk_norm_state;
 
-int trr_vk_row_norm_call(const trr_call *call) {
-    const trr_op_desc *desc = trr_op_desc_get(call->op);
-    return desc && desc->shape == TRR_SHAPE_ROW_NORM && desc->kernel;
-}
-
 static int has_bias(const trr_call *call) {
     return trr_op_desc_get(call->op)->operand[TRR_SLOT_U].name != NULL;
-}
-
-static const char *dtype_suffix(trr_dtype t) {
-    return t == TRR_F32 ? "f32" : t == TRR_F16 ? "f16" : "bf16";
 }
 
 trr_status trr_vk_row_norm_supports(trr_context *ctx, const trr_call *call) {
@@ -281,8 +273,8 @@ static trr_status run_part(trr_context *ctx, const trr_call *c) {
                               .xb = off[3], .yb = (uint32_t)(bias ? c->u.stride0 : c->y.stride0)};
     const norm_shape s = shape_of(c);
     const uint32_t spec[7] = {s.threads, s.vpt, s.vec, s.wvec, s.full, s.loop, s.prefetch};
-    char shader[48];
-    snprintf(shader, sizeof shader, "%s_%s_%s", desc->kernel, desc->name, dtype_suffix(c->x.dtype));
+    char shader[64];
+    trr_vk_shader_name(shader, sizeof shader, desc, "", c->x.dtype, c->z.dtype);
     VkPipeline pipeline;
     TRR_TRY(trr_vk_pipeline_get_in(ctx, shader, spec, 7, ns->layout, &pipeline));
     /* one workgroup per row, spread over x and y (trr_group_id) */

@@ -1,12 +1,10 @@
 /* The row-norm ops on the Vulkan backend (vk_norm.c): the generic path for op_table.h's TRR_SHAPE_ROW_NORM,
- * reached by the op's shape rule and kernel stem rather than by op id. vk_ops.c and vk_config.c call in here. */
+ * reached by the op's shape rule and kernel stem rather than by op id (vk_rules.c). */
 #ifndef TRR_VK_NORM_H
 #define TRR_VK_NORM_H
 
 #include "vk_internal.h"
 
-/* The call is a row norm this path runs: the row-norm shape rule with a kernel stem. */
-int trr_vk_row_norm_call(const trr_call *call);
 /* The device can run it at all (subgroup arithmetic); else TRR_ERR_UNSUPPORTED with the reason. */
 trr_status trr_vk_row_norm_supports(trr_context *ctx, const trr_call *call);
 /* Completes the call's config: threads, vector_width, block_n (the longest row held in registers). */

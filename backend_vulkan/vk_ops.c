@@ -1,10 +1,11 @@
 /* The ops: which kernel runs a call, with which specialization constants, push constants and dispatch size
  * (the config it runs with comes from vk_config.c). */
 #include "vk_config.h"
+#include "vk_kinds.h"
 #include "vk_norm.h"
-#include "vk_attention.h"
 
 #include "matmul_fold.h"
+#include "op_table.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,9 +15,10 @@ size_t trr_vk_dtype_bytes(trr_dtype t) {
     return t == TRR_F32 ? 4 : t == TRR_U8 ? 1 : 2;
 }
 
-static const char *dtype_suffix(trr_dtype t) {
-    return t == TRR_F32 ? "f32" : t == TRR_F16 ? "f16" : t == TRR_U8 ? "u8" : "bf16";
-}
+static const char *dtype_suffix(trr_dtype t) { return trr_vk_dtype_suffix(t); }
+
+/* The op reads a second input (y). */
+static int binary(const trr_call *c) { return trr_op_desc_get(c->op)->n_inputs == 2; }
 
 /* Binds an operand at the largest aligned byte offset at or below its first element, so buffers larger than
  * maxStorageBufferRange still work and element offsets stay small. */
@@ -151,7 +153,7 @@ static uint32_t loads_per_invocation(const trr_config *c) {
 /* elementwise.comp's ops (add, gelu, silu) may read 4-element vectors: every operand is one contiguous span
  * starting on a 4-element boundary (the binding starts 16-aligned). */
 int trr_vk_elementwise_vec4_layout(const trr_call *c) {
-    const trr_operand *y = c->op == TRR_OP_ADD ? &c->y : &c->x;
+    const trr_operand *y = binary(c) ? &c->y : &c->x;
     int contiguous = c->rows == 1 || (c->x.stride0 == c->cols && y->stride0 == c->cols && c->z.stride0 == c->cols);
     return contiguous && c->x.offset % 4 == 0 && y->offset % 4 == 0 && c->z.offset % 4 == 0;
 }
@@ -298,24 +300,21 @@ static void streaming(dispatch *w, const trr_call *c, const char *shader) {
     if (w->groups > 65535) w->groups = 65535; /* the kernels loop over the rest */
 }
 
-/* elementwise.comp's ops: add and the unary ops, one shader variant each (OP_ADD, OP_GELU, OP_SILU). */
-static const char *elementwise_name(trr_op op) {
-    return op == TRR_OP_ADD ? "add" : op == TRR_OP_SILU ? "silu" : "gelu";
-}
-
+/* elementwise.comp's ops (add, gelu, silu): one shader variant each, the op's definition's (vk_kinds.h). */
 static trr_status elementwise_part(trr_context *ctx, const trr_call *c) {
     dispatch w = {0};
-    char shader[32];
-    snprintf(shader, sizeof shader, "%s_%s", elementwise_name(c->op), dtype_suffix(c->z.dtype));
+    char shader[64];
+    trr_vk_shader_name(shader, sizeof shader, trr_op_desc_get(c->op), "", c->x.dtype, c->z.dtype);
     streaming(&w, c, shader);
+    const int two = binary(c);
     w.ops[0] = &c->x;
-    w.ops[1] = c->op == TRR_OP_ADD ? &c->y : &c->x;
+    w.ops[1] = two ? &c->y : &c->x;
     w.ops[2] = &c->z;
     w.extent[0] = rows_extent(c->rows, c->cols, c->x.stride0);
-    w.extent[1] = c->op == TRR_OP_ADD ? rows_extent(c->rows, c->cols, c->y.stride0) : w.extent[0];
+    w.extent[1] = two ? rows_extent(c->rows, c->cols, c->y.stride0) : w.extent[0];
     w.extent[2] = rows_extent(c->rows, c->cols, c->z.stride0);
     w.push = (trr_vk_push){.rows = (uint32_t)c->rows, .cols = (uint32_t)c->cols, .xs0 = (uint32_t)c->x.stride0,
-                           .ys0 = (uint32_t)(c->op == TRR_OP_ADD ? c->y.stride0 : 0), .zs0 = (uint32_t)c->z.stride0};
+                           .ys0 = (uint32_t)(two ? c->y.stride0 : 0), .zs0 = (uint32_t)c->z.stride0};
     /* 4-element vectors where the config asks for them and the layout allows (trr_vk_elementwise_vec4_layout). */
     if (c->config.vector_width == 4 && trr_vk_elementwise_vec4_layout(c)) {
         w.push.pad = 1u;
@@ -328,9 +327,11 @@ static trr_status elementwise_part(trr_context *ctx, const trr_call *c) {
     return run_dispatch(ctx, &w);
 }
 
-static trr_status run_rgb(trr_context *ctx, const trr_call *c) {
+trr_status trr_vk_run_planes(trr_context *ctx, const trr_call *c) {
     dispatch w = {0};
-    streaming(&w, c, c->z.dtype == TRR_U8 ? "rgb_to_grey_u8" : "rgb_to_grey_f32");
+    char shader[64];
+    trr_vk_shader_name(shader, sizeof shader, trr_op_desc_get(c->op), "", c->x.dtype, c->z.dtype);
+    streaming(&w, c, shader);
     w.ops[0] = w.ops[1] = &c->x;
     w.ops[2] = &c->z;
     w.extent[0] = w.extent[1] = 2 * c->x.stride0 + rows_extent(c->rows, c->cols, c->x.stride1);
@@ -352,10 +353,11 @@ int trr_vk_softmax_regs_layout(const trr_vk_device *d, const trr_call *c) {
  * kernel; choose_config sets it to what the row needs, so every row the register kernel can hold takes it. */
 static trr_status rowwise_part(trr_context *ctx, const trr_call *c) {
     trr_vk_device *d = trr_vk_dev(ctx);
+    const trr_op_desc *desc = trr_op_desc_get(c->op);
+    const int rows_rule = desc->shape == TRR_SHAPE_ROWS; /* else the row-reduce rule */
     dispatch w = {0};
-    char shader[32];
-    snprintf(shader, sizeof shader, "%s_%s", c->op == TRR_OP_SOFTMAX ? "softmax" : "row_sum",
-             dtype_suffix(c->x.dtype));
+    char shader[64];
+    trr_vk_shader_name(shader, sizeof shader, desc, "", c->x.dtype, c->z.dtype);
     w.shader = shader;
     w.spec[0] = (uint32_t)c->config.threads;
     w.nspec = 1;
@@ -365,10 +367,10 @@ static trr_status rowwise_part(trr_context *ctx, const trr_call *c) {
      * of up to block_n columns with one workgroup each (softmax_rows.comp, at most 16 vectors per invocation,
      * as many as the row needs); longer rows take the online kernel (softmax.comp). */
     uint64_t n4 = (uint64_t)c->cols / 4, threads = (uint64_t)c->config.threads, sg = d->phys.subgroup_size;
-    if (c->op == TRR_OP_SOFTMAX && trr_vk_softmax_regs_layout(d, c)) {
+    if (rows_rule && trr_vk_softmax_regs_layout(d, c)) {
         uint64_t vpt_sg = (n4 + sg - 1) / sg, vpt = (n4 + threads - 1) / threads;
         if (c->config.variant == TRR_VARIANT_SUBGROUP) { /* check_config: softmax_sg_runs */
-            snprintf(shader, sizeof shader, "softmax_sg_%s", dtype_suffix(c->x.dtype));
+            trr_vk_shader_name(shader, sizeof shader, desc, "_sg", c->x.dtype, c->z.dtype);
             /* the subgroup width the registers are sized for, and whether rows fill them exactly (no bounds
              * checks) */
             w.spec[1] = (uint32_t)vpt_sg;
@@ -378,14 +380,14 @@ static trr_status rowwise_part(trr_context *ctx, const trr_call *c) {
             uint64_t rows_per_group = threads / sg;
             w.groups = ((uint64_t)c->rows + rows_per_group - 1) / rows_per_group;
         } else if (c->cols <= c->config.block_n && vpt >= 1 && vpt <= 16) {
-            snprintf(shader, sizeof shader, "softmax_rows_%s", dtype_suffix(c->x.dtype));
+            trr_vk_shader_name(shader, sizeof shader, desc, "_rows", c->x.dtype, c->z.dtype);
             w.spec[1] = (uint32_t)vpt;
             w.spec[2] = n4 == vpt * threads; /* rows fill the registers exactly: no bounds checks */
             w.nspec = 3;
         }
     }
-    if (c->op == TRR_OP_ROW_SUM && c->config.variant == TRR_VARIANT_SUBGROUP) { /* check_config: row_sum_sg_runs */
-        snprintf(shader, sizeof shader, "row_sum_sg_%s", dtype_suffix(c->x.dtype));
+    if (!rows_rule && c->config.variant == TRR_VARIANT_SUBGROUP) { /* check_config: row_sum_sg_runs */
+        trr_vk_shader_name(shader, sizeof shader, desc, "_sg", c->x.dtype, c->z.dtype);
         /* 4-element vectors where every row starts on a vector boundary (the binding starts on one: 16 bytes) */
         const int vec4 = c->config.vector_width == 4 && c->x.offset % 4 == 0 && (c->rows == 1 || c->x.stride0 % 4 == 0);
         w.spec[1] = vec4 ? 4u : 1u;
@@ -396,8 +398,7 @@ static trr_status rowwise_part(trr_context *ctx, const trr_call *c) {
     w.ops[0] = w.ops[1] = &c->x;
     w.ops[2] = &c->z;
     w.extent[0] = w.extent[1] = rows_extent(c->rows, c->cols, c->x.stride0);
-    w.extent[2] = c->op == TRR_OP_SOFTMAX ? rows_extent(c->rows, c->cols, c->z.stride0)
-                                          : rows_extent(c->rows, 1, c->z.stride0);
+    w.extent[2] = rows_rule ? rows_extent(c->rows, c->cols, c->z.stride0) : rows_extent(c->rows, 1, c->z.stride0);
     w.push = (trr_vk_push){.rows = (uint32_t)c->rows, .cols = (uint32_t)c->cols, .xs0 = (uint32_t)c->x.stride0,
                            .zs0 = (uint32_t)c->z.stride0};
     return run_dispatch(ctx, &w);
@@ -422,7 +423,7 @@ typedef trr_status (*part_fn)(trr_context *ctx, const trr_call *c);
  * another. */
 static trr_status run_split(trr_context *ctx, const trr_call *c, int rowwise, part_fn run_part) {
     trr_vk_device *d = trr_vk_dev(ctx);
-    const int has_y = c->op == TRR_OP_ADD;
+    const int has_y = !rowwise && binary(c);
     const trr_operand *o[3] = {&c->x, has_y ? &c->y : &c->x, &c->z};
     const int contiguous = !rowwise && (c->rows == 1 || (c->x.stride0 == c->cols &&
                                                          (!has_y || c->y.stride0 == c->cols) && c->z.stride0 == c->cols));
@@ -431,7 +432,7 @@ static trr_status run_split(trr_context *ctx, const trr_call *c, int rowwise, pa
     int fits = 1, row_fits = 1;
     for (int i = 0; i < 3; i++) {
         lim[i] = binding_elems(d, o[i]->dtype);
-        width[i] = rowwise && i == 2 && c->op == TRR_OP_ROW_SUM ? 1 : cols;
+        width[i] = rowwise && i == 2 && trr_op_desc_get(c->op)->shape == TRR_SHAPE_ROW_REDUCE ? 1 : cols;
         if (rows_extent(rows, width[i], o[i]->stride0) > lim[i]) fits = 0;
         if (width[i] > lim[i]) row_fits = 0;
     }
@@ -461,11 +462,15 @@ static trr_status run_split(trr_context *ctx, const trr_call *c, int rowwise, pa
     return TRR_OK;
 }
 
-static trr_status run_elementwise(trr_context *ctx, const trr_call *c) {
+/* The element-wise rule: an op that moves bytes on the copy kernel (or vkCmdCopyBuffer), the others on their
+ * definition's shader. */
+trr_status trr_vk_run_elementwise(trr_context *ctx, const trr_call *c) {
+    if (trr_op_desc_get(c->op)->bytewise) return run_copy(ctx, c);
     return run_split(ctx, c, 0, elementwise_part);
 }
 
-static trr_status run_rowwise(trr_context *ctx, const trr_call *c) {
+/* The rows and row-reduce rules. */
+trr_status trr_vk_run_rowwise(trr_context *ctx, const trr_call *c) {
     return run_split(ctx, c, 1, rowwise_part);
 }
 
@@ -536,7 +541,7 @@ static int64_t matmul_part_bytes(const trr_call *c, int which, int64_t nr, int64
  * columns where B or a single row of C is. Each part is the same kernel on offset operands, recorded into the
  * same batch. A batch of matrices, and a part that cannot be made to fit (a K too long for one row of A), run
  * whole and bind_operand says why not. */
-static trr_status run_matmul(trr_context *ctx, const trr_call *c) {
+trr_status trr_vk_run_matmul(trr_context *ctx, const trr_call *c) {
     trr_vk_device *d = trr_vk_dev(ctx);
     const int64_t lim = binding_elems(d, TRR_U8); /* in bytes */
     int64_t nr = c->rows, nc = c->cols;
@@ -624,39 +629,6 @@ static trr_status run_matmul_whole(trr_context *ctx, const trr_call *c) {
     w.push.pad = (vec_a ? 1u : 0u) | (vec_b ? 2u : 0u) | (vec_c ? 4u : 0u);
     return run_dispatch(ctx, &w);
 }
-
-trr_status trr_vk_run(trr_context *ctx, const trr_call *call) {
-    if (trr_vk_row_norm_call(call)) return trr_vk_row_norm_run(ctx, call);
-    if (call->op == TRR_OP_ATTENTION) return trr_vk_attention_run(ctx, call);
-    switch (call->op) {
-    case TRR_OP_COPY: return run_copy(ctx, call);
-    case TRR_OP_ADD:
-    case TRR_OP_GELU:
-    case TRR_OP_SILU: return run_elementwise(ctx, call);
-    case TRR_OP_RGB_TO_GREY: return run_rgb(ctx, call);
-    case TRR_OP_SOFTMAX:
-    case TRR_OP_ROW_SUM: return run_rowwise(ctx, call);
-    case TRR_OP_MATMUL: return run_matmul(ctx, call);
-    default: return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: op %d is not implemented", (int)call->op);
-    }
-}
-
-trr_status trr_vk_supports(trr_context *ctx, const trr_call *call) {
-    trr_vk_device *d = trr_vk_dev(ctx);
-    if (call->op == TRR_OP_COPY) return TRR_OK; /* a byte copy: every dtype */
-    if (trr_vk_row_norm_call(call)) TRR_TRY(trr_vk_row_norm_supports(ctx, call));
-    trr_dtype types[2] = {call->x.dtype, call->z.dtype};
-    for (int i = 0; i < 2; i++) {
-        if ((types[i] == TRR_F16 || types[i] == TRR_BF16) && !d->phys.storage16)
-            return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: %s lacks storageBuffer16BitAccess, needed for %s",
-                             d->phys.props.deviceName, dtype_suffix(types[i]));
-        if (types[i] == TRR_U8 && !d->phys.storage8)
-            return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: %s lacks storageBuffer8BitAccess, needed for u8",
-                             d->phys.props.deviceName);
-    }
-    return TRR_OK;
-}
-
 
 trr_status trr_vk_bind(trr_context *ctx, const trr_operand *o, int64_t extent, VkDescriptorBufferInfo *info,
                        uint32_t *out_elem_offset) {

@@ -13,6 +13,7 @@
 #include "cases.h"
 #include "cache_flush.h"
 #include "layout.h"
+#include "op_table.h"
 #include "trireme.h"
 
 #include <cjson/cJSON.h>
@@ -21,34 +22,11 @@
 
 /* ---- the benchmarks (sizes.c) ---- */
 
-typedef enum trr_bench_id {
-    TRR_BENCH_ADD = 0,
-    TRR_BENCH_GELU,
-    TRR_BENCH_SOFTMAX,
-    TRR_BENCH_ROW_SUM,
-    TRR_BENCH_MATMUL_F16,
-    TRR_BENCH_MATMUL_F16_RELU,
-    TRR_BENCH_MATMUL_F32,
-    TRR_BENCH_RGB_TO_GREY,
-    TRR_BENCH_SILU,
-    TRR_BENCH_BMM_F16, /* batched matmul (docs/ops.md, matmul); sizes are BxMxNxK */
-    TRR_BENCH_MATMUL_BF16,
-    TRR_BENCH_BMM_BF16, /* batched matmul, bf16 */
-    /* the row norms, M = 4096 (docs/ops.md, Benchmarks): GB/s = bytes of x, w (, b) and y over time */
-    TRR_BENCH_RMS_NORM_F32,
-    TRR_BENCH_RMS_NORM_F16,
-    TRR_BENCH_RMS_NORM_BF16,
-    TRR_BENCH_LAYER_NORM_F32,
-    TRR_BENCH_LAYER_NORM_F16,
-    TRR_BENCH_LAYER_NORM_BF16,
-    /* attention (docs/ops.md, Benchmarks): prefill in TFLOPS = 4·B·Hq·Sq·Skv·D / t (halved when causal), decode
-     * (Sq = 1) in GB/s of k and v read */
-    TRR_BENCH_ATTENTION_F16,
-    TRR_BENCH_ATTENTION_BF16,
-    TRR_BENCH_ATTENTION_DECODE_F16,
-    TRR_BENCH_ATTENTION_DECODE_BF16,
-    TRR_BENCH_COUNT
-} trr_bench_id;
+/* A benchmark: one of those the op definitions declare (trr_op_desc.benches, core/op_table.c), numbered in op
+ * order from 0 to trr_bench_count() - 1. */
+typedef int trr_bench_id;
+#define TRR_BENCH_MAX 32 /* a bench mask holds one bit per benchmark */
+int trr_bench_count(void);
 
 typedef enum trr_bench_sizes_mode { TRR_BENCH_SIZES_QUICK = 0, TRR_BENCH_SIZES_FULL, TRR_BENCH_SIZES_LIST } trr_bench_sizes_mode;
 
@@ -57,11 +35,14 @@ typedef struct trr_bench_def {
     const char *name;        /* on the command line and in reports: "add_f32", "matmul_f16_relu" */
     const char *title;       /* for charts: "add f32 (GB/s = 12n/t)" */
     const char *unit;        /* "GB/s" or "TFLOPS" */
-    const char *size_label;  /* what a LIST names: "n", "N (M = 4096)", "M=N=K", "H" */
-    int compute_bound;       /* 1: matmul, judged against the vendor library; 0: against copy bandwidth */
+    const char *size_label;  /* what a LIST names: "n", "N", "M=N=K", "H", "BxMxNxK" */
+    int compute_bound;       /* 1: counts FLOPs (matmul), judged against the vendor library; 0: bytes, against
+                                copy bandwidth */
     trr_op op;
     int reads_only;          /* 1: its bytes are (nearly) all reads, which stream faster than a copy's reads and
                                 writes, so a figure above the copy ceiling is expected (row_sum) */
+    trr_bench_sizing sizing; /* what its sizes name */
+    const trr_op_bench *row; /* its row in the op's definition */
 } trr_bench_def;
 
 const trr_bench_def *trr_bench_get(trr_bench_id id);
@@ -71,9 +52,12 @@ const trr_bench_def *trr_bench_get(trr_bench_id id);
 int trr_bench_above_ceiling_suspect(trr_bench_id id, double figure, double copy_gbs);
 /* By name ("add_f32"), by op name ("add", "matmul": the first benchmark of that op) or -1. */
 int trr_bench_find(const char *name);
-/* All benchmarks whose name or op matches name ("matmul" gives all three matmul benchmarks), as a bit mask of
+/* All benchmarks whose name or op matches name ("matmul" gives every matmul benchmark), as a bit mask of
  * (1 << id); 0 when nothing matches. */
 unsigned trr_bench_mask_for(const char *name);
+/* 1 when benchmark earlier's times predict id's (the run's time budget): an earlier benchmark of the same op,
+ * sizing and dtypes, differing in what costs next to nothing (matmul_f16 for matmul_f16_relu's epilogue). */
+int trr_bench_predicts(trr_bench_id earlier, trr_bench_id id);
 
 /* The cases of one benchmark. LIST is comma separated, each entry one number in the benchmark's size_label
  * (n for add/gelu, N for softmax/row_sum, M=N=K for matmul, H for rgb_to_grey with W = H·1600/1066 rounded),
@@ -83,8 +67,7 @@ trr_status trr_bench_cases(trr_bench_id id, trr_bench_sizes_mode mode, const cha
 /* The work any case's figure counts, one definition for the bench and `trireme run`: bytes moved (every input
  * read and the output written once: 12n for add f32, 8n for gelu and softmax, 4MN for row_sum, whose per-row
  * output is not counted, 4HW for rgb_to_grey u8, (2MN + 2N) e for rms_norm and (2MN + 3N) e for layer_norm in
- * e-byte elements), or 2·B·M·N·K floating-point operations for matmul; for attention 4·B·Hq·Sq·Skv·D
- * operations (halved when causal), or with Sq = 1 (decode) the 2·B·Hkv·Skv·D·e bytes of k and v read. */
+ * e-byte elements), or 2·B·M·N·K floating-point operations for matmul. */
 double trr_bench_case_work(const trr_case *c);
 /* 1 when the case's figure is TFLOPS (matmul), 0 when GB/s. */
 int trr_bench_case_compute_bound(const trr_case *c);
@@ -182,11 +165,11 @@ typedef struct trr_bench_check {
  * a failure (with *res saying why), another status when the reference itself could not run. */
 trr_status trr_bench_check_output(const trr_case *c, const trr_call *call, const void *out, const void *out2,
                                   uint64_t seed, trr_bench_check *res);
-/* attention's part of it (check_attention.c): whole query rows sampled within the budget. */
-trr_status trr_bench_check_attention(const trr_case *c, const trr_call *call, const void *out, uint64_t seed,
-                                     trr_bench_check *res);
 /* Runs the case once on a poisoned output (twice for u8), reads it back and checks it (above). */
 trr_status trr_bench_check_case(trr_context *ctx, const trr_bench_setup *s, uint64_t seed, trr_bench_check *res);
+/* attention's part of the check (check_attention.c): whole query rows sampled within the budget. */
+trr_status trr_bench_check_attention(const trr_case *c, const trr_call *call, const void *out, uint64_t seed,
+                                     trr_bench_check *res);
 
 /* ---- timing (timing.c) ---- */
 

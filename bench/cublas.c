@@ -11,6 +11,7 @@
  * Row-major C = A·B is the column-major product C^T = B^T·A^T, so the operands are passed swapped. */
 #define _POSIX_C_SOURCE 200809L /* strdup, strtok_r */
 #include "bench.h"
+#include "op_table.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -232,7 +233,8 @@ trr_status trr_bench_vendor_call(trr_bench_vendor *v, trr_context *ctx, const tr
         *out_what = trr_bench_vendor_reason(v);
         return trr_error(ctx, TRR_ERR_UNSUPPORTED, "%s", *out_what);
     }
-    if (c->op != TRR_OP_MATMUL || (c->in_dtype != TRR_F32 && c->in_dtype != TRR_F16 && c->in_dtype != TRR_BF16) ||
+    if (trr_op_desc_get(c->op)->shape != TRR_SHAPE_MATMUL ||
+        (c->in_dtype != TRR_F32 && c->in_dtype != TRR_F16 && c->in_dtype != TRR_BF16) ||
         (c->in_dtype == TRR_F32 && c->out_dtype != TRR_F32)) {
         *out_what = "no cuBLAS equivalent for this case";
         return trr_error(ctx, TRR_ERR_UNSUPPORTED, "%s", *out_what);

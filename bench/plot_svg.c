@@ -93,7 +93,7 @@ static void draw_axes(FILE *f, const axes *a, const trr_bench_def *def, const ch
                     H - MB + 16, lab);
         }
     }
-    const char *xlabel = def->id == TRR_BENCH_RGB_TO_GREY ? "H x W (pixels)"
+    const char *xlabel = def->sizing == TRR_SIZING_IMAGE ? "H x W (pixels)"
                          : def->compute_bound           ? "M = N = K (cube root of M·N·K)"
                          : !strcmp(def->size_label, "n")  ? "n (elements)"
                                                          : "N (row length, M = 4096)";
@@ -289,7 +289,7 @@ static trr_status plot_one(const trr_bench_report *const *reports, int n, trr_be
 
 trr_status trr_bench_write_plots(const trr_bench_report *const *reports, int n, const char *dir, FILE *log) {
     if (mkdir(dir, 0777) != 0 && errno != EEXIST) return trr_error(NULL, TRR_ERR_IO, "cannot create %s", dir);
-    for (int b = 0; b < TRR_BENCH_COUNT; b++) {
+    for (int b = 0; b < trr_bench_count(); b++) {
         char path[1024];
         snprintf(path, sizeof path, "%s/%s.svg", dir, trr_bench_get((trr_bench_id)b)->name);
         int any = 0;
@@ -321,7 +321,7 @@ trr_status trr_bench_write_physical_plots(const trr_bench_report *const *reports
         char what[300];
         snprintf(what, sizeof what, "one physical GPU (%s, %s), one line per API", reports[g]->device.name,
                  reports[g]->device.uuid[0] ? reports[g]->device.uuid : reports[g]->device.pci_bus_id);
-        for (int b = 0; b < TRR_BENCH_COUNT; b++) {
+        for (int b = 0; b < trr_bench_count(); b++) {
             char path[1024];
             snprintf(path, sizeof path, "%s/%s_gpu%d.svg", dir, trr_bench_get((trr_bench_id)b)->name, k);
             int any = 0;

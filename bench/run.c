@@ -176,9 +176,13 @@ static void judge_ceilings(run_state *rs) {
     for (int i = 0; i < rep->n_results; i++) {
         const trr_bench_result *r = &rep->results[i];
         if (r->outcome != TRR_BENCH_OK) continue;
-        if (r->bench == TRR_BENCH_MATMUL_F32 && r->figure > rep->best_matmul_f32_tflops)
+        /* the plain products (one matrix, no epilogue) of f32 and of f16 */
+        const trr_case *c = &r->tcase;
+        const int plain = trr_bench_case_compute_bound(c) && c->batch == 0 && c->epilogue == TRR_EPI_NONE &&
+                          c->in_dtype == c->out_dtype;
+        if (plain && c->in_dtype == TRR_F32 && r->figure > rep->best_matmul_f32_tflops)
             rep->best_matmul_f32_tflops = r->figure;
-        if (r->bench == TRR_BENCH_MATMUL_F16 && r->figure > rep->best_matmul_f16_tflops)
+        if (plain && c->in_dtype == TRR_F16 && r->figure > rep->best_matmul_f16_tflops)
             rep->best_matmul_f16_tflops = r->figure;
         above |= trr_bench_result_suspect(r, rep->copy.gbs);
     }
@@ -194,19 +198,19 @@ static void judge_ceilings(run_state *rs) {
 }
 
 typedef struct planned {
-    trr_case *cases[TRR_BENCH_COUNT];
-    int counts[TRR_BENCH_COUNT];
+    trr_case *cases[TRR_BENCH_MAX];
+    int counts[TRR_BENCH_MAX];
     int total;
 } planned;
 
 static void plan_free(planned *p) {
-    for (int b = 0; b < TRR_BENCH_COUNT; b++) free(p->cases[b]);
+    for (int b = 0; b < trr_bench_count(); b++) free(p->cases[b]);
 }
 
 static trr_status plan(const trr_bench_options *opt, const trr_device_info *dev, planned *p, char *capped,
                        size_t capped_cap) {
     memset(p, 0, sizeof *p);
-    for (int b = 0; b < TRR_BENCH_COUNT; b++) {
+    for (int b = 0; b < trr_bench_count(); b++) {
         if (opt->bench_mask && !(opt->bench_mask & (1u << b))) continue;
         trr_status st = trr_bench_device_cases((trr_bench_id)b, opt->sizes, opt->size_list, dev->is_gpu,
                                                &p->cases[b], &p->counts[b], capped, capped_cap);
@@ -265,7 +269,8 @@ trr_status trr_bench_run(trr_context *ctx, const trr_bench_options *opt, trr_ben
     trr_bench_copy_ceiling_measure(ctx, &rep->device, &rs.flush, rs.clock, &rep->copy);
 
     int any_matmul = 0;
-    for (int b = 0; b < TRR_BENCH_COUNT; b++) any_matmul |= p.counts[b] && trr_bench_get((trr_bench_id)b)->compute_bound;
+    for (int b = 0; b < trr_bench_count(); b++)
+        any_matmul |= p.counts[b] && trr_bench_get((trr_bench_id)b)->compute_bound;
     if (any_matmul && !opt->no_vendor) {
         trr_bench_vendor_open(ctx, &rs.vendor);
         snprintf(rep->vendor, sizeof rep->vendor, "%s", trr_bench_vendor_name(rs.vendor));
@@ -277,12 +282,14 @@ trr_status trr_bench_run(trr_context *ctx, const trr_bench_options *opt, trr_ben
 
     st = TRR_OK;
     int index = 0;
-    predictor preds[TRR_BENCH_COUNT];
+    predictor preds[TRR_BENCH_MAX];
     memset(preds, 0, sizeof preds);
-    for (int b = 0; b < TRR_BENCH_COUNT && st == TRR_OK; b++) {
+    for (int b = 0; b < trr_bench_count() && st == TRR_OK; b++) {
         predictor *pred = &preds[b];
-        /* the ReLU epilogue costs next to nothing: plain f16 matmul's times predict it */
-        if (b == TRR_BENCH_MATMUL_F16_RELU) *pred = preds[TRR_BENCH_MATMUL_F16];
+        /* an earlier benchmark's times predict one that differs from it in what costs next to nothing (matmul_f16
+         * for matmul_f16_relu's epilogue) */
+        for (int e = 0; e < b; e++)
+            if (trr_bench_predicts(e, b)) *pred = preds[e];
         for (int i = 0; i < p.counts[b] && st == TRR_OK; i++, index++) {
             trr_bench_result *r = &rep->results[rep->n_results];
             memset(r, 0, sizeof *r);

@@ -1,84 +1,63 @@
-/* The benchmark table of docs/ops.md (Benchmarks): which cases each benchmark runs (quick, full or a list) and how a time becomes
- * its figure. */
+/* The benchmarks of docs/ops.md (Benchmarks), as the op definitions declare them (trr_op_desc.benches in
+ * core/op_table.c): which cases each runs (quick, full or a list) and how a time becomes its figure. Nothing here
+ * names an op: a benchmark's sizes are read by its sizing (trr_bench_sizing), its work by its op's rule
+ * (trr_work_rule). */
 #include "bench.h"
 
 #include "number.h"
 #include "op_table.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const trr_bench_def g_defs[TRR_BENCH_COUNT] = {
-    {TRR_BENCH_ADD, "add_f32", "add f32 (GB/s = 12n/t)", "GB/s", "n", 0, TRR_OP_ADD, 0},
-    {TRR_BENCH_GELU, "gelu_f32", "gelu f32 (GB/s = 8n/t)", "GB/s", "n", 0, TRR_OP_GELU, 0},
-    {TRR_BENCH_SOFTMAX, "softmax_f32", "softmax f32, M = 4096 (GB/s = 8MN/t)", "GB/s", "N", 0, TRR_OP_SOFTMAX, 0},
-    {TRR_BENCH_ROW_SUM, "row_sum_f32", "row_sum f32, M = 4096 (GB/s = 4MN/t)", "GB/s", "N", 0, TRR_OP_ROW_SUM, 1},
-    {TRR_BENCH_MATMUL_F16, "matmul_f16", "matmul f16 -> f16 (TFLOPS = 2MNK/t)", "TFLOPS", "M=N=K", 1, TRR_OP_MATMUL, 0},
-    {TRR_BENCH_MATMUL_F16_RELU, "matmul_f16_relu", "matmul f16 -> f16 + ReLU (TFLOPS = 2MNK/t)", "TFLOPS",
-     "M=N=K", 1, TRR_OP_MATMUL, 0},
-    {TRR_BENCH_MATMUL_F32, "matmul_f32", "matmul f32, no TF32 (TFLOPS = 2MNK/t)", "TFLOPS", "M=N=K", 1,
-     TRR_OP_MATMUL, 0},
-    {TRR_BENCH_RGB_TO_GREY, "rgb_to_grey", "rgb_to_grey u8 -> u8 (GB/s = 4HW/t)", "GB/s", "H", 0,
-     TRR_OP_RGB_TO_GREY, 0},
-    {TRR_BENCH_SILU, "silu_f32", "silu f32 (GB/s = 8n/t)", "GB/s", "n", 0, TRR_OP_SILU, 0},
-    {TRR_BENCH_BMM_F16, "bmm_f16", "batched matmul f16 -> f16 (TFLOPS = 2BMNK/t)", "TFLOPS", "BxMxNxK", 1,
-     TRR_OP_MATMUL, 0},
-    {TRR_BENCH_MATMUL_BF16, "matmul_bf16", "matmul bf16 -> bf16 (TFLOPS = 2MNK/t)", "TFLOPS", "M=N=K", 1, TRR_OP_MATMUL, 0},
-    {TRR_BENCH_BMM_BF16, "bmm_bf16", "batched matmul bf16 -> bf16 (TFLOPS = 2BMNK/t)", "TFLOPS", "BxMxNxK", 1,
-     TRR_OP_MATMUL, 0},
-    {TRR_BENCH_RMS_NORM_F32, "rms_norm_f32", "rms_norm f32, M = 4096 (GB/s = (8MN + 8N)/t)", "GB/s", "N", 0,
-     TRR_OP_RMS_NORM, 0},
-    {TRR_BENCH_RMS_NORM_F16, "rms_norm_f16", "rms_norm f16, M = 4096 (GB/s = (4MN + 4N)/t)", "GB/s", "N", 0,
-     TRR_OP_RMS_NORM, 0},
-    {TRR_BENCH_RMS_NORM_BF16, "rms_norm_bf16", "rms_norm bf16, M = 4096 (GB/s = (4MN + 4N)/t)", "GB/s", "N", 0,
-     TRR_OP_RMS_NORM, 0},
-    {TRR_BENCH_LAYER_NORM_F32, "layer_norm_f32", "layer_norm f32, M = 4096 (GB/s = (8MN + 12N)/t)", "GB/s", "N", 0,
-     TRR_OP_LAYER_NORM, 0},
-    {TRR_BENCH_LAYER_NORM_F16, "layer_norm_f16", "layer_norm f16, M = 4096 (GB/s = (4MN + 6N)/t)", "GB/s", "N", 0,
-     TRR_OP_LAYER_NORM, 0},
-    {TRR_BENCH_LAYER_NORM_BF16, "layer_norm_bf16", "layer_norm bf16, M = 4096 (GB/s = (4MN + 6N)/t)", "GB/s", "N",
-     0, TRR_OP_LAYER_NORM, 0},
-    {TRR_BENCH_ATTENTION_F16, "attention_f16", "attention f16, B·S = 16384, Hq·D = 2048 (TFLOPS = 4BHS²D/t, causal /2)",
-     "TFLOPS", "BxHxSxD", 1, TRR_OP_ATTENTION, 0},
-    {TRR_BENCH_ATTENTION_BF16, "attention_bf16", "attention bf16, B·S = 16384, Hq·D = 2048 (TFLOPS = 4BHS²D/t, causal /2)",
-     "TFLOPS", "BxHxSxD", 1, TRR_OP_ATTENTION, 0},
-    {TRR_BENCH_ATTENTION_DECODE_F16, "attention_decode_f16", "attention decode f16, B = 32, Hq = 32, Hkv = 8, D = 128 "
-     "(GB/s = 2·B·Hkv·Skv·D·2/t)", "GB/s", "BxHqxHkvxSkvxD", 0, TRR_OP_ATTENTION, 1},
-    {TRR_BENCH_ATTENTION_DECODE_BF16, "attention_decode_bf16", "attention decode bf16, B = 32, Hq = 32, Hkv = 8, D = 128 "
-     "(GB/s = 2·B·Hkv·Skv·D·2/t)", "GB/s", "BxHqxHkvxSkvxD", 0, TRR_OP_ATTENTION, 1},
-};
+/* The benchmarks, numbered in op order and, within an op, in its definition's order. */
+static trr_bench_def g_defs[TRR_BENCH_MAX];
+static int g_count;
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
-#define ROWS_M 4096 /* softmax, row_sum and the row norms: M is fixed by docs/ops.md */
-
-/* ---- attention (docs/ops.md, Benchmarks) ---- */
-
-static int attention_bench(trr_bench_id id) { return id >= TRR_BENCH_ATTENTION_F16 && id <= TRR_BENCH_ATTENTION_DECODE_BF16; }
-static int attention_decode(trr_bench_id id) {
-    return id == TRR_BENCH_ATTENTION_DECODE_F16 || id == TRR_BENCH_ATTENTION_DECODE_BF16;
-}
-
-static trr_case attention_case(trr_bench_id id, int64_t b, int64_t hq, int64_t hkv, int64_t sq, int64_t skv, int64_t d,
-                               int causal) {
-    const trr_dtype dt = id == TRR_BENCH_ATTENTION_F16 || id == TRR_BENCH_ATTENTION_DECODE_F16 ? TRR_F16 : TRR_BF16;
-    trr_case c = {.op = TRR_OP_ATTENTION, .in_dtype = dt, .out_dtype = dt, .layout = TRR_LAYOUT_PACKED};
-    c.attn.b = b, c.attn.hq = hq, c.attn.hkv = hkv, c.attn.sq = sq, c.attn.skv = skv, c.attn.d = d;
-    c.rows = sq, c.cols = d;
-    if (causal) trr_op_params_set(&c.params, "causal", 1.0);
-    return c;
-}
-
-/* The row norms' benchmarks: their dtype (in and out), or -1 for any other benchmark. */
-static int norm_dtype(trr_bench_id id) {
-    switch (id) {
-    case TRR_BENCH_RMS_NORM_F32:
-    case TRR_BENCH_LAYER_NORM_F32: return TRR_F32;
-    case TRR_BENCH_RMS_NORM_F16:
-    case TRR_BENCH_LAYER_NORM_F16: return TRR_F16;
-    case TRR_BENCH_RMS_NORM_BF16:
-    case TRR_BENCH_LAYER_NORM_BF16: return TRR_BF16;
-    default: return -1;
+static const char *size_label_of(trr_bench_sizing s) {
+    switch (s) {
+    case TRR_SIZING_VECTOR: return "n";
+    case TRR_SIZING_ROWS: return "N";
+    case TRR_SIZING_IMAGE: return "H";
+    case TRR_SIZING_CUBE: return "M=N=K";
+    case TRR_SIZING_ATTENTION: return "BxHxSxD";
+    case TRR_SIZING_DECODE: return "Skv";
+    default: return "BxMxNxK";
     }
+}
+
+/* Whether a benchmark's figure is TFLOPS: its op counts flops, or attention's prefill (decode counts bytes). */
+static int flops_of(const trr_op_desc *d, trr_bench_sizing s) {
+    return d->bench_work == TRR_WORK_FLOPS || (d->bench_work == TRR_WORK_ATTENTION && s == TRR_SIZING_ATTENTION);
+}
+
+static void collect(void) {
+    for (int op = 0; op < TRR_OP_COUNT; op++) {
+        const trr_op_desc *d = trr_op_desc_get((trr_op)op);
+        for (int i = 0; d && i < d->n_benches && g_count < TRR_BENCH_MAX; i++) {
+            const trr_op_bench *b = &d->benches[i];
+            trr_bench_def *def = &g_defs[g_count];
+            def->id = g_count;
+            def->name = b->name;
+            def->title = b->title;
+            def->compute_bound = flops_of(d, b->sizing);
+            def->unit = def->compute_bound ? "TFLOPS" : "GB/s";
+            def->size_label = size_label_of(b->sizing);
+            def->op = (trr_op)op;
+            def->reads_only = b->reads_only;
+            def->sizing = b->sizing;
+            def->row = b;
+            g_count++;
+        }
+    }
+}
+
+int trr_bench_count(void) {
+    pthread_once(&g_once, collect);
+    return g_count;
 }
 
 int trr_bench_above_ceiling_suspect(trr_bench_id id, double figure, double copy_gbs) {
@@ -87,65 +66,69 @@ int trr_bench_above_ceiling_suspect(trr_bench_id id, double figure, double copy_
 }
 
 const trr_bench_def *trr_bench_get(trr_bench_id id) {
-    return (unsigned)id < TRR_BENCH_COUNT ? &g_defs[id] : NULL;
+    return id >= 0 && id < trr_bench_count() ? &g_defs[id] : NULL;
 }
 
-static trr_op op_of(trr_bench_id id) { return g_defs[id].op; }
+static const trr_op_bench *row_of(trr_bench_id id) { return g_defs[id].row; }
 
 unsigned trr_bench_mask_for(const char *name) {
     unsigned mask = 0;
     trr_op op;
     int is_op = trr_op_from_name(name, &op) == TRR_OK;
-    for (int i = 0; i < TRR_BENCH_COUNT; i++)
-        if (!strcmp(name, g_defs[i].name) || (is_op && op_of((trr_bench_id)i) == op)) mask |= 1u << i;
+    for (int i = 0; i < trr_bench_count(); i++)
+        if (!strcmp(name, g_defs[i].name) || (is_op && g_defs[i].op == op)) mask |= 1u << i;
     return mask;
 }
 
 int trr_bench_find(const char *name) {
     unsigned mask = trr_bench_mask_for(name);
-    for (int i = 0; i < TRR_BENCH_COUNT; i++)
+    for (int i = 0; i < trr_bench_count(); i++)
         if (mask & (1u << i)) return i;
     return -1;
 }
 
+int trr_bench_predicts(trr_bench_id earlier, trr_bench_id id) {
+    const trr_bench_def *a = trr_bench_get(earlier), *b = trr_bench_get(id);
+    return a && b && earlier < id && a->op == b->op && a->sizing == b->sizing && a->row->in == b->row->in &&
+           a->row->out == b->row->out;
+}
+
 /* ---- cases ---- */
 
-static trr_case make_case(trr_bench_id id, int64_t a, int64_t b, int64_t c3) {
-    trr_case c = {.op = op_of(id), .in_dtype = TRR_F32, .out_dtype = TRR_F32, .layout = TRR_LAYOUT_PACKED};
-    if (norm_dtype(id) >= 0) { /* eps at the op's default */
-        c.in_dtype = c.out_dtype = (trr_dtype)norm_dtype(id);
-        c.rows = ROWS_M, c.cols = a;
-        return c;
-    }
-    switch (id) {
-    case TRR_BENCH_ADD:
-    case TRR_BENCH_GELU:
-    case TRR_BENCH_SILU: c.rows = 1, c.cols = a; break;
-    case TRR_BENCH_SOFTMAX:
-    case TRR_BENCH_ROW_SUM: c.rows = ROWS_M, c.cols = a; break;
-    case TRR_BENCH_RGB_TO_GREY:
-        c.in_dtype = c.out_dtype = TRR_U8;
+/* attention's case: B, Hq, Hkv, Sq, Skv, D, causal */
+static void attention_case(trr_case *c, int64_t b, int64_t hq, int64_t hkv, int64_t sq, int64_t skv, int64_t d,
+                           int causal) {
+    c->attn.b = b, c->attn.hq = hq, c->attn.hkv = hkv, c->attn.sq = sq, c->attn.skv = skv, c->attn.d = d;
+    c->rows = sq, c->cols = d;
+    if (causal) trr_op_params_set(&c->params, "causal", 1.0);
+}
+
+/* One case of a benchmark from a size as its size list names it (a, b, c, d, e; unused fields 0). */
+static trr_case make_case(trr_bench_id id, int64_t a, int64_t b, int64_t c3, int64_t d4, int64_t e5) {
+    const trr_op_bench *row = row_of(id);
+    trr_case c = {.op = g_defs[id].op, .in_dtype = row->in, .out_dtype = row->out, .layout = TRR_LAYOUT_PACKED};
+    switch (row->sizing) { /* the op's parameters at their defaults */
+    case TRR_SIZING_ATTENTION: attention_case(&c, a, b, b, c3, c3, d4, e5 != 0); break;
+    case TRR_SIZING_DECODE: /* Skv alone at docs/ops.md's decode sizes, or BxHqxHkvxSkvxD */
+        if (b) attention_case(&c, a, b, c3, 1, d4, e5, 0);
+        else attention_case(&c, 32, 32, 8, 1, a, 128, 0);
+        break;
+    case TRR_SIZING_VECTOR: c.rows = 1, c.cols = a; break;
+    case TRR_SIZING_ROWS: c.rows = TRR_BENCH_ROWS_M, c.cols = a; break;
+    case TRR_SIZING_IMAGE:
         c.rows = a;
         c.cols = b ? b : (int64_t)llround((double)a * 1600.0 / 1066.0);
         break;
-    case TRR_BENCH_MATMUL_F16:
-    case TRR_BENCH_MATMUL_F16_RELU:
-    case TRR_BENCH_MATMUL_BF16:
-        c.in_dtype = c.out_dtype = id == TRR_BENCH_MATMUL_BF16 ? TRR_BF16 : TRR_F16;
-        /* fall through */
-    default:
+    case TRR_SIZING_CUBE:
         c.m = a, c.n = b ? b : a, c.k = c3 ? c3 : a;
-        c.epilogue = id == TRR_BENCH_MATMUL_F16_RELU ? TRR_EPI_RELU : TRR_EPI_NONE;
+        c.epilogue = row->epilogue;
+        break;
+    case TRR_SIZING_BATCH: /* batch products of M x K by K x N, packed (batch strides of one whole matrix) */
+        c.batch = a;
+        c.m = b, c.n = c3, c.k = d4;
+        c.epilogue = row->epilogue;
         break;
     }
-    return c;
-}
-
-/* A batched matmul: batch products of M x K by K x N, packed (batch strides of one whole matrix). */
-static trr_case make_bmm(trr_bench_id id, int64_t batch, int64_t m, int64_t n, int64_t k) {
-    trr_case c = make_case(id, m, n, k);
-    c.in_dtype = c.out_dtype = id == TRR_BENCH_BMM_BF16 ? TRR_BF16 : TRR_F16;
-    c.batch = batch;
     return c;
 }
 
@@ -165,135 +148,36 @@ static trr_status push(case_vec *v, trr_case c) {
     return TRR_OK;
 }
 
-/* docs/ops.md, Benchmarks: many small products, and fewer wide ones with a short K. */
-static trr_status bmm_sizes(trr_bench_id id, case_vec *v) {
-    TRR_TRY(push(v, make_bmm(id, 512, 128, 128, 128)));
-    return push(v, make_bmm(id, 64, 1024, 1024, 128));
-}
-
-/* docs/ops.md, Benchmarks: the row norms at the hidden sizes of common models, quick and full alike. */
-static trr_status norm_sizes(trr_bench_id id, case_vec *v) {
-    static const int64_t n[] = {1024, 4096, 8192, 16384};
-    for (size_t i = 0; i < sizeof n / sizeof n[0]; i++) TRR_TRY(push(v, make_case(id, n[i], 0, 0)));
+/* A mode's sizes (trr_bench_sizes): the range, then the listed sizes. */
+static trr_status sizes_of(trr_bench_id id, const trr_bench_sizes *z, case_vec *v) {
+    if (z->from > 0)
+        for (int64_t x = z->from; x <= z->to; x = z->factor > 1 ? x * z->factor : x + (z->step > 0 ? z->step : 1))
+            TRR_TRY(push(v, make_case(id, x, 0, 0, 0, 0)));
+    for (int i = 0; i < TRR_BENCH_LISTED && z->list[i][0]; i++)
+        TRR_TRY(push(v, make_case(id, z->list[i][0], z->list[i][1], z->list[i][2], z->list[i][3], z->list[i][4])));
     return TRR_OK;
 }
 
-/* Prefill: B·S = 16384 and Hq·D = 2048 at D = 64 and 128, S = Sq = Skv up to max_s, causal off and on. Decode:
- * Sq = 1, B = 32, Hq = 32, Hkv = 8, D = 128, Skv = 4096 and 32768. */
-static trr_status attention_sizes(trr_bench_id id, int64_t max_s, case_vec *v) {
-    if (attention_decode(id)) {
-        TRR_TRY(push(v, attention_case(id, 32, 32, 8, 1, 4096, 128, 0)));
-        return push(v, attention_case(id, 32, 32, 8, 1, 32768, 128, 0));
-    }
-    static const int64_t dims[] = {64, 128};
-    for (size_t i = 0; i < sizeof dims / sizeof dims[0]; i++)
-        for (int64_t s = 1024; s <= max_s; s *= 4)
-            for (int causal = 0; causal < 2; causal++)
-                TRR_TRY(push(v, attention_case(id, 16384 / s, 2048 / dims[i], 2048 / dims[i], s, s, dims[i], causal)));
-    return TRR_OK;
-}
-
-static trr_status full_sizes(trr_bench_id id, case_vec *v) {
-    if (norm_dtype(id) >= 0) return norm_sizes(id, v);
-    if (attention_bench(id)) return attention_sizes(id, 16384, v);
-    switch (id) {
-    case TRR_BENCH_BMM_F16:
-    case TRR_BENCH_BMM_BF16: return bmm_sizes(id, v);
-    case TRR_BENCH_ADD:
-    case TRR_BENCH_GELU:
-    case TRR_BENCH_SILU:
-        for (int e = 12; e <= (id == TRR_BENCH_ADD ? 27 : 28); e++) TRR_TRY(push(v, make_case(id, 1ll << e, 0, 0)));
-        return TRR_OK;
-    case TRR_BENCH_SOFTMAX:
-        for (int64_t n = 256; n <= 12672; n += 128) TRR_TRY(push(v, make_case(id, n, 0, 0)));
-        return TRR_OK;
-    case TRR_BENCH_ROW_SUM:
-        for (int64_t n = 256; n <= 65536; n *= 2) TRR_TRY(push(v, make_case(id, n, 0, 0)));
-        return TRR_OK;
-    case TRR_BENCH_RGB_TO_GREY:
-        TRR_TRY(push(v, make_case(id, 1066, 1600, 0)));
-        return push(v, make_case(id, 4320, 7680, 0));
-    case TRR_BENCH_MATMUL_F16_RELU:
-        /* the epilogue costs nothing at large sizes; a few points show that */
-        for (int64_t s = 1024; s <= 8192; s *= 2) TRR_TRY(push(v, make_case(id, s, 0, 0)));
-        return TRR_OK;
-    default:
-        for (int64_t s = 256; s <= 4096; s += 128) TRR_TRY(push(v, make_case(id, s, 0, 0)));
-        TRR_TRY(push(v, make_case(id, 6144, 0, 0)));
-        TRR_TRY(push(v, make_case(id, 8192, 0, 0)));
-        if (id == TRR_BENCH_MATMUL_F32) TRR_TRY(push(v, make_case(id, 8192, 4096, 6144)));
-        return TRR_OK;
-    }
-}
+static trr_status full_sizes(trr_bench_id id, case_vec *v) { return sizes_of(id, &row_of(id)->full, v); }
 
 /* A few sizes per benchmark, including the ones docs/performance.md compares, so a GPU run takes a few
  * minutes. */
-static trr_status quick_sizes(trr_bench_id id, case_vec *v) {
-    if (norm_dtype(id) >= 0) return norm_sizes(id, v);
-    if (attention_bench(id)) return attention_sizes(id, 4096, v);
-    switch (id) {
-    case TRR_BENCH_ADD:
-        TRR_TRY(push(v, make_case(id, 1ll << 20, 0, 0)));
-        TRR_TRY(push(v, make_case(id, 1ll << 24, 0, 0)));
-        return push(v, make_case(id, 1ll << 27, 0, 0));
-    case TRR_BENCH_GELU:
-    case TRR_BENCH_SILU: return push(v, make_case(id, 1ll << 24, 0, 0));
-    case TRR_BENCH_SOFTMAX: {
-        static const int64_t n[] = {256, 1024, 4096, 12288};
-        for (size_t i = 0; i < sizeof n / sizeof n[0]; i++) TRR_TRY(push(v, make_case(id, n[i], 0, 0)));
-        return TRR_OK;
-    }
-    case TRR_BENCH_ROW_SUM: return push(v, make_case(id, 8192, 0, 0));
-    case TRR_BENCH_RGB_TO_GREY: return full_sizes(id, v);
-    case TRR_BENCH_BMM_F16:
-    case TRR_BENCH_BMM_BF16: return bmm_sizes(id, v);
-    case TRR_BENCH_MATMUL_F16_RELU: return push(v, make_case(id, 4096, 0, 0));
-    default:
-        /* 1024 first: on a slow device its time predicts whether 4096 fits the budget */
-        TRR_TRY(push(v, make_case(id, 1024, 0, 0)));
-        return push(v, make_case(id, 4096, 0, 0));
-    }
-}
+static trr_status quick_sizes(trr_bench_id id, case_vec *v) { return sizes_of(id, &row_of(id)->quick, v); }
 
 /* "16777216", "2^24", "1<<24" (number.h), positive */
 static int parse_size(const char *s, const char **end, int64_t *out) {
     return trr_parse_number(s, end, out) && *out > 0;
 }
 
-/* attention's entries: BxHxSxD (Hkv = H, Skv = S), with a trailing c for causal; decode: BxHqxHkvxSkvxD */
-static trr_status attention_list(trr_bench_id id, const char *list, case_vec *v) {
-    const char *p = list;
-    const int want = attention_decode(id) ? 5 : 4;
-    while (*p) {
-        int64_t d[5] = {0};
-        int nd = 0, causal = 0;
-        const char *e;
-        while (nd < want && parse_size(p, &e, &d[nd])) {
-            nd++;
-            p = e;
-            if (nd < want && (*p == 'x' || *p == 'X')) p++;
-            else break;
-        }
-        if (!attention_decode(id) && *p == 'c') causal = 1, p++;
-        if (nd != want || (*p && *p != ',') || (want == 5 && d[1] % d[2]))
-            return trr_error(NULL, TRR_ERR_INVALID_ARGUMENT, "bench %s: bad size list entry at \"%s\" (give %s%s)",
-                             g_defs[id].name, p, g_defs[id].size_label, want == 4 ? ", c after it for causal" : "");
-        TRR_TRY(push(v, want == 5 ? attention_case(id, d[0], d[1], d[2], 1, d[3], d[4], 0)
-                                  : attention_case(id, d[0], d[1], d[1], d[2], d[2], d[3], causal)));
-        if (*p == ',') p++;
-    }
-    return TRR_OK;
-}
-
 static trr_status list_sizes(trr_bench_id id, const char *list, case_vec *v) {
     if (!list || !*list) return trr_error(NULL, TRR_ERR_INVALID_ARGUMENT, "bench: empty size list");
-    if (attention_bench(id)) return attention_list(id, list, v);
+    const trr_bench_sizing sizing = row_of(id)->sizing;
     const char *p = list;
     while (*p) {
-        int64_t d[4] = {0, 0, 0, 0};
+        int64_t d[5] = {0, 0, 0, 0, 0};
         int nd = 0, bad = 0;
         const char *e;
-        while (nd < 4) {
+        while (nd < 5) {
             if (!parse_size(p, &e, &d[nd])) {
                 bad = 1;
                 break;
@@ -303,16 +187,33 @@ static trr_status list_sizes(trr_bench_id id, const char *list, case_vec *v) {
             if (*p != 'x' && *p != 'X') break;
             p++;
         }
-        const int bmm = id == TRR_BENCH_BMM_F16 || id == TRR_BENCH_BMM_BF16;
-        if (bad || nd == 0 || (*p && *p != ',') || (nd > 1 && !g_defs[id].compute_bound && id != TRR_BENCH_RGB_TO_GREY) ||
-            (nd == 3 && id == TRR_BENCH_RGB_TO_GREY) || (bmm != (nd == 4)))
+        if (sizing == TRR_SIZING_ATTENTION || sizing == TRR_SIZING_DECODE) {
+            /* BxHxSxD, c after it for causal; Skv or BxHqxHkvxSkvxD */
+            if (sizing == TRR_SIZING_ATTENTION && !bad && *p == 'c') d[4] = 1, p++;
+            const int ok = sizing == TRR_SIZING_ATTENTION ? nd == 4 : (nd == 1 || (nd == 5 && d[1] % d[2] == 0));
+            if (bad || !ok || (*p && *p != ','))
+                return trr_error(NULL, TRR_ERR_INVALID_ARGUMENT, "bench %s: bad size list entry at \"%s\" (give %s)",
+                                 g_defs[id].name, p,
+                                 sizing == TRR_SIZING_ATTENTION ? "BxHxSxD, c after it for causal"
+                                                                : "Skv, or BxHqxHkvxSkvxD with Hkv dividing Hq");
+            TRR_TRY(push(v, make_case(id, d[0], d[1], d[2], d[3], d[4])));
+            if (*p == ',') p++;
+            continue;
+        }
+        /* n and N: one number; an image: H or HxW; a product: M, MxN (K = M) or MxNxK; a batch: BxMxNxK */
+        const int most = sizing == TRR_SIZING_IMAGE  ? 2
+                         : sizing == TRR_SIZING_CUBE  ? 3
+                         : sizing == TRR_SIZING_BATCH ? 4
+                                                      : 1;
+        if (bad || nd == 0 || (*p && *p != ',') || nd > most || (sizing == TRR_SIZING_BATCH && nd != 4))
             return trr_error(NULL, TRR_ERR_INVALID_ARGUMENT, "bench %s: bad size list entry at \"%s\" (give %s%s)",
                              g_defs[id].name, p, g_defs[id].size_label,
-                             bmm ? ", e.g. 512x128x128x128" :
-                             g_defs[id].op == TRR_OP_MATMUL ? " or MxNxK" :
-                             id == TRR_BENCH_RGB_TO_GREY ? " or HxW" : "");
-        if (nd == 2 && id != TRR_BENCH_RGB_TO_GREY) d[2] = d[0]; /* MxN: K = M */
-        TRR_TRY(push(v, bmm ? make_bmm(id, d[0], d[1], d[2], d[3]) : make_case(id, d[0], d[1], d[2])));
+                             sizing == TRR_SIZING_BATCH   ? ", e.g. 512x128x128x128"
+                             : sizing == TRR_SIZING_CUBE  ? " or MxNxK"
+                             : sizing == TRR_SIZING_IMAGE ? " or HxW"
+                                                          : "");
+        if (nd == 2 && sizing == TRR_SIZING_CUBE) d[2] = d[0]; /* MxN: K = M */
+        TRR_TRY(push(v, make_case(id, d[0], d[1], d[2], d[3], 0)));
         if (*p == ',') p++;
     }
     return TRR_OK;
@@ -326,7 +227,9 @@ int trr_bench_cpu_quick_fits(const trr_case *c) {
 /* One step down from a case over the CPU quick caps: half the size along what the benchmark's sizes vary (n; N
  * at the benchmark's fixed M; H and W; M, N and K; a batched matmul's batch first). 0 when it cannot shrink. */
 static int shrink(trr_bench_id id, trr_case *c) {
-    if (attention_bench(id)) { /* the batch, then the heads (keeping the GQA ratio where it can), then the sequence */
+    const trr_bench_sizing sizing = row_of(id)->sizing;
+    if (sizing == TRR_SIZING_ATTENTION || sizing == TRR_SIZING_DECODE) {
+        /* the batch, then the heads (keeping the GQA ratio while it can), then the sequence */
         if (c->attn.b > 1) return c->attn.b /= 2, 1;
         if (c->attn.hkv > 1) return c->attn.hq /= 2, c->attn.hkv /= 2, 1;
         if (c->attn.hq > 1) return c->attn.hq /= 2, 1;
@@ -346,7 +249,7 @@ static int shrink(trr_bench_id id, trr_case *c) {
     }
     if (c->cols < 256) return 0;
     c->cols /= 2;
-    if (id == TRR_BENCH_RGB_TO_GREY) c->rows /= 2;
+    if (row_of(id)->sizing == TRR_SIZING_IMAGE) c->rows /= 2;
     return 1;
 }
 
@@ -382,7 +285,7 @@ static trr_status cpu_quick_sizes(trr_bench_id id, case_vec *v, char *note, size
 trr_status trr_bench_device_cases(trr_bench_id id, trr_bench_sizes_mode mode, const char *list, int is_gpu,
                                   trr_case **out_cases, int *out_count, char *capped, size_t capped_cap) {
     if (mode != TRR_BENCH_SIZES_QUICK || is_gpu) return trr_bench_cases(id, mode, list, out_cases, out_count);
-    if ((unsigned)id >= TRR_BENCH_COUNT || !out_cases || !out_count || !capped || !capped_cap)
+    if (!trr_bench_get(id) || !out_cases || !out_count || !capped || !capped_cap)
         return TRR_ERR_INVALID_ARGUMENT;
     case_vec v = {0};
     trr_status st = cpu_quick_sizes(id, &v, capped, capped_cap);
@@ -397,7 +300,7 @@ trr_status trr_bench_device_cases(trr_bench_id id, trr_bench_sizes_mode mode, co
 
 trr_status trr_bench_cases(trr_bench_id id, trr_bench_sizes_mode mode, const char *list, trr_case **out_cases,
                            int *out_count) {
-    if ((unsigned)id >= TRR_BENCH_COUNT || !out_cases || !out_count) return TRR_ERR_INVALID_ARGUMENT;
+    if (!trr_bench_get(id) || !out_cases || !out_count) return TRR_ERR_INVALID_ARGUMENT;
     case_vec v = {0};
     trr_status st = mode == TRR_BENCH_SIZES_FULL ? full_sizes(id, &v)
                     : mode == TRR_BENCH_SIZES_LIST ? list_sizes(id, list, &v)
@@ -416,30 +319,23 @@ trr_status trr_bench_cases(trr_bench_id id, trr_bench_sizes_mode mode, const cha
 double trr_bench_case_work(const trr_case *c) {
     const trr_op_desc *d = trr_op_desc_get(c->op);
     if (!d) return 0;
-    if (d->shape == TRR_SHAPE_MATMUL)
-        return 2.0 * (double)trr_case_batch(c) * (double)c->m * (double)c->n * (double)c->k;
-    if (d->shape == TRR_SHAPE_ATTENTION) {
-        if (c->attn.sq > 1) return trr_case_flops(c);
+    switch (d->bench_work) {
+    case TRR_WORK_FLOPS:
+        return (double)d->flops_per_point * (double)trr_case_batch(c) * (double)c->m * (double)c->n * (double)c->k;
+    case TRR_WORK_ATTENTION: {
+        if (c->attn.sq > 1) return trr_case_flops(c); /* halved when causal */
         size_t e = 0;
         trr_dtype_size(c->in_dtype, &e);
         return 2.0 * (double)c->attn.b * (double)c->attn.hkv * (double)c->attn.skv * (double)c->attn.d * (double)e;
     }
-    /* x and y [M,N], w and b [N]: every operand once, as the op table lays them out */
-    if (d->shape == TRR_SHAPE_ROW_NORM) return trr_case_bytes(c);
-    size_t in = 0, out = 0;
-    trr_dtype_size(c->in_dtype, &in);
-    trr_dtype_size(c->out_dtype, &out);
-    const double n = (double)c->rows * (double)c->cols;
-    /* every input read once (rgb_to_grey's image has three planes), the output written once; row_sum's output,
-     * one value per row, is not counted */
-    double bytes = n * (double)in * (double)d->operand[0].planes * (double)d->n_inputs;
-    if (d->shape != TRR_SHAPE_ROW_REDUCE) bytes += n * (double)out;
-    return bytes;
+    case TRR_WORK_INPUT_BYTES: return trr_case_bytes(c) - trr_case_output_bytes(c);
+    default: return trr_case_bytes(c); /* every operand once, as the op table lays them out */
+    }
 }
 
 int trr_bench_case_compute_bound(const trr_case *c) {
     const trr_op_desc *d = trr_op_desc_get(c->op);
-    return d && (d->shape == TRR_SHAPE_MATMUL || (d->shape == TRR_SHAPE_ATTENTION && c->attn.sq > 1));
+    return d && (d->bench_work == TRR_WORK_FLOPS || (d->bench_work == TRR_WORK_ATTENTION && c->attn.sq > 1));
 }
 
 double trr_bench_case_figure(const trr_case *c, double ms) {
@@ -459,32 +355,24 @@ double trr_bench_figure(trr_bench_id id, const trr_case *c, double ms) {
 }
 
 void trr_bench_size_text(trr_bench_id id, const trr_case *c, char *out, size_t cap) {
-    if (attention_bench(id)) {
-        if (attention_decode(id))
-            snprintf(out, cap, "B%lld H%lld/%lld Skv%lld D%lld", (long long)c->attn.b, (long long)c->attn.hq,
-                     (long long)c->attn.hkv, (long long)c->attn.skv, (long long)c->attn.d);
-        else
-            snprintf(out, cap, "B%lld H%lld S%lld D%lld%s", (long long)c->attn.b, (long long)c->attn.hq,
-                     (long long)c->attn.sq, (long long)c->attn.d, trr_case_causal(c) ? " causal" : "");
-        return;
-    }
-    if (norm_dtype(id) >= 0) {
-        snprintf(out, cap, "%lldx%lld", (long long)c->rows, (long long)c->cols);
-        return;
-    }
-    switch (id) {
-    case TRR_BENCH_ADD:
-    case TRR_BENCH_GELU:
-    case TRR_BENCH_SILU: {
+    switch (row_of(id)->sizing) {
+    case TRR_SIZING_VECTOR: {
         int e = 0;
         while (e < 62 && (1ll << e) < c->cols) e++;
         if ((1ll << e) == c->cols) snprintf(out, cap, "n=2^%d", e);
         else snprintf(out, cap, "n=%lld", (long long)c->cols);
         return;
     }
-    case TRR_BENCH_SOFTMAX:
-    case TRR_BENCH_ROW_SUM: snprintf(out, cap, "%lldx%lld", (long long)c->rows, (long long)c->cols); return;
-    case TRR_BENCH_RGB_TO_GREY: snprintf(out, cap, "3x%lldx%lld", (long long)c->rows, (long long)c->cols); return;
+    case TRR_SIZING_ROWS: snprintf(out, cap, "%lldx%lld", (long long)c->rows, (long long)c->cols); return;
+    case TRR_SIZING_IMAGE: snprintf(out, cap, "3x%lldx%lld", (long long)c->rows, (long long)c->cols); return;
+    case TRR_SIZING_ATTENTION:
+        snprintf(out, cap, "B%lld H%lld S%lld D%lld%s", (long long)c->attn.b, (long long)c->attn.hq,
+                 (long long)c->attn.sq, (long long)c->attn.d, trr_case_causal(c) ? " causal" : "");
+        return;
+    case TRR_SIZING_DECODE:
+        snprintf(out, cap, "B%lld H%lld/%lld Skv%lld D%lld", (long long)c->attn.b, (long long)c->attn.hq,
+                 (long long)c->attn.hkv, (long long)c->attn.skv, (long long)c->attn.d);
+        return;
     default:
         if (c->batch > 0 && c->m == c->n && c->n == c->k)
             snprintf(out, cap, "%lldx%lld^3", (long long)c->batch, (long long)c->m);
@@ -498,15 +386,12 @@ void trr_bench_size_text(trr_bench_id id, const trr_case *c, char *out, size_t c
 }
 
 double trr_bench_size_x(trr_bench_id id, const trr_case *c) {
-    if (attention_bench(id)) return (double)c->attn.skv;
-    if (norm_dtype(id) >= 0) return (double)c->cols;
-    switch (id) {
-    case TRR_BENCH_ADD:
-    case TRR_BENCH_GELU:
-    case TRR_BENCH_SILU:
-    case TRR_BENCH_SOFTMAX:
-    case TRR_BENCH_ROW_SUM: return (double)c->cols;
-    case TRR_BENCH_RGB_TO_GREY: return (double)c->rows * (double)c->cols;
+    switch (row_of(id)->sizing) {
+    case TRR_SIZING_VECTOR:
+    case TRR_SIZING_ROWS: return (double)c->cols;
+    case TRR_SIZING_IMAGE: return (double)c->rows * (double)c->cols;
+    case TRR_SIZING_ATTENTION:
+    case TRR_SIZING_DECODE: return (double)c->attn.skv;
     default: return cbrt((double)c->m * (double)c->n * (double)c->k);
     }
 }

@@ -11,6 +11,26 @@
 
 #define MAX_DEVICES 16
 
+/* The benchmarks the op definitions declare, each with what its sizes name, wrapped after indent. */
+static void list_benches(FILE *out, const char *indent) {
+    size_t col = strlen(indent);
+    for (int b = 0; b < trr_bench_count(); b++) {
+        const trr_bench_def *d = trr_bench_get(b);
+        char item[64];
+        snprintf(item, sizeof item, "%s (%s)%s", d->name, d->size_label, b + 1 < trr_bench_count() ? "," : "");
+        if (col + 1 + strlen(item) > 110) {
+            fprintf(out, "\n%s", indent);
+            col = strlen(indent);
+        } else if (b) {
+            fputc(' ', out);
+            col++;
+        }
+        fputs(item, out);
+        col += strlen(item);
+    }
+    fputc('\n', out);
+}
+
 static void usage(FILE *out) {
     fprintf(out,
             "usage: trireme bench [BENCH...] [--device D|all] [--sizes quick|full|LIST] [--reps N] [--budget S]\n"
@@ -20,21 +40,19 @@ static void usage(FILE *out) {
             "       trireme bench --replot DIR A.json [B.json...]\n\n"
             "Times the docs/ops.md benchmarks on the device, each checked against the float64 reference first, with the\n"
             "device's copy bandwidth (and cuBLAS on CUDA devices) measured in the same run as ceilings.\n\n"
-            "  BENCH         add_f32 gelu_f32 silu_f32 softmax_f32 row_sum_f32 matmul_f16 matmul_f16_relu matmul_f32\n"
-            "                matmul_bf16 rgb_to_grey bmm_f16 bmm_bf16 rms_norm_f32 rms_norm_f16 rms_norm_bf16\n"
-            "                layer_norm_f32 layer_norm_f16 layer_norm_bf16 attention_f16 attention_bf16\n"
-            "                attention_decode_f16 attention_decode_bf16, or an op name (matmul selects all six,\n"
-            "                rms_norm and layer_norm their three dtypes, attention its four);\n"
-            "                default: all\n"
+            "  BENCH         a benchmark, with what its sizes name (the op definitions declare them):\n"
+            "                ");
+    list_benches(out, "                ");
+    fprintf(out,
+            "                or an op name (every benchmark of that op); default: all\n"
             "  --device D    cpu, cuda:0, opencl:1, ..., or all (every available device); repeat or comma-separate\n"
             "                for several; default: TRIREME_DEVICE, else auto\n"
             "  --sizes       quick (default: a few sizes per benchmark; on a CPU device each halved until it\n"
             "                moves at most 48 MiB or 2^28 FLOP, the report says which), full (docs/ops.md's\n"
-            "                whole table), or a list: n for add/gelu, N for softmax/row_sum and the norms (M = 4096),\n"
-            "                M=N=K or MxNxK for matmul,\n"
-            "                H or HxW for rgb_to_grey, BxMxNxK for bmm_f16/bf16, BxHxSxD (c after it: causal)\n"
-            "                for attention, BxHqxHkvxSkvxD for attention_decode; 2^24 is accepted (e.g. --sizes\n"
-            "                2^20,2^24)\n"
+            "                whole table), or a list, each entry as the benchmark names its sizes: n (a vector), N\n"
+            "                (rows at M = %d), H or HxW (an image), M=N=K or MxNxK (a product), BxMxNxK (a batch\n"
+            "                of products), BxHxSxD (attention; a trailing c: causal) or Skv or BxHqxHkvxSkvxD (attention decode);\n"
+            "                2^24 is accepted (e.g. --sizes 2^20,2^24)\n"
             "  --reps N      timed repetitions per case (default: as many as fit in 0.5 s on a GPU, 1 s on a CPU\n"
             "                device, 0.25 s there in quick mode; 5 to 200)\n"
             "  --budget S    skip a case predicted to take more than S seconds per repetition (default 2 on CPU\n"
@@ -46,7 +64,8 @@ static void usage(FILE *out) {
             "                to the backend, e.g. matmul:block_m=128,block_n=128,variant=coop_nv; repeatable\n"
             "  --compare A B print the cases two JSON reports share side by side with the ratio B / A\n"
             "  --replot DIR FILES  the tables, the same-GPU view and the charts (into DIR) of saved JSON\n"
-            "                reports, merged (e.g. two runs of other benchmarks on the same GPUs); runs nothing\n");
+            "                reports, merged (e.g. two runs of other benchmarks on the same GPUs); runs nothing\n",
+            TRR_BENCH_ROWS_M);
 }
 
 typedef struct progress_state {
@@ -258,7 +277,7 @@ int trr_cli_bench(int argc, char **argv) {
         return CLI_EXIT_USAGE;
     /* a bad size list is a usage error: find it before opening any device */
     if (opt.sizes == TRR_BENCH_SIZES_LIST)
-        for (int b = 0; b < TRR_BENCH_COUNT; b++) {
+        for (int b = 0; b < trr_bench_count(); b++) {
             if (opt.bench_mask && !(opt.bench_mask & (1u << b))) continue;
             trr_case *cases = NULL;
             int n = 0;

@@ -25,8 +25,33 @@ static void ops_of_shape(trr_op_shape a, trr_op_shape b, char *out, size_t cap) 
     }
 }
 
+/* Every op's named parameters as its definition declares them, one op a line of the help's second column:
+ * "matmul: epilogue=none|relu|leaky_relu|gelu, alpha=F32 (default 0.01), ...". */
+static void params_text(char *out, size_t cap) {
+    size_t at = 0;
+    out[0] = '\0';
+    for (int o = 0; o < TRR_OP_COUNT && at < cap; o++) {
+        const trr_op_desc *d = trr_op_desc_get((trr_op)o);
+        if (!d->n_params) continue;
+        at += (size_t)snprintf(out + at, cap - at, "%s%s:", at ? "\n                      " : "", d->name);
+        for (int i = 0; i < d->n_params && at < cap; i++) {
+            const trr_param_info *p = &d->params[i];
+            if (p->type == TRR_PARAM_ENUM) {
+                at += (size_t)snprintf(out + at, cap - at, "%s %s=", i ? "," : "", p->name);
+                for (const char *c = p->choices; *c && at < cap; c++) out[at++] = *c == ',' ? '|' : *c;
+                if (at < cap) out[at] = '\0';
+            } else {
+                const char *type = p->type == TRR_PARAM_BOOL ? "0|1" : p->type == TRR_PARAM_INT ? "INT" : "F32";
+                at += (size_t)snprintf(out + at, cap - at, "%s %s=%s (default %g)", i ? "," : "", p->name, type,
+                                       p->default_value);
+            }
+        }
+    }
+}
+
 static void print_help(void) {
-    char ops[256], elementwise[128], planes[64], rows[96], matmul[64], norms[64], attention[32];
+    char ops[256], elementwise[128], planes[64], rows[96], matmul[64], norms[64], attention[32], params[1024];
+    params_text(params, sizeof params);
     cli_op_names(ops, sizeof ops);
     ops_of_shape(TRR_SHAPE_ELEMENTWISE, TRR_SHAPE_ELEMENTWISE, elementwise, sizeof elementwise);
     ops_of_shape(TRR_SHAPE_PLANES, TRR_SHAPE_PLANES, planes, sizeof planes);
@@ -57,10 +82,9 @@ static void print_help(void) {
            "  --batch B           matmul: a batch of B products, operands [B,M,K], [B,K,N] -> [B,M,N]\n"
            "  --batch-stride-a 0  matmul with --batch: one A shared by every product (likewise -b for B);\n"
            "                      other batch strides are the packed ones\n"
-           "  --param NAME=VALUE  one of the op's named parameters (repeatable, or comma-separated): matmul's\n"
-           "                      epilogue=none|relu|leaky_relu|gelu and alpha=SLOPE (leaky_relu, default 0.01);\n"
-           "                      rms_norm's and layer_norm's eps=E (defaults 1e-6 and 1e-5); attention's\n"
-           "                      causal=true|false and scale=X (default 0: 1/sqrt(D))\n"
+           "  --param NAME=VALUE  one of the op's named parameters (repeatable, or comma-separated), as the\n"
+           "                      op's definition declares them:\n"
+           "                      %s\n"
            "  --epilogue E        matmul: --param epilogue=E\n"
            "  --alpha A           matmul: --param alpha=A\n"
            "  --seed S            input seed (default: a fresh one, printed)\n"
@@ -73,7 +97,7 @@ static void print_help(void) {
            "tuning database or the backend's heuristic), the check against the float64 reference (sampled for\n"
            "large outputs, as the bench does; a failed check exits 1), the device time (trr_timer_start/stop) and\n"
            "throughput (GB/s, or TFLOPS for matmul, counted as `trireme bench` counts them), and the output's\n"
-           "element sum and XXH64 of its bytes.\n", ops, elementwise, planes, rows, matmul, attention);
+           "element sum and XXH64 of its bytes.\n", ops, elementwise, planes, rows, matmul, attention, params);
 }
 
 typedef struct run_args {

@@ -198,6 +198,8 @@ trr_status trr_attention_call_build(trr_context *ctx, const trr_tensor *const sl
     int empty = TRR_CALL_RUNS;
     if (B == 0 || Hq == 0 || Sq == 0) empty = TRR_CALL_NOTHING; /* both outputs empty */
     else if (Skv == 0) empty = TRR_CALL_IDENTITY;                /* no key: o = 0, lse = -inf */
+    /* views past 2^31 elements run in parts each kernel can index (attention_parts.c), refused if none can */
+    if (empty == TRR_CALL_RUNS) TRR_TRY(trr_call_check_parts(ctx, &call));
     *out_call = call;
     *out_empty = empty;
     return TRR_OK;

@@ -2,9 +2,10 @@
  * The backend interface: what a backend implements, and the normalised op call it receives.
  *
  * The front-end validates every call before a backend sees it, so a backend may assume: dtypes are allowed for
- * the op, shapes agree, every view lies inside its buffer, every element index of a view fits in int32
- * (extent < 2^31 elements), offsets are whole elements, and the output does not overlap an input (except the
- * exact aliasing that copy/add/gelu allow). Empty calls (a zero dimension) never reach a backend.
+ * the op, shapes agree, every view lies inside its buffer, every element index of an operand counted from its
+ * offset fits in int32 (it spans fewer than 2^31 elements: the front-end runs larger calls in parts, parts.c;
+ * offsets themselves are 64-bit), offsets are whole elements, and the output does not overlap an input (except
+ * the exact aliasing that copy/add/gelu allow). Empty calls (a zero dimension) never reach a backend.
  */
 #ifndef TRR_BACKEND_H
 #define TRR_BACKEND_H

@@ -2,6 +2,7 @@
 #include "op_table.h"
 
 #include <stddef.h>
+#include <stdint.h>
 
 static const trr_op_signature sig_any[] = {{TRR_F32, TRR_F32}, {TRR_F16, TRR_F16}, {TRR_BF16, TRR_BF16}, {TRR_U8, TRR_U8}};
 static const trr_op_signature sig_float[] = {{TRR_F32, TRR_F32}, {TRR_F16, TRR_F16}, {TRR_BF16, TRR_BF16}};
@@ -31,6 +32,88 @@ static const trr_param_info attention_params[] = {
                                "query i sees keys j <= i + (Skv - Sq), bottom-right aligned"},
 };
 
+/* The benchmarks of docs/ops.md, Benchmarks: each one's name, chart title, dtypes and sizes (quick, full). */
+#define P2(e) ((int64_t)1 << (e))
+#define ROW_NORM_SIZES {.list = {{1024}, {4096}, {8192}, {16384}}}
+#define MATMUL_QUICK {.list = {{1024}, {4096}}} /* 1024 first: on a slow device its time predicts 4096's */
+#define MATMUL_FULL {.from = 256, .to = 4096, .step = 128, .list = {{6144}, {8192}}}
+#define BMM_SIZES {.list = {{512, 128, 128, 128}, {64, 1024, 1024, 128}}} /* many small products; fewer wide ones */
+static const trr_op_bench add_benches[] = {
+    {"add_f32", "add f32 (GB/s = 12n/t)", TRR_F32, TRR_F32, TRR_EPI_NONE, TRR_SIZING_VECTOR, 0,
+     {.list = {{P2(20)}, {P2(24)}, {P2(27)}}}, {.from = P2(12), .to = P2(27), .factor = 2}},
+};
+static const trr_op_bench gelu_benches[] = {
+    {"gelu_f32", "gelu f32 (GB/s = 8n/t)", TRR_F32, TRR_F32, TRR_EPI_NONE, TRR_SIZING_VECTOR, 0,
+     {.list = {{P2(24)}}}, {.from = P2(12), .to = P2(28), .factor = 2}},
+};
+static const trr_op_bench silu_benches[] = {
+    {"silu_f32", "silu f32 (GB/s = 8n/t)", TRR_F32, TRR_F32, TRR_EPI_NONE, TRR_SIZING_VECTOR, 0,
+     {.list = {{P2(24)}}}, {.from = P2(12), .to = P2(28), .factor = 2}},
+};
+static const trr_op_bench rgb_benches[] = {
+    {"rgb_to_grey", "rgb_to_grey u8 -> u8 (GB/s = 4HW/t)", TRR_U8, TRR_U8, TRR_EPI_NONE, TRR_SIZING_IMAGE, 0,
+     {.list = {{1066, 1600}, {4320, 7680}}}, {.list = {{1066, 1600}, {4320, 7680}}}},
+};
+static const trr_op_bench softmax_benches[] = {
+    {"softmax_f32", "softmax f32, M = 4096 (GB/s = 8MN/t)", TRR_F32, TRR_F32, TRR_EPI_NONE, TRR_SIZING_ROWS, 0,
+     {.list = {{256}, {1024}, {4096}, {12288}}}, {.from = 256, .to = 12672, .step = 128}},
+};
+static const trr_op_bench row_sum_benches[] = {
+    {"row_sum_f32", "row_sum f32, M = 4096 (GB/s = 4MN/t)", TRR_F32, TRR_F32, TRR_EPI_NONE, TRR_SIZING_ROWS, 1,
+     {.list = {{8192}}}, {.from = 256, .to = 65536, .factor = 2}},
+};
+static const trr_op_bench matmul_benches[] = {
+    {"matmul_f16", "matmul f16 -> f16 (TFLOPS = 2MNK/t)", TRR_F16, TRR_F16, TRR_EPI_NONE, TRR_SIZING_CUBE, 0,
+     MATMUL_QUICK, MATMUL_FULL},
+    /* the epilogue costs nothing at large sizes; a few points show that */
+    {"matmul_f16_relu", "matmul f16 -> f16 + ReLU (TFLOPS = 2MNK/t)", TRR_F16, TRR_F16, TRR_EPI_RELU,
+     TRR_SIZING_CUBE, 0, {.list = {{4096}}}, {.from = 1024, .to = 8192, .factor = 2}},
+    {"matmul_f32", "matmul f32, no TF32 (TFLOPS = 2MNK/t)", TRR_F32, TRR_F32, TRR_EPI_NONE, TRR_SIZING_CUBE, 0,
+     MATMUL_QUICK, {.from = 256, .to = 4096, .step = 128, .list = {{6144}, {8192}, {8192, 4096, 6144}}}},
+    {"bmm_f16", "batched matmul f16 -> f16 (TFLOPS = 2BMNK/t)", TRR_F16, TRR_F16, TRR_EPI_NONE, TRR_SIZING_BATCH, 0,
+     BMM_SIZES, BMM_SIZES},
+    {"matmul_bf16", "matmul bf16 -> bf16 (TFLOPS = 2MNK/t)", TRR_BF16, TRR_BF16, TRR_EPI_NONE, TRR_SIZING_CUBE, 0,
+     MATMUL_QUICK, MATMUL_FULL},
+    {"bmm_bf16", "batched matmul bf16 -> bf16 (TFLOPS = 2BMNK/t)", TRR_BF16, TRR_BF16, TRR_EPI_NONE,
+     TRR_SIZING_BATCH, 0, BMM_SIZES, BMM_SIZES},
+};
+/* the row norms at the hidden sizes of common models: GB/s = bytes of x, w (, b) and y over time */
+static const trr_op_bench rms_norm_benches[] = {
+    {"rms_norm_f32", "rms_norm f32, M = 4096 (GB/s = (8MN + 8N)/t)", TRR_F32, TRR_F32, TRR_EPI_NONE,
+     TRR_SIZING_ROWS, 0, ROW_NORM_SIZES, ROW_NORM_SIZES},
+    {"rms_norm_f16", "rms_norm f16, M = 4096 (GB/s = (4MN + 4N)/t)", TRR_F16, TRR_F16, TRR_EPI_NONE,
+     TRR_SIZING_ROWS, 0, ROW_NORM_SIZES, ROW_NORM_SIZES},
+    {"rms_norm_bf16", "rms_norm bf16, M = 4096 (GB/s = (4MN + 4N)/t)", TRR_BF16, TRR_BF16, TRR_EPI_NONE,
+     TRR_SIZING_ROWS, 0, ROW_NORM_SIZES, ROW_NORM_SIZES},
+};
+static const trr_op_bench layer_norm_benches[] = {
+    {"layer_norm_f32", "layer_norm f32, M = 4096 (GB/s = (8MN + 12N)/t)", TRR_F32, TRR_F32, TRR_EPI_NONE,
+     TRR_SIZING_ROWS, 0, ROW_NORM_SIZES, ROW_NORM_SIZES},
+    {"layer_norm_f16", "layer_norm f16, M = 4096 (GB/s = (4MN + 6N)/t)", TRR_F16, TRR_F16, TRR_EPI_NONE,
+     TRR_SIZING_ROWS, 0, ROW_NORM_SIZES, ROW_NORM_SIZES},
+    {"layer_norm_bf16", "layer_norm bf16, M = 4096 (GB/s = (4MN + 6N)/t)", TRR_BF16, TRR_BF16, TRR_EPI_NONE,
+     TRR_SIZING_ROWS, 0, ROW_NORM_SIZES, ROW_NORM_SIZES},
+};
+/* attention: prefill at B·S = 16384 and Hq·D = 2048 (D = 64: 32 heads, D = 128: 16), causal off and on; decode
+ * (Sq = 1, B = 32, Hq = 32, Hkv = 8, D = 128) at two lengths of keys */
+#define ATTN_PREFILL(s, causal) {16384 / (s), 32, s, 64, causal}, {16384 / (s), 16, s, 128, causal}
+#define ATTN_QUICK {.list = {ATTN_PREFILL(1024, 0), ATTN_PREFILL(1024, 1), ATTN_PREFILL(4096, 0), ATTN_PREFILL(4096, 1)}}
+#define ATTN_FULL                                                                                                \
+    {.list = {ATTN_PREFILL(1024, 0), ATTN_PREFILL(1024, 1), ATTN_PREFILL(4096, 0), ATTN_PREFILL(4096, 1),           \
+              ATTN_PREFILL(16384, 0), ATTN_PREFILL(16384, 1)}}
+#define ATTN_DECODE {.list = {{4096}, {32768}}}
+static const trr_op_bench attention_benches[] = {
+    {"attention_f16", "attention f16, B·S = 16384, Hq·D = 2048 (TFLOPS = 4BHS²D/t, causal /2)", TRR_F16, TRR_F16,
+     TRR_EPI_NONE, TRR_SIZING_ATTENTION, 0, ATTN_QUICK, ATTN_FULL},
+    {"attention_bf16", "attention bf16, B·S = 16384, Hq·D = 2048 (TFLOPS = 4BHS²D/t, causal /2)", TRR_BF16, TRR_BF16,
+     TRR_EPI_NONE, TRR_SIZING_ATTENTION, 0, ATTN_QUICK, ATTN_FULL},
+    {"attention_decode_f16", "attention decode f16, B = 32, Hq = 32, Hkv = 8, D = 128 (GB/s = 2·B·Hkv·Skv·D·2/t)",
+     TRR_F16, TRR_F16, TRR_EPI_NONE, TRR_SIZING_DECODE, 1, ATTN_DECODE, ATTN_DECODE},
+    {"attention_decode_bf16", "attention decode bf16, B = 32, Hq = 32, Hkv = 8, D = 128 (GB/s = 2·B·Hkv·Skv·D·2/t)",
+     TRR_BF16, TRR_BF16, TRR_EPI_NONE, TRR_SIZING_DECODE, 1, ATTN_DECODE, ATTN_DECODE},
+};
+#define BENCHES(a) .benches = a, .n_benches = (int)(sizeof a / sizeof a[0])
+
 #define SIGNATURES(a) .signatures = a, .n_signatures = (int)(sizeof a / sizeof a[0])
 #define STREAM_FIELDS (TRR_CFG_BLOCK_N | TRR_CFG_THREADS | TRR_CFG_VECTOR_WIDTH)
 
@@ -51,36 +134,44 @@ static const trr_param_info attention_params[] = {
  * TRR_CFG_VARIANT. */
 static const trr_op_desc op_table[TRR_OP_COUNT] = {
     [TRR_OP_COPY] = {.op = TRR_OP_COPY, .name = "copy", .n_inputs = 1, .operands = "x -> z", SIGNATURES(sig_any),
+                     .kernel = "elementwise", .bytewise = 1,
                      .config_fields = STREAM_FIELDS, .default_config = STREAM_DEFAULTS,
                      .shape = TRR_SHAPE_ELEMENTWISE, .alias_ok = 1,
                      .operand = {ROWS_COLS("x"), NONE, ROWS_COLS("z"), NONE}, .flops_per_point = 1, .exact = 2},
     [TRR_OP_ADD] = {.op = TRR_OP_ADD, .name = "add", .n_inputs = 2, .operands = "x, y -> z", SIGNATURES(sig_float),
+                    .kernel = "elementwise", BENCHES(add_benches),
                     .config_fields = STREAM_FIELDS, .default_config = STREAM_DEFAULTS,
                     .shape = TRR_SHAPE_ELEMENTWISE, .alias_ok = 1,
                     .operand = {ROWS_COLS("x"), ROWS_COLS("y"), ROWS_COLS("z"), NONE}, .flops_per_point = 1,
                     .exact = 1},
     [TRR_OP_GELU] = {.op = TRR_OP_GELU, .name = "gelu", .n_inputs = 1, .operands = "x -> y", SIGNATURES(sig_float),
+                     .kernel = "elementwise", .transcendental = 1, BENCHES(gelu_benches),
                      .config_fields = STREAM_FIELDS, .default_config = STREAM_DEFAULTS,
                      .shape = TRR_SHAPE_ELEMENTWISE, .alias_ok = 1, .operand = UNARY, .flops_per_point = 1},
     [TRR_OP_RGB_TO_GREY] = {.op = TRR_OP_RGB_TO_GREY, .name = "rgb_to_grey", .n_inputs = 1,
-                            .operands = "img[3,H,W] -> grey[H,W]", SIGNATURES(sig_rgb),
+                            .operands = "img[3,H,W] -> grey[H,W]", SIGNATURES(sig_rgb), .kernel = "rgb_to_grey",
+                            BENCHES(rgb_benches),
                             .config_fields = STREAM_FIELDS, .default_config = STREAM_DEFAULTS,
                             .shape = TRR_SHAPE_PLANES,
                             .operand = {{"img", 3, TRR_DIM_ROWS, TRR_DIM_COLS, 0, 0}, NONE, ROWS_COLS("grey"), NONE},
                             .flops_per_point = 1},
     [TRR_OP_SOFTMAX] = {.op = TRR_OP_SOFTMAX, .name = "softmax", .n_inputs = 1, .operands = "x[M,N] -> y[M,N]",
-                        SIGNATURES(sig_float), .config_fields = STREAM_FIELDS | TRR_CFG_VARIANT,
+                        SIGNATURES(sig_float), .kernel = "softmax", BENCHES(softmax_benches),
+                        .config_fields = STREAM_FIELDS | TRR_CFG_VARIANT,
                         .default_config = {.block_n = 1024, .threads = 256, .vector_width = 4,
                                            .variant = TRR_VARIANT_SIMT},
                         .shape = TRR_SHAPE_ROWS, .operand = UNARY, .flops_per_point = 1},
     [TRR_OP_ROW_SUM] = {.op = TRR_OP_ROW_SUM, .name = "row_sum", .n_inputs = 1, .operands = "x[M,N] -> y[M]",
-                        SIGNATURES(sig_row_sum), .config_fields = STREAM_FIELDS | TRR_CFG_VARIANT,
+                        SIGNATURES(sig_row_sum), .kernel = "row_sum", BENCHES(row_sum_benches),
+                        .bench_work = TRR_WORK_INPUT_BYTES, .config_fields = STREAM_FIELDS | TRR_CFG_VARIANT,
                         .default_config = STREAM_DEFAULTS,
                         .shape = TRR_SHAPE_ROW_REDUCE,
                         .operand = {ROWS_COLS("x"), NONE, {"y", 1, TRR_DIM_ONE, TRR_DIM_ROWS, 1, 0}, NONE},
                         .flops_per_point = 1},
     [TRR_OP_MATMUL] = {.op = TRR_OP_MATMUL, .name = "matmul", .n_inputs = 2, .operands = "A[M,K], B[K,N] -> C[M,N]",
-                       SIGNATURES(sig_matmul), .config_fields = MATMUL_FIELDS, PARAMS(matmul_params),
+                       SIGNATURES(sig_matmul), .kernel = "matmul", .config_fields = MATMUL_FIELDS,
+                       BENCHES(matmul_benches), .bench_work = TRR_WORK_FLOPS,
+                       PARAMS(matmul_params),
                        .default_config = {.block_m = 64, .block_n = 64, .block_k = 16, .group_m = 8, .threads = 256,
                                           .stages = 2, .vector_width = 4, .split_k = 1, .variant = TRR_VARIANT_SIMT},
                        .shape = TRR_SHAPE_MATMUL,
@@ -88,26 +179,30 @@ static const trr_op_desc op_table[TRR_OP_COUNT] = {
                                    ROWS_COLS("C"), NONE},
                        .flops_per_point = 2},
     [TRR_OP_SILU] = {.op = TRR_OP_SILU, .name = "silu", .n_inputs = 1, .operands = "x -> y", SIGNATURES(sig_float),
+                     .kernel = "elementwise", .transcendental = 1, BENCHES(silu_benches),
                      .config_fields = STREAM_FIELDS, .default_config = STREAM_DEFAULTS,
                      .shape = TRR_SHAPE_ELEMENTWISE, .alias_ok = 1, .operand = UNARY, .flops_per_point = 1},
     [TRR_OP_RMS_NORM] = {.op = TRR_OP_RMS_NORM, .name = "rms_norm", .n_inputs = 2, .operands = "x[M,N], w[N] -> y[M,N]",
-                         SIGNATURES(sig_float), PARAMS(rms_norm_params), .kernel = "norm", .config_fields = STREAM_FIELDS,
+                         SIGNATURES(sig_float), PARAMS(rms_norm_params), .kernel = "norm",
+                         BENCHES(rms_norm_benches), .config_fields = STREAM_FIELDS,
                          .default_config = STREAM_DEFAULTS, .shape = TRR_SHAPE_ROW_NORM,
                          .operand = {ROWS_COLS("x"), COLS_VECTOR("w"), ROWS_COLS("y"), NONE}, .flops_per_point = 1},
     [TRR_OP_LAYER_NORM] = {.op = TRR_OP_LAYER_NORM, .name = "layer_norm", .n_inputs = 3,
                            .operands = "x[M,N], w[N], b[N] -> y[M,N]", SIGNATURES(sig_float),
-                           PARAMS(layer_norm_params), .kernel = "norm", .config_fields = STREAM_FIELDS,
+                           PARAMS(layer_norm_params), .kernel = "norm", BENCHES(layer_norm_benches),
+                           .config_fields = STREAM_FIELDS,
                            .default_config = STREAM_DEFAULTS, .shape = TRR_SHAPE_ROW_NORM,
                            .operand = {ROWS_COLS("x"), COLS_VECTOR("w"), ROWS_COLS("y"), COLS_VECTOR("b")},
                            .flops_per_point = 1},
     /* Rank-4 operands normalised by core/attention.c; the operand rules name them (rows = S, cols = D) and mark
-     * lse optional. Its own host code per backend, as matmul. block_m: query rows per block, block_n: keys per
-     * step, split_k: splits of the keys whose partial results a second pass combines (decode). flops_per_point: 4
-     * per (query, key, d) point, two multiply-adds (q.k and p.v). */
+     * lse optional. Each backend runs it by its shape rule from kernels/<api>/attention.<ext>. block_m: query rows
+     * per block, block_n: keys per step, split_k: splits of the keys whose partial results a second pass combines
+     * (decode). flops_per_point: 4 per (query, key, d) point, two multiply-adds (q.k and p.v). */
     [TRR_OP_ATTENTION] = {.op = TRR_OP_ATTENTION, .name = "attention", .n_inputs = 3,
                           .operands = "q[B,Hq,Sq,D], k[B,Hkv,Skv,D], v[B,Hkv,Skv,D] -> o[B,Hq,Sq,D], lse[B,Hq,Sq] f32 "
                                       "(optional)",
-                          SIGNATURES(sig_float), PARAMS(attention_params),
+                          SIGNATURES(sig_float), PARAMS(attention_params), .kernel = "attention",
+                          .transcendental = 1, BENCHES(attention_benches), .bench_work = TRR_WORK_ATTENTION,
                           .config_fields = TRR_CFG_BLOCK_M | TRR_CFG_BLOCK_N | TRR_CFG_THREADS | TRR_CFG_STAGES |
                                            TRR_CFG_SPLIT_K | TRR_CFG_VARIANT,
                           .default_config = {.block_m = 64, .block_n = 64, .threads = 128, .stages = 1, .split_k = 1,
@@ -132,9 +227,16 @@ const trr_config trr_matmul_f16_nvidia_configs[] = {
 const int trr_matmul_f16_nvidia_config_count =
     (int)(sizeof trr_matmul_f16_nvidia_configs / sizeof trr_matmul_f16_nvidia_configs[0]);
 
+/* trr_op_desc_replace's definitions, NULL where the table's row stands */
+static const trr_op_desc *replaced[TRR_OP_COUNT];
+
 const trr_op_desc *trr_op_desc_get(trr_op op) {
     if ((unsigned)op >= TRR_OP_COUNT) return NULL;
-    return &op_table[op];
+    return replaced[op] ? replaced[op] : &op_table[op];
+}
+
+void trr_op_desc_replace(trr_op op, const trr_op_desc *desc) {
+    if ((unsigned)op < TRR_OP_COUNT) replaced[op] = desc;
 }
 
 int trr_op_allows(trr_op op, trr_dtype in, trr_dtype out) {

@@ -38,6 +38,7 @@ typedef enum trr_op_shape {
     TRR_SHAPE_ROW_NORM,        /* x [M,N], w [N] (, b [N]) -> y [M,N]: each row on its own, scaled per column */
     TRR_SHAPE_ATTENTION        /* q [B,Hq,Sq,D], k, v [B,Hkv,Skv,D] -> o [B,Hq,Sq,D] (, lse [B,Hq,Sq]): core/attention.c */
 } trr_op_shape;
+#define TRR_SHAPE_COUNT (TRR_SHAPE_ATTENTION + 1)
 
 /* The problem dimensions an operand's stored extent is made of: a call's rows, cols and k (backend.h). */
 typedef enum trr_dim { TRR_DIM_ONE = 0, TRR_DIM_ROWS, TRR_DIM_COLS, TRR_DIM_K } trr_dim;
@@ -63,13 +64,57 @@ static inline int trr_slot_of_operand(int n_inputs, int i) {
     return i == 2 ? TRR_SLOT_U : i;
 }
 
+/* ---- an op's benchmarks (docs/ops.md, Benchmarks): what `trireme bench` runs and how it counts the work ---- */
+
+/* What a benchmark's sizes name, on the command line and in reports. */
+typedef enum trr_bench_sizing {
+    TRR_SIZING_VECTOR = 0, /* n: one packed vector (rows = 1) */
+    TRR_SIZING_ROWS,       /* N: rows of N at M = TRR_BENCH_ROWS_M */
+    TRR_SIZING_IMAGE,      /* H or HxW: an image of H rows (W = H·1600/1066 rounded when not given) */
+    TRR_SIZING_CUBE,       /* M = N = K, MxN (K = M) or MxNxK */
+    TRR_SIZING_BATCH,      /* BxMxNxK: B products of M x K by K x N */
+    TRR_SIZING_ATTENTION,  /* BxHxSxD (Hkv = H, Sq = Skv = S), and 1 in the fifth field (c after it): causal */
+    TRR_SIZING_DECODE      /* Skv at B = 32, Hq = 32, Hkv = 8, D = 128 (Sq = 1), or BxHqxHkvxSkvxD */
+} trr_bench_sizing;
+#define TRR_BENCH_ROWS_M 4096
+
+/* How a case's work is counted; its figure is the work over the time. */
+typedef enum trr_work_rule {
+    TRR_WORK_BYTES = 0,   /* every operand read or written once, packed: GB/s */
+    TRR_WORK_INPUT_BYTES, /* every input once; the output, one value per row, is not counted (row_sum): GB/s */
+    TRR_WORK_FLOPS,       /* flops_per_point per point of rows x cols x k, every batch: TFLOPS */
+    TRR_WORK_ATTENTION    /* 4·B·Hq·Sq·Skv·D, halved when causal: TFLOPS; with Sq = 1 (decode) the bytes of k and
+                             v read: GB/s */
+} trr_work_rule;
+
+/* A benchmark's sizes: a range of the first size field (from, from + step or from * factor, ... up to to; none
+ * when from is 0), then the sizes of list as a size list names them (unused fields 0), up to the first all-zero
+ * one. */
+#define TRR_BENCH_LISTED 12
+typedef struct trr_bench_sizes {
+    int64_t from, to, step, factor;
+    int64_t list[TRR_BENCH_LISTED][5];
+} trr_bench_sizes;
+
+typedef struct trr_op_bench {
+    const char *name;    /* "add_f32": on the command line and in reports */
+    const char *title;   /* for charts: "add f32 (GB/s = 12n/t)" */
+    trr_dtype in, out;
+    trr_epilogue epilogue;
+    trr_bench_sizing sizing;
+    int reads_only;      /* its bytes are (nearly) all reads, which stream faster than a copy's reads and writes,
+                            so a figure above the copy ceiling is expected (row_sum) */
+    trr_bench_sizes quick, full; /* the bench's quick and full modes */
+} trr_op_bench;
+
 typedef struct trr_op_desc {
     trr_op op;
     const char *name;
     int n_inputs;              /* 1 to 3 */
     const trr_param_info *params; /* the op's named scalar parameters, in slot order */
     /* The kernel source stem every backend compiles for this op, kernels/<api>/<kernel>.<ext>, with the op's name
-     * as the entry point (the row norms share "norm"); NULL for the ops whose backends pick kernels by hand. */
+     * as the entry point (core/kernel_find.h says how a backend finds it). Ops of one shape rule may share a stem
+     * (the element-wise ops "elementwise", the row norms "norm"); matmul's backends pick their files by variant. */
     const char *kernel;
     int n_params;
     const char *operands;      /* "x, y -> z", for people */
@@ -83,6 +128,15 @@ typedef struct trr_op_desc {
     trr_operand_rule operand[TRR_SLOTS];
     int flops_per_point;       /* floating-point operations per point of rows x cols x k (2 for matmul's FMA) */
     int exact;                 /* results must be bit-exact: 2 in every dtype (copy), 1 for f32 outputs (add) */
+    /* Facts the backends' generic paths and heuristics read in place of the op's identity: */
+    int bytewise;              /* the output is the input's bytes (copy): a backend may run it as a byte move of
+                                  any dtype, with no kernel of its own */
+    int transcendental;        /* evaluates exp or the like per element (gelu, silu): compute costs count against
+                                  memory, so heuristics give such ops smaller pieces of work */
+    /* the bench's benchmarks of the op (none: the op is not benchmarked) and how they count work */
+    const trr_op_bench *benches;
+    int n_benches;
+    trr_work_rule bench_work;
 } trr_op_desc;
 
 /* matmul's parameter slots (op_table.c declares them in this order) */
@@ -98,6 +152,9 @@ enum { TRR_ATTN_PARAM_SCALE = 0, TRR_ATTN_PARAM_CAUSAL };
 const trr_op_desc *trr_op_desc_get(trr_op op);
 /* The op's outputs: 1, or 2 when it declares a second output (slot W). */
 static inline int trr_op_outputs(const trr_op_desc *d) { return d->operand[TRR_SLOT_W].name ? 2 : 1; }
+/* Tests only: op's definition becomes *desc (NULL restores the table's row), so a test can present a backend with
+ * an op it has no kernel for. Not thread-safe: call it with no op in flight. */
+void trr_op_desc_replace(trr_op op, const trr_op_desc *desc);
 /* 1 if (in, out) is one of op's signatures. */
 int trr_op_allows(trr_op op, trr_dtype in, trr_dtype out);
 

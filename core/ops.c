@@ -25,10 +25,11 @@ static trr_status dispatch(trr_context *ctx, trr_op op, const trr_tensor *const 
     const trr_backend *be = ctx->backend;
     ctx->last_config = call.config;
     ctx->last_config_origin = origin;
-    if (call.slices == 1) return be->run(ctx, &call);
+    /* each slice whole, or in parts each kernel can index (parts.c) */
+    if (call.slices == 1) return trr_call_run_parts(ctx, &call, be->run);
     for (int64_t s = 0; s < call.slices; s++) {
         trr_call slice = trr_call_slice(&call, s);
-        TRR_TRY(be->run(ctx, &slice));
+        TRR_TRY(trr_call_run_parts(ctx, &slice, be->run));
     }
     return TRR_OK;
 }

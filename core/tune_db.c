@@ -27,7 +27,7 @@ static void copy_str(char *dst, size_t cap, const char *src) {
 void trr_tune_shape_of(const trr_call *call, int64_t out_shape[3]) {
     out_shape[0] = call->rows;
     out_shape[1] = call->cols;
-    out_shape[2] = call->op == TRR_OP_MATMUL ? call->k : 1;
+    out_shape[2] = trr_op_desc_get(call->op)->shape == TRR_SHAPE_MATMUL ? call->k : 1;
 }
 
 void trr_tune_bucket_of(const trr_call *call, int64_t out_bucket[3]) {
@@ -48,7 +48,7 @@ void trr_tune_key_of(const trr_context *ctx, const trr_call *call, trr_tune_key 
     out_key->op = call->op;
     out_key->in_dtype = call->x.dtype;
     out_key->out_dtype = call->z.dtype;
-    if (call->op == TRR_OP_MATMUL) {
+    if (trr_op_desc_get(call->op)->shape == TRR_SHAPE_MATMUL) {
         out_key->trans_a = call->trans_a != 0;
         out_key->trans_b = call->trans_b != 0;
         out_key->tf32 = call->allow_tf32 != 0;

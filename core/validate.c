@@ -7,9 +7,6 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Kernels index views with 32-bit integers: a view's extent must stay below this many elements. */
-#define TRR_INDEX_LIMIT ((int64_t)1 << 31)
-
 
 /* The elements a view spans: 1 + sum (shape[i]-1) * stride[i]; 0 for an empty view. -1 on overflow. */
 static int64_t view_extent(const trr_tensor *t) {
@@ -82,11 +79,11 @@ static trr_status check_extent(trr_context *ctx, const trr_tensor *t, const char
     for (int i = 0; i < t->ndim; i++)
         if (__builtin_mul_overflow(count, t->shape[i], &count))
             return trr_error(ctx, TRR_ERR_OVERFLOW, "%s: element count overflows 64 bits", name);
-    int64_t ext = view_extent(t);
-    if (ext < 0 || ext >= TRR_INDEX_LIMIT || count >= TRR_INDEX_LIMIT)
-        return trr_error(ctx, TRR_ERR_OVERFLOW, "%s: the view spans too many elements for the 32-bit index type (limit 2^31)",
-                         name);
-    size_t bytes = (size_t)ext * es;
+    /* past 2^31 elements the front-end runs the call in parts (parts.c); here only 64 bits must hold it */
+    int64_t ext = view_extent(t), bytes64;
+    if (ext < 0 || __builtin_mul_overflow(ext, (int64_t)es, &bytes64))
+        return trr_error(ctx, TRR_ERR_OVERFLOW, "%s: the view's extent in bytes overflows 64 bits", name);
+    size_t bytes = (size_t)bytes64;
     if (t->offset > t->buffer->size || bytes > t->buffer->size - t->offset)
         return trr_error(ctx, TRR_ERR_OUT_OF_BOUNDS, "%s: view [%zu, %zu + %zu) reaches past the buffer's %zu bytes", name,
                          t->offset, t->offset, bytes, t->buffer->size);
@@ -537,6 +534,12 @@ trr_status trr_call_build_slots(trr_context *ctx, trr_op op, const trr_tensor *c
             call.u.stride0 = u->strides[0];
         }
         break;
+    }
+    /* views past 2^31 elements run in parts each kernel can index (parts.c): refused here if none can be cut;
+     * every slice of a sliced call spans what the first does */
+    if (!empty) {
+        const trr_call first = call.slices > 1 ? trr_call_slice(&call, 0) : call;
+        TRR_TRY(trr_call_check_parts(ctx, &first));
     }
     *out_call = call;
     *out_empty = empty;

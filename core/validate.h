@@ -37,6 +37,19 @@ trr_status trr_call_write_identity(trr_context *ctx, const trr_call *call);
 /* The call for outer slice s of a sliced elementwise call (slices == 1 in the result). */
 trr_call trr_call_slice(const trr_call *call, int64_t s);
 
+/* Calls past the 32-bit index (parts.c): kernels index an operand from its offset in 32 bits, so a call (one
+ * slice) whose operands span 2^31 elements or more runs as parts that each span fewer: ranges of elements, rows,
+ * columns or a batch's matrices, as the op's shape rule allows. check_parts is TRR_OK when the call runs whole or
+ * in parts, else TRR_ERR_OVERFLOW with what cannot be cut (one row past the limit for a row-wise op);
+ * run_parts runs it, part after part, through run. */
+trr_status trr_call_check_parts(trr_context *ctx, const trr_call *call);
+trr_status trr_call_run_parts(trr_context *ctx, const trr_call *call,
+                              trr_status (*run)(trr_context *ctx, const trr_call *part));
+/* Tests only: the span (elements) from which a call is cut into parts, so the cutting runs on small tensors;
+ * 0 restores 2^31. Not thread-safe: set it with no op in flight. */
+void trr_call_part_limit_set(int64_t elements);
+int64_t trr_call_part_limit(void);
+
 /* Resolves the call's config once (config_resolve.c): the context's override, else the tuning database's entry
  * (skipped, with a one-time message, when the backend rejects it), then the backend's heuristic fills zero
  * fields, then the op table; then the backend's supports and check_config run once. *out_origin (may be NULL) says which of
@@ -57,5 +70,10 @@ trr_status trr_attention_call_build(trr_context *ctx, const trr_tensor *const sl
                                     int *out_empty);
 void trr_attention_set_params(trr_call *call);
 trr_status trr_attention_write_empty(trr_context *ctx, const trr_call *call);
+/* attention's calls in parts (attention_parts.c): check_parts and run_parts above, for its axes (batches, query
+ * heads by key/value groups, query rows; causal parts with the keys their rows see). */
+trr_status trr_attention_check_parts(trr_context *ctx, const trr_call *call);
+trr_status trr_attention_run_parts(trr_context *ctx, const trr_call *call,
+                                   trr_status (*run)(trr_context *ctx, const trr_call *part));
 
 #endif

@@ -145,7 +145,8 @@ static void add_same_sign_rows(case_list *l) {
             trr_case c = {.op = ops[o], .in_dtype = d->signatures[s].in, .out_dtype = d->signatures[s].out};
             c.rows = 1, c.cols = 4194304;
             for (int sp = TRR_SPECIAL_CONSTANT; sp <= TRR_SPECIAL_POSITIVE; sp++) {
-                if (ops[o] == TRR_OP_SOFTMAX && sp == TRR_SPECIAL_POSITIVE) continue; /* its inputs are positive */
+                /* softmax's inputs are positive */
+                if (d->shape == TRR_SHAPE_ROWS && sp == TRR_SPECIAL_POSITIVE) continue;
                 c.special = sp;
                 push(l, &c);
             }

@@ -10,7 +10,7 @@
  * the kernels it makes a device compile: the long sequences run with one or two heads, and only a core of
  * small shapes runs in all three dtypes (the kernels differ between dtypes in their loads and stores alone);
  * the quick list (sanitizers, Vulkan's staging path) is that core: GQA, causal, lse, no-key rows, both
- * layouts, decode, D 256 and large logits.
+ * layouts, decode, D 256 and large logits, and the few small ones the split-call test cuts into parts.
  */
 #include "cases.h"
 
@@ -48,6 +48,11 @@ static const attn_shape g_shapes[] = {
     {1, 2, 2, 127, 17, 64, 1, 1, 0, P, 0, 0, ALL, 1},
     {1, 2, 1, 17, 127, 256, 0, 1, 0, P, 0, 0, ALL, 1},
     {1, 2, 2, 17, 127, 64, 0, 1, 0, P, LL, 0, ALL, 1},
+    /* short keys at D 16 behind q, o and lse of over 1021 elements: the ones test_split_calls runs in parts
+     * (by batch, by GQA group and inside one, by rows; causal parts whose rows see no key, some, or all) */
+    {2, 4, 2, 40, 9, 16, 1, 1, 0, P, 0, 0, ALL, 1},
+    {1, 6, 2, 50, 9, 16, 0, 1, 1, S, 0, 0, ALL, 1},
+    {1, 1, 1, 150, 40, 16, 1, 1, 0, O, 0, 0, ALL, 1},
     /* the rest in one dtype each, the dtypes taking turns: the kernels convert on load and store only */
     {2, 4, 4, 17, 17, 64, 1, 0, 0, O, 0, 0, F16, 0},
     {1, 8, 2, 127, 127, 64, 1, 1, 1, S, 0, 0, BF16, 0},

@@ -177,7 +177,7 @@ static int constant_row(const trr_operand *x, int64_t r, int64_t n) {
 
 double trr_conf_norm_scale(const trr_call *call, int64_t c) {
     double s = fabs(trr_conf_load(call->y.mem, call->y.dtype, call->y.offset + c * call->y.stride0));
-    if (call->op == TRR_OP_LAYER_NORM)
+    if (trr_op_desc_get(call->op)->operand[TRR_SLOT_U].name) /* a bias (layer_norm's b) */
         s += fabs(trr_conf_load(call->u.mem, call->u.dtype, call->u.offset + c * call->u.stride0));
     return s;
 }
@@ -283,7 +283,11 @@ trr_status trr_conf_check(const trr_conf_check_input *in, trr_conf_result *res) 
     /* a batched matmul's output is checked batch after batch: rows counts every batch's rows, mrows one's */
     const int64_t mrows = call->rows;
     const int64_t rows = mrows * (call->batch > 1 ? call->batch : 1);
-    const int64_t cols = trr_op_desc_get(tc->op)->shape == TRR_SHAPE_ROW_REDUCE ? 1 : call->cols;
+    const trr_op_desc *desc = trr_op_desc_get(tc->op);
+    const int64_t cols = desc->shape == TRR_SHAPE_ROW_REDUCE ? 1 : call->cols;
+    /* docs/ops.md's exact values: softmax's masked entries (the rows rule), a row norm's bias on a constant row */
+    const int rows_rule = desc->shape == TRR_SHAPE_ROWS;
+    const int bias = desc->shape == TRR_SHAPE_ROW_NORM && desc->operand[TRR_SLOT_U].name != NULL;
     size_t esz = 0;
     trr_status st = trr_dtype_size(odt, &esz);
     if (st != TRR_OK) return st;
@@ -317,7 +321,7 @@ trr_status trr_conf_check(const trr_conf_check_input *in, trr_conf_result *res) 
             for (int64_t c = 0; c < call->cols; c++) row_abs += fabs(trr_conf_load(x->mem, x->dtype, x->offset + r * x->stride0 + c));
         /* layer_norm of a constant row (N = 1 included) is exactly b, whatever the bound (docs/ops.md, Special
          * values): the reference gives b there, or NaN with eps = 0 */
-        const int exact_b = tc->op == TRR_OP_LAYER_NORM && constant_row(x, r, call->cols);
+        const int exact_b = bias && constant_row(x, r, call->cols);
         for (int64_t c = 0; c < cols; c++) {
             const int64_t idx = out_index(z, mrows, r, c);
             const double want = in->ref[r * cols + c];
@@ -330,7 +334,7 @@ trr_status trr_conf_check(const trr_conf_check_input *in, trr_conf_result *res) 
             }
             /* Where the reference is NaN (a softmax row masked everywhere or holding a NaN) the output must be
              * NaN; where softmax's reference is exactly 0 (a masked entry) the output must be exactly 0. */
-            const int want_nan = isnan(want), masked = tc->op == TRR_OP_SOFTMAX && want == 0.0;
+            const int want_nan = isnan(want), masked = rows_rule && want == 0.0;
             if (want_nan || masked || exact_b) {
                 if (want_nan ? !isnan(got) : got != want) {
                     if (special++ == 0)

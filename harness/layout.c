@@ -208,26 +208,34 @@ void trr_case_call_host(trr_call *call, void *const hosts[TRR_CASE_SLOTS]) {
 }
 
 trr_status trr_case_views_check_size(trr_context *ctx, const trr_case_views *views) {
+    uint64_t total = 0;
     for (int i = 0; i < TRR_CASE_SLOTS; i++) {
         if (!views->has[i]) continue;
         const trr_stored_view *v = &views->v[i];
-        int64_t n;
+        int64_t n, bytes;
+        size_t es = 1;
+        trr_dtype_size(v->dtype, &es);
         if (__builtin_mul_overflow(v->planes, v->rows, &n) || __builtin_mul_overflow(n, v->cols, &n) ||
-            n >= TRR_VIEW_ELEMENTS_LIMIT)
-            return trr_error(ctx, TRR_ERR_OVERFLOW,
-                             "operand %d spans %lld x %lld x %lld elements: 2^31 or more, over the runtime's index limit",
-                             i, (long long)v->planes, (long long)v->rows, (long long)v->cols);
+            __builtin_mul_overflow(n, (int64_t)es, &bytes) || __builtin_add_overflow(total, (uint64_t)bytes, &total))
+            return trr_error(ctx, TRR_ERR_OVERFLOW, "operand %d of %lld x %lld x %lld elements overflows 64 bits", i,
+                             (long long)v->planes, (long long)v->rows, (long long)v->cols);
     }
+    trr_device_info info;
+    if (ctx && trr_context_device(ctx, &info) == TRR_OK && info.global_memory && total > info.global_memory)
+        return trr_error(ctx, TRR_ERR_OUT_OF_MEMORY,
+                         "the operands take %.3g GiB, more than the device's memory (%s: %.3g GiB)",
+                         (double)total / (1u << 30), info.spec, (double)info.global_memory / (1u << 30));
     return TRR_OK;
 }
 
-double trr_case_bytes(const trr_case *c) {
+/* Bytes of the packed case's operands in slots [from, to). */
+static double slot_bytes(const trr_case *c, int from, int to) {
     trr_case packed = *c;
     packed.layout = TRR_LAYOUT_PACKED;
     trr_case_views views;
     if (trr_case_views_make(&packed, &views) != TRR_OK) return 0.0;
     double bytes = 0.0;
-    for (int i = 0; i < TRR_CASE_SLOTS; i++) {
+    for (int i = from; i < to; i++) {
         const trr_stored_view *v = &views.v[i];
         size_t es = 0;
         if (v->planes == 0 || trr_dtype_size(v->dtype, &es) != TRR_OK) continue;
@@ -235,6 +243,10 @@ double trr_case_bytes(const trr_case *c) {
     }
     return bytes;
 }
+
+double trr_case_bytes(const trr_case *c) { return slot_bytes(c, 0, TRR_CASE_SLOTS); }
+
+double trr_case_output_bytes(const trr_case *c) { return slot_bytes(c, TRR_SLOT_Z, TRR_SLOT_Z + 1); }
 
 trr_status trr_case_packed_call(const trr_case *c, trr_call *out_call) {
     trr_case packed = *c;

@@ -53,11 +53,10 @@ int trr_case_has_slot(const trr_case *c, int slot);
  * with padded rows and planes, so no view lands on a vector boundary. */
 trr_status trr_case_views_make(const trr_case *c, trr_case_views *out);
 
-/* Kernels index a view with 32-bit integers, so the runtime rejects any view of this many elements or more. */
-#define TRR_VIEW_ELEMENTS_LIMIT ((int64_t)1 << 31)
-/* TRR_OK when every operand of views spans fewer than TRR_VIEW_ELEMENTS_LIMIT elements, else TRR_ERR_OVERFLOW
- * (recorded on ctx) naming the operand: asked before allocating, so a mistyped size is refused before it takes
- * host memory (`trireme run`, the tuner). */
+/* TRR_OK when the operands of views fit the device's memory together (their element counts and bytes in 64
+ * bits), else TRR_ERR_OVERFLOW or TRR_ERR_OUT_OF_MEMORY (recorded on ctx) naming the size: asked before
+ * allocating, so a mistyped size is refused before it takes host memory (`trireme run`, the tuner). Views past
+ * 2^31 elements are fine: the runtime runs such calls in parts. */
 trr_status trr_case_views_check_size(trr_context *ctx, const trr_case_views *views);
 
 /* Elements from the buffer's start to one past the view's last element. */
@@ -89,5 +88,7 @@ trr_status trr_case_packed_call(const trr_case *c, struct trr_call *out_call);
 
 /* Bytes every operand of c moves once when packed (inputs read, output written): the streaming ops' traffic. */
 double trr_case_bytes(const trr_case *c);
+/* The part of trr_case_bytes that is the output's. */
+double trr_case_output_bytes(const trr_case *c);
 
 #endif

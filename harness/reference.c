@@ -12,6 +12,7 @@
  */
 #include "reference.h"
 #include "half.h"
+#include "op_table.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -35,6 +36,13 @@ static double gelu(double x) {
 
 static double silu(double x) { return x / (1.0 + exp(-x)); }
 
+/* The element-wise ops' values: f(x) or f(x, y). */
+typedef double (*point_fn)(double x, double y);
+static double point_copy(double x, double y) { return (void)y, x; }
+static double point_add(double x, double y) { return x + y; }
+static double point_gelu(double x, double y) { return (void)y, gelu(x); }
+static double point_silu(double x, double y) { return (void)y, silu(x); }
+
 static double epilogue(double v, trr_epilogue epi, double alpha) {
     switch (epi) {
     case TRR_EPI_RELU: return v <= 0.0 ? 0.0 : v; /* a NaN stays NaN, as torch.relu keeps it */
@@ -44,15 +52,13 @@ static double epilogue(double v, trr_epilogue epi, double alpha) {
     }
 }
 
-static void elementwise(const trr_call *c, double *out) {
+static void elementwise(const trr_call *c, double *out, point_fn f) {
+    const int two = trr_op_desc_get(c->op)->n_inputs == 2;
     for (int64_t r = 0; r < c->rows; r++)
         for (int64_t j = 0; j < c->cols; j++) {
             double x = load(&c->x, c->x.offset + r * c->x.stride0 + j);
-            double v = x;
-            if (c->op == TRR_OP_ADD) v = x + load(&c->y, c->y.offset + r * c->y.stride0 + j);
-            else if (c->op == TRR_OP_GELU) v = gelu(x);
-            else if (c->op == TRR_OP_SILU) v = silu(x);
-            out[r * c->cols + j] = v;
+            double y = two ? load(&c->y, c->y.offset + r * c->y.stride0 + j) : 0.0;
+            out[r * c->cols + j] = f(x, y);
         }
 }
 
@@ -136,27 +142,49 @@ static trr_status matmul(const trr_call *c, double *out) {
     return TRR_OK;
 }
 
+/* Every op's definition, one row per op: its values per point (the element-wise ops, through elementwise()) or
+ * its whole computation. Adding an op adds its row here. */
+typedef struct reference_row {
+    point_fn point;
+    trr_status (*run)(const trr_call *c, double *out);
+} reference_row;
+
+static trr_status run_rgb_to_grey(const trr_call *c, double *out) { return rgb_to_grey(c, out), TRR_OK; }
+static trr_status run_softmax(const trr_call *c, double *out) { return softmax(c, out), TRR_OK; }
+static trr_status run_row_sum(const trr_call *c, double *out) { return row_sum(c, out), TRR_OK; }
+/* reference_attention.c: o, then lse */
+static trr_status run_attention(const trr_call *c, double *out) {
+    const trr_attention_shape *a = &c->attn;
+    return trr_reference_attention(c, out, out + a->batch * a->heads_q * a->seq_q * a->head_dim, NULL);
+}
+
+static const reference_row rows[TRR_OP_COUNT] = {
+    [TRR_OP_COPY] = {point_copy, NULL},
+    [TRR_OP_ADD] = {point_add, NULL},
+    [TRR_OP_GELU] = {point_gelu, NULL},
+    [TRR_OP_SILU] = {point_silu, NULL},
+    [TRR_OP_RGB_TO_GREY] = {NULL, run_rgb_to_grey},
+    [TRR_OP_SOFTMAX] = {NULL, run_softmax},
+    [TRR_OP_ROW_SUM] = {NULL, run_row_sum},
+    [TRR_OP_MATMUL] = {NULL, matmul},
+    [TRR_OP_RMS_NORM] = {NULL, trr_reference_rms_norm},     /* reference_norm.c */
+    [TRR_OP_LAYER_NORM] = {NULL, trr_reference_layer_norm}, /* reference_norm.c */
+    [TRR_OP_ATTENTION] = {NULL, run_attention},
+};
+
 trr_status trr_reference_run(const trr_call *call, double *out) {
     if (!call || !out) return trr_error(NULL, TRR_ERR_INVALID_ARGUMENT, "trr_reference_run: null argument");
-    if (call->rows < 0 || call->cols < 0 || (call->op == TRR_OP_MATMUL && call->k < 0))
+    const trr_op_desc *d = trr_op_desc_get(call->op);
+    const reference_row *row = d ? &rows[call->op] : NULL;
+    if (!row || (!row->point && !row->run))
+        return trr_error(NULL, TRR_ERR_INVALID_ARGUMENT, "trr_reference_run: no reference for op %d", (int)call->op);
+    if (call->rows < 0 || call->cols < 0 || (d->shape == TRR_SHAPE_MATMUL && call->k < 0))
         return trr_error(NULL, TRR_ERR_SHAPE, "trr_reference_run: negative dimension");
     /* an empty reduction (row_sum over N = 0, matmul with K = 0) still has rows of output: its loops give 0 */
-    if (call->rows == 0 || (call->cols == 0 && call->op != TRR_OP_ROW_SUM)) return TRR_OK;
-    switch (call->op) {
-    case TRR_OP_COPY:
-    case TRR_OP_ADD:
-    case TRR_OP_GELU:
-    case TRR_OP_SILU: elementwise(call, out); return TRR_OK;
-    case TRR_OP_RGB_TO_GREY: rgb_to_grey(call, out); return TRR_OK;
-    case TRR_OP_SOFTMAX: softmax(call, out); return TRR_OK;
-    case TRR_OP_ROW_SUM: row_sum(call, out); return TRR_OK;
-    case TRR_OP_MATMUL: return matmul(call, out);
-    case TRR_OP_RMS_NORM:
-    case TRR_OP_LAYER_NORM: return trr_reference_norm(call, out); /* reference_norm.c */
-    case TRR_OP_ATTENTION: { /* reference_attention.c: o, then lse */
-        const trr_attention_shape *a = &call->attn;
-        return trr_reference_attention(call, out, out + a->batch * a->heads_q * a->seq_q * a->head_dim, NULL);
+    if (call->rows == 0 || (call->cols == 0 && d->shape != TRR_SHAPE_ROW_REDUCE)) return TRR_OK;
+    if (row->point) {
+        elementwise(call, out, row->point);
+        return TRR_OK;
     }
-    default: return trr_error(NULL, TRR_ERR_INVALID_ARGUMENT, "trr_reference_run: unknown op %d", (int)call->op);
-    }
+    return row->run(call, out);
 }

@@ -12,7 +12,8 @@ trr_status trr_reference_run(const trr_call *call, double *out);
 
 /* The row norms' part of it (reference_norm.c): rms_norm and layer_norm of call (rows >= 1, cols >= 1), x.mem,
  * y.mem (w) and, for layer_norm, u.mem (b) host copies, eps in call->params[TRR_NORM_PARAM_EPS]. */
-trr_status trr_reference_norm(const trr_call *call, double *out);
+trr_status trr_reference_rms_norm(const trr_call *call, double *out);
+trr_status trr_reference_layer_norm(const trr_call *call, double *out);
 
 /* attention's part (reference_attention.c), on its normalised call (backend.h) with x.mem (q), y.mem (k) and
  * u.mem (v) host copies: o packed [B,Hq,Sq,D] (B·Hq·Sq rows of D), lse packed [B,Hq,Sq] and each row's logit

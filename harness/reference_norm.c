@@ -18,14 +18,14 @@
 
 static double load(const trr_operand *o, int64_t idx) { return trr_dtype_load_f32(o->mem, o->dtype, idx); }
 
-trr_status trr_reference_norm(const trr_call *c, double *out) {
-    if (c->op != TRR_OP_RMS_NORM && c->op != TRR_OP_LAYER_NORM)
+/* layer: layer_norm (the mean subtracted, the bias b added), else rms_norm */
+static trr_status norm(const trr_call *c, double *out, int layer) {
+    if (trr_op_desc_get(c->op)->shape != TRR_SHAPE_ROW_NORM)
         return trr_error(NULL, TRR_ERR_INVALID_ARGUMENT, "trr_reference_norm: op %d is not a row norm", (int)c->op);
-    if (!c->x.mem || !c->y.mem || (c->op == TRR_OP_LAYER_NORM && !c->u.mem))
+    if (!c->x.mem || !c->y.mem || (layer && !c->u.mem))
         return trr_error(NULL, TRR_ERR_INVALID_ARGUMENT, "trr_reference_norm: an input's host copy is NULL");
     const double eps = c->params[TRR_NORM_PARAM_EPS];
     const int64_t n = c->cols;
-    const int layer = c->op == TRR_OP_LAYER_NORM;
     for (int64_t r = 0; r < c->rows; r++) {
         const int64_t base = c->x.offset + r * c->x.stride0;
         double *y = out + r * n;
@@ -61,3 +61,6 @@ trr_status trr_reference_norm(const trr_call *c, double *out) {
     }
     return TRR_OK;
 }
+
+trr_status trr_reference_rms_norm(const trr_call *call, double *out) { return norm(call, out, 0); }
+trr_status trr_reference_layer_norm(const trr_call *call, double *out) { return norm(call, out, 1); }

@@ -34,7 +34,7 @@
 
 typedef struct space_row {
     const char *backend; /* NULL: any backend without a row of its own for this op and dtype */
-    unsigned ops;        /* bit (1 << op) */
+    unsigned shapes;     /* bit (1 << the op's shape rule): a rule's kernels share their tile parameters */
     unsigned in_dtypes;  /* TRR_DTYPE_BIT of the input dtype; 0: any */
     const trr_config *list;
     int n_list;
@@ -42,10 +42,12 @@ typedef struct space_row {
         vector_width[AXIS], split_k[AXIS], variant[AXIS];
 } space_row;
 
-#define OP(o) (1u << (unsigned)(o))
-#define STREAMING (OP(TRR_OP_COPY) | OP(TRR_OP_ADD) | OP(TRR_OP_GELU) | OP(TRR_OP_SILU) | OP(TRR_OP_RGB_TO_GREY))
-#define ROWWISE (OP(TRR_OP_SOFTMAX) | OP(TRR_OP_ROW_SUM))
-#define MATMUL OP(TRR_OP_MATMUL)
+#define SHAPE(s) (1u << (unsigned)(s))
+#define STREAMING (SHAPE(TRR_SHAPE_ELEMENTWISE) | SHAPE(TRR_SHAPE_PLANES))
+#define ROWS SHAPE(TRR_SHAPE_ROWS)
+#define ROW_REDUCE SHAPE(TRR_SHAPE_ROW_REDUCE)
+#define ROWWISE (ROWS | ROW_REDUCE)
+#define MATMUL SHAPE(TRR_SHAPE_MATMUL)
 #define LIST(a) .list = a, .n_list = (int)(sizeof a / sizeof a[0])
 
 /* f32 matmul on CUDA cores: 16x8 or 8x8 outputs per thread, the two thread tiles the kernel has. */
@@ -150,44 +152,44 @@ static const trr_config ocl_mma_tiles[] = {
  * static row's count. */
 static const space_row space_table[] = {
     /* ---- cuda ---- */
-    {.backend = "cuda", .ops = MATMUL, .in_dtypes = HALVES, .list = NULL, .n_list = -1,
+    {.backend = "cuda", .shapes = MATMUL, .in_dtypes = HALVES, .list = NULL, .n_list = -1,
      .split_k = {1, 2, 4}, .variant = {TRR_VARIANT_MMA}},
-    {.backend = "cuda", .ops = MATMUL, .in_dtypes = HALVES, LIST(cuda_wgmma_tiles),
+    {.backend = "cuda", .shapes = MATMUL, .in_dtypes = HALVES, LIST(cuda_wgmma_tiles),
      .variant = {TRR_VARIANT_WGMMA}},
-    {.backend = "cuda", .ops = MATMUL, .in_dtypes = TRR_DTYPE_BIT(TRR_F32), LIST(cuda_f32_tiles),
+    {.backend = "cuda", .shapes = MATMUL, .in_dtypes = TRR_DTYPE_BIT(TRR_F32), LIST(cuda_f32_tiles),
      .split_k = {1, 2, 4}},
-    {.backend = "cuda", .ops = STREAMING, .threads = {128, 256, 512, 1024}, .vector_width = {1, 2, 4}},
-    {.backend = "cuda", .ops = OP(TRR_OP_SOFTMAX), .threads = {32, 64, 128, 256, 512, 1024}},
-    {.backend = "cuda", .ops = OP(TRR_OP_ROW_SUM), .threads = {64, 128, 256, 512, 1024}},
+    {.backend = "cuda", .shapes = STREAMING, .threads = {128, 256, 512, 1024}, .vector_width = {1, 2, 4}},
+    {.backend = "cuda", .shapes = ROWS, .threads = {32, 64, 128, 256, 512, 1024}},
+    {.backend = "cuda", .shapes = ROW_REDUCE, .threads = {64, 128, 256, 512, 1024}},
     /* ---- opencl ---- */
-    {.backend = "opencl", .ops = MATMUL, LIST(wg_tiles), .variant = {TRR_VARIANT_SIMT}},
-    {.backend = "opencl", .ops = MATMUL, .in_dtypes = HALVES, LIST(ocl_mma_tiles), .variant = {TRR_VARIANT_MMA}},
-    {.backend = "opencl", .ops = STREAMING, .threads = {64, 128, 256, 512}, .vector_width = {1, 2, 4, 8}},
-    {.backend = "opencl", .ops = ROWWISE, .threads = {16, 32, 64, 128, 256, 512}},
+    {.backend = "opencl", .shapes = MATMUL, LIST(wg_tiles), .variant = {TRR_VARIANT_SIMT}},
+    {.backend = "opencl", .shapes = MATMUL, .in_dtypes = HALVES, LIST(ocl_mma_tiles), .variant = {TRR_VARIANT_MMA}},
+    {.backend = "opencl", .shapes = STREAMING, .threads = {64, 128, 256, 512}, .vector_width = {1, 2, 4, 8}},
+    {.backend = "opencl", .shapes = ROWWISE, .threads = {16, 32, 64, 128, 256, 512}},
     /* ---- vulkan ---- */
-    {.backend = "vulkan", .ops = MATMUL, LIST(wg_tiles), .variant = {TRR_VARIANT_SIMT}},
-    {.backend = "vulkan", .ops = MATMUL, .in_dtypes = TRR_DTYPE_BIT(TRR_F16), LIST(vk_coop_tiles),
+    {.backend = "vulkan", .shapes = MATMUL, LIST(wg_tiles), .variant = {TRR_VARIANT_SIMT}},
+    {.backend = "vulkan", .shapes = MATMUL, .in_dtypes = TRR_DTYPE_BIT(TRR_F16), LIST(vk_coop_tiles),
      .variant = {TRR_VARIANT_COOP_KHR, TRR_VARIANT_COOP_NV, TRR_VARIANT_CM2}},
     /* bf16 on cooperative matrices: the KHR build only (VK_KHR_shader_bfloat16), where the library has it */
-    {.backend = "vulkan", .ops = MATMUL, .in_dtypes = TRR_DTYPE_BIT(TRR_BF16), LIST(vk_coop_tiles),
+    {.backend = "vulkan", .shapes = MATMUL, .in_dtypes = TRR_DTYPE_BIT(TRR_BF16), LIST(vk_coop_tiles),
      .variant = {TRR_VARIANT_COOP_KHR}},
-    {.backend = "vulkan", .ops = STREAMING, LIST(vk_streaming)},
-    {.backend = "vulkan", .ops = OP(TRR_OP_SOFTMAX), .threads = {16, 32, 64, 128, 256, 512, 1024},
+    {.backend = "vulkan", .shapes = STREAMING, LIST(vk_streaming)},
+    {.backend = "vulkan", .shapes = ROWS, .threads = {16, 32, 64, 128, 256, 512, 1024},
      .variant = {TRR_VARIANT_SIMT, TRR_VARIANT_SUBGROUP}},
-    {.backend = "vulkan", .ops = OP(TRR_OP_ROW_SUM), .threads = {16, 32, 64, 128, 256, 512, 1024},
+    {.backend = "vulkan", .shapes = ROW_REDUCE, .threads = {16, 32, 64, 128, 256, 512, 1024},
      .variant = {TRR_VARIANT_SIMT, TRR_VARIANT_SUBGROUP}},
     /* ---- cpu: cache blocks; a 64 x 256 f32 panel of A and a 256 x 256 panel of B are the heuristic's ---- */
-    {.backend = "cpu", .ops = MATMUL, .block_m = {32, 64, 128}, .block_n = {64, 128, 256, 512},
+    {.backend = "cpu", .shapes = MATMUL, .block_m = {32, 64, 128}, .block_n = {64, 128, 256, 512},
      .block_k = {128, 256, 512}},
-    {.backend = "cpu", .ops = STREAMING | ROWWISE, .block_n = {4096, 16384, 65536}},
+    {.backend = "cpu", .shapes = STREAMING | ROWWISE, .block_n = {4096, 16384, 65536}},
     /* ---- any other backend: a small generic set ---- */
-    {.backend = NULL, .ops = MATMUL, .block_m = {32, 64, 128}, .block_n = {32, 64, 128}, .block_k = {16, 32}},
-    {.backend = NULL, .ops = STREAMING | ROWWISE, .threads = {64, 128, 256}},
+    {.backend = NULL, .shapes = MATMUL, .block_m = {32, 64, 128}, .block_n = {32, 64, 128}, .block_k = {16, 32}},
+    {.backend = NULL, .shapes = STREAMING | ROWWISE, .threads = {64, 128, 256}},
 };
 #define N_ROWS ((int)(sizeof space_table / sizeof space_table[0]))
 
 static int row_matches(const space_row *r, const char *backend, const trr_call *call) {
-    if (!(r->ops & OP(call->op))) return 0;
+    if (!(r->shapes & SHAPE(trr_op_desc_get(call->op)->shape))) return 0;
     if (r->in_dtypes && !(r->in_dtypes & TRR_DTYPE_BIT(call->x.dtype))) return 0;
     return r->backend ? strcmp(r->backend, backend) == 0 : 1;
 }
@@ -257,7 +259,7 @@ static void drop(trr_tune_candidate *c, const char *fmt, ...) {
  * a power of two) is dropped when a smaller tile of the same field is in the space. Split-K only pays when the
  * grid of output tiles is too small to fill the device and K is long enough to split. */
 static void prune_shape(const trr_call *call, const trr_device_info *info, trr_tune_candidate *cand, int n) {
-    if (call->op != TRR_OP_MATMUL) return;
+    if (trr_op_desc_get(call->op)->shape != TRR_SHAPE_MATMUL) return;
     int min_bm = 1 << 30, min_bn = 1 << 30, min_bk = 1 << 30;
     for (int i = 0; i < n; i++) {
         const trr_config *c = &cand[i].resolved;
@@ -310,7 +312,7 @@ static void prune_device(trr_context *ctx, const trr_call *call, trr_tune_candid
             continue;
         }
         /* a GPU matmul holds an A and a B tile per pipeline stage in shared memory */
-        if (call->op == TRR_OP_MATMUL && info->is_gpu && info->shared_memory_per_block > 0) {
+        if (trr_op_desc_get(call->op)->shape == TRR_SHAPE_MATMUL && info->is_gpu && info->shared_memory_per_block > 0) {
             long long stages = c->stages > 0 ? c->stages : 1;
             long long bytes = ((long long)c->block_m * c->block_k + (long long)c->block_k * c->block_n) *
                               (long long)esz * stages;

@@ -351,6 +351,15 @@ typedef struct trr_op_info {
 } trr_op_info;
 TRR_API trr_status trr_op_get_info(trr_op op, trr_op_info *out_info);
 
+/* The output op makes from its inputs (inputs: the op's n_inputs views in order; only their shapes and dtypes are
+ * read, so buffers may be NULL): its rank, shape and dtype, by the op's definition (the inputs' shape for the
+ * element-wise ops, [H,W] from rgb_to_grey's [3,H,W], [M] from row_sum's [M,N], [B,M,N] from matmul's [B,M,K] and
+ * [K,N], ...). out_dtype is the output dtype wanted (a trr_dtype), or -1 for the op's default: the inputs' dtype
+ * where the op keeps it, else the first output dtype its signatures pair with it (row_sum's f32). Inputs of a
+ * rank or dtype the op does not take are TRR_ERR_SHAPE or TRR_ERR_DTYPE; sizes are checked when the op runs. */
+TRR_API trr_status trr_op_output_shape(trr_op op, const trr_tensor *const *inputs, int out_dtype, int *out_ndim,
+                                       int64_t out_shape[TRR_MAX_DIMS], trr_dtype *out_out_dtype);
+
 /* operands: the op's inputs in order, then its outputs (n_inputs + n_outputs entries; an optional second
  * output may be NULL). params may be NULL (every parameter at its default). */
 TRR_API trr_status trr_op_run(trr_context *ctx, trr_op op, const trr_tensor *const *operands, const trr_op_params *params);

@@ -1,13 +1,14 @@
 /*
- * copy, add and the unary ops (gelu, silu) over a flat vector (rows == 1: every operand packed) or rows x cols
- * with row strides. Compile-time: OP (0 copy, 1 add, 2 gelu, 3 silu); DT (0 f32, 1 f16, 2 bf16) for all but copy; ES
- * (element bytes 1, 2, 4) for copy, which moves bits and so needs only the element size. The unary ops share
- * every line but ew_unary: f16 is widened to f32, computed in f32 and rounded once on store.
+ * The element-wise shape rule's ops over a flat vector (rows == 1: every operand packed) or rows x cols with row
+ * strides. Compile-time: the op, as its definition reaches the kernel: ES (element bytes 1, 2, 4) for an op that
+ * moves bytes (copy; trr_op_desc.bytewise), which needs only the element size, else ENTRY_<name> (ENTRY_add,
+ * ENTRY_gelu, ENTRY_silu) with DT (0 f32, 1 f16, 2 bf16). The unary ops share every line but their function: f16
+ * is widened to f32, computed in f32 and rounded once on store.
  * UNROLL (the config's block_n / (threads * VEC)) is the number of 16-byte vectors each thread of the flat kernel
  * loads before its first store; the rows kernel vectorises within a row when every row start is 16-byte aligned.
  * z may alias x or y exactly: each element is read and written by the same thread.
  */
-#if OP == 0
+#if defined(ES)
 #if ES == 1
 typedef unsigned char T;
 #elif ES == 2
@@ -24,26 +25,33 @@ typedef trr_dt<DT>::type T;
 #define UNROLL 1
 #endif
 
-#if OP >= 2
+/* EW_INPUTS: the op's inputs (y is read only for two) */
+#if defined(ES)
+#define EW_INPUTS 1
+#elif defined(ENTRY_add)
+#define EW_INPUTS 2
+#elif defined(ENTRY_gelu)
+#define EW_INPUTS 1
+__device__ __forceinline__ float ew_unary(float a) { return trr_gelu(a); }
+#elif defined(ENTRY_silu)
+#define EW_INPUTS 1
 /* silu = x / (1 + e^-x), evaluated as (x < 0 ? x·h·h : x) / (1 + h·h) with h = e^(-|x|/2) in (0, 1]. The same
  * function, but e^-x overflows below x = -88.7 (giving -0 where the result, down to x = -92, is still a normal
  * float) and e^x is subnormal there (flushed, or short of precision), while x·h·h stays normal as long as the
  * result is. NaN propagates; -inf gives NaN (-inf · 0), as the float64 formula does. */
 __device__ __forceinline__ float ew_unary(float a) {
-#if OP == 2
-    return trr_gelu(a);
-#else
     float h = expf(-0.5f * fabsf(a));
     return trr_div_full(a < 0.0f ? a * h * h : a, 1.0f + h * h);
-#endif
 }
+#else
+#error "elementwise.cu: compile with -DES=<bytes> (a byte move) or -DENTRY_<op> for an op of this file"
 #endif
 
 __device__ __forceinline__ T ew_apply(T a, T b) {
-#if OP == 0
+#if defined(ES)
     (void)b;
     return a;
-#elif OP == 1
+#elif defined(ENTRY_add)
     return trr_from_f32<T>(trr_to_f32(a) + trr_to_f32(b));
 #else
     (void)b;
@@ -66,14 +74,14 @@ __device__ __forceinline__ trr_vec16<T> ew_apply_vec(const trr_vec16<T> &a, cons
  * is ignored by one-input ops (the host passes x). */
 __device__ __forceinline__ void ew_flat_body(const T *x, const T *y, T *z, long long n, int vec) {
     const int t = threadIdx.x, bd = blockDim.x;
-#if OP != 1
+#if EW_INPUTS != 2
     (void)y;
 #endif
     if (vec) {
         const long long nv = n / VEC;
         const long long base = (long long)blockIdx.x * bd * UNROLL;
         const trr_vec16<T> *xv = (const trr_vec16<T> *)x + base;
-#if OP == 1
+#if EW_INPUTS == 2
         const trr_vec16<T> *yv = (const trr_vec16<T> *)y + base;
 #endif
         trr_vec16<T> *zv = (trr_vec16<T> *)z + base;
@@ -82,7 +90,7 @@ __device__ __forceinline__ void ew_flat_body(const T *x, const T *y, T *z, long 
 #pragma unroll
             for (int u = 0; u < UNROLL; u++) {
                 a[u] = xv[u * bd + t];
-#if OP == 1
+#if EW_INPUTS == 2
                 b[u] = yv[u * bd + t];
 #else
                 b[u] = a[u];
@@ -96,7 +104,7 @@ __device__ __forceinline__ void ew_flat_body(const T *x, const T *y, T *z, long 
             for (int u = 0; u < UNROLL; u++) {
                 int i = u * bd + t;
                 if (i < left) {
-#if OP == 1
+#if EW_INPUTS == 2
                     zv[i] = ew_apply_vec(xv[i], yv[i]);
 #else
                     zv[i] = ew_apply_vec(xv[i], xv[i]);
@@ -106,7 +114,7 @@ __device__ __forceinline__ void ew_flat_body(const T *x, const T *y, T *z, long 
         }
         if (blockIdx.x == gridDim.x - 1) {
             for (long long j = nv * VEC + t; j < n; j += bd) {
-#if OP == 1
+#if EW_INPUTS == 2
                 z[j] = ew_apply(x[j], y[j]);
 #else
                 z[j] = ew_apply(x[j], x[j]);
@@ -118,7 +126,7 @@ __device__ __forceinline__ void ew_flat_body(const T *x, const T *y, T *z, long 
     const long long base = (long long)blockIdx.x * bd * (UNROLL * VEC);
     const long long left = n - base;
     const T *xb = x + base;
-#if OP == 1
+#if EW_INPUTS == 2
     const T *yb = y + base;
 #endif
     T *zb = z + base;
@@ -126,7 +134,7 @@ __device__ __forceinline__ void ew_flat_body(const T *x, const T *y, T *z, long 
     for (int u = 0; u < UNROLL * VEC; u++) {
         int i = u * bd + t;
         if (i < left) {
-#if OP == 1
+#if EW_INPUTS == 2
             zb[i] = ew_apply(xb[i], yb[i]);
 #else
             zb[i] = ew_apply(xb[i], xb[i]);
@@ -154,7 +162,7 @@ extern "C" __global__ void ew_flat(const T *x, const T *y, T *z, long long n, in
 extern "C" __global__ void ew_rows(const T *x, long long sx, const T *y, long long sy, T *z, long long sz, int rows,
                                    int cols, int vec) {
     int nv = vec ? cols / VEC : 0;
-#if OP != 1
+#if EW_INPUTS != 2
     (void)y;
     (void)sy;
 #endif
@@ -162,13 +170,13 @@ extern "C" __global__ void ew_rows(const T *x, long long sx, const T *y, long lo
     int tstride = gridDim.x * blockDim.x;
     for (int r = blockIdx.y; r < rows; r += gridDim.y) {
         const T *xr = x + (long long)r * sx;
-#if OP == 1
+#if EW_INPUTS == 2
         const T *yr = y + (long long)r * sy;
 #endif
         T *zr = z + (long long)r * sz;
         for (int i = t0; i < nv; i += tstride) {
             trr_vec16<T> a = ((const trr_vec16<T> *)xr)[i];
-#if OP == 1
+#if EW_INPUTS == 2
             trr_vec16<T> b = ((const trr_vec16<T> *)yr)[i];
 #else
             trr_vec16<T> b = a;
@@ -176,7 +184,7 @@ extern "C" __global__ void ew_rows(const T *x, long long sx, const T *y, long lo
             ((trr_vec16<T> *)zr)[i] = ew_apply_vec(a, b);
         }
         for (int c = nv * VEC + t0; c < cols; c += tstride) {
-#if OP == 1
+#if EW_INPUTS == 2
             zr[c] = ew_apply(xr[c], yr[c]);
 #else
             zr[c] = ew_apply(xr[c], xr[c]);

@@ -1,9 +1,10 @@
-/* copy, add, the unary ops (gelu, silu) and rgb_to_grey.
+/* The element-wise shape rule's ops (copy, add, gelu, silu).
  * Flat form (rows == 1): each work-item takes VEC consecutive elements; ALIGNED=1 when every offset is a
  * multiple of VEC, so whole vectors are loaded through vector pointers; the last work-item masks the tail.
  * Strided form: a 2-D grid, one element per work-item, with a row stride per operand.
- * OP: 0 copy (raw bits of type COPY_T), 1 add, 2 a unary op (UNARY names its macro: GELU or SILU; f16 and bf16
- * are widened to f32, computed in f32 and rounded once on store), 3 rgb_to_grey (with -DGREY). */
+ * The op, as its definition reaches the kernel: COPY_T for an op that moves bytes (copy: raw bits of type COPY_T),
+ * else ENTRY_<name>: ENTRY_add, or a unary op, ENTRY_gelu or ENTRY_silu (f16 and bf16 are widened to f32,
+ * computed in f32 and rounded once on store). */
 
 #if VEC == 1
 #define floatV float
@@ -50,7 +51,7 @@ inline CAT(ushort, VEC) trr_f2bf_v(floatV v) {
 }
 #endif
 
-#if OP == 0
+#if defined(COPY_T)
 /* copy moves bits: COPY_T is uint, ushort or uchar by element size. */
 #if VEC == 1
 #define copyV COPY_T
@@ -93,7 +94,7 @@ __kernel void strided(__global const COPY_T *x, long xoff, int xs, __global cons
     z[zoff + (long)r * zs + c] = x[xoff + (long)r * xs + c];
 }
 
-#elif OP == 1 || OP == 2 /* add, unary: f32, f16 or bf16 operands, f32 arithmetic */
+#else /* add, unary: f32, f16 or bf16 operands, f32 arithmetic */
 
 #if X_DT == DT_F16
 #define VLOAD_X VLOAD_H
@@ -130,10 +131,18 @@ typedef float y_t;
 #define SILU_H(x) exp(-0.5f * fabs(x))
 #define SILU(x) (((x) < 0.0f ? (x) * SILU_H(x) * SILU_H(x) : (x)) / (1.0f + SILU_H(x) * SILU_H(x)))
 
-#if OP == 1
+/* EW_INPUTS: the op's inputs (y is read only for two) */
+#if defined(ENTRY_add)
+#define EW_INPUTS 2
 #define APPLY(a, b) ((a) + (b))
+#elif defined(ENTRY_gelu)
+#define EW_INPUTS 1
+#define APPLY(a, b) GELU(a)
+#elif defined(ENTRY_silu)
+#define EW_INPUTS 1
+#define APPLY(a, b) SILU(a)
 #else
-#define APPLY(a, b) UNARY(a)
+#error "elementwise.cl: compile with -DCOPY_T=<type> (a byte move) or -DENTRY_<op> for an op of this file"
 #endif
 
 __kernel void flat(__global const x_t *x, long xoff, __global const y_t *y, long yoff, __global z_t *z, long zoff,
@@ -145,7 +154,7 @@ __kernel void flat(__global const x_t *x, long xoff, __global const y_t *y, long
     int base = v * VEC;
     if ((long)base + VEC <= n) {
         floatV a = VLOAD_X(x, v);
-#if OP == 1
+#if EW_INPUTS == 2
         floatV b = VLOAD_Y(y, v);
 #else
         floatV b = a;
@@ -154,7 +163,7 @@ __kernel void flat(__global const x_t *x, long xoff, __global const y_t *y, long
     } else {
         for (int i = base; i < n; i++) {
             float a = LOAD_X(x, i);
-#if OP == 1
+#if EW_INPUTS == 2
             float b = LOAD_Y(y, i);
 #else
             float b = a;
@@ -169,7 +178,7 @@ __kernel void strided(__global const x_t *x, long xoff, int xs, __global const y
     int c = (int)get_global_id(0), r = (int)get_global_id(1);
     if (c >= cols || r >= rows) return;
     float a = LOAD_X(x, xoff + (long)r * xs + c);
-#if OP == 1
+#if EW_INPUTS == 2
     float b = LOAD_Y(y, yoff + (long)r * ys + c);
 #else
     float b = a;
@@ -178,18 +187,5 @@ __kernel void strided(__global const x_t *x, long xoff, int xs, __global const y
     (void)ys;
 #endif
     STORE_Z(APPLY(a, b), z, zoff + (long)r * zs + c);
-}
-#endif
-
-/* rgb_to_grey: planar u8 [3,H,W] with a plane stride and a row stride; z is u8 (rounded, clamped) or f32. */
-#ifdef GREY
-__kernel void grey(__global const uchar *x, long xoff, int plane, int xs, __global z_t *z, long zoff, int zs,
-                   int rows, int cols) {
-    int c = (int)get_global_id(0), r = (int)get_global_id(1);
-    if (c >= cols || r >= rows) return;
-    long i = xoff + (long)r * xs + c;
-    float R = convert_float(x[i]), G = convert_float(x[i + plane]), B = convert_float(x[i + 2L * plane]);
-    float v = 0.2989f * R + 0.5870f * G + 0.1140f * B;
-    STORE_Z(v, z, zoff + (long)r * zs + c);
 }
 #endif

@@ -1,5 +1,6 @@
 #version 450
-// add (-DOP_ADD) and the unary ops gelu (-DOP_GELU) and silu (-DOP_SILU) over rows x cols with row strides;
+// The element-wise shape rule's ops, each built from its definition with -DENTRY_<name> (vk_kinds.h): add
+// (ENTRY_add) and the unary ops gelu (ENTRY_gelu) and silu (ENTRY_silu) over rows x cols with row strides;
 // rows == 1 is one packed vector. The unary ops differ only in unary(); f16 is widened to f32, computed in f32 and
 // rounded once on store.
 // When the host finds every operand contiguous and 4-element aligned (pc.pad bit 0), the data is read and
@@ -31,7 +32,7 @@ layout(std430, set = 0, binding = 0) readonly buffer BufXV { XV xv[]; };
 layout(std430, set = 0, binding = 1) readonly buffer BufYV { XV yv[]; };
 layout(std430, set = 0, binding = 2) writeonly buffer BufZV { ZV zv[]; };
 
-#if defined(OP_SILU)
+#if defined(ENTRY_silu)
 // silu = x / (1 + e^-x), evaluated as (x < 0 ? x·h·h : x) / (1 + h·h) with h = e^(-|x|/2) in (0, 1]. The same
 // function, but e^-x overflows below x = -88.7 (giving -0 where the result, down to x = -92, is still a normal
 // float) and e^x is subnormal there (flushed, or short of precision), while x·h·h stays normal as long as the
@@ -40,13 +41,15 @@ float unary(float a) {
     float h = exp(-0.5 * abs(a));
     return (a < 0.0 ? a * h * h : a) / (1.0 + h * h);
 }
-#elif !defined(OP_ADD)
+#elif defined(ENTRY_gelu)
 float unary(float a) { return trr_gelu(a); }
+#elif !defined(ENTRY_add)
+#error "elementwise.comp: define ENTRY_<op> for an op of this file (ENTRY_add, ENTRY_gelu, ENTRY_silu)"
 #endif
 
 float op1(uint i, uint r, uint c) {
     float a = XF(x[pc.xo + r * pc.xs0 + c]);
-#if defined(OP_ADD)
+#if defined(ENTRY_add)
     // precise: f32 add must be bit-exact, so no contraction or reassociation.
     precise float v = a + XF(y[pc.yo + r * pc.ys0 + c]);
 #else
@@ -67,14 +70,14 @@ void main() {
         uint step = ngroups * wg * EPT;
         for (uint base = gid * wg * EPT + t; base < n4; base += step) {
             vec4 a[EPT];
-#if defined(OP_ADD)
+#if defined(ENTRY_add)
             vec4 b[EPT];
 #endif
             [[unroll]] for (uint e = 0; e < EPT; e++) {
                 uint i = base + e * wg;
                 if (i < n4) {
                     a[e] = XVF(xv[xo + i]);
-#if defined(OP_ADD)
+#if defined(ENTRY_add)
                     b[e] = XVF(yv[yo + i]);
 #endif
                 }
@@ -82,7 +85,7 @@ void main() {
             [[unroll]] for (uint e = 0; e < EPT; e++) {
                 uint i = base + e * wg;
                 if (i < n4) {
-#if defined(OP_ADD)
+#if defined(ENTRY_add)
                     precise vec4 v = a[e] + b[e];
 #else
                     vec4 v = vec4(unary(a[e].x), unary(a[e].y), unary(a[e].z), unary(a[e].w));

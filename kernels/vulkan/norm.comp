@@ -1,6 +1,6 @@
 #version 450
 // Row norms, one workgroup per row, f32 arithmetic and one rounding on store. The entry is the op's name, given
-// as a define (backend_vulkan/stems.cmake): ENTRY_rms_norm, y = x / sqrt(mean(x^2) + eps) * w, or
+// as a define (backend_vulkan/vk_kinds.h): ENTRY_rms_norm, y = x / sqrt(mean(x^2) + eps) * w, or
 // ENTRY_layer_norm, y = (x - mean) / sqrt(var + eps) * w + b with the biased variance.
 // layer_norm sums d = x - x0, shifted by the row's first element: sums of d and d^2 cancel far less than sums
 // of x and x^2 where the mean is large against the spread, and a constant row gives d = 0 exactly, so mean and

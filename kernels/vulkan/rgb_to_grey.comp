@@ -1,7 +1,9 @@
 #version 450
 // Planar u8 RGB [3,H,W] to grey [H,W] (u8 with -DZ_U8, else f32). x.s0 = plane stride, x.s1 = row stride.
 #extension GL_GOOGLE_include_directive : require
+#ifndef X_U8 // the input is u8 (the build passes it too)
 #define X_U8
+#endif
 #include "common.glsl"
 
 layout(local_size_x_id = 0) in;

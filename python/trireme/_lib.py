@@ -132,6 +132,8 @@ _PROTOTYPES = {
     "trr_context_stream": (_st, [_ctx, _p(ctypes.c_uint64)]),
     "trr_tensor_transpose": (_st, [_p(Tensor), _p(Tensor)]),
     "trr_op_get_info": (_st, [ctypes.c_int, _p(OpInfo)]),
+    "trr_op_output_shape": (_st, [ctypes.c_int, _p(_p(Tensor)), ctypes.c_int, _p(ctypes.c_int),
+                                  _p(ctypes.c_int64), _p(ctypes.c_int)]),
     "trr_op_from_name": (_st, [ctypes.c_char_p, _p(ctypes.c_int)]),
     "trr_op_run": (_st, [_ctx, ctypes.c_int, _p(_p(Tensor)), _p(OpParams)]),
     "trr_op_params_parse": (_st, [ctypes.c_int, ctypes.c_char_p, _p(OpParams)]),

@@ -478,37 +478,18 @@ class Tensor:
 _REPR_VALUES = 64  # a tensor of at most this many elements shows its values in repr()
 
 
-# Output shape and dtype per op, for the ops this module knows; run() needs ``out`` for any other.
-def _out_elementwise(xs, p):
-    return xs[0].shape, xs[0].trr_dtype
-
-
-def _out_grey(xs, p):
-    return xs[0].shape[1:], _trr_dtype(p.get("out_dtype", np.uint8))
-
-
-def _out_row_sum(xs, p):
-    return xs[0].shape[:1], _lib.F32
-
-
-def _out_matmul(xs, p):
-    a, b = xs
-    dt = p.get("out_dtype")
-    return a.shape[:-1] + b.shape[-1:], (_trr_dtype(dt) if dt is not None else a.trr_dtype)
-
-
-def _out_row_norm(xs, p):
-    return xs[0].shape, xs[0].trr_dtype  # y is x's shape and dtype; w (and b) are [N]
-
-
-def _out_attention(xs, p):
-    return xs[0].shape, xs[0].trr_dtype  # o is q's shape and dtype (lse, the optional second output: attention())
-
-
-_OUT_RULES = {"copy": _out_elementwise, "add": _out_elementwise, "gelu": _out_elementwise,
-              "silu": _out_elementwise, "softmax": _out_elementwise, "rgb_to_grey": _out_grey,
-              "row_sum": _out_row_sum, "matmul": _out_matmul, "rms_norm": _out_row_norm,
-              "layer_norm": _out_row_norm, "attention": _out_attention}
+def _out_shape(lib, code, ins, out_dtype):
+    """The output's shape and trireme dtype for these inputs, as the library's definition of the op gives them
+    (trr_op_output_shape). A 0-D input goes in as one element, and its one-element output comes back 0-D."""
+    structs = [t._struct() for t in ins]
+    ptrs = (ctypes.POINTER(_lib.Tensor) * len(structs))(*[ctypes.pointer(t) for t in structs])
+    ndim, shape, dt = ctypes.c_int(), (ctypes.c_int64 * _lib.TRR_MAX_DIMS)(), ctypes.c_int()
+    want = _trr_dtype(out_dtype) if out_dtype is not None else -1
+    _check(lib.trr_op_output_shape(code, ptrs, want, ctypes.byref(ndim), shape, ctypes.byref(dt)))
+    out = tuple(int(v) for v in shape[:ndim.value])
+    if out == (1,) and all(not t.shape for t in ins):
+        out = ()
+    return out, dt.value
 
 
 _OPS = {}
@@ -813,7 +794,7 @@ class Context:
 
     def run(self, op, *arrays, out=None, out_dtype=None, _return_numpy=None, **params):
         """Any op of the library's table by name, through trr_op_run: the op's inputs, then optionally ``out``.
-        ``out`` is required for an op whose output shape this module does not know. Keyword arguments are the
+        Without ``out`` the output's shape and dtype are the library's (trr_op_output_shape). Keyword arguments are the
         op's named parameters as its definition declares them (matmul: epilogue, alpha, allow_tf32), checked by
         the library."""
         info = _OPS.get(op) or _op_info(op)
@@ -837,11 +818,9 @@ class Context:
             z = out
         elif out is not None:
             z, own_memory = self._out_operand(out)
-        elif op in _OUT_RULES:
-            shape, dt = _OUT_RULES[op](ins, {"out_dtype": out_dtype} if out_dtype is not None else {})
-            z = self.empty(shape, dt)
         else:
-            raise _error(1, f"pass out= for {op}: its output shape is not known to the Python package")
+            shape, dt = _out_shape(self._lib, code, ins, out_dtype)
+            z = self.empty(shape, dt)
 
         status = self._launch(code, ins, z, op_params)
         if status == STATUS_STRIDE and not all(t._packed() for t in ins):

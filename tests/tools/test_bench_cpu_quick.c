@@ -5,6 +5,7 @@
 #define _POSIX_C_SOURCE 200809L /* mkdtemp */
 
 #include "bench.h"
+#include "bench_ids.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -64,7 +65,7 @@ Test(bench_cpu_quick, working_sets_within_the_cache_are_in_cache) {
 
 /* An in-cache figure 5x the copy ceiling is not suspect; the same figure out of cache is. */
 Test(bench_cpu_quick, an_in_cache_figure_is_not_flagged) {
-    trr_bench_result r = {.bench = TRR_BENCH_ADD, .tcase = add_case(1 << 16), .outcome = TRR_BENCH_OK,
+    trr_bench_result r = {.bench = bench_id("add_f32"), .tcase = add_case(1 << 16), .outcome = TRR_BENCH_OK,
                           .figure = 50.0, .figure_lo = 40, .figure_hi = 60, .ceiling = 10.0, .fraction = 5.0,
                           .in_cache = 1, .timing = {.reps = 5}};
     snprintf(r.size, sizeof r.size, "n=2^16");
@@ -94,7 +95,7 @@ Test(bench_cpu_quick, an_in_cache_figure_is_not_flagged) {
 Test(bench_cpu_quick, quick_sizes_on_a_cpu_device_are_capped) {
     char left_out[4096] = "";
     int total = 0;
-    for (int b = 0; b < TRR_BENCH_COUNT; b++) {
+    for (int b = 0; b < trr_bench_count(); b++) {
         trr_case *cases = NULL, *gpu = NULL, *plain = NULL;
         int n = 0, n_gpu = 0, n_plain = 0;
         cr_assert_eq(trr_bench_device_cases((trr_bench_id)b, TRR_BENCH_SIZES_QUICK, NULL, 0, &cases, &n, left_out,
@@ -141,9 +142,9 @@ Test(bench_cpu_quick, quick_sizes_on_a_cpu_device_are_capped) {
     trr_case *full = NULL, *plain = NULL;
     int n_full = 0, n_plain = 0;
     char none[8] = "";
-    cr_assert_eq(trr_bench_device_cases(TRR_BENCH_ADD, TRR_BENCH_SIZES_FULL, NULL, 0, &full, &n_full, none, sizeof none),
+    cr_assert_eq(trr_bench_device_cases(bench_id("add_f32"), TRR_BENCH_SIZES_FULL, NULL, 0, &full, &n_full, none, sizeof none),
                  TRR_OK);
-    cr_assert_eq(trr_bench_cases(TRR_BENCH_ADD, TRR_BENCH_SIZES_FULL, NULL, &plain, &n_plain), TRR_OK);
+    cr_assert_eq(trr_bench_cases(bench_id("add_f32"), TRR_BENCH_SIZES_FULL, NULL, &plain, &n_plain), TRR_OK);
     cr_assert_eq(n_full, n_plain);
     cr_assert_str_eq(none, "");
     free(full), free(plain);

@@ -2,6 +2,7 @@
  * reporting a figure (run on outputs corrupted here, after a correct run). */
 #define _POSIX_C_SOURCE 200809L /* setenv, mkdtemp */
 #include "bench.h"
+#include "bench_ids.h"
 #include "clock.h"
 #include "validate.h"
 #include "warmup.h"
@@ -24,7 +25,7 @@ Test(bench, json_schema_of_a_small_cpu_run, .timeout = 300) {
     trr_context *ctx = NULL;
     cr_assert_eq(trr_context_create("cpu", &ctx), TRR_OK, "%s", trr_last_error(NULL));
     trr_bench_options opt = {
-        .bench_mask = (1u << TRR_BENCH_ADD) | (1u << TRR_BENCH_SOFTMAX) | (1u << TRR_BENCH_MATMUL_F32),
+        .bench_mask = (1u << bench_id("add_f32")) | (1u << bench_id("softmax_f32")) | (1u << bench_id("matmul_f32")),
         .sizes = TRR_BENCH_SIZES_LIST, .size_list = "256", .reps = 3, .seed = 42,
         .command_line = "trireme bench 'a b'"};
     trr_bench_report *rep = NULL;
@@ -193,24 +194,24 @@ Test(bench, wrong_softmax_row_fails) {
 Test(bench, sizes_follow_the_spec) {
     trr_case *cases = NULL;
     int n = 0;
-    cr_assert_eq(trr_bench_cases(TRR_BENCH_SOFTMAX, TRR_BENCH_SIZES_FULL, NULL, &cases, &n), TRR_OK);
+    cr_assert_eq(trr_bench_cases(bench_id("softmax_f32"), TRR_BENCH_SIZES_FULL, NULL, &cases, &n), TRR_OK);
     cr_assert_eq(n, (12672 - 256) / 128 + 1);
     cr_assert_eq(cases[n - 1].cols, 12672);
     cr_assert_eq(cases[0].rows, 4096);
     free(cases);
-    cr_assert_eq(trr_bench_cases(TRR_BENCH_MATMUL_F32, TRR_BENCH_SIZES_FULL, NULL, &cases, &n), TRR_OK);
+    cr_assert_eq(trr_bench_cases(bench_id("matmul_f32"), TRR_BENCH_SIZES_FULL, NULL, &cases, &n), TRR_OK);
     cr_assert_eq(cases[n - 1].m, 8192);
     cr_assert_eq(cases[n - 1].n, 4096);
     cr_assert_eq(cases[n - 1].k, 6144);
     free(cases);
-    cr_assert_eq(trr_bench_cases(TRR_BENCH_ADD, TRR_BENCH_SIZES_LIST, "2^24,1000", &cases, &n), TRR_OK);
+    cr_assert_eq(trr_bench_cases(bench_id("add_f32"), TRR_BENCH_SIZES_LIST, "2^24,1000", &cases, &n), TRR_OK);
     cr_assert_eq(n, 2);
     cr_assert_eq(cases[0].cols, 1 << 24);
     cr_assert_eq(cases[1].cols, 1000);
     free(cases);
-    cr_assert_neq(trr_bench_cases(TRR_BENCH_ADD, TRR_BENCH_SIZES_LIST, "12x", &cases, &n), TRR_OK);
+    cr_assert_neq(trr_bench_cases(bench_id("add_f32"), TRR_BENCH_SIZES_LIST, "12x", &cases, &n), TRR_OK);
     trr_case add = {.op = TRR_OP_ADD, .rows = 1, .cols = 1 << 27};
-    cr_assert_float_eq(trr_bench_figure(TRR_BENCH_ADD, &add, 1.0), 12.0 * (1 << 27) / 1e-3 * 1e-9, 1e-6);
+    cr_assert_float_eq(trr_bench_figure(bench_id("add_f32"), &add, 1.0), 12.0 * (1 << 27) / 1e-3 * 1e-9, 1e-6);
 }
 
 /* The warm-up before timing (core/warmup.h): a CPU device's default, and TRIREME_WARMUP_MS when it is a
@@ -312,7 +313,7 @@ Test(bench, a_tiny_case_takes_under_two_seconds, .timeout = 120) {
     unsetenv("TRIREME_WARMUP_MS");
     trr_context *ctx = NULL;
     cr_assert_eq(trr_context_create("cpu", &ctx), TRR_OK, "%s", trr_last_error(NULL));
-    trr_bench_options opt = {.bench_mask = 1u << TRR_BENCH_ADD, .sizes = TRR_BENCH_SIZES_LIST, .size_list = "4096",
+    trr_bench_options opt = {.bench_mask = 1u << bench_id("add_f32"), .sizes = TRR_BENCH_SIZES_LIST, .size_list = "4096",
                              .seed = 5, .progress = time_case};
     trr_bench_report *rep = NULL;
     case_seconds = -1;
@@ -402,7 +403,7 @@ Test(bench, physical_gpu_view_compares_the_apis) {
     memset(&a, 0, sizeof a), memset(&b, 0, sizeof b), memset(&ra, 0, sizeof ra), memset(&rb, 0, sizeof rb);
     a.device = dev("cuda", 1, u, ""), b.device = dev("vulkan", 1, u, "");
     a.copy.gbs = 4000, b.copy.gbs = 3000;
-    ra.bench = rb.bench = TRR_BENCH_ADD;
+    ra.bench = rb.bench = bench_id("add_f32");
     snprintf(ra.size, sizeof ra.size, "n=2^24"), snprintf(rb.size, sizeof rb.size, "n=2^24");
     ra.outcome = rb.outcome = TRR_BENCH_OK;
     ra.figure = 3000, rb.figure = 1500;
@@ -437,7 +438,7 @@ Test(bench, physical_gpu_view_compares_the_apis) {
 Test(bench, saved_report_reads_back, .timeout = 120) {
     trr_context *ctx = NULL;
     cr_assert_eq(trr_context_create("cpu", &ctx), TRR_OK, "%s", trr_last_error(NULL));
-    trr_bench_options opt = {.bench_mask = (1u << TRR_BENCH_ADD) | (1u << TRR_BENCH_MATMUL_F32),
+    trr_bench_options opt = {.bench_mask = (1u << bench_id("add_f32")) | (1u << bench_id("matmul_f32")),
                              .sizes = TRR_BENCH_SIZES_LIST, .size_list = "96", .reps = 3, .seed = 7};
     trr_bench_report *rep = NULL;
     cr_assert_eq(trr_bench_run(ctx, &opt, &rep), TRR_OK, "%s", trr_last_error(ctx));
@@ -485,8 +486,8 @@ Test(bench, same_gpu_chart_has_a_bar_per_api) {
     memset(ra, 0, sizeof ra), memset(&rb, 0, sizeof rb), memset(&rc, 0, sizeof rc);
     a.device = dev("cuda", 1, u, ""), b.device = dev("vulkan", 1, u, ""), c.device = dev("opencl", 1, u, "");
     a.copy.gbs = 4000, b.copy.gbs = 3000, c.copy.gbs = 3900;
-    ra[0].bench = rb.bench = rc.bench = TRR_BENCH_ADD;
-    ra[1].bench = TRR_BENCH_SOFTMAX;
+    ra[0].bench = rb.bench = rc.bench = bench_id("add_f32");
+    ra[1].bench = bench_id("softmax_f32");
     snprintf(ra[0].size, sizeof ra[0].size, "n=2^24"), snprintf(rb.size, sizeof rb.size, "n=2^24");
     snprintf(rc.size, sizeof rc.size, "n=2^24"), snprintf(ra[1].size, sizeof ra[1].size, "4096x1024");
     ra[0].outcome = ra[1].outcome = rb.outcome = TRR_BENCH_OK;
@@ -531,27 +532,27 @@ Test(bench, wrong_element_in_the_last_batch_fails) {
 Test(bench, bmm_sizes_follow_the_spec) {
     trr_case *cases = NULL;
     int n = 0;
-    cr_assert_eq(trr_bench_cases(TRR_BENCH_BMM_F16, TRR_BENCH_SIZES_QUICK, NULL, &cases, &n), TRR_OK);
+    cr_assert_eq(trr_bench_cases(bench_id("bmm_f16"), TRR_BENCH_SIZES_QUICK, NULL, &cases, &n), TRR_OK);
     cr_assert_eq(n, 2);
     cr_assert(cases[0].batch == 512 && cases[0].m == 128 && cases[0].n == 128 && cases[0].k == 128);
     cr_assert(cases[1].batch == 64 && cases[1].m == 1024 && cases[1].n == 1024 && cases[1].k == 128);
     cr_assert_eq(cases[1].in_dtype, TRR_F16);
     /* TFLOPS = 2·B·M·N·K / t */
-    cr_assert_float_eq(trr_bench_figure(TRR_BENCH_BMM_F16, &cases[1], 1.0), 2.0 * 64 * 1024 * 1024 * 128 / 1e-3 * 1e-12,
+    cr_assert_float_eq(trr_bench_figure(bench_id("bmm_f16"), &cases[1], 1.0), 2.0 * 64 * 1024 * 1024 * 128 / 1e-3 * 1e-12,
                        1e-9);
     free(cases);
-    cr_assert_eq(trr_bench_cases(TRR_BENCH_BMM_F16, TRR_BENCH_SIZES_LIST, "3x17x5x9", &cases, &n), TRR_OK);
+    cr_assert_eq(trr_bench_cases(bench_id("bmm_f16"), TRR_BENCH_SIZES_LIST, "3x17x5x9", &cases, &n), TRR_OK);
     cr_assert(n == 1 && cases[0].batch == 3 && cases[0].m == 17 && cases[0].n == 5 && cases[0].k == 9);
     free(cases);
-    cr_assert_neq(trr_bench_cases(TRR_BENCH_BMM_F16, TRR_BENCH_SIZES_LIST, "17x5x9", &cases, &n), TRR_OK);
-    cr_assert_neq(trr_bench_cases(TRR_BENCH_MATMUL_F16, TRR_BENCH_SIZES_LIST, "3x17x5x9", &cases, &n), TRR_OK);
+    cr_assert_neq(trr_bench_cases(bench_id("bmm_f16"), TRR_BENCH_SIZES_LIST, "17x5x9", &cases, &n), TRR_OK);
+    cr_assert_neq(trr_bench_cases(bench_id("matmul_f16"), TRR_BENCH_SIZES_LIST, "3x17x5x9", &cases, &n), TRR_OK);
     /* bmm_bf16: the same sizes, bf16 in and out */
-    cr_assert_eq(trr_bench_cases(TRR_BENCH_BMM_BF16, TRR_BENCH_SIZES_QUICK, NULL, &cases, &n), TRR_OK);
+    cr_assert_eq(trr_bench_cases(bench_id("bmm_bf16"), TRR_BENCH_SIZES_QUICK, NULL, &cases, &n), TRR_OK);
     cr_assert_eq(n, 2);
     cr_assert(cases[0].batch == 512 && cases[1].batch == 64 && cases[1].k == 128);
     cr_assert(cases[0].in_dtype == TRR_BF16 && cases[0].out_dtype == TRR_BF16);
     free(cases);
-    cr_assert_eq(trr_bench_cases(TRR_BENCH_BMM_BF16, TRR_BENCH_SIZES_LIST, "3x17x5x9", &cases, &n), TRR_OK);
+    cr_assert_eq(trr_bench_cases(bench_id("bmm_bf16"), TRR_BENCH_SIZES_LIST, "3x17x5x9", &cases, &n), TRR_OK);
     cr_assert(n == 1 && cases[0].batch == 3 && cases[0].in_dtype == TRR_BF16);
     free(cases);
 }
@@ -615,13 +616,13 @@ Test(bench, calls_timed_side_by_side_take_turns, .timeout = 120) {
  * decode's reads may stream past a copy (they are judged, not flagged); add's may not; matmul is judged against
  * the vendor library. */
 Test(bench, only_a_writing_bench_is_suspect_above_the_copy_ceiling) {
-    cr_assert(trr_bench_above_ceiling_suspect(TRR_BENCH_ADD, 4100.0, 4000.0));
-    cr_assert(trr_bench_above_ceiling_suspect(TRR_BENCH_SOFTMAX, 4000.5, 4000.0));
-    cr_assert_not(trr_bench_above_ceiling_suspect(TRR_BENCH_ADD, 3999.0, 4000.0));
-    cr_assert_not(trr_bench_above_ceiling_suspect(TRR_BENCH_ADD, 4100.0, 0.0), "no ceiling measured: nothing to judge");
-    cr_assert_not(trr_bench_above_ceiling_suspect(TRR_BENCH_ROW_SUM, 4200.0, 4000.0));
-    cr_assert_not(trr_bench_above_ceiling_suspect(TRR_BENCH_MATMUL_F16, 700.0, 4000.0 / 1e4));
-    for (int id = 0; id < TRR_BENCH_COUNT; id++) {
+    cr_assert(trr_bench_above_ceiling_suspect(bench_id("add_f32"), 4100.0, 4000.0));
+    cr_assert(trr_bench_above_ceiling_suspect(bench_id("softmax_f32"), 4000.5, 4000.0));
+    cr_assert_not(trr_bench_above_ceiling_suspect(bench_id("add_f32"), 3999.0, 4000.0));
+    cr_assert_not(trr_bench_above_ceiling_suspect(bench_id("add_f32"), 4100.0, 0.0), "no ceiling measured: nothing to judge");
+    cr_assert_not(trr_bench_above_ceiling_suspect(bench_id("row_sum_f32"), 4200.0, 4000.0));
+    cr_assert_not(trr_bench_above_ceiling_suspect(bench_id("matmul_f16"), 700.0, 4000.0 / 1e4));
+    for (int id = 0; id < trr_bench_count(); id++) {
         const trr_bench_def *d = trr_bench_get((trr_bench_id)id);
         cr_assert(!d->reads_only || (!d->compute_bound && (d->op == TRR_OP_ROW_SUM || d->op == TRR_OP_ATTENTION)),
                   "%s: only row_sum and attention decode only read", d->name);
@@ -680,7 +681,7 @@ Test(bench, only_an_idle_lowered_clock_is_flagged) {
 Test(bench, case_clock_reads_back_and_marks_an_idle_lowered_case, .timeout = 120) {
     trr_context *ctx = NULL;
     cr_assert_eq(trr_context_create("cpu", &ctx), TRR_OK, "%s", trr_last_error(NULL));
-    trr_bench_options opt = {.bench_mask = 1u << TRR_BENCH_ADD, .sizes = TRR_BENCH_SIZES_LIST, .size_list = "96,128",
+    trr_bench_options opt = {.bench_mask = 1u << bench_id("add_f32"), .sizes = TRR_BENCH_SIZES_LIST, .size_list = "96,128",
                              .reps = 3, .seed = 9};
     trr_bench_report *rep = NULL;
     cr_assert_eq(trr_bench_run(ctx, &opt, &rep), TRR_OK, "%s", trr_last_error(ctx));

@@ -1,7 +1,7 @@
 /* The CLI's options read the same way in every command (issue #41 items 16 and 17): op lists come from the op
  * table, one number parser takes 4096, 2^12 and 1<<12 and refuses junk and overflow, shapes are whole, a matmul
  * names every dimension, a config field the op has no use for is said to be ignored, outputs that cannot be
- * written and sizes past the index limit are refused before any work. */
+ * written and sizes past the device's memory are refused before any work. */
 #define _POSIX_C_SOURCE 200809L /* fork, execv, mkstemp, waitpid, setenv */
 
 #include "cli_child.h"
@@ -167,14 +167,14 @@ Test(cli_options, conformance_checks_its_json_path_first) {
     cr_assert(!strstr(r->out, "copy f32->f32"), "the matrix ran first:\n%s", r->out);
 }
 
-/* A tuning shape past the index limit is refused before its operands are allocated (400 TB of host memory for
- * this one), with run's reason. */
-Test(cli_options, tune_refuses_a_shape_past_the_index_limit) {
+/* A tuning shape past the device's memory is refused before its operands are allocated (400 TB of host memory
+ * for this one), with run's reason. */
+Test(cli_options, tune_refuses_a_shape_past_the_device_memory) {
     cli_child *r = cli_child_run((const char *const[]){"tune", "add", "--device", "cpu", "--shapes", "99999999999999",
                                                        "--dtype", "f32", "--no-write", NULL});
     cr_assert_neq(r->status, 0, "%s", r->out);
-    cr_assert(strstr(r->out, "index limit") || strstr(r->err, "index limit"), "%s\n%s", r->out, r->err);
+    cr_assert(strstr(r->out, "device's memory") || strstr(r->err, "device's memory"), "%s\n%s", r->out, r->err);
     r = cli_child_run((const char *const[]){"run", "add", "--device", "cpu", "--n", "99999999999999", NULL});
     cr_assert_neq(r->status, 0);
-    cr_assert(strstr(r->err, "index limit"), "%s", r->err);
+    cr_assert(strstr(r->err, "device's memory"), "%s", r->err);
 }

@@ -162,10 +162,11 @@ Test(validation, exact_alias_allowed_for_elementwise) {
 }
 
 Test(validation, overflow) {
+    /* past 2^31 elements a call runs in parts: what is wrong with this one is its small buffer */
     trr_tensor x = t2(0, TRR_F32, (int64_t)1 << 20, (int64_t)1 << 12, 0), z = t2(0, TRR_F32, 1, 1, 0);
     z = x;
     z.buffer = other;
-    expect_status(trr_copy(ctx, &x, &z), TRR_ERR_OVERFLOW, "32-bit index");
+    expect_status(trr_copy(ctx, &x, &z), TRR_ERR_OUT_OF_BOUNDS, "reaches past");
     trr_tensor huge = t2(0, TRR_F32, (int64_t)1 << 40, (int64_t)1 << 40, 0);
     trr_tensor huge_z = huge;
     huge_z.buffer = other;

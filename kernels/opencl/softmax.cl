@@ -1,24 +1,9 @@
-/* Row-wise ops: THREADS (a power of two) work-items per row; softmax_regs packs ROWS rows into a work-group.
- * softmax_regs keeps the row in private registers (PER elements per work-item, so rows up to THREADS·PER) and
- * reads x once, as 4-element vectors where the rows keep that alignment (VEC); softmax_online handles longer
- * rows with a running max and a rescaled, compensated running sum (one sweep), then a second sweep that writes.
- * row_sum accumulates per work-item with Kahan compensation, then reduces the partial sums as a tree, which keeps
- * the error near a pairwise sum even for rows of 10^5 elements. */
+/* softmax, THREADS (a power of two) work-items per row. softmax_regs packs ROWS rows into a work-group, keeps the
+ * row in private registers (PER elements per work-item, so rows up to THREADS·PER) and reads x once, as
+ * 4-element vectors where the rows keep that alignment (VEC); softmax_online handles longer rows with a running
+ * max and a rescaled, compensated running sum (one sweep), then a second sweep that writes. The host picks the
+ * kernel by the op's name and the kind (_regs, _online). */
 
-static float wg_sum(float v, __local float *red) {
-    int lid = (int)get_local_id(0);
-    red[lid] = v;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (int s = THREADS / 2; s > 0; s >>= 1) {
-        if (lid < s) red[lid] = red[lid] + red[lid + s];
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
-    float r = red[0];
-    barrier(CLK_LOCAL_MEM_FENCE);
-    return r;
-}
-
-#ifdef SOFTMAX
 /* The reductions of softmax_regs: each work-item leaves its partial in red (one buffer per reduction, so the
  * second needs no barrier to wait for readers of the first); a tree folds them down to 64, and then every
  * work-item reads those 64 as float4 broadcasts and reduces them in the same order. One barrier for a row of up
@@ -208,23 +193,3 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void softmax_onlin
     /* a row of -inf alone: m = -inf, s = 0, and every output exp(-inf - -inf) / 0 = NaN, the reference's value */
     for (int c = lid; c < n; c += THREADS) STORE_Z(exp(LOAD_X(x, c) - m) / s, z, c);
 }
-#endif
-
-#ifdef ROW_SUM
-__kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void row_sum(
-    __global const x_t *x, long xoff, int xs, __global float *z, long zoff, int zs, int n) {
-    __local float red[THREADS];
-    int lid = (int)get_local_id(0);
-    long r = (long)get_group_id(0);
-    x += xoff + r * xs;
-    float s = 0.0f, comp = 0.0f;
-    for (int c = lid; c < n; c += THREADS) {
-        float t = LOAD_X(x, c) - comp;
-        float u = s + t;
-        comp = (u - s) - t;
-        s = u;
-    }
-    s = wg_sum(s, red);
-    if (lid == 0) z[zoff + r * zs] = s;
-}
-#endif

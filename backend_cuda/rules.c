@@ -1,0 +1,55 @@
+/* The CUDA backend's ops by shape rule: each rule's heuristic, limits and launch, and the one place that decides
+ * whether the backend runs an op (trr_cuda_supports). An op reaches its kernel through its definition: the rule
+ * of its shape, the file of its stem, the entry of its name. */
+#include "trr_cuda.h"
+
+#include "kernel_find.h"
+
+#include <stdio.h>
+
+static const trr_cuda_rule rules[] = {
+    {TRR_SHAPE_ELEMENTWISE, 0, trr_cuda_choose_elementwise, trr_cuda_check_stream, trr_cuda_run_elementwise},
+    {TRR_SHAPE_PLANES, 0, trr_cuda_choose_planes, trr_cuda_check_stream, trr_cuda_run_rgb_to_grey},
+    {TRR_SHAPE_ROWS, 0, trr_cuda_choose_rows, trr_cuda_check_rows, trr_cuda_run_softmax},
+    {TRR_SHAPE_ROW_REDUCE, 0, trr_cuda_choose_row_reduce, trr_cuda_check_row_reduce, trr_cuda_run_row_sum},
+    {TRR_SHAPE_MATMUL, 1, trr_cuda_choose_matmul, trr_cuda_check_matmul, trr_cuda_run_matmul},
+    {TRR_SHAPE_ROW_NORM, 0, trr_cuda_choose_row_norm, trr_cuda_check_row_norm, trr_cuda_run_row_norm},
+    {TRR_SHAPE_ATTENTION, 1, trr_cuda_choose_attention, trr_cuda_check_attention, trr_cuda_run_attention},
+};
+
+const trr_cuda_rule *trr_cuda_rule_for(const trr_op_desc *d) {
+    if (!d) return NULL;
+    for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++)
+        if (rules[i].shape == d->shape) return &rules[i];
+    return NULL;
+}
+
+/* Whether the kernel file of each op's stem has its entries, found once per definition. */
+static trr_kernel_memo provided[TRR_OP_COUNT];
+
+trr_status trr_cuda_supports(trr_context *ctx, const trr_call *call) {
+    const trr_op_desc *d = trr_op_desc_get(call->op);
+    const trr_cuda_rule *r = trr_cuda_rule_for(d);
+    if (d && trr_kernel_memo_get(&provided[call->op], d) == 1) return TRR_OK;
+    char why[256];
+    if (!r) {
+        snprintf(why, sizeof why, "the CUDA backend has no path for its shape rule (%d)", d ? (int)d->shape : -1);
+        return trr_kernel_unsupported(ctx, "cuda", d, why);
+    }
+    if (r->own_files || (d->shape == TRR_SHAPE_ELEMENTWISE && d->bytewise)) return TRR_OK; /* every dtype */
+    /* the rows rule runs one entry per kernel kind; the others the op's name */
+    const int kinds = d->shape == TRR_SHAPE_ROWS ? TRR_CUDA_ROWS_KINDS : 1;
+    for (int k = 0; k < kinds; k++)
+        if (!trr_kernel_source_provides(trr_cuda_kernels, trr_cuda_kernels_count, "cuda", "cu", d,
+                                        d->shape == TRR_SHAPE_ROWS ? trr_cuda_rows_kinds[k] : NULL, why, sizeof why))
+            return trr_kernel_unsupported(ctx, "cuda", d, why);
+    trr_kernel_memo_put(&provided[call->op], d, 1);
+    return TRR_OK;
+}
+
+trr_status trr_cuda_run(trr_context *ctx, const trr_call *call) {
+    TRR_TRY(trr_cuda_bind(ctx));
+    const trr_cuda_rule *r = trr_cuda_rule_for(trr_op_desc_get(call->op));
+    if (!r) return trr_cuda_supports(ctx, call);
+    return r->run(ctx, call);
+}
