@@ -188,6 +188,8 @@ void trr_cuda_for_each_variant(trr_cuda_variant_fn fn, void *user) {
             }
         }
     }
+    /* attention: the heuristic's tiles per head-dimension bucket and dtype, and the split's combine kernel */
+    trr_cuda_attention_variants(fn, user);
     /* matmul, CUDA cores: f32 with every SIMT tile; f16 and bf16 inputs (the fallback) with the small tile */
     for (int ta = 0; ta <= 1; ta++) {
         for (int tb = 0; tb <= 1; tb++) {
