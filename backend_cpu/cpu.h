@@ -84,6 +84,11 @@ trr_status trr_cpu_matmul(trr_context *ctx, const trr_call *call);      /* matmu
 int trr_cpu_norm_provides(const trr_op_desc *d, char *why, size_t cap);
 trr_status trr_cpu_row_norm(trr_context *ctx, const trr_call *call);
 
+/* attention (attention.c), its config heuristic and limits */
+trr_status trr_cpu_attention(trr_context *ctx, const trr_call *call);
+void trr_cpu_attention_choose_config(trr_call *call);
+trr_status trr_cpu_attention_check_config(trr_context *ctx, const trr_call *call);
+
 /* matmul's config heuristic and its limits (matmul.c) */
 void trr_cpu_matmul_choose_config(trr_call *call);
 trr_status trr_cpu_matmul_check_config(trr_context *ctx, const trr_call *call);

@@ -60,6 +60,8 @@ static const cpu_rule rules[] = {
      trr_cpu_matmul_check_config, MATMUL_FIELDS, 1},
     {TRR_SHAPE_ROW_NORM, trr_cpu_norm_provides, {NULL, NULL}, trr_cpu_row_norm, choose_stream, check_stream,
      TRR_CFG_VARIANT, 0},
+    {TRR_SHAPE_ATTENTION, NULL, {"attention", "attention"}, trr_cpu_attention, trr_cpu_attention_choose_config,
+     trr_cpu_attention_check_config, TRR_CFG_BLOCK_M | TRR_CFG_BLOCK_N | TRR_CFG_VARIANT, 1},
 };
 
 static const cpu_rule *rule_for(const trr_op_desc *d) {

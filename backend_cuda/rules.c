@@ -14,6 +14,7 @@ static const trr_cuda_rule rules[] = {
     {TRR_SHAPE_ROW_REDUCE, 0, trr_cuda_choose_row_reduce, trr_cuda_check_row_reduce, trr_cuda_run_row_sum},
     {TRR_SHAPE_MATMUL, 1, trr_cuda_choose_matmul, trr_cuda_check_matmul, trr_cuda_run_matmul},
     {TRR_SHAPE_ROW_NORM, 0, trr_cuda_choose_row_norm, trr_cuda_check_row_norm, trr_cuda_run_row_norm},
+    {TRR_SHAPE_ATTENTION, 1, trr_cuda_choose_attention, trr_cuda_check_attention, trr_cuda_run_attention},
 };
 
 const trr_cuda_rule *trr_cuda_rule_for(const trr_op_desc *d) {

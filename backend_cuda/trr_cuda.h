@@ -224,6 +224,8 @@ typedef struct trr_cuda_dev {
     CUdeviceptr flag_dev;
     uint32_t flag_seq;
     uint32_t flag_kernel; /* the value the stream's last command, a kernel, writes to the flag itself (0: none) */
+    CUdeviceptr attn_scratch; /* attention's split over the keys: partial results (ops_attention.c); 0: none yet */
+    size_t attn_scratch_bytes;
 } trr_cuda_dev;
 
 trr_status trr_cuda_probe(int *out_device_count, char *reason, size_t reason_cap);
@@ -496,6 +498,18 @@ trr_status trr_cuda_run_rgb_to_grey(trr_context *ctx, const trr_call *call);
 trr_status trr_cuda_run_softmax(trr_context *ctx, const trr_call *call);
 trr_status trr_cuda_run_row_sum(trr_context *ctx, const trr_call *call);
 trr_status trr_cuda_run_matmul(trr_context *ctx, const trr_call *call);
+/* attention (ops_attention.c): the heuristic (fills what the config leaves at 0), the limits, the launch. */
+void trr_cuda_choose_attention(const trr_cuda_dev *dev, trr_call *call);
+trr_status trr_cuda_check_attention(trr_context *ctx, const trr_cuda_dev *dev, const trr_call *call);
+trr_status trr_cuda_run_attention(trr_context *ctx, const trr_call *call);
+/* The head dimension the kernels are compiled for: D rounded up to a bucket (a multiple of 16, at most 256). */
+int trr_cuda_attention_dp(int64_t d);
+/* Dynamic shared memory of an attention kernel of the variant at bucket dp. */
+size_t trr_cuda_attention_smem(int variant, int dp, const trr_config *c);
+/* The attention kernel of the variant (mma or simt) for dtype dt at bucket dp with the config's tile. */
+void trr_cuda_variant_attention(trr_cuda_variant *v, int variant, trr_dtype dt, int dp, const trr_config *c);
+/* Every attention variant the heuristic can choose, for the NVRTC check. */
+void trr_cuda_attention_variants(trr_cuda_variant_fn fn, void *user);
 trr_status trr_cuda_run_row_norm(trr_context *ctx, const trr_call *call);
 /* The element-wise rule's converting ops (trr_op_desc.converts: cast), a kernel per dtype pair (ops_cast.c). */
 trr_status trr_cuda_run_convert(trr_context *ctx, const trr_call *call);

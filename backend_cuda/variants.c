@@ -210,6 +210,8 @@ void trr_cuda_for_each_variant(trr_cuda_variant_fn fn, void *user) {
             }
         }
     }
+    /* attention: the heuristic's tiles per head-dimension bucket and dtype, and the split's combine kernel */
+    trr_cuda_attention_variants(fn, user);
     /* matmul of 8-bit floats (B stored [N,K], the only layout their tensor cores take): every mma.sync config with
      * e4m3 x e4m3 into each output type, the first with the mixed pairs (the types are all that differs), sm_89 and
      * later; every wgmma config, single and clustered, likewise (sm_90a) */

@@ -192,6 +192,10 @@ trr_status trr_cl_run_rgb_to_grey(trr_context *ctx, const trr_call *call);
 trr_status trr_cl_run_softmax(trr_context *ctx, const trr_call *call);
 trr_status trr_cl_run_row_sum(trr_context *ctx, const trr_call *call);
 trr_status trr_cl_run_matmul(trr_context *ctx, const trr_call *call);
+/* attention (attention.c): its heuristic, its limits and its launch */
+void trr_cl_attention_choose_config(trr_context *ctx, trr_call *call);
+trr_status trr_cl_attention_check_config(trr_context *ctx, const trr_call *call);
+trr_status trr_cl_run_attention(trr_context *ctx, const trr_call *call);
 trr_status trr_cl_run_row_norm(trr_context *ctx, const trr_call *call);
 /* The rows rule's kernels per op: entry points <name><kind> (softmax_regs, softmax_online). */
 #define TRR_CL_ROWS_KINDS 2

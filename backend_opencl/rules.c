@@ -22,6 +22,7 @@ static const cl_rule rules[] = {
     {TRR_SHAPE_ROW_REDUCE, 0, trr_cl_choose_row_reduce, trr_cl_check_row_reduce, trr_cl_run_row_sum},
     {TRR_SHAPE_MATMUL, 1, trr_cl_choose_matmul, trr_cl_check_matmul, trr_cl_run_matmul},
     {TRR_SHAPE_ROW_NORM, 0, trr_cl_choose_row_norm, trr_cl_check_row_norm, trr_cl_run_row_norm},
+    {TRR_SHAPE_ATTENTION, 0, trr_cl_attention_choose_config, trr_cl_attention_check_config, trr_cl_run_attention},
 };
 
 static const cl_rule *rule_for(const trr_op_desc *d) {

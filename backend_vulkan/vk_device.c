@@ -2,6 +2,7 @@
  * the logical device with the storage features the kernels need, and the objects every op shares. */
 #include "vk_internal.h"
 #include "vk_norm.h"
+#include "vk_attention.h"
 #include "vk_queue_family.h"
 #include "vk_validation.h"
 
@@ -421,6 +422,7 @@ void trr_vk_close(void *dev) {
         (void)trr_vk_finish_quiet(d, &what); /* ops recorded and never waited for still run, as they would have */
         d->fn.vkDeviceWaitIdle(d->device);
         trr_vk_norm_destroy(d);
+        trr_vk_attention_destroy(d);
         trr_vk_pipelines_destroy(d); /* saves the pipeline cache */
         trr_vk_slots_destroy(d);
         if (d->queries) d->fn.vkDestroyQueryPool(d->device, d->queries, NULL);

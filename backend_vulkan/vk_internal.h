@@ -279,6 +279,7 @@ typedef struct trr_vk_device {
     trr_vk_pipeline *pipelines;
     trr_vk_module *modules;
     struct trr_vk_norm_state *norm; /* the row norms' four-binding layout (vk_norm.c); NULL until first used */
+    struct trr_vk_attn_state *attn; /* attention's seven-binding layout and scratch (vk_attention.c); likewise */
 
     VkBuffer staging;
     VkDeviceMemory staging_mem;

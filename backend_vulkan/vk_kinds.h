@@ -6,8 +6,8 @@
  * output; none for f32) into
  * [<stem>_]<name><kind>_<dtypes>.spv, where <dtypes> is "f16" when in and out agree and "u8_f32" when they do
  * not (trr_vk_shader_name). backend_vulkan/tools/vk_variants.c prints that list for CMake at configure time; the
- * backend looks the same names up. Ops that move bytes (copy) run on copy.comp and matmul on its own shaders,
- * both listed in backend_vulkan/CMakeLists.txt.
+ * backend looks the same names up. Ops that move bytes (copy) run on copy.comp, matmul and attention on their own
+ * shaders, listed in backend_vulkan/CMakeLists.txt.
  */
 #ifndef TRR_VK_KINDS_H
 #define TRR_VK_KINDS_H

@@ -5,6 +5,7 @@
 #include "vk_config.h"
 #include "vk_kinds.h"
 #include "vk_norm.h"
+#include "vk_attention.h"
 
 #include "kernel_find.h"
 
@@ -24,6 +25,7 @@ static const vk_rule rules[] = {
     {TRR_SHAPE_ROW_REDUCE, trr_vk_choose_rowwise, trr_vk_check_rowwise, trr_vk_run_rowwise},
     {TRR_SHAPE_MATMUL, trr_vk_choose_matmul, trr_vk_check_matmul, trr_vk_run_matmul},
     {TRR_SHAPE_ROW_NORM, trr_vk_row_norm_choose, trr_vk_row_norm_check, trr_vk_row_norm_run},
+    {TRR_SHAPE_ATTENTION, trr_vk_attention_choose, trr_vk_attention_check, trr_vk_attention_run},
 };
 
 static const vk_rule *rule_for(const trr_op_desc *d) {

@@ -176,6 +176,46 @@ def fp8_anchors():
         del a, w, out, want
 
 
+def attention_anchors():
+    """torch's scaled_dot_product_attention at trireme bench's attention sizes (docs/ops.md, Benchmarks), through
+    the cuDNN and the flash (FlashAttention-2) backends, each forced with torch.nn.attention.sdpa_kernel; the work
+    counted as trr_bench_case_work counts it: 4·B·H·S²·D FLOP (halved when causal), and for decode (Sq = 1,
+    grouped-query: enable_gqa) the bytes of k and v. A backend that refuses a case is reported and skipped."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    backends = ((SDPBackend.CUDNN_ATTENTION, "torch SDPA cuDNN"), (SDPBackend.FLASH_ATTENTION, "torch SDPA flash"))
+    sdpa = torch.nn.functional.scaled_dot_product_attention
+
+    def timed(name, label, size, fn, work, unit):
+        try:
+            record(name, label, size, bench(fn), work, unit)
+        except RuntimeError as err:  # the backend does not take this case
+            print(f"{name:<18} {label:<28} {size:<14} not run: {str(err).splitlines()[0]}", flush=True)
+
+    for dtype, dn in ((torch.float16, "f16"), (torch.bfloat16, "bf16")):
+        for d in (64, 128):
+            for s in (1024, 4096, 16384):
+                b, h = 16384 // s, 2048 // d
+                q, k, v = (rand(b, h, s, d, dtype=dtype) for _ in range(3))
+                for causal in (False, True):
+                    size = f"B{b} H{h} S{s} D{d}" + (" causal" if causal else "")
+                    flops = 4 * b * h * s * s * d / (2 if causal else 1)
+                    for backend, label in backends:
+                        with sdpa_kernel(backend):
+                            timed(f"attention_{dn}", label, size, lambda: sdpa(q, k, v, is_causal=causal), flops,
+                                  "TFLOPS")
+                del q, k, v
+        b, hq, hkv, d = 32, 32, 8, 128
+        for skv in (4096, 32768):
+            q = rand(b, hq, 1, d, dtype=dtype)
+            k, v = rand(b, hkv, skv, d, dtype=dtype), rand(b, hkv, skv, d, dtype=dtype)
+            size = f"B{b} H{hq}/{hkv} Skv{skv} D{d}"
+            for backend, label in backends:
+                with sdpa_kernel(backend):
+                    timed(f"attention_decode_{dn}", label, size, lambda: sdpa(q, k, v, enable_gqa=True),
+                          2 * b * hkv * skv * d * 2, "GB/s")
+            del q, k, v
+
+
 def main():
     if len(sys.argv) != 2:
         raise SystemExit(__doc__)
@@ -235,6 +275,7 @@ def main():
     del x, s
 
     norm_anchors()
+    attention_anchors()
 
     size = 4096
     flops = 2 * size ** 3

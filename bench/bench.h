@@ -167,6 +167,9 @@ trr_status trr_bench_check_output(const trr_case *c, const trr_call *call, const
                                   uint64_t seed, trr_bench_check *res);
 /* Runs the case once on a poisoned output (twice for u8), reads it back and checks it (above). */
 trr_status trr_bench_check_case(trr_context *ctx, const trr_bench_setup *s, uint64_t seed, trr_bench_check *res);
+/* attention's part of the check (check_attention.c): whole query rows sampled within the budget. */
+trr_status trr_bench_check_attention(const trr_case *c, const trr_call *call, const void *out, uint64_t seed,
+                                     trr_bench_check *res);
 
 /* ---- timing (timing.c) ---- */
 
@@ -323,7 +326,7 @@ typedef struct trr_bench_report {
     uint64_t seed;
     size_t flush_bytes;
     size_t llc_bytes;          /* the last-level cache (trr_bench_device_llc_bytes); 0 when unknown */
-    char sizes_note[1100];     /* the sizes the mode ran smaller on this device (quick on a CPU device), or "" */
+    char sizes_note[2400];     /* the sizes the mode ran smaller on this device (quick on a CPU device), or "" */
     trr_bench_copy_ceiling copy;
     char clock_source[256];    /* trr_bench_clock_source: what sampled the SM clock, or why nothing did */
     double clock_max_mhz;      /* the GPU's top SM clock; 0 when not sampled */

@@ -70,6 +70,7 @@ static trr_call slice_call(const trr_call *call, int64_t r, int64_t c, int whole
         s.x.offset += r * call->x.stride0 + c;
         s.y.offset += r * call->y.stride0 + c;
         break;
+    case TRR_SHAPE_ATTENTION: break; /* checked whole, not by sampled rows */
     }
     return s;
 }
@@ -97,6 +98,7 @@ trr_status trr_bench_check_output(const trr_case *c, const trr_call *call, const
     const trr_conf_mode md = trr_conf_mode_of(c);
     const trr_dtype odt = c->out_dtype;
     const trr_op_shape shape = trr_op_desc_get(c->op)->shape;
+    if (shape == TRR_SHAPE_ATTENTION) return trr_bench_check_attention(c, call, out, seed, res);
     /* a batched matmul's output is its batches' rows one after another (out_at) */
     const int64_t rows = call->rows * (call->batch > 1 ? call->batch : 1);
     const int64_t cols = shape == TRR_SHAPE_ROW_REDUCE ? 1 : call->cols;

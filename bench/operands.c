@@ -34,7 +34,7 @@ trr_status trr_bench_setup_create(trr_context *ctx, const trr_case *c, uint64_t 
     for (int i = 0; i < TRR_CASE_SLOTS && st == TRR_OK; i++) {
         s.has[i] = views.has[i];
         if (!s.has[i]) continue;
-        const int input = i != TRR_OUT;
+        const int input = !trr_case_slot_is_output(i);
         st = operand_make(ctx, &s.op[i], views.v[i].dtype, trr_stored_extent(&views.v[i]), input);
         if (st == TRR_OK && input) {
             trr_rng_fill(&rng, c->op, s.op[i].dtype, s.op[i].host, s.op[i].count);

@@ -228,7 +228,7 @@ trr_status trr_bench_run(trr_context *ctx, const trr_bench_options *opt, trr_ben
     trr_device_info dev;
     TRR_TRY(trr_context_device(ctx, &dev));
     planned p;
-    char capped[1024] = "";
+    char capped[2300] = "";
     TRR_TRY(plan(opt, &dev, &p, capped, sizeof capped));
     trr_bench_report *rep = calloc(1, sizeof *rep);
     if (rep) rep->results = calloc((size_t)p.total + 1, sizeof *rep->results);

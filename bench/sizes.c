@@ -23,8 +23,15 @@ static const char *size_label_of(trr_bench_sizing s) {
     case TRR_SIZING_ROWS: return "N";
     case TRR_SIZING_IMAGE: return "H";
     case TRR_SIZING_CUBE: return "M=N=K";
+    case TRR_SIZING_ATTENTION: return "BxHxSxD";
+    case TRR_SIZING_DECODE: return "Skv";
     default: return "BxMxNxK";
     }
+}
+
+/* Whether a benchmark's figure is TFLOPS: its op counts flops, or attention's prefill (decode counts bytes). */
+static int flops_of(const trr_op_desc *d, trr_bench_sizing s) {
+    return d->bench_work == TRR_WORK_FLOPS || (d->bench_work == TRR_WORK_ATTENTION && s == TRR_SIZING_ATTENTION);
 }
 
 static void collect(void) {
@@ -36,7 +43,7 @@ static void collect(void) {
             def->id = g_count;
             def->name = b->name;
             def->title = b->title;
-            def->compute_bound = d->bench_work == TRR_WORK_FLOPS;
+            def->compute_bound = flops_of(d, b->sizing);
             def->unit = def->compute_bound ? "TFLOPS" : "GB/s";
             def->size_label = size_label_of(b->sizing);
             def->op = (trr_op)op;
@@ -88,11 +95,24 @@ int trr_bench_predicts(trr_bench_id earlier, trr_bench_id id) {
 
 /* ---- cases ---- */
 
-/* One case of a benchmark from a size as its size list names it (a, b, c, d; unused fields 0). */
-static trr_case make_case(trr_bench_id id, int64_t a, int64_t b, int64_t c3, int64_t d4) {
+/* attention's case: B, Hq, Hkv, Sq, Skv, D, causal */
+static void attention_case(trr_case *c, int64_t b, int64_t hq, int64_t hkv, int64_t sq, int64_t skv, int64_t d,
+                           int causal) {
+    c->attn.b = b, c->attn.hq = hq, c->attn.hkv = hkv, c->attn.sq = sq, c->attn.skv = skv, c->attn.d = d;
+    c->rows = sq, c->cols = d;
+    if (causal) trr_op_params_set(&c->params, "causal", 1.0);
+}
+
+/* One case of a benchmark from a size as its size list names it (a, b, c, d, e; unused fields 0). */
+static trr_case make_case(trr_bench_id id, int64_t a, int64_t b, int64_t c3, int64_t d4, int64_t e5) {
     const trr_op_bench *row = row_of(id);
     trr_case c = {.op = g_defs[id].op, .in_dtype = row->in, .out_dtype = row->out, .layout = TRR_LAYOUT_PACKED};
     switch (row->sizing) { /* the op's parameters at their defaults */
+    case TRR_SIZING_ATTENTION: attention_case(&c, a, b, b, c3, c3, d4, e5 != 0); break;
+    case TRR_SIZING_DECODE: /* Skv alone at docs/ops.md's decode sizes, or BxHqxHkvxSkvxD */
+        if (b) attention_case(&c, a, b, c3, 1, d4, e5, 0);
+        else attention_case(&c, 32, 32, 8, 1, a, 128, 0);
+        break;
     case TRR_SIZING_VECTOR: c.rows = 1, c.cols = a; break;
     case TRR_SIZING_ROWS: c.rows = TRR_BENCH_ROWS_M, c.cols = a; break;
     case TRR_SIZING_IMAGE:
@@ -134,9 +154,9 @@ static trr_status push(case_vec *v, trr_case c) {
 static trr_status sizes_of(trr_bench_id id, const trr_bench_sizes *z, case_vec *v) {
     if (z->from > 0)
         for (int64_t x = z->from; x <= z->to; x = z->factor > 1 ? x * z->factor : x + (z->step > 0 ? z->step : 1))
-            TRR_TRY(push(v, make_case(id, x, 0, 0, 0)));
+            TRR_TRY(push(v, make_case(id, x, 0, 0, 0, 0)));
     for (int i = 0; i < TRR_BENCH_LISTED && z->list[i][0]; i++)
-        TRR_TRY(push(v, make_case(id, z->list[i][0], z->list[i][1], z->list[i][2], z->list[i][3])));
+        TRR_TRY(push(v, make_case(id, z->list[i][0], z->list[i][1], z->list[i][2], z->list[i][3], z->list[i][4])));
     return TRR_OK;
 }
 
@@ -156,10 +176,10 @@ static trr_status list_sizes(trr_bench_id id, const char *list, case_vec *v) {
     const trr_bench_sizing sizing = row_of(id)->sizing;
     const char *p = list;
     while (*p) {
-        int64_t d[4] = {0, 0, 0, 0};
+        int64_t d[5] = {0, 0, 0, 0, 0};
         int nd = 0, bad = 0;
         const char *e;
-        while (nd < 4) {
+        while (nd < 5) {
             if (!parse_size(p, &e, &d[nd])) {
                 bad = 1;
                 break;
@@ -168,6 +188,19 @@ static trr_status list_sizes(trr_bench_id id, const char *list, case_vec *v) {
             p = e;
             if (*p != 'x' && *p != 'X') break;
             p++;
+        }
+        if (sizing == TRR_SIZING_ATTENTION || sizing == TRR_SIZING_DECODE) {
+            /* BxHxSxD, c after it for causal; Skv or BxHqxHkvxSkvxD */
+            if (sizing == TRR_SIZING_ATTENTION && !bad && *p == 'c') d[4] = 1, p++;
+            const int ok = sizing == TRR_SIZING_ATTENTION ? nd == 4 : (nd == 1 || (nd == 5 && d[1] % d[2] == 0));
+            if (bad || !ok || (*p && *p != ','))
+                return trr_error(NULL, TRR_ERR_INVALID_ARGUMENT, "bench %s: bad size list entry at \"%s\" (give %s)",
+                                 g_defs[id].name, p,
+                                 sizing == TRR_SIZING_ATTENTION ? "BxHxSxD, c after it for causal"
+                                                                : "Skv, or BxHqxHkvxSkvxD with Hkv dividing Hq");
+            TRR_TRY(push(v, make_case(id, d[0], d[1], d[2], d[3], d[4])));
+            if (*p == ',') p++;
+            continue;
         }
         /* n and N: one number; an image: H or HxW; a product: M, MxN (K = M) or MxNxK; a batch: BxMxNxK */
         const int most = sizing == TRR_SIZING_IMAGE  ? 2
@@ -182,7 +215,7 @@ static trr_status list_sizes(trr_bench_id id, const char *list, case_vec *v) {
                              : sizing == TRR_SIZING_IMAGE ? " or HxW"
                                                           : "");
         if (nd == 2 && sizing == TRR_SIZING_CUBE) d[2] = d[0]; /* MxN: K = M */
-        TRR_TRY(push(v, make_case(id, d[0], d[1], d[2], d[3])));
+        TRR_TRY(push(v, make_case(id, d[0], d[1], d[2], d[3], 0)));
         if (*p == ',') p++;
     }
     return TRR_OK;
@@ -196,6 +229,17 @@ int trr_bench_cpu_quick_fits(const trr_case *c) {
 /* One step down from a case over the CPU quick caps: half the size along what the benchmark's sizes vary (n; N
  * at the benchmark's fixed M; H and W; M, N and K; a batched matmul's batch first). 0 when it cannot shrink. */
 static int shrink(trr_bench_id id, trr_case *c) {
+    const trr_bench_sizing sizing = row_of(id)->sizing;
+    if (sizing == TRR_SIZING_ATTENTION || sizing == TRR_SIZING_DECODE) {
+        /* the batch, then the heads (keeping the GQA ratio while it can), then the sequence */
+        if (c->attn.b > 1) return c->attn.b /= 2, 1;
+        if (c->attn.hkv > 1) return c->attn.hq /= 2, c->attn.hkv /= 2, 1;
+        if (c->attn.hq > 1) return c->attn.hq /= 2, 1;
+        if (c->attn.skv < 256) return 0;
+        c->attn.skv /= 2;
+        if (c->attn.sq > 1) c->attn.sq /= 2, c->rows = c->attn.sq;
+        return 1;
+    }
     if (trr_bench_case_compute_bound(c)) {
         if (c->batch > 1) {
             c->batch /= 2;
@@ -213,7 +257,8 @@ static int shrink(trr_bench_id id, trr_case *c) {
 
 static int same_size(const trr_case *a, const trr_case *b) {
     return a->rows == b->rows && a->cols == b->cols && a->m == b->m && a->n == b->n && a->k == b->k &&
-           a->batch == b->batch;
+           a->batch == b->batch && !memcmp(&a->attn, &b->attn, sizeof a->attn) &&
+           trr_case_causal(a) == trr_case_causal(b);
 }
 
 /* Quick mode's sizes on a CPU device: each one over the caps halved until it fits (one already in the list is
@@ -279,6 +324,12 @@ double trr_bench_case_work(const trr_case *c) {
     switch (d->bench_work) {
     case TRR_WORK_FLOPS:
         return (double)d->flops_per_point * (double)trr_case_batch(c) * (double)c->m * (double)c->n * (double)c->k;
+    case TRR_WORK_ATTENTION: {
+        if (c->attn.sq > 1) return trr_case_flops(c); /* halved when causal */
+        size_t e = 0;
+        trr_dtype_size(c->in_dtype, &e);
+        return 2.0 * (double)c->attn.b * (double)c->attn.hkv * (double)c->attn.skv * (double)c->attn.d * (double)e;
+    }
     case TRR_WORK_INPUT_BYTES: return trr_case_bytes(c) - trr_case_output_bytes(c);
     default: return trr_case_bytes(c); /* every operand once, as the op table lays them out */
     }
@@ -286,7 +337,7 @@ double trr_bench_case_work(const trr_case *c) {
 
 int trr_bench_case_compute_bound(const trr_case *c) {
     const trr_op_desc *d = trr_op_desc_get(c->op);
-    return d && d->bench_work == TRR_WORK_FLOPS;
+    return d && (d->bench_work == TRR_WORK_FLOPS || (d->bench_work == TRR_WORK_ATTENTION && c->attn.sq > 1));
 }
 
 double trr_bench_case_figure(const trr_case *c, double ms) {
@@ -316,6 +367,14 @@ void trr_bench_size_text(trr_bench_id id, const trr_case *c, char *out, size_t c
     }
     case TRR_SIZING_ROWS: snprintf(out, cap, "%lldx%lld", (long long)c->rows, (long long)c->cols); return;
     case TRR_SIZING_IMAGE: snprintf(out, cap, "3x%lldx%lld", (long long)c->rows, (long long)c->cols); return;
+    case TRR_SIZING_ATTENTION:
+        snprintf(out, cap, "B%lld H%lld S%lld D%lld%s", (long long)c->attn.b, (long long)c->attn.hq,
+                 (long long)c->attn.sq, (long long)c->attn.d, trr_case_causal(c) ? " causal" : "");
+        return;
+    case TRR_SIZING_DECODE:
+        snprintf(out, cap, "B%lld H%lld/%lld Skv%lld D%lld", (long long)c->attn.b, (long long)c->attn.hq,
+                 (long long)c->attn.hkv, (long long)c->attn.skv, (long long)c->attn.d);
+        return;
     default:
         if (c->batch > 0 && c->m == c->n && c->n == c->k)
             snprintf(out, cap, "%lldx%lld^3", (long long)c->batch, (long long)c->m);
@@ -333,6 +392,8 @@ double trr_bench_size_x(trr_bench_id id, const trr_case *c) {
     case TRR_SIZING_VECTOR:
     case TRR_SIZING_ROWS: return (double)c->cols;
     case TRR_SIZING_IMAGE: return (double)c->rows * (double)c->cols;
+    case TRR_SIZING_ATTENTION:
+    case TRR_SIZING_DECODE: return (double)c->attn.skv;
     default: return cbrt((double)c->m * (double)c->n * (double)c->k);
     }
 }

@@ -93,11 +93,11 @@ int cli_parse_dims(const char *option, const char *text, int64_t min, int64_t *d
             *out_n = n;
             return 1;
         }
-        if (*p != 'x' && *p != 'X') break;
+        if (*p != 'x' && *p != 'X' && *p != ',') break;
         p++; /* a dimension must follow: "10x" is malformed */
     }
-    fprintf(stderr, "trireme: --%s wants up to %d integers >= %lld joined by 'x' (e.g. 64x128), not '%s'\n", option,
-            max, (long long)min, text);
+    fprintf(stderr, "trireme: --%s wants up to %d integers >= %lld joined by 'x' or ',' (e.g. 64x128), not '%s'\n",
+            option, max, (long long)min, text);
     return 0;
 }
 

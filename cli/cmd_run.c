@@ -50,7 +50,7 @@ static void params_text(char *out, size_t cap) {
 }
 
 static void print_help(void) {
-    char ops[256], elementwise[128], planes[64], rows[96], matmul[64], norms[64], params[1024];
+    char ops[256], elementwise[128], planes[64], rows[96], matmul[64], norms[64], attention[32], params[1024];
     params_text(params, sizeof params);
     cli_op_names(ops, sizeof ops);
     ops_of_shape(TRR_SHAPE_ELEMENTWISE, TRR_SHAPE_ELEMENTWISE, elementwise, sizeof elementwise);
@@ -62,6 +62,7 @@ static void print_help(void) {
         snprintf(rows + at, sizeof rows - at, ", %s", norms);
     }
     ops_of_shape(TRR_SHAPE_MATMUL, TRR_SHAPE_MATMUL, matmul, sizeof matmul);
+    ops_of_shape(TRR_SHAPE_ATTENTION, TRR_SHAPE_ATTENTION, attention, sizeof attention);
     printf("usage: trireme run OP [options]\n\n"
            "OP: %s\n\n"
            "  --device D          cpu, cuda:0, opencl:1, vulkan:0, auto (default: TRIREME_DEVICE, else auto)\n"
@@ -69,9 +70,13 @@ static void print_help(void) {
            "                      f8e4m3, f8e5m2; IN->OUT gives the output's too (cast: f32->f8e4m3), A,B->OUT\n"
            "                      the second input's apart (matmul: f8e5m2,f8e4m3->bf16 --trans-b)\n"
            "  --out-dtype T       output dtype where the op allows a choice (matmul f16|bf16->f32, rgb_to_grey u8|f32)\n"
-           "  --shape S           N or RxC (%s), HxW (%s), MxN (%s), MxNxK (%s);\n"
-           "                      integers as 4096 or 2^12. Default: 2^20 elements, 1066x1600, 1024x1024,\n"
-           "                      512x512x512\n"
+           "  --shape S           N or RxC (%s), HxW (%s), MxN (%s), MxNxK (%s),\n"
+           "                      B,H,S,D (%s); integers as 4096 or 2^12, joined by x or ','.\n"
+           "                      Default: 2^20 elements, 1066x1600, 1024x1024, 512x512x512, 1,8,1024,64\n"
+           "  --kv-heads H        attention: key/value heads (default: the query heads; H must divide them)\n"
+           "  --seq-kv S          attention: keys (default: the queries' S)\n"
+           "  --lse               attention: also write lse [B,H,S] (f32)\n"
+           "  --bshd              attention: operands stored as [B,S,H,D] (torch's layout), passed as views\n"
            "  --m M --n N --k K   the same, one dimension at a time (--n alone: a vector of N elements); every\n"
            "                      dimension of the op is needed unless --shape gives them\n"
            "  --trans-a           matmul: A stored as [K,M]\n"
@@ -94,7 +99,7 @@ static void print_help(void) {
            "tuning database or the backend's heuristic), the check against the float64 reference (sampled for\n"
            "large outputs, as the bench does; a failed check exits 1), the device time (trr_timer_start/stop) and\n"
            "throughput (GB/s, or TFLOPS for matmul, counted as `trireme bench` counts them), and the output's\n"
-           "element sum and XXH64 of its bytes.\n", ops, elementwise, planes, rows, matmul, params);
+           "element sum and XXH64 of its bytes.\n", ops, elementwise, planes, rows, matmul, attention, params);
 }
 
 typedef struct run_args {
@@ -104,8 +109,10 @@ typedef struct run_args {
     int mixed;     /* --dtype A,B->OUT: the second input is in2 */
     trr_dtype in2;
     int in_set, out_set;
-    int64_t dims[3];
+    int64_t dims[4];
     int n_dims;        /* from --shape */
+    int64_t kv_heads, seq_kv; /* attention's --kv-heads, --seq-kv; -1 when not given */
+    int lse, bshd;            /* attention's --lse, --bshd */
     int64_t m, n, k;   /* from --m/--n/--k; -1 when not given */
     int trans_a, trans_b;
     int64_t batch;             /* --batch; 0 when not given (plain 2-D operands) */
@@ -190,7 +197,7 @@ static int apply_params(run_args *a, const trr_op_desc *d, int *out_exit) {
 
 static int parse_args(int argc, char **argv, run_args *a, int *out_exit) {
     *a = (run_args){.in = TRR_F32, .m = -1, .n = -1, .k = -1, .alpha = TRR_LEAKY_RELU_DEFAULT_ALPHA, .repeat = 1,
-                    .batch_stride = {-1, -1}};
+                    .batch_stride = {-1, -1}, .kv_heads = -1, .seq_kv = -1};
     const char *op_name = NULL;
     for (int i = 1; i < argc; i++) {
         const char *v = NULL;
@@ -206,7 +213,9 @@ static int parse_args(int argc, char **argv, run_args *a, int *out_exit) {
         OPT("device") { a->device = v; continue; }
         OPT("dtype") { if (!parse_dtypes(a, v)) goto usage; continue; }
         OPT("out-dtype") { if (!cli_parse_dtype("out-dtype", v, &a->out)) goto usage; a->out_set = 1; continue; }
-        OPT("shape") { if (!cli_parse_dims("shape", v, 0, a->dims, 3, &a->n_dims)) goto usage; continue; }
+        OPT("shape") { if (!cli_parse_dims("shape", v, 0, a->dims, 4, &a->n_dims)) goto usage; continue; }
+        OPT("kv-heads") { if (!cli_parse_i64("kv-heads", v, 1, &a->kv_heads)) goto usage; continue; }
+        OPT("seq-kv") { if (!cli_parse_i64("seq-kv", v, 0, &a->seq_kv)) goto usage; continue; }
         OPT("m") { if (!cli_parse_i64("m", v, 0, &a->m)) goto usage; continue; }
         OPT("n") { if (!cli_parse_i64("n", v, 0, &a->n)) goto usage; continue; }
         OPT("k") { if (!cli_parse_i64("k", v, 0, &a->k)) goto usage; continue; }
@@ -241,6 +250,8 @@ static int parse_args(int argc, char **argv, run_args *a, int *out_exit) {
         if (cli_flag(argv, i, "trans-a")) { a->trans_a = 1; continue; }
         if (cli_flag(argv, i, "trans-b")) { a->trans_b = 1; continue; }
         if (cli_flag(argv, i, "no-check")) { a->no_check = 1; continue; }
+        if (cli_flag(argv, i, "lse")) { a->lse = 1; continue; }
+        if (cli_flag(argv, i, "bshd")) { a->bshd = 1; continue; }
         if (argv[i][0] == '-') {
             *out_exit = cli_usage_error("run", "unknown option '%s'", argv[i]);
             return 0;
@@ -278,6 +289,25 @@ usage:
     return 0;
 }
 
+/* attention's case: --shape B,H,S,D (default 1,8,1024,64), --kv-heads, --seq-kv, --lse, --bshd; causal and scale
+ * are --param values. */
+static int resolve_attention(const run_args *a, trr_case *c) {
+    if (a->m >= 0 || a->n >= 0 || a->k >= 0 || a->batch || a->trans_a || a->trans_b || a->epilogue != TRR_EPI_NONE)
+        return cli_usage_error("run", "attention takes --shape B,H,S,D (with --kv-heads, --seq-kv), not --m, --n, "
+                               "--k, --batch, --trans-a/-b or --epilogue");
+    c->attn.b = 1, c->attn.hq = 8, c->attn.sq = 1024, c->attn.d = 64;
+    if (a->n_dims == 4) c->attn.b = a->dims[0], c->attn.hq = a->dims[1], c->attn.sq = a->dims[2], c->attn.d = a->dims[3];
+    else if (a->n_dims) return cli_usage_error("run", "attention --shape wants B,H,S,D");
+    c->attn.hkv = a->kv_heads >= 0 ? a->kv_heads : c->attn.hq;
+    c->attn.skv = a->seq_kv >= 0 ? a->seq_kv : c->attn.sq;
+    if (c->attn.hkv < 1 || c->attn.hq % c->attn.hkv != 0)
+        return cli_usage_error("run", "--kv-heads %lld does not divide the %lld query heads", (long long)c->attn.hkv,
+                               (long long)c->attn.hq);
+    c->attn.lse = a->lse, c->attn.bshd = a->bshd;
+    c->rows = c->attn.sq, c->cols = c->attn.d;
+    return CLI_EXIT_OK;
+}
+
 /* The case to run: the shape from --shape/--m/--n/--k after each shape rule's defaults. */
 static int resolve_case(const run_args *a, trr_case *c) {
     const trr_op_desc *d = trr_op_desc_get(a->op);
@@ -311,6 +341,10 @@ static int resolve_case(const run_args *a, trr_case *c) {
         c->bcast_b = a->batch_stride[1] == 0;
         return CLI_EXIT_OK;
     }
+    if (d->shape == TRR_SHAPE_ATTENTION) return resolve_attention(a, c);
+    if (a->kv_heads >= 0 || a->seq_kv >= 0 || a->lse || a->bshd)
+        return cli_usage_error("run", "--kv-heads, --seq-kv, --lse and --bshd are for attention only");
+    if (a->n_dims == 4) return cli_usage_error("run", "--shape B,H,S,D is attention's; %s takes fewer dimensions", d->name);
     if (a->k >= 0) return cli_usage_error("run", "--k is for matmul only");
     if (a->batch || a->batch_stride[0] >= 0 || a->batch_stride[1] >= 0)
         return cli_usage_error("run", "--batch and --batch-stride-a/-b are for matmul only");

@@ -50,11 +50,28 @@ typedef struct trr_operand {
  *                    (trans_a = 1, lda >= M); B row-major [K,N] (trans_b = 0) or stored as [N,K] (trans_b = 1);
  *                    C row-major with ldc = z.stride0. batch (below) matrices, each operand at its
  *                    batch_stride; C's matrices never overlap, an input's batch_stride may be 0.
+ *   attention        (core/attention.c) x = q, y = k, u = v, z = o, w = lse (w.mem NULL when the caller passed
+ *                    none); the sizes and the resolved parameters are in call->attn. Every operand's element
+ *                    (b, h, s, d) is at offset + b * batch_stride + h * stride1 + s * stride0 + d: D is
+ *                    contiguous, the other strides are any positive values (lse has no d). rows = Sq, cols = D,
+ *                    k = Skv, batch = B (the tuning database's shape). Every size is at least 1, D at most
+ *                    TRR_ATTN_MAX_HEAD_DIM; the front-end writes the calls with Skv = 0 itself.
  */
+/* attention's problem, normalised (docs/ops.md, attention). Query head h reads key/value head
+ * h / (heads_q / heads_kv). */
+typedef struct trr_attention_shape {
+    int64_t batch, heads_q, heads_kv, seq_q, seq_kv, head_dim; /* B, Hq, Hkv, Sq, Skv, D */
+    float scale;  /* resolved: the caller's scale, or 1/sqrt(D) where it asked for the default (0) */
+    int causal;   /* query i sees key j only when j <= i + (Skv - Sq) */
+    int has_lse;  /* the call writes lse through w */
+} trr_attention_shape;
+
 typedef struct trr_call {
     trr_op op;
     trr_operand x, y, z;
     trr_operand u;     /* a third input (layer_norm's bias); the slots are op_table.h's TRR_SLOT_* */
+    trr_operand w;     /* a second output (attention's lse); mem is NULL when the caller passed none */
+    trr_attention_shape attn; /* attention only */
     int64_t rows, cols, k;
     int trans_a, trans_b;
     trr_epilogue epilogue;

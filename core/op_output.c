@@ -66,7 +66,8 @@ trr_status trr_op_output_shape(trr_op op, const trr_tensor *const *inputs, int o
     }
     int64_t shape[TRR_MAX_DIMS] = {0};
     int ndim = 0;
-    if (d->shape == TRR_SHAPE_ELEMENTWISE) { /* any rank: the inputs' shape */
+    if (d->shape == TRR_SHAPE_ELEMENTWISE || d->shape == TRR_SHAPE_ATTENTION) {
+        /* any rank: the inputs' shape; attention's o: q's [B,Hq,Sq,D] (its lse, [B,Hq,Sq] f32, is the caller's) */
         ndim = inputs[0]->ndim;
         memcpy(shape, inputs[0]->shape, sizeof shape);
     } else {

@@ -45,6 +45,12 @@ static const trr_param_info layer_norm_params[] = {
     [TRR_NORM_PARAM_EPS] = {"eps", TRR_PARAM_F32, 1e-5, NULL, "added to the variance before the square root", 1},
 };
 
+static const trr_param_info attention_params[] = {
+    [TRR_ATTN_PARAM_SCALE] = {"scale", TRR_PARAM_F32, 0.0, NULL, "multiplies q.k before the softmax; 0 = 1/sqrt(D)"},
+    [TRR_ATTN_PARAM_CAUSAL] = {"causal", TRR_PARAM_BOOL, 0, NULL,
+                               "query i sees keys j <= i + (Skv - Sq), bottom-right aligned"},
+};
+
 /* The benchmarks of docs/ops.md, Benchmarks: each one's name, chart title, dtypes and sizes (quick, full). */
 #define P2(e) ((int64_t)1 << (e))
 #define ROW_NORM_SIZES {.list = {{1024}, {4096}, {8192}, {16384}}}
@@ -110,6 +116,24 @@ static const trr_op_bench layer_norm_benches[] = {
      TRR_SIZING_ROWS, 0, ROW_NORM_SIZES, ROW_NORM_SIZES},
     {"layer_norm_bf16", "layer_norm bf16, M = 4096 (GB/s = (4MN + 6N)/t)", TRR_BF16, TRR_BF16, TRR_EPI_NONE,
      TRR_SIZING_ROWS, 0, ROW_NORM_SIZES, ROW_NORM_SIZES},
+};
+/* attention: prefill at B·S = 16384 and Hq·D = 2048 (D = 64: 32 heads, D = 128: 16), causal off and on; decode
+ * (Sq = 1, B = 32, Hq = 32, Hkv = 8, D = 128) at two lengths of keys */
+#define ATTN_PREFILL(s, causal) {16384 / (s), 32, s, 64, causal}, {16384 / (s), 16, s, 128, causal}
+#define ATTN_QUICK {.list = {ATTN_PREFILL(1024, 0), ATTN_PREFILL(1024, 1), ATTN_PREFILL(4096, 0), ATTN_PREFILL(4096, 1)}}
+#define ATTN_FULL                                                                                                \
+    {.list = {ATTN_PREFILL(1024, 0), ATTN_PREFILL(1024, 1), ATTN_PREFILL(4096, 0), ATTN_PREFILL(4096, 1),           \
+              ATTN_PREFILL(16384, 0), ATTN_PREFILL(16384, 1)}}
+#define ATTN_DECODE {.list = {{4096}, {32768}}}
+static const trr_op_bench attention_benches[] = {
+    {"attention_f16", "attention f16, B·S = 16384, Hq·D = 2048 (TFLOPS = 4BHS²D/t, causal /2)", TRR_F16, TRR_F16,
+     TRR_EPI_NONE, TRR_SIZING_ATTENTION, 0, ATTN_QUICK, ATTN_FULL},
+    {"attention_bf16", "attention bf16, B·S = 16384, Hq·D = 2048 (TFLOPS = 4BHS²D/t, causal /2)", TRR_BF16, TRR_BF16,
+     TRR_EPI_NONE, TRR_SIZING_ATTENTION, 0, ATTN_QUICK, ATTN_FULL},
+    {"attention_decode_f16", "attention decode f16, B = 32, Hq = 32, Hkv = 8, D = 128 (GB/s = 2·B·Hkv·Skv·D·2/t)",
+     TRR_F16, TRR_F16, TRR_EPI_NONE, TRR_SIZING_DECODE, 1, ATTN_DECODE, ATTN_DECODE},
+    {"attention_decode_bf16", "attention decode bf16, B = 32, Hq = 32, Hkv = 8, D = 128 (GB/s = 2·B·Hkv·Skv·D·2/t)",
+     TRR_BF16, TRR_BF16, TRR_EPI_NONE, TRR_SIZING_DECODE, 1, ATTN_DECODE, ATTN_DECODE},
 };
 #define BENCHES(a) .benches = a, .n_benches = (int)(sizeof a / sizeof a[0])
 
@@ -193,6 +217,23 @@ static const trr_op_desc op_table[TRR_OP_COUNT] = {
                            .default_config = STREAM_DEFAULTS, .shape = TRR_SHAPE_ROW_NORM,
                            .operand = {ROWS_COLS("x"), COLS_VECTOR("w"), ROWS_COLS("y"), COLS_VECTOR("b")},
                            .flops_per_point = 1},
+    /* Rank-4 operands normalised by core/attention.c; the operand rules name them (rows = S, cols = D) and mark
+     * lse optional. Each backend runs it by its shape rule from kernels/<api>/attention.<ext>. block_m: query rows
+     * per block, block_n: keys per step, split_k: splits of the keys whose partial results a second pass combines
+     * (decode). flops_per_point: 4 per (query, key, d) point, two multiply-adds (q.k and p.v). */
+    [TRR_OP_ATTENTION] = {.op = TRR_OP_ATTENTION, .name = "attention", .n_inputs = 3,
+                          .operands = "q[B,Hq,Sq,D], k[B,Hkv,Skv,D], v[B,Hkv,Skv,D] -> o[B,Hq,Sq,D], lse[B,Hq,Sq] f32 "
+                                      "(optional)",
+                          SIGNATURES(sig_float), PARAMS(attention_params), .kernel = "attention",
+                          .transcendental = 1, BENCHES(attention_benches), .bench_work = TRR_WORK_ATTENTION,
+                          .config_fields = TRR_CFG_BLOCK_M | TRR_CFG_BLOCK_N | TRR_CFG_THREADS | TRR_CFG_STAGES |
+                                           TRR_CFG_SPLIT_K | TRR_CFG_VARIANT,
+                          .default_config = {.block_m = 64, .block_n = 64, .threads = 128, .stages = 1, .split_k = 1,
+                                             .variant = TRR_VARIANT_SIMT},
+                          .shape = TRR_SHAPE_ATTENTION,
+                          .operand = {ROWS_COLS("q"), ROWS_COLS("k"), ROWS_COLS("o"), ROWS_COLS("v"),
+                                      {"lse", 1, TRR_DIM_ONE, TRR_DIM_ROWS, 1, 0, 1}},
+                          .flops_per_point = 4},
     /* its own kernel file on every API (cast.cu, cast.cl, cast.comp; the CPU's loop of stem cast), run by each
      * backend's element-wise rule: its input and output differ in dtype (converts), which the other element-wise
      * kernels never do */

@@ -37,9 +37,10 @@ typedef enum trr_op_shape {
     TRR_SHAPE_ROWS,            /* x [M,N] -> z [M,N], each row on its own */
     TRR_SHAPE_ROW_REDUCE,      /* x [M,N] -> z [M] */
     TRR_SHAPE_MATMUL,          /* A [M,K], B [K,N] -> C [M,N]: rows = M, cols = N, k = K */
-    TRR_SHAPE_ROW_NORM         /* x [M,N], w [N] (, b [N]) -> y [M,N]: each row on its own, scaled per column */
+    TRR_SHAPE_ROW_NORM,        /* x [M,N], w [N] (, b [N]) -> y [M,N]: each row on its own, scaled per column */
+    TRR_SHAPE_ATTENTION        /* q [B,Hq,Sq,D], k, v [B,Hkv,Skv,D] -> o [B,Hq,Sq,D] (, lse [B,Hq,Sq]): core/attention.c */
 } trr_op_shape;
-#define TRR_SHAPE_COUNT (TRR_SHAPE_ROW_NORM + 1)
+#define TRR_SHAPE_COUNT (TRR_SHAPE_ATTENTION + 1)
 
 /* The problem dimensions an operand's stored extent is made of: a call's rows, cols and k (backend.h). */
 typedef enum trr_dim { TRR_DIM_ONE = 0, TRR_DIM_ROWS, TRR_DIM_COLS, TRR_DIM_K } trr_dim;
@@ -52,14 +53,16 @@ typedef struct trr_operand_rule {
     unsigned char rows, cols; /* trr_dim */
     unsigned char vector;     /* a 1-D tensor (row_sum's output) */
     unsigned char transposable;
+    unsigned char optional;   /* the caller may pass NULL (attention's lse) */
 } trr_operand_rule;
 
-/* The operand slots of a call: the first and second inputs, the output, and a third input. The public operand
- * order (inputs in order, then the output) maps onto them: x, y, u, then z. */
-enum { TRR_SLOT_X = 0, TRR_SLOT_Y = 1, TRR_SLOT_Z = 2, TRR_SLOT_U = 3, TRR_SLOTS = 4 };
+/* The operand slots of a call: the first and second inputs, the output, a third input and a second output. The
+ * public operand order (inputs in order, then the outputs) maps onto them: x, y, u, then z, w. */
+enum { TRR_SLOT_X = 0, TRR_SLOT_Y = 1, TRR_SLOT_Z = 2, TRR_SLOT_U = 3, TRR_SLOT_W = 4, TRR_SLOTS = 5 };
 /* The slot of public operand i of an op with n_inputs inputs (trr_op_run's order). */
 static inline int trr_slot_of_operand(int n_inputs, int i) {
     if (i == n_inputs) return TRR_SLOT_Z;
+    if (i == n_inputs + 1) return TRR_SLOT_W;
     return i == 2 ? TRR_SLOT_U : i;
 }
 
@@ -71,7 +74,9 @@ typedef enum trr_bench_sizing {
     TRR_SIZING_ROWS,       /* N: rows of N at M = TRR_BENCH_ROWS_M */
     TRR_SIZING_IMAGE,      /* H or HxW: an image of H rows (W = H·1600/1066 rounded when not given) */
     TRR_SIZING_CUBE,       /* M = N = K, MxN (K = M) or MxNxK */
-    TRR_SIZING_BATCH       /* BxMxNxK: B products of M x K by K x N */
+    TRR_SIZING_BATCH,      /* BxMxNxK: B products of M x K by K x N */
+    TRR_SIZING_ATTENTION,  /* BxHxSxD (Hkv = H, Sq = Skv = S), and 1 in the fifth field (c after it): causal */
+    TRR_SIZING_DECODE      /* Skv at B = 32, Hq = 32, Hkv = 8, D = 128 (Sq = 1), or BxHqxHkvxSkvxD */
 } trr_bench_sizing;
 #define TRR_BENCH_ROWS_M 4096
 
@@ -79,16 +84,18 @@ typedef enum trr_bench_sizing {
 typedef enum trr_work_rule {
     TRR_WORK_BYTES = 0,   /* every operand read or written once, packed: GB/s */
     TRR_WORK_INPUT_BYTES, /* every input once; the output, one value per row, is not counted (row_sum): GB/s */
-    TRR_WORK_FLOPS        /* flops_per_point per point of rows x cols x k, every batch: TFLOPS */
+    TRR_WORK_FLOPS,       /* flops_per_point per point of rows x cols x k, every batch: TFLOPS */
+    TRR_WORK_ATTENTION    /* 4·B·Hq·Sq·Skv·D, halved when causal: TFLOPS; with Sq = 1 (decode) the bytes of k and
+                             v read: GB/s */
 } trr_work_rule;
 
 /* A benchmark's sizes: a range of the first size field (from, from + step or from * factor, ... up to to; none
  * when from is 0), then the sizes of list as a size list names them (unused fields 0), up to the first all-zero
  * one. */
-#define TRR_BENCH_LISTED 4
+#define TRR_BENCH_LISTED 12
 typedef struct trr_bench_sizes {
     int64_t from, to, step, factor;
-    int64_t list[TRR_BENCH_LISTED][4];
+    int64_t list[TRR_BENCH_LISTED][5];
 } trr_bench_sizes;
 
 typedef struct trr_op_bench {
@@ -146,8 +153,15 @@ enum {
 };
 /* the norms' parameter slot */
 enum { TRR_NORM_PARAM_EPS = 0 };
+/* attention's parameter slots: scale (0 means 1/sqrt(D); the call's attn.scale holds the resolved value) and
+ * causal */
+enum { TRR_ATTN_PARAM_SCALE = 0, TRR_ATTN_PARAM_CAUSAL };
+/* attention's largest head dimension (docs/ops.md, attention) */
+#define TRR_ATTN_MAX_HEAD_DIM 256
 
 const trr_op_desc *trr_op_desc_get(trr_op op);
+/* The op's outputs: 1, or 2 when it declares a second output (slot W). */
+static inline int trr_op_outputs(const trr_op_desc *d) { return d->operand[TRR_SLOT_W].name ? 2 : 1; }
 /* Tests only: op's definition becomes *desc (NULL restores the table's row), so a test can present a backend with
  * an op it has no kernel for. Not thread-safe: call it with no op in flight. */
 void trr_op_desc_replace(trr_op op, const trr_op_desc *desc);

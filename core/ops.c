@@ -26,7 +26,7 @@ static trr_status dispatch(trr_context *ctx, trr_op op, const trr_tensor *const 
                          "matmul: scale_a and scale_b scale 8-bit float inputs; %s inputs take only 1 (got %g, %g)",
                          name, params[TRR_MATMUL_PARAM_SCALE_A], params[TRR_MATMUL_PARAM_SCALE_B]);
     }
-    for (int i = 0; i < TRR_MAX_OP_PARAMS; i++) call.params[i] = params[i];
+    trr_call_set_params(&call, params);
     if (empty == TRR_CALL_NOTHING) return TRR_OK;
     if (empty == TRR_CALL_IDENTITY) return trr_call_write_identity(ctx, &call);
     /* supports and check_config ran there, once: the config is final */
@@ -52,6 +52,7 @@ trr_status trr_op_get_info(trr_op op, trr_op_info *out_info) {
     out_info->n_inputs = d->n_inputs;
     out_info->operands = d->operands;
     out_info->n_params = d->n_params;
+    out_info->n_outputs = trr_op_outputs(d);
     return TRR_OK;
 }
 
@@ -61,8 +62,8 @@ static trr_status op_run(trr_context *ctx, trr_op op, const trr_tensor *const *o
     if (!operands) return trr_error(ctx, TRR_ERR_INVALID_ARGUMENT, "%s: operands is NULL", d->name);
     double values[TRR_MAX_OP_PARAMS];
     TRR_TRY(trr_op_params_resolve(ctx, d, params, values));
-    const trr_tensor *slots[TRR_SLOTS] = {NULL, NULL, NULL, NULL};
-    for (int i = 0; i <= d->n_inputs; i++) slots[trr_slot_of_operand(d->n_inputs, i)] = operands[i];
+    const trr_tensor *slots[TRR_SLOTS] = {NULL};
+    for (int i = 0; i < d->n_inputs + trr_op_outputs(d); i++) slots[trr_slot_of_operand(d->n_inputs, i)] = operands[i];
     const double trace_t0 = trr_trace_begin(); /* TRIREME_TRACE (trace.h) */
     /* TRIREME_TRACE_DEVICE_TIME=1: the call between the backend's timer, unless the caller is timing already */
     const int timed = trace_t0 >= 0 && trr_trace_device_time() && !ctx->timer_running &&
@@ -124,4 +125,11 @@ trr_status trr_matmul(trr_context *ctx, const trr_tensor *a, const trr_tensor *b
     trr_op_params params = {2, {{"epilogue", (double)epilogue}, {"allow_tf32", (flags & TRR_MATMUL_ALLOW_TF32) ? 1.0 : 0.0}}};
     if (epilogue == TRR_EPI_LEAKY_RELU) params.values[params.count++] = (trr_param_value){"alpha", (double)alpha};
     return trr_op_run(ctx, TRR_OP_MATMUL, operands, &params);
+}
+
+trr_status trr_attention(trr_context *ctx, const trr_tensor *q, const trr_tensor *k, const trr_tensor *v,
+                         const trr_tensor *o, const trr_tensor *lse, float scale, int causal) {
+    const trr_tensor *const operands[] = {q, k, v, o, lse};
+    const trr_op_params params = {2, {{"scale", (double)scale}, {"causal", causal ? 1.0 : 0.0}}};
+    return trr_op_run(ctx, TRR_OP_ATTENTION, operands, &params);
 }

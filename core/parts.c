@@ -6,7 +6,7 @@
  * ranges of columns (element-wise rows, rgb_to_grey, matmul's B and C) and of a batch's matrices (matmul). Each
  * part is the same call at offsets further into the buffers; offsets are 64-bit everywhere. What no cut brings
  * under the limit (one row of 2^31 elements for a row-wise op, one column of matmul's B as stored) stays
- * TRR_ERR_OVERFLOW, with the reason.
+ * TRR_ERR_OVERFLOW, with the reason. attention cuts along its own axes (attention_parts.c).
  */
 #include "validate.h"
 
@@ -112,6 +112,7 @@ static int part_sizes(const trr_call *c, int64_t n[AXES], char *why, size_t cap)
 }
 
 trr_status trr_call_check_parts(trr_context *ctx, const trr_call *call) {
+    if (trr_op_desc_get(call->op)->shape == TRR_SHAPE_ATTENTION) return trr_attention_check_parts(ctx, call);
     int64_t n[AXES];
     char why[320];
     if (!part_sizes(call, n, why, sizeof why)) return trr_error(ctx, TRR_ERR_OVERFLOW, "%s", why);
@@ -122,6 +123,7 @@ static void advance(trr_operand *o, int64_t elements) { o->offset += elements; }
 
 trr_status trr_call_run_parts(trr_context *ctx, const trr_call *call,
                               trr_status (*run)(trr_context *ctx, const trr_call *part)) {
+    if (trr_op_desc_get(call->op)->shape == TRR_SHAPE_ATTENTION) return trr_attention_run_parts(ctx, call, run);
     int64_t n[AXES];
     char why[320];
     if (!part_sizes(call, n, why, sizeof why)) return trr_error(ctx, TRR_ERR_OVERFLOW, "%s", why);

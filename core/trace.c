@@ -122,7 +122,7 @@ trr_status trr_trace_end(trr_context *ctx, trr_op op, const trr_tensor *const *o
     cJSON_AddStringToObject(args, "status", trr_status_name(st));
     if (device_ms >= 0 && st == TRR_OK) cJSON_AddNumberToObject(args, "device_us", device_ms * 1e3);
     cJSON *ops = cJSON_AddArrayToObject(args, "operands");
-    const int n = d ? d->n_inputs + 1 : 0;
+    const int n = d ? d->n_inputs + trr_op_outputs(d) : 0;
     for (int i = 0; operands && i < n; i++) cJSON_AddItemToArray(ops, operand_json(operands[i]));
     /* every declared parameter by name; an enum by its choice's name */
     for (int i = 0; d && params && i < d->n_params; i++) {

@@ -180,6 +180,7 @@ static void normalise_elementwise(trr_call *call, const trr_tensor *const *views
 
 trr_status trr_call_write_identity(trr_context *ctx, const trr_call *call) {
     const trr_op_desc *d = trr_op_desc_get(call->op);
+    if (d->shape == TRR_SHAPE_ATTENTION) return trr_attention_write_empty(ctx, call);
     size_t es = 0;
     TRR_TRY(trr_dtype_size(call->z.dtype, &es));
     /* zero bytes are +0 in every dtype; one fill when the rows are contiguous, else one per row */
@@ -309,6 +310,7 @@ trr_status trr_call_build_slots(trr_context *ctx, trr_op op, const trr_tensor *c
                                 int *out_empty) {
     const trr_op_desc *desc = trr_op_desc_get(op);
     if (!desc) return trr_error(ctx, TRR_ERR_INVALID_ARGUMENT, "unknown op %d", (int)op);
+    if (desc->shape == TRR_SHAPE_ATTENTION) return trr_attention_call_build(ctx, slots, out_call, out_empty);
     const trr_tensor *x = slots[TRR_SLOT_X], *y = slots[TRR_SLOT_Y], *z = slots[TRR_SLOT_Z], *u = slots[TRR_SLOT_U];
     /* the views of the slots the op has; NULL elsewhere */
     const trr_tensor *views[TRR_SLOTS];
@@ -367,6 +369,8 @@ trr_status trr_call_build_slots(trr_context *ctx, trr_op op, const trr_tensor *c
     call.slice_count = 1;
     call.batch = 1;
     switch (desc->shape) {
+    case TRR_SHAPE_ATTENTION: /* built by attention.c, above */
+        break;
     case TRR_SHAPE_ELEMENTWISE:
         for (int v = 0; v < TRR_SLOTS; v++)
             if (views[v] && !same_shape(views[v], x))
@@ -523,6 +527,7 @@ trr_status trr_call_build_slots(trr_context *ctx, trr_op op, const trr_tensor *c
         call.z.stride0 = z->strides[0];
         break;
     case TRR_SHAPE_MATMUL:
+    case TRR_SHAPE_ATTENTION: /* attention.c */
         break;
     case TRR_SHAPE_ROW_NORM:
         /* rows of x and y by their row strides; the per-column vectors by their element strides */
@@ -547,4 +552,18 @@ trr_status trr_call_build_slots(trr_context *ctx, trr_op op, const trr_tensor *c
     *out_call = call;
     *out_empty = empty;
     return TRR_OK;
+}
+
+void trr_call_set_params(trr_call *call, const double params[TRR_MAX_OP_PARAMS]) {
+    for (int i = 0; i < TRR_MAX_OP_PARAMS; i++) call->params[i] = params[i];
+    if (trr_op_desc_get(call->op)->shape == TRR_SHAPE_ATTENTION) trr_attention_set_params(call);
+}
+
+trr_status trr_validate_tensor(trr_context *ctx, const trr_tensor *t, const char *name) {
+    return check_tensor(ctx, t, name);
+}
+
+trr_status trr_validate_extent(trr_context *ctx, const trr_tensor *t, const char *name, size_t *out_begin,
+                               size_t *out_end) {
+    return check_extent(ctx, t, name, out_begin, out_end);
 }

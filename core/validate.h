@@ -26,6 +26,11 @@ trr_status trr_call_build_slots(trr_context *ctx, trr_op op, const trr_tensor *c
                                 trr_epilogue epilogue, float alpha, unsigned flags, trr_call *out_call,
                                 int *out_empty);
 
+/* The normalised call's parameters: copies the op's resolved values into call->params and derives what the
+ * call's form keeps apart (attention's attn.scale and attn.causal). What trr_op_run and the harness call after
+ * building a call. */
+void trr_call_set_params(trr_call *call, const double params[TRR_MAX_OP_PARAMS]);
+
 /* Writes the identity (zero) into a TRR_CALL_IDENTITY call's output through the backend's fill. */
 trr_status trr_call_write_identity(trr_context *ctx, const trr_call *call);
 
@@ -51,5 +56,24 @@ int64_t trr_call_part_limit(void);
  * them gave the config. TRR_OK when the call can
  * run as configured; else the backend's status and reason. */
 trr_status trr_call_resolve_config(trr_context *ctx, trr_call *call, trr_config_origin *out_origin);
+
+/* One view's argument checks (NULL, buffer, context, dtype, rank, negative sizes) and its alignment, overflow
+ * and bounds checks with its byte range: validate.c's own steps, for the shape rules kept in their own files. */
+trr_status trr_validate_tensor(trr_context *ctx, const trr_tensor *t, const char *name);
+trr_status trr_validate_extent(trr_context *ctx, const trr_tensor *t, const char *name, size_t *out_begin,
+                               size_t *out_end);
+
+/* attention (attention.c): validates and normalises a call over the slots x = q, y = k, u = v, z = o, w = lse
+ * (NULL: none); Skv = 0 with outputs that are not empty comes back as TRR_CALL_IDENTITY. set_params resolves
+ * attn.scale (0: 1/sqrt(D)) and attn.causal from call->params; write_empty writes o = 0 and lse = -inf. */
+trr_status trr_attention_call_build(trr_context *ctx, const trr_tensor *const slots[TRR_SLOTS], trr_call *out_call,
+                                    int *out_empty);
+void trr_attention_set_params(trr_call *call);
+trr_status trr_attention_write_empty(trr_context *ctx, const trr_call *call);
+/* attention's calls in parts (attention_parts.c): check_parts and run_parts above, for its axes (batches, query
+ * heads by key/value groups, query rows; causal parts with the keys their rows see). */
+trr_status trr_attention_check_parts(trr_context *ctx, const trr_call *call);
+trr_status trr_attention_run_parts(trr_context *ctx, const trr_call *call,
+                                   trr_status (*run)(trr_context *ctx, const trr_call *part));
 
 #endif

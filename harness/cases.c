@@ -364,6 +364,7 @@ static trr_status build(void) {
     add_batched_matmul(&g_all);
     add_matmul_f8(&g_all);
     if (!trr_cases_add_norms(g_all.items, &g_all.count, MAX_CASES)) g_all.overflow = 1; /* cases_norm.c */
+    if (!trr_cases_add_attention(g_all.items, &g_all.count, MAX_CASES)) g_all.overflow = 1; /* cases_attention.c */
     if (g_all.overflow) return trr_error(NULL, TRR_ERR_INTERNAL, "case list: more cases than the list holds");
     for (int i = 0; i < g_all.count; i++)
         if (g_all.items[i].quick) push(&g_quick, &g_all.items[i]);
@@ -398,6 +399,7 @@ const char *trr_case_special_name(int special) {
     case TRR_SPECIAL_POSITIVE: return "positive";
     case TRR_SPECIAL_CONST_ROWS: return "const-rows";
     case TRR_SPECIAL_ZERO_ROWS: return "zero-rows";
+    case TRR_SPECIAL_LARGE_LOGITS: return "large-logits";
     default: return "?";
     }
 }
@@ -427,6 +429,10 @@ void trr_case_dtypes_name(const trr_case *c, char *out, size_t cap) {
 
 void trr_case_dims(const trr_case *c, int64_t out_dims[3]) {
     const trr_op_desc *d = trr_op_desc_get(c->op);
+    if (d && d->shape == TRR_SHAPE_ATTENTION) {
+        out_dims[0] = c->attn.sq, out_dims[1] = c->attn.d, out_dims[2] = c->attn.skv;
+        return;
+    }
     const int mm = d && d->shape == TRR_SHAPE_MATMUL;
     out_dims[0] = mm ? c->m : c->rows;
     out_dims[1] = mm ? c->n : c->cols;
@@ -435,6 +441,7 @@ void trr_case_dims(const trr_case *c, int64_t out_dims[3]) {
 
 int64_t trr_case_batch(const trr_case *c) {
     const trr_op_desc *d = trr_op_desc_get(c->op);
+    if (d && d->shape == TRR_SHAPE_ATTENTION) return c->attn.b * c->attn.hq;
     return d && d->shape == TRR_SHAPE_MATMUL && c->batch > 1 ? c->batch : 1;
 }
 
@@ -450,8 +457,10 @@ double trr_case_flops(const trr_case *c) {
     const trr_op_desc *d = trr_op_desc_get(c->op);
     int64_t dims[3];
     trr_case_dims(c, dims);
-    return (d ? d->flops_per_point : 1) * (double)trr_case_batch(c) * (double)dims[0] * (double)dims[1] *
-           (double)dims[2];
+    const double flops = (d ? d->flops_per_point : 1) * (double)trr_case_batch(c) * (double)dims[0] *
+                         (double)dims[1] * (double)dims[2];
+    if (d && d->shape == TRR_SHAPE_ATTENTION && trr_case_causal(c)) return flops / 2;
+    return flops;
 }
 
 void trr_case_describe(const trr_case *c, char *out, size_t cap) {
@@ -461,6 +470,10 @@ void trr_case_describe(const trr_case *c, char *out, size_t cap) {
     trr_op_name(c->op, &op);
     trr_case_dtypes_name(c, dts, sizeof dts);
     const trr_op_desc *d = trr_op_desc_get(c->op);
+    if (d && d->shape == TRR_SHAPE_ATTENTION) {
+        trr_case_describe_attention(c, out, cap); /* cases_attention.c */
+        return;
+    }
     if (d && d->shape == TRR_SHAPE_MATMUL) {
         char e[40] = "";
         trr_epilogue_name(c->epilogue, &epi);

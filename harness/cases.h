@@ -32,7 +32,10 @@ typedef enum trr_case_special {
     /* The row norms' patterns (cases_norm.c), outside softmax's range above: in x, every other row from row 0
      * is constant (each its own random value) or all zeros; the other rows stay random. */
     TRR_SPECIAL_CONST_ROWS = 16,
-    TRR_SPECIAL_ZERO_ROWS
+    TRR_SPECIAL_ZERO_ROWS,
+    /* attention (cases_attention.c): q's values times 256, so scale·q·k reaches the hundreds and e^s overflows f32
+     * unless the row's maximum is subtracted first */
+    TRR_SPECIAL_LARGE_LOGITS = 32
 } trr_case_special;
 
 typedef struct trr_case {
@@ -60,6 +63,13 @@ typedef struct trr_case {
      * and resolved into the reference's call (rms_norm's and layer_norm's eps, matmul's scale_a and scale_b);
      * count 0: defaults */
     trr_op_params params;
+    /* attention (cases_attention.c): B, Hq, Hkv, Sq, Skv, D; whether the call writes lse; whether q, k, v and o are
+     * stored as [B,S,H,D] (torch's layout) and passed as their permuted views. causal and scale are params. */
+    struct {
+        int64_t b, hq, hkv, sq, skv, d;
+        int lse;
+        int bshd;
+    } attn;
 } trr_case;
 
 /* The whole list, built once and kept (thread-safe after the first call returns; call it once from one thread
@@ -72,8 +82,13 @@ void trr_case_describe(const trr_case *c, char *out, size_t cap);
 /* The row norms' cases (cases_norm.c), appended to the list by trr_cases_get's builder. Returns 0 when the
  * list is full. */
 int trr_cases_add_norms(trr_case *items, int *count, int cap);
+/* attention's cases (cases_attention.c), appended likewise; their names ("attention f16 B2 H8/2 S127x1000 D64
+ * causal lse bshd strided": Hq/Hkv heads, Sq x Skv); whether a case asks for causal (its params). */
+int trr_cases_add_attention(trr_case *items, int *count, int cap);
+void trr_case_describe_attention(const trr_case *c, char *out, size_t cap);
+int trr_case_causal(const trr_case *c);
 /* "", "mask-prefix", "mask-suffix", "mask-scatter", "row-masked", "one-nan", "constant", "positive",
- * "const-rows", "zero-rows" */
+ * "const-rows", "zero-rows", "large-logits" */
 const char *trr_case_special_name(int special);
 /* "packed", "offset", "strided" */
 const char *trr_case_layout_name(trr_case_layout layout);
@@ -83,15 +98,17 @@ trr_dtype trr_case_dtype(const trr_case *c, int slot);
 /* The case's dtypes as a report names them: "f16->f32", "f8e5m2xf8e4m3->bf16" (mixed inputs). */
 void trr_case_dtypes_name(const trr_case *c, char *out, size_t cap);
 
-/* The call's dimensions: rows, cols, k of the normalised call (matmul M, N, K; other ops rows, cols, 1). */
+/* The call's dimensions: rows, cols, k of the normalised call (matmul M, N, K; attention Sq, D, Skv; other ops
+ * rows, cols, 1). */
 void trr_case_dims(const trr_case *c, int64_t out_dims[3]);
 /* The output's logical shape: rows x cols values (row_sum: rows x 1; a batched matmul: batch·M x N, batch after
- * batch). */
+ * batch; attention: o's B·Hq·Sq rows of D, lse apart). */
 void trr_case_out_shape(const trr_case *c, int64_t *out_rows, int64_t *out_cols);
-/* Matrices one call computes: the matmul batch (1 when not batched); 1 for other ops. */
+/* Matrices one call computes: the matmul batch (1 when not batched), attention's B·Hq; 1 for other ops. */
 int64_t trr_case_batch(const trr_case *c);
-/* Floating-point operations of one call (2·B·M·N·K for matmul, one per output element otherwise): used to keep
- * the suite's cost in check and by benchmarks. */
+/* Floating-point operations of one call (2·B·M·N·K for matmul; 4·B·Hq·Sq·Skv·D for attention, halved when
+ * causal, the convention of docs/ops.md's benchmarks; one per output element otherwise): used to keep the
+ * suite's cost in check and by benchmarks. */
 double trr_case_flops(const trr_case *c);
 
 #endif

@@ -107,6 +107,14 @@ static void fill_input(operand *o, int slot, const trr_case *tc, uint64_t *rng) 
     const trr_op_shape shape = trr_op_desc_get(tc->op)->shape;
     if (tc->special && (shape == TRR_SHAPE_ROWS || shape == TRR_SHAPE_ROW_REDUCE)) fill_special(o, tc, rng);
     if (tc->special && shape == TRR_SHAPE_ROW_NORM && slot == TRR_SLOT_X) fill_special_norm(o, tc);
+    /* attention's large logits (cases.h): q times 256, exact in every dtype */
+    if (tc->special == TRR_SPECIAL_LARGE_LOGITS && slot == TRR_SLOT_X)
+        for (int64_t p = 0; p < o->v.planes; p++)
+            for (int64_t r = 0; r < o->v.rows; r++)
+                for (int64_t c = 0; c < o->v.cols; c++) {
+                    const int64_t i = trr_stored_index(&o->v, p, r, c);
+                    trr_dtype_store_f32(o->host, dt, i, 256.0f * trr_dtype_load_f32(o->host, dt, i));
+                }
 }
 
 /* The output buffer before a run: a byte pattern everywhere (the guard), the poison on the view's elements. */
@@ -151,9 +159,10 @@ static void operand_free(operand *o) {
 
 typedef struct case_run {
     const trr_case *tc;
-    operand op[TRR_CASE_SLOTS]; /* x, y, z, u (layout.h); only the slots the op has (has[]) are used */
+    operand op[TRR_CASE_SLOTS]; /* x, y, z, u, w (layout.h); only the slots the case has (has[]) are used */
     unsigned char has[TRR_CASE_SLOTS];
     trr_tensor t[TRR_CASE_SLOTS];
+    uint8_t *w_before, *w_after; /* the second output's buffer (attention's lse) around the run, when it has one */
 } case_run;
 
 #define HAS(cr, i) ((cr)->has[i])
@@ -174,9 +183,13 @@ static trr_status make_tensors(case_run *cr) {
 /* Poisons the output, runs the op (timed) and reads the output buffer back into after. */
 static trr_status run_once(trr_context *ctx, case_run *cr, uint32_t poison, uint8_t *before, uint8_t *after,
                            double *out_ms) {
-    operand *z = &cr->op[TRR_OUT];
+    operand *z = &cr->op[TRR_OUT], *w = &cr->op[TRR_W];
     fill_output(before, z->bytes, &z->v, poison);
     TRR_TRY(trr_buffer_write(ctx, z->buf, 0, before, z->bytes));
+    if (HAS(cr, TRR_W)) {
+        fill_output(cr->w_before, w->bytes, &w->v, trr_conf_poison(w->v.dtype));
+        TRR_TRY(trr_buffer_write(ctx, w->buf, 0, cr->w_before, w->bytes));
+    }
     TRR_TRY(trr_synchronize(ctx));
     TRR_TRY(trr_timer_start(ctx));
     trr_status st = trr_case_call(ctx, cr->tc, cr->t, 0);
@@ -185,6 +198,7 @@ static trr_status run_once(trr_context *ctx, case_run *cr, uint32_t poison, uint
     if (st != TRR_OK) return st;
     TRR_TRY(st_timer);
     *out_ms = ms;
+    if (HAS(cr, TRR_W)) TRR_TRY(trr_buffer_read(ctx, w->buf, 0, cr->w_after, w->bytes));
     return trr_buffer_read(ctx, z->buf, 0, after, z->bytes);
 }
 
@@ -214,7 +228,7 @@ static trr_status run_case(trr_context *ctx, const trr_case *tc, uint64_t seed, 
         goto done;
     }
     for (int i = 0; i < TRR_CASE_SLOTS && st == TRR_OK; i++) {
-        if (!HAS(&cr, i) || i == TRR_OUT) continue;
+        if (!HAS(&cr, i) || trr_case_slot_is_output(i)) continue;
         fill_input(&cr.op[i], i, tc, &rng);
         st = trr_buffer_write(ctx, cr.op[i].buf, 0, cr.op[i].host, cr.op[i].bytes);
     }
@@ -229,7 +243,11 @@ static trr_status run_case(trr_context *ctx, const trr_case *tc, uint64_t seed, 
 
     before = malloc(cr.op[TRR_OUT].bytes);
     after = malloc(cr.op[TRR_OUT].bytes);
-    if (!before || !after) {
+    if (HAS(&cr, TRR_W)) {
+        cr.w_before = malloc(cr.op[TRR_W].bytes);
+        cr.w_after = malloc(cr.op[TRR_W].bytes);
+    }
+    if (!before || !after || (HAS(&cr, TRR_W) && (!cr.w_before || !cr.w_after))) {
         engine = TRR_ERR_OUT_OF_MEMORY;
         goto done;
     }
@@ -283,7 +301,17 @@ static trr_status run_case(trr_context *ctx, const trr_case *tc, uint64_t seed, 
     void *hosts[TRR_CASE_SLOTS];
     for (int i = 0; i < TRR_CASE_SLOTS; i++) hosts[i] = HAS(&cr, i) ? cr.op[i].host : NULL;
     hosts[TRR_OUT] = after;
+    hosts[TRR_W] = cr.w_after;
     trr_case_call_host(&call, hosts);
+    if (trr_op_desc_get(tc->op)->shape == TRR_SHAPE_ATTENTION) { /* conformance_attention.c */
+        trr_conf_attention_input ain = {.tcase = tc, .call = &call, .o_before = before, .o_after = after,
+                                        .o_bytes = cr.op[TRR_OUT].bytes, .lse_before = cr.w_before,
+                                        .lse_after = cr.w_after, .lse_bytes = cr.op[TRR_W].bytes};
+        st = trr_conf_check_attention(&ain, res);
+        if (st == TRR_ERR_OUT_OF_MEMORY) engine = st;
+        else if (st != TRR_OK) res->outcome = TRR_CONF_FAIL;
+        goto done;
+    }
     int64_t out_rows, out_cols;
     trr_case_out_shape(tc, &out_rows, &out_cols);
     size_t n_ref = (size_t)out_rows * (size_t)out_cols;
@@ -306,6 +334,8 @@ static trr_status run_case(trr_context *ctx, const trr_case *tc, uint64_t seed, 
 
 done:
     free(ref);
+    free(cr.w_before);
+    free(cr.w_after);
     free(before);
     free(after);
     free(before2);

@@ -123,6 +123,32 @@ int trr_conf_judge_element(trr_conf_mode mode, trr_dtype odt, double got, double
  * call's host copies (y.mem = w, u.mem = b). */
 double trr_conf_norm_scale(const trr_call *call, int64_t c);
 
+/* ---- attention (conformance_attention.c; docs/ops.md, Correctness bounds) ---- */
+
+/* The outputs of one attention case around its run, with the call's inputs' host copies (x.mem, y.mem, u.mem). */
+typedef struct trr_conf_attention_input {
+    const trr_case *tcase;
+    const trr_call *call;
+    const uint8_t *o_before, *o_after; /* o's buffer: guard pattern and poison, then as read back */
+    size_t o_bytes;
+    const uint8_t *lse_before, *lse_after; /* lse's buffer, NULL when the case has none */
+    size_t lse_bytes;
+} trr_conf_attention_input;
+
+/* Judges o per (batch, head) matrix (half outputs as every half output plus the score term; f32 by
+ * ‖err‖_F / ‖ref‖_F <= trr_conf_attention_f32_bound) and lse per element (|err| <=
+ * trr_conf_attention_lse_bound); a row that sees no key must give exactly 0 and -inf; poison, guard bytes and
+ * non-finite outputs fail as everywhere. Computes the float64 reference itself. Fills the verdict of *result as
+ * trr_conf_check does. */
+trr_status trr_conf_check_attention(const trr_conf_attention_input *in, trr_conf_result *result);
+/* The error f32 scores bring, relative: 2^-24 (D + 8) L, L a logit scale (docs/ops.md, attention's bounds). Half o
+ * adds it to its Frobenius bound, and times V (the kv head's largest |v|) to each element's allowance. */
+double trr_conf_attention_score_term(int64_t head_dim, double logit_scale);
+/* f32 o: 1e-5 + 2^-24 (D + 8) L, L the largest logit scale of the matrix's rows (trr_reference_attention). */
+double trr_conf_attention_f32_bound(int64_t head_dim, double logit_scale);
+/* lse: 1e-5 (1 + |lse_ref|) + 2^-24 (D + 8) L, L the row's logit scale. */
+double trr_conf_attention_lse_bound(int64_t head_dim, double logit_scale, double lse_ref);
+
 /* Appends a "; "-separated part to a verdict message, truncating at cap. */
 void trr_conf_append(char *msg, size_t cap, const char *fmt, ...)
 #if defined(__GNUC__)

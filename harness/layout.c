@@ -12,7 +12,7 @@
 #define ROW_PAD_IN 5
 #define ROW_PAD_OUT 3
 #define PLANE_PAD 11
-static const int64_t view_offsets[TRR_CASE_SLOTS] = {3, 5, 7, 9}; /* x, y, z, u in the non-packed layouts */
+static const int64_t view_offsets[TRR_CASE_SLOTS] = {3, 5, 7, 9, 11}; /* x, y, z, u, w in the non-packed layouts */
 
 static int64_t dim_value(const trr_case *c, int dim) {
     int64_t d[3];
@@ -43,11 +43,60 @@ static trr_status batch_view(const trr_case *c, int i, int strided, trr_stored_v
     return TRR_OK;
 }
 
+/* attention's operands (cases.h): q, k, v, o as [B,H,S,D] or stored [B,S,H,D] (bshd), rows of D padded in the
+ * strided layout; lse [B,H,S], at element stride 2 in the strided layout. */
+static trr_status attention_views(const trr_case *c, trr_case_views *out) {
+    const int strided = c->layout == TRR_LAYOUT_STRIDED;
+    for (int i = 0; i < TRR_CASE_SLOTS; i++) {
+        if (i == TRR_W && !c->attn.lse) continue;
+        out->has[i] = 1;
+        trr_stored_view *v = &out->v[i];
+        const int kv = i == TRR_SLOT_Y || i == TRR_SLOT_U;
+        const int64_t H = kv ? c->attn.hkv : c->attn.hq, S = kv ? c->attn.skv : c->attn.sq, B = c->attn.b;
+        v->dtype = i == TRR_W ? TRR_F32 : trr_case_slot_is_output(i) ? c->out_dtype : c->in_dtype;
+        v->heads = H;
+        v->planes = B * H;
+        v->rows = S;
+        v->offset = c->layout == TRR_LAYOUT_PACKED ? 0 : view_offsets[i];
+        if (i == TRR_W) { /* lse: [B,H,S] in that order always */
+            v->cols = 1;
+            v->ndim = 3;
+            v->row_stride = strided ? 2 : 1;
+            v->plane_stride = S * v->row_stride + (strided ? PLANE_PAD : 0);
+            v->batch_stride = H * v->plane_stride;
+            continue;
+        }
+        v->cols = c->attn.d;
+        v->ndim = 4;
+        const int64_t row = c->attn.d + (strided ? (i == TRR_OUT ? ROW_PAD_OUT : ROW_PAD_IN) : 0);
+        if (c->attn.bshd) { /* element (b, h, s, d) at b * S*H*row + s * H*row + h * row + d */
+            v->plane_stride = row;
+            v->row_stride = H * row;
+            v->batch_stride = S * H * row;
+        } else {
+            v->row_stride = row;
+            v->plane_stride = S * row + (strided ? PLANE_PAD : 0);
+            v->batch_stride = H * v->plane_stride;
+        }
+        if (B < 0 || H < 0 || S < 0 || (double)v->batch_stride * (double)(B > 0 ? B : 1) > 1e18)
+            return trr_error(NULL, TRR_ERR_OVERFLOW, "attention: operand %d of [%lld,%lld,%lld,%lld] overflows 64-bit "
+                             "sizes", i, (long long)B, (long long)H, (long long)S, (long long)c->attn.d);
+    }
+    return TRR_OK;
+}
+
+int trr_case_has_slot(const trr_case *c, int slot) {
+    const trr_op_desc *d = trr_op_desc_get(c->op);
+    if (!d || slot < 0 || slot >= TRR_CASE_SLOTS || !d->operand[slot].name) return 0;
+    return slot != TRR_W || (d->shape == TRR_SHAPE_ATTENTION && c->attn.lse);
+}
+
 trr_status trr_case_views_make(const trr_case *c, trr_case_views *out) {
     const trr_op_desc *d = c ? trr_op_desc_get(c->op) : NULL;
     if (!out || !d) return trr_error(NULL, TRR_ERR_INVALID_ARGUMENT, "layout: no such op or NULL argument");
     memset(out, 0, sizeof *out);
     out->n_inputs = d->n_inputs;
+    if (d->shape == TRR_SHAPE_ATTENTION) return attention_views(c, out);
     for (int i = 0; i < TRR_CASE_SLOTS; i++) {
         const trr_operand_rule *rule = &d->operand[i];
         if (!rule->name) continue;
@@ -87,6 +136,7 @@ int64_t trr_stored_extent(const trr_stored_view *v) {
 }
 
 int64_t trr_stored_index(const trr_stored_view *v, int64_t p, int64_t r, int64_t c) {
+    if (v->heads > 0) return v->offset + (p / v->heads) * v->batch_stride + (p % v->heads) * v->plane_stride + r * v->row_stride + c;
     return v->offset + p * v->plane_stride + r * v->row_stride + c;
 }
 
@@ -94,6 +144,11 @@ trr_status trr_stored_tensor(const trr_stored_view *v, trr_buffer *buf, trr_tens
     size_t es = 0;
     TRR_TRY(trr_dtype_size(v->dtype, &es));
     const size_t byte_offset = (size_t)v->offset * es;
+    if (v->heads > 0) { /* attention: [B,H,S,D], or lse's [B,H,S] */
+        const int64_t shape[4] = {v->planes / v->heads, v->heads, v->rows, v->cols};
+        const int64_t strides[4] = {v->batch_stride, v->plane_stride, v->row_stride, 1};
+        return trr_tensor_nd(buf, byte_offset, v->dtype, v->ndim, shape, strides, out); /* ndim 3: the first three */
+    }
     if (v->ndim == 1) return trr_tensor_1d(buf, byte_offset, v->dtype, v->cols, out);
     if (v->ndim == 3) {
         trr_tensor t = {.buffer = buf, .offset = byte_offset, .dtype = v->dtype, .ndim = 3,
@@ -115,8 +170,11 @@ trr_status trr_stored_tensor(const trr_stored_view *v, trr_buffer *buf, trr_tens
 trr_status trr_case_call(trr_context *ctx, const trr_case *c, const trr_tensor t[TRR_CASE_SLOTS], unsigned flags) {
     const trr_op_desc *d = trr_op_desc_get(c->op);
     if (!d) return trr_error(ctx, TRR_ERR_INVALID_ARGUMENT, "unknown op %d", (int)c->op);
-    const trr_tensor *operands[TRR_CASE_SLOTS] = {NULL, NULL, NULL, NULL};
-    for (int i = 0; i <= d->n_inputs && i < TRR_CASE_SLOTS; i++) operands[i] = &t[trr_slot_of_operand(d->n_inputs, i)];
+    const trr_tensor *operands[TRR_CASE_SLOTS] = {NULL};
+    for (int i = 0; i < d->n_inputs + trr_op_outputs(d) && i < TRR_CASE_SLOTS; i++) {
+        const int slot = trr_slot_of_operand(d->n_inputs, i);
+        operands[i] = trr_case_has_slot(c, slot) ? &t[slot] : NULL;
+    }
     if (d->shape == TRR_SHAPE_MATMUL && !c->params.count)
         return trr_matmul(ctx, operands[0], operands[1], operands[2], c->epilogue, c->alpha, flags);
     if (d->shape == TRR_SHAPE_MATMUL) { /* the case's scales besides its epilogue: the named parameters */
@@ -133,9 +191,9 @@ trr_status trr_case_call_build(trr_context *ctx, const trr_case *c, const trr_te
                                unsigned flags, trr_call *out_call, int *out_empty) {
     const trr_op_desc *d = trr_op_desc_get(c->op);
     if (!d) return trr_error(ctx, TRR_ERR_INVALID_ARGUMENT, "unknown op %d", (int)c->op);
-    const trr_tensor *slots[TRR_SLOTS] = {NULL, NULL, NULL, NULL};
+    const trr_tensor *slots[TRR_SLOTS] = {NULL};
     for (int i = 0; i < TRR_SLOTS; i++)
-        if (d->operand[i].name) slots[i] = &t[i];
+        if (trr_case_has_slot(c, i)) slots[i] = &t[i];
     double values[TRR_MAX_OP_PARAMS] = {0};
     const int mm = d->shape == TRR_SHAPE_MATMUL;
     TRR_TRY(trr_op_params_resolve(ctx, d, c->params.count ? &c->params : NULL, values));
@@ -145,7 +203,7 @@ trr_status trr_case_call_build(trr_context *ctx, const trr_case *c, const trr_te
         values[TRR_MATMUL_PARAM_ALPHA] = (double)c->alpha;
         values[TRR_MATMUL_PARAM_ALLOW_TF32] = (flags & TRR_MATMUL_ALLOW_TF32) ? 1.0 : 0.0;
     }
-    for (int i = 0; i < TRR_MAX_OP_PARAMS; i++) out_call->params[i] = values[i];
+    trr_call_set_params(out_call, values);
     return TRR_OK;
 }
 
@@ -154,6 +212,7 @@ void trr_case_call_host(trr_call *call, void *const hosts[TRR_CASE_SLOTS]) {
     call->y.mem = hosts[TRR_SLOT_Y];
     call->z.mem = hosts[TRR_SLOT_Z];
     call->u.mem = hosts[TRR_SLOT_U];
+    call->w.mem = hosts[TRR_SLOT_W];
 }
 
 trr_status trr_case_views_check_size(trr_context *ctx, const trr_case_views *views) {
@@ -216,11 +275,30 @@ trr_status trr_case_packed_call(const trr_case *c, trr_call *out_call) {
     call.alpha = c->alpha;
     call.slices = 1;
     call.slice_count = 1;
-    trr_operand *ops[TRR_CASE_SLOTS] = {&call.x, &call.y, &call.z, &call.u};
+    trr_operand *ops[TRR_CASE_SLOTS] = {&call.x, &call.y, &call.z, &call.u, &call.w};
+    if (d->shape == TRR_SHAPE_ATTENTION) { /* as core/attention.c normalises it */
+        for (int i = 0; i < TRR_CASE_SLOTS; i++) {
+            const trr_stored_view *v = &views.v[i];
+            ops[i]->dtype = v->dtype;
+            if (!views.has[i]) continue;
+            ops[i]->batch_stride = v->batch_stride, ops[i]->stride1 = v->plane_stride, ops[i]->stride0 = v->row_stride;
+        }
+        if (!views.has[TRR_W]) call.w.dtype = TRR_F32;
+        call.k = c->attn.skv;
+        call.batch = c->attn.b;
+        call.attn = (trr_attention_shape){.batch = c->attn.b, .heads_q = c->attn.hq, .heads_kv = c->attn.hkv,
+                                          .seq_q = c->attn.sq, .seq_kv = c->attn.skv, .head_dim = c->attn.d,
+                                          .has_lse = c->attn.lse};
+        double values[TRR_MAX_OP_PARAMS] = {0};
+        TRR_TRY(trr_op_params_resolve(NULL, d, c->params.count ? &c->params : NULL, values));
+        trr_call_set_params(&call, values);
+        *out_call = call;
+        return TRR_OK;
+    }
     for (int i = 0; i < TRR_CASE_SLOTS; i++) {
         const trr_stored_view *v = &views.v[i];
         ops[i]->dtype = trr_case_dtype(c, i);
-        if (!d->operand[i].name) continue;
+        if (!d->operand[i].name || i == TRR_W) continue;
         if (d->shape == TRR_SHAPE_MATMUL) {
             ops[i]->stride0 = v->row_stride;
             ops[i]->batch_stride = v->ndim == 3 && c->batch > 1 ? v->plane_stride : 0;

@@ -15,15 +15,20 @@ typedef struct trr_stored_view {
     trr_dtype dtype;
     int64_t planes, rows, cols;
     int64_t plane_stride, row_stride, offset;
-    int ndim;       /* rank of the tensor passed to the op: 1 (a vector, or a flat element-wise call), 2 or 3 */
+    int ndim;       /* rank of the tensor passed to the op: 1 (a vector, or a flat element-wise call), 2, 3 or 4 */
     int transposed; /* the op gets the transpose of the stored [rows, cols] view */
+    /* attention: planes are batch x heads (plane p is head p % heads of batch p / heads, batches batch_stride
+     * apart); 0 elsewhere. The view passed is [batch, heads, rows, cols] (ndim 4) or [batch, heads, rows]
+     * (ndim 3, lse, whose cols is 1). */
+    int64_t heads, batch_stride;
 } trr_stored_view;
 
-/* Operand slots of a case: x, y, z, u in the order of trr_call (op_table.h's TRR_SLOT_*). */
-#define TRR_CASE_SLOTS 4
+/* Operand slots of a case: x, y, z, u, w in the order of trr_call (op_table.h's TRR_SLOT_*). */
+#define TRR_CASE_SLOTS 5
 
 /* The operands of one case: x, y (absent for one-input ops), z, u (the third input: layer_norm's b; absent for
- * ops of fewer inputs) in the order of trr_call. has[i] is 1 where the op has slot i. */
+ * ops of fewer inputs), w (a second output: attention's lse, when the case asks for it) in the order of
+ * trr_call. has[i] is 1 where the case has slot i. */
 typedef struct trr_case_views {
     int n_inputs;
     trr_stored_view v[TRR_CASE_SLOTS];
@@ -35,6 +40,14 @@ typedef struct trr_case_views {
 #define TRR_OUT 2
 /* The third input's index in v[] (trr_call's u slot). */
 #define TRR_U 3
+/* The second output's index in v[] (trr_call's w slot). */
+#define TRR_W 4
+/* 1 for the slots that are outputs (z, w). */
+static inline int trr_case_slot_is_output(int slot) { return slot == TRR_OUT || slot == TRR_W; }
+
+/* 1 where case c has operand slot `slot`: the op declares it and, for an optional one (attention's lse), the case
+ * asks for it. */
+int trr_case_has_slot(const trr_case *c, int slot);
 
 /* Lays c's operands out as its layout says: packed at offset 0, or (offset, strided) at odd element offsets and
  * with padded rows and planes, so no view lands on a vector boundary. */
@@ -48,7 +61,8 @@ trr_status trr_case_views_check_size(trr_context *ctx, const trr_case_views *vie
 
 /* Elements from the buffer's start to one past the view's last element. */
 int64_t trr_stored_extent(const trr_stored_view *v);
-/* The index of element (p, r, c) of the stored view, in elements from the buffer's start. */
+/* The index of element (p, r, c) of the stored view, in elements from the buffer's start (p counts batch x
+ * heads planes where the view has heads). */
 int64_t trr_stored_index(const trr_stored_view *v, int64_t p, int64_t r, int64_t c);
 
 /* The tensor the op is called with for a view stored in buf. */

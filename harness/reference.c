@@ -171,6 +171,11 @@ typedef struct reference_row {
 static trr_status run_rgb_to_grey(const trr_call *c, double *out) { return rgb_to_grey(c, out), TRR_OK; }
 static trr_status run_softmax(const trr_call *c, double *out) { return softmax(c, out), TRR_OK; }
 static trr_status run_row_sum(const trr_call *c, double *out) { return row_sum(c, out), TRR_OK; }
+/* reference_attention.c: o, then lse */
+static trr_status run_attention(const trr_call *c, double *out) {
+    const trr_attention_shape *a = &c->attn;
+    return trr_reference_attention(c, out, out + a->batch * a->heads_q * a->seq_q * a->head_dim, NULL);
+}
 static trr_status run_cast(const trr_call *c, double *out) { return cast(c, out), TRR_OK; }
 
 static const reference_row rows[TRR_OP_COUNT] = {
@@ -184,6 +189,7 @@ static const reference_row rows[TRR_OP_COUNT] = {
     [TRR_OP_MATMUL] = {NULL, matmul},
     [TRR_OP_RMS_NORM] = {NULL, trr_reference_rms_norm},     /* reference_norm.c */
     [TRR_OP_LAYER_NORM] = {NULL, trr_reference_layer_norm}, /* reference_norm.c */
+    [TRR_OP_ATTENTION] = {NULL, run_attention},
     [TRR_OP_CAST] = {NULL, run_cast}, /* the output's dtype decides the value: not a point function */
 };
 

@@ -87,6 +87,7 @@ typedef enum trr_op {
     TRR_OP_SILU,
     TRR_OP_RMS_NORM,
     TRR_OP_LAYER_NORM,
+    TRR_OP_ATTENTION,
     TRR_OP_CAST,
     TRR_OP_COUNT
 } trr_op;
@@ -302,6 +303,16 @@ TRR_API trr_status trr_silu(trr_context *ctx, const trr_tensor *x, const trr_ten
 TRR_API trr_status trr_rms_norm(trr_context *ctx, const trr_tensor *x, const trr_tensor *w, const trr_tensor *y, float eps);
 TRR_API trr_status trr_layer_norm(trr_context *ctx, const trr_tensor *x, const trr_tensor *w, const trr_tensor *b,
                                   const trr_tensor *y, float eps);
+/* Fused attention (docs/ops.md, attention): o = softmax(scale · q·kᵀ + mask) · v for every batch and query head,
+ * without materialising the scores; f32 accumulation, one rounding on store.
+ *   q [B,Hq,Sq,D], k and v [B,Hkv,Skv,D], o [B,Hq,Sq,D]: one dtype (f32, f16 or bf16); Hq a multiple of Hkv,
+ *   query head h reading key/value head h / (Hq / Hkv); D from 1 to 256.
+ *   lse [B,Hq,Sq] f32, or NULL: the natural log of each row's sum of exp (−inf for a row that sees no key).
+ *   Any positive strides on B, H and S (a [B,S,H,D] tensor is passed as its permuted view); D's stride is 1.
+ *   scale: 0 means 1/sqrt(D). causal: query i sees keys j <= i + (Skv - Sq) (bottom-right aligned); a row that
+ *   sees no key gives o = 0. */
+TRR_API trr_status trr_attention(trr_context *ctx, const trr_tensor *q, const trr_tensor *k, const trr_tensor *v,
+                                 const trr_tensor *o, const trr_tensor *lse, float scale, int causal);
 
 /* y = x converted to y's dtype, element by element, between any two of f32, f16, bf16, f8e4m3 and f8e5m2: round to
  * nearest even; a finite value past the output's largest finite one becomes an infinity in f16 and bf16 (IEEE)
@@ -347,12 +358,14 @@ typedef struct trr_param_info {
 /* The index-th parameter op declares (0 <= index < trr_op_info.n_params). */
 TRR_API trr_status trr_op_get_param(trr_op op, int index, trr_param_info *out_info);
 
-/* What an op takes: its name, how many inputs come before the one output, and how many parameters it declares. */
+/* What an op takes: its name, how many inputs come before its outputs, how many parameters it declares, and
+ * how many outputs follow the inputs (attention's second, lse, may be passed as NULL). */
 typedef struct trr_op_info {
     const char *name;     /* "matmul" */
     int n_inputs;         /* 1 to 3 */
     const char *operands; /* "A[M,K], B[K,N] -> C[M,N]", for people */
     int n_params;         /* trr_op_get_param(op, 0 .. n_params - 1) */
+    int n_outputs;        /* 1, or 2 where the op has an optional second output */
 } trr_op_info;
 TRR_API trr_status trr_op_get_info(trr_op op, trr_op_info *out_info);
 
@@ -365,8 +378,8 @@ TRR_API trr_status trr_op_get_info(trr_op op, trr_op_info *out_info);
 TRR_API trr_status trr_op_output_shape(trr_op op, const trr_tensor *const *inputs, int out_dtype, int *out_ndim,
                                        int64_t out_shape[TRR_MAX_DIMS], trr_dtype *out_out_dtype);
 
-/* operands: the op's inputs in order, then its output (n_inputs + 1 entries). params may be NULL (every
- * parameter at its default). */
+/* operands: the op's inputs in order, then its outputs (n_inputs + n_outputs entries; an optional second
+ * output may be NULL). params may be NULL (every parameter at its default). */
 TRR_API trr_status trr_op_run(trr_context *ctx, trr_op op, const trr_tensor *const *operands, const trr_op_params *params);
 
 TRR_API trr_status trr_synchronize(trr_context *ctx);

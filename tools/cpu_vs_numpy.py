@@ -10,7 +10,9 @@ machine load; inputs uniform in [-4, 4), outputs preallocated, no copies inside 
   matmul f16 and bf16 (f32 out) at the same sizes: against trireme's own f32 matmul at that size, alternated with
     it (the goal is 0.8x of it; NumPy has no fast half-precision GEMM to compare with);
   softmax 4096 x 4096 f32: against max, exp(x - max), sum and divide along the rows;
-  gelu and silu over 2^24 f32: against 0.5*x*(1 + tanh(0.7978845608*(x + 0.044715*x**3))) and x / (1 + exp(-x)).
+  gelu and silu over 2^24 f32: against 0.5*x*(1 + tanh(0.7978845608*(x + 0.044715*x**3))) and x / (1 + exp(-x));
+  attention f32 at S = 1024, D = 64, a batch of 8 heads: against scores by np.matmul, softmax, np.matmul (issue
+    43: >= 2x NumPy).
 
 It prints each figure, the ratio trireme / NumPy (for half matmuls trireme / trireme f32) and the goal from issue
 47: matmul f32 >= 1.0x NumPy, half matmuls >= 0.8x of f32, softmax, gelu and silu >= 3x NumPy. Every trireme output
@@ -161,6 +163,25 @@ def main():
         gbs = 8.0 * n
         row(f"{name} f32", f"2^{n.bit_length() - 1}", gbs / t_trr * 1e-9, "GB/s", gbs / t_np * 1e-9, "NumPy",
             t_np / t_trr, 3.0)
+
+    heads, s, d = 8, 1024, 64
+    q, k, v = (rng.uniform(-1, 1, (heads, 1, s, d)).astype(np.float32) for _ in range(3))
+    tq, tk, tv, to = ctx.tensor(q), ctx.tensor(k), ctx.tensor(v), ctx.empty(q.shape, np.float32)
+    scale = np.float32(1 / np.sqrt(d))
+
+    def np_attention():
+        sc = np.matmul(q, k.transpose(0, 1, 3, 2))
+        sc *= scale
+        sc -= sc.max(axis=-1, keepdims=True)
+        np.exp(sc, out=sc)
+        sc /= sc.sum(axis=-1, keepdims=True)
+        return np.matmul(sc, v)
+
+    ctx.attention(tq, tk, tv, out=to)
+    check("attention", to.numpy(), np_attention(), 1e-5)
+    t_trr, t_np = best_pair(lambda: ctx.attention(tq, tk, tv, out=to), np_attention, args.reps or 8)
+    flops = 4.0 * heads * s * s * d
+    row("attention", f"8x{s}x{d}", flops / t_trr * 1e-9, "GFLOPS", flops / t_np * 1e-9, "NumPy", t_np / t_trr, 2.0)
     return 0
 
 

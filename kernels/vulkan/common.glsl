@@ -56,6 +56,8 @@ uvec2 trr_f2bf4(vec4 f) {
 #define ZVC(f) ZV(f)
 #endif
 
+// A kernel with bindings and push constants of its own (attention.comp) defines TRR_OWN_BINDINGS first.
+#ifndef TRR_OWN_BINDINGS
 layout(std430, set = 0, binding = 0) readonly buffer BufX { XT x[]; };
 layout(std430, set = 0, binding = 1) readonly buffer BufY { XT y[]; };
 layout(std430, set = 0, binding = 2) writeonly buffer BufZ { ZT z[]; };
@@ -76,6 +78,7 @@ layout(push_constant) uniform Push {
 #define TRR_XO (pc.xo + gl_WorkGroupID.z * pc.xb)
 #define TRR_YO (pc.yo + gl_WorkGroupID.z * pc.yb)
 #define TRR_ZO (pc.zo + gl_WorkGroupID.z * pc.zb)
+#endif
 
 #define NEG_INF uintBitsToFloat(0xff800000u)
 

@@ -65,7 +65,7 @@ class OpInfo(ctypes.Structure):
     """struct trr_op_info"""
 
     _fields_ = [("name", ctypes.c_char_p), ("n_inputs", ctypes.c_int), ("operands", ctypes.c_char_p),
-                ("n_params", ctypes.c_int)]
+                ("n_params", ctypes.c_int), ("n_outputs", ctypes.c_int)]
 
 
 class BackendInfo(ctypes.Structure):

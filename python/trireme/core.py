@@ -898,9 +898,10 @@ class Context:
             return host[z.offset:z.offset + z.size * dt.itemsize].view(dt).reshape(z.shape)
         return z.numpy()
 
-    def _launch(self, code, ins, z, op_params):
-        """trr_op_run on Tensors; returns the status. A small op keeps the GIL through the call (_lib.fast says
-        why); a large one lets other threads run while it is queued or, on the CPU, computed."""
+    def _launch(self, code, ins, z, op_params, w=None):
+        """trr_op_run on Tensors (w: a second output, attention's lse; NULL where None); returns the status. A
+        small op keeps the GIL through the call (_lib.fast says why); a large one lets other threads run while it
+        is queued or, on the CPU, computed."""
         h = self._h
         if h is None:
             raise _error(1, "the context is closed")
@@ -916,6 +917,7 @@ class Context:
             arr[i] = t._addr
             i += 1
         arr[i] = z._addr
+        arr[i + 1] = w._addr if w is not None else None
         p = ctypes.addressof(op_params) if op_params is not None else None
         work = z.size if code != self._matmul else z.size * ins[0].shape[-1]  # matmul's work is M·N·K
         if work <= _SMALL_WORK:
@@ -987,6 +989,43 @@ class Context:
         finite value (an infinity too in e4m3, which has none); NaN stays NaN. NumPy in gives NumPy out (float32
         for bfloat16 and the 8-bit floats, which NumPy cannot hold); Tensors give a Tensor."""
         return self.run("cast", x, out=out, out_dtype=dtype)
+
+    def attention(self, q, k, v, causal=False, scale=None, lse=False, out=None):
+        """Fused attention (docs/ops.md, attention): o = softmax(scale·q·kᵀ + mask)·v per batch and query head,
+        float32 accumulation, one rounding on store. q [B,Hq,Sq,D], k and v [B,Hkv,Skv,D] of one dtype (float32,
+        float16 or bfloat16), Hq a multiple of Hkv (query head h reads kv head h // (Hq // Hkv)), D up to 256;
+        any strides on B, H and S (a [B,S,H,D] tensor passes as its .transpose(1, 2) view, e.g. from_dlpack),
+        D contiguous. scale: None for 1/sqrt(D). causal: query i sees keys j <= i + Skv - Sq (bottom-right
+        aligned); a row that sees no key gives 0 (and lse -inf). Returns o, or (o, lse) with lse=True: the
+        natural log of each row's sum of exp, float32 [B,Hq,Sq]. out: o's tensor (or array) to write."""
+        code = _op_info("attention")[0]
+        if scale is not None and float(scale) == 0.0:
+            raise _error(1, "attention: scale 0 is not available (None gives 1/sqrt(D))")
+        params = {"causal": bool(causal)}
+        if scale is not None:
+            params["scale"] = float(scale)
+        op_params = _op_params(self._lib, code, params)
+        numpy_in = not any(isinstance(a, Tensor) for a in (q, k, v)) and not isinstance(out, Tensor)
+        ins = [self._operand(a) for a in (q, k, v)]
+        if isinstance(out, Tensor):
+            o = out
+        elif out is not None:
+            o = self.empty(np.shape(out), np.asarray(out).dtype)
+        else:
+            o = self.empty(ins[0].shape, ins[0].trr_dtype)
+        lse_t = self.empty(ins[0].shape[:3], np.float32) if lse and len(ins[0].shape) == 4 else None
+        status = self._launch(code, ins, o, op_params, lse_t)
+        if status == STATUS_STRIDE and not all(t._packed() for t in ins):  # D not contiguous
+            status = self._launch(code, [t if t._packed() else self._packed_copy(t) for t in ins], o, op_params, lse_t)
+        _check(status, self._handle)
+        if out is not None and not isinstance(out, Tensor):
+            out[...] = o.numpy()
+            result = out
+        else:
+            result = o.numpy() if numpy_in else o
+        if lse_t is None:
+            return result
+        return result, (lse_t.numpy() if numpy_in else lse_t)
 
 
 # ---- the CLI's harness: conformance and benchmarks ----

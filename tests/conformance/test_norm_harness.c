@@ -347,7 +347,8 @@ Test(norm_layout, four_slots_with_vectors) {
     trr_case_views v;
     cr_assert_eq(trr_case_views_make(&c, &v), TRR_OK);
     cr_assert_eq(v.n_inputs, 3);
-    for (int i = 0; i < TRR_CASE_SLOTS; i++) cr_assert(v.has[i], "slot %d", i);
+    for (int i = 0; i < TRR_W; i++) cr_assert(v.has[i], "slot %d", i);
+    cr_assert(!v.has[TRR_W], "no second output");
     cr_assert(v.v[0].row_stride > 17 && v.v[TRR_OUT].row_stride > 17, "padded rows");
     for (int i = 1; i < TRR_CASE_SLOTS; i += 2) { /* w (slot 1) and b (slot 3): vectors at element stride 1 */
         cr_assert_eq(v.v[i].ndim, 1);

@@ -3,7 +3,8 @@
  *    cases it applies to run in many parts on every backend, checked against the float64 reference as usual;
  *  - views that really span more than 2^31 elements on the CPU backend: rows 2^31 elements apart in a mapped,
  *    mostly untouched range, so the kernels run at offsets past 2^31 while only a few pages are written.
- * And what no cut can bring under the limit (one row past it, a column of a matmul's B) is TRR_ERR_OVERFLOW. */
+ * And what no cut can bring under the limit (one row past it, a column of a matmul's B, one key/value head of
+ * attention) is TRR_ERR_OVERFLOW. */
 #define _DEFAULT_SOURCE
 #include <criterion/criterion.h>
 #include <math.h>
@@ -50,6 +51,8 @@ static int cuts(const trr_case *c) {
         const int64_t b_col = y->transposed ? y->cols : (y->rows - 1) * y->row_stride + 1;
         return a_row < limit && b_col < limit;
     }
+    case TRR_SHAPE_ATTENTION: /* one key/value head of [Skv, D] (keys are never cut), one row of q */
+        return (y->rows - 1) * y->row_stride + y->cols < limit && x->cols < limit;
     default: return x->cols < limit; /* one row of the row-wise rules */
     }
 }
@@ -184,6 +187,53 @@ Test(split_calls, copy_softmax_and_matmul_rows_past_2_31_elements) {
     far_close(&f);
 }
 
+/* attention with q's heads and lse's 2^31 elements apart: cut into a part per query head (one key/value head
+ * for both, GQA), causal with Sq < Skv, against a float64 softmax. */
+Test(split_calls, attention_heads_past_2_31_elements) {
+    enum { HQ = 2, SQ = 3, SKV = 5, D = 4, K_AT = 64, V_AT = 128, LSE_AT = 64 };
+    far_buffers f = far_open((size_t)(FAR + 256) * 4);
+    float *h = f.host[0], *o = f.host[1];
+    for (int64_t hd = 0; hd < HQ; hd++)
+        for (int64_t i = 0; i < SQ * D; i++) h[hd * FAR + i] = (float)((hd * 5 + i * 7) % 11) * 0.25f - 1.25f;
+    for (int64_t i = 0; i < SKV * D; i++) {
+        h[K_AT + i] = (float)((i * 3) % 13) * 0.2f - 1.2f;
+        h[V_AT + i] = (float)((i * 5) % 9) - 4.0f;
+    }
+    const int64_t q_shape[4] = {1, HQ, SQ, D}, q_strides[4] = {FAR * HQ, FAR, D, 1};
+    const int64_t kv_shape[4] = {1, 1, SKV, D}, kv_strides[4] = {SKV * D, SKV * D, D, 1};
+    const int64_t o_strides[4] = {HQ * SQ * D, SQ * D, D, 1}, lse_strides[3] = {FAR * HQ, FAR, 1};
+    trr_tensor q, k, v, out, lse;
+    cr_assert_eq(trr_tensor_nd(f.buf[0], 0, TRR_F32, 4, q_shape, q_strides, &q), TRR_OK);
+    cr_assert_eq(trr_tensor_nd(f.buf[0], K_AT * 4, TRR_F32, 4, kv_shape, kv_strides, &k), TRR_OK);
+    cr_assert_eq(trr_tensor_nd(f.buf[0], V_AT * 4, TRR_F32, 4, kv_shape, kv_strides, &v), TRR_OK);
+    cr_assert_eq(trr_tensor_nd(f.buf[1], 0, TRR_F32, 4, q_shape, o_strides, &out), TRR_OK);
+    cr_assert_eq(trr_tensor_nd(f.buf[1], LSE_AT * 4, TRR_F32, 3, q_shape, lse_strides, &lse), TRR_OK);
+    cr_assert_eq(trr_attention(f.ctx, &q, &k, &v, &out, &lse, 0.0f, 1), TRR_OK, "%s", trr_last_error(f.ctx));
+    for (int64_t hd = 0; hd < HQ; hd++)
+        for (int64_t i = 0; i < SQ; i++) {
+            const int64_t seen = i + SKV - SQ + 1; /* causal, bottom-right aligned */
+            double s[SKV], mx = -INFINITY, l = 0.0;
+            for (int64_t j = 0; j < seen; j++) {
+                s[j] = 0.0;
+                for (int64_t d = 0; d < D; d++) s[j] += (double)h[hd * FAR + i * D + d] * h[K_AT + j * D + d];
+                s[j] *= 0.5; /* 1/sqrt(D) */
+                mx = fmax(mx, s[j]);
+            }
+            for (int64_t j = 0; j < seen; j++) l += exp(s[j] - mx);
+            for (int64_t d = 0; d < D; d++) {
+                double want = 0.0;
+                for (int64_t j = 0; j < seen; j++) want += exp(s[j] - mx) / l * h[V_AT + j * D + d];
+                cr_expect(fabs(o[(hd * SQ + i) * D + d] - want) <= 1e-5 * (1.0 + fabs(want)),
+                          "o (%lld, %lld, %lld): %g, want %g", (long long)hd, (long long)i, (long long)d,
+                          (double)o[(hd * SQ + i) * D + d], want);
+            }
+            const double lse_want = mx + log(l), got = o[LSE_AT + hd * FAR + i];
+            cr_expect(fabs(got - lse_want) <= 1e-5 * (1.0 + fabs(lse_want)), "lse (%lld, %lld): %g, want %g",
+                      (long long)hd, (long long)i, got, lse_want);
+        }
+    far_close(&f);
+}
+
 /* What no cut brings under 2^31 is refused before anything runs. */
 Test(split_calls, what_no_part_can_hold_is_an_overflow) {
     far_buffers f = far_open((size_t)(FAR + 64) * 4 * 2);
@@ -199,5 +249,15 @@ Test(split_calls, what_no_part_can_hold_is_an_overflow) {
     cr_assert_eq(trr_tensor_2d(f.buf[1], 0, TRR_F32, 2, 2, 0, &c), TRR_OK);
     cr_expect_eq(trr_matmul(f.ctx, &a, &b, &c, TRR_EPI_NONE, 0.0f, 0), TRR_ERR_OVERFLOW, "%s", trr_last_error(f.ctx));
     cr_expect(strstr(trr_last_error(f.ctx), "B spans") != NULL, "%s", trr_last_error(f.ctx));
+    /* an attention key/value head of two keys 2^31 elements apart: keys are never cut */
+    const int64_t q_shape[4] = {1, 1, 1, 2}, kv_shape[4] = {1, 1, 2, 2}, kv_strides[4] = {2 * FAR, 2 * FAR, FAR, 1};
+    const int64_t q_strides[4] = {2, 2, 2, 1};
+    trr_tensor q, k, v, o;
+    cr_assert_eq(trr_tensor_nd(f.buf[0], 0, TRR_F32, 4, kv_shape, kv_strides, &k), TRR_OK);
+    cr_assert_eq(trr_tensor_nd(f.buf[0], 0, TRR_F32, 4, kv_shape, kv_strides, &v), TRR_OK);
+    cr_assert_eq(trr_tensor_nd(f.buf[0], 64, TRR_F32, 4, q_shape, q_strides, &q), TRR_OK);
+    cr_assert_eq(trr_tensor_nd(f.buf[1], 0, TRR_F32, 4, q_shape, q_strides, &o), TRR_OK);
+    cr_expect_eq(trr_attention(f.ctx, &q, &k, &v, &o, NULL, 0.0f, 0), TRR_ERR_OVERFLOW, "%s", trr_last_error(f.ctx));
+    cr_expect(strstr(trr_last_error(f.ctx), "keys are never cut") != NULL, "%s", trr_last_error(f.ctx));
     far_close(&f);
 }

@@ -6,7 +6,8 @@
  *
  * Runs on every OpenCL device named llvmpipe (each test sets RUSTICL_ENABLE=llvmpipe unless it is set),
  * with the cases that reach the limit and stay affordable on 2 CPU cores: the quick conformance list, every
- * long-row case (softmax, row_sum: rows past 2^16) and every long-K matmul (K past 2^16); the long rows again
+ * long-row case (softmax, row_sum: rows past 2^16), every long-K matmul (K past 2^16) and attention's long key
+ * ranges at large head dims (split across work-groups); the long rows again
  * under the thread counts a caller may force, and 3x17xK matmuls at K past 2^16 and 2^17 under forced tiles.
  * Skipped without such a device unless TRIREME_REQUIRE_BACKENDS names rusticl.
  *
@@ -63,7 +64,9 @@ static int long_row(const trr_case *c) {
 
 static int quick_or_long(const trr_case *c, void *user) {
     (void)user;
-    return c->quick || long_row(c) || (c->op == TRR_OP_MATMUL && c->k > 65536);
+    /* attention with 1823 keys at D = 128 takes several splits of the keys (backend_opencl/attention.c) */
+    return c->quick || long_row(c) || (c->op == TRR_OP_MATMUL && c->k > 65536) ||
+           (c->op == TRR_OP_ATTENTION && c->attn.skv > 1000 && c->attn.d >= 128);
 }
 
 static int long_rows_only(const trr_case *c, void *user) {
@@ -232,4 +235,32 @@ Test(opencl_loop_budget, long_k_matmul_is_exact_or_refused, .timeout = 1800) {
     free(h);
     cr_assert_eq(bad, 0, "%d long-K matmuls gave a wrong result with TRR_OK (listed above)", bad);
     cr_assert_gt(ran, 0, "every long-K matmul was refused");
+}
+
+/* attention at D >= 128 under blocks the heuristic never picks: one key a block over a whole block of queries, and
+ * odd sizes; several splits of the keys each, every one within the budget. */
+static int attention_large_d(const trr_case *c, void *user) {
+    (void)user;
+    return c->op == TRR_OP_ATTENTION && c->attn.d >= 128 && c->quick;
+}
+
+Test(opencl_loop_budget, attention_under_forced_blocks_pass, .timeout = 1800) {
+    char specs[MAX_DEVICES][48];
+    const int n = llvmpipe_devices(specs);
+    const trr_config forced[] = {{.block_m = 64, .block_n = 1, .threads = 32}, {.block_m = 3, .block_n = 5, .threads = 7}};
+    trr_conf_options opt = {.seed = test_seed(), .select = attention_large_d};
+    int failed = 0;
+    for (int d = 0; d < n; d++)
+        for (size_t f = 0; f < sizeof forced / sizeof forced[0]; f++) {
+            trr_context *ctx = open_device_or_skip(specs[d], "opencl");
+            cr_assert_eq(trr_config_override(ctx, TRR_OP_ATTENTION, &forced[f]), TRR_OK, "%s", trr_last_error(ctx));
+            trr_conf_report *rep = NULL;
+            cr_assert_eq(trr_conformance_run(ctx, &opt, &rep), TRR_OK, "%s: engine: %s", specs[d], trr_last_error(ctx));
+            failed += report_failures(specs[d], "attention under forced blocks", rep);
+            cr_expect_gt(rep->passed, 0, "%s: no attention case ran under block_n %d, threads %d", specs[d],
+                         forced[f].block_n, forced[f].threads);
+            trr_conformance_free(rep);
+            trr_context_destroy(ctx);
+        }
+    cr_assert_eq(failed, 0, "%d cases failed (listed above; seed %llu)", failed, (unsigned long long)opt.seed);
 }

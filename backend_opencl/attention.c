@@ -1,0 +1,188 @@
+/* attention on OpenCL (kernels/opencl/attention.cl, which says how it works). The config:
+ *   block_m  query rows per work-group (fewer where there are fewer queries: a decode step takes one)
+ *   block_n  keys per block (BN), a launch argument: sized so the work-group's tiles fit local memory
+ *   threads  work-items per work-group (T)
+ * One program per (BM, T) serves every head dim and dtype (both are arguments): PoCL takes seconds a compile. Where the
+ * device cuts a work-item's loops short (llvmpipe), the keys are split across work-groups, each within the budget, into
+ * f32 scratch that attention_combine merges. */
+#include "opencl.h"
+
+#include "op_table.h"
+
+#include <limits.h>
+#include <stdio.h>
+
+#define DMAX TRR_ATTN_MAX_HEAD_DIM
+
+/* The query rows a work-group takes: block_m, or every query where there are fewer. */
+static int64_t rows_of(const trr_call *call) {
+    return call->attn.seq_q < call->config.block_m ? call->attn.seq_q : call->config.block_m;
+}
+
+/* local memory of a work-group: Q [BM][D], K [BN][D + 1], V [BN][D], S [BM][BN], three [BM] vectors */
+static uint64_t local_bytes(int64_t bm, int64_t bn, int64_t d) {
+    return 4u * (uint64_t)(bm * d + bn * (d + 1) + bn * d + bm * bn + 3 * bm);
+}
+
+void trr_cl_attention_choose_config(trr_context *ctx, trr_call *call) {
+    const trr_cl_dev *dev = ctx->dev;
+    trr_config *c = &call->config;
+    const int64_t d = call->attn.head_dim;
+    if (!c->variant) c->variant = TRR_VARIANT_SIMT;
+    if (!c->threads) c->threads = dev->max_work_group >= 64 ? 64 : (int)dev->max_work_group;
+    /* few query rows (decode) waste little of a 16-row block; more take 32 rows where a GPU has room */
+    if (!c->block_m) c->block_m = call->attn.seq_q > 16 && dev->info.is_gpu ? 32 : 16;
+    if (!c->block_n) {
+        int bn = 64;
+        while (bn > 1 && local_bytes(c->block_m, bn, d) > dev->local_memory) bn /= 2;
+        c->block_n = bn;
+    }
+    if (!c->stages) c->stages = 1;
+}
+
+/* Loop iterations of one work-item of attention.cl (none unrolled): outside the key loop, and per key block. */
+static void loop_counts(const trr_call *call, uint64_t *fixed, uint64_t *per_block) {
+    const trr_config *c = &call->config;
+    const uint64_t t = (uint64_t)c->threads, bm = (uint64_t)rows_of(call), bn = (uint64_t)c->block_n;
+    const uint64_t d = (uint64_t)call->attn.head_dim, opt = (bm * d + t - 1) / t;
+    const uint64_t loads = (bn * d + t - 1) / t, scores = (bm * bn + t - 1) / t, rows = (bm + t - 1) / t;
+    /* a loop of n iterations counted as n + 1 (llvmpipe's count runs past short loops' bodies: with one-key
+     * blocks the plain count came out a fifth short and the keys were cut) */
+    *fixed = ((bm * d + t - 1) / t + 1) + (rows + 1) + 2 * (opt + 1) + 16;
+    *per_block = 1 + (loads + 1) + (scores * (d + 2) + 1) + (rows * (2 * bn + 3) + 1) + (opt * (bn + 2) + 1) + 8;
+}
+
+/* Keys one work-group may take within the device's loop budget (a multiple of block_n); INT_MAX without one. */
+static int64_t keys_per_split(const trr_cl_dev *dev, const trr_call *call) {
+    if (dev->loop_budget == UINT64_MAX) return INT_MAX;
+    uint64_t fixed, per_block;
+    loop_counts(call, &fixed, &per_block);
+    const uint64_t room = dev->loop_budget - dev->loop_budget / 8;
+    if (fixed + per_block > room) return 0;
+    return (int64_t)((room - fixed) / per_block) * call->config.block_n;
+}
+
+trr_status trr_cl_attention_check_config(trr_context *ctx, const trr_call *call) {
+    const trr_cl_dev *dev = ctx->dev;
+    const trr_config *c = &call->config;
+    TRR_TRY(trr_cl_check_common(ctx, call));
+    if (c->block_m < 1 || c->block_m > 256)
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "opencl: attention block_m %d must be 1 to 256", c->block_m);
+    if (c->block_n < 1 || c->block_n > 1024)
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "opencl: attention block_n %d must be 1 to 1024", c->block_n);
+    const uint64_t local = local_bytes(rows_of(call), c->block_n, call->attn.head_dim);
+    if (local > dev->local_memory)
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                         "opencl: attention tiles of block_m %d, block_n %d at D = %lld take "
+                         "%llu bytes of local memory; the device has %llu",
+                         c->block_m, c->block_n, (long long)call->attn.head_dim, (unsigned long long)local,
+                         (unsigned long long)dev->local_memory);
+    if (keys_per_split(dev, call) < 1)
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                         "opencl: attention tiles of block_m %d, block_n %d at D = %lld do not "
+                         "fit one key block in the device's loop budget",
+                         c->block_m, c->block_n, (long long)call->attn.head_dim);
+    return TRR_OK;
+}
+
+#define ARG(i, v) TRR_TRY(trr_cl_set_arg(ctx, k, (cl_uint)(i), sizeof(v), &(v)))
+
+/* o's and lse's view arguments, shared by both kernels at arguments `at` onward */
+static trr_status out_args(trr_context *ctx, cl_kernel k, cl_uint at, const trr_call *call) {
+    const trr_operand *o = &call->z, *l = &call->w;
+    const cl_long v[8] = {o->offset, o->batch_stride, o->stride1, o->stride0,
+                          l->offset, l->batch_stride, l->stride1, l->stride0};
+    for (int i = 0; i < 8; i++) ARG(at + (cl_uint)i, v[i]);
+    return TRR_OK;
+}
+
+static trr_status combine(trr_context *ctx, const trr_call *call, const char *options, cl_mem part, cl_mem part_lse,
+                          cl_mem lse, cl_int nsplit) {
+    const trr_attention_shape *a = &call->attn;
+    cl_kernel k;
+    TRR_TRY(trr_cl_get_kernel(ctx, "attention.cl", options, "attention_combine", &k));
+    cl_mem o = call->z.mem;
+    ARG(0, part);
+    ARG(1, part_lse);
+    ARG(2, o);
+    ARG(3, lse);
+    TRR_TRY(out_args(ctx, k, 4, call));
+    const cl_int hq = (cl_int)a->heads_q, sq = (cl_int)a->seq_q, d = (cl_int)a->head_dim;
+    const cl_int rows = (cl_int)(a->batch * a->heads_q * a->seq_q), has_lse = a->has_lse;
+    ARG(12, hq);
+    ARG(13, sq);
+    ARG(14, d);
+    ARG(15, rows);
+    ARG(16, nsplit);
+    ARG(17, has_lse);
+    const cl_int dt = trr_cl_dtype_code(call->z.dtype);
+    ARG(18, dt);
+    const size_t local = 64, global = ((size_t)rows * (size_t)d + local - 1) / local * local;
+    return trr_cl_launch(ctx, k, 1, &global, &local);
+}
+
+trr_status trr_cl_run_attention(trr_context *ctx, const trr_call *call) {
+    trr_cl_dev *dev = ctx->dev;
+    const trr_attention_shape *a = &call->attn;
+    const trr_config *cfg = &call->config;
+    char options[192] = "-cl-std=CL1.2";
+    trr_cl_opt(options, sizeof options, " -DBMMAX=%d -DT=%d -DDMAX=%d", cfg->block_m, cfg->threads, DMAX);
+    const cl_int bm = (cl_int)rows_of(call);
+    cl_kernel k;
+    TRR_TRY(trr_cl_get_kernel(ctx, "attention.cl", options, "attention", &k));
+
+    const int64_t kps = keys_per_split(dev, call);
+    const int64_t nsplit64 = kps >= a->seq_kv ? 1 : (a->seq_kv + kps - 1) / kps;
+    const cl_int nsplit = (cl_int)nsplit64, kpsplit = (cl_int)(kps >= a->seq_kv ? a->seq_kv : kps);
+    const int64_t rows = a->batch * a->heads_q * a->seq_q;
+    cl_mem part = call->z.mem, part_lse = call->z.mem; /* not read unless the keys are split */
+    if (nsplit > 1) {
+        cl_int err = CL_SUCCESS;
+        part = trr_cl.CreateBuffer(dev->context, CL_MEM_READ_WRITE, (size_t)(nsplit64 * rows * a->head_dim) * 4, NULL,
+                                   &err);
+        if (!part || err != CL_SUCCESS) return trr_cl_fail(ctx, "clCreateBuffer (attention splits)", err);
+        part_lse = trr_cl.CreateBuffer(dev->context, CL_MEM_READ_WRITE, (size_t)(nsplit64 * rows) * 4, NULL, &err);
+        if (!part_lse || err != CL_SUCCESS) {
+            trr_cl.ReleaseMemObject(part);
+            return trr_cl_fail(ctx, "clCreateBuffer (attention split sums)", err);
+        }
+    }
+    /* without lse the kernels are handed o's buffer for it, and never write it */
+    cl_mem q = call->x.mem, kk = call->y.mem, v = call->u.mem, o = call->z.mem,
+           lse = a->has_lse ? call->w.mem : call->z.mem;
+    const cl_long views[12] = {call->x.offset, call->x.batch_stride, call->x.stride1, call->x.stride0,
+                               call->y.offset, call->y.batch_stride, call->y.stride1, call->y.stride0,
+                               call->u.offset, call->u.batch_stride, call->u.stride1, call->u.stride0};
+    const cl_int hq = (cl_int)a->heads_q, group = (cl_int)(a->heads_q / a->heads_kv), sq = (cl_int)a->seq_q;
+    const cl_int skv = (cl_int)a->seq_kv, d = (cl_int)a->head_dim, bn = cfg->block_n, causal = a->causal;
+    const cl_int has_lse = a->has_lse, mode = nsplit > 1, dt = trr_cl_dtype_code(call->x.dtype);
+    const cl_float qscale = (cl_float)((double)a->scale * 1.44269504088896340736);
+    trr_status st = trr_cl_set_arg(ctx, k, 0, sizeof q, &q);
+    if (st == TRR_OK) st = trr_cl_set_arg(ctx, k, 1, sizeof kk, &kk);
+    if (st == TRR_OK) st = trr_cl_set_arg(ctx, k, 2, sizeof v, &v);
+    if (st == TRR_OK) st = trr_cl_set_arg(ctx, k, 3, sizeof o, &o);
+    if (st == TRR_OK) st = trr_cl_set_arg(ctx, k, 4, sizeof lse, &lse);
+    if (st == TRR_OK) st = trr_cl_set_arg(ctx, k, 5, sizeof part, &part);
+    if (st == TRR_OK) st = trr_cl_set_arg(ctx, k, 6, sizeof part_lse, &part_lse);
+    if (st == TRR_OK) st = trr_cl_set_arg(ctx, k, 7, (size_t)local_bytes(bm, bn, d), NULL);
+    for (int i = 0; i < 12 && st == TRR_OK; i++)
+        st = trr_cl_set_arg(ctx, k, (cl_uint)(8 + i), sizeof views[i], &views[i]);
+    if (st == TRR_OK) st = out_args(ctx, k, 20, call);
+    const cl_int ints[10] = {hq, group, sq, skv, d, bn, causal, has_lse, nsplit, kpsplit};
+    for (int i = 0; i < 10 && st == TRR_OK; i++)
+        st = trr_cl_set_arg(ctx, k, (cl_uint)(28 + i), sizeof ints[i], &ints[i]);
+    if (st == TRR_OK) st = trr_cl_set_arg(ctx, k, 38, sizeof mode, &mode);
+    if (st == TRR_OK) st = trr_cl_set_arg(ctx, k, 39, sizeof qscale, &qscale);
+    if (st == TRR_OK) st = trr_cl_set_arg(ctx, k, 40, sizeof dt, &dt);
+    if (st == TRR_OK) st = trr_cl_set_arg(ctx, k, 41, sizeof bm, &bm);
+    const size_t nqb = (size_t)((a->seq_q + bm - 1) / bm);
+    const size_t global[3] = {nqb * (size_t)cfg->threads, (size_t)a->heads_q, (size_t)a->batch * (size_t)nsplit};
+    const size_t local[3] = {(size_t)cfg->threads, 1, 1};
+    if (st == TRR_OK) st = trr_cl_launch(ctx, k, 3, global, local);
+    if (st == TRR_OK && nsplit > 1) st = combine(ctx, call, options, part, part_lse, lse, nsplit);
+    if (nsplit > 1) { /* freed once the launches that use them are done */
+        trr_cl.ReleaseMemObject(part);
+        trr_cl.ReleaseMemObject(part_lse);
+    }
+    return st;
+}

@@ -1,0 +1,327 @@
+/* attention on the Vulkan backend (kernels/vulkan/attention.comp, which says how it works): its own host code, as
+ * matmul's. The kernel reads seven bindings (q, k, v, o, lse, and the splits' f32 scratch and its lse), more than
+ * the backend's shared three-binding layout, so this path keeps its own set layout, pipeline layout (116 bytes of
+ * push constants) and descriptor pools per batch slot, as vk_norm.c does. The config:
+ *   block_m  query rows per workgroup (fewer where there are fewer queries: a decode step takes one)
+ *   block_n  keys per block, sized so the workgroup's tiles fit shared memory
+ *   threads  invocations per workgroup
+ * Where the device limits an invocation's loop iterations (lavapipe) the keys are split across workgroups, each
+ * within the budget, into a scratch buffer the path keeps (grown as needed), and a second dispatch merges them. */
+#include "vk_attention.h"
+
+#include "op_table.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ATTN_BINDINGS 7
+
+/* The push constants of attention.comp. */
+typedef struct attn_push {
+    uint32_t qo, ko, vo, oo, lo;
+    uint32_t qb, qh, qs, kb, kh, ks, vb, vh, vs, ob, oh, os, lb, lh, ls;
+    uint32_t hq, group, sq, skv, flags, nsplit, kps, rows;
+    float qscale;
+} attn_push; /* 116 bytes: inside the 128 every device offers */
+
+typedef struct trr_vk_attn_state {
+    VkDescriptorSetLayout set_layout;
+    VkPipelineLayout layout;
+    VkDescriptorPool pools[TRR_VK_SLOTS];
+    uint64_t pool_seq[TRR_VK_SLOTS];
+    trr_vk_buffer *scratch; /* the splits' partial o and lse; NULL until a call splits */
+    size_t scratch_bytes;
+} trr_vk_attn_state;
+
+static const char *dtype_suffix(trr_dtype t) { return t == TRR_F32 ? "f32" : t == TRR_F16 ? "f16" : "bf16"; }
+
+/* The query rows a workgroup takes: block_m, or every query where there are fewer. */
+static int64_t rows_of(const trr_call *call) {
+    return call->attn.seq_q < call->config.block_m ? call->attn.seq_q : call->config.block_m;
+}
+
+/* shared memory of a workgroup: Q [BM][D], K [BN][D + 1], V [BN][D], S [BM][BN], three [BM] vectors */
+static uint64_t shared_bytes(int64_t bm, int64_t bn, int64_t d) {
+    return 4u * (uint64_t)(bm * d + bn * (d + 1) + bn * d + bm * bn + 3 * bm);
+}
+
+void trr_vk_attention_choose(const trr_vk_device *d, trr_call *call) {
+    trr_config *c = &call->config;
+    const int gpu = d->phys.props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
+    if (!c->variant) c->variant = TRR_VARIANT_SIMT;
+    if (!c->threads) c->threads = 64;
+    if (!c->block_m) c->block_m = call->attn.seq_q > 16 && gpu ? 32 : 16;
+    if (!c->block_n) {
+        int bn = 64;
+        while (bn > 1 && shared_bytes(rows_of(call), bn, call->attn.head_dim) >
+                             d->phys.props.limits.maxComputeSharedMemorySize)
+            bn /= 2;
+        c->block_n = bn;
+    }
+    if (!c->stages) c->stages = 1;
+}
+
+/* Loop iterations of one invocation of attention.comp, counted as if none were unrolled: outside the key loop
+ * and per key block. */
+static void loop_counts(const trr_call *call, uint64_t *fixed, uint64_t *per_block) {
+    const trr_config *c = &call->config;
+    const uint64_t t = (uint64_t)c->threads, bm = (uint64_t)rows_of(call), bn = (uint64_t)c->block_n;
+    const uint64_t d = (uint64_t)call->attn.head_dim, opt = (bm * d + t - 1) / t;
+    const uint64_t loads = (bn * d + t - 1) / t, scores = (bm * bn + t - 1) / t, rows = (bm + t - 1) / t;
+    /* a loop of n iterations counted as n + 1 (llvmpipe's count runs past short loops' bodies: with one-key
+     * blocks the plain count came out a fifth short and the keys were cut) */
+    *fixed = ((bm * d + t - 1) / t + 1) + (rows + 1) + 2 * (opt + 1) + 16;
+    *per_block = 1 + (loads + 1) + (scores * (d + 2) + 1) + (rows * (2 * bn + 3) + 1) + (opt * (bn + 2) + 1) + 8;
+}
+
+/* Keys one workgroup may take within the device's loop budget (a multiple of block_n); INT64_MAX without one. */
+static int64_t keys_per_split(const trr_vk_device *d, const trr_call *call) {
+    const uint64_t budget = trr_vk_loop_budget(d);
+    if (budget == UINT64_MAX) return INT64_MAX;
+    uint64_t fixed, per_block;
+    loop_counts(call, &fixed, &per_block);
+    const uint64_t room = budget - budget / 8;
+    if (fixed + per_block > room) return 0;
+    return (int64_t)((room - fixed) / per_block) * call->config.block_n;
+}
+
+trr_status trr_vk_attention_check(trr_context *ctx, const trr_call *call) {
+    trr_vk_device *d = trr_vk_dev(ctx);
+    const trr_config *c = &call->config;
+    if (c->variant != TRR_VARIANT_AUTO && c->variant != TRR_VARIANT_SIMT) {
+        const char *name = "?";
+        trr_variant_name((trr_variant)c->variant, &name);
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: attention has no %s kernel here (simt)", name);
+    }
+    if (c->block_m < 1 || c->block_m > 256 || c->block_n < 1 || c->block_n > 1024)
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: attention block_m %d and block_n %d must be 1 to 256 and "
+                         "1 to 1024", c->block_m, c->block_n);
+    const uint64_t shared = shared_bytes(rows_of(call), c->block_n, call->attn.head_dim);
+    if (shared > d->phys.props.limits.maxComputeSharedMemorySize)
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: attention tiles of block_m %d, block_n %d at D = %lld take "
+                         "%llu bytes of shared memory; %s has %u", c->block_m, c->block_n,
+                         (long long)call->attn.head_dim, (unsigned long long)shared, d->phys.props.deviceName,
+                         d->phys.props.limits.maxComputeSharedMemorySize);
+    if (keys_per_split(d, call) < 1)
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                         "vulkan: attention tiles of block_m %d, block_n %d at D = %lld do not "
+                         "fit one key block in the %llu loop iterations %s runs",
+                         c->block_m, c->block_n, (long long)call->attn.head_dim,
+                         (unsigned long long)trr_vk_loop_budget(d), d->phys.props.deviceName);
+    const VkPhysicalDeviceLimits *lim = &d->phys.props.limits;
+    const int64_t kps = keys_per_split(d, call);
+    const int64_t nsplit = kps >= call->attn.seq_kv ? 1 : (call->attn.seq_kv + kps - 1) / kps;
+    const int64_t nqb = (call->attn.seq_q + rows_of(call) - 1) / rows_of(call);
+    if (nqb > lim->maxComputeWorkGroupCount[0] || call->attn.heads_q > lim->maxComputeWorkGroupCount[1] ||
+        call->attn.batch * nsplit > lim->maxComputeWorkGroupCount[2])
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                         "vulkan: attention's grid of %lld x %lld x %lld workgroups exceeds "
+                         "the device's",
+                         (long long)nqb, (long long)call->attn.heads_q, (long long)(call->attn.batch * nsplit));
+    return TRR_OK;
+}
+
+void trr_vk_attention_destroy(trr_vk_device *d) {
+    trr_vk_attn_state *as = d->attn;
+    if (!as) return;
+    if (as->scratch) trr_vk_free(d, as->scratch);
+    for (int i = 0; i < TRR_VK_SLOTS; i++)
+        if (as->pools[i]) d->fn.vkDestroyDescriptorPool(d->device, as->pools[i], NULL);
+    if (as->layout) d->fn.vkDestroyPipelineLayout(d->device, as->layout, NULL);
+    if (as->set_layout) d->fn.vkDestroyDescriptorSetLayout(d->device, as->set_layout, NULL);
+    free(as);
+    d->attn = NULL;
+}
+
+static trr_status attn_state(trr_context *ctx, trr_vk_attn_state **out) {
+    trr_vk_device *d = trr_vk_dev(ctx);
+    if (d->attn) {
+        *out = d->attn;
+        return TRR_OK;
+    }
+    trr_vk_attn_state *as = calloc(1, sizeof *as);
+    if (!as) return trr_error(ctx, TRR_ERR_OUT_OF_MEMORY, "vulkan: out of host memory");
+    d->attn = as; /* freed at close, whatever is left unmade here */
+    VkDescriptorSetLayoutBinding b[ATTN_BINDINGS];
+    for (uint32_t i = 0; i < ATTN_BINDINGS; i++)
+        b[i] = (VkDescriptorSetLayoutBinding){.binding = i,
+                                              .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                              .descriptorCount = 1,
+                                              .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT};
+    VkDescriptorSetLayoutCreateInfo lci = {
+        .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
+        .flags = d->push_set ? VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR : 0,
+        .bindingCount = ATTN_BINDINGS,
+        .pBindings = b};
+    TRR_VK_CHECK(ctx, d->fn.vkCreateDescriptorSetLayout(d->device, &lci, NULL, &as->set_layout),
+                 "vkCreateDescriptorSetLayout");
+    VkPushConstantRange range = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT, .size = sizeof(attn_push)};
+    VkPipelineLayoutCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
+                                      .setLayoutCount = 1,
+                                      .pSetLayouts = &as->set_layout,
+                                      .pushConstantRangeCount = 1,
+                                      .pPushConstantRanges = &range};
+    TRR_VK_CHECK(ctx, d->fn.vkCreatePipelineLayout(d->device, &pci, NULL, &as->layout), "vkCreatePipelineLayout");
+    *out = as;
+    return TRR_OK;
+}
+
+/* Binds the seven buffers in the open batch: pushed, or a set from this slot's pool. */
+static trr_status bind_set(trr_context *ctx, trr_vk_attn_state *as, VkCommandBuffer cmd,
+                           const VkDescriptorBufferInfo info[ATTN_BINDINGS]) {
+    trr_vk_device *d = trr_vk_dev(ctx);
+    VkWriteDescriptorSet wr[ATTN_BINDINGS];
+    for (uint32_t i = 0; i < ATTN_BINDINGS; i++)
+        wr[i] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
+                                       .dstBinding = i,
+                                       .descriptorCount = 1,
+                                       .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                       .pBufferInfo = &info[i]};
+    if (d->push_set) {
+        d->push_set(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, as->layout, 0, ATTN_BINDINGS, wr);
+        return TRR_OK;
+    }
+    const int slot = (int)(d->recording - d->slots);
+    if (!as->pools[slot]) {
+        /* a batch holds at most TRR_VK_BATCH_OPS ops, so as many sets */
+        VkDescriptorPoolSize size = {.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                     .descriptorCount = ATTN_BINDINGS * TRR_VK_BATCH_OPS};
+        VkDescriptorPoolCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
+                                          .maxSets = TRR_VK_BATCH_OPS,
+                                          .poolSizeCount = 1,
+                                          .pPoolSizes = &size};
+        TRR_VK_CHECK(ctx, d->fn.vkCreateDescriptorPool(d->device, &dci, NULL, &as->pools[slot]),
+                     "vkCreateDescriptorPool");
+        as->pool_seq[slot] = d->recording->seq;
+    } else if (as->pool_seq[slot] != d->recording->seq) {
+        TRR_VK_CHECK(ctx, d->fn.vkResetDescriptorPool(d->device, as->pools[slot], 0), "vkResetDescriptorPool");
+        as->pool_seq[slot] = d->recording->seq;
+    }
+    VkDescriptorSetAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
+                                      .descriptorPool = as->pools[slot],
+                                      .descriptorSetCount = 1,
+                                      .pSetLayouts = &as->set_layout};
+    VkDescriptorSet set;
+    TRR_VK_CHECK(ctx, d->fn.vkAllocateDescriptorSets(d->device, &ai, &set), "vkAllocateDescriptorSets");
+    for (uint32_t i = 0; i < ATTN_BINDINGS; i++) wr[i].dstSet = set;
+    d->fn.vkUpdateDescriptorSets(d->device, ATTN_BINDINGS, wr, 0, NULL);
+    d->fn.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, as->layout, 0, 1, &set, 0, NULL);
+    return TRR_OK;
+}
+
+/* A stride as the kernel takes it: 32 bits, and 0 for a dimension of one (whose stride is never used, and may be
+ * past 32 bits). */
+static uint32_t stride32(int64_t n, int64_t stride) { return n > 1 ? (uint32_t)stride : 0u; }
+
+/* The elements a view of (n0, n1, n2) rows of `inner` contiguous elements spans from its offset. */
+static int64_t view_extent(const trr_operand *o, int64_t n0, int64_t n1, int64_t n2, int64_t inner) {
+    return (n0 - 1) * o->batch_stride + (n1 - 1) * o->stride1 + (n2 - 1) * o->stride0 + inner;
+}
+
+/* The scratch buffer of at least `bytes`, grown (after the work that used the old one) where it is smaller. */
+static trr_status scratch_of(trr_context *ctx, trr_vk_attn_state *as, size_t bytes, trr_vk_buffer **out) {
+    if (as->scratch && as->scratch_bytes >= bytes) {
+        *out = as->scratch;
+        return TRR_OK;
+    }
+    if (as->scratch) trr_vk_free(trr_vk_dev(ctx), as->scratch); /* waits for the work that uses it */
+    as->scratch = NULL;
+    void *mem = NULL;
+    TRR_TRY(trr_vk_alloc(ctx, bytes, &mem));
+    as->scratch = mem;
+    as->scratch_bytes = bytes;
+    *out = as->scratch;
+    return TRR_OK;
+}
+
+/* One dispatch of shader in the path's layout: bindings info, push constants, a grid of gx x gy x gz. */
+static trr_status dispatch(trr_context *ctx, trr_vk_attn_state *as, const char *shader, const uint32_t spec[4],
+                           const VkDescriptorBufferInfo info[ATTN_BINDINGS], trr_vk_buffer *const bufs[ATTN_BINDINGS],
+                           const attn_push *push, uint32_t gx, uint32_t gy, uint32_t gz) {
+    trr_vk_device *d = trr_vk_dev(ctx);
+    VkPipeline pipeline;
+    TRR_TRY(trr_vk_pipeline_get_in(ctx, shader, spec, 4, as->layout, &pipeline));
+    VkCommandBuffer cmd;
+    TRR_TRY(trr_vk_begin(ctx, &cmd));
+    TRR_TRY(bind_set(ctx, as, cmd, info));
+    d->fn.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
+    d->recording->bound = pipeline;
+    d->fn.vkCmdPushConstants(cmd, as->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof *push, push);
+    d->fn.vkCmdDispatch(cmd, gx, gy, gz);
+    for (int i = 0; i < ATTN_BINDINGS; i++) trr_vk_use(d, bufs[i]);
+    return trr_vk_end(ctx);
+}
+
+trr_status trr_vk_attention_run(trr_context *ctx, const trr_call *call) {
+    trr_vk_device *d = trr_vk_dev(ctx);
+    trr_vk_attn_state *as = NULL;
+    TRR_TRY(attn_state(ctx, &as));
+    const trr_attention_shape *a = &call->attn;
+    const trr_config *cfg = &call->config;
+    const int64_t bm = rows_of(call), kps = keys_per_split(d, call);
+    const int64_t nsplit = kps >= a->seq_kv ? 1 : (a->seq_kv + kps - 1) / kps;
+    const int64_t rows = a->batch * a->heads_q * a->seq_q, D = a->head_dim;
+
+    /* bindings: q, k, v, o, lse (o's buffer again when there is none: never written), scratch, its lse */
+    const trr_operand *ops[5] = {&call->x, &call->y, &call->u, &call->z, a->has_lse ? &call->w : &call->z};
+    const int64_t ext[5] = {view_extent(&call->x, a->batch, a->heads_q, a->seq_q, D),
+                            view_extent(&call->y, a->batch, a->heads_kv, a->seq_kv, D),
+                            view_extent(&call->u, a->batch, a->heads_kv, a->seq_kv, D),
+                            view_extent(&call->z, a->batch, a->heads_q, a->seq_q, D),
+                            a->has_lse ? view_extent(&call->w, a->batch, a->heads_q, a->seq_q, 1)
+                                       : view_extent(&call->z, a->batch, a->heads_q, a->seq_q, D)};
+    VkDescriptorBufferInfo info[ATTN_BINDINGS];
+    trr_vk_buffer *bufs[ATTN_BINDINGS];
+    uint32_t off[5];
+    for (int i = 0; i < 5; i++) {
+        TRR_TRY(trr_vk_bind(ctx, ops[i], ext[i], &info[i], &off[i]));
+        bufs[i] = ops[i]->mem;
+    }
+    const size_t part_floats = nsplit > 1 ? (size_t)(nsplit * rows * D) : 0,
+                 lse_floats = nsplit > 1 ? (size_t)(nsplit * rows) : 0;
+    if (nsplit > 1) {
+        /* the partial o from the start, its lse after it on a 256-byte boundary (every offset alignment) */
+        const VkDeviceSize lse_at = ((VkDeviceSize)part_floats * 4 + 255) / 256 * 256;
+        trr_vk_buffer *s = NULL;
+        TRR_TRY(scratch_of(ctx, as, (size_t)lse_at + lse_floats * 4, &s));
+        info[5] = (VkDescriptorBufferInfo){.buffer = s->buf, .offset = 0, .range = (VkDeviceSize)part_floats * 4};
+        info[6] = (VkDescriptorBufferInfo){.buffer = s->buf, .offset = lse_at, .range = (VkDeviceSize)lse_floats * 4};
+        bufs[5] = bufs[6] = s;
+    } else { /* not read without a split: o's binding stands in */
+        info[5] = info[6] = info[3];
+        bufs[5] = bufs[6] = bufs[3];
+    }
+    attn_push p = {.qo = off[0], .ko = off[1], .vo = off[2], .oo = off[3], .lo = off[4],
+                   .qb = stride32(a->batch, call->x.batch_stride), .qh = stride32(a->heads_q, call->x.stride1),
+                   .qs = stride32(a->seq_q, call->x.stride0),
+                   .kb = stride32(a->batch, call->y.batch_stride), .kh = stride32(a->heads_kv, call->y.stride1),
+                   .ks = stride32(a->seq_kv, call->y.stride0),
+                   .vb = stride32(a->batch, call->u.batch_stride), .vh = stride32(a->heads_kv, call->u.stride1),
+                   .vs = stride32(a->seq_kv, call->u.stride0),
+                   .ob = stride32(a->batch, call->z.batch_stride), .oh = stride32(a->heads_q, call->z.stride1),
+                   .os = stride32(a->seq_q, call->z.stride0),
+                   .hq = (uint32_t)a->heads_q, .group = (uint32_t)(a->heads_q / a->heads_kv),
+                   .sq = (uint32_t)a->seq_q, .skv = (uint32_t)a->seq_kv,
+                   .flags = (a->causal ? 1u : 0u) | (a->has_lse ? 2u : 0u) | (nsplit > 1 ? 4u : 0u),
+                   .nsplit = (uint32_t)nsplit, .kps = (uint32_t)(kps >= a->seq_kv ? a->seq_kv : kps),
+                   .rows = (uint32_t)rows, .qscale = (float)((double)a->scale * 1.44269504088896340736)};
+    if (a->has_lse) {
+        p.lb = stride32(a->batch, call->w.batch_stride);
+        p.lh = stride32(a->heads_q, call->w.stride1);
+        p.ls = stride32(a->seq_q, call->w.stride0);
+    }
+    const uint32_t spec[4] = {(uint32_t)cfg->threads, (uint32_t)bm, (uint32_t)cfg->block_n, (uint32_t)D};
+    char shader[48];
+    snprintf(shader, sizeof shader, "attention_%s", dtype_suffix(call->x.dtype));
+    const uint32_t nqb = (uint32_t)((a->seq_q + bm - 1) / bm);
+    TRR_TRY(dispatch(ctx, as, shader, spec, info, bufs, &p, nqb, (uint32_t)a->heads_q, (uint32_t)(a->batch * nsplit)));
+    if (nsplit == 1) return TRR_OK;
+    /* the merge: one invocation per (row, d), 64 to a workgroup, the workgroups over x and y */
+    const uint64_t groups = ((uint64_t)rows * (uint64_t)D + 63) / 64,
+                   max_x = d->phys.props.limits.maxComputeWorkGroupCount[0];
+    const uint64_t gx = groups < max_x ? groups : max_x, gy = (groups + gx - 1) / gx;
+    const uint32_t cspec[4] = {64u, (uint32_t)bm, (uint32_t)cfg->block_n, (uint32_t)D};
+    snprintf(shader, sizeof shader, "attention_combine_%s", dtype_suffix(call->x.dtype));
+    return dispatch(ctx, as, shader, cspec, info, bufs, &p, (uint32_t)gx, (uint32_t)gy, 1);
+}
