@@ -255,8 +255,11 @@ Test(attention_validation, alignment_bounds_context_overflow) {
     a.lse.buffer = foreign;
     expect_status(run(&a, 1), TRR_ERR_WRONG_CONTEXT, "lse: buffer belongs to another context");
     a = valid();
-    a.k.strides[0] = (int64_t)1 << 40;
-    expect_status(run(&a, 0), TRR_ERR_OVERFLOW, "k: the view spans too many elements");
+    a.k.strides[0] = (int64_t)1 << 61; /* B = 2: 2^61 elements, past 64 bits in bytes */
+    expect_status(run(&a, 0), TRR_ERR_OVERFLOW, "k: the view's extent in bytes overflows 64 bits");
+    a = valid();
+    a.k.strides[0] = (int64_t)1 << 40; /* past 2^31 elements is fine (the call runs in parts), past the buffer not */
+    expect_status(run(&a, 0), TRR_ERR_OUT_OF_BOUNDS, "k: view");
 }
 
 /* An empty output does nothing; no key at all (Skv = 0) gives o = 0 and lse = -inf, through padded views */
