@@ -5,6 +5,7 @@
 #ifndef TRR_CPU_MATH_H
 #define TRR_CPU_MATH_H
 
+#include "half.h"
 #include "trireme.h"
 
 #include <math.h>
@@ -119,19 +120,32 @@ static inline void trr_cpu_load_f32(const void *base, trr_dtype dtype, int64_t i
     } else if (dtype == TRR_BF16) {
         const uint16_t *s = (const uint16_t *)base + idx;
         for (int64_t i = 0; i < n; i++) dst[i] = trr_cpu_bf2f(s[i]);
+    } else if (dtype == TRR_F8E4M3) {
+        const uint8_t *s = (const uint8_t *)base + idx;
+        for (int64_t i = 0; i < n; i++) dst[i] = trr_f8e4m3_to_float(s[i]);
+    } else if (dtype == TRR_F8E5M2) {
+        const uint8_t *s = (const uint8_t *)base + idx;
+        for (int64_t i = 0; i < n; i++) dst[i] = trr_cpu_h2f((uint16_t)(s[i] << 8)); /* the top byte of an f16 */
     } else { /* u8 */
         const uint8_t *s = (const uint8_t *)base + idx;
         for (int64_t i = 0; i < n; i++) dst[i] = (float)s[i];
     }
 }
 
-/* Stores n f32 values as dtype (f32, f16 or bf16) at element index idx of base. */
+/* Stores n f32 values as dtype (f32, f16, bf16 or an 8-bit float: docs/ops.md's rounding and saturation) at
+ * element index idx of base. */
 static inline void trr_cpu_store_f32(void *base, trr_dtype dtype, int64_t idx, const float *src, int64_t n) {
     if (dtype == TRR_F32) {
         memcpy((float *)base + idx, src, (size_t)n * sizeof(float));
     } else if (dtype == TRR_BF16) {
         uint16_t *d = (uint16_t *)base + idx;
         for (int64_t i = 0; i < n; i++) d[i] = trr_cpu_f2bf(src[i]);
+    } else if (dtype == TRR_F8E4M3) {
+        uint8_t *d = (uint8_t *)base + idx;
+        for (int64_t i = 0; i < n; i++) d[i] = trr_f8e4m3_from_float(src[i]);
+    } else if (dtype == TRR_F8E5M2) {
+        uint8_t *d = (uint8_t *)base + idx;
+        for (int64_t i = 0; i < n; i++) d[i] = trr_f8e5m2_from_float(src[i]);
     } else {
         uint16_t *d = (uint16_t *)base + idx;
         for (int64_t i = 0; i < n; i++) d[i] = trr_cpu_f2h(src[i]);

@@ -50,19 +50,28 @@ static void silu_f32(const float *x, const float *y, float *z, int64_t n) {
     trr_cpu_silu_f32(x, z, n);
 }
 
-/* The kernels of stem "elementwise", by entry (the op's name). */
+/* cast (docs/ops.md, cast): the value itself; the segment's load widens x exactly and its store rounds once into
+ * z's dtype (cpu_math.h: the 8-bit floats saturate). z never aliases x here (different dtypes do not overlap). */
+static void cast_f32(const float *x, const float *y, float *z, int64_t n) {
+    (void)y;
+    if (z != x) memcpy(z, x, (size_t)n * sizeof *z);
+}
+
+/* The f32 loops by stem and entry (the op's definition): stem "elementwise" for add, gelu and silu, and cast's
+ * own stem, whose input and output dtypes differ (the segments below convert whatever the dtypes). */
 static const struct {
-    const char *entry;
+    const char *stem, *entry;
     ew_f32_fn fn;
 } kernels[] = {
-    {"add", add_f32},
-    {"gelu", gelu_f32},
-    {"silu", silu_f32},
+    {"elementwise", "add", add_f32},
+    {"elementwise", "gelu", gelu_f32},
+    {"elementwise", "silu", silu_f32},
+    {"cast", "cast", cast_f32},
 };
 
 static ew_f32_fn find_kernel(const trr_op_desc *d) {
     for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; i++)
-        if (trr_cpu_kernel_named(d, "elementwise", kernels[i].entry)) return kernels[i].fn;
+        if (trr_cpu_kernel_named(d, kernels[i].stem, kernels[i].entry)) return kernels[i].fn;
     return NULL;
 }
 
@@ -74,7 +83,7 @@ int trr_cpu_elementwise_provides(const trr_op_desc *d, char *why, size_t cap) {
 }
 
 static size_t dtype_bytes(trr_dtype d) {
-    return d == TRR_F32 ? 4 : d == TRR_U8 ? 1 : 2;
+    return d == TRR_F32 ? 4 : d == TRR_F16 || d == TRR_BF16 ? 2 : 1; /* 1: u8 and the 8-bit floats */
 }
 
 /* One segment: n elements starting at column c of row r. */

@@ -21,6 +21,8 @@
 #include "blas.h"
 #include "cpu.h"
 #include "grouped.h"
+#include "half.h"
+#include "op_table.h"
 #include "vmath.h"
 
 #include <stdatomic.h>
@@ -50,14 +52,15 @@ static int64_t round_up(int64_t v, int64_t m) {
 typedef struct mm_job {
     const trr_call *call;
     int64_t bm, bn, bk, group_m, npm, npn, items;
-    int half_in, half_out;
+    int half_in, half_out; /* not f32: widened into (narrowed from) f32 tiles; 8-bit float inputs too */
+    float scale;           /* 8-bit float inputs: scale_a * scale_b (docs/ops.md, matmul); else 1 */
     float *scratch;         /* per lane: A's slice and B's slice (half inputs), the f32 tile (half output) */
     int64_t scratch_floats; /* per lane */
     atomic_int_fast64_t next; /* the next item to run */
 } mm_job;
 
 static size_t dtype_bytes(trr_dtype d) {
-    return d == TRR_F32 ? 4 : 2;
+    return d == TRR_F32 ? 4 : d == TRR_F16 || d == TRR_BF16 ? 2 : 1; /* 1: the 8-bit floats */
 }
 
 /* The address of element idx of an operand's buffer. */
@@ -127,9 +130,11 @@ static void run_tile(const mm_job *job, int64_t b, int64_t pm, int64_t pn, float
         const float *bb = b_slice(call, bbase, j0, nb, k0, kc, pb, &ldb);
         trr_cpu_sgemm(call->trans_a, call->trans_b, mb, nb, kc, a, lda, bb, ldb, k0 ? 1.0f : 0.0f, dst, ldd);
     }
-    if (call->epilogue == TRR_EPI_NONE && !job->half_out) return;
+    if (call->epilogue == TRR_EPI_NONE && !job->half_out && job->scale == 1.0f) return;
     for (int64_t r = 0; r < mb; r++) {
         float *row = dst + r * ldd;
+        if (job->scale != 1.0f) /* the per-tensor scales act on the sum, before the epilogue */
+            for (int64_t t = 0; t < nb; t++) row[t] *= job->scale;
         trr_cpu_epilogue_f32(row, nb, call->epilogue, call->alpha);
         if (job->half_out) trr_cpu_narrow(row, C->dtype, element(C, cbase + r * C->stride0), nb);
     }
@@ -165,6 +170,9 @@ trr_status trr_cpu_matmul(trr_context *ctx, const trr_call *call) {
     job.items = (call->batch > 1 ? call->batch : 1) * job.npm * job.npn;
     job.half_in = call->x.dtype != TRR_F32;
     job.half_out = call->z.dtype != TRR_F32;
+    job.scale = trr_dtype_is_f8(call->x.dtype) ? (float)call->params[TRR_MATMUL_PARAM_SCALE_A] *
+                                                     (float)call->params[TRR_MATMUL_PARAM_SCALE_B]
+                                               : 1.0f;
     atomic_init(&job.next, 0);
     trr_cpu_pool *pool = trr_cpu_ctx_pool(ctx);
     const int64_t lanes = min64(min64(job.items, trr_cpu_pool_workers(pool)), BLAS_CALLERS);

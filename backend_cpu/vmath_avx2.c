@@ -197,7 +197,7 @@ void trr_cpu_widen_avx2(const void *src, trr_dtype dtype, float *dst, int64_t n)
         }
     }
     if (i < n) {
-        const size_t es = dtype == TRR_F32 ? 4 : dtype == TRR_U8 ? 1 : 2;
+        const size_t es = dtype == TRR_F32 ? 4 : dtype == TRR_F16 || dtype == TRR_BF16 ? 2 : 1;
         trr_cpu_load_f32((const unsigned char *)src + (size_t)i * es, dtype, 0, dst + i, n - i);
     }
 }
@@ -227,7 +227,7 @@ void trr_cpu_narrow_avx2(const float *src, trr_dtype dtype, void *dst, int64_t n
         }
     }
     if (i < n) {
-        const size_t es = dtype == TRR_F32 ? 4 : 2;
+        const size_t es = dtype == TRR_F32 ? 4 : dtype == TRR_F16 || dtype == TRR_BF16 ? 2 : 1;
         trr_cpu_store_f32((unsigned char *)dst + (size_t)i * es, dtype, 0, src + i, n - i);
     }
 }

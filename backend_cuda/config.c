@@ -63,6 +63,28 @@ const trr_config trr_cuda_wgmma_configs[] = {
 };
 const int trr_cuda_wgmma_config_count = (int)(sizeof trr_cuda_wgmma_configs / sizeof trr_cuda_wgmma_configs[0]);
 
+/* 8-bit float products on wgmma: 128 x 128 tiles (each K tile's partial doubles the accumulator registers, which
+ * a 256-wide tile has no room for), block_k 128 elements (the same 128-byte rows as 16-bit block_k 64). */
+const trr_config trr_cuda_wgmma_f8_configs[] = {
+    {.block_m = 128, .block_n = 128, .block_k = 128, .group_m = 8, .stages = 6, .threads = TRR_CUDA_WGMMA_THREADS},
+    {.block_m = 128, .block_n = 128, .block_k = 128, .group_m = 8, .stages = 4, .threads = TRR_CUDA_WGMMA_THREADS},
+};
+const int trr_cuda_wgmma_f8_config_count =
+    (int)(sizeof trr_cuda_wgmma_f8_configs / sizeof trr_cuda_wgmma_f8_configs[0]);
+
+/* 8-bit float products on mma.sync, large to small: warp tiles of at most 64 x 32 (64 accumulators and 64 for
+ * the K tile's partial a thread), block_k 64 elements (the 64-byte rows of 16-bit block_k 32). */
+const trr_config trr_cuda_mma_f8_configs[] = {
+    {.block_m = 128, .block_n = 128, .block_k = 64, .group_m = 8, .stages = 4, .threads = 256},
+    {.block_m = 128, .block_n = 64, .block_k = 64, .group_m = 8, .stages = 4, .threads = 128},
+    {.block_m = 64, .block_n = 128, .block_k = 64, .group_m = 8, .stages = 4, .threads = 128},
+    {.block_m = 64, .block_n = 64, .block_k = 64, .group_m = 8, .stages = 4, .threads = 128},
+    {.block_m = 64, .block_n = 32, .block_k = 64, .group_m = 8, .stages = 5, .threads = 64},
+};
+const int trr_cuda_mma_f8_config_count = (int)(sizeof trr_cuda_mma_f8_configs / sizeof trr_cuda_mma_f8_configs[0]);
+
+static int f8_call(const trr_call *call) { return call->x.dtype == TRR_F8E4M3 || call->x.dtype == TRR_F8E5M2; }
+
 /* The wgmma kernel (sm_90a only) is the default on Hopper, well ahead of mma.sync there (docs/performance.md);
  * `--config variant=mma` runs the other one. */
 int trr_cuda_wgmma_device(const trr_cuda_dev *dev) {
@@ -71,13 +93,14 @@ int trr_cuda_wgmma_device(const trr_cuda_dev *dev) {
 }
 
 /* A config the wgmma kernel can take: threads 384 (its own; no mma.sync config uses 384), or threads not
- * chosen yet and every tile field either unset or the wgmma kernel's (block_m 256: a cluster of two). */
-static int wgmma_config(const trr_config *c) {
+ * chosen yet and every tile field either unset or the wgmma kernel's (block_m 256: a cluster of two; 8-bit floats:
+ * block_k 128 and block_n 128). */
+static int wgmma_config(const trr_config *c, int f8) {
     if (c->threads == TRR_CUDA_WGMMA_THREADS) return 1;
     if (c->threads) return 0;
     return (!c->block_m || c->block_m == TRR_CUDA_WGMMA_BM || c->block_m == 2 * TRR_CUDA_WGMMA_BM) &&
-           (!c->block_k || c->block_k == TRR_CUDA_WGMMA_BK) &&
-           (!c->block_n || c->block_n == 128 || c->block_n == 256);
+           (!c->block_k || c->block_k == (f8 ? 2 * TRR_CUDA_WGMMA_BK : TRR_CUDA_WGMMA_BK)) &&
+           (!c->block_n || c->block_n == 128 || (!f8 && c->block_n == 256));
 }
 
 /* Blocks in the grid for a bm x bn tile: every matrix of a batch has its own (blockIdx.z). */
@@ -90,6 +113,21 @@ static int64_t tiles(const trr_call *call, int bm, int bn) {
  * of whole 16-byte rows, 16-byte aligned bases); else 0 with the reason. */
 static int tensor_core_call(const trr_cuda_dev *dev, const trr_call *call, char *why, size_t cap) {
     const char *no = NULL;
+    if (f8_call(call)) {
+        /* mma.sync and wgmma read 8-bit float operands K-major only: A [M,K] row-major, B stored [N,K] */
+        if (dev && (dev->cc_major < 8 || (dev->cc_major == 8 && dev->cc_minor < 9)))
+            no = "8-bit float tensor cores need compute capability 8.9 or later";
+        else if (call->trans_a) no = "8-bit float tensor cores take A row-major [M,K] only (K-major)";
+        else if (!call->trans_b)
+            no = "8-bit float tensor cores take B stored [N,K] only (K-major: pass the transpose of an [N,K] view)";
+        else if (call->x.stride0 % 16 || call->y.stride0 % 16) no = "lda and ldb must be multiples of 16 (16-byte rows)";
+        else if (trr_cuda_operand_ptr(&call->x) % 16 || trr_cuda_operand_ptr(&call->y) % 16)
+            no = "A and B must start on 16-byte boundaries";
+        else if (call->x.batch_stride % 16 || call->y.batch_stride % 16)
+            no = "A's and B's batch strides must be multiples of 16 (every matrix on a 16-byte boundary)";
+        if (no && why) snprintf(why, cap, "%s", no);
+        return no == NULL;
+    }
     if (call->x.dtype != TRR_F16 && call->x.dtype != TRR_BF16) no = "it takes f16 or bf16 inputs";
     else if (dev && dev->cc_major < 8) no = "it needs compute capability 8.0 or later";
     else if (call->trans_a) no = "it takes A row-major only";
@@ -116,7 +154,13 @@ static int wgmma_batch_ok(const trr_call *call, char *why, size_t cap) {
 
 int trr_cuda_matmul_variant_runs(const trr_cuda_dev *dev, const trr_call *call, int variant, char *why, size_t cap) {
     switch (variant) {
-    case TRR_VARIANT_SIMT: return 1;
+    case TRR_VARIANT_SIMT:
+        if (f8_call(call)) {
+            snprintf(why, cap, "the CUDA-core kernel takes f32, f16 and bf16; 8-bit floats run on the tensor cores "
+                               "(mma or wgmma)");
+            return 0;
+        }
+        return 1;
     case TRR_VARIANT_MMA: return tensor_core_call(dev, call, why, cap);
     case TRR_VARIANT_WGMMA:
         if (!tensor_core_call(dev, call, why, cap) || !wgmma_batch_ok(call, why, cap)) return 0;
@@ -131,9 +175,12 @@ int trr_cuda_matmul_variant_runs(const trr_cuda_dev *dev, const trr_call *call, 
 }
 
 int trr_cuda_matmul_auto_variant(const trr_cuda_dev *dev, const trr_call *call) {
-    char why[128];
-    if (!trr_cuda_matmul_variant_runs(dev, call, TRR_VARIANT_MMA, why, sizeof why)) return TRR_VARIANT_SIMT;
-    if (!trr_cuda_matmul_variant_runs(dev, call, TRR_VARIANT_WGMMA, why, sizeof why) || !wgmma_config(&call->config))
+    char why[160];
+    const int f8 = f8_call(call);
+    /* 8-bit floats have no CUDA-core kernel: a call the tensor cores cannot take stays on mma, whose check says why */
+    if (!trr_cuda_matmul_variant_runs(dev, call, TRR_VARIANT_MMA, why, sizeof why))
+        return f8 ? TRR_VARIANT_MMA : TRR_VARIANT_SIMT;
+    if (!trr_cuda_matmul_variant_runs(dev, call, TRR_VARIANT_WGMMA, why, sizeof why) || !wgmma_config(&call->config, f8))
         return TRR_VARIANT_MMA;
     /* With no tile chosen yet, products that give fewer 128 x 128 blocks than a quarter of the SMs stay on
      * mma.sync, whose small tiles spread them wider: small products ran faster on mma.sync's 32x64 tiles than
@@ -181,8 +228,11 @@ int trr_cuda_mma_warp_grid(int bm, int bn, int warps, int *out_wm, int *out_wn) 
     return 1;
 }
 
-size_t trr_cuda_mma_smem(const trr_config *cfg) {
-    return (size_t)cfg->stages * ((size_t)cfg->block_m * cfg->block_k + (size_t)cfg->block_k * cfg->block_n) * 2;
+size_t trr_cuda_mma_smem(const trr_config *cfg) { return trr_cuda_mma_smem_es(cfg, 2); }
+
+size_t trr_cuda_mma_smem_es(const trr_config *cfg, int es) {
+    return (size_t)cfg->stages * ((size_t)cfg->block_m * cfg->block_k + (size_t)cfg->block_k * cfg->block_n) *
+           (size_t)es;
 }
 
 static size_t simt_smem(const trr_config *cfg) {
@@ -206,7 +256,24 @@ void trr_cuda_choose_matmul(const trr_cuda_dev *dev, trr_call *call) {
     int sms = dev ? dev->sm_count : 132;
     if (!call->config.variant) call->config.variant = trr_cuda_matmul_auto_variant(dev, call);
     const int variant = call->config.variant;
-    if (variant == TRR_VARIANT_WGMMA) {
+    if (variant == TRR_VARIANT_WGMMA && f8_call(call)) {
+        /* 8-bit floats: 128 x 128 tiles; clusters of two along M for large single products, where the 16-bit rule
+         * takes them (at least as many blocks as 8 waves of 128 x 256 tiles, a long K) */
+        h = trr_cuda_wgmma_f8_configs[0];
+        if (call->batch <= 1 && call->k >= 4096 && tiles(call, 128, 128) >= 16 * (int64_t)sms)
+            h.block_m = 2 * TRR_CUDA_WGMMA_BM;
+        h.vector_width = 16;
+    } else if (variant == TRR_VARIANT_MMA && f8_call(call)) {
+        /* 8-bit floats: the largest of their tiles that still gives every SM a block */
+        const int n = trr_cuda_mma_f8_config_count;
+        h = trr_cuda_mma_f8_configs[n - 1];
+        for (int i = 0; i < n; i++)
+            if (tiles(call, trr_cuda_mma_f8_configs[i].block_m, trr_cuda_mma_f8_configs[i].block_n) >= sms) {
+                h = trr_cuda_mma_f8_configs[i];
+                break;
+            }
+        h.vector_width = 16;
+    } else if (variant == TRR_VARIANT_WGMMA) {
         /* 128 x 256 where that gives nearly every SM a block (2048^3: 128 blocks on 132 SMs) and N fills it,
          * else 128 x 128; f16 and bf16 alike (the epilogue stores through shared memory and TMA, which keeps
          * the wide tile ahead for bf16 too; docs/performance.md). A given block_n picks its own. */
@@ -442,7 +509,15 @@ trr_status trr_cuda_check_matmul(trr_context *ctx, const trr_cuda_dev *dev, cons
     trr_variant_name((trr_variant)c->variant, &vname);
     if (!trr_cuda_matmul_variant_runs(dev, call, c->variant, why, sizeof why))
         return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda matmul: variant %s cannot run this call: %s", vname, why);
-    if (c->variant == TRR_VARIANT_WGMMA) {
+    const int f8 = f8_call(call);
+    if (c->variant == TRR_VARIANT_WGMMA && f8) {
+        if (c->threads != TRR_CUDA_WGMMA_THREADS || (c->block_m != TRR_CUDA_WGMMA_BM && c->block_m != 2 * TRR_CUDA_WGMMA_BM) ||
+            c->block_k != 2 * TRR_CUDA_WGMMA_BK || c->block_n != 128)
+            return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                             "cuda 8-bit float matmul (wgmma): the tile must be 128 or 256 (a cluster of two 128-row "
+                             "blocks) x 128 with block_k 128 and 384 threads (got %d x %d x %d, %d threads)",
+                             c->block_m, c->block_n, c->block_k, c->threads);
+    } else if (c->variant == TRR_VARIANT_WGMMA) {
         /* block_m 256 is a cluster of two 128-row blocks sharing B's tile (Hopper's clusters: sm_90 only, which
          * the variant already requires) */
         if (c->threads != TRR_CUDA_WGMMA_THREADS || (c->block_m != TRR_CUDA_WGMMA_BM && c->block_m != 2 * TRR_CUDA_WGMMA_BM) ||
@@ -451,6 +526,8 @@ trr_status trr_cuda_check_matmul(trr_context *ctx, const trr_cuda_dev *dev, cons
                              "cuda f16 matmul (wgmma): the tile must be 128 or 256 (a cluster of two 128-row blocks) x 128 "
                              "or 256 with block_k 64 and 384 threads (got %d x %d x %d, %d threads)",
                              c->block_m, c->block_n, c->block_k, c->threads);
+    }
+    if (c->variant == TRR_VARIANT_WGMMA) {
         if (c->stages < 2 || c->stages > 8)
             return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda f16 matmul (wgmma): stages must be in [2, 8] (got %d)", c->stages);
         /* the stages' mbarriers live in static shared memory: 16 bytes a stage */
@@ -463,22 +540,26 @@ trr_status trr_cuda_check_matmul(trr_context *ctx, const trr_cuda_dev *dev, cons
     }
     if (c->variant == TRR_VARIANT_MMA) {
         int wm, wn;
-        if (c->block_m % 16 || c->block_n % 16 || c->block_k % 16 || c->block_k < 16)
+        /* block_k counts elements: a K step of mma.sync is 16 of them (32 for the 8-bit floats), a 16-byte copy 8
+         * (16) */
+        const int es = f8 ? 1 : 2, step = 32 / es, chunk = 16 / es;
+        if (c->block_m % 16 || c->block_n % 16 || c->block_k % step || c->block_k < step)
             return trr_error(ctx, TRR_ERR_UNSUPPORTED,
-                             "cuda f16 matmul: block_m, block_n, block_k must be multiples of 16 (%d, %d, %d)",
-                             c->block_m, c->block_n, c->block_k);
+                             "cuda %s matmul: block_m and block_n must be multiples of 16 and block_k of %d (%d, %d, %d)",
+                             f8 ? "8-bit float" : "f16", step, c->block_m, c->block_n, c->block_k);
         if (!trr_cuda_mma_warp_grid(c->block_m, c->block_n, c->threads / 32, &wm, &wn))
             return trr_error(ctx, TRR_ERR_UNSUPPORTED,
                              "cuda f16 matmul: %d warps cannot split a %dx%d tile into warp tiles that are multiples of 16",
                              c->threads / 32, c->block_m, c->block_n);
         if ((wn > 0 && (c->block_n / wn) % 16) || c->stages < 2 || c->stages > 8)
             return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda f16 matmul: stages must be in [2, 8] (got %d)", c->stages);
-        int rows_b = call->trans_b ? c->block_n : c->block_k, cpr_b = call->trans_b ? c->block_k / 8 : c->block_n / 8;
-        if (((int64_t)c->block_m * c->block_k / 8) % c->threads || ((int64_t)rows_b * cpr_b) % c->threads)
+        int rows_b = call->trans_b ? c->block_n : c->block_k,
+            cpr_b = call->trans_b ? c->block_k / chunk : c->block_n / chunk;
+        if (((int64_t)c->block_m * c->block_k / chunk) % c->threads || ((int64_t)rows_b * cpr_b) % c->threads)
             return trr_error(ctx, TRR_ERR_UNSUPPORTED,
                              "cuda f16 matmul: the %dx%d and %dx%d tiles must split evenly into 16-byte copies over %d threads",
                              c->block_m, c->block_k, c->block_k, c->block_n, c->threads);
-        size_t smem = trr_cuda_mma_smem(c);
+        size_t smem = trr_cuda_mma_smem_es(c, es);
         size_t limit = dev ? (size_t)dev->smem_optin : 227u * 1024u;
         if (smem > limit)
             return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda f16 matmul: config needs %zu bytes of shared memory, the device allows %zu",

@@ -3,16 +3,25 @@
  * never required, so it is not used). Every kernel takes a batch as blockIdx.z, one launch for all of it. */
 #include "trr_cuda.h"
 
+#include "op_table.h"
+
 #include <string.h>
 
-/* The driver's CUtensorMapDataType for an element type. */
+/* The driver's CUtensorMapDataType for an element type (the 8-bit floats move as bytes). */
 static int map_dtype(trr_dtype dt) {
     return dt == TRR_BF16 ? TRR_CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
            : dt == TRR_F32 ? TRR_CU_TENSOR_MAP_DATA_TYPE_FLOAT32
-                           : TRR_CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+           : dt == TRR_F16 ? TRR_CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+                           : TRR_CU_TENSOR_MAP_DATA_TYPE_UINT8;
 }
 
-/* A TMA descriptor of a batch of row-major f16, bf16 or f32 (dt) matrices of rows x cols (row stride ld
+static uint64_t elem_bytes(trr_dtype dt) {
+    size_t es = 2;
+    trr_dtype_size(dt, &es);
+    return es;
+}
+
+/* A TMA descriptor of a batch of row-major f16, bf16, f32 or 8-bit float (dt) matrices of rows x cols (row stride ld
  * elements, matrix i at i * bstride) in boxes of box_cols x box_rows x 1 with the 128-byte swizzle; boxes past
  * the edges read zeros and store nothing there. A single matrix (batch 1, or an input shared by every batch:
  * bstride 0) is a batch of one, at matrix coordinate 0. */
@@ -20,7 +29,7 @@ static trr_status encode_map(trr_context *ctx, trr_cu_tensor_map *map, trr_dtype
                              int64_t cols, int64_t ld, int64_t batch, int64_t bstride, unsigned box_cols,
                              unsigned box_rows) {
     memset(map, 0, sizeof *map);
-    const uint64_t es = dt == TRR_F32 ? 4u : 2u;
+    const uint64_t es = elem_bytes(dt);
     /* A zero extent (K = 0) is not encodable; the kernel then issues no copy, so any extent does. */
     const int batched = batch > 1 && bstride > 0;
     uint64_t dims[3] = {(uint64_t)(cols > 0 ? cols : 1), (uint64_t)(rows > 0 ? rows : 1),
@@ -45,12 +54,18 @@ static trr_status encode_map(trr_context *ctx, trr_cu_tensor_map *map, trr_dtype
  * and matrix strides that are multiples of 16 bytes, every matrix of a batch its own); else it stores from
  * registers. */
 static int c_tma_ok(const trr_call *call, int64_t batch) {
-    const int64_t es = call->z.dtype == TRR_F32 ? 4 : 2;
+    const int64_t es = (int64_t)elem_bytes(call->z.dtype);
     if (trr_cuda_operand_ptr(&call->z) % 16 || (call->z.stride0 * es) % 16) return 0;
     if (batch > 1 && (call->z.batch_stride <= 0 || (call->z.batch_stride * es) % 16)) return 0;
     /* the driver's limits on a tensor map: extents below 2^32, strides below 2^40 bytes */
     const int64_t lim = (int64_t)1 << 40;
     return call->z.stride0 * es < lim && call->z.batch_stride * es < lim;
+}
+
+/* 8-bit float inputs: their per-tensor scales' product (docs/ops.md, matmul); 1 for every other dtype. */
+static float matmul_scale(const trr_call *call) {
+    if (call->x.dtype != TRR_F8E4M3 && call->x.dtype != TRR_F8E5M2) return 1.0f;
+    return (float)call->params[TRR_MATMUL_PARAM_SCALE_A] * (float)call->params[TRR_MATMUL_PARAM_SCALE_B];
 }
 
 /* The grid's z: one layer of blocks per matrix of the batch. */
@@ -91,21 +106,23 @@ static trr_status wgmma_cluster_fit(trr_context *ctx, CUfunction fn, unsigned sm
 static trr_status run_wgmma(trr_context *ctx, const trr_call *call) {
     const trr_config *cfg = &call->config;
     trr_cuda_variant v;
-    trr_cuda_variant_matmul_wgmma(&v, cfg, call->trans_b, call->x.dtype, call->z.dtype);
+    trr_cuda_variant_matmul_wgmma_ab(&v, cfg, call->trans_b, call->x.dtype, call->y.dtype, call->z.dtype);
     CUfunction fn;
     TRR_TRY(trr_cuda_get_function(ctx, &v, "matmul_wgmma", &fn));
     trr_cu_tensor_map ta, tb;
-    /* A [M,K] in 64 x 128 boxes (K x M); B [K,N] in 64 x 64 boxes (N x K), or B stored [N,K] in 64 x BN (in a
-     * cluster of two, 64 x BN/2: each block loads half for both) */
+    /* A [M,K] in 128-byte x 128 boxes (K x M: 64 16-bit or 128 8-bit elements); B [K,N] in 64 x 64 boxes (N x K,
+     * 16-bit only), or B stored [N,K] in 128 bytes x BN (in a cluster of two, x BN/2: each block loads half for
+     * both) */
+    const unsigned kbox = (unsigned)(128u / elem_bytes(call->x.dtype));
     const int cluster = cfg->block_m / TRR_CUDA_WGMMA_BM;
     unsigned gz = 1;
     TRR_TRY(batch_grid(ctx, call, &gz));
     const int64_t batch = gz;
     TRR_TRY(encode_map(ctx, &ta, call->x.dtype, trr_cuda_operand_ptr(&call->x), call->rows, call->k, call->x.stride0, batch,
-                       call->x.batch_stride, TRR_CUDA_WGMMA_BK, TRR_CUDA_WGMMA_BM));
+                       call->x.batch_stride, kbox, TRR_CUDA_WGMMA_BM));
     if (call->trans_b)
         TRR_TRY(encode_map(ctx, &tb, call->y.dtype, trr_cuda_operand_ptr(&call->y), call->cols, call->k, call->y.stride0, batch,
-                           call->y.batch_stride, TRR_CUDA_WGMMA_BK, (unsigned)(cfg->block_n / cluster)));
+                           call->y.batch_stride, kbox, (unsigned)(cfg->block_n / cluster)));
     else
         TRR_TRY(encode_map(ctx, &tb, call->y.dtype, trr_cuda_operand_ptr(&call->y), call->k, call->cols, call->y.stride0, batch,
                            call->y.batch_stride, 64, TRR_CUDA_WGMMA_BK));
@@ -140,7 +157,9 @@ static trr_status run_wgmma(trr_context *ctx, const trr_call *call) {
     }
     const unsigned grid = (unsigned)((tiles < slots ? tiles : slots) * cluster);
     int nbatch = (int)batch;
-    void *args[] = {&ta, &tb, &tc, &c_tma, &c, &ldc, &m, &n, &k, &epi, &alpha, &group_m, &c_bs, &a_batched, &b_batched, &nbatch};
+    float scale = matmul_scale(call);
+    void *args[] = {&ta, &tb, &tc, &c_tma, &c, &ldc, &m, &n, &k, &epi, &alpha, &group_m, &c_bs, &a_batched, &b_batched, &nbatch,
+                    &scale};
     return trr_cuda_launch_3d(ctx, fn, grid, 1, 1, (unsigned)cfg->threads, (unsigned)trr_cuda_wgmma_smem(cfg), args);
 }
 
@@ -152,9 +171,9 @@ trr_status trr_cuda_run_matmul(trr_context *ctx, const trr_call *call) {
     /* the variant is resolved and checked (config.c: check_config) before run */
     if (cfg->variant == TRR_VARIANT_WGMMA) return run_wgmma(ctx, call);
     if (cfg->variant == TRR_VARIANT_MMA) {
-        trr_cuda_variant_matmul_mma(&v, cfg, call->trans_b, call->x.dtype, call->z.dtype);
+        trr_cuda_variant_matmul_mma_ab(&v, cfg, call->trans_b, call->x.dtype, call->y.dtype, call->z.dtype);
         kernel = "matmul_mma";
-        smem = (unsigned)trr_cuda_mma_smem(cfg);
+        smem = (unsigned)trr_cuda_mma_smem_es(cfg, (int)elem_bytes(call->x.dtype));
     } else {
         /* Four consecutive elements load as one vector when leading dimensions and bases keep the alignment. */
         unsigned align = call->x.dtype == TRR_F32 ? 16u : 8u;
@@ -176,6 +195,7 @@ trr_status trr_cuda_run_matmul(trr_context *ctx, const trr_call *call) {
     long long a_bs = call->x.batch_stride, b_bs = call->y.batch_stride, c_bs = call->z.batch_stride;
     unsigned gz = 1;
     TRR_TRY(batch_grid(ctx, call, &gz));
-    void *args[] = {&a, &lda, &b, &ldb, &c, &ldc, &m, &n, &k, &epi, &alpha, &group_m, &a_bs, &b_bs, &c_bs};
+    float scale = matmul_scale(call);
+    void *args[] = {&a, &lda, &b, &ldb, &c, &ldc, &m, &n, &k, &epi, &alpha, &group_m, &a_bs, &b_bs, &c_bs, &scale};
     return trr_cuda_launch_3d(ctx, fn, (unsigned)blocks, 1, gz, (unsigned)cfg->threads, smem, args);
 }

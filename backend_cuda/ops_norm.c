@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static int esize(trr_dtype d) { return d == TRR_F32 ? 4 : 2; }
+static int esize(trr_dtype d) { return d == TRR_F32 ? 4 : 2; } /* the norms take f32, f16 and bf16 */
 
 int trr_cuda_variant_rule(trr_cuda_variant *v, const char *stem, trr_dtype dt, int kind, int vpt) {
     char file[64];

@@ -72,6 +72,7 @@ static trr_status ew_function(trr_context *ctx, int kernel, const trr_op_desc *d
 trr_status trr_cuda_run_elementwise(trr_context *ctx, const trr_call *call) {
     trr_cuda_dev *dev = ctx->dev;
     const trr_op_desc *d = trr_op_desc_get(call->op);
+    if (d->converts) return trr_cuda_run_convert(ctx, call); /* cast: a kernel per dtype pair (ops_cast.c) */
     int es = esize(call->x.dtype);
     unsigned threads = (unsigned)call->config.threads;
     int unroll = ew_unroll(call->config.block_n, (int)threads, es);

@@ -133,6 +133,7 @@ typedef struct trr_cu_tensor_map {
     _Alignas(64) uint64_t opaque[16];
 } trr_cu_tensor_map;
 enum {
+    TRR_CU_TENSOR_MAP_DATA_TYPE_UINT8 = 0,
     TRR_CU_TENSOR_MAP_DATA_TYPE_FLOAT16 = 6,
     TRR_CU_TENSOR_MAP_DATA_TYPE_FLOAT32 = 7,
     TRR_CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 = 9,
@@ -275,6 +276,7 @@ typedef struct trr_cuda_variant {
     const char *file; /* in kernels/cuda */
     char defines[256]; /* "-DOP=1 -DDT=0", space separated */
     int sm90a_only;    /* uses Hopper's arch-specific instructions (wgmma, setmaxnreg): compiled for sm_90a alone */
+    int min_sm;        /* the oldest architecture it compiles for (89: the 8-bit float mma.sync); 0: any */
 } trr_cuda_variant;
 
 /* Appends a printf-style -D option; returns 0 when it did not fit. */
@@ -294,7 +296,7 @@ trr_status trr_cuda_compile(trr_context *ctx, const trr_cuda_variant *v, const c
                             size_t *out_cubin_size, char **out_ptx, char **out_log);
 
 /* Every variant the backend can choose (all ops, dtypes, layouts, tile configs), for the CI test; those with
- * sm90a_only set are compiled only for sm_90a. */
+ * sm90a_only set are compiled only for sm_90a, those with min_sm for that architecture and later. */
 typedef void (*trr_cuda_variant_fn)(const trr_cuda_variant *v, void *user);
 void trr_cuda_for_each_variant(trr_cuda_variant_fn fn, void *user);
 /* Compiles every variant for arch with NVRTC alone (no driver). Returns the first failure (TRR_ERR_COMPILE
@@ -421,18 +423,35 @@ extern const int trr_cuda_wgmma_config_count;
 int trr_cuda_mma_warp_grid(int bm, int bn, int warps, int *out_wm, int *out_wn);
 /* Dynamic shared memory of the tensor-core kernel for a config. */
 size_t trr_cuda_mma_smem(const trr_config *cfg);
+/* The same for operands of es bytes an element (2: f16 and bf16, 1: the 8-bit floats). */
+size_t trr_cuda_mma_smem_es(const trr_config *cfg, int es);
+/* The mma.sync configs of 8-bit float products, large to small (block_k in elements: 64 = 64 bytes a row); the
+ * partial each K tile is summed into doubles the accumulator registers, so the warp tiles are at most 64 x 32. */
+extern const trr_config trr_cuda_mma_f8_configs[];
+extern const int trr_cuda_mma_f8_config_count;
+/* The wgmma configs of 8-bit float products (block_n 128: the partial doubles the accumulator registers). */
+extern const trr_config trr_cuda_wgmma_f8_configs[];
+extern const int trr_cuda_wgmma_f8_config_count;
 /* The SIMT tile configs (block_m, block_n, block_k; threads: 16 x 8 or 8 x 8 outputs each) the heuristic picks from. */
 extern const trr_config trr_cuda_simt_configs[];
 extern const int trr_cuda_simt_config_count;
 
 /* variant builders shared by the op files and the variant list */
 void trr_cuda_variant_matmul_mma(trr_cuda_variant *v, const trr_config *cfg, int trans_b, trr_dtype in, trr_dtype out);
+/* The same with B's dtype apart from A's (an 8-bit float pair, e5m2 x e4m3). */
+void trr_cuda_variant_matmul_mma_ab(trr_cuda_variant *v, const trr_config *cfg, int trans_b, trr_dtype a, trr_dtype b,
+                                    trr_dtype out);
+void trr_cuda_variant_matmul_wgmma_ab(trr_cuda_variant *v, const trr_config *cfg, int trans_b, trr_dtype a,
+                                      trr_dtype b, trr_dtype out);
 void trr_cuda_variant_matmul_simt(trr_cuda_variant *v, const trr_config *cfg, trr_dtype in, trr_dtype out,
                                   int trans_a, int trans_b, int aligned);
 void trr_cuda_variant_matmul_wgmma(trr_cuda_variant *v, const trr_config *cfg, int trans_b, trr_dtype in, trr_dtype out);
 /* A kernel of the generic row-rule path: kernels/cuda/<stem>.cu with DT, KIND and VPT; 0 when no such file is
  * embedded. */
 int trr_cuda_variant_rule(trr_cuda_variant *v, const char *stem, trr_dtype dt, int kind, int vpt);
+/* The module of the element-wise rule's kernels whose input and output dtypes differ (the op table's stem, e.g.
+ * cast.cu, with -DENTRY_<entry>; every dtype pair's kernels in it); 0 when no such file is embedded (ops_cast.c). */
+int trr_cuda_variant_convert(trr_cuda_variant *v, const char *stem, const char *entry);
 /* The kernel file of an op's definition (kernels/cuda/<stem>.cu), no options yet; 0 when it is not embedded. The
  * memory-bound rules' variants add their options to it (ops_stream.c): the element-wise rule's ES (element bytes)
  * for an op that moves bytes or ENTRY_<name> and DT, with UNROLL; the rows rule's DT, THREADS, ITEMS; the
@@ -492,6 +511,8 @@ void trr_cuda_variant_attention(trr_cuda_variant *v, int variant, trr_dtype dt, 
 /* Every attention variant the heuristic can choose, for the NVRTC check. */
 void trr_cuda_attention_variants(trr_cuda_variant_fn fn, void *user);
 trr_status trr_cuda_run_row_norm(trr_context *ctx, const trr_call *call);
+/* The element-wise rule's converting ops (trr_op_desc.converts: cast), a kernel per dtype pair (ops_cast.c). */
+trr_status trr_cuda_run_convert(trr_context *ctx, const trr_call *call);
 
 /* The kernels/cuda sources, embedded at build time (backend_cuda/CMakeLists.txt). */
 extern const trr_embedded_file trr_cuda_kernels[];

@@ -11,8 +11,13 @@
 #include <string.h>
 #include <sys/stat.h>
 
-/* Dtype codes in the kernels' -D options are trr_dtype's values: 0 f32, 1 f16, 2 bf16. */
+/* Dtype codes in the kernels' -D options are trr_dtype's values: 0 f32, 1 f16, 2 bf16, 4 f8e4m3, 5 f8e5m2. */
 void trr_cuda_variant_matmul_mma(trr_cuda_variant *v, const trr_config *cfg, int trans_b, trr_dtype in, trr_dtype out) {
+    trr_cuda_variant_matmul_mma_ab(v, cfg, trans_b, in, in, out);
+}
+
+void trr_cuda_variant_matmul_mma_ab(trr_cuda_variant *v, const trr_config *cfg, int trans_b, trr_dtype in, trr_dtype b,
+                                    trr_dtype out) {
     int wm = 1, wn = 1;
     trr_cuda_mma_warp_grid(cfg->block_m, cfg->block_n, cfg->threads / 32, &wm, &wn);
     memset(v, 0, sizeof *v);
@@ -23,16 +28,25 @@ void trr_cuda_variant_matmul_mma(trr_cuda_variant *v, const trr_config *cfg, int
      * tile, since its two fragment buffers alternate by step and an odd count (BK 16) would multiply the next
      * tile's first step with the previous tile's fragments. */
     int warp_tile = (cfg->block_m / wm) * (cfg->block_n / wn);
-    int mv = cfg->block_k <= 32 && (cfg->block_k / 16) % 2 == 0 &&
+    /* in bytes a row and 32-byte K steps a tile: 16-bit BK 32 is 8-bit BK 64 */
+    const int f8 = in == TRR_F8E4M3 || in == TRR_F8E5M2, row_bytes = cfg->block_k * (f8 ? 1 : 2);
+    int mv = row_bytes <= 64 && (row_bytes / 32) % 2 == 0 &&
                      !(warp_tile >= 64 * 64 && cfg->threads <= 128 && cfg->block_m < 128)
                  ? 1
                  : 0;
     trr_cuda_define(v, "-DBM=%d -DBN=%d -DBK=%d -DWARPS_M=%d -DWARPS_N=%d -DSTAGES=%d -DTRANS_B=%d -DDT_IN=%d -DDT_OUT=%d -DMMA_V=%d",
                     cfg->block_m, cfg->block_n, cfg->block_k, wm, wn, cfg->stages, trans_b ? 1 : 0, (int)in, (int)out,
                     mv);
+    if (b != in) trr_cuda_define(v, "-DDT_B=%d", (int)b);
+    if (f8) v->min_sm = 89; /* mma.sync with e4m3 / e5m2 operands */
 }
 
 void trr_cuda_variant_matmul_wgmma(trr_cuda_variant *v, const trr_config *cfg, int trans_b, trr_dtype in, trr_dtype out) {
+    trr_cuda_variant_matmul_wgmma_ab(v, cfg, trans_b, in, in, out);
+}
+
+void trr_cuda_variant_matmul_wgmma_ab(trr_cuda_variant *v, const trr_config *cfg, int trans_b, trr_dtype in,
+                                      trr_dtype b, trr_dtype out) {
     memset(v, 0, sizeof *v);
     v->file = "matmul_wgmma.cu";
     v->sm90a_only = 1;
@@ -40,6 +54,7 @@ void trr_cuda_variant_matmul_wgmma(trr_cuda_variant *v, const trr_config *cfg, i
                     cfg->stages, trans_b ? 1 : 0, (int)in, (int)out, trr_cuda_wgmma_c_slots(cfg));
     /* block_m 256: two 128-row blocks in a cluster sharing B (the kernel's default is 1, left out) */
     if (cfg->block_m == 2 * TRR_CUDA_WGMMA_BM) trr_cuda_define(v, "-DCLUSTER_M=2");
+    if (b != in) trr_cuda_define(v, "-DDT_B=%d", (int)b);
 }
 
 void trr_cuda_variant_matmul_simt(trr_cuda_variant *v, const trr_config *cfg, trr_dtype in, trr_dtype out,
@@ -78,7 +93,7 @@ static int input_dtypes(const trr_op_desc *d, trr_dtype out[TRR_DTYPE_COUNT]) {
     return n;
 }
 
-static int elem_bytes(trr_dtype t) { return t == TRR_F32 ? 4 : t == TRR_U8 ? 1 : 2; }
+static int elem_bytes(trr_dtype t) { return t == TRR_F32 ? 4 : t == TRR_F16 || t == TRR_BF16 ? 2 : 1; }
 
 void trr_cuda_for_each_variant(trr_cuda_variant_fn fn, void *user) {
     trr_cuda_variant v;
@@ -90,7 +105,7 @@ void trr_cuda_for_each_variant(trr_cuda_variant_fn fn, void *user) {
         trr_dtype dts[TRR_DTYPE_COUNT];
         const int ndt = d ? input_dtypes(d, dts) : 0;
         if (!d || !trr_cuda_variant_of(&v, d)) continue;
-        if (d->shape == TRR_SHAPE_ELEMENTWISE) {
+        if (d->shape == TRR_SHAPE_ELEMENTWISE && !d->converts) {
             /* a byte move per element size, the others per dtype; each with every UNROLL (vectors per thread:
              * 1, 2, 4, 8) */
             for (int u = 1; u <= 8; u *= 2) {
@@ -148,6 +163,13 @@ void trr_cuda_for_each_variant(trr_cuda_variant_fn fn, void *user) {
             rule_variant(fn, user, d->kernel, floats[f], TRR_CUDA_NORM_LOOP, TRR_CUDA_NORM_LOOP_VPT);
         }
     }
+    /* the element-wise rule's converting ops (cast): one module each, every dtype pair's kernels in it */
+    for (int op = 0; op < TRR_OP_COUNT; op++) {
+        const trr_op_desc *d = trr_op_desc_get((trr_op)op);
+        if (!d || d->shape != TRR_SHAPE_ELEMENTWISE || !d->kernel || !d->converts) continue;
+        if (!trr_cuda_variant_convert(&v, d->kernel, d->name)) v.file = d->kernel; /* no such file: its compile fails */
+        fn(&v, user);
+    }
     /* matmul, tensor cores: every known-good config, both B layouts, both output types */
     for (int i = 0; i < trr_matmul_f16_nvidia_config_count; i++) {
         trr_config cfg = trr_matmul_f16_nvidia_configs[i];
@@ -190,6 +212,26 @@ void trr_cuda_for_each_variant(trr_cuda_variant_fn fn, void *user) {
     }
     /* attention: the heuristic's tiles per head-dimension bucket and dtype, and the split's combine kernel */
     trr_cuda_attention_variants(fn, user);
+    /* matmul of 8-bit floats (B stored [N,K], the only layout their tensor cores take): every mma.sync config with
+     * e4m3 x e4m3 into each output type, the first with the mixed pairs (the types are all that differs), sm_89 and
+     * later; every wgmma config, single and clustered, likewise (sm_90a) */
+    const trr_dtype outs[3] = {TRR_F32, TRR_F16, TRR_BF16};
+    const trr_dtype pairs[3][2] = {{TRR_F8E4M3, TRR_F8E4M3}, {TRR_F8E5M2, TRR_F8E4M3}, {TRR_F8E4M3, TRR_F8E5M2}};
+    for (int i = 0; i < trr_cuda_mma_f8_config_count; i++)
+        for (int p = 0; p < (i == 0 ? 3 : 1); p++)
+            for (int o = 0; o < 3; o++) {
+                trr_cuda_variant_matmul_mma_ab(&v, &trr_cuda_mma_f8_configs[i], 1, pairs[p][0], pairs[p][1], outs[o]);
+                fn(&v, user);
+            }
+    for (int cm = 1; cm <= 2; cm++)
+        for (int i = 0; i < trr_cuda_wgmma_f8_config_count; i++)
+            for (int p = 0; p < (i == 0 && cm == 1 ? 3 : 1); p++)
+                for (int o = 0; o < 3; o++) {
+                    trr_config cfg = trr_cuda_wgmma_f8_configs[i];
+                    cfg.block_m *= cm;
+                    trr_cuda_variant_matmul_wgmma_ab(&v, &cfg, 1, pairs[p][0], pairs[p][1], outs[o]);
+                    fn(&v, user);
+                }
     /* matmul, CUDA cores: f32 with every SIMT tile; f16 and bf16 inputs (the fallback) with the small tile */
     for (int ta = 0; ta <= 1; ta++) {
         for (int tb = 0; tb <= 1; tb++) {
@@ -226,6 +268,7 @@ static void collect_one(const trr_cuda_variant *v, void *user) {
     compile_all_state *s = user;
     if (s->status != TRR_OK) return;
     if (v->sm90a_only && strcmp(s->arch, "sm_90a") != 0) return;
+    if (v->min_sm && atoi(s->arch + 3) < v->min_sm) return; /* "sm_80" -> 80 */
     for (int i = 0; i < s->count; i++) /* the same program compiled twice checks nothing more */
         if (strcmp(s->items[i].file, v->file) == 0 && strcmp(s->items[i].defines, v->defines) == 0) return;
     if (s->count == s->cap) {

@@ -132,7 +132,13 @@ static void choose_stream(trr_context *ctx, trr_call *call, int vector_width) {
     set_if_zero(&c->block_n, trr_config_product(c->threads, c->vector_width));
 }
 
-void trr_cl_choose_elementwise(trr_context *ctx, trr_call *call) { choose_stream(ctx, call, 4); }
+void trr_cl_choose_elementwise(trr_context *ctx, trr_call *call) {
+    if (trr_op_desc_get(call->op)->converts) { /* cast (convert.c) */
+        trr_cl_convert_choose(ctx, call);
+        return;
+    }
+    choose_stream(ctx, call, 4);
+}
 
 void trr_cl_choose_planes(trr_context *ctx, trr_call *call) { choose_stream(ctx, call, 1); }
 
@@ -301,6 +307,7 @@ trr_status trr_cl_check_common(trr_context *ctx, const trr_call *call) {
 
 trr_status trr_cl_check_elementwise(trr_context *ctx, const trr_call *call) {
     TRR_TRY(trr_cl_check_common(ctx, call));
+    if (trr_op_desc_get(call->op)->converts) return trr_cl_convert_check(ctx, call); /* cast (convert.c) */
     const int vw = call->config.vector_width;
     if (!is_pow2(vw) || vw > 16) return bad(ctx, "vector_width must be 1, 2, 4, 8 or 16");
     return TRR_OK;

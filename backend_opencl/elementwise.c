@@ -28,6 +28,7 @@ static void stem_file(const trr_op_desc *d, char *file, size_t cap) {
 
 trr_status trr_cl_run_elementwise(trr_context *ctx, const trr_call *call) {
     const trr_op_desc *d = trr_op_desc_get(call->op);
+    if (d->converts) return trr_cl_convert_launch(ctx, call); /* cast: its dtypes are arguments (convert.c) */
     const int binary = d->n_inputs == 2;
     const trr_operand *x = &call->x, *z = &call->z;
     const trr_operand *y = binary ? &call->y : &call->x; /* unused by one-input ops, but must be a valid arg */

@@ -2,6 +2,8 @@
  * The mma variant (kernels/opencl/matmul_mma.cl) takes the layout as build options too. */
 #include "opencl.h"
 
+#include "half.h"
+
 #include "matmul_fold.h"
 
 #define ARG(i, v) TRR_TRY(trr_cl_set_arg(ctx, k, (cl_uint)(i), sizeof(v), &(v)))
@@ -140,6 +142,11 @@ trr_status trr_cl_run_matmul(trr_context *ctx, const trr_call *call) {
     ARG(19, va);
     ARG(20, vb);
     ARG(21, vc);
+    /* 8-bit float inputs: their per-tensor scales (docs/ops.md, matmul); 1 for every other dtype */
+    cl_float scale = trr_dtype_is_f8(call->x.dtype) ? (float)call->params[TRR_MATMUL_PARAM_SCALE_A] *
+                                                          (float)call->params[TRR_MATMUL_PARAM_SCALE_B]
+                                                    : 1.0f;
+    ARG(24, scale);
     const int64_t chunk = trr_cl_matmul_chunk_k(ctx->dev, cfg);
     if (call->k <= chunk) {
         cl_mem unused = call->z.mem; /* part is not read without a split */

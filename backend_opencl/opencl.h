@@ -159,7 +159,7 @@ int trr_cl_opt(char *options, size_t cap, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
-/* "-DX_DT=1"-style code for a dtype in kernels/opencl/common.cl: 0 f32, 1 f16, 3 u8. */
+/* "-DX_DT=1"-style code for a dtype in kernels/opencl/common.cl: 0 f32, 1 f16, 2 bf16, 3 u8, 4 f8e4m3, 5 f8e5m2. */
 int trr_cl_dtype_code(trr_dtype dtype);
 
 /* ---- the ops, by shape rule (rules.c: the one place that decides whether an op runs here) ---- */
@@ -183,6 +183,11 @@ trr_status trr_cl_check_row_reduce(trr_context *ctx, const trr_call *call);
 trr_status trr_cl_check_matmul(trr_context *ctx, const trr_call *call);
 trr_status trr_cl_check_row_norm(trr_context *ctx, const trr_call *call);
 trr_status trr_cl_run_elementwise(trr_context *ctx, const trr_call *call);
+/* The element-wise rule's converting ops (trr_op_desc.converts: cast), whose dtypes are kernel arguments
+ * (convert.c): what the rule's heuristic, check and launch hand them to. */
+void trr_cl_convert_choose(trr_context *ctx, trr_call *call);
+trr_status trr_cl_convert_check(trr_context *ctx, const trr_call *call);
+trr_status trr_cl_convert_launch(trr_context *ctx, const trr_call *call);
 trr_status trr_cl_run_rgb_to_grey(trr_context *ctx, const trr_call *call);
 trr_status trr_cl_run_softmax(trr_context *ctx, const trr_call *call);
 trr_status trr_cl_run_row_sum(trr_context *ctx, const trr_call *call);

@@ -229,5 +229,5 @@ int trr_cl_opt(char *options, size_t cap, const char *fmt, ...) {
 }
 
 int trr_cl_dtype_code(trr_dtype dtype) {
-    return (int)dtype; /* the enum values are the codes common.cl uses: 0 f32, 1 f16, 2 bf16, 3 u8 */
+    return (int)dtype; /* the enum values are the codes common.cl uses: 0 f32, 1 f16, 2 bf16, 3 u8, 4 f8e4m3, 5 f8e5m2 */
 }

@@ -376,7 +376,7 @@ void trr_vk_choose_stream(const trr_vk_device *d, trr_call *call) {
         int es = (int)trr_vk_dtype_bytes(call->x.dtype);
         wide = 16 / es;
         narrow = 4 / es;
-    } else if (desc->shape == TRR_SHAPE_ELEMENTWISE) {
+    } else if (desc->shape == TRR_SHAPE_ELEMENTWISE && !desc->converts) { /* cast.comp reads single elements */
         /* Views that do not fold run slice by slice, each with its own offsets, and the kernel takes
          * vectors in every slice whose layout allows: vectors are asked for if any slice can have them (the
          * offsets' residues mod 4 repeat within 4 slices of a group and within 4 groups). The rest fall back

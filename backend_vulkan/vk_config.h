@@ -32,6 +32,8 @@ trr_status trr_vk_run_matmul(trr_context *ctx, const trr_call *call);
 /* elementwise.comp's ops (add, gelu, silu) may read 4-element vectors: every operand is one contiguous span
  * starting on a 4-element boundary (the binding starts 16-aligned). */
 int trr_vk_elementwise_vec4_layout(const trr_call *c);
+/* 1 for an op of the element-wise rule whose kernel the op table names by stem (cast: vk_ops.c's convert path). */
+int trr_vk_convert_call(const trr_call *call);
 /* The register softmaxes read 4-element vectors: rows 4-aligned on both sides, and subgroup arithmetic. */
 int trr_vk_softmax_regs_layout(const trr_vk_device *d, const trr_call *c);
 /* The register micro-tile (TM x TN) of the SIMT matmul for a config; 0 when the config has none. */

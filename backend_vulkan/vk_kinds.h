@@ -2,7 +2,8 @@
  * The Vulkan shaders the op definitions name, as one list that the build and the backend both read: for each
  * shape rule with a generic path, its shader kinds. An op of the rule is built, for each kind and each of its
  * definition's signatures (in -> out), from kernels/vulkan/<stem><kind>.comp with -DENTRY_<name> and its dtypes'
- * defines (X_F16, X_BF16, X_U8 for the input; Z_F16, Z_BF16, Z_U8 for the output; none for f32) into
+ * defines (X_F16, X_BF16, X_U8, X_F8E4M3, X_F8E5M2 for the input; Z_F16, Z_BF16, Z_U8, Z_F8E4M3, Z_F8E5M2 for the
+ * output; none for f32) into
  * [<stem>_]<name><kind>_<dtypes>.spv, where <dtypes> is "f16" when in and out agree and "u8_f32" when they do
  * not (trr_vk_shader_name). backend_vulkan/tools/vk_variants.c prints that list for CMake at configure time; the
  * backend looks the same names up. Ops that move bytes (copy) run on copy.comp, matmul and attention on their own
@@ -44,7 +45,8 @@ static inline const trr_vk_rule_kinds *trr_vk_kinds_of(const trr_op_desc *d) {
 }
 
 static inline const char *trr_vk_dtype_suffix(trr_dtype t) {
-    return t == TRR_F32 ? "f32" : t == TRR_F16 ? "f16" : t == TRR_BF16 ? "bf16" : "u8";
+    return t == TRR_F32 ? "f32" : t == TRR_F16 ? "f16" : t == TRR_BF16 ? "bf16" : t == TRR_F8E4M3 ? "f8e4m3"
+           : t == TRR_F8E5M2 ? "f8e5m2" : "u8";
 }
 
 /* [<stem>_]<name><kind>_<dtypes>: the shader of op d's kind for inputs of dtype in and an output of dtype out; the
@@ -52,7 +54,7 @@ static inline const char *trr_vk_dtype_suffix(trr_dtype t) {
 static inline void trr_vk_shader_name(char *out_name, size_t cap, const trr_op_desc *d, const char *kind,
                                       trr_dtype in, trr_dtype out) {
     const int named = d->kernel && strcmp(d->kernel, d->name) != 0;
-    char dtypes[16];
+    char dtypes[24];
     if (in == out) snprintf(dtypes, sizeof dtypes, "%s", trr_vk_dtype_suffix(in));
     else snprintf(dtypes, sizeof dtypes, "%s_%s", trr_vk_dtype_suffix(in), trr_vk_dtype_suffix(out));
     snprintf(out_name, cap, "%s%s%s%s_%s", named ? d->kernel : "", named ? "_" : "", d->name, kind, dtypes);

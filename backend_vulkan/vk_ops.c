@@ -12,7 +12,7 @@
 #include <string.h>
 
 size_t trr_vk_dtype_bytes(trr_dtype t) {
-    return t == TRR_F32 ? 4 : t == TRR_U8 ? 1 : 2;
+    return t == TRR_F32 ? 4 : t == TRR_F16 || t == TRR_BF16 ? 2 : 1; /* 1: u8 and the 8-bit floats */
 }
 
 static const char *dtype_suffix(trr_dtype t) { return trr_vk_dtype_suffix(t); }

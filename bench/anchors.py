@@ -155,6 +155,27 @@ def norm_anchors():
             del x, w, b
 
 
+def fp8_anchors():
+    """matmul_fp8: e4m3 x e4m3 -> bf16 through torch._scaled_mm (cuBLASLt), B stored [N,K] as trireme's bench
+    stores it (_scaled_mm takes B column-major: the transpose of a row-major [N,K]), per-tensor scales of 1."""
+    if not hasattr(torch, "float8_e4m3fn") or torch.cuda.get_device_capability(0) < (8, 9):
+        print("matmul_fp8: skipped (needs torch with float8_e4m3fn and compute capability 8.9 or later)")
+        return
+    one = torch.ones((), device="cuda")
+    for size in (2048, 4096, 8192):
+        a = rand(size, size).to(torch.float8_e4m3fn)
+        w = rand(size, size).to(torch.float8_e4m3fn)  # [N,K]
+        out = torch._scaled_mm(a, w.t(), scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
+        want = a.float() @ w.float().t()
+        rel = ((out.float() - want).norm() / want.norm()).item()  # docs/ops.md's bf16 bound, Frobenius
+        if rel > 8e-3:
+            raise SystemExit(f"matmul fp8: torch._scaled_mm is off the float reference by {rel:g} (Frobenius)")
+        record("matmul_fp8", "torch._scaled_mm (cuBLASLt)", f"{size}^3",
+               bench(lambda: torch._scaled_mm(a, w.t(), scale_a=one, scale_b=one, out_dtype=torch.bfloat16)),
+               2 * size ** 3, "TFLOPS")
+        del a, w, out, want
+
+
 def attention_anchors():
     """torch's scaled_dot_product_attention at trireme bench's attention sizes (docs/ops.md, Benchmarks), through
     the cuDNN and the flash (FlashAttention-2) backends, each forced with torch.nn.attention.sdpa_kernel; the work
@@ -281,6 +302,9 @@ def main():
         record("matmul_f32", "torch matmul" + (" TF32" if tf32 else " (no TF32)"), f"{size}^3",
                bench(lambda: torch.matmul(a, b, out=c)), flops, "TFLOPS")
     torch.backends.cuda.matmul.allow_tf32 = False
+    del a, b, c
+
+    fp8_anchors()
 
     doc = {"tool": "trireme bench/anchors.py", "device": dev.name, "torch": torch.__version__,
            "triton": triton.__version__, "cuda": torch.version.cuda, "host": platform.node(),

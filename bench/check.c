@@ -191,7 +191,7 @@ trr_status trr_bench_check_output(const trr_case *c, const trr_call *call, const
                           rc_s[2 * i + 1], got_s[i], want_s[i]);
         free(got_s), free(want_s), free(rc_s);
     }
-    if (md == TRR_CONF_MODE_FROB || md == TRR_CONF_MODE_F16 || md == TRR_CONF_MODE_BF16) {
+    if (trr_conf_mode_frobenius(md)) {
         w1.value = sqrt(err2) / fmax(sqrt(ref2), FLT_MIN);
         w1.seen = 1;
     }

@@ -122,6 +122,8 @@ static trr_case make_case(trr_bench_id id, int64_t a, int64_t b, int64_t c3, int
     case TRR_SIZING_CUBE:
         c.m = a, c.n = b ? b : a, c.k = c3 ? c3 : a;
         c.epilogue = row->epilogue;
+        /* 8-bit floats with B stored [N,K]: K-major on both sides, as FP8 tensor cores and cuBLASLt (TN) take them */
+        c.trans_b = row->in == TRR_F8E4M3 || row->in == TRR_F8E5M2;
         break;
     case TRR_SIZING_BATCH: /* batch products of M x K by K x N, packed (batch strides of one whole matrix) */
         c.batch = a;

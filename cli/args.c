@@ -139,7 +139,7 @@ int cli_parse_dtype(const char *option, const char *text, trr_dtype *out) {
             return 1;
         }
     }
-    fprintf(stderr, "trireme: --%s wants f32, f16, bf16 or u8, not '%s'\n", option, text);
+    fprintf(stderr, "trireme: --%s wants f32, f16, bf16, u8, f8e4m3 or f8e5m2, not '%s'\n", option, text);
     return 0;
 }
 

@@ -66,7 +66,9 @@ static void print_help(void) {
     printf("usage: trireme run OP [options]\n\n"
            "OP: %s\n\n"
            "  --device D          cpu, cuda:0, opencl:1, vulkan:0, auto (default: TRIREME_DEVICE, else auto)\n"
-           "  --dtype T           input dtype: f32 (default), f16, bf16, u8 (copy; rgb_to_grey is always u8)\n"
+           "  --dtype T           input dtype: f32 (default), f16, bf16, u8 (copy; rgb_to_grey is always u8),\n"
+           "                      f8e4m3, f8e5m2; IN->OUT gives the output's too (cast: f32->f8e4m3), A,B->OUT\n"
+           "                      the second input's apart (matmul: f8e5m2,f8e4m3->bf16 --trans-b)\n"
            "  --out-dtype T       output dtype where the op allows a choice (matmul f16|bf16->f32, rgb_to_grey u8|f32)\n"
            "  --shape S           N or RxC (%s), HxW (%s), MxN (%s), MxNxK (%s),\n"
            "                      B,H,S,D (%s); integers as 4096 or 2^12, joined by x or ','.\n"
@@ -104,6 +106,8 @@ typedef struct run_args {
     trr_op op;
     const char *device;
     trr_dtype in, out;
+    int mixed;     /* --dtype A,B->OUT: the second input is in2 */
+    trr_dtype in2;
     int in_set, out_set;
     int64_t dims[4];
     int n_dims;        /* from --shape */
@@ -125,6 +129,33 @@ typedef struct run_args {
     int no_check;
 } run_args;
 
+
+/* --dtype IN, IN->OUT (cast f32->f8e4m3, matmul f8e4m3->bf16) or A,B->OUT (matmul f8e5m2,f8e4m3->f32): the input
+ * dtype (the second input's apart after a comma) and, with an arrow, the output's. */
+static int parse_dtypes(run_args *a, const char *text) {
+    const char *arrow = strstr(text, "->");
+    char in[64];
+    const size_t n = arrow ? (size_t)(arrow - text) : strlen(text);
+    if (n >= sizeof in) {
+        fprintf(stderr, "trireme: --dtype wants IN, IN->OUT or A,B->OUT, not '%s'\n", text);
+        return 0;
+    }
+    memcpy(in, text, n);
+    in[n] = '\0';
+    char *comma = strchr(in, ',');
+    if (comma) {
+        *comma = '\0';
+        if (!cli_parse_dtype("dtype", comma + 1, &a->in2)) return 0;
+        a->mixed = 1;
+    }
+    if (!cli_parse_dtype("dtype", in, &a->in)) return 0;
+    a->in_set = 1;
+    if (arrow) {
+        if (!cli_parse_dtype("dtype", arrow + 2, &a->out)) return 0;
+        a->out_set = 1;
+    }
+    return 1;
+}
 
 static int parse_epilogue(const char *text, trr_epilogue *out) {
     for (int e = 0; e < TRR_EPI_COUNT; e++) {
@@ -154,6 +185,8 @@ static int apply_params(run_args *a, const trr_op_desc *d, int *out_exit) {
         const double v = p.values[i].value;
         if (!strcmp(name, "epilogue")) a->epilogue = (trr_epilogue)v;
         else if (!strcmp(name, "alpha")) a->alpha = (float)v;
+        else if (!strcmp(name, "scale_a") || !strcmp(name, "scale_b")) /* the case passes them on */
+            trr_op_params_set(&a->op_params, name, v);
         else {
             *out_exit = cli_usage_error("run", "--param %s: run does not pass this parameter yet", name);
             return 0;
@@ -178,7 +211,7 @@ static int parse_args(int argc, char **argv, run_args *a, int *out_exit) {
     if ((r = cli_option_value(argc, argv, &i, name, &v)) < 0) goto usage;                                     \
     if (r > 0)
         OPT("device") { a->device = v; continue; }
-        OPT("dtype") { if (!cli_parse_dtype("dtype", v, &a->in)) goto usage; a->in_set = 1; continue; }
+        OPT("dtype") { if (!parse_dtypes(a, v)) goto usage; continue; }
         OPT("out-dtype") { if (!cli_parse_dtype("out-dtype", v, &a->out)) goto usage; a->out_set = 1; continue; }
         OPT("shape") { if (!cli_parse_dims("shape", v, 0, a->dims, 4, &a->n_dims)) goto usage; continue; }
         OPT("kv-heads") { if (!cli_parse_i64("kv-heads", v, 1, &a->kv_heads)) goto usage; continue; }
@@ -278,7 +311,8 @@ static int resolve_attention(const run_args *a, trr_case *c) {
 /* The case to run: the shape from --shape/--m/--n/--k after each shape rule's defaults. */
 static int resolve_case(const run_args *a, trr_case *c) {
     const trr_op_desc *d = trr_op_desc_get(a->op);
-    *c = (trr_case){.op = a->op, .in_dtype = a->in, .out_dtype = a->out, .layout = TRR_LAYOUT_PACKED,
+    *c = (trr_case){.op = a->op, .in_dtype = a->in, .out_dtype = a->out, .mixed = a->mixed, .in2_dtype = a->in2,
+                    .layout = TRR_LAYOUT_PACKED,
                     .trans_a = a->trans_a, .trans_b = a->trans_b, .epilogue = a->epilogue, .alpha = a->alpha,
                     .params = a->op_params};
     if (d->shape == TRR_SHAPE_MATMUL) {

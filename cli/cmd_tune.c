@@ -159,6 +159,9 @@ static int build_jobs(const tune_args *a, trr_tune_job *jobs) {
             fitted++;
             for (int g = 0; g < d->n_signatures; g++) {
                 if (!dtype_selected(a, &d->signatures[g])) continue;
+                /* a tuning job has one input dtype: the mixed 8-bit float pairs are not tuned (lookups for them
+                 * find their first input's entries) */
+                if (d->signatures[g].mixed) continue;
                 trr_tune_job j = {.op = op, .in_dtype = d->signatures[g].in, .out_dtype = d->signatures[g].out};
                 if (is_mm) {
                     j.m = dm.d[0], j.n = dm.d[1], j.k = dm.d[2];

@@ -4,12 +4,27 @@
 #include <stddef.h>
 #include <stdint.h>
 
-static const trr_op_signature sig_any[] = {{TRR_F32, TRR_F32}, {TRR_F16, TRR_F16}, {TRR_BF16, TRR_BF16}, {TRR_U8, TRR_U8}};
-static const trr_op_signature sig_float[] = {{TRR_F32, TRR_F32}, {TRR_F16, TRR_F16}, {TRR_BF16, TRR_BF16}};
-static const trr_op_signature sig_rgb[] = {{TRR_U8, TRR_U8}, {TRR_U8, TRR_F32}};
-static const trr_op_signature sig_row_sum[] = {{TRR_F32, TRR_F32}, {TRR_F16, TRR_F32}, {TRR_BF16, TRR_F32}};
-static const trr_op_signature sig_matmul[] = {{TRR_F32, TRR_F32}, {TRR_F16, TRR_F16}, {TRR_F16, TRR_F32},
-                                                {TRR_BF16, TRR_BF16}, {TRR_BF16, TRR_F32}};
+/* one dtype for every input: S(in, out); the second input apart (matmul's 8-bit float pairs): MIX(in, in2, out) */
+#define S(i, o) {i, o, 0, i}
+#define MIX(i, i2, o) {i, o, 1, i2}
+static const trr_op_signature sig_any[] = {S(TRR_F32, TRR_F32),       S(TRR_F16, TRR_F16),
+                                           S(TRR_BF16, TRR_BF16),     S(TRR_U8, TRR_U8),
+                                           S(TRR_F8E4M3, TRR_F8E4M3), S(TRR_F8E5M2, TRR_F8E5M2)};
+static const trr_op_signature sig_float[] = {S(TRR_F32, TRR_F32), S(TRR_F16, TRR_F16), S(TRR_BF16, TRR_BF16)};
+static const trr_op_signature sig_rgb[] = {S(TRR_U8, TRR_U8), S(TRR_U8, TRR_F32)};
+static const trr_op_signature sig_row_sum[] = {S(TRR_F32, TRR_F32), S(TRR_F16, TRR_F32), S(TRR_BF16, TRR_F32)};
+/* 8-bit float products take the pairs cuBLASLt takes (e4m3 on at least one side) into f32, f16 or bf16 */
+static const trr_op_signature sig_matmul[] = {
+    S(TRR_F32, TRR_F32),  S(TRR_F16, TRR_F16),  S(TRR_F16, TRR_F32),  S(TRR_BF16, TRR_BF16), S(TRR_BF16, TRR_F32),
+    /* bf16 first: the output an 8-bit float product gives unless asked (trr_op_output_shape, trireme run) */
+    S(TRR_F8E4M3, TRR_BF16), S(TRR_F8E4M3, TRR_F16), S(TRR_F8E4M3, TRR_F32),
+    MIX(TRR_F8E5M2, TRR_F8E4M3, TRR_BF16), MIX(TRR_F8E5M2, TRR_F8E4M3, TRR_F16), MIX(TRR_F8E5M2, TRR_F8E4M3, TRR_F32),
+    MIX(TRR_F8E4M3, TRR_F8E5M2, TRR_BF16), MIX(TRR_F8E4M3, TRR_F8E5M2, TRR_F16), MIX(TRR_F8E4M3, TRR_F8E5M2, TRR_F32)};
+
+/* cast: every ordered pair of float dtypes, the same dtype included */
+#define CAST_FROM(d) S(d, TRR_F32), S(d, TRR_F16), S(d, TRR_BF16), S(d, TRR_F8E4M3), S(d, TRR_F8E5M2)
+static const trr_op_signature sig_cast[] = {CAST_FROM(TRR_F32), CAST_FROM(TRR_F16), CAST_FROM(TRR_BF16),
+                                            CAST_FROM(TRR_F8E4M3), CAST_FROM(TRR_F8E5M2)};
 
 static const trr_param_info matmul_params[] = {
     [TRR_MATMUL_PARAM_EPILOGUE] = {"epilogue", TRR_PARAM_ENUM, 0, "none,relu,leaky_relu,gelu",
@@ -17,6 +32,10 @@ static const trr_param_info matmul_params[] = {
     [TRR_MATMUL_PARAM_ALPHA] = {"alpha", TRR_PARAM_F32, TRR_LEAKY_RELU_DEFAULT_ALPHA, NULL, "leaky_relu's slope"},
     [TRR_MATMUL_PARAM_ALLOW_TF32] = {"allow_tf32", TRR_PARAM_BOOL, 0, NULL,
                                      "f32 inputs may run on TF32 tensor cores"},
+    [TRR_MATMUL_PARAM_SCALE_A] = {"scale_a", TRR_PARAM_F32, 1.0, NULL,
+                                  "per-tensor scale of an 8-bit float A: the accumulator is multiplied by scale_a * "
+                                  "scale_b before the epilogue (other dtypes take 1)"},
+    [TRR_MATMUL_PARAM_SCALE_B] = {"scale_b", TRR_PARAM_F32, 1.0, NULL, "per-tensor scale of an 8-bit float B"},
 };
 
 static const trr_param_info rms_norm_params[] = {
@@ -76,6 +95,10 @@ static const trr_op_bench matmul_benches[] = {
      MATMUL_QUICK, MATMUL_FULL},
     {"bmm_bf16", "batched matmul bf16 -> bf16 (TFLOPS = 2BMNK/t)", TRR_BF16, TRR_BF16, TRR_EPI_NONE,
      TRR_SIZING_BATCH, 0, BMM_SIZES, BMM_SIZES},
+    /* B stored [N,K] (the bench's cases of 8-bit floats), the sizes cuBLASLt's FP8 figures are quoted at */
+    {"matmul_fp8", "matmul f8e4m3 x f8e4m3 -> bf16, B stored [N,K] (TFLOPS = 2MNK/t)", TRR_F8E4M3, TRR_BF16,
+     TRR_EPI_NONE, TRR_SIZING_CUBE, 0, {.list = {{2048}, {4096}, {8192}}},
+     {.from = 1024, .to = 8192, .factor = 2, .list = {{6144}}}},
 };
 /* the row norms at the hidden sizes of common models: GB/s = bytes of x, w (, b) and y over time */
 static const trr_op_bench rms_norm_benches[] = {
@@ -211,6 +234,13 @@ static const trr_op_desc op_table[TRR_OP_COUNT] = {
                           .operand = {ROWS_COLS("q"), ROWS_COLS("k"), ROWS_COLS("o"), ROWS_COLS("v"),
                                       {"lse", 1, TRR_DIM_ONE, TRR_DIM_ROWS, 1, 0, 1}},
                           .flops_per_point = 4},
+    /* its own kernel file on every API (cast.cu, cast.cl, cast.comp; the CPU's loop of stem cast), run by each
+     * backend's element-wise rule: its input and output differ in dtype (converts), which the other element-wise
+     * kernels never do */
+    [TRR_OP_CAST] = {.op = TRR_OP_CAST, .name = "cast", .n_inputs = 1, .operands = "x -> y", SIGNATURES(sig_cast),
+                     .kernel = "cast", .converts = 1, .config_fields = STREAM_FIELDS,
+                     .default_config = STREAM_DEFAULTS,
+                     .shape = TRR_SHAPE_ELEMENTWISE, .operand = UNARY, .flops_per_point = 1, .exact = 2},
 };
 
 const trr_config trr_matmul_f16_nvidia_configs[] = {
@@ -244,5 +274,15 @@ int trr_op_allows(trr_op op, trr_dtype in, trr_dtype out) {
     if (!d) return 0;
     for (int i = 0; i < d->n_signatures; i++)
         if (d->signatures[i].in == in && d->signatures[i].out == out) return 1;
+    return 0;
+}
+
+int trr_op_allows_inputs(trr_op op, trr_dtype x, trr_dtype y, trr_dtype out) {
+    const trr_op_desc *d = trr_op_desc_get(op);
+    if (!d) return 0;
+    for (int i = 0; i < d->n_signatures; i++) {
+        const trr_op_signature *s = &d->signatures[i];
+        if (s->in == x && s->out == out && (d->n_inputs < 2 || trr_signature_input(s, TRR_SLOT_Y) == y)) return 1;
+    }
     return 0;
 }

@@ -22,8 +22,10 @@ enum {
 
 /* One allowed combination of operand dtypes. */
 typedef struct trr_op_signature {
-    trr_dtype in;  /* every input */
+    trr_dtype in;  /* every input; where mixed is set, every input but the second */
     trr_dtype out;
+    int mixed;     /* the second input (matmul's B) is in2: an 8-bit float product of e5m2 and e4m3 */
+    trr_dtype in2;
 } trr_op_signature;
 
 /* The shape rule: how an op's operands relate, which fixes its validation, its normalised form (backend.h) and
@@ -133,6 +135,8 @@ typedef struct trr_op_desc {
                                   any dtype, with no kernel of its own */
     int transcendental;        /* evaluates exp or the like per element (gelu, silu): compute costs count against
                                   memory, so heuristics give such ops smaller pieces of work */
+    int converts;              /* the element-wise output's dtype is not the input's (cast): a backend runs it through
+                                  converting kernels, one per dtype pair, found by the op's stem and name */
     /* the bench's benchmarks of the op (none: the op is not benchmarked) and how they count work */
     const trr_op_bench *benches;
     int n_benches;
@@ -140,7 +144,13 @@ typedef struct trr_op_desc {
 } trr_op_desc;
 
 /* matmul's parameter slots (op_table.c declares them in this order) */
-enum { TRR_MATMUL_PARAM_EPILOGUE = 0, TRR_MATMUL_PARAM_ALPHA, TRR_MATMUL_PARAM_ALLOW_TF32 };
+enum {
+    TRR_MATMUL_PARAM_EPILOGUE = 0,
+    TRR_MATMUL_PARAM_ALPHA,
+    TRR_MATMUL_PARAM_ALLOW_TF32,
+    TRR_MATMUL_PARAM_SCALE_A, /* per-tensor scales of 8-bit float inputs (docs/ops.md, matmul) */
+    TRR_MATMUL_PARAM_SCALE_B
+};
 /* the norms' parameter slot */
 enum { TRR_NORM_PARAM_EPS = 0 };
 /* attention's parameter slots: scale (0 means 1/sqrt(D); the call's attn.scale holds the resolved value) and
@@ -155,8 +165,14 @@ static inline int trr_op_outputs(const trr_op_desc *d) { return d->operand[TRR_S
 /* Tests only: op's definition becomes *desc (NULL restores the table's row), so a test can present a backend with
  * an op it has no kernel for. Not thread-safe: call it with no op in flight. */
 void trr_op_desc_replace(trr_op op, const trr_op_desc *desc);
-/* 1 if (in, out) is one of op's signatures. */
+/* 1 if (in, out) is one of op's signatures: in is the first input's dtype. */
 int trr_op_allows(trr_op op, trr_dtype in, trr_dtype out);
+/* 1 if a signature of op takes first input x, second input y (ignored by ops of one input) and output out. */
+int trr_op_allows_inputs(trr_op op, trr_dtype x, trr_dtype y, trr_dtype out);
+/* The dtype signature s gives the input in slot (TRR_SLOT_X, TRR_SLOT_Y, TRR_SLOT_U). */
+static inline trr_dtype trr_signature_input(const trr_op_signature *s, int slot) {
+    return s->mixed && slot == TRR_SLOT_Y ? s->in2 : s->in;
+}
 
 /* The known-good f16 matmul configs on NVIDIA (docs/ops.md, Known-good NVIDIA configs), the starting set for tuning. */
 extern const trr_config trr_matmul_f16_nvidia_configs[];

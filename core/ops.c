@@ -1,5 +1,6 @@
 /* The public op entry points: validate, resolve the tile config, check the backend can run it, dispatch. */
 #include "backend.h"
+#include "half.h"
 #include "op_params.h"
 #include "op_table.h"
 #include "trace.h"
@@ -16,6 +17,15 @@ static trr_status dispatch(trr_context *ctx, trr_op op, const trr_tensor *const 
     const float alpha = mm ? (float)params[TRR_MATMUL_PARAM_ALPHA] : 0.0f;
     const unsigned flags = mm && params[TRR_MATMUL_PARAM_ALLOW_TF32] != 0.0 ? TRR_MATMUL_ALLOW_TF32 : 0u;
     TRR_TRY(trr_call_build_slots(ctx, op, slots, epilogue, alpha, flags, &call, &empty));
+    /* the per-tensor scales are the 8-bit floats' (their inputs carry a scale); other dtypes take the default */
+    if (mm && !trr_dtype_is_f8(call.x.dtype) &&
+        (params[TRR_MATMUL_PARAM_SCALE_A] != 1.0 || params[TRR_MATMUL_PARAM_SCALE_B] != 1.0)) {
+        const char *name = "?";
+        trr_dtype_name(call.x.dtype, &name);
+        return trr_error(ctx, TRR_ERR_INVALID_ARGUMENT,
+                         "matmul: scale_a and scale_b scale 8-bit float inputs; %s inputs take only 1 (got %g, %g)",
+                         name, params[TRR_MATMUL_PARAM_SCALE_A], params[TRR_MATMUL_PARAM_SCALE_B]);
+    }
     trr_call_set_params(&call, params);
     if (empty == TRR_CALL_NOTHING) return TRR_OK;
     if (empty == TRR_CALL_IDENTITY) return trr_call_write_identity(ctx, &call);
@@ -90,6 +100,7 @@ trr_status trr_rgb_to_grey(trr_context *ctx, const trr_tensor *img, const trr_te
     RUN(TRR_OP_RGB_TO_GREY, img, grey);
 }
 trr_status trr_softmax(trr_context *ctx, const trr_tensor *x, const trr_tensor *y) { RUN(TRR_OP_SOFTMAX, x, y); }
+trr_status trr_cast(trr_context *ctx, const trr_tensor *x, const trr_tensor *y) { RUN(TRR_OP_CAST, x, y); }
 trr_status trr_row_sum(trr_context *ctx, const trr_tensor *x, const trr_tensor *y) { RUN(TRR_OP_ROW_SUM, x, y); }
 
 trr_status trr_rms_norm(trr_context *ctx, const trr_tensor *x, const trr_tensor *w, const trr_tensor *y, float eps) {

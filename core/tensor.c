@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const dtype_names[TRR_DTYPE_COUNT] = {"f32", "f16", "bf16", "u8"};
-static const size_t dtype_sizes[TRR_DTYPE_COUNT] = {4, 2, 2, 1};
+static const char *const dtype_names[TRR_DTYPE_COUNT] = {"f32", "f16", "bf16", "u8", "f8e4m3", "f8e5m2"};
+static const size_t dtype_sizes[TRR_DTYPE_COUNT] = {4, 2, 2, 1, 1, 1};
 static const char *const epilogue_names[TRR_EPI_COUNT] = {"none", "relu", "leaky_relu", "gelu"};
 
 trr_status trr_dtype_size(trr_dtype dtype, size_t *out_bytes) {

@@ -336,19 +336,27 @@ trr_status trr_call_build_slots(trr_context *ctx, trr_op op, const trr_tensor *c
             return trr_error(ctx, TRR_ERR_INVALID_ARGUMENT, "matmul: unknown flags 0x%x", flags & ~TRR_MATMUL_ALLOW_TF32);
     }
 
-    /* 2. dtypes */
+    /* 2. dtypes: the inputs agree, except the second where a signature pairs two (matmul's 8-bit floats) */
+    const trr_dtype y_dtype = views[TRR_SLOT_Y] ? y->dtype : x->dtype;
+    int y_paired = 0; /* some signature takes x's dtype with y's */
+    for (int i = 0; i < desc->n_signatures; i++)
+        y_paired |= desc->signatures[i].in == x->dtype && trr_signature_input(&desc->signatures[i], TRR_SLOT_Y) == y_dtype;
     for (int v = 0; v < TRR_SLOTS; v++) {
         if (v == TRR_SLOT_X || v == TRR_SLOT_Z || !views[v] || views[v]->dtype == x->dtype) continue;
+        if (v == TRR_SLOT_Y && y_paired) continue;
         const char *xn = "?", *vn = "?";
         trr_dtype_name(x->dtype, &xn);
         trr_dtype_name(views[v]->dtype, &vn);
         return trr_error(ctx, TRR_ERR_DTYPE, "%s: inputs disagree (%s is %s, %s is %s)", opn, desc->operand[0].name, xn,
                          desc->operand[v].name, vn);
     }
-    if (!trr_op_allows(op, x->dtype, z->dtype)) {
-        const char *in_name = "?", *out_name = "?";
+    if (!trr_op_allows_inputs(op, x->dtype, y_dtype, z->dtype)) {
+        const char *in_name = "?", *y_name = "?", *out_name = "?";
         trr_dtype_name(x->dtype, &in_name);
+        trr_dtype_name(y_dtype, &y_name);
         trr_dtype_name(z->dtype, &out_name);
+        if (y_dtype != x->dtype)
+            return trr_error(ctx, TRR_ERR_DTYPE, "%s does not take %s x %s -> %s", opn, in_name, y_name, out_name);
         return trr_error(ctx, TRR_ERR_DTYPE, "%s does not take %s -> %s", opn, in_name, out_name);
     }
 

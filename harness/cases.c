@@ -9,6 +9,7 @@
 #include "cases.h"
 #include "backend.h"
 
+#include "half.h"
 #include "op_table.h"
 
 #include <stdio.h>
@@ -74,8 +75,18 @@ static void add_elementwise(case_list *l) {
     static const shape2 strided[] = {{1, 1, 0},      {3, 17, 1},  {17, 781, 1},
                                      {127, 127, 0},  {1000, 3, 0}, {3, 4099, 0}, {1823, 1000, 0}};
     for (int op = 0; op < TRR_OP_COUNT; op++)
-        if (trr_op_desc_get((trr_op)op)->shape == TRR_SHAPE_ELEMENTWISE)
+        if (trr_op_desc_get((trr_op)op)->shape == TRR_SHAPE_ELEMENTWISE && op != TRR_OP_CAST)
             add_2d(l, (trr_op)op, packed, N_OF(packed), offset, N_OF(offset), strided, N_OF(strided));
+}
+
+/* cast: 25 dtype pairs, so fewer shapes than the other element-wise ops: odd lengths flat and in padded rows at odd
+ * offsets, one vector of many blocks. Every input is drawn by cast_values.c: the specials (NaN, infinities, zeros,
+ * subnormals), the output type's ties and the values at and past its largest finite value, among others. */
+static void add_cast(case_list *l) {
+    static const shape2 packed[] = {{1, 1, 1}, {1, 17, 1}, {1, 4099, 0}, {1, 65539, 0}};
+    static const shape2 offset[] = {{1, 1000, 0}};
+    static const shape2 strided[] = {{3, 17, 1}, {17, 781, 0}};
+    add_2d(l, TRR_OP_CAST, packed, N_OF(packed), offset, N_OF(offset), strided, N_OF(strided));
 }
 
 static void add_rgb(case_list *l) {
@@ -192,6 +203,7 @@ static void add_matmul(case_list *l) {
 
     const trr_op_desc *d = trr_op_desc_get(TRR_OP_MATMUL);
     for (int s = 0; s < d->n_signatures; s++) {
+        if (trr_dtype_is_f8(d->signatures[s].in)) continue; /* add_matmul_f8: nine signatures, fewer cases */
         trr_case c = {.op = TRR_OP_MATMUL, .in_dtype = d->signatures[s].in, .out_dtype = d->signatures[s].out};
         c.epilogue = TRR_EPI_NONE;
         c.m = 0, c.n = 17, c.k = 3, c.quick = 1; /* empty: must write nothing */
@@ -279,6 +291,7 @@ static void add_batched_matmul(case_list *l) {
     };
     const trr_op_desc *d = trr_op_desc_get(TRR_OP_MATMUL);
     for (int s = 0; s < d->n_signatures; s++) {
+        if (trr_dtype_is_f8(d->signatures[s].in)) continue; /* add_matmul_f8 has a batched case of its own */
         for (int i = 0; i < N_OF(rows); i++) {
             trr_case c = {.op = TRR_OP_MATMUL, .in_dtype = d->signatures[s].in, .out_dtype = d->signatures[s].out};
             c.batch = rows[i].batch;
@@ -293,14 +306,63 @@ static void add_batched_matmul(case_list *l) {
     }
 }
 
+/* 8-bit float products (docs/ops.md, matmul): nine signatures, so a short list each. A row-major with B stored
+ * [N,K] is the layout the tensor-core kernels take (K-major on both sides, leading dimensions multiples of 16 where
+ * packed); the others run on the portable paths or are unsupported with the reason. The per-tensor scales are
+ * exercised with an epilogue after them (the scales act on the accumulator first). The larger products, edges in
+ * every dimension of the tensor-core tiles, run for two signatures. */
+static void add_matmul_f8(case_list *l) {
+    static const struct {
+        int64_t batch, m, n, k;
+        int ta, tb;
+        trr_case_layout layout;
+        trr_epilogue e;
+        double scale_a, scale_b; /* 0: the default (1) */
+        int quick, large;
+    } rows[] = {
+        {0, 1, 1, 1, 0, 1, TRR_LAYOUT_PACKED, TRR_EPI_NONE, 0, 0, 1, 0},
+        {0, 17, 3, 127, 0, 0, TRR_LAYOUT_PACKED, TRR_EPI_NONE, 0, 0, 0, 0},
+        {0, 127, 1000, 17, 1, 1, TRR_LAYOUT_STRIDED, TRR_EPI_NONE, 0, 0, 0, 0},
+        {0, 64, 144, 160, 0, 1, TRR_LAYOUT_PACKED, TRR_EPI_NONE, 0.5, 3.0, 1, 0},
+        {0, 33, 40, 96, 0, 1, TRR_LAYOUT_OFFSET, TRR_EPI_GELU, 0.125, 0.75, 0, 0},
+        {0, 17, 3, 0, 0, 1, TRR_LAYOUT_STRIDED, TRR_EPI_NONE, 0, 0, 0, 0},
+        {3, 31, 48, 64, 0, 1, TRR_LAYOUT_PACKED, TRR_EPI_RELU, 2.0, 0.25, 0, 0},
+        {0, 1, 17, 4099, 0, 1, TRR_LAYOUT_PACKED, TRR_EPI_NONE, 0, 0, 0, 1},
+        {0, 1001, 776, 528, 0, 1, TRR_LAYOUT_PACKED, TRR_EPI_NONE, 0, 0, 0, 1},
+    };
+    const trr_op_desc *d = trr_op_desc_get(TRR_OP_MATMUL);
+    for (int s = 0; s < d->n_signatures; s++) {
+        const trr_op_signature *sig = &d->signatures[s];
+        if (!trr_dtype_is_f8(sig->in)) continue;
+        /* the larger products for e4m3 x e4m3 -> bf16 (the benchmark's) and e5m2 x e4m3 -> f32 */
+        const int large = (!sig->mixed && sig->out == TRR_BF16) || (sig->mixed && sig->in == TRR_F8E5M2 && sig->out == TRR_F32);
+        for (int i = 0; i < N_OF(rows); i++) {
+            if (rows[i].large && !large) continue;
+            trr_case c = {.op = TRR_OP_MATMUL, .in_dtype = sig->in, .out_dtype = sig->out, .mixed = sig->mixed,
+                          .in2_dtype = sig->in2};
+            c.batch = rows[i].batch;
+            c.m = rows[i].m, c.n = rows[i].n, c.k = rows[i].k;
+            c.trans_a = rows[i].ta, c.trans_b = rows[i].tb;
+            c.layout = rows[i].layout;
+            c.epilogue = rows[i].e;
+            c.quick = rows[i].quick;
+            if (rows[i].scale_a) trr_op_params_set(&c.params, "scale_a", rows[i].scale_a);
+            if (rows[i].scale_b) trr_op_params_set(&c.params, "scale_b", rows[i].scale_b);
+            push(l, &c);
+        }
+    }
+}
+
 static trr_status build(void) {
     add_elementwise(&g_all);
+    add_cast(&g_all);
     add_rgb(&g_all);
     add_softmax(&g_all);
     add_row_sum(&g_all);
     add_same_sign_rows(&g_all);
     add_matmul(&g_all);
     add_batched_matmul(&g_all);
+    add_matmul_f8(&g_all);
     if (!trr_cases_add_norms(g_all.items, &g_all.count, MAX_CASES)) g_all.overflow = 1; /* cases_norm.c */
     if (!trr_cases_add_attention(g_all.items, &g_all.count, MAX_CASES)) g_all.overflow = 1; /* cases_attention.c */
     if (g_all.overflow) return trr_error(NULL, TRR_ERR_INTERNAL, "case list: more cases than the list holds");
@@ -351,6 +413,20 @@ const char *trr_case_layout_name(trr_case_layout layout) {
     }
 }
 
+trr_dtype trr_case_dtype(const trr_case *c, int slot) {
+    if (slot == TRR_SLOT_Z) return c->out_dtype;
+    return c->mixed && slot == TRR_SLOT_Y ? c->in2_dtype : c->in_dtype;
+}
+
+void trr_case_dtypes_name(const trr_case *c, char *out, size_t cap) {
+    const char *din = "?", *din2 = "?", *dout = "?";
+    trr_dtype_name(c->in_dtype, &din);
+    trr_dtype_name(c->in2_dtype, &din2);
+    trr_dtype_name(c->out_dtype, &dout);
+    if (c->mixed) snprintf(out, cap, "%sx%s->%s", din, din2, dout);
+    else snprintf(out, cap, "%s->%s", din, dout);
+}
+
 void trr_case_dims(const trr_case *c, int64_t out_dims[3]) {
     const trr_op_desc *d = trr_op_desc_get(c->op);
     if (d && d->shape == TRR_SHAPE_ATTENTION) {
@@ -388,11 +464,11 @@ double trr_case_flops(const trr_case *c) {
 }
 
 void trr_case_describe(const trr_case *c, char *out, size_t cap) {
-    const char *op = "?", *din = "?", *dout = "?", *epi = "?";
+    const char *op = "?", *epi = "?";
+    char dts[48];
     if (cap == 0) return;
     trr_op_name(c->op, &op);
-    trr_dtype_name(c->in_dtype, &din);
-    trr_dtype_name(c->out_dtype, &dout);
+    trr_case_dtypes_name(c, dts, sizeof dts);
     const trr_op_desc *d = trr_op_desc_get(c->op);
     if (d && d->shape == TRR_SHAPE_ATTENTION) {
         trr_case_describe_attention(c, out, cap); /* cases_attention.c */
@@ -408,14 +484,16 @@ void trr_case_describe(const trr_case *c, char *out, size_t cap) {
         char b[48] = "";
         if (c->batch > 0)
             snprintf(b, sizeof b, "%lldx", (long long)c->batch);
-        snprintf(out, cap, "%s %s->%s %s%lldx%lldx%lld%s%s%s%s %s%s", op, din, dout, b, (long long)c->m,
-                 (long long)c->n, (long long)c->k, c->trans_a ? " tA" : "", c->trans_b ? " tB" : "",
-                 c->bcast_a ? " bcastA" : "", c->bcast_b ? " bcastB" : "", trr_case_layout_name(c->layout), e);
+        int at = snprintf(out, cap, "%s %s %s%lldx%lldx%lld%s%s%s%s %s%s", op, dts, b, (long long)c->m,
+                          (long long)c->n, (long long)c->k, c->trans_a ? " tA" : "", c->trans_b ? " tB" : "",
+                          c->bcast_a ? " bcastA" : "", c->bcast_b ? " bcastB" : "", trr_case_layout_name(c->layout), e);
+        /* its named parameters beyond the epilogue's (the 8-bit floats' scales) */
+        for (int i = 0; i < c->params.count && at > 0 && (size_t)at < cap; i++)
+            at += snprintf(out + at, cap - (size_t)at, " %s=%g", c->params.values[i].name, c->params.values[i].value);
     } else if (c->rows == 1 && d && d->shape == TRR_SHAPE_ELEMENTWISE) {
-        snprintf(out, cap, "%s %s->%s n=%lld %s", op, din, dout, (long long)c->cols,
-                 trr_case_layout_name(c->layout));
+        snprintf(out, cap, "%s %s n=%lld %s", op, dts, (long long)c->cols, trr_case_layout_name(c->layout));
     } else {
-        int at = snprintf(out, cap, "%s %s->%s %lldx%lld %s%s%s", op, din, dout, (long long)c->rows,
+        int at = snprintf(out, cap, "%s %s %lldx%lld %s%s%s", op, dts, (long long)c->rows,
                           (long long)c->cols, trr_case_layout_name(c->layout), c->special ? " " : "",
                           trr_case_special_name(c->special));
         /* the case's named parameters, so cases differing only there have their own names (and inputs) */

@@ -40,8 +40,10 @@ typedef enum trr_case_special {
 
 typedef struct trr_case {
     trr_op op;
-    trr_dtype in_dtype;  /* every input */
+    trr_dtype in_dtype;  /* every input; where mixed is set, every input but the second */
     trr_dtype out_dtype;
+    int mixed;           /* the second input (matmul's B) is in2_dtype: an 8-bit float product of e5m2 and e4m3 */
+    trr_dtype in2_dtype;
     /* copy/add/gelu: rows x cols (rows = 1 is a flat vector); rgb_to_grey: rows = H, cols = W; softmax,
      * row_sum: rows = M, cols = N; matmul: m, n, k. */
     int64_t rows, cols;
@@ -57,8 +59,9 @@ typedef struct trr_case {
      * a rank-3 operand with batch stride 0 in the others. */
     int64_t batch;
     int bcast_a, bcast_b;
-    /* the op's named parameters other than matmul's (which are epilogue and alpha above): passed to trr_op_run
-     * as they are, and resolved into the reference's call (rms_norm's and layer_norm's eps); count 0: defaults */
+    /* the op's named parameters other than matmul's epilogue and alpha (above): passed to trr_op_run as they are,
+     * and resolved into the reference's call (rms_norm's and layer_norm's eps, matmul's scale_a and scale_b);
+     * count 0: defaults */
     trr_op_params params;
     /* attention (cases_attention.c): B, Hq, Hkv, Sq, Skv, D; whether the call writes lse; whether q, k, v and o are
      * stored as [B,S,H,D] (torch's layout) and passed as their permuted views. causal and scale are params. */
@@ -89,6 +92,11 @@ int trr_case_causal(const trr_case *c);
 const char *trr_case_special_name(int special);
 /* "packed", "offset", "strided" */
 const char *trr_case_layout_name(trr_case_layout layout);
+
+/* The dtype of the case's operand in slot (layout.h's x, y, z, u: TRR_SLOT_*). */
+trr_dtype trr_case_dtype(const trr_case *c, int slot);
+/* The case's dtypes as a report names them: "f16->f32", "f8e5m2xf8e4m3->bf16" (mixed inputs). */
+void trr_case_dtypes_name(const trr_case *c, char *out, size_t cap);
 
 /* The call's dimensions: rows, cols, k of the normalised call (matmul M, N, K; attention Sq, D, Skv; other ops
  * rows, cols, 1). */

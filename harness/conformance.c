@@ -4,6 +4,7 @@
 #include "conformance.h"
 #include "clock.h"
 
+#include "cast_values.h"
 #include "conformance_check.h"
 #include "half.h"
 #include "layout.h"
@@ -91,12 +92,18 @@ static void fill_input(operand *o, int slot, const trr_case *tc, uint64_t *rng) 
         for (size_t i = 0; i < n; i++) o->host[i] = trr_rng_byte(rng);
         return;
     }
-    size_t esz = dt == TRR_F32 ? 4 : 2;
+    size_t esz = 0;
+    trr_dtype_size(dt, &esz);
     for (size_t i = 0; i < n / esz; i++) trr_dtype_store_f32(o->host, dt, (int64_t)i, NAN);
     for (int64_t p = 0; p < o->v.planes; p++)
         for (int64_t r = 0; r < o->v.rows; r++)
-            for (int64_t c = 0; c < o->v.cols; c++)
-                trr_dtype_store_f32(o->host, dt, trr_stored_index(&o->v, p, r, c), trr_rng_input(rng, tc->op));
+            for (int64_t c = 0; c < o->v.cols; c++) {
+                const int64_t at = trr_stored_index(&o->v, p, r, c);
+                if (tc->op == TRR_OP_CAST) /* cast_values.c: specials, ties and boundaries of the output type */
+                    trr_cast_input_store(rng, o->host, dt, tc->out_dtype, at);
+                else
+                    trr_rng_store(rng, tc->op, dt, o->host, at);
+            }
     const trr_op_shape shape = trr_op_desc_get(tc->op)->shape;
     if (tc->special && (shape == TRR_SHAPE_ROWS || shape == TRR_SHAPE_ROW_REDUCE)) fill_special(o, tc, rng);
     if (tc->special && shape == TRR_SHAPE_ROW_NORM && slot == TRR_SLOT_X) fill_special_norm(o, tc);
@@ -121,7 +128,7 @@ static void fill_output(uint8_t *host, size_t bytes, const trr_stored_view *v, u
                     memcpy(host + idx * 4, &poison, 4);
                 } else if (v->dtype == TRR_F16 || v->dtype == TRR_BF16) {
                     uint16_t h = (uint16_t)poison;
-                    memcpy(host + idx * 2, &h, 2);
+                    memcpy(host + idx * 2, &h, 2); /* the one-byte dtypes below */
                 } else {
                     host[idx] = (uint8_t)poison;
                 }
@@ -244,7 +251,9 @@ static trr_status run_case(trr_context *ctx, const trr_case *tc, uint64_t seed, 
         engine = TRR_ERR_OUT_OF_MEMORY;
         goto done;
     }
-    const int is_u8 = tc->out_dtype == TRR_U8;
+    size_t out_es = 0;
+    trr_dtype_size(tc->out_dtype, &out_es);
+    const int one_byte = out_es == 1; /* u8 and the 8-bit floats */
     const uint32_t poison = trr_conf_poison(tc->out_dtype);
     st = run_once(ctx, &cr, poison, before, after, &res->device_ms);
     if (st == TRR_ERR_UNSUPPORTED) {
@@ -256,8 +265,9 @@ static trr_status run_case(trr_context *ctx, const trr_case *tc, uint64_t seed, 
         set_message(res, TRR_CONF_FAIL, "run", ctx);
         goto done;
     }
-    if (is_u8) {
-        /* every u8 value is a legal result, so only a second run with another poison shows an unwritten one */
+    if (one_byte) {
+        /* every byte is a legal result (an 8-bit float has no spare NaN to poison with), so only a second run
+         * with another poison shows an unwritten one */
         double ms2 = 0;
         before2 = malloc(cr.op[TRR_OUT].bytes);
         after2 = malloc(cr.op[TRR_OUT].bytes);
@@ -267,7 +277,7 @@ static trr_status run_case(trr_context *ctx, const trr_case *tc, uint64_t seed, 
         }
         st = run_once(ctx, &cr, TRR_CONF_POISON_U8_B, before2, after2, &ms2);
         if (st != TRR_OK) {
-            set_message(res, TRR_CONF_FAIL, "second run (u8 poison)", ctx);
+            set_message(res, TRR_CONF_FAIL, "second run (byte poison)", ctx);
             goto done;
         }
     }
@@ -342,7 +352,8 @@ static void summarise(trr_conf_report *rep) {
         trr_conf_summary *s = NULL;
         for (int j = 0; j < rep->n_summary; j++) {
             trr_conf_summary *t = &rep->summary[j];
-            if (t->op == r->tcase.op && t->in_dtype == r->tcase.in_dtype && t->out_dtype == r->tcase.out_dtype)
+            if (t->op == r->tcase.op && t->in_dtype == r->tcase.in_dtype && t->out_dtype == r->tcase.out_dtype &&
+                t->mixed == r->tcase.mixed && (!t->mixed || t->in2_dtype == r->tcase.in2_dtype))
                 s = t;
         }
         if (!s) {
@@ -356,6 +367,7 @@ static void summarise(trr_conf_report *rep) {
             s = &rep->summary[rep->n_summary++];
             memset(s, 0, sizeof *s);
             s->op = r->tcase.op, s->in_dtype = r->tcase.in_dtype, s->out_dtype = r->tcase.out_dtype;
+            s->mixed = r->tcase.mixed, s->in2_dtype = r->tcase.in2_dtype;
         }
         if (r->outcome == TRR_CONF_PASS) s->pass++, rep->passed++;
         if (r->outcome == TRR_CONF_FAIL) s->fail++, rep->failed++;

@@ -61,6 +61,8 @@ typedef struct trr_conf_result {
 typedef struct trr_conf_summary {
     trr_op op;
     trr_dtype in_dtype, out_dtype;
+    int mixed;              /* the second input is in2_dtype (trr_case.mixed) */
+    trr_dtype in2_dtype;
     int pass, fail, unsupported;
     double worst_ratio;     /* over the cases that ran */
     char first_problem[420];/* the first failure (or, with no failure, the first unsupported reason) */
@@ -73,7 +75,7 @@ typedef struct trr_conf_report {
     int n_results;
     trr_conf_result *results;
     int n_summary;
-    trr_conf_summary summary[64]; /* one per (op, signature): 32 with the row norms */
+    trr_conf_summary summary[128]; /* one per (op, signature): 68 with cast and the 8-bit float products */
     int passed, failed, unsupported;
     double seconds;
     char date[32];           /* when the run started, UTC ISO 8601 */

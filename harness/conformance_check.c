@@ -35,7 +35,9 @@ double trr_conf_load(const void *base, trr_dtype dtype, int64_t index) {
     }
     case TRR_F16:
     case TRR_BF16:
-    case TRR_U8: return trr_dtype_load_f32(base, dtype, index);
+    case TRR_U8:
+    case TRR_F8E4M3:
+    case TRR_F8E5M2: return trr_dtype_load_f32(base, dtype, index);
     default: return NAN;
     }
 }
@@ -51,7 +53,7 @@ int trr_conf_judge(const trr_conf_worst *w1, const trr_conf_worst *w2, trr_conf_
         if (trr_conf_ratio(w) > trr_conf_ratio(top)) top = w;
         if (!trr_conf_fails(w)) continue;
         failed = 1;
-        if (w == w1 && (mode == TRR_CONF_MODE_FROB || mode == TRR_CONF_MODE_F16 || mode == TRR_CONF_MODE_BF16)) {
+        if (w == w1 && trr_conf_mode_frobenius(mode)) {
             if (checked >= 0)
                 trr_conf_append(msg, cap, "%s %.3g > %.3g over %lld checked elements", w->metric, w->value,
                                 w->bound, checked);
@@ -66,6 +68,11 @@ int trr_conf_judge(const trr_conf_worst *w1, const trr_conf_worst *w2, trr_conf_
     return failed;
 }
 
+int trr_conf_mode_frobenius(trr_conf_mode mode) {
+    return mode == TRR_CONF_MODE_FROB || mode == TRR_CONF_MODE_FROB_F8 || mode == TRR_CONF_MODE_F16 ||
+           mode == TRR_CONF_MODE_BF16;
+}
+
 trr_conf_mode trr_conf_mode_of(const trr_case *c) {
     const trr_op_desc *d = trr_op_desc_get(c->op);
     if (d->exact == 2 || (d->exact == 1 && c->out_dtype == TRR_F32)) return TRR_CONF_MODE_BITEXACT;
@@ -73,7 +80,7 @@ trr_conf_mode trr_conf_mode_of(const trr_case *c) {
     if (d->shape == TRR_SHAPE_PLANES && c->out_dtype == TRR_U8) return TRR_CONF_MODE_GREY_U8;
     if (c->out_dtype == TRR_F16) return TRR_CONF_MODE_F16;
     if (c->out_dtype == TRR_BF16) return TRR_CONF_MODE_BF16;
-    if (d->shape == TRR_SHAPE_MATMUL) return TRR_CONF_MODE_FROB;
+    if (d->shape == TRR_SHAPE_MATMUL) return trr_dtype_is_f8(c->in_dtype) ? TRR_CONF_MODE_FROB_F8 : TRR_CONF_MODE_FROB;
     if (d->shape == TRR_SHAPE_ROW_NORM) return TRR_CONF_MODE_NORM;
     return TRR_CONF_MODE_MAX_REL;
 }
@@ -95,6 +102,12 @@ double trr_conf_ulp_distance(trr_dtype dt, double got, double want) {
     if (dt == TRR_BF16) {
         uint16_t hg = trr_bf16_from_float(g), hw = trr_bf16_from_float(w);
         return (double)llabs(ordered(hg, 0x8000u) - ordered(hw, 0x8000u));
+    }
+    if (trr_dtype_is_f8(dt)) {
+        uint8_t bg = 0, bw = 0;
+        trr_dtype_store_f32(&bg, dt, 0, g);
+        trr_dtype_store_f32(&bw, dt, 0, w);
+        return (double)llabs(ordered(bg, 0x80u) - ordered(bw, 0x80u));
     }
     uint32_t bg, bw;
     memcpy(&bg, &g, 4);
@@ -155,6 +168,8 @@ void trr_conf_worst_init(trr_conf_mode mode, trr_op op, trr_conf_worst *w1, trr_
     case TRR_CONF_MODE_ROW_REL: w1->metric = "row_rel", w1->bound = 1e-6; break;
     case TRR_CONF_MODE_NORM: w1->metric = "norm_rel", w1->bound = 1e-5; break;
     case TRR_CONF_MODE_FROB: w1->metric = "frobenius", w1->bound = 1e-5; break;
+    /* docs/ops.md, Correctness bounds: 8-bit float products */
+    case TRR_CONF_MODE_FROB_F8: w1->metric = "frobenius", w1->bound = 1e-3; break;
     case TRR_CONF_MODE_F16:
         w1->metric = "frobenius", w1->bound = 2e-3;
         w2->metric = "max_rel", w2->bound = 1e-2;
@@ -268,7 +283,9 @@ double trr_conf_half_floor(trr_dtype dt, double rms, int64_t k) {
 
 uint32_t trr_conf_poison(trr_dtype dt) {
     switch (dt) {
-    case TRR_U8: return TRR_CONF_POISON_U8_A;
+    case TRR_U8:
+    case TRR_F8E4M3:
+    case TRR_F8E5M2: return TRR_CONF_POISON_U8_A;
     case TRR_F16: return TRR_CONF_POISON_F16;
     case TRR_BF16: return TRR_CONF_POISON_BF16;
     default: return TRR_CONF_POISON_F32;
@@ -362,7 +379,7 @@ trr_status trr_conf_check(const trr_conf_check_input *in, trr_conf_result *res) 
          * half output is judged against a norm of at least its smallest normal per element, as each element is
          * (f16_floor): below it the format holds only absolute steps (f16: 2^-24), so a correctly rounded result
          * of a product that small (a 1x1x1 f16 matmul of two small inputs) would fail a relative bound */
-        if ((mode == TRR_CONF_MODE_FROB || mode == TRR_CONF_MODE_F16 || mode == TRR_CONF_MODE_BF16) && (r + 1) % mrows == 0) {
+        if (trr_conf_mode_frobenius(mode) && (r + 1) % mrows == 0) {
             double bref2 = 0;
             for (int64_t i = (r + 1 - mrows) * cols; i < (r + 1) * cols; i++)
                 if (!isnan(in->ref[i])) bref2 += in->ref[i] * in->ref[i];

@@ -10,14 +10,15 @@
 #include <stdint.h>
 
 /* The poison written into every output element before a run. f32/f16: negative quiet NaNs with a payload no
- * arithmetic produces; u8 has no such value, so u8 outputs run twice, with each of these. */
+ * arithmetic produces; the one-byte dtypes (u8, the 8-bit floats) have no such value, so their outputs run twice,
+ * with each of the two byte poisons. */
 #define TRR_CONF_POISON_F32 0xFFC5A5A5u
 #define TRR_CONF_POISON_F16 0xFE5Au
 #define TRR_CONF_POISON_BF16 0xFFE5u
 #define TRR_CONF_POISON_U8_A 0xA5u
 #define TRR_CONF_POISON_U8_B 0x5Au
 
-/* The poison for an output of dtype dt (u8: the first of its two). */
+/* The poison for an output of dtype dt (the one-byte dtypes: the first of their two). */
 uint32_t trr_conf_poison(trr_dtype dt);
 
 typedef struct trr_conf_check_input {
@@ -69,6 +70,7 @@ typedef enum trr_conf_mode {
     TRR_CONF_MODE_MAX_REL,  /* gelu f32, softmax f32 (plus max abs), rgb_to_grey f32 */
     TRR_CONF_MODE_ROW_REL,  /* row_sum */
     TRR_CONF_MODE_FROB,     /* matmul with f32 output */
+    TRR_CONF_MODE_FROB_F8,  /* matmul of 8-bit floats with f32 output: as FROB, the tensor cores' FP8 bound */
     TRR_CONF_MODE_F16,      /* any other f16 output */
     TRR_CONF_MODE_BF16,     /* any other bf16 output: as f16, with bf16's bounds and floor */
     TRR_CONF_MODE_GREY_U8,  /* rgb_to_grey u8 */
@@ -76,6 +78,8 @@ typedef enum trr_conf_mode {
 } trr_conf_mode;
 
 trr_conf_mode trr_conf_mode_of(const trr_case *c);
+/* The modes judged by a Frobenius norm over each matrix (FROB, FROB_F8, F16, BF16). */
+int trr_conf_mode_frobenius(trr_conf_mode mode);
 
 /* One metric's worst value and where it occurred; metric NULL: the metric is not used. */
 typedef struct trr_conf_worst {

@@ -16,22 +16,33 @@
 typedef struct row_key {
     trr_op op;
     trr_dtype in, out;
+    int mixed;
+    trr_dtype in2;
 } row_key;
+
+static row_key key_of(const trr_conf_summary *s) {
+    return (row_key){s->op, s->in_dtype, s->out_dtype, s->mixed, s->mixed ? s->in2_dtype : s->in_dtype};
+}
+
+static int same_key(const row_key *a, const row_key *b) {
+    return a->op == b->op && a->in == b->in && a->out == b->out && a->mixed == b->mixed && a->in2 == b->in2;
+}
 
 static const trr_conf_summary *find_summary(const trr_conf_report *rep, const row_key *k) {
     for (int i = 0; i < rep->n_summary; i++) {
-        const trr_conf_summary *s = &rep->summary[i];
-        if (s->op == k->op && s->in_dtype == k->in && s->out_dtype == k->out) return s;
+        const row_key s = key_of(&rep->summary[i]);
+        if (same_key(&s, k)) return &rep->summary[i];
     }
     return NULL;
 }
 
 static void row_name(const row_key *k, char *out, size_t cap) {
-    const char *op = "?", *din = "?", *dout = "?";
+    const char *op = "?";
     trr_op_name(k->op, &op);
-    trr_dtype_name(k->in, &din);
-    trr_dtype_name(k->out, &dout);
-    snprintf(out, cap, "%s %s->%s", op, din, dout);
+    const trr_case c = {.op = k->op, .in_dtype = k->in, .out_dtype = k->out, .mixed = k->mixed, .in2_dtype = k->in2};
+    char dts[48];
+    trr_case_dtypes_name(&c, dts, sizeof dts);
+    snprintf(out, cap, "%s %s", op, dts);
 }
 
 static void cell_text(const trr_conf_summary *s, char *out, size_t cap) {
@@ -50,25 +61,23 @@ static void cell_text(const trr_conf_summary *s, char *out, size_t cap) {
 trr_status trr_conformance_print_matrix(const trr_conf_report *const *reports, int n_reports, FILE *out) {
     if (!out || (n_reports > 0 && !reports))
         return trr_error(NULL, TRR_ERR_INVALID_ARGUMENT, "conformance matrix: %s is NULL", out ? "reports" : "out");
-    row_key rows[64];
+    row_key rows[128];
     int n_rows = 0;
     for (int r = 0; r < n_reports; r++)
         for (int i = 0; i < reports[r]->n_summary; i++) {
-            const trr_conf_summary *s = &reports[r]->summary[i];
-            row_key k = {s->op, s->in_dtype, s->out_dtype};
+            const row_key k = key_of(&reports[r]->summary[i]);
             int seen = 0;
-            for (int j = 0; j < n_rows; j++)
-                seen |= rows[j].op == k.op && rows[j].in == k.in && rows[j].out == k.out;
+            for (int j = 0; j < n_rows; j++) seen |= same_key(&rows[j], &k);
             if (!seen && n_rows < (int)(sizeof rows / sizeof rows[0])) rows[n_rows++] = k;
         }
 
-    fprintf(out, "%-22s", "op dtype");
+    fprintf(out, "%-27s", "op dtype");
     for (int r = 0; r < n_reports; r++) fprintf(out, " %-16s", reports[r]->device.spec);
     fprintf(out, "\n");
     for (int i = 0; i < n_rows; i++) {
         char name[64], cell[40];
         row_name(&rows[i], name, sizeof name);
-        fprintf(out, "%-22s", name);
+        fprintf(out, "%-27s", name);
         for (int r = 0; r < n_reports; r++) {
             cell_text(find_summary(reports[r], &rows[i]), cell, sizeof cell);
             fprintf(out, " %-16s", cell);
@@ -85,7 +94,7 @@ trr_status trr_conformance_print_matrix(const trr_conf_report *const *reports, i
             const trr_conf_summary *s = &rep->summary[i];
             if (s->unsupported && !s->fail) {
                 char name[64];
-                row_key k = {s->op, s->in_dtype, s->out_dtype};
+                const row_key k = key_of(s);
                 row_name(&k, name, sizeof name);
                 fprintf(out, "  unsupported %s (%d cases), e.g. %s\n", name, s->unsupported, s->first_problem);
             }
@@ -115,6 +124,7 @@ static cJSON *case_json(const trr_conf_result *r) {
     cJSON_AddStringToObject(o, "name", r->name);
     cJSON_AddStringToObject(o, "op", op);
     cJSON_AddStringToObject(o, "in_dtype", dtype_str(c->in_dtype));
+    if (c->mixed) cJSON_AddStringToObject(o, "in2_dtype", dtype_str(c->in2_dtype));
     cJSON_AddStringToObject(o, "out_dtype", dtype_str(c->out_dtype));
     if (trr_op_desc_get(c->op)->shape == TRR_SHAPE_MATMUL) {
         cJSON_AddNumberToObject(o, "m", (double)c->m);
@@ -165,6 +175,7 @@ static cJSON *report_json(const trr_conf_report *rep) {
         cJSON *e = cJSON_CreateObject();
         cJSON_AddStringToObject(e, "op", op);
         cJSON_AddStringToObject(e, "in_dtype", dtype_str(s->in_dtype));
+        if (s->mixed) cJSON_AddStringToObject(e, "in2_dtype", dtype_str(s->in2_dtype));
         cJSON_AddStringToObject(e, "out_dtype", dtype_str(s->out_dtype));
         cJSON_AddNumberToObject(e, "pass", s->pass);
         cJSON_AddNumberToObject(e, "fail", s->fail);

@@ -103,7 +103,7 @@ trr_status trr_case_views_make(const trr_case *c, trr_case_views *out) {
         out->has[i] = 1;
         trr_stored_view *v = &out->v[i];
         const int is_out = i == TRR_OUT;
-        v->dtype = is_out ? c->out_dtype : c->in_dtype;
+        v->dtype = trr_case_dtype(c, i);
         v->transposed = (rule->transposable == 1 && c->trans_a) || (rule->transposable == 2 && c->trans_b);
         int64_t rows = dim_value(c, rule->rows), cols = dim_value(c, rule->cols);
         v->planes = rule->planes;
@@ -175,7 +175,15 @@ trr_status trr_case_call(trr_context *ctx, const trr_case *c, const trr_tensor t
         const int slot = trr_slot_of_operand(d->n_inputs, i);
         operands[i] = trr_case_has_slot(c, slot) ? &t[slot] : NULL;
     }
-    if (d->shape == TRR_SHAPE_MATMUL) return trr_matmul(ctx, operands[0], operands[1], operands[2], c->epilogue, c->alpha, flags);
+    if (d->shape == TRR_SHAPE_MATMUL && !c->params.count)
+        return trr_matmul(ctx, operands[0], operands[1], operands[2], c->epilogue, c->alpha, flags);
+    if (d->shape == TRR_SHAPE_MATMUL) { /* the case's scales besides its epilogue: the named parameters */
+        trr_op_params p = c->params;
+        TRR_TRY(trr_op_params_set(&p, "epilogue", (double)c->epilogue));
+        TRR_TRY(trr_op_params_set(&p, "allow_tf32", (flags & TRR_MATMUL_ALLOW_TF32) ? 1.0 : 0.0));
+        if (c->epilogue == TRR_EPI_LEAKY_RELU) TRR_TRY(trr_op_params_set(&p, "alpha", (double)c->alpha));
+        return trr_op_run(ctx, c->op, operands, &p);
+    }
     return trr_op_run(ctx, c->op, operands, c->params.count ? &c->params : NULL);
 }
 
@@ -188,7 +196,7 @@ trr_status trr_case_call_build(trr_context *ctx, const trr_case *c, const trr_te
         if (trr_case_has_slot(c, i)) slots[i] = &t[i];
     double values[TRR_MAX_OP_PARAMS] = {0};
     const int mm = d->shape == TRR_SHAPE_MATMUL;
-    TRR_TRY(trr_op_params_resolve(ctx, d, mm || !c->params.count ? NULL : &c->params, values));
+    TRR_TRY(trr_op_params_resolve(ctx, d, c->params.count ? &c->params : NULL, values));
     TRR_TRY(trr_call_build_slots(ctx, c->op, slots, c->epilogue, c->alpha, flags, out_call, out_empty));
     if (mm) { /* matmul's parameters are the case's epilogue and alpha */
         values[TRR_MATMUL_PARAM_EPILOGUE] = (double)c->epilogue;
@@ -289,7 +297,7 @@ trr_status trr_case_packed_call(const trr_case *c, trr_call *out_call) {
     }
     for (int i = 0; i < TRR_CASE_SLOTS; i++) {
         const trr_stored_view *v = &views.v[i];
-        ops[i]->dtype = i == TRR_OUT ? c->out_dtype : c->in_dtype;
+        ops[i]->dtype = trr_case_dtype(c, i);
         if (!d->operand[i].name || i == TRR_W) continue;
         if (d->shape == TRR_SHAPE_MATMUL) {
             ops[i]->stride0 = v->row_stride;
@@ -300,11 +308,13 @@ trr_status trr_case_packed_call(const trr_case *c, trr_call *out_call) {
         ops[i]->stride1 = v->ndim == 3 ? v->row_stride : 0;
     }
     call.batch = trr_case_batch(c);
-    if (d->shape != TRR_SHAPE_MATMUL) {
-        double values[TRR_MAX_OP_PARAMS] = {0};
-        TRR_TRY(trr_op_params_resolve(NULL, d, c->params.count ? &c->params : NULL, values));
-        for (int i = 0; i < TRR_MAX_OP_PARAMS; i++) call.params[i] = values[i];
+    double values[TRR_MAX_OP_PARAMS] = {0};
+    TRR_TRY(trr_op_params_resolve(NULL, d, c->params.count ? &c->params : NULL, values));
+    if (d->shape == TRR_SHAPE_MATMUL) { /* matmul's parameters are the case's epilogue and alpha, and its scales */
+        values[TRR_MATMUL_PARAM_EPILOGUE] = (double)c->epilogue;
+        values[TRR_MATMUL_PARAM_ALPHA] = (double)c->alpha;
     }
+    for (int i = 0; i < TRR_MAX_OP_PARAMS; i++) call.params[i] = values[i];
     *out_call = call;
     return TRR_OK;
 }

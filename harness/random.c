@@ -24,9 +24,17 @@ float trr_rng_input(uint64_t *state, trr_op op) {
     return d && d->shape == TRR_SHAPE_ROWS ? 80.0f + 20.0f * v : v;
 }
 
+void trr_rng_store(uint64_t *state, trr_op op, trr_dtype dt, void *host, int64_t idx) {
+    /* an 8-bit float rounds draws below half its smallest subnormal (e4m3: 2^-10) to zero: draw again */
+    for (int tries = 0; tries < 64; tries++) {
+        trr_dtype_store_f32(host, dt, idx, trr_rng_input(state, op));
+        if (trr_dtype_load_f32(host, dt, idx) != 0.0f) return;
+    }
+}
+
 void trr_rng_fill(uint64_t *state, trr_op op, trr_dtype dt, void *host, int64_t n) {
     for (int64_t i = 0; i < n; i++) {
         if (dt == TRR_U8) ((uint8_t *)host)[i] = trr_rng_byte(state);
-        else trr_dtype_store_f32(host, dt, i, trr_rng_input(state, op));
+        else trr_rng_store(state, op, dt, host, i);
     }
 }

@@ -24,7 +24,9 @@ static double load(const trr_operand *o, int64_t idx) {
     case TRR_F32:
     case TRR_F16:
     case TRR_BF16:
-    case TRR_U8: return trr_dtype_load_f32(o->mem, o->dtype, idx);
+    case TRR_U8:
+    case TRR_F8E4M3:
+    case TRR_F8E5M2: return trr_dtype_load_f32(o->mem, o->dtype, idx);
     default: return NAN;
     }
 }
@@ -59,6 +61,19 @@ static void elementwise(const trr_call *c, double *out, point_fn f) {
             double x = load(&c->x, c->x.offset + r * c->x.stride0 + j);
             double y = two ? load(&c->y, c->y.offset + r * c->y.stride0 + j) : 0.0;
             out[r * c->cols + j] = f(x, y);
+        }
+}
+
+/* cast: x's value rounded once to y's dtype by the host's conversion (core/half.c), which docs/ops.md's rules are
+ * written from. Every input value is exact in f32, so rounding from the f32 is rounding from the exact value. The
+ * result (an infinity, a NaN, a saturated or rounded value) is exact in double. */
+static void cast(const trr_call *c, double *out) {
+    for (int64_t r = 0; r < c->rows; r++)
+        for (int64_t j = 0; j < c->cols; j++) {
+            const float x = (float)load(&c->x, c->x.offset + r * c->x.stride0 + j);
+            uint8_t cell[4];
+            trr_dtype_store_f32(cell, c->z.dtype, 0, x);
+            out[r * c->cols + j] = trr_dtype_load_f32(cell, c->z.dtype, 0);
         }
 }
 
@@ -106,6 +121,10 @@ static void row_sum(const trr_call *c, double *out) {
 static trr_status matmul(const trr_call *c, double *out) {
     int64_t M = c->rows, N = c->cols, K = c->k;
     const int64_t batch = c->batch > 1 ? c->batch : 1;
+    /* 8-bit float inputs: the per-tensor scales multiply the sum before the epilogue (other dtypes have none) */
+    const double scale = trr_dtype_is_f8(c->x.dtype)
+                             ? c->params[TRR_MATMUL_PARAM_SCALE_A] * c->params[TRR_MATMUL_PARAM_SCALE_B]
+                             : 1.0;
     double *arow = malloc((size_t)(K > 0 ? K : 1) * sizeof *arow);
     double *bmat = (double)K * (double)N <= (double)(SIZE_MAX / sizeof(double) / 2)
                        ? malloc((size_t)(K > 0 ? K : 1) * (size_t)N * sizeof *bmat)
@@ -135,7 +154,7 @@ static trr_status matmul(const trr_call *c, double *out) {
                         brow[j] = load(B, b0 + (c->trans_b ? j * B->stride0 + k : k * B->stride0 + j));
                 for (int64_t j = 0; j < N; j++) y[j] += a * b[j];
             }
-            for (int64_t j = 0; j < N; j++) y[j] = epilogue(y[j], c->epilogue, (double)c->alpha);
+            for (int64_t j = 0; j < N; j++) y[j] = epilogue(y[j] * scale, c->epilogue, (double)c->alpha);
         }
     }
     free(arow), free(bmat), free(brow);
@@ -157,6 +176,7 @@ static trr_status run_attention(const trr_call *c, double *out) {
     const trr_attention_shape *a = &c->attn;
     return trr_reference_attention(c, out, out + a->batch * a->heads_q * a->seq_q * a->head_dim, NULL);
 }
+static trr_status run_cast(const trr_call *c, double *out) { return cast(c, out), TRR_OK; }
 
 static const reference_row rows[TRR_OP_COUNT] = {
     [TRR_OP_COPY] = {point_copy, NULL},
@@ -170,6 +190,7 @@ static const reference_row rows[TRR_OP_COUNT] = {
     [TRR_OP_RMS_NORM] = {NULL, trr_reference_rms_norm},     /* reference_norm.c */
     [TRR_OP_LAYER_NORM] = {NULL, trr_reference_layer_norm}, /* reference_norm.c */
     [TRR_OP_ATTENTION] = {NULL, run_attention},
+    [TRR_OP_CAST] = {NULL, run_cast}, /* the output's dtype decides the value: not a point function */
 };
 
 trr_status trr_reference_run(const trr_call *call, double *out) {

@@ -64,7 +64,17 @@ typedef enum trr_status {
     TRR_ERR_INTERNAL = 40
 } trr_status;
 
-typedef enum trr_dtype { TRR_F32 = 0, TRR_F16 = 1, TRR_BF16 = 2, TRR_U8 = 3, TRR_DTYPE_COUNT } trr_dtype;
+/* F8E4M3 and F8E5M2 are the OCP 8-bit floats (docs/ops.md, Element types): e4m3 has no infinities and one NaN
+ * per sign, largest finite 448; e5m2 is IEEE-like (infinities, NaNs), largest finite 57344. */
+typedef enum trr_dtype {
+    TRR_F32 = 0,
+    TRR_F16 = 1,
+    TRR_BF16 = 2,
+    TRR_U8 = 3,
+    TRR_F8E4M3 = 4,
+    TRR_F8E5M2 = 5,
+    TRR_DTYPE_COUNT
+} trr_dtype;
 
 typedef enum trr_op {
     TRR_OP_COPY = 0,
@@ -78,6 +88,7 @@ typedef enum trr_op {
     TRR_OP_RMS_NORM,
     TRR_OP_LAYER_NORM,
     TRR_OP_ATTENTION,
+    TRR_OP_CAST,
     TRR_OP_COUNT
 } trr_op;
 
@@ -303,6 +314,13 @@ TRR_API trr_status trr_layer_norm(trr_context *ctx, const trr_tensor *x, const t
 TRR_API trr_status trr_attention(trr_context *ctx, const trr_tensor *q, const trr_tensor *k, const trr_tensor *v,
                                  const trr_tensor *o, const trr_tensor *lse, float scale, int causal);
 
+/* y = x converted to y's dtype, element by element, between any two of f32, f16, bf16, f8e4m3 and f8e5m2: round to
+ * nearest even; a finite value past the output's largest finite one becomes an infinity in f16 and bf16 (IEEE)
+ * and saturates to the largest finite value in the 8-bit floats, where an infinity also saturates in e4m3 (which
+ * has none) and stays one in e5m2; NaN stays NaN. x and y have one shape and any strides the element-wise ops
+ * take. */
+TRR_API trr_status trr_cast(trr_context *ctx, const trr_tensor *x, const trr_tensor *y);
+
 /* ---- any op by its enum: what the named functions above call ---- */
 
 /* An op's scalar parameters, named and typed by its definition (trr_op_get_param lists them): matmul takes
@@ -389,6 +407,13 @@ TRR_API trr_status trr_f16_to_f32(const uint16_t *src, float *dst, size_t n);
  * overflow to inf, NaN stays a quiet NaN, subnormals kept) ---- */
 TRR_API trr_status trr_f32_to_bf16(const float *src, uint16_t *dst, size_t n);
 TRR_API trr_status trr_bf16_to_f32(const uint16_t *src, float *dst, size_t n);
+/* ---- OCP 8-bit floats: round to nearest even; a finite value past the largest finite one saturates to it (e4m3:
+ * 448, e5m2: 57344), and so does an infinity in e4m3, which has none; e5m2 keeps infinities; NaN stays NaN with
+ * its sign. Widening to f32 is exact. ---- */
+TRR_API trr_status trr_f32_to_f8e4m3(const float *src, uint8_t *dst, size_t n);
+TRR_API trr_status trr_f8e4m3_to_f32(const uint8_t *src, float *dst, size_t n);
+TRR_API trr_status trr_f32_to_f8e5m2(const float *src, uint8_t *dst, size_t n);
+TRR_API trr_status trr_f8e5m2_to_f32(const uint8_t *src, float *dst, size_t n);
 
 #ifdef __cplusplus
 }

@@ -5,7 +5,8 @@
 
 
 static const char *define_of(trr_dtype t) {
-    return t == TRR_F16 ? "F16" : t == TRR_BF16 ? "BF16" : t == TRR_U8 ? "U8" : NULL;
+    return t == TRR_F16 ? "F16" : t == TRR_BF16 ? "BF16" : t == TRR_U8 ? "U8" : t == TRR_F8E4M3 ? "F8E4M3"
+           : t == TRR_F8E5M2 ? "F8E5M2" : NULL;
 }
 
 int main(void) {

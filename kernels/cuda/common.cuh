@@ -5,7 +5,10 @@
  * even (f32 -> f16), docs/ops.md's "round once on store".
  * bf16 travels as trr_bf16, a 2-byte struct (not unsigned short, so overloads tell it from f16): widened by a
  * shift (exact), rounded to nearest even in integer registers on store (every architecture, where cvt.rn.bf16
- * needs sm_80), a NaN kept a quiet NaN. Dtype codes in -D options follow trr_dtype: 0 f32, 1 f16, 2 bf16.
+ * needs sm_80), a NaN kept a quiet NaN. Dtype codes in -D options follow trr_dtype: 0 f32, 1 f16, 2 bf16,
+ * 4 f8e4m3, 5 f8e5m2.
+ * The 8-bit floats travel as 1-byte structs (trr_f8e4m3, trr_f8e5m2) for the same reason: widened exactly, rounded
+ * to nearest even in integer registers on store with docs/ops.md's saturation (core/half.c is the host's copy).
  */
 typedef unsigned short trr_half;
 
@@ -44,9 +47,65 @@ template <> struct trr_dt<2> {
     typedef trr_bf16 type;
 };
 
+struct trr_f8e4m3 {
+    unsigned char bits;
+};
+struct trr_f8e5m2 {
+    unsigned char bits;
+};
+template <> struct trr_dt<4> {
+    typedef trr_f8e4m3 type;
+};
+template <> struct trr_dt<5> {
+    typedef trr_f8e5m2 type;
+};
+
+/* e4m3 -> f32, exact: S.1111.111 is NaN, every other code finite (no infinities) */
+__device__ __forceinline__ float trr_e4m3_to_f32(unsigned b) {
+    const unsigned sign = (b & 0x80u) << 24, e = (b >> 3) & 15u, m = b & 7u;
+    if ((b & 0x7fu) == 0x7fu) return __uint_as_float(sign | 0x7fc00000u);
+    if (e == 0) return __uint_as_float(sign | __float_as_uint((float)m * 0.001953125f)); /* m * 2^-9, exact */
+    return __uint_as_float(sign | ((e + 120u) << 23) | (m << 20));
+}
+
+/* e5m2 -> f32, exact: the top byte of an f16 */
+__device__ __forceinline__ float trr_e5m2_to_f32(unsigned b) { return trr_h2f((unsigned short)(b << 8)); }
+
+/* The magnitude code of a finite |f| (bits ax, below infinity) in a format of mbits mantissa bits and exponent bias
+ * `bias`, rounded to nearest even; past the largest finite code it goes on counting (the caller saturates). */
+__device__ __forceinline__ unsigned trr_round_mag(unsigned ax, int mbits, int bias) {
+    const int e = (int)(ax >> 23) - 127 + bias;
+    if ((ax >> 23) == 0u || e < -(mbits + 1)) return 0u;
+    const unsigned sig = (ax & 0x7fffffu) | 0x800000u;
+    const int shift = 23 - mbits + (e < 1 ? 1 - e : 0);
+    unsigned code = sig >> shift;
+    const unsigned rem = sig & ((1u << shift) - 1u), mid = 1u << (shift - 1);
+    if (e >= 1) code = ((unsigned)e << mbits) + (code & ((1u << mbits) - 1u));
+    if (rem > mid || (rem == mid && (code & 1u))) code++;
+    return code;
+}
+
+/* f32 -> e4m3: round to nearest even, past 448 (infinity included) 448, NaN the NaN of its sign */
+__device__ __forceinline__ unsigned char trr_f2e4m3(float f) {
+    const unsigned x = __float_as_uint(f), sign = (x >> 24) & 0x80u, ax = x & 0x7fffffffu;
+    if (ax > 0x7f800000u) return (unsigned char)(sign | 0x7fu);
+    if (ax == 0x7f800000u) return (unsigned char)(sign | 0x7eu);
+    return (unsigned char)(sign | min(trr_round_mag(ax, 3, 7), 0x7eu));
+}
+
+/* f32 -> e5m2: round to nearest even, finite values past 57344 saturate to it, infinities stay, NaN stays quiet */
+__device__ __forceinline__ unsigned char trr_f2e5m2(float f) {
+    const unsigned x = __float_as_uint(f), sign = (x >> 24) & 0x80u, ax = x & 0x7fffffffu;
+    if (ax > 0x7f800000u) return (unsigned char)(sign | 0x7eu | ((x >> 21) & 1u));
+    if (ax == 0x7f800000u) return (unsigned char)(sign | 0x7cu);
+    return (unsigned char)(sign | min(trr_round_mag(ax, 2, 15), 0x7bu));
+}
+
 __device__ __forceinline__ float trr_to_f32(float v) { return v; }
 __device__ __forceinline__ float trr_to_f32(trr_bf16 v) { return trr_bf2f(v.bits); }
 __device__ __forceinline__ float trr_to_f32(unsigned short v) { return trr_h2f(v); }
+__device__ __forceinline__ float trr_to_f32(trr_f8e4m3 v) { return trr_e4m3_to_f32(v.bits); }
+__device__ __forceinline__ float trr_to_f32(trr_f8e5m2 v) { return trr_e5m2_to_f32(v.bits); }
 
 template <typename T> __device__ __forceinline__ T trr_from_f32(float v);
 template <> __device__ __forceinline__ float trr_from_f32<float>(float v) { return v; }
@@ -54,6 +113,16 @@ template <> __device__ __forceinline__ unsigned short trr_from_f32<unsigned shor
 template <> __device__ __forceinline__ trr_bf16 trr_from_f32<trr_bf16>(float v) {
     trr_bf16 r;
     r.bits = trr_f2bf(v);
+    return r;
+}
+template <> __device__ __forceinline__ trr_f8e4m3 trr_from_f32<trr_f8e4m3>(float v) {
+    trr_f8e4m3 r;
+    r.bits = trr_f2e4m3(v);
+    return r;
+}
+template <> __device__ __forceinline__ trr_f8e5m2 trr_from_f32<trr_f8e5m2>(float v) {
+    trr_f8e5m2 r;
+    r.bits = trr_f2e5m2(v);
     return r;
 }
 

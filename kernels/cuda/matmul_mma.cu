@@ -15,9 +15,25 @@
  * ldmatrix phase, and each warp's cp.async stores, fall in distinct bank groups.
  * Block order is grouped (GROUP_M, a run-time argument) for L2 reuse; the epilogue is fused and stores from
  * the accumulator registers.
+ *
+ * 8-bit floats (DT_IN 4 f8e4m3 or 5 f8e5m2, DT_B B's when it differs; sm_89 and up): mma.sync.m16n8k32 with both
+ * operands K-major, so TRANS_B is 1. Every address below counts bytes the same way: a 16-byte chunk holds 16
+ * elements instead of 8 and a 32-element K step is 32 bytes, as a 16-element one is, so the ldmatrix fragments of
+ * the 16-bit layout are the 8-bit ones too (four bytes of one row a register). BK counts elements (a multiple of
+ * 32). The tensor cores keep about 14 bits when they sum FP8 products, so each K tile is summed into a partial
+ * that is then added into the f32 accumulator (docs/ops.md's bound for 8-bit float products); scale (scale_a *
+ * scale_b) multiplies the sum before the epilogue.
  */
 #ifndef MMA_V
 #define MMA_V 0
+#endif
+#ifndef DT_B
+#define DT_B DT_IN
+#endif
+#define F8 (DT_IN >= 4)
+#define ES (F8 ? 1 : 2)
+#if F8 && !TRANS_B
+#error "matmul_mma: 8-bit floats take B stored [N,K] (TRANS_B 1)"
 #endif
 #define THREADS (WARPS_M * WARPS_N * 32)
 #define WM (BM / WARPS_M)
@@ -25,20 +41,28 @@
 #define MT (WM / 16)
 #define NT (WN / 8)
 
-#define CPR_A (BK / 8)
+/* elements of a 16-byte chunk; K steps of one mma (32 bytes each) in a K tile */
+#define EPC (16 / ES)
+#define KSTEPS (BK * ES / 32)
+#define CPR_A (BK / EPC)
 #if TRANS_B
-#define CPR_B (BK / 8)
+#define CPR_B (BK / EPC)
 #define ROWS_B BN
 #else
-#define CPR_B (BN / 8)
+#define CPR_B (BN / EPC)
 #define ROWS_B BK
 #endif
-#define A_STAGE_BYTES (BM * BK * 2)
-#define B_STAGE_BYTES (BK * BN * 2)
+#define A_STAGE_BYTES (BM * BK * ES)
+#define B_STAGE_BYTES (BK * BN * ES)
 #define LOADS_A (BM * CPR_A / THREADS)
 #define LOADS_B (ROWS_B * CPR_B / THREADS)
 
 typedef trr_dt<DT_OUT>::type TO;
+#if F8
+typedef unsigned char TE; /* an operand element, as bytes */
+#else
+typedef unsigned short TE;
+#endif
 
 /* Byte offset of 16-byte chunk c of row r in a tile with cpr chunks per row: the chunk index is XORed with a
  * function of the row so that 8 consecutive rows at the same chunk land in 8 different 16-byte bank groups. */
@@ -76,22 +100,39 @@ __device__ __forceinline__ void mma_ldmatrix_x4_trans(unsigned addr, unsigned *r
                  : "r"(addr));
 }
 
-#if DT_IN == 2
-#define MMA_AB "bf16"
+#if F8 && DT_IN == 5
+#define MMA_A "e5m2"
+#elif F8
+#define MMA_A "e4m3"
+#elif DT_IN == 2
+#define MMA_A "bf16"
 #else
-#define MMA_AB "f16"
+#define MMA_A "f16"
+#endif
+#if F8 && DT_B == 5
+#define MMA_B "e5m2"
+#elif F8
+#define MMA_B "e4m3"
+#else
+#define MMA_B MMA_A
+#endif
+#if F8
+#define MMA_SHAPE "m16n8k32"
+#else
+#define MMA_SHAPE "m16n8k16"
 #endif
 
+/* c += A . B for one m16n8 tile over one K step (16 16-bit or 32 8-bit elements). */
 __device__ __forceinline__ void mma_16816(float *c, const unsigned *a, unsigned b0, unsigned b1) {
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32." MMA_AB "." MMA_AB ".f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+    asm volatile("mma.sync.aligned." MMA_SHAPE ".row.col.f32." MMA_A "." MMA_B ".f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
                  "{%0,%1,%2,%3};"
                  : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS)
-    matmul_mma(const unsigned short *A, long long lda, const unsigned short *B, long long ldb, TO *C, long long ldc,
-               int M, int N, int K, int epi, float alpha, int group_m, long long a_bs, long long b_bs, long long c_bs) {
+    matmul_mma(const TE *A, long long lda, const TE *B, long long ldb, TO *C, long long ldc, int M, int N, int K,
+               int epi, float alpha, int group_m, long long a_bs, long long b_bs, long long c_bs, float scale) {
     /* the batch is blockIdx.z: each matrix starts one batch stride further on (0 for a shared input); the host
      * keeps batch strides of A and B multiples of 8, so every batch's base stays 16-byte aligned */
     A += (long long)blockIdx.z * a_bs;
@@ -116,10 +157,10 @@ extern "C" __global__ void __launch_bounds__(THREADS)
         for (int i = 0; i < LOADS_A; i++) {
             int idx = tid + i * THREADS;
             int r = idx / CPR_A, c = idx % CPR_A;
-            int gm = m0 + r, gk = k0 + c * 8;
+            int gm = m0 + r, gk = k0 + c * EPC;
             bool ok = gm < M && gk < K;
-            int bytes = ok ? min(8, K - gk) * 2 : 0;
-            const unsigned short *src = ok ? A + (long long)gm * lda + gk : A;
+            int bytes = ok ? min(EPC, K - gk) * ES : 0;
+            const TE *src = ok ? A + (long long)gm * lda + gk : A;
             mma_cp_async(a_base + s * A_STAGE_BYTES + mma_swz<CPR_A>(r, c), src, bytes);
         }
 #pragma unroll
@@ -127,15 +168,15 @@ extern "C" __global__ void __launch_bounds__(THREADS)
             int idx = tid + i * THREADS;
             int r = idx / CPR_B, c = idx % CPR_B;
 #if TRANS_B
-            int gn = n0 + r, gk = k0 + c * 8;
+            int gn = n0 + r, gk = k0 + c * EPC;
             bool ok = gn < N && gk < K;
-            int bytes = ok ? min(8, K - gk) * 2 : 0;
-            const unsigned short *src = ok ? B + (long long)gn * ldb + gk : B;
+            int bytes = ok ? min(EPC, K - gk) * ES : 0;
+            const TE *src = ok ? B + (long long)gn * ldb + gk : B;
 #else
-            int gk = k0 + r, gn = n0 + c * 8;
+            int gk = k0 + r, gn = n0 + c * EPC;
             bool ok = gk < K && gn < N;
-            int bytes = ok ? min(8, N - gn) * 2 : 0;
-            const unsigned short *src = ok ? B + (long long)gk * ldb + gn : B;
+            int bytes = ok ? min(EPC, N - gn) * ES : 0;
+            const TE *src = ok ? B + (long long)gk * ldb + gn : B;
 #endif
             mma_cp_async(b_base + s * B_STAGE_BYTES + mma_swz<CPR_B>(r, c), src, bytes);
         }
@@ -148,6 +189,33 @@ extern "C" __global__ void __launch_bounds__(THREADS)
         for (int j = 0; j < NT; j++)
 #pragma unroll
             for (int e = 0; e < 4; e++) acc[i][j][e] = 0.0f;
+#if F8
+    /* the K tile's partial (8-bit floats: see the top), added into acc at the end of each tile */
+    float part[MT][NT][4];
+#pragma unroll
+    for (int i = 0; i < MT; i++)
+#pragma unroll
+        for (int j = 0; j < NT; j++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) part[i][j][e] = 0.0f;
+#define MMA_D part
+#else
+#define MMA_D acc
+#endif
+    /* acc += part, part = 0: the promotion at the end of a K tile (8-bit floats only) */
+    auto promote = [&]() {
+#if F8
+#pragma unroll
+        for (int i = 0; i < MT; i++)
+#pragma unroll
+            for (int j = 0; j < NT; j++)
+#pragma unroll
+                for (int e = 0; e < 4; e++) {
+                    acc[i][j][e] += part[i][j][e];
+                    part[i][j][e] = 0.0f;
+                }
+#endif
+    };
 
     const int kt_count = (K + BK - 1) / BK;
 #pragma unroll
@@ -200,21 +268,22 @@ extern "C" __global__ void __launch_bounds__(THREADS)
         const unsigned a_stage = a_base + s * A_STAGE_BYTES;
         const unsigned b_stage = b_base + s * B_STAGE_BYTES;
 #pragma unroll
-        for (int kk = 0; kk < BK / 16; kk++) {
+        for (int kk = 0; kk < KSTEPS; kk++) {
             unsigned af[MT][4];
             unsigned bf[NT][2];
             load_frags(a_stage, b_stage, kk, af, bf);
 #pragma unroll
             for (int i = 0; i < MT; i++)
 #pragma unroll
-                for (int j = 0; j < NT; j++) mma_16816(acc[i][j], af[i], bf[j][0], bf[j][1]);
+                for (int j = 0; j < NT; j++) mma_16816(MMA_D[i][j], af[i], bf[j][0], bf[j][1]);
         }
+        promote();
     }
 #else
     /* Software-pipelined main loop: the fragments of k step kk+1 load while the mma of step kk issue (two
      * register buffers), across tile boundaries too. The barrier that publishes tile kt+1 sits before the
      * last k step of tile kt; the refill of the stage freed by tile kt-1 is issued after that barrier. */
-    constexpr int KK = BK / 16;
+    constexpr int KK = KSTEPS;
     unsigned af[2][MT][4];
     unsigned bf[2][NT][2];
     mma_cp_wait<STAGES - 2>();
@@ -240,11 +309,16 @@ extern "C" __global__ void __launch_bounds__(THREADS)
 #pragma unroll
             for (int i = 0; i < MT; i++)
 #pragma unroll
-                for (int j = 0; j < NT; j++) mma_16816(acc[i][j], af[kk & 1][i], bf[kk & 1][j][0], bf[kk & 1][j][1]);
+                for (int j = 0; j < NT; j++) mma_16816(MMA_D[i][j], af[kk & 1][i], bf[kk & 1][j][0], bf[kk & 1][j][1]);
         }
+        promote();
     }
 #endif
+#undef MMA_D
     mma_cp_wait<0>();
+#if !F8
+    (void)scale;
+#endif
 
     /* Accumulator fragment: c0, c1 at (row g, cols 2t, 2t+1), c2, c3 at row g + 8. */
     const int g = lane >> 2, t4 = lane & 3;
@@ -256,6 +330,10 @@ extern "C" __global__ void __launch_bounds__(THREADS)
         for (int j = 0; j < NT; j++) {
             int col = n0 + wn0 + j * 8 + 2 * t4;
             float *c = acc[i][j];
+#if F8
+#pragma unroll
+            for (int e = 0; e < 4; e++) c[e] *= scale;
+#endif
             trr_store_pair(C, ldc, row, col, M, N, trr_epilogue(c[0], epi, alpha), trr_epilogue(c[1], epi, alpha),
                            pair_ok);
             trr_store_pair(C, ldc, row + 8, col, M, N, trr_epilogue(c[2], epi, alpha),

@@ -80,7 +80,8 @@ __device__ __forceinline__ void simt_chunk_along_k(int e, int rows, int *r, int 
 
 extern "C" __global__ void __launch_bounds__(THREADS)
     matmul_simt(const TI *A, long long lda, const TI *B, long long ldb, TO *C, long long ldc, int M, int N, int K,
-                int epi, float alpha, int group_m, long long a_bs, long long b_bs, long long c_bs) {
+                int epi, float alpha, int group_m, long long a_bs, long long b_bs, long long c_bs, float scale) {
+    (void)scale; /* the 8-bit floats' scales (matmul_mma.cu, matmul_wgmma.cu): this kernel takes none of them */
     __shared__ __align__(16) float As[2][BK][BM + PAD];
     __shared__ __align__(16) float Bs[2][BK][BN + PAD];
 

@@ -1,7 +1,16 @@
 /*
  * f16 matmul on Hopper's warpgroup tensor-core instructions (sm_90a only): C = act(A . B), f16 operands, f32
  * accumulation, f16 or f32 C. Compile-time: BN (128 or 256), STAGES, TRANS_B (0: B is [K,N] row-major; 1: B is
- * stored [N,K]), DT_IN (1 f16, 2 bf16: the operands' type for wgmma), DT_OUT (0 f32, 1 f16, 2 bf16). Fixed: BM 128, BK 64, 384 threads (3 warpgroups).
+ * stored [N,K]), DT_IN (1 f16, 2 bf16, 4 f8e4m3, 5 f8e5m2: A's type for wgmma), DT_B (B's, DT_IN when not given: the
+ * 8-bit floats pair e5m2 with e4m3), DT_OUT (0 f32, 1 f16, 2 bf16). Fixed: BM 128, BK 128 bytes (64 16-bit or 128
+ * 8-bit elements), 384 threads (3 warpgroups).
+ * 8-bit floats (DT_IN 4 or 5): wgmma m64nNk32 takes both operands K-major, so TRANS_B is 1 and BN 128; every shape,
+ * swizzle and descriptor below is the same in bytes (a K step of 32 elements is 32 bytes, as 16 16-bit ones are).
+ * The tensor cores keep about 14 bits when they sum FP8 products, so each stage's K tile (128 deep) is summed by
+ * wgmma into a partial of its own (two, alternating, so the next stage's wgmma run while this one's is added) and
+ * added into the f32 accumulator on the CUDA cores: the promotion cuBLASLt makes without its fast-accumulation
+ * mode, docs/ops.md's bound for 8-bit float products. scale (scale_a * scale_b) multiplies the sum before the
+ * epilogue.
  * C_SLOTS (2 or 4): the epilogue's shared-memory box slots per consumer warpgroup, as many as the ring leaves room for.
  * Requirements the host checks: compute capability 9.0, A row-major, lda and ldb multiples of 8, A and B 16-byte
  * aligned (the tensor-map rules). M, N, K are arbitrary: the tensor-memory-access unit (TMA) fills the parts of
@@ -58,11 +67,19 @@
 #ifndef CLUSTER_M
 #define CLUSTER_M 1
 #endif
+#ifndef DT_B
+#define DT_B DT_IN
+#endif
+#define F8 (DT_IN >= 4)
+#define ES (F8 ? 1 : 2)
 #define BM 128
-#define BK 64
+#define BK (128 / ES)
 #define WG_THREADS 384
-#define A_STAGE_BYTES (BM * BK * 2)
-#define B_STAGE_BYTES (BN * BK * 2)
+#define A_STAGE_BYTES (BM * 128)
+#define B_STAGE_BYTES (BN * 128)
+#if F8 && (!TRANS_B || BN != 128)
+#error "matmul_wgmma: 8-bit floats take B stored [N,K] (TRANS_B 1) and BN 128"
+#endif
 #define STAGE_BYTES (A_STAGE_BYTES + B_STAGE_BYTES)
 #define NACC (BN / 2)
 /* the epilogue's TMA-store boxes: 64 rows x 128 bytes (the 128-byte swizzle's span), two slots per consumer */
@@ -188,21 +205,45 @@ __device__ __forceinline__ void wg_fence_acc(float *d) {
     for (int i = 0; i < NACC; i++) asm volatile("" : "+f"(d[i])::"memory");
 }
 
-#if DT_IN == 2
-#define WG_AB "bf16"
+/* The instruction's shape, its operand types and its tail: the 16-bit forms take the transpose immediates, the
+ * 8-bit ones none (both operands K-major). */
+#if F8
+#define WG_K "k32"
+#define WG_TAIL_128 "p, 1, 1;\n}\n"
+#define WG_TAIL_256 "p, 1, 1;\n}\n"
 #else
-#define WG_AB "f16"
+#define WG_K "k16"
+#define WG_TAIL_128 "p, 1, 1, 0, %67;\n}\n"
+#define WG_TAIL_256 "p, 1, 1, 0, %131;\n}\n"
+#endif
+#if F8 && DT_IN == 5
+#define WG_AS "e5m2"
+#elif F8
+#define WG_AS "e4m3"
+#elif DT_IN == 2
+#define WG_AS "bf16"
+#else
+#define WG_AS "f16"
+#endif
+#if F8 && DT_B == 5
+#define WG_BS "e5m2"
+#elif F8
+#define WG_BS "e4m3"
+#else
+#define WG_BS WG_AS
 #endif
 
-/* D[64 x 128] += A (smem, K-major) . B (smem; TNSP: 0 K-major, 1 N-major), f16 in, f32 accumulate. */
-template <int TNSP> __device__ __forceinline__ void wg_mma_n128(float *d, unsigned long long da, unsigned long long db) {
+/* D[64 x 128] (+)= A (smem, K-major) . B (smem; TNSP: 0 K-major, 1 N-major), f32 accumulate; accumulate 0 writes
+ * D = A . B (the first K step of an 8-bit float stage's partial). */
+template <int TNSP>
+__device__ __forceinline__ void wg_mma_n128(float *d, unsigned long long da, unsigned long long db, int accumulate) {
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n128k16.f32." WG_AB "." WG_AB " {"
+                 "wgmma.mma_async.sync.aligned.m64n128" WG_K ".f32." WG_AS "." WG_BS " {"
                  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
                  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
                  "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
                  "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
-                 "}, %64, %65, p, 1, 1, 0, %67;\n}\n"
+                 "}, %64, %65, " WG_TAIL_128
                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
                    "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
                    "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
@@ -211,13 +252,13 @@ template <int TNSP> __device__ __forceinline__ void wg_mma_n128(float *d, unsign
                    "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
                    "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
                    "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-                 : "l"(da), "l"(db), "r"(1), "n"(TNSP));
+                 : "l"(da), "l"(db), "r"(accumulate), "n"(TNSP));
 }
 
 /* D[64 x 256] += A (smem, K-major) . B (smem; TNSP: 0 K-major, 1 N-major), f16 in, f32 accumulate. */
 template <int TNSP> __device__ __forceinline__ void wg_mma_n256(float *d, unsigned long long da, unsigned long long db) {
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n256k16.f32." WG_AB "." WG_AB " {"
+                 "wgmma.mma_async.sync.aligned.m64n256" WG_K ".f32." WG_AS "." WG_BS " {"
                  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
                  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
                  "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
@@ -226,7 +267,7 @@ template <int TNSP> __device__ __forceinline__ void wg_mma_n256(float *d, unsign
                  "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95,"
                  "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111,"
                  "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
-                 "}, %128, %129, p, 1, 1, 0, %131;\n}\n"
+                 "}, %128, %129, " WG_TAIL_256
                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
                    "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
                    "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
@@ -246,13 +287,39 @@ template <int TNSP> __device__ __forceinline__ void wg_mma_n256(float *d, unsign
                  : "l"(da), "l"(db), "r"(1), "n"(TNSP));
 }
 
+#if F8
+/* An 8-bit float stage: waits for ring position it, then issues its K tile's four k32 steps into part (the first
+ * writes it, the rest add) and commits them as one group. */
+__device__ __forceinline__ void wg_f8_stage(float *part, unsigned ring, unsigned full0, unsigned it, int c) {
+    const unsigned s = it % STAGES;
+    wg_bar_wait(full0 + 8 * s, (it / STAGES) & 1u);
+    const unsigned a_st = ring + s * STAGE_BYTES + c * (64 * 128), b_st = ring + s * STAGE_BYTES + A_STAGE_BYTES;
+    wg_fence();
+#pragma unroll
+    for (int kk = 0; kk < 4; kk++)
+        wg_mma_n128<0>(part, wg_desc(a_st + kk * 32, 16, 1024), wg_desc(b_st + kk * 32, 16, 1024), kk > 0);
+    wg_commit();
+}
+
+/* Once one group is left in flight (the one just issued), the partial of ring position it is complete: it is
+ * added into acc in f32 and that stage is released. */
+__device__ __forceinline__ void wg_f8_promote(float *acc, float *part, unsigned empty0, unsigned it, int lane) {
+    wg_wait_group<1>();
+    wg_fence_acc(part);
+#pragma unroll
+    for (int i = 0; i < NACC; i++) acc[i] += part[i];
+    wg_release(empty0 + 8 * (it % STAGES), lane);
+}
+#endif
+
 extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
 #if CLUSTER_M == 2
     __cluster_dims__(2, 1, 1)
 #endif
     matmul_wgmma(const __grid_constant__ wg_tensor_map tma, const __grid_constant__ wg_tensor_map tmb,
                  const __grid_constant__ wg_tensor_map tmc, int c_tma, TO *C, long long ldc, int M, int N, int K,
-                 int epi, float alpha, int group_m, long long c_bs, int a_batched, int b_batched, int batch) {
+                 int epi, float alpha, int group_m, long long c_bs, int a_batched, int b_batched, int batch,
+                 float scale) {
     extern __shared__ unsigned char wg_smem[];
     __shared__ __align__(8) unsigned long long full_bar[STAGES], empty_bar[STAGES];
     /* 128-byte swizzle atoms repeat every 1024 bytes: the ring starts on such a boundary (the host adds 1 KB). */
@@ -314,7 +381,7 @@ extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
 #else
 #pragma unroll
                     for (int j = rank * (BN / 128); j < (rank + 1) * (BN / 128); j++)
-                        wg_tma_3d_mc(b_dst + j * (64 * BK * 2), &tmb, n0 + 64 * j, k0, zb, fb, 3);
+                        wg_tma_3d_mc(b_dst + j * (64 * 128), &tmb, n0 + 64 * j, k0, zb, fb, 3);
 #endif
 #else
                     wg_bar_expect(fb, STAGE_BYTES);
@@ -323,7 +390,7 @@ extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
                     wg_tma_3d(b_dst, &tmb, k0, n0, zb, fb);
 #else
 #pragma unroll
-                    for (int j = 0; j < BN / 64; j++) wg_tma_3d(b_dst + j * (64 * BK * 2), &tmb, n0 + 64 * j, k0, zb, fb);
+                    for (int j = 0; j < BN / 64; j++) wg_tma_3d(b_dst + j * (64 * 128), &tmb, n0 + 64 * j, k0, zb, fb);
 #endif
 #endif
                 }
@@ -348,23 +415,55 @@ extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
 #pragma unroll
             for (int i = 0; i < NACC; i++) acc[i] = 0.0f;
 
+#if F8
+            /* Each stage's 128-deep K tile into a partial of its own, tile kt into part[kt % 2]: while its wgmma
+             * run, the other partial (tile kt - 1, done once one group is left in flight) is added into acc and
+             * its stage released. The loop takes two tiles a turn so each partial stays in registers. */
+            float part0[NACC], part1[NACC];
+#pragma unroll
+            for (int i = 0; i < NACC; i++) part0[i] = part1[i] = 0.0f; /* wgmma overwrites them; never read unset */
+            int kt = 0;
+            for (; kt + 1 < kt_count; kt += 2, it += 2) {
+                wg_f8_stage(part0, ring, full0, it, c);
+                if (kt > 0) wg_f8_promote(acc, part1, empty0, it - 1, lane);
+                wg_f8_stage(part1, ring, full0, it + 1, c);
+                wg_f8_promote(acc, part0, empty0, it, lane);
+            }
+            if (kt < kt_count) { /* an odd count: the last tile into part0 */
+                wg_f8_stage(part0, ring, full0, it, c);
+                if (kt > 0) wg_f8_promote(acc, part1, empty0, it - 1, lane);
+                wg_wait_group<0>();
+                wg_fence_acc(part0);
+#pragma unroll
+                for (int i = 0; i < NACC; i++) acc[i] += part0[i];
+                it++;
+            } else if (kt_count > 0) {
+                wg_wait_group<0>();
+                wg_fence_acc(part1);
+#pragma unroll
+                for (int i = 0; i < NACC; i++) acc[i] += part1[i];
+            }
+#pragma unroll
+            for (int i = 0; i < NACC; i++) acc[i] *= scale;
+            /* the tile's last stage is released below, as the 16-bit path's is */
+#else
             for (int kt = 0; kt < kt_count; kt++, it++) {
                 const unsigned s = it % STAGES;
                 wg_bar_wait(full0 + 8 * s, (it / STAGES) & 1u);
-                const unsigned a_st = ring + s * STAGE_BYTES + c * (64 * BK * 2), b_st = ring + s * STAGE_BYTES + A_STAGE_BYTES;
+                const unsigned a_st = ring + s * STAGE_BYTES + c * (64 * 128), b_st = ring + s * STAGE_BYTES + A_STAGE_BYTES;
                 wg_fence();
 #pragma unroll
-                for (int kk = 0; kk < BK / 16; kk++) {
+                for (int kk = 0; kk < 4; kk++) { /* 32 bytes of K a step */
                     unsigned long long da = wg_desc(a_st + kk * 32, 16, 1024);
 #if TRANS_B
                     unsigned long long db = wg_desc(b_st + kk * 32, 16, 1024);
 #else
-                    unsigned long long db = wg_desc(b_st + kk * (16 * 128), 64 * BK * 2, 1024);
+                    unsigned long long db = wg_desc(b_st + kk * (16 * 128), 64 * 128, 1024);
 #endif
 #if BN == 256
                     wg_mma_n256<1 - TRANS_B>(acc, da, db);
 #else
-                    wg_mma_n128<1 - TRANS_B>(acc, da, db);
+                    wg_mma_n128<1 - TRANS_B>(acc, da, db, 1);
 #endif
                 }
                 wg_commit();
@@ -373,6 +472,8 @@ extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
                 wg_fence_acc(acc);
                 if (kt > 0) wg_release(empty0 + 8 * ((it - 1) % STAGES), lane);
             }
+            (void)scale;
+#endif
             wg_wait_group<0>();
             wg_fence_acc(acc);
             /* the tile's last stage is free: the producer fills it for the next tile while this one is stored */

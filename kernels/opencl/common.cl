@@ -1,5 +1,5 @@
 /* Shared by every Trireme OpenCL program (prepended by the host). OpenCL C 1.2.
- * Operand dtypes arrive as -DX_DT, -DY_DT, -DZ_DT: 0 f32, 1 f16, 2 bf16, 3 u8. Halves are storage only (NVIDIA
+ * Operand dtypes arrive as -DX_DT, -DY_DT, -DZ_DT: 0 f32, 1 f16, 2 bf16, 3 u8, 4 f8e4m3, 5 f8e5m2. Halves are storage only (NVIDIA
  * and PoCL lack cl_khr_fp16): loaded with vload_half, computed in f32, stored once with round-to-nearest-even.
  * bf16 is held as ushort (OpenCL C has no bfloat16 type): widened by a shift, rounded to nearest even on store
  * in integer registers. */
@@ -14,6 +14,8 @@
 #define DT_F16 1
 #define DT_BF16 2
 #define DT_U8 3
+#define DT_F8E4M3 4
+#define DT_F8E5M2 5
 
 /* f32 bits (uint or uintN) -> bf16 bits, round to nearest even on the 16 dropped bits (a carry bumps the
  * exponent, up to inf); a NaN keeps its sign and top payload with the quiet bit set, so it cannot truncate to
@@ -22,6 +24,58 @@
 inline ushort trr_f2bf(float v) {
     uint b = as_uint(v);
     return (ushort)BF16_BITS_RNE(b);
+}
+
+/* The OCP 8-bit floats (docs/ops.md, Element types), held as uchar: OpenCL C 1.2 has no such type, so they are
+ * converted bit by bit in integer registers, as core/half.c does on the host: widened exactly; rounded to nearest
+ * even on store, finite values past the largest finite one saturating to it (e4m3 448, e5m2 57344), an infinity
+ * saturating in e4m3 (which has none) and staying one in e5m2, NaN staying NaN with its sign. */
+inline float trr_e4m3_to_f32(uint b) {
+    const uint sign = (b & 0x80u) << 24, e = (b >> 3) & 15u, m = b & 7u;
+    if ((b & 0x7fu) == 0x7fu) return as_float(sign | 0x7fc00000u);
+    if (e == 0u) { /* m * 2^-9, normalised: the highest set bit of m becomes the implicit one */
+        if (m == 0u) return as_float(sign);
+        const uint p = 31u - clz(m);
+        return as_float(sign | ((p + 118u) << 23) | ((m << (23u - p)) & 0x7fffffu));
+    }
+    return as_float(sign | ((e + 120u) << 23) | (m << 20));
+}
+/* f16 bits -> f32 in integer registers (subnormals kept whatever the device's denormal mode) */
+inline float trr_h16_to_f32(uint h) {
+    const uint sign = (h & 0x8000u) << 16, e = (h >> 10) & 31u, m = h & 0x3ffu;
+    if (e == 31u) return as_float(sign | 0x7f800000u | (m << 13));
+    if (e == 0u) {
+        if (m == 0u) return as_float(sign);
+        const uint p = 31u - clz(m);
+        return as_float(sign | ((p + 103u) << 23) | ((m << (23u - p)) & 0x7fffffu));
+    }
+    return as_float(sign | ((e + 112u) << 23) | (m << 13));
+}
+inline float trr_e5m2_to_f32(uint b) { return trr_h16_to_f32(b << 8); } /* the top byte of an f16 */
+/* The magnitude code of a finite |f| (bits ax) with mbits mantissa bits and exponent bias `bias`, rounded to nearest
+ * even; past the largest finite code it goes on counting (the caller saturates). */
+inline uint trr_round_mag(uint ax, int mbits, int bias) {
+    const int e = (int)(ax >> 23) - 127 + bias;
+    if ((ax >> 23) == 0u || e < -(mbits + 1)) return 0u;
+    const uint sig = (ax & 0x7fffffu) | 0x800000u;
+    const int shift = 23 - mbits + (e < 1 ? 1 - e : 0);
+    uint code = sig >> shift;
+    const uint rem = sig & ((1u << shift) - 1u), mid = 1u << (shift - 1);
+    if (e >= 1) code = ((uint)e << mbits) + (code & ((1u << mbits) - 1u));
+    if (rem > mid || (rem == mid && (code & 1u))) code++;
+    return code;
+}
+inline uchar trr_f2e4m3(float f) {
+    const uint x = as_uint(f), sign = (x >> 24) & 0x80u, ax = x & 0x7fffffffu;
+    if (ax > 0x7f800000u) return (uchar)(sign | 0x7fu);
+    if (ax == 0x7f800000u) return (uchar)(sign | 0x7eu);
+    return (uchar)(sign | min(trr_round_mag(ax, 3, 7), 0x7eu));
+}
+inline uchar trr_f2e5m2(float f) {
+    const uint x = as_uint(f), sign = (x >> 24) & 0x80u, ax = x & 0x7fffffffu;
+    if (ax > 0x7f800000u) return (uchar)(sign | 0x7eu | ((x >> 21) & 1u));
+    if (ax == 0x7f800000u) return (uchar)(sign | 0x7cu);
+    return (uchar)(sign | min(trr_round_mag(ax, 2, 15), 0x7bu));
 }
 
 /* Scalar load/store of one element as float, by operand dtype. */
@@ -33,10 +87,16 @@ inline ushort trr_f2bf(float v) {
 #define STORE_DT_1(v, p, i) vstore_half_rte((v), (i), (p))
 #define STORE_DT_2(v, p, i) ((p)[i] = trr_f2bf(v))
 #define STORE_DT_3(v, p, i) ((p)[i] = convert_uchar_sat_rte(v))
+#define LOAD_DT_4(p, i) trr_e4m3_to_f32((p)[i])
+#define LOAD_DT_5(p, i) trr_e5m2_to_f32((p)[i])
+#define STORE_DT_4(v, p, i) ((p)[i] = trr_f2e4m3(v))
+#define STORE_DT_5(v, p, i) ((p)[i] = trr_f2e5m2(v))
 #define TYPE_DT_0 float
 #define TYPE_DT_1 half
 #define TYPE_DT_2 ushort
 #define TYPE_DT_3 uchar
+#define TYPE_DT_4 uchar
+#define TYPE_DT_5 uchar
 
 #ifdef X_DT
 typedef CAT(TYPE_DT_, X_DT) x_t;

@@ -1,7 +1,9 @@
 /* C = act(A·B), one work-group per BLOCK_M x BLOCK_N tile of C, in the grouped order of docs/ops.md; a batched
  * call's batch is grid dimension 2.
  * Build options: BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M; RT x CT work-items, each owning TM x TN outputs
- * (TM = BLOCK_M / RT, TN = BLOCK_N / CT, both multiples of 4); X_DT (A), Y_DT (B), Z_DT (C).
+ * (TM = BLOCK_M / RT, TN = BLOCK_N / CT, both multiples of 4); X_DT (A), Y_DT (B), Z_DT (C). 8-bit float
+ * operands are widened to f32 as they are loaded; scale (their per-tensor scales' product, 1 for other dtypes)
+ * multiplies the f32 sum before the epilogue.
  * A work-item's rows are ty·4 + i·RT·4 + {0..3} (columns likewise), so a warp reads local memory as float4s
  * that are either broadcast or contiguous, and stores C in contiguous runs.
  * Each work-item moves the tiles in chunks of four elements consecutive in memory: one 16-byte load (8 for
@@ -46,6 +48,14 @@
 #define VLOAD4_DT_0(p) (*(__global const float4 *)(p))
 #define VLOAD4_DT_1(p) vloada_half4(0, (p))
 #define VLOAD4_DT_2(p) as_float4(convert_uint4(*(__global const ushort4 *)(p)) << 16)
+#define VLOAD4_DT_4(p) trr_vload4_e4m3(*(__global const uchar4 *)(p))
+#define VLOAD4_DT_5(p) trr_vload4_e5m2(*(__global const uchar4 *)(p))
+inline float4 trr_vload4_e4m3(uchar4 b) {
+    return (float4)(trr_e4m3_to_f32(b.x), trr_e4m3_to_f32(b.y), trr_e4m3_to_f32(b.z), trr_e4m3_to_f32(b.w));
+}
+inline float4 trr_vload4_e5m2(uchar4 b) {
+    return (float4)(trr_e5m2_to_f32(b.x), trr_e5m2_to_f32(b.y), trr_e5m2_to_f32(b.z), trr_e5m2_to_f32(b.w));
+}
 
 /* p[0..3] as floats where only the first n (any int) lie inside the matrix; the rest read as 0. vec: p is
  * aligned to four elements. One definition per operand (load4_x, load4_y), each with its own element type. */
@@ -85,7 +95,7 @@ static inline float epilogue(float v, int epi, float alpha) {
 __kernel __attribute__((reqd_work_group_size(RT * CT, 1, 1))) void matmul(
     __global const x_t *a, long aoff, int lda, __global const y_t *b, long boff, int ldb, __global z_t *c, long coff,
     int ldc, int M, int N, int K, int epi, float alpha, long a_bstride, long b_bstride, long c_bstride, int trans_a,
-    int trans_b, int vec_a, int vec_b, int vec_c, __global float *part, int part_mode) {
+    int trans_b, int vec_a, int vec_b, int vec_c, __global float *part, int part_mode, float scale) {
     __local float4 as4[2 * BLOCK_K * LDA_S / 4];
     __local float4 bs4[2 * BLOCK_K * LDB_S / 4];
     __local float *as = (__local float *)as4;
@@ -246,6 +256,7 @@ __kernel __attribute__((reqd_work_group_size(RT * CT, 1, 1))) void matmul(
                     continue;
                 }
             }
+            s *= scale;
             float4 v = (float4)(epilogue(s.x, epi, alpha), epilogue(s.y, epi, alpha), epilogue(s.z, epi, alpha),
                                 epilogue(s.w, epi, alpha));
 #if Z_DT == DT_F32

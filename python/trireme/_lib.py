@@ -25,7 +25,7 @@ import subprocess
 TRR_MAX_DIMS = 4
 
 # trr_dtype
-F32, F16, BF16, U8 = 0, 1, 2, 3
+F32, F16, BF16, U8, F8E4M3, F8E5M2 = 0, 1, 2, 3, 4, 5
 
 # trr_epilogue
 EPILOGUES = {"none": 0, "relu": 1, "leaky_relu": 2, "gelu": 3}
@@ -142,6 +142,10 @@ _PROTOTYPES = {
     "trr_timer_stop": (_st, [_ctx, _p(ctypes.c_double)]),
     "trr_f32_to_bf16": (_st, [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t]),
     "trr_bf16_to_f32": (_st, [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t]),
+    "trr_f32_to_f8e4m3": (_st, [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t]),
+    "trr_f8e4m3_to_f32": (_st, [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t]),
+    "trr_f32_to_f8e5m2": (_st, [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t]),
+    "trr_f8e5m2_to_f32": (_st, [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t]),
 }
 
 

@@ -39,7 +39,11 @@ from . import _lib
 
 _NP_TO_TRR = {np.dtype(np.float32): _lib.F32, np.dtype(np.float16): _lib.F16, np.dtype(np.uint8): _lib.U8}
 _TRR_TO_NP = {v: k for k, v in _NP_TO_TRR.items()}
-_ITEMSIZE = {_lib.F32: 4, _lib.F16: 2, _lib.BF16: 2, _lib.U8: 1}
+_ITEMSIZE = {_lib.F32: 4, _lib.F16: 2, _lib.BF16: 2, _lib.U8: 1, _lib.F8E4M3: 1, _lib.F8E5M2: 1}
+# The dtypes NumPy has no type for (ml_dtypes' float8_e4m3fn and float8_e5m2 have the same bits, and are taken
+# where an array comes with them): their names, and the NumPy type of their bit patterns (bits())
+_NAMED = {_lib.BF16: "bfloat16", _lib.F8E4M3: "f8e4m3", _lib.F8E5M2: "f8e5m2"}
+_BITS = {_lib.BF16: np.dtype(np.uint16), _lib.F8E4M3: np.dtype(np.uint8), _lib.F8E5M2: np.dtype(np.uint8)}
 
 STATUS_INVALID_ARGUMENT = 1
 STATUS_DTYPE = 2
@@ -118,18 +122,25 @@ def _check_rank(shape):
 
 
 BFLOAT16 = "bfloat16"  # NumPy has no bfloat16: trireme names it by this string
+F8E4M3 = "f8e4m3"      # nor the OCP 8-bit floats (e4m3: no infinities, largest finite 448)
+F8E5M2 = "f8e5m2"      # (e5m2: IEEE-like, largest finite 57344)
+_NAMES = {"bfloat16": _lib.BF16, "bf16": _lib.BF16, "f8e4m3": _lib.F8E4M3, "float8_e4m3fn": _lib.F8E4M3,
+          "e4m3": _lib.F8E4M3, "f8e5m2": _lib.F8E5M2, "float8_e5m2": _lib.F8E5M2, "e5m2": _lib.F8E5M2}
 
 
 def _trr_dtype(dtype):
-    if isinstance(dtype, str) and dtype.lower() in ("bfloat16", "bf16"):
-        return _lib.BF16
+    if isinstance(dtype, str) and dtype.lower() in _NAMES:
+        return _NAMES[dtype.lower()]
     dt = np.dtype(dtype)
+    if dt.name in _NAMES:  # ml_dtypes' float8_e4m3fn and float8_e5m2: the same bits
+        return _NAMES[dt.name]
     if dt not in _NP_TO_TRR:
         hint = ""
         if dt.kind in "fiub":  # a Python list or scalar becomes float64 or int64 in NumPy
             hint = ("; convert it first, e.g. x.astype(np.float32) (a Python list or float: "
                     "np.asarray(x, dtype=np.float32))")
-        raise _error(STATUS_DTYPE, f"{dt} has no trireme dtype (float32, float16, uint8 and \"bfloat16\" do){hint}")
+        raise _error(STATUS_DTYPE, f"{dt} has no trireme dtype (float32, float16, uint8, \"bfloat16\", \"f8e4m3\" "
+                                   f"and \"f8e5m2\" do){hint}")
     return _NP_TO_TRR[dt]
 
 
@@ -150,6 +161,42 @@ def from_bfloat16(bits):
     if b.size:
         _check(_lib.lib().trr_bf16_to_f32(b.ctypes.data, out.ctypes.data, b.size))
     return out
+
+
+def _f8_code(dtype):
+    dt = _trr_dtype(dtype)
+    if dt not in (_lib.F8E4M3, _lib.F8E5M2):
+        raise _error(STATUS_DTYPE, f"{dtype!r} is not an 8-bit float (\"f8e4m3\" or \"f8e5m2\")")
+    return dt
+
+
+def to_float8(array, dtype="f8e4m3"):
+    """float32 values rounded to an 8-bit float, "f8e4m3" or "f8e5m2", as their bit patterns (uint8), by the
+    library's own conversion: round to nearest even; past the largest finite value (448, 57344) saturating to it,
+    as an infinity does in e4m3 (which has none); e5m2 keeps infinities; NaN stays NaN."""
+    dt = _f8_code(dtype)
+    a = np.asarray(array, dtype=np.float32, order="C")
+    out = np.empty(a.shape, dtype=np.uint8)
+    if a.size:
+        fn = _lib.lib().trr_f32_to_f8e4m3 if dt == _lib.F8E4M3 else _lib.lib().trr_f32_to_f8e5m2
+        _check(fn(a.ctypes.data, out.ctypes.data, a.size))
+    return out
+
+
+def from_float8(bits, dtype="f8e4m3"):
+    """8-bit float patterns (uint8) of "f8e4m3" or "f8e5m2" widened to float32 (exact)."""
+    dt = _f8_code(dtype)
+    b = np.asarray(bits, dtype=np.uint8, order="C")
+    out = np.empty(b.shape, dtype=np.float32)
+    if b.size:
+        fn = _lib.lib().trr_f8e4m3_to_f32 if dt == _lib.F8E4M3 else _lib.lib().trr_f8e5m2_to_f32
+        _check(fn(b.ctypes.data, out.ctypes.data, b.size))
+    return out
+
+
+def _to_bits(array, dt):
+    """array's values rounded to dtype code dt (bfloat16 or an 8-bit float), as bit patterns."""
+    return to_bfloat16(array) if dt == _lib.BF16 else to_float8(array, _NAMED[dt])
 
 
 def _decode(raw):
@@ -320,8 +367,9 @@ class Tensor:
 
     @property
     def dtype(self):
-        """The NumPy dtype (bf16 has none: then the string "bfloat16")."""
-        return _TRR_TO_NP.get(self.trr_dtype, "bfloat16")
+        """The NumPy dtype (bfloat16 and the 8-bit floats have none: then the strings "bfloat16", "f8e4m3",
+        "f8e5m2")."""
+        return _TRR_TO_NP.get(self.trr_dtype) or _NAMED[self.trr_dtype]
 
     @property
     def ndim(self):
@@ -424,17 +472,20 @@ class Tensor:
         return 1 + sum((s - 1) * st for s, st in zip(self.shape, self.strides))
 
     def numpy(self):
-        """A host copy as a NumPy array (C-contiguous). A bfloat16 tensor, which NumPy cannot hold, comes back
-        as float32 (exact: every bfloat16 is a float32); its raw 16-bit patterns with bits()."""
+        """A host copy as a NumPy array (C-contiguous). A bfloat16 or 8-bit float tensor, which NumPy cannot
+        hold, comes back as float32 (exact: every such value is a float32); its raw bit patterns with bits()."""
         if self.trr_dtype == _lib.BF16:
             return from_bfloat16(self.bits())
+        if self.trr_dtype in (_lib.F8E4M3, _lib.F8E5M2):
+            return from_float8(self.bits(), _NAMED[self.trr_dtype])
         return self._host_copy(_TRR_TO_NP[self.trr_dtype])
 
     def bits(self):
-        """A host copy of a bfloat16 tensor as its 16-bit patterns (uint16)."""
-        if self.trr_dtype != _lib.BF16:
-            raise _error(STATUS_DTYPE, f"bits() is for bfloat16 tensors, not {self.dtype}")
-        return self._host_copy(np.dtype(np.uint16))
+        """A host copy of a bfloat16 tensor as its 16-bit patterns (uint16), of an 8-bit float one as its bytes
+        (uint8)."""
+        if self.trr_dtype not in _BITS:
+            raise _error(STATUS_DTYPE, f"bits() is for bfloat16 and 8-bit float tensors, not {self.dtype}")
+        return self._host_copy(_BITS[self.trr_dtype])
 
     def _host_copy(self, dt):
         n = self._extent()
@@ -447,8 +498,8 @@ class Tensor:
 
     def __array__(self, dtype=None, copy=None):
         """np.asarray(t): a CPU tensor's own memory (no copy unless copy=True), else a host copy (numpy());
-        bfloat16 comes back as float32, a copy."""
-        if self.ctx.backend == "cpu" and self.trr_dtype != _lib.BF16 and copy is not True:
+        bfloat16 and the 8-bit floats come back as float32, a copy."""
+        if self.ctx.backend == "cpu" and self.trr_dtype in _TRR_TO_NP and copy is not True:
             self.ctx._live()
             a = np.asarray(_HostView(self, _TRR_TO_NP[self.trr_dtype]))
         else:
@@ -458,7 +509,7 @@ class Tensor:
         return a if dtype is None else a.astype(dtype, copy=False)
 
     def __repr__(self):
-        dt = "bfloat16" if self.trr_dtype == _lib.BF16 else np.dtype(self.dtype).name
+        dt = _NAMED.get(self.trr_dtype) or np.dtype(self.dtype).name
         spec = self.ctx.device["spec"]
         if self.size <= _REPR_VALUES and self.ctx._handle is not None and self._storage.handle is not None:
             values = np.array2string(self.numpy(), separator=", ", prefix="trireme.Tensor(")
@@ -620,7 +671,8 @@ class Context:
                         host=host), address - base
 
     def empty(self, shape, dtype=np.float32):
-        """An uninitialised packed tensor (dtype: a NumPy dtype or "bfloat16"). On the CPU backend its memory is
+        """An uninitialised packed tensor (dtype: a NumPy dtype, "bfloat16", "f8e4m3" or "f8e5m2"). On the CPU
+        backend its memory is
         a NumPy array's; elsewhere a device buffer."""
         shape = tuple(int(s) for s in np.atleast_1d(shape)) if not isinstance(shape, tuple) else shape
         _check_rank(shape)
@@ -644,16 +696,18 @@ class Context:
     def full(self, shape, value, dtype=np.float32):
         """A packed tensor with every element `value` (rounded to dtype as ctx.tensor rounds)."""
         shape = tuple(int(s) for s in np.atleast_1d(shape)) if not isinstance(shape, tuple) else shape
-        if not isinstance(dtype, int) and _trr_dtype(dtype) == _lib.BF16:
-            return self.tensor(np.full(shape, value, np.float32), dtype="bfloat16")
+        if not isinstance(dtype, int) and _trr_dtype(dtype) in _NAMED:
+            return self.tensor(np.full(shape, value, np.float32), dtype=_NAMED[_trr_dtype(dtype)])
         return self.tensor(np.full(shape, value, dtype if not isinstance(dtype, int) else _TRR_TO_NP[dtype]))
 
     def tensor(self, array, dtype=None):
-        """A device copy of a NumPy array (or of anything np.asarray takes). dtype="bfloat16" rounds the values
-        to bfloat16 on the way (to_bfloat16); other dtypes convert as NumPy's astype does."""
-        if dtype is not None and _trr_dtype(dtype) == _lib.BF16:
-            bits = to_bfloat16(array)
-            t = self.empty(bits.shape, _lib.BF16)
+        """A device copy of a NumPy array (or of anything np.asarray takes). dtype="bfloat16", "f8e4m3" or
+        "f8e5m2" rounds the values on the way (to_bfloat16, to_float8: the library's conversions); other dtypes
+        convert as NumPy's astype does."""
+        if dtype is not None and _trr_dtype(dtype) in _NAMED and np.asarray(array).dtype.name not in _NAMES:
+            dt = _trr_dtype(dtype)
+            bits = _to_bits(array, dt)
+            t = self.empty(bits.shape, dt)
             if bits.size:
                 _check(self._lib.trr_buffer_write(self._live(), t._storage.handle, t.offset, bits.ctypes.data,
                                                   bits.nbytes), self._handle)
@@ -753,7 +807,7 @@ class Context:
             return out
         if status != STATUS_STRIDE:
             _check(status, self._handle)
-        host = t._host_copy(np.dtype(np.uint16) if t.trr_dtype == _lib.BF16 else _TRR_TO_NP[t.trr_dtype])
+        host = t._host_copy(_BITS.get(t.trr_dtype) or _TRR_TO_NP[t.trr_dtype])
         _check(self._lib.trr_buffer_write(self._live(), out._storage.handle, out.offset, host.ctypes.data,
                                           host.nbytes), self._handle)
         return out
@@ -795,8 +849,8 @@ class Context:
     def run(self, op, *arrays, out=None, out_dtype=None, _return_numpy=None, **params):
         """Any op of the library's table by name, through trr_op_run: the op's inputs, then optionally ``out``.
         Without ``out`` the output's shape and dtype are the library's (trr_op_output_shape). Keyword arguments are the
-        op's named parameters as its definition declares them (matmul: epilogue, alpha, allow_tf32), checked by
-        the library."""
+        op's named parameters as its definition declares them (matmul: epilogue, alpha, allow_tf32, scale_a,
+        scale_b), checked by the library."""
         info = _OPS.get(op) or _op_info(op)
         code, n_inputs = info[0], info[1]
         if len(arrays) != n_inputs:
@@ -909,17 +963,32 @@ class Context:
         return self.run("layer_norm", x, w, b, out=out, eps=eps)
 
     def matmul(self, a, b, out=None, epilogue="none", alpha=0.01, transpose_a=False, transpose_b=False,
-               allow_tf32=False, out_dtype=None):
+               allow_tf32=False, out_dtype=None, scale_a=1.0, scale_b=1.0):
         """C = act(op(A)·op(B)): A [M,K], B [K,N]; transpose_a / transpose_b say A is stored as [K,M] / B as
         [N,K]. epilogue: none, relu, leaky_relu (slope alpha), gelu. float16 inputs give float16 and bfloat16
-        inputs bfloat16 unless out_dtype=np.float32. allow_tf32 lets an f32 matmul use TF32 tensor cores."""
+        inputs bfloat16 unless out_dtype=np.float32. allow_tf32 lets an f32 matmul use TF32 tensor cores.
+        8-bit float inputs (tensors of "f8e4m3" or "f8e5m2": ctx.cast, ctx.tensor(x, dtype="f8e4m3")) give
+        bfloat16 unless out_dtype says float32 or float16; scale_a and scale_b, their per-tensor scales, multiply
+        the sum before the epilogue. Their tensor cores take A [M,K] and B stored [N,K] (transpose_b)."""
         numpy_in = not isinstance(a, Tensor) and not isinstance(b, Tensor) and not isinstance(out, Tensor)
         if transpose_a:
             a = self._operand(a).T
         if transpose_b:
             b = self._operand(b).T
+        scales = {}
+        if scale_a != 1.0:
+            scales["scale_a"] = scale_a
+        if scale_b != 1.0:
+            scales["scale_b"] = scale_b
         return self.run("matmul", a, b, out=out, epilogue=epilogue, alpha=alpha, allow_tf32=allow_tf32,
-                        out_dtype=out_dtype, _return_numpy=numpy_in)
+                        out_dtype=out_dtype, _return_numpy=numpy_in, **scales)
+
+    def cast(self, x, dtype, out=None):
+        """x converted to dtype (np.float32, np.float16, "bfloat16", "f8e4m3", "f8e5m2"), element by element:
+        round to nearest even; f16 and bf16 overflow to infinity, the 8-bit floats saturate to their largest
+        finite value (an infinity too in e4m3, which has none); NaN stays NaN. NumPy in gives NumPy out (float32
+        for bfloat16 and the 8-bit floats, which NumPy cannot hold); Tensors give a Tensor."""
+        return self.run("cast", x, out=out, out_dtype=dtype)
 
     def attention(self, q, k, v, causal=False, scale=None, lse=False, out=None):
         """Fused attention (docs/ops.md, attention): o = softmax(scale·q·kᵀ + mask)·v per batch and query head,

@@ -29,8 +29,10 @@ from .core import Context, Tensor, _check, _error
 CPU, CUDA, CUDA_HOST, OPENCL, VULKAN = 1, 2, 3, 4, 7
 _BACKEND_DEVICE = {"cpu": CPU, "cuda": CUDA, "opencl": OPENCL, "vulkan": VULKAN}
 
-# (code, bits) of DLDataType <-> trr_dtype; code 0 int, 1 uint, 2 float, 4 bfloat
-_DL_TO_TRR = {(2, 32): _lib.F32, (2, 16): _lib.F16, (1, 8): _lib.U8, (4, 16): _lib.BF16}
+# (code, bits) of DLDataType <-> trr_dtype; code 0 int, 1 uint, 2 float, 4 bfloat, 10 float8_e4m3fn (OCP e4m3),
+# 12 float8_e5m2
+_DL_TO_TRR = {(2, 32): _lib.F32, (2, 16): _lib.F16, (1, 8): _lib.U8, (4, 16): _lib.BF16, (10, 8): _lib.F8E4M3,
+              (12, 8): _lib.F8E5M2}
 _TRR_TO_DL = {v: k for k, v in _DL_TO_TRR.items()}
 
 # The DLPack version this module writes (DLManagedTensorVersioned), and its flags
@@ -262,7 +264,7 @@ def export(t, stream=None, max_version=None, dl_device=None, copy=None):
         t = t.ctx._packed_copy(t)  # on the same device (a CPU tensor's copy is host memory)
     copied = host_copy or copy is True
     if host_copy:
-        data = t.bits() if t.trr_dtype == _lib.BF16 else t.numpy()
+        data = t.bits() if t.trr_dtype in (_lib.BF16, _lib.F8E4M3, _lib.F8E5M2) else t.numpy()
         keep, address, offset = data, data.ctypes.data, 0
         dev = (CPU, 0)
         shape_, strides_ = data.shape, tuple(s // data.itemsize for s in data.strides)

@@ -26,6 +26,9 @@ if not hasattr(_torch.library, "custom_op") or not hasattr(_torch.library, "regi
     raise ImportError(f"trireme.torch needs torch 2.4 or later (torch.library.custom_op); this is {_torch.__version__}")
 
 _DTYPES = {_torch.float32: _lib.F32, _torch.float16: _lib.F16, _torch.bfloat16: _lib.BF16, _torch.uint8: _lib.U8}
+for _name, _code in (("float8_e4m3fn", _lib.F8E4M3), ("float8_e5m2", _lib.F8E5M2)):
+    if hasattr(_torch, _name):  # OCP e4m3 and e5m2, as trireme's 8-bit floats
+        _DTYPES[getattr(_torch, _name)] = _code
 _contexts = {}
 _lock = threading.Lock()
 

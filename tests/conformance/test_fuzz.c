@@ -379,7 +379,7 @@ static void make_valid(fuzz *f, op_args *a) {
         if (c_trans && chance(f, 30)) n = 1;
         int64_t sa[2] = {m, k}, sb[2] = {k, n}, sc[2] = {m, n};
         packed(&a->t[0], s->in, 2, sa, pad);
-        packed(&a->t[1], s->in, 2, sb, chance(f, 50) ? pad : 0);
+        packed(&a->t[1], trr_signature_input(s, TRR_SLOT_Y), 2, sb, chance(f, 50) ? pad : 0);
         packed(&a->t[2], s->out, 2, sc, chance(f, 50) ? pad : 0);
         for (int v = 0; v < 3; v++) {
             /* stored transposed: element (i, j) at j * ld + i, ld >= rows; C too now and then, which is wrong
@@ -592,6 +592,8 @@ static void check_values(fuzz *f, const op_args *a, const uint8_t *inputs_before
         c.y.batch_stride = yb && y->shape[0] > 1 ? c.k * c.cols : 0;
         c.z.batch_stride = c.rows * c.cols;
         c.epilogue = a->epi, c.alpha = a->alpha;
+        /* the per-tensor scales of 8-bit float inputs: the fuzzer leaves them at their default */
+        c.params[TRR_MATMUL_PARAM_SCALE_A] = c.params[TRR_MATMUL_PARAM_SCALE_B] = 1.0;
         tc.batch = z->ndim == 3 ? c.batch : 0;
         break;
     }
@@ -649,6 +651,7 @@ static trr_status call_op(const op_args *a) {
     case TRR_OP_RMS_NORM: return trr_rms_norm(a->ctx, x, y, z, (float)a->eps);
     case TRR_OP_LAYER_NORM: return trr_layer_norm(a->ctx, x, y, u, z, (float)a->eps);
     case TRR_OP_ATTENTION: return trr_attention(a->ctx, x, y, u, z, NULL, 0.0f, 0);
+    case TRR_OP_CAST: return trr_cast(a->ctx, x, z);
     default: return trr_matmul(a->ctx, x, y, z, a->epi, a->alpha, a->flags);
     }
 }

@@ -29,10 +29,10 @@ static void expect_error(trr_status st, trr_status want, const char *text) {
 Test(op_params, matmul_declares_its_parameters) {
     trr_op_info info;
     cr_assert_eq(trr_op_get_info(TRR_OP_MATMUL, &info), TRR_OK);
-    cr_assert_eq(info.n_params, 3);
-    const char *names[3] = {"epilogue", "alpha", "allow_tf32"};
-    const trr_param_type types[3] = {TRR_PARAM_ENUM, TRR_PARAM_F32, TRR_PARAM_BOOL};
-    for (int i = 0; i < 3; i++) {
+    cr_assert_eq(info.n_params, 5);
+    const char *names[5] = {"epilogue", "alpha", "allow_tf32", "scale_a", "scale_b"};
+    const trr_param_type types[5] = {TRR_PARAM_ENUM, TRR_PARAM_F32, TRR_PARAM_BOOL, TRR_PARAM_F32, TRR_PARAM_F32};
+    for (int i = 0; i < 5; i++) {
         trr_param_info p;
         cr_assert_eq(trr_op_get_param(TRR_OP_MATMUL, i, &p), TRR_OK);
         cr_expect_str_eq(p.name, names[i]);
@@ -40,7 +40,9 @@ Test(op_params, matmul_declares_its_parameters) {
         cr_expect(p.doc && *p.doc);
     }
     trr_param_info p;
-    cr_expect_eq(trr_op_get_param(TRR_OP_MATMUL, 3, &p), TRR_ERR_INVALID_ARGUMENT);
+    cr_expect_eq(trr_op_get_param(TRR_OP_MATMUL, 5, &p), TRR_ERR_INVALID_ARGUMENT);
+    cr_expect_eq(trr_op_get_param(TRR_OP_MATMUL, 3, &p), TRR_OK);
+    cr_expect_eq(p.default_value, 1.0); /* scale_a */
     cr_expect_eq(trr_op_get_param(TRR_OP_MATMUL, 1, &p), TRR_OK);
     cr_expect_eq(p.default_value, (double)TRR_LEAKY_RELU_DEFAULT_ALPHA);
     cr_assert_eq(trr_op_get_info(TRR_OP_SOFTMAX, &info), TRR_OK);
@@ -60,7 +62,7 @@ Test(op_params, bad_parameters_are_argument_errors) {
     memset(&p, 0, sizeof p);
     cr_assert_eq(trr_op_params_set(&p, "eps", 1e-5), TRR_OK);
     expect_error(trr_op_run(ctx, TRR_OP_MATMUL, mm, &p), TRR_ERR_INVALID_ARGUMENT,
-                 "matmul has no parameter 'eps' (its parameters: epilogue, alpha, allow_tf32)");
+                 "matmul has no parameter 'eps' (its parameters: epilogue, alpha, allow_tf32, scale_a, scale_b)");
     memset(&p, 0, sizeof p);
     trr_op_params_set(&p, "epilogue", 1);
     expect_error(trr_op_run(ctx, TRR_OP_SOFTMAX, sm, &p), TRR_ERR_INVALID_ARGUMENT,
@@ -170,11 +172,38 @@ Test(op_params, cli_run_takes_named_parameters) {
                          "--param", "eps=1e-6", NULL};
     r = cli_child_run(bad);
     cr_assert_eq(r->status, 2, "stdout: %s\nstderr: %s", r->out, r->err);
-    cr_expect(strstr(r->err, "matmul has no parameter 'eps' (its parameters: epilogue, alpha, allow_tf32)") != NULL,
+    cr_expect(strstr(r->err, "matmul has no parameter 'eps' (its parameters: epilogue, alpha, allow_tf32, scale_a, scale_b)") != NULL,
               "%s", r->err);
     const char *enum_bad[] = {"run", "matmul", "--m", "8", "--n", "8", "--k", "8", "--device", "cpu",
                               "--param", "epilogue=swish", NULL};
     r = cli_child_run(enum_bad);
     cr_assert_eq(r->status, 2, "stdout: %s\nstderr: %s", r->out, r->err);
     cr_expect(strstr(r->err, "none,relu,leaky_relu,gelu") != NULL, "%s", r->err);
+}
+
+/* scale_a and scale_b scale 8-bit float inputs; any other dtype takes only their default, 1. An 8-bit float
+ * product takes them, and the mixed pairs its signatures list (e5m2 x e4m3), not others (e5m2 x e5m2). */
+Test(op_params, scales_are_for_8bit_floats) {
+    trr_tensor a, b, c, a8, b8, b5, c16;
+    cr_assert_eq(trr_tensor_2d(buf, 0, TRR_F32, 4, 4, 0, &a), TRR_OK);
+    cr_assert_eq(trr_tensor_2d(buf, 64, TRR_F32, 4, 4, 0, &b), TRR_OK);
+    cr_assert_eq(trr_tensor_2d(buf, 128, TRR_F32, 4, 4, 0, &c), TRR_OK);
+    cr_assert_eq(trr_tensor_2d(buf, 256, TRR_F8E4M3, 4, 4, 0, &a8), TRR_OK);
+    cr_assert_eq(trr_tensor_2d(buf, 272, TRR_F8E4M3, 4, 4, 0, &b8), TRR_OK);
+    cr_assert_eq(trr_tensor_2d(buf, 288, TRR_F8E5M2, 4, 4, 0, &b5), TRR_OK);
+    cr_assert_eq(trr_tensor_2d(buf, 320, TRR_F16, 4, 4, 0, &c16), TRR_OK);
+    trr_op_params p;
+    memset(&p, 0, sizeof p);
+    cr_assert_eq(trr_op_params_set(&p, "scale_a", 2.0), TRR_OK);
+    const trr_tensor *f32_ops[] = {&a, &b, &c};
+    expect_error(trr_op_run(ctx, TRR_OP_MATMUL, f32_ops, &p), TRR_ERR_INVALID_ARGUMENT,
+                 "scale_a and scale_b scale 8-bit float inputs; f32 inputs take only 1");
+    const trr_tensor *f8_ops[] = {&a8, &b8, &c16};
+    cr_assert_eq(trr_op_run(ctx, TRR_OP_MATMUL, f8_ops, &p), TRR_OK, "%s", trr_last_error(ctx));
+    const trr_tensor *mixed_ops[] = {&b5, &b8, &c16};
+    cr_assert_eq(trr_op_run(ctx, TRR_OP_MATMUL, mixed_ops, &p), TRR_OK, "%s", trr_last_error(ctx));
+    const trr_tensor *e5_ops[] = {&b5, &b5, &c16};
+    expect_error(trr_op_run(ctx, TRR_OP_MATMUL, e5_ops, NULL), TRR_ERR_DTYPE, "matmul does not take f8e5m2 -> f16");
+    const trr_tensor *bad_mix[] = {&a8, &b, &c16};
+    expect_error(trr_op_run(ctx, TRR_OP_MATMUL, bad_mix, NULL), TRR_ERR_DTYPE, "inputs disagree (A is f8e4m3, B is f32)");
 }

@@ -1,0 +1,87 @@
+/* Which CUDA kernels take a matmul of 8-bit floats (backend_cuda/config.c) and what they are compiled with
+ * (variants.c): the tensor cores only, with K-major operands (A row-major, B stored [N,K]), 16-byte rows; the
+ * configs the heuristic picks pass the backend's own check; mma.sync variants carry sm_89 as their oldest target.
+ * Host arithmetic only: no GPU needed (no device: mma.sync assumed available, wgmma not). */
+#include <criterion/criterion.h>
+
+#include "cuda_matmul_call.h"
+#include "op_table.h"
+#include "trr_cuda.h"
+
+#include <string.h>
+
+/* A row-major [M,K] with B stored [N,K]: the layout the 8-bit float tensor cores take. */
+static trr_call f8_call(trr_dtype a, trr_dtype b, trr_dtype out, int64_t m, int64_t n, int64_t k) {
+    trr_call c = cuda_matmul_call(a, m, n, k, 1);
+    c.y.dtype = b;
+    c.z.dtype = out;
+    c.trans_b = 1;
+    c.y.stride0 = k;
+    return c;
+}
+
+Test(cuda_f8_matmul, tensor_cores_take_k_major_operands) {
+    char why[200];
+    trr_call c = f8_call(TRR_F8E4M3, TRR_F8E4M3, TRR_BF16, 1024, 1024, 1024);
+    cr_assert(trr_cuda_matmul_variant_runs(NULL, &c, TRR_VARIANT_MMA, why, sizeof why), "%s", why);
+    cr_assert_eq(trr_cuda_matmul_auto_variant(NULL, &c), TRR_VARIANT_MMA);
+    /* no CUDA-core kernel takes them */
+    cr_assert_not(trr_cuda_matmul_variant_runs(NULL, &c, TRR_VARIANT_SIMT, why, sizeof why));
+    cr_expect(strstr(why, "8-bit floats run on the tensor cores") != NULL, "%s", why);
+
+    trr_call nk = c;
+    nk.trans_b = 0, nk.y.stride0 = 1024; /* B row-major [K,N] */
+    cr_assert_not(trr_cuda_matmul_variant_runs(NULL, &nk, TRR_VARIANT_MMA, why, sizeof why));
+    cr_expect(strstr(why, "B stored [N,K]") != NULL, "%s", why);
+    /* the auto choice stays on mma, so the check names the tensor cores' reason */
+    cr_expect_eq(trr_cuda_matmul_auto_variant(NULL, &nk), TRR_VARIANT_MMA);
+
+    trr_call ta = c;
+    ta.trans_a = 1;
+    cr_assert_not(trr_cuda_matmul_variant_runs(NULL, &ta, TRR_VARIANT_MMA, why, sizeof why));
+    cr_expect(strstr(why, "A row-major") != NULL, "%s", why);
+
+    trr_call odd = f8_call(TRR_F8E5M2, TRR_F8E4M3, TRR_F32, 64, 64, 1000); /* lda 1000: not 16-byte rows */
+    cr_assert_not(trr_cuda_matmul_variant_runs(NULL, &odd, TRR_VARIANT_MMA, why, sizeof why));
+    cr_expect(strstr(why, "multiples of 16") != NULL, "%s", why);
+}
+
+Test(cuda_f8_matmul, the_heuristic_picks_configs_its_check_takes) {
+    const int64_t sizes[][3] = {{1, 17, 4096}, {128, 4096, 4096}, {1001, 784, 528}, {4096, 4096, 4096}};
+    const trr_dtype pairs[3][2] = {{TRR_F8E4M3, TRR_F8E4M3}, {TRR_F8E5M2, TRR_F8E4M3}, {TRR_F8E4M3, TRR_F8E5M2}};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+        for (int p = 0; p < 3; p++) {
+            trr_call c = f8_call(pairs[p][0], pairs[p][1], TRR_F16, sizes[i][0], sizes[i][1], sizes[i][2]);
+            trr_cuda_choose_config(NULL, &c);
+            cr_assert_eq(c.config.variant, TRR_VARIANT_MMA, "size %zu", i);
+            cr_assert_eq(trr_cuda_check_config(NULL, &c), TRR_OK, "size %zu: %s", i, trr_last_error(NULL));
+            /* a K step of mma.sync is 32 8-bit elements */
+            cr_expect_eq(c.config.block_k % 32, 0);
+        }
+    /* the wgmma configs: 128 x 128 with block_k 128 only */
+    for (int i = 0; i < trr_cuda_wgmma_f8_config_count; i++) {
+        const trr_config *f = &trr_cuda_wgmma_f8_configs[i];
+        cr_expect_eq(f->block_n, 128);
+        cr_expect_eq(f->block_k, 128);
+        /* the same 128-byte rows as the 16-bit kernel's: the same shared memory */
+        trr_config h = *f;
+        h.block_k = TRR_CUDA_WGMMA_BK;
+        cr_expect_eq(trr_cuda_wgmma_smem(f), trr_cuda_wgmma_smem(&h));
+    }
+}
+
+Test(cuda_f8_matmul, variants_say_their_types_and_targets) {
+    trr_cuda_variant v;
+    trr_cuda_variant_matmul_mma_ab(&v, &trr_cuda_mma_f8_configs[0], 1, TRR_F8E5M2, TRR_F8E4M3, TRR_BF16);
+    cr_expect(strstr(v.defines, "-DDT_IN=5") != NULL && strstr(v.defines, "-DDT_B=4") != NULL, "%s", v.defines);
+    cr_expect_eq(v.min_sm, 89);
+    trr_cuda_variant_matmul_mma_ab(&v, &trr_cuda_mma_f8_configs[0], 1, TRR_F8E4M3, TRR_F8E4M3, TRR_F32);
+    cr_expect_null(strstr(v.defines, "DT_B"), "%s", v.defines);
+    /* the 16-bit variants keep their options (and their disk-cache keys) */
+    trr_cuda_variant_matmul_mma(&v, &trr_matmul_f16_nvidia_configs[0], 1, TRR_F16, TRR_F16);
+    cr_expect_null(strstr(v.defines, "DT_B"), "%s", v.defines);
+    cr_expect_eq(v.min_sm, 0);
+    trr_cuda_variant_matmul_wgmma_ab(&v, &trr_cuda_wgmma_f8_configs[0], 1, TRR_F8E4M3, TRR_F8E5M2, TRR_BF16);
+    cr_expect(v.sm90a_only);
+    cr_expect(strstr(v.defines, "-DDT_IN=4") != NULL && strstr(v.defines, "-DDT_B=5") != NULL, "%s", v.defines);
+}
