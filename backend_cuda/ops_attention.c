@@ -8,7 +8,9 @@
  *   simt   any dtype on the CUDA cores in f32 (the precise path for f32): block_m 32, 128 threads, block_n 16 or 32.
  *   wgmma  f16/bf16 on Hopper's warpgroup MMA with TMA loads (sm_90a; attention.cu, KIND 3): block_m 128, 384
  *          threads (a producer and two consumer warpgroups), block_n 64 or 128, stages 2-4; D up to 128, operands
- *          with 16-byte rows. Only by request (`--config attention:variant=wgmma`): the heuristic keeps mma.
+ *          with 16-byte rows. The heuristic's choice on sm_90a wherever it runs the call and the query rows of a
+ *          kv head fill its 128-row block (prefill; it measured 1.4-1.9x mma there, docs/performance.md); decode
+ *          and the calls it cannot take (f32, D past 128, unaligned or overlapping rows) keep mma.
  * split_k: how many splits of the keys (flash-decoding): each split's blocks write partial results to the
  * context's scratch, a second kernel combines them. The heuristic splits when the blocks of a call fill less than
  * one wave of the device.
@@ -287,7 +289,13 @@ void trr_cuda_choose_attention(const trr_cuda_dev *dev, trr_call *call) {
     trr_config *c = &call->config;
     const int dp = trr_cuda_attention_dp(call->attn.head_dim);
     const int half = call->x.dtype == TRR_F16 || call->x.dtype == TRR_BF16;
-    if (!c->variant) c->variant = half && mma_device(dev) ? TRR_VARIANT_MMA : TRR_VARIANT_SIMT;
+    if (!c->variant) {
+        char why[160];
+        const int tile_free = !c->block_m && !c->block_n && !c->threads && !c->stages; /* a given tile is mma's */
+        if (half && tile_free && kv_rows(call) >= WGMMA_BM && dev && wgmma_runs(dev, call, why, sizeof why))
+            c->variant = TRR_VARIANT_WGMMA;
+        else c->variant = half && mma_device(dev) ? TRR_VARIANT_MMA : TRR_VARIANT_SIMT;
+    }
     trr_config h;
     memset(&h, 0, sizeof h);
     int kdp = dp; /* the head dimension the chosen kernel is compiled for */
