@@ -169,12 +169,21 @@ static void attn_task(void *arg, int64_t begin, int64_t end, int worker) {
     }
 }
 
-/* Query blocks of 64 rows and key blocks of 256: large enough that each sgemm's packing is a small part of it,
- * small enough that a worker's Q, O, score and K/V blocks (at D = 128, about 300 KiB) stay in its L2. */
+/* Query blocks of 128 rows (a GQA group's heads together) and key blocks of 256: large enough that each sgemm's
+ * packing of its operands is a small part of it, small enough that a worker's Q, O, score and K/V blocks (at
+ * D = 128, about 400 KiB) stay in its L2. A call with too few items for the pool halves the query block, down to
+ * 16 positions, until there are two items per core. */
 void trr_cpu_attention_choose_config(trr_call *call) {
     trr_config *c = &call->config;
+    const trr_attention_shape *a = &call->attn;
     if (!c->variant) c->variant = TRR_VARIANT_SIMT;
-    if (!c->block_m) c->block_m = 64;
+    if (!c->block_m) {
+        const int64_t group = a->heads_kv > 0 ? a->heads_q / a->heads_kv : 1;
+        const int64_t heads = a->batch * a->heads_kv, want = 2 * (int64_t)trr_cpu_core_count();
+        int64_t bq = 128 / group > 16 ? 128 / group : 16;
+        while (bq > 16 && heads * ((a->seq_q + bq - 1) / bq) < want) bq /= 2;
+        c->block_m = (int)(bq * group < ATTN_MAX_BLOCK ? bq * group : ATTN_MAX_BLOCK);
+    }
     if (!c->block_n) c->block_n = 256;
     if (!c->threads) c->threads = 1;
     if (!c->stages) c->stages = 1;
