@@ -170,8 +170,8 @@ static void attn_task(void *arg, int64_t begin, int64_t end, int worker) {
 }
 
 /* Query blocks of 128 rows (a GQA group's heads together) and key blocks of 256: large enough that each sgemm's
- * packing of its operands is a small part of it, small enough that a worker's Q, O, score and K/V blocks (at
- * D = 128, about 400 KiB) stay in its L2. A call with too few items for the pool halves the query block, down to
+ * call and packing costs are a small part of it, small enough that a worker's Q, O and score blocks (256 KiB at
+ * D = 128, twice that with the f32 copies of half keys and values) stay in a typical L2. A call with too few items for the pool halves the query block, down to
  * 16 positions, until there are two items per core. */
 void trr_cpu_attention_choose_config(trr_call *call) {
     trr_config *c = &call->config;
