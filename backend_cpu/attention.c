@@ -140,6 +140,7 @@ static void attn_block(const attn_job *job, int64_t b, int64_t g, int64_t i0, fl
         const int64_t nb = keys - j0 < bn ? keys - j0 : bn;
         int64_t ldk, ldv;
         const float *kb = attn_kv_block(&c->y, job->direct_k, b, g, j0, nb, D, kbuf, &ldk);
+        /* cleared here and accumulated onto: OpenBLAS clears C for beta = 0 with a slower loop than memset's */
         memset(s, 0, (size_t)(rows * nb) * sizeof *s);
         trr_cpu_sgemm(0, 1, rows, nb, D, q, D, kb, ldk, 1.0f, s, nb);
         for (int64_t hh = 0; hh < group; hh++)
