@@ -64,8 +64,8 @@ double trr_conf_bf16_floor(double rms, int64_t k);
 /* The floor for a half-precision output dtype (f16 or bf16). */
 double trr_conf_half_floor(trr_dtype dt, double rms, int64_t k);
 /* The error FP8 tensor cores make in summing, relative to rms(ref): 2^-10. They keep about 14 significant bits
- * within a K tile (docs/ops.md, 8-bit float products), an error of the result's scale, not of each element's:
- * cuBLASLt's own FP8 GEMM (fast accumulation off) reaches 6e-4 * rms(ref) at K = 528 to 4096. */
+ * within a K tile, an error of the result's scale, not of each element's, which cuBLASLt's own FP8 GEMM shows
+ * too (docs/ops.md, 8-bit float products, has the measurement). */
 #define TRR_CONF_F8_SUM_ERROR 9.765625e-04
 /* The relative-error floor of a half output of a product of inputs in dtype in: the half floor, and for 8-bit
  * float inputs at least the floor under which an error of TRR_CONF_F8_SUM_ERROR * rms passes rel_bound (f16 1e-2,
