@@ -8,6 +8,7 @@
  * Where the device limits an invocation's loop iterations (lavapipe) the keys are split across workgroups, each
  * within the budget, into a scratch buffer the path keeps (grown as needed), and a second dispatch merges them. */
 #include "vk_attention.h"
+#include "vk_bindset.h"
 
 #include "op_table.h"
 
@@ -26,10 +27,7 @@ typedef struct attn_push {
 } attn_push; /* 116 bytes: inside the 128 every device offers */
 
 typedef struct trr_vk_attn_state {
-    VkDescriptorSetLayout set_layout;
-    VkPipelineLayout layout;
-    VkDescriptorPool pools[TRR_VK_SLOTS];
-    uint64_t pool_seq[TRR_VK_SLOTS];
+    trr_vk_bindset set;
     trr_vk_buffer *scratch; /* the splits' partial o and lse; NULL until a call splits */
     size_t scratch_bytes;
 } trr_vk_attn_state;
@@ -126,10 +124,7 @@ void trr_vk_attention_destroy(trr_vk_device *d) {
     trr_vk_attn_state *as = d->attn;
     if (!as) return;
     if (as->scratch) trr_vk_free(d, as->scratch);
-    for (int i = 0; i < TRR_VK_SLOTS; i++)
-        if (as->pools[i]) d->fn.vkDestroyDescriptorPool(d->device, as->pools[i], NULL);
-    if (as->layout) d->fn.vkDestroyPipelineLayout(d->device, as->layout, NULL);
-    if (as->set_layout) d->fn.vkDestroyDescriptorSetLayout(d->device, as->set_layout, NULL);
+    trr_vk_bindset_destroy(d, &as->set);
     free(as);
     d->attn = NULL;
 }
@@ -143,70 +138,8 @@ static trr_status attn_state(trr_context *ctx, trr_vk_attn_state **out) {
     trr_vk_attn_state *as = calloc(1, sizeof *as);
     if (!as) return trr_error(ctx, TRR_ERR_OUT_OF_MEMORY, "vulkan: out of host memory");
     d->attn = as; /* freed at close, whatever is left unmade here */
-    VkDescriptorSetLayoutBinding b[ATTN_BINDINGS];
-    for (uint32_t i = 0; i < ATTN_BINDINGS; i++)
-        b[i] = (VkDescriptorSetLayoutBinding){.binding = i,
-                                              .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                                              .descriptorCount = 1,
-                                              .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT};
-    VkDescriptorSetLayoutCreateInfo lci = {
-        .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
-        .flags = d->push_set ? VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR : 0,
-        .bindingCount = ATTN_BINDINGS,
-        .pBindings = b};
-    TRR_VK_CHECK(ctx, d->fn.vkCreateDescriptorSetLayout(d->device, &lci, NULL, &as->set_layout),
-                 "vkCreateDescriptorSetLayout");
-    VkPushConstantRange range = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT, .size = sizeof(attn_push)};
-    VkPipelineLayoutCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
-                                      .setLayoutCount = 1,
-                                      .pSetLayouts = &as->set_layout,
-                                      .pushConstantRangeCount = 1,
-                                      .pPushConstantRanges = &range};
-    TRR_VK_CHECK(ctx, d->fn.vkCreatePipelineLayout(d->device, &pci, NULL, &as->layout), "vkCreatePipelineLayout");
+    TRR_TRY(trr_vk_bindset_create(ctx, &as->set, ATTN_BINDINGS, sizeof(attn_push)));
     *out = as;
-    return TRR_OK;
-}
-
-/* Binds the seven buffers in the open batch: pushed, or a set from this slot's pool. */
-static trr_status bind_set(trr_context *ctx, trr_vk_attn_state *as, VkCommandBuffer cmd,
-                           const VkDescriptorBufferInfo info[ATTN_BINDINGS]) {
-    trr_vk_device *d = trr_vk_dev(ctx);
-    VkWriteDescriptorSet wr[ATTN_BINDINGS];
-    for (uint32_t i = 0; i < ATTN_BINDINGS; i++)
-        wr[i] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
-                                       .dstBinding = i,
-                                       .descriptorCount = 1,
-                                       .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                                       .pBufferInfo = &info[i]};
-    if (d->push_set) {
-        d->push_set(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, as->layout, 0, ATTN_BINDINGS, wr);
-        return TRR_OK;
-    }
-    const int slot = (int)(d->recording - d->slots);
-    if (!as->pools[slot]) {
-        /* a batch holds at most TRR_VK_BATCH_OPS ops, so as many sets */
-        VkDescriptorPoolSize size = {.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                                     .descriptorCount = ATTN_BINDINGS * TRR_VK_BATCH_OPS};
-        VkDescriptorPoolCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
-                                          .maxSets = TRR_VK_BATCH_OPS,
-                                          .poolSizeCount = 1,
-                                          .pPoolSizes = &size};
-        TRR_VK_CHECK(ctx, d->fn.vkCreateDescriptorPool(d->device, &dci, NULL, &as->pools[slot]),
-                     "vkCreateDescriptorPool");
-        as->pool_seq[slot] = d->recording->seq;
-    } else if (as->pool_seq[slot] != d->recording->seq) {
-        TRR_VK_CHECK(ctx, d->fn.vkResetDescriptorPool(d->device, as->pools[slot], 0), "vkResetDescriptorPool");
-        as->pool_seq[slot] = d->recording->seq;
-    }
-    VkDescriptorSetAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
-                                      .descriptorPool = as->pools[slot],
-                                      .descriptorSetCount = 1,
-                                      .pSetLayouts = &as->set_layout};
-    VkDescriptorSet set;
-    TRR_VK_CHECK(ctx, d->fn.vkAllocateDescriptorSets(d->device, &ai, &set), "vkAllocateDescriptorSets");
-    for (uint32_t i = 0; i < ATTN_BINDINGS; i++) wr[i].dstSet = set;
-    d->fn.vkUpdateDescriptorSets(d->device, ATTN_BINDINGS, wr, 0, NULL);
-    d->fn.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, as->layout, 0, 1, &set, 0, NULL);
     return TRR_OK;
 }
 
@@ -241,13 +174,13 @@ static trr_status dispatch(trr_context *ctx, trr_vk_attn_state *as, const char *
                            const attn_push *push, uint32_t gx, uint32_t gy, uint32_t gz) {
     trr_vk_device *d = trr_vk_dev(ctx);
     VkPipeline pipeline;
-    TRR_TRY(trr_vk_pipeline_get_in(ctx, shader, spec, 4, as->layout, &pipeline));
+    TRR_TRY(trr_vk_pipeline_get_in(ctx, shader, spec, 4, as->set.layout, &pipeline));
     VkCommandBuffer cmd;
     TRR_TRY(trr_vk_begin(ctx, &cmd));
-    TRR_TRY(bind_set(ctx, as, cmd, info));
+    TRR_TRY(trr_vk_bindset_bind(ctx, &as->set, cmd, info));
     d->fn.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
     d->recording->bound = pipeline;
-    d->fn.vkCmdPushConstants(cmd, as->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof *push, push);
+    d->fn.vkCmdPushConstants(cmd, as->set.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof *push, push);
     d->fn.vkCmdDispatch(cmd, gx, gy, gz);
     for (int i = 0; i < ATTN_BINDINGS; i++) trr_vk_use(d, bufs[i]);
     return trr_vk_end(ctx);
