@@ -9,6 +9,7 @@
  * within the budget, into a scratch buffer the path keeps (grown as needed), and a second dispatch merges them. */
 #include "vk_attention.h"
 #include "vk_bindset.h"
+#include "attention_tile.h"
 
 #include "op_table.h"
 
@@ -34,16 +35,6 @@ typedef struct trr_vk_attn_state {
 
 static const char *dtype_suffix(trr_dtype t) { return t == TRR_F32 ? "f32" : t == TRR_F16 ? "f16" : "bf16"; }
 
-/* The query rows a workgroup takes: block_m, or every query where there are fewer. */
-static int64_t rows_of(const trr_call *call) {
-    return call->attn.seq_q < call->config.block_m ? call->attn.seq_q : call->config.block_m;
-}
-
-/* shared memory of a workgroup: Q [BM][D], K [BN][D + 1], V [BN][D], S [BM][BN], three [BM] vectors */
-static uint64_t shared_bytes(int64_t bm, int64_t bn, int64_t d) {
-    return 4u * (uint64_t)(bm * d + bn * (d + 1) + bn * d + bm * bn + 3 * bm);
-}
-
 void trr_vk_attention_choose(const trr_vk_device *d, trr_call *call) {
     trr_config *c = &call->config;
     const int gpu = d->phys.props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
@@ -52,36 +43,12 @@ void trr_vk_attention_choose(const trr_vk_device *d, trr_call *call) {
     if (!c->block_m) c->block_m = call->attn.seq_q > 16 && gpu ? 32 : 16;
     if (!c->block_n) {
         int bn = 64;
-        while (bn > 1 && shared_bytes(rows_of(call), bn, call->attn.head_dim) >
+        while (bn > 1 && trr_attention_tile_bytes(trr_attention_tile_rows(call), bn, call->attn.head_dim) >
                              d->phys.props.limits.maxComputeSharedMemorySize)
             bn /= 2;
         c->block_n = bn;
     }
     if (!c->stages) c->stages = 1;
-}
-
-/* Loop iterations of one invocation of attention.comp, counted as if none were unrolled: outside the key loop
- * and per key block. */
-static void loop_counts(const trr_call *call, uint64_t *fixed, uint64_t *per_block) {
-    const trr_config *c = &call->config;
-    const uint64_t t = (uint64_t)c->threads, bm = (uint64_t)rows_of(call), bn = (uint64_t)c->block_n;
-    const uint64_t d = (uint64_t)call->attn.head_dim, opt = (bm * d + t - 1) / t;
-    const uint64_t loads = (bn * d + t - 1) / t, scores = (bm * bn + t - 1) / t, rows = (bm + t - 1) / t;
-    /* a loop of n iterations counted as n + 1 (llvmpipe's count runs past short loops' bodies: with one-key
-     * blocks the plain count came out a fifth short and the keys were cut) */
-    *fixed = ((bm * d + t - 1) / t + 1) + (rows + 1) + 2 * (opt + 1) + 16;
-    *per_block = 1 + (loads + 1) + (scores * (d + 2) + 1) + (rows * (2 * bn + 3) + 1) + (opt * (bn + 2) + 1) + 8;
-}
-
-/* Keys one workgroup may take within the device's loop budget (a multiple of block_n); INT64_MAX without one. */
-static int64_t keys_per_split(const trr_vk_device *d, const trr_call *call) {
-    const uint64_t budget = trr_vk_loop_budget(d);
-    if (budget == UINT64_MAX) return INT64_MAX;
-    uint64_t fixed, per_block;
-    loop_counts(call, &fixed, &per_block);
-    const uint64_t room = budget - budget / 8;
-    if (fixed + per_block > room) return 0;
-    return (int64_t)((room - fixed) / per_block) * call->config.block_n;
 }
 
 trr_status trr_vk_attention_check(trr_context *ctx, const trr_call *call) {
@@ -95,22 +62,22 @@ trr_status trr_vk_attention_check(trr_context *ctx, const trr_call *call) {
     if (c->block_m < 1 || c->block_m > 256 || c->block_n < 1 || c->block_n > 1024)
         return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: attention block_m %d and block_n %d must be 1 to 256 and "
                          "1 to 1024", c->block_m, c->block_n);
-    const uint64_t shared = shared_bytes(rows_of(call), c->block_n, call->attn.head_dim);
+    const uint64_t shared = trr_attention_tile_bytes(trr_attention_tile_rows(call), c->block_n, call->attn.head_dim);
     if (shared > d->phys.props.limits.maxComputeSharedMemorySize)
         return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: attention tiles of block_m %d, block_n %d at D = %lld take "
                          "%llu bytes of shared memory; %s has %u", c->block_m, c->block_n,
                          (long long)call->attn.head_dim, (unsigned long long)shared, d->phys.props.deviceName,
                          d->phys.props.limits.maxComputeSharedMemorySize);
-    if (keys_per_split(d, call) < 1)
+    if (trr_attention_tile_keys(call, trr_vk_loop_budget(d)) < 1)
         return trr_error(ctx, TRR_ERR_UNSUPPORTED,
                          "vulkan: attention tiles of block_m %d, block_n %d at D = %lld do not "
                          "fit one key block in the %llu loop iterations %s runs",
                          c->block_m, c->block_n, (long long)call->attn.head_dim,
                          (unsigned long long)trr_vk_loop_budget(d), d->phys.props.deviceName);
     const VkPhysicalDeviceLimits *lim = &d->phys.props.limits;
-    const int64_t kps = keys_per_split(d, call);
+    const int64_t kps = trr_attention_tile_keys(call, trr_vk_loop_budget(d));
     const int64_t nsplit = kps >= call->attn.seq_kv ? 1 : (call->attn.seq_kv + kps - 1) / kps;
-    const int64_t nqb = (call->attn.seq_q + rows_of(call) - 1) / rows_of(call);
+    const int64_t nqb = (call->attn.seq_q + trr_attention_tile_rows(call) - 1) / trr_attention_tile_rows(call);
     if (nqb > lim->maxComputeWorkGroupCount[0] || call->attn.heads_q > lim->maxComputeWorkGroupCount[1] ||
         call->attn.batch * nsplit > lim->maxComputeWorkGroupCount[2])
         return trr_error(ctx, TRR_ERR_UNSUPPORTED,
@@ -192,7 +159,7 @@ trr_status trr_vk_attention_run(trr_context *ctx, const trr_call *call) {
     TRR_TRY(attn_state(ctx, &as));
     const trr_attention_shape *a = &call->attn;
     const trr_config *cfg = &call->config;
-    const int64_t bm = rows_of(call), kps = keys_per_split(d, call);
+    const int64_t bm = trr_attention_tile_rows(call), kps = trr_attention_tile_keys(call, trr_vk_loop_budget(d));
     const int64_t nsplit = kps >= a->seq_kv ? 1 : (a->seq_kv + kps - 1) / kps;
     const int64_t rows = a->batch * a->heads_q * a->seq_q, D = a->head_dim;
 
