@@ -339,12 +339,21 @@ static void fill_simt(const trr_vk_device *d, const trr_call *call, trr_config *
      * long unrolled slice in seconds rather than about half a minute. 256x128x8 (16x8 micro-tiles) is barely
      * faster but compiles as slowly. */
     int gpu = d->phys.props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
-    int big = gpu && call->rows * call->cols * (call->batch > 1 ? call->batch : 1) > (int64_t)1024 * 1024;
-    if (!c->block_m) c->block_m = big ? 128 : 64;
-    if (!c->block_n) c->block_n = big ? 128 : 64;
+    const int64_t outputs = call->rows * call->cols * (call->batch > 1 ? call->batch : 1);
+    int big = gpu && outputs > (int64_t)1024 * 1024;
     /* twice as deep slices where K would run past lavapipe's loop budget in 16-deep ones */
     if (!c->block_k)
         c->block_k = big ? 8 : gpu || (uint64_t)(call->k + 15) / 16u + 300u > loop_budget(d) ? 32 : 16;
+    /* CPU devices: 128x128 tiles (8x8 per invocation) from 256x256 outputs up, where 16-deep slices leave them
+     * room in lavapipe's 32 KiB; they take markedly less CPU time there than 64x64 (docs/performance.md) */
+    if (!gpu && !c->block_m && !c->block_n && outputs >= (int64_t)256 * 256 && c->block_k <= 16) {
+        trr_config wide = *c;
+        wide.block_m = wide.block_n = 128;
+        wide.stages = 1;
+        if (simt_shared(&wide) <= d->phys.props.limits.maxComputeSharedMemorySize) big = 1;
+    }
+    if (!c->block_m) c->block_m = big ? 128 : 64;
+    if (!c->block_n) c->block_n = big ? 128 : 64;
     if (!c->threads) c->threads = 256;
     if (!c->group_m) c->group_m = 8;
     /* double-buffered slices (one barrier per slice) on GPUs where both fit in shared memory; lavapipe keeps
