@@ -1,0 +1,288 @@
+/* User-defined ops (trr_op_define, docs/custom-ops.md): an inconsistent definition is refused with its reason, a
+ * kernel that does not compile is TRR_ERR_COMPILE with the compiler's log, and copies of built-in element-wise
+ * ops defined through the public API give the built-ins' bits on cpu and OpenCL. */
+#define _POSIX_C_SOURCE 200809L
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "test_support.h"
+
+/* ---- the copies: add (two inputs) and silu (one), in C and OpenCL C, the built-ins' arithmetic ---- */
+
+static void add_cpu(const trr_op_cpu_args *a) {
+    for (int64_t r = 0; r < a->rows; r++) {
+        const float *x = (const float *)a->operands[0] + r * a->row_strides[0];
+        const float *y = (const float *)a->operands[1] + r * a->row_strides[1];
+        float *z = (float *)a->operands[2] + r * a->row_strides[2];
+        for (int64_t c = 0; c < a->cols; c++) z[c] = x[c] + y[c];
+    }
+}
+static double add_reference(const double *in, const double *params, void *user) {
+    return (void)params, (void)user, in[0] + in[1];
+}
+
+static const char add_cl[] =
+    "__kernel void add_copy(__global const float *x, __global const float *y, __global float *z, long xo, long yo,\n"
+    "                       long zo, int rows, int cols, int xs, int ys, int zs) {\n"
+    "    int c = (int)get_global_id(0), r = (int)get_global_id(1);\n"
+    "    if (c >= cols || r >= rows) return;\n"
+    "    z[zo + (long)r * zs + c] = x[xo + (long)r * xs + c] + y[yo + (long)r * ys + c];\n"
+    "}\n";
+
+/* kernels/opencl/elementwise.cl's silu: VEC elements a work-item through vloadN / vstoreN where the call is one
+ * packed row (as the built-in's flat kernel), else one element (its strided kernel); the same expression and no
+ * contraction, so the compiler's vector and scalar code are the built-in's */
+static const char silu_cl[] =
+    "#pragma OPENCL FP_CONTRACT OFF\n" /* as kernels/opencl/common.cl */
+    "#define CAT_(a, b) a##b\n"
+    "#define CAT(a, b) CAT_(a, b)\n"
+    "#define SILU_H(x) exp(-0.5f * fabs(x))\n"
+    "#define SILU(x) (((x) < 0.0f ? (x) * SILU_H(x) * SILU_H(x) : (x)) / (1.0f + SILU_H(x) * SILU_H(x)))\n"
+    "__kernel void silu_copy(__global const float *x, __global float *y, long xo, long yo, int rows, int cols,\n"
+    "                        int xs, int ys) {\n"
+    "    int c = (int)get_global_id(0), r = (int)get_global_id(1);\n"
+    "    if (rows == 1) {\n"
+    "        x += xo, y += yo;\n"
+    "        if ((c + 1) * VEC <= cols) {\n"
+    "            CAT(float, VEC) v = CAT(vload, VEC)(c, x);\n"
+    "            CAT(vstore, VEC)(SILU(v), c, y);\n"
+    "        } else {\n"
+    "            for (int i = c * VEC; i < cols; i++) { float v = x[i]; y[i] = SILU(v); }\n"
+    "        }\n"
+    "        return;\n"
+    "    }\n"
+    "    if (c >= cols || r >= rows) return;\n"
+    "    float v = x[xo + (long)r * xs + c];\n"
+    "    y[yo + (long)r * ys + c] = SILU(v);\n"
+    "}\n";
+static double silu_reference(const double *in, const double *params, void *user) {
+    return (void)params, (void)user, in[0] / (1.0 + exp(-in[0]));
+}
+
+static trr_op_def base_def(const char *name, const char *operands) {
+    trr_op_def d;
+    memset(&d, 0, sizeof d);
+    d.name = name;
+    d.operands = operands;
+    d.dtypes[0] = TRR_F32;
+    d.n_dtypes = 1;
+    d.tiles[0] = (trr_tile_param){"BLOCK", "threads", {64, 128, 256}, 3};
+    d.n_tiles = 1;
+    d.launch = (trr_op_launch){{"N/BLOCK", "M", NULL}, "BLOCK"};
+    d.reference = add_reference;
+    d.flops_per_point = 1;
+    return d;
+}
+
+static trr_op define_add_copy(void) {
+    trr_op_def d = base_def("add_copy", "x[M,N], y[M,N] -> z[M,N]");
+    d.cpu = add_cpu;
+    d.opencl = (trr_kernel_code){add_cl, NULL, 0, "add_copy"};
+    d.bound = TRR_BOUND_EXACT_F32;
+    trr_op op;
+    cr_assert_eq(trr_op_define(&d, &op), TRR_OK, "%s", trr_last_error(NULL));
+    return op;
+}
+
+static trr_op define_silu_copy(void) {
+    trr_op_def d = base_def("silu_copy", "x[M,N] -> y[M,N]");
+    d.tiles[1] = (trr_tile_param){"VEC", "vector_width", {4, 2, 8}, 3};
+    d.n_tiles = 2;
+    d.launch.groups[0] = "N/BLOCK"; /* a packed row runs VEC elements a work-item: a few groups idle */
+    d.opencl = (trr_kernel_code){silu_cl, NULL, 0, "silu_copy"};
+    d.reference = silu_reference;
+    d.transcendental = 1;
+    trr_op op;
+    cr_assert_eq(trr_op_define(&d, &op), TRR_OK, "%s", trr_last_error(NULL));
+    return op;
+}
+
+/* ---- definitions ---- */
+
+static void expect_refused(const trr_op_def *d, const char *reason) {
+    trr_op op = TRR_OP_COPY;
+    const trr_status st = trr_op_define(d, &op);
+    cr_expect_eq(st, TRR_ERR_INVALID_ARGUMENT, "%s: status %s", d->name, trr_status_name(st));
+    cr_expect(strstr(trr_last_error(NULL), reason), "'%s' does not say '%s'", trr_last_error(NULL), reason);
+    cr_expect_eq(op, TRR_OP_COPY, "a refused definition wrote its id");
+}
+
+Test(user_op, inconsistent_definitions_are_refused_with_the_reason) {
+    trr_op_def d = base_def("bad", "x[M,N], y[M,K] -> z[M,N]");
+    d.cpu = add_cpu;
+    expect_refused(&d, "every operand must have the first one's dims");
+    d = base_def("bad", "x[M,N], y[M,N] -> z[M,N]");
+    d.cpu = add_cpu;
+    d.launch.groups[0] = "K/BLOCK"; /* a dim no operand has */
+    expect_refused(&d, "\"K\" in \"K/BLOCK\" is neither a dim of the operands nor a tile parameter");
+    d.launch.groups[0] = "N/BLOCK";
+    d.launch.threads = "WARPS*32"; /* an unknown tile parameter */
+    expect_refused(&d, "\"WARPS\"");
+    d.launch.threads = "BLOCK";
+    d.tiles[0].field = "variant";
+    expect_refused(&d, "not a trr_config tile field");
+    d.tiles[0].field = "threads";
+    d.tiles[0].n_candidates = 0;
+    expect_refused(&d, "needs 1 to");
+    d.tiles[0].n_candidates = 3;
+    d.reference = NULL;
+    expect_refused(&d, "reference is required");
+    d.reference = add_reference;
+    d.name = "add";
+    expect_refused(&d, "an op of that name exists");
+    d.name = "bad";
+    d.operands = "x[M,N], y[M,N], u[M,N] -> z[M,N]";
+    expect_refused(&d, "one or two inputs and one output");
+    d.operands = "x[M,N] y[M,N] -> z[M,N]";
+    expect_refused(&d, "expected \"->\"");
+    d.operands = "x[M,N], y[M,N] -> z[M,N]";
+    d.cpu = NULL;
+    expect_refused(&d, "no kernel for any API");
+    d.cpu = add_cpu;
+    static const trr_param_info twice[] = {{"alpha", TRR_PARAM_F32, 1.0, NULL, "", 0},
+                                           {"alpha", TRR_PARAM_F32, 1.0, NULL, "", 0}};
+    d.params = twice;
+    d.n_params = 2;
+    expect_refused(&d, "parameter alpha is declared twice");
+    d.n_params = 0;
+    d.vulkan = (trr_kernel_code){"void main() {}", NULL, 0, "main"};
+    expect_refused(&d, "vulkan takes SPIR-V words");
+    d.vulkan = (trr_kernel_code){0};
+    /* the same definition, now consistent, is taken: its id follows the built-ins and names it */
+    trr_op op;
+    cr_assert_eq(trr_op_define(&d, &op), TRR_OK, "%s", trr_last_error(NULL));
+    cr_expect_geq((int)op, TRR_OP_COUNT);
+    int count = 0;
+    cr_expect_eq(trr_op_count(&count), TRR_OK);
+    cr_expect_eq(count, (int)op + 1);
+    trr_op found;
+    cr_expect_eq(trr_op_from_name("bad", &found), TRR_OK);
+    cr_expect_eq(found, op);
+    trr_op_info info;
+    cr_assert_eq(trr_op_get_info(op, &info), TRR_OK);
+    cr_expect_str_eq(info.name, "bad");
+    cr_expect_eq(info.n_inputs, 2);
+    cr_expect_eq(trr_op_define(&d, &op), TRR_ERR_INVALID_ARGUMENT, "defined twice");
+}
+
+/* ---- bit-identical copies ---- */
+
+static uint32_t rng = 12345u;
+static float random_value(void) {
+    rng = rng * 1664525u + 1013904223u;
+    return ((float)(rng >> 8) / 16777216.0f - 0.5f) * 40.0f; /* silu's both tails and its middle */
+}
+
+/* Runs the built-in and the copy on the same inputs, rows x cols with row stride ld (padding between rows) at an
+ * odd element offset, the outputs poisoned differently, and compares the outputs' bytes, padding included. */
+static void expect_same_bits(trr_context *ctx, trr_op builtin, trr_op copy, int n_inputs, int64_t rows, int64_t cols,
+                             int64_t ld) {
+    const size_t elems = (size_t)(rows * ld + 3);
+    const size_t bytes = elems * 4;
+    float *host = malloc(bytes);
+    unsigned char *got_builtin = malloc(bytes), *got_copy = malloc(bytes);
+    cr_assert(host && got_builtin && got_copy);
+    trr_buffer *in[2], *out[2];
+    trr_tensor x[2], z[2];
+    for (int i = 0; i < n_inputs; i++) {
+        for (size_t e = 0; e < elems; e++) host[e] = random_value();
+        cr_assert_eq(trr_buffer_create(ctx, bytes, &in[i]), TRR_OK);
+        cr_assert_eq(trr_buffer_write(ctx, in[i], 0, host, bytes), TRR_OK);
+        cr_assert_eq(trr_tensor_2d(in[i], 12, TRR_F32, rows, cols, ld, &x[i]), TRR_OK);
+    }
+    for (int k = 0; k < 2; k++) {
+        cr_assert_eq(trr_buffer_create(ctx, bytes, &out[k]), TRR_OK);
+        cr_assert_eq(trr_buffer_fill(ctx, out[k], 0, bytes, k ? 0xA5 : 0x5A), TRR_OK);
+        cr_assert_eq(trr_tensor_2d(out[k], 12, TRR_F32, rows, cols, ld, &z[k]), TRR_OK);
+    }
+    const trr_tensor *ops_b[3] = {&x[0], n_inputs == 2 ? &x[1] : &z[0], &z[0]};
+    const trr_tensor *ops_c[3] = {&x[0], n_inputs == 2 ? &x[1] : &z[1], &z[1]};
+    cr_assert_eq(trr_op_run(ctx, builtin, ops_b, NULL), TRR_OK, "%s", trr_last_error(ctx));
+    cr_assert_eq(trr_op_run(ctx, copy, ops_c, NULL), TRR_OK, "%s", trr_last_error(ctx));
+    cr_assert_eq(trr_buffer_read(ctx, out[0], 0, got_builtin, bytes), TRR_OK);
+    cr_assert_eq(trr_buffer_read(ctx, out[1], 0, got_copy, bytes), TRR_OK);
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t c = 0; c < cols; c++) {
+            const size_t at = 12 + (size_t)(r * ld + c) * 4;
+            float fb, fc;
+            memcpy(&fb, got_builtin + at, 4);
+            memcpy(&fc, got_copy + at, 4);
+            cr_assert(!memcmp(got_builtin + at, got_copy + at, 4),
+                      "op %d, %lldx%lld (ld %lld): element (%lld, %lld) is %a, the built-in's %a", (int)builtin,
+                      (long long)rows, (long long)cols, (long long)ld, (long long)r, (long long)c, (double)fc,
+                      (double)fb);
+        }
+    /* outside the view: each output keeps its own poison */
+    for (size_t b = 0; b < 12; b++) cr_assert_eq(got_copy[b], 0xA5);
+    for (int i = 0; i < n_inputs; i++) trr_buffer_destroy(in[i]);
+    for (int k = 0; k < 2; k++) trr_buffer_destroy(out[k]);
+    free(host), free(got_builtin), free(got_copy);
+}
+
+static void shapes(trr_context *ctx, trr_op builtin, trr_op copy, int n_inputs) {
+    expect_same_bits(ctx, builtin, copy, n_inputs, 1, 1, 1);
+    expect_same_bits(ctx, builtin, copy, n_inputs, 1, 4099, 4099); /* packed: arrives as one row */
+    expect_same_bits(ctx, builtin, copy, n_inputs, 17, 781, 800);  /* padded rows */
+    expect_same_bits(ctx, builtin, copy, n_inputs, 1000, 3, 5);
+}
+
+Test(user_op, add_copy_is_bit_identical_on_cpu) {
+    trr_context *ctx = open_device_or_skip("cpu", NULL);
+    shapes(ctx, TRR_OP_ADD, define_add_copy(), 2);
+    trr_context_destroy(ctx);
+}
+
+Test(user_op, add_and_silu_copies_are_bit_identical_on_opencl) {
+    trr_context *ctx = open_device_or_skip("opencl:0", NULL);
+    shapes(ctx, TRR_OP_ADD, define_add_copy(), 2);
+    const trr_op silu = define_silu_copy();
+    shapes(ctx, TRR_OP_SILU, silu, 1);
+    /* a tile parameter from an override reaches the kernel as its define (the launch reads it too) */
+    trr_config cfg = {.threads = 64};
+    cr_assert_eq(trr_config_override(ctx, silu, &cfg), TRR_OK);
+    expect_same_bits(ctx, TRR_OP_SILU, silu, 1, 17, 781, 800);
+    trr_config last;
+    cr_assert_eq(trr_config_last(ctx, &last), TRR_OK);
+    cr_expect_eq(last.threads, 64);
+    trr_context_destroy(ctx);
+}
+
+/* An API the definition gives no code is unsupported there, with the reason. */
+Test(user_op, an_api_without_code_is_unsupported) {
+    trr_context *ctx = open_device_or_skip("cpu", NULL);
+    const trr_op silu = define_silu_copy(); /* OpenCL only */
+    trr_buffer *b;
+    cr_assert_eq(trr_buffer_create(ctx, 64, &b), TRR_OK);
+    trr_tensor x, y;
+    trr_tensor_1d(b, 0, TRR_F32, 4, &x);
+    trr_tensor_1d(b, 32, TRR_F32, 4, &y);
+    const trr_tensor *ops[2] = {&x, &y};
+    cr_expect_eq(trr_op_run(ctx, silu, ops, NULL), TRR_ERR_UNSUPPORTED);
+    cr_expect(strstr(trr_last_error(ctx), "gives no C function"), "%s", trr_last_error(ctx));
+    trr_buffer_destroy(b);
+    trr_context_destroy(ctx);
+}
+
+/* A kernel that does not compile: TRR_ERR_COMPILE with the compiler's log. */
+Test(user_op, a_compile_error_returns_the_log) {
+    trr_context *ctx = open_device_or_skip("opencl:0", NULL);
+    trr_op_def d = base_def("broken", "x[N] -> y[N]");
+    d.launch.groups[1] = NULL;
+    d.opencl = (trr_kernel_code){"__kernel void broken(__global float *x) { this_is_not_declared = 1; }", NULL, 0,
+                                 "broken"};
+    d.reference = silu_reference;
+    trr_op op;
+    cr_assert_eq(trr_op_define(&d, &op), TRR_OK, "%s", trr_last_error(NULL));
+    trr_buffer *b;
+    cr_assert_eq(trr_buffer_create(ctx, 64, &b), TRR_OK);
+    trr_tensor x, y;
+    trr_tensor_1d(b, 0, TRR_F32, 4, &x);
+    trr_tensor_1d(b, 32, TRR_F32, 4, &y);
+    const trr_tensor *ops[2] = {&x, &y};
+    cr_expect_eq(trr_op_run(ctx, op, ops, NULL), TRR_ERR_COMPILE, "%s", trr_last_error(ctx));
+    cr_expect(strstr(trr_last_error(ctx), "this_is_not_declared"), "no compiler log in '%s'", trr_last_error(ctx));
+    trr_buffer_destroy(b);
+    trr_context_destroy(ctx);
+}
