@@ -3,6 +3,7 @@
 
 #include "cache.h"
 #include "config_fields.h"
+#include "dynlib.h"
 
 #include <ctype.h>
 #include <pthread.h>
@@ -445,4 +446,20 @@ trr_status trr_user_need_code(trr_context *ctx, const trr_user_op *u, trr_user_a
     if (has) return TRR_OK;
     return trr_error(ctx, TRR_ERR_UNSUPPORTED, "%s: %s has no kernel here: its definition gives no %s code",
                      backend, u->name, api == TRR_USER_CUDA ? "CUDA" : api == TRR_USER_OPENCL ? "OpenCL" : "Vulkan");
+}
+
+trr_status trr_ops_library_load(const char *path, int *out_defined) {
+    if (!path) return BAD("trr_ops_library_load: path is NULL");
+    const char *names[] = {path, NULL};
+    char reason[1024];
+    void *lib = trr_dynlib_open(names, reason, sizeof reason);
+    if (!lib) return trr_error(NULL, TRR_ERR_IO, "ops library %s: %s", path, reason);
+    trr_ops_register_fn reg = NULL;
+    void *sym = trr_dynlib_sym(lib, TRR_OPS_REGISTER_SYMBOL, reason, sizeof reason);
+    memcpy(&reg, &sym, sizeof reg); /* a data pointer to a function pointer, as dlsym's users must */
+    if (!reg) return trr_error(NULL, TRR_ERR_IO, "ops library %s: %s", path, reason);
+    const int before = trr_op_desc_count();
+    const trr_status st = reg(); /* a failed trr_op_define in it has left its reason */
+    if (out_defined) *out_defined = trr_op_desc_count() - before;
+    return st;
 }

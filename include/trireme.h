@@ -402,8 +402,8 @@ TRR_API trr_status trr_op_run(trr_context *ctx, trr_op op, const trr_tensor *con
  *                     each), rows, cols, row strides (int), parameters (float or int), each 4 bytes; specialization
  *                     constant 0 is the threads per group (local_size_x_id = 0), 1.. the tile parameters.
  *   CPU:              a C function given trr_op_cpu_args. */
-#define TRR_MAX_USER_OPS 64
-#define TRR_OP_LIMIT (TRR_OP_COUNT + TRR_MAX_USER_OPS)
+#define TRR_OP_LIMIT 64 /* every op id, built-in or user, is below it (a 64-bit mask holds a set of ops) */
+#define TRR_MAX_USER_OPS (TRR_OP_LIMIT - TRR_OP_COUNT)
 #define TRR_MAX_TILE_PARAMS 4
 #define TRR_MAX_TILE_CANDIDATES 8
 #define TRR_MAX_USER_OPERANDS 4
@@ -482,6 +482,13 @@ typedef struct trr_op_def {
 TRR_API trr_status trr_op_define(const trr_op_def *def, trr_op *out_op);
 /* The number of ops defined now: TRR_OP_COUNT built-ins, then the user ops (ids TRR_OP_COUNT .. count - 1). */
 TRR_API trr_status trr_op_count(int *out_count);
+/* A library of user ops (the CLI's --ops-lib): a shared library exporting one function named
+ * TRR_OPS_REGISTER_SYMBOL, of type trr_ops_register_fn, which calls trr_op_define for each of its ops.
+ * trr_ops_library_load opens it (it stays open), calls that function and passes on its status; *out_defined (may
+ * be NULL) gets how many ops it defined. TRR_ERR_IO when the library does not load or lacks the function. */
+#define TRR_OPS_REGISTER_SYMBOL "trireme_register_ops"
+typedef trr_status (*trr_ops_register_fn)(void);
+TRR_API trr_status trr_ops_library_load(const char *path, int *out_defined);
 
 TRR_API trr_status trr_synchronize(trr_context *ctx);
 
