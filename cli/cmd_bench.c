@@ -159,7 +159,7 @@ static void *run_queue(void *arg) {
         trr_device_info info;
         trr_context_device(ctx, &info);
         snprintf(j->ps.device, sizeof j->ps.device, "%s", j->spec[0] ? j->spec : "auto");
-        for (int o = 0; o < TRR_OP_COUNT; o++)
+        for (int o = 0; o < TRR_OP_LIMIT; o++)
             if (j->config_set[o]) trr_config_override(ctx, (trr_op)o, &j->configs[o]); /* parsed: in range */
         j->opt.user = &j->ps;
         if (!j->ps.quiet)
@@ -206,8 +206,8 @@ int trr_cli_bench(int argc, char **argv) {
     char specs[MAX_DEVICES][32];
     int n_specs = 0, device_given = 0;
     progress_state ps = {0};
-    int config_set[TRR_OP_COUNT] = {0};
-    trr_config configs[TRR_OP_COUNT];
+    int config_set[TRR_OP_LIMIT] = {0};
+    trr_config configs[TRR_OP_LIMIT];
     for (int i = 1; i < argc; i++) {
         int r;
         if (cli_is_help(argv[i])) {
@@ -255,7 +255,7 @@ int trr_cli_bench(int argc, char **argv) {
             trr_config c;
             if (r < 0 || !cli_parse_config("bench", v, &op, &c)) return CLI_EXIT_USAGE;
             if (op >= 0) cli_warn_config_fields("bench", NULL, (trr_op)op, &c, NULL);
-            for (int o = 0; o < TRR_OP_COUNT; o++)
+            for (int o = 0; o < TRR_OP_LIMIT; o++)
                 if (op < 0 || op == o) configs[o] = c, config_set[o] = 1;
         } else if ((r = cli_option_value(argc, argv, &i, "json", &json)) != 0) {
             if (r < 0) return CLI_EXIT_USAGE;
