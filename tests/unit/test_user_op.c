@@ -9,6 +9,10 @@
 
 #include "test_support.h"
 
+#ifdef TRR_ADD_COPY_SPIRV /* tests/unit/kernels/add_copy.comp, compiled by the build */
+#include "add_copy_spirv.h"
+#endif
+
 /* ---- the copies: add (two inputs) and silu (one), in C and OpenCL C, the built-ins' arithmetic ---- */
 
 static void add_cpu(const trr_op_cpu_args *a) {
@@ -80,6 +84,9 @@ static trr_op define_add_copy(void) {
     trr_op_def d = base_def("add_copy", "x[M,N], y[M,N] -> z[M,N]");
     d.cpu = add_cpu;
     d.opencl = (trr_kernel_code){add_cl, NULL, 0, "add_copy"};
+#ifdef TRR_ADD_COPY_SPIRV
+    d.vulkan = (trr_kernel_code){NULL, add_copy_spirv, sizeof add_copy_spirv / sizeof add_copy_spirv[0], "main"};
+#endif
     d.bound = TRR_BOUND_EXACT_F32;
     trr_op op;
     cr_assert_eq(trr_op_define(&d, &op), TRR_OK, "%s", trr_last_error(NULL));
@@ -247,6 +254,16 @@ Test(user_op, add_and_silu_copies_are_bit_identical_on_opencl) {
     cr_assert_eq(trr_config_last(ctx, &last), TRR_OK);
     cr_expect_eq(last.threads, 64);
     trr_context_destroy(ctx);
+}
+
+Test(user_op, add_copy_is_bit_identical_on_vulkan) {
+#ifndef TRR_ADD_COPY_SPIRV
+    cr_skip_test("built without glslangValidator: no SPIR-V for the Vulkan copy");
+#else
+    trr_context *ctx = open_device_or_skip("vulkan:0", NULL);
+    shapes(ctx, TRR_OP_ADD, define_add_copy(), 2);
+    trr_context_destroy(ctx);
+#endif
 }
 
 /* An API the definition gives no code is unsupported there, with the reason. */
