@@ -442,7 +442,9 @@ typedef struct trr_op_launch {
 } trr_op_launch;
 
 /* What the CPU function gets: element 0 of each operand's view (inputs, then the output), row strides in
- * elements, the normalised rows and cols, the dtype, the parameters in order and the tile parameters' values. */
+ * elements, the normalised rows and cols, the dtype, the parameters in order and the tile parameters' values.
+ * The backend may call it several times for one call, from several threads at once, each time on a part of the
+ * view (whole rows, or a range of one row's columns). */
 typedef struct trr_op_cpu_args {
     void *operands[TRR_MAX_USER_OPERANDS];
     int64_t row_strides[TRR_MAX_USER_OPERANDS];
