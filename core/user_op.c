@@ -148,11 +148,12 @@ static int64_t evaluate(const trr_user_op *u, const char *expr, const trr_call *
                                 (int)(p - t), t, expr),
                        -1;
         }
+        const int64_t most = (int64_t)1 << 40; /* past any launch: refused by the caller, and no overflow */
         if (op == '=') acc = v;
-        else if (op == '*') acc = acc * v;
+        else if (op == '*') acc = v && acc > most / v ? most : acc * v;
         else if (op == '+') acc = acc + v;
         else acc = v ? (acc + v - 1) / v : 0;
-        if (acc > ((int64_t)1 << 40)) acc = (int64_t)1 << 40; /* past any launch; refused by the caller */
+        if (acc > most) acc = most;
         p = skip_space(p);
         if (!*p) return acc;
         if (*p != '*' && *p != '/' && *p != '+')
@@ -462,4 +463,17 @@ trr_status trr_ops_library_load(const char *path, int *out_defined) {
     const trr_status st = reg(); /* a failed trr_op_define in it has left its reason */
     if (out_defined) *out_defined = trr_op_desc_count() - before;
     return st;
+}
+
+trr_status trr_user_run_rows(trr_context *ctx, const trr_call *call) {
+    if (call->rows <= 1) return ctx->backend->run(ctx, call);
+    for (int64_t r = 0; r < call->rows; r++) {
+        trr_call row = *call;
+        row.rows = 1;
+        row.x.offset += r * call->x.stride0;
+        if (row.y.mem) row.y.offset += r * call->y.stride0;
+        row.z.offset += r * call->z.stride0;
+        TRR_TRY(ctx->backend->run(ctx, &row));
+    }
+    return TRR_OK;
 }

@@ -52,6 +52,9 @@ void trr_user_defines(const trr_user_op *u, const trr_call *call, int threads, c
 int trr_user_operands(const trr_user_op *u, const trr_call *call, const trr_operand *out[TRR_MAX_USER_OPERANDS]);
 /* 1 where parameter i is passed as a float (an f32 parameter), 0 as an int. */
 static inline int trr_user_param_is_float(const trr_user_op *u, int i) { return u->params[i].type == TRR_PARAM_F32; }
+/* The backend's run of call for a user op of rank-1 operands, whose launch rule has no rows: a call of several
+ * rows (a strided view) runs as one call a row, each operand advanced by its row stride. */
+trr_status trr_user_run_rows(trr_context *ctx, const trr_call *call);
 /* "<backend>: <op> has no <api> kernel" as TRR_ERR_UNSUPPORTED when the definition gives that API nothing. */
 trr_status trr_user_need_code(trr_context *ctx, const trr_user_op *u, trr_user_api api, const char *backend);
 

@@ -391,7 +391,7 @@ TRR_API trr_status trr_op_run(trr_context *ctx, trr_op op, const trr_tensor *con
  * ("x[M,N], g[M,N] -> y[M,N]"), and one dtype from the definition's list. A call arrives at the kernel in the
  * element-wise normalised form: rows x cols, each operand at an element offset with a row stride (a packed call
  * arrives as one row of every element), and the named dims stand for that form: the last dim is cols and, in a
- * rank-2 definition, the first is rows (a rank-1 definition has rows = 1). The argument convention, the same in
+ * rank-2 definition, the first is rows (a rank-1 definition gets rows = 1: a strided view runs a row at a time). The argument convention, the same in
  * order on every API, is in docs/custom-ops.md:
  *   CUDA C, OpenCL C: the operands' buffers (inputs, then the output; CUDA: pointers, OpenCL: __global pointers),
  *                     then their offsets in elements (long / long long), then rows and cols (int), then the row

@@ -253,6 +253,14 @@ Test(user_op, add_and_silu_copies_are_bit_identical_on_opencl) {
     trr_config last;
     cr_assert_eq(trr_config_last(ctx, &last), TRR_OK);
     cr_expect_eq(last.threads, 64);
+    /* rank-1 operands: the launch has no rows, so a strided 2-D view runs a row at a time */
+    trr_op_def flat = base_def("add_flat", "x[N], y[N] -> z[N]");
+    flat.opencl = (trr_kernel_code){add_cl, NULL, 0, "add_copy"};
+    flat.launch.groups[1] = NULL;
+    trr_op add_flat;
+    cr_assert_eq(trr_op_define(&flat, &add_flat), TRR_OK, "%s", trr_last_error(NULL));
+    expect_same_bits(ctx, TRR_OP_ADD, add_flat, 2, 17, 781, 800);
+    expect_same_bits(ctx, TRR_OP_ADD, add_flat, 2, 1, 4099, 4099);
     trr_context_destroy(ctx);
 }
 
