@@ -4,6 +4,7 @@
 #include "cache.h"
 #include "config_fields.h"
 #include "dynlib.h"
+#include "tune.h"
 
 #include <ctype.h>
 #include <pthread.h>
@@ -395,6 +396,7 @@ trr_status trr_op_define(const trr_op_def *def, trr_op *out_op) {
     if (st == TRR_OK) {
         trr_op_desc_add(&u->desc); /* room was checked above, under the lock */
         *out_op = u->op;
+        trr_tune_reset(); /* the tuning database is read again: its entries of this op's name now match it */
     } else {
         free_user(u);
     }

@@ -1,6 +1,6 @@
 /* examples/custom_op: the swiglu library through the CLI, as docs/custom-ops.md runs it: its conformance on the
- * CPU, OpenCL and Vulkan (PoCL and lavapipe in CI; a device that is absent is a skip with the reason), and one
- * short bench. */
+ * CPU, OpenCL and Vulkan (PoCL and lavapipe in CI; a device that is absent is a skip with the reason), one short
+ * bench and one short tune (its tile candidates, nothing written). */
 #define _POSIX_C_SOURCE 200809L
 #include <criterion/criterion.h>
 #include <string.h>
@@ -31,6 +31,14 @@ Test(custom_op_example, swiglu_bench_cpu) {
     cli_child *r = cli_child_run(args);
     CLI_EXPECT(r, 0);
     cr_expect(strstr(r->out, "swiglu_f32") && strstr(r->out, "GB/s"), "%s", r->out);
+}
+
+Test(custom_op_example, swiglu_tune_cpu) {
+    const char *args[] = {"tune", "--ops-lib", TRR_SWIGLU_LIB, "swiglu", "--device", "cpu", "--shapes", "4096",
+                          "--reps", "5", "--no-write", NULL};
+    cli_child *r = cli_child_run(args);
+    CLI_EXPECT(r, 0);
+    cr_expect(strstr(r->out, "swiglu f32->f32") && strstr(r->out, "16 timed"), "%s", r->out);
 }
 
 /* A library that is not there, and --ops naming an op no library defined, are usage errors. */

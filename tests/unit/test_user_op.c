@@ -1,13 +1,17 @@
 /* User-defined ops (trr_op_define, docs/custom-ops.md): an inconsistent definition is refused with its reason, a
  * kernel that does not compile is TRR_ERR_COMPILE with the compiler's log, and copies of built-in element-wise
- * ops defined through the public API give the built-ins' bits on cpu and OpenCL. */
+ * ops defined through the public API give the built-ins' bits on cpu, OpenCL and Vulkan; the tuner's space and
+ * database take user ops. */
 #define _POSIX_C_SOURCE 200809L
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "test_support.h"
+#include "tune.h"
+#include "tune_space.h"
 
 #ifdef TRR_ADD_COPY_SPIRV /* tests/unit/kernels/add_copy.comp, compiled by the build */
 #include "add_copy_spirv.h"
@@ -309,5 +313,86 @@ Test(user_op, a_compile_error_returns_the_log) {
     cr_expect_eq(trr_op_run(ctx, op, ops, NULL), TRR_ERR_COMPILE, "%s", trr_last_error(ctx));
     cr_expect(strstr(trr_last_error(ctx), "this_is_not_declared"), "no compiler log in '%s'", trr_last_error(ctx));
     trr_buffer_destroy(b);
+    trr_context_destroy(ctx);
+}
+
+/* ---- tuning ---- */
+
+/* The tuning database keeps the entries of an op this process has not defined (a user op whose library is not
+ * loaded) when another process writes it, and matches them by name once the op is defined. */
+Test(user_op, the_tuning_database_keeps_entries_of_ops_not_loaded) {
+    char path[] = "/tmp/trireme-user-tune-XXXXXX";
+    const int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    close(fd);
+    trr_tune_entry e;
+    memset(&e, 0, sizeof e);
+    snprintf(e.key.backend, sizeof e.key.backend, "cpu");
+    snprintf(e.key.device, sizeof e.key.device, "some cpu");
+    snprintf(e.key.driver, sizeof e.key.driver, "1");
+    e.key.op = (trr_op)TRR_OP_LIMIT;
+    snprintf(e.key.op_name, sizeof e.key.op_name, "later_op");
+    e.key.bucket[0] = e.key.bucket[1] = e.key.bucket[2] = 1;
+    e.shape[0] = e.shape[1] = e.shape[2] = 1;
+    e.config.threads = 128;
+    e.ms = e.default_ms = 1.0;
+    char *text = NULL;
+    cr_assert_eq(trr_tune_db_format(&e, 1, &text), TRR_OK);
+    FILE *f = fopen(path, "w");
+    cr_assert(f && fputs(text, f) >= 0);
+    fclose(f);
+    free(text);
+    /* another process, without later_op, stores an entry of add: later_op's stays */
+    trr_tune_entry add = e;
+    add.key.op = TRR_OP_ADD;
+    snprintf(add.key.op_name, sizeof add.key.op_name, "add");
+    cr_assert_eq(trr_tune_db_store(NULL, path, &add, 1, NULL, 0), TRR_OK, "%s", trr_last_error(NULL));
+    trr_tune_entry *entries = NULL;
+    int n = 0;
+    char why[256];
+    cr_assert_eq(trr_tune_db_load(path, &entries, &n, why, sizeof why), TRR_OK, "%s", why);
+    cr_assert_eq(n, 2);
+    cr_expect_str_eq(entries[0].key.op_name, "later_op");
+    cr_expect_eq(entries[0].key.op, (trr_op)TRR_OP_LIMIT, "an op not defined here matches no call");
+    free(entries);
+    /* defined now, the same file names it */
+    trr_op_def d = base_def("later_op", "x[N] -> y[N]");
+    d.cpu = add_cpu;
+    d.launch.groups[1] = NULL;
+    trr_op op;
+    cr_assert_eq(trr_op_define(&d, &op), TRR_OK, "%s", trr_last_error(NULL));
+    cr_assert_eq(trr_tune_db_load(path, &entries, &n, why, sizeof why), TRR_OK, "%s", why);
+    cr_expect_eq(entries[0].key.op, op);
+    free(entries);
+    unlink(path);
+}
+
+/* The tuner's space of a user op: every combination of its tile parameters' candidates, its default first. */
+Test(user_op, the_tuning_space_is_the_tile_candidates) {
+    trr_context *ctx = open_device_or_skip("cpu", NULL);
+    trr_op_def d = base_def("tiled", "x[M,N], y[M,N] -> z[M,N]");
+    d.cpu = add_cpu;
+    d.tiles[1] = (trr_tile_param){"ITEMS", "vector_width", {4, 1}, 2};
+    d.n_tiles = 2;
+    trr_op op;
+    cr_assert_eq(trr_op_define(&d, &op), TRR_OK, "%s", trr_last_error(NULL));
+    trr_call call;
+    memset(&call, 0, sizeof call);
+    call.op = op;
+    call.rows = 1, call.cols = 4096;
+    call.x.dtype = call.y.dtype = call.z.dtype = TRR_F32;
+    trr_tune_candidate cand[16];
+    int n = 0;
+    cr_assert_eq(trr_tune_space(ctx, &call, cand, 16, &n), TRR_OK, "%s", trr_last_error(ctx));
+    cr_assert_eq(n, 6);
+    cr_expect_eq(cand[0].listed.threads, 64);
+    cr_expect_eq(cand[0].listed.vector_width, 4);
+    int seen[3][2] = {{0}};
+    for (int i = 0; i < n; i++) {
+        const int t = cand[i].listed.threads == 64 ? 0 : cand[i].listed.threads == 128 ? 1 : 2;
+        seen[t][cand[i].listed.vector_width == 4 ? 0 : 1]++;
+        cr_expect(!cand[i].dropped, "%s", cand[i].reason);
+    }
+    for (int t = 0; t < 3; t++) cr_expect(seen[t][0] == 1 && seen[t][1] == 1, "threads %d", t);
     trr_context_destroy(ctx);
 }
