@@ -70,8 +70,8 @@ static const char *key_op_name(const trr_tune_key *k) {
 static int same_key(const trr_tune_key *a, const trr_tune_key *b) {
     return strcmp(a->backend, b->backend) == 0 && strcmp(a->device, b->device) == 0 &&
            strcmp(a->driver, b->driver) == 0 && strcmp(key_op_name(a), key_op_name(b)) == 0 &&
-           a->in_dtype == b->in_dtype && a->out_dtype == b->out_dtype && a->trans_a == b->trans_a && a->trans_b == b->trans_b &&
-           a->tf32 == b->tf32 && a->bucket[0] == b->bucket[0] && a->bucket[1] == b->bucket[1] &&
+           a->in_dtype == b->in_dtype && a->out_dtype == b->out_dtype && a->trans_a == b->trans_a &&
+           a->trans_b == b->trans_b && a->tf32 == b->tf32 && a->bucket[0] == b->bucket[0] && a->bucket[1] == b->bucket[1] &&
            a->bucket[2] == b->bucket[2];
 }
 

@@ -291,7 +291,8 @@ static trr_status check_launch(trr_user_op *u, const trr_op_def *def) {
         const char *e = a < 3 ? def->launch.groups[a] : def->launch.threads;
         char *dst = a < 3 ? u->groups[a] : u->threads;
         snprintf(dst, TRR_USER_EXPR_MAX, "%s", e ? e : "1");
-        if (e && strlen(e) >= TRR_USER_EXPR_MAX) return BAD("trr_op_define(%s): launch: \"%s\" is too long", u->name, e);
+        if (e && strlen(e) >= TRR_USER_EXPR_MAX)
+            return BAD("trr_op_define(%s): launch: \"%s\" is too long", u->name, e);
         if (evaluate(u, dst, NULL, NULL, why, sizeof why) < 0)
             return BAD("trr_op_define(%s): launch: %s", u->name, why);
     }
@@ -361,7 +362,8 @@ static trr_status define(const trr_op_def *def, trr_user_op *u) {
     u->def.params = u->params;
     TRR_TRY(check_launch(u, def));
     if (!def->reference) return BAD("trr_op_define(%s): the float64 reference is required", u->name);
-    if ((unsigned)def->bound > TRR_BOUND_EXACT) return BAD("trr_op_define(%s): unknown bound %d", u->name, (int)def->bound);
+    if ((unsigned)def->bound > TRR_BOUND_EXACT)
+        return BAD("trr_op_define(%s): unknown bound %d", u->name, (int)def->bound);
     if (def->flops_per_point < 0) return BAD("trr_op_define(%s): flops_per_point is negative", u->name);
     TRR_TRY(check_code(u, TRR_USER_CUDA, &def->cuda));
     TRR_TRY(check_code(u, TRR_USER_OPENCL, &def->opencl));

@@ -208,7 +208,8 @@ static void user_points(const trr_call *c, const trr_user_op *u, double *out) {
 
 trr_status trr_reference_run(const trr_call *call, double *out) {
     if (call && out && trr_op_desc_get(call->op) && trr_op_desc_get(call->op)->user) {
-        if (call->rows < 0 || call->cols < 0) return trr_error(NULL, TRR_ERR_SHAPE, "trr_reference_run: negative dimension");
+        if (call->rows < 0 || call->cols < 0)
+            return trr_error(NULL, TRR_ERR_SHAPE, "trr_reference_run: negative dimension");
         user_points(call, trr_op_desc_get(call->op)->user, out);
         return TRR_OK;
     }

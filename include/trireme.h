@@ -387,20 +387,22 @@ TRR_API trr_status trr_op_run(trr_context *ctx, trr_op op, const trr_tensor *con
  * overrides, the conformance engine, the bench and the CLI's --ops-lib take like a built-in op's. Definitions are
  * process-wide and live until the process ends; ids run from TRR_OP_COUNT up to TRR_OP_LIMIT - 1.
  *
- * A user op is element-wise: its operands (one to three inputs, one output) share one shape, named by symbols
+ * A user op is element-wise: its operands (one or two inputs, one output) share one shape, named by symbols
  * ("x[M,N], g[M,N] -> y[M,N]"), and one dtype from the definition's list. A call arrives at the kernel in the
  * element-wise normalised form: rows x cols, each operand at an element offset with a row stride (a packed call
  * arrives as one row of every element), and the named dims stand for that form: the last dim is cols and, in a
- * rank-2 definition, the first is rows (a rank-1 definition gets rows = 1: a strided view runs a row at a time). The argument convention, the same in
- * order on every API, is in docs/custom-ops.md:
+ * rank-2 definition, the first is rows (a rank-1 definition gets rows = 1: a strided view runs a row at a time).
+ * The argument convention, the same in order on every API, is in docs/custom-ops.md:
  *   CUDA C, OpenCL C: the operands' buffers (inputs, then the output; CUDA: pointers, OpenCL: __global pointers),
  *                     then their offsets in elements (long / long long), then rows and cols (int), then the row
  *                     strides in elements (int), then the parameters in order (float for f32, int otherwise).
  *                     Tile parameters are #defines, as are TRR_DTYPE (the call's trr_dtype value) and
  *                     TRR_THREADS (threads per group).
- *   Vulkan (SPIR-V):  bindings 0.. the operands in order (storage buffers, set 0); push constants: offsets (uint
- *                     each), rows, cols, row strides (int), parameters (float or int), each 4 bytes; specialization
- *                     constant 0 is the threads per group (local_size_x_id = 0), 1.. the tile parameters.
+ *   Vulkan (SPIR-V):  the backend's own layout: storage buffers of set 0, bindings 0 and 1 the inputs (the first
+ *                     again for one input) and 2 the output; push constants of 4 bytes each: rows, cols, unused,
+ *                     the three offsets, the first input's row stride, unused, the second's and the output's,
+ *                     then up to six parameters (float or int); specialization constant 0 is the threads per
+ *                     group (local_size_x_id = 0), 1.. the tile parameters.
  *   CPU:              a C function given trr_op_cpu_args. */
 #define TRR_OP_LIMIT 64 /* every op id, built-in or user, is below it (a 64-bit mask holds a set of ops) */
 #define TRR_MAX_USER_OPS (TRR_OP_LIMIT - TRR_OP_COUNT)
