@@ -51,6 +51,9 @@ trr_status trr_cuda_run_user(trr_context *ctx, const trr_call *call) {
         else params[i].i = (int)call->params[i];
         args[a++] = &params[i];
     }
+    /* the built-in element-wise ops' launch (small kernels batched into a graph while the stream is busy) */
+    if (groups[2] == 1)
+        return trr_cuda_launch(ctx, fn, (unsigned)groups[0], (unsigned)groups[1], (unsigned)threads, args);
     return trr_cuda_launch_3d(ctx, fn, (unsigned)groups[0], (unsigned)groups[1], (unsigned)groups[2],
                               (unsigned)threads, 0, args);
 }
