@@ -314,7 +314,8 @@ static trr_status elementwise_part(trr_context *ctx, const trr_call *c) {
     w.extent[0] = rows_extent(c->rows, c->cols, c->x.stride0);
     w.extent[1] = two ? rows_extent(c->rows, c->cols, c->y.stride0) : w.extent[0];
     w.extent[2] = rows_extent(c->rows, c->cols, c->z.stride0);
-    w.push = (trr_vk_push){.rows = (uint32_t)c->rows, .cols = (uint32_t)c->cols, .xs0 = (uint32_t)c->x.stride0,
+    w.push = (trr_vk_push){.rows = (uint32_t)c->rows, .cols = (uint32_t)c->cols, .k = (uint32_t)c->z.dtype,
+                           .xs0 = (uint32_t)c->x.stride0,
                            .ys0 = (uint32_t)(two ? c->y.stride0 : 0), .zs0 = (uint32_t)c->z.stride0};
     /* 4-element vectors where the config asks for them and the layout allows (trr_vk_elementwise_vec4_layout). */
     if (c->config.vector_width == 4 && trr_vk_elementwise_vec4_layout(c)) {
@@ -337,7 +338,8 @@ trr_status trr_vk_run_planes(trr_context *ctx, const trr_call *c) {
     w.ops[2] = &c->z;
     w.extent[0] = w.extent[1] = 2 * c->x.stride0 + rows_extent(c->rows, c->cols, c->x.stride1);
     w.extent[2] = rows_extent(c->rows, c->cols, c->z.stride0);
-    w.push = (trr_vk_push){.rows = (uint32_t)c->rows, .cols = (uint32_t)c->cols, .xs0 = (uint32_t)c->x.stride0,
+    w.push = (trr_vk_push){.rows = (uint32_t)c->rows, .cols = (uint32_t)c->cols, .k = (uint32_t)c->z.dtype,
+                           .xs0 = (uint32_t)c->x.stride0,
                            .xs1 = (uint32_t)c->x.stride1, .zs0 = (uint32_t)c->z.stride0};
     return run_dispatch(ctx, &w);
 }
@@ -400,7 +402,8 @@ static trr_status rowwise_part(trr_context *ctx, const trr_call *c) {
     w.ops[2] = &c->z;
     w.extent[0] = w.extent[1] = rows_extent(c->rows, c->cols, c->x.stride0);
     w.extent[2] = rows_rule ? rows_extent(c->rows, c->cols, c->z.stride0) : rows_extent(c->rows, 1, c->z.stride0);
-    w.push = (trr_vk_push){.rows = (uint32_t)c->rows, .cols = (uint32_t)c->cols, .xs0 = (uint32_t)c->x.stride0,
+    w.push = (trr_vk_push){.rows = (uint32_t)c->rows, .cols = (uint32_t)c->cols, .k = (uint32_t)c->z.dtype,
+                           .xs0 = (uint32_t)c->x.stride0,
                            .zs0 = (uint32_t)c->z.stride0};
     return run_dispatch(ctx, &w);
 }
@@ -637,8 +640,8 @@ trr_status trr_vk_bind(trr_context *ctx, const trr_operand *o, int64_t extent, V
 }
 
 /* A user op (core/user_op.h; docs/custom-ops.md, Vulkan's convention): its SPIR-V in the standard layout, bindings
- * 0 and 1 the inputs (the first again for an op of one input) and 2 the output, push constants rows, cols, 0, the
- * three element offsets from each binding's start, the first input's row stride, 0, the second's and the output's,
+ * 0 and 1 the inputs (the first again for an op of one input) and 2 the output, push constants rows, cols, the
+ * call's dtype (a trr_dtype: one module serves every dtype of the definition), the three element offsets from each binding's start, the first input's row stride, 0, the second's and the output's,
  * then up to six parameters (f32 bits or int); specialization constant 0 the threads per group, 1.. the tile
  * parameters; the grid the launch rule's. */
 trr_status trr_vk_run_user(trr_context *ctx, const trr_call *c) {
@@ -668,7 +671,8 @@ trr_status trr_vk_run_user(trr_context *ctx, const trr_call *c) {
     w.ops[1] = u->n_operands == 3 ? &c->y : &c->x;
     w.ops[2] = &c->z;
     for (int i = 0; i < 3; i++) w.extent[i] = rows_extent(c->rows, c->cols, w.ops[i]->stride0);
-    w.push = (trr_vk_push){.rows = (uint32_t)c->rows, .cols = (uint32_t)c->cols, .xs0 = (uint32_t)c->x.stride0,
+    w.push = (trr_vk_push){.rows = (uint32_t)c->rows, .cols = (uint32_t)c->cols, .k = (uint32_t)c->z.dtype,
+                           .xs0 = (uint32_t)c->x.stride0,
                            .ys0 = (uint32_t)w.ops[1]->stride0, .zs0 = (uint32_t)c->z.stride0};
     uint32_t words[6] = {0};
     for (int i = 0; i < u->desc.n_params; i++) {

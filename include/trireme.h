@@ -399,10 +399,10 @@ TRR_API trr_status trr_op_run(trr_context *ctx, trr_op op, const trr_tensor *con
  *                     Tile parameters are #defines, as are TRR_DTYPE (the call's trr_dtype value) and
  *                     TRR_THREADS (threads per group).
  *   Vulkan (SPIR-V):  the backend's own layout: storage buffers of set 0, bindings 0 and 1 the inputs (the first
- *                     again for one input) and 2 the output; push constants of 4 bytes each: rows, cols, unused,
- *                     the three offsets, the first input's row stride, unused, the second's and the output's,
- *                     then up to six parameters (float or int); specialization constant 0 is the threads per
- *                     group (local_size_x_id = 0), 1.. the tile parameters.
+ *                     again for one input) and 2 the output; push constants of 4 bytes each: rows, cols, the
+ *                     dtype (a trr_dtype), the three offsets, the first input's row stride, unused, the second's
+ *                     and the output's, then up to six parameters (float or int); specialization constant 0 is
+ *                     the threads per group (local_size_x_id = 0), 1.. the tile parameters.
  *   CPU:              a C function given trr_op_cpu_args. */
 #define TRR_OP_LIMIT 64 /* every op id, built-in or user, is below it (a 64-bit mask holds a set of ops) */
 #define TRR_MAX_USER_OPS (TRR_OP_LIMIT - TRR_OP_COUNT)

@@ -278,6 +278,70 @@ Test(user_op, add_copy_is_bit_identical_on_vulkan) {
 #endif
 }
 
+/* Two dtypes, one source: TRR_DTYPE selects the element type at compile time (f16 widened to f32 and rounded
+ * back to nearest even, as the built-in add does). */
+static const char add_any_cl[] =
+    "#if TRR_DTYPE == 1\n"
+    "#define T half\n"
+    "#define LOAD(p, i) vload_half((size_t)(i), (p))\n"
+    "#define STORE(v, p, i) vstore_half_rte((v), (size_t)(i), (p))\n"
+    "#else\n"
+    "#define T float\n"
+    "#define LOAD(p, i) ((p)[i])\n"
+    "#define STORE(v, p, i) ((p)[i] = (v))\n"
+    "#endif\n"
+    "__kernel void add_any(__global const T *x, __global const T *y, __global T *z, long xo, long yo, long zo,\n"
+    "                      int rows, int cols, int xs, int ys, int zs) {\n"
+    "    int c = (int)get_global_id(0), r = (int)get_global_id(1);\n"
+    "    if (c >= cols || r >= rows) return;\n"
+    "    STORE(LOAD(x, xo + (long)r * xs + c) + LOAD(y, yo + (long)r * ys + c), z, zo + (long)r * zs + c);\n"
+    "}\n";
+
+Test(user_op, one_source_serves_each_dtype_through_trr_dtype) {
+    trr_context *ctx = open_device_or_skip("opencl:0", NULL);
+    trr_op_def d = base_def("add_any", "x[M,N], y[M,N] -> z[M,N]");
+    d.dtypes[1] = TRR_F16;
+    d.n_dtypes = 2;
+    d.opencl = (trr_kernel_code){add_any_cl, NULL, 0, "add_any"};
+    trr_op op;
+    cr_assert_eq(trr_op_define(&d, &op), TRR_OK, "%s", trr_last_error(NULL));
+    shapes(ctx, TRR_OP_ADD, op, 2); /* f32 */
+    /* f16: the bits of the built-in's f16 add, for every pair of f16 inputs drawn */
+    const int64_t rows = 17, cols = 781, ld = 800;
+    const size_t n = (size_t)(rows * ld), bytes = n * 2;
+    uint16_t *h[2], *got[2];
+    float *f = malloc(n * sizeof *f);
+    trr_buffer *in[2], *out[2];
+    trr_tensor x[2], z[2];
+    cr_assert(f);
+    for (int i = 0; i < 2; i++) {
+        h[i] = malloc(bytes), got[i] = malloc(bytes);
+        cr_assert(h[i] && got[i]);
+        for (size_t e = 0; e < n; e++) f[e] = random_value() * 1000.0f; /* past f16's range too */
+        trr_f32_to_f16(f, h[i], n);
+        cr_assert_eq(trr_buffer_create(ctx, bytes, &in[i]), TRR_OK);
+        cr_assert_eq(trr_buffer_write(ctx, in[i], 0, h[i], bytes), TRR_OK);
+        cr_assert_eq(trr_tensor_2d(in[i], 0, TRR_F16, rows, cols, ld, &x[i]), TRR_OK);
+        cr_assert_eq(trr_buffer_create(ctx, bytes, &out[i]), TRR_OK);
+        cr_assert_eq(trr_buffer_fill(ctx, out[i], 0, bytes, 0x7e), TRR_OK);
+        cr_assert_eq(trr_tensor_2d(out[i], 0, TRR_F16, rows, cols, ld, &z[i]), TRR_OK);
+    }
+    const trr_tensor *ops_b[3] = {&x[0], &x[1], &z[0]}, *ops_c[3] = {&x[0], &x[1], &z[1]};
+    cr_assert_eq(trr_op_run(ctx, TRR_OP_ADD, ops_b, NULL), TRR_OK, "%s", trr_last_error(ctx));
+    cr_assert_eq(trr_op_run(ctx, op, ops_c, NULL), TRR_OK, "%s", trr_last_error(ctx));
+    for (int i = 0; i < 2; i++) cr_assert_eq(trr_buffer_read(ctx, out[i], 0, got[i], bytes), TRR_OK);
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t c = 0; c < cols; c++)
+            cr_assert_eq(got[1][r * ld + c], got[0][r * ld + c], "f16 (%lld, %lld): 0x%04x, the built-in's 0x%04x",
+                         (long long)r, (long long)c, got[1][r * ld + c], got[0][r * ld + c]);
+    for (int i = 0; i < 2; i++) {
+        trr_buffer_destroy(in[i]), trr_buffer_destroy(out[i]);
+        free(h[i]), free(got[i]);
+    }
+    free(f);
+    trr_context_destroy(ctx);
+}
+
 /* An API the definition gives no code is unsupported there, with the reason. */
 Test(user_op, an_api_without_code_is_unsupported) {
     trr_context *ctx = open_device_or_skip("cpu", NULL);
