@@ -1,49 +1,50 @@
 /*
- * attention on the CPU (docs/ops.md, attention): blocked and online, as the GPU kernels are.
+ * attention on the CPU (docs/ops.md, attention): blocked and online, as the GPU kernels are, with both block
+ * products on the system BLAS (blas.h: OpenBLAS's sgemm) and the exponentials on SLEEF's vector exp (vmath.h).
  *
  * A work item is one block of query positions [i0, i0 + bq) of every query head of one kv group (grouped-query
- * attention: the group's heads share their keys and values, so they share each loaded block too), in one batch.
+ * attention: the group's heads share their keys and values, so they share each block product too), in one batch.
  * Its rows are stacked head after head into one Q block of R = group x bq rows (bq = block_m / group, at least
- * 1), converted to f32 once. The keys are visited in blocks of BN = block_n: each block of K (transposed) and V
- * is converted to f32, the scores of the whole Q block come from one block product, each row's online softmax
- * step rescales its f32 accumulator, and a second block product adds P·V. A row's output is divided by its sum
- * and rounded once, on store; lse = m + ln l. Under causal a block stops at the last key its last row sees,
- * and each row masks the keys past its own limit.
+ * 1), converted to f32 and multiplied by scale once. The keys are visited in blocks of BN = block_n: the scores of
+ * the whole Q block are one sgemm against the block of K (read transposed), each row's online softmax step turns
+ * its scores into weights e^(s - m) and rescales its f32 accumulator, and a second sgemm adds P·V. A row's output
+ * is divided by its sum and rounded once, on store; lse = m + ln l. Under causal a block stops at the last key
+ * its last row sees, and each row gives the keys past its own limit weight 0.
  *
- * The pool runs the items (batch x kv heads x query blocks), the longest query blocks of a causal call first.
- * The block body (attention_block.h) is plain C compiled for the baseline ISA and, where the CPU has them, for
- * AVX2+FMA and AVX-512 (chosen once by a run-time check, as matmul.c does).
+ * f32 keys and values whose rows are at least D elements apart (any view that is not an overlapping one) go to
+ * the BLAS where they are, with their row stride as the leading dimension; f16 and bf16 ones, and overlapping
+ * views, are widened a block at a time into per-worker f32 copies that stay in cache for the two products.
+ *
+ * The pool runs the items (batch x kv heads x query blocks), the longest query blocks of a causal call first,
+ * each item's GEMMs on its own thread with OpenBLAS's threads off (blas.h), so there are never more threads than
+ * cores.
  */
 #define _POSIX_C_SOURCE 200809L
 
+#include "blas.h"
 #include "cpu.h"
 #include "cpu_math.h"
 #include "op_table.h"
+#include "vmath.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define ATTN_MR 4   /* rows of one register tile of the block products */
-#define ATTN_NR 16  /* columns of one register tile, and the vector chunk of every row loop */
 #define ATTN_MAX_BLOCK 1024
 
-typedef struct attn_job attn_job;
-typedef void (*attn_block_fn)(const attn_job *job, int64_t b, int64_t g, int64_t i0, float *ws);
-
-struct attn_job {
+typedef struct {
     const trr_call *call;
-    int64_t group;     /* query heads per kv head */
-    int64_t bq;        /* query positions per item */
-    int64_t nqb;       /* query blocks per head */
-    int64_t rp;        /* rows of the Q block: group * bq rounded up to ATTN_MR */
-    int64_t dp;        /* D rounded up to ATTN_NR */
-    int64_t bn;        /* keys per block, a multiple of ATTN_NR */
-    float qscale;      /* scale * log2(e): scores in base 2 */
-    attn_block_fn run_block;
+    int64_t group;    /* query heads per kv head */
+    int64_t bq;       /* query positions per item */
+    int64_t nqb;      /* query blocks per head */
+    int64_t rows;     /* rows of the Q block: group * bq */
+    int64_t bn;       /* keys per block */
+    int direct_k;     /* k read in place by the BLAS (f32, rows apart by at least D) */
+    int direct_v;     /* the same for v */
     float *scratch;
     int64_t ws_floats; /* per worker */
-};
+} attn_job;
 
 static int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
@@ -58,74 +59,105 @@ static int64_t elem(const trr_operand *o, int64_t b, int64_t h, int64_t s) {
     return o->offset + b * o->batch_stride + h * o->stride1 + s * o->stride0;
 }
 
-/* Row (b, h, s) of q as D f32 values. */
-static void attn_load_row(const trr_operand *op, int64_t b, int64_t h, int64_t s, int64_t D, float *dst) {
-    trr_cpu_load_f32(op->mem, op->dtype, elem(op, b, h, s), dst, D);
+static const void *elem_ptr(const trr_operand *o, int64_t idx) {
+    const size_t size = o->dtype == TRR_F32 ? 4 : 2;
+    return (const unsigned char *)o->mem + (size_t)idx * size;
 }
 
-/* Keys [j0, j0 + nb) of kv head (b, g): K transposed into kt [dp][bn], V into v [bn][dp]; the rest zero, so the
- * products over padded rows and columns add nothing (a masked weight is 0 and meets a 0, never NaN padding). */
-static void attn_load_kv(const trr_call *c, int64_t b, int64_t g, int64_t j0, int64_t nb, const attn_job *job,
-                         float *kt, float *v) {
-    const int64_t D = c->attn.head_dim, dp = job->dp, bn = job->bn;
-    float row[TRR_ATTN_MAX_HEAD_DIM];
-    memset(kt, 0, (size_t)(dp * bn) * sizeof *kt);
-    for (int64_t j = 0; j < nb; j++) {
-        trr_cpu_load_f32(c->y.mem, c->y.dtype, elem(&c->y, b, g, j0 + j), row, D);
-        for (int64_t d = 0; d < D; d++) kt[d * bn + j] = row[d];
-        float *vr = v + j * dp;
-        trr_cpu_load_f32(c->u.mem, c->u.dtype, elem(&c->u, b, g, j0 + j), vr, D);
-        for (int64_t d = D; d < dp; d++) vr[d] = 0.0f;
+/* Whether the BLAS can read an operand's rows where they are: f32, and a row stride that is a valid leading
+ * dimension (at least D, below 2^31). */
+static int attn_direct(const trr_operand *o, int64_t D) {
+    return o->dtype == TRR_F32 && o->stride0 >= D && o->stride0 < ((int64_t)1 << 31);
+}
+
+/* Rows [j0, j0 + nb) of kv operand o at (b, g) as an f32 matrix with leading dimension *ld: in place when
+ * direct, else widened into buf [nb][D]. */
+static const float *attn_kv_block(const trr_operand *o, int direct, int64_t b, int64_t g, int64_t j0, int64_t nb,
+                                  int64_t D, float *buf, int64_t *ld) {
+    if (direct) {
+        *ld = o->stride0;
+        return (const float *)o->mem + elem(o, b, g, j0);
     }
-    if (nb < bn) memset(v + nb * dp, 0, (size_t)((bn - nb) * dp) * sizeof *v);
+    for (int64_t j = 0; j < nb; j++) trr_cpu_widen(elem_ptr(o, elem(o, b, g, j0 + j)), o->dtype, buf + j * D, D);
+    *ld = D;
+    return buf;
 }
 
-/* A finished row: o / l rounded once into o's dtype, and lse = m ln 2 + ln l; a row that saw no key (l = 0)
- * gives o = 0 and lse = -inf. */
-static void attn_store_row(const trr_call *c, int64_t b, int64_t h, int64_t i, float *o, float m, float l) {
+/* One row's online softmax step over a key block: s[0 .. nb) are its scores, the first `seen` visible. Turns s
+ * into the weights (0 past seen), rescales the row's accumulator o[0 .. D) and updates its running max *m and sum
+ * *l. A row with no finite score yet keeps weights 0 and stays as it is. */
+static void attn_softmax_step(float *s, int64_t seen, int64_t nb, float *o, int64_t D, float *m, double *l) {
+    const float mb = seen > 0 ? trr_cpu_max_f32(s, seen) : -INFINITY;
+    const float mnew = mb > *m ? mb : *m;
+    if (mnew == -INFINITY) {
+        memset(s, 0, (size_t)nb * sizeof *s);
+        return;
+    }
+    const double sum = trr_cpu_exp_shift_sum(s, mnew, s, seen);
+    if (seen < nb) memset(s + seen, 0, (size_t)(nb - seen) * sizeof *s);
+    if (mnew != *m) {
+        const float alpha = *m == -INFINITY ? 0.0f : expf(*m - mnew);
+        trr_cpu_scale_f32(o, alpha, o, D);
+        *l *= alpha;
+        *m = mnew;
+    }
+    *l += sum;
+}
+
+/* A finished row: o / l rounded once into o's dtype, and lse = m + ln l; a row that saw no key (l = 0) gives
+ * o = 0 and lse = -inf. */
+static void attn_store_row(const trr_call *c, int64_t b, int64_t h, int64_t i, float *o, float m, double l) {
     const int64_t D = c->attn.head_dim;
-    const float inv = l > 0.0f ? 1.0f / l : 0.0f;
-    for (int64_t d = 0; d < D; d++) o[d] = l > 0.0f ? o[d] * inv : 0.0f;
+    if (l > 0.0) trr_cpu_scale_f32(o, (float)(1.0 / l), o, D);
+    else memset(o, 0, (size_t)D * sizeof *o);
     trr_cpu_store_f32(c->z.mem, c->z.dtype, elem(&c->z, b, h, i), o, D);
     if (!c->attn.has_lse) return;
-    const float lse = l > 0.0f ? (float)((double)m * 0.69314718055994530942 + log((double)l)) : -INFINITY;
+    const float lse = l > 0.0 ? (float)((double)m + log(l)) : -INFINITY;
     ((float *)c->w.mem)[elem(&c->w, b, h, i)] = lse;
 }
 
-/* The block body, once per ISA. No FP traps are enabled anywhere in the library, so the body may say so:
- * without it GCC keeps the selects of the softmax step (masking, clamping) as branches and vectorises none of
- * those loops. */
-#define ATTN_FN(name) name##_base
-#define ATTN_TARGET __attribute__((optimize("no-trapping-math")))
-#define ATTN_MADD(a, b, c) ((c) + (a) * (b))
-#include "attention_block.h"
-#undef ATTN_FN
-#undef ATTN_TARGET
-#undef ATTN_MADD
-
-#if defined(__GNUC__) && defined(__x86_64__)
-#define TRR_CPU_ATTN_X86 1
-#define ATTN_FN(name) name##_avx2
-#define ATTN_TARGET __attribute__((target("avx2,fma"), optimize("no-trapping-math")))
-#define ATTN_MADD(a, b, c) fmaf((a), (b), (c))
-#include "attention_block.h"
-#undef ATTN_FN
-#undef ATTN_TARGET
-#define ATTN_FN(name) name##_avx512
-#define ATTN_TARGET __attribute__((target("avx512f,fma"), optimize("no-trapping-math")))
-#include "attention_block.h"
-#undef ATTN_FN
-#undef ATTN_TARGET
-#undef ATTN_MADD
-#endif
-
-static attn_block_fn pick_block(void) {
-#ifdef TRR_CPU_ATTN_X86
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma")) return run_block_avx512;
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return run_block_avx2;
-#endif
-    return run_block_base;
+/* One work item: the query rows [i0, i0 + bq) of every head of kv group g in batch b, against the keys they see. */
+static void attn_block(const attn_job *job, int64_t b, int64_t g, int64_t i0, float *ws) {
+    const trr_call *c = job->call;
+    const trr_attention_shape *a = &c->attn;
+    const int64_t D = a->head_dim, bn = job->bn, group = job->group;
+    const int64_t bq = i0 + job->bq <= a->seq_q ? job->bq : a->seq_q - i0; /* the last block may be short */
+    const int64_t rows = group * bq; /* row r = hh * bq + ii: head g * group + hh, query i0 + ii */
+    double *l = (double *)(void *)ws;
+    float *q = ws + 2 * job->rows, *o = q + job->rows * D, *s = o + job->rows * D, *m = s + job->rows * bn;
+    float *kbuf = m + job->rows, *vbuf = kbuf + (job->direct_k ? 0 : bn * D);
+    const float scale = (float)a->scale;
+    for (int64_t hh = 0; hh < group; hh++)
+        for (int64_t ii = 0; ii < bq; ii++) {
+            float *qr = q + (hh * bq + ii) * D;
+            trr_cpu_widen(elem_ptr(&c->x, elem(&c->x, b, g * group + hh, i0 + ii)), c->x.dtype, qr, D);
+            trr_cpu_scale_f32(qr, scale, qr, D);
+        }
+    memset(o, 0, (size_t)(rows * D) * sizeof *o);
+    for (int64_t r = 0; r < rows; r++) m[r] = -INFINITY, l[r] = 0.0;
+    const int64_t keys = attn_visible(a, i0 + bq - 1); /* the block's last row sees the most */
+    for (int64_t j0 = 0; j0 < keys; j0 += bn) {
+        const int64_t nb = keys - j0 < bn ? keys - j0 : bn;
+        int64_t ldk, ldv;
+        const float *kb = attn_kv_block(&c->y, job->direct_k, b, g, j0, nb, D, kbuf, &ldk);
+        /* cleared here and accumulated onto: OpenBLAS clears C for beta = 0 with a slower loop than memset's */
+        memset(s, 0, (size_t)(rows * nb) * sizeof *s);
+        trr_cpu_sgemm(0, 1, rows, nb, D, q, D, kb, ldk, 1.0f, s, nb);
+        for (int64_t hh = 0; hh < group; hh++)
+            for (int64_t ii = 0; ii < bq; ii++) {
+                const int64_t r = hh * bq + ii;
+                int64_t seen = attn_visible(a, i0 + ii) - j0;
+                seen = seen < 0 ? 0 : seen > nb ? nb : seen;
+                attn_softmax_step(s + r * nb, seen, nb, o + r * D, D, &m[r], &l[r]);
+            }
+        const float *vb = attn_kv_block(&c->u, job->direct_v, b, g, j0, nb, D, vbuf, &ldv);
+        trr_cpu_sgemm(0, 0, rows, D, nb, s, nb, vb, ldv, 1.0f, o, D);
+    }
+    for (int64_t hh = 0; hh < group; hh++)
+        for (int64_t ii = 0; ii < bq; ii++) {
+            const int64_t r = hh * bq + ii;
+            attn_store_row(c, b, g * group + hh, i0 + ii, o + r * D, m[r], l[r]);
+        }
 }
 
 static void attn_task(void *arg, int64_t begin, int64_t end, int worker) {
@@ -135,15 +167,26 @@ static void attn_task(void *arg, int64_t begin, int64_t end, int worker) {
     for (int64_t it = begin; it < end; it++) {
         const int64_t qb = job->nqb - 1 - it % job->nqb; /* the long (late) causal blocks first */
         const int64_t bg = it / job->nqb;
-        job->run_block(job, bg / a->heads_kv, bg % a->heads_kv, qb * job->bq, ws);
+        attn_block(job, bg / a->heads_kv, bg % a->heads_kv, qb * job->bq, ws);
     }
 }
 
+/* Query blocks of 128 rows (a GQA group's heads together) and key blocks of 256: large enough that each sgemm's
+ * call and packing costs are a small part of it, small enough that a worker's Q, O and score blocks (256 KiB at
+ * D = 128, twice that with the f32 copies of half keys and values) stay in a typical L2. A call with too few items for the pool halves the query block, down to
+ * 16 positions, until there are two items per core. */
 void trr_cpu_attention_choose_config(trr_call *call) {
     trr_config *c = &call->config;
+    const trr_attention_shape *a = &call->attn;
     if (!c->variant) c->variant = TRR_VARIANT_SIMT;
-    if (!c->block_m) c->block_m = 64;
-    if (!c->block_n) c->block_n = 64;
+    if (!c->block_m) {
+        const int64_t group = a->heads_kv > 0 ? a->heads_q / a->heads_kv : 1;
+        const int64_t heads = a->batch * a->heads_kv, want = 2 * (int64_t)trr_cpu_core_count();
+        int64_t bq = 128 / group > 16 ? 128 / group : 16;
+        while (bq > 16 && heads * ((a->seq_q + bq - 1) / bq) < want) bq /= 2;
+        c->block_m = (int)(bq * group < ATTN_MAX_BLOCK ? bq * group : ATTN_MAX_BLOCK);
+    }
+    if (!c->block_n) c->block_n = 256;
     if (!c->threads) c->threads = 1;
     if (!c->stages) c->stages = 1;
 }
@@ -158,24 +201,30 @@ trr_status trr_cpu_attention_check_config(trr_context *ctx, const trr_call *call
 
 trr_status trr_cpu_attention(trr_context *ctx, const trr_call *call) {
     const trr_attention_shape *a = &call->attn;
-    attn_job job = {.call = call, .group = a->heads_q / a->heads_kv, .run_block = pick_block()};
+    const int64_t D = a->head_dim;
+    attn_job job = {.call = call, .group = a->heads_q / a->heads_kv};
     job.bq = call->config.block_m / job.group;
     if (job.bq < 1) job.bq = 1;
     if (job.bq > a->seq_q) job.bq = a->seq_q;
     job.nqb = (a->seq_q + job.bq - 1) / job.bq;
-    job.rp = round_up(job.group * job.bq, ATTN_MR);
-    job.dp = round_up(a->head_dim, ATTN_NR);
-    job.bn = round_up(call->config.block_n, ATTN_NR);
-    job.qscale = (float)((double)a->scale * 1.44269504088896340736);
-    /* per worker: q [rp][dp], kt [dp][bn], v [bn][dp], s [rp][bn], o [rp][dp], m and l [rp]; whole cache lines */
-    job.ws_floats = round_up(2 * job.rp * job.dp + 2 * job.dp * job.bn + job.rp * job.bn + 2 * job.rp, 16);
+    job.rows = job.group * job.bq;
+    job.bn = call->config.block_n < a->seq_kv ? call->config.block_n : a->seq_kv;
+    job.direct_k = attn_direct(&call->y, D);
+    job.direct_v = attn_direct(&call->u, D);
+    /* per worker: l [rows] in double, q and o [rows][D], s [rows][bn], m [rows], the K and V copies [bn][D] where
+     * they are made; whole cache lines */
+    job.ws_floats = round_up(2 * job.rows + 2 * job.rows * D + job.rows * job.bn + job.rows +
+                                 (job.direct_k ? 0 : job.bn * D) + (job.direct_v ? 0 : job.bn * D),
+                             16);
     trr_cpu_pool *pool = trr_cpu_ctx_pool(ctx);
     const size_t bytes = (size_t)job.ws_floats * (size_t)trr_cpu_pool_workers(pool) * sizeof(float);
     void *scratch = NULL;
     if (posix_memalign(&scratch, 64, bytes) != 0 || !scratch)
         return trr_error(ctx, TRR_ERR_OUT_OF_MEMORY, "cpu attention: %zu bytes of block scratch", bytes);
     job.scratch = scratch;
+    trr_cpu_blas_begin();
     trr_cpu_parallel_for(pool, a->batch * a->heads_kv * job.nqb, 1, attn_task, &job);
+    trr_cpu_blas_end();
     free(scratch);
     return TRR_OK;
 }

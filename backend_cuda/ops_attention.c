@@ -9,7 +9,7 @@
  *   wgmma  f16/bf16 on Hopper's warpgroup MMA with TMA loads (sm_90a; attention.cu, KIND 3): block_m 128, 384
  *          threads (a producer and two consumer warpgroups), block_n 64 or 128, stages 2-4; D up to 128, operands
  *          with 16-byte rows. The heuristic's choice on sm_90a wherever it runs the call and the query rows of a
- *          kv head fill its 128-row block (prefill; it measured 1.4-1.9x mma there, docs/performance.md); decode
+ *          kv head fill its 128-row block (prefill, where it is well ahead of mma: docs/performance.md); decode
  *          and the calls it cannot take (f32, D past 128, unaligned or overlapping rows) keep mma.
  * split_k: how many splits of the keys (flash-decoding): each split's blocks write partial results to the
  * context's scratch, a second kernel combines them. The heuristic splits when the blocks of a call fill less than

@@ -7,22 +7,12 @@
  * f32 scratch that attention_combine merges. */
 #include "opencl.h"
 
+#include "attention_tile.h"
 #include "op_table.h"
 
-#include <limits.h>
 #include <stdio.h>
 
 #define DMAX TRR_ATTN_MAX_HEAD_DIM
-
-/* The query rows a work-group takes: block_m, or every query where there are fewer. */
-static int64_t rows_of(const trr_call *call) {
-    return call->attn.seq_q < call->config.block_m ? call->attn.seq_q : call->config.block_m;
-}
-
-/* local memory of a work-group: Q [BM][D], K [BN][D + 1], V [BN][D], S [BM][BN], three [BM] vectors */
-static uint64_t local_bytes(int64_t bm, int64_t bn, int64_t d) {
-    return 4u * (uint64_t)(bm * d + bn * (d + 1) + bn * d + bm * bn + 3 * bm);
-}
 
 void trr_cl_attention_choose_config(trr_context *ctx, trr_call *call) {
     const trr_cl_dev *dev = ctx->dev;
@@ -34,32 +24,10 @@ void trr_cl_attention_choose_config(trr_context *ctx, trr_call *call) {
     if (!c->block_m) c->block_m = call->attn.seq_q > 16 && dev->info.is_gpu ? 32 : 16;
     if (!c->block_n) {
         int bn = 64;
-        while (bn > 1 && local_bytes(c->block_m, bn, d) > dev->local_memory) bn /= 2;
+        while (bn > 1 && trr_attention_tile_bytes(c->block_m, bn, d) > dev->local_memory) bn /= 2;
         c->block_n = bn;
     }
     if (!c->stages) c->stages = 1;
-}
-
-/* Loop iterations of one work-item of attention.cl (none unrolled): outside the key loop, and per key block. */
-static void loop_counts(const trr_call *call, uint64_t *fixed, uint64_t *per_block) {
-    const trr_config *c = &call->config;
-    const uint64_t t = (uint64_t)c->threads, bm = (uint64_t)rows_of(call), bn = (uint64_t)c->block_n;
-    const uint64_t d = (uint64_t)call->attn.head_dim, opt = (bm * d + t - 1) / t;
-    const uint64_t loads = (bn * d + t - 1) / t, scores = (bm * bn + t - 1) / t, rows = (bm + t - 1) / t;
-    /* a loop of n iterations counted as n + 1 (llvmpipe's count runs past short loops' bodies: with one-key
-     * blocks the plain count came out a fifth short and the keys were cut) */
-    *fixed = ((bm * d + t - 1) / t + 1) + (rows + 1) + 2 * (opt + 1) + 16;
-    *per_block = 1 + (loads + 1) + (scores * (d + 2) + 1) + (rows * (2 * bn + 3) + 1) + (opt * (bn + 2) + 1) + 8;
-}
-
-/* Keys one work-group may take within the device's loop budget (a multiple of block_n); INT_MAX without one. */
-static int64_t keys_per_split(const trr_cl_dev *dev, const trr_call *call) {
-    if (dev->loop_budget == UINT64_MAX) return INT_MAX;
-    uint64_t fixed, per_block;
-    loop_counts(call, &fixed, &per_block);
-    const uint64_t room = dev->loop_budget - dev->loop_budget / 8;
-    if (fixed + per_block > room) return 0;
-    return (int64_t)((room - fixed) / per_block) * call->config.block_n;
 }
 
 trr_status trr_cl_attention_check_config(trr_context *ctx, const trr_call *call) {
@@ -70,14 +38,14 @@ trr_status trr_cl_attention_check_config(trr_context *ctx, const trr_call *call)
         return trr_error(ctx, TRR_ERR_UNSUPPORTED, "opencl: attention block_m %d must be 1 to 256", c->block_m);
     if (c->block_n < 1 || c->block_n > 1024)
         return trr_error(ctx, TRR_ERR_UNSUPPORTED, "opencl: attention block_n %d must be 1 to 1024", c->block_n);
-    const uint64_t local = local_bytes(rows_of(call), c->block_n, call->attn.head_dim);
+    const uint64_t local = trr_attention_tile_bytes(trr_attention_tile_rows(call), c->block_n, call->attn.head_dim);
     if (local > dev->local_memory)
         return trr_error(ctx, TRR_ERR_UNSUPPORTED,
                          "opencl: attention tiles of block_m %d, block_n %d at D = %lld take "
                          "%llu bytes of local memory; the device has %llu",
                          c->block_m, c->block_n, (long long)call->attn.head_dim, (unsigned long long)local,
                          (unsigned long long)dev->local_memory);
-    if (keys_per_split(dev, call) < 1)
+    if (trr_attention_tile_keys(call, dev->loop_budget) < 1)
         return trr_error(ctx, TRR_ERR_UNSUPPORTED,
                          "opencl: attention tiles of block_m %d, block_n %d at D = %lld do not "
                          "fit one key block in the device's loop budget",
@@ -127,11 +95,11 @@ trr_status trr_cl_run_attention(trr_context *ctx, const trr_call *call) {
     const trr_config *cfg = &call->config;
     char options[192] = "-cl-std=CL1.2";
     trr_cl_opt(options, sizeof options, " -DBMMAX=%d -DT=%d -DDMAX=%d", cfg->block_m, cfg->threads, DMAX);
-    const cl_int bm = (cl_int)rows_of(call);
+    const cl_int bm = (cl_int)trr_attention_tile_rows(call);
     cl_kernel k;
     TRR_TRY(trr_cl_get_kernel(ctx, "attention.cl", options, "attention", &k));
 
-    const int64_t kps = keys_per_split(dev, call);
+    const int64_t kps = trr_attention_tile_keys(call, dev->loop_budget);
     const int64_t nsplit64 = kps >= a->seq_kv ? 1 : (a->seq_kv + kps - 1) / kps;
     const cl_int nsplit = (cl_int)nsplit64, kpsplit = (cl_int)(kps >= a->seq_kv ? a->seq_kv : kps);
     const int64_t rows = a->batch * a->heads_q * a->seq_q;
@@ -164,7 +132,7 @@ trr_status trr_cl_run_attention(trr_context *ctx, const trr_call *call) {
     if (st == TRR_OK) st = trr_cl_set_arg(ctx, k, 4, sizeof lse, &lse);
     if (st == TRR_OK) st = trr_cl_set_arg(ctx, k, 5, sizeof part, &part);
     if (st == TRR_OK) st = trr_cl_set_arg(ctx, k, 6, sizeof part_lse, &part_lse);
-    if (st == TRR_OK) st = trr_cl_set_arg(ctx, k, 7, (size_t)local_bytes(bm, bn, d), NULL);
+    if (st == TRR_OK) st = trr_cl_set_arg(ctx, k, 7, (size_t)trr_attention_tile_bytes(bm, bn, d), NULL);
     for (int i = 0; i < 12 && st == TRR_OK; i++)
         st = trr_cl_set_arg(ctx, k, (cl_uint)(8 + i), sizeof views[i], &views[i]);
     if (st == TRR_OK) st = out_args(ctx, k, 20, call);

@@ -8,6 +8,8 @@
  * Where the device limits an invocation's loop iterations (lavapipe) the keys are split across workgroups, each
  * within the budget, into a scratch buffer the path keeps (grown as needed), and a second dispatch merges them. */
 #include "vk_attention.h"
+#include "vk_bindset.h"
+#include "attention_tile.h"
 
 #include "op_table.h"
 
@@ -26,25 +28,12 @@ typedef struct attn_push {
 } attn_push; /* 116 bytes: inside the 128 every device offers */
 
 typedef struct trr_vk_attn_state {
-    VkDescriptorSetLayout set_layout;
-    VkPipelineLayout layout;
-    VkDescriptorPool pools[TRR_VK_SLOTS];
-    uint64_t pool_seq[TRR_VK_SLOTS];
+    trr_vk_bindset set;
     trr_vk_buffer *scratch; /* the splits' partial o and lse; NULL until a call splits */
     size_t scratch_bytes;
 } trr_vk_attn_state;
 
 static const char *dtype_suffix(trr_dtype t) { return t == TRR_F32 ? "f32" : t == TRR_F16 ? "f16" : "bf16"; }
-
-/* The query rows a workgroup takes: block_m, or every query where there are fewer. */
-static int64_t rows_of(const trr_call *call) {
-    return call->attn.seq_q < call->config.block_m ? call->attn.seq_q : call->config.block_m;
-}
-
-/* shared memory of a workgroup: Q [BM][D], K [BN][D + 1], V [BN][D], S [BM][BN], three [BM] vectors */
-static uint64_t shared_bytes(int64_t bm, int64_t bn, int64_t d) {
-    return 4u * (uint64_t)(bm * d + bn * (d + 1) + bn * d + bm * bn + 3 * bm);
-}
 
 void trr_vk_attention_choose(const trr_vk_device *d, trr_call *call) {
     trr_config *c = &call->config;
@@ -54,36 +43,12 @@ void trr_vk_attention_choose(const trr_vk_device *d, trr_call *call) {
     if (!c->block_m) c->block_m = call->attn.seq_q > 16 && gpu ? 32 : 16;
     if (!c->block_n) {
         int bn = 64;
-        while (bn > 1 && shared_bytes(rows_of(call), bn, call->attn.head_dim) >
+        while (bn > 1 && trr_attention_tile_bytes(trr_attention_tile_rows(call), bn, call->attn.head_dim) >
                              d->phys.props.limits.maxComputeSharedMemorySize)
             bn /= 2;
         c->block_n = bn;
     }
     if (!c->stages) c->stages = 1;
-}
-
-/* Loop iterations of one invocation of attention.comp, counted as if none were unrolled: outside the key loop
- * and per key block. */
-static void loop_counts(const trr_call *call, uint64_t *fixed, uint64_t *per_block) {
-    const trr_config *c = &call->config;
-    const uint64_t t = (uint64_t)c->threads, bm = (uint64_t)rows_of(call), bn = (uint64_t)c->block_n;
-    const uint64_t d = (uint64_t)call->attn.head_dim, opt = (bm * d + t - 1) / t;
-    const uint64_t loads = (bn * d + t - 1) / t, scores = (bm * bn + t - 1) / t, rows = (bm + t - 1) / t;
-    /* a loop of n iterations counted as n + 1 (llvmpipe's count runs past short loops' bodies: with one-key
-     * blocks the plain count came out a fifth short and the keys were cut) */
-    *fixed = ((bm * d + t - 1) / t + 1) + (rows + 1) + 2 * (opt + 1) + 16;
-    *per_block = 1 + (loads + 1) + (scores * (d + 2) + 1) + (rows * (2 * bn + 3) + 1) + (opt * (bn + 2) + 1) + 8;
-}
-
-/* Keys one workgroup may take within the device's loop budget (a multiple of block_n); INT64_MAX without one. */
-static int64_t keys_per_split(const trr_vk_device *d, const trr_call *call) {
-    const uint64_t budget = trr_vk_loop_budget(d);
-    if (budget == UINT64_MAX) return INT64_MAX;
-    uint64_t fixed, per_block;
-    loop_counts(call, &fixed, &per_block);
-    const uint64_t room = budget - budget / 8;
-    if (fixed + per_block > room) return 0;
-    return (int64_t)((room - fixed) / per_block) * call->config.block_n;
 }
 
 trr_status trr_vk_attention_check(trr_context *ctx, const trr_call *call) {
@@ -97,22 +62,22 @@ trr_status trr_vk_attention_check(trr_context *ctx, const trr_call *call) {
     if (c->block_m < 1 || c->block_m > 256 || c->block_n < 1 || c->block_n > 1024)
         return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: attention block_m %d and block_n %d must be 1 to 256 and "
                          "1 to 1024", c->block_m, c->block_n);
-    const uint64_t shared = shared_bytes(rows_of(call), c->block_n, call->attn.head_dim);
+    const uint64_t shared = trr_attention_tile_bytes(trr_attention_tile_rows(call), c->block_n, call->attn.head_dim);
     if (shared > d->phys.props.limits.maxComputeSharedMemorySize)
         return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: attention tiles of block_m %d, block_n %d at D = %lld take "
                          "%llu bytes of shared memory; %s has %u", c->block_m, c->block_n,
                          (long long)call->attn.head_dim, (unsigned long long)shared, d->phys.props.deviceName,
                          d->phys.props.limits.maxComputeSharedMemorySize);
-    if (keys_per_split(d, call) < 1)
+    if (trr_attention_tile_keys(call, trr_vk_loop_budget(d)) < 1)
         return trr_error(ctx, TRR_ERR_UNSUPPORTED,
                          "vulkan: attention tiles of block_m %d, block_n %d at D = %lld do not "
                          "fit one key block in the %llu loop iterations %s runs",
                          c->block_m, c->block_n, (long long)call->attn.head_dim,
                          (unsigned long long)trr_vk_loop_budget(d), d->phys.props.deviceName);
     const VkPhysicalDeviceLimits *lim = &d->phys.props.limits;
-    const int64_t kps = keys_per_split(d, call);
+    const int64_t kps = trr_attention_tile_keys(call, trr_vk_loop_budget(d));
     const int64_t nsplit = kps >= call->attn.seq_kv ? 1 : (call->attn.seq_kv + kps - 1) / kps;
-    const int64_t nqb = (call->attn.seq_q + rows_of(call) - 1) / rows_of(call);
+    const int64_t nqb = (call->attn.seq_q + trr_attention_tile_rows(call) - 1) / trr_attention_tile_rows(call);
     if (nqb > lim->maxComputeWorkGroupCount[0] || call->attn.heads_q > lim->maxComputeWorkGroupCount[1] ||
         call->attn.batch * nsplit > lim->maxComputeWorkGroupCount[2])
         return trr_error(ctx, TRR_ERR_UNSUPPORTED,
@@ -126,10 +91,7 @@ void trr_vk_attention_destroy(trr_vk_device *d) {
     trr_vk_attn_state *as = d->attn;
     if (!as) return;
     if (as->scratch) trr_vk_free(d, as->scratch);
-    for (int i = 0; i < TRR_VK_SLOTS; i++)
-        if (as->pools[i]) d->fn.vkDestroyDescriptorPool(d->device, as->pools[i], NULL);
-    if (as->layout) d->fn.vkDestroyPipelineLayout(d->device, as->layout, NULL);
-    if (as->set_layout) d->fn.vkDestroyDescriptorSetLayout(d->device, as->set_layout, NULL);
+    trr_vk_bindset_destroy(d, &as->set);
     free(as);
     d->attn = NULL;
 }
@@ -143,70 +105,8 @@ static trr_status attn_state(trr_context *ctx, trr_vk_attn_state **out) {
     trr_vk_attn_state *as = calloc(1, sizeof *as);
     if (!as) return trr_error(ctx, TRR_ERR_OUT_OF_MEMORY, "vulkan: out of host memory");
     d->attn = as; /* freed at close, whatever is left unmade here */
-    VkDescriptorSetLayoutBinding b[ATTN_BINDINGS];
-    for (uint32_t i = 0; i < ATTN_BINDINGS; i++)
-        b[i] = (VkDescriptorSetLayoutBinding){.binding = i,
-                                              .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                                              .descriptorCount = 1,
-                                              .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT};
-    VkDescriptorSetLayoutCreateInfo lci = {
-        .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
-        .flags = d->push_set ? VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR : 0,
-        .bindingCount = ATTN_BINDINGS,
-        .pBindings = b};
-    TRR_VK_CHECK(ctx, d->fn.vkCreateDescriptorSetLayout(d->device, &lci, NULL, &as->set_layout),
-                 "vkCreateDescriptorSetLayout");
-    VkPushConstantRange range = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT, .size = sizeof(attn_push)};
-    VkPipelineLayoutCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
-                                      .setLayoutCount = 1,
-                                      .pSetLayouts = &as->set_layout,
-                                      .pushConstantRangeCount = 1,
-                                      .pPushConstantRanges = &range};
-    TRR_VK_CHECK(ctx, d->fn.vkCreatePipelineLayout(d->device, &pci, NULL, &as->layout), "vkCreatePipelineLayout");
+    TRR_TRY(trr_vk_bindset_create(ctx, &as->set, ATTN_BINDINGS, sizeof(attn_push)));
     *out = as;
-    return TRR_OK;
-}
-
-/* Binds the seven buffers in the open batch: pushed, or a set from this slot's pool. */
-static trr_status bind_set(trr_context *ctx, trr_vk_attn_state *as, VkCommandBuffer cmd,
-                           const VkDescriptorBufferInfo info[ATTN_BINDINGS]) {
-    trr_vk_device *d = trr_vk_dev(ctx);
-    VkWriteDescriptorSet wr[ATTN_BINDINGS];
-    for (uint32_t i = 0; i < ATTN_BINDINGS; i++)
-        wr[i] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
-                                       .dstBinding = i,
-                                       .descriptorCount = 1,
-                                       .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                                       .pBufferInfo = &info[i]};
-    if (d->push_set) {
-        d->push_set(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, as->layout, 0, ATTN_BINDINGS, wr);
-        return TRR_OK;
-    }
-    const int slot = (int)(d->recording - d->slots);
-    if (!as->pools[slot]) {
-        /* a batch holds at most TRR_VK_BATCH_OPS ops, so as many sets */
-        VkDescriptorPoolSize size = {.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                                     .descriptorCount = ATTN_BINDINGS * TRR_VK_BATCH_OPS};
-        VkDescriptorPoolCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
-                                          .maxSets = TRR_VK_BATCH_OPS,
-                                          .poolSizeCount = 1,
-                                          .pPoolSizes = &size};
-        TRR_VK_CHECK(ctx, d->fn.vkCreateDescriptorPool(d->device, &dci, NULL, &as->pools[slot]),
-                     "vkCreateDescriptorPool");
-        as->pool_seq[slot] = d->recording->seq;
-    } else if (as->pool_seq[slot] != d->recording->seq) {
-        TRR_VK_CHECK(ctx, d->fn.vkResetDescriptorPool(d->device, as->pools[slot], 0), "vkResetDescriptorPool");
-        as->pool_seq[slot] = d->recording->seq;
-    }
-    VkDescriptorSetAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
-                                      .descriptorPool = as->pools[slot],
-                                      .descriptorSetCount = 1,
-                                      .pSetLayouts = &as->set_layout};
-    VkDescriptorSet set;
-    TRR_VK_CHECK(ctx, d->fn.vkAllocateDescriptorSets(d->device, &ai, &set), "vkAllocateDescriptorSets");
-    for (uint32_t i = 0; i < ATTN_BINDINGS; i++) wr[i].dstSet = set;
-    d->fn.vkUpdateDescriptorSets(d->device, ATTN_BINDINGS, wr, 0, NULL);
-    d->fn.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, as->layout, 0, 1, &set, 0, NULL);
     return TRR_OK;
 }
 
@@ -241,13 +141,13 @@ static trr_status dispatch(trr_context *ctx, trr_vk_attn_state *as, const char *
                            const attn_push *push, uint32_t gx, uint32_t gy, uint32_t gz) {
     trr_vk_device *d = trr_vk_dev(ctx);
     VkPipeline pipeline;
-    TRR_TRY(trr_vk_pipeline_get_in(ctx, shader, spec, 4, as->layout, &pipeline));
+    TRR_TRY(trr_vk_pipeline_get_in(ctx, shader, spec, 4, as->set.layout, &pipeline));
     VkCommandBuffer cmd;
     TRR_TRY(trr_vk_begin(ctx, &cmd));
-    TRR_TRY(bind_set(ctx, as, cmd, info));
+    TRR_TRY(trr_vk_bindset_bind(ctx, &as->set, cmd, info));
     d->fn.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
     d->recording->bound = pipeline;
-    d->fn.vkCmdPushConstants(cmd, as->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof *push, push);
+    d->fn.vkCmdPushConstants(cmd, as->set.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof *push, push);
     d->fn.vkCmdDispatch(cmd, gx, gy, gz);
     for (int i = 0; i < ATTN_BINDINGS; i++) trr_vk_use(d, bufs[i]);
     return trr_vk_end(ctx);
@@ -259,7 +159,7 @@ trr_status trr_vk_attention_run(trr_context *ctx, const trr_call *call) {
     TRR_TRY(attn_state(ctx, &as));
     const trr_attention_shape *a = &call->attn;
     const trr_config *cfg = &call->config;
-    const int64_t bm = rows_of(call), kps = keys_per_split(d, call);
+    const int64_t bm = trr_attention_tile_rows(call), kps = trr_attention_tile_keys(call, trr_vk_loop_budget(d));
     const int64_t nsplit = kps >= a->seq_kv ? 1 : (a->seq_kv + kps - 1) / kps;
     const int64_t rows = a->batch * a->heads_q * a->seq_q, D = a->head_dim;
 

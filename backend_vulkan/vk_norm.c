@@ -6,6 +6,7 @@
  * this path keeps its own four-binding set layout and pipeline layout, and, where operands go into descriptor
  * sets rather than being pushed, its own descriptor pool per batch slot. */
 #include "vk_norm.h"
+#include "vk_bindset.h"
 #include "vk_config.h"
 #include "vk_kinds.h"
 
@@ -29,12 +30,7 @@
 #define NORM_PREFETCH_THREADS 256
 
 typedef struct trr_vk_norm_state {
-    VkDescriptorSetLayout set_layout;
-    VkPipelineLayout layout;
-    /* descriptor sets (no push descriptors): one pool per batch slot, reset when the slot holds a new batch
-     * (open_batch waited for the old one); pool_seq is the batch its sets belong to */
-    VkDescriptorPool pools[TRR_VK_SLOTS];
-    uint64_t pool_seq[TRR_VK_SLOTS];
+    trr_vk_bindset set;
 } trr_vk_norm_state;
 
 static int has_bias(const trr_call *call) {
@@ -160,10 +156,7 @@ trr_status trr_vk_row_norm_check(trr_context *ctx, const trr_call *call) {
 void trr_vk_norm_destroy(trr_vk_device *d) {
     trr_vk_norm_state *ns = d->norm;
     if (!ns) return;
-    for (int i = 0; i < TRR_VK_SLOTS; i++)
-        if (ns->pools[i]) d->fn.vkDestroyDescriptorPool(d->device, ns->pools[i], NULL);
-    if (ns->layout) d->fn.vkDestroyPipelineLayout(d->device, ns->layout, NULL);
-    if (ns->set_layout) d->fn.vkDestroyDescriptorSetLayout(d->device, ns->set_layout, NULL);
+    trr_vk_bindset_destroy(d, &ns->set);
     free(ns);
     d->norm = NULL;
 }
@@ -179,70 +172,8 @@ static trr_status norm_state(trr_context *ctx, trr_vk_norm_state **out) {
     trr_vk_norm_state *ns = calloc(1, sizeof *ns);
     if (!ns) return trr_error(ctx, TRR_ERR_OUT_OF_MEMORY, "vulkan: out of host memory");
     d->norm = ns; /* freed at close, whatever is left unmade here */
-    VkDescriptorSetLayoutBinding b[NORM_BINDINGS];
-    for (uint32_t i = 0; i < NORM_BINDINGS; i++)
-        b[i] = (VkDescriptorSetLayoutBinding){.binding = i,
-                                              .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                                              .descriptorCount = 1,
-                                              .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT};
-    VkDescriptorSetLayoutCreateInfo lci = {
-        .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
-        .flags = d->push_set ? VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR : 0,
-        .bindingCount = NORM_BINDINGS,
-        .pBindings = b};
-    TRR_VK_CHECK(ctx, d->fn.vkCreateDescriptorSetLayout(d->device, &lci, NULL, &ns->set_layout),
-                 "vkCreateDescriptorSetLayout");
-    VkPushConstantRange range = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT, .size = sizeof(trr_vk_push)};
-    VkPipelineLayoutCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
-                                      .setLayoutCount = 1,
-                                      .pSetLayouts = &ns->set_layout,
-                                      .pushConstantRangeCount = 1,
-                                      .pPushConstantRanges = &range};
-    TRR_VK_CHECK(ctx, d->fn.vkCreatePipelineLayout(d->device, &pci, NULL, &ns->layout), "vkCreatePipelineLayout");
+    TRR_TRY(trr_vk_bindset_create(ctx, &ns->set, NORM_BINDINGS, sizeof(trr_vk_push)));
     *out = ns;
-    return TRR_OK;
-}
-
-/* Binds the four operands in the open batch: pushed, or a set from this slot's pool. */
-static trr_status bind_set(trr_context *ctx, trr_vk_norm_state *ns, VkCommandBuffer cmd,
-                           const VkDescriptorBufferInfo info[NORM_BINDINGS]) {
-    trr_vk_device *d = trr_vk_dev(ctx);
-    VkWriteDescriptorSet wr[NORM_BINDINGS];
-    for (uint32_t i = 0; i < NORM_BINDINGS; i++)
-        wr[i] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
-                                       .dstBinding = i,
-                                       .descriptorCount = 1,
-                                       .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                                       .pBufferInfo = &info[i]};
-    if (d->push_set) {
-        d->push_set(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, ns->layout, 0, NORM_BINDINGS, wr);
-        return TRR_OK;
-    }
-    const int slot = (int)(d->recording - d->slots);
-    if (!ns->pools[slot]) {
-        /* a batch holds at most TRR_VK_BATCH_OPS ops, so as many sets */
-        VkDescriptorPoolSize size = {.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                                     .descriptorCount = NORM_BINDINGS * TRR_VK_BATCH_OPS};
-        VkDescriptorPoolCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
-                                          .maxSets = TRR_VK_BATCH_OPS,
-                                          .poolSizeCount = 1,
-                                          .pPoolSizes = &size};
-        TRR_VK_CHECK(ctx, d->fn.vkCreateDescriptorPool(d->device, &dci, NULL, &ns->pools[slot]),
-                     "vkCreateDescriptorPool");
-        ns->pool_seq[slot] = d->recording->seq;
-    } else if (ns->pool_seq[slot] != d->recording->seq) {
-        TRR_VK_CHECK(ctx, d->fn.vkResetDescriptorPool(d->device, ns->pools[slot], 0), "vkResetDescriptorPool");
-        ns->pool_seq[slot] = d->recording->seq;
-    }
-    VkDescriptorSetAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
-                                      .descriptorPool = ns->pools[slot],
-                                      .descriptorSetCount = 1,
-                                      .pSetLayouts = &ns->set_layout};
-    VkDescriptorSet set;
-    TRR_VK_CHECK(ctx, d->fn.vkAllocateDescriptorSets(d->device, &ai, &set), "vkAllocateDescriptorSets");
-    for (uint32_t i = 0; i < NORM_BINDINGS; i++) wr[i].dstSet = set;
-    d->fn.vkUpdateDescriptorSets(d->device, NORM_BINDINGS, wr, 0, NULL);
-    d->fn.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, ns->layout, 0, 1, &set, 0, NULL);
     return TRR_OK;
 }
 
@@ -276,7 +207,7 @@ static trr_status run_part(trr_context *ctx, const trr_call *c) {
     char shader[64];
     trr_vk_shader_name(shader, sizeof shader, desc, "", c->x.dtype, c->z.dtype);
     VkPipeline pipeline;
-    TRR_TRY(trr_vk_pipeline_get_in(ctx, shader, spec, 7, ns->layout, &pipeline));
+    TRR_TRY(trr_vk_pipeline_get_in(ctx, shader, spec, 7, ns->set.layout, &pipeline));
     /* one workgroup per row, spread over x and y (trr_group_id) */
     const uint64_t groups = (uint64_t)c->rows, max_x = d->phys.props.limits.maxComputeWorkGroupCount[0];
     const uint64_t gx = groups < max_x ? groups : max_x, gy = (groups + gx - 1) / gx;
@@ -286,10 +217,10 @@ static trr_status run_part(trr_context *ctx, const trr_call *c) {
 
     VkCommandBuffer cmd;
     TRR_TRY(trr_vk_begin(ctx, &cmd));
-    TRR_TRY(bind_set(ctx, ns, cmd, info));
+    TRR_TRY(trr_vk_bindset_bind(ctx, &ns->set, cmd, info));
     d->fn.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
     d->recording->bound = pipeline;
-    d->fn.vkCmdPushConstants(cmd, ns->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof push, &push);
+    d->fn.vkCmdPushConstants(cmd, ns->set.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof push, &push);
     d->fn.vkCmdDispatch(cmd, (uint32_t)gx, (uint32_t)gy, 1);
     for (int i = 0; i < NORM_BINDINGS; i++) trr_vk_use(d, ops[i]->mem);
     return trr_vk_end(ctx);

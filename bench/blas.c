@@ -48,7 +48,7 @@ static trr_status run_sgemm(trr_context *ctx, void *user) {
 trr_status trr_bench_blas_call(trr_bench_blas *b, trr_context *ctx, const trr_bench_setup *s, trr_bench_timed *out,
                                const char **out_what) {
     const trr_case *c = &s->tcase;
-    if (c->op != TRR_OP_MATMUL || c->in_dtype != TRR_F32 || c->out_dtype != TRR_F32 || c->batch > 0) {
+    if (trr_op_desc_get(c->op)->shape != TRR_SHAPE_MATMUL || c->in_dtype != TRR_F32 || c->out_dtype != TRR_F32 || c->batch > 0) {
         *out_what = "no sgemm equivalent for this case (the system BLAS has no half-precision GEMM)";
         return trr_error(ctx, TRR_ERR_UNSUPPORTED, "%s", *out_what);
     }

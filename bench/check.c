@@ -185,7 +185,7 @@ trr_status trr_bench_check_output(const trr_case *c, const trr_call *call, const
         const double rms = n_s ? sqrt(ref2 / (double)n_s) : 0;
         int64_t dims[3];
         trr_case_dims(c, dims);
-        const double floor_ = trr_conf_half_floor(odt, rms, dims[2]);
+        const double floor_ = trr_conf_product_floor(odt, c->in_dtype, rms, dims[2], w2.bound);
         for (int64_t i = 0; i < n_s; i++)
             trr_conf_note(&w2, fabs(got_s[i] - want_s[i]) / fmax(fabs(want_s[i]), floor_), rc_s[2 * i],
                           rc_s[2 * i + 1], got_s[i], want_s[i]);

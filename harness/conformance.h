@@ -23,6 +23,9 @@
  *   any bf16 output                as f16 with ||err||_F / ||ref||_F <= 8e-3 and max relative error <= 4e-2,
  *                                  floor = max(2^-126, 2^-7 * rms(ref) * max(1, (K/4096)^1.5)): the same
  *                                  rule in bf16's epsilon (trr_conf_bf16_floor says why)
+ *   matmul of 8-bit floats         f32 output ||err||_F / ||ref||_F <= 1e-3; f16 and bf16 outputs as above with
+ *                                  the floor at least 2^-10 * rms(ref) / the relative bound, the FP8 tensor
+ *                                  cores' summation error (trr_conf_product_floor says why)
  *   rgb_to_grey u8 output          equal to round-to-nearest of docs/ops.md's f32 expression (0.2989·R first,
  *                                  then + 0.5870·G, then + 0.1140·B, each rounded to f32), clamped; where
  *                                  the exact value lies within 1e-4 of a .5 tie either neighbour is accepted

@@ -281,6 +281,11 @@ double trr_conf_half_floor(trr_dtype dt, double rms, int64_t k) {
     return dt == TRR_BF16 ? trr_conf_bf16_floor(rms, k) : trr_conf_f16_floor(rms, k);
 }
 
+double trr_conf_product_floor(trr_dtype out, trr_dtype in, double rms, int64_t k, double rel_bound) {
+    const double half = trr_conf_half_floor(out, rms, k);
+    return trr_dtype_is_f8(in) ? fmax(half, TRR_CONF_F8_SUM_ERROR * rms / rel_bound) : half;
+}
+
 uint32_t trr_conf_poison(trr_dtype dt) {
     switch (dt) {
     case TRR_U8:
@@ -321,10 +326,9 @@ trr_status trr_conf_check(const trr_conf_check_input *in, trr_conf_result *res) 
     const double rms = rows * cols > 0 ? sqrt(ref2 / (double)(rows * cols)) : 0;
     int64_t dims[3];
     trr_case_dims(tc, dims);
-    const double f16_floor = trr_conf_half_floor(odt, rms, dims[2]);
-
     trr_conf_worst w1, w2;
     trr_conf_worst_init(mode, tc->op, &w1, &w2);
+    const double f16_floor = trr_conf_product_floor(odt, tc->in_dtype, rms, dims[2], w2.bound);
 
     int64_t unwritten = 0, nonfinite = 0, special = 0;
     int64_t first_unwritten[2] = {-1, -1}, first_nonfinite[2] = {-1, -1}, first_special[2] = {-1, -1};

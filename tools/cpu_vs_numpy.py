@@ -2,6 +2,7 @@
 """trireme's CPU backend beside NumPy's expression of the same op, in one process, on the same inputs.
 
     PYTHONPATH=python TRIREME_LIBRARY=build/libtrireme.so /usr/bin/python3 tools/cpu_vs_numpy.py [--quick]
+        [--only matmul,softmax,gelu,silu,attention]
 
 Timed (each the best of --reps calls, trireme and NumPy alternated in blocks of about 0.3 s so both see the same
 machine load; inputs uniform in [-4, 4), outputs preallocated, no copies inside the timed call):
@@ -97,7 +98,13 @@ def main():
     ap.add_argument("--reps", type=int, default=0, help="timed calls per case (default: by size)")
     ap.add_argument("--quick", action="store_true", help="matmul at 1024^3 only, the streaming ops at 2^22")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--only", default="matmul,softmax,gelu,silu,attention",
+                    help="comma-separated cases to run (default: all)")
     args = ap.parse_args()
+    only = set(args.only.split(","))
+    unknown = only - {"matmul", "softmax", "gelu", "silu", "attention"}
+    if unknown:
+        sys.exit(f"cpu_vs_numpy: unknown case(s) {', '.join(sorted(unknown))}")
     for var in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
         if os.environ.get(var):
             sys.exit(f"cpu_vs_numpy: {var} is set: it forces OpenBLAS's kernel, so NumPy would not run its own; "
@@ -112,7 +119,7 @@ def main():
           f"{'ratio':>7} {'goal':>6}  met")
 
     sizes = (1024,) if args.quick else (1024, 2048, 4096)
-    for n in sizes:
+    for n in sizes if "matmul" in only else ():
         reps = args.reps or (40 if n <= 1024 else 12 if n <= 2048 else 4)
         a = rng.uniform(-4, 4, (n, n)).astype(np.float32)
         b = rng.uniform(-4, 4, (n, n)).astype(np.float32)
@@ -144,11 +151,13 @@ def main():
         e = np.exp(x - m)
         return e / e.sum(axis=1, keepdims=True)
 
-    ctx.softmax(tx, out=ty)
-    check("softmax", ty.numpy(), np_softmax(), 1e-5)
-    t_trr, t_np = best_pair(lambda: ctx.softmax(tx, out=ty), np_softmax, reps)
-    gbs = 8.0 * x.size
-    row("softmax f32", f"{rows}x4096", gbs / t_trr * 1e-9, "GB/s", gbs / t_np * 1e-9, "NumPy", t_np / t_trr, 3.0)
+    if "softmax" in only:
+        ctx.softmax(tx, out=ty)
+        check("softmax", ty.numpy(), np_softmax(), 1e-5)
+        t_trr, t_np = best_pair(lambda: ctx.softmax(tx, out=ty), np_softmax, reps)
+        gbs = 8.0 * x.size
+        row("softmax f32", f"{rows}x4096", gbs / t_trr * 1e-9, "GB/s", gbs / t_np * 1e-9, "NumPy", t_np / t_trr,
+            3.0)
 
     n = 1 << (22 if args.quick else 24)
     v = rng.uniform(-4, 4, n).astype(np.float32)
@@ -156,6 +165,8 @@ def main():
     exprs = {"gelu": lambda: np.float32(0.5) * v * (np.float32(1) + np.tanh(GELU_C * (v + GELU_A * v ** 3))),
              "silu": lambda: v / (np.float32(1) + np.exp(-v))}
     for name, np_f in exprs.items():
+        if name not in only:
+            continue
         op = getattr(ctx, name)
         op(tv, out=tw)
         check(name, tw.numpy(), np_f(), 1e-5)
@@ -177,6 +188,8 @@ def main():
         sc /= sc.sum(axis=-1, keepdims=True)
         return np.matmul(sc, v)
 
+    if "attention" not in only:
+        return 0
     ctx.attention(tq, tk, tv, out=to)
     check("attention", to.numpy(), np_attention(), 1e-5)
     t_trr, t_np = best_pair(lambda: ctx.attention(tq, tk, tv, out=to), np_attention, args.reps or 8)

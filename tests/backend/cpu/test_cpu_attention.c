@@ -1,9 +1,12 @@
 /* The CPU attention kernel (backend_cpu/attention.c) under block shapes the heuristic never picks: one query row
  * and one key per block, blocks that are not multiples of the vector chunk, blocks larger than any sequence, and a
  * query block smaller than a GQA group. Each runs attention's quick conformance cases (every dtype, GQA, causal,
- * rows that see no key, lse, [B,S,H,D] views). */
+ * rows that see no key, lse, [B,S,H,D] views). And f32 keys and values in overlapping views, which the BLAS cannot
+ * read in place. */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -45,4 +48,90 @@ Test(cpu_attention, oversized_blocks_are_refused) {
     cr_expect(strstr(rep->results[0].message, "block_n 4096"), "%s", rep->results[0].message);
     trr_conformance_free(rep);
     trr_context_destroy(ctx);
+}
+
+/* f32 keys and values in views whose rows overlap (row stride 5 < D = 24, which docs/ops.md allows for inputs):
+ * the BLAS cannot read them in place (a leading dimension below the row length), so the kernel widens them into
+ * its block copies instead. GQA 2, causal with Sq < Skv, key blocks of 64 so rows cross several blocks, lse;
+ * checked against a float64 reference with docs/ops.md's f32 bounds. */
+Test(cpu_attention, overlapping_f32_kv_rows) {
+    enum { B = 2, HQ = 4, HKV = 2, SQ = 37, SKV = 300, D = 24, KS = 5 };
+    const int64_t hs = (int64_t)(SKV - 1) * KS + D + 3; /* one kv head's span, then a gap */
+    const int64_t kv_len = (int64_t)B * HKV * hs, q_len = (int64_t)B * HQ * SQ * D;
+    float *q = malloc(sizeof(float) * (size_t)q_len), *kv = malloc(sizeof(float) * (size_t)(2 * kv_len));
+    float *o = malloc(sizeof(float) * (size_t)q_len), *lse = malloc(sizeof(float) * B * HQ * SQ);
+    cr_assert(q && kv && o && lse);
+    uint64_t st = (uint64_t)time(NULL) * 2654435761u + 1;
+    for (int64_t i = 0; i < q_len + 2 * kv_len; i++) {
+        st = st * 6364136223846793005u + 1442695040888963407u;
+        const float r = (float)((double)(st >> 40) / (double)(1u << 24)) * 2.0f - 1.0f;
+        if (i < q_len) q[i] = r;
+        else kv[i - q_len] = r;
+    }
+    trr_context *ctx = NULL;
+    cr_assert_eq(trr_context_create("cpu", &ctx), TRR_OK);
+    const trr_config blocks = {.block_m = 16, .block_n = 64};
+    cr_assert_eq(trr_config_override(ctx, TRR_OP_ATTENTION, &blocks), TRR_OK);
+    trr_buffer *bq = NULL, *bkv = NULL, *bo = NULL, *bl = NULL;
+    cr_assert_eq(trr_buffer_create(ctx, sizeof(float) * (size_t)q_len, &bq), TRR_OK);
+    cr_assert_eq(trr_buffer_create(ctx, sizeof(float) * (size_t)(2 * kv_len), &bkv), TRR_OK);
+    cr_assert_eq(trr_buffer_create(ctx, sizeof(float) * (size_t)q_len, &bo), TRR_OK);
+    cr_assert_eq(trr_buffer_create(ctx, sizeof(float) * B * HQ * SQ, &bl), TRR_OK);
+    cr_assert_eq(trr_buffer_write(ctx, bq, 0, q, sizeof(float) * (size_t)q_len), TRR_OK);
+    cr_assert_eq(trr_buffer_write(ctx, bkv, 0, kv, sizeof(float) * (size_t)(2 * kv_len)), TRR_OK);
+    const trr_tensor tq = {bq, 0, TRR_F32, 4, {B, HQ, SQ, D}, {HQ * SQ * D, SQ * D, D, 1}};
+    const trr_tensor tk = {bkv, 0, TRR_F32, 4, {B, HKV, SKV, D}, {HKV * hs, hs, KS, 1}};
+    const trr_tensor tv = {bkv, sizeof(float) * (size_t)kv_len, TRR_F32, 4, {B, HKV, SKV, D}, {HKV * hs, hs, KS, 1}};
+    const trr_tensor to = {bo, 0, TRR_F32, 4, {B, HQ, SQ, D}, {HQ * SQ * D, SQ * D, D, 1}};
+    const trr_tensor tl = {bl, 0, TRR_F32, 3, {B, HQ, SQ}, {HQ * SQ, SQ, 1}};
+    cr_assert_eq(trr_attention(ctx, &tq, &tk, &tv, &to, &tl, 0.0f, 1), TRR_OK, "%s", trr_last_error(ctx));
+    cr_assert_eq(trr_synchronize(ctx), TRR_OK);
+    cr_assert_eq(trr_buffer_read(ctx, bo, 0, o, sizeof(float) * (size_t)q_len), TRR_OK);
+    cr_assert_eq(trr_buffer_read(ctx, bl, 0, lse, sizeof(float) * B * HQ * SQ), TRR_OK);
+
+    const double scale = (double)(float)(1.0 / sqrt((double)D)), u = ldexp(1.0, -24) * (D + 8);
+    double err2 = 0.0, ref2 = 0.0, L = 0.0;
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < HQ; h++)
+            for (int i = 0; i < SQ; i++) {
+                const float *k = kv + (b * HKV + h / (HQ / HKV)) * hs, *v = k + kv_len;
+                const float *qr = q + ((int64_t)(b * HQ + h) * SQ + i) * D;
+                const int seen = i + (SKV - SQ) + 1; /* causal, bottom-right aligned: every row sees a key */
+                double s[SKV], m = -INFINITY, l = 0.0, acc[D] = {0}, Li = 0.0;
+                for (int j = 0; j < seen; j++) {
+                    double dot = 0.0, mag = 0.0;
+                    for (int d = 0; d < D; d++) {
+                        dot += (double)qr[d] * k[j * KS + d];
+                        mag += fabs((double)qr[d] * k[j * KS + d]);
+                    }
+                    s[j] = scale * dot;
+                    m = s[j] > m ? s[j] : m;
+                    Li = scale * mag > Li ? scale * mag : Li;
+                }
+                for (int j = 0; j < seen; j++) {
+                    const double p = exp(s[j] - m);
+                    l += p;
+                    for (int d = 0; d < D; d++) acc[d] += p * v[j * KS + d];
+                }
+                const float *orow = o + ((int64_t)(b * HQ + h) * SQ + i) * D;
+                for (int d = 0; d < D; d++) {
+                    const double r = acc[d] / l;
+                    err2 += (orow[d] - r) * (orow[d] - r);
+                    ref2 += r * r;
+                }
+                const double lse_ref = m + log(l), lerr = fabs(lse[(b * HQ + h) * SQ + i] - lse_ref);
+                cr_expect_leq(lerr, 1e-5 * (1.0 + fabs(lse_ref)) + u * Li, "lse (%d,%d,%d): %g off %g", b, h, i,
+                              lerr, lse_ref);
+                L = Li > L ? Li : L;
+            }
+    cr_expect_leq(sqrt(err2 / ref2), 1e-5 + u * L, "o: Frobenius relative error %g", sqrt(err2 / ref2));
+    trr_buffer_destroy(bq);
+    trr_buffer_destroy(bkv);
+    trr_buffer_destroy(bo);
+    trr_buffer_destroy(bl);
+    trr_context_destroy(ctx);
+    free(q);
+    free(kv);
+    free(o);
+    free(lse);
 }
