@@ -1,16 +1,16 @@
 /* A user op from C: swiglu, y = x * silu(g), with kernels for the CPU (below), OpenCL C (swiglu.cl), CUDA C
- * (swiglu.cu) and Vulkan (swiglu.comp, compiled to SPIR-V at build time). Built as a shared library that exports
- * one registration function, which `trireme conformance --ops-lib`, `trireme bench --ops-lib` and
- * trr_ops_library_load call (docs/custom-ops.md walks through it). */
+ * (swiglu.cu) and Vulkan (swiglu.comp, compiled to SPIR-V at build time). Built as a shared library (with
+ * silu_user.c's op) that exports one registration function, which `trireme conformance --ops-lib`, `trireme
+ * bench --ops-lib` and trr_ops_library_load call (docs/custom-ops.md walks through it). */
 #include <math.h>
 #include <stdint.h>
 
-#include "trireme.h"
+#include "custom_op.h"
 
 /* the kernel sources, embedded by the build (CMakeLists.txt): swiglu_cl, swiglu_cu (text), swiglu_spirv (words) */
 #include "swiglu_cl.h"
 #include "swiglu_cu.h"
-#ifdef SWIGLU_SPIRV /* built where glslangValidator is */
+#ifdef CUSTOM_OP_SPIRV /* built where glslangValidator is */
 #include "swiglu_spirv.h"
 #endif
 
@@ -34,7 +34,8 @@ static double swiglu_reference(const double *in, const double *params, void *use
     return in[0] * (in[1] / (1.0 + exp(-in[1])));
 }
 
-/* The one symbol the library exports (TRR_OPS_REGISTER_SYMBOL): it defines the library's ops. */
+/* The one symbol the library exports (TRR_OPS_REGISTER_SYMBOL): it defines the library's ops, swiglu here and
+ * silu_user (silu_user.c). */
 __attribute__((visibility("default"))) trr_status trireme_register_ops(void);
 trr_status trireme_register_ops(void) {
     static const trr_op_def def = {
@@ -47,7 +48,7 @@ trr_status trireme_register_ops(void) {
         .n_tiles = 2,
         .cuda = {.source = swiglu_cu, .entry = "swiglu"},
         .opencl = {.source = swiglu_cl, .entry = "swiglu"},
-#ifdef SWIGLU_SPIRV
+#ifdef CUSTOM_OP_SPIRV
         .vulkan = {.spirv = swiglu_spirv, .spirv_words = sizeof swiglu_spirv / sizeof swiglu_spirv[0]},
 #endif
         .cpu = swiglu_cpu,
@@ -59,5 +60,6 @@ trr_status trireme_register_ops(void) {
         .transcendental = 1,
     };
     trr_op op;
-    return trr_op_define(&def, &op);
+    const trr_status st = trr_op_define(&def, &op);
+    return st != TRR_OK ? st : custom_op_define_silu_user();
 }

@@ -1,8 +1,8 @@
 // swiglu in GLSL 450, compiled to SPIR-V at build time (glslangValidator --vn): y = x * silu(g), f32. The layout
 // is docs/custom-ops.md's for Vulkan: bindings 0 and 1 the inputs (x, g), 2 the output (y); the push constants
 // rows, cols, the dtype (always f32 here: the definition's only one), the three element offsets, x's row stride,
-// an unused word, g's and y's row strides (then the parameters: none here); specialization constant 0 is the threads per workgroup, 1 and 2 the tile
-// parameters BLOCK and ITEMS. silu: see swiglu.cl.
+// an unused word, g's and y's row strides (then the parameters: none here); specialization constant 0 is the
+// threads per workgroup, 1 and 2 the tile parameters BLOCK and ITEMS. silu: see swiglu.cl.
 #version 450
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint BLOCK = 256;

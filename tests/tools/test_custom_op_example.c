@@ -14,11 +14,13 @@
 
 static void conformance_on(const char *spec) {
     trr_context_destroy(open_device_or_skip(spec, NULL)); /* skips, or fails where required, with the reason */
-    const char *args[] = {"conformance", "--ops-lib", TRR_SWIGLU_LIB, "--ops", "swiglu", "--device", spec,
+    const char *args[] = {"conformance", "--ops-lib", TRR_SWIGLU_LIB, "--ops", "swiglu,silu_user", "--device", spec,
                           "--quick", NULL};
     cli_child *r = cli_child_run(args);
     CLI_EXPECT(r, 0);
-    cr_expect(strstr(r->out, "swiglu f32->f32") && strstr(r->out, " 0 failed, 0 unsupported"), "%s", r->out);
+    cr_expect(strstr(r->out, "swiglu f32->f32") && strstr(r->out, "silu_user f32->f32") &&
+                  strstr(r->out, " 0 failed, 0 unsupported"),
+              "%s", r->out);
 }
 
 Test(custom_op_example, swiglu_conformance_cpu) { conformance_on("cpu"); }

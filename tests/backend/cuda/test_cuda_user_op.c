@@ -1,6 +1,6 @@
 /* A user op's CUDA C through the backend's NVRTC path (a variant carrying the definition's text, as
- * backend_cuda/user.c compiles it): examples/custom_op/swiglu.cu for A100 (sm_80) and H100/H200 (sm_90a) at
- * tile candidates of its definition, with no warning; a source with an error gives TRR_ERR_COMPILE and the
+ * backend_cuda/user.c compiles it): examples/custom_op's swiglu.cu and silu_user.cu for A100 (sm_80) and
+ * H100/H200 (sm_90a) at tile candidates of their definitions (silu_user reads no ITEMS), with no warning; a source with an error gives TRR_ERR_COMPILE and the
  * compiler's log. Needs NVRTC only; skipped, with the reason, where it is not installed. */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -11,6 +11,9 @@
 
 #ifndef TRR_SWIGLU_CU
 #error "TRR_SWIGLU_CU must name examples/custom_op/swiglu.cu"
+#endif
+#ifndef TRR_SILU_USER_CU
+#error "TRR_SILU_USER_CU must name examples/custom_op/silu_user.cu"
 #endif
 
 static char *read_text(const char *path) {
@@ -42,21 +45,28 @@ static trr_status compile(const char *text, const char *arch, int block, int ite
     return st;
 }
 
-Test(cuda_user_op, swiglu_compiles_for_sm_80_and_sm_90a, .timeout = 600) {
+static void compiles_for_sm_80_and_sm_90a(const char *path) {
     need_nvrtc();
-    char *text = read_text(TRR_SWIGLU_CU);
+    char *text = read_text(path);
     static const char *const archs[] = {"sm_80", "sm_90a"};
     static const int tiles[][2] = {{256, 4}, {1024, 8}, {128, 1}};
     for (int a = 0; a < 2; a++)
         for (int t = 0; t < 3; t++) {
             char *log = NULL;
             const trr_status st = compile(text, archs[a], tiles[t][0], tiles[t][1], &log);
-            cr_expect_eq(st, TRR_OK, "%s BLOCK=%d ITEMS=%d: %s", archs[a], tiles[t][0], tiles[t][1],
+            cr_expect_eq(st, TRR_OK, "%s %s BLOCK=%d ITEMS=%d: %s", path, archs[a], tiles[t][0], tiles[t][1],
                          trr_last_error(NULL));
             cr_expect(!log || !strstr(log, "warning"), "%s: %s", archs[a], log);
             free(log);
         }
     free(text);
+}
+
+Test(cuda_user_op, swiglu_compiles_for_sm_80_and_sm_90a, .timeout = 600) {
+    compiles_for_sm_80_and_sm_90a(TRR_SWIGLU_CU);
+}
+Test(cuda_user_op, silu_user_compiles_for_sm_80_and_sm_90a, .timeout = 600) {
+    compiles_for_sm_80_and_sm_90a(TRR_SILU_USER_CU);
 }
 
 Test(cuda_user_op, a_compile_error_returns_the_log) {
