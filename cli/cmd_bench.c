@@ -45,6 +45,7 @@ static void usage(FILE *out) {
     list_benches(out, "                ");
     fprintf(out,
             "                or an op name (every benchmark of that op); default: all\n"
+            "  --ops-lib FILE  also the user ops a library defines and their benchmarks (docs/custom-ops.md)\n"
             "  --device D    cpu, cuda:0, opencl:1, ..., or all (every available device); repeat or comma-separate\n"
             "                for several; default: TRIREME_DEVICE, else auto\n"
             "  --sizes       quick (default: a few sizes per benchmark; on a CPU device each halved until it\n"

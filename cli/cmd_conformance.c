@@ -18,6 +18,7 @@ static void print_help(void) {
            "  --device D|all   one device (cpu, cuda:0, opencl:1, ...; default: TRIREME_DEVICE, else auto),\n"
            "                   or every device of every available backend\n"
            "  --ops LIST       comma-separated ops to check (default: all)\n"
+           "  --ops-lib FILE   also the user ops a library defines (docs/custom-ops.md); repeatable\n"
            "  --quick          the small subset (for sanitizer builds)\n"
            "  --seed S         input seed (default: a fresh one, printed; the same seed repeats a run)\n"
            "  --json FILE      also write every case and the summary as JSON\n"

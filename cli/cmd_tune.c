@@ -81,7 +81,8 @@ static void usage(FILE *out) {
             "  --tf32           matmul f32 with TRR_MATMUL_ALLOW_TF32 (a separate database key)\n"
             "  --list           print each job's candidates and why any are dropped; time nothing\n"
             "  --no-write       tune and report, but leave the database alone\n"
-            "  --seed N         input seed\n");
+            "  --seed N         input seed\n"
+            "  --ops-lib FILE   also the user ops a library defines (docs/custom-ops.md); repeatable\n");
 }
 
 /* Splits a comma list into items (in place in a copy). */
