@@ -1,7 +1,6 @@
 /* trr_op_define: checks a user's op definition, copies it and makes its op-table row (user_op.h). */
 #include "user_op.h"
 
-#include "cache.h"
 #include "config_fields.h"
 #include "dynlib.h"
 #include "tune.h"
@@ -193,16 +192,9 @@ static trr_status check_code(trr_user_op *u, trr_user_api api, const trr_kernel_
         if (!u->spirv) return trr_error(NULL, TRR_ERR_OUT_OF_MEMORY, "trr_op_define: no host memory");
         memcpy(u->spirv, code->spirv, code->spirv_words * 4);
         u->spirv_words = code->spirv_words;
-        const void *parts[1] = {u->spirv};
-        const size_t sizes[1] = {u->spirv_words * 4};
-        u->code_hash[api] = trr_hash_parts(parts, sizes, 1);
         return TRR_OK;
     }
-    TRR_TRY(copy_text(&u->source[api], code->source));
-    const void *parts[2] = {u->source[api], u->entry[api]};
-    const size_t sizes[2] = {strlen(u->source[api]), strlen(u->entry[api])};
-    u->code_hash[api] = trr_hash_parts(parts, sizes, 2);
-    return TRR_OK;
+    return copy_text(&u->source[api], code->source);
 }
 
 static void free_user(trr_user_op *u) {

@@ -29,10 +29,11 @@ typedef struct trr_user_op {
     int tile_field[TRR_MAX_TILE_PARAMS]; /* index into trr_config_fields */
     char groups[3][TRR_USER_EXPR_MAX], threads[TRR_USER_EXPR_MAX];
     char entry[TRR_USER_APIS][TRR_USER_NAME_MAX];
-    char *source[TRR_USER_APIS];  /* CUDA C, OpenCL C; NULL where the API has none */
+    char *source[TRR_USER_APIS];  /* CUDA C, OpenCL C; NULL where the API has none. The disk caches' keys hash
+                                     the whole text (OpenCL's programs, CUDA's cubins); in memory a kernel is
+                                     kept per op id, which no other definition takes */
     uint32_t *spirv;              /* Vulkan */
     size_t spirv_words;
-    uint64_t code_hash[TRR_USER_APIS]; /* of the source or SPIR-V: part of every kernel-cache key */
     trr_op_signature signatures[TRR_MAX_USER_DTYPES];
     trr_op_bench bench;
     char bench_name[TRR_USER_NAME_MAX + 8], bench_title[160];

@@ -6,7 +6,10 @@
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
+#include <dirent.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "test_support.h"
@@ -340,6 +343,74 @@ Test(user_op, one_source_serves_each_dtype_through_trr_dtype) {
     }
     free(f);
     trr_context_destroy(ctx);
+}
+
+/* An edited kernel compiles again: two processes define the same op (same name, same id) with different
+ * sources against one disk cache, and the second gets its own source's results. */
+static const char mul_cl[] =
+    "__kernel void add_copy(__global const float *x, __global const float *y, __global float *z, long xo, long yo,\n"
+    "                       long zo, int rows, int cols, int xs, int ys, int zs) {\n"
+    "    int c = (int)get_global_id(0), r = (int)get_global_id(1);\n"
+    "    if (c >= cols || r >= rows) return;\n"
+    "    z[zo + (long)r * zs + c] = x[xo + (long)r * xs + c] * y[yo + (long)r * ys + c];\n"
+    "}\n";
+
+/* In a child process: defines "edited" with source, runs it on 64 elements and exits 0 when z = x * y (multiply)
+ * or z = x + y (not), 1 otherwise, 2 when OpenCL is absent. */
+static void run_edited(const char *source, int multiply) {
+    trr_context *ctx = NULL;
+    if (trr_context_create("opencl:0", &ctx) != TRR_OK) _exit(2);
+    trr_op_def d = base_def("edited", "x[N], y[N] -> z[N]");
+    d.opencl = (trr_kernel_code){source, NULL, 0, "add_copy"};
+    d.launch.groups[1] = NULL;
+    trr_op op;
+    float x[64], y[64], z[64];
+    for (int i = 0; i < 64; i++) x[i] = (float)i, y[i] = 3.0f;
+    trr_buffer *b;
+    trr_tensor tx, ty, tz;
+    if (trr_op_define(&d, &op) != TRR_OK || op != TRR_OP_COUNT || trr_buffer_create(ctx, 768, &b) != TRR_OK ||
+        trr_buffer_write(ctx, b, 0, x, 256) != TRR_OK || trr_buffer_write(ctx, b, 256, y, 256) != TRR_OK)
+        _exit(1);
+    trr_tensor_1d(b, 0, TRR_F32, 64, &tx);
+    trr_tensor_1d(b, 256, TRR_F32, 64, &ty);
+    trr_tensor_1d(b, 512, TRR_F32, 64, &tz);
+    const trr_tensor *ops[3] = {&tx, &ty, &tz};
+    if (trr_op_run(ctx, op, ops, NULL) != TRR_OK || trr_buffer_read(ctx, b, 512, z, 256) != TRR_OK) _exit(1);
+    for (int i = 0; i < 64; i++)
+        if (z[i] != (multiply ? x[i] * y[i] : x[i] + y[i])) _exit(1);
+    _exit(0);
+}
+
+static int in_child(const char *source, int multiply) {
+    fflush(NULL);
+    const pid_t pid = fork();
+    cr_assert(pid >= 0);
+    if (pid == 0) run_edited(source, multiply);
+    int ws = 0;
+    cr_assert_eq(waitpid(pid, &ws, 0), pid);
+    return WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
+}
+
+Test(user_op, an_edited_kernel_compiles_again) {
+    char dir[] = "/tmp/trireme-user-cache-XXXXXX";
+    cr_assert(mkdtemp(dir));
+    setenv("TRIREME_CACHE_DIR", dir, 1);
+    const int first = in_child(add_cl, 0);
+    if (first == 2) {
+        if (backend_required("opencl")) cr_assert_fail("opencl is required but absent");
+        cr_skip_test("opencl:0 is not here");
+    }
+    cr_assert_eq(first, 0, "the first source's results are wrong");
+    DIR *d = opendir(dir);
+    cr_assert(d);
+    int entries = 0;
+    for (struct dirent *e; (e = readdir(d));) entries += strstr(e->d_name, "opencl-") == e->d_name;
+    closedir(d);
+    cr_assert_gt(entries, 0, "the first run cached no program in %s", dir);
+    cr_expect_eq(in_child(mul_cl, 1), 0, "the edited source ran as the cached one");
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_expect_eq(system(cmd), 0);
 }
 
 /* An API the definition gives no code is unsupported there, with the reason. */
