@@ -413,6 +413,85 @@ Test(user_op, an_edited_kernel_compiles_again) {
     cr_expect_eq(system(cmd), 0);
 }
 
+/* Named parameters reach the kernels in order (an f32 as float, an int as int) and the reference; left out, they
+ * take their defaults; unknown names and values outside the type are refused as for a built-in op. */
+static void axpb_cpu(const trr_op_cpu_args *a) {
+    for (int64_t r = 0; r < a->rows; r++) {
+        const float *x = (const float *)a->operands[0] + r * a->row_strides[0];
+        float *z = (float *)a->operands[1] + r * a->row_strides[1];
+        for (int64_t c = 0; c < a->cols; c++) z[c] = (float)a->params[0] * x[c] + (float)(int)a->params[1];
+    }
+}
+static double axpb_reference(const double *in, const double *params, void *user) {
+    return (void)user, (double)(float)((float)params[0] * (float)in[0] + (float)(int)params[1]);
+}
+static const char axpb_cl[] =
+    "#pragma OPENCL FP_CONTRACT OFF\n"
+    "__kernel void axpb(__global const float *x, __global float *z, long xo, long zo, int rows, int cols, int xs,\n"
+    "                   int zs, float a, int b) {\n"
+    "    int c = (int)get_global_id(0), r = (int)get_global_id(1);\n"
+    "    if (c >= cols || r >= rows) return;\n"
+    "    z[zo + (long)r * zs + c] = a * x[xo + (long)r * xs + c] + (float)b;\n"
+    "}\n";
+
+static void expect_axpb(trr_context *ctx, trr_op op, const trr_op_params *params, float a, int b) {
+    float x[100], z[100];
+    for (int i = 0; i < 100; i++) x[i] = random_value();
+    trr_buffer *buf;
+    cr_assert_eq(trr_buffer_create(ctx, 800, &buf), TRR_OK);
+    cr_assert_eq(trr_buffer_write(ctx, buf, 0, x, 400), TRR_OK);
+    trr_tensor tx, tz;
+    trr_tensor_2d(buf, 0, TRR_F32, 10, 10, 0, &tx);
+    trr_tensor_2d(buf, 400, TRR_F32, 10, 10, 0, &tz);
+    const trr_tensor *ops[2] = {&tx, &tz};
+    cr_assert_eq(trr_op_run(ctx, op, ops, params), TRR_OK, "%s", trr_last_error(ctx));
+    cr_assert_eq(trr_buffer_read(ctx, buf, 400, z, 400), TRR_OK);
+    for (int i = 0; i < 100; i++) cr_expect_eq(z[i], a * x[i] + (float)b, "element %d", i);
+    trr_buffer_destroy(buf);
+}
+
+Test(user_op, parameters_reach_the_kernels_and_take_their_defaults) {
+    static const trr_param_info params[] = {{"a", TRR_PARAM_F32, 2.0, NULL, "slope", 0},
+                                            {"b", TRR_PARAM_INT, 3.0, NULL, "offset", 0}};
+    trr_op_def d = base_def("axpb", "x[M,N] -> z[M,N]");
+    d.params = params;
+    d.n_params = 2;
+    d.cpu = axpb_cpu;
+    d.opencl = (trr_kernel_code){axpb_cl, NULL, 0, "axpb"};
+    d.reference = axpb_reference;
+    trr_op op;
+    cr_assert_eq(trr_op_define(&d, &op), TRR_OK, "%s", trr_last_error(NULL));
+    trr_param_info p;
+    cr_assert_eq(trr_op_get_param(op, 1, &p), TRR_OK);
+    cr_expect_str_eq(p.name, "b");
+    cr_expect_eq(p.type, TRR_PARAM_INT);
+    static const char *const specs[] = {"cpu", "opencl:0"};
+    for (int s = 0; s < 2; s++) {
+        trr_context *ctx = NULL;
+        if (trr_context_create(specs[s], &ctx) != TRR_OK) { /* OpenCL absent: the CPU alone, unless required */
+            cr_assert(!s || !backend_required("opencl"), "opencl is required but: %s", trr_last_error(NULL));
+            continue;
+        }
+        expect_axpb(ctx, op, NULL, 2.0f, 3);
+        trr_op_params set = {0};
+        cr_assert_eq(trr_op_params_parse(op, "a=-0.5,b=7", &set), TRR_OK, "%s", trr_last_error(NULL));
+        expect_axpb(ctx, op, &set, -0.5f, 7);
+        trr_op_params bad = {0};
+        trr_op_params_set(&bad, "c", 1.0);
+        float dummy[4] = {0};
+        trr_buffer *buf;
+        cr_assert_eq(trr_buffer_create(ctx, 32, &buf), TRR_OK);
+        cr_assert_eq(trr_buffer_write(ctx, buf, 0, dummy, 16), TRR_OK);
+        trr_tensor tx, tz;
+        trr_tensor_1d(buf, 0, TRR_F32, 4, &tx);
+        trr_tensor_1d(buf, 16, TRR_F32, 4, &tz);
+        const trr_tensor *ops[2] = {&tx, &tz};
+        cr_expect_eq(trr_op_run(ctx, op, ops, &bad), TRR_ERR_INVALID_ARGUMENT);
+        trr_buffer_destroy(buf);
+        trr_context_destroy(ctx);
+    }
+}
+
 /* An API the definition gives no code is unsupported there, with the reason. */
 Test(user_op, an_api_without_code_is_unsupported) {
     trr_context *ctx = open_device_or_skip("cpu", NULL);
