@@ -92,8 +92,9 @@ gpu-build:
 	mkdir -p build-gpu/lib && ldd build-gpu/libtrireme.so | \
 	  awk '$$2 == "=>" && $$1 !~ /^(libc|libm|libgcc_s|libpthread|libdl|librt)\.so|^ld-linux/ {print $$3}' | \
 	  xargs -r -I{} cp -L {} build-gpu/lib/
-	rm -rf build-gpu-carry && mkdir -p build-gpu-carry/cli build-gpu-carry/tools && \
+	rm -rf build-gpu-carry && mkdir -p build-gpu-carry/cli build-gpu-carry/tools build-gpu-carry/examples/custom_op && \
 	  cp build-gpu/cli/trireme build-gpu-carry/cli/ && cp -a build-gpu/libtrireme.so* build-gpu/lib build-gpu-carry/ && \
+	  cp build-gpu/examples/custom_op/libswiglu.so build-gpu-carry/examples/custom_op/ && \
 	  find build-gpu/tools -maxdepth 1 -type f -perm -u+x -exec cp {} build-gpu-carry/tools/ \;
 
 clean:

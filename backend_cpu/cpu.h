@@ -72,6 +72,8 @@ int trr_cpu_kernel_named(const trr_op_desc *d, const char *stem, const char *ent
 
 /* the element-wise shape rule (elementwise.c) */
 trr_status trr_cpu_elementwise(trr_context *ctx, const trr_call *call);
+/* a user op's C function (user.c) */
+trr_status trr_cpu_user(trr_context *ctx, const trr_call *call);
 /* The element-wise kernels: ops that move bytes (trr_op_desc.bytewise), and the C loops of elementwise.c named by
  * stem "elementwise" and the op's name. */
 int trr_cpu_elementwise_provides(const trr_op_desc *d, char *why, size_t cap);

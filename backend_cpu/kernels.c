@@ -7,6 +7,7 @@
 #include "cpu.h"
 
 #include "kernel_find.h"
+#include "user_op.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -64,8 +65,20 @@ static const cpu_rule rules[] = {
      trr_cpu_attention_check_config, TRR_CFG_BLOCK_M | TRR_CFG_BLOCK_N | TRR_CFG_VARIANT, 1},
 };
 
+/* user ops (core/user_op.h): the definition's C function; its tile parameters are the definition's fields */
+static int user_provides(const trr_op_desc *d, char *why, size_t cap) {
+    if (d->user->def.cpu) return 1;
+    snprintf(why, cap, "its definition gives no C function");
+    return 0;
+}
+static void choose_none(trr_call *call) { (void)call; }
+static trr_status check_none(trr_context *ctx, const trr_call *call) { return (void)ctx, (void)call, TRR_OK; }
+static const cpu_rule user_rule = {TRR_SHAPE_ELEMENTWISE, user_provides, {NULL, NULL}, trr_cpu_user, choose_none,
+                                   check_none, 0, 0};
+
 static const cpu_rule *rule_for(const trr_op_desc *d) {
     if (!d) return NULL;
+    if (d->user) return &user_rule;
     for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++)
         if (rules[i].shape == d->shape) return &rules[i];
     return NULL;
@@ -90,7 +103,7 @@ int trr_cpu_kernel_named(const trr_op_desc *d, const char *stem, const char *ent
 }
 
 /* Whether the rule of each op's shape has its kernel, found once per definition. */
-static trr_kernel_memo provided[TRR_OP_COUNT];
+static trr_kernel_memo provided[TRR_OP_LIMIT];
 
 trr_status trr_cpu_supports(trr_context *ctx, const trr_call *call) {
     const trr_op_desc *d = trr_op_desc_get(call->op);
@@ -121,7 +134,9 @@ trr_status trr_cpu_check_config(trr_context *ctx, const trr_call *call) {
 }
 
 unsigned trr_cpu_config_fields_used(trr_op op) {
-    const cpu_rule *r = rule_for(trr_op_desc_get(op));
+    const trr_op_desc *d = trr_op_desc_get(op);
+    if (d && d->user) return d->config_fields;
+    const cpu_rule *r = rule_for(d);
     return r ? r->fields : TRR_CFG_VARIANT;
 }
 

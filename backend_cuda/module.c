@@ -33,6 +33,12 @@ typedef struct cubin_header {
 
 /* The prelude, then the kernel file; #line keeps compiler messages pointing into the kernel file. */
 static char *build_source(trr_context *ctx, const trr_cuda_variant *v) {
+    if (v->text) {
+        char *src = malloc(strlen(v->text) + 1);
+        if (!src) trr_error(ctx, TRR_ERR_OUT_OF_MEMORY, "no host memory for kernel source");
+        else strcpy(src, v->text);
+        return src;
+    }
     const trr_embedded_file *pre = trr_embedded_find(trr_cuda_kernels, trr_cuda_kernels_count, "common.cuh");
     const trr_embedded_file *body = trr_embedded_find(trr_cuda_kernels, trr_cuda_kernels_count, v->file);
     if (!pre || !body) {

@@ -4,6 +4,7 @@
 #include "trr_cuda.h"
 
 #include "kernel_find.h"
+#include "user_op.h"
 
 #include <stdio.h>
 
@@ -17,15 +18,34 @@ static const trr_cuda_rule rules[] = {
     {TRR_SHAPE_ATTENTION, 1, trr_cuda_choose_attention, trr_cuda_check_attention, trr_cuda_run_attention},
 };
 
+/* user ops (core/user_op.h): the definition's source and launch rule; tiles from the defaults, an override or the
+ * tuning database, never a heuristic */
+static void choose_user(const trr_cuda_dev *dev, trr_call *call) { (void)dev, (void)call; }
+static trr_status check_user(trr_context *ctx, const trr_cuda_dev *dev, const trr_call *call) {
+    (void)dev;
+    const trr_user_op *u = trr_op_desc_get(call->op)->user;
+    TRR_TRY(trr_user_need_code(ctx, u, TRR_USER_CUDA, "cuda"));
+    int64_t groups[3];
+    int threads = 0;
+    TRR_TRY(trr_user_launch(ctx, u, call, groups, &threads));
+    const int most = ctx->info.max_threads_per_block > 0 ? ctx->info.max_threads_per_block : 1024;
+    if (threads > most)
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda: %s: %d threads per block, the device takes up to %d",
+                         u->name, threads, most);
+    return TRR_OK;
+}
+static const trr_cuda_rule user_rule = {TRR_SHAPE_ELEMENTWISE, 1, choose_user, check_user, trr_cuda_run_user};
+
 const trr_cuda_rule *trr_cuda_rule_for(const trr_op_desc *d) {
     if (!d) return NULL;
+    if (d->user) return &user_rule;
     for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++)
         if (rules[i].shape == d->shape) return &rules[i];
     return NULL;
 }
 
 /* Whether the kernel file of each op's stem has its entries, found once per definition. */
-static trr_kernel_memo provided[TRR_OP_COUNT];
+static trr_kernel_memo provided[TRR_OP_LIMIT];
 
 trr_status trr_cuda_supports(trr_context *ctx, const trr_call *call) {
     const trr_op_desc *d = trr_op_desc_get(call->op);
@@ -36,6 +56,7 @@ trr_status trr_cuda_supports(trr_context *ctx, const trr_call *call) {
         snprintf(why, sizeof why, "the CUDA backend has no path for its shape rule (%d)", d ? (int)d->shape : -1);
         return trr_kernel_unsupported(ctx, "cuda", d, why);
     }
+    if (d->user) return trr_user_need_code(ctx, d->user, TRR_USER_CUDA, "cuda");
     if (r->own_files || (d->shape == TRR_SHAPE_ELEMENTWISE && d->bytewise)) return TRR_OK; /* every dtype */
     /* the rows rule runs one entry per kernel kind; the others the op's name */
     const int kinds = d->shape == TRR_SHAPE_ROWS ? TRR_CUDA_ROWS_KINDS : 1;

@@ -277,7 +277,11 @@ typedef struct trr_cuda_variant {
     char defines[256]; /* "-DOP=1 -DDT=0", space separated */
     int sm90a_only;    /* uses Hopper's arch-specific instructions (wgmma, setmaxnreg): compiled for sm_90a alone */
     int min_sm;        /* the oldest architecture it compiles for (89: the 8-bit float mma.sync); 0: any */
+    const char *text;  /* a user op's source (core/user_op.h), compiled alone in place of file, which then names it
+                          uniquely ("user#<op>") for the memory cache; NULL for kernels/cuda files */
 } trr_cuda_variant;
+/* A user op's kernel (user.c). */
+trr_status trr_cuda_run_user(trr_context *ctx, const trr_call *call);
 
 /* Appends a printf-style -D option; returns 0 when it did not fit. */
 int trr_cuda_define(trr_cuda_variant *v, const char *fmt, ...)

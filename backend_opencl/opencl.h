@@ -127,6 +127,12 @@ typedef struct trr_cl_dev {
  * options (then cached in memory and on disk). The kernel object is owned by the cache. */
 trr_status trr_cl_get_kernel(trr_context *ctx, const char *file, const char *options, const char *kernel,
                              cl_kernel *out_kernel);
+/* The same for a source that is not an embedded file (a user op's, core/user_op.h): file is the in-memory cache's
+ * name for it, which must be unique per source; the disk cache's key hashes the text itself. */
+trr_status trr_cl_get_kernel_text(trr_context *ctx, const char *file, const char *text, const char *options,
+                                  const char *kernel, cl_kernel *out_kernel);
+/* A user op's kernel (user.c). */
+trr_status trr_cl_run_user(trr_context *ctx, const trr_call *call);
 void trr_cl_programs_release(trr_cl_dev *dev);
 
 trr_status trr_cl_set_arg(trr_context *ctx, cl_kernel kernel, cl_uint index, size_t size, const void *value);

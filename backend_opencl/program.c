@@ -43,8 +43,19 @@ typedef struct cache_header {
     uint64_t hash;
 } cache_header;
 
-/* Every program is common.cl followed by the op's file, so each op file sees the dtype and half helpers. */
-static trr_status program_source(trr_context *ctx, const char *file, char **out_source, size_t *out_size) {
+/* Every program is common.cl followed by the op's file, so each op file sees the dtype and half helpers; a user
+ * op's program is its definition's source alone (text). */
+static trr_status program_source(trr_context *ctx, const char *file, const char *text, char **out_source,
+                                 size_t *out_size) {
+    if (text) {
+        const size_t n = strlen(text);
+        char *copy = malloc(n + 1);
+        if (!copy) return trr_error(ctx, TRR_ERR_OUT_OF_MEMORY, "opencl: no host memory for kernel source");
+        memcpy(copy, text, n + 1);
+        *out_source = copy;
+        *out_size = n;
+        return TRR_OK;
+    }
     const trr_embedded_file *common = trr_embedded_find(trr_opencl_kernels, trr_opencl_kernels_count, "common.cl");
     const trr_embedded_file *body = trr_embedded_find(trr_opencl_kernels, trr_opencl_kernels_count, file);
     if (!common || !body) return trr_error(ctx, TRR_ERR_INTERNAL, "opencl: kernel file %s is not embedded", file);
@@ -169,11 +180,12 @@ static void store_cached(trr_context *ctx, const char *path, cl_program program)
     free(data);
 }
 
-static trr_status compile(trr_context *ctx, const char *file, const char *options, cl_program *out_program) {
+static trr_status compile(trr_context *ctx, const char *file, const char *text, const char *options,
+                          cl_program *out_program) {
     trr_cl_dev *dev = ctx->dev;
     char *source = NULL;
     size_t source_size = 0;
-    TRR_TRY(program_source(ctx, file, &source, &source_size));
+    TRR_TRY(program_source(ctx, file, text, &source, &source_size));
 
     const void *parts[4] = {dev->info.name, dev->driver_version, source, options};
     size_t sizes[4] = {strlen(dev->info.name), strlen(dev->driver_version), source_size, strlen(options)};
@@ -208,8 +220,8 @@ static trr_status compile(trr_context *ctx, const char *file, const char *option
     }
 
     cl_int err = CL_SUCCESS;
-    const char *text = source;
-    cl_program program = trr_cl.CreateProgramWithSource(dev->context, 1, &text, &source_size, &err);
+    const char *source_text = source;
+    cl_program program = trr_cl.CreateProgramWithSource(dev->context, 1, &source_text, &source_size, &err);
     free(source);
     if (!program || err != CL_SUCCESS) return trr_cl_fail(ctx, "clCreateProgramWithSource", err);
     trr_status status = build(ctx, program, options, file, 1);
@@ -224,6 +236,11 @@ static trr_status compile(trr_context *ctx, const char *file, const char *option
 
 trr_status trr_cl_get_kernel(trr_context *ctx, const char *file, const char *options, const char *kernel,
                              cl_kernel *out_kernel) {
+    return trr_cl_get_kernel_text(ctx, file, NULL, options, kernel, out_kernel);
+}
+
+trr_status trr_cl_get_kernel_text(trr_context *ctx, const char *file, const char *text, const char *options,
+                                  const char *kernel, cl_kernel *out_kernel) {
     trr_cl_dev *dev = ctx->dev;
     trr_cl_program *p = dev->programs;
     while (p && !(strcmp(p->file, file) == 0 && strcmp(p->options, options) == 0)) p = p->next;
@@ -237,7 +254,7 @@ trr_status trr_cl_get_kernel(trr_context *ctx, const char *file, const char *opt
             return trr_error(ctx, TRR_ERR_OUT_OF_MEMORY, "opencl: no host memory for a program");
         }
         strcpy(p->options, options);
-        trr_status status = compile(ctx, file, options, &p->program);
+        trr_status status = compile(ctx, file, text, options, &p->program);
         if (status != TRR_OK) {
             free(p->options);
             free(p);

@@ -4,6 +4,7 @@
 #include "opencl.h"
 
 #include "kernel_find.h"
+#include "user_op.h"
 
 #include <stdio.h>
 
@@ -25,15 +26,33 @@ static const cl_rule rules[] = {
     {TRR_SHAPE_ATTENTION, 0, trr_cl_attention_choose_config, trr_cl_attention_check_config, trr_cl_run_attention},
 };
 
+/* user ops (core/user_op.h): the definition's source and launch rule; its tiles are the defaults, an override or
+ * the tuning database's, never a heuristic's */
+static void choose_user(trr_context *ctx, trr_call *call) { (void)ctx, (void)call; }
+static trr_status check_user(trr_context *ctx, const trr_call *call) {
+    const trr_user_op *u = trr_op_desc_get(call->op)->user;
+    TRR_TRY(trr_user_need_code(ctx, u, TRR_USER_OPENCL, "opencl"));
+    int64_t groups[3];
+    int threads = 0;
+    TRR_TRY(trr_user_launch(ctx, u, call, groups, &threads));
+    const int most = ctx->info.max_threads_per_block;
+    if (most > 0 && threads > most)
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "opencl: %s: %d threads per group, the device takes up to %d",
+                         u->name, threads, most);
+    return TRR_OK;
+}
+static const cl_rule user_rule = {TRR_SHAPE_ELEMENTWISE, 1, choose_user, check_user, trr_cl_run_user};
+
 static const cl_rule *rule_for(const trr_op_desc *d) {
     if (!d) return NULL;
+    if (d->user) return &user_rule;
     for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++)
         if (rules[i].shape == d->shape) return &rules[i];
     return NULL;
 }
 
 /* Whether the kernel file of each op's stem has its entries, found once per definition. */
-static trr_kernel_memo provided[TRR_OP_COUNT];
+static trr_kernel_memo provided[TRR_OP_LIMIT];
 
 trr_status trr_cl_supports(trr_context *ctx, const trr_call *call) {
     const trr_op_desc *d = trr_op_desc_get(call->op);
@@ -44,6 +63,7 @@ trr_status trr_cl_supports(trr_context *ctx, const trr_call *call) {
         snprintf(why, sizeof why, "the OpenCL backend has no path for its shape rule (%d)", d ? (int)d->shape : -1);
         return trr_kernel_unsupported(ctx, "opencl", d, why);
     }
+    if (d->user) return trr_user_need_code(ctx, d->user, TRR_USER_OPENCL, "opencl");
     /* an op that moves bytes copies bits of any element size, with no kernel of its own */
     if (r->own_files || (d->shape == TRR_SHAPE_ELEMENTWISE && d->bytewise)) return TRR_OK;
     /* the rows rule runs one entry per kernel kind; the others the op's name */

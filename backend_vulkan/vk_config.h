@@ -26,6 +26,8 @@ trr_status trr_vk_check_stream(trr_context *ctx, const trr_call *call);
 trr_status trr_vk_check_rowwise(trr_context *ctx, const trr_call *call);
 trr_status trr_vk_check_matmul(trr_context *ctx, const trr_call *call);
 trr_status trr_vk_run_elementwise(trr_context *ctx, const trr_call *call);
+/* a user op's SPIR-V (core/user_op.h) */
+trr_status trr_vk_run_user(trr_context *ctx, const trr_call *call);
 trr_status trr_vk_run_planes(trr_context *ctx, const trr_call *call);
 trr_status trr_vk_run_rowwise(trr_context *ctx, const trr_call *call);
 trr_status trr_vk_run_matmul(trr_context *ctx, const trr_call *call);

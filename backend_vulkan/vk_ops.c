@@ -6,6 +6,7 @@
 
 #include "matmul_fold.h"
 #include "op_table.h"
+#include "user_op.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -313,7 +314,8 @@ static trr_status elementwise_part(trr_context *ctx, const trr_call *c) {
     w.extent[0] = rows_extent(c->rows, c->cols, c->x.stride0);
     w.extent[1] = two ? rows_extent(c->rows, c->cols, c->y.stride0) : w.extent[0];
     w.extent[2] = rows_extent(c->rows, c->cols, c->z.stride0);
-    w.push = (trr_vk_push){.rows = (uint32_t)c->rows, .cols = (uint32_t)c->cols, .xs0 = (uint32_t)c->x.stride0,
+    w.push = (trr_vk_push){.rows = (uint32_t)c->rows, .cols = (uint32_t)c->cols, .k = (uint32_t)c->z.dtype,
+                           .xs0 = (uint32_t)c->x.stride0,
                            .ys0 = (uint32_t)(two ? c->y.stride0 : 0), .zs0 = (uint32_t)c->z.stride0};
     /* 4-element vectors where the config asks for them and the layout allows (trr_vk_elementwise_vec4_layout). */
     if (c->config.vector_width == 4 && trr_vk_elementwise_vec4_layout(c)) {
@@ -336,7 +338,8 @@ trr_status trr_vk_run_planes(trr_context *ctx, const trr_call *c) {
     w.ops[2] = &c->z;
     w.extent[0] = w.extent[1] = 2 * c->x.stride0 + rows_extent(c->rows, c->cols, c->x.stride1);
     w.extent[2] = rows_extent(c->rows, c->cols, c->z.stride0);
-    w.push = (trr_vk_push){.rows = (uint32_t)c->rows, .cols = (uint32_t)c->cols, .xs0 = (uint32_t)c->x.stride0,
+    w.push = (trr_vk_push){.rows = (uint32_t)c->rows, .cols = (uint32_t)c->cols, .k = (uint32_t)c->z.dtype,
+                           .xs0 = (uint32_t)c->x.stride0,
                            .xs1 = (uint32_t)c->x.stride1, .zs0 = (uint32_t)c->z.stride0};
     return run_dispatch(ctx, &w);
 }
@@ -399,7 +402,8 @@ static trr_status rowwise_part(trr_context *ctx, const trr_call *c) {
     w.ops[2] = &c->z;
     w.extent[0] = w.extent[1] = rows_extent(c->rows, c->cols, c->x.stride0);
     w.extent[2] = rows_rule ? rows_extent(c->rows, c->cols, c->z.stride0) : rows_extent(c->rows, 1, c->z.stride0);
-    w.push = (trr_vk_push){.rows = (uint32_t)c->rows, .cols = (uint32_t)c->cols, .xs0 = (uint32_t)c->x.stride0,
+    w.push = (trr_vk_push){.rows = (uint32_t)c->rows, .cols = (uint32_t)c->cols, .k = (uint32_t)c->z.dtype,
+                           .xs0 = (uint32_t)c->x.stride0,
                            .zs0 = (uint32_t)c->z.stride0};
     return run_dispatch(ctx, &w);
 }
@@ -633,4 +637,61 @@ static trr_status run_matmul_whole(trr_context *ctx, const trr_call *c) {
 trr_status trr_vk_bind(trr_context *ctx, const trr_operand *o, int64_t extent, VkDescriptorBufferInfo *info,
                        uint32_t *out_elem_offset) {
     return bind_operand(ctx, o, extent, info, out_elem_offset);
+}
+
+/* A user op (core/user_op.h; docs/custom-ops.md, Vulkan's convention): its SPIR-V in the standard layout, bindings
+ * 0 and 1 the inputs (the first again for an op of one input) and 2 the output, push constants rows, cols, the
+ * call's dtype (a trr_dtype: one module serves every dtype of the definition), the three element offsets from each binding's start, the first input's row stride, 0, the second's and the output's,
+ * then up to six parameters (f32 bits or int); specialization constant 0 the threads per group, 1.. the tile
+ * parameters; the grid the launch rule's. */
+trr_status trr_vk_run_user(trr_context *ctx, const trr_call *c) {
+    const trr_user_op *u = trr_op_desc_get(c->op)->user;
+    TRR_TRY(trr_user_need_code(ctx, u, TRR_USER_VULKAN, "vulkan"));
+    if (u->desc.n_params > 6)
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: %s: user ops take up to 6 parameters here", u->name);
+    trr_vk_device *d = trr_vk_dev(ctx);
+    int64_t groups[3];
+    int threads = 0;
+    TRR_TRY(trr_user_launch(ctx, u, c, groups, &threads));
+    for (int a = 0; a < 3; a++)
+        if (groups[a] > d->phys.props.limits.maxComputeWorkGroupCount[a])
+            return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: %s: %lld workgroups along %c, the device takes %u",
+                             u->name, (long long)groups[a], "xyz"[a], d->phys.props.limits.maxComputeWorkGroupCount[a]);
+    dispatch w;
+    memset(&w, 0, sizeof w);
+    char shader[32];
+    snprintf(shader, sizeof shader, "user#%d", (int)c->op);
+    w.shader = shader;
+    int tiles[TRR_MAX_TILE_PARAMS];
+    trr_user_tiles(u, &c->config, tiles);
+    w.spec[0] = (uint32_t)threads;
+    for (int t = 0; t < u->def.n_tiles; t++) w.spec[1 + t] = (uint32_t)tiles[t];
+    w.nspec = 1 + u->def.n_tiles;
+    w.ops[0] = &c->x;
+    w.ops[1] = u->n_operands == 3 ? &c->y : &c->x;
+    w.ops[2] = &c->z;
+    for (int i = 0; i < 3; i++) w.extent[i] = rows_extent(c->rows, c->cols, w.ops[i]->stride0);
+    w.push = (trr_vk_push){.rows = (uint32_t)c->rows, .cols = (uint32_t)c->cols, .k = (uint32_t)c->z.dtype,
+                           .xs0 = (uint32_t)c->x.stride0,
+                           .ys0 = (uint32_t)w.ops[1]->stride0, .zs0 = (uint32_t)c->z.stride0};
+    uint32_t words[6] = {0};
+    for (int i = 0; i < u->desc.n_params; i++) {
+        if (trr_user_param_is_float(u, i)) {
+            const float f = (float)c->params[i];
+            memcpy(&words[i], &f, 4);
+        } else {
+            const int32_t v = (int32_t)c->params[i];
+            memcpy(&words[i], &v, 4);
+        }
+    }
+    memcpy(&w.push.alpha, &words[0], 4);
+    w.push.pad = words[1], w.push.xb = words[2], w.push.yb = words[3], w.push.zb = words[4], w.push.pad2 = words[5];
+    prepared p;
+    uint32_t off[3];
+    for (int i = 0; i < 3; i++) TRR_TRY(bind_operand(ctx, w.ops[i], w.extent[i], &p.info[i], &off[i]));
+    w.push.xo = off[0], w.push.yo = off[1], w.push.zo = off[2];
+    p.gx = (uint32_t)groups[0], p.gy = (uint32_t)groups[1], p.gz = (uint32_t)groups[2];
+    TRR_TRY(trr_vk_pipeline_get(ctx, w.shader, w.spec, w.nspec, &p.pipeline));
+    trr_vk_dispatch_rec rec = dispatch_rec(&w, &p);
+    return trr_vk_dispatch(ctx, &rec);
 }

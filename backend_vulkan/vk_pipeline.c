@@ -4,6 +4,7 @@
 #include "vk_internal.h"
 
 #include "cache.h"
+#include "user_op.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -108,6 +109,11 @@ void trr_vk_pipelines_destroy(trr_vk_device *d) {
     if (d->set_layout) d->fn.vkDestroyDescriptorSetLayout(d->device, d->set_layout, NULL);
 }
 
+/* The user op a shader name "user#<op>" names (vk_ops.c's user path), else NULL. */
+static const trr_user_op *user_of(const char *shader) {
+    return strncmp(shader, "user#", 5) ? NULL : trr_user_op_get((trr_op)atoi(shader + 5));
+}
+
 static trr_status get_module(trr_context *ctx, trr_vk_device *d, const char *shader, VkShaderModule *out) {
     for (trr_vk_module *m = d->modules; m; m = m->next)
         if (strcmp(m->shader, shader) == 0) {
@@ -117,6 +123,10 @@ static trr_status get_module(trr_context *ctx, trr_vk_device *d, const char *sha
     char file[64];
     snprintf(file, sizeof file, "%s.spv", shader);
     const trr_embedded_file *f = trr_embedded_find(trr_vulkan_kernels, trr_vulkan_kernels_count, file);
+    /* a user op's SPIR-V (core/user_op.h), by its shader name user#<op> */
+    const trr_user_op *u = user_of(shader);
+    const trr_embedded_file user_file = {file, u ? (const unsigned char *)u->spirv : NULL, u ? u->spirv_words * 4 : 0};
+    if (u && u->spirv) f = &user_file;
     if (!f) return trr_error(ctx, TRR_ERR_INTERNAL, "vulkan: kernel %s is not embedded", file);
     char dump[80];
     snprintf(dump, sizeof dump, "vulkan-%s", file);
@@ -244,7 +254,7 @@ trr_status trr_vk_pipeline_get_in(trr_context *ctx, const char *shader, const ui
         .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
                   .stage = VK_SHADER_STAGE_COMPUTE_BIT,
                   .module = module,
-                  .pName = "main",
+                  .pName = user_of(shader) ? user_of(shader)->entry[TRR_USER_VULKAN] : "main",
                   .pSpecializationInfo = &si},
         .layout = layout};
     VkPipelineRobustnessCreateInfoEXT unchecked = {

@@ -8,6 +8,7 @@
 #include "vk_attention.h"
 
 #include "kernel_find.h"
+#include "user_op.h"
 
 #include <stdio.h>
 
@@ -28,8 +29,27 @@ static const vk_rule rules[] = {
     {TRR_SHAPE_ATTENTION, trr_vk_attention_choose, trr_vk_attention_check, trr_vk_attention_run},
 };
 
+/* user ops (core/user_op.h): the definition's SPIR-V and launch rule; tiles from the defaults, an override or the
+ * tuning database, never a heuristic */
+static void choose_user(const trr_vk_device *d, trr_call *call) { (void)d, (void)call; }
+static trr_status check_user(trr_context *ctx, const trr_call *call) {
+    const trr_user_op *u = trr_op_desc_get(call->op)->user;
+    TRR_TRY(trr_user_need_code(ctx, u, TRR_USER_VULKAN, "vulkan"));
+    int64_t groups[3];
+    int threads = 0;
+    TRR_TRY(trr_user_launch(ctx, u, call, groups, &threads));
+    const trr_vk_device *d = trr_vk_dev(ctx);
+    if ((uint32_t)threads > d->phys.props.limits.maxComputeWorkGroupInvocations ||
+        (uint32_t)threads > d->phys.props.limits.maxComputeWorkGroupSize[0])
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: %s: %d threads per workgroup, the device takes up to %u",
+                         u->name, threads, d->phys.props.limits.maxComputeWorkGroupInvocations);
+    return TRR_OK;
+}
+static const vk_rule user_rule = {TRR_SHAPE_ELEMENTWISE, choose_user, check_user, trr_vk_run_user};
+
 static const vk_rule *rule_for(const trr_op_desc *d) {
     if (!d) return NULL;
+    if (d->user) return &user_rule;
     for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++)
         if (rules[i].shape == d->shape) return &rules[i];
     return NULL;
@@ -48,9 +68,11 @@ trr_status trr_vk_supports(trr_context *ctx, const trr_call *call) {
         return trr_kernel_unsupported(ctx, "vulkan", desc, why);
     }
     if (desc->shape == TRR_SHAPE_ELEMENTWISE && desc->bytewise) return TRR_OK; /* a byte copy: every dtype */
-    /* the shaders the definition names were built (vk_kinds.h): its rule's base kernel for these dtypes */
-    const trr_vk_rule_kinds *kinds = trr_vk_kinds_of(desc);
-    trr_kernel_memo *memo = &built[call->op][call->x.dtype][call->z.dtype];
+    if (desc->user) TRR_TRY(trr_user_need_code(ctx, desc->user, TRR_USER_VULKAN, "vulkan"));
+    /* the shaders the definition names were built (vk_kinds.h): its rule's base kernel for these dtypes; a user
+     * op's SPIR-V is its definition's */
+    const trr_vk_rule_kinds *kinds = desc->user ? NULL : trr_vk_kinds_of(desc);
+    trr_kernel_memo *memo = kinds ? &built[call->op][call->x.dtype][call->z.dtype] : NULL;
     if (kinds && trr_kernel_memo_get(memo, desc) != 1) {
         char shader[64], file[80];
         trr_vk_shader_name(shader, sizeof shader, desc, kinds->kind[0], call->x.dtype, call->z.dtype);
@@ -88,6 +110,7 @@ void trr_vk_choose_config(trr_context *ctx, trr_call *call) {
 trr_status trr_vk_check_config(trr_context *ctx, const trr_call *call) {
     const vk_rule *r = rule_for(trr_op_desc_get(call->op));
     if (!r) return trr_vk_supports(ctx, call);
+    if (r == &user_rule) return r->check(ctx, call); /* its threads come from its launch rule */
     TRR_TRY(trr_vk_check_threads(ctx, call));
     return r->check(ctx, call);
 }

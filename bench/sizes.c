@@ -15,7 +15,7 @@
 /* The benchmarks, numbered in op order and, within an op, in its definition's order. */
 static trr_bench_def g_defs[TRR_BENCH_MAX];
 static int g_count;
-static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static const char *size_label_of(trr_bench_sizing s) {
     switch (s) {
@@ -34,8 +34,9 @@ static int flops_of(const trr_op_desc *d, trr_bench_sizing s) {
     return d->bench_work == TRR_WORK_FLOPS || (d->bench_work == TRR_WORK_ATTENTION && s == TRR_SIZING_ATTENTION);
 }
 
-static void collect(void) {
-    for (int op = 0; op < TRR_OP_COUNT; op++) {
+/* The benchmarks of ops first .. end - 1, appended (ids already given keep their benchmarks). */
+static void collect(int first, int end) {
+    for (int op = first; op < end; op++) {
         const trr_op_desc *d = trr_op_desc_get((trr_op)op);
         for (int i = 0; d && i < d->n_benches && g_count < TRR_BENCH_MAX; i++) {
             const trr_op_bench *b = &d->benches[i];
@@ -55,9 +56,17 @@ static void collect(void) {
     }
 }
 
+/* ops collected so far: the built-ins, then the user ops defined by the time of a later call (--ops-lib) */
+static int g_ops;
+
 int trr_bench_count(void) {
-    pthread_once(&g_once, collect);
-    return g_count;
+    int n_ops = TRR_OP_COUNT;
+    trr_op_count(&n_ops);
+    pthread_mutex_lock(&g_lock);
+    if (n_ops > g_ops) collect(g_ops, n_ops), g_ops = n_ops;
+    const int count = g_count;
+    pthread_mutex_unlock(&g_lock);
+    return count;
 }
 
 int trr_bench_above_ceiling_suspect(trr_bench_id id, double figure, double copy_gbs) {

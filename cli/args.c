@@ -104,7 +104,9 @@ int cli_parse_dims(const char *option, const char *text, int64_t min, int64_t *d
 void cli_op_names(char *buf, size_t cap) {
     size_t at = 0;
     buf[0] = '\0';
-    for (int o = 0; o < TRR_OP_COUNT && at < cap; o++) {
+    int n_ops = TRR_OP_COUNT;
+    trr_op_count(&n_ops);
+    for (int o = 0; o < n_ops && at < cap; o++) {
         const char *name = "?";
         trr_op_name((trr_op)o, &name);
         at += (size_t)snprintf(buf + at, cap - at, "%s%s", o ? ", " : "", name);
@@ -113,7 +115,7 @@ void cli_op_names(char *buf, size_t cap) {
 
 int cli_parse_op(const char *cmd, const char *what, const char *text, trr_op *out) {
     if (trr_op_from_name(text, out) == TRR_OK) return 1;
-    char names[256];
+    char names[1024];
     cli_op_names(names, sizeof names);
     cli_usage_error(cmd, "%s'%s' is not an op (%s)", what, text, names);
     return 0;

@@ -45,6 +45,7 @@ static void usage(FILE *out) {
     list_benches(out, "                ");
     fprintf(out,
             "                or an op name (every benchmark of that op); default: all\n"
+            "  --ops-lib FILE  also the user ops a library defines and their benchmarks (docs/custom-ops.md)\n"
             "  --device D    cpu, cuda:0, opencl:1, ..., or all (every available device); repeat or comma-separate\n"
             "                for several; default: TRIREME_DEVICE, else auto\n"
             "  --sizes       quick (default: a few sizes per benchmark; on a CPU device each halved until it\n"
@@ -159,7 +160,7 @@ static void *run_queue(void *arg) {
         trr_device_info info;
         trr_context_device(ctx, &info);
         snprintf(j->ps.device, sizeof j->ps.device, "%s", j->spec[0] ? j->spec : "auto");
-        for (int o = 0; o < TRR_OP_COUNT; o++)
+        for (int o = 0; o < TRR_OP_LIMIT; o++)
             if (j->config_set[o]) trr_config_override(ctx, (trr_op)o, &j->configs[o]); /* parsed: in range */
         j->opt.user = &j->ps;
         if (!j->ps.quiet)
@@ -206,8 +207,8 @@ int trr_cli_bench(int argc, char **argv) {
     char specs[MAX_DEVICES][32];
     int n_specs = 0, device_given = 0;
     progress_state ps = {0};
-    int config_set[TRR_OP_COUNT] = {0};
-    trr_config configs[TRR_OP_COUNT];
+    int config_set[TRR_OP_LIMIT] = {0};
+    trr_config configs[TRR_OP_LIMIT];
     for (int i = 1; i < argc; i++) {
         int r;
         if (cli_is_help(argv[i])) {
@@ -255,7 +256,7 @@ int trr_cli_bench(int argc, char **argv) {
             trr_config c;
             if (r < 0 || !cli_parse_config("bench", v, &op, &c)) return CLI_EXIT_USAGE;
             if (op >= 0) cli_warn_config_fields("bench", NULL, (trr_op)op, &c, NULL);
-            for (int o = 0; o < TRR_OP_COUNT; o++)
+            for (int o = 0; o < TRR_OP_LIMIT; o++)
                 if (op < 0 || op == o) configs[o] = c, config_set[o] = 1;
         } else if ((r = cli_option_value(argc, argv, &i, "json", &json)) != 0) {
             if (r < 0) return CLI_EXIT_USAGE;

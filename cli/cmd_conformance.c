@@ -18,6 +18,7 @@ static void print_help(void) {
            "  --device D|all   one device (cpu, cuda:0, opencl:1, ...; default: TRIREME_DEVICE, else auto),\n"
            "                   or every device of every available backend\n"
            "  --ops LIST       comma-separated ops to check (default: all)\n"
+           "  --ops-lib FILE   also the user ops a library defines (docs/custom-ops.md); repeatable\n"
            "  --quick          the small subset (for sanitizer builds)\n"
            "  --seed S         input seed (default: a fresh one, printed; the same seed repeats a run)\n"
            "  --json FILE      also write every case and the summary as JSON\n"
@@ -34,21 +35,21 @@ typedef struct conf_args {
     const char *device;
     const char *json;
     int quick, verbose;
-    unsigned op_mask;
+    uint64_t op_mask;
     uint64_t seed;
     int seed_set;
-    int config_set[TRR_OP_COUNT];
-    trr_config configs[TRR_OP_COUNT];
+    int config_set[TRR_OP_LIMIT];
+    trr_config configs[TRR_OP_LIMIT];
 } conf_args;
 
-static int parse_ops(const char *list, unsigned *out_mask) {
+static int parse_ops(const char *list, uint64_t *out_mask) {
     char buf[256];
     snprintf(buf, sizeof buf, "%s", list);
     *out_mask = 0;
     for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
         trr_op op;
         if (!cli_parse_op("conformance", "--ops: ", tok, &op)) return 0;
-        *out_mask |= 1u << op;
+        *out_mask |= (uint64_t)1 << op;
     }
     if (!*out_mask) {
         cli_usage_error("conformance", "--ops names no op");
@@ -88,7 +89,7 @@ static int parse_args(int argc, char **argv, conf_args *a, int *out_exit) {
             trr_config c;
             if (!cli_parse_config("conformance", v, &op, &c)) goto usage;
             if (op >= 0) cli_warn_config_fields("conformance", NULL, (trr_op)op, &c, NULL);
-            for (int o = 0; o < TRR_OP_COUNT; o++)
+            for (int o = 0; o < TRR_OP_LIMIT; o++)
                 if (op < 0 || op == o) a->configs[o] = c, a->config_set[o] = 1;
             continue;
         }
@@ -164,7 +165,9 @@ int cmd_conformance(int argc, char **argv) {
         if (code != CLI_EXIT_OK) break;
         trr_device_info info;
         trr_status st = trr_context_device(ctx, &info);
-        for (int o = 0; o < TRR_OP_COUNT && st == TRR_OK; o++)
+        int n_ops = TRR_OP_COUNT;
+        trr_op_count(&n_ops);
+        for (int o = 0; o < n_ops && st == TRR_OK; o++)
             if (a.config_set[o]) st = trr_config_override(ctx, (trr_op)o, &a.configs[o]);
         progress_state ps = {.spec = st == TRR_OK ? info.spec : specs[d], .verbose = a.verbose,
                              .tty = isatty(fileno(stderr)),

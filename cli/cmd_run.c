@@ -19,7 +19,7 @@
 static void ops_of_shape(trr_op_shape a, trr_op_shape b, char *out, size_t cap) {
     size_t at = 0;
     out[0] = '\0';
-    for (int o = 0; o < TRR_OP_COUNT && at < cap; o++) {
+    for (int o = 0; o < trr_op_desc_count() && at < cap; o++) {
         const trr_op_desc *d = trr_op_desc_get((trr_op)o);
         if (d->shape == a || d->shape == b) at += (size_t)snprintf(out + at, cap - at, "%s%s", at ? ", " : "", d->name);
     }
@@ -30,7 +30,7 @@ static void ops_of_shape(trr_op_shape a, trr_op_shape b, char *out, size_t cap) 
 static void params_text(char *out, size_t cap) {
     size_t at = 0;
     out[0] = '\0';
-    for (int o = 0; o < TRR_OP_COUNT && at < cap; o++) {
+    for (int o = 0; o < trr_op_desc_count() && at < cap; o++) {
         const trr_op_desc *d = trr_op_desc_get((trr_op)o);
         if (!d->n_params) continue;
         at += (size_t)snprintf(out + at, cap - at, "%s%s:", at ? "\n                      " : "", d->name);

@@ -51,7 +51,7 @@ typedef struct tune_args {
     int have_only;
     trr_config only;
     uint64_t seed;
-    unsigned op_mask;
+    uint64_t op_mask; /* bit (1 << op), user ops included */
 } tune_args;
 
 static void usage(FILE *out) {
@@ -81,7 +81,8 @@ static void usage(FILE *out) {
             "  --tf32           matmul f32 with TRR_MATMUL_ALLOW_TF32 (a separate database key)\n"
             "  --list           print each job's candidates and why any are dropped; time nothing\n"
             "  --no-write       tune and report, but leave the database alone\n"
-            "  --seed N         input seed\n");
+            "  --seed N         input seed\n"
+            "  --ops-lib FILE   also the user ops a library defines (docs/custom-ops.md); repeatable\n");
 }
 
 /* Splits a comma list into items (in place in a copy). */
@@ -135,9 +136,9 @@ static int build_jobs(const tune_args *a, trr_tune_job *jobs) {
     } else if (quick) {
         layouts[1] = 0;
     }
-    for (int o = 0; o < TRR_OP_COUNT; o++) {
+    for (int o = 0; o < trr_op_desc_count(); o++) {
         const trr_op op = (trr_op)o;
-        if (a->op_mask && !(a->op_mask & (1u << op))) continue;
+        if (a->op_mask && !(a->op_mask & ((uint64_t)1 << op))) continue;
         const trr_op_desc *d = trr_op_desc_get(op);
         if (!d->config_fields) continue; /* nothing to tune: trr_cli_tune says so */
         if (d->shape == TRR_SHAPE_ATTENTION) { /* its rank-4 shapes have no tuning space yet */
@@ -308,7 +309,7 @@ static int parse_args(int argc, char **argv, tune_args *a) {
         } else {
             trr_op op;
             if (!cli_parse_op("tune", "", argv[i], &op)) return CLI_EXIT_USAGE;
-            a->op_mask |= 1u << op;
+            a->op_mask |= (uint64_t)1 << op;
         }
     }
     if (!a->reps) a->reps = a->shapes && !strcmp(a->shapes, "quick") ? 5 : 10;
@@ -338,8 +339,8 @@ int trr_cli_tune(int argc, char **argv) {
     }
     if (n_jobs == 0) {
         free(jobs);
-        for (int o = 0; o < TRR_OP_COUNT; o++)
-            if ((a.op_mask & (1u << o)) && !trr_op_desc_get((trr_op)o)->config_fields)
+        for (int o = 0; o < trr_op_desc_count(); o++)
+            if ((a.op_mask & ((uint64_t)1 << o)) && !trr_op_desc_get((trr_op)o)->config_fields)
                 return cli_usage_error("tune", "%s has no tile parameters: there is nothing to tune",
                                        trr_op_desc_get((trr_op)o)->name);
         return cli_usage_error("tune", "nothing to tune: no op, dtype and shape combination is selected");

@@ -26,10 +26,44 @@ static void print_help(FILE *out) {
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(out, "  %-12s %s\n", commands[i].name, commands[i].summary);
     fprintf(out, "\n'trireme <command> --help' describes a command's options. TRIREME_DEVICE sets the default\n"
-                 "device (e.g. cpu, cuda:0, opencl:1, vulkan:0, auto).\n");
+                 "device (e.g. cpu, cuda:0, opencl:1, vulkan:0, auto). --ops-lib FILE, with any command, loads a\n"
+                 "library of user ops (docs/custom-ops.md), which then count as ops.\n");
+}
+
+/* --ops-lib FILE (repeatable, any subcommand): loads a library of user ops (trr_ops_library_load, docs/custom-ops.md)
+ * before the subcommand parses its options, so --ops, --config and the benchmarks' names reach those ops; the
+ * options are taken out of argv. Returns the exit status on failure, else -1. */
+static int load_ops_libs(int *argc, char **argv) {
+    int out = 0;
+    for (int i = 0; i < *argc; i++) {
+        const char *path = NULL;
+        if (!strcmp(argv[i], "--ops-lib")) {
+            if (i + 1 >= *argc) {
+                fprintf(stderr, "trireme: --ops-lib wants a library path\n");
+                return CLI_EXIT_USAGE;
+            }
+            path = argv[++i];
+        } else if (!strncmp(argv[i], "--ops-lib=", 10)) {
+            path = argv[i] + 10;
+        } else {
+            argv[out++] = argv[i];
+            continue;
+        }
+        int defined = 0;
+        const trr_status st = trr_ops_library_load(path, &defined);
+        if (st != TRR_OK) {
+            fprintf(stderr, "trireme: --ops-lib %s: %s\n", path, trr_last_error(NULL));
+            return st == TRR_ERR_IO ? CLI_EXIT_USAGE : CLI_EXIT_FAILURE;
+        }
+    }
+    argv[out] = NULL;
+    *argc = out;
+    return -1;
 }
 
 int main(int argc, char **argv) {
+    const int loaded = load_ops_libs(&argc, argv);
+    if (loaded >= 0) return loaded;
     if (argc < 2) {
         print_help(stderr);
         return CLI_EXIT_USAGE;

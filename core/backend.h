@@ -172,8 +172,8 @@ struct trr_context {
     char selection[1024];
     trr_status last_status;
     char last_error[8192];
-    int has_override[TRR_OP_COUNT];
-    trr_config override[TRR_OP_COUNT];
+    int has_override[TRR_OP_LIMIT];
+    trr_config override[TRR_OP_LIMIT];
     trr_config last_config;
     trr_config_origin last_config_origin; /* where last_config came from */
     int timer_running; /* between a successful trr_timer_start and its trr_timer_stop */

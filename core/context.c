@@ -3,6 +3,7 @@
 #include "backend.h"
 #include "config_fields.h"
 #include "registry.h"
+#include "op_table.h"
 #include "trace.h"
 
 #include <stdio.h>
@@ -161,7 +162,7 @@ trr_status trr_timer_stop(trr_context *ctx, double *out_ms) {
 }
 
 static trr_status config_override(trr_context *ctx, trr_op op, const trr_config *config) {
-    if ((unsigned)op >= TRR_OP_COUNT) return trr_error(ctx, TRR_ERR_INVALID_ARGUMENT, "unknown op %d", (int)op);
+    if (!trr_op_desc_get(op)) return trr_error(ctx, TRR_ERR_INVALID_ARGUMENT, "unknown op %d", (int)op);
     if (config) {
         TRR_TRY(trr_config_check_range(ctx, config));
         ctx->override[op] = *config;

@@ -1,6 +1,8 @@
 /* The op table (see op_table.h). */
 #include "op_table.h"
 
+#include <stdatomic.h>
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -260,8 +262,25 @@ const int trr_matmul_f16_nvidia_config_count =
 /* trr_op_desc_replace's definitions, NULL where the table's row stands */
 static const trr_op_desc *replaced[TRR_OP_COUNT];
 
+/* user ops' rows (core/user_op.c), published by a release of the count */
+static const trr_op_desc *user_rows[TRR_MAX_USER_OPS];
+static _Atomic int user_count;
+
+int trr_op_desc_count(void) { return TRR_OP_COUNT + atomic_load_explicit(&user_count, memory_order_acquire); }
+
+int trr_op_desc_add(const trr_op_desc *desc) {
+    const int n = atomic_load_explicit(&user_count, memory_order_relaxed);
+    if (n == TRR_MAX_USER_OPS) return -1;
+    user_rows[n] = desc;
+    atomic_store_explicit(&user_count, n + 1, memory_order_release);
+    return TRR_OP_COUNT + n;
+}
+
 const trr_op_desc *trr_op_desc_get(trr_op op) {
-    if ((unsigned)op >= TRR_OP_COUNT) return NULL;
+    if ((unsigned)op >= TRR_OP_COUNT) {
+        const int i = (int)op - TRR_OP_COUNT;
+        return i >= 0 && i < atomic_load_explicit(&user_count, memory_order_acquire) ? user_rows[i] : NULL;
+    }
     return replaced[op] ? replaced[op] : &op_table[op];
 }
 

@@ -141,6 +141,9 @@ typedef struct trr_op_desc {
     const trr_op_bench *benches;
     int n_benches;
     trr_work_rule bench_work;
+    /* a user op (trr_op_define, core/user_op.h): its kernels come from the definition, through each backend's user
+     * path; NULL for the built-in ops */
+    const struct trr_user_op *user;
 } trr_op_desc;
 
 /* matmul's parameter slots (op_table.c declares them in this order) */
@@ -160,6 +163,10 @@ enum { TRR_ATTN_PARAM_SCALE = 0, TRR_ATTN_PARAM_CAUSAL };
 #define TRR_ATTN_MAX_HEAD_DIM 256
 
 const trr_op_desc *trr_op_desc_get(trr_op op);
+/* The ops defined now: the built-ins, then the user ops (TRR_OP_COUNT ..). */
+int trr_op_desc_count(void);
+/* Adds a user op's row (core/user_op.c, under its lock); its id, or -1 when TRR_MAX_USER_OPS are defined. */
+int trr_op_desc_add(const trr_op_desc *desc);
 /* The op's outputs: 1, or 2 when it declares a second output (slot W). */
 static inline int trr_op_outputs(const trr_op_desc *d) { return d->operand[TRR_SLOT_W].name ? 2 : 1; }
 /* Tests only: op's definition becomes *desc (NULL restores the table's row), so a test can present a backend with

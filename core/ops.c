@@ -4,6 +4,7 @@
 #include "op_params.h"
 #include "op_table.h"
 #include "trace.h"
+#include "user_op.h"
 #include "validate.h"
 
 static trr_status dispatch(trr_context *ctx, trr_op op, const trr_tensor *const slots[TRR_SLOTS],
@@ -35,11 +36,14 @@ static trr_status dispatch(trr_context *ctx, trr_op op, const trr_tensor *const 
     const trr_backend *be = ctx->backend;
     ctx->last_config = call.config;
     ctx->last_config_origin = origin;
-    /* each slice whole, or in parts each kernel can index (parts.c) */
-    if (call.slices == 1) return trr_call_run_parts(ctx, &call, be->run);
+    /* each slice whole, or in parts each kernel can index (parts.c); a user op of rank-1 operands one row at a
+     * time */
+    const trr_user_op *u = trr_op_desc_get(op)->user;
+    trr_status (*run)(trr_context *, const trr_call *) = u && u->rank == 1 ? trr_user_run_rows : be->run;
+    if (call.slices == 1) return trr_call_run_parts(ctx, &call, run);
     for (int64_t s = 0; s < call.slices; s++) {
         trr_call slice = trr_call_slice(&call, s);
-        TRR_TRY(trr_call_run_parts(ctx, &slice, be->run));
+        TRR_TRY(trr_call_run_parts(ctx, &slice, run));
     }
     return TRR_OK;
 }

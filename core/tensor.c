@@ -32,13 +32,15 @@ trr_status trr_op_name(trr_op op, const char **out_name) {
 
 trr_status trr_op_from_name(const char *name, trr_op *out_op) {
     if (!name || !out_op) return trr_error(NULL, TRR_ERR_INVALID_ARGUMENT, "name or out_op is NULL");
-    for (int i = 0; i < TRR_OP_COUNT; i++)
+    int count = TRR_OP_COUNT;
+    trr_op_count(&count);
+    for (int i = 0; i < count; i++)
         if (strcmp(trr_op_desc_get((trr_op)i)->name, name) == 0) {
             *out_op = (trr_op)i;
             return TRR_OK;
         }
-    char names[256] = "";
-    for (int i = 0; i < TRR_OP_COUNT; i++) {
+    char names[1024] = "";
+    for (int i = 0; i < count; i++) {
         size_t at = strlen(names);
         snprintf(names + at, sizeof names - at, "%s%s", i ? ", " : "", trr_op_desc_get((trr_op)i)->name);
     }

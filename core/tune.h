@@ -34,7 +34,9 @@ typedef struct trr_tune_key {
     char backend[16];
     char device[128];
     char driver[64];
-    trr_op op;
+    trr_op op;            /* TRR_OP_LIMIT for an op this process has not defined (a user op, docs/custom-ops.md,
+                             whose library is not loaded): kept by op_name for the next write, matched by nothing */
+    char op_name[48];
     trr_dtype in_dtype, out_dtype;
     int trans_a, trans_b; /* matmul operand layouts; 0 for other ops */
     int tf32;             /* matmul with TRR_MATMUL_ALLOW_TF32 */

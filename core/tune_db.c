@@ -46,6 +46,9 @@ void trr_tune_key_of(const trr_context *ctx, const trr_call *call, trr_tune_key 
     copy_str(out_key->device, sizeof out_key->device, ctx->info.name);
     copy_str(out_key->driver, sizeof out_key->driver, ctx->info.driver);
     out_key->op = call->op;
+    const char *name = "?";
+    trr_op_name(call->op, &name);
+    snprintf(out_key->op_name, sizeof out_key->op_name, "%s", name);
     out_key->in_dtype = call->x.dtype;
     out_key->out_dtype = call->z.dtype;
     if (trr_op_desc_get(call->op)->shape == TRR_SHAPE_MATMUL) {
@@ -56,11 +59,19 @@ void trr_tune_key_of(const trr_context *ctx, const trr_call *call, trr_tune_key 
     trr_tune_bucket_of(call, out_key->bucket);
 }
 
+/* The key's op by name: its op_name, else (a key filled by hand) the name of its op. */
+static const char *key_op_name(const trr_tune_key *k) {
+    const char *name = "?";
+    if (k->op_name[0]) return k->op_name;
+    trr_op_name(k->op, &name);
+    return name;
+}
+
 static int same_key(const trr_tune_key *a, const trr_tune_key *b) {
     return strcmp(a->backend, b->backend) == 0 && strcmp(a->device, b->device) == 0 &&
-           strcmp(a->driver, b->driver) == 0 && a->op == b->op && a->in_dtype == b->in_dtype &&
-           a->out_dtype == b->out_dtype && a->trans_a == b->trans_a && a->trans_b == b->trans_b &&
-           a->tf32 == b->tf32 && a->bucket[0] == b->bucket[0] && a->bucket[1] == b->bucket[1] &&
+           strcmp(a->driver, b->driver) == 0 && strcmp(key_op_name(a), key_op_name(b)) == 0 &&
+           a->in_dtype == b->in_dtype && a->out_dtype == b->out_dtype && a->trans_a == b->trans_a &&
+           a->trans_b == b->trans_b && a->tf32 == b->tf32 && a->bucket[0] == b->bucket[0] && a->bucket[1] == b->bucket[1] &&
            a->bucket[2] == b->bucket[2];
 }
 
@@ -193,7 +204,7 @@ static int parse_entry(const cJSON *e, int index, trr_tune_entry *out, char *why
     memset(out, 0, sizeof *out);
     if (!cJSON_IsObject(e)) return fail(why, cap, "entry %d is not an object", index);
     trr_tune_key *k = &out->key;
-    char op[32], in[16], outd[16];
+    char op[sizeof k->op_name], in[16], outd[16];
     int64_t cand = 0;
     if (!get_str(e, "backend", k->backend, sizeof k->backend, 1, why, cap, index) ||
         !get_str(e, "device", k->device, sizeof k->device, 1, why, cap, index) ||
@@ -211,10 +222,12 @@ static int parse_entry(const cJSON *e, int index, trr_tune_entry *out, char *why
         return 0;
     out->candidates = (int)cand;
     if (!k->backend[0] || !k->device[0]) return fail(why, cap, "entry %d: empty backend or device name", index);
-    if (trr_op_from_name(op, &k->op) != TRR_OK) return fail(why, cap, "entry %d: unknown op \"%s\"", index, op);
+    snprintf(k->op_name, sizeof k->op_name, "%s", op);
+    /* a name no op of this process has is a user op whose library is not loaded: kept, matched by no call */
+    if (trr_op_from_name(op, &k->op) != TRR_OK) k->op = (trr_op)TRR_OP_LIMIT;
     if (!dtype_of(in, &k->in_dtype) || !dtype_of(outd, &k->out_dtype))
         return fail(why, cap, "entry %d: unknown dtype \"%s\" or \"%s\"", index, in, outd);
-    if (!trr_op_allows(k->op, k->in_dtype, k->out_dtype))
+    if (k->op != (trr_op)TRR_OP_LIMIT && !trr_op_allows(k->op, k->in_dtype, k->out_dtype))
         return fail(why, cap, "entry %d: %s does not take %s -> %s", index, op, in, outd);
     for (int i = 0; i < 3; i++)
         if (k->bucket[i] & (k->bucket[i] - 1))
@@ -299,8 +312,7 @@ static cJSON *dims_json(const int64_t d[3]) {
 
 static cJSON *entry_json(const trr_tune_entry *e) {
     const trr_tune_key *k = &e->key;
-    const char *op = "?", *in = "?", *out = "?";
-    trr_op_name(k->op, &op);
+    const char *op = key_op_name(k), *in = "?", *out = "?";
     trr_dtype_name(k->in_dtype, &in);
     trr_dtype_name(k->out_dtype, &out);
     cJSON *o = cJSON_CreateObject();

@@ -67,14 +67,15 @@ static void add_2d(case_list *l, trr_op op, const shape2 *packed, int n_packed, 
 
 #define N_OF(a) ((int)(sizeof a / sizeof a[0]))
 
-static void add_elementwise(case_list *l) {
+/* The element-wise ops of ids first .. end - 1 (user ops included: core/user_op.h). */
+static void add_elementwise(case_list *l, int first, int end) {
     /* rows = 1 is the flat form; 1048579 = 2^20 + 3 needs many blocks and a ragged tail. */
     static const shape2 packed[] = {{1, 0, 1},   {1, 1, 1},    {1, 3, 0},    {1, 17, 1},   {1, 127, 0},
                                     {1, 781, 0}, {1, 1000, 0}, {1, 1823, 0}, {1, 4099, 1}, {1, 1048579, 0}};
     static const shape2 offset[] = {{1, 1, 0}, {1, 17, 1}, {1, 1000, 1}, {1, 4099, 0}, {1, 1048579, 0}};
     static const shape2 strided[] = {{1, 1, 0},      {3, 17, 1},  {17, 781, 1},
                                      {127, 127, 0},  {1000, 3, 0}, {3, 4099, 0}, {1823, 1000, 0}};
-    for (int op = 0; op < TRR_OP_COUNT; op++)
+    for (int op = first; op < end; op++)
         if (trr_op_desc_get((trr_op)op)->shape == TRR_SHAPE_ELEMENTWISE && op != TRR_OP_CAST)
             add_2d(l, (trr_op)op, packed, N_OF(packed), offset, N_OF(offset), strided, N_OF(strided));
 }
@@ -353,8 +354,12 @@ static void add_matmul_f8(case_list *l) {
     }
 }
 
+/* ops the list covers: the built-ins, then the user ops defined when it was last asked for */
+static int g_ops;
+
 static trr_status build(void) {
-    add_elementwise(&g_all);
+    add_elementwise(&g_all, 0, TRR_OP_COUNT);
+    g_ops = TRR_OP_COUNT;
     add_cast(&g_all);
     add_rgb(&g_all);
     add_softmax(&g_all);
@@ -380,6 +385,17 @@ trr_status trr_cases_get(int quick_only, const trr_case **out_cases, int *out_co
         memset(&g_quick, 0, sizeof g_quick);
         trr_status st = build();
         if (st != TRR_OK) return st;
+    }
+    /* user ops defined since: their element-wise cases, appended */
+    int ops = TRR_OP_COUNT;
+    trr_op_count(&ops);
+    if (ops > g_ops) {
+        const int from = g_all.count;
+        add_elementwise(&g_all, g_ops, ops);
+        if (g_all.overflow) return trr_error(NULL, TRR_ERR_INTERNAL, "case list: more cases than the list holds");
+        for (int i = from; i < g_all.count; i++)
+            if (g_all.items[i].quick) push(&g_quick, &g_all.items[i]);
+        g_ops = ops;
     }
     const case_list *l = quick_only ? &g_quick : &g_all;
     *out_cases = l->items;

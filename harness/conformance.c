@@ -404,14 +404,14 @@ trr_status trr_conformance_run(trr_context *ctx, const trr_conf_options *options
 
     int total = 0;
     for (int i = 0; i < n_cases; i++)
-        if ((!options->op_mask || (options->op_mask & (1u << cases[i].op))) &&
+        if ((!options->op_mask || (options->op_mask & ((uint64_t)1 << cases[i].op))) &&
             (!options->select || options->select(&cases[i], options->select_user)))
             total++;
 
     const double t0 = trr_now_s();
     for (int i = 0; i < n_cases; i++) {
         const trr_case *tc = &cases[i];
-        if (options->op_mask && !(options->op_mask & (1u << tc->op))) continue;
+        if (options->op_mask && !(options->op_mask & ((uint64_t)1 << tc->op))) continue;
         if (options->select && !options->select(tc, options->select_user)) continue;
         trr_conf_result *res = &rep->results[rep->n_results];
         res->tcase = *tc;

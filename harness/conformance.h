@@ -92,7 +92,7 @@ typedef void (*trr_conf_progress_fn)(void *user, int index, int total, const trr
 typedef struct trr_conf_options {
     uint64_t seed;       /* inputs of case i come from (seed, i), so one case reruns alone identically */
     int quick;           /* the quick subset */
-    unsigned op_mask;    /* bit (1 << op) selects op; 0 selects every op */
+    uint64_t op_mask;    /* bit (1 << op) selects op (user ops included: op < TRR_OP_LIMIT); 0 selects every op */
     trr_conf_progress_fn progress; /* optional */
     void *user;
     const char *command_line; /* optional: what the JSON report names as the command that made it */

@@ -11,6 +11,8 @@
  *  - f16 outputs get the exact double result; the comparison bounds account for the f16 rounding.
  */
 #include "reference.h"
+
+#include "user_op.h"
 #include "half.h"
 #include "op_table.h"
 
@@ -193,7 +195,24 @@ static const reference_row rows[TRR_OP_COUNT] = {
     [TRR_OP_CAST] = {NULL, run_cast}, /* the output's dtype decides the value: not a point function */
 };
 
+/* a user op (core/user_op.h): its definition's reference, point by point */
+static void user_points(const trr_call *c, const trr_user_op *u, double *out) {
+    const int two = u->n_operands == 3;
+    for (int64_t r = 0; r < c->rows; r++)
+        for (int64_t j = 0; j < c->cols; j++) {
+            double in[2] = {load(&c->x, c->x.offset + r * c->x.stride0 + j),
+                            two ? load(&c->y, c->y.offset + r * c->y.stride0 + j) : 0.0};
+            out[r * c->cols + j] = u->def.reference(in, c->params, u->def.user);
+        }
+}
+
 trr_status trr_reference_run(const trr_call *call, double *out) {
+    if (call && out && trr_op_desc_get(call->op) && trr_op_desc_get(call->op)->user) {
+        if (call->rows < 0 || call->cols < 0)
+            return trr_error(NULL, TRR_ERR_SHAPE, "trr_reference_run: negative dimension");
+        user_points(call, trr_op_desc_get(call->op)->user, out);
+        return TRR_OK;
+    }
     if (!call || !out) return trr_error(NULL, TRR_ERR_INVALID_ARGUMENT, "trr_reference_run: null argument");
     const trr_op_desc *d = trr_op_desc_get(call->op);
     const reference_row *row = d ? &rows[call->op] : NULL;

@@ -22,6 +22,8 @@
  * kernels do not read (trr_config_fields_used) is never swept. */
 #include "tune_space.h"
 
+#include "user_op.h"
+
 #include "config_fields.h"
 #include "op_table.h"
 #include "tune.h"
@@ -307,7 +309,10 @@ static void prune_device(trr_context *ctx, const trr_call *call, trr_tune_candid
                  trr_config_get(c, over), trr_config_fields[over].max);
             continue;
         }
-        if (info->max_threads_per_block > 0 && c->threads > info->max_threads_per_block) {
+        /* a user op's threads are its launch rule's, judged by the backend's user path (the CPU's C function has
+         * none) */
+        if (info->max_threads_per_block > 0 && c->threads > info->max_threads_per_block &&
+            !trr_op_desc_get(call->op)->user) {
             drop(cd, "%d threads per block; the device allows %d", c->threads, info->max_threads_per_block);
             continue;
         }
@@ -323,16 +328,34 @@ static void prune_device(trr_context *ctx, const trr_call *call, trr_tune_candid
     }
 }
 
+/* A user op's space (core/user_op.h): every combination of its tile parameters' candidates, the definition's
+ * order (the first candidates, its default, first). */
+static void expand_user(const trr_user_op *u, trr_tune_candidate *out, int cap, int *n) {
+    int idx[TRR_MAX_TILE_PARAMS] = {0};
+    for (;;) {
+        if (*n >= cap) return;
+        memset(&out[*n], 0, sizeof out[*n]);
+        for (int t = 0; t < u->def.n_tiles; t++)
+            trr_config_set(&out[*n].listed, u->tile_field[t], u->def.tiles[t].candidates[idx[t]]);
+        (*n)++;
+        int t = 0; /* odometer, the last tile parameter slowest */
+        while (t < u->def.n_tiles && ++idx[t] == u->def.tiles[t].n_candidates) idx[t++] = 0;
+        if (t == u->def.n_tiles) return;
+    }
+}
+
 trr_status trr_tune_space(trr_context *ctx, const trr_call *call, trr_tune_candidate *out, int cap,
                           int *out_count) {
     if (!ctx || !call || !out || cap < 1 || !out_count)
         return trr_error(ctx, TRR_ERR_INVALID_ARGUMENT, "trr_tune_space: bad argument");
     const char *backend = ctx->backend->name;
+    const trr_user_op *user = trr_op_desc_get(call->op)->user;
     int own = 0;
-    for (int r = 0; r < N_ROWS; r++)
+    for (int r = 0; r < N_ROWS && !user; r++)
         if (space_table[r].backend && row_matches(&space_table[r], backend, call)) own = 1;
     int n = 0;
-    for (int r = 0; r < N_ROWS; r++) {
+    if (user) expand_user(user, out, cap, &n);
+    for (int r = 0; r < N_ROWS && !user; r++) {
         const space_row *row = &space_table[r];
         if (!row_matches(row, backend, call) || (own && !row->backend)) continue;
         expand_row(row, out, cap, &n);

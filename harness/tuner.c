@@ -443,7 +443,7 @@ static trr_status confirm(tune_run *r, const trr_tune_options *o, search *s) {
 trr_status trr_tune_run(trr_context *ctx, const trr_tune_job *job, const trr_tune_options *options,
                         trr_tune_outcome *out) {
     if (!ctx || !job || !out) return trr_error(ctx, TRR_ERR_INVALID_ARGUMENT, "trr_tune_run: NULL argument");
-    if ((unsigned)job->op >= TRR_OP_COUNT) return trr_error(ctx, TRR_ERR_INVALID_ARGUMENT, "tune: unknown op");
+    if (!trr_op_desc_get(job->op)) return trr_error(ctx, TRR_ERR_INVALID_ARGUMENT, "tune: unknown op");
     trr_tune_options opt;
     memset(&opt, 0, sizeof opt);
     if (options) opt = *options;

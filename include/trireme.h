@@ -382,6 +382,118 @@ TRR_API trr_status trr_op_output_shape(trr_op op, const trr_tensor *const *input
  * output may be NULL). params may be NULL (every parameter at its default). */
 TRR_API trr_status trr_op_run(trr_context *ctx, trr_op op, const trr_tensor *const *operands, const trr_op_params *params);
 
+/* ---- user-defined ops: bring your own kernels (docs/custom-ops.md) ----
+ * trr_op_define turns a definition into an op id that trr_op_run, trr_op_get_info, trr_op_from_name, config
+ * overrides, the conformance engine, the bench and the CLI's --ops-lib take like a built-in op's. Definitions are
+ * process-wide and live until the process ends; ids run from TRR_OP_COUNT up to TRR_OP_LIMIT - 1.
+ *
+ * A user op is element-wise: its operands (one or two inputs, one output) share one shape, named by symbols
+ * ("x[M,N], g[M,N] -> y[M,N]"), and one dtype from the definition's list. A call arrives at the kernel in the
+ * element-wise normalised form: rows x cols, each operand at an element offset with a row stride (a packed call
+ * arrives as one row of every element), and the named dims stand for that form: the last dim is cols and, in a
+ * rank-2 definition, the first is rows (a rank-1 definition gets rows = 1: a strided view runs a row at a time).
+ * The argument convention, the same in order on every API, is in docs/custom-ops.md:
+ *   CUDA C, OpenCL C: the operands' buffers (inputs, then the output; CUDA: pointers, OpenCL: __global pointers),
+ *                     then their offsets in elements (long / long long), then rows and cols (int), then the row
+ *                     strides in elements (int), then the parameters in order (float for f32, int otherwise).
+ *                     Tile parameters are #defines, as are TRR_DTYPE (the call's trr_dtype value) and
+ *                     TRR_THREADS (threads per group).
+ *   Vulkan (SPIR-V):  the backend's own layout: storage buffers of set 0, bindings 0 and 1 the inputs (the first
+ *                     again for one input) and 2 the output; push constants of 4 bytes each: rows, cols, the
+ *                     dtype (a trr_dtype), the three offsets, the first input's row stride, unused, the second's
+ *                     and the output's, then up to six parameters (float or int); specialization constant 0 is
+ *                     the threads per group (local_size_x_id = 0), 1.. the tile parameters.
+ *   CPU:              a C function given trr_op_cpu_args. */
+#define TRR_OP_LIMIT 64 /* every op id, built-in or user, is below it (a 64-bit mask holds a set of ops) */
+#define TRR_MAX_USER_OPS (TRR_OP_LIMIT - TRR_OP_COUNT)
+#define TRR_MAX_TILE_PARAMS 4
+#define TRR_MAX_TILE_CANDIDATES 8
+#define TRR_MAX_USER_OPERANDS 4
+#define TRR_MAX_USER_DTYPES 3
+
+/* How results are judged against the float64 reference (docs/ops.md, Correctness bounds). */
+typedef enum trr_bound {
+    TRR_BOUND_MAX_REL = 0, /* f32 outputs: max relative error 1e-5; f16 / bf16 outputs: the half-precision bounds */
+    TRR_BOUND_EXACT_F32,   /* f32 outputs bit-exact (as add), half outputs as above */
+    TRR_BOUND_EXACT        /* bit-exact in every dtype (as copy) */
+} trr_bound;
+
+/* A tile parameter: a compile-time constant of the kernels, carried in a trr_config field (so overrides, --config
+ * and the tuning database name it as they name built-in tiles). The first candidate is the default. */
+typedef struct trr_tile_param {
+    const char *name;  /* "BLOCK": the #define (CUDA, OpenCL) and the specialization constant's order (Vulkan) */
+    const char *field; /* the trr_config field holding it: "block_n", "block_m", "block_k", "vector_width", ... */
+    int candidates[TRR_MAX_TILE_CANDIDATES];
+    int n_candidates;
+} trr_tile_param;
+
+/* One API's kernel: source (CUDA C for NVRTC, OpenCL C 1.2) or SPIR-V words (Vulkan), and its entry point. */
+typedef struct trr_kernel_code {
+    const char *source;
+    const uint32_t *spirv;
+    size_t spirv_words;
+    const char *entry; /* the kernel function's name ("main" for SPIR-V when NULL) */
+} trr_kernel_code;
+
+/* The launch rule: groups along x, y, z, each an expression over the named dims, the tile parameters and
+ * integers: "N/BLOCK" (a division rounds up), "M", "N*2", NULL for 1; threads per group, an expression too
+ * ("THREADS", "256"). */
+typedef struct trr_op_launch {
+    const char *groups[3];
+    const char *threads;
+} trr_op_launch;
+
+/* What the CPU function gets: element 0 of each operand's view (inputs, then the output), row strides in
+ * elements, the normalised rows and cols, the dtype, the parameters in order and the tile parameters' values.
+ * The backend may call it several times for one call, from several threads at once, each time on a part of the
+ * view (whole rows, or a range of one row's columns). */
+typedef struct trr_op_cpu_args {
+    void *operands[TRR_MAX_USER_OPERANDS];
+    int64_t row_strides[TRR_MAX_USER_OPERANDS];
+    int64_t rows, cols;
+    trr_dtype dtype;
+    const double *params;
+    const int *tiles;
+    void *user;
+} trr_op_cpu_args;
+typedef void (*trr_op_cpu_fn)(const trr_op_cpu_args *args);
+/* The float64 reference of one point: the inputs' values (exact in double), the parameters; returns the output. */
+typedef double (*trr_op_reference_fn)(const double *inputs, const double *params, void *user);
+
+typedef struct trr_op_def {
+    const char *name;                  /* [a-z_][a-z0-9_]*, unique among all ops */
+    const char *operands;              /* "x[M,N], g[M,N] -> y[M,N]" */
+    trr_dtype dtypes[TRR_MAX_USER_DTYPES]; /* the dtypes a call may use, every operand the same */
+    int n_dtypes;
+    const trr_param_info *params;      /* named scalar parameters (copied) */
+    int n_params;
+    trr_tile_param tiles[TRR_MAX_TILE_PARAMS];
+    int n_tiles;
+    trr_kernel_code cuda, opencl, vulkan; /* an API without code answers TRR_ERR_UNSUPPORTED when asked */
+    trr_op_cpu_fn cpu;
+    trr_op_launch launch;
+    trr_op_reference_fn reference;     /* required */
+    trr_bound bound;
+    int flops_per_point;               /* for the bench's report; bytes are every operand once */
+    int transcendental;                /* evaluates exp or the like per element (a heuristic's hint) */
+    void *user;                        /* passed to cpu and reference */
+} trr_op_def;
+
+/* Checks def and registers it: an inconsistent definition (a dim no operand has, operands of different shapes, a
+ * launch rule naming an unknown symbol, a tile field used twice, a name taken, ...) is TRR_ERR_INVALID_ARGUMENT
+ * with the reason in trr_last_error(NULL). Strings and arrays are copied. Kernels compile on first use; a
+ * compile error is TRR_ERR_COMPILE with the compiler's log on the context. */
+TRR_API trr_status trr_op_define(const trr_op_def *def, trr_op *out_op);
+/* The number of ops defined now: TRR_OP_COUNT built-ins, then the user ops (ids TRR_OP_COUNT .. count - 1). */
+TRR_API trr_status trr_op_count(int *out_count);
+/* A library of user ops (the CLI's --ops-lib): a shared library exporting one function named
+ * TRR_OPS_REGISTER_SYMBOL, of type trr_ops_register_fn, which calls trr_op_define for each of its ops.
+ * trr_ops_library_load opens it (it stays open), calls that function and passes on its status; *out_defined (may
+ * be NULL) gets how many ops it defined. TRR_ERR_IO when the library does not load or lacks the function. */
+#define TRR_OPS_REGISTER_SYMBOL "trireme_register_ops"
+typedef trr_status (*trr_ops_register_fn)(void);
+TRR_API trr_status trr_ops_library_load(const char *path, int *out_defined);
+
 TRR_API trr_status trr_synchronize(trr_context *ctx);
 
 /* Device-side timing: the device time of all work submitted between start and stop (CUDA events, OpenCL markers'

@@ -4,7 +4,7 @@
 # benchmarks of every GPU backend and the PyTorch/Triton/cuBLAS anchors in the same run.
 #
 #   tools/gpu_run.sh [STEP...]      steps: devices conformance bench latency anchors tune tune-check vk-clocks
-#                                   vk-coop f16-bound old-new row-variants python
+#                                   vk-coop f16-bound old-new row-variants python custom-op
 #                                   (default: devices conformance bench anchors)
 #
 # Environment: TRIREME_GPU_BUILD (default build-gpu, made by `make gpu-build`, which builds the tools the latency
@@ -229,7 +229,24 @@ for step in "${steps[@]}"; do
       # Does cuBLAS meet the f16 matmul bound at K = 8192 (tools/f16_bound.py)? About 20 s.
       PYTHONUNBUFFERED=1 python3 tools/f16_bound.py "$OUT/f16-bound.json" 2>>"$ERR" | tee "$OUT/f16-bound.txt"
       [ "${PIPESTATUS[0]}" -eq 0 ] || status=1 ;;
-    *) echo "gpu_run.sh: unknown step '$step' (devices conformance bench latency anchors tune tune-check vk-clocks vk-coop f16-bound old-new row-variants python)" >&2; exit 2 ;;
+    custom-op)
+      # User ops (docs/custom-ops.md): examples/custom_op's swiglu and silu_user from their library, checked on
+      # every GPU device (CUDA, Vulkan, OpenCL: their own kernels), tuned over their tile candidates, and
+      # benchmarked beside the built-in silu (silu_user is its arithmetic as a user kernel) and add in one run,
+      # with the database just written.
+      lib="$BUILD/examples/custom_op/libswiglu.so"
+      db="$OUT/custom-op-tune.json"
+      "$T" conformance --ops-lib "$lib" --ops swiglu,silu_user --device "${CONF_DEVICES:-gpus}" \
+        --json "$OUT/custom-op-conformance.json" 2>>"$ERR" | tee "$OUT/custom-op.txt"
+      [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+      for d in $(gpu_devices "${TUNE_DEVICES:-gpus}"); do
+        TRIREME_TUNE_DB="$db" "$T" tune --ops-lib "$lib" swiglu silu_user --device "$d" 2>>"$ERR" | tee -a "$OUT/custom-op.txt"
+        [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+      done
+      TRIREME_TUNE_DB="$db" "$T" bench --ops-lib "$lib" swiglu silu_user silu add --device "${BENCH_DEVICES:-gpus}" \
+        --sizes "$SIZES" --json "$OUT/custom-op-bench.json" 2>>"$ERR" | tee -a "$OUT/custom-op.txt"
+      [ "${PIPESTATUS[0]}" -eq 0 ] || status=1 ;;
+    *) echo "gpu_run.sh: unknown step '$step' (devices conformance bench latency anchors tune tune-check vk-clocks vk-coop f16-bound old-new row-variants python custom-op)" >&2; exit 2 ;;
   esac
 done
 # The machine-readable outputs (JSON reports, samples, plots) go into one reports.tar beside the text logs, so a

@@ -16,11 +16,12 @@ pkg-config, or the system loader (see trireme._lib). Op semantics and error boun
 from ._lib import path as library_path
 from .core import (BFLOAT16, F8E4M3, F8E5M2, ArgumentError, Context, DtypeError, ExecutionError, Tensor,
                    TriremeError, UnsupportedError, backends, bench, conformance, devices, from_bfloat16, from_float8,
-                   to_bfloat16, to_float8)
+                   load_ops_library, to_bfloat16, to_float8)
 from .dlpack import from_dlpack
 from .testing import do_bench
 
 __version__ = "0.1.0"
 __all__ = ["ArgumentError", "BFLOAT16", "Context", "DtypeError", "ExecutionError", "F8E4M3", "F8E5M2", "Tensor",
            "TriremeError", "UnsupportedError", "backends", "bench", "conformance", "devices", "do_bench",
-           "from_bfloat16", "from_dlpack", "from_float8", "library_path", "to_bfloat16", "to_float8"]
+           "from_bfloat16", "from_dlpack", "from_float8", "library_path", "load_ops_library", "to_bfloat16",
+           "to_float8"]

@@ -135,6 +135,7 @@ _PROTOTYPES = {
     "trr_op_output_shape": (_st, [ctypes.c_int, _p(_p(Tensor)), ctypes.c_int, _p(ctypes.c_int),
                                   _p(ctypes.c_int64), _p(ctypes.c_int)]),
     "trr_op_from_name": (_st, [ctypes.c_char_p, _p(ctypes.c_int)]),
+    "trr_ops_library_load": (_st, [ctypes.c_char_p, _p(ctypes.c_int)]),
     "trr_op_run": (_st, [_ctx, ctypes.c_int, _p(_p(Tensor)), _p(OpParams)]),
     "trr_op_params_parse": (_st, [ctypes.c_int, ctypes.c_char_p, _p(OpParams)]),
     "trr_synchronize": (_st, [_ctx]),
@@ -200,7 +201,8 @@ def _load():
             tried.append(f"  {how}: {where} (no such file)")
             continue
         try:
-            lib = ctypes.CDLL(where)
+            # global: a library of user ops loaded later (load_ops_library) calls this one's trr_op_define
+            lib = ctypes.CDLL(where, mode=ctypes.RTLD_GLOBAL)
         except OSError as e:
             tried.append(f"  {how}: {where} ({e})")
             continue

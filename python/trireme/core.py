@@ -1062,14 +1062,29 @@ def _cli_json(args, timeout):
     return report, proc.returncode
 
 
-def conformance(device="cpu", quick=True, ops=None, seed=None, timeout=3600):
+def load_ops_library(path):
+    """Loads a library of user ops (docs/custom-ops.md: a shared library exporting trireme_register_ops) into
+    this process, so ``ctx.run("swiglu", x, g)`` runs them; returns how many ops it defined. conformance() and
+    bench() run the `trireme` command, which loads it again through their ops_lib argument."""
+    defined = ctypes.c_int()
+    _check(_lib.lib().trr_ops_library_load(os.fsencode(path), ctypes.byref(defined)))
+    return defined.value
+
+
+def _ops_lib_args(ops_lib):
+    libs = [ops_lib] if isinstance(ops_lib, (str, os.PathLike)) else list(ops_lib or [])
+    return [a for lib in libs for a in ("--ops-lib", os.fspath(lib))]
+
+
+def conformance(device="cpu", quick=True, ops=None, seed=None, timeout=3600, ops_lib=None):
     """Runs ``trireme conformance --json`` on `device` (a spec or "all") and returns the parsed report.
+    ops_lib: a library of user ops (or a list of them) the command loads first, whose ops `ops` may name.
 
     The conformance engine (float64 reference, case list, checks) is the CLI's harness library, not part of
     libtrireme, so this runs the `trireme` command (found as _cli() says). ``report["passed"]`` style fields
     are the CLI's own; the returned dict also carries "exit_status" (0: all passed or unsupported, 1: a case
     failed)."""
-    args = ["conformance", "--device", device]
+    args = ["conformance", *_ops_lib_args(ops_lib), "--device", device]
     if quick:
         args.append("--quick")
     if ops:
@@ -1082,11 +1097,12 @@ def conformance(device="cpu", quick=True, ops=None, seed=None, timeout=3600):
     return report
 
 
-def bench(benches=None, device=None, sizes="quick", reps=None, budget=None, vendor=True, timeout=3600):
+def bench(benches=None, device=None, sizes="quick", reps=None, budget=None, vendor=True, timeout=3600,
+          ops_lib=None):
     """Runs ``trireme bench --json`` and returns the parsed report. Like conformance(), this invokes the
     `trireme` command: the benchmark driver is not in libtrireme. benches: names (add_f32, matmul_f16, ...)
-    or op names; device: a spec, "all", or None for TRIREME_DEVICE / auto."""
-    args = ["bench", *(benches or [])]
+    or op names; device: a spec, "all", or None for TRIREME_DEVICE / auto; ops_lib: as conformance()'s."""
+    args = ["bench", *_ops_lib_args(ops_lib), *(benches or [])]
     if device:
         args += ["--device", device]
     if sizes:

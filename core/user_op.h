@@ -1,0 +1,62 @@
+/* User-defined ops (trr_op_define, docs/custom-ops.md): a checked copy of the caller's definition and the op-table
+ * row made from it. A user op's row is of the element-wise shape rule, so validation, parts, the harness's layout
+ * and cases, the bench and the CLI follow from it as for a built-in op; its `user` field sends each backend to
+ * its user path, which takes the kernel from the definition instead of kernels/<api>/. */
+#ifndef TRR_USER_OP_H
+#define TRR_USER_OP_H
+
+#include "backend.h"
+#include "op_table.h"
+
+#define TRR_USER_NAME_MAX 48
+#define TRR_USER_EXPR_MAX 64
+
+typedef enum trr_user_api { TRR_USER_CUDA = 0, TRR_USER_OPENCL, TRR_USER_VULKAN, TRR_USER_APIS } trr_user_api;
+
+typedef struct trr_user_op {
+    trr_op op;
+    trr_op_def def;               /* the caller's definition; every pointer below points at this struct's copies */
+    trr_op_desc desc;
+    char name[TRR_USER_NAME_MAX];
+    char operands[256];
+    int n_operands;               /* inputs + the output */
+    int rank;                     /* of every operand: 1 or 2 */
+    char dims[2][TRR_USER_NAME_MAX]; /* rank 2: rows' name, cols' name; rank 1: "", cols' name */
+    trr_param_info params[TRR_MAX_OP_PARAMS];
+    char param_names[TRR_MAX_OP_PARAMS][TRR_USER_NAME_MAX];
+    char *param_choices[TRR_MAX_OP_PARAMS];
+    char tile_names[TRR_MAX_TILE_PARAMS][TRR_USER_NAME_MAX];
+    int tile_field[TRR_MAX_TILE_PARAMS]; /* index into trr_config_fields */
+    char groups[3][TRR_USER_EXPR_MAX], threads[TRR_USER_EXPR_MAX];
+    char entry[TRR_USER_APIS][TRR_USER_NAME_MAX];
+    char *source[TRR_USER_APIS];  /* CUDA C, OpenCL C; NULL where the API has none. The disk caches' keys hash
+                                     the whole text (OpenCL's programs, CUDA's cubins); in memory a kernel is
+                                     kept per op id, which no other definition takes */
+    uint32_t *spirv;              /* Vulkan */
+    size_t spirv_words;
+    trr_op_signature signatures[TRR_MAX_USER_DTYPES];
+    trr_op_bench bench;
+    char bench_name[TRR_USER_NAME_MAX + 8], bench_title[160];
+} trr_user_op;
+
+/* The user op of id op, or NULL (a built-in op, or no such op). */
+const trr_user_op *trr_user_op_get(trr_op op);
+/* The definition's tile-parameter values for a resolved config (one per tile parameter). */
+void trr_user_tiles(const trr_user_op *u, const trr_config *config, int out[TRR_MAX_TILE_PARAMS]);
+/* The launch rule evaluated for call: groups along x, y, z and threads per group; TRR_ERR_UNSUPPORTED on ctx when
+ * a value is below 1 or past what an int holds. */
+trr_status trr_user_launch(trr_context *ctx, const trr_user_op *u, const trr_call *call, int64_t groups[3],
+                           int *out_threads);
+/* The defines a CUDA or OpenCL compile gets: "-DBLOCK=256 ... -DTRR_DTYPE=0 -DTRR_THREADS=256". */
+void trr_user_defines(const trr_user_op *u, const trr_call *call, int threads, char *out, size_t cap);
+/* The operands of call in the convention's order (inputs, then the output). */
+int trr_user_operands(const trr_user_op *u, const trr_call *call, const trr_operand *out[TRR_MAX_USER_OPERANDS]);
+/* 1 where parameter i is passed as a float (an f32 parameter), 0 as an int. */
+static inline int trr_user_param_is_float(const trr_user_op *u, int i) { return u->params[i].type == TRR_PARAM_F32; }
+/* The backend's run of call for a user op of rank-1 operands, whose launch rule has no rows: a call of several
+ * rows (a strided view) runs as one call a row, each operand advanced by its row stride. */
+trr_status trr_user_run_rows(trr_context *ctx, const trr_call *call);
+/* "<backend>: <op> has no <api> kernel" as TRR_ERR_UNSUPPORTED when the definition gives that API nothing. */
+trr_status trr_user_need_code(trr_context *ctx, const trr_user_op *u, trr_user_api api, const char *backend);
+
+#endif

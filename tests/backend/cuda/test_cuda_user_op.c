@@ -1,0 +1,80 @@
+/* A user op's CUDA C through the backend's NVRTC path (a variant carrying the definition's text, as
+ * backend_cuda/user.c compiles it): examples/custom_op's swiglu.cu and silu_user.cu for A100 (sm_80) and
+ * H100/H200 (sm_90a) at tile candidates of their definitions (silu_user reads no ITEMS), with no warning; a source with an error gives TRR_ERR_COMPILE and the
+ * compiler's log. Needs NVRTC only; skipped, with the reason, where it is not installed. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "trr_cuda.h"
+
+#ifndef TRR_SWIGLU_CU
+#error "TRR_SWIGLU_CU must name examples/custom_op/swiglu.cu"
+#endif
+#ifndef TRR_SILU_USER_CU
+#error "TRR_SILU_USER_CU must name examples/custom_op/silu_user.cu"
+#endif
+
+static char *read_text(const char *path) {
+    FILE *f = fopen(path, "rb");
+    cr_assert(f, "cannot open %s", path);
+    fseek(f, 0, SEEK_END);
+    const long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *text = malloc((size_t)n + 1);
+    cr_assert(text && fread(text, 1, (size_t)n, f) == (size_t)n);
+    text[n] = '\0';
+    fclose(f);
+    return text;
+}
+
+static void need_nvrtc(void) {
+    char reason[1024];
+    if (trr_cuda_load_nvrtc(reason, sizeof reason) != TRR_OK) cr_skip_test("NVRTC unavailable: %s", reason);
+}
+
+/* the defines backend_cuda/user.c passes (trr_user_defines): dtype, threads, then the tile parameters */
+static trr_status compile(const char *text, const char *arch, int block, int items, char **out_log) {
+    trr_cuda_variant v = {.file = "user#12", .text = text};
+    cr_assert(trr_cuda_define(&v, "-DTRR_DTYPE=0 -DTRR_THREADS=%d -DBLOCK=%d -DITEMS=%d", block, block, items));
+    void *cubin = NULL;
+    size_t size = 0;
+    const trr_status st = trr_cuda_compile(NULL, &v, arch, &cubin, &size, NULL, out_log);
+    free(cubin);
+    return st;
+}
+
+static void compiles_for_sm_80_and_sm_90a(const char *path) {
+    need_nvrtc();
+    char *text = read_text(path);
+    static const char *const archs[] = {"sm_80", "sm_90a"};
+    static const int tiles[][2] = {{256, 4}, {1024, 8}, {128, 1}};
+    for (int a = 0; a < 2; a++)
+        for (int t = 0; t < 3; t++) {
+            char *log = NULL;
+            const trr_status st = compile(text, archs[a], tiles[t][0], tiles[t][1], &log);
+            cr_expect_eq(st, TRR_OK, "%s %s BLOCK=%d ITEMS=%d: %s", path, archs[a], tiles[t][0], tiles[t][1],
+                         trr_last_error(NULL));
+            cr_expect(!log || !strstr(log, "warning"), "%s: %s", archs[a], log);
+            free(log);
+        }
+    free(text);
+}
+
+Test(cuda_user_op, swiglu_compiles_for_sm_80_and_sm_90a, .timeout = 600) {
+    compiles_for_sm_80_and_sm_90a(TRR_SWIGLU_CU);
+}
+Test(cuda_user_op, silu_user_compiles_for_sm_80_and_sm_90a, .timeout = 600) {
+    compiles_for_sm_80_and_sm_90a(TRR_SILU_USER_CU);
+}
+
+Test(cuda_user_op, a_compile_error_returns_the_log) {
+    need_nvrtc();
+    char *log = NULL;
+    const trr_status st =
+        compile("extern \"C\" __global__ void broken(float *x) { this_is_not_declared = 1; }", "sm_80", 256, 4, &log);
+    cr_expect_eq(st, TRR_ERR_COMPILE);
+    cr_expect(strstr(trr_last_error(NULL), "this_is_not_declared"), "no log in '%s'", trr_last_error(NULL));
+    free(log);
+}
