@@ -278,8 +278,9 @@ int trr_op_desc_add(const trr_op_desc *desc) {
 
 const trr_op_desc *trr_op_desc_get(trr_op op) {
     if ((unsigned)op >= TRR_OP_COUNT) {
-        const int i = (int)op - TRR_OP_COUNT;
-        return i >= 0 && i < atomic_load_explicit(&user_count, memory_order_acquire) ? user_rows[i] : NULL;
+        /* in unsigned arithmetic: a negative id (a caller's garbage) must not overflow on its way to NULL */
+        const unsigned i = (unsigned)op - (unsigned)TRR_OP_COUNT;
+        return i < (unsigned)atomic_load_explicit(&user_count, memory_order_acquire) ? user_rows[i] : NULL;
     }
     return replaced[op] ? replaced[op] : &op_table[op];
 }
