@@ -352,6 +352,13 @@ static void fill_simt(const trr_vk_device *d, const trr_call *call, trr_config *
         wide.stages = 1;
         if (simt_shared(&wide) <= d->phys.props.limits.maxComputeSharedMemorySize) big = 1;
     }
+    /* CPU devices: products of at most 16 rows (a long K's skinny cases) in 8- or 16-row tiles, 8 outputs an
+     * invocation: a 64x64 tile there spends most of its work on rows that do not exist (docs/performance.md) */
+    if (!gpu && !c->block_m && !c->block_n && !c->threads && call->rows <= 16) {
+        c->block_m = call->rows <= 8 ? 8 : 16;
+        c->block_n = call->cols <= 32 ? 32 : 64;
+        c->threads = c->block_m * c->block_n / 8;
+    }
     if (!c->block_m) c->block_m = big ? 128 : 64;
     if (!c->block_n) c->block_n = big ? 128 : 64;
     if (!c->threads) c->threads = 256;
