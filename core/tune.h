@@ -62,6 +62,12 @@ typedef struct trr_tune_entry {
  * last two). */
 int trr_tune_lookup(trr_context *ctx, const trr_call *call, int variant, trr_config *out_config, char *where,
                     size_t where_cap);
+/* The shipped tables alone (the JSON files of tuning/, embedded in the library): key's entry or the nearest bucket's, any
+ * driver version. Returns 1 and fills *out_config (and where: "the shipped tuning table tuning/FILE: ...") or 0.
+ * trr_tune_lookup falls back to it when the user's database has no entry for the call. */
+int trr_tune_shipped_find(const trr_tune_key *key, int variant, trr_config *out_config, char *where, size_t where_cap);
+/* How many entries the shipped tables hold. */
+int trr_tune_shipped_count(void);
 /* Reports once per version of the database file (stderr) that the backend rejected the entry at where, and
  * why; the call then runs on the heuristic's config. */
 void trr_tune_rejected(const char *where, const char *why);

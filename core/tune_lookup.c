@@ -1,6 +1,10 @@
 /* Reading the tuning database on every call (tune.h): the file is parsed once per process and kept; its
  * path and modification time are looked at again at most once a second, so a call costs a lock and a scan of
  * the entries, not a system call, and a file rewritten by `trireme tune` is picked up by running programs.
+ * Behind it stand the tables shipped with the library (the JSON files of tuning/, embedded at build time): what `trireme
+ * tune` found on the GPUs the project measures, so a fresh install runs tuned configs there. The user's own
+ * database wins where it has an entry for the call's device; the shipped tables match any driver version (they
+ * are a measured starting point, not a record of this machine).
  *
  * The warnings below are the only output library code writes to stderr: a database that is silently ignored
  * would leave a program mysteriously slower, and a lookup has no status to return (it must never fail the
@@ -8,6 +12,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "tune.h"
 #include "clock.h"
+#include "embedded.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -35,6 +40,18 @@ typedef struct db_cache {
 
 static pthread_mutex_t db_lock = PTHREAD_MUTEX_INITIALIZER;
 static db_cache db;
+
+/* the JSON files of tuning/, as core/CMakeLists.txt embeds them */
+extern const trr_embedded_file trr_shipped_tuning[];
+extern const size_t trr_shipped_tuning_count;
+
+/* The shipped tables' entries, parsed once (under db_lock); each remembers the file it came from. */
+static struct {
+    int parsed;
+    trr_tune_entry *entries;
+    const char **files;
+    int count;
+} shipped;
 
 
 static void drop_entries(void) {
@@ -95,6 +112,31 @@ static void refresh(void) {
     db.count = count;
 }
 
+/* Under db_lock. A shipped table that does not parse is a build defect the tests catch
+ * (test_tune_shipped_table); at run time it is skipped rather than failing calls. */
+static void parse_shipped(void) {
+    if (shipped.parsed) return;
+    shipped.parsed = 1;
+    for (size_t f = 0; f < trr_shipped_tuning_count; f++) {
+        trr_tune_entry *e = NULL;
+        int n = 0;
+        char why[320];
+        if (trr_tune_db_parse((const char *)trr_shipped_tuning[f].data, &e, &n, why, sizeof why) != TRR_OK) continue;
+        trr_tune_entry *grown = realloc(shipped.entries, (size_t)(shipped.count + n) * sizeof *grown);
+        const char **names = realloc(shipped.files, (size_t)(shipped.count + n) * sizeof *names);
+        if (grown) shipped.entries = grown;
+        if (names) shipped.files = names;
+        if (!grown || !names) {
+            free(e);
+            return;
+        }
+        memcpy(shipped.entries + shipped.count, e, (size_t)n * sizeof *e);
+        for (int i = 0; i < n; i++) shipped.files[shipped.count + i] = trr_shipped_tuning[f].name;
+        shipped.count += n;
+        free(e);
+    }
+}
+
 /* Everything of the key but the bucket: what an entry of another bucket must share to stand in. */
 static int same_rest(const trr_tune_key *a, const trr_tune_key *b) {
     return a->op == b->op && a->in_dtype == b->in_dtype && a->out_dtype == b->out_dtype && a->trans_a == b->trans_a &&
@@ -108,30 +150,40 @@ static double bucket_distance(const int64_t a[3], const int64_t b[3]) {
     return d;
 }
 
-/* Under db_lock: the entry for key (of variant, when non-zero), else the one of the nearest bucket, or -1. Ties
- * go to the entry listed first, so the choice does not depend on anything but the file. Warns once when the
- * device has entries only for another driver. */
-static int find(const trr_tune_key *key, int variant) {
+/* Under db_lock: the index in entries of key's entry (of variant, when non-zero), else of the one of the nearest
+ * bucket, or -1. Ties go to the entry listed first, so the choice does not depend on anything but the table.
+ * any_driver: the shipped tables, whose entries stand for every driver version; otherwise an entry of another
+ * driver is stale, and *other_driver (when not NULL) names it if the device has entries only for other drivers. */
+static int nearest(const trr_tune_entry *entries, int count, const trr_tune_key *key, int variant, int any_driver,
+                   const char **other_driver) {
     int same_driver = 0, best = -1;
     double best_d = INFINITY;
-    const char *other_driver = NULL;
-    for (int i = 0; i < db.count; i++) {
-        const trr_tune_key *k = &db.entries[i].key;
+    const char *other = NULL;
+    for (int i = 0; i < count; i++) {
+        const trr_tune_key *k = &entries[i].key;
         if (strcmp(k->backend, key->backend) != 0 || strcmp(k->device, key->device) != 0) continue;
-        if (strcmp(k->driver, key->driver) != 0) {
-            other_driver = k->driver;
+        if (!any_driver && strcmp(k->driver, key->driver) != 0) {
+            other = k->driver;
             continue;
         }
         same_driver = 1;
         if (!same_rest(k, key)) continue;
-        if (variant && db.entries[i].config.variant != variant) continue;
+        if (variant && entries[i].config.variant != variant) continue;
         double d = bucket_distance(k->bucket, key->bucket);
         if (d < best_d) {
             best_d = d;
             best = i;
         }
     }
-    if (other_driver && !same_driver && !db.warned_stale) {
+    if (other_driver) *other_driver = same_driver ? NULL : other;
+    return best;
+}
+
+/* Under db_lock: nearest() over the user's database, with its one-time warning for a database of another driver. */
+static int find(const trr_tune_key *key, int variant) {
+    const char *other_driver = NULL;
+    const int best = nearest(db.entries, db.count, key, variant, 0, &other_driver);
+    if (other_driver && !db.warned_stale) {
         fprintf(stderr,
                 "trireme: the tuning database %s was made for %s %s with driver %s, and this driver is %s: its "
                 "entries are ignored (run `trireme tune` again)\n",
@@ -141,14 +193,58 @@ static int find(const trr_tune_key *key, int variant) {
     return best;
 }
 
+/* Under db_lock: whether a shipped table has any entry for the context's backend and device (most devices have
+ * none, and then no key is built). */
+static int shipped_has_device(const trr_context *ctx) {
+    parse_shipped();
+    for (int i = 0; i < shipped.count; i++)
+        if (strcmp(shipped.entries[i].key.backend, ctx->backend->name) == 0 &&
+            strcmp(shipped.entries[i].key.device, ctx->info.name) == 0)
+            return 1;
+    return 0;
+}
+
+static void describe(char *where, size_t where_cap, const char *source, const trr_tune_entry *e,
+                     const trr_tune_key *key) {
+    if (!where || !where_cap) return;
+    const int64_t *b = e->key.bucket;
+    snprintf(where, where_cap, "%s: the entry of bucket [%lld, %lld, %lld] for a call of bucket [%lld, %lld, %lld]",
+             source, (long long)b[0], (long long)b[1], (long long)b[2], (long long)key->bucket[0],
+             (long long)key->bucket[1], (long long)key->bucket[2]);
+}
+
+int trr_tune_shipped_find(const trr_tune_key *key, int variant, trr_config *out_config, char *where,
+                          size_t where_cap) {
+    pthread_mutex_lock(&db_lock);
+    parse_shipped();
+    const int i = nearest(shipped.entries, shipped.count, key, variant, 1, NULL);
+    if (i >= 0) {
+        *out_config = shipped.entries[i].config;
+        char source[160];
+        snprintf(source, sizeof source, "the shipped tuning table tuning/%s", shipped.files[i]);
+        describe(where, where_cap, source, &shipped.entries[i], key);
+    }
+    pthread_mutex_unlock(&db_lock);
+    return i >= 0;
+}
+
+int trr_tune_shipped_count(void) {
+    pthread_mutex_lock(&db_lock);
+    parse_shipped();
+    const int n = shipped.count;
+    pthread_mutex_unlock(&db_lock);
+    return n;
+}
+
 int trr_tune_lookup(trr_context *ctx, const trr_call *call, int variant, trr_config *out_config, char *where,
                     size_t where_cap) {
     if (!ctx || !call || !out_config || !ctx->backend) return 0;
     pthread_mutex_lock(&db_lock);
     refresh();
-    const int any = db.count > 0;
+    const int any = db.count > 0 || shipped_has_device(ctx);
     pthread_mutex_unlock(&db_lock);
-    /* no database (the common case): no key to build, which was half of a small op's host time */
+    /* neither the user's database nor a shipped table knows this device (the common case): no key to build,
+     * which was half of a small op's host time */
     if (!any) return 0;
     trr_tune_key key;
     trr_tune_key_of(ctx, call, &key);
@@ -156,15 +252,10 @@ int trr_tune_lookup(trr_context *ctx, const trr_call *call, int variant, trr_con
     int i = find(&key, variant);
     if (i >= 0) {
         *out_config = db.entries[i].config;
-        if (where && where_cap) {
-            const int64_t *b = db.entries[i].key.bucket;
-            snprintf(where, where_cap, "%s: the entry of bucket [%lld, %lld, %lld] for a call of bucket [%lld, %lld, %lld]",
-                     db.path, (long long)b[0], (long long)b[1], (long long)b[2], (long long)key.bucket[0],
-                     (long long)key.bucket[1], (long long)key.bucket[2]);
-        }
+        describe(where, where_cap, db.path, &db.entries[i], &key);
     }
     pthread_mutex_unlock(&db_lock);
-    return i >= 0;
+    return i >= 0 || trr_tune_shipped_find(&key, variant, out_config, where, where_cap);
 }
 
 void trr_tune_rejected(const char *where, const char *why) {
