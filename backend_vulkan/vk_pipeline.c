@@ -4,6 +4,7 @@
 #include "vk_internal.h"
 
 #include "cache.h"
+#include "log.h"
 #include "user_op.h"
 
 #include <stdio.h>
@@ -165,7 +166,7 @@ static void dump_representations(trr_context *ctx, trr_vk_device *d, const VkPip
         ir[i] = (VkPipelineExecutableInternalRepresentationKHR){
             .sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INTERNAL_REPRESENTATION_KHR};
     VkResult r = d->get_exec_irs(d->device, ei, &n, ir);
-    fprintf(stderr, "vk-ir %s: %u representation(s) (%s)\n", shader, n, trr_vk_result_name(r));
+    trr_log(TRR_LOG_INFO, "vk-ir %s: %u representation(s) (%s)", shader, n, trr_vk_result_name(r));
     if (r != VK_SUCCESS && r != VK_INCOMPLETE) return;
     int ok = 1;
     uint32_t allocated = n; /* the second call may report fewer */
@@ -181,14 +182,14 @@ static void dump_representations(trr_context *ctx, trr_vk_device *d, const VkPip
             len += snprintf(name + len, sizeof name - (size_t)len, "-%u", spec[k]);
         if (len > 0 && (size_t)len < sizeof name)
             snprintf(name + len, sizeof name - (size_t)len, "-%u.%s", i, ir[i].isText ? "txt" : "bin");
-        fprintf(stderr, "vk-ir   [%s] %s, %zu bytes -> %s\n", ir[i].name, ir[i].description, ir[i].dataSize, name);
+        trr_log(TRR_LOG_INFO, "vk-ir   [%s] %s, %zu bytes -> %s", ir[i].name, ir[i].description, ir[i].dataSize, name);
         size_t size = ir[i].isText && ir[i].dataSize ? ir[i].dataSize - 1 : ir[i].dataSize; /* no trailing NUL */
         if ((r == VK_SUCCESS || r == VK_INCOMPLETE) && ir[i].pData) (void)trr_dump_file(ctx, name, ir[i].pData, size);
     }
     for (uint32_t i = 0; i < allocated; i++) free(ir[i].pData);
 }
 
-/* TRIREME_VK_PIPELINE_STATS=1: the compiler's statistics of a new pipeline on stderr, one line (a diagnostic
+/* TRIREME_VK_PIPELINE_STATS=1: the compiler's statistics of a new pipeline to the log handler, one line (a diagnostic
  * for kernel tuning: registers and shared memory decide how many workgroups share a multiprocessor). */
 static void print_stats(trr_context *ctx, trr_vk_device *d, VkPipeline pipeline, const char *shader,
                         const uint32_t *spec, int nspec) {
@@ -204,24 +205,32 @@ static void print_stats(trr_context *ctx, trr_vk_device *d, VkPipeline pipeline,
             st[i] = (VkPipelineExecutableStatisticKHR){.sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR};
         VkResult r = d->get_exec_stats(d->device, &ei, &ns, st);
         if (r != VK_SUCCESS && r != VK_INCOMPLETE) continue;
-        fprintf(stderr, "vk-stats %s spec", shader);
-        for (int i = 0; i < nspec; i++) fprintf(stderr, "%s%u", i ? "," : " ", spec[i]);
-        fprintf(stderr, ":");
+        char line[2048];
+        size_t len = 0;
+#define APPEND(...)                                                                                            \
+    do {                                                                                                       \
+        const int k = snprintf(line + len, sizeof line - len, __VA_ARGS__);                                    \
+        if (k > 0) len = len + (size_t)k < sizeof line ? len + (size_t)k : sizeof line - 1;                     \
+    } while (0)
+        APPEND("vk-stats %s spec", shader);
+        for (int i = 0; i < nspec; i++) APPEND("%s%u", i ? "," : " ", spec[i]);
+        APPEND(":");
         for (uint32_t i = 0; i < ns; i++) {
             switch (st[i].format) {
             case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_BOOL32_KHR:
-                fprintf(stderr, " [%s]=%u", st[i].name, (unsigned)st[i].value.b32);
+                APPEND(" [%s]=%u", st[i].name, (unsigned)st[i].value.b32);
                 break;
             case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_INT64_KHR:
-                fprintf(stderr, " [%s]=%lld", st[i].name, (long long)st[i].value.i64);
+                APPEND(" [%s]=%lld", st[i].name, (long long)st[i].value.i64);
                 break;
             case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_UINT64_KHR:
-                fprintf(stderr, " [%s]=%llu", st[i].name, (unsigned long long)st[i].value.u64);
+                APPEND(" [%s]=%llu", st[i].name, (unsigned long long)st[i].value.u64);
                 break;
-            default: fprintf(stderr, " [%s]=%g", st[i].name, st[i].value.f64); break;
+            default: APPEND(" [%s]=%g", st[i].name, st[i].value.f64); break;
             }
         }
-        fprintf(stderr, "\n");
+#undef APPEND
+        trr_log(TRR_LOG_INFO, "%s", line);
         dump_representations(ctx, d, &ei, shader, spec, nspec);
     }
 }

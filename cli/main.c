@@ -61,7 +61,14 @@ static int load_ops_libs(int *argc, char **argv) {
     return -1;
 }
 
+/* The library's warnings (a tuning database it ignores, ...) on stderr, where the command's own go. */
+static void print_warning(trr_log_level level, const char *message, void *user) {
+    (void)user;
+    fprintf(stderr, "trireme: %s%s\n", level == TRR_LOG_WARNING ? "" : "note: ", message);
+}
+
 int main(int argc, char **argv) {
+    trr_log_set(print_warning, NULL);
     const int loaded = load_ops_libs(&argc, argv);
     if (loaded >= 0) return loaded;
     if (argc < 2) {

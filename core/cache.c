@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "cache.h"
 #include "backend.h"
+#include "log.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -139,7 +140,7 @@ trr_status trr_file_read(const char *path, void **out_data, size_t *out_size) {
     int irregular;
     trr_status st = read_regular(path, out_data, out_size, why, sizeof why, &irregular);
     /* a missing entry is a normal cache miss; something else in its place is worth a word, and then a miss */
-    if (irregular) fprintf(stderr, "trireme: ignoring the cache file %s: %s\n", path, why);
+    if (irregular) trr_log(TRR_LOG_WARNING, "ignoring the cache file %s: %s", path, why);
     return st;
 }
 

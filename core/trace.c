@@ -4,6 +4,7 @@
 
 #include "backend.h"
 #include "clock.h"
+#include "log.h"
 #include "json_fields.h"
 #include "op_table.h"
 
@@ -45,7 +46,7 @@ static void init(void) {
 
 /* Under lock. The one warning through which a bad path is reported, then tracing stops. */
 static void give_up(const char *what) {
-    fprintf(stderr, "trireme: TRIREME_TRACE: cannot write %s (%s: %s); no trace is recorded\n", path, what,
+    trr_log(TRR_LOG_WARNING, "TRIREME_TRACE: cannot write %s (%s: %s); no trace is recorded", path, what,
             strerror(errno));
     enabled = 0;
     free(events);

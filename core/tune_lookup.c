@@ -6,13 +6,14 @@
  * database wins where it has an entry for the call's device; the shipped tables match any driver version (they
  * are a measured starting point, not a record of this machine).
  *
- * The warnings below are the only output library code writes to stderr: a database that is silently ignored
- * would leave a program mysteriously slower, and a lookup has no status to return (it must never fail the
- * call). Each is printed once per version of the file. */
+ * The warnings below go to the program's log handler (trr_log_set): a database that is silently ignored would
+ * leave a program mysteriously slower, and a lookup has no status to return (it must never fail the call).
+ * Each is given once per version of the file. */
 #define _POSIX_C_SOURCE 200809L
 #include "tune.h"
 #include "clock.h"
 #include "embedded.h"
+#include "log.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -103,7 +104,7 @@ static void refresh(void) {
     trr_status s = trr_tune_db_load(db.path, &entries, &count, why, sizeof why);
     if (s != TRR_OK) {
         if (!db.warned_corrupt)
-            fprintf(stderr, "trireme: ignoring the tuning database %s: %s (run `trireme tune` to rebuild it)\n",
+            trr_log(TRR_LOG_WARNING, "ignoring the tuning database %s: %s (run `trireme tune` to rebuild it)",
                     db.path, why);
         db.warned_corrupt = 1;
         return;
@@ -184,9 +185,9 @@ static int find(const trr_tune_key *key, int variant) {
     const char *other_driver = NULL;
     const int best = nearest(db.entries, db.count, key, variant, 0, &other_driver);
     if (other_driver && !db.warned_stale) {
-        fprintf(stderr,
-                "trireme: the tuning database %s was made for %s %s with driver %s, and this driver is %s: its "
-                "entries are ignored (run `trireme tune` again)\n",
+        trr_log(TRR_LOG_WARNING,
+                "the tuning database %s was made for %s %s with driver %s, and this driver is %s: its "
+                "entries are ignored (run `trireme tune` again)",
                 db.path, key->backend, key->device, other_driver, key->driver);
         db.warned_stale = 1;
     }
@@ -261,8 +262,8 @@ int trr_tune_lookup(trr_context *ctx, const trr_call *call, int variant, trr_con
 void trr_tune_rejected(const char *where, const char *why) {
     pthread_mutex_lock(&db_lock);
     if (!db.warned_rejected)
-        fprintf(stderr, "trireme: tuning database %s: the backend rejects that config (%s); using its heuristic "
-                        "instead (run `trireme tune` again)\n", where ? where : "?", why ? why : "");
+        trr_log(TRR_LOG_WARNING, "tuning database %s: the backend rejects that config (%s); using its heuristic "
+                        "instead (run `trireme tune` again)", where ? where : "?", why ? why : "");
     db.warned_rejected = 1;
     pthread_mutex_unlock(&db_lock);
 }

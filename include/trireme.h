@@ -180,6 +180,18 @@ TRR_API const char *trr_status_message(trr_status status); /* a sentence about t
  * Never NULL; "" when nothing has failed. */
 TRR_API const char *trr_last_error(const trr_context *ctx);
 
+/* ---- warnings ---- */
+/* What the library cannot return as a status because the call it happens in succeeds anyway: a tuning database
+ * it ignores (damaged, made for another driver, an entry the backend rejects), a cache file of the wrong kind,
+ * a TRIREME_TRACE file it cannot write, the driver representations TRIREME_DUMP_DIR asks for. The library never
+ * prints: each such message goes to the handler set here (one per process, called from the thread that met
+ * it, at most once per cause; it must not call into trireme), or nowhere when none is set. The `trireme` command
+ * prints them to stderr. */
+typedef enum trr_log_level { TRR_LOG_INFO = 0, TRR_LOG_WARNING = 1 } trr_log_level;
+typedef void (*trr_log_fn)(trr_log_level level, const char *message, void *user);
+/* Sets (fn non-NULL) or clears (fn NULL) the process's handler; user is passed back to it. */
+TRR_API trr_status trr_log_set(trr_log_fn fn, void *user);
+
 /* ---- backends and devices ---- */
 TRR_API trr_status trr_backend_count(int *out_count);
 TRR_API trr_status trr_backend_get_info(int index, trr_backend_info *out_info);

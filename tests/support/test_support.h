@@ -3,6 +3,7 @@
 #define TRR_TEST_SUPPORT_H
 
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,6 +11,15 @@
 
 /* 1 when TRIREME_REQUIRE_BACKENDS (a comma list; CI sets cpu,opencl,vulkan) names this backend: then a missing
  * device fails the test instead of skipping it. */
+/* The library's warnings (trr_log_set) printed as the trireme command prints them, for tests that read them
+ * from a redirected stderr. */
+static inline void log_to_stderr_handler(trr_log_level level, const char *message, void *user) {
+    (void)level;
+    (void)user;
+    fprintf(stderr, "trireme: %s\n", message);
+}
+static inline void log_to_stderr(void) { trr_log_set(log_to_stderr_handler, NULL); }
+
 static inline int backend_required(const char *name) {
     const char *list = getenv("TRIREME_REQUIRE_BACKENDS");
     if (!list) return 0;

@@ -22,6 +22,7 @@ static char db_path[300];
 
 /* Each test gets its own database file and a cache that has never seen another. */
 static void setup_db(void) {
+    log_to_stderr();
     snprintf(db_dir, sizeof db_dir, "/tmp/trireme-tune-test-XXXXXX");
     cr_assert_not_null(mkdtemp(db_dir));
     snprintf(db_path, sizeof db_path, "%s/tune.json", db_dir);

@@ -6,6 +6,7 @@
 #include <criterion/redirect.h>
 
 #include "backend.h"
+#include "test_support.h"
 #include "tune.h"
 #include "validate.h"
 
@@ -31,6 +32,7 @@ static trr_status count_check(trr_context *ctx, const trr_call *call) {
 static char db_dir[256], db_path[300];
 
 static void setup(void) {
+    log_to_stderr();
     snprintf(db_dir, sizeof db_dir, "/tmp/trireme-resolve-test-XXXXXX");
     cr_assert_not_null(mkdtemp(db_dir));
     snprintf(db_path, sizeof db_path, "%s/tune.json", db_dir);
