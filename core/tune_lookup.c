@@ -37,6 +37,7 @@ typedef struct db_cache {
     int count;
     double next_check;
     int warned_corrupt, warned_stale, warned_rejected;
+    int shipped_off; /* TRIREME_TUNE_SHIPPED=0: the heuristic where the user's database has nothing */
 } db_cache;
 
 static pthread_mutex_t db_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -74,6 +75,8 @@ static void refresh(void) {
     double now = trr_now_s();
     if (db.resolved && now < db.next_check) return;
     db.next_check = now + RECHECK_SECONDS;
+    const char *off = getenv("TRIREME_TUNE_SHIPPED");
+    db.shipped_off = off && !strcmp(off, "0");
     const char *env = getenv("TRIREME_TUNE_DB");
     if (!env) env = "";
     if (!db.resolved || strcmp(env, db.env) != 0) {
@@ -242,7 +245,8 @@ int trr_tune_lookup(trr_context *ctx, const trr_call *call, int variant, trr_con
     if (!ctx || !call || !out_config || !ctx->backend) return 0;
     pthread_mutex_lock(&db_lock);
     refresh();
-    const int any = db.count > 0 || shipped_has_device(ctx);
+    const int use_shipped = !db.shipped_off;
+    const int any = db.count > 0 || (use_shipped && shipped_has_device(ctx));
     pthread_mutex_unlock(&db_lock);
     /* neither the user's database nor a shipped table knows this device (the common case): no key to build,
      * which was half of a small op's host time */
@@ -256,7 +260,7 @@ int trr_tune_lookup(trr_context *ctx, const trr_call *call, int variant, trr_con
         describe(where, where_cap, db.path, &db.entries[i], &key);
     }
     pthread_mutex_unlock(&db_lock);
-    return i >= 0 || trr_tune_shipped_find(&key, variant, out_config, where, where_cap);
+    return i >= 0 || (use_shipped && trr_tune_shipped_find(&key, variant, out_config, where, where_cap));
 }
 
 void trr_tune_rejected(const char *where, const char *why) {

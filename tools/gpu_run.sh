@@ -134,8 +134,8 @@ for step in "${steps[@]}"; do
       # Benchmark sizes the tuner did not time (they share a bucket with one it did), with and without the database.
       devs=$(gpu_devices "${TUNE_DEVICES:-gpus}" | paste -sd, -)
       for db in tuned default; do
-        path="$OUT/tune.json"; [ "$db" = default ] && path=/nonexistent/tune.json
-        TRIREME_TUNE_DB=$path "$T" bench ${TUNECHECK_OPS:-matmul_f16 matmul_f32 softmax_f32} --device "$devs" --no-vendor \
+        path="$OUT/tune.json"; shipped=1; [ "$db" = default ] && path=/nonexistent/tune.json && shipped=0
+        TRIREME_TUNE_DB=$path TRIREME_TUNE_SHIPPED=$shipped "$T" bench ${TUNECHECK_OPS:-matmul_f16 matmul_f32 softmax_f32} --device "$devs" --no-vendor \
           --sizes "${TUNECHECK_SIZES:-384,768,1536,3072,6144,1024,4096}" ${BENCH_REPS:+--reps "$BENCH_REPS"} \
           --json "$OUT/tunecheck-$db.json" 2>>"$ERR" >/dev/null || status=1
       done
