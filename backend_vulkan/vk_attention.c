@@ -6,7 +6,9 @@
  *   block_n  keys per block, sized so the workgroup's tiles fit shared memory
  *   threads  invocations per workgroup
  * Where the device limits an invocation's loop iterations (lavapipe) the keys are split across workgroups, each
- * within the budget, into a scratch buffer the path keeps (grown as needed), and a second dispatch merges them. */
+ * within the budget, into a scratch buffer the path keeps (grown as needed), and a second dispatch merges them.
+ * Variant coop_khr runs kernels/vulkan/attention_coop.comp instead (cooperative matrices; block_m is 16 rows per
+ * subgroup, threads whole subgroups; one dispatch, no split) in the same layout and push constants. */
 #include "vk_attention.h"
 #include "vk_bindset.h"
 #include "attention_tile.h"
