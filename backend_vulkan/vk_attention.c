@@ -6,7 +6,9 @@
  *   block_n  keys per block, sized so the workgroup's tiles fit shared memory
  *   threads  invocations per workgroup
  * Where the device limits an invocation's loop iterations (lavapipe) the keys are split across workgroups, each
- * within the budget, into a scratch buffer the path keeps (grown as needed), and a second dispatch merges them. */
+ * within the budget, into a scratch buffer the path keeps (grown as needed), and a second dispatch merges them.
+ * Variant coop_khr runs kernels/vulkan/attention_coop.comp instead (cooperative matrices; block_m is 16 rows per
+ * subgroup, threads whole subgroups; one dispatch, no split) in the same layout and push constants. */
 #include "vk_attention.h"
 #include "vk_bindset.h"
 #include "attention_tile.h"
@@ -35,9 +37,140 @@ typedef struct trr_vk_attn_state {
 
 static const char *dtype_suffix(trr_dtype t) { return t == TRR_F32 ? "f32" : t == TRR_F16 ? "f16" : "bf16"; }
 
+/* A multiple of 8 elements (16 bytes of f16 or bf16), or unused: a dimension of one. */
+static int words(int64_t n, int64_t stride) { return n <= 1 || stride % 8 == 0; }
+
+/* Whether attention_coop.comp (variant coop_khr) runs the call on this device: f16 where the f16 KHR build is
+ * enabled, bf16 where the bf16 one is, each with the 16x16x16 shape among the device's; D 64 or 128; subgroups
+ * of 16 to 128 invocations with shuffles; q, k and v read as 16-byte words (offsets and strides multiples of 8
+ * elements, bind_operand's descriptor offsets being multiples of 16 bytes); no loop budget (the kernel does not
+ * split the keys); the grid within the device's. Else 0 with the reason. */
+static int coop_runs(const trr_vk_device *d, const trr_call *call, char *why, size_t cap) {
+    const trr_attention_shape *a = &call->attn;
+    const trr_dtype t = call->x.dtype;
+    if (t != TRR_F16 && t != TRR_BF16) {
+        snprintf(why, cap, "the cooperative-matrix attention kernel takes f16 and bf16 (f32 runs on simt)");
+        return 0;
+    }
+    const int on = t == TRR_F16 ? d->coop_khr : d->coop_bf16;
+    if (!on) {
+        snprintf(why, cap, "%s", t == TRR_F16 ? d->coop_khr_why : d->coop_bf16_why);
+        return 0;
+    }
+    const trr_vk_coop_shape *sh = t == TRR_F16 ? &d->phys.coop_f16_shape : &d->phys.coop_bf16_shape;
+    if (sh->m != 16 || sh->n != 16 || sh->k != 16) {
+        snprintf(why, cap, "%.60s offers no 16x16x16 cooperative matrices of this type (the attention kernel's)",
+                 d->phys.props.deviceName);
+        return 0;
+    }
+    if (a->head_dim != 64 && a->head_dim != 128) {
+        snprintf(why, cap, "the cooperative-matrix attention kernel takes D = 64 and 128, not %lld",
+                 (long long)a->head_dim);
+        return 0;
+    }
+    const uint32_t sg = d->phys.subgroup_size;
+    if (sg < 16 || sg > 128 || sg % 16 || (sg > 16 && !d->phys.subgroup_shuffle)) {
+        snprintf(why, cap, "the cooperative-matrix attention kernel needs subgroups of 16 to 128 invocations (a "
+                 "multiple of 16) with shuffles; %.60s has %u", d->phys.props.deviceName, sg);
+        return 0;
+    }
+    const trr_operand *ops[3] = {&call->x, &call->y, &call->u};
+    const int64_t heads[3] = {a->heads_q, a->heads_kv, a->heads_kv}, seq[3] = {a->seq_q, a->seq_kv, a->seq_kv};
+    for (int i = 0; i < 3; i++)
+        if (ops[i]->offset % 8 || !words(a->batch, ops[i]->batch_stride) || !words(heads[i], ops[i]->stride1) ||
+            !words(seq[i], ops[i]->stride0)) {
+            snprintf(why, cap, "the cooperative-matrix attention kernel reads q, k and v as 16-byte words: their "
+                     "offsets and strides must be multiples of 8 elements");
+            return 0;
+        }
+    if (trr_vk_loop_budget(d) != UINT64_MAX) {
+        snprintf(why, cap, "the cooperative-matrix attention kernel does not split the keys under %.60s's loop limit",
+                 d->phys.props.deviceName);
+        return 0;
+    }
+    return 1;
+}
+
+/* attention_coop.comp's shared memory: K and V blocks, each subgroup's 16 score rows (over them P and the
+ * rescale matrix), or Q's rows before the loop where they take more. */
+static uint64_t coop_shared(int64_t threads, int64_t sg, int64_t bn, int64_t d) {
+    const uint64_t ld = (uint64_t)(d / 8 + 1), nsg = (uint64_t)(threads / sg);
+    const uint64_t loop = 2 * (uint64_t)bn * ld + nsg * 16 * (uint64_t)(bn / 4 + 1), q = 16 * nsg * ld;
+    return 16 * (loop > q ? loop : q);
+}
+
+/* The coop config's own rules: threads whole subgroups, block_m 16 rows per subgroup, block_n a multiple of 16
+ * of at least 32 that splits into whole words among a row's invocations, the tiles within shared memory. Else 0
+ * with the reason. */
+static int coop_config_ok(const trr_vk_device *d, const trr_call *call, char *why, size_t cap) {
+    const trr_config *c = &call->config;
+    const int64_t sg = d->phys.subgroup_size, lpr = sg / 16;
+    const VkPhysicalDeviceLimits *lim = &d->phys.props.limits;
+    if (c->threads < sg || c->threads % sg || (uint32_t)c->threads > lim->maxComputeWorkGroupInvocations ||
+        (uint32_t)c->threads > lim->maxComputeWorkGroupSize[0]) {
+        snprintf(why, cap, "coop_khr attention takes threads in whole subgroups of %lld, at most %u", (long long)sg,
+                 lim->maxComputeWorkGroupInvocations);
+        return 0;
+    }
+    if (c->block_m != 16 * c->threads / sg) {
+        snprintf(why, cap, "coop_khr attention takes block_m = 16 rows per subgroup (%lld at %d threads), not %d",
+                 (long long)(16 * c->threads / sg), c->threads, c->block_m);
+        return 0;
+    }
+    if (c->block_n < 32 || c->block_n > 256 || c->block_n % 16 || c->block_n % (8 * lpr)) {
+        snprintf(why, cap, "coop_khr attention takes block_n a multiple of 16 and of %lld from 32 to 256, not %d",
+                 (long long)(8 * lpr), c->block_n);
+        return 0;
+    }
+    const uint64_t shared = coop_shared(c->threads, sg, c->block_n, call->attn.head_dim);
+    if (shared > lim->maxComputeSharedMemorySize) {
+        snprintf(why, cap, "coop_khr attention at threads %d, block_n %d, D = %lld takes %llu bytes of shared "
+                 "memory; %.60s has %u", c->threads, c->block_n, (long long)call->attn.head_dim,
+                 (unsigned long long)shared, d->phys.props.deviceName, lim->maxComputeSharedMemorySize);
+        return 0;
+    }
+    return 1;
+}
+
+/* Prefill (a block of queries or more) runs on cooperative matrices where they run the call; decode and the rest
+ * on the SIMT kernel. */
+#define TRR_VK_ATTN_COOP_MIN_SQ 64
+
+/* The coop kernel's config: 4 subgroups of 16 query rows, the widest key block of 64 or 32 that fits. */
+static void fill_coop(const trr_vk_device *d, const trr_call *call, trr_config *c) {
+    const int sg = (int)d->phys.subgroup_size;
+    if (!c->threads) {
+        c->threads = 4 * sg;
+        while (c->threads > sg && (uint32_t)c->threads > d->phys.props.limits.maxComputeWorkGroupInvocations)
+            c->threads -= sg;
+    }
+    if (!c->block_m && sg > 0) c->block_m = 16 * c->threads / sg;
+    if (!c->block_n) {
+        int bn = 64;
+        while (bn > 32 && coop_shared(c->threads, sg, bn, call->attn.head_dim) >
+                              d->phys.props.limits.maxComputeSharedMemorySize)
+            bn /= 2;
+        c->block_n = bn;
+    }
+    if (!c->stages) c->stages = 1;
+}
+
 void trr_vk_attention_choose(const trr_vk_device *d, trr_call *call) {
     trr_config *c = &call->config;
     const int gpu = d->phys.props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
+    if (!c->variant && call->attn.seq_q >= TRR_VK_ATTN_COOP_MIN_SQ) {
+        char why[256];
+        trr_call t = *call;
+        t.config.variant = TRR_VARIANT_COOP_KHR;
+        if (coop_runs(d, &t, why, sizeof why)) {
+            fill_coop(d, &t, &t.config);
+            if (coop_config_ok(d, &t, why, sizeof why)) *c = t.config;
+        }
+    }
+    if (c->variant == TRR_VARIANT_COOP_KHR) {
+        fill_coop(d, call, c);
+        return;
+    }
     if (!c->variant) c->variant = TRR_VARIANT_SIMT;
     if (!c->threads) c->threads = 64;
     if (!c->block_m) c->block_m = call->attn.seq_q > 16 && gpu ? 32 : 16;
@@ -54,10 +187,23 @@ void trr_vk_attention_choose(const trr_vk_device *d, trr_call *call) {
 trr_status trr_vk_attention_check(trr_context *ctx, const trr_call *call) {
     trr_vk_device *d = trr_vk_dev(ctx);
     const trr_config *c = &call->config;
+    if (c->variant == TRR_VARIANT_COOP_KHR) {
+        char why[256];
+        if (!coop_runs(d, call, why, sizeof why) || !coop_config_ok(d, call, why, sizeof why))
+            return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: attention variant coop_khr: %s", why);
+        const VkPhysicalDeviceLimits *lim = &d->phys.props.limits;
+        const int64_t nqb = (call->attn.seq_q + c->block_m - 1) / c->block_m;
+        if (nqb > lim->maxComputeWorkGroupCount[0] || call->attn.heads_q > lim->maxComputeWorkGroupCount[1] ||
+            call->attn.batch > lim->maxComputeWorkGroupCount[2])
+            return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: attention's grid of %lld x %lld x %lld workgroups "
+                             "exceeds the device's", (long long)nqb, (long long)call->attn.heads_q,
+                             (long long)call->attn.batch);
+        return TRR_OK;
+    }
     if (c->variant != TRR_VARIANT_AUTO && c->variant != TRR_VARIANT_SIMT) {
         const char *name = "?";
         trr_variant_name((trr_variant)c->variant, &name);
-        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: attention has no %s kernel here (simt)", name);
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: attention has no %s kernel here (simt, coop_khr)", name);
     }
     if (c->block_m < 1 || c->block_m > 256 || c->block_n < 1 || c->block_n > 1024)
         return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: attention block_m %d and block_n %d must be 1 to 256 and "
@@ -135,13 +281,14 @@ static trr_status scratch_of(trr_context *ctx, trr_vk_attn_state *as, size_t byt
     return TRR_OK;
 }
 
-/* One dispatch of shader in the path's layout: bindings info, push constants, a grid of gx x gy x gz. */
-static trr_status dispatch(trr_context *ctx, trr_vk_attn_state *as, const char *shader, const uint32_t spec[4],
+/* One dispatch of shader (nspec specialization constants) in the path's layout: bindings info, push constants, a
+ * grid of gx x gy x gz. */
+static trr_status dispatch(trr_context *ctx, trr_vk_attn_state *as, const char *shader, const uint32_t *spec, int nspec,
                            const VkDescriptorBufferInfo info[ATTN_BINDINGS], trr_vk_buffer *const bufs[ATTN_BINDINGS],
                            const attn_push *push, uint32_t gx, uint32_t gy, uint32_t gz) {
     trr_vk_device *d = trr_vk_dev(ctx);
     VkPipeline pipeline;
-    TRR_TRY(trr_vk_pipeline_get_in(ctx, shader, spec, 4, as->set.layout, &pipeline));
+    TRR_TRY(trr_vk_pipeline_get_in(ctx, shader, spec, nspec, as->set.layout, &pipeline));
     VkCommandBuffer cmd;
     TRR_TRY(trr_vk_begin(ctx, &cmd));
     TRR_TRY(trr_vk_bindset_bind(ctx, &as->set, cmd, info));
@@ -159,7 +306,10 @@ trr_status trr_vk_attention_run(trr_context *ctx, const trr_call *call) {
     TRR_TRY(attn_state(ctx, &as));
     const trr_attention_shape *a = &call->attn;
     const trr_config *cfg = &call->config;
-    const int64_t bm = trr_attention_tile_rows(call), kps = trr_attention_tile_keys(call, trr_vk_loop_budget(d));
+    /* the coop kernel's block_m is its subgroups' rows, whatever the queries, and it never splits the keys */
+    const int coop = cfg->variant == TRR_VARIANT_COOP_KHR;
+    const int64_t bm = coop ? cfg->block_m : trr_attention_tile_rows(call),
+                  kps = coop ? INT64_MAX : trr_attention_tile_keys(call, trr_vk_loop_budget(d));
     const int64_t nsplit = kps >= a->seq_kv ? 1 : (a->seq_kv + kps - 1) / kps;
     const int64_t rows = a->batch * a->heads_q * a->seq_q, D = a->head_dim;
 
@@ -211,11 +361,13 @@ trr_status trr_vk_attention_run(trr_context *ctx, const trr_call *call) {
         p.lh = stride32(a->heads_q, call->w.stride1);
         p.ls = stride32(a->seq_q, call->w.stride0);
     }
-    const uint32_t spec[4] = {(uint32_t)cfg->threads, (uint32_t)bm, (uint32_t)cfg->block_n, (uint32_t)D};
+    const uint32_t spec[5] = {(uint32_t)cfg->threads, (uint32_t)bm, (uint32_t)cfg->block_n, (uint32_t)D,
+                              d->phys.subgroup_size};
     char shader[48];
-    snprintf(shader, sizeof shader, "attention_%s", dtype_suffix(call->x.dtype));
+    snprintf(shader, sizeof shader, coop ? "attention_coopk_%s" : "attention_%s", dtype_suffix(call->x.dtype));
     const uint32_t nqb = (uint32_t)((a->seq_q + bm - 1) / bm);
-    TRR_TRY(dispatch(ctx, as, shader, spec, info, bufs, &p, nqb, (uint32_t)a->heads_q, (uint32_t)(a->batch * nsplit)));
+    TRR_TRY(dispatch(ctx, as, shader, spec, coop ? 5 : 4, info, bufs, &p, nqb, (uint32_t)a->heads_q,
+                     (uint32_t)(a->batch * nsplit)));
     if (nsplit == 1) return TRR_OK;
     /* the merge: one invocation per (row, d), 64 to a workgroup, the workgroups over x and y */
     const uint64_t groups = ((uint64_t)rows * (uint64_t)D + 63) / 64,
@@ -223,5 +375,5 @@ trr_status trr_vk_attention_run(trr_context *ctx, const trr_call *call) {
     const uint64_t gx = groups < max_x ? groups : max_x, gy = (groups + gx - 1) / gx;
     const uint32_t cspec[4] = {64u, (uint32_t)bm, (uint32_t)cfg->block_n, (uint32_t)D};
     snprintf(shader, sizeof shader, "attention_combine_%s", dtype_suffix(call->x.dtype));
-    return dispatch(ctx, as, shader, cspec, info, bufs, &p, (uint32_t)gx, (uint32_t)gy, 1);
+    return dispatch(ctx, as, shader, cspec, 4, info, bufs, &p, (uint32_t)gx, (uint32_t)gy, 1);
 }

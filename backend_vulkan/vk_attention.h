@@ -6,7 +6,8 @@
 #include "vk_internal.h"
 #include "vk_norm.h" /* trr_vk_bind, trr_vk_loop_budget */
 
-/* Completes the call's config: threads, block_m (query rows per workgroup), block_n (keys per block). */
+/* Completes the call's config: variant (coop_khr for prefill where attention_coop.comp runs the call, else simt),
+ * threads, block_m (query rows per workgroup), block_n (keys per block). */
 void trr_vk_attention_choose(const trr_vk_device *d, trr_call *call);
 /* Refuses a config the kernel cannot run here (shared memory, the loop budget, the grid), with the reason. */
 trr_status trr_vk_attention_check(trr_context *ctx, const trr_call *call);

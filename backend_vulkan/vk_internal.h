@@ -123,6 +123,7 @@ typedef struct trr_vk_phys {
     int storage16, storage8, float16, coop_khr, coop_nv;
     int exec_props; /* VK_KHR_pipeline_executable_properties (TRIREME_VK_PIPELINE_STATS=1 prints them) */
     int subgroup_arith; /* subgroup arithmetic operations in compute shaders */
+    int subgroup_shuffle; /* subgroup shuffles in compute shaders (attention_coop.comp's softmax) */
     int push_descriptor; /* VK_KHR_push_descriptor */
     int pipeline_robustness; /* VK_EXT_pipeline_robustness with its pipelineRobustness feature */
     int host_query_reset; /* Vulkan 1.2's hostQueryReset: queries reset by the host, outside command buffers */

@@ -8,7 +8,9 @@
 #include "test_support.h"
 
 #include <criterion/criterion.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 static int large_d(const trr_case *c, void *user) {
@@ -35,4 +37,63 @@ Test(vulkan_attention, forced_blocks_pass, .timeout = 900) {
         trr_conformance_free(rep);
         trr_context_destroy(ctx);
     }
+}
+
+/* The cooperative-matrix kernel (variant coop_khr, kernels/vulkan/attention_coop.comp) forced on attention's
+ * cases: it passes where the device runs it; every case it does not take is UNSUPPORTED with the reason, f32
+ * always (it takes f16 and bf16), and every case on a device without VK_KHR_cooperative_matrix (lavapipe). */
+Test(vulkan_attention, forced_coop_passes_or_says_why, .timeout = 600) {
+    trr_context *ctx = open_device_or_skip("vulkan:0", "vulkan");
+    const trr_config forced = {.variant = TRR_VARIANT_COOP_KHR};
+    cr_assert_eq(trr_config_override(ctx, TRR_OP_ATTENTION, &forced), TRR_OK, "%s", trr_last_error(ctx));
+    trr_conf_options opt = {.seed = (uint64_t)time(NULL), .op_mask = 1u << TRR_OP_ATTENTION};
+    trr_conf_report *rep = NULL;
+    cr_assert_eq(trr_conformance_run(ctx, &opt, &rep), TRR_OK, "%s", trr_last_error(ctx));
+    cr_assert_gt(rep->n_results, 0);
+    for (int i = 0; i < rep->n_results; i++) {
+        const trr_conf_result *r = &rep->results[i];
+        cr_expect_neq(r->outcome, TRR_CONF_FAIL, "%s (seed %llu): %s", r->name, (unsigned long long)opt.seed,
+                      r->message);
+        if (r->outcome == TRR_CONF_UNSUPPORTED)
+            cr_expect(strstr(r->message, "coop_khr: ") != NULL, "%s: %s", r->name, r->message);
+        if (r->tcase.in_dtype == TRR_F32)
+            cr_expect_eq(r->outcome, TRR_CONF_UNSUPPORTED, "f32 ran on coop_khr: %s", r->name);
+    }
+    trr_conformance_free(rep);
+    cr_assert_eq(trr_config_override(ctx, TRR_OP_ATTENTION, NULL), TRR_OK);
+    trr_context_destroy(ctx);
+}
+
+/* The heuristic: prefill in f16 runs on coop_khr exactly where the forced variant is accepted, and the SIMT
+ * kernel otherwise (decode, and devices without cooperative matrices such as lavapipe). */
+Test(vulkan_attention, heuristic_takes_coop_where_it_runs) {
+    trr_context *ctx = open_device_or_skip("vulkan:0", "vulkan");
+    const int64_t B = 1, H = 2, S = 128, D = 64;
+    const size_t n = (size_t)(B * H * S * D), bytes = n * 2;
+    trr_buffer *buf = NULL;
+    cr_assert_eq(trr_buffer_create(ctx, 4 * bytes, &buf), TRR_OK);
+    uint16_t *host = malloc(bytes);
+    cr_assert_not_null(host);
+    srand(7);
+    for (size_t i = 0; i < n; i++) host[i] = (uint16_t)(0x3800 + rand() % 0x400); /* f16 in [0.5, 1) */
+    for (int t = 0; t < 3; t++) cr_assert_eq(trr_buffer_write(ctx, buf, (size_t)t * bytes, host, bytes), TRR_OK);
+    free(host);
+    trr_tensor q, k, v, o;
+    const int64_t shape[4] = {B, H, S, D};
+    cr_assert_eq(trr_tensor_nd(buf, 0, TRR_F16, 4, shape, NULL, &q), TRR_OK, "%s", trr_last_error(ctx));
+    cr_assert_eq(trr_tensor_nd(buf, bytes, TRR_F16, 4, shape, NULL, &k), TRR_OK);
+    cr_assert_eq(trr_tensor_nd(buf, 2 * bytes, TRR_F16, 4, shape, NULL, &v), TRR_OK);
+    cr_assert_eq(trr_tensor_nd(buf, 3 * bytes, TRR_F16, 4, shape, NULL, &o), TRR_OK);
+    const trr_config forced = {.variant = TRR_VARIANT_COOP_KHR};
+    cr_assert_eq(trr_config_override(ctx, TRR_OP_ATTENTION, &forced), TRR_OK);
+    const trr_status fst = trr_attention(ctx, &q, &k, &v, &o, NULL, 0.0f, 0);
+    cr_assert(fst == TRR_OK || fst == TRR_ERR_UNSUPPORTED, "%s", trr_last_error(ctx));
+    cr_assert_eq(trr_config_override(ctx, TRR_OP_ATTENTION, NULL), TRR_OK);
+    cr_assert_eq(trr_attention(ctx, &q, &k, &v, &o, NULL, 0.0f, 0), TRR_OK, "%s", trr_last_error(ctx));
+    trr_config last;
+    trr_config_last(ctx, &last);
+    cr_expect_eq(last.variant, fst == TRR_OK ? TRR_VARIANT_COOP_KHR : TRR_VARIANT_SIMT);
+    cr_assert_eq(trr_synchronize(ctx), TRR_OK, "%s", trr_last_error(ctx));
+    trr_buffer_destroy(buf);
+    trr_context_destroy(ctx);
 }

@@ -1,0 +1,233 @@
+#version 450
+// attention (docs/ops.md, attention) on VK_KHR_cooperative_matrix, 16x16x16 subgroup matrices with f32
+// accumulation: the FlashAttention-2 forward for f16 and, with -DX_BF16 (GL_EXT_bfloat16: Slang's glslang),
+// bf16. vk_attention.c runs it where the device offers the shape and the operands meet its alignment; the SIMT
+// kernel (attention.comp) takes every other call.
+//
+// A workgroup of NSG subgroups takes BM = 16·NSG query rows of one head (batch b, query head h, kv head
+// h / group); subgroup sg owns rows 16·sg to 16·sg + 15, its Q rows held as D/16 A matrices and its output as
+// D/16 f32 accumulators for the whole key loop. For each block of BN keys:
+//   1. the workgroup stages K and V (16-byte words of 8 elements, zero past the keys it reads) in shared memory;
+//   2. each subgroup multiplies S = Q·Kᵀ (16 x BN, f32) and stores S into its own shared rows;
+//   3. LPR = SG/16 invocations per row take the online-softmax step in base 2 on the row's scores times
+//      scale·log2 e (masked keys -inf): the block's maximum and the sum (shuffles among the row's invocations),
+//      the weights P (rounded to the input type) over S's rows, and the rescale factor alpha = 2^(m - m_new)
+//      written 16 times across a 16x16 f32 matrix row;
+//   4. the subgroup loads that matrix as an accumulator, which lays its elements out as the output's
+//      accumulators are (one type), scales the output element by element, and adds P·V.
+// At the end 1/l replaces alpha the same way, and the output goes through shared memory to o with its strides,
+// rounded once (0 for a row that saw no key; lse = (m + log2 l)·ln 2, -inf without keys).
+// A row that has seen no key keeps m = -inf and weights 0, and never forms -inf - (-inf).
+//
+// Shared memory (16-byte words): K [BN][D/8 + 1], V [BN][D/8 + 1] (the pad word spreads the matrix loads over
+// the banks), then per subgroup 16 rows of SLD = BN/4 + 1 words: S in f32; over it the weights P (the row's
+// first BN/8 words, as 8 halves each) and the rescale matrix (words BN/8 to BN/8 + 3). Q is staged once, before
+// the loop, from the start of the array. The host checks BN >= 32, BN a multiple of 8·LPR and of 16, D 64 or
+// 128, and every q, k and v offset and stride a multiple of 8 elements.
+#extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
+#extension GL_KHR_cooperative_matrix : require
+#extension GL_KHR_memory_scope_semantics : require
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_shuffle : require
+#if defined(X_BF16)
+#extension GL_EXT_bfloat16 : require
+#define ET bfloat16_t // the buffers hold bf16 as uint16_t (common.glsl)
+#else
+#define ET float16_t // built with -DX_F16 -DZ_F16
+#endif
+#define TRR_OWN_BINDINGS
+#include "common.glsl"
+
+layout(local_size_x_id = 0) in;
+layout(constant_id = 1) const uint BM = 64; // 16 rows per subgroup: the host passes 16·threads/SG
+layout(constant_id = 2) const uint BN = 64;
+layout(constant_id = 3) const uint D = 64;
+layout(constant_id = 4) const uint SG = 32; // the device's subgroup size
+const uint WG = gl_WorkGroupSize.x;
+const uint NSG = WG / SG;
+const uint LPR = SG / 16u;  // invocations per row in the softmax
+const uint CPL = BN / LPR;  // scores per invocation (a multiple of 8)
+const uint DW = D / 8u;     // words of one K, V or Q row
+const uint LD = DW + 1u;    // their padded stride
+const uint SLD = BN / 4u + 1u; // the stride of a subgroup's S rows
+const uint K_AT = 0u;
+const uint V_AT = BN * LD;
+const uint S_AT = 2u * BN * LD;
+const uint SUB = 16u * SLD; // words of one subgroup's rows
+const uint A_OFF = BN / 8u; // the rescale matrix's first word in a row
+const uint WORDS = S_AT + NSG * SUB > BM * LD ? S_AT + NSG * SUB : BM * LD;
+shared uvec4 SH[WORDS];
+
+layout(std430, set = 0, binding = 0) readonly buffer BufQ { uvec4 q4[]; };
+layout(std430, set = 0, binding = 1) readonly buffer BufK { uvec4 k4[]; };
+layout(std430, set = 0, binding = 2) readonly buffer BufV { uvec4 v4[]; };
+layout(std430, set = 0, binding = 3) writeonly buffer BufO { ZT o[]; };
+layout(std430, set = 0, binding = 4) writeonly buffer BufL { float lse[]; };
+
+// attention.comp's push constants (vk_attention.c fills one struct for both kernels; nsplit, kps and rows are
+// the SIMT kernel's).
+layout(push_constant) uniform Push {
+    uint qo, ko, vo, oo, lo;
+    uint qb, qh, qs, kb, kh, ks, vb, vh, vs, ob, oh, os, lb, lh, ls;
+    uint hq, group_, sq, skv, flags, nsplit, kps, rows;
+    float qscale;
+} pc;
+
+#define CAUSAL ((pc.flags & 1u) != 0u)
+#define HAS_LSE ((pc.flags & 2u) != 0u)
+#define LN2 0.69314718055994530942
+
+#define ACC coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
+#define AMAT coopmat<ET, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA>
+#define BMAT coopmat<ET, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB>
+#define ROW_MAJOR gl_CooperativeMatrixLayoutRowMajor
+#define COL_MAJOR gl_CooperativeMatrixLayoutColumnMajor
+
+// Two weights as one word of the input type.
+#if defined(X_BF16)
+uint pack2(float a, float b) { return trr_f2bf(a) | (trr_f2bf(b) << 16); }
+#else
+uint pack2(float a, float b) { return packHalf2x16(vec2(a, b)); }
+#endif
+
+void main() {
+    const uint tid = gl_LocalInvocationID.x;
+    const uint sg = tid / SG, lane = tid % SG;
+    const uint i0 = gl_WorkGroupID.x * BM, h = gl_WorkGroupID.y, b = gl_WorkGroupID.z;
+    const uint g = h / pc.group_;
+    const int sq = int(pc.sq), skv = int(pc.skv);
+    const uint qbase = pc.qo + b * pc.qb + h * pc.qh;
+    const uint kbase = pc.ko + b * pc.kb + g * pc.kh;
+    const uint vbase = pc.vo + b * pc.vb + g * pc.vh;
+
+    // Q: staged once (zero past the queries), then held as A matrices.
+    for (uint e = tid; e < BM * DW; e += WG) {
+        const uint r = e / DW, w = e - r * DW, i = i0 + r;
+        SH[r * LD + w] = i < pc.sq ? q4[(qbase + i * pc.qs) / 8u + w] : uvec4(0u);
+    }
+    barrier();
+    AMAT qa[D / 16u];
+    [[unroll]] for (uint t = 0u; t < D / 16u; t++)
+        coopMatLoad(qa[t], SH, sg * 16u * LD + 2u * t, LD, ROW_MAJOR);
+    ACC acc[D / 16u];
+    [[unroll]] for (uint t = 0u; t < D / 16u; t++) acc[t] = ACC(0.0);
+
+    // this invocation's row of the softmax and its scores' columns
+    const uint r = lane / LPR, part = lane % LPR, c0 = part * CPL;
+    const int row = int(i0 + sg * 16u + r);
+    const int limit = CAUSAL ? row + skv - sq : skv - 1; // the last key the row sees
+    const uint srow = S_AT + sg * SUB + r * SLD;         // the row's words in shared memory
+    float m = NEG_INF, l = 0.0;
+
+    // the keys any row of the workgroup sees: up to the last row's limit under causal
+    const int last = min(int(i0 + BM), sq) - 1;
+    const int kend = CAUSAL ? clamp(last + skv - sq + 1, 0, skv) : skv;
+    barrier(); // every subgroup holds its Q before K overwrites it
+
+    for (int j0 = 0; j0 < kend; j0 += int(BN)) {
+        // 1. K and V
+        for (uint e = tid; e < BN * DW; e += WG) {
+            const uint j = e / DW, w = e - j * DW;
+            const int jj = j0 + int(j);
+            uvec4 kw = uvec4(0u), vw = uvec4(0u);
+            if (jj < kend) {
+                kw = k4[(kbase + uint(jj) * pc.ks) / 8u + w];
+                vw = v4[(vbase + uint(jj) * pc.vs) / 8u + w];
+            }
+            SH[K_AT + j * LD + w] = kw;
+            SH[V_AT + j * LD + w] = vw;
+        }
+        barrier();
+
+        // 2. S = Q·Kᵀ, 16 keys at a time
+        [[unroll]] for (uint n = 0u; n < BN / 16u; n++) {
+            ACC s = ACC(0.0);
+            [[unroll]] for (uint t = 0u; t < D / 16u; t++) {
+                BMAT kb;
+                coopMatLoad(kb, SH, K_AT + n * 16u * LD + 2u * t, LD, COL_MAJOR);
+                s = coopMatMulAdd(qa[t], kb, s);
+            }
+            coopMatStore(s, SH, S_AT + sg * SUB + 4u * n, SLD, ROW_MAJOR);
+        }
+        subgroupMemoryBarrierShared();
+        subgroupBarrier();
+
+        // 3. the online softmax step of row r over columns c0 to c0 + CPL - 1
+        float sv[CPL];
+        float mb = NEG_INF;
+        [[unroll]] for (uint c = 0u; c < CPL; c++) {
+            const int jj = j0 + int(c0 + c);
+            const float s = uintBitsToFloat(SH[srow + (c0 + c) / 4u][(c0 + c) % 4u]) * pc.qscale;
+            sv[c] = jj < kend && jj <= limit ? s : NEG_INF;
+            mb = max(mb, sv[c]);
+        }
+        [[unroll]] for (uint x = 1u; x < LPR; x <<= 1) mb = max(mb, subgroupShuffleXor(mb, x));
+        const float mn = max(m, mb);
+        float alpha = 1.0, sum = 0.0;
+        if (mn != NEG_INF) { // else no key seen yet: weights 0
+            [[unroll]] for (uint c = 0u; c < CPL; c++) {
+                sv[c] = sv[c] == NEG_INF ? 0.0 : exp2(sv[c] - mn);
+                sum += sv[c];
+            }
+            alpha = m == NEG_INF ? 0.0 : exp2(m - mn);
+        } else {
+            [[unroll]] for (uint c = 0u; c < CPL; c++) sv[c] = 0.0;
+        }
+        [[unroll]] for (uint x = 1u; x < LPR; x <<= 1) sum += subgroupShuffleXor(sum, x);
+        l = l * alpha + sum;
+        m = mn;
+        subgroupMemoryBarrierShared();
+        subgroupBarrier(); // every score is read before P and the rescale matrix overwrite them
+        [[unroll]] for (uint c = 0u; c < CPL; c += 8u)
+            SH[srow + (c0 + c) / 8u] = uvec4(pack2(sv[c], sv[c + 1u]), pack2(sv[c + 2u], sv[c + 3u]),
+                                             pack2(sv[c + 4u], sv[c + 5u]), pack2(sv[c + 6u], sv[c + 7u]));
+        [[unroll]] for (uint c = part * (16u / LPR); c < (part + 1u) * (16u / LPR); c++)
+            SH[srow + A_OFF + c / 4u][c % 4u] = floatBitsToUint(alpha);
+        subgroupMemoryBarrierShared();
+        subgroupBarrier();
+
+        // 4. O = alpha·O + P·V
+        ACC am;
+        coopMatLoad(am, SH, S_AT + sg * SUB + A_OFF, SLD, ROW_MAJOR);
+        [[unroll]] for (uint t = 0u; t < D / 16u; t++)
+            [[unroll]] for (int e = 0; e < acc[t].length(); e++) acc[t][e] *= am[e];
+        [[unroll]] for (uint n = 0u; n < BN / 16u; n++) {
+            AMAT pa;
+            coopMatLoad(pa, SH, S_AT + sg * SUB + 2u * n, SLD, ROW_MAJOR);
+            [[unroll]] for (uint t = 0u; t < D / 16u; t++) {
+                BMAT vb;
+                coopMatLoad(vb, SH, V_AT + n * 16u * LD + 2u * t, LD, ROW_MAJOR);
+                acc[t] = coopMatMulAdd(pa, vb, acc[t]);
+            }
+        }
+        barrier(); // K and V are read before the next block's
+    }
+
+    // 1/l (0 for a row without keys) across the rescale matrix's row, then the output 16 columns at a time
+    // through the subgroup's first 4 words of each row.
+    const float inv = l > 0.0 ? 1.0 / l : 0.0;
+    [[unroll]] for (uint c = part * (16u / LPR); c < (part + 1u) * (16u / LPR); c++)
+        SH[srow + A_OFF + c / 4u][c % 4u] = floatBitsToUint(inv);
+    subgroupMemoryBarrierShared();
+    subgroupBarrier();
+    ACC am;
+    coopMatLoad(am, SH, S_AT + sg * SUB + A_OFF, SLD, ROW_MAJOR);
+    subgroupBarrier(); // read before the tiles below overwrite it (A_OFF >= 4)
+    const uint obase = pc.oo + b * pc.ob + h * pc.oh;
+    [[unroll]] for (uint t = 0u; t < D / 16u; t++) {
+        ACC ot = acc[t];
+        [[unroll]] for (int e = 0; e < ot.length(); e++) ot[e] *= am[e];
+        coopMatStore(ot, SH, S_AT + sg * SUB, SLD, ROW_MAJOR);
+        subgroupMemoryBarrierShared();
+        subgroupBarrier();
+        for (uint e = lane; e < 256u; e += SG) {
+            const uint rr = e / 16u, c = e % 16u, i = i0 + sg * 16u + rr;
+            if (i < pc.sq)
+                o[obase + i * pc.os + 16u * t + c] = ZC(uintBitsToFloat(SH[S_AT + sg * SUB + rr * SLD + c / 4u][c % 4u]));
+        }
+        subgroupBarrier(); // read before the next tile overwrites it
+    }
+    if (HAS_LSE && part == 0u && row < sq)
+        lse[pc.lo + b * pc.lb + h * pc.lh + uint(row) * pc.ls] = l > 0.0 ? (m + log2(l)) * float(LN2) : NEG_INF;
+}
