@@ -167,6 +167,16 @@ def test_a_reference_that_raises_fails_the_check_and_raises():
         np.testing.assert_array_equal(c.run(op, x), x)
 
 
+def test_a_cpu_kernel_that_raises_raises_from_run():
+    def cpu(x, y):
+        raise KeyError("from the kernel")
+
+    op = trireme.define_op(next(_names), "x[N] -> y[N]", kernels={"cpu": cpu}, launch={"groups": ["N"], "threads": "1"},
+                           reference=lambda x: x)
+    with trireme.Context("cpu") as c, pytest.raises(RuntimeError, match="KeyError"):
+        c.run(op, np.ones(100000, np.float32))  # several parts, on the backend's threads
+
+
 _EXIT_SCRIPT = """
 import sys, numpy as np, trireme
 sys.path.insert(0, {example_dir!r})
