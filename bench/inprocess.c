@@ -21,7 +21,8 @@
 /* Calls each comma-separated item of list (NULL or "": never) with a copy; stops at the first non-OK status. */
 static trr_status each_item(const char *list, trr_status (*fn)(const char *item, void *user), void *user) {
     if (!list || !*list) return TRR_OK;
-    if (strlen(list) >= TOOL_LIST_MAX) return trr_error(NULL, TRR_ERR_INVALID_ARGUMENT, "list too long: '%.64s...'", list);
+    if (strlen(list) >= TOOL_LIST_MAX)
+        return trr_error(NULL, TRR_ERR_INVALID_ARGUMENT, "list too long: '%.64s...'", list);
     char buf[TOOL_LIST_MAX];
     snprintf(buf, sizeof buf, "%s", list);
     char *save = NULL;
@@ -135,7 +136,8 @@ static trr_status add_shape(const char *item, void *user) {
     }
     if (*end || a <= 0 || b <= 0)
         return trr_error(NULL, TRR_ERR_INVALID_ARGUMENT, "shape '%s' is neither RxC nor N (positive integers)", item);
-    if (s->n == TOOL_SHAPES_MAX) return trr_error(NULL, TRR_ERR_INVALID_ARGUMENT, "more than %d shapes", TOOL_SHAPES_MAX);
+    if (s->n == TOOL_SHAPES_MAX)
+        return trr_error(NULL, TRR_ERR_INVALID_ARGUMENT, "more than %d shapes", TOOL_SHAPES_MAX);
     s->rows[s->n] = a, s->cols[s->n] = b, s->one_number[s->n] = one, s->n++;
     return TRR_OK;
 }
@@ -199,7 +201,8 @@ static trr_status tune_ops(trr_context *ctx, const trr_tool_options *options, ui
         const trr_op_desc *d = trr_op_desc_get((trr_op)o);
         shape_list defaults = {0};
         if (!given->n && each_item(trr_tune_default_shapes(d->shape, 1), add_shape, &defaults) != TRR_OK)
-            return trr_error(ctx, TRR_ERR_INTERNAL, "tune: the default shapes of %s: %s", d->name, trr_last_error(NULL));
+            return trr_error(ctx, TRR_ERR_INTERNAL, "tune: the default shapes of %s: %s", d->name,
+                             trr_last_error(NULL));
         const shape_list *shapes = given->n ? given : &defaults;
         for (int s = 0; s < shapes->n; s++) {
             if (shapes->one_number[s] && d->shape != TRR_SHAPE_ELEMENTWISE) continue;

@@ -7,6 +7,7 @@ import importlib.util
 import itertools
 import os
 import pathlib
+import shutil
 import subprocess
 import sys
 
@@ -71,18 +72,29 @@ def test_runs_by_op_and_by_name(swiglu, ctx, rng):
     assert np.isnan(y[:, 893:]).all()  # nothing past the view
 
 
+def _no_kernel(device):
+    """Vulkan without glslangValidator: the example defines no Vulkan kernel, which the op reports."""
+    return device.startswith("vulkan") and not (os.environ.get("TRIREME_GLSLANG") or shutil.which("glslangValidator"))
+
+
 def test_conformance_bench_and_tune_in_process(swiglu, devices):
     checked = trireme.conformance(swiglu, devices=devices)
     assert sorted({r.device.split(":")[0] for r in checked}) == sorted({d.split(":")[0] for d in devices})
     for r in checked:
-        assert (r.op, r.in_dtype) == ("swiglu_py", "f32")
-        assert r.ok and r.failed == 0 and r.unsupported == 0 and r.passed > 0, r
+        assert (r.op, r.in_dtype, r.failed) == ("swiglu_py", "f32", 0), r
+        if _no_kernel(r.device):
+            assert r.unsupported > 0, r
+            continue
+        assert r.ok and r.unsupported == 0 and r.passed > 0, r
         assert 0 <= r.worst_ratio <= 1
     assert len(checked.reports) == len(devices)
 
     timed = trireme.bench(swiglu, devices=devices, sizes=[65536], reps=5)
     assert len(timed) == len(devices)
     for r in timed:
+        if _no_kernel(r.device):
+            assert r.status == "unsupported", r
+            continue
         assert (r.bench, r.status, r.unit) == ("swiglu_py_f32", "ok", "GB/s"), r
         assert r.median_ms > 0 and r.figure > 0 and r.figure_min <= r.figure <= r.figure_max
         # the figure is the bytes of the three operands over the median time
@@ -91,6 +103,9 @@ def test_conformance_bench_and_tune_in_process(swiglu, devices):
     tuned = trireme.tune(swiglu, devices=devices, shapes=["3x4099"], reps=3)
     assert len(tuned) == len(devices)
     for r in tuned:
+        if _no_kernel(r.device):
+            assert r.status == "TRR_ERR_UNSUPPORTED", r
+            continue
         assert (r.status, r.rows, r.cols, r.failed, r.stored) == ("TRR_OK", 3, 4099, 0, False), r
         assert r.timed >= 2 and 0 < r.best_ms <= r.default_ms
 
@@ -134,8 +149,8 @@ def test_a_parameter_reaches_every_kernel(devices, rng):
 def test_inconsistent_definitions_are_refused():
     kernels = {"cpu": lambda x, y: None}
     with pytest.raises(trireme.ArgumentError, match="K"):
-        trireme.define_op(next(_names), "x[M,N] -> y[M,N]", kernels=kernels, launch={"groups": ["K/64"], "threads": "64"},
-                          reference=lambda x: x)
+        trireme.define_op(next(_names), "x[M,N] -> y[M,N]", kernels=kernels,
+                          launch={"groups": ["K/64"], "threads": "64"}, reference=lambda x: x)
     for text, why in (("x[M,N] y[M,N]", "inputs -> outputs"), ("x[M,N] g[M,N] -> y[M,N]", "expected ','"),
                       ("x[M,] -> y[M,N]", "name\\[DIM"), ("x[M,N], x[M,N] -> y[M,N]", "used twice")):
         with pytest.raises(trireme.ArgumentError, match=why):

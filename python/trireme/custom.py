@@ -120,7 +120,8 @@ def raise_recorded(names):
 
 # ---- the operand text ----
 
-_OPERAND = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*\[\s*([A-Za-z_][A-Za-z0-9_]*(?:\s*,\s*[A-Za-z_][A-Za-z0-9_]*)*)\s*\]\s*")
+_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
+_OPERAND = re.compile(rf"\s*({_NAME})\s*\[\s*({_NAME}(?:\s*,\s*{_NAME})*)\s*\]\s*")
 
 
 @dataclasses.dataclass(frozen=True)
