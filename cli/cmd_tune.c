@@ -23,23 +23,6 @@ typedef struct dims {
     int64_t d[3];
 } dims;
 
-/* Shapes per shape rule (op_table.h), so every op of the table has some: matmul M x N x K; row-wise ops and
- * rgb_to_grey rows x cols; element-wise ops n (or rows x cols). The full lists follow docs/ops.md's benchmark sizes,
- * sparsely; quick is for a first look or a CPU. */
-typedef struct shape_set {
-    const char *full;
-    const char *quick;
-} shape_set;
-
-static const shape_set default_shapes[] = {
-    [TRR_SHAPE_ELEMENTWISE] = {"65536,1048576,16777216", "65536"},
-    [TRR_SHAPE_PLANES] = {"1066x1600,4320x7680", "256x320"},
-    [TRR_SHAPE_ROWS] = {"4096x256,4096x1024,4096x4096,4096x12288", "256x1000"},
-    [TRR_SHAPE_ROW_REDUCE] = {"4096x256,4096x1024,4096x8192,4096x65536", "256x1000"},
-    [TRR_SHAPE_MATMUL] = {"256x256x256,1024x1024x1024,2048x2048x2048,4096x4096x4096", "128x128x128,127x200x64"},
-    [TRR_SHAPE_ROW_NORM] = {"4096x1024,4096x4096,4096x8192,4096x16384", "256x1000"},
-};
-
 typedef struct tune_args {
     const char *device;
     const char *shapes;   /* NULL: the full defaults */
@@ -145,8 +128,7 @@ static int build_jobs(const tune_args *a, trr_tune_job *jobs) {
             if (a->op_mask) fprintf(stderr, "trireme tune: %s is not tuned yet; skipping it\n", d->name);
             continue;
         }
-        const shape_set *set = &default_shapes[d->shape];
-        const char *list = !a->shapes ? set->full : quick ? set->quick : a->shapes;
+        const char *list = !a->shapes || quick ? trr_tune_default_shapes(d->shape, quick) : a->shapes;
         char buf[2048];
         char *items[MAX_SHAPES];
         int k = split(list, buf, sizeof buf, items, MAX_SHAPES);

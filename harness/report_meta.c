@@ -2,7 +2,11 @@
 #define _POSIX_C_SOURCE 200809L /* gethostname, gmtime_r */
 #include "report_meta.h"
 
+#ifdef TRR_NO_BUILD_INFO
+#define TRR_BUILD_COMMIT "" /* the shared library's copy: the library stays the same across checkouts */
+#else
 #include "trr_build_info.h" /* generated at build time: TRR_BUILD_COMMIT */
+#endif
 
 #include <stdio.h>
 #include <string.h>

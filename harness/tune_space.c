@@ -392,3 +392,22 @@ trr_status trr_tune_space(trr_context *ctx, const trr_call *call, trr_tune_candi
     *out_count = n;
     return TRR_OK;
 }
+
+typedef struct shape_set {
+    const char *full;
+    const char *quick;
+} shape_set;
+
+static const shape_set default_shapes[TRR_SHAPE_COUNT] = {
+    [TRR_SHAPE_ELEMENTWISE] = {"65536,1048576,16777216", "65536"},
+    [TRR_SHAPE_PLANES] = {"1066x1600,4320x7680", "256x320"},
+    [TRR_SHAPE_ROWS] = {"4096x256,4096x1024,4096x4096,4096x12288", "256x1000"},
+    [TRR_SHAPE_ROW_REDUCE] = {"4096x256,4096x1024,4096x8192,4096x65536", "256x1000"},
+    [TRR_SHAPE_MATMUL] = {"256x256x256,1024x1024x1024,2048x2048x2048,4096x4096x4096", "128x128x128,127x200x64"},
+    [TRR_SHAPE_ROW_NORM] = {"4096x1024,4096x4096,4096x8192,4096x16384", "256x1000"},
+};
+
+const char *trr_tune_default_shapes(trr_op_shape shape, int quick) {
+    if ((int)shape < 0 || shape >= TRR_SHAPE_COUNT || !default_shapes[shape].full) return "";
+    return quick ? default_shapes[shape].quick : default_shapes[shape].full;
+}

@@ -6,6 +6,7 @@
 #define TRR_TUNE_SPACE_H
 
 #include "backend.h"
+#include "op_table.h"
 
 #define TRR_TUNE_MAX_CANDIDATES 512
 
@@ -21,5 +22,10 @@ typedef struct trr_tune_candidate {
  * completes to the same one) are dropped as such. TRR_ERR_INVALID_ARGUMENT for a bad argument. */
 trr_status trr_tune_space(trr_context *ctx, const trr_call *call, trr_tune_candidate *out, int cap,
                           int *out_count);
+
+/* The shapes an op of this shape rule is tuned at when none are given, comma-separated: matmul M x N x K;
+ * row-wise ops and rgb_to_grey rows x cols; element-wise ops n (or rows x cols). The full lists follow
+ * docs/ops.md's benchmark sizes, sparsely; quick is for a first look or a CPU. "" for a rule without any. */
+const char *trr_tune_default_shapes(trr_op_shape shape, int quick);
 
 #endif

@@ -143,6 +143,9 @@ static trr_status make_reference(tune_run *r) {
     }
     int64_t total = 0;
     for (int b = 0; b < r->n_blocks; b++) total += r->blocks[b][1] * cols;
+    /* unsampled, the reference writes the whole output: a packed element-wise call folds the case's rows into one
+     * row of rows x cols elements, which the call's rows (1) times the case's cols would not hold */
+    if (r->n_blocks == 1 && out_rows > c->rows) total = out_rows * cols;
     if (c->batch > 1) total *= c->batch; /* unsampled: every matrix of the batch, one after another */
     r->ref = malloc((size_t)total * sizeof *r->ref);
     if (!r->ref) return trr_error(r->ctx, TRR_ERR_OUT_OF_MEMORY, "tune: host memory for the reference");

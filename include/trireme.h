@@ -506,6 +506,32 @@ TRR_API trr_status trr_op_count(int *out_count);
 typedef trr_status (*trr_ops_register_fn)(void);
 TRR_API trr_status trr_ops_library_load(const char *path, int *out_defined);
 
+/* ---- the harness in this process: conformance, bench and tune as calls ----
+ * What `trireme conformance`, `trireme bench` and `trireme tune` do on one device, run in the calling process, so
+ * ops defined in it (a binding's: Python's trireme.define_op, whose reference and CPU kernel are callbacks into
+ * the interpreter) are checked, timed and tuned like the built-ins. Each writes a malloc'd JSON document to
+ * *out_json, freed with trr_tool_free: conformance and bench the commands' --json documents (one report), tune
+ * {"tool", "device", "results": [{op, in_dtype, out_dtype, rows, cols, status, error, best, best_config,
+ * best_ms, default, default_ms, listed, dropped, failed, timed, first_failure, stored}]}. Failed cases are in
+ * the document; the status is another only when the run could not go on (an unknown op or benchmark, a bad size
+ * list, a device that does not open), with the reason in trr_last_error(NULL). */
+typedef struct trr_tool_options {
+    const char *device; /* a device spec; NULL: TRIREME_DEVICE, else auto */
+    const char *ops;    /* comma-separated op names (bench: benchmark names too); NULL: every op (tune: required) */
+    uint64_t seed;      /* the inputs' seed; a run repeats with the same one */
+    int quick;          /* conformance: the quick subset */
+    const char *sizes;  /* bench: "quick" (NULL), "full" or a list as --sizes takes; tune: shapes "RxC" or "N",
+                           comma-separated (NULL: each op's quick defaults) */
+    int reps;           /* bench, tune: timed repetitions; 0: automatic */
+    double budget_s;    /* bench: as --budget; 0: the default */
+    int no_vendor;      /* bench: skip the vendor library */
+    int write_db;       /* tune: merge each result into the device's tuning database (TRIREME_TUNE_DB, ...) */
+} trr_tool_options;
+TRR_API trr_status trr_tool_conformance(const trr_tool_options *options, char **out_json);
+TRR_API trr_status trr_tool_bench(const trr_tool_options *options, char **out_json);
+TRR_API trr_status trr_tool_tune(const trr_tool_options *options, char **out_json);
+TRR_API trr_status trr_tool_free(char *text); /* NULL is fine */
+
 TRR_API trr_status trr_synchronize(trr_context *ctx);
 
 /* Device-side timing: the device time of all work submitted between start and stop (CUDA events, OpenCL markers'

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from trireme import _lib
+from trireme import _lib, custom
 
 HEADER_DIR = Path(__file__).resolve().parents[2] / "include"
 STRUCTS = {
@@ -18,6 +18,13 @@ STRUCTS = {
     "trr_op_info": _lib.OpInfo,
     "trr_backend_info": _lib.BackendInfo,
     "trr_device_info": _lib.DeviceInfo,
+    "trr_param_info": custom.ParamInfo,
+    "trr_tile_param": custom.TileParam,
+    "trr_kernel_code": custom.KernelCode,
+    "trr_op_launch": custom.OpLaunch,
+    "trr_op_cpu_args": custom.CpuArgs,
+    "trr_op_def": custom.OpDef,
+    "trr_tool_options": custom.ToolOptions,
 }
 
 

@@ -136,6 +136,11 @@ _PROTOTYPES = {
                                   _p(ctypes.c_int64), _p(ctypes.c_int)]),
     "trr_op_from_name": (_st, [ctypes.c_char_p, _p(ctypes.c_int)]),
     "trr_ops_library_load": (_st, [ctypes.c_char_p, _p(ctypes.c_int)]),
+    "trr_op_define": (_st, [ctypes.c_void_p, _p(ctypes.c_int)]),  # struct trr_op_def * (custom.OpDef)
+    "trr_tool_conformance": (_st, [ctypes.c_void_p, _p(ctypes.c_void_p)]),  # struct trr_tool_options *
+    "trr_tool_bench": (_st, [ctypes.c_void_p, _p(ctypes.c_void_p)]),
+    "trr_tool_tune": (_st, [ctypes.c_void_p, _p(ctypes.c_void_p)]),
+    "trr_tool_free": (_st, [ctypes.c_void_p]),
     "trr_op_run": (_st, [_ctx, ctypes.c_int, _p(_p(Tensor)), _p(OpParams)]),
     "trr_op_params_parse": (_st, [ctypes.c_int, ctypes.c_char_p, _p(OpParams)]),
     "trr_synchronize": (_st, [_ctx]),

@@ -36,6 +36,7 @@ import ctypes
 import numpy as np
 
 from . import _lib
+from . import custom as _custom
 
 _NP_TO_TRR = {np.dtype(np.float32): _lib.F32, np.dtype(np.float16): _lib.F16, np.dtype(np.uint8): _lib.U8}
 _TRR_TO_NP = {v: k for k, v in _NP_TO_TRR.items()}
@@ -851,6 +852,8 @@ class Context:
         Without ``out`` the output's shape and dtype are the library's (trr_op_output_shape). Keyword arguments are the
         op's named parameters as its definition declares them (matmul: epilogue, alpha, allow_tf32, scale_a,
         scale_b), checked by the library."""
+        if not isinstance(op, str):
+            op = str(op)  # an Op of define_op
         info = _OPS.get(op) or _op_info(op)
         code, n_inputs = info[0], info[1]
         if len(arrays) != n_inputs:
@@ -877,6 +880,8 @@ class Context:
             z = self.empty(shape, dt)
 
         status = self._launch(code, ins, z, op_params)
+        if code in _custom.CALLBACK_OPS:
+            _custom.raise_recorded([op])
         if status == STATUS_STRIDE and not all(t._packed() for t in ins):
             # the module's stride rule: inputs the op cannot take as they are go in as packed copies (a rejected
             # call wrote nothing, so running it again is safe)
@@ -920,7 +925,7 @@ class Context:
         arr[i + 1] = w._addr if w is not None else None
         p = ctypes.addressof(op_params) if op_params is not None else None
         work = z.size if code != self._matmul else z.size * ins[0].shape[-1]  # matmul's work is M·N·K
-        if work <= _SMALL_WORK:
+        if work <= _SMALL_WORK and code not in _custom.CALLBACK_OPS:  # a Python CPU kernel needs the GIL free
             return self._fast.trr_op_run(h, code, addr, p)
         return _lib.run_released(h, code, addr, p)
 
@@ -1076,14 +1081,59 @@ def _ops_lib_args(ops_lib):
     return [a for lib in libs for a in ("--ops-lib", os.fspath(lib))]
 
 
-def conformance(device="cpu", quick=True, ops=None, seed=None, timeout=3600, ops_lib=None):
-    """Runs ``trireme conformance --json`` on `device` (a spec or "all") and returns the parsed report.
-    ops_lib: a library of user ops (or a list of them) the command loads first, whose ops `ops` may name.
+def _device_list(given):
+    """Device specs: one, a list, "all" (every device of every available backend) or None (TRIREME_DEVICE, else
+    auto)."""
+    if given is None:
+        return [None]
+    if isinstance(given, str):
+        given = [d.strip() for d in given.split(",") if d.strip()]
+    out = []
+    for d in given:
+        if d == "all":
+            out += [x["spec"] for x in devices()]
+        else:
+            out.append(d)
+    return out
 
-    The conformance engine (float64 reference, case list, checks) is the CLI's harness library, not part of
-    libtrireme, so this runs the `trireme` command (found as _cli() says). ``report["passed"]`` style fields
-    are the CLI's own; the returned dict also carries "exit_status" (0: all passed or unsupported, 1: a case
-    failed)."""
+
+def _is_device_spec(text):
+    return isinstance(text, str) and (text in ("all", "auto", "gpus") or text.split(":")[0] in
+                                      ("cpu", "cuda", "opencl", "vulkan"))
+
+
+def _frame_or(results, as_frame):
+    return results.to_frame() if as_frame else results
+
+
+def conformance(op=None, devices=None, *, quick=True, seed=None, as_frame=False, device=None, ops=None,
+                ops_lib=None, timeout=3600):
+    """Checks ops against their float64 reference on each device, in this process (the library's
+    trr_tool_conformance: the engine of `trireme conformance`), and returns a Results list of ConformanceRow (one
+    per device, op and dtype signature; ``row.ok``), or a pandas DataFrame with as_frame=True.
+
+    op: an Op of define_op, an op name, or a list of them (with ops=, more); None checks every op. devices: a
+    spec, a list of specs, "all", or None for TRIREME_DEVICE / auto. quick: the quick case subset (a reference
+    written in Python is called once per point, so the full list is slow). seed: the inputs' seed (default: 1).
+
+    The command form ``conformance("cpu", ops=[...], ops_lib=path)`` (a device spec first, or ``device=``, or
+    ``ops_lib=``: a library of C ops the command loads) runs the `trireme` command instead and returns its JSON
+    report with "exit_status" (0: all passed or unsupported, 1: a case failed)."""
+    if ops_lib is not None or device is not None or (_is_device_spec(op) and devices is None):
+        return _conformance_cli(device or (op if _is_device_spec(op) else "cpu"), quick, ops, seed, timeout,
+                                ops_lib)
+    names = _custom._names(op) + _custom._names(ops)
+    reports, rows = [], []
+    for spec in _device_list(devices):
+        doc = _custom.tool_json("conformance", spec, names, seed=1 if seed is None else seed, quick=quick)
+        _custom.raise_recorded(names)
+        for rep in doc["reports"]:
+            reports.append(rep)
+            rows += _custom.conformance_rows(rep)
+    return _frame_or(_custom.Results(rows, reports), as_frame)
+
+
+def _conformance_cli(device, quick, ops, seed, timeout, ops_lib):
     args = ["conformance", *_ops_lib_args(ops_lib), "--device", device]
     if quick:
         args.append("--quick")
@@ -1097,12 +1147,55 @@ def conformance(device="cpu", quick=True, ops=None, seed=None, timeout=3600, ops
     return report
 
 
-def bench(benches=None, device=None, sizes="quick", reps=None, budget=None, vendor=True, timeout=3600,
-          ops_lib=None):
-    """Runs ``trireme bench --json`` and returns the parsed report. Like conformance(), this invokes the
-    `trireme` command: the benchmark driver is not in libtrireme. benches: names (add_f32, matmul_f16, ...)
-    or op names; device: a spec, "all", or None for TRIREME_DEVICE / auto; ops_lib: as conformance()'s."""
-    args = ["bench", *_ops_lib_args(ops_lib), *(benches or [])]
+def bench(op=None, devices=None, sizes="quick", reps=None, budget=None, vendor=True, *, seed=None,
+          as_frame=False, device=None, ops_lib=None, timeout=3600):
+    """Times ops (or named benchmarks: add_f32, swiglu_f32, ...) on each device, in this process (the library's
+    trr_tool_bench: the driver of `trireme bench`, every case checked against the reference before it is
+    timed), and returns a Results list of BenchRow (figure in row.unit, its spread, the ceiling), or a DataFrame
+    with as_frame=True. op: an Op, a name or a list; None runs every benchmark. devices: as conformance()'s.
+    sizes: "quick", "full", or a list of sizes ([4096, 65536] or "2^16,2^20"). reps: timed repetitions (None:
+    automatic); budget: seconds a case may take per repetition before it is skipped.
+
+    The command form ``bench(["add_f32"], device="cpu", ops_lib=path)`` (``device=`` or ``ops_lib=`` given)
+    runs the `trireme` command and returns its JSON report."""
+    if ops_lib is not None or device is not None:
+        return _bench_cli(op, device, sizes, reps, budget, vendor, timeout, ops_lib)
+    names = _custom._names(op)
+    size_text = sizes if isinstance(sizes, str) or sizes is None else ",".join(str(x) for x in sizes)
+    reports, rows = [], []
+    for spec in _device_list(devices):
+        doc = _custom.tool_json("bench", spec, names, seed=0x7B1D5EED if seed is None else seed, sizes=size_text,
+                                reps=reps, budget=budget, no_vendor=not vendor)
+        _custom.raise_recorded(names)
+        for rep in doc["reports"]:
+            reports.append(rep)
+            rows += _custom.bench_rows(rep)
+    return _frame_or(_custom.Results(rows, reports), as_frame)
+
+
+def tune(op, devices=None, shapes=None, reps=None, *, write=False, seed=None, as_frame=False):
+    """Tunes ops' tile parameters on each device, in this process (the library's trr_tool_tune: the tuner of
+    `trireme tune`): every candidate config checked against the reference, then timed, for each dtype signature
+    and shape. Returns a Results list of TuneRow (best config and time against the default's), or a DataFrame.
+    op: an Op, a name or a list (element-wise, row and norm ops; matmul is tuned by `trireme tune`). shapes:
+    ["65536", "256x1000"] or "RxC,N" text; None: each op's quick defaults. write: merge each winner into the
+    device's tuning database, so later calls (in any process that defines the op) run with it."""
+    names = _custom._names(op)
+    shape_text = shapes if isinstance(shapes, str) or shapes is None else ",".join(str(x) for x in shapes)
+    docs, rows = [], []
+    for spec in _device_list(devices):
+        doc = _custom.tool_json("tune", spec, names, seed=1 if seed is None else seed, sizes=shape_text, reps=reps,
+                                write_db=write)
+        _custom.raise_recorded(names)
+        docs.append(doc)
+        rows += _custom.tune_rows(doc)
+    return _frame_or(_custom.Results(rows, docs), as_frame)
+
+
+def _bench_cli(benches, device, sizes, reps, budget, vendor, timeout, ops_lib):
+    if isinstance(benches, (str, _custom.Op)):
+        benches = [benches]
+    args = ["bench", *_ops_lib_args(ops_lib), *[str(b) for b in (benches or [])]]
     if device:
         args += ["--device", device]
     if sizes:

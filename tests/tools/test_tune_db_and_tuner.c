@@ -317,6 +317,8 @@ Test(tune, tuner_on_cpu_picks_checked_configs) {
         {.op = TRR_OP_MATMUL, .in_dtype = TRR_F32, .out_dtype = TRR_F32, .m = 48, .n = 40, .k = 24},
         {.op = TRR_OP_MATMUL, .in_dtype = TRR_F16, .out_dtype = TRR_F32, .m = 17, .n = 33, .k = 9, .trans_b = 1},
         {.op = TRR_OP_SOFTMAX, .in_dtype = TRR_F32, .out_dtype = TRR_F32, .rows = 16, .cols = 100},
+        /* packed rows of an element-wise op fold into one long row: the reference holds all of them */
+        {.op = TRR_OP_SILU, .in_dtype = TRR_F32, .out_dtype = TRR_F32, .rows = 3, .cols = 4099},
     };
     const int n_jobs = (int)(sizeof jobs / sizeof jobs[0]);
     trr_tune_options opt = {.reps = 3, .warmup = 1, .seed = 7};
