@@ -8,7 +8,9 @@
  * h / group); each warp owns 16 rows, whose q fragments it holds in registers for the whole key loop. Per block of
  * BLOCK_N keys:
  *   1. the work-items copy K and V (raw 16-bit patterns) into local memory in 16-byte chunks, zero past the keys
- *      any row of the work-group sees (a zero V row keeps 0·V finite where a masked weight is 0);
+ *      any row of the work-group sees (a zero V row keeps 0·V finite where a masked weight is 0). With cp.async
+ *      the copies overlap the math: V's during Q·Kᵀ and the softmax, the next block's K during P·V (one tile of
+ *      each, two barriers a block);
  *   2. each warp computes its 16 x BLOCK_N scores S = Q·Kᵀ in registers (ldmatrix of K rows gives the col-major B
  *      fragments directly), scales them by scale·log2 e, and sets a key the row does not see (past Skv, or past
  *      the causal diagonal j <= i + Skv - Sq) to -inf;
@@ -22,7 +24,8 @@
  * lse = (m + log2 l)·ln 2; a row without keys gets o = 0, lse = -inf.
  * Local rows are padded by 16 bytes, so the eight rows an ldmatrix phase reads fall in distinct banks.
  * Build options: HEAD_DIM (64 or 128), BLOCK_M (16·warps), BLOCK_N (multiple of 16), X_DT (1 f16, 2 bf16),
- * ADDR_MODE (as matmul_mma.cl: how a __local pointer becomes a shared-window address, as the probe found).
+ * ADDR_MODE (as matmul_mma.cl: how a __local pointer becomes a shared-window address, as the probe found),
+ * CP_ASYNC (1 where the probe found cp.async works: copies in flight; 0: through registers).
  * The host passes q with even element offsets and strides (4-byte fragment loads), k and v with multiples of 8
  * (16-byte chunks), o with even ones (pair stores). */
 
@@ -93,6 +96,33 @@ static inline float quad_sum(float v) {
     return v + shfl_xor(v, 2);
 }
 
+#if CP_ASYNC
+#define CP_WAIT_ALL() asm volatile("cp.async.wait_group 0;" ::: "memory")
+#else
+#define CP_WAIT_ALL()
+#endif
+
+/* Starts the copy of keys j0.. of K or V (rows `stride` apart from base) into a local tile (`at` its shared-window
+ * address): cp.async of 16-byte chunks, the rows at and past kend zero-filled (one commit group); without cp.async
+ * through registers, done on return. */
+static inline void load_block(__local ushort *tile, uint at, __global const ushort *base, long stride, int j0,
+                              int kend, int tid) {
+    for (int e = tid; e < BLOCK_N * CHUNKS_ROW; e += THREADS) {
+        const int row = e / CHUNKS_ROW, col = (e % CHUNKS_ROW) * 8, in = j0 + row < kend;
+        __global const ushort *src = in ? base + (long)(j0 + row) * stride + col : base;
+#if CP_ASYNC
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(at + (uint)((row * LROW + col) * 2)),
+                     "l"(src), "r"(in ? 16 : 0)
+                     : "memory");
+#else
+        *(__local uint4 *)(tile + row * LROW + col) = in ? *(__global const uint4 *)src : (uint4)(0u);
+#endif
+    }
+#if CP_ASYNC
+    asm volatile("cp.async.commit_group;" ::: "memory");
+#endif
+}
+
 __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void attention_mma(
     __global const ushort *q, __global const ushort *k, __global const ushort *v, __global ushort *o,
     __global float *lse, long qo, long qb, long qh, long qs, long ko, long kb, long kh, long ks, long vo, long vb,
@@ -146,19 +176,11 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void attention_mma
     const uint koff = (uint)((((lane % 8) + (lane / 16) * 8) * LROW + ((lane / 8) % 2) * 8) * 2);
     const uint voff = (uint)((((lane % 8) + ((lane / 8) % 2) * 8) * LROW + (lane / 16) * 8) * 2);
 
+    if (kend > 0) load_block(kt, kaddr, kbase, ks, 0, kend, tid);
     for (int j0 = 0; j0 < kend; j0 += BLOCK_N) {
-        barrier(CLK_LOCAL_MEM_FENCE); /* the previous block's reads are done */
-        for (int e = tid; e < BLOCK_N * CHUNKS_ROW; e += THREADS) {
-            const int row = e / CHUNKS_ROW, col = (e % CHUNKS_ROW) * 8, jj = j0 + row;
-            uint4 kx = (uint4)(0u), vx = (uint4)(0u);
-            if (jj < kend) {
-                kx = *(__global const uint4 *)(kbase + (long)jj * ks + col);
-                vx = *(__global const uint4 *)(vbase + (long)jj * vs + col);
-            }
-            *(__local uint4 *)(kt + row * LROW + col) = kx;
-            *(__local uint4 *)(vt + row * LROW + col) = vx;
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
+        CP_WAIT_ALL();
+        barrier(CLK_LOCAL_MEM_FENCE); /* this block's K is in place; every warp is done with the last block's V */
+        load_block(vt, vaddr, vbase, vs, j0, kend, tid); /* in flight during Q·Kᵀ and the softmax */
 
         float s[NT][4];
 #pragma unroll
@@ -222,6 +244,9 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void attention_mma
             acc[t][3] *= a1;
         }
 
+        CP_WAIT_ALL();
+        barrier(CLK_LOCAL_MEM_FENCE); /* this block's V is in place; every warp is done with its K */
+        if (j0 + BLOCK_N < kend) load_block(kt, kaddr, kbase, ks, j0 + BLOCK_N, kend, tid); /* during P·V */
 #pragma unroll
         for (int kk = 0; kk < PV_STEPS; kk++) {
             uint pa[4];
