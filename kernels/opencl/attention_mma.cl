@@ -14,7 +14,8 @@
  *   2. each warp computes its 16 x BLOCK_N scores S = Q·Kᵀ in registers (ldmatrix of K rows gives the col-major B
  *      fragments directly), scales them by scale·log2 e, and sets a key the row does not see (past Skv, or past
  *      the causal diagonal j <= i + Skv - Sq) to -inf;
- *   3. the online softmax in base 2, per row: a lane holds two rows (lane / 4 and lane / 4 + 8) and reduces their
+ *   3. the online softmax in base 2 (ex2.approx through native_exp2: its error is far below the rounding of P to
+ *      16 bits), per row: a lane holds two rows (lane / 4 and lane / 4 + 8) and reduces their
  *      block maximum over its quad with shfl.sync; weights p = 2^(s - m_new) (from 0, not -inf, while the row has
  *      seen no key: 2^-inf = 0 and no -inf - (-inf)); the lane's partial row sums and the O accumulator are
  *      rescaled by 2^(m_old - m_new); the quad's partial sums are added once, after the loop;
@@ -132,7 +133,8 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void attention_mma
     __local ushort vt[BLOCK_N * LROW] __attribute__((aligned(128)));
     const int tid = (int)get_local_id(0), lane = tid % 32, warp = tid / 32;
     const int h = (int)get_group_id(1), b = (int)get_group_id(2), g = h / group;
-    const int i0 = (int)get_group_id(0) * BLOCK_M;
+    /* the last query block first: under causal it has the most keys, and a late start would leave a tail */
+    const int i0 = ((int)get_num_groups(0) - 1 - (int)get_group_id(0)) * BLOCK_M;
     const int wrow = i0 + warp * 16;     /* the warp's first row */
     const int r0 = wrow + lane / 4;      /* this lane's rows: r0 and r0 + 8 */
     const int c2 = (lane % 4) * 2;       /* its column pair within an n8 tile */
@@ -221,16 +223,16 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void attention_mma
         }
         const float mn0 = fmax(m0, quad_max(bm0)), mn1 = fmax(m1, quad_max(bm1));
         const float base0 = mn0 == -INFINITY ? 0.0f : mn0, base1 = mn1 == -INFINITY ? 0.0f : mn1;
-        const float a0 = exp2(m0 - base0), a1 = exp2(m1 - base1);
+        const float a0 = native_exp2(m0 - base0), a1 = native_exp2(m1 - base1);
         m0 = mn0;
         m1 = mn1;
         float sum0 = 0.0f, sum1 = 0.0f;
 #pragma unroll
         for (int t = 0; t < NT; t++) {
-            s[t][0] = exp2(s[t][0] - base0);
-            s[t][1] = exp2(s[t][1] - base0);
-            s[t][2] = exp2(s[t][2] - base1);
-            s[t][3] = exp2(s[t][3] - base1);
+            s[t][0] = native_exp2(s[t][0] - base0);
+            s[t][1] = native_exp2(s[t][1] - base0);
+            s[t][2] = native_exp2(s[t][2] - base1);
+            s[t][3] = native_exp2(s[t][3] - base1);
             sum0 += s[t][0] + s[t][1];
             sum1 += s[t][2] + s[t][3];
         }
