@@ -164,9 +164,9 @@ static trr_status run_mma(trr_context *ctx, const trr_call *call) {
     const trr_attention_shape *a = &call->attn;
     const trr_config *cfg = &call->config;
     char options[192] = "-cl-std=CL1.2";
-    trr_cl_opt(options, sizeof options, " -DHEAD_DIM=%d -DBLOCK_M=%d -DBLOCK_N=%d -DX_DT=%d -DADDR_MODE=%d -DCP_ASYNC=%d",
-               (int)a->head_dim, cfg->block_m, cfg->block_n, trr_cl_dtype_code(call->x.dtype), dev->mma.addr_mode,
-               dev->mma.cp_async);
+    trr_cl_opt(options, sizeof options, " -DHEAD_DIM=%d -DBLOCK_M=%d -DBLOCK_N=%d -DX_DT=%d", (int)a->head_dim,
+               cfg->block_m, cfg->block_n, trr_cl_dtype_code(call->x.dtype));
+    trr_cl_opt(options, sizeof options, " -DADDR_MODE=%d -DCP_ASYNC=%d", dev->mma.addr_mode, dev->mma.cp_async);
     cl_kernel k;
     TRR_TRY(trr_cl_get_kernel(ctx, "attention_mma.cl", options, "attention_mma", &k));
     /* without lse the kernel is handed o's buffer for it, and never writes it */
