@@ -1,4 +1,6 @@
-/* attention on OpenCL (kernels/opencl/attention.cl, which says how it works). The config:
+/* attention on OpenCL: variant simt, the portable kernel (kernels/opencl/attention.cl, which says how it works), and
+ * variant mma, tensor cores through inline PTX (kernels/opencl/attention_mma.cl), which the heuristic takes where
+ * matmul's mma probe passed (mma_probe.c) and the call suits it (mma_refusal). The simt config:
  *   block_m  query rows per work-group (fewer where there are fewer queries: a decode step takes one)
  *   block_n  keys per block (BN), a launch argument: sized so the work-group's tiles fit local memory
  *   threads  work-items per work-group (T)
@@ -14,11 +16,43 @@
 
 #define DMAX TRR_ATTN_MAX_HEAD_DIM
 
+/* Local memory of the mma variant: K and V blocks of bn keys, rows of D halves and 16 bytes of padding. */
+static uint64_t mma_local_bytes(int64_t bn, int64_t d) { return 2u * (uint64_t)bn * (uint64_t)(d + 8) * 2u; }
+
+static int multiple_of(const trr_operand *t, int64_t n) {
+    return t->offset % n == 0 && t->batch_stride % n == 0 && t->stride1 % n == 0 && t->stride0 % n == 0;
+}
+
+/* Why the mma kernel cannot take this call, or NULL where it can: it takes f16 and bf16, head dims 64 and 128
+ * (compiled in), q and o in element pairs (4-byte fragment loads and pair stores), k and v rows in 16-byte
+ * chunks. */
+static const char *mma_refusal(const trr_call *call) {
+    if (call->x.dtype != TRR_F16 && call->x.dtype != TRR_BF16) return "takes f16 or bf16 operands";
+    if (call->attn.head_dim != 64 && call->attn.head_dim != 128) return "takes head dims 64 and 128";
+    if (!multiple_of(&call->x, 2) || !multiple_of(&call->z, 2))
+        return "needs q's and o's offsets and strides even (pairs of elements)";
+    if (!multiple_of(&call->y, 8) || !multiple_of(&call->u, 8))
+        return "needs k's and v's offsets and strides multiples of 8 elements (16-byte rows)";
+    return NULL;
+}
+
 void trr_cl_attention_choose_config(trr_context *ctx, trr_call *call) {
     const trr_cl_dev *dev = ctx->dev;
     trr_config *c = &call->config;
     const int64_t d = call->attn.head_dim;
-    if (!c->variant) c->variant = TRR_VARIANT_SIMT;
+    if (!c->variant) c->variant = dev->mma.ok && !mma_refusal(call) ? TRR_VARIANT_MMA : TRR_VARIANT_SIMT;
+    if (c->variant == TRR_VARIANT_MMA) {
+        /* a warp per 16 query rows: one warp where there are few (decode), four otherwise */
+        if (!c->block_m) c->block_m = call->attn.seq_q > 16 ? 64 : 16;
+        if (!c->threads) c->threads = c->block_m / 16 * 32;
+        if (!c->block_n) {
+            int bn = 64;
+            while (bn > 16 && mma_local_bytes(bn, d) > dev->local_memory) bn /= 2;
+            c->block_n = bn;
+        }
+        if (!c->stages) c->stages = 1;
+        return;
+    }
     if (!c->threads) c->threads = dev->max_work_group >= 64 ? 64 : (int)dev->max_work_group;
     /* few query rows (decode) waste little of a 16-row block; more take 32 rows where a GPU has room */
     if (!c->block_m) c->block_m = call->attn.seq_q > 16 && dev->info.is_gpu ? 32 : 16;
@@ -30,9 +64,44 @@ void trr_cl_attention_choose_config(trr_context *ctx, trr_call *call) {
     if (!c->stages) c->stages = 1;
 }
 
+static trr_status check_mma(trr_context *ctx, const trr_call *call) {
+    const trr_cl_dev *dev = ctx->dev;
+    const trr_config *c = &call->config;
+    if (!dev->mma.ok)
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                         "opencl: variant mma (tensor cores through inline PTX) is unavailable on %s: %s",
+                         dev->info.name, dev->mma.reason);
+    const char *why = mma_refusal(call);
+    if (why) return trr_error(ctx, TRR_ERR_UNSUPPORTED, "opencl: config rejected: attention variant mma %s", why);
+    if (c->block_m != 16 && c->block_m != 32 && c->block_m != 64 && c->block_m != 128)
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                         "opencl: config rejected: attention variant mma block_m %d must be 16, 32, 64 or 128 "
+                         "(16 query rows per warp)",
+                         c->block_m);
+    if (c->threads != c->block_m / 16 * 32)
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                         "opencl: config rejected: attention variant mma threads %d must be %d (a warp per 16 rows "
+                         "of block_m %d)",
+                         c->threads, c->block_m / 16 * 32, c->block_m);
+    if (c->block_n < 16 || c->block_n > 128 || c->block_n % 16)
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                         "opencl: config rejected: attention variant mma block_n %d must be a multiple of 16 up to "
+                         "128",
+                         c->block_n);
+    const uint64_t local = mma_local_bytes(c->block_n, call->attn.head_dim);
+    if (local > dev->local_memory || (size_t)c->threads > dev->max_work_group)
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                         "opencl: config rejected: attention variant mma with block_n %d at D = %lld takes %llu "
+                         "bytes of local memory and %d work-items; the device has %llu and %zu",
+                         c->block_n, (long long)call->attn.head_dim, (unsigned long long)local, c->threads,
+                         (unsigned long long)dev->local_memory, dev->max_work_group);
+    return TRR_OK;
+}
+
 trr_status trr_cl_attention_check_config(trr_context *ctx, const trr_call *call) {
     const trr_cl_dev *dev = ctx->dev;
     const trr_config *c = &call->config;
+    if (c->variant == TRR_VARIANT_MMA) return check_mma(ctx, call);
     TRR_TRY(trr_cl_check_common(ctx, call));
     if (c->block_m < 1 || c->block_m > 256)
         return trr_error(ctx, TRR_ERR_UNSUPPORTED, "opencl: attention block_m %d must be 1 to 256", c->block_m);
@@ -89,10 +158,41 @@ static trr_status combine(trr_context *ctx, const trr_call *call, const char *op
     return trr_cl_launch(ctx, k, 1, &global, &local);
 }
 
+/* The mma variant: one launch over (query blocks, query heads, batch), every key in one work-group. */
+static trr_status run_mma(trr_context *ctx, const trr_call *call) {
+    const trr_cl_dev *dev = ctx->dev;
+    const trr_attention_shape *a = &call->attn;
+    const trr_config *cfg = &call->config;
+    char options[192] = "-cl-std=CL1.2";
+    trr_cl_opt(options, sizeof options, " -DHEAD_DIM=%d -DBLOCK_M=%d -DBLOCK_N=%d -DX_DT=%d", (int)a->head_dim,
+               cfg->block_m, cfg->block_n, trr_cl_dtype_code(call->x.dtype));
+    trr_cl_opt(options, sizeof options, " -DADDR_MODE=%d -DCP_ASYNC=%d", dev->mma.addr_mode, dev->mma.cp_async);
+    cl_kernel k;
+    TRR_TRY(trr_cl_get_kernel(ctx, "attention_mma.cl", options, "attention_mma", &k));
+    /* without lse the kernel is handed o's buffer for it, and never writes it */
+    const cl_mem mems[5] = {call->x.mem, call->y.mem, call->u.mem, call->z.mem, a->has_lse ? call->w.mem : call->z.mem};
+    for (int i = 0; i < 5; i++) ARG(i, mems[i]);
+    const trr_operand *views[5] = {&call->x, &call->y, &call->u, &call->z, &call->w};
+    for (int i = 0; i < 5; i++) {
+        const cl_long v[4] = {views[i]->offset, views[i]->batch_stride, views[i]->stride1, views[i]->stride0};
+        for (int j = 0; j < 4; j++) ARG(5 + 4 * i + j, v[j]);
+    }
+    const cl_int ints[5] = {(cl_int)(a->heads_q / a->heads_kv), (cl_int)a->seq_q, (cl_int)a->seq_kv, a->causal,
+                            a->has_lse};
+    for (int i = 0; i < 5; i++) ARG(25 + i, ints[i]);
+    const cl_float qscale = (cl_float)((double)a->scale * 1.44269504088896340736);
+    ARG(30, qscale);
+    const size_t nqb = (size_t)((a->seq_q + cfg->block_m - 1) / cfg->block_m);
+    const size_t global[3] = {nqb * (size_t)cfg->threads, (size_t)a->heads_q, (size_t)a->batch};
+    const size_t local[3] = {(size_t)cfg->threads, 1, 1};
+    return trr_cl_launch(ctx, k, 3, global, local);
+}
+
 trr_status trr_cl_run_attention(trr_context *ctx, const trr_call *call) {
     trr_cl_dev *dev = ctx->dev;
     const trr_attention_shape *a = &call->attn;
     const trr_config *cfg = &call->config;
+    if (cfg->variant == TRR_VARIANT_MMA) return run_mma(ctx, call);
     char options[192] = "-cl-std=CL1.2";
     trr_cl_opt(options, sizeof options, " -DBMMAX=%d -DT=%d -DDMAX=%d", cfg->block_m, cfg->threads, DMAX);
     const cl_int bm = (cl_int)trr_attention_tile_rows(call);

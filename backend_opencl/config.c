@@ -291,12 +291,13 @@ static trr_status check_mma(trr_context *ctx, const trr_call *call) {
 trr_status trr_cl_check_common(trr_context *ctx, const trr_call *call) {
     trr_cl_dev *dev = ctx->dev;
     const trr_config *c = &call->config;
-    if (c->variant == TRR_VARIANT_MMA) return bad(ctx, "variant mma is a matmul kernel");
+    if (c->variant == TRR_VARIANT_MMA) return bad(ctx, "variant mma is a matmul and attention kernel");
     if (c->variant != TRR_VARIANT_AUTO && c->variant != TRR_VARIANT_SIMT) {
         const char *name = "?";
         trr_variant_name((trr_variant)c->variant, &name);
         return trr_error(ctx, TRR_ERR_UNSUPPORTED,
-                         "opencl: variant %s is not a kernel of the OpenCL backend (simt; mma for f16/bf16 matmul)",
+                         "opencl: variant %s is not a kernel of the OpenCL backend (simt; mma for f16/bf16 matmul and "
+                         "attention)",
                          name);
     }
     if (c->threads <= 0 || (size_t)c->threads > dev->max_work_group)

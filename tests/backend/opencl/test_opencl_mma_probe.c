@@ -89,3 +89,72 @@ Test(opencl_mma, probe_decides_and_forced_variant_is_refused_or_passes) {
     trr_buffer_destroy(buf);
     trr_context_destroy(ctx);
 }
+
+/* An f16 attention (B 1, Hq 2, Hkv 1, Sq 20, Skv 37, D 64, packed) of random values into a poisoned o. */
+static trr_status f16_attention(trr_context *ctx, trr_buffer **out_buf) {
+    const int64_t qshape[4] = {1, 2, 20, 64}, kvshape[4] = {1, 1, 37, 64};
+    const size_t qbytes = 2 * 20 * 64 * 2, kvbytes = 37 * 64 * 2;
+    trr_buffer *buf = NULL;
+    cr_assert_eq(trr_buffer_create(ctx, 2 * qbytes + 2 * kvbytes, &buf), TRR_OK, "%s", trr_last_error(ctx));
+    uint16_t *host = malloc(qbytes + 2 * kvbytes);
+    cr_assert_not_null(host);
+    srand((unsigned)time(NULL));
+    for (size_t i = 0; i < (qbytes + 2 * kvbytes) / 2; i++)
+        host[i] = (uint16_t)((rand() & 1 ? 0x8000 : 0) | (rand() & 1 ? 0x3800 : 0x3c00) | (rand() & 0x3ff));
+    cr_assert_eq(trr_buffer_write(ctx, buf, 0, host, qbytes + 2 * kvbytes), TRR_OK);
+    free(host);
+    cr_assert_eq(trr_buffer_fill(ctx, buf, qbytes + 2 * kvbytes, qbytes, 0x7e), TRR_OK); /* NaN poison */
+    trr_tensor q, k, v, o;
+    cr_assert_eq(trr_tensor_nd(buf, 0, TRR_F16, 4, qshape, NULL, &q), TRR_OK);
+    cr_assert_eq(trr_tensor_nd(buf, qbytes, TRR_F16, 4, kvshape, NULL, &k), TRR_OK);
+    cr_assert_eq(trr_tensor_nd(buf, qbytes + kvbytes, TRR_F16, 4, kvshape, NULL, &v), TRR_OK);
+    cr_assert_eq(trr_tensor_nd(buf, qbytes + 2 * kvbytes, TRR_F16, 4, qshape, NULL, &o), TRR_OK);
+    *out_buf = buf;
+    return trr_attention(ctx, &q, &k, &v, &o, NULL, 0.0f, 1);
+}
+
+/* Attention's mma variant (kernels/opencl/attention_mma.cl) rides on the same probe: where it fails a forced mma
+ * variant is refused with the reason; where it passes the forced variant passes every attention case it takes
+ * (f16/bf16 at D 64 and 128) and refuses f32. Without the override the call runs on the kernel the probe allows. */
+Test(opencl_mma, attention_forced_variant_is_refused_or_passes) {
+    trr_context *ctx = open_opencl();
+    trr_device_info info;
+    cr_assert_eq(trr_device_get_info("opencl", 0, &info), TRR_OK, "%s", trr_last_error(NULL));
+    const trr_config forced = {.variant = TRR_VARIANT_MMA};
+    cr_assert_eq(trr_config_override(ctx, TRR_OP_ATTENTION, &forced), TRR_OK);
+    if (!info.matrix_units) {
+        trr_buffer *buf = NULL;
+        trr_status st = f16_attention(ctx, &buf);
+        cr_assert_eq(st, TRR_ERR_UNSUPPORTED, "forced mma gave %d: %s", (int)st, trr_last_error(ctx));
+        const char *why = trr_last_error(ctx);
+        cr_assert(strstr(why, "variant mma") && strstr(why, "unavailable") && strstr(why, info.name), "%s", why);
+        trr_buffer_destroy(buf);
+    } else {
+        trr_conf_options opt = {.seed = (uint64_t)time(NULL), .op_mask = 1u << TRR_OP_ATTENTION};
+        trr_conf_report *rep = NULL;
+        cr_assert_eq(trr_conformance_run(ctx, &opt, &rep), TRR_OK, "%s", trr_last_error(ctx));
+        int ran = 0;
+        for (int i = 0; i < rep->n_results; i++) {
+            const trr_conf_result *r = &rep->results[i];
+            cr_expect_neq(r->outcome, TRR_CONF_FAIL, "%s (seed %llu): %s", r->name, (unsigned long long)opt.seed,
+                          r->message);
+            if (r->tcase.in_dtype == TRR_F32)
+                cr_expect_eq(r->outcome, TRR_CONF_UNSUPPORTED, "mma ran f32 case %s", r->name);
+            if (r->outcome == TRR_CONF_PASS && r->tcase.in_dtype != TRR_F32) ran++;
+        }
+        cr_assert_gt(ran, 0, "no f16/bf16 attention case ran on the mma kernel");
+        trr_conformance_free(rep);
+    }
+
+    cr_assert_eq(trr_config_override(ctx, TRR_OP_ATTENTION, NULL), TRR_OK);
+    trr_buffer *buf = NULL;
+    cr_assert_eq(f16_attention(ctx, &buf), TRR_OK, "%s", trr_last_error(ctx));
+    trr_config last;
+    trr_config_last(ctx, &last);
+    cr_assert_eq(last.variant, info.matrix_units ? TRR_VARIANT_MMA : TRR_VARIANT_SIMT);
+    uint16_t out[2 * 20 * 64];
+    cr_assert_eq(trr_buffer_read(ctx, buf, (size_t)(2 * 20 * 64 + 2 * 37 * 64) * 2, out, sizeof out), TRR_OK);
+    for (int i = 0; i < 2 * 20 * 64; i++) cr_assert_neq(out[i], 0x7e7e, "o[%d] not written", i);
+    trr_buffer_destroy(buf);
+    trr_context_destroy(ctx);
+}
