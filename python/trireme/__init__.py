@@ -15,6 +15,7 @@ The library is found through TRIREME_LIBRARY, inside the installed wheel, a buil
 pkg-config, or the system loader (see trireme._lib). Op semantics and error bounds: docs/ops.md in the repository.
 """
 
+from ._lib import TriremeWarning
 from ._lib import path as library_path
 from .core import (BFLOAT16, F8E4M3, F8E5M2, ArgumentError, Context, DtypeError, ExecutionError, Tensor,
                    TriremeError, UnsupportedError, backends, bench, conformance, devices, from_bfloat16, from_float8,
@@ -25,6 +26,7 @@ from .testing import do_bench
 
 __version__ = "0.1.0"
 __all__ = ["ArgumentError", "BFLOAT16", "Context", "DtypeError", "ExecutionError", "F8E4M3", "F8E5M2", "Tensor",
+           "TriremeWarning",
            "TriremeError", "UnsupportedError", "backends", "bench", "conformance", "define_op", "devices", "do_bench",
            "from_bfloat16", "from_dlpack", "from_float8", "glsl_to_spirv", "library_path", "load_ops_library", "Op",
            "to_bfloat16", "to_float8", "tune"]

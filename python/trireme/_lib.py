@@ -15,12 +15,15 @@ The library is looked for, in order:
 When none loads, the error names every place that was tried and why it failed.
 """
 
+import atexit
 import ctypes
 import ctypes.util
+import logging
 import os
 import pathlib
 import shutil
 import subprocess
+import warnings
 
 TRR_MAX_DIMS = 4
 
@@ -142,6 +145,7 @@ _PROTOTYPES = {
     "trr_tool_tune": (_st, [ctypes.c_void_p, _p(ctypes.c_void_p)]),
     "trr_tool_free": (_st, [ctypes.c_void_p]),
     "trr_op_run": (_st, [_ctx, ctypes.c_int, _p(_p(Tensor)), _p(OpParams)]),
+    "trr_log_set": (_st, [ctypes.c_void_p, ctypes.c_void_p]),  # trr_log_fn (_LOG_FN), user
     "trr_op_params_parse": (_st, [ctypes.c_int, ctypes.c_char_p, _p(OpParams)]),
     "trr_synchronize": (_st, [_ctx]),
     "trr_timer_start": (_st, [_ctx]),
@@ -229,12 +233,41 @@ def _load():
 _handle = None
 _fast = None
 
+# The library's warnings (trr_log_set: a tuning database it ignores, a trace file it cannot write) as Python
+# warnings; its notes (diagnostics that environment variables ask for) to the "trireme" logger.
+TRR_LOG_WARNING = 1
+_LOG_FN = ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p)
+
+
+class TriremeWarning(RuntimeWarning):
+    """A warning from libtrireme about something it set aside without failing the call."""
+
+
+def _on_log(level, message, _user):
+    text = message.decode("utf-8", "replace")
+    if level == TRR_LOG_WARNING:
+        warnings.warn(text, TriremeWarning, stacklevel=2)
+    else:
+        logging.getLogger("trireme").info(text)
+
+
+_log_handler = _LOG_FN(_on_log)  # referenced for the process's life: the library keeps its address
+
+
+def _clear_log_handler():
+    # The interpreter is going away: a message after this point (a trace written by the library's own exit
+    # handler) must not call into a finalised Python.
+    if _handle is not None:
+        _handle[0].trr_log_set(None, None)
+
 
 def lib():
     """The loaded library (loaded on first use, so importing the package never fails)."""
     global _handle
     if _handle is None:
         _handle = _load()
+        _handle[0].trr_log_set(ctypes.cast(_log_handler, ctypes.c_void_p), None)
+        atexit.register(_clear_log_handler)
     return _handle[0]
 
 
