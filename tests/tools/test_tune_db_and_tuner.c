@@ -5,7 +5,7 @@
 #include <criterion/criterion.h>
 #include <criterion/redirect.h>
 
-#include "test_support.h"
+#include "tune_db_fixture.h"
 #include "tune.h"
 #include "tune_space.h"
 #include "tuner.h"
@@ -17,31 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static char db_dir[256];
-static char db_path[300];
-
-/* Each test gets its own database file and a cache that has never seen another. */
-static void setup_db(void) {
-    log_to_stderr();
-    snprintf(db_dir, sizeof db_dir, "/tmp/trireme-tune-test-XXXXXX");
-    cr_assert_not_null(mkdtemp(db_dir));
-    snprintf(db_path, sizeof db_path, "%s/tune.json", db_dir);
-    setenv("TRIREME_TUNE_DB", db_path, 1);
-    trr_tune_reset();
-}
-
-static void teardown_db(void) {
-    char p[400];
-    const char *names[] = {"tune.json", "tune.json.corrupt"};
-    for (int i = 0; i < 2; i++) {
-        snprintf(p, sizeof p, "%s/%s", db_dir, names[i]);
-        remove(p);
-    }
-    rmdir(db_dir);
-    trr_tune_reset();
-}
-
-TestSuite(tune, .init = setup_db, .fini = teardown_db);
+TestSuite(tune, .init = tune_db_setup, .fini = tune_db_teardown);
 
 typedef struct mm {
     trr_context *ctx;

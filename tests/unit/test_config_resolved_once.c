@@ -6,7 +6,7 @@
 #include <criterion/redirect.h>
 
 #include "backend.h"
-#include "test_support.h"
+#include "tune_db_fixture.h"
 #include "tune.h"
 #include "validate.h"
 
@@ -29,24 +29,7 @@ static trr_status count_check(trr_context *ctx, const trr_call *call) {
     return real->check_config(ctx, call);
 }
 
-static char db_dir[256], db_path[300];
-
-static void setup(void) {
-    log_to_stderr();
-    snprintf(db_dir, sizeof db_dir, "/tmp/trireme-resolve-test-XXXXXX");
-    cr_assert_not_null(mkdtemp(db_dir));
-    snprintf(db_path, sizeof db_path, "%s/tune.json", db_dir);
-    setenv("TRIREME_TUNE_DB", db_path, 1);
-    trr_tune_reset();
-}
-
-static void teardown(void) {
-    remove(db_path);
-    rmdir(db_dir);
-    trr_tune_reset();
-}
-
-TestSuite(resolve, .init = setup, .fini = teardown);
+TestSuite(resolve, .init = tune_db_setup, .fini = tune_db_teardown);
 
 typedef struct fixture {
     trr_context *ctx;
