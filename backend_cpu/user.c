@@ -1,6 +1,6 @@
 /* The CPU backend's user path (core/user_op.h): the definition's C function, given the call's operands as host
- * addresses (docs/custom-ops.md, the CPU's convention), on the thread pool: a call of several rows in pieces of
- * whole rows, one row (a packed call) in pieces of columns. Each piece is a view of its own, so the function
+ * addresses (docs/custom-ops.md, the CPU's convention), on the thread pool: a call of several rows (and any row
+ * op's call) in pieces of whole rows, one row of an element-wise op (a packed call) in pieces of columns. Each piece is a view of its own, so the function
  * sees nothing but a smaller call. */
 #include "cpu.h"
 
@@ -22,8 +22,9 @@ static void user_task(void *arg, int64_t begin, int64_t end, int worker) {
     const user_job *job = arg;
     trr_op_cpu_args a = job->whole;
     if (job->by_rows) {
-        for (int i = 0; i < job->n; i++)
-            a.operands[i] = (unsigned char *)a.operands[i] + (size_t)(begin * a.row_strides[i]) * job->es[i];
+        for (int i = 0; i < job->n; i++) /* a row op's vectors are the same for every row */
+            if (!job->u->vector[i])
+                a.operands[i] = (unsigned char *)a.operands[i] + (size_t)(begin * a.row_strides[i]) * job->es[i];
         a.rows = end - begin;
     } else {
         const int64_t c0 = begin * PIECE_COLS, c1 = end * PIECE_COLS < a.cols ? end * PIECE_COLS : a.cols;
@@ -39,7 +40,7 @@ trr_status trr_cpu_user(trr_context *ctx, const trr_call *call) {
         return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cpu: %s has no kernel here: its definition gives no C function",
                          u->name);
     const trr_operand *ops[TRR_MAX_USER_OPERANDS];
-    user_job job = {.u = u, .n = trr_user_operands(u, call, ops), .by_rows = call->rows > 1};
+    user_job job = {.u = u, .n = trr_user_operands(u, call, ops), .by_rows = call->rows > 1 || u->row_op};
     int tiles[TRR_MAX_TILE_PARAMS];
     trr_user_tiles(u, &call->config, tiles);
     job.whole = (trr_op_cpu_args){{0}, {0}, call->rows, call->cols, call->z.dtype, call->params, tiles, u->def.user};

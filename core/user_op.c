@@ -41,11 +41,13 @@ static const char *skip_space(const char *p) {
 }
 
 /* One operand "name[D0,D1]" from *pp: its dims' names into dims (rank into *rank). */
-static trr_status parse_operand(const char **pp, const char *op, char dims[2][TRR_USER_NAME_MAX], int *rank) {
+static trr_status parse_operand(const char **pp, const char *op, char *out_name, char dims[2][TRR_USER_NAME_MAX],
+                                int *rank) {
     const char *p = skip_space(*pp), *name = p;
     while (isalnum((unsigned char)*p) || *p == '_') p++;
     if (!is_ident(name, (size_t)(p - name)))
         return BAD("trr_op_define(%s): operands: expected an operand name at \"%s\"", op, name);
+    snprintf(out_name, TRR_USER_NAME_MAX, "%.*s", (int)(p - name), name);
     p = skip_space(p);
     if (*p != '[') return BAD("trr_op_define(%s): operands: %.*s needs its dims, as %.*s[M,N]", op,
                               (int)(p - name), name, (int)(p - name), name);
@@ -68,7 +70,8 @@ static trr_status parse_operand(const char **pp, const char *op, char dims[2][TR
     return TRR_OK;
 }
 
-/* "x[M,N], g[M,N] -> y[M,N]": every operand of one shape (the element-wise rule). */
+/* "x[M,N], g[M,N] -> y[M,N]": every operand of one shape (the element-wise rule); a row op's
+ * "x[M,N], r[M,N], w[N] -> y[M,N], h[M,N]": [M,N] operands of one shape and vectors of its N. */
 static trr_status parse_operands(trr_user_op *u, const char *text) {
     const char *op = u->name;
     if (!text) return BAD("trr_op_define(%s): operands is NULL", op);
@@ -79,18 +82,32 @@ static trr_status parse_operands(trr_user_op *u, const char *text) {
     int inputs = 0, outputs = 0;
     for (int side = 0; side < 2; side++) {
         for (;;) {
-            char dims[2][TRR_USER_NAME_MAX];
+            char dims[2][TRR_USER_NAME_MAX], name[TRR_USER_NAME_MAX];
             int rank = 0;
-            TRR_TRY(parse_operand(&p, op, dims, &rank));
+            const int i = inputs + outputs;
+            if (i == TRR_MAX_USER_OPERANDS)
+                return BAD("trr_op_define(%s): operands: more than %d operands", op, TRR_MAX_USER_OPERANDS);
+            TRR_TRY(parse_operand(&p, op, name, dims, &rank));
             if (side == 0 && p > arrow) return BAD("trr_op_define(%s): operands: malformed before \"->\"", op);
-            if (inputs + outputs == 0) {
+            snprintf(u->operand_names[i], TRR_USER_NAME_MAX, "%s", name);
+            if (i == 0) {
                 u->rank = rank;
                 snprintf(u->dims[0], TRR_USER_NAME_MAX, "%s", rank == 2 ? dims[0] : "");
                 snprintf(u->dims[1], TRR_USER_NAME_MAX, "%s", dims[rank - 1]);
+                if (u->row_op && rank != 2)
+                    return BAD("trr_op_define(%s): operands: a row op's first input is [M,N], in \"%s\"", op, text);
+            } else if (u->row_op && rank == 1 && side == 0) {
+                if (strcmp(dims[0], u->dims[1]))
+                    return BAD("trr_op_define(%s): operands: a row op's vector is [%s], the rows' length, in \"%s\"",
+                               op, u->dims[1], text);
+                u->vector[i] = 1;
             } else if (rank != u->rank || strcmp(dims[rank - 1], u->dims[1]) ||
                        (rank == 2 && strcmp(dims[0], u->dims[0]))) {
-                return BAD("trr_op_define(%s): operands: every operand must have the first one's dims (user ops are "
-                           "element-wise), in \"%s\"", op, text);
+                return BAD(u->row_op ? "trr_op_define(%s): operands: a row op's operands are [M,N] as its first "
+                                       "input, inputs also [N] vectors, in \"%s\""
+                                     : "trr_op_define(%s): operands: every operand must have the first one's dims "
+                                       "(user ops are element-wise), in \"%s\"",
+                           op, text);
             }
             if (side == 0) inputs++;
             else outputs++;
@@ -104,13 +121,17 @@ static trr_status parse_operands(trr_user_op *u, const char *text) {
         }
     }
     if (*skip_space(p)) return BAD("trr_op_define(%s): operands: unexpected text \"%s\"", op, p);
-    if (inputs < 1 || inputs > 2 || outputs != 1)
-        return BAD("trr_op_define(%s): user ops take one or two inputs and one output, got %d -> %d", op, inputs,
-                   outputs);
+    if (u->row_op && (inputs < 1 || inputs > 3 || outputs < 1 || outputs > 2))
+        return BAD("trr_op_define(%s): row ops take one to three inputs and one or two outputs, got %d -> %d", op,
+                   inputs, outputs);
+    if (!u->row_op && (inputs < 1 || inputs > 2 || outputs != 1))
+        return BAD("trr_op_define(%s): element-wise user ops take one or two inputs and one output, got %d -> %d", op,
+                   inputs, outputs);
     if (u->rank == 2 && !strcmp(u->dims[0], u->dims[1]))
         return BAD("trr_op_define(%s): operands: the two dims need names of their own", op);
     snprintf(u->operands, sizeof u->operands, "%s", text);
-    u->n_operands = inputs + 1;
+    u->n_operands = inputs + outputs;
+    u->n_inputs = inputs;
     return TRR_OK;
 }
 
@@ -304,28 +325,49 @@ static void make_row(trr_user_op *u, const trr_op_def *def) {
                                                                                    def->dtypes[i]};
     d->signatures = u->signatures;
     d->n_signatures = def->n_dtypes;
-    d->shape = TRR_SHAPE_ELEMENTWISE;
-    /* the operands' names stay the slots' (x, y, z): messages name them by slot */
-    static const trr_operand_rule x = {"x", 1, TRR_DIM_ROWS, TRR_DIM_COLS, 0, 0, 0};
-    static const trr_operand_rule y = {"y", 1, TRR_DIM_ROWS, TRR_DIM_COLS, 0, 0, 0};
-    static const trr_operand_rule z = {"z", 1, TRR_DIM_ROWS, TRR_DIM_COLS, 0, 0, 0};
-    d->operand[TRR_SLOT_X] = x;
-    if (d->n_inputs == 2) d->operand[TRR_SLOT_Y] = y;
-    d->operand[TRR_SLOT_Z] = z;
+    d->shape = u->row_op ? TRR_SHAPE_ROW_NORM : TRR_SHAPE_ELEMENTWISE;
+    if (u->row_op) {
+        /* the row norms' rule: each operand in its slot by the public order, [M,N] or a vector of cols */
+        d->n_inputs = u->n_inputs;
+        for (int i = 0; i < u->n_operands; i++)
+            d->operand[trr_slot_of_operand(u->n_inputs, i)] =
+                (trr_operand_rule){u->operand_names[i], 1, u->vector[i] ? TRR_DIM_ONE : TRR_DIM_ROWS, TRR_DIM_COLS,
+                                   u->vector[i], 0, 0};
+    } else {
+        /* the operands' names stay the slots' (x, y, z): messages name them by slot */
+        static const trr_operand_rule x = {"x", 1, TRR_DIM_ROWS, TRR_DIM_COLS, 0, 0, 0};
+        static const trr_operand_rule y = {"y", 1, TRR_DIM_ROWS, TRR_DIM_COLS, 0, 0, 0};
+        static const trr_operand_rule z = {"z", 1, TRR_DIM_ROWS, TRR_DIM_COLS, 0, 0, 0};
+        d->operand[TRR_SLOT_X] = x;
+        if (d->n_inputs == 2) d->operand[TRR_SLOT_Y] = y;
+        d->operand[TRR_SLOT_Z] = z;
+    }
     d->flops_per_point = def->flops_per_point;
     d->exact = def->bound == TRR_BOUND_EXACT ? 2 : def->bound == TRR_BOUND_EXACT_F32 ? 1 : 0;
     d->transcendental = def->transcendental != 0;
     d->user = u;
-    /* one benchmark, in the first dtype: one packed vector, GB/s over every operand's bytes */
+    /* one benchmark, in the first dtype, GB/s over every operand's bytes: one packed vector (element-wise), or
+     * rows of N at M = TRR_BENCH_ROWS_M (a row op, at the row norms' sizes) */
     const char *dt = "?";
     size_t es = 4;
     trr_dtype_name(def->dtypes[0], &dt);
     trr_dtype_size(def->dtypes[0], &es);
     snprintf(u->bench_name, sizeof u->bench_name, "%s_%s", u->name, dt);
-    snprintf(u->bench_title, sizeof u->bench_title, "%s %s (GB/s = %dn/t)", u->name, dt, (int)es * u->n_operands);
-    u->bench = (trr_op_bench){u->bench_name, u->bench_title, def->dtypes[0], def->dtypes[0], TRR_EPI_NONE,
-                              TRR_SIZING_VECTOR, 0, {.list = {{(int64_t)1 << 24}}},
-                              {.from = (int64_t)1 << 12, .to = (int64_t)1 << 27, .factor = 2}};
+    if (u->row_op) {
+        int mats = 0, vecs = 0;
+        for (int i = 0; i < u->n_operands; i++) u->vector[i] ? vecs++ : mats++;
+        snprintf(u->bench_title, sizeof u->bench_title, "%s %s, M = %d (GB/s = (%dMN + %dN)/t)", u->name, dt,
+                 TRR_BENCH_ROWS_M, (int)es * mats, (int)es * vecs);
+        const trr_bench_sizes rows = {.list = {{1024}, {4096}, {8192}, {16384}}};
+        u->bench = (trr_op_bench){u->bench_name, u->bench_title, def->dtypes[0], def->dtypes[0], TRR_EPI_NONE,
+                                  TRR_SIZING_ROWS, 0, rows, rows};
+    } else {
+        snprintf(u->bench_title, sizeof u->bench_title, "%s %s (GB/s = %dn/t)", u->name, dt,
+                 (int)es * u->n_operands);
+        u->bench = (trr_op_bench){u->bench_name, u->bench_title, def->dtypes[0], def->dtypes[0], TRR_EPI_NONE,
+                                  TRR_SIZING_VECTOR, 0, {.list = {{(int64_t)1 << 24}}},
+                                  {.from = (int64_t)1 << 12, .to = (int64_t)1 << 27, .factor = 2}};
+    }
     d->benches = &u->bench;
     d->n_benches = 1;
     d->bench_work = TRR_WORK_BYTES;
@@ -339,6 +381,10 @@ static trr_status define(const trr_op_def *def, trr_user_op *u) {
     if (name_taken(u->name)) return BAD("trr_op_define(%s): an op of that name exists", u->name);
     u->def = *def;
     u->def.name = u->name;
+    if (!def->reference == !def->row_reference)
+        return BAD("trr_op_define(%s): give one reference: reference (an element-wise op) or row_reference (a row "
+                   "op)", u->name);
+    u->row_op = def->row_reference != NULL;
     TRR_TRY(parse_operands(u, def->operands));
     u->def.operands = u->operands;
     if (def->n_dtypes < 1 || def->n_dtypes > TRR_MAX_USER_DTYPES)
@@ -353,7 +399,6 @@ static trr_status define(const trr_op_def *def, trr_user_op *u) {
     TRR_TRY(check_params(u, def));
     u->def.params = u->params;
     TRR_TRY(check_launch(u, def));
-    if (!def->reference) return BAD("trr_op_define(%s): the float64 reference is required", u->name);
     if ((unsigned)def->bound > TRR_BOUND_EXACT)
         return BAD("trr_op_define(%s): unknown bound %d", u->name, (int)def->bound);
     if (def->flops_per_point < 0) return BAD("trr_op_define(%s): flops_per_point is negative", u->name);
@@ -431,11 +476,9 @@ void trr_user_defines(const trr_user_op *u, const trr_call *call, int threads, c
 }
 
 int trr_user_operands(const trr_user_op *u, const trr_call *call, const trr_operand *out[TRR_MAX_USER_OPERANDS]) {
-    int n = 0;
-    out[n++] = &call->x;
-    if (u->n_operands == 3) out[n++] = &call->y;
-    out[n++] = &call->z;
-    return n;
+    const trr_operand *slots[TRR_SLOTS] = {&call->x, &call->y, &call->z, &call->u, &call->w};
+    for (int i = 0; i < u->n_operands; i++) out[i] = slots[trr_slot_of_operand(u->n_inputs, i)];
+    return u->n_operands;
 }
 
 trr_status trr_user_need_code(trr_context *ctx, const trr_user_op *u, trr_user_api api, const char *backend) {
