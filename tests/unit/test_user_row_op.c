@@ -1,0 +1,206 @@
+/* User row ops (trr_op_define with row_reference, docs/custom-ops.md, Row ops): an inconsistent row definition is
+ * refused with its reason; a row op's vectors, two outputs and named parameter reach its CPU function and the
+ * front-end checks their shapes and overlaps; the conformance engine judges both outputs, so a kernel that gets
+ * only the second one wrong fails. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <string.h>
+
+#include "conformance.h"
+#include "test_support.h"
+
+/* h = x + r, y = h * s * w with s = 1 / sqrt(mean(h^2) + eps): add_rms_norm's arithmetic, with the second output
+ * off by one where *user is non-zero */
+static void row_cpu(const trr_op_cpu_args *a) {
+    const int wrong_h = a->user ? *(const int *)a->user : 0;
+    const float *w = a->operands[2];
+    for (int64_t i = 0; i < a->rows; i++) {
+        const float *x = (const float *)a->operands[0] + i * a->row_strides[0];
+        const float *r = (const float *)a->operands[1] + i * a->row_strides[1];
+        float *y = (float *)a->operands[3] + i * a->row_strides[3];
+        float *h = (float *)a->operands[4] + i * a->row_strides[4];
+        double ss = 0.0;
+        for (int64_t c = 0; c < a->cols; c++) {
+            h[c] = x[c] + r[c];
+            ss += (double)h[c] * h[c];
+        }
+        const float s = (float)(1.0 / sqrt(ss / (double)a->cols + a->params[0]));
+        for (int64_t c = 0; c < a->cols; c++) y[c] = h[c] * s * w[c * a->row_strides[2]];
+        if (wrong_h)
+            for (int64_t c = 0; c < a->cols; c++) h[c] += 1.0f;
+    }
+}
+
+static void row_reference(const double *const *in, double *const *out, int64_t n, const double *params, void *user) {
+    (void)user;
+    double ss = 0.0;
+    for (int64_t c = 0; c < n; c++) {
+        out[1][c] = in[0][c] + in[1][c];
+        ss += out[1][c] * out[1][c];
+    }
+    const double s = 1.0 / sqrt(ss / (double)n + params[0]);
+    for (int64_t c = 0; c < n; c++) out[0][c] = out[1][c] * s * in[2][c];
+}
+
+static double point_reference(const double *in, const double *params, void *user) {
+    (void)params, (void)user;
+    return in[0];
+}
+
+static const trr_param_info eps_param[] = {{"eps", TRR_PARAM_F32, 1e-6, NULL, "", 1}};
+
+static trr_op_def row_def(const char *name, const char *operands) {
+    trr_op_def d;
+    memset(&d, 0, sizeof d);
+    d.name = name;
+    d.operands = operands;
+    d.dtypes[0] = TRR_F32;
+    d.n_dtypes = 1;
+    d.params = eps_param;
+    d.n_params = 1;
+    d.cpu = row_cpu;
+    d.row_reference = row_reference;
+    d.bound = TRR_BOUND_MAX_REL;
+    return d;
+}
+
+static void expect_refused(const trr_op_def *d, const char *reason) {
+    trr_op op = TRR_OP_COPY;
+    const trr_status st = trr_op_define(d, &op);
+    cr_expect_eq(st, TRR_ERR_INVALID_ARGUMENT, "%s: status %s", d->operands, trr_status_name(st));
+    cr_expect(strstr(trr_last_error(NULL), reason), "'%s' does not say '%s'", trr_last_error(NULL), reason);
+    cr_expect_eq(op, TRR_OP_COPY, "a refused definition wrote its id");
+}
+
+Test(user_row_op, inconsistent_row_definitions_are_refused_with_the_reason) {
+    trr_op_def d = row_def("bad_row", "x[N], w[N] -> y[N]");
+    expect_refused(&d, "a row op's first input is [M,N]");
+    d = row_def("bad_row", "x[M,N], w[K] -> y[M,N]");
+    expect_refused(&d, "a row op's vector is [N]");
+    d = row_def("bad_row", "x[M,N], w[N] -> y[N]");
+    expect_refused(&d, "a row op's operands are [M,N]");
+    d = row_def("bad_row", "x[M,N], w[N] -> y[M,N], h[M,N], g[M,N]");
+    expect_refused(&d, "one to three inputs and one or two outputs");
+    d = row_def("bad_row", "x[M,N] -> y[M,N]");
+    d.reference = (trr_op_reference_fn)NULL;
+    d.row_reference = NULL;
+    expect_refused(&d, "give one reference");
+    /* an element-wise definition still takes one output */
+    d = row_def("bad_row", "x[M,N], g[M,N] -> y[M,N], h[M,N]");
+    d.row_reference = NULL;
+    d.reference = point_reference;
+    expect_refused(&d, "element-wise user ops take one or two inputs and one output");
+}
+
+static void fill(float *v, int64_t n, float scale) {
+    for (int64_t i = 0; i < n; i++) v[i] = scale * (float)((i * 7919 % 201) - 100) / 100.0f;
+}
+
+/* Runs the op on x, r [rows, cols] at row stride ld, w [cols] at element stride 2, and checks y and h against the
+ * row reference, element by element. */
+Test(user_row_op, vectors_two_outputs_and_eps_reach_the_cpu_function) {
+    trr_op_def d = row_def("row_cpu_check", "x[M,N], r[M,N], w[N] -> y[M,N], h[M,N]");
+    trr_op op;
+    cr_assert_eq(trr_op_define(&d, &op), TRR_OK, "%s", trr_last_error(NULL));
+    trr_op_info info;
+    cr_assert_eq(trr_op_get_info(op, &info), TRR_OK);
+    cr_expect_eq(info.n_inputs, 3);
+    cr_expect_eq(info.n_outputs, 2);
+
+    trr_context *ctx = open_device_or_skip("cpu", NULL);
+    enum { ROWS = 5, COLS = 37, LD = 41 };
+    static float x[ROWS * LD], r[ROWS * LD], w[2 * COLS], y[ROWS * LD], h[ROWS * LD];
+    fill(x, ROWS * LD, 1.0f), fill(r, ROWS * LD, -0.5f), fill(w, 2 * COLS, 2.0f);
+    for (int i = 0; i < 2 * COLS; i++) w[i] += 3.0f; /* no zero weight */
+    const float poison = NAN;
+    for (int i = 0; i < ROWS * LD; i++) y[i] = h[i] = poison;
+    trr_buffer *bx, *br, *bw, *by, *bh;
+    cr_assert_eq(trr_buffer_create(ctx, sizeof x, &bx), TRR_OK);
+    cr_assert_eq(trr_buffer_create(ctx, sizeof r, &br), TRR_OK);
+    cr_assert_eq(trr_buffer_create(ctx, sizeof w, &bw), TRR_OK);
+    cr_assert_eq(trr_buffer_create(ctx, sizeof y, &by), TRR_OK);
+    cr_assert_eq(trr_buffer_create(ctx, sizeof h, &bh), TRR_OK);
+    cr_assert_eq(trr_buffer_write(ctx, bx, 0, x, sizeof x), TRR_OK);
+    cr_assert_eq(trr_buffer_write(ctx, br, 0, r, sizeof r), TRR_OK);
+    cr_assert_eq(trr_buffer_write(ctx, bw, 0, w, sizeof w), TRR_OK);
+    cr_assert_eq(trr_buffer_write(ctx, by, 0, y, sizeof y), TRR_OK);
+    cr_assert_eq(trr_buffer_write(ctx, bh, 0, h, sizeof h), TRR_OK);
+    trr_tensor tx, tr, tw, ty, th;
+    cr_assert_eq(trr_tensor_2d(bx, 0, TRR_F32, ROWS, COLS, LD, &tx), TRR_OK);
+    cr_assert_eq(trr_tensor_2d(br, 0, TRR_F32, ROWS, COLS, LD, &tr), TRR_OK);
+    const int64_t wshape[1] = {COLS}, wstride[1] = {2};
+    cr_assert_eq(trr_tensor_nd(bw, 0, TRR_F32, 1, wshape, wstride, &tw), TRR_OK);
+    cr_assert_eq(trr_tensor_2d(by, 0, TRR_F32, ROWS, COLS, LD, &ty), TRR_OK);
+    cr_assert_eq(trr_tensor_2d(bh, 0, TRR_F32, ROWS, COLS, LD, &th), TRR_OK);
+
+    trr_op_params params = {0};
+    const double eps = 0.25;
+    cr_assert_eq(trr_op_params_set(&params, "eps", eps), TRR_OK);
+    const trr_tensor *ops[5] = {&tx, &tr, &tw, &ty, &th};
+    cr_assert_eq(trr_op_run(ctx, op, ops, &params), TRR_OK, "%s", trr_last_error(ctx));
+    cr_assert_eq(trr_buffer_read(ctx, by, 0, y, sizeof y), TRR_OK);
+    cr_assert_eq(trr_buffer_read(ctx, bh, 0, h, sizeof h), TRR_OK);
+    for (int i = 0; i < ROWS; i++) {
+        double xs[COLS], rs[COLS], ws[COLS], ys[COLS], hs[COLS];
+        for (int c = 0; c < COLS; c++) xs[c] = x[i * LD + c], rs[c] = r[i * LD + c], ws[c] = w[2 * c];
+        const double *in[3] = {xs, rs, ws};
+        double *out[2] = {ys, hs};
+        const double p[1] = {(double)(float)eps};
+        row_reference(in, out, COLS, p, NULL);
+        for (int c = 0; c < COLS; c++) {
+            cr_expect_eq(h[i * LD + c], (float)hs[c], "h at (%d,%d)", i, c);
+            cr_expect(fabs(y[i * LD + c] - ys[c]) <= 1e-5 * fabs(ys[c]) + 1e-7, "y at (%d,%d): %g, want %g", i, c,
+                      (double)y[i * LD + c], ys[c]);
+        }
+        for (int c = COLS; c < LD && i + 1 < ROWS; c++) /* the padding between rows stays as it was */
+            cr_expect(isnan(y[i * LD + c]) && isnan(h[i * LD + c]), "padding written at (%d,%d)", i, c);
+    }
+
+    /* shapes and overlaps: w of the wrong length, h over x */
+    const int64_t bad_shape[1] = {COLS - 1};
+    trr_tensor tw_bad;
+    cr_assert_eq(trr_tensor_nd(bw, 0, TRR_F32, 1, bad_shape, wstride, &tw_bad), TRR_OK);
+    const trr_tensor *bad_w[5] = {&tx, &tr, &tw_bad, &ty, &th};
+    cr_expect_eq(trr_op_run(ctx, op, bad_w, &params), TRR_ERR_SHAPE);
+    cr_expect(strstr(trr_last_error(ctx), "w must be 1-D [N]"), "%s", trr_last_error(ctx));
+    const trr_tensor *h_on_x[5] = {&tx, &tr, &tw, &ty, &tx};
+    cr_expect_eq(trr_op_run(ctx, op, h_on_x, &params), TRR_ERR_OVERLAP);
+    const trr_tensor *h_on_y[5] = {&tx, &tr, &tw, &ty, &ty};
+    cr_expect_eq(trr_op_run(ctx, op, h_on_y, &params), TRR_ERR_OVERLAP);
+    trr_buffer_destroy(bx), trr_buffer_destroy(br), trr_buffer_destroy(bw), trr_buffer_destroy(by);
+    trr_buffer_destroy(bh);
+    trr_context_destroy(ctx);
+}
+
+/* The conformance engine on the row norms' cases: the right kernel passes every case; one whose first output is
+ * right and second output off fails them, naming h. */
+Test(user_row_op, conformance_judges_the_second_output) {
+    static int wrong = 1;
+    trr_op_def good = row_def("row_conf_good", "x[M,N], r[M,N], w[N] -> y[M,N], h[M,N]");
+    trr_op_def bad = row_def("row_conf_bad", "x[M,N], r[M,N], w[N] -> y[M,N], h[M,N]");
+    bad.user = &wrong;
+    trr_op op_good, op_bad;
+    cr_assert_eq(trr_op_define(&good, &op_good), TRR_OK, "%s", trr_last_error(NULL));
+    cr_assert_eq(trr_op_define(&bad, &op_bad), TRR_OK, "%s", trr_last_error(NULL));
+    trr_context *ctx = open_device_or_skip("cpu", NULL);
+    trr_conf_options o = {.seed = 7, .quick = 1, .op_mask = (1ull << op_good) | (1ull << op_bad)};
+    trr_conf_report *rep = NULL;
+    cr_assert_eq(trr_conformance_run(ctx, &o, &rep), TRR_OK, "%s", trr_last_error(ctx));
+    int good_pass = 0, bad_fail = 0, named = 0;
+    for (int i = 0; i < rep->n_results; i++) {
+        const trr_conf_result *res = &rep->results[i];
+        if (res->tcase.op == op_good) {
+            good_pass += res->outcome == TRR_CONF_PASS;
+            cr_expect_eq(res->outcome, TRR_CONF_PASS, "%s: %s", res->name, res->message);
+        } else if (res->tcase.op == op_bad && res->tcase.cols > 0) {
+            bad_fail += res->outcome == TRR_CONF_FAIL;
+            named += strncmp(res->message, "h: ", 3) == 0;
+            cr_expect_eq(res->outcome, TRR_CONF_FAIL, "%s passed with a wrong h", res->name);
+        }
+    }
+    cr_expect_gt(good_pass, 5);
+    cr_expect_gt(bad_fail, 5);
+    cr_expect_eq(named, bad_fail, "a failure that does not name h");
+    trr_conformance_free(rep);
+    trr_context_destroy(ctx);
+}
