@@ -382,8 +382,8 @@ static trr_status define(const trr_op_def *def, trr_user_op *u) {
     u->def = *def;
     u->def.name = u->name;
     if (!def->reference == !def->row_reference)
-        return BAD("trr_op_define(%s): give one reference: reference (an element-wise op) or row_reference (a row "
-                   "op)", u->name);
+        return BAD("trr_op_define(%s): one float64 reference is required: reference (an element-wise op) or "
+                   "row_reference (a row op), not both", u->name);
     u->row_op = def->row_reference != NULL;
     TRR_TRY(parse_operands(u, def->operands));
     u->def.operands = u->operands;

@@ -84,7 +84,7 @@ Test(user_row_op, inconsistent_row_definitions_are_refused_with_the_reason) {
     d = row_def("bad_row", "x[M,N] -> y[M,N]");
     d.reference = (trr_op_reference_fn)NULL;
     d.row_reference = NULL;
-    expect_refused(&d, "give one reference");
+    expect_refused(&d, "reference is required");
     /* an element-wise definition still takes one output */
     d = row_def("bad_row", "x[M,N], g[M,N] -> y[M,N], h[M,N]");
     d.row_reference = NULL;
