@@ -1,9 +1,11 @@
 /* User row ops (trr_op_define with row_reference, docs/custom-ops.md, Row ops): an inconsistent row definition is
  * refused with its reason; a row op's vectors, two outputs and named parameter reach its CPU function and the
  * front-end checks their shapes and overlaps; the conformance engine judges both outputs, so a kernel that gets
- * only the second one wrong fails. */
+ * only the second one wrong fails; a copy of the built-in rms_norm defined through the public API gives the
+ * built-in's bits on the CPU. */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "conformance.h"
@@ -202,5 +204,102 @@ Test(user_row_op, conformance_judges_the_second_output) {
     cr_expect_gt(bad_fail, 5);
     cr_expect_eq(named, bad_fail, "a failure that does not name h");
     trr_conformance_free(rep);
+    trr_context_destroy(ctx);
+}
+
+/* ---- dogfooding: a copy of the built-in rms_norm through the public row-op definition ---- */
+
+/* backend_cpu/norm.c's f32 arithmetic: the sum of squares in tiles of 256, each summed in 8 double lanes then
+ * the tail, inv = 1 / sqrt(mean + eps) rounded to f32, y = x * inv * w */
+enum { COPY_TILE = 256, COPY_LANES = 8 };
+static void rms_norm_copy_cpu(const trr_op_cpu_args *a) {
+    const float eps = (float)a->params[0];
+    const float *w = a->operands[1];
+    for (int64_t i = 0; i < a->rows; i++) {
+        const float *x = (const float *)a->operands[0] + i * a->row_strides[0];
+        float *y = (float *)a->operands[2] + i * a->row_strides[2];
+        double ss = 0.0;
+        for (int64_t c = 0; c < a->cols; c += COPY_TILE) {
+            const int64_t m = a->cols - c < COPY_TILE ? a->cols - c : COPY_TILE;
+            double acc[COPY_LANES] = {0}, s = 0.0;
+            int64_t k = 0;
+            for (; k + COPY_LANES <= m; k += COPY_LANES)
+                for (int j = 0; j < COPY_LANES; j++) acc[j] += (double)x[c + k + j] * (double)x[c + k + j];
+            for (; k < m; k++) s += (double)x[c + k] * (double)x[c + k];
+            for (int j = 0; j < COPY_LANES; j++) s += acc[j];
+            ss += s;
+        }
+        const float inv = (float)(1.0 / sqrt(ss / (double)a->cols + (double)eps));
+        for (int64_t c = 0; c < a->cols; c++) y[c] = x[c] * inv * w[c * a->row_strides[1]];
+    }
+}
+
+static void rms_norm_copy_reference(const double *const *in, double *const *out, int64_t n, const double *params,
+                                    void *user) {
+    (void)user;
+    double ss = 0.0;
+    for (int64_t c = 0; c < n; c++) ss += in[0][c] * in[0][c];
+    const double inv = 1.0 / sqrt(ss / (double)n + params[0]);
+    for (int64_t c = 0; c < n; c++) out[0][c] = in[0][c] * inv * in[1][c];
+}
+
+/* the built-in and the copy on one input: x [rows, cols] at row stride ld, w at element stride ws */
+static void expect_norm_bits(trr_context *ctx, trr_op copy, int64_t rows, int64_t cols, int64_t ld, int64_t ws,
+                             double eps) {
+    const size_t nx = (size_t)(rows * ld), nw = (size_t)(cols * ws);
+    float *x = malloc(nx * sizeof *x), *w = malloc(nw * sizeof *w), *y1 = malloc(nx * sizeof *y1),
+          *y2 = malloc(nx * sizeof *y2);
+    cr_assert(x && w && y1 && y2);
+    uint32_t s = (uint32_t)(rows * 131 + cols);
+    for (size_t i = 0; i < nx; i++) s = s * 1664525u + 1013904223u, x[i] = (float)((int)(s >> 8) % 2001 - 1000) / 250.0f;
+    for (size_t i = 0; i < nw; i++) s = s * 1664525u + 1013904223u, w[i] = (float)((int)(s >> 8) % 2001 - 1000) / 500.0f;
+    trr_buffer *bx, *bw, *b1, *b2;
+    cr_assert_eq(trr_buffer_create(ctx, nx * 4, &bx), TRR_OK);
+    cr_assert_eq(trr_buffer_create(ctx, nw * 4, &bw), TRR_OK);
+    cr_assert_eq(trr_buffer_create(ctx, nx * 4, &b1), TRR_OK);
+    cr_assert_eq(trr_buffer_create(ctx, nx * 4, &b2), TRR_OK);
+    cr_assert_eq(trr_buffer_write(ctx, bx, 0, x, nx * 4), TRR_OK);
+    cr_assert_eq(trr_buffer_write(ctx, bw, 0, w, nw * 4), TRR_OK);
+    cr_assert_eq(trr_buffer_fill(ctx, b1, 0, nx * 4, 0xff), TRR_OK);
+    cr_assert_eq(trr_buffer_fill(ctx, b2, 0, nx * 4, 0xff), TRR_OK);
+    trr_tensor tx, tw, t1, t2;
+    cr_assert_eq(trr_tensor_2d(bx, 0, TRR_F32, rows, cols, ld, &tx), TRR_OK);
+    const int64_t shape[1] = {cols}, stride[1] = {ws};
+    cr_assert_eq(trr_tensor_nd(bw, 0, TRR_F32, 1, shape, stride, &tw), TRR_OK);
+    cr_assert_eq(trr_tensor_2d(b1, 0, TRR_F32, rows, cols, ld, &t1), TRR_OK);
+    cr_assert_eq(trr_tensor_2d(b2, 0, TRR_F32, rows, cols, ld, &t2), TRR_OK);
+    cr_assert_eq(trr_rms_norm(ctx, &tx, &tw, &t1, (float)eps), TRR_OK, "%s", trr_last_error(ctx));
+    trr_op_params p = {0};
+    cr_assert_eq(trr_op_params_set(&p, "eps", eps), TRR_OK);
+    const trr_tensor *ops[3] = {&tx, &tw, &t2};
+    cr_assert_eq(trr_op_run(ctx, copy, ops, &p), TRR_OK, "%s", trr_last_error(ctx));
+    cr_assert_eq(trr_buffer_read(ctx, b1, 0, y1, nx * 4), TRR_OK);
+    cr_assert_eq(trr_buffer_read(ctx, b2, 0, y2, nx * 4), TRR_OK);
+    cr_expect_eq(memcmp(y1, y2, nx * 4), 0, "rms_norm and its copy differ at %lld x %lld (ld %lld, w stride %lld)",
+                 (long long)rows, (long long)cols, (long long)ld, (long long)ws);
+    trr_buffer_destroy(bx), trr_buffer_destroy(bw), trr_buffer_destroy(b1), trr_buffer_destroy(b2);
+    free(x), free(w), free(y1), free(y2);
+}
+
+Test(user_row_op, rms_norm_copy_is_bit_identical_on_cpu) {
+    static const trr_param_info eps_default[] = {{"eps", TRR_PARAM_F32, 1e-6, NULL, "", 1}};
+    trr_op_def d;
+    memset(&d, 0, sizeof d);
+    d.name = "rms_norm_copy";
+    d.operands = "x[M,N], w[N] -> y[M,N]";
+    d.dtypes[0] = TRR_F32;
+    d.n_dtypes = 1;
+    d.params = eps_default;
+    d.n_params = 1;
+    d.cpu = rms_norm_copy_cpu;
+    d.row_reference = rms_norm_copy_reference;
+    trr_op copy;
+    cr_assert_eq(trr_op_define(&d, &copy), TRR_OK, "%s", trr_last_error(NULL));
+    trr_context *ctx = open_device_or_skip("cpu", NULL);
+    expect_norm_bits(ctx, copy, 1, 1, 1, 1, 1e-6);
+    expect_norm_bits(ctx, copy, 3, 17, 17, 1, 1e-6);
+    expect_norm_bits(ctx, copy, 17, 781, 786, 2, 0.25);
+    expect_norm_bits(ctx, copy, 127, 4099, 4099, 1, 1e-6);
+    expect_norm_bits(ctx, copy, 2, 100003, 100010, 3, 1e-5);
     trr_context_destroy(ctx);
 }
