@@ -2,9 +2,10 @@
  * refused with its reason; a row op's vectors, two outputs and named parameter reach its CPU function and the
  * front-end checks their shapes and overlaps; the conformance engine judges both outputs, so a kernel that gets
  * only the second one wrong fails; a copy of the built-in rms_norm defined through the public API gives the
- * built-in's bits on the CPU. */
+ * built-in's bits on the CPU (its arithmetic) and on OpenCL (its kernel text). */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -246,6 +247,7 @@ static void rms_norm_copy_reference(const double *const *in, double *const *out,
 /* the built-in and the copy on one input: x [rows, cols] at row stride ld, w at element stride ws */
 static void expect_norm_bits(trr_context *ctx, trr_op copy, int64_t rows, int64_t cols, int64_t ld, int64_t ws,
                              double eps) {
+    cr_assert_eq(trr_synchronize(ctx), TRR_OK);
     const size_t nx = (size_t)(rows * ld), nw = (size_t)(cols * ws);
     float *x = malloc(nx * sizeof *x), *w = malloc(nw * sizeof *w), *y1 = malloc(nx * sizeof *y1),
           *y2 = malloc(nx * sizeof *y2);
@@ -275,6 +277,9 @@ static void expect_norm_bits(trr_context *ctx, trr_op copy, int64_t rows, int64_
     cr_assert_eq(trr_op_run(ctx, copy, ops, &p), TRR_OK, "%s", trr_last_error(ctx));
     cr_assert_eq(trr_buffer_read(ctx, b1, 0, y1, nx * 4), TRR_OK);
     cr_assert_eq(trr_buffer_read(ctx, b2, 0, y2, nx * 4), TRR_OK);
+    int written = 1; /* the buffers started as NaN: an output that stayed so is no match */
+    for (int64_t r = 0; r < rows; r++) written &= isfinite(y1[r * ld]) && isfinite(y1[r * ld + cols - 1]);
+    cr_expect(written, "rms_norm left its output unwritten at %lld x %lld", (long long)rows, (long long)cols);
     cr_expect_eq(memcmp(y1, y2, nx * 4), 0, "rms_norm and its copy differ at %lld x %lld (ld %lld, w stride %lld)",
                  (long long)rows, (long long)cols, (long long)ld, (long long)ws);
     trr_buffer_destroy(bx), trr_buffer_destroy(bw), trr_buffer_destroy(b1), trr_buffer_destroy(b2);
@@ -301,5 +306,68 @@ Test(user_row_op, rms_norm_copy_is_bit_identical_on_cpu) {
     expect_norm_bits(ctx, copy, 17, 781, 786, 2, 0.25);
     expect_norm_bits(ctx, copy, 127, 4099, 4099, 1, 1e-6);
     expect_norm_bits(ctx, copy, 2, 100003, 100010, 3, 1e-5);
+    trr_context_destroy(ctx);
+}
+
+/* The OpenCL copy: the built-in's own kernel text (kernels/opencl/common.cl and norm.cl, which take the public
+ * row-op arguments), its build options as the copy's tile parameters: THREADS (threads), VW (vector_width), PER
+ * (vectors a work-item holds, carried in block_k) and ROWS (rows a work-group, carried in group_m). The built-in
+ * runs at threads = 256, where a work-group holds one row on CPU and GPU devices alike, with rows held in
+ * registers (cols <= block_n), vectors where the layout allows; the copy at the same values. */
+static char *read_kernel(const char *name) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/opencl/%s", TRR_KERNELS_DIR, name);
+    FILE *f = fopen(path, "rb");
+    cr_assert(f, "%s", path);
+    fseek(f, 0, SEEK_END);
+    const long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *text = malloc((size_t)n + 1);
+    cr_assert(text && fread(text, 1, (size_t)n, f) == (size_t)n);
+    text[n] = '\0';
+    fclose(f);
+    return text;
+}
+
+Test(user_row_op, rms_norm_copy_of_the_kernel_text_is_bit_identical_on_opencl) {
+    trr_context *ctx = open_device_or_skip("opencl:0", "opencl");
+    char *common = read_kernel("common.cl"), *norm = read_kernel("norm.cl");
+    const char *head = "#define X_DT 0\n#define Z_DT 0\n"; /* f32, as the built-in's -DX_DT, -DZ_DT */
+    char *text = malloc(strlen(head) + strlen(common) + strlen(norm) + 2);
+    cr_assert(text);
+    sprintf(text, "%s%s\n%s", head, common, norm);
+    static const trr_param_info eps_default[] = {{"eps", TRR_PARAM_F32, 1e-6, NULL, "", 1}};
+    trr_op_def d;
+    memset(&d, 0, sizeof d);
+    d.name = "rms_norm_cl_copy";
+    d.operands = "x[M,N], w[N] -> y[M,N]";
+    d.dtypes[0] = TRR_F32;
+    d.n_dtypes = 1;
+    d.params = eps_default;
+    d.n_params = 1;
+    d.tiles[0] = (trr_tile_param){"THREADS", "threads", {256}, 1};
+    d.tiles[1] = (trr_tile_param){"VW", "vector_width", {4, 1}, 2};
+    d.tiles[2] = (trr_tile_param){"PER", "block_k", {1, 2, 8}, 3};
+    d.tiles[3] = (trr_tile_param){"ROWS", "group_m", {1}, 1};
+    d.n_tiles = 4;
+    d.opencl = (trr_kernel_code){.source = text, .entry = "rms_norm"};
+    d.launch = (trr_op_launch){{"M/ROWS", NULL, NULL}, "THREADS*ROWS"};
+    d.row_reference = rms_norm_copy_reference;
+    trr_op copy;
+    cr_assert_eq(trr_op_define(&d, &copy), TRR_OK, "%s", trr_last_error(NULL));
+    free(text), free(common), free(norm);
+    /* (vector width, vectors a work-item, cols): rows held in registers of 256 work-items */
+    static const int runs[][3] = {{4, 1, 1000}, {4, 2, 2048}, {4, 2, 1027}, {1, 8, 2047}, {1, 1, 3}, {4, 8, 8000}};
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        const int vw = runs[i][0], per = runs[i][1], cols = runs[i][2];
+        const trr_config builtin = {.threads = 256, .vector_width = vw, .block_n = 256 * vw * per};
+        const trr_config mine = {.threads = 256, .vector_width = vw, .block_k = per, .group_m = 1};
+        cr_assert_eq(trr_config_override(ctx, TRR_OP_RMS_NORM, &builtin), TRR_OK, "%s", trr_last_error(ctx));
+        cr_assert_eq(trr_config_override(ctx, copy, &mine), TRR_OK, "%s", trr_last_error(ctx));
+        /* vectors need whole vectors a row (the built-in's layout rule): a row stride of a multiple of vw */
+        const int64_t ld = (cols + vw - 1) / vw * vw;
+        expect_norm_bits(ctx, copy, 17, cols, vw == 4 && cols % 4 ? ld : cols, 1, 1e-6);
+        expect_norm_bits(ctx, copy, 3, cols, ld + (vw == 4 ? 4 : 5), 1, 0.25);
+    }
     trr_context_destroy(ctx);
 }
