@@ -355,7 +355,7 @@ static void make_row(trr_user_op *u, const trr_op_def *def) {
     snprintf(u->bench_name, sizeof u->bench_name, "%s_%s", u->name, dt);
     if (u->row_op) {
         int mats = 0, vecs = 0;
-        for (int i = 0; i < u->n_operands; i++) u->vector[i] ? vecs++ : mats++;
+        for (int i = 0; i < u->n_operands; i++) vecs += u->vector[i], mats += !u->vector[i];
         snprintf(u->bench_title, sizeof u->bench_title, "%s %s, M = %d (GB/s = (%dMN + %dN)/t)", u->name, dt,
                  TRR_BENCH_ROWS_M, (int)es * mats, (int)es * vecs);
         const trr_bench_sizes rows = {.list = {{1024}, {4096}, {8192}, {16384}}};
