@@ -37,7 +37,7 @@ typedef struct trr_vk_norm_state {
 
 /* A user row op's layout (docs/custom-ops.md, Vulkan's convention for row ops): binding i the i-th operand
  * (inputs, then outputs; unused bindings repeat the first), and these push constants. */
-#define USER_ROW_BINDINGS TRR_MAX_USER_OPERANDS
+#define USER_ROW_BINDINGS TRR_MAX_ROW_OPERANDS
 #define USER_ROW_PARAMS 8
 typedef struct user_row_push {
     uint32_t rows, cols, dtype;

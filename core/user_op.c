@@ -85,8 +85,9 @@ static trr_status parse_operands(trr_user_op *u, const char *text) {
             char dims[2][TRR_USER_NAME_MAX], name[TRR_USER_NAME_MAX];
             int rank = 0;
             const int i = inputs + outputs;
-            if (i == TRR_MAX_USER_OPERANDS)
-                return BAD("trr_op_define(%s): operands: more than %d operands", op, TRR_MAX_USER_OPERANDS);
+            if (i == (u->row_op ? TRR_MAX_ROW_OPERANDS : TRR_MAX_USER_OPERANDS))
+                return BAD("trr_op_define(%s): operands: more than %d operands", op,
+                           u->row_op ? TRR_MAX_ROW_OPERANDS : TRR_MAX_USER_OPERANDS);
             TRR_TRY(parse_operand(&p, op, name, dims, &rank));
             if (side == 0 && p > arrow) return BAD("trr_op_define(%s): operands: malformed before \"->\"", op);
             snprintf(u->operand_names[i], TRR_USER_NAME_MAX, "%s", name);
@@ -373,7 +374,8 @@ static void make_row(trr_user_op *u, const trr_op_def *def) {
     d->bench_work = TRR_WORK_BYTES;
 }
 
-static trr_status define(const trr_op_def *def, trr_user_op *u) {
+static trr_status define(const trr_op_def *def, trr_op_row_reference_fn row_reference, trr_op_cpu_row_fn row_cpu,
+                         trr_user_op *u) {
     if (!def->name || !is_ident(def->name, strlen(def->name)))
         return BAD("trr_op_define: the name must be a name of letters, digits and '_' under %d characters",
                    TRR_USER_NAME_MAX);
@@ -381,10 +383,16 @@ static trr_status define(const trr_op_def *def, trr_user_op *u) {
     if (name_taken(u->name)) return BAD("trr_op_define(%s): an op of that name exists", u->name);
     u->def = *def;
     u->def.name = u->name;
-    if (!def->reference == !def->row_reference)
-        return BAD("trr_op_define(%s): one float64 reference is required: reference (an element-wise op) or "
-                   "row_reference (a row op), not both", u->name);
-    u->row_op = def->row_reference != NULL;
+    if (row_reference && def->reference)
+        return BAD("trr_op_define_row_op(%s): def->reference must be NULL: a row op's reference is row_reference",
+                   u->name);
+    if (!def->reference && !row_reference) return BAD("trr_op_define(%s): the float64 reference is required", u->name);
+    if (row_reference && def->cpu)
+        return BAD("trr_op_define_row_op(%s): def->cpu must be NULL: a row op's CPU function is the cpu argument",
+                   u->name);
+    u->row_op = row_reference != NULL;
+    u->row_reference = row_reference;
+    u->row_cpu = row_cpu;
     TRR_TRY(parse_operands(u, def->operands));
     u->def.operands = u->operands;
     if (def->n_dtypes < 1 || def->n_dtypes > TRR_MAX_USER_DTYPES)
@@ -405,7 +413,7 @@ static trr_status define(const trr_op_def *def, trr_user_op *u) {
     TRR_TRY(check_code(u, TRR_USER_CUDA, &def->cuda));
     TRR_TRY(check_code(u, TRR_USER_OPENCL, &def->opencl));
     TRR_TRY(check_code(u, TRR_USER_VULKAN, &def->vulkan));
-    if (!def->cpu && !u->source[TRR_USER_CUDA] && !u->source[TRR_USER_OPENCL] && !u->spirv)
+    if (!def->cpu && !row_cpu && !u->source[TRR_USER_CUDA] && !u->source[TRR_USER_OPENCL] && !u->spirv)
         return BAD("trr_op_define(%s): no kernel for any API", u->name);
     u->def.cuda.source = u->source[TRR_USER_CUDA];
     u->def.opencl.source = u->source[TRR_USER_OPENCL];
@@ -420,8 +428,8 @@ static trr_status define(const trr_op_def *def, trr_user_op *u) {
     return TRR_OK;
 }
 
-trr_status trr_op_define(const trr_op_def *def, trr_op *out_op) {
-    if (!def || !out_op) return BAD("trr_op_define: def or out_op is NULL");
+static trr_status define_op(const trr_op_def *def, trr_op_row_reference_fn row_reference, trr_op_cpu_row_fn row_cpu,
+                           trr_op *out_op) {
     pthread_mutex_lock(&define_lock);
     trr_status st = TRR_OK;
     const int n = trr_op_desc_count() - TRR_OP_COUNT;
@@ -430,7 +438,7 @@ trr_status trr_op_define(const trr_op_def *def, trr_op *out_op) {
     else if (!(u = calloc(1, sizeof *u))) st = trr_error(NULL, TRR_ERR_OUT_OF_MEMORY, "trr_op_define: no host memory");
     if (st == TRR_OK) {
         u->op = (trr_op)(TRR_OP_COUNT + n);
-        st = define(def, u);
+        st = define(def, row_reference, row_cpu, u);
     }
     if (st == TRR_OK) {
         trr_op_desc_add(&u->desc); /* room was checked above, under the lock */
@@ -441,6 +449,17 @@ trr_status trr_op_define(const trr_op_def *def, trr_op *out_op) {
     }
     pthread_mutex_unlock(&define_lock);
     return st;
+}
+
+trr_status trr_op_define(const trr_op_def *def, trr_op *out_op) {
+    if (!def || !out_op) return BAD("trr_op_define: def or out_op is NULL");
+    return define_op(def, NULL, NULL, out_op);
+}
+
+trr_status trr_op_define_row_op(const trr_op_def *def, trr_op_row_reference_fn row_reference, trr_op_cpu_row_fn cpu,
+                                trr_op *out_op) {
+    if (!def || !row_reference || !out_op) return BAD("trr_op_define_row_op: def, row_reference or out_op is NULL");
+    return define_op(def, row_reference, cpu, out_op);
 }
 
 /* ---- what the backends' user paths read ---- */
@@ -475,7 +494,7 @@ void trr_user_defines(const trr_user_op *u, const trr_call *call, int threads, c
         at += (size_t)snprintf(out + at, cap - at, " -D%s=%d", u->tile_names[t], tiles[t]);
 }
 
-int trr_user_operands(const trr_user_op *u, const trr_call *call, const trr_operand *out[TRR_MAX_USER_OPERANDS]) {
+int trr_user_operands(const trr_user_op *u, const trr_call *call, const trr_operand *out[TRR_MAX_ROW_OPERANDS]) {
     const trr_operand *slots[TRR_SLOTS] = {&call->x, &call->y, &call->z, &call->u, &call->w};
     for (int i = 0; i < u->n_operands; i++) out[i] = slots[trr_slot_of_operand(u->n_inputs, i)];
     return u->n_operands;

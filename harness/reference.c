@@ -198,13 +198,13 @@ static const reference_row rows[TRR_OP_COUNT] = {
 /* a user row op: its definition's reference, row by row, on the inputs' rows (a vector: the whole of it); the
  * first output into out, the second (where the op has one) into out2 unless that is NULL */
 static trr_status user_rows(const trr_call *c, const trr_user_op *u, double *out, double *out2) {
-    const trr_operand *ops[TRR_MAX_USER_OPERANDS];
+    const trr_operand *ops[TRR_MAX_ROW_OPERANDS];
     trr_user_operands(u, c, ops);
     const int64_t n = c->cols;
     double *vals = malloc((size_t)(u->n_operands * (n ? n : 1)) * sizeof *vals);
     if (!vals) return trr_error(NULL, TRR_ERR_OUT_OF_MEMORY, "trr_reference_run: no host memory");
-    const double *in[TRR_MAX_USER_OPERANDS];
-    double *outs[TRR_MAX_USER_OPERANDS];
+    const double *in[TRR_MAX_ROW_OPERANDS];
+    double *outs[TRR_MAX_ROW_OPERANDS];
     for (int i = 0; i < u->n_inputs; i++) in[i] = vals + i * n;
     for (int j = 0; j + u->n_inputs < u->n_operands; j++) outs[j] = vals + (u->n_inputs + j) * n;
     for (int i = 0; i < u->n_inputs; i++) /* a vector is the same in every row */
@@ -214,7 +214,7 @@ static trr_status user_rows(const trr_call *c, const trr_user_op *u, double *out
         for (int i = 0; i < u->n_inputs; i++)
             if (!u->vector[i])
                 for (int64_t k = 0; k < n; k++) vals[i * n + k] = load(ops[i], ops[i]->offset + r * ops[i]->stride0 + k);
-        u->def.row_reference(in, outs, n, c->params, u->def.user);
+        u->row_reference(in, outs, n, c->params, u->def.user);
         memcpy(out + r * n, outs[0], (size_t)n * sizeof *out);
         if (out2 && u->n_operands - u->n_inputs > 1) memcpy(out2 + r * n, outs[1], (size_t)n * sizeof *out2);
     }

@@ -1,8 +1,8 @@
 /* A user row op from C: add_rms_norm, the residual add fused with rms_norm, as a transformer block runs them:
  *   h = x + r                               (the residual stream, an output of its own)
  *   y = h / sqrt(mean(h^2) + eps) * w       (per row of [M,N], w a vector [N])
- * Setting row_reference (instead of reference) makes it a row op: one work-group per row on the GPUs, whole rows
- * on the CPU, its operands [M,N] or [N] (docs/custom-ops.md, Row ops). Kernels for the CPU (below), OpenCL C
+ * trr_op_define_row_op, with a reference of whole rows, makes it a row op: one work-group per row on the GPUs,
+ * whole rows on the CPU, its operands [M,N] or [N] (docs/custom-ops.md, Row ops). Kernels for the CPU (below), OpenCL C
  * (add_rms_norm.cl), CUDA C (add_rms_norm.cu) and Vulkan (add_rms_norm.comp, SPIR-V at build time). */
 #include <math.h>
 #include <stdint.h>
@@ -17,15 +17,17 @@
 
 /* The CPU kernel: whole rows (the backend never splits one), h in f32 as the GPU kernels store it; the sum of
  * squares in double, which a sequential sum over a long row needs to stay within the bound. */
-static void add_rms_norm_cpu(const trr_op_cpu_args *a) {
+static void add_rms_norm_cpu(const trr_op_cpu_row_args *a) {
+    void *const *op = a->operands;
+    const int64_t *st = a->strides;
     const float eps = (float)a->params[0];
-    const float *w = a->operands[2];
-    const int64_t ws = a->row_strides[2]; /* a vector's element stride */
+    const float *w = op[2];
+    const int64_t ws = st[2]; /* a vector's element stride */
     for (int64_t i = 0; i < a->rows; i++) {
-        const float *x = (const float *)a->operands[0] + i * a->row_strides[0];
-        const float *r = (const float *)a->operands[1] + i * a->row_strides[1];
-        float *y = (float *)a->operands[3] + i * a->row_strides[3];
-        float *h = (float *)a->operands[4] + i * a->row_strides[4];
+        const float *x = (const float *)op[0] + i * st[0];
+        const float *r = (const float *)op[1] + i * st[1];
+        float *y = (float *)op[3] + i * st[3];
+        float *h = (float *)op[4] + i * st[4];
         double ss = 0.0;
         for (int64_t c = 0; c < a->cols; c++) {
             h[c] = x[c] + r[c];
@@ -67,12 +69,10 @@ trr_status custom_op_define_add_rms_norm(void) {
 #ifdef CUSTOM_OP_SPIRV
         .vulkan = {.spirv = add_rms_norm_spirv, .spirv_words = sizeof add_rms_norm_spirv / sizeof add_rms_norm_spirv[0]},
 #endif
-        .cpu = add_rms_norm_cpu,
         .launch = {{"M", NULL, NULL}, "THREADS"}, /* one group per row */
         .bound = TRR_BOUND_MAX_REL,
         .flops_per_point = 5,
-        .row_reference = add_rms_norm_reference,
     };
     trr_op op;
-    return trr_op_define(&def, &op);
+    return trr_op_define_row_op(&def, add_rms_norm_reference, add_rms_norm_cpu, &op);
 }

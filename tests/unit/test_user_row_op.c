@@ -1,4 +1,4 @@
-/* User row ops (trr_op_define with row_reference, docs/custom-ops.md, Row ops): an inconsistent row definition is
+/* User row ops (trr_op_define_row_op, docs/custom-ops.md, Row ops): an inconsistent row definition is
  * refused with its reason; a row op's vectors, two outputs and named parameter reach its CPU function and the
  * front-end checks their shapes and overlaps; the conformance engine judges both outputs, so a kernel that gets
  * only the second one wrong fails; a copy of the built-in rms_norm defined through the public API gives the
@@ -14,21 +14,24 @@
 
 /* h = x + r, y = h * s * w with s = 1 / sqrt(mean(h^2) + eps): add_rms_norm's arithmetic, with the second output
  * off by one where *user is non-zero */
-static void row_cpu(const trr_op_cpu_args *a) {
+static void row_cpu(const trr_op_cpu_row_args *a) {
     const int wrong_h = a->user ? *(const int *)a->user : 0;
-    const float *w = a->operands[2];
+    void *const *op = a->operands;
+    const int64_t *st = a->strides;
+    if (a->n_operands != 5) return; /* (a wrong count leaves the outputs unwritten, which the tests see) */
+    const float *w = op[2];
     for (int64_t i = 0; i < a->rows; i++) {
-        const float *x = (const float *)a->operands[0] + i * a->row_strides[0];
-        const float *r = (const float *)a->operands[1] + i * a->row_strides[1];
-        float *y = (float *)a->operands[3] + i * a->row_strides[3];
-        float *h = (float *)a->operands[4] + i * a->row_strides[4];
+        const float *x = (const float *)op[0] + i * st[0];
+        const float *r = (const float *)op[1] + i * st[1];
+        float *y = (float *)op[3] + i * st[3];
+        float *h = (float *)op[4] + i * st[4];
         double ss = 0.0;
         for (int64_t c = 0; c < a->cols; c++) {
             h[c] = x[c] + r[c];
             ss += (double)h[c] * h[c];
         }
         const float s = (float)(1.0 / sqrt(ss / (double)a->cols + a->params[0]));
-        for (int64_t c = 0; c < a->cols; c++) y[c] = h[c] * s * w[c * a->row_strides[2]];
+        for (int64_t c = 0; c < a->cols; c++) y[c] = h[c] * s * w[c * st[2]];
         if (wrong_h)
             for (int64_t c = 0; c < a->cols; c++) h[c] += 1.0f;
     }
@@ -61,15 +64,13 @@ static trr_op_def row_def(const char *name, const char *operands) {
     d.n_dtypes = 1;
     d.params = eps_param;
     d.n_params = 1;
-    d.cpu = row_cpu;
-    d.row_reference = row_reference;
     d.bound = TRR_BOUND_MAX_REL;
     return d;
 }
 
 static void expect_refused(const trr_op_def *d, const char *reason) {
     trr_op op = TRR_OP_COPY;
-    const trr_status st = trr_op_define(d, &op);
+    const trr_status st = d->reference ? trr_op_define(d, &op) : trr_op_define_row_op(d, row_reference, row_cpu, &op);
     cr_expect_eq(st, TRR_ERR_INVALID_ARGUMENT, "%s: status %s", d->operands, trr_status_name(st));
     cr_expect(strstr(trr_last_error(NULL), reason), "'%s' does not say '%s'", trr_last_error(NULL), reason);
     cr_expect_eq(op, TRR_OP_COPY, "a refused definition wrote its id");
@@ -84,13 +85,16 @@ Test(user_row_op, inconsistent_row_definitions_are_refused_with_the_reason) {
     expect_refused(&d, "a row op's operands are [M,N]");
     d = row_def("bad_row", "x[M,N], w[N] -> y[M,N], h[M,N], g[M,N]");
     expect_refused(&d, "one to three inputs and one or two outputs");
+    /* a row op's reference is its row function: a point reference beside it is refused */
     d = row_def("bad_row", "x[M,N] -> y[M,N]");
-    d.reference = (trr_op_reference_fn)NULL;
-    d.row_reference = NULL;
-    expect_refused(&d, "reference is required");
-    /* an element-wise definition still takes one output */
+    d.reference = point_reference;
+    trr_op op = TRR_OP_COPY;
+    cr_expect_eq(trr_op_define_row_op(&d, row_reference, row_cpu, &op), TRR_ERR_INVALID_ARGUMENT);
+    cr_expect(strstr(trr_last_error(NULL), "def->reference must be NULL"), "%s", trr_last_error(NULL));
+    d.reference = NULL;
+    cr_expect_eq(trr_op_define_row_op(&d, NULL, row_cpu, &op), TRR_ERR_INVALID_ARGUMENT);
+    /* an element-wise definition still takes one output, and four operands at most */
     d = row_def("bad_row", "x[M,N], g[M,N] -> y[M,N], h[M,N]");
-    d.row_reference = NULL;
     d.reference = point_reference;
     expect_refused(&d, "element-wise user ops take one or two inputs and one output");
 }
@@ -104,7 +108,7 @@ static void fill(float *v, int64_t n, float scale) {
 Test(user_row_op, vectors_two_outputs_and_eps_reach_the_cpu_function) {
     trr_op_def d = row_def("row_cpu_check", "x[M,N], r[M,N], w[N] -> y[M,N], h[M,N]");
     trr_op op;
-    cr_assert_eq(trr_op_define(&d, &op), TRR_OK, "%s", trr_last_error(NULL));
+    cr_assert_eq(trr_op_define_row_op(&d, row_reference, row_cpu, &op), TRR_OK, "%s", trr_last_error(NULL));
     trr_op_info info;
     cr_assert_eq(trr_op_get_info(op, &info), TRR_OK);
     cr_expect_eq(info.n_inputs, 3);
@@ -183,8 +187,8 @@ Test(user_row_op, conformance_judges_the_second_output) {
     trr_op_def bad = row_def("row_conf_bad", "x[M,N], r[M,N], w[N] -> y[M,N], h[M,N]");
     bad.user = &wrong;
     trr_op op_good, op_bad;
-    cr_assert_eq(trr_op_define(&good, &op_good), TRR_OK, "%s", trr_last_error(NULL));
-    cr_assert_eq(trr_op_define(&bad, &op_bad), TRR_OK, "%s", trr_last_error(NULL));
+    cr_assert_eq(trr_op_define_row_op(&good, row_reference, row_cpu, &op_good), TRR_OK, "%s", trr_last_error(NULL));
+    cr_assert_eq(trr_op_define_row_op(&bad, row_reference, row_cpu, &op_bad), TRR_OK, "%s", trr_last_error(NULL));
     trr_context *ctx = open_device_or_skip("cpu", NULL);
     trr_conf_options o = {.seed = 7, .quick = 1, .op_mask = (1ull << op_good) | (1ull << op_bad)};
     trr_conf_report *rep = NULL;
@@ -213,12 +217,12 @@ Test(user_row_op, conformance_judges_the_second_output) {
 /* backend_cpu/norm.c's f32 arithmetic: the sum of squares in tiles of 256, each summed in 8 double lanes then
  * the tail, inv = 1 / sqrt(mean + eps) rounded to f32, y = x * inv * w */
 enum { COPY_TILE = 256, COPY_LANES = 8 };
-static void rms_norm_copy_cpu(const trr_op_cpu_args *a) {
+static void rms_norm_copy_cpu(const trr_op_cpu_row_args *a) {
     const float eps = (float)a->params[0];
     const float *w = a->operands[1];
     for (int64_t i = 0; i < a->rows; i++) {
-        const float *x = (const float *)a->operands[0] + i * a->row_strides[0];
-        float *y = (float *)a->operands[2] + i * a->row_strides[2];
+        const float *x = (const float *)a->operands[0] + i * a->strides[0];
+        float *y = (float *)a->operands[2] + i * a->strides[2];
         double ss = 0.0;
         for (int64_t c = 0; c < a->cols; c += COPY_TILE) {
             const int64_t m = a->cols - c < COPY_TILE ? a->cols - c : COPY_TILE;
@@ -231,7 +235,7 @@ static void rms_norm_copy_cpu(const trr_op_cpu_args *a) {
             ss += s;
         }
         const float inv = (float)(1.0 / sqrt(ss / (double)a->cols + (double)eps));
-        for (int64_t c = 0; c < a->cols; c++) y[c] = x[c] * inv * w[c * a->row_strides[1]];
+        for (int64_t c = 0; c < a->cols; c++) y[c] = x[c] * inv * w[c * a->strides[1]];
     }
 }
 
@@ -296,10 +300,9 @@ Test(user_row_op, rms_norm_copy_is_bit_identical_on_cpu) {
     d.n_dtypes = 1;
     d.params = eps_default;
     d.n_params = 1;
-    d.cpu = rms_norm_copy_cpu;
-    d.row_reference = rms_norm_copy_reference;
     trr_op copy;
-    cr_assert_eq(trr_op_define(&d, &copy), TRR_OK, "%s", trr_last_error(NULL));
+    cr_assert_eq(trr_op_define_row_op(&d, rms_norm_copy_reference, rms_norm_copy_cpu, &copy), TRR_OK, "%s",
+                 trr_last_error(NULL));
     trr_context *ctx = open_device_or_skip("cpu", NULL);
     expect_norm_bits(ctx, copy, 1, 1, 1, 1, 1e-6);
     expect_norm_bits(ctx, copy, 3, 17, 17, 1, 1e-6);
@@ -352,9 +355,8 @@ Test(user_row_op, rms_norm_copy_of_the_kernel_text_is_bit_identical_on_opencl) {
     d.n_tiles = 4;
     d.opencl = (trr_kernel_code){.source = text, .entry = "rms_norm"};
     d.launch = (trr_op_launch){{"M/ROWS", NULL, NULL}, "THREADS*ROWS"};
-    d.row_reference = rms_norm_copy_reference;
     trr_op copy;
-    cr_assert_eq(trr_op_define(&d, &copy), TRR_OK, "%s", trr_last_error(NULL));
+    cr_assert_eq(trr_op_define_row_op(&d, rms_norm_copy_reference, NULL, &copy), TRR_OK, "%s", trr_last_error(NULL));
     free(text), free(common), free(norm);
     /* (vector width, vectors a work-item, cols): rows held in registers of 256 work-items */
     static const int runs[][3] = {{4, 1, 1000}, {4, 2, 2048}, {4, 2, 1027}, {1, 8, 2047}, {1, 1, 3}, {4, 8, 8000}};
