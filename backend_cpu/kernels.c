@@ -67,7 +67,7 @@ static const cpu_rule rules[] = {
 
 /* user ops (core/user_op.h): the definition's C function; its tile parameters are the definition's fields */
 static int user_provides(const trr_op_desc *d, char *why, size_t cap) {
-    if (d->user->def.cpu) return 1;
+    if (d->user->def.cpu || d->user->row_cpu) return 1;
     snprintf(why, cap, "its definition gives no C function");
     return 0;
 }

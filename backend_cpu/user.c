@@ -1,6 +1,6 @@
 /* The CPU backend's user path (core/user_op.h): the definition's C function, given the call's operands as host
- * addresses (docs/custom-ops.md, the CPU's convention), on the thread pool: a call of several rows in pieces of
- * whole rows, one row (a packed call) in pieces of columns. Each piece is a view of its own, so the function
+ * addresses (docs/custom-ops.md, the CPU's convention), on the thread pool: a call of several rows (and any row
+ * op's call) in pieces of whole rows, one row of an element-wise op (a packed call) in pieces of columns. Each piece is a view of its own, so the function
  * sees nothing but a smaller call. */
 #include "cpu.h"
 
@@ -11,8 +11,9 @@
 
 typedef struct user_job {
     const trr_user_op *u;
-    trr_op_cpu_args whole;
-    size_t es[TRR_MAX_USER_OPERANDS];
+    trr_op_cpu_args whole;         /* an element-wise op's */
+    trr_op_cpu_row_args whole_row; /* a row op's */
+    size_t es[TRR_MAX_ROW_OPERANDS];
     int n;
     int by_rows;
 } user_job;
@@ -20,6 +21,15 @@ typedef struct user_job {
 static void user_task(void *arg, int64_t begin, int64_t end, int worker) {
     (void)worker;
     const user_job *job = arg;
+    if (job->u->row_op) { /* whole rows; its vectors the same for every row */
+        trr_op_cpu_row_args a = job->whole_row;
+        for (int i = 0; i < job->n; i++)
+            if (!job->u->vector[i])
+                a.operands[i] = (unsigned char *)a.operands[i] + (size_t)(begin * a.strides[i]) * job->es[i];
+        a.rows = end - begin;
+        job->u->row_cpu(&a);
+        return;
+    }
     trr_op_cpu_args a = job->whole;
     if (job->by_rows) {
         for (int i = 0; i < job->n; i++)
@@ -35,17 +45,23 @@ static void user_task(void *arg, int64_t begin, int64_t end, int worker) {
 
 trr_status trr_cpu_user(trr_context *ctx, const trr_call *call) {
     const trr_user_op *u = trr_op_desc_get(call->op)->user;
-    if (!u->def.cpu)
+    if (!u->def.cpu && !u->row_cpu)
         return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cpu: %s has no kernel here: its definition gives no C function",
                          u->name);
-    const trr_operand *ops[TRR_MAX_USER_OPERANDS];
-    user_job job = {.u = u, .n = trr_user_operands(u, call, ops), .by_rows = call->rows > 1};
+    const trr_operand *ops[TRR_MAX_ROW_OPERANDS];
+    user_job job = {.u = u, .n = trr_user_operands(u, call, ops), .by_rows = call->rows > 1 || u->row_op};
     int tiles[TRR_MAX_TILE_PARAMS];
     trr_user_tiles(u, &call->config, tiles);
     job.whole = (trr_op_cpu_args){{0}, {0}, call->rows, call->cols, call->z.dtype, call->params, tiles, u->def.user};
+    job.whole_row = (trr_op_cpu_row_args){{0}, {0}, job.n, call->rows, call->cols, call->z.dtype, call->params,
+                                          tiles, u->def.user};
     for (int i = 0; i < job.n; i++) {
         trr_dtype_size(ops[i]->dtype, &job.es[i]);
-        job.whole.operands[i] = (unsigned char *)ops[i]->mem + (size_t)ops[i]->offset * job.es[i];
+        void *at0 = (unsigned char *)ops[i]->mem + (size_t)ops[i]->offset * job.es[i];
+        job.whole_row.operands[i] = at0;
+        job.whole_row.strides[i] = ops[i]->stride0;
+        if (u->row_op) continue; /* an element-wise op has at most TRR_MAX_USER_OPERANDS */
+        job.whole.operands[i] = at0;
         job.whole.row_strides[i] = ops[i]->stride0;
     }
     const int64_t units = job.by_rows ? call->rows : (call->cols + PIECE_COLS - 1) / PIECE_COLS;

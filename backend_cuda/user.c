@@ -25,11 +25,11 @@ trr_status trr_cuda_run_user(trr_context *ctx, const trr_call *call) {
     CUfunction fn;
     TRR_TRY(trr_cuda_get_function(ctx, &v, u->entry[TRR_USER_CUDA], &fn));
 
-    const trr_operand *ops[TRR_MAX_USER_OPERANDS];
+    const trr_operand *ops[TRR_MAX_ROW_OPERANDS];
     const int n = trr_user_operands(u, call, ops);
-    CUdeviceptr base[TRR_MAX_USER_OPERANDS];
-    long long offs[TRR_MAX_USER_OPERANDS];
-    int strides[TRR_MAX_USER_OPERANDS];
+    CUdeviceptr base[TRR_MAX_ROW_OPERANDS];
+    long long offs[TRR_MAX_ROW_OPERANDS];
+    int strides[TRR_MAX_ROW_OPERANDS];
     for (int i = 0; i < n; i++) {
         trr_operand at0 = *ops[i];
         at0.offset = 0;
@@ -39,7 +39,7 @@ trr_status trr_cuda_run_user(trr_context *ctx, const trr_call *call) {
     }
     int rows = (int)call->rows, cols = (int)call->cols;
     union { float f; int i; } params[TRR_MAX_OP_PARAMS];
-    void *args[3 * TRR_MAX_USER_OPERANDS + 2 + TRR_MAX_OP_PARAMS];
+    void *args[3 * TRR_MAX_ROW_OPERANDS + 2 + TRR_MAX_OP_PARAMS];
     int a = 0;
     for (int i = 0; i < n; i++) args[a++] = &base[i];
     for (int i = 0; i < n; i++) args[a++] = &offs[i];

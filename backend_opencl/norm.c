@@ -130,28 +130,31 @@ trr_status trr_cl_run_row_norm(trr_context *ctx, const trr_call *call) {
                trr_cl_dtype_code(call->z.dtype));
     cl_kernel k;
     TRR_TRY(trr_cl_get_kernel(ctx, file, options, d->name, &k));
-    /* the same argument list for every op of the rule; an op without a bias passes w in b's place */
-    const trr_operand *b = has_bias(call) ? &call->u : &call->y;
-    cl_mem xm = call->x.mem, wm = call->y.mem, bm = b->mem, zm = call->z.mem;
-    cl_long xo = call->x.offset, xs = call->x.stride0, wo = call->y.offset, ws = call->y.stride0, bo = b->offset,
-            bs = b->stride0, zo = call->z.offset, zs = call->z.stride0;
+    /* the public convention for row ops (docs/custom-ops.md): buffers, offsets, rows and cols, strides, eps; b
+     * only for an op that has one */
+    const int bias = has_bias(call);
+    const trr_operand *ops[3] = {&call->x, &call->y, &call->u};
+    const int n_in = 2 + bias;
+    cl_uint a = 0;
+    for (int i = 0; i < n_in; i++) TRR_TRY(trr_cl_set_arg(ctx, k, a++, sizeof(cl_mem), &ops[i]->mem));
+    TRR_TRY(trr_cl_set_arg(ctx, k, a++, sizeof(cl_mem), &call->z.mem));
+    for (int i = 0; i < n_in; i++) {
+        const cl_long off = ops[i]->offset;
+        TRR_TRY(trr_cl_set_arg(ctx, k, a++, sizeof off, &off));
+    }
+    const cl_long zo = call->z.offset;
+    ARG(a++, zo);
     cl_int n = (cl_int)call->cols, rows = (cl_int)call->rows;
+    ARG(a++, rows);
+    ARG(a++, n);
+    for (int i = 0; i < n_in; i++) {
+        const cl_int s = (cl_int)ops[i]->stride0;
+        TRR_TRY(trr_cl_set_arg(ctx, k, a++, sizeof s, &s));
+    }
+    const cl_int zs = (cl_int)call->z.stride0;
+    ARG(a++, zs);
     cl_float eps = (cl_float)call->params[TRR_NORM_PARAM_EPS];
-    ARG(0, xm);
-    ARG(1, xo);
-    ARG(2, xs);
-    ARG(3, wm);
-    ARG(4, wo);
-    ARG(5, ws);
-    ARG(6, bm);
-    ARG(7, bo);
-    ARG(8, bs);
-    ARG(9, zm);
-    ARG(10, zo);
-    ARG(11, zs);
-    ARG(12, n);
-    ARG(13, rows);
-    ARG(14, eps);
+    ARG(a++, eps);
     const size_t local = (size_t)cfg->threads * (size_t)rows_per_group;
     const size_t global = ((size_t)call->rows + (size_t)rows_per_group - 1) / (size_t)rows_per_group * local;
     return trr_cl_launch(ctx, k, 1, &global, &local);

@@ -20,7 +20,7 @@ trr_status trr_cl_run_user(trr_context *ctx, const trr_call *call) {
     cl_kernel k;
     TRR_TRY(trr_cl_get_kernel_text(ctx, file, u->source[TRR_USER_OPENCL], options, u->entry[TRR_USER_OPENCL], &k));
 
-    const trr_operand *ops[TRR_MAX_USER_OPERANDS];
+    const trr_operand *ops[TRR_MAX_ROW_OPERANDS];
     const int n = trr_user_operands(u, call, ops);
     cl_uint arg = 0;
     for (int i = 0; i < n; i++) {

@@ -12,6 +12,7 @@
 
 #include "config_fields.h"
 #include "op_table.h"
+#include "user_op.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,7 +32,19 @@
 
 typedef struct trr_vk_norm_state {
     trr_vk_bindset set;
+    trr_vk_bindset user_set; /* user row ops' (core/user_op.h): USER_ROW_BINDINGS, user_row_push */
 } trr_vk_norm_state;
+
+/* A user row op's layout (docs/custom-ops.md, Vulkan's convention for row ops): binding i the i-th operand
+ * (inputs, then outputs; unused bindings repeat the first), and these push constants. */
+#define USER_ROW_BINDINGS TRR_MAX_ROW_OPERANDS
+#define USER_ROW_PARAMS 8
+typedef struct user_row_push {
+    uint32_t rows, cols, dtype;
+    uint32_t offset[USER_ROW_BINDINGS]; /* elements from each binding's start */
+    uint32_t stride[USER_ROW_BINDINGS]; /* a [M,N] operand's row stride, a [N] vector's element stride */
+    uint32_t params[USER_ROW_PARAMS];   /* f32 bits, or an int */
+} user_row_push;
 
 static int has_bias(const trr_call *call) {
     return trr_op_desc_get(call->op)->operand[TRR_SLOT_U].name != NULL;
@@ -157,6 +170,7 @@ void trr_vk_norm_destroy(trr_vk_device *d) {
     trr_vk_norm_state *ns = d->norm;
     if (!ns) return;
     trr_vk_bindset_destroy(d, &ns->set);
+    trr_vk_bindset_destroy(d, &ns->user_set);
     free(ns);
     d->norm = NULL;
 }
@@ -173,6 +187,7 @@ static trr_status norm_state(trr_context *ctx, trr_vk_norm_state **out) {
     if (!ns) return trr_error(ctx, TRR_ERR_OUT_OF_MEMORY, "vulkan: out of host memory");
     d->norm = ns; /* freed at close, whatever is left unmade here */
     TRR_TRY(trr_vk_bindset_create(ctx, &ns->set, NORM_BINDINGS, sizeof(trr_vk_push)));
+    TRR_TRY(trr_vk_bindset_create(ctx, &ns->user_set, USER_ROW_BINDINGS, sizeof(user_row_push)));
     *out = ns;
     return TRR_OK;
 }
@@ -250,4 +265,56 @@ trr_status trr_vk_row_norm_run(trr_context *ctx, const trr_call *call) {
         TRR_TRY(run_part(ctx, &part));
     }
     return TRR_OK;
+}
+
+/* A user row op (core/user_op.h): the definition's SPIR-V in the row ops' layout above, its launch rule's grid,
+ * specialization constant 0 the threads per group and 1.. the tile parameters, as the element-wise user path. */
+trr_status trr_vk_run_user_rows(trr_context *ctx, const trr_call *c, const trr_user_op *u, const int64_t groups[3],
+                                int threads) {
+    trr_vk_device *d = trr_vk_dev(ctx);
+    if (u->desc.n_params > USER_ROW_PARAMS)
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: %s: row ops take up to %d parameters here", u->name,
+                         USER_ROW_PARAMS);
+    trr_vk_norm_state *ns = NULL;
+    TRR_TRY(norm_state(ctx, &ns));
+    const trr_operand *ops[USER_ROW_BINDINGS];
+    const int n = trr_user_operands(u, c, ops);
+    user_row_push push = {.rows = (uint32_t)c->rows, .cols = (uint32_t)c->cols, .dtype = (uint32_t)c->z.dtype};
+    VkDescriptorBufferInfo info[USER_ROW_BINDINGS];
+    for (int i = 0; i < USER_ROW_BINDINGS; i++) {
+        if (i >= n) { /* an unused binding: the first operand again, so every binding is valid */
+            info[i] = info[0];
+            continue;
+        }
+        const int64_t ext = u->vector[i] ? rows_extent(c->cols, 1, ops[i]->stride0)
+                                         : rows_extent(c->rows, c->cols, ops[i]->stride0);
+        TRR_TRY(trr_vk_bind(ctx, ops[i], ext, &info[i], &push.offset[i]));
+        push.stride[i] = (uint32_t)ops[i]->stride0;
+    }
+    for (int i = 0; i < u->desc.n_params; i++) {
+        if (trr_user_param_is_float(u, i)) {
+            const float f = (float)c->params[i];
+            memcpy(&push.params[i], &f, 4);
+        } else {
+            const int32_t v = (int32_t)c->params[i];
+            memcpy(&push.params[i], &v, 4);
+        }
+    }
+    int tiles[TRR_MAX_TILE_PARAMS];
+    trr_user_tiles(u, &c->config, tiles);
+    uint32_t spec[1 + TRR_MAX_TILE_PARAMS] = {(uint32_t)threads};
+    for (int t = 0; t < u->def.n_tiles; t++) spec[1 + t] = (uint32_t)tiles[t];
+    char shader[32];
+    snprintf(shader, sizeof shader, "user#%d", (int)c->op);
+    VkPipeline pipeline;
+    TRR_TRY(trr_vk_pipeline_get_in(ctx, shader, spec, 1 + u->def.n_tiles, ns->user_set.layout, &pipeline));
+    VkCommandBuffer cmd;
+    TRR_TRY(trr_vk_begin(ctx, &cmd));
+    TRR_TRY(trr_vk_bindset_bind(ctx, &ns->user_set, cmd, info));
+    d->fn.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
+    d->recording->bound = pipeline;
+    d->fn.vkCmdPushConstants(cmd, ns->user_set.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof push, &push);
+    d->fn.vkCmdDispatch(cmd, (uint32_t)groups[0], (uint32_t)groups[1], (uint32_t)groups[2]);
+    for (int i = 0; i < n; i++) trr_vk_use(d, ops[i]->mem);
+    return trr_vk_end(ctx);
 }

@@ -12,6 +12,11 @@ void trr_vk_row_norm_choose(const trr_vk_device *d, trr_call *call);
 /* Refuses a config the kernel cannot run, with the reason. */
 trr_status trr_vk_row_norm_check(trr_context *ctx, const trr_call *call);
 trr_status trr_vk_row_norm_run(trr_context *ctx, const trr_call *call);
+/* A user row op (core/user_op.h) by its launch rule's groups and threads, in the row ops' layout (bindings 0..4
+ * the operands, docs/custom-ops.md). */
+struct trr_user_op;
+trr_status trr_vk_run_user_rows(trr_context *ctx, const trr_call *call, const struct trr_user_op *u,
+                                const int64_t groups[3], int threads);
 /* Frees what the path created on the device (its layouts and descriptor pools); at close. */
 void trr_vk_norm_destroy(trr_vk_device *d);
 

@@ -647,8 +647,6 @@ trr_status trr_vk_bind(trr_context *ctx, const trr_operand *o, int64_t extent, V
 trr_status trr_vk_run_user(trr_context *ctx, const trr_call *c) {
     const trr_user_op *u = trr_op_desc_get(c->op)->user;
     TRR_TRY(trr_user_need_code(ctx, u, TRR_USER_VULKAN, "vulkan"));
-    if (u->desc.n_params > 6)
-        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: %s: user ops take up to 6 parameters here", u->name);
     trr_vk_device *d = trr_vk_dev(ctx);
     int64_t groups[3];
     int threads = 0;
@@ -657,6 +655,9 @@ trr_status trr_vk_run_user(trr_context *ctx, const trr_call *c) {
         if (groups[a] > d->phys.props.limits.maxComputeWorkGroupCount[a])
             return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: %s: %lld workgroups along %c, the device takes %u",
                              u->name, (long long)groups[a], "xyz"[a], d->phys.props.limits.maxComputeWorkGroupCount[a]);
+    if (u->row_op) return trr_vk_run_user_rows(ctx, c, u, groups, threads); /* vk_norm.c: five bindings */
+    if (u->desc.n_params > 6)
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: %s: user ops take up to 6 parameters here", u->name);
     dispatch w;
     memset(&w, 0, sizeof w);
     char shader[32];

@@ -84,7 +84,7 @@ trr_status trr_vk_supports(trr_context *ctx, const trr_call *call) {
         }
         trr_kernel_memo_put(memo, desc, 1);
     }
-    if (desc->shape == TRR_SHAPE_ROW_NORM) TRR_TRY(trr_vk_row_norm_supports(ctx, call));
+    if (desc->shape == TRR_SHAPE_ROW_NORM && !desc->user) TRR_TRY(trr_vk_row_norm_supports(ctx, call));
     if (desc->shape == TRR_SHAPE_MATMUL && (call->x.dtype == TRR_F8E4M3 || call->x.dtype == TRR_F8E5M2))
         return trr_error(ctx, TRR_ERR_UNSUPPORTED,
                          "vulkan: matmul of 8-bit floats has no kernel here: it would take a cooperative-matrix "

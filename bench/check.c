@@ -63,8 +63,15 @@ static trr_call slice_call(const trr_call *call, int64_t r, int64_t c, int whole
         break;
     }
     case TRR_SHAPE_PLANES: s.x.offset += r * call->x.stride1 + c; break;
+    case TRR_SHAPE_ROW_NORM: { /* every [M,N] input (a user row op's r too); the vectors stay */
+        const trr_op_desc *d = trr_op_desc_get(call->op);
+        trr_operand *ins[3] = {&s.x, &s.y, &s.u};
+        const int slots[3] = {TRR_SLOT_X, TRR_SLOT_Y, TRR_SLOT_U};
+        for (int i = 0; i < 3; i++)
+            if (d->operand[slots[i]].name && !d->operand[slots[i]].vector) ins[i]->offset += r * ins[i]->stride0;
+        break;
+    }
     case TRR_SHAPE_ROWS:
-    case TRR_SHAPE_ROW_NORM:
     case TRR_SHAPE_ROW_REDUCE: s.x.offset += r * call->x.stride0; break;
     case TRR_SHAPE_ELEMENTWISE:
         s.x.offset += r * call->x.stride0 + c;

@@ -37,7 +37,9 @@ typedef enum trr_op_shape {
     TRR_SHAPE_ROWS,            /* x [M,N] -> z [M,N], each row on its own */
     TRR_SHAPE_ROW_REDUCE,      /* x [M,N] -> z [M] */
     TRR_SHAPE_MATMUL,          /* A [M,K], B [K,N] -> C [M,N]: rows = M, cols = N, k = K */
-    TRR_SHAPE_ROW_NORM,        /* x [M,N], w [N] (, b [N]) -> y [M,N]: each row on its own, scaled per column */
+    TRR_SHAPE_ROW_NORM,        /* x [M,N], w [N] (, b [N]) -> y [M,N]: each row on its own, scaled per column; by
+                                  the operand rules, so a user's row op (x [M,N], r [M,N], w [N] -> y, h [M,N])
+                                  is of it too */
     TRR_SHAPE_ATTENTION        /* q [B,Hq,Sq,D], k, v [B,Hkv,Skv,D] -> o [B,Hq,Sq,D] (, lse [B,Hq,Sq]): core/attention.c */
 } trr_op_shape;
 #define TRR_SHAPE_COUNT (TRR_SHAPE_ATTENTION + 1)
@@ -59,6 +61,8 @@ typedef struct trr_operand_rule {
 /* The operand slots of a call: the first and second inputs, the output, a third input and a second output. The
  * public operand order (inputs in order, then the outputs) maps onto them: x, y, u, then z, w. */
 enum { TRR_SLOT_X = 0, TRR_SLOT_Y = 1, TRR_SLOT_Z = 2, TRR_SLOT_U = 3, TRR_SLOT_W = 4, TRR_SLOTS = 5 };
+/* 1 for the output slots (z, w). */
+static inline int trr_slot_is_output(int slot) { return slot == TRR_SLOT_Z || slot == TRR_SLOT_W; }
 /* The slot of public operand i of an op with n_inputs inputs (trr_op_run's order). */
 static inline int trr_slot_of_operand(int n_inputs, int i) {
     if (i == n_inputs) return TRR_SLOT_Z;

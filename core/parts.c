@@ -26,7 +26,8 @@ enum { AXIS_BATCH = 0, AXIS_ROWS, AXIS_COLS, AXES };
 static int64_t span(const trr_call *c, const trr_op_desc *d, int slot, const int64_t n[AXES]) {
     const int64_t rows = n[AXIS_ROWS], cols = n[AXIS_COLS];
     if (!d->operand[slot].name) return 0;
-    const trr_operand *o = slot == TRR_SLOT_X ? &c->x : slot == TRR_SLOT_Y ? &c->y : slot == TRR_SLOT_Z ? &c->z : &c->u;
+    const trr_operand *const os[TRR_SLOTS] = {&c->x, &c->y, &c->z, &c->u, &c->w};
+    const trr_operand *o = os[slot];
     switch (d->shape) {
     case TRR_SHAPE_PLANES:
         if (slot == TRR_SLOT_X) return 2 * o->stride0 + (rows - 1) * o->stride1 + cols;
@@ -35,7 +36,7 @@ static int64_t span(const trr_call *c, const trr_op_desc *d, int slot, const int
         if (slot == TRR_SLOT_Z) return (rows - 1) * o->stride0 + 1;
         return (rows - 1) * o->stride0 + cols;
     case TRR_SHAPE_ROW_NORM:
-        if (slot == TRR_SLOT_Y || slot == TRR_SLOT_U) return (cols - 1) * o->stride0 + 1; /* w, b: [N] */
+        if (d->operand[slot].vector) return (cols - 1) * o->stride0 + 1; /* w, b: [N] */
         return (rows - 1) * o->stride0 + cols;
     case TRR_SHAPE_MATMUL: {
         int64_t one;
@@ -144,11 +145,19 @@ trr_status trr_call_run_parts(trr_context *ctx, const trr_call *call,
                     advance(&p.x, r0 * call->x.stride1 + c0);
                     advance(&p.z, r0 * call->z.stride0 + c0);
                 } else {
-                    /* rows of x, y and z; row-reduce's z one element a row; the row norms' w and b whole */
+                    /* rows of x, y and z; row-reduce's z one element a row; the row norms' [M,N] operands by
+                     * rows, their vectors (w, b) whole */
                     advance(&p.x, r0 * call->x.stride0 + c0);
                     if (d->shape == TRR_SHAPE_ELEMENTWISE && d->operand[TRR_SLOT_Y].name)
                         advance(&p.y, r0 * call->y.stride0 + c0);
                     advance(&p.z, r0 * call->z.stride0 + (d->shape == TRR_SHAPE_ROW_REDUCE ? 0 : c0));
+                    if (d->shape == TRR_SHAPE_ROW_NORM) {
+                        trr_operand *more[3] = {&p.y, &p.u, &p.w};
+                        const int slots[3] = {TRR_SLOT_Y, TRR_SLOT_U, TRR_SLOT_W};
+                        for (int m = 0; m < 3; m++)
+                            if (d->operand[slots[m]].name && !d->operand[slots[m]].vector)
+                                advance(more[m], r0 * more[m]->stride0);
+                    }
                 }
                 p.rows = call->rows - r0 < n[AXIS_ROWS] ? call->rows - r0 : n[AXIS_ROWS];
                 p.cols = call->cols - c0 < n[AXIS_COLS] ? call->cols - c0 : n[AXIS_COLS];

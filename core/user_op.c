@@ -41,11 +41,13 @@ static const char *skip_space(const char *p) {
 }
 
 /* One operand "name[D0,D1]" from *pp: its dims' names into dims (rank into *rank). */
-static trr_status parse_operand(const char **pp, const char *op, char dims[2][TRR_USER_NAME_MAX], int *rank) {
+static trr_status parse_operand(const char **pp, const char *op, char *out_name, char dims[2][TRR_USER_NAME_MAX],
+                                int *rank) {
     const char *p = skip_space(*pp), *name = p;
     while (isalnum((unsigned char)*p) || *p == '_') p++;
     if (!is_ident(name, (size_t)(p - name)))
         return BAD("trr_op_define(%s): operands: expected an operand name at \"%s\"", op, name);
+    snprintf(out_name, TRR_USER_NAME_MAX, "%.*s", (int)(p - name), name);
     p = skip_space(p);
     if (*p != '[') return BAD("trr_op_define(%s): operands: %.*s needs its dims, as %.*s[M,N]", op,
                               (int)(p - name), name, (int)(p - name), name);
@@ -68,7 +70,8 @@ static trr_status parse_operand(const char **pp, const char *op, char dims[2][TR
     return TRR_OK;
 }
 
-/* "x[M,N], g[M,N] -> y[M,N]": every operand of one shape (the element-wise rule). */
+/* "x[M,N], g[M,N] -> y[M,N]": every operand of one shape (the element-wise rule); a row op's
+ * "x[M,N], r[M,N], w[N] -> y[M,N], h[M,N]": [M,N] operands of one shape and vectors of its N. */
 static trr_status parse_operands(trr_user_op *u, const char *text) {
     const char *op = u->name;
     if (!text) return BAD("trr_op_define(%s): operands is NULL", op);
@@ -79,18 +82,33 @@ static trr_status parse_operands(trr_user_op *u, const char *text) {
     int inputs = 0, outputs = 0;
     for (int side = 0; side < 2; side++) {
         for (;;) {
-            char dims[2][TRR_USER_NAME_MAX];
+            char dims[2][TRR_USER_NAME_MAX], name[TRR_USER_NAME_MAX];
             int rank = 0;
-            TRR_TRY(parse_operand(&p, op, dims, &rank));
+            const int i = inputs + outputs;
+            if (i == (u->row_op ? TRR_MAX_ROW_OPERANDS : TRR_MAX_USER_OPERANDS))
+                return BAD("trr_op_define(%s): operands: more than %d operands", op,
+                           u->row_op ? TRR_MAX_ROW_OPERANDS : TRR_MAX_USER_OPERANDS);
+            TRR_TRY(parse_operand(&p, op, name, dims, &rank));
             if (side == 0 && p > arrow) return BAD("trr_op_define(%s): operands: malformed before \"->\"", op);
-            if (inputs + outputs == 0) {
+            snprintf(u->operand_names[i], TRR_USER_NAME_MAX, "%s", name);
+            if (i == 0) {
                 u->rank = rank;
                 snprintf(u->dims[0], TRR_USER_NAME_MAX, "%s", rank == 2 ? dims[0] : "");
                 snprintf(u->dims[1], TRR_USER_NAME_MAX, "%s", dims[rank - 1]);
+                if (u->row_op && rank != 2)
+                    return BAD("trr_op_define(%s): operands: a row op's first input is [M,N], in \"%s\"", op, text);
+            } else if (u->row_op && rank == 1 && side == 0) {
+                if (strcmp(dims[0], u->dims[1]))
+                    return BAD("trr_op_define(%s): operands: a row op's vector is [%s], the rows' length, in \"%s\"",
+                               op, u->dims[1], text);
+                u->vector[i] = 1;
             } else if (rank != u->rank || strcmp(dims[rank - 1], u->dims[1]) ||
                        (rank == 2 && strcmp(dims[0], u->dims[0]))) {
-                return BAD("trr_op_define(%s): operands: every operand must have the first one's dims (user ops are "
-                           "element-wise), in \"%s\"", op, text);
+                return BAD(u->row_op ? "trr_op_define(%s): operands: a row op's operands are [M,N] as its first "
+                                       "input, inputs also [N] vectors, in \"%s\""
+                                     : "trr_op_define(%s): operands: every operand must have the first one's dims "
+                                       "(user ops are element-wise), in \"%s\"",
+                           op, text);
             }
             if (side == 0) inputs++;
             else outputs++;
@@ -104,13 +122,17 @@ static trr_status parse_operands(trr_user_op *u, const char *text) {
         }
     }
     if (*skip_space(p)) return BAD("trr_op_define(%s): operands: unexpected text \"%s\"", op, p);
-    if (inputs < 1 || inputs > 2 || outputs != 1)
-        return BAD("trr_op_define(%s): user ops take one or two inputs and one output, got %d -> %d", op, inputs,
-                   outputs);
+    if (u->row_op && (inputs < 1 || inputs > 3 || outputs < 1 || outputs > 2))
+        return BAD("trr_op_define(%s): row ops take one to three inputs and one or two outputs, got %d -> %d", op,
+                   inputs, outputs);
+    if (!u->row_op && (inputs < 1 || inputs > 2 || outputs != 1))
+        return BAD("trr_op_define(%s): element-wise user ops take one or two inputs and one output, got %d -> %d", op,
+                   inputs, outputs);
     if (u->rank == 2 && !strcmp(u->dims[0], u->dims[1]))
         return BAD("trr_op_define(%s): operands: the two dims need names of their own", op);
     snprintf(u->operands, sizeof u->operands, "%s", text);
-    u->n_operands = inputs + 1;
+    u->n_operands = inputs + outputs;
+    u->n_inputs = inputs;
     return TRR_OK;
 }
 
@@ -304,34 +326,56 @@ static void make_row(trr_user_op *u, const trr_op_def *def) {
                                                                                    def->dtypes[i]};
     d->signatures = u->signatures;
     d->n_signatures = def->n_dtypes;
-    d->shape = TRR_SHAPE_ELEMENTWISE;
-    /* the operands' names stay the slots' (x, y, z): messages name them by slot */
-    static const trr_operand_rule x = {"x", 1, TRR_DIM_ROWS, TRR_DIM_COLS, 0, 0, 0};
-    static const trr_operand_rule y = {"y", 1, TRR_DIM_ROWS, TRR_DIM_COLS, 0, 0, 0};
-    static const trr_operand_rule z = {"z", 1, TRR_DIM_ROWS, TRR_DIM_COLS, 0, 0, 0};
-    d->operand[TRR_SLOT_X] = x;
-    if (d->n_inputs == 2) d->operand[TRR_SLOT_Y] = y;
-    d->operand[TRR_SLOT_Z] = z;
+    d->shape = u->row_op ? TRR_SHAPE_ROW_NORM : TRR_SHAPE_ELEMENTWISE;
+    if (u->row_op) {
+        /* the row norms' rule: each operand in its slot by the public order, [M,N] or a vector of cols */
+        d->n_inputs = u->n_inputs;
+        for (int i = 0; i < u->n_operands; i++)
+            d->operand[trr_slot_of_operand(u->n_inputs, i)] =
+                (trr_operand_rule){u->operand_names[i], 1, u->vector[i] ? TRR_DIM_ONE : TRR_DIM_ROWS, TRR_DIM_COLS,
+                                   u->vector[i], 0, 0};
+    } else {
+        /* the operands' names stay the slots' (x, y, z): messages name them by slot */
+        static const trr_operand_rule x = {"x", 1, TRR_DIM_ROWS, TRR_DIM_COLS, 0, 0, 0};
+        static const trr_operand_rule y = {"y", 1, TRR_DIM_ROWS, TRR_DIM_COLS, 0, 0, 0};
+        static const trr_operand_rule z = {"z", 1, TRR_DIM_ROWS, TRR_DIM_COLS, 0, 0, 0};
+        d->operand[TRR_SLOT_X] = x;
+        if (d->n_inputs == 2) d->operand[TRR_SLOT_Y] = y;
+        d->operand[TRR_SLOT_Z] = z;
+    }
     d->flops_per_point = def->flops_per_point;
     d->exact = def->bound == TRR_BOUND_EXACT ? 2 : def->bound == TRR_BOUND_EXACT_F32 ? 1 : 0;
     d->transcendental = def->transcendental != 0;
     d->user = u;
-    /* one benchmark, in the first dtype: one packed vector, GB/s over every operand's bytes */
+    /* one benchmark, in the first dtype, GB/s over every operand's bytes: one packed vector (element-wise), or
+     * rows of N at M = TRR_BENCH_ROWS_M (a row op, at the row norms' sizes) */
     const char *dt = "?";
     size_t es = 4;
     trr_dtype_name(def->dtypes[0], &dt);
     trr_dtype_size(def->dtypes[0], &es);
     snprintf(u->bench_name, sizeof u->bench_name, "%s_%s", u->name, dt);
-    snprintf(u->bench_title, sizeof u->bench_title, "%s %s (GB/s = %dn/t)", u->name, dt, (int)es * u->n_operands);
-    u->bench = (trr_op_bench){u->bench_name, u->bench_title, def->dtypes[0], def->dtypes[0], TRR_EPI_NONE,
-                              TRR_SIZING_VECTOR, 0, {.list = {{(int64_t)1 << 24}}},
-                              {.from = (int64_t)1 << 12, .to = (int64_t)1 << 27, .factor = 2}};
+    if (u->row_op) {
+        int mats = 0, vecs = 0;
+        for (int i = 0; i < u->n_operands; i++) vecs += u->vector[i], mats += !u->vector[i];
+        snprintf(u->bench_title, sizeof u->bench_title, "%s %s, M = %d (GB/s = (%dMN + %dN)/t)", u->name, dt,
+                 TRR_BENCH_ROWS_M, (int)es * mats, (int)es * vecs);
+        const trr_bench_sizes rows = {.list = {{1024}, {4096}, {8192}, {16384}}};
+        u->bench = (trr_op_bench){u->bench_name, u->bench_title, def->dtypes[0], def->dtypes[0], TRR_EPI_NONE,
+                                  TRR_SIZING_ROWS, 0, rows, rows};
+    } else {
+        snprintf(u->bench_title, sizeof u->bench_title, "%s %s (GB/s = %dn/t)", u->name, dt,
+                 (int)es * u->n_operands);
+        u->bench = (trr_op_bench){u->bench_name, u->bench_title, def->dtypes[0], def->dtypes[0], TRR_EPI_NONE,
+                                  TRR_SIZING_VECTOR, 0, {.list = {{(int64_t)1 << 24}}},
+                                  {.from = (int64_t)1 << 12, .to = (int64_t)1 << 27, .factor = 2}};
+    }
     d->benches = &u->bench;
     d->n_benches = 1;
     d->bench_work = TRR_WORK_BYTES;
 }
 
-static trr_status define(const trr_op_def *def, trr_user_op *u) {
+static trr_status define(const trr_op_def *def, trr_op_row_reference_fn row_reference, trr_op_cpu_row_fn row_cpu,
+                         trr_user_op *u) {
     if (!def->name || !is_ident(def->name, strlen(def->name)))
         return BAD("trr_op_define: the name must be a name of letters, digits and '_' under %d characters",
                    TRR_USER_NAME_MAX);
@@ -339,6 +383,16 @@ static trr_status define(const trr_op_def *def, trr_user_op *u) {
     if (name_taken(u->name)) return BAD("trr_op_define(%s): an op of that name exists", u->name);
     u->def = *def;
     u->def.name = u->name;
+    if (row_reference && def->reference)
+        return BAD("trr_op_define_row_op(%s): def->reference must be NULL: a row op's reference is row_reference",
+                   u->name);
+    if (!def->reference && !row_reference) return BAD("trr_op_define(%s): the float64 reference is required", u->name);
+    if (row_reference && def->cpu)
+        return BAD("trr_op_define_row_op(%s): def->cpu must be NULL: a row op's CPU function is the cpu argument",
+                   u->name);
+    u->row_op = row_reference != NULL;
+    u->row_reference = row_reference;
+    u->row_cpu = row_cpu;
     TRR_TRY(parse_operands(u, def->operands));
     u->def.operands = u->operands;
     if (def->n_dtypes < 1 || def->n_dtypes > TRR_MAX_USER_DTYPES)
@@ -353,14 +407,13 @@ static trr_status define(const trr_op_def *def, trr_user_op *u) {
     TRR_TRY(check_params(u, def));
     u->def.params = u->params;
     TRR_TRY(check_launch(u, def));
-    if (!def->reference) return BAD("trr_op_define(%s): the float64 reference is required", u->name);
     if ((unsigned)def->bound > TRR_BOUND_EXACT)
         return BAD("trr_op_define(%s): unknown bound %d", u->name, (int)def->bound);
     if (def->flops_per_point < 0) return BAD("trr_op_define(%s): flops_per_point is negative", u->name);
     TRR_TRY(check_code(u, TRR_USER_CUDA, &def->cuda));
     TRR_TRY(check_code(u, TRR_USER_OPENCL, &def->opencl));
     TRR_TRY(check_code(u, TRR_USER_VULKAN, &def->vulkan));
-    if (!def->cpu && !u->source[TRR_USER_CUDA] && !u->source[TRR_USER_OPENCL] && !u->spirv)
+    if (!def->cpu && !row_cpu && !u->source[TRR_USER_CUDA] && !u->source[TRR_USER_OPENCL] && !u->spirv)
         return BAD("trr_op_define(%s): no kernel for any API", u->name);
     u->def.cuda.source = u->source[TRR_USER_CUDA];
     u->def.opencl.source = u->source[TRR_USER_OPENCL];
@@ -375,8 +428,8 @@ static trr_status define(const trr_op_def *def, trr_user_op *u) {
     return TRR_OK;
 }
 
-trr_status trr_op_define(const trr_op_def *def, trr_op *out_op) {
-    if (!def || !out_op) return BAD("trr_op_define: def or out_op is NULL");
+static trr_status define_op(const trr_op_def *def, trr_op_row_reference_fn row_reference, trr_op_cpu_row_fn row_cpu,
+                           trr_op *out_op) {
     pthread_mutex_lock(&define_lock);
     trr_status st = TRR_OK;
     const int n = trr_op_desc_count() - TRR_OP_COUNT;
@@ -385,7 +438,7 @@ trr_status trr_op_define(const trr_op_def *def, trr_op *out_op) {
     else if (!(u = calloc(1, sizeof *u))) st = trr_error(NULL, TRR_ERR_OUT_OF_MEMORY, "trr_op_define: no host memory");
     if (st == TRR_OK) {
         u->op = (trr_op)(TRR_OP_COUNT + n);
-        st = define(def, u);
+        st = define(def, row_reference, row_cpu, u);
     }
     if (st == TRR_OK) {
         trr_op_desc_add(&u->desc); /* room was checked above, under the lock */
@@ -396,6 +449,17 @@ trr_status trr_op_define(const trr_op_def *def, trr_op *out_op) {
     }
     pthread_mutex_unlock(&define_lock);
     return st;
+}
+
+trr_status trr_op_define(const trr_op_def *def, trr_op *out_op) {
+    if (!def || !out_op) return BAD("trr_op_define: def or out_op is NULL");
+    return define_op(def, NULL, NULL, out_op);
+}
+
+trr_status trr_op_define_row_op(const trr_op_def *def, trr_op_row_reference_fn row_reference, trr_op_cpu_row_fn cpu,
+                                trr_op *out_op) {
+    if (!def || !row_reference || !out_op) return BAD("trr_op_define_row_op: def, row_reference or out_op is NULL");
+    return define_op(def, row_reference, cpu, out_op);
 }
 
 /* ---- what the backends' user paths read ---- */
@@ -430,12 +494,10 @@ void trr_user_defines(const trr_user_op *u, const trr_call *call, int threads, c
         at += (size_t)snprintf(out + at, cap - at, " -D%s=%d", u->tile_names[t], tiles[t]);
 }
 
-int trr_user_operands(const trr_user_op *u, const trr_call *call, const trr_operand *out[TRR_MAX_USER_OPERANDS]) {
-    int n = 0;
-    out[n++] = &call->x;
-    if (u->n_operands == 3) out[n++] = &call->y;
-    out[n++] = &call->z;
-    return n;
+int trr_user_operands(const trr_user_op *u, const trr_call *call, const trr_operand *out[TRR_MAX_ROW_OPERANDS]) {
+    const trr_operand *slots[TRR_SLOTS] = {&call->x, &call->y, &call->z, &call->u, &call->w};
+    for (int i = 0; i < u->n_operands; i++) out[i] = slots[trr_slot_of_operand(u->n_inputs, i)];
+    return u->n_operands;
 }
 
 trr_status trr_user_need_code(trr_context *ctx, const trr_user_op *u, trr_user_api api, const char *backend) {

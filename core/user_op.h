@@ -1,6 +1,7 @@
 /* User-defined ops (trr_op_define, docs/custom-ops.md): a checked copy of the caller's definition and the op-table
- * row made from it. A user op's row is of the element-wise shape rule, so validation, parts, the harness's layout
- * and cases, the bench and the CLI follow from it as for a built-in op; its `user` field sends each backend to
+ * row made from it. A user op's row is of the element-wise shape rule, or for a row op of the row norms' (operand
+ * rules of [M,N] and [N] operands in the slots x, y, u, z, w), so validation, parts, the harness's layout and
+ * cases, the reference, the bench and the CLI follow from it as for a built-in op; its `user` field sends each backend to
  * its user path, which takes the kernel from the definition instead of kernels/<api>/. */
 #ifndef TRR_USER_OP_H
 #define TRR_USER_OP_H
@@ -19,8 +20,14 @@ typedef struct trr_user_op {
     trr_op_desc desc;
     char name[TRR_USER_NAME_MAX];
     char operands[256];
-    int n_operands;               /* inputs + the output */
-    int rank;                     /* of every operand: 1 or 2 */
+    char operand_names[TRR_MAX_ROW_OPERANDS][TRR_USER_NAME_MAX]; /* in the convention's order */
+    int n_operands;               /* inputs + outputs */
+    int n_inputs;
+    int row_op;                   /* a row op (trr_op_define_row_op): the row-norm shape rule; else element-wise */
+    trr_op_row_reference_fn row_reference; /* a row op's reference (the definition's reference is NULL) */
+    trr_op_cpu_row_fn row_cpu;    /* a row op's CPU function (the definition's cpu is NULL), or NULL */
+    unsigned char vector[TRR_MAX_ROW_OPERANDS]; /* a row op's [N] operands, in the convention's order */
+    int rank;                     /* of every operand (a row op: of its [M,N] ones): 1 or 2 */
     char dims[2][TRR_USER_NAME_MAX]; /* rank 2: rows' name, cols' name; rank 1: "", cols' name */
     trr_param_info params[TRR_MAX_OP_PARAMS];
     char param_names[TRR_MAX_OP_PARAMS][TRR_USER_NAME_MAX];
@@ -49,8 +56,8 @@ trr_status trr_user_launch(trr_context *ctx, const trr_user_op *u, const trr_cal
                            int *out_threads);
 /* The defines a CUDA or OpenCL compile gets: "-DBLOCK=256 ... -DTRR_DTYPE=0 -DTRR_THREADS=256". */
 void trr_user_defines(const trr_user_op *u, const trr_call *call, int threads, char *out, size_t cap);
-/* The operands of call in the convention's order (inputs, then the output). */
-int trr_user_operands(const trr_user_op *u, const trr_call *call, const trr_operand *out[TRR_MAX_USER_OPERANDS]);
+/* The operands of call in the convention's order (inputs, then the outputs). */
+int trr_user_operands(const trr_user_op *u, const trr_call *call, const trr_operand *out[TRR_MAX_ROW_OPERANDS]);
 /* 1 where parameter i is passed as a float (an f32 parameter), 0 as an int. */
 static inline int trr_user_param_is_float(const trr_user_op *u, int i) { return u->params[i].type == TRR_PARAM_F32; }
 /* The backend's run of call for a user op of rank-1 operands, whose launch rule has no rows: a call of several

@@ -379,21 +379,29 @@ trr_status trr_call_build_slots(trr_context *ctx, trr_op op, const trr_tensor *c
             if (views[v]) TRR_TRY(check_strides(ctx, views[v], desc->operand[v].name, 0));
         break;
     case TRR_SHAPE_ROW_NORM: {
-        if (x->ndim != 2 || !same_shape(x, z)) {
+        /* by the operand rules: [M,N] operands of x's shape (x and the outputs among them), [N] vectors */
+        if (x->ndim != 2) {
             char got[96];
             format_shape(x, got, sizeof got);
-            return trr_error(ctx, TRR_ERR_SHAPE, "%s: x and y must be 2-D [M,N] of the same shape, got x %s", opn, got);
+            return trr_error(ctx, TRR_ERR_SHAPE, "%s: %s must be 2-D [M,N], got %s", opn, desc->operand[TRR_SLOT_X].name,
+                             got);
         }
         for (int v = 0; v < TRR_SLOTS; v++) {
-            if (!views[v] || v == TRR_SLOT_X || v == TRR_SLOT_Z) continue;
+            if (!views[v] || v == TRR_SLOT_X) continue;
+            if (!desc->operand[v].vector) {
+                if (!same_shape(views[v], x))
+                    return trr_error(ctx, TRR_ERR_SHAPE, "%s: %s and %s must be 2-D [M,N] of the same shape", opn,
+                                     desc->operand[TRR_SLOT_X].name, desc->operand[v].name);
+                continue;
+            }
             if (views[v]->ndim != 1 || views[v]->shape[0] != x->shape[1])
                 return trr_error(ctx, TRR_ERR_SHAPE, "%s: %s must be 1-D [N] = [%lld]", opn, desc->operand[v].name,
                                  (long long)x->shape[1]);
             if (views[v]->strides[0] < 1)
                 return trr_error(ctx, TRR_ERR_STRIDE, "%s: %s's stride must be positive", opn, desc->operand[v].name);
         }
-        TRR_TRY(check_strides(ctx, x, desc->operand[TRR_SLOT_X].name, 0));
-        TRR_TRY(check_strides(ctx, z, desc->operand[TRR_SLOT_Z].name, 0));
+        for (int v = 0; v < TRR_SLOTS; v++)
+            if (views[v] && !desc->operand[v].vector) TRR_TRY(check_strides(ctx, views[v], desc->operand[v].name, 0));
         call.rows = x->shape[0];
         call.cols = x->shape[1];
         break;
@@ -483,13 +491,20 @@ trr_status trr_call_build_slots(trr_context *ctx, trr_op op, const trr_tensor *c
     for (int v = 0; v < TRR_SLOTS; v++)
         if (views[v]) TRR_TRY(check_extent(ctx, views[v], desc->operand[v].name, &begin[v], &end[v]));
 
-    /* 8. overlap: exact aliasing is allowed where each element is read before it is written at the same place */
+    /* 8. overlap: exact aliasing is allowed where each element is read before it is written at the same place;
+     * a second output (a row op's) overlaps nothing else */
     const int alias_ok = desc->alias_ok;
-    for (int v = 0; v < TRR_SLOTS; v++) {
-        if (v == TRR_SLOT_Z || !views[v] || views[v]->buffer != z->buffer) continue;
-        if (begin[v] < end[2] && begin[2] < end[v] && !(alias_ok && same_view(views[v], z)))
-            return trr_error(ctx, TRR_ERR_OVERLAP, "%s: output z overlaps input %s (bytes [%zu,%zu) and [%zu,%zu))", opn,
-                             desc->operand[v].name, begin[2], end[2], begin[v], end[v]);
+    for (int o = TRR_SLOT_Z; o < TRR_SLOTS; o += TRR_SLOT_W - TRR_SLOT_Z) {
+        if (!views[o]) continue;
+        for (int v = 0; v < TRR_SLOTS; v++) {
+            if (v == o || !views[v] || views[v]->buffer != views[o]->buffer || (o == TRR_SLOT_W && v == TRR_SLOT_Z))
+                continue;
+            if (begin[v] < end[o] && begin[o] < end[v] && !(alias_ok && o == TRR_SLOT_Z && same_view(views[v], z)))
+                return trr_error(ctx, TRR_ERR_OVERLAP, "%s: output %s overlaps %s %s (bytes [%zu,%zu) and [%zu,%zu))",
+                                 opn, o == TRR_SLOT_Z ? "z" : desc->operand[o].name,
+                                 trr_slot_is_output(v) ? "output" : "input", desc->operand[v].name, begin[o], end[o],
+                                 begin[v], end[v]);
+        }
     }
 
     int empty = TRR_CALL_RUNS;
@@ -529,19 +544,16 @@ trr_status trr_call_build_slots(trr_context *ctx, trr_op op, const trr_tensor *c
     case TRR_SHAPE_MATMUL:
     case TRR_SHAPE_ATTENTION: /* attention.c */
         break;
-    case TRR_SHAPE_ROW_NORM:
-        /* rows of x and y by their row strides; the per-column vectors by their element strides */
-        call.x = operand_of(x);
-        call.z = operand_of(z);
-        call.x.stride0 = x->strides[0];
-        call.z.stride0 = z->strides[0];
-        call.y = operand_of(y);
-        call.y.stride0 = y->strides[0];
-        if (views[TRR_SLOT_U]) {
-            call.u = operand_of(u);
-            call.u.stride0 = u->strides[0];
+    case TRR_SHAPE_ROW_NORM: {
+        /* [M,N] operands by their row strides; the per-column vectors by their element strides */
+        trr_operand *os[TRR_SLOTS] = {&call.x, &call.y, &call.z, &call.u, &call.w};
+        for (int v = 0; v < TRR_SLOTS; v++) {
+            if (!views[v]) continue;
+            *os[v] = operand_of(views[v]);
+            os[v]->stride0 = views[v]->strides[0];
         }
         break;
+    }
     }
     /* views past 2^31 elements run in parts each kernel can index (parts.c): refused here if none can be cut;
      * every slice of a sliced call spans what the first does */

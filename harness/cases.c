@@ -386,12 +386,16 @@ trr_status trr_cases_get(int quick_only, const trr_case **out_cases, int *out_co
         trr_status st = build();
         if (st != TRR_OK) return st;
     }
-    /* user ops defined since: their element-wise cases, appended */
+    /* user ops defined since: their cases, appended */
     int ops = TRR_OP_COUNT;
     trr_op_count(&ops);
     if (ops > g_ops) {
         const int from = g_all.count;
         add_elementwise(&g_all, g_ops, ops);
+        for (int op = g_ops; op < ops; op++) /* row ops: the row norms' cases (cases_norm.c) */
+            if (trr_op_desc_get((trr_op)op)->shape == TRR_SHAPE_ROW_NORM &&
+                !trr_cases_add_row_norm((trr_op)op, g_all.items, &g_all.count, MAX_CASES))
+                g_all.overflow = 1;
         if (g_all.overflow) return trr_error(NULL, TRR_ERR_INTERNAL, "case list: more cases than the list holds");
         for (int i = from; i < g_all.count; i++)
             if (g_all.items[i].quick) push(&g_quick, &g_all.items[i]);

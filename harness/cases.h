@@ -82,6 +82,9 @@ void trr_case_describe(const trr_case *c, char *out, size_t cap);
 /* The row norms' cases (cases_norm.c), appended to the list by trr_cases_get's builder. Returns 0 when the
  * list is full. */
 int trr_cases_add_norms(trr_case *items, int *count, int cap);
+/* The same cases for one op of the row-norm shape rule (a user's row op among them); the eps cases only where the
+ * op declares eps. */
+int trr_cases_add_row_norm(trr_op op, trr_case *items, int *count, int cap);
 /* attention's cases (cases_attention.c), appended likewise; their names ("attention f16 B2 H8/2 S127x1000 D64
  * causal lse bshd strided": Hq/Hkv heads, Sq x Skv); whether a case asks for causal (its params). */
 int trr_cases_add_attention(trr_case *items, int *count, int cap);

@@ -55,25 +55,30 @@ static const norm_shape g_shapes[] = {
 };
 
 int trr_cases_add_norms(trr_case *items, int *count, int cap) {
-    static const trr_op ops[] = {TRR_OP_RMS_NORM, TRR_OP_LAYER_NORM};
-    for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++) {
-        const trr_op_desc *d = trr_op_desc_get(ops[o]);
-        for (int s = 0; s < d->n_signatures; s++) {
-            for (size_t i = 0; i < sizeof g_shapes / sizeof g_shapes[0]; i++) {
-                const norm_shape *sh = &g_shapes[i];
-                trr_case c;
-                memset(&c, 0, sizeof c);
-                c.op = ops[o];
-                c.in_dtype = d->signatures[s].in;
-                c.out_dtype = d->signatures[s].out;
-                c.rows = sh->rows, c.cols = sh->cols;
-                c.layout = sh->layout;
-                c.special = sh->special;
-                c.quick = sh->quick;
-                if (sh->eps >= 0 && trr_op_params_set(&c.params, "eps", sh->eps) != TRR_OK) return 0;
-                if (*count >= cap) return 0;
-                items[(*count)++] = c;
-            }
+    return trr_cases_add_row_norm(TRR_OP_RMS_NORM, items, count, cap) &&
+           trr_cases_add_row_norm(TRR_OP_LAYER_NORM, items, count, cap);
+}
+
+int trr_cases_add_row_norm(trr_op op, trr_case *items, int *count, int cap) {
+    const trr_op_desc *d = trr_op_desc_get(op);
+    int has_eps = 0; /* a user's row op may declare no eps: its cases then run at its parameters' defaults */
+    for (int p = 0; p < d->n_params; p++) has_eps |= !strcmp(d->params[p].name, "eps");
+    for (int s = 0; s < d->n_signatures; s++) {
+        for (size_t i = 0; i < sizeof g_shapes / sizeof g_shapes[0]; i++) {
+            const norm_shape *sh = &g_shapes[i];
+            if (sh->eps >= 0 && !has_eps) continue;
+            trr_case c;
+            memset(&c, 0, sizeof c);
+            c.op = op;
+            c.in_dtype = d->signatures[s].in;
+            c.out_dtype = d->signatures[s].out;
+            c.rows = sh->rows, c.cols = sh->cols;
+            c.layout = sh->layout;
+            c.special = sh->special;
+            c.quick = sh->quick;
+            if (sh->eps >= 0 && trr_op_params_set(&c.params, "eps", sh->eps) != TRR_OK) return 0;
+            if (*count >= cap) return 0;
+            items[(*count)++] = c;
         }
     }
     return 1;

@@ -191,9 +191,13 @@ static int constant_row(const trr_operand *x, int64_t r, int64_t n) {
 }
 
 double trr_conf_norm_scale(const trr_call *call, int64_t c) {
-    double s = fabs(trr_conf_load(call->y.mem, call->y.dtype, call->y.offset + c * call->y.stride0));
-    if (trr_op_desc_get(call->op)->operand[TRR_SLOT_U].name) /* a bias (layer_norm's b) */
-        s += fabs(trr_conf_load(call->u.mem, call->u.dtype, call->u.offset + c * call->u.stride0));
+    /* the per-column vectors' magnitudes: the weight w, and a bias (layer_norm's b) */
+    const trr_op_desc *d = trr_op_desc_get(call->op);
+    const trr_operand *os[TRR_SLOTS] = {&call->x, &call->y, &call->z, &call->u, &call->w};
+    double s = 0.0;
+    for (int v = 0; v < TRR_SLOTS; v++)
+        if (d->operand[v].name && d->operand[v].vector)
+            s += fabs(trr_conf_load(os[v]->mem, os[v]->dtype, os[v]->offset + c * os[v]->stride0));
     return s;
 }
 
@@ -309,7 +313,7 @@ trr_status trr_conf_check(const trr_conf_check_input *in, trr_conf_result *res) 
     const int64_t cols = desc->shape == TRR_SHAPE_ROW_REDUCE ? 1 : call->cols;
     /* docs/ops.md's exact values: softmax's masked entries (the rows rule), a row norm's bias on a constant row */
     const int rows_rule = desc->shape == TRR_SHAPE_ROWS;
-    const int bias = desc->shape == TRR_SHAPE_ROW_NORM && desc->operand[TRR_SLOT_U].name != NULL;
+    const int bias = desc->shape == TRR_SHAPE_ROW_NORM && !desc->user && desc->operand[TRR_SLOT_U].name != NULL;
     size_t esz = 0;
     trr_status st = trr_dtype_size(odt, &esz);
     if (st != TRR_OK) return st;

@@ -88,7 +88,7 @@ static trr_status attention_views(const trr_case *c, trr_case_views *out) {
 int trr_case_has_slot(const trr_case *c, int slot) {
     const trr_op_desc *d = trr_op_desc_get(c->op);
     if (!d || slot < 0 || slot >= TRR_CASE_SLOTS || !d->operand[slot].name) return 0;
-    return slot != TRR_W || (d->shape == TRR_SHAPE_ATTENTION && c->attn.lse);
+    return slot != TRR_W || d->shape != TRR_SHAPE_ATTENTION || c->attn.lse; /* a row op's second output too */
 }
 
 trr_status trr_case_views_make(const trr_case *c, trr_case_views *out) {
@@ -298,7 +298,7 @@ trr_status trr_case_packed_call(const trr_case *c, trr_call *out_call) {
     for (int i = 0; i < TRR_CASE_SLOTS; i++) {
         const trr_stored_view *v = &views.v[i];
         ops[i]->dtype = trr_case_dtype(c, i);
-        if (!d->operand[i].name || i == TRR_W) continue;
+        if (!d->operand[i].name) continue;
         if (d->shape == TRR_SHAPE_MATMUL) {
             ops[i]->stride0 = v->row_stride;
             ops[i]->batch_stride = v->ndim == 3 && c->batch > 1 ? v->plane_stride : 0;

@@ -195,6 +195,33 @@ static const reference_row rows[TRR_OP_COUNT] = {
     [TRR_OP_CAST] = {NULL, run_cast}, /* the output's dtype decides the value: not a point function */
 };
 
+/* a user row op: its definition's reference, row by row, on the inputs' rows (a vector: the whole of it); the
+ * first output into out, the second (where the op has one) into out2 unless that is NULL */
+static trr_status user_rows(const trr_call *c, const trr_user_op *u, double *out, double *out2) {
+    const trr_operand *ops[TRR_MAX_ROW_OPERANDS];
+    trr_user_operands(u, c, ops);
+    const int64_t n = c->cols;
+    double *vals = malloc((size_t)(u->n_operands * (n ? n : 1)) * sizeof *vals);
+    if (!vals) return trr_error(NULL, TRR_ERR_OUT_OF_MEMORY, "trr_reference_run: no host memory");
+    const double *in[TRR_MAX_ROW_OPERANDS];
+    double *outs[TRR_MAX_ROW_OPERANDS];
+    for (int i = 0; i < u->n_inputs; i++) in[i] = vals + i * n;
+    for (int j = 0; j + u->n_inputs < u->n_operands; j++) outs[j] = vals + (u->n_inputs + j) * n;
+    for (int i = 0; i < u->n_inputs; i++) /* a vector is the same in every row */
+        if (u->vector[i])
+            for (int64_t k = 0; k < n; k++) vals[i * n + k] = load(ops[i], ops[i]->offset + k * ops[i]->stride0);
+    for (int64_t r = 0; r < c->rows; r++) {
+        for (int i = 0; i < u->n_inputs; i++)
+            if (!u->vector[i])
+                for (int64_t k = 0; k < n; k++) vals[i * n + k] = load(ops[i], ops[i]->offset + r * ops[i]->stride0 + k);
+        u->row_reference(in, outs, n, c->params, u->def.user);
+        memcpy(out + r * n, outs[0], (size_t)n * sizeof *out);
+        if (out2 && u->n_operands - u->n_inputs > 1) memcpy(out2 + r * n, outs[1], (size_t)n * sizeof *out2);
+    }
+    free(vals);
+    return TRR_OK;
+}
+
 /* a user op (core/user_op.h): its definition's reference, point by point */
 static void user_points(const trr_call *c, const trr_user_op *u, double *out) {
     const int two = u->n_operands == 3;
@@ -206,11 +233,15 @@ static void user_points(const trr_call *c, const trr_user_op *u, double *out) {
         }
 }
 
-trr_status trr_reference_run(const trr_call *call, double *out) {
+trr_status trr_reference_run(const trr_call *call, double *out) { return trr_reference_run_outputs(call, out, NULL); }
+
+trr_status trr_reference_run_outputs(const trr_call *call, double *out, double *out2) {
     if (call && out && trr_op_desc_get(call->op) && trr_op_desc_get(call->op)->user) {
+        const trr_user_op *u = trr_op_desc_get(call->op)->user;
         if (call->rows < 0 || call->cols < 0)
             return trr_error(NULL, TRR_ERR_SHAPE, "trr_reference_run: negative dimension");
-        user_points(call, trr_op_desc_get(call->op)->user, out);
+        if (u->row_op) return call->rows && call->cols ? user_rows(call, u, out, out2) : TRR_OK;
+        user_points(call, u, out);
         return TRR_OK;
     }
     if (!call || !out) return trr_error(NULL, TRR_ERR_INVALID_ARGUMENT, "trr_reference_run: null argument");

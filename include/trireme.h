@@ -399,8 +399,8 @@ TRR_API trr_status trr_op_run(trr_context *ctx, trr_op op, const trr_tensor *con
  * overrides, the conformance engine, the bench and the CLI's --ops-lib take like a built-in op's. Definitions are
  * process-wide and live until the process ends; ids run from TRR_OP_COUNT up to TRR_OP_LIMIT - 1.
  *
- * A user op is element-wise: its operands (one or two inputs, one output) share one shape, named by symbols
- * ("x[M,N], g[M,N] -> y[M,N]"), and one dtype from the definition's list. A call arrives at the kernel in the
+ * A user op is element-wise or a row op. An element-wise op's operands (one or two inputs, one output) share one
+ * shape, named by symbols ("x[M,N], g[M,N] -> y[M,N]"), and one dtype from the definition's list. A call arrives at the kernel in the
  * element-wise normalised form: rows x cols, each operand at an element offset with a row stride (a packed call
  * arrives as one row of every element), and the named dims stand for that form: the last dim is cols and, in a
  * rank-2 definition, the first is rows (a rank-1 definition gets rows = 1: a strided view runs a row at a time).
@@ -415,12 +415,21 @@ TRR_API trr_status trr_op_run(trr_context *ctx, trr_op op, const trr_tensor *con
  *                     dtype (a trr_dtype), the three offsets, the first input's row stride, unused, the second's
  *                     and the output's, then up to six parameters (float or int); specialization constant 0 is
  *                     the threads per group (local_size_x_id = 0), 1.. the tile parameters.
- *   CPU:              a C function given trr_op_cpu_args. */
+ *   CPU:              a C function given trr_op_cpu_args.
+ * A row op (trr_op_define_row_op, with a reference of whole rows) works on each row on its own, as rms_norm does:
+ * one to three inputs and one or two outputs, each [M,N] or a vector [N] of the rows' length
+ * ("x[M,N], r[M,N], w[N] -> y[M,N], h[M,N]"); the first input and every output are [M,N]. Its call arrives as
+ * rows = M, cols = N, every operand at its element offset with one stride: a [M,N] operand's row stride (its
+ * elements along a row are adjacent), a [N] vector's element stride. Its arguments are the element-wise
+ * convention's with every operand in order (inputs, then outputs); on Vulkan its own layout: storage buffers of
+ * set 0, binding i the i-th operand; push constants of 4 bytes each: rows, cols, the dtype, five element offsets,
+ * five strides (unused operands' are 0), then up to eight parameters. docs/custom-ops.md has both. */
 #define TRR_OP_LIMIT 64 /* every op id, built-in or user, is below it (a 64-bit mask holds a set of ops) */
 #define TRR_MAX_USER_OPS (TRR_OP_LIMIT - TRR_OP_COUNT)
 #define TRR_MAX_TILE_PARAMS 4
 #define TRR_MAX_TILE_CANDIDATES 8
 #define TRR_MAX_USER_OPERANDS 4
+#define TRR_MAX_ROW_OPERANDS 5 /* a row op's three inputs and two outputs */
 #define TRR_MAX_USER_DTYPES 3
 
 /* How results are judged against the float64 reference (docs/ops.md, Correctness bounds). */
@@ -455,10 +464,11 @@ typedef struct trr_op_launch {
     const char *threads;
 } trr_op_launch;
 
-/* What the CPU function gets: element 0 of each operand's view (inputs, then the output), row strides in
- * elements, the normalised rows and cols, the dtype, the parameters in order and the tile parameters' values.
- * The backend may call it several times for one call, from several threads at once, each time on a part of the
- * view (whole rows, or a range of one row's columns). */
+/* What the CPU function gets: element 0 of each operand's view (inputs, then the outputs), row strides in
+ * elements (a row op's [N] vectors: their element strides), the normalised rows and cols, the dtype, the
+ * parameters in order and the tile parameters' values. The backend may call it several times for one call, from
+ * several threads at once, each time on a part of the view (whole rows, or for an element-wise op a range of one
+ * row's columns). A row op's function gets trr_op_cpu_row_args instead (below). */
 typedef struct trr_op_cpu_args {
     void *operands[TRR_MAX_USER_OPERANDS];
     int64_t row_strides[TRR_MAX_USER_OPERANDS];
@@ -469,8 +479,26 @@ typedef struct trr_op_cpu_args {
     void *user;
 } trr_op_cpu_args;
 typedef void (*trr_op_cpu_fn)(const trr_op_cpu_args *args);
+/* What a row op's CPU function gets: as trr_op_cpu_args, for every operand (n_operands of them, inputs then
+ * outputs), strides[i] a [M,N] operand's row stride or a [N] vector's element stride. The backend calls it on
+ * whole rows only, maybe several times for one call, from several threads at once. */
+typedef struct trr_op_cpu_row_args {
+    void *operands[TRR_MAX_ROW_OPERANDS];
+    int64_t strides[TRR_MAX_ROW_OPERANDS];
+    int n_operands;
+    int64_t rows, cols;
+    trr_dtype dtype;
+    const double *params;
+    const int *tiles;
+    void *user;
+} trr_op_cpu_row_args;
+typedef void (*trr_op_cpu_row_fn)(const trr_op_cpu_row_args *args);
 /* The float64 reference of one point: the inputs' values (exact in double), the parameters; returns the output. */
 typedef double (*trr_op_reference_fn)(const double *inputs, const double *params, void *user);
+/* A row op's float64 reference of one row: inputs[i] holds input i's n values of that row (a [N] vector: all of
+ * it), outputs[j] receives output j's n values; the parameters in order. */
+typedef void (*trr_op_row_reference_fn)(const double *const *inputs, double *const *outputs, int64_t n,
+                                        const double *params, void *user);
 
 typedef struct trr_op_def {
     const char *name;                  /* [a-z_][a-z0-9_]*, unique among all ops */
@@ -484,11 +512,11 @@ typedef struct trr_op_def {
     trr_kernel_code cuda, opencl, vulkan; /* an API without code answers TRR_ERR_UNSUPPORTED when asked */
     trr_op_cpu_fn cpu;
     trr_op_launch launch;
-    trr_op_reference_fn reference;     /* required */
+    trr_op_reference_fn reference;     /* required (trr_op_define_row_op: NULL, the row reference is its own) */
     trr_bound bound;
     int flops_per_point;               /* for the bench's report; bytes are every operand once */
     int transcendental;                /* evaluates exp or the like per element (a heuristic's hint) */
-    void *user;                        /* passed to cpu and reference */
+    void *user;                        /* passed to cpu and the reference */
 } trr_op_def;
 
 /* Checks def and registers it: an inconsistent definition (a dim no operand has, operands of different shapes, a
@@ -496,6 +524,11 @@ typedef struct trr_op_def {
  * with the reason in trr_last_error(NULL). Strings and arrays are copied. Kernels compile on first use; a
  * compile error is TRR_ERR_COMPILE with the compiler's log on the context. */
 TRR_API trr_status trr_op_define(const trr_op_def *def, trr_op *out_op);
+/* The same for a row op (see above): def as for trr_op_define with def->reference and def->cpu NULL, its operands
+ * those of a row op (up to TRR_MAX_ROW_OPERANDS); row_reference its float64 reference of one row (required), cpu
+ * its CPU function (NULL: none). trr_op_def and trr_op_cpu_args keep their layouts, which bindings mirror. */
+TRR_API trr_status trr_op_define_row_op(const trr_op_def *def, trr_op_row_reference_fn row_reference,
+                                        trr_op_cpu_row_fn cpu, trr_op *out_op);
 /* The number of ops defined now: TRR_OP_COUNT built-ins, then the user ops (ids TRR_OP_COUNT .. count - 1). */
 TRR_API trr_status trr_op_count(int *out_count);
 /* A library of user ops (the CLI's --ops-lib): a shared library exporting one function named

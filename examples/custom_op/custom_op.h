@@ -5,6 +5,7 @@
 
 #include "trireme.h"
 
-trr_status custom_op_define_silu_user(void); /* silu_user.c */
+trr_status custom_op_define_silu_user(void);    /* silu_user.c */
+trr_status custom_op_define_add_rms_norm(void); /* add_rms_norm.c */
 
 #endif

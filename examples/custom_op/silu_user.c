@@ -34,16 +34,20 @@ trr_status custom_op_define_silu_user(void) {
         .operands = "x[M,N] -> y[M,N]",
         .dtypes = {TRR_F32},
         .n_dtypes = 1,
-        /* BLOCK threads a group, four floats a thread (the built-in's 16-byte vectors), one row per group along y */
-        .tiles = {{"BLOCK", "threads", {128, 256, 512}, 3}},
-        .n_tiles = 1,
+        /* the built-in's config fields and its defaults first (op_table.c's streaming defaults): THREADS a group,
+         * VEC floats a load, BLOCK_N elements a group; so the built-in's config (--config, the tuning database)
+         * gives the user kernel the same shape */
+        .tiles = {{"THREADS", "threads", {256, 128, 512}, 3},
+                  {"VEC", "vector_width", {4, 1}, 2},
+                  {"BLOCK_N", "block_n", {1024, 2048, 4096, 512}, 4}},
+        .n_tiles = 3,
         .cuda = {.source = silu_user_cu, .entry = "silu_user"},
         .opencl = {.source = silu_user_cl, .entry = "silu_user"},
 #ifdef CUSTOM_OP_SPIRV
         .vulkan = {.spirv = silu_user_spirv, .spirv_words = sizeof silu_user_spirv / sizeof silu_user_spirv[0]},
 #endif
         .cpu = silu_user_cpu,
-        .launch = {{"N/4/BLOCK", "M", NULL}, "BLOCK"},
+        .launch = {{"N/BLOCK_N", "M", NULL}, "THREADS"}, /* a group per BLOCK_N elements of a row, rows along y */
         .reference = silu_user_reference,
         .bound = TRR_BOUND_MAX_REL,
         .flops_per_point = 4,

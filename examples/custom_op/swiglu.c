@@ -34,8 +34,8 @@ static double swiglu_reference(const double *in, const double *params, void *use
     return in[0] * (in[1] / (1.0 + exp(-in[1])));
 }
 
-/* The one symbol the library exports (TRR_OPS_REGISTER_SYMBOL): it defines the library's ops, swiglu here and
- * silu_user (silu_user.c). */
+/* The one symbol the library exports (TRR_OPS_REGISTER_SYMBOL): it defines the library's ops, swiglu here,
+ * silu_user (silu_user.c) and add_rms_norm (add_rms_norm.c). */
 __attribute__((visibility("default"))) trr_status trireme_register_ops(void);
 trr_status trireme_register_ops(void) {
     static const trr_op_def def = {
@@ -61,5 +61,7 @@ trr_status trireme_register_ops(void) {
     };
     trr_op op;
     const trr_status st = trr_op_define(&def, &op);
-    return st != TRR_OK ? st : custom_op_define_silu_user();
+    if (st != TRR_OK) return st;
+    const trr_status st2 = custom_op_define_silu_user();
+    return st2 != TRR_OK ? st2 : custom_op_define_add_rms_norm();
 }

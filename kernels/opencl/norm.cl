@@ -142,12 +142,15 @@ static float2 row_sum2(float2 v, __local float2 *red) {
 }
 #endif
 
-/* The arguments of both kernels: the same list, so the host launches either by one rule. rms_norm's b is
- * unused (the host passes w there). */
-#define NORM_ARGS                                                                                              \
-    __global const x_t *x, long xoff, long xs, __global const x_t *w, long woff, long ws,                       \
-        __global const x_t *b, long boff, long bs, __global z_t *z, long zoff, long zs, int n_cols, int rows,  \
-        float eps
+/* The arguments, in the public convention for row ops (docs/custom-ops.md, Row ops), so a user op defined with
+ * this file's text runs these kernels as they are: the operands' buffers (x, w, [b,] y), their offsets, rows and
+ * cols, their strides (x and y: row strides; w and b: element strides), then eps. */
+#define RMS_ARGS                                                                                               \
+    __global const x_t *x, __global const x_t *w, __global z_t *z, long xoff, long woff, long zoff, int rows,   \
+        int n_cols, int xs, int ws, int zs, float eps
+#define LAYER_ARGS                                                                                             \
+    __global const x_t *x, __global const x_t *w, __global const x_t *b, __global z_t *z, long xoff, long woff, \
+        long boff, long zoff, int rows, int n_cols, int xs, int ws, int bs, int zs, float eps
 
 /* The row this work-item works on: sets n (0 for a padding row) and moves x and z to the row's start. */
 #define ROW_SETUP                                                                                              \
@@ -156,8 +159,7 @@ static float2 row_sum2(float2 v, __local float2 *red) {
     const int n = r < rows ? n_cols : 0;                                                                       \
     x += xoff + (r < rows ? r : 0) * xs;                                                                       \
     z += zoff + (r < rows ? r : 0) * zs;                                                                       \
-    w += woff;                                                                                                 \
-    b += boff
+    w += woff
 
 #define WG_SIZE (THREADS * ROWS)
 
@@ -167,7 +169,7 @@ static float2 row_sum2(float2 v, __local float2 *red) {
 #define LOAD_ROW(v)                                                                                            \
     _Pragma("unroll") for (int j = 0; j < PER; j++) v[j] = load_vec(x, (j * THREADS + lid) * VW, n, 1)
 
-__kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void rms_norm(NORM_ARGS) {
+__kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void rms_norm(RMS_ARGS) {
     __local float4 red[(WG_SIZE + 3) / 4];
     ROW_SETUP;
     vf v[PER];
@@ -183,10 +185,11 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void rms_norm(NORM
     }
 }
 
-__kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void layer_norm(NORM_ARGS) {
+__kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void layer_norm(LAYER_ARGS) {
     __local float4 red_mean[(WG_SIZE + 3) / 4];
     __local float4 red_var[(WG_SIZE + 3) / 4];
     ROW_SETUP;
+    b += boff;
     vf v[PER];
     LOAD_ROW(v);
     const float x0 = n > 0 ? LOAD_X(x, 0) : 0.0f;
@@ -228,7 +231,7 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void layer_norm(NO
 
 #define STEP (THREADS * VW)
 
-__kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void rms_norm(NORM_ARGS) {
+__kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void rms_norm(RMS_ARGS) {
     __local float2 red[WG_SIZE];
     ROW_SETUP;
     vf s = 0.0f, comp = 0.0f;
@@ -241,9 +244,10 @@ __kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void rms_norm(NORM
     for (int c = lid * VW; c < n; c += STEP) store_vec(load_vec(x, c, n, 1) * inv * load_vec(w, c, n, ws), z, c, n);
 }
 
-__kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void layer_norm(NORM_ARGS) {
+__kernel __attribute__((reqd_work_group_size(WG_SIZE, 1, 1))) void layer_norm(LAYER_ARGS) {
     __local float2 red[WG_SIZE];
     ROW_SETUP;
+    b += boff;
     const float x0 = n > 0 ? LOAD_X(x, 0) : 0.0f;
     vf s1 = 0.0f, c1 = 0.0f, s2 = 0.0f, c2 = 0.0f;
     for (int c = lid * VW; c < n; c += STEP) {

@@ -1,7 +1,8 @@
 /* A user op's CUDA C through the backend's NVRTC path (a variant carrying the definition's text, as
- * backend_cuda/user.c compiles it): examples/custom_op's swiglu.cu and silu_user.cu for A100 (sm_80) and
- * H100/H200 (sm_90a) at tile candidates of their definitions (silu_user reads no ITEMS), with no warning; a source with an error gives TRR_ERR_COMPILE and the
- * compiler's log. Needs NVRTC only; skipped, with the reason, where it is not installed. */
+ * backend_cuda/user.c compiles it): examples/custom_op's swiglu.cu, silu_user.cu and add_rms_norm.cu for A100
+ * (sm_80) and H100/H200 (sm_90a) at tile candidates of their definitions, with no warning; a source with an error
+ * gives TRR_ERR_COMPILE and the compiler's log. Needs NVRTC only; skipped, with the reason, where it is not
+ * installed. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,9 @@
 
 #ifndef TRR_SWIGLU_CU
 #error "TRR_SWIGLU_CU must name examples/custom_op/swiglu.cu"
+#endif
+#ifndef TRR_ADD_RMS_NORM_CU
+#error "TRR_ADD_RMS_NORM_CU must name examples/custom_op/add_rms_norm.cu"
 #endif
 #ifndef TRR_SILU_USER_CU
 #error "TRR_SILU_USER_CU must name examples/custom_op/silu_user.cu"
@@ -34,10 +38,12 @@ static void need_nvrtc(void) {
     if (trr_cuda_load_nvrtc(reason, sizeof reason) != TRR_OK) cr_skip_test("NVRTC unavailable: %s", reason);
 }
 
-/* the defines backend_cuda/user.c passes (trr_user_defines): dtype, threads, then the tile parameters */
+/* the defines backend_cuda/user.c passes (trr_user_defines): dtype, threads, then the tile parameters (swiglu's
+ * BLOCK and ITEMS, silu_user's THREADS, VEC and BLOCK_N, add_rms_norm's THREADS) */
 static trr_status compile(const char *text, const char *arch, int block, int items, char **out_log) {
     trr_cuda_variant v = {.file = "user#12", .text = text};
-    cr_assert(trr_cuda_define(&v, "-DTRR_DTYPE=0 -DTRR_THREADS=%d -DBLOCK=%d -DITEMS=%d", block, block, items));
+    cr_assert(trr_cuda_define(&v, "-DTRR_DTYPE=0 -DTRR_THREADS=%d -DBLOCK=%d -DITEMS=%d -DTHREADS=%d -DVEC=%d -DBLOCK_N=%d",
+                                block, block, items, block, items == 1 ? 1 : 4, block * items * 4));
     void *cubin = NULL;
     size_t size = 0;
     const trr_status st = trr_cuda_compile(NULL, &v, arch, &cubin, &size, NULL, out_log);
@@ -67,6 +73,10 @@ Test(cuda_user_op, swiglu_compiles_for_sm_80_and_sm_90a, .timeout = 600) {
 }
 Test(cuda_user_op, silu_user_compiles_for_sm_80_and_sm_90a, .timeout = 600) {
     compiles_for_sm_80_and_sm_90a(TRR_SILU_USER_CU);
+}
+
+Test(cuda_user_op, add_rms_norm_compiles_for_sm_80_and_sm_90a, .timeout = 600) {
+    compiles_for_sm_80_and_sm_90a(TRR_ADD_RMS_NORM_CU);
 }
 
 Test(cuda_user_op, a_compile_error_returns_the_log) {
