@@ -24,7 +24,7 @@ def _library():
 @pytest.fixture(scope="module")
 def swiglu_lib():
     path = _library()
-    assert trireme.load_ops_library(path) == 2  # swiglu and silu_user; once per process: the module's fixture
+    assert trireme.load_ops_library(path) == 3  # swiglu, silu_user, add_rms_norm; once per process: the module's fixture
     return path
 
 
