@@ -174,6 +174,59 @@ int trr_cuda_matmul_variant_runs(const trr_cuda_dev *dev, const trr_call *call, 
     }
 }
 
+/* Split-K (ops_matmul.c runs it): the most splits a call's K allows, each keeping at least TRR_CUDA_SPLIT_MIN_STEPS
+ * steps of block_k and TRR_CUDA_SPLIT_MIN_K of K, so a split still runs its pipeline past the fill and drain of
+ * the stages, and a product too small for its second pass (a launch, the partials written and read) to pay back
+ * keeps one split. */
+static int64_t split_max(int64_t k, int block_k) {
+    int64_t per = (int64_t)block_k * TRR_CUDA_SPLIT_MIN_STEPS;
+    if (per < TRR_CUDA_SPLIT_MIN_K) per = TRR_CUDA_SPLIT_MIN_K;
+    const int64_t most = k / per;
+    return most < 1 ? 1 : most > TRR_CUDA_SPLIT_K_MAX ? TRR_CUDA_SPLIT_K_MAX : most;
+}
+
+/* The heuristic's split_k for a resolved tensor-core config. A split pays when the output tiles leave SMs idle:
+ * with fewer work items than 80% of the SMs, S splits turn `units` tiles into units x S items, each 1/S of the K
+ * work, so the time goes as waves(S) / S, waves(S) = ceil(units x S / slots) (slots: the blocks resident at once,
+ * one per SM for wgmma, per pair of SMs for its clusters; mma.sync's smaller blocks share an SM, as many as its
+ * shared memory, threads and an estimated 128 registers a thread allow). That is the fill units x S / (waves x
+ * slots); the smallest S reaching 90% fill is taken (more splits only add partials to write and add), else the
+ * S of the best fill. Each split keeps its minimum K (split_max), and the workspace stays under
+ * TRR_CUDA_SPLIT_MAX_BYTES. Grids that fill the SMs (4096^3, 8192^3, the large LLM products) keep S = 1. */
+static int choose_split(const trr_cuda_dev *dev, const trr_call *call, const trr_config *c) {
+    if (c->variant != TRR_VARIANT_WGMMA && c->variant != TRR_VARIANT_MMA) return 1;
+    const int sms = dev && dev->sm_count > 0 ? dev->sm_count : 132;
+    const int cluster = c->variant == TRR_VARIANT_WGMMA && c->block_m > TRR_CUDA_WGMMA_BM ? 2 : 1;
+    const int64_t units = tiles(call, c->block_m, c->block_n);
+    if (units <= 0 || units * 10 >= (int64_t)(sms / cluster) * 8) return 1;
+    int64_t slots = sms / cluster;
+    if (c->variant == TRR_VARIANT_MMA && c->threads > 0) {
+        const size_t smem = trr_cuda_mma_smem(c), optin = dev ? (size_t)dev->smem_optin : 227u * 1024u;
+        int64_t per = smem > 0 ? (int64_t)(optin / smem) : 1;
+        if (per > 2048 / c->threads) per = 2048 / c->threads;
+        if (per > 65536 / (128 * c->threads)) per = 65536 / (128 * c->threads);
+        if (per < 1) per = 1;
+        slots *= per;
+    }
+    const int64_t most = split_max(call->k, c->block_k), batch = call->batch > 1 ? call->batch : 1;
+    const int64_t steps = c->block_k > 0 ? (call->k + c->block_k - 1) / c->block_k : 0;
+    int best = 1;
+    double best_fill = 0.0;
+    for (int s = 2; s <= most; s++) {
+        /* the kernels give each split ceil(steps / s) steps: an s that leaves the last split empty is skipped */
+        if ((int64_t)(s - 1) * ((steps + s - 1) / s) >= steps) continue;
+        if ((double)batch * s * (double)call->rows * (double)call->cols * 4.0 > (double)TRR_CUDA_SPLIT_MAX_BYTES) break;
+        const int64_t items = units * s, waves = (items + slots - 1) / slots;
+        const double fill = (double)items / (double)(waves * slots);
+        if (fill >= 0.9) return s;
+        if (fill > best_fill + 1e-9) {
+            best_fill = fill;
+            best = s;
+        }
+    }
+    return best;
+}
+
 int trr_cuda_matmul_auto_variant(const trr_cuda_dev *dev, const trr_call *call) {
     char why[160];
     const int f8 = f8_call(call);
@@ -185,9 +238,14 @@ int trr_cuda_matmul_auto_variant(const trr_cuda_dev *dev, const trr_call *call) 
     /* With no tile chosen yet, products that give fewer 128 x 128 blocks than a quarter of the SMs stay on
      * mma.sync, whose small tiles spread them wider: small products ran faster on mma.sync's 32x64 tiles than
      * on wgmma's 128-row ones, and wgmma is ahead from 1024^3 (64 blocks) up (the tuning data). */
+    /* A grid that split-K can fill (below) stays on wgmma: split over K, its 128-row tiles keep the SMs busy
+     * where mma.sync's small tiles would compute few rows each at a lower rate (M of 16 to 128 with a long K,
+     * the shapes of language models' decode and short prefill). */
     const trr_config *c = &call->config;
     int sms = dev ? dev->sm_count : 132;
-    if (!c->threads && !c->block_m && !c->block_n && !c->block_k && tiles(call, 128, 128) * 4 < sms)
+    const int64_t t = tiles(call, 128, 128);
+    if (!c->threads && !c->block_m && !c->block_n && !c->block_k && t * 4 < sms &&
+        t * split_max(call->k, TRR_CUDA_WGMMA_BK) * 10 < (int64_t)sms * 8)
         return TRR_VARIANT_MMA;
     return TRR_VARIANT_WGMMA;
 }
@@ -328,10 +386,11 @@ void trr_cuda_choose_matmul(const trr_cuda_dev *dev, trr_call *call) {
         h.vector_width = 4;
     }
     if (!h.group_m) h.group_m = 8;
-    h.split_k = 1;
+    h.split_k = 0; /* chosen below, once the tile is known */
     trr_config *c = &call->config;
     int derive_threads = !c->threads && (c->block_m || c->block_n);
     fill(c, &h);
+    if (!c->split_k) c->split_k = choose_split(dev, call, c);
     /* A tile overridden without threads: the SIMT kernel's thread count follows from the tile, as the list has
      * it for a listed block_m x block_n, else 8 x 8 outputs each. */
     if (derive_threads && variant == TRR_VARIANT_SIMT) {
@@ -499,7 +558,16 @@ void trr_cuda_choose_config(trr_context *ctx, trr_call *call) {
 trr_status trr_cuda_check_matmul(trr_context *ctx, const trr_cuda_dev *dev, const trr_call *call) {
     const trr_config *c = &call->config;
     int max_threads = dev ? dev->max_threads : 1024;
-    if (c->split_k != 1) return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda matmul: split_k must be 1 (got %d)", c->split_k);
+    if (c->split_k < 1 || c->split_k > TRR_CUDA_SPLIT_K_MAX)
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda matmul: split_k must be in [1, %d] (got %d)",
+                         TRR_CUDA_SPLIT_K_MAX, c->split_k);
+    /* split-K is in the tensor-core kernels (their f32 partials and matmul_reduce.cu): the CUDA-core kernel
+     * computes f32 products, where a grid too small for the SMs is a small product anyway */
+    if (c->split_k > 1 && c->variant != TRR_VARIANT_WGMMA && c->variant != TRR_VARIANT_MMA)
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                         "cuda matmul: split_k %d needs the tensor-core kernels (variant mma or wgmma); the simt "
+                         "kernel has no split-K",
+                         c->split_k);
     if (c->group_m < 1) return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda matmul: group_m must be >= 1");
     if (c->threads % 32 || c->threads < 32 || c->threads > max_threads)
         return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda matmul: threads %d must be a multiple of 32 in [32, %d]",

@@ -1,10 +1,15 @@
 /* matmul: the tensor-core kernels for f16 and bf16 with aligned row-major A (wgmma + TMA on sm_90a, mma.sync elsewhere),
  * the CUDA-core kernel for everything else (f32 always: true f32 arithmetic; TF32 is permitted by allow_tf32 but
- * never required, so it is not used). Every kernel takes a batch as blockIdx.z, one launch for all of it. */
+ * never required, so it is not used). Every kernel takes a batch as blockIdx.z, one launch for all of it.
+ * split_k S > 1 (tensor-core kernels only; config.c says when the heuristic takes it): the main kernel, compiled
+ * with SPLIT_K, cuts K into S runs of whole K tiles and writes each run's f32 sum to the context's split-K
+ * workspace, [batch][S][M][N]; matmul_reduce.cu then adds the S partials in order and applies the scale, the
+ * epilogue and C's type. */
 #include "trr_cuda.h"
 
 #include "op_table.h"
 
+#include <stdint.h>
 #include <string.h>
 
 /* The driver's CUtensorMapDataType for an element type (the 8-bit floats move as bytes). */
@@ -68,6 +73,60 @@ static float matmul_scale(const trr_call *call) {
     return (float)call->params[TRR_MATMUL_PARAM_SCALE_A] * (float)call->params[TRR_MATMUL_PARAM_SCALE_B];
 }
 
+/* The context's split-K workspace, grown to at least bytes. Growing first waits for the stream: kernels queued or
+ * running may still read the old memory. The memory is the device's (cuMemAlloc, the backend's allocations) and
+ * is freed with the context (device.c). */
+static trr_status split_workspace(trr_context *ctx, size_t bytes, CUdeviceptr *out) {
+    trr_cuda_dev *dev = ctx->dev;
+    if (dev->matmul_scratch && dev->matmul_scratch_bytes >= bytes) {
+        *out = dev->matmul_scratch;
+        return TRR_OK;
+    }
+    if (dev->matmul_scratch) {
+        TRR_TRY(trr_cuda_batch_flush(ctx));
+        TRR_CU_CHECK(ctx, trr_cuda_wait_stream(dev), "cuStreamSynchronize");
+        trr_cuda_waited(dev);
+        trr_cu.MemFree(dev->matmul_scratch);
+        dev->matmul_scratch = 0;
+        dev->matmul_scratch_bytes = 0;
+    }
+    /* room to grow, in whole MiB: the next call of a similar size finds it large enough */
+    size_t want = bytes + bytes / 4;
+    want = (want + ((size_t)1 << 20) - 1) & ~(((size_t)1 << 20) - 1);
+    CUdeviceptr p = 0;
+    TRR_CU_CHECK(ctx, trr_cu.MemAlloc(&p, want), "cuMemAlloc (matmul's split-K workspace)");
+    dev->matmul_scratch = p;
+    dev->matmul_scratch_bytes = want;
+    *out = p;
+    return TRR_OK;
+}
+
+/* The split-K workspace of a call: batch x splits f32 matrices of M x N. */
+static trr_status split_partials(trr_context *ctx, const trr_call *call, int64_t batch, CUdeviceptr *out) {
+    const int64_t mn = call->rows * call->cols, splits = call->config.split_k;
+    if (mn > 0 && batch * splits > INT64_MAX / 4 / mn)
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda matmul: the split-K workspace overflows");
+    const int64_t bytes = batch * splits * mn * 4;
+    return split_workspace(ctx, (size_t)(bytes > 0 ? bytes : 4), out);
+}
+
+/* The second pass of a split: the partials at p summed into C with the scale, the epilogue and C's type. */
+static trr_status split_reduce(trr_context *ctx, const trr_call *call, CUdeviceptr p, unsigned gz) {
+    trr_cuda_variant v;
+    trr_cuda_variant_matmul_reduce(&v, call->z.dtype);
+    CUfunction fn;
+    TRR_TRY(trr_cuda_get_function(ctx, &v, "matmul_reduce", &fn));
+    CUdeviceptr c = trr_cuda_operand_ptr(&call->z);
+    long long ldc = call->z.stride0, c_bs = call->z.batch_stride;
+    int m = (int)call->rows, n = (int)call->cols, splits = call->config.split_k, epi = (int)call->epilogue;
+    float alpha = call->alpha, scale = matmul_scale(call);
+    /* 256 threads an output; past 2^20 blocks the kernel's grid-stride loop takes the rest */
+    const int64_t mn = call->rows * call->cols, want = (mn + 255) / 256;
+    const unsigned gx = (unsigned)(want < 1 ? 1 : want > ((int64_t)1 << 20) ? ((int64_t)1 << 20) : want);
+    void *args[] = {&p, &c, &ldc, &c_bs, &m, &n, &splits, &epi, &alpha, &scale};
+    return trr_cuda_launch_3d(ctx, fn, gx, 1, gz, 256, 0, args);
+}
+
 /* The grid's z: one layer of blocks per matrix of the batch. */
 static trr_status batch_grid(trr_context *ctx, const trr_call *call, unsigned *out_gz) {
     const int64_t batch = call->batch > 1 ? call->batch : 1;
@@ -106,7 +165,10 @@ static trr_status wgmma_cluster_fit(trr_context *ctx, CUfunction fn, unsigned sm
 static trr_status run_wgmma(trr_context *ctx, const trr_call *call) {
     const trr_config *cfg = &call->config;
     trr_cuda_variant v;
-    trr_cuda_variant_matmul_wgmma_ab(&v, cfg, call->trans_b, call->x.dtype, call->y.dtype, call->z.dtype);
+    const int split = cfg->split_k > 1;
+    /* a split's main kernel stores f32 partials (the variant adds SPLIT_K) */
+    trr_cuda_variant_matmul_wgmma_ab(&v, cfg, call->trans_b, call->x.dtype, call->y.dtype,
+                                     split ? TRR_F32 : call->z.dtype);
     CUfunction fn;
     TRR_TRY(trr_cuda_get_function(ctx, &v, "matmul_wgmma", &fn));
     trr_cu_tensor_map ta, tb;
@@ -130,10 +192,6 @@ static trr_status run_wgmma(trr_context *ctx, const trr_call *call) {
     int c_tma = c_tma_ok(call, batch);
     trr_cu_tensor_map tc;
     memset(&tc, 0, sizeof tc);
-    if (c_tma)
-        TRR_TRY(encode_map(ctx, &tc, call->z.dtype, trr_cuda_operand_ptr(&call->z), call->rows, call->cols,
-                           call->z.stride0, batch, call->z.batch_stride,
-                           128u / (call->z.dtype == TRR_F32 ? 4u : 2u), 64));
     long long c_bs = call->z.batch_stride;
     int a_batched = batch > 1 && call->x.batch_stride > 0, b_batched = batch > 1 && call->y.batch_stride > 0;
     CUdeviceptr c = trr_cuda_operand_ptr(&call->z);
@@ -141,10 +199,28 @@ static trr_status run_wgmma(trr_context *ctx, const trr_call *call) {
     int m = (int)call->rows, n = (int)call->cols, k = (int)call->k;
     int epi = (int)call->epilogue, group_m = cfg->group_m;
     float alpha = call->alpha;
+    int splits = split ? cfg->split_k : 1;
+    if (split) {
+        /* the partials: batch x splits f32 matrices [M, N] of row stride N, stored through a tensor map where a row
+         * is a whole number of 16 bytes (N % 4 == 0; the workspace's base is the allocation's), else from registers;
+         * the epilogue waits for the second pass */
+        TRR_TRY(split_partials(ctx, call, batch, &c));
+        ldc = n;
+        c_bs = (long long)m * n;
+        epi = 0;
+        alpha = 1.0f;
+        c_tma = n % 4 == 0 && (int64_t)n * 4 < ((int64_t)1 << 40) && c_bs * 4 < ((int64_t)1 << 40);
+        if (c_tma)
+            TRR_TRY(encode_map(ctx, &tc, TRR_F32, c, call->rows, call->cols, ldc, batch * splits, c_bs, 32, 64));
+    } else if (c_tma) {
+        TRR_TRY(encode_map(ctx, &tc, call->z.dtype, trr_cuda_operand_ptr(&call->z), call->rows, call->cols,
+                           call->z.stride0, batch, call->z.batch_stride,
+                           128u / (call->z.dtype == TRR_F32 ? 4u : 2u), 64));
+    }
     /* persistent: one block per SM at most, each (each cluster) looping over output tiles of every matrix of the
      * batch; a cluster's tile is block_m rows */
     const int64_t tiles = ((call->rows + cfg->block_m - 1) / cfg->block_m) *
-                          ((call->cols + cfg->block_n - 1) / cfg->block_n) * batch;
+                          ((call->cols + cfg->block_n - 1) / cfg->block_n) * batch * splits;
     if (tiles > 0x7fffffff)
         return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda matmul: %lld output tiles exceed the kernel's int tile index",
                          (long long)tiles);
@@ -157,10 +233,11 @@ static trr_status run_wgmma(trr_context *ctx, const trr_call *call) {
     }
     const unsigned grid = (unsigned)((tiles < slots ? tiles : slots) * cluster);
     int nbatch = (int)batch;
-    float scale = matmul_scale(call);
+    float scale = split ? 1.0f : matmul_scale(call);
     void *args[] = {&ta, &tb, &tc, &c_tma, &c, &ldc, &m, &n, &k, &epi, &alpha, &group_m, &c_bs, &a_batched, &b_batched, &nbatch,
-                    &scale};
-    return trr_cuda_launch_3d(ctx, fn, grid, 1, 1, (unsigned)cfg->threads, (unsigned)trr_cuda_wgmma_smem(cfg), args);
+                    &scale, &splits};
+    TRR_TRY(trr_cuda_launch_3d(ctx, fn, grid, 1, 1, (unsigned)cfg->threads, (unsigned)trr_cuda_wgmma_smem(cfg), args));
+    return split ? split_reduce(ctx, call, c, gz) : TRR_OK;
 }
 
 trr_status trr_cuda_run_matmul(trr_context *ctx, const trr_call *call) {
@@ -170,8 +247,11 @@ trr_status trr_cuda_run_matmul(trr_context *ctx, const trr_call *call) {
     unsigned smem = 0;
     /* the variant is resolved and checked (config.c: check_config) before run */
     if (cfg->variant == TRR_VARIANT_WGMMA) return run_wgmma(ctx, call);
+    const int split = cfg->split_k > 1;
     if (cfg->variant == TRR_VARIANT_MMA) {
-        trr_cuda_variant_matmul_mma_ab(&v, cfg, call->trans_b, call->x.dtype, call->y.dtype, call->z.dtype);
+        /* a split's main kernel stores f32 partials (the variant adds SPLIT_K) */
+        trr_cuda_variant_matmul_mma_ab(&v, cfg, call->trans_b, call->x.dtype, call->y.dtype,
+                                       split ? TRR_F32 : call->z.dtype);
         kernel = "matmul_mma";
         smem = (unsigned)trr_cuda_mma_smem_es(cfg, (int)elem_bytes(call->x.dtype));
     } else {
@@ -196,6 +276,21 @@ trr_status trr_cuda_run_matmul(trr_context *ctx, const trr_call *call) {
     unsigned gz = 1;
     TRR_TRY(batch_grid(ctx, call, &gz));
     float scale = matmul_scale(call);
+    /* split (mma only; check_config refuses it elsewhere): blockIdx.y is the split, the partials go to the
+     * workspace with the epilogue and scale left to the second pass */
+    unsigned gy = 1;
+    if (split) {
+        TRR_TRY(split_partials(ctx, call, gz, &c));
+        ldc = n;
+        c_bs = (long long)m * n;
+        epi = 0;
+        alpha = 1.0f;
+        scale = 1.0f;
+        gy = (unsigned)cfg->split_k;
+    }
     void *args[] = {&a, &lda, &b, &ldb, &c, &ldc, &m, &n, &k, &epi, &alpha, &group_m, &a_bs, &b_bs, &c_bs, &scale};
-    return trr_cuda_launch_3d(ctx, fn, (unsigned)blocks, 1, gz, (unsigned)cfg->threads, smem, args);
+    TRR_TRY(trr_cuda_launch_3d(ctx, fn, (unsigned)blocks, gy, gz, (unsigned)cfg->threads, smem, args));
+    if (!split) return TRR_OK;
+    /* the partials' pointer: c was moved to the workspace above */
+    return split_reduce(ctx, call, c, gz);
 }

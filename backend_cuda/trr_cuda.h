@@ -226,6 +226,8 @@ typedef struct trr_cuda_dev {
     uint32_t flag_kernel; /* the value the stream's last command, a kernel, writes to the flag itself (0: none) */
     CUdeviceptr attn_scratch; /* attention's split over the keys: partial results (ops_attention.c); 0: none yet */
     size_t attn_scratch_bytes;
+    CUdeviceptr matmul_scratch; /* matmul's split-K partials (ops_matmul.c); 0: none yet */
+    size_t matmul_scratch_bytes;
 } trr_cuda_dev;
 
 trr_status trr_cuda_probe(int *out_device_count, char *reason, size_t reason_cap);
@@ -447,6 +449,15 @@ void trr_cuda_variant_matmul_mma_ab(trr_cuda_variant *v, const trr_config *cfg, 
                                     trr_dtype out);
 void trr_cuda_variant_matmul_wgmma_ab(trr_cuda_variant *v, const trr_config *cfg, int trans_b, trr_dtype a,
                                       trr_dtype b, trr_dtype out);
+/* matmul split-K (ops_matmul.c, config.c): the most splits a config may ask for, the fewest block_k steps and
+ * elements of K the heuristic leaves a split, and the largest workspace (batch x splits x M x N f32) it chooses
+ * to need. */
+#define TRR_CUDA_SPLIT_K_MAX 32
+#define TRR_CUDA_SPLIT_MIN_STEPS 4
+#define TRR_CUDA_SPLIT_MIN_K 256
+#define TRR_CUDA_SPLIT_MAX_BYTES ((int64_t)256 << 20)
+/* split-K's second pass (matmul_reduce.cu): the partials summed into C of type out */
+void trr_cuda_variant_matmul_reduce(trr_cuda_variant *v, trr_dtype out);
 void trr_cuda_variant_matmul_simt(trr_cuda_variant *v, const trr_config *cfg, trr_dtype in, trr_dtype out,
                                   int trans_a, int trans_b, int aligned);
 void trr_cuda_variant_matmul_wgmma(trr_cuda_variant *v, const trr_config *cfg, int trans_b, trr_dtype in, trr_dtype out);

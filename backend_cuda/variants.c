@@ -38,6 +38,8 @@ void trr_cuda_variant_matmul_mma_ab(trr_cuda_variant *v, const trr_config *cfg, 
                     cfg->block_m, cfg->block_n, cfg->block_k, wm, wn, cfg->stages, trans_b ? 1 : 0, (int)in, (int)out,
                     mv);
     if (b != in) trr_cuda_define(v, "-DDT_B=%d", (int)b);
+    /* split-K's main kernel: out is then the partials' f32 (ops_matmul.c) */
+    if (cfg->split_k > 1) trr_cuda_define(v, "-DSPLIT_K=1");
     if (f8) v->min_sm = 89; /* mma.sync with e4m3 / e5m2 operands */
 }
 
@@ -55,6 +57,14 @@ void trr_cuda_variant_matmul_wgmma_ab(trr_cuda_variant *v, const trr_config *cfg
     /* block_m 256: two 128-row blocks in a cluster sharing B (the kernel's default is 1, left out) */
     if (cfg->block_m == 2 * TRR_CUDA_WGMMA_BM) trr_cuda_define(v, "-DCLUSTER_M=2");
     if (b != in) trr_cuda_define(v, "-DDT_B=%d", (int)b);
+    /* split-K's main kernel: out is then the partials' f32 (ops_matmul.c) */
+    if (cfg->split_k > 1) trr_cuda_define(v, "-DSPLIT_K=1");
+}
+
+void trr_cuda_variant_matmul_reduce(trr_cuda_variant *v, trr_dtype out) {
+    memset(v, 0, sizeof *v);
+    v->file = "matmul_reduce.cu";
+    trr_cuda_define(v, "-DDT_OUT=%d", (int)out);
 }
 
 void trr_cuda_variant_matmul_simt(trr_cuda_variant *v, const trr_config *cfg, trr_dtype in, trr_dtype out,
@@ -232,6 +242,46 @@ void trr_cuda_for_each_variant(trr_cuda_variant_fn fn, void *user) {
                     trr_cuda_variant_matmul_wgmma_ab(&v, &cfg, 1, pairs[p][0], pairs[p][1], outs[o]);
                     fn(&v, user);
                 }
+    /* matmul split-K: every mma.sync and wgmma config (single and clustered) with SPLIT_K, both B layouts, f16 and
+     * bf16 (their main kernel stores f32 partials whatever C's type), the 8-bit floats' first configs, and the
+     * second pass into each output type */
+    for (int i = 0; i < trr_matmul_f16_nvidia_config_count; i++) {
+        trr_config cfg = trr_matmul_f16_nvidia_configs[i];
+        cfg.split_k = 2;
+        for (int tb = 0; tb <= 1; tb++)
+            for (int h = 0; h < 2; h++) {
+                trr_cuda_variant_matmul_mma(&v, &cfg, tb, halves[h], TRR_F32);
+                fn(&v, user);
+            }
+    }
+    for (int cm = 1; cm <= 2; cm++)
+        for (int i = 0; i < trr_cuda_wgmma_config_count; i++) {
+            trr_config cfg = trr_cuda_wgmma_configs[i];
+            cfg.block_m *= cm;
+            cfg.split_k = 2;
+            for (int tb = 0; tb <= 1; tb++)
+                for (int h = 0; h < 2; h++) {
+                    trr_cuda_variant_matmul_wgmma(&v, &cfg, tb, halves[h], TRR_F32);
+                    fn(&v, user);
+                }
+        }
+    {
+        trr_config cfg = trr_cuda_mma_f8_configs[0];
+        cfg.split_k = 2;
+        trr_cuda_variant_matmul_mma_ab(&v, &cfg, 1, TRR_F8E4M3, TRR_F8E4M3, TRR_F32);
+        fn(&v, user);
+        for (int cm = 1; cm <= 2; cm++) {
+            cfg = trr_cuda_wgmma_f8_configs[0];
+            cfg.block_m *= cm;
+            cfg.split_k = 2;
+            trr_cuda_variant_matmul_wgmma_ab(&v, &cfg, 1, TRR_F8E4M3, TRR_F8E4M3, TRR_F32);
+            fn(&v, user);
+        }
+    }
+    for (int o = 0; o < 3; o++) {
+        trr_cuda_variant_matmul_reduce(&v, outs[o]);
+        fn(&v, user);
+    }
     /* matmul, CUDA cores: f32 with every SIMT tile; f16 and bf16 inputs (the fallback) with the small tile */
     for (int ta = 0; ta <= 1; ta++) {
         for (int tb = 0; tb <= 1; tb++) {

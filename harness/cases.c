@@ -191,7 +191,12 @@ static void add_matmul(case_list *l) {
                  /* A stored [K][M] with M a multiple of 8 too, so the tensor-core kernels' interior tiles take
                   * their aligned copy path with A transposed, under both B layouts. */
                  {{1000, 776, 520, 0}, 1, 0, TRR_LAYOUT_PACKED},
-                 {{1000, 776, 520, 0}, 1, 1, TRR_LAYOUT_PACKED}};
+                 {{1000, 776, 520, 0}, 1, 1, TRR_LAYOUT_PACKED},
+                 /* Few rows, a long K: a grid of output tiles too small for a GPU's SMs, which the CUDA heuristic
+                  * splits over K (split-K, f32 partials summed by a second pass); with N = 1030 the partials'
+                  * rows are not whole 16-byte units, so the split's stores take the register path. */
+                 {{40, 1032, 4104, 0}, 0, 0, TRR_LAYOUT_PACKED},
+                 {{40, 1030, 4104, 0}, 0, 1, TRR_LAYOUT_PACKED}};
     /* Epilogues act on the accumulator, so small shapes exercise them fully. */
     static const shape3 epi_shapes[] = {{17, 3, 127, 1}, {127, 1000, 17, 0}, {128, 128, 128, 0}};
     static const struct {

@@ -5,7 +5,8 @@
  *
  * What the tables hold, per backend kind:
  *   cuda    matmul f16 and bf16: the known-good NVIDIA configs of docs/ops.md on mma.sync (variant mma), each with split-K 1, 2
- *           and 4, and the Hopper kernel's tiles (variant wgmma); matmul f32: SIMT
+ *           and 4, and the Hopper kernel's tiles (variant wgmma) with split-K 1 to 8 (prune_shape keeps splits
+ *           for grids smaller than the device); matmul f32: SIMT
  *           tiles (BM x BN x BK, threads), also with split-K; streaming ops: threads x vector width; softmax
  *           and row_sum: threads per row.
  *   opencl  matmul: work-group tiles (BM x BN x BK, threads, variant simt), and for f16 and bf16 the tensor-core
@@ -157,7 +158,7 @@ static const space_row space_table[] = {
     {.backend = "cuda", .shapes = MATMUL, .in_dtypes = HALVES, .list = NULL, .n_list = -1,
      .split_k = {1, 2, 4}, .variant = {TRR_VARIANT_MMA}},
     {.backend = "cuda", .shapes = MATMUL, .in_dtypes = HALVES, LIST(cuda_wgmma_tiles),
-     .variant = {TRR_VARIANT_WGMMA}},
+     .split_k = {1, 2, 3, 4, 6, 8}, .variant = {TRR_VARIANT_WGMMA}},
     {.backend = "cuda", .shapes = MATMUL, .in_dtypes = TRR_DTYPE_BIT(TRR_F32), LIST(cuda_f32_tiles),
      .split_k = {1, 2, 4}},
     {.backend = "cuda", .shapes = STREAMING, .threads = {128, 256, 512, 1024}, .vector_width = {1, 2, 4}},

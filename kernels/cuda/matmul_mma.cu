@@ -23,9 +23,18 @@
  * 32). The tensor cores keep about 14 bits when they sum FP8 products, so each K tile is summed into a partial
  * that is then added into the f32 accumulator (docs/ops.md's bound for 8-bit float products); scale (scale_a *
  * scale_b) multiplies the sum before the epilogue.
+ *
+ * SPLIT_K (0 or 1): split-K for grids too small to fill the SMs. Block (x, y, z) sums K tiles [y * kper, y * kper
+ * + kper) clipped at K (kper = the K tiles over gridDim.y splits, rounded up; a split past K is empty and stores
+ * zeros) of output tile x of matrix z. DT_OUT is then 0 and C is the host's f32 workspace of batch x splits
+ * matrices [M, N] (row stride N), the block's at (z * gridDim.y + y) * c_bs; the host passes epi 0 and scale 1,
+ * and matmul_reduce.cu sums the splits in order and applies scale, the epilogue and C's type.
  */
 #ifndef MMA_V
 #define MMA_V 0
+#endif
+#ifndef SPLIT_K
+#define SPLIT_K 0
 #endif
 #ifndef DT_B
 #define DT_B DT_IN
@@ -137,7 +146,16 @@ extern "C" __global__ void __launch_bounds__(THREADS)
      * keeps batch strides of A and B multiples of 8, so every batch's base stays 16-byte aligned */
     A += (long long)blockIdx.z * a_bs;
     B += (long long)blockIdx.z * b_bs;
+#if SPLIT_K
+    C += ((long long)blockIdx.z * gridDim.y + blockIdx.y) * c_bs;
+    const int kt_all = (K + BK - 1) / BK, kper = (kt_all + (int)gridDim.y - 1) / (int)gridDim.y;
+    const int kt0 = (int)blockIdx.y * kper, kt_left = kt_all - kt0;
+    /* this split's K tiles: kt counts from 0 below, tile kt is K tile kt0 + kt */
+    const int kt_count = kt_left < 0 ? 0 : kt_left < kper ? kt_left : kper;
+#else
     C += (long long)blockIdx.z * c_bs;
+    const int kt0 = 0, kt_count = (K + BK - 1) / BK;
+#endif
     extern __shared__ __align__(128) unsigned char smem[];
     const unsigned smem_base = mma_smem_addr(smem);
     const unsigned a_base = smem_base;
@@ -152,7 +170,7 @@ extern "C" __global__ void __launch_bounds__(THREADS)
 
     /* Issues the cp.async copies of K tile kt into stage s. */
     auto load_stage = [&](int s, int kt) {
-        const int k0 = kt * BK;
+        const int k0 = (kt0 + kt) * BK;
 #pragma unroll
         for (int i = 0; i < LOADS_A; i++) {
             int idx = tid + i * THREADS;
@@ -217,7 +235,6 @@ extern "C" __global__ void __launch_bounds__(THREADS)
 #endif
     };
 
-    const int kt_count = (K + BK - 1) / BK;
 #pragma unroll
     for (int s = 0; s < STAGES - 1; s++) {
         if (s < kt_count) load_stage(s, s);

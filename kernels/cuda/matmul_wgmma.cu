@@ -63,9 +63,22 @@
  * A, still takes its share of B and releases its stages, and stores nothing. Cluster barriers after the
  * barriers' initialisation (before any remote arrive or multicast can reach them) and before exit (so that no
  * block leaves while its peer may still write into its shared memory or arrive on its barriers).
+ *
+ * SPLIT_K (0 or 1; splits, a run-time argument, when 1): split-K for grids too small to fill the SMs. Work item
+ * `tile` covers output tile tile % (tiles of a matrix) of matrix zc = tile / (tiles of a matrix), where zc =
+ * z * splits + split: the split's K tiles [split * kper, split * kper + kper) clipped at K (kper = the K tiles
+ * over splits, rounded up; a split past K is empty and stores zeros). DT_OUT is then 0 and C is the host's f32
+ * workspace of batch x splits matrices [M, N] (row stride N, matrix zc at zc * c_bs); the host passes epi 0 and
+ * scale 1 here, and matmul_reduce.cu sums the splits in order and applies scale, the epilogue and C's type. The
+ * split only changes which K tiles a work item loads and where it stores: the ring, the barriers and the
+ * epilogue are the ones above. With SPLIT_K 0 the work item is the output tile itself, so the loop stays the
+ * plain one that the note on uniform registers above asks for.
  */
 #ifndef CLUSTER_M
 #define CLUSTER_M 1
+#endif
+#ifndef SPLIT_K
+#define SPLIT_K 0
 #endif
 #ifndef DT_B
 #define DT_B DT_IN
@@ -312,6 +325,28 @@ __device__ __forceinline__ void wg_f8_promote(float *acc, float *part, unsigned 
 }
 #endif
 
+/* Work item `tile` of a persistent block: its output tile (pp, pn) of matrix z, the K tiles [kt0, kt0 + nk) it
+ * sums, and zc, the matrix of C (under SPLIT_K, of the workspace) it stores to. */
+__device__ __forceinline__ void wg_work(int tile, int npp, int npn, int group_m, int kt_count, int splits, int kper,
+                                        int *pp, int *pn, int *z, int *zc, int *kt0, int *nk) {
+    const int zz = tile / (npp * npn);
+    trr_grouped_block(tile - zz * npp * npn, npp, npn, group_m, pp, pn);
+    *zc = zz;
+#if SPLIT_K
+    const int split = zz % splits;
+    *z = zz / splits;
+    *kt0 = split * kper;
+    const int left = kt_count - *kt0;
+    *nk = left < 0 ? 0 : left < kper ? left : kper;
+#else
+    (void)splits;
+    (void)kper;
+    *z = zz;
+    *kt0 = 0;
+    *nk = kt_count;
+#endif
+}
+
 extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
 #if CLUSTER_M == 2
     __cluster_dims__(2, 1, 1)
@@ -319,7 +354,7 @@ extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
     matmul_wgmma(const __grid_constant__ wg_tensor_map tma, const __grid_constant__ wg_tensor_map tmb,
                  const __grid_constant__ wg_tensor_map tmc, int c_tma, TO *C, long long ldc, int M, int N, int K,
                  int epi, float alpha, int group_m, long long c_bs, int a_batched, int b_batched, int batch,
-                 float scale) {
+                 float scale, int splits) {
     extern __shared__ unsigned char wg_smem[];
     __shared__ __align__(8) unsigned long long full_bar[STAGES], empty_bar[STAGES];
     /* 128-byte swizzle atoms repeat every 1024 bytes: the ring starts on such a boundary (the host adds 1 KB). */
@@ -350,7 +385,11 @@ extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
     /* tiles of CLUSTER_M x 1 m-tiles (npp rows of them), one per cluster at a time */
     const int npm = (M + BM - 1) / BM, npn = (N + BN - 1) / BN, kt_count = (K + BK - 1) / BK;
     const int npp = (npm + CLUSTER_M - 1) / CLUSTER_M;
-    const int tiles = npp * npn * batch;
+#if SPLIT_K
+    const int tiles = npp * npn * batch * splits, kper = (kt_count + splits - 1) / splits;
+#else
+    const int tiles = npp * npn * batch, kper = kt_count;
+#endif
 
     if (wg == 0) {
         /* producer */
@@ -360,11 +399,10 @@ extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
             asm volatile("prefetch.tensormap [%0];" ::"l"((unsigned long long)&tmb) : "memory");
             unsigned it = 0; /* K tiles issued by this block over all its output tiles: the ring's position */
             for (int tile = cl; tile < tiles; tile += ncl) {
-                int pp, pn;
-                const int z = tile / (npp * npn);
-                trr_grouped_block(tile - z * npp * npn, npp, npn, group_m, &pp, &pn);
+                int pp, pn, z, zc, kt0, nk;
+                wg_work(tile, npp, npn, group_m, kt_count, splits, kper, &pp, &pn, &z, &zc, &kt0, &nk);
                 const int m0 = (pp * CLUSTER_M + rank) * BM, n0 = pn * BN, za = z * a_batched, zb = z * b_batched;
-                for (int kt = 0; kt < kt_count; kt++, it++) {
+                for (int kt = kt0; kt < kt0 + nk; kt++, it++) {
                     const unsigned s = it % STAGES;
                     if (it >= STAGES) wg_bar_wait(empty0 + 8 * s, ((it / STAGES) - 1) & 1u);
                     const unsigned fb = full0 + 8 * s;
@@ -407,9 +445,10 @@ extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
         if (c_tma && t == 0) asm volatile("prefetch.tensormap [%0];" ::"l"((unsigned long long)&tmc) : "memory");
         unsigned it = 0;
         for (int tile = cl; tile < tiles; tile += ncl) {
-            int pp, pn;
-            const int z = tile / (npp * npn);
-            trr_grouped_block(tile - z * npp * npn, npp, npn, group_m, &pp, &pn);
+            int pp, pn, z, zc, kt0, nk;
+            wg_work(tile, npp, npn, group_m, kt_count, splits, kper, &pp, &pn, &z, &zc, &kt0, &nk);
+            (void)z;
+            (void)kt0;
             const int m0 = (pp * CLUSTER_M + rank) * BM, n0 = pn * BN;
             float acc[NACC];
 #pragma unroll
@@ -423,13 +462,13 @@ extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
 #pragma unroll
             for (int i = 0; i < NACC; i++) part0[i] = part1[i] = 0.0f; /* wgmma overwrites them; never read unset */
             int kt = 0;
-            for (; kt + 1 < kt_count; kt += 2, it += 2) {
+            for (; kt + 1 < nk; kt += 2, it += 2) {
                 wg_f8_stage(part0, ring, full0, it, c);
                 if (kt > 0) wg_f8_promote(acc, part1, empty0, it - 1, lane);
                 wg_f8_stage(part1, ring, full0, it + 1, c);
                 wg_f8_promote(acc, part0, empty0, it, lane);
             }
-            if (kt < kt_count) { /* an odd count: the last tile into part0 */
+            if (kt < nk) { /* an odd count: the last tile into part0 */
                 wg_f8_stage(part0, ring, full0, it, c);
                 if (kt > 0) wg_f8_promote(acc, part1, empty0, it - 1, lane);
                 wg_wait_group<0>();
@@ -437,7 +476,7 @@ extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
 #pragma unroll
                 for (int i = 0; i < NACC; i++) acc[i] += part0[i];
                 it++;
-            } else if (kt_count > 0) {
+            } else if (nk > 0) {
                 wg_wait_group<0>();
                 wg_fence_acc(part1);
 #pragma unroll
@@ -447,7 +486,7 @@ extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
             for (int i = 0; i < NACC; i++) acc[i] *= scale;
             /* the tile's last stage is released below, as the 16-bit path's is */
 #else
-            for (int kt = 0; kt < kt_count; kt++, it++) {
+            for (int kt = 0; kt < nk; kt++, it++) {
                 const unsigned s = it % STAGES;
                 wg_bar_wait(full0 + 8 * s, (it / STAGES) & 1u);
                 const unsigned a_st = ring + s * STAGE_BYTES + c * (64 * 128), b_st = ring + s * STAGE_BYTES + A_STAGE_BYTES;
@@ -477,7 +516,7 @@ extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
             wg_wait_group<0>();
             wg_fence_acc(acc);
             /* the tile's last stage is free: the producer fills it for the next tile while this one is stored */
-            if (kt_count > 0) wg_release(empty0 + 8 * ((it - 1) % STAGES), lane);
+            if (nk > 0) wg_release(empty0 + 8 * ((it - 1) % STAGES), lane);
 #if CLUSTER_M == 2
             if (m0 >= M) continue; /* the odd m-tile past M: nothing to store */
 #endif
@@ -512,12 +551,12 @@ extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
                         asm volatile("cp.async.bulk.wait_group.read %0;" ::"n"(C_NS - 2) : "memory");
                     asm volatile("bar.sync %0, 128;" ::"r"(1 + c) : "memory");
                     if (t == 0) {
-                        wg_tma_store_3d(&tmc, c_slots + (b % C_NS) * C_BOX_BYTES, n0 + b * C_BOX_COLS, m0 + c * 64, z);
+                        wg_tma_store_3d(&tmc, c_slots + (b % C_NS) * C_BOX_BYTES, n0 + b * C_BOX_COLS, m0 + c * 64, zc);
                         asm volatile("cp.async.bulk.commit_group;" ::: "memory");
                     }
                 }
             } else {
-                TO *Cz = C + (long long)z * c_bs;
+                TO *Cz = C + (long long)zc * c_bs;
                 const int row = m0 + c * 64 + r;
                 const bool pair_ok = (ldc & 1) == 0 && (((unsigned long long)Cz) & (2 * sizeof(TO) - 1)) == 0;
 #pragma unroll

@@ -1,0 +1,209 @@
+/* The CUDA matmul's split-K (backend_cuda/config.c, ops_matmul.c): the heuristic splits K only where the output
+ * tiles leave SMs idle and K is long enough, leaves the grids that fill the SMs (4096^3, 8192^3, the large LLM
+ * products) at split_k 1, picks configs its own check takes and the NVRTC check compiles; the check's limits;
+ * and the split kernels (wgmma, mma.sync, the second pass) compile with NVRTC for sm_80 and sm_90a without a
+ * warning. Host-side only: no GPU needed. An H200-like device (132 SMs, sm_90a, a driver with tensor maps) is
+ * faked for the wgmma rules. */
+#include <criterion/criterion.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda_matmul_call.h"
+#include "op_table.h"
+#include "trr_cuda.h"
+
+static CUresult fake_encode(void *map, int dt, unsigned rank, void *base, const uint64_t *dims, const uint64_t *strides,
+                            const unsigned *box, const unsigned *es, int il, int sw, int l2, int oob) {
+    (void)map, (void)dt, (void)rank, (void)base, (void)dims, (void)strides, (void)box, (void)es, (void)il, (void)sw,
+        (void)l2, (void)oob;
+    return TRR_CUDA_SUCCESS;
+}
+
+static trr_cuda_dev hopper;
+
+static void hopper_setup(void) {
+    memset(&hopper, 0, sizeof hopper);
+    hopper.cc_major = 9;
+    hopper.cc_minor = 0;
+    strcpy(hopper.arch, "sm_90a");
+    hopper.sm_count = 132;
+    hopper.smem_optin = 232448;
+    hopper.max_threads = 1024;
+    trr_cu.TensorMapEncodeTiled = fake_encode;
+}
+
+static void hopper_teardown(void) { trr_cu.TensorMapEncodeTiled = NULL; }
+
+typedef struct variant_list {
+    trr_cuda_variant *items;
+    int count, cap;
+} variant_list;
+
+static void collect(const trr_cuda_variant *v, void *user) {
+    variant_list *l = user;
+    if (l->count == l->cap) {
+        l->cap = l->cap ? 2 * l->cap : 512;
+        l->items = realloc(l->items, (size_t)l->cap * sizeof *l->items);
+        cr_assert_not_null(l->items);
+    }
+    l->items[l->count++] = *v;
+}
+
+static int listed(const variant_list *l, const trr_cuda_variant *v) {
+    for (int i = 0; i < l->count; i++)
+        if (strcmp(l->items[i].file, v->file) == 0 && strcmp(l->items[i].defines, v->defines) == 0) return 1;
+    return 0;
+}
+
+/* The heuristic's config for a call on the faked H200, checked by the backend and found among the variants the
+ * NVRTC check compiles (the main kernel, and for a split the second pass into C's type). */
+static trr_call chosen(const variant_list *l, trr_dtype dt, int64_t m, int64_t n, int64_t k, int64_t batch) {
+    trr_call c = cuda_matmul_call(dt, m, n, k, batch);
+    trr_cuda_choose_matmul(&hopper, &c);
+    cr_assert_eq(trr_cuda_check_matmul(NULL, &hopper, &c), TRR_OK, "%lldx%lldx%lld: %s", (long long)m, (long long)n,
+                 (long long)k, trr_last_error(NULL));
+    const trr_dtype main_out = c.config.split_k > 1 ? TRR_F32 : c.z.dtype;
+    trr_cuda_variant v;
+    if (c.config.variant == TRR_VARIANT_WGMMA)
+        trr_cuda_variant_matmul_wgmma(&v, &c.config, 0, dt, main_out);
+    else
+        trr_cuda_variant_matmul_mma(&v, &c.config, 0, dt, main_out);
+    cr_assert(listed(l, &v), "%lldx%lldx%lld: %s %s is not compiled by the NVRTC check", (long long)m, (long long)n,
+              (long long)k, v.file, v.defines);
+    if (c.config.split_k > 1) {
+        trr_cuda_variant_matmul_reduce(&v, c.z.dtype);
+        cr_assert(listed(l, &v), "%s %s is not compiled by the NVRTC check", v.file, v.defines);
+    }
+    return c;
+}
+
+static int64_t grid_tiles(const trr_call *c) {
+    const int64_t b = c->batch > 1 ? c->batch : 1;
+    return ((c->rows + c->config.block_m - 1) / c->config.block_m) *
+           ((c->cols + c->config.block_n - 1) / c->config.block_n) * b;
+}
+
+Test(cuda_matmul_split, grids_that_fill_the_sms_keep_one_split, .init = hopper_setup, .fini = hopper_teardown) {
+    variant_list l = {0};
+    trr_cuda_for_each_variant(collect, &l);
+    const int64_t full[][3] = {{4096, 4096, 4096},  {8192, 8192, 8192},  {2048, 2048, 2048},  {2048, 4096, 4096},
+                               {2048, 11008, 4096}, {2048, 4096, 11008}, {8192, 14336, 4096}, {1536, 1536, 1536}};
+    for (size_t i = 0; i < sizeof full / sizeof full[0]; i++)
+        for (int h = 0; h < 2; h++) {
+            trr_call c = chosen(&l, h ? TRR_BF16 : TRR_F16, full[i][0], full[i][1], full[i][2], 1);
+            cr_expect_eq(c.config.variant, TRR_VARIANT_WGMMA, "%zu", i);
+            cr_expect_eq(c.config.split_k, 1, "%lldx%lldx%lld split %d ways", (long long)full[i][0],
+                         (long long)full[i][1], (long long)full[i][2], c.config.split_k);
+        }
+    free(l.items);
+}
+
+Test(cuda_matmul_split, small_grids_with_long_k_split_to_fill_the_sms, .init = hopper_setup,
+     .fini = hopper_teardown) {
+    variant_list l = {0};
+    trr_cuda_for_each_variant(collect, &l);
+    const int64_t small[][3] = {{16, 4096, 4096},  {128, 4096, 4096},  {16, 4096, 11008},
+                                {128, 4096, 11008}, {16, 11008, 4096}, {1024, 1024, 1024}, {768, 768, 768}};
+    for (size_t i = 0; i < sizeof small / sizeof small[0]; i++) {
+        trr_call c = chosen(&l, TRR_F16, small[i][0], small[i][1], small[i][2], 1);
+        const int s = c.config.split_k;
+        cr_expect_eq(c.config.variant, TRR_VARIANT_WGMMA, "%zu", i);
+        cr_expect_gt(s, 1, "%lldx%lldx%lld is not split", (long long)small[i][0], (long long)small[i][1],
+                     (long long)small[i][2]);
+        /* the split grid covers at least 80% of the SMs, and each split keeps its minimum steps of K */
+        cr_expect_geq(grid_tiles(&c) * s * 10, 132 * 8, "%zu: %lld tiles x %d", i, (long long)grid_tiles(&c), s);
+        cr_expect_geq(small[i][2], (int64_t)s * TRR_CUDA_SPLIT_MIN_STEPS * c.config.block_k, "%zu", i);
+        cr_expect_geq(small[i][2], (int64_t)s * TRR_CUDA_SPLIT_MIN_K, "%zu", i);
+        cr_expect_leq(s, TRR_CUDA_SPLIT_K_MAX);
+    }
+    /* 16 x 14336 tiles fill 85% of the SMs already */
+    trr_call wide = chosen(&l, TRR_F16, 16, 14336, 4096, 1);
+    cr_expect_eq(wide.config.split_k, 1);
+    /* K too short to split: a small cube stays on mma.sync with one split */
+    trr_call tiny = chosen(&l, TRR_F16, 256, 256, 256, 1);
+    cr_expect_eq(tiny.config.split_k, 1);
+    /* a batch whose tiles already fill the SMs is not split */
+    trr_call many = chosen(&l, TRR_BF16, 128, 512, 4096, 64);
+    cr_expect_eq(many.config.split_k, 1);
+    free(l.items);
+}
+
+Test(cuda_matmul_split, mma_sync_splits_where_wgmma_does_not_run) {
+    variant_list l = {0};
+    trr_cuda_for_each_variant(collect, &l);
+    /* no device: mma.sync, not wgmma */
+    trr_call c = cuda_matmul_call(TRR_F16, 16, 4096, 4096, 1);
+    trr_cuda_choose_config(NULL, &c);
+    cr_assert_eq(c.config.variant, TRR_VARIANT_MMA);
+    cr_assert_eq(trr_cuda_check_config(NULL, &c), TRR_OK, "%s", trr_last_error(NULL));
+    cr_expect_gt(c.config.split_k, 1);
+    trr_cuda_variant v;
+    trr_cuda_variant_matmul_mma(&v, &c.config, 0, TRR_F16, TRR_F32);
+    cr_expect(strstr(v.defines, "-DSPLIT_K=1") != NULL, "%s", v.defines);
+    cr_expect(listed(&l, &v), "%s is not compiled by the NVRTC check", v.defines);
+    free(l.items);
+}
+
+Test(cuda_matmul_split, the_check_takes_1_to_the_limit_on_the_tensor_cores) {
+    trr_call c = cuda_matmul_call(TRR_F16, 64, 64, 4096, 1);
+    c.config = (trr_config){.split_k = TRR_CUDA_SPLIT_K_MAX, .variant = TRR_VARIANT_MMA};
+    trr_cuda_choose_config(NULL, &c);
+    cr_expect_eq(c.config.split_k, TRR_CUDA_SPLIT_K_MAX, "an asked split is kept");
+    cr_expect_eq(trr_cuda_check_config(NULL, &c), TRR_OK, "%s", trr_last_error(NULL));
+    c.config.split_k = TRR_CUDA_SPLIT_K_MAX + 1;
+    cr_expect_eq(trr_cuda_check_config(NULL, &c), TRR_ERR_UNSUPPORTED);
+    cr_expect(strstr(trr_last_error(NULL), "split_k") != NULL, "%s", trr_last_error(NULL));
+    /* the CUDA-core kernel has none */
+    trr_call s = cuda_matmul_call(TRR_F32, 64, 64, 4096, 1);
+    s.config = (trr_config){.split_k = 2, .variant = TRR_VARIANT_SIMT};
+    trr_cuda_choose_config(NULL, &s);
+    cr_expect_eq(trr_cuda_check_config(NULL, &s), TRR_ERR_UNSUPPORTED);
+    cr_expect(strstr(trr_last_error(NULL), "simt kernel has no split-K") != NULL, "%s", trr_last_error(NULL));
+    /* f32 products stay on it unsplit */
+    trr_call f = cuda_matmul_call(TRR_F32, 16, 4096, 4096, 1);
+    trr_cuda_choose_config(NULL, &f);
+    cr_expect_eq(f.config.split_k, 1);
+}
+
+/* One variant compiled for arch with NVRTC: no error, no warning. */
+static void compiles(const trr_cuda_variant *v, const char *arch) {
+    void *cubin = NULL;
+    size_t size = 0;
+    char *log = NULL;
+    trr_status st = trr_cuda_compile(NULL, v, arch, &cubin, &size, NULL, &log);
+    cr_expect_eq(st, TRR_OK, "%s %s for %s: %s", v->file, v->defines, arch, trr_last_error(NULL));
+    cr_expect(!log || !strstr(log, "warning"), "%s %s for %s: %s", v->file, v->defines, arch, log);
+    free(cubin);
+    free(log);
+}
+
+Test(cuda_matmul_split, split_kernels_compile_with_nvrtc, .timeout = 1200) {
+    char reason[1024];
+    if (trr_cuda_load_nvrtc(reason, sizeof reason) != TRR_OK) cr_skip_test("NVRTC unavailable: %s", reason);
+    trr_cuda_variant v;
+    const trr_dtype outs[3] = {TRR_F32, TRR_F16, TRR_BF16};
+    for (int o = 0; o < 3; o++) {
+        trr_cuda_variant_matmul_reduce(&v, outs[o]);
+        compiles(&v, "sm_80");
+        compiles(&v, "sm_90a");
+    }
+    trr_config mma = trr_matmul_f16_nvidia_configs[trr_matmul_f16_nvidia_config_count - 1];
+    mma.split_k = 3;
+    trr_cuda_variant_matmul_mma(&v, &mma, 0, TRR_BF16, TRR_F32);
+    compiles(&v, "sm_80");
+    trr_cuda_variant_matmul_mma(&v, &mma, 1, TRR_F16, TRR_F32);
+    compiles(&v, "sm_90a");
+    for (int cm = 1; cm <= 2; cm++) {
+        trr_config wg = trr_cuda_wgmma_configs[0];
+        wg.block_m *= cm;
+        wg.split_k = 3;
+        trr_cuda_variant_matmul_wgmma(&v, &wg, cm - 1, TRR_F16, TRR_F32);
+        compiles(&v, "sm_90a");
+        trr_config f8 = trr_cuda_wgmma_f8_configs[0];
+        f8.block_m *= cm;
+        f8.split_k = 3;
+        trr_cuda_variant_matmul_wgmma_ab(&v, &f8, 1, TRR_F8E4M3, TRR_F8E5M2, TRR_F32);
+        compiles(&v, "sm_90a");
+    }
+}
