@@ -2,7 +2,8 @@
  * attention's forward pass (docs/ops.md, attention): o = softmax(scale . q k^T + mask) v per (batch, head), with
  * an online softmax over blocks of keys (f32 statistics and accumulators, o rounded once on store), and lse.
  * One file, four kernels chosen by KIND:
- *   0  attention_mma: f16/bf16 on mma.sync.m16n8k16 (sm_80 and up), FlashAttention-2's scheme;
+ *   0  attention_mma: f16/bf16 on mma.sync.m16n8k16 (sm_80 and up), FlashAttention-2's scheme; BM 16 over
+ *      several warps is its decode form, the warps splitting the keys inside the block (KEY_WARPS);
  *   1  attention_simt: any float dtype on the CUDA cores in f32 (the precise path: f32 products and weights);
  *   2  attention_combine: joins the partial results of a call split over the keys;
  *   3  attention_wgmma: f16/bf16 on Hopper's warpgroup MMA with TMA loads (sm_90a), FlashAttention-3's scheme.
@@ -688,11 +689,15 @@ extern "C" __global__ void __launch_bounds__(THREADS) attention_mma(const attn_a
         float sum = 0.0f, v0 = 0.0f, v1 = 0.0f;
 #pragma unroll
         for (int w = 0; w < WARPS; w++) {
+            /* a warp whose keys the row did not see (sum 0) is left out: its o may hold 0 x inf from masked v */
             const float *pw = p0 + w * (RING_BYTES / 4);
-            const float f = attn_ex2(pw[16 * DP + r] - m_use); /* 0 for a warp that saw nothing (-inf) */
-            sum += pw[16 * DP + 16 + r] * f;
-            v0 += pw[r * DP + col] * f;
-            v1 += pw[r * DP + col + 1] * f;
+            const float lw = pw[16 * DP + 16 + r];
+            if (lw > 0.0f) {
+                const float f = attn_ex2(pw[16 * DP + r] - m_use);
+                sum += lw * f;
+                v0 += pw[r * DP + col] * f;
+                v1 += pw[r * DP + col + 1] * f;
+            }
         }
         const attn_out_row w = attn_out(a, pl.b, pl.g, m0 + r);
         const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
