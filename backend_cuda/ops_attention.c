@@ -4,7 +4,10 @@
  * Families (the config's variant):
  *   mma    f16/bf16 on mma.sync (compute capability 8.0 and up): block_m rows in blocks of threads / 32 warps,
  *          16 or 32 rows a warp; block_n keys a step (a multiple of 16); stages 1 (a K and a V buffer, loaded
- *          alternately) or 2-4 (a ring of K, V stages).
+ *          alternately) or 2-4 (a ring of K, V stages). block_m 16 over 2-8 warps is the decode form: every warp
+ *          holds the 16 rows and walks its own share of the key blocks through its own ring of stages (2-4), and
+ *          the block joins the warps' partial results in shared memory; it keeps many key blocks in flight per
+ *          SM, which is what decode's speed is made of (a kv head's few rows do little arithmetic per byte).
  *   simt   any dtype on the CUDA cores in f32 (the precise path for f32): block_m 32, 128 threads, block_n 16 or 32.
  *   wgmma  f16/bf16 on Hopper's warpgroup MMA with TMA loads (sm_90a; attention.cu, KIND 3): block_m 128, 384
  *          threads (a producer and two consumer warpgroups), block_n 64 or 128, stages 2-4; D up to 128, operands
@@ -54,28 +57,42 @@ int trr_cuda_attention_dp(int64_t d) {
     return dp_buckets[N_BUCKETS - 1];
 }
 
-/* The heuristic's mma tiles per bucket: one for many rows (prefill), one for a kv head's rows that fit 16 (decode).
- * Every tile fits the 99 KB of shared memory a block has on compute capability 8.6/8.9, so one table serves every
- * sm_80+ device, and none spills registers (ptxas for sm_80 and sm_90a). Many rows: 128 rows a block; 4 warps of
+/* The heuristic's mma tiles per bucket: one for many rows (prefill), one for a kv head's rows that fit 16 (decode)
+ * and the decode tile's stand-in where the device's shared memory is smaller than it needs. The prefill and
+ * small-decode tiles fit the 99 KB of shared memory a block has on compute capability 8.6/8.9, and none spills
+ * registers (ptxas for sm_80 and sm_90a). Many rows: 128 rows a block; 4 warps of
  * 32 rows up to DP 96 (K and V fragments read from shared memory once for two 16-row tiles, which halves those
  * reads, the limit of mma.sync at these sizes), keys 32 at a time at DP 96; past it 8 warps of 16 rows, where 32
  * rows' accumulators and the two-part weights do not fit the registers, with a K and a V buffer (stages 1) to stay
- * within 99 KB. Decode: a warp a block, so that a split over the keys spreads over every SM; two stages in
- * flight. */
+ * within 99 KB. Decode: 4 warps over the keys, 16 keys a step, stages 4 up to DP 80, 3 at DP 96 and 128, 2
+ * past it, so that up to DP 192 two blocks share an SM (227 KB) and it keeps 8 warps with 1-3 blocks of K and V
+ * each in flight; the split over the keys still spreads calls of few kv heads over every SM. Where a decode tile
+ * passes the device's shared memory (DP 128, 192, 256 past 99 KB), the small decode tile: a warp a block, two
+ * stages. */
 typedef struct attn_tiles {
     int dp;
-    trr_config prefill, decode;
+    trr_config prefill, decode, decode_small;
 } attn_tiles;
 
 #define MMA_TILE(bm, bn, warps, st)                                                                              \
     { .block_m = bm, .block_n = bn, .threads = 32 * (warps), .stages = st, .split_k = 1, .variant = TRR_VARIANT_MMA }
 static const attn_tiles mma_tiles[N_BUCKETS] = {
-    {16, MMA_TILE(128, 64, 4, 2), MMA_TILE(16, 64, 1, 2)},  {32, MMA_TILE(128, 64, 4, 2), MMA_TILE(16, 64, 1, 2)},
-    {64, MMA_TILE(128, 64, 4, 2), MMA_TILE(16, 64, 1, 2)},  {80, MMA_TILE(128, 64, 4, 2), MMA_TILE(16, 64, 1, 2)},
-    {96, MMA_TILE(128, 32, 4, 2), MMA_TILE(16, 64, 1, 2)},  {128, MMA_TILE(128, 64, 8, 1), MMA_TILE(16, 64, 1, 2)},
-    {160, MMA_TILE(128, 64, 8, 1), MMA_TILE(16, 64, 1, 2)}, {192, MMA_TILE(128, 32, 8, 1), MMA_TILE(16, 32, 1, 2)},
-    {256, MMA_TILE(128, 32, 8, 1), MMA_TILE(16, 32, 1, 2)},
+    {16, MMA_TILE(128, 64, 4, 2), MMA_TILE(16, 16, 4, 4), MMA_TILE(16, 64, 1, 2)},
+    {32, MMA_TILE(128, 64, 4, 2), MMA_TILE(16, 16, 4, 4), MMA_TILE(16, 64, 1, 2)},
+    {64, MMA_TILE(128, 64, 4, 2), MMA_TILE(16, 16, 4, 4), MMA_TILE(16, 64, 1, 2)},
+    {80, MMA_TILE(128, 64, 4, 2), MMA_TILE(16, 16, 4, 4), MMA_TILE(16, 64, 1, 2)},
+    {96, MMA_TILE(128, 32, 4, 2), MMA_TILE(16, 16, 4, 3), MMA_TILE(16, 64, 1, 2)},
+    {128, MMA_TILE(128, 64, 8, 1), MMA_TILE(16, 16, 4, 3), MMA_TILE(16, 64, 1, 2)},
+    {160, MMA_TILE(128, 64, 8, 1), MMA_TILE(16, 16, 4, 2), MMA_TILE(16, 64, 1, 2)},
+    {192, MMA_TILE(128, 32, 8, 1), MMA_TILE(16, 16, 4, 2), MMA_TILE(16, 32, 1, 2)},
+    {256, MMA_TILE(128, 32, 8, 1), MMA_TILE(16, 16, 4, 2), MMA_TILE(16, 32, 1, 2)},
 };
+
+/* The decode form of mma: block_m 16 over several warps, each walking its own key blocks (attention.cu's
+ * KEY_WARPS). */
+static int key_warps(const trr_config *c) {
+    return c->variant == TRR_VARIANT_MMA && c->block_m == 16 && c->threads > 32 ? c->threads / 32 : 1;
+}
 
 static const attn_tiles *tiles_for(int dp) {
     for (int i = 0; i < N_BUCKETS; i++)
@@ -102,7 +119,9 @@ size_t trr_cuda_attention_smem(int variant, int dp, const trr_config *c) {
         return (size_t)dp * 2 * ((size_t)WGMMA_BM + 2 * (size_t)c->stages * (size_t)c->block_n) + 1024;
     const size_t row = (size_t)dp * 2 + 16;
     const size_t kv_tiles = c->stages <= 1 ? 2 : 2 * (size_t)c->stages;
-    return row * ((size_t)c->block_m + kv_tiles * (size_t)c->block_n);
+    /* key warps: a ring of stages each */
+    const size_t rings = c->block_m == 16 && c->threads > 32 ? (size_t)c->threads / 32 : 1;
+    return row * ((size_t)c->block_m + rings * kv_tiles * (size_t)c->block_n);
 }
 
 void trr_cuda_variant_attention(trr_cuda_variant *v, int variant, trr_dtype dt, int dp, const trr_config *c) {
@@ -140,6 +159,8 @@ void trr_cuda_attention_variants(trr_cuda_variant_fn fn, void *user) {
             trr_cuda_variant_attention(&v, TRR_VARIANT_MMA, halves[h], mma_tiles[i].dp, &mma_tiles[i].prefill);
             fn(&v, user);
             trr_cuda_variant_attention(&v, TRR_VARIANT_MMA, halves[h], mma_tiles[i].dp, &mma_tiles[i].decode);
+            fn(&v, user);
+            trr_cuda_variant_attention(&v, TRR_VARIANT_MMA, halves[h], mma_tiles[i].dp, &mma_tiles[i].decode_small);
             fn(&v, user);
         }
         /* the precise path for f32, and the fallback for halves below compute capability 8.0 */
@@ -191,10 +212,10 @@ static int blocks_per_sm(const trr_cuda_dev *dev, size_t smem, int threads) {
 
 /* The splits of the keys for a call whose blocks fill less than most of a wave: the fewest that reach within 85%
  * of the best wave efficiency (blocks / (waves * slots)) over 1..64 splits, each keeping at least two key blocks
- * (FlashAttention-2's rule for its split-KV kernel). */
+ * (FlashAttention-2's rule for its split-KV kernel) for each of its key warps. */
 static int choose_splits(const trr_cuda_dev *dev, const trr_call *call, int variant, int dp, const trr_config *c) {
     const int64_t blocks = base_blocks(call, c->block_m);
-    const int64_t kblocks = ceil_div(call->attn.seq_kv, c->block_n);
+    const int64_t kblocks = ceil_div(call->attn.seq_kv, (int64_t)c->block_n * key_warps(c));
     const int64_t slots = (int64_t)(dev ? dev->sm_count : 132) *
                           blocks_per_sm(dev, trr_cuda_attention_smem(variant, dp, c), c->threads);
     if (blocks * 10 >= slots * 8 || kblocks < 4) return 1;
@@ -214,6 +235,9 @@ static int choose_splits(const trr_cuda_dev *dev, const trr_call *call, int vari
 /* ---- config: heuristic and limits ---- */
 
 static int mma_device(const trr_cuda_dev *dev) { return !dev || dev->cc_major >= 8; }
+
+/* The shared memory a block may have (the H200's without a device). */
+static size_t smem_limit(const trr_cuda_dev *dev) { return dev ? (size_t)dev->smem_optin : 227u * 1024u; }
 
 /* A stride that is followed (its dimension holds more than one element) keeps 16-byte rows. */
 static int stride_ok(int64_t n, int64_t stride, int es) { return n <= 1 || (stride * es) % 16 == 0; }
@@ -308,6 +332,8 @@ void trr_cuda_choose_attention(const trr_cuda_dev *dev, trr_call *call) {
         /* rows that fit one 16-row warp: the decode tile (a kv head's group of heads, Sq small) */
         const attn_tiles *t = tiles_for(dp);
         h = kv_rows(call) <= 16 ? t->decode : t->prefill;
+        if (kv_rows(call) <= 16 && trr_cuda_attention_smem(TRR_VARIANT_MMA, dp, &h) > smem_limit(dev))
+            h = t->decode_small;
         /* a given block_m picks the warps: of 16 rows each up to 4, then of 32 rows (at most 8 warps) */
         if (c->block_m && !c->threads) {
             const int warps = c->block_m <= 64 ? c->block_m / 16 : c->block_m / 32;
@@ -326,7 +352,7 @@ trr_status trr_cuda_check_attention(trr_context *ctx, const trr_cuda_dev *dev, c
     const trr_config *c = &call->config;
     const int dp = trr_cuda_attention_dp(call->attn.head_dim);
     const int half = call->x.dtype == TRR_F16 || call->x.dtype == TRR_BF16;
-    const size_t limit = dev ? (size_t)dev->smem_optin : 227u * 1024u;
+    const size_t limit = smem_limit(dev);
     if (c->split_k < 1)
         return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda attention: split_k (splits of the keys) must be >= 1");
     if (c->variant == TRR_VARIANT_SIMT) {
@@ -343,12 +369,18 @@ trr_status trr_cuda_check_attention(trr_context *ctx, const trr_cuda_dev *dev, c
         if (!mma_device(dev))
             return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda attention (mma): needs compute capability 8.0 or later");
         const int warps = c->threads / 32;
-        if (c->threads % 32 || warps < 1 || warps > 8 || c->block_m % (16 * warps) ||
-            (c->block_m / warps != 16 && c->block_m / warps != 32))
+        const int over_keys = c->block_m == 16 && warps > 1; /* the decode form: every warp holds the 16 rows */
+        if (c->threads % 32 || warps < 1 || warps > 8 ||
+            (!over_keys && (c->block_m % (16 * warps) || (c->block_m / warps != 16 && c->block_m / warps != 32))))
             return trr_error(ctx, TRR_ERR_UNSUPPORTED,
                              "cuda attention (mma): threads / 32 warps (1 to 8) of 16 or 32 rows each must make "
-                             "block_m (got block_m %d, %d threads)",
+                             "block_m, or block_m 16 with the warps over the keys (got block_m %d, %d threads)",
                              c->block_m, c->threads);
+        if (over_keys && c->stages < 2)
+            return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                             "cuda attention (mma): block_m 16 over %d warps (each walking its own keys) needs a ring of "
+                             "2 to 4 stages a warp (got stages %d)",
+                             warps, c->stages);
         if (c->block_n % 16 || c->block_n < 16 || c->block_n > 128)
             return trr_error(ctx, TRR_ERR_UNSUPPORTED,
                              "cuda attention (mma): block_n must be a multiple of 16 up to 128 (got %d)", c->block_n);
@@ -493,9 +525,11 @@ trr_status trr_cuda_run_attention(trr_context *ctx, const trr_call *call) {
     a.vec = operand_vec(&call->x, s->batch, s->heads_q, s->seq_q) && operand_vec(&call->y, s->batch, s->heads_kv, s->seq_kv) &&
             operand_vec(&call->u, s->batch, s->heads_kv, s->seq_kv);
 
-    /* whole key blocks per split; no split is left without keys */
+    /* whole key blocks per split, a multiple of the key warps (each walks every kw-th block of the split); no
+     * split is left without keys */
     const int64_t kblocks = ceil_div(s->seq_kv, c->block_n);
-    int64_t per = ceil_div(kblocks, c->split_k);
+    const int64_t kw = key_warps(c);
+    int64_t per = ceil_div(ceil_div(kblocks, c->split_k), kw) * kw;
     const int64_t nsplit = ceil_div(kblocks, per);
     a.nsplit = (int)nsplit;
     a.split_blocks = (int)per;

@@ -2,7 +2,8 @@
  * attention's forward pass (docs/ops.md, attention): o = softmax(scale . q k^T + mask) v per (batch, head), with
  * an online softmax over blocks of keys (f32 statistics and accumulators, o rounded once on store), and lse.
  * One file, four kernels chosen by KIND:
- *   0  attention_mma: f16/bf16 on mma.sync.m16n8k16 (sm_80 and up), FlashAttention-2's scheme;
+ *   0  attention_mma: f16/bf16 on mma.sync.m16n8k16 (sm_80 and up), FlashAttention-2's scheme; BM 16 over
+ *      several warps is its decode form, the warps splitting the keys inside the block (KEY_WARPS);
  *   1  attention_simt: any float dtype on the CUDA cores in f32 (the precise path: f32 products and weights);
  *   2  attention_combine: joins the partial results of a call split over the keys;
  *   3  attention_wgmma: f16/bf16 on Hopper's warpgroup MMA with TMA loads (sm_90a), FlashAttention-3's scheme.
@@ -206,15 +207,22 @@ __device__ __forceinline__ float attn_hi16(unsigned r) {
  * one K and one V buffer, FlashAttention-2's order: V_t loads while S_t is computed, K_{t+1} while P_t V_t is.
  */
 #define THREADS (WARPS * 32)
+/* KEY_WARPS: BM 16 over several warps, the decode form (attention_mma below, second definition): every warp
+ * holds the block's 16 rows and walks its own share of the key blocks. */
+#define KEY_WARPS (BM == 16 && WARPS > 1)
+#if KEY_WARPS
+#define MT 1
+#else
 #define MT (BM / (WARPS * 16))
+#endif
 #define ROWB (DP * 2 + 16)
 #define CPR (DP / 8)
 #define Q_BYTES (BM * ROWB)
 #define KV_BYTES (BN * ROWB)
 #define Q_IN_REGS (MT * DP <= 128)
 
-#if BM % (WARPS * 16) != 0 || (MT != 1 && MT != 2) || DP % 16 != 0 || BN % 16 != 0
-#error "attention_mma: BM must be 16 or 32 rows a warp; DP and BN multiples of 16"
+#if (!KEY_WARPS && BM % (WARPS * 16) != 0) || (MT != 1 && MT != 2) || DP % 16 != 0 || BN % 16 != 0
+#error "attention_mma: BM must be 16 or 32 rows a warp (or 16 over key warps); DP and BN multiples of 16"
 #endif
 
 __device__ __forceinline__ void attn_cp_async(unsigned dst, const void *src, int bytes) {
@@ -302,6 +310,132 @@ __device__ __forceinline__ void attn_load_q(const attn_args &a, unsigned dst, co
     }
 }
 
+/* One key block's scores for a warp's MT row tiles (rows wrow + ..., keys j0 .. j0 + BN - 1 in the K tile at
+ * k_st), masked, and the online softmax: s receives the weights, and o, m, l are corrected for the new max. */
+__device__ __forceinline__ void attn_scores(const attn_args &a, unsigned q_sm, unsigned k_st, int wrow, int lane,
+                                            int j0, int first_limit, const int (&limit)[MT][2],
+                                            const unsigned (&qf)[Q_IN_REGS ? MT : 1][Q_IN_REGS ? DP / 16 : 1][4],
+                                            float (&s)[MT][BN / 8][4], float (&o)[MT][DP / 8][4],
+                                            float (&m)[MT][2], float (&l)[MT][2]) {
+    /* S = Q K^T for this warp's rows and the block's BN keys */
+#pragma unroll
+    for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+        for (int nt = 0; nt < BN / 8; nt++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) s[mt][nt][e] = 0.0f;
+#pragma unroll
+    for (int kc = 0; kc < DP / 16; kc++) {
+        unsigned qa[MT][4];
+#pragma unroll
+        for (int mt = 0; mt < MT; mt++) {
+            if (Q_IN_REGS) {
+#pragma unroll
+                for (int e = 0; e < 4; e++) qa[mt][e] = qf[Q_IN_REGS ? mt : 0][Q_IN_REGS ? kc : 0][e];
+            } else {
+                attn_ldsm_x4(q_sm + (wrow + mt * 16 + (lane & 15)) * ROWB + (kc * 2 + (lane >> 4)) * 16, qa[mt]);
+            }
+        }
+#pragma unroll
+        for (int np = 0; np < BN / 16; np++) {
+            /* matrices (keys 0-7, d 0-7), (keys 0-7, d 8-15), (keys 8-15, d 0-7), (keys 8-15, d 8-15) */
+            unsigned kf[4];
+            attn_ldsm_x4(k_st + (np * 16 + (lane & 7) + ((lane >> 4) << 3)) * ROWB +
+                             (kc * 2 + ((lane >> 3) & 1)) * 16,
+                         kf);
+#pragma unroll
+            for (int mt = 0; mt < MT; mt++) {
+                attn_mma(s[mt][2 * np], qa[mt], kf[0], kf[1]);
+                attn_mma(s[mt][2 * np + 1], qa[mt], kf[2], kf[3]);
+            }
+        }
+    }
+
+    /* Scores in base 2, masked where the block reaches past the first row's limit or past Skv. Element e of
+     * tile nt is (row lane/4 + 8 (e/2), key j0 + 8 nt + 2 (lane%4) + e%2). */
+    const bool need_mask = j0 + BN > a.skv || (a.causal && j0 + BN - 1 > first_limit);
+#pragma unroll
+    for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+        for (int nt = 0; nt < BN / 8; nt++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                float v = s[mt][nt][e] * a.scale_log2;
+                if (need_mask && j0 + nt * 8 + 2 * (lane & 3) + (e & 1) > limit[mt][e >> 1]) v = ATTN_NEG_INF;
+                s[mt][nt][e] = v;
+            }
+
+    /* Online softmax: each row's max over the block (the quad of lanes that holds the row), the correction of
+     * what came before, the weights 2^(s - m) in place of the scores, and this thread's part of the sum. */
+#pragma unroll
+    for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            float mx = ATTN_NEG_INF;
+#pragma unroll
+            for (int nt = 0; nt < BN / 8; nt++) mx = fmaxf(mx, fmaxf(s[mt][nt][2 * h], s[mt][nt][2 * h + 1]));
+            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+            const float m_new = fmaxf(m[mt][h], mx);
+            const float m_use = m_new == ATTN_NEG_INF ? 0.0f : m_new;
+            const float alpha = attn_ex2(m[mt][h] - m_use);
+            m[mt][h] = m_new;
+            float sum = 0.0f;
+#pragma unroll
+            for (int nt = 0; nt < BN / 8; nt++) {
+                const float p0 = attn_ex2(s[mt][nt][2 * h] - m_use), p1 = attn_ex2(s[mt][nt][2 * h + 1] - m_use);
+                s[mt][nt][2 * h] = p0;
+                s[mt][nt][2 * h + 1] = p1;
+                sum += p0 + p1;
+            }
+            l[mt][h] = l[mt][h] * alpha + sum;
+#pragma unroll
+            for (int t2 = 0; t2 < DP / 8; t2++) {
+                o[mt][t2][2 * h] *= alpha;
+                o[mt][t2][2 * h + 1] *= alpha;
+            }
+        }
+}
+
+/* O += P V for one key block (the V tile at v_st), P the weights in s. */
+__device__ __forceinline__ void attn_pv(unsigned v_st, int lane, const float (&s)[MT][BN / 8][4],
+                                        float (&o)[MT][DP / 8][4]) {
+    /* O += P V: P's A fragment for keys 16 kc .. 16 kc + 15 is S tiles 2 kc and 2 kc + 1. With PSPLIT the
+     * weights go in as two 16-bit parts, the rounded weight and the rounding's remainder (exact in f32), so P
+     * keeps ~22 bits (f16) or ~16 bits (bf16) instead of 11 or 8. */
+#pragma unroll
+    for (int kc = 0; kc < BN / 16; kc++) {
+        unsigned pa[MT][4], pb[MT][4];
+#pragma unroll
+        for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+            for (int q = 0; q < 4; q++) {
+                const float *e = &s[mt][2 * kc + (q >> 1)][2 * (q & 1)];
+                pa[mt][q] = attn_pack2(e[0], e[1]);
+                if (PSPLIT) pb[mt][q] = attn_pack2(e[0] - attn_lo16(pa[mt][q]), e[1] - attn_hi16(pa[mt][q]));
+            }
+#pragma unroll
+        for (int dp = 0; dp < DP / 16; dp++) {
+            /* matrices (keys 0-7, d 0-7), (keys 8-15, d 0-7), (keys 0-7, d 8-15), (keys 8-15, d 8-15),
+             * transposed on load: each thread gets V[2t..2t+1][g] as the col-major B fragment wants */
+            unsigned vf[4];
+            attn_ldsm_x4_trans(v_st + (kc * 16 + (lane & 7) + (((lane >> 3) & 1) << 3)) * ROWB +
+                                   (dp * 2 + (lane >> 4)) * 16,
+                               vf);
+#pragma unroll
+            for (int mt = 0; mt < MT; mt++) {
+                attn_mma(o[mt][2 * dp], pa[mt], vf[0], vf[1]);
+                attn_mma(o[mt][2 * dp + 1], pa[mt], vf[2], vf[3]);
+                if (PSPLIT) {
+                    attn_mma(o[mt][2 * dp], pb[mt], vf[0], vf[1]);
+                    attn_mma(o[mt][2 * dp + 1], pb[mt], vf[2], vf[3]);
+                }
+            }
+        }
+    }
+}
+
+#if !KEY_WARPS
 extern "C" __global__ void __launch_bounds__(THREADS) attention_mma(const attn_args a) {
     extern __shared__ __align__(128) unsigned char smem[];
     const unsigned q_sm = attn_smem_addr(smem);
@@ -388,85 +522,8 @@ extern "C" __global__ void __launch_bounds__(THREADS) attention_mma(const attn_a
                                  qf[Q_IN_REGS ? mt : 0][Q_IN_REGS ? kc : 0]);
         }
 
-        /* S = Q K^T for this warp's rows and the block's BN keys */
         float s[MT][BN / 8][4];
-#pragma unroll
-        for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-            for (int nt = 0; nt < BN / 8; nt++)
-#pragma unroll
-                for (int e = 0; e < 4; e++) s[mt][nt][e] = 0.0f;
-#pragma unroll
-        for (int kc = 0; kc < DP / 16; kc++) {
-            unsigned qa[MT][4];
-#pragma unroll
-            for (int mt = 0; mt < MT; mt++) {
-                if (Q_IN_REGS) {
-#pragma unroll
-                    for (int e = 0; e < 4; e++) qa[mt][e] = qf[Q_IN_REGS ? mt : 0][Q_IN_REGS ? kc : 0][e];
-                } else {
-                    attn_ldsm_x4(q_sm + (wrow + mt * 16 + (lane & 15)) * ROWB + (kc * 2 + (lane >> 4)) * 16, qa[mt]);
-                }
-            }
-#pragma unroll
-            for (int np = 0; np < BN / 16; np++) {
-                /* matrices (keys 0-7, d 0-7), (keys 0-7, d 8-15), (keys 8-15, d 0-7), (keys 8-15, d 8-15) */
-                unsigned kf[4];
-                attn_ldsm_x4(k_st + (np * 16 + (lane & 7) + ((lane >> 4) << 3)) * ROWB +
-                                 (kc * 2 + ((lane >> 3) & 1)) * 16,
-                             kf);
-#pragma unroll
-                for (int mt = 0; mt < MT; mt++) {
-                    attn_mma(s[mt][2 * np], qa[mt], kf[0], kf[1]);
-                    attn_mma(s[mt][2 * np + 1], qa[mt], kf[2], kf[3]);
-                }
-            }
-        }
-
-        /* Scores in base 2, masked where the block reaches past the first row's limit or past Skv. Element e of
-         * tile nt is (row lane/4 + 8 (e/2), key j0 + 8 nt + 2 (lane%4) + e%2). */
-        const bool need_mask = j0 + BN > a.skv || (a.causal && j0 + BN - 1 > first_limit);
-#pragma unroll
-        for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-            for (int nt = 0; nt < BN / 8; nt++)
-#pragma unroll
-                for (int e = 0; e < 4; e++) {
-                    float v = s[mt][nt][e] * a.scale_log2;
-                    if (need_mask && j0 + nt * 8 + 2 * (lane & 3) + (e & 1) > limit[mt][e >> 1]) v = ATTN_NEG_INF;
-                    s[mt][nt][e] = v;
-                }
-
-        /* Online softmax: each row's max over the block (the quad of lanes that holds the row), the correction of
-         * what came before, the weights 2^(s - m) in place of the scores, and this thread's part of the sum. */
-#pragma unroll
-        for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-            for (int h = 0; h < 2; h++) {
-                float mx = ATTN_NEG_INF;
-#pragma unroll
-                for (int nt = 0; nt < BN / 8; nt++) mx = fmaxf(mx, fmaxf(s[mt][nt][2 * h], s[mt][nt][2 * h + 1]));
-                mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-                mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-                const float m_new = fmaxf(m[mt][h], mx);
-                const float m_use = m_new == ATTN_NEG_INF ? 0.0f : m_new;
-                const float alpha = attn_ex2(m[mt][h] - m_use);
-                m[mt][h] = m_new;
-                float sum = 0.0f;
-#pragma unroll
-                for (int nt = 0; nt < BN / 8; nt++) {
-                    const float p0 = attn_ex2(s[mt][nt][2 * h] - m_use), p1 = attn_ex2(s[mt][nt][2 * h + 1] - m_use);
-                    s[mt][nt][2 * h] = p0;
-                    s[mt][nt][2 * h + 1] = p1;
-                    sum += p0 + p1;
-                }
-                l[mt][h] = l[mt][h] * alpha + sum;
-#pragma unroll
-                for (int t2 = 0; t2 < DP / 8; t2++) {
-                    o[mt][t2][2 * h] *= alpha;
-                    o[mt][t2][2 * h + 1] *= alpha;
-                }
-            }
+        attn_scores(a, q_sm, k_st, wrow, lane, j0, first_limit, limit, qf, s, o, m, l);
 
 #if STAGES == 1
         attn_cp_wait<0>();
@@ -475,39 +532,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) attention_mma(const attn_a
         attn_cp_commit();
 #endif
 
-        /* O += P V: P's A fragment for keys 16 kc .. 16 kc + 15 is S tiles 2 kc and 2 kc + 1. With PSPLIT the
-         * weights go in as two 16-bit parts, the rounded weight and the rounding's remainder (exact in f32), so P
-         * keeps ~22 bits (f16) or ~16 bits (bf16) instead of 11 or 8. */
-#pragma unroll
-        for (int kc = 0; kc < BN / 16; kc++) {
-            unsigned pa[MT][4], pb[MT][4];
-#pragma unroll
-            for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-                for (int q = 0; q < 4; q++) {
-                    const float *e = &s[mt][2 * kc + (q >> 1)][2 * (q & 1)];
-                    pa[mt][q] = attn_pack2(e[0], e[1]);
-                    if (PSPLIT) pb[mt][q] = attn_pack2(e[0] - attn_lo16(pa[mt][q]), e[1] - attn_hi16(pa[mt][q]));
-                }
-#pragma unroll
-            for (int dp = 0; dp < DP / 16; dp++) {
-                /* matrices (keys 0-7, d 0-7), (keys 8-15, d 0-7), (keys 0-7, d 8-15), (keys 8-15, d 8-15),
-                 * transposed on load: each thread gets V[2t..2t+1][g] as the col-major B fragment wants */
-                unsigned vf[4];
-                attn_ldsm_x4_trans(v_st + (kc * 16 + (lane & 7) + (((lane >> 3) & 1) << 3)) * ROWB +
-                                       (dp * 2 + (lane >> 4)) * 16,
-                                   vf);
-#pragma unroll
-                for (int mt = 0; mt < MT; mt++) {
-                    attn_mma(o[mt][2 * dp], pa[mt], vf[0], vf[1]);
-                    attn_mma(o[mt][2 * dp + 1], pa[mt], vf[2], vf[3]);
-                    if (PSPLIT) {
-                        attn_mma(o[mt][2 * dp], pb[mt], vf[0], vf[1]);
-                        attn_mma(o[mt][2 * dp + 1], pb[mt], vf[2], vf[3]);
-                    }
-                }
-            }
-        }
+        attn_pv(v_st, lane, s, o);
     }
     attn_cp_wait<0>();
 
@@ -530,6 +555,157 @@ extern "C" __global__ void __launch_bounds__(THREADS) attention_mma(const attn_a
             if ((lane & 3) == 0) attn_store_lse(a, pl.split, w, m[mt][h], sum);
         }
 }
+#else /* KEY_WARPS */
+/* The decode form (BM 16, WARPS > 1): a kv head's few query rows (G x Sq <= 16) against many keys, where the
+ * speed is how many bytes of K and V stay in flight. Every warp holds the block's 16 rows and walks its own key
+ * blocks of the split, warp w taking blocks w, w + WARPS, ... (the block's warps together read K and V in order),
+ * each through its own ring of STAGES (K, V) stages filled STAGES - 1 blocks ahead by cp.async, so the warps never
+ * wait for one another inside the loop. At the end every warp leaves its unnormalised o, its max and its sum in its
+ * own ring, and the block joins them as the combine kernel joins splits: o = sum_w 2^(m_w - M) o_w / L.
+ * Shared memory: the Q tile, then WARPS rings of 2 STAGES tiles of BN keys. */
+#define RING_BYTES (2 * STAGES * KV_BYTES)
+#define WRSTEP (32 / CP2)
+#if STAGES < 2
+#error "attention_mma (key warps): a ring of 2 to 4 stages a warp"
+#endif
+#if RING_BYTES < 16 * DP * 4 + 2 * 16 * 4
+#error "attention_mma (key warps): a warp's ring must hold its partial o, max and sum"
+#endif
+
+/* Keys [j0, j0 + BN) of one head's K or V into a warp's tile at dst, by the warp's 32 lanes alone (attn_load_kv's
+ * scheme over 32 threads). */
+__device__ __forceinline__ void attn_load_kv_warp(unsigned dst, const unsigned short *base, long long ks, int j0,
+                                                  int skv, int d, int vec, int lane) {
+    const int c = lane % CP2, r0 = lane / CP2, e = c * 8;
+    if (c >= CPR) return;
+#pragma unroll 4
+    for (int r = r0; r < BN; r += WRSTEP) {
+        const int j = j0 + r;
+        const bool ok = j < skv && e < d;
+        attn_chunk(dst + r * ROWB + c * 16, base + (ok ? (long long)j * ks + e : 0), ok, e, d, vec);
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS) attention_mma(const attn_args a) {
+    extern __shared__ __align__(128) unsigned char smem[];
+    const unsigned q_sm = attn_smem_addr(smem);
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const unsigned ring = q_sm + Q_BYTES + warp * RING_BYTES;
+    const attn_place pl = attn_locate(a, BM);
+    const int m0 = pl.mb * BM;
+    int kb0 = 0;
+    const int nkb = attn_key_blocks(a, m0, BM, BN, pl.split, &kb0);
+    /* this warp's key blocks: kb0 + warp + WARPS t for t < nw */
+    const int nw = nkb > warp ? (nkb - warp + WARPS - 1) / WARPS : 0;
+
+    const unsigned short *qg = (const unsigned short *)a.q + (long long)pl.b * a.q_b + (long long)pl.g * a.group * a.q_h;
+    const unsigned short *kg = (const unsigned short *)a.k + (long long)pl.b * a.k_b + (long long)pl.g * a.k_h;
+    const unsigned short *vg = (const unsigned short *)a.v + (long long)pl.b * a.v_b + (long long)pl.g * a.v_h;
+
+    /* this thread's rows: h is row m0 + lane/4 + 8h, in every warp */
+    int limit[1][2];
+#pragma unroll
+    for (int h = 0; h < 2; h++) limit[0][h] = attn_limit(a, m0 + (lane >> 2) + 8 * h);
+    const int first_limit = m0 / a.group + (a.skv - a.sq);
+
+    float o[1][DP / 8][4];
+    float m[1][2], l[1][2];
+#pragma unroll
+    for (int t = 0; t < DP / 8; t++)
+#pragma unroll
+        for (int e = 0; e < 4; e++) o[0][t][e] = 0.0f;
+    m[0][0] = m[0][1] = ATTN_NEG_INF;
+    l[0][0] = l[0][1] = 0.0f;
+    unsigned qf[1][Q_IN_REGS ? DP / 16 : 1][4];
+
+    if (nkb > 0) attn_load_q(a, q_sm, qg, m0, tid);
+    attn_cp_commit(); /* Q: the oldest group */
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; s++) {
+        if (s < nw) {
+            const int j = (kb0 + warp + s * WARPS) * BN;
+            attn_load_kv_warp(ring + s * 2 * KV_BYTES, kg, a.k_s, j, a.skv, a.d, a.vec, lane);
+            attn_load_kv_warp(ring + s * 2 * KV_BYTES + KV_BYTES, vg, a.v_s, j, a.skv, a.d, a.vec, lane);
+        }
+        attn_cp_commit();
+    }
+    attn_cp_wait<STAGES - 1>();
+    __syncthreads(); /* Q landed, from every thread's copies */
+    if (Q_IN_REGS && nw > 0) {
+#pragma unroll
+        for (int kc = 0; kc < DP / 16; kc++)
+            attn_ldsm_x4(q_sm + (lane & 15) * ROWB + (kc * 2 + (lane >> 4)) * 16, qf[0][Q_IN_REGS ? kc : 0]);
+    }
+
+    for (int t = 0; t < nw; t++) {
+        const int j0 = (kb0 + warp + t * WARPS) * BN;
+        const unsigned k_st = ring + (t % STAGES) * 2 * KV_BYTES, v_st = k_st + KV_BYTES;
+        attn_cp_wait<STAGES - 2>();
+        __syncwarp(); /* block t landed from every lane; every lane is done with the stage refilled below */
+        {
+            const int nt = t + STAGES - 1;
+            if (nt < nw) {
+                const unsigned dst = ring + (nt % STAGES) * 2 * KV_BYTES;
+                const int j = (kb0 + warp + nt * WARPS) * BN;
+                attn_load_kv_warp(dst, kg, a.k_s, j, a.skv, a.d, a.vec, lane);
+                attn_load_kv_warp(dst + KV_BYTES, vg, a.v_s, j, a.skv, a.d, a.vec, lane);
+            }
+            attn_cp_commit();
+        }
+        float s[1][BN / 8][4];
+        attn_scores(a, q_sm, k_st, 0, lane, j0, first_limit, limit, qf, s, o, m, l);
+        attn_pv(v_st, lane, s, o);
+    }
+    attn_cp_wait<0>();
+    __syncwarp(); /* every lane is done reading the ring, which now takes the warp's partials */
+
+    /* the warp's partials in its ring: o [16][DP] (f32, unnormalised), then max [16] and sum [16] */
+    float *po = (float *)(smem + Q_BYTES + warp * RING_BYTES);
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        float sum = l[0][h];
+        sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+        sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+        const int r = (lane >> 2) + 8 * h;
+#pragma unroll
+        for (int t2 = 0; t2 < DP / 8; t2++)
+            *(float2 *)(po + r * DP + t2 * 8 + 2 * (lane & 3)) = make_float2(o[0][t2][2 * h], o[0][t2][2 * h + 1]);
+        if ((lane & 3) == 0) {
+            po[16 * DP + r] = m[0][h];
+            po[16 * DP + 16 + r] = sum;
+        }
+    }
+    __syncthreads(); /* every warp's partials are written */
+
+    /* the join: a thread per (row, column pair) at a time, the row's max and sum recomputed from the warps' */
+    const float *p0 = (const float *)(smem + Q_BYTES);
+    for (int idx = tid; idx < 16 * (DP / 2); idx += THREADS) {
+        const int r = idx / (DP / 2), col = (idx % (DP / 2)) * 2;
+        if (m0 + r >= a.rows) continue;
+        float mx = ATTN_NEG_INF;
+#pragma unroll
+        for (int w = 0; w < WARPS; w++) mx = fmaxf(mx, p0[w * (RING_BYTES / 4) + 16 * DP + r]);
+        const float m_use = mx == ATTN_NEG_INF ? 0.0f : mx;
+        float sum = 0.0f, v0 = 0.0f, v1 = 0.0f;
+#pragma unroll
+        for (int w = 0; w < WARPS; w++) {
+            /* a warp whose keys the row did not see (sum 0) is left out: its o may hold 0 x inf from masked v */
+            const float *pw = p0 + w * (RING_BYTES / 4);
+            const float lw = pw[16 * DP + 16 + r];
+            if (lw > 0.0f) {
+                const float f = attn_ex2(pw[16 * DP + r] - m_use);
+                sum += lw * f;
+                v0 += pw[r * DP + col] * f;
+                v1 += pw[r * DP + col + 1] * f;
+            }
+        }
+        const attn_out_row w = attn_out(a, pl.b, pl.g, m0 + r);
+        const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
+        attn_store_pair(a, pl.split, w, col, attn_norm(v0, sum, inv), attn_norm(v1, sum, inv));
+        if (col == 0) attn_store_lse(a, pl.split, w, mx, sum);
+    }
+}
+#endif /* KEY_WARPS */
 #endif /* KIND == 0 */
 
 #if KIND == 1

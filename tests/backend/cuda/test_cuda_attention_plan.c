@@ -5,6 +5,7 @@
  * that runs mma.sync and not wgmma). */
 #include <criterion/criterion.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -106,7 +107,8 @@ Test(cuda_attention_plan, decode_splits_over_the_keys_and_prefill_does_not) {
     trr_call dec = attention_call(TRR_BF16, 1, 32, 8, 1, 32768, 128, 0);
     trr_cuda_choose_config(NULL, &dec);
     cr_assert_gt(dec.config.split_k, 1, "decode splits the keys");
-    cr_assert_eq(dec.config.block_m, 16, "decode takes the one-warp tile");
+    cr_assert_eq(dec.config.block_m, 16, "decode takes a 16-row tile");
+    cr_assert_gt(dec.config.threads, 32, "decode's warps split the keys inside the block");
     /* many blocks already: no split */
     trr_call pre = attention_call(TRR_F16, 4, 16, 16, 4096, 4096, 128, 1);
     trr_cuda_choose_config(NULL, &pre);
@@ -144,4 +146,62 @@ Test(cuda_attention_plan, limits_refuse_what_the_kernels_cannot_run) {
     c = attention_call(TRR_BF16, 1, 2, 2, 64, 64, 64, 0);
     c.config = (trr_config){.variant = TRR_VARIANT_SUBGROUP};
     cr_expect_eq(trr_cuda_check_config(NULL, &c), TRR_ERR_UNSUPPORTED, "no subgroup attention kernel");
+}
+
+Test(cuda_attention_plan, decode_warps_walk_the_keys_where_shared_memory_allows) {
+    /* the decode: a kv head's 4 query rows, every (batch, kv head) a block; 256 blocks fill the H200 */
+    for (int64_t skv = 4096; skv <= 32768; skv *= 8) {
+        trr_call c = attention_call(TRR_F16, 32, 32, 8, 1, skv, 128, 0);
+        trr_cuda_choose_config(NULL, &c);
+        cr_assert_eq(c.config.variant, TRR_VARIANT_MMA);
+        cr_assert_eq(c.config.block_m, 16);
+        cr_assert_geq(c.config.threads, 64, "Skv %lld: warps over the keys", (long long)skv);
+        cr_assert_geq(c.config.stages, 2, "a ring of stages a warp");
+        cr_assert_eq(c.config.split_k, 1, "Skv %lld: the blocks fill a wave already", (long long)skv);
+        cr_assert_eq(trr_cuda_check_config(NULL, &c), TRR_OK, "%s", trr_last_error(NULL));
+    }
+    /* a device with 99 KB a block (compute capability 8.6): the decode tiles past it give way to the one-warp
+     * tile, those within it are kept; every choice fits */
+    trr_cuda_dev small;
+    memset(&small, 0, sizeof small);
+    small.cc_major = 8, small.cc_minor = 6, small.sm_count = 84, small.max_threads = 1024;
+    small.smem_optin = 99 * 1024;
+    snprintf(small.arch, sizeof small.arch, "sm_86");
+    static const int64_t dims[] = {64, 128, 256};
+    for (size_t i = 0; i < sizeof dims / sizeof dims[0]; i++) {
+        trr_call c = attention_call(TRR_BF16, 4, 32, 8, 1, 4096, dims[i], 0);
+        trr_cuda_choose_attention(&small, &c);
+        cr_assert_eq(trr_cuda_check_attention(NULL, &small, &c), TRR_OK, "D %lld: %s", (long long)dims[i],
+                     trr_last_error(NULL));
+        cr_assert_leq(trr_cuda_attention_smem(TRR_VARIANT_MMA, trr_cuda_attention_dp(dims[i]), &c.config),
+                      (size_t)small.smem_optin);
+        if (dims[i] == 64) cr_assert_gt(c.config.threads, 32, "D 64's decode tile fits 99 KB");
+        else cr_assert_eq(c.config.threads, 32, "D %lld: the one-warp tile", (long long)dims[i]);
+    }
+}
+
+Test(cuda_attention_plan, key_warp_configs_are_checked) {
+    trr_call c = attention_call(TRR_F16, 2, 8, 2, 1, 3000, 64, 0);
+    c.config = (trr_config){.variant = TRR_VARIANT_MMA, .block_m = 16, .threads = 256, .block_n = 32, .stages = 2};
+    trr_cuda_choose_config(NULL, &c);
+    cr_assert_eq(trr_cuda_check_config(NULL, &c), TRR_OK, "8 warps over the keys: %s", trr_last_error(NULL));
+    /* the splits leave at least two key blocks for each of the block's warps */
+    const int64_t steps = (3000 + 32 * 8 - 1) / (32 * 8);
+    cr_assert_leq(c.config.split_k * 2, steps, "split_k %d over %lld steps of 8 warps", c.config.split_k,
+                  (long long)steps);
+
+    c = attention_call(TRR_F16, 2, 8, 2, 1, 3000, 64, 0);
+    c.config = (trr_config){.variant = TRR_VARIANT_MMA, .block_m = 16, .threads = 128, .block_n = 16, .stages = 1};
+    trr_cuda_choose_config(NULL, &c);
+    cr_expect_eq(trr_cuda_check_config(NULL, &c), TRR_ERR_UNSUPPORTED, "warps over the keys need a ring each");
+
+    c = attention_call(TRR_F16, 2, 8, 2, 1, 3000, 256, 0);
+    c.config = (trr_config){.variant = TRR_VARIANT_MMA, .block_m = 16, .threads = 256, .block_n = 64, .stages = 4};
+    trr_cuda_choose_config(NULL, &c);
+    cr_expect_eq(trr_cuda_check_config(NULL, &c), TRR_ERR_UNSUPPORTED, "8 rings of 4 stages pass the shared memory");
+
+    c = attention_call(TRR_BF16, 2, 8, 2, 1, 3000, 64, 0);
+    c.config = (trr_config){.variant = TRR_VARIANT_MMA, .block_m = 32, .threads = 128};
+    trr_cuda_choose_config(NULL, &c);
+    cr_expect_eq(trr_cuda_check_config(NULL, &c), TRR_ERR_UNSUPPORTED, "only 16 rows share their warps' keys");
 }
