@@ -344,7 +344,7 @@ def _row_reference_callback(name, fn, n_inputs, n_outputs, param_names):
             kw = {p: params[i] for i, p in enumerate(param_names)}
             rows = [np.ctypeslib.as_array(inputs[i], shape=(n,)) if n > 0 else np.zeros(0) for i in range(n_inputs)]
             for r in rows:
-                r.flags.writeable = False  # the library's copy of the inputs, which later points read again
+                r.flags.writeable = False  # the library's memory, which the reference only reads
             got = fn(*rows, **kw)
             if n_outputs == 1 and not isinstance(got, (tuple, list)):
                 got = (got,)
