@@ -210,7 +210,8 @@ def test_inconsistent_row_definitions_are_refused():
                       ("a[M,N], b[M,N], c[M,N], d[N] -> y[M,N]", "one to three inputs")):
         with pytest.raises(trireme.ArgumentError, match=why):
             trireme.define_op(next(_names), text, launch=one_group, **kw)
-    with pytest.raises(trireme.ArgumentError, match="\"K\".*neither a dim"):  # a launch rule naming a dim no operand has
+    # a launch rule naming a dim no operand has
+    with pytest.raises(trireme.ArgumentError, match="\"K\".*neither a dim"):
         trireme.define_op(next(_names), "x[M,N], w[N] -> y[M,N]", launch={"groups": ["K"], "threads": "1"}, **kw)
     with pytest.raises(trireme.ArgumentError, match="element-wise op has one output"):
         trireme.define_op(next(_names), "x[M,N] -> y[M,N], h[M,N]", launch=one_group, row=False, **kw)

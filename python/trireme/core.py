@@ -571,8 +571,8 @@ def _op_params(lib, code, params):
 
 
 def _op_info(name):
-    """(enum value, number of inputs, operand text, whether it writes two outputs) of an op, from the library's table (cached: a call's
-    Python overhead counts when a fast device waits for the next launch)."""
+    """(enum value, number of inputs, operand text, whether it writes two outputs) of an op, from the library's
+    table (cached: a call's Python overhead counts when a fast device waits for the next launch)."""
     if name not in _OPS:
         lib = _lib.lib()
         code = ctypes.c_int()
