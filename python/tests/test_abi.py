@@ -23,6 +23,7 @@ STRUCTS = {
     "trr_kernel_code": custom.KernelCode,
     "trr_op_launch": custom.OpLaunch,
     "trr_op_cpu_args": custom.CpuArgs,
+    "trr_op_cpu_row_args": custom.CpuRowArgs,
     "trr_op_def": custom.OpDef,
     "trr_tool_options": custom.ToolOptions,
 }

@@ -140,6 +140,8 @@ _PROTOTYPES = {
     "trr_op_from_name": (_st, [ctypes.c_char_p, _p(ctypes.c_int)]),
     "trr_ops_library_load": (_st, [ctypes.c_char_p, _p(ctypes.c_int)]),
     "trr_op_define": (_st, [ctypes.c_void_p, _p(ctypes.c_int)]),  # struct trr_op_def * (custom.OpDef)
+    # def, trr_op_row_reference_fn, trr_op_cpu_row_fn (custom.ROW_REFERENCE_FN, custom.CPU_ROW_FN), out
+    "trr_op_define_row_op": (_st, [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, _p(ctypes.c_int)]),
     "trr_tool_conformance": (_st, [ctypes.c_void_p, _p(ctypes.c_void_p)]),  # struct trr_tool_options *
     "trr_tool_bench": (_st, [ctypes.c_void_p, _p(ctypes.c_void_p)]),
     "trr_tool_tune": (_st, [ctypes.c_void_p, _p(ctypes.c_void_p)]),

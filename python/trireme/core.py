@@ -571,15 +571,18 @@ def _op_params(lib, code, params):
 
 
 def _op_info(name):
-    """(enum value, number of inputs, operand text) of an op, from the library's table (cached: a call's
-    Python overhead counts when a fast device waits for the next launch)."""
+    """(enum value, number of inputs, operand text, whether it writes two outputs) of an op, from the library's
+    table (cached: a call's Python overhead counts when a fast device waits for the next launch)."""
     if name not in _OPS:
         lib = _lib.lib()
         code = ctypes.c_int()
         _check(lib.trr_op_from_name(name.encode(), ctypes.byref(code)))
         info = _lib.OpInfo()
         _check(lib.trr_op_get_info(code.value, ctypes.byref(info)))
-        _OPS[name] = (code.value, info.n_inputs, _decode(info.operands))
+        operands = _decode(info.operands)
+        # a second output the caller must give (a user row op's), unlike attention's optional lse
+        both = info.n_outputs == 2 and "(optional)" not in operands
+        _OPS[name] = (code.value, info.n_inputs, operands, both)
     return _OPS[name]
 
 
@@ -851,13 +854,16 @@ class Context:
         """Any op of the library's table by name, through trr_op_run: the op's inputs, then optionally ``out``.
         Without ``out`` the output's shape and dtype are the library's (trr_op_output_shape). Keyword arguments are the
         op's named parameters as its definition declares them (matmul: epilogue, alpha, allow_tf32, scale_a,
-        scale_b), checked by the library."""
+        scale_b), checked by the library. An op of two outputs (a user row op's "-> y[M,N], h[M,N]") returns both
+        as a tuple, and ``out`` is then a pair."""
         if not isinstance(op, str):
             op = str(op)  # an Op of define_op
         info = _OPS.get(op) or _op_info(op)
         code, n_inputs = info[0], info[1]
         if len(arrays) != n_inputs:
             raise _error(1, f"{op} takes {n_inputs} input(s) ({info[2]}), not {len(arrays)}")
+        if info[3]:
+            return self._run_two(op, code, arrays, out, out_dtype, _return_numpy, params)
         op_params = _op_params(self._lib, code, params) if params else None
         any_tensor = isinstance(out, Tensor)
         ins = []
@@ -902,6 +908,46 @@ class Context:
             dt = _TRR_TO_NP[z.trr_dtype]
             return host[z.offset:z.offset + z.size * dt.itemsize].view(dt).reshape(z.shape)
         return z.numpy()
+
+    def _run_two(self, op, code, arrays, out, out_dtype, return_numpy, params):
+        """run() for an op that writes two outputs of one shape and dtype (a user row op's): both as a tuple."""
+        if out is not None and not (isinstance(out, (tuple, list)) and len(out) == 2):
+            raise _error(1, f"{op} writes two outputs: out=(first, second)")
+        outs = out if out is not None else (None, None)
+        op_params = _op_params(self._lib, code, params) if params else None
+        ins = [a if isinstance(a, Tensor) else self._operand(a) for a in arrays]
+        if any(t.ctx is not self for t in ins if isinstance(t, Tensor)):
+            raise _error(9, "the tensor belongs to another context")
+        any_tensor = any(isinstance(a, Tensor) for a in (*arrays, *outs))
+        return_numpy = not any_tensor if return_numpy is None else return_numpy
+        shape, dt = _out_shape(self._lib, code, ins, out_dtype)
+        ts = []  # (Tensor written, NumPy out to copy into or None)
+        for o in outs:
+            if isinstance(o, Tensor):
+                ts.append((o, None))
+            elif o is not None:
+                t, own = self._out_operand(o)
+                ts.append((t if own and t._packed() else self.empty(t.shape, t.trr_dtype), None if own and
+                           t._packed() else o))
+            else:
+                ts.append((self.empty(shape, dt), None))
+        (z, _), (w, _) = ts
+        status = self._launch(code, ins, z, op_params, w)
+        if code in _custom.CALLBACK_OPS:
+            _custom.raise_recorded([op])
+        if status == STATUS_STRIDE and not all(t._packed() for t in ins):
+            status = self._launch(code, [t if t._packed() else self._packed_copy(t) for t in ins], z, op_params, w)
+        _check(status, self._handle)
+        result = []
+        for (t, into), o in zip(ts, outs):
+            if into is not None:
+                into[...] = t.numpy()
+                result.append(into)
+            elif o is not None and not isinstance(o, Tensor):
+                result.append(o)  # written in place (CPU backend)
+            else:
+                result.append(t.numpy() if return_numpy else t)
+        return tuple(result)
 
     def _launch(self, code, ins, z, op_params, w=None):
         """trr_op_run on Tensors (w: a second output, attention's lse; NULL where None); returns the status. A

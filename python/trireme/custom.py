@@ -4,8 +4,8 @@ time and tune it in this process through the library's trr_tool_* calls (the `tr
 that lives here).
 
 The reference and a Python CPU kernel are ctypes callbacks: the library calls them from its own threads, each call
-taking the GIL, so they are slow (a Python call per point for the reference, one per part of the view for the CPU
-kernel) but exact. They are kept alive for the life of the process, as the definition is."""
+taking the GIL, so they are slow (a Python call per point for the reference, per row for a row op's, one per part
+of the view for the CPU kernel) but exact. They are kept alive for the life of the process, as the definition is."""
 
 import ctypes
 import dataclasses
@@ -23,6 +23,7 @@ from . import _lib
 
 _p = ctypes.POINTER
 MAX_TILE_PARAMS, MAX_TILE_CANDIDATES, MAX_USER_OPERANDS, MAX_USER_DTYPES = 4, 8, 4, 3
+MAX_ROW_OPERANDS = 5  # a row op's three inputs and two outputs
 
 _PARAM_TYPES = {"f32": 0, "float": 0, "bool": 1, "enum": 2, "int": 3}
 _BOUNDS = {"max_rel": 0, "exact_f32": 1, "exact": 2}
@@ -64,8 +65,21 @@ class CpuArgs(ctypes.Structure):
                 ("params", _p(ctypes.c_double)), ("tiles", _p(ctypes.c_int)), ("user", ctypes.c_void_p)]
 
 
+class CpuRowArgs(ctypes.Structure):
+    """struct trr_op_cpu_row_args"""
+    _fields_ = [("operands", ctypes.c_void_p * MAX_ROW_OPERANDS), ("strides", ctypes.c_int64 * MAX_ROW_OPERANDS),
+                ("n_operands", ctypes.c_int), ("rows", ctypes.c_int64), ("cols", ctypes.c_int64),
+                ("dtype", ctypes.c_int), ("params", _p(ctypes.c_double)), ("tiles", _p(ctypes.c_int)),
+                ("user", ctypes.c_void_p)]
+
+
 CPU_FN = ctypes.CFUNCTYPE(None, _p(CpuArgs))
+CPU_ROW_FN = ctypes.CFUNCTYPE(None, _p(CpuRowArgs))
 REFERENCE_FN = ctypes.CFUNCTYPE(ctypes.c_double, _p(ctypes.c_double), _p(ctypes.c_double), ctypes.c_void_p)
+# trr_op_row_reference_fn(const double *const *inputs, double *const *outputs, int64_t n, const double *params,
+# void *user)
+ROW_REFERENCE_FN = ctypes.CFUNCTYPE(None, _p(_p(ctypes.c_double)), _p(_p(ctypes.c_double)), ctypes.c_int64,
+                                    _p(ctypes.c_double), ctypes.c_void_p)
 
 
 class OpDef(ctypes.Structure):
@@ -155,8 +169,8 @@ def parse_operands(text):
     names = [o.name for o in sides[0] + sides[1]]
     if len(set(names)) != len(names):
         raise _error(1, f"operands {text!r}: an operand name is used twice")
-    if len(names) > MAX_USER_OPERANDS:
-        raise _error(1, f"operands {text!r}: at most {MAX_USER_OPERANDS} operands")
+    if len(names) > MAX_ROW_OPERANDS:
+        raise _error(1, f"operands {text!r}: at most {MAX_ROW_OPERANDS} operands (a row op's)")
     return sides[0], sides[1]
 
 
@@ -288,6 +302,64 @@ def _cpu_callback(name, fn, n_operands, param_names, n_params):
     return CPU_FN(run)
 
 
+def _row_cpu_callback(name, fn, vectors, param_names):
+    """The trr_op_cpu_row_fn that runs fn(*operands, **params) on NumPy views of whole rows of the call: a [M,N]
+    operand as rows x cols (its row stride), a [N] vector as cols (its element stride); inputs, then the outputs,
+    which fn writes."""
+    if isinstance(fn, ctypes._CFuncPtr):
+        return ctypes.cast(fn, CPU_ROW_FN)
+    if isinstance(fn, int):
+        return CPU_ROW_FN(fn)
+
+    def run(args_p):
+        try:
+            a = args_p.contents
+            st = _STORAGE[a.dtype]
+            size = np.dtype(st).itemsize
+            rows, cols = a.rows, a.cols
+            views = []
+            for i, vector in enumerate(vectors):
+                s = a.strides[i]
+                if vector:
+                    shape, strides, n = (cols,), (s * size,), ((cols - 1) * s + 1 if cols > 0 else 0)
+                else:
+                    shape, strides = (rows, cols), (s * size, size)
+                    n = ((rows - 1) * s + cols) if rows > 0 and cols > 0 else 0
+                buf = (ctypes.c_char * (n * size)).from_address(a.operands[i]) if n else bytearray(0)
+                views.append(np.ndarray(shape, dtype=st, buffer=buf, strides=strides))
+            fn(*views, **{p: a.params[i] for i, p in enumerate(param_names)})
+        except BaseException as e:  # noqa: BLE001  (nothing may unwind into C)
+            _record(name, e)
+
+    return CPU_ROW_FN(run)
+
+
+def _row_reference_callback(name, fn, n_inputs, n_outputs, param_names):
+    """The trr_op_row_reference_fn that calls fn(*inputs, **params) on one row (float64 arrays of n values, a
+    vector's all of it) and stores the output rows it returns (one array, or a tuple of n_outputs). What raises,
+    or returns the wrong number or length of rows, leaves NaN, so the row fails its check."""
+    def ref(inputs, outputs, n, params, _user):
+        outs = [np.ctypeslib.as_array(outputs[j], shape=(n,)) for j in range(n_outputs)] if n > 0 else []
+        try:
+            kw = {p: params[i] for i, p in enumerate(param_names)}
+            rows = [np.ctypeslib.as_array(inputs[i], shape=(n,)) if n > 0 else np.zeros(0) for i in range(n_inputs)]
+            for r in rows:
+                r.flags.writeable = False  # the library's memory, which the reference only reads
+            got = fn(*rows, **kw)
+            if n_outputs == 1 and not isinstance(got, (tuple, list)):
+                got = (got,)
+            if len(got) != n_outputs:
+                raise ValueError(f"the reference returned {len(got)} output row(s), the op has {n_outputs}")
+            for o, g in zip(outs, got):
+                o[...] = np.broadcast_to(np.asarray(g, dtype=np.float64), (n,))
+        except BaseException as e:  # noqa: BLE001
+            _record(name, e)
+            for o in outs:
+                o[...] = np.nan
+
+    return ROW_REFERENCE_FN(ref)
+
+
 def _reference_callback(name, fn, n_inputs, param_names):
     def ref(inputs, params, _user):
         try:
@@ -309,14 +381,22 @@ class Op:
     inputs: tuple
     outputs: tuple
     dtypes: tuple
+    row: bool = False  # a row op (trr_op_define_row_op)
 
     def __str__(self):
         return self.name
 
 
+def is_row_op(inputs, outputs):
+    """What define_op's row=None decides: a row op where the operands are not the element-wise form (one or
+    two inputs and one output, all of the first one's dims): several outputs, three inputs, or a [N] vector."""
+    ops = inputs + outputs
+    return len(outputs) > 1 or len(inputs) > 2 or any(len(o.dims) != len(ops[0].dims) for o in ops)
+
+
 def define_op(name, operands, *, reference, kernels, launch, dtypes=("f32",), params=None, tile_params=None,
-              bound="max_rel", flops=0, transcendental=False):
-    """Defines an op (trr_op_define, docs/custom-ops.md) and returns its Op.
+              bound="max_rel", flops=0, transcendental=False, row=None):
+    """Defines an op (trr_op_define, or trr_op_define_row_op for a row op; docs/custom-ops.md) and returns its Op.
 
     operands: "x[M,N], g[M,N] -> y[M,N]". reference: the float64 value of one output point from the inputs'
     values (floats) and the parameters as keywords: ``lambda x, g: x * g / (1 + np.exp(-g))``. kernels: per API
@@ -329,13 +409,21 @@ def define_op(name, operands, *, reference, kernels, launch, dtypes=("f32",), pa
     block_n, vector_width, ...) or {"BLOCK": ("threads", [256, 512])}. bound: "max_rel", "exact_f32" or "exact".
     flops: per output point, for the bench's report (bytes are every operand once).
 
+    A row op ("x[M,N], r[M,N], w[N] -> y[M,N], h[M,N]": one to three inputs, one or two outputs, [M,N] or [N]
+    vectors; row=None makes one of any operands that are not element-wise, row=True of any) works on whole rows:
+    its reference takes one row of each input (float64 arrays of N values, a vector's all of it) and the
+    parameters, and returns the outputs' rows (an array, or a tuple of them in order); its Python CPU kernel gets
+    rows x cols views of the [M,N] operands and 1-D views of the vectors (or is a C function of type
+    trr_op_cpu_row_fn).
+
     A name is defined once per process; definitions live until it ends."""
     from .core import _check, _error
 
     ins, outs = parse_operands(operands)
-    if len(outs) != 1:
-        raise _error(1, f"operands {operands!r}: the library's user ops have one output (its reference returns one "
-                        "value per point)")
+    row = is_row_op(ins, outs) if row is None else bool(row)
+    if not row and len(outs) != 1:
+        raise _error(1, f"operands {operands!r}: an element-wise op has one output (its reference returns one "
+                        "value per point); row=True or a row op's operands define a row op")
     unknown = set(kernels) - {"cuda", "opencl", "vulkan", "cpu"}
     if unknown:
         raise _error(1, f"kernels: unknown API(s) {sorted(unknown)} (cuda, opencl, vulkan, cpu)")
@@ -365,22 +453,35 @@ def define_op(name, operands, *, reference, kernels, launch, dtypes=("f32",), pa
     d.n_tiles = _tiles(tile_params, d.tiles)
     for api in ("cuda", "opencl", "vulkan"):
         _kernel(api, kernels.get(api), name, getattr(d, api))
+    row_cpu = row_reference = None
     if kernels.get("cpu") is not None:
-        d.cpu = _keep(_cpu_callback(name, kernels["cpu"], len(ins) + 1, p_names, len(p_names)))
+        if row:
+            row_cpu = _keep(_row_cpu_callback(name, kernels["cpu"], [len(o.dims) == 1 for o in ins + outs],
+                                              p_names))
+        else:
+            d.cpu = _keep(_cpu_callback(name, kernels["cpu"], len(ins) + 1, p_names, len(p_names)))
     for i, g in enumerate(groups):
         d.launch.groups[i] = _keep(str(g).encode()) if g is not None else None
     d.launch.threads = _keep(str(threads).encode()) if threads is not None else None
-    d.reference = _keep(_reference_callback(name, reference, len(ins), p_names))
+    if row:
+        row_reference = _keep(_row_reference_callback(name, reference, len(ins), len(outs), p_names))
+    else:
+        d.reference = _keep(_reference_callback(name, reference, len(ins), p_names))
     d.bound = _BOUNDS[bound]
     d.flops_per_point = int(flops)
     d.transcendental = int(bool(transcendental))
     _keep(d)
 
     code = ctypes.c_int()
-    _check(_lib.lib().trr_op_define(ctypes.addressof(d), ctypes.byref(code)))
+    if row:
+        _check(_lib.lib().trr_op_define_row_op(ctypes.addressof(d), ctypes.cast(row_reference, ctypes.c_void_p),
+                                               ctypes.cast(row_cpu, ctypes.c_void_p) if row_cpu else None,
+                                               ctypes.byref(code)))
+    else:
+        _check(_lib.lib().trr_op_define(ctypes.addressof(d), ctypes.byref(code)))
     if kernels.get("cpu") is not None and not isinstance(kernels["cpu"], (ctypes._CFuncPtr, int)):
         CALLBACK_OPS.add(code.value)
-    return Op(name, code.value, tuple(ins), tuple(outs), tuple(codes))
+    return Op(name, code.value, tuple(ins), tuple(outs), tuple(codes), row)
 
 
 # ---- the harness in this process ----
