@@ -95,7 +95,7 @@ static int coop_runs(const trr_vk_device *d, const trr_call *call, char *why, si
  * rescale matrix), or Q's rows before the loop where they take more. */
 static uint64_t coop_shared(int64_t threads, int64_t sg, int64_t bn, int64_t d) {
     const uint64_t ld = (uint64_t)(d / 8 + 1), nsg = (uint64_t)(threads / sg);
-    const uint64_t loop = 2 * (uint64_t)bn * ld + nsg * 16 * (uint64_t)(bn / 4 + 1), q = 16 * nsg * ld;
+    const uint64_t loop = 2 * (uint64_t)bn * ld + nsg * 16 * (uint64_t)(bn / 4 + 5), q = 16 * nsg * ld;
     return 16 * (loop > q ? loop : q);
 }
 

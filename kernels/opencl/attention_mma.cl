@@ -19,7 +19,7 @@
  *      block maximum over its quad with shfl.sync; weights p = 2^(s - m_new) (from 0, not -inf, while the row has
  *      seen no key: 2^-inf = 0 and no -inf - (-inf)); the lane's partial row sums and the O accumulator are
  *      rescaled by 2^(m_old - m_new); the quad's partial sums are added once, after the loop;
- *   4. P, rounded to the input dtype, is repacked from the S accumulator layout into A fragments (the m16n8k16
+ *   4. P, as two 16-bit parts (pack_lo), is repacked from the S accumulator layout into A fragments (the m16n8k16
  *      C layout of two adjacent n8 tiles is the A layout of one k16 step) and O += P·V (ldmatrix.trans of V).
  * The epilogue divides by l, rounds once (cvt.rn.{f16,bf16}x2), writes o pairs through its strides, and
  * lse = (m + log2 l)·ln 2; a row without keys gets o = 0, lse = -inf.
@@ -78,6 +78,27 @@ static inline uint pack_pair(float v0, float v1) {
     uint w;
     asm volatile(CVT_PAIR : "=r"(w) : "f"(v1), "f"(v0));
     return w;
+}
+
+/* the two weights of a packed pair back in f32 (exact: bf16 is f32's top half; f16 through cvt) */
+static inline float2 unpack_pair(uint w) {
+#if X_DT == DT_BF16
+    return (float2)(as_float(w << 16), as_float(w & 0xffff0000u));
+#else
+    float a, b;
+    asm("{ .reg .b16 l, h; mov.b32 {l, h}, %2; cvt.f32.f16 %0, l; cvt.f32.f16 %1, h; }"
+        : "=f"(a), "=f"(b) : "r"(w));
+    return (float2)(a, b);
+#endif
+}
+
+/* P's A fragment as two 16-bit parts: hi the weights rounded once, lo what that rounding left (rounded in turn),
+ * so P·V = hi·V + lo·V keeps ~22 (f16) or ~16 (bf16) bits of each weight. One rounding puts 2^-12 (f16) or 2^-9
+ * (bf16) of each weight into o, which elements of o that cancel to near zero cannot absorb within docs/ops.md's
+ * element bound for half outputs (the CUDA kernels split the weights the same way). */
+static inline uint pack_lo(float v0, float v1, uint hi) {
+    const float2 h = unpack_pair(hi);
+    return pack_pair(v0 - h.x, v1 - h.y);
 }
 
 /* v from the lane whose index differs from this one's by the bits of m (all 32 lanes take part) */
@@ -251,17 +272,23 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void attention_mma
         if (j0 + BLOCK_N < kend) load_block(kt, kaddr, kbase, ks, j0 + BLOCK_N, kend, tid); /* during P·V */
 #pragma unroll
         for (int kk = 0; kk < PV_STEPS; kk++) {
-            uint pa[4];
+            uint pa[4], pb[4];
             pa[0] = pack_pair(s[2 * kk][0], s[2 * kk][1]);
             pa[1] = pack_pair(s[2 * kk][2], s[2 * kk][3]);
             pa[2] = pack_pair(s[2 * kk + 1][0], s[2 * kk + 1][1]);
             pa[3] = pack_pair(s[2 * kk + 1][2], s[2 * kk + 1][3]);
+            pb[0] = pack_lo(s[2 * kk][0], s[2 * kk][1], pa[0]);
+            pb[1] = pack_lo(s[2 * kk][2], s[2 * kk][3], pa[1]);
+            pb[2] = pack_lo(s[2 * kk + 1][0], s[2 * kk + 1][1], pa[2]);
+            pb[3] = pack_lo(s[2 * kk + 1][2], s[2 * kk + 1][3], pa[3]);
 #pragma unroll
             for (int dp = 0; dp < OT / 2; dp++) {
                 uint vf[4];
                 LDSM_X4_T(vf, vaddr + voff + (uint)((kk * 16 * LROW + dp * 16) * 2));
                 MMA(acc[2 * dp], pa, vf[0], vf[1]);
                 MMA(acc[2 * dp + 1], pa, vf[2], vf[3]);
+                MMA(acc[2 * dp], pb, vf[0], vf[1]);
+                MMA(acc[2 * dp + 1], pb, vf[2], vf[3]);
             }
         }
     }

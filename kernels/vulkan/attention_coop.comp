@@ -11,7 +11,7 @@
 //   2. each subgroup multiplies S = Q·Kᵀ (16 x BN, f32) and stores S into its own shared rows;
 //   3. LPR = SG/16 invocations per row take the online-softmax step in base 2 on the row's scores times
 //      scale·log2 e (masked keys -inf): the block's maximum and the sum (shuffles among the row's invocations),
-//      the weights P (rounded to the input type) over S's rows, and the rescale factor alpha = 2^(m - m_new)
+//      the weights P (as two parts of the input type, hi + lo) over S's rows, and the rescale factor alpha = 2^(m - m_new)
 //      written 16 times across a 16x16 f32 matrix row;
 //   4. the subgroup loads that matrix as an accumulator, which lays its elements out as the output's
 //      accumulators are (one type), scales the output element by element, and adds P·V.
@@ -20,8 +20,9 @@
 // A row that has seen no key keeps m = -inf and weights 0, and never forms -inf - (-inf).
 //
 // Shared memory (16-byte words): K [BN][D/8 + 1], V [BN][D/8 + 1] (the pad word spreads the matrix loads over
-// the banks), then per subgroup 16 rows of SLD = BN/4 + 1 words: S in f32; over it the weights P (the row's
-// first BN/8 words, as 8 halves each) and the rescale matrix (words BN/8 to BN/8 + 3). Q is staged once, before
+// the banks), then per subgroup 16 rows of SLD = BN/4 + 5 words: S in f32; over it the weights P as two 16-bit
+// parts (hi in the row's first BN/8 words, lo in the next BN/8, 8 halves a word), then the rescale matrix (words
+// BN/4 to BN/4 + 3) and a pad word. Q is staged once, before
 // the loop, from the start of the array. The host checks BN >= 32, BN a multiple of 8·LPR and of 16, D 64 or
 // 128, and every q, k and v offset and stride a multiple of 8 elements.
 #extension GL_GOOGLE_include_directive : require
@@ -50,12 +51,12 @@ const uint LPR = SG / 16u;  // invocations per row in the softmax
 const uint CPL = BN / LPR;  // scores per invocation (a multiple of 8)
 const uint DW = D / 8u;     // words of one K, V or Q row
 const uint LD = DW + 1u;    // their padded stride
-const uint SLD = BN / 4u + 1u; // the stride of a subgroup's S rows
+const uint SLD = BN / 4u + 5u; // the stride of a subgroup's S rows: S, then the rescale matrix, one pad word
 const uint K_AT = 0u;
 const uint V_AT = BN * LD;
 const uint S_AT = 2u * BN * LD;
 const uint SUB = 16u * SLD; // words of one subgroup's rows
-const uint A_OFF = BN / 8u; // the rescale matrix's first word in a row
+const uint A_OFF = BN / 4u; // the rescale matrix's first word in a row (past P's two parts)
 const uint WORDS = S_AT + NSG * SUB > BM * LD ? S_AT + NSG * SUB : BM * LD;
 shared uvec4 SH[WORDS];
 
@@ -87,9 +88,18 @@ layout(push_constant) uniform Push {
 // Two weights as one word of the input type.
 #if defined(X_BF16)
 uint pack2(float a, float b) { return trr_f2bf(a) | (trr_f2bf(b) << 16); }
+vec2 unpack2(uint w) { return vec2(uintBitsToFloat(w << 16), uintBitsToFloat(w & 0xffff0000u)); }
 #else
 uint pack2(float a, float b) { return packHalf2x16(vec2(a, b)); }
+vec2 unpack2(uint w) { return unpackHalf2x16(w); }
 #endif
+// What rounding two weights to the input type left, rounded in turn: P = hi + lo keeps ~22 (f16) or ~16 (bf16)
+// bits of each weight. One rounding puts 2^-12 (f16) or 2^-9 (bf16) of each weight into o, which elements of o
+// that cancel to near zero cannot absorb within docs/ops.md's element bound for half outputs.
+uint pack2_lo(float a, float b, uint hi) {
+    const vec2 h = unpack2(hi);
+    return pack2(a - h.x, b - h.y);
+}
 
 void main() {
     const uint tid = gl_LocalInvocationID.x;
@@ -179,9 +189,14 @@ void main() {
         m = mn;
         subgroupMemoryBarrierShared();
         subgroupBarrier(); // every score is read before P and the rescale matrix overwrite them
-        [[unroll]] for (uint c = 0u; c < CPL; c += 8u)
-            SH[srow + (c0 + c) / 8u] = uvec4(pack2(sv[c], sv[c + 1u]), pack2(sv[c + 2u], sv[c + 3u]),
-                                             pack2(sv[c + 4u], sv[c + 5u]), pack2(sv[c + 6u], sv[c + 7u]));
+        [[unroll]] for (uint c = 0u; c < CPL; c += 8u) {
+            const uvec4 hi = uvec4(pack2(sv[c], sv[c + 1u]), pack2(sv[c + 2u], sv[c + 3u]),
+                                   pack2(sv[c + 4u], sv[c + 5u]), pack2(sv[c + 6u], sv[c + 7u]));
+            SH[srow + (c0 + c) / 8u] = hi;
+            SH[srow + BN / 8u + (c0 + c) / 8u] =
+                uvec4(pack2_lo(sv[c], sv[c + 1u], hi.x), pack2_lo(sv[c + 2u], sv[c + 3u], hi.y),
+                      pack2_lo(sv[c + 4u], sv[c + 5u], hi.z), pack2_lo(sv[c + 6u], sv[c + 7u], hi.w));
+        }
         [[unroll]] for (uint c = part * (16u / LPR); c < (part + 1u) * (16u / LPR); c++)
             SH[srow + A_OFF + c / 4u][c % 4u] = floatBitsToUint(alpha);
         subgroupMemoryBarrierShared();
@@ -194,11 +209,14 @@ void main() {
             [[unroll]] for (int e = 0; e < acc[t].length(); e++) acc[t][e] *= am[e];
         [[unroll]] for (uint n = 0u; n < BN / 16u; n++) {
             AMAT pa;
+            AMAT pl; // one declarator a line: glslang 13 types a second one of a coopmat declaration wrongly
             coopMatLoad(pa, SH, S_AT + sg * SUB + 2u * n, SLD, ROW_MAJOR);
+            coopMatLoad(pl, SH, S_AT + sg * SUB + BN / 8u + 2u * n, SLD, ROW_MAJOR);
             [[unroll]] for (uint t = 0u; t < D / 16u; t++) {
                 BMAT vb;
                 coopMatLoad(vb, SH, V_AT + n * 16u * LD + 2u * t, LD, ROW_MAJOR);
                 acc[t] = coopMatMulAdd(pa, vb, acc[t]);
+                acc[t] = coopMatMulAdd(pl, vb, acc[t]);
             }
         }
         barrier(); // K and V are read before the next block's
