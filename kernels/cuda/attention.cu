@@ -902,8 +902,10 @@ extern "C" __global__ void attention_combine(const attn_args a) {
  * "empty" one the consumers release), the other two consumers of 64 rows each (BM = 128 rows a block, packed as
  * the mma kernel packs them). A consumer computes S = Q K^T with wgmma (both operands in shared memory), the online
  * softmax on S in registers, and O += P V with wgmma taking P from registers (the S accumulator of a warp's 16 rows
- * is, rounded to 16 bits, the A fragment of P) and V from shared memory. While one consumer warpgroup runs its
- * softmax the other's wgmma keeps the tensor cores busy. setmaxnreg moves registers from the producer to the
+ * is, rounded to 16 bits, the A fragment of P) and V from shared memory. Two overlaps keep the tensor cores
+ * busy during the softmax: within a consumer, block t's softmax runs while its P_{t-1} V_{t-1} does (the loop
+ * below); between the consumers, named barriers make them take turns issuing their wgmma (ping-pong), so that
+ * one's softmax runs while the other's products do. setmaxnreg moves registers from the producer to the
  * consumers. Compile-time: DT (1 f16, 2 bf16), DP (64 or 128: D up to DP, the TMA fills columns past D with zeros),
  * BN (64 or 128 keys a step), STAGES, PSPLIT.
  * Requirements the host checks: compute capability 9.0 (sm_90a), q, k and v 16-byte aligned with 16-byte row,
@@ -990,6 +992,21 @@ template <int n> __device__ __forceinline__ void awg_pin(float *d) {
 template <int n> __device__ __forceinline__ void awg_pin_u(unsigned *d) {
 #pragma unroll
     for (int i = 0; i < n; i++) asm volatile("" : "+r"(d[i])::"memory");
+}
+
+/* The consumers' turns on the tensor cores (ping-pong): named barrier AWG_TURN + cw, of 256 threads, is consumer
+ * cw's turn; its own 128 threads wait there (bar.sync) and the other consumer's 128 arrive (bar.arrive) once they
+ * have issued a turn's wgmma. Barrier 0 is __syncthreads', 1 the consumers' Q barrier. The ids are immediates
+ * (a register id makes ptxas reserve all 16 barriers). */
+#define AWG_TURN 2
+__device__ __forceinline__ void awg_turn_wait(int cw) {
+    if (cw == 0) asm volatile("bar.sync %0, 256;" ::"n"(AWG_TURN) : "memory");
+    else asm volatile("bar.sync %0, 256;" ::"n"(AWG_TURN + 1) : "memory");
+}
+/* Hands the tensor cores to the other consumer (1 - cw). */
+__device__ __forceinline__ void awg_turn_pass(int cw) {
+    if (cw == 0) asm volatile("bar.arrive %0, 256;" ::"n"(AWG_TURN + 1) : "memory");
+    else asm volatile("bar.arrive %0, 256;" ::"n"(AWG_TURN) : "memory");
 }
 
 __device__ __forceinline__ void awg_cp_async(unsigned dst, const void *src, int bytes) {
@@ -1267,16 +1284,26 @@ extern "C" __global__ void __launch_bounds__(AWG_THREADS, 1)
         awg_bar_arrive(ve0 + 8 * (t % STAGES));
     };
 
+    /* The consumers take turns issuing (ping-pong): consumer 0 issues a turn's wgmma, then consumer 1, then 0
+     * again, so that the tensor cores run one consumer's products while the other computes its softmax, instead
+     * of both waiting for their scores at once. Each consumer has nkb + 1 turns (S_0; S_t with P_{t-1} V_{t-1};
+     * P_{nkb-1} V_{nkb-1}); consumer 1 opens consumer 0's first turn and does not pass its last, so every arrival
+     * on a turn barrier meets a wait (nkb, a block's key blocks, is the same for both). */
     if (nkb > 0) {
+        if (cw == 1) awg_turn_pass(cw);
+        awg_turn_wait(cw);
         issue_s(0);
+        awg_turn_pass(cw);
         awg_wait<0>();
         awg_pin<BN / 2>(sc);
         awg_bar_arrive(ke0);
         softmax(0);
         rescale_and_pack();
         for (int t = 1; t < nkb; t++) {
+            awg_turn_wait(cw);
             issue_s(t);
             issue_pv(t - 1);
+            awg_turn_pass(cw);
             awg_wait<1>(); /* S_t done; P_{t-1} V_{t-1} may still run */
             awg_pin<BN / 2>(sc);
             awg_bar_arrive(ke0 + 8 * (t % STAGES));
@@ -1285,7 +1312,9 @@ extern "C" __global__ void __launch_bounds__(AWG_THREADS, 1)
             pv_done(t - 1);
             rescale_and_pack();
         }
+        awg_turn_wait(cw);
         issue_pv(nkb - 1);
+        if (cw == 0) awg_turn_pass(cw);
         awg_wait<0>();
         pv_done(nkb - 1);
     }
