@@ -1174,9 +1174,25 @@ extern "C" __global__ void __launch_bounds__(AWG_THREADS, 1)
         }
         asm volatile("cp.async.commit_group;" ::: "memory");
         asm volatile("cp.async.wait_group 0;" ::: "memory");
+        /* a negative scale: Q negated (exactly: the sign bits), so that S holds scale's sign and the softmax
+         * scales by |scale| inside its exponent's fma, its max taken over S as it comes */
+        if (a.scale_log2 < 0.0f)
+            for (int idx = ct; idx < BM * CPR; idx += 256) {
+                const int r = idx / CPR, cc = idx % CPR;
+                const unsigned dst = q_sm + (cc >> 3) * QBOX + r * 128 + (((cc & 7) ^ (r & 7)) << 4);
+                unsigned w[4];
+                asm volatile("ld.shared.v4.u32 {%0,%1,%2,%3}, [%4];"
+                             : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3])
+                             : "r"(dst)
+                             : "memory");
+                asm volatile("st.shared.v4.u32 [%0], {%1,%2,%3,%4};" ::"r"(dst), "r"(w[0] ^ 0x80008000u),
+                             "r"(w[1] ^ 0x80008000u), "r"(w[2] ^ 0x80008000u), "r"(w[3] ^ 0x80008000u)
+                             : "memory");
+            }
         asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
     }
     asm volatile("bar.sync 1, 256;" ::: "memory");
+    const float sl = fabsf(a.scale_log2); /* |scale| log2(e) */
 
     int limit[2];
 #pragma unroll
@@ -1228,14 +1244,14 @@ extern "C" __global__ void __launch_bounds__(AWG_THREADS, 1)
         const int j0 = (kb0 + t) * BN;
         /* element e of 8-key group nt is (row lane/4 + 8 (e/2) of the warp's 16, key j0 + 8 nt + 2 (lane%4) + e%2) */
         const bool need_mask = j0 + BN > a.skv || (a.causal && j0 + BN - 1 > first_limit);
+        if (need_mask)
 #pragma unroll
-        for (int nt = 0; nt < BN / 8; nt++)
+            for (int nt = 0; nt < BN / 8; nt++)
 #pragma unroll
-            for (int e = 0; e < 4; e++) {
-                float v = sc[4 * nt + e] * a.scale_log2;
-                if (need_mask && j0 + nt * 8 + 2 * (lane & 3) + (e & 1) > limit[e >> 1]) v = ATTN_NEG_INF;
-                sc[4 * nt + e] = v;
-            }
+                for (int e = 0; e < 4; e++)
+                    if (j0 + nt * 8 + 2 * (lane & 3) + (e & 1) > limit[e >> 1]) sc[4 * nt + e] = ATTN_NEG_INF;
+        /* S is scale's sign times q.k and sl > 0, so the max of the scaled scores is sl times S's max (rounding
+         * is monotonic) and each weight's argument one fma */
 #pragma unroll
         for (int h = 0; h < 2; h++) {
             float mx = ATTN_NEG_INF;
@@ -1243,14 +1259,15 @@ extern "C" __global__ void __launch_bounds__(AWG_THREADS, 1)
             for (int nt = 0; nt < BN / 8; nt++) mx = fmaxf(mx, fmaxf(sc[4 * nt + 2 * h], sc[4 * nt + 2 * h + 1]));
             mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
             mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-            const float m_new = fmaxf(m[h], mx);
+            const float m_new = fmaxf(m[h], mx * sl);
             const float m_use = m_new == ATTN_NEG_INF ? 0.0f : m_new;
             alpha[h] = attn_ex2(m[h] - m_use);
             m[h] = m_new;
             float sum = 0.0f;
 #pragma unroll
             for (int nt = 0; nt < BN / 8; nt++) {
-                const float p0 = attn_ex2(sc[4 * nt + 2 * h] - m_use), p1 = attn_ex2(sc[4 * nt + 2 * h + 1] - m_use);
+                const float p0 = attn_ex2(fmaf(sc[4 * nt + 2 * h], sl, -m_use)),
+                            p1 = attn_ex2(fmaf(sc[4 * nt + 2 * h + 1], sl, -m_use));
                 sc[4 * nt + 2 * h] = p0;
                 sc[4 * nt + 2 * h + 1] = p1;
                 sum += p0 + p1;
