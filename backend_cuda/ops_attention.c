@@ -10,7 +10,8 @@
  *          SM, which is what decode's speed is made of (a kv head's few rows do little arithmetic per byte).
  *   simt   any dtype on the CUDA cores in f32 (the precise path for f32): block_m 32, 128 threads, block_n 16 or 32.
  *   wgmma  f16/bf16 on Hopper's warpgroup MMA with TMA loads (sm_90a; attention.cu, KIND 3): block_m 128, 384
- *          threads (a producer and two consumer warpgroups), block_n 64 or 128, stages 2-4; D up to 128, operands
+ *          threads (a producer and two consumer warpgroups that take turns on the tensor cores), block_n 64 or
+ *          128, stages 2-4 (as shared memory allows: 3 at D 128 with block_n 128); D up to 128, operands
  *          with 16-byte rows. The heuristic's choice on sm_90a wherever it runs the call and the query rows of a
  *          kv head fill its 128-row block (prefill, where it is well ahead of mma: docs/performance.md); decode
  *          and the calls it cannot take (f32, D past 128, unaligned or overlapping rows) keep mma.
@@ -144,9 +145,10 @@ static void variant_combine(trr_cuda_variant *v, trr_dtype dt) {
     trr_cuda_define(v, "-DKIND=%d -DDT=%d", KIND_COMBINE, (int)dt);
 }
 
-/* The wgmma kernel's tile when asked for: 128 keys a step; 4 stages at DP 64, 2 at DP 128 (160 KB). */
+/* The wgmma kernel's tile when asked for: 128 keys a step; 4 stages at DP 64 (145 KB), 3 at DP 128 (225 KB of a
+ * Hopper block's 227: Q and three K, V stages of 64 KB). */
 static trr_config wgmma_tile(int dp) {
-    return (trr_config){.block_m = WGMMA_BM, .block_n = 128, .threads = WGMMA_THREADS, .stages = dp <= 64 ? 4 : 2,
+    return (trr_config){.block_m = WGMMA_BM, .block_n = 128, .threads = WGMMA_THREADS, .stages = dp <= 64 ? 4 : 3,
                         .split_k = 1, .variant = TRR_VARIANT_WGMMA};
 }
 

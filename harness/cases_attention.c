@@ -81,6 +81,10 @@ static const attn_shape g_shapes[] = {
     /* an explicit scale, negative too (the parameter reaches the kernel) */
     {1, 2, 2, 17, 127, 64, 0, 1, 0, P, 0, 0.3, BF16, 0},
     {1, 2, 1, 17, 33, 80, 1, 1, 1, S, 0, -0.05, F32, 0},
+    /* negative scales in halves, with the query rows of a kv head filling the 128-row blocks of the Hopper kernel
+     * (which negates Q for them) */
+    {1, 4, 2, 127, 1000, 128, 1, 1, 0, P, 0, -0.07, F16, 0},
+    {2, 8, 2, 127, 127, 64, 0, 1, 1, P, 0, -0.2, BF16, 0},
 };
 
 int trr_case_causal(const trr_case *c) {

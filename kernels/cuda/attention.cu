@@ -902,8 +902,10 @@ extern "C" __global__ void attention_combine(const attn_args a) {
  * "empty" one the consumers release), the other two consumers of 64 rows each (BM = 128 rows a block, packed as
  * the mma kernel packs them). A consumer computes S = Q K^T with wgmma (both operands in shared memory), the online
  * softmax on S in registers, and O += P V with wgmma taking P from registers (the S accumulator of a warp's 16 rows
- * is, rounded to 16 bits, the A fragment of P) and V from shared memory. While one consumer warpgroup runs its
- * softmax the other's wgmma keeps the tensor cores busy. setmaxnreg moves registers from the producer to the
+ * is, rounded to 16 bits, the A fragment of P) and V from shared memory. Two overlaps keep the tensor cores
+ * busy during the softmax: within a consumer, block t's softmax runs while its P_{t-1} V_{t-1} does (the loop
+ * below); between the consumers, named barriers make them take turns issuing their wgmma (ping-pong), so that
+ * one's softmax runs while the other's products do. setmaxnreg moves registers from the producer to the
  * consumers. Compile-time: DT (1 f16, 2 bf16), DP (64 or 128: D up to DP, the TMA fills columns past D with zeros),
  * BN (64 or 128 keys a step), STAGES, PSPLIT.
  * Requirements the host checks: compute capability 9.0 (sm_90a), q, k and v 16-byte aligned with 16-byte row,
@@ -990,6 +992,21 @@ template <int n> __device__ __forceinline__ void awg_pin(float *d) {
 template <int n> __device__ __forceinline__ void awg_pin_u(unsigned *d) {
 #pragma unroll
     for (int i = 0; i < n; i++) asm volatile("" : "+r"(d[i])::"memory");
+}
+
+/* The consumers' turns on the tensor cores (ping-pong): named barrier AWG_TURN + cw, of 256 threads, is consumer
+ * cw's turn; its own 128 threads wait there (bar.sync) and the other consumer's 128 arrive (bar.arrive) once they
+ * have issued a turn's wgmma. Barrier 0 is __syncthreads', 1 the consumers' Q barrier. The ids are immediates
+ * (a register id makes ptxas reserve all 16 barriers). */
+#define AWG_TURN 2
+__device__ __forceinline__ void awg_turn_wait(int cw) {
+    if (cw == 0) asm volatile("bar.sync %0, 256;" ::"n"(AWG_TURN) : "memory");
+    else asm volatile("bar.sync %0, 256;" ::"n"(AWG_TURN + 1) : "memory");
+}
+/* Hands the tensor cores to the other consumer (1 - cw). */
+__device__ __forceinline__ void awg_turn_pass(int cw) {
+    if (cw == 0) asm volatile("bar.arrive %0, 256;" ::"n"(AWG_TURN + 1) : "memory");
+    else asm volatile("bar.arrive %0, 256;" ::"n"(AWG_TURN) : "memory");
 }
 
 __device__ __forceinline__ void awg_cp_async(unsigned dst, const void *src, int bytes) {
@@ -1157,9 +1174,25 @@ extern "C" __global__ void __launch_bounds__(AWG_THREADS, 1)
         }
         asm volatile("cp.async.commit_group;" ::: "memory");
         asm volatile("cp.async.wait_group 0;" ::: "memory");
+        /* a negative scale: Q negated (exactly: the sign bits), so that S holds scale's sign and the softmax
+         * scales by |scale| inside its exponent's fma, its max taken over S as it comes */
+        if (a.scale_log2 < 0.0f)
+            for (int idx = ct; idx < BM * CPR; idx += 256) {
+                const int r = idx / CPR, cc = idx % CPR;
+                const unsigned dst = q_sm + (cc >> 3) * QBOX + r * 128 + (((cc & 7) ^ (r & 7)) << 4);
+                unsigned w[4];
+                asm volatile("ld.shared.v4.u32 {%0,%1,%2,%3}, [%4];"
+                             : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3])
+                             : "r"(dst)
+                             : "memory");
+                asm volatile("st.shared.v4.u32 [%0], {%1,%2,%3,%4};" ::"r"(dst), "r"(w[0] ^ 0x80008000u),
+                             "r"(w[1] ^ 0x80008000u), "r"(w[2] ^ 0x80008000u), "r"(w[3] ^ 0x80008000u)
+                             : "memory");
+            }
         asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
     }
     asm volatile("bar.sync 1, 256;" ::: "memory");
+    const float sl = fabsf(a.scale_log2); /* |scale| log2(e) */
 
     int limit[2];
 #pragma unroll
@@ -1211,14 +1244,14 @@ extern "C" __global__ void __launch_bounds__(AWG_THREADS, 1)
         const int j0 = (kb0 + t) * BN;
         /* element e of 8-key group nt is (row lane/4 + 8 (e/2) of the warp's 16, key j0 + 8 nt + 2 (lane%4) + e%2) */
         const bool need_mask = j0 + BN > a.skv || (a.causal && j0 + BN - 1 > first_limit);
+        if (need_mask)
 #pragma unroll
-        for (int nt = 0; nt < BN / 8; nt++)
+            for (int nt = 0; nt < BN / 8; nt++)
 #pragma unroll
-            for (int e = 0; e < 4; e++) {
-                float v = sc[4 * nt + e] * a.scale_log2;
-                if (need_mask && j0 + nt * 8 + 2 * (lane & 3) + (e & 1) > limit[e >> 1]) v = ATTN_NEG_INF;
-                sc[4 * nt + e] = v;
-            }
+                for (int e = 0; e < 4; e++)
+                    if (j0 + nt * 8 + 2 * (lane & 3) + (e & 1) > limit[e >> 1]) sc[4 * nt + e] = ATTN_NEG_INF;
+        /* S is scale's sign times q.k and sl > 0, so the max of the scaled scores is sl times S's max (rounding
+         * is monotonic) and each weight's argument one fma */
 #pragma unroll
         for (int h = 0; h < 2; h++) {
             float mx = ATTN_NEG_INF;
@@ -1226,14 +1259,15 @@ extern "C" __global__ void __launch_bounds__(AWG_THREADS, 1)
             for (int nt = 0; nt < BN / 8; nt++) mx = fmaxf(mx, fmaxf(sc[4 * nt + 2 * h], sc[4 * nt + 2 * h + 1]));
             mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
             mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-            const float m_new = fmaxf(m[h], mx);
+            const float m_new = fmaxf(m[h], mx * sl);
             const float m_use = m_new == ATTN_NEG_INF ? 0.0f : m_new;
             alpha[h] = attn_ex2(m[h] - m_use);
             m[h] = m_new;
             float sum = 0.0f;
 #pragma unroll
             for (int nt = 0; nt < BN / 8; nt++) {
-                const float p0 = attn_ex2(sc[4 * nt + 2 * h] - m_use), p1 = attn_ex2(sc[4 * nt + 2 * h + 1] - m_use);
+                const float p0 = attn_ex2(fmaf(sc[4 * nt + 2 * h], sl, -m_use)),
+                            p1 = attn_ex2(fmaf(sc[4 * nt + 2 * h + 1], sl, -m_use));
                 sc[4 * nt + 2 * h] = p0;
                 sc[4 * nt + 2 * h + 1] = p1;
                 sum += p0 + p1;
@@ -1267,16 +1301,26 @@ extern "C" __global__ void __launch_bounds__(AWG_THREADS, 1)
         awg_bar_arrive(ve0 + 8 * (t % STAGES));
     };
 
+    /* The consumers take turns issuing (ping-pong): consumer 0 issues a turn's wgmma, then consumer 1, then 0
+     * again, so that the tensor cores run one consumer's products while the other computes its softmax, instead
+     * of both waiting for their scores at once. Each consumer has nkb + 1 turns (S_0; S_t with P_{t-1} V_{t-1};
+     * P_{nkb-1} V_{nkb-1}); consumer 1 opens consumer 0's first turn and does not pass its last, so every arrival
+     * on a turn barrier meets a wait (nkb, a block's key blocks, is the same for both). */
     if (nkb > 0) {
+        if (cw == 1) awg_turn_pass(cw);
+        awg_turn_wait(cw);
         issue_s(0);
+        awg_turn_pass(cw);
         awg_wait<0>();
         awg_pin<BN / 2>(sc);
         awg_bar_arrive(ke0);
         softmax(0);
         rescale_and_pack();
         for (int t = 1; t < nkb; t++) {
+            awg_turn_wait(cw);
             issue_s(t);
             issue_pv(t - 1);
+            awg_turn_pass(cw);
             awg_wait<1>(); /* S_t done; P_{t-1} V_{t-1} may still run */
             awg_pin<BN / 2>(sc);
             awg_bar_arrive(ke0 + 8 * (t % STAGES));
@@ -1285,7 +1329,9 @@ extern "C" __global__ void __launch_bounds__(AWG_THREADS, 1)
             pv_done(t - 1);
             rescale_and_pack();
         }
+        awg_turn_wait(cw);
         issue_pv(nkb - 1);
+        if (cw == 0) awg_turn_pass(cw);
         awg_wait<0>();
         pv_done(nkb - 1);
     }
