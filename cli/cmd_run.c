@@ -497,7 +497,7 @@ int cmd_run(int argc, char **argv) {
     double sum = 0;
     uint64_t hash = 0;
     if ((st = checksum(&s, &sum, &hash)) != TRR_OK) return fail(&s, "reading the output", st);
-    printf("device time: %.4f ms per call (%lld timed call%s after the %s call)\n", per_call, (long long)a.repeat,
+    printf("device time: %.4g ms per call (%lld timed call%s after the %s call)\n", per_call, (long long)a.repeat,
            a.repeat == 1 ? "" : "s", a.no_check ? "warm-up" : "checked");
     const double figure = trr_bench_case_figure(&tcase, per_call);
     if (trr_bench_case_compute_bound(&tcase))
