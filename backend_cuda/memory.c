@@ -3,6 +3,8 @@
  * caller's memory is pageable and may be reused as soon as we return. */
 #include "trr_cuda.h"
 
+#include <stdio.h>
+
 CUdeviceptr trr_cuda_operand_ptr(const trr_operand *op) {
     size_t esize = 1;
     trr_dtype_size(op->dtype, &esize);
@@ -133,5 +135,36 @@ trr_status trr_cuda_timer_stop(trr_context *ctx, double *out_ms) {
     float ms = 0.0f;
     TRR_CU_CHECK(ctx, trr_cu.EventElapsedTime(&ms, dev->timer_begin, dev->timer_end), "cuEventElapsedTime");
     *out_ms = ms;
+    return TRR_OK;
+}
+
+trr_status trr_cuda_scratch_get(trr_context *ctx, trr_cuda_scratch *s, size_t bytes, const char *what,
+                                CUdeviceptr *out) {
+    if (s->ptr && s->bytes >= bytes) {
+        *out = s->ptr;
+        return TRR_OK;
+    }
+    trr_cuda_dev *dev = ctx->dev;
+    if (s->ptr) {
+        TRR_TRY(trr_cuda_batch_flush(ctx));
+        TRR_CU_CHECK(ctx, trr_cuda_wait_stream(dev), "cuStreamSynchronize");
+        trr_cuda_waited(dev);
+        trr_cu.MemFree(s->ptr);
+        s->ptr = 0;
+        s->bytes = 0;
+    }
+    /* room to grow, in whole MiB: the next call of a similar size finds it large enough */
+    size_t want = bytes + bytes / 4;
+    want = (want + ((size_t)1 << 20) - 1) & ~(((size_t)1 << 20) - 1);
+    CUdeviceptr p = 0;
+    const CUresult r = trr_cu.MemAlloc(&p, want);
+    if (r != TRR_CUDA_SUCCESS) {
+        char fname[128];
+        snprintf(fname, sizeof fname, "cuMemAlloc (%s)", what);
+        return trr_cuda_fail(ctx, fname, r);
+    }
+    s->ptr = p;
+    s->bytes = want;
+    *out = p;
     return TRR_OK;
 }

@@ -417,35 +417,6 @@ trr_status trr_cuda_check_attention(trr_context *ctx, const trr_cuda_dev *dev, c
     return TRR_OK;
 }
 
-/* ---- the split's scratch ---- */
-
-/* The context's split scratch, grown to at least bytes: the memory of the previous size may still be read by
- * kernels on the stream or queued, so they finish first. */
-static trr_status scratch(trr_context *ctx, size_t bytes, CUdeviceptr *out) {
-    trr_cuda_dev *dev = ctx->dev;
-    if (dev->attn_scratch && dev->attn_scratch_bytes >= bytes) {
-        *out = dev->attn_scratch;
-        return TRR_OK;
-    }
-    if (dev->attn_scratch) {
-        TRR_TRY(trr_cuda_batch_flush(ctx));
-        TRR_CU_CHECK(ctx, trr_cuda_wait_stream(dev), "cuStreamSynchronize");
-        trr_cuda_waited(dev);
-        trr_cu.MemFree(dev->attn_scratch);
-        dev->attn_scratch = 0;
-        dev->attn_scratch_bytes = 0;
-    }
-    /* room to grow: the next call of a similar size finds it large enough */
-    size_t want = bytes + bytes / 4;
-    want = (want + ((size_t)1 << 20) - 1) & ~(((size_t)1 << 20) - 1);
-    CUdeviceptr p = 0;
-    TRR_CU_CHECK(ctx, trr_cu.MemAlloc(&p, want), "cuMemAlloc (attention's split scratch)");
-    dev->attn_scratch = p;
-    dev->attn_scratch_bytes = want;
-    *out = p;
-    return TRR_OK;
-}
-
 /* ---- launch ---- */
 
 /* The launch-path cache key: attention's high byte, then the kernel and its compile-time sizes. */
@@ -539,7 +510,8 @@ trr_status trr_cuda_run_attention(trr_context *ctx, const trr_call *call) {
     if (nsplit > 1) {
         const size_t bytes = (size_t)nsplit * (size_t)rows_total * ((size_t)s->head_dim + 1) * sizeof(float);
         CUdeviceptr sc = 0;
-        TRR_TRY(scratch(ctx, bytes, &sc));
+        trr_cuda_dev *dev = ctx->dev;
+        TRR_TRY(trr_cuda_scratch_get(ctx, &dev->attn_scratch, bytes, "attention's split scratch", &sc));
         a.part_lse = sc;
         a.part_o = sc + (CUdeviceptr)nsplit * (CUdeviceptr)rows_total * sizeof(float);
     }

@@ -73,41 +73,15 @@ static float matmul_scale(const trr_call *call) {
     return (float)call->params[TRR_MATMUL_PARAM_SCALE_A] * (float)call->params[TRR_MATMUL_PARAM_SCALE_B];
 }
 
-/* The context's split-K workspace, grown to at least bytes. Growing first waits for the stream: kernels queued or
- * running may still read the old memory. The memory is the device's (cuMemAlloc, the backend's allocations) and
- * is freed with the context (device.c). */
-static trr_status split_workspace(trr_context *ctx, size_t bytes, CUdeviceptr *out) {
-    trr_cuda_dev *dev = ctx->dev;
-    if (dev->matmul_scratch && dev->matmul_scratch_bytes >= bytes) {
-        *out = dev->matmul_scratch;
-        return TRR_OK;
-    }
-    if (dev->matmul_scratch) {
-        TRR_TRY(trr_cuda_batch_flush(ctx));
-        TRR_CU_CHECK(ctx, trr_cuda_wait_stream(dev), "cuStreamSynchronize");
-        trr_cuda_waited(dev);
-        trr_cu.MemFree(dev->matmul_scratch);
-        dev->matmul_scratch = 0;
-        dev->matmul_scratch_bytes = 0;
-    }
-    /* room to grow, in whole MiB: the next call of a similar size finds it large enough */
-    size_t want = bytes + bytes / 4;
-    want = (want + ((size_t)1 << 20) - 1) & ~(((size_t)1 << 20) - 1);
-    CUdeviceptr p = 0;
-    TRR_CU_CHECK(ctx, trr_cu.MemAlloc(&p, want), "cuMemAlloc (matmul's split-K workspace)");
-    dev->matmul_scratch = p;
-    dev->matmul_scratch_bytes = want;
-    *out = p;
-    return TRR_OK;
-}
-
 /* The split-K workspace of a call: batch x splits f32 matrices of M x N. */
 static trr_status split_partials(trr_context *ctx, const trr_call *call, int64_t batch, CUdeviceptr *out) {
     const int64_t mn = call->rows * call->cols, splits = call->config.split_k;
     if (mn > 0 && batch * splits > INT64_MAX / 4 / mn)
         return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda matmul: the split-K workspace overflows");
     const int64_t bytes = batch * splits * mn * 4;
-    return split_workspace(ctx, (size_t)(bytes > 0 ? bytes : 4), out);
+    trr_cuda_dev *dev = ctx->dev;
+    return trr_cuda_scratch_get(ctx, &dev->matmul_scratch, (size_t)(bytes > 0 ? bytes : 4), "matmul's split-K workspace",
+                                out);
 }
 
 /* The second pass of a split: the partials at p summed into C with the scale, the epilogue and C's type. */

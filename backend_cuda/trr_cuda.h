@@ -198,6 +198,12 @@ typedef struct trr_cuda_fast_fn {
 
 typedef struct trr_cuda_batch trr_cuda_batch; /* batch.c */
 
+/* Device memory a kernel family keeps for its partial results between calls (memory.c, trr_cuda_scratch_get). */
+typedef struct trr_cuda_scratch {
+    CUdeviceptr ptr; /* 0: none yet */
+    size_t bytes;
+} trr_cuda_scratch;
+
 typedef struct trr_cuda_dev {
     CUdevice device;
     CUcontext context; /* the device's primary context, retained */
@@ -224,10 +230,8 @@ typedef struct trr_cuda_dev {
     CUdeviceptr flag_dev;
     uint32_t flag_seq;
     uint32_t flag_kernel; /* the value the stream's last command, a kernel, writes to the flag itself (0: none) */
-    CUdeviceptr attn_scratch; /* attention's split over the keys: partial results (ops_attention.c); 0: none yet */
-    size_t attn_scratch_bytes;
-    CUdeviceptr matmul_scratch; /* matmul's split-K partials (ops_matmul.c); 0: none yet */
-    size_t matmul_scratch_bytes;
+    trr_cuda_scratch attn_scratch;   /* attention's split over the keys: partial results (ops_attention.c) */
+    trr_cuda_scratch matmul_scratch; /* matmul's split-K partials (ops_matmul.c) */
 } trr_cuda_dev;
 
 trr_status trr_cuda_probe(int *out_device_count, char *reason, size_t reason_cap);
@@ -349,6 +353,11 @@ trr_status trr_cuda_batch_add(trr_context *ctx, const trr_cu_kernel_node_params 
  * (*out_launched 1), or left to the caller (0). */
 trr_status trr_cuda_batch_launch_now(trr_context *ctx, const trr_cu_kernel_node_params *p, int *out_launched);
 /* Launches what is queued. Every command that goes on the stream, or waits for it, comes after this. */
+/* The scratch memory s, grown to at least bytes (with room to grow, in whole MiB); what for names it in errors.
+ * Growing first waits for the stream: kernels queued or running may still read the old memory. Freed with the
+ * context (device.c). */
+trr_status trr_cuda_scratch_get(trr_context *ctx, trr_cuda_scratch *s, size_t bytes, const char *what,
+                                CUdeviceptr *out);
 trr_status trr_cuda_batch_flush(trr_context *ctx);
 /* The same for the teardown paths that have no context to report to; returns the driver's result. */
 CUresult trr_cuda_batch_flush_dev(trr_cuda_dev *dev);
