@@ -25,7 +25,7 @@
 /* A benchmark: one of those the op definitions declare (trr_op_desc.benches, core/op_table.c), numbered in op
  * order from 0 to trr_bench_count() - 1. */
 typedef int trr_bench_id;
-#define TRR_BENCH_MAX 32 /* a bench mask holds one bit per benchmark */
+#define TRR_BENCH_MAX 64 /* a bench mask (uint64_t) holds one bit per benchmark, the built-ins' and user ops' */
 int trr_bench_count(void);
 
 typedef enum trr_bench_sizes_mode { TRR_BENCH_SIZES_QUICK = 0, TRR_BENCH_SIZES_FULL, TRR_BENCH_SIZES_LIST } trr_bench_sizes_mode;
@@ -54,7 +54,7 @@ int trr_bench_above_ceiling_suspect(trr_bench_id id, double figure, double copy_
 int trr_bench_find(const char *name);
 /* All benchmarks whose name or op matches name ("matmul" gives every matmul benchmark), as a bit mask of
  * (1 << id); 0 when nothing matches. */
-unsigned trr_bench_mask_for(const char *name);
+uint64_t trr_bench_mask_for(const char *name);
 /* 1 when benchmark earlier's times predict id's (the run's time budget): an earlier benchmark of the same op,
  * sizing and dtypes, differing in what costs next to nothing (matmul_f16 for matmul_f16_relu's epilogue). */
 int trr_bench_predicts(trr_bench_id earlier, trr_bench_id id);
@@ -347,7 +347,7 @@ typedef void (*trr_bench_progress_fn)(void *user, int index, int total, const ch
                                       const trr_bench_result *result, double elapsed_s, double eta_s);
 
 typedef struct trr_bench_options {
-    unsigned bench_mask;     /* (1 << trr_bench_id); 0 is every benchmark */
+    uint64_t bench_mask;     /* (1 << trr_bench_id); 0 is every benchmark */
     trr_bench_sizes_mode sizes;
     const char *size_list;   /* TRR_BENCH_SIZES_LIST: applied to every selected benchmark */
     int reps;                /* 0: automatic */

@@ -42,7 +42,7 @@ static trr_status add_op(const char *name, void *user) {
 }
 
 static trr_status add_bench(const char *name, void *user) {
-    unsigned m = trr_bench_mask_for(name);
+    uint64_t m = trr_bench_mask_for(name);
     if (!m) return trr_error(NULL, TRR_ERR_INVALID_ARGUMENT, "no benchmark or op named '%s'", name);
     *(unsigned *)user |= m;
     return TRR_OK;
@@ -93,7 +93,7 @@ trr_status trr_tool_bench(const trr_tool_options *options, char **out_json) {
     TRR_TRY(each_item(options->ops, add_bench, &opt.bench_mask));
     /* a bad size list fails before the device opens, as the command's usage error does */
     for (int b = 0; b < trr_bench_count() && opt.sizes == TRR_BENCH_SIZES_LIST; b++) {
-        if (opt.bench_mask && !(opt.bench_mask & (1u << b))) continue;
+        if (opt.bench_mask && !(opt.bench_mask & ((uint64_t)1 << b))) continue;
         trr_case *cases = NULL;
         int n = 0;
         TRR_TRY(trr_bench_cases((trr_bench_id)b, opt.sizes, opt.size_list, &cases, &n));

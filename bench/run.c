@@ -211,7 +211,7 @@ static trr_status plan(const trr_bench_options *opt, const trr_device_info *dev,
                        size_t capped_cap) {
     memset(p, 0, sizeof *p);
     for (int b = 0; b < trr_bench_count(); b++) {
-        if (opt->bench_mask && !(opt->bench_mask & (1u << b))) continue;
+        if (opt->bench_mask && !(opt->bench_mask & ((uint64_t)1 << b))) continue;
         trr_status st = trr_bench_device_cases((trr_bench_id)b, opt->sizes, opt->size_list, dev->is_gpu,
                                                &p->cases[b], &p->counts[b], capped, capped_cap);
         if (st != TRR_OK) {

@@ -80,19 +80,19 @@ const trr_bench_def *trr_bench_get(trr_bench_id id) {
 
 static const trr_op_bench *row_of(trr_bench_id id) { return g_defs[id].row; }
 
-unsigned trr_bench_mask_for(const char *name) {
-    unsigned mask = 0;
+uint64_t trr_bench_mask_for(const char *name) {
+    uint64_t mask = 0;
     trr_op op;
     int is_op = trr_op_from_name(name, &op) == TRR_OK;
     for (int i = 0; i < trr_bench_count(); i++)
-        if (!strcmp(name, g_defs[i].name) || (is_op && g_defs[i].op == op)) mask |= 1u << i;
+        if (!strcmp(name, g_defs[i].name) || (is_op && g_defs[i].op == op)) mask |= (uint64_t)1 << i;
     return mask;
 }
 
 int trr_bench_find(const char *name) {
-    unsigned mask = trr_bench_mask_for(name);
+    uint64_t mask = trr_bench_mask_for(name);
     for (int i = 0; i < trr_bench_count(); i++)
-        if (mask & (1u << i)) return i;
+        if (mask & ((uint64_t)1 << i)) return i;
     return -1;
 }
 

@@ -267,7 +267,7 @@ int trr_cli_bench(int argc, char **argv) {
         } else if (argv[i][0] == '-') {
             return cli_usage_error("bench", "unknown option '%s'", argv[i]);
         } else {
-            unsigned m = trr_bench_mask_for(argv[i]);
+            uint64_t m = trr_bench_mask_for(argv[i]);
             if (!m) return cli_usage_error("bench", "unknown benchmark '%s'", argv[i]);
             opt.bench_mask |= m;
         }
@@ -279,7 +279,7 @@ int trr_cli_bench(int argc, char **argv) {
     /* a bad size list is a usage error: find it before opening any device */
     if (opt.sizes == TRR_BENCH_SIZES_LIST)
         for (int b = 0; b < trr_bench_count(); b++) {
-            if (opt.bench_mask && !(opt.bench_mask & (1u << b))) continue;
+            if (opt.bench_mask && !(opt.bench_mask & ((uint64_t)1 << b))) continue;
             trr_case *cases = NULL;
             int n = 0;
             if (trr_bench_cases((trr_bench_id)b, opt.sizes, opt.size_list, &cases, &n) != TRR_OK)

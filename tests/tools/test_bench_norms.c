@@ -67,7 +67,7 @@ Test(bench_norms, names_sizes_and_bytes) {
         free(listed);
     }
     /* an op name selects its three dtypes */
-    const unsigned rms = trr_bench_mask_for("rms_norm"), layer = trr_bench_mask_for("layer_norm");
+    const uint64_t rms = trr_bench_mask_for("rms_norm"), layer = trr_bench_mask_for("layer_norm");
     cr_assert_eq(__builtin_popcount(rms), 3);
     cr_assert_eq(__builtin_popcount(layer), 3);
     cr_assert_eq(rms & layer, 0u);

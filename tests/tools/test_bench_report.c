@@ -25,7 +25,7 @@ Test(bench, json_schema_of_a_small_cpu_run, .timeout = 300) {
     trr_context *ctx = NULL;
     cr_assert_eq(trr_context_create("cpu", &ctx), TRR_OK, "%s", trr_last_error(NULL));
     trr_bench_options opt = {
-        .bench_mask = (1u << bench_id("add_f32")) | (1u << bench_id("softmax_f32")) | (1u << bench_id("matmul_f32")),
+        .bench_mask = ((uint64_t)1 << bench_id("add_f32")) | ((uint64_t)1 << bench_id("softmax_f32")) | ((uint64_t)1 << bench_id("matmul_f32")),
         .sizes = TRR_BENCH_SIZES_LIST, .size_list = "256", .reps = 3, .seed = 42,
         .command_line = "trireme bench 'a b'"};
     trr_bench_report *rep = NULL;
@@ -313,7 +313,7 @@ Test(bench, a_tiny_case_takes_under_two_seconds, .timeout = 120) {
     unsetenv("TRIREME_WARMUP_MS");
     trr_context *ctx = NULL;
     cr_assert_eq(trr_context_create("cpu", &ctx), TRR_OK, "%s", trr_last_error(NULL));
-    trr_bench_options opt = {.bench_mask = 1u << bench_id("add_f32"), .sizes = TRR_BENCH_SIZES_LIST, .size_list = "4096",
+    trr_bench_options opt = {.bench_mask = (uint64_t)1 << bench_id("add_f32"), .sizes = TRR_BENCH_SIZES_LIST, .size_list = "4096",
                              .seed = 5, .progress = time_case};
     trr_bench_report *rep = NULL;
     case_seconds = -1;
@@ -438,7 +438,7 @@ Test(bench, physical_gpu_view_compares_the_apis) {
 Test(bench, saved_report_reads_back, .timeout = 120) {
     trr_context *ctx = NULL;
     cr_assert_eq(trr_context_create("cpu", &ctx), TRR_OK, "%s", trr_last_error(NULL));
-    trr_bench_options opt = {.bench_mask = (1u << bench_id("add_f32")) | (1u << bench_id("matmul_f32")),
+    trr_bench_options opt = {.bench_mask = ((uint64_t)1 << bench_id("add_f32")) | ((uint64_t)1 << bench_id("matmul_f32")),
                              .sizes = TRR_BENCH_SIZES_LIST, .size_list = "96", .reps = 3, .seed = 7};
     trr_bench_report *rep = NULL;
     cr_assert_eq(trr_bench_run(ctx, &opt, &rep), TRR_OK, "%s", trr_last_error(ctx));
@@ -681,7 +681,7 @@ Test(bench, only_an_idle_lowered_clock_is_flagged) {
 Test(bench, case_clock_reads_back_and_marks_an_idle_lowered_case, .timeout = 120) {
     trr_context *ctx = NULL;
     cr_assert_eq(trr_context_create("cpu", &ctx), TRR_OK, "%s", trr_last_error(NULL));
-    trr_bench_options opt = {.bench_mask = 1u << bench_id("add_f32"), .sizes = TRR_BENCH_SIZES_LIST, .size_list = "96,128",
+    trr_bench_options opt = {.bench_mask = (uint64_t)1 << bench_id("add_f32"), .sizes = TRR_BENCH_SIZES_LIST, .size_list = "96,128",
                              .reps = 3, .seed = 9};
     trr_bench_report *rep = NULL;
     cr_assert_eq(trr_bench_run(ctx, &opt, &rep), TRR_OK, "%s", trr_last_error(ctx));
