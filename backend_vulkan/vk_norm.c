@@ -1,10 +1,12 @@
 /* The row norms (op_table.h's TRR_SHAPE_ROW_NORM: rms_norm, layer_norm) on the Vulkan backend: one path for the
  * shape rule, which takes the kernel the op table names (kernels/vulkan/<stem>.comp, entry point = the op's
- * name, built as <name>_<dtype>.spv: vk_kinds.h) and launches it by the rule: one workgroup per row,
- * x, w, y and b in bindings 0 to 3, eps and the offsets and strides in the push constants.
- * The backend's shared descriptor set layout holds three bindings (x, y, z); layer_norm reads four operands, so
- * this path keeps its own four-binding set layout and pipeline layout, and, where operands go into descriptor
- * sets rather than being pushed, its own descriptor pool per batch slot. */
+ * name, built as <name>_<dtype>.spv: vk_kinds.h) and launches it by the rule: one workgroup per row, in the
+ * layout of a user row op (docs/custom-ops.md, Row ops): binding i the i-th operand (x, w, [b,] y), the offsets,
+ * strides and eps in its push constants, the kernel's shape in specialization constants 1 and 2; so a user op
+ * defined with the same SPIR-V runs it as it is. That layout holds five bindings where the backend's shared
+ * descriptor set layout holds three (x, y, z), so this path keeps its own set layout and pipeline layout, and,
+ * where operands go into descriptor sets rather than being pushed, its own descriptor pool per batch slot; user
+ * row ops (trr_vk_run_user_rows) share them. */
 #include "vk_norm.h"
 #include "vk_bindset.h"
 #include "vk_config.h"
@@ -27,16 +29,15 @@
 #define NORM_VECTORS 4
 #define NORM_MAX_VECTORS 16
 #define NORM_MIN_THREADS 128
-#define NORM_BINDINGS 4
 #define NORM_PREFETCH_THREADS 256
 
 typedef struct trr_vk_norm_state {
-    trr_vk_bindset set;
-    trr_vk_bindset user_set; /* user row ops' (core/user_op.h): USER_ROW_BINDINGS, user_row_push */
+    trr_vk_bindset set; /* USER_ROW_BINDINGS, user_row_push: the row norms' and user row ops' (core/user_op.h) */
 } trr_vk_norm_state;
 
-/* A user row op's layout (docs/custom-ops.md, Vulkan's convention for row ops): binding i the i-th operand
- * (inputs, then outputs; unused bindings repeat the first), and these push constants. */
+/* A user row op's layout (docs/custom-ops.md, Vulkan's convention for row ops; kernels/vulkan/norm.comp's):
+ * binding i the i-th operand (inputs, then outputs; unused bindings repeat the first), and these push
+ * constants. */
 #define USER_ROW_BINDINGS TRR_MAX_ROW_OPERANDS
 #define USER_ROW_PARAMS 8
 typedef struct user_row_push {
@@ -85,10 +86,18 @@ static int max_threads(const trr_vk_device *d) {
     return m > 1024 ? 1024 : (int)m;
 }
 
-/* The kernel's shape for a call and its (checked) config. */
+/* The kernel's shape for a call and its (checked) config: the threads, VPT, and the flags norm.comp's PATH
+ * packs. */
 typedef struct norm_shape {
     uint32_t threads, vpt, vec, wvec, full, loop, prefetch;
 } norm_shape;
+
+enum { PATH_REGS = 1, PATH_LOOP = 2, PATH_VEC = 4, PATH_WVEC = 8, PATH_FULL = 16, PATH_PREFETCH = 32 };
+
+static uint32_t path_of(const norm_shape *s) {
+    return (s->loop ? PATH_LOOP : PATH_REGS) | (s->vec ? PATH_VEC : 0) | (s->wvec ? PATH_WVEC : 0) |
+           (s->full ? PATH_FULL : 0) | (s->prefetch ? PATH_PREFETCH : 0);
+}
 
 static norm_shape shape_of(const trr_call *c) {
     norm_shape s;
@@ -170,13 +179,12 @@ void trr_vk_norm_destroy(trr_vk_device *d) {
     trr_vk_norm_state *ns = d->norm;
     if (!ns) return;
     trr_vk_bindset_destroy(d, &ns->set);
-    trr_vk_bindset_destroy(d, &ns->user_set);
     free(ns);
     d->norm = NULL;
 }
 
-/* The path's layouts, created on first use: four storage buffers (pushed where the backend pushes its own) and
- * the backend's push constants. */
+/* The path's layouts, created on first use: USER_ROW_BINDINGS storage buffers (pushed where the backend pushes
+ * its own) and user_row_push. */
 static trr_status norm_state(trr_context *ctx, trr_vk_norm_state **out) {
     trr_vk_device *d = trr_vk_dev(ctx);
     if (d->norm) {
@@ -186,8 +194,7 @@ static trr_status norm_state(trr_context *ctx, trr_vk_norm_state **out) {
     trr_vk_norm_state *ns = calloc(1, sizeof *ns);
     if (!ns) return trr_error(ctx, TRR_ERR_OUT_OF_MEMORY, "vulkan: out of host memory");
     d->norm = ns; /* freed at close, whatever is left unmade here */
-    TRR_TRY(trr_vk_bindset_create(ctx, &ns->set, NORM_BINDINGS, sizeof(trr_vk_push)));
-    TRR_TRY(trr_vk_bindset_create(ctx, &ns->user_set, USER_ROW_BINDINGS, sizeof(user_row_push)));
+    TRR_TRY(trr_vk_bindset_create(ctx, &ns->set, USER_ROW_BINDINGS, sizeof(user_row_push)));
     *out = ns;
     return TRR_OK;
 }
@@ -203,26 +210,30 @@ static trr_status run_part(trr_context *ctx, const trr_call *c) {
     TRR_TRY(norm_state(ctx, &ns));
     const trr_op_desc *desc = trr_op_desc_get(c->op);
     const int bias = has_bias(c);
-    /* bindings 0..3: x, w, y, b (rms_norm binds w again in b's place) */
-    const trr_operand *ops[NORM_BINDINGS] = {&c->x, &c->y, &c->z, bias ? &c->u : &c->y};
-    const int64_t ext[NORM_BINDINGS] = {rows_extent(c->rows, c->cols, c->x.stride0),
-                                        rows_extent(c->cols, 1, c->y.stride0),
-                                        rows_extent(c->rows, c->cols, c->z.stride0),
-                                        rows_extent(c->cols, 1, bias ? c->u.stride0 : c->y.stride0)};
-    VkDescriptorBufferInfo info[NORM_BINDINGS];
-    uint32_t off[NORM_BINDINGS];
-    for (int i = 0; i < NORM_BINDINGS; i++) TRR_TRY(trr_vk_bind(ctx, ops[i], ext[i], &info[i], &off[i]));
-    const trr_vk_push push = {.rows = (uint32_t)c->rows, .cols = (uint32_t)c->cols,
-                              .xo = off[0], .yo = off[1], .zo = off[2],
-                              .xs0 = (uint32_t)c->x.stride0, .ys0 = (uint32_t)c->y.stride0,
-                              .zs0 = (uint32_t)c->z.stride0, .alpha = (float)c->params[TRR_NORM_PARAM_EPS],
-                              .xb = off[3], .yb = (uint32_t)(bias ? c->u.stride0 : c->y.stride0)};
+    /* the operands in order: x, w, [b,] y; the bindings past them repeat x */
+    const trr_operand *ops[4] = {&c->x, &c->y, bias ? &c->u : &c->z, &c->z};
+    const int n = 3 + bias;
+    user_row_push push = {.rows = (uint32_t)c->rows, .cols = (uint32_t)c->cols, .dtype = (uint32_t)c->z.dtype};
+    const float eps = (float)c->params[TRR_NORM_PARAM_EPS];
+    memcpy(&push.params[0], &eps, 4);
+    VkDescriptorBufferInfo info[USER_ROW_BINDINGS];
+    for (int i = 0; i < USER_ROW_BINDINGS; i++) {
+        if (i >= n) {
+            info[i] = info[0];
+            continue;
+        }
+        const int vector = ops[i] == &c->y || ops[i] == &c->u;
+        const int64_t ext = vector ? rows_extent(c->cols, 1, ops[i]->stride0)
+                                   : rows_extent(c->rows, c->cols, ops[i]->stride0);
+        TRR_TRY(trr_vk_bind(ctx, ops[i], ext, &info[i], &push.offset[i]));
+        push.stride[i] = (uint32_t)ops[i]->stride0;
+    }
     const norm_shape s = shape_of(c);
-    const uint32_t spec[7] = {s.threads, s.vpt, s.vec, s.wvec, s.full, s.loop, s.prefetch};
+    const uint32_t spec[3] = {s.threads, s.vpt, path_of(&s)};
     char shader[64];
     trr_vk_shader_name(shader, sizeof shader, desc, "", c->x.dtype, c->z.dtype);
     VkPipeline pipeline;
-    TRR_TRY(trr_vk_pipeline_get_in(ctx, shader, spec, 7, ns->set.layout, &pipeline));
+    TRR_TRY(trr_vk_pipeline_get_in(ctx, shader, spec, 3, ns->set.layout, &pipeline));
     /* one workgroup per row, spread over x and y (trr_group_id) */
     const uint64_t groups = (uint64_t)c->rows, max_x = d->phys.props.limits.maxComputeWorkGroupCount[0];
     const uint64_t gx = groups < max_x ? groups : max_x, gy = (groups + gx - 1) / gx;
@@ -237,7 +248,7 @@ static trr_status run_part(trr_context *ctx, const trr_call *c) {
     d->recording->bound = pipeline;
     d->fn.vkCmdPushConstants(cmd, ns->set.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof push, &push);
     d->fn.vkCmdDispatch(cmd, (uint32_t)gx, (uint32_t)gy, 1);
-    for (int i = 0; i < NORM_BINDINGS; i++) trr_vk_use(d, ops[i]->mem);
+    for (int i = 0; i < n; i++) trr_vk_use(d, ops[i]->mem);
     return trr_vk_end(ctx);
 }
 
@@ -307,13 +318,13 @@ trr_status trr_vk_run_user_rows(trr_context *ctx, const trr_call *c, const trr_u
     char shader[32];
     snprintf(shader, sizeof shader, "user#%d", (int)c->op);
     VkPipeline pipeline;
-    TRR_TRY(trr_vk_pipeline_get_in(ctx, shader, spec, 1 + u->def.n_tiles, ns->user_set.layout, &pipeline));
+    TRR_TRY(trr_vk_pipeline_get_in(ctx, shader, spec, 1 + u->def.n_tiles, ns->set.layout, &pipeline));
     VkCommandBuffer cmd;
     TRR_TRY(trr_vk_begin(ctx, &cmd));
-    TRR_TRY(trr_vk_bindset_bind(ctx, &ns->user_set, cmd, info));
+    TRR_TRY(trr_vk_bindset_bind(ctx, &ns->set, cmd, info));
     d->fn.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
     d->recording->bound = pipeline;
-    d->fn.vkCmdPushConstants(cmd, ns->user_set.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof push, &push);
+    d->fn.vkCmdPushConstants(cmd, ns->set.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof push, &push);
     d->fn.vkCmdDispatch(cmd, (uint32_t)groups[0], (uint32_t)groups[1], (uint32_t)groups[2]);
     for (int i = 0; i < n; i++) trr_vk_use(d, ops[i]->mem);
     return trr_vk_end(ctx);

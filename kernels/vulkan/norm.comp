@@ -22,15 +22,21 @@
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
+#define TRR_OWN_BINDINGS
 #include "common.glsl"
 
+// The specialization constants, as a user row op's tile parameters reach its kernel (docs/custom-ops.md, Row
+// ops), so a user op defined with this shader runs it as it is: 0 the threads, 1 VPT, 2 PATH, the kernel's path
+// as a set of flags: exactly one of REGS (1) and LOOP (2) (so it is at least 1, as a tile parameter is), then
+// VEC (4), WVEC (8), FULL (16), PREFETCH (32). Specialization folds the flags as it folds constants.
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint VPT = 4;
-layout(constant_id = 2) const uint VEC = 0;
-layout(constant_id = 3) const uint WVEC = 0;
-layout(constant_id = 4) const uint FULL = 0;
-layout(constant_id = 5) const uint LOOP = 0;
-layout(constant_id = 6) const uint PREFETCH = 0;
+layout(constant_id = 2) const uint PATH = 1;
+const uint LOOP = (PATH >> 1) & 1u;
+const uint VEC = (PATH >> 2) & 1u;
+const uint WVEC = (PATH >> 3) & 1u;
+const uint FULL = (PATH >> 4) & 1u;
+const uint PREFETCH = (PATH >> 5) & 1u;
 
 #if defined(ENTRY_layer_norm)
 #define LAYER 1
@@ -51,18 +57,43 @@ layout(constant_id = 6) const uint PREFETCH = 0;
 #define XV vec4
 #endif
 #define HALVES (UNIT / 4u)
-// binding 0: x; 1: w; 2: y; 3: b (layer_norm; rms_norm binds w there and never reads it)
+// The operands in order, binding i the i-th: x (0), w (1), then layer_norm's b (2) and y (3), or rms_norm's y (2).
+#if LAYER
+#define Y_BINDING 3
+#else
+#define Y_BINDING 2
+#endif
+layout(std430, set = 0, binding = 0) readonly buffer BufX { XT x[]; };
 layout(std430, set = 0, binding = 0) readonly buffer BufXV { XV xv[]; };
+layout(std430, set = 0, binding = 1) readonly buffer BufW { XT w[]; };
 layout(std430, set = 0, binding = 1) readonly buffer BufWV { XV wv[]; };
-layout(std430, set = 0, binding = 2) writeonly buffer BufZV { XV zv[]; };
-layout(std430, set = 0, binding = 3) readonly buffer BufU { XT u[]; };
-layout(std430, set = 0, binding = 3) readonly buffer BufUV { XV uv[]; };
+layout(std430, set = 0, binding = Y_BINDING) writeonly buffer BufZ { ZT z[]; };
+layout(std430, set = 0, binding = Y_BINDING) writeonly buffer BufZV { XV zv[]; };
+#if LAYER
+layout(std430, set = 0, binding = 2) readonly buffer BufU { XT u[]; };
+layout(std430, set = 0, binding = 2) readonly buffer BufUV { XV uv[]; };
+#endif
 
-// The push constants of common.glsl as the row norms use them: x's row stride xs0, w's offset yo and element
-// stride ys0, y's row stride zs0; eps in alpha; b's offset and element stride in the (matmul) batch fields.
-#define EPS pc.alpha
-#define UO pc.xb
-#define US pc.yb
+// A user row op's push constants: rows, cols, the dtype (the shader is built per dtype and ignores it), each
+// binding's element offset and stride (x and y: row strides; w and b: element strides), the parameters (eps's
+// f32 bits first). Offsets and strides are in elements; every index fits in 32 bits because the front-end cuts
+// views whose extent reaches 2^31 elements.
+layout(push_constant) uniform Push {
+    uint rows, cols, dtype;
+    uint offset[5];
+    uint stride[5];
+    uint params[8];
+} pc;
+
+#define XO pc.offset[0]
+#define XS pc.stride[0]
+#define WO pc.offset[1]
+#define WS pc.stride[1]
+#define UO pc.offset[2]
+#define US pc.stride[2]
+#define ZO pc.offset[Y_BINDING]
+#define ZS pc.stride[Y_BINDING]
+#define EPS uintBitsToFloat(pc.params[0])
 
 shared float s_a[gl_WorkGroupSize.x]; // one per subgroup; sized for the smallest subgroups
 shared float s_b[gl_WorkGroupSize.x];
@@ -116,15 +147,16 @@ void load_x(uint xb, uint c, uint n, float pad, out vec4 lo, out vec4 hi) {
 // w (or, from binding 3, b) at vector c; columns past n read column n - 1 (never stored).
 void load_w(uint c, uint n, out vec4 lo, out vec4 hi) {
     if (WVEC != 0u) {
-        unpack_word(wv[pc.yo / UNIT + c], lo, hi);
+        unpack_word(wv[WO / UNIT + c], lo, hi);
         return;
     }
     float v[8];
-    [[unroll]] for (uint k = 0; k < UNIT; k++) v[k] = XF(y[pc.yo + min(UNIT * c + k, n - 1u) * pc.ys0]);
+    [[unroll]] for (uint k = 0; k < UNIT; k++) v[k] = XF(w[WO + min(UNIT * c + k, n - 1u) * WS]);
     lo = vec4(v[0], v[1], v[2], v[3]);
     hi = UNIT == 8u ? vec4(v[4], v[5], v[6], v[7]) : vec4(0.0);
 }
 
+#if LAYER
 void load_b(uint c, uint n, out vec4 lo, out vec4 hi) {
     if (WVEC != 0u) {
         unpack_word(uv[UO / UNIT + c], lo, hi);
@@ -135,6 +167,8 @@ void load_b(uint c, uint n, out vec4 lo, out vec4 hi) {
     lo = vec4(v[0], v[1], v[2], v[3]);
     hi = UNIT == 8u ? vec4(v[4], v[5], v[6], v[7]) : vec4(0.0);
 }
+
+#endif
 
 void store_y(uint zb, uint c, uint n, vec4 lo, vec4 hi) {
     uint e = UNIT * c;
@@ -237,7 +271,7 @@ void row_in_regs(uint xb, uint zb, uint n, uint t, uint wg) {
         if (FULL != 0u || c < nv) {
             load_d(xb, c, n, sh, lo[i], hi[i], a, b);
             if (PREFETCH != 0u && WVEC != 0u) {
-                wr[i] = wv[pc.yo / UNIT + c];
+                wr[i] = wv[WO / UNIT + c];
 #if LAYER
                 br[i] = uv[UO / UNIT + c];
 #endif
@@ -298,8 +332,8 @@ void row_in_loops(uint xb, uint zb, uint n, uint t, uint wg) {
 void main() {
     uint row = trr_group_id();
     if (row >= pc.rows) return; // uniform across the workgroup, so no barrier is skipped by a subset
-    uint xb = pc.xo + row * pc.xs0;
-    uint zb = pc.zo + row * pc.zs0;
+    uint xb = XO + row * XS;
+    uint zb = ZO + row * ZS;
     if (LOOP == 0u)
         row_in_regs(xb, zb, pc.cols, gl_LocalInvocationID.x, gl_WorkGroupSize.x);
     else

@@ -2,7 +2,8 @@
  * refused with its reason; a row op's vectors, two outputs and named parameter reach its CPU function and the
  * front-end checks their shapes and overlaps; the conformance engine judges both outputs, so a kernel that gets
  * only the second one wrong fails; a copy of the built-in rms_norm defined through the public API gives the
- * built-in's bits on the CPU (its arithmetic) and on OpenCL (its kernel text). */
+ * built-in's bits on the CPU (its arithmetic) and on OpenCL (its kernel text), and copies of rms_norm and
+ * layer_norm give theirs on CUDA (the kernel text) and Vulkan (the SPIR-V). */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -10,6 +11,7 @@
 #include <string.h>
 
 #include "conformance.h"
+#include "embedded.h"
 #include "test_support.h"
 
 /* h = x + r, y = h * s * w with s = 1 / sqrt(mean(h^2) + eps): add_rms_norm's arithmetic, with the second output
@@ -248,46 +250,71 @@ static void rms_norm_copy_reference(const double *const *in, double *const *out,
     for (int64_t c = 0; c < n; c++) out[0][c] = in[0][c] * inv * in[1][c];
 }
 
-/* the built-in and the copy on one input: x [rows, cols] at row stride ld, w at element stride ws */
-static void expect_norm_bits(trr_context *ctx, trr_op copy, int64_t rows, int64_t cols, int64_t ld, int64_t ws,
-                             double eps) {
+static void layer_norm_copy_reference(const double *const *in, double *const *out, int64_t n, const double *params,
+                                      void *user) {
+    (void)user;
+    double m = 0.0, v = 0.0;
+    for (int64_t c = 0; c < n; c++) m += in[0][c];
+    m /= (double)n;
+    for (int64_t c = 0; c < n; c++) v += (in[0][c] - m) * (in[0][c] - m);
+    const double inv = 1.0 / sqrt(v / (double)n + params[0]);
+    for (int64_t c = 0; c < n; c++) out[0][c] = (in[0][c] - m) * inv * in[1][c] + in[2][c];
+}
+
+/* the built-in (rms_norm, or layer_norm where layer) and the copy on one input: x [rows, cols] at row stride ld,
+ * w (and b) at element stride ws */
+static void expect_bits(trr_context *ctx, trr_op copy, int layer, int64_t rows, int64_t cols, int64_t ld, int64_t ws,
+                        double eps) {
     cr_assert_eq(trr_synchronize(ctx), TRR_OK);
     const size_t nx = (size_t)(rows * ld), nw = (size_t)(cols * ws);
-    float *x = malloc(nx * sizeof *x), *w = malloc(nw * sizeof *w), *y1 = malloc(nx * sizeof *y1),
-          *y2 = malloc(nx * sizeof *y2);
-    cr_assert(x && w && y1 && y2);
+    float *x = malloc(nx * sizeof *x), *w = malloc(nw * sizeof *w), *b = malloc(nw * sizeof *b),
+          *y1 = malloc(nx * sizeof *y1), *y2 = malloc(nx * sizeof *y2);
+    cr_assert(x && w && b && y1 && y2);
     uint32_t s = (uint32_t)(rows * 131 + cols);
     for (size_t i = 0; i < nx; i++) s = s * 1664525u + 1013904223u, x[i] = (float)((int)(s >> 8) % 2001 - 1000) / 250.0f;
     for (size_t i = 0; i < nw; i++) s = s * 1664525u + 1013904223u, w[i] = (float)((int)(s >> 8) % 2001 - 1000) / 500.0f;
-    trr_buffer *bx, *bw, *b1, *b2;
+    for (size_t i = 0; i < nw; i++) s = s * 1664525u + 1013904223u, b[i] = (float)((int)(s >> 8) % 2001 - 1000) / 300.0f;
+    trr_buffer *bx, *bw, *bb, *b1, *b2;
     cr_assert_eq(trr_buffer_create(ctx, nx * 4, &bx), TRR_OK);
     cr_assert_eq(trr_buffer_create(ctx, nw * 4, &bw), TRR_OK);
+    cr_assert_eq(trr_buffer_create(ctx, nw * 4, &bb), TRR_OK);
     cr_assert_eq(trr_buffer_create(ctx, nx * 4, &b1), TRR_OK);
     cr_assert_eq(trr_buffer_create(ctx, nx * 4, &b2), TRR_OK);
     cr_assert_eq(trr_buffer_write(ctx, bx, 0, x, nx * 4), TRR_OK);
     cr_assert_eq(trr_buffer_write(ctx, bw, 0, w, nw * 4), TRR_OK);
+    cr_assert_eq(trr_buffer_write(ctx, bb, 0, b, nw * 4), TRR_OK);
     cr_assert_eq(trr_buffer_fill(ctx, b1, 0, nx * 4, 0xff), TRR_OK);
     cr_assert_eq(trr_buffer_fill(ctx, b2, 0, nx * 4, 0xff), TRR_OK);
-    trr_tensor tx, tw, t1, t2;
+    trr_tensor tx, tw, tb, t1, t2;
     cr_assert_eq(trr_tensor_2d(bx, 0, TRR_F32, rows, cols, ld, &tx), TRR_OK);
     const int64_t shape[1] = {cols}, stride[1] = {ws};
     cr_assert_eq(trr_tensor_nd(bw, 0, TRR_F32, 1, shape, stride, &tw), TRR_OK);
+    cr_assert_eq(trr_tensor_nd(bb, 0, TRR_F32, 1, shape, stride, &tb), TRR_OK);
     cr_assert_eq(trr_tensor_2d(b1, 0, TRR_F32, rows, cols, ld, &t1), TRR_OK);
     cr_assert_eq(trr_tensor_2d(b2, 0, TRR_F32, rows, cols, ld, &t2), TRR_OK);
-    cr_assert_eq(trr_rms_norm(ctx, &tx, &tw, &t1, (float)eps), TRR_OK, "%s", trr_last_error(ctx));
+    if (layer) cr_assert_eq(trr_layer_norm(ctx, &tx, &tw, &tb, &t1, (float)eps), TRR_OK, "%s", trr_last_error(ctx));
+    else cr_assert_eq(trr_rms_norm(ctx, &tx, &tw, &t1, (float)eps), TRR_OK, "%s", trr_last_error(ctx));
     trr_op_params p = {0};
     cr_assert_eq(trr_op_params_set(&p, "eps", eps), TRR_OK);
-    const trr_tensor *ops[3] = {&tx, &tw, &t2};
+    const trr_tensor *rms_ops[3] = {&tx, &tw, &t2}, *layer_ops[4] = {&tx, &tw, &tb, &t2};
+    const trr_tensor *const *ops = layer ? layer_ops : rms_ops;
     cr_assert_eq(trr_op_run(ctx, copy, ops, &p), TRR_OK, "%s", trr_last_error(ctx));
     cr_assert_eq(trr_buffer_read(ctx, b1, 0, y1, nx * 4), TRR_OK);
     cr_assert_eq(trr_buffer_read(ctx, b2, 0, y2, nx * 4), TRR_OK);
     int written = 1; /* the buffers started as NaN: an output that stayed so is no match */
     for (int64_t r = 0; r < rows; r++) written &= isfinite(y1[r * ld]) && isfinite(y1[r * ld + cols - 1]);
-    cr_expect(written, "rms_norm left its output unwritten at %lld x %lld", (long long)rows, (long long)cols);
-    cr_expect_eq(memcmp(y1, y2, nx * 4), 0, "rms_norm and its copy differ at %lld x %lld (ld %lld, w stride %lld)",
+    const char *name = layer ? "layer_norm" : "rms_norm";
+    cr_expect(written, "%s left its output unwritten at %lld x %lld", name, (long long)rows, (long long)cols);
+    cr_expect_eq(memcmp(y1, y2, nx * 4), 0, "%s and its copy differ at %lld x %lld (ld %lld, w stride %lld)", name,
                  (long long)rows, (long long)cols, (long long)ld, (long long)ws);
-    trr_buffer_destroy(bx), trr_buffer_destroy(bw), trr_buffer_destroy(b1), trr_buffer_destroy(b2);
-    free(x), free(w), free(y1), free(y2);
+    trr_buffer_destroy(bx), trr_buffer_destroy(bw), trr_buffer_destroy(bb), trr_buffer_destroy(b1);
+    trr_buffer_destroy(b2);
+    free(x), free(w), free(b), free(y1), free(y2);
+}
+
+static void expect_norm_bits(trr_context *ctx, trr_op copy, int64_t rows, int64_t cols, int64_t ld, int64_t ws,
+                             double eps) {
+    expect_bits(ctx, copy, 0, rows, cols, ld, ws, eps);
 }
 
 Test(user_row_op, rms_norm_copy_is_bit_identical_on_cpu) {
@@ -372,4 +399,153 @@ Test(user_row_op, rms_norm_copy_of_the_kernel_text_is_bit_identical_on_opencl) {
         expect_norm_bits(ctx, copy, 3, cols, ld + (vw == 4 ? 4 : 5), 1, 0.25);
     }
     trr_context_destroy(ctx);
+}
+
+/* The library's embedded kernels: the CUDA C text the CUDA backend compiles, and the SPIR-V words the Vulkan
+ * backend was built with (kernels/vulkan/norm.comp for rms_norm in f32). */
+#ifdef TRR_TEST_CUDA_KERNELS
+extern const trr_embedded_file trr_cuda_kernels[];
+extern const size_t trr_cuda_kernels_count;
+#endif
+#ifdef TRR_TEST_VULKAN_KERNELS
+extern const trr_embedded_file trr_vulkan_kernels[];
+extern const size_t trr_vulkan_kernels_count;
+#endif
+
+static trr_op_def copy_def(const char *name, int layer) {
+    static const trr_param_info eps_default[] = {{"eps", TRR_PARAM_F32, 1e-6, NULL, "", 1}};
+    trr_op_def d;
+    memset(&d, 0, sizeof d);
+    d.name = name;
+    d.operands = layer ? "x[M,N], w[N], b[N] -> y[M,N]" : "x[M,N], w[N] -> y[M,N]";
+    d.dtypes[0] = TRR_F32;
+    d.n_dtypes = 1;
+    d.params = eps_default;
+    d.n_params = 1;
+    return d;
+}
+
+/* The Vulkan copy: the built-in's SPIR-V, its specialization constants as the copy's tile parameters: VPT
+ * (constant 1, carried in block_k), PATH (constant 2, in group_m: one of REGS 1 and LOOP 2, then VEC 4, WVEC 8,
+ * FULL 16, PREFETCH 32) and THREADS (constant 3, unused by the shader; the launch's threads, constant 0). Each run
+ * gives the built-in a config (threads, vector_width, block_n) and the copy the shape backend_vulkan/vk_norm.c
+ * derives from it for that layout. */
+typedef struct vk_run {
+    int threads, vw, block_n, cols, ld, ws;
+} vk_run;
+
+static int vk_path(const vk_run *r, int rows, int *out_vpt) {
+    const int unit = 4, n4 = (r->cols + unit - 1) / unit;
+    const int vec = r->vw == unit && r->cols % unit == 0 && (rows == 1 || r->ld % unit == 0);
+    const int wvec = vec && r->ws == 1, loop = r->cols > r->block_n;
+    const int vpt = loop ? 1 : (n4 + r->threads - 1) / r->threads;
+    const int full = !loop && vec && n4 == vpt * r->threads, prefetch = !loop && wvec && r->threads <= 256;
+    *out_vpt = vpt;
+    return (loop ? 2 : 1) | vec * 4 | wvec * 8 | full * 16 | prefetch * 32;
+}
+
+Test(user_row_op, norm_copies_of_the_spirv_are_bit_identical_on_vulkan) {
+#ifndef TRR_TEST_VULKAN_KERNELS
+    cr_skip_test("the Vulkan backend is not built");
+#else
+    trr_context *ctx = open_device_or_skip("vulkan:0", "vulkan");
+    /* registers (full rows, partial rows, with and without prefetch), elements, w strided, the looping kernel */
+    static const vk_run runs[] = {
+        {128, 4, 2048, 2048, 2048, 1}, {128, 4, 1024, 1000, 1000, 1}, {512, 4, 4096, 4096, 4096, 1},
+        {128, 1, 1536, 1027, 1030, 2}, {256, 4, 4096, 4096, 4100, 3}, {256, 4, 4096, 20000, 20000, 1},
+        {256, 1, 4096, 9999, 10001, 1}, {64, 1, 64, 3, 5, 1},
+    };
+    for (int layer = 0; layer < 2; layer++) {
+        const char *spv = layer ? "norm_layer_norm_f32.spv" : "norm_rms_norm_f32.spv";
+        const trr_embedded_file *f = trr_embedded_find(trr_vulkan_kernels, trr_vulkan_kernels_count, spv);
+        cr_assert(f && f->size % 4 == 0, "%s is not embedded", spv);
+        uint32_t *words = malloc(f->size);
+        cr_assert(words);
+        memcpy(words, f->data, f->size); /* the embedded bytes need not be 4-byte aligned */
+        trr_op_def d = copy_def(layer ? "layer_norm_vk_copy" : "rms_norm_vk_copy", layer);
+        d.tiles[0] = (trr_tile_param){"VPT", "block_k", {1, 2, 4, 8}, 4};
+        d.tiles[1] = (trr_tile_param){"PATH", "group_m", {1 | 4 | 8 | 32}, 1};
+        d.tiles[2] = (trr_tile_param){"THREADS", "threads", {128, 256, 512}, 3};
+        d.n_tiles = 3;
+        d.vulkan = (trr_kernel_code){.spirv = words, .spirv_words = f->size / 4, .entry = "main"};
+        d.launch = (trr_op_launch){{"M", NULL, NULL}, "THREADS"};
+        trr_op copy;
+        cr_assert_eq(trr_op_define_row_op(&d, layer ? layer_norm_copy_reference : rms_norm_copy_reference, NULL,
+                                          &copy), TRR_OK, "%s", trr_last_error(NULL));
+        free(words); /* the definition holds its own copy */
+        for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+            const vk_run *r = &runs[i];
+            for (int rows = 1; rows <= 17; rows += 16) {
+                int vpt = 0;
+                const int path = vk_path(r, rows, &vpt);
+                const trr_config builtin = {.threads = r->threads, .vector_width = r->vw, .block_n = r->block_n};
+                const trr_config mine = {.threads = r->threads, .block_k = vpt, .group_m = path};
+                cr_assert_eq(trr_config_override(ctx, layer ? TRR_OP_LAYER_NORM : TRR_OP_RMS_NORM, &builtin), TRR_OK,
+                             "%s", trr_last_error(ctx));
+                cr_assert_eq(trr_config_override(ctx, copy, &mine), TRR_OK, "%s", trr_last_error(ctx));
+                expect_bits(ctx, copy, layer, rows, r->cols, r->ld, r->ws, rows == 1 ? 0.25 : 1e-6);
+            }
+        }
+    }
+    trr_context_destroy(ctx);
+#endif
+}
+
+/* The CUDA copy: the built-in's CUDA C as the library embeds it (common.cuh, then norm.cu), its defines as the
+ * copy's tile parameters: VPT (block_k), KIND (block_m: 1 a warp per row, 2 a block per row in registers, 3 a
+ * block per row looping), ROWS (rows a block, group_m: threads / 32 for a warp per row) and THREADS. Each run
+ * gives the built-in a config (threads, block_n; vector_width 4) and the copy what trr_cuda_norm_plan derives
+ * from it. */
+typedef struct cuda_run {
+    int threads, block_n, cols, ld, ws;
+} cuda_run;
+
+Test(user_row_op, norm_copies_of_the_kernel_text_are_bit_identical_on_cuda) {
+#ifndef TRR_TEST_CUDA_KERNELS
+    cr_skip_test("the CUDA backend is not built");
+#else
+    trr_context *ctx = open_device_or_skip("cuda:0", "cuda");
+    const trr_embedded_file *pre = trr_embedded_find(trr_cuda_kernels, trr_cuda_kernels_count, "common.cuh");
+    const trr_embedded_file *f = trr_embedded_find(trr_cuda_kernels, trr_cuda_kernels_count, "norm.cu");
+    cr_assert(pre && f, "common.cuh or norm.cu is not embedded");
+    const char *head = "#define DT 0\n"; /* f32, as the built-in's -DDT */
+    char *text = malloc(strlen(head) + pre->size + f->size + 2);
+    cr_assert(text);
+    sprintf(text, "%s%s\n%s", head, (const char *)pre->data, (const char *)f->data);
+    /* a warp per row (full and partial rows), a block per row in registers, the looping kernel; vectors, and
+     * elements where x's rows or w are not whole aligned vectors */
+    static const cuda_run runs[] = {
+        {256, 512, 512, 512, 1}, {256, 512, 500, 500, 1},      {128, 2048, 1027, 1030, 2},
+        {256, 4096, 4096, 4096, 1}, {256, 2048, 2000, 2004, 1}, {512, 4096, 4096, 4100, 3},
+        {256, 4096, 20000, 20000, 1}, {256, 4096, 9999, 10001, 1},
+    };
+    for (int layer = 0; layer < 2; layer++) {
+        trr_op_def d = copy_def(layer ? "layer_norm_cuda_copy" : "rms_norm_cuda_copy", layer);
+        d.tiles[0] = (trr_tile_param){"VPT", "block_k", {4, 1, 2, 8}, 4};
+        d.tiles[1] = (trr_tile_param){"KIND", "block_m", {2, 1, 3}, 3};
+        d.tiles[2] = (trr_tile_param){"ROWS", "group_m", {1, 8}, 2};
+        d.tiles[3] = (trr_tile_param){"THREADS", "threads", {256, 128, 512, 1024}, 4};
+        d.n_tiles = 4;
+        d.cuda = (trr_kernel_code){.source = text, .entry = layer ? "layer_norm" : "rms_norm"};
+        d.launch = (trr_op_launch){{"M/ROWS", NULL, NULL}, "THREADS"};
+        trr_op copy;
+        cr_assert_eq(trr_op_define_row_op(&d, layer ? layer_norm_copy_reference : rms_norm_copy_reference, NULL,
+                                          &copy), TRR_OK, "%s", trr_last_error(NULL));
+        for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+            const cuda_run *r = &runs[i];
+            const int warp = r->block_n <= 1024, vectors = r->block_n / 4;
+            const int kind = warp ? 1 : r->cols > r->block_n ? 3 : 2;
+            const int vpt = warp ? vectors / 32 : vectors / r->threads, per_block = warp ? r->threads / 32 : 1;
+            const trr_config builtin = {.threads = r->threads, .vector_width = 4, .block_n = r->block_n};
+            const trr_config mine = {.threads = r->threads, .block_k = vpt, .block_m = kind, .group_m = per_block};
+            cr_assert_eq(trr_config_override(ctx, layer ? TRR_OP_LAYER_NORM : TRR_OP_RMS_NORM, &builtin), TRR_OK,
+                         "%s", trr_last_error(ctx));
+            cr_assert_eq(trr_config_override(ctx, copy, &mine), TRR_OK, "%s", trr_last_error(ctx));
+            expect_bits(ctx, copy, layer, 1, r->cols, r->ld, r->ws, 0.25);
+            expect_bits(ctx, copy, layer, 37, r->cols, r->ld, r->ws, 1e-6);
+        }
+    }
+    free(text);
+    trr_context_destroy(ctx);
+#endif
 }
