@@ -1,8 +1,7 @@
 /* The row-norm shape rule (rms_norm, layer_norm, and any later op of the rule) through one path: the op table
  * names the kernel file (its `kernel` stem: kernels/cuda/<stem>.cu) and the entry point (the op's name), the
- * config picks the kernel kind and the vectors each thread holds, and every op of the rule takes a user row op's
- * arguments (docs/custom-ops.md: x, w, the third input where the op has one, y; offsets; rows, cols; strides;
- * eps), so a copy defined through the public API runs the same kernels. Nothing here tells one op from another. */
+ * config picks the kernel kind and the vectors each thread holds, and every op of the rule takes the same
+ * arguments (x, w, the third input where the op has one, y, eps). Nothing here tells one op from another. */
 #include "trr_cuda.h"
 
 #include "op_table.h"
@@ -61,6 +60,15 @@ int trr_cuda_norm_plan(const trr_call *call, int *out_kind, int *out_vpt, char *
     return 1;
 }
 
+/* 1 when an operand's rows (base and row stride) keep 16-byte alignment; rows == 1 needs only the base. */
+static int rows_aligned(const trr_operand *op, int64_t rows, int64_t stride) {
+    if (trr_cuda_operand_ptr(op) % 16) return 0;
+    return rows == 1 || (stride * esize(op->dtype)) % 16 == 0;
+}
+
+/* A per-column vector read 16 bytes at a time: contiguous and aligned. */
+static int vector_contiguous(const trr_operand *op) { return op->stride0 == 1 && trr_cuda_operand_ptr(op) % 16 == 0; }
+
 /* The launch-path cache key: a high byte of its own (ops_stream.c's keys use 1 to 6 there), then the op, which
  * names the entry point, and what the variant's -D options hold. */
 static uint64_t norm_key(trr_op op, int dt, int kind, int vpt) {
@@ -85,36 +93,24 @@ trr_status trr_cuda_run_row_norm(trr_context *ctx, const trr_call *call) {
         TRR_TRY(trr_cuda_get_function(ctx, &v, d->name, &fn));
         trr_cuda_fast_put(dev, key, fn);
     }
-    /* the public convention for row ops (docs/custom-ops.md): pointers, offsets, rows and cols, strides, eps (x, w,
-     * the third input where the op has one, y); the kernel takes its vector path where the layout allows */
+    /* the third input where the op has one (layer_norm's b); else x stands in, never read */
     const int has_u = d->operand[TRR_SLOT_U].name != NULL;
-    const trr_operand *ops[4] = {&call->x, &call->y, has_u ? &call->u : &call->z, &call->z};
-    const int n_ops = 3 + has_u; /* y last: the third slot where the op has no third input */
-    CUdeviceptr base[4];
-    long long offs[4];
-    int strides[4];
-    for (int i = 0; i < n_ops; i++) {
-        const trr_operand *o = ops[i];
-        trr_operand at0 = *o;
-        at0.offset = 0;
-        base[i] = trr_cuda_operand_ptr(&at0);
-        offs[i] = (long long)o->offset;
-        strides[i] = (int)o->stride0; /* parts.c keeps every view of a call under 2^31 elements */
-    }
-    int rows = (int)call->rows, n = (int)call->cols;
+    const trr_operand *u = has_u ? &call->u : &call->x;
+    CUdeviceptr x = trr_cuda_operand_ptr(&call->x), w = trr_cuda_operand_ptr(&call->y), b = trr_cuda_operand_ptr(u),
+                y = trr_cuda_operand_ptr(&call->z);
+    long long sx = call->x.stride0, sw = call->y.stride0, sb = has_u ? call->u.stride0 : 1, sy = call->z.stride0;
+    long long rows = call->rows;
+    int n = (int)call->cols;
     float eps = (float)call->params[TRR_NORM_PARAM_EPS];
-    void *args[4 * 3 + 3];
-    int a = 0;
-    for (int i = 0; i < n_ops; i++) args[a++] = &base[i];
-    for (int i = 0; i < n_ops; i++) args[a++] = &offs[i];
-    args[a++] = &rows;
-    args[a++] = &n;
-    for (int i = 0; i < n_ops; i++) args[a++] = &strides[i];
-    args[a++] = &eps;
+    /* whole 16-byte vectors everywhere, or the kernels' element-by-element path */
+    int vec = rows_aligned(&call->x, rows, sx) && rows_aligned(&call->z, rows, sy) &&
+                    vector_contiguous(&call->y) && (!has_u || vector_contiguous(&call->u)) &&
+                    n % (16 / esize(call->x.dtype)) == 0;
     const unsigned threads = (unsigned)call->config.threads;
     /* a warp per row: threads / 32 rows a block; else a block per row. The kernels step over rows past the grid. */
     const int64_t per_block = kind == TRR_CUDA_NORM_WARP ? (int64_t)threads / 32 : 1;
-    int64_t grid = (call->rows + per_block - 1) / per_block;
+    int64_t grid = (rows + per_block - 1) / per_block;
     if (grid > 0x7fffffff) grid = 0x7fffffff;
+    void *args[] = {&x, &sx, &w, &sw, &b, &sb, &y, &sy, &rows, &n, &eps, &vec};
     return trr_cuda_launch(ctx, fn, (unsigned)grid, 1, threads, args);
 }

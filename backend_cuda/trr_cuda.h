@@ -402,9 +402,7 @@ int trr_cuda_softmax_warp_items(trr_dtype dtype, int64_t cols);
 #define TRR_CUDA_NORM_WARP_MAX_COLS 1024
 #define TRR_CUDA_NORM_MAX_VPT 8
 #define TRR_CUDA_NORM_LOOP_VPT 4
-/* the kernels' KIND: from 1, as a user op's tile parameter (a copy of these kernels defined through the public
- * API passes KIND as one) */
-enum { TRR_CUDA_NORM_WARP = 1, TRR_CUDA_NORM_BLOCK = 2, TRR_CUDA_NORM_LOOP = 3 };
+enum { TRR_CUDA_NORM_WARP = 0, TRR_CUDA_NORM_BLOCK = 1, TRR_CUDA_NORM_LOOP = 2 }; /* the kernels' KIND */
 /* The kernel kind and vectors per thread a call's config asks for: 1, or 0 with the reason in why. */
 int trr_cuda_norm_plan(const trr_call *call, int *out_kind, int *out_vpt, char *why, size_t cap);
 /* The heuristic's row-norm config (config.c); fields already set are kept and the others follow from them. */

@@ -3,22 +3,19 @@
  * (and shifted by b [N]), f32 arithmetic, one rounding on store.
  *   rms_norm:   y = x / sqrt(mean(x^2) + eps) * w
  *   layer_norm: y = (x - mean) / sqrt(var + eps) * w + b   (biased variance)
- * Both entry points share one body (norm_rows<LAYER>) and take the public argument convention of a user row op
- * (docs/custom-ops.md, Row ops): the operands' pointers (x, w, [b,] y), their offsets in elements, rows and
- * cols, their strides (x and y: row strides; w and b: element strides), then eps; so a user op defined with this
- * file's text runs them as they are. Compile-time: DT (0 f32, 1 f16, 2 bf16); VPT, the 16-byte vectors each
- * thread holds per pass; KIND (at least 1, as a user op's tile parameter is):
- *   1  a warp per row (rows of up to 32 * VPT vectors), blockDim.x / 32 rows per block: shuffles, no barrier;
- *   2  a block per row held in registers (rows of up to blockDim.x * VPT vectors): x read once, y written once;
- *   3  a block per row of any length: pass one sums chunks of blockDim.x * VPT vectors, pass two reads x again
+ * Both entry points share one signature and one body (norm_rows<LAYER>), so the host launches either by the op's
+ * name. Compile-time: DT (0 f32, 1 f16, 2 bf16); VPT, the 16-byte vectors each thread holds per pass; KIND:
+ *   0  a warp per row (rows of up to 32 * VPT vectors), blockDim.x / 32 rows per block: shuffles, no barrier;
+ *   1  a block per row held in registers (rows of up to blockDim.x * VPT vectors): x read once, y written once;
+ *   2  a block per row of any length: pass one sums chunks of blockDim.x * VPT vectors, pass two reads x again
  *      (mostly from L2: only a wave of rows is in flight) and writes y.
  * layer_norm subtracts the row's first element x0 before summing, so a constant row gives x - mean = 0 and
  * var = 0 exactly (docs/ops.md), and the sums do not grow with the row's offset. Kinds 0 and 1 hold the row and
- * take the variance about the mean in a second pass over the registers; kind 3 takes var = S2/N - (S1/N)^2 from
+ * take the variance about the mean in a second pass over the registers; kind 2 takes var = S2/N - (S1/N)^2 from
  * the shifted sums of one pass, the shift being x0 moved to the first chunk's mean.
- * vec (whole_vectors) when every x and y row starts 16-byte aligned, w and b are contiguous and 16-byte aligned,
- * and n is a multiple of the vector: then every access is a whole 16-byte vector. Other calls take row_any,
- * element by element, in every kind: a path of few registers, so that it costs the vector path none.
+ * vec != 0 when every x and y row starts 16-byte aligned, w and b are contiguous and 16-byte aligned, and n is a
+ * multiple of the vector: then every access is a whole 16-byte vector. Other calls take row_any, element by
+ * element, in every kind: a path of few registers, so that it costs the vector path none.
  */
 typedef trr_dt<DT>::type T;
 typedef trr_vec16<T> V16;
@@ -27,16 +24,16 @@ typedef trr_vec16<T> V16;
 #define VPT 4
 #endif
 #ifndef KIND
-#define KIND 2
+#define KIND 1
 #endif
 
 #define VEC (16 / (int)sizeof(T))
 
-/* x in kinds 1 and 2 is read once: loads that allocate evict-first leave the L2 to other lines (row_sum.cu says
- * why that helps after the bench's fill); kind 3 reads it again and keeps it. */
+/* x in kinds 0 and 1 is read once: loads that allocate evict-first leave the L2 to other lines (row_sum.cu says
+ * why that helps after the bench's fill); kind 2 reads it again and keeps it. */
 __device__ __forceinline__ V16 ld_x(const T *p) {
     V16 r;
-#if KIND == 3
+#if KIND == 2
     *reinterpret_cast<float4 *>(&r) = *reinterpret_cast<const float4 *>(p);
 #else
     *reinterpret_cast<float4 *>(&r) = __ldcs(reinterpret_cast<const float4 *>(p));
@@ -58,9 +55,9 @@ __device__ __forceinline__ void opaque(V16 &v) {
     asm volatile("" : "+r"(u[0]), "+r"(u[1]), "+r"(u[2]), "+r"(u[3]));
 }
 
-/* The sum over the threads that share a row: a warp (kind 1) or the block. */
+/* The sum over the threads that share a row: a warp (kind 0) or the block. */
 __device__ __forceinline__ float group_sum(float v, float *scratch) {
-#if KIND == 1
+#if KIND == 0
     (void)scratch;
     return trr_warp_sum(v);
 #else
@@ -136,7 +133,7 @@ __device__ __forceinline__ void row_any(const T *xr, T *yr, const T *w, long lon
     }
 }
 
-/* Kinds 1 and 2, every pointer aligned and n a multiple of VEC: the row in registers, thread `lane` of `lanes`
+/* Kinds 0 and 1, every pointer aligned and n a multiple of VEC: the row in registers, thread `lane` of `lanes`
  * holding vectors lane, lane + lanes, ... */
 template <bool LAYER>
 __device__ __forceinline__ void row_in_registers(const T *xr, T *yr, const T *w, const T *b, int n, float eps, int lane,
@@ -182,7 +179,7 @@ __device__ __forceinline__ void row_in_registers(const T *xr, T *yr, const T *w,
     }
 }
 
-/* Kind 3's chunk: VPT vectors a thread from column c0 (those past n zero, never summed). */
+/* Kind 2's chunk: VPT vectors a thread from column c0 (those past n zero, never summed). */
 __device__ __forceinline__ void load_chunk(const T *xr, int c0, int n, int lane, int lanes, V16 *v) {
 #pragma unroll
     for (int i = 0; i < VPT; i++) {
@@ -210,7 +207,7 @@ __device__ __forceinline__ void chunk_sums(const V16 *v, int c0, int n, int lane
     s2 += p2;
 }
 
-/* Kind 3, every pointer aligned and n a multiple of VEC: rows of any length in chunks of blockDim.x * VPT
+/* Kind 2, every pointer aligned and n a multiple of VEC: rows of any length in chunks of blockDim.x * VPT
  * vectors, var = S2/N - (S1/N)^2 from one pass's sums of x - shift. layer_norm's shift is x0 plus the mean of
  * x - x0 over the first chunk: near the row's mean, so the difference loses little to cancellation even where x0
  * is far out, and still exactly x0 on a constant row. */
@@ -258,8 +255,8 @@ __device__ __forceinline__ void row_looped(const T *xr, T *yr, const T *w, const
 
 template <bool LAYER>
 __device__ __forceinline__ void norm_rows(const T *x, long long sx, const T *w, long long sw, const T *b, long long sb,
-                                          T *y, long long sy, int rows, int n, float eps, bool vec) {
-#if KIND == 1
+                                          T *y, long long sy, long long rows, int n, float eps, int vec) {
+#if KIND == 0
     const int lane = threadIdx.x & 31, per_block = blockDim.x >> 5;
     /* a whole warp leaves together: its shuffles see all 32 lanes or none */
     for (long long r = (long long)blockIdx.x * per_block + (threadIdx.x >> 5); r < rows;
@@ -271,7 +268,7 @@ __device__ __forceinline__ void norm_rows(const T *x, long long sx, const T *w, 
     __shared__ float scratch[32];
     for (long long r = blockIdx.x; r < rows; r += gridDim.x) {
         if (vec) {
-#if KIND == 2
+#if KIND == 1
             row_in_registers<LAYER>(x + r * sx, y + r * sy, w, b, n, eps, threadIdx.x, blockDim.x, scratch);
 #else
             row_looped<LAYER>(x + r * sx, y + r * sy, w, b, n, eps, scratch);
@@ -283,29 +280,15 @@ __device__ __forceinline__ void norm_rows(const T *x, long long sx, const T *w, 
 #endif
 }
 
-__device__ __forceinline__ bool aligned16(const void *p) { return ((unsigned long long)p & 15) == 0; }
-
-/* Every access a whole 16-byte vector (the host's layout rule, from the arguments): x and y rows on 16-byte
- * boundaries, w and b contiguous on one, n a multiple of the vector. Uniform over the grid. */
-__device__ __forceinline__ bool whole_vectors(const T *x, int sx, const T *w, int sw, const T *b, int sb, const T *y,
-                                              int sy, int rows, int n, bool layer) {
-    const long long rx = (long long)sx * (long long)sizeof(T), ry = (long long)sy * (long long)sizeof(T);
-    return aligned16(x) && aligned16(y) && (rows == 1 || (rx % 16 == 0 && ry % 16 == 0)) && sw == 1 &&
-           aligned16(w) && (!layer || (sb == 1 && aligned16(b))) && n % VEC == 0;
+/* b and sb are unused by rms_norm: both entry points take one argument list. */
+extern "C" __global__ void __launch_bounds__(1024)
+    rms_norm(const T *x, long long sx, const T *w, long long sw, const T *b, long long sb, T *y, long long sy,
+             long long rows, int n, float eps, int vec) {
+    norm_rows<false>(x, sx, w, sw, b, sb, y, sy, rows, n, eps, vec);
 }
 
 extern "C" __global__ void __launch_bounds__(1024)
-    rms_norm(const T *x, const T *w, T *y, long long xo, long long wo, long long yo, int rows, int n, int sx, int sw,
-             int sy, float eps) {
-    x += xo, w += wo, y += yo;
-    const bool vec = whole_vectors(x, sx, w, sw, w, 1, y, sy, rows, n, false);
-    norm_rows<false>(x, sx, w, sw, w, 1, y, sy, rows, n, eps, vec);
-}
-
-extern "C" __global__ void __launch_bounds__(1024)
-    layer_norm(const T *x, const T *w, const T *b, T *y, long long xo, long long wo, long long bo, long long yo,
-               int rows, int n, int sx, int sw, int sb, int sy, float eps) {
-    x += xo, w += wo, b += bo, y += yo;
-    const bool vec = whole_vectors(x, sx, w, sw, b, sb, y, sy, rows, n, true);
+    layer_norm(const T *x, long long sx, const T *w, long long sw, const T *b, long long sb, T *y, long long sy,
+               long long rows, int n, float eps, int vec) {
     norm_rows<true>(x, sx, w, sw, b, sb, y, sy, rows, n, eps, vec);
 }

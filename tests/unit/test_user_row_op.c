@@ -3,7 +3,7 @@
  * front-end checks their shapes and overlaps; the conformance engine judges both outputs, so a kernel that gets
  * only the second one wrong fails; a copy of the built-in rms_norm defined through the public API gives the
  * built-in's bits on the CPU (its arithmetic) and on OpenCL (its kernel text), and copies of rms_norm and
- * layer_norm give theirs on CUDA (the kernel text) and Vulkan (the SPIR-V). */
+ * layer_norm give theirs on Vulkan (the SPIR-V). */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -401,12 +401,8 @@ Test(user_row_op, rms_norm_copy_of_the_kernel_text_is_bit_identical_on_opencl) {
     trr_context_destroy(ctx);
 }
 
-/* The library's embedded kernels: the CUDA C text the CUDA backend compiles, and the SPIR-V words the Vulkan
- * backend was built with (kernels/vulkan/norm.comp for rms_norm in f32). */
-#ifdef TRR_TEST_CUDA_KERNELS
-extern const trr_embedded_file trr_cuda_kernels[];
-extern const size_t trr_cuda_kernels_count;
-#endif
+/* The library's embedded kernels: the SPIR-V words the Vulkan backend was built with (kernels/vulkan/norm.comp for
+ * rms_norm in f32). */
 #ifdef TRR_TEST_VULKAN_KERNELS
 extern const trr_embedded_file trr_vulkan_kernels[];
 extern const size_t trr_vulkan_kernels_count;
@@ -491,61 +487,3 @@ Test(user_row_op, norm_copies_of_the_spirv_are_bit_identical_on_vulkan) {
 #endif
 }
 
-/* The CUDA copy: the built-in's CUDA C as the library embeds it (common.cuh, then norm.cu), its defines as the
- * copy's tile parameters: VPT (block_k), KIND (block_m: 1 a warp per row, 2 a block per row in registers, 3 a
- * block per row looping), ROWS (rows a block, group_m: threads / 32 for a warp per row) and THREADS. Each run
- * gives the built-in a config (threads, block_n; vector_width 4) and the copy what trr_cuda_norm_plan derives
- * from it. */
-typedef struct cuda_run {
-    int threads, block_n, cols, ld, ws;
-} cuda_run;
-
-Test(user_row_op, norm_copies_of_the_kernel_text_are_bit_identical_on_cuda) {
-#ifndef TRR_TEST_CUDA_KERNELS
-    cr_skip_test("the CUDA backend is not built");
-#else
-    trr_context *ctx = open_device_or_skip("cuda:0", "cuda");
-    const trr_embedded_file *pre = trr_embedded_find(trr_cuda_kernels, trr_cuda_kernels_count, "common.cuh");
-    const trr_embedded_file *f = trr_embedded_find(trr_cuda_kernels, trr_cuda_kernels_count, "norm.cu");
-    cr_assert(pre && f, "common.cuh or norm.cu is not embedded");
-    const char *head = "#define DT 0\n"; /* f32, as the built-in's -DDT */
-    char *text = malloc(strlen(head) + pre->size + f->size + 2);
-    cr_assert(text);
-    sprintf(text, "%s%s\n%s", head, (const char *)pre->data, (const char *)f->data);
-    /* a warp per row (full and partial rows), a block per row in registers, the looping kernel; vectors, and
-     * elements where x's rows or w are not whole aligned vectors */
-    static const cuda_run runs[] = {
-        {256, 512, 512, 512, 1}, {256, 512, 500, 500, 1},      {128, 2048, 1027, 1030, 2},
-        {256, 4096, 4096, 4096, 1}, {256, 2048, 2000, 2004, 1}, {512, 4096, 4096, 4100, 3},
-        {256, 4096, 20000, 20000, 1}, {256, 4096, 9999, 10001, 1},
-    };
-    for (int layer = 0; layer < 2; layer++) {
-        trr_op_def d = copy_def(layer ? "layer_norm_cuda_copy" : "rms_norm_cuda_copy", layer);
-        d.tiles[0] = (trr_tile_param){"VPT", "block_k", {4, 1, 2, 8}, 4};
-        d.tiles[1] = (trr_tile_param){"KIND", "block_m", {2, 1, 3}, 3};
-        d.tiles[2] = (trr_tile_param){"ROWS", "group_m", {1, 8}, 2};
-        d.tiles[3] = (trr_tile_param){"THREADS", "threads", {256, 128, 512, 1024}, 4};
-        d.n_tiles = 4;
-        d.cuda = (trr_kernel_code){.source = text, .entry = layer ? "layer_norm" : "rms_norm"};
-        d.launch = (trr_op_launch){{"M/ROWS", NULL, NULL}, "THREADS"};
-        trr_op copy;
-        cr_assert_eq(trr_op_define_row_op(&d, layer ? layer_norm_copy_reference : rms_norm_copy_reference, NULL,
-                                          &copy), TRR_OK, "%s", trr_last_error(NULL));
-        for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
-            const cuda_run *r = &runs[i];
-            const int warp = r->block_n <= 1024, vectors = r->block_n / 4;
-            const int kind = warp ? 1 : r->cols > r->block_n ? 3 : 2;
-            const int vpt = warp ? vectors / 32 : vectors / r->threads, per_block = warp ? r->threads / 32 : 1;
-            const trr_config builtin = {.threads = r->threads, .vector_width = 4, .block_n = r->block_n};
-            const trr_config mine = {.threads = r->threads, .block_k = vpt, .block_m = kind, .group_m = per_block};
-            cr_assert_eq(trr_config_override(ctx, layer ? TRR_OP_LAYER_NORM : TRR_OP_RMS_NORM, &builtin), TRR_OK,
-                         "%s", trr_last_error(ctx));
-            cr_assert_eq(trr_config_override(ctx, copy, &mine), TRR_OK, "%s", trr_last_error(ctx));
-            expect_bits(ctx, copy, layer, 1, r->cols, r->ld, r->ws, 0.25);
-            expect_bits(ctx, copy, layer, 37, r->cols, r->ld, r->ws, 1e-6);
-        }
-    }
-    free(text);
-    trr_context_destroy(ctx);
-#endif
-}

@@ -1,8 +1,6 @@
 /* A user op's CUDA C through the backend's NVRTC path (a variant carrying the definition's text, as
  * backend_cuda/user.c compiles it): examples/custom_op's swiglu.cu, silu_user.cu and add_rms_norm.cu for A100
- * (sm_80) and H100/H200 (sm_90a) at tile candidates of their definitions, with no warning, and the built-in row
- * norms' text (kernels/cuda/norm.cu, as embedded) as a user op defining a copy of them gets it (test_user_row_op's
- * CUDA copy) in each kind; a source with an error
+ * (sm_80) and H100/H200 (sm_90a) at tile candidates of their definitions, with no warning; a source with an error
  * gives TRR_ERR_COMPILE and the compiler's log. Needs NVRTC only; skipped, with the reason, where it is not
  * installed. */
 #include <criterion/criterion.h>
@@ -89,37 +87,4 @@ Test(cuda_user_op, a_compile_error_returns_the_log) {
     cr_expect_eq(st, TRR_ERR_COMPILE);
     cr_expect(strstr(trr_last_error(NULL), "this_is_not_declared"), "no log in '%s'", trr_last_error(NULL));
     free(log);
-}
-
-/* norm.cu through the user path: the embedded common.cuh and norm.cu after "#define DT 0", with the defines
- * trr_user_defines gives test_user_row_op's copy of rms_norm (VPT, KIND, ROWS, THREADS), in every kind. */
-Test(cuda_user_op, the_row_norms_text_compiles_as_a_user_op, .timeout = 600) {
-    need_nvrtc();
-    const trr_embedded_file *pre = trr_embedded_find(trr_cuda_kernels, trr_cuda_kernels_count, "common.cuh");
-    const trr_embedded_file *f = trr_embedded_find(trr_cuda_kernels, trr_cuda_kernels_count, "norm.cu");
-    cr_assert(pre && f, "common.cuh or norm.cu is not embedded");
-    const char *head = "#define DT 0\n";
-    char *text = malloc(strlen(head) + pre->size + f->size + 2);
-    cr_assert(text);
-    sprintf(text, "%s%s\n%s", head, (const char *)pre->data, (const char *)f->data);
-    /* (kind, vpt, threads): a warp per row, a block per row in registers, the looping kernel */
-    static const int kinds[][3] = {{TRR_CUDA_NORM_WARP, 4, 256}, {TRR_CUDA_NORM_BLOCK, 2, 512},
-                                   {TRR_CUDA_NORM_LOOP, TRR_CUDA_NORM_LOOP_VPT, 256}};
-    static const char *const archs[] = {"sm_80", "sm_90a"};
-    for (int a = 0; a < 2; a++)
-        for (int k = 0; k < 3; k++) {
-            const int kind = kinds[k][0], vpt = kinds[k][1], threads = kinds[k][2];
-            trr_cuda_variant v = {.file = "user#13", .text = text};
-            cr_assert(trr_cuda_define(&v, "-DTRR_DTYPE=0 -DTRR_THREADS=%d -DVPT=%d -DKIND=%d -DROWS=%d -DTHREADS=%d",
-                                      threads, vpt, kind, kind == TRR_CUDA_NORM_WARP ? threads / 32 : 1, threads));
-            void *cubin = NULL;
-            size_t size = 0;
-            char *log = NULL;
-            const trr_status st = trr_cuda_compile(NULL, &v, archs[a], &cubin, &size, NULL, &log);
-            cr_expect_eq(st, TRR_OK, "%s KIND=%d: %s", archs[a], kind, trr_last_error(NULL));
-            cr_expect(!log || !strstr(log, "warning"), "%s KIND=%d: %s", archs[a], kind, log);
-            free(cubin);
-            free(log);
-        }
-    free(text);
 }
