@@ -14,9 +14,9 @@
  *   2. each warp computes its 16 x BLOCK_N scores S = Q·Kᵀ in registers (ldmatrix of K rows gives the col-major B
  *      fragments directly), scales them by scale·log2 e, and sets a key the row does not see (past Skv, or past
  *      the causal diagonal j <= i + Skv - Sq) to -inf;
- *   3. the online softmax in base 2 (ex2.approx through native_exp2: its error is far below the rounding of P to
- *      16 bits), per row: a lane holds two rows (lane / 4 and lane / 4 + 8) and reduces their
- *      block maximum over its quad with shfl.sync; weights p = 2^(s - m_new) (from 0, not -inf, while the row has
+ *   3. the online softmax in base 2 (ex2.approx through native_exp2: a relative error of about 2^-22, within
+ *      what the two-part P of step 4 keeps; ex2.approx(-inf) is +0), per row: a lane holds two rows (lane / 4 and
+ *      lane / 4 + 8) and reduces their block maximum over its quad with shfl.sync; weights p = 2^(s - m_new) (from 0, not -inf, while the row has
  *      seen no key: 2^-inf = 0 and no -inf - (-inf)); the lane's partial row sums and the O accumulator are
  *      rescaled by 2^(m_old - m_new); the quad's partial sums are added once, after the loop;
  *   4. P, as two 16-bit parts (pack_lo), is repacked from the S accumulator layout into A fragments (the m16n8k16
