@@ -62,7 +62,7 @@ typedef struct trr_tune_entry {
  * last two). */
 int trr_tune_lookup(trr_context *ctx, const trr_call *call, int variant, trr_config *out_config, char *where,
                     size_t where_cap);
-/* The shipped tables alone (the JSON files of tuning/, embedded in the library): key's entry or the nearest bucket's, any
+/* The shipped tables alone (the JSON files of tuning/, embedded in the library): the entry of key's own bucket, any
  * driver version. Returns 1 and fills *out_config (and where: "the shipped tuning table tuning/FILE: ...") or 0.
  * trr_tune_lookup falls back to it when the user's database has no entry for the call. */
 int trr_tune_shipped_find(const trr_tune_key *key, int variant, trr_config *out_config, char *where, size_t where_cap);

@@ -4,7 +4,9 @@
  * Behind it stand the tables shipped with the library (the JSON files of tuning/, embedded at build time): what `trireme
  * tune` found on the GPUs the project measures, so a fresh install runs tuned configs there. The user's own
  * database wins where it has an entry for the call's device; the shipped tables match any driver version (they
- * are a measured starting point, not a record of this machine).
+ * are a measured starting point, not a record of this machine) and only their own buckets: a shape no shipped
+ * entry was tuned for keeps the backend's heuristic, which already knows those GPUs, rather than the config of
+ * some other shape.
  *
  * The warnings below go to the program's log handler (trr_log_set): a database that is silently ignored would
  * leave a program mysteriously slower, and a lookup has no status to return (it must never fail the call).
@@ -154,12 +156,13 @@ static double bucket_distance(const int64_t a[3], const int64_t b[3]) {
     return d;
 }
 
-/* Under db_lock: the index in entries of key's entry (of variant, when non-zero), else of the one of the nearest
- * bucket, or -1. Ties go to the entry listed first, so the choice does not depend on anything but the table.
+/* Under db_lock: the index in entries of key's entry (of variant, when non-zero), else (unless exact) of the one
+ * of the nearest bucket, or -1. Ties go to the entry listed first, so the choice does not depend on anything but
+ * the table.
  * any_driver: the shipped tables, whose entries stand for every driver version; otherwise an entry of another
  * driver is stale, and *other_driver (when not NULL) names it if the device has entries only for other drivers. */
 static int nearest(const trr_tune_entry *entries, int count, const trr_tune_key *key, int variant, int any_driver,
-                   const char **other_driver) {
+                   int exact, const char **other_driver) {
     int same_driver = 0, best = -1;
     double best_d = INFINITY;
     const char *other = NULL;
@@ -174,6 +177,7 @@ static int nearest(const trr_tune_entry *entries, int count, const trr_tune_key 
         if (!same_rest(k, key)) continue;
         if (variant && entries[i].config.variant != variant) continue;
         double d = bucket_distance(k->bucket, key->bucket);
+        if (exact && d > 0) continue;
         if (d < best_d) {
             best_d = d;
             best = i;
@@ -186,7 +190,7 @@ static int nearest(const trr_tune_entry *entries, int count, const trr_tune_key 
 /* Under db_lock: nearest() over the user's database, with its one-time warning for a database of another driver. */
 static int find(const trr_tune_key *key, int variant) {
     const char *other_driver = NULL;
-    const int best = nearest(db.entries, db.count, key, variant, 0, &other_driver);
+    const int best = nearest(db.entries, db.count, key, variant, 0, 0, &other_driver);
     if (other_driver && !db.warned_stale) {
         trr_log(TRR_LOG_WARNING,
                 "the tuning database %s was made for %s %s with driver %s, and this driver is %s: its "
@@ -221,7 +225,7 @@ int trr_tune_shipped_find(const trr_tune_key *key, int variant, trr_config *out_
                           size_t where_cap) {
     pthread_mutex_lock(&db_lock);
     parse_shipped();
-    const int i = nearest(shipped.entries, shipped.count, key, variant, 1, NULL);
+    const int i = nearest(shipped.entries, shipped.count, key, variant, 1, 1, NULL);
     if (i >= 0) {
         *out_config = shipped.entries[i].config;
         char source[160];

@@ -1,0 +1,154 @@
+/* The tuning tables shipped in tuning/ (embedded in the library, core/tune_lookup.c): they parse, a fresh
+ * install's lookup hits them for the device they were tuned on whatever its driver version, the user's own
+ * database wins over them, and a device they do not name gets nothing from them. */
+#define _POSIX_C_SOURCE 200809L
+#include <criterion/criterion.h>
+
+#include "embedded.h"
+#include "tune_db_fixture.h"
+#include "tune.h"
+#include "validate.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+extern const trr_embedded_file trr_shipped_tuning[];
+extern const size_t trr_shipped_tuning_count;
+
+TestSuite(tune_shipped, .init = tune_db_setup, .fini = tune_db_teardown);
+
+static int same(const trr_config *a, const trr_config *b) { return memcmp(a, b, sizeof *a) == 0; }
+
+/* Every shipped entry, parsed from the embedded files. */
+static trr_tune_entry *shipped_entries(int *out_count) {
+    trr_tune_entry *all = NULL;
+    int total = 0;
+    for (size_t f = 0; f < trr_shipped_tuning_count; f++) {
+        trr_tune_entry *e = NULL;
+        int n = 0;
+        char why[320];
+        cr_assert_eq(trr_tune_db_parse((const char *)trr_shipped_tuning[f].data, &e, &n, why, sizeof why), TRR_OK,
+                     "tuning/%s: %s", trr_shipped_tuning[f].name, why);
+        cr_assert_gt(n, 0, "tuning/%s holds no entry", trr_shipped_tuning[f].name);
+        all = realloc(all, (size_t)(total + n) * sizeof *all);
+        cr_assert_not_null(all);
+        memcpy(all + total, e, (size_t)n * sizeof *e);
+        total += n;
+        free(e);
+    }
+    *out_count = total;
+    return all;
+}
+
+Test(tune_shipped, tables_parse_and_are_embedded) {
+    cr_assert_gt(trr_shipped_tuning_count, 0, "the library carries no tuning table");
+    int n = 0;
+    trr_tune_entry *all = shipped_entries(&n);
+    cr_assert_eq(n, trr_tune_shipped_count());
+    for (int i = 0; i < n; i++) {
+        cr_assert(all[i].key.op != TRR_OP_LIMIT, "entry %d names an op the library does not define", i);
+        cr_assert_gt(all[i].ms, 0.0);
+        cr_assert_leq(all[i].ms, all[i].default_ms * 1.0001, "entry %d is slower than the default it replaces", i);
+    }
+    free(all);
+}
+
+/* Each entry answers its own key under any driver version (a fresh install's driver is not the tuning
+ * machine's); a key of the same device one bucket away gets nothing from the tables (a shipped entry serves
+ * its own bucket only: the heuristic keeps every other shape), unless the tables hold that bucket too. */
+Test(tune_shipped, every_entry_is_found_for_any_driver) {
+    int n = 0;
+    trr_tune_entry *all = shipped_entries(&n);
+    for (int i = 0; i < n; i++) {
+        trr_tune_key key = all[i].key;
+        snprintf(key.driver, sizeof key.driver, "%s", "a driver no table was made with");
+        trr_config got;
+        char where[400] = "";
+        cr_assert_eq(trr_tune_shipped_find(&key, 0, &got, where, sizeof where), 1, "entry %d", i);
+        cr_assert(strstr(where, "shipped tuning table"), "%s", where);
+        /* another entry of the same bucket and key may come first in the table: the first one is the answer */
+        int first = i;
+        for (int j = 0; j < i; j++)
+            if (!memcmp(all[j].key.bucket, all[i].key.bucket, sizeof all[i].key.bucket) &&
+                !strcmp(all[j].key.backend, all[i].key.backend) && !strcmp(all[j].key.device, all[i].key.device) &&
+                all[j].key.op == all[i].key.op && all[j].key.in_dtype == all[i].key.in_dtype &&
+                all[j].key.out_dtype == all[i].key.out_dtype && all[j].key.trans_a == all[i].key.trans_a &&
+                all[j].key.trans_b == all[i].key.trans_b && all[j].key.tf32 == all[i].key.tf32) {
+                first = j;
+                break;
+            }
+        cr_assert(same(&got, &all[first].config), "entry %d", i);
+        key.bucket[0] *= 2;
+        int held = 0;
+        for (int j = 0; j < n; j++)
+            held |= !memcmp(all[j].key.bucket, key.bucket, sizeof key.bucket) && all[j].key.op == key.op &&
+                    !strcmp(all[j].key.device, key.device) && !strcmp(all[j].key.backend, key.backend);
+        if (!held)
+            cr_assert_eq(trr_tune_shipped_find(&key, 0, &got, NULL, 0), 0, "entry %d's config reached another bucket", i);
+    }
+    free(all);
+}
+
+/* Through trr_tune_lookup, as every call resolves its config: a context whose backend and device are the first
+ * entry's (a CPU context renamed: the lookup reads nothing else of it) finds the entry with no user database,
+ * and the user's own entry for the same key wins once there is one. */
+Test(tune_shipped, lookup_hits_the_table_and_the_user_database_wins) {
+    int n = 0;
+    trr_tune_entry *all = shipped_entries(&n);
+    const trr_tune_entry *e = &all[0];
+
+    trr_context *ctx = NULL;
+    cr_assert_eq(trr_context_create("cpu", &ctx), TRR_OK);
+    const trr_backend *cpu = ctx->backend;
+    trr_backend renamed = *cpu;
+    renamed.name = e->key.backend;
+    ctx->backend = &renamed;
+    const trr_device_info info = ctx->info;
+    snprintf(ctx->info.name, sizeof ctx->info.name, "%s", e->key.device);
+    snprintf(ctx->info.driver, sizeof ctx->info.driver, "%s", "a driver no table was made with");
+
+    trr_call call;
+    memset(&call, 0, sizeof call);
+    call.op = e->key.op;
+    call.x.dtype = e->key.in_dtype;
+    call.z.dtype = e->key.out_dtype;
+    call.trans_a = e->key.trans_a;
+    call.trans_b = e->key.trans_b;
+    call.allow_tf32 = e->key.tf32;
+    call.rows = e->shape[0];
+    call.cols = e->shape[1];
+    call.k = e->shape[2];
+
+    trr_config got;
+    char where[400] = "";
+    cr_assert_eq(trr_tune_lookup(ctx, &call, 0, &got, where, sizeof where), 1);
+    cr_assert(same(&got, &e->config));
+    cr_assert(strstr(where, "shipped tuning table"), "%s", where);
+
+    /* TRIREME_TUNE_SHIPPED=0 leaves the tables aside: the heuristic's turn */
+    setenv("TRIREME_TUNE_SHIPPED", "0", 1);
+    trr_tune_reset();
+    cr_assert_eq(trr_tune_lookup(ctx, &call, 0, &got, NULL, 0), 0);
+    unsetenv("TRIREME_TUNE_SHIPPED");
+    trr_tune_reset();
+
+    /* the user's database: an entry for the same key on this driver, with another config */
+    trr_tune_entry mine = *e;
+    trr_tune_key_of(ctx, &call, &mine.key);
+    mine.config.stages = e->config.stages + 1;
+    cr_assert_eq(trr_tune_db_store(ctx, NULL, &mine, 1, NULL, 0), TRR_OK, "%s", trr_last_error(ctx));
+    cr_assert_eq(trr_tune_lookup(ctx, &call, 0, &got, where, sizeof where), 1);
+    cr_assert(same(&got, &mine.config), "the user's database did not win over the shipped table");
+    cr_assert(strstr(where, db_path), "%s", where);
+
+    /* another device: nothing from the shipped tables (nor from the user's entry, made for the renamed one) */
+    snprintf(ctx->info.name, sizeof ctx->info.name, "%s", "a device no table names");
+    cr_assert_eq(trr_tune_lookup(ctx, &call, 0, &got, NULL, 0), 0);
+
+    ctx->backend = cpu;
+    ctx->info = info;
+    trr_context_destroy(ctx);
+    free(all);
+}
