@@ -199,6 +199,23 @@ static trr_status norm_state(trr_context *ctx, trr_vk_norm_state **out) {
     return TRR_OK;
 }
 
+/* Records one dispatch of the path: the operands' set, the pipeline, the push constants, the grid; the operands'
+ * memory is marked in use until the batch completes. */
+static trr_status record(trr_context *ctx, trr_vk_norm_state *ns, const VkDescriptorBufferInfo *info,
+                         VkPipeline pipeline, const user_row_push *push, const uint32_t grid[3],
+                         const trr_operand *const *ops, int n) {
+    trr_vk_device *d = trr_vk_dev(ctx);
+    VkCommandBuffer cmd;
+    TRR_TRY(trr_vk_begin(ctx, &cmd));
+    TRR_TRY(trr_vk_bindset_bind(ctx, &ns->set, cmd, info));
+    d->fn.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
+    d->recording->bound = pipeline;
+    d->fn.vkCmdPushConstants(cmd, ns->set.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof *push, push);
+    d->fn.vkCmdDispatch(cmd, grid[0], grid[1], grid[2]);
+    for (int i = 0; i < n; i++) trr_vk_use(d, ops[i]->mem);
+    return trr_vk_end(ctx);
+}
+
 static int64_t rows_extent(int64_t rows, int64_t cols, int64_t stride) {
     return (rows - 1) * stride + cols;
 }
@@ -241,15 +258,8 @@ static trr_status run_part(trr_context *ctx, const trr_call *c) {
         return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: %llu workgroups exceed the device's grid",
                          (unsigned long long)groups);
 
-    VkCommandBuffer cmd;
-    TRR_TRY(trr_vk_begin(ctx, &cmd));
-    TRR_TRY(trr_vk_bindset_bind(ctx, &ns->set, cmd, info));
-    d->fn.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
-    d->recording->bound = pipeline;
-    d->fn.vkCmdPushConstants(cmd, ns->set.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof push, &push);
-    d->fn.vkCmdDispatch(cmd, (uint32_t)gx, (uint32_t)gy, 1);
-    for (int i = 0; i < n; i++) trr_vk_use(d, ops[i]->mem);
-    return trr_vk_end(ctx);
+    const uint32_t grid[3] = {(uint32_t)gx, (uint32_t)gy, 1};
+    return record(ctx, ns, info, pipeline, &push, grid, ops, n);
 }
 
 /* The rows in runs whose x and y each fit one binding (lavapipe binds 128 MiB), recorded one after another into
@@ -282,7 +292,6 @@ trr_status trr_vk_row_norm_run(trr_context *ctx, const trr_call *call) {
  * specialization constant 0 the threads per group and 1.. the tile parameters, as the element-wise user path. */
 trr_status trr_vk_run_user_rows(trr_context *ctx, const trr_call *c, const trr_user_op *u, const int64_t groups[3],
                                 int threads) {
-    trr_vk_device *d = trr_vk_dev(ctx);
     if (u->desc.n_params > USER_ROW_PARAMS)
         return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: %s: row ops take up to %d parameters here", u->name,
                          USER_ROW_PARAMS);
@@ -319,13 +328,6 @@ trr_status trr_vk_run_user_rows(trr_context *ctx, const trr_call *c, const trr_u
     snprintf(shader, sizeof shader, "user#%d", (int)c->op);
     VkPipeline pipeline;
     TRR_TRY(trr_vk_pipeline_get_in(ctx, shader, spec, 1 + u->def.n_tiles, ns->set.layout, &pipeline));
-    VkCommandBuffer cmd;
-    TRR_TRY(trr_vk_begin(ctx, &cmd));
-    TRR_TRY(trr_vk_bindset_bind(ctx, &ns->set, cmd, info));
-    d->fn.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
-    d->recording->bound = pipeline;
-    d->fn.vkCmdPushConstants(cmd, ns->set.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof push, &push);
-    d->fn.vkCmdDispatch(cmd, (uint32_t)groups[0], (uint32_t)groups[1], (uint32_t)groups[2]);
-    for (int i = 0; i < n; i++) trr_vk_use(d, ops[i]->mem);
-    return trr_vk_end(ctx);
+    const uint32_t grid[3] = {(uint32_t)groups[0], (uint32_t)groups[1], (uint32_t)groups[2]};
+    return record(ctx, ns, info, pipeline, &push, grid, ops, n);
 }
