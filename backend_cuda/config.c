@@ -192,13 +192,20 @@ static int64_t split_max(int64_t k, int block_k) {
  * shared memory, threads and an estimated 128 registers a thread allow). That is the fill units x S / (waves x
  * slots); the smallest S reaching 90% fill is taken (more splits only add partials to write and add), else the
  * S of the best fill. Each split keeps its minimum K (split_max), and the workspace stays under
- * TRR_CUDA_SPLIT_MAX_BYTES. Grids that fill the SMs (4096^3, 8192^3, the large LLM products) keep S = 1. */
+ * TRR_CUDA_SPLIT_MAX_BYTES. Grids that fill the SMs (4096^3, 8192^3, the large LLM products) keep S = 1.
+ * Past TRR_CUDA_SPLIT_SMALL_M rows the partials (S x M x N f32, written and read again) weigh as much as the
+ * operands, and a grid that already fills more than TRR_CUDA_SPLIT_WIDE_FILL tenths of the SMs keeps S = 1: on
+ * an H200, 128 x 11008 x 4096 f16 (86 tiles on 132 SMs) ran at 241 TFLOPS split 3 ways and 329 unsplit, while
+ * 128 x 4096 x 4096 (32 tiles) gained from 172 to 178 and 16 x 11008 x 4096 (86 tiles, small partials) from 28
+ * to 34. */
 static int choose_split(const trr_cuda_dev *dev, const trr_call *call, const trr_config *c) {
     if (c->variant != TRR_VARIANT_WGMMA && c->variant != TRR_VARIANT_MMA) return 1;
     const int sms = dev && dev->sm_count > 0 ? dev->sm_count : 132;
     const int cluster = c->variant == TRR_VARIANT_WGMMA && c->block_m > TRR_CUDA_WGMMA_BM ? 2 : 1;
     const int64_t units = tiles(call, c->block_m, c->block_n);
     if (units <= 0 || units * 10 >= (int64_t)(sms / cluster) * 8) return 1;
+    if (call->rows > TRR_CUDA_SPLIT_SMALL_M && units * 10 > (int64_t)(sms / cluster) * TRR_CUDA_SPLIT_WIDE_FILL)
+        return 1;
     int64_t slots = sms / cluster;
     if (c->variant == TRR_VARIANT_MMA && c->threads > 0) {
         const size_t smem = trr_cuda_mma_smem(c), optin = dev ? (size_t)dev->smem_optin : 227u * 1024u;

@@ -465,6 +465,10 @@ void trr_cuda_variant_matmul_wgmma_ab(trr_cuda_variant *v, const trr_config *cfg
 #define TRR_CUDA_SPLIT_MIN_STEPS 4
 #define TRR_CUDA_SPLIT_MIN_K 256
 #define TRR_CUDA_SPLIT_MAX_BYTES ((int64_t)256 << 20)
+/* Products of more rows than this split only grids that fill at most TRR_CUDA_SPLIT_WIDE_FILL tenths of the SMs
+ * (config.c, choose_split, says why). */
+#define TRR_CUDA_SPLIT_SMALL_M 64
+#define TRR_CUDA_SPLIT_WIDE_FILL 4
 /* split-K's second pass (matmul_reduce.cu): the partials summed into C of type out */
 void trr_cuda_variant_matmul_reduce(trr_cuda_variant *v, trr_dtype out);
 void trr_cuda_variant_matmul_simt(trr_cuda_variant *v, const trr_config *cfg, trr_dtype in, trr_dtype out,

@@ -103,8 +103,8 @@ Test(cuda_matmul_split, small_grids_with_long_k_split_to_fill_the_sms, .init = h
      .fini = hopper_teardown) {
     variant_list l = {0};
     trr_cuda_for_each_variant(collect, &l);
-    const int64_t small[][3] = {{16, 4096, 4096},  {128, 4096, 4096},  {16, 4096, 11008},
-                                {128, 4096, 11008}, {16, 11008, 4096}, {1024, 1024, 1024}, {768, 768, 768}};
+    const int64_t small[][3] = {{16, 4096, 4096},  {128, 4096, 4096}, {16, 4096, 11008},
+                                {128, 4096, 11008}, {16, 11008, 4096}, {768, 768, 768}};
     for (size_t i = 0; i < sizeof small / sizeof small[0]; i++) {
         trr_call c = chosen(&l, TRR_F16, small[i][0], small[i][1], small[i][2], 1);
         const int s = c.config.split_k;
@@ -116,6 +116,13 @@ Test(cuda_matmul_split, small_grids_with_long_k_split_to_fill_the_sms, .init = h
         cr_expect_geq(small[i][2], (int64_t)s * TRR_CUDA_SPLIT_MIN_STEPS * c.config.block_k, "%zu", i);
         cr_expect_geq(small[i][2], (int64_t)s * TRR_CUDA_SPLIT_MIN_K, "%zu", i);
         cr_expect_leq(s, TRR_CUDA_SPLIT_K_MAX);
+    }
+    /* past 64 rows, grids that fill more than 40% of the SMs keep one split (the partials weigh as much as the
+     * operands): 128 x 11008 (86 tiles), 1024^3 (64) */
+    const int64_t wide_m[][3] = {{128, 11008, 4096}, {1024, 1024, 1024}};
+    for (size_t i = 0; i < sizeof wide_m / sizeof wide_m[0]; i++) {
+        trr_call c = chosen(&l, TRR_F16, wide_m[i][0], wide_m[i][1], wide_m[i][2], 1);
+        cr_expect_eq(c.config.split_k, 1, "%zu split %d ways", i, c.config.split_k);
     }
     /* 16 x 14336 tiles fill 85% of the SMs already */
     trr_call wide = chosen(&l, TRR_F16, 16, 14336, 4096, 1);
