@@ -194,10 +194,9 @@ static int64_t split_max(int64_t k, int block_k) {
  * S of the best fill. Each split keeps its minimum K (split_max), and the workspace stays under
  * TRR_CUDA_SPLIT_MAX_BYTES. Grids that fill the SMs (4096^3, 8192^3, the large LLM products) keep S = 1.
  * Past TRR_CUDA_SPLIT_SMALL_M rows the partials (S x M x N f32, written and read again) weigh as much as the
- * operands, and a grid that already fills more than TRR_CUDA_SPLIT_WIDE_FILL tenths of the SMs keeps S = 1: on
- * an H200, 128 x 11008 x 4096 f16 (86 tiles on 132 SMs) ran at 241 TFLOPS split 3 ways and 329 unsplit, while
- * 128 x 4096 x 4096 (32 tiles) gained from 172 to 178 and 16 x 11008 x 4096 (86 tiles, small partials) from 28
- * to 34. */
+ * operands, so a grid that already fills more than TRR_CUDA_SPLIT_WIDE_FILL tenths of the SMs loses more to them
+ * than the fuller waves give back and keeps S = 1; few-row products, whose partials are small beside the
+ * weights they read, split at any fill below 80% (docs/performance.md, matmul at language-model shapes). */
 static int choose_split(const trr_cuda_dev *dev, const trr_call *call, const trr_config *c) {
     if (c->variant != TRR_VARIANT_WGMMA && c->variant != TRR_VARIANT_MMA) return 1;
     const int sms = dev && dev->sm_count > 0 ? dev->sm_count : 132;
