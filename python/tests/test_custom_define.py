@@ -3,11 +3,8 @@ swiglu (kernels for the four APIs, a NumPy reference, a NumPy CPU kernel) runs b
 passes conformance, bench and tune there, in this process; a definition with a parameter, an inconsistent one, a
 reference that raises, and a process that ends with Python callbacks registered. Op names are process-wide and
 defined once, so each test defines its own."""
-import importlib.util
 import itertools
 import os
-import pathlib
-import shutil
 import subprocess
 import sys
 
@@ -15,41 +12,15 @@ import numpy as np
 import pytest
 
 import trireme
-from conftest import DEVICES
+from conftest import EXAMPLES, load_example, no_glsl_kernel
 
-EXAMPLE = pathlib.Path(__file__).resolve().parents[2] / "examples" / "custom_op" / "swiglu.py"
 _names = (f"pydef_{i}" for i in itertools.count())
-
-
-def _example():
-    spec = importlib.util.spec_from_file_location("custom_swiglu_example", EXAMPLE)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-def _available(spec):
-    try:
-        trireme.Context(spec).close()
-        return True
-    except trireme.TriremeError as e:
-        if e.name in ("TRR_ERR_NO_DEVICE", "TRR_ERR_UNAVAILABLE"):
-            return False
-        raise
 
 
 @pytest.fixture(scope="module")
 def swiglu():
     # another name than the C example library's swiglu, which test_custom_op loads into this process
-    return _example().define("swiglu_py")
-
-
-@pytest.fixture(scope="module")
-def devices():
-    here = [d for d in DEVICES if _available(d)]
-    if not here:
-        pytest.skip(f"none of {DEVICES} is here")
-    return here
+    return load_example("swiglu").define("swiglu_py")
 
 
 def _swiglu64(x, g):
@@ -64,7 +35,7 @@ def _max_rel(got, want):
 def test_runs_by_op_and_by_name(swiglu, ctx, rng):
     x = rng.standard_normal((19, 1031)).astype(np.float32)
     g = (rng.standard_normal((19, 1031)) * 8).astype(np.float32)
-    if _no_kernel(ctx.backend):
+    if no_glsl_kernel(ctx.backend):
         with pytest.raises(trireme.UnsupportedError):
             ctx.run(swiglu, x, g)
         return
@@ -76,17 +47,12 @@ def test_runs_by_op_and_by_name(swiglu, ctx, rng):
     assert np.isnan(y[:, 893:]).all()  # nothing past the view
 
 
-def _no_kernel(device):
-    """Vulkan without glslangValidator: the example defines no Vulkan kernel, which the op reports."""
-    return device.startswith("vulkan") and not (os.environ.get("TRIREME_GLSLANG") or shutil.which("glslangValidator"))
-
-
 def test_conformance_bench_and_tune_in_process(swiglu, devices):
     checked = trireme.conformance(swiglu, devices=devices)
     assert sorted({r.device.split(":")[0] for r in checked}) == sorted({d.split(":")[0] for d in devices})
     for r in checked:
         assert (r.op, r.in_dtype, r.failed) == ("swiglu_py", "f32", 0), r
-        if _no_kernel(r.device):
+        if no_glsl_kernel(r.device):
             assert r.unsupported > 0, r
             continue
         assert r.ok and r.unsupported == 0 and r.passed > 0, r
@@ -96,7 +62,7 @@ def test_conformance_bench_and_tune_in_process(swiglu, devices):
     timed = trireme.bench(swiglu, devices=devices, sizes=[65536], reps=5)
     assert len(timed) == len(devices)
     for r in timed:
-        if _no_kernel(r.device):
+        if no_glsl_kernel(r.device):
             assert r.status == "unsupported", r
             continue
         assert (r.bench, r.status, r.unit) == ("swiglu_py_f32", "ok", "GB/s"), r
@@ -107,7 +73,7 @@ def test_conformance_bench_and_tune_in_process(swiglu, devices):
     tuned = trireme.tune(swiglu, devices=devices, shapes=["3x4099"], reps=3)
     assert len(tuned) == len(devices)
     for r in tuned:
-        if _no_kernel(r.device):
+        if no_glsl_kernel(r.device):
             assert r.status == "TRR_ERR_UNSUPPORTED", r
             continue
         assert (r.status, r.rows, r.cols, r.failed, r.stored) == ("TRR_OK", 3, 4099, 0, False), r
@@ -214,7 +180,7 @@ print("done", float(y[0, 0]))
 
 
 def test_interpreter_exit_with_python_callbacks():
-    script = _EXIT_SCRIPT.format(example_dir=str(EXAMPLE.parent))
+    script = _EXIT_SCRIPT.format(example_dir=str(EXAMPLES))
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
                           env=dict(os.environ))
     assert proc.returncode == 0, proc.stdout + proc.stderr

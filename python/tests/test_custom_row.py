@@ -5,7 +5,6 @@ conformance, bench and tune there; conformance judges each output; inconsistent 
 library's reason; a process with Python row callbacks exits cleanly. Op names are process-wide and defined once, so
 each test defines its own."""
 import ctypes
-import importlib.util
 import itertools
 import os
 import pathlib
@@ -17,47 +16,16 @@ import numpy as np
 import pytest
 
 import trireme
-from conftest import DEVICES
+from conftest import EXAMPLES, load_example, no_glsl_kernel
 
-EXAMPLE = pathlib.Path(__file__).resolve().parents[2] / "examples" / "custom_op" / "add_rms_norm.py"
 _names = (f"pyrow_{i}" for i in itertools.count())
 EPS = 1e-5  # not the definition's default, so the parameter is seen to arrive
-
-
-def _example():
-    spec = importlib.util.spec_from_file_location("custom_add_rms_norm_example", EXAMPLE)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-def _available(spec):
-    try:
-        trireme.Context(spec).close()
-        return True
-    except trireme.TriremeError as e:
-        if e.name in ("TRR_ERR_NO_DEVICE", "TRR_ERR_UNAVAILABLE"):
-            return False
-        raise
-
-
-def _no_kernel(device):
-    """Vulkan without glslangValidator: the example defines no Vulkan kernel, which the op reports."""
-    return device.startswith("vulkan") and not (os.environ.get("TRIREME_GLSLANG") or shutil.which("glslangValidator"))
 
 
 @pytest.fixture(scope="module")
 def arn():
     # another name than the C example library's add_rms_norm, which test_custom_op loads into this process
-    return _example().define("add_rms_norm_py")
-
-
-@pytest.fixture(scope="module")
-def devices():
-    here = [d for d in DEVICES if _available(d)]
-    if not here:
-        pytest.skip(f"none of {DEVICES} is here")
-    return here
+    return load_example("add_rms_norm").define("add_rms_norm_py")
 
 
 def _want(x, r, w, eps):
@@ -80,7 +48,7 @@ def test_runs_with_both_outputs(arn, ctx, rng):
     x = rng.standard_normal((19, 1031)).astype(np.float32)
     r = (rng.standard_normal((19, 1031)) * 4).astype(np.float32)
     w = rng.standard_normal(2 * 1031).astype(np.float32)
-    if _no_kernel(ctx.backend):  # no Vulkan kernel: the op says so
+    if no_glsl_kernel(ctx.backend):  # no Vulkan kernel: the op says so
         with pytest.raises(trireme.UnsupportedError):
             ctx.run(arn, x, r, w[:1031], eps=EPS)
         return
@@ -105,7 +73,7 @@ def test_conformance_bench_and_tune_in_process(arn, devices):
     assert sorted({r.device.split(":")[0] for r in checked}) == sorted({d.split(":")[0] for d in devices})
     for r in checked:
         assert (r.op, r.in_dtype, r.failed) == ("add_rms_norm_py", "f32", 0), r
-        if _no_kernel(r.device):
+        if no_glsl_kernel(r.device):
             assert r.unsupported > 0, r
             continue
         assert r.ok and r.unsupported == 0 and r.passed > 0, r
@@ -115,7 +83,7 @@ def test_conformance_bench_and_tune_in_process(arn, devices):
     timed = trireme.bench(arn, devices=devices, sizes=[1024], reps=3)
     assert len(timed) == len(devices)
     for r in timed:
-        if _no_kernel(r.device):
+        if no_glsl_kernel(r.device):
             assert r.status == "unsupported", r
             continue
         assert (r.bench, r.status, r.unit) == ("add_rms_norm_py_f32", "ok", "GB/s"), r
@@ -127,7 +95,7 @@ def test_conformance_bench_and_tune_in_process(arn, devices):
     tuned = trireme.tune(arn, devices=devices, shapes=["33x1000"], reps=2)
     assert len(tuned) == len(devices)
     for r in tuned:
-        if _no_kernel(r.device):
+        if no_glsl_kernel(r.device):
             assert r.status == "TRR_ERR_UNSUPPORTED", r
             continue
         assert (r.status, r.rows, r.cols, r.failed, r.stored) == ("TRR_OK", 33, 1000, 0, False), r
@@ -137,7 +105,7 @@ def test_conformance_bench_and_tune_in_process(arn, devices):
 @pytest.mark.parametrize("broken", ["y", "h"])
 def test_conformance_judges_each_output(broken):
     """A CPU kernel that gets one output slightly wrong (a relative 1e-4, ten times the f32 bound) fails."""
-    ex = _example()
+    ex = load_example("add_rms_norm")
 
     def cpu(x, r, w, y, h, eps):
         ex.add_rms_norm_cpu(x, r, w, y, h, eps)
@@ -220,7 +188,7 @@ def test_inconsistent_row_definitions_are_refused():
 
 
 def test_a_reference_of_the_wrong_outputs_fails_the_check_and_raises():
-    ex = _example()
+    ex = load_example("add_rms_norm")
     op = trireme.define_op(next(_names), "x[M,N], r[M,N], w[N] -> y[M,N], h[M,N]", params={"eps": 1e-6},
                            kernels={"cpu": ex.add_rms_norm_cpu}, launch={"groups": ["M"], "threads": "1"},
                            reference=lambda x, r, w, eps: x + r)  # one output row where the op has two
@@ -253,7 +221,7 @@ print("done", float(y[0, 0]), float(h[-1, -1]))
 
 
 def test_interpreter_exit_with_python_row_callbacks():
-    script = _EXIT_SCRIPT.format(example_dir=str(EXAMPLE.parent))
+    script = _EXIT_SCRIPT.format(example_dir=str(EXAMPLES))
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
                           env=dict(os.environ))
     assert proc.returncode == 0, proc.stdout + proc.stderr
