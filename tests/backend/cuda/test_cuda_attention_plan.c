@@ -9,28 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuda_variant_list.h"
 #include "trr_cuda.h"
-
-typedef struct variant_list {
-    trr_cuda_variant *items;
-    int count, cap;
-} variant_list;
-
-static void collect(const trr_cuda_variant *v, void *user) {
-    variant_list *l = user;
-    if (l->count == l->cap) {
-        l->cap = l->cap ? 2 * l->cap : 512;
-        l->items = realloc(l->items, (size_t)l->cap * sizeof *l->items);
-        cr_assert_not_null(l->items);
-    }
-    l->items[l->count++] = *v;
-}
-
-static int listed(const variant_list *l, const trr_cuda_variant *v) {
-    for (int i = 0; i < l->count; i++)
-        if (strcmp(l->items[i].file, v->file) == 0 && strcmp(l->items[i].defines, v->defines) == 0) return 1;
-    return 0;
-}
 
 /* A packed [B,H,S,D] call. */
 static trr_call attention_call(trr_dtype dt, int64_t b, int64_t hq, int64_t hkv, int64_t sq, int64_t skv, int64_t d,

@@ -11,6 +11,7 @@
 
 #include "cuda_matmul_call.h"
 #include "op_table.h"
+#include "cuda_variant_list.h"
 #include "trr_cuda.h"
 
 static CUresult fake_encode(void *map, int dt, unsigned rank, void *base, const uint64_t *dims, const uint64_t *strides,
@@ -34,27 +35,6 @@ static void hopper_setup(void) {
 }
 
 static void hopper_teardown(void) { trr_cu.TensorMapEncodeTiled = NULL; }
-
-typedef struct variant_list {
-    trr_cuda_variant *items;
-    int count, cap;
-} variant_list;
-
-static void collect(const trr_cuda_variant *v, void *user) {
-    variant_list *l = user;
-    if (l->count == l->cap) {
-        l->cap = l->cap ? 2 * l->cap : 512;
-        l->items = realloc(l->items, (size_t)l->cap * sizeof *l->items);
-        cr_assert_not_null(l->items);
-    }
-    l->items[l->count++] = *v;
-}
-
-static int listed(const variant_list *l, const trr_cuda_variant *v) {
-    for (int i = 0; i < l->count; i++)
-        if (strcmp(l->items[i].file, v->file) == 0 && strcmp(l->items[i].defines, v->defines) == 0) return 1;
-    return 0;
-}
 
 /* The heuristic's config for a call on the faked H200, checked by the backend and found among the variants the
  * NVRTC check compiles (the main kernel, and for a split the second pass into C's type). */
