@@ -78,6 +78,23 @@ inline uchar trr_f2e5m2(float f) {
     return (uchar)(sign | min(trr_round_mag(ax, 2, 15), 0x7bu));
 }
 
+/* Aligned vectors of n halves as floats, moved as one ushortN access: NVIDIA's compiler splits vloada_halfN and
+ * vstorea_halfN into 2-byte accesses (a quarter of the width a row kernel's 16-byte loads have), so the bits
+ * travel as ushortN and convert in private memory, which the compilers keep in registers. */
+#define TRR_HALF_VECTOR(n)                                                                                      \
+    inline CAT(float, n) CAT(trr_vloada_half, n)(__global const half *p) {                                    \
+        CAT(ushort, n) u = *(__global const CAT(ushort, n) *)p;                                               \
+        return CAT(vload_half, n)(0, (const __private half *)&u);                                             \
+    }                                                                                                          \
+    inline void CAT(CAT(trr_vstorea_half, n), _rte)(CAT(float, n) v, __global half *p) {                      \
+        CAT(ushort, n) u;                                                                                      \
+        CAT(CAT(vstore_half, n), _rte)(v, 0, (__private half *)&u);                                           \
+        *(__global CAT(ushort, n) *)p = u;                                                                     \
+    }
+TRR_HALF_VECTOR(2)
+TRR_HALF_VECTOR(4)
+TRR_HALF_VECTOR(8)
+
 /* Scalar load/store of one element as float, by operand dtype. */
 #define LOAD_DT_0(p, i) ((p)[i])
 #define LOAD_DT_1(p, i) vload_half((i), (p))

@@ -41,10 +41,10 @@ typedef CAT(ushort, VW) vus;
 
 /* whole aligned vectors of VW elements, as f32 */
 #define VLOAD_DT_0(p) (*(__global const vf *)(p))
-#define VLOAD_DT_1(p) CAT(vloada_half, VW)(0, (p))
+#define VLOAD_DT_1(p) CAT(trr_vloada_half, VW)(p)
 #define VLOAD_DT_2(p) CAT(as_float, VW)(CAT(convert_uint, VW)(*(__global const vus *)(p)) << 16)
 #define VSTORE_DT_0(v, p) (*(__global vf *)(p) = (v))
-#define VSTORE_DT_1(v, p) CAT(CAT(vstorea_half, VW), _rte)((v), 0, (p))
+#define VSTORE_DT_1(v, p) CAT(CAT(trr_vstorea_half, VW), _rte)((v), (p))
 #define VSTORE_DT_2(v, p) (*(__global vus *)(p) = CAT(convert_ushort, VW)(BF16_BITS_RNE(CAT(as_uint, VW)(v))))
 
 inline float hsum(vf v) {

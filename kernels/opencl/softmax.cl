@@ -37,10 +37,10 @@ RED_ALL(row_sum_all, RED_OP_SUM)
  * multiple of 4), work-item lid taking elements 4·(lid + j·THREADS) + {0..3}; a vector that crosses the row's end
  * goes element by element. */
 #define VLOAD4_DT_0(p) (*(__global const float4 *)(p))
-#define VLOAD4_DT_1(p) vloada_half4(0, (p))
+#define VLOAD4_DT_1(p) trr_vloada_half4(p)
 #define VLOAD4_DT_2(p) as_float4(convert_uint4(*(__global const ushort4 *)(p)) << 16)
 #define VSTORE4_DT_0(v, p) (*(__global float4 *)(p) = (v))
-#define VSTORE4_DT_1(v, p) vstorea_half4_rte((v), 0, (p))
+#define VSTORE4_DT_1(v, p) trr_vstorea_half4_rte((v), (p))
 #define VSTORE4_DT_2(v, p) (*(__global ushort4 *)(p) = convert_ushort4(BF16_BITS_RNE(as_uint4(v))))
 
 /* ROWS rows per work-group of THREADS·ROWS work-items, THREADS consecutive ones per row, so that short rows do
