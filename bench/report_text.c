@@ -5,8 +5,10 @@
 static void print_config(const trr_bench_result *r, FILE *out) {
     const trr_config *c = &r->config;
     if (trr_op_desc_get(r->tcase.op)->shape == TRR_SHAPE_MATMUL)
+    {
         fprintf(out, "%dx%dx%d g%d t%d s%d", c->block_m, c->block_n, c->block_k, c->group_m, c->threads, c->stages);
-    else
+        if (c->split_k > 1) fprintf(out, " k%d", c->split_k);
+    } else
         fprintf(out, "bn%d t%d v%d", c->block_n, c->threads, c->vector_width);
     const char *variant = NULL; /* the kernel family, for ops that have several */
     if (c->variant && trr_variant_name((trr_variant)c->variant, &variant) == TRR_OK) fprintf(out, " %s", variant);

@@ -67,8 +67,8 @@ static int64_t grid_tiles(const trr_call *c) {
 Test(cuda_matmul_split, grids_that_fill_the_sms_keep_one_split, .init = hopper_setup, .fini = hopper_teardown) {
     variant_list l = {0};
     trr_cuda_for_each_variant(collect, &l);
-    const int64_t full[][3] = {{4096, 4096, 4096},  {8192, 8192, 8192},  {2048, 2048, 2048},  {2048, 4096, 4096},
-                               {2048, 11008, 4096}, {2048, 4096, 11008}, {8192, 14336, 4096}, {1536, 1536, 1536}};
+    const int64_t full[][3] = {{4096, 4096, 4096}, {8192, 8192, 8192},  {2048, 2048, 2048},
+                               {2048, 4096, 4096}, {2048, 4096, 11008}, {8192, 14336, 4096}};
     for (size_t i = 0; i < sizeof full / sizeof full[0]; i++)
         for (int h = 0; h < 2; h++) {
             trr_call c = chosen(&l, h ? TRR_BF16 : TRR_F16, full[i][0], full[i][1], full[i][2], 1);
@@ -76,6 +76,36 @@ Test(cuda_matmul_split, grids_that_fill_the_sms_keep_one_split, .init = hopper_s
             cr_expect_eq(c.config.split_k, 1, "%lldx%lldx%lld split %d ways", (long long)full[i][0],
                          (long long)full[i][1], (long long)full[i][2], c.config.split_k);
         }
+    free(l.items);
+}
+
+/* Grids of more than one wave whose last wave leaves SMs idle: the whole waves' row bands run unsplit and the rows
+ * left split (trr_cuda_matmul_head_rows), the head a whole number of row bands inside the whole waves. */
+Test(cuda_matmul_split, a_partial_last_wave_splits_only_the_rows_past_the_whole_waves, .init = hopper_setup,
+     .fini = hopper_teardown) {
+    variant_list l = {0};
+    trr_cuda_for_each_variant(collect, &l);
+    const int64_t tail[][3] = {{2176, 2176, 2176}, {1536, 1536, 1536}, {3072, 3072, 3072}, {2048, 11008, 4096}};
+    for (size_t i = 0; i < sizeof tail / sizeof tail[0]; i++) {
+        trr_call c = chosen(&l, TRR_F16, tail[i][0], tail[i][1], tail[i][2], 1);
+        cr_expect_eq(c.config.variant, TRR_VARIANT_WGMMA, "%zu", i);
+        cr_expect_gt(c.config.split_k, 1, "%zu is not split", i);
+        const int64_t head = trr_cuda_matmul_head_rows(&hopper, &c, &c.config);
+        const int64_t across = (c.cols + c.config.block_n - 1) / c.config.block_n;
+        cr_expect_gt(head, 0, "%zu", i);
+        cr_expect_lt(head, c.rows, "%zu", i);
+        cr_expect_eq(head % c.config.block_m, 0, "%zu: head %lld", i, (long long)head);
+        /* the head's tiles fill whole waves at most; one more band would pass them */
+        const int64_t waves = grid_tiles(&c) / 132;
+        cr_expect_leq(head / c.config.block_m * across, waves * 132, "%zu", i);
+        cr_expect_gt((head / c.config.block_m + 1) * across, waves * 132, "%zu", i);
+    }
+    /* a grid of one wave has no head: every tile is split */
+    trr_call one = chosen(&l, TRR_F16, 16, 4096, 4096, 1);
+    cr_expect_eq(trr_cuda_matmul_head_rows(&hopper, &one, &one.config), 0);
+    /* nor has a batch */
+    trr_call many = chosen(&l, TRR_F16, 2176, 2176, 2176, 2);
+    cr_expect_eq(trr_cuda_matmul_head_rows(&hopper, &many, &many.config), 0);
     free(l.items);
 }
 
