@@ -98,21 +98,30 @@ layout(push_constant) uniform Push {
 #define ROW_MAJOR gl_CooperativeMatrixLayoutRowMajor
 #define COL_MAJOR gl_CooperativeMatrixLayoutColumnMajor
 
-// Two weights as one word of the input type.
+// Two weights a and b as two words of the input type: x their rounding (a in the low half), y what that left,
+// rounded in turn. P = hi + lo keeps ~22 (f16) or ~16 (bf16) bits of each weight. One rounding puts 2^-12 (f16)
+// or 2^-9 (bf16) of each weight into o, which elements of o that cancel to near zero cannot absorb within
+// docs/ops.md's element bound for half outputs.
 #if defined(X_BF16)
-uint pack2(float a, float b) { return trr_f2bf(a) | (trr_f2bf(b) << 16); }
-vec2 unpack2(uint w) { return vec2(uintBitsToFloat(w << 16), uintBitsToFloat(w & 0xffff0000u)); }
-#else
-uint pack2(float a, float b) { return packHalf2x16(vec2(a, b)); }
-vec2 unpack2(uint w) { return unpackHalf2x16(w); }
-#endif
-// What rounding two weights to the input type left, rounded in turn: P = hi + lo keeps ~22 (f16) or ~16 (bf16)
-// bits of each weight. One rounding puts 2^-12 (f16) or 2^-9 (bf16) of each weight into o, which elements of o
-// that cancel to near zero cannot absorb within docs/ops.md's element bound for half outputs.
-uint pack2_lo(float a, float b, uint hi) {
-    const vec2 h = unpack2(hi);
-    return pack2(a - h.x, b - h.y);
+// f to bf16, nearest even, in f32's upper half with the lower half zero: a weight's bits (in [0, 1], or NaN),
+// so without trr_f2bf's NaN case, which is most of the softmax's integer work. A NaN weight comes out as a
+// number, but its row's sum is NaN, which 1/l carries to the row's o.
+uint bf_round(float f) {
+    const uint b = floatBitsToUint(f);
+    return (b + 0x7fffu + ((b >> 16) & 1u)) & 0xffff0000u;
 }
+uvec2 split2(float a, float b) {
+    const uint ha = bf_round(a), hb = bf_round(b);
+    const uint la = bf_round(a - uintBitsToFloat(ha)), lb = bf_round(b - uintBitsToFloat(hb));
+    return uvec2((ha >> 16) | hb, (la >> 16) | lb);
+}
+#else
+uvec2 split2(float a, float b) {
+    const uint hi = packHalf2x16(vec2(a, b));
+    const vec2 h = unpackHalf2x16(hi);
+    return uvec2(hi, packHalf2x16(vec2(a - h.x, b - h.y)));
+}
+#endif
 
 // This invocation's share of a K and V block, in registers between the global loads and the shared stores.
 uvec4 kr[NPF], vr[NPF];
@@ -218,10 +227,10 @@ void main() {
             // 3. the online softmax step of row r over columns c0 to c0 + CPL - 1
             float sv[CPL];
             float mb = NEG_INF;
+            const int lim = min(kend - 1, limit) - j0 - int(c0); // the last of the columns the row sees
             [[unroll]] for (uint c = 0u; c < CPL; c++) {
-                const int jj = j0 + int(c0 + c);
                 const float s = uintBitsToFloat(SH[srow + (c0 + c) / 4u][(c0 + c) % 4u]) * pc.qscale;
-                sv[c] = jj < kend && jj <= limit ? s : NEG_INF;
+                sv[c] = int(c) <= lim ? s : NEG_INF;
                 mb = max(mb, sv[c]);
             }
             [[unroll]] for (uint x = 1u; x < LPR; x <<= 1) mb = max(mb, subgroupShuffleXor(mb, x));
@@ -242,12 +251,10 @@ void main() {
             subgroupMemoryBarrierShared();
             subgroupBarrier(); // every score is read before P and the rescale matrix overwrite them
             [[unroll]] for (uint c = 0u; c < CPL; c += 8u) {
-                const uvec4 hi = uvec4(pack2(sv[c], sv[c + 1u]), pack2(sv[c + 2u], sv[c + 3u]),
-                                       pack2(sv[c + 4u], sv[c + 5u]), pack2(sv[c + 6u], sv[c + 7u]));
-                SH[srow + (c0 + c) / 8u] = hi;
-                SH[srow + BN / 8u + (c0 + c) / 8u] =
-                    uvec4(pack2_lo(sv[c], sv[c + 1u], hi.x), pack2_lo(sv[c + 2u], sv[c + 3u], hi.y),
-                          pack2_lo(sv[c + 4u], sv[c + 5u], hi.z), pack2_lo(sv[c + 6u], sv[c + 7u], hi.w));
+                const uvec2 w0 = split2(sv[c], sv[c + 1u]), w1 = split2(sv[c + 2u], sv[c + 3u]);
+                const uvec2 w2 = split2(sv[c + 4u], sv[c + 5u]), w3 = split2(sv[c + 6u], sv[c + 7u]);
+                SH[srow + (c0 + c) / 8u] = uvec4(w0.x, w1.x, w2.x, w3.x);
+                SH[srow + BN / 8u + (c0 + c) / 8u] = uvec4(w0.y, w1.y, w2.y, w3.y);
             }
             put_row(srow + A_OFF, part, alpha);
             subgroupMemoryBarrierShared();
@@ -280,9 +287,10 @@ void main() {
         barrier(); // K and V are read before the next block's
     }
 
-    // 1/l (0 for a row without keys) across the rescale matrix's row, then the output 16 columns at a time
-    // through the first 4 words of each row of the row tile (the rescale matrix starts at word A_OFF >= 8).
-    const float inv = l > 0.0 ? 1.0 / l : 0.0;
+    // 1/l (0 for a row without keys, NaN for a NaN sum) across the rescale matrix's row, then the output 16
+    // columns at a time through the first 4 words of each row of the row tile (the rescale matrix starts at word
+    // A_OFF >= 8).
+    const float inv = l > 0.0 ? 1.0 / l : l == 0.0 ? 0.0 : l;
     put_row(srow + A_OFF, part, inv);
     subgroupMemoryBarrierShared();
     subgroupBarrier();

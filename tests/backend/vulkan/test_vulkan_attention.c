@@ -121,8 +121,8 @@ Test(vulkan_attention, forced_coop_tiles_pass_or_say_why, .timeout = 900) {
         for (int i = 0; i < rep->n_results; i++) {
             const trr_conf_result *r = &rep->results[i];
             cr_expect_neq(r->outcome, TRR_CONF_FAIL,
-                          "block_m %d, block_n %d, stages %d, threads %d: %s (seed %llu): %s", c.block_m, c.block_n, c.stages, c.threads, r->name, (unsigned long long)opt.seed,
-                          r->message);
+                          "block_m %d, block_n %d, stages %d, threads %d: %s (seed %llu): %s", c.block_m, c.block_n,
+                          c.stages, c.threads, r->name, (unsigned long long)opt.seed, r->message);
             if (r->outcome == TRR_CONF_UNSUPPORTED)
                 cr_expect(strstr(r->message, "coop_khr") != NULL, "%s: %s", r->name, r->message);
         }
