@@ -7,8 +7,9 @@
  *   threads  invocations per workgroup
  * Where the device limits an invocation's loop iterations (lavapipe) the keys are split across workgroups, each
  * within the budget, into a scratch buffer the path keeps (grown as needed), and a second dispatch merges them.
- * Variant coop_khr runs kernels/vulkan/attention_coop.comp instead (cooperative matrices; block_m is 16 rows per
- * subgroup, threads whole subgroups; one dispatch, no split) in the same layout and push constants. */
+ * Variant coop_khr runs kernels/vulkan/attention_coop.comp instead (cooperative matrices; block_m is 16 or 32 rows
+ * per subgroup, threads whole subgroups, stages 2 loads the next key block during this one's MMAs; one dispatch,
+ * no split) in the same layout and push constants. */
 #include "vk_attention.h"
 #include "vk_bindset.h"
 #include "attention_tile.h"
@@ -91,20 +92,20 @@ static int coop_runs(const trr_vk_device *d, const trr_call *call, char *why, si
     return 1;
 }
 
-/* attention_coop.comp's shared memory: K and V blocks, each subgroup's 16 score rows (over them P and the
- * rescale matrix), or Q's rows before the loop where they take more. */
-static uint64_t coop_shared(int64_t threads, int64_t sg, int64_t bn, int64_t d) {
-    const uint64_t ld = (uint64_t)(d / 8 + 1), nsg = (uint64_t)(threads / sg);
-    const uint64_t loop = 2 * (uint64_t)bn * ld + nsg * 16 * (uint64_t)(bn / 4 + 5), q = 16 * nsg * ld;
+/* attention_coop.comp's shared memory: K and V blocks, the block_m rows of scores (over them P and the rescale
+ * matrices), or Q's rows before the loop where they take more. */
+static uint64_t coop_shared(int64_t bm, int64_t bn, int64_t d) {
+    const uint64_t ld = (uint64_t)(d / 8 + 1);
+    const uint64_t loop = 2 * (uint64_t)bn * ld + (uint64_t)bm * (uint64_t)(bn / 4 + 5), q = (uint64_t)bm * ld;
     return 16 * (loop > q ? loop : q);
 }
 
-/* The coop config's own rules: threads whole subgroups, block_m 16 rows per subgroup, block_n a multiple of 16
- * of at least 32 that splits into whole words among a row's invocations, the tiles within shared memory. Else 0
- * with the reason. */
+/* The coop config's own rules: threads whole subgroups, block_m 16 or 32 rows per subgroup (rows a subgroup's
+ * invocations split evenly), block_n a multiple of 16 of at least 32 that splits into whole words among a row's
+ * invocations, stages 1 or 2, the tiles within shared memory. Else 0 with the reason. */
 static int coop_config_ok(const trr_vk_device *d, const trr_call *call, char *why, size_t cap) {
     const trr_config *c = &call->config;
-    const int64_t sg = d->phys.subgroup_size, lpr = sg / 16;
+    const int64_t sg = d->phys.subgroup_size;
     const VkPhysicalDeviceLimits *lim = &d->phys.props.limits;
     if (c->threads < sg || c->threads % sg || (uint32_t)c->threads > lim->maxComputeWorkGroupInvocations ||
         (uint32_t)c->threads > lim->maxComputeWorkGroupSize[0]) {
@@ -112,20 +113,28 @@ static int coop_config_ok(const trr_vk_device *d, const trr_call *call, char *wh
                  lim->maxComputeWorkGroupInvocations);
         return 0;
     }
-    if (c->block_m != 16 * c->threads / sg) {
-        snprintf(why, cap, "coop_khr attention takes block_m = 16 rows per subgroup (%lld at %d threads), not %d",
-                 (long long)(16 * c->threads / sg), c->threads, c->block_m);
+    const int64_t nsg = c->threads / sg, rows = c->block_m / nsg;
+    if (c->block_m % nsg || (rows != 16 && rows != 32) || sg % rows) {
+        snprintf(why, cap, "coop_khr attention takes block_m = 16 or 32 rows per subgroup of %lld (%lld or %lld at "
+                 "%d threads; 32 where the subgroup has 32 invocations or more), not %d", (long long)sg,
+                 (long long)(16 * nsg), (long long)(32 * nsg), c->threads, c->block_m);
         return 0;
     }
+    const int64_t lpr = sg / rows;
     if (c->block_n < 32 || c->block_n > 256 || c->block_n % 16 || c->block_n % (8 * lpr)) {
         snprintf(why, cap, "coop_khr attention takes block_n a multiple of 16 and of %lld from 32 to 256, not %d",
                  (long long)(8 * lpr), c->block_n);
         return 0;
     }
-    const uint64_t shared = coop_shared(c->threads, sg, c->block_n, call->attn.head_dim);
+    if (c->stages != 1 && c->stages != 2) {
+        snprintf(why, cap, "coop_khr attention takes stages 1 (K and V loaded, then stored) or 2 (the next block's "
+                 "loaded during this one's MMAs), not %d", c->stages);
+        return 0;
+    }
+    const uint64_t shared = coop_shared(c->block_m, c->block_n, call->attn.head_dim);
     if (shared > lim->maxComputeSharedMemorySize) {
-        snprintf(why, cap, "coop_khr attention at threads %d, block_n %d, D = %lld takes %llu bytes of shared "
-                 "memory; %.60s has %u", c->threads, c->block_n, (long long)call->attn.head_dim,
+        snprintf(why, cap, "coop_khr attention at block_m %d, block_n %d, D = %lld takes %llu bytes of shared "
+                 "memory; %.60s has %u", c->block_m, c->block_n, (long long)call->attn.head_dim,
                  (unsigned long long)shared, d->phys.props.deviceName, lim->maxComputeSharedMemorySize);
         return 0;
     }
@@ -136,7 +145,19 @@ static int coop_config_ok(const trr_vk_device *d, const trr_call *call, char *wh
  * on the SIMT kernel. */
 #define TRR_VK_ATTN_COOP_MIN_SQ 64
 
-/* The coop kernel's config: 4 subgroups of 16 query rows, the widest key block of 64 or 32 that fits. */
+/* The widest key block of 64 or 32 whose tiles fit shared memory at block_m rows (32 where none does: the config
+ * check then says why). */
+static int coop_block_n(const trr_vk_device *d, const trr_call *call, int bm) {
+    int bn = 64;
+    while (bn > 32 && coop_shared(bm, bn, call->attn.head_dim) > d->phys.props.limits.maxComputeSharedMemorySize)
+        bn /= 2;
+    return bn;
+}
+
+/* The coop kernel's config: 4 subgroups; 32 query rows each at D = 64 (each K and V matrix a subgroup loads from
+ * shared memory then feeds twice the multiply-adds; the accumulators and Q of 32 rows at D = 128 would leave too
+ * few registers), else 16; the widest key block of 64 or 32 that fits; the next block's loads in flight during
+ * this one's MMAs. */
 static void fill_coop(const trr_vk_device *d, const trr_call *call, trr_config *c) {
     const int sg = (int)d->phys.subgroup_size;
     if (!c->threads) {
@@ -144,15 +165,16 @@ static void fill_coop(const trr_vk_device *d, const trr_call *call, trr_config *
         while (c->threads > sg && (uint32_t)c->threads > d->phys.props.limits.maxComputeWorkGroupInvocations)
             c->threads -= sg;
     }
-    if (!c->block_m && sg > 0) c->block_m = 16 * c->threads / sg;
-    if (!c->block_n) {
-        int bn = 64;
-        while (bn > 32 && coop_shared(c->threads, sg, bn, call->attn.head_dim) >
-                              d->phys.props.limits.maxComputeSharedMemorySize)
-            bn /= 2;
-        c->block_n = bn;
+    if (!c->block_m && sg > 0) {
+        const int nsg = c->threads / sg;
+        c->block_m = 16 * nsg;
+        if (call->attn.head_dim == 64 && sg % 32 == 0 &&
+            coop_shared(32 * nsg, c->block_n ? c->block_n : coop_block_n(d, call, 32 * nsg), 64) <=
+                d->phys.props.limits.maxComputeSharedMemorySize)
+            c->block_m = 32 * nsg;
     }
-    if (!c->stages) c->stages = 1;
+    if (!c->block_n) c->block_n = coop_block_n(d, call, c->block_m);
+    if (!c->stages) c->stages = 2;
 }
 
 void trr_vk_attention_choose(const trr_vk_device *d, trr_call *call) {
@@ -361,12 +383,12 @@ trr_status trr_vk_attention_run(trr_context *ctx, const trr_call *call) {
         p.lh = stride32(a->heads_q, call->w.stride1);
         p.ls = stride32(a->seq_q, call->w.stride0);
     }
-    const uint32_t spec[5] = {(uint32_t)cfg->threads, (uint32_t)bm, (uint32_t)cfg->block_n, (uint32_t)D,
-                              d->phys.subgroup_size};
+    const uint32_t spec[6] = {(uint32_t)cfg->threads, (uint32_t)bm, (uint32_t)cfg->block_n, (uint32_t)D,
+                              d->phys.subgroup_size, (uint32_t)cfg->stages};
     char shader[48];
     snprintf(shader, sizeof shader, coop ? "attention_coopk_%s" : "attention_%s", dtype_suffix(call->x.dtype));
     const uint32_t nqb = (uint32_t)((a->seq_q + bm - 1) / bm);
-    TRR_TRY(dispatch(ctx, as, shader, spec, coop ? 5 : 4, info, bufs, &p, nqb, (uint32_t)a->heads_q,
+    TRR_TRY(dispatch(ctx, as, shader, spec, coop ? 6 : 4, info, bufs, &p, nqb, (uint32_t)a->heads_q,
                      (uint32_t)(a->batch * nsplit)));
     if (nsplit == 1) return TRR_OK;
     /* the merge: one invocation per (row, d), 64 to a workgroup, the workgroups over x and y */

@@ -4,27 +4,34 @@
 // bf16. vk_attention.c runs it where the device offers the shape and the operands meet its alignment; the SIMT
 // kernel (attention.comp) takes every other call.
 //
-// A workgroup of NSG subgroups takes BM = 16·NSG query rows of one head (batch b, query head h, kv head
-// h / group); subgroup sg owns rows 16·sg to 16·sg + 15, its Q rows held as D/16 A matrices and its output as
-// D/16 f32 accumulators for the whole key loop. For each block of BN keys:
-//   1. the workgroup stages K and V (16-byte words of 8 elements, zero past the keys it reads) in shared memory;
-//   2. each subgroup multiplies S = Q·Kᵀ (16 x BN, f32) and stores S into its own shared rows;
-//   3. LPR = SG/16 invocations per row take the online-softmax step in base 2 on the row's scores times
+// A workgroup of NSG subgroups takes BM = 16·RT·NSG query rows of one head (batch b, query head h, kv head
+// h / group); subgroup sg owns R = 16·RT rows (RT row tiles of 16, 1 or 2), its Q rows held as RT·D/16 A
+// matrices and its output as RT·D/16 f32 accumulators for the whole key loop. Every K or V matrix a subgroup
+// loads from shared memory feeds RT multiply-adds (2·RT for V, P being split below), and every K/V block staged
+// serves the workgroup's BM rows: the two reuses that bound the kernel by shared-memory traffic rather than
+// by the tensor cores. For each block of BN keys:
+//   1. the workgroup stages K and V (16-byte words of 8 elements, zero past the keys it reads) in shared memory
+//      from registers; with STAGES = 2 those registers were loaded during the previous block's MMAs (the
+//      global loads of block j + 1 are issued before the MMAs of block j: no asynchronous copies here);
+//   2. each subgroup multiplies S = Q·Kᵀ (R x BN, f32) and stores S into its own shared rows;
+//   3. LPR = SG/R invocations per row take the online-softmax step in base 2 on the row's scores times
 //      scale·log2 e (masked keys -inf): the block's maximum and the sum (shuffles among the row's invocations),
-//      the weights P (as two parts of the input type, hi + lo) over S's rows, and the rescale factor alpha = 2^(m - m_new)
-//      written 16 times across a 16x16 f32 matrix row;
+//      the weights P (as two parts of the input type, hi + lo) over S's rows, and the rescale factor
+//      alpha = 2^(m - m_new) written 16 times across a row of a 16x16 f32 matrix per row tile;
 //   4. the subgroup loads that matrix as an accumulator, which lays its elements out as the output's
 //      accumulators are (one type), scales the output element by element, and adds P·V.
-// At the end 1/l replaces alpha the same way, and the output goes through shared memory to o with its strides,
-// rounded once (0 for a row that saw no key; lse = (m + log2 l)·ln 2, -inf without keys).
-// A row that has seen no key keeps m = -inf and weights 0, and never forms -inf - (-inf).
+// Under causal, a subgroup whose rows see none of a block's keys skips steps 2 to 4 (exactly what they would
+// leave: weights 0, alpha 1). At the end 1/l replaces alpha the same way, and the output goes through shared
+// memory to o with its strides, rounded once (0 for a row that saw no key; lse = (m + log2 l)·ln 2, -inf
+// without keys). A row that has seen no key keeps m = -inf and weights 0, and never forms -inf - (-inf).
 //
-// Shared memory (16-byte words): K [BN][D/8 + 1], V [BN][D/8 + 1] (the pad word spreads the matrix loads over
-// the banks), then per subgroup 16 rows of SLD = BN/4 + 5 words: S in f32; over it the weights P as two 16-bit
-// parts (hi in the row's first BN/8 words, lo in the next BN/8, 8 halves a word), then the rescale matrix (words
-// BN/4 to BN/4 + 3) and a pad word. Q is staged once, before
-// the loop, from the start of the array. The host checks BN >= 32, BN a multiple of 8·LPR and of 16, D 64 or
-// 128, and every q, k and v offset and stride a multiple of 8 elements.
+// Shared memory (16-byte words): K [BN][D/8 + 1], V [BN][D/8 + 1] (the pad word puts the 8 rows of each
+// matrix-load phase on 8 different bank groups), then per subgroup R rows of SLD = BN/4 + 5 words: S in f32;
+// over it the weights P as two 16-bit parts (hi in the row's first BN/8 words, lo in the next BN/8, 8 halves a
+// word), then the rescale matrix's row (words BN/4 to BN/4 + 3) and a pad word (SLD odd: the f32 tiles' rows
+// fall on distinct bank groups too). Q is staged once, before the loop, from the start of the array. The host
+// checks RT 1 or 2, SG a multiple of R, BN >= 32, BN a multiple of 8·LPR and of 16, D 64 or 128, and every q,
+// k and v offset and stride a multiple of 8 elements.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_KHR_cooperative_matrix : require
@@ -41,23 +48,29 @@
 #include "common.glsl"
 
 layout(local_size_x_id = 0) in;
-layout(constant_id = 1) const uint BM = 64; // 16 rows per subgroup: the host passes 16·threads/SG
+layout(constant_id = 1) const uint BM = 64; // 16·RT rows per subgroup: the host passes 16·RT·threads/SG
 layout(constant_id = 2) const uint BN = 64;
 layout(constant_id = 3) const uint D = 64;
 layout(constant_id = 4) const uint SG = 32; // the device's subgroup size
+layout(constant_id = 5) const uint STAGES = 1; // 2: the next block's K and V loaded during this block's MMAs
 const uint WG = gl_WorkGroupSize.x;
 const uint NSG = WG / SG;
-const uint LPR = SG / 16u;  // invocations per row in the softmax
-const uint CPL = BN / LPR;  // scores per invocation (a multiple of 8)
-const uint DW = D / 8u;     // words of one K, V or Q row
-const uint LD = DW + 1u;    // their padded stride
-const uint SLD = BN / 4u + 5u; // the stride of a subgroup's S rows: S, then the rescale matrix, one pad word
+const uint RT = BM / (16u * NSG); // row tiles of 16 per subgroup
+const uint R = 16u * RT;          // rows per subgroup
+const uint LPR = SG / R;          // invocations per row in the softmax
+const uint CPL = BN / LPR;        // scores per invocation (a multiple of 8)
+const uint DT = D / 16u;          // 16-wide tiles of a row of Q, K, V or o
+const uint DW = D / 8u;           // words of one K, V or Q row
+const uint LD = DW + 1u;          // their padded stride
+const uint SLD = BN / 4u + 5u;    // the stride of a subgroup's S rows: S, then the rescale matrix, one pad word
 const uint K_AT = 0u;
 const uint V_AT = BN * LD;
 const uint S_AT = 2u * BN * LD;
-const uint SUB = 16u * SLD; // words of one subgroup's rows
-const uint A_OFF = BN / 4u; // the rescale matrix's first word in a row (past P's two parts)
+const uint SUB = R * SLD;         // words of one subgroup's rows
+const uint A_OFF = BN / 4u;       // the rescale matrix's first word in a row (past P's two parts)
 const uint WORDS = S_AT + NSG * SUB > BM * LD ? S_AT + NSG * SUB : BM * LD;
+const uint KVW = BN * DW;            // words of one K (or V) block
+const uint NPF = (KVW + WG - 1u) / WG; // of them per invocation
 shared uvec4 SH[WORDS];
 
 layout(std430, set = 0, binding = 0) readonly buffer BufQ { uvec4 q4[]; };
@@ -85,20 +98,67 @@ layout(push_constant) uniform Push {
 #define ROW_MAJOR gl_CooperativeMatrixLayoutRowMajor
 #define COL_MAJOR gl_CooperativeMatrixLayoutColumnMajor
 
-// Two weights as one word of the input type.
+// Two weights a and b as two words of the input type: x their rounding (a in the low half), y what that left,
+// rounded in turn. P = hi + lo keeps ~22 (f16) or ~16 (bf16) bits of each weight. One rounding puts 2^-12 (f16)
+// or 2^-9 (bf16) of each weight into o, which elements of o that cancel to near zero cannot absorb within
+// docs/ops.md's element bound for half outputs.
 #if defined(X_BF16)
-uint pack2(float a, float b) { return trr_f2bf(a) | (trr_f2bf(b) << 16); }
-vec2 unpack2(uint w) { return vec2(uintBitsToFloat(w << 16), uintBitsToFloat(w & 0xffff0000u)); }
+// f to bf16, nearest even, in f32's upper half with the lower half zero: a weight's bits (in [0, 1], or NaN),
+// so without trr_f2bf's NaN case, which is most of the softmax's integer work. A NaN weight comes out as a
+// number, but its row's sum is NaN, which 1/l carries to the row's o.
+uint bf_round(float f) {
+    const uint b = floatBitsToUint(f);
+    return (b + 0x7fffu + ((b >> 16) & 1u)) & 0xffff0000u;
+}
+uvec2 split2(float a, float b) {
+    const uint ha = bf_round(a), hb = bf_round(b);
+    const uint la = bf_round(a - uintBitsToFloat(ha)), lb = bf_round(b - uintBitsToFloat(hb));
+    return uvec2((ha >> 16) | hb, (la >> 16) | lb);
+}
 #else
-uint pack2(float a, float b) { return packHalf2x16(vec2(a, b)); }
-vec2 unpack2(uint w) { return unpackHalf2x16(w); }
+uvec2 split2(float a, float b) {
+    const uint hi = packHalf2x16(vec2(a, b));
+    const vec2 h = unpackHalf2x16(hi);
+    return uvec2(hi, packHalf2x16(vec2(a - h.x, b - h.y)));
+}
 #endif
-// What rounding two weights to the input type left, rounded in turn: P = hi + lo keeps ~22 (f16) or ~16 (bf16)
-// bits of each weight. One rounding puts 2^-12 (f16) or 2^-9 (bf16) of each weight into o, which elements of o
-// that cancel to near zero cannot absorb within docs/ops.md's element bound for half outputs.
-uint pack2_lo(float a, float b, uint hi) {
-    const vec2 h = unpack2(hi);
-    return pack2(a - h.x, b - h.y);
+
+// This invocation's share of a K and V block, in registers between the global loads and the shared stores.
+uvec4 kr[NPF], vr[NPF];
+
+// Block j0's words of K and V into kr and vr (zero past the keys the workgroup reads).
+void fetch_kv(uint kbase, uint vbase, int j0, int kend) {
+    [[unroll]] for (uint i = 0u; i < NPF; i++) {
+        const uint e = gl_LocalInvocationID.x + i * WG, j = e / DW, w = e - j * DW;
+        const int jj = j0 + int(j);
+        kr[i] = uvec4(0u);
+        vr[i] = uvec4(0u);
+        if (e < KVW && jj < kend) {
+            kr[i] = k4[(kbase + uint(jj) * pc.ks) / 8u + w];
+            vr[i] = v4[(vbase + uint(jj) * pc.vs) / 8u + w];
+        }
+    }
+}
+
+void stage_kv() {
+    [[unroll]] for (uint i = 0u; i < NPF; i++) {
+        const uint e = gl_LocalInvocationID.x + i * WG, j = e / DW, w = e - j * DW;
+        if (e < KVW) {
+            SH[K_AT + j * LD + w] = kr[i];
+            SH[V_AT + j * LD + w] = vr[i];
+        }
+    }
+}
+
+// f across this invocation's part of its row of the rescale matrix (16 floats from word `at`).
+void put_row(uint at, uint part, float f) {
+    if (LPR <= 4u) { // whole words
+        [[unroll]] for (uint c = part * (16u / LPR); c < (part + 1u) * (16u / LPR); c += 4u)
+            SH[at + c / 4u] = uvec4(floatBitsToUint(f));
+    } else {
+        [[unroll]] for (uint c = part * (16u / LPR); c < (part + 1u) * (16u / LPR); c++)
+            SH[at + c / 4u][c % 4u] = floatBitsToUint(f);
+    }
 }
 
 void main() {
@@ -110,6 +170,7 @@ void main() {
     const uint qbase = pc.qo + b * pc.qb + h * pc.qh;
     const uint kbase = pc.ko + b * pc.kb + g * pc.kh;
     const uint vbase = pc.vo + b * pc.vb + g * pc.vh;
+    const uint sub = S_AT + sg * SUB; // the subgroup's rows in shared memory
 
     // Q: staged once (zero past the queries), then held as A matrices.
     for (uint e = tid; e < BM * DW; e += WG) {
@@ -117,134 +178,140 @@ void main() {
         SH[r * LD + w] = i < pc.sq ? q4[(qbase + i * pc.qs) / 8u + w] : uvec4(0u);
     }
     barrier();
-    AMAT qa[D / 16u];
-    [[unroll]] for (uint t = 0u; t < D / 16u; t++)
-        coopMatLoad(qa[t], SH, sg * 16u * LD + 2u * t, LD, ROW_MAJOR);
-    ACC acc[D / 16u];
-    [[unroll]] for (uint t = 0u; t < D / 16u; t++) acc[t] = ACC(0.0);
+    AMAT qa[RT * DT];
+    [[unroll]] for (uint rt = 0u; rt < RT; rt++)
+        [[unroll]] for (uint t = 0u; t < DT; t++)
+            coopMatLoad(qa[rt * DT + t], SH, (sg * R + rt * 16u) * LD + 2u * t, LD, ROW_MAJOR);
+    ACC acc[RT * DT];
+    [[unroll]] for (uint t = 0u; t < RT * DT; t++) acc[t] = ACC(0.0);
 
     // this invocation's row of the softmax and its scores' columns
     const uint r = lane / LPR, part = lane % LPR, c0 = part * CPL;
-    const int row = int(i0 + sg * 16u + r);
+    const int row = int(i0 + sg * R + r);
     const int limit = CAUSAL ? row + skv - sq : skv - 1; // the last key the row sees
-    const uint srow = S_AT + sg * SUB + r * SLD;         // the row's words in shared memory
+    const uint srow = sub + r * SLD;                     // the row's words in shared memory
     float m = NEG_INF, l = 0.0;
 
-    // the keys any row of the workgroup sees: up to the last row's limit under causal
+    // the keys any row of the workgroup sees: up to the last row's limit under causal; and past the last key any
+    // row of this subgroup sees (uniform in the subgroup; none for a subgroup past the queries)
     const int last = min(int(i0 + BM), sq) - 1;
     const int kend = CAUSAL ? clamp(last + skv - sq + 1, 0, skv) : skv;
+    const int first = int(i0 + sg * R);
+    const int sg_end = first >= sq ? 0 : CAUSAL ? min(first + int(R), sq) + skv - sq : skv;
+    if (STAGES > 1u && kend > 0) fetch_kv(kbase, vbase, 0, kend);
     barrier(); // every subgroup holds its Q before K overwrites it
 
     for (int j0 = 0; j0 < kend; j0 += int(BN)) {
         // 1. K and V
-        for (uint e = tid; e < BN * DW; e += WG) {
-            const uint j = e / DW, w = e - j * DW;
-            const int jj = j0 + int(j);
-            uvec4 kw = uvec4(0u), vw = uvec4(0u);
-            if (jj < kend) {
-                kw = k4[(kbase + uint(jj) * pc.ks) / 8u + w];
-                vw = v4[(vbase + uint(jj) * pc.vs) / 8u + w];
-            }
-            SH[K_AT + j * LD + w] = kw;
-            SH[V_AT + j * LD + w] = vw;
-        }
+        if (STAGES == 1u) fetch_kv(kbase, vbase, j0, kend);
+        stage_kv();
         barrier();
+        if (STAGES > 1u && j0 + int(BN) < kend) fetch_kv(kbase, vbase, j0 + int(BN), kend);
 
-        // 2. S = Q·Kᵀ, 16 keys at a time
-        [[unroll]] for (uint n = 0u; n < BN / 16u; n++) {
-            ACC s = ACC(0.0);
-            [[unroll]] for (uint t = 0u; t < D / 16u; t++) {
-                BMAT kb;
-                coopMatLoad(kb, SH, K_AT + n * 16u * LD + 2u * t, LD, COL_MAJOR);
-                s = coopMatMulAdd(qa[t], kb, s);
+        if (j0 < sg_end) { // else no row of the subgroup sees a key of the block
+            // 2. S = Q·Kᵀ, 16 keys at a time, each K matrix feeding the RT row tiles
+            [[unroll]] for (uint n = 0u; n < BN / 16u; n++) {
+                ACC s[RT];
+                [[unroll]] for (uint rt = 0u; rt < RT; rt++) s[rt] = ACC(0.0);
+                [[unroll]] for (uint t = 0u; t < DT; t++) {
+                    BMAT kb;
+                    coopMatLoad(kb, SH, K_AT + n * 16u * LD + 2u * t, LD, COL_MAJOR);
+                    [[unroll]] for (uint rt = 0u; rt < RT; rt++) s[rt] = coopMatMulAdd(qa[rt * DT + t], kb, s[rt]);
+                }
+                [[unroll]] for (uint rt = 0u; rt < RT; rt++)
+                    coopMatStore(s[rt], SH, sub + rt * 16u * SLD + 4u * n, SLD, ROW_MAJOR);
             }
-            coopMatStore(s, SH, S_AT + sg * SUB + 4u * n, SLD, ROW_MAJOR);
-        }
-        subgroupMemoryBarrierShared();
-        subgroupBarrier();
+            subgroupMemoryBarrierShared();
+            subgroupBarrier();
 
-        // 3. the online softmax step of row r over columns c0 to c0 + CPL - 1
-        float sv[CPL];
-        float mb = NEG_INF;
-        [[unroll]] for (uint c = 0u; c < CPL; c++) {
-            const int jj = j0 + int(c0 + c);
-            const float s = uintBitsToFloat(SH[srow + (c0 + c) / 4u][(c0 + c) % 4u]) * pc.qscale;
-            sv[c] = jj < kend && jj <= limit ? s : NEG_INF;
-            mb = max(mb, sv[c]);
-        }
-        [[unroll]] for (uint x = 1u; x < LPR; x <<= 1) mb = max(mb, subgroupShuffleXor(mb, x));
-        const float mn = max(m, mb);
-        float alpha = 1.0, sum = 0.0;
-        if (mn != NEG_INF) { // else no key seen yet: weights 0
+            // 3. the online softmax step of row r over columns c0 to c0 + CPL - 1
+            float sv[CPL];
+            float mb = NEG_INF;
+            const int lim = min(kend - 1, limit) - j0 - int(c0); // the last of the columns the row sees
             [[unroll]] for (uint c = 0u; c < CPL; c++) {
-                sv[c] = sv[c] == NEG_INF ? 0.0 : exp2(sv[c] - mn);
-                sum += sv[c];
+                const float s = uintBitsToFloat(SH[srow + (c0 + c) / 4u][(c0 + c) % 4u]) * pc.qscale;
+                sv[c] = int(c) <= lim ? s : NEG_INF;
+                mb = max(mb, sv[c]);
             }
-            alpha = m == NEG_INF ? 0.0 : exp2(m - mn);
-        } else {
-            [[unroll]] for (uint c = 0u; c < CPL; c++) sv[c] = 0.0;
-        }
-        [[unroll]] for (uint x = 1u; x < LPR; x <<= 1) sum += subgroupShuffleXor(sum, x);
-        l = l * alpha + sum;
-        m = mn;
-        subgroupMemoryBarrierShared();
-        subgroupBarrier(); // every score is read before P and the rescale matrix overwrite them
-        [[unroll]] for (uint c = 0u; c < CPL; c += 8u) {
-            const uvec4 hi = uvec4(pack2(sv[c], sv[c + 1u]), pack2(sv[c + 2u], sv[c + 3u]),
-                                   pack2(sv[c + 4u], sv[c + 5u]), pack2(sv[c + 6u], sv[c + 7u]));
-            SH[srow + (c0 + c) / 8u] = hi;
-            SH[srow + BN / 8u + (c0 + c) / 8u] =
-                uvec4(pack2_lo(sv[c], sv[c + 1u], hi.x), pack2_lo(sv[c + 2u], sv[c + 3u], hi.y),
-                      pack2_lo(sv[c + 4u], sv[c + 5u], hi.z), pack2_lo(sv[c + 6u], sv[c + 7u], hi.w));
-        }
-        [[unroll]] for (uint c = part * (16u / LPR); c < (part + 1u) * (16u / LPR); c++)
-            SH[srow + A_OFF + c / 4u][c % 4u] = floatBitsToUint(alpha);
-        subgroupMemoryBarrierShared();
-        subgroupBarrier();
+            [[unroll]] for (uint x = 1u; x < LPR; x <<= 1) mb = max(mb, subgroupShuffleXor(mb, x));
+            const float mn = max(m, mb);
+            float alpha = 1.0, sum = 0.0;
+            if (mn != NEG_INF) { // else no key seen yet: weights 0
+                [[unroll]] for (uint c = 0u; c < CPL; c++) {
+                    sv[c] = sv[c] == NEG_INF ? 0.0 : exp2(sv[c] - mn);
+                    sum += sv[c];
+                }
+                alpha = m == NEG_INF ? 0.0 : exp2(m - mn);
+            } else {
+                [[unroll]] for (uint c = 0u; c < CPL; c++) sv[c] = 0.0;
+            }
+            [[unroll]] for (uint x = 1u; x < LPR; x <<= 1) sum += subgroupShuffleXor(sum, x);
+            l = l * alpha + sum;
+            m = mn;
+            subgroupMemoryBarrierShared();
+            subgroupBarrier(); // every score is read before P and the rescale matrix overwrite them
+            [[unroll]] for (uint c = 0u; c < CPL; c += 8u) {
+                const uvec2 w0 = split2(sv[c], sv[c + 1u]), w1 = split2(sv[c + 2u], sv[c + 3u]);
+                const uvec2 w2 = split2(sv[c + 4u], sv[c + 5u]), w3 = split2(sv[c + 6u], sv[c + 7u]);
+                SH[srow + (c0 + c) / 8u] = uvec4(w0.x, w1.x, w2.x, w3.x);
+                SH[srow + BN / 8u + (c0 + c) / 8u] = uvec4(w0.y, w1.y, w2.y, w3.y);
+            }
+            put_row(srow + A_OFF, part, alpha);
+            subgroupMemoryBarrierShared();
+            subgroupBarrier();
 
-        // 4. O = alpha·O + P·V
-        ACC am;
-        coopMatLoad(am, SH, S_AT + sg * SUB + A_OFF, SLD, ROW_MAJOR);
-        [[unroll]] for (uint t = 0u; t < D / 16u; t++)
-            [[unroll]] for (int e = 0; e < acc[t].length(); e++) acc[t][e] *= am[e];
-        [[unroll]] for (uint n = 0u; n < BN / 16u; n++) {
-            AMAT pa;
-            AMAT pl; // one declarator a line: glslang 13 types a second one of a coopmat declaration wrongly
-            coopMatLoad(pa, SH, S_AT + sg * SUB + 2u * n, SLD, ROW_MAJOR);
-            coopMatLoad(pl, SH, S_AT + sg * SUB + BN / 8u + 2u * n, SLD, ROW_MAJOR);
-            [[unroll]] for (uint t = 0u; t < D / 16u; t++) {
-                BMAT vb;
-                coopMatLoad(vb, SH, V_AT + n * 16u * LD + 2u * t, LD, ROW_MAJOR);
-                acc[t] = coopMatMulAdd(pa, vb, acc[t]);
-                acc[t] = coopMatMulAdd(pl, vb, acc[t]);
+            // 4. O = alpha·O + P·V, each V matrix feeding the RT row tiles' two parts of P
+            [[unroll]] for (uint rt = 0u; rt < RT; rt++) {
+                ACC am;
+                coopMatLoad(am, SH, sub + rt * 16u * SLD + A_OFF, SLD, ROW_MAJOR);
+                [[unroll]] for (uint t = 0u; t < DT; t++)
+                    [[unroll]] for (int e = 0; e < am.length(); e++) acc[rt * DT + t][e] *= am[e];
+            }
+            [[unroll]] for (uint n = 0u; n < BN / 16u; n++) {
+                AMAT pa[RT];
+                AMAT pl[RT]; // one declarator a line: glslang 13 types a second one of a coopmat declaration wrongly
+                [[unroll]] for (uint rt = 0u; rt < RT; rt++) {
+                    coopMatLoad(pa[rt], SH, sub + rt * 16u * SLD + 2u * n, SLD, ROW_MAJOR);
+                    coopMatLoad(pl[rt], SH, sub + rt * 16u * SLD + BN / 8u + 2u * n, SLD, ROW_MAJOR);
+                }
+                [[unroll]] for (uint t = 0u; t < DT; t++) {
+                    BMAT vb;
+                    coopMatLoad(vb, SH, V_AT + n * 16u * LD + 2u * t, LD, ROW_MAJOR);
+                    [[unroll]] for (uint rt = 0u; rt < RT; rt++) {
+                        acc[rt * DT + t] = coopMatMulAdd(pa[rt], vb, acc[rt * DT + t]);
+                        acc[rt * DT + t] = coopMatMulAdd(pl[rt], vb, acc[rt * DT + t]);
+                    }
+                }
             }
         }
         barrier(); // K and V are read before the next block's
     }
 
-    // 1/l (0 for a row without keys) across the rescale matrix's row, then the output 16 columns at a time
-    // through the subgroup's first 4 words of each row.
-    const float inv = l > 0.0 ? 1.0 / l : 0.0;
-    [[unroll]] for (uint c = part * (16u / LPR); c < (part + 1u) * (16u / LPR); c++)
-        SH[srow + A_OFF + c / 4u][c % 4u] = floatBitsToUint(inv);
+    // 1/l (0 for a row without keys, NaN for a NaN sum) across the rescale matrix's row, then the output 16
+    // columns at a time through the first 4 words of each row of the row tile (the rescale matrix starts at word
+    // A_OFF >= 8).
+    const float inv = l > 0.0 ? 1.0 / l : l == 0.0 ? 0.0 : l;
+    put_row(srow + A_OFF, part, inv);
     subgroupMemoryBarrierShared();
     subgroupBarrier();
-    ACC am;
-    coopMatLoad(am, SH, S_AT + sg * SUB + A_OFF, SLD, ROW_MAJOR);
-    subgroupBarrier(); // read before the tiles below overwrite it (A_OFF >= 4)
     const uint obase = pc.oo + b * pc.ob + h * pc.oh;
-    [[unroll]] for (uint t = 0u; t < D / 16u; t++) {
-        ACC ot = acc[t];
-        [[unroll]] for (int e = 0; e < ot.length(); e++) ot[e] *= am[e];
-        coopMatStore(ot, SH, S_AT + sg * SUB, SLD, ROW_MAJOR);
-        subgroupMemoryBarrierShared();
-        subgroupBarrier();
-        for (uint e = lane; e < 256u; e += SG) {
-            const uint rr = e / 16u, c = e % 16u, i = i0 + sg * 16u + rr;
-            if (i < pc.sq)
-                o[obase + i * pc.os + 16u * t + c] = ZC(uintBitsToFloat(SH[S_AT + sg * SUB + rr * SLD + c / 4u][c % 4u]));
+    [[unroll]] for (uint rt = 0u; rt < RT; rt++) {
+        const uint tile = sub + rt * 16u * SLD;
+        ACC am;
+        coopMatLoad(am, SH, tile + A_OFF, SLD, ROW_MAJOR);
+        [[unroll]] for (uint t = 0u; t < DT; t++) {
+            ACC ot = acc[rt * DT + t];
+            [[unroll]] for (int e = 0; e < ot.length(); e++) ot[e] *= am[e];
+            coopMatStore(ot, SH, tile, SLD, ROW_MAJOR);
+            subgroupMemoryBarrierShared();
+            subgroupBarrier();
+            for (uint e = lane; e < 256u; e += SG) {
+                const uint rr = e / 16u, c = e % 16u, i = i0 + sg * R + rt * 16u + rr;
+                if (i < pc.sq)
+                    o[obase + i * pc.os + 16u * t + c] = ZC(uintBitsToFloat(SH[tile + rr * SLD + c / 4u][c % 4u]));
+            }
+            subgroupBarrier(); // read before the next tile overwrites it
         }
-        subgroupBarrier(); // read before the next tile overwrites it
     }
     if (HAS_LSE && part == 0u && row < sq)
         lse[pc.lo + b * pc.lb + h * pc.lh + uint(row) * pc.ls] = l > 0.0 ? (m + log2(l)) * float(LN2) : NEG_INF;

@@ -97,3 +97,37 @@ Test(vulkan_attention, heuristic_takes_coop_where_it_runs) {
     trr_buffer_destroy(buf);
     trr_context_destroy(ctx);
 }
+
+/* The cooperative-matrix kernel's tile shapes forced (16 and 32 rows a subgroup, 1 to 8 subgroups, key blocks of
+ * 32 and 64, loads staged after or during the MMAs): each passes attention's cases where the device runs it, or
+ * is refused with the reason (every one on a device without VK_KHR_cooperative_matrix, and shapes past its
+ * shared memory or subgroup size). threads 0 takes four subgroups of the device's size. */
+Test(vulkan_attention, forced_coop_tiles_pass_or_say_why, .timeout = 900) {
+    trr_context *ctx = open_device_or_skip("vulkan:0", "vulkan");
+    const trr_config forced[] = {
+        {.variant = TRR_VARIANT_COOP_KHR, .block_m = 64, .block_n = 64, .stages = 1},
+        {.variant = TRR_VARIANT_COOP_KHR, .block_m = 128, .block_n = 32, .stages = 2},
+        {.variant = TRR_VARIANT_COOP_KHR, .block_m = 128, .block_n = 64, .stages = 1},
+        {.variant = TRR_VARIANT_COOP_KHR, .block_m = 64, .block_n = 32, .stages = 2},
+        {.variant = TRR_VARIANT_COOP_KHR, .block_m = 32, .block_n = 48, .stages = 2, .threads = 32},
+        {.variant = TRR_VARIANT_COOP_KHR, .block_m = 128, .block_n = 32, .stages = 2, .threads = 256}};
+    trr_conf_options opt = {.seed = (uint64_t)time(NULL), .op_mask = 1u << TRR_OP_ATTENTION};
+    for (size_t f = 0; f < sizeof forced / sizeof forced[0]; f++) {
+        trr_config c = forced[f];
+        cr_assert_eq(trr_config_override(ctx, TRR_OP_ATTENTION, &c), TRR_OK, "%s", trr_last_error(ctx));
+        trr_conf_report *rep = NULL;
+        cr_assert_eq(trr_conformance_run(ctx, &opt, &rep), TRR_OK, "%s", trr_last_error(ctx));
+        cr_assert_gt(rep->n_results, 0);
+        for (int i = 0; i < rep->n_results; i++) {
+            const trr_conf_result *r = &rep->results[i];
+            cr_expect_neq(r->outcome, TRR_CONF_FAIL,
+                          "block_m %d, block_n %d, stages %d, threads %d: %s (seed %llu): %s", c.block_m, c.block_n,
+                          c.stages, c.threads, r->name, (unsigned long long)opt.seed, r->message);
+            if (r->outcome == TRR_CONF_UNSUPPORTED)
+                cr_expect(strstr(r->message, "coop_khr") != NULL, "%s: %s", r->name, r->message);
+        }
+        trr_conformance_free(rep);
+    }
+    cr_assert_eq(trr_config_override(ctx, TRR_OP_ATTENTION, NULL), TRR_OK);
+    trr_context_destroy(ctx);
+}
