@@ -253,14 +253,15 @@ uvec4 fetch_b(uint i, uint k0) {
 
 // Waits until FLAGS[i] >= v. The subgroup's first invocation decides, so the loop and the cooperative-matrix
 // code after it stay subgroup-uniform; the subgroup barrier after the loop carries its acquire to the others.
-// With pause, a dependent chain of multiplies between polls keeps a waiting producer from taking the
-// shared-memory path from the subgroups that multiply (the chain's value joins the exit test so that it stays).
+// With pause, a dependent chain of shifts and multiplies (a few hundred cycles, which no algebra folds) between
+// polls keeps a waiting producer from taking the shared-memory path from the subgroups that multiply; its value
+// joins the exit test so that the compiler keeps it.
 void wait_flag(uint i, uint v, bool pause) {
     uint f = subgroupBroadcastFirst(atomicLoad(FLAGS[i], gl_ScopeWorkgroup, gl_StorageSemanticsShared, gl_SemanticsAcquire));
     uint spin = 1u;
     while (f < v || spin == 0u) {
         if (pause)
-            [[unroll]] for (uint j = 0; j < 32u; j++) spin = spin * 747796405u + (f | 1u);
+            [[unroll]] for (uint j = 0; j < 16u; j++) spin = (spin ^ (spin >> 15)) * 747796405u + (f | 1u);
         f = subgroupBroadcastFirst(atomicLoad(FLAGS[i], gl_ScopeWorkgroup, gl_StorageSemanticsShared, gl_SemanticsAcquire));
     }
     controlBarrier(gl_ScopeSubgroup, gl_ScopeWorkgroup, gl_StorageSemanticsShared, gl_SemanticsAcquireRelease);
