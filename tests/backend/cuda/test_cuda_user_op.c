@@ -1,13 +1,15 @@
 /* A user op's CUDA C through the backend's NVRTC path (a variant carrying the definition's text, as
- * backend_cuda/user.c compiles it): examples/custom_op's swiglu.cu, silu_user.cu and add_rms_norm.cu for A100
- * (sm_80) and H100/H200 (sm_90a) at tile candidates of their definitions, with no warning; a source with an error
- * gives TRR_ERR_COMPILE and the compiler's log. Needs NVRTC only; skipped, with the reason, where it is not
+ * backend_cuda/user.c compiles it): examples/custom_op's swiglu.cu, silu_user.cu and add_rms_norm.cu, and the
+ * copies of the built-in silu and gelu made of kernels/cuda/elementwise.cu's text (tests/unit/test_user_op.c runs
+ * them), for A100 (sm_80) and H100/H200 (sm_90a) at tile candidates of their definitions, with no warning; a
+ * source with an error gives TRR_ERR_COMPILE and the compiler's log. Needs NVRTC only; skipped, with the reason, where it is not
  * installed. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "builtin_copy_text.h"
 #include "trr_cuda.h"
 
 #ifndef TRR_SWIGLU_CU
@@ -77,6 +79,29 @@ Test(cuda_user_op, silu_user_compiles_for_sm_80_and_sm_90a, .timeout = 600) {
 
 Test(cuda_user_op, add_rms_norm_compiles_for_sm_80_and_sm_90a, .timeout = 600) {
     compiles_for_sm_80_and_sm_90a(TRR_ADD_RMS_NORM_CU);
+}
+
+Test(cuda_user_op, builtin_silu_and_gelu_copies_compile_for_sm_80_and_sm_90a, .timeout = 600) {
+    need_nvrtc();
+    static const char *const ops[] = {"silu", "gelu"}, *const archs[] = {"sm_80", "sm_90a"};
+    static const int tiles[][2] = {{256, 4}, {128, 1}}; /* THREADS, UNROLL: test_user_op.c's candidates */
+    for (int o = 0; o < 2; o++) {
+        char *text = builtin_copy_cuda(ops[o]);
+        for (int a = 0; a < 2; a++)
+            for (int t = 0; t < 2; t++) {
+                trr_cuda_variant v = {.file = "user#13", .text = text};
+                cr_assert(trr_cuda_define(&v, "-DTRR_DTYPE=0 -DTRR_THREADS=%d -DTHREADS=%d -DUNROLL=%d", tiles[t][0],
+                                          tiles[t][0], tiles[t][1]));
+                void *cubin = NULL;
+                size_t size = 0;
+                char *log = NULL;
+                cr_expect_eq(trr_cuda_compile(NULL, &v, archs[a], &cubin, &size, NULL, &log), TRR_OK, "%s %s: %s",
+                             ops[o], archs[a], trr_last_error(NULL));
+                cr_expect(!log || !strstr(log, "warning"), "%s %s: %s", ops[o], archs[a], log);
+                free(cubin), free(log);
+            }
+        free(text);
+    }
 }
 
 Test(cuda_user_op, a_compile_error_returns_the_log) {
