@@ -385,26 +385,36 @@ static trr_op_def builtin_def(trr_op builtin, const char *api) {
 }
 
 /* Defines def (code, its kernel's text or words, freed after: the definition keeps a copy) and checks it against
- * builtin. */
-static void expect_copy_bits(trr_context *ctx, trr_op builtin, trr_op_def *def, void *code) {
+ * builtin on every device of backend (opencl:0, opencl:1, ...: PoCL and a GPU's driver alike); skipped where the
+ * backend has none. */
+static void expect_copy_bits(const char *backend, trr_op builtin, trr_op_def *def, void *code) {
     trr_op copy;
     cr_assert_eq(trr_op_define(def, &copy), TRR_OK, "%s", trr_last_error(NULL));
     free(code);
-    shapes(ctx, builtin, copy, 1);
+    int devices = 1;
+    for (int b = 0, n = 0; trr_backend_count(&n) == TRR_OK && b < n; b++) {
+        trr_backend_info info;
+        if (trr_backend_get_info(b, &info) == TRR_OK && !strcmp(info.name, backend) && info.device_count > 1)
+            devices = info.device_count;
+    }
+    for (int i = 0; i < devices; i++) {
+        char spec[32];
+        snprintf(spec, sizeof spec, "%s:%d", backend, i);
+        trr_context *ctx = open_device_or_skip(spec, backend);
+        shapes(ctx, builtin, copy, 1);
+        trr_context_destroy(ctx);
+    }
 }
 
 Test(user_op, silu_and_gelu_copies_of_the_builtin_code_are_bit_identical_on_cpu) {
-    trr_context *ctx = open_device_or_skip("cpu", NULL);
     for (int i = 0; i < 2; i++) {
         trr_op_def d = builtin_def(unary_builtins[i], "cpu");
         d.cpu = unary_builtins[i] == TRR_OP_SILU ? silu_builtin_cpu : gelu_builtin_cpu;
-        expect_copy_bits(ctx, unary_builtins[i], &d, NULL);
+        expect_copy_bits("cpu", unary_builtins[i], &d, NULL);
     }
-    trr_context_destroy(ctx);
 }
 
 Test(user_op, silu_and_gelu_copies_of_the_builtin_text_are_bit_identical_on_opencl) {
-    trr_context *ctx = open_device_or_skip("opencl:0", NULL);
     for (int i = 0; i < 2; i++) {
         trr_op_def d = builtin_def(unary_builtins[i], "opencl");
         d.tiles[0] = (trr_tile_param){"VEC", "vector_width", {4, 1, 8}, 3};
@@ -413,9 +423,8 @@ Test(user_op, silu_and_gelu_copies_of_the_builtin_text_are_bit_identical_on_open
         char *text = builtin_copy_opencl(trr_op_desc_get(unary_builtins[i])->name);
         d.opencl = (trr_kernel_code){text, NULL, 0, "copy_of_builtin"};
         d.launch = (trr_op_launch){{"N/THREADS", "M", NULL}, "THREADS"};
-        expect_copy_bits(ctx, unary_builtins[i], &d, text);
+        expect_copy_bits("opencl", unary_builtins[i], &d, text);
     }
-    trr_context_destroy(ctx);
 }
 
 #ifdef TRR_TEST_VULKAN_KERNELS /* the library's embedded SPIR-V */
@@ -427,7 +436,6 @@ Test(user_op, silu_and_gelu_copies_of_the_builtin_spirv_are_bit_identical_on_vul
 #ifndef TRR_TEST_VULKAN_KERNELS
     cr_skip_test("the Vulkan backend is not built");
 #else
-    trr_context *ctx = open_device_or_skip("vulkan:0", NULL);
     for (int i = 0; i < 2; i++) {
         char spv[64];
         snprintf(spv, sizeof spv, "elementwise_%s_f32.spv", trr_op_desc_get(unary_builtins[i])->name);
@@ -443,15 +451,13 @@ Test(user_op, silu_and_gelu_copies_of_the_builtin_spirv_are_bit_identical_on_vul
         d.n_tiles = 2;
         d.vulkan = (trr_kernel_code){NULL, words, f->size / 4, "main"};
         d.launch = (trr_op_launch){{"N/THREADS/EPT", "M", NULL}, "THREADS"};
-        expect_copy_bits(ctx, unary_builtins[i], &d, words);
+        expect_copy_bits("vulkan", unary_builtins[i], &d, words);
     }
-    trr_context_destroy(ctx);
 #endif
 }
 
 /* on a CUDA device where there is one (the GPU machine's run); tests/backend/cuda compiles the copies anywhere */
 Test(user_op, silu_and_gelu_copies_of_the_builtin_text_are_bit_identical_on_cuda) {
-    trr_context *ctx = open_device_or_skip("cuda:0", NULL);
     for (int i = 0; i < 2; i++) {
         trr_op_def d = builtin_def(unary_builtins[i], "cuda");
         d.tiles[0] = (trr_tile_param){"THREADS", "threads", {256, 128}, 2};
@@ -460,9 +466,8 @@ Test(user_op, silu_and_gelu_copies_of_the_builtin_text_are_bit_identical_on_cuda
         char *text = builtin_copy_cuda(trr_op_desc_get(unary_builtins[i])->name);
         d.cuda = (trr_kernel_code){text, NULL, 0, "copy_of_builtin"};
         d.launch = (trr_op_launch){{"N/THREADS/UNROLL/4", "M", NULL}, "THREADS"};
-        expect_copy_bits(ctx, unary_builtins[i], &d, text);
+        expect_copy_bits("cuda", unary_builtins[i], &d, text);
     }
-    trr_context_destroy(ctx);
 }
 
 /* Two dtypes, one source: TRR_DTYPE selects the element type at compile time (f16 widened to f32 and rounded
