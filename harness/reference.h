@@ -9,8 +9,8 @@
  * the results packed row-major: rows*cols values, or rows values for row_sum. The output operand (z) is not
  * touched. */
 trr_status trr_reference_run(const trr_call *call, double *out);
-/* The same, and an op's second output (a row op's of a definition; backend.h's w) packed the same way into out2 where the op
- * has one and out2 is not NULL. */
+/* The same, and an op's second output (a row op's of a definition; backend.h's w) packed the same way into out2
+ * where the op has one and out2 is not NULL. */
 trr_status trr_reference_run_outputs(const trr_call *call, double *out, double *out2);
 
 /* attention's part (reference_attention.c), on its normalised call (backend.h) with x.mem (q), y.mem (k) and

@@ -2,8 +2,8 @@
  * backend_cuda/user.c compiles it): examples/custom_op's swiglu.cu, silu_user.cu and add_rms_norm.cu, and the
  * copies of the built-in silu and gelu made of kernels/cuda/elementwise.cu's text (tests/unit/test_user_op.c runs
  * them), for A100 (sm_80) and H100/H200 (sm_90a) at tile candidates of their definitions, with no warning; a
- * source with an error gives TRR_ERR_COMPILE and the compiler's log. Needs NVRTC only; skipped, with the reason, where it is not
- * installed. */
+ * source with an error gives TRR_ERR_COMPILE and the compiler's log. Needs NVRTC only; skipped, with the reason,
+ * where it is not installed. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
