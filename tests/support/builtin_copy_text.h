@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "test_support.h"
+
 #ifndef TRR_KERNELS_DIR
 #error "TRR_KERNELS_DIR must name the kernels folder"
 #endif
@@ -17,16 +19,7 @@
 static inline char *kernel_file_text(const char *api, const char *name) {
     char path[512];
     snprintf(path, sizeof path, "%s/%s/%s", TRR_KERNELS_DIR, api, name);
-    FILE *f = fopen(path, "rb");
-    cr_assert(f, "cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    const long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *text = malloc((size_t)n + 1);
-    cr_assert(text && fread(text, 1, (size_t)n, f) == (size_t)n);
-    text[n] = '\0';
-    fclose(f);
-    return text;
+    return read_text_file(path);
 }
 
 /* head, then the API's common file (the prelude) and its elementwise file, then tail */

@@ -22,19 +22,6 @@
 #error "TRR_SILU_USER_CU must name examples/custom_op/silu_user.cu"
 #endif
 
-static char *read_text(const char *path) {
-    FILE *f = fopen(path, "rb");
-    cr_assert(f, "cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    const long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *text = malloc((size_t)n + 1);
-    cr_assert(text && fread(text, 1, (size_t)n, f) == (size_t)n);
-    text[n] = '\0';
-    fclose(f);
-    return text;
-}
-
 static void need_nvrtc(void) {
     char reason[1024];
     if (trr_cuda_load_nvrtc(reason, sizeof reason) != TRR_OK) cr_skip_test("NVRTC unavailable: %s", reason);
@@ -55,7 +42,7 @@ static trr_status compile(const char *text, const char *arch, int block, int ite
 
 static void compiles_for_sm_80_and_sm_90a(const char *path) {
     need_nvrtc();
-    char *text = read_text(path);
+    char *text = read_text_file(path);
     static const char *const archs[] = {"sm_80", "sm_90a"};
     static const int tiles[][2] = {{256, 4}, {1024, 8}, {128, 1}};
     for (int a = 0; a < 2; a++)
