@@ -1,7 +1,8 @@
 /* The built-in element-wise kernels' own source text (kernels/<api>/elementwise.*) with one kernel of the public
  * argument convention (docs/custom-ops.md) around it, for copies of silu and gelu defined through trr_op_define in
- * f32: the copy runs the built-in's code, only reached through the user path's arguments. TRR_KERNELS_DIR names
- * the kernels folder. The texts are malloc'd. */
+ * f32: the copy runs the built-in's code, only reached through the user path's arguments. The kernels folder is
+ * TRIREME_TEST_KERNELS_DIR where set, else TRR_KERNELS_DIR (the source tree the test was built from). The texts
+ * are malloc'd. */
 #ifndef TRR_TEST_BUILTIN_COPY_TEXT_H
 #define TRR_TEST_BUILTIN_COPY_TEXT_H
 
@@ -17,8 +18,9 @@
 #endif
 
 static inline char *kernel_file_text(const char *api, const char *name) {
+    const char *dir = getenv("TRIREME_TEST_KERNELS_DIR"); /* a test binary carried to another machine's checkout */
     char path[512];
-    snprintf(path, sizeof path, "%s/%s/%s", TRR_KERNELS_DIR, api, name);
+    snprintf(path, sizeof path, "%s/%s/%s", dir && *dir ? dir : TRR_KERNELS_DIR, api, name);
     return read_text_file(path);
 }
 
