@@ -1,10 +1,14 @@
 /* The op table (see op_table.h). */
 #include "op_table.h"
 
-#include <stdatomic.h>
+#include "user_op.h"
 
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* one dtype for every input: S(in, out); the second input apart (matmul's 8-bit float pairs): MIX(in, in2, out) */
 #define S(i, o) {i, o, 0, i}
@@ -154,25 +158,16 @@ static const trr_op_bench attention_benches[] = {
 #define COLS_VECTOR(n) {n, 1, TRR_DIM_ONE, TRR_DIM_COLS, 1, 0}
 #define PARAMS(a) .params = a, .n_params = (int)(sizeof a / sizeof a[0])
 
-/* Every op's facts. Defaults are conservative values every backend can run (the portable SIMT kernels among
- * them); backends' choose_config heuristics refine them. Ops with kernel families (matmul, softmax, row_sum) carry
- * TRR_CFG_VARIANT. */
-static const trr_op_desc op_table[TRR_OP_COUNT] = {
+/* The facts of the ops a public definition cannot declare (below: the others), each written out. Defaults are
+ * conservative values every backend can run (the portable SIMT kernels among them); backends' choose_config
+ * heuristics refine them. Ops with kernel families (matmul, softmax, row_sum) carry TRR_CFG_VARIANT. The rows of
+ * the ops declared by a definition are made into this table when it is first read. */
+static trr_op_desc op_table[TRR_OP_COUNT] = {
     [TRR_OP_COPY] = {.op = TRR_OP_COPY, .name = "copy", .n_inputs = 1, .operands = "x -> z", SIGNATURES(sig_any),
                      .kernel = "elementwise", .bytewise = 1,
                      .config_fields = STREAM_FIELDS, .default_config = STREAM_DEFAULTS,
                      .shape = TRR_SHAPE_ELEMENTWISE, .alias_ok = 1,
                      .operand = {ROWS_COLS("x"), NONE, ROWS_COLS("z"), NONE}, .flops_per_point = 1, .exact = 2},
-    [TRR_OP_ADD] = {.op = TRR_OP_ADD, .name = "add", .n_inputs = 2, .operands = "x, y -> z", SIGNATURES(sig_float),
-                    .kernel = "elementwise", BENCHES(add_benches),
-                    .config_fields = STREAM_FIELDS, .default_config = STREAM_DEFAULTS,
-                    .shape = TRR_SHAPE_ELEMENTWISE, .alias_ok = 1,
-                    .operand = {ROWS_COLS("x"), ROWS_COLS("y"), ROWS_COLS("z"), NONE}, .flops_per_point = 1,
-                    .exact = 1},
-    [TRR_OP_GELU] = {.op = TRR_OP_GELU, .name = "gelu", .n_inputs = 1, .operands = "x -> y", SIGNATURES(sig_float),
-                     .kernel = "elementwise", .transcendental = 1, BENCHES(gelu_benches),
-                     .config_fields = STREAM_FIELDS, .default_config = STREAM_DEFAULTS,
-                     .shape = TRR_SHAPE_ELEMENTWISE, .alias_ok = 1, .operand = UNARY, .flops_per_point = 1},
     [TRR_OP_RGB_TO_GREY] = {.op = TRR_OP_RGB_TO_GREY, .name = "rgb_to_grey", .n_inputs = 1,
                             .operands = "img[3,H,W] -> grey[H,W]", SIGNATURES(sig_rgb), .kernel = "rgb_to_grey",
                             BENCHES(rgb_benches),
@@ -203,22 +198,6 @@ static const trr_op_desc op_table[TRR_OP_COUNT] = {
                        .operand = {{"A", 1, TRR_DIM_ROWS, TRR_DIM_K, 0, 1}, {"B", 1, TRR_DIM_K, TRR_DIM_COLS, 0, 2},
                                    ROWS_COLS("C"), NONE},
                        .flops_per_point = 2},
-    [TRR_OP_SILU] = {.op = TRR_OP_SILU, .name = "silu", .n_inputs = 1, .operands = "x -> y", SIGNATURES(sig_float),
-                     .kernel = "elementwise", .transcendental = 1, BENCHES(silu_benches),
-                     .config_fields = STREAM_FIELDS, .default_config = STREAM_DEFAULTS,
-                     .shape = TRR_SHAPE_ELEMENTWISE, .alias_ok = 1, .operand = UNARY, .flops_per_point = 1},
-    [TRR_OP_RMS_NORM] = {.op = TRR_OP_RMS_NORM, .name = "rms_norm", .n_inputs = 2, .operands = "x[M,N], w[N] -> y[M,N]",
-                         SIGNATURES(sig_float), PARAMS(rms_norm_params), .kernel = "norm",
-                         BENCHES(rms_norm_benches), .config_fields = STREAM_FIELDS,
-                         .default_config = STREAM_DEFAULTS, .shape = TRR_SHAPE_ROW_NORM,
-                         .operand = {ROWS_COLS("x"), COLS_VECTOR("w"), ROWS_COLS("y"), NONE}, .flops_per_point = 1},
-    [TRR_OP_LAYER_NORM] = {.op = TRR_OP_LAYER_NORM, .name = "layer_norm", .n_inputs = 3,
-                           .operands = "x[M,N], w[N], b[N] -> y[M,N]", SIGNATURES(sig_float),
-                           PARAMS(layer_norm_params), .kernel = "norm", BENCHES(layer_norm_benches),
-                           .config_fields = STREAM_FIELDS,
-                           .default_config = STREAM_DEFAULTS, .shape = TRR_SHAPE_ROW_NORM,
-                           .operand = {ROWS_COLS("x"), COLS_VECTOR("w"), ROWS_COLS("y"), COLS_VECTOR("b")},
-                           .flops_per_point = 1},
     /* Rank-4 operands normalised by core/attention.c; the operand rules name them (rows = S, cols = D) and mark
      * lse optional. Each backend runs it by its shape rule from kernels/<api>/attention.<ext>. block_m: query rows
      * per block, block_n: keys per step, split_k: splits of the keys whose partial results a second pass combines
@@ -244,6 +223,121 @@ static const trr_op_desc op_table[TRR_OP_COUNT] = {
                      .default_config = STREAM_DEFAULTS,
                      .shape = TRR_SHAPE_ELEMENTWISE, .operand = UNARY, .flops_per_point = 1, .exact = 2},
 };
+
+/* ---- the ops declared by the public definition ----
+ * add, gelu, silu and the row norms are declared as trr_op_def values, the structure a user gives trr_op_define,
+ * and made into their rows by the same conversion and checks (trr_op_def_convert, core/op_def.c): name, operands
+ * and their dims, dtypes, named parameters, the float64 reference (the harness's), the error bound, FLOPs and the
+ * transcendental hint. Beside each is what a definition does not say of a built-in (trr_op_builtin): its id, the
+ * stem of its kernels, which the backends' own tuned paths run (no user path, no launch rule), its tile schema,
+ * its benchmarks and whether its output may alias an input. copy (any dtype, run as a byte move) and cast (pairs
+ * of dtypes, a value its output's dtype decides) say more than a definition can and stay written out above. */
+
+static double add_reference(const double *in, const double *params, void *user) {
+    return (void)params, (void)user, in[0] + in[1];
+}
+
+/* Evaluated as x / (1 + exp(-2u)), algebraically identical to 0.5 x (1 + tanh u) but free of the cancellation in
+ * 1 + tanh(u) for negative x, so the reference stays accurate in the tail. */
+double trr_gelu_reference(double x) {
+    const double u = 0.7978845608 * (x + 0.044715 * x * x * x);
+    return x / (1.0 + exp(-2.0 * u));
+}
+
+static double gelu_reference(const double *in, const double *params, void *user) {
+    return (void)params, (void)user, trr_gelu_reference(in[0]);
+}
+
+static double silu_reference(const double *in, const double *params, void *user) {
+    return (void)params, (void)user, in[0] / (1.0 + exp(-in[0]));
+}
+
+/* The row norms over one row of x with the weight w (and layer_norm's bias b), eps the first parameter. Where the
+ * definition leaves a choice:
+ *  - layer_norm subtracts a shift (the row's first element) from every element before summing, exactly as the
+ *    kernels do: x - x0 is exact in double for f32 / f16 / bf16 inputs, so a constant row has x - mean exactly
+ *    0 and gives exactly b (and N = 1 gives b), while the mean and variance are those of the row.
+ *  - eps = 0 with a constant row (layer_norm) or an all-zero row (rms_norm) is 0/0: NaN across that row (w and
+ *    b do not change it). These are the reference's values; docs/ops.md, Special values. */
+static void rms_norm_reference(const double *const *in, double *const *out, int64_t n, const double *params,
+                               void *user) {
+    (void)user;
+    const double *x = in[0], *w = in[1];
+    double *y = out[0], ss = 0.0;
+    for (int64_t j = 0; j < n; j++) ss += x[j] * x[j];
+    const double rstd = 1.0 / sqrt(ss / (double)n + params[TRR_NORM_PARAM_EPS]);
+    for (int64_t j = 0; j < n; j++) y[j] = x[j] * rstd * w[j];
+}
+
+static void layer_norm_reference(const double *const *in, double *const *out, int64_t n, const double *params,
+                                 void *user) {
+    (void)user;
+    const double *x = in[0], *w = in[1], *b = in[2];
+    double *y = out[0], s = 0.0, v = 0.0;
+    for (int64_t j = 0; j < n; j++) {
+        y[j] = x[j] - x[0]; /* exact */
+        s += y[j];
+    }
+    const double mean = s / (double)n;
+    for (int64_t j = 0; j < n; j++) {
+        y[j] -= mean;
+        v += y[j] * y[j];
+    }
+    const double rstd = 1.0 / sqrt(v / (double)n + params[TRR_NORM_PARAM_EPS]);
+    /* a zero deviation times an infinite rstd (eps = 0, constant row) is NaN, as 0/0 is */
+    for (int64_t j = 0; j < n; j++) y[j] = y[j] * rstd * w[j] + b[j];
+}
+
+/* A built-in's declaration: its public definition, a row op's row reference (NULL for the element-wise ops), and
+ * what the definition does not say. */
+typedef struct builtin_decl {
+    trr_op_def def;
+    trr_op_row_reference_fn row_reference;
+    trr_op_builtin builtin;
+} builtin_decl;
+
+#define FLOATS .dtypes = {TRR_F32, TRR_F16, TRR_BF16}, .n_dtypes = 3
+#define STREAM_TILES .config_fields = STREAM_FIELDS, .default_config = STREAM_DEFAULTS
+
+static const builtin_decl declared[] = {
+    {{.name = "add", .operands = "x[M,N], y[M,N] -> z[M,N]", FLOATS, .reference = add_reference,
+      .bound = TRR_BOUND_EXACT_F32, .flops_per_point = 1},
+     NULL, {.op = TRR_OP_ADD, .kernel = "elementwise", STREAM_TILES, BENCHES(add_benches), .alias_ok = 1}},
+    {{.name = "gelu", .operands = "x[M,N] -> y[M,N]", FLOATS, .reference = gelu_reference, .flops_per_point = 1,
+      .transcendental = 1},
+     NULL, {.op = TRR_OP_GELU, .kernel = "elementwise", STREAM_TILES, BENCHES(gelu_benches), .alias_ok = 1}},
+    {{.name = "silu", .operands = "x[M,N] -> y[M,N]", FLOATS, .reference = silu_reference, .flops_per_point = 1,
+      .transcendental = 1},
+     NULL, {.op = TRR_OP_SILU, .kernel = "elementwise", STREAM_TILES, BENCHES(silu_benches), .alias_ok = 1}},
+    {{.name = "rms_norm", .operands = "x[M,N], w[N] -> y[M,N]", FLOATS, PARAMS(rms_norm_params),
+      .flops_per_point = 1},
+     rms_norm_reference, {.op = TRR_OP_RMS_NORM, .kernel = "norm", STREAM_TILES, BENCHES(rms_norm_benches)}},
+    {{.name = "layer_norm", .operands = "x[M,N], w[N], b[N] -> y[M,N]", FLOATS, PARAMS(layer_norm_params),
+      .flops_per_point = 1},
+     layer_norm_reference, {.op = TRR_OP_LAYER_NORM, .kernel = "norm", STREAM_TILES, BENCHES(layer_norm_benches)}},
+};
+#define N_DECLARED (sizeof declared / sizeof declared[0])
+
+static trr_user_op declared_defs[N_DECLARED]; /* the checked copies the rows point into */
+static pthread_once_t declared_once = PTHREAD_ONCE_INIT;
+static char declared_fault[512];
+
+static void make_declared_rows(void) {
+    for (size_t i = 0; i < N_DECLARED; i++) {
+        const builtin_decl *b = &declared[i];
+        if (trr_op_def_convert(&b->def, b->row_reference, NULL, &b->builtin, &declared_defs[i]) == TRR_OK) {
+            op_table[b->builtin.op] = declared_defs[i].desc;
+            continue;
+        }
+        if (!declared_fault[0]) snprintf(declared_fault, sizeof declared_fault, "%s", trr_last_error(NULL));
+        op_table[b->builtin.op] = (trr_op_desc){.op = b->builtin.op, .name = b->def.name}; /* no signature: no call */
+    }
+}
+
+const char *trr_op_table_fault(void) {
+    pthread_once(&declared_once, make_declared_rows);
+    return declared_fault[0] ? declared_fault : NULL;
+}
 
 const trr_config trr_matmul_f16_nvidia_configs[] = {
     /* docs/ops.md, Known-good NVIDIA configs: (BM, BN, BK, GROUP_M, stages, warps) */
@@ -282,6 +376,7 @@ const trr_op_desc *trr_op_desc_get(trr_op op) {
         const unsigned i = (unsigned)op - (unsigned)TRR_OP_COUNT;
         return i < (unsigned)atomic_load_explicit(&user_count, memory_order_acquire) ? user_rows[i] : NULL;
     }
+    pthread_once(&declared_once, make_declared_rows);
     return replaced[op] ? replaced[op] : &op_table[op];
 }
 

@@ -148,6 +148,10 @@ typedef struct trr_op_desc {
     /* a user op (trr_op_define, core/user_op.h): its kernels come from the definition, through each backend's user
      * path; NULL for the built-in ops */
     const struct trr_user_op *user;
+    /* the checked definition the row was made from (core/user_op.h): every user op's, and the built-ins' declared
+     * by a public trr_op_def (add, gelu, silu, the row norms); NULL for rows written out here. The harness's
+     * reference runs its reference. */
+    const struct trr_user_op *defined;
 } trr_op_desc;
 
 /* matmul's parameter slots (op_table.c declares them in this order) */
@@ -167,6 +171,12 @@ enum { TRR_ATTN_PARAM_SCALE = 0, TRR_ATTN_PARAM_CAUSAL };
 #define TRR_ATTN_MAX_HEAD_DIM 256
 
 const trr_op_desc *trr_op_desc_get(trr_op op);
+/* Why a built-in op's definition was refused when the table was made (a defect the tests catch: that op's row
+ * then takes no call), or NULL. */
+const char *trr_op_table_fault(void);
+/* gelu's float64 value, 0.5 x (1 + tanh(0.7978845608 (x + 0.044715 x^3))): the reference of the op and of
+ * matmul's gelu epilogue. */
+double trr_gelu_reference(double x);
 /* The ops defined now: the built-ins, then the user ops (TRR_OP_COUNT ..). */
 int trr_op_desc_count(void);
 /* Adds a user op's row (core/user_op.c, under its lock); its id, or -1 when TRR_MAX_USER_OPS are defined. */

@@ -1,8 +1,11 @@
-/* User-defined ops (trr_op_define, docs/custom-ops.md): a checked copy of the caller's definition and the op-table
- * row made from it. A user op's row is of the element-wise shape rule, or for a row op of the row norms' (operand
- * rules of [M,N] and [N] operands in the slots x, y, u, z, w), so validation, parts, the harness's layout and
- * cases, the reference, the bench and the CLI follow from it as for a built-in op; its `user` field sends each backend to
- * its user path, which takes the kernel from the definition instead of kernels/<api>/. */
+/* Ops defined by the public definition, trr_op_def (docs/custom-ops.md): a checked copy of the definition and the
+ * op-table row made from it by one conversion (trr_op_def_convert, core/op_def.c). trr_op_define makes user ops
+ * so; core/op_table.c makes the built-in element-wise ops and row norms so, from definitions of its own. The row
+ * is of the element-wise shape rule, or for a row op of the row norms' (operand rules of [M,N] and [N] operands
+ * in the slots x, y, u, z, w), so validation, parts, the harness's layout, cases and reference, the bench and the
+ * CLI follow from it. A user op's `user` field sends each backend to its user path, which takes the kernel from
+ * the definition; a built-in's is NULL: its kernels are those of its stem in kernels/<api>/, run by the backends'
+ * tuned paths. */
 #ifndef TRR_USER_OP_H
 #define TRR_USER_OP_H
 
@@ -32,6 +35,7 @@ typedef struct trr_user_op {
     trr_param_info params[TRR_MAX_OP_PARAMS];
     char param_names[TRR_MAX_OP_PARAMS][TRR_USER_NAME_MAX];
     char *param_choices[TRR_MAX_OP_PARAMS];
+    char *param_docs[TRR_MAX_OP_PARAMS];
     char tile_names[TRR_MAX_TILE_PARAMS][TRR_USER_NAME_MAX];
     int tile_field[TRR_MAX_TILE_PARAMS]; /* index into trr_config_fields */
     char groups[3][TRR_USER_EXPR_MAX], threads[TRR_USER_EXPR_MAX];
@@ -46,6 +50,27 @@ typedef struct trr_user_op {
     char bench_name[TRR_USER_NAME_MAX + 8], bench_title[160];
 } trr_user_op;
 
+/* What a built-in op's row holds beyond its public definition (core/op_table.c): what a trr_op_def cannot say of
+ * an op whose kernels are the library's own. */
+typedef struct trr_op_builtin {
+    trr_op op;              /* its id, fixed by the public enum (TRR_OP_*) */
+    const char *kernel;     /* the stem of its kernels, kernels/<api>/<stem>, which each backend's own path compiles
+                               and tunes (core/kernel_find.h); the definition gives no per-API code */
+    unsigned config_fields; /* its tile-parameter schema and defaults, which the backends' heuristics refine */
+    trr_config default_config;
+    const trr_op_bench *benches; /* the bench's benchmarks of it (docs/ops.md, Benchmarks) */
+    int n_benches;
+    int alias_ok;           /* the output may be exactly an input */
+} trr_op_builtin;
+
+/* Checks def (with a row op's row_reference and row_cpu, else NULL) as trr_op_define documents it, copies it into
+ * *u and makes u->desc, its op-table row: a user op's where builtin is NULL (u->op set by the caller; its name
+ * must be new), else the built-in's that builtin completes (its kernels by stem, no user path). On a refusal,
+ * TRR_ERR_INVALID_ARGUMENT with the reason in trr_last_error(NULL); *u may hold copies trr_user_op_free frees. */
+trr_status trr_op_def_convert(const trr_op_def *def, trr_op_row_reference_fn row_reference, trr_op_cpu_row_fn row_cpu,
+                              const trr_op_builtin *builtin, trr_user_op *u);
+/* Frees a user op's copies and u itself (calloc'd). */
+void trr_user_op_free(trr_user_op *u);
 /* The user op of id op, or NULL (a built-in op, or no such op). */
 const trr_user_op *trr_user_op_get(trr_op op);
 /* The definition's tile-parameter values for a resolved config (one per tile parameter). */

@@ -374,7 +374,8 @@ trr_status trr_call_build_slots(trr_context *ctx, trr_op op, const trr_tensor *c
     case TRR_SHAPE_ELEMENTWISE:
         for (int v = 0; v < TRR_SLOTS; v++)
             if (views[v] && !same_shape(views[v], x))
-                return trr_error(ctx, TRR_ERR_SHAPE, "%s: %s's shape differs from x's", opn, desc->operand[v].name);
+                return trr_error(ctx, TRR_ERR_SHAPE, "%s: %s's shape differs from %s's", opn, desc->operand[v].name,
+                                 desc->operand[TRR_SLOT_X].name);
         for (int v = 0; v < TRR_SLOTS; v++)
             if (views[v]) TRR_TRY(check_strides(ctx, views[v], desc->operand[v].name, 0));
         break;

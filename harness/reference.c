@@ -1,13 +1,13 @@
 /*
  * The float64 reference: the definition of every op (docs/ops.md), evaluated in double on the host from the
- * same (already rounded) inputs a backend sees. It favours being obviously right over speed, but for one
+ * same (already rounded) inputs a backend sees. An op declared by a trr_op_def (user ops, and the built-ins
+ * core/op_table.c declares so) is its definition's reference function, point by point or row by row; the others'
+ * are here. It favours being obviously right over speed, but for one
  * thing: matmul converts its operands to double before the multiply-adds (the same sums in the same order).
  *
  * What it returns, where docs/ops.md leaves a choice:
  *  - rgb_to_grey with u8 output gives the un-rounded double 0.2989 R + 0.5870 G + 0.1140 B; the conformance
  *    check applies (and tolerates) the rounding itself, since a value a hair from .5 may round either way.
- *  - gelu is evaluated as x / (1 + exp(-2u)), algebraically identical to 0.5 x (1 + tanh u) but free of the
- *    cancellation in 1 + tanh(u) for negative x, so the reference stays accurate in the tail.
  *  - f16 outputs get the exact double result; the comparison bounds account for the f16 rounding.
  */
 #include "reference.h"
@@ -33,25 +33,15 @@ static double load(const trr_operand *o, int64_t idx) {
     }
 }
 
-static double gelu(double x) {
-    double u = 0.7978845608 * (x + 0.044715 * x * x * x);
-    return x / (1.0 + exp(-2.0 * u));
-}
-
-static double silu(double x) { return x / (1.0 + exp(-x)); }
-
-/* The element-wise ops' values: f(x) or f(x, y). */
+/* copy's value: x (the element-wise ops of a definition are the definition's reference) */
 typedef double (*point_fn)(double x, double y);
 static double point_copy(double x, double y) { return (void)y, x; }
-static double point_add(double x, double y) { return x + y; }
-static double point_gelu(double x, double y) { return (void)y, gelu(x); }
-static double point_silu(double x, double y) { return (void)y, silu(x); }
 
 static double epilogue(double v, trr_epilogue epi, double alpha) {
     switch (epi) {
     case TRR_EPI_RELU: return v <= 0.0 ? 0.0 : v; /* a NaN stays NaN, as torch.relu keeps it */
     case TRR_EPI_LEAKY_RELU: return v >= 0.0 ? v : alpha * v;
-    case TRR_EPI_GELU: return gelu(v);
+    case TRR_EPI_GELU: return trr_gelu_reference(v);
     default: return v;
     }
 }
@@ -163,8 +153,8 @@ static trr_status matmul(const trr_call *c, double *out) {
     return TRR_OK;
 }
 
-/* Every op's definition, one row per op: its values per point (the element-wise ops, through elementwise()) or
- * its whole computation. Adding an op adds its row here. */
+/* The definition of every op not declared by a trr_op_def, one row per op: its values per point (copy, through
+ * elementwise()) or its whole computation. Adding such an op adds its row here. */
 typedef struct reference_row {
     point_fn point;
     trr_status (*run)(const trr_call *c, double *out);
@@ -182,20 +172,15 @@ static trr_status run_cast(const trr_call *c, double *out) { return cast(c, out)
 
 static const reference_row rows[TRR_OP_COUNT] = {
     [TRR_OP_COPY] = {point_copy, NULL},
-    [TRR_OP_ADD] = {point_add, NULL},
-    [TRR_OP_GELU] = {point_gelu, NULL},
-    [TRR_OP_SILU] = {point_silu, NULL},
     [TRR_OP_RGB_TO_GREY] = {NULL, run_rgb_to_grey},
     [TRR_OP_SOFTMAX] = {NULL, run_softmax},
     [TRR_OP_ROW_SUM] = {NULL, run_row_sum},
     [TRR_OP_MATMUL] = {NULL, matmul},
-    [TRR_OP_RMS_NORM] = {NULL, trr_reference_rms_norm},     /* reference_norm.c */
-    [TRR_OP_LAYER_NORM] = {NULL, trr_reference_layer_norm}, /* reference_norm.c */
     [TRR_OP_ATTENTION] = {NULL, run_attention},
     [TRR_OP_CAST] = {NULL, run_cast}, /* the output's dtype decides the value: not a point function */
 };
 
-/* a user row op: its definition's reference, row by row, on the inputs' rows (a vector: the whole of it); the
+/* a row op of a definition: its reference, row by row, on the inputs' rows (a vector: the whole of it); the
  * first output into out, the second (where the op has one) into out2 unless that is NULL */
 static trr_status user_rows(const trr_call *c, const trr_user_op *u, double *out, double *out2) {
     const trr_operand *ops[TRR_MAX_ROW_OPERANDS];
@@ -214,15 +199,15 @@ static trr_status user_rows(const trr_call *c, const trr_user_op *u, double *out
         for (int i = 0; i < u->n_inputs; i++)
             if (!u->vector[i])
                 for (int64_t k = 0; k < n; k++) vals[i * n + k] = load(ops[i], ops[i]->offset + r * ops[i]->stride0 + k);
+        outs[0] = out + r * n; /* the first output straight into its row */
         u->row_reference(in, outs, n, c->params, u->def.user);
-        memcpy(out + r * n, outs[0], (size_t)n * sizeof *out);
         if (out2 && u->n_operands - u->n_inputs > 1) memcpy(out2 + r * n, outs[1], (size_t)n * sizeof *out2);
     }
     free(vals);
     return TRR_OK;
 }
 
-/* a user op (core/user_op.h): its definition's reference, point by point */
+/* an element-wise op of a definition (core/user_op.h): its reference, point by point */
 static void user_points(const trr_call *c, const trr_user_op *u, double *out) {
     const int two = u->n_operands == 3;
     for (int64_t r = 0; r < c->rows; r++)
@@ -236,8 +221,8 @@ static void user_points(const trr_call *c, const trr_user_op *u, double *out) {
 trr_status trr_reference_run(const trr_call *call, double *out) { return trr_reference_run_outputs(call, out, NULL); }
 
 trr_status trr_reference_run_outputs(const trr_call *call, double *out, double *out2) {
-    if (call && out && trr_op_desc_get(call->op) && trr_op_desc_get(call->op)->user) {
-        const trr_user_op *u = trr_op_desc_get(call->op)->user;
+    if (call && out && trr_op_desc_get(call->op) && trr_op_desc_get(call->op)->defined) {
+        const trr_user_op *u = trr_op_desc_get(call->op)->defined;
         if (call->rows < 0 || call->cols < 0)
             return trr_error(NULL, TRR_ERR_SHAPE, "trr_reference_run: negative dimension");
         if (u->row_op) return call->rows && call->cols ? user_rows(call, u, out, out2) : TRR_OK;

@@ -9,14 +9,9 @@
  * the results packed row-major: rows*cols values, or rows values for row_sum. The output operand (z) is not
  * touched. */
 trr_status trr_reference_run(const trr_call *call, double *out);
-/* The same, and an op's second output (a user row op's; backend.h's w) packed the same way into out2 where the op
- * has one and out2 is not NULL. */
+/* The same, and an op's second output (a row op's of a definition; backend.h's w) packed the same way into out2
+ * where the op has one and out2 is not NULL. */
 trr_status trr_reference_run_outputs(const trr_call *call, double *out, double *out2);
-
-/* The row norms' part of it (reference_norm.c): rms_norm and layer_norm of call (rows >= 1, cols >= 1), x.mem,
- * y.mem (w) and, for layer_norm, u.mem (b) host copies, eps in call->params[TRR_NORM_PARAM_EPS]. */
-trr_status trr_reference_rms_norm(const trr_call *call, double *out);
-trr_status trr_reference_layer_norm(const trr_call *call, double *out);
 
 /* attention's part (reference_attention.c), on its normalised call (backend.h) with x.mem (q), y.mem (k) and
  * u.mem (v) host copies: o packed [B,Hq,Sq,D] (B·Hq·Sq rows of D), lse packed [B,Hq,Sq] and each row's logit

@@ -10,6 +10,11 @@ static const char *define_of(trr_dtype t) {
 }
 
 int main(void) {
+    const char *fault = trr_op_table_fault();
+    if (fault) {
+        fprintf(stderr, "a built-in op's definition is refused: %s\n", fault);
+        return 1;
+    }
     for (int op = 0; op < TRR_OP_COUNT; op++) {
         const trr_op_desc *d = trr_op_desc_get((trr_op)op);
         const trr_vk_rule_kinds *k = trr_vk_kinds_of(d);

@@ -1,6 +1,7 @@
-/* The harness around rms_norm and layer_norm: the float64 reference (reference_norm.c), the checker's f32 bound
- * |err| <= 1e-5 (|y_ref| + |w| + |b|), the case list, the four-slot layout and the normalised call the engine
- * builds. Backends are tested against the same definitions by test_norms.c and the conformance suite. */
+/* The harness around rms_norm and layer_norm: the float64 reference (their definitions' row functions in
+ * core/op_table.c), the checker's f32 bound |err| <= 1e-5 (|y_ref| + |w| + |b|), the case list, the four-slot
+ * layout and the normalised call the engine builds. Backends are tested against the same definitions by
+ * test_norms.c and the conformance suite. */
 #define _POSIX_C_SOURCE 200809L /* cli_child.h: mkstemp, setenv */
 #include "cases.h"
 #include "cli_child.h"

@@ -20,6 +20,20 @@ static inline void log_to_stderr_handler(trr_log_level level, const char *messag
 }
 static inline void log_to_stderr(void) { trr_log_set(log_to_stderr_handler, NULL); }
 
+/* A whole file's text, malloc'd (a kernel source a test defines an op with, as a user's program reads its own). */
+static inline char *read_text_file(const char *path) {
+    FILE *f = fopen(path, "rb");
+    cr_assert(f, "cannot open %s", path);
+    fseek(f, 0, SEEK_END);
+    const long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *text = malloc((size_t)n + 1);
+    cr_assert(text && fread(text, 1, (size_t)n, f) == (size_t)n);
+    text[n] = '\0';
+    fclose(f);
+    return text;
+}
+
 static inline int backend_required(const char *name) {
     const char *list = getenv("TRIREME_REQUIRE_BACKENDS");
     if (!list) return 0;

@@ -1,6 +1,8 @@
 /* User-defined ops (trr_op_define, docs/custom-ops.md): an inconsistent definition is refused with its reason, a
  * kernel that does not compile is TRR_ERR_COMPILE with the compiler's log, and copies of built-in element-wise
- * ops defined through the public API give the built-ins' bits on cpu, OpenCL and Vulkan; the tuner's space and
+ * ops defined through the public API give the built-ins' bits on cpu, OpenCL and Vulkan; the built-ins declared
+ * by a public definition pass trr_op_define's checks and make the same row, and copies of silu and gelu from
+ * their own definitions and kernel sources give their bits on cpu, OpenCL, Vulkan and CUDA; the tuner's space and
  * database take user ops. */
 #define _POSIX_C_SOURCE 200809L
 #include <criterion/criterion.h>
@@ -12,9 +14,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "builtin_copy_text.h"
+#include "embedded.h"
 #include "test_support.h"
 #include "tune.h"
 #include "tune_space.h"
+#include "user_op.h"
+#include "vmath.h" /* backend_cpu: the CPU backend's own f32 loops of gelu and silu */
 
 #ifdef TRR_ADD_COPY_SPIRV /* tests/unit/kernels/add_copy.comp, compiled by the build */
 #include "add_copy_spirv.h"
@@ -279,6 +285,189 @@ Test(user_op, add_copy_is_bit_identical_on_vulkan) {
     shapes(ctx, TRR_OP_ADD, define_add_copy(), 2);
     trr_context_destroy(ctx);
 #endif
+}
+
+/* ---- the built-ins declared by the public definition (core/op_table.c) ---- */
+
+static void no_cpu(const trr_op_cpu_args *a) { (void)a; }
+static void no_row_cpu(const trr_op_cpu_row_args *a) { (void)a; }
+
+static const trr_op declared[] = {TRR_OP_ADD, TRR_OP_GELU, TRR_OP_SILU, TRR_OP_RMS_NORM, TRR_OP_LAYER_NORM};
+
+/* Each built-in's definition, under another name and with a CPU function (a definition of the public API names
+ * its code; the built-in's is its stem's), is taken by trr_op_define and gives a row with the built-in's facts:
+ * operands and their rules, dtypes, parameters, shape rule, bound, FLOPs, the transcendental hint. The built-in's
+ * row keeps its stem and no user path, so the backends run it as before. */
+Test(user_op, builtin_definitions_pass_the_public_checks_and_make_the_same_row) {
+    cr_assert_null(trr_op_table_fault(), "%s", trr_op_table_fault());
+    for (size_t i = 0; i < sizeof declared / sizeof declared[0]; i++) {
+        const trr_op_desc *b = trr_op_desc_get(declared[i]);
+        cr_assert(b && b->defined, "op %d is not declared by a definition", (int)declared[i]);
+        cr_expect_null(b->user, "%s: a built-in takes no user path", b->name);
+        cr_expect(b->kernel && strcmp(b->kernel, b->name), "%s: its kernels are its stem's", b->name);
+        trr_op_def def = b->defined->def;
+        char name[64];
+        snprintf(name, sizeof name, "%s_public", b->name);
+        def.name = name;
+        trr_op op;
+        if (b->defined->row_op) {
+            cr_assert_eq(trr_op_define_row_op(&def, b->defined->row_reference, no_row_cpu, &op), TRR_OK, "%s",
+                         trr_last_error(NULL));
+        } else {
+            def.cpu = no_cpu;
+            cr_assert_eq(trr_op_define(&def, &op), TRR_OK, "%s", trr_last_error(NULL));
+        }
+        const trr_op_desc *u = trr_op_desc_get(op);
+        cr_expect_str_eq(u->operands, b->operands);
+        cr_expect_eq(u->n_inputs, b->n_inputs, "%s", b->name);
+        cr_expect_eq(u->shape, b->shape, "%s", b->name);
+        cr_expect_eq(u->exact, b->exact, "%s", b->name);
+        cr_expect_eq(u->flops_per_point, b->flops_per_point, "%s", b->name);
+        cr_expect_eq(u->transcendental, b->transcendental, "%s", b->name);
+        cr_expect_eq(u->bytewise + u->converts + b->bytewise + b->converts, 0, "%s", b->name);
+        for (int v = 0; v < TRR_SLOTS; v++) {
+            const trr_operand_rule *ru = &u->operand[v], *rb = &b->operand[v];
+            cr_expect_eq(!ru->name, !rb->name, "%s: slot %d", b->name, v);
+            if (!ru->name || !rb->name) continue;
+            cr_expect_str_eq(ru->name, rb->name);
+            cr_expect(ru->planes == rb->planes && ru->rows == rb->rows && ru->cols == rb->cols &&
+                          ru->vector == rb->vector && ru->transposable == rb->transposable &&
+                          ru->optional == rb->optional,
+                      "%s: slot %d's rule differs", b->name, v);
+        }
+        cr_expect_eq(u->n_signatures, b->n_signatures, "%s", b->name);
+        for (int k = 0; k < u->n_signatures && k < b->n_signatures; k++)
+            cr_expect(!memcmp(&u->signatures[k], &b->signatures[k], sizeof u->signatures[k]), "%s: signature %d",
+                      b->name, k);
+        cr_expect_eq(u->n_params, b->n_params, "%s", b->name);
+        for (int k = 0; k < u->n_params && k < b->n_params; k++) {
+            const trr_param_info *pu = &u->params[k], *pb = &b->params[k];
+            cr_expect_str_eq(pu->name, pb->name);
+            cr_expect_str_eq(pu->doc, pb->doc);
+            cr_expect(pu->type == pb->type && pu->default_value == pb->default_value &&
+                          pu->nonnegative == pb->nonnegative && !pu->choices == !pb->choices,
+                      "%s: parameter %s differs", b->name, pb->name);
+        }
+    }
+}
+
+/* ---- copies from the built-ins' own definitions and kernel sources ----
+ * silu and gelu in f32, each defined by the built-in's own trr_op_def (reference, bound, hint) with the code the
+ * built-in runs: on the CPU the backend's f32 loop (backend_cpu/vmath.h), on OpenCL and CUDA kernels/<api>/
+ * elementwise's text under one kernel of the public arguments (builtin_copy_text.h), on Vulkan the SPIR-V the
+ * backend was built with, whose scalar path the public push constants select (their third word is the dtype, 0,
+ * where the built-in sets its vector flag). Each must give the built-in's bits. */
+
+static void silu_builtin_cpu(const trr_op_cpu_args *a) {
+    for (int64_t r = 0; r < a->rows; r++)
+        trr_cpu_silu_f32((const float *)a->operands[0] + r * a->row_strides[0],
+                         (float *)a->operands[1] + r * a->row_strides[1], a->cols);
+}
+static void gelu_builtin_cpu(const trr_op_cpu_args *a) {
+    for (int64_t r = 0; r < a->rows; r++)
+        trr_cpu_gelu_f32((const float *)a->operands[0] + r * a->row_strides[0],
+                         (float *)a->operands[1] + r * a->row_strides[1], a->cols);
+}
+
+static const trr_op unary_builtins[] = {TRR_OP_SILU, TRR_OP_GELU};
+
+/* The built-in's definition in f32, named after it and the API, without code yet. */
+static trr_op_def builtin_def(trr_op builtin, const char *api) {
+    const trr_op_desc *d = trr_op_desc_get(builtin);
+    cr_assert(d && d->defined, "op %d is not declared by a definition", (int)builtin);
+    static char name[64];
+    snprintf(name, sizeof name, "%s_%s_copy", d->name, api);
+    trr_op_def def = d->defined->def;
+    def.name = name;
+    def.dtypes[0] = TRR_F32;
+    def.n_dtypes = 1;
+    return def;
+}
+
+/* Defines def (code, its kernel's text or words, freed after: the definition keeps a copy) and checks it against
+ * builtin on every device of backend (opencl:0, opencl:1, ...: PoCL and a GPU's driver alike); skipped where the
+ * backend has none. */
+static void expect_copy_bits(const char *backend, trr_op builtin, trr_op_def *def, void *code) {
+    trr_op copy;
+    cr_assert_eq(trr_op_define(def, &copy), TRR_OK, "%s", trr_last_error(NULL));
+    free(code);
+    int devices = 1;
+    for (int b = 0, n = 0; trr_backend_count(&n) == TRR_OK && b < n; b++) {
+        trr_backend_info info;
+        if (trr_backend_get_info(b, &info) == TRR_OK && !strcmp(info.name, backend) && info.device_count > 1)
+            devices = info.device_count;
+    }
+    for (int i = 0; i < devices; i++) {
+        char spec[32];
+        snprintf(spec, sizeof spec, "%s:%d", backend, i);
+        trr_context *ctx = open_device_or_skip(spec, backend);
+        shapes(ctx, builtin, copy, 1);
+        trr_context_destroy(ctx);
+    }
+}
+
+Test(user_op, silu_and_gelu_copies_of_the_builtin_code_are_bit_identical_on_cpu) {
+    for (int i = 0; i < 2; i++) {
+        trr_op_def d = builtin_def(unary_builtins[i], "cpu");
+        d.cpu = unary_builtins[i] == TRR_OP_SILU ? silu_builtin_cpu : gelu_builtin_cpu;
+        expect_copy_bits("cpu", unary_builtins[i], &d, NULL);
+    }
+}
+
+Test(user_op, silu_and_gelu_copies_of_the_builtin_text_are_bit_identical_on_opencl) {
+    for (int i = 0; i < 2; i++) {
+        trr_op_def d = builtin_def(unary_builtins[i], "opencl");
+        d.tiles[0] = (trr_tile_param){"VEC", "vector_width", {4, 1, 8}, 3};
+        d.tiles[1] = (trr_tile_param){"THREADS", "threads", {256, 64}, 2};
+        d.n_tiles = 2;
+        char *text = builtin_copy_opencl(trr_op_desc_get(unary_builtins[i])->name);
+        d.opencl = (trr_kernel_code){text, NULL, 0, "copy_of_builtin"};
+        d.launch = (trr_op_launch){{"N/THREADS", "M", NULL}, "THREADS"};
+        expect_copy_bits("opencl", unary_builtins[i], &d, text);
+    }
+}
+
+#ifdef TRR_TEST_VULKAN_KERNELS /* the library's embedded SPIR-V */
+extern const trr_embedded_file trr_vulkan_kernels[];
+extern const size_t trr_vulkan_kernels_count;
+#endif
+
+Test(user_op, silu_and_gelu_copies_of_the_builtin_spirv_are_bit_identical_on_vulkan) {
+#ifndef TRR_TEST_VULKAN_KERNELS
+    cr_skip_test("the Vulkan backend is not built");
+#else
+    for (int i = 0; i < 2; i++) {
+        char spv[64];
+        snprintf(spv, sizeof spv, "elementwise_%s_f32.spv", trr_op_desc_get(unary_builtins[i])->name);
+        const trr_embedded_file *f = trr_embedded_find(trr_vulkan_kernels, trr_vulkan_kernels_count, spv);
+        cr_assert(f && f->size % 4 == 0, "%s is not embedded", spv);
+        uint32_t *words = malloc(f->size);
+        cr_assert(words);
+        memcpy(words, f->data, f->size); /* the embedded bytes need not be 4-byte aligned */
+        trr_op_def d = builtin_def(unary_builtins[i], "vulkan");
+        /* specialization constant 1 the elements an invocation takes (EPT), 0 the threads */
+        d.tiles[0] = (trr_tile_param){"EPT", "block_k", {4, 1}, 2};
+        d.tiles[1] = (trr_tile_param){"THREADS", "threads", {128, 64}, 2};
+        d.n_tiles = 2;
+        d.vulkan = (trr_kernel_code){NULL, words, f->size / 4, "main"};
+        d.launch = (trr_op_launch){{"N/THREADS/EPT", "M", NULL}, "THREADS"};
+        expect_copy_bits("vulkan", unary_builtins[i], &d, words);
+    }
+#endif
+}
+
+/* on a CUDA device where there is one (the GPU machine's run); tests/backend/cuda compiles the copies anywhere */
+Test(user_op, silu_and_gelu_copies_of_the_builtin_text_are_bit_identical_on_cuda) {
+    for (int i = 0; i < 2; i++) {
+        trr_op_def d = builtin_def(unary_builtins[i], "cuda");
+        d.tiles[0] = (trr_tile_param){"THREADS", "threads", {256, 128}, 2};
+        d.tiles[1] = (trr_tile_param){"UNROLL", "block_k", {4, 1, 2}, 3};
+        d.n_tiles = 2;
+        char *text = builtin_copy_cuda(trr_op_desc_get(unary_builtins[i])->name);
+        d.cuda = (trr_kernel_code){text, NULL, 0, "copy_of_builtin"};
+        d.launch = (trr_op_launch){{"N/THREADS/UNROLL/4", "M", NULL}, "THREADS"};
+        expect_copy_bits("cuda", unary_builtins[i], &d, text);
+    }
 }
 
 /* Two dtypes, one source: TRR_DTYPE selects the element type at compile time (f16 widened to f32 and rounded

@@ -347,16 +347,7 @@ Test(user_row_op, rms_norm_copy_is_bit_identical_on_cpu) {
 static char *read_kernel(const char *name) {
     char path[512];
     snprintf(path, sizeof path, "%s/opencl/%s", TRR_KERNELS_DIR, name);
-    FILE *f = fopen(path, "rb");
-    cr_assert(f, "%s", path);
-    fseek(f, 0, SEEK_END);
-    const long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *text = malloc((size_t)n + 1);
-    cr_assert(text && fread(text, 1, (size_t)n, f) == (size_t)n);
-    text[n] = '\0';
-    fclose(f);
-    return text;
+    return read_text_file(path);
 }
 
 Test(user_row_op, rms_norm_copy_of_the_kernel_text_is_bit_identical_on_opencl) {

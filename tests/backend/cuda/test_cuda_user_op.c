@@ -1,13 +1,15 @@
 /* A user op's CUDA C through the backend's NVRTC path (a variant carrying the definition's text, as
- * backend_cuda/user.c compiles it): examples/custom_op's swiglu.cu, silu_user.cu and add_rms_norm.cu for A100
- * (sm_80) and H100/H200 (sm_90a) at tile candidates of their definitions, with no warning; a source with an error
- * gives TRR_ERR_COMPILE and the compiler's log. Needs NVRTC only; skipped, with the reason, where it is not
- * installed. */
+ * backend_cuda/user.c compiles it): examples/custom_op's swiglu.cu, silu_user.cu and add_rms_norm.cu, and the
+ * copies of the built-in silu and gelu made of kernels/cuda/elementwise.cu's text (tests/unit/test_user_op.c runs
+ * them), for A100 (sm_80) and H100/H200 (sm_90a) at tile candidates of their definitions, with no warning; a
+ * source with an error gives TRR_ERR_COMPILE and the compiler's log. Needs NVRTC only; skipped, with the reason,
+ * where it is not installed. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "builtin_copy_text.h"
 #include "trr_cuda.h"
 
 #ifndef TRR_SWIGLU_CU
@@ -19,19 +21,6 @@
 #ifndef TRR_SILU_USER_CU
 #error "TRR_SILU_USER_CU must name examples/custom_op/silu_user.cu"
 #endif
-
-static char *read_text(const char *path) {
-    FILE *f = fopen(path, "rb");
-    cr_assert(f, "cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    const long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *text = malloc((size_t)n + 1);
-    cr_assert(text && fread(text, 1, (size_t)n, f) == (size_t)n);
-    text[n] = '\0';
-    fclose(f);
-    return text;
-}
 
 static void need_nvrtc(void) {
     char reason[1024];
@@ -53,7 +42,7 @@ static trr_status compile(const char *text, const char *arch, int block, int ite
 
 static void compiles_for_sm_80_and_sm_90a(const char *path) {
     need_nvrtc();
-    char *text = read_text(path);
+    char *text = read_text_file(path);
     static const char *const archs[] = {"sm_80", "sm_90a"};
     static const int tiles[][2] = {{256, 4}, {1024, 8}, {128, 1}};
     for (int a = 0; a < 2; a++)
@@ -77,6 +66,29 @@ Test(cuda_user_op, silu_user_compiles_for_sm_80_and_sm_90a, .timeout = 600) {
 
 Test(cuda_user_op, add_rms_norm_compiles_for_sm_80_and_sm_90a, .timeout = 600) {
     compiles_for_sm_80_and_sm_90a(TRR_ADD_RMS_NORM_CU);
+}
+
+Test(cuda_user_op, builtin_silu_and_gelu_copies_compile_for_sm_80_and_sm_90a, .timeout = 600) {
+    need_nvrtc();
+    static const char *const ops[] = {"silu", "gelu"}, *const archs[] = {"sm_80", "sm_90a"};
+    static const int tiles[][2] = {{256, 4}, {128, 1}}; /* THREADS, UNROLL: test_user_op.c's candidates */
+    for (int o = 0; o < 2; o++) {
+        char *text = builtin_copy_cuda(ops[o]);
+        for (int a = 0; a < 2; a++)
+            for (int t = 0; t < 2; t++) {
+                trr_cuda_variant v = {.file = "user#13", .text = text};
+                cr_assert(trr_cuda_define(&v, "-DTRR_DTYPE=0 -DTRR_THREADS=%d -DTHREADS=%d -DUNROLL=%d", tiles[t][0],
+                                          tiles[t][0], tiles[t][1]));
+                void *cubin = NULL;
+                size_t size = 0;
+                char *log = NULL;
+                cr_expect_eq(trr_cuda_compile(NULL, &v, archs[a], &cubin, &size, NULL, &log), TRR_OK, "%s %s: %s",
+                             ops[o], archs[a], trr_last_error(NULL));
+                cr_expect(!log || !strstr(log, "warning"), "%s %s: %s", ops[o], archs[a], log);
+                free(cubin), free(log);
+            }
+        free(text);
+    }
 }
 
 Test(cuda_user_op, a_compile_error_returns_the_log) {
