@@ -15,7 +15,7 @@ int trr_cl_attention_decode_choose(trr_context *ctx, trr_call *call) {
     const trr_cl_dev *dev = ctx->dev;
     trr_config *c = &call->config;
     if (c->variant != TRR_VARIANT_AUTO && c->variant != TRR_VARIANT_SIMT) return 0;
-    if (c->split_k == 1 || (!c->split_k && !trr_attention_decode_wanted(call))) return 0;
+    if (c->split_k == 1 || (!c->split_k && !(dev->info.is_gpu && trr_attention_decode_wanted(call)))) return 0;
     if (!c->variant) c->variant = TRR_VARIANT_SIMT;
     if (!c->threads && dev->max_work_group < 128) c->threads = (int)dev->max_work_group;
     trr_attention_decode_fill(call, dev->info.compute_units, dev->local_memory, c);
@@ -41,8 +41,8 @@ static trr_status launch(trr_context *ctx, const trr_call *call, int64_t keys, i
     const trr_config *cfg = &call->config;
     const int64_t slots = cfg->threads / (a->head_dim / 8);
     char options[192] = "-cl-std=CL1.2";
-    trr_cl_opt(options, sizeof options, " -DT=%d -DBM=%d -DNK=%d -DX_DT=%d -DZ_DT=%d", cfg->threads, cfg->block_m,
-               (int)(cfg->block_n / slots), trr_cl_dtype_code(call->x.dtype), trr_cl_dtype_code(call->z.dtype));
+    trr_cl_opt(options, sizeof options, " -DT=%d -DBM=%d -DNK=%d", cfg->threads, cfg->block_m,
+               (int)(cfg->block_n / slots));
     cl_kernel k;
     TRR_TRY(trr_cl_get_kernel(ctx, "attention_decode.cl", options, "attention_decode", &k));
     /* without lse the kernel is handed o's buffer for it, and never writes it */
@@ -61,6 +61,8 @@ static trr_status launch(trr_context *ctx, const trr_call *call, int64_t keys, i
     for (int i = 0; i < 11; i++) ARG(28 + i, ints[i]);
     const cl_float qscale = (cl_float)((double)a->scale * 1.44269504088896340736);
     ARG(39, qscale);
+    const cl_int dt = trr_cl_dtype_code(call->x.dtype);
+    ARG(40, dt);
     const size_t global[3] = {(size_t)trr_attention_decode_row_blocks(call) * (size_t)cfg->threads,
                               (size_t)a->heads_kv, (size_t)a->batch * (size_t)nsplit};
     const size_t local[3] = {(size_t)cfg->threads, 1, 1};

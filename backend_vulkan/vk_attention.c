@@ -137,12 +137,14 @@ static int coop_config_ok(const trr_vk_device *d, const trr_call *call, char *wh
 }
 
 /* The decode form (attention_decode.comp; core/attention_decode.h) where split_k >= 2 asks for it, or where the
- * heuristic finds a decode-shaped call (a kv head's rows few, the keys many) that the kernel takes: 1 when it
- * completed the config. Vulkan does not say how many compute units a device has. */
+ * heuristic finds a decode-shaped call (a kv head's rows few, the keys many) that the kernel takes on a GPU (on a
+ * CPU driver such as lavapipe the per-head kernel compiles in a fraction of the time, and speed is not the
+ * point there): 1 when it completed the config. Vulkan does not say how many compute units a device has. */
 static int decode_choose(const trr_vk_device *d, trr_call *call) {
     trr_config *c = &call->config;
     if (c->variant != TRR_VARIANT_AUTO && c->variant != TRR_VARIANT_SIMT) return 0;
-    if (c->split_k == 1 || (!c->split_k && !trr_attention_decode_wanted(call))) return 0;
+    const int gpu = d->phys.props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
+    if (c->split_k == 1 || (!c->split_k && !(gpu && trr_attention_decode_wanted(call)))) return 0;
     if (!c->variant) c->variant = TRR_VARIANT_SIMT;
     trr_attention_decode_fill(call, 0, d->phys.props.limits.maxComputeSharedMemorySize, c);
     return 1;

@@ -41,6 +41,8 @@ const char *trr_attention_decode_refusal(const trr_call *call) {
 }
 
 int trr_attention_decode_wanted(const trr_call *call) {
+    const trr_config *c = &call->config;
+    if (c->block_m || c->block_n || c->threads) return 0; /* tiles the caller set for the per-head kernel */
     return kv_rows(call) <= TRR_ATTN_DECODE_MAX_BM && call->attn.seq_kv >= MIN_KEYS &&
            !trr_attention_decode_refusal(call);
 }

@@ -24,8 +24,9 @@ int trr_attention_decode_selected(const trr_config *c);
 /* NULL where the decode kernel takes the call, else why not: D a multiple of 8 up to 256, and k and v read as
  * 16-byte words (offsets and followed strides multiples of 16 bytes). */
 const char *trr_attention_decode_refusal(const trr_call *call);
-/* The heuristic: 1 where the call is decode-shaped (a kv head's rows fit one work-group, the keys are many) and
- * the kernel takes it. */
+/* The heuristic: 1 where the call is decode-shaped (a kv head's rows fit one work-group, the keys are many), the
+ * kernel takes it and the config sets no tile (block_m, block_n, threads: a caller's tiles are the per-head
+ * kernel's). The backends ask it on GPUs only. */
 int trr_attention_decode_wanted(const trr_call *call);
 /* Fills the fields of c left at zero for the decode form; units: the device's compute units (0: unknown). */
 void trr_attention_decode_fill(const trr_call *call, int units, uint64_t local_bytes, trr_config *c);

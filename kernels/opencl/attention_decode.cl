@@ -20,37 +20,35 @@
  * barrier between them. At the end the slots' accumulators and sums are added in local memory. A row that has
  * seen no key yet keeps m = -inf and weights 0, and never forms -inf - (-inf).
  *
- * Build options: T, BM (rows, 1..16), NK (keys a slot takes a step), X_DT and Z_DT (common.cl's dtype codes). D
- * (a multiple of 8 up to 256: the host sends other calls to attention.cl, as it does K and V views that are not
- * whole 16-byte words) and BN = NK·KS are arguments, so one program serves every head dim. mode 0 writes o and
+ * Build options: T, BM (rows, 1..16) and NK (keys a slot takes a step). The dtype (dt, as attention.cl's), D (a
+ * multiple of 8 up to 256: the host sends other calls to attention.cl, as it does K and V views that are not whole
+ * 16-byte words) and BN = NK·KS are arguments, so one program serves every dtype and head dim. mode 0 writes o and
  * lse, mode 1 the split's o_s and lse_s (base 2) to the f32 scratch, as attention.cl does. */
 
 #define LN2 0.69314718055994530942f
 
-/* Elements 8w..8w+7 of a row of 16-bit or f32 elements, as f32; p is 16-byte aligned at element 8w. */
-inline float8 load8(__global const x_t *p, long w) {
-#if X_DT == DT_F16
-    return vloada_half8(w, p);
-#elif X_DT == DT_BF16
-    const uint4 u = ((__global const uint4 *)p)[w];
-    return (float8)(as_float(u.x << 16), as_float(u.x & 0xffff0000u), as_float(u.y << 16),
-                    as_float(u.y & 0xffff0000u), as_float(u.z << 16), as_float(u.z & 0xffff0000u),
-                    as_float(u.w << 16), as_float(u.w & 0xffff0000u));
-#else
+/* Elements 0..7 of a row at p (16-byte aligned) of dtype dt, as f32: one 16-byte word of f16 or bf16, two of f32. */
+inline float8 load8(__global const uchar *p, int dt) {
+    if (dt == DT_F16) return vloada_half8(0, (__global const half *)p);
+    if (dt == DT_BF16) {
+        const uint4 u = *(__global const uint4 *)p;
+        return (float8)(as_float(u.x << 16), as_float(u.x & 0xffff0000u), as_float(u.y << 16),
+                        as_float(u.y & 0xffff0000u), as_float(u.z << 16), as_float(u.z & 0xffff0000u),
+                        as_float(u.w << 16), as_float(u.w & 0xffff0000u));
+    }
     __global const float4 *f = (__global const float4 *)p;
-    return (float8)(f[2 * w], f[2 * w + 1]);
-#endif
+    return (float8)(f[0], f[1]);
 }
 
 inline float dot8(float8 a, float8 b) { return dot(a.lo, b.lo) + dot(a.hi, b.hi); }
 
 __kernel __attribute__((reqd_work_group_size(T, 1, 1))) void attention_decode(
-    __global const x_t *q, __global const x_t *k, __global const x_t *v, __global z_t *o, __global float *lse,
+    __global const uchar *q, __global const uchar *k, __global const uchar *v, __global uchar *o, __global float *lse,
     __global float *part, __global float *part_lse, __local float *smem,
     long qo, long qb, long qh, long qs, long ko, long kb, long kh, long ks, long vo, long vb, long vh, long vs,
     long oo, long ob, long oh, long os, long lo, long lb, long lh, long ls,
     int Hq, int group, int Sq, int Skv, int D, int BN, int causal, int has_lse, int nsplit, int kps, int mode,
-    float qscale) {
+    float qscale, int dt) {
     const int tid = get_local_id(0), L = D / 8, KS = T / L, slot = tid / L, lane = tid - slot * L;
     const int live = slot < KS, LP = L + 1;
     const int g = get_group_id(1), b = get_group_id(2) / nsplit, split = get_group_id(2) % nsplit;
@@ -68,7 +66,7 @@ __kernel __attribute__((reqd_work_group_size(T, 1, 1))) void attention_decode(
         lim[r] = rr >= nrows ? -1 : causal ? i + Skv - Sq : Skv - 1;
         const long at = qo + b * qb + h * qh + (long)i * qs + lane * 8;
         float x[8];
-        for (int e = 0; e < 8; e++) x[e] = live && rr < nrows ? LOAD_X(q, at + e) * qscale : 0.0f;
+        for (int e = 0; e < 8; e++) x[e] = live && rr < nrows ? trr_load_dt(q, at + e, dt) * qscale : 0.0f;
         qr[r] = (float8)(x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7]);
     }
     /* the keys of this split that any row sees: up to the largest limit */
@@ -76,22 +74,23 @@ __kernel __attribute__((reqd_work_group_size(T, 1, 1))) void attention_decode(
     for (int r = 0; r < BM; r++) kend = max(kend, lim[r]);
     const int kbeg = split * kps, kstop = min(kend + 1, kbeg + kps);
 
-    /* rows of K and V in words of 8 elements from k and v (offsets and strides are multiples of 8 elements, or
-     * of 4 for f32, whose 8 elements load8 reads as two words) */
-    __global const x_t *kp = k + ko + b * kb + g * kh + lane * 8, *vp = v + vo + b * vb + g * vh + lane * 8;
+    /* this lane's part of the kv head's rows of K and V, in bytes (offsets and strides are whole 16-byte words) */
+    const long es = dt == DT_F32 ? 4 : 2;
+    __global const uchar *kp = k + (ko + b * kb + g * kh + lane * 8) * es, *vp = v + (vo + b * vb + g * vh + lane * 8) * es;
+    const long kstep = ks * es, vstep = vs * es;
     float8 kr[NK], vr[NK], acc[BM];
     float m[BM], l[BM];
     for (int r = 0; r < BM; r++) m[r] = -INFINITY, l[r] = 0.0f, acc[r] = (float8)(0.0f);
     for (int n = 0; n < NK; n++) {
         const int j = kbeg + n * KS + slot;
-        kr[n] = live && j < kstop ? load8(kp + (long)j * ks, 0) : (float8)(0.0f);
+        kr[n] = live && j < kstop ? load8(kp + j * kstep, dt) : (float8)(0.0f);
     }
 
     int buf = 0;
     for (int j0 = kbeg; j0 < kstop; j0 += BN) {
         for (int n = 0; n < NK; n++) {
             const int j = j0 + n * KS + slot;
-            vr[n] = live && j < kstop ? load8(vp + (long)j * vs, 0) : (float8)(0.0f);
+            vr[n] = live && j < kstop ? load8(vp + j * vstep, dt) : (float8)(0.0f);
         }
         /* 1. the parts of q·k */
         if (live)
@@ -100,7 +99,7 @@ __kernel __attribute__((reqd_work_group_size(T, 1, 1))) void attention_decode(
         barrier(CLK_LOCAL_MEM_FENCE);
         for (int n = 0; n < NK; n++) { /* the next step's K, in flight through steps 2 and 3 */
             const int j = j0 + BN + n * KS + slot;
-            kr[n] = live && j < kstop ? load8(kp + (long)j * ks, 0) : (float8)(0.0f);
+            kr[n] = live && j < kstop ? load8(kp + j * kstep, dt) : (float8)(0.0f);
         }
         /* 2. the scores */
         for (int p = tid; p < BN * BM; p += T) {
@@ -158,7 +157,7 @@ __kernel __attribute__((reqd_work_group_size(T, 1, 1))) void attention_decode(
         const float res = lsum > 0.0f ? Sp[e] / lsum : 0.0f;
         const float lse2 = lsum > 0.0f ? Ms[r] + log2(lsum) : -INFINITY;
         if (mode == 0) {
-            STORE_Z(res, o, oo + b * ob + h * oh + (long)i * os + d);
+            trr_store_dt(o, oo + b * ob + h * oh + (long)i * os + d, dt, res);
             if (has_lse && d == 0) lse[lo + b * lb + h * lh + (long)i * ls] = lsum > 0.0f ? lse2 * LN2 : -INFINITY;
         } else {
             const long row = ((long)b * Hq + h) * Sq + i, rows = (long)get_num_groups(2) / nsplit * Hq * Sq;
