@@ -78,10 +78,10 @@ static void loop_counts(const trr_call *call, uint64_t *fixed, uint64_t *per_ste
     const trr_config *c = &call->config;
     const uint64_t t = (uint64_t)c->threads, bm = (uint64_t)c->block_m, bn = (uint64_t)c->block_n;
     const uint64_t d = (uint64_t)call->attn.head_dim, l = d / 8, ks = t / l, nk = bn / ks, w = 2;
-    *fixed = bm * 10 + 1 + (bm + 1) + (bm + 1) + nk * (w + 1) + 1 + ks * (bm * 10 + 2) + 1 + (bm * d + t - 1) / t +
-             1 + 16;
+    *fixed = bm * 10 + 1 + (bm + 1) + (bm + 1) + nk * (w + 1) + 1 + (bm + 1) + bm * (ks + 2) + 1 +
+             ks * (bm * 10 + 2) + 1 + (bm * d + t - 1) / t + 1 + 16;
     *per_step = 1 + 2 * (nk * (w + 1) + 1) + nk * (bm + 1) + 1 + ((bn * bm + t - 1) / t) * (l + bm + 2) + 1 +
-                bm * (bn + nk + 2) + 1 + 8;
+                bm * (2 * nk + 3) + 1 + 8;
 }
 
 /* Keys one work-group may take within budget: a multiple of block_n; 0 when not one step fits. */

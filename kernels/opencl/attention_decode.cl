@@ -12,12 +12,12 @@
  * (slot k takes keys k, k + KS, ...):
  *   1. each lane forms its 8-element part of q·k for its keys and rows, into local memory;
  *   2. the work-items sum the L parts of each (key, row) score; a key the row does not see scores -inf;
- *   3. every work-item reads the step's scores of every row (the same for all: the running maximum m stays the
- *      same in every work-item), rescales its accumulator and its slot's share of the sum l, and adds p·v for its
- *      own keys.
+ *   3. each lane takes the online softmax step of every row over its slot's keys: the slot's running maximum m,
+ *      the rescale of its accumulator and of the slot's sum l, and p·v for the slot's keys.
  * The V words of a step are loaded before step 1 and the next step's K words before step 2, so the loads are in
  * flight across the barriers. The scores are double-buffered: step 3 of one step and step 2 of the next need no
- * barrier between them. At the end the slots' accumulators and sums are added in local memory. A row that has
+ * barrier between them. At the end the slots' results are merged in local memory, as the splits are: each scaled
+ * to the largest of the slots' maxima, then added. A row that has
  * seen no key yet keeps m = -inf and weights 0, and never forms -inf - (-inf).
  *
  * Build options: T, BM (rows, 1..16) and NK (keys a slot takes a step). The dtype (dt, as attention.cl's), D (a
@@ -111,12 +111,12 @@ __kernel __attribute__((reqd_work_group_size(T, 1, 1))) void attention_decode(
             Ss[(buf * BM + r) * BN + jb] = j < kstop && j <= lr ? s : -INFINITY;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
-        /* 3. the online softmax step and p·v, every work-item for every row */
+        /* 3. the online softmax step over the slot's own keys and p·v */
         if (live)
             for (int r = 0; r < BM; r++) {
-                __local const float *srow = Ss + (buf * BM + r) * BN;
+                __local const float *srow = Ss + (buf * BM + r) * BN + slot;
                 float mb = -INFINITY;
-                for (int j = 0; j < BN; j++) mb = fmax(mb, srow[j]);
+                for (int n = 0; n < NK; n++) mb = fmax(mb, srow[n * KS]);
                 const float mn = fmax(m[r], mb);
                 if (mn == -INFINITY) continue; /* no key seen yet: nothing to add */
                 const float alpha = m[r] == -INFINITY ? 0.0f : exp2(m[r] - mn);
@@ -124,7 +124,7 @@ __kernel __attribute__((reqd_work_group_size(T, 1, 1))) void attention_decode(
                 float8 a = acc[r] * alpha;
                 float sum = l[r] * alpha;
                 for (int n = 0; n < NK; n++) {
-                    const float sj = srow[n * KS + slot];
+                    const float sj = srow[n * KS];
                     const float pj = sj == -INFINITY ? 0.0f : exp2(sj - mn);
                     sum += pj;
                     a += pj * vr[n];
@@ -135,7 +135,20 @@ __kernel __attribute__((reqd_work_group_size(T, 1, 1))) void attention_decode(
         buf ^= 1;
     }
 
-    /* the slots' accumulators and sums, added one slot after another (m is the same in every work-item) */
+    /* the slots' results merged: each scaled by 2^(m_slot - M) to the rows' maxima M over the slots, then added
+     * one slot after another */
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (live && lane == 0)
+        for (int r = 0; r < BM; r++) Ss[slot * BM + r] = m[r];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int r = 0; r < BM; r++) {
+        float mx = -INFINITY;
+        for (int s = 0; s < KS; s++) mx = fmax(mx, Ss[s * BM + r]);
+        const float f = m[r] == -INFINITY ? 0.0f : exp2(m[r] - mx);
+        acc[r] *= f;
+        l[r] *= f;
+        m[r] = mx;
+    }
     for (int s = 0; s < KS; s++) {
         if (slot == s)
             for (int r = 0; r < BM; r++) {

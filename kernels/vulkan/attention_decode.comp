@@ -12,12 +12,12 @@
 // and of each row's f32 accumulator, in registers. A step of BN = NK·KS keys (slot k takes keys k, k + KS, ...):
 //   1. each lane forms its 8-element part of q·k for its keys and rows, into shared memory;
 //   2. the invocations sum the L parts of each (key, row) score; a key the row does not see scores -inf;
-//   3. every invocation reads the step's scores of every row (the same for all: the running maximum m stays
-//      the same in every invocation), rescales its accumulator and its slot's share of the sum l, and adds
-//      p·v for its own keys.
+//   3. each lane takes the online softmax step of every row over its slot's keys: the slot's running maximum m,
+//      the rescale of its accumulator and of the slot's sum l, and p·v for the slot's keys.
 // The V words of a step are loaded before step 1 and the next step's K words before step 2, so the loads are
 // in flight across the barriers. The scores are double-buffered: step 3 of one step and step 2 of the next need
-// no barrier between them. At the end the slots' accumulators and sums are added in shared memory.
+// no barrier between them. At the end the slots' results are merged in shared memory, as the splits are: each
+// scaled to the largest of the slots' maxima, then added.
 // A row that has seen no key yet keeps m = -inf and weights 0, and never forms -inf - (-inf).
 //
 // Specialization constants: T, BM (rows, 1..16), BN (keys a step: a multiple of KS) and D (a multiple of 8, up
@@ -167,12 +167,12 @@ void main() {
             Ss[(buf * BM + r) * BN + jb] = j < kstop && j <= lr ? s : NEG_INF;
         }
         barrier();
-        // 3. the online softmax step and p·v, every invocation for every row
+        // 3. the online softmax step over the slot's own keys and p·v
         if (live) {
             [[unroll]] for (uint r = 0u; r < BM; r++) {
-                const uint srow = (buf * BM + r) * BN;
+                const uint srow = (buf * BM + r) * BN + slot;
                 float mb = NEG_INF;
-                [[dont_unroll]] for (uint j = 0u; j < BN; j++) mb = max(mb, Ss[srow + j]);
+                [[unroll]] for (uint n = 0u; n < NK; n++) mb = max(mb, Ss[srow + n * KS]);
                 const float mn = max(m[r], mb);
                 if (mn == NEG_INF) continue; // no key seen yet: nothing to add
                 const float alpha = m[r] == NEG_INF ? 0.0 : exp2(m[r] - mn);
@@ -180,7 +180,7 @@ void main() {
                 vec4 a0 = acc[2u * r] * alpha, a1 = acc[2u * r + 1u] * alpha;
                 float sum = l[r] * alpha;
                 [[unroll]] for (uint n = 0u; n < NK; n++) {
-                    const float sj = Ss[srow + n * KS + slot];
+                    const float sj = Ss[srow + n * KS];
                     const float pj = sj == NEG_INF ? 0.0 : exp2(sj - mn);
                     sum += pj;
                     a0 += pj * lo4(vr[n * WPK], vr[n * WPK + WPK - 1u]);
@@ -194,7 +194,21 @@ void main() {
         buf ^= 1u;
     }
 
-    // the slots' accumulators and sums, added one slot after another (m is the same in every invocation)
+    // the slots' results merged: each scaled by 2^(m_slot - M) to the rows' maxima M over the slots, then added
+    // one slot after another
+    barrier();
+    if (live && lane == 0u)
+        [[unroll]] for (uint r = 0u; r < BM; r++) Ss[slot * BM + r] = m[r];
+    barrier();
+    [[unroll]] for (uint r = 0u; r < BM; r++) {
+        float mx = NEG_INF;
+        [[dont_unroll]] for (uint k = 0u; k < KS; k++) mx = max(mx, Ss[k * BM + r]);
+        const float f = m[r] == NEG_INF ? 0.0 : exp2(m[r] - mx);
+        acc[2u * r] *= f;
+        acc[2u * r + 1u] *= f;
+        l[r] *= f;
+        m[r] = mx;
+    }
     [[dont_unroll]] for (uint k = 0u; k < KS; k++) {
         if (slot == k) {
             [[unroll]] for (uint r = 0u; r < BM; r++) {
