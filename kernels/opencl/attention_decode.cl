@@ -76,7 +76,8 @@ __kernel __attribute__((reqd_work_group_size(T, 1, 1))) void attention_decode(
 
     /* this lane's part of the kv head's rows of K and V, in bytes (offsets and strides are whole 16-byte words) */
     const long es = dt == DT_F32 ? 4 : 2;
-    __global const uchar *kp = k + (ko + b * kb + g * kh + lane * 8) * es, *vp = v + (vo + b * vb + g * vh + lane * 8) * es;
+    __global const uchar *kp = k + (ko + b * kb + g * kh + lane * 8) * es;
+    __global const uchar *vp = v + (vo + b * vb + g * vh + lane * 8) * es;
     const long kstep = ks * es, vstep = vs * es;
     float8 kr[NK], vr[NK], acc[BM];
     float m[BM], l[BM];
