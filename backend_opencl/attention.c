@@ -6,9 +6,11 @@
  *   threads  work-items per work-group (T)
  * One program per (BM, T) serves every head dim and dtype (both are arguments): PoCL takes seconds a compile. Where the
  * device cuts a work-item's loops short (llvmpipe), the keys are split across work-groups, each within the budget, into
- * f32 scratch that attention_combine merges. */
+ * f32 scratch that attention_combine merges. split_k >= 2 (the heuristic's choice for decode) runs the decode form
+ * instead (attention_decode.c). */
 #include "opencl.h"
 
+#include "attention_decode.h"
 #include "attention_tile.h"
 #include "op_table.h"
 
@@ -40,6 +42,7 @@ void trr_cl_attention_choose_config(trr_context *ctx, trr_call *call) {
     const trr_cl_dev *dev = ctx->dev;
     trr_config *c = &call->config;
     const int64_t d = call->attn.head_dim;
+    if (trr_cl_attention_decode_choose(ctx, call)) return; /* attention_decode.c */
     if (!c->variant) c->variant = dev->mma.ok && !mma_refusal(call) ? TRR_VARIANT_MMA : TRR_VARIANT_SIMT;
     if (c->variant == TRR_VARIANT_MMA) {
         /* a warp per 16 query rows: one warp where there are few (decode), four otherwise */
@@ -103,6 +106,7 @@ trr_status trr_cl_attention_check_config(trr_context *ctx, const trr_call *call)
     const trr_config *c = &call->config;
     if (c->variant == TRR_VARIANT_MMA) return check_mma(ctx, call);
     TRR_TRY(trr_cl_check_common(ctx, call));
+    if (trr_attention_decode_selected(c)) return trr_cl_attention_decode_check(ctx, call);
     if (c->block_m < 1 || c->block_m > 256)
         return trr_error(ctx, TRR_ERR_UNSUPPORTED, "opencl: attention block_m %d must be 1 to 256", c->block_m);
     if (c->block_n < 1 || c->block_n > 1024)
@@ -133,7 +137,7 @@ static trr_status out_args(trr_context *ctx, cl_kernel k, cl_uint at, const trr_
     return TRR_OK;
 }
 
-static trr_status combine(trr_context *ctx, const trr_call *call, const char *options, cl_mem part, cl_mem part_lse,
+trr_status trr_cl_attention_combine(trr_context *ctx, const trr_call *call, const char *options, cl_mem part, cl_mem part_lse,
                           cl_mem lse, cl_int nsplit) {
     const trr_attention_shape *a = &call->attn;
     cl_kernel k;
@@ -193,6 +197,7 @@ trr_status trr_cl_run_attention(trr_context *ctx, const trr_call *call) {
     const trr_attention_shape *a = &call->attn;
     const trr_config *cfg = &call->config;
     if (cfg->variant == TRR_VARIANT_MMA) return run_mma(ctx, call);
+    if (trr_attention_decode_selected(cfg)) return trr_cl_attention_decode_run(ctx, call);
     char options[192] = "-cl-std=CL1.2";
     trr_cl_opt(options, sizeof options, " -DBMMAX=%d -DT=%d -DDMAX=%d", cfg->block_m, cfg->threads, DMAX);
     const cl_int bm = (cl_int)trr_attention_tile_rows(call);
@@ -247,7 +252,7 @@ trr_status trr_cl_run_attention(trr_context *ctx, const trr_call *call) {
     const size_t global[3] = {nqb * (size_t)cfg->threads, (size_t)a->heads_q, (size_t)a->batch * (size_t)nsplit};
     const size_t local[3] = {(size_t)cfg->threads, 1, 1};
     if (st == TRR_OK) st = trr_cl_launch(ctx, k, 3, global, local);
-    if (st == TRR_OK && nsplit > 1) st = combine(ctx, call, options, part, part_lse, lse, nsplit);
+    if (st == TRR_OK && nsplit > 1) st = trr_cl_attention_combine(ctx, call, options, part, part_lse, lse, nsplit);
     if (nsplit > 1) { /* freed once the launches that use them are done */
         trr_cl.ReleaseMemObject(part);
         trr_cl.ReleaseMemObject(part_lse);

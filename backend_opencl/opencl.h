@@ -202,6 +202,14 @@ trr_status trr_cl_run_matmul(trr_context *ctx, const trr_call *call);
 void trr_cl_attention_choose_config(trr_context *ctx, trr_call *call);
 trr_status trr_cl_attention_check_config(trr_context *ctx, const trr_call *call);
 trr_status trr_cl_run_attention(trr_context *ctx, const trr_call *call);
+/* ... its merge of the chunks of the keys, attention.cl's attention_combine built with options ... */
+trr_status trr_cl_attention_combine(trr_context *ctx, const trr_call *call, const char *options, cl_mem part,
+                                    cl_mem part_lse, cl_mem lse, cl_int nsplit);
+/* ... and the decode form (attention_decode.c; core/attention_decode.h): its heuristic (1 where it completed the
+ * config), its limits and its launches */
+int trr_cl_attention_decode_choose(trr_context *ctx, trr_call *call);
+trr_status trr_cl_attention_decode_check(trr_context *ctx, const trr_call *call);
+trr_status trr_cl_attention_decode_run(trr_context *ctx, const trr_call *call);
 trr_status trr_cl_run_row_norm(trr_context *ctx, const trr_call *call);
 /* The rows rule's kernels per op: entry points <name><kind> (softmax_regs, softmax_online). */
 #define TRR_CL_ROWS_KINDS 2

@@ -9,9 +9,12 @@
  * within the budget, into a scratch buffer the path keeps (grown as needed), and a second dispatch merges them.
  * Variant coop_khr runs kernels/vulkan/attention_coop.comp instead (cooperative matrices; block_m is 16 or 32 rows
  * per subgroup, threads whole subgroups, stages 2 loads the next key block during this one's MMAs; one dispatch,
- * no split) in the same layout and push constants. */
+ * no split) in the same layout and push constants. split_k >= 2 (the heuristic's choice for decode) runs
+ * kernels/vulkan/attention_decode.comp instead of attention.comp, in the same layout and push constants, over
+ * (row blocks, kv heads, batch x chunks of the keys), and the same merge (core/attention_decode.h). */
 #include "vk_attention.h"
 #include "vk_bindset.h"
+#include "attention_decode.h"
 #include "attention_tile.h"
 
 #include "op_table.h"
@@ -141,6 +144,38 @@ static int coop_config_ok(const trr_vk_device *d, const trr_call *call, char *wh
     return 1;
 }
 
+/* The decode form (attention_decode.comp; core/attention_decode.h) where split_k >= 2 asks for it, or where the
+ * heuristic finds a decode-shaped call (a kv head's rows few, the keys many) that the kernel takes on a GPU (on a
+ * CPU driver such as lavapipe the per-head kernel compiles in a fraction of the time, and speed is not the
+ * point there): 1 when it completed the config. Vulkan does not say how many compute units a device has. */
+static int decode_choose(const trr_vk_device *d, trr_call *call) {
+    trr_config *c = &call->config;
+    if (c->variant != TRR_VARIANT_AUTO && c->variant != TRR_VARIANT_SIMT) return 0;
+    const int gpu = d->phys.props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
+    if (c->split_k == 1 || (!c->split_k && !(gpu && trr_attention_decode_wanted(call)))) return 0;
+    if (!c->variant) c->variant = TRR_VARIANT_SIMT;
+    trr_attention_decode_fill(call, 0, d->phys.props.limits.maxComputeSharedMemorySize, c);
+    return 1;
+}
+
+static trr_status decode_check(trr_context *ctx, const trr_call *call) {
+    const trr_vk_device *d = trr_vk_dev(ctx);
+    const VkPhysicalDeviceLimits *lim = &d->phys.props.limits;
+    char why[320];
+    if (!trr_attention_decode_config_ok(call, lim->maxComputeSharedMemorySize, lim->maxComputeWorkGroupInvocations,
+                                        trr_vk_loop_budget(d), why, sizeof why))
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: attention: %s", why);
+    int64_t keys, nsplit;
+    trr_attention_decode_chunks(call, trr_vk_loop_budget(d), &keys, &nsplit);
+    const int64_t nrb = trr_attention_decode_row_blocks(call);
+    if (nrb > lim->maxComputeWorkGroupCount[0] || call->attn.heads_kv > lim->maxComputeWorkGroupCount[1] ||
+        call->attn.batch * nsplit > lim->maxComputeWorkGroupCount[2])
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: attention's decode grid of %lld x %lld x %lld "
+                         "workgroups exceeds the device's", (long long)nrb, (long long)call->attn.heads_kv,
+                         (long long)(call->attn.batch * nsplit));
+    return TRR_OK;
+}
+
 /* Prefill (a block of queries or more) runs on cooperative matrices where they run the call; decode and the rest
  * on the SIMT kernel. */
 #define TRR_VK_ATTN_COOP_MIN_SQ 64
@@ -180,6 +215,7 @@ static void fill_coop(const trr_vk_device *d, const trr_call *call, trr_config *
 void trr_vk_attention_choose(const trr_vk_device *d, trr_call *call) {
     trr_config *c = &call->config;
     const int gpu = d->phys.props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
+    if (decode_choose(d, call)) return;
     if (!c->variant && call->attn.seq_q >= TRR_VK_ATTN_COOP_MIN_SQ) {
         char why[256];
         trr_call t = *call;
@@ -227,6 +263,7 @@ trr_status trr_vk_attention_check(trr_context *ctx, const trr_call *call) {
         trr_variant_name((trr_variant)c->variant, &name);
         return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: attention has no %s kernel here (simt, coop_khr)", name);
     }
+    if (trr_attention_decode_selected(c)) return decode_check(ctx, call);
     if (c->block_m < 1 || c->block_m > 256 || c->block_n < 1 || c->block_n > 1024)
         return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: attention block_m %d and block_n %d must be 1 to 256 and "
                          "1 to 1024", c->block_m, c->block_n);
@@ -330,9 +367,12 @@ trr_status trr_vk_attention_run(trr_context *ctx, const trr_call *call) {
     const trr_config *cfg = &call->config;
     /* the coop kernel's block_m is its subgroups' rows, whatever the queries, and it never splits the keys */
     const int coop = cfg->variant == TRR_VARIANT_COOP_KHR;
-    const int64_t bm = coop ? cfg->block_m : trr_attention_tile_rows(call),
-                  kps = coop ? INT64_MAX : trr_attention_tile_keys(call, trr_vk_loop_budget(d));
-    const int64_t nsplit = kps >= a->seq_kv ? 1 : (a->seq_kv + kps - 1) / kps;
+    /* the decode form: block_m rows of a kv head's group, chunks of the keys (attention_decode.comp) */
+    const int dec = !coop && trr_attention_decode_selected(cfg);
+    int64_t bm = coop || dec ? cfg->block_m : trr_attention_tile_rows(call),
+            kps = coop ? INT64_MAX : trr_attention_tile_keys(call, trr_vk_loop_budget(d)), nsplit;
+    if (dec) trr_attention_decode_chunks(call, trr_vk_loop_budget(d), &kps, &nsplit);
+    else nsplit = kps >= a->seq_kv ? 1 : (a->seq_kv + kps - 1) / kps;
     const int64_t rows = a->batch * a->heads_q * a->seq_q, D = a->head_dim;
 
     /* bindings: q, k, v, o, lse (o's buffer again when there is none: never written), scratch, its lse */
@@ -386,10 +426,11 @@ trr_status trr_vk_attention_run(trr_context *ctx, const trr_call *call) {
     const uint32_t spec[6] = {(uint32_t)cfg->threads, (uint32_t)bm, (uint32_t)cfg->block_n, (uint32_t)D,
                               d->phys.subgroup_size, (uint32_t)cfg->stages};
     char shader[48];
-    snprintf(shader, sizeof shader, coop ? "attention_coopk_%s" : "attention_%s", dtype_suffix(call->x.dtype));
-    const uint32_t nqb = (uint32_t)((a->seq_q + bm - 1) / bm);
-    TRR_TRY(dispatch(ctx, as, shader, spec, coop ? 6 : 4, info, bufs, &p, nqb, (uint32_t)a->heads_q,
-                     (uint32_t)(a->batch * nsplit)));
+    snprintf(shader, sizeof shader, coop ? "attention_coopk_%s" : dec ? "attention_decode_%s" : "attention_%s",
+             dtype_suffix(call->x.dtype));
+    const uint32_t nqb = (uint32_t)(dec ? trr_attention_decode_row_blocks(call) : (a->seq_q + bm - 1) / bm);
+    TRR_TRY(dispatch(ctx, as, shader, spec, coop ? 6 : 4, info, bufs, &p, nqb,
+                     (uint32_t)(dec ? a->heads_kv : a->heads_q), (uint32_t)(a->batch * nsplit)));
     if (nsplit == 1) return TRR_OK;
     /* the merge: one invocation per (row, d), 64 to a workgroup, the workgroups over x and y */
     const uint64_t groups = ((uint64_t)rows * (uint64_t)D + 63) / 64,

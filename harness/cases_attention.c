@@ -60,6 +60,9 @@ static const attn_shape g_shapes[] = {
     {2, 8, 1, 33, 127, 64, 0, 0, 0, P, 0, 0, F32, 0},
     {2, 8, 2, 1, 1823, 128, 1, 1, 1, O, 0, 0, F16, 0},
     {1, 4, 1, 1, 1823, 64, 0, 1, 0, S, 0, 0, BF16, 0},
+    /* a kv head's few rows against many keys, causal with Sq > 1 (the GPUs' decode kernel packs the G heads' rows
+     * of a kv head into one work-group, each row with its own last key) */
+    {1, 8, 2, 2, 300, 64, 1, 1, 0, P, 0, 0, F16, 0},
     /* Sq != Skv, both ways, with and without causal; Sq > Skv causal: the first Sq - Skv rows see no key */
     {1, 1, 1, 1000, 17, 64, 1, 1, 1, S, 0, 0, F32, 0},
     {1, 1, 1, 1823, 127, 16, 1, 1, 1, S, 0, 0, F16, 0},

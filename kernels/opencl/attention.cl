@@ -24,19 +24,8 @@
 #define OPT ((BMMAX * DMAX + T - 1) / T) /* the accumulator's elements a work-item holds, at most */
 #define LN2 0.69314718055994530942f
 
-/* The operands' dtype is an argument, dt (0 f32, 1 f16, 2 bf16, as common.cl's codes), not a build option: one
+/* The operands' dtype is an argument, dt (common.cl's trr_load_dt and trr_store_dt), not a build option: one
  * program then serves every dtype, and PoCL compiles it once. The branch is the same for every work-item. */
-inline float load_dt(__global const uchar *p, long i, int dt) {
-    if (dt == DT_F32) return ((__global const float *)p)[i];
-    if (dt == DT_F16) return vload_half(i, (__global const half *)p);
-    return as_float((uint)((__global const ushort *)p)[i] << 16);
-}
-
-inline void store_dt(__global uchar *p, long i, int dt, float v) {
-    if (dt == DT_F32) ((__global float *)p)[i] = v;
-    else if (dt == DT_F16) vstore_half_rte(v, i, (__global half *)p);
-    else ((__global ushort *)p)[i] = trr_f2bf(v);
-}
 
 __kernel __attribute__((reqd_work_group_size(T, 1, 1))) void attention(
     __global const uchar *q, __global const uchar *k, __global const uchar *v, __global uchar *o, __global float *lse,
@@ -57,7 +46,7 @@ __kernel __attribute__((reqd_work_group_size(T, 1, 1))) void attention(
 
     for (int e = tid; e < bm * D; e += T) {
         const int r = e / D, d = e - r * D, i = i0 + r;
-        Qs[e] = i < Sq ? load_dt(q, qo + b * qb + h * qh + i * qs + d, dt) * qscale : 0.0f;
+        Qs[e] = i < Sq ? trr_load_dt(q, qo + b * qb + h * qh + i * qs + d, dt) * qscale : 0.0f;
     }
     for (int r = tid; r < bm; r += T) Ms[r] = -INFINITY, Ls[r] = 0.0f;
     const int opt = (bm * D + T - 1) / T;
@@ -74,8 +63,8 @@ __kernel __attribute__((reqd_work_group_size(T, 1, 1))) void attention(
             const int j = e / D, d = e - j * D, jj = j0 + j;
             float kx = 0.0f, vx = 0.0f;
             if (jj < kstop) {
-                kx = load_dt(k, ko + b * kb + g * kh + (long)jj * ks + d, dt);
-                vx = load_dt(v, vo + b * vb + g * vh + (long)jj * vs + d, dt);
+                kx = trr_load_dt(k, ko + b * kb + g * kh + (long)jj * ks + d, dt);
+                vx = trr_load_dt(v, vo + b * vb + g * vh + (long)jj * vs + d, dt);
             }
             Ks[j * (D + 1) + d] = kx;
             Vs[e] = vx;
@@ -131,7 +120,7 @@ __kernel __attribute__((reqd_work_group_size(T, 1, 1))) void attention(
         const float out = l > 0.0f ? acc[u] / l : 0.0f;
         const float lse2 = l > 0.0f ? Ms[r] + log2(l) : -INFINITY;
         if (mode == 0) {
-            store_dt(o, oo + b * ob + h * oh + (long)i * os + d, dt, out);
+            trr_store_dt(o, oo + b * ob + h * oh + (long)i * os + d, dt, out);
             if (has_lse && d == 0) lse[lo + b * lb + h * lh + (long)i * ls] = l > 0.0f ? lse2 * LN2 : -INFINITY;
         } else {
             const long row = ((long)b * Hq + h) * Sq + i, rows = (long)get_num_groups(2) / nsplit * Hq * Sq;
@@ -160,7 +149,7 @@ __kernel void attention_combine(__global const float *part, __global const float
         }
         out /= total;
     }
-    store_dt(o, oo + b * ob + h * oh + (long)i * os + d, dt, out);
+    trr_store_dt(o, oo + b * ob + h * oh + (long)i * os + d, dt, out);
     if (has_lse && d == 0)
         lse[lo + b * lb + h * lh + (long)i * ls] = m != -INFINITY ? (m + log2(total)) * LN2 : -INFINITY;
 }

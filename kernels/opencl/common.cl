@@ -115,6 +115,20 @@ TRR_HALF_VECTOR(8)
 #define TYPE_DT_4 uchar
 #define TYPE_DT_5 uchar
 
+/* The same where the dtype is a run-time argument dt (f32, f16 or bf16) of a kernel that takes byte pointers, so
+ * that one program serves every dtype (attention.cl, attention_decode.cl: PoCL compiles each program once). */
+inline float trr_load_dt(__global const uchar *p, long i, int dt) {
+    if (dt == DT_F32) return ((__global const float *)p)[i];
+    if (dt == DT_F16) return vload_half(i, (__global const half *)p);
+    return as_float((uint)((__global const ushort *)p)[i] << 16);
+}
+
+inline void trr_store_dt(__global uchar *p, long i, int dt, float v) {
+    if (dt == DT_F32) ((__global float *)p)[i] = v;
+    else if (dt == DT_F16) vstore_half_rte(v, i, (__global half *)p);
+    else ((__global ushort *)p)[i] = trr_f2bf(v);
+}
+
 #ifdef X_DT
 typedef CAT(TYPE_DT_, X_DT) x_t;
 #define LOAD_X(p, i) CAT(LOAD_DT_, X_DT)(p, i)
