@@ -1,6 +1,11 @@
 /* attention on OpenCL: variant simt, the portable kernel (kernels/opencl/attention.cl, which says how it works), and
  * variant mma, tensor cores through inline PTX (kernels/opencl/attention_mma.cl), which the heuristic takes where
- * matmul's mma probe passed (mma_probe.c) and the call suits it (mma_refusal). The simt config:
+ * matmul's mma probe passed (mma_probe.c) and the call suits it (mma_refusal). The mma config:
+ *   block_m  query rows per work-group, 16 or 32 rows a warp (the rows a staged K and V block serves)
+ *   threads  32 per warp, 1 to 8 warps
+ *   block_n  keys per block, a multiple of 16 up to 128
+ *   stages   1: a K and a V buffer, loaded alternately; 2-4: a ring of (K, V) stages, loaded stages - 1 blocks ahead
+ * The simt config:
  *   block_m  query rows per work-group (fewer where there are fewer queries: a decode step takes one)
  *   block_n  keys per block (BN), a launch argument: sized so the work-group's tiles fit local memory
  *   threads  work-items per work-group (T)
@@ -18,8 +23,49 @@
 
 #define DMAX TRR_ATTN_MAX_HEAD_DIM
 
-/* Local memory of the mma variant: K and V blocks of bn keys, rows of D halves and 16 bytes of padding. */
-static uint64_t mma_local_bytes(int64_t bn, int64_t d) { return 2u * (uint64_t)bn * (uint64_t)(d + 8) * 2u; }
+/* Local memory of an mma tile: q's rows where a warp's q fragments do not stay in its registers (32 rows at
+ * D 128), then the K and V tiles of every stage; rows of D halves and 16 bytes of padding. */
+static uint64_t mma_local_bytes(const trr_config *c, int64_t d) {
+    const int64_t warps = c->threads >= 32 ? c->threads / 32 : 1;
+    const int64_t q_rows = c->block_m / warps * d <= 16 * 128 ? 0 : c->block_m;
+    const int64_t tiles = c->stages <= 1 ? 2 : 2 * (int64_t)c->stages;
+    return (uint64_t)(q_rows + tiles * c->block_n) * (uint64_t)(d + 8) * 2u;
+}
+
+/* The heuristic's mma tiles, the first that fits the device's local memory and work-group size (NVIDIA's OpenCL
+ * gives a work-group 48 KiB). Many rows at D 64: 128 rows, 4 warps of 32 (a K or V fragment read from local
+ * memory feeds two row tiles' MMAs), two stages of 64 keys (36 KiB). At D 128 a warp's 32 rows of accumulators
+ * and two-part weights leave no registers for q, and staging q takes 34 KiB: 8 warps of 16 rows, a K and a V
+ * buffer of 64 keys (34 KiB). Then 64 rows (few queries, or a grid short of the compute units), and decode:
+ * a warp of 16 rows. */
+#define MMA_TILE(bm, bn, warps, st) {.block_m = bm, .block_n = bn, .threads = 32 * (warps), .stages = st}
+static const trr_config mma_tiles_d64[] = {MMA_TILE(128, 64, 4, 2), MMA_TILE(128, 64, 4, 1), MMA_TILE(64, 64, 4, 2),
+                                           MMA_TILE(64, 64, 4, 1), MMA_TILE(64, 32, 4, 1), MMA_TILE(64, 16, 4, 1)};
+static const trr_config mma_tiles_d128[] = {MMA_TILE(128, 64, 8, 1), MMA_TILE(64, 64, 4, 1), MMA_TILE(64, 32, 4, 1),
+                                            MMA_TILE(64, 16, 4, 1)};
+static const trr_config mma_tiles_decode[] = {MMA_TILE(16, 64, 1, 1), MMA_TILE(16, 32, 1, 1), MMA_TILE(16, 16, 1, 1)};
+
+static int mma_fits(const trr_cl_dev *dev, const trr_config *c, int64_t d) {
+    return mma_local_bytes(c, d) <= dev->local_memory && (size_t)c->threads <= dev->max_work_group;
+}
+
+static trr_config mma_heuristic(const trr_cl_dev *dev, const trr_call *call) {
+    const trr_attention_shape *a = &call->attn;
+    const int64_t units = dev->info.compute_units > 0 ? dev->info.compute_units : 64;
+    const trr_config *list = a->head_dim <= 64 ? mma_tiles_d64 : mma_tiles_d128;
+    size_t n = a->head_dim <= 64 ? sizeof mma_tiles_d64 / sizeof *list : sizeof mma_tiles_d128 / sizeof *list;
+    if (a->seq_q <= 16) {
+        list = mma_tiles_decode;
+        n = sizeof mma_tiles_decode / sizeof *list;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const int64_t bm = list[i].block_m;
+        const int64_t grid = (a->seq_q + bm - 1) / bm * a->heads_q * a->batch;
+        if (bm > 64 && (a->seq_q <= 64 || grid < units)) continue;
+        if (mma_fits(dev, &list[i], a->head_dim)) return list[i];
+    }
+    return list[n - 1];
+}
 
 static int multiple_of(const trr_operand *t, int64_t n) {
     return t->offset % n == 0 && t->batch_stride % n == 0 && t->stride1 % n == 0 && t->stride0 % n == 0;
@@ -45,15 +91,21 @@ void trr_cl_attention_choose_config(trr_context *ctx, trr_call *call) {
     if (trr_cl_attention_decode_choose(ctx, call)) return; /* attention_decode.c */
     if (!c->variant) c->variant = dev->mma.ok && !mma_refusal(call) ? TRR_VARIANT_MMA : TRR_VARIANT_SIMT;
     if (c->variant == TRR_VARIANT_MMA) {
-        /* a warp per 16 query rows: one warp where there are few (decode), four otherwise */
-        if (!c->block_m) c->block_m = call->attn.seq_q > 16 ? 64 : 16;
-        if (!c->threads) c->threads = c->block_m / 16 * 32;
-        if (!c->block_n) {
-            int bn = 64;
-            while (bn > 16 && mma_local_bytes(bn, d) > dev->local_memory) bn /= 2;
-            c->block_n = bn;
+        const trr_config t = mma_heuristic(dev, call);
+        /* a given block_m picks the warps: 32 rows each where q stays in registers beside them (D 64) from 128
+         * rows on, else 16 (at most 8 warps); given warps keep the tile's rows per warp */
+        if (c->block_m && !c->threads) {
+            const int warps = c->block_m / (c->block_m >= 128 && d <= 64 ? 32 : 16);
+            c->threads = 32 * (warps < 1 ? 1 : warps > 8 ? 8 : warps);
         }
-        if (!c->stages) c->stages = 1;
+        if (!c->block_m && c->threads) c->block_m = c->threads / 32 * (t.block_m / (t.threads / 32));
+        if (!c->block_m) c->block_m = t.block_m;
+        if (!c->threads) c->threads = t.threads;
+        if (!c->stages) c->stages = t.stages;
+        if (!c->block_n) {
+            c->block_n = t.block_n;
+            while (c->block_n > 16 && mma_local_bytes(c, d) > dev->local_memory) c->block_n /= 2;
+        }
         return;
     }
     if (!c->threads) c->threads = dev->max_work_group >= 64 ? 64 : (int)dev->max_work_group;
@@ -76,28 +128,28 @@ static trr_status check_mma(trr_context *ctx, const trr_call *call) {
                          dev->info.name, dev->mma.reason);
     const char *why = mma_refusal(call);
     if (why) return trr_error(ctx, TRR_ERR_UNSUPPORTED, "opencl: config rejected: attention variant mma %s", why);
-    if (c->block_m != 16 && c->block_m != 32 && c->block_m != 64 && c->block_m != 128)
+    const int warps = c->threads / 32;
+    if (c->threads % 32 || (warps != 1 && warps != 2 && warps != 4 && warps != 8) ||
+        (c->block_m != 16 * warps && c->block_m != 32 * warps))
         return trr_error(ctx, TRR_ERR_UNSUPPORTED,
-                         "opencl: config rejected: attention variant mma block_m %d must be 16, 32, 64 or 128 "
-                         "(16 query rows per warp)",
-                         c->block_m);
-    if (c->threads != c->block_m / 16 * 32)
+                         "opencl: config rejected: attention variant mma threads %d must be 1, 2, 4 or 8 warps of 32 "
+                         "and block_m %d 16 or 32 rows a warp",
+                         c->threads, c->block_m);
+    if (c->stages < 1 || c->stages > 4)
         return trr_error(ctx, TRR_ERR_UNSUPPORTED,
-                         "opencl: config rejected: attention variant mma threads %d must be %d (a warp per 16 rows "
-                         "of block_m %d)",
-                         c->threads, c->block_m / 16 * 32, c->block_m);
+                         "opencl: config rejected: attention variant mma stages %d must be 1 to 4", c->stages);
     if (c->block_n < 16 || c->block_n > 128 || c->block_n % 16)
         return trr_error(ctx, TRR_ERR_UNSUPPORTED,
                          "opencl: config rejected: attention variant mma block_n %d must be a multiple of 16 up to "
                          "128",
                          c->block_n);
-    const uint64_t local = mma_local_bytes(c->block_n, call->attn.head_dim);
-    if (local > dev->local_memory || (size_t)c->threads > dev->max_work_group)
+    const uint64_t local = mma_local_bytes(c, call->attn.head_dim);
+    if (!mma_fits(dev, c, call->attn.head_dim))
         return trr_error(ctx, TRR_ERR_UNSUPPORTED,
-                         "opencl: config rejected: attention variant mma with block_n %d at D = %lld takes %llu "
-                         "bytes of local memory and %d work-items; the device has %llu and %zu",
-                         c->block_n, (long long)call->attn.head_dim, (unsigned long long)local, c->threads,
-                         (unsigned long long)dev->local_memory, dev->max_work_group);
+                         "opencl: config rejected: attention variant mma with block_m %d, block_n %d, stages %d at "
+                         "D = %lld takes %llu bytes of local memory and %d work-items; the device has %llu and %zu",
+                         c->block_m, c->block_n, c->stages, (long long)call->attn.head_dim, (unsigned long long)local,
+                         c->threads, (unsigned long long)dev->local_memory, dev->max_work_group);
     return TRR_OK;
 }
 
@@ -168,8 +220,9 @@ static trr_status run_mma(trr_context *ctx, const trr_call *call) {
     const trr_attention_shape *a = &call->attn;
     const trr_config *cfg = &call->config;
     char options[192] = "-cl-std=CL1.2";
-    trr_cl_opt(options, sizeof options, " -DHEAD_DIM=%d -DBLOCK_M=%d -DBLOCK_N=%d -DX_DT=%d", (int)a->head_dim,
-               cfg->block_m, cfg->block_n, trr_cl_dtype_code(call->x.dtype));
+    trr_cl_opt(options, sizeof options, " -DHEAD_DIM=%d -DBLOCK_M=%d -DBLOCK_N=%d -DWARPS=%d -DSTAGES=%d -DX_DT=%d",
+               (int)a->head_dim, cfg->block_m, cfg->block_n, cfg->threads / 32, cfg->stages,
+               trr_cl_dtype_code(call->x.dtype));
     trr_cl_opt(options, sizeof options, " -DADDR_MODE=%d -DCP_ASYNC=%d", dev->mma.addr_mode, dev->mma.cp_async);
     cl_kernel k;
     TRR_TRY(trr_cl_get_kernel(ctx, "attention_mma.cl", options, "attention_mma", &k));

@@ -157,3 +157,40 @@ inline void trr_grouped_block(int pid, int npm, int npn, int group_m, int *pm, i
 #define GELU_C0 0.7978845608f
 #define GELU_C1 0.044715f
 #define GELU(x) ((x) / (1.0f + exp(-2.0f * (GELU_C0 * ((x) + GELU_C1 * (x) * (x) * (x))))))
+
+/* ---- NVIDIA tensor cores through inline PTX: the instruction forms matmul_mma.cl and attention_mma.cl share.
+ * Only their programs define ADDR_MODE (how a __local pointer becomes a shared-window address: 0 a cast, 1
+ * cvta.to.shared; backend_opencl/mma_probe.c finds which computes right), and only NVIDIA's compiler takes
+ * them. */
+#ifdef ADDR_MODE
+#if defined(X_DT) && X_DT == DT_BF16
+#define MMA_OP "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"
+#else
+#define MMA_OP "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"
+#endif
+
+#if ADDR_MODE == 1
+static inline uint smem_addr(__local const void *p) {
+    ulong s;
+    asm volatile("cvta.to.shared.u64 %0, %1;" : "=l"(s) : "l"((ulong)p));
+    return (uint)s;
+}
+#else
+static inline uint smem_addr(__local const void *p) { return (uint)(ulong)p; }
+#endif
+
+/* four 8x8 b16 matrices; lane l gives the row address of matrix l / 8, row l % 8 */
+#define LDSM_X4(r, addr)                                                                                       \
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"                             \
+                 : "=r"((r)[0]), "=r"((r)[1]), "=r"((r)[2]), "=r"((r)[3])                                      \
+                 : "r"(addr))
+#define LDSM_X4_T(r, addr)                                                                                     \
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"                       \
+                 : "=r"((r)[0]), "=r"((r)[1]), "=r"((r)[2]), "=r"((r)[3])                                      \
+                 : "r"(addr))
+/* d (4 f32) += a (16x16, 4 regs) · b (16x8, 2 regs) */
+#define MMA(d, a, b0, b1)                                                                                      \
+    asm volatile(MMA_OP " {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"                             \
+                 : "+f"((d)[0]), "+f"((d)[1]), "+f"((d)[2]), "+f"((d)[3])                                      \
+                 : "r"((a)[0]), "r"((a)[1]), "r"((a)[2]), "r"((a)[3]), "r"(b0), "r"(b1))
+#endif

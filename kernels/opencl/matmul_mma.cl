@@ -23,38 +23,8 @@
  * its in-range bytes and zero-fills the rest), so an aligned program holds no path through registers (eight
  * scalar loads per chunk) in its main loop. Chunk coordinates are recomputed from the thread index rather than
  * held in arrays: the arrays pushed the 128x128x32 program past 255 registers into spills on NVIDIA's
- * compiler. */
-
-#if defined(X_DT) && X_DT == DT_BF16
-#define MMA_OP "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"
-#else
-#define MMA_OP "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"
-#endif
-
-#if ADDR_MODE == 1
-static inline uint smem_addr(__local const void *p) {
-    ulong s;
-    asm volatile("cvta.to.shared.u64 %0, %1;" : "=l"(s) : "l"((ulong)p));
-    return (uint)s;
-}
-#else
-static inline uint smem_addr(__local const void *p) { return (uint)(ulong)p; }
-#endif
-
-/* four 8x8 b16 matrices; lane l gives the row address of matrix l / 8, row l % 8 */
-#define LDSM_X4(r, addr)                                                                                       \
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"                             \
-                 : "=r"((r)[0]), "=r"((r)[1]), "=r"((r)[2]), "=r"((r)[3])                                      \
-                 : "r"(addr))
-#define LDSM_X4_T(r, addr)                                                                                     \
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"                       \
-                 : "=r"((r)[0]), "=r"((r)[1]), "=r"((r)[2]), "=r"((r)[3])                                      \
-                 : "r"(addr))
-/* d (4 f32) += a (16x16, 4 regs) · b (16x8, 2 regs) */
-#define MMA(d, a, b0, b1)                                                                                      \
-    asm volatile(MMA_OP " {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"                             \
-                 : "+f"((d)[0]), "+f"((d)[1]), "+f"((d)[2]), "+f"((d)[3])                                      \
-                 : "r"((a)[0]), "r"((a)[1]), "r"((a)[2]), "r"((a)[3]), "r"(b0), "r"(b1))
+ * compiler.
+ * The PTX forms it shares with attention_mma.cl (MMA_OP, smem_addr, LDSM_X4, LDSM_X4_T, MMA) are common.cl's. */
 
 #ifdef MMA_PROBE
 /* The probe: one warp computes C[16][16] = A[16][16]·B[16][16] (A row-major, B row-major [k][n]) with the same
