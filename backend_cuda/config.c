@@ -97,6 +97,12 @@ const trr_config trr_cuda_mma_small_configs[] = {
 const int trr_cuda_mma_small_config_count =
     (int)(sizeof trr_cuda_mma_small_configs / sizeof trr_cuda_mma_small_configs[0]);
 
+trr_config trr_cuda_mma_small_fit(const trr_config *c, size_t smem_optin) {
+    trr_config f = *c;
+    while (f.stages > 2 && trr_cuda_mma_smem(&f) > smem_optin) f.stages--;
+    return f;
+}
+
 static int f8_call(const trr_call *call) { return call->x.dtype == TRR_F8E4M3 || call->x.dtype == TRR_F8E5M2; }
 
 /* The wgmma kernel (sm_90a only) is the default on Hopper, well ahead of mma.sync there (docs/performance.md);
@@ -421,6 +427,7 @@ void trr_cuda_choose_matmul(const trr_cuda_dev *dev, trr_call *call) {
                 h = trr_cuda_mma_small_configs[i];
                 break;
             }
+        if (dev) h = trr_cuda_mma_small_fit(&h, (size_t)dev->smem_optin);
         h.vector_width = 8;
     } else if (variant == TRR_VARIANT_MMA) {
         /* The largest known-good tile that still gives every SM a block; the list runs large to small. */

@@ -451,6 +451,11 @@ extern const int trr_cuda_wgmma_f8_config_count;
 /* The mma.sync tiles of products of few rows (TRR_CUDA_SPLIT_SMALL_M at most), by block_m: 16, 32, 64. */
 extern const trr_config trr_cuda_mma_small_configs[];
 extern const int trr_cuda_mma_small_config_count;
+/* A few-row tile with as many of its stages as fit smem_optin bytes of shared memory a block (sm_86 and sm_89
+ * allow 99 KiB). */
+trr_config trr_cuda_mma_small_fit(const trr_config *c, size_t smem_optin);
+/* The least shared memory a block of an sm_80-or-later device may opt in to (sm_86, sm_89). */
+#define TRR_CUDA_SMEM_OPTIN_MIN (99u * 1024u)
 /* The SIMT tile configs (block_m, block_n, block_k; threads: 16 x 8 or 8 x 8 outputs each) the heuristic picks from. */
 extern const trr_config trr_cuda_simt_configs[];
 extern const int trr_cuda_simt_config_count;

@@ -204,9 +204,15 @@ void trr_cuda_for_each_variant(trr_cuda_variant_fn fn, void *user) {
             }
         }
     }
-    /* ... and the few-row tiles, unsplit and split */
-    for (int i = 0; i < trr_cuda_mma_small_config_count; i++) {
-        trr_config cfg = trr_cuda_mma_small_configs[i];
+    /* ... and the few-row tiles, unsplit and split, as listed and with the stages that fit the devices of the
+     * least shared memory */
+    for (int i = 0; i < 2 * trr_cuda_mma_small_config_count; i++) {
+        const int c = i % trr_cuda_mma_small_config_count;
+        trr_config cfg = trr_cuda_mma_small_configs[c];
+        if (i >= trr_cuda_mma_small_config_count) {
+            cfg = trr_cuda_mma_small_fit(&cfg, TRR_CUDA_SMEM_OPTIN_MIN);
+            if (cfg.stages == trr_cuda_mma_small_configs[c].stages) continue;
+        }
         for (int sk = 1; sk <= 2; sk++) {
             cfg.split_k = sk;
             for (int tb = 0; tb <= 1; tb++)

@@ -142,6 +142,24 @@ Test(cuda_matmul_split, few_rows_take_the_few_row_tiles, .init = hopper_setup, .
             cr_expect_geq(k, (int64_t)s * TRR_CUDA_SPLIT_MIN_K, "%zu", i);
             cr_expect_geq(k, (int64_t)s * TRR_CUDA_SPLIT_MIN_STEPS * c.config.block_k, "%zu", i);
         }
+    /* a device of 99 KiB of shared memory a block (sm_86) takes the same tiles with the stages that fit, and those
+     * are compiled by the NVRTC check too */
+    trr_cuda_dev ga102 = hopper;
+    ga102.cc_major = 8;
+    ga102.cc_minor = 6;
+    strcpy(ga102.arch, "sm_86");
+    ga102.sm_count = 84;
+    ga102.smem_optin = 101376;
+    for (int64_t m = 1; m <= 64; m *= 2) {
+        trr_call c = cuda_matmul_call(TRR_F16, m, 4096, 4096, 1);
+        trr_cuda_choose_matmul(&ga102, &c);
+        cr_expect_eq(c.config.variant, TRR_VARIANT_MMA);
+        cr_expect_eq(trr_cuda_check_matmul(NULL, &ga102, &c), TRR_OK, "%lld rows: %s", (long long)m,
+                     trr_last_error(NULL));
+        trr_cuda_variant v;
+        trr_cuda_variant_matmul_mma(&v, &c.config, 0, TRR_F16, TRR_F16);
+        cr_expect(listed(&l, &v), "%lld rows on sm_86: %s is not compiled by the NVRTC check", (long long)m, v.defines);
+    }
     /* a short K keeps one split */
     trr_call shallow = chosen(&l, TRR_F16, 16, 4096, 128, 1);
     cr_expect_eq(shallow.config.split_k, 1);
