@@ -83,6 +83,26 @@ const trr_config trr_cuda_mma_f8_configs[] = {
 };
 const int trr_cuda_mma_f8_config_count = (int)(sizeof trr_cuda_mma_f8_configs / sizeof trr_cuda_mma_f8_configs[0]);
 
+/* mma.sync tiles for products of few rows (TRR_CUDA_SPLIT_SMALL_M at most: language models' decode and short prefill),
+ * by rows: 16, 32, 64. Such a product streams B's K x N weights once and computes little on them, so a block
+ * covers the fewest rows that hold M (16-row mma.sync steps; no 128-row tile mostly idle) and 128 columns with
+ * block_k 64 (16 KiB of B a stage: one 16-byte copy in eight from each of 128 threads), its stages as many as
+ * leave room for two blocks an SM (5 to 6 stages, about 100 KiB of copies in flight a block), and split-K gives
+ * every SM blocks (choose_split) with the splits joined in the kernel. */
+const trr_config trr_cuda_mma_small_configs[] = {
+    {.block_m = 16, .block_n = 128, .block_k = 64, .group_m = 8, .stages = 6, .threads = 128},
+    {.block_m = 32, .block_n = 128, .block_k = 64, .group_m = 8, .stages = 5, .threads = 128},
+    {.block_m = 64, .block_n = 128, .block_k = 64, .group_m = 8, .stages = 4, .threads = 128},
+};
+const int trr_cuda_mma_small_config_count =
+    (int)(sizeof trr_cuda_mma_small_configs / sizeof trr_cuda_mma_small_configs[0]);
+
+trr_config trr_cuda_mma_small_fit(const trr_config *c, size_t smem_optin) {
+    trr_config f = *c;
+    while (f.stages > 2 && trr_cuda_mma_smem(&f) > smem_optin) f.stages--;
+    return f;
+}
+
 static int f8_call(const trr_call *call) { return call->x.dtype == TRR_F8E4M3 || call->x.dtype == TRR_F8E5M2; }
 
 /* The wgmma kernel (sm_90a only) is the default on Hopper, well ahead of mma.sync there (docs/performance.md);
@@ -176,8 +196,8 @@ int trr_cuda_matmul_variant_runs(const trr_cuda_dev *dev, const trr_call *call, 
 
 /* Split-K (ops_matmul.c runs it): the most splits a call's K allows, each keeping at least TRR_CUDA_SPLIT_MIN_STEPS
  * steps of block_k and TRR_CUDA_SPLIT_MIN_K of K, so a split still runs its pipeline past the fill and drain of
- * the stages, and a product too small for its second pass (a launch, the partials written and read) to pay back
- * keeps one split. */
+ * the stages, and a product too small for the split's own work (the partials written and read; for wgmma a second
+ * launch) to pay back keeps one split. */
 static int64_t split_max(int64_t k, int block_k) {
     int64_t per = (int64_t)block_k * TRR_CUDA_SPLIT_MIN_STEPS;
     if (per < TRR_CUDA_SPLIT_MIN_K) per = TRR_CUDA_SPLIT_MIN_K;
@@ -185,21 +205,56 @@ static int64_t split_max(int64_t k, int block_k) {
     return most < 1 ? 1 : most > TRR_CUDA_SPLIT_K_MAX ? TRR_CUDA_SPLIT_K_MAX : most;
 }
 
-/* The blocks of a tensor-core config resident at once: one per SM for wgmma (per pair of SMs for its clusters);
- * mma.sync's smaller blocks share an SM, as many as its shared memory, threads and an estimated 128 registers a
- * thread allow. */
+/* Blocks of an mma.sync config resident on one SM at once: as many as its shared memory, threads and an
+ * estimated 128 registers a thread allow. */
+static int64_t mma_blocks_per_sm(const trr_cuda_dev *dev, const trr_config *c) {
+    const size_t smem = trr_cuda_mma_smem(c), optin = dev ? (size_t)dev->smem_optin : 227u * 1024u;
+    int64_t per = smem > 0 ? (int64_t)(optin / smem) : 1;
+    if (per > 2048 / c->threads) per = 2048 / c->threads;
+    if (per > 65536 / (128 * c->threads)) per = 65536 / (128 * c->threads);
+    return per < 1 ? 1 : per;
+}
+
+/* The split-K workspace a config needs with s splits: batch x s x M x N f32 for wgmma's second pass, a
+ * block_m x block_n slot per split of every output tile for mma.sync's in-kernel join. */
+static double split_bytes(const trr_call *call, const trr_config *c, int64_t units, int s) {
+    if (c->variant == TRR_VARIANT_MMA) return (double)units * s * (double)c->block_m * (double)c->block_n * 4.0;
+    const int64_t batch = call->batch > 1 ? call->batch : 1;
+    return (double)batch * s * (double)call->rows * (double)call->cols * 4.0;
+}
+
+/* An s that leaves the last split empty (the kernels give each split ceil(steps / s) steps). */
+static int split_empty(int64_t steps, int s) { return (int64_t)(s - 1) * ((steps + s - 1) / s) >= steps; }
+
+/* Few rows (TRR_CUDA_SPLIT_SMALL_M at most) on mma.sync: the product streams B once and each block's share of it is
+ * what takes the time, so the grid should give every SM blocks at once, and no more than fit at once (a second
+ * wave would stream its share after the first): the fewest splits that bring the blocks to 90% of the SMs,
+ * within the blocks resident at once and each split's minimum K. The blocks of one wave share the memory's
+ * bandwidth, so a wave partly over two blocks an SM still ends together. */
+static int choose_split_small(const trr_cuda_dev *dev, const trr_call *call, const trr_config *c) {
+    const int sms = dev && dev->sm_count > 0 ? dev->sm_count : 132;
+    const int64_t units = tiles(call, c->block_m, c->block_n);
+    const int64_t slots = (int64_t)sms * mma_blocks_per_sm(dev, c);
+    if (units <= 0 || units * 10 >= (int64_t)sms * 9) return 1;
+    const int64_t most = split_max(call->k, c->block_k);
+    const int64_t steps = c->block_k > 0 ? (call->k + c->block_k - 1) / c->block_k : 0;
+    int best = 1;
+    for (int s = 2; s <= most && units * s <= slots; s++) {
+        if (split_empty(steps, s)) continue;
+        if (split_bytes(call, c, units, s) > (double)TRR_CUDA_SPLIT_MAX_BYTES) break;
+        best = s;
+        if (units * s * 10 >= (int64_t)sms * 9) break;
+    }
+    return best;
+}
+
+/* The blocks of a tensor-core config resident at once: one per SM for wgmma (per pair of SMs for its clusters),
+ * mma.sync's blocks per SM times the SMs. */
 static int64_t tc_slots(const trr_cuda_dev *dev, const trr_config *c) {
     const int sms = dev && dev->sm_count > 0 ? dev->sm_count : 132;
     const int cluster = c->variant == TRR_VARIANT_WGMMA && c->block_m > TRR_CUDA_WGMMA_BM ? 2 : 1;
     int64_t slots = sms / cluster;
-    if (c->variant == TRR_VARIANT_MMA && c->threads > 0) {
-        const size_t smem = trr_cuda_mma_smem(c), optin = dev ? (size_t)dev->smem_optin : 227u * 1024u;
-        int64_t per = smem > 0 ? (int64_t)(optin / smem) : 1;
-        if (per > 2048 / c->threads) per = 2048 / c->threads;
-        if (per > 65536 / (128 * c->threads)) per = 65536 / (128 * c->threads);
-        if (per < 1) per = 1;
-        slots *= per;
-    }
+    if (c->variant == TRR_VARIANT_MMA && c->threads > 0) slots *= mma_blocks_per_sm(dev, c);
     return slots < 1 ? 1 : slots;
 }
 
@@ -214,19 +269,20 @@ int64_t trr_cuda_matmul_head_rows(const trr_cuda_dev *dev, const trr_call *call,
     return head < bands ? head * c->block_m : 0;
 }
 
-/* The split of `units` work items that fills the slots best: S items each, waves(S) = ceil(units x S / slots),
- * fill units x S / (waves x slots); the smallest S reaching 90% fill (more splits only add partials to write and
- * add), else the S of the best fill. Each split keeps its minimum K (split_max) and whole K tiles, and the
- * workspace (rows x cols x S f32 a matrix) stays under TRR_CUDA_SPLIT_MAX_BYTES. */
+/* The split of `units` work items (output tiles of `rows` rows in all) that fills the slots best: S items each,
+ * waves(S) = ceil(units x S / slots), fill units x S / (waves x slots); the smallest S reaching 90% fill (more
+ * splits only add partials to write and add), else the S of the best fill. Each split keeps its minimum K
+ * (split_max) and whole K tiles, and the workspace stays under TRR_CUDA_SPLIT_MAX_BYTES. */
 static int fill_split(int64_t units, int64_t slots, const trr_call *call, int64_t rows, const trr_config *c) {
-    const int64_t most = split_max(call->k, c->block_k), batch = call->batch > 1 ? call->batch : 1;
+    trr_call part = *call;
+    part.rows = rows;
+    const int64_t most = split_max(call->k, c->block_k);
     const int64_t steps = c->block_k > 0 ? (call->k + c->block_k - 1) / c->block_k : 0;
     int best = 1;
     double best_fill = 0.0;
     for (int s = 2; s <= most; s++) {
-        /* the kernels give each split ceil(steps / s) steps: an s that leaves the last split empty is skipped */
-        if ((int64_t)(s - 1) * ((steps + s - 1) / s) >= steps) continue;
-        if ((double)batch * s * (double)rows * (double)call->cols * 4.0 > (double)TRR_CUDA_SPLIT_MAX_BYTES) break;
+        if (split_empty(steps, s)) continue;
+        if (split_bytes(&part, c, units, s) > (double)TRR_CUDA_SPLIT_MAX_BYTES) break;
         const int64_t items = units * s, waves = (items + slots - 1) / slots;
         const double fill = (double)items / (double)(waves * slots);
         if (fill >= 0.9) return s;
@@ -239,17 +295,20 @@ static int fill_split(int64_t units, int64_t slots, const trr_call *call, int64_
 }
 
 /* The heuristic's split_k for a resolved tensor-core config. A split pays when the output tiles leave SMs idle.
- * A grid of at most one wave with fewer work items than 80% of the slots splits all of its tiles (fill_split).
+ * A grid of at most one wave with fewer work items than 80% of the SMs splits all of its tiles (fill_split).
  * Past TRR_CUDA_SPLIT_SMALL_M rows the partials (S x M x N f32, written and read again) weigh as much as the
  * operands, so such a grid that already fills more than TRR_CUDA_SPLIT_WIDE_FILL tenths of the SMs loses more to
  * them than the fuller waves give back and keeps S = 1; few-row products, whose partials are small beside the
- * weights they read, split at any fill below 80% (docs/performance.md, matmul at language-model shapes).
+ * weights they read, split at any fill below 80% (docs/performance.md, matmul at language-model shapes); on
+ * mma.sync's few-row tiles they take choose_split_small's rule instead.
  * A grid of several waves whose last one is partly idle runs its whole waves' row bands unsplit and splits only
  * the rows left (trr_cuda_matmul_head_rows; ops_matmul.c runs the two parts): that pays when the head's waves
  * plus the split tail's (its waves over S, and TRR_CUDA_SPLIT_PASS of a wave for the second pass's launch and
  * the tail's shorter pipelines) come to fewer waves than the whole grid's. */
 static int choose_split(const trr_cuda_dev *dev, const trr_call *call, const trr_config *c) {
     if (c->variant != TRR_VARIANT_WGMMA && c->variant != TRR_VARIANT_MMA) return 1;
+    if (c->variant == TRR_VARIANT_MMA && !f8_call(call) && call->rows <= TRR_CUDA_SPLIT_SMALL_M && c->threads > 0)
+        return choose_split_small(dev, call, c);
     const int64_t slots = tc_slots(dev, c), units = tiles(call, c->block_m, c->block_n);
     if (units <= 0) return 1;
     const int64_t head_rows = trr_cuda_matmul_head_rows(dev, call, c);
@@ -285,6 +344,10 @@ int trr_cuda_matmul_auto_variant(const trr_cuda_dev *dev, const trr_call *call) 
      * where mma.sync's small tiles would compute few rows each at a lower rate (M of 16 to 128 with a long K,
      * the shapes of language models' decode and short prefill). */
     const trr_config *c = &call->config;
+    /* Few rows (16-bit inputs): mma.sync's few-row tiles (trr_cuda_mma_small_configs), where wgmma's 128-row
+     * tiles would leave most of their rows idle on a product that streams B at the memory's speed. */
+    if (!f8 && call->rows <= TRR_CUDA_SPLIT_SMALL_M && !c->threads && !c->block_m && !c->block_n && !c->block_k)
+        return TRR_VARIANT_MMA;
     int sms = dev ? dev->sm_count : 132;
     const int64_t t = tiles(call, 128, 128);
     if (!c->threads && !c->block_m && !c->block_n && !c->block_k && t * 4 < sms &&
@@ -393,6 +456,16 @@ void trr_cuda_choose_matmul(const trr_cuda_dev *dev, trr_call *call) {
          * measured clustered, keep single blocks. */
         if (bn == 256 && call->batch <= 1 && call->k >= 4096 && tiles(call, 128, 256) >= 8 * (int64_t)sms)
             h.block_m = 2 * TRR_CUDA_WGMMA_BM;
+        h.vector_width = 8;
+    } else if (variant == TRR_VARIANT_MMA && call->rows <= TRR_CUDA_SPLIT_SMALL_M) {
+        /* few rows: the few-row tile of the fewest rows that hold M */
+        h = trr_cuda_mma_small_configs[trr_cuda_mma_small_config_count - 1];
+        for (int i = 0; i < trr_cuda_mma_small_config_count; i++)
+            if (call->rows <= trr_cuda_mma_small_configs[i].block_m) {
+                h = trr_cuda_mma_small_configs[i];
+                break;
+            }
+        if (dev) h = trr_cuda_mma_small_fit(&h, (size_t)dev->smem_optin);
         h.vector_width = 8;
     } else if (variant == TRR_VARIANT_MMA) {
         /* The largest known-good tile that still gives every SM a block; the list runs large to small. */

@@ -84,6 +84,32 @@ static trr_status split_partials(trr_context *ctx, const trr_call *call, int64_t
                                 out);
 }
 
+/* mma.sync's split-K (matmul_mma.cu joins the splits in the kernel): a slot of block_m x block_n f32 per split
+ * of each of the grid's `tiles` output tiles (every matrix of a batch has its own), and a counter per tile. The
+ * counters must read 0 when a launch starts: they are zeroed when allocated, on the stream before any launch
+ * that uses them, and each launch leaves them at 0 again. */
+static trr_status mma_split_workspace(trr_context *ctx, const trr_call *call, int64_t tiles, CUdeviceptr *out_ws,
+                                      CUdeviceptr *out_flags) {
+    const trr_config *cfg = &call->config;
+    const int64_t slot = (int64_t)cfg->block_m * cfg->block_n, splits = cfg->split_k;
+    if (tiles > 0 && splits * slot > INT64_MAX / 4 / tiles)
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda matmul: the split-K workspace overflows");
+    trr_cuda_dev *dev = ctx->dev;
+    const int64_t bytes = tiles * splits * slot * 4;
+    TRR_TRY(trr_cuda_scratch_get(ctx, &dev->matmul_scratch, (size_t)(bytes > 0 ? bytes : 4),
+                                 "matmul's split-K workspace", out_ws));
+    const size_t had = dev->matmul_flags.bytes; /* grows (never shrinks) when allocated anew */
+    TRR_TRY(trr_cuda_scratch_get(ctx, &dev->matmul_flags, (size_t)(tiles > 0 ? tiles : 1) * 4,
+                                 "matmul's split-K counters", out_flags));
+    if (dev->matmul_flags.bytes != had) {
+        TRR_TRY(trr_cuda_batch_flush(ctx)); /* the queued launches go first: the zeroing is ordered after them */
+        TRR_CU_CHECK(ctx, trr_cu.MemsetD8Async(*out_flags, 0, dev->matmul_flags.bytes, dev->stream),
+                     "cuMemsetD8Async (matmul's split-K counters)");
+        trr_cuda_enqueued(dev);
+    }
+    return TRR_OK;
+}
+
 /* The second pass of a split: the partials at p summed into C with the scale, the epilogue and C's type. */
 static trr_status split_reduce(trr_context *ctx, const trr_call *call, CUdeviceptr p, unsigned gz) {
     trr_cuda_variant v;
@@ -223,9 +249,8 @@ static trr_status run_one(trr_context *ctx, const trr_call *call) {
     if (cfg->variant == TRR_VARIANT_WGMMA) return run_wgmma(ctx, call);
     const int split = cfg->split_k > 1;
     if (cfg->variant == TRR_VARIANT_MMA) {
-        /* a split's main kernel stores f32 partials (the variant adds SPLIT_K) */
-        trr_cuda_variant_matmul_mma_ab(&v, cfg, call->trans_b, call->x.dtype, call->y.dtype,
-                                       split ? TRR_F32 : call->z.dtype);
+        /* a split joins its partials in the kernel (matmul_mma.cu): the variant stores C's type either way */
+        trr_cuda_variant_matmul_mma_ab(&v, cfg, call->trans_b, call->x.dtype, call->y.dtype, call->z.dtype);
         kernel = "matmul_mma";
         smem = (unsigned)trr_cuda_mma_smem_es(cfg, (int)elem_bytes(call->x.dtype));
     } else {
@@ -250,23 +275,18 @@ static trr_status run_one(trr_context *ctx, const trr_call *call) {
     unsigned gz = 1;
     TRR_TRY(batch_grid(ctx, call, &gz));
     float scale = matmul_scale(call);
-    /* split (mma only; check_config refuses it elsewhere): blockIdx.y is the split, the partials go to the
-     * workspace with the epilogue and scale left to the second pass */
-    unsigned gy = 1;
-    if (split) {
-        TRR_TRY(split_partials(ctx, call, gz, &c));
-        ldc = n;
-        c_bs = (long long)m * n;
-        epi = 0;
-        alpha = 1.0f;
-        scale = 1.0f;
-        gy = (unsigned)cfg->split_k;
+    if (cfg->variant != TRR_VARIANT_MMA) {
+        void *args[] = {&a, &lda, &b, &ldb, &c, &ldc, &m, &n, &k, &epi, &alpha, &group_m, &a_bs, &b_bs, &c_bs, &scale};
+        return trr_cuda_launch_3d(ctx, fn, (unsigned)blocks, 1, gz, (unsigned)cfg->threads, smem, args);
     }
-    void *args[] = {&a, &lda, &b, &ldb, &c, &ldc, &m, &n, &k, &epi, &alpha, &group_m, &a_bs, &b_bs, &c_bs, &scale};
-    TRR_TRY(trr_cuda_launch_3d(ctx, fn, (unsigned)blocks, gy, gz, (unsigned)cfg->threads, smem, args));
-    if (!split) return TRR_OK;
-    /* the partials' pointer: c was moved to the workspace above */
-    return split_reduce(ctx, call, c, gz);
+    /* mma.sync: blockIdx.y is the split, whose blocks join their partials through the workspace and the tiles'
+     * counters (none without a split) */
+    CUdeviceptr ws = 0, flags = 0;
+    if (split) TRR_TRY(mma_split_workspace(ctx, call, blocks * gz, &ws, &flags));
+    void *args[] = {&a, &lda, &b, &ldb, &c, &ldc, &m, &n, &k, &epi, &alpha, &group_m, &a_bs, &b_bs, &c_bs, &scale,
+                    &ws, &flags};
+    return trr_cuda_launch_3d(ctx, fn, (unsigned)blocks, (unsigned)cfg->split_k, gz, (unsigned)cfg->threads, smem,
+                              args);
 }
 
 /* A split call whose grid makes more than one wave runs in two parts (config.c, trr_cuda_matmul_head_rows): the row

@@ -232,6 +232,7 @@ typedef struct trr_cuda_dev {
     uint32_t flag_kernel; /* the value the stream's last command, a kernel, writes to the flag itself (0: none) */
     trr_cuda_scratch attn_scratch;   /* attention's split over the keys: partial results (ops_attention.c) */
     trr_cuda_scratch matmul_scratch; /* matmul's split-K partials (ops_matmul.c) */
+    trr_cuda_scratch matmul_flags;   /* mma.sync's split-K counters, one a tile, 0 between launches (ops_matmul.c) */
 } trr_cuda_dev;
 
 trr_status trr_cuda_probe(int *out_device_count, char *reason, size_t reason_cap);
@@ -447,6 +448,14 @@ extern const int trr_cuda_mma_f8_config_count;
 /* The wgmma configs of 8-bit float products (block_n 128: the partial doubles the accumulator registers). */
 extern const trr_config trr_cuda_wgmma_f8_configs[];
 extern const int trr_cuda_wgmma_f8_config_count;
+/* The mma.sync tiles of products of few rows (TRR_CUDA_SPLIT_SMALL_M at most), by block_m: 16, 32, 64. */
+extern const trr_config trr_cuda_mma_small_configs[];
+extern const int trr_cuda_mma_small_config_count;
+/* A few-row tile with as many of its stages as fit smem_optin bytes of shared memory a block (sm_86 and sm_89
+ * allow 99 KiB). */
+trr_config trr_cuda_mma_small_fit(const trr_config *c, size_t smem_optin);
+/* The least shared memory a block of an sm_80-or-later device may opt in to (sm_86, sm_89). */
+#define TRR_CUDA_SMEM_OPTIN_MIN (99u * 1024u)
 /* The SIMT tile configs (block_m, block_n, block_k; threads: 16 x 8 or 8 x 8 outputs each) the heuristic picks from. */
 extern const trr_config trr_cuda_simt_configs[];
 extern const int trr_cuda_simt_config_count;
@@ -466,7 +475,7 @@ void trr_cuda_variant_matmul_wgmma_ab(trr_cuda_variant *v, const trr_config *cfg
 #define TRR_CUDA_SPLIT_MIN_K 256
 #define TRR_CUDA_SPLIT_MAX_BYTES ((int64_t)256 << 20)
 /* Products of more rows than this split only grids that fill at most TRR_CUDA_SPLIT_WIDE_FILL tenths of the SMs
- * (config.c, choose_split, says why). */
+ * (config.c, choose_split, says why); products of at most this many 16-bit rows take mma.sync's few-row tiles. */
 #define TRR_CUDA_SPLIT_SMALL_M 64
 #define TRR_CUDA_SPLIT_WIDE_FILL 4
 /* The second pass of a split tail and its shorter pipelines, in waves of the grid (config.c, choose_split). */

@@ -38,7 +38,7 @@ void trr_cuda_variant_matmul_mma_ab(trr_cuda_variant *v, const trr_config *cfg, 
                     cfg->block_m, cfg->block_n, cfg->block_k, wm, wn, cfg->stages, trans_b ? 1 : 0, (int)in, (int)out,
                     mv);
     if (b != in) trr_cuda_define(v, "-DDT_B=%d", (int)b);
-    /* split-K's main kernel: out is then the partials' f32 (ops_matmul.c) */
+    /* split-K, the splits joined in the kernel into C's type */
     if (cfg->split_k > 1) trr_cuda_define(v, "-DSPLIT_K=1");
     if (f8) v->min_sm = 89; /* mma.sync with e4m3 / e5m2 operands */
 }
@@ -204,6 +204,25 @@ void trr_cuda_for_each_variant(trr_cuda_variant_fn fn, void *user) {
             }
         }
     }
+    /* ... and the few-row tiles, unsplit and split, as listed and with the stages that fit the devices of the
+     * least shared memory */
+    for (int i = 0; i < 2 * trr_cuda_mma_small_config_count; i++) {
+        const int c = i % trr_cuda_mma_small_config_count;
+        trr_config cfg = trr_cuda_mma_small_configs[c];
+        if (i >= trr_cuda_mma_small_config_count) {
+            cfg = trr_cuda_mma_small_fit(&cfg, TRR_CUDA_SMEM_OPTIN_MIN);
+            if (cfg.stages == trr_cuda_mma_small_configs[c].stages) continue;
+        }
+        for (int sk = 1; sk <= 2; sk++) {
+            cfg.split_k = sk;
+            for (int tb = 0; tb <= 1; tb++)
+                for (int h = 0; h < 2; h++)
+                    for (int o = 0; o < 2; o++) {
+                        trr_cuda_variant_matmul_mma(&v, &cfg, tb, halves[h], o ? halves[h] : TRR_F32);
+                        fn(&v, user);
+                    }
+        }
+    }
     /* matmul, Hopper (sm_90a only): every wgmma config, both B layouts, both output types; then the clustered
      * (block_m 256) form of each */
     for (int cm = 1; cm <= 2; cm++) {
@@ -242,17 +261,19 @@ void trr_cuda_for_each_variant(trr_cuda_variant_fn fn, void *user) {
                     trr_cuda_variant_matmul_wgmma_ab(&v, &cfg, 1, pairs[p][0], pairs[p][1], outs[o]);
                     fn(&v, user);
                 }
-    /* matmul split-K: every mma.sync and wgmma config (single and clustered) with SPLIT_K, both B layouts, f16 and
-     * bf16 (their main kernel stores f32 partials whatever C's type), the 8-bit floats' first configs, and the
-     * second pass into each output type */
+    /* matmul split-K: every mma.sync config with SPLIT_K (its splits joined in the kernel into C's type), both B
+     * layouts, f16 and bf16 into f32 and their own type; every wgmma config (single and clustered) with SPLIT_K,
+     * whose main kernel stores f32 partials whatever C's type; the 8-bit floats' first configs; and wgmma's second
+     * pass into each output type */
     for (int i = 0; i < trr_matmul_f16_nvidia_config_count; i++) {
         trr_config cfg = trr_matmul_f16_nvidia_configs[i];
         cfg.split_k = 2;
         for (int tb = 0; tb <= 1; tb++)
-            for (int h = 0; h < 2; h++) {
-                trr_cuda_variant_matmul_mma(&v, &cfg, tb, halves[h], TRR_F32);
-                fn(&v, user);
-            }
+            for (int h = 0; h < 2; h++)
+                for (int o = 0; o < 2; o++) {
+                    trr_cuda_variant_matmul_mma(&v, &cfg, tb, halves[h], o ? halves[h] : TRR_F32);
+                    fn(&v, user);
+                }
     }
     for (int cm = 1; cm <= 2; cm++)
         for (int i = 0; i < trr_cuda_wgmma_config_count; i++) {
@@ -268,8 +289,10 @@ void trr_cuda_for_each_variant(trr_cuda_variant_fn fn, void *user) {
     {
         trr_config cfg = trr_cuda_mma_f8_configs[0];
         cfg.split_k = 2;
-        trr_cuda_variant_matmul_mma_ab(&v, &cfg, 1, TRR_F8E4M3, TRR_F8E4M3, TRR_F32);
-        fn(&v, user);
+        for (int o = 0; o < 3; o++) {
+            trr_cuda_variant_matmul_mma_ab(&v, &cfg, 1, TRR_F8E4M3, TRR_F8E4M3, outs[o]);
+            fn(&v, user);
+        }
         for (int cm = 1; cm <= 2; cm++) {
             cfg = trr_cuda_wgmma_f8_configs[0];
             cfg.block_m *= cm;

@@ -24,11 +24,17 @@
  * that is then added into the f32 accumulator (docs/ops.md's bound for 8-bit float products); scale (scale_a *
  * scale_b) multiplies the sum before the epilogue.
  *
- * SPLIT_K (0 or 1): split-K for grids too small to fill the SMs. Block (x, y, z) sums K tiles [y * kper, y * kper
- * + kper) clipped at K (kper = the K tiles over gridDim.y splits, rounded up; a split past K is empty and stores
- * zeros) of output tile x of matrix z. DT_OUT is then 0 and C is the host's f32 workspace of batch x splits
- * matrices [M, N] (row stride N), the block's at (z * gridDim.y + y) * c_bs; the host passes epi 0 and scale 1,
- * and matmul_reduce.cu sums the splits in order and applies scale, the epilogue and C's type.
+ * SPLIT_K (0 or 1): split-K for grids too small to fill the SMs (language models' few-row products above all).
+ * Block (x, y, z) sums K tiles [y * kper, y * kper + kper) clipped at K (kper = the K tiles over gridDim.y splits,
+ * rounded up; a split past K is empty and sums nothing) of output tile x of matrix z, then joins the other
+ * splits of its tile in this same launch, with no second pass: every block stores its f32 partial into the host's
+ * workspace WS (tile t = z * gridDim.x + x owns gridDim.y slots of BM x BN floats, each in the accumulator
+ * fragments' order so that the stores and the loads are whole coalesced 16-byte vectors) and counts itself in
+ * FLAGS[t]; the block that counts last sums the slots in split order 0, 1, ... (its own from its registers, the
+ * same values it stored), so the result does not depend on which block finishes last (deterministic run to
+ * run), resets FLAGS[t] to 0 for the next launch (the host zeroes the counters once, when it allocates them) and
+ * runs the epilogue: scale, activation and C's type, as without a split. The waiting is in the counting only:
+ * no block spins, so any schedule of the grid completes.
  */
 #ifndef MMA_V
 #define MMA_V 0
@@ -141,20 +147,21 @@ __device__ __forceinline__ void mma_16816(float *c, const unsigned *a, unsigned 
 
 extern "C" __global__ void __launch_bounds__(THREADS)
     matmul_mma(const TE *A, long long lda, const TE *B, long long ldb, TO *C, long long ldc, int M, int N, int K,
-               int epi, float alpha, int group_m, long long a_bs, long long b_bs, long long c_bs, float scale) {
+               int epi, float alpha, int group_m, long long a_bs, long long b_bs, long long c_bs, float scale,
+               float *WS, unsigned *FLAGS) {
     /* the batch is blockIdx.z: each matrix starts one batch stride further on (0 for a shared input); the host
      * keeps batch strides of A and B multiples of 8, so every batch's base stays 16-byte aligned */
     A += (long long)blockIdx.z * a_bs;
     B += (long long)blockIdx.z * b_bs;
+    C += (long long)blockIdx.z * c_bs;
 #if SPLIT_K
-    C += ((long long)blockIdx.z * gridDim.y + blockIdx.y) * c_bs;
     const int kt_all = (K + BK - 1) / BK, kper = (kt_all + (int)gridDim.y - 1) / (int)gridDim.y;
     const int kt0 = (int)blockIdx.y * kper, kt_left = kt_all - kt0;
     /* this split's K tiles: kt counts from 0 below, tile kt is K tile kt0 + kt */
     const int kt_count = kt_left < 0 ? 0 : kt_left < kper ? kt_left : kper;
 #else
-    C += (long long)blockIdx.z * c_bs;
     const int kt0 = 0, kt_count = (K + BK - 1) / BK;
+    (void)WS, (void)FLAGS;
 #endif
     extern __shared__ __align__(128) unsigned char smem[];
     const unsigned smem_base = mma_smem_addr(smem);
@@ -335,6 +342,50 @@ extern "C" __global__ void __launch_bounds__(THREADS)
     mma_cp_wait<0>();
 #if !F8
     (void)scale;
+#endif
+#if SPLIT_K
+    {
+        /* this block's slot, then the others of its tile: (i, j)'s four floats of thread tid at float4
+         * (i * NT + j) * THREADS + tid of a slot (MT * NT * THREADS float4 = BM x BN floats) */
+        constexpr int SLOT = BM * BN / 4;
+        const unsigned tile = blockIdx.z * gridDim.x + blockIdx.x;
+        float4 *slots = reinterpret_cast<float4 *>(WS) + (size_t)tile * gridDim.y * SLOT;
+        float4 *mine = slots + (size_t)blockIdx.y * SLOT;
+#pragma unroll
+        for (int i = 0; i < MT; i++)
+#pragma unroll
+            for (int j = 0; j < NT; j++)
+                __stcg(mine + (i * NT + j) * THREADS + tid, make_float4(acc[i][j][0], acc[i][j][1], acc[i][j][2], acc[i][j][3]));
+        __shared__ unsigned split_last;
+        __threadfence(); /* the slot is visible device-wide before the count says so */
+        __syncthreads();
+        if (tid == 0) {
+            const unsigned before = atomicAdd(FLAGS + tile, 1u);
+            split_last = before + 1 == gridDim.y;
+            if (split_last) FLAGS[tile] = 0; /* every split has counted: ready for the next launch */
+        }
+        __syncthreads();
+        if (!split_last) return;
+        __threadfence(); /* the other splits' slots are read after their counts were seen */
+#pragma unroll
+        for (int i = 0; i < MT; i++)
+#pragma unroll
+            for (int j = 0; j < NT; j++) {
+                float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+                for (unsigned y = 0; y < gridDim.y; y++) {
+                    const float4 p = y == blockIdx.y ? make_float4(acc[i][j][0], acc[i][j][1], acc[i][j][2], acc[i][j][3])
+                                                     : __ldcg(slots + (size_t)y * SLOT + (i * NT + j) * THREADS + tid);
+                    sum.x += p.x;
+                    sum.y += p.y;
+                    sum.z += p.z;
+                    sum.w += p.w;
+                }
+                acc[i][j][0] = sum.x;
+                acc[i][j][1] = sum.y;
+                acc[i][j][2] = sum.z;
+                acc[i][j][3] = sum.w;
+            }
+    }
 #endif
 
     /* Accumulator fragment: c0, c1 at (row g, cols 2t, 2t+1), c2, c3 at row g + 8. */

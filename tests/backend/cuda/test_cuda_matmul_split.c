@@ -37,21 +37,23 @@ static void hopper_setup(void) {
 static void hopper_teardown(void) { trr_cu.TensorMapEncodeTiled = NULL; }
 
 /* The heuristic's config for a call on the faked H200, checked by the backend and found among the variants the
- * NVRTC check compiles (the main kernel, and for a split the second pass into C's type). */
+ * NVRTC check compiles (the main kernel, and for a wgmma split the second pass into C's type; mma.sync joins its
+ * splits in the kernel, into C's type). */
 static trr_call chosen(const variant_list *l, trr_dtype dt, int64_t m, int64_t n, int64_t k, int64_t batch) {
     trr_call c = cuda_matmul_call(dt, m, n, k, batch);
     trr_cuda_choose_matmul(&hopper, &c);
     cr_assert_eq(trr_cuda_check_matmul(NULL, &hopper, &c), TRR_OK, "%lldx%lldx%lld: %s", (long long)m, (long long)n,
                  (long long)k, trr_last_error(NULL));
-    const trr_dtype main_out = c.config.split_k > 1 ? TRR_F32 : c.z.dtype;
+    const int wgmma = c.config.variant == TRR_VARIANT_WGMMA;
+    const trr_dtype main_out = wgmma && c.config.split_k > 1 ? TRR_F32 : c.z.dtype;
     trr_cuda_variant v;
-    if (c.config.variant == TRR_VARIANT_WGMMA)
+    if (wgmma)
         trr_cuda_variant_matmul_wgmma(&v, &c.config, 0, dt, main_out);
     else
         trr_cuda_variant_matmul_mma(&v, &c.config, 0, dt, main_out);
     cr_assert(listed(l, &v), "%lldx%lldx%lld: %s %s is not compiled by the NVRTC check", (long long)m, (long long)n,
               (long long)k, v.file, v.defines);
-    if (c.config.split_k > 1) {
+    if (wgmma && c.config.split_k > 1) {
         trr_cuda_variant_matmul_reduce(&v, c.z.dtype);
         cr_assert(listed(l, &v), "%s %s is not compiled by the NVRTC check", v.file, v.defines);
     }
@@ -113,8 +115,7 @@ Test(cuda_matmul_split, small_grids_with_long_k_split_to_fill_the_sms, .init = h
      .fini = hopper_teardown) {
     variant_list l = {0};
     trr_cuda_for_each_variant(collect, &l);
-    const int64_t small[][3] = {{16, 4096, 4096},  {128, 4096, 4096}, {16, 4096, 11008},
-                                {128, 4096, 11008}, {16, 11008, 4096}, {768, 768, 768}};
+    const int64_t small[][3] = {{128, 4096, 4096}, {128, 4096, 11008}, {768, 768, 768}};
     for (size_t i = 0; i < sizeof small / sizeof small[0]; i++) {
         trr_call c = chosen(&l, TRR_F16, small[i][0], small[i][1], small[i][2], 1);
         const int s = c.config.split_k;
@@ -134,15 +135,69 @@ Test(cuda_matmul_split, small_grids_with_long_k_split_to_fill_the_sms, .init = h
         trr_call c = chosen(&l, TRR_F16, wide_m[i][0], wide_m[i][1], wide_m[i][2], 1);
         cr_expect_eq(c.config.split_k, 1, "%zu split %d ways", i, c.config.split_k);
     }
-    /* 16 x 14336 tiles fill 85% of the SMs already */
-    trr_call wide = chosen(&l, TRR_F16, 16, 14336, 4096, 1);
-    cr_expect_eq(wide.config.split_k, 1);
     /* K too short to split: a small cube stays on mma.sync with one split */
     trr_call tiny = chosen(&l, TRR_F16, 256, 256, 256, 1);
     cr_expect_eq(tiny.config.split_k, 1);
     /* a batch whose tiles already fill the SMs is not split */
     trr_call many = chosen(&l, TRR_BF16, 128, 512, 4096, 64);
     cr_expect_eq(many.config.split_k, 1);
+    free(l.items);
+}
+
+/* Few rows (decode-like products) take mma.sync's few-row tiles: the fewest rows that hold M, and split-K that
+ * brings the blocks to 90% of the SMs within one wave of resident blocks (two an SM for these tiles), each split
+ * keeping its minimum K. */
+Test(cuda_matmul_split, few_rows_take_the_few_row_tiles, .init = hopper_setup, .fini = hopper_teardown) {
+    variant_list l = {0};
+    trr_cuda_for_each_variant(collect, &l);
+    const int64_t few[][3] = {{16, 4096, 4096},  {16, 11008, 4096}, {16, 4096, 11008}, {16, 14336, 4096},
+                              {1, 4096, 4096},   {7, 4096, 14336},  {32, 4096, 4096},  {33, 11008, 4096},
+                              {64, 4096, 4096},  {64, 14336, 4096}, {16, 512, 4096},   {16, 32000, 4096}};
+    for (size_t i = 0; i < sizeof few / sizeof few[0]; i++)
+        for (int h = 0; h < 2; h++) {
+            const int64_t m = few[i][0], n = few[i][1], k = few[i][2];
+            trr_call c = chosen(&l, h ? TRR_BF16 : TRR_F16, m, n, k, 1);
+            const int s = c.config.split_k;
+            const int64_t t = grid_tiles(&c);
+            cr_expect_eq(c.config.variant, TRR_VARIANT_MMA, "%zu", i);
+            cr_expect_geq(c.config.block_m, m, "%zu: block_m %d", i, c.config.block_m);
+            cr_expect_lt(c.config.block_m, m + 16 > 32 ? 2 * m : 32, "%zu: block_m %d for %lld rows", i,
+                         c.config.block_m, (long long)m);
+            /* one wave: two blocks an SM at most */
+            cr_expect_leq(t * s, 2 * 132, "%zu: %lld tiles x %d", i, (long long)t, s);
+            if (t * 10 >= 132 * 9) cr_expect_eq(s, 1, "%zu: %lld tiles split %d ways", i, (long long)t, s);
+            else if (s < TRR_CUDA_SPLIT_K_MAX && k >= (int64_t)(s + 1) * TRR_CUDA_SPLIT_MIN_K &&
+                     t * (s + 1) <= 2 * 132)
+                cr_expect_geq(t * s * 10, 132 * 9, "%zu: %lld tiles x %d leave SMs idle", i, (long long)t, s);
+            cr_expect_geq(k, (int64_t)s * TRR_CUDA_SPLIT_MIN_K, "%zu", i);
+            cr_expect_geq(k, (int64_t)s * TRR_CUDA_SPLIT_MIN_STEPS * c.config.block_k, "%zu", i);
+        }
+    /* a device of 99 KiB of shared memory a block (sm_86) takes the same tiles with the stages that fit, and those
+     * are compiled by the NVRTC check too */
+    trr_cuda_dev ga102 = hopper;
+    ga102.cc_major = 8;
+    ga102.cc_minor = 6;
+    strcpy(ga102.arch, "sm_86");
+    ga102.sm_count = 84;
+    ga102.smem_optin = 101376;
+    for (int64_t m = 1; m <= 64; m *= 2) {
+        trr_call c = cuda_matmul_call(TRR_F16, m, 4096, 4096, 1);
+        trr_cuda_choose_matmul(&ga102, &c);
+        cr_expect_eq(c.config.variant, TRR_VARIANT_MMA);
+        cr_expect_eq(trr_cuda_check_matmul(NULL, &ga102, &c), TRR_OK, "%lld rows: %s", (long long)m,
+                     trr_last_error(NULL));
+        trr_cuda_variant v;
+        trr_cuda_variant_matmul_mma(&v, &c.config, 0, TRR_F16, TRR_F16);
+        cr_expect(listed(&l, &v), "%lld rows on sm_86: %s is not compiled by the NVRTC check", (long long)m, v.defines);
+    }
+    /* a short K keeps one split */
+    trr_call shallow = chosen(&l, TRR_F16, 16, 4096, 128, 1);
+    cr_expect_eq(shallow.config.split_k, 1);
+    /* a tile asked for (here wgmma's) is kept: the few-row rule only fills what the config leaves open */
+    trr_call asked = cuda_matmul_call(TRR_F16, 16, 4096, 4096, 1);
+    asked.config.variant = TRR_VARIANT_WGMMA;
+    trr_cuda_choose_matmul(&hopper, &asked);
+    cr_expect_eq(asked.config.block_m, 128);
     free(l.items);
 }
 
@@ -156,7 +211,7 @@ Test(cuda_matmul_split, mma_sync_splits_where_wgmma_does_not_run) {
     cr_assert_eq(trr_cuda_check_config(NULL, &c), TRR_OK, "%s", trr_last_error(NULL));
     cr_expect_gt(c.config.split_k, 1);
     trr_cuda_variant v;
-    trr_cuda_variant_matmul_mma(&v, &c.config, 0, TRR_F16, TRR_F32);
+    trr_cuda_variant_matmul_mma(&v, &c.config, 0, TRR_F16, c.z.dtype);
     cr_expect(strstr(v.defines, "-DSPLIT_K=1") != NULL, "%s", v.defines);
     cr_expect(listed(&l, &v), "%s is not compiled by the NVRTC check", v.defines);
     free(l.items);
@@ -209,7 +264,12 @@ Test(cuda_matmul_split, split_kernels_compile_with_nvrtc, .timeout = 1200) {
     mma.split_k = 3;
     trr_cuda_variant_matmul_mma(&v, &mma, 0, TRR_BF16, TRR_F32);
     compiles(&v, "sm_80");
-    trr_cuda_variant_matmul_mma(&v, &mma, 1, TRR_F16, TRR_F32);
+    trr_cuda_variant_matmul_mma(&v, &mma, 1, TRR_F16, TRR_F16);
+    compiles(&v, "sm_90a");
+    trr_config few = trr_cuda_mma_small_configs[0];
+    few.split_k = 3;
+    trr_cuda_variant_matmul_mma(&v, &few, 0, TRR_BF16, TRR_BF16);
+    compiles(&v, "sm_80");
     compiles(&v, "sm_90a");
     for (int cm = 1; cm <= 2; cm++) {
         trr_config wg = trr_cuda_wgmma_configs[0];
