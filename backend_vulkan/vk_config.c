@@ -155,34 +155,22 @@ int trr_vk_coop_wm(const trr_config *cfg, trr_vk_coop_geom g) {
 }
 
 /* The cooperative kernel's workgroup: config.threads multiply; stages 4, 5 and 6 add two groups of 1, 2 and 4
- * producer subgroups that read and stage the slices (matmul_coop.comp), and so do stages 7, 8 and 9 (the same
- * groups synchronized through shared-memory counts instead of a barrier per slice). cm2 runs config.threads. */
+ * producer subgroups that read and stage the slices (matmul_coop.comp). cm2 runs config.threads. */
 int trr_vk_coop_invocations(const trr_config *cfg, trr_vk_coop_geom g) {
-    const int producers = cfg->variant != TRR_VARIANT_CM2 && cfg->stages >= 4 ? 2 << ((cfg->stages - 4) % 3) : 0;
+    const int producers = cfg->variant != TRR_VARIANT_CM2 && cfg->stages >= 4 ? 2 << (cfg->stages - 4) : 0;
     return cfg->threads + producers * g.sg;
 }
 
-/* Shared memory of the cooperative kernel (kernels/vulkan/matmul_coop.comp): bufs buffers of each staged slice
+/* Shared memory of the cooperative kernel (kernels/vulkan/matmul_coop.comp): two buffers of each staged slice
  * in 16-byte words with one word of padding per row, for the larger of the two layouts, after the words
- * left unused ahead of them; stages 7 to 9 add their eight counts. */
+ * left unused ahead of them. */
 static uint64_t coop_words(int rows_nt, int cols_nt) {
     uint64_t a = (uint64_t)rows_nt * (uint64_t)(cols_nt / 8 + 1), b = (uint64_t)cols_nt * (uint64_t)(rows_nt / 8 + 1);
     return a > b ? a : b;
 }
 
-static uint64_t coop_shared(const trr_config *c, int bufs) {
-    const uint64_t words = coop_words(c->block_m, c->block_k) + coop_words(c->block_k, c->block_n);
-    return 16ull * (TRR_VK_COOP_SMEM_SKIP + (uint64_t)bufs * words) + (c->stages >= 7 ? 32u : 0u);
-}
-
-/* The cooperative kernel's buffers per staged slice (matmul_coop.comp's NBUF): two, and in stages 7 to 9, whose
- * producers may run as many slices ahead as there are buffers, as many as fit the device's shared memory, up to
- * four. */
-int trr_vk_coop_buffers(const trr_vk_device *d, const trr_config *c) {
-    if (c->variant == TRR_VARIANT_CM2 || c->stages < 7) return 2;
-    int bufs = 4;
-    while (bufs > 2 && coop_shared(c, bufs) > d->phys.props.limits.maxComputeSharedMemorySize) bufs--;
-    return bufs;
+static uint64_t coop_shared(const trr_config *c) {
+    return 16ull * (TRR_VK_COOP_SMEM_SKIP + 2ull * (coop_words(c->block_m, c->block_k) + coop_words(c->block_k, c->block_n)));
 }
 
 /* matmul_cm2.comp (past coop_config_ok's common checks): workgroup-scope matrices of the whole tile, staged by
@@ -219,19 +207,16 @@ static int coop_config_ok(const trr_vk_device *d, const trr_config *c, trr_dtype
         return 0;
     }
     if (c->variant == TRR_VARIANT_CM2) return cm2_config_ok(d, c, why, cap);
-    if (c->stages < 1 || c->stages > 9) {
-        snprintf(why, cap, "stages = %d: the kernel's pipelines are 1, 2, 3, 4 to 6 (2, 4 or 8 producer subgroups) "
-                 "and 7 to 9 (the same without a barrier per slice)", c->stages);
+    if (c->stages < 1 || c->stages > 6) {
+        snprintf(why, cap, "stages = %d: the kernel's pipelines are 1, 2, 3, and 4 to 6 (2, 4 or 8 producer subgroups)",
+                 c->stages);
         return 0;
     }
     /* The producer and multiplying subgroups reach their barriers on separate paths: NVIDIA's hardware counts
-     * barrier arrivals per subgroup, SPIR-V leaves it undefined, so other devices keep stages 1-3. Stages 7-9
-     * also have subgroups spin on shared memory while others of the workgroup make progress, which NVIDIA's
-     * independently scheduled subgroups give and Vulkan does not promise. */
+     * barrier arrivals per subgroup, SPIR-V leaves it undefined, so other devices keep stages 1-3. */
     if (c->stages >= 4 && d->phys.props.vendorID != TRR_VK_VENDOR_NVIDIA) {
         snprintf(why, cap, "stages %d (producer subgroups) runs on NVIDIA devices only: its two kinds of subgroup "
-                 "meet the same barriers on separate paths%s", c->stages,
-                 c->stages >= 7 ? " and wait for each other in shared memory" : "");
+                 "meet the same barriers on separate paths", c->stages);
         return 0;
     }
     const VkPhysicalDeviceLimits *lim = &d->phys.props.limits;
@@ -251,7 +236,7 @@ static int coop_config_ok(const trr_vk_device *d, const trr_config *c, trr_dtype
                  "per invocation each", c->threads / g.sg, c->block_m, c->block_n, g.tm, g.tn, 256);
         return 0;
     }
-    uint64_t shared = coop_shared(c, trr_vk_coop_buffers(d, c)), limit = d->phys.props.limits.maxComputeSharedMemorySize;
+    uint64_t shared = coop_shared(c), limit = d->phys.props.limits.maxComputeSharedMemorySize;
     if (shared > limit) {
         snprintf(why, cap, "its slices need %llu bytes of shared memory; the device has %llu",
                  (unsigned long long)shared, (unsigned long long)limit);

@@ -54,7 +54,5 @@ trr_vk_coop_geom trr_vk_coop_geometry(const trr_vk_device *d, int v, trr_dtype i
 int trr_vk_coop_wm(const trr_config *cfg, trr_vk_coop_geom g);
 /* Its workgroup size: config.threads plus the producer subgroups of stages 4 and up. */
 int trr_vk_coop_invocations(const trr_config *cfg, trr_vk_coop_geom g);
-/* The cooperative kernel's shared buffers per staged slice (matmul_coop.comp's NBUF) for config c. */
-int trr_vk_coop_buffers(const trr_vk_device *d, const trr_config *c);
 
 #endif

@@ -186,8 +186,8 @@ typedef struct trr_vk_slot {
 } trr_vk_slot;
 
 
-/* The most specialization constants a pipeline takes (the cooperative-matrix matmul has 17). */
-#define TRR_VK_MAX_SPEC 17
+/* The most specialization constants a pipeline takes (the cooperative-matrix matmul has 15). */
+#define TRR_VK_MAX_SPEC 16
 
 typedef struct trr_vk_pipeline {
     struct trr_vk_pipeline *next;

@@ -587,16 +587,14 @@ static trr_status run_matmul_whole(trr_context *ctx, const trr_call *c) {
          * so only the f32 output folds (bf16 outputs: their bound is wider still). cm2 leaves accumulation to the driver. */
         const uint32_t fold = trr_matmul_fold_tiles(c, 4096);
         const trr_vk_coop_geom g = trr_vk_coop_geometry(trr_vk_dev(ctx), v, c->x.dtype);
-        uint32_t spec[17] = {(uint32_t)trr_vk_coop_invocations(&c->config, g), (uint32_t)c->config.block_m, (uint32_t)c->config.block_n,
+        uint32_t spec[16] = {(uint32_t)trr_vk_coop_invocations(&c->config, g), (uint32_t)c->config.block_m, (uint32_t)c->config.block_n,
                              (uint32_t)c->config.block_k, (uint32_t)trr_vk_coop_wm(&c->config, g), (uint32_t)c->config.group_m,
                              (uint32_t)c->trans_a, (uint32_t)c->trans_b, (uint32_t)c->epilogue,
                              (uint32_t)c->config.stages, fold, (uint32_t)g.tm, (uint32_t)g.tn, (uint32_t)g.tk,
-                             (uint32_t)g.sg, TRR_VK_COOP_SMEM_SKIP,
-                             (uint32_t)trr_vk_coop_buffers(trr_vk_dev(ctx), &c->config)};
+                             (uint32_t)g.sg, TRR_VK_COOP_SMEM_SKIP};
         _Static_assert(sizeof spec <= sizeof w.spec, "more specialization constants than a pipeline takes");
         memcpy(w.spec, spec, sizeof spec);
-        /* NBUF only where stages 7-9 take it, so the other pipelines keep their specialization as it was */
-        w.nspec = cm2 ? 9 : c->config.stages >= 7 ? 17 : 16;
+        w.nspec = cm2 ? 9 : 16;
         matmul_operands(c, &w);
         /* 16-byte loads where offset, leading stride and the contiguous extent are whole 8-half words. */
         /* (every batch's start too: offset + b * batch_stride) */

@@ -115,18 +115,13 @@ static const trr_config vk_streaming[] = {
 /* Cooperative-matrix tiles for the Vulkan f16 matmul (32-wide subgroups of 16x16 tiles): the backend's
  * defaults (128x128x16:256, 64x64x32:128, and on NVIDIA 128x128x32:128 with the producer subgroups of stages 6)
  * and neighbours, among them tiles whose subgroups own 64x64 patches (threads = 128 for 128x128, 256 for 128x256
- * and 256x128; the backend gives each subgroup the squarest patch). The producer configs name their stages (4-6
- * with a barrier per slice, 7-9 waiting on shared-memory counts), which a given tile does not otherwise get
- * (check_config drops them off NVIDIA). Devices without cooperative matrices
+ * and 256x128; the backend gives each subgroup the squarest patch). The producer configs name their stages, which
+ * a given tile does not otherwise get (check_config drops them off NVIDIA). Devices without cooperative matrices
  * run the ones the SIMT kernel can take. */
 static const trr_config vk_coop_tiles[] = {
     {.block_m = 128, .block_n = 128, .block_k = 32, .threads = 128, .stages = 6},
     {.block_m = 128, .block_n = 128, .block_k = 32, .threads = 128, .stages = 5},
     {.block_m = 128, .block_n = 256, .block_k = 16, .threads = 256, .stages = 5},
-    {.block_m = 128, .block_n = 128, .block_k = 32, .threads = 128, .stages = 9},
-    {.block_m = 128, .block_n = 128, .block_k = 32, .threads = 128, .stages = 8},
-    {.block_m = 128, .block_n = 128, .block_k = 16, .threads = 128, .stages = 7},
-    {.block_m = 128, .block_n = 256, .block_k = 16, .threads = 256, .stages = 8},
     {.block_m = 128, .block_n = 128, .block_k = 16, .threads = 256},
     {.block_m = 128, .block_n = 128, .block_k = 32, .threads = 256},
     {.block_m = 128, .block_n = 128, .block_k = 16, .threads = 128},

@@ -43,10 +43,7 @@ layout(constant_id = 8) const uint EPI = 0;
 // 1: read slice k+1 while multiplying slice k; 2: multiply k, stage k+1, then read k+2; 3: 2 unrolled by two;
 // 4, 5, 6: two groups of 1, 2, 4 producer subgroups past the ones that multiply take turns reading and staging
 // the slices (the host adds their invocations to the workgroup): two slices in flight in the producers'
-// registers, two in shared memory, one workgroup barrier per slice.
-// 7, 8, 9: the same producer groups without the per-slice barrier: NBUF shared buffers in a ring, each with a
-// count of the producer subgroups that filled it and of the multiplying subgroups that are done with it
-// (FLAGS), so each subgroup waits only for the slice or buffer it needs next.
+// registers, two in shared memory.
 layout(constant_id = 9) const uint PREFETCH = 1;
 // Long K: every FOLD slices the accumulators are added into a second set with ordinary f32 adds and restarted.
 // One cooperative-matrix accumulation over a very long K drifts (f16 -> f32 at K = 131075: an order of magnitude
@@ -58,15 +55,10 @@ layout(constant_id = 11) const uint TM = 16;
 layout(constant_id = 12) const uint TN = 16;
 layout(constant_id = 13) const uint TK = 16;
 layout(constant_id = 14) const uint SG = 32;
-// Shared buffers of each operand's slice in pipelines 7-9 (the host fits 2 to 4 in the device's shared memory);
-// the other pipelines keep two.
-layout(constant_id = 16) const uint NBUF = 2;
 
 const uint WG = gl_WorkGroupSize.x;
 const uint NP = PREFETCH >= 4u ? 2u : 0u; // producer groups
-const uint PQ = PREFETCH >= 4u ? 1u << ((PREFETCH - 4u) % 3u) : 1u; // subgroups per producer group
-const bool FLAGGED = PREFETCH >= 7u;
-const uint NB = FLAGGED ? NBUF : 2u; // shared buffers per operand
+const uint PQ = PREFETCH >= 4u ? 1u << (PREFETCH - 4u) : 1u; // subgroups per producer group
 const uint NSG = WG / SG - NP * PQ; // subgroups that multiply
 const uint WN = NSG / WM;
 const uint WTM = BM / WM / TM; // accumulator tiles per subgroup along M
@@ -90,16 +82,11 @@ const uint B_PER = (B_WORDS + WS - 1u) / WS;
 // 16-byte words left unused ahead of the tiles. NVIDIA's drivers put bytes of their own at the start of a
 // workgroup's shared memory (OpenCL: 16), so the first array does not start on a 128-byte line; the host picks
 // the words that move the tiles onto one (vk_ops.c). Both operands live in this one array so that the offset
-// places them all: A's NB buffers (also the epilogue scratch, SCRATCH words per subgroup), then B's NB.
+// places them all: A's two buffers (also the epilogue scratch, SCRATCH words per subgroup), then B's two.
 layout(constant_id = 15) const uint SOFF = 0;
 const uint A_AT = SOFF;
-const uint B_AT = SOFF + NB * A_SZ;
-shared uvec4 S[SOFF + NB * A_SZ + NB * B_SZ];
-// Pipelines 7-9: FLAGS[b] counts the producer subgroups that have stored a slice into buffer b (PQ per slice),
-// FLAGS[NB + b] the multiplying subgroups that have finished reading one from it (NSG per slice), over the
-// whole k loop: slice s, in buffer s % NB, is there once FLAGS[b] reaches PQ (s / NB + 1), and the buffer is
-// free for it once FLAGS[NB + b] reaches NSG (s / NB).
-shared uint FLAGS[8];
+const uint B_AT = SOFF + 2u * A_SZ;
+shared uvec4 S[SOFF + 2u * A_SZ + 2u * B_SZ];
 
 // The same bindings seen as 16-byte words (pc.pad bit 0: A's words are whole, bit 1: B's).
 layout(std430, set = 0, binding = 0) readonly buffer BufX4 { uvec4 x4[]; };
@@ -251,29 +238,6 @@ uvec4 fetch_b(uint i, uint k0) {
     return y4[b_base[i] + (TRANS_B == 0u ? k0 * (pc.ys0 / 8u) : k0 / 8u)];
 }
 
-// Waits until FLAGS[i] >= v. The subgroup's first invocation decides, so the loop and the cooperative-matrix
-// code after it stay subgroup-uniform; the subgroup barrier after the loop carries its acquire to the others.
-// With pause, a dependent chain of shifts and multiplies (a few hundred cycles, which no algebra folds) between
-// polls keeps a waiting producer from taking the shared-memory path from the subgroups that multiply; its value
-// joins the exit test so that the compiler keeps it.
-void wait_flag(uint i, uint v, bool pause) {
-    uint f = subgroupBroadcastFirst(atomicLoad(FLAGS[i], gl_ScopeWorkgroup, gl_StorageSemanticsShared, gl_SemanticsAcquire));
-    uint spin = 1u;
-    while (f < v || spin == 0u) {
-        if (pause)
-            [[unroll]] for (uint j = 0; j < 16u; j++) spin = (spin ^ (spin >> 15)) * 747796405u + (f | 1u);
-        f = subgroupBroadcastFirst(atomicLoad(FLAGS[i], gl_ScopeWorkgroup, gl_StorageSemanticsShared, gl_SemanticsAcquire));
-    }
-    controlBarrier(gl_ScopeSubgroup, gl_ScopeWorkgroup, gl_StorageSemanticsShared, gl_SemanticsAcquireRelease);
-}
-
-// Adds one to FLAGS[i] once every invocation of the subgroup is done with its shared-memory accesses before it
-// (the subgroup barrier orders them before the first invocation's release).
-void post_flag(uint i) {
-    controlBarrier(gl_ScopeSubgroup, gl_ScopeWorkgroup, gl_StorageSemanticsShared, gl_SemanticsAcquireRelease);
-    if (subgroupElect()) atomicAdd(FLAGS[i], 1u, gl_ScopeWorkgroup, gl_StorageSemanticsShared, gl_SemanticsRelease);
-}
-
 void main() {
     M = pc.rows;
     N = pc.cols;
@@ -379,10 +343,6 @@ void main() {
     const uint nin = (pc.pad & 3u) == 3u && m0 + BM <= M && n0 + BN <= N ? K / BK : 0u;
     uint kt = 0u;
     // Slice 0 into buffer 0 (with producers, theirs to do).
-    if (FLAGGED) {
-        if (t < 8u) FLAGS[t] = 0u;
-        barrier();
-    }
     if (NP == 0u) {
         FETCH(ra0, rb0, 0u)
         STAGE(ra0, rb0, 0u)
@@ -443,51 +403,6 @@ void main() {
             FETCH(ra0, rb0, (kt + 3u) * BK)
             barrier();
         }
-    } else if (FLAGGED) {
-        // Producer groups as in 4-6 (group p reads and stores slices p, p + NP, ...), but synchronized through
-        // FLAGS instead of a workgroup barrier per slice: a producer waits only until the buffer of its next
-        // slice has been read by every multiplying subgroup, and a multiplying subgroup only until its next
-        // slice is stored, so the subgroups do not meet at every slice and the producers run up to NB slices
-        // ahead. Subgroups wait on each other by spinning on shared memory, which needs every subgroup of the
-        // workgroup to progress while another spins (NVIDIA's GPUs schedule subgroups independently; the host
-        // takes these pipelines on NVIDIA only). Every slice is read and stored by one group, so a buffer's slices
-        // are stored in order of k and no count runs ahead of the slice it stands for. Both kinds meet at one
-        // workgroup barrier after the loop (the epilogue's scratch overlays A's buffers).
-        const uint p = subgroupBroadcastFirst(sg - NSG) / PQ;
-        if (p < NP) {
-            uint s = p;
-            if (s < nin) {
-                FETCH_IN(ra0, rb0, s * BK)
-            } else {
-                FETCH(ra0, rb0, s * BK)
-            }
-            for (; s < nk; s += NP) {
-                uint b = s % NB;
-                wait_flag(NB + b, NSG * (s / NB), true); // the slice NB before it is read
-                STAGE(ra0, rb0, b)
-                post_flag(b);
-                // After the stores, which wait for this slice's loads: the next slice's loads have the time
-                // until its buffer is free and the stores come round again.
-                if (s + NP < nin) {
-                    FETCH_IN(ra0, rb0, (s + NP) * BK)
-                } else {
-                    FETCH(ra0, rb0, (s + NP) * BK)
-                }
-            }
-            barrier();
-            return; // the epilogue is the multiplying subgroups'
-        }
-        // Unrolled by NB so that each step's buffer is a constant.
-        for (; kt < nk; kt += NB) {
-            [[unroll]] for (uint j = 0; j < NB; j++) {
-                if (kt + j >= nk) break;
-                wait_flag(j, PQ * (kt / NB + 1u), false);
-                COMPUTE(j)
-                post_flag(NB + j);
-                FOLD_AFTER(kt + j + 1u)
-            }
-        }
-        barrier();
     } else if (NP != 0u) {
         // Producer groups: group p (p < NP, subgroups NSG + p PQ and the PQ - 1 after it) reads slices p, p + NP,
         // p + 2 NP, ... into its registers; in the step before a slice's multiply it stores the slice into shared
