@@ -248,41 +248,42 @@ static int choose_split_small(const trr_cuda_dev *dev, const trr_call *call, con
     return best;
 }
 
-/* The blocks of a tensor-core config resident at once: one per SM for wgmma (per pair of SMs for its clusters),
- * mma.sync's blocks per SM times the SMs. */
-static int64_t tc_slots(const trr_cuda_dev *dev, const trr_config *c) {
+/* The heuristic's split_k for a resolved tensor-core config. A split pays when the output tiles leave SMs idle:
+ * with fewer work items than 80% of the SMs, S splits turn `units` tiles into units x S items, each 1/S of the K
+ * work, so the time goes as waves(S) / S, waves(S) = ceil(units x S / slots) (slots: the blocks resident at once,
+ * one per SM for wgmma, per pair of SMs for its clusters; mma.sync's smaller blocks share an SM, as many as its
+ * shared memory, threads and an estimated 128 registers a thread allow). That is the fill units x S / (waves x
+ * slots); the smallest S reaching 90% fill is taken (more splits only add partials to write and add), else the
+ * S of the best fill. Each split keeps its minimum K (split_max), and the workspace stays under
+ * TRR_CUDA_SPLIT_MAX_BYTES. Grids that fill the SMs (4096^3, 8192^3, the large LLM products) keep S = 1.
+ * Past TRR_CUDA_SPLIT_SMALL_M rows the partials (S x M x N f32, written and read again) weigh as much as the
+ * operands, so a grid that already fills more than TRR_CUDA_SPLIT_WIDE_FILL tenths of the SMs loses more to them
+ * than the fuller waves give back and keeps S = 1; few-row products, whose partials are small beside the
+ * weights they read, split at any fill below 80% (docs/performance.md, matmul at language-model shapes); on
+ * mma.sync's few-row tiles they take choose_split_small's rule instead. */
+static int choose_split(const trr_cuda_dev *dev, const trr_call *call, const trr_config *c) {
+    if (c->variant != TRR_VARIANT_WGMMA && c->variant != TRR_VARIANT_MMA) return 1;
+    if (c->variant == TRR_VARIANT_MMA && !f8_call(call) && call->rows <= TRR_CUDA_SPLIT_SMALL_M && c->threads > 0)
+        return choose_split_small(dev, call, c);
     const int sms = dev && dev->sm_count > 0 ? dev->sm_count : 132;
     const int cluster = c->variant == TRR_VARIANT_WGMMA && c->block_m > TRR_CUDA_WGMMA_BM ? 2 : 1;
+    const int64_t units = tiles(call, c->block_m, c->block_n);
+    if (units <= 0 || units * 10 >= (int64_t)(sms / cluster) * 8) return 1;
+    if (call->rows > TRR_CUDA_SPLIT_SMALL_M && units * 10 > (int64_t)(sms / cluster) * TRR_CUDA_SPLIT_WIDE_FILL)
+        return 1;
     int64_t slots = sms / cluster;
     if (c->variant == TRR_VARIANT_MMA && c->threads > 0) slots *= mma_blocks_per_sm(dev, c);
-    return slots < 1 ? 1 : slots;
-}
-
-int64_t trr_cuda_matmul_head_rows(const trr_cuda_dev *dev, const trr_call *call, const trr_config *c) {
-    if ((c->variant != TRR_VARIANT_WGMMA && c->variant != TRR_VARIANT_MMA) || call->batch > 1 || c->block_m <= 0 ||
-        c->block_n <= 0)
-        return 0;
-    const int64_t slots = tc_slots(dev, c), across = (call->cols + c->block_n - 1) / c->block_n,
-                  bands = (call->rows + c->block_m - 1) / c->block_m;
-    if (across <= 0 || bands * across <= slots) return 0;
-    const int64_t head = (bands * across / slots) * slots / across; /* whole bands inside the whole waves */
-    return head < bands ? head * c->block_m : 0;
-}
-
-/* The split of `units` work items (output tiles of `rows` rows in all) that fills the slots best: S items each,
- * waves(S) = ceil(units x S / slots), fill units x S / (waves x slots); the smallest S reaching 90% fill (more
- * splits only add partials to write and add), else the S of the best fill. Each split keeps its minimum K
- * (split_max) and whole K tiles, and the workspace stays under TRR_CUDA_SPLIT_MAX_BYTES. */
-static int fill_split(int64_t units, int64_t slots, const trr_call *call, int64_t rows, const trr_config *c) {
-    trr_call part = *call;
-    part.rows = rows;
-    const int64_t most = split_max(call->k, c->block_k);
+    int64_t most = split_max(call->k, c->block_k);
+    /* past the few rows, a split that leaves each part a short K costs more in its second pass and its pipelines'
+     * fill than the fuller wave gives back (768^3 and 896^3 ran about 1.6x faster unsplit than split 3 and 2) */
+    if (call->rows > TRR_CUDA_SPLIT_SMALL_M && most > call->k / TRR_CUDA_SPLIT_MIN_K_WIDE)
+        most = call->k / TRR_CUDA_SPLIT_MIN_K_WIDE;
     const int64_t steps = c->block_k > 0 ? (call->k + c->block_k - 1) / c->block_k : 0;
     int best = 1;
     double best_fill = 0.0;
     for (int s = 2; s <= most; s++) {
         if (split_empty(steps, s)) continue;
-        if (split_bytes(&part, c, units, s) > (double)TRR_CUDA_SPLIT_MAX_BYTES) break;
+        if (split_bytes(call, c, units, s) > (double)TRR_CUDA_SPLIT_MAX_BYTES) break;
         const int64_t items = units * s, waves = (items + slots - 1) / slots;
         const double fill = (double)items / (double)(waves * slots);
         if (fill >= 0.9) return s;
@@ -292,41 +293,6 @@ static int fill_split(int64_t units, int64_t slots, const trr_call *call, int64_
         }
     }
     return best;
-}
-
-/* The heuristic's split_k for a resolved tensor-core config. A split pays when the output tiles leave SMs idle.
- * A grid of at most one wave with fewer work items than 80% of the SMs splits all of its tiles (fill_split).
- * Past TRR_CUDA_SPLIT_SMALL_M rows the partials (S x M x N f32, written and read again) weigh as much as the
- * operands, so such a grid that already fills more than TRR_CUDA_SPLIT_WIDE_FILL tenths of the SMs loses more to
- * them than the fuller waves give back and keeps S = 1; few-row products, whose partials are small beside the
- * weights they read, split at any fill below 80% (docs/performance.md, matmul at language-model shapes); on
- * mma.sync's few-row tiles they take choose_split_small's rule instead.
- * A grid of several waves whose last one is partly idle runs its whole waves' row bands unsplit and splits only
- * the rows left (trr_cuda_matmul_head_rows; ops_matmul.c runs the two parts): that pays when the head's waves
- * plus the split tail's (its waves over S, and TRR_CUDA_SPLIT_PASS of a wave for the second pass's launch and
- * the tail's shorter pipelines) come to fewer waves than the whole grid's. */
-static int choose_split(const trr_cuda_dev *dev, const trr_call *call, const trr_config *c) {
-    if (c->variant != TRR_VARIANT_WGMMA && c->variant != TRR_VARIANT_MMA) return 1;
-    if (c->variant == TRR_VARIANT_MMA && !f8_call(call) && call->rows <= TRR_CUDA_SPLIT_SMALL_M && c->threads > 0)
-        return choose_split_small(dev, call, c);
-    const int64_t slots = tc_slots(dev, c), units = tiles(call, c->block_m, c->block_n);
-    if (units <= 0) return 1;
-    const int64_t head_rows = trr_cuda_matmul_head_rows(dev, call, c);
-    if (head_rows > 0) {
-        const int64_t across = (call->cols + c->block_n - 1) / c->block_n;
-        const int64_t head_units = head_rows / c->block_m * across, tail_units = units - head_units;
-        const int s = fill_split(tail_units, slots, call, call->rows - head_rows, c);
-        const double plain = (double)((units + slots - 1) / slots);
-        const double split = (double)((head_units + slots - 1) / slots) +
-                             (double)((tail_units * s + slots - 1) / slots) / s + TRR_CUDA_SPLIT_PASS;
-        return s > 1 && split < plain ? s : 1;
-    }
-    /* the SMs' share the grid fills (mma.sync's blocks per SM aside) */
-    const int sms = dev && dev->sm_count > 0 ? dev->sm_count : 132;
-    const int64_t sm_slots = c->variant == TRR_VARIANT_WGMMA && c->block_m > TRR_CUDA_WGMMA_BM ? sms / 2 : sms;
-    if (units * 10 >= sm_slots * 8) return 1;
-    if (call->rows > TRR_CUDA_SPLIT_SMALL_M && units * 10 > sm_slots * TRR_CUDA_SPLIT_WIDE_FILL) return 1;
-    return fill_split(units, slots, call, call->rows, c);
 }
 
 int trr_cuda_matmul_auto_variant(const trr_cuda_dev *dev, const trr_call *call) {

@@ -240,7 +240,7 @@ static trr_status run_wgmma(trr_context *ctx, const trr_call *call) {
     return split ? split_reduce(ctx, call, c, gz) : TRR_OK;
 }
 
-static trr_status run_one(trr_context *ctx, const trr_call *call) {
+trr_status trr_cuda_run_matmul(trr_context *ctx, const trr_call *call) {
     const trr_config *cfg = &call->config;
     trr_cuda_variant v;
     const char *kernel;
@@ -289,18 +289,3 @@ static trr_status run_one(trr_context *ctx, const trr_call *call) {
                               args);
 }
 
-/* A split call whose grid makes more than one wave runs in two parts (config.c, trr_cuda_matmul_head_rows): the row
- * bands of its whole waves unsplit, then the rows left split_k ways, which fills the last wave's idle SMs. */
-trr_status trr_cuda_run_matmul(trr_context *ctx, const trr_call *call) {
-    const int64_t head = call->config.split_k > 1 ? trr_cuda_matmul_head_rows(ctx->dev, call, &call->config) : 0;
-    if (head <= 0) return run_one(ctx, call);
-    trr_call part = *call;
-    part.rows = head;
-    part.config.split_k = 1;
-    TRR_TRY(run_one(ctx, &part));
-    part = *call;
-    part.rows = call->rows - head;
-    part.x.offset += call->trans_a ? head : head * call->x.stride0; /* A stored [K,M] when transposed */
-    part.z.offset += head * call->z.stride0;
-    return run_one(ctx, &part);
-}

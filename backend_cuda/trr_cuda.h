@@ -473,16 +473,13 @@ void trr_cuda_variant_matmul_wgmma_ab(trr_cuda_variant *v, const trr_config *cfg
 #define TRR_CUDA_SPLIT_K_MAX 32
 #define TRR_CUDA_SPLIT_MIN_STEPS 4
 #define TRR_CUDA_SPLIT_MIN_K 256
+/* ... and of K per split past TRR_CUDA_SPLIT_SMALL_M rows (config.c, choose_split) */
+#define TRR_CUDA_SPLIT_MIN_K_WIDE 1024
 #define TRR_CUDA_SPLIT_MAX_BYTES ((int64_t)256 << 20)
 /* Products of more rows than this split only grids that fill at most TRR_CUDA_SPLIT_WIDE_FILL tenths of the SMs
  * (config.c, choose_split, says why); products of at most this many 16-bit rows take mma.sync's few-row tiles. */
 #define TRR_CUDA_SPLIT_SMALL_M 64
 #define TRR_CUDA_SPLIT_WIDE_FILL 4
-/* The second pass of a split tail and its shorter pipelines, in waves of the grid (config.c, choose_split). */
-#define TRR_CUDA_SPLIT_PASS 0.3
-/* The rows of a split call that run unsplit before its split tail: the row bands of the grid's whole waves, when
- * its tiles make more than one wave (0: every tile is split). The same rule in the heuristic and the run. */
-int64_t trr_cuda_matmul_head_rows(const trr_cuda_dev *dev, const trr_call *call, const trr_config *c);
 /* split-K's second pass (matmul_reduce.cu): the partials summed into C of type out */
 void trr_cuda_variant_matmul_reduce(trr_cuda_variant *v, trr_dtype out);
 void trr_cuda_variant_matmul_simt(trr_cuda_variant *v, const trr_config *cfg, trr_dtype in, trr_dtype out,

@@ -69,8 +69,8 @@ static int64_t grid_tiles(const trr_call *c) {
 Test(cuda_matmul_split, grids_that_fill_the_sms_keep_one_split, .init = hopper_setup, .fini = hopper_teardown) {
     variant_list l = {0};
     trr_cuda_for_each_variant(collect, &l);
-    const int64_t full[][3] = {{4096, 4096, 4096}, {8192, 8192, 8192},  {2048, 2048, 2048},
-                               {2048, 4096, 4096}, {2048, 4096, 11008}, {8192, 14336, 4096}};
+    const int64_t full[][3] = {{4096, 4096, 4096},  {8192, 8192, 8192},  {2048, 2048, 2048},  {2048, 4096, 4096},
+                               {2048, 11008, 4096}, {2048, 4096, 11008}, {8192, 14336, 4096}, {1536, 1536, 1536}};
     for (size_t i = 0; i < sizeof full / sizeof full[0]; i++)
         for (int h = 0; h < 2; h++) {
             trr_call c = chosen(&l, h ? TRR_BF16 : TRR_F16, full[i][0], full[i][1], full[i][2], 1);
@@ -81,41 +81,11 @@ Test(cuda_matmul_split, grids_that_fill_the_sms_keep_one_split, .init = hopper_s
     free(l.items);
 }
 
-/* Grids of more than one wave whose last wave leaves SMs idle: the whole waves' row bands run unsplit and the rows
- * left split (trr_cuda_matmul_head_rows), the head a whole number of row bands inside the whole waves. */
-Test(cuda_matmul_split, a_partial_last_wave_splits_only_the_rows_past_the_whole_waves, .init = hopper_setup,
-     .fini = hopper_teardown) {
-    variant_list l = {0};
-    trr_cuda_for_each_variant(collect, &l);
-    const int64_t tail[][3] = {{2176, 2176, 2176}, {1536, 1536, 1536}, {3072, 3072, 3072}, {2048, 11008, 4096}};
-    for (size_t i = 0; i < sizeof tail / sizeof tail[0]; i++) {
-        trr_call c = chosen(&l, TRR_F16, tail[i][0], tail[i][1], tail[i][2], 1);
-        cr_expect_eq(c.config.variant, TRR_VARIANT_WGMMA, "%zu", i);
-        cr_expect_gt(c.config.split_k, 1, "%zu is not split", i);
-        const int64_t head = trr_cuda_matmul_head_rows(&hopper, &c, &c.config);
-        const int64_t across = (c.cols + c.config.block_n - 1) / c.config.block_n;
-        cr_expect_gt(head, 0, "%zu", i);
-        cr_expect_lt(head, c.rows, "%zu", i);
-        cr_expect_eq(head % c.config.block_m, 0, "%zu: head %lld", i, (long long)head);
-        /* the head's tiles fill whole waves at most; one more band would pass them */
-        const int64_t waves = grid_tiles(&c) / 132;
-        cr_expect_leq(head / c.config.block_m * across, waves * 132, "%zu", i);
-        cr_expect_gt((head / c.config.block_m + 1) * across, waves * 132, "%zu", i);
-    }
-    /* a grid of one wave has no head: every tile is split */
-    trr_call one = chosen(&l, TRR_F16, 16, 4096, 4096, 1);
-    cr_expect_eq(trr_cuda_matmul_head_rows(&hopper, &one, &one.config), 0);
-    /* nor has a batch */
-    trr_call many = chosen(&l, TRR_F16, 2176, 2176, 2176, 2);
-    cr_expect_eq(trr_cuda_matmul_head_rows(&hopper, &many, &many.config), 0);
-    free(l.items);
-}
-
 Test(cuda_matmul_split, small_grids_with_long_k_split_to_fill_the_sms, .init = hopper_setup,
      .fini = hopper_teardown) {
     variant_list l = {0};
     trr_cuda_for_each_variant(collect, &l);
-    const int64_t small[][3] = {{128, 4096, 4096}, {128, 4096, 11008}, {768, 768, 768}};
+    const int64_t small[][3] = {{128, 4096, 4096}, {128, 4096, 11008}, {768, 768, 4096}};
     for (size_t i = 0; i < sizeof small / sizeof small[0]; i++) {
         trr_call c = chosen(&l, TRR_F16, small[i][0], small[i][1], small[i][2], 1);
         const int s = c.config.split_k;
@@ -125,8 +95,13 @@ Test(cuda_matmul_split, small_grids_with_long_k_split_to_fill_the_sms, .init = h
         /* the split grid covers at least 80% of the SMs, and each split keeps its minimum steps of K */
         cr_expect_geq(grid_tiles(&c) * s * 10, 132 * 8, "%zu: %lld tiles x %d", i, (long long)grid_tiles(&c), s);
         cr_expect_geq(small[i][2], (int64_t)s * TRR_CUDA_SPLIT_MIN_STEPS * c.config.block_k, "%zu", i);
-        cr_expect_geq(small[i][2], (int64_t)s * TRR_CUDA_SPLIT_MIN_K, "%zu", i);
+        cr_expect_geq(small[i][2], (int64_t)s * TRR_CUDA_SPLIT_MIN_K_WIDE, "%zu", i);
         cr_expect_leq(s, TRR_CUDA_SPLIT_K_MAX);
+    }
+    /* past 64 rows a split keeps 1024 of K: 768^3 and 896^3 stay whole */
+    for (int64_t n = 768; n <= 896; n += 128) {
+        trr_call c = chosen(&l, TRR_F16, n, n, n, 1);
+        cr_expect_eq(c.config.split_k, 1, "%lld^3 split %d ways", (long long)n, c.config.split_k);
     }
     /* past 64 rows, grids that fill more than 40% of the SMs keep one split (the partials weigh as much as the
      * operands): 128 x 11008 (86 tiles), 1024^3 (64) */
