@@ -263,6 +263,7 @@ static int choose_split_small(const trr_cuda_dev *dev, const trr_call *call, con
  * mma.sync's few-row tiles they take choose_split_small's rule instead. */
 static int choose_split(const trr_cuda_dev *dev, const trr_call *call, const trr_config *c) {
     if (c->variant != TRR_VARIANT_WGMMA && c->variant != TRR_VARIANT_MMA) return 1;
+    if (c->variant == TRR_VARIANT_MMA && f8_call(call)) return 1; /* check_matmul says why */
     if (c->variant == TRR_VARIANT_MMA && !f8_call(call) && call->rows <= TRR_CUDA_SPLIT_SMALL_M && c->threads > 0)
         return choose_split_small(dev, call, c);
     const int sms = dev && dev->sm_count > 0 ? dev->sm_count : 132;
@@ -693,6 +694,10 @@ trr_status trr_cuda_check_matmul(trr_context *ctx, const trr_cuda_dev *dev, cons
         /* block_k counts elements: a K step of mma.sync is 16 of them (32 for the 8-bit floats), a 16-byte copy 8
          * (16) */
         const int es = f8 ? 1 : 2, step = 32 / es, chunk = 16 / es;
+        /* the in-kernel join of the splits is built for 16-bit inputs: its 8-bit float build fails to launch */
+        if (f8 && c->split_k > 1)
+            return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                             "cuda 8-bit float matmul: the mma kernel takes split_k 1 only (got %d); wgmma splits", c->split_k);
         if (c->block_m % 16 || c->block_n % 16 || c->block_k % step || c->block_k < step)
             return trr_error(ctx, TRR_ERR_UNSUPPORTED,
                              "cuda %s matmul: block_m and block_n must be multiples of 16 and block_k of %d (%d, %d, %d)",
