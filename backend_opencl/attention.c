@@ -35,14 +35,13 @@ static uint64_t mma_local_bytes(const trr_config *c, int64_t d) {
 /* The heuristic's mma tiles, the first that fits the device's local memory and work-group size (NVIDIA's OpenCL
  * gives a work-group 48 KiB). Many rows at D 64: 128 rows, 4 warps of 32 (a K or V fragment read from local
  * memory feeds two row tiles' MMAs), two stages of 64 keys (36 KiB). At D 128 a warp's 32 rows of accumulators
- * and two-part weights leave no registers for q, and staging q takes 34 KiB: 8 warps of 16 rows, a K and a V
- * buffer of 64 keys (34 KiB). Then 64 rows (few queries, or a grid short of the compute units), and decode:
- * a warp of 16 rows. */
+ * and two-part weights leave no registers for q: 4 warps of 16 rows, a K and a V buffer of 64 keys, ran 7%
+ * faster on NVIDIA than 8 warps of 16 rows sharing them (docs/performance.md). Then 64 rows (few queries, or a
+ * grid short of the compute units), and decode: a warp of 16 rows. */
 #define MMA_TILE(bm, bn, warps, st) {.block_m = bm, .block_n = bn, .threads = 32 * (warps), .stages = st}
 static const trr_config mma_tiles_d64[] = {MMA_TILE(128, 64, 4, 2), MMA_TILE(128, 64, 4, 1), MMA_TILE(64, 64, 4, 2),
                                            MMA_TILE(64, 64, 4, 1), MMA_TILE(64, 32, 4, 1), MMA_TILE(64, 16, 4, 1)};
-static const trr_config mma_tiles_d128[] = {MMA_TILE(128, 64, 8, 1), MMA_TILE(64, 64, 4, 1), MMA_TILE(64, 32, 4, 1),
-                                            MMA_TILE(64, 16, 4, 1)};
+static const trr_config mma_tiles_d128[] = {MMA_TILE(64, 64, 4, 1), MMA_TILE(64, 32, 4, 1), MMA_TILE(64, 16, 4, 1)};
 static const trr_config mma_tiles_decode[] = {MMA_TILE(16, 64, 1, 1), MMA_TILE(16, 32, 1, 1), MMA_TILE(16, 16, 1, 1)};
 
 static int mma_fits(const trr_cl_dev *dev, const trr_config *c, int64_t d) {
