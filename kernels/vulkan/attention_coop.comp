@@ -115,11 +115,16 @@ uvec2 split2(float a, float b) {
     const uint la = bf_round(a - uintBitsToFloat(ha)), lb = bf_round(b - uintBitsToFloat(hb));
     return uvec2((ha >> 16) | hb, (la >> 16) | lb);
 }
+const float P_SCALE = 1.0;
 #else
+// f16: the weights are split at 2^12 times their value (at most 4096, inside f16's range) and 1/l takes the
+// 2^-12 back. Unscaled, what the rounding left of a weight is mostly below f16's smallest normal, and NVIDIA's
+// conversion flushes such values to zero: the second part vanished and o kept one rounding of each weight.
+const float P_SCALE = 4096.0;
 uvec2 split2(float a, float b) {
-    const uint hi = packHalf2x16(vec2(a, b));
-    const vec2 h = unpackHalf2x16(hi);
-    return uvec2(hi, packHalf2x16(vec2(a - h.x, b - h.y)));
+    const vec2 v = vec2(a, b) * P_SCALE;
+    const uint hi = packHalf2x16(v);
+    return uvec2(hi, packHalf2x16(v - unpackHalf2x16(hi)));
 }
 #endif
 
@@ -287,10 +292,10 @@ void main() {
         barrier(); // K and V are read before the next block's
     }
 
-    // 1/l (0 for a row without keys, NaN for a NaN sum) across the rescale matrix's row, then the output 16
+    // 1/l (over P_SCALE; 0 for a row without keys, NaN for a NaN sum) across the rescale matrix's row, then the output 16
     // columns at a time through the first 4 words of each row of the row tile (the rescale matrix starts at word
     // A_OFF >= 8).
-    const float inv = l > 0.0 ? 1.0 / l : l == 0.0 ? 0.0 : l;
+    const float inv = l > 0.0 ? 1.0 / (l * P_SCALE) : l == 0.0 ? 0.0 : l;
     put_row(srow + A_OFF, part, inv);
     subgroupMemoryBarrierShared();
     subgroupBarrier();
