@@ -52,16 +52,19 @@ static int words(int64_t n, int64_t stride) { return n <= 1 || stride % 8 == 0; 
 static int coop_runs(const trr_vk_device *d, const trr_call *call, char *why, size_t cap) {
     const trr_attention_shape *a = &call->attn;
     const trr_dtype t = call->x.dtype;
-    if (t != TRR_F16 && t != TRR_BF16) {
-        snprintf(why, cap, "the cooperative-matrix attention kernel takes f16 and bf16 (f32 runs on simt)");
+    if (t != TRR_BF16) {
+        /* f16 is built, but on NVIDIA its results missed docs/ops.md's element bound in rows whose o cancels to
+         * near zero (max_rel 4x the bound at Sq 127, Skv 17, causal), where CUDA's and OpenCL's tensor-core
+         * kernels on the same weights pass: until that is understood f16 runs on simt */
+        snprintf(why, cap, "the cooperative-matrix attention kernel takes bf16 (%s runs on simt)",
+                 t == TRR_F16 ? "f16, whose results it does not yet bring within the bound," : "f32");
         return 0;
     }
-    const int on = t == TRR_F16 ? d->coop_khr : d->coop_bf16;
-    if (!on) {
-        snprintf(why, cap, "%s", t == TRR_F16 ? d->coop_khr_why : d->coop_bf16_why);
+    if (!d->coop_bf16) {
+        snprintf(why, cap, "%s", d->coop_bf16_why);
         return 0;
     }
-    const trr_vk_coop_shape *sh = t == TRR_F16 ? &d->phys.coop_f16_shape : &d->phys.coop_bf16_shape;
+    const trr_vk_coop_shape *sh = &d->phys.coop_bf16_shape;
     if (sh->m != 16 || sh->n != 16 || sh->k != 16) {
         snprintf(why, cap, "%.60s offers no 16x16x16 cooperative matrices of this type (the attention kernel's)",
                  d->phys.props.deviceName);
