@@ -193,8 +193,9 @@ static void add_matmul(case_list *l) {
                  {{1000, 776, 520, 0}, 1, 0, TRR_LAYOUT_PACKED},
                  {{1000, 776, 520, 0}, 1, 1, TRR_LAYOUT_PACKED},
                  /* Few rows, a long K: a grid of output tiles too small for a GPU's SMs, which the CUDA heuristic
-                  * splits over K (split-K, f32 partials summed by a second pass); with N = 1030 the partials'
-                  * rows are not whole 16-byte units, so the split's stores take the register path. */
+                  * splits over K (f32 partials summed in order: inside the launch on mma's few-row tiles, which
+                  * 40 rows take, by a second pass after wgmma); with N = 1030 the partials' rows are not whole
+                  * 16-byte units, so a forced wgmma split's stores take the register path. */
                  {{40, 1032, 4104, 0}, 0, 0, TRR_LAYOUT_PACKED},
                  {{40, 1030, 4104, 0}, 0, 1, TRR_LAYOUT_PACKED}};
     /* Epilogues act on the accumulator, so small shapes exercise them fully. */
