@@ -44,7 +44,9 @@ for icd in /usr/share/vulkan/icd.d/nvidia_icd.json /usr/local/nvidia/share/vulka
 done
 egl=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
 [ -f "$egl" ] && export __EGL_VENDOR_LIBRARY_FILENAMES=$egl
-# Libraries the build links that the GPU image lacks travel in $BUILD/lib.
+# Libraries the build links that the GPU image lacks travel in $BUILD/lib, or compressed as $BUILD/lib.tar.xz
+# (docs/gpu-runs.md: the carry limit).
+if [ -f "$BUILD/lib.tar.xz" ] && [ ! -d "$BUILD/lib" ]; then tar -xJf "$BUILD/lib.tar.xz" -C "$BUILD"; fi
 export LD_LIBRARY_PATH="$PWD/$BUILD/lib:${LD_LIBRARY_PATH:-}"
 # cuBLAS (the matmul ceiling) comes with PyTorch's CUDA wheels there.
 if [ -z "${TRIREME_CUBLAS_DIR:-}" ]; then
