@@ -262,15 +262,10 @@ trr_status trr_cl_run_attention(trr_context *ctx, const trr_call *call) {
     const int64_t rows = a->batch * a->heads_q * a->seq_q;
     cl_mem part = call->z.mem, part_lse = call->z.mem; /* not read unless the keys are split */
     if (nsplit > 1) {
-        cl_int err = CL_SUCCESS;
-        part = trr_cl.CreateBuffer(dev->context, CL_MEM_READ_WRITE, (size_t)(nsplit64 * rows * a->head_dim) * 4, NULL,
-                                   &err);
-        if (!part || err != CL_SUCCESS) return trr_cl_fail(ctx, "clCreateBuffer (attention splits)", err);
-        part_lse = trr_cl.CreateBuffer(dev->context, CL_MEM_READ_WRITE, (size_t)(nsplit64 * rows) * 4, NULL, &err);
-        if (!part_lse || err != CL_SUCCESS) {
-            trr_cl.ReleaseMemObject(part);
-            return trr_cl_fail(ctx, "clCreateBuffer (attention split sums)", err);
-        }
+        TRR_TRY(trr_cl_scratch_get(ctx, &dev->partials, (size_t)(nsplit64 * rows * a->head_dim) * 4,
+                                   "attention's splits", &part));
+        TRR_TRY(trr_cl_scratch_get(ctx, &dev->partial_sums, (size_t)(nsplit64 * rows) * 4, "attention's split sums",
+                                   &part_lse));
     }
     /* without lse the kernels are handed o's buffer for it, and never write it */
     cl_mem q = call->x.mem, kk = call->y.mem, v = call->u.mem, o = call->z.mem,
@@ -305,9 +300,5 @@ trr_status trr_cl_run_attention(trr_context *ctx, const trr_call *call) {
     const size_t local[3] = {(size_t)cfg->threads, 1, 1};
     if (st == TRR_OK) st = trr_cl_launch(ctx, k, 3, global, local);
     if (st == TRR_OK && nsplit > 1) st = trr_cl_attention_combine(ctx, call, options, part, part_lse, lse, nsplit);
-    if (nsplit > 1) { /* freed once the launches that use them are done */
-        trr_cl.ReleaseMemObject(part);
-        trr_cl.ReleaseMemObject(part_lse);
-    }
     return st;
 }

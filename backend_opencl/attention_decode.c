@@ -76,20 +76,14 @@ trr_status trr_cl_attention_decode_run(trr_context *ctx, const trr_call *call) {
     trr_attention_decode_chunks(call, dev->loop_budget, &keys, &nsplit);
     if (nsplit == 1) return launch(ctx, call, keys, 1, call->z.mem, call->z.mem); /* part: never written */
     const size_t rows = (size_t)(a->batch * a->heads_q * a->seq_q);
-    cl_int err = CL_SUCCESS;
-    cl_mem part = trr_cl.CreateBuffer(dev->context, CL_MEM_READ_WRITE, (size_t)nsplit * rows * (size_t)a->head_dim * 4,
-                                      NULL, &err);
-    if (!part || err != CL_SUCCESS) return trr_cl_fail(ctx, "clCreateBuffer (attention chunks)", err);
-    cl_mem part_lse = trr_cl.CreateBuffer(dev->context, CL_MEM_READ_WRITE, (size_t)nsplit * rows * 4, NULL, &err);
-    if (!part_lse || err != CL_SUCCESS) {
-        trr_cl.ReleaseMemObject(part);
-        return trr_cl_fail(ctx, "clCreateBuffer (attention chunk sums)", err);
-    }
+    cl_mem part, part_lse;
+    TRR_TRY(trr_cl_scratch_get(ctx, &dev->partials, (size_t)nsplit * rows * (size_t)a->head_dim * 4,
+                               "attention's chunks", &part));
+    TRR_TRY(trr_cl_scratch_get(ctx, &dev->partial_sums, (size_t)nsplit * rows * 4, "attention's chunk sums",
+                               &part_lse));
     trr_status st = launch(ctx, call, keys, nsplit, part, part_lse);
     if (st == TRR_OK)
         st = trr_cl_attention_combine(ctx, call, COMBINE_OPTIONS, part, part_lse,
                                       a->has_lse ? call->w.mem : call->z.mem, (cl_int)nsplit);
-    trr_cl.ReleaseMemObject(part); /* freed once the launches that use them are done */
-    trr_cl.ReleaseMemObject(part_lse);
     return st;
 }

@@ -56,6 +56,8 @@ static void cl_close(void *handle) {
     trr_cl.Finish(dev->queue);
     trr_cl_timer_reset(dev);
     trr_cl_programs_release(dev);
+    trr_cl_scratch_release(dev, &dev->partials);
+    trr_cl_scratch_release(dev, &dev->partial_sums);
     trr_cl.ReleaseCommandQueue(dev->queue);
     trr_cl.ReleaseContext(dev->context);
     free(dev);

@@ -89,15 +89,14 @@ static cl_int rows_aligned4(const trr_operand *t) {
 }
 
 /* K in slices of chunk (a multiple of block_k), one launch each: the device stops a work-item's loops short
- * of the whole of K (trr_cl_dev.loop_budget). The sums so far go through an f32 scratch buffer of batch x M x N;
+ * of the whole of K (trr_cl_dev.loop_budget). The sums so far go through the device's f32 scratch of batch x M x N;
  * the last launch adds its own, applies the epilogue and writes C. Each slice starts A and B k0 elements on. */
 static trr_status run_split_k(trr_context *ctx, cl_kernel k, const trr_call *call, int64_t chunk) {
     trr_cl_dev *dev = ctx->dev;
     const int64_t batch = call->batch > 1 ? call->batch : 1;
     const size_t bytes = (size_t)batch * (size_t)call->rows * (size_t)call->cols * sizeof(float);
-    cl_int err = CL_SUCCESS;
-    cl_mem part = trr_cl.CreateBuffer(dev->context, CL_MEM_READ_WRITE, bytes ? bytes : 4, NULL, &err);
-    if (!part || err != CL_SUCCESS) return trr_cl_fail(ctx, "clCreateBuffer (split-K sums)", err);
+    cl_mem part;
+    TRR_TRY(trr_cl_scratch_get(ctx, &dev->partials, bytes ? bytes : 4, "matmul's split-K sums", &part));
     trr_status st = trr_cl_set_arg(ctx, k, 22, sizeof part, &part);
     for (int64_t k0 = 0; st == TRR_OK && k0 < call->k; k0 += chunk) {
         const int64_t kc = call->k - k0 < chunk ? call->k - k0 : chunk;
@@ -110,7 +109,6 @@ static trr_status run_split_k(trr_context *ctx, cl_kernel k, const trr_call *cal
         if (st == TRR_OK) st = trr_cl_set_arg(ctx, k, 23, sizeof mode, &mode);
         if (st == TRR_OK) st = launch_tiles(ctx, k, call);
     }
-    trr_cl.ReleaseMemObject(part); /* freed once the launches that use it are done */
     return st;
 }
 

@@ -100,6 +100,14 @@ void trr_cl_mma_probe(int index, const char *name, const char *driver, trr_cl_mm
 /* ---- an open device (backend.c) ---- */
 typedef struct trr_cl_program trr_cl_program; /* program.c */
 
+/* A scratch buffer a device keeps for the passes of one call that hand partial results on (attention's splits of
+ * the keys, matmul's slices of K): grown as a call needs more, reused by the next (the queue runs in order), freed
+ * with the device. */
+typedef struct trr_cl_scratch {
+    cl_mem mem;
+    size_t bytes;
+} trr_cl_scratch;
+
 typedef struct trr_cl_dev {
     cl_device_id device;
     cl_context context;
@@ -120,7 +128,13 @@ typedef struct trr_cl_dev {
      * kept: the first and the last one (queue.c says which interval is reported). */
     int timing;
     cl_event begin_marker, first_event, last_event;
+    trr_cl_scratch partials, partial_sums; /* a split's partial results and its rows' sums (or max and sum) */
 } trr_cl_dev;
+
+/* s holding at least bytes (counted with the context's buffers); TRR_ERR_OUT_OF_MEMORY or the driver's error
+ * naming `what` otherwise. */
+trr_status trr_cl_scratch_get(trr_context *ctx, trr_cl_scratch *s, size_t bytes, const char *what, cl_mem *out);
+void trr_cl_scratch_release(trr_cl_dev *dev, trr_cl_scratch *s);
 
 /* ---- programs and launches (program.c, queue.c) ---- */
 /* The kernel `kernel` of kernels/opencl/<file> built with options, compiled at most once per device and

@@ -63,6 +63,29 @@ void trr_cl_free(void *handle, void *mem) {
     trr_cl.ReleaseMemObject((cl_mem)mem);
 }
 
+trr_status trr_cl_scratch_get(trr_context *ctx, trr_cl_scratch *s, size_t bytes, const char *what, cl_mem *out) {
+    if (!s->mem || s->bytes < bytes) {
+        trr_cl_scratch_release(ctx->dev, s);
+        void *mem = NULL;
+        const trr_status st = trr_cl_alloc(ctx, bytes, &mem);
+        if (st != TRR_OK) {
+            char why[512];
+            snprintf(why, sizeof why, "%s", trr_last_error(ctx));
+            return trr_error(ctx, st, "opencl: %s: %s", what, why);
+        }
+        s->mem = (cl_mem)mem;
+        s->bytes = bytes;
+    }
+    *out = s->mem;
+    return TRR_OK;
+}
+
+void trr_cl_scratch_release(trr_cl_dev *dev, trr_cl_scratch *s) {
+    if (s->mem) trr_cl_free(dev, s->mem);
+    s->mem = NULL;
+    s->bytes = 0;
+}
+
 /* A wrapped cl_mem is retained, so the caller's release cannot pull it away mid-use; destroying the trireme
  * buffer drops that one reference (trr_cl_free), the caller's own keeps the memory alive. */
 trr_status trr_cl_wrap(trr_context *ctx, uint64_t native, size_t bytes, void **out_mem) {
