@@ -22,7 +22,6 @@
  * a work-item's loop iterations (llvmpipe), so every launch stays inside it. */
 
 #define OPT ((BMMAX * DMAX + T - 1) / T) /* the accumulator's elements a work-item holds, at most */
-#define LN2 0.69314718055994530942f
 
 /* The operands' dtype is an argument, dt (common.cl's trr_load_dt and trr_store_dt), not a build option: one
  * program then serves every dtype, and PoCL compiles it once. The branch is the same for every work-item. */
@@ -116,17 +115,8 @@ __kernel __attribute__((reqd_work_group_size(T, 1, 1))) void attention(
         const int e = tid + u * T;
         const int r = e / D, d = e - r * D, i = i0 + r;
         if (e >= bm * D || i >= Sq) continue;
-        const float l = Ls[r];
-        const float out = l > 0.0f ? acc[u] / l : 0.0f;
-        const float lse2 = l > 0.0f ? Ms[r] + log2(l) : -INFINITY;
-        if (mode == 0) {
-            trr_store_dt(o, oo + b * ob + h * oh + (long)i * os + d, dt, out);
-            if (has_lse && d == 0) lse[lo + b * lb + h * lh + (long)i * ls] = l > 0.0f ? lse2 * LN2 : -INFINITY;
-        } else {
-            const long row = ((long)b * Hq + h) * Sq + i, rows = (long)get_num_groups(2) / nsplit * Hq * Sq;
-            part[((long)split * rows + row) * D + d] = out;
-            if (d == 0) part_lse[(long)split * rows + row] = lse2;
-        }
+        trr_attention_emit(o, lse, part, part_lse, oo, ob, oh, os, lo, lb, lh, ls, dt, has_lse, mode, Hq, Sq, D,
+                           nsplit, split, b, h, i, d, acc[u], Ls[r], Ms[r]);
     }
 }
 
@@ -151,5 +141,5 @@ __kernel void attention_combine(__global const float *part, __global const float
     }
     trr_store_dt(o, oo + b * ob + h * oh + (long)i * os + d, dt, out);
     if (has_lse && d == 0)
-        lse[lo + b * lb + h * lh + (long)i * ls] = m != -INFINITY ? (m + log2(total)) * LN2 : -INFINITY;
+        lse[lo + b * lb + h * lh + (long)i * ls] = m != -INFINITY ? (m + log2(total)) * TRR_LN2 : -INFINITY;
 }

@@ -25,7 +25,6 @@
  * 16-byte words) and BN = NK·KS are arguments, so one program serves every dtype and head dim. mode 0 writes o and
  * lse, mode 1 the split's o_s and lse_s (base 2) to the f32 scratch, as attention.cl does. */
 
-#define LN2 0.69314718055994530942f
 
 /* Elements 0..7 of a row at p (16-byte aligned) of dtype dt, as f32: one 16-byte word of f16 or bf16, two of f32. */
 inline float8 load8(__global const uchar *p, int dt) {
@@ -167,16 +166,7 @@ __kernel __attribute__((reqd_work_group_size(T, 1, 1))) void attention_decode(
         const int r = e / D, d = e - r * D, rr = r0 + r;
         if (rr >= nrows) continue;
         const int h = g * group + rr / Sq, i = rr % Sq;
-        const float lsum = Ls[r];
-        const float res = lsum > 0.0f ? Sp[e] / lsum : 0.0f;
-        const float lse2 = lsum > 0.0f ? Ms[r] + log2(lsum) : -INFINITY;
-        if (mode == 0) {
-            trr_store_dt(o, oo + b * ob + h * oh + (long)i * os + d, dt, res);
-            if (has_lse && d == 0) lse[lo + b * lb + h * lh + (long)i * ls] = lsum > 0.0f ? lse2 * LN2 : -INFINITY;
-        } else {
-            const long row = ((long)b * Hq + h) * Sq + i, rows = (long)get_num_groups(2) / nsplit * Hq * Sq;
-            part[((long)split * rows + row) * D + d] = res;
-            if (d == 0) part_lse[(long)split * rows + row] = lse2;
-        }
+        trr_attention_emit(o, lse, part, part_lse, oo, ob, oh, os, lo, lb, lh, ls, dt, has_lse, mode, Hq, Sq, D,
+                           nsplit, split, b, h, i, d, Sp[e], Ls[r], Ms[r]);
     }
 }

@@ -54,7 +54,6 @@
 #define Q_ROWS (Q_IN_REGS ? 0 : BLOCK_M)             /* local rows of the staged q */
 #define KV_TILES (STAGES == 1 ? 2 : 2 * STAGES)      /* K and V tiles of BLOCK_N rows */
 #define TILE_BYTES (BLOCK_N * LROW * 2)
-#define LN2 0.69314718055994530942f
 
 #if (MT != 1 && MT != 2) || BLOCK_M != MT * WARPS * 16 || BLOCK_N % 16 != 0 || STAGES < 1 || STAGES > 4
 #error "attention_mma: BLOCK_M is 16 or 32 rows a warp, BLOCK_N a multiple of 16, STAGES 1 to 4"
@@ -375,8 +374,8 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void attention_mma
             if (in1) *(__global uint *)(o1 + t * 8 + c2) = pack_pair(acc[mt][t][2] * inv1, acc[mt][t][3] * inv1);
         }
         if (has_lse && lane % 4 == 0) {
-            if (in0) lse[lrow + (long)r0 * ls] = l0 > 0.0f ? (m[mt][0] + log2(l0)) * LN2 : -INFINITY;
-            if (in1) lse[lrow + (long)(r0 + 8) * ls] = l1 > 0.0f ? (m[mt][1] + log2(l1)) * LN2 : -INFINITY;
+            if (in0) lse[lrow + (long)r0 * ls] = l0 > 0.0f ? (m[mt][0] + log2(l0)) * TRR_LN2 : -INFINITY;
+            if (in1) lse[lrow + (long)(r0 + 8) * ls] = l1 > 0.0f ? (m[mt][1] + log2(l1)) * TRR_LN2 : -INFINITY;
         }
     }
 }

@@ -129,6 +129,27 @@ inline void trr_store_dt(__global uchar *p, long i, int dt, float v) {
     else ((__global ushort *)p)[i] = trr_f2bf(v);
 }
 
+/* attention's output of row (b, h, i), column d, from the row's weighted sum of v there, its weights' sum l and
+ * their maximum m2 (base 2): mode 0 o = sum / l rounded to the dtype (0 for a row that saw no key) and, once a
+ * row, lse = (m2 + log2 l)·ln 2 (-inf without keys); mode 1 the split's o and log2-sum into the f32 scratch that
+ * attention_combine merges, split `split` of nsplit, rows counted over the grid's batch. */
+#define TRR_LN2 0.69314718055994530942f
+inline void trr_attention_emit(__global uchar *o, __global float *lse, __global float *part, __global float *part_lse,
+                               long oo, long ob, long oh, long os, long lo, long lb, long lh, long ls, int dt,
+                               int has_lse, int mode, int Hq, int Sq, int D, int nsplit, int split, int b, int h,
+                               int i, int d, float sum, float l, float m2) {
+    const float res = l > 0.0f ? sum / l : 0.0f;
+    const float lse2 = l > 0.0f ? m2 + log2(l) : -INFINITY;
+    if (mode == 0) {
+        trr_store_dt(o, oo + b * ob + h * oh + (long)i * os + d, dt, res);
+        if (has_lse && d == 0) lse[lo + b * lb + h * lh + (long)i * ls] = l > 0.0f ? lse2 * TRR_LN2 : -INFINITY;
+    } else {
+        const long row = ((long)b * Hq + h) * Sq + i, rows = (long)get_num_groups(2) / nsplit * Hq * Sq;
+        part[((long)split * rows + row) * D + d] = res;
+        if (d == 0) part_lse[(long)split * rows + row] = lse2;
+    }
+}
+
 #ifdef X_DT
 typedef CAT(TYPE_DT_, X_DT) x_t;
 #define LOAD_X(p, i) CAT(LOAD_DT_, X_DT)(p, i)
