@@ -274,6 +274,14 @@ def _kernel(api, spec, default_entry, into):
         into.entry = _keep((entry or default_entry).encode())
 
 
+def _strided_view(address, storage, shape, strides):
+    """A NumPy view of the elements at address: shape, with strides in elements; empty where a dimension is 0."""
+    size = np.dtype(storage).itemsize
+    n = 1 + sum((d - 1) * s for d, s in zip(shape, strides)) if all(d > 0 for d in shape) else 0
+    buf = (ctypes.c_char * (n * size)).from_address(address) if n else bytearray(0)
+    return np.ndarray(shape, dtype=storage, buffer=buf, strides=tuple(s * size for s in strides))
+
+
 def _cpu_callback(name, fn, n_operands, param_names, n_params):
     """The trr_op_cpu_fn that runs fn(*operands, **params) on 2-D NumPy views of one part of the call (rows x
     cols, the operands' row strides; inputs then the output, which fn writes)."""
@@ -286,14 +294,8 @@ def _cpu_callback(name, fn, n_operands, param_names, n_params):
         try:
             a = args_p.contents
             st = _STORAGE[a.dtype]
-            size = np.dtype(st).itemsize
             rows, cols = a.rows, a.cols
-            views = []
-            for i in range(n_operands):
-                rs = a.row_strides[i]
-                n = ((rows - 1) * rs + cols) if rows > 0 and cols > 0 else 0
-                buf = (ctypes.c_char * (n * size)).from_address(a.operands[i]) if n else bytearray(0)
-                views.append(np.ndarray((rows, cols), dtype=st, buffer=buf, strides=(rs * size, size)))
+            views = [_strided_view(a.operands[i], st, (rows, cols), (a.row_strides[i], 1)) for i in range(n_operands)]
             kw = {p: a.params[i] for i, p in enumerate(param_names[:n_params])}
             fn(*views, **kw)
         except BaseException as e:  # noqa: BLE001  (nothing may unwind into C)
@@ -315,18 +317,10 @@ def _row_cpu_callback(name, fn, vectors, param_names):
         try:
             a = args_p.contents
             st = _STORAGE[a.dtype]
-            size = np.dtype(st).itemsize
             rows, cols = a.rows, a.cols
-            views = []
-            for i, vector in enumerate(vectors):
-                s = a.strides[i]
-                if vector:
-                    shape, strides, n = (cols,), (s * size,), ((cols - 1) * s + 1 if cols > 0 else 0)
-                else:
-                    shape, strides = (rows, cols), (s * size, size)
-                    n = ((rows - 1) * s + cols) if rows > 0 and cols > 0 else 0
-                buf = (ctypes.c_char * (n * size)).from_address(a.operands[i]) if n else bytearray(0)
-                views.append(np.ndarray(shape, dtype=st, buffer=buf, strides=strides))
+            views = [_strided_view(a.operands[i], st, (cols,) if vector else (rows, cols),
+                                   (a.strides[i],) if vector else (a.strides[i], 1))
+                     for i, vector in enumerate(vectors)]
             fn(*views, **{p: a.params[i] for i, p in enumerate(param_names)})
         except BaseException as e:  # noqa: BLE001  (nothing may unwind into C)
             _record(name, e)
