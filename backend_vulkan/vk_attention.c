@@ -8,8 +8,9 @@
  * Where the device limits an invocation's loop iterations (lavapipe) the keys are split across workgroups, each
  * within the budget, into a scratch buffer the path keeps (grown as needed), and a second dispatch merges them.
  * Variant coop_khr runs kernels/vulkan/attention_coop.comp instead (cooperative matrices; block_m is 16 or 32 rows
- * per subgroup, threads whole subgroups, stages 2 loads the next key block during this one's MMAs; one dispatch,
- * no split) in the same layout and push constants. split_k >= 2 (the heuristic's choice for decode) runs
+ * per subgroup, threads whole subgroups, stages 2 loads the next key block during this one's MMAs, stages 3
+ * also keeps two K/V blocks in shared memory; f16 only where the config names the variant; one dispatch, no
+ * split) in the same layout and push constants. split_k >= 2 (the heuristic's choice for decode) runs
  * kernels/vulkan/attention_decode.comp instead of attention.comp, in the same layout and push constants, over
  * (row blocks, kv heads, batch x chunks of the keys), and the same merge (core/attention_decode.h). */
 #include "vk_attention.h"
@@ -44,27 +45,30 @@ static const char *dtype_suffix(trr_dtype t) { return t == TRR_F32 ? "f32" : t =
 /* A multiple of 8 elements (16 bytes of f16 or bf16), or unused: a dimension of one. */
 static int words(int64_t n, int64_t stride) { return n <= 1 || stride % 8 == 0; }
 
-/* Whether attention_coop.comp (variant coop_khr) runs the call on this device: f16 where the f16 KHR build is
- * enabled, bf16 where the bf16 one is, each with the 16x16x16 shape among the device's; D 64 or 128; subgroups
+/* Whether attention_coop.comp (variant coop_khr) runs the call on this device: bf16 where the bf16 KHR build is
+ * enabled, f16 where the f16 one is and the config names the variant (`asked`), each with the 16x16x16 shape
+ * among the device's; D 64 or 128; subgroups
  * of 16 to 128 invocations with shuffles; q, k and v read as 16-byte words (offsets and strides multiples of 8
  * elements, bind_operand's descriptor offsets being multiples of 16 bytes); no loop budget (the kernel does not
  * split the keys); the grid within the device's. Else 0 with the reason. */
-static int coop_runs(const trr_vk_device *d, const trr_call *call, char *why, size_t cap) {
+static int coop_runs(const trr_vk_device *d, const trr_call *call, int asked, char *why, size_t cap) {
     const trr_attention_shape *a = &call->attn;
     const trr_dtype t = call->x.dtype;
-    if (t != TRR_BF16) {
-        /* f16 is built, but on NVIDIA its results missed docs/ops.md's element bound in rows whose o cancels to
-         * near zero (max_rel 4x the bound at Sq 127, Skv 17, causal), where CUDA's and OpenCL's tensor-core
-         * kernels on the same weights pass: until that is understood f16 runs on simt */
-        snprintf(why, cap, "the cooperative-matrix attention kernel takes bf16 (%s runs on simt)",
-                 t == TRR_F16 ? "f16, whose results it does not yet bring within the bound," : "f32");
+    if (t != TRR_BF16 && (t != TRR_F16 || !asked)) {
+        /* f16 on NVIDIA missed docs/ops.md's element bound in rows whose o cancels to near zero (max_rel 4x the
+         * bound at Sq 127, Skv 17, causal) while its weights' two parts were split with packHalf2x16 and
+         * unpackHalf2x16; they are now split in integer registers, as bf16's, but until that has passed on the
+         * GPU f16 takes this kernel only where the config asks for it */
+        snprintf(why, cap, "the cooperative-matrix attention kernel takes bf16, and f16 where variant=coop_khr "
+                 "asks for it (%s runs on simt)", t == TRR_F16 ? "f16" : "f32");
         return 0;
     }
-    if (!d->coop_bf16) {
-        snprintf(why, cap, "%s", d->coop_bf16_why);
+    const int on = t == TRR_F16 ? d->coop_khr : d->coop_bf16;
+    if (!on) {
+        snprintf(why, cap, "%s", t == TRR_F16 ? d->coop_khr_why : d->coop_bf16_why);
         return 0;
     }
-    const trr_vk_coop_shape *sh = &d->phys.coop_bf16_shape;
+    const trr_vk_coop_shape *sh = t == TRR_F16 ? &d->phys.coop_f16_shape : &d->phys.coop_bf16_shape;
     if (sh->m != 16 || sh->n != 16 || sh->k != 16) {
         snprintf(why, cap, "%.60s offers no 16x16x16 cooperative matrices of this type (the attention kernel's)",
                  d->phys.props.deviceName);
@@ -98,17 +102,18 @@ static int coop_runs(const trr_vk_device *d, const trr_call *call, char *why, si
     return 1;
 }
 
-/* attention_coop.comp's shared memory: K and V blocks, the block_m rows of scores (over them P and the rescale
- * matrices), or Q's rows before the loop where they take more. */
-static uint64_t coop_shared(int64_t bm, int64_t bn, int64_t d) {
-    const uint64_t ld = (uint64_t)(d / 8 + 1);
-    const uint64_t loop = 2 * (uint64_t)bn * ld + (uint64_t)bm * (uint64_t)(bn / 4 + 5), q = (uint64_t)bm * ld;
+/* attention_coop.comp's shared memory: K and V blocks (two of each at stages 3), the block_m rows of scores (over
+ * them P and the rescale matrices), or Q's rows before the loop where they take more. */
+static uint64_t coop_shared(int64_t bm, int64_t bn, int64_t d, int stages) {
+    const uint64_t ld = (uint64_t)(d / 8 + 1), nbuf = stages > 2 ? 2 : 1;
+    const uint64_t loop = nbuf * 2 * (uint64_t)bn * ld + (uint64_t)bm * (uint64_t)(bn / 4 + 5),
+                   q = (uint64_t)bm * ld;
     return 16 * (loop > q ? loop : q);
 }
 
 /* The coop config's own rules: threads whole subgroups, block_m 16 or 32 rows per subgroup (rows a subgroup's
  * invocations split evenly), block_n a multiple of 16 of at least 32 that splits into whole words among a row's
- * invocations, stages 1 or 2, the tiles within shared memory. Else 0 with the reason. */
+ * invocations, stages 1 to 3, the tiles within shared memory. Else 0 with the reason. */
 static int coop_config_ok(const trr_vk_device *d, const trr_call *call, char *why, size_t cap) {
     const trr_config *c = &call->config;
     const int64_t sg = d->phys.subgroup_size;
@@ -132,15 +137,16 @@ static int coop_config_ok(const trr_vk_device *d, const trr_call *call, char *wh
                  (long long)(8 * lpr), c->block_n);
         return 0;
     }
-    if (c->stages != 1 && c->stages != 2) {
-        snprintf(why, cap, "coop_khr attention takes stages 1 (K and V loaded, then stored) or 2 (the next block's "
-                 "loaded during this one's MMAs), not %d", c->stages);
+    if (c->stages < 1 || c->stages > 3) {
+        snprintf(why, cap, "coop_khr attention takes stages 1 (K and V loaded, then stored), 2 (the next block's "
+                 "loaded during this one's MMAs) or 3 (as 2, with two K/V buffers in shared memory), not %d",
+                 c->stages);
         return 0;
     }
-    const uint64_t shared = coop_shared(c->block_m, c->block_n, call->attn.head_dim);
+    const uint64_t shared = coop_shared(c->block_m, c->block_n, call->attn.head_dim, c->stages);
     if (shared > lim->maxComputeSharedMemorySize) {
-        snprintf(why, cap, "coop_khr attention at block_m %d, block_n %d, D = %lld takes %llu bytes of shared "
-                 "memory; %.60s has %u", c->block_m, c->block_n, (long long)call->attn.head_dim,
+        snprintf(why, cap, "coop_khr attention at block_m %d, block_n %d, stages %d, D = %lld takes %llu bytes of "
+                 "shared memory; %.60s has %u", c->block_m, c->block_n, c->stages, (long long)call->attn.head_dim,
                  (unsigned long long)shared, d->phys.props.deviceName, lim->maxComputeSharedMemorySize);
         return 0;
     }
@@ -183,21 +189,25 @@ static trr_status decode_check(trr_context *ctx, const trr_call *call) {
  * on the SIMT kernel. */
 #define TRR_VK_ATTN_COOP_MIN_SQ 64
 
-/* The widest key block of 64 or 32 whose tiles fit shared memory at block_m rows (32 where none does: the config
- * check then says why). */
-static int coop_block_n(const trr_vk_device *d, const trr_call *call, int bm) {
+/* The widest key block of 64 or 32 whose tiles fit shared memory at block_m rows and one K/V buffer (32 where
+ * none does: the config check then says why). */
+static int coop_block_n(const trr_vk_device *d, const trr_call *call, int bm, int stages) {
     int bn = 64;
-    while (bn > 32 && coop_shared(bm, bn, call->attn.head_dim) > d->phys.props.limits.maxComputeSharedMemorySize)
+    while (bn > 32 &&
+           coop_shared(bm, bn, call->attn.head_dim, stages) > d->phys.props.limits.maxComputeSharedMemorySize)
         bn /= 2;
     return bn;
 }
 
 /* The coop kernel's config: 4 subgroups; 32 query rows each at D = 64 (each K and V matrix a subgroup loads from
  * shared memory then feeds twice the multiply-adds; the accumulators and Q of 32 rows at D = 128 would leave too
- * few registers), else 16; the widest key block of 64 or 32 that fits; the next block's loads in flight during
- * this one's MMAs. */
+ * few registers), else 16; the widest key block of 64 or 32 that fits with one K/V buffer; then two K/V buffers
+ * where they fit at that block (stages 3: one workgroup barrier a block instead of two, the next block stored
+ * while this one is read; on NVIDIA's 48 KiB both D = 64 at 128 rows and D = 128 at 64 rows fit with 32-key
+ * blocks), else the next block's loads in flight during this one's MMAs (stages 2). */
 static void fill_coop(const trr_vk_device *d, const trr_call *call, trr_config *c) {
     const int sg = (int)d->phys.subgroup_size;
+    const int sizing = c->stages ? c->stages : 2; /* the stages block_m and block_n are sized for */
     if (!c->threads) {
         c->threads = 4 * sg;
         while (c->threads > sg && (uint32_t)c->threads > d->phys.props.limits.maxComputeWorkGroupInvocations)
@@ -207,12 +217,16 @@ static void fill_coop(const trr_vk_device *d, const trr_call *call, trr_config *
         const int nsg = c->threads / sg;
         c->block_m = 16 * nsg;
         if (call->attn.head_dim == 64 && sg % 32 == 0 &&
-            coop_shared(32 * nsg, c->block_n ? c->block_n : coop_block_n(d, call, 32 * nsg), 64) <=
+            coop_shared(32 * nsg, c->block_n ? c->block_n : coop_block_n(d, call, 32 * nsg, sizing), 64, sizing) <=
                 d->phys.props.limits.maxComputeSharedMemorySize)
             c->block_m = 32 * nsg;
     }
-    if (!c->block_n) c->block_n = coop_block_n(d, call, c->block_m);
-    if (!c->stages) c->stages = 2;
+    if (!c->block_n) c->block_n = coop_block_n(d, call, c->block_m, sizing);
+    if (!c->stages)
+        c->stages = coop_shared(c->block_m, c->block_n, call->attn.head_dim, 3) <=
+                            d->phys.props.limits.maxComputeSharedMemorySize
+                        ? 3
+                        : 2;
 }
 
 void trr_vk_attention_choose(const trr_vk_device *d, trr_call *call) {
@@ -223,7 +237,7 @@ void trr_vk_attention_choose(const trr_vk_device *d, trr_call *call) {
         char why[256];
         trr_call t = *call;
         t.config.variant = TRR_VARIANT_COOP_KHR;
-        if (coop_runs(d, &t, why, sizeof why)) {
+        if (coop_runs(d, &t, 0, why, sizeof why)) {
             fill_coop(d, &t, &t.config);
             if (coop_config_ok(d, &t, why, sizeof why)) *c = t.config;
         }
@@ -250,7 +264,7 @@ trr_status trr_vk_attention_check(trr_context *ctx, const trr_call *call) {
     const trr_config *c = &call->config;
     if (c->variant == TRR_VARIANT_COOP_KHR) {
         char why[256];
-        if (!coop_runs(d, call, why, sizeof why) || !coop_config_ok(d, call, why, sizeof why))
+        if (!coop_runs(d, call, 1, why, sizeof why) || !coop_config_ok(d, call, why, sizeof why))
             return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: attention variant coop_khr: %s", why);
         const VkPhysicalDeviceLimits *lim = &d->phys.props.limits;
         const int64_t nqb = (call->attn.seq_q + c->block_m - 1) / c->block_m;

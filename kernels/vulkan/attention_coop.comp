@@ -12,7 +12,10 @@
 // by the tensor cores. For each block of BN keys:
 //   1. the workgroup stages K and V (16-byte words of 8 elements, zero past the keys it reads) in shared memory
 //      from registers; with STAGES = 2 those registers were loaded during the previous block's MMAs (the
-//      global loads of block j + 1 are issued before the MMAs of block j: no asynchronous copies here);
+//      global loads of block j + 1 are issued before the MMAs of block j: no asynchronous copies here); with
+//      STAGES = 3 there are two K/V buffers in shared memory: block j + 1 is stored into one while block j is
+//      read from the other, and the global loads of block j + 2 are in flight during block j's MMAs, so one
+//      workgroup barrier a block (after the MMAs) both shows the next block and frees this one's buffer;
 //   2. each subgroup multiplies S = Q·Kᵀ (R x BN, f32) and stores S into its own shared rows;
 //   3. LPR = SG/R invocations per row take the online-softmax step in base 2 on the row's scores times
 //      scale·log2 e (masked keys -inf): the block's maximum and the sum (shuffles among the row's invocations),
@@ -26,10 +29,10 @@
 // without keys). A row that has seen no key keeps m = -inf and weights 0, and never forms -inf - (-inf).
 //
 // Shared memory (16-byte words): K [BN][D/8 + 1], V [BN][D/8 + 1] (the pad word puts the 8 rows of each
-// matrix-load phase on 8 different bank groups), then per subgroup R rows of SLD = BN/4 + 5 words: S in f32;
-// over it the weights P as two 16-bit parts (hi in the row's first BN/8 words, lo in the next BN/8, 8 halves a
-// word), then the rescale matrix's row (words BN/4 to BN/4 + 3) and a pad word (SLD odd: the f32 tiles' rows
-// fall on distinct bank groups too). Q is staged once, before the loop, from the start of the array. The host
+// matrix-load phase on 8 different bank groups), twice with STAGES = 3, then per subgroup R rows of
+// SLD = BN/4 + 5 words: S in f32; over it the weights P as two 16-bit parts (hi in the row's first BN/8 words,
+// lo in the next BN/8, 8 halves a word), then the rescale matrix's row (words BN/4 to BN/4 + 3) and a pad word
+// (SLD odd: the f32 tiles' rows fall on distinct bank groups too). Q is staged once, before the loop, from the start of the array. The host
 // checks RT 1 or 2, SG a multiple of R, BN >= 32, BN a multiple of 8·LPR and of 16, D 64 or 128, and every q,
 // k and v offset and stride a multiple of 8 elements.
 #extension GL_GOOGLE_include_directive : require
@@ -52,7 +55,8 @@ layout(constant_id = 1) const uint BM = 64; // 16·RT rows per subgroup: the hos
 layout(constant_id = 2) const uint BN = 64;
 layout(constant_id = 3) const uint D = 64;
 layout(constant_id = 4) const uint SG = 32; // the device's subgroup size
-layout(constant_id = 5) const uint STAGES = 1; // 2: the next block's K and V loaded during this block's MMAs
+layout(constant_id = 5) const uint STAGES = 1; // 2: the next block's K and V loaded during this block's MMAs;
+                                                // 3: as 2, and two K/V buffers in shared memory (one barrier a block)
 const uint WG = gl_WorkGroupSize.x;
 const uint NSG = WG / SG;
 const uint RT = BM / (16u * NSG); // row tiles of 16 per subgroup
@@ -63,9 +67,11 @@ const uint DT = D / 16u;          // 16-wide tiles of a row of Q, K, V or o
 const uint DW = D / 8u;           // words of one K, V or Q row
 const uint LD = DW + 1u;          // their padded stride
 const uint SLD = BN / 4u + 5u;    // the stride of a subgroup's S rows: S, then the rescale matrix, one pad word
-const uint K_AT = 0u;
+const uint NBUF = STAGES > 2u ? 2u : 1u; // K/V buffers in shared memory
+const uint KV_WORDS = 2u * BN * LD;       // one buffer: K, then V
+const uint K_AT = 0u;                     // within a buffer
 const uint V_AT = BN * LD;
-const uint S_AT = 2u * BN * LD;
+const uint S_AT = NBUF * KV_WORDS;
 const uint SUB = R * SLD;         // words of one subgroup's rows
 const uint A_OFF = BN / 4u;       // the rescale matrix's first word in a row (past P's two parts)
 const uint WORDS = S_AT + NSG * SUB > BM * LD ? S_AT + NSG * SUB : BM * LD;
@@ -118,13 +124,34 @@ uvec2 split2(float a, float b) {
 const float P_SCALE = 1.0;
 #else
 // f16: the weights are split at 2^12 times their value (at most 4096, inside f16's range) and 1/l takes the
-// 2^-12 back. Unscaled, what the rounding left of a weight is mostly below f16's smallest normal, and NVIDIA's
-// conversion flushes such values to zero: the second part vanished and o kept one rounding of each weight.
+// 2^-12 back, so that what the rounding leaves of a weight is a normal f16 down to weights of 2^-15. Both parts are
+// rounded in integer registers, as bf16's: with packHalf2x16 and unpackHalf2x16 the residual v - f16(v) is a
+// float expression that a driver's compiler may fold or evaluate in f16 (either leaves a lo of 0: one rounding of
+// each weight, the bound's miss), and the conversions' rounding mode and subnormals are the driver's.
 const float P_SCALE = 4096.0;
+// v (>= 0, at most P_SCALE, or NaN) rounded to f16's 11 significant bits, nearest even, as f32 bits; 0 below f16's
+// smallest normal, 2^-14 (where the second part takes all of v).
+uint h_round(float v) {
+    const uint b = floatBitsToUint(v);
+    const uint r = (b + 0xfffu + ((b >> 13) & 1u)) & 0xffffe000u;
+    return r < 0x38800000u ? 0u : r;
+}
+// Those bits (0, or a normal f16 value) as f16 bits: the exponent rebiased from 127 to 15. A NaN weight comes
+// out as a number (masked to 15 bits: it cannot reach the neighbouring half), but its row's sum is NaN, which
+// 1/l carries to the row's o.
+uint h_bits(uint r) { return r == 0u ? 0u : ((r >> 13) - 0x1c000u) & 0x7fffu; }
+// The residual x (finite, of either sign) as f16 bits, nearest even, subnormals kept (as multiples of 2^-24:
+// exact in f32, and rounded by roundEven, not by a conversion).
+uint h_lo(float x) {
+    const uint b = floatBitsToUint(x), a = b & 0x7fffffffu, s = (b >> 16) & 0x8000u;
+    if (a < 0x38800000u) return uint(roundEven(uintBitsToFloat(a) * 16777216.0)) | s;
+    return ((((a + 0xfffu + ((a >> 13) & 1u)) >> 13) - 0x1c000u) & 0x7fffu) | s;
+}
 uvec2 split2(float a, float b) {
-    const vec2 v = vec2(a, b) * P_SCALE;
-    const uint hi = packHalf2x16(v);
-    return uvec2(hi, packHalf2x16(v - unpackHalf2x16(hi)));
+    const float va = a * P_SCALE, vb = b * P_SCALE;
+    const uint ha = h_round(va), hb = h_round(vb);
+    return uvec2(h_bits(ha) | (h_bits(hb) << 16),
+                 h_lo(va - uintBitsToFloat(ha)) | (h_lo(vb - uintBitsToFloat(hb)) << 16));
 }
 #endif
 
@@ -145,12 +172,13 @@ void fetch_kv(uint kbase, uint vbase, int j0, int kend) {
     }
 }
 
-void stage_kv() {
+// kr and vr into the K/V buffer at word `at`.
+void stage_kv(uint at) {
     [[unroll]] for (uint i = 0u; i < NPF; i++) {
         const uint e = gl_LocalInvocationID.x + i * WG, j = e / DW, w = e - j * DW;
         if (e < KVW) {
-            SH[K_AT + j * LD + w] = kr[i];
-            SH[V_AT + j * LD + w] = vr[i];
+            SH[at + K_AT + j * LD + w] = kr[i];
+            SH[at + V_AT + j * LD + w] = vr[i];
         }
     }
 }
@@ -205,13 +233,32 @@ void main() {
     const int sg_end = first >= sq ? 0 : CAUSAL ? min(first + int(R), sq) + skv - sq : skv;
     if (STAGES > 1u && kend > 0) fetch_kv(kbase, vbase, 0, kend);
     barrier(); // every subgroup holds its Q before K overwrites it
+    if (STAGES > 2u && kend > 0) { // block 0 into buffer 0, block 1's loads in flight
+        stage_kv(0u);
+        if (int(BN) < kend) fetch_kv(kbase, vbase, int(BN), kend);
+        barrier();
+    }
 
     for (int j0 = 0; j0 < kend; j0 += int(BN)) {
         // 1. K and V
-        if (STAGES == 1u) fetch_kv(kbase, vbase, j0, kend);
-        stage_kv();
-        barrier();
-        if (STAGES > 1u && j0 + int(BN) < kend) fetch_kv(kbase, vbase, j0 + int(BN), kend);
+        uint kv = 0u; // this block's buffer
+        if (STAGES > 2u) {
+            // this block's in buffer (j0 / BN) % 2, stored and made visible by the last block's barrier (or the
+            // one before the loop); the next block's from registers into the other buffer, whose block every
+            // subgroup finished reading before that barrier; then the global loads of the block after it, in
+            // flight during this block's MMAs
+            const uint blk = uint(j0) / BN;
+            kv = (blk & 1u) * KV_WORDS;
+            if (j0 + int(BN) < kend) {
+                stage_kv(((blk + 1u) & 1u) * KV_WORDS);
+                if (j0 + 2 * int(BN) < kend) fetch_kv(kbase, vbase, j0 + 2 * int(BN), kend);
+            }
+        } else {
+            if (STAGES == 1u) fetch_kv(kbase, vbase, j0, kend);
+            stage_kv(0u);
+            barrier();
+            if (STAGES > 1u && j0 + int(BN) < kend) fetch_kv(kbase, vbase, j0 + int(BN), kend);
+        }
 
         if (j0 < sg_end) { // else no row of the subgroup sees a key of the block
             // 2. S = Q·Kᵀ, 16 keys at a time, each K matrix feeding the RT row tiles
@@ -220,7 +267,7 @@ void main() {
                 [[unroll]] for (uint rt = 0u; rt < RT; rt++) s[rt] = ACC(0.0);
                 [[unroll]] for (uint t = 0u; t < DT; t++) {
                     BMAT kb;
-                    coopMatLoad(kb, SH, K_AT + n * 16u * LD + 2u * t, LD, COL_MAJOR);
+                    coopMatLoad(kb, SH, kv + K_AT + n * 16u * LD + 2u * t, LD, COL_MAJOR);
                     [[unroll]] for (uint rt = 0u; rt < RT; rt++) s[rt] = coopMatMulAdd(qa[rt * DT + t], kb, s[rt]);
                 }
                 [[unroll]] for (uint rt = 0u; rt < RT; rt++)
@@ -281,7 +328,7 @@ void main() {
                 }
                 [[unroll]] for (uint t = 0u; t < DT; t++) {
                     BMAT vb;
-                    coopMatLoad(vb, SH, V_AT + n * 16u * LD + 2u * t, LD, ROW_MAJOR);
+                    coopMatLoad(vb, SH, kv + V_AT + n * 16u * LD + 2u * t, LD, ROW_MAJOR);
                     [[unroll]] for (uint rt = 0u; rt < RT; rt++) {
                         acc[rt * DT + t] = coopMatMulAdd(pa[rt], vb, acc[rt * DT + t]);
                         acc[rt * DT + t] = coopMatMulAdd(pl[rt], vb, acc[rt * DT + t]);
@@ -289,11 +336,13 @@ void main() {
                 }
             }
         }
-        barrier(); // K and V are read before the next block's
+        // K and V are read before the next block's overwrite them (stages 1 and 2), or before the block after
+        // next's (stages 3, which this barrier also shows the next block's K and V)
+        barrier();
     }
 
-    // 1/l (over P_SCALE; 0 for a row without keys, NaN for a NaN sum) across the rescale matrix's row, then the output 16
-    // columns at a time through the first 4 words of each row of the row tile (the rescale matrix starts at word
+    // 1/l (over P_SCALE; 0 for a row without keys, NaN for a NaN sum) across the rescale matrix's row, then the
+    // output 16 columns at a time through the first 4 words of each row of the row tile (the rescale matrix starts at word
     // A_OFF >= 8).
     const float inv = l > 0.0 ? 1.0 / (l * P_SCALE) : l == 0.0 ? 0.0 : l;
     put_row(srow + A_OFF, part, inv);
