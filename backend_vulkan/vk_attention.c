@@ -47,10 +47,10 @@ static int words(int64_t n, int64_t stride) { return n <= 1 || stride % 8 == 0; 
 
 /* Whether attention_coop.comp (variant coop_khr) runs the call on this device: bf16 where the bf16 KHR build is
  * enabled, f16 where the f16 one is and the config names the variant (`asked`), each with the 16x16x16 shape
- * among the device's; D 64 or 128; subgroups
- * of 16 to 128 invocations with shuffles; q, k and v read as 16-byte words (offsets and strides multiples of 8
- * elements, bind_operand's descriptor offsets being multiples of 16 bytes); no loop budget (the kernel does not
- * split the keys); the grid within the device's. Else 0 with the reason. */
+ * among the device's; D 64 or 128; subgroups of 16 to 128 invocations with shuffles; q, k and v read as 16-byte
+ * words (offsets and strides multiples of 8 elements, bind_operand's descriptor offsets being multiples of 16
+ * bytes); no loop budget (the kernel does not split the keys); the grid within the device's. Else 0 with the
+ * reason. */
 static int coop_runs(const trr_vk_device *d, const trr_call *call, int asked, char *why, size_t cap) {
     const trr_attention_shape *a = &call->attn;
     const trr_dtype t = call->x.dtype;
@@ -189,8 +189,8 @@ static trr_status decode_check(trr_context *ctx, const trr_call *call) {
  * on the SIMT kernel. */
 #define TRR_VK_ATTN_COOP_MIN_SQ 64
 
-/* The widest key block of 64 or 32 whose tiles fit shared memory at block_m rows and one K/V buffer (32 where
- * none does: the config check then says why). */
+/* The widest key block of 64 or 32 whose tiles fit shared memory at block_m rows and `stages` (32 where none
+ * does: the config check then says why). */
 static int coop_block_n(const trr_vk_device *d, const trr_call *call, int bm, int stages) {
     int bn = 64;
     while (bn > 32 &&

@@ -32,9 +32,9 @@
 // matrix-load phase on 8 different bank groups), twice with STAGES = 3, then per subgroup R rows of
 // SLD = BN/4 + 5 words: S in f32; over it the weights P as two 16-bit parts (hi in the row's first BN/8 words,
 // lo in the next BN/8, 8 halves a word), then the rescale matrix's row (words BN/4 to BN/4 + 3) and a pad word
-// (SLD odd: the f32 tiles' rows fall on distinct bank groups too). Q is staged once, before the loop, from the start of the array. The host
-// checks RT 1 or 2, SG a multiple of R, BN >= 32, BN a multiple of 8·LPR and of 16, D 64 or 128, and every q,
-// k and v offset and stride a multiple of 8 elements.
+// (SLD odd: the f32 tiles' rows fall on distinct bank groups too). Q is staged once, before the loop, from the
+// start of the array. The host checks RT 1 or 2, SG a multiple of R, BN >= 32, BN a multiple of 8·LPR and of 16,
+// D 64 or 128, and every q, k and v offset and stride a multiple of 8 elements.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_KHR_cooperative_matrix : require
@@ -342,8 +342,8 @@ void main() {
     }
 
     // 1/l (over P_SCALE; 0 for a row without keys, NaN for a NaN sum) across the rescale matrix's row, then the
-    // output 16 columns at a time through the first 4 words of each row of the row tile (the rescale matrix starts at word
-    // A_OFF >= 8).
+    // output 16 columns at a time through the first 4 words of each row of the row tile (the rescale matrix starts
+    // at word A_OFF >= 8).
     const float inv = l > 0.0 ? 1.0 / (l * P_SCALE) : l == 0.0 ? 0.0 : l;
     put_row(srow + A_OFF, part, inv);
     subgroupMemoryBarrierShared();

@@ -40,8 +40,9 @@ Test(vulkan_attention, forced_blocks_pass, .timeout = 900) {
 }
 
 /* The cooperative-matrix kernel (variant coop_khr, kernels/vulkan/attention_coop.comp) forced on attention's
- * cases: it passes where the device runs it; every case it does not take is UNSUPPORTED with the reason, f32 and
- * f16 always (it takes bf16), and every case on a device without VK_KHR_cooperative_matrix (lavapipe). */
+ * cases: it passes where the device runs it; every case it does not take is UNSUPPORTED with the reason, f32
+ * always (it takes bf16, and f16 where the config names it, as here), and every case on a device without
+ * VK_KHR_cooperative_matrix (lavapipe). */
 Test(vulkan_attention, forced_coop_passes_or_says_why, .timeout = 600) {
     trr_context *ctx = open_device_or_skip("vulkan:0", "vulkan");
     const trr_config forced = {.variant = TRR_VARIANT_COOP_KHR};
@@ -56,7 +57,7 @@ Test(vulkan_attention, forced_coop_passes_or_says_why, .timeout = 600) {
                       r->message);
         if (r->outcome == TRR_CONF_UNSUPPORTED)
             cr_expect(strstr(r->message, "coop_khr: ") != NULL, "%s: %s", r->name, r->message);
-        if (r->tcase.in_dtype != TRR_BF16)
+        if (r->tcase.in_dtype == TRR_F32)
             cr_expect_eq(r->outcome, TRR_CONF_UNSUPPORTED, "%s ran on coop_khr", r->name);
     }
     trr_conformance_free(rep);
@@ -64,9 +65,10 @@ Test(vulkan_attention, forced_coop_passes_or_says_why, .timeout = 600) {
     trr_context_destroy(ctx);
 }
 
-/* The heuristic: prefill runs on coop_khr exactly where the forced variant is accepted, and the SIMT kernel
- * otherwise (f16, decode, and devices without cooperative matrices such as lavapipe). */
-Test(vulkan_attention, heuristic_takes_coop_where_it_runs) {
+/* The heuristic: bf16 prefill runs on coop_khr exactly where the forced variant is accepted, and the SIMT kernel
+ * otherwise (decode, and devices without cooperative matrices such as lavapipe); f16 on the SIMT kernel, even
+ * where the forced variant runs it. */
+static void heuristic_case(trr_dtype dt) {
     trr_context *ctx = open_device_or_skip("vulkan:0", "vulkan");
     const int64_t B = 1, H = 2, S = 128, D = 64;
     const size_t n = (size_t)(B * H * S * D), bytes = n * 2;
@@ -75,15 +77,16 @@ Test(vulkan_attention, heuristic_takes_coop_where_it_runs) {
     uint16_t *host = malloc(bytes);
     cr_assert_not_null(host);
     srand(7);
-    for (size_t i = 0; i < n; i++) host[i] = (uint16_t)(0x3800 + rand() % 0x400); /* f16 in [0.5, 1) */
+    /* f16 in [0.5, 1); bf16 in [2^-15, 2^-14) */
+    for (size_t i = 0; i < n; i++) host[i] = (uint16_t)(0x3800 + rand() % 0x400);
     for (int t = 0; t < 3; t++) cr_assert_eq(trr_buffer_write(ctx, buf, (size_t)t * bytes, host, bytes), TRR_OK);
     free(host);
     trr_tensor q, k, v, o;
     const int64_t shape[4] = {B, H, S, D};
-    cr_assert_eq(trr_tensor_nd(buf, 0, TRR_F16, 4, shape, NULL, &q), TRR_OK, "%s", trr_last_error(ctx));
-    cr_assert_eq(trr_tensor_nd(buf, bytes, TRR_F16, 4, shape, NULL, &k), TRR_OK);
-    cr_assert_eq(trr_tensor_nd(buf, 2 * bytes, TRR_F16, 4, shape, NULL, &v), TRR_OK);
-    cr_assert_eq(trr_tensor_nd(buf, 3 * bytes, TRR_F16, 4, shape, NULL, &o), TRR_OK);
+    cr_assert_eq(trr_tensor_nd(buf, 0, dt, 4, shape, NULL, &q), TRR_OK, "%s", trr_last_error(ctx));
+    cr_assert_eq(trr_tensor_nd(buf, bytes, dt, 4, shape, NULL, &k), TRR_OK);
+    cr_assert_eq(trr_tensor_nd(buf, 2 * bytes, dt, 4, shape, NULL, &v), TRR_OK);
+    cr_assert_eq(trr_tensor_nd(buf, 3 * bytes, dt, 4, shape, NULL, &o), TRR_OK);
     const trr_config forced = {.variant = TRR_VARIANT_COOP_KHR};
     cr_assert_eq(trr_config_override(ctx, TRR_OP_ATTENTION, &forced), TRR_OK);
     const trr_status fst = trr_attention(ctx, &q, &k, &v, &o, NULL, 0.0f, 0);
@@ -92,16 +95,22 @@ Test(vulkan_attention, heuristic_takes_coop_where_it_runs) {
     cr_assert_eq(trr_attention(ctx, &q, &k, &v, &o, NULL, 0.0f, 0), TRR_OK, "%s", trr_last_error(ctx));
     trr_config last;
     trr_config_last(ctx, &last);
-    cr_expect_eq(last.variant, fst == TRR_OK ? TRR_VARIANT_COOP_KHR : TRR_VARIANT_SIMT);
+    cr_expect_eq(last.variant, fst == TRR_OK && dt == TRR_BF16 ? TRR_VARIANT_COOP_KHR : TRR_VARIANT_SIMT,
+                 "dtype %d", (int)dt);
     cr_assert_eq(trr_synchronize(ctx), TRR_OK, "%s", trr_last_error(ctx));
     trr_buffer_destroy(buf);
     trr_context_destroy(ctx);
 }
 
+Test(vulkan_attention, heuristic_takes_coop_where_it_runs) {
+    heuristic_case(TRR_BF16);
+    heuristic_case(TRR_F16);
+}
+
 /* The cooperative-matrix kernel's tile shapes forced (16 and 32 rows a subgroup, 1 to 8 subgroups, key blocks of
- * 32 and 64, loads staged after or during the MMAs): each passes attention's cases where the device runs it, or
- * is refused with the reason (every one on a device without VK_KHR_cooperative_matrix, and shapes past its
- * shared memory or subgroup size). threads 0 takes four subgroups of the device's size. */
+ * 32 and 64, loads staged after or during the MMAs, one or two K/V buffers): each passes attention's cases where
+ * the device runs it, or is refused with the reason (every one on a device without VK_KHR_cooperative_matrix,
+ * and shapes past its shared memory or subgroup size). threads 0 takes four subgroups of the device's size. */
 Test(vulkan_attention, forced_coop_tiles_pass_or_say_why, .timeout = 900) {
     trr_context *ctx = open_device_or_skip("vulkan:0", "vulkan");
     const trr_config forced[] = {
@@ -110,7 +119,10 @@ Test(vulkan_attention, forced_coop_tiles_pass_or_say_why, .timeout = 900) {
         {.variant = TRR_VARIANT_COOP_KHR, .block_m = 128, .block_n = 64, .stages = 1},
         {.variant = TRR_VARIANT_COOP_KHR, .block_m = 64, .block_n = 32, .stages = 2},
         {.variant = TRR_VARIANT_COOP_KHR, .block_m = 32, .block_n = 48, .stages = 2, .threads = 32},
-        {.variant = TRR_VARIANT_COOP_KHR, .block_m = 128, .block_n = 32, .stages = 2, .threads = 256}};
+        {.variant = TRR_VARIANT_COOP_KHR, .block_m = 128, .block_n = 32, .stages = 2, .threads = 256},
+        {.variant = TRR_VARIANT_COOP_KHR, .block_m = 128, .block_n = 32, .stages = 3},
+        {.variant = TRR_VARIANT_COOP_KHR, .block_m = 64, .block_n = 32, .stages = 3},
+        {.variant = TRR_VARIANT_COOP_KHR, .block_m = 64, .block_n = 64, .stages = 3}};
     trr_conf_options opt = {.seed = (uint64_t)time(NULL), .op_mask = 1u << TRR_OP_ATTENTION};
     for (size_t f = 0; f < sizeof forced / sizeof forced[0]; f++) {
         trr_config c = forced[f];
