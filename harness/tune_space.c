@@ -13,7 +13,8 @@
  *           kernel's tiles (variant mma); streaming: work-group size x vector width;
  *           softmax and row_sum: work-group size.
  *   vulkan  matmul: work-group tiles (simt), plus cooperative-matrix tiles for f16 on each cooperative variant
- *           (coop_khr, coop_nv, cm2; the device's check_config drops those it lacks); streaming: work-group size
+ *           (coop_khr, coop_nv, cm2) and for bf16 on coop_khr and cm2, and cm2's own deeper tiles (the device's
+ *           check_config drops those it lacks); streaming: work-group size
  *           x elements per invocation (block_n); softmax: work-group size on both kernel families (simt,
  *           subgroup; block_n, the register kernel's row, follows from it); row_sum: work-group size.
  *   cpu     matmul: cache blocks (BM x BN x BK); the element-wise ops: elements per task (block_n); rgb_to_grey,
@@ -137,6 +138,20 @@ static const trr_config vk_coop_tiles[] = {
     {.block_m = 64, .block_n = 64, .block_k = 32, .threads = 128},
 };
 
+/* Tiles for matmul_cm2.comp (Vulkan variant cm2, VK_NV_cooperative_matrix2): the backend's defaults (128x256x64 and
+ * 128x128x64 over 256 threads, 64x64x64 over 128, interior loop unrolled 4 slices deep: stages) and neighbours in
+ * depth and unrolling. The subgroup kernel's tiles above are tried on cm2 too. */
+static const trr_config vk_cm2_tiles[] = {
+    {.block_m = 128, .block_n = 256, .block_k = 64, .threads = 256, .stages = 4},
+    {.block_m = 128, .block_n = 256, .block_k = 64, .threads = 256, .stages = 2},
+    {.block_m = 128, .block_n = 256, .block_k = 32, .threads = 256, .stages = 8},
+    {.block_m = 256, .block_n = 128, .block_k = 64, .threads = 256, .stages = 4},
+    {.block_m = 128, .block_n = 128, .block_k = 64, .threads = 256, .stages = 4},
+    {.block_m = 128, .block_n = 128, .block_k = 64, .threads = 128, .stages = 4},
+    {.block_m = 128, .block_n = 128, .block_k = 32, .threads = 256, .stages = 8},
+    {.block_m = 64, .block_n = 64, .block_k = 64, .threads = 128, .stages = 4},
+};
+
 /* The OpenCL tensor-core kernel (matmul_mma.cl; 4 or 8 warps, BK 32): the tiles whose cp.async stages fit the 48
  * KiB of local memory NVIDIA's OpenCL gives a work-group; the backend's check drops the rest, and every one where
  * the device's inline-PTX probe failed. */
@@ -173,9 +188,12 @@ static const space_row space_table[] = {
     {.backend = "vulkan", .shapes = MATMUL, LIST(wg_tiles), .variant = {TRR_VARIANT_SIMT}},
     {.backend = "vulkan", .shapes = MATMUL, .in_dtypes = TRR_DTYPE_BIT(TRR_F16), LIST(vk_coop_tiles),
      .variant = {TRR_VARIANT_COOP_KHR, TRR_VARIANT_COOP_NV, TRR_VARIANT_CM2}},
-    /* bf16 on cooperative matrices: the KHR build only (VK_KHR_shader_bfloat16), where the library has it */
+    /* bf16 on cooperative matrices: the KHR and cooperative_matrix2 builds (VK_KHR_shader_bfloat16), where the
+     * library has them */
     {.backend = "vulkan", .shapes = MATMUL, .in_dtypes = TRR_DTYPE_BIT(TRR_BF16), LIST(vk_coop_tiles),
-     .variant = {TRR_VARIANT_COOP_KHR}},
+     .variant = {TRR_VARIANT_COOP_KHR, TRR_VARIANT_CM2}},
+    {.backend = "vulkan", .shapes = MATMUL, .in_dtypes = TRR_DTYPE_BIT(TRR_F16) | TRR_DTYPE_BIT(TRR_BF16),
+     LIST(vk_cm2_tiles), .variant = {TRR_VARIANT_CM2}},
     {.backend = "vulkan", .shapes = STREAMING, LIST(vk_streaming)},
     {.backend = "vulkan", .shapes = ROWS, .threads = {16, 32, 64, 128, 256, 512, 1024},
      .variant = {TRR_VARIANT_SIMT, TRR_VARIANT_SUBGROUP}},
