@@ -164,10 +164,16 @@ int trr_vk_coop_wm(const trr_config *cfg, trr_vk_coop_geom g) {
     return best;
 }
 
+int trr_vk_coop_producer_stages(int stages) {
+    return stages >= 4 && stages <= 6;
+}
+
 /* The cooperative kernel's workgroup: config.threads multiply; stages 4, 5 and 6 add two groups of 1, 2 and 4
  * producer subgroups that read and stage the slices (matmul_coop.comp). cm2 runs config.threads. */
 int trr_vk_coop_invocations(const trr_config *cfg, trr_vk_coop_geom g) {
-    const int producers = cfg->variant != TRR_VARIANT_CM2 && cfg->stages >= 4 ? 2 << (cfg->stages - 4) : 0;
+    const int producers = cfg->variant != TRR_VARIANT_CM2 && trr_vk_coop_producer_stages(cfg->stages)
+                              ? 2 << (cfg->stages - 4)
+                              : 0;
     return cfg->threads + producers * g.sg;
 }
 
@@ -223,14 +229,14 @@ static int coop_config_ok(const trr_vk_device *d, const trr_config *c, trr_dtype
         return 0;
     }
     if (c->variant == TRR_VARIANT_CM2) return cm2_config_ok(d, c, why, cap);
-    if (c->stages < 1 || c->stages > 6) {
-        snprintf(why, cap, "stages = %d: the kernel's pipelines are 1, 2, 3, and 4 to 6 (2, 4 or 8 producer subgroups)",
-                 c->stages);
+    if (c->stages < 1 || c->stages > 7) {
+        snprintf(why, cap, "stages = %d: the kernel's pipelines are 1, 2, 3, 4 to 6 (2, 4 or 8 producer subgroups) "
+                 "and 7 (2 with the fragments pipelined)", c->stages);
         return 0;
     }
     /* The producer and multiplying subgroups reach their barriers on separate paths: NVIDIA's hardware counts
-     * barrier arrivals per subgroup, SPIR-V leaves it undefined, so other devices keep stages 1-3. */
-    if (c->stages >= 4 && d->phys.props.vendorID != TRR_VK_VENDOR_NVIDIA) {
+     * barrier arrivals per subgroup, SPIR-V leaves it undefined, so other devices keep stages 1-3 and 7. */
+    if (trr_vk_coop_producer_stages(c->stages) && d->phys.props.vendorID != TRR_VK_VENDOR_NVIDIA) {
         snprintf(why, cap, "stages %d (producer subgroups) runs on NVIDIA devices only: its two kinds of subgroup "
                  "meet the same barriers on separate paths", c->stages);
         return 0;
@@ -337,7 +343,8 @@ static void fill_coop(const trr_vk_device *d, const trr_call *call, trr_config *
      * per SM (166 registers); ahead of the 128x128x16 s3 default on NVIDIA H200 (docs/performance.md). The
      * barriers sit on the two kinds of subgroup's
      * separate paths, which NVIDIA's hardware counts per subgroup; other vendors keep the uniform pipeline. */
-    const int producers = d->phys.props.vendorID == TRR_VK_VENDOR_NVIDIA && g.sg == 32 && tiles >= TRR_VK_COOP_PRODUCER_TILES && call->k >= TRR_VK_COOP_PRODUCER_MIN_K &&
+    const int producers = d->phys.props.vendorID == TRR_VK_VENDOR_NVIDIA && g.sg == 32 &&
+                          tiles >= TRR_VK_COOP_PRODUCER_TILES && call->k >= TRR_VK_COOP_PRODUCER_MIN_K &&
                           !c->block_m && !c->block_n && !c->block_k && !c->threads && !c->stages;
     if (producers) {
         bm = bn = 128;
@@ -352,8 +359,9 @@ static void fill_coop(const trr_vk_device *d, const trr_call *call, trr_config *
     if (!c->group_m) c->group_m = 8;
     /* matmul_coop.comp's pipeline: stages 2 stages the next slice right after the multiply, then reads the one
      * after it; 3 is the same loop unrolled by two, which helps the KHR build and hurts the NV one on NVIDIA
-     * H100 (the tuning data); 4 to 6 (producer subgroups) are taken above, on NVIDIA
-     * only (coop_config_ok refuses them elsewhere). In the uniform pipelines block_k 32 at 128x128 stays one
+     * H100 (the tuning data); 4 to 6 (producer subgroups) are taken above, on NVIDIA only (coop_config_ok
+     * refuses them elsewhere); 7 (stages 2 with the fragments pipelined across k steps and slices) only through
+     * the config or the tuning data until measured. In the uniform pipelines block_k 32 at 128x128 stays one
      * workgroup per SM (194-202 registers) however few of a slice's reads a thread holds. */
     if (!c->stages) c->stages = c->variant == TRR_VARIANT_COOP_KHR ? 3 : 2;
     if (!c->vector_width) c->vector_width = 1;

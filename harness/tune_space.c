@@ -117,8 +117,8 @@ static const trr_config vk_streaming[] = {
  * defaults (128x128x16:256, 64x64x32:128, and on NVIDIA 128x128x32:128 with the producer subgroups of stages 6)
  * and neighbours, among them tiles whose subgroups own 64x64 patches (threads = 128 for 128x128, 256 for 128x256
  * and 256x128; the backend gives each subgroup the squarest patch). The producer configs name their stages, which
- * a given tile does not otherwise get (check_config drops them off NVIDIA). Devices without cooperative matrices
- * run the ones the SIMT kernel can take. */
+ * a given tile does not otherwise get (check_config drops them off NVIDIA), as do those of stages 7. Devices
+ * without cooperative matrices run the ones the SIMT kernel can take. */
 static const trr_config vk_coop_tiles[] = {
     {.block_m = 128, .block_n = 128, .block_k = 32, .threads = 128, .stages = 6},
     {.block_m = 128, .block_n = 128, .block_k = 32, .threads = 128, .stages = 5},
@@ -136,6 +136,12 @@ static const trr_config vk_coop_tiles[] = {
     {.block_m = 128, .block_n = 64, .block_k = 32, .threads = 128},
     {.block_m = 64, .block_n = 128, .block_k = 32, .threads = 128},
     {.block_m = 64, .block_n = 64, .block_k = 32, .threads = 128},
+    /* stages 7: stages 2 with the fragments pipelined across k steps and slices */
+    {.block_m = 128, .block_n = 128, .block_k = 32, .threads = 256, .stages = 7},
+    {.block_m = 128, .block_n = 128, .block_k = 32, .threads = 128, .stages = 7},
+    {.block_m = 128, .block_n = 128, .block_k = 16, .threads = 256, .stages = 7},
+    {.block_m = 128, .block_n = 256, .block_k = 16, .threads = 256, .stages = 7},
+    {.block_m = 64, .block_n = 64, .block_k = 32, .threads = 128, .stages = 7},
 };
 
 /* Tiles for matmul_cm2.comp (Vulkan variant cm2, VK_NV_cooperative_matrix2): the backend's defaults (128x256x64 and
