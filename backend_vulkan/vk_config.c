@@ -3,6 +3,7 @@
 #include "vk_config.h"
 #include "vk_norm.h"
 #include "config_fields.h"
+#include "matmul_fold.h"
 #include "op_table.h"
 #include "validate.h"
 
@@ -102,12 +103,21 @@ static int matmul_variant_runs(const trr_vk_device *d, const trr_call *c, int v,
         return 0;
     }
     if (c->x.dtype == TRR_BF16) {
-        if (v != TRR_VARIANT_COOP_KHR) {
-            snprintf(why, cap, "bf16 inputs run on cooperative matrices as variant coop_khr only");
+        /* bf16 matrices are VK_KHR_shader_bfloat16's, built by Slang's glslang for both kernels (coop_bf16 says
+         * whether the device and this build have them); cm2 also needs cooperative_matrix2 */
+        if (v == TRR_VARIANT_COOP_NV) {
+            snprintf(why, cap, "bf16 inputs run on cooperative matrices as variants coop_khr and cm2 only");
             return 0;
         }
-        if (!d->coop_bf16) snprintf(why, cap, "%s", d->coop_bf16_why);
-        return d->coop_bf16;
+        if (!d->coop_bf16) {
+            snprintf(why, cap, "%s", d->coop_bf16_why);
+            return 0;
+        }
+        if (v == TRR_VARIANT_CM2 && !d->coop2) {
+            snprintf(why, cap, "%s", d->coop2_why);
+            return 0;
+        }
+        return 1;
     }
     if (c->x.dtype != TRR_F16) {
         snprintf(why, cap, "the cooperative-matrix kernels take f16 and bf16 inputs");
@@ -154,10 +164,16 @@ int trr_vk_coop_wm(const trr_config *cfg, trr_vk_coop_geom g) {
     return best;
 }
 
+int trr_vk_coop_producer_stages(int stages) {
+    return stages >= 4 && stages <= 6;
+}
+
 /* The cooperative kernel's workgroup: config.threads multiply; stages 4, 5 and 6 add two groups of 1, 2 and 4
  * producer subgroups that read and stage the slices (matmul_coop.comp). cm2 runs config.threads. */
 int trr_vk_coop_invocations(const trr_config *cfg, trr_vk_coop_geom g) {
-    const int producers = cfg->variant != TRR_VARIANT_CM2 && cfg->stages >= 4 ? 2 << (cfg->stages - 4) : 0;
+    const int producers = cfg->variant != TRR_VARIANT_CM2 && trr_vk_coop_producer_stages(cfg->stages)
+                              ? 2 << (cfg->stages - 4)
+                              : 0;
     return cfg->threads + producers * g.sg;
 }
 
@@ -175,10 +191,16 @@ static uint64_t coop_shared(const trr_config *c) {
 
 /* matmul_cm2.comp (past coop_config_ok's common checks): workgroup-scope matrices of the whole tile, staged by
  * the driver (no shared arrays of its own), so only the extension's limits apply: the workgroup size and the
- * largest flexible dimension. */
+ * largest flexible dimension; and stages, the slices its interior loop unrolls (1 to TRR_VK_CM2_MAX_STAGES). */
+#define TRR_VK_CM2_MAX_STAGES 8
 static int cm2_config_ok(const trr_vk_device *d, const trr_config *c, char *why, size_t cap) {
     uint32_t max_threads = d->phys.coop2_max_threads ? d->phys.coop2_max_threads : 256;
     uint32_t max_dim = d->phys.coop2_max_dim ? d->phys.coop2_max_dim : 256;
+    if (c->stages < 1 || c->stages > TRR_VK_CM2_MAX_STAGES) {
+        snprintf(why, cap, "stages = %d: cm2 unrolls 1 to %d slices per iteration of its interior loop", c->stages,
+                 TRR_VK_CM2_MAX_STAGES);
+        return 0;
+    }
     if ((uint32_t)c->threads > max_threads) {
         snprintf(why, cap, "threads = %d; workgroup-scope matrices allow up to %u", c->threads, max_threads);
         return 0;
@@ -207,14 +229,14 @@ static int coop_config_ok(const trr_vk_device *d, const trr_config *c, trr_dtype
         return 0;
     }
     if (c->variant == TRR_VARIANT_CM2) return cm2_config_ok(d, c, why, cap);
-    if (c->stages < 1 || c->stages > 6) {
-        snprintf(why, cap, "stages = %d: the kernel's pipelines are 1, 2, 3, and 4 to 6 (2, 4 or 8 producer subgroups)",
-                 c->stages);
+    if (c->stages < 1 || c->stages > 7) {
+        snprintf(why, cap, "stages = %d: the kernel's pipelines are 1, 2, 3, 4 to 6 (2, 4 or 8 producer subgroups) "
+                 "and 7 (2 with the fragments pipelined)", c->stages);
         return 0;
     }
     /* The producer and multiplying subgroups reach their barriers on separate paths: NVIDIA's hardware counts
-     * barrier arrivals per subgroup, SPIR-V leaves it undefined, so other devices keep stages 1-3. */
-    if (c->stages >= 4 && d->phys.props.vendorID != TRR_VK_VENDOR_NVIDIA) {
+     * barrier arrivals per subgroup, SPIR-V leaves it undefined, so other devices keep stages 1-3 and 7. */
+    if (trr_vk_coop_producer_stages(c->stages) && d->phys.props.vendorID != TRR_VK_VENDOR_NVIDIA) {
         snprintf(why, cap, "stages %d (producer subgroups) runs on NVIDIA devices only: its two kinds of subgroup "
                  "meet the same barriers on separate paths", c->stages);
         return 0;
@@ -278,6 +300,26 @@ uint64_t trr_vk_loop_budget(const trr_vk_device *d) {
 #define TRR_VK_COOP_PRODUCER_TILES 512
 #define TRR_VK_COOP_PRODUCER_MIN_K 2048
 
+/* matmul_cm2.comp's tiles, as llama.cpp's cooperative_matrix2 matmul takes them on NVIDIA: slices 64 deep, which
+ * the driver loads and pipelines, over 256 threads; 128x256 tiles where at least TRR_VK_CM2_WIDE_TILES of them
+ * fill the grid, else 128x128, and 64x64 over 128 threads where fewer than 128 tiles of 128x128 would (small).
+ * An f32 output that folds (matmul_fold.h) keeps a second accumulator of the whole tile: 128x128 at most, whose
+ * two take what one 128x256 does. stages 4: 256 of K per unrolled iteration of the interior loop. */
+#define TRR_VK_CM2_WIDE_TILES 256
+static void fill_cm2(const trr_call *call, trr_config *c, int small) {
+    const int64_t batch = call->batch > 1 ? call->batch : 1;
+    const int64_t wide_tiles = ((call->rows + 127) / 128) * ((call->cols + 255) / 256) * batch;
+    const int wide = !small && wide_tiles >= TRR_VK_CM2_WIDE_TILES && !trr_matmul_folds(call, 4096);
+    if (!c->block_m) c->block_m = small ? 64 : 128;
+    if (!c->block_n) c->block_n = small ? 64 : wide ? 256 : 128;
+    if (!c->block_k) c->block_k = 64;
+    if (!c->threads) c->threads = small ? 128 : 256;
+    if (!c->group_m) c->group_m = 8;
+    if (!c->stages) c->stages = 4;
+    if (!c->vector_width) c->vector_width = 1;
+    if (!c->split_k) c->split_k = 1;
+}
+
 /* The cooperative-matrix variants' heuristic (c->variant names one of them). */
 static void fill_coop(const trr_vk_device *d, const trr_call *call, trr_config *c) {
     /* 128x128x16 tiles over 8 subgroups (64x32 each): the fastest of the tiles swept on NVIDIA H100 (wider
@@ -289,9 +331,10 @@ static void fill_coop(const trr_vk_device *d, const trr_call *call, trr_config *
     int64_t tiles = ((call->rows + 127) / 128) * ((call->cols + 127) / 128) * batch;
     int small = tiles < 128;
     int bm = small ? 64 : 128, bn = small ? 64 : 128, bk = small ? 32 : 16;
-    /* matmul_cm2.comp's slices are loaded and pipelined by the driver: deeper ones, as llama.cpp's
-     * cooperative_matrix2 kernel takes (not yet measured here) */
-    if (c->variant == TRR_VARIANT_CM2) bk = 32;
+    if (c->variant == TRR_VARIANT_CM2) {
+        fill_cm2(call, c, small);
+        return;
+    }
     /* whole slices of the device's matrix depth (KHR shapes other than 16x16x16 have not been measured) */
     const trr_vk_coop_geom g = trr_vk_coop_geometry(d, c->variant, call->x.dtype);
     if (bk < g.tk) bk = g.tk;
@@ -300,8 +343,8 @@ static void fill_coop(const trr_vk_device *d, const trr_call *call, trr_config *
      * per SM (166 registers); ahead of the 128x128x16 s3 default on NVIDIA H200 (docs/performance.md). The
      * barriers sit on the two kinds of subgroup's
      * separate paths, which NVIDIA's hardware counts per subgroup; other vendors keep the uniform pipeline. */
-    const int producers = d->phys.props.vendorID == TRR_VK_VENDOR_NVIDIA && c->variant != TRR_VARIANT_CM2 &&
-                          g.sg == 32 && tiles >= TRR_VK_COOP_PRODUCER_TILES && call->k >= TRR_VK_COOP_PRODUCER_MIN_K &&
+    const int producers = d->phys.props.vendorID == TRR_VK_VENDOR_NVIDIA && g.sg == 32 &&
+                          tiles >= TRR_VK_COOP_PRODUCER_TILES && call->k >= TRR_VK_COOP_PRODUCER_MIN_K &&
                           !c->block_m && !c->block_n && !c->block_k && !c->threads && !c->stages;
     if (producers) {
         bm = bn = 128;
@@ -316,10 +359,11 @@ static void fill_coop(const trr_vk_device *d, const trr_call *call, trr_config *
     if (!c->group_m) c->group_m = 8;
     /* matmul_coop.comp's pipeline: stages 2 stages the next slice right after the multiply, then reads the one
      * after it; 3 is the same loop unrolled by two, which helps the KHR build and hurts the NV one on NVIDIA
-     * H100 (the tuning data); 4 to 6 (producer subgroups) are taken above, on NVIDIA
-     * only (coop_config_ok refuses them elsewhere). In the uniform pipelines block_k 32 at 128x128 stays one
+     * H100 (the tuning data); 4 to 6 (producer subgroups) are taken above, on NVIDIA only (coop_config_ok
+     * refuses them elsewhere); 7 (stages 2 with the fragments pipelined across k steps and slices) only through
+     * the config or the tuning data until measured. In the uniform pipelines block_k 32 at 128x128 stays one
      * workgroup per SM (194-202 registers) however few of a slice's reads a thread holds. */
-    if (!c->stages) c->stages = c->variant == TRR_VARIANT_CM2 ? 1 : c->variant == TRR_VARIANT_COOP_KHR ? 3 : 2;
+    if (!c->stages) c->stages = c->variant == TRR_VARIANT_COOP_KHR ? 3 : 2;
     if (!c->vector_width) c->vector_width = 1;
     if (!c->split_k) c->split_k = 1;
 }

@@ -52,7 +52,9 @@ typedef struct trr_vk_coop_geom {
 trr_vk_coop_geom trr_vk_coop_geometry(const trr_vk_device *d, int v, trr_dtype in);
 /* Subgroups along M for the cooperative kernel (matmul_coop.comp's WM); 0 when the block has no split. */
 int trr_vk_coop_wm(const trr_config *cfg, trr_vk_coop_geom g);
-/* Its workgroup size: config.threads plus the producer subgroups of stages 4 and up. */
+/* Whether the subgroup kernel's stages value is one of its producer pipelines (4 to 6). */
+int trr_vk_coop_producer_stages(int stages);
+/* Its workgroup size: config.threads plus the producer subgroups of stages 4 to 6. */
 int trr_vk_coop_invocations(const trr_config *cfg, trr_vk_coop_geom g);
 
 #endif

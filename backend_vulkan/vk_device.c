@@ -318,10 +318,12 @@ static trr_status create_device(trr_context *ctx, trr_vk_device *d) {
     }
     /* VK_EXT_pipeline_robustness: NVIDIA's driver bounds-checks every storage-buffer access by default (a compare
      * and a predicate per load in the machine code); the cooperative matmul checks its own bounds, so its
-     * pipelines turn the driver's off (not under the validation layer, which predates the extension). */
+     * pipelines turn the driver's off (not under the validation layer, which predates the extension); so do
+     * matmul_cm2.comp's, whose edge tiles read through clamped tensor layouts and interior tiles read only inside
+     * the matrix. */
     VkPhysicalDevicePipelineRobustnessFeaturesEXT robust = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_ROBUSTNESS_FEATURES_EXT, .pipelineRobustness = VK_TRUE};
-    if (d->phys.pipeline_robustness && !d->validation && (d->coop_khr || d->coop_nv || d->coop_bf16)) {
+    if (d->phys.pipeline_robustness && !d->validation && (d->coop_khr || d->coop_nv || d->coop_bf16 || d->coop2)) {
         robust.pNext = f2.pNext;
         f2.pNext = &robust;
         exts[n_ext++] = VK_EXT_PIPELINE_ROBUSTNESS_EXTENSION_NAME;

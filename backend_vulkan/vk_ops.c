@@ -584,7 +584,8 @@ static trr_status run_matmul_whole(trr_context *ctx, const trr_call *c) {
         /* f32 output past 4096 deep: the accumulators are folded into f32 sums every 512 elements of K
          * (matmul_coop.comp says why). The second set of accumulators costs registers (nearly half the speed
          * on NVIDIA H200), and f16 outputs stay well inside their own bound without it (K = 131075),
-         * so only the f32 output folds (bf16 outputs: their bound is wider still). cm2 leaves accumulation to the driver. */
+         * so only the f32 output folds (bf16 outputs: their bound is wider still). cm2 folds its workgroup-scope
+         * accumulator alike; its spec constant 9 is the config's stages as the slices its interior loop unrolls. */
         const uint32_t fold = trr_matmul_fold_tiles(c, 4096);
         const trr_vk_coop_geom g = trr_vk_coop_geometry(trr_vk_dev(ctx), v, c->x.dtype);
         uint32_t spec[16] = {(uint32_t)trr_vk_coop_invocations(&c->config, g), (uint32_t)c->config.block_m, (uint32_t)c->config.block_n,
@@ -594,7 +595,7 @@ static trr_status run_matmul_whole(trr_context *ctx, const trr_call *c) {
                              (uint32_t)g.sg, TRR_VK_COOP_SMEM_SKIP};
         _Static_assert(sizeof spec <= sizeof w.spec, "more specialization constants than a pipeline takes");
         memcpy(w.spec, spec, sizeof spec);
-        w.nspec = cm2 ? 9 : 16;
+        w.nspec = cm2 ? 11 : 16;
         matmul_operands(c, &w);
         /* 16-byte loads where offset, leading stride and the contiguous extent are whole 8-half words. */
         /* (every batch's start too: offset + b * batch_stride) */

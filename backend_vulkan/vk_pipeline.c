@@ -272,7 +272,8 @@ trr_status trr_vk_pipeline_get_in(trr_context *ctx, const char *shader, const ui
         .uniformBuffers = VK_PIPELINE_ROBUSTNESS_BUFFER_BEHAVIOR_DEVICE_DEFAULT_EXT,
         .vertexInputs = VK_PIPELINE_ROBUSTNESS_BUFFER_BEHAVIOR_DEVICE_DEFAULT_EXT,
         .images = VK_PIPELINE_ROBUSTNESS_IMAGE_BEHAVIOR_DEVICE_DEFAULT_EXT};
-    if (d->unchecked_coop && !strncmp(shader, "matmul_coop", 11)) ci.pNext = &unchecked;
+    if (d->unchecked_coop && (!strncmp(shader, "matmul_coop", 11) || !strncmp(shader, "matmul_cm2", 10)))
+        ci.pNext = &unchecked;
     if (d->get_exec_props)
         ci.flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR |
                     (d->get_exec_irs ? VK_PIPELINE_CREATE_CAPTURE_INTERNAL_REPRESENTATIONS_BIT_KHR : 0);

@@ -13,7 +13,8 @@
  *           kernel's tiles (variant mma); streaming: work-group size x vector width;
  *           softmax and row_sum: work-group size.
  *   vulkan  matmul: work-group tiles (simt), plus cooperative-matrix tiles for f16 on each cooperative variant
- *           (coop_khr, coop_nv, cm2; the device's check_config drops those it lacks); streaming: work-group size
+ *           (coop_khr, coop_nv, cm2) and for bf16 on coop_khr and cm2, and cm2's own deeper tiles (the device's
+ *           check_config drops those it lacks); streaming: work-group size
  *           x elements per invocation (block_n); softmax: work-group size on both kernel families (simt,
  *           subgroup; block_n, the register kernel's row, follows from it); row_sum: work-group size.
  *   cpu     matmul: cache blocks (BM x BN x BK); the element-wise ops: elements per task (block_n); rgb_to_grey,
@@ -116,8 +117,8 @@ static const trr_config vk_streaming[] = {
  * defaults (128x128x16:256, 64x64x32:128, and on NVIDIA 128x128x32:128 with the producer subgroups of stages 6)
  * and neighbours, among them tiles whose subgroups own 64x64 patches (threads = 128 for 128x128, 256 for 128x256
  * and 256x128; the backend gives each subgroup the squarest patch). The producer configs name their stages, which
- * a given tile does not otherwise get (check_config drops them off NVIDIA). Devices without cooperative matrices
- * run the ones the SIMT kernel can take. */
+ * a given tile does not otherwise get (check_config drops them off NVIDIA), as do those of stages 7. Devices
+ * without cooperative matrices run the ones the SIMT kernel can take. */
 static const trr_config vk_coop_tiles[] = {
     {.block_m = 128, .block_n = 128, .block_k = 32, .threads = 128, .stages = 6},
     {.block_m = 128, .block_n = 128, .block_k = 32, .threads = 128, .stages = 5},
@@ -135,6 +136,26 @@ static const trr_config vk_coop_tiles[] = {
     {.block_m = 128, .block_n = 64, .block_k = 32, .threads = 128},
     {.block_m = 64, .block_n = 128, .block_k = 32, .threads = 128},
     {.block_m = 64, .block_n = 64, .block_k = 32, .threads = 128},
+    /* stages 7: stages 2 with the fragments pipelined across k steps and slices */
+    {.block_m = 128, .block_n = 128, .block_k = 32, .threads = 256, .stages = 7},
+    {.block_m = 128, .block_n = 128, .block_k = 32, .threads = 128, .stages = 7},
+    {.block_m = 128, .block_n = 128, .block_k = 16, .threads = 256, .stages = 7},
+    {.block_m = 128, .block_n = 256, .block_k = 16, .threads = 256, .stages = 7},
+    {.block_m = 64, .block_n = 64, .block_k = 32, .threads = 128, .stages = 7},
+};
+
+/* Tiles for matmul_cm2.comp (Vulkan variant cm2, VK_NV_cooperative_matrix2): the backend's defaults (128x256x64 and
+ * 128x128x64 over 256 threads, 64x64x64 over 128, interior loop unrolled 4 slices deep: stages) and neighbours in
+ * depth and unrolling. The subgroup kernel's tiles above are tried on cm2 too. */
+static const trr_config vk_cm2_tiles[] = {
+    {.block_m = 128, .block_n = 256, .block_k = 64, .threads = 256, .stages = 4},
+    {.block_m = 128, .block_n = 256, .block_k = 64, .threads = 256, .stages = 2},
+    {.block_m = 128, .block_n = 256, .block_k = 32, .threads = 256, .stages = 8},
+    {.block_m = 256, .block_n = 128, .block_k = 64, .threads = 256, .stages = 4},
+    {.block_m = 128, .block_n = 128, .block_k = 64, .threads = 256, .stages = 4},
+    {.block_m = 128, .block_n = 128, .block_k = 64, .threads = 128, .stages = 4},
+    {.block_m = 128, .block_n = 128, .block_k = 32, .threads = 256, .stages = 8},
+    {.block_m = 64, .block_n = 64, .block_k = 64, .threads = 128, .stages = 4},
 };
 
 /* The OpenCL tensor-core kernel (matmul_mma.cl; 4 or 8 warps, BK 32): the tiles whose cp.async stages fit the 48
@@ -173,9 +194,12 @@ static const space_row space_table[] = {
     {.backend = "vulkan", .shapes = MATMUL, LIST(wg_tiles), .variant = {TRR_VARIANT_SIMT}},
     {.backend = "vulkan", .shapes = MATMUL, .in_dtypes = TRR_DTYPE_BIT(TRR_F16), LIST(vk_coop_tiles),
      .variant = {TRR_VARIANT_COOP_KHR, TRR_VARIANT_COOP_NV, TRR_VARIANT_CM2}},
-    /* bf16 on cooperative matrices: the KHR build only (VK_KHR_shader_bfloat16), where the library has it */
+    /* bf16 on cooperative matrices: the KHR and cooperative_matrix2 builds (VK_KHR_shader_bfloat16), where the
+     * library has them */
     {.backend = "vulkan", .shapes = MATMUL, .in_dtypes = TRR_DTYPE_BIT(TRR_BF16), LIST(vk_coop_tiles),
-     .variant = {TRR_VARIANT_COOP_KHR}},
+     .variant = {TRR_VARIANT_COOP_KHR, TRR_VARIANT_CM2}},
+    {.backend = "vulkan", .shapes = MATMUL, .in_dtypes = TRR_DTYPE_BIT(TRR_F16) | TRR_DTYPE_BIT(TRR_BF16),
+     LIST(vk_cm2_tiles), .variant = {TRR_VARIANT_CM2}},
     {.backend = "vulkan", .shapes = STREAMING, LIST(vk_streaming)},
     {.backend = "vulkan", .shapes = ROWS, .threads = {16, 32, 64, 128, 256, 512, 1024},
      .variant = {TRR_VARIANT_SIMT, TRR_VARIANT_SUBGROUP}},

@@ -43,7 +43,7 @@ layout(constant_id = 8) const uint EPI = 0;
 // 1: read slice k+1 while multiplying slice k; 2: multiply k, stage k+1, then read k+2; 3: 2 unrolled by two;
 // 4, 5, 6: two groups of 1, 2, 4 producer subgroups past the ones that multiply take turns reading and staging
 // the slices (the host adds their invocations to the workgroup): two slices in flight in the producers'
-// registers, two in shared memory.
+// registers, two in shared memory; 7: 2 with the fragments pipelined across k steps (PIPE_STEP).
 layout(constant_id = 9) const uint PREFETCH = 1;
 // Long K: every FOLD slices the accumulators are added into a second set with ordinary f32 adds and restarted.
 // One cooperative-matrix accumulation over a very long K drifts (f16 -> f32 at K = 131075: an order of magnitude
@@ -57,8 +57,9 @@ layout(constant_id = 13) const uint TK = 16;
 layout(constant_id = 14) const uint SG = 32;
 
 const uint WG = gl_WorkGroupSize.x;
-const uint NP = PREFETCH >= 4u ? 2u : 0u; // producer groups
-const uint PQ = PREFETCH >= 4u ? 1u << (PREFETCH - 4u) : 1u; // subgroups per producer group
+const bool PRODUCERS = PREFETCH >= 4u && PREFETCH <= 6u;
+const uint NP = PRODUCERS ? 2u : 0u; // producer groups
+const uint PQ = PRODUCERS ? 1u << (PREFETCH - 4u) : 1u; // subgroups per producer group
 const uint NSG = WG / SG - NP * PQ; // subgroups that multiply
 const uint WN = NSG / WM;
 const uint WTM = BM / WM / TM; // accumulator tiles per subgroup along M
@@ -299,26 +300,54 @@ void main() {
         uint w = t_w + i * WS;                                                                                 \
         if (B_PER * WS == B_WORDS || w < B_WORDS) S[B_AT + (buf) * B_SZ + STAGE_AT(w, i, rwb, B_LD)] = RB[i];  \
     }
+// The subgroup's fragments of k step ks (TK deep) of the slice in buffer buf, into MA and MB; their multiply-adds.
+#define LOAD_FRAGS(buf, ks, MA, MB)                                                                            \
+    [[unroll]] for (uint i = 0; i < WTM; i++) {                                                                \
+        uint mm = wm * WTM * TM + i * TM;                                                                      \
+        if (TRANS_A == 0u)                                                                                     \
+            MAT_LOAD(MA[i], S, A_AT + (buf) * A_SZ + mm * A_LD + (ks) / 8u, A_LD, false);                      \
+        else                                                                                                   \
+            MAT_LOAD(MA[i], S, A_AT + (buf) * A_SZ + (ks) * A_LD + mm / 8u, A_LD, true);                       \
+    }                                                                                                          \
+    [[unroll]] for (uint j = 0; j < WTN; j++) {                                                                \
+        uint nn = wn * WTN * TN + j * TN;                                                                      \
+        if (TRANS_B == 0u)                                                                                     \
+            MAT_LOAD(MB[j], S, B_AT + (buf) * B_SZ + (ks) * B_LD + nn / 8u, B_LD, false);                      \
+        else                                                                                                   \
+            MAT_LOAD(MB[j], S, B_AT + (buf) * B_SZ + nn * B_LD + (ks) / 8u, B_LD, true);                       \
+    }
+#define MADS(MA, MB)                                                                                           \
+    [[unroll]] for (uint i = 0; i < WTM; i++)                                                                  \
+        [[unroll]] for (uint j = 0; j < WTN; j++)                                                              \
+            acc[i * WTN + j] = MAT_MAD(MA[i], MB[j], acc[i * WTN + j]);
 #define COMPUTE(buf)                                                                                           \
     [[unroll]] for (uint ks = 0; ks < BK; ks += TK) {                                                          \
-        [[unroll]] for (uint i = 0; i < WTM; i++) {                                                            \
-            uint mm = wm * WTM * TM + i * TM;                                                                  \
-            if (TRANS_A == 0u)                                                                                 \
-                MAT_LOAD(ma[i], S, A_AT + (buf) * A_SZ + mm * A_LD + ks / 8u, A_LD, false);                    \
-            else                                                                                               \
-                MAT_LOAD(ma[i], S, A_AT + (buf) * A_SZ + ks * A_LD + mm / 8u, A_LD, true);                     \
-        }                                                                                                      \
-        [[unroll]] for (uint j = 0; j < WTN; j++) {                                                            \
-            uint nn = wn * WTN * TN + j * TN;                                                                  \
-            if (TRANS_B == 0u)                                                                                 \
-                MAT_LOAD(mb[j], S, B_AT + (buf) * B_SZ + ks * B_LD + nn / 8u, B_LD, false);                    \
-            else                                                                                               \
-                MAT_LOAD(mb[j], S, B_AT + (buf) * B_SZ + nn * B_LD + ks / 8u, B_LD, true);                     \
-        }                                                                                                      \
-        [[unroll]] for (uint i = 0; i < WTM; i++)                                                              \
-            [[unroll]] for (uint j = 0; j < WTN; j++)                                                          \
-                acc[i * WTN + j] = MAT_MAD(ma[i], mb[j], acc[i * WTN + j]);                                    \
+        LOAD_FRAGS(buf, ks, ma, mb)                                                                            \
+        MADS(ma, mb)                                                                                           \
     }
+// Stages 7: one step of stages 2's pipeline with the fragments software-pipelined (the technique of the OpenCL
+// tensor-core kernel's MMA_PIPE): on entry ma, mb hold k step 0 of the slice in buffer buf; each k step's
+// multiply-adds issue after the next step's fragments are asked for (second set ma2, mb2), and the step's barrier
+// sits before the slice's last k step, so that the first fragments of the next slice load while the last
+// multiply-adds of this one run: no subgroup waits on a shared-memory load after a barrier with nothing to
+// multiply. Safe with two buffers: every read of buffer buf (the last step's fragments included) comes before
+// this step's barrier, and the other buffer, read only after it, was written before it (WORK). MORE: a next
+// slice exists (uniform).
+#define PIPE_STEP(buf, WORK, MORE)                                                                             \
+    [[unroll]] for (uint ks = 0; ks + TK < BK; ks += TK) {                                                     \
+        LOAD_FRAGS(buf, ks + TK, ma2, mb2)                                                                     \
+        MADS(ma, mb)                                                                                           \
+        [[unroll]] for (uint i = 0; i < WTM; i++) ma[i] = ma2[i];                                              \
+        [[unroll]] for (uint j = 0; j < WTN; j++) mb[j] = mb2[j];                                              \
+    }                                                                                                          \
+    WORK                                                                                                       \
+    barrier();                                                                                                 \
+    if (MORE) {                                                                                                \
+        LOAD_FRAGS((buf) ^ 1u, 0u, ma2, mb2)                                                                   \
+    }                                                                                                          \
+    MADS(ma, mb)                                                                                               \
+    [[unroll]] for (uint i = 0; i < WTM; i++) ma[i] = ma2[i];                                                  \
+    [[unroll]] for (uint j = 0; j < WTN; j++) mb[j] = mb2[j];
 
 // The steady state's reads: the tile lies inside the matrix along M and N, the words are whole and the slice
 // inside K (the loops below check), so nothing is predicated. A word past the slice is still skipped, as
@@ -372,6 +401,26 @@ void main() {
             // copy the registers after the barrier, waiting there for the load.
             FETCH(ra0, rb0, (kt + 2u) * BK)
             barrier();
+        }
+    } else if (PREFETCH == 7u) {
+        // Stages 2's loop with the fragments pipelined across k steps and slices (PIPE_STEP).
+        AMAT ma2[WTM];
+        BMAT mb2[WTN];
+        FETCH(ra0, rb0, BK)
+        barrier();
+        LOAD_FRAGS(0u, 0u, ma, mb)
+        // Steady state: slice kt + 2 is inside K, slice kt + 1 exists.
+        for (; kt + 3u <= nin; kt++) {
+            uint cur = kt & 1u;
+            PIPE_STEP(cur, STAGE(ra0, rb0, cur ^ 1u) FETCH_IN(ra0, rb0, (kt + 2u) * BK), true)
+            FOLD_AFTER(kt + 1u)
+        }
+        for (; kt < nk; kt++) {
+            uint cur = kt & 1u;
+            bool more = kt + 1u < nk;
+            // Unconditional read, as in stages 2: past K every word reads as zero.
+            PIPE_STEP(cur, if (more) { STAGE(ra0, rb0, cur ^ 1u) } FETCH(ra0, rb0, (kt + 2u) * BK), more)
+            FOLD_AFTER(kt + 1u)
         }
     } else if (PREFETCH == 3u) {
         // The same, unrolled by two so that each step's buffers are constants.

@@ -195,7 +195,7 @@ Test(vulkan_variants, row_sum_subgroup) {
 }
 
 /* Each cooperative-matrix variant: passes where the device runs it, else every matmul case is UNSUPPORTED with
- * a reason (f32 ones too: those kernels take f16, and bf16 on coop_khr only). */
+ * a reason (f32 ones too: those kernels take f16, and bf16 on coop_khr and cm2 only). */
 Test(vulkan_variants, matmul_cooperative_variants) {
     trr_context *ctx = open_vulkan();
     const trr_variant vs[] = {TRR_VARIANT_COOP_KHR, TRR_VARIANT_COOP_NV, TRR_VARIANT_CM2};
@@ -209,8 +209,8 @@ Test(vulkan_variants, matmul_cooperative_variants) {
             if (r->outcome == TRR_CONF_UNSUPPORTED) cr_assert_str_neq(r->message, "", "%s: %s", name, r->name);
             /* empty products never reach a backend, so they pass on any variant */
             const int empty = r->tcase.m == 0 || r->tcase.n == 0 || r->tcase.k == 0;
-            const int bf16_khr = r->tcase.in_dtype == TRR_BF16 && vs[i] == TRR_VARIANT_COOP_KHR;
-            if (r->tcase.in_dtype != TRR_F16 && !bf16_khr && !empty)
+            const int bf16_runs = r->tcase.in_dtype == TRR_BF16 && vs[i] != TRR_VARIANT_COOP_NV;
+            if (r->tcase.in_dtype != TRR_F16 && !bf16_runs && !empty)
                 cr_assert_eq(r->outcome, TRR_CONF_UNSUPPORTED, "%s ran %s", name, r->name);
         }
         trr_conformance_free(rep);
@@ -240,13 +240,13 @@ Test(vulkan_variants, matmul_oversized_unroll_is_refused, .timeout = 120) {
     trr_context_destroy(ctx);
 }
 
-/* The cooperative kernel's read pipelines forced (stages 1 to 6 over 16- and 32-deep slices; stages 4 to 6 add
- * two groups of 1, 2 or 4 producer subgroups that read and stage the slices): every case of the quick subset
- * passes where the device runs coop_khr, or is refused with a reason. Producers past the device's workgroup
- * size: refused. */
+/* The cooperative kernel's read pipelines forced (stages 1 to 7 over 16- and 32-deep slices; stages 4 to 6 add
+ * two groups of 1, 2 or 4 producer subgroups that read and stage the slices, 7 pipelines the fragments): every
+ * case of the quick subset passes where the device runs coop_khr, or is refused with a reason. Producers past
+ * the device's workgroup size, and a stages value past 7: refused. */
 Test(vulkan_variants, matmul_coop_stages, .timeout = 600) {
     trr_context *ctx = open_vulkan();
-    for (int stages = 1; stages <= 6; stages++)
+    for (int stages = 1; stages <= 7; stages++)
         for (int bk = 16; bk <= 32; bk += 16) {
             const trr_config forced = {.variant = TRR_VARIANT_COOP_KHR, .stages = stages, .block_k = bk};
             cr_assert_eq(trr_config_override(ctx, TRR_OP_MATMUL, &forced), TRR_OK);
@@ -271,6 +271,45 @@ Test(vulkan_variants, matmul_coop_stages, .timeout = 600) {
     const trr_config full = {.variant = TRR_VARIANT_COOP_KHR, .stages = 6, .block_m = 64, .block_n = 64,
                              .block_k = 16, .threads = info.max_threads_per_block};
     cr_assert_eq(trr_config_override(ctx, TRR_OP_MATMUL, &full), TRR_OK);
+    cr_expect_eq(trr_matmul(ctx, &a, &b, &c, TRR_EPI_NONE, 0.0f, 0), TRR_ERR_UNSUPPORTED);
+    cr_expect_str_neq(trr_last_error(ctx), "");
+    const trr_config past = {.variant = TRR_VARIANT_COOP_KHR, .stages = 8, .block_m = 64, .block_n = 64,
+                             .block_k = 16, .threads = 128};
+    cr_assert_eq(trr_config_override(ctx, TRR_OP_MATMUL, &past), TRR_OK);
+    cr_expect_eq(trr_matmul(ctx, &a, &b, &c, TRR_EPI_NONE, 0.0f, 0), TRR_ERR_UNSUPPORTED);
+    cr_expect_str_neq(trr_last_error(ctx), "");
+    cr_assert_eq(trr_config_override(ctx, TRR_OP_MATMUL, NULL), TRR_OK);
+    trr_buffer_destroy(buf);
+    trr_context_destroy(ctx);
+}
+
+/* matmul_cm2.comp's tiles forced (the heuristic's three and deeper unrolling): every case of the quick subset
+ * passes where the device runs cm2, or is refused with a reason; stages past 8 are refused. */
+Test(vulkan_variants, matmul_cm2_tiles, .timeout = 600) {
+    trr_context *ctx = open_vulkan();
+    const trr_config tiles[] = {
+        {.variant = TRR_VARIANT_CM2, .block_m = 128, .block_n = 256, .block_k = 64, .threads = 256, .stages = 4},
+        {.variant = TRR_VARIANT_CM2, .block_m = 128, .block_n = 128, .block_k = 64, .threads = 256, .stages = 1},
+        {.variant = TRR_VARIANT_CM2, .block_m = 64, .block_n = 64, .block_k = 64, .threads = 128, .stages = 8},
+        {.variant = TRR_VARIANT_CM2, .block_m = 64, .block_n = 64, .block_k = 16, .threads = 128, .stages = 3}};
+    for (size_t t = 0; t < sizeof tiles / sizeof tiles[0]; t++) {
+        cr_assert_eq(trr_config_override(ctx, TRR_OP_MATMUL, &tiles[t]), TRR_OK);
+        trr_conf_options opt = {.seed = (uint64_t)time(NULL), .quick = 1, .op_mask = 1u << TRR_OP_MATMUL};
+        trr_conf_report *rep = NULL;
+        cr_assert_eq(trr_conformance_run(ctx, &opt, &rep), TRR_OK, "%s", trr_last_error(ctx));
+        for (int i = 0; i < rep->n_results; i++) {
+            const trr_conf_result *r = &rep->results[i];
+            cr_expect_neq(r->outcome, TRR_CONF_FAIL, "tile %zu, %s (seed %llu): %s", t, r->name,
+                          (unsigned long long)opt.seed, r->message);
+            if (r->outcome == TRR_CONF_UNSUPPORTED) cr_expect_str_neq(r->message, "", "tile %zu: %s", t, r->name);
+        }
+        trr_conformance_free(rep);
+    }
+    trr_tensor a, b, c;
+    trr_buffer *buf = matmul_operands(ctx, TRR_F16, 48, 64, 64, &a, &b, &c);
+    const trr_config past = {.variant = TRR_VARIANT_CM2, .block_m = 64, .block_n = 64, .block_k = 64,
+                             .threads = 128, .stages = 9};
+    cr_assert_eq(trr_config_override(ctx, TRR_OP_MATMUL, &past), TRR_OK);
     cr_expect_eq(trr_matmul(ctx, &a, &b, &c, TRR_EPI_NONE, 0.0f, 0), TRR_ERR_UNSUPPORTED);
     cr_expect_str_neq(trr_last_error(ctx), "");
     cr_assert_eq(trr_config_override(ctx, TRR_OP_MATMUL, NULL), TRR_OK);
