@@ -62,6 +62,14 @@ static int norm_rows_per_group(const trr_cl_dev *dev, const trr_call *call) {
     return rows > 1 ? rows : 1;
 }
 
+/* 1 when the subgroup variant's shuffles fit the call's shape: rows held in registers (the two-sweep kernel
+ * keeps its local-memory reduction) and work-groups of whole 32-lane warps. */
+static int shuffles_fit(const trr_cl_dev *dev, const trr_call *call) {
+    const int threads = call->config.threads;
+    if (threads <= 0 || call->cols > call->config.block_n) return 0;
+    return ((int64_t)threads * norm_rows_per_group(dev, call)) % 32 == 0;
+}
+
 void trr_cl_choose_row_norm(trr_context *ctx, trr_call *call) {
     const trr_cl_dev *dev = ctx->dev;
     trr_config *c = &call->config;
@@ -76,6 +84,10 @@ void trr_cl_choose_row_norm(trr_context *ctx, trr_call *call) {
         int64_t per = (n + c->threads - 1) / c->threads;
         per = (per + c->vector_width - 1) / c->vector_width * c->vector_width;
         set_if_zero(&c->block_n, per <= GPU_PER_ITEM ? (int)(per * c->threads) : c->threads * c->vector_width);
+        /* rows held in registers reduce by warp shuffles where NVIDIA's compiler takes the inline PTX (the mma
+         * probe's verdict) and the work-group is whole warps */
+        if (!c->variant)
+            c->variant = dev->mma.ok && shuffles_fit(dev, call) ? TRR_VARIANT_SUBGROUP : TRR_VARIANT_SIMT;
     } else {
         /* one work-group size for rows held in private memory; the two-sweep kernel takes more work-items
          * as rows grow, so a work-item's loops stay short whatever the row (SWEEP_STEPS). Scalar work-items:
@@ -99,7 +111,17 @@ static trr_status bad(trr_context *ctx, const char *what) {
 trr_status trr_cl_check_row_norm(trr_context *ctx, const trr_call *call) {
     const trr_cl_dev *dev = ctx->dev;
     const trr_config *c = &call->config;
-    TRR_TRY(trr_cl_check_common(ctx, call));
+    if (c->variant == TRR_VARIANT_SUBGROUP) {
+        /* the common check knows one family; the subgroup one is this rule's own */
+        trr_call plain = *call;
+        plain.config.variant = TRR_VARIANT_SIMT;
+        TRR_TRY(trr_cl_check_common(ctx, &plain));
+        if (!dev->mma.ok)
+            return bad(ctx, "row norm variant subgroup shuffles through NVIDIA's inline PTX, which this device's "
+                            "compiler does not take (simt)");
+    } else {
+        TRR_TRY(trr_cl_check_common(ctx, call));
+    }
     if (!is_pow2(c->threads)) return bad(ctx, "row norm threads must be a power of two (tree reduction)");
     if (c->vector_width != 1 && c->vector_width != 2 && c->vector_width != 4 && c->vector_width != 8)
         return bad(ctx, "row norm vector_width must be 1, 2, 4 or 8");
@@ -108,6 +130,9 @@ trr_status trr_cl_check_row_norm(trr_context *ctx, const trr_call *call) {
         return bad(ctx, "row norm block_n must be threads x (a multiple of vector_width, at most 64) elements");
     /* column indices are ints in the kernels, and stay clear of overflow one sweep step past the row */
     if (call->cols > INT_MAX / 2) return bad(ctx, "row norm rows are at most 2^30 elements");
+    if (c->variant == TRR_VARIANT_SUBGROUP && (!is_pow2(c->threads) || !shuffles_fit(dev, call)))
+        return bad(ctx, "row norm variant subgroup needs rows held in registers (block_n at least the row) and "
+                        "work-groups of whole 32-lane warps");
     const uint64_t local = (uint64_t)norm_rows_per_group(dev, call) * (uint64_t)c->threads * 2u * 8u;
     if (local > dev->local_memory) return bad(ctx, "row norm reductions exceed local memory");
     return TRR_OK;
@@ -125,9 +150,9 @@ trr_status trr_cl_run_row_norm(trr_context *ctx, const trr_call *call) {
     const int rows_per_group = norm_rows_per_group(dev, call);
     char file[48], options[192] = "-cl-std=CL1.2";
     snprintf(file, sizeof file, "%s.cl", d->kernel);
-    trr_cl_opt(options, sizeof options, " -DTHREADS=%d -DROWS=%d -DPER=%d -DVW=%d -DX_DT=%d -DZ_DT=%d",
+    trr_cl_opt(options, sizeof options, " -DTHREADS=%d -DROWS=%d -DPER=%d -DVW=%d -DX_DT=%d -DZ_DT=%d -DSHFL=%d",
                cfg->threads, rows_per_group, per, vw, trr_cl_dtype_code(call->x.dtype),
-               trr_cl_dtype_code(call->z.dtype));
+               trr_cl_dtype_code(call->z.dtype), cfg->variant == TRR_VARIANT_SUBGROUP ? 1 : 0);
     cl_kernel k;
     TRR_TRY(trr_cl_get_kernel(ctx, file, options, d->name, &k));
     /* the public convention for row ops (docs/custom-ops.md): buffers, offsets, rows and cols, strides, eps; b

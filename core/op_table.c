@@ -298,6 +298,9 @@ typedef struct builtin_decl {
 
 #define FLOATS .dtypes = {TRR_F32, TRR_F16, TRR_BF16}, .n_dtypes = 3
 #define STREAM_TILES .config_fields = STREAM_FIELDS, .default_config = STREAM_DEFAULTS
+/* the row norms add the pipeline depth (CUDA: one row a warp or block, or rows pipelined) and the kernel family
+ * (OpenCL: simt, or subgroup's shuffle reductions) */
+#define NORM_TILES .config_fields = STREAM_FIELDS | TRR_CFG_STAGES | TRR_CFG_VARIANT, .default_config = STREAM_DEFAULTS
 
 static const builtin_decl declared[] = {
     {{.name = "add", .operands = "x[M,N], y[M,N] -> z[M,N]", FLOATS, .reference = add_reference,
@@ -311,10 +314,10 @@ static const builtin_decl declared[] = {
      NULL, {.op = TRR_OP_SILU, .kernel = "elementwise", STREAM_TILES, BENCHES(silu_benches), .alias_ok = 1}},
     {{.name = "rms_norm", .operands = "x[M,N], w[N] -> y[M,N]", FLOATS, PARAMS(rms_norm_params),
       .flops_per_point = 1},
-     rms_norm_reference, {.op = TRR_OP_RMS_NORM, .kernel = "norm", STREAM_TILES, BENCHES(rms_norm_benches)}},
+     rms_norm_reference, {.op = TRR_OP_RMS_NORM, .kernel = "norm", NORM_TILES, BENCHES(rms_norm_benches)}},
     {{.name = "layer_norm", .operands = "x[M,N], w[N], b[N] -> y[M,N]", FLOATS, PARAMS(layer_norm_params),
       .flops_per_point = 1},
-     layer_norm_reference, {.op = TRR_OP_LAYER_NORM, .kernel = "norm", STREAM_TILES, BENCHES(layer_norm_benches)}},
+     layer_norm_reference, {.op = TRR_OP_LAYER_NORM, .kernel = "norm", NORM_TILES, BENCHES(layer_norm_benches)}},
 };
 #define N_DECLARED (sizeof declared / sizeof declared[0])
 

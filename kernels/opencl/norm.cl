@@ -22,6 +22,10 @@
  * Every work-item of a work-group meets every barrier: a padding row (past `rows`, in the last work-group)
  * reads and writes nothing (n = 0) but takes part in the reductions. */
 
+#ifndef SHFL
+#define SHFL 0
+#endif
+
 #if VW == 1
 typedef float vf;
 #else
@@ -116,6 +120,38 @@ inline void store_vec(vf v, __global z_t *p, int c, int n) {
     }
 
 #if PER > 0
+#if SHFL
+/* SHFL (NVIDIA's compiler only; the host sets it where the inline-PTX probe passed, and the work-group is whole
+ * warps): each warp's lanes of a row sum by butterfly shuffles, whose two partners add the same two values, so
+ * every lane ends with the same bits; rows of more than 32 work-items then add their warps' sums through local
+ * memory, one barrier. */
+#define SEG (THREADS < 32 ? THREADS : 32)
+inline float seg_sum(float v) {
+#pragma unroll
+    for (int o = SEG / 2; o > 0; o >>= 1) {
+        float t;
+        asm volatile("shfl.sync.bfly.b32 %0, %1, %2, 0x1f, 0xffffffff;" : "=f"(t) : "f"(v), "r"(o));
+        v += t;
+    }
+    return v;
+}
+
+static float row_sum1(float v, __local float *red) {
+    v = seg_sum(v);
+#if THREADS > 32
+    const int lid = (int)get_local_id(0) % THREADS;
+    red += ((int)get_local_id(0) / THREADS) * (THREADS / 32);
+    if (lid % 32 == 0) red[lid / 32] = v;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    v = red[0];
+#pragma unroll
+    for (int i = 1; i < THREADS / 32; i++) v += red[i];
+#else
+    (void)red;
+#endif
+    return v;
+}
+#else
 static float row_sum1(float v, __local float *red) {
     RED_FOLD
 #if RED_W >= 4
@@ -131,6 +167,7 @@ static float row_sum1(float v, __local float *red) {
     return r;
 #endif
 }
+#endif
 
 #else
 static float2 row_sum2(float2 v, __local float2 *red) {
