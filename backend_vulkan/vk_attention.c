@@ -151,13 +151,14 @@ static int coop_config_ok(const trr_vk_device *d, const trr_call *call, char *wh
  * barrier in the key loop). Config: block_m rows of a kv head's group a workgroup (1 to 16), threads whole
  * subgroups, block_n keys a step of the workgroup (1 to SG_MAX_NK keys a slot), split_k chunks of the keys (1
  * runs one dispatch). The heuristic takes it for decode-shaped calls on GPUs that run it, before the simt decode
- * kernel (variant simt keeps that one). */
+ * kernel (variant simt keeps that one). stages 1 loads the next step's K during this one, 2 its K and V. */
 #define SG_THREADS 128
 #define SG_NK 4         /* keys a slot and step: 4 K and 4 V words of f16 in flight per invocation at D = 128 */
 #define SG_MAX_NK 8     /* the registers of the K and V words past this */
 #define SG_MAX_BM 8     /* the heuristic's rows a workgroup: q and the accumulators of more spill at D = 128 */
 #define SG_GROUPS 4096  /* the heuristic's workgroups in all: many short waves on a large GPU, a short ragged end */
 #define SG_MIN_KEYS 256 /* and its least keys a chunk */
+#define SG_STAGES 2     /* the next step's K and V in flight through the whole step */
 
 /* Lanes a key: the power of two from D / 8 up, at most the subgroup's width (0 where the device has no shuffles
  * or subgroups that are not a power of two). */
@@ -179,7 +180,7 @@ static void sg_loop_counts(const trr_vk_device *d, const trr_call *call, uint64_
     *fixed = bm * (w * 9 + 1) + 1 + (bm + 1) + (bm + 1) + (2 * bm * w + 1) + load + 6 * (bm * (2 * w + 2) + 1) + 1 +
              (bm + t) / t + 1 + 2 * nsg * (bm * (w * 9 + 2) + 2) + bm * (2 * w + 2) + (bm * call->attn.head_dim + t - 1) / t +
              1 + 32;
-    *per_step = 1 + 2 * load + nk * (2 * w + 2 + bm * (w + 1) + 1) + 1 + 6 * (nk * bm + 1) + 1 +
+    *per_step = 1 + 3 * load + 2 * nk * w * wpk + nk * (2 * w + 2 + bm * (w + 1) + 1) + 1 + 6 * (nk * bm + 1) + 1 +
                 bm * (nk + 1 + 2 * w + 1 + nk * (w + 2) + 2) + 1 + 8;
 }
 
@@ -231,7 +232,7 @@ static void sg_fill(const trr_vk_device *d, const trr_call *call, trr_config *c)
         const int64_t s = want < most ? want : most;
         c->split_k = s < 1 ? 1 : s > 128 ? 128 : (int)s;
     }
-    if (!c->stages) c->stages = 1;
+    if (!c->stages) c->stages = SG_STAGES;
 }
 
 /* The subgroup decode kernel takes the call with its config; else 0 with the reason. */
@@ -271,6 +272,11 @@ static int sg_config_ok(const trr_vk_device *d, const trr_call *call, char *why,
     }
     if (c->split_k < 1) {
         snprintf(why, cap, "the subgroup decode kernel takes split_k >= 1, not %d", c->split_k);
+        return 0;
+    }
+    if (c->stages != 1 && c->stages != 2) {
+        snprintf(why, cap, "the subgroup decode kernel takes stages 1 (the next step's K loaded during this one) or "
+                 "2 (its K and V), not %d", c->stages);
         return 0;
     }
     const uint64_t bytes = sg_shared(c, call->attn.head_dim);
@@ -606,7 +612,7 @@ trr_status trr_vk_attention_run(trr_context *ctx, const trr_call *call) {
              coop ? "attention_coopk_%s" : sg ? "attention_decode_sg_%s" : dec ? "attention_decode_%s" : "attention_%s",
              dtype_suffix(call->x.dtype));
     const uint32_t nqb = (uint32_t)(dec ? trr_attention_decode_row_blocks(call) : (a->seq_q + bm - 1) / bm);
-    TRR_TRY(dispatch(ctx, as, shader, spec, coop ? 6 : sg ? 5 : 4, info, bufs, &p, nqb,
+    TRR_TRY(dispatch(ctx, as, shader, spec, coop || sg ? 6 : 4, info, bufs, &p, nqb,
                      (uint32_t)(dec ? a->heads_kv : a->heads_q), (uint32_t)(a->batch * nsplit)));
     if (nsplit == 1) return TRR_OK;
     /* the merge: one invocation per (row, d), 64 to a workgroup, the workgroups over x and y */

@@ -16,12 +16,14 @@
 //      pairs in every lane);
 //   3. load the next step's K words (in flight through 4 and the next step's 1);
 //   4. the online softmax step of every row over the slot's NK keys, and p·v.
+// STAGES 2 instead loads the next step's K and V at 1 into a second set of registers (moved over after 4), so
+// a whole step's words stay in flight through the whole step, at twice the registers.
 // The loop's bounds are the workgroup's, so every lane of a subgroup runs every shuffle. At the end the slots of a
 // subgroup merge through shuffles and the subgroups through shared memory, each scaled to the largest of the
 // maxima, then added. A row that has seen no key keeps m = -inf and weights 0, and never forms -inf - (-inf).
 //
 // Specialization constants: T, BM (rows, 1..16), BN (keys a step of the workgroup: a multiple of KS), D (a
-// multiple of 8 up to 256) and LN. Push constants, bindings and flags as attention_decode.comp's.
+// multiple of 8 up to 256), LN and STAGES (1 or 2). Push constants, bindings and flags as attention_decode.comp's.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_KHR_shader_subgroup_basic : require
@@ -34,6 +36,7 @@ layout(constant_id = 1) const uint BM = 4;
 layout(constant_id = 2) const uint BN = 32;
 layout(constant_id = 3) const uint D = 128;
 layout(constant_id = 4) const uint LN = 16;
+layout(constant_id = 5) const uint STAGES = 2;
 const uint T = gl_WorkGroupSize.x;
 const uint L = D / 8u;               // 8-element groups of a row
 const uint W = (L + LN - 1u) / LN;   // of them a lane holds
@@ -122,7 +125,7 @@ void main() {
     const uint kbase = (pc.ko + b * pc.kb + g * pc.kh) / E, kstride = pc.ks / E;
     const uint vbase = (pc.vo + b * pc.vb + g * pc.vh) / E, vstride = pc.vs / E;
     const uint NW = W * WPK; // words a lane holds of one key
-    uvec4 kr[NK * NW], vr[NK * NW];
+    uvec4 kr[NK * NW], vr[NK * NW], kn[NK * NW], vn[NK * NW];
     float m[BM], l[BM];
     vec4 acc[2u * BM * W];
     [[unroll]] for (uint r = 0u; r < BM; r++) {
@@ -139,16 +142,32 @@ void main() {
                     live && c < L && j < kstop ? kw[kbase + uint(j) * kstride + c * WPK + x] : uvec4(0u);
         }
     }
-
-    [[dont_unroll]] for (int j0 = kbeg; j0 < kstop; j0 += int(BN)) {
-        // 1. this step's V
+    if (STAGES == 2u)
         [[unroll]] for (uint n = 0u; n < NK; n++) {
-            const int j = j0 + int(n * KS + slot);
+            const int j = kbeg + int(n * KS + slot);
             [[unroll]] for (uint w = 0u; w < W; w++) {
                 const uint c = w * LN + lane;
                 [[unroll]] for (uint x = 0u; x < WPK; x++)
                     vr[n * NW + w * WPK + x] =
                         live && c < L && j < kstop ? vw[vbase + uint(j) * vstride + c * WPK + x] : uvec4(0u);
+            }
+        }
+
+    [[dont_unroll]] for (int j0 = kbeg; j0 < kstop; j0 += int(BN)) {
+        // 1. this step's V (stages 1), or the next step's K and V (stages 2: in flight through the whole step)
+        [[unroll]] for (uint n = 0u; n < NK; n++) {
+            const int j = j0 + int((STAGES == 2u ? BN : 0u) + n * KS + slot);
+            [[unroll]] for (uint w = 0u; w < W; w++) {
+                const uint c = w * LN + lane;
+                [[unroll]] for (uint x = 0u; x < WPK; x++) {
+                    const bool ok = live && c < L && j < kstop;
+                    const uvec4 vx = ok ? vw[vbase + uint(j) * vstride + c * WPK + x] : uvec4(0u);
+                    if (STAGES == 2u) {
+                        vn[n * NW + w * WPK + x] = vx;
+                        kn[n * NW + w * WPK + x] = ok ? kw[kbase + uint(j) * kstride + c * WPK + x] : uvec4(0u);
+                    } else
+                        vr[n * NW + w * WPK + x] = vx;
+                }
             }
         }
         // 2. the scores: this lane's parts, summed over the slot's lanes
@@ -168,7 +187,8 @@ void main() {
         }
         [[unroll]] for (uint h = 1u; h < LN; h <<= 1)
             [[unroll]] for (uint u = 0u; u < NK * BM; u++) s[u] += subgroupShuffleXor(s[u], h);
-        // 3. the next step's K, in flight through 4 and the next step's 1
+        // 3. the next step's K (stages 1), in flight through 4 and the next step's 1
+        if (STAGES != 2u)
         [[unroll]] for (uint n = 0u; n < NK; n++) {
             const int j = j0 + int(BN + n * KS + slot);
             [[unroll]] for (uint w = 0u; w < W; w++) {
@@ -206,6 +226,11 @@ void main() {
             }
             l[r] = sum;
         }
+        if (STAGES == 2u)
+            [[unroll]] for (uint u = 0u; u < NK * NW; u++) {
+                kr[u] = kn[u];
+                vr[u] = vn[u];
+            }
     }
 
     // the slots of a subgroup merged through shuffles (lane l with the lanes l ^ LN, l ^ 2·LN, ...): each pair

@@ -134,20 +134,17 @@ Test(vulkan_attention, forced_coop_tiles_pass_or_say_why, .timeout = 900) {
 
 /* The subgroup decode kernel (variant subgroup, kernels/vulkan/attention_decode_sg.comp) forced on attention's
  * cases, prefill too (more row blocks, each reading the keys): it passes where the device runs it, and says why
- * where not. Its tiles: the heuristic's, one key a slot and step over two subgroups at least, the most keys a
- * slot, odd rows a workgroup, no split (one dispatch) and many splits. */
+ * where not (the quick cases and decode's). Its tiles: the heuristic's, odd rows a workgroup, one stage, no split (one dispatch), and many splits. */
 static int sg_cases(const trr_case *c, void *user) {
     (void)user;
-    return c->op == TRR_OP_ATTENTION && c->attn.sq * c->attn.hq / c->attn.hkv <= 64 &&
-           c->attn.sq * c->attn.skv <= 127 * 1000;
+    return c->op == TRR_OP_ATTENTION && (c->quick || c->attn.sq <= 2) && c->attn.sq * c->attn.hq / c->attn.hkv <= 64;
 }
 
 Test(vulkan_attention, forced_subgroup_decode_passes_or_says_why, .timeout = 1800) {
     trr_context *ctx = open_device_or_skip("vulkan:0", "vulkan");
     const trr_config forced[] = {{.variant = TRR_VARIANT_SUBGROUP},
-                                 {.variant = TRR_VARIANT_SUBGROUP, .block_m = 3, .split_k = 1, .threads = 64},
-                                 {.variant = TRR_VARIANT_SUBGROUP, .block_m = 16, .split_k = 7, .block_n = 64},
-                                 {.variant = TRR_VARIANT_SUBGROUP, .block_m = 1, .split_k = 3, .threads = 256}};
+                                 {.variant = TRR_VARIANT_SUBGROUP, .block_m = 3, .split_k = 1, .threads = 64, .stages = 1},
+                                 {.variant = TRR_VARIANT_SUBGROUP, .block_m = 16, .split_k = 7, .block_n = 64}};
     trr_conf_options opt = {.seed = (uint64_t)time(NULL), .select = sg_cases};
     for (size_t f = 0; f < sizeof forced / sizeof forced[0]; f++) {
         trr_config c = forced[f];
