@@ -175,11 +175,12 @@ static int sg_lanes(const trr_vk_device *d, int64_t dim) {
 static void sg_loop_counts(const trr_vk_device *d, const trr_call *call, uint64_t *fixed, uint64_t *per_step) {
     const trr_config *c = &call->config;
     const uint64_t t = (uint64_t)c->threads, bm = (uint64_t)c->block_m, ln = (uint64_t)sg_lanes(d, call->attn.head_dim);
-    const uint64_t l = (uint64_t)call->attn.head_dim / 8, w = (l + ln - 1) / ln, ks = t / ln, nk = (uint64_t)c->block_n / ks;
+    const uint64_t l = (uint64_t)call->attn.head_dim / 8, w = (l + ln - 1) / ln, ks = t / ln,
+                   nk = (uint64_t)c->block_n / ks;
     const uint64_t wpk = 2, sgw = d->phys.subgroup_size, nsg = t / sgw + 1, load = nk * (w * (wpk + 1) + 1) + 1;
     *fixed = bm * (w * 9 + 1) + 1 + (bm + 1) + (bm + 1) + (2 * bm * w + 1) + load + 6 * (bm * (2 * w + 2) + 1) + 1 +
-             (bm + t) / t + 1 + 2 * nsg * (bm * (w * 9 + 2) + 2) + bm * (2 * w + 2) + (bm * call->attn.head_dim + t - 1) / t +
-             1 + 32;
+             (bm + t) / t + 1 + 2 * nsg * (bm * (w * 9 + 2) + 2) + bm * (2 * w + 2) +
+             (bm * (uint64_t)call->attn.head_dim + t - 1) / t + 1 + 32;
     *per_step = 1 + 3 * load + 2 * nk * w * wpk + nk * (2 * w + 2 + bm * (w + 1) + 1) + 1 + 6 * (nk * bm + 1) + 1 +
                 bm * (nk + 1 + 2 * w + 1 + nk * (w + 2) + 2) + 1 + 8;
 }
@@ -197,7 +198,8 @@ static int64_t sg_budget_keys(const trr_vk_device *d, const trr_call *call) {
 
 /* Keys a chunk (a multiple of block_n) and the chunks: split_k of them, more where the loop budget needs it. */
 static void sg_chunks(const trr_vk_device *d, const trr_call *call, int64_t *out_keys, int64_t *out_splits) {
-    const int64_t bn = call->config.block_n, skv = call->attn.seq_kv, parts = call->config.split_k > 1 ? call->config.split_k : 1;
+    const int64_t bn = call->config.block_n, skv = call->attn.seq_kv,
+                  parts = call->config.split_k > 1 ? call->config.split_k : 1;
     int64_t keys = ((skv + parts - 1) / parts + bn - 1) / bn * bn;
     const int64_t most = sg_budget_keys(d, call);
     if (keys > most) keys = most;
@@ -222,8 +224,10 @@ static void sg_fill(const trr_vk_device *d, const trr_call *call, trr_config *c)
         c->threads = SG_THREADS;
         if (sg > 0 && c->threads % sg) c->threads = sg;
     }
-    if (!c->block_m) c->block_m = rows <= SG_MAX_BM ? (int)rows : (int)((rows + (rows + SG_MAX_BM - 1) / SG_MAX_BM - 1) /
-                                                                      ((rows + SG_MAX_BM - 1) / SG_MAX_BM));
+    if (!c->block_m) { /* the rows in the fewest blocks of at most SG_MAX_BM, as even as they go */
+        const int64_t nb = (rows + SG_MAX_BM - 1) / SG_MAX_BM;
+        c->block_m = (int)((rows + nb - 1) / nb);
+    }
     if (c->block_m > TRR_ATTN_DECODE_MAX_BM) c->block_m = TRR_ATTN_DECODE_MAX_BM;
     if (!c->block_n && ln > 0) c->block_n = SG_NK * (c->threads / ln > 0 ? c->threads / ln : 1);
     if (!c->split_k) {
@@ -258,7 +262,8 @@ static int sg_config_ok(const trr_vk_device *d, const trr_call *call, char *why,
         return 0;
     }
     if (c->threads < sg || c->threads % sg || c->threads > 1024 ||
-        (uint32_t)c->threads > lim->maxComputeWorkGroupInvocations || (uint32_t)c->threads > lim->maxComputeWorkGroupSize[0]) {
+        (uint32_t)c->threads > lim->maxComputeWorkGroupInvocations ||
+        (uint32_t)c->threads > lim->maxComputeWorkGroupSize[0]) {
         snprintf(why, cap, "the subgroup decode kernel takes threads in whole subgroups of %lld, at most %u, not %d",
                  (long long)sg, lim->maxComputeWorkGroupInvocations < 1024 ? lim->maxComputeWorkGroupInvocations : 1024,
                  c->threads);
@@ -294,10 +299,12 @@ static int sg_config_ok(const trr_vk_device *d, const trr_call *call, char *why,
     }
     int64_t keys, nsplit;
     sg_chunks(d, call, &keys, &nsplit);
-    if (sg_row_blocks(call) > lim->maxComputeWorkGroupCount[0] || call->attn.heads_kv > lim->maxComputeWorkGroupCount[1] ||
+    if (sg_row_blocks(call) > lim->maxComputeWorkGroupCount[0] ||
+        call->attn.heads_kv > lim->maxComputeWorkGroupCount[1] ||
         call->attn.batch * nsplit > lim->maxComputeWorkGroupCount[2]) {
         snprintf(why, cap, "the decode grid of %lld x %lld x %lld workgroups exceeds the device's",
-                 (long long)sg_row_blocks(call), (long long)call->attn.heads_kv, (long long)(call->attn.batch * nsplit));
+                 (long long)sg_row_blocks(call), (long long)call->attn.heads_kv,
+                 (long long)(call->attn.batch * nsplit));
         return 0;
     }
     return 1;
