@@ -143,3 +143,44 @@ Test(vulkan_attention, forced_coop_tiles_pass_or_say_why, .timeout = 900) {
     cr_assert_eq(trr_config_override(ctx, TRR_OP_ATTENTION, NULL), TRR_OK);
     trr_context_destroy(ctx);
 }
+
+/* The subgroup decode kernel (variant subgroup, kernels/vulkan/attention_decode_sg.comp) forced on attention's
+ * cases, prefill too (more row blocks, each reading the keys): it passes where the device runs it, and says why
+ * where not (the quick cases and decode's). Its tiles: the heuristic's, odd rows a workgroup, one stage, no
+ * split (one dispatch), and many splits. */
+static int sg_cases(const trr_case *c, void *user) {
+    (void)user;
+    return c->op == TRR_OP_ATTENTION && (c->quick || c->attn.sq <= 2) && c->attn.sq * c->attn.hq / c->attn.hkv <= 64;
+}
+
+Test(vulkan_attention, forced_subgroup_decode_passes_or_says_why, .timeout = 1800) {
+    trr_context *ctx = open_device_or_skip("vulkan:0", "vulkan");
+    const trr_config forced[] = {{.variant = TRR_VARIANT_SUBGROUP},
+                                 {.variant = TRR_VARIANT_SUBGROUP, .block_m = 3, .split_k = 1, .threads = 64,
+                                  .stages = 1},
+                                 {.variant = TRR_VARIANT_SUBGROUP, .block_m = 16, .split_k = 7, .block_n = 64}};
+    trr_conf_options opt = {.seed = (uint64_t)time(NULL), .select = sg_cases};
+    for (size_t f = 0; f < sizeof forced / sizeof forced[0]; f++) {
+        trr_config c = forced[f];
+        cr_assert_eq(trr_config_override(ctx, TRR_OP_ATTENTION, &c), TRR_OK, "%s", trr_last_error(ctx));
+        trr_conf_report *rep = NULL;
+        cr_assert_eq(trr_conformance_run(ctx, &opt, &rep), TRR_OK, "%s", trr_last_error(ctx));
+        cr_assert_gt(rep->n_results, 0);
+        int ran = 0;
+        for (int i = 0; i < rep->n_results; i++) {
+            const trr_conf_result *r = &rep->results[i];
+            cr_expect_neq(r->outcome, TRR_CONF_FAIL, "block_m %d, block_n %d, split_k %d, stages %d: %s (seed %llu): "
+                          "%s", c.block_m, c.block_n, c.split_k, c.stages, r->name, (unsigned long long)opt.seed,
+                          r->message);
+            if (r->outcome == TRR_CONF_UNSUPPORTED)
+                cr_expect(strstr(r->message, "subgroup") != NULL, "%s: %s", r->name, r->message);
+            else
+                ran++;
+        }
+        /* lavapipe runs it: shuffles on 8-wide subgroups */
+        if (f == 0) cr_expect_gt(ran, 0, "the subgroup decode kernel ran no case");
+        trr_conformance_free(rep);
+    }
+    cr_assert_eq(trr_config_override(ctx, TRR_OP_ATTENTION, NULL), TRR_OK);
+    trr_context_destroy(ctx);
+}
