@@ -67,10 +67,12 @@ const int trr_cuda_wgmma_config_count = (int)(sizeof trr_cuda_wgmma_configs / si
  * tiles, each K tile summed a 128-column half at a time into one partial that is added once its wgmma are done
  * (128 accumulators and 64 for the partial a thread), the heuristic's choice; and 128 x 128 tiles, two partials
  * alternating so the next K tile's wgmma run while one is added, which ptxas answers by serialising every
- * wgmma (matmul_wgmma.cu): `--config matmul:block_n=128` for comparison and small grids. */
+ * wgmma (matmul_wgmma.cu): `--config matmul:block_n=128` for comparison and small grids. The heuristic takes the
+ * first of each block_n, the tuner tries them all. */
 const trr_config trr_cuda_wgmma_f8_configs[] = {
     {.block_m = 128, .block_n = 256, .block_k = 128, .group_m = 8, .stages = 4, .threads = TRR_CUDA_WGMMA_THREADS},
     {.block_m = 128, .block_n = 128, .block_k = 128, .group_m = 8, .stages = 6, .threads = TRR_CUDA_WGMMA_THREADS},
+    {.block_m = 128, .block_n = 256, .block_k = 128, .group_m = 8, .stages = 3, .threads = TRR_CUDA_WGMMA_THREADS},
     {.block_m = 128, .block_n = 128, .block_k = 128, .group_m = 8, .stages = 4, .threads = TRR_CUDA_WGMMA_THREADS},
 };
 const int trr_cuda_wgmma_f8_config_count =
