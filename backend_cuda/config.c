@@ -63,10 +63,16 @@ const trr_config trr_cuda_wgmma_configs[] = {
 };
 const int trr_cuda_wgmma_config_count = (int)(sizeof trr_cuda_wgmma_configs / sizeof trr_cuda_wgmma_configs[0]);
 
-/* 8-bit float products on wgmma: 128 x 128 tiles (each K tile's partial doubles the accumulator registers, which
- * a 256-wide tile has no room for), block_k 128 elements (the same 128-byte rows as 16-bit block_k 64). */
+/* 8-bit float products on wgmma, block_k 128 elements (the same 128-byte rows as 16-bit block_k 64): 128 x 256
+ * tiles, each K tile summed a 128-column half at a time into one partial that is added once its wgmma are done
+ * (128 accumulators and 64 for the partial a thread), the heuristic's choice; and 128 x 128 tiles, two partials
+ * alternating so the next K tile's wgmma run while one is added, which ptxas answers by serialising every
+ * wgmma (matmul_wgmma.cu): `--config matmul:block_n=128` for comparison and small grids. The heuristic takes the
+ * first of each block_n, the tuner tries them all. */
 const trr_config trr_cuda_wgmma_f8_configs[] = {
+    {.block_m = 128, .block_n = 256, .block_k = 128, .group_m = 8, .stages = 4, .threads = TRR_CUDA_WGMMA_THREADS},
     {.block_m = 128, .block_n = 128, .block_k = 128, .group_m = 8, .stages = 6, .threads = TRR_CUDA_WGMMA_THREADS},
+    {.block_m = 128, .block_n = 256, .block_k = 128, .group_m = 8, .stages = 3, .threads = TRR_CUDA_WGMMA_THREADS},
     {.block_m = 128, .block_n = 128, .block_k = 128, .group_m = 8, .stages = 4, .threads = TRR_CUDA_WGMMA_THREADS},
 };
 const int trr_cuda_wgmma_f8_config_count =
@@ -114,13 +120,13 @@ int trr_cuda_wgmma_device(const trr_cuda_dev *dev) {
 
 /* A config the wgmma kernel can take: threads 384 (its own; no mma.sync config uses 384), or threads not
  * chosen yet and every tile field either unset or the wgmma kernel's (block_m 256: a cluster of two; 8-bit floats:
- * block_k 128 and block_n 128). */
+ * block_k 128). */
 static int wgmma_config(const trr_config *c, int f8) {
     if (c->threads == TRR_CUDA_WGMMA_THREADS) return 1;
     if (c->threads) return 0;
     return (!c->block_m || c->block_m == TRR_CUDA_WGMMA_BM || c->block_m == 2 * TRR_CUDA_WGMMA_BM) &&
            (!c->block_k || c->block_k == (f8 ? 2 * TRR_CUDA_WGMMA_BK : TRR_CUDA_WGMMA_BK)) &&
-           (!c->block_n || c->block_n == 128 || (!f8 && c->block_n == 256));
+           (!c->block_n || c->block_n == 128 || c->block_n == 256);
 }
 
 /* Blocks in the grid for a bm x bn tile: every matrix of a batch has its own (blockIdx.z). */
@@ -388,10 +394,19 @@ void trr_cuda_choose_matmul(const trr_cuda_dev *dev, trr_call *call) {
     if (!call->config.variant) call->config.variant = trr_cuda_matmul_auto_variant(dev, call);
     const int variant = call->config.variant;
     if (variant == TRR_VARIANT_WGMMA && f8_call(call)) {
-        /* 8-bit floats: 128 x 128 tiles; clusters of two along M for large single products, where the 16-bit rule
-         * takes them (at least as many blocks as 8 waves of 128 x 256 tiles, a long K) */
+        /* 8-bit floats: the 16-bit rule's width (128 x 256 where that gives nearly every SM a block and N fills
+         * it, else 128 x 128; a given block_n picks its own), and its clusters of two along M for large single
+         * products (at least as many blocks as 8 waves of 128 x 256 tiles, a long K) */
+        int bn = call->config.block_n;
+        if (!bn) bn = call->cols > 128 && tiles(call, 128, 256) * 10 >= (int64_t)sms * 9 ? 256 : 128;
         h = trr_cuda_wgmma_f8_configs[0];
-        if (call->batch <= 1 && call->k >= 4096 && tiles(call, 128, 128) >= 16 * (int64_t)sms)
+        for (int i = 0; i < trr_cuda_wgmma_f8_config_count; i++) {
+            if (trr_cuda_wgmma_f8_configs[i].block_n == bn) {
+                h = trr_cuda_wgmma_f8_configs[i];
+                break;
+            }
+        }
+        if (call->batch <= 1 && call->k >= 4096 && tiles(call, 128, 256) >= 8 * (int64_t)sms)
             h.block_m = 2 * TRR_CUDA_WGMMA_BM;
         h.vector_width = 16;
     } else if (variant == TRR_VARIANT_MMA && f8_call(call)) {
@@ -677,10 +692,10 @@ trr_status trr_cuda_check_matmul(trr_context *ctx, const trr_cuda_dev *dev, cons
     const int f8 = f8_call(call);
     if (c->variant == TRR_VARIANT_WGMMA && f8) {
         if (c->threads != TRR_CUDA_WGMMA_THREADS || (c->block_m != TRR_CUDA_WGMMA_BM && c->block_m != 2 * TRR_CUDA_WGMMA_BM) ||
-            c->block_k != 2 * TRR_CUDA_WGMMA_BK || c->block_n != 128)
+            c->block_k != 2 * TRR_CUDA_WGMMA_BK || (c->block_n != 128 && c->block_n != 256))
             return trr_error(ctx, TRR_ERR_UNSUPPORTED,
                              "cuda 8-bit float matmul (wgmma): the tile must be 128 or 256 (a cluster of two 128-row "
-                             "blocks) x 128 with block_k 128 and 384 threads (got %d x %d x %d, %d threads)",
+                             "blocks) x 128 or 256 with block_k 128 and 384 threads (got %d x %d x %d, %d threads)",
                              c->block_m, c->block_n, c->block_k, c->threads);
     } else if (c->variant == TRR_VARIANT_WGMMA) {
         /* block_m 256 is a cluster of two 128-row blocks sharing B's tile (Hopper's clusters: sm_90 only, which

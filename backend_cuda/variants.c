@@ -268,8 +268,8 @@ void trr_cuda_for_each_variant(trr_cuda_variant_fn fn, void *user) {
                 }
     /* matmul split-K: every mma.sync config with SPLIT_K (its splits joined in the kernel into C's type), both B
      * layouts, f16 and bf16 into f32 and their own type; every wgmma config (single and clustered) with SPLIT_K,
-     * whose main kernel stores f32 partials whatever C's type; the 8-bit floats' first configs; and wgmma's second
-     * pass into each output type */
+     * whose main kernel stores f32 partials whatever C's type; the 8-bit floats' first mma.sync config and every
+     * wgmma one; and wgmma's second pass into each output type */
     for (int i = 0; i < trr_matmul_f16_nvidia_config_count; i++) {
         trr_config cfg = trr_matmul_f16_nvidia_configs[i];
         cfg.split_k = 2;
@@ -298,13 +298,14 @@ void trr_cuda_for_each_variant(trr_cuda_variant_fn fn, void *user) {
             trr_cuda_variant_matmul_mma_ab(&v, &cfg, 1, TRR_F8E4M3, TRR_F8E4M3, outs[o]);
             fn(&v, user);
         }
-        for (int cm = 1; cm <= 2; cm++) {
-            cfg = trr_cuda_wgmma_f8_configs[0];
-            cfg.block_m *= cm;
-            cfg.split_k = 2;
-            trr_cuda_variant_matmul_wgmma_ab(&v, &cfg, 1, TRR_F8E4M3, TRR_F8E4M3, TRR_F32);
-            fn(&v, user);
-        }
+        for (int cm = 1; cm <= 2; cm++)
+            for (int i = 0; i < trr_cuda_wgmma_f8_config_count; i++) {
+                cfg = trr_cuda_wgmma_f8_configs[i];
+                cfg.block_m *= cm;
+                cfg.split_k = 2;
+                trr_cuda_variant_matmul_wgmma_ab(&v, &cfg, 1, TRR_F8E4M3, TRR_F8E4M3, TRR_F32);
+                fn(&v, user);
+            }
     }
     for (int o = 0; o < 3; o++) {
         trr_cuda_variant_matmul_reduce(&v, outs[o]);

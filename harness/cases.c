@@ -317,7 +317,7 @@ static void add_batched_matmul(case_list *l) {
  * [N,K] is the layout the tensor-core kernels take (K-major on both sides, leading dimensions multiples of 16 where
  * packed); the others run on the portable paths or are unsupported with the reason. The per-tensor scales are
  * exercised with an epilogue after them (the scales act on the accumulator first). The larger products, edges in
- * every dimension of the tensor-core tiles, run for two signatures. */
+ * every dimension of the tensor-core tiles (128 x 128 and 128 x 256), run for two signatures. */
 static void add_matmul_f8(case_list *l) {
     static const struct {
         int64_t batch, m, n, k;
@@ -336,6 +336,9 @@ static void add_matmul_f8(case_list *l) {
         {3, 31, 48, 64, 0, 1, TRR_LAYOUT_PACKED, TRR_EPI_RELU, 2.0, 0.25, 0, 0},
         {0, 1, 17, 4099, 0, 1, TRR_LAYOUT_PACKED, TRR_EPI_NONE, 0, 0, 0, 1},
         {0, 1001, 776, 528, 0, 1, TRR_LAYOUT_PACKED, TRR_EPI_NONE, 0, 0, 0, 1},
+        /* N past a 256-wide tile by more than half of one (its second 128-column half partly outside), an odd
+         * count of 128-row tiles (a cluster's second block past M), K past a whole number of 128-deep tiles */
+        {0, 300, 456, 1040, 0, 1, TRR_LAYOUT_PACKED, TRR_EPI_NONE, 0.5, 2.0, 0, 1},
     };
     const trr_op_desc *d = trr_op_desc_get(TRR_OP_MATMUL);
     for (int s = 0; s < d->n_signatures; s++) {

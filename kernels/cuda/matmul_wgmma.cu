@@ -4,13 +4,17 @@
  * stored [N,K]), DT_IN (1 f16, 2 bf16, 4 f8e4m3, 5 f8e5m2: A's type for wgmma), DT_B (B's, DT_IN when not given: the
  * 8-bit floats pair e5m2 with e4m3), DT_OUT (0 f32, 1 f16, 2 bf16). Fixed: BM 128, BK 128 bytes (64 16-bit or 128
  * 8-bit elements), 384 threads (3 warpgroups).
- * 8-bit floats (DT_IN 4 or 5): wgmma m64nNk32 takes both operands K-major, so TRANS_B is 1 and BN 128; every shape,
- * swizzle and descriptor below is the same in bytes (a K step of 32 elements is 32 bytes, as 16 16-bit ones are).
- * The tensor cores keep about 14 bits when they sum FP8 products, so each stage's K tile (128 deep) is summed by
- * wgmma into a partial of its own (two, alternating, so the next stage's wgmma run while this one's is added) and
- * added into the f32 accumulator on the CUDA cores: the promotion cuBLASLt makes without its fast-accumulation
- * mode, docs/ops.md's bound for 8-bit float products. scale (scale_a * scale_b) multiplies the sum before the
- * epilogue.
+ * 8-bit floats (DT_IN 4 or 5): wgmma m64nNk32 takes both operands K-major, so TRANS_B is 1, and BN is 128 or 256;
+ * every shape, swizzle and descriptor below is the same in bytes (a K step of 32 elements is 32 bytes, as 16
+ * 16-bit ones are). The tensor cores keep about 14 bits when they sum FP8 products, so each stage's K tile (128
+ * deep) is summed by wgmma into a partial and added into the f32 accumulator on the CUDA cores: the promotion
+ * cuBLASLt makes without its fast-accumulation mode, docs/ops.md's bound for 8-bit float products. BN 128: two
+ * partials alternating, so the next stage's wgmma are issued before this one's is added; ptxas serialises every
+ * wgmma of such a kernel (a non-wgmma instruction reads a wgmma's accumulator while another wgmma is in flight:
+ * its note C7514). BN 256: one partial of a 128-column half (64 registers beside the accumulator's 128), each
+ * half's four k32 steps waited for (wait_group 0) before it is added, so no wgmma is in flight while the CUDA
+ * cores read it and ptxas keeps the wgmma back to back; the tensor cores stay busy across the wait and the adds
+ * with the other consumer warpgroup's wgmma. scale (scale_a * scale_b) multiplies the sum before the epilogue.
  * C_SLOTS (2 or 4): the epilogue's shared-memory box slots per consumer warpgroup, as many as the ring leaves room for.
  * Requirements the host checks: compute capability 9.0, A row-major, lda and ldb multiples of 8, A and B 16-byte
  * aligned (the tensor-map rules). M, N, K are arbitrary: the tensor-memory-access unit (TMA) fills the parts of
@@ -90,8 +94,8 @@
 #define WG_THREADS 384
 #define A_STAGE_BYTES (BM * 128)
 #define B_STAGE_BYTES (BN * 128)
-#if F8 && (!TRANS_B || BN != 128)
-#error "matmul_wgmma: 8-bit floats take B stored [N,K] (TRANS_B 1) and BN 128"
+#if F8 && (!TRANS_B || (BN != 128 && BN != 256))
+#error "matmul_wgmma: 8-bit floats take B stored [N,K] (TRANS_B 1) and BN 128 or 256"
 #endif
 #define STAGE_BYTES (A_STAGE_BYTES + B_STAGE_BYTES)
 #define NACC (BN / 2)
@@ -300,7 +304,38 @@ template <int TNSP> __device__ __forceinline__ void wg_mma_n256(float *d, unsign
                  : "l"(da), "l"(db), "r"(1), "n"(TNSP));
 }
 
-#if F8
+#if F8 && BN == 256
+/* Pins the 8-bit float partial (one m64n128 accumulator) at this point of the program. */
+__device__ __forceinline__ void wg_fence_part(float *p) {
+#pragma unroll
+    for (int i = 0; i < 64; i++) asm volatile("" : "+f"(p[i])::"memory");
+}
+
+/* An 8-bit float stage of a 256-wide tile, one partial: waits for ring position it; for each 128-column half of
+ * B's tile, issues the K tile's four k32 steps into part (the first writes it), waits for them (no wgmma left in
+ * flight, so ptxas keeps the wgmma of a group back to back) and adds part into that half of acc. The stage is
+ * released once its last wgmma are done, unless it is the tile's last (released after the tile's loop). */
+__device__ __forceinline__ void wg_f8_stage_one(float *acc, float *part, unsigned ring, unsigned full0,
+                                                unsigned empty0, unsigned it, int c, int lane, bool release) {
+    const unsigned s = it % STAGES;
+    wg_bar_wait(full0 + 8 * s, (it / STAGES) & 1u);
+    const unsigned a_st = ring + s * STAGE_BYTES + c * (64 * 128), b_st = ring + s * STAGE_BYTES + A_STAGE_BYTES;
+#pragma unroll
+    for (int h = 0; h < BN / 128; h++) {
+        wg_fence();
+#pragma unroll
+        for (int kk = 0; kk < 4; kk++)
+            wg_mma_n128<0>(part, wg_desc(a_st + kk * 32, 16, 1024), wg_desc(b_st + h * (128 * 128) + kk * 32, 16, 1024),
+                           kk > 0);
+        wg_commit();
+        wg_wait_group<0>();
+        wg_fence_part(part);
+        if (h == BN / 128 - 1 && release) wg_release(empty0 + 8 * s, lane);
+#pragma unroll
+        for (int i = 0; i < 64; i++) acc[64 * h + i] += part[i];
+    }
+}
+#elif F8
 /* An 8-bit float stage: waits for ring position it, then issues its K tile's four k32 steps into part (the first
  * writes it, the rest add) and commits them as one group. */
 __device__ __forceinline__ void wg_f8_stage(float *part, unsigned ring, unsigned full0, unsigned it, int c) {
@@ -454,7 +489,16 @@ extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
 #pragma unroll
             for (int i = 0; i < NACC; i++) acc[i] = 0.0f;
 
-#if F8
+#if F8 && BN == 256
+            /* Each stage's 128-deep K tile, half a tile's width at a time, into one partial added into acc */
+            float part[64];
+#pragma unroll
+            for (int i = 0; i < 64; i++) part[i] = 0.0f; /* wgmma overwrites it; never read unset */
+            for (int kt = 0; kt < nk; kt++, it++) wg_f8_stage_one(acc, part, ring, full0, empty0, it, c, lane, kt + 1 < nk);
+#pragma unroll
+            for (int i = 0; i < NACC; i++) acc[i] *= scale;
+            /* the tile's last stage is released below, as the 16-bit path's is */
+#elif F8
             /* Each stage's 128-deep K tile into a partial of its own, tile kt into part[kt % 2]: while its wgmma
              * run, the other partial (tile kt - 1, done once one group is left in flight) is added into acc and
              * its stage released. The loop takes two tiles a turn so each partial stays in registers. */

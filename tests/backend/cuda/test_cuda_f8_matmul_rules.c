@@ -58,16 +58,65 @@ Test(cuda_f8_matmul, the_heuristic_picks_configs_its_check_takes) {
             /* a K step of mma.sync is 32 8-bit elements */
             cr_expect_eq(c.config.block_k % 32, 0);
         }
-    /* the wgmma configs: 128 x 128 with block_k 128 only */
+    /* the wgmma configs: 128 x 128 or 128 x 256 with block_k 128 only, inside a Hopper block's shared memory */
     for (int i = 0; i < trr_cuda_wgmma_f8_config_count; i++) {
         const trr_config *f = &trr_cuda_wgmma_f8_configs[i];
-        cr_expect_eq(f->block_n, 128);
+        cr_expect(f->block_n == 128 || f->block_n == 256, "config %d: block_n %d", i, f->block_n);
         cr_expect_eq(f->block_k, 128);
         /* the same 128-byte rows as the 16-bit kernel's: the same shared memory */
         trr_config h = *f;
         h.block_k = TRR_CUDA_WGMMA_BK;
         cr_expect_eq(trr_cuda_wgmma_smem(f), trr_cuda_wgmma_smem(&h));
+        cr_expect_leq(trr_cuda_wgmma_smem(f) + 128u, 227u * 1024u, "config %d", i);
     }
+}
+
+static CUresult fake_encode(void *map, int dt, unsigned rank, void *base, const uint64_t *dims, const uint64_t *strides,
+                            const unsigned *box, const unsigned *es, int il, int sw, int l2, int oob) {
+    (void)map, (void)dt, (void)rank, (void)base, (void)dims, (void)strides, (void)box, (void)es, (void)il, (void)sw,
+        (void)l2, (void)oob;
+    return TRR_CUDA_SUCCESS;
+}
+
+/* The heuristic's wgmma config on a faked H200 (132 SMs, sm_90a), checked by the backend. */
+static trr_config chosen_on_hopper(int64_t m, int64_t n, int64_t k, int block_n) {
+    trr_cuda_dev hopper;
+    memset(&hopper, 0, sizeof hopper);
+    hopper.cc_major = 9;
+    strcpy(hopper.arch, "sm_90a");
+    hopper.sm_count = 132;
+    hopper.smem_optin = 232448;
+    hopper.max_threads = 1024;
+    trr_cu.TensorMapEncodeTiled = fake_encode;
+    trr_call c = f8_call(TRR_F8E4M3, TRR_F8E4M3, TRR_BF16, m, n, k);
+    c.config.block_n = block_n;
+    trr_cuda_choose_matmul(&hopper, &c);
+    const trr_status st = trr_cuda_check_matmul(NULL, &hopper, &c);
+    trr_cu.TensorMapEncodeTiled = NULL;
+    cr_assert_eq(st, TRR_OK, "%lldx%lldx%lld: %s", (long long)m, (long long)n, (long long)k, trr_last_error(NULL));
+    cr_assert_eq(c.config.variant, TRR_VARIANT_WGMMA);
+    return c.config;
+}
+
+Test(cuda_f8_matmul, large_products_take_the_one_partial_wide_tile) {
+    /* 128 x 256 (one partial, a half at a time) where it fills the SMs: 4096^3 alone, 8192^3 in clusters of two */
+    trr_config c = chosen_on_hopper(4096, 4096, 4096, 0);
+    cr_expect_eq(c.block_n, 256);
+    cr_expect_eq(c.block_m, 128);
+    cr_expect_eq(c.stages, 4);
+    c = chosen_on_hopper(8192, 8192, 8192, 0);
+    cr_expect_eq(c.block_n, 256);
+    cr_expect_eq(c.block_m, 256);
+    /* block_n 128 gives the two-partial 128 x 128 config as it was: 6 stages, clusters at 8192^3 only */
+    c = chosen_on_hopper(4096, 4096, 4096, 128);
+    cr_expect_eq(c.block_m, 128);
+    cr_expect_eq(c.stages, 6);
+    c = chosen_on_hopper(8192, 8192, 8192, 128);
+    cr_expect_eq(c.block_m, 256);
+    cr_expect_eq(c.stages, 6);
+    /* a narrow product keeps 128 x 128 */
+    c = chosen_on_hopper(2048, 128, 4096, 0);
+    cr_expect_eq(c.block_n, 128);
 }
 
 Test(cuda_f8_matmul, variants_say_their_types_and_targets) {
