@@ -1,6 +1,6 @@
 /* attention on OpenCL: variant simt, the portable kernel (kernels/opencl/attention.cl, which says how it works), and
  * variant mma, tensor cores through inline PTX (kernels/opencl/attention_mma.cl), which the heuristic takes where
- * matmul's mma probe passed (mma_probe.c) and the call suits it (mma_refusal). The mma config:
+ * matmul's mma probe passed (mma_probe.c) and the call suits it (trr_cl_attention_mma_refusal). The mma config:
  *   block_m  query rows per work-group, 16 or 32 rows a warp (the rows a staged K and V block serves)
  *   threads  32 per warp, 1 to 8 warps
  *   block_n  keys per block, a multiple of 16 up to 128
@@ -12,7 +12,7 @@
  * One program per (BM, T) serves every head dim and dtype (both are arguments): PoCL takes seconds a compile. Where the
  * device cuts a work-item's loops short (llvmpipe), the keys are split across work-groups, each within the budget, into
  * f32 scratch that attention_combine merges. split_k >= 2 (the heuristic's choice for decode) runs the decode form
- * instead (attention_decode.c). */
+ * instead (attention_decode.c): variant simt its portable kernel, variant mma its tensor-core one. */
 #include "opencl.h"
 
 #include "attention_decode.h"
@@ -73,7 +73,7 @@ static int multiple_of(const trr_operand *t, int64_t n) {
 /* Why the mma kernel cannot take this call, or NULL where it can: it takes f16 and bf16, head dims 64 and 128
  * (compiled in), q and o in element pairs (4-byte fragment loads and pair stores), k and v rows in 16-byte
  * chunks. */
-static const char *mma_refusal(const trr_call *call) {
+const char *trr_cl_attention_mma_refusal(const trr_call *call) {
     if (call->x.dtype != TRR_F16 && call->x.dtype != TRR_BF16) return "takes f16 or bf16 operands";
     if (call->attn.head_dim != 64 && call->attn.head_dim != 128) return "takes head dims 64 and 128";
     if (!multiple_of(&call->x, 2) || !multiple_of(&call->z, 2))
@@ -88,7 +88,7 @@ void trr_cl_attention_choose_config(trr_context *ctx, trr_call *call) {
     trr_config *c = &call->config;
     const int64_t d = call->attn.head_dim;
     if (trr_cl_attention_decode_choose(ctx, call)) return; /* attention_decode.c */
-    if (!c->variant) c->variant = dev->mma.ok && !mma_refusal(call) ? TRR_VARIANT_MMA : TRR_VARIANT_SIMT;
+    if (!c->variant) c->variant = dev->mma.ok && !trr_cl_attention_mma_refusal(call) ? TRR_VARIANT_MMA : TRR_VARIANT_SIMT;
     if (c->variant == TRR_VARIANT_MMA) {
         const trr_config t = mma_heuristic(dev, call);
         /* a given block_m picks the warps: 32 rows each where q stays in registers beside them (D 64) from 128
@@ -125,7 +125,7 @@ static trr_status check_mma(trr_context *ctx, const trr_call *call) {
         return trr_error(ctx, TRR_ERR_UNSUPPORTED,
                          "opencl: variant mma (tensor cores through inline PTX) is unavailable on %s: %s",
                          dev->info.name, dev->mma.reason);
-    const char *why = mma_refusal(call);
+    const char *why = trr_cl_attention_mma_refusal(call);
     if (why) return trr_error(ctx, TRR_ERR_UNSUPPORTED, "opencl: config rejected: attention variant mma %s", why);
     const int warps = c->threads / 32;
     if (c->threads % 32 || (warps != 1 && warps != 2 && warps != 4 && warps != 8) ||
@@ -155,7 +155,9 @@ static trr_status check_mma(trr_context *ctx, const trr_call *call) {
 trr_status trr_cl_attention_check_config(trr_context *ctx, const trr_call *call) {
     const trr_cl_dev *dev = ctx->dev;
     const trr_config *c = &call->config;
-    if (c->variant == TRR_VARIANT_MMA) return check_mma(ctx, call);
+    if (c->variant == TRR_VARIANT_MMA)
+        return trr_attention_decode_mma_selected(c) ? trr_cl_attention_decode_mma_check(ctx, call)
+                                                    : check_mma(ctx, call);
     TRR_TRY(trr_cl_check_common(ctx, call));
     if (trr_attention_decode_selected(c)) return trr_cl_attention_decode_check(ctx, call);
     if (c->block_m < 1 || c->block_m > 256)
@@ -248,7 +250,9 @@ trr_status trr_cl_run_attention(trr_context *ctx, const trr_call *call) {
     trr_cl_dev *dev = ctx->dev;
     const trr_attention_shape *a = &call->attn;
     const trr_config *cfg = &call->config;
-    if (cfg->variant == TRR_VARIANT_MMA) return run_mma(ctx, call);
+    if (cfg->variant == TRR_VARIANT_MMA)
+        return trr_attention_decode_mma_selected(cfg) ? trr_cl_attention_decode_mma_run(ctx, call)
+                                                      : run_mma(ctx, call);
     if (trr_attention_decode_selected(cfg)) return trr_cl_attention_decode_run(ctx, call);
     char options[192] = "-cl-std=CL1.2";
     trr_cl_opt(options, sizeof options, " -DBMMAX=%d -DT=%d -DDMAX=%d", cfg->block_m, cfg->threads, DMAX);

@@ -224,6 +224,12 @@ trr_status trr_cl_attention_combine(trr_context *ctx, const trr_call *call, cons
 int trr_cl_attention_decode_choose(trr_context *ctx, trr_call *call);
 trr_status trr_cl_attention_decode_check(trr_context *ctx, const trr_call *call);
 trr_status trr_cl_attention_decode_run(trr_context *ctx, const trr_call *call);
+/* ... its mma form (variant mma with split_k >= 2: attention_decode_mma.cl, where the mma probe passed) ... */
+int trr_attention_decode_mma_selected(const trr_config *c);
+trr_status trr_cl_attention_decode_mma_check(trr_context *ctx, const trr_call *call);
+trr_status trr_cl_attention_decode_mma_run(trr_context *ctx, const trr_call *call);
+/* ... and why the mma kernels cannot take a call (dtype, head dim, alignment), or NULL where they can */
+const char *trr_cl_attention_mma_refusal(const trr_call *call);
 trr_status trr_cl_run_row_norm(trr_context *ctx, const trr_call *call);
 /* The rows rule's kernels per op: entry points <name><kind> (softmax_regs, softmax_online). */
 #define TRR_CL_ROWS_KINDS 2

@@ -63,6 +63,12 @@ static const attn_shape g_shapes[] = {
     /* a kv head's few rows against many keys, causal with Sq > 1 (the GPUs' decode kernel packs the G heads' rows
      * of a kv head into one work-group, each row with its own last key) */
     {1, 8, 2, 2, 300, 64, 1, 1, 0, P, 0, 0, F16, 0},
+    /* decode's edges in the kernels that tile a kv head's rows by 16 (OpenCL's mma decode form): one row a kv
+     * head with large logits; GQA 8 causal with a negative scale; exactly 16 rows (GQA 8, Sq = 2) under causal,
+     * keys not a multiple of any block */
+    {1, 4, 4, 1, 1000, 64, 0, 1, 0, P, LL, 0, BF16, 0},
+    {2, 16, 2, 1, 700, 128, 1, 1, 0, P, 0, -0.1, F16, 0},
+    {1, 16, 2, 2, 517, 128, 1, 1, 0, P, 0, 0, BF16, 0},
     /* Sq != Skv, both ways, with and without causal; Sq > Skv causal: the first Sq - Skv rows see no key */
     {1, 1, 1, 1000, 17, 64, 1, 1, 1, S, 0, 0, F32, 0},
     {1, 1, 1, 1823, 127, 16, 1, 1, 1, S, 0, 0, F16, 0},
