@@ -416,7 +416,7 @@ static double wave_cost(const trr_call *call, int sms, int bn, int sk) {
 }
 
 /* The heuristic's wgmma schedule for a 16-bit call with no tile asked for: of 128 x 128 and 128 x 256 (where N
- * is wider than 128), plain and stream-K, the one of least wave_cost; stream-K only where it is ahead by more
+ * is wider than 128), plain and stream-K, the one of least wave_cost (plain 128 x 256 only where the rule took it); stream-K only where it is ahead by more
  * than TRR_CUDA_STREAMK_MARGIN percent (its hand-over estimate is coarse; a plain tile is what was measured).
  * Sets *bn and returns the variant. */
 static int wave_choice(const trr_call *call, int sms, int *bn) {
@@ -428,7 +428,9 @@ static int wave_choice(const trr_call *call, int sms, int *bn) {
         const int b = cands[i];
         if (b == 256 && call->cols <= 128) continue;
         const double p = wave_cost(call, sms, b, 0), s = wave_cost(call, sms, b, 1);
-        if (p > 0.0 && p < best * 0.97) { /* a plain tile other than the rule's only where clearly ahead */
+        /* a plain tile other than the rule's only where clearly ahead, and only the narrow one for the wide (more
+         * tiles, finer waves): the rule's narrow tile below a wave of wide ones is what was measured */
+        if (p > 0.0 && p < best * 0.97 && b < b0) {
             best = p;
             best_bn = b;
             best_sk = 0;
