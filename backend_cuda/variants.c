@@ -241,13 +241,15 @@ void trr_cuda_for_each_variant(trr_cuda_variant_fn fn, void *user) {
             }
         }
     }
-    /* ... and each with the stream-K schedule (variant streamk: single blocks, 16-bit inputs, C's type) */
+    /* ... and with the stream-K schedule (variant streamk: single blocks, 16-bit inputs, C's type): the heuristic's
+     * two configs in every layout and type, the tuner's others once (STREAM_K is all that differs) */
     for (int i = 0; i < trr_cuda_wgmma_config_count; i++) {
         trr_config cfg = trr_cuda_wgmma_configs[i];
         cfg.variant = TRR_VARIANT_STREAMK;
         for (int tb = 0; tb <= 1; tb++)
             for (int h = 0; h < 2; h++)
                 for (int o = 0; o < 2; o++) {
+                    if (i >= 2 && (tb != i % 2 || h != 0 || o != 1)) continue;
                     trr_cuda_variant_matmul_wgmma(&v, &cfg, tb, halves[h], o ? halves[h] : TRR_F32);
                     fn(&v, user);
                 }
