@@ -188,6 +188,12 @@ int trr_cuda_matmul_variant_runs(const trr_cuda_dev *dev, const trr_call *call, 
         }
         return 1;
     case TRR_VARIANT_MMA: return tensor_core_call(dev, call, why, cap);
+    case TRR_VARIANT_STREAMK:
+        if (f8_call(call)) {
+            snprintf(why, cap, "the stream-K schedule takes f16 and bf16 inputs; 8-bit floats run on wgmma");
+            return 0;
+        }
+        return trr_cuda_matmul_variant_runs(dev, call, TRR_VARIANT_WGMMA, why, cap); /* the same kernel */
     case TRR_VARIANT_WGMMA:
         if (!tensor_core_call(dev, call, why, cap) || !wgmma_batch_ok(call, why, cap)) return 0;
         if (!trr_cuda_wgmma_device(dev)) {
@@ -196,7 +202,9 @@ int trr_cuda_matmul_variant_runs(const trr_cuda_dev *dev, const trr_call *call, 
             return 0;
         }
         return 1;
-    default: snprintf(why, cap, "the CUDA backend's matmul kernels are simt, mma and wgmma"); return 0;
+    default:
+        snprintf(why, cap, "the CUDA backend's matmul kernels are simt, mma, wgmma and streamk (wgmma, stream-K)");
+        return 0;
     }
 }
 
@@ -268,7 +276,7 @@ static int choose_split_small(const trr_cuda_dev *dev, const trr_call *call, con
  * weights they read, split at any fill below 80% (docs/performance.md, matmul at language-model shapes); on
  * mma.sync's few-row tiles they take choose_split_small's rule instead. */
 static int choose_split(const trr_cuda_dev *dev, const trr_call *call, const trr_config *c) {
-    if (c->variant != TRR_VARIANT_WGMMA && c->variant != TRR_VARIANT_MMA) return 1;
+    if (c->variant != TRR_VARIANT_WGMMA && c->variant != TRR_VARIANT_MMA) return 1; /* streamk: its own balance */
     if (c->variant == TRR_VARIANT_MMA && f8_call(call)) return 1; /* check_matmul says why */
     if (c->variant == TRR_VARIANT_MMA && !f8_call(call) && call->rows <= TRR_CUDA_SPLIT_SMALL_M && c->threads > 0)
         return choose_split_small(dev, call, c);
@@ -387,12 +395,69 @@ static void fill(trr_config *c, const trr_config *h) {
     if (!c->split_k) c->split_k = h->split_k;
 }
 
+/* The wgmma kernel's time for a 16-bit call on tile 128 x bn, plain or stream-K (sk), in K tiles of 128 x 128 at
+ * the 256-wide tile's rate: the K tiles the busiest block runs. Plain: whole waves of tiles, the last one part
+ * idle. Stream-K (ops_matmul.c's grid, the kernel's plan): the whole-tile waves, then an equal share of the rest's
+ * K tiles, plus the hand-over of a piece through the workspace (a block's f32 slot written by one block and read
+ * by the owner: about two K tiles' time each for a 128 x 256 slot). A 128 x 128 K tile runs at about 0.9 of the
+ * wide tile's rate (4096^3 on NVIDIA H200; docs/performance.md). 0 where the schedule does not apply. */
+static double wave_cost(const trr_call *call, int sms, int bn, int sk) {
+    const int64_t t = tiles(call, TRR_CUDA_WGMMA_BM, bn), kt = (call->k + TRR_CUDA_WGMMA_BK - 1) / TRR_CUDA_WGMMA_BK;
+    const double per = bn == 256 ? 2.0 : 1.0 / 0.9; /* a K tile's cost */
+    if (t <= 0 || kt <= 0 || sms <= 0) return 0.0;
+    if (!sk) return (double)((t + sms - 1) / sms) * (double)kt * per;
+    int64_t g = sms, dp = 0, sk_iters;
+    if (t >= sms) {
+        if (t % sms == 0) return 0.0;
+        dp = t / sms - 1;
+        sk_iters = (t - dp * sms) * kt;
+    } else {
+        g = t * kt / TRR_CUDA_STREAMK_MIN_RUN;
+        if (g > sms) g = sms;
+        if (g <= t) return 0.0;
+        sk_iters = t * kt;
+    }
+    const double handover = bn == 256 ? 4.0 : 2.0; /* the slot written, then read: 2 + 2 (or 1 + 1) K tiles */
+    return ((double)(dp * kt) + (double)((sk_iters + g - 1) / g) + handover) * per;
+}
+
+/* The heuristic's wgmma schedule for a 16-bit call with no tile asked for: of 128 x 128 and 128 x 256 (where N
+ * is wider than 128), plain and stream-K, the one of least wave_cost (plain 128 x 256 only where the rule took it); stream-K only where it is ahead by more
+ * than TRR_CUDA_STREAMK_MARGIN percent (its hand-over estimate is coarse; a plain tile is what was measured).
+ * Sets *bn and returns the variant. */
+static int wave_choice(const trr_call *call, int sms, int *bn) {
+    const int b0 = *bn;
+    double best = wave_cost(call, sms, b0, 0);
+    int best_bn = b0, best_sk = 0;
+    const int cands[2] = {128, 256};
+    for (int i = 0; i < 2; i++) {
+        const int b = cands[i];
+        if (b == 256 && call->cols <= 128) continue;
+        const double p = wave_cost(call, sms, b, 0), s = wave_cost(call, sms, b, 1);
+        /* a plain tile other than the rule's only where clearly ahead, and only the narrow one for the wide (more
+         * tiles, finer waves): the rule's narrow tile below a wave of wide ones is what was measured */
+        if (p > 0.0 && p < best * 0.97 && b < b0) {
+            best = p;
+            best_bn = b;
+            best_sk = 0;
+        }
+        if (s > 0.0 && s * (1.0 + TRR_CUDA_STREAMK_MARGIN / 100.0) < best) {
+            best = s;
+            best_bn = b;
+            best_sk = 1;
+        }
+    }
+    *bn = best_bn;
+    return best_sk ? TRR_VARIANT_STREAMK : TRR_VARIANT_WGMMA;
+}
+
 void trr_cuda_choose_matmul(const trr_cuda_dev *dev, trr_call *call) {
     trr_config h;
     memset(&h, 0, sizeof h);
     int sms = dev ? dev->sm_count : 132;
+    const int auto_variant = !call->config.variant;
     if (!call->config.variant) call->config.variant = trr_cuda_matmul_auto_variant(dev, call);
-    const int variant = call->config.variant;
+    int variant = call->config.variant;
     if (variant == TRR_VARIANT_WGMMA && f8_call(call)) {
         /* 8-bit floats: the 16-bit rule's width (128 x 256 where that gives nearly every SM a block and N fills
          * it, else 128 x 128; a given block_n picks its own), and its clusters of two along M for large single
@@ -419,12 +484,27 @@ void trr_cuda_choose_matmul(const trr_cuda_dev *dev, trr_call *call) {
                 break;
             }
         h.vector_width = 16;
-    } else if (variant == TRR_VARIANT_WGMMA) {
+    } else if (variant == TRR_VARIANT_WGMMA || variant == TRR_VARIANT_STREAMK) {
         /* 128 x 256 where that gives nearly every SM a block (2048^3: 128 blocks on 132 SMs) and N fills it,
          * else 128 x 128; f16 and bf16 alike (the epilogue stores through shared memory and TMA, which keeps
          * the wide tile ahead for bf16 too; docs/performance.md). A given block_n picks its own. */
         int bn = call->config.block_n;
         if (!bn) bn = call->cols > 128 && tiles(call, 128, 256) * 10 >= (int64_t)sms * 9 ? 256 : 128;
+        /* Then the waves: where the tile count leaves much of the last wave idle (3072^3 on 128 x 256: 2.2 waves,
+         * the third a fifth full), the tile or the stream-K schedule that balances it (wave_choice). Only with
+         * nothing of the tile or family asked for, not where the clusters below take the call (8 waves and
+         * more: a part wave is a small share there), and not where split-K fills a small grid (choose_split:
+         * the measured rule for few tiles with a long K). */
+        const int clustered = bn == 256 && call->batch <= 1 && call->k >= 4096 && tiles(call, 128, 256) >= 8 * (int64_t)sms;
+        trr_config plain = trr_cuda_wgmma_configs[0];
+        plain.block_n = bn;
+        plain.variant = TRR_VARIANT_WGMMA;
+        if (auto_variant && !f8_call(call) && !call->config.block_n && !call->config.block_m && !clustered &&
+            !call->config.threads && (!call->config.split_k || call->config.split_k == 1) &&
+            choose_split(dev, call, &plain) == 1) {
+            variant = wave_choice(call, sms, &bn);
+            call->config.variant = variant;
+        }
         h = trr_cuda_wgmma_configs[0];
         for (int i = 0; i < trr_cuda_wgmma_config_count; i++) {
             if (trr_cuda_wgmma_configs[i].block_n == bn) {
@@ -436,7 +516,8 @@ void trr_cuda_choose_matmul(const trr_cuda_dev *dev, trr_call *call) {
          * ahead of single blocks at 8192^3 and not at 4096^3 on NVIDIA H200 (docs/performance.md), so the rule
          * sits between those two points: at least 8 waves of 128 x 256 tiles and a long K; batched products, not
          * measured clustered, keep single blocks. */
-        if (bn == 256 && call->batch <= 1 && call->k >= 4096 && tiles(call, 128, 256) >= 8 * (int64_t)sms)
+        if (variant == TRR_VARIANT_WGMMA && bn == 256 && call->batch <= 1 && call->k >= 4096 &&
+            tiles(call, 128, 256) >= 8 * (int64_t)sms)
             h.block_m = 2 * TRR_CUDA_WGMMA_BM;
         h.vector_width = 8;
     } else if (variant == TRR_VARIANT_MMA && call->rows <= TRR_CUDA_SPLIT_SMALL_M) {
@@ -678,8 +759,8 @@ trr_status trr_cuda_check_matmul(trr_context *ctx, const trr_cuda_dev *dev, cons
     if (c->split_k > 1 && c->variant != TRR_VARIANT_WGMMA && c->variant != TRR_VARIANT_MMA)
         return trr_error(ctx, TRR_ERR_UNSUPPORTED,
                          "cuda matmul: split_k %d needs the tensor-core kernels (variant mma or wgmma); the simt "
-                         "kernel has no split-K",
-                         c->split_k);
+                         "kernel has no split-K%s",
+                         c->split_k, c->variant == TRR_VARIANT_STREAMK ? " and streamk splits K its own way" : "");
     if (c->group_m < 1) return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda matmul: group_m must be >= 1");
     if (c->threads % 32 || c->threads < 32 || c->threads > max_threads)
         return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda matmul: threads %d must be a multiple of 32 in [32, %d]",
@@ -697,6 +778,13 @@ trr_status trr_cuda_check_matmul(trr_context *ctx, const trr_cuda_dev *dev, cons
                              "cuda 8-bit float matmul (wgmma): the tile must be 128 or 256 (a cluster of two 128-row "
                              "blocks) x 128 or 256 with block_k 128 and 384 threads (got %d x %d x %d, %d threads)",
                              c->block_m, c->block_n, c->block_k, c->threads);
+    } else if (c->variant == TRR_VARIANT_STREAMK) {
+        if (c->threads != TRR_CUDA_WGMMA_THREADS || c->block_m != TRR_CUDA_WGMMA_BM || c->block_k != TRR_CUDA_WGMMA_BK ||
+            (c->block_n != 128 && c->block_n != 256))
+            return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                             "cuda f16 matmul (streamk): the tile must be 128 x 128 or 256 with block_k 64 and 384 "
+                             "threads; its blocks run alone, not in clusters (got %d x %d x %d, %d threads)",
+                             c->block_m, c->block_n, c->block_k, c->threads);
     } else if (c->variant == TRR_VARIANT_WGMMA) {
         /* block_m 256 is a cluster of two 128-row blocks sharing B's tile (Hopper's clusters: sm_90 only, which
          * the variant already requires) */
@@ -707,7 +795,7 @@ trr_status trr_cuda_check_matmul(trr_context *ctx, const trr_cuda_dev *dev, cons
                              "or 256 with block_k 64 and 384 threads (got %d x %d x %d, %d threads)",
                              c->block_m, c->block_n, c->block_k, c->threads);
     }
-    if (c->variant == TRR_VARIANT_WGMMA) {
+    if (c->variant == TRR_VARIANT_WGMMA || c->variant == TRR_VARIANT_STREAMK) {
         if (c->stages < 2 || c->stages > 8)
             return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda f16 matmul (wgmma): stages must be in [2, 8] (got %d)", c->stages);
         /* the stages' mbarriers live in static shared memory: 16 bytes a stage */

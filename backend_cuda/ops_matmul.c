@@ -110,6 +110,38 @@ static trr_status mma_split_workspace(trr_context *ctx, const trr_call *call, in
     return TRR_OK;
 }
 
+/* Variant streamk (matmul_wgmma.cu with STREAM_K): its grid for `tiles` output tiles of kt K tiles each on `slots`
+ * SMs, or 0 where the plain schedule is the same work (no K, or whole waves only). Past a wave, one block an SM;
+ * below it, blocks enough that each runs about TRR_CUDA_STREAMK_MIN_RUN K tiles, so a piece still runs its
+ * pipeline past the fill, and more blocks than tiles (else every tile is whole). */
+static int64_t streamk_grid(int64_t tiles, int64_t kt, int64_t slots) {
+    if (kt <= 0 || tiles <= 0) return 0;
+    if (tiles >= slots) return tiles % slots ? slots : 0;
+    int64_t g = tiles * kt / TRR_CUDA_STREAMK_MIN_RUN;
+    if (g > slots) g = slots;
+    return g > tiles ? g : 0;
+}
+
+/* Stream-K's workspace: a block_m x block_n f32 slot a block (two halves, one per consumer warpgroup) for the one
+ * piece of a tile it may hand to the tile's owner, and a flag per half, 0 when a launch starts: zeroed when
+ * allocated, on the stream before any launch that uses them, and each launch leaves them at 0 again (the
+ * counters of mma.sync's split share the buffer and the rule). */
+static trr_status streamk_workspace(trr_context *ctx, const trr_config *cfg, int64_t grid, CUdeviceptr *out_ws,
+                                    CUdeviceptr *out_flags) {
+    trr_cuda_dev *dev = ctx->dev;
+    const int64_t bytes = grid * cfg->block_m * cfg->block_n * 4;
+    TRR_TRY(trr_cuda_scratch_get(ctx, &dev->matmul_scratch, (size_t)bytes, "matmul's stream-K workspace", out_ws));
+    const size_t had = dev->matmul_flags.bytes;
+    TRR_TRY(trr_cuda_scratch_get(ctx, &dev->matmul_flags, (size_t)grid * 2 * 4, "matmul's stream-K flags", out_flags));
+    if (dev->matmul_flags.bytes != had) {
+        TRR_TRY(trr_cuda_batch_flush(ctx));
+        TRR_CU_CHECK(ctx, trr_cu.MemsetD8Async(*out_flags, 0, dev->matmul_flags.bytes, dev->stream),
+                     "cuMemsetD8Async (matmul's stream-K flags)");
+        trr_cuda_enqueued(dev);
+    }
+    return TRR_OK;
+}
+
 /* The second pass of a split: the partials at p summed into C with the scale, the epilogue and C's type. */
 static trr_status split_reduce(trr_context *ctx, const trr_call *call, CUdeviceptr p, unsigned gz) {
     trr_cuda_variant v;
@@ -166,8 +198,24 @@ static trr_status run_wgmma(trr_context *ctx, const trr_call *call) {
     const trr_config *cfg = &call->config;
     trr_cuda_variant v;
     const int split = cfg->split_k > 1;
+    /* variant streamk where it balances anything (config.c keeps it to single blocks, unsplit), else the plain
+     * schedule of the same tile */
+    int64_t sk_grid = 0;
+    trr_config kc = *cfg;
+    if (cfg->variant == TRR_VARIANT_STREAMK) {
+        const int64_t nb = call->batch > 1 ? call->batch : 1;
+        const int64_t t = ((call->rows + cfg->block_m - 1) / cfg->block_m) *
+                          ((call->cols + cfg->block_n - 1) / cfg->block_n) * nb;
+        const trr_cuda_dev *d = ctx->dev;
+        sk_grid = streamk_grid(t, (call->k + TRR_CUDA_WGMMA_BK - 1) / TRR_CUDA_WGMMA_BK, d->sm_count > 0 ? d->sm_count : 1);
+        /* the kernel counts the split K tiles (at most two waves' worth) in an int */
+        if (sk_grid && 2 * sk_grid * ((call->k + TRR_CUDA_WGMMA_BK - 1) / TRR_CUDA_WGMMA_BK) > 0x7fffffff)
+            return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda matmul (streamk): K = %lld is too long for its schedule",
+                             (long long)call->k);
+        if (!sk_grid) kc.variant = TRR_VARIANT_WGMMA;
+    }
     /* a split's main kernel stores f32 partials (the variant adds SPLIT_K) */
-    trr_cuda_variant_matmul_wgmma_ab(&v, cfg, call->trans_b, call->x.dtype, call->y.dtype,
+    trr_cuda_variant_matmul_wgmma_ab(&v, &kc, call->trans_b, call->x.dtype, call->y.dtype,
                                      split ? TRR_F32 : call->z.dtype);
     CUfunction fn;
     TRR_TRY(trr_cuda_get_function(ctx, &v, "matmul_wgmma", &fn));
@@ -231,9 +279,16 @@ static trr_status run_wgmma(trr_context *ctx, const trr_call *call) {
         TRR_TRY(wgmma_cluster_fit(ctx, fn, (unsigned)trr_cuda_wgmma_smem(cfg), &fit));
         slots = fit;
     }
-    const unsigned grid = (unsigned)((tiles < slots ? tiles : slots) * cluster);
+    const unsigned grid = (unsigned)(sk_grid ? sk_grid : (tiles < slots ? tiles : slots) * cluster);
     int nbatch = (int)batch;
     float scale = split ? 1.0f : matmul_scale(call);
+    if (sk_grid) {
+        CUdeviceptr ws = 0, flags = 0;
+        TRR_TRY(streamk_workspace(ctx, cfg, sk_grid, &ws, &flags));
+        void *args[] = {&ta, &tb, &tc, &c_tma, &c, &ldc, &m, &n, &k, &epi, &alpha, &group_m, &c_bs, &a_batched,
+                        &b_batched, &nbatch, &scale, &splits, &ws, &flags};
+        return trr_cuda_launch_3d(ctx, fn, grid, 1, 1, (unsigned)cfg->threads, (unsigned)trr_cuda_wgmma_smem(cfg), args);
+    }
     void *args[] = {&ta, &tb, &tc, &c_tma, &c, &ldc, &m, &n, &k, &epi, &alpha, &group_m, &c_bs, &a_batched, &b_batched, &nbatch,
                     &scale, &splits};
     TRR_TRY(trr_cuda_launch_3d(ctx, fn, grid, 1, 1, (unsigned)cfg->threads, (unsigned)trr_cuda_wgmma_smem(cfg), args));
@@ -246,7 +301,7 @@ trr_status trr_cuda_run_matmul(trr_context *ctx, const trr_call *call) {
     const char *kernel;
     unsigned smem = 0;
     /* the variant is resolved and checked (config.c: check_config) before run */
-    if (cfg->variant == TRR_VARIANT_WGMMA) return run_wgmma(ctx, call);
+    if (cfg->variant == TRR_VARIANT_WGMMA || cfg->variant == TRR_VARIANT_STREAMK) return run_wgmma(ctx, call);
     const int split = cfg->split_k > 1;
     if (cfg->variant == TRR_VARIANT_MMA) {
         /* a split joins its partials in the kernel (matmul_mma.cu): the variant stores C's type either way */

@@ -495,6 +495,10 @@ void trr_cuda_variant_matmul_wgmma_ab(trr_cuda_variant *v, const trr_config *cfg
  * (config.c, choose_split, says why); products of at most this many 16-bit rows take mma.sync's few-row tiles. */
 #define TRR_CUDA_SPLIT_SMALL_M 64
 #define TRR_CUDA_SPLIT_WIDE_FILL 4
+/* Variant streamk below a wave: blocks enough for about this many K tiles each (ops_matmul.c, streamk_grid) */
+#define TRR_CUDA_STREAMK_MIN_RUN 8
+/* ... and how far ahead (percent) of the plain schedule the heuristic's estimate must put it (config.c) */
+#define TRR_CUDA_STREAMK_MARGIN 5
 /* split-K's second pass (matmul_reduce.cu): the partials summed into C of type out */
 void trr_cuda_variant_matmul_reduce(trr_cuda_variant *v, trr_dtype out);
 void trr_cuda_variant_matmul_simt(trr_cuda_variant *v, const trr_config *cfg, trr_dtype in, trr_dtype out,

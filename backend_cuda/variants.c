@@ -59,6 +59,8 @@ void trr_cuda_variant_matmul_wgmma_ab(trr_cuda_variant *v, const trr_config *cfg
     if (b != in) trr_cuda_define(v, "-DDT_B=%d", (int)b);
     /* split-K's main kernel: out is then the partials' f32 (ops_matmul.c) */
     if (cfg->split_k > 1) trr_cuda_define(v, "-DSPLIT_K=1");
+    /* variant streamk: the schedule that balances the last waves (16-bit, single blocks, unsplit: config.c) */
+    if (cfg->variant == TRR_VARIANT_STREAMK) trr_cuda_define(v, "-DSTREAM_K=1");
 }
 
 void trr_cuda_variant_matmul_reduce(trr_cuda_variant *v, trr_dtype out) {
@@ -243,6 +245,19 @@ void trr_cuda_for_each_variant(trr_cuda_variant_fn fn, void *user) {
                 }
             }
         }
+    }
+    /* ... and with the stream-K schedule (variant streamk: single blocks, 16-bit inputs, C's type): the heuristic's
+     * two configs in every layout and type, the tuner's others once (STREAM_K is all that differs) */
+    for (int i = 0; i < trr_cuda_wgmma_config_count; i++) {
+        trr_config cfg = trr_cuda_wgmma_configs[i];
+        cfg.variant = TRR_VARIANT_STREAMK;
+        for (int tb = 0; tb <= 1; tb++)
+            for (int h = 0; h < 2; h++)
+                for (int o = 0; o < 2; o++) {
+                    if (i >= 2 && (tb != i % 2 || h != 0 || o != 1)) continue;
+                    trr_cuda_variant_matmul_wgmma(&v, &cfg, tb, halves[h], o ? halves[h] : TRR_F32);
+                    fn(&v, user);
+                }
     }
     /* attention: the heuristic's tiles per head-dimension bucket and dtype, and the split's combine kernel */
     trr_cuda_attention_variants(fn, user);

@@ -26,7 +26,8 @@ const trr_config_field trr_config_fields[TRR_CONFIG_FIELD_COUNT] = {
 
 
 static const char *const variant_names[TRR_VARIANT_COUNT] = {"auto",     "simt",    "mma", "wgmma",
-                                                             "coop_khr", "coop_nv", "cm2", "subgroup"};
+                                                             "coop_khr", "coop_nv", "cm2", "subgroup",
+                                                             "streamk"};
 
 trr_status trr_variant_name(trr_variant variant, const char **out_name) {
     if (!out_name) return trr_error(NULL, TRR_ERR_INVALID_ARGUMENT, "trr_variant_name: out_name is NULL");
@@ -45,7 +46,7 @@ trr_status trr_variant_from_name(const char *name, trr_variant *out_variant) {
             return TRR_OK;
         }
     return trr_error(NULL, TRR_ERR_INVALID_ARGUMENT,
-                     "unknown variant \"%s\" (auto, simt, mma, wgmma, coop_khr, coop_nv, cm2, subgroup)", name);
+                     "unknown variant \"%s\" (auto, simt, mma, wgmma, coop_khr, coop_nv, cm2, subgroup, streamk)", name);
 }
 
 int trr_config_field_index(const char *name) {

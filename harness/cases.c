@@ -197,7 +197,12 @@ static void add_matmul(case_list *l) {
                   * 40 rows take, by a second pass after wgmma); with N = 1030 the partials' rows are not whole
                   * 16-byte units, so a forced wgmma split's stores take the register path. */
                  {{40, 1032, 4104, 0}, 0, 0, TRR_LAYOUT_PACKED},
-                 {{40, 1030, 4104, 0}, 0, 1, TRR_LAYOUT_PACKED}};
+                 {{40, 1030, 4104, 0}, 0, 1, TRR_LAYOUT_PACKED},
+                 /* More 128 x 128 tiles than two waves of 132 SMs (17 x 16 = 272) with a part wave and a K of 3
+                  * K tiles, the last part-filled (136 = 2 x 64 + 8): CUDA's stream-K schedule (variant streamk)
+                  * runs whole tiles, then pieces cut at any K tile of a tile that M and N do not fill, handed
+                  * between blocks (1001 x 776 x 520 above is all pieces, a tile's 9 K tiles over two blocks). */
+                 {{2100, 1960, 136, 0}, 0, 1, TRR_LAYOUT_PACKED}};
     /* Epilogues act on the accumulator, so small shapes exercise them fully. */
     static const shape3 epi_shapes[] = {{17, 3, 127, 1}, {127, 1000, 17, 0}, {128, 128, 128, 0}};
     static const struct {

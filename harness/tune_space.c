@@ -6,7 +6,8 @@
  * What the tables hold, per backend kind:
  *   cuda    matmul f16 and bf16: the known-good NVIDIA configs of docs/ops.md on mma.sync (variant mma), each with split-K 1, 2
  *           and 4, and the Hopper kernel's tiles (variant wgmma) with split-K 1 to 8 (prune_shape keeps splits
- *           for grids smaller than the device); matmul f32: SIMT
+ *           for grids smaller than the device), and its single-block tiles on the stream-K schedule (variant
+ *           streamk; prune_shape drops it where the tiles make whole waves); matmul f32: SIMT
  *           tiles (BM x BN x BK, threads), also with split-K; streaming ops: threads x vector width; softmax
  *           and row_sum: threads per row.
  *   opencl  matmul: work-group tiles (BM x BN x BK, threads, variant simt), and for f16 and bf16 the tensor-core
@@ -80,6 +81,15 @@ static const trr_config cuda_wgmma_tiles[] = {
     {.block_m = 256, .block_n = 256, .block_k = 64, .threads = 384, .stages = 3},
     {.block_m = 256, .block_n = 128, .block_k = 64, .threads = 384, .stages = 6},
     {.block_m = 256, .block_n = 128, .block_k = 64, .threads = 384, .stages = 4},
+};
+
+/* The same kernel on the stream-K schedule (variant streamk): its single-block tiles, no split-K (it splits K
+ * its own way). */
+static const trr_config cuda_streamk_tiles[] = {
+    {.block_m = 128, .block_n = 256, .block_k = 64, .threads = 384, .stages = 4},
+    {.block_m = 128, .block_n = 256, .block_k = 64, .threads = 384, .stages = 3},
+    {.block_m = 128, .block_n = 128, .block_k = 64, .threads = 384, .stages = 6},
+    {.block_m = 128, .block_n = 128, .block_k = 64, .threads = 384, .stages = 4},
 };
 
 /* Work-group tiles for the OpenCL and Vulkan matmuls: micro-tiles of 4x4 to 8x8 per work-item, and 16x8 on the
@@ -180,6 +190,8 @@ static const space_row space_table[] = {
      .split_k = {1, 2, 4}, .variant = {TRR_VARIANT_MMA}},
     {.backend = "cuda", .shapes = MATMUL, .in_dtypes = HALVES, LIST(cuda_wgmma_tiles),
      .split_k = {1, 2, 3, 4, 6, 8}, .variant = {TRR_VARIANT_WGMMA}},
+    {.backend = "cuda", .shapes = MATMUL, .in_dtypes = HALVES, LIST(cuda_streamk_tiles), .split_k = {1},
+     .variant = {TRR_VARIANT_STREAMK}},
     {.backend = "cuda", .shapes = MATMUL, .in_dtypes = TRR_DTYPE_BIT(TRR_F32), LIST(cuda_f32_tiles),
      .split_k = {1, 2, 4}},
     {.backend = "cuda", .shapes = STREAMING, .threads = {128, 256, 512, 1024}, .vector_width = {1, 2, 4}},
@@ -313,6 +325,14 @@ static void prune_shape(const trr_call *call, const trr_device_info *info, trr_t
                          "compute units", (long long)tiles, units);
             else if (call->k / c->split_k < 4LL * c->block_k)
                 drop(cd, "K = %lld is too short to split %d ways", (long long)call->k, c->split_k);
+        } else if (c->variant == TRR_VARIANT_STREAMK) {
+            const int64_t batch = call->batch > 1 ? call->batch : 1;
+            int64_t tiles = ((call->rows + c->block_m - 1) / c->block_m) * ((call->cols + c->block_n - 1) / c->block_n) *
+                            batch;
+            int units = info->compute_units > 0 ? info->compute_units : 1;
+            if (tiles >= units && tiles % units == 0)
+                drop(cd, "stream-K balances a part wave: %lld output tiles are whole waves of %d compute units, "
+                         "which the plain schedule (variant wgmma) runs", (long long)tiles, units);
         }
     }
 }

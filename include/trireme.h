@@ -127,6 +127,7 @@ typedef enum trr_variant {
     TRR_VARIANT_COOP_NV,  /* Vulkan VK_NV_cooperative_matrix */
     TRR_VARIANT_CM2,      /* Vulkan VK_NV_cooperative_matrix2 (workgroup-scope matrices) */
     TRR_VARIANT_SUBGROUP, /* row kernels that reduce with subgroup operations */
+    TRR_VARIANT_STREAMK,  /* CUDA Hopper warpgroup MMA with a stream-K schedule (the last waves balanced over the SMs) */
     TRR_VARIANT_COUNT
 } trr_variant;
 

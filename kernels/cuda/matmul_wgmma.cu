@@ -77,6 +77,21 @@
  * split only changes which K tiles a work item loads and where it stores: the ring, the barriers and the
  * epilogue are the ones above. With SPLIT_K 0 the work item is the output tile itself, so the loop stays the
  * plain one that the note on uniform registers above asks for.
+ *
+ * STREAM_K (0 or 1; 16-bit inputs, CLUSTER_M 1, SPLIT_K 0): the grid's last waves balanced over the blocks
+ * (stream-K), for tile counts that leave part of the last wave idle. With G blocks and T tiles, T % G != 0, the
+ * first max(T / G - 1, 0) waves are whole tiles as above (block b: tiles b, b + G, ...); the remaining tiles'
+ * K tiles, laid end to end (tile by tile), are cut into G equal runs, block b taking run b after its whole
+ * tiles. A run starts and ends at any K tile, so a tile may be summed in pieces by consecutive blocks. The block
+ * whose piece starts at the tile's K tile 0 (always that tile's lower block) owns it: each other piece is its
+ * block's first (every later piece of a run starts a tile), stored as f32 registers into the block's slot of
+ * sk_ws (one per consumer warpgroup, in the accumulator's register order: coalesced, no layout to agree on
+ * beyond that) and flagged ready in sk_flags; the owner, on reaching the end of its own piece, waits for the
+ * flags of the blocks after it whose runs start inside the tile, adds their slots in block order (a fixed order:
+ * the result does not depend on timing) and runs the epilogue. A block only waits after it has flagged its own
+ * piece, and only for blocks after it, and every block of the persistent grid is resident, so the waits end.
+ * The owner sets each flag back to 0, as the host's zeroed counters must read at the next launch. The loop over
+ * work items is an instantiation of its own (the plain loop stays the one the note above asks for).
  */
 #ifndef CLUSTER_M
 #define CLUSTER_M 1
@@ -84,10 +99,16 @@
 #ifndef SPLIT_K
 #define SPLIT_K 0
 #endif
+#ifndef STREAM_K
+#define STREAM_K 0
+#endif
 #ifndef DT_B
 #define DT_B DT_IN
 #endif
 #define F8 (DT_IN >= 4)
+#if STREAM_K && (DT_IN >= 4 || CLUSTER_M != 1 || SPLIT_K)
+#error "matmul_wgmma: STREAM_K takes 16-bit inputs, CLUSTER_M 1 and SPLIT_K 0"
+#endif
 #define ES (F8 ? 1 : 2)
 #define BM 128
 #define BK (128 / ES)
@@ -382,6 +403,45 @@ __device__ __forceinline__ void wg_work(int tile, int npp, int npn, int group_m,
 #endif
 }
 
+#if STREAM_K
+/* The stream-K plan (the comment at the top) of T tiles over G blocks: dp whole-tile waves, then sk_iters K
+ * tiles of the rest laid end to end. With no part wave (or no K to split) every tile is whole: dp waves, the
+ * last part-filled one ending at T. */
+__device__ __forceinline__ void wg_sk_plan(int tiles, int kt_count, int g, int *dp, int *sk_iters) {
+    const int waves = tiles / g, rem = tiles - waves * g;
+    if (rem == 0 || kt_count == 0) {
+        *dp = waves + (rem > 0);
+        *sk_iters = 0;
+    } else {
+        *dp = waves > 0 ? waves - 1 : 0;
+        *sk_iters = (tiles - *dp * g) * kt_count;
+    }
+}
+
+/* Where block b's run of the split K tiles starts (b = G: where the last one ends). */
+__device__ __forceinline__ int wg_sk_bound(int sk_iters, int b, int g) { return (int)((long long)sk_iters * b / g); }
+
+/* Work item i of block cl: whole tile cl + i * G while i < dp, then the pieces of its run from *pos (advanced
+ * past the piece) to end: tile, first K tile and count. 0 once the block has no work left. */
+__device__ __forceinline__ int wg_sk_item(int i, int dp, int cl, int g, int tiles, int kt_count, int end, int *pos,
+                                          int *tile, int *kt0, int *nk) {
+    if (i < dp) {
+        *tile = cl + i * g;
+        *kt0 = 0;
+        *nk = kt_count;
+        return *tile < tiles;
+    }
+    if (*pos >= end) return 0;
+    const int q = *pos / kt_count;
+    *tile = dp * g + q;
+    *kt0 = *pos - q * kt_count;
+    const int left = kt_count - *kt0, run = end - *pos;
+    *nk = left < run ? left : run;
+    *pos += *nk;
+    return 1;
+}
+#endif
+
 extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
 #if CLUSTER_M == 2
     __cluster_dims__(2, 1, 1)
@@ -389,7 +449,12 @@ extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
     matmul_wgmma(const __grid_constant__ wg_tensor_map tma, const __grid_constant__ wg_tensor_map tmb,
                  const __grid_constant__ wg_tensor_map tmc, int c_tma, TO *C, long long ldc, int M, int N, int K,
                  int epi, float alpha, int group_m, long long c_bs, int a_batched, int b_batched, int batch,
-                 float scale, int splits) {
+                 float scale, int splits
+#if STREAM_K
+                 ,
+                 float *sk_ws, unsigned *sk_flags
+#endif
+                 ) {
     extern __shared__ unsigned char wg_smem[];
     __shared__ __align__(8) unsigned long long full_bar[STAGES], empty_bar[STAGES];
     /* 128-byte swizzle atoms repeat every 1024 bytes: the ring starts on such a boundary (the host adds 1 KB). */
@@ -425,6 +490,11 @@ extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
 #else
     const int tiles = npp * npn * batch, kper = kt_count;
 #endif
+#if STREAM_K
+    int sk_dp, sk_iters;
+    wg_sk_plan(tiles, kt_count, ncl, &sk_dp, &sk_iters);
+    const int sk_end = wg_sk_bound(sk_iters, cl + 1, ncl);
+#endif
 
     if (wg == 0) {
         /* producer */
@@ -433,9 +503,19 @@ extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
             asm volatile("prefetch.tensormap [%0];" ::"l"((unsigned long long)&tma) : "memory");
             asm volatile("prefetch.tensormap [%0];" ::"l"((unsigned long long)&tmb) : "memory");
             unsigned it = 0; /* K tiles issued by this block over all its output tiles: the ring's position */
+#if STREAM_K
+            int tile, sk_kt0, sk_nk;
+            for (int i = 0, pos = wg_sk_bound(sk_iters, cl, ncl);
+                 wg_sk_item(i, sk_dp, cl, ncl, tiles, kt_count, sk_end, &pos, &tile, &sk_kt0, &sk_nk); i++) {
+                int pp, pn, z, zc, kt0, nk;
+                wg_work(tile, npp, npn, group_m, kt_count, splits, kper, &pp, &pn, &z, &zc, &kt0, &nk);
+                kt0 = sk_kt0;
+                nk = sk_nk;
+#else
             for (int tile = cl; tile < tiles; tile += ncl) {
                 int pp, pn, z, zc, kt0, nk;
                 wg_work(tile, npp, npn, group_m, kt_count, splits, kper, &pp, &pn, &z, &zc, &kt0, &nk);
+#endif
                 const int m0 = (pp * CLUSTER_M + rank) * BM, n0 = pn * BN, za = z * a_batched, zb = z * b_batched;
                 for (int kt = kt0; kt < kt0 + nk; kt++, it++) {
                     const unsigned s = it % STAGES;
@@ -479,9 +559,19 @@ extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
         unsigned char *const c_slots_p = wg_smem + (c_slots - wg_smem_addr(wg_smem));
         if (c_tma && t == 0) asm volatile("prefetch.tensormap [%0];" ::"l"((unsigned long long)&tmc) : "memory");
         unsigned it = 0;
+#if STREAM_K
+        int tile, sk_kt0, sk_nk;
+        for (int i = 0, pos = wg_sk_bound(sk_iters, cl, ncl);
+             wg_sk_item(i, sk_dp, cl, ncl, tiles, kt_count, sk_end, &pos, &tile, &sk_kt0, &sk_nk); i++) {
+            int pp, pn, z, zc, kt0, nk;
+            wg_work(tile, npp, npn, group_m, kt_count, splits, kper, &pp, &pn, &z, &zc, &kt0, &nk);
+            kt0 = sk_kt0;
+            nk = sk_nk;
+#else
         for (int tile = cl; tile < tiles; tile += ncl) {
             int pp, pn, z, zc, kt0, nk;
             wg_work(tile, npp, npn, group_m, kt_count, splits, kper, &pp, &pn, &z, &zc, &kt0, &nk);
+#endif
             (void)z;
             (void)kt0;
             const int m0 = (pp * CLUSTER_M + rank) * BM, n0 = pn * BN;
@@ -563,6 +653,40 @@ extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
             if (nk > 0) wg_release(empty0 + 8 * ((it - 1) % STAGES), lane);
 #if CLUSTER_M == 2
             if (m0 >= M) continue; /* the odd m-tile past M: nothing to store */
+#endif
+#if STREAM_K
+            if (kt0 > 0) {
+                /* a piece the tile's owner adds: into this block's slot, in register order, then flagged */
+                float *slot = sk_ws + (size_t)(2 * cl + c) * (NACC * 128);
+#pragma unroll
+                for (int i = 0; i < NACC; i++) __stcg(slot + i * 128 + t, acc[i]);
+                asm volatile("bar.sync %0, 128;" ::"r"(1 + c) : "memory");
+                if (t == 0) {
+                    __threadfence();
+                    atomicExch(sk_flags + 2 * cl + c, 1u);
+                }
+                continue;
+            }
+            if (nk < kt_count) {
+                /* the owner of a tile in pieces: the later blocks whose runs start inside it hold the rest */
+                const int tile_end = (tile - sk_dp * ncl + 1) * kt_count;
+                for (int b2 = cl + 1; b2 < ncl; b2++) {
+                    const int start = wg_sk_bound(sk_iters, b2, ncl);
+                    if (start >= tile_end) break;
+                    if (wg_sk_bound(sk_iters, b2 + 1, ncl) == start) continue; /* an empty run: no piece */
+                    unsigned *flag = sk_flags + 2 * b2 + c;
+                    if (t == 0) {
+                        unsigned ready = 0;
+                        do asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(ready) : "l"(flag) : "memory");
+                        while (!ready);
+                        *(volatile unsigned *)flag = 0u;
+                    }
+                    asm volatile("bar.sync %0, 128;" ::"r"(1 + c) : "memory");
+                    const float *slot = sk_ws + (size_t)(2 * b2 + c) * (NACC * 128);
+#pragma unroll
+                    for (int i = 0; i < NACC; i++) acc[i] += __ldcg(slot + i * 128 + t);
+                }
+            }
 #endif
 
             /* Accumulator layout of m64nNk16: thread t of the warpgroup holds, for each 8-column group j, (row

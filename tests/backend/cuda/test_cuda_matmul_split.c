@@ -44,7 +44,7 @@ static trr_call chosen(const variant_list *l, trr_dtype dt, int64_t m, int64_t n
     trr_cuda_choose_matmul(&hopper, &c);
     cr_assert_eq(trr_cuda_check_matmul(NULL, &hopper, &c), TRR_OK, "%lldx%lldx%lld: %s", (long long)m, (long long)n,
                  (long long)k, trr_last_error(NULL));
-    const int wgmma = c.config.variant == TRR_VARIANT_WGMMA;
+    const int wgmma = c.config.variant == TRR_VARIANT_WGMMA || c.config.variant == TRR_VARIANT_STREAMK;
     const trr_dtype main_out = wgmma && c.config.split_k > 1 ? TRR_F32 : c.z.dtype;
     trr_cuda_variant v;
     if (wgmma)
@@ -74,7 +74,8 @@ Test(cuda_matmul_split, grids_that_fill_the_sms_keep_one_split, .init = hopper_s
     for (size_t i = 0; i < sizeof full / sizeof full[0]; i++)
         for (int h = 0; h < 2; h++) {
             trr_call c = chosen(&l, h ? TRR_BF16 : TRR_F16, full[i][0], full[i][1], full[i][2], 1);
-            cr_expect_eq(c.config.variant, TRR_VARIANT_WGMMA, "%zu", i);
+            /* the stream-K schedule where the tiles leave a part wave (1536^3, 2048 x 11008 x 4096) */
+            cr_expect(c.config.variant == TRR_VARIANT_WGMMA || c.config.variant == TRR_VARIANT_STREAMK, "%zu", i);
             cr_expect_eq(c.config.split_k, 1, "%lldx%lldx%lld split %d ways", (long long)full[i][0],
                          (long long)full[i][1], (long long)full[i][2], c.config.split_k);
         }
@@ -258,4 +259,52 @@ Test(cuda_matmul_split, split_kernels_compile_with_nvrtc, .timeout = 1200) {
         trr_cuda_variant_matmul_wgmma_ab(&v, &f8, 1, TRR_F8E4M3, TRR_F8E5M2, TRR_F32);
         compiles(&v, "sm_90a");
     }
+    /* the stream-K schedule (variant streamk): the same kernel with its own loop, 16-bit, single blocks */
+    for (int i = 0; i < trr_cuda_wgmma_config_count; i++) {
+        trr_config sk = trr_cuda_wgmma_configs[i];
+        sk.variant = TRR_VARIANT_STREAMK;
+        trr_cuda_variant_matmul_wgmma(&v, &sk, i % 2, i < 2 ? TRR_F16 : TRR_BF16, i % 3 ? TRR_F32 : TRR_F16);
+        cr_expect(strstr(v.defines, "-DSTREAM_K=1") != NULL, "%s", v.defines);
+        compiles(&v, "sm_90a");
+    }
+}
+
+/* Part waves (the sweep M = N = K = 128 i on 132 SMs): the heuristic takes the stream-K schedule where the tile
+ * count leaves much of the last wave idle and keeps the plain one where the waves are whole or nearly so, or where
+ * clusters or split-K take the call; what it picks is checked and compiled. */
+Test(cuda_matmul_split, part_waves_take_stream_k, .init = hopper_setup, .fini = hopper_teardown) {
+    variant_list l = {0};
+    trr_cuda_for_each_variant(collect, &l);
+    const int64_t part[] = {1024, 1536, 2176, 2304, 2944, 3072, 3840};
+    for (size_t i = 0; i < sizeof part / sizeof part[0]; i++)
+        for (int h = 0; h < 2; h++) {
+            trr_call c = chosen(&l, h ? TRR_BF16 : TRR_F16, part[i], part[i], part[i], 1);
+            cr_expect_eq(c.config.variant, TRR_VARIANT_STREAMK, "%lld^3", (long long)part[i]);
+            cr_expect_eq(c.config.block_m, 128, "%lld^3", (long long)part[i]);
+            cr_expect_eq(c.config.split_k, 1, "%lld^3", (long long)part[i]);
+        }
+    const int64_t whole[] = {2048, 3584, 4096, 8192};
+    for (size_t i = 0; i < sizeof whole / sizeof whole[0]; i++) {
+        trr_call c = chosen(&l, TRR_F16, whole[i], whole[i], whole[i], 1);
+        cr_expect_eq(c.config.variant, TRR_VARIANT_WGMMA, "%lld^3", (long long)whole[i]);
+    }
+    /* split-K's small grids keep it */
+    trr_call split = chosen(&l, TRR_F16, 768, 768, 4096, 1);
+    cr_expect_eq(split.config.variant, TRR_VARIANT_WGMMA);
+    cr_expect_gt(split.config.split_k, 1);
+    /* asked for: kept, with the heuristic's tile; a split, a cluster or 8-bit floats are refused with the reason */
+    trr_call asked = cuda_matmul_call(TRR_F16, 4096, 4096, 4096, 1);
+    asked.config.variant = TRR_VARIANT_STREAMK;
+    trr_cuda_choose_matmul(&hopper, &asked);
+    cr_expect_eq(asked.config.variant, TRR_VARIANT_STREAMK);
+    cr_expect_eq(asked.config.block_m, 128);
+    cr_expect_eq(asked.config.split_k, 1);
+    cr_expect_eq(trr_cuda_check_matmul(NULL, &hopper, &asked), TRR_OK, "%s", trr_last_error(NULL));
+    asked.config.split_k = 2;
+    cr_expect_eq(trr_cuda_check_matmul(NULL, &hopper, &asked), TRR_ERR_UNSUPPORTED);
+    asked.config.split_k = 1;
+    asked.config.block_m = 256;
+    cr_expect_eq(trr_cuda_check_matmul(NULL, &hopper, &asked), TRR_ERR_UNSUPPORTED);
+    cr_expect(strstr(trr_last_error(NULL), "streamk") != NULL, "%s", trr_last_error(NULL));
+    free(l.items);
 }
