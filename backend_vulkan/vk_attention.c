@@ -153,191 +153,14 @@ static int coop_config_ok(const trr_vk_device *d, const trr_call *call, char *wh
     return 1;
 }
 
-/* Variant subgroup: kernels/vulkan/attention_decode_sg.comp, the decode form with independent key slots (no
- * barrier in the key loop). Config: block_m rows of a kv head's group a workgroup (1 to 16), threads whole
- * subgroups, block_n keys a step of the workgroup (1 to SG_MAX_NK keys a slot), split_k chunks of the keys (1
- * runs one dispatch). The heuristic takes it for decode-shaped calls on GPUs that run it, before the simt decode
- * kernel (variant simt keeps that one). stages 1 loads the next step's K during this one, 2 its K and V. */
-#define SG_THREADS 128
-#define SG_NK 4         /* keys a slot and step: 4 K and 4 V words of f16 in flight per invocation at D = 128 */
-#define SG_MAX_NK 8     /* the registers of the K and V words past this */
-#define SG_MAX_BM 8     /* the heuristic's rows a workgroup: q and the accumulators of more spill at D = 128 */
-#define SG_GROUPS 4096  /* the heuristic's workgroups in all: many short waves on a large GPU, a short ragged end */
-#define SG_MIN_KEYS 256 /* and its least keys a chunk */
-#define SG_STAGES 2     /* the next step's K and V in flight through the whole step */
-
-/* Lanes a key: the power of two from D / 8 up, at most the subgroup's width (0 where the device has no shuffles
- * or subgroups that are not a power of two). */
-static int sg_lanes(const trr_vk_device *d, int64_t dim) {
-    const uint32_t sg = d->phys.subgroup_size;
-    if (!d->phys.subgroup_shuffle || sg < 1 || (sg & (sg - 1))) return 0;
-    int ln = 1;
-    while (ln < dim / 8 && (uint32_t)ln < sg) ln *= 2;
-    return ln;
-}
-
-/* Loop iterations of one invocation of attention_decode_sg.comp, each loop of n counted as n + 1 whether or not it
- * is unrolled (as loop_counts in core/attention_decode.c): outside the key loop, and per step. */
-static void sg_loop_counts(const trr_vk_device *d, const trr_call *call, uint64_t *fixed, uint64_t *per_step) {
-    const trr_config *c = &call->config;
-    const uint64_t t = (uint64_t)c->threads, bm = (uint64_t)c->block_m, ln = (uint64_t)sg_lanes(d, call->attn.head_dim);
-    const uint64_t l = (uint64_t)call->attn.head_dim / 8, w = (l + ln - 1) / ln, ks = t / ln,
-                   nk = (uint64_t)c->block_n / ks;
-    const uint64_t wpk = 2, sgw = d->phys.subgroup_size, nsg = t / sgw + 1, load = nk * (w * (wpk + 1) + 1) + 1;
-    *fixed = bm * (w * 9 + 1) + 1 + (bm + 1) + (bm + 1) + (2 * bm * w + 1) + load + 6 * (bm * (2 * w + 2) + 1) + 1 +
-             (bm + t) / t + 1 + 2 * nsg * (bm * (w * 9 + 2) + 2) + bm * (2 * w + 2) +
-             (bm * (uint64_t)call->attn.head_dim + t - 1) / t + 1 + 32;
-    *per_step = 1 + 3 * load + 2 * nk * w * wpk + nk * (2 * w + 2 + bm * (w + 1) + 1) + 1 + 6 * (nk * bm + 1) + 1 +
-                bm * (nk + 1 + 2 * w + 1 + nk * (w + 2) + 2) + 1 + 8;
-}
-
-/* Keys one workgroup may take within the loop budget: a multiple of block_n; 0 when not one step fits. */
-static int64_t sg_budget_keys(const trr_vk_device *d, const trr_call *call) {
-    const uint64_t budget = trr_vk_loop_budget(d);
-    if (budget == UINT64_MAX) return INT64_MAX;
-    uint64_t fixed, per_step;
-    sg_loop_counts(d, call, &fixed, &per_step);
-    const uint64_t room = budget - budget / 8;
-    if (fixed + per_step > room) return 0;
-    return (int64_t)((room - fixed) / per_step) * call->config.block_n;
-}
-
-/* Keys a chunk (a multiple of block_n) and the chunks: split_k of them, more where the loop budget needs it. */
-static void sg_chunks(const trr_vk_device *d, const trr_call *call, int64_t *out_keys, int64_t *out_splits) {
-    const int64_t bn = call->config.block_n, skv = call->attn.seq_kv,
-                  parts = call->config.split_k > 1 ? call->config.split_k : 1;
-    int64_t keys = ((skv + parts - 1) / parts + bn - 1) / bn * bn;
-    const int64_t most = sg_budget_keys(d, call);
-    if (keys > most) keys = most;
-    *out_keys = keys;
-    *out_splits = (skv + keys - 1) / keys;
-}
-
-static int64_t sg_row_blocks(const trr_call *call) {
-    const int64_t rows = call->attn.seq_q * (call->attn.heads_q / call->attn.heads_kv);
-    return (rows + call->config.block_m - 1) / call->config.block_m;
-}
-
-static uint64_t sg_shared(const trr_config *c, int64_t dim) {
-    return 4u * ((uint64_t)c->block_m * (uint64_t)dim + 2u * (uint64_t)c->block_m);
-}
-
-/* Fills the fields of the subgroup decode config left at zero. */
-static void sg_fill(const trr_vk_device *d, const trr_call *call, trr_config *c) {
-    const int64_t rows = call->attn.seq_q * (call->attn.heads_q / call->attn.heads_kv);
-    const int sg = (int)d->phys.subgroup_size, ln = sg_lanes(d, call->attn.head_dim);
-    if (!c->threads) {
-        c->threads = SG_THREADS;
-        if (sg > 0 && c->threads % sg) c->threads = sg;
-    }
-    if (!c->block_m) { /* the rows in the fewest blocks of at most SG_MAX_BM, as even as they go */
-        const int64_t nb = (rows + SG_MAX_BM - 1) / SG_MAX_BM;
-        c->block_m = (int)((rows + nb - 1) / nb);
-    }
-    if (c->block_m > TRR_ATTN_DECODE_MAX_BM) c->block_m = TRR_ATTN_DECODE_MAX_BM;
-    if (!c->block_n && ln > 0) c->block_n = SG_NK * (c->threads / ln > 0 ? c->threads / ln : 1);
-    if (!c->split_k) {
-        const int64_t base = sg_row_blocks(call) * call->attn.heads_kv * call->attn.batch;
-        const int64_t want = (SG_GROUPS + base - 1) / base, most = call->attn.seq_kv / SG_MIN_KEYS;
-        const int64_t s = want < most ? want : most;
-        c->split_k = s < 1 ? 1 : s > 128 ? 128 : (int)s;
-    }
-    if (!c->stages) c->stages = SG_STAGES;
-}
-
-/* The subgroup decode kernel takes the call with its config; else 0 with the reason. */
-static int sg_config_ok(const trr_vk_device *d, const trr_call *call, char *why, size_t cap) {
-    const trr_config *c = &call->config;
-    const char *refusal = trr_attention_decode_refusal(call);
-    if (refusal) {
-        snprintf(why, cap, "the subgroup decode kernel %s", refusal);
-        return 0;
-    }
-    const int ln = sg_lanes(d, call->attn.head_dim);
-    const int64_t sg = d->phys.subgroup_size;
-    const VkPhysicalDeviceLimits *lim = &d->phys.props.limits;
-    if (!ln) {
-        snprintf(why, cap, "the subgroup decode kernel needs subgroup shuffles on subgroups of a power of two; %.60s "
-                 "has %lld-wide subgroups%s", d->phys.props.deviceName, (long long)sg,
-                 d->phys.subgroup_shuffle ? "" : " without shuffles");
-        return 0;
-    }
-    if (c->block_m < 1 || c->block_m > TRR_ATTN_DECODE_MAX_BM) {
-        snprintf(why, cap, "the subgroup decode kernel takes block_m (rows a workgroup) 1 to %d, not %d",
-                 TRR_ATTN_DECODE_MAX_BM, c->block_m);
-        return 0;
-    }
-    if (c->threads < sg || c->threads % sg || c->threads > 1024 ||
-        (uint32_t)c->threads > lim->maxComputeWorkGroupInvocations ||
-        (uint32_t)c->threads > lim->maxComputeWorkGroupSize[0]) {
-        snprintf(why, cap, "the subgroup decode kernel takes threads in whole subgroups of %lld, at most %u, not %d",
-                 (long long)sg, lim->maxComputeWorkGroupInvocations < 1024 ? lim->maxComputeWorkGroupInvocations : 1024,
-                 c->threads);
-        return 0;
-    }
-    const int slots = c->threads / ln;
-    if (c->block_n < slots || c->block_n % slots || c->block_n / slots > SG_MAX_NK) {
-        snprintf(why, cap, "the subgroup decode kernel takes block_n a multiple of its %d key slots (threads / %d "
-                 "lanes), up to %d of them, not %d", slots, ln, SG_MAX_NK, c->block_n);
-        return 0;
-    }
-    if (c->split_k < 1) {
-        snprintf(why, cap, "the subgroup decode kernel takes split_k >= 1, not %d", c->split_k);
-        return 0;
-    }
-    if (c->stages != 1 && c->stages != 2) {
-        snprintf(why, cap, "the subgroup decode kernel takes stages 1 (the next step's K loaded during this one) or "
-                 "2 (its K and V), not %d", c->stages);
-        return 0;
-    }
-    const uint64_t bytes = sg_shared(c, call->attn.head_dim);
-    if (bytes > lim->maxComputeSharedMemorySize) {
-        snprintf(why, cap, "the subgroup decode kernel at block_m %d, D = %lld takes %llu bytes of shared memory; "
-                 "%.60s has %u", c->block_m, (long long)call->attn.head_dim, (unsigned long long)bytes,
-                 d->phys.props.deviceName, lim->maxComputeSharedMemorySize);
-        return 0;
-    }
-    if (sg_budget_keys(d, call) < 1) {
-        snprintf(why, cap, "the subgroup decode kernel at block_m %d, block_n %d, D = %lld does not fit one step of "
-                 "keys in the %llu loop iterations %.60s runs", c->block_m, c->block_n, (long long)call->attn.head_dim,
-                 (unsigned long long)trr_vk_loop_budget(d), d->phys.props.deviceName);
-        return 0;
-    }
-    int64_t keys, nsplit;
-    sg_chunks(d, call, &keys, &nsplit);
-    if (sg_row_blocks(call) > lim->maxComputeWorkGroupCount[0] ||
-        call->attn.heads_kv > lim->maxComputeWorkGroupCount[1] ||
-        call->attn.batch * nsplit > lim->maxComputeWorkGroupCount[2]) {
-        snprintf(why, cap, "the decode grid of %lld x %lld x %lld workgroups exceeds the device's",
-                 (long long)sg_row_blocks(call), (long long)call->attn.heads_kv,
-                 (long long)(call->attn.batch * nsplit));
-        return 0;
-    }
-    return 1;
-}
-
 /* The decode form (attention_decode.comp; core/attention_decode.h) where split_k >= 2 asks for it, or where the
  * heuristic finds a decode-shaped call (a kv head's rows few, the keys many) that the kernel takes on a GPU (on a
  * CPU driver such as lavapipe the per-head kernel compiles in a fraction of the time, and speed is not the
  * point there): 1 when it completed the config. Vulkan does not say how many compute units a device has. */
 static int decode_choose(const trr_vk_device *d, trr_call *call) {
     trr_config *c = &call->config;
-    if (c->variant == TRR_VARIANT_SUBGROUP) {
-        sg_fill(d, call, c);
-        return 1;
-    }
     if (c->variant != TRR_VARIANT_AUTO && c->variant != TRR_VARIANT_SIMT) return 0;
     const int gpu = d->phys.props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
-    if (!c->variant && !c->split_k && gpu && trr_attention_decode_wanted(call)) {
-        char why[320];
-        trr_call t = *call;
-        t.config.variant = TRR_VARIANT_SUBGROUP;
-        sg_fill(d, &t, &t.config);
-        if (sg_config_ok(d, &t, why, sizeof why)) {
-            *c = t.config;
-            return 1;
-        }
-    }
     if (c->split_k == 1 || (!c->split_k && !(gpu && trr_attention_decode_wanted(call)))) return 0;
     if (!c->variant) c->variant = TRR_VARIANT_SIMT;
     trr_attention_decode_fill(call, 0, d->phys.props.limits.maxComputeSharedMemorySize, c);
@@ -452,17 +275,10 @@ trr_status trr_vk_attention_check(trr_context *ctx, const trr_call *call) {
                              (long long)call->attn.batch);
         return TRR_OK;
     }
-    if (c->variant == TRR_VARIANT_SUBGROUP) {
-        char why[320];
-        if (!sg_config_ok(d, call, why, sizeof why))
-            return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: attention variant subgroup: %s", why);
-        return TRR_OK;
-    }
     if (c->variant != TRR_VARIANT_AUTO && c->variant != TRR_VARIANT_SIMT) {
         const char *name = "?";
         trr_variant_name((trr_variant)c->variant, &name);
-        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: attention has no %s kernel here (simt, subgroup, "
-                         "coop_khr)", name);
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: attention has no %s kernel here (simt, coop_khr)", name);
     }
     if (trr_attention_decode_selected(c)) return decode_check(ctx, call);
     if (c->block_m < 1 || c->block_m > 256 || c->block_n < 1 || c->block_n > 1024)
@@ -569,12 +385,10 @@ trr_status trr_vk_attention_run(trr_context *ctx, const trr_call *call) {
     /* the coop kernel's block_m is its subgroups' rows, whatever the queries, and it never splits the keys */
     const int coop = cfg->variant == TRR_VARIANT_COOP_KHR;
     /* the decode form: block_m rows of a kv head's group, chunks of the keys (attention_decode.comp) */
-    const int sg = cfg->variant == TRR_VARIANT_SUBGROUP;
-    const int dec = sg || (!coop && trr_attention_decode_selected(cfg));
+    const int dec = !coop && trr_attention_decode_selected(cfg);
     int64_t bm = coop || dec ? cfg->block_m : trr_attention_tile_rows(call),
             kps = coop ? INT64_MAX : trr_attention_tile_keys(call, trr_vk_loop_budget(d)), nsplit;
-    if (sg) sg_chunks(d, call, &kps, &nsplit);
-    else if (dec) trr_attention_decode_chunks(call, trr_vk_loop_budget(d), &kps, &nsplit);
+    if (dec) trr_attention_decode_chunks(call, trr_vk_loop_budget(d), &kps, &nsplit);
     else nsplit = kps >= a->seq_kv ? 1 : (a->seq_kv + kps - 1) / kps;
     const int64_t rows = a->batch * a->heads_q * a->seq_q, D = a->head_dim;
 
@@ -627,13 +441,12 @@ trr_status trr_vk_attention_run(trr_context *ctx, const trr_call *call) {
         p.ls = stride32(a->seq_q, call->w.stride0);
     }
     const uint32_t spec[6] = {(uint32_t)cfg->threads, (uint32_t)bm, (uint32_t)cfg->block_n, (uint32_t)D,
-                              sg ? (uint32_t)sg_lanes(d, D) : d->phys.subgroup_size, (uint32_t)cfg->stages};
+                              d->phys.subgroup_size, (uint32_t)cfg->stages};
     char shader[48];
-    snprintf(shader, sizeof shader,
-             coop ? "attention_coopk_%s" : sg ? "attention_decode_sg_%s" : dec ? "attention_decode_%s" : "attention_%s",
+    snprintf(shader, sizeof shader, coop ? "attention_coopk_%s" : dec ? "attention_decode_%s" : "attention_%s",
              dtype_suffix(call->x.dtype));
     const uint32_t nqb = (uint32_t)(dec ? trr_attention_decode_row_blocks(call) : (a->seq_q + bm - 1) / bm);
-    TRR_TRY(dispatch(ctx, as, shader, spec, coop || sg ? 6 : 4, info, bufs, &p, nqb,
+    TRR_TRY(dispatch(ctx, as, shader, spec, coop ? 6 : 4, info, bufs, &p, nqb,
                      (uint32_t)(dec ? a->heads_kv : a->heads_q), (uint32_t)(a->batch * nsplit)));
     if (nsplit == 1) return TRR_OK;
     /* the merge: one invocation per (row, d), 64 to a workgroup, the workgroups over x and y */
