@@ -406,17 +406,11 @@ static double wave_cost(const trr_call *call, int sms, int bn, int sk) {
     const double per = bn == 256 ? 2.0 : 1.0 / 0.9; /* a K tile's cost */
     if (t <= 0 || kt <= 0 || sms <= 0) return 0.0;
     if (!sk) return (double)((t + sms - 1) / sms) * (double)kt * per;
-    int64_t g = sms, dp = 0, sk_iters;
-    if (t >= sms) {
-        if (t % sms == 0) return 0.0;
-        dp = t / sms - 1;
-        sk_iters = (t - dp * sms) * kt;
-    } else {
-        g = t * kt / TRR_CUDA_STREAMK_MIN_RUN;
-        if (g > sms) g = sms;
-        if (g <= t) return 0.0;
-        sk_iters = t * kt;
-    }
+    /* Below a wave and a half of tiles the pieces' hand-over costs more than the idle SMs give back: 768^3 and
+     * 1024^3 ran at 0.8x and 0.87x of the plain tile, 1536^3 (1.1 waves) level with it (docs/performance.md).
+     * The kernel still takes such calls when asked. */
+    if (2 * t < 3 * (int64_t)sms || t % sms == 0) return 0.0;
+    const int64_t g = sms, dp = t / sms - 1, sk_iters = (t - dp * sms) * kt;
     const double handover = bn == 256 ? 4.0 : 2.0; /* the slot written, then read: 2 + 2 (or 1 + 1) K tiles */
     return ((double)(dp * kt) + (double)((sk_iters + g - 1) / g) + handover) * per;
 }
@@ -590,18 +584,11 @@ static int64_t round32(int64_t v) { return (v + 31) / 32 * 32; }
  * held in registers as 4 vectors a thread up to 1024 vectors a row, else 8 (fewer registers per byte in flight,
  * two or more rows resident per SM), over the fewest threads, a multiple of 32, that cover it; past 512 threads
  * of 8 (16384 f32, 32768 f16) 512 threads loop over chunks of 4 vectors each and read x twice, the second time
- * mostly from L2. A given threads or block_n is kept and the other follows from it.
- * Unless stages is given, rows held at up to 4 vectors a thread are pipelined (stages 3): a persistent grid
- * loading the next row during this one's reductions, which takes twice the registers a row does, hence 4
- * vectors a thread over up to 512 threads (rows of up to 2048 vectors) rather than 8. stages 3 reads w and b each
- * row, as the one-row kernels do, rather than holding them (stages 2): at 4 vectors a thread that keeps a thread
- * near 64 registers, so twice the blocks, and twice the rows in flight, an SM. stages 1 keeps a row a warp or
- * block with the shapes above. */
+ * mostly from L2. A given threads or block_n is kept and the other follows from it. */
 void trr_cuda_choose_norm(trr_call *call) {
     trr_config *c = &call->config;
     const int vec = 16 / elem_size(call->x.dtype);
     const int64_t n = call->cols, v = (n + vec - 1) / vec; /* vectors a row */
-    const int pipe = c->stages != 1; /* may the heuristic pipeline the rows */
     if (!c->vector_width) c->vector_width = vec;
     if (!c->block_n) {
         int64_t bn;
@@ -610,7 +597,7 @@ void trr_cuda_choose_norm(trr_call *call) {
         } else {
             int64_t t = c->threads, vpt;
             if (!t) {
-                vpt = v <= 1024 || (pipe && v <= 4 * TRR_CUDA_NORM_PIPE_THREADS) ? 4 : 8;
+                vpt = v <= 1024 ? 4 : 8;
                 t = round32((v + vpt - 1) / vpt);
                 if (t > 512) t = 512; /* past 16384 f32: the looping kernel */
             }
@@ -637,13 +624,6 @@ void trr_cuda_choose_norm(trr_call *call) {
             }
         }
         c->threads = t;
-    }
-    if (!c->stages) {
-        /* pipelined where the row is held at up to 4 vectors a thread (the registers above) */
-        const int nv = c->block_n / (c->vector_width > 0 ? c->vector_width : 1);
-        const int lanes = c->block_n <= TRR_CUDA_NORM_WARP_MAX_COLS ? 32 : c->threads;
-        const int held = n <= c->block_n && c->vector_width == vec && lanes > 0 && nv % lanes == 0;
-        c->stages = held && nv / lanes <= 4 && c->threads <= TRR_CUDA_NORM_PIPE_THREADS ? 3 : 1;
     }
 }
 

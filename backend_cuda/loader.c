@@ -61,12 +61,8 @@ static void load_optional_apis(void *lib, trr_cu_api *api) {
         {"cuMemFreeHost", NULL, &api->MemFreeHost},
         {"cuStreamWriteValue32_v2", NULL, &api->StreamWriteValue32},
     };
-    const optional_sym occupancy[] = {
-        {"cuOccupancyMaxActiveBlocksPerMultiprocessor", NULL, &api->OccupancyMaxActiveBlocksPerMultiprocessor},
-    };
     load_optional(lib, graphs, (int)(sizeof graphs / sizeof graphs[0]));
     load_optional(lib, flag, (int)(sizeof flag / sizeof flag[0]));
-    load_optional(lib, occupancy, 1);
 }
 
 static trr_status load_driver_locked(char *reason, size_t reason_cap) {

@@ -50,15 +50,6 @@ int trr_cuda_norm_plan(const trr_call *call, int *out_kind, int *out_vpt, char *
         }
     }
     if (!no && (vpt < 1 || vpt > TRR_CUDA_NORM_MAX_VPT)) no = "each thread holds 1 to 8 vectors of block_n";
-    if (!no && (c->stages < 0 || c->stages > 3))
-        no = "stages is 1 (a row a warp or block), 2 (pipelined rows, w and b held) or 3 (pipelined rows)";
-    if (!no && c->stages >= 2) {
-        const int warp = kind == TRR_CUDA_NORM_WARP;
-        if (kind == TRR_CUDA_NORM_LOOP) no = "stages 2 and 3 pipeline rows held in registers: block_n must cover the row";
-        else if (c->threads > TRR_CUDA_NORM_PIPE_THREADS) no = "stages 2 and 3 take at most 512 threads";
-        else if (c->stages == 2) kind = warp ? TRR_CUDA_NORM_WARP_PIPE : TRR_CUDA_NORM_BLOCK_PIPE;
-        else kind = warp ? TRR_CUDA_NORM_WARP_STREAM : TRR_CUDA_NORM_BLOCK_STREAM;
-    }
     if (!no && call->cols > 0x7fffffff - (int64_t)c->block_n) no = "the kernels index columns in 32 bits";
     if (no) {
         if (why) snprintf(why, cap, "%s (block_n %d, threads %d)", no, c->block_n, c->threads);
@@ -117,21 +108,8 @@ trr_status trr_cuda_run_row_norm(trr_context *ctx, const trr_call *call) {
                     n % (16 / esize(call->x.dtype)) == 0;
     const unsigned threads = (unsigned)call->config.threads;
     /* a warp per row: threads / 32 rows a block; else a block per row. The kernels step over rows past the grid. */
-    const int warp =
-        kind == TRR_CUDA_NORM_WARP || kind == TRR_CUDA_NORM_WARP_PIPE || kind == TRR_CUDA_NORM_WARP_STREAM;
-    const int64_t per_block = warp ? (int64_t)threads / 32 : 1;
+    const int64_t per_block = kind == TRR_CUDA_NORM_WARP ? (int64_t)threads / 32 : 1;
     int64_t grid = (rows + per_block - 1) / per_block;
-    if (kind >= TRR_CUDA_NORM_WARP_PIPE) {
-        /* the blocks that fit at once, each taking rows until none are left: more would run as a second wave
-         * of blocks each holding several rows. Without the occupancy query, two blocks an SM. */
-        int fit = 0;
-        if (!trr_cu.OccupancyMaxActiveBlocksPerMultiprocessor ||
-            trr_cu.OccupancyMaxActiveBlocksPerMultiprocessor(&fit, fn, (int)threads, 0) != TRR_CUDA_SUCCESS ||
-            fit < 1)
-            fit = 2;
-        const int64_t wave = (int64_t)(dev->sm_count > 0 ? dev->sm_count : 1) * fit;
-        if (grid > wave) grid = wave;
-    }
     if (grid > 0x7fffffff) grid = 0x7fffffff;
     void *args[] = {&x, &sx, &w, &sw, &b, &sb, &y, &sy, &rows, &n, &eps, &vec};
     return trr_cuda_launch(ctx, fn, (unsigned)grid, 1, threads, args);

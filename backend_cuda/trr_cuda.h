@@ -109,9 +109,6 @@ typedef struct trr_cu_api {
     /* cuOccupancyMaxActiveClusters (CUDA 12.0+, optional): how many clusters of a kernel fit on the device at
      * once, which a persistent clustered grid must not exceed. */
     CUresult (*OccupancyMaxActiveClusters)(int *, CUfunction, const trr_cu_launch_config *);
-    /* cuOccupancyMaxActiveBlocksPerMultiprocessor (optional): the blocks of a kernel resident on one SM at a
-     * block size and dynamic shared memory, which sizes the persistent grids of the row norms. */
-    CUresult (*OccupancyMaxActiveBlocksPerMultiprocessor)(int *, CUfunction, int, size_t);
     /* CUDA graphs (optional; all or none): the queued launches of batch.c. */
     CUresult (*GraphCreate)(CUgraph *, unsigned);
     CUresult (*GraphAddKernelNode)(CUgraphNode *, CUgraph, const CUgraphNode *, size_t,
@@ -402,23 +399,11 @@ int trr_cuda_softmax_warp_items(trr_dtype dtype, int64_t cols);
  * block_n <= TRR_CUDA_NORM_WARP_MAX_COLS is a warp per row, threads / 32 rows a block, each lane holding
  * block_n / (32 * vector_width) vectors (rows of at most block_n columns); a larger block_n is a block per row,
  * each thread holding block_n / (threads * vector_width) vectors (its VPT): rows of up to block_n columns stay in
- * registers, longer ones loop over chunks of block_n (then VPT must be TRR_CUDA_NORM_LOOP_VPT). stages 2 and 3
- * pipeline the held kinds over rows (a grid of the blocks that fit at once, the next row loaded during this one's
- * reductions, at most TRR_CUDA_NORM_PIPE_THREADS threads), 2 holding w and b in registers, 3 reading them each
- * row; stages 1 is a row a warp or block. */
+ * registers, longer ones loop over chunks of block_n (then VPT must be TRR_CUDA_NORM_LOOP_VPT). */
 #define TRR_CUDA_NORM_WARP_MAX_COLS 1024
 #define TRR_CUDA_NORM_MAX_VPT 8
 #define TRR_CUDA_NORM_LOOP_VPT 4
-#define TRR_CUDA_NORM_PIPE_THREADS 512
-enum { /* the kernels' KIND */
-    TRR_CUDA_NORM_WARP = 0,
-    TRR_CUDA_NORM_BLOCK = 1,
-    TRR_CUDA_NORM_LOOP = 2,
-    TRR_CUDA_NORM_WARP_PIPE = 3,
-    TRR_CUDA_NORM_BLOCK_PIPE = 4,
-    TRR_CUDA_NORM_WARP_STREAM = 5, /* pipelined, w and b read each row */
-    TRR_CUDA_NORM_BLOCK_STREAM = 6
-};
+enum { TRR_CUDA_NORM_WARP = 0, TRR_CUDA_NORM_BLOCK = 1, TRR_CUDA_NORM_LOOP = 2 }; /* the kernels' KIND */
 /* The kernel kind and vectors per thread a call's config asks for: 1, or 0 with the reason in why. */
 int trr_cuda_norm_plan(const trr_call *call, int *out_kind, int *out_vpt, char *why, size_t cap);
 /* The heuristic's row-norm config (config.c); fields already set are kept and the others follow from them. */

@@ -160,22 +160,17 @@ void trr_cuda_for_each_variant(trr_cuda_variant_fn fn, void *user) {
         }
     }
     /* the row-norm rule's kernel files (each stem once), per float dtype: a warp per row with every count of
-     * vectors a lane up to 1024 columns, a block per row with every count up to TRR_CUDA_NORM_MAX_VPT, each of
-     * the two also pipelined over rows (w and b held, or read each row), the looping kernel with its own */
+     * vectors a lane up to 1024 columns, a block per row with every count up to TRR_CUDA_NORM_MAX_VPT, the
+     * looping kernel with its own */
     for (int op = 0; op < TRR_OP_COUNT; op++) {
         const trr_op_desc *d = trr_op_desc_get((trr_op)op);
         if (!d || d->shape != TRR_SHAPE_ROW_NORM || !d->kernel || !first_of_stem(d)) continue;
         for (int f = 0; f < 3; f++) {
             const int vec = floats[f] == TRR_F32 ? 4 : 8;
             for (int vpt = 1; vpt <= TRR_CUDA_NORM_MAX_VPT; vpt++) {
-                if (32 * vpt * vec <= TRR_CUDA_NORM_WARP_MAX_COLS) {
+                if (32 * vpt * vec <= TRR_CUDA_NORM_WARP_MAX_COLS)
                     rule_variant(fn, user, d->kernel, floats[f], TRR_CUDA_NORM_WARP, vpt);
-                    rule_variant(fn, user, d->kernel, floats[f], TRR_CUDA_NORM_WARP_PIPE, vpt);
-                    rule_variant(fn, user, d->kernel, floats[f], TRR_CUDA_NORM_WARP_STREAM, vpt);
-                }
                 rule_variant(fn, user, d->kernel, floats[f], TRR_CUDA_NORM_BLOCK, vpt);
-                rule_variant(fn, user, d->kernel, floats[f], TRR_CUDA_NORM_BLOCK_PIPE, vpt);
-                rule_variant(fn, user, d->kernel, floats[f], TRR_CUDA_NORM_BLOCK_STREAM, vpt);
             }
             rule_variant(fn, user, d->kernel, floats[f], TRR_CUDA_NORM_LOOP, TRR_CUDA_NORM_LOOP_VPT);
         }

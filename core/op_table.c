@@ -298,9 +298,8 @@ typedef struct builtin_decl {
 
 #define FLOATS .dtypes = {TRR_F32, TRR_F16, TRR_BF16}, .n_dtypes = 3
 #define STREAM_TILES .config_fields = STREAM_FIELDS, .default_config = STREAM_DEFAULTS
-/* the row norms add the pipeline depth (CUDA: one row a warp or block, or rows pipelined) and the kernel family
- * (OpenCL: simt, or subgroup's shuffle reductions) */
-#define NORM_TILES .config_fields = STREAM_FIELDS | TRR_CFG_STAGES | TRR_CFG_VARIANT, .default_config = STREAM_DEFAULTS
+/* the row norms add the kernel family (OpenCL: simt, or subgroup's shuffle reductions) */
+#define NORM_TILES .config_fields = STREAM_FIELDS | TRR_CFG_VARIANT, .default_config = STREAM_DEFAULTS
 
 static const builtin_decl declared[] = {
     {{.name = "add", .operands = "x[M,N], y[M,N] -> z[M,N]", FLOATS, .reference = add_reference,

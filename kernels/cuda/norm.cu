@@ -8,12 +8,7 @@
  *   0  a warp per row (rows of up to 32 * VPT vectors), blockDim.x / 32 rows per block: shuffles, no barrier;
  *   1  a block per row held in registers (rows of up to blockDim.x * VPT vectors): x read once, y written once;
  *   2  a block per row of any length: pass one sums chunks of blockDim.x * VPT vectors, pass two reads x again
- *      (mostly from L2: only a wave of rows is in flight) and writes y;
- *   3, 4  kinds 0 and 1 pipelined over rows: a grid of the blocks that fit at once, each warp (3) or block (4)
- *      taking rows r, r + step, ...: w and b are read once into registers for all of them, and the next row's x
- *      is loaded before this row's reductions, so the loads stay in flight across the reductions and stores
- *      and the L1 and L2 no longer serve w and b once a row;
- *   5, 6  kinds 3 and 4 reading w and b each row, as kinds 0 and 1 do: fewer registers a thread.
+ *      (mostly from L2: only a wave of rows is in flight) and writes y.
  * layer_norm subtracts the row's first element x0 before summing, so a constant row gives x - mean = 0 and
  * var = 0 exactly (docs/ops.md), and the sums do not grow with the row's offset. Kinds 0 and 1 hold the row and
  * take the variance about the mean in a second pass over the registers; kind 2 takes var = S2/N - (S1/N)^2 from
@@ -31,11 +26,6 @@ typedef trr_vec16<T> V16;
 #ifndef KIND
 #define KIND 1
 #endif
-/* kinds 3 and 4 are kinds 0 and 1 with the rows pipelined and w and b held; 5 and 6 the same reading w and b
- * each row (fewer registers, so more blocks and more rows in flight an SM) */
-#define PIPE (KIND >= 3)
-#define HOLD (KIND == 3 || KIND == 4)
-#define BASE (KIND >= 5 ? KIND - 5 : KIND >= 3 ? KIND - 3 : KIND)
 
 #define VEC (16 / (int)sizeof(T))
 
@@ -43,7 +33,7 @@ typedef trr_vec16<T> V16;
  * why that helps after the bench's fill); kind 2 reads it again and keeps it. */
 __device__ __forceinline__ V16 ld_x(const T *p) {
     V16 r;
-#if BASE == 2
+#if KIND == 2
     *reinterpret_cast<float4 *>(&r) = *reinterpret_cast<const float4 *>(p);
 #else
     *reinterpret_cast<float4 *>(&r) = __ldcs(reinterpret_cast<const float4 *>(p));
@@ -67,7 +57,7 @@ __device__ __forceinline__ void opaque(V16 &v) {
 
 /* The sum over the threads that share a row: a warp (kind 0) or the block. */
 __device__ __forceinline__ float group_sum(float v, float *scratch) {
-#if BASE == 0
+#if KIND == 0
     (void)scratch;
     return trr_warp_sum(v);
 #else
@@ -104,8 +94,10 @@ __device__ __forceinline__ V16 pack(const float *v) {
 
 /* The 16-byte vector of outputs at column c from its inputs xv (every pointer aligned, the vector whole). */
 template <bool LAYER>
-__device__ __forceinline__ void emit_with(T *yr, int c, const V16 &xv, const V16 &wv, const V16 &bv,
-                                          const row_stats &st) {
+__device__ __forceinline__ void emit_vec(T *yr, const T *w, const T *b, int c, const V16 &xv, const row_stats &st) {
+    const V16 wv = ld_param(w + c);
+    V16 bv;
+    if (LAYER) bv = ld_param(b + c);
     float o[VEC];
 #pragma unroll
     for (int j = 0; j < VEC; j++) {
@@ -113,15 +105,6 @@ __device__ __forceinline__ void emit_with(T *yr, int c, const V16 &xv, const V16
         o[j] = LAYER ? v + trr_to_f32(bv.e[j]) : v;
     }
     *reinterpret_cast<V16 *>(yr + c) = pack(o);
-}
-
-/* The same with w and b read here. */
-template <bool LAYER>
-__device__ __forceinline__ void emit_vec(T *yr, const T *w, const T *b, int c, const V16 &xv, const row_stats &st) {
-    const V16 wv = ld_param(w + c);
-    V16 bv;
-    if (LAYER) bv = ld_param(b + c);
-    emit_with<LAYER>(yr, c, xv, wv, bv, st);
 }
 
 /* Any row, any alignment and element strides of w and b: element by element, lane, lane + lanes, ..., reading x
@@ -153,8 +136,15 @@ __device__ __forceinline__ void row_any(const T *xr, T *yr, const T *w, long lon
 /* Kinds 0 and 1, every pointer aligned and n a multiple of VEC: the row in registers, thread `lane` of `lanes`
  * holding vectors lane, lane + lanes, ... */
 template <bool LAYER>
-__device__ __forceinline__ row_stats held_stats(const T *xr, V16 *v, int n, float eps, int lane, int lanes,
-                                                float *scratch) {
+__device__ __forceinline__ void row_in_registers(const T *xr, T *yr, const T *w, const T *b, int n, float eps, int lane,
+                                                 int lanes, float *scratch) {
+    V16 v[VPT];
+#pragma unroll
+    for (int i = 0; i < VPT; i++) {
+        const int c = (i * lanes + lane) * VEC;
+        if (c < n) v[i] = ld_x(xr + c);
+        else v[i] = V16();
+    }
     const float inv_n = 1.0f / (float)n;
     row_stats st = {0.0f, 0.0f, 0.0f};
     if (LAYER) {
@@ -181,78 +171,11 @@ __device__ __forceinline__ row_stats held_stats(const T *xr, V16 *v, int n, floa
         }
     }
     st.scale = rsqrtf(group_sum(q, scratch) * inv_n + eps);
-    return st;
-}
-
-template <bool LAYER>
-__device__ __forceinline__ void row_in_registers(const T *xr, T *yr, const T *w, const T *b, int n, float eps, int lane,
-                                                 int lanes, float *scratch) {
-    V16 v[VPT];
-#pragma unroll
-    for (int i = 0; i < VPT; i++) {
-        const int c = (i * lanes + lane) * VEC;
-        if (c < n) v[i] = ld_x(xr + c);
-        else v[i] = V16();
-    }
-    const row_stats st = held_stats<LAYER>(xr, v, n, eps, lane, lanes, scratch);
 #pragma unroll
     for (int i = 0; i < VPT; i++) {
         const int c = (i * lanes + lane) * VEC;
         opaque(v[i]);
         if (c < n) emit_vec<LAYER>(yr, w, b, c, v[i], st);
-    }
-}
-
-/* Kinds 3 to 6, every pointer aligned and n a multiple of VEC: rows r, r + step, ... below `rows`, each held as
- * in row_in_registers, with w and b in registers for all of them (kinds 3 and 4) and row r + step's loads issued
- * before row r's reductions. Every thread of the group takes the same rows, so the reductions' barriers and shuffles see the
- * whole group. */
-template <bool LAYER>
-__device__ __forceinline__ void rows_pipelined(const T *x, long long sx, const T *w, const T *b, T *y, long long sy,
-                                               long long r, long long step, long long rows, int n, float eps,
-                                               int lane, int lanes, float *scratch) {
-    if (r >= rows) return;
-    V16 v[VPT], wv[HOLD ? VPT : 1], bv[HOLD ? VPT : 1];
-#pragma unroll
-    for (int i = 0; i < VPT; i++) {
-        const int c = (i * lanes + lane) * VEC;
-        v[i] = c < n ? ld_x(x + r * sx + c) : V16();
-    }
-#if HOLD
-    /* after the first row's loads: they are what the first reduction waits for */
-#pragma unroll
-    for (int i = 0; i < VPT; i++) {
-        const int c = (i * lanes + lane) * VEC;
-        wv[i] = c < n ? ld_param(w + c) : V16();
-        if (LAYER) bv[i] = c < n ? ld_param(b + c) : V16();
-    }
-#else
-    (void)wv;
-    (void)bv;
-#endif
-    for (; r < rows; r += step) {
-        const long long rn = r + step;
-        V16 nv[VPT];
-#pragma unroll
-        for (int i = 0; i < VPT; i++) {
-            const int c = (i * lanes + lane) * VEC;
-            nv[i] = rn < rows && c < n ? ld_x(x + rn * sx + c) : V16();
-        }
-        const row_stats st = held_stats<LAYER>(x + r * sx, v, n, eps, lane, lanes, scratch);
-#pragma unroll
-        for (int i = 0; i < VPT; i++) {
-            const int c = (i * lanes + lane) * VEC;
-            /* w and b stay packed across rows: converted again each row, not kept as twice the registers */
-            opaque(v[i]);
-#if HOLD
-            opaque(wv[i]);
-            if (LAYER) opaque(bv[i]);
-            if (c < n) emit_with<LAYER>(y + r * sy, c, v[i], wv[i], bv[i], st);
-#else
-            if (c < n) emit_vec<LAYER>(y + r * sy, w, b, c, v[i], st);
-#endif
-            v[i] = nv[i];
-        }
     }
 }
 
@@ -333,15 +256,8 @@ __device__ __forceinline__ void row_looped(const T *xr, T *yr, const T *w, const
 template <bool LAYER>
 __device__ __forceinline__ void norm_rows(const T *x, long long sx, const T *w, long long sw, const T *b, long long sb,
                                           T *y, long long sy, long long rows, int n, float eps, int vec) {
-#if BASE == 0
+#if KIND == 0
     const int lane = threadIdx.x & 31, per_block = blockDim.x >> 5;
-#if PIPE
-    if (vec) {
-        rows_pipelined<LAYER>(x, sx, w, b, y, sy, (long long)blockIdx.x * per_block + (threadIdx.x >> 5),
-                              (long long)gridDim.x * per_block, rows, n, eps, lane, 32, (float *)0);
-        return;
-    }
-#endif
     /* a whole warp leaves together: its shuffles see all 32 lanes or none */
     for (long long r = (long long)blockIdx.x * per_block + (threadIdx.x >> 5); r < rows;
          r += (long long)gridDim.x * per_block) {
@@ -350,16 +266,9 @@ __device__ __forceinline__ void norm_rows(const T *x, long long sx, const T *w, 
     }
 #else
     __shared__ float scratch[32];
-#if PIPE
-    if (vec) {
-        rows_pipelined<LAYER>(x, sx, w, b, y, sy, blockIdx.x, gridDim.x, rows, n, eps, threadIdx.x, blockDim.x,
-                              scratch);
-        return;
-    }
-#endif
     for (long long r = blockIdx.x; r < rows; r += gridDim.x) {
         if (vec) {
-#if BASE == 1
+#if KIND == 1
             row_in_registers<LAYER>(x + r * sx, y + r * sy, w, b, n, eps, threadIdx.x, blockDim.x, scratch);
 #else
             row_looped<LAYER>(x + r * sx, y + r * sy, w, b, n, eps, scratch);
@@ -372,21 +281,13 @@ __device__ __forceinline__ void norm_rows(const T *x, long long sx, const T *w, 
 }
 
 /* b and sb are unused by rms_norm: both entry points take one argument list. */
-/* The pipelined kinds hold three or four times the registers a row takes: at most 512 threads, up to 128
- * registers each. */
-#if PIPE
-#define NORM_BOUNDS 512
-#else
-#define NORM_BOUNDS 1024
-#endif
-
-extern "C" __global__ void __launch_bounds__(NORM_BOUNDS)
+extern "C" __global__ void __launch_bounds__(1024)
     rms_norm(const T *x, long long sx, const T *w, long long sw, const T *b, long long sb, T *y, long long sy,
              long long rows, int n, float eps, int vec) {
     norm_rows<false>(x, sx, w, sw, b, sb, y, sy, rows, n, eps, vec);
 }
 
-extern "C" __global__ void __launch_bounds__(NORM_BOUNDS)
+extern "C" __global__ void __launch_bounds__(1024)
     layer_norm(const T *x, long long sx, const T *w, long long sw, const T *b, long long sb, T *y, long long sy,
                long long rows, int n, float eps, int vec) {
     norm_rows<true>(x, sx, w, sw, b, sb, y, sy, rows, n, eps, vec);

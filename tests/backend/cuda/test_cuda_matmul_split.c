@@ -270,12 +270,13 @@ Test(cuda_matmul_split, split_kernels_compile_with_nvrtc, .timeout = 1200) {
 }
 
 /* Part waves (the sweep M = N = K = 128 i on 132 SMs): the heuristic takes the stream-K schedule where the tile
- * count leaves much of the last wave idle and keeps the plain one where the waves are whole or nearly so, or where
- * clusters or split-K take the call; what it picks is checked and compiled. */
+ * count leaves much of the last wave idle and keeps the plain one where the waves are whole or nearly so, where
+ * there are fewer tiles than a wave and a half, or where clusters or split-K take the call; what it picks is
+ * checked and compiled. */
 Test(cuda_matmul_split, part_waves_take_stream_k, .init = hopper_setup, .fini = hopper_teardown) {
     variant_list l = {0};
     trr_cuda_for_each_variant(collect, &l);
-    const int64_t part[] = {1024, 1536, 2176, 2304, 2944, 3072, 3840};
+    const int64_t part[] = {2176, 2304, 2944, 3072, 3840};
     for (size_t i = 0; i < sizeof part / sizeof part[0]; i++)
         for (int h = 0; h < 2; h++) {
             trr_call c = chosen(&l, h ? TRR_BF16 : TRR_F16, part[i], part[i], part[i], 1);
@@ -283,7 +284,8 @@ Test(cuda_matmul_split, part_waves_take_stream_k, .init = hopper_setup, .fini = 
             cr_expect_eq(c.config.block_m, 128, "%lld^3", (long long)part[i]);
             cr_expect_eq(c.config.split_k, 1, "%lld^3", (long long)part[i]);
         }
-    const int64_t whole[] = {2048, 3584, 4096, 8192};
+    /* whole waves, and fewer tiles than a wave and a half (the hand-over outweighs the idle SMs there) */
+    const int64_t whole[] = {768, 1024, 1536, 2048, 3584, 4096, 8192};
     for (size_t i = 0; i < sizeof whole / sizeof whole[0]; i++) {
         trr_call c = chosen(&l, TRR_F16, whole[i], whole[i], whole[i], 1);
         cr_expect_eq(c.config.variant, TRR_VARIANT_WGMMA, "%lld^3", (long long)whole[i]);
