@@ -45,22 +45,18 @@ static const char *dtype_suffix(trr_dtype t) { return t == TRR_F32 ? "f32" : t =
 /* A multiple of 8 elements (16 bytes of f16 or bf16), or unused: a dimension of one. */
 static int words(int64_t n, int64_t stride) { return n <= 1 || stride % 8 == 0; }
 
-/* Whether attention_coop.comp (variant coop_khr) runs the call on this device: bf16 where the bf16 KHR build is
- * enabled, f16 where the f16 one is and the config names the variant (`asked`), each with the 16x16x16 shape
- * among the device's; D 64 or 128; subgroups of 16 to 128 invocations with shuffles; q, k and v read as 16-byte
- * words (offsets and strides multiples of 8 elements, bind_operand's descriptor offsets being multiples of 16
- * bytes); no loop budget (the kernel does not split the keys); the grid within the device's. Else 0 with the
- * reason. */
-static int coop_runs(const trr_vk_device *d, const trr_call *call, int asked, char *why, size_t cap) {
+/* Whether attention_coop.comp (variant coop_khr) runs the call on this device: f16 and bf16 where that type's
+ * KHR build is enabled, each with the 16x16x16 shape among the device's; D 64 or 128; subgroups of 16 to 128
+ * invocations with shuffles; q, k and v read as 16-byte words (offsets and strides multiples of 8 elements,
+ * bind_operand's descriptor offsets being multiples of 16 bytes); no loop budget (the kernel does not split the
+ * keys); the grid within the device's. Else 0 with the reason. The weights' two 16-bit parts are split in integer
+ * registers: NVIDIA's compiler folds a packHalf2x16 / unpackHalf2x16 round trip, which left f16's second part zero
+ * and missed docs/ops.md's element bound where o cancels to near zero. */
+static int coop_runs(const trr_vk_device *d, const trr_call *call, char *why, size_t cap) {
     const trr_attention_shape *a = &call->attn;
     const trr_dtype t = call->x.dtype;
-    if (t != TRR_BF16 && (t != TRR_F16 || !asked)) {
-        /* f16 on NVIDIA missed docs/ops.md's element bound in rows whose o cancels to near zero (max_rel 4x the
-         * bound at Sq 127, Skv 17, causal) while its weights' two parts were split with packHalf2x16 and
-         * unpackHalf2x16; they are now split in integer registers, as bf16's, but until that has passed on the
-         * GPU f16 takes this kernel only where the config asks for it */
-        snprintf(why, cap, "the cooperative-matrix attention kernel takes bf16, and f16 where variant=coop_khr "
-                 "asks for it (%s runs on simt)", t == TRR_F16 ? "f16" : "f32");
+    if (t != TRR_BF16 && t != TRR_F16) {
+        snprintf(why, cap, "the cooperative-matrix attention kernel takes f16 and bf16 (f32 runs on simt)");
         return 0;
     }
     const int on = t == TRR_F16 ? d->coop_khr : d->coop_bf16;
@@ -237,7 +233,7 @@ void trr_vk_attention_choose(const trr_vk_device *d, trr_call *call) {
         char why[256];
         trr_call t = *call;
         t.config.variant = TRR_VARIANT_COOP_KHR;
-        if (coop_runs(d, &t, 0, why, sizeof why)) {
+        if (coop_runs(d, &t, why, sizeof why)) {
             fill_coop(d, &t, &t.config);
             if (coop_config_ok(d, &t, why, sizeof why)) *c = t.config;
         }
@@ -264,7 +260,7 @@ trr_status trr_vk_attention_check(trr_context *ctx, const trr_call *call) {
     const trr_config *c = &call->config;
     if (c->variant == TRR_VARIANT_COOP_KHR) {
         char why[256];
-        if (!coop_runs(d, call, 1, why, sizeof why) || !coop_config_ok(d, call, why, sizeof why))
+        if (!coop_runs(d, call, why, sizeof why) || !coop_config_ok(d, call, why, sizeof why))
             return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: attention variant coop_khr: %s", why);
         const VkPhysicalDeviceLimits *lim = &d->phys.props.limits;
         const int64_t nqb = (call->attn.seq_q + c->block_m - 1) / c->block_m;

@@ -41,7 +41,7 @@ Test(vulkan_attention, forced_blocks_pass, .timeout = 900) {
 
 /* The cooperative-matrix kernel (variant coop_khr, kernels/vulkan/attention_coop.comp) forced on attention's
  * cases: it passes where the device runs it; every case it does not take is UNSUPPORTED with the reason, f32
- * always (it takes bf16, and f16 where the config names it, as here), and every case on a device without
+ * always (it takes f16 and bf16), and every case on a device without
  * VK_KHR_cooperative_matrix (lavapipe). */
 Test(vulkan_attention, forced_coop_passes_or_says_why, .timeout = 600) {
     trr_context *ctx = open_device_or_skip("vulkan:0", "vulkan");
@@ -65,9 +65,8 @@ Test(vulkan_attention, forced_coop_passes_or_says_why, .timeout = 600) {
     trr_context_destroy(ctx);
 }
 
-/* The heuristic: bf16 prefill runs on coop_khr exactly where the forced variant is accepted, and the SIMT kernel
- * otherwise (decode, and devices without cooperative matrices such as lavapipe); f16 on the SIMT kernel, even
- * where the forced variant runs it. */
+/* The heuristic: f16 and bf16 prefill run on coop_khr exactly where the forced variant is accepted, and on the
+ * SIMT kernel otherwise (decode, and devices without cooperative matrices such as lavapipe). */
 static void heuristic_case(trr_dtype dt) {
     trr_context *ctx = open_device_or_skip("vulkan:0", "vulkan");
     const int64_t B = 1, H = 2, S = 128, D = 64;
@@ -95,7 +94,7 @@ static void heuristic_case(trr_dtype dt) {
     cr_assert_eq(trr_attention(ctx, &q, &k, &v, &o, NULL, 0.0f, 0), TRR_OK, "%s", trr_last_error(ctx));
     trr_config last;
     trr_config_last(ctx, &last);
-    cr_expect_eq(last.variant, fst == TRR_OK && dt == TRR_BF16 ? TRR_VARIANT_COOP_KHR : TRR_VARIANT_SIMT,
+    cr_expect_eq(last.variant, fst == TRR_OK ? TRR_VARIANT_COOP_KHR : TRR_VARIANT_SIMT,
                  "dtype %d", (int)dt);
     cr_assert_eq(trr_synchronize(ctx), TRR_OK, "%s", trr_last_error(ctx));
     trr_buffer_destroy(buf);
