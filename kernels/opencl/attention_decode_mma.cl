@@ -22,12 +22,6 @@
  * ADDR_MODE (common.cl), CP_ASYNC (1 where the probe found cp.async works). The host passes q with even element
  * offsets and strides, k and v with multiples of 8 (16-byte chunks), o with even ones (pair stores). */
 
-#if X_DT == DT_BF16
-#define CVT_PAIR "cvt.rn.bf16x2.f32 %0, %1, %2;"
-#else
-#define CVT_PAIR "cvt.rn.f16x2.f32 %0, %1, %2;"
-#endif
-
 #define LROW (HEAD_DIM + 8)       /* halves per local row of K and V (16 bytes of padding) */
 #define NT (BLOCK_N / 8)          /* n8 tiles of S */
 #define OT (HEAD_DIM / 8)         /* n8 tiles of O */
@@ -40,55 +34,6 @@
 #error "attention_decode_mma: BLOCK_N a multiple of 16, STAGES 2 to 4, HEAD_DIM 64 or 128"
 #endif
 
-/* v0 in the low half, v1 in the high, each rounded to nearest even */
-static inline uint pack_pair(float v0, float v1) {
-    uint w;
-    asm volatile(CVT_PAIR : "=r"(w) : "f"(v1), "f"(v0));
-    return w;
-}
-
-/* the two weights of a packed pair back in f32 (exact) */
-static inline float2 unpack_pair(uint w) {
-#if X_DT == DT_BF16
-    return (float2)(as_float(w << 16), as_float(w & 0xffff0000u));
-#else
-    float a, b;
-    asm("{ .reg .b16 l, h; mov.b32 {l, h}, %2; cvt.f32.f16 %0, l; cvt.f32.f16 %1, h; }"
-        : "=f"(a), "=f"(b) : "r"(w));
-    return (float2)(a, b);
-#endif
-}
-
-/* what the rounding of a pair to hi left, rounded in turn (P = hi + lo) */
-static inline uint pack_lo(float v0, float v1, uint hi) {
-    const float2 h = unpack_pair(hi);
-    return pack_pair(v0 - h.x, v1 - h.y);
-}
-
-/* v from the lane whose index differs from this one's by the bits of m (all 32 lanes take part) */
-static inline float shfl_xor(float v, int m) {
-    uint r;
-    asm volatile("shfl.sync.bfly.b32 %0, %1, %2, 31, 0xffffffff;" : "=r"(r) : "r"(as_uint(v)), "r"(m));
-    return as_float(r);
-}
-
-static inline float quad_max(float v) {
-    v = fmax(v, shfl_xor(v, 1));
-    return fmax(v, shfl_xor(v, 2));
-}
-
-static inline float quad_sum(float v) {
-    v += shfl_xor(v, 1);
-    return v + shfl_xor(v, 2);
-}
-
-#if CP_ASYNC
-#define CP_COMMIT() asm volatile("cp.async.commit_group;" ::: "memory")
-#define CP_WAIT(n) asm volatile("cp.async.wait_group %0;" ::"n"(n) : "memory")
-#else
-#define CP_COMMIT()
-#define CP_WAIT(n)
-#endif
 
 /* Starts the copy of keys j0.. of K or V (rows `stride` apart from base) into a local tile (`at` its shared-window
  * address): 16-byte chunks, the rows at and past kend zero-filled (a zero V row keeps 0·V finite where a masked

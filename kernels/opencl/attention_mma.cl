@@ -36,12 +36,6 @@
  * The host passes q with even element offsets and strides (4-byte fragment loads), k and v with multiples of 8
  * (16-byte chunks), o with even ones (pair stores). */
 
-#if X_DT == DT_BF16
-#define CVT_PAIR "cvt.rn.bf16x2.f32 %0, %1, %2;"
-#else
-#define CVT_PAIR "cvt.rn.f16x2.f32 %0, %1, %2;"
-#endif
-
 #define THREADS (WARPS * 32)
 #define MT (BLOCK_M / (WARPS * 16)) /* m16 row tiles per warp */
 #define LROW (HEAD_DIM + 8)         /* halves per local row of Q, K and V (16 bytes of padding) */
@@ -59,58 +53,6 @@
 #error "attention_mma: BLOCK_M is 16 or 32 rows a warp, BLOCK_N a multiple of 16, STAGES 1 to 4"
 #endif
 
-/* v0 in the low half, v1 in the high, each rounded to nearest even */
-static inline uint pack_pair(float v0, float v1) {
-    uint w;
-    asm volatile(CVT_PAIR : "=r"(w) : "f"(v1), "f"(v0));
-    return w;
-}
-
-/* the two weights of a packed pair back in f32 (exact: bf16 is f32's top half; f16 through cvt) */
-static inline float2 unpack_pair(uint w) {
-#if X_DT == DT_BF16
-    return (float2)(as_float(w << 16), as_float(w & 0xffff0000u));
-#else
-    float a, b;
-    asm("{ .reg .b16 l, h; mov.b32 {l, h}, %2; cvt.f32.f16 %0, l; cvt.f32.f16 %1, h; }"
-        : "=f"(a), "=f"(b) : "r"(w));
-    return (float2)(a, b);
-#endif
-}
-
-/* P's A fragment as two 16-bit parts: hi the weights rounded once, lo what that rounding left (rounded in turn),
- * so P·V = hi·V + lo·V keeps ~22 (f16) or ~16 (bf16) bits of each weight. One rounding puts 2^-12 (f16) or 2^-9
- * (bf16) of each weight into o, which elements of o that cancel to near zero cannot absorb within docs/ops.md's
- * element bound for half outputs (the CUDA kernels split the weights the same way). */
-static inline uint pack_lo(float v0, float v1, uint hi) {
-    const float2 h = unpack_pair(hi);
-    return pack_pair(v0 - h.x, v1 - h.y);
-}
-
-/* v from the lane whose index differs from this one's by the bits of m (all 32 lanes take part) */
-static inline float shfl_xor(float v, int m) {
-    uint r;
-    asm volatile("shfl.sync.bfly.b32 %0, %1, %2, 31, 0xffffffff;" : "=r"(r) : "r"(as_uint(v)), "r"(m));
-    return as_float(r);
-}
-
-static inline float quad_max(float v) {
-    v = fmax(v, shfl_xor(v, 1));
-    return fmax(v, shfl_xor(v, 2));
-}
-
-static inline float quad_sum(float v) {
-    v += shfl_xor(v, 1);
-    return v + shfl_xor(v, 2);
-}
-
-#if CP_ASYNC
-#define CP_COMMIT() asm volatile("cp.async.commit_group;" ::: "memory")
-#define CP_WAIT(n) asm volatile("cp.async.wait_group %0;" ::"n"(n) : "memory")
-#else
-#define CP_COMMIT()
-#define CP_WAIT(n)
-#endif
 
 /* Starts the copy of keys j0.. of K or V (rows `stride` apart from base) into a local tile (`at` its shared-window
  * address): cp.async of 16-byte chunks, the rows at and past kend zero-filled (the caller commits the group);

@@ -6,10 +6,6 @@ import numpy as np, pyopencl as cl
 K = __import__('os').path.join(__import__('os').path.dirname(__file__), '../../kernels/opencl/')
 common = open(K + 'common.cl').read()
 src = open(K + 'attention_decode_mma.cl').read()
-a = src.index('/* v0 in the low half'); b = src.index('/* what the rounding')
-src = src[:a] + src[b:]
-a = src.index('/* v from the lane'); b = src.index('#if CP_ASYNC')
-src = src[:a] + src[b:]
 src = src.replace('__attribute__((aligned(128)));', '__attribute__((aligned(128)));\n    __local uint emu_x[32 * 6];', 1)
 src = src.replace('#pragma unroll', '')
 full = common + '\n' + open(__import__('os').path.join(__import__('os').path.dirname(__file__), 'emu.cl')).read() + '\n' + src

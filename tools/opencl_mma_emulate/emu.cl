@@ -69,3 +69,9 @@ static inline __attribute__((always_inline)) float emu_shfl(float v, int m, __lo
 #define quad_sum(v) emu_qsum(v, emu_x)
 static inline __attribute__((always_inline)) float emu_qmax(float v, __local uint *x) { v = fmax(v, emu_shfl(v, 1, x)); return fmax(v, emu_shfl(v, 2, x)); }
 static inline __attribute__((always_inline)) float emu_qsum(float v, __local uint *x) { v += emu_shfl(v, 1, x); return v + emu_shfl(v, 2, x); }
+static inline __attribute__((always_inline)) uint pack_lo(float v0, float v1, uint hi) {
+    const float2 h = unpack_pair(hi);
+    return pack_pair(v0 - h.x, v1 - h.y);
+}
+#define CP_COMMIT()
+#define CP_WAIT(n)
