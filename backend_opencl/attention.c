@@ -118,15 +118,21 @@ void trr_cl_attention_choose_config(trr_context *ctx, trr_call *call) {
     if (!c->stages) c->stages = 1;
 }
 
-static trr_status check_mma(trr_context *ctx, const trr_call *call) {
+trr_status trr_cl_attention_mma_usable(trr_context *ctx, const trr_call *call) {
     const trr_cl_dev *dev = ctx->dev;
-    const trr_config *c = &call->config;
     if (!dev->mma.ok)
         return trr_error(ctx, TRR_ERR_UNSUPPORTED,
                          "opencl: variant mma (tensor cores through inline PTX) is unavailable on %s: %s",
                          dev->info.name, dev->mma.reason);
     const char *why = trr_cl_attention_mma_refusal(call);
     if (why) return trr_error(ctx, TRR_ERR_UNSUPPORTED, "opencl: config rejected: attention variant mma %s", why);
+    return TRR_OK;
+}
+
+static trr_status check_mma(trr_context *ctx, const trr_call *call) {
+    const trr_cl_dev *dev = ctx->dev;
+    const trr_config *c = &call->config;
+    TRR_TRY(trr_cl_attention_mma_usable(ctx, call));
     const int warps = c->threads / 32;
     if (c->threads % 32 || (warps != 1 && warps != 2 && warps != 4 && warps != 8) ||
         (c->block_m != 16 * warps && c->block_m != 32 * warps))

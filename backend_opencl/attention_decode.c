@@ -131,34 +131,37 @@ static trr_status launch(trr_context *ctx, const trr_call *call, int64_t keys, i
     return trr_cl_launch(ctx, k, 3, global, local);
 }
 
-trr_status trr_cl_attention_decode_run(trr_context *ctx, const trr_call *call) {
+typedef trr_status (*chunk_launch)(trr_context *, const trr_call *, int64_t, int64_t, cl_mem, cl_mem);
+
+/* The keys in nsplit chunks of `keys`: one launch writing o and lse where there is one chunk; else the chunks'
+ * partial results into scratch, merged by attention.cl's combine. */
+static trr_status run_chunks(trr_context *ctx, const trr_call *call, int64_t keys, int64_t nsplit, chunk_launch fn) {
     trr_cl_dev *dev = ctx->dev;
     const trr_attention_shape *a = &call->attn;
-    int64_t keys, nsplit;
-    trr_attention_decode_chunks(call, dev->loop_budget, &keys, &nsplit);
-    if (nsplit == 1) return launch(ctx, call, keys, 1, call->z.mem, call->z.mem); /* part: never written */
+    if (nsplit == 1) return fn(ctx, call, keys, 1, call->z.mem, call->z.mem); /* part: never written */
     const size_t rows = (size_t)(a->batch * a->heads_q * a->seq_q);
     cl_mem part, part_lse;
     TRR_TRY(trr_cl_scratch_get(ctx, &dev->partials, (size_t)nsplit * rows * (size_t)a->head_dim * 4,
                                "attention's chunks", &part));
     TRR_TRY(trr_cl_scratch_get(ctx, &dev->partial_sums, (size_t)nsplit * rows * 4, "attention's chunk sums",
                                &part_lse));
-    trr_status st = launch(ctx, call, keys, nsplit, part, part_lse);
+    trr_status st = fn(ctx, call, keys, nsplit, part, part_lse);
     if (st == TRR_OK)
         st = trr_cl_attention_combine(ctx, call, COMBINE_OPTIONS, part, part_lse,
                                       a->has_lse ? call->w.mem : call->z.mem, (cl_int)nsplit);
     return st;
 }
 
+trr_status trr_cl_attention_decode_run(trr_context *ctx, const trr_call *call) {
+    int64_t keys, nsplit;
+    trr_attention_decode_chunks(call, ((trr_cl_dev *)ctx->dev)->loop_budget, &keys, &nsplit);
+    return run_chunks(ctx, call, keys, nsplit, launch);
+}
+
 trr_status trr_cl_attention_decode_mma_check(trr_context *ctx, const trr_call *call) {
     const trr_cl_dev *dev = ctx->dev;
     const trr_config *c = &call->config;
-    if (!dev->mma.ok)
-        return trr_error(ctx, TRR_ERR_UNSUPPORTED,
-                         "opencl: variant mma (tensor cores through inline PTX) is unavailable on %s: %s",
-                         dev->info.name, dev->mma.reason);
-    const char *why = trr_cl_attention_mma_refusal(call);
-    if (why) return trr_error(ctx, TRR_ERR_UNSUPPORTED, "opencl: config rejected: attention variant mma %s", why);
+    TRR_TRY(trr_cl_attention_mma_usable(ctx, call));
     if (c->threads != MMA_THREADS || c->block_m != MMA_ROWS)
         return trr_error(ctx, TRR_ERR_UNSUPPORTED,
                          "opencl: config rejected: attention variant mma with split_k >= 2 (the decode form) takes "
@@ -213,21 +216,8 @@ static trr_status launch_mma(trr_context *ctx, const trr_call *call, int64_t key
 }
 
 trr_status trr_cl_attention_decode_mma_run(trr_context *ctx, const trr_call *call) {
-    trr_cl_dev *dev = ctx->dev;
     const trr_attention_shape *a = &call->attn;
     const int64_t bn = call->config.block_n;
     const int64_t keys = ceil_div(ceil_div(a->seq_kv, call->config.split_k), bn) * bn;
-    const int64_t nsplit = ceil_div(a->seq_kv, keys);
-    if (nsplit == 1) return launch_mma(ctx, call, keys, 1, call->z.mem, call->z.mem); /* part: never written */
-    const size_t rows = (size_t)(a->batch * a->heads_q * a->seq_q);
-    cl_mem part, part_lse;
-    TRR_TRY(trr_cl_scratch_get(ctx, &dev->partials, (size_t)nsplit * rows * (size_t)a->head_dim * 4,
-                               "attention's chunks", &part));
-    TRR_TRY(trr_cl_scratch_get(ctx, &dev->partial_sums, (size_t)nsplit * rows * 4, "attention's chunk sums",
-                               &part_lse));
-    trr_status st = launch_mma(ctx, call, keys, nsplit, part, part_lse);
-    if (st == TRR_OK)
-        st = trr_cl_attention_combine(ctx, call, COMBINE_OPTIONS, part, part_lse,
-                                      a->has_lse ? call->w.mem : call->z.mem, (cl_int)nsplit);
-    return st;
+    return run_chunks(ctx, call, keys, ceil_div(a->seq_kv, keys), launch_mma);
 }

@@ -225,6 +225,9 @@ int trr_cl_attention_decode_choose(trr_context *ctx, trr_call *call);
 trr_status trr_cl_attention_decode_check(trr_context *ctx, const trr_call *call);
 trr_status trr_cl_attention_decode_run(trr_context *ctx, const trr_call *call);
 /* ... its mma form (variant mma with split_k >= 2: attention_decode_mma.cl, where the mma probe passed) ... */
+/* Whether the mma kernels can take the call here (the probe passed, the call suits them); else UNSUPPORTED with the
+ * reason. */
+trr_status trr_cl_attention_mma_usable(trr_context *ctx, const trr_call *call);
 int trr_attention_decode_mma_selected(const trr_config *c);
 trr_status trr_cl_attention_decode_mma_check(trr_context *ctx, const trr_call *call);
 trr_status trr_cl_attention_decode_mma_run(trr_context *ctx, const trr_call *call);

@@ -214,24 +214,41 @@ static inline uint smem_addr(__local const void *p) { return (uint)(ulong)p; }
     asm volatile(MMA_OP " {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"                             \
                  : "+f"((d)[0]), "+f"((d)[1]), "+f"((d)[2]), "+f"((d)[3])                                      \
                  : "r"((a)[0]), "r"((a)[1]), "r"((a)[2]), "r"((a)[3]), "r"(b0), "r"(b1))
+
+/* cp.async groups (CP_ASYNC: the probe found cp.async works; without it the copies are done when issued) */
+#if CP_ASYNC
+#define CP_COMMIT() asm volatile("cp.async.commit_group;" ::: "memory")
+#define CP_WAIT(n) asm volatile("cp.async.wait_group %0;" ::"n"(n) : "memory")
+#else
+#define CP_COMMIT()
+#define CP_WAIT(n)
 #endif
 
-/* ---- attention's tensor-core kernels (attention_mma.cl, attention_decode_mma.cl; their programs alone define
- * HEAD_DIM with ADDR_MODE): P's pairs packed and split, the quad shuffles of the online softmax, cp.async groups. */
-#if defined(ADDR_MODE) && defined(HEAD_DIM)
-#if X_DT == DT_BF16
+/* Two values rounded to nearest even by one conversion instruction, v0 in the low half: into attention's 16-bit
+ * inputs' type (its programs define HEAD_DIM), else matmul's 16-bit output type. A NaN comes out as the canonical
+ * quiet NaN. */
+#ifdef HEAD_DIM
+#define PAIR_DT X_DT
+#elif defined(Z_DT)
+#define PAIR_DT Z_DT
+#endif
+#if defined(PAIR_DT) && PAIR_DT != DT_F32
+#if PAIR_DT == DT_BF16
 #define CVT_PAIR "cvt.rn.bf16x2.f32 %0, %1, %2;"
 #else
 #define CVT_PAIR "cvt.rn.f16x2.f32 %0, %1, %2;"
 #endif
-
-/* v0 in the low half, v1 in the high, each rounded to nearest even */
 static inline uint pack_pair(float v0, float v1) {
     uint w;
     asm volatile(CVT_PAIR : "=r"(w) : "f"(v1), "f"(v0));
     return w;
 }
+#endif
+#endif
 
+/* ---- attention's tensor-core kernels (attention_mma.cl, attention_decode_mma.cl; their programs alone define
+ * HEAD_DIM with ADDR_MODE): P's pairs split in two parts and the quad shuffles of the online softmax. */
+#if defined(ADDR_MODE) && defined(HEAD_DIM)
 /* the two weights of a packed pair back in f32 (exact: bf16 is f32's top half; f16 through cvt) */
 static inline float2 unpack_pair(uint w) {
 #if X_DT == DT_BF16
@@ -269,12 +286,4 @@ static inline float quad_sum(float v) {
     v += shfl_xor(v, 1);
     return v + shfl_xor(v, 2);
 }
-
-#if CP_ASYNC
-#define CP_COMMIT() asm volatile("cp.async.commit_group;" ::: "memory")
-#define CP_WAIT(n) asm volatile("cp.async.wait_group %0;" ::"n"(n) : "memory")
-#else
-#define CP_COMMIT()
-#define CP_WAIT(n)
-#endif
 #endif

@@ -133,26 +133,10 @@ static inline void copy_chunk(__local ushort *tile, uint dst, __global const ush
 static inline void copy_chunk_fast(uint dst, __global const ushort *src) {
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(src) : "memory");
 }
-#define CP_COMMIT() asm volatile("cp.async.commit_group;" ::: "memory")
-#define CP_WAIT(n) asm volatile("cp.async.wait_group %0;" ::"n"(n) : "memory")
 #endif
 
-#if Z_DT != DT_F32
-/* Two outputs rounded to nearest even by one conversion instruction (sm_80+, as the mma itself), v0 in the low
- * half, for f16 and bf16 alike: the integer rounding of common.cl (trr_f2bf) costs several instructions per bf16
- * element, enough to put bf16 behind f16 where the epilogue weighs. A
- * NaN comes out as the canonical quiet NaN. */
-#if Z_DT == DT_BF16
-#define CVT_PAIR "cvt.rn.bf16x2.f32 %0, %1, %2;"
-#else
-#define CVT_PAIR "cvt.rn.f16x2.f32 %0, %1, %2;"
-#endif
-static inline uint pack_pair(float v0, float v1) {
-    uint w;
-    asm volatile(CVT_PAIR : "=r"(w) : "f"(v1), "f"(v0));
-    return w;
-}
-#endif
+/* pack_pair: common.cl (the bf16 rounding there is one instruction where common.cl's trr_f2bf takes several an
+ * element, enough to put bf16 behind f16 where the epilogue weighs) */
 
 /* Outputs gn and gn + 1 (gn even) of row gm; pair: ldc and C's offset are even, so an in-range pair is one aligned
  * store. */
