@@ -149,7 +149,9 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void attention_mma
      *   i.e. the b fragments of two n8 key tiles for one k16 step of d;
      * V, transposed: {keys 0-7, d 0-7}, {keys 8-15, d 0-7}, {keys 0-7, d 8-15}, {keys 8-15, d 8-15},
      *   i.e. the b fragments of two n8 tiles of d for one k16 step of keys. */
+#if !Q_IN_REGS
     const uint qoff = (uint)(((warp * MT * 16 + lane % 16) * LROW + (lane / 16) * 8) * 2);
+#endif
     const uint koff = (uint)((((lane % 8) + (lane / 16) * 8) * LROW + ((lane / 8) % 2) * 8) * 2);
     const uint voff = (uint)((((lane % 8) + ((lane / 8) % 2) * 8) * LROW + (lane / 16) * 8) * 2);
 

@@ -108,11 +108,13 @@ static inline uint4 load_chunk_slow(__global const ushort *p, int row, int col, 
     return (uint4)(h[0] | h[1] << 16, h[2] | h[3] << 16, h[4] | h[5] << 16, h[6] | h[7] << 16);
 }
 
+#if !CP_ASYNC
 /* vec: ld and the base are 8-element aligned, so a whole in-range row of eight is one 16-byte load. */
 static inline uint4 load_chunk(__global const ushort *p, int row, int col, int rows, int cols, int ld, int vec) {
     if (row < rows && col + 8 <= cols && vec) return *(__global const uint4 *)(p + row * ld + col);
     return load_chunk_slow(p, row, col, rows, cols, ld);
 }
+#endif
 
 #if CP_ASYNC
 /* One chunk straight into local memory: cp.async of its in-range bytes where the row is aligned (vec, a build
@@ -208,6 +210,7 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void matmul_mma(
 #define a_dst(i) TILE_OFF(a_o(i), a_c0 / 8, A_CPR)
 #define b_dst(i) TILE_OFF(b_o(i), b_c0 / 8, B_CPR)
 
+#if CP_ASYNC
     /* Interior tiles (every row and column in range, rows 16-byte aligned) copy without bounds tests: a chunk's
      * source is the k tile's corner plus a fixed offset. */
     const int a_inner = VEC_A && m0 + BLOCK_M <= M, b_inner = VEC_B && n0 + BLOCK_N <= N;
@@ -220,6 +223,7 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void matmul_mma(
     const int b_goff0 = (n0 + b_r0) * ldb + b_c0;
 #else
     const int b_goff0 = b_r0 * ldb + n0 + b_c0;
+#endif
 #endif
 #define a_goff(i) (a_goff0 + (i) * A_RP * lda)
 #define b_goff(i) (b_goff0 + (i) * B_RP * ldb)

@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
 # The OpenCL kernels that only NVIDIA's compiler builds (inline PTX: matmul_mma.cl, attention_mma.cl,
 # attention_decode_mma.cl) compiled with clang's OpenCL front end for NVPTX, as common.cl plus the op's file like
-# backend_opencl/program.c, under -Wall -Werror (less the unused-variable and unused-function warnings: a build's
-# #if branches leave some of the other branches' helpers unused): PoCL and rusticl cannot build them, so without
-# this CI would never see them. The build options are the backends' tiles (backend_opencl/attention.c's tables, matmul's
+# backend_opencl/program.c, under -Wall -Werror: PoCL and rusticl cannot build them, so without this CI would
+# never see them. The build options are the backends' tiles (backend_opencl/attention.c's tables, matmul's
 # tuned configs) in each dtype, with and without cp.async (each with one of the two address modes). Compiles to PTX only: the
 # inline PTX itself is checked by NVIDIA's compiler on the GPU (the mma probe, the conformance suite).
 # Usage: nvptx_kernels.sh CLANG KERNEL_DIR
@@ -22,7 +21,7 @@ build() { # file options...
   n=$((n + 1))
   # `asm` is a GNU keyword clang's OpenCL mode leaves out; NVIDIA's OpenCL compiler takes it
   if ! "$clang" -cl-std=CL1.2 -target nvptx64-nvidia-nvcl -Xclang -finclude-default-header -Dasm=__asm__ \
-      -Wall -Wno-unused-variable -Wno-unused-function -Werror -O0 -S -o /dev/null "$@" "$work/$f.cl" 2> "$work/log"; then
+      -Wall -Werror -O0 -S -o /dev/null "$@" "$work/$f.cl" 2> "$work/log"; then
     echo "FAIL $f.cl $*"; head -20 "$work/log"; failed=$((failed + 1))
   fi
 }
