@@ -299,8 +299,9 @@ Test(bench, command_line_is_quoted_for_the_shell) {
 }
 
 /* The warm-up and cache flushing scale with the case: benchmarking add of 4096 floats on the CPU (the check,
- * warm-up, flushes and repetitions; the progress callback brackets exactly that) takes under 2 s (a flush before
- * every warm-up call would make it 20-38 s). */
+ * warm-up, flushes and repetitions; the progress callback brackets exactly that) takes about a second, under 6 s
+ * on a 2-core machine busy with the rest of the suite (2.03 s seen there), where a flush before every warm-up call
+ * would make it 20-38 s. */
 static double case_start_s, case_seconds;
 static void time_case(void *user, int index, int total, const char *name, const trr_bench_result *r,
                       double elapsed_s, double eta_s) {
@@ -309,7 +310,7 @@ static void time_case(void *user, int index, int total, const char *name, const 
     else case_seconds = elapsed_s - case_start_s;
 }
 
-Test(bench, a_tiny_case_takes_under_two_seconds, .timeout = 120) {
+Test(bench, a_tiny_case_takes_seconds_not_tens, .timeout = 120) {
     unsetenv("TRIREME_WARMUP_MS");
     trr_context *ctx = NULL;
     cr_assert_eq(trr_context_create("cpu", &ctx), TRR_OK, "%s", trr_last_error(NULL));
@@ -322,7 +323,7 @@ Test(bench, a_tiny_case_takes_under_two_seconds, .timeout = 120) {
     cr_assert_eq(rep->results[0].outcome, TRR_BENCH_OK, "%s", rep->results[0].reason);
     cr_assert_geq(rep->results[0].timing.reps, 5);
     cr_assert(rep->flush_bytes > 0, "the case must still be timed from a flushed cache");
-    cr_assert(case_seconds >= 0 && case_seconds < 2.0, "n = 4096 add took %.2f s", case_seconds);
+    cr_assert(case_seconds >= 0 && case_seconds < 6.0, "n = 4096 add took %.2f s", case_seconds);
     trr_bench_free(rep);
     trr_context_destroy(ctx);
 }
