@@ -406,9 +406,9 @@ static double wave_cost(const trr_call *call, int sms, int bn, int sk) {
     const double per = bn == 256 ? 2.0 : 1.0 / 0.9; /* a K tile's cost */
     if (t <= 0 || kt <= 0 || sms <= 0) return 0.0;
     if (!sk) return (double)((t + sms - 1) / sms) * (double)kt * per;
-    /* Below a wave and a half of tiles the pieces' hand-over costs more than the idle SMs give back: 768^3 and
-     * 1024^3 ran at 0.8x and 0.87x of the plain tile, 1536^3 (1.1 waves) level with it (docs/performance.md).
-     * The kernel still takes such calls when asked. */
+    /* Below a wave and a half of tiles the pieces' hand-over costs more than the idle SMs give back (measured:
+     * docs/performance.md, wave quantization), so the estimate leaves the plain schedule there; the kernel still
+     * takes such calls when asked. */
     if (2 * t < 3 * (int64_t)sms || t % sms == 0) return 0.0;
     const int64_t g = sms, dp = t / sms - 1, sk_iters = (t - dp * sms) * kt;
     const double handover = bn == 256 ? 4.0 : 2.0; /* the slot written, then read: 2 + 2 (or 1 + 1) K tiles */
