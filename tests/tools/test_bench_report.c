@@ -299,9 +299,9 @@ Test(bench, command_line_is_quoted_for_the_shell) {
 }
 
 /* The warm-up and cache flushing scale with the case: benchmarking add of 4096 floats on the CPU (the check,
- * warm-up, flushes and repetitions; the progress callback brackets exactly that) takes about a second, under 6 s
- * on a 2-core machine busy with the rest of the suite (2.03 s seen there), where a flush before every warm-up call
- * would make it 20-38 s. */
+ * warm-up, flushes and repetitions; the progress callback brackets exactly that) takes about a second, and stays well
+ * under 6 s on a 2-core machine busy with the rest of the suite, where a flush before every warm-up call would make
+ * it 20-38 s. */
 static double case_start_s, case_seconds;
 static void time_case(void *user, int index, int total, const char *name, const trr_bench_result *r,
                       double elapsed_s, double eta_s) {
