@@ -153,8 +153,9 @@ static trr_status run_chunks(trr_context *ctx, const trr_call *call, int64_t key
 }
 
 trr_status trr_cl_attention_decode_run(trr_context *ctx, const trr_call *call) {
+    const trr_cl_dev *dev = ctx->dev;
     int64_t keys, nsplit;
-    trr_attention_decode_chunks(call, ((trr_cl_dev *)ctx->dev)->loop_budget, &keys, &nsplit);
+    trr_attention_decode_chunks(call, dev->loop_budget, &keys, &nsplit);
     return run_chunks(ctx, call, keys, nsplit, launch);
 }
 
