@@ -53,11 +53,14 @@ int trr_cuda_softmax_warp_items(trr_dtype dtype, int64_t cols) {
     return items;
 }
 
-/* The wgmma kernel's configs, large to small: block_m 128, block_k 64 and 384 threads are fixed by the kernel;
- * the heuristic takes the first of each block_n, the tuner tries them all. */
+/* The wgmma kernel's configs: block_m 128, block_k 64 and 384 threads are fixed by the kernel; the heuristic
+ * takes the first of each block_n (the wave estimate chooses among them), the tuner tries them all. 192 columns
+ * (single blocks, 16-bit inputs) give the tile counts between the other two; 4 stages are its most with a
+ * 16-bit C (the epilogue's boxes must fit beside the ring: trr_cuda_wgmma_c_slots). */
 const trr_config trr_cuda_wgmma_configs[] = {
     {.block_m = 128, .block_n = 256, .block_k = 64, .group_m = 8, .stages = 4, .threads = TRR_CUDA_WGMMA_THREADS},
     {.block_m = 128, .block_n = 128, .block_k = 64, .group_m = 8, .stages = 6, .threads = TRR_CUDA_WGMMA_THREADS},
+    {.block_m = 128, .block_n = 192, .block_k = 64, .group_m = 8, .stages = 4, .threads = TRR_CUDA_WGMMA_THREADS},
     {.block_m = 128, .block_n = 256, .block_k = 64, .group_m = 8, .stages = 3, .threads = TRR_CUDA_WGMMA_THREADS},
     {.block_m = 128, .block_n = 128, .block_k = 64, .group_m = 8, .stages = 4, .threads = TRR_CUDA_WGMMA_THREADS},
 };
@@ -126,7 +129,7 @@ static int wgmma_config(const trr_config *c, int f8) {
     if (c->threads) return 0;
     return (!c->block_m || c->block_m == TRR_CUDA_WGMMA_BM || c->block_m == 2 * TRR_CUDA_WGMMA_BM) &&
            (!c->block_k || c->block_k == (f8 ? 2 * TRR_CUDA_WGMMA_BK : TRR_CUDA_WGMMA_BK)) &&
-           (!c->block_n || c->block_n == 128 || c->block_n == 256);
+           (!c->block_n || c->block_n == 128 || c->block_n == 256 || (!f8 && c->block_n == 192));
 }
 
 /* Blocks in the grid for a bm x bn tile: every matrix of a batch has its own (blockIdx.z). */
@@ -339,7 +342,7 @@ int trr_cuda_matmul_auto_variant(const trr_cuda_dev *dev, const trr_call *call) 
 
 /* The epilogue's store boxes (64 rows x 128 bytes) per consumer warpgroup: 4 where the ring leaves room for
  * them inside the 227 KB a Hopper block can have (a 16-bit 128 x 256 tile's whole half, so a box waits only on
- * the previous tile's stores), else 2 (128 x 256 with 4 stages, 128 x 128 with 6). */
+ * the previous tile's stores; 128 x 192 with 4 stages), else 2 (128 x 256 with 4 stages, 128 x 128 with 6). */
 int trr_cuda_wgmma_c_slots(const trr_config *cfg) {
     const size_t ring = (size_t)cfg->stages * ((size_t)TRR_CUDA_WGMMA_BM + (size_t)cfg->block_n) * TRR_CUDA_WGMMA_BK * 2;
     const size_t fixed = 1024 + 128, box = 64 * 128, limit = 227 * 1024;
@@ -398,39 +401,41 @@ static void fill(trr_config *c, const trr_config *h) {
 /* The wgmma kernel's time for a 16-bit call on tile 128 x bn, plain or stream-K (sk), in K tiles of 128 x 128 at
  * the 256-wide tile's rate: the K tiles the busiest block runs. Plain: whole waves of tiles, the last one part
  * idle. Stream-K (ops_matmul.c's grid, the kernel's plan): the whole-tile waves, then an equal share of the rest's
- * K tiles, plus the hand-over of a piece through the workspace (a block's f32 slot written by one block and read
- * by the owner: about two K tiles' time each for a 128 x 256 slot). A 128 x 128 K tile runs at about 0.9 of the
- * wide tile's rate (4096^3 on NVIDIA H200; docs/performance.md). 0 where the schedule does not apply. */
+ * K tiles, plus SK_HANDOVER for handing the pieces' f32 partials to their tiles' owners through the workspace.
+ * Rates and hand-over as measured on NVIDIA H200 (docs/performance.md, wave quantization): a 128 x 192 K tile
+ * runs at the wide tile's rate per output, a 128 x 128 one at about 0.87 of it, and the hand-over costs about as
+ * much as 25 of these units, whatever the tile (the waits for the slowest piece, more than the slots' bytes).
+ * 0 where the schedule does not apply. */
+#define SK_HANDOVER 25.0
 static double wave_cost(const trr_call *call, int sms, int bn, int sk) {
     const int64_t t = tiles(call, TRR_CUDA_WGMMA_BM, bn), kt = (call->k + TRR_CUDA_WGMMA_BK - 1) / TRR_CUDA_WGMMA_BK;
-    const double per = bn == 256 ? 2.0 : 1.0 / 0.9; /* a K tile's cost */
+    const double per = bn == 128 ? 1.0 / 0.87 : bn / 128.0; /* a K tile's cost */
     if (t <= 0 || kt <= 0 || sms <= 0) return 0.0;
     if (!sk) return (double)((t + sms - 1) / sms) * (double)kt * per;
-    /* Below a wave and a half of tiles the pieces' hand-over costs more than the idle SMs give back (measured:
-     * docs/performance.md, wave quantization), so the estimate leaves the plain schedule there; the kernel still
-     * takes such calls when asked. */
+    /* Below a wave and a half of tiles the pieces' hand-over costs more than the idle SMs give back (measured),
+     * so the estimate leaves the plain schedule there; the kernel still takes such calls when asked. */
     if (2 * t < 3 * (int64_t)sms || t % sms == 0) return 0.0;
     const int64_t g = sms, dp = t / sms - 1, sk_iters = (t - dp * sms) * kt;
-    const double handover = bn == 256 ? 4.0 : 2.0; /* the slot written, then read: 2 + 2 (or 1 + 1) K tiles */
-    return ((double)(dp * kt) + (double)((sk_iters + g - 1) / g) + handover) * per;
+    return ((double)(dp * kt) + (double)((sk_iters + g - 1) / g)) * per + SK_HANDOVER;
 }
 
 /* The heuristic's wgmma schedule for a 16-bit call with no tile asked for: of 128 x 128 and 128 x 256 (where N
- * is wider than 128), plain and stream-K, the one of least wave_cost (plain 128 x 256 only where the rule took it); stream-K only where it is ahead by more
- * than TRR_CUDA_STREAMK_MARGIN percent (its hand-over estimate is coarse; a plain tile is what was measured).
- * Sets *bn and returns the variant. */
+ * is wider than 128) and 128 x 192 (where N is wider than 128), plain and stream-K, the one of least wave_cost (plain
+ * 128 x 256 only where the rule took it); stream-K only where it is ahead by more than TRR_CUDA_STREAMK_MARGIN
+ * percent (its hand-over estimate is coarse; a plain tile is what was measured). Sets *bn and returns the
+ * variant. */
 static int wave_choice(const trr_call *call, int sms, int *bn) {
     const int b0 = *bn;
     double best = wave_cost(call, sms, b0, 0);
     int best_bn = b0, best_sk = 0;
-    const int cands[2] = {128, 256};
-    for (int i = 0; i < 2; i++) {
+    const int cands[3] = {128, 192, 256};
+    for (int i = 0; i < 3; i++) {
         const int b = cands[i];
-        if (b == 256 && call->cols <= 128) continue;
+        if (b > 128 && call->cols <= 128) continue;
         const double p = wave_cost(call, sms, b, 0), s = wave_cost(call, sms, b, 1);
-        /* a plain tile other than the rule's only where clearly ahead, and only the narrow one for the wide (more
-         * tiles, finer waves): the rule's narrow tile below a wave of wide ones is what was measured */
-        if (p > 0.0 && p < best * 0.97 && b < b0) {
+        /* a plain tile other than the rule's only where clearly ahead, and not the wide one in place of the
+         * narrow (the rule's narrow tile below a wave of wide ones is what was measured) */
+        if (p > 0.0 && p < best * 0.97 && b != 256) {
             best = p;
             best_bn = b;
             best_sk = 0;
@@ -760,21 +765,29 @@ trr_status trr_cuda_check_matmul(trr_context *ctx, const trr_cuda_dev *dev, cons
                              c->block_m, c->block_n, c->block_k, c->threads);
     } else if (c->variant == TRR_VARIANT_STREAMK) {
         if (c->threads != TRR_CUDA_WGMMA_THREADS || c->block_m != TRR_CUDA_WGMMA_BM || c->block_k != TRR_CUDA_WGMMA_BK ||
-            (c->block_n != 128 && c->block_n != 256))
+            (c->block_n != 128 && c->block_n != 192 && c->block_n != 256))
             return trr_error(ctx, TRR_ERR_UNSUPPORTED,
-                             "cuda f16 matmul (streamk): the tile must be 128 x 128 or 256 with block_k 64 and 384 "
+                             "cuda f16 matmul (streamk): the tile must be 128 x 128, 192 or 256 with block_k 64 and 384 "
                              "threads; its blocks run alone, not in clusters (got %d x %d x %d, %d threads)",
                              c->block_m, c->block_n, c->block_k, c->threads);
     } else if (c->variant == TRR_VARIANT_WGMMA) {
         /* block_m 256 is a cluster of two 128-row blocks sharing B's tile (Hopper's clusters: sm_90 only, which
-         * the variant already requires) */
+         * the variant already requires); a 192-wide tile's halves would not be whole 64-column boxes */
         if (c->threads != TRR_CUDA_WGMMA_THREADS || (c->block_m != TRR_CUDA_WGMMA_BM && c->block_m != 2 * TRR_CUDA_WGMMA_BM) ||
-            c->block_k != TRR_CUDA_WGMMA_BK || (c->block_n != 128 && c->block_n != 256))
+            c->block_k != TRR_CUDA_WGMMA_BK || (c->block_n != 128 && c->block_n != 192 && c->block_n != 256) ||
+            (c->block_n == 192 && c->block_m != TRR_CUDA_WGMMA_BM))
             return trr_error(ctx, TRR_ERR_UNSUPPORTED,
                              "cuda f16 matmul (wgmma): the tile must be 128 or 256 (a cluster of two 128-row blocks) x 128 "
-                             "or 256 with block_k 64 and 384 threads (got %d x %d x %d, %d threads)",
+                             "or 256, or 128 x 192, with block_k 64 and 384 threads (got %d x %d x %d, %d threads)",
                              c->block_m, c->block_n, c->block_k, c->threads);
     }
+    /* a 16-bit C takes three 64-column store boxes a 192-wide tile: its slots must hold all three */
+    if ((c->variant == TRR_VARIANT_WGMMA || c->variant == TRR_VARIANT_STREAMK) && c->block_n == 192 &&
+        call->z.dtype != TRR_F32 && (c->split_k <= 1) && trr_cuda_wgmma_c_slots(c) < 3)
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                         "cuda f16 matmul (wgmma): a 128 x 192 tile with a 16-bit C takes at most 4 stages (got %d): "
+                         "the epilogue's three store boxes must fit beside the ring",
+                         c->stages);
     if (c->variant == TRR_VARIANT_WGMMA || c->variant == TRR_VARIANT_STREAMK) {
         if (c->stages < 2 || c->stages > 8)
             return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda f16 matmul (wgmma): stages must be in [2, 8] (got %d)", c->stages);

@@ -226,10 +226,11 @@ void trr_cuda_for_each_variant(trr_cuda_variant_fn fn, void *user) {
         }
     }
     /* matmul, Hopper (sm_90a only): every wgmma config, both B layouts, both output types; then the clustered
-     * (block_m 256) form of each */
+     * (block_m 256) form of each that has one (not 192 wide) */
     for (int cm = 1; cm <= 2; cm++) {
         for (int i = 0; i < trr_cuda_wgmma_config_count; i++) {
             trr_config cfg = trr_cuda_wgmma_configs[i];
+            if (cm == 2 && cfg.block_n == 192) continue;
             cfg.block_m *= cm;
             for (int tb = 0; tb <= 1; tb++) {
                 for (int h = 0; h < 2; h++) {
@@ -242,14 +243,17 @@ void trr_cuda_for_each_variant(trr_cuda_variant_fn fn, void *user) {
         }
     }
     /* ... and with the stream-K schedule (variant streamk: single blocks, 16-bit inputs, C's type): the heuristic's
-     * two configs in every layout and type, the tuner's others once (STREAM_K is all that differs) */
+     * configs (the first of each width) in every layout and type, the tuner's others once (STREAM_K is all that
+     * differs) */
     for (int i = 0; i < trr_cuda_wgmma_config_count; i++) {
         trr_config cfg = trr_cuda_wgmma_configs[i];
         cfg.variant = TRR_VARIANT_STREAMK;
+        int first = 1;
+        for (int j = 0; j < i; j++) first &= trr_cuda_wgmma_configs[j].block_n != cfg.block_n;
         for (int tb = 0; tb <= 1; tb++)
             for (int h = 0; h < 2; h++)
                 for (int o = 0; o < 2; o++) {
-                    if (i >= 2 && (tb != i % 2 || h != 0 || o != 1)) continue;
+                    if (!first && (tb != i % 2 || h != 0 || o != 1)) continue;
                     trr_cuda_variant_matmul_wgmma(&v, &cfg, tb, halves[h], o ? halves[h] : TRR_F32);
                     fn(&v, user);
                 }
@@ -293,6 +297,7 @@ void trr_cuda_for_each_variant(trr_cuda_variant_fn fn, void *user) {
     for (int cm = 1; cm <= 2; cm++)
         for (int i = 0; i < trr_cuda_wgmma_config_count; i++) {
             trr_config cfg = trr_cuda_wgmma_configs[i];
+            if (cm == 2 && cfg.block_n == 192) continue;
             cfg.block_m *= cm;
             cfg.split_k = 2;
             for (int tb = 0; tb <= 1; tb++)

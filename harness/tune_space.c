@@ -70,11 +70,12 @@ static const trr_config cuda_f32_tiles[] = {
 };
 
 /* f16 matmul on Hopper's wgmma kernel (backend_cuda: 384 threads select it; block_k 64 is fixed, block_m 256
- * runs two 128-row blocks as a cluster sharing B): both tile widths at two pipeline depths, each unclustered and
- * clustered. Other devices drop them in check_config. */
+ * runs two 128-row blocks as a cluster sharing B): the 128- and 256-wide tiles at two pipeline depths, each
+ * unclustered and clustered, and the 192-wide one (single blocks only). Other devices drop them in check_config. */
 static const trr_config cuda_wgmma_tiles[] = {
     {.block_m = 128, .block_n = 256, .block_k = 64, .threads = 384, .stages = 4},
     {.block_m = 128, .block_n = 256, .block_k = 64, .threads = 384, .stages = 3},
+    {.block_m = 128, .block_n = 192, .block_k = 64, .threads = 384, .stages = 4},
     {.block_m = 128, .block_n = 128, .block_k = 64, .threads = 384, .stages = 6},
     {.block_m = 128, .block_n = 128, .block_k = 64, .threads = 384, .stages = 4},
     {.block_m = 256, .block_n = 256, .block_k = 64, .threads = 384, .stages = 4},
@@ -88,6 +89,7 @@ static const trr_config cuda_wgmma_tiles[] = {
 static const trr_config cuda_streamk_tiles[] = {
     {.block_m = 128, .block_n = 256, .block_k = 64, .threads = 384, .stages = 4},
     {.block_m = 128, .block_n = 256, .block_k = 64, .threads = 384, .stages = 3},
+    {.block_m = 128, .block_n = 192, .block_k = 64, .threads = 384, .stages = 4},
     {.block_m = 128, .block_n = 128, .block_k = 64, .threads = 384, .stages = 6},
     {.block_m = 128, .block_n = 128, .block_k = 64, .threads = 384, .stages = 4},
 };

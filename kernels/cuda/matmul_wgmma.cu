@@ -1,6 +1,6 @@
 /*
  * f16 matmul on Hopper's warpgroup tensor-core instructions (sm_90a only): C = act(A . B), f16 operands, f32
- * accumulation, f16 or f32 C. Compile-time: BN (128 or 256), STAGES, TRANS_B (0: B is [K,N] row-major; 1: B is
+ * accumulation, f16 or f32 C. Compile-time: BN (128, 192 or 256), STAGES, TRANS_B (0: B is [K,N] row-major; 1: B is
  * stored [N,K]), DT_IN (1 f16, 2 bf16, 4 f8e4m3, 5 f8e5m2: A's type for wgmma), DT_B (B's, DT_IN when not given: the
  * 8-bit floats pair e5m2 with e4m3), DT_OUT (0 f32, 1 f16, 2 bf16). Fixed: BM 128, BK 128 bytes (64 16-bit or 128
  * 8-bit elements), 384 threads (3 warpgroups).
@@ -118,16 +118,33 @@
 #if F8 && (!TRANS_B || (BN != 128 && BN != 256))
 #error "matmul_wgmma: 8-bit floats take B stored [N,K] (TRANS_B 1) and BN 128 or 256"
 #endif
+/* 192 columns: a tile count between 128's and 256's, for sizes whose waves neither fills (config.c, wave_cost);
+ * a cluster's B halves of 96 columns would not be whole 64-column boxes */
+#if (BN != 128 && BN != 192 && BN != 256) || (BN == 192 && CLUSTER_M != 1)
+#error "matmul_wgmma: BN is 128, 192 or 256, and 192 only in single blocks"
+#endif
 #define STAGE_BYTES (A_STAGE_BYTES + B_STAGE_BYTES)
 #define NACC (BN / 2)
 /* the epilogue's TMA-store boxes: 64 rows x 128 bytes (the 128-byte swizzle's span), two slots per consumer */
-#define C_BOX_COLS (128 / (int)sizeof(TO))
+#define TO_BYTES (DT_OUT == 0 ? 4 : 2)
+#define C_BOX_COLS (128 / TO_BYTES)
 #define C_BOXES (BN / C_BOX_COLS)
 #define C_BOX_BYTES (64 * 128)
-/* slots in use: C_SLOTS or a tile's worth of boxes if fewer; either divides C_BOXES */
-#define C_NS (C_BOXES < C_SLOTS ? C_BOXES : C_SLOTS)
+/* Slots in use: a tile's worth of boxes if that fits in C_SLOTS, else as many as fit and divide C_BOXES (box b
+ * takes slot b % C_NS and numbering runs on across tiles, so a tile must end on the last slot), at least two
+ * (the waits below keep one store in flight while the next box is written). */
+#if C_BOXES <= C_SLOTS
+#define C_NS C_BOXES
+#elif C_BOXES % C_SLOTS == 0
+#define C_NS C_SLOTS
+#elif C_BOXES % 3 == 0 && C_SLOTS >= 3
+#define C_NS 3
+#else
+#error "matmul_wgmma: the epilogue's box slots cannot divide the tile's boxes"
+#endif
 
 typedef trr_dt<DT_OUT>::type TO;
+static_assert(sizeof(TO) == TO_BYTES, "DT_OUT's size");
 
 /* CUtensorMap: 128 opaque bytes, 64-byte aligned, passed by value as a __grid_constant__ parameter. */
 struct __align__(64) wg_tensor_map {
@@ -292,6 +309,34 @@ __device__ __forceinline__ void wg_mma_n128(float *d, unsigned long long da, uns
                    "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
                  : "l"(da), "l"(db), "r"(accumulate), "n"(TNSP));
 }
+
+#if BN == 192
+/* D[64 x 192] += A (smem, K-major) . B (smem; TNSP: 0 K-major, 1 N-major), 16-bit in, f32 accumulate. */
+template <int TNSP> __device__ __forceinline__ void wg_mma_n192(float *d, unsigned long long da, unsigned long long db) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %98, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n192" WG_K ".f32." WG_AS "." WG_BS " {"
+                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
+                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
+                 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
+                 "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63,"
+                 "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79,"
+                 "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95"
+                 "}, %96, %97, p, 1, 1, 0, %99;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+                   "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+                   "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+                   "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+                   "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+                   "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+                   "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+                   "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+                   "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+                   "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95])
+                 : "l"(da), "l"(db), "r"(1), "n"(TNSP));
+}
+#endif
 
 /* D[64 x 256] += A (smem, K-major) . B (smem; TNSP: 0 K-major, 1 N-major), f16 in, f32 accumulate. */
 template <int TNSP> __device__ __forceinline__ void wg_mma_n256(float *d, unsigned long long da, unsigned long long db) {
@@ -635,6 +680,8 @@ extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
 #endif
 #if BN == 256
                     wg_mma_n256<1 - TRANS_B>(acc, da, db);
+#elif BN == 192
+                    wg_mma_n192<1 - TRANS_B>(acc, da, db);
 #else
                     wg_mma_n128<1 - TRANS_B>(acc, da, db, 1);
 #endif

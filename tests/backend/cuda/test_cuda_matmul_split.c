@@ -74,7 +74,8 @@ Test(cuda_matmul_split, grids_that_fill_the_sms_keep_one_split, .init = hopper_s
     for (size_t i = 0; i < sizeof full / sizeof full[0]; i++)
         for (int h = 0; h < 2; h++) {
             trr_call c = chosen(&l, h ? TRR_BF16 : TRR_F16, full[i][0], full[i][1], full[i][2], 1);
-            /* the stream-K schedule where the tiles leave a part wave (1536^3, 2048 x 11008 x 4096) */
+            /* the 192-wide tile or the stream-K schedule where the tiles leave a part wave (1536^3,
+             * 2048 x 11008 x 4096) */
             cr_expect(c.config.variant == TRR_VARIANT_WGMMA || c.config.variant == TRR_VARIANT_STREAMK, "%zu", i);
             cr_expect_eq(c.config.split_k, 1, "%lldx%lldx%lld split %d ways", (long long)full[i][0],
                          (long long)full[i][1], (long long)full[i][2], c.config.split_k);
@@ -269,14 +270,26 @@ Test(cuda_matmul_split, split_kernels_compile_with_nvrtc, .timeout = 1200) {
     }
 }
 
-/* Part waves (the sweep M = N = K = 128 i on 132 SMs): the heuristic takes the stream-K schedule where the tile
- * count leaves much of the last wave idle and keeps the plain one where the waves are whole or nearly so, where
- * there are fewer tiles than a wave and a half, or where clusters or split-K take the call; what it picks is
- * checked and compiled. */
+/* Part waves (the sweep M = N = K = 128 i on 132 SMs): where the tile count leaves much of the last wave idle,
+ * the heuristic takes the 192-wide tile or the stream-K schedule, whichever balances it (the cases as measured on
+ * NVIDIA H200: docs/performance.md, wave quantization), and keeps the plain schedule where the waves are whole
+ * or nearly so, where there are fewer tiles than a wave and a half, or where clusters or split-K take the call;
+ * what it picks is checked and compiled. */
 Test(cuda_matmul_split, part_waves_take_stream_k, .init = hopper_setup, .fini = hopper_teardown) {
     variant_list l = {0};
     trr_cuda_for_each_variant(collect, &l);
-    const int64_t part[] = {2176, 2304, 2944, 3072, 3840};
+    /* 192 wide, plain: 2432^3 is 247 tiles (1.9 waves) against 361 of 128 x 128 (2.7), 1536^3 96 against 144 */
+    const int64_t wide[] = {1536, 1664, 2176, 2304, 2432, 2944, 3072};
+    for (size_t i = 0; i < sizeof wide / sizeof wide[0]; i++)
+        for (int h = 0; h < 2; h++) {
+            trr_call c = chosen(&l, h ? TRR_BF16 : TRR_F16, wide[i], wide[i], wide[i], 1);
+            cr_expect_eq(c.config.variant, TRR_VARIANT_WGMMA, "%lld^3", (long long)wide[i]);
+            cr_expect_eq(c.config.block_n, 192, "%lld^3", (long long)wide[i]);
+            cr_expect_eq(c.config.block_m, 128, "%lld^3", (long long)wide[i]);
+            cr_expect_eq(c.config.split_k, 1, "%lld^3", (long long)wide[i]);
+        }
+    /* stream-K: 3200^3 is 425 tiles of 128 x 192 (3.2 waves), 325 of 128 x 256 (2.5) */
+    const int64_t part[] = {2560, 3200, 3328};
     for (size_t i = 0; i < sizeof part / sizeof part[0]; i++)
         for (int h = 0; h < 2; h++) {
             trr_call c = chosen(&l, h ? TRR_BF16 : TRR_F16, part[i], part[i], part[i], 1);
@@ -285,10 +298,11 @@ Test(cuda_matmul_split, part_waves_take_stream_k, .init = hopper_setup, .fini = 
             cr_expect_eq(c.config.split_k, 1, "%lld^3", (long long)part[i]);
         }
     /* whole waves, and fewer tiles than a wave and a half (the hand-over outweighs the idle SMs there) */
-    const int64_t whole[] = {768, 1024, 1536, 2048, 3584, 4096, 8192};
+    const int64_t whole[] = {768, 1024, 2048, 3584, 4096, 8192};
     for (size_t i = 0; i < sizeof whole / sizeof whole[0]; i++) {
         trr_call c = chosen(&l, TRR_F16, whole[i], whole[i], whole[i], 1);
         cr_expect_eq(c.config.variant, TRR_VARIANT_WGMMA, "%lld^3", (long long)whole[i]);
+        cr_expect_neq(c.config.block_n, 192, "%lld^3", (long long)whole[i]);
     }
     /* split-K's small grids keep it */
     trr_call split = chosen(&l, TRR_F16, 768, 768, 4096, 1);
@@ -309,4 +323,35 @@ Test(cuda_matmul_split, part_waves_take_stream_k, .init = hopper_setup, .fini = 
     cr_expect_eq(trr_cuda_check_matmul(NULL, &hopper, &asked), TRR_ERR_UNSUPPORTED);
     cr_expect(strstr(trr_last_error(NULL), "streamk") != NULL, "%s", trr_last_error(NULL));
     free(l.items);
+}
+
+/* The 192-wide tile: single blocks of 16-bit inputs only (a cluster's B halves would not be whole 64-column
+ * boxes; 8-bit floats have their own tiles), and with a 16-bit C only where the epilogue's three store boxes fit
+ * beside the ring (4 stages; 5 would not fit in any case); every other case is refused with the reason, not
+ * compiled into a broken kernel. */
+Test(cuda_matmul_split, the_192_wide_tile_takes_what_its_kernel_can, .init = hopper_setup, .fini = hopper_teardown) {
+    trr_call c = cuda_matmul_call(TRR_F16, 2432, 2432, 2432, 1);
+    c.config.variant = TRR_VARIANT_WGMMA;
+    c.config.block_n = 192;
+    trr_cuda_choose_matmul(&hopper, &c);
+    cr_expect_eq(c.config.block_m, 128);
+    cr_expect_eq(trr_cuda_check_matmul(NULL, &hopper, &c), TRR_OK, "%s", trr_last_error(NULL));
+    cr_expect_geq(trr_cuda_wgmma_c_slots(&c.config), 3);
+    trr_call deep = c;
+    deep.config.stages = 5;
+    cr_expect_eq(trr_cuda_check_matmul(NULL, &hopper, &deep), TRR_ERR_UNSUPPORTED);
+    cr_expect(strstr(trr_last_error(NULL), "store boxes") != NULL, "%s", trr_last_error(NULL));
+    trr_call pair = c;
+    pair.config.block_m = 256;
+    cr_expect_eq(trr_cuda_check_matmul(NULL, &hopper, &pair), TRR_ERR_UNSUPPORTED);
+    trr_call sk = c;
+    sk.config.variant = TRR_VARIANT_STREAMK;
+    cr_expect_eq(trr_cuda_check_matmul(NULL, &hopper, &sk), TRR_OK, "%s", trr_last_error(NULL));
+    trr_call f8 = cuda_matmul_call(TRR_F8E4M3, 2432, 2432, 2432, 1);
+    f8.z.dtype = TRR_BF16;
+    f8.trans_b = 1;
+    f8.config.variant = TRR_VARIANT_WGMMA;
+    f8.config.block_n = 192;
+    trr_cuda_choose_matmul(&hopper, &f8);
+    cr_expect_eq(trr_cuda_check_matmul(NULL, &hopper, &f8), TRR_ERR_UNSUPPORTED);
 }
