@@ -3,7 +3,9 @@
 #include "opencl.h"
 
 #include "config_fields.h"
+#include "half.h"
 #include "matmul_fold.h"
+#include "matmul_variant.h"
 #include "op_table.h"
 
 #include <stdint.h>
@@ -118,8 +120,20 @@ int64_t trr_cl_matmul_chunk_k(const trr_cl_dev *dev, const trr_config *cfg) {
     return (int64_t)((room - fixed) / per_tile) * (int64_t)bk;
 }
 
-static int mma_operands(const trr_call *call) {
-    return (call->x.dtype == TRR_F16 || call->x.dtype == TRR_BF16) && call->y.dtype == call->x.dtype;
+int trr_cl_mma_operands(trr_dtype a, trr_dtype b) {
+    return ((a == TRR_F16 || a == TRR_BF16) && b == a) || (trr_dtype_is_f8(a) && trr_dtype_is_f8(b));
+}
+
+trr_variant trr_cl_matmul_auto_variant(int mma_ok, trr_dtype a, trr_dtype b) {
+    return mma_ok && trr_cl_mma_operands(a, b) ? TRR_VARIANT_MMA : TRR_VARIANT_SIMT;
+}
+
+static int mma_operands(const trr_call *call) { return trr_cl_mma_operands(call->x.dtype, call->y.dtype); }
+
+/* 8-bit float operands: matmul_mma.cl widens them on their way through registers, never through cp.async, so
+ * their programs run two stages (matmul_mma.cl). */
+static int mma_through_registers(const trr_cl_dev *dev, const trr_call *call) {
+    return !dev->mma.cp_async || trr_dtype_is_f8(call->x.dtype);
 }
 
 /* The element-wise and planes rules: work-groups of 256 on GPUs, 64 elsewhere; vectors of 4 where the rule's
@@ -180,16 +194,16 @@ void trr_cl_choose_matmul(trr_context *ctx, trr_call *call) {
     trr_cl_dev *dev = ctx->dev;
     int gpu = dev->info.is_gpu;
     trr_config *c = &call->config;
-    /* f16 and bf16 matmul on tensor cores wherever the probe passed (mma_probe.c); otherwise simt */
-    if (!c->variant && dev->mma.ok && mma_operands(call)) c->variant = TRR_VARIANT_MMA;
-    if (!c->variant) c->variant = TRR_VARIANT_SIMT;
+    /* f16, bf16 and 8-bit float matmul on tensor cores wherever the probe passed (mma_probe.c); otherwise simt */
+    if (!c->variant) c->variant = trr_cl_matmul_auto_variant(dev->mma.ok, call->x.dtype, call->y.dtype);
     if (c->variant == TRR_VARIANT_MMA) {
         /* 128x128x32 tiles in three cp.async stages fill the 48 KiB of local memory NVIDIA's OpenCL allows; 4
          * warps of 64x64 measured fastest on NVIDIA H200, ahead of 8 warps of 64x32 and of the 128x256x16,
          * 128x128x16, 256x128x16, 64x128x32 and 128x64x32 tiles, pipelined or not, with the tiles 128-byte
          * aligned or not (docs/performance.md). An f32 C keeps a second set of
          * accumulators (matmul_mma.cl: PROMOTE), so it takes 8 warps. 64x64 tiles with 4 warps of 32x32 while
-         * 128-wide tiles would not fill two waves. */
+         * 128-wide tiles would not fill two waves. 8-bit floats take the same tiles (they are f16 in local
+         * memory), in two stages through registers. */
         int units = dev->info.compute_units > 0 ? dev->info.compute_units : 64;
         int64_t tiles = ((call->rows + 127) / 128) * ((call->cols + 127) / 128) * (call->batch > 1 ? call->batch : 1);
         int wide = tiles >= 2 * (int64_t)units;
@@ -198,7 +212,7 @@ void trr_cl_choose_matmul(trr_context *ctx, trr_call *call) {
         set_if_zero(&c->block_k, 32);
         set_if_zero(&c->threads, wide && call->z.dtype == TRR_F32 ? 256 : 128);
         set_if_zero(&c->group_m, 8);
-        set_if_zero(&c->stages, !dev->mma.cp_async ? 2 : wide ? 3 : 4);
+        set_if_zero(&c->stages, mma_through_registers(dev, call) ? 2 : wide ? 3 : 4);
         set_if_zero(&c->vector_width, 8);
         set_if_zero(&c->split_k, 1);
         return;
@@ -250,14 +264,18 @@ static trr_status check_mma(trr_context *ctx, const trr_call *call) {
         return trr_error(ctx, TRR_ERR_UNSUPPORTED,
                          "opencl: variant mma (tensor cores through inline PTX) is unavailable on %s: %s",
                          dev->info.name, dev->mma.reason);
-    if (!mma_operands(call)) return bad(ctx, "variant mma takes f16 or bf16 operands (A and B alike)");
+    if (!mma_operands(call))
+        return bad(ctx, "variant mma takes f16 or bf16 operands (A and B alike) or two 8-bit floats");
     if (c->threads % 32 || !is_pow2(c->threads) || c->threads > 512)
         return bad(ctx, "variant mma threads must be 32, 64, 128, 256 or 512 (whole warps)");
     if (c->split_k > 1) return bad(ctx, "matmul has no split-K (split_k must be 1)");
-    if (dev->mma.cp_async ? c->stages < 2 || c->stages > 8 : c->stages != 2)
-        return bad(ctx, dev->mma.cp_async
-                            ? "variant mma stages must be 2..8"
-                            : "variant mma double-buffers through registers here, without cp.async (stages must be 2)");
+    if (mma_through_registers(dev, call) ? c->stages != 2 : c->stages < 2 || c->stages > 8)
+        return bad(ctx, !dev->mma.cp_async ? "variant mma double-buffers through registers here, without cp.async "
+                                             "(stages must be 2)"
+                        : mma_through_registers(dev, call)
+                            ? "variant mma double-buffers 8-bit floats through registers, widening them to f16 "
+                              "(stages must be 2)"
+                            : "variant mma stages must be 2..8");
     if (c->vector_width != 8) return bad(ctx, "variant mma moves 16-byte chunks of 8 halves (vector_width must be 8)");
     if (c->group_m <= 0) return bad(ctx, "group_m must be positive");
     int wm, wn;
@@ -296,8 +314,8 @@ trr_status trr_cl_check_common(trr_context *ctx, const trr_call *call) {
         const char *name = "?";
         trr_variant_name((trr_variant)c->variant, &name);
         return trr_error(ctx, TRR_ERR_UNSUPPORTED,
-                         "opencl: variant %s is not a kernel of the OpenCL backend (simt; mma for f16/bf16 matmul and "
-                         "attention)",
+                         "opencl: variant %s is not a kernel of the OpenCL backend (simt; mma for f16/bf16/8-bit float "
+                         "matmul and f16/bf16 attention)",
                          name);
     }
     if (c->threads <= 0 || (size_t)c->threads > dev->max_work_group)

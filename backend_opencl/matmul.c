@@ -44,6 +44,12 @@ static trr_status matmul_args(trr_context *ctx, cl_kernel k, const trr_call *cal
     return TRR_OK;
 }
 
+/* 8-bit float inputs: their per-tensor scales' product (docs/ops.md, matmul); 1 for every other dtype. */
+static cl_float input_scale(const trr_call *call) {
+    if (!trr_dtype_is_f8(call->x.dtype)) return 1.0f;
+    return (float)call->params[TRR_MATMUL_PARAM_SCALE_A] * (float)call->params[TRR_MATMUL_PARAM_SCALE_B];
+}
+
 /* One work-group per output tile of the config, the batch as grid dimension 2: one launch for every matrix. */
 static trr_status launch_tiles(trr_context *ctx, cl_kernel k, const trr_call *call) {
     const trr_config *cfg = &call->config;
@@ -64,14 +70,16 @@ static trr_status run_mma(trr_context *ctx, const trr_call *call) {
                " -DBLOCK_M=%d -DBLOCK_N=%d -DBLOCK_K=%d -DGROUP_M=%d -DWARPS_M=%d -DWARPS_N=%d", cfg->block_m,
                cfg->block_n, cfg->block_k, cfg->group_m, wm, wn);
     /* Fragments pipelined across k steps from three stages on: with two, the tile refilled at a tile's first k
-     * step would be waited for at its last, so two stages run slower pipelined than not (the tuning data). */
-    int pipe = dev->mma.cp_async && cfg->stages >= 3;
-    trr_cl_opt(options, sizeof options, " -DSTAGES=%d -DCP_ASYNC=%d -DMMA_PIPE=%d", cfg->stages, dev->mma.cp_async,
-               pipe);
+     * step would be waited for at its last, so two stages run slower pipelined than not (the tuning data).
+     * 8-bit floats are widened on their way through registers: cp.async would copy their bytes as they are. */
+    const int cp_async = dev->mma.cp_async && !trr_dtype_is_f8(call->x.dtype);
+    int pipe = cp_async && cfg->stages >= 3;
+    trr_cl_opt(options, sizeof options, " -DSTAGES=%d -DCP_ASYNC=%d -DMMA_PIPE=%d", cfg->stages, cp_async, pipe);
     trr_cl_opt(options, sizeof options, " -DTRANS_A=%d -DTRANS_B=%d -DADDR_MODE=%d -DX_DT=%d -DY_DT=%d -DZ_DT=%d",
                call->trans_a ? 1 : 0, call->trans_b ? 1 : 0, dev->mma.addr_mode, trr_cl_dtype_code(call->x.dtype),
                trr_cl_dtype_code(call->y.dtype), trr_cl_dtype_code(call->z.dtype));
-    /* alignment picks the program: an aligned operand's main loop copies through cp.async alone */
+    /* alignment picks the program: an aligned operand's main loop copies through cp.async alone (one 8-byte load
+     * a chunk for 8-bit floats) */
     trr_cl_opt(options, sizeof options, " -DVEC_A=%d -DVEC_B=%d", rows_aligned(&call->x), rows_aligned(&call->y));
     cl_kernel k;
     TRR_TRY(trr_cl_get_kernel(ctx, "matmul_mma.cl", options, "matmul_mma", &k));
@@ -79,6 +87,8 @@ static trr_status run_mma(trr_context *ctx, const trr_call *call) {
     /* outputs move in pairs: even row starts in every batch (buffers are aligned far beyond 8 bytes) */
     cl_int cpair = call->z.stride0 % 2 == 0 && call->z.offset % 2 == 0 && call->z.batch_stride % 2 == 0;
     ARG(17, cpair);
+    cl_float scale = input_scale(call);
+    ARG(18, scale);
     return launch_tiles(ctx, k, call);
 }
 
@@ -140,10 +150,7 @@ trr_status trr_cl_run_matmul(trr_context *ctx, const trr_call *call) {
     ARG(19, va);
     ARG(20, vb);
     ARG(21, vc);
-    /* 8-bit float inputs: their per-tensor scales (docs/ops.md, matmul); 1 for every other dtype */
-    cl_float scale = trr_dtype_is_f8(call->x.dtype) ? (float)call->params[TRR_MATMUL_PARAM_SCALE_A] *
-                                                          (float)call->params[TRR_MATMUL_PARAM_SCALE_B]
-                                                    : 1.0f;
+    cl_float scale = input_scale(call);
     ARG(24, scale);
     const int64_t chunk = trr_cl_matmul_chunk_k(ctx->dev, cfg);
     if (call->k <= chunk) {

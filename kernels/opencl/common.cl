@@ -30,16 +30,6 @@ inline ushort trr_f2bf(float v) {
  * converted bit by bit in integer registers, as core/half.c does on the host: widened exactly; rounded to nearest
  * even on store, finite values past the largest finite one saturating to it (e4m3 448, e5m2 57344), an infinity
  * saturating in e4m3 (which has none) and staying one in e5m2, NaN staying NaN with its sign. */
-inline float trr_e4m3_to_f32(uint b) {
-    const uint sign = (b & 0x80u) << 24, e = (b >> 3) & 15u, m = b & 7u;
-    if ((b & 0x7fu) == 0x7fu) return as_float(sign | 0x7fc00000u);
-    if (e == 0u) { /* m * 2^-9, normalised: the highest set bit of m becomes the implicit one */
-        if (m == 0u) return as_float(sign);
-        const uint p = 31u - clz(m);
-        return as_float(sign | ((p + 118u) << 23) | ((m << (23u - p)) & 0x7fffffu));
-    }
-    return as_float(sign | ((e + 120u) << 23) | (m << 20));
-}
 /* f16 bits -> f32 in integer registers (subnormals kept whatever the device's denormal mode) */
 inline float trr_h16_to_f32(uint h) {
     const uint sign = (h & 0x8000u) << 16, e = (h >> 10) & 31u, m = h & 0x3ffu;
@@ -50,6 +40,41 @@ inline float trr_h16_to_f32(uint h) {
         return as_float(sign | ((p + 103u) << 23) | ((m << (23u - p)) & 0x7fffffu));
     }
     return as_float(sign | ((e + 112u) << 23) | (m << 13));
+}
+/* Four 16-bit patterns from their low bytes l and high bytes h (byte i of each for pattern i), in memory order:
+ * .x holds patterns 0 and 1, .y 2 and 3, the lower-numbered in the low half. The programs with inline PTX (those
+ * that define ADDR_MODE, below) say it as one byte permute a word, which the compiler does not find in the shifts. */
+inline uint2 trr_bytes_to_h16x4(uint l, uint h) {
+#ifdef ADDR_MODE
+    uint x, y;
+    asm("prmt.b32 %0, %1, %2, 0x5140;" : "=r"(x) : "r"(l), "r"(h));
+    asm("prmt.b32 %0, %1, %2, 0x7362;" : "=r"(y) : "r"(l), "r"(h));
+    return (uint2)(x, y);
+#else
+    return (uint2)((l & 0xffu) | (h & 0xffu) << 8 | (l & 0xff00u) << 8 | (h & 0xff00u) << 16,
+                   (l >> 16 & 0xffu) | (h >> 8 & 0xff00u) | (l >> 8 & 0xff0000u) | (h & 0xff000000u));
+#endif
+}
+/* Four 8-bit floats (w, the first in the low byte) as f16 bit patterns, by byte-wise integer operations on all
+ * four at once, without a branch (matmul_mma.cl widens its tiles with these; trr_e4m3_to_f32 reads single values
+ * through the same code). e5m2 is the top byte of an f16, value for value. e4m3 comes out as its value times 2^-8
+ * (TRR_E4M3_H16_SCALE undoes it): s.eeee.mmm becomes s.0eeee.mmm0000000, its bits moved down one place, since
+ * f16's exponent bias is 8 more than e4m3's; e4m3's subnormals (e = 0) land on f16's subnormals, exact with no
+ * renormalising. A NaN (s.1111.111, which would read as 1.875) comes out as s.11111.1110000000. Every e4m3 value
+ * is exact in f16 either way: e4m3 keeps 3 mantissa bits and spans 2^-9 .. 448. */
+#define TRR_E4M3_H16_SCALE 256.0f
+inline uint2 trr_e5m2x4_to_h16(uint w) { return trr_bytes_to_h16x4(0u, w); }
+inline uint2 trr_e4m3x4_to_h16(uint w) {
+    const uint mag = w & 0x7f7f7f7fu;
+    /* bit 7 of a byte whose magnitude is all ones (NaN) set: shifted down it fills the f16 exponent */
+    const uint m = mag | ((mag + 0x01010101u) & 0x80808080u);
+    return trr_bytes_to_h16x4(w << 7 & 0x80808080u, (w & 0x80808080u) | (m >> 1 & 0x7f7f7f7fu));
+}
+/* The NaN as the canonical quiet one with b's sign, as core/half.c gives it (so that a cast is bit-exact across
+ * backends); every other value exact. */
+inline float trr_e4m3_to_f32(uint b) {
+    if ((b & 0x7fu) == 0x7fu) return as_float((b & 0x80u) << 24 | 0x7fc00000u);
+    return trr_h16_to_f32(trr_e4m3x4_to_h16(b).x) * TRR_E4M3_H16_SCALE;
 }
 inline float trr_e5m2_to_f32(uint b) { return trr_h16_to_f32(b << 8); } /* the top byte of an f16 */
 /* The magnitude code of a finite |f| (bits ax) with mbits mantissa bits and exponent bias `bias`, rounded to nearest

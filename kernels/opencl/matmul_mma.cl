@@ -17,8 +17,15 @@
  * STAGES tiles in flight through cp.async; 0: two stages through registers), MMA_PIPE (with CP_ASYNC: 1 loads
  * the fragments of the next k step during the mma of this one), TRANS_A, TRANS_B, ADDR_MODE (how a
  * __local pointer becomes a shared-window address: 0 a cast, 1 cvta.to.shared; the probe says which computes
- * right), VEC_A, VEC_B (1: every row of the operand starts on a 16-byte boundary in every batch), X_DT = Y_DT
- * (1 f16 or 2 bf16), Z_DT.
+ * right), VEC_A, VEC_B (1: every row of the operand starts on a 16-byte boundary in every batch; 8 bytes for
+ * 8-bit floats), X_DT = Y_DT (1 f16 or 2 bf16) or X_DT, Y_DT each 4 (e4m3) or 5 (e5m2), Z_DT.
+ * 8-bit float operands run on the f16 mma: read from global memory as bytes, eight a load, and widened to f16 bit
+ * patterns (common.cl: trr_e4m3x4_to_h16, exact for every value) on their way from the registers into the local
+ * tile, so the tiles, ldmatrix and the mma are the f16 program's in every layout. FP8 mma.sync would read the
+ * bytes directly, but Hopper runs it slower than the f16 one, and its fast FP8 path (wgmma) is out of reach
+ * of OpenCL's PTX. cp.async copies bytes as they are, so these programs take the register path (CP_ASYNC 0). The
+ * f32 sum is multiplied by scale (the per-tensor scales' product) and by 2^8 for each e4m3 operand (held as its
+ * values times 2^-8) before the epilogue.
  * Alignment is a build option too: with it every chunk, edge chunks included, is one cp.async (an edge chunk copies
  * its in-range bytes and zero-fills the rest), so an aligned program holds no path through registers (eight
  * scalar loads per chunk) in its main loop. Chunk coordinates are recomputed from the thread index rather than
@@ -98,6 +105,45 @@ __kernel __attribute__((reqd_work_group_size(32, 1, 1))) void mma_probe(__global
 #define SWZ(r, cpr) ((cpr) >= 8 ? ((r) & 7) : (((r) / (8 / (cpr))) & ((cpr) - 1)))
 #define TILE_OFF(r, c, cpr) ((uint)(((r) * (cpr) + ((c) ^ SWZ(r, cpr))) * 16))
 
+#define F8 (X_DT == DT_F8E4M3 || X_DT == DT_F8E5M2)
+#if F8 != (Y_DT == DT_F8E4M3 || Y_DT == DT_F8E5M2)
+#error "8-bit float operands come in pairs (both A and B)"
+#endif
+#if F8 && CP_ASYNC
+#error "8-bit float operands are widened through registers (CP_ASYNC 0)"
+#endif
+#if F8
+typedef uchar el_t;  /* an operand element in global memory */
+typedef uint2 raw_t; /* one chunk of eight of them on its way through registers */
+#else
+typedef ushort el_t;
+typedef uint4 raw_t;
+#endif
+
+#if F8
+/* Eight bytes from row `row` (of `rows`), columns col.. (of `cols`) of a matrix with leading dimension ld;
+ * out-of-range elements read as zero (+0 in both formats). vec: ld and the base are 8-element aligned, so a whole
+ * in-range row of eight is one 8-byte load. */
+static inline uint2 load_chunk(__global const uchar *p, int row, int col, int rows, int cols, int ld, int vec) {
+    if (row < rows && col + 8 <= cols && vec) return *(__global const uint2 *)(p + row * ld + col);
+    uint w[2] = {0u, 0u};
+#pragma unroll
+    for (int j = 0; j < 8; j++)
+        if (row < rows && col + j < cols) w[j / 4] |= (uint)p[row * ld + col + j] << (8 * (j % 4));
+    return (uint2)(w[0], w[1]);
+}
+
+/* A chunk of eight as the f16 bit patterns the local tile holds (an e4m3 operand's values times 2^-8). */
+#define WIDEN_DT_4 trr_e4m3x4_to_h16
+#define WIDEN_DT_5 trr_e5m2x4_to_h16
+#define WIDEN(DT, r) ((uint4)(CAT(WIDEN_DT_, DT)((r).x), CAT(WIDEN_DT_, DT)((r).y)))
+#define WIDEN_A(r) WIDEN(X_DT, r)
+#define WIDEN_B(r) WIDEN(Y_DT, r)
+/* what the f32 sum is multiplied by before the epilogue, besides the scales */
+#define F8_UNDO ((X_DT == DT_F8E4M3 ? TRR_E4M3_H16_SCALE : 1.0f) * (Y_DT == DT_F8E4M3 ? TRR_E4M3_H16_SCALE : 1.0f))
+#else
+#define WIDEN_A(r) (r)
+#define WIDEN_B(r) (r)
 
 /* Eight halves from row `row` (of `rows`), columns col.. (of `cols`) of a matrix with leading dimension ld;
  * out-of-range elements read as zero. */
@@ -114,6 +160,7 @@ static inline uint4 load_chunk(__global const ushort *p, int row, int col, int r
     if (row < rows && col + 8 <= cols && vec) return *(__global const uint4 *)(p + row * ld + col);
     return load_chunk_slow(p, row, col, rows, cols, ld);
 }
+#endif
 #endif
 
 #if CP_ASYNC
@@ -170,9 +217,9 @@ static inline void store_pair(__global z_t *c, int gm, int gn, int M, int N, int
 
 
 __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void matmul_mma(
-    __global const ushort *a, long aoff, int lda, __global const ushort *b, long boff, int ldb, __global z_t *c,
+    __global const el_t *a, long aoff, int lda, __global const el_t *b, long boff, int ldb, __global z_t *c,
     long coff, int ldc, int M, int N, int K, int epi, float alpha, long a_bstride, long b_bstride, long c_bstride,
-    int c_pair) {
+    int c_pair, float scale) {
     /* Both operands' stages in one array on a 128-byte boundary, A first. NVIDIA's driver puts 16 bytes of its
      * own at the start of a work-group's local memory, so 16-byte aligned tiles began 16 bytes into a 128-byte
      * line, which costs the tensor-core loop about a quarter of its speed. */
@@ -454,7 +501,7 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void matmul_mma(
 #else
     /* Two stages through registers: the next tile's global loads are in flight while the current one is
      * multiplied, and one barrier per step suffices. */
-    uint4 ra[A_CHUNKS], rb[B_CHUNKS];
+    raw_t ra[A_CHUNKS], rb[B_CHUNKS];
 #define LOAD_TILES(k0)                                                                                         \
     do {                                                                                                       \
         _Pragma("unroll") for (int i = 0; i < A_CHUNKS; i++) ra[i] = load_chunk(A_ARGS(i, k0));                \
@@ -463,9 +510,9 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void matmul_mma(
 #define STORE_TILES(st)                                                                                        \
     do {                                                                                                       \
         _Pragma("unroll") for (int i = 0; i < A_CHUNKS; i++)                                                   \
-            *(__local uint4 *)((__local uchar *)as_ + (st) * A_TILE * 2 + a_dst(i)) = ra[i];                   \
+            *(__local uint4 *)((__local uchar *)as_ + (st) * A_TILE * 2 + a_dst(i)) = WIDEN_A(ra[i]);          \
         _Pragma("unroll") for (int i = 0; i < B_CHUNKS; i++)                                                   \
-            *(__local uint4 *)((__local uchar *)bs_ + (st) * B_TILE * 2 + b_dst(i)) = rb[i];                   \
+            *(__local uint4 *)((__local uchar *)bs_ + (st) * B_TILE * 2 + b_dst(i)) = WIDEN_B(rb[i]);          \
     } while (0)
     LOAD_TILES(0);
     STORE_TILES(0);
@@ -493,6 +540,11 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void matmul_mma(
         _Pragma("unroll") for (int i = 0; i < MT; i++) _Pragma("unroll") for (int n = 0; n < NT; n++)          \
             _Pragma("unroll") for (int q = 0; q < 4; q++) RESULT[i][n][q] = F(RESULT[i][n][q]);               \
     } while (0)
+#if F8
+    /* two products: the first is exact (a power of two), so the result is the f32 sum times scale, rounded once */
+#define F8_SCALE(v) ((v) * F8_UNDO * scale)
+    EPI_PASS(F8_SCALE);
+#endif
 #define EPI_RELU(v) ((v) <= 0.0f ? 0.0f : (v)) /* a NaN stays NaN */
 #define EPI_LEAKY(v) ((v) >= 0.0f ? (v) : alpha * (v))
     if (epi == 1)

@@ -3,8 +3,9 @@
 # attention_decode_mma.cl) compiled with clang's OpenCL front end for NVPTX, as common.cl plus the op's file like
 # backend_opencl/program.c, under -Wall -Werror: PoCL and rusticl cannot build them, so without this CI would
 # never see them. The build options are the backends' tiles (backend_opencl/attention.c's tables, matmul's
-# tuned configs) in each dtype, with and without cp.async (each with one of the two address modes). Compiles to PTX only: the
-# inline PTX itself is checked by NVIDIA's compiler on the GPU (the mma probe, the conformance suite).
+# tuned configs) in each dtype, with and without cp.async (each with one of the two address modes), and matmul_mma's
+# 8-bit float programs. Compiles to PTX only: the inline PTX itself is checked by NVIDIA's compiler on the GPU (the
+# mma probe, the conformance suite).
 # Usage: nvptx_kernels.sh CLANG KERNEL_DIR
 # Exits 77 (ctest's skip) with the reason where clang or its NVPTX target is missing.
 set -euo pipefail
@@ -55,6 +56,28 @@ for dt in 1 2; do
         done
       done
     done
+  done
+done
+# matmul_mma with 8-bit float operands (e4m3, e5m2 in every mix), widened to f16 through registers (CP_ASYNC 0, two
+# stages): both address modes, every layout, C in f32, f16 and bf16, rows aligned or not, the tiles above
+for am in 0 1; do
+  for xy in "4 4" "5 4" "4 5" "5 5"; do
+    set -- $xy
+    x=$1 y=$2
+    for ta in 0 1; do
+      for tb in 0 1; do
+        for z in 0 1 2; do
+          build matmul_mma -DX_DT=$x -DY_DT=$y -DZ_DT=$z -DADDR_MODE=$am -DCP_ASYNC=0 -DMMA_PIPE=0 -DSTAGES=2 \
+            -DBLOCK_M=128 -DBLOCK_N=128 -DBLOCK_K=32 -DGROUP_M=8 -DWARPS_M=2 -DWARPS_N=2 -DTRANS_A=$ta -DTRANS_B=$tb \
+            -DVEC_A=$(( (ta + tb + z) % 2 )) -DVEC_B=$(( (ta + z) % 2 ))
+        done
+      done
+    done
+  done
+  for t in "128 256 32 2 4" "64 64 32 2 2" "128 128 64 2 2" "16 128 64 1 4"; do
+    set -- $t
+    build matmul_mma -DX_DT=4 -DY_DT=4 -DZ_DT=2 -DADDR_MODE=$am -DCP_ASYNC=0 -DMMA_PIPE=0 -DSTAGES=2 -DBLOCK_M=$1 \
+      -DBLOCK_N=$2 -DBLOCK_K=$3 -DGROUP_M=8 -DWARPS_M=$4 -DWARPS_N=$5 -DTRANS_A=0 -DTRANS_B=1 -DVEC_A=1 -DVEC_B=1
   done
 done
 # the mma probe's build (backend_opencl/mma_probe.c)

@@ -1,0 +1,30 @@
+/* The OpenCL matmul kernel picked where neither an override nor the tuning data names one
+ * (backend_opencl/matmul_variant.h): the tensor-core kernel for f16, bf16 and every pair of 8-bit floats wherever
+ * the mma probe passed, the portable one otherwise and for every other operand pair. No device is needed: this is
+ * what decides whether FP8 reaches the tensor cores on a GPU whose probe passes. */
+#include "../backend_opencl/matmul_variant.h"
+
+#include <criterion/criterion.h>
+
+static const trr_dtype f8[] = {TRR_F8E4M3, TRR_F8E5M2};
+
+Test(opencl_matmul_variant, f8_pairs_take_mma_where_the_probe_passed) {
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 2; j++) {
+            cr_expect(trr_cl_mma_operands(f8[i], f8[j]), "pair %d x %d", (int)f8[i], (int)f8[j]);
+            cr_expect_eq(trr_cl_matmul_auto_variant(1, f8[i], f8[j]), TRR_VARIANT_MMA);
+            cr_expect_eq(trr_cl_matmul_auto_variant(0, f8[i], f8[j]), TRR_VARIANT_SIMT);
+        }
+}
+
+Test(opencl_matmul_variant, halves_alike_take_mma_and_the_rest_simt) {
+    cr_expect_eq(trr_cl_matmul_auto_variant(1, TRR_F16, TRR_F16), TRR_VARIANT_MMA);
+    cr_expect_eq(trr_cl_matmul_auto_variant(1, TRR_BF16, TRR_BF16), TRR_VARIANT_MMA);
+    cr_expect_eq(trr_cl_matmul_auto_variant(0, TRR_F16, TRR_F16), TRR_VARIANT_SIMT);
+    const trr_dtype other[][2] = {{TRR_F32, TRR_F32}, {TRR_F16, TRR_BF16}, {TRR_F16, TRR_F8E4M3},
+                                  {TRR_F8E5M2, TRR_BF16}, {TRR_F32, TRR_F8E4M3}};
+    for (size_t i = 0; i < sizeof other / sizeof other[0]; i++) {
+        cr_expect(!trr_cl_mma_operands(other[i][0], other[i][1]), "pair %zu", i);
+        cr_expect_eq(trr_cl_matmul_auto_variant(1, other[i][0], other[i][1]), TRR_VARIANT_SIMT, "pair %zu", i);
+    }
+}
