@@ -125,6 +125,10 @@ int trr_cl_mma_operands(trr_dtype a, trr_dtype b) {
 }
 
 trr_variant trr_cl_matmul_auto_variant(int mma_ok, trr_dtype a, trr_dtype b) {
+    /* 8-bit floats stay on simt unless mma is asked for: their widening path has passed the PoCL emulation of the
+     * inline PTX but not yet a conformance run on an NVIDIA device, and an unproven default could return wrong
+     * answers as success */
+    if (trr_dtype_is_f8(a) || trr_dtype_is_f8(b)) return TRR_VARIANT_SIMT;
     return mma_ok && trr_cl_mma_operands(a, b) ? TRR_VARIANT_MMA : TRR_VARIANT_SIMT;
 }
 
@@ -194,7 +198,8 @@ void trr_cl_choose_matmul(trr_context *ctx, trr_call *call) {
     trr_cl_dev *dev = ctx->dev;
     int gpu = dev->info.is_gpu;
     trr_config *c = &call->config;
-    /* f16, bf16 and 8-bit float matmul on tensor cores wherever the probe passed (mma_probe.c); otherwise simt */
+    /* f16 and bf16 matmul on tensor cores wherever the probe passed (mma_probe.c), 8-bit floats there when asked;
+     * otherwise simt */
     if (!c->variant) c->variant = trr_cl_matmul_auto_variant(dev->mma.ok, call->x.dtype, call->y.dtype);
     if (c->variant == TRR_VARIANT_MMA) {
         /* 128x128x32 tiles in three cp.async stages fill the 48 KiB of local memory NVIDIA's OpenCL allows; 4
