@@ -72,6 +72,11 @@ int trr_cuda_define(trr_cuda_variant *v, const char *fmt, ...) {
 
 trr_status trr_cuda_compile(trr_context *ctx, const trr_cuda_variant *v, const char *arch, void **out_cubin,
                             size_t *out_cubin_size, char **out_ptx, char **out_log) {
+    return trr_cuda_compile_with(ctx, v, arch, NULL, out_cubin, out_cubin_size, out_ptx, out_log);
+}
+
+trr_status trr_cuda_compile_with(trr_context *ctx, const trr_cuda_variant *v, const char *arch, const char *options,
+                                 void **out_cubin, size_t *out_cubin_size, char **out_ptx, char **out_log) {
     char reason[1024];
     *out_cubin = NULL;
     *out_cubin_size = 0;
@@ -82,9 +87,13 @@ trr_status trr_cuda_compile(trr_context *ctx, const trr_cuda_variant *v, const c
     char *src = build_source(ctx, v);
     if (!src) return ctx ? ctx->last_status : TRR_ERR_INTERNAL;
 
-    /* Options: the target, then each -D of the variant (split at spaces; defines hold none inside values). */
-    char defs[sizeof v->defines];
-    memcpy(defs, v->defines, sizeof defs);
+    /* Options: the target, then each -D of the variant and each extra option (split at spaces; neither holds
+     * one inside a value). */
+    char defs[sizeof v->defines + 128];
+    if (snprintf(defs, sizeof defs, "%s %s", v->defines, options ? options : "") >= (int)sizeof defs) {
+        free(src);
+        return trr_error(ctx, TRR_ERR_INVALID_ARGUMENT, "NVRTC options too long for %s: %s", v->file, options);
+    }
     char archopt[48];
     snprintf(archopt, sizeof archopt, "--gpu-architecture=%s", arch);
     const char *opts[40];

@@ -305,18 +305,27 @@ uint64_t trr_cuda_variant_key(const trr_cuda_variant *v, const char *arch, const
  * thread's slot). TRR_ERR_COMPILE with the log appended on failure. */
 trr_status trr_cuda_compile(trr_context *ctx, const trr_cuda_variant *v, const char *arch, void **out_cubin,
                             size_t *out_cubin_size, char **out_ptx, char **out_log);
+/* The same with NVRTC options besides the variant's (space separated; NULL for none). */
+trr_status trr_cuda_compile_with(trr_context *ctx, const trr_cuda_variant *v, const char *arch, const char *options,
+                                 void **out_cubin, size_t *out_cubin_size, char **out_ptx, char **out_log);
 
 /* Every variant the backend can choose (all ops, dtypes, layouts, tile configs), for the CI test; those with
  * sm90a_only set are compiled only for sm_90a, those with min_sm for that architecture and later. */
 typedef void (*trr_cuda_variant_fn)(const trr_cuda_variant *v, void *user);
 void trr_cuda_for_each_variant(trr_cuda_variant_fn fn, void *user);
-/* Compiles every variant for arch with NVRTC alone (no driver). Returns the first failure (TRR_ERR_COMPILE
- * also when the log holds a warning) and writes what failed and the log into report; counts into *out_done. */
-trr_status trr_cuda_compile_all(const char *arch, int *out_done, char *report, size_t report_cap);
-/* The same for a part of the variants: every parts-th distinct one from index part (0 <= part < parts), so
- * separate processes can share the work (NVRTC compiles one program at a time within a process). */
+/* The compile-everything check with NVRTC alone (no driver), for each of archs: every variant in NVRTC's
+ * fast-compile mode, and one representative of each group that shares a register allocation and tensor-core
+ * schedule at the default optimisation instead (variants.c says which and why). part (0 <= part < parts <= 64)
+ * of the compiles, cut by estimated cost, so separate processes can share the work (NVRTC compiles one program
+ * at a time within a process). Returns the first failure (TRR_ERR_COMPILE also when the log holds what the
+ * mode fails on) and writes what failed and the log into report; counts the compiles checked into *out_done. */
+trr_status trr_cuda_compile_check(const char *const *archs, int n_archs, int part, int parts, int *out_done,
+                                  char *report, size_t report_cap);
+/* The check for one architecture, in part of parts. */
 trr_status trr_cuda_compile_part(const char *arch, int part, int parts, int *out_done, char *report,
                                  size_t report_cap);
+/* The whole check for one architecture. */
+trr_status trr_cuda_compile_all(const char *arch, int *out_done, char *report, size_t report_cap);
 
 /* ---- module.c: compile, cache (memory and disk), load ---- */
 /* The function `kernel` of variant v on ctx's device: compiled at most once per device (memory cache), and

@@ -346,12 +346,137 @@ void trr_cuda_for_each_variant(trr_cuda_variant_fn fn, void *user) {
     }
 }
 
-/* Compile-everything: the variants are gathered first, each distinct (file, options) pair once (the enumeration
- * repeats a few softmax shapes), then compiled one after another. A part of them (every parts-th from part on)
- * lets CI spread the work over processes: NVRTC serializes compiles within a process, threads only spin. */
+/* ---- The compile-everything check ----
+ *
+ * Every distinct variant is compiled for each architecture asked for. Compiling them all at NVRTC's default
+ * optimisation costs far more than CI's time, nearly all of it in the optimiser and ptxas, so the check
+ * compiles in two modes:
+ *  - fast (NVRTC's fast-compile mode, CHECK_FAST_OPTIONS): every variant. The front end parses and checks the
+ *    same source as at the default, so its errors and warnings are the same, and ptxas still builds machine code
+ *    for the architecture (its errors, and its warnings such as ignored launch bounds). Fast mode optimises less,
+ *    and ptxas then reports performance advisories that the default build does not have (its lines "ptxas ...
+ *    Potential Performance Loss": wgmma serialised at waits it inserted, setmaxnreg ignored): they describe the
+ *    fast build, which never runs, so they pass.
+ *  - full (the default optimisation, as the backend builds): one representative of each group of variants that
+ *    share what decides register allocation and the schedule of the tensor-core instructions (full_groups), in
+ *    place of its fast compile. Any warning fails, and so does a performance advisory: there it says that the
+ *    kernel as it runs serialises its wgmma, a real loss, unless the kernel does so by design
+ *    (serialises_by_design). ptxas gives these advisories at the "info" level, which a search of the log for
+ *    "warning" alone would pass.
+ * The distinct (file, options) pairs are gathered per architecture first (the enumeration repeats a few softmax
+ * shapes), then the compiles of all the architectures are dealt into parts of about equal cost: NVRTC
+ * serializes compiles within a process (threads only spin), so separate processes take the parts. */
+
+/* -Ofc: NVRTC's spelling of --Ofast-compile; max skips the most optimisation work. */
+#define CHECK_FAST_OPTIONS "-Ofc=max"
+
+typedef enum { CHECK_FAST, CHECK_FULL } check_mode;
+
+/* The value of v's define -D<name>=<int>, or -1 when it has none. */
+static int define_value(const trr_cuda_variant *v, const char *name) {
+    const size_t n = strlen(name);
+    for (const char *p = v->defines; (p = strstr(p, "-D")) != NULL; p += 2) {
+        if ((p == v->defines || p[-1] == ' ') && strncmp(p + 2, name, n) == 0 && p[2 + n] == '=')
+            return atoi(p + 3 + n);
+    }
+    return -1;
+}
+
+/* Which defines set a file's register allocation and the schedule ptxas gives its tensor-core instructions: the
+ * variants of one file and architecture with the same values of these (for the first row of the file whose
+ * condition holds) are one group, whose first variant is compiled in full; a file with no row is one group.
+ * Dtype codes count by their width (f16 and bf16 alike, e4m3 and e5m2 alike: the same instruction shapes and
+ * registers, only the conversions and the type qualifiers differ).
+ * The grouping is coarser than the code's real distinctions, because a full compile costs as much as many fast
+ * ones: it is spent where the default build reports what fast mode cannot, on the wgmma kernels. Their serialisation
+ * follows from the main loop's structure: the operand width (8-bit floats add partial sums on the CUDA cores),
+ * BN (the instruction's width, and the 8-bit kernel's one or two partials), the cluster's remote releases, the
+ * split-K and stream-K work loops; and from the epilogue that reads the accumulators, which differs by C's width.
+ * The ring's depth (STAGES), the epilogue's store slots and B's layout change addresses and waits, not that
+ * structure. The other kernels hold no wgmma, and the default build has shown no warning fast mode lacks: one
+ * representative per file (and per kind for attention's mma.sync, CUDA-core and combine kernels) keeps the
+ * default pipeline exercised on each. */
+static const struct {
+    const char *file, *when, *keys; /* when: "NAME=VALUE" that must hold, or NULL */
+} full_groups[] = {
+    {"matmul_wgmma.cu", NULL, "DT_IN DT_OUT BN CLUSTER_M SPLIT_K STREAM_K"},
+    {"attention.cu", "KIND=3", "KIND DT DP"}, /* wgmma: the head dimension sets the shapes and the registers */
+    {"attention.cu", NULL, "KIND"},
+    {"matmul_mma.cu", NULL, "DT_IN"},
+};
+
+static int dtype_define(const char *name) { return strncmp(name, "DT", 2) == 0 && (name[2] == '\0' || name[2] == '_'); }
+
+/* v's group key, for v compiled for arch: the file, the architecture and the values of its row's defines. */
+static void group_key(const trr_cuda_variant *v, const char *arch, char *key, size_t cap) {
+    int n = snprintf(key, cap, "%s %s", v->file, arch);
+    for (size_t g = 0; g < sizeof full_groups / sizeof full_groups[0]; g++) {
+        if (strcmp(full_groups[g].file, v->file) != 0) continue;
+        const char *when = full_groups[g].when;
+        if (when) {
+            char name[32];
+            const size_t len = strcspn(when, "=");
+            snprintf(name, sizeof name, "%.*s", (int)len, when);
+            if (define_value(v, name) != atoi(when + len + 1)) continue;
+        }
+        for (const char *k = full_groups[g].keys; *k;) {
+            char name[32];
+            const size_t len = strcspn(k, " ");
+            snprintf(name, sizeof name, "%.*s", (int)len, k);
+            int value = define_value(v, name);
+            if (dtype_define(name) && value >= 0) value = elem_bytes((trr_dtype)value);
+            if (n >= 0 && (size_t)n < cap) n += snprintf(key + n, cap - (size_t)n, " %s=%d", name, value);
+            k += len;
+            while (*k == ' ') k++;
+        }
+        return;
+    }
+}
+
+/* 1 when ptxas serialises v's wgmma by the kernel's design, so its full compile may carry that advisory:
+ * matmul_wgmma.cu's 8-bit float BN 128 form, whose two partials alternate (kept for comparison; the file says
+ * why ptxas answers it so). */
+static int serialises_by_design(const trr_cuda_variant *v) {
+    return strcmp(v->file, "matmul_wgmma.cu") == 0 && define_value(v, "DT_IN") >= TRR_F8E4M3 &&
+           define_value(v, "BN") == 128;
+}
+
+/* The first line of log that fails v's check in mode, or NULL. A line fails when it holds "warning", or when it
+ * is a ptxas performance advisory ("ptxas" then "Potential Performance Loss") in a full compile of a kernel
+ * that does not serialise by design; in fast mode those advisories describe the fast build alone (above). */
+static const char *failing_line(const char *log, const trr_cuda_variant *v, check_mode mode, size_t *out_len) {
+    for (const char *line = log; line && *line;) {
+        const size_t len = strcspn(line, "\n");
+        char text[1024];
+        snprintf(text, sizeof text, "%.*s", (int)len, line);
+        const int advisory = strncmp(text, "ptxas", 5) == 0 && strstr(text, "Potential Performance Loss");
+        if (advisory ? mode == CHECK_FULL && !serialises_by_design(v) : strstr(text, "warning") != NULL) {
+            *out_len = len;
+            return line;
+        }
+        line += len;
+        if (*line == '\n') line++;
+    }
+    return NULL;
+}
+
+/* One compile of the check: a variant, the architecture for it, the mode and the part that runs it. */
+typedef struct check_job {
+    trr_cuda_variant v;
+    const char *arch;
+    check_mode mode;
+    int cost; /* relative: a fast compile is 1 */
+    int part;
+} check_job;
+
+/* What a compile costs, relative: a full compile of the tensor-core kernels that most full compiles are of, in
+ * fast compiles of an average variant (as measured; only the balance of the parts depends on it). */
+enum { COST_FAST = 1, COST_FULL = 20 };
+
 typedef struct compile_all_state {
     const char *arch;
-    trr_cuda_variant *items;
+    int first;      /* jobs[first..] are this architecture's */
+    check_job *jobs;
     int count, cap;
     trr_status status;
     char *report;
@@ -363,30 +488,91 @@ static void collect_one(const trr_cuda_variant *v, void *user) {
     if (s->status != TRR_OK) return;
     if (v->sm90a_only && strcmp(s->arch, "sm_90a") != 0) return;
     if (v->min_sm && atoi(s->arch + 3) < v->min_sm) return; /* "sm_80" -> 80 */
-    for (int i = 0; i < s->count; i++) /* the same program compiled twice checks nothing more */
-        if (strcmp(s->items[i].file, v->file) == 0 && strcmp(s->items[i].defines, v->defines) == 0) return;
+    for (int i = s->first; i < s->count; i++) /* the same program compiled twice checks nothing more */
+        if (strcmp(s->jobs[i].v.file, v->file) == 0 && strcmp(s->jobs[i].v.defines, v->defines) == 0) return;
     if (s->count == s->cap) {
-        int cap = s->cap ? 2 * s->cap : 256;
-        trr_cuda_variant *grown = realloc(s->items, (size_t)cap * sizeof *grown);
+        int cap = s->cap ? 2 * s->cap : 512;
+        check_job *grown = realloc(s->jobs, (size_t)cap * sizeof *grown);
         if (!grown) {
             snprintf(s->report, s->report_cap, "no host memory for the list of variants");
             s->status = TRR_ERR_OUT_OF_MEMORY;
             return;
         }
-        s->items = grown;
+        s->jobs = grown;
         s->cap = cap;
     }
-    s->items[s->count++] = *v;
+    check_job *j = &s->jobs[s->count++];
+    memset(j, 0, sizeof *j);
+    j->v = *v;
+    j->arch = s->arch;
 }
 
-/* A variant that compiled without a warning leaves an empty file named by its key (source, options, arch and
- * NVRTC version) in the cache directory's nvrtc-clean/, so the check compiles only what changed since: the
- * same inputs give NVRTC's same result. Where no cache directory can be had, everything is compiled. */
-static int clean_record_path(const trr_cuda_variant *v, const char *arch, char *path, size_t cap) {
-    char dir[1024], versions[32];
+/* 1 when this NVRTC takes the fast-compile option (older ones refuse it as unknown): a kernel with nothing in
+ * it, compiled for arch in fast mode. */
+static int fast_mode_taken(const char *arch) {
+    trr_cuda_variant probe;
+    memset(&probe, 0, sizeof probe);
+    probe.file = "check#fast-compile";
+    probe.text = "extern \"C\" __global__ void probe() {}\n";
+    void *cubin = NULL;
+    size_t size = 0;
+    char *log = NULL;
+    const trr_status st = trr_cuda_compile_with(NULL, &probe, arch, CHECK_FAST_OPTIONS, &cubin, &size, NULL, &log);
+    free(cubin);
+    free(log);
+    return st == TRR_OK;
+}
+
+/* Marks the first variant of each group of this architecture's jobs for the full compile, and the others for the
+ * fast one; with no fast mode (an NVRTC that lacks it) all of them for the full compile, which checks as much as
+ * the two modes together at the cost of compiling everything in full. */
+static trr_status choose_full(compile_all_state *s, int fast) {
+    const int n = s->count - s->first;
+    char(*keys)[384] = malloc((size_t)(n ? n : 1) * sizeof *keys);
+    if (!keys) {
+        snprintf(s->report, s->report_cap, "no host memory for the variants' groups");
+        return TRR_ERR_OUT_OF_MEMORY;
+    }
+    for (int i = 0; i < n; i++) {
+        check_job *j = &s->jobs[s->first + i];
+        group_key(&j->v, j->arch, keys[i], sizeof keys[i]);
+        int seen = 0;
+        for (int e = 0; e < i && !seen; e++) seen = strcmp(keys[e], keys[i]) == 0;
+        j->mode = seen && fast ? CHECK_FAST : CHECK_FULL;
+        j->cost = j->mode == CHECK_FAST ? COST_FAST : COST_FULL;
+    }
+    free(keys);
+    return TRR_OK;
+}
+
+/* Deals the jobs into parts of about equal cost: the costliest first, each to the part with the least so far
+ * (ties to the lowest part). Every process computes the same deal from the same list. */
+static void deal_parts(check_job *jobs, int count, int parts) {
+    long long load[64] = {0};
+    int top = 0;
+    for (int i = 0; i < count; i++)
+        if (jobs[i].cost > top) top = jobs[i].cost;
+    for (int cost = top; cost >= 1; cost--)
+        for (int i = 0; i < count; i++) {
+            if (jobs[i].cost != cost) continue;
+            int best = 0;
+            for (int p = 1; p < parts; p++)
+                if (load[p] < load[best]) best = p;
+            jobs[i].part = best;
+            load[best] += cost;
+        }
+}
+
+/* A variant that passed its check leaves an empty file named by its key (source, options, arch, NVRTC version
+ * and the check's mode) in the cache directory's nvrtc-clean/, so the check compiles only what changed since:
+ * the same inputs give NVRTC's same result. The mode is in the key, so a fast compile's pass never stands for a
+ * full one's, nor the reverse. Where no cache directory can be had, everything is compiled. */
+static int clean_record_path(const check_job *j, char *path, size_t cap) {
+    char dir[1024], versions[64];
     if (trr_cache_dir(NULL, dir, sizeof dir) != TRR_OK) return 0;
-    snprintf(versions, sizeof versions, "nvrtc %d", trr_cuda_nvrtc_version());
-    const uint64_t key = trr_cuda_variant_key(v, arch, versions);
+    snprintf(versions, sizeof versions, "nvrtc %d check %s", trr_cuda_nvrtc_version(),
+             j->mode == CHECK_FULL ? "full" : "fast " CHECK_FAST_OPTIONS);
+    const uint64_t key = trr_cuda_variant_key(&j->v, j->arch, versions);
     if (!key) return 0;
     snprintf(path, cap, "%s/nvrtc-clean", dir);
     if (mkdir(path, 0755) != 0 && errno != EEXIST) return 0;
@@ -394,20 +580,25 @@ static int clean_record_path(const trr_cuda_variant *v, const char *arch, char *
     return 1;
 }
 
-static trr_status compile_one(const trr_cuda_variant *v, const char *arch, char *report, size_t report_cap) {
+static trr_status compile_one(const check_job *j, char *report, size_t report_cap) {
     char record[1200];
-    const int recorded = clean_record_path(v, arch, record, sizeof record);
+    const int recorded = clean_record_path(j, record, sizeof record);
     struct stat sb;
     if (recorded && stat(record, &sb) == 0 && S_ISREG(sb.st_mode)) return TRR_OK;
     void *cubin = NULL;
-    size_t size = 0;
+    size_t size = 0, len = 0;
     char *log = NULL;
-    trr_status st = trr_cuda_compile(NULL, v, arch, &cubin, &size, NULL, &log);
+    const char *mode = j->mode == CHECK_FULL ? "full" : "fast";
+    trr_status st = trr_cuda_compile_with(NULL, &j->v, j->arch, j->mode == CHECK_FULL ? NULL : CHECK_FAST_OPTIONS,
+                                          &cubin, &size, NULL, &log);
     free(cubin);
+    const char *bad = st == TRR_OK ? failing_line(log, &j->v, j->mode, &len) : NULL;
     if (st != TRR_OK) {
-        snprintf(report, report_cap, "%s (%s) for %s: %s", v->file, v->defines, arch, trr_last_error(NULL));
-    } else if (log && strstr(log, "warning")) {
-        snprintf(report, report_cap, "%s (%s) for %s compiled with warnings:\n%s", v->file, v->defines, arch, log);
+        snprintf(report, report_cap, "%s (%s) for %s, %s compile: %s", j->v.file, j->v.defines, j->arch, mode,
+                 trr_last_error(NULL));
+    } else if (bad) {
+        snprintf(report, report_cap, "%s (%s) for %s, %s compile: %.*s\nwhole log:\n%s", j->v.file, j->v.defines,
+                 j->arch, mode, (int)len, bad, log);
         st = TRR_ERR_COMPILE;
     } else if (recorded) {
         trr_file_write_atomic(NULL, record, "", 0); /* best effort: without it the next check compiles again */
@@ -416,26 +607,39 @@ static trr_status compile_one(const trr_cuda_variant *v, const char *arch, char 
     return st;
 }
 
-trr_status trr_cuda_compile_part(const char *arch, int part, int parts, int *out_done, char *report,
-                                 size_t report_cap) {
+trr_status trr_cuda_compile_check(const char *const *archs, int n_archs, int part, int parts, int *out_done,
+                                  char *report, size_t report_cap) {
     if (out_done) *out_done = 0;
     if (report_cap) report[0] = '\0';
-    if (parts < 1 || part < 0 || part >= parts) {
-        snprintf(report, report_cap, "part %d of %d", part, parts);
+    if (n_archs < 1 || parts < 1 || parts > 64 || part < 0 || part >= parts) {
+        snprintf(report, report_cap, "part %d of %d, %d architectures", part, parts, n_archs);
         return TRR_ERR_INVALID_ARGUMENT;
     }
     trr_status st = trr_cuda_load_nvrtc(report, report_cap);
     if (st != TRR_OK) return st;
-    compile_all_state s = {.arch = arch, .status = TRR_OK, .report = report, .report_cap = report_cap};
-    trr_cuda_for_each_variant(collect_one, &s);
+    const int fast = fast_mode_taken(archs[0]);
+    compile_all_state s = {.status = TRR_OK, .report = report, .report_cap = report_cap};
+    for (int a = 0; a < n_archs && s.status == TRR_OK; a++) {
+        s.arch = archs[a];
+        s.first = s.count;
+        trr_cuda_for_each_variant(collect_one, &s);
+        if (s.status == TRR_OK) s.status = choose_full(&s, fast);
+    }
+    if (s.status == TRR_OK) deal_parts(s.jobs, s.count, parts);
     int done = 0;
-    for (int i = part; s.status == TRR_OK && i < s.count; i += parts) {
-        s.status = compile_one(&s.items[i], arch, report, report_cap);
+    for (int i = 0; s.status == TRR_OK && i < s.count; i++) {
+        if (s.jobs[i].part != part) continue;
+        s.status = compile_one(&s.jobs[i], report, report_cap);
         if (s.status == TRR_OK) done++;
     }
-    free(s.items);
+    free(s.jobs);
     if (out_done) *out_done = done;
     return s.status;
+}
+
+trr_status trr_cuda_compile_part(const char *arch, int part, int parts, int *out_done, char *report,
+                                 size_t report_cap) {
+    return trr_cuda_compile_check(&arch, 1, part, parts, out_done, report, report_cap);
 }
 
 trr_status trr_cuda_compile_all(const char *arch, int *out_done, char *report, size_t report_cap) {
