@@ -125,9 +125,9 @@ int trr_cl_mma_operands(trr_dtype a, trr_dtype b) {
 }
 
 trr_variant trr_cl_matmul_auto_variant(int mma_ok, trr_dtype a, trr_dtype b) {
-    /* 8-bit floats stay on simt unless mma is asked for: their widening path has passed the PoCL emulation of the
-     * inline PTX but not yet a conformance run on an NVIDIA device, and an unproven default could return wrong
-     * answers as success */
+    /* 8-bit floats run on mma only when asked for: the default takes a kernel only once conformance has passed
+     * on the devices it selects, and the widening path's inline PTX is checked here by emulation alone
+     * (tools/opencl_mma_emulate; docs/performance.md says how to check it on a GPU) */
     if (trr_dtype_is_f8(a) || trr_dtype_is_f8(b)) return TRR_VARIANT_SIMT;
     return mma_ok && trr_cl_mma_operands(a, b) ? TRR_VARIANT_MMA : TRR_VARIANT_SIMT;
 }
