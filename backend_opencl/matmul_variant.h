@@ -8,9 +8,8 @@
 /* 1 for the operand pairs matmul_mma.cl takes: f16 or bf16 alike, or two 8-bit floats (e4m3 and e5m2 in any mix,
  * widened to f16 in the kernel). */
 int trr_cl_mma_operands(trr_dtype a, trr_dtype b);
-/* TRR_VARIANT_MMA where the mma probe passed (mma_ok) and matmul_mma.cl takes the 16-bit operands, else
- * TRR_VARIANT_SIMT (matmul.cl, which takes every dtype); 8-bit floats run on mma only when asked for
- * (`variant=mma`, config.c says why). */
+/* TRR_VARIANT_MMA where the mma probe passed (mma_ok) and matmul_mma.cl takes the operands, else
+ * TRR_VARIANT_SIMT (matmul.cl, which takes every dtype). */
 trr_variant trr_cl_matmul_auto_variant(int mma_ok, trr_dtype a, trr_dtype b);
 
 #endif

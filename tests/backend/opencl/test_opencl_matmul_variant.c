@@ -1,18 +1,18 @@
 /* The OpenCL matmul kernel picked where neither an override nor the tuning data names one
  * (backend_opencl/matmul_variant.h): the tensor-core kernel for f16 and bf16 wherever the mma probe passed, the
- * portable one otherwise and for every other operand pair; 8-bit floats, which the tensor-core kernel takes when
- * asked, stay on the portable one by default. No device is needed. */
+ * portable one otherwise and for every other operand pair; 8-bit floats (any pair of the two) with f16 and
+ * bf16. No device is needed. */
 #include "../backend_opencl/matmul_variant.h"
 
 #include <criterion/criterion.h>
 
 static const trr_dtype f8[] = {TRR_F8E4M3, TRR_F8E5M2};
 
-Test(opencl_matmul_variant, f8_pairs_are_mma_operands_but_default_to_simt) {
+Test(opencl_matmul_variant, f8_pairs_take_mma_where_the_probe_passed) {
     for (int i = 0; i < 2; i++)
         for (int j = 0; j < 2; j++) {
             cr_expect(trr_cl_mma_operands(f8[i], f8[j]), "pair %d x %d", (int)f8[i], (int)f8[j]);
-            cr_expect_eq(trr_cl_matmul_auto_variant(1, f8[i], f8[j]), TRR_VARIANT_SIMT);
+            cr_expect_eq(trr_cl_matmul_auto_variant(1, f8[i], f8[j]), TRR_VARIANT_MMA);
             cr_expect_eq(trr_cl_matmul_auto_variant(0, f8[i], f8[j]), TRR_VARIANT_SIMT);
         }
 }
