@@ -66,6 +66,22 @@ const trr_config trr_cuda_wgmma_configs[] = {
 };
 const int trr_cuda_wgmma_config_count = (int)(sizeof trr_cuda_wgmma_configs / sizeof trr_cuda_wgmma_configs[0]);
 
+/* 64-row blocks (one consumer warpgroup, 256 threads) for products whose 128-row tiles leave most SMs idle: twice
+ * the blocks, each K tile half the work, so a small product's serial chain of K tiles is shorter. The ring holds
+ * as many stages as leave the epilogue's four slots room. */
+const trr_config trr_cuda_wgmma_narrow_configs[] = {
+    {.block_m = 64, .block_n = 128, .block_k = 64, .group_m = 8, .stages = 8, .threads = TRR_CUDA_WGMMA_NARROW_THREADS},
+    {.block_m = 64, .block_n = 64, .block_k = 64, .group_m = 8, .stages = 8, .threads = TRR_CUDA_WGMMA_NARROW_THREADS},
+};
+const int trr_cuda_wgmma_narrow_config_count =
+    (int)(sizeof trr_cuda_wgmma_narrow_configs / sizeof trr_cuda_wgmma_narrow_configs[0]);
+
+int trr_cuda_wgmma_consumers(const trr_config *cfg) { return cfg->block_m == TRR_CUDA_WGMMA_NARROW_BM ? 1 : 2; }
+
+int trr_cuda_wgmma_block_rows(const trr_config *cfg) {
+    return cfg->block_m > TRR_CUDA_WGMMA_BM ? TRR_CUDA_WGMMA_BM : cfg->block_m;
+}
+
 /* 8-bit float products on wgmma, block_k 128 elements (the same 128-byte rows as 16-bit block_k 64): 128 x 256
  * tiles, each K tile summed a 128-column half at a time into one partial that is added once its wgmma are done
  * (128 accumulators and 64 for the partial a thread), the heuristic's choice; and 128 x 128 tiles, two partials
@@ -344,16 +360,17 @@ int trr_cuda_matmul_auto_variant(const trr_cuda_dev *dev, const trr_call *call) 
  * them inside the 227 KB a Hopper block can have (a 16-bit 128 x 256 tile's whole half, so a box waits only on
  * the previous tile's stores; 128 x 192 with 4 stages), else 2 (128 x 256 with 4 stages, 128 x 128 with 6). */
 int trr_cuda_wgmma_c_slots(const trr_config *cfg) {
-    const size_t ring = (size_t)cfg->stages * ((size_t)TRR_CUDA_WGMMA_BM + (size_t)cfg->block_n) * TRR_CUDA_WGMMA_BK * 2;
+    const size_t ring =
+        (size_t)cfg->stages * ((size_t)trr_cuda_wgmma_block_rows(cfg) + (size_t)cfg->block_n) * TRR_CUDA_WGMMA_BK * 2;
     const size_t fixed = 1024 + 128, box = 64 * 128, limit = 227 * 1024;
-    return ring + fixed + 2 * 4 * box <= limit ? 4 : 2;
+    return ring + fixed + (size_t)trr_cuda_wgmma_consumers(cfg) * 4 * box <= limit ? 4 : 2;
 }
 
-/* The ring of stages (A and B tiles), then the epilogue's store boxes for the two consumer warpgroups, plus 1 KB
- * to align the ring to the swizzle's 1024-byte atoms. */
+/* The ring of stages (A and B tiles), then the epilogue's store boxes for each consumer warpgroup, plus 1 KB to
+ * align the ring to the swizzle's 1024-byte atoms. */
 size_t trr_cuda_wgmma_smem(const trr_config *cfg) {
-    return (size_t)cfg->stages * ((size_t)TRR_CUDA_WGMMA_BM + (size_t)cfg->block_n) * TRR_CUDA_WGMMA_BK * 2 +
-           (size_t)2 * (size_t)trr_cuda_wgmma_c_slots(cfg) * 64 * 128 + 1024;
+    return (size_t)cfg->stages * ((size_t)trr_cuda_wgmma_block_rows(cfg) + (size_t)cfg->block_n) * TRR_CUDA_WGMMA_BK * 2 +
+           (size_t)trr_cuda_wgmma_consumers(cfg) * (size_t)trr_cuda_wgmma_c_slots(cfg) * 64 * 128 + 1024;
 }
 
 int trr_cuda_mma_warp_grid(int bm, int bn, int warps, int *out_wm, int *out_wn) {
@@ -510,6 +527,12 @@ void trr_cuda_choose_matmul(const trr_cuda_dev *dev, trr_call *call) {
                 h = trr_cuda_wgmma_configs[i];
                 break;
             }
+        }
+        if (call->config.block_m == TRR_CUDA_WGMMA_NARROW_BM) {
+            /* 64-row blocks asked for: the narrow config of the width asked for (128 unless given) */
+            h = trr_cuda_wgmma_narrow_configs[0];
+            for (int i = 0; i < trr_cuda_wgmma_narrow_config_count; i++)
+                if (trr_cuda_wgmma_narrow_configs[i].block_n == call->config.block_n) h = trr_cuda_wgmma_narrow_configs[i];
         }
         /* Clusters of two 128-row blocks sharing B's tile by multicast (block_m 256) for large single products:
          * ahead of single blocks at 8192^3 and not at 4096^3 on NVIDIA H200 (docs/performance.md), so the rule
@@ -770,6 +793,13 @@ trr_status trr_cuda_check_matmul(trr_context *ctx, const trr_cuda_dev *dev, cons
                              "cuda f16 matmul (streamk): the tile must be 128 x 128, 192 or 256 with block_k 64 and 384 "
                              "threads; its blocks run alone, not in clusters (got %d x %d x %d, %d threads)",
                              c->block_m, c->block_n, c->block_k, c->threads);
+    } else if (c->variant == TRR_VARIANT_WGMMA && c->block_m == TRR_CUDA_WGMMA_NARROW_BM) {
+        if (c->threads != TRR_CUDA_WGMMA_NARROW_THREADS || c->block_k != TRR_CUDA_WGMMA_BK ||
+            (c->block_n != 64 && c->block_n != 128))
+            return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                             "cuda f16 matmul (wgmma): a 64-row tile must be 64 x 64 or 64 x 128 with block_k 64 and "
+                             "256 threads (got %d x %d x %d, %d threads)",
+                             c->block_m, c->block_n, c->block_k, c->threads);
     } else if (c->variant == TRR_VARIANT_WGMMA) {
         /* block_m 256 is a cluster of two 128-row blocks sharing B's tile (Hopper's clusters: sm_90 only, which
          * the variant already requires); a 192-wide tile's halves would not be whole 64-column boxes */
@@ -778,7 +808,8 @@ trr_status trr_cuda_check_matmul(trr_context *ctx, const trr_cuda_dev *dev, cons
             (c->block_n == 192 && c->block_m != TRR_CUDA_WGMMA_BM))
             return trr_error(ctx, TRR_ERR_UNSUPPORTED,
                              "cuda f16 matmul (wgmma): the tile must be 128 or 256 (a cluster of two 128-row blocks) x 128 "
-                             "or 256, or 128 x 192, with block_k 64 and 384 threads (got %d x %d x %d, %d threads)",
+                             "or 256, or 128 x 192, with block_k 64 and 384 threads, or 64 x 64 or 64 x 128 with 256 "
+                             "threads (got %d x %d x %d, %d threads)",
                              c->block_m, c->block_n, c->block_k, c->threads);
     }
     /* a 16-bit C takes three 64-column store boxes a 192-wide tile: its slots must hold all three */

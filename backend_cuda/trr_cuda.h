@@ -431,10 +431,17 @@ int trr_cuda_matmul_auto_variant(const trr_cuda_dev *dev, const trr_call *call);
 /* Whether dev can run the wgmma kernel at all: compute capability 9.0 with the sm_90a target and the driver's
  * cuTensorMapEncodeTiled. */
 int trr_cuda_wgmma_device(const trr_cuda_dev *dev);
-/* The wgmma kernel's fixed shape: 3 warpgroups (a TMA producer and two consumers of 64 rows each). */
+/* The wgmma kernel's shape: 3 warpgroups (a TMA producer and two consumers of 64 rows each) for 128-row blocks;
+ * the narrow form, 64-row blocks, has 2 (one consumer). */
 #define TRR_CUDA_WGMMA_THREADS 384
 #define TRR_CUDA_WGMMA_BM 128
 #define TRR_CUDA_WGMMA_BK 64
+#define TRR_CUDA_WGMMA_NARROW_THREADS 256
+#define TRR_CUDA_WGMMA_NARROW_BM 64
+/* A wgmma config's consumer warpgroups: 1 for 64-row blocks, else 2. */
+int trr_cuda_wgmma_consumers(const trr_config *cfg);
+/* The rows of one block of a wgmma config: block_m, or 128 for a cluster of two (block_m 256). */
+int trr_cuda_wgmma_block_rows(const trr_config *cfg);
 /* Dynamic shared memory of the wgmma kernel: the stage ring, the epilogue's store slots, and 1 KB to align the
  * ring to 1024 bytes. */
 size_t trr_cuda_wgmma_smem(const trr_config *cfg);
@@ -443,6 +450,9 @@ int trr_cuda_wgmma_c_slots(const trr_config *cfg);
 /* The wgmma configs the heuristic and the tuner pick from (block_n, stages; the rest fixed above). */
 extern const trr_config trr_cuda_wgmma_configs[];
 extern const int trr_cuda_wgmma_config_count;
+/* The narrow (64-row) wgmma configs, 16-bit inputs in single blocks: for grids of too few 128-row tiles. */
+extern const trr_config trr_cuda_wgmma_narrow_configs[];
+extern const int trr_cuda_wgmma_narrow_config_count;
 /* The warp grid the tensor-core kernel uses for a tile: WARPS_M x WARPS_N with warp tiles multiples of 16,
  * as square as the tile allows. 0 when no grid fits. */
 int trr_cuda_mma_warp_grid(int bm, int bn, int warps, int *out_wm, int *out_wn);

@@ -54,6 +54,8 @@ void trr_cuda_variant_matmul_wgmma_ab(trr_cuda_variant *v, const trr_config *cfg
     v->sm90a_only = 1;
     trr_cuda_define(v, "-DBN=%d -DSTAGES=%d -DTRANS_B=%d -DDT_IN=%d -DDT_OUT=%d -DC_SLOTS=%d", cfg->block_n,
                     cfg->stages, trans_b ? 1 : 0, (int)in, (int)out, trr_cuda_wgmma_c_slots(cfg));
+    /* block_m 64: one consumer warpgroup (the kernel's default is 128, left out) */
+    if (cfg->block_m == TRR_CUDA_WGMMA_NARROW_BM) trr_cuda_define(v, "-DBM=%d", TRR_CUDA_WGMMA_NARROW_BM);
     /* block_m 256: two 128-row blocks in a cluster sharing B (the kernel's default is 1, left out) */
     if (cfg->block_m == 2 * TRR_CUDA_WGMMA_BM) trr_cuda_define(v, "-DCLUSTER_M=2");
     if (b != in) trr_cuda_define(v, "-DDT_B=%d", (int)b);
@@ -242,6 +244,17 @@ void trr_cuda_for_each_variant(trr_cuda_variant_fn fn, void *user) {
             }
         }
     }
+    /* ... the narrow (64-row) configs, likewise, and split (their partials f32) */
+    for (int i = 0; i < trr_cuda_wgmma_narrow_config_count; i++)
+        for (int sk = 1; sk <= 2; sk++)
+            for (int tb = 0; tb <= 1; tb++)
+                for (int h = 0; h < 2; h++)
+                    for (int o = 0; o < (sk > 1 ? 1 : 2); o++) {
+                        trr_config cfg = trr_cuda_wgmma_narrow_configs[i];
+                        cfg.split_k = sk;
+                        trr_cuda_variant_matmul_wgmma(&v, &cfg, tb, halves[h], o ? halves[h] : TRR_F32);
+                        fn(&v, user);
+                    }
     /* ... and with the stream-K schedule (variant streamk: single blocks, 16-bit inputs, C's type): the heuristic's
      * configs (the first of each width) in every layout and type, the tuner's others once (STREAM_K is all that
      * differs) */
@@ -390,7 +403,8 @@ static int define_value(const trr_cuda_variant *v, const char *name) {
  * The grouping is coarser than the code's real distinctions, because a full compile costs as much as many fast
  * ones: it is spent where the default build reports what fast mode cannot, on the wgmma kernels. Their serialisation
  * follows from the main loop's structure: the operand width (8-bit floats add partial sums on the CUDA cores),
- * BN (the instruction's width, and the 8-bit kernel's one or two partials), the cluster's remote releases, the
+ * BM (one consumer warpgroup or two), BN (the instruction's width, and the 8-bit kernel's one or two partials), the
+ * cluster's remote releases, the
  * split-K and stream-K work loops; and from the epilogue that reads the accumulators, which differs by C's width.
  * The ring's depth (STAGES), the epilogue's store slots and B's layout change addresses and waits, not that
  * structure. The other kernels hold no wgmma, and the default build has shown no warning fast mode lacks: one
@@ -399,7 +413,7 @@ static int define_value(const trr_cuda_variant *v, const char *name) {
 static const struct {
     const char *file, *when, *keys; /* when: "NAME=VALUE" that must hold, or NULL */
 } full_groups[] = {
-    {"matmul_wgmma.cu", NULL, "DT_IN DT_OUT BN CLUSTER_M SPLIT_K STREAM_K"},
+    {"matmul_wgmma.cu", NULL, "DT_IN DT_OUT BM BN CLUSTER_M SPLIT_K STREAM_K"},
     {"attention.cu", "KIND=3", "KIND DT DP"}, /* wgmma: the head dimension sets the shapes and the registers */
     {"attention.cu", NULL, "KIND"},
     {"matmul_mma.cu", NULL, "DT_IN"},

@@ -1,9 +1,10 @@
 /*
  * f16 matmul on Hopper's warpgroup tensor-core instructions (sm_90a only): C = act(A . B), f16 operands, f32
- * accumulation, f16 or f32 C. Compile-time: BN (128, 192 or 256), STAGES, TRANS_B (0: B is [K,N] row-major; 1: B is
- * stored [N,K]), DT_IN (1 f16, 2 bf16, 4 f8e4m3, 5 f8e5m2: A's type for wgmma), DT_B (B's, DT_IN when not given: the
- * 8-bit floats pair e5m2 with e4m3), DT_OUT (0 f32, 1 f16, 2 bf16). Fixed: BM 128, BK 128 bytes (64 16-bit or 128
- * 8-bit elements), 384 threads (3 warpgroups).
+ * accumulation, f16 or f32 C. Compile-time: BM (128, or 64 for 16-bit inputs in single blocks), BN (128, 192 or
+ * 256; 64 with BM 64), STAGES, TRANS_B (0: B is [K,N] row-major; 1: B is stored [N,K]), DT_IN (1 f16, 2 bf16, 4
+ * f8e4m3, 5 f8e5m2: A's type for wgmma), DT_B (B's, DT_IN when not given: the 8-bit floats pair e5m2 with e4m3),
+ * DT_OUT (0 f32, 1 f16, 2 bf16). Fixed: BK 128 bytes (64 16-bit or 128 8-bit elements), 128 threads a warpgroup:
+ * a producer and BM / 64 consumers (384 threads at BM 128, 256 at BM 64).
  * 8-bit floats (DT_IN 4 or 5): wgmma m64nNk32 takes both operands K-major, so TRANS_B is 1, and BN is 128 or 256;
  * every shape, swizzle and descriptor below is the same in bytes (a K step of 32 elements is 32 bytes, as 16
  * 16-bit ones are). The tensor cores keep about 14 bits when they sum FP8 products, so each stage's K tile (128
@@ -22,7 +23,7 @@
  *
  * Warp specialisation: warpgroup 0 is the producer (one thread issues TMA copies of each K tile of A and B into
  * a ring of STAGES shared-memory stages, completion signalled on the stage's "full" mbarrier with a byte
- * count); warpgroups 1 and 2 are consumers, each owning 64 rows of the 128-row tile and all BN columns in
+ * count); warpgroups 1 and 2 (1 alone at BM 64) are consumers, each owning 64 rows of the tile and all BN columns in
  * registers (BN/2 f32 per thread), issuing wgmma.mma_async m64nBNk16 with both operands read from shared memory
  * through matrix descriptors, and releasing a stage on its "empty" mbarrier once the wgmma that read it are
  * done (one group in flight behind the one just issued). setmaxnreg moves registers from the producer to the
@@ -30,7 +31,7 @@
  *
  * Shared-memory layouts (TMA with 128-byte swizzle: 16-byte chunk c of 128-byte row r lands at chunk c ^ (r%8),
  * each stage 1024-byte aligned):
- *   A stage: [128 m][64 k], K-major: descriptor SBO 1024 (8-row groups), LBO unused; k step kk at +32 bytes.
+ *   A stage: [BM m][64 k], K-major: descriptor SBO 1024 (8-row groups), LBO unused; k step kk at +32 bytes.
  *   B, TRANS_B 1: [BN n][64 k], K-major, like A.
  *   B, TRANS_B 0: BN/64 boxes of [64 k][64 n], N-major ("transposed" for wgmma, imm-trans-b 1): descriptor LBO
  *   = 8192 (from one 64-column box to the next), SBO = 1024 (from 8 k rows to the next 8); k step kk at +2048.
@@ -109,10 +110,17 @@
 #if STREAM_K && (DT_IN >= 4 || CLUSTER_M != 1 || SPLIT_K)
 #error "matmul_wgmma: STREAM_K takes 16-bit inputs, CLUSTER_M 1 and SPLIT_K 0"
 #endif
-#define ES (F8 ? 1 : 2)
+#ifndef BM
 #define BM 128
+#endif
+/* 64 rows: one consumer warpgroup, for grids of too few 128-row tiles to fill the SMs (small products) */
+#if (BM != 64 && BM != 128) || (BM == 64 && (CLUSTER_M != 1 || F8))
+#error "matmul_wgmma: BM is 128, or 64 for 16-bit inputs in single blocks"
+#endif
+#define NCONS (BM / 64) /* consumer warpgroups, 64 rows each */
+#define ES (F8 ? 1 : 2)
 #define BK (128 / ES)
-#define WG_THREADS 384
+#define WG_THREADS (128 * (1 + NCONS))
 #define A_STAGE_BYTES (BM * 128)
 #define B_STAGE_BYTES (BN * 128)
 #if F8 && (!TRANS_B || (BN != 128 && BN != 256))
@@ -120,8 +128,8 @@
 #endif
 /* 192 columns: a tile count between 128's and 256's, for sizes whose waves neither fills (config.c, wave_cost);
  * a cluster's B halves of 96 columns would not be whole 64-column boxes */
-#if (BN != 128 && BN != 192 && BN != 256) || (BN == 192 && CLUSTER_M != 1)
-#error "matmul_wgmma: BN is 128, 192 or 256, and 192 only in single blocks"
+#if (BN != 64 && BN != 128 && BN != 192 && BN != 256) || (BN == 192 && CLUSTER_M != 1) || (BN == 64 && (BM != 64 || F8))
+#error "matmul_wgmma: BN is 128, 192 or 256, 192 only in single blocks, and 64 with BM 64 (16-bit inputs)"
 #endif
 #define STAGE_BYTES (A_STAGE_BYTES + B_STAGE_BYTES)
 #define NACC (BN / 2)
@@ -309,6 +317,22 @@ __device__ __forceinline__ void wg_mma_n128(float *d, unsigned long long da, uns
                    "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
                  : "l"(da), "l"(db), "r"(accumulate), "n"(TNSP));
 }
+
+#if BN == 64
+/* D[64 x 64] += A (smem, K-major) . B (smem; TNSP: 0 K-major, 1 N-major), 16-bit in, f32 accumulate. */
+template <int TNSP> __device__ __forceinline__ void wg_mma_n64(float *d, unsigned long long da, unsigned long long db) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n64" WG_K ".f32." WG_AS "." WG_BS " {"
+                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
+                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+                 "}, %32, %33, p, 1, 1, 0, %35;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+                   "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+                 : "l"(da), "l"(db), "r"(1), "n"(TNSP));
+}
+#endif
 
 #if BN == 192
 /* D[64 x 192] += A (smem, K-major) . B (smem; TNSP: 0 K-major, 1 N-major), 16-bit in, f32 accumulate. */
@@ -512,9 +536,9 @@ extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
         for (int s = 0; s < STAGES; s++) {
             wg_bar_init(full0 + 8 * s, 1);
 #if CLUSTER_M == 2
-            wg_bar_init(empty0 + 8 * s, 2 * 4 * CLUSTER_M);
+            wg_bar_init(empty0 + 8 * s, NCONS * 4 * CLUSTER_M);
 #else
-            wg_bar_init(empty0 + 8 * s, 2 * 128);
+            wg_bar_init(empty0 + 8 * s, NCONS * 128);
 #endif
         }
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
@@ -680,6 +704,8 @@ extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
 #endif
 #if BN == 256
                     wg_mma_n256<1 - TRANS_B>(acc, da, db);
+#elif BN == 64
+                    wg_mma_n64<1 - TRANS_B>(acc, da, db);
 #elif BN == 192
                     wg_mma_n192<1 - TRANS_B>(acc, da, db);
 #else
@@ -704,13 +730,13 @@ extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
 #if STREAM_K
             if (kt0 > 0) {
                 /* a piece the tile's owner adds: into this block's slot, in register order, then flagged */
-                float *slot = sk_ws + (size_t)(2 * cl + c) * (NACC * 128);
+                float *slot = sk_ws + (size_t)(NCONS * cl + c) * (NACC * 128);
 #pragma unroll
                 for (int i = 0; i < NACC; i++) __stcg(slot + i * 128 + t, acc[i]);
                 asm volatile("bar.sync %0, 128;" ::"r"(1 + c) : "memory");
                 if (t == 0) {
                     __threadfence();
-                    atomicExch(sk_flags + 2 * cl + c, 1u);
+                    atomicExch(sk_flags + NCONS * cl + c, 1u);
                 }
                 continue;
             }
@@ -721,7 +747,7 @@ extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
                     const int start = wg_sk_bound(sk_iters, b2, ncl);
                     if (start >= tile_end) break;
                     if (wg_sk_bound(sk_iters, b2 + 1, ncl) == start) continue; /* an empty run: no piece */
-                    unsigned *flag = sk_flags + 2 * b2 + c;
+                    unsigned *flag = sk_flags + NCONS * b2 + c;
                     if (t == 0) {
                         unsigned ready = 0;
                         do asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(ready) : "l"(flag) : "memory");
@@ -729,7 +755,7 @@ extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
                         *(volatile unsigned *)flag = 0u;
                     }
                     asm volatile("bar.sync %0, 128;" ::"r"(1 + c) : "memory");
-                    const float *slot = sk_ws + (size_t)(2 * b2 + c) * (NACC * 128);
+                    const float *slot = sk_ws + (size_t)(NCONS * b2 + c) * (NACC * 128);
 #pragma unroll
                     for (int i = 0; i < NACC; i++) acc[i] += __ldcg(slot + i * 128 + t);
                 }

@@ -355,3 +355,50 @@ Test(cuda_matmul_split, the_192_wide_tile_takes_what_its_kernel_can, .init = hop
     trr_cuda_choose_matmul(&hopper, &f8);
     cr_expect_eq(trr_cuda_check_matmul(NULL, &hopper, &f8), TRR_ERR_UNSUPPORTED);
 }
+
+/* 64-row wgmma tiles: 64 x 64 and 64 x 128 with 256 threads, plain or split, for 16-bit inputs in single blocks;
+ * the check refuses the rest with the reason, and every accepted form is one the NVRTC check compiles. */
+Test(cuda_matmul_split, the_narrow_tile_is_checked_and_compiled, .init = hopper_setup, .fini = hopper_teardown) {
+    variant_list l = {0};
+    trr_cuda_for_each_variant(collect, &l);
+    const trr_dtype dts[2] = {TRR_F16, TRR_BF16};
+    for (int d = 0; d < 2; d++)
+        for (int bn = 64; bn <= 128; bn += 64)
+            for (int split = 1; split <= 2; split++) {
+                trr_call c = cuda_matmul_call(dts[d], 700, 504, 3000, 1);
+                c.config = (trr_config){.variant = TRR_VARIANT_WGMMA, .block_m = 64, .block_n = bn, .split_k = split};
+                trr_cuda_choose_matmul(&hopper, &c);
+                cr_assert_eq(trr_cuda_check_matmul(NULL, &hopper, &c), TRR_OK, "64 x %d split %d: %s", bn, split,
+                             trr_last_error(NULL));
+                trr_cuda_variant v;
+                trr_cuda_variant_matmul_wgmma(&v, &c.config, 0, dts[d], split > 1 ? TRR_F32 : dts[d]);
+                cr_expect(listed(&l, &v), "%s is not compiled by the NVRTC check", v.defines);
+            }
+    const struct {
+        trr_config cfg;
+        trr_dtype dt;
+        const char *why;
+    } refused[] = {
+        {{.variant = TRR_VARIANT_WGMMA, .block_m = 64, .block_n = 256, .block_k = 64, .threads = 256, .stages = 4,
+          .group_m = 8, .split_k = 1},
+         TRR_F16, "64 x 64 or 64 x 128"},
+        {{.variant = TRR_VARIANT_WGMMA, .block_m = 64, .block_n = 128, .block_k = 64, .threads = 384, .stages = 4,
+          .group_m = 8, .split_k = 1},
+         TRR_F16, "256 threads"},
+        {{.variant = TRR_VARIANT_STREAMK, .block_m = 64, .block_n = 128, .block_k = 64, .threads = 256, .stages = 4,
+          .group_m = 8, .split_k = 1},
+         TRR_F16, "streamk"},
+        {{.variant = TRR_VARIANT_WGMMA, .block_m = 64, .block_n = 128, .block_k = 128, .threads = 256, .stages = 4,
+          .group_m = 8, .split_k = 1},
+         TRR_F8E4M3, "8-bit float"},
+    };
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        trr_call c = cuda_matmul_call(refused[i].dt, 700, 512, 3008, 1);
+        c.trans_b = 1;
+        c.y.stride0 = 3008;
+        c.config = refused[i].cfg;
+        cr_expect_eq(trr_cuda_check_matmul(NULL, &hopper, &c), TRR_ERR_UNSUPPORTED, "case %zu", i);
+        cr_expect(strstr(trr_last_error(NULL), refused[i].why) != NULL, "case %zu: %s", i, trr_last_error(NULL));
+    }
+    free(l.items);
+}

@@ -84,3 +84,41 @@ Test(cuda_wgmma_smem, clusters_only_for_large_single_products) {
     cr_expect_eq(chosen_wgmma(8192, 8192, 1024, 1).block_m, 128);
     cr_expect_eq(chosen_wgmma(1024, 1024, 8192, 64).block_m, 128);
 }
+
+/* The narrow (64-row) configs: one consumer warpgroup, so a ring of 64-row A stages and one consumer's slots; each
+ * fits with four slots, builds with BM 64, and a forced 64-row tile gets the narrow kernel's threads and stages. */
+Test(cuda_wgmma_smem, narrow_configs_fit_with_one_consumers_slots) {
+    cr_assert_gt(trr_cuda_wgmma_narrow_config_count, 0);
+    for (int i = 0; i < trr_cuda_wgmma_narrow_config_count; i++) {
+        const trr_config *c = &trr_cuda_wgmma_narrow_configs[i];
+        cr_assert_eq(c->block_m, TRR_CUDA_WGMMA_NARROW_BM);
+        cr_assert_eq(trr_cuda_wgmma_consumers(c), 1);
+        cr_assert_eq(trr_cuda_wgmma_block_rows(c), 64);
+        const size_t ring = (size_t)c->stages * (64u + (size_t)c->block_n) * TRR_CUDA_WGMMA_BK * 2;
+        cr_assert_eq(trr_cuda_wgmma_c_slots(c), 4, "config %d", i);
+        cr_assert_eq(trr_cuda_wgmma_smem(c), ring + 4u * SLOT_BYTES + 1024u, "config %d", i);
+        cr_assert_leq(trr_cuda_wgmma_smem(c) + 128u, HOPPER_OPTIN, "config %d", i);
+        trr_cuda_variant v;
+        trr_cuda_variant_matmul_wgmma(&v, c, 1, TRR_BF16, TRR_BF16);
+        cr_assert_not_null(strstr(v.defines, "-DBM=64"), "%s", v.defines);
+        cr_assert_null(strstr(v.defines, "CLUSTER_M"), "%s", v.defines);
+    }
+    /* the 128-row configs keep their variants' options (and disk-cache keys): no BM define */
+    trr_cuda_variant v;
+    trr_cuda_variant_matmul_wgmma(&v, &trr_cuda_wgmma_configs[0], 1, TRR_F16, TRR_F16);
+    cr_assert_null(strstr(v.defines, "-DBM="), "%s", v.defines);
+}
+
+Test(cuda_wgmma_smem, a_forced_64_row_tile_takes_the_narrow_kernel) {
+    for (int bn = 0; bn <= 128; bn += 64) {
+        trr_call c = cuda_matmul_call(TRR_F16, 1000, 700, 300, 1);
+        c.config.variant = TRR_VARIANT_WGMMA;
+        c.config.block_m = 64;
+        c.config.block_n = bn;
+        trr_cuda_choose_config(NULL, &c);
+        cr_expect_eq(c.config.block_m, 64);
+        cr_expect_eq(c.config.block_n, bn ? bn : 128, "block_n %d", bn);
+        cr_expect_eq(c.config.threads, TRR_CUDA_WGMMA_NARROW_THREADS);
+        cr_expect_eq(c.config.block_k, TRR_CUDA_WGMMA_BK);
+    }
+}
