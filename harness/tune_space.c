@@ -69,9 +69,10 @@ static const trr_config cuda_f32_tiles[] = {
     {.block_m = 64, .block_n = 64, .block_k = 16, .threads = 64},
 };
 
-/* f16 matmul on Hopper's wgmma kernel (backend_cuda: 384 threads select it; block_k 64 is fixed, block_m 256
- * runs two 128-row blocks as a cluster sharing B): the 128- and 256-wide tiles at two pipeline depths, each
- * unclustered and clustered, and the 192-wide one (single blocks only). Other devices drop them in check_config. */
+/* f16 matmul on Hopper's wgmma kernel (backend_cuda; block_k 64 is fixed, block_m 256 runs two 128-row blocks
+ * as a cluster sharing B, block_m 64 one consumer warpgroup of 256 threads): the 128- and 256-wide tiles at two
+ * pipeline depths, each unclustered and clustered, the 192-wide one (single blocks only), and the 64-row tiles.
+ * Other devices drop them in check_config. */
 static const trr_config cuda_wgmma_tiles[] = {
     {.block_m = 128, .block_n = 256, .block_k = 64, .threads = 384, .stages = 4},
     {.block_m = 128, .block_n = 256, .block_k = 64, .threads = 384, .stages = 3},
@@ -82,6 +83,8 @@ static const trr_config cuda_wgmma_tiles[] = {
     {.block_m = 256, .block_n = 256, .block_k = 64, .threads = 384, .stages = 3},
     {.block_m = 256, .block_n = 128, .block_k = 64, .threads = 384, .stages = 6},
     {.block_m = 256, .block_n = 128, .block_k = 64, .threads = 384, .stages = 4},
+    {.block_m = 64, .block_n = 128, .block_k = 64, .threads = 256, .stages = 8},
+    {.block_m = 64, .block_n = 64, .block_k = 64, .threads = 256, .stages = 8},
 };
 
 /* The same kernel on the stream-K schedule (variant streamk): its single-block tiles, no split-K (it splits K
