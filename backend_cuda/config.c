@@ -337,21 +337,11 @@ int trr_cuda_matmul_auto_variant(const trr_cuda_dev *dev, const trr_call *call) 
         return f8 ? TRR_VARIANT_MMA : TRR_VARIANT_SIMT;
     if (!trr_cuda_matmul_variant_runs(dev, call, TRR_VARIANT_WGMMA, why, sizeof why) || !wgmma_config(&call->config, f8))
         return TRR_VARIANT_MMA;
-    /* With no tile chosen yet, products that give fewer 128 x 128 blocks than a quarter of the SMs stay on
-     * mma.sync, whose small tiles spread them wider: small products ran faster on mma.sync's 32x64 tiles than
-     * on wgmma's 128-row ones, and wgmma is ahead from 1024^3 (64 blocks) up (the tuning data). */
-    /* A grid that split-K can fill (below) stays on wgmma: split over K, its 128-row tiles keep the SMs busy
-     * where mma.sync's small tiles would compute few rows each at a lower rate (M of 16 to 128 with a long K,
-     * the shapes of language models' decode and short prefill). */
-    const trr_config *c = &call->config;
     /* Few rows (16-bit inputs): mma.sync's few-row tiles (trr_cuda_mma_small_configs), where wgmma's 128-row
-     * tiles would leave most of their rows idle on a product that streams B at the memory's speed. */
+     * tiles would leave most of their rows idle on a product that streams B at the memory's speed. Past them,
+     * small products run on wgmma's 64-row tiles (narrow_choice), which ran ahead of mma.sync's 32 x 64 ones. */
+    const trr_config *c = &call->config;
     if (!f8 && call->rows <= TRR_CUDA_SPLIT_SMALL_M && !c->threads && !c->block_m && !c->block_n && !c->block_k)
-        return TRR_VARIANT_MMA;
-    int sms = dev ? dev->sm_count : 132;
-    const int64_t t = tiles(call, 128, 128);
-    if (!c->threads && !c->block_m && !c->block_n && !c->block_k && t * 4 < sms &&
-        t * split_max(call->k, TRR_CUDA_WGMMA_BK) * 10 < (int64_t)sms * 8)
         return TRR_VARIANT_MMA;
     return TRR_VARIANT_WGMMA;
 }
@@ -413,6 +403,19 @@ static void fill(trr_config *c, const trr_config *h) {
     if (!c->stages) c->stages = h->stages;
     if (!c->vector_width) c->vector_width = h->vector_width;
     if (!c->split_k) c->split_k = h->split_k;
+}
+
+/* The narrow (64-row) wgmma tile for a 16-bit call past the few rows whose grid is one wave of them: 64 x 64
+ * where its tiles fit on the SMs at once, else 64 x 128 where those do; 0 otherwise (a wave or more of 128-row
+ * tiles, which run the K steps at a higher rate). A small product's time is its serial chain of K tiles plus a
+ * launch's fixed cost, so the narrowest tile that still runs in one wave shortens it most: measured on NVIDIA
+ * H200 (docs/performance.md), 64 x 64 ahead of 64 x 128 wherever both fit one wave, and both ahead of mma.sync's
+ * small tiles and of 128 x 128 there; past one wave of 64 x 128 the 128-row tiles are ahead or level. */
+static int narrow_choice(const trr_call *call, int sms) {
+    if (f8_call(call) || call->rows <= TRR_CUDA_SPLIT_SMALL_M) return 0;
+    if (tiles(call, TRR_CUDA_WGMMA_NARROW_BM, 64) <= sms) return 64;
+    if (tiles(call, TRR_CUDA_WGMMA_NARROW_BM, 128) <= sms) return 128;
+    return 0;
 }
 
 /* The wgmma kernel's time for a 16-bit call on tile 128 x bn, plain or stream-K (sk), in K tiles of 128 x 128 at
@@ -515,9 +518,14 @@ void trr_cuda_choose_matmul(const trr_cuda_dev *dev, trr_call *call) {
         trr_config plain = trr_cuda_wgmma_configs[0];
         plain.block_n = bn;
         plain.variant = TRR_VARIANT_WGMMA;
-        if (auto_variant && !f8_call(call) && !call->config.block_n && !call->config.block_m && !clustered &&
-            !call->config.threads && (!call->config.split_k || call->config.split_k == 1) &&
-            choose_split(dev, call, &plain) == 1) {
+        const int asked = call->config.block_n || call->config.block_m || call->config.threads ||
+                          (call->config.split_k && call->config.split_k != 1);
+        int narrow = auto_variant && !asked ? narrow_choice(call, sms) : 0;
+        /* a narrow grid that leaves a fifth of the SMs idle gives way to split-K where that fills them */
+        if (narrow && tiles(call, TRR_CUDA_WGMMA_NARROW_BM, narrow) * 10 < (int64_t)sms * 8 &&
+            choose_split(dev, call, &plain) > 1)
+            narrow = 0;
+        if (auto_variant && !f8_call(call) && !asked && !clustered && !narrow && choose_split(dev, call, &plain) == 1) {
             variant = wave_choice(call, sms, &bn);
             call->config.variant = variant;
         }
@@ -528,11 +536,12 @@ void trr_cuda_choose_matmul(const trr_cuda_dev *dev, trr_call *call) {
                 break;
             }
         }
-        if (call->config.block_m == TRR_CUDA_WGMMA_NARROW_BM) {
-            /* 64-row blocks asked for: the narrow config of the width asked for (128 unless given) */
+        if (narrow || call->config.block_m == TRR_CUDA_WGMMA_NARROW_BM) {
+            /* 64-row blocks, chosen or asked for: the narrow config of that width (128 unless given) */
+            const int nbn = narrow ? narrow : call->config.block_n;
             h = trr_cuda_wgmma_narrow_configs[0];
             for (int i = 0; i < trr_cuda_wgmma_narrow_config_count; i++)
-                if (trr_cuda_wgmma_narrow_configs[i].block_n == call->config.block_n) h = trr_cuda_wgmma_narrow_configs[i];
+                if (trr_cuda_wgmma_narrow_configs[i].block_n == nbn) h = trr_cuda_wgmma_narrow_configs[i];
         }
         /* Clusters of two 128-row blocks sharing B's tile by multicast (block_m 256) for large single products:
          * ahead of single blocks at 8192^3 and not at 4096^3 on NVIDIA H200 (docs/performance.md), so the rule

@@ -87,7 +87,7 @@ Test(cuda_matmul_split, small_grids_with_long_k_split_to_fill_the_sms, .init = h
      .fini = hopper_teardown) {
     variant_list l = {0};
     trr_cuda_for_each_variant(collect, &l);
-    const int64_t small[][3] = {{128, 4096, 4096}, {128, 4096, 11008}, {768, 768, 4096}};
+    const int64_t small[][3] = {{768, 768, 4096}, {1024, 768, 8192}};
     for (size_t i = 0; i < sizeof small / sizeof small[0]; i++) {
         trr_call c = chosen(&l, TRR_F16, small[i][0], small[i][1], small[i][2], 1);
         const int s = c.config.split_k;
@@ -112,9 +112,17 @@ Test(cuda_matmul_split, small_grids_with_long_k_split_to_fill_the_sms, .init = h
         trr_call c = chosen(&l, TRR_F16, wide_m[i][0], wide_m[i][1], wide_m[i][2], 1);
         cr_expect_eq(c.config.split_k, 1, "%zu split %d ways", i, c.config.split_k);
     }
-    /* K too short to split: a small cube stays on mma.sync with one split */
+    /* K too short to split: a small cube keeps one split */
     trr_call tiny = chosen(&l, TRR_F16, 256, 256, 256, 1);
     cr_expect_eq(tiny.config.split_k, 1);
+    /* 128 rows with a long K: 64 x 64 tiles make one wave (128 blocks) unsplit, ahead of 128 x 128 split 4 ways */
+    const int64_t long_k[][3] = {{128, 4096, 4096}, {128, 4096, 11008}};
+    for (size_t i = 0; i < sizeof long_k / sizeof long_k[0]; i++) {
+        trr_call c = chosen(&l, TRR_F16, long_k[i][0], long_k[i][1], long_k[i][2], 1);
+        cr_expect_eq(c.config.block_m, 64, "%zu", i);
+        cr_expect_eq(c.config.block_n, 64, "%zu", i);
+        cr_expect_eq(c.config.split_k, 1, "%zu", i);
+    }
     /* a batch whose tiles already fill the SMs is not split */
     trr_call many = chosen(&l, TRR_BF16, 128, 512, 4096, 64);
     cr_expect_eq(many.config.split_k, 1);
@@ -400,5 +408,37 @@ Test(cuda_matmul_split, the_narrow_tile_is_checked_and_compiled, .init = hopper_
         cr_expect_eq(trr_cuda_check_matmul(NULL, &hopper, &c), TRR_ERR_UNSUPPORTED, "case %zu", i);
         cr_expect(strstr(trr_last_error(NULL), refused[i].why) != NULL, "case %zu: %s", i, trr_last_error(NULL));
     }
+    free(l.items);
+}
+
+/* Small products past the few rows take the narrowest 64-row wgmma tile whose grid is one wave: 64 x 64 up to 640^3
+ * (100 blocks), 64 x 128 from 768^3 to 1024^3 (72 to 128 blocks), the 128-row tiles from 1152^3 (162 blocks of
+ * 64 x 128 would be past a wave); f16 and bf16 alike, 8-bit floats never (their kernel has no 64-row form), and
+ * nothing narrow where a tile is asked for. */
+Test(cuda_matmul_split, small_products_take_the_narrow_tile_of_one_wave, .init = hopper_setup,
+     .fini = hopper_teardown) {
+    variant_list l = {0};
+    trr_cuda_for_each_variant(collect, &l);
+    const trr_dtype dts[2] = {TRR_F16, TRR_BF16};
+    for (int d = 0; d < 2; d++)
+        for (int64_t n = 256; n <= 1280; n += 128) {
+            trr_call c = chosen(&l, dts[d], n, n, n, 1);
+            const int want_m = n <= 1024 ? 64 : 128, want_n = n <= 640 ? 64 : n <= 1024 ? 128 : 0;
+            cr_expect_eq(c.config.variant, TRR_VARIANT_WGMMA, "%lld^3", (long long)n);
+            cr_expect_eq(c.config.block_m, want_m, "%lld^3", (long long)n);
+            if (want_n) cr_expect_eq(c.config.block_n, want_n, "%lld^3", (long long)n);
+            cr_expect_eq(c.config.split_k, 1, "%lld^3", (long long)n);
+            const int64_t blocks = grid_tiles(&c);
+            if (want_m == 64) cr_expect_leq(blocks, 132, "%lld^3: %lld blocks", (long long)n, (long long)blocks);
+        }
+    trr_call f8 = cuda_matmul_call(TRR_F8E4M3, 512, 512, 512, 1);
+    f8.trans_b = 1;
+    f8.y.stride0 = 512;
+    trr_cuda_choose_matmul(&hopper, &f8);
+    cr_expect_eq(f8.config.block_m, 128);
+    trr_call asked = cuda_matmul_call(TRR_F16, 512, 512, 512, 1);
+    asked.config.block_n = 128;
+    trr_cuda_choose_matmul(&hopper, &asked);
+    cr_expect_neq(asked.config.block_m, 64);
     free(l.items);
 }
