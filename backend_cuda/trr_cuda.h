@@ -426,7 +426,7 @@ void trr_cuda_choose_norm(trr_call *call);
 int trr_cuda_matmul_variant_runs(const trr_cuda_dev *dev, const trr_call *call, int variant, char *why, size_t cap);
 /* The heuristic's family for a call whose config names none: wgmma where it runs and the config is one of its
  * own (threads 384, or threads not chosen and a tile that is 0 or its own, 128 x 128|256 x 64, in each field)
- * unless the product is too small to fill the SMs with 128-row tiles; else mma where it runs; else simt. */
+ * unless the product has at most 64 rows (16-bit inputs: mma's few-row tiles); else mma where it runs; else simt. */
 int trr_cuda_matmul_auto_variant(const trr_cuda_dev *dev, const trr_call *call);
 /* Whether dev can run the wgmma kernel at all: compute capability 9.0 with the sm_90a target and the driver's
  * cuTensorMapEncodeTiled. */

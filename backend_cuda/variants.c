@@ -404,8 +404,8 @@ static int define_value(const trr_cuda_variant *v, const char *name) {
  * ones: it is spent where the default build reports what fast mode cannot, on the wgmma kernels. Their serialisation
  * follows from the main loop's structure: the operand width (8-bit floats add partial sums on the CUDA cores),
  * BM (one consumer warpgroup or two), BN (the instruction's width, and the 8-bit kernel's one or two partials), the
- * cluster's remote releases, the
- * split-K and stream-K work loops; and from the epilogue that reads the accumulators, which differs by C's width.
+ * cluster's remote releases, the split-K and stream-K work loops; and from the epilogue that reads the accumulators,
+ * which differs by C's width.
  * The ring's depth (STAGES), the epilogue's store slots and B's layout change addresses and waits, not that
  * structure. The other kernels hold no wgmma, and the default build has shown no warning fast mode lacks: one
  * representative per file (and per kind for attention's mma.sync, CUDA-core and combine kernels) keeps the
