@@ -337,11 +337,12 @@ int trr_cuda_matmul_auto_variant(const trr_cuda_dev *dev, const trr_call *call) 
         return f8 ? TRR_VARIANT_MMA : TRR_VARIANT_SIMT;
     if (!trr_cuda_matmul_variant_runs(dev, call, TRR_VARIANT_WGMMA, why, sizeof why) || !wgmma_config(&call->config, f8))
         return TRR_VARIANT_MMA;
-    /* Few rows (16-bit inputs): mma.sync's few-row tiles (trr_cuda_mma_small_configs), where wgmma's 128-row
-     * tiles would leave most of their rows idle on a product that streams B at the memory's speed. Past them,
-     * small products run on wgmma's 64-row tiles (narrow_choice), which ran ahead of mma.sync's 32 x 64 ones. */
+    /* Few rows (16-bit inputs): mma.sync's few-row tiles (trr_cuda_mma_small_configs), where wgmma's 64-row
+     * tiles would leave half their rows idle or more on a product that streams B at the memory's speed. Past
+     * them, products run on wgmma's 64-row tiles (narrow_choice), which ran ahead of mma.sync's 64-row few-row
+     * tile and of its 32 x 64 one for small cubes. */
     const trr_config *c = &call->config;
-    if (!f8 && call->rows <= TRR_CUDA_SPLIT_SMALL_M && !c->threads && !c->block_m && !c->block_n && !c->block_k)
+    if (!f8 && call->rows <= TRR_CUDA_WGMMA_NARROW_MIN_M && !c->threads && !c->block_m && !c->block_n && !c->block_k)
         return TRR_VARIANT_MMA;
     return TRR_VARIANT_WGMMA;
 }
@@ -412,7 +413,13 @@ static void fill(trr_config *c, const trr_config *h) {
  * H200 (docs/performance.md), 64 x 64 ahead of 64 x 128 wherever both fit one wave, and both ahead of mma.sync's
  * small tiles and of 128 x 128 there; past one wave of 64 x 128 the 128-row tiles are ahead or level. */
 static int narrow_choice(const trr_call *call, int sms) {
-    if (f8_call(call) || call->rows <= TRR_CUDA_SPLIT_SMALL_M) return 0;
+    if (f8_call(call) || call->rows <= TRR_CUDA_WGMMA_NARROW_MIN_M) return 0;
+    /* One row of tiles (few rows past mma.sync's): 64 x 128 where its grid fills most of the SMs (14336 columns:
+     * 112 blocks), else 64 x 64, split by choose_split where its grid is small (4096 columns: 64 tiles, 2 splits).
+     * Measured on NVIDIA H200 at the language-model widths: both ahead of mma.sync's 64 x 128 few-row tile by
+     * 12-28%, 64 x 64 ahead of 64 x 128 split three or four ways. */
+    if (call->rows <= TRR_CUDA_WGMMA_NARROW_BM)
+        return tiles(call, TRR_CUDA_WGMMA_NARROW_BM, 128) * 10 >= (int64_t)sms * 8 ? 128 : 64;
     if (tiles(call, TRR_CUDA_WGMMA_NARROW_BM, 64) <= sms) return 64;
     if (tiles(call, TRR_CUDA_WGMMA_NARROW_BM, 128) <= sms) return 128;
     return 0;
@@ -521,8 +528,10 @@ void trr_cuda_choose_matmul(const trr_cuda_dev *dev, trr_call *call) {
         const int asked = call->config.block_n || call->config.block_m || call->config.threads ||
                           (call->config.split_k && call->config.split_k != 1);
         int narrow = auto_variant && !asked ? narrow_choice(call, sms) : 0;
-        /* a narrow grid that leaves a fifth of the SMs idle gives way to split-K where that fills them */
-        if (narrow && tiles(call, TRR_CUDA_WGMMA_NARROW_BM, narrow) * 10 < (int64_t)sms * 8 &&
+        /* a narrow grid that leaves a fifth of the SMs idle gives way to split-K of 128-row tiles where that
+         * fills them (one row of 64-row tiles splits itself instead: 128-row tiles would be half empty) */
+        if (narrow && call->rows > TRR_CUDA_WGMMA_NARROW_BM &&
+            tiles(call, TRR_CUDA_WGMMA_NARROW_BM, narrow) * 10 < (int64_t)sms * 8 &&
             choose_split(dev, call, &plain) > 1)
             narrow = 0;
         if (auto_variant && !f8_call(call) && !asked && !clustered && !narrow && choose_split(dev, call, &plain) == 1) {

@@ -438,6 +438,9 @@ int trr_cuda_wgmma_device(const trr_cuda_dev *dev);
 #define TRR_CUDA_WGMMA_BK 64
 #define TRR_CUDA_WGMMA_NARROW_THREADS 256
 #define TRR_CUDA_WGMMA_NARROW_BM 64
+/* 16-bit products of more rows than this (and no more than TRR_CUDA_SPLIT_SMALL_M) take the narrow tile rather than
+ * mma.sync's few-row tiles (config.c, narrow_choice). */
+#define TRR_CUDA_WGMMA_NARROW_MIN_M 32
 /* A wgmma config's consumer warpgroups: 1 for 64-row blocks, else 2. */
 int trr_cuda_wgmma_consumers(const trr_config *cfg);
 /* The rows of one block of a wgmma config: block_m, or 128 for a cluster of two (block_m 256). */
@@ -496,7 +499,8 @@ void trr_cuda_variant_matmul_wgmma_ab(trr_cuda_variant *v, const trr_config *cfg
 #define TRR_CUDA_SPLIT_MIN_K_WIDE 1024
 #define TRR_CUDA_SPLIT_MAX_BYTES ((int64_t)256 << 20)
 /* Products of more rows than this split only grids that fill at most TRR_CUDA_SPLIT_WIDE_FILL tenths of the SMs
- * (config.c, choose_split, says why); products of at most this many 16-bit rows take mma.sync's few-row tiles. */
+ * (config.c, choose_split, says why); products of at most this many 16-bit rows take mma.sync's few-row tiles
+ * or, past TRR_CUDA_WGMMA_NARROW_MIN_M rows on Hopper, the narrow wgmma tile. */
 #define TRR_CUDA_SPLIT_SMALL_M 64
 #define TRR_CUDA_SPLIT_WIDE_FILL 4
 /* Variant streamk below a wave: blocks enough for about this many K tiles each (ops_matmul.c, streamk_grid) */

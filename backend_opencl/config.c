@@ -130,6 +130,12 @@ trr_variant trr_cl_matmul_auto_variant(int mma_ok, trr_dtype a, trr_dtype b) {
     return mma_ok && trr_cl_mma_operands(a, b) ? TRR_VARIANT_MMA : TRR_VARIANT_SIMT;
 }
 
+int trr_cl_mma_threads(int wide, trr_dtype a, trr_dtype c) {
+    /* An f32 C keeps a second set of accumulators (matmul_mma.cl: PROMOTE); 8-bit floats hold each slice's next
+     * words in registers while they widen them, and with 8 warps each warp widens half as many */
+    return wide && (c == TRR_F32 || trr_dtype_is_f8(a)) ? 256 : 128;
+}
+
 static int mma_operands(const trr_call *call) { return trr_cl_mma_operands(call->x.dtype, call->y.dtype); }
 
 /* 8-bit float operands: matmul_mma.cl widens them on their way through registers, never through cp.async, so
@@ -206,14 +212,15 @@ void trr_cl_choose_matmul(trr_context *ctx, trr_call *call) {
          * aligned or not (docs/performance.md). An f32 C keeps a second set of
          * accumulators (matmul_mma.cl: PROMOTE), so it takes 8 warps. 64x64 tiles with 4 warps of 32x32 while
          * 128-wide tiles would not fill two waves. 8-bit floats take the same tiles (they are f16 in local
-         * memory), in two stages through registers. */
+         * memory), in two stages through registers, with 8 warps on the wide tile (7% ahead of 4 on NVIDIA
+         * H200: docs/performance.md). */
         int units = dev->info.compute_units > 0 ? dev->info.compute_units : 64;
         int64_t tiles = ((call->rows + 127) / 128) * ((call->cols + 127) / 128) * (call->batch > 1 ? call->batch : 1);
         int wide = tiles >= 2 * (int64_t)units;
         set_if_zero(&c->block_m, wide ? 128 : 64);
         set_if_zero(&c->block_n, wide ? 128 : 64);
         set_if_zero(&c->block_k, 32);
-        set_if_zero(&c->threads, wide && call->z.dtype == TRR_F32 ? 256 : 128);
+        set_if_zero(&c->threads, trr_cl_mma_threads(wide, call->x.dtype, call->z.dtype));
         set_if_zero(&c->group_m, 8);
         set_if_zero(&c->stages, mma_through_registers(dev, call) ? 2 : wide ? 3 : 4);
         set_if_zero(&c->vector_width, 8);

@@ -1,4 +1,5 @@
-/* Which matmul kernel the OpenCL backend runs where neither an override nor the tuning data names one (config.c).
+/* Which matmul kernel the OpenCL backend runs where neither an override nor the tuning data names one, and the
+ * tensor-core kernel's work-group (config.c).
  * No OpenCL types: tests reach it without a device. */
 #ifndef TRR_CL_MATMUL_VARIANT_H
 #define TRR_CL_MATMUL_VARIANT_H
@@ -11,5 +12,8 @@ int trr_cl_mma_operands(trr_dtype a, trr_dtype b);
 /* TRR_VARIANT_MMA where the mma probe passed (mma_ok) and matmul_mma.cl takes the operands, else
  * TRR_VARIANT_SIMT (matmul.cl, which takes every dtype). */
 trr_variant trr_cl_matmul_auto_variant(int mma_ok, trr_dtype a, trr_dtype b);
+/* The tensor-core kernel's work-group for its heuristic tile (wide: 128 x 128, else 64 x 64) with A of dtype a
+ * and C of dtype c: 256 threads (8 warps) on the wide tile where C is f32 or A an 8-bit float, else 128. */
+int trr_cl_mma_threads(int wide, trr_dtype a, trr_dtype c);
 
 #endif

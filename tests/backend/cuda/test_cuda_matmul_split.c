@@ -130,15 +130,15 @@ Test(cuda_matmul_split, small_grids_with_long_k_split_to_fill_the_sms, .init = h
     free(l.items);
 }
 
-/* Few rows (decode-like products) take mma.sync's few-row tiles: the fewest rows that hold M, and split-K that
- * brings the blocks to 90% of the SMs within one wave of resident blocks (two an SM for these tiles), each split
- * keeping its minimum K. */
+/* Few rows (decode-like products, at most 32 on Hopper) take mma.sync's few-row tiles: the fewest rows that hold
+ * M, and split-K that brings the blocks to 90% of the SMs within one wave of resident blocks (two an SM for these
+ * tiles), each split keeping its minimum K. */
 Test(cuda_matmul_split, few_rows_take_the_few_row_tiles, .init = hopper_setup, .fini = hopper_teardown) {
     variant_list l = {0};
     trr_cuda_for_each_variant(collect, &l);
     const int64_t few[][3] = {{16, 4096, 4096},  {16, 11008, 4096}, {16, 4096, 11008}, {16, 14336, 4096},
-                              {1, 4096, 4096},   {7, 4096, 14336},  {32, 4096, 4096},  {33, 11008, 4096},
-                              {64, 4096, 4096},  {64, 14336, 4096}, {16, 512, 4096},   {16, 32000, 4096}};
+                              {1, 4096, 4096},   {7, 4096, 14336},  {32, 4096, 4096},  {32, 11008, 4096},
+                              {32, 14336, 4096}, {16, 512, 4096},   {16, 32000, 4096}};
     for (size_t i = 0; i < sizeof few / sizeof few[0]; i++)
         for (int h = 0; h < 2; h++) {
             const int64_t m = few[i][0], n = few[i][1], k = few[i][2];
@@ -184,6 +184,36 @@ Test(cuda_matmul_split, few_rows_take_the_few_row_tiles, .init = hopper_setup, .
     asked.config.variant = TRR_VARIANT_WGMMA;
     trr_cuda_choose_matmul(&hopper, &asked);
     cr_expect_eq(asked.config.block_m, 128);
+    free(l.items);
+}
+
+/* 33 to 64 rows on Hopper: one row of the narrow wgmma tile, 64 x 128 where its blocks fill at least 80% of the SMs
+ * (14336 columns: 112), else 64 x 64 (4096 and 11008 columns), split where its grid leaves a fifth of the SMs idle
+ * (4096 columns: 64 tiles in 2 splits, at K = 4096 and 11008); f16 and bf16 alike. A device without wgmma keeps
+ * mma.sync's few-row tiles (few_rows_take_the_few_row_tiles' sm_86 part). */
+Test(cuda_matmul_split, few_rows_past_32_take_one_row_of_narrow_tiles, .init = hopper_setup, .fini = hopper_teardown) {
+    variant_list l = {0};
+    trr_cuda_for_each_variant(collect, &l);
+    const struct {
+        int64_t n, k;
+        int bn, split;
+    } want[] = {{4096, 4096, 64, 2}, {11008, 4096, 64, 1}, {4096, 11008, 64, 2}, {14336, 4096, 128, 1}};
+    const int64_t rows[] = {33, 48, 64};
+    for (int h = 0; h < 2; h++)
+        for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++)
+            for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+                trr_call c = chosen(&l, h ? TRR_BF16 : TRR_F16, rows[r], want[i].n, want[i].k, 1);
+                cr_expect_eq(c.config.variant, TRR_VARIANT_WGMMA, "%lld rows, case %zu", (long long)rows[r], i);
+                cr_expect_eq(c.config.block_m, TRR_CUDA_WGMMA_NARROW_BM, "%lld rows, case %zu", (long long)rows[r], i);
+                cr_expect_eq(c.config.block_n, want[i].bn, "%lld rows, case %zu", (long long)rows[r], i);
+                cr_expect_eq(c.config.split_k, want[i].split, "%lld rows, case %zu", (long long)rows[r], i);
+            }
+    /* mma.sync asked for keeps its few-row tile of 64 rows */
+    trr_call asked = cuda_matmul_call(TRR_F16, 48, 4096, 4096, 1);
+    asked.config.variant = TRR_VARIANT_MMA;
+    trr_cuda_choose_matmul(&hopper, &asked);
+    cr_expect_eq(asked.config.variant, TRR_VARIANT_MMA);
+    cr_expect_eq(asked.config.block_m, 64);
     free(l.items);
 }
 

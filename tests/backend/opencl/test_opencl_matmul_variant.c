@@ -1,7 +1,7 @@
 /* The OpenCL matmul kernel picked where neither an override nor the tuning data names one
  * (backend_opencl/matmul_variant.h): the tensor-core kernel for f16 and bf16 wherever the mma probe passed, the
  * portable one otherwise and for every other operand pair; 8-bit floats (any pair of the two) with f16 and
- * bf16. No device is needed. */
+ * bf16; and its work-group on the tensor-core kernel. No device is needed. */
 #include "../backend_opencl/matmul_variant.h"
 
 #include <criterion/criterion.h>
@@ -27,4 +27,18 @@ Test(opencl_matmul_variant, halves_alike_take_mma_and_the_rest_simt) {
         cr_expect(!trr_cl_mma_operands(other[i][0], other[i][1]), "pair %zu", i);
         cr_expect_eq(trr_cl_matmul_auto_variant(1, other[i][0], other[i][1]), TRR_VARIANT_SIMT, "pair %zu", i);
     }
+}
+
+/* 8 warps on the wide tile for an f32 C (two sets of accumulators) and for 8-bit float operands (widened through
+ * registers); 4 elsewhere, and on the 64 x 64 tile always. */
+Test(opencl_matmul_variant, eight_warps_where_the_wide_tile_holds_more_registers) {
+    for (int i = 0; i < 2; i++) {
+        cr_expect_eq(trr_cl_mma_threads(1, f8[i], TRR_BF16), 256);
+        cr_expect_eq(trr_cl_mma_threads(1, f8[i], TRR_F16), 256);
+        cr_expect_eq(trr_cl_mma_threads(0, f8[i], TRR_BF16), 128);
+    }
+    cr_expect_eq(trr_cl_mma_threads(1, TRR_F16, TRR_F32), 256);
+    cr_expect_eq(trr_cl_mma_threads(1, TRR_F16, TRR_F16), 128);
+    cr_expect_eq(trr_cl_mma_threads(1, TRR_BF16, TRR_BF16), 128);
+    cr_expect_eq(trr_cl_mma_threads(0, TRR_F16, TRR_F32), 128);
 }
