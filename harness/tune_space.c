@@ -5,7 +5,7 @@
  *
  * What the tables hold, per backend kind:
  *   cuda    matmul f16 and bf16: the known-good NVIDIA configs of docs/ops.md on mma.sync (variant mma), each with split-K 1, 2
- *           and 4, and the Hopper kernel's tiles (variant wgmma) with split-K 1 to 8 (prune_shape keeps splits
+ *           and 4, its few-row tiles with split-K 1 to 8, and the Hopper kernel's tiles (variant wgmma) with split-K 1 to 8 (prune_shape keeps splits
  *           for grids smaller than the device), and its single-block tiles on the stream-K schedule (variant
  *           streamk; prune_shape drops it where the tiles make whole waves); matmul f32: SIMT
  *           tiles (BM x BN x BK, threads), also with split-K; streaming ops: threads x vector width; softmax
@@ -85,6 +85,20 @@ static const trr_config cuda_wgmma_tiles[] = {
     {.block_m = 256, .block_n = 128, .block_k = 64, .threads = 384, .stages = 4},
     {.block_m = 64, .block_n = 128, .block_k = 64, .threads = 256, .stages = 8},
     {.block_m = 64, .block_n = 64, .block_k = 64, .threads = 256, .stages = 8},
+};
+
+/* mma.sync's few-row tiles (backend_cuda, trr_cuda_mma_small_configs: products of a few rows, language models'
+ * decode), 16 and 32 rows by 64, 128 or 256 columns at two pipeline depths; prune_shape drops those taller than M
+ * rounded up, and the splits of grids that fill the device. */
+static const trr_config cuda_mma_few_tiles[] = {
+    {.block_m = 16, .block_n = 128, .block_k = 64, .threads = 128, .stages = 6},
+    {.block_m = 16, .block_n = 128, .block_k = 64, .threads = 128, .stages = 4},
+    {.block_m = 16, .block_n = 64, .block_k = 64, .threads = 64, .stages = 6},
+    {.block_m = 16, .block_n = 64, .block_k = 64, .threads = 128, .stages = 6},
+    {.block_m = 16, .block_n = 256, .block_k = 64, .threads = 128, .stages = 4},
+    {.block_m = 16, .block_n = 128, .block_k = 128, .threads = 128, .stages = 3},
+    {.block_m = 32, .block_n = 128, .block_k = 64, .threads = 128, .stages = 5},
+    {.block_m = 32, .block_n = 64, .block_k = 64, .threads = 128, .stages = 6},
 };
 
 /* The same kernel on the stream-K schedule (variant streamk): its single-block tiles, no split-K (it splits K
@@ -193,6 +207,8 @@ static const space_row space_table[] = {
     /* ---- cuda ---- */
     {.backend = "cuda", .shapes = MATMUL, .in_dtypes = HALVES, .list = NULL, .n_list = -1,
      .split_k = {1, 2, 4}, .variant = {TRR_VARIANT_MMA}},
+    {.backend = "cuda", .shapes = MATMUL, .in_dtypes = HALVES, LIST(cuda_mma_few_tiles),
+     .split_k = {1, 2, 3, 4, 6, 8}, .variant = {TRR_VARIANT_MMA}},
     {.backend = "cuda", .shapes = MATMUL, .in_dtypes = HALVES, LIST(cuda_wgmma_tiles),
      .split_k = {1, 2, 3, 4, 6, 8}, .variant = {TRR_VARIANT_WGMMA}},
     {.backend = "cuda", .shapes = MATMUL, .in_dtypes = HALVES, LIST(cuda_streamk_tiles), .split_k = {1},
