@@ -54,8 +54,9 @@ typedef struct trr_tune_entry {
     char tuned_at[32];          /* UTC, ISO 8601; "" when unknown */
 } trr_tune_entry;
 
-/* The tuned config for call on ctx's device: the entry of the call's bucket, else of the nearest tuned bucket
- * (see above); variant non-zero asks for entries of that variant alone. Fills *out_config and returns 1, else
+/* The tuned config for call on ctx's device: the user's entry of the call's bucket, else the shipped tables' entry of
+ * that bucket, else the user's entry of the nearest tuned bucket (see above); variant non-zero asks for entries
+ * of that variant alone. Fills *out_config and returns 1, else
  * 0. The config is not judged here: trr_call_resolve_config asks the backend once, and on a rejection calls
  * trr_tune_rejected. where (may be NULL) receives "bucket [..]" of the entry, for that message. Never fails the
  * call: a missing, stale (other driver version) or corrupt database is ignored (with a one-time warning for the

@@ -187,10 +187,11 @@ static int nearest(const trr_tune_entry *entries, int count, const trr_tune_key 
     return best;
 }
 
-/* Under db_lock: nearest() over the user's database, with its one-time warning for a database of another driver. */
-static int find(const trr_tune_key *key, int variant) {
+/* Under db_lock: nearest() over the user's database (its entry of key's own bucket alone when exact), with its
+ * one-time warning for a database of another driver. */
+static int find(const trr_tune_key *key, int variant, int exact) {
     const char *other_driver = NULL;
-    const int best = nearest(db.entries, db.count, key, variant, 0, 0, &other_driver);
+    const int best = nearest(db.entries, db.count, key, variant, 0, exact, &other_driver);
     if (other_driver && !db.warned_stale) {
         trr_log(TRR_LOG_WARNING,
                 "the tuning database %s was made for %s %s with driver %s, and this driver is %s: its "
@@ -257,14 +258,21 @@ int trr_tune_lookup(trr_context *ctx, const trr_call *call, int variant, trr_con
     if (!any) return 0;
     trr_tune_key key;
     trr_tune_key_of(ctx, call, &key);
-    pthread_mutex_lock(&db_lock);
-    int i = find(&key, variant);
-    if (i >= 0) {
-        *out_config = db.entries[i].config;
-        describe(where, where_cap, db.path, &db.entries[i], &key);
+    /* The user's entry of the call's bucket, else the shipped table's, else the user's nearest bucket: a stand-in
+     * carries another shape's tile and splits, which must not displace a config measured at this bucket (tuning
+     * 16 x 14336 x 4096 alone would otherwise run 16 x 4096 x 4096 unsplit, a third slower than its shipped entry). */
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1 && use_shipped && trr_tune_shipped_find(&key, variant, out_config, where, where_cap)) return 1;
+        pthread_mutex_lock(&db_lock);
+        const int i = find(&key, variant, pass == 0);
+        if (i >= 0) {
+            *out_config = db.entries[i].config;
+            describe(where, where_cap, db.path, &db.entries[i], &key);
+        }
+        pthread_mutex_unlock(&db_lock);
+        if (i >= 0) return 1;
     }
-    pthread_mutex_unlock(&db_lock);
-    return i >= 0 || (use_shipped && trr_tune_shipped_find(&key, variant, out_config, where, where_cap));
+    return 0;
 }
 
 void trr_tune_rejected(const char *where, const char *why) {

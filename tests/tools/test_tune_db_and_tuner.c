@@ -746,3 +746,36 @@ Test(tune, opencl_space_offers_mma_tiles) {
     trr_buffer_destroy(a), trr_buffer_destroy(b), trr_buffer_destroy(c);
     trr_context_destroy(ctx);
 }
+
+/* CUDA f16 matmul of few rows: the space offers mma.sync's few-row tiles with split-K (a 16-row product had only
+ * the known-good list's four tiles before), keeps the 16-row ones and drops the 32-row ones as taller than M, and
+ * keeps no 64- or 128-row wgmma tile. Needs a CUDA device with tensor cores (sm_80 or later). */
+Test(tune, cuda_space_offers_few_row_tiles) {
+    trr_context *ctx = open_device_or_skip("cuda:0", "cuda");
+    const int64_t M = 16, N = 11008, K = 4096;
+    trr_buffer *a = NULL, *b = NULL, *c = NULL;
+    cr_assert_eq(trr_buffer_create(ctx, (size_t)(M * K) * 2, &a), TRR_OK);
+    cr_assert_eq(trr_buffer_create(ctx, (size_t)(K * N) * 2, &b), TRR_OK);
+    cr_assert_eq(trr_buffer_create(ctx, (size_t)(M * N) * 2, &c), TRR_OK);
+    trr_tensor ta, tb, tc;
+    trr_tensor_2d(a, 0, TRR_F16, M, K, 0, &ta);
+    trr_tensor_2d(b, 0, TRR_F16, K, N, 0, &tb);
+    trr_tensor_2d(c, 0, TRR_F16, M, N, 0, &tc);
+    trr_call call;
+    int empty = 0;
+    cr_assert_eq(trr_call_build(ctx, TRR_OP_MATMUL, &ta, &tb, &tc, TRR_EPI_NONE, 0, 0, &call, &empty), TRR_OK);
+    trr_tune_candidate *cand = calloc(TRR_TUNE_MAX_CANDIDATES, sizeof *cand);
+    int n = 0, few_split = 0, tall_kept = 0;
+    cr_assert_eq(trr_tune_space(ctx, &call, cand, TRR_TUNE_MAX_CANDIDATES, &n), TRR_OK);
+    for (int i = 0; i < n; i++) {
+        const trr_config *r = &cand[i].resolved;
+        if (cand[i].dropped) continue;
+        if (r->block_m == 16 && r->split_k > 1 && r->variant == TRR_VARIANT_MMA) few_split++;
+        if (r->block_m > 16) tall_kept++;
+    }
+    cr_expect_geq(few_split, 10, "16-row tiles with split-K kept: %d", few_split);
+    cr_expect_eq(tall_kept, 0, "%d tiles taller than 16 rows kept for a 16-row product", tall_kept);
+    free(cand);
+    trr_buffer_destroy(a), trr_buffer_destroy(b), trr_buffer_destroy(c);
+    trr_context_destroy(ctx);
+}

@@ -152,3 +152,67 @@ Test(tune_shipped, lookup_hits_the_table_and_the_user_database_wins) {
     trr_context_destroy(ctx);
     free(all);
 }
+
+/* The user's entry of another bucket (a stand-in, tuned at another shape) does not displace the shipped entry of
+ * the call's own bucket; where no shipped entry holds the call's bucket, the stand-in serves it. */
+Test(tune_shipped, a_stand_in_does_not_displace_a_shipped_entry) {
+    int n = 0;
+    trr_tune_entry *all = shipped_entries(&n);
+    const trr_tune_entry *e = &all[0];
+
+    trr_context *ctx = NULL;
+    cr_assert_eq(trr_context_create("cpu", &ctx), TRR_OK);
+    const trr_backend *cpu = ctx->backend;
+    trr_backend renamed = *cpu;
+    renamed.name = e->key.backend;
+    ctx->backend = &renamed;
+    const trr_device_info info = ctx->info;
+    snprintf(ctx->info.name, sizeof ctx->info.name, "%s", e->key.device);
+    snprintf(ctx->info.driver, sizeof ctx->info.driver, "%s", "the user's driver");
+
+    trr_call call;
+    memset(&call, 0, sizeof call);
+    call.op = e->key.op;
+    call.x.dtype = e->key.in_dtype;
+    call.z.dtype = e->key.out_dtype;
+    call.trans_a = e->key.trans_a;
+    call.trans_b = e->key.trans_b;
+    call.allow_tf32 = e->key.tf32;
+    call.rows = e->shape[0];
+    call.cols = e->shape[1];
+    call.k = e->shape[2];
+
+    /* the user's entry four times as wide: another bucket */
+    trr_call wide = call;
+    wide.cols = 4 * call.cols;
+    trr_tune_entry mine = *e;
+    trr_tune_key_of(ctx, &wide, &mine.key);
+    cr_assert_neq(mine.key.bucket[1], e->key.bucket[1]);
+    mine.config.stages = e->config.stages + 1;
+    cr_assert_eq(trr_tune_db_store(ctx, NULL, &mine, 1, NULL, 0), TRR_OK, "%s", trr_last_error(ctx));
+
+    trr_config got;
+    char where[400] = "";
+    cr_assert_eq(trr_tune_lookup(ctx, &call, 0, &got, where, sizeof where), 1);
+    cr_assert(same(&got, &e->config), "the user's stand-in displaced the shipped entry of the call's bucket");
+    cr_assert(strstr(where, "shipped tuning table"), "%s", where);
+    /* its own bucket, and a bucket neither holds: the user's entry */
+    cr_assert_eq(trr_tune_lookup(ctx, &wide, 0, &got, where, sizeof where), 1);
+    cr_assert(same(&got, &mine.config), "%s", where);
+    trr_call wider = wide;
+    wider.cols = 2 * wide.cols;
+    int held = 0;
+    trr_tune_key wk;
+    trr_tune_key_of(ctx, &wider, &wk);
+    for (int j = 0; j < n; j++) held |= !memcmp(all[j].key.bucket, wk.bucket, sizeof wk.bucket);
+    if (!held) {
+        cr_assert_eq(trr_tune_lookup(ctx, &wider, 0, &got, where, sizeof where), 1);
+        cr_assert(same(&got, &mine.config), "%s", where);
+        cr_assert(strstr(where, db_path), "%s", where);
+    }
+
+    ctx->backend = cpu;
+    ctx->info = info;
+    trr_context_destroy(ctx);
+    free(all);
+}
