@@ -260,14 +260,14 @@ static double split_bytes(const trr_call *call, const trr_config *c, int64_t uni
 static int split_empty(int64_t steps, int s) { return (int64_t)(s - 1) * ((steps + s - 1) / s) >= steps; }
 
 /* Few rows (TRR_CUDA_SPLIT_SMALL_M at most) on mma.sync: the product streams B once and each block's share of it is
- * what takes the time, so the grid should give every SM blocks at once, and no more than fit at once (a second
- * wave would stream its share after the first): the fewest splits that bring the blocks to 90% of the SMs,
- * within the blocks resident at once and each split's minimum K. The blocks of one wave share the memory's
- * bandwidth, so a wave partly over two blocks an SM still ends together. */
+ * what takes the time, so the grid should give every SM a block at once, and no SM a second one: the fewest
+ * splits that bring the blocks to 90% of the SMs, within one block an SM and each split's minimum K. Two splits
+ * that put a second block on some SMs ran 5-9% slower than none on NVIDIA H200 at 86 and 112 tiles of 16 x 128
+ * (N = 11008 and 14336: docs/performance.md), those SMs' blocks ending last. */
 static int choose_split_small(const trr_cuda_dev *dev, const trr_call *call, const trr_config *c) {
     const int sms = dev && dev->sm_count > 0 ? dev->sm_count : 132;
     const int64_t units = tiles(call, c->block_m, c->block_n);
-    const int64_t slots = (int64_t)sms * mma_blocks_per_sm(dev, c);
+    const int64_t slots = sms;
     if (units <= 0 || units * 10 >= (int64_t)sms * 9) return 1;
     const int64_t most = split_max(call->k, c->block_k);
     const int64_t steps = c->block_k > 0 ? (call->k + c->block_k - 1) / c->block_k : 0;

@@ -131,8 +131,8 @@ Test(cuda_matmul_split, small_grids_with_long_k_split_to_fill_the_sms, .init = h
 }
 
 /* Few rows (decode-like products, at most 32 on Hopper) take mma.sync's few-row tiles: the fewest rows that hold
- * M, and split-K that brings the blocks to 90% of the SMs within one wave of resident blocks (two an SM for these
- * tiles), each split keeping its minimum K. */
+ * M, and split-K that brings the blocks to 90% of the SMs within one block an SM, each split keeping its minimum
+ * K: 4096 columns (32 tiles) split 4 ways, 11008 and 14336 (86 and 112 tiles) not at all. */
 Test(cuda_matmul_split, few_rows_take_the_few_row_tiles, .init = hopper_setup, .fini = hopper_teardown) {
     variant_list l = {0};
     trr_cuda_for_each_variant(collect, &l);
@@ -144,16 +144,18 @@ Test(cuda_matmul_split, few_rows_take_the_few_row_tiles, .init = hopper_setup, .
             const int64_t m = few[i][0], n = few[i][1], k = few[i][2];
             trr_call c = chosen(&l, h ? TRR_BF16 : TRR_F16, m, n, k, 1);
             const int s = c.config.split_k;
+            if (m == 16 && k == 4096 && (n == 4096 || n == 11008 || n == 14336))
+                cr_expect_eq(s, n == 4096 ? 4 : 1, "16 x %lld x 4096 split %d ways", (long long)n, s);
             const int64_t t = grid_tiles(&c);
             cr_expect_eq(c.config.variant, TRR_VARIANT_MMA, "%zu", i);
             cr_expect_geq(c.config.block_m, m, "%zu: block_m %d", i, c.config.block_m);
             cr_expect_lt(c.config.block_m, m + 16 > 32 ? 2 * m : 32, "%zu: block_m %d for %lld rows", i,
                          c.config.block_m, (long long)m);
-            /* one wave: two blocks an SM at most */
-            cr_expect_leq(t * s, 2 * 132, "%zu: %lld tiles x %d", i, (long long)t, s);
-            if (t * 10 >= 132 * 9) cr_expect_eq(s, 1, "%zu: %lld tiles split %d ways", i, (long long)t, s);
+            /* one block an SM at most (a grid of more tiles than SMs is not split) */
+            if (s > 1) cr_expect_leq(t * s, 132, "%zu: %lld tiles x %d", i, (long long)t, s);
+            if (t * 10 >= 132 * 9 || 2 * t > 132) cr_expect_eq(s, 1, "%zu: %lld tiles split %d ways", i, (long long)t, s);
             else if (s < TRR_CUDA_SPLIT_K_MAX && k >= (int64_t)(s + 1) * TRR_CUDA_SPLIT_MIN_K &&
-                     t * (s + 1) <= 2 * 132)
+                     t * (s + 1) <= 132)
                 cr_expect_geq(t * s * 10, 132 * 9, "%zu: %lld tiles x %d leave SMs idle", i, (long long)t, s);
             cr_expect_geq(k, (int64_t)s * TRR_CUDA_SPLIT_MIN_K, "%zu", i);
             cr_expect_geq(k, (int64_t)s * TRR_CUDA_SPLIT_MIN_STEPS * c.config.block_k, "%zu", i);
