@@ -705,23 +705,28 @@ Test(tune, named_config_text) {
     }
 }
 
+/* An f16 matmul call of M x N x K on ctx's device, its buffers (A, B, C) in bufs for the caller to destroy. */
+static trr_call f16_matmul_call(trr_context *ctx, int64_t M, int64_t N, int64_t K, trr_buffer *bufs[3]) {
+    const int64_t dims[3][2] = {{M, K}, {K, N}, {M, N}};
+    trr_tensor t[3];
+    for (int i = 0; i < 3; i++) {
+        cr_assert_eq(trr_buffer_create(ctx, (size_t)(dims[i][0] * dims[i][1]) * 2, &bufs[i]), TRR_OK);
+        trr_tensor_2d(bufs[i], 0, TRR_F16, dims[i][0], dims[i][1], 0, &t[i]);
+    }
+    trr_call call;
+    int empty = 0;
+    cr_assert_eq(trr_call_build(ctx, TRR_OP_MATMUL, &t[0], &t[1], &t[2], TRR_EPI_NONE, 0, 0, &call, &empty), TRR_OK);
+    return call;
+}
+
 /* OpenCL f16 matmul: the tuner's space offers the tensor-core kernel's tiles beside the portable ones. On PoCL,
  * whose compiler refuses inline PTX, every mma candidate is dropped with the probe's reason and the portable ones
  * stay; a device where the probe passes times both. */
 Test(tune, opencl_space_offers_mma_tiles) {
     trr_context *ctx = open_device_or_skip("opencl:0", "opencl");
-    const int64_t M = 256, N = 256, K = 256; /* every listed tile fits: none is dropped for its size */
-    trr_buffer *a = NULL, *b = NULL, *c = NULL;
-    cr_assert_eq(trr_buffer_create(ctx, (size_t)(M * K) * 2, &a), TRR_OK);
-    cr_assert_eq(trr_buffer_create(ctx, (size_t)(K * N) * 2, &b), TRR_OK);
-    cr_assert_eq(trr_buffer_create(ctx, (size_t)(M * N) * 2, &c), TRR_OK);
-    trr_tensor ta, tb, tc;
-    trr_tensor_2d(a, 0, TRR_F16, M, K, 0, &ta);
-    trr_tensor_2d(b, 0, TRR_F16, K, N, 0, &tb);
-    trr_tensor_2d(c, 0, TRR_F16, M, N, 0, &tc);
-    trr_call call;
-    int empty = 0;
-    cr_assert_eq(trr_call_build(ctx, TRR_OP_MATMUL, &ta, &tb, &tc, TRR_EPI_NONE, 0, 0, &call, &empty), TRR_OK);
+    trr_buffer *bufs[3];
+    /* every listed tile fits: none is dropped for its size */
+    const trr_call call = f16_matmul_call(ctx, 256, 256, 256, bufs);
     trr_tune_candidate *cand = calloc(TRR_TUNE_MAX_CANDIDATES, sizeof *cand);
     int n = 0, mma = 0, mma_kept = 0, simt_kept = 0;
     cr_assert_eq(trr_tune_space(ctx, &call, cand, TRR_TUNE_MAX_CANDIDATES, &n), TRR_OK);
@@ -743,7 +748,7 @@ Test(tune, opencl_space_offers_mma_tiles) {
     if (!probe_passed) cr_assert_eq(mma_kept, 0, "%s offers no tensor cores, yet an mma tile was kept", info.name);
     else cr_assert_gt(mma_kept, 0);
     free(cand);
-    trr_buffer_destroy(a), trr_buffer_destroy(b), trr_buffer_destroy(c);
+    for (int i = 0; i < 3; i++) trr_buffer_destroy(bufs[i]);
     trr_context_destroy(ctx);
 }
 
@@ -752,18 +757,8 @@ Test(tune, opencl_space_offers_mma_tiles) {
  * keeps no 64- or 128-row wgmma tile. Needs a CUDA device with tensor cores (sm_80 or later). */
 Test(tune, cuda_space_offers_few_row_tiles) {
     trr_context *ctx = open_device_or_skip("cuda:0", "cuda");
-    const int64_t M = 16, N = 11008, K = 4096;
-    trr_buffer *a = NULL, *b = NULL, *c = NULL;
-    cr_assert_eq(trr_buffer_create(ctx, (size_t)(M * K) * 2, &a), TRR_OK);
-    cr_assert_eq(trr_buffer_create(ctx, (size_t)(K * N) * 2, &b), TRR_OK);
-    cr_assert_eq(trr_buffer_create(ctx, (size_t)(M * N) * 2, &c), TRR_OK);
-    trr_tensor ta, tb, tc;
-    trr_tensor_2d(a, 0, TRR_F16, M, K, 0, &ta);
-    trr_tensor_2d(b, 0, TRR_F16, K, N, 0, &tb);
-    trr_tensor_2d(c, 0, TRR_F16, M, N, 0, &tc);
-    trr_call call;
-    int empty = 0;
-    cr_assert_eq(trr_call_build(ctx, TRR_OP_MATMUL, &ta, &tb, &tc, TRR_EPI_NONE, 0, 0, &call, &empty), TRR_OK);
+    trr_buffer *bufs[3];
+    const trr_call call = f16_matmul_call(ctx, 16, 11008, 4096, bufs);
     trr_tune_candidate *cand = calloc(TRR_TUNE_MAX_CANDIDATES, sizeof *cand);
     int n = 0, few_split = 0, tall_kept = 0;
     cr_assert_eq(trr_tune_space(ctx, &call, cand, TRR_TUNE_MAX_CANDIDATES, &n), TRR_OK);
@@ -776,6 +771,6 @@ Test(tune, cuda_space_offers_few_row_tiles) {
     cr_expect_geq(few_split, 10, "16-row tiles with split-K kept: %d", few_split);
     cr_expect_eq(tall_kept, 0, "%d tiles taller than 16 rows kept for a 16-row product", tall_kept);
     free(cand);
-    trr_buffer_destroy(a), trr_buffer_destroy(b), trr_buffer_destroy(c);
+    for (int i = 0; i < 3; i++) trr_buffer_destroy(bufs[i]);
     trr_context_destroy(ctx);
 }

@@ -21,6 +21,48 @@ TestSuite(tune_shipped, .init = tune_db_setup, .fini = tune_db_teardown);
 
 static int same(const trr_config *a, const trr_config *b) { return memcmp(a, b, sizeof *a) == 0; }
 
+/* A CPU context renamed as entry e's backend and device, with another driver (the lookup reads nothing else of
+ * it); renamed_done puts the CPU backend and its device back before the context is destroyed. */
+typedef struct renamed_ctx {
+    trr_context *ctx;
+    const trr_backend *cpu;
+    trr_backend backend;
+    trr_device_info info;
+} renamed_ctx;
+
+static void renamed_open(renamed_ctx *r, const trr_tune_entry *e, const char *driver) {
+    cr_assert_eq(trr_context_create("cpu", &r->ctx), TRR_OK);
+    r->cpu = r->ctx->backend;
+    r->backend = *r->cpu;
+    r->backend.name = e->key.backend;
+    r->ctx->backend = &r->backend;
+    r->info = r->ctx->info;
+    snprintf(r->ctx->info.name, sizeof r->ctx->info.name, "%s", e->key.device);
+    snprintf(r->ctx->info.driver, sizeof r->ctx->info.driver, "%s", driver);
+}
+
+static void renamed_done(renamed_ctx *r) {
+    r->ctx->backend = r->cpu;
+    r->ctx->info = r->info;
+    trr_context_destroy(r->ctx);
+}
+
+/* A call of entry e's key at the shape it was tuned at. */
+static trr_call call_of(const trr_tune_entry *e) {
+    trr_call call;
+    memset(&call, 0, sizeof call);
+    call.op = e->key.op;
+    call.x.dtype = e->key.in_dtype;
+    call.z.dtype = e->key.out_dtype;
+    call.trans_a = e->key.trans_a;
+    call.trans_b = e->key.trans_b;
+    call.allow_tf32 = e->key.tf32;
+    call.rows = e->shape[0];
+    call.cols = e->shape[1];
+    call.k = e->shape[2];
+    return call;
+}
+
 /* Every shipped entry, parsed from the embedded files. */
 static trr_tune_entry *shipped_entries(int *out_count) {
     trr_tune_entry *all = NULL;
@@ -99,27 +141,10 @@ Test(tune_shipped, lookup_hits_the_table_and_the_user_database_wins) {
     trr_tune_entry *all = shipped_entries(&n);
     const trr_tune_entry *e = &all[0];
 
-    trr_context *ctx = NULL;
-    cr_assert_eq(trr_context_create("cpu", &ctx), TRR_OK);
-    const trr_backend *cpu = ctx->backend;
-    trr_backend renamed = *cpu;
-    renamed.name = e->key.backend;
-    ctx->backend = &renamed;
-    const trr_device_info info = ctx->info;
-    snprintf(ctx->info.name, sizeof ctx->info.name, "%s", e->key.device);
-    snprintf(ctx->info.driver, sizeof ctx->info.driver, "%s", "a driver no table was made with");
-
-    trr_call call;
-    memset(&call, 0, sizeof call);
-    call.op = e->key.op;
-    call.x.dtype = e->key.in_dtype;
-    call.z.dtype = e->key.out_dtype;
-    call.trans_a = e->key.trans_a;
-    call.trans_b = e->key.trans_b;
-    call.allow_tf32 = e->key.tf32;
-    call.rows = e->shape[0];
-    call.cols = e->shape[1];
-    call.k = e->shape[2];
+    renamed_ctx r;
+    renamed_open(&r, e, "a driver no table was made with");
+    trr_context *ctx = r.ctx;
+    trr_call call = call_of(e);
 
     trr_config got;
     char where[400] = "";
@@ -147,9 +172,7 @@ Test(tune_shipped, lookup_hits_the_table_and_the_user_database_wins) {
     snprintf(ctx->info.name, sizeof ctx->info.name, "%s", "a device no table names");
     cr_assert_eq(trr_tune_lookup(ctx, &call, 0, &got, NULL, 0), 0);
 
-    ctx->backend = cpu;
-    ctx->info = info;
-    trr_context_destroy(ctx);
+    renamed_done(&r);
     free(all);
 }
 
@@ -160,27 +183,10 @@ Test(tune_shipped, a_stand_in_does_not_displace_a_shipped_entry) {
     trr_tune_entry *all = shipped_entries(&n);
     const trr_tune_entry *e = &all[0];
 
-    trr_context *ctx = NULL;
-    cr_assert_eq(trr_context_create("cpu", &ctx), TRR_OK);
-    const trr_backend *cpu = ctx->backend;
-    trr_backend renamed = *cpu;
-    renamed.name = e->key.backend;
-    ctx->backend = &renamed;
-    const trr_device_info info = ctx->info;
-    snprintf(ctx->info.name, sizeof ctx->info.name, "%s", e->key.device);
-    snprintf(ctx->info.driver, sizeof ctx->info.driver, "%s", "the user's driver");
-
-    trr_call call;
-    memset(&call, 0, sizeof call);
-    call.op = e->key.op;
-    call.x.dtype = e->key.in_dtype;
-    call.z.dtype = e->key.out_dtype;
-    call.trans_a = e->key.trans_a;
-    call.trans_b = e->key.trans_b;
-    call.allow_tf32 = e->key.tf32;
-    call.rows = e->shape[0];
-    call.cols = e->shape[1];
-    call.k = e->shape[2];
+    renamed_ctx r;
+    renamed_open(&r, e, "the user's driver");
+    trr_context *ctx = r.ctx;
+    trr_call call = call_of(e);
 
     /* the user's entry four times as wide: another bucket */
     trr_call wide = call;
@@ -211,8 +217,6 @@ Test(tune_shipped, a_stand_in_does_not_displace_a_shipped_entry) {
         cr_assert(strstr(where, db_path), "%s", where);
     }
 
-    ctx->backend = cpu;
-    ctx->info = info;
-    trr_context_destroy(ctx);
+    renamed_done(&r);
     free(all);
 }
