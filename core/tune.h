@@ -10,8 +10,9 @@
  *      "default_config": {...}, "default_ms": 0.25, "candidates": 19, "tuned_at": "2025-01-01T00:00:00Z"}]}
  * A bucket is the call's shape (matmul M, N, K; other ops rows, cols, 1) with each dimension rounded up to a
  * power of two (no cap: a row of 2^23 columns is a bucket of its own), so one entry serves every shape near the
- * one tuned. A call whose bucket was not tuned takes the entry of the nearest tuned bucket (the smallest sum of
- * log2 distances over the three dimensions) with the same backend, device, driver, op, dtypes and layout flags.
+ * one tuned. A call whose bucket was not tuned (by the user, nor by a shipped table) takes the entry of the
+ * nearest tuned bucket (the smallest sum of log2 distances over the three dimensions) with the same backend,
+ * device, driver, op, dtypes and layout flags.
  * The config's variant (its kernel family) is part of the entry: an override that names a variant (and nothing
  * else) looks up only entries of that variant.
  *
