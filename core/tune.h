@@ -12,7 +12,8 @@
  * power of two (no cap: a row of 2^23 columns is a bucket of its own), so one entry serves every shape near the
  * one tuned. A call whose bucket was not tuned (by the user, nor by a shipped table) takes the entry of the
  * nearest tuned bucket (the smallest sum of log2 distances over the three dimensions) with the same backend,
- * device, driver, op, dtypes and layout flags.
+ * device, driver, op, dtypes and layout flags; for a matmul, without its split_k (the backend splits K for the
+ * call's own grid).
  * The config's variant (its kernel family) is part of the entry: an override that names a variant (and nothing
  * else) looks up only entries of that variant.
  *

@@ -16,6 +16,7 @@
 #include "clock.h"
 #include "embedded.h"
 #include "log.h"
+#include "op_table.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -268,6 +269,10 @@ int trr_tune_lookup(trr_context *ctx, const trr_call *call, int variant, trr_con
         if (i >= 0) {
             *out_config = db.entries[i].config;
             describe(where, where_cap, db.path, &db.entries[i], &key);
+            /* a stand-in's tile serves a neighbouring shape, its K split does not: the split follows how many
+             * tiles the shape makes of the device (tuned at 16 x 14336 x 4096, split 1 would leave 16 x 4096 x
+             * 4096's 32 tiles on a quarter of an H200), so the backend chooses it for this call */
+            if (pass == 1 && trr_op_desc_get(call->op)->shape == TRR_SHAPE_MATMUL) out_config->split_k = 0;
         }
         pthread_mutex_unlock(&db_lock);
         if (i >= 0) return 1;
