@@ -414,12 +414,12 @@ static void fill(trr_config *c, const trr_config *h) {
  * small tiles and of 128 x 128 there; past one wave of 64 x 128 the 128-row tiles are ahead or level. */
 static int narrow_choice(const trr_call *call, int sms) {
     if (f8_call(call) || call->rows <= TRR_CUDA_WGMMA_NARROW_MIN_M) return 0;
-    /* One row of tiles (few rows past mma.sync's): 64 x 128 where its grid fills most of the SMs (14336 columns:
-     * 112 blocks), else 64 x 64, split by choose_split where its grid is small (4096 columns: 64 tiles, 2 splits).
+    /* One row of tiles (few rows past mma.sync's): 64 x 128 where N is wider than 64 and its grid fills most of the
+     * SMs (14336 columns: 112 blocks), else 64 x 64, split by choose_split where its grid is small (4096 columns: 64 tiles, 2 splits).
      * Measured on NVIDIA H200 at the language-model widths: both ahead of mma.sync's 64 x 128 few-row tile by
      * 12-28%, 64 x 64 ahead of 64 x 128 split three or four ways. */
     if (call->rows <= TRR_CUDA_WGMMA_NARROW_BM)
-        return tiles(call, TRR_CUDA_WGMMA_NARROW_BM, 128) * 10 >= (int64_t)sms * 8 ? 128 : 64;
+        return call->cols > 64 && tiles(call, TRR_CUDA_WGMMA_NARROW_BM, 128) * 10 >= (int64_t)sms * 8 ? 128 : 64;
     if (tiles(call, TRR_CUDA_WGMMA_NARROW_BM, 64) <= sms) return 64;
     if (tiles(call, TRR_CUDA_WGMMA_NARROW_BM, 128) <= sms) return 128;
     return 0;

@@ -210,6 +210,10 @@ Test(cuda_matmul_split, few_rows_past_32_take_one_row_of_narrow_tiles, .init = h
                 cr_expect_eq(c.config.block_n, want[i].bn, "%lld rows, case %zu", (long long)rows[r], i);
                 cr_expect_eq(c.config.split_k, want[i].split, "%lld rows, case %zu", (long long)rows[r], i);
             }
+    /* a batch of products no wider than 64 columns keeps 64 x 64 however many tiles it makes */
+    trr_call narrow_batch = chosen(&l, TRR_F16, 48, 64, 4096, 256);
+    cr_expect_eq(narrow_batch.config.block_m, TRR_CUDA_WGMMA_NARROW_BM);
+    cr_expect_eq(narrow_batch.config.block_n, 64);
     /* mma.sync asked for keeps its few-row tile of 64 rows */
     trr_call asked = cuda_matmul_call(TRR_F16, 48, 4096, 4096, 1);
     asked.config.variant = TRR_VARIANT_MMA;
