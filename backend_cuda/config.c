@@ -267,12 +267,11 @@ static int split_empty(int64_t steps, int s) { return (int64_t)(s - 1) * ((steps
 static int choose_split_small(const trr_cuda_dev *dev, const trr_call *call, const trr_config *c) {
     const int sms = dev && dev->sm_count > 0 ? dev->sm_count : 132;
     const int64_t units = tiles(call, c->block_m, c->block_n);
-    const int64_t slots = sms;
     if (units <= 0 || units * 10 >= (int64_t)sms * 9) return 1;
     const int64_t most = split_max(call->k, c->block_k);
     const int64_t steps = c->block_k > 0 ? (call->k + c->block_k - 1) / c->block_k : 0;
     int best = 1;
-    for (int s = 2; s <= most && units * s <= slots; s++) {
+    for (int s = 2; s <= most && units * s <= sms; s++) {
         if (split_empty(steps, s)) continue;
         if (split_bytes(call, c, units, s) > (double)TRR_CUDA_SPLIT_MAX_BYTES) break;
         best = s;
