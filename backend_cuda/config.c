@@ -53,18 +53,24 @@ int trr_cuda_softmax_warp_items(trr_dtype dtype, int64_t cols) {
     return items;
 }
 
-/* The wgmma kernel's configs: block_m 128, block_k 64 and 384 threads are fixed by the kernel; the heuristic
- * takes the first of each block_n (the wave estimate chooses among them), the tuner tries them all. 192 columns
- * (single blocks, 16-bit inputs) give the tile counts between the other two; 4 stages are its most with a
- * 16-bit C (the epilogue's boxes must fit beside the ring: trr_cuda_wgmma_c_slots). */
+/* The wgmma kernel's configs: block_k 64 is fixed by the kernel, and its threads by block_m (384 for 128 rows,
+ * 512 for 192); the heuristic takes the first of each tile (the wave estimate chooses among them), the tuner
+ * tries them all. 128 x 160 and 128 x 224 (B [K,N] in 32-column boxes) and 192 x 192 (three consumers) give
+ * tile counts between those of 128 x 128, 192 and 256, so that more sizes' tiles make whole waves (wave_cost);
+ * they run plain, single blocks of 16-bit inputs: the heuristic clusters, splits and balances (stream-K) only
+ * the 128-row tiles of 128, 192 and 256 (trr_cuda_wgmma_every_schedule). 4 stages (3 for 192 x 192) leave room
+ * for the epilogue's boxes beside the ring (trr_cuda_wgmma_c_slots). */
 const trr_config trr_cuda_wgmma_configs[] = {
     {.block_m = 128, .block_n = 256, .block_k = 64, .group_m = 8, .stages = 4, .threads = TRR_CUDA_WGMMA_THREADS},
     {.block_m = 128, .block_n = 128, .block_k = 64, .group_m = 8, .stages = 6, .threads = TRR_CUDA_WGMMA_THREADS},
     {.block_m = 128, .block_n = 192, .block_k = 64, .group_m = 8, .stages = 4, .threads = TRR_CUDA_WGMMA_THREADS},
     {.block_m = 128, .block_n = 256, .block_k = 64, .group_m = 8, .stages = 3, .threads = TRR_CUDA_WGMMA_THREADS},
     {.block_m = 128, .block_n = 128, .block_k = 64, .group_m = 8, .stages = 4, .threads = TRR_CUDA_WGMMA_THREADS},
+    {.block_m = 128, .block_n = 224, .block_k = 64, .group_m = 8, .stages = 4, .threads = TRR_CUDA_WGMMA_THREADS},
+    {.block_m = 192, .block_n = 192, .block_k = 64, .group_m = 8, .stages = 3, .threads = TRR_CUDA_WGMMA_TALL_THREADS},
 };
 const int trr_cuda_wgmma_config_count = (int)(sizeof trr_cuda_wgmma_configs / sizeof trr_cuda_wgmma_configs[0]);
+
 
 /* 64-row blocks (one consumer warpgroup, 256 threads) for products whose 128-row tiles leave most SMs idle: twice
  * the blocks, each K tile half the work, so a small product's serial chain of K tiles is shorter. The ring holds
@@ -76,10 +82,18 @@ const trr_config trr_cuda_wgmma_narrow_configs[] = {
 const int trr_cuda_wgmma_narrow_config_count =
     (int)(sizeof trr_cuda_wgmma_narrow_configs / sizeof trr_cuda_wgmma_narrow_configs[0]);
 
-int trr_cuda_wgmma_consumers(const trr_config *cfg) { return cfg->block_m == TRR_CUDA_WGMMA_NARROW_BM ? 1 : 2; }
+int trr_cuda_wgmma_every_schedule(const trr_config *cfg) {
+    return cfg->block_m == TRR_CUDA_WGMMA_BM && (cfg->block_n == 128 || cfg->block_n == 192 || cfg->block_n == 256);
+}
+
+int trr_cuda_wgmma_consumers(const trr_config *cfg) { return trr_cuda_wgmma_block_rows(cfg) / 64; }
 
 int trr_cuda_wgmma_block_rows(const trr_config *cfg) {
-    return cfg->block_m > TRR_CUDA_WGMMA_BM ? TRR_CUDA_WGMMA_BM : cfg->block_m;
+    return cfg->block_m == 2 * TRR_CUDA_WGMMA_BM ? TRR_CUDA_WGMMA_BM : cfg->block_m;
+}
+
+int trr_cuda_wgmma_b_box_cols(const trr_config *cfg) {
+    return cfg->block_n % 64 == 0 ? 64 : cfg->block_n % 32 == 0 ? 32 : 16;
 }
 
 /* 8-bit float products on wgmma, block_k 128 elements (the same 128-byte rows as 16-bit block_k 64): 128 x 256
@@ -137,16 +151,23 @@ int trr_cuda_wgmma_device(const trr_cuda_dev *dev) {
     return trr_cu.TensorMapEncodeTiled != NULL;
 }
 
-/* A config the wgmma kernel can take: threads 384 (its own; no mma.sync config uses 384), or threads not
- * chosen yet and every tile field either unset or the wgmma kernel's (block_m 256: a cluster of two; 8-bit floats:
- * block_k 128). */
+/* A config the wgmma kernel can take: threads 384 or 512 (its own; no mma.sync config uses them), or threads
+ * not chosen yet and every tile field either unset or the wgmma kernel's (block_m 256: a cluster of two, 192:
+ * three consumers; 8-bit floats: block_k 128, block_n 128 or 256; 16-bit: block_n a multiple of 16 past 64, the
+ * mma.sync tiles' widths being 32, 64, 128 and 256). */
 static int wgmma_config(const trr_config *c, int f8) {
-    if (c->threads == TRR_CUDA_WGMMA_THREADS) return 1;
+    if (c->threads == TRR_CUDA_WGMMA_THREADS || c->threads == TRR_CUDA_WGMMA_TALL_THREADS) return 1;
     if (c->threads) return 0;
-    return (!c->block_m || c->block_m == TRR_CUDA_WGMMA_BM || c->block_m == 2 * TRR_CUDA_WGMMA_BM) &&
+    return (!c->block_m || c->block_m == TRR_CUDA_WGMMA_BM || c->block_m == 2 * TRR_CUDA_WGMMA_BM ||
+            (!f8 && c->block_m == TRR_CUDA_WGMMA_TALL_BM)) &&
            (!c->block_k || c->block_k == (f8 ? 2 * TRR_CUDA_WGMMA_BK : TRR_CUDA_WGMMA_BK)) &&
-           (!c->block_n || c->block_n == 128 || c->block_n == 256 || (!f8 && c->block_n == 192));
+           (!c->block_n || c->block_n == 128 || c->block_n == 256 ||
+            (!f8 && c->block_n % 16 == 0 && c->block_n > 64 && c->block_n <= 256));
 }
+
+/* A width the 16-bit wgmma kernel takes: a multiple of 16 from 64 to 256 (the instruction's N, in steps its
+ * tensor-map boxes of B and the accumulator's register lists cover). */
+static int wgmma_width(int bn) { return bn % 16 == 0 && bn >= 64 && bn <= 256; }
 
 /* Blocks in the grid for a bm x bn tile: every matrix of a batch has its own (blockIdx.z). */
 static int64_t tiles(const trr_call *call, int bm, int bn) {
@@ -424,18 +445,24 @@ static int narrow_choice(const trr_call *call, int sms) {
     return 0;
 }
 
-/* The wgmma kernel's time for a 16-bit call on tile 128 x bn, plain or stream-K (sk), in K tiles of 128 x 128 at
- * the 256-wide tile's rate: the K tiles the busiest block runs. Plain: whole waves of tiles, the last one part
+/* The wgmma kernel's time for a 16-bit call on tile bm x bn, plain or stream-K (sk), in K tiles of 128 x 128 at
+ * the 128 x 256 tile's rate: the K tiles the busiest block runs. Plain: whole waves of tiles, the last one part
  * idle. Stream-K (ops_matmul.c's grid, the kernel's plan): the whole-tile waves, then an equal share of the rest's
  * K tiles, plus SK_HANDOVER for handing the pieces' f32 partials to their tiles' owners through the workspace.
- * Rates and hand-over as measured on NVIDIA H200 (docs/performance.md, wave quantization): a 128 x 192 K tile
- * runs at the wide tile's rate per output, a 128 x 128 one at about 0.87 of it, and the hand-over costs about as
- * much as 25 of these units, whatever the tile (the waits for the slowest piece, more than the slots' bytes).
+ * Rates (wave_rate) and hand-over as measured on NVIDIA H200 (docs/performance.md, wave quantization): each
+ * tile's rate per output relative to 128 x 256's, from its throughput over whole waves at the sizes from 1536^3
+ * to 4224^3 (the 32-column boxes of B cost 128 x 160 and 128 x 224 about a tenth), and the hand-over costs about
+ * as much as 25 of these units, whatever the tile (the waits for the slowest piece, more than the slots' bytes).
  * 0 where the schedule does not apply. */
 #define SK_HANDOVER 25.0
-static double wave_cost(const trr_call *call, int sms, int bn, int sk) {
-    const int64_t t = tiles(call, TRR_CUDA_WGMMA_BM, bn), kt = (call->k + TRR_CUDA_WGMMA_BK - 1) / TRR_CUDA_WGMMA_BK;
-    const double per = bn == 128 ? 1.0 / 0.87 : bn / 128.0; /* a K tile's cost */
+static double wave_rate(int bm, int bn) {
+    if (bm == TRR_CUDA_WGMMA_TALL_BM) return 1.03;
+    return bn == 256 ? 1.0 : bn == 192 ? 0.97 : bn == 128 ? 0.92 : bn == 224 ? 0.88 : 0.80;
+}
+
+static double wave_cost(const trr_call *call, int sms, int bm, int bn, int sk) {
+    const int64_t t = tiles(call, bm, bn), kt = (call->k + TRR_CUDA_WGMMA_BK - 1) / TRR_CUDA_WGMMA_BK;
+    const double per = (double)bm * bn / (128.0 * 128.0) / wave_rate(bm, bn); /* a K tile's cost */
     if (t <= 0 || kt <= 0 || sms <= 0) return 0.0;
     if (!sk) return (double)((t + sms - 1) / sms) * (double)kt * per;
     /* Below a wave and a half of tiles the pieces' hand-over costs more than the idle SMs give back (measured),
@@ -445,35 +472,43 @@ static double wave_cost(const trr_call *call, int sms, int bn, int sk) {
     return ((double)(dp * kt) + (double)((sk_iters + g - 1) / g)) * per + SK_HANDOVER;
 }
 
-/* The heuristic's wgmma schedule for a 16-bit call with no tile asked for: of 128 x 128 and 128 x 256 (where N
- * is wider than 128) and 128 x 192 (where N is wider than 128), plain and stream-K, the one of least wave_cost (plain
- * 128 x 256 only where the rule took it); stream-K only where it is ahead by more than TRR_CUDA_STREAMK_MARGIN
- * percent (its hand-over estimate is coarse; a plain tile is what was measured). Sets *bn and returns the
- * variant. */
-static int wave_choice(const trr_call *call, int sms, int *bn) {
-    const int b0 = *bn;
-    double best = wave_cost(call, sms, b0, 0);
-    int best_bn = b0, best_sk = 0;
-    const int cands[3] = {128, 192, 256};
-    for (int i = 0; i < 3; i++) {
-        const int b = cands[i];
-        if (b > 128 && call->cols <= 128) continue;
-        const double p = wave_cost(call, sms, b, 0), s = wave_cost(call, sms, b, 1);
+/* The heuristic's wgmma schedule for a 16-bit call with no tile asked for: of the configs' tiles (wider than 128
+ * only where N is, taller only where M is), plain, and those of every schedule on stream-K, the one of least
+ * wave_cost (plain 128 x 256 only where the rule took it); stream-K only where it is ahead by more than
+ * TRR_CUDA_STREAMK_MARGIN percent (its hand-over estimate is coarse; a plain tile is what was measured). Starts
+ * from the rule's 128 x *bn; sets *bm and *bn and returns the variant. */
+static int wave_choice(const trr_call *call, int sms, int *bm, int *bn) {
+    double best = wave_cost(call, sms, TRR_CUDA_WGMMA_BM, *bn, 0);
+    int best_bm = TRR_CUDA_WGMMA_BM, best_bn = *bn;
+    for (int i = 0; i < trr_cuda_wgmma_config_count; i++) {
+        const trr_config *c = &trr_cuda_wgmma_configs[i];
+        if ((c->block_n > 128 && call->cols <= 128) || (c->block_m > 128 && call->rows <= 128)) continue;
         /* a plain tile other than the rule's only where clearly ahead, and not the wide one in place of the
          * narrow (the rule's narrow tile below a wave of wide ones is what was measured) */
-        if (p > 0.0 && p < best * 0.97 && b != 256) {
+        const double p = wave_cost(call, sms, c->block_m, c->block_n, 0);
+        if (p > 0.0 && p < best * 0.97 && c->block_n != 256) {
             best = p;
-            best_bn = b;
-            best_sk = 0;
-        }
-        if (s > 0.0 && s * (1.0 + TRR_CUDA_STREAMK_MARGIN / 100.0) < best) {
-            best = s;
-            best_bn = b;
-            best_sk = 1;
+            best_bm = c->block_m;
+            best_bn = c->block_n;
         }
     }
+    /* then stream-K, against the best plain tile */
+    int sk = 0;
+    const double plain = best;
+    for (int i = 0; i < trr_cuda_wgmma_config_count; i++) {
+        const trr_config *c = &trr_cuda_wgmma_configs[i];
+        if (!trr_cuda_wgmma_every_schedule(c) || (c->block_n > 128 && call->cols <= 128)) continue;
+        const double s = wave_cost(call, sms, c->block_m, c->block_n, 1);
+        if (s > 0.0 && s * (1.0 + TRR_CUDA_STREAMK_MARGIN / 100.0) < plain && s < best) {
+            best = s;
+            best_bm = c->block_m;
+            best_bn = c->block_n;
+            sk = 1;
+        }
+    }
+    *bm = best_bm;
     *bn = best_bn;
-    return best_sk ? TRR_VARIANT_STREAMK : TRR_VARIANT_WGMMA;
+    return sk ? TRR_VARIANT_STREAMK : TRR_VARIANT_WGMMA;
 }
 
 void trr_cuda_choose_matmul(const trr_cuda_dev *dev, trr_call *call) {
@@ -513,7 +548,7 @@ void trr_cuda_choose_matmul(const trr_cuda_dev *dev, trr_call *call) {
         /* 128 x 256 where that gives nearly every SM a block (2048^3: 128 blocks on 132 SMs) and N fills it,
          * else 128 x 128; f16 and bf16 alike (the epilogue stores through shared memory and TMA, which keeps
          * the wide tile ahead for bf16 too; docs/performance.md). A given block_n picks its own. */
-        int bn = call->config.block_n;
+        int bm = TRR_CUDA_WGMMA_BM, bn = call->config.block_n;
         if (!bn) bn = call->cols > 128 && tiles(call, 128, 256) * 10 >= (int64_t)sms * 9 ? 256 : 128;
         /* Then the waves: where the tile count leaves much of the last wave idle (3072^3 on 128 x 256: 2.2 waves,
          * the third a fifth full), the tile or the stream-K schedule that balances it (wave_choice). Only with
@@ -534,12 +569,12 @@ void trr_cuda_choose_matmul(const trr_cuda_dev *dev, trr_call *call) {
             choose_split(dev, call, &plain) > 1)
             narrow = 0;
         if (auto_variant && !f8_call(call) && !asked && !clustered && !narrow && choose_split(dev, call, &plain) == 1) {
-            variant = wave_choice(call, sms, &bn);
+            variant = wave_choice(call, sms, &bm, &bn);
             call->config.variant = variant;
         }
         h = trr_cuda_wgmma_configs[0];
         for (int i = 0; i < trr_cuda_wgmma_config_count; i++) {
-            if (trr_cuda_wgmma_configs[i].block_n == bn) {
+            if (trr_cuda_wgmma_configs[i].block_m == bm && trr_cuda_wgmma_configs[i].block_n == bn) {
                 h = trr_cuda_wgmma_configs[i];
                 break;
             }
@@ -550,6 +585,13 @@ void trr_cuda_choose_matmul(const trr_cuda_dev *dev, trr_call *call) {
             h = trr_cuda_wgmma_narrow_configs[0];
             for (int i = 0; i < trr_cuda_wgmma_narrow_config_count; i++)
                 if (trr_cuda_wgmma_narrow_configs[i].block_n == nbn) h = trr_cuda_wgmma_narrow_configs[i];
+        } else if (call->config.block_m == TRR_CUDA_WGMMA_TALL_BM) {
+            /* 192-row blocks, asked for: three consumers, as many stages (up to 4) as fit beside their slots */
+            h.block_m = TRR_CUDA_WGMMA_TALL_BM;
+            h.threads = TRR_CUDA_WGMMA_TALL_THREADS;
+            h.block_n = call->config.block_n ? call->config.block_n : 128;
+            const size_t limit = dev ? (size_t)dev->smem_optin : 227u * 1024u;
+            for (h.stages = 4; h.stages > 2 && trr_cuda_wgmma_smem(&h) + 128 > limit;) h.stages--;
         }
         /* Clusters of two 128-row blocks sharing B's tile by multicast (block_m 256) for large single products:
          * ahead of single blocks at 8192^3 and not at 4096^3 on NVIDIA H200 (docs/performance.md), so the rule
@@ -805,10 +847,11 @@ trr_status trr_cuda_check_matmul(trr_context *ctx, const trr_cuda_dev *dev, cons
                              c->block_m, c->block_n, c->block_k, c->threads);
     } else if (c->variant == TRR_VARIANT_STREAMK) {
         if (c->threads != TRR_CUDA_WGMMA_THREADS || c->block_m != TRR_CUDA_WGMMA_BM || c->block_k != TRR_CUDA_WGMMA_BK ||
-            (c->block_n != 128 && c->block_n != 192 && c->block_n != 256))
+            !wgmma_width(c->block_n))
             return trr_error(ctx, TRR_ERR_UNSUPPORTED,
-                             "cuda f16 matmul (streamk): the tile must be 128 x 128, 192 or 256 with block_k 64 and 384 "
-                             "threads; its blocks run alone, not in clusters (got %d x %d x %d, %d threads)",
+                             "cuda f16 matmul (streamk): the tile must be 128 x a multiple of 16 from 64 to 256 with "
+                             "block_k 64 and 384 threads; its blocks run alone, not in clusters (got %d x %d x %d, %d "
+                             "threads)",
                              c->block_m, c->block_n, c->block_k, c->threads);
     } else if (c->variant == TRR_VARIANT_WGMMA && c->block_m == TRR_CUDA_WGMMA_NARROW_BM) {
         if (c->threads != TRR_CUDA_WGMMA_NARROW_THREADS || c->block_k != TRR_CUDA_WGMMA_BK ||
@@ -819,23 +862,21 @@ trr_status trr_cuda_check_matmul(trr_context *ctx, const trr_cuda_dev *dev, cons
                              c->block_m, c->block_n, c->block_k, c->threads);
     } else if (c->variant == TRR_VARIANT_WGMMA) {
         /* block_m 256 is a cluster of two 128-row blocks sharing B's tile (Hopper's clusters: sm_90 only, which
-         * the variant already requires); a 192-wide tile's halves would not be whole 64-column boxes */
-        if (c->threads != TRR_CUDA_WGMMA_THREADS || (c->block_m != TRR_CUDA_WGMMA_BM && c->block_m != 2 * TRR_CUDA_WGMMA_BM) ||
-            c->block_k != TRR_CUDA_WGMMA_BK || (c->block_n != 128 && c->block_n != 192 && c->block_n != 256) ||
-            (c->block_n == 192 && c->block_m != TRR_CUDA_WGMMA_BM))
+         * the variant already requires), its B halves whole 64-column boxes; 192 rows take three consumer
+         * warpgroups, whose registers hold no wider tile than TRR_CUDA_WGMMA_TALL_MAX_N */
+        const int single = c->block_m == TRR_CUDA_WGMMA_BM && c->threads == TRR_CUDA_WGMMA_THREADS;
+        const int pair = c->block_m == 2 * TRR_CUDA_WGMMA_BM && c->threads == TRR_CUDA_WGMMA_THREADS &&
+                         (c->block_n == 128 || c->block_n == 256);
+        const int tall = c->block_m == TRR_CUDA_WGMMA_TALL_BM && c->threads == TRR_CUDA_WGMMA_TALL_THREADS &&
+                         c->block_n <= TRR_CUDA_WGMMA_TALL_MAX_N;
+        if (!(single || pair || tall) || c->block_k != TRR_CUDA_WGMMA_BK || !wgmma_width(c->block_n))
             return trr_error(ctx, TRR_ERR_UNSUPPORTED,
-                             "cuda f16 matmul (wgmma): the tile must be 128 or 256 (a cluster of two 128-row blocks) x 128 "
-                             "or 256, or 128 x 192, with block_k 64 and 384 threads, or 64 x 64 or 64 x 128 with 256 "
-                             "threads (got %d x %d x %d, %d threads)",
-                             c->block_m, c->block_n, c->block_k, c->threads);
+                             "cuda f16 matmul (wgmma): the tile must be 128 x a multiple of 16 from 64 to 256 with 384 "
+                             "threads, 256 (a cluster of two 128-row blocks) x 128 or 256 with 384 threads, 192 x a "
+                             "multiple of 16 from 64 to %d with 512 threads, or 64 x 64 or 64 x 128 with 256 threads, "
+                             "block_k 64 (got %d x %d x %d, %d threads)",
+                             TRR_CUDA_WGMMA_TALL_MAX_N, c->block_m, c->block_n, c->block_k, c->threads);
     }
-    /* a 16-bit C takes three 64-column store boxes a 192-wide tile: its slots must hold all three */
-    if ((c->variant == TRR_VARIANT_WGMMA || c->variant == TRR_VARIANT_STREAMK) && c->block_n == 192 &&
-        call->z.dtype != TRR_F32 && (c->split_k <= 1) && trr_cuda_wgmma_c_slots(c) < 3)
-        return trr_error(ctx, TRR_ERR_UNSUPPORTED,
-                         "cuda f16 matmul (wgmma): a 128 x 192 tile with a 16-bit C takes at most 4 stages (got %d): "
-                         "the epilogue's three store boxes must fit beside the ring",
-                         c->stages);
     if (c->variant == TRR_VARIANT_WGMMA || c->variant == TRR_VARIANT_STREAMK) {
         if (c->stages < 2 || c->stages > 8)
             return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda f16 matmul (wgmma): stages must be in [2, 8] (got %d)", c->stages);

@@ -27,8 +27,8 @@ static uint64_t elem_bytes(trr_dtype dt) {
 }
 
 /* A TMA descriptor of a batch of row-major f16, bf16, f32 or 8-bit float (dt) matrices of rows x cols (row stride ld
- * elements, matrix i at i * bstride) in boxes of box_cols x box_rows x 1 with the 128-byte swizzle; boxes past
- * the edges read zeros and store nothing there. A single matrix (batch 1, or an input shared by every batch:
+ * elements, matrix i at i * bstride) in boxes of box_cols x box_rows x 1 with the swizzle of the box's row (128,
+ * 64 or 32 bytes: box_cols elements); boxes past the edges read zeros and store nothing there. A single matrix (batch 1, or an input shared by every batch:
  * bstride 0) is a batch of one, at matrix coordinate 0. */
 static trr_status encode_map(trr_context *ctx, trr_cu_tensor_map *map, trr_dtype dt, CUdeviceptr base, int64_t rows,
                              int64_t cols, int64_t ld, int64_t batch, int64_t bstride, unsigned box_cols,
@@ -47,9 +47,13 @@ static trr_status encode_map(trr_context *ctx, trr_cu_tensor_map *map, trr_dtype
     uint64_t strides[2] = {stride, mstride};
     unsigned box[3] = {box_cols, box_rows, 1};
     unsigned estrides[3] = {1, 1, 1};
+    const uint64_t row_bytes = box_cols * es;
+    const int swizzle = row_bytes == 128 ? TRR_CU_TENSOR_MAP_SWIZZLE_128B
+                        : row_bytes == 64 ? TRR_CU_TENSOR_MAP_SWIZZLE_64B
+                                          : TRR_CU_TENSOR_MAP_SWIZZLE_32B;
     TRR_CU_CHECK(ctx,
                  trr_cu.TensorMapEncodeTiled(map, map_dtype(dt), 3, (void *)(uintptr_t)base, dims, strides, box,
-                                             estrides, 0, TRR_CU_TENSOR_MAP_SWIZZLE_128B,
+                                             estrides, 0, swizzle,
                                              TRR_CU_TENSOR_MAP_L2_PROMOTION_L2_256B, 0),
                  "cuTensorMapEncodeTiled");
     return TRR_OK;
@@ -220,9 +224,9 @@ static trr_status run_wgmma(trr_context *ctx, const trr_call *call) {
     CUfunction fn;
     TRR_TRY(trr_cuda_get_function(ctx, &v, "matmul_wgmma", &fn));
     trr_cu_tensor_map ta, tb;
-    /* A [M,K] in 128-byte x 128 (or 64) boxes (K x M: 64 16-bit or 128 8-bit elements); B [K,N] in 64 x 64 boxes (N x K,
-     * 16-bit only), or B stored [N,K] in 128 bytes x BN (in a cluster of two, x BN/2: each block loads half for
-     * both) */
+    /* A [M,K] in 128-byte x block rows boxes (K x M: 64 16-bit or 128 8-bit elements); B [K,N] in boxes of 64 k
+     * rows by the widest of 64, 32 or 16 columns that divides BN (16-bit only), or B stored [N,K] in 128 bytes x BN
+     * (in a cluster of two, x BN/2: each block loads half for both) */
     const unsigned kbox = (unsigned)(128u / elem_bytes(call->x.dtype));
     const int cluster = cfg->block_m / trr_cuda_wgmma_block_rows(cfg);
     unsigned gz = 1;
@@ -235,7 +239,7 @@ static trr_status run_wgmma(trr_context *ctx, const trr_call *call) {
                            call->y.batch_stride, kbox, (unsigned)(cfg->block_n / cluster)));
     else
         TRR_TRY(encode_map(ctx, &tb, call->y.dtype, trr_cuda_operand_ptr(&call->y), call->k, call->cols, call->y.stride0, batch,
-                           call->y.batch_stride, 64, TRR_CUDA_WGMMA_BK));
+                           call->y.batch_stride, (unsigned)trr_cuda_wgmma_b_box_cols(cfg), TRR_CUDA_WGMMA_BK));
     /* C in boxes of 64 rows x 128 bytes, one consumer warpgroup's half of a tile's rows */
     int c_tma = c_tma_ok(call, batch);
     trr_cu_tensor_map tc;

@@ -137,6 +137,8 @@ enum {
     TRR_CU_TENSOR_MAP_DATA_TYPE_FLOAT16 = 6,
     TRR_CU_TENSOR_MAP_DATA_TYPE_FLOAT32 = 7,
     TRR_CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 = 9,
+    TRR_CU_TENSOR_MAP_SWIZZLE_32B = 1,
+    TRR_CU_TENSOR_MAP_SWIZZLE_64B = 2,
     TRR_CU_TENSOR_MAP_SWIZZLE_128B = 3,
     TRR_CU_TENSOR_MAP_L2_PROMOTION_L2_256B = 3
 };
@@ -432,19 +434,28 @@ int trr_cuda_matmul_auto_variant(const trr_cuda_dev *dev, const trr_call *call);
  * cuTensorMapEncodeTiled. */
 int trr_cuda_wgmma_device(const trr_cuda_dev *dev);
 /* The wgmma kernel's shape: 3 warpgroups (a TMA producer and two consumers of 64 rows each) for 128-row blocks;
- * the narrow form, 64-row blocks, has 2 (one consumer). */
+ * the narrow form, 64-row blocks, has 2 (one consumer), the tall form, 192-row blocks, 4 (three consumers, whose
+ * registers hold tiles up to TRR_CUDA_WGMMA_TALL_MAX_N wide). */
 #define TRR_CUDA_WGMMA_THREADS 384
 #define TRR_CUDA_WGMMA_BM 128
 #define TRR_CUDA_WGMMA_BK 64
 #define TRR_CUDA_WGMMA_NARROW_THREADS 256
 #define TRR_CUDA_WGMMA_NARROW_BM 64
+#define TRR_CUDA_WGMMA_TALL_THREADS 512
+#define TRR_CUDA_WGMMA_TALL_BM 192
+#define TRR_CUDA_WGMMA_TALL_MAX_N 192
 /* 16-bit products of more rows than this (and no more than TRR_CUDA_SPLIT_SMALL_M) take the narrow tile rather than
  * mma.sync's few-row tiles (config.c, narrow_choice). */
 #define TRR_CUDA_WGMMA_NARROW_MIN_M 32
-/* A wgmma config's consumer warpgroups: 1 for 64-row blocks, else 2. */
+/* Whether the heuristic runs a wgmma config's tile in every schedule (clustered, split, stream-K: 128 rows by
+ * 128, 192 or 256); the configs' other tiles run plain, for the tile counts between those tiles' waves. */
+int trr_cuda_wgmma_every_schedule(const trr_config *cfg);
+/* A wgmma config's consumer warpgroups: one for each 64 rows of a block. */
 int trr_cuda_wgmma_consumers(const trr_config *cfg);
 /* The rows of one block of a wgmma config: block_m, or 128 for a cluster of two (block_m 256). */
 int trr_cuda_wgmma_block_rows(const trr_config *cfg);
+/* The columns of the kernel's TMA boxes of B [K,N] (16-bit): the widest of 64, 32 and 16 that divides block_n. */
+int trr_cuda_wgmma_b_box_cols(const trr_config *cfg);
 /* Dynamic shared memory of the wgmma kernel: the stage ring, the epilogue's store slots, and 1 KB to align the
  * ring to 1024 bytes. */
 size_t trr_cuda_wgmma_smem(const trr_config *cfg);
@@ -505,8 +516,9 @@ void trr_cuda_variant_matmul_wgmma_ab(trr_cuda_variant *v, const trr_config *cfg
 #define TRR_CUDA_SPLIT_WIDE_FILL 4
 /* Variant streamk below a wave: blocks enough for about this many K tiles each (ops_matmul.c, streamk_grid) */
 #define TRR_CUDA_STREAMK_MIN_RUN 8
-/* ... and how far ahead (percent) of the plain schedule the heuristic's estimate must put it (config.c) */
-#define TRR_CUDA_STREAMK_MARGIN 5
+/* ... and how far ahead (percent) of the plain schedule the heuristic's estimate must put it (config.c): measured
+ * on NVIDIA H200, stream-K ran behind the best plain tile at every sweep size its estimate put it up to 8% ahead */
+#define TRR_CUDA_STREAMK_MARGIN 10
 /* split-K's second pass (matmul_reduce.cu): the partials summed into C of type out */
 void trr_cuda_variant_matmul_reduce(trr_cuda_variant *v, trr_dtype out);
 void trr_cuda_variant_matmul_simt(trr_cuda_variant *v, const trr_config *cfg, trr_dtype in, trr_dtype out,

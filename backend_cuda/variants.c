@@ -54,8 +54,9 @@ void trr_cuda_variant_matmul_wgmma_ab(trr_cuda_variant *v, const trr_config *cfg
     v->sm90a_only = 1;
     trr_cuda_define(v, "-DBN=%d -DSTAGES=%d -DTRANS_B=%d -DDT_IN=%d -DDT_OUT=%d -DC_SLOTS=%d", cfg->block_n,
                     cfg->stages, trans_b ? 1 : 0, (int)in, (int)out, trr_cuda_wgmma_c_slots(cfg));
-    /* block_m 64: one consumer warpgroup (the kernel's default is 128, left out) */
-    if (cfg->block_m == TRR_CUDA_WGMMA_NARROW_BM) trr_cuda_define(v, "-DBM=%d", TRR_CUDA_WGMMA_NARROW_BM);
+    /* block_m 64 or 192: one or three consumer warpgroups (the kernel's default is 128, left out) */
+    if (cfg->block_m == TRR_CUDA_WGMMA_NARROW_BM || cfg->block_m == TRR_CUDA_WGMMA_TALL_BM)
+        trr_cuda_define(v, "-DBM=%d", cfg->block_m);
     /* block_m 256: two 128-row blocks in a cluster sharing B (the kernel's default is 1, left out) */
     if (cfg->block_m == 2 * TRR_CUDA_WGMMA_BM) trr_cuda_define(v, "-DCLUSTER_M=2");
     if (b != in) trr_cuda_define(v, "-DDT_B=%d", (int)b);
@@ -228,11 +229,11 @@ void trr_cuda_for_each_variant(trr_cuda_variant_fn fn, void *user) {
         }
     }
     /* matmul, Hopper (sm_90a only): every wgmma config, both B layouts, both output types; then the clustered
-     * (block_m 256) form of each that has one (not 192 wide) */
+     * (block_m 256) form of each that runs every schedule (not 192 wide) */
     for (int cm = 1; cm <= 2; cm++) {
         for (int i = 0; i < trr_cuda_wgmma_config_count; i++) {
             trr_config cfg = trr_cuda_wgmma_configs[i];
-            if (cm == 2 && cfg.block_n == 192) continue;
+            if (cm == 2 && (cfg.block_n == 192 || !trr_cuda_wgmma_every_schedule(&cfg))) continue;
             cfg.block_m *= cm;
             for (int tb = 0; tb <= 1; tb++) {
                 for (int h = 0; h < 2; h++) {
@@ -260,6 +261,7 @@ void trr_cuda_for_each_variant(trr_cuda_variant_fn fn, void *user) {
      * differs) */
     for (int i = 0; i < trr_cuda_wgmma_config_count; i++) {
         trr_config cfg = trr_cuda_wgmma_configs[i];
+        if (!trr_cuda_wgmma_every_schedule(&cfg)) continue;
         cfg.variant = TRR_VARIANT_STREAMK;
         int first = 1;
         for (int j = 0; j < i; j++) first &= trr_cuda_wgmma_configs[j].block_n != cfg.block_n;
@@ -310,7 +312,7 @@ void trr_cuda_for_each_variant(trr_cuda_variant_fn fn, void *user) {
     for (int cm = 1; cm <= 2; cm++)
         for (int i = 0; i < trr_cuda_wgmma_config_count; i++) {
             trr_config cfg = trr_cuda_wgmma_configs[i];
-            if (cm == 2 && cfg.block_n == 192) continue;
+            if ((cm == 2 && cfg.block_n == 192) || !trr_cuda_wgmma_every_schedule(&cfg)) continue;
             cfg.block_m *= cm;
             cfg.split_k = 2;
             for (int tb = 0; tb <= 1; tb++)

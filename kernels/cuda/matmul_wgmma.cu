@@ -1,10 +1,11 @@
 /*
  * f16 matmul on Hopper's warpgroup tensor-core instructions (sm_90a only): C = act(A . B), f16 operands, f32
- * accumulation, f16 or f32 C. Compile-time: BM (128, or 64 for 16-bit inputs in single blocks), BN (128, 192 or
- * 256; 64 with BM 64), STAGES, TRANS_B (0: B is [K,N] row-major; 1: B is stored [N,K]), DT_IN (1 f16, 2 bf16, 4
- * f8e4m3, 5 f8e5m2: A's type for wgmma), DT_B (B's, DT_IN when not given: the 8-bit floats pair e5m2 with e4m3),
+ * accumulation, f16 or f32 C. Compile-time: BM (128; 64 or 192 for 16-bit inputs in single blocks), BN (a
+ * multiple of 16 from 64 to 256, at most 192 with BM 192, for 16-bit inputs in single blocks, else 128 or 256),
+ * STAGES, TRANS_B (0: B is [K,N] row-major; 1: B is stored [N,K]), DT_IN (1 f16, 2 bf16, 4 f8e4m3, 5 f8e5m2: A's
+ * type for wgmma), DT_B (B's, DT_IN when not given: the 8-bit floats pair e5m2 with e4m3),
  * DT_OUT (0 f32, 1 f16, 2 bf16). Fixed: BK 128 bytes (64 16-bit or 128 8-bit elements), 128 threads a warpgroup:
- * a producer and BM / 64 consumers (384 threads at BM 128, 256 at BM 64).
+ * a producer and BM / 64 consumers (384 threads at BM 128, 256 at BM 64, 512 at BM 192).
  * 8-bit floats (DT_IN 4 or 5): wgmma m64nNk32 takes both operands K-major, so TRANS_B is 1, and BN is 128 or 256;
  * every shape, swizzle and descriptor below is the same in bytes (a K step of 32 elements is 32 bytes, as 16
  * 16-bit ones are). The tensor cores keep about 14 bits when they sum FP8 products, so each stage's K tile (128
@@ -23,23 +24,27 @@
  *
  * Warp specialisation: warpgroup 0 is the producer (one thread issues TMA copies of each K tile of A and B into
  * a ring of STAGES shared-memory stages, completion signalled on the stage's "full" mbarrier with a byte
- * count); warpgroups 1 and 2 (1 alone at BM 64) are consumers, each owning 64 rows of the tile and all BN columns in
+ * count); warpgroups 1 to BM / 64 are consumers, each owning 64 rows of the tile and all BN columns in
  * registers (BN/2 f32 per thread), issuing wgmma.mma_async m64nBNk16 with both operands read from shared memory
  * through matrix descriptors, and releasing a stage on its "empty" mbarrier once the wgmma that read it are
  * done (one group in flight behind the one just issued). setmaxnreg moves registers from the producer to the
- * consumers.
+ * consumers. ptxas still fits each wgmma's operands in the registers a thread has at launch (128 at 512
+ * threads), so BM 192 takes BN up to 192 (96 accumulators a thread).
  *
  * Shared-memory layouts (TMA with 128-byte swizzle: 16-byte chunk c of 128-byte row r lands at chunk c ^ (r%8),
  * each stage 1024-byte aligned):
  *   A stage: [BM m][64 k], K-major: descriptor SBO 1024 (8-row groups), LBO unused; k step kk at +32 bytes.
  *   B, TRANS_B 1: [BN n][64 k], K-major, like A.
- *   B, TRANS_B 0: BN/64 boxes of [64 k][64 n], N-major ("transposed" for wgmma, imm-trans-b 1): descriptor LBO
- *   = 8192 (from one 64-column box to the next), SBO = 1024 (from 8 k rows to the next 8); k step kk at +2048.
+ *   B, TRANS_B 0: BN/BBOX boxes of [64 k][BBOX n], N-major ("transposed" for wgmma, imm-trans-b 1), BBOX the
+ *   widest of 64, 32 and 16 columns that divides BN, under the swizzle of its row's span (128, 64 or 32 bytes:
+ *   a 16-byte chunk c of row r at c ^ (r / (128 / span)) % (span / 16)): descriptor LBO = one box (from one box
+ *   to the next along N), SBO = 8 rows (from 8 k rows to the next 8); k step kk at +16 rows.
  * Block order is grouped (GROUP_M, a run-time argument).
  *
  * Epilogue (fused activation, rounding to C's type): with c_tma set (the host checks that C's base, row stride
  * and batch stride are 16-byte multiples, the tensor-map rules), each consumer warpgroup writes its 64 x BN
- * part of the tile into shared memory in boxes of 64 rows x 128 bytes (the TMA's 128-byte swizzle), and one
+ * part of the tile into shared memory in boxes of 64 rows x 128 bytes (the TMA's 128-byte swizzle; columns
+ * past the last whole box, a width that is not a multiple of 128 bytes, are stored directly as below), and one
  * thread sends each box to global memory with a TMA store, which clips at C's rank-3 bounds (rows, columns,
  * matrix of the batch): the stores leave as whole 128-byte lines, asynchronously, and the warpgroup goes back
  * to its next tile's wgmma at once. The boxes take C_SLOTS slots (at most a tile's worth) in turn; before a slot
@@ -113,9 +118,10 @@
 #ifndef BM
 #define BM 128
 #endif
-/* 64 rows: one consumer warpgroup, for grids of too few 128-row tiles to fill the SMs (small products) */
-#if (BM != 64 && BM != 128) || (BM == 64 && (CLUSTER_M != 1 || F8))
-#error "matmul_wgmma: BM is 128, or 64 for 16-bit inputs in single blocks"
+/* 64 rows: one consumer warpgroup, for grids of too few 128-row tiles to fill the SMs (small products); 192
+ * rows: three, for the tile counts between 128-row tiles' waves */
+#if (BM != 64 && BM != 128 && BM != 192) || (BM != 128 && (CLUSTER_M != 1 || F8))
+#error "matmul_wgmma: BM is 128, or 64 or 192 for 16-bit inputs in single blocks"
 #endif
 #define NCONS (BM / 64) /* consumer warpgroups, 64 rows each */
 #define ES (F8 ? 1 : 2)
@@ -126,21 +132,37 @@
 #if F8 && (!TRANS_B || (BN != 128 && BN != 256))
 #error "matmul_wgmma: 8-bit floats take B stored [N,K] (TRANS_B 1) and BN 128 or 256"
 #endif
-/* 192 columns: a tile count between 128's and 256's, for sizes whose waves neither fills (config.c, wave_cost);
- * a cluster's B halves of 96 columns would not be whole 64-column boxes */
-#if (BN != 64 && BN != 128 && BN != 192 && BN != 256) || (BN == 192 && CLUSTER_M != 1) || (BN == 64 && (BM != 64 || F8))
-#error "matmul_wgmma: BN is 128, 192 or 256, 192 only in single blocks, and 64 with BM 64 (16-bit inputs)"
+/* Widths other than 128 and 256 give the tile counts between theirs, for sizes whose waves neither fills
+ * (config.c, wave_cost); a cluster's B halves must be whole 64-column boxes */
+#if BN % 16 || BN < 64 || BN > 256 || ((CLUSTER_M != 1 || F8) && BN != 128 && BN != 256) || (BM == 192 && BN > 192)
+#error "matmul_wgmma: BN is a multiple of 16 from 64 to 256 (16-bit inputs in single blocks; 192 at most with BM 192), else 128 or 256"
+#endif
+/* B N-major (TRANS_B 0): boxes of B_BOX_COLS columns, each row one span of their swizzle (B_SWZ: the matrix
+ * descriptor's layout code, 1 for 128 bytes, 2 for 64, 3 for 32) */
+#define B_BOX_COLS (BN % 64 == 0 ? 64 : BN % 32 == 0 ? 32 : 16)
+#define B_ROW_BYTES (2 * B_BOX_COLS)
+#define B_SWZ (B_BOX_COLS == 64 ? 1 : B_BOX_COLS == 32 ? 2 : 3)
+/* setmaxnreg: the producer's registers and the consumers', so that all fit the 64K-register file */
+#if NCONS == 3
+#define PRODUCER_REGS 24
+#define CONSUMER_REGS 160
+#else
+#define PRODUCER_REGS 40
+#define CONSUMER_REGS 232
 #endif
 #define STAGE_BYTES (A_STAGE_BYTES + B_STAGE_BYTES)
 #define NACC (BN / 2)
-/* the epilogue's TMA-store boxes: 64 rows x 128 bytes (the 128-byte swizzle's span), two slots per consumer */
+/* the epilogue's TMA-store boxes: 64 rows x 128 bytes (the 128-byte swizzle's span), the tile's whole boxes;
+ * the columns past them (C_REM_COLS) are stored directly */
 #define TO_BYTES (DT_OUT == 0 ? 4 : 2)
 #define C_BOX_COLS (128 / TO_BYTES)
 #define C_BOXES (BN / C_BOX_COLS)
+#define C_REM_COLS (BN - C_BOXES * C_BOX_COLS)
 #define C_BOX_BYTES (64 * 128)
-/* Slots in use: a tile's worth of boxes if that fits in C_SLOTS, else as many as fit and divide C_BOXES (box b
- * takes slot b % C_NS and numbering runs on across tiles, so a tile must end on the last slot), at least two
- * (the waits below keep one store in flight while the next box is written). */
+/* Slots in use: a tile's worth of boxes if that fits in C_SLOTS, else as many as fit and divide C_BOXES, else
+ * C_SLOTS. Box b of a tile takes slot (c_run + b) % C_NS, the numbering running on across tiles: c_run counts
+ * the boxes before the tile, modulo C_NS, and is 0 at every tile where C_NS divides C_BOXES (C_RUN 0). The waits
+ * below keep C_NS - 1 stores in flight while the next box is written. */
 #if C_BOXES <= C_SLOTS
 #define C_NS C_BOXES
 #elif C_BOXES % C_SLOTS == 0
@@ -148,8 +170,9 @@
 #elif C_BOXES % 3 == 0 && C_SLOTS >= 3
 #define C_NS 3
 #else
-#error "matmul_wgmma: the epilogue's box slots cannot divide the tile's boxes"
+#define C_NS C_SLOTS
 #endif
+#define C_RUN (C_BOXES % C_NS != 0)
 
 typedef trr_dt<DT_OUT>::type TO;
 static_assert(sizeof(TO) == TO_BYTES, "DT_OUT's size");
@@ -250,10 +273,10 @@ __device__ __forceinline__ void wg_release(unsigned bar, int lane) {
 #endif
 }
 
-/* Shared-memory matrix descriptor, 128-byte swizzle. */
-__device__ __forceinline__ unsigned long long wg_desc(unsigned addr, unsigned lbo, unsigned sbo) {
+/* Shared-memory matrix descriptor; swz is the layout's swizzle code (1: 128 bytes, 2: 64, 3: 32). */
+__device__ __forceinline__ unsigned long long wg_desc(unsigned addr, unsigned lbo, unsigned sbo, unsigned swz = 1) {
     return (unsigned long long)((addr & 0x3FFFFu) >> 4) | ((unsigned long long)((lbo & 0x3FFFFu) >> 4) << 16) |
-           ((unsigned long long)((sbo & 0x3FFFFu) >> 4) << 32) | (1ull << 62);
+           ((unsigned long long)((sbo & 0x3FFFFu) >> 4) << 32) | ((unsigned long long)swz << 62);
 }
 
 __device__ __forceinline__ void wg_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
@@ -268,16 +291,17 @@ __device__ __forceinline__ void wg_fence_acc(float *d) {
     for (int i = 0; i < NACC; i++) asm volatile("" : "+f"(d[i])::"memory");
 }
 
-/* The instruction's shape, its operand types and its tail: the 16-bit forms take the transpose immediates, the
- * 8-bit ones none (both operands K-major). */
+/* The instruction's shape, its operand types and its tail: the 16-bit forms take the transpose immediates (B's
+ * is TRANS_B's complement), the 8-bit ones none (both operands K-major). */
 #if F8
 #define WG_K "k32"
-#define WG_TAIL_128 "p, 1, 1;\n}\n"
-#define WG_TAIL_256 "p, 1, 1;\n}\n"
+#define WG_TAIL ""
+#elif TRANS_B
+#define WG_K "k16"
+#define WG_TAIL ", 0, 0"
 #else
 #define WG_K "k16"
-#define WG_TAIL_128 "p, 1, 1, 0, %67;\n}\n"
-#define WG_TAIL_256 "p, 1, 1, 0, %131;\n}\n"
+#define WG_TAIL ", 0, 1"
 #endif
 #if F8 && DT_IN == 5
 #define WG_AS "e5m2"
@@ -296,61 +320,58 @@ __device__ __forceinline__ void wg_fence_acc(float *d) {
 #define WG_BS WG_AS
 #endif
 
-/* The accumulator operands of the wgmma wrappers below: the PTX names of d[0..N) and their bindings, d[i] to %i,
- * in groups of 32 (one m64n64's worth); the descriptors and the immediates follow at %N and up. */
-#define WG_NAMES_32 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, " \
-                    "%21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
-#define WG_NAMES_64 WG_NAMES_32 ", %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
-                    "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
-#define WG_NAMES_96 WG_NAMES_64 ", %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, " \
-                    "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95"
-#define WG_NAMES_128 WG_NAMES_96 ", %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, " \
-                     "%110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, " \
-                     "%126, %127"
-#define WG_D4(i) "+f"(d[i]), "+f"(d[(i) + 1]), "+f"(d[(i) + 2]), "+f"(d[(i) + 3])
-#define WG_D32(i) WG_D4(i), WG_D4((i) + 4), WG_D4((i) + 8), WG_D4((i) + 12), WG_D4((i) + 16), WG_D4((i) + 20), \
-                  WG_D4((i) + 24), WG_D4((i) + 28)
-#define WG_D64 WG_D32(0), WG_D32(32)
-#define WG_D96 WG_D64, WG_D32(64)
-#define WG_D128 WG_D96, WG_D32(96)
-/* The instruction m64n<N> with the accumulator's N/2 registers a thread, both operands from shared memory
- * (descriptors at %N/2 and %N/2 + 1), scale-d from the predicate set by %N/2 + 2. */
-#define WG_OPEN(n, pred) "{\n.reg .pred p;\nsetp.ne.b32 p, %" #pred ", 0;\n" \
-                         "wgmma.mma_async.sync.aligned.m64n" #n WG_K ".f32." WG_AS "." WG_BS " {"
-
-/* D[64 x 128] (+)= A (smem, K-major) . B (smem; TNSP: 0 K-major, 1 N-major), f32 accumulate; accumulate 0 writes
- * D = A . B (the first K step of an 8-bit float stage's partial). */
-template <int TNSP>
-__device__ __forceinline__ void wg_mma_n128(float *d, unsigned long long da, unsigned long long db, int accumulate) {
-    asm volatile(WG_OPEN(128, 66) WG_NAMES_64 "}, %64, %65, " WG_TAIL_128
-                 : WG_D64
-                 : "l"(da), "l"(db), "r"(accumulate), "n"(TNSP));
-}
-
-#if BN == 64
-/* D[64 x 64] += A (smem, K-major) . B (smem; TNSP: 0 K-major, 1 N-major), 16-bit in, f32 accumulate. */
-template <int TNSP> __device__ __forceinline__ void wg_mma_n64(float *d, unsigned long long da, unsigned long long db) {
-    asm volatile(WG_OPEN(64, 34) WG_NAMES_32 "}, %32, %33, p, 1, 1, 0, %35;\n}\n"
-                 : WG_D32(0)
-                 : "l"(da), "l"(db), "r"(1), "n"(TNSP));
-}
+/* The instruction m64n<n>, both operands from shared memory: the descriptors are operands 0 and 1 and scale-d's
+ * flag operand 2 (all in-out, so that the accumulator's n/2 registers a thread follow from 3 up whatever n is);
+ * WG_NAMES_<n> names those registers in the PTX, WG_BIND_<n> binds them to d[0 .. n/2). */
+#define WG_A8(a, b, c, d, e, f, g, h) "%" #a ", %" #b ", %" #c ", %" #d ", %" #e ", %" #f ", %" #g ", %" #h
+#define WG_NAMES_16 WG_A8(3, 4, 5, 6, 7, 8, 9, 10)
+#define WG_NAMES_32 WG_NAMES_16 ", " WG_A8(11, 12, 13, 14, 15, 16, 17, 18)
+#define WG_NAMES_48 WG_NAMES_32 ", " WG_A8(19, 20, 21, 22, 23, 24, 25, 26)
+#define WG_NAMES_64 WG_NAMES_48 ", " WG_A8(27, 28, 29, 30, 31, 32, 33, 34)
+#define WG_NAMES_80 WG_NAMES_64 ", " WG_A8(35, 36, 37, 38, 39, 40, 41, 42)
+#define WG_NAMES_96 WG_NAMES_80 ", " WG_A8(43, 44, 45, 46, 47, 48, 49, 50)
+#define WG_NAMES_112 WG_NAMES_96 ", " WG_A8(51, 52, 53, 54, 55, 56, 57, 58)
+#define WG_NAMES_128 WG_NAMES_112 ", " WG_A8(59, 60, 61, 62, 63, 64, 65, 66)
+#define WG_NAMES_144 WG_NAMES_128 ", " WG_A8(67, 68, 69, 70, 71, 72, 73, 74)
+#define WG_NAMES_160 WG_NAMES_144 ", " WG_A8(75, 76, 77, 78, 79, 80, 81, 82)
+#define WG_NAMES_176 WG_NAMES_160 ", " WG_A8(83, 84, 85, 86, 87, 88, 89, 90)
+#define WG_NAMES_192 WG_NAMES_176 ", " WG_A8(91, 92, 93, 94, 95, 96, 97, 98)
+#define WG_NAMES_208 WG_NAMES_192 ", " WG_A8(99, 100, 101, 102, 103, 104, 105, 106)
+#define WG_NAMES_224 WG_NAMES_208 ", " WG_A8(107, 108, 109, 110, 111, 112, 113, 114)
+#define WG_NAMES_240 WG_NAMES_224 ", " WG_A8(115, 116, 117, 118, 119, 120, 121, 122)
+#define WG_NAMES_256 WG_NAMES_240 ", " WG_A8(123, 124, 125, 126, 127, 128, 129, 130)
+#define WG_F8(i) "+f"(d[i]), "+f"(d[(i) + 1]), "+f"(d[(i) + 2]), "+f"(d[(i) + 3]), "+f"(d[(i) + 4]), \
+                 "+f"(d[(i) + 5]), "+f"(d[(i) + 6]), "+f"(d[(i) + 7])
+#define WG_BIND_16 WG_F8(0)
+#define WG_BIND_32 WG_BIND_16, WG_F8(8)
+#define WG_BIND_48 WG_BIND_32, WG_F8(16)
+#define WG_BIND_64 WG_BIND_48, WG_F8(24)
+#define WG_BIND_80 WG_BIND_64, WG_F8(32)
+#define WG_BIND_96 WG_BIND_80, WG_F8(40)
+#define WG_BIND_112 WG_BIND_96, WG_F8(48)
+#define WG_BIND_128 WG_BIND_112, WG_F8(56)
+#define WG_BIND_144 WG_BIND_128, WG_F8(64)
+#define WG_BIND_160 WG_BIND_144, WG_F8(72)
+#define WG_BIND_176 WG_BIND_160, WG_F8(80)
+#define WG_BIND_192 WG_BIND_176, WG_F8(88)
+#define WG_BIND_208 WG_BIND_192, WG_F8(96)
+#define WG_BIND_224 WG_BIND_208, WG_F8(104)
+#define WG_BIND_240 WG_BIND_224, WG_F8(112)
+#define WG_BIND_256 WG_BIND_240, WG_F8(120)
+#define WG_MMA_ASM(n) "{\n.reg .pred p;\nsetp.ne.b32 p, %2, 0;\nwgmma.mma_async.sync.aligned.m64n" #n WG_K ".f32." WG_AS \
+                      "." WG_BS " {" WG_NAMES_##n "}, %0, %1, p, 1, 1" WG_TAIL ";\n}\n"
+/* D[64 x n] (+)= A (smem, K-major) . B (smem, K-major where TRANS_B, else N-major), f32 accumulate; accumulate 0
+ * writes D = A . B (the first K step of an 8-bit float stage's partial). */
+#define WG_MMA_FN(name, n)                                                                                              \
+    __device__ __forceinline__ void name(float *d, unsigned long long da, unsigned long long db, int accumulate) {  \
+        asm volatile(WG_MMA_ASM(n) : "+l"(da), "+l"(db), "+r"(accumulate), WG_BIND_##n);                            \
+    }
+#define WG_MMA_FN_X(name, n) WG_MMA_FN(name, n)
+#if F8
+WG_MMA_FN_X(wg_mma_n128, 128) /* 8-bit floats: a 128-column partial */
+#else
+WG_MMA_FN_X(wg_mma_bn, BN) /* 16-bit: the tile's width */
 #endif
-
-#if BN == 192
-/* D[64 x 192] += A (smem, K-major) . B (smem; TNSP: 0 K-major, 1 N-major), 16-bit in, f32 accumulate. */
-template <int TNSP> __device__ __forceinline__ void wg_mma_n192(float *d, unsigned long long da, unsigned long long db) {
-    asm volatile(WG_OPEN(192, 98) WG_NAMES_96 "}, %96, %97, p, 1, 1, 0, %99;\n}\n"
-                 : WG_D96
-                 : "l"(da), "l"(db), "r"(1), "n"(TNSP));
-}
-#endif
-
-/* D[64 x 256] += A (smem, K-major) . B (smem; TNSP: 0 K-major, 1 N-major), f16 in, f32 accumulate. */
-template <int TNSP> __device__ __forceinline__ void wg_mma_n256(float *d, unsigned long long da, unsigned long long db) {
-    asm volatile(WG_OPEN(256, 130) WG_NAMES_128 "}, %128, %129, " WG_TAIL_256
-                 : WG_D128
-                 : "l"(da), "l"(db), "r"(1), "n"(TNSP));
-}
 
 #if F8 && BN == 256
 /* Pins the 8-bit float partial (one m64n128 accumulator) at this point of the program. */
@@ -373,7 +394,7 @@ __device__ __forceinline__ void wg_f8_stage_one(float *acc, float *part, unsigne
         wg_fence();
 #pragma unroll
         for (int kk = 0; kk < 4; kk++)
-            wg_mma_n128<0>(part, wg_desc(a_st + kk * 32, 16, 1024), wg_desc(b_st + h * (128 * 128) + kk * 32, 16, 1024),
+            wg_mma_n128(part, wg_desc(a_st + kk * 32, 16, 1024), wg_desc(b_st + h * (128 * 128) + kk * 32, 16, 1024),
                            kk > 0);
         wg_commit();
         wg_wait_group<0>();
@@ -393,7 +414,7 @@ __device__ __forceinline__ void wg_f8_stage(float *part, unsigned ring, unsigned
     wg_fence();
 #pragma unroll
     for (int kk = 0; kk < 4; kk++)
-        wg_mma_n128<0>(part, wg_desc(a_st + kk * 32, 16, 1024), wg_desc(b_st + kk * 32, 16, 1024), kk > 0);
+        wg_mma_n128(part, wg_desc(a_st + kk * 32, 16, 1024), wg_desc(b_st + kk * 32, 16, 1024), kk > 0);
     wg_commit();
 }
 
@@ -407,6 +428,20 @@ __device__ __forceinline__ void wg_f8_promote(float *acc, float *part, unsigned 
     wg_release(empty0 + 8 * (it % STAGES), lane);
 }
 #endif
+
+/* The accumulator's 8-column groups from J0 to the tile's last to C from registers (this thread's rows row and
+ * row + 8, its pairs from column col), masked at the edges. */
+template <int J0>
+__device__ __forceinline__ void wg_store_direct(TO *Cz, long long ldc, int row, int col, int M, int N, const float *acc,
+                                                int epi, float alpha, bool pair_ok) {
+#pragma unroll
+    for (int j = J0; j < BN / 8; j++) {
+        trr_store_pair(Cz, ldc, row, col + 8 * j, M, N, trr_epilogue(acc[4 * j], epi, alpha),
+                       trr_epilogue(acc[4 * j + 1], epi, alpha), pair_ok);
+        trr_store_pair(Cz, ldc, row + 8, col + 8 * j, M, N, trr_epilogue(acc[4 * j + 2], epi, alpha),
+                       trr_epilogue(acc[4 * j + 3], epi, alpha), pair_ok);
+    }
+}
 
 /* Work item `tile` of a persistent block: its output tile (pp, pn) of matrix z, the K tiles [kt0, kt0 + nk) it
  * sums, and zc, the matrix of C (under SPLIT_K, of the workspace) it stores to. */
@@ -525,7 +560,7 @@ extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
 
     if (wg == 0) {
         /* producer */
-        asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(PRODUCER_REGS));
         if (tid == 0) {
             asm volatile("prefetch.tensormap [%0];" ::"l"((unsigned long long)&tma) : "memory");
             asm volatile("prefetch.tensormap [%0];" ::"l"((unsigned long long)&tmb) : "memory");
@@ -570,7 +605,8 @@ extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
                     wg_tma_3d(b_dst, &tmb, k0, n0, zb, fb);
 #else
 #pragma unroll
-                    for (int j = 0; j < BN / 64; j++) wg_tma_3d(b_dst + j * (64 * 128), &tmb, n0 + 64 * j, k0, zb, fb);
+                    for (int j = 0; j < BN / B_BOX_COLS; j++)
+                        wg_tma_3d(b_dst + j * (64 * B_ROW_BYTES), &tmb, n0 + B_BOX_COLS * j, k0, zb, fb);
 #endif
 #endif
                 }
@@ -578,7 +614,7 @@ extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
         }
     } else {
         /* consumers: warpgroup c owns rows c*64 .. c*64+63 of the tile */
-        asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
+        asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(CONSUMER_REGS));
         const int c = wg - 1;
         const int t = tid & 127, lane = t & 31, warp = t >> 5;
         /* this warpgroup's two epilogue box slots, after the ring (1024-byte aligned: swizzle atoms) */
@@ -586,6 +622,7 @@ extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
         unsigned char *const c_slots_p = wg_smem + (c_slots - wg_smem_addr(wg_smem));
         if (c_tma && t == 0) asm volatile("prefetch.tensormap [%0];" ::"l"((unsigned long long)&tmc) : "memory");
         unsigned it = 0;
+        int c_run = 0; /* the store boxes before this tile, modulo C_NS (C_RUN) */
 #if STREAM_K
         int tile, sk_kt0, sk_nk;
         for (int i = 0, pos = wg_sk_bound(sk_iters, cl, ncl);
@@ -658,17 +695,10 @@ extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
 #if TRANS_B
                     unsigned long long db = wg_desc(b_st + kk * 32, 16, 1024);
 #else
-                    unsigned long long db = wg_desc(b_st + kk * (16 * 128), 64 * 128, 1024);
+                    unsigned long long db =
+                        wg_desc(b_st + kk * (16 * B_ROW_BYTES), 64 * B_ROW_BYTES, 8 * B_ROW_BYTES, B_SWZ);
 #endif
-#if BN == 256
-                    wg_mma_n256<1 - TRANS_B>(acc, da, db);
-#elif BN == 64
-                    wg_mma_n64<1 - TRANS_B>(acc, da, db);
-#elif BN == 192
-                    wg_mma_n192<1 - TRANS_B>(acc, da, db);
-#else
-                    wg_mma_n128<1 - TRANS_B>(acc, da, db, 1);
-#endif
+                    wg_mma_bn(acc, da, db, 1);
                 }
                 wg_commit();
                 /* the group of the previous K tile is done: its stage may be refilled */
@@ -724,6 +754,9 @@ extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
              * 16*(t/32) + (t%32)/4, cols 8j + 2(t%4) + {0,1}) in acc[4j], acc[4j+1] and the same columns 8 rows
              * lower in acc[4j+2], acc[4j+3]. */
             const int r = warp * 16 + (lane >> 2); /* row within the warpgroup's 64; r + 8 has the same r % 8 */
+            TO *const Cz = C + (long long)zc * c_bs;
+            const int row = m0 + c * 64 + r;
+            const bool pair_ok = (ldc & 1) == 0 && (((unsigned long long)Cz) & (2 * sizeof(TO) - 1)) == 0;
             if (c_tma) {
                 /* Box b goes to slot b % C_NS; the boxes before it are numbered on across tiles. Box 0's slot was
                  * last read by the store C_NS boxes back, leaving C_NS - 1 newer ones that may still read. */
@@ -731,7 +764,8 @@ extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
                 asm volatile("bar.sync %0, 128;" ::"r"(1 + c) : "memory");
 #pragma unroll
                 for (int b = 0; b < C_BOXES; b++) {
-                    unsigned char *slot = c_slots_p + (b % C_NS) * C_BOX_BYTES;
+                    const int sl = C_RUN ? (c_run + b) % C_NS : b % C_NS;
+                    unsigned char *slot = c_slots_p + sl * C_BOX_BYTES;
 #pragma unroll
                     for (int j = b * (C_BOX_COLS / 8); j < (b + 1) * (C_BOX_COLS / 8); j++) {
                         /* byte offset of the pair in its 128-byte box row, then the swizzle: 16-byte chunk ^ row % 8 */
@@ -750,22 +784,16 @@ extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
                         asm volatile("cp.async.bulk.wait_group.read %0;" ::"n"(C_NS - 2) : "memory");
                     asm volatile("bar.sync %0, 128;" ::"r"(1 + c) : "memory");
                     if (t == 0) {
-                        wg_tma_store_3d(&tmc, c_slots + (b % C_NS) * C_BOX_BYTES, n0 + b * C_BOX_COLS, m0 + c * 64, zc);
+                        wg_tma_store_3d(&tmc, c_slots + sl * C_BOX_BYTES, n0 + b * C_BOX_COLS, m0 + c * 64, zc);
                         asm volatile("cp.async.bulk.commit_group;" ::: "memory");
                     }
                 }
+                if (C_RUN) c_run = (c_run + C_BOXES) % C_NS;
+                if (C_REM_COLS)
+                    wg_store_direct<C_BOXES * (C_BOX_COLS / 8)>(Cz, ldc, row, n0 + 2 * (lane & 3), M, N, acc, epi,
+                                                               alpha, pair_ok);
             } else {
-                TO *Cz = C + (long long)zc * c_bs;
-                const int row = m0 + c * 64 + r;
-                const bool pair_ok = (ldc & 1) == 0 && (((unsigned long long)Cz) & (2 * sizeof(TO) - 1)) == 0;
-#pragma unroll
-                for (int j = 0; j < BN / 8; j++) {
-                    const int col = n0 + j * 8 + 2 * (lane & 3);
-                    trr_store_pair(Cz, ldc, row, col, M, N, trr_epilogue(acc[4 * j], epi, alpha),
-                                  trr_epilogue(acc[4 * j + 1], epi, alpha), pair_ok);
-                    trr_store_pair(Cz, ldc, row + 8, col, M, N, trr_epilogue(acc[4 * j + 2], epi, alpha),
-                                  trr_epilogue(acc[4 * j + 3], epi, alpha), pair_ok);
-                }
+                wg_store_direct<0>(Cz, ldc, row, n0 + 2 * (lane & 3), M, N, acc, epi, alpha, pair_ok);
             }
         }
         /* shared memory must outlive the last stores' reads of it */

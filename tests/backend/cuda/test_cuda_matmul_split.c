@@ -326,38 +326,46 @@ Test(cuda_matmul_split, split_kernels_compile_with_nvrtc, .timeout = 1200) {
 }
 
 /* Part waves (the sweep M = N = K = 128 i on 132 SMs): where the tile count leaves much of the last wave idle,
- * the heuristic takes the 192-wide tile or the stream-K schedule, whichever balances it (the cases as measured on
- * NVIDIA H200: docs/performance.md, wave quantization), and keeps the plain schedule where the waves are whole
- * or nearly so, where there are fewer tiles than a wave and a half, or where clusters or split-K take the call;
- * what it picks is checked and compiled. */
+ * the heuristic takes the tile between 128 x 128, 192 and 256 or the stream-K schedule that balances it (the
+ * cases as measured on NVIDIA H200: docs/performance.md, wave quantization), and keeps the plain schedule where
+ * the waves are whole or nearly so, where there are fewer tiles than a wave and a half, or where clusters or
+ * split-K take the call; what it picks is checked and compiled. */
 Test(cuda_matmul_split, part_waves_take_stream_k, .init = hopper_setup, .fini = hopper_teardown) {
     variant_list l = {0};
     trr_cuda_for_each_variant(collect, &l);
-    /* 192 wide, plain: 2432^3 is 247 tiles (1.9 waves) against 361 of 128 x 128 (2.7), 1536^3 96 against 144 */
-    const int64_t wide[] = {1536, 1664, 2176, 2304, 2432, 2944, 3072};
-    for (size_t i = 0; i < sizeof wide / sizeof wide[0]; i++)
+    /* plain tiles, {size, block_m, block_n}: 2432^3 is 247 tiles of 128 x 192 (1.9 waves) against 361 of 128 x 128
+     * (2.7); 1792^3 112 of 128 x 224 (one wave) against 196 of 128 x 128; 4224^3 484 of 192 x 192 (3.7 waves)
+     * against 726 of 128 x 192 (5.5); 3200^3 625 of 128 x 128 (4.7 waves), ahead of stream-K there */
+    const int64_t plain[][3] = {{1536, 128, 192}, {1664, 128, 192}, {2176, 128, 192}, {2304, 128, 192},
+                                {2432, 128, 192}, {1792, 128, 224}, {2944, 192, 192}, {3072, 192, 192},
+                                {4224, 192, 192}, {3200, 128, 128}, {2560, 128, 256}, {3328, 128, 256}};
+    for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++)
         for (int h = 0; h < 2; h++) {
-            trr_call c = chosen(&l, h ? TRR_BF16 : TRR_F16, wide[i], wide[i], wide[i], 1);
-            cr_expect_eq(c.config.variant, TRR_VARIANT_WGMMA, "%lld^3", (long long)wide[i]);
-            cr_expect_eq(c.config.block_n, 192, "%lld^3", (long long)wide[i]);
-            cr_expect_eq(c.config.block_m, 128, "%lld^3", (long long)wide[i]);
-            cr_expect_eq(c.config.split_k, 1, "%lld^3", (long long)wide[i]);
+            const int64_t s = plain[i][0];
+            trr_call c = chosen(&l, h ? TRR_BF16 : TRR_F16, s, s, s, 1);
+            cr_expect_eq(c.config.variant, TRR_VARIANT_WGMMA, "%lld^3", (long long)s);
+            cr_expect_eq(c.config.block_m, plain[i][1], "%lld^3", (long long)s);
+            cr_expect_eq(c.config.block_n, plain[i][2], "%lld^3", (long long)s);
+            cr_expect_eq(c.config.split_k, 1, "%lld^3", (long long)s);
         }
-    /* stream-K: 3200^3 is 425 tiles of 128 x 192 (3.2 waves), 325 of 128 x 256 (2.5) */
-    const int64_t part[] = {2560, 3200, 3328};
+    /* stream-K where its estimate is well ahead of every plain tile: 2560 x 2560 x 4096 is 200 tiles of 128 x 256
+     * (1.5 waves), a third of the second wave's SMs idle for 64 K tiles */
+    const int64_t part[][3] = {{2560, 2560, 4096}, {1664, 4096, 4096}};
     for (size_t i = 0; i < sizeof part / sizeof part[0]; i++)
         for (int h = 0; h < 2; h++) {
-            trr_call c = chosen(&l, h ? TRR_BF16 : TRR_F16, part[i], part[i], part[i], 1);
-            cr_expect_eq(c.config.variant, TRR_VARIANT_STREAMK, "%lld^3", (long long)part[i]);
-            cr_expect_eq(c.config.block_m, 128, "%lld^3", (long long)part[i]);
-            cr_expect_eq(c.config.split_k, 1, "%lld^3", (long long)part[i]);
+            trr_call c = chosen(&l, h ? TRR_BF16 : TRR_F16, part[i][0], part[i][1], part[i][2], 1);
+            cr_expect_eq(c.config.variant, TRR_VARIANT_STREAMK, "%zu", i);
+            cr_expect_eq(c.config.block_m, 128, "%zu", i);
+            cr_expect_eq(c.config.split_k, 1, "%zu", i);
         }
-    /* whole waves, and fewer tiles than a wave and a half (the hand-over outweighs the idle SMs there) */
+    /* whole waves, and fewer tiles than a wave and a half (the hand-over outweighs the idle SMs there): the
+     * rule's tiles */
     const int64_t whole[] = {768, 1024, 2048, 3584, 4096, 8192};
     for (size_t i = 0; i < sizeof whole / sizeof whole[0]; i++) {
         trr_call c = chosen(&l, TRR_F16, whole[i], whole[i], whole[i], 1);
         cr_expect_eq(c.config.variant, TRR_VARIANT_WGMMA, "%lld^3", (long long)whole[i]);
-        cr_expect_neq(c.config.block_n, 192, "%lld^3", (long long)whole[i]);
+        cr_expect(c.config.block_n == 64 || c.config.block_n == 128 || c.config.block_n == 256, "%lld^3: %d",
+                  (long long)whole[i], c.config.block_n);
     }
     /* split-K's small grids keep it */
     trr_call split = chosen(&l, TRR_F16, 768, 768, 4096, 1);
@@ -380,28 +388,68 @@ Test(cuda_matmul_split, part_waves_take_stream_k, .init = hopper_setup, .fini = 
     free(l.items);
 }
 
-/* The 192-wide tile: single blocks of 16-bit inputs only (a cluster's B halves would not be whole 64-column
- * boxes; 8-bit floats have their own tiles), and with a 16-bit C only where the epilogue's three store boxes fit
- * beside the ring (4 stages; 5 would not fit in any case); every other case is refused with the reason, not
- * compiled into a broken kernel. */
-Test(cuda_matmul_split, the_192_wide_tile_takes_what_its_kernel_can, .init = hopper_setup, .fini = hopper_teardown) {
-    trr_call c = cuda_matmul_call(TRR_F16, 2432, 2432, 2432, 1);
-    c.config.variant = TRR_VARIANT_WGMMA;
-    c.config.block_n = 192;
-    trr_cuda_choose_matmul(&hopper, &c);
-    cr_expect_eq(c.config.block_m, 128);
-    cr_expect_eq(trr_cuda_check_matmul(NULL, &hopper, &c), TRR_OK, "%s", trr_last_error(NULL));
-    cr_expect_geq(trr_cuda_wgmma_c_slots(&c.config), 3);
-    trr_call deep = c;
+/* The wgmma tiles a config may ask for: 128 rows by any multiple of 16 from 64 to 256 columns (16-bit inputs,
+ * single blocks; B [K,N] in boxes of 64, 32 or 16 columns, the epilogue's columns past its whole store boxes
+ * stored directly), 192 rows (three consumers, 512 threads) up to 192 columns, clusters of two only 128 or 256
+ * wide (their B halves whole 64-column boxes), 8-bit floats 128 or 256 wide; stages that fit beside the store
+ * slots. Every other case is refused with the reason, not compiled into a broken kernel. */
+Test(cuda_matmul_split, the_wgmma_tiles_take_what_their_kernel_can, .init = hopper_setup, .fini = hopper_teardown) {
+    const int widths[] = {64, 96, 144, 160, 176, 192, 208, 224, 240, 256};
+    for (size_t i = 0; i < sizeof widths / sizeof widths[0]; i++) {
+        trr_call c = cuda_matmul_call(TRR_F16, 2432, 2432, 2432, 1);
+        c.config.variant = TRR_VARIANT_WGMMA;
+        c.config.block_n = widths[i];
+        trr_cuda_choose_matmul(&hopper, &c);
+        cr_expect_eq(c.config.block_m, 128, "%d", widths[i]);
+        cr_expect_eq(c.config.threads, TRR_CUDA_WGMMA_THREADS, "%d", widths[i]);
+        cr_expect_eq(trr_cuda_check_matmul(NULL, &hopper, &c), TRR_OK, "%d: %s", widths[i], trr_last_error(NULL));
+        trr_call sk = c;
+        sk.config.variant = TRR_VARIANT_STREAMK;
+        cr_expect_eq(trr_cuda_check_matmul(NULL, &hopper, &sk), TRR_OK, "%d: %s", widths[i], trr_last_error(NULL));
+        trr_call pair = c;
+        pair.config.block_m = 256;
+        cr_expect_eq(trr_cuda_check_matmul(NULL, &hopper, &pair),
+                     widths[i] == 128 || widths[i] == 256 ? TRR_OK : TRR_ERR_UNSUPPORTED, "%d", widths[i]);
+    }
+    const int refused[] = {48, 120, 200, 272};
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        trr_call c = cuda_matmul_call(TRR_F16, 2432, 2432, 2432, 1);
+        c.config.variant = TRR_VARIANT_WGMMA;
+        c.config.block_m = 128;
+        c.config.block_n = refused[i];
+        c.config.block_k = 64;
+        c.config.threads = TRR_CUDA_WGMMA_THREADS;
+        c.config.stages = 3;
+        c.config.group_m = 8;
+        c.config.split_k = 1;
+        c.config.vector_width = 8;
+        cr_expect_eq(trr_cuda_check_matmul(NULL, &hopper, &c), TRR_ERR_UNSUPPORTED, "%d", refused[i]);
+        cr_expect(strstr(trr_last_error(NULL), "multiple of 16") != NULL, "%s", trr_last_error(NULL));
+    }
+    /* a ring too deep for the slots beside it */
+    trr_call deep = cuda_matmul_call(TRR_F16, 2432, 2432, 2432, 1);
+    deep.config.variant = TRR_VARIANT_WGMMA;
+    deep.config.block_n = 192;
     deep.config.stages = 5;
+    trr_cuda_choose_matmul(&hopper, &deep);
     cr_expect_eq(trr_cuda_check_matmul(NULL, &hopper, &deep), TRR_ERR_UNSUPPORTED);
-    cr_expect(strstr(trr_last_error(NULL), "store boxes") != NULL, "%s", trr_last_error(NULL));
-    trr_call pair = c;
-    pair.config.block_m = 256;
-    cr_expect_eq(trr_cuda_check_matmul(NULL, &hopper, &pair), TRR_ERR_UNSUPPORTED);
-    trr_call sk = c;
-    sk.config.variant = TRR_VARIANT_STREAMK;
-    cr_expect_eq(trr_cuda_check_matmul(NULL, &hopper, &sk), TRR_OK, "%s", trr_last_error(NULL));
+    cr_expect(strstr(trr_last_error(NULL), "shared memory") != NULL, "%s", trr_last_error(NULL));
+    /* 192 rows: 512 threads and the stages that fit, up to 192 columns (the consumers' registers) */
+    for (int bn = 128; bn <= 224; bn += 32) {
+        trr_call t = cuda_matmul_call(TRR_BF16, 2432, 2432, 2432, 1);
+        t.config.variant = TRR_VARIANT_WGMMA;
+        t.config.block_m = 192;
+        t.config.block_n = bn;
+        trr_cuda_choose_matmul(&hopper, &t);
+        cr_expect_eq(t.config.threads, TRR_CUDA_WGMMA_TALL_THREADS, "%d", bn);
+        cr_expect_leq(trr_cuda_wgmma_smem(&t.config) + 128u, (size_t)hopper.smem_optin, "%d", bn);
+        cr_expect_eq(trr_cuda_check_matmul(NULL, &hopper, &t),
+                     bn <= TRR_CUDA_WGMMA_TALL_MAX_N ? TRR_OK : TRR_ERR_UNSUPPORTED, "%d: %s", bn,
+                     trr_last_error(NULL));
+        trr_call sk = t;
+        sk.config.variant = TRR_VARIANT_STREAMK;
+        cr_expect_eq(trr_cuda_check_matmul(NULL, &hopper, &sk), TRR_ERR_UNSUPPORTED, "%d", bn);
+    }
     trr_call f8 = cuda_matmul_call(TRR_F8E4M3, 2432, 2432, 2432, 1);
     f8.z.dtype = TRR_BF16;
     f8.trans_b = 1;

@@ -13,8 +13,9 @@
 #define HOPPER_OPTIN (227u * 1024u)
 #define SLOT_BYTES (64u * 128u) /* one 64-row x 128-byte store box */
 
+/* the stage ring: block_m rows of A and block_n columns of B, 128 bytes of K each, a stage */
 static size_t ring_bytes(const trr_config *c) {
-    return (size_t)c->stages * ((size_t)TRR_CUDA_WGMMA_BM + (size_t)c->block_n) * TRR_CUDA_WGMMA_BK * 2;
+    return (size_t)c->stages * ((size_t)c->block_m + (size_t)c->block_n) * TRR_CUDA_WGMMA_BK * 2;
 }
 
 Test(cuda_wgmma_smem, every_config_fits_with_its_store_slots) {
@@ -22,16 +23,21 @@ Test(cuda_wgmma_smem, every_config_fits_with_its_store_slots) {
     for (int i = 0; i < trr_cuda_wgmma_config_count; i++) {
         const trr_config *c = &trr_cuda_wgmma_configs[i];
         const int slots = trr_cuda_wgmma_c_slots(c);
-        cr_assert(slots == 2 || slots == 4, "config %d (128 x %d, %d stages): %d slots", i, c->block_n, c->stages, slots);
+        cr_assert(slots == 2 || slots == 4, "config %d (%d x %d, %d stages): %d slots", i, c->block_m, c->block_n,
+                  c->stages, slots);
+        /* one consumer warpgroup for each 64 rows (three, 512 threads, for the 192-row tile) */
+        const size_t cons = (size_t)c->block_m / 64;
+        cr_assert_eq((size_t)trr_cuda_wgmma_consumers(c), cons, "config %d", i);
+        cr_assert_eq((size_t)c->threads, 128u * (1u + cons), "config %d", i);
         const size_t smem = trr_cuda_wgmma_smem(c);
-        /* the ring, two consumer warpgroups' slots, the 1 KB alignment pad */
-        cr_assert_eq(smem, ring_bytes(c) + 2u * (size_t)slots * SLOT_BYTES + 1024u, "config %d", i);
+        /* the ring, the consumer warpgroups' slots, the 1 KB alignment pad */
+        cr_assert_eq(smem, ring_bytes(c) + cons * (size_t)slots * SLOT_BYTES + 1024u, "config %d", i);
         /* check_config adds 128 bytes for the stages' mbarriers in static shared memory */
-        cr_assert_leq(smem + 128u, HOPPER_OPTIN, "config %d (128 x %d, %d stages) needs %zu bytes", i, c->block_n,
-                      c->stages, smem + 128u);
+        cr_assert_leq(smem + 128u, HOPPER_OPTIN, "config %d (%d x %d, %d stages) needs %zu bytes", i, c->block_m,
+                      c->block_n, c->stages, smem + 128u);
         /* 2 slots only where 4 would not fit */
         if (slots == 2)
-            cr_assert_gt(ring_bytes(c) + 2u * 4u * SLOT_BYTES + 1024u + 128u, HOPPER_OPTIN, "config %d", i);
+            cr_assert_gt(ring_bytes(c) + cons * 4u * SLOT_BYTES + 1024u + 128u, HOPPER_OPTIN, "config %d", i);
     }
 }
 
@@ -51,9 +57,10 @@ Test(cuda_wgmma_smem, slots_follow_the_ring) {
 Test(cuda_wgmma_smem, a_cluster_block_keeps_the_unclustered_footprint) {
     /* block_m 256 is two 128-row blocks in a cluster: each block's shared memory (ring, slots) is that of the
      * 128-row config, and only the variant's CLUSTER_M differs, so the unclustered variant's options (and its
-     * disk-cache key) stay as they were */
+     * disk-cache key) stay as they were (the tiles that run clustered: every schedule's) */
     for (int i = 0; i < trr_cuda_wgmma_config_count; i++) {
         trr_config c = trr_cuda_wgmma_configs[i];
+        if (!trr_cuda_wgmma_every_schedule(&c)) continue;
         trr_cuda_variant plain, pair;
         trr_cuda_variant_matmul_wgmma(&plain, &c, 0, TRR_F16, TRR_F16);
         const size_t smem = trr_cuda_wgmma_smem(&c);
