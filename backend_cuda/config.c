@@ -55,8 +55,8 @@ int trr_cuda_softmax_warp_items(trr_dtype dtype, int64_t cols) {
 
 /* The wgmma kernel's configs: block_k 64 is fixed by the kernel, and its threads by block_m (384 for 128 rows,
  * 512 for 192); the heuristic takes the first of each tile (the wave estimate chooses among them), the tuner
- * tries them all. 128 x 160 and 128 x 224 (B [K,N] in 32-column boxes) and 192 x 192 (three consumers) give
- * tile counts between those of 128 x 128, 192 and 256, so that more sizes' tiles make whole waves (wave_cost);
+ * tries them all. 128 x 224 (B [K,N] in 32-column boxes) and 192 x 192 (three consumers) give tile counts
+ * between those of 128 x 128, 192 and 256, so that more sizes' tiles make whole waves (wave_cost);
  * they run plain, single blocks of 16-bit inputs: the heuristic clusters, splits and balances (stream-K) only
  * the 128-row tiles of 128, 192 and 256 (trr_cuda_wgmma_every_schedule). 4 stages (3 for 192 x 192) leave room
  * for the epilogue's boxes beside the ring (trr_cuda_wgmma_c_slots). */
@@ -70,7 +70,6 @@ const trr_config trr_cuda_wgmma_configs[] = {
     {.block_m = 192, .block_n = 192, .block_k = 64, .group_m = 8, .stages = 3, .threads = TRR_CUDA_WGMMA_TALL_THREADS},
 };
 const int trr_cuda_wgmma_config_count = (int)(sizeof trr_cuda_wgmma_configs / sizeof trr_cuda_wgmma_configs[0]);
-
 
 /* 64-row blocks (one consumer warpgroup, 256 threads) for products whose 128-row tiles leave most SMs idle: twice
  * the blocks, each K tile half the work, so a small product's serial chain of K tiles is shorter. The ring holds
@@ -451,9 +450,9 @@ static int narrow_choice(const trr_call *call, int sms) {
  * K tiles, plus SK_HANDOVER for handing the pieces' f32 partials to their tiles' owners through the workspace.
  * Rates (wave_rate) and hand-over as measured on NVIDIA H200 (docs/performance.md, wave quantization): each
  * tile's rate per output relative to 128 x 256's, from its throughput over whole waves at the sizes from 1536^3
- * to 4224^3 (the 32-column boxes of B cost 128 x 160 and 128 x 224 about a tenth), and the hand-over costs about
- * as much as 25 of these units, whatever the tile (the waits for the slowest piece, more than the slots' bytes).
- * 0 where the schedule does not apply. */
+ * to 4224^3 (the 32-column boxes of B cost 128 x 224 about a tenth; 128 x 160, not a config, ran at 0.8), and
+ * the hand-over costs about as much as 25 of these units, whatever the tile (the waits for the slowest piece,
+ * more than the slots' bytes). 0 where the schedule does not apply. */
 #define SK_HANDOVER 25.0
 static double wave_rate(int bm, int bn) {
     if (bm == TRR_CUDA_WGMMA_TALL_BM) return 1.03;

@@ -28,8 +28,8 @@ static uint64_t elem_bytes(trr_dtype dt) {
 
 /* A TMA descriptor of a batch of row-major f16, bf16, f32 or 8-bit float (dt) matrices of rows x cols (row stride ld
  * elements, matrix i at i * bstride) in boxes of box_cols x box_rows x 1 with the swizzle of the box's row (128,
- * 64 or 32 bytes: box_cols elements); boxes past the edges read zeros and store nothing there. A single matrix (batch 1, or an input shared by every batch:
- * bstride 0) is a batch of one, at matrix coordinate 0. */
+ * 64 or 32 bytes: box_cols elements); boxes past the edges read zeros and store nothing there. A single matrix
+ * (batch 1, or an input shared by every batch: bstride 0) is a batch of one, at matrix coordinate 0. */
 static trr_status encode_map(trr_context *ctx, trr_cu_tensor_map *map, trr_dtype dt, CUdeviceptr base, int64_t rows,
                              int64_t cols, int64_t ld, int64_t batch, int64_t bstride, unsigned box_cols,
                              unsigned box_rows) {
