@@ -17,6 +17,7 @@
 #include "trireme.h"
 
 #include <cjson/cJSON.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -334,6 +335,8 @@ typedef struct trr_bench_report {
     char vendor_note[256];     /* why it is missing */
     int n_results;
     trr_bench_result *results;
+    int cases_planned;         /* the cases the run was to time; n_results of them ran */
+    int interrupted;           /* the run ended early (options.stop), after n_results of cases_planned */
     double seconds;
     char command_line[1024];   /* options.command_line, "" when none was given */
     /* Compute ceilings: the runtime's own best matmul figure of this run (TFLOPS), 0 when no such case ran.
@@ -358,6 +361,9 @@ typedef struct trr_bench_options {
     trr_bench_progress_fn progress; /* optional */
     void *user;
     const char *command_line; /* optional: what the JSON report names as the command that made it */
+    /* optional: once it is nonzero (a signal handler may set it), the run ends before its next case and the
+     * report holds the cases run so far, marked interrupted */
+    const volatile sig_atomic_t *stop;
 } trr_bench_options;
 
 /* Runs the selected benchmarks on ctx. Failed and skipped cases are in the report, not in the status; another

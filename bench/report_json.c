@@ -117,6 +117,8 @@ static cJSON *report_json(const trr_bench_report *rep) {
     opt_number(o, "llc_bytes", (double)rep->llc_bytes, rep->llc_bytes > 0);
     cJSON_AddStringToObject(o, "sizes_note", rep->sizes_note);
     trr_json_add_number(o, "seconds", rep->seconds);
+    trr_json_add_number(o, "cases_planned", rep->cases_planned);
+    cJSON_AddBoolToObject(o, "interrupted", rep->interrupted != 0);
     cJSON_AddStringToObject(o, "clock_source", rep->clock_source);
     opt_number(o, "sm_clock_max_mhz", rep->clock_max_mhz, rep->clock_max_mhz > 0);
     cJSON *ceil = cJSON_AddObjectToObject(o, "ceilings");

@@ -113,6 +113,8 @@ static trr_status read_report(const cJSON *o, trr_bench_report **out) {
     text(rep->date, sizeof rep->date, o, "date");
     text(rep->sizes, sizeof rep->sizes, o, "sizes");
     rep->seconds = number(o, "seconds");
+    rep->cases_planned = (int)number(o, "cases_planned"); /* 0 in reports from before it was written */
+    rep->interrupted = cJSON_IsTrue(cJSON_GetObjectItem(o, "interrupted"));
     rep->reps_requested = (int)number(o, "reps_requested");
     rep->budget_s = number(o, "budget_s");
     rep->seed = (uint64_t)number(o, "seed");

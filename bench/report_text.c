@@ -39,6 +39,8 @@ void trr_bench_print(const trr_bench_report *const *reports, int n, FILE *out) {
         fprintf(out, "   L2 flush: %.0f MiB written between repetitions; sizes %s; %.1f s\n",
                 (double)rep->flush_bytes / 1048576.0, rep->sizes, rep->seconds);
         if (rep->sizes_note[0]) fprintf(out, "   sizes: %s\n", rep->sizes_note);
+        if (rep->interrupted)
+            fprintf(out, "   interrupted: %d of %d cases ran\n", rep->n_results, rep->cases_planned);
         if (rep->llc_bytes)
             fprintf(out, "   last-level cache: %.0f MiB; a case whose operands fit in it is marked \"in cache\"\n",
                     (double)rep->llc_bytes / 1048576.0);

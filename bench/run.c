@@ -282,15 +282,20 @@ trr_status trr_bench_run(trr_context *ctx, const trr_bench_options *opt, trr_ben
 
     st = TRR_OK;
     int index = 0;
+    rep->cases_planned = p.total;
     predictor preds[TRR_BENCH_MAX];
     memset(preds, 0, sizeof preds);
-    for (int b = 0; b < trr_bench_count() && st == TRR_OK; b++) {
+    for (int b = 0; b < trr_bench_count() && st == TRR_OK && !rep->interrupted; b++) {
         predictor *pred = &preds[b];
         /* an earlier benchmark's times predict one that differs from it in what costs next to nothing (matmul_f16
          * for matmul_f16_relu's epilogue) */
         for (int e = 0; e < b; e++)
             if (trr_bench_predicts(e, b)) *pred = preds[e];
-        for (int i = 0; i < p.counts[b] && st == TRR_OK; i++, index++) {
+        for (int i = 0; i < p.counts[b] && st == TRR_OK && !rep->interrupted; i++, index++) {
+            if (opt->stop && *opt->stop) {
+                rep->interrupted = 1;
+                break;
+            }
             trr_bench_result *r = &rep->results[rep->n_results];
             memset(r, 0, sizeof *r);
             r->bench = (trr_bench_id)b;

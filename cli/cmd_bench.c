@@ -1,9 +1,11 @@
 /* trireme bench: the benchmarks of docs/ops.md on one or more devices (bench/bench.h does the work). */
+#define _POSIX_C_SOURCE 200809L /* sigaction */
 #include "bench.h"
 #include "cli.h"
 #include "report_meta.h"
 
 #include <pthread.h>
+#include <signal.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,6 +90,23 @@ static void on_progress(void *user, int index, int total, const char *name, cons
             elapsed_s, eta_s > 0 ? eta_s : 0);
 }
 
+/* SIGINT or SIGTERM (Ctrl-C, `timeout`): every device's run ends before its next case, and the tables and files
+ * hold the cases run so far, marked interrupted; a second signal ends the process at once (the handler gives
+ * way to the default action after the first). */
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop(int sig) { stop_signal = sig; }
+
+static void catch_stop_signals(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop;
+    sa.sa_flags = SA_RESETHAND;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
 /* One device's run. */
 typedef struct bench_job {
     const char *spec; /* "" for TRIREME_DEVICE, else auto */
@@ -152,7 +171,7 @@ static void plan_queues(char specs[][32], int n, int *queue_of) {
 
 static void *run_queue(void *arg) {
     bench_queue *q = arg;
-    for (int i = 0; i < q->n; i++) {
+    for (int i = 0; i < q->n && !stop_signal; i++) { /* interrupted: the devices not started are left */
         bench_job *j = q->jobs[i];
         trr_context *ctx = NULL;
         j->status = cli_open_context("bench", j->spec[0] ? j->spec : NULL, &ctx);
@@ -293,6 +312,8 @@ int trr_cli_bench(int argc, char **argv) {
     trr_report_command_line("trireme", argc, argv, command_line, sizeof command_line);
     opt.command_line = command_line;
     opt.progress = on_progress;
+    opt.stop = &stop_signal;
+    catch_stop_signals();
 
     /* Devices that are one physical GPU run one after another (their APIs would share its memory bandwidth);
      * different physical GPUs run at the same time, one thread each; every CPU device shares the host, so all
@@ -344,7 +365,16 @@ int trr_cli_bench(int argc, char **argv) {
         fprintf(stderr, "trireme bench: %s\n", trr_last_error(NULL));
         status = CLI_EXIT_FAILURE;
     }
-    if (trr_bench_failures(reps, n_reports) > 0) {
+    if (stop_signal) {
+        int ran = 0, planned = 0;
+        for (int i = 0; i < n_reports; i++) {
+            ran += reports[i]->n_results;
+            planned += reports[i]->cases_planned;
+        }
+        fprintf(stderr, "trireme bench: interrupted by signal %d after %d of %d cases; the reports hold those\n",
+                (int)stop_signal, ran, planned);
+        status = 128 + (int)stop_signal; /* the shell's status for a process a signal ended */
+    } else if (trr_bench_failures(reps, n_reports) > 0) {
         fprintf(stderr, "trireme bench: %d case(s) failed their check or run; they report no figure\n",
                 trr_bench_failures(reps, n_reports));
         status = CLI_EXIT_FAILURE;

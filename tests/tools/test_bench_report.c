@@ -479,6 +479,62 @@ Test(bench, saved_report_reads_back, .timeout = 120) {
     trr_context_destroy(ctx);
 }
 
+/* A run asked to stop (options.stop, which a signal handler sets) ends before its next case: the report holds
+ * the cases that ran, says it was interrupted and how many were planned, and reads back the same. */
+static volatile sig_atomic_t stop_flag;
+static void stop_after_first(void *user, int index, int total, const char *name, const trr_bench_result *r,
+                             double elapsed_s, double eta_s) {
+    (void)user, (void)index, (void)total, (void)name, (void)elapsed_s, (void)eta_s;
+    if (r) stop_flag = 1;
+}
+
+Test(bench, a_stopped_run_reports_the_cases_it_ran, .timeout = 120) {
+    trr_context *ctx = NULL;
+    cr_assert_eq(trr_context_create("cpu", &ctx), TRR_OK, "%s", trr_last_error(NULL));
+    trr_bench_options opt = {.bench_mask = (uint64_t)1 << bench_id("add_f32"), .sizes = TRR_BENCH_SIZES_LIST,
+                             .size_list = "96,128,160,192", .reps = 3, .seed = 7, .progress = stop_after_first,
+                             .stop = &stop_flag};
+    stop_flag = 0;
+    trr_bench_report *rep = NULL;
+    cr_assert_eq(trr_bench_run(ctx, &opt, &rep), TRR_OK, "%s", trr_last_error(ctx));
+    cr_assert_eq(rep->n_results, 1);
+    cr_assert_eq(rep->cases_planned, 4);
+    cr_assert(rep->interrupted);
+    cr_assert_eq(rep->results[0].outcome, TRR_BENCH_OK, "%s", rep->results[0].reason);
+    cr_assert_str_eq(rep->results[0].size, "n=96");
+    char path[] = "/tmp/trr_bench_stopped_XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    close(fd);
+    const trr_bench_report *reps[1] = {rep};
+    cr_assert_eq(trr_bench_write_json(reps, 1, path), TRR_OK, "%s", trr_last_error(NULL));
+    trr_bench_report *back[1];
+    int n = 0;
+    cr_assert_eq(trr_bench_load_reports(path, back, 1, &n, stderr), TRR_OK, "%s", trr_last_error(NULL));
+    cr_assert_eq(n, 1);
+    cr_assert(back[0]->interrupted);
+    cr_assert_eq(back[0]->cases_planned, 4);
+    cr_assert_eq(back[0]->n_results, 1);
+    trr_bench_free(back[0]);
+    remove(path);
+    trr_bench_free(rep);
+    /* asked to stop before it starts: no case runs, and a run that is not stopped says so */
+    stop_flag = 1;
+    opt.progress = NULL;
+    cr_assert_eq(trr_bench_run(ctx, &opt, &rep), TRR_OK, "%s", trr_last_error(ctx));
+    cr_assert_eq(rep->n_results, 0);
+    cr_assert(rep->interrupted);
+    trr_bench_free(rep);
+    stop_flag = 0;
+    opt.size_list = "96";
+    cr_assert_eq(trr_bench_run(ctx, &opt, &rep), TRR_OK, "%s", trr_last_error(ctx));
+    cr_assert_eq(rep->n_results, 1);
+    cr_assert_eq(rep->cases_planned, 1);
+    cr_assert(!rep->interrupted);
+    trr_bench_free(rep);
+    trr_context_destroy(ctx);
+}
+
 Test(bench, same_gpu_chart_has_a_bar_per_api) {
     const char *u = "0a1b2c3d-0000-1111-2222-333344445555";
     trr_bench_report a, b, c;

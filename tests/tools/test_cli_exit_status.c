@@ -1,14 +1,17 @@
 /* The `trireme` tool's exit statuses and messages (0 success, 1 runtime failure, 2 usage error), run as a
  * child process. TRR_CLI_PATH is the built binary. */
-#define _POSIX_C_SOURCE 200809L /* fork, execv, mkstemp, waitpid */
+#define _POSIX_C_SOURCE 200809L /* fork, execv, mkstemp, waitpid, kill, pread */
 
 #include <cjson/cJSON.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <math.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli_child.h"
@@ -334,4 +337,69 @@ Test(cli, run_rejects_sizes_past_the_limits) {
     cr_assert(strstr(r->err, "overflows") || strstr(r->err, "device's memory"), "%s", r->err);
     r = run_cli((const char *const[]){"run", "rgb_to_grey", "--device", "cpu", "--shape", "3037000500x3037000500", NULL});
     cr_assert(r->status == 1 || r->status == 2, "exit %d\n%s", r->status, r->err);
+}
+
+/* SIGTERM (what `timeout` sends) or Ctrl-C in the middle of a bench: the run ends before its next case, the tables
+ * and the --json file hold the cases that ran, marked interrupted, and the status is the shell's for the signal
+ * (128 + 15). Many sizes of a 16 MiB add keep the CPU run going well past the moment of the signal, which is sent
+ * once the progress lines show a case done. */
+Test(cli, an_interrupted_bench_keeps_what_it_ran, .timeout = 120) {
+    char json[] = "/tmp/trireme-interrupted-XXXXXX", err_path[] = "/tmp/trireme-cli-err-XXXXXX";
+    int jfd = mkstemp(json), err_fd = mkstemp(err_path);
+    cr_assert(jfd >= 0 && err_fd >= 0);
+    close(jfd);
+    char sizes[512] = "";
+    for (int i = 0; i < 40; i++) strcat(sizes, i ? ",4194304" : "4194304");
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    cr_assert(pid >= 0);
+    if (pid == 0) {
+        int devnull = open("/dev/null", O_WRONLY);
+        dup2(devnull, 1);
+        dup2(err_fd, 2);
+        cli_child_environment();
+        execl(TRR_CLI_PATH, TRR_CLI_PATH, "bench", "add_f32", "--device", "cpu", "--sizes", sizes, "--reps", "20",
+              "--json", json, (char *)NULL);
+        _exit(127);
+    }
+    /* progress lines start once 2 s have passed: wait for the first, at most 60 s */
+    int seen = 0;
+    for (int t = 0; t < 600 && !seen; t++) {
+        char buf[8192] = "";
+        const ssize_t n = pread(err_fd, buf, sizeof buf - 1, 0);
+        if (n > 0) buf[n] = '\0';
+        seen = strstr(buf, "] add_f32 n=") != NULL;
+        if (!seen) nanosleep(&(struct timespec){.tv_nsec = 100000000}, NULL);
+    }
+    cr_assert(seen, "no progress line within 60 s");
+    kill(pid, SIGTERM);
+    int ws = 0;
+    cr_assert_eq(waitpid(pid, &ws, 0), pid);
+    char err[8192] = "";
+    const ssize_t n = pread(err_fd, err, sizeof err - 1, 0);
+    if (n > 0) err[n] = '\0';
+    close(err_fd);
+    unlink(err_path);
+    cr_assert(WIFEXITED(ws), "the tool did not exit by itself\n%s", err);
+    cr_assert_eq(WEXITSTATUS(ws), 128 + SIGTERM, "%s", err);
+    cr_assert(strstr(err, "interrupted by signal 15"), "%s", err);
+    FILE *f = fopen(json, "r");
+    cr_assert(f);
+    static char text[1 << 20];
+    const size_t len = fread(text, 1, sizeof text - 1, f);
+    text[len] = '\0';
+    fclose(f);
+    unlink(json);
+    cJSON *doc = cJSON_Parse(text);
+    cr_assert(doc, "not JSON: %.200s", text);
+    const cJSON *rep = cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "reports"), 0);
+    cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(rep, "interrupted")));
+    cr_assert_eq(cJSON_GetObjectItem(rep, "cases_planned")->valueint, 40);
+    const int ran = cJSON_GetArraySize(cJSON_GetObjectItem(rep, "results"));
+    cr_assert(ran >= 1 && ran < 40, "%d cases in the report", ran);
+    const cJSON *r;
+    cJSON_ArrayForEach(r, cJSON_GetObjectItem(rep, "results"))
+        cr_assert_str_eq(cJSON_GetObjectItem(r, "status")->valuestring, "ok");
+    cJSON_Delete(doc);
 }
