@@ -365,6 +365,11 @@ int trr_cli_bench(int argc, char **argv) {
         fprintf(stderr, "trireme bench: %s\n", trr_last_error(NULL));
         status = CLI_EXIT_FAILURE;
     }
+    if (trr_bench_failures(reps, n_reports) > 0) {
+        fprintf(stderr, "trireme bench: %d case(s) failed their check or run; they report no figure\n",
+                trr_bench_failures(reps, n_reports));
+        status = CLI_EXIT_FAILURE;
+    }
     if (stop_signal) {
         int ran = 0, planned = 0;
         for (int i = 0; i < n_reports; i++) {
@@ -374,10 +379,6 @@ int trr_cli_bench(int argc, char **argv) {
         fprintf(stderr, "trireme bench: interrupted by signal %d after %d of %d cases; the reports hold those\n",
                 (int)stop_signal, ran, planned);
         status = 128 + (int)stop_signal; /* the shell's status for a process a signal ended */
-    } else if (trr_bench_failures(reps, n_reports) > 0) {
-        fprintf(stderr, "trireme bench: %d case(s) failed their check or run; they report no figure\n",
-                trr_bench_failures(reps, n_reports));
-        status = CLI_EXIT_FAILURE;
     }
     for (int i = 0; i < n_reports; i++) trr_bench_free(reports[i]);
     return status;
