@@ -67,7 +67,9 @@ static void usage(FILE *out) {
             "                to the backend, e.g. matmul:block_m=128,block_n=128,variant=coop_nv; repeatable\n"
             "  --compare A B print the cases two JSON reports share side by side with the ratio B / A\n"
             "  --replot DIR FILES  the tables, the same-GPU view and the charts (into DIR) of saved JSON\n"
-            "                reports, merged (e.g. two runs of other benchmarks on the same GPUs); runs nothing\n",
+            "                reports, merged (e.g. two runs of other benchmarks on the same GPUs); runs nothing\n"
+            "Ctrl-C or SIGTERM ends the run before its next case: the tables and files hold the cases that ran\n"
+            "(marked interrupted), and the exit status is 128 + the signal; a second one ends it at once.\n",
             TRR_BENCH_ROWS_M);
 }
 
