@@ -436,14 +436,8 @@ Test(bench, physical_gpu_view_compares_the_apis) {
  * reason there is none. */
 /* --replot's input: a saved report reads back with the figures, ranges, ceiling, outcomes and device it was
  * written with; a file that is not a bench report is refused. */
-Test(bench, saved_report_reads_back, .timeout = 120) {
-    trr_context *ctx = NULL;
-    cr_assert_eq(trr_context_create("cpu", &ctx), TRR_OK, "%s", trr_last_error(NULL));
-    trr_bench_options opt = {.bench_mask = ((uint64_t)1 << bench_id("add_f32")) | ((uint64_t)1 << bench_id("matmul_f32")),
-                             .sizes = TRR_BENCH_SIZES_LIST, .size_list = "96", .reps = 3, .seed = 7};
-    trr_bench_report *rep = NULL;
-    cr_assert_eq(trr_bench_run(ctx, &opt, &rep), TRR_OK, "%s", trr_last_error(ctx));
-    char path[] = "/tmp/trr_bench_report_XXXXXX";
+/* rep written as a JSON report to path (a mkstemp template, filled in) and read back: the one report it holds. */
+static trr_bench_report *written_and_read(const trr_bench_report *rep, char *path) {
     int fd = mkstemp(path);
     cr_assert(fd >= 0);
     close(fd);
@@ -453,6 +447,19 @@ Test(bench, saved_report_reads_back, .timeout = 120) {
     int n = 0;
     cr_assert_eq(trr_bench_load_reports(path, back, 4, &n, stderr), TRR_OK, "%s", trr_last_error(NULL));
     cr_assert_eq(n, 1);
+    return back[0];
+}
+
+Test(bench, saved_report_reads_back, .timeout = 120) {
+    trr_context *ctx = NULL;
+    cr_assert_eq(trr_context_create("cpu", &ctx), TRR_OK, "%s", trr_last_error(NULL));
+    trr_bench_options opt = {.bench_mask = ((uint64_t)1 << bench_id("add_f32")) | ((uint64_t)1 << bench_id("matmul_f32")),
+                             .sizes = TRR_BENCH_SIZES_LIST, .size_list = "96", .reps = 3, .seed = 7};
+    trr_bench_report *rep = NULL;
+    cr_assert_eq(trr_bench_run(ctx, &opt, &rep), TRR_OK, "%s", trr_last_error(ctx));
+    char path[] = "/tmp/trr_bench_report_XXXXXX";
+    trr_bench_report *back[4] = {written_and_read(rep, path)};
+    int n = 1;
     cr_assert_str_eq(back[0]->device.spec, rep->device.spec);
     cr_assert_eq(back[0]->device.is_gpu, rep->device.is_gpu);
     cr_assert_float_eq(back[0]->copy.gbs, rep->copy.gbs, 1e-9 * rep->copy.gbs);
@@ -503,19 +510,11 @@ Test(bench, a_stopped_run_reports_the_cases_it_ran, .timeout = 120) {
     cr_assert_eq(rep->results[0].outcome, TRR_BENCH_OK, "%s", rep->results[0].reason);
     cr_assert_str_eq(rep->results[0].size, "n=96");
     char path[] = "/tmp/trr_bench_stopped_XXXXXX";
-    int fd = mkstemp(path);
-    cr_assert(fd >= 0);
-    close(fd);
-    const trr_bench_report *reps[1] = {rep};
-    cr_assert_eq(trr_bench_write_json(reps, 1, path), TRR_OK, "%s", trr_last_error(NULL));
-    trr_bench_report *back[1];
-    int n = 0;
-    cr_assert_eq(trr_bench_load_reports(path, back, 1, &n, stderr), TRR_OK, "%s", trr_last_error(NULL));
-    cr_assert_eq(n, 1);
-    cr_assert(back[0]->interrupted);
-    cr_assert_eq(back[0]->cases_planned, 4);
-    cr_assert_eq(back[0]->n_results, 1);
-    trr_bench_free(back[0]);
+    trr_bench_report *back = written_and_read(rep, path);
+    cr_assert(back->interrupted);
+    cr_assert_eq(back->cases_planned, 4);
+    cr_assert_eq(back->n_results, 1);
+    trr_bench_free(back);
     remove(path);
     trr_bench_free(rep);
     /* asked to stop before it starts: no case runs, and a run that is not stopped says so */
