@@ -55,7 +55,7 @@ int trr_cuda_softmax_warp_items(trr_dtype dtype, int64_t cols) {
 
 /* The wgmma kernel's configs: block_k 64 is fixed by the kernel, and its threads by block_m (384 for 128 rows,
  * 512 for 192); the heuristic takes the first of each tile (the wave estimate chooses among them), the tuner
- * tries them all. 128 x 224 (B [K,N] in 32-column boxes) and 192 x 192 (three consumers) give tile counts
+ * tries them all. 128 x 224 (B [K,N] in four 64-column boxes) and 192 x 192 (three consumers) give tile counts
  * between those of 128 x 128, 192 and 256, so that more sizes' tiles make whole waves (wave_cost);
  * they run plain, single blocks of 16-bit inputs: the heuristic clusters, splits and balances (stream-K) only
  * the 128-row tiles of 128, 192 and 256 (trr_cuda_wgmma_every_schedule). 4 stages (3 for 192 x 192) leave room
@@ -91,9 +91,7 @@ int trr_cuda_wgmma_block_rows(const trr_config *cfg) {
     return cfg->block_m == 2 * TRR_CUDA_WGMMA_BM ? TRR_CUDA_WGMMA_BM : cfg->block_m;
 }
 
-int trr_cuda_wgmma_b_box_cols(const trr_config *cfg) {
-    return cfg->block_n % 64 == 0 ? 64 : cfg->block_n % 32 == 0 ? 32 : 16;
-}
+int trr_cuda_wgmma_b_stage_cols(const trr_config *cfg) { return (cfg->block_n + 63) / 64 * 64; }
 
 /* 8-bit float products on wgmma, block_k 128 elements (the same 128-byte rows as 16-bit block_k 64): 128 x 256
  * tiles, each K tile summed a 128-column half at a time into one partial that is added once its wgmma are done
@@ -371,7 +369,7 @@ int trr_cuda_matmul_auto_variant(const trr_cuda_dev *dev, const trr_call *call) 
  * the previous tile's stores; 128 x 192 with 4 stages), else 2 (128 x 256 with 4 stages, 128 x 128 with 6). */
 int trr_cuda_wgmma_c_slots(const trr_config *cfg) {
     const size_t ring =
-        (size_t)cfg->stages * ((size_t)trr_cuda_wgmma_block_rows(cfg) + (size_t)cfg->block_n) * TRR_CUDA_WGMMA_BK * 2;
+        (size_t)cfg->stages * ((size_t)trr_cuda_wgmma_block_rows(cfg) + (size_t)trr_cuda_wgmma_b_stage_cols(cfg)) * TRR_CUDA_WGMMA_BK * 2;
     const size_t fixed = 1024 + 128, box = 64 * 128, limit = 227 * 1024;
     return ring + fixed + (size_t)trr_cuda_wgmma_consumers(cfg) * 4 * box <= limit ? 4 : 2;
 }
@@ -379,7 +377,7 @@ int trr_cuda_wgmma_c_slots(const trr_config *cfg) {
 /* The ring of stages (A and B tiles), then the epilogue's store boxes for each consumer warpgroup, plus 1 KB to
  * align the ring to the swizzle's 1024-byte atoms. */
 size_t trr_cuda_wgmma_smem(const trr_config *cfg) {
-    return (size_t)cfg->stages * ((size_t)trr_cuda_wgmma_block_rows(cfg) + (size_t)cfg->block_n) * TRR_CUDA_WGMMA_BK * 2 +
+    return (size_t)cfg->stages * ((size_t)trr_cuda_wgmma_block_rows(cfg) + (size_t)trr_cuda_wgmma_b_stage_cols(cfg)) * TRR_CUDA_WGMMA_BK * 2 +
            (size_t)trr_cuda_wgmma_consumers(cfg) * (size_t)trr_cuda_wgmma_c_slots(cfg) * 64 * 128 + 1024;
 }
 
@@ -450,13 +448,13 @@ static int narrow_choice(const trr_call *call, int sms) {
  * K tiles, plus SK_HANDOVER for handing the pieces' f32 partials to their tiles' owners through the workspace.
  * Rates (wave_rate) and hand-over as measured on NVIDIA H200 (docs/performance.md, wave quantization): each
  * tile's rate per output relative to 128 x 256's, from its throughput over whole waves at the sizes from 1536^3
- * to 4224^3 (the 32-column boxes of B cost 128 x 224 about a tenth; 128 x 160, not a config, ran at 0.8), and
- * the hand-over costs about as much as 25 of these units, whatever the tile (the waits for the slowest piece,
- * more than the slots' bytes). 0 where the schedule does not apply. */
+ * to 4224^3 (128 x 144 and 128 x 160, not configs, ran at 0.75-0.9: B's last 64-column box is loaded whole for
+ * a part of it), and the hand-over costs about as much as 25 of these units, whatever the tile (the waits for the
+ * slowest piece, more than the slots' bytes). 0 where the schedule does not apply. */
 #define SK_HANDOVER 25.0
 static double wave_rate(int bm, int bn) {
     if (bm == TRR_CUDA_WGMMA_TALL_BM) return 1.03;
-    return bn == 256 ? 1.0 : bn == 192 ? 0.97 : bn == 128 ? 0.92 : bn == 224 ? 0.88 : 0.80;
+    return bn == 256 ? 1.0 : bn == 192 ? 0.97 : bn == 128 ? 0.92 : bn == 224 ? 0.92 : 0.80;
 }
 
 static double wave_cost(const trr_call *call, int sms, int bm, int bn, int sk) {

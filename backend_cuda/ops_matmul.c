@@ -224,9 +224,9 @@ static trr_status run_wgmma(trr_context *ctx, const trr_call *call) {
     CUfunction fn;
     TRR_TRY(trr_cuda_get_function(ctx, &v, "matmul_wgmma", &fn));
     trr_cu_tensor_map ta, tb;
-    /* A [M,K] in 128-byte x block rows boxes (K x M: 64 16-bit or 128 8-bit elements); B [K,N] in boxes of 64 k
-     * rows by the widest of 64, 32 or 16 columns that divides BN (16-bit only), or B stored [N,K] in 128 bytes x BN
-     * (in a cluster of two, x BN/2: each block loads half for both) */
+    /* A [M,K] in 128-byte x block rows boxes (K x M: 64 16-bit or 128 8-bit elements); B [K,N] in 64 x 64 boxes
+     * (N x K, 16-bit only; ceil(BN/64) of them), or B stored [N,K] in 128 bytes x BN (in a cluster of two, x BN/2:
+     * each block loads half for both) */
     const unsigned kbox = (unsigned)(128u / elem_bytes(call->x.dtype));
     const int cluster = cfg->block_m / trr_cuda_wgmma_block_rows(cfg);
     unsigned gz = 1;
@@ -239,7 +239,7 @@ static trr_status run_wgmma(trr_context *ctx, const trr_call *call) {
                            call->y.batch_stride, kbox, (unsigned)(cfg->block_n / cluster)));
     else
         TRR_TRY(encode_map(ctx, &tb, call->y.dtype, trr_cuda_operand_ptr(&call->y), call->k, call->cols, call->y.stride0, batch,
-                           call->y.batch_stride, (unsigned)trr_cuda_wgmma_b_box_cols(cfg), TRR_CUDA_WGMMA_BK));
+                           call->y.batch_stride, 64, TRR_CUDA_WGMMA_BK));
     /* C in boxes of 64 rows x 128 bytes, one consumer warpgroup's half of a tile's rows */
     int c_tma = c_tma_ok(call, batch);
     trr_cu_tensor_map tc;

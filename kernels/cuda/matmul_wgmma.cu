@@ -35,10 +35,11 @@
  * each stage 1024-byte aligned):
  *   A stage: [BM m][64 k], K-major: descriptor SBO 1024 (8-row groups), LBO unused; k step kk at +32 bytes.
  *   B, TRANS_B 1: [BN n][64 k], K-major, like A.
- *   B, TRANS_B 0: BN/BBOX boxes of [64 k][BBOX n], N-major ("transposed" for wgmma, imm-trans-b 1), BBOX the
- *   widest of 64, 32 and 16 columns that divides BN, under the swizzle of its row's span (128, 64 or 32 bytes:
- *   a 16-byte chunk c of row r at c ^ (r / (128 / span)) % (span / 16)): descriptor LBO = one box (from one box
- *   to the next along N), SBO = 8 rows (from 8 k rows to the next 8); k step kk at +16 rows.
+ *   B, TRANS_B 0: ceil(BN/64) boxes of [64 k][64 n], N-major ("transposed" for wgmma, imm-trans-b 1): descriptor
+ *   LBO = 8192 (from one 64-column box to the next), SBO = 1024 (from 8 k rows to the next 8); k step kk at
+ *   +2048. A width that is not a multiple of 64 loads its last box whole and the instruction reads BN columns of
+ *   the boxes: the 128-byte swizzle stays, at the cost of the unread columns' traffic (narrower boxes under the
+ *   64- or 32-byte swizzle ran slower).
  * Block order is grouped (GROUP_M, a run-time argument).
  *
  * Epilogue (fused activation, rounding to C's type): with c_tma set (the host checks that C's base, row stride
@@ -128,7 +129,9 @@
 #define BK (128 / ES)
 #define WG_THREADS (128 * (1 + NCONS))
 #define A_STAGE_BYTES (BM * 128)
-#define B_STAGE_BYTES (BN * 128)
+/* B's columns a stage holds: BN stored [N,K] (one box of BN rows), else whole 64-column boxes (below) */
+#define B_LOAD_COLS (TRANS_B ? BN : (BN + 63) / 64 * 64)
+#define B_STAGE_BYTES (B_LOAD_COLS * 128)
 #if F8 && (!TRANS_B || (BN != 128 && BN != 256))
 #error "matmul_wgmma: 8-bit floats take B stored [N,K] (TRANS_B 1) and BN 128 or 256"
 #endif
@@ -137,11 +140,6 @@
 #if BN % 16 || BN < 64 || BN > 256 || ((CLUSTER_M != 1 || F8) && BN != 128 && BN != 256) || (BM == 192 && BN > 192)
 #error "matmul_wgmma: BN is a multiple of 16 from 64 to 256 (16-bit inputs in single blocks; 192 at most with BM 192), else 128 or 256"
 #endif
-/* B N-major (TRANS_B 0): boxes of B_BOX_COLS columns, each row one span of their swizzle (B_SWZ: the matrix
- * descriptor's layout code, 1 for 128 bytes, 2 for 64, 3 for 32) */
-#define B_BOX_COLS (BN % 64 == 0 ? 64 : BN % 32 == 0 ? 32 : 16)
-#define B_ROW_BYTES (2 * B_BOX_COLS)
-#define B_SWZ (B_BOX_COLS == 64 ? 1 : B_BOX_COLS == 32 ? 2 : 3)
 /* setmaxnreg: the producer's registers and the consumers', so that all fit the 64K-register file */
 #if NCONS == 3
 #define PRODUCER_REGS 24
@@ -273,10 +271,10 @@ __device__ __forceinline__ void wg_release(unsigned bar, int lane) {
 #endif
 }
 
-/* Shared-memory matrix descriptor; swz is the layout's swizzle code (1: 128 bytes, 2: 64, 3: 32). */
-__device__ __forceinline__ unsigned long long wg_desc(unsigned addr, unsigned lbo, unsigned sbo, unsigned swz = 1) {
+/* Shared-memory matrix descriptor, 128-byte swizzle. */
+__device__ __forceinline__ unsigned long long wg_desc(unsigned addr, unsigned lbo, unsigned sbo) {
     return (unsigned long long)((addr & 0x3FFFFu) >> 4) | ((unsigned long long)((lbo & 0x3FFFFu) >> 4) << 16) |
-           ((unsigned long long)((sbo & 0x3FFFFu) >> 4) << 32) | ((unsigned long long)swz << 62);
+           ((unsigned long long)((sbo & 0x3FFFFu) >> 4) << 32) | (1ull << 62);
 }
 
 __device__ __forceinline__ void wg_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
@@ -605,8 +603,7 @@ extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
                     wg_tma_3d(b_dst, &tmb, k0, n0, zb, fb);
 #else
 #pragma unroll
-                    for (int j = 0; j < BN / B_BOX_COLS; j++)
-                        wg_tma_3d(b_dst + j * (64 * B_ROW_BYTES), &tmb, n0 + B_BOX_COLS * j, k0, zb, fb);
+                    for (int j = 0; j < B_LOAD_COLS / 64; j++) wg_tma_3d(b_dst + j * (64 * 128), &tmb, n0 + 64 * j, k0, zb, fb);
 #endif
 #endif
                 }
@@ -695,8 +692,7 @@ extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
 #if TRANS_B
                     unsigned long long db = wg_desc(b_st + kk * 32, 16, 1024);
 #else
-                    unsigned long long db =
-                        wg_desc(b_st + kk * (16 * B_ROW_BYTES), 64 * B_ROW_BYTES, 8 * B_ROW_BYTES, B_SWZ);
+                    unsigned long long db = wg_desc(b_st + kk * (16 * 128), 64 * 128, 1024);
 #endif
                     wg_mma_bn(acc, da, db, 1);
                 }

@@ -13,9 +13,10 @@
 #define HOPPER_OPTIN (227u * 1024u)
 #define SLOT_BYTES (64u * 128u) /* one 64-row x 128-byte store box */
 
-/* the stage ring: block_m rows of A and block_n columns of B, 128 bytes of K each, a stage */
+/* the stage ring: block_m rows of A and block_n columns of B rounded up to whole 64-column boxes, 128 bytes of
+ * K each, a stage */
 static size_t ring_bytes(const trr_config *c) {
-    return (size_t)c->stages * ((size_t)c->block_m + (size_t)c->block_n) * TRR_CUDA_WGMMA_BK * 2;
+    return (size_t)c->stages * ((size_t)c->block_m + (size_t)(c->block_n + 63) / 64 * 64) * TRR_CUDA_WGMMA_BK * 2;
 }
 
 Test(cuda_wgmma_smem, every_config_fits_with_its_store_slots) {
