@@ -335,10 +335,12 @@ Test(cuda_matmul_split, part_waves_take_stream_k, .init = hopper_setup, .fini = 
     trr_cuda_for_each_variant(collect, &l);
     /* plain tiles, {size, block_m, block_n}: 2432^3 is 247 tiles of 128 x 192 (1.9 waves) against 361 of 128 x 128
      * (2.7); 1792^3 112 of 128 x 224 (one wave) against 196 of 128 x 128; 4224^3 484 of 192 x 192 (3.7 waves)
-     * against 726 of 128 x 192 (5.5); 3200^3 625 of 128 x 128 (4.7 waves), ahead of stream-K there */
+     * against 726 of 128 x 192 (5.5); 3200^3 625 of 128 x 128 (4.7 waves), ahead of stream-K there; 2560^3 240
+     * of 128 x 224 against 200 of 128 x 256 (both two waves, the narrower tile's cheaper); 2048^3 128 x 256 */
     const int64_t plain[][3] = {{1536, 128, 192}, {1664, 128, 192}, {2176, 128, 192}, {2304, 128, 192},
                                 {2432, 128, 192}, {1792, 128, 224}, {2944, 192, 192}, {3072, 192, 192},
-                                {4224, 192, 192}, {3200, 128, 128}, {2560, 128, 256}, {3328, 128, 256}};
+                                {4224, 192, 192}, {3200, 128, 128}, {2560, 128, 224}, {2688, 128, 224},
+                                {3328, 128, 224}, {2048, 128, 256}};
     for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++)
         for (int h = 0; h < 2; h++) {
             const int64_t s = plain[i][0];
@@ -349,8 +351,9 @@ Test(cuda_matmul_split, part_waves_take_stream_k, .init = hopper_setup, .fini = 
             cr_expect_eq(c.config.split_k, 1, "%lld^3", (long long)s);
         }
     /* stream-K where its estimate is well ahead of every plain tile: 2560 x 2560 x 4096 is 200 tiles of 128 x 256
-     * (1.5 waves), a third of the second wave's SMs idle for 64 K tiles */
-    const int64_t part[][3] = {{2560, 2560, 4096}, {1664, 4096, 4096}};
+     * (1.5 waves), a third of the second wave's SMs idle for 64 K tiles (1664 x 4096 x 4096: 247 tiles of 128 x 224
+     * make two waves as well filled, and the plain tile is taken) */
+    const int64_t part[][3] = {{2560, 2560, 4096}};
     for (size_t i = 0; i < sizeof part / sizeof part[0]; i++)
         for (int h = 0; h < 2; h++) {
             trr_call c = chosen(&l, h ? TRR_BF16 : TRR_F16, part[i][0], part[i][1], part[i][2], 1);
