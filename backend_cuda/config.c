@@ -73,10 +73,11 @@ const int trr_cuda_wgmma_config_count = (int)(sizeof trr_cuda_wgmma_configs / si
 
 /* 64-row blocks (one consumer warpgroup, 256 threads) for products whose 128-row tiles leave most SMs idle: twice
  * the blocks, each K tile half the work, so a small product's serial chain of K tiles is shorter. The ring holds
- * as many stages as leave the epilogue's four slots room. */
+ * as many stages as leave the epilogue's four slots room: a long K on few blocks (128 rows, K 4096) streams B from
+ * memory, and the loads in flight are what keeps it fed. */
 const trr_config trr_cuda_wgmma_narrow_configs[] = {
     {.block_m = 64, .block_n = 128, .block_k = 64, .group_m = 8, .stages = 8, .threads = TRR_CUDA_WGMMA_NARROW_THREADS},
-    {.block_m = 64, .block_n = 64, .block_k = 64, .group_m = 8, .stages = 8, .threads = TRR_CUDA_WGMMA_NARROW_THREADS},
+    {.block_m = 64, .block_n = 64, .block_k = 64, .group_m = 8, .stages = 12, .threads = TRR_CUDA_WGMMA_NARROW_THREADS},
 };
 const int trr_cuda_wgmma_narrow_config_count =
     (int)(sizeof trr_cuda_wgmma_narrow_configs / sizeof trr_cuda_wgmma_narrow_configs[0]);
@@ -875,8 +876,8 @@ trr_status trr_cuda_check_matmul(trr_context *ctx, const trr_cuda_dev *dev, cons
                              TRR_CUDA_WGMMA_TALL_MAX_N, c->block_m, c->block_n, c->block_k, c->threads);
     }
     if (c->variant == TRR_VARIANT_WGMMA || c->variant == TRR_VARIANT_STREAMK) {
-        if (c->stages < 2 || c->stages > 8)
-            return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda f16 matmul (wgmma): stages must be in [2, 8] (got %d)", c->stages);
+        if (c->stages < 2 || c->stages > 16)
+            return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda f16 matmul (wgmma): stages must be in [2, 16] (got %d)", c->stages);
         /* the stages' mbarriers live in static shared memory: 16 bytes a stage */
         size_t smem = trr_cuda_wgmma_smem(c) + 128;
         size_t limit = dev ? (size_t)dev->smem_optin : 227u * 1024u;
