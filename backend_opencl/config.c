@@ -198,13 +198,48 @@ void trr_cl_choose_row_reduce(trr_context *ctx, trr_call *call) {
     set_if_zero(&c->block_n, c->threads);
 }
 
+/* Whether an operand's rows start on 16-byte boundaries in every batch (8-bit floats: 16 elements), so that
+ * matmul_wgmma.cl copies them in 16-byte chunks with cp.async. */
+static int rows_aligned16(const trr_operand *t, int64_t batch) {
+    return t->stride0 % 16 == 0 && t->offset % 16 == 0 && (batch <= 1 || t->batch_stride % 16 == 0);
+}
+
+/* Why matmul_wgmma.cl cannot take a call here, or NULL where it can. */
+static const char *wgmma_refusal(const trr_cl_dev *dev, const trr_call *call) {
+    if (!dev->mma.wgmma) return dev->mma.wgmma_reason[0] ? dev->mma.wgmma_reason : "the wgmma probe did not pass";
+    if (!trr_dtype_is_f8(call->x.dtype) || !trr_dtype_is_f8(call->y.dtype))
+        return "variant wgmma takes 8-bit float operands (f16 and bf16 run on variant mma)";
+    if (call->trans_a || !call->trans_b)
+        return "variant wgmma reads both operands K-major: A stored [M,K] and B stored [N,K] (pass the transpose of "
+               "an [N,K] view)";
+    if (!rows_aligned16(&call->x, call->batch) || !rows_aligned16(&call->y, call->batch))
+        return "variant wgmma copies 16-byte chunks: A's and B's rows, offsets and batch strides must be multiples "
+               "of 16 elements";
+    return NULL;
+}
+
 void trr_cl_choose_matmul(trr_context *ctx, trr_call *call) {
     trr_cl_dev *dev = ctx->dev;
     int gpu = dev->info.is_gpu;
     trr_config *c = &call->config;
     /* f16, bf16 and 8-bit float matmul on tensor cores wherever the probe passed (mma_probe.c);
      * otherwise simt */
+    /* 8-bit floats on Hopper's wgmma where the wgmma probe passed and the layout is the one it reads */
+    if (!c->variant && !wgmma_refusal(dev, call)) c->variant = TRR_VARIANT_WGMMA;
     if (!c->variant) c->variant = trr_cl_matmul_auto_variant(dev->mma.ok, call->x.dtype, call->y.dtype);
+    if (c->variant == TRR_VARIANT_WGMMA) {
+        /* 128 x 128 in three stages of 64 bytes of K fill the 48 KiB; a 64-row tile (one warpgroup) where M is
+         * that short */
+        set_if_zero(&c->block_m, call->rows <= 64 ? 64 : 128);
+        set_if_zero(&c->block_n, 128);
+        set_if_zero(&c->block_k, 64);
+        set_if_zero(&c->threads, c->block_m * 2);
+        set_if_zero(&c->group_m, 8);
+        set_if_zero(&c->stages, 3);
+        set_if_zero(&c->vector_width, 16);
+        set_if_zero(&c->split_k, 1);
+        return;
+    }
     if (c->variant == TRR_VARIANT_MMA) {
         /* 128x128x32 tiles in three cp.async stages fill the 48 KiB of local memory NVIDIA's OpenCL allows; 4
          * warps of 64x64 measured fastest on NVIDIA H200, ahead of 8 warps of 64x32 and of the 128x256x16,
@@ -315,6 +350,32 @@ static trr_status check_mma(trr_context *ctx, const trr_call *call) {
     return TRR_OK;
 }
 
+static trr_status check_wgmma(trr_context *ctx, const trr_call *call) {
+    trr_cl_dev *dev = ctx->dev;
+    const trr_config *c = &call->config;
+    const char *why = wgmma_refusal(dev, call);
+    if (why)
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "opencl: variant wgmma cannot run this call on %s: %s",
+                         dev->info.name, why);
+    if (c->block_m != 64 && c->block_m != 128) return bad(ctx, "variant wgmma block_m must be 64 or 128");
+    /* two sets of accumulators (the slice's product and the sums: matmul_wgmma.cl) */
+    if (c->block_n < 16 || c->block_n > 128 || c->block_n % 16)
+        return bad(ctx, "variant wgmma block_n must be a multiple of 16 from 16 to 128");
+    if (c->threads != 2 * c->block_m) return bad(ctx, "variant wgmma runs a warpgroup per 64 rows (threads = 2 x block_m)");
+    if (c->block_k != 64) return bad(ctx, "variant wgmma takes K in slices of 64 (block_k must be 64)");
+    if (c->split_k > 1) return bad(ctx, "matmul has no split-K (split_k must be 1)");
+    if (c->vector_width != 16) return bad(ctx, "variant wgmma moves 16-byte chunks (vector_width must be 16)");
+    if (c->group_m <= 0) return bad(ctx, "group_m must be positive");
+    if (c->stages < 2 || c->stages > 8) return bad(ctx, "variant wgmma stages must be 2..8");
+    const uint64_t local = (uint64_t)c->stages * 64ull * (uint64_t)(c->block_m + c->block_n);
+    if (local > dev->local_memory)
+        return trr_error(
+            ctx, TRR_ERR_UNSUPPORTED,
+            "opencl: config rejected: variant wgmma slices need %llu bytes of local memory, the device has %llu",
+            (unsigned long long)local, (unsigned long long)dev->local_memory);
+    return TRR_OK;
+}
+
 /* What every rule but matmul's checks first: the variant (one kernel family here) and the work-group size. */
 trr_status trr_cl_check_common(trr_context *ctx, const trr_call *call) {
     trr_cl_dev *dev = ctx->dev;
@@ -325,7 +386,7 @@ trr_status trr_cl_check_common(trr_context *ctx, const trr_call *call) {
         trr_variant_name((trr_variant)c->variant, &name);
         return trr_error(ctx, TRR_ERR_UNSUPPORTED,
                          "opencl: variant %s is not a kernel of the OpenCL backend (simt; mma for f16/bf16/8-bit float "
-                         "matmul and f16/bf16 attention)",
+                         "matmul and f16/bf16 attention; wgmma for 8-bit float matmul)",
                          name);
     }
     if (c->threads <= 0 || (size_t)c->threads > dev->max_work_group)
@@ -389,6 +450,7 @@ trr_status trr_cl_check_matmul(trr_context *ctx, const trr_call *call) {
     trr_cl_dev *dev = ctx->dev;
     const trr_config *c = &call->config;
     if (c->variant == TRR_VARIANT_MMA) return check_mma(ctx, call);
+    if (c->variant == TRR_VARIANT_WGMMA) return check_wgmma(ctx, call);
     TRR_TRY(trr_cl_check_common(ctx, call));
     int rt, ct, tm, tn;
     trr_cl_matmul_grid(c, &rt, &ct, &tm, &tn);

@@ -190,6 +190,7 @@ trr_status trr_cl_device_info(int index, trr_device_info *out_info) {
     char version[64];
     info_string(dev, CL_DEVICE_OPENCL_C_VERSION, version, sizeof version);
     const char *tensor = !mma.ok        ? "tensor cores unavailable: "
+                         : mma.wgmma    ? "tensor cores: mma.sync, cp.async, wgmma via inline PTX"
                          : mma.cp_async ? "tensor cores: mma.sync, cp.async via inline PTX"
                                         : "tensor cores: mma.sync via inline PTX";
     /* the reason's summary (up to its first ": "); the whole of it comes with a refused mma config */

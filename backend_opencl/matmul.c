@@ -92,6 +92,25 @@ static trr_status run_mma(trr_context *ctx, const trr_call *call) {
     return launch_tiles(ctx, k, call);
 }
 
+/* 8-bit floats on wgmma (kernels/opencl/matmul_wgmma.cl): built as sm_90a PTX from the driver's sm_90 PTX. */
+static trr_status run_wgmma(trr_context *ctx, const trr_call *call) {
+    const trr_config *cfg = &call->config;
+    const trr_cl_dev *dev = ctx->dev;
+    char options[320] = "-cl-std=CL1.2 -DWG_COMMENTED=1 -DCP_ASYNC=1";
+    trr_cl_opt(options, sizeof options, " -DBLOCK_M=%d -DBLOCK_N=%d -DGROUP_M=%d -DSTAGES=%d -DADDR_MODE=%d",
+               cfg->block_m, cfg->block_n, cfg->group_m, cfg->stages, dev->mma.addr_mode);
+    trr_cl_opt(options, sizeof options, " -DX_DT=%d -DY_DT=%d -DZ_DT=%d", trr_cl_dtype_code(call->x.dtype),
+               trr_cl_dtype_code(call->y.dtype), trr_cl_dtype_code(call->z.dtype));
+    cl_kernel k;
+    TRR_TRY(trr_cl_get_kernel_sm90a(ctx, "matmul_wgmma.cl", options, "matmul_wgmma", &k));
+    TRR_TRY(matmul_args(ctx, k, call));
+    cl_int cpair = call->z.stride0 % 2 == 0 && call->z.offset % 2 == 0 && call->z.batch_stride % 2 == 0;
+    ARG(17, cpair);
+    cl_float scale = input_scale(call);
+    ARG(18, scale);
+    return launch_tiles(ctx, k, call);
+}
+
 /* Whether an operand's rows start on 4-element boundaries in every batch, so matmul.cl reads them as whole
  * 4-element vectors. */
 static cl_int rows_aligned4(const trr_operand *t) {
@@ -125,6 +144,7 @@ static trr_status run_split_k(trr_context *ctx, cl_kernel k, const trr_call *cal
 trr_status trr_cl_run_matmul(trr_context *ctx, const trr_call *call) {
     const trr_config *cfg = &call->config;
     if (cfg->variant == TRR_VARIANT_MMA) return run_mma(ctx, call);
+    if (cfg->variant == TRR_VARIANT_WGMMA) return run_wgmma(ctx, call);
     int rt, ct, tm, tn;
     trr_cl_matmul_grid(cfg, &rt, &ct, &tm, &tn);
     cl_int ta = call->trans_a ? 1 : 0, tb = call->trans_b ? 1 : 0;

@@ -6,6 +6,7 @@
 #include "opencl.h"
 
 #include "cache.h"
+#include "ptx_retarget.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -43,6 +44,27 @@ static uint16_t half_of_int(int v) {
     return (uint16_t)((v < 0 ? 0x8000 : 0) | mag[v < 0 ? -v : v]);
 }
 
+static uint8_t e4m3_of_int(int v) {
+    /* -4..4 exactly in e4m3 */
+    static const uint8_t mag[5] = {0x00, 0x38, 0x40, 0x44, 0x48};
+    return (uint8_t)((v < 0 ? 0x80 : 0) | mag[v < 0 ? -v : v]);
+}
+
+/* The first line of a program's build log that names an error, as the reason. */
+static void build_reason(cl_program program, cl_device_id device, cl_int err, char *out, size_t cap) {
+    char why[128] = "";
+    size_t n = 0;
+    char *log = NULL;
+    if (trr_cl.GetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, 0, NULL, &n) == CL_SUCCESS && n > 0 &&
+        (log = malloc(n + 1)) != NULL &&
+        trr_cl.GetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, n, log, NULL) == CL_SUCCESS) {
+        log[n] = '\0';
+        log_reason(log, why, sizeof why);
+    }
+    free(log);
+    snprintf(out, cap, "%s", why[0] ? why : trr_cl_error_name(err));
+}
+
 /* Builds and runs the probe with one address mode. 1: right; 0: not (reason written); -1: the OpenCL setup
  * itself failed (not cached: it may pass next time). */
 static int try_mode(cl_context context, cl_device_id device, const char *source, size_t size, int mode, int cp_async,
@@ -58,17 +80,9 @@ static int try_mode(cl_context context, cl_device_id device, const char *source,
              "-cl-std=CL1.2 -DMMA_PROBE -DADDR_MODE=%d -DCP_ASYNC=%d -DX_DT=1 -DY_DT=1 -DZ_DT=0", mode, cp_async);
     err = trr_cl.BuildProgram(program, 1, &device, options, NULL, NULL);
     if (err != CL_SUCCESS) {
-        char why[128] = "";
-        size_t n = 0;
-        char *log = NULL;
-        if (trr_cl.GetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, 0, NULL, &n) == CL_SUCCESS && n > 0 &&
-            (log = malloc(n + 1)) != NULL &&
-            trr_cl.GetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, n, log, NULL) == CL_SUCCESS) {
-            log[n] = '\0';
-            log_reason(log, why, sizeof why);
-        }
-        free(log);
-        snprintf(reason, cap, "compiler refuses inline PTX: %s", why[0] ? why : trr_cl_error_name(err));
+        char why[128];
+        build_reason(program, device, err, why, sizeof why);
+        snprintf(reason, cap, "compiler refuses inline PTX: %s", why);
         trr_cl.ReleaseProgram(program);
         return 0;
     }
@@ -125,6 +139,111 @@ static int try_mode(cl_context context, cl_device_id device, const char *source,
     return verdict;
 }
 
+/* The wgmma probe (matmul_wgmma.cl's WGMMA_PROBE: cp.async into swizzled slices, wgmma m64n64k32 on e4m3) built
+ * for sm_90 with its wgmma lines as comments, retargeted to sm_90a (ptx_retarget.h) and run on a 64x64x64
+ * product with an exact answer. 1: right; 0: not (reason written); -1: the OpenCL setup failed. */
+static int try_wgmma(cl_context context, cl_device_id device, const char *source, size_t size, int addr_mode,
+                     char *reason, size_t cap) {
+    cl_int err = CL_SUCCESS;
+    cl_program program = trr_cl.CreateProgramWithSource(context, 1, &source, &size, &err);
+    if (!program || err != CL_SUCCESS) {
+        snprintf(reason, cap, "clCreateProgramWithSource: %s", trr_cl_error_name(err));
+        return -1;
+    }
+    char options[160];
+    snprintf(options, sizeof options,
+             "-cl-std=CL1.2 -DWGMMA_PROBE -DWG_COMMENTED=1 -DADDR_MODE=%d -DCP_ASYNC=1 -DX_DT=4 -DY_DT=4 -DZ_DT=0",
+             addr_mode);
+    err = trr_cl.BuildProgram(program, 1, &device, options, NULL, NULL);
+    if (err != CL_SUCCESS) {
+        char why[128];
+        build_reason(program, device, err, why, sizeof why);
+        snprintf(reason, cap, "the wgmma probe does not build for sm_90: %s", why);
+        trr_cl.ReleaseProgram(program);
+        return 0;
+    }
+    size_t ptx_size = 0;
+    unsigned char *ptx = NULL;
+    err = trr_cl.GetProgramInfo(program, CL_PROGRAM_BINARY_SIZES, sizeof ptx_size, &ptx_size, NULL);
+    if (err == CL_SUCCESS && ptx_size > 0 && (ptx = malloc(ptx_size)) != NULL)
+        err = trr_cl.GetProgramInfo(program, CL_PROGRAM_BINARIES, sizeof ptx, &ptx, NULL);
+    trr_cl.ReleaseProgram(program);
+    if (!ptx || err != CL_SUCCESS) {
+        free(ptx);
+        snprintf(reason, cap, "no PTX from the driver: %s", trr_cl_error_name(err));
+        return -1;
+    }
+    char *text = NULL;
+    size_t n = 0;
+    const int bad = trr_ptx_retarget_sm90a((const char *)ptx, ptx_size, &text, &n, reason, cap);
+    free(ptx);
+    if (bad) return 0;
+    const unsigned char *bin = (const unsigned char *)text;
+    const size_t bin_size = n + 1;
+    cl_int status = CL_SUCCESS;
+    program = trr_cl.CreateProgramWithBinary(context, 1, &device, &bin_size, &bin, &status, &err);
+    free(text);
+    if (program && err == CL_SUCCESS && status == CL_SUCCESS) err = trr_cl.BuildProgram(program, 1, &device, "", NULL, NULL);
+    if (!program || err != CL_SUCCESS || status != CL_SUCCESS) {
+        char why[128] = "";
+        if (program) build_reason(program, device, err != CL_SUCCESS ? err : status, why, sizeof why);
+        snprintf(reason, cap, "the driver does not build sm_90a PTX: %s", why[0] ? why : trr_cl_error_name(err));
+        if (program) trr_cl.ReleaseProgram(program);
+        return 0;
+    }
+    int verdict = -1;
+    cl_kernel kernel = trr_cl.CreateKernel(program, "wgmma_probe", &err);
+    cl_command_queue queue = kernel ? trr_cl.CreateCommandQueue(context, device, 0, &err) : NULL;
+    cl_mem bufs[3] = {NULL, NULL, NULL};
+    /* A[m][k] and B[n][k], small integers: every product and sum is exact */
+    static int va[4096], vb[4096];
+    static uint8_t ab[2][4096];
+    static float c[4096];
+    for (int i = 0; i < 4096; i++) {
+        va[i] = (i * 7 + 3) % 9 - 4;
+        vb[i] = (i * 5 + 1) % 9 - 4;
+        ab[0][i] = e4m3_of_int(va[i]);
+        ab[1][i] = e4m3_of_int(vb[i]);
+        c[i] = -1e30f;
+    }
+    if (queue) {
+        for (int i = 0; i < 3 && err == CL_SUCCESS; i++)
+            bufs[i] = trr_cl.CreateBuffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, i < 2 ? 4096 : sizeof c,
+                                          i < 2 ? (void *)ab[i] : (void *)c, &err);
+        for (int i = 0; i < 3 && err == CL_SUCCESS; i++)
+            err = trr_cl.SetKernelArg(kernel, (cl_uint)i, sizeof(cl_mem), &bufs[i]);
+        size_t global = 128, local = 128;
+        if (err == CL_SUCCESS)
+            err = trr_cl.EnqueueNDRangeKernel(queue, kernel, 1, NULL, &global, &local, 0, NULL, NULL);
+        if (err == CL_SUCCESS) err = trr_cl.EnqueueReadBuffer(queue, bufs[2], CL_TRUE, 0, sizeof c, c, 0, NULL, NULL);
+        if (err == CL_SUCCESS) {
+            verdict = 1;
+            for (int m = 0; m < 64 && verdict; m++)
+                for (int nn = 0; nn < 64; nn++) {
+                    int want = 0;
+                    for (int k = 0; k < 64; k++) want += va[m * 64 + k] * vb[nn * 64 + k];
+                    if (c[m * 64 + nn] != (float)want) {
+                        snprintf(reason, cap, "wgmma probe computed C[%d][%d] = %g, not %d", m, nn,
+                                 (double)c[m * 64 + nn], want);
+                        verdict = 0;
+                        break;
+                    }
+                }
+        } else {
+            snprintf(reason, cap, "wgmma probe failed to run: %s", trr_cl_error_name(err));
+            verdict = 0;
+        }
+    } else {
+        snprintf(reason, cap, "%s: %s", kernel ? "clCreateCommandQueue" : "clCreateKernel", trr_cl_error_name(err));
+    }
+    for (int i = 0; i < 3; i++)
+        if (bufs[i]) trr_cl.ReleaseMemObject(bufs[i]);
+    if (queue) trr_cl.ReleaseCommandQueue(queue);
+    if (kernel) trr_cl.ReleaseKernel(kernel);
+    trr_cl.ReleaseProgram(program);
+    return verdict;
+}
+
 /* The PCI vendor ID of the devices whose OpenCL C compilers emit PTX (NVIDIA's driver; PoCL's CUDA device
  * reports it too). */
 #define TRR_CL_VENDOR_ID_NVIDIA 0x10DEu
@@ -133,6 +252,7 @@ static void run_probe(const trr_cl_device_ref *ref, const char *name, const char
     /* Only a compiler that emits PTX can take inline PTX: any other refuses the probe, and some (PoCL's clang)
      * print the refusal's diagnostics to the process's stderr while doing so, which library code must not
      * cause. So the probe is built only on NVIDIA's vendor ID; it still decides there. */
+    snprintf(out->wgmma_reason, sizeof out->wgmma_reason, "the mma probe did not pass");
     cl_uint vendor_id = 0;
     if (trr_cl.GetDeviceInfo(ref->device, CL_DEVICE_VENDOR_ID, sizeof vendor_id, &vendor_id, NULL) != CL_SUCCESS ||
         vendor_id != TRR_CL_VENDOR_ID_NVIDIA) {
@@ -142,12 +262,14 @@ static void run_probe(const trr_cl_device_ref *ref, const char *name, const char
     }
     const trr_embedded_file *common = trr_embedded_find(trr_opencl_kernels, trr_opencl_kernels_count, "common.cl");
     const trr_embedded_file *body = trr_embedded_find(trr_opencl_kernels, trr_opencl_kernels_count, "matmul_mma.cl");
-    if (!common || !body) {
-        snprintf(out->reason, sizeof out->reason, "matmul_mma.cl is not embedded");
+    const trr_embedded_file *wg = trr_embedded_find(trr_opencl_kernels, trr_opencl_kernels_count, "matmul_wgmma.cl");
+    if (!common || !body || !wg) {
+        snprintf(out->reason, sizeof out->reason, "matmul_mma.cl or matmul_wgmma.cl is not embedded");
         return;
     }
-    size_t size = common->size + 1 + body->size;
-    char *source = malloc(size + 1);
+    /* common.cl followed by the probe's file, as program.c builds them; the larger of the two fits both */
+    const size_t cap = common->size + 1 + (body->size > wg->size ? body->size : wg->size);
+    char *source = malloc(cap + 1);
     if (!source) {
         snprintf(out->reason, sizeof out->reason, "no host memory for the probe");
         return;
@@ -155,12 +277,13 @@ static void run_probe(const trr_cl_device_ref *ref, const char *name, const char
     memcpy(source, common->data, common->size);
     source[common->size] = '\n';
     memcpy(source + common->size + 1, body->data, body->size);
+    size_t size = common->size + 1 + body->size;
     source[size] = '\0';
 
-    static const char version[] = "mma-probe-2";
-    const void *parts[4] = {name, driver, source, version};
-    size_t sizes[4] = {strlen(name), strlen(driver), size, sizeof version - 1};
-    uint64_t key = trr_hash_parts(parts, sizes, 4);
+    static const char version[] = "mma-probe-3";
+    const void *parts[5] = {name, driver, source, wg->data, version};
+    size_t sizes[5] = {strlen(name), strlen(driver), size, wg->size, sizeof version - 1};
+    uint64_t key = trr_hash_parts(parts, sizes, 5);
     char dir[1024], path[1200];
     int have_dir = trr_cache_dir(NULL, dir, sizeof dir) == TRR_OK;
     if (have_dir) {
@@ -168,16 +291,22 @@ static void run_probe(const trr_cl_device_ref *ref, const char *name, const char
         void *data = NULL;
         size_t n = 0;
         if (trr_file_read(path, &data, &n) == TRR_OK) {
-            char text[256];
+            char text[512];
             snprintf(text, sizeof text, "%.*s", (int)(n < sizeof text ? n : sizeof text - 1), (const char *)data);
             free(data);
-            char *nl = strchr(text, '\n');
-            if (nl) *nl = '\0';
+            /* "ok A C\nwgmma ok\n", "ok A C\nwgmma no <reason>\n" or "no <reason>\n" */
+            char *line2 = strchr(text, '\n');
+            if (line2) *line2++ = '\0';
+            char *end2 = line2 ? strchr(line2, '\n') : NULL;
+            if (end2) *end2 = '\0';
             if (!strncmp(text, "ok ", 3) && (text[3] == '0' || text[3] == '1') && text[4] == ' ' &&
-                (text[5] == '0' || text[5] == '1')) {
+                (text[5] == '0' || text[5] == '1') && line2 && !strncmp(line2, "wgmma ", 6)) {
                 out->ok = 1;
                 out->addr_mode = text[3] - '0';
                 out->cp_async = text[5] == '1';
+                out->wgmma = !strcmp(line2 + 6, "ok");
+                snprintf(out->wgmma_reason, sizeof out->wgmma_reason, "%s",
+                         out->wgmma ? "" : !strncmp(line2 + 6, "no ", 3) ? line2 + 9 : "unreadable probe record");
                 free(source);
                 return;
             }
@@ -201,7 +330,7 @@ static void run_probe(const trr_cl_device_ref *ref, const char *name, const char
      * optional (the kernel then stages tiles through registers). A compiler that refuses the PTX without
      * cp.async refuses it in every mode. */
     static const int modes[4][2] = {{0, 1}, {0, 0}, {1, 1}, {1, 0}};
-    int verdict = 0;
+    int verdict = 0, wg_verdict = 0;
     for (int i = 0; i < 4; i++) {
         verdict =
             try_mode(context, ref->device, source, size, modes[i][0], modes[i][1], out->reason, sizeof out->reason);
@@ -214,12 +343,25 @@ static void run_probe(const trr_cl_device_ref *ref, const char *name, const char
         }
         if (verdict < 0 || (!modes[i][1] && strstr(out->reason, "refuses"))) break;
     }
+    /* wgmma copies through cp.async, with the address mode the mma probe found */
+    if (out->ok && !out->cp_async) snprintf(out->wgmma_reason, sizeof out->wgmma_reason, "cp.async did not pass");
+    if (out->ok && out->cp_async) {
+        memcpy(source + common->size + 1, wg->data, wg->size);
+        size = common->size + 1 + wg->size;
+        source[size] = '\0';
+        wg_verdict = try_wgmma(context, ref->device, source, size, out->addr_mode, out->wgmma_reason,
+                               sizeof out->wgmma_reason);
+        out->wgmma = wg_verdict == 1;
+        if (out->wgmma) out->wgmma_reason[0] = '\0';
+    }
     trr_cl.ReleaseContext(context);
     free(source);
-    if (verdict >= 0 && have_dir) {
-        char text[256];
-        int n = out->ok ? snprintf(text, sizeof text, "ok %d %d\n", out->addr_mode, out->cp_async)
-                        : snprintf(text, sizeof text, "no %s\n", out->reason);
+    if (verdict >= 0 && wg_verdict >= 0 && have_dir) {
+        char text[512];
+        int n = !out->ok ? snprintf(text, sizeof text, "no %s\n", out->reason)
+                : out->wgmma ? snprintf(text, sizeof text, "ok %d %d\nwgmma ok\n", out->addr_mode, out->cp_async)
+                             : snprintf(text, sizeof text, "ok %d %d\nwgmma no %s\n", out->addr_mode, out->cp_async,
+                                        out->wgmma_reason);
         /* best effort: an unwritable cache costs a probe next time */
         if (n > 0) trr_file_write_atomic(NULL, path, text, (size_t)n < sizeof text ? (size_t)n : sizeof text - 1);
     }

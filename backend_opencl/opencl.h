@@ -92,6 +92,8 @@ typedef struct trr_cl_mma {
     int addr_mode;    /* its ADDR_MODE build option */
     int cp_async;     /* its CP_ASYNC build option: cp.async computed right too */
     char reason[192]; /* why not, when !ok */
+    int wgmma;        /* the wgmma probe (matmul_wgmma.cl) built as sm_90a PTX and computed right */
+    char wgmma_reason[192];
 } trr_cl_mma;
 /* The probe's verdict for device index (name and driver as the device reports them, for the disk cache key):
  * run at most once per device per process. */
@@ -141,6 +143,10 @@ void trr_cl_scratch_release(trr_cl_dev *dev, trr_cl_scratch *s);
  * options (then cached in memory and on disk). The kernel object is owned by the cache. */
 trr_status trr_cl_get_kernel(trr_context *ctx, const char *file, const char *options, const char *kernel,
                              cl_kernel *out_kernel);
+/* The same for a file whose sm_90a instructions are marked as comments for the sm_90 compiler (ptx_retarget.h;
+ * options must define WG_COMMENTED=1): built from the driver's PTX, retargeted to sm_90a. */
+trr_status trr_cl_get_kernel_sm90a(trr_context *ctx, const char *file, const char *options, const char *kernel,
+                                   cl_kernel *out_kernel);
 /* The same for a source that is not an embedded file (a user op's, core/user_op.h): file is the in-memory cache's
  * name for it, which must be unique per source; the disk cache's key hashes the text itself. */
 trr_status trr_cl_get_kernel_text(trr_context *ctx, const char *file, const char *text, const char *options,

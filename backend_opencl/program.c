@@ -4,6 +4,7 @@
 #include "opencl.h"
 
 #include "cache.h"
+#include "ptx_retarget.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -180,16 +181,56 @@ static void store_cached(trr_context *ctx, const char *path, cl_program program)
     free(data);
 }
 
-static trr_status compile(trr_context *ctx, const char *file, const char *text, const char *options,
+/* The sm_90a build of a program built for sm_90 with its sm_90a instructions marked as comments
+ * (ptx_retarget.h): the driver's PTX, unmarked and retargeted, built again as a binary. */
+static trr_status retarget_sm90a(trr_context *ctx, cl_program *program, const char *options, const char *file) {
+    trr_cl_dev *dev = ctx->dev;
+    size_t size = 0;
+    cl_int err = trr_cl.GetProgramInfo(*program, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, NULL);
+    if (err != CL_SUCCESS || size == 0) return trr_cl_fail(ctx, "clGetProgramInfo(CL_PROGRAM_BINARY_SIZES)", err);
+    unsigned char *ptx = malloc(size + 1);
+    if (!ptx) return trr_error(ctx, TRR_ERR_OUT_OF_MEMORY, "opencl: no host memory for %s's PTX", file);
+    err = trr_cl.GetProgramInfo(*program, CL_PROGRAM_BINARIES, sizeof ptx, &ptx, NULL);
+    if (err != CL_SUCCESS) {
+        free(ptx);
+        return trr_cl_fail(ctx, "clGetProgramInfo(CL_PROGRAM_BINARIES)", err);
+    }
+    char *text = NULL, why[160];
+    size_t n = 0;
+    const int bad = trr_ptx_retarget_sm90a((const char *)ptx, size, &text, &n, why, sizeof why);
+    free(ptx);
+    if (bad) return trr_error(ctx, TRR_ERR_UNSUPPORTED, "opencl: %s on %s: %s", file, dev->info.name, why);
+    const unsigned char *bin = (const unsigned char *)text;
+    const size_t bin_size = n + 1; /* the driver takes PTX with its terminator */
+    cl_int status = CL_SUCCESS;
+    cl_program p = trr_cl.CreateProgramWithBinary(dev->context, 1, &dev->device, &bin_size, &bin, &status, &err);
+    free(text);
+    if (!p || err != CL_SUCCESS || status != CL_SUCCESS) {
+        if (p) trr_cl.ReleaseProgram(p);
+        return trr_cl_fail(ctx, "clCreateProgramWithBinary (sm_90a PTX)", err != CL_SUCCESS ? err : status);
+    }
+    trr_status st = build(ctx, p, options, file, 1);
+    if (st != TRR_OK) {
+        trr_cl.ReleaseProgram(p);
+        return st;
+    }
+    trr_cl.ReleaseProgram(*program);
+    *program = p;
+    return TRR_OK;
+}
+
+static trr_status compile(trr_context *ctx, const char *file, const char *text, const char *options, int sm90a,
                           cl_program *out_program) {
     trr_cl_dev *dev = ctx->dev;
     char *source = NULL;
     size_t source_size = 0;
     TRR_TRY(program_source(ctx, file, text, &source, &source_size));
 
-    const void *parts[4] = {dev->info.name, dev->driver_version, source, options};
-    size_t sizes[4] = {strlen(dev->info.name), strlen(dev->driver_version), source_size, strlen(options)};
-    uint64_t key = trr_hash_parts(parts, sizes, 4);
+    const char *arch = sm90a ? "sm_90a" : "";
+    const void *parts[5] = {dev->info.name, dev->driver_version, source, options, arch};
+    size_t sizes[5] = {strlen(dev->info.name), strlen(dev->driver_version), source_size, strlen(options),
+                       strlen(arch)};
+    uint64_t key = trr_hash_parts(parts, sizes, 5);
 
     char name[96];
     snprintf(name, sizeof name, "opencl-%.40s-%016llx.cl", file, (unsigned long long)key);
@@ -225,6 +266,7 @@ static trr_status compile(trr_context *ctx, const char *file, const char *text, 
     free(source);
     if (!program || err != CL_SUCCESS) return trr_cl_fail(ctx, "clCreateProgramWithSource", err);
     trr_status status = build(ctx, program, options, file, 1);
+    if (status == TRR_OK && sm90a) status = retarget_sm90a(ctx, &program, options, file);
     if (status != TRR_OK) {
         trr_cl.ReleaseProgram(program);
         return status;
@@ -234,13 +276,26 @@ static trr_status compile(trr_context *ctx, const char *file, const char *text, 
     return TRR_OK;
 }
 
+static trr_status get_kernel(trr_context *ctx, const char *file, const char *text, const char *options, int sm90a,
+                             const char *kernel, cl_kernel *out_kernel);
+
 trr_status trr_cl_get_kernel(trr_context *ctx, const char *file, const char *options, const char *kernel,
                              cl_kernel *out_kernel) {
-    return trr_cl_get_kernel_text(ctx, file, NULL, options, kernel, out_kernel);
+    return get_kernel(ctx, file, NULL, options, 0, kernel, out_kernel);
+}
+
+trr_status trr_cl_get_kernel_sm90a(trr_context *ctx, const char *file, const char *options, const char *kernel,
+                                   cl_kernel *out_kernel) {
+    return get_kernel(ctx, file, NULL, options, 1, kernel, out_kernel);
 }
 
 trr_status trr_cl_get_kernel_text(trr_context *ctx, const char *file, const char *text, const char *options,
                                   const char *kernel, cl_kernel *out_kernel) {
+    return get_kernel(ctx, file, text, options, 0, kernel, out_kernel);
+}
+
+static trr_status get_kernel(trr_context *ctx, const char *file, const char *text, const char *options, int sm90a,
+                             const char *kernel, cl_kernel *out_kernel) {
     trr_cl_dev *dev = ctx->dev;
     trr_cl_program *p = dev->programs;
     while (p && !(strcmp(p->file, file) == 0 && strcmp(p->options, options) == 0)) p = p->next;
@@ -254,7 +309,7 @@ trr_status trr_cl_get_kernel_text(trr_context *ctx, const char *file, const char
             return trr_error(ctx, TRR_ERR_OUT_OF_MEMORY, "opencl: no host memory for a program");
         }
         strcpy(p->options, options);
-        trr_status status = compile(ctx, file, text, options, &p->program);
+        trr_status status = compile(ctx, file, text, options, sm90a, &p->program);
         if (status != TRR_OK) {
             free(p->options);
             free(p);

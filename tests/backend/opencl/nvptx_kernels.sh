@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The OpenCL kernels that only NVIDIA's compiler builds (inline PTX: matmul_mma.cl, attention_mma.cl,
-# attention_decode_mma.cl) compiled with clang's OpenCL front end for NVPTX, as common.cl plus the op's file like
+# The OpenCL kernels that only NVIDIA's compiler builds (inline PTX: matmul_mma.cl, matmul_wgmma.cl,
+# attention_mma.cl, attention_decode_mma.cl) compiled with clang's OpenCL front end for NVPTX, as common.cl plus the op's file like
 # backend_opencl/program.c, under -Wall -Werror: PoCL and rusticl cannot build them, so without this CI would
 # never see them. The build options are the backends' tiles (backend_opencl/attention.c's tables, matmul's
 # tuned configs) in each dtype, with and without cp.async (each with one of the two address modes), and matmul_mma's
@@ -15,7 +15,7 @@ skip() { echo "[SKIP] opencl_nvptx::kernels: $*"; exit 77; }
 "$clang" --print-targets 2>/dev/null | grep -q nvptx64 || skip "$clang has no NVPTX target"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-for f in matmul_mma attention_mma attention_decode_mma; do cat "$dir/common.cl" "$dir/$f.cl" > "$work/$f.cl"; done
+for f in matmul_mma matmul_wgmma attention_mma attention_decode_mma; do cat "$dir/common.cl" "$dir/$f.cl" > "$work/$f.cl"; done
 n=0 failed=0
 build() { # file options...
   local f=$1; shift
@@ -82,5 +82,24 @@ for am in 0 1; do
 done
 # the mma probe's build (backend_opencl/mma_probe.c)
 build matmul_mma -DMMA_PROBE -DADDR_MODE=1 -DCP_ASYNC=1 -DX_DT=1 -DY_DT=1 -DZ_DT=0
+# matmul_wgmma (8-bit floats on wgmma): both address modes, the wgmma lines live and as comments (the driver's
+# first build), every pair of formats, C in f32, f16 and bf16, the tiles its check takes; and its probe
+for am in 0 1; do
+  for wc in 0 1; do
+    for xy in "4 4" "5 4" "4 5" "5 5"; do
+      set -- $xy
+      for z in 0 1 2; do
+        build matmul_wgmma -DX_DT=$1 -DY_DT=$2 -DZ_DT=$z -DADDR_MODE=$am -DCP_ASYNC=1 -DWG_COMMENTED=$wc \
+          -DBLOCK_M=128 -DBLOCK_N=128 -DGROUP_M=8 -DSTAGES=3
+      done
+    done
+    for t in "64 128 3" "64 48 4" "128 16 2" "64 64 6"; do
+      set -- $t
+      build matmul_wgmma -DX_DT=4 -DY_DT=4 -DZ_DT=2 -DADDR_MODE=$am -DCP_ASYNC=1 -DWG_COMMENTED=$wc -DBLOCK_M=$1 \
+        -DBLOCK_N=$2 -DGROUP_M=8 -DSTAGES=$3
+    done
+    build matmul_wgmma -DWGMMA_PROBE -DADDR_MODE=$am -DCP_ASYNC=1 -DWG_COMMENTED=$wc -DX_DT=4 -DY_DT=4 -DZ_DT=0
+  done
+done
 echo "nvptx_kernels: $((n - failed)) of $n builds clean"
 [ "$failed" -eq 0 ]
