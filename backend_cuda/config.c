@@ -443,70 +443,44 @@ static int narrow_choice(const trr_call *call, int sms) {
     return 0;
 }
 
-/* The wgmma kernel's time for a 16-bit call on tile bm x bn, plain or stream-K (sk), in K tiles of 128 x 128 at
- * the 128 x 256 tile's rate: the K tiles the busiest block runs. Plain: whole waves of tiles, the last one part
- * idle. Stream-K (ops_matmul.c's grid, the kernel's plan): the whole-tile waves, then an equal share of the rest's
- * K tiles, plus SK_HANDOVER for handing the pieces' f32 partials to their tiles' owners through the workspace.
- * Rates (wave_rate) and hand-over as measured on NVIDIA H200 (docs/performance.md, wave quantization): each
- * tile's rate per output relative to 128 x 256's, from its throughput over whole waves at the sizes from 1536^3
- * to 4224^3 (128 x 144 and 128 x 160, not configs, ran at 0.75-0.9: B's last 64-column box is loaded whole for
- * a part of it), and the hand-over costs about as much as 25 of these units, whatever the tile (the waits for the
- * slowest piece, more than the slots' bytes). 0 where the schedule does not apply. */
-#define SK_HANDOVER 25.0
+/* The wgmma kernel's time for a 16-bit call on tile bm x bn, in K tiles of 128 x 128 at the 128 x 256 tile's rate:
+ * whole waves of tiles, the last one part idle, the K tiles the busiest block runs. Rates as measured on NVIDIA
+ * H200 (docs/performance.md, wave quantization): each tile's rate per output relative to 128 x 256's, from its
+ * throughput over whole waves at the sizes from 1536^3 to 4224^3 (128 x 144 and 128 x 160, not configs, ran at
+ * 0.75-0.9: B's last 64-column box is loaded whole for a part of it). 0 where it does not apply. */
 static double wave_rate(int bm, int bn) {
     if (bm == TRR_CUDA_WGMMA_TALL_BM) return 1.03;
     return bn == 256 ? 1.0 : bn == 192 ? 0.97 : bn == 128 ? 0.92 : bn == 224 ? 0.92 : 0.80;
 }
 
-static double wave_cost(const trr_call *call, int sms, int bm, int bn, int sk) {
+static double wave_cost(const trr_call *call, int sms, int bm, int bn) {
     const int64_t t = tiles(call, bm, bn), kt = (call->k + TRR_CUDA_WGMMA_BK - 1) / TRR_CUDA_WGMMA_BK;
     const double per = (double)bm * bn / (128.0 * 128.0) / wave_rate(bm, bn); /* a K tile's cost */
     if (t <= 0 || kt <= 0 || sms <= 0) return 0.0;
-    if (!sk) return (double)((t + sms - 1) / sms) * (double)kt * per;
-    /* Below a wave and a half of tiles the pieces' hand-over costs more than the idle SMs give back (measured),
-     * so the estimate leaves the plain schedule there; the kernel still takes such calls when asked. */
-    if (2 * t < 3 * (int64_t)sms || t % sms == 0) return 0.0;
-    const int64_t g = sms, dp = t / sms - 1, sk_iters = (t - dp * sms) * kt;
-    return ((double)(dp * kt) + (double)((sk_iters + g - 1) / g)) * per + SK_HANDOVER;
+    return (double)((t + sms - 1) / sms) * (double)kt * per;
 }
 
-/* The heuristic's wgmma schedule for a 16-bit call with no tile asked for: of the configs' tiles (wider than 128
- * only where N is, taller only where M is), plain, and those of every schedule on stream-K, the one of least
- * wave_cost (plain 128 x 256 only where the rule took it); stream-K only where it is ahead by more than
- * TRR_CUDA_STREAMK_MARGIN percent (its hand-over estimate is coarse; a plain tile is what was measured). Starts
- * from the rule's 128 x *bn; sets *bm and *bn and returns the variant. */
-static int wave_choice(const trr_call *call, int sms, int *bm, int *bn) {
-    double best = wave_cost(call, sms, TRR_CUDA_WGMMA_BM, *bn, 0);
+/* The heuristic's wgmma tile for a 16-bit call with no tile asked for: of the configs' tiles (wider than 128 only
+ * where N is, taller only where M is), the one of least wave_cost (plain 128 x 256 only where the rule took it).
+ * Stream-K is left to those who ask for it (variant streamk) and to the tuner: wherever this estimate put it
+ * ahead, a plain tile measured faster (docs/performance.md). Starts from the rule's 128 x *bn; sets *bm, *bn. */
+static void wave_choice(const trr_call *call, int sms, int *bm, int *bn) {
+    double best = wave_cost(call, sms, TRR_CUDA_WGMMA_BM, *bn);
     int best_bm = TRR_CUDA_WGMMA_BM, best_bn = *bn;
     for (int i = 0; i < trr_cuda_wgmma_config_count; i++) {
         const trr_config *c = &trr_cuda_wgmma_configs[i];
         if ((c->block_n > 128 && call->cols <= 128) || (c->block_m > 128 && call->rows <= 128)) continue;
         /* a plain tile other than the rule's only where clearly ahead, and not the wide one in place of the
          * narrow (the rule's narrow tile below a wave of wide ones is what was measured) */
-        const double p = wave_cost(call, sms, c->block_m, c->block_n, 0);
+        const double p = wave_cost(call, sms, c->block_m, c->block_n);
         if (p > 0.0 && p < best * 0.97 && c->block_n != 256) {
             best = p;
             best_bm = c->block_m;
             best_bn = c->block_n;
         }
     }
-    /* then stream-K, against the best plain tile */
-    int sk = 0;
-    const double plain = best;
-    for (int i = 0; i < trr_cuda_wgmma_config_count; i++) {
-        const trr_config *c = &trr_cuda_wgmma_configs[i];
-        if (!trr_cuda_wgmma_every_schedule(c) || (c->block_n > 128 && call->cols <= 128)) continue;
-        const double s = wave_cost(call, sms, c->block_m, c->block_n, 1);
-        if (s > 0.0 && s * (1.0 + TRR_CUDA_STREAMK_MARGIN / 100.0) < plain && s < best) {
-            best = s;
-            best_bm = c->block_m;
-            best_bn = c->block_n;
-            sk = 1;
-        }
-    }
     *bm = best_bm;
     *bn = best_bn;
-    return sk ? TRR_VARIANT_STREAMK : TRR_VARIANT_WGMMA;
 }
 
 void trr_cuda_choose_matmul(const trr_cuda_dev *dev, trr_call *call) {
@@ -549,7 +523,7 @@ void trr_cuda_choose_matmul(const trr_cuda_dev *dev, trr_call *call) {
         int bm = TRR_CUDA_WGMMA_BM, bn = call->config.block_n;
         if (!bn) bn = call->cols > 128 && tiles(call, 128, 256) * 10 >= (int64_t)sms * 9 ? 256 : 128;
         /* Then the waves: where the tile count leaves much of the last wave idle (3072^3 on 128 x 256: 2.2 waves,
-         * the third a fifth full), the tile or the stream-K schedule that balances it (wave_choice). Only with
+         * the third a fifth full), the tile that balances it (wave_choice). Only with
          * nothing of the tile or family asked for, not where the clusters below take the call (8 waves and
          * more: a part wave is a small share there), and not where split-K fills a small grid (choose_split:
          * the measured rule for few tiles with a long K). */
@@ -567,8 +541,7 @@ void trr_cuda_choose_matmul(const trr_cuda_dev *dev, trr_call *call) {
             choose_split(dev, call, &plain) > 1)
             narrow = 0;
         if (auto_variant && !f8_call(call) && !asked && !clustered && !narrow && choose_split(dev, call, &plain) == 1) {
-            variant = wave_choice(call, sms, &bm, &bn);
-            call->config.variant = variant;
+            wave_choice(call, sms, &bm, &bn);
         }
         h = trr_cuda_wgmma_configs[0];
         for (int i = 0; i < trr_cuda_wgmma_config_count; i++) {

@@ -517,9 +517,6 @@ void trr_cuda_variant_matmul_wgmma_ab(trr_cuda_variant *v, const trr_config *cfg
 #define TRR_CUDA_SPLIT_WIDE_FILL 4
 /* Variant streamk below a wave: blocks enough for about this many K tiles each (ops_matmul.c, streamk_grid) */
 #define TRR_CUDA_STREAMK_MIN_RUN 8
-/* ... and how far ahead (percent) of the plain schedule the heuristic's estimate must put it (config.c): measured
- * on NVIDIA H200, stream-K ran behind the best plain tile at every sweep size its estimate put it up to 8% ahead */
-#define TRR_CUDA_STREAMK_MARGIN 10
 /* split-K's second pass (matmul_reduce.cu): the partials summed into C of type out */
 void trr_cuda_variant_matmul_reduce(trr_cuda_variant *v, trr_dtype out);
 void trr_cuda_variant_matmul_simt(trr_cuda_variant *v, const trr_config *cfg, trr_dtype in, trr_dtype out,
