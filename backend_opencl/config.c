@@ -228,12 +228,13 @@ void trr_cl_choose_matmul(trr_context *ctx, trr_call *call) {
     if (!c->variant && !wgmma_refusal(dev, call)) c->variant = TRR_VARIANT_WGMMA;
     if (!c->variant) c->variant = trr_cl_matmul_auto_variant(dev->mma.ok, call->x.dtype, call->y.dtype);
     if (c->variant == TRR_VARIANT_WGMMA) {
-        /* 128 x 128 in three stages of 64 bytes of K fill the 48 KiB; a 64-row tile (one warpgroup) where M is
+        /* 128 x 112 in three stages of 64 bytes of K, beside their mbarriers, fill the 48 KiB (ahead of 128 x 128
+         * in two stages on NVIDIA H200: docs/performance.md); a 64-row tile (one consumer warpgroup) where M is
          * that short */
         set_if_zero(&c->block_m, call->rows <= 64 ? 64 : 128);
-        set_if_zero(&c->block_n, 128);
+        set_if_zero(&c->block_n, 112);
         set_if_zero(&c->block_k, 64);
-        set_if_zero(&c->threads, c->block_m * 2);
+        set_if_zero(&c->threads, c->block_m * 2 + 128);
         set_if_zero(&c->group_m, 8);
         set_if_zero(&c->stages, 3);
         set_if_zero(&c->vector_width, 16);
@@ -361,13 +362,16 @@ static trr_status check_wgmma(trr_context *ctx, const trr_call *call) {
     /* two sets of accumulators (the slice's product and the sums: matmul_wgmma.cl) */
     if (c->block_n < 16 || c->block_n > 128 || c->block_n % 16)
         return bad(ctx, "variant wgmma block_n must be a multiple of 16 from 16 to 128");
-    if (c->threads != 2 * c->block_m) return bad(ctx, "variant wgmma runs a warpgroup per 64 rows (threads = 2 x block_m)");
+    if (c->threads != 2 * c->block_m + 128)
+        return bad(ctx, "variant wgmma runs a consumer warpgroup per 64 rows and a producer warpgroup (threads = 2 x "
+                        "block_m + 128)");
     if (c->block_k != 64) return bad(ctx, "variant wgmma takes K in slices of 64 (block_k must be 64)");
     if (c->split_k > 1) return bad(ctx, "matmul has no split-K (split_k must be 1)");
     if (c->vector_width != 16) return bad(ctx, "variant wgmma moves 16-byte chunks (vector_width must be 16)");
     if (c->group_m <= 0) return bad(ctx, "group_m must be positive");
     if (c->stages < 2 || c->stages > 8) return bad(ctx, "variant wgmma stages must be 2..8");
-    const uint64_t local = (uint64_t)c->stages * 64ull * (uint64_t)(c->block_m + c->block_n);
+    /* the slices and two 8-byte mbarriers a stage */
+    const uint64_t local = (uint64_t)c->stages * (64ull * (uint64_t)(c->block_m + c->block_n) + 16ull);
     if (local > dev->local_memory)
         return trr_error(
             ctx, TRR_ERR_UNSUPPORTED,

@@ -7,12 +7,17 @@
  * FP8 wgmma reads both operands K-major from shared memory: A stored [M,K] and B stored [N,K] (TRANS_A 0,
  * TRANS_B 1), their rows 16-byte aligned (cp.async copies 16-byte chunks); the host refuses other layouts with
  * the reason and the heuristic leaves them on matmul_mma.cl.
- * One work-group of BLOCK_M / 64 warpgroups per BLOCK_M x BLOCK_N tile of C in the grouped order of docs/ops.md;
- * warpgroup w owns rows 64w .. 64w + 63 of the tile (one m64nBLOCK_Nk32 accumulator). K goes in slices of 64
- * bytes, STAGES of them in flight through cp.async: a slice's rows are 64 bytes under the 64-byte swizzle (16-byte
- * chunk c of row r at chunk c ^ ((r / 2) % 4)), which the descriptors name, so the tensor cores read without bank
- * conflicts. NVIDIA's OpenCL gives a work-group 48 KiB of local memory: three stages of 128 x 128. Every work-item copies; a slice is multiplied once all copies of it are in and fenced for the
- * tensor cores' (async) proxy, and its slot is refilled only after every warpgroup's wgmma on it completed.
+ * One work-group per BLOCK_M x BLOCK_N tile of C in the grouped order of docs/ops.md: BLOCK_M / 64 consumer
+ * warpgroups, warpgroup w owning rows 64w .. 64w + 63 of the tile (one m64nBLOCK_Nk32 accumulator), and one
+ * producer warpgroup that copies. K goes in slices of 64 bytes, STAGES of them in flight through cp.async: a
+ * slice's rows are 64 bytes under the 64-byte swizzle (16-byte chunk c of row r at chunk c ^ ((r / 2) % 4)),
+ * which the descriptors name, so the tensor cores read without bank conflicts. Per stage an mbarrier "full"
+ * (the producers' copies landed: cp.async.mbarrier.arrive) and "empty" (every consumer's wgmma on it completed)
+ * hand the slices over, so the consumer warpgroups do not wait for each other: one's wgmma runs while another
+ * adds its partial (below). With every work-item copying and a barrier a slice instead, the warpgroups run in
+ * lockstep and the tensor cores idle through every add; a single producer warp cannot issue the copies fast
+ * enough (docs/performance.md). NVIDIA's OpenCL gives a work-group 48 KiB of local memory: three stages of 128 x 112
+ * beside the mbarriers.
  * Build options: BLOCK_M (64 or 128), BLOCK_N (16..128, a multiple of 16), GROUP_M, STAGES, X_DT, Y_DT (4 e4m3,
  * 5 e5m2), Z_DT, ADDR_MODE and CP_ASYNC (1: the mma probe's findings), WG_COMMENTED (1: the wgmma lines as
  * comments, the first build). */
@@ -33,7 +38,8 @@ static inline ulong wg_desc(uint addr) {
 #define WG_FENCE() asm volatile(WG_PTX "wgmma.fence.sync.aligned;" ::: "memory")
 #define WG_COMMIT() asm volatile(WG_PTX "wgmma.commit_group.sync.aligned;" ::: "memory")
 #define WG_WAIT0() asm volatile(WG_PTX "wgmma.wait_group.sync.aligned 0;" ::: "memory")
-/* the copies of this work-item reach the tensor cores' view of shared memory */
+/* shared-memory writes of the generic proxy (cp.async, stores) seen by this work-item ordered before its
+ * async-proxy reads (wgmma) */
 #define PROXY_FENCE() asm volatile("fence.proxy.async.shared::cta;" ::: "memory")
 
 /* One 16-byte chunk into shared memory at dst: the bytes of src that are in range (n of 16), the rest zero. */
@@ -140,16 +146,32 @@ __kernel __attribute__((reqd_work_group_size(128, 1, 1))) void wgmma_probe(__glo
 #else
 
 #define WGS (BLOCK_M / 64)
-#define THREADS (WGS * 128)
-#define A_SLICE (BLOCK_M * BK) /* bytes of a stage */
+#define CONSUMERS (WGS * 128)
+#define PRODUCERS 128
+#define THREADS (CONSUMERS + PRODUCERS) /* the consumer warpgroups, then the producer warpgroup */
+#define A_SLICE (BLOCK_M * BK)   /* bytes of a stage */
 #define B_SLICE (BLOCK_N * BK)
 #define STAGE (A_SLICE + B_SLICE)
-#define A_CHUNKS (A_SLICE / 16 / THREADS) /* chunks a work-item copies a slice */
-#define B_CHUNKS ((B_SLICE / 16 + THREADS - 1) / THREADS)
 #define NACC (BLOCK_N / 2) /* accumulators a work-item */
-#if A_SLICE % (16 * THREADS)
-#error "A's slice must split evenly over the work-group"
-#endif
+
+/* mbarriers (PTX, shared memory; they need no sm_90a) */
+static inline void mbar_init(uint bar, uint count) {
+    asm volatile("mbarrier.init.shared.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
+}
+static inline void mbar_wait(uint bar, uint parity) {
+    asm volatile("{\n.reg .pred done;\nWAIT_%=:\n"
+                 "mbarrier.try_wait.parity.shared.b64 done, [%0], %1;\n"
+                 "@!done bra WAIT_%=;\n}\n" ::"r"(bar),
+                 "r"(parity)
+                 : "memory");
+}
+static inline void mbar_arrive(uint bar) {
+    asm volatile("{\n.reg .b64 state;\nmbarrier.arrive.shared.b64 state, [%0];\n}\n" ::"r"(bar) : "memory");
+}
+/* arrives on bar once every cp.async this work-item issued before it has landed */
+static inline void mbar_arrive_copies(uint bar) {
+    asm volatile("cp.async.mbarrier.arrive.noinc.shared.b64 [%0];" ::"r"(bar) : "memory");
+}
 
 __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void matmul_wgmma(
     __global const uchar *a, long aoff, int lda, __global const uchar *b, long boff, int ldb, __global z_t *c,
@@ -157,6 +179,8 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void matmul_wgmma(
     int c_pair, float scale) {
     /* the swizzle is a function of the address: slices start on its 512-byte period */
     __local uchar smem_[STAGES * STAGE] __attribute__((aligned(512)));
+    /* per stage: full (the producer's copies landed) and empty (every consumer's wgmma on it completed) */
+    __local ulong bars_[2 * STAGES] __attribute__((aligned(8)));
     const long batch = (long)get_group_id(2);
     a += aoff + batch * a_bstride;
     b += boff + batch * b_bstride;
@@ -165,52 +189,57 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void matmul_wgmma(
     int pm, pn;
     trr_grouped_block((int)get_group_id(0), (M + BLOCK_M - 1) / BLOCK_M, (N + BLOCK_N - 1) / BLOCK_N, GROUP_M, &pm, &pn);
     const int m0 = pm * BLOCK_M, n0 = pn * BLOCK_N;
-    const uint base = smem_addr(smem_);
+    const uint base = smem_addr(smem_), bars = smem_addr(bars_);
+#define FULL(s) (bars + (uint)(s) * 8u)
+#define EMPTY(s) (bars + (uint)(STAGES + (s)) * 8u)
     const int ktiles = (K + BK - 1) / BK;
+    if (tid == 0)
+        for (int s = 0; s < STAGES; s++) {
+            mbar_init(FULL(s), (uint)PRODUCERS);
+            mbar_init(EMPTY(s), (uint)CONSUMERS);
+        }
+    barrier(CLK_LOCAL_MEM_FENCE);
 
-    /* Chunk i of a work-item is chunk tid + i·THREADS of the slice: row (tid + i·THREADS) / 4, chunk tid % 4, so
-     * four neighbouring work-items read one row's 64 bytes. Rows past M or N and bytes past K read as zero. */
-#define COPY_SLICE(st, k0)                                                                                     \
-    do {                                                                                                       \
-        const uint sa = base + (uint)((st) * STAGE), sb = sa + A_SLICE;                                        \
-        const int kc = (k0) + (tid % 4) * 16, kn = clamp(K - kc, 0, 16);                                       \
-        _Pragma("unroll") for (int i = 0; i < A_CHUNKS; i++) {                                                 \
-            const int r = tid / 4 + i * (THREADS / 4), gr = m0 + r;                                           \
-            const int n = gr < M ? kn : 0;                                                                     \
-            copy16(sa + SW64(r, tid % 4), n ? a + (long)gr * lda + kc : a, n);                                 \
-        }                                                                                                      \
-        _Pragma("unroll") for (int i = 0; i < B_CHUNKS; i++) {                                                 \
-            const int r = tid / 4 + i * (THREADS / 4), gr = n0 + r;                                           \
-            if (r < BLOCK_N) {                                                                                 \
-                const int n = gr < N ? kn : 0;                                                                 \
-                copy16(sb + SW64(r, tid % 4), n ? b + (long)gr * ldb + kc : b, n);                             \
-            }                                                                                                  \
-        }                                                                                                      \
-    } while (0)
-
+    if (tid >= CONSUMERS) {
+        /* The producers: slice t into stage t % STAGES once the consumers released that stage's previous slice.
+         * Producer q copies chunks q + PRODUCERS j of the slice (A's rows, then B's): row q / 4 + (PRODUCERS / 4) j,
+         * chunk q % 4, four neighbours a row's 64 bytes. Rows past M or N and bytes past K read as zero. */
+        const int q = tid - CONSUMERS;
+        for (int t = 0; t < ktiles; t++) {
+            const int s = t % STAGES, use = t / STAGES;
+            if (use > 0) mbar_wait(EMPTY(s), (uint)((use - 1) & 1));
+            const uint sa = base + (uint)(s * STAGE), sb = sa + A_SLICE;
+            const int kc = t * BK + (q % 4) * 16, kn = clamp(K - kc, 0, 16);
 #pragma unroll
-    for (int s = 0; s < STAGES - 1; s++) {
-        if (s < ktiles) COPY_SLICE(s, s * BK);
-        CP_COMMIT();
+            for (int j = 0; j < BLOCK_M / (PRODUCERS / 4); j++) {
+                const int r = q / 4 + (PRODUCERS / 4) * j, n = m0 + r < M ? kn : 0;
+                copy16(sa + SW64(r, q % 4), n ? a + (long)(m0 + r) * lda + kc : a, n);
+            }
+#pragma unroll
+            for (int j = 0; j < (BLOCK_N + PRODUCERS / 4 - 1) / (PRODUCERS / 4); j++) {
+                const int r = q / 4 + (PRODUCERS / 4) * j, n = n0 + r < N ? kn : 0;
+                if (r < BLOCK_N) copy16(sb + SW64(r, q % 4), n ? b + (long)(n0 + r) * ldb + kc : b, n);
+            }
+            mbar_arrive_copies(FULL(s));
+        }
+        CP_WAIT(0);
+        return;
     }
+
     /* The FP8 tensor cores keep their sums to about 14 bits, which drifts past the half outputs' bounds over a
      * long K (docs/ops.md): each slice's product goes into p from zero and is added, rounded to nearest, into the
-     * f32 sums d. The add waits for the slice's wgmma: reading p while a later wgmma is in flight (two partials
-     * taking turns) makes ptxas serialize every wgmma (warning C7514). */
+     * f32 sums d. The add waits for the slice's wgmma (reading p while a later wgmma is in flight makes ptxas
+     * serialize every wgmma: warning C7514); the warpgroups do not wait for each other, so one's wgmma runs while
+     * another adds. */
     float d[NACC], p[NACC];
 #pragma unroll
     for (int i = 0; i < NACC; i++) d[i] = p[i] = 0.0f;
     for (int t = 0; t < ktiles; t++) {
-        CP_WAIT(STAGES - 2);
+        const int s = t % STAGES;
+        mbar_wait(FULL(s), (uint)((t / STAGES) & 1));
+        /* the producer's copies (generic proxy) before this warpgroup's wgmma reads (async proxy) */
         PROXY_FENCE();
-        /* every copy of slice t is in, and every warpgroup's wgmma on slice t - 1 completed (each waits for its
-         * own before it comes here), so slice t - 1's slot takes the copies of slice t + STAGES - 1 */
-        barrier(CLK_LOCAL_MEM_FENCE);
-        const int next = t + STAGES - 1;
-        if (next < ktiles) COPY_SLICE(next % STAGES, next * BK);
-        CP_COMMIT();
-        const uint sa = base + (uint)((t % STAGES) * STAGE) + (uint)(wg * 64 * BK);
-        const uint sb = base + (uint)((t % STAGES) * STAGE) + A_SLICE;
+        const uint sa = base + (uint)(s * STAGE) + (uint)(wg * 64 * BK), sb = base + (uint)(s * STAGE) + A_SLICE;
         WG_FENCE();
 #pragma unroll
         for (int kk = 0; kk < BK / 32; kk++) {
@@ -220,10 +249,10 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void matmul_wgmma(
         }
         WG_COMMIT();
         WG_WAIT0();
+        mbar_arrive(EMPTY(s));
 #pragma unroll
         for (int i = 0; i < NACC; i++) d[i] += p[i];
     }
-    CP_WAIT(0);
 
     /* the epilogue over the accumulators, one straight pass per kind (matmul_mma.cl says why) */
 #define EPI_PASS(F)                                                                                            \

@@ -90,10 +90,10 @@ for am in 0 1; do
       set -- $xy
       for z in 0 1 2; do
         build matmul_wgmma -DX_DT=$1 -DY_DT=$2 -DZ_DT=$z -DADDR_MODE=$am -DCP_ASYNC=1 -DWG_COMMENTED=$wc \
-          -DBLOCK_M=128 -DBLOCK_N=128 -DGROUP_M=8 -DSTAGES=3
+          -DBLOCK_M=128 -DBLOCK_N=112 -DGROUP_M=8 -DSTAGES=3
       done
     done
-    for t in "64 128 3" "64 48 4" "128 16 2" "64 64 6"; do
+    for t in "128 128 2" "64 128 3" "64 48 4" "128 16 2" "64 64 6"; do
       set -- $t
       build matmul_wgmma -DX_DT=4 -DY_DT=4 -DZ_DT=2 -DADDR_MODE=$am -DCP_ASYNC=1 -DWG_COMMENTED=$wc -DBLOCK_M=$1 \
         -DBLOCK_N=$2 -DGROUP_M=8 -DSTAGES=$3
