@@ -60,6 +60,18 @@ static trr_status launch_tiles(trr_context *ctx, cl_kernel k, const trr_call *ca
     return trr_cl_launch(ctx, k, 3, global, local);
 }
 
+/* The tensor-core kernels' arguments (matmul_mma.cl, matmul_wgmma.cl: the shared ones, whether C's outputs move
+ * in pairs, the input scale) and their launch. */
+static trr_status run_tensor_core(trr_context *ctx, cl_kernel k, const trr_call *call) {
+    TRR_TRY(matmul_args(ctx, k, call));
+    /* outputs move in pairs: even row starts in every batch (buffers are aligned far beyond 8 bytes) */
+    cl_int cpair = call->z.stride0 % 2 == 0 && call->z.offset % 2 == 0 && call->z.batch_stride % 2 == 0;
+    ARG(17, cpair);
+    cl_float scale = input_scale(call);
+    ARG(18, scale);
+    return launch_tiles(ctx, k, call);
+}
+
 static trr_status run_mma(trr_context *ctx, const trr_call *call) {
     const trr_config *cfg = &call->config;
     const trr_cl_dev *dev = ctx->dev;
@@ -83,13 +95,7 @@ static trr_status run_mma(trr_context *ctx, const trr_call *call) {
     trr_cl_opt(options, sizeof options, " -DVEC_A=%d -DVEC_B=%d", rows_aligned(&call->x), rows_aligned(&call->y));
     cl_kernel k;
     TRR_TRY(trr_cl_get_kernel(ctx, "matmul_mma.cl", options, "matmul_mma", &k));
-    TRR_TRY(matmul_args(ctx, k, call));
-    /* outputs move in pairs: even row starts in every batch (buffers are aligned far beyond 8 bytes) */
-    cl_int cpair = call->z.stride0 % 2 == 0 && call->z.offset % 2 == 0 && call->z.batch_stride % 2 == 0;
-    ARG(17, cpair);
-    cl_float scale = input_scale(call);
-    ARG(18, scale);
-    return launch_tiles(ctx, k, call);
+    return run_tensor_core(ctx, k, call);
 }
 
 /* 8-bit floats on wgmma (kernels/opencl/matmul_wgmma.cl): built as sm_90a PTX from the driver's sm_90 PTX. */
@@ -103,12 +109,7 @@ static trr_status run_wgmma(trr_context *ctx, const trr_call *call) {
                trr_cl_dtype_code(call->y.dtype), trr_cl_dtype_code(call->z.dtype));
     cl_kernel k;
     TRR_TRY(trr_cl_get_kernel_sm90a(ctx, "matmul_wgmma.cl", options, "matmul_wgmma", &k));
-    TRR_TRY(matmul_args(ctx, k, call));
-    cl_int cpair = call->z.stride0 % 2 == 0 && call->z.offset % 2 == 0 && call->z.batch_stride % 2 == 0;
-    ARG(17, cpair);
-    cl_float scale = input_scale(call);
-    ARG(18, scale);
-    return launch_tiles(ctx, k, call);
+    return run_tensor_core(ctx, k, call);
 }
 
 /* Whether an operand's rows start on 4-element boundaries in every batch, so matmul.cl reads them as whole

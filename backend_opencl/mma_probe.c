@@ -65,6 +65,55 @@ static void build_reason(cl_program program, cl_device_id device, cl_int err, ch
     snprintf(out, cap, "%s", why[0] ? why : trr_cl_error_name(err));
 }
 
+/* Runs kernel `name` of program with buffers a and b (in bytes each, copied in) and c (c_bytes, read back into c)
+ * on one work-group of `threads`. 1: ran; 0: did not run (reason written); -1: the OpenCL setup failed. */
+static int run_probe_kernel(cl_context context, cl_device_id device, cl_program program, const char *name,
+                            const void *a, const void *b, size_t in, float *c, size_t c_bytes, size_t threads,
+                            char *reason, size_t cap) {
+    cl_int err = CL_SUCCESS;
+    cl_kernel kernel = trr_cl.CreateKernel(program, name, &err);
+    cl_command_queue queue = kernel ? trr_cl.CreateCommandQueue(context, device, 0, &err) : NULL;
+    cl_mem bufs[3] = {NULL, NULL, NULL};
+    int ran = -1;
+    if (queue) {
+        const void *host[3] = {a, b, c};
+        for (int i = 0; i < 3 && err == CL_SUCCESS; i++)
+            bufs[i] = trr_cl.CreateBuffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, i < 2 ? in : c_bytes,
+                                          (void *)host[i], &err);
+        for (int i = 0; i < 3 && err == CL_SUCCESS; i++)
+            err = trr_cl.SetKernelArg(kernel, (cl_uint)i, sizeof(cl_mem), &bufs[i]);
+        if (err == CL_SUCCESS)
+            err = trr_cl.EnqueueNDRangeKernel(queue, kernel, 1, NULL, &threads, &threads, 0, NULL, NULL);
+        if (err == CL_SUCCESS) err = trr_cl.EnqueueReadBuffer(queue, bufs[2], CL_TRUE, 0, c_bytes, c, 0, NULL, NULL);
+        ran = err == CL_SUCCESS;
+        if (!ran) snprintf(reason, cap, "%s failed to run: %s", name, trr_cl_error_name(err));
+    } else {
+        snprintf(reason, cap, "%s: %s", kernel ? "clCreateCommandQueue" : "clCreateKernel", trr_cl_error_name(err));
+    }
+    for (int i = 0; i < 3; i++)
+        if (bufs[i]) trr_cl.ReleaseMemObject(bufs[i]);
+    if (queue) trr_cl.ReleaseCommandQueue(queue);
+    if (kernel) trr_cl.ReleaseKernel(kernel);
+    return ran;
+}
+
+/* 1 where c (n x n) is the product of va (n x n) and vb (stored [k][n], or [n][k] with b_nk), else 0 with the
+ * first wrong element in reason. */
+static int product_right(const float *c, const int *va, const int *vb, int n, int b_nk, const char *what,
+                         char *reason, size_t cap) {
+    for (int m = 0; m < n; m++)
+        for (int j = 0; j < n; j++) {
+            int want = 0;
+            for (int k = 0; k < n; k++) want += va[m * n + k] * vb[b_nk ? j * n + k : k * n + j];
+            if (c[m * n + j] != (float)want) {
+                snprintf(reason, cap, "%s probe computed C[%d][%d] = %g, not %d", what, m, j, (double)c[m * n + j],
+                         want);
+                return 0;
+            }
+        }
+    return 1;
+}
+
 /* Builds and runs the probe with one address mode. 1: right; 0: not (reason written); -1: the OpenCL setup
  * itself failed (not cached: it may pass next time). */
 static int try_mode(cl_context context, cl_device_id device, const char *source, size_t size, int mode, int cp_async,
@@ -86,10 +135,6 @@ static int try_mode(cl_context context, cl_device_id device, const char *source,
         trr_cl.ReleaseProgram(program);
         return 0;
     }
-    int verdict = -1;
-    cl_kernel kernel = trr_cl.CreateKernel(program, "mma_probe", &err);
-    cl_command_queue queue = kernel ? trr_cl.CreateCommandQueue(context, device, 0, &err) : NULL;
-    cl_mem bufs[3] = {NULL, NULL, NULL};
     /* A[m][k] and B[k][n], row-major, small integers: every product and sum is exact */
     int va[256], vb[256];
     uint16_t ab[2][256];
@@ -101,40 +146,9 @@ static int try_mode(cl_context context, cl_device_id device, const char *source,
         ab[1][i] = half_of_int(vb[i]);
         c[i] = -1e30f;
     }
-    if (queue) {
-        for (int i = 0; i < 3 && err == CL_SUCCESS; i++)
-            bufs[i] = trr_cl.CreateBuffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, i < 2 ? 512 : 1024,
-                                          i < 2 ? (void *)ab[i] : (void *)c, &err);
-        for (int i = 0; i < 3 && err == CL_SUCCESS; i++)
-            err = trr_cl.SetKernelArg(kernel, (cl_uint)i, sizeof(cl_mem), &bufs[i]);
-        size_t global = 32, local = 32;
-        if (err == CL_SUCCESS)
-            err = trr_cl.EnqueueNDRangeKernel(queue, kernel, 1, NULL, &global, &local, 0, NULL, NULL);
-        if (err == CL_SUCCESS) err = trr_cl.EnqueueReadBuffer(queue, bufs[2], CL_TRUE, 0, sizeof c, c, 0, NULL, NULL);
-        if (err == CL_SUCCESS) {
-            verdict = 1;
-            for (int m = 0; m < 16 && verdict; m++)
-                for (int n = 0; n < 16; n++) {
-                    int want = 0;
-                    for (int k = 0; k < 16; k++) want += va[m * 16 + k] * vb[k * 16 + n];
-                    if (c[m * 16 + n] != (float)want) {
-                        snprintf(reason, cap, "mma.sync probe computed C[%d][%d] = %g, not %d", m, n,
-                                 (double)c[m * 16 + n], want);
-                        verdict = 0;
-                        break;
-                    }
-                }
-        } else {
-            snprintf(reason, cap, "mma.sync probe failed to run: %s", trr_cl_error_name(err));
-            verdict = 0;
-        }
-    } else {
-        snprintf(reason, cap, "%s: %s", kernel ? "clCreateCommandQueue" : "clCreateKernel", trr_cl_error_name(err));
-    }
-    for (int i = 0; i < 3; i++)
-        if (bufs[i]) trr_cl.ReleaseMemObject(bufs[i]);
-    if (queue) trr_cl.ReleaseCommandQueue(queue);
-    if (kernel) trr_cl.ReleaseKernel(kernel);
+    int verdict = run_probe_kernel(context, device, program, "mma_probe", ab[0], ab[1], sizeof ab[0], c, sizeof c, 32,
+                                   reason, cap);
+    if (verdict == 1) verdict = product_right(c, va, vb, 16, 0, "mma.sync", reason, cap);
     trr_cl.ReleaseProgram(program);
     return verdict;
 }
@@ -191,55 +205,28 @@ static int try_wgmma(cl_context context, cl_device_id device, const char *source
         if (program) trr_cl.ReleaseProgram(program);
         return 0;
     }
-    int verdict = -1;
-    cl_kernel kernel = trr_cl.CreateKernel(program, "wgmma_probe", &err);
-    cl_command_queue queue = kernel ? trr_cl.CreateCommandQueue(context, device, 0, &err) : NULL;
-    cl_mem bufs[3] = {NULL, NULL, NULL};
     /* A[m][k] and B[n][k], small integers: every product and sum is exact */
-    static int va[4096], vb[4096];
-    static uint8_t ab[2][4096];
-    static float c[4096];
+    struct {
+        int va[4096], vb[4096];
+        uint8_t ab[2][4096];
+        float c[4096];
+    } *w = malloc(sizeof *w);
+    if (!w) {
+        snprintf(reason, cap, "no host memory for the wgmma probe");
+        trr_cl.ReleaseProgram(program);
+        return -1;
+    }
     for (int i = 0; i < 4096; i++) {
-        va[i] = (i * 7 + 3) % 9 - 4;
-        vb[i] = (i * 5 + 1) % 9 - 4;
-        ab[0][i] = e4m3_of_int(va[i]);
-        ab[1][i] = e4m3_of_int(vb[i]);
-        c[i] = -1e30f;
+        w->va[i] = (i * 7 + 3) % 9 - 4;
+        w->vb[i] = (i * 5 + 1) % 9 - 4;
+        w->ab[0][i] = e4m3_of_int(w->va[i]);
+        w->ab[1][i] = e4m3_of_int(w->vb[i]);
+        w->c[i] = -1e30f;
     }
-    if (queue) {
-        for (int i = 0; i < 3 && err == CL_SUCCESS; i++)
-            bufs[i] = trr_cl.CreateBuffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, i < 2 ? 4096 : sizeof c,
-                                          i < 2 ? (void *)ab[i] : (void *)c, &err);
-        for (int i = 0; i < 3 && err == CL_SUCCESS; i++)
-            err = trr_cl.SetKernelArg(kernel, (cl_uint)i, sizeof(cl_mem), &bufs[i]);
-        size_t global = 128, local = 128;
-        if (err == CL_SUCCESS)
-            err = trr_cl.EnqueueNDRangeKernel(queue, kernel, 1, NULL, &global, &local, 0, NULL, NULL);
-        if (err == CL_SUCCESS) err = trr_cl.EnqueueReadBuffer(queue, bufs[2], CL_TRUE, 0, sizeof c, c, 0, NULL, NULL);
-        if (err == CL_SUCCESS) {
-            verdict = 1;
-            for (int m = 0; m < 64 && verdict; m++)
-                for (int nn = 0; nn < 64; nn++) {
-                    int want = 0;
-                    for (int k = 0; k < 64; k++) want += va[m * 64 + k] * vb[nn * 64 + k];
-                    if (c[m * 64 + nn] != (float)want) {
-                        snprintf(reason, cap, "wgmma probe computed C[%d][%d] = %g, not %d", m, nn,
-                                 (double)c[m * 64 + nn], want);
-                        verdict = 0;
-                        break;
-                    }
-                }
-        } else {
-            snprintf(reason, cap, "wgmma probe failed to run: %s", trr_cl_error_name(err));
-            verdict = 0;
-        }
-    } else {
-        snprintf(reason, cap, "%s: %s", kernel ? "clCreateCommandQueue" : "clCreateKernel", trr_cl_error_name(err));
-    }
-    for (int i = 0; i < 3; i++)
-        if (bufs[i]) trr_cl.ReleaseMemObject(bufs[i]);
-    if (queue) trr_cl.ReleaseCommandQueue(queue);
-    if (kernel) trr_cl.ReleaseKernel(kernel);
+    int verdict = run_probe_kernel(context, device, program, "wgmma_probe", w->ab[0], w->ab[1], sizeof w->ab[0], w->c,
+                                   sizeof w->c, 128, reason, cap);
+    if (verdict == 1) verdict = product_right(w->c, w->va, w->vb, 64, 1, "wgmma", reason, cap);
+    free(w);
     trr_cl.ReleaseProgram(program);
     return verdict;
 }

@@ -240,6 +240,20 @@ static inline uint smem_addr(__local const void *p) { return (uint)(ulong)p; }
                  : "+f"((d)[0]), "+f"((d)[1]), "+f"((d)[2]), "+f"((d)[3])                                      \
                  : "r"((a)[0]), "r"((a)[1]), "r"((a)[2]), "r"((a)[3]), "r"(b0), "r"(b1))
 
+/* The tensor-core matmuls' epilogue kinds (epi: 1 relu, 2 leaky_relu with slope alpha, 3 gelu), each applied
+ * to every accumulator by PASS(F) as one straight pass (matmul_mma.cl says why). */
+#define EPI_RELU(v) ((v) <= 0.0f ? 0.0f : (v)) /* a NaN stays NaN */
+#define EPI_LEAKY(v) ((v) >= 0.0f ? (v) : alpha * (v))
+#define EPI_APPLY(PASS)                                                                                        \
+    do {                                                                                                       \
+        if (epi == 1)                                                                                          \
+            PASS(EPI_RELU);                                                                                    \
+        else if (epi == 2)                                                                                     \
+            PASS(EPI_LEAKY);                                                                                   \
+        else if (epi == 3)                                                                                     \
+            PASS(GELU);                                                                                        \
+    } while (0)
+
 /* cp.async groups (CP_ASYNC: the probe found cp.async works; without it the copies are done when issued) */
 #if CP_ASYNC
 #define CP_COMMIT() asm volatile("cp.async.commit_group;" ::: "memory")

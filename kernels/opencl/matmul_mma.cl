@@ -545,14 +545,7 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void matmul_mma(
 #define F8_SCALE(v) ((v) * F8_UNDO * scale)
     EPI_PASS(F8_SCALE);
 #endif
-#define EPI_RELU(v) ((v) <= 0.0f ? 0.0f : (v)) /* a NaN stays NaN */
-#define EPI_LEAKY(v) ((v) >= 0.0f ? (v) : alpha * (v))
-    if (epi == 1)
-        EPI_PASS(EPI_RELU);
-    else if (epi == 2)
-        EPI_PASS(EPI_LEAKY);
-    else if (epi == 3)
-        EPI_PASS(GELU);
+    EPI_APPLY(EPI_PASS);
 
     /* accumulator fragment: c0, c1 at (lane / 4, 2·(lane % 4) + {0, 1}); c2, c3 eight rows below */
     const int row = m0 + wm * WTM + lane / 4, col = n0 + wn * WTN + (lane % 4) * 2;

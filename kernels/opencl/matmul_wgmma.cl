@@ -261,14 +261,7 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void matmul_wgmma(
     } while (0)
 #define EPI_SCALE(v) ((v) * scale)
     EPI_PASS(EPI_SCALE);
-#define EPI_RELU(v) ((v) <= 0.0f ? 0.0f : (v)) /* a NaN stays NaN */
-#define EPI_LEAKY(v) ((v) >= 0.0f ? (v) : alpha * (v))
-    if (epi == 1)
-        EPI_PASS(EPI_RELU);
-    else if (epi == 2)
-        EPI_PASS(EPI_LEAKY);
-    else if (epi == 3)
-        EPI_PASS(GELU);
+    EPI_APPLY(EPI_PASS);
 
     /* accumulator j of 8 columns: d[4j], d[4j + 1] at (lane / 4, 8j + 2·(lane % 4) + {0, 1}) of the warp's 16
      * rows, d[4j + 2], d[4j + 3] eight rows below */
