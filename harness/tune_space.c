@@ -10,8 +10,9 @@
  *           streamk; prune_shape drops it where the tiles make whole waves); matmul f32: SIMT
  *           tiles (BM x BN x BK, threads), also with split-K; streaming ops: threads x vector width; softmax
  *           and row_sum: threads per row.
- *   opencl  matmul: work-group tiles (BM x BN x BK, threads, variant simt), and for f16 and bf16 the tensor-core
- *           kernel's tiles (variant mma); streaming: work-group size x vector width;
+ *   opencl  matmul: work-group tiles (BM x BN x BK, threads, variant simt), for f16 and bf16 the tensor-core
+ *           kernel's tiles (variant mma), for 8-bit floats those in two stages and the wgmma kernel's tiles
+ *           (variant wgmma); streaming: work-group size x vector width;
  *           softmax and row_sum: work-group size.
  *   vulkan  matmul: work-group tiles (simt), plus cooperative-matrix tiles for f16 on each cooperative variant
  *           (coop_khr, coop_nv, cm2) and for bf16 on coop_khr and cm2, and cm2's own deeper tiles (the device's
@@ -203,8 +204,29 @@ static const trr_config ocl_mma_tiles[] = {
     {.block_m = 64, .block_n = 64, .block_k = 32, .threads = 128, .stages = 4},
 };
 
+/* ... and its tiles for 8-bit floats, widened to f16 through registers in two stages */
+static const trr_config ocl_mma_f8_tiles[] = {
+    {.block_m = 128, .block_n = 128, .block_k = 32, .threads = 256, .stages = 2},
+    {.block_m = 128, .block_n = 128, .block_k = 32, .threads = 128, .stages = 2},
+    {.block_m = 64, .block_n = 64, .block_k = 32, .threads = 128, .stages = 2},
+};
+
+/* The OpenCL wgmma kernel (matmul_wgmma.cl: 8-bit floats on Hopper; BK 64, a consumer warpgroup per 64 rows
+ * beside the producer warpgroup): its default tile, the tiles around it that fit the 48 KiB with their mbarriers,
+ * and the one-warpgroup tiles. The backend's check drops them all where the wgmma probe failed or the layout is not
+ * the one wgmma reads. */
+static const trr_config ocl_wgmma_tiles[] = {
+    {.block_m = 128, .block_n = 112, .block_k = 64, .threads = 384, .stages = 3},
+    {.block_m = 128, .block_n = 96, .block_k = 64, .threads = 384, .stages = 3},
+    {.block_m = 128, .block_n = 128, .block_k = 64, .threads = 384, .stages = 2},
+    {.block_m = 64, .block_n = 128, .block_k = 64, .threads = 256, .stages = 3},
+    {.block_m = 64, .block_n = 64, .block_k = 64, .threads = 256, .stages = 5},
+};
+
 /* The CUDA tensor-core kernels take bf16 as they take f16 (the same tiles, one instruction type apart). */
 #define HALVES (TRR_DTYPE_BIT(TRR_F16) | TRR_DTYPE_BIT(TRR_BF16))
+/* 8-bit float inputs (A's dtype; B's is either as well) */
+#define F8S (TRR_DTYPE_BIT(TRR_F8E4M3) | TRR_DTYPE_BIT(TRR_F8E5M2))
 
 /* n_list = -1 stands for op_table.c's known-good NVIDIA list: an extern array's address and length cannot initialise a
  * static row's count. */
@@ -226,6 +248,9 @@ static const space_row space_table[] = {
     /* ---- opencl ---- */
     {.backend = "opencl", .shapes = MATMUL, LIST(wg_tiles), .variant = {TRR_VARIANT_SIMT}},
     {.backend = "opencl", .shapes = MATMUL, .in_dtypes = HALVES, LIST(ocl_mma_tiles), .variant = {TRR_VARIANT_MMA}},
+    /* 8-bit floats: the tensor-core kernel's tiles and the wgmma kernel's */
+    {.backend = "opencl", .shapes = MATMUL, .in_dtypes = F8S, LIST(ocl_mma_f8_tiles), .variant = {TRR_VARIANT_MMA}},
+    {.backend = "opencl", .shapes = MATMUL, .in_dtypes = F8S, LIST(ocl_wgmma_tiles), .variant = {TRR_VARIANT_WGMMA}},
     {.backend = "opencl", .shapes = STREAMING, .threads = {64, 128, 256, 512}, .vector_width = {1, 2, 4, 8}},
     {.backend = "opencl", .shapes = ROWWISE, .threads = {16, 32, 64, 128, 256, 512}},
     /* ---- vulkan ---- */

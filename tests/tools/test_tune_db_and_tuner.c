@@ -762,6 +762,53 @@ Test(tune, opencl_space_offers_mma_tiles) {
     trr_context_destroy(ctx);
 }
 
+/* OpenCL e4m3 matmul with B stored [N,K] (the layout wgmma reads): the space offers the wgmma kernel's tiles and the
+ * tensor-core kernel's two-stage ones beside the portable ones. On PoCL every tensor-core candidate is dropped with
+ * the probes' reasons and the portable ones stay; a device where the wgmma probe passed keeps wgmma tiles. */
+Test(tune, opencl_space_offers_wgmma_tiles_for_8_bit_floats) {
+    trr_context *ctx = open_device_or_skip("opencl:0", "opencl");
+    const int64_t M = 256, N = 256, K = 256;
+    trr_buffer *bufs[3];
+    trr_tensor a, bnk, b, c;
+    cr_assert_eq(trr_buffer_create(ctx, (size_t)(M * K), &bufs[0]), TRR_OK);
+    cr_assert_eq(trr_buffer_create(ctx, (size_t)(N * K), &bufs[1]), TRR_OK);
+    cr_assert_eq(trr_buffer_create(ctx, (size_t)(M * N) * 2, &bufs[2]), TRR_OK);
+    trr_tensor_2d(bufs[0], 0, TRR_F8E4M3, M, K, 0, &a);
+    trr_tensor_2d(bufs[1], 0, TRR_F8E4M3, N, K, 0, &bnk);
+    cr_assert_eq(trr_tensor_transpose(&bnk, &b), TRR_OK);
+    trr_tensor_2d(bufs[2], 0, TRR_BF16, M, N, 0, &c);
+    trr_call call;
+    int empty = 0;
+    cr_assert_eq(trr_call_build(ctx, TRR_OP_MATMUL, &a, &b, &c, TRR_EPI_NONE, 0, 0, &call, &empty), TRR_OK);
+    trr_tune_candidate *cand = calloc(TRR_TUNE_MAX_CANDIDATES, sizeof *cand);
+    int n = 0, wgmma = 0, wgmma_kept = 0, mma = 0, simt_kept = 0;
+    cr_assert_eq(trr_tune_space(ctx, &call, cand, TRR_TUNE_MAX_CANDIDATES, &n), TRR_OK);
+    trr_device_info info;
+    cr_assert_eq(trr_context_device(ctx, &info), TRR_OK);
+    const int wgmma_passed = strstr(info.capabilities, "wgmma") != NULL;
+    for (int i = 0; i < n; i++) {
+        if (cand[i].listed.variant == TRR_VARIANT_WGMMA) {
+            wgmma++;
+            wgmma_kept += !cand[i].dropped;
+            if (cand[i].dropped && !wgmma_passed)
+                cr_assert(strstr(cand[i].reason, "variant wgmma cannot run"), "wgmma candidate %d dropped for: %s", i,
+                          cand[i].reason);
+        } else if (cand[i].listed.variant == TRR_VARIANT_MMA) {
+            mma++;
+        } else {
+            simt_kept += !cand[i].dropped;
+        }
+    }
+    cr_assert_geq(wgmma, 5, "the space lists the wgmma tiles");
+    cr_assert_geq(mma, 3, "the space lists the tensor-core kernel's two-stage tiles");
+    cr_assert_gt(simt_kept, 0, "the portable kernel's tiles stay");
+    if (wgmma_passed) cr_assert_gt(wgmma_kept, 0);
+    else cr_assert_eq(wgmma_kept, 0, "%s has no wgmma, yet a wgmma tile was kept", info.name);
+    free(cand);
+    for (int i = 0; i < 3; i++) trr_buffer_destroy(bufs[i]);
+    trr_context_destroy(ctx);
+}
+
 /* CUDA f16 matmul of few rows: the space offers mma.sync's few-row tiles with split-K (a 16-row product had only
  * the known-good list's four tiles before), keeps the 16-row ones and drops the 32-row ones as taller than M, and
  * keeps no 64- or 128-row wgmma tile. Needs a CUDA device with tensor cores (sm_80 or later). */
