@@ -6,7 +6,6 @@
 #include "opencl.h"
 
 #include "cache.h"
-#include "ptx_retarget.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -176,33 +175,17 @@ static int try_wgmma(cl_context context, cl_device_id device, const char *source
         trr_cl.ReleaseProgram(program);
         return 0;
     }
-    size_t ptx_size = 0;
-    unsigned char *ptx = NULL;
-    err = trr_cl.GetProgramInfo(program, CL_PROGRAM_BINARY_SIZES, sizeof ptx_size, &ptx_size, NULL);
-    if (err == CL_SUCCESS && ptx_size > 0 && (ptx = malloc(ptx_size)) != NULL)
-        err = trr_cl.GetProgramInfo(program, CL_PROGRAM_BINARIES, sizeof ptx, &ptx, NULL);
-    trr_cl.ReleaseProgram(program);
-    if (!ptx || err != CL_SUCCESS) {
-        free(ptx);
-        snprintf(reason, cap, "no PTX from the driver: %s", trr_cl_error_name(err));
-        return -1;
-    }
-    char *text = NULL;
-    size_t n = 0;
-    const int bad = trr_ptx_retarget_sm90a((const char *)ptx, ptx_size, &text, &n, reason, cap);
-    free(ptx);
-    if (bad) return 0;
-    const unsigned char *bin = (const unsigned char *)text;
-    const size_t bin_size = n + 1;
-    cl_int status = CL_SUCCESS;
-    program = trr_cl.CreateProgramWithBinary(context, 1, &device, &bin_size, &bin, &status, &err);
-    free(text);
-    if (program && err == CL_SUCCESS && status == CL_SUCCESS) err = trr_cl.BuildProgram(program, 1, &device, "", NULL, NULL);
-    if (!program || err != CL_SUCCESS || status != CL_SUCCESS) {
-        char why[128] = "";
-        if (program) build_reason(program, device, err != CL_SUCCESS ? err : status, why, sizeof why);
-        snprintf(reason, cap, "the driver does not build sm_90a PTX: %s", why[0] ? why : trr_cl_error_name(err));
-        if (program) trr_cl.ReleaseProgram(program);
+    cl_program built = program;
+    err = trr_cl_retargeted_program(context, device, built, &program, reason, cap);
+    trr_cl.ReleaseProgram(built);
+    if (err == CL_INVALID_BINARY) return 0; /* not PTX to retarget: the reason is written */
+    if (err != CL_SUCCESS) return -1;
+    err = trr_cl.BuildProgram(program, 1, &device, "", NULL, NULL);
+    if (err != CL_SUCCESS) {
+        char why[128];
+        build_reason(program, device, err, why, sizeof why);
+        snprintf(reason, cap, "the driver does not build sm_90a PTX: %s", why);
+        trr_cl.ReleaseProgram(program);
         return 0;
     }
     /* A[m][k] and B[n][k], small integers: every product and sum is exact */

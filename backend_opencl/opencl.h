@@ -147,6 +147,11 @@ trr_status trr_cl_get_kernel(trr_context *ctx, const char *file, const char *opt
  * options must define WG_COMMENTED=1): built from the driver's PTX, retargeted to sm_90a. */
 trr_status trr_cl_get_kernel_sm90a(trr_context *ctx, const char *file, const char *options, const char *kernel,
                                    cl_kernel *out_kernel);
+/* The driver's PTX of built (a program built for sm_90 from a file whose sm_90a instructions are marked:
+ * ptx_retarget.h), unmarked and retargeted, as a new program in *out, not yet built. CL_SUCCESS, or the failing
+ * call's code (CL_INVALID_BINARY where the PTX is not one to retarget) with the reason in why. */
+cl_int trr_cl_retargeted_program(cl_context context, cl_device_id device, cl_program built, cl_program *out,
+                                 char *why, size_t cap);
 /* The same for a source that is not an embedded file (a user op's, core/user_op.h): file is the in-memory cache's
  * name for it, which must be unique per source; the disk cache's key hashes the text itself. */
 trr_status trr_cl_get_kernel_text(trr_context *ctx, const char *file, const char *text, const char *options,

@@ -181,34 +181,48 @@ static void store_cached(trr_context *ctx, const char *path, cl_program program)
     free(data);
 }
 
-/* The sm_90a build of a program built for sm_90 with its sm_90a instructions marked as comments
- * (ptx_retarget.h): the driver's PTX, unmarked and retargeted, built again as a binary. */
-static trr_status retarget_sm90a(trr_context *ctx, cl_program *program, const char *options, const char *file) {
-    trr_cl_dev *dev = ctx->dev;
+cl_int trr_cl_retargeted_program(cl_context context, cl_device_id device, cl_program built, cl_program *out,
+                                 char *why, size_t cap) {
+    *out = NULL;
     size_t size = 0;
-    cl_int err = trr_cl.GetProgramInfo(*program, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, NULL);
-    if (err != CL_SUCCESS || size == 0) return trr_cl_fail(ctx, "clGetProgramInfo(CL_PROGRAM_BINARY_SIZES)", err);
-    unsigned char *ptx = malloc(size + 1);
-    if (!ptx) return trr_error(ctx, TRR_ERR_OUT_OF_MEMORY, "opencl: no host memory for %s's PTX", file);
-    err = trr_cl.GetProgramInfo(*program, CL_PROGRAM_BINARIES, sizeof ptx, &ptx, NULL);
+    cl_int err = trr_cl.GetProgramInfo(built, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, NULL);
+    if (err == CL_SUCCESS && size == 0) err = CL_INVALID_PROGRAM_EXECUTABLE;
+    unsigned char *ptx = err == CL_SUCCESS ? malloc(size) : NULL;
+    if (err == CL_SUCCESS && !ptx) err = CL_OUT_OF_HOST_MEMORY;
+    if (err == CL_SUCCESS) err = trr_cl.GetProgramInfo(built, CL_PROGRAM_BINARIES, sizeof ptx, &ptx, NULL);
     if (err != CL_SUCCESS) {
         free(ptx);
-        return trr_cl_fail(ctx, "clGetProgramInfo(CL_PROGRAM_BINARIES)", err);
+        snprintf(why, cap, "no PTX from the driver: %s", trr_cl_error_name(err));
+        return err;
     }
-    char *text = NULL, why[160];
+    char *text = NULL;
     size_t n = 0;
-    const int bad = trr_ptx_retarget_sm90a((const char *)ptx, size, &text, &n, why, sizeof why);
+    const int bad = trr_ptx_retarget_sm90a((const char *)ptx, size, &text, &n, why, cap);
     free(ptx);
-    if (bad) return trr_error(ctx, TRR_ERR_UNSUPPORTED, "opencl: %s on %s: %s", file, dev->info.name, why);
+    if (bad) return CL_INVALID_BINARY;
     const unsigned char *bin = (const unsigned char *)text;
     const size_t bin_size = n + 1; /* the driver takes PTX with its terminator */
     cl_int status = CL_SUCCESS;
-    cl_program p = trr_cl.CreateProgramWithBinary(dev->context, 1, &dev->device, &bin_size, &bin, &status, &err);
+    cl_program p = trr_cl.CreateProgramWithBinary(context, 1, &device, &bin_size, &bin, &status, &err);
     free(text);
     if (!p || err != CL_SUCCESS || status != CL_SUCCESS) {
         if (p) trr_cl.ReleaseProgram(p);
-        return trr_cl_fail(ctx, "clCreateProgramWithBinary (sm_90a PTX)", err != CL_SUCCESS ? err : status);
+        err = err != CL_SUCCESS ? err : status != CL_SUCCESS ? status : CL_INVALID_BINARY;
+        snprintf(why, cap, "clCreateProgramWithBinary of sm_90a PTX: %s", trr_cl_error_name(err));
+        return err;
     }
+    *out = p;
+    return CL_SUCCESS;
+}
+
+/* program, built for sm_90 from a file whose sm_90a instructions are marked (ptx_retarget.h), replaced by its
+ * retargeted build; the build log goes into the error text where that fails. */
+static trr_status retarget_sm90a(trr_context *ctx, cl_program *program, const char *options, const char *file) {
+    trr_cl_dev *dev = ctx->dev;
+    char why[192];
+    cl_program p;
+    if (trr_cl_retargeted_program(dev->context, dev->device, *program, &p, why, sizeof why) != CL_SUCCESS)
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "opencl: %s on %s: %s", file, dev->info.name, why);
     trr_status st = build(ctx, p, options, file, 1);
     if (st != TRR_OK) {
         trr_cl.ReleaseProgram(p);
@@ -226,11 +240,10 @@ static trr_status compile(trr_context *ctx, const char *file, const char *text, 
     size_t source_size = 0;
     TRR_TRY(program_source(ctx, file, text, &source, &source_size));
 
-    const char *arch = sm90a ? "sm_90a" : "";
-    const void *parts[5] = {dev->info.name, dev->driver_version, source, options, arch};
-    size_t sizes[5] = {strlen(dev->info.name), strlen(dev->driver_version), source_size, strlen(options),
-                       strlen(arch)};
-    uint64_t key = trr_hash_parts(parts, sizes, 5);
+    /* a retargeted build hashes its target too */
+    const void *parts[5] = {dev->info.name, dev->driver_version, source, options, "sm_90a"};
+    size_t sizes[5] = {strlen(dev->info.name), strlen(dev->driver_version), source_size, strlen(options), 6};
+    uint64_t key = trr_hash_parts(parts, sizes, sm90a ? 5 : 4);
 
     char name[96];
     snprintf(name, sizeof name, "opencl-%.40s-%016llx.cl", file, (unsigned long long)key);
