@@ -204,9 +204,8 @@ static int rows_aligned16(const trr_operand *t, int64_t batch) {
     return t->stride0 % 16 == 0 && t->offset % 16 == 0 && (batch <= 1 || t->batch_stride % 16 == 0);
 }
 
-/* Why matmul_wgmma.cl cannot take a call here, or NULL where it can. */
-static const char *wgmma_refusal(const trr_cl_dev *dev, const trr_call *call) {
-    if (!dev->mma.wgmma) return dev->mma.wgmma_reason[0] ? dev->mma.wgmma_reason : "the wgmma probe did not pass";
+const char *trr_cl_wgmma_refusal(int wgmma_ok, const char *probe_reason, const trr_call *call) {
+    if (!wgmma_ok) return probe_reason && probe_reason[0] ? probe_reason : "the wgmma probe did not pass";
     if (!trr_dtype_is_f8(call->x.dtype) || !trr_dtype_is_f8(call->y.dtype))
         return "variant wgmma takes 8-bit float operands (f16 and bf16 run on variant mma)";
     if (call->trans_a || !call->trans_b)
@@ -216,6 +215,10 @@ static const char *wgmma_refusal(const trr_cl_dev *dev, const trr_call *call) {
         return "variant wgmma copies 16-byte chunks: A's and B's rows, offsets and batch strides must be multiples "
                "of 16 elements";
     return NULL;
+}
+
+static const char *wgmma_refusal(const trr_cl_dev *dev, const trr_call *call) {
+    return trr_cl_wgmma_refusal(dev->mma.wgmma, dev->mma.wgmma_reason, call);
 }
 
 void trr_cl_choose_matmul(trr_context *ctx, trr_call *call) {

@@ -4,6 +4,7 @@
 #ifndef TRR_CL_MATMUL_VARIANT_H
 #define TRR_CL_MATMUL_VARIANT_H
 
+#include "backend.h"
 #include "trireme.h"
 
 /* 1 for the operand pairs matmul_mma.cl takes: f16 or bf16 alike, or two 8-bit floats (e4m3 and e5m2 in any mix,
@@ -15,5 +16,10 @@ trr_variant trr_cl_matmul_auto_variant(int mma_ok, trr_dtype a, trr_dtype b);
 /* The tensor-core kernel's work-group for its heuristic tile (wide: 128 x 128, else 64 x 64) with A of dtype a
  * and C of dtype c: 256 threads (8 warps) on the wide tile where C is f32 or A an 8-bit float, else 128. */
 int trr_cl_mma_threads(int wide, trr_dtype a, trr_dtype c);
+
+/* Why matmul_wgmma.cl cannot take call, or NULL where it can: wgmma_ok and probe_reason are the device's wgmma
+ * probe verdict (mma_probe.c); then 8-bit float operands, A stored [M,K] with B stored [N,K], and rows, offsets
+ * and batch strides that are multiples of 16 elements. */
+const char *trr_cl_wgmma_refusal(int wgmma_ok, const char *probe_reason, const trr_call *call);
 
 #endif

@@ -1,10 +1,12 @@
 /* The OpenCL matmul kernel picked where neither an override nor the tuning data names one
  * (backend_opencl/matmul_variant.h): the tensor-core kernel for f16 and bf16 wherever the mma probe passed, the
  * portable one otherwise and for every other operand pair; 8-bit floats (any pair of the two) with f16 and
- * bf16; and its work-group on the tensor-core kernel. No device is needed. */
+ * bf16; its work-group on the tensor-core kernel; and the calls the wgmma kernel takes (8-bit floats, K-major, aligned
+ * rows) and why it refuses the others. No device is needed. */
 #include "../backend_opencl/matmul_variant.h"
 
 #include <criterion/criterion.h>
+#include <string.h>
 
 static const trr_dtype f8[] = {TRR_F8E4M3, TRR_F8E5M2};
 
@@ -41,4 +43,73 @@ Test(opencl_matmul_variant, eight_warps_where_the_wide_tile_holds_more_registers
     cr_expect_eq(trr_cl_mma_threads(1, TRR_F16, TRR_F16), 128);
     cr_expect_eq(trr_cl_mma_threads(1, TRR_BF16, TRR_BF16), 128);
     cr_expect_eq(trr_cl_mma_threads(0, TRR_F16, TRR_F32), 128);
+}
+
+/* A packed call of M x N x K with A stored [M,K] and B stored [N,K] (what matmul_wgmma.cl reads): what the
+ * refusal reads of a call, nothing a kernel needs. */
+static trr_call nk_call(trr_dtype a, trr_dtype b, int64_t m, int64_t n, int64_t k) {
+    trr_call c;
+    memset(&c, 0, sizeof c);
+    c.op = TRR_OP_MATMUL;
+    c.x.dtype = a;
+    c.y.dtype = b;
+    c.z.dtype = TRR_BF16;
+    c.x.stride0 = k;
+    c.y.stride0 = k;
+    c.z.stride0 = n;
+    c.trans_b = 1;
+    c.rows = m;
+    c.cols = n;
+    c.k = k;
+    c.batch = 1;
+    return c;
+}
+
+Test(opencl_matmul_variant, wgmma_takes_8_bit_floats_stored_k_major_with_aligned_rows) {
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 2; j++) {
+            trr_call c = nk_call(f8[i], f8[j], 1000, 776, 528);
+            cr_expect_null(trr_cl_wgmma_refusal(1, "", &c), "pair %d x %d: %s", (int)f8[i], (int)f8[j],
+                           trr_cl_wgmma_refusal(1, "", &c));
+        }
+    /* rows padded to 16 with K itself not a multiple of 16: the last chunk of a row is copied in part */
+    trr_call padded = nk_call(TRR_F8E4M3, TRR_F8E4M3, 300, 456, 1000);
+    padded.x.stride0 = padded.y.stride0 = 1008;
+    cr_expect_null(trr_cl_wgmma_refusal(1, "", &padded));
+    /* batches whose strides keep every row aligned; a single matrix whatever its batch stride */
+    trr_call batched = nk_call(TRR_F8E5M2, TRR_F8E4M3, 64, 64, 64);
+    batched.batch = 3;
+    batched.x.batch_stride = batched.y.batch_stride = 64 * 64;
+    cr_expect_null(trr_cl_wgmma_refusal(1, "", &batched));
+    batched.batch = 1;
+    batched.x.batch_stride = 7;
+    cr_expect_null(trr_cl_wgmma_refusal(1, "", &batched));
+}
+
+Test(opencl_matmul_variant, wgmma_refuses_every_other_call_with_the_reason) {
+    const trr_call ok = nk_call(TRR_F8E4M3, TRR_F8E4M3, 256, 256, 256);
+    /* the device's probe first, its own reason kept */
+    cr_expect_str_eq(trr_cl_wgmma_refusal(0, "the driver's PTX targets sm_80, not sm_90", &ok),
+                     "the driver's PTX targets sm_80, not sm_90");
+    cr_expect_not_null(strstr(trr_cl_wgmma_refusal(0, "", &ok), "probe"));
+    cr_expect_not_null(strstr(trr_cl_wgmma_refusal(0, NULL, &ok), "probe"));
+    struct {
+        trr_call call;
+        const char *reason;
+    } cases[8];
+    int n = 0;
+    cases[n].call = nk_call(TRR_F16, TRR_F16, 256, 256, 256), cases[n++].reason = "8-bit float";
+    cases[n].call = nk_call(TRR_BF16, TRR_BF16, 256, 256, 256), cases[n++].reason = "8-bit float";
+    cases[n].call = nk_call(TRR_F8E4M3, TRR_F16, 256, 256, 256), cases[n++].reason = "8-bit float";
+    cases[n].call = ok, cases[n].call.trans_b = 0, cases[n++].reason = "K-major"; /* B stored [K,N] */
+    cases[n].call = ok, cases[n].call.trans_a = 1, cases[n++].reason = "K-major"; /* A stored [K,M] */
+    cases[n].call = nk_call(TRR_F8E4M3, TRR_F8E4M3, 256, 256, 1000), cases[n++].reason = "16 elements";
+    cases[n].call = ok, cases[n].call.y.offset = 8, cases[n++].reason = "16 elements";
+    cases[n].call = ok, cases[n].call.batch = 2, cases[n].call.x.batch_stride = 256 * 256 + 8,
+    cases[n++].reason = "16 elements";
+    for (int i = 0; i < n; i++) {
+        const char *why = trr_cl_wgmma_refusal(1, "", &cases[i].call);
+        cr_expect_not_null(why, "case %d was taken", i);
+        if (why) cr_expect_not_null(strstr(why, cases[i].reason), "case %d: %s", i, why);
+    }
 }
