@@ -225,9 +225,8 @@ void trr_cl_choose_matmul(trr_context *ctx, trr_call *call) {
     trr_cl_dev *dev = ctx->dev;
     int gpu = dev->info.is_gpu;
     trr_config *c = &call->config;
-    /* f16, bf16 and 8-bit float matmul on tensor cores wherever the probe passed (mma_probe.c);
-     * otherwise simt */
-    /* 8-bit floats on Hopper's wgmma where the wgmma probe passed and the layout is the one it reads */
+    /* 8-bit floats on Hopper's wgmma where the wgmma probe passed and the layout is the one it reads; else f16,
+     * bf16 and 8-bit float matmul on tensor cores wherever the mma probe passed (mma_probe.c); otherwise simt */
     if (!c->variant && !wgmma_refusal(dev, call)) c->variant = TRR_VARIANT_WGMMA;
     if (!c->variant) c->variant = trr_cl_matmul_auto_variant(dev->mma.ok, call->x.dtype, call->y.dtype);
     if (c->variant == TRR_VARIANT_WGMMA) {
