@@ -198,10 +198,8 @@ void trr_cl_choose_row_reduce(trr_context *ctx, trr_call *call) {
     set_if_zero(&c->block_n, c->threads);
 }
 
-/* Whether an operand's rows start on 16-byte boundaries in every batch (8-bit floats: 16 elements), so that
- * matmul_wgmma.cl copies them in 16-byte chunks with cp.async. */
-static int rows_aligned16(const trr_operand *t, int64_t batch) {
-    return t->stride0 % 16 == 0 && t->offset % 16 == 0 && (batch <= 1 || t->batch_stride % 16 == 0);
+int trr_cl_rows_aligned(const trr_operand *t, int64_t n, int64_t batch) {
+    return t->stride0 % n == 0 && t->offset % n == 0 && (batch <= 1 || t->batch_stride % n == 0);
 }
 
 const char *trr_cl_wgmma_refusal(int wgmma_ok, const char *probe_reason, const trr_call *call) {
@@ -211,7 +209,8 @@ const char *trr_cl_wgmma_refusal(int wgmma_ok, const char *probe_reason, const t
     if (call->trans_a || !call->trans_b)
         return "variant wgmma reads both operands K-major: A stored [M,K] and B stored [N,K] (pass the transpose of "
                "an [N,K] view)";
-    if (!rows_aligned16(&call->x, call->batch) || !rows_aligned16(&call->y, call->batch))
+    /* matmul_wgmma.cl copies 16-byte chunks with cp.async: 16 elements of 8-bit floats */
+    if (!trr_cl_rows_aligned(&call->x, 16, call->batch) || !trr_cl_rows_aligned(&call->y, 16, call->batch))
         return "variant wgmma copies 16-byte chunks: A's and B's rows, offsets and batch strides must be multiples "
                "of 16 elements";
     return NULL;

@@ -5,14 +5,9 @@
 #include "half.h"
 
 #include "matmul_fold.h"
+#include "matmul_variant.h"
 
 #define ARG(i, v) TRR_TRY(trr_cl_set_arg(ctx, k, (cl_uint)(i), sizeof(v), &(v)))
-
-/* Whether an operand's rows start on 16-byte boundaries in every batch, so matmul_mma.cl copies every chunk of
- * 8 halves with one cp.async (buffers themselves are aligned far beyond that). */
-static cl_int rows_aligned(const trr_operand *t) {
-    return t->stride0 % 8 == 0 && t->offset % 8 == 0 && t->batch_stride % 8 == 0;
-}
 
 /* The arguments both matmul kernels share, in their order: the operands with offsets and leading strides, the
  * sizes, the epilogue and its slope, the batch strides. The kernel's own arguments follow from index 17. */
@@ -92,7 +87,9 @@ static trr_status run_mma(trr_context *ctx, const trr_call *call) {
                trr_cl_dtype_code(call->y.dtype), trr_cl_dtype_code(call->z.dtype));
     /* alignment picks the program: an aligned operand's main loop copies through cp.async alone (one 8-byte load
      * a chunk for 8-bit floats) */
-    trr_cl_opt(options, sizeof options, " -DVEC_A=%d -DVEC_B=%d", rows_aligned(&call->x), rows_aligned(&call->y));
+    /* 16-byte rows: matmul_mma.cl copies every chunk of 8 halves with one cp.async */
+    trr_cl_opt(options, sizeof options, " -DVEC_A=%d -DVEC_B=%d", trr_cl_rows_aligned(&call->x, 8, call->batch),
+               trr_cl_rows_aligned(&call->y, 8, call->batch));
     cl_kernel k;
     TRR_TRY(trr_cl_get_kernel(ctx, "matmul_mma.cl", options, "matmul_mma", &k));
     return run_tensor_core(ctx, k, call);
@@ -110,12 +107,6 @@ static trr_status run_wgmma(trr_context *ctx, const trr_call *call) {
     cl_kernel k;
     TRR_TRY(trr_cl_get_kernel_sm90a(ctx, "matmul_wgmma.cl", options, "matmul_wgmma", &k));
     return run_tensor_core(ctx, k, call);
-}
-
-/* Whether an operand's rows start on 4-element boundaries in every batch, so matmul.cl reads them as whole
- * 4-element vectors. */
-static cl_int rows_aligned4(const trr_operand *t) {
-    return t->stride0 % 4 == 0 && t->offset % 4 == 0 && t->batch_stride % 4 == 0;
 }
 
 /* K in slices of chunk (a multiple of block_k), one launch each: the device stops a work-item's loops short
@@ -149,8 +140,9 @@ trr_status trr_cl_run_matmul(trr_context *ctx, const trr_call *call) {
     int rt, ct, tm, tn;
     trr_cl_matmul_grid(cfg, &rt, &ct, &tm, &tn);
     cl_int ta = call->trans_a ? 1 : 0, tb = call->trans_b ? 1 : 0;
-    cl_int va = rows_aligned4(&call->x), vb = rows_aligned4(&call->y);
-    cl_int vc = call->z.dtype == TRR_F32 && rows_aligned4(&call->z);
+    /* matmul.cl reads whole 4-element vectors of rows that start on them */
+    cl_int va = trr_cl_rows_aligned(&call->x, 4, call->batch), vb = trr_cl_rows_aligned(&call->y, 4, call->batch);
+    cl_int vc = call->z.dtype == TRR_F32 && trr_cl_rows_aligned(&call->z, 4, call->batch);
     char options[256] = "-cl-std=CL1.2";
     trr_cl_opt(options, sizeof options, " -DBLOCK_M=%d -DBLOCK_N=%d -DBLOCK_K=%d -DGROUP_M=%d -DRT=%d -DCT=%d",
                cfg->block_m, cfg->block_n, cfg->block_k, cfg->group_m, rt, ct);

@@ -17,6 +17,11 @@ trr_variant trr_cl_matmul_auto_variant(int mma_ok, trr_dtype a, trr_dtype b);
  * and C of dtype c: 256 threads (8 warps) on the wide tile where C is f32 or A an 8-bit float, else 128. */
 int trr_cl_mma_threads(int wide, trr_dtype a, trr_dtype c);
 
+/* 1 where an operand's rows start on multiples of n elements in every product of a batch of batch (its row
+ * stride, offset, and batch stride where there is more than one product), so a kernel reads its rows in whole
+ * n-element chunks (buffers themselves are aligned far beyond that). */
+int trr_cl_rows_aligned(const trr_operand *t, int64_t n, int64_t batch);
+
 /* Why matmul_wgmma.cl cannot take call, or NULL where it can: wgmma_ok and probe_reason are the device's wgmma
  * probe verdict (mma_probe.c); then 8-bit float operands, A stored [M,K] with B stored [N,K], and rows, offsets
  * and batch strides that are multiples of 16 elements. */

@@ -113,3 +113,26 @@ Test(opencl_matmul_variant, wgmma_refuses_every_other_call_with_the_reason) {
         if (why) cr_expect_not_null(strstr(why, cases[i].reason), "case %d: %s", i, why);
     }
 }
+
+Test(opencl_matmul_variant, rows_are_aligned_where_stride_offset_and_batch_stride_are_multiples) {
+    static const int64_t widths[] = {4, 8, 16};
+    for (int w = 0; w < 3; w++) {
+        const int64_t n = widths[w];
+        trr_operand t;
+        memset(&t, 0, sizeof t);
+        t.stride0 = 7 * n, t.offset = 3 * n, t.batch_stride = 5 * n;
+        cr_expect(trr_cl_rows_aligned(&t, n, 4), "width %lld", (long long)n);
+        /* each of the three off by one element breaks it; the batch stride only where there is a batch */
+        trr_operand s = t;
+        s.stride0 += 1;
+        cr_expect_not(trr_cl_rows_aligned(&s, n, 1), "width %lld: stride", (long long)n);
+        s = t, s.offset += 1;
+        cr_expect_not(trr_cl_rows_aligned(&s, n, 1), "width %lld: offset", (long long)n);
+        s = t, s.batch_stride += 1;
+        cr_expect_not(trr_cl_rows_aligned(&s, n, 2), "width %lld: batch stride", (long long)n);
+        cr_expect(trr_cl_rows_aligned(&s, n, 1), "width %lld: one product", (long long)n);
+        cr_expect(trr_cl_rows_aligned(&s, n, 0), "width %lld: no batch", (long long)n);
+        /* a multiple of the wider width is one of the narrower */
+        if (w > 0) cr_expect(trr_cl_rows_aligned(&t, widths[w - 1], 4), "width %lld", (long long)widths[w - 1]);
+    }
+}
