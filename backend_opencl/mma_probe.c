@@ -64,6 +64,34 @@ static void build_reason(cl_program program, cl_device_id device, cl_int err, ch
     snprintf(out, cap, "%s", why[0] ? why : trr_cl_error_name(err));
 }
 
+/* Builds program with options. 1: built; 0: the compiler refused it: program released, reason "<refused>: <what
+ * its build log says>". */
+static int built(cl_program program, cl_device_id device, const char *options, const char *refused, char *reason,
+                 size_t cap) {
+    cl_int err = trr_cl.BuildProgram(program, 1, &device, options, NULL, NULL);
+    if (err == CL_SUCCESS) return 1;
+    char why[128];
+    build_reason(program, device, err, why, sizeof why);
+    snprintf(reason, cap, "%s: %s", refused, why);
+    trr_cl.ReleaseProgram(program);
+    return 0;
+}
+
+/* A probe's program from source, built with options. 1: built (*out); 0: refused (as built() says); -1: the
+ * OpenCL setup failed (not cached: it may pass next time). */
+static int probe_program(cl_context context, cl_device_id device, const char *source, size_t size, const char *options,
+                         const char *refused, char *reason, size_t cap, cl_program *out) {
+    cl_int err = CL_SUCCESS;
+    cl_program program = trr_cl.CreateProgramWithSource(context, 1, &source, &size, &err);
+    if (!program || err != CL_SUCCESS) {
+        snprintf(reason, cap, "clCreateProgramWithSource: %s", trr_cl_error_name(err));
+        return -1;
+    }
+    if (!built(program, device, options, refused, reason, cap)) return 0;
+    *out = program;
+    return 1;
+}
+
 /* Runs kernel `name` of program with buffers a and b (in bytes each, copied in) and c (c_bytes, read back into c)
  * on one work-group of `threads`. 1: ran; 0: did not run (reason written); -1: the OpenCL setup failed. */
 static int run_probe_kernel(cl_context context, cl_device_id device, cl_program program, const char *name,
@@ -117,23 +145,12 @@ static int product_right(const float *c, const int *va, const int *vb, int n, in
  * itself failed (not cached: it may pass next time). */
 static int try_mode(cl_context context, cl_device_id device, const char *source, size_t size, int mode, int cp_async,
                     char *reason, size_t cap) {
-    cl_int err = CL_SUCCESS;
-    cl_program program = trr_cl.CreateProgramWithSource(context, 1, &source, &size, &err);
-    if (!program || err != CL_SUCCESS) {
-        snprintf(reason, cap, "clCreateProgramWithSource: %s", trr_cl_error_name(err));
-        return -1;
-    }
     char options[128];
     snprintf(options, sizeof options,
              "-cl-std=CL1.2 -DMMA_PROBE -DADDR_MODE=%d -DCP_ASYNC=%d -DX_DT=1 -DY_DT=1 -DZ_DT=0", mode, cp_async);
-    err = trr_cl.BuildProgram(program, 1, &device, options, NULL, NULL);
-    if (err != CL_SUCCESS) {
-        char why[128];
-        build_reason(program, device, err, why, sizeof why);
-        snprintf(reason, cap, "compiler refuses inline PTX: %s", why);
-        trr_cl.ReleaseProgram(program);
-        return 0;
-    }
+    cl_program program;
+    int ok = probe_program(context, device, source, size, options, "compiler refuses inline PTX", reason, cap, &program);
+    if (ok != 1) return ok;
     /* A[m][k] and B[k][n], row-major, small integers: every product and sum is exact */
     int va[256], vb[256];
     uint16_t ab[2][256];
@@ -157,37 +174,19 @@ static int try_mode(cl_context context, cl_device_id device, const char *source,
  * product with an exact answer. 1: right; 0: not (reason written); -1: the OpenCL setup failed. */
 static int try_wgmma(cl_context context, cl_device_id device, const char *source, size_t size, int addr_mode,
                      char *reason, size_t cap) {
-    cl_int err = CL_SUCCESS;
-    cl_program program = trr_cl.CreateProgramWithSource(context, 1, &source, &size, &err);
-    if (!program || err != CL_SUCCESS) {
-        snprintf(reason, cap, "clCreateProgramWithSource: %s", trr_cl_error_name(err));
-        return -1;
-    }
     char options[160];
     snprintf(options, sizeof options,
              "-cl-std=CL1.2 -DWGMMA_PROBE -DWG_COMMENTED=1 -DADDR_MODE=%d -DCP_ASYNC=1 -DX_DT=4 -DY_DT=4 -DZ_DT=0",
              addr_mode);
-    err = trr_cl.BuildProgram(program, 1, &device, options, NULL, NULL);
-    if (err != CL_SUCCESS) {
-        char why[128];
-        build_reason(program, device, err, why, sizeof why);
-        snprintf(reason, cap, "the wgmma probe does not build for sm_90: %s", why);
-        trr_cl.ReleaseProgram(program);
-        return 0;
-    }
-    cl_program built = program;
-    err = trr_cl_retargeted_program(context, device, built, &program, reason, cap);
-    trr_cl.ReleaseProgram(built);
+    cl_program sm90, program;
+    int ok = probe_program(context, device, source, size, options, "the wgmma probe does not build for sm_90", reason,
+                           cap, &sm90);
+    if (ok != 1) return ok;
+    cl_int err = trr_cl_retargeted_program(context, device, sm90, &program, reason, cap);
+    trr_cl.ReleaseProgram(sm90);
     if (err == CL_INVALID_BINARY) return 0; /* not PTX to retarget: the reason is written */
     if (err != CL_SUCCESS) return -1;
-    err = trr_cl.BuildProgram(program, 1, &device, "", NULL, NULL);
-    if (err != CL_SUCCESS) {
-        char why[128];
-        build_reason(program, device, err, why, sizeof why);
-        snprintf(reason, cap, "the driver does not build sm_90a PTX: %s", why);
-        trr_cl.ReleaseProgram(program);
-        return 0;
-    }
+    if (!built(program, device, "", "the driver does not build sm_90a PTX", reason, cap)) return 0;
     /* A[m][k] and B[n][k], small integers: every product and sum is exact */
     struct {
         int va[4096], vb[4096];
