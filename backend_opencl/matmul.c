@@ -2,6 +2,10 @@
  * The mma variant (kernels/opencl/matmul_mma.cl) takes the layout as build options too. */
 #include "opencl.h"
 
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "half.h"
 
 #include "matmul_fold.h"
@@ -95,17 +99,89 @@ static trr_status run_mma(trr_context *ctx, const trr_call *call) {
     return run_tensor_core(ctx, k, call);
 }
 
-/* 8-bit floats on wgmma (kernels/opencl/matmul_wgmma.cl): built as sm_90a PTX from the driver's sm_90 PTX. */
-static trr_status run_wgmma(trr_context *ctx, const trr_call *call) {
+/* A's and B's tensor maps for matmul_wgmma.cl's TMA loads into maps, where the CUDA driver encodes them for this
+ * device and these operands; 0 otherwise (dev->tma.reason says why). */
+static int encode_maps(trr_cl_dev *dev, const trr_call *call, uint64_t maps[2][16]) {
     const trr_config *cfg = &call->config;
-    const trr_cl_dev *dev = ctx->dev;
-    char options[320] = "-cl-std=CL1.2 -DWG_COMMENTED=1 -DCP_ASYNC=1";
-    trr_cl_opt(options, sizeof options, " -DBLOCK_M=%d -DBLOCK_N=%d -DGROUP_M=%d -DSTAGES=%d -DADDR_MODE=%d",
-               cfg->block_m, cfg->block_n, cfg->group_m, cfg->stages, dev->mma.addr_mode);
-    trr_cl_opt(options, sizeof options, " -DX_DT=%d -DY_DT=%d -DZ_DT=%d", trr_cl_dtype_code(call->x.dtype),
+    const int64_t batch = call->batch > 1 ? call->batch : 1;
+    return trr_cl_tma_encode(&dev->tma, dev->info.pci_bus_id, maps[0], call->rows, call->k, call->x.stride0,
+                             call->x.batch_stride, batch, cfg->block_m) &&
+           trr_cl_tma_encode(&dev->tma, dev->info.pci_bus_id, maps[1], call->cols, call->k, call->y.stride0,
+                             call->y.batch_stride, batch, cfg->block_n);
+}
+
+/* tmap_fill: maps into the device's tensor-map buffer with A's and B's device addresses, ahead of the matmul in the
+ * queue (which runs in order); *out is that buffer. */
+static trr_status fill_maps(trr_context *ctx, cl_kernel f, const trr_call *call, uint64_t maps[2][16], cl_mem *out) {
+    trr_cl_dev *dev = ctx->dev;
+    TRR_TRY(trr_cl_scratch_get(ctx, &dev->tensor_maps, 2 * 16 * sizeof(uint64_t), "matmul's tensor maps", out));
+    cl_ulong16 ta, tb;
+    memcpy(&ta, maps[0], sizeof ta);
+    memcpy(&tb, maps[1], sizeof tb);
+    cl_mem mm = *out, am = call->x.mem, bm = call->y.mem;
+    cl_long ao = call->x.offset, bo = call->y.offset;
+    cl_kernel k = f;
+    ARG(0, mm);
+    ARG(1, ta);
+    ARG(2, tb);
+    ARG(3, am);
+    ARG(4, ao);
+    ARG(5, bm);
+    ARG(6, bo);
+    const size_t one = 1;
+    return trr_cl_launch(ctx, f, 1, &one, &one);
+}
+
+static void wgmma_options(char *options, size_t cap, const trr_call *call, const trr_cl_dev *dev, int tma) {
+    const trr_config *cfg = &call->config;
+    snprintf(options, cap, "-cl-std=CL1.2 -DWG_COMMENTED=1 -DCP_ASYNC=1 -DTMA=%d", tma);
+    trr_cl_opt(options, cap, " -DBLOCK_M=%d -DBLOCK_N=%d -DGROUP_M=%d -DSTAGES=%d -DADDR_MODE=%d", cfg->block_m,
+               cfg->block_n, cfg->group_m, cfg->stages, dev->mma.addr_mode);
+    trr_cl_opt(options, cap, " -DX_DT=%d -DY_DT=%d -DZ_DT=%d", trr_cl_dtype_code(call->x.dtype),
                trr_cl_dtype_code(call->y.dtype), trr_cl_dtype_code(call->z.dtype));
-    cl_kernel k;
-    TRR_TRY(trr_cl_get_kernel_sm90a(ctx, "matmul_wgmma.cl", options, "matmul_wgmma", &k));
+}
+
+/* The TMA program's two kernels. A driver that does not build it (tensormap.replace needs PTX ISA 8.3) is left to
+ * cp.async from then on, its build error the reason, and the context's last error is left as it was: 0 then. */
+static int tma_kernels(trr_context *ctx, const char *options, cl_kernel *k, cl_kernel *f) {
+    trr_cl_dev *dev = ctx->dev;
+    const trr_status before = ctx->last_status;
+    const size_t len = strlen(ctx->last_error);
+    char *saved = malloc(len + 1);
+    if (saved) memcpy(saved, ctx->last_error, len + 1);
+    trr_status st = trr_cl_get_kernel_sm90a(ctx, "matmul_wgmma.cl", options, "matmul_wgmma", k);
+    if (st == TRR_OK) st = trr_cl_get_kernel_sm90a(ctx, "matmul_wgmma.cl", options, "tmap_fill", f);
+    if (st != TRR_OK) {
+        snprintf(dev->tma.reason, sizeof dev->tma.reason, "the TMA program does not build: %.150s", ctx->last_error);
+        dev->tma.state = -1;
+        ctx->last_status = before;
+        if (saved) memcpy(ctx->last_error, saved, len + 1);
+        else ctx->last_error[0] = '\0';
+    }
+    free(saved);
+    return st == TRR_OK;
+}
+
+/* 8-bit floats on wgmma (kernels/opencl/matmul_wgmma.cl): built as sm_90a PTX from the driver's sm_90 PTX, its
+ * slices loaded by TMA where the CUDA driver encodes the tensor maps, else by cp.async. */
+static trr_status run_wgmma(trr_context *ctx, const trr_call *call) {
+    trr_cl_dev *dev = ctx->dev;
+    _Alignas(64) uint64_t maps[2][16];
+    char options[320];
+    cl_kernel k, f;
+    int tma = encode_maps(dev, call, maps);
+    if (tma) {
+        wgmma_options(options, sizeof options, call, dev, 1);
+        tma = tma_kernels(ctx, options, &k, &f);
+    }
+    cl_mem mm = NULL;
+    if (tma) {
+        TRR_TRY(fill_maps(ctx, f, call, maps, &mm));
+    } else {
+        wgmma_options(options, sizeof options, call, dev, 0);
+        TRR_TRY(trr_cl_get_kernel_sm90a(ctx, "matmul_wgmma.cl", options, "matmul_wgmma", &k));
+    }
+    ARG(19, mm);
     return run_tensor_core(ctx, k, call);
 }
 

@@ -9,6 +9,7 @@
 #include "backend.h"
 #include "op_table.h"
 #include "embedded.h"
+#include "tensor_map.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -131,6 +132,8 @@ typedef struct trr_cl_dev {
     int timing;
     cl_event begin_marker, first_event, last_event;
     trr_cl_scratch partials, partial_sums; /* a split's partial results and its rows' sums (or max and sum) */
+    trr_cl_tma tma;                        /* the CUDA driver's tensor-map encoder, for matmul_wgmma.cl's TMA */
+    trr_cl_scratch tensor_maps;            /* where tmap_fill puts a call's two tensor maps */
 } trr_cl_dev;
 
 /* s holding at least bytes (counted with the context's buffers); TRR_ERR_OUT_OF_MEMORY or the driver's error

@@ -9,18 +9,21 @@
  * the reason and the heuristic leaves them on matmul_mma.cl.
  * One work-group per BLOCK_M x BLOCK_N tile of C in the grouped order of docs/ops.md: BLOCK_M / 64 consumer
  * warpgroups, warpgroup w owning rows 64w .. 64w + 63 of the tile (one m64nBLOCK_Nk32 accumulator), and one
- * producer warpgroup that copies. K goes in slices of 64 bytes, STAGES of them in flight through cp.async: a
- * slice's rows are 64 bytes under the 64-byte swizzle (16-byte chunk c of row r at chunk c ^ ((r / 2) % 4)),
- * which the descriptors name, so the tensor cores read without bank conflicts. Per stage an mbarrier "full"
- * (the producers' copies landed: cp.async.mbarrier.arrive) and "empty" (every consumer's wgmma on it completed)
- * hand the slices over, so the consumer warpgroups do not wait for each other: one's wgmma runs while another
- * adds its partial (below). With every work-item copying and a barrier a slice instead, the warpgroups run in
- * lockstep and the tensor cores idle through every add; a single producer warp cannot issue the copies fast
- * enough (docs/performance.md). NVIDIA's OpenCL gives a work-group 48 KiB of local memory: three stages of 128 x 112
- * beside the mbarriers.
+ * producer warpgroup that loads. K goes in slices of 64 bytes, STAGES of them in flight: a slice's rows are 64
+ * bytes under the 64-byte swizzle (16-byte chunk c of row r at chunk c ^ ((r / 2) % 4)), which the descriptors
+ * name, so the tensor cores read without bank conflicts. With TMA (where the host has tensor maps: the CUDA
+ * driver encodes them, backend_opencl/tensor_map.h, and tmap_fill below sets their addresses on the device) one
+ * producer work-item loads each slice as two boxes, which the TMA unit swizzles the same way; else the producer
+ * warpgroup copies 16-byte chunks with cp.async, which takes more of the memory pipeline for the same bytes
+ * (docs/performance.md). Per stage an mbarrier "full" (the slice landed: the TMA byte count, or
+ * cp.async.mbarrier.arrive) and "empty" (every consumer's wgmma on it completed) hand the slices over, so the
+ * consumer warpgroups do not wait for each other: one's wgmma runs while another adds its partial (below). With
+ * every work-item copying and a barrier a slice instead, the warpgroups run in lockstep and the tensor cores idle
+ * through every add. NVIDIA's OpenCL gives a work-group 48 KiB of local memory: three stages of 128 x 112 beside
+ * the mbarriers.
  * Build options: BLOCK_M (64 or 128), BLOCK_N (16..128, a multiple of 16), GROUP_M, STAGES, X_DT, Y_DT (4 e4m3,
  * 5 e5m2), Z_DT, ADDR_MODE and CP_ASYNC (1: the mma probe's findings), WG_COMMENTED (1: the wgmma lines as
- * comments, the first build). */
+ * comments, the first build), TMA (1: slices loaded by TMA through the tensor maps in the kernel's maps). */
 
 #if WG_COMMENTED
 #define WG_PTX "//@sm_90a@ "
@@ -42,10 +45,16 @@ static inline ulong wg_desc(uint addr) {
  * async-proxy reads (wgmma) */
 #define PROXY_FENCE() asm volatile("fence.proxy.async.shared::cta;" ::: "memory")
 
+#ifndef TMA
+#define TMA 0
+#endif
+
+#if !TMA || defined(WGMMA_PROBE)
 /* One 16-byte chunk into shared memory at dst: the bytes of src that are in range (n of 16), the rest zero. */
 static inline void copy16(uint dst, __global const uchar *src, int n) {
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(src), "r"(n) : "memory");
 }
+#endif
 
 /* Byte offset of chunk c (of 4) of row r in a slice. */
 #define SW64(r, c) ((uint)((r) * BK + (((c) ^ (((r) >> 1) & 3)) * 16)))
@@ -168,15 +177,49 @@ static inline void mbar_wait(uint bar, uint parity) {
 static inline void mbar_arrive(uint bar) {
     asm volatile("{\n.reg .b64 state;\nmbarrier.arrive.shared.b64 state, [%0];\n}\n" ::"r"(bar) : "memory");
 }
+#if !TMA
 /* arrives on bar once every cp.async this work-item issued before it has landed */
 static inline void mbar_arrive_copies(uint bar) {
     asm volatile("cp.async.mbarrier.arrive.noinc.shared.b64 [%0];" ::"r"(bar) : "memory");
 }
+#endif
+
+#if TMA
+/* the tensor map at map (written by tmap_fill) made visible to this work-item's TMA loads */
+static inline void tma_acquire(__global const ulong *map) {
+    asm volatile("fence.proxy.tensormap::generic.acquire.gpu [%0], 128;" ::"l"(map) : "memory");
+}
+/* the stage's full mbarrier expects bytes from TMA, and this work-item arrives on it */
+static inline void mbar_expect(uint bar, uint bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
+}
+/* the box at (k, row, batch) of map's matrix into shared memory at dst, completing on bar */
+static inline void tma_load(uint dst, __global const ulong *map, int k, int row, int z, uint bar) {
+    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, "
+                 "%4}], [%5];" ::"r"(dst),
+                 "l"(map), "r"(k), "r"(row), "r"(z), "r"(bar)
+                 : "memory");
+}
+
+/* maps[0..15], maps[16..31]: A's and B's tensor maps, from the host's encodings ta, tb (every field but the
+ * address: the host does not know a buffer's device address) with the addresses of a + aoff and b + boff. */
+__kernel void tmap_fill(__global ulong *maps, ulong16 ta, ulong16 tb, __global const uchar *a, long aoff,
+                        __global const uchar *b, long boff) {
+    *(__global ulong16 *)maps = ta;
+    *(__global ulong16 *)(maps + 16) = tb;
+    asm volatile(WG_PTX "tensormap.replace.tile.global_address.global.b1024.b64 [%0], %1;" ::"l"(maps), "l"(a + aoff)
+                 : "memory");
+    asm volatile(WG_PTX "tensormap.replace.tile.global_address.global.b1024.b64 [%0], %1;" ::"l"(maps + 16),
+                 "l"(b + boff)
+                 : "memory");
+    asm volatile("fence.proxy.tensormap::generic.release.gpu;" ::: "memory");
+}
+#endif
 
 __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void matmul_wgmma(
     __global const uchar *a, long aoff, int lda, __global const uchar *b, long boff, int ldb, __global z_t *c,
     long coff, int ldc, int M, int N, int K, int epi, float alpha, long a_bstride, long b_bstride, long c_bstride,
-    int c_pair, float scale) {
+    int c_pair, float scale, __global const ulong *maps) {
     /* the swizzle is a function of the address: slices start on its 512-byte period */
     __local uchar smem_[STAGES * STAGE] __attribute__((aligned(512)));
     /* per stage: full (the producer's copies landed) and empty (every consumer's wgmma on it completed) */
@@ -195,11 +238,30 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void matmul_wgmma(
     const int ktiles = (K + BK - 1) / BK;
     if (tid == 0)
         for (int s = 0; s < STAGES; s++) {
-            mbar_init(FULL(s), (uint)PRODUCERS);
+            mbar_init(FULL(s), TMA ? 1u : (uint)PRODUCERS);
             mbar_init(EMPTY(s), (uint)CONSUMERS);
         }
     barrier(CLK_LOCAL_MEM_FENCE);
 
+#if TMA
+    if (tid >= CONSUMERS) {
+        /* One work-item copies each slice with two TMA box loads (A's BLOCK_M rows, B's BLOCK_N rows, 64 bytes of
+         * K each, 64-byte swizzled: the layout SW64 names), completing on the stage's full mbarrier by their byte
+         * count; the boxes' parts outside the matrices read as zero. */
+        if (tid != CONSUMERS) return;
+        tma_acquire(maps);
+        tma_acquire(maps + 16);
+        for (int t = 0; t < ktiles; t++) {
+            const int s = t % STAGES, use = t / STAGES;
+            if (use > 0) mbar_wait(EMPTY(s), (uint)((use - 1) & 1));
+            const uint sa = base + (uint)(s * STAGE), sb = sa + A_SLICE;
+            mbar_expect(FULL(s), (uint)STAGE);
+            tma_load(sa, maps, t * BK, m0, a_bstride ? (int)batch : 0, FULL(s));
+            tma_load(sb, maps + 16, t * BK, n0, b_bstride ? (int)batch : 0, FULL(s));
+        }
+        return;
+    }
+#else
     if (tid >= CONSUMERS) {
         /* The producers: slice t into stage t % STAGES once the consumers released that stage's previous slice.
          * Producer q copies chunks q + PRODUCERS j of the slice (A's rows, then B's): row q / 4 + (PRODUCERS / 4) j,
@@ -225,6 +287,7 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void matmul_wgmma(
         CP_WAIT(0);
         return;
     }
+#endif
 
     /* The FP8 tensor cores keep their sums to about 14 bits, which drifts past the half outputs' bounds over a
      * long K (docs/ops.md): each slice's product goes into p from zero and is added, rounded to nearest, into the

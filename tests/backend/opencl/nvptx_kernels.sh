@@ -83,14 +83,17 @@ done
 # the mma probe's build (backend_opencl/mma_probe.c)
 build matmul_mma -DMMA_PROBE -DADDR_MODE=1 -DCP_ASYNC=1 -DX_DT=1 -DY_DT=1 -DZ_DT=0
 # matmul_wgmma (8-bit floats on wgmma): both address modes, the wgmma lines live and as comments (the driver's
-# first build), every pair of formats, C in f32, f16 and bf16, the tiles its check takes; and its probe
+# first build), every pair of formats, C in f32, f16 and bf16, with TMA and with cp.async loads, the tiles its
+# check takes; and its probe
 for am in 0 1; do
   for wc in 0 1; do
     for xy in "4 4" "5 4" "4 5" "5 5"; do
       set -- $xy
       for z in 0 1 2; do
-        build matmul_wgmma -DX_DT=$1 -DY_DT=$2 -DZ_DT=$z -DADDR_MODE=$am -DCP_ASYNC=1 -DWG_COMMENTED=$wc \
-          -DBLOCK_M=128 -DBLOCK_N=112 -DGROUP_M=8 -DSTAGES=3
+        for tma in 0 1; do
+          build matmul_wgmma -DX_DT=$1 -DY_DT=$2 -DZ_DT=$z -DADDR_MODE=$am -DCP_ASYNC=1 -DWG_COMMENTED=$wc \
+            -DTMA=$tma -DBLOCK_M=128 -DBLOCK_N=112 -DGROUP_M=8 -DSTAGES=3
+        done
       done
     done
     for t in "128 128 2" "64 128 3" "64 48 4" "128 16 2" "64 64 6"; do
