@@ -9,7 +9,8 @@
 
 #include <stdint.h>
 
-/* A device's encoder state: state 0 untried, 1 ready, -1 unavailable (reason says why). */
+/* A device's encoder state: state 0 untried, 1 ready, -1 unavailable (reason says why). Used under the
+ * context's lock, as every call on a context is. */
 typedef struct trr_cl_tma {
     int state;
     void *context; /* the retained primary context */
