@@ -304,6 +304,14 @@ static trr_status bad(trr_context *ctx, const char *what) {
     return trr_error(ctx, TRR_ERR_UNSUPPORTED, "opencl: config rejected: %s", what);
 }
 
+/* Refused where what (a kernel's tiles) needs more than the device's local memory. */
+static trr_status local_fits(trr_context *ctx, const trr_cl_dev *dev, uint64_t bytes, const char *what) {
+    if (bytes <= dev->local_memory) return TRR_OK;
+    return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                     "opencl: config rejected: %s need %llu bytes of local memory, the device has %llu", what,
+                     (unsigned long long)bytes, (unsigned long long)dev->local_memory);
+}
+
 static trr_status check_mma(trr_context *ctx, const trr_call *call) {
     trr_cl_dev *dev = ctx->dev;
     const trr_config *c = &call->config;
@@ -343,13 +351,9 @@ static trr_status check_mma(trr_context *ctx, const trr_call *call) {
         return bad(ctx, "variant mma block_k must be 16, 32 or 64");
     if (((int64_t)c->block_m * c->block_k / 8) % c->threads || ((int64_t)c->block_n * c->block_k / 8) % c->threads)
         return bad(ctx, "variant mma: block_m x block_k / 8 and block_n x block_k / 8 must be multiples of threads");
-    uint64_t local = (uint64_t)c->stages * (uint64_t)c->block_k * (uint64_t)(c->block_m + c->block_n) * 2ull;
-    if (local > dev->local_memory)
-        return trr_error(
-            ctx, TRR_ERR_UNSUPPORTED,
-            "opencl: config rejected: variant mma tiles need %llu bytes of local memory, the device has %llu",
-            (unsigned long long)local, (unsigned long long)dev->local_memory);
-    return TRR_OK;
+    return local_fits(ctx, dev,
+                      (uint64_t)c->stages * (uint64_t)c->block_k * (uint64_t)(c->block_m + c->block_n) * 2ull,
+                      "variant mma tiles");
 }
 
 static trr_status check_wgmma(trr_context *ctx, const trr_call *call) {
@@ -372,13 +376,8 @@ static trr_status check_wgmma(trr_context *ctx, const trr_call *call) {
     if (c->group_m <= 0) return bad(ctx, "group_m must be positive");
     if (c->stages < 2 || c->stages > 8) return bad(ctx, "variant wgmma stages must be 2..8");
     /* the slices and two 8-byte mbarriers a stage */
-    const uint64_t local = (uint64_t)c->stages * (64ull * (uint64_t)(c->block_m + c->block_n) + 16ull);
-    if (local > dev->local_memory)
-        return trr_error(
-            ctx, TRR_ERR_UNSUPPORTED,
-            "opencl: config rejected: variant wgmma slices need %llu bytes of local memory, the device has %llu",
-            (unsigned long long)local, (unsigned long long)dev->local_memory);
-    return TRR_OK;
+    return local_fits(ctx, dev, (uint64_t)c->stages * (64ull * (uint64_t)(c->block_m + c->block_n) + 16ull),
+                      "variant wgmma slices");
 }
 
 /* What every rule but matmul's checks first: the variant (one kernel family here) and the work-group size. */
@@ -475,12 +474,8 @@ trr_status trr_cl_check_matmul(trr_context *ctx, const trr_call *call) {
                         "block_k / 4 and block_n x block_k / 4 multiples of threads");
     if (c->block_k > 64) return bad(ctx, "block_k over 64");
     if (c->group_m <= 0) return bad(ctx, "group_m must be positive");
-    uint64_t local = 2ull * (uint64_t)c->block_k * (uint64_t)(c->block_m + 4 + c->block_n + 4) * 4ull;
-    if (local > dev->local_memory)
-        return trr_error(ctx, TRR_ERR_UNSUPPORTED,
-                         "opencl: config rejected: matmul tiles need %llu bytes of local memory, the device has "
-                         "%llu",
-                         (unsigned long long)local, (unsigned long long)dev->local_memory);
+    TRR_TRY(local_fits(ctx, dev, 2ull * (uint64_t)c->block_k * (uint64_t)(c->block_m + 4 + c->block_n + 4) * 4ull,
+                       "matmul tiles"));
     if (call->k > 0 && trr_cl_matmul_chunk_k(dev, c) == 0)
         return trr_error(ctx, TRR_ERR_UNSUPPORTED,
                          "opencl: config rejected: one %dx%dx%d matmul tile over %d work-items takes more loop "
