@@ -213,8 +213,9 @@ static const trr_config ocl_mma_f8_tiles[] = {
 
 /* The OpenCL wgmma kernel (matmul_wgmma.cl: 8-bit floats on Hopper; BK 64, a consumer warpgroup per 64 rows
  * beside the producer warpgroup): its default tile, the tiles around it that fit the 48 KiB with their mbarriers,
- * and the one-warpgroup tiles. The backend's check drops them all where the wgmma probe failed or the layout is not
- * the one wgmma reads. */
+ * and the one-warpgroup tiles, each with groups of 4, 8 and 16 tile rows (the group that keeps B in the L2 best
+ * moves with the size). The backend's check drops them all where the wgmma probe failed or the layout is not the one
+ * wgmma reads. */
 static const trr_config ocl_wgmma_tiles[] = {
     {.block_m = 128, .block_n = 112, .block_k = 64, .threads = 384, .stages = 3},
     {.block_m = 128, .block_n = 96, .block_k = 64, .threads = 384, .stages = 3},
@@ -250,7 +251,8 @@ static const space_row space_table[] = {
     {.backend = "opencl", .shapes = MATMUL, .in_dtypes = HALVES, LIST(ocl_mma_tiles), .variant = {TRR_VARIANT_MMA}},
     /* 8-bit floats: the tensor-core kernel's tiles and the wgmma kernel's */
     {.backend = "opencl", .shapes = MATMUL, .in_dtypes = F8S, LIST(ocl_mma_f8_tiles), .variant = {TRR_VARIANT_MMA}},
-    {.backend = "opencl", .shapes = MATMUL, .in_dtypes = F8S, LIST(ocl_wgmma_tiles), .variant = {TRR_VARIANT_WGMMA}},
+    {.backend = "opencl", .shapes = MATMUL, .in_dtypes = F8S, LIST(ocl_wgmma_tiles), .group_m = {4, 8, 16},
+     .variant = {TRR_VARIANT_WGMMA}},
     {.backend = "opencl", .shapes = STREAMING, .threads = {64, 128, 256, 512}, .vector_width = {1, 2, 4, 8}},
     {.backend = "opencl", .shapes = ROWWISE, .threads = {16, 32, 64, 128, 256, 512}},
     /* ---- vulkan ---- */
