@@ -7,6 +7,7 @@
  * epilogue and C's type. */
 #include "trr_cuda.h"
 
+#include "matmul_scale.h"
 #include "op_table.h"
 
 #include <stdint.h>
@@ -69,12 +70,6 @@ static int c_tma_ok(const trr_call *call, int64_t batch) {
     /* the driver's limits on a tensor map: extents below 2^32, strides below 2^40 bytes */
     const int64_t lim = (int64_t)1 << 40;
     return call->z.stride0 * es < lim && call->z.batch_stride * es < lim;
-}
-
-/* 8-bit float inputs: their per-tensor scales' product (docs/ops.md, matmul); 1 for every other dtype. */
-static float matmul_scale(const trr_call *call) {
-    if (call->x.dtype != TRR_F8E4M3 && call->x.dtype != TRR_F8E5M2) return 1.0f;
-    return (float)call->params[TRR_MATMUL_PARAM_SCALE_A] * (float)call->params[TRR_MATMUL_PARAM_SCALE_B];
 }
 
 /* The split-K workspace of a call: batch x splits f32 matrices of M x N. */
@@ -155,7 +150,7 @@ static trr_status split_reduce(trr_context *ctx, const trr_call *call, CUdevicep
     CUdeviceptr c = trr_cuda_operand_ptr(&call->z);
     long long ldc = call->z.stride0, c_bs = call->z.batch_stride;
     int m = (int)call->rows, n = (int)call->cols, splits = call->config.split_k, epi = (int)call->epilogue;
-    float alpha = call->alpha, scale = matmul_scale(call);
+    float alpha = call->alpha, scale = trr_matmul_input_scale(call);
     /* 256 threads an output; past 2^20 blocks the kernel's grid-stride loop takes the rest */
     const int64_t mn = call->rows * call->cols, want = (mn + 255) / 256;
     const unsigned gx = (unsigned)(want < 1 ? 1 : want > ((int64_t)1 << 20) ? ((int64_t)1 << 20) : want);
@@ -285,7 +280,7 @@ static trr_status run_wgmma(trr_context *ctx, const trr_call *call) {
     }
     const unsigned grid = (unsigned)(sk_grid ? sk_grid : (tiles < slots ? tiles : slots) * cluster);
     int nbatch = (int)batch;
-    float scale = split ? 1.0f : matmul_scale(call);
+    float scale = split ? 1.0f : trr_matmul_input_scale(call);
     if (sk_grid) {
         CUdeviceptr ws = 0, flags = 0;
         TRR_TRY(streamk_workspace(ctx, cfg, sk_grid, &ws, &flags));
@@ -333,7 +328,7 @@ trr_status trr_cuda_run_matmul(trr_context *ctx, const trr_call *call) {
     long long a_bs = call->x.batch_stride, b_bs = call->y.batch_stride, c_bs = call->z.batch_stride;
     unsigned gz = 1;
     TRR_TRY(batch_grid(ctx, call, &gz));
-    float scale = matmul_scale(call);
+    float scale = trr_matmul_input_scale(call);
     if (cfg->variant != TRR_VARIANT_MMA) {
         void *args[] = {&a, &lda, &b, &ldb, &c, &ldc, &m, &n, &k, &epi, &alpha, &group_m, &a_bs, &b_bs, &c_bs, &scale};
         return trr_cuda_launch_3d(ctx, fn, (unsigned)blocks, 1, gz, (unsigned)cfg->threads, smem, args);

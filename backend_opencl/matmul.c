@@ -9,6 +9,7 @@
 #include "half.h"
 
 #include "matmul_fold.h"
+#include "matmul_scale.h"
 #include "matmul_variant.h"
 
 #define ARG(i, v) TRR_TRY(trr_cl_set_arg(ctx, k, (cl_uint)(i), sizeof(v), &(v)))
@@ -43,12 +44,6 @@ static trr_status matmul_args(trr_context *ctx, cl_kernel k, const trr_call *cal
     return TRR_OK;
 }
 
-/* 8-bit float inputs: their per-tensor scales' product (docs/ops.md, matmul); 1 for every other dtype. */
-static cl_float input_scale(const trr_call *call) {
-    if (!trr_dtype_is_f8(call->x.dtype)) return 1.0f;
-    return (float)call->params[TRR_MATMUL_PARAM_SCALE_A] * (float)call->params[TRR_MATMUL_PARAM_SCALE_B];
-}
-
 /* One work-group per output tile of the config, the batch as grid dimension 2: one launch for every matrix. */
 static trr_status launch_tiles(trr_context *ctx, cl_kernel k, const trr_call *call) {
     const trr_config *cfg = &call->config;
@@ -66,7 +61,7 @@ static trr_status run_tensor_core(trr_context *ctx, cl_kernel k, const trr_call 
     /* outputs move in pairs: even row starts in every batch (buffers are aligned far beyond 8 bytes) */
     cl_int cpair = call->z.stride0 % 2 == 0 && call->z.offset % 2 == 0 && call->z.batch_stride % 2 == 0;
     ARG(17, cpair);
-    cl_float scale = input_scale(call);
+    cl_float scale = trr_matmul_input_scale(call);
     ARG(18, scale);
     return launch_tiles(ctx, k, call);
 }
@@ -239,7 +234,7 @@ trr_status trr_cl_run_matmul(trr_context *ctx, const trr_call *call) {
     ARG(19, va);
     ARG(20, vb);
     ARG(21, vc);
-    cl_float scale = input_scale(call);
+    cl_float scale = trr_matmul_input_scale(call);
     ARG(24, scale);
     const int64_t chunk = trr_cl_matmul_chunk_k(ctx->dev, cfg);
     if (call->k <= chunk) {
