@@ -3,6 +3,7 @@
 #include "vk_config.h"
 #include "vk_norm.h"
 #include "config_fields.h"
+#include "half.h"
 #include "matmul_fold.h"
 #include "op_table.h"
 #include "validate.h"
@@ -118,6 +119,12 @@ static int matmul_variant_runs(const trr_vk_device *d, const trr_call *c, int v,
             return 0;
         }
         return 1;
+    }
+    if (trr_dtype_is_f8(c->x.dtype)) {
+        /* no cooperative-matrix component type for FP8 in these kernels (VK_EXT_shader_float8's float_e4m3 and
+         * float_e5m2 would be one): the SIMT kernel widens the bytes as it loads them */
+        snprintf(why, cap, "8-bit float inputs run on simt: the cooperative-matrix kernels take f16 and bf16");
+        return 0;
     }
     if (c->x.dtype != TRR_F16) {
         snprintf(why, cap, "the cooperative-matrix kernels take f16 and bf16 inputs");

@@ -219,7 +219,7 @@ typedef struct trr_vk_push {
     float alpha;
     uint32_t pad;
     uint32_t xb, yb, zb; /* matmul batch strides (elements); the batch is the grid's z */
-    uint32_t pad2;
+    uint32_t aux;        /* matmul of 8-bit floats: scale_a * scale_b as f32 bits; a user op's sixth word */
 } trr_vk_push; /* 64 bytes: inside the 128 bytes of push constants every device offers */
 
 /* A dispatch as recorded: its pipeline, bindings (x, y, z and their buffers), push constants and grid. */

@@ -5,6 +5,7 @@
 #include "vk_norm.h"
 
 #include "matmul_fold.h"
+#include "matmul_scale.h"
 #include "op_table.h"
 #include "user_op.h"
 
@@ -611,10 +612,12 @@ static trr_status run_matmul_whole(trr_context *ctx, const trr_call *c) {
     }
     dispatch w = {0};
     char shader[32];
+    /* 8-bit floats: one build per output, A's and B's formats as specialization constants 12 and 13 */
+    const int f8 = trr_dtype_is_f8(c->x.dtype);
     if (c->x.dtype == TRR_F32)
         snprintf(shader, sizeof shader, "matmul_f32");
     else
-        snprintf(shader, sizeof shader, "matmul_%s_%s", dtype_suffix(c->x.dtype), dtype_suffix(c->z.dtype));
+        snprintf(shader, sizeof shader, "matmul_%s_%s", f8 ? "f8" : dtype_suffix(c->x.dtype), dtype_suffix(c->z.dtype));
     int tm = 0, tn = 0;
     if (!trr_vk_micro_tile(&c->config, &tm, &tn)) return trr_error(ctx, TRR_ERR_INTERNAL, "vulkan: unchecked matmul config");
     w.shader = shader;
@@ -623,15 +626,18 @@ static trr_status run_matmul_whole(trr_context *ctx, const trr_call *c) {
     const int vec_a = c->x.offset % 4 == 0 && c->x.stride0 % 4 == 0 && (c->batch <= 1 || c->x.batch_stride % 4 == 0);
     const int vec_b = c->y.offset % 4 == 0 && c->y.stride0 % 4 == 0 && (c->batch <= 1 || c->y.batch_stride % 4 == 0);
     const int vec_c = c->z.offset % 4 == 0 && c->z.stride0 % 4 == 0 && (c->batch <= 1 || c->z.batch_stride % 4 == 0);
-    uint32_t spec[12] = {(uint32_t)c->config.threads, (uint32_t)c->config.block_m, (uint32_t)c->config.block_n,
+    uint32_t spec[14] = {(uint32_t)c->config.threads, (uint32_t)c->config.block_m, (uint32_t)c->config.block_n,
                          (uint32_t)c->config.block_k, (uint32_t)tm, (uint32_t)tn, (uint32_t)c->config.group_m,
                          (uint32_t)c->trans_a, (uint32_t)c->trans_b, (uint32_t)c->epilogue, (uint32_t)c->config.stages,
-                         trr_matmul_fold_tiles(c, TRR_MATMUL_SIMT_FOLD_FROM_K)};
+                         trr_matmul_fold_tiles(c, TRR_MATMUL_SIMT_FOLD_FROM_K), c->x.dtype == TRR_F8E5M2,
+                         c->y.dtype == TRR_F8E5M2};
     _Static_assert(sizeof spec <= sizeof w.spec, "more specialization constants than a pipeline takes");
     memcpy(w.spec, spec, sizeof spec);
-    w.nspec = 12;
+    w.nspec = f8 ? 14 : 12;
     matmul_operands(c, &w);
     w.push.pad = (vec_a ? 1u : 0u) | (vec_b ? 2u : 0u) | (vec_c ? 4u : 0u);
+    const float scale = trr_matmul_input_scale(c);
+    memcpy(&w.push.aux, &scale, sizeof scale);
     return run_dispatch(ctx, &w);
 }
 
@@ -687,7 +693,7 @@ trr_status trr_vk_run_user(trr_context *ctx, const trr_call *c) {
         }
     }
     memcpy(&w.push.alpha, &words[0], 4);
-    w.push.pad = words[1], w.push.xb = words[2], w.push.yb = words[3], w.push.zb = words[4], w.push.pad2 = words[5];
+    w.push.pad = words[1], w.push.xb = words[2], w.push.yb = words[3], w.push.zb = words[4], w.push.aux = words[5];
     prepared p;
     uint32_t off[3];
     for (int i = 0; i < 3; i++) TRR_TRY(bind_operand(ctx, w.ops[i], w.extent[i], &p.info[i], &off[i]));

@@ -85,11 +85,6 @@ trr_status trr_vk_supports(trr_context *ctx, const trr_call *call) {
         trr_kernel_memo_put(memo, desc, 1);
     }
     if (desc->shape == TRR_SHAPE_ROW_NORM && !desc->user) TRR_TRY(trr_vk_row_norm_supports(ctx, call));
-    if (desc->shape == TRR_SHAPE_MATMUL && (call->x.dtype == TRR_F8E4M3 || call->x.dtype == TRR_F8E5M2))
-        return trr_error(ctx, TRR_ERR_UNSUPPORTED,
-                         "vulkan: matmul of 8-bit floats has no kernel here: it would take a cooperative-matrix "
-                         "component type for FP8 (float_e4m3 / float_e5m2), which neither the KHR nor the NV "
-                         "cooperative-matrix kernels of this backend use");
     const trr_dtype types[2] = {call->x.dtype, call->z.dtype};
     for (int i = 0; i < 2; i++) {
         if ((types[i] == TRR_F16 || types[i] == TRR_BF16) && !d->phys.storage16)

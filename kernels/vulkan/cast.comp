@@ -59,37 +59,15 @@ uint load_bits(uint i) {
 }
 
 // The value as f32 bits.
-uint f16_to_f32_bits(uint h) {
-    uint sign = (h & 0x8000u) << 16, e = (h >> 10) & 31u, m = h & 0x3ffu;
-    if (e == 31u) return sign | 0x7f800000u | (m << 13);
-    if (e == 0u) {
-        if (m == 0u) return sign;
-        uint p = uint(findMSB(m)); // normalise: m * 2^-24 = 2^(p - 24) * 1.f
-        return sign | ((p + 103u) << 23) | ((m << (23u - p)) & 0x7fffffu);
-    }
-    return sign | ((e + 112u) << 23) | (m << 13);
-}
-
-uint e4m3_to_f32_bits(uint b) {
-    uint sign = (b & 0x80u) << 24, e = (b >> 3) & 15u, m = b & 7u;
-    if ((b & 0x7fu) == 0x7fu) return sign | 0x7fc00000u;
-    if (e == 0u) {
-        if (m == 0u) return sign;
-        uint p = uint(findMSB(m)); // m * 2^-9 = 2^(p - 9) * 1.f
-        return sign | ((p + 118u) << 23) | ((m << (23u - p)) & 0x7fffffu);
-    }
-    return sign | ((e + 120u) << 23) | (m << 20);
-}
-
 uint to_f32_bits(uint v) {
 #if IN_DT == 1
-    return f16_to_f32_bits(v);
+    return trr_f16_to_f32_bits(v);
 #elif IN_DT == 2
     return v << 16;
 #elif IN_DT == 4
-    return e4m3_to_f32_bits(v);
+    return trr_e4m3_to_f32_bits(v);
 #elif IN_DT == 5
-    return f16_to_f32_bits(v << 8); // the top byte of an f16
+    return trr_e5m2_to_f32_bits(v);
 #else
     return v;
 #endif

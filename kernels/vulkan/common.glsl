@@ -56,6 +56,30 @@ uvec2 trr_f2bf4(vec4 f) {
 #define ZVC(f) ZV(f)
 #endif
 
+// f16, e4m3 and e5m2 bits (docs/ops.md, Dtypes) -> the same value's f32 bits, exactly and in integer arithmetic
+// only, so a device that flushes subnormals cannot change a value on the way.
+uint trr_f16_to_f32_bits(uint h) {
+    uint sign = (h & 0x8000u) << 16, e = (h >> 10) & 31u, m = h & 0x3ffu;
+    if (e == 31u) return sign | 0x7f800000u | (m << 13);
+    if (e == 0u) {
+        if (m == 0u) return sign;
+        uint p = uint(findMSB(m)); // normalise: m * 2^-24 = 2^(p - 24) * 1.f
+        return sign | ((p + 103u) << 23) | ((m << (23u - p)) & 0x7fffffu);
+    }
+    return sign | ((e + 112u) << 23) | (m << 13);
+}
+uint trr_e4m3_to_f32_bits(uint b) {
+    uint sign = (b & 0x80u) << 24, e = (b >> 3) & 15u, m = b & 7u;
+    if ((b & 0x7fu) == 0x7fu) return sign | 0x7fc00000u;
+    if (e == 0u) {
+        if (m == 0u) return sign;
+        uint p = uint(findMSB(m)); // m * 2^-9 = 2^(p - 9) * 1.f
+        return sign | ((p + 118u) << 23) | ((m << (23u - p)) & 0x7fffffu);
+    }
+    return sign | ((e + 120u) << 23) | (m << 20);
+}
+uint trr_e5m2_to_f32_bits(uint b) { return trr_f16_to_f32_bits(b << 8); } // the top byte of an f16
+
 // A kernel with bindings and push constants of its own (attention.comp) defines TRR_OWN_BINDINGS first.
 #ifndef TRR_OWN_BINDINGS
 layout(std430, set = 0, binding = 0) readonly buffer BufX { XT x[]; };
@@ -71,7 +95,7 @@ layout(push_constant) uniform Push {
     float alpha;
     uint pad;
     uint xb, yb, zb; // matmul: batch strides (0 for a shared input); the batch is gl_WorkGroupID.z
-    uint pad2;
+    uint aux;        // matmul of 8-bit floats: scale_a * scale_b as f32 bits
 } pc;
 
 // matmul: where this workgroup's batch starts in each operand (elements, 32-bit: see above)

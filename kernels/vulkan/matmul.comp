@@ -1,7 +1,9 @@
 #version 450
 // C = act(A·B), SIMT: one workgroup per BM x BN output tile in grouped order (core/grouped.h), BK-deep slices
 // of A and B staged in shared memory as f32, and a TM x TN register micro-tile per invocation. A and B are f32,
-// f16 (-DX_F16) or bf16 (-DX_BF16), C f32, f16 (-DZ_F16) or bf16 (-DZ_BF16); accumulation is f32. Tiles,
+// f16 (-DX_F16), bf16 (-DX_BF16) or 8-bit floats (-DX_F8: each of A and B e4m3 or e5m2 as A_E5M2 and B_E5M2 say,
+// widened exactly as they are loaded, the f32 sums multiplied by scale_a * scale_b before the epilogue), C f32,
+// f16 (-DZ_F16) or bf16 (-DZ_BF16); accumulation is f32. Tiles,
 // transposes, the epilogue and the pipeline depth are specialization constants, so each variant is compiled for
 // its own layout. The design is kernels/cuda/matmul_simt.cu's:
 // - Where TM (TN) is a multiple of 4, the micro-tile's rows (columns) are groups of 4 consecutive ones, one
@@ -21,6 +23,9 @@
 // host refuses a K too deep for that (check_config) rather than return what a cut-short loop leaves.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
+#if defined(X_F8)
+#define X_U8 // common.glsl: the bytes through 8-bit storage
+#endif
 #include "common.glsl"
 
 layout(local_size_x_id = 0) in;
@@ -38,13 +43,37 @@ layout(constant_id = 10) const uint STAGES = 1; // shared buffers: 1 or 2
 // set and restarted, so each sum grows over a few hundred terms instead of all K (at K = 131075 one running f32
 // sum came past docs/ops.md's 1e-5 Frobenius bound). 0: off, and the second set is compiled out.
 layout(constant_id = 11) const uint FOLD = 0;
+// -DX_F8: which 8-bit float A and B hold (0 e4m3, 1 e5m2), so one build serves the four pairs.
+layout(constant_id = 12) const uint A_E5M2 = 0;
+layout(constant_id = 13) const uint B_E5M2 = 0;
 
 #if defined(X_F16)
 #define XV f16vec4
 #elif defined(X_BF16)
 #define XV uvec2
+#elif defined(X_F8)
+#define XV uint // four bytes, element 0 the lowest
 #else
 #define XV vec4
+#endif
+// An element (XAF, XBF) or a 4-vector (XAVF, XBVF) of A or B as float.
+#if defined(X_F8)
+float f8_value(uint b, uint e5m2) {
+    return uintBitsToFloat(e5m2 != 0u ? trr_e5m2_to_f32_bits(b) : trr_e4m3_to_f32_bits(b));
+}
+vec4 f8_values(uint w, uint e5m2) {
+    return vec4(f8_value(w & 0xffu, e5m2), f8_value((w >> 8) & 0xffu, e5m2), f8_value((w >> 16) & 0xffu, e5m2),
+                f8_value(w >> 24, e5m2));
+}
+#define XAF(v) f8_value(uint(v), A_E5M2)
+#define XBF(v) f8_value(uint(v), B_E5M2)
+#define XAVF(v) f8_values(v, A_E5M2)
+#define XBVF(v) f8_values(v, B_E5M2)
+#else
+#define XAF(v) XF(v)
+#define XBF(v) XF(v)
+#define XAVF(v) XVF(v)
+#define XBVF(v) XVF(v)
 #endif
 #if defined(Z_F16)
 #define ZV f16vec4
@@ -74,6 +103,9 @@ shared vec4 As[STAGES * BK * A_LD];
 shared vec4 Bs[STAGES * BK * B_LD];
 
 float act(float v) {
+#if defined(X_F8)
+    v *= uintBitsToFloat(pc.aux);
+#endif
     if (EPI == 1u) return v <= 0.0 ? 0.0 : v; // a NaN stays NaN (max(NaN, 0) is undefined)
     if (EPI == 2u) return v >= 0.0 ? v : pc.alpha * v;
     if (EPI == 3u) return trr_gelu(v);
@@ -96,11 +128,11 @@ void load_slice(uint k0) {
         bool in_row = i < BM * BK / CW && row < (TRANS_A == 0u ? M : K);
         uint at = TRR_XO + row * pc.xs0 + col;
         if (CW == 4u && (pc.pad & 1u) != 0u && in_row && col + 3u < ext) {
-            vec4 v = XVF(xv[at / 4u]);
+            vec4 v = XAVF(xv[at / 4u]);
             [[unroll]] for (uint j = 0; j < 4u; j++) ra[r * CW + j] = v[j];
         } else {
             [[unroll]] for (uint j = 0; j < CW; j++)
-                ra[r * CW + j] = in_row && col + j < ext ? XF(x[at + j]) : 0.0;
+                ra[r * CW + j] = in_row && col + j < ext ? XAF(x[at + j]) : 0.0;
         }
     }
     [[unroll]] for (uint r = 0; r < CB; r++) {
@@ -111,11 +143,11 @@ void load_slice(uint k0) {
         bool in_row = i < BN * BK / CW && row < (TRANS_B == 0u ? K : N);
         uint at = TRR_YO + row * pc.ys0 + col;
         if (CW == 4u && (pc.pad & 2u) != 0u && in_row && col + 3u < ext) {
-            vec4 v = XVF(yv[at / 4u]);
+            vec4 v = XBVF(yv[at / 4u]);
             [[unroll]] for (uint j = 0; j < 4u; j++) rb[r * CW + j] = v[j];
         } else {
             [[unroll]] for (uint j = 0; j < CW; j++)
-                rb[r * CW + j] = in_row && col + j < ext ? XF(y[at + j]) : 0.0;
+                rb[r * CW + j] = in_row && col + j < ext ? XBF(y[at + j]) : 0.0;
         }
     }
 }
