@@ -483,7 +483,7 @@ static void wave_choice(const trr_call *call, int sms, int *bm, int *bn) {
     *bn = best_bn;
 }
 
-void trr_cuda_choose_matmul(const trr_cuda_dev *dev, trr_call *call) {
+static void choose_matmul(const trr_cuda_dev *dev, trr_call *call) {
     trr_config h;
     memset(&h, 0, sizeof h);
     int sms = dev ? dev->sm_count : 132;
@@ -786,7 +786,7 @@ void trr_cuda_choose_config(trr_context *ctx, trr_call *call) {
     if (r) r->choose(ctx ? ctx->dev : NULL, call); /* else trr_cuda_supports says why */
 }
 
-trr_status trr_cuda_check_matmul(trr_context *ctx, const trr_cuda_dev *dev, const trr_call *call) {
+static trr_status check_matmul(trr_context *ctx, const trr_cuda_dev *dev, const trr_call *call) {
     const trr_config *c = &call->config;
     int max_threads = dev ? dev->max_threads : 1024;
     if (c->split_k < 1 || c->split_k > TRR_CUDA_SPLIT_K_MAX)
@@ -996,4 +996,21 @@ trr_status trr_cuda_check_config(trr_context *ctx, const trr_call *call) {
     const trr_cuda_rule *r = trr_cuda_rule_for(trr_op_desc_get(call->op));
     if (!r) return trr_cuda_supports(ctx, call);
     return r->check(ctx, ctx ? ctx->dev : NULL, call);
+}
+
+/* An 8-bit float product whose operands run from K-major copies (matmul_pack.c) is chosen for and checked as it
+ * will run: the copies' layout. */
+void trr_cuda_choose_matmul(const trr_cuda_dev *dev, trr_call *call) {
+    trr_call view;
+    if (!trr_cuda_f8_view(dev, call, &view)) {
+        choose_matmul(dev, call);
+        return;
+    }
+    choose_matmul(dev, &view);
+    call->config = view.config;
+}
+
+trr_status trr_cuda_check_matmul(trr_context *ctx, const trr_cuda_dev *dev, const trr_call *call) {
+    trr_call view;
+    return trr_cuda_f8_view(dev, call, &view) ? check_matmul(ctx, dev, &view) : check_matmul(ctx, dev, call);
 }

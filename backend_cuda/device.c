@@ -154,6 +154,7 @@ void trr_cuda_close(void *handle) {
         if (dev->attn_scratch.ptr) trr_cu.MemFree(dev->attn_scratch.ptr);
         if (dev->matmul_scratch.ptr) trr_cu.MemFree(dev->matmul_scratch.ptr);
         if (dev->matmul_flags.ptr) trr_cu.MemFree(dev->matmul_flags.ptr);
+        if (dev->matmul_pack.ptr) trr_cu.MemFree(dev->matmul_pack.ptr);
         if (dev->timer_begin) trr_cu.EventDestroy(dev->timer_begin);
         if (dev->timer_end) trr_cu.EventDestroy(dev->timer_end);
         if (dev->interop_event) trr_cu.EventDestroy(dev->interop_event);

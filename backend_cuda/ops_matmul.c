@@ -294,7 +294,7 @@ static trr_status run_wgmma(trr_context *ctx, const trr_call *call) {
     return split ? split_reduce(ctx, call, c, gz) : TRR_OK;
 }
 
-trr_status trr_cuda_run_matmul(trr_context *ctx, const trr_call *call) {
+static trr_status run_matmul(trr_context *ctx, const trr_call *call) {
     const trr_config *cfg = &call->config;
     trr_cuda_variant v;
     const char *kernel;
@@ -343,3 +343,9 @@ trr_status trr_cuda_run_matmul(trr_context *ctx, const trr_call *call) {
                               args);
 }
 
+trr_status trr_cuda_run_matmul(trr_context *ctx, const trr_call *call) {
+    trr_call view;
+    if (!trr_cuda_f8_view(ctx->dev, call, &view)) return run_matmul(ctx, call);
+    TRR_TRY(trr_cuda_f8_pack(ctx, call, &view));
+    return run_matmul(ctx, &view);
+}

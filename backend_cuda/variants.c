@@ -72,6 +72,11 @@ void trr_cuda_variant_matmul_reduce(trr_cuda_variant *v, trr_dtype out) {
     trr_cuda_define(v, "-DDT_OUT=%d", (int)out);
 }
 
+void trr_cuda_variant_matmul_pack(trr_cuda_variant *v) {
+    memset(v, 0, sizeof *v);
+    v->file = "matmul_pack.cu";
+}
+
 void trr_cuda_variant_matmul_simt(trr_cuda_variant *v, const trr_config *cfg, trr_dtype in, trr_dtype out,
                                   int trans_a, int trans_b, int aligned) {
     memset(v, 0, sizeof *v);
@@ -341,6 +346,8 @@ void trr_cuda_for_each_variant(trr_cuda_variant_fn fn, void *user) {
         trr_cuda_variant_matmul_reduce(&v, outs[o]);
         fn(&v, user);
     }
+    trr_cuda_variant_matmul_pack(&v);
+    fn(&v, user);
     /* matmul, CUDA cores: f32 with every SIMT tile; f16 and bf16 inputs (the fallback) with the small tile */
     for (int ta = 0; ta <= 1; ta++) {
         for (int tb = 0; tb <= 1; tb++) {

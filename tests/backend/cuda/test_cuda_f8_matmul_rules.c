@@ -1,6 +1,7 @@
 /* Which CUDA kernels take a matmul of 8-bit floats (backend_cuda/config.c) and what they are compiled with
- * (variants.c): the tensor cores only, with K-major operands (A row-major, B stored [N,K]), 16-byte rows; the
- * configs the heuristic picks pass the backend's own check; mma.sync variants carry sm_89 as their oldest target.
+ * (variants.c): the tensor cores only, with K-major operands (A row-major, B stored [N,K]), 16-byte rows, which
+ * other layouts reach through copies; the configs the heuristic picks pass the backend's own check; mma.sync
+ * variants carry sm_89 as their oldest target.
  * Host arithmetic only: no GPU needed (no device: mma.sync assumed available, wgmma not). */
 #include <criterion/criterion.h>
 
@@ -117,6 +118,68 @@ Test(cuda_f8_matmul, large_products_take_the_one_partial_wide_tile) {
     /* a narrow product keeps 128 x 128 */
     c = chosen_on_hopper(2048, 128, 4096, 0);
     cr_expect_eq(c.block_n, 128);
+}
+
+/* A layout or alignment the FP8 tensor cores cannot read runs on K-major copies of the operands it concerns
+ * (matmul_pack.c): the heuristic and the check see the copies (rows of K rounded up to 16 bytes, one matrix per
+ * batched input, a shared input copied once), the operand already readable is left where it is, and a device
+ * without FP8 tensor cores gets no copies (the check's reason stands). */
+Test(cuda_f8_matmul, other_layouts_run_on_k_major_copies) {
+    trr_call view;
+    trr_call ready = f8_call(TRR_F8E4M3, TRR_F8E4M3, TRR_BF16, 1024, 1024, 1024);
+    cr_assert_not(trr_cuda_f8_view(NULL, &ready, &view), "a K-major, aligned product is copied");
+
+    trr_call nn = ready;
+    nn.trans_b = 0, nn.y.stride0 = 1024; /* B stored [K,N] */
+    cr_assert(trr_cuda_f8_view(NULL, &nn, &view));
+    cr_expect_eq(view.trans_b, 1);
+    cr_expect_eq(view.y.stride0, 1024);
+    cr_expect_eq(view.y.batch_stride, 0);
+    cr_expect_eq(view.trans_a, 0);
+    cr_expect(view.x.stride0 == nn.x.stride0 && view.x.mem == nn.x.mem, "A was readable as stored");
+
+    trr_call odd = f8_call(TRR_F8E5M2, TRR_F8E4M3, TRR_F32, 64, 48, 1000); /* K 1000: lda and ldb not 16-byte rows */
+    odd.trans_a = 1, odd.x.stride0 = 64;                                    /* A stored [K,M] */
+    cr_assert(trr_cuda_f8_view(NULL, &odd, &view));
+    cr_expect_eq(view.trans_a, 0);
+    cr_expect_eq(view.x.stride0, 1008, "K 1000 in rows of %lld", (long long)view.x.stride0);
+    cr_expect_eq(view.y.stride0, 1008);
+    char why[200];
+    cr_assert(trr_cuda_matmul_variant_runs(NULL, &view, TRR_VARIANT_MMA, why, sizeof why), "%s", why);
+
+    /* a batch of 3: A's own matrices copied three times, B shared (batch stride 0) copied once */
+    trr_call batched = nn;
+    batched.batch = 3;
+    batched.x.batch_stride = 1024 * 1024, batched.z.batch_stride = 1024 * 1024;
+    cr_assert(trr_cuda_f8_view(NULL, &batched, &view));
+    cr_expect_eq(view.y.batch_stride, 0);
+    cr_expect_eq(view.x.batch_stride, 1024 * 1024);
+    batched.y.batch_stride = 1024 * 1024 + 8; /* B's matrices 8 bytes apart from 16-byte lines */
+    batched.trans_b = 1;
+    cr_assert(trr_cuda_f8_view(NULL, &batched, &view));
+    cr_expect_eq(view.y.batch_stride, 1024 * 1024, "B copied into whole matrices of [N, K]");
+
+    trr_cuda_dev ampere;
+    memset(&ampere, 0, sizeof ampere);
+    ampere.cc_major = 8;
+    cr_expect_not(trr_cuda_f8_view(&ampere, &nn, &view), "sm_80 has no FP8 tensor cores to copy for");
+
+    /* the whole path on a faked H200: chosen and checked as the copies will run */
+    trr_cuda_dev hopper;
+    memset(&hopper, 0, sizeof hopper);
+    hopper.cc_major = 9;
+    strcpy(hopper.arch, "sm_90a");
+    hopper.sm_count = 132;
+    hopper.smem_optin = 232448;
+    hopper.max_threads = 1024;
+    trr_cu.TensorMapEncodeTiled = fake_encode;
+    trr_call c = nn;
+    trr_cuda_choose_matmul(&hopper, &c);
+    const trr_status st = trr_cuda_check_matmul(NULL, &hopper, &c);
+    trr_cu.TensorMapEncodeTiled = NULL;
+    cr_assert_eq(st, TRR_OK, "%s", trr_last_error(NULL));
+    cr_expect_eq(c.config.variant, TRR_VARIANT_WGMMA);
+    cr_expect_eq(c.trans_b, 0, "the caller's call keeps its own layout");
 }
 
 Test(cuda_f8_matmul, variants_say_their_types_and_targets) {
