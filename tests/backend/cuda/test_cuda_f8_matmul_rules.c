@@ -72,28 +72,14 @@ Test(cuda_f8_matmul, the_heuristic_picks_configs_its_check_takes) {
     }
 }
 
-static CUresult fake_encode(void *map, int dt, unsigned rank, void *base, const uint64_t *dims, const uint64_t *strides,
-                            const unsigned *box, const unsigned *es, int il, int sw, int l2, int oob) {
-    (void)map, (void)dt, (void)rank, (void)base, (void)dims, (void)strides, (void)box, (void)es, (void)il, (void)sw,
-        (void)l2, (void)oob;
-    return TRR_CUDA_SUCCESS;
-}
-
 /* The heuristic's wgmma config on a faked H200 (132 SMs, sm_90a), checked by the backend. */
 static trr_config chosen_on_hopper(int64_t m, int64_t n, int64_t k, int block_n) {
-    trr_cuda_dev hopper;
-    memset(&hopper, 0, sizeof hopper);
-    hopper.cc_major = 9;
-    strcpy(hopper.arch, "sm_90a");
-    hopper.sm_count = 132;
-    hopper.smem_optin = 232448;
-    hopper.max_threads = 1024;
-    trr_cu.TensorMapEncodeTiled = fake_encode;
+    trr_cuda_dev hopper = cuda_fake_h200();
     trr_call c = f8_call(TRR_F8E4M3, TRR_F8E4M3, TRR_BF16, m, n, k);
     c.config.block_n = block_n;
     trr_cuda_choose_matmul(&hopper, &c);
     const trr_status st = trr_cuda_check_matmul(NULL, &hopper, &c);
-    trr_cu.TensorMapEncodeTiled = NULL;
+    cuda_fake_h200_done();
     cr_assert_eq(st, TRR_OK, "%lldx%lldx%lld: %s", (long long)m, (long long)n, (long long)k, trr_last_error(NULL));
     cr_assert_eq(c.config.variant, TRR_VARIANT_WGMMA);
     return c.config;
@@ -165,18 +151,11 @@ Test(cuda_f8_matmul, other_layouts_run_on_k_major_copies) {
     cr_expect_not(trr_cuda_f8_view(&ampere, &nn, &view), "sm_80 has no FP8 tensor cores to copy for");
 
     /* the whole path on a faked H200: chosen and checked as the copies will run */
-    trr_cuda_dev hopper;
-    memset(&hopper, 0, sizeof hopper);
-    hopper.cc_major = 9;
-    strcpy(hopper.arch, "sm_90a");
-    hopper.sm_count = 132;
-    hopper.smem_optin = 232448;
-    hopper.max_threads = 1024;
-    trr_cu.TensorMapEncodeTiled = fake_encode;
+    trr_cuda_dev hopper = cuda_fake_h200();
     trr_call c = nn;
     trr_cuda_choose_matmul(&hopper, &c);
     const trr_status st = trr_cuda_check_matmul(NULL, &hopper, &c);
-    trr_cu.TensorMapEncodeTiled = NULL;
+    cuda_fake_h200_done();
     cr_assert_eq(st, TRR_OK, "%s", trr_last_error(NULL));
     cr_expect_eq(c.config.variant, TRR_VARIANT_WGMMA);
     cr_expect_eq(c.trans_b, 0, "the caller's call keeps its own layout");

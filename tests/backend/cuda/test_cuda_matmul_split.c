@@ -15,27 +15,11 @@
 #include "cuda_variant_list.h"
 #include "trr_cuda.h"
 
-static CUresult fake_encode(void *map, int dt, unsigned rank, void *base, const uint64_t *dims, const uint64_t *strides,
-                            const unsigned *box, const unsigned *es, int il, int sw, int l2, int oob) {
-    (void)map, (void)dt, (void)rank, (void)base, (void)dims, (void)strides, (void)box, (void)es, (void)il, (void)sw,
-        (void)l2, (void)oob;
-    return TRR_CUDA_SUCCESS;
-}
-
 static trr_cuda_dev hopper;
 
-static void hopper_setup(void) {
-    memset(&hopper, 0, sizeof hopper);
-    hopper.cc_major = 9;
-    hopper.cc_minor = 0;
-    strcpy(hopper.arch, "sm_90a");
-    hopper.sm_count = 132;
-    hopper.smem_optin = 232448;
-    hopper.max_threads = 1024;
-    trr_cu.TensorMapEncodeTiled = fake_encode;
-}
+static void hopper_setup(void) { hopper = cuda_fake_h200(); }
 
-static void hopper_teardown(void) { trr_cu.TensorMapEncodeTiled = NULL; }
+static void hopper_teardown(void) { cuda_fake_h200_done(); }
 
 /* The heuristic's config for a call on the faked H200, checked by the backend and found among the variants the
  * NVRTC check compiles (the main kernel, and for a wgmma split the second pass into C's type; mma.sync joins its
