@@ -7,9 +7,7 @@
  * time. */
 #include "trr_cuda.h"
 
-#include <string.h>
-
-static int f8(trr_dtype t) { return t == TRR_F8E4M3 || t == TRR_F8E5M2; }
+#include "half.h"
 
 /* K padded to whole 16-byte rows */
 static int64_t padded_k(const trr_call *call) { return (call->k + 15) / 16 * 16; }
@@ -40,7 +38,7 @@ static int64_t matrices(const trr_call *call, const trr_operand *o) {
 }
 
 int trr_cuda_f8_view(const trr_cuda_dev *dev, const trr_call *call, trr_call *out_view) {
-    if (!f8(call->x.dtype) || call->op != TRR_OP_MATMUL) return 0;
+    if (!trr_dtype_is_f8(call->x.dtype) || call->op != TRR_OP_MATMUL) return 0;
     if (dev && (dev->cc_major < 8 || (dev->cc_major == 8 && dev->cc_minor < 9))) return 0; /* no FP8 tensor cores */
     const int pack_a = !a_reads(call), pack_b = !b_reads(call);
     if (!pack_a && !pack_b) return 0;
