@@ -1,7 +1,7 @@
 /* The SIMT matmul (kernels/vulkan/matmul.comp) in the tile shapes the heuristic does not pick on this device,
  * forced through trr_config_override and checked by the conformance engine's quick matmul cases (random inputs,
  * poisoned outputs, guard bytes, the float64 reference; every dtype, layout, epilogue and batch it holds, the
- * 8-bit floats, which it refuses, aside):
+ * 8-bit floats included, which the kernel widens as it loads them):
  * - 128x128x8 over 256 invocations, double-buffered: what GPUs run for large products (8x8 micro-tiles as two
  *   4x4 quarters, 4-element load chunks, vector loads and stores where the operands are aligned);
  * - 12x20x6 over 20, double-buffered: a 3x4 micro-tile (rows one at a time, columns in a group of 4) and
@@ -10,7 +10,6 @@
  * Runs on vulkan:0 under TRIREME_VK_VALIDATION=1 as every test does; skipped without a Vulkan device unless
  * TRIREME_REQUIRE_BACKENDS names vulkan. */
 #include "conformance.h"
-#include "half.h"
 #include "test_support.h"
 
 #include <criterion/criterion.h>
@@ -29,11 +28,6 @@ static void run_tile(const trr_config *cfg) {
     cr_assert_eq(trr_conformance_run(ctx, &opt, &rep), TRR_OK, "%s", trr_last_error(ctx));
     for (int i = 0; i < rep->n_results; i++) {
         const trr_conf_result *r = &rep->results[i];
-        /* 8-bit float products have no Vulkan kernel (docs/ops.md, matmul): refused, and so they must stay */
-        if (trr_dtype_is_f8(r->tcase.in_dtype)) {
-            cr_expect_eq(r->outcome, TRR_CONF_UNSUPPORTED, "%s: %s", r->name, r->message);
-            continue;
-        }
         cr_expect_eq(r->outcome, TRR_CONF_PASS, "%dx%dx%d over %d, %d stages: %s (seed %llu): %s", cfg->block_m,
                      cfg->block_n, cfg->block_k, cfg->threads, cfg->stages, r->name, (unsigned long long)opt.seed,
                      r->message);
