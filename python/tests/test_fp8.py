@@ -123,3 +123,15 @@ def test_matmul_of_8bit_floats(ctx, rng, a_dtype, b_dtype, out_dtype):
         frobenius(c.numpy(), ref, 1e-3)  # docs/ops.md: f32 output of an 8-bit float product
     with pytest.raises(trireme.ArgumentError, match="scale_a and scale_b scale 8-bit float inputs"):
         ctx.matmul(a, w.T, scale_a=2.0)
+
+
+def test_matmul_of_8bit_floats_in_every_layout(ctx, rng):
+    """A stored [K,M] and B stored [K,N] too (CUDA copies them into the layout its tensor cores read), with an
+    odd K whose rows are not whole 16-byte lines."""
+    m, n, k = 19, 24, 45
+    a = rng.uniform(-1, 1, (k, m)).astype(np.float32)  # A stored [K,M]
+    b = rng.uniform(-1, 1, (k, n)).astype(np.float32)  # B stored [K,N]
+    ta, tb = ctx.tensor(a, dtype="f8e4m3"), ctx.tensor(b, dtype="f8e5m2")
+    c = unsupported_skips(lambda: ctx.matmul(ta.T, tb, out_dtype=np.float32, scale_b=0.25))
+    ref = ta.numpy().astype(np.float64).T @ tb.numpy().astype(np.float64) * 0.25
+    frobenius(c.numpy(), ref, 1e-3)  # docs/ops.md: f32 output of an 8-bit float product
