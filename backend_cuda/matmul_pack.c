@@ -55,20 +55,30 @@ int trr_cuda_f8_view(const trr_cuda_dev *dev, const trr_call *call, trr_call *ou
     return 1;
 }
 
-/* Launches the copy of one operand: `rows` rows of K elements, element (r, k) at r * rs + k * ks of each matrix. */
-static trr_status pack_one(trr_context *ctx, CUfunction fn, const trr_call *call, const trr_operand *o, int64_t rows,
-                           long long rs, long long ks, CUdeviceptr dst) {
+/* Launches the copy of one operand: `rows` rows of K elements, element (r, k) at r * rs + k * ks of each matrix.
+ * A source that holds its rows contiguous on 16-byte lines takes the word kernel, any other the byte kernel. */
+static trr_status pack_one(trr_context *ctx, const trr_call *call, const trr_operand *o, int64_t rows, long long rs,
+                           long long ks, CUdeviceptr dst) {
     CUdeviceptr src = trr_cuda_operand_ptr(o);
     long long sbs = o->batch_stride, kp = padded_k(call), r = rows, kdim = call->k;
     const int64_t n = matrices(call, o);
     long long dbs = n > 1 ? r * kp : 0;
-    const int64_t row_tiles = (rows + 63) / 64, k_tiles = (kp + 63) / 64;
+    const int words = rs == 1 && src % 16 == 0 && ks % 16 == 0 && sbs % 16 == 0;
+    const int64_t tile = words ? 128 : 64, row_tiles = (rows + tile - 1) / tile, k_tiles = (kp + tile - 1) / tile;
     if (row_tiles > 0x7fffffff || n > 65535)
         return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda 8-bit float matmul: %lld rows in %lld matrices are past the "
                          "operand copy's grid", (long long)rows, (long long)n);
+    trr_cuda_variant v;
+    trr_cuda_variant_matmul_pack(&v);
+    CUfunction fn;
+    TRR_TRY(trr_cuda_get_function(ctx, &v, words ? "matmul_pack_words" : "matmul_pack", &fn));
+    const unsigned gy = (unsigned)(k_tiles < 65535 ? k_tiles : 65535);
+    if (words) {
+        void *args[] = {&src, &ks, &sbs, &dst, &dbs, &r, &kdim, &kp};
+        return trr_cuda_launch_3d(ctx, fn, (unsigned)row_tiles, gy, (unsigned)n, 256, 0, args);
+    }
     void *args[] = {&src, &rs, &ks, &sbs, &dst, &dbs, &r, &kdim, &kp};
-    return trr_cuda_launch_3d(ctx, fn, (unsigned)row_tiles, (unsigned)(k_tiles < 65535 ? k_tiles : 65535), (unsigned)n,
-                              256, 0, args);
+    return trr_cuda_launch_3d(ctx, fn, (unsigned)row_tiles, gy, (unsigned)n, 256, 0, args);
 }
 
 trr_status trr_cuda_f8_pack(trr_context *ctx, const trr_call *call, trr_call *view) {
@@ -81,20 +91,16 @@ trr_status trr_cuda_f8_pack(trr_context *ctx, const trr_call *call, trr_call *vi
     CUdeviceptr base = 0;
     TRR_TRY(trr_cuda_scratch_get(ctx, &dev->matmul_pack, (size_t)(b_at + b_bytes > 0 ? b_at + b_bytes : 16),
                                  "the copies of an 8-bit float matmul's operands", &base));
-    trr_cuda_variant v;
-    trr_cuda_variant_matmul_pack(&v);
-    CUfunction fn;
-    TRR_TRY(trr_cuda_get_function(ctx, &v, "matmul_pack", &fn));
     if (pack_a) {
         /* A [M,K]: row m at m * lda; stored [K,M] (trans_a): row m is column m */
         const long long lda = call->x.stride0;
-        TRR_TRY(pack_one(ctx, fn, call, &call->x, call->rows, call->trans_a ? 1 : lda, call->trans_a ? lda : 1, base));
+        TRR_TRY(pack_one(ctx, call, &call->x, call->rows, call->trans_a ? 1 : lda, call->trans_a ? lda : 1, base));
         view->x.mem = (void *)(uintptr_t)base;
     }
     if (pack_b) {
         /* B's rows are N's: stored [N,K] (trans_b) row n at n * ldb; stored [K,N] row n is column n */
         const long long ldb = call->y.stride0;
-        TRR_TRY(pack_one(ctx, fn, call, &call->y, call->cols, call->trans_b ? ldb : 1, call->trans_b ? 1 : ldb,
+        TRR_TRY(pack_one(ctx, call, &call->y, call->cols, call->trans_b ? ldb : 1, call->trans_b ? 1 : ldb,
                          base + (CUdeviceptr)b_at));
         view->y.mem = (void *)(uintptr_t)(base + (CUdeviceptr)b_at);
     }
