@@ -57,26 +57,22 @@ uvec2 trr_f2bf4(vec4 f) {
 #endif
 
 // f16, e4m3 and e5m2 bits (docs/ops.md, Dtypes) -> the same value's f32 bits, exactly and in integer arithmetic
-// only, so a device that flushes subnormals cannot change a value on the way.
+// only, so a device that flushes subnormals cannot change a value on the way. Every case is computed and one
+// selected (mix on a bool is a select, not a branch), so a kernel can widen values anywhere in straight-line code.
+// findMSB of a zero mantissa is never used: max(m, 1) only keeps it defined.
 uint trr_f16_to_f32_bits(uint h) {
     uint sign = (h & 0x8000u) << 16, e = (h >> 10) & 31u, m = h & 0x3ffu;
-    if (e == 31u) return sign | 0x7f800000u | (m << 13);
-    if (e == 0u) {
-        if (m == 0u) return sign;
-        uint p = uint(findMSB(m)); // normalise: m * 2^-24 = 2^(p - 24) * 1.f
-        return sign | ((p + 103u) << 23) | ((m << (23u - p)) & 0x7fffffu);
-    }
-    return sign | ((e + 112u) << 23) | (m << 13);
+    uint p = uint(findMSB(max(m, 1u))); // a subnormal, normalised: m * 2^-24 = 2^(p - 24) * 1.f
+    uint sub = mix(((p + 103u) << 23) | ((m << (23u - p)) & 0x7fffffu), 0u, m == 0u);
+    uint mag = mix(((e + 112u) << 23) | (m << 13), sub, e == 0u);
+    return sign | mix(mag, 0x7f800000u | (m << 13), e == 31u);
 }
 uint trr_e4m3_to_f32_bits(uint b) {
     uint sign = (b & 0x80u) << 24, e = (b >> 3) & 15u, m = b & 7u;
-    if ((b & 0x7fu) == 0x7fu) return sign | 0x7fc00000u;
-    if (e == 0u) {
-        if (m == 0u) return sign;
-        uint p = uint(findMSB(m)); // m * 2^-9 = 2^(p - 9) * 1.f
-        return sign | ((p + 118u) << 23) | ((m << (23u - p)) & 0x7fffffu);
-    }
-    return sign | ((e + 120u) << 23) | (m << 20);
+    uint p = uint(findMSB(max(m, 1u))); // m * 2^-9 = 2^(p - 9) * 1.f
+    uint sub = mix(((p + 118u) << 23) | ((m << (23u - p)) & 0x7fffffu), 0u, m == 0u);
+    uint mag = mix(((e + 120u) << 23) | (m << 20), sub, e == 0u);
+    return sign | mix(mag, 0x7fc00000u, (b & 0x7fu) == 0x7fu);
 }
 uint trr_e5m2_to_f32_bits(uint b) { return trr_f16_to_f32_bits(b << 8); } // the top byte of an f16
 

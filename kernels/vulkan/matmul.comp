@@ -56,24 +56,11 @@ layout(constant_id = 13) const uint B_E5M2 = 0;
 #else
 #define XV vec4
 #endif
-// An element (XAF, XBF) or a 4-vector (XAVF, XBVF) of A or B as float.
 #if defined(X_F8)
+// An 8-bit float's bytes (e5m2 != 0: e5m2, else e4m3) as its f32 value, exactly.
 float f8_value(uint b, uint e5m2) {
     return uintBitsToFloat(e5m2 != 0u ? trr_e5m2_to_f32_bits(b) : trr_e4m3_to_f32_bits(b));
 }
-vec4 f8_values(uint w, uint e5m2) {
-    return vec4(f8_value(w & 0xffu, e5m2), f8_value((w >> 8) & 0xffu, e5m2), f8_value((w >> 16) & 0xffu, e5m2),
-                f8_value(w >> 24, e5m2));
-}
-#define XAF(v) f8_value(uint(v), A_E5M2)
-#define XBF(v) f8_value(uint(v), B_E5M2)
-#define XAVF(v) f8_values(v, A_E5M2)
-#define XBVF(v) f8_values(v, B_E5M2)
-#else
-#define XAF(v) XF(v)
-#define XBF(v) XF(v)
-#define XAVF(v) XVF(v)
-#define XBVF(v) XVF(v)
 #endif
 #if defined(Z_F16)
 #define ZV f16vec4
@@ -112,8 +99,19 @@ float act(float v) {
     return v;
 }
 
+#if defined(X_F8)
+// 8-bit floats stay raw (CW bytes a chunk, the lowest first) from load_slice to store_slice and are widened only
+// there: used right after their loads, they would hold every slice's loads up before its multiply-adds.
+uint ra[CA];
+uint rb[CB];
+#define A_ELEM(r, j) f8_value((ra[r] >> (8u * (j))) & 0xffu, A_E5M2)
+#define B_ELEM(r, j) f8_value((rb[r] >> (8u * (j))) & 0xffu, B_E5M2)
+#else
 float ra[CA * CW];
 float rb[CB * CW];
+#define A_ELEM(r, j) ra[(r) * CW + (j)]
+#define B_ELEM(r, j) rb[(r) * CW + (j)]
+#endif
 uint m0, n0, t;
 
 // Global -> registers: this invocation's chunks of the slice starting at k0 (consecutive invocations take
@@ -127,13 +125,23 @@ void load_slice(uint k0) {
         else { row = k0 + i / (BM / CW); col = m0 + (i % (BM / CW)) * CW; ext = M; }
         bool in_row = i < BM * BK / CW && row < (TRANS_A == 0u ? M : K);
         uint at = TRR_XO + row * pc.xs0 + col;
+#if defined(X_F8)
         if (CW == 4u && (pc.pad & 1u) != 0u && in_row && col + 3u < ext) {
-            vec4 v = XAVF(xv[at / 4u]);
+            ra[r] = xv[at / 4u];
+        } else {
+            ra[r] = 0u;
+            [[unroll]] for (uint j = 0; j < CW; j++)
+                if (in_row && col + j < ext) ra[r] |= uint(x[at + j]) << (8u * j);
+        }
+#else
+        if (CW == 4u && (pc.pad & 1u) != 0u && in_row && col + 3u < ext) {
+            vec4 v = XVF(xv[at / 4u]);
             [[unroll]] for (uint j = 0; j < 4u; j++) ra[r * CW + j] = v[j];
         } else {
             [[unroll]] for (uint j = 0; j < CW; j++)
-                ra[r * CW + j] = in_row && col + j < ext ? XAF(x[at + j]) : 0.0;
+                ra[r * CW + j] = in_row && col + j < ext ? XF(x[at + j]) : 0.0;
         }
+#endif
     }
     [[unroll]] for (uint r = 0; r < CB; r++) {
         uint i = t + r * WG;
@@ -142,13 +150,23 @@ void load_slice(uint k0) {
         else { row = n0 + i / (BK / CW); col = k0 + (i % (BK / CW)) * CW; ext = K; }
         bool in_row = i < BN * BK / CW && row < (TRANS_B == 0u ? K : N);
         uint at = TRR_YO + row * pc.ys0 + col;
+#if defined(X_F8)
         if (CW == 4u && (pc.pad & 2u) != 0u && in_row && col + 3u < ext) {
-            vec4 v = XBVF(yv[at / 4u]);
+            rb[r] = yv[at / 4u];
+        } else {
+            rb[r] = 0u;
+            [[unroll]] for (uint j = 0; j < CW; j++)
+                if (in_row && col + j < ext) rb[r] |= uint(y[at + j]) << (8u * j);
+        }
+#else
+        if (CW == 4u && (pc.pad & 2u) != 0u && in_row && col + 3u < ext) {
+            vec4 v = XVF(yv[at / 4u]);
             [[unroll]] for (uint j = 0; j < 4u; j++) rb[r * CW + j] = v[j];
         } else {
             [[unroll]] for (uint j = 0; j < CW; j++)
-                rb[r * CW + j] = in_row && col + j < ext ? XBF(y[at + j]) : 0.0;
+                rb[r * CW + j] = in_row && col + j < ext ? XF(y[at + j]) : 0.0;
         }
+#endif
     }
 }
 
@@ -159,13 +177,13 @@ void store_slice(uint s) {
         if (i < BM * BK / CW) {
             if (TRANS_A == 0u) {
                 uint m = i / (BK / CW), k = (i % (BK / CW)) * CW;
-                [[unroll]] for (uint j = 0; j < CW; j++) As[(s * BK + k + j) * A_LD + m / 4u][m % 4u] = ra[r * CW + j];
+                [[unroll]] for (uint j = 0; j < CW; j++) As[(s * BK + k + j) * A_LD + m / 4u][m % 4u] = A_ELEM(r, j);
             } else {
                 uint k = i / (BM / CW), m = (i % (BM / CW)) * CW;
                 if (CW == 4u)
-                    As[(s * BK + k) * A_LD + m / 4u] = vec4(ra[r * 4u], ra[r * 4u + 1u], ra[r * 4u + 2u], ra[r * 4u + 3u]);
+                    As[(s * BK + k) * A_LD + m / 4u] = vec4(A_ELEM(r, 0u), A_ELEM(r, 1u), A_ELEM(r, 2u), A_ELEM(r, 3u));
                 else
-                    As[(s * BK + k) * A_LD + m / 4u][m % 4u] = ra[r];
+                    As[(s * BK + k) * A_LD + m / 4u][m % 4u] = A_ELEM(r, 0u);
             }
         }
     }
@@ -175,12 +193,12 @@ void store_slice(uint s) {
             if (TRANS_B == 0u) {
                 uint k = i / (BN / CW), n = (i % (BN / CW)) * CW;
                 if (CW == 4u)
-                    Bs[(s * BK + k) * B_LD + n / 4u] = vec4(rb[r * 4u], rb[r * 4u + 1u], rb[r * 4u + 2u], rb[r * 4u + 3u]);
+                    Bs[(s * BK + k) * B_LD + n / 4u] = vec4(B_ELEM(r, 0u), B_ELEM(r, 1u), B_ELEM(r, 2u), B_ELEM(r, 3u));
                 else
-                    Bs[(s * BK + k) * B_LD + n / 4u][n % 4u] = rb[r];
+                    Bs[(s * BK + k) * B_LD + n / 4u][n % 4u] = B_ELEM(r, 0u);
             } else {
                 uint n = i / (BK / CW), k = (i % (BK / CW)) * CW;
-                [[unroll]] for (uint j = 0; j < CW; j++) Bs[(s * BK + k + j) * B_LD + n / 4u][n % 4u] = rb[r * CW + j];
+                [[unroll]] for (uint j = 0; j < CW; j++) Bs[(s * BK + k + j) * B_LD + n / 4u][n % 4u] = B_ELEM(r, j);
             }
         }
     }
