@@ -206,13 +206,6 @@ const char *trr_cl_wgmma_refusal(int wgmma_ok, const char *probe_reason, const t
     if (!wgmma_ok) return probe_reason && probe_reason[0] ? probe_reason : "the wgmma probe did not pass";
     if (!trr_dtype_is_f8(call->x.dtype) || !trr_dtype_is_f8(call->y.dtype))
         return "variant wgmma takes 8-bit float operands (f16 and bf16 run on variant mma)";
-    if (call->trans_a || !call->trans_b)
-        return "variant wgmma reads both operands K-major: A stored [M,K] and B stored [N,K] (pass the transpose of "
-               "an [N,K] view)";
-    /* matmul_wgmma.cl copies 16-byte chunks with cp.async: 16 elements of 8-bit floats */
-    if (!trr_cl_rows_aligned(&call->x, 16, call->batch) || !trr_cl_rows_aligned(&call->y, 16, call->batch))
-        return "variant wgmma copies 16-byte chunks: A's and B's rows, offsets and batch strides must be multiples "
-               "of 16 elements";
     return NULL;
 }
 
@@ -224,8 +217,9 @@ void trr_cl_choose_matmul(trr_context *ctx, trr_call *call) {
     trr_cl_dev *dev = ctx->dev;
     int gpu = dev->info.is_gpu;
     trr_config *c = &call->config;
-    /* 8-bit floats on Hopper's wgmma where the wgmma probe passed and the layout is the one it reads; else f16,
-     * bf16 and 8-bit float matmul on tensor cores wherever the mma probe passed (mma_probe.c); otherwise simt */
+    /* 8-bit floats on Hopper's wgmma where the wgmma probe passed (operands it cannot read as stored from copies:
+     * matmul_pack.c); else f16, bf16 and 8-bit float matmul on tensor cores wherever the mma probe passed
+     * (mma_probe.c); otherwise simt */
     if (!c->variant && !wgmma_refusal(dev, call)) c->variant = TRR_VARIANT_WGMMA;
     if (!c->variant) c->variant = trr_cl_matmul_auto_variant(dev->mma.ok, call->x.dtype, call->y.dtype);
     if (c->variant == TRR_VARIANT_WGMMA) {

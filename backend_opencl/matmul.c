@@ -158,8 +158,9 @@ static int tma_kernels(trr_context *ctx, const char *options, cl_kernel *k, cl_k
 }
 
 /* 8-bit floats on wgmma (kernels/opencl/matmul_wgmma.cl): built as sm_90a PTX from the driver's sm_90 PTX, its
- * slices loaded by TMA where the CUDA driver encodes the tensor maps, else by cp.async. */
-static trr_status run_wgmma(trr_context *ctx, const trr_call *call) {
+ * slices loaded by TMA where the CUDA driver encodes the tensor maps, else by cp.async. call is K-major with
+ * aligned rows (trr_cl_f8_view). */
+static trr_status run_wgmma_k_major(trr_context *ctx, const trr_call *call) {
     trr_cl_dev *dev = ctx->dev;
     _Alignas(64) uint64_t maps[2][16];
     char options[320];
@@ -178,6 +179,14 @@ static trr_status run_wgmma(trr_context *ctx, const trr_call *call) {
     }
     ARG(19, mm);
     return run_tensor_core(ctx, k, call);
+}
+
+/* Operands the wgmma kernel cannot read as stored run from K-major copies (matmul_pack.c). */
+static trr_status run_wgmma(trr_context *ctx, const trr_call *call) {
+    trr_call view;
+    if (!trr_cl_f8_view(call, &view)) return run_wgmma_k_major(ctx, call);
+    TRR_TRY(trr_cl_f8_pack(ctx, call, &view));
+    return run_wgmma_k_major(ctx, &view);
 }
 
 /* K in slices of chunk (a multiple of block_k), one launch each: the device stops a work-item's loops short

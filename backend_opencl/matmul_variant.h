@@ -23,8 +23,17 @@ int trr_cl_mma_threads(int wide, trr_dtype a, trr_dtype c);
 int trr_cl_rows_aligned(const trr_operand *t, int64_t n, int64_t batch);
 
 /* Why matmul_wgmma.cl cannot take call, or NULL where it can: wgmma_ok and probe_reason are the device's wgmma
- * probe verdict (mma_probe.c); then 8-bit float operands, A stored [M,K] with B stored [N,K], and rows, offsets
- * and batch strides that are multiples of 16 elements. */
+ * probe verdict (mma_probe.c); then two 8-bit float operands. Any layout and alignment: the operands it cannot
+ * read as stored run from copies (trr_cl_f8_view). */
 const char *trr_cl_wgmma_refusal(int wgmma_ok, const char *probe_reason, const trr_call *call);
+
+/* Which operands of an 8-bit float matmul the wgmma kernel reads from K-major copies (matmul_pack.c): bit 0 A,
+ * bit 1 B; 0 for any other call. It reads A stored [M,K] and B stored [N,K] whose rows, offsets and batch
+ * strides are multiples of 16 elements as they are. */
+int trr_cl_f8_copies(const trr_call *call);
+/* The call as the wgmma kernel runs it, into *out_view: each copied operand [rows, K rounded up to 16] K-major,
+ * one matrix per matrix of the batch that has its own, offset 0, mem NULL until trr_cl_f8_pack sets it. 0 (and
+ * *out_view untouched) where nothing is copied. */
+int trr_cl_f8_view(const trr_call *call, trr_call *out_view);
 
 #endif

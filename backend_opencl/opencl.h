@@ -134,6 +134,7 @@ typedef struct trr_cl_dev {
     trr_cl_scratch partials, partial_sums; /* a split's partial results and its rows' sums (or max and sum) */
     trr_cl_tma tma;                        /* the CUDA driver's tensor-map encoder, for matmul_wgmma.cl's TMA */
     trr_cl_scratch tensor_maps;            /* where tmap_fill puts a call's two tensor maps */
+    trr_cl_scratch matmul_pack;            /* an 8-bit float matmul's K-major operand copies (matmul_pack.c) */
 } trr_cl_dev;
 
 /* s holding at least bytes (counted with the context's buffers); TRR_ERR_OUT_OF_MEMORY or the driver's error
@@ -226,6 +227,9 @@ trr_status trr_cl_run_rgb_to_grey(trr_context *ctx, const trr_call *call);
 trr_status trr_cl_run_softmax(trr_context *ctx, const trr_call *call);
 trr_status trr_cl_run_row_sum(trr_context *ctx, const trr_call *call);
 trr_status trr_cl_run_matmul(trr_context *ctx, const trr_call *call);
+/* Enqueues the copies trr_cl_f8_view planned for call into the device's scratch and points view's copied operands
+ * at them (matmul_pack.c). */
+trr_status trr_cl_f8_pack(trr_context *ctx, const trr_call *call, trr_call *view);
 /* attention (attention.c): its heuristic, its limits and its launch */
 void trr_cl_attention_choose_config(trr_context *ctx, trr_call *call);
 trr_status trr_cl_attention_check_config(trr_context *ctx, const trr_call *call);

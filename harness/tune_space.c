@@ -214,8 +214,8 @@ static const trr_config ocl_mma_f8_tiles[] = {
 /* The OpenCL wgmma kernel (matmul_wgmma.cl: 8-bit floats on Hopper; BK 64, a consumer warpgroup per 64 rows
  * beside the producer warpgroup): its default tile, the tiles around it that fit the 48 KiB with their mbarriers,
  * and the one-warpgroup tiles, each with groups of 4, 8 and 16 tile rows (the group that keeps B in the L2 best
- * moves with the size). The backend's check drops them all where the wgmma probe failed or the layout is not the one
- * wgmma reads. */
+ * moves with the size). The backend's check drops them all where the wgmma probe failed (other layouts run from
+ * K-major copies of their operands). */
 static const trr_config ocl_wgmma_tiles[] = {
     {.block_m = 128, .block_n = 112, .block_k = 64, .threads = 384, .stages = 3},
     {.block_m = 128, .block_n = 96, .block_k = 64, .threads = 384, .stages = 3},
