@@ -24,7 +24,7 @@
  *                                  floor = max(2^-126, 2^-7 * rms(ref) * max(1, (K/4096)^1.5)): the same
  *                                  rule in bf16's epsilon (trr_conf_bf16_floor says why)
  *   matmul of 8-bit floats         f32 output ||err||_F / ||ref||_F <= 1e-3; f16 and bf16 outputs as above with
- *                                  the floor at least 2^-10 * rms(ref) / the relative bound, the FP8 tensor
+ *                                  the floor at least 2^-8 * rms(ref) / the relative bound, the FP8 tensor
  *                                  cores' summation error (trr_conf_product_floor says why)
  *   rgb_to_grey u8 output          equal to round-to-nearest of docs/ops.md's f32 expression (0.2989·R first,
  *                                  then + 0.5870·G, then + 0.1140·B, each rounded to f32), clamped; where

@@ -252,15 +252,16 @@ Test(checker, f16_subnormal_reference_judged_at_the_smallest_normal) {
 }
 
 Test(checker, fp8_products_floor_at_the_tensor_cores_sum_error) {
-    /* 8-bit float inputs: an element's error may reach 2^-10 * rms(ref) (the FP8 sum's scale) whatever its own
-     * size; 16-bit inputs keep the half floor */
-    cr_assert_float_eq(trr_conf_product_floor(TRR_BF16, TRR_F8E4M3, 2048.0, 528, 4e-2), 2.0 / 4e-2, 1e-12);
-    cr_assert_float_eq(trr_conf_product_floor(TRR_F16, TRR_F8E5M2, 2048.0, 160, 1e-2), 2.0 / 1e-2, 1e-12);
+    /* 8-bit float inputs: an element's error may reach 2^-8 * rms(ref) (twice the largest the FP8 tensor cores'
+     * sums make) whatever its own size; 16-bit inputs keep the half floor */
+    cr_assert_float_eq(trr_conf_product_floor(TRR_BF16, TRR_F8E4M3, 2048.0, 528, 4e-2), 8.0 / 4e-2, 1e-12);
+    cr_assert_float_eq(trr_conf_product_floor(TRR_F16, TRR_F8E5M2, 2048.0, 160, 1e-2), 8.0 / 1e-2, 1e-12);
     cr_assert_float_eq(trr_conf_product_floor(TRR_BF16, TRR_BF16, 2048.0, 528, 4e-2), 16.0, 1e-15);
     cr_assert_float_eq(trr_conf_product_floor(TRR_F16, TRR_F16, 2048.0, 1, 1e-2), 2.0, 1e-15);
     /* where the half floor is larger (deep K), it stays */
     const double deep = trr_conf_bf16_floor(2048.0, 65536);
-    cr_assert_float_eq(trr_conf_product_floor(TRR_BF16, TRR_F8E4M3, 2048.0, 65536, 4e-2), fmax(deep, 50.0), 1e-9);
+    cr_assert(deep > 200.0);
+    cr_assert_float_eq(trr_conf_product_floor(TRR_BF16, TRR_F8E4M3, 2048.0, 65536, 4e-2), deep, 1e-9);
 }
 
 Test(checker, bf16_judged_by_its_own_bounds_and_floor) {
