@@ -95,8 +95,9 @@ int trr_vk_coop_variant(int v) {
 }
 
 /* Whether this device runs matmul variant v for the call at all (the config's tiles aside): simt always, the
- * cooperative-matrix variants for f16 inputs where create_device enabled them, and coop_khr for bf16 inputs where
- * it enabled the bf16 build (coop_bf16). Else 0 with the reason. */
+ * cooperative-matrix variants for f16 inputs (coop_khr and coop_nv for 8-bit floats too) where create_device
+ * enabled them, and coop_khr for bf16 inputs where it enabled the bf16 build (coop_bf16). Else 0 with the
+ * reason. */
 static int matmul_variant_runs(const trr_vk_device *d, const trr_call *c, int v, char *why, size_t cap) {
     if (v == TRR_VARIANT_SIMT) return 1;
     if (!trr_vk_coop_variant(v)) {
@@ -120,14 +121,14 @@ static int matmul_variant_runs(const trr_vk_device *d, const trr_call *c, int v,
         }
         return 1;
     }
-    if (trr_dtype_is_f8(c->x.dtype)) {
-        /* no cooperative-matrix component type for FP8 in these kernels (VK_EXT_shader_float8's float_e4m3 and
-         * float_e5m2 would be one): the SIMT kernel widens the bytes as it loads them */
-        snprintf(why, cap, "8-bit float inputs run on simt: the cooperative-matrix kernels take f16 and bf16");
+    /* 8-bit floats run on the f16 matrices of matmul_coop.comp, widened as their slices are staged (no FP8
+     * component type here: VK_EXT_shader_float8's would be one); cm2 loads its matrices from memory itself */
+    if (trr_dtype_is_f8(c->x.dtype) && v == TRR_VARIANT_CM2) {
+        snprintf(why, cap, "8-bit float inputs run on coop_khr, coop_nv (widened to f16 as they are staged) and simt");
         return 0;
     }
-    if (c->x.dtype != TRR_F16) {
-        snprintf(why, cap, "the cooperative-matrix kernels take f16 and bf16 inputs");
+    if (c->x.dtype != TRR_F16 && !trr_dtype_is_f8(c->x.dtype)) {
+        snprintf(why, cap, "the cooperative-matrix kernels take f16, bf16 and 8-bit float inputs");
         return 0;
     }
     const int on = v == TRR_VARIANT_COOP_KHR ? d->coop_khr : v == TRR_VARIANT_COOP_NV ? d->coop_nv : d->coop2;

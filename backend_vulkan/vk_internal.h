@@ -187,7 +187,7 @@ typedef struct trr_vk_slot {
 
 
 /* The most specialization constants a pipeline takes (the cooperative-matrix matmul has 15). */
-#define TRR_VK_MAX_SPEC 16
+#define TRR_VK_MAX_SPEC 18
 
 typedef struct trr_vk_pipeline {
     struct trr_vk_pipeline *next;

@@ -579,8 +579,10 @@ static trr_status run_matmul_whole(trr_context *ctx, const trr_call *c) {
         dispatch w = {0};
         char shader[32];
         const int cm2 = v == TRR_VARIANT_CM2;
+        /* 8-bit floats: one build per output, A's and B's formats as specialization constants 16 and 17 */
+        const int f8 = trr_dtype_is_f8(c->x.dtype);
         snprintf(shader, sizeof shader, "matmul_%s_%s_%s", cm2 ? "cm2" : v == TRR_VARIANT_COOP_KHR ? "coopk" : "coop",
-                 dtype_suffix(c->x.dtype), dtype_suffix(c->z.dtype));
+                 f8 ? "f8" : dtype_suffix(c->x.dtype), dtype_suffix(c->z.dtype));
         w.shader = shader;
         /* f32 output past 4096 deep: the accumulators are folded into f32 sums every 512 elements of K
          * (matmul_coop.comp says why). The second set of accumulators costs registers (nearly half the speed
@@ -589,16 +591,17 @@ static trr_status run_matmul_whole(trr_context *ctx, const trr_call *c) {
          * accumulator alike; its spec constant 9 is the config's stages as the slices its interior loop unrolls. */
         const uint32_t fold = trr_matmul_fold_tiles(c, 4096);
         const trr_vk_coop_geom g = trr_vk_coop_geometry(trr_vk_dev(ctx), v, c->x.dtype);
-        uint32_t spec[16] = {(uint32_t)trr_vk_coop_invocations(&c->config, g), (uint32_t)c->config.block_m, (uint32_t)c->config.block_n,
+        uint32_t spec[18] = {(uint32_t)trr_vk_coop_invocations(&c->config, g), (uint32_t)c->config.block_m, (uint32_t)c->config.block_n,
                              (uint32_t)c->config.block_k, (uint32_t)trr_vk_coop_wm(&c->config, g), (uint32_t)c->config.group_m,
                              (uint32_t)c->trans_a, (uint32_t)c->trans_b, (uint32_t)c->epilogue,
                              (uint32_t)c->config.stages, fold, (uint32_t)g.tm, (uint32_t)g.tn, (uint32_t)g.tk,
-                             (uint32_t)g.sg, TRR_VK_COOP_SMEM_SKIP};
+                             (uint32_t)g.sg, TRR_VK_COOP_SMEM_SKIP, c->x.dtype == TRR_F8E5M2, c->y.dtype == TRR_F8E5M2};
         _Static_assert(sizeof spec <= sizeof w.spec, "more specialization constants than a pipeline takes");
         memcpy(w.spec, spec, sizeof spec);
-        w.nspec = cm2 ? 11 : 16;
+        w.nspec = cm2 ? 11 : f8 ? 18 : 16;
         matmul_operands(c, &w);
-        /* 16-byte loads where offset, leading stride and the contiguous extent are whole 8-half words. */
+        /* 16-byte loads (8-byte ones of 8-bit floats) where offset, leading stride and the contiguous extent are
+         * whole 8-element words. */
         /* (every batch's start too: offset + b * batch_stride) */
         int vec_a = c->x.offset % 8 == 0 && c->x.stride0 % 8 == 0 && c->x.batch_stride % 8 == 0 &&
                     (c->trans_a ? c->rows : c->k) % 8 == 0;
@@ -608,6 +611,8 @@ static trr_status run_matmul_whole(trr_context *ctx, const trr_call *c) {
         int zw = c->z.dtype == TRR_F32 ? 4 : 8;
         int direct = c->z.offset % zw == 0 && c->z.stride0 % zw == 0 && c->z.batch_stride % zw == 0;
         w.push.pad = (vec_a ? 1u : 0u) | (vec_b ? 2u : 0u) | (direct ? 4u : 0u);
+        const float scale = trr_matmul_input_scale(c);
+        memcpy(&w.push.aux, &scale, sizeof scale);
         return run_dispatch(ctx, &w);
     }
     dispatch w = {0};

@@ -6,7 +6,9 @@
 // own a (BM/WM) x (BN/WN) patch of TM x TN accumulators. A and B slices of depth BK are staged in shared memory as 16-byte
 // words (8 halves), in the operand's own memory layout (a transposed operand is loaded column-major by the matrix
 // loads, so every layout copies whole words), double-buffered, one barrier per slice; slices come from global
-// memory through registers, read one or two steps ahead (PREFETCH).
+// memory through registers, read one or two steps ahead (PREFETCH). With -DX_F8 the inputs are 8-bit floats (A
+// and B each e4m3 or e5m2 as A_E5M2 and B_E5M2 say), read as 8-byte words, kept raw in registers and widened to
+// f16 words (exactly) only as they are staged, so the f16 matrices multiply them.
 // Edges are zero-filled. The epilogue runs on the accumulators; whole TM x TN tiles are stored straight to
 // global memory when the output is aligned (pc.pad bit 2), the others through a per-subgroup shared scratch.
 #extension GL_GOOGLE_include_directive : require
@@ -25,6 +27,9 @@
 #endif
 #extension GL_EXT_bfloat16 : require
 #define ET bfloat16_t // the matrices' element type; the buffers hold bf16 as uint16_t (common.glsl)
+#elif defined(X_F8)
+#define X_U8 // common.glsl: the bytes through 8-bit storage
+#define ET float16_t
 #else
 #define X_F16
 #define ET float16_t
@@ -85,6 +90,10 @@ const uint B_PER = (B_WORDS + WS - 1u) / WS;
 // the words that move the tiles onto one (vk_ops.c). Both operands live in this one array so that the offset
 // places them all: A's two buffers (also the epilogue scratch, SCRATCH words per subgroup), then B's two.
 layout(constant_id = 15) const uint SOFF = 0;
+#if defined(X_F8)
+layout(constant_id = 16) const uint A_E5M2 = 0; // 0 e4m3, 1 e5m2
+layout(constant_id = 17) const uint B_E5M2 = 0;
+#endif
 const uint A_AT = SOFF;
 const uint B_AT = SOFF + 2u * A_SZ;
 shared uvec4 S[SOFF + 2u * A_SZ + 2u * B_SZ];
@@ -92,6 +101,18 @@ shared uvec4 S[SOFF + 2u * A_SZ + 2u * B_SZ];
 // The same bindings seen as 16-byte words (pc.pad bit 0: A's words are whole, bit 1: B's).
 layout(std430, set = 0, binding = 0) readonly buffer BufX4 { uvec4 x4[]; };
 layout(std430, set = 0, binding = 1) readonly buffer BufY4 { uvec4 y4[]; };
+#if defined(X_F8)
+// 8-bit floats as 8-byte words: eight elements, one staged word once widened. RAW is a word as read.
+layout(std430, set = 0, binding = 0) readonly buffer BufX2 { uvec2 x2[]; };
+layout(std430, set = 0, binding = 1) readonly buffer BufY2 { uvec2 y2[]; };
+#define RAW uvec2
+#define XW x2
+#define YW y2
+#else
+#define RAW uvec4
+#define XW x4
+#define YW y4
+#endif
 #if defined(Z_BF16)
 // bf16 output as 16-byte words for the direct matrix store (pc.pad bit 2: offset and stride are whole words);
 // a bfloat16 matrix cannot be stored into common.glsl's uint16_t z.
@@ -119,7 +140,39 @@ layout(std430, set = 0, binding = 2) writeonly buffer BufZ4 { uvec4 z4[]; };
 #define MAT_MAD(a, b, c) coopMatMulAddNV(a, b, c)
 #endif
 
+#if defined(X_F8)
+// Two bytes (the low byte of each 16-bit half of t) as two f16 in the same halves. An e5m2 byte is the top byte of
+// an f16. An e4m3 byte's seven low bits moved up by 7 are the f16 of its value times 2^-8 (the exponent's bias is
+// 15 instead of 7; subnormals alike): exact, down to the smallest, 2^-9 * 2^-8 = 2^-17, an f16 subnormal. The
+// sums so carry 2^-8 per e4m3 operand, which F8_UNIT takes back, exactly, before the scale. The NaN byte
+// S.1111.111 gets an f16 NaN (0x7e00 added to its 0x3f80).
+uint f8x2_to_f16x2(uint t, uint e5m2) {
+    if (e5m2 != 0u) return t << 8;
+    uint mag = t & 0x007f007fu;
+    uint nan = ((mag + 0x00010001u) & 0x00800080u) * 0xfcu;
+    return (mag << 7) | ((t & 0x00800080u) << 8) | nan;
+}
+// An 8-byte word (element 0 the lowest byte) as the 16-byte word of its eight f16.
+uvec4 widen(uvec2 w, uint e5m2) {
+    return uvec4(f8x2_to_f16x2((w.x & 0xffu) | ((w.x & 0xff00u) << 8), e5m2),
+                 f8x2_to_f16x2(((w.x >> 16) & 0xffu) | ((w.x >> 8) & 0xff0000u), e5m2),
+                 f8x2_to_f16x2((w.y & 0xffu) | ((w.y & 0xff00u) << 8), e5m2),
+                 f8x2_to_f16x2(((w.y >> 16) & 0xffu) | ((w.y >> 8) & 0xff0000u), e5m2));
+}
+#define WIDEN_A(w) widen(w, A_E5M2)
+#define WIDEN_B(w) widen(w, B_E5M2)
+#define F8_UNIT ((A_E5M2 != 0u ? 1.0 : 256.0) * (B_E5M2 != 0u ? 1.0 : 256.0))
+const bool SCALED = true; // every output goes through act: F8_UNIT and the scales
+#else
+#define WIDEN_A(w) (w)
+#define WIDEN_B(w) (w)
+const bool SCALED = false;
+#endif
+
 float act(float v) {
+#if defined(X_F8)
+    v = v * F8_UNIT * uintBitsToFloat(pc.aux); // scale_a * scale_b (the host's f32 product)
+#endif
     if (EPI == 1u) return v <= 0.0 ? 0.0 : v; // a NaN stays NaN (max(NaN, 0) is undefined)
     if (EPI == 2u) return v >= 0.0 ? v : pc.alpha * v;
     if (EPI == 3u) return trr_gelu(v);
@@ -137,6 +190,14 @@ uint M, N, K, m0, n0, t_id, t_w;
         if (row < rows && col + q < cols) h[q] = uint(buf[(base) + q]);                                        \
     }                                                                                                          \
     return uvec4(h[0] | (h[1] << 16), h[2] | (h[3] << 16), h[4] | (h[5] << 16), h[6] | (h[7] << 16));
+#elif defined(X_F8)
+#define ELEMS8(buf, base)                                                                                      \
+    uint h[8];                                                                                                 \
+    [[unroll]] for (uint q = 0; q < 8u; q++) {                                                                 \
+        h[q] = 0u;                                                                                             \
+        if (row < rows && col + q < cols) h[q] = uint(buf[(base) + q]);                                        \
+    }                                                                                                          \
+    return uvec2(h[0] | (h[1] << 8) | (h[2] << 16) | (h[3] << 24), h[4] | (h[5] << 8) | (h[6] << 16) | (h[7] << 24));
 #else
 #define ELEMS8(buf, base)                                                                                      \
     float16_t h[8];                                                                                            \
@@ -164,9 +225,9 @@ uint word_row(uint w, uint rw) {
 }
 uint word_col(uint w, uint rw) { return w % rw; } // in both orders: rw divides 8
 
-// Word w of A's slice at k0, half by half (zero outside the matrix): the path for operands whose rows are not
-// whole 16-byte words (fetch_a takes the others).
-uvec4 load_a(uint w, uint k0) {
+// Word w of A's slice at k0, element by element (zero outside the matrix): the path for operands whose rows are
+// not whole words (fetch_a takes the others).
+RAW load_a(uint w, uint k0) {
     const uint rw = (TRANS_A == 0u ? BK : BM) / 8u; // words per staged row
     uint r = word_row(w, rw), c8 = word_col(w, rw) * 8u;
     uint gm = m0 + (TRANS_A == 0u ? r : c8);
@@ -176,7 +237,7 @@ uvec4 load_a(uint w, uint k0) {
     ELEMS8(x, TRR_XO + row * pc.xs0 + col)
 }
 
-uvec4 load_b(uint w, uint k0) {
+RAW load_b(uint w, uint k0) {
     const uint rw = (TRANS_B == 0u ? BN : BK) / 8u;
     uint r = word_row(w, rw), c8 = word_col(w, rw) * 8u;
     uint gk = k0 + (TRANS_B == 0u ? r : c8);
@@ -227,16 +288,16 @@ void setup_words() {
 }
 
 // Word i of this thread's share of the A (B) slice at k0.
-uvec4 fetch_a(uint i, uint k0) {
+RAW fetch_a(uint i, uint k0) {
     if ((pc.pad & 1u) == 0u) return load_a(t_w + i * WS, k0);
-    if (!a_in[i] || k0 + a_kof[i] >= K) return uvec4(0u);
-    return x4[a_base[i] + (TRANS_A == 0u ? k0 / 8u : k0 * (pc.xs0 / 8u))];
+    if (!a_in[i] || k0 + a_kof[i] >= K) return RAW(0u);
+    return XW[a_base[i] + (TRANS_A == 0u ? k0 / 8u : k0 * (pc.xs0 / 8u))];
 }
 
-uvec4 fetch_b(uint i, uint k0) {
+RAW fetch_b(uint i, uint k0) {
     if ((pc.pad & 2u) == 0u) return load_b(t_w + i * WS, k0);
-    if (!b_in[i] || k0 + b_kof[i] >= K) return uvec4(0u);
-    return y4[b_base[i] + (TRANS_B == 0u ? k0 * (pc.ys0 / 8u) : k0 / 8u)];
+    if (!b_in[i] || k0 + b_kof[i] >= K) return RAW(0u);
+    return YW[b_base[i] + (TRANS_B == 0u ? k0 * (pc.ys0 / 8u) : k0 / 8u)];
 }
 
 void main() {
@@ -277,8 +338,8 @@ void main() {
     }
     AMAT ma[WTM];
     BMAT mb[WTN];
-    uvec4 ra0[A_PER];
-    uvec4 rb0[B_PER];
+    RAW ra0[A_PER];
+    RAW rb0[B_PER];
     const uint rwa = (TRANS_A == 0u ? BK : BM) / 8u;
     const uint rwb = (TRANS_B == 0u ? BN : BK) / 8u;
 
@@ -294,11 +355,11 @@ void main() {
 #define STAGE(RA, RB, buf)                                                                                     \
     [[unroll]] for (uint i = 0; i < A_PER; i++) {                                                              \
         uint w = t_w + i * WS;                                                                                 \
-        if (A_PER * WS == A_WORDS || w < A_WORDS) S[A_AT + (buf) * A_SZ + STAGE_AT(w, i, rwa, A_LD)] = RA[i];  \
+        if (A_PER * WS == A_WORDS || w < A_WORDS) S[A_AT + (buf) * A_SZ + STAGE_AT(w, i, rwa, A_LD)] = WIDEN_A(RA[i]);  \
     }                                                                                                          \
     [[unroll]] for (uint i = 0; i < B_PER; i++) {                                                              \
         uint w = t_w + i * WS;                                                                                 \
-        if (B_PER * WS == B_WORDS || w < B_WORDS) S[B_AT + (buf) * B_SZ + STAGE_AT(w, i, rwb, B_LD)] = RB[i];  \
+        if (B_PER * WS == B_WORDS || w < B_WORDS) S[B_AT + (buf) * B_SZ + STAGE_AT(w, i, rwb, B_LD)] = WIDEN_B(RB[i]);  \
     }
 // The subgroup's fragments of k step ks (TK deep) of the slice in buffer buf, into MA and MB; their multiply-adds.
 #define LOAD_FRAGS(buf, ks, MA, MB)                                                                            \
@@ -361,9 +422,9 @@ void main() {
      (TRANS_B == 0u ? (k0) * ys8 : (k0) / 8u))
 #define FETCH_IN(RA, RB, k0)                                                                                   \
     [[unroll]] for (uint i = 0; i < A_PER; i++)                                                                \
-        if (A_PER * WS == A_WORDS || t_w + i * WS < A_WORDS) RA[i] = x4[A_AT_K(i, k0)];                        \
+        if (A_PER * WS == A_WORDS || t_w + i * WS < A_WORDS) RA[i] = XW[A_AT_K(i, k0)];                        \
     [[unroll]] for (uint i = 0; i < B_PER; i++)                                                                \
-        if (B_PER * WS == B_WORDS || t_w + i * WS < B_WORDS) RB[i] = y4[B_AT_K(i, k0)];
+        if (B_PER * WS == B_WORDS || t_w + i * WS < B_WORDS) RB[i] = YW[B_AT_K(i, k0)];
 
     uint nk = (K + BK - 1u) / BK;
     const uint xs8 = pc.xs0 / 8u, ys8 = pc.ys0 / 8u;
@@ -529,25 +590,34 @@ void main() {
     [[unroll]] for (uint i = 0; i < WTM; i++) {
         [[unroll]] for (uint j = 0; j < WTN; j++) {
             ACC c = acc[i * WTN + j];
-            if (EPI != 0u)
+            if (EPI != 0u || SCALED)
                 [[unroll]] for (int e = 0; e < c.length(); e++) c[e] = act(c[e]);
             uint gm = m0 + (wm * WTM + i) * TM;
             uint gn = n0 + (wn * WTN + j) * TN;
-            if (direct && gm + TM <= M && gn + TN <= N) {
+            // Whole tiles straight to memory; the others, and every tile of a bf16 output in a build without
+            // bfloat16 matrices (8-bit float inputs), through the scratch, rounded there (ZC).
+            const bool whole = direct && gm + TM <= M && gn + TN <= N;
 #if defined(Z_F16)
+            if (whole) {
                 HACC h = HACC(c);
                 MAT_STORE(h, z, TRR_ZO + gm * pc.zs0 + gn, pc.zs0, false);
-#elif defined(Z_BF16)
+                continue;
+            }
+#elif defined(Z_BF16) && defined(X_BF16)
+            if (whole) {
                 // Rounded to nearest even in f32 first (trr_f2bf), so the conversion is exact whatever rounding
                 // the driver's float -> bfloat16 conversion takes.
                 [[unroll]] for (int e = 0; e < c.length(); e++) c[e] = uintBitsToFloat(trr_f2bf(c[e]) << 16);
                 HACC h = HACC(c);
                 MAT_STORE(h, z4, (TRR_ZO + gm * pc.zs0 + gn) / 8u, pc.zs0 / 8u, false);
-#else
-                MAT_STORE(c, z, TRR_ZO + gm * pc.zs0 + gn, pc.zs0, false);
-#endif
                 continue;
             }
+#elif !defined(Z_BF16)
+            if (whole) {
+                MAT_STORE(c, z, TRR_ZO + gm * pc.zs0 + gn, pc.zs0, false);
+                continue;
+            }
+#endif
             MAT_STORE(c, S, A_AT + sg * SCRATCH, TN / 4u, false);
             subgroupMemoryBarrierShared();
             subgroupBarrier();
