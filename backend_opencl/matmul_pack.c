@@ -7,60 +7,36 @@
 #include "opencl.h"
 
 #include "half.h"
-
+#include "matmul_f8_copies.h"
 #include "matmul_variant.h"
 
 #define ARG(i, v) TRR_TRY(trr_cl_set_arg(ctx, k, (cl_uint)(i), sizeof(v), &(v)))
-
-/* K padded to whole 16-byte rows */
-static int64_t padded_k(const trr_call *call) { return (call->k + 15) / 16 * 16; }
-
-static int64_t matrices(const trr_call *call, const trr_operand *o) {
-    return call->batch > 1 && o->batch_stride != 0 ? call->batch : 1;
-}
 
 int trr_cl_f8_copies(const trr_call *call) {
     if (call->op != TRR_OP_MATMUL || !trr_dtype_is_f8(call->x.dtype) || !trr_dtype_is_f8(call->y.dtype)) return 0;
     const int a = call->trans_a || !trr_cl_rows_aligned(&call->x, 16, call->batch);
     const int b = !call->trans_b || !trr_cl_rows_aligned(&call->y, 16, call->batch);
-    return a | b << 1;
-}
-
-/* The copy of an operand of `rows` rows: kp-byte rows from offset 0 (trr_cl_f8_pack sets mem and offset), one
- * matrix per matrix of the batch that has its own (a shared input, batch stride 0, stays one). */
-static trr_operand packed(const trr_operand *o, int64_t rows, int64_t kp, int64_t batch) {
-    trr_operand p = *o;
-    p.mem = NULL;
-    p.offset = 0;
-    p.stride0 = kp;
-    p.batch_stride = batch > 1 && o->batch_stride != 0 ? rows * kp : 0;
-    return p;
+    return (a ? TRR_F8_COPY_A : 0) | (b ? TRR_F8_COPY_B : 0);
 }
 
 int trr_cl_f8_view(const trr_call *call, trr_call *out_view) {
     const int copies = trr_cl_f8_copies(call);
     if (!copies) return 0;
-    *out_view = *call;
-    const int64_t kp = padded_k(call);
-    if (copies & 1) {
-        out_view->x = packed(&call->x, call->rows, kp, call->batch);
-        out_view->trans_a = 0;
-    }
-    if (copies & 2) {
-        out_view->y = packed(&call->y, call->cols, kp, call->batch);
-        out_view->trans_b = 1;
-    }
+    *out_view = trr_f8_copy_view(call, copies);
     return 1;
 }
 
-/* Enqueues the copy of one operand: `rows` rows of K elements, element (r, k) at r * rs + k * ks of each
- * matrix, into dst from byte dof. A source that holds its rows contiguous on 16-byte lines takes the word kernel,
- * any other the byte kernel. */
-static trr_status pack_one(trr_context *ctx, const trr_call *call, const trr_operand *o, int64_t rows, cl_long rs,
-                           cl_long ks, cl_mem dst, cl_long dof) {
+/* Enqueues the copy of operand `which` (0 A, 1 B) into dst from byte dof. A source that holds its rows contiguous
+ * on 16-byte lines takes the word kernel, any other the byte kernel. */
+static trr_status pack_one(trr_context *ctx, const trr_call *call, int which, cl_mem dst, cl_long dof) {
+    const trr_operand *o = which ? &call->y : &call->x;
+    const int64_t rows = which ? call->cols : call->rows;
+    int64_t rs64, ks64;
+    trr_f8_copy_source(call, which, &rs64, &ks64);
     cl_mem src = o->mem;
-    cl_long so = o->offset, sbs = o->batch_stride, kp = padded_k(call), r = rows, kdim = call->k;
-    const int64_t n = matrices(call, o);
+    cl_long so = o->offset, rs = rs64, ks = ks64, sbs = o->batch_stride, kp = trr_f8_copy_k(call), r = rows;
+    cl_long kdim = call->k;
+    const int64_t n = trr_f8_copy_matrices(call, o);
     cl_long dbs = n > 1 ? r * kp : 0;
     const int words = rs == 1 && so % 16 == 0 && ks % 16 == 0 && sbs % 16 == 0;
     const int64_t tile = words ? 128 : 64, row_tiles = (rows + tile - 1) / tile, k_tiles = (kp + tile - 1) / tile;
@@ -87,25 +63,18 @@ static trr_status pack_one(trr_context *ctx, const trr_call *call, const trr_ope
 trr_status trr_cl_f8_pack(trr_context *ctx, const trr_call *call, trr_call *view) {
     trr_cl_dev *dev = ctx->dev;
     const int copies = trr_cl_f8_copies(call);
-    const int64_t kp = padded_k(call);
-    const int64_t a_bytes = copies & 1 ? matrices(call, &call->x) * call->rows * kp : 0;
-    const int64_t b_at = (a_bytes + 255) / 256 * 256;
-    const int64_t b_bytes = copies & 2 ? matrices(call, &call->y) * call->cols * kp : 0;
+    int64_t b_at = 0;
+    const int64_t bytes = trr_f8_copy_bytes(call, copies, &b_at);
     cl_mem base;
-    TRR_TRY(trr_cl_scratch_get(ctx, &dev->matmul_pack, (size_t)(b_at + b_bytes > 0 ? b_at + b_bytes : 16),
-                               "the copies of an 8-bit float matmul's operands", &base));
-    if (copies & 1) {
-        /* A [M,K]: row m at m * lda; stored [K,M] (trans_a): row m is column m */
-        const cl_long lda = call->x.stride0;
-        TRR_TRY(pack_one(ctx, call, &call->x, call->rows, call->trans_a ? 1 : lda, call->trans_a ? lda : 1, base, 0));
+    TRR_TRY(trr_cl_scratch_get(ctx, &dev->matmul_pack, (size_t)bytes, "the copies of an 8-bit float matmul's operands",
+                               &base));
+    if (copies & TRR_F8_COPY_A) {
+        TRR_TRY(pack_one(ctx, call, 0, base, 0));
         view->x.mem = base;
         view->x.offset = 0;
     }
-    if (copies & 2) {
-        /* B's rows are N's: stored [N,K] (trans_b) row n at n * ldb; stored [K,N] row n is column n */
-        const cl_long ldb = call->y.stride0;
-        TRR_TRY(pack_one(ctx, call, &call->y, call->cols, call->trans_b ? ldb : 1, call->trans_b ? 1 : ldb, base,
-                         (cl_long)b_at));
+    if (copies & TRR_F8_COPY_B) {
+        TRR_TRY(pack_one(ctx, call, 1, base, (cl_long)b_at));
         view->y.mem = base;
         view->y.offset = b_at;
     }
