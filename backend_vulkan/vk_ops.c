@@ -507,7 +507,7 @@ int trr_vk_micro_tile(const trr_config *cfg, int *out_tm, int *out_tn) {
 }
 
 /* What both matmul kernels share: one workgroup per output tile, the three operands and their extents, and
- * the sizes, leading strides and leaky-relu slope as push constants. */
+ * the sizes, leading strides, leaky-relu slope and input scale as push constants. */
 static void matmul_operands(const trr_call *c, dispatch *w) {
     uint64_t npm = (uint64_t)(c->rows + c->config.block_m - 1) / (uint64_t)c->config.block_m;
     uint64_t npn = (uint64_t)(c->cols + c->config.block_n - 1) / (uint64_t)c->config.block_n;
@@ -528,6 +528,8 @@ static void matmul_operands(const trr_call *c, dispatch *w) {
                             .zs0 = (uint32_t)c->z.stride0, .alpha = c->alpha,
                             .xb = (uint32_t)c->x.batch_stride, .yb = (uint32_t)c->y.batch_stride,
                             .zb = (uint32_t)c->z.batch_stride};
+    const float scale = trr_matmul_input_scale(c); /* 8-bit floats' scale_a * scale_b, 1 otherwise */
+    memcpy(&w->push.aux, &scale, sizeof scale);
 }
 
 static trr_status run_matmul_whole(trr_context *ctx, const trr_call *c);
@@ -611,8 +613,6 @@ static trr_status run_matmul_whole(trr_context *ctx, const trr_call *c) {
         int zw = c->z.dtype == TRR_F32 ? 4 : 8;
         int direct = c->z.offset % zw == 0 && c->z.stride0 % zw == 0 && c->z.batch_stride % zw == 0;
         w.push.pad = (vec_a ? 1u : 0u) | (vec_b ? 2u : 0u) | (direct ? 4u : 0u);
-        const float scale = trr_matmul_input_scale(c);
-        memcpy(&w.push.aux, &scale, sizeof scale);
         return run_dispatch(ctx, &w);
     }
     dispatch w = {0};
@@ -641,8 +641,6 @@ static trr_status run_matmul_whole(trr_context *ctx, const trr_call *c) {
     w.nspec = f8 ? 14 : 12;
     matmul_operands(c, &w);
     w.push.pad = (vec_a ? 1u : 0u) | (vec_b ? 2u : 0u) | (vec_c ? 4u : 0u);
-    const float scale = trr_matmul_input_scale(c);
-    memcpy(&w.push.aux, &scale, sizeof scale);
     return run_dispatch(ctx, &w);
 }
 
