@@ -15,7 +15,8 @@
  *           (variant wgmma); streaming: work-group size x vector width;
  *           softmax and row_sum: work-group size.
  *   vulkan  matmul: work-group tiles (simt), plus cooperative-matrix tiles for f16 on each cooperative variant
- *           (coop_khr, coop_nv, cm2) and for bf16 on coop_khr and cm2, and cm2's own deeper tiles (the device's
+ *           (coop_khr, coop_nv, cm2), for bf16 on coop_khr and cm2 and for 8-bit floats on coop_khr and coop_nv,
+ *           and cm2's own deeper tiles (the device's
  *           check_config drops those it lacks); streaming: work-group size
  *           x elements per invocation (block_n); softmax: work-group size on both kernel families (simt,
  *           subgroup; block_n, the register kernel's row, follows from it); row_sum: work-group size.
@@ -265,6 +266,9 @@ static const space_row space_table[] = {
      .variant = {TRR_VARIANT_COOP_KHR, TRR_VARIANT_CM2}},
     {.backend = "vulkan", .shapes = MATMUL, .in_dtypes = TRR_DTYPE_BIT(TRR_F16) | TRR_DTYPE_BIT(TRR_BF16),
      LIST(vk_cm2_tiles), .variant = {TRR_VARIANT_CM2}},
+    /* 8-bit floats on the f16 matrices of the KHR and NV builds (widened as they are staged) */
+    {.backend = "vulkan", .shapes = MATMUL, .in_dtypes = F8S, LIST(vk_coop_tiles),
+     .variant = {TRR_VARIANT_COOP_KHR, TRR_VARIANT_COOP_NV}},
     {.backend = "vulkan", .shapes = STREAMING, LIST(vk_streaming)},
     {.backend = "vulkan", .shapes = ROWS, .threads = {16, 32, 64, 128, 256, 512, 1024},
      .variant = {TRR_VARIANT_SIMT, TRR_VARIANT_SUBGROUP}},

@@ -762,13 +762,9 @@ Test(tune, opencl_space_offers_mma_tiles) {
     trr_context_destroy(ctx);
 }
 
-/* OpenCL e4m3 matmul with B stored [N,K] (the layout wgmma reads): the space offers the wgmma kernel's tiles and the
- * tensor-core kernel's two-stage ones beside the portable ones. On PoCL every tensor-core candidate is dropped with
- * the probes' reasons and the portable ones stay; a device where the wgmma probe passed keeps wgmma tiles. */
-Test(tune, opencl_space_offers_wgmma_tiles_for_8_bit_floats) {
-    trr_context *ctx = open_device_or_skip("opencl:0", "opencl");
+/* A 256^3 e4m3 matmul into bf16 with B stored [N,K] on ctx, its operands in bufs. */
+static trr_call f8_matmul_call(trr_context *ctx, trr_buffer *bufs[3]) {
     const int64_t M = 256, N = 256, K = 256;
-    trr_buffer *bufs[3];
     trr_tensor a, bnk, b, c;
     cr_assert_eq(trr_buffer_create(ctx, (size_t)(M * K), &bufs[0]), TRR_OK);
     cr_assert_eq(trr_buffer_create(ctx, (size_t)(N * K), &bufs[1]), TRR_OK);
@@ -780,6 +776,16 @@ Test(tune, opencl_space_offers_wgmma_tiles_for_8_bit_floats) {
     trr_call call;
     int empty = 0;
     cr_assert_eq(trr_call_build(ctx, TRR_OP_MATMUL, &a, &b, &c, TRR_EPI_NONE, 0, 0, &call, &empty), TRR_OK);
+    return call;
+}
+
+/* OpenCL e4m3 matmul with B stored [N,K] (the layout wgmma reads): the space offers the wgmma kernel's tiles and the
+ * tensor-core kernel's two-stage ones beside the portable ones. On PoCL every tensor-core candidate is dropped with
+ * the probes' reasons and the portable ones stay; a device where the wgmma probe passed keeps wgmma tiles. */
+Test(tune, opencl_space_offers_wgmma_tiles_for_8_bit_floats) {
+    trr_context *ctx = open_device_or_skip("opencl:0", "opencl");
+    trr_buffer *bufs[3];
+    trr_call call = f8_matmul_call(ctx, bufs);
     trr_tune_candidate *cand = calloc(TRR_TUNE_MAX_CANDIDATES, sizeof *cand);
     int n = 0, wgmma = 0, wgmma_kept = 0, mma = 0, simt_kept = 0;
     cr_assert_eq(trr_tune_space(ctx, &call, cand, TRR_TUNE_MAX_CANDIDATES, &n), TRR_OK);
@@ -804,6 +810,32 @@ Test(tune, opencl_space_offers_wgmma_tiles_for_8_bit_floats) {
     cr_assert_gt(simt_kept, 0, "the portable kernel's tiles stay");
     if (wgmma_passed) cr_assert_gt(wgmma_kept, 0);
     else cr_assert_eq(wgmma_kept, 0, "%s has no wgmma, yet a wgmma tile was kept", info.name);
+    free(cand);
+    for (int i = 0; i < 3; i++) trr_buffer_destroy(bufs[i]);
+    trr_context_destroy(ctx);
+}
+
+/* Vulkan e4m3 matmul: the space offers the cooperative-matrix tiles of coop_khr and coop_nv (the f16 matrices the
+ * bytes are widened onto) beside the SIMT ones, and none of cm2, which refuses 8-bit floats. A device without a
+ * variant (lavapipe) drops its tiles with the reason; the SIMT ones stay. */
+Test(tune, vulkan_space_offers_cooperative_tiles_for_8_bit_floats) {
+    trr_context *ctx = open_device_or_skip("vulkan:0", "vulkan");
+    trr_buffer *bufs[3];
+    trr_call call = f8_matmul_call(ctx, bufs);
+    trr_tune_candidate *cand = calloc(TRR_TUNE_MAX_CANDIDATES, sizeof *cand);
+    int n = 0, khr = 0, nv = 0, simt_kept = 0;
+    cr_assert_eq(trr_tune_space(ctx, &call, cand, TRR_TUNE_MAX_CANDIDATES, &n), TRR_OK);
+    for (int i = 0; i < n; i++) {
+        const int v = cand[i].listed.variant;
+        khr += v == TRR_VARIANT_COOP_KHR;
+        nv += v == TRR_VARIANT_COOP_NV;
+        cr_assert_neq(v, TRR_VARIANT_CM2, "candidate %d is a cm2 tile", i);
+        if (v == TRR_VARIANT_SIMT || v == TRR_VARIANT_AUTO) simt_kept += !cand[i].dropped;
+        else if (cand[i].dropped) cr_assert_neq(cand[i].reason[0], '\0', "candidate %d dropped without a reason", i);
+    }
+    cr_assert_geq(khr, 3, "the space lists coop_khr's tiles");
+    cr_assert_geq(nv, 3, "the space lists coop_nv's tiles");
+    cr_assert_gt(simt_kept, 0, "the SIMT kernel's tiles stay");
     free(cand);
     for (int i = 0; i < 3; i++) trr_buffer_destroy(bufs[i]);
     trr_context_destroy(ctx);
