@@ -147,6 +147,8 @@ Test(opencl_matmul_pack, copies_hold_every_element_k_major) {
     const pack_case cases[] = {
         /* B stored [K,N], rows on 16-byte lines: the word kernel, a partial tile each way */
         {.m = 64, .n = 272, .k = 200, .batch = 1, .trans_b = 0, .lda = 208, .ldb = 272, .b_off = 16},
+        /* B stored [K,N] on 16-byte lines, 100 columns: the word kernel's last words of a row partly past it */
+        {.m = 32, .n = 100, .k = 70, .batch = 1, .trans_b = 0, .lda = 80, .ldb = 112},
         /* A stored [K,M] and B stored [K,N], both word-copied, a batch of 3 with B shared */
         {.m = 144, .n = 160, .k = 131, .batch = 3, .trans_a = 1, .lda = 160, .ldb = 160, .a_bs = 131 * 160},
         /* A stored [K,M] of odd width and offset: the byte kernel read along the rows */
