@@ -155,7 +155,7 @@ for step in "${steps[@]}"; do
       done
       kill "$smi" 2>/dev/null ;;
     vk-coop)
-      # The Vulkan f16 and bf16 matmuls on each cooperative-matrix variant the build has (README, "GPU runs"): the
+      # The Vulkan f16, bf16 and FP8 matmuls on each cooperative-matrix variant the build has (README, "GPU runs"): the
       # kernel's VK_KHR_cooperative_matrix build (coop_khr, the default where built), its NV build (coop_nv) and
       # matmul_cm2.comp (cm2, VK_NV_cooperative_matrix2), forced with --config, each through the conformance
       # suite and then timed. The validation layer we carry (1.3.239) predates both newer extensions, so under
@@ -168,12 +168,12 @@ for step in "${steps[@]}"; do
         # A kernel never run before may hang the queue: each part has a time limit.
         TRIREME_VK_VALIDATION=$vkval timeout 150 "$T" conformance --device vulkan:0 --config "$cfg" 2>>"$ERR" | \
           tail -4 | tee -a "$OUT/vk-coop.txt"
-        TRIREME_VK_VALIDATION=0 timeout 150 "$T" bench matmul_f16 matmul_f16_relu matmul_bf16 --device vulkan:0 --config "$cfg" \
+        TRIREME_VK_VALIDATION=0 timeout 150 "$T" bench matmul_f16 matmul_f16_relu matmul_bf16 matmul_fp8 --device vulkan:0 --config "$cfg" \
           --sizes 1024,2048,4096,8192 --reps 20 --no-vendor 2>>"$ERR" | tee -a "$OUT/vk-coop.txt"
       done
-      # cuBLAS in the same run, so the Vulkan figures compare with it.
+      # cuBLAS (cuBLASLt for FP8) in the same run, so the Vulkan figures compare with it.
       echo "== $(date -u +%T) cuBLAS (the vendor column of cuda:0)" | tee -a "$OUT/vk-coop.txt"
-      timeout 150 "$T" bench matmul_f16 matmul_bf16 --device cuda:0 --sizes 4096,8192 --reps 20 2>>"$ERR" | \
+      timeout 150 "$T" bench matmul_f16 matmul_bf16 matmul_fp8 --device cuda:0 --sizes 4096,8192 --reps 20 2>>"$ERR" | \
         tee -a "$OUT/vk-coop.txt" ;;
     row-variants)
       # The row-wise ops' kernel families side by side on every GPU device, each forced with --config, for the
