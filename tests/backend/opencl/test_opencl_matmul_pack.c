@@ -7,6 +7,7 @@
  * Skipped without an OpenCL device unless TRIREME_REQUIRE_BACKENDS names opencl. */
 #include "opencl.h"
 
+#include "matmul_nk_call.h"
 #include "matmul_variant.h"
 #include "random.h"
 #include "test_support.h"
@@ -16,18 +17,8 @@
 #include <string.h>
 #include <time.h>
 
-/* A row-major [M,K], B stored [N,K], packed rows: what the wgmma kernel reads as stored */
-static trr_call k_major(int64_t m, int64_t n, int64_t k) {
-    trr_call c;
-    memset(&c, 0, sizeof c);
-    c.op = TRR_OP_MATMUL;
-    c.x.dtype = TRR_F8E4M3, c.y.dtype = TRR_F8E5M2, c.z.dtype = TRR_BF16;
-    c.x.stride0 = k, c.y.stride0 = k, c.z.stride0 = n;
-    c.trans_b = 1;
-    c.rows = m, c.cols = n, c.k = k;
-    c.batch = 1;
-    return c;
-}
+/* e4m3 A [M,K] with e5m2 B stored [N,K], packed rows: what the wgmma kernel reads as stored */
+static trr_call k_major(int64_t m, int64_t n, int64_t k) { return nk_call(TRR_F8E4M3, TRR_F8E5M2, m, n, k); }
 
 Test(opencl_matmul_pack, copies_what_the_wgmma_kernel_cannot_read_as_stored) {
     trr_call c = k_major(256, 256, 256), v;

@@ -4,6 +4,7 @@
  * bf16; its work-group on the tensor-core kernel; and the calls the wgmma kernel takes (8-bit floats of every layout,
  * some through copies) and why it refuses the others. No device is needed. */
 #include "../backend_opencl/matmul_variant.h"
+#include "matmul_nk_call.h"
 
 #include <criterion/criterion.h>
 #include <string.h>
@@ -43,26 +44,6 @@ Test(opencl_matmul_variant, eight_warps_where_the_wide_tile_holds_more_registers
     cr_expect_eq(trr_cl_mma_threads(1, TRR_F16, TRR_F16), 128);
     cr_expect_eq(trr_cl_mma_threads(1, TRR_BF16, TRR_BF16), 128);
     cr_expect_eq(trr_cl_mma_threads(0, TRR_F16, TRR_F32), 128);
-}
-
-/* A packed call of M x N x K with A stored [M,K] and B stored [N,K] (what matmul_wgmma.cl reads): what the
- * refusal reads of a call, nothing a kernel needs. */
-static trr_call nk_call(trr_dtype a, trr_dtype b, int64_t m, int64_t n, int64_t k) {
-    trr_call c;
-    memset(&c, 0, sizeof c);
-    c.op = TRR_OP_MATMUL;
-    c.x.dtype = a;
-    c.y.dtype = b;
-    c.z.dtype = TRR_BF16;
-    c.x.stride0 = k;
-    c.y.stride0 = k;
-    c.z.stride0 = n;
-    c.trans_b = 1;
-    c.rows = m;
-    c.cols = n;
-    c.k = k;
-    c.batch = 1;
-    return c;
 }
 
 Test(opencl_matmul_variant, wgmma_takes_8_bit_floats_of_every_layout) {
