@@ -36,8 +36,7 @@ typedef struct attn_push {
 
 typedef struct trr_vk_attn_state {
     trr_vk_bindset set;
-    trr_vk_buffer *scratch; /* the splits' partial o and lse; NULL until a call splits */
-    size_t scratch_bytes;
+    trr_vk_scratch scratch; /* the splits' partial o and lse */
 } trr_vk_attn_state;
 
 static const char *dtype_suffix(trr_dtype t) { return t == TRR_F32 ? "f32" : t == TRR_F16 ? "f16" : "bf16"; }
@@ -308,7 +307,7 @@ trr_status trr_vk_attention_check(trr_context *ctx, const trr_call *call) {
 void trr_vk_attention_destroy(trr_vk_device *d) {
     trr_vk_attn_state *as = d->attn;
     if (!as) return;
-    if (as->scratch) trr_vk_free(d, as->scratch);
+    trr_vk_scratch_free(d, &as->scratch);
     trr_vk_bindset_destroy(d, &as->set);
     free(as);
     d->attn = NULL;
@@ -335,22 +334,6 @@ static uint32_t stride32(int64_t n, int64_t stride) { return n > 1 ? (uint32_t)s
 /* The elements a view of (n0, n1, n2) rows of `inner` contiguous elements spans from its offset. */
 static int64_t view_extent(const trr_operand *o, int64_t n0, int64_t n1, int64_t n2, int64_t inner) {
     return (n0 - 1) * o->batch_stride + (n1 - 1) * o->stride1 + (n2 - 1) * o->stride0 + inner;
-}
-
-/* The scratch buffer of at least `bytes`, grown (after the work that used the old one) where it is smaller. */
-static trr_status scratch_of(trr_context *ctx, trr_vk_attn_state *as, size_t bytes, trr_vk_buffer **out) {
-    if (as->scratch && as->scratch_bytes >= bytes) {
-        *out = as->scratch;
-        return TRR_OK;
-    }
-    if (as->scratch) trr_vk_free(trr_vk_dev(ctx), as->scratch); /* waits for the work that uses it */
-    as->scratch = NULL;
-    void *mem = NULL;
-    TRR_TRY(trr_vk_alloc(ctx, bytes, &mem));
-    as->scratch = mem;
-    as->scratch_bytes = bytes;
-    *out = as->scratch;
-    return TRR_OK;
 }
 
 /* One dispatch of shader (nspec specialization constants) in the path's layout: bindings info, push constants, a
@@ -409,7 +392,7 @@ trr_status trr_vk_attention_run(trr_context *ctx, const trr_call *call) {
         /* the partial o from the start, its lse after it on a 256-byte boundary (every offset alignment) */
         const VkDeviceSize lse_at = ((VkDeviceSize)part_floats * 4 + 255) / 256 * 256;
         trr_vk_buffer *s = NULL;
-        TRR_TRY(scratch_of(ctx, as, (size_t)lse_at + lse_floats * 4, &s));
+        TRR_TRY(trr_vk_scratch_get(ctx, &as->scratch, (size_t)lse_at + lse_floats * 4, &s));
         info[5] = (VkDescriptorBufferInfo){.buffer = s->buf, .offset = 0, .range = (VkDeviceSize)part_floats * 4};
         info[6] = (VkDescriptorBufferInfo){.buffer = s->buf, .offset = lse_at, .range = (VkDeviceSize)lse_floats * 4};
         bufs[5] = bufs[6] = s;

@@ -232,8 +232,8 @@ static int coop_config_ok(const trr_vk_device *d, const trr_config *c, trr_dtype
         snprintf(why, cap, "threads = %d is not whole %d-wide subgroups", c->threads, g.sg);
         return 0;
     }
-    if (c->split_k != 1 || c->group_m <= 0) {
-        snprintf(why, cap, "split_k must be 1 and group_m positive");
+    if (c->group_m <= 0) {
+        snprintf(why, cap, "group_m must be positive");
         return 0;
     }
     if (c->variant == TRR_VARIANT_CM2) return cm2_config_ok(d, c, why, cap);
@@ -688,13 +688,28 @@ trr_status trr_vk_check_rowwise(trr_context *ctx, const trr_call *call) {
     return TRR_OK;
 }
 
+trr_matmul_k_split trr_vk_matmul_k_slices(const trr_call *c) {
+    return trr_matmul_k_slices(c->k, c->config.split_k, c->config.block_k > 16 ? c->config.block_k : 16);
+}
+
 trr_status trr_vk_check_matmul(trr_context *ctx, const trr_call *call) {
     trr_vk_device *d = trr_vk_dev(ctx);
     const trr_config *c = &call->config;
     const VkPhysicalDeviceLimits *lim = &d->phys.props.limits;
     int tm, tn;
-    if (c->split_k != 1)
-        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: split_k = %d; only 1 is implemented", c->split_k);
+    if (c->split_k < 1 || c->split_k > TRR_MATMUL_MAX_SPLIT)
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: split_k = %d; 1 to %d slices of K", c->split_k,
+                         TRR_MATMUL_MAX_SPLIT);
+    if (c->split_k > 1) {
+        /* the slices' f32 products are one binding of the scratch buffer */
+        const int64_t slices = trr_matmul_k_slice_count(trr_vk_matmul_k_slices(call));
+        const uint64_t partials = (uint64_t)slices * (uint64_t)call->rows * (uint64_t)call->cols * 4u;
+        if (slices > 1 && partials > lim->maxStorageBufferRange)
+            return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                             "vulkan: split_k = %d: the %lld slices' f32 products of %lldx%lld take %llu bytes; "
+                             "the device binds at most %u", c->split_k, (long long)slices, (long long)call->rows,
+                             (long long)call->cols, (unsigned long long)partials, lim->maxStorageBufferRange);
+    }
     if (c->group_m <= 0 || c->block_k <= 0)
         return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: group_m and block_k must be positive");
     char why[192] = "";

@@ -425,6 +425,7 @@ void trr_vk_close(void *dev) {
         d->fn.vkDeviceWaitIdle(d->device);
         trr_vk_norm_destroy(d);
         trr_vk_attention_destroy(d);
+        trr_vk_scratch_free(d, &d->matmul_partials);
         trr_vk_pipelines_destroy(d); /* saves the pipeline cache */
         trr_vk_slots_destroy(d);
         if (d->queries) d->fn.vkDestroyQueryPool(d->device, d->queries, NULL);

@@ -147,6 +147,7 @@ typedef struct trr_vk_phys {
      * trr_vk_phys_query_coop2_limits) */
     uint32_t coop2_max_threads, coop2_max_dim;
     char uuid[37], pci_bus_id[16]; /* identity for trr_device_info; "" when the driver does not say */
+    uint32_t compute_units;        /* SMs or compute units where the driver says (vk_physical.c), else 0 */
 } trr_vk_phys;
 
 /* Ops are recorded one after another into a batch, one command buffer, which is submitted when it holds
@@ -210,6 +211,13 @@ typedef struct trr_vk_buffer {
     size_t size;
     uint64_t seq; /* the last batch that used it (0: none) */
 } trr_vk_buffer;
+
+/* A device buffer an op keeps between calls for its intermediate results (attention's key splits, matmul's
+ * split-K partial products), grown as a call needs more. */
+typedef struct trr_vk_scratch {
+    trr_vk_buffer *buf; /* NULL until a call needs it */
+    size_t bytes;
+} trr_vk_scratch;
 
 /* The push constants of every kernel (kernels/vulkan/common.glsl). */
 typedef struct trr_vk_push {
@@ -281,6 +289,7 @@ typedef struct trr_vk_device {
     trr_vk_module *modules;
     struct trr_vk_norm_state *norm; /* the row norms' four-binding layout (vk_norm.c); NULL until first used */
     struct trr_vk_attn_state *attn; /* attention's seven-binding layout and scratch (vk_attention.c); likewise */
+    trr_vk_scratch matmul_partials; /* split-K's partial products (vk_ops.c) */
 
     VkBuffer staging;
     VkDeviceMemory staging_mem;
@@ -357,6 +366,10 @@ void trr_vk_slots_destroy(trr_vk_device *d);
 trr_status trr_vk_slots_create(trr_context *ctx, trr_vk_device *d);
 
 /* vk_memory.c */
+/* s's buffer of at least `bytes`, replaced by a larger one (once the work that used it is done) where it is
+ * smaller. */
+trr_status trr_vk_scratch_get(trr_context *ctx, trr_vk_scratch *s, size_t bytes, trr_vk_buffer **out);
+void trr_vk_scratch_free(trr_vk_device *d, trr_vk_scratch *s);
 trr_status trr_vk_alloc(trr_context *ctx, size_t bytes, void **out_mem);
 void trr_vk_free(void *dev, void *mem);
 trr_status trr_vk_wrap(trr_context *ctx, uint64_t native, size_t bytes, void **out_mem);

@@ -82,6 +82,26 @@ trr_status trr_vk_alloc(trr_context *ctx, size_t bytes, void **out_mem) {
     return TRR_OK;
 }
 
+trr_status trr_vk_scratch_get(trr_context *ctx, trr_vk_scratch *s, size_t bytes, trr_vk_buffer **out) {
+    if (s->buf && s->bytes >= bytes) {
+        *out = s->buf;
+        return TRR_OK;
+    }
+    trr_vk_scratch_free(trr_vk_dev(ctx), s); /* waits for the work that uses it */
+    void *mem = NULL;
+    TRR_TRY(trr_vk_alloc(ctx, bytes, &mem));
+    s->buf = mem;
+    s->bytes = bytes;
+    *out = s->buf;
+    return TRR_OK;
+}
+
+void trr_vk_scratch_free(trr_vk_device *d, trr_vk_scratch *s) {
+    if (s->buf) trr_vk_free(d, s->buf);
+    s->buf = NULL;
+    s->bytes = 0;
+}
+
 /* A wrapped VkBuffer has no mapping of ours (mem and map stay null), so host transfers go through staging.
  * Vulkan handles cannot be checked against a device, so the caller's promise (trireme.h) is taken as given;
  * the validation layer catches a broken one. Word-wide kernel accesses need a whole number of words. */

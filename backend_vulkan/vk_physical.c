@@ -101,6 +101,24 @@ void trr_vk_phys_query_coop2_limits(const trr_vk_fns *fn, trr_vk_phys *phys) {
     phys->coop2_max_dim = c2p.cooperativeMatrixFlexibleDimensionsMaxDimension;
 }
 
+/* The device's compute units where its driver says (NVIDIA: SMs, VK_NV_shader_sm_builtins; AMD: active compute
+ * units, VK_AMD_shader_core_properties2), else 0: Vulkan itself does not. Heuristics size grids by them. */
+static void query_compute_units(const trr_vk_fns *fn, trr_vk_phys *out, int sm_builtins, int amd_cores) {
+    if (sm_builtins) {
+        VkPhysicalDeviceShaderSMBuiltinsPropertiesNV sm = {
+            .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV};
+        VkPhysicalDeviceProperties2 pp = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &sm};
+        fn->vkGetPhysicalDeviceProperties2(out->handle, &pp);
+        out->compute_units = sm.shaderSMCount;
+    } else if (amd_cores) {
+        VkPhysicalDeviceShaderCoreProperties2AMD cu = {
+            .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CORE_PROPERTIES_2_AMD};
+        VkPhysicalDeviceProperties2 pp = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &cu};
+        fn->vkGetPhysicalDeviceProperties2(out->handle, &pp);
+        out->compute_units = cu.activeComputeUnitCount;
+    }
+}
+
 void trr_vk_phys_query(const trr_vk_fns *fn, VkPhysicalDevice handle, trr_vk_phys *out) {
     memset(out, 0, sizeof *out);
     out->handle = handle;
@@ -142,7 +160,7 @@ void trr_vk_phys_query(const trr_vk_fns *fn, VkPhysicalDevice handle, trr_vk_phy
     out->timeline = v12 && tls.timelineSemaphore == VK_TRUE;
 
     uint32_t n = 0;
-    int coop2_ext = 0, pci_bus_info = 0, bf16_ext = 0, robust_ext = 0;
+    int coop2_ext = 0, pci_bus_info = 0, bf16_ext = 0, robust_ext = 0, sm_builtins = 0, amd_cores = 0;
     if (fn->vkEnumerateDeviceExtensionProperties(handle, NULL, &n, NULL) == VK_SUCCESS && n > 0) {
         VkExtensionProperties *ext = calloc(n, sizeof *ext);
         if (ext && fn->vkEnumerateDeviceExtensionProperties(handle, NULL, &n, ext) == VK_SUCCESS) {
@@ -154,6 +172,8 @@ void trr_vk_phys_query(const trr_vk_fns *fn, VkPhysicalDevice handle, trr_vk_phy
             robust_ext = has_extension(ext, n, VK_EXT_PIPELINE_ROBUSTNESS_EXTENSION_NAME);
             pci_bus_info = has_extension(ext, n, VK_EXT_PCI_BUS_INFO_EXTENSION_NAME);
             bf16_ext = has_extension(ext, n, VK_KHR_SHADER_BFLOAT16_EXTENSION_NAME);
+            sm_builtins = has_extension(ext, n, VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME);
+            amd_cores = has_extension(ext, n, VK_AMD_SHADER_CORE_PROPERTIES_2_EXTENSION_NAME);
         }
         free(ext);
     }
@@ -171,6 +191,7 @@ void trr_vk_phys_query(const trr_vk_fns *fn, VkPhysicalDevice handle, trr_vk_phy
         snprintf(out->pci_bus_id, sizeof out->pci_bus_id, "%04x:%02x:%02x.%x", pci.pciDomain & 0xffffu,
                  pci.pciBus & 0xffu, pci.pciDevice & 0x1fu, pci.pciFunction & 0x7u);
     }
+    query_compute_units(fn, out, sm_builtins, amd_cores);
     if (out->coop_nv && v12 && out->float16 && out->storage16 && out->subgroup_size == 32) query_coop(fn, out);
     if (out->coop_khr && v12) query_coop_khr(fn, out, bf16_ext);
     if (out->coop_f16_khr && coop2_ext && out->props.apiVersion >= VK_API_VERSION_1_3) query_coop2(fn, out);
@@ -226,7 +247,7 @@ void trr_vk_phys_describe(const trr_vk_phys *p, int index, trr_device_info *out)
     out->shared_memory_per_block = p->props.limits.maxComputeSharedMemorySize;
     out->max_threads_per_block = (int)p->props.limits.maxComputeWorkGroupInvocations;
     out->subgroup_width = (int)p->subgroup_size;
-    out->compute_units = 0; /* Vulkan does not say */
+    out->compute_units = (int)p->compute_units; /* 0: the driver does not say */
     out->native_f16 = p->float16;
     snprintf(out->uuid, sizeof out->uuid, "%s", p->uuid);
     snprintf(out->pci_bus_id, sizeof out->pci_bus_id, "%s", p->pci_bus_id);

@@ -6,6 +6,7 @@
  * TRIREME_VK_VALIDATION=1 as every test does; skipped without a Vulkan device unless TRIREME_REQUIRE_BACKENDS
  * names vulkan. */
 #include "conformance.h"
+#include "matmul_split.h"
 #include "test_support.h"
 
 #include <criterion/criterion.h>
@@ -242,6 +243,54 @@ Test(vulkan_variants, matmul_oversized_unroll_is_refused, .timeout = 120) {
     cr_assert_eq(trr_config_override(ctx, TRR_OP_MATMUL, &fits), TRR_OK);
     cr_expect_eq(trr_matmul(ctx, &a, &b, &c, TRR_EPI_NONE, 0.0f, 0), TRR_OK, "%s", trr_last_error(ctx));
     cr_expect_eq(trr_synchronize(ctx), TRR_OK, "%s", trr_last_error(ctx));
+    trr_buffer_destroy(buf);
+    trr_context_destroy(ctx);
+}
+
+/* Split-K forced (core/matmul_split.h: the K slices as a batch of the call's kernel, their f32 products in the
+ * device's scratch, matmul_split.comp adding them with the epilogue and the output's rounding): every case of the
+ * quick subset passes with 2, 3 and 7 slices (K's rest in a shorter slice of its own, batches matrix by matrix) on
+ * the SIMT kernel, and on the cooperative-matrix kernels where the device runs them (else refused with a reason).
+ * More slices than a call may have, and slices whose products pass one binding: refused with the reason. */
+Test(vulkan_variants, matmul_split_k, .timeout = 300) {
+    trr_context *ctx = open_vulkan();
+    const trr_variant vs[] = {TRR_VARIANT_SIMT, TRR_VARIANT_COOP_KHR, TRR_VARIANT_COOP_NV};
+    const int splits[] = {2, 3, 7};
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) {
+            const trr_config forced = {.variant = (int)vs[i], .split_k = splits[j]};
+            char label[64];
+            const char *name = "?";
+            trr_variant_name(vs[i], &name);
+            snprintf(label, sizeof label, "%s split_k %d: ", name, splits[j]);
+            cr_assert_eq(trr_config_override(ctx, TRR_OP_MATMUL, &forced), TRR_OK);
+            trr_conf_options opt = {.seed = (uint64_t)time(NULL), .quick = 1, .op_mask = 1u << TRR_OP_MATMUL};
+            trr_conf_report *rep = NULL;
+            cr_assert_eq(trr_conformance_run(ctx, &opt, &rep), TRR_OK, "%s", trr_last_error(ctx));
+            for (int r = 0; r < rep->n_results; r++) {
+                const trr_conf_result *res = &rep->results[r];
+                cr_expect_neq(res->outcome, TRR_CONF_FAIL, "%s%s (seed %llu): %s", label, res->name,
+                              (unsigned long long)opt.seed, res->message);
+                if (res->outcome == TRR_CONF_UNSUPPORTED)
+                    cr_expect_str_neq(res->message, "", "%s%s refused without a reason", label, res->name);
+            }
+            if (vs[i] == TRR_VARIANT_SIMT) cr_expect_gt(rep->passed, 0, "%sno case ran", label);
+            trr_conformance_free(rep);
+        }
+
+    trr_tensor a, b, c;
+    trr_buffer *buf = matmul_operands(ctx, TRR_F16, 8192, 8192, 1024, &a, &b, &c);
+    const trr_config too_many = {.variant = TRR_VARIANT_SIMT, .split_k = TRR_MATMUL_MAX_SPLIT + 1};
+    cr_assert_eq(trr_config_override(ctx, TRR_OP_MATMUL, &too_many), TRR_OK);
+    cr_expect_eq(trr_matmul(ctx, &a, &b, &c, TRR_EPI_NONE, 0.0f, 0), TRR_ERR_UNSUPPORTED);
+    cr_expect(strstr(trr_last_error(ctx), "split_k = 33; 1 to 32 slices") != NULL, "reason: %s", trr_last_error(ctx));
+    /* 32 slices of 8192 x 8192 f32 products: 8 GiB, past any binding (its range is 32 bits) */
+    const trr_config wide = {.variant = TRR_VARIANT_SIMT, .split_k = TRR_MATMUL_MAX_SPLIT};
+    cr_assert_eq(trr_config_override(ctx, TRR_OP_MATMUL, &wide), TRR_OK);
+    cr_expect_eq(trr_matmul(ctx, &a, &b, &c, TRR_EPI_NONE, 0.0f, 0), TRR_ERR_UNSUPPORTED);
+    cr_expect(strstr(trr_last_error(ctx), "the 32 slices' f32 products of 8192x8192 take 8589934592 bytes") != NULL,
+              "reason: %s", trr_last_error(ctx));
+    cr_assert_eq(trr_config_override(ctx, TRR_OP_MATMUL, NULL), TRR_OK);
     trr_buffer_destroy(buf);
     trr_context_destroy(ctx);
 }
