@@ -180,6 +180,17 @@ static const trr_config vk_coop_tiles[] = {
     {.block_m = 64, .block_n = 64, .block_k = 32, .threads = 128, .stages = 7},
 };
 
+/* Split-K on Vulkan (core/matmul_split.h; every kernel): the small-grid tiles of the cooperative kernels and the
+ * SIMT kernel's, with K in 2 to 16 slices; the space keeps them only where the output tiles leave the device's
+ * compute units idle (vk_split_rows below). */
+static const trr_config vk_split_coop_tiles[] = {
+    {.block_m = 64, .block_n = 64, .block_k = 32, .threads = 128},
+    {.block_m = 128, .block_n = 128, .block_k = 16, .threads = 256},
+};
+static const trr_config vk_split_simt_tiles[] = {
+    {.block_m = 64, .block_n = 64, .block_k = 32, .threads = 256, .stages = 2},
+};
+
 /* Tiles for matmul_cm2.comp (Vulkan variant cm2, VK_NV_cooperative_matrix2): the backend's defaults (128x256x64 and
  * 128x128x64 over 256 threads, 64x64x64 over 128, interior loop unrolled 4 slices deep: stages) and neighbours in
  * depth and unrolling. The subgroup kernel's tiles above are tried on cm2 too. */
@@ -269,6 +280,13 @@ static const space_row space_table[] = {
     /* 8-bit floats on the f16 matrices of the KHR and NV builds (widened as they are staged) */
     {.backend = "vulkan", .shapes = MATMUL, .in_dtypes = F8S, LIST(vk_coop_tiles),
      .variant = {TRR_VARIANT_COOP_KHR, TRR_VARIANT_COOP_NV}},
+    /* split-K where the grid is small: every input dtype on the SIMT kernel, the cooperative kernels' dtypes on theirs */
+    {.backend = "vulkan", .shapes = MATMUL, LIST(vk_split_simt_tiles), .split_k = {2, 4, 8, 16},
+     .variant = {TRR_VARIANT_SIMT}},
+    {.backend = "vulkan", .shapes = MATMUL, .in_dtypes = TRR_DTYPE_BIT(TRR_F16) | F8S, LIST(vk_split_coop_tiles),
+     .split_k = {2, 4, 8, 16}, .variant = {TRR_VARIANT_COOP_KHR, TRR_VARIANT_COOP_NV}},
+    {.backend = "vulkan", .shapes = MATMUL, .in_dtypes = TRR_DTYPE_BIT(TRR_BF16), LIST(vk_split_coop_tiles),
+     .split_k = {2, 4, 8, 16}, .variant = {TRR_VARIANT_COOP_KHR}},
     {.backend = "vulkan", .shapes = STREAMING, LIST(vk_streaming)},
     {.backend = "vulkan", .shapes = ROWS, .threads = {16, 32, 64, 128, 256, 512, 1024},
      .variant = {TRR_VARIANT_SIMT, TRR_VARIANT_SUBGROUP}},
@@ -375,9 +393,14 @@ static void prune_shape(const trr_call *call, const trr_device_info *info, trr_t
         else if (c->block_k > pk && c->block_k > min_bk)
             drop(cd, "BLOCK_K %d is over K rounded up (%d); a smaller step does the same work", c->block_k, pk);
         else if (c->split_k > 1) {
-            int64_t tiles = ((call->rows + c->block_m - 1) / c->block_m) * ((call->cols + c->block_n - 1) / c->block_n);
-            int units = info->compute_units > 0 ? info->compute_units : 1;
-            if (tiles >= units)
+            const int64_t batch = call->batch > 1 ? call->batch : 1;
+            int64_t tiles = ((call->rows + c->block_m - 1) / c->block_m) * ((call->cols + c->block_n - 1) / c->block_n) *
+                            batch;
+            const int units = info->compute_units;
+            if (units <= 0)
+                drop(cd, "split-K fills the device's idle compute units, and %s does not say how many it has",
+                     info->name);
+            else if (tiles >= units)
                 drop(cd, "split-K is for grids smaller than the device: %lld output tiles already cover %d "
                          "compute units", (long long)tiles, units);
             else if (call->k / c->split_k < 4LL * c->block_k)

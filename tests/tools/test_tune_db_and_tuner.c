@@ -841,6 +841,38 @@ Test(tune, vulkan_space_offers_cooperative_tiles_for_8_bit_floats) {
     trr_context_destroy(ctx);
 }
 
+/* Vulkan f16 matmul of a 64-row grid and deep K: the space offers split-K (2 to 16 slices) on the SIMT kernel and on
+ * coop_khr and coop_nv; a device that says how many compute units it has keeps those whose grid leaves most of them
+ * idle, one that does not (lavapipe) drops them all, saying why. */
+Test(tune, vulkan_space_offers_split_k) {
+    trr_context *ctx = open_device_or_skip("vulkan:0", "vulkan");
+    trr_device_info info;
+    cr_assert_eq(trr_context_device(ctx, &info), TRR_OK);
+    trr_buffer *bufs[3];
+    const trr_call call = f16_matmul_call(ctx, 64, 1024, 4096, bufs);
+    trr_tune_candidate *cand = calloc(TRR_TUNE_MAX_CANDIDATES, sizeof *cand);
+    int n = 0, simt = 0, khr = 0, nv = 0, kept = 0;
+    cr_assert_eq(trr_tune_space(ctx, &call, cand, TRR_TUNE_MAX_CANDIDATES, &n), TRR_OK);
+    for (int i = 0; i < n; i++) {
+        if (cand[i].listed.split_k < 2) continue;
+        simt += cand[i].listed.variant == TRR_VARIANT_SIMT;
+        khr += cand[i].listed.variant == TRR_VARIANT_COOP_KHR;
+        nv += cand[i].listed.variant == TRR_VARIANT_COOP_NV;
+        kept += !cand[i].dropped;
+        if (cand[i].dropped && info.compute_units <= 0 && cand[i].listed.variant == TRR_VARIANT_SIMT)
+            cr_expect(strstr(cand[i].reason, "does not say how many it has") != NULL, "candidate %d: %s", i,
+                      cand[i].reason);
+    }
+    cr_expect_eq(simt, 4, "SIMT split candidates: %d", simt);
+    cr_expect_eq(khr, 8, "coop_khr split candidates: %d", khr);
+    cr_expect_eq(nv, 8, "coop_nv split candidates: %d", nv);
+    if (info.compute_units <= 0) cr_expect_eq(kept, 0, "%d split candidates kept on %s", kept, info.name);
+    else cr_expect_gt(kept, 0, "no split candidate kept on %s (%d compute units)", info.name, info.compute_units);
+    free(cand);
+    for (int i = 0; i < 3; i++) trr_buffer_destroy(bufs[i]);
+    trr_context_destroy(ctx);
+}
+
 /* CUDA f16 matmul of few rows: the space offers mma.sync's few-row tiles with split-K (a 16-row product had only
  * the known-good list's four tiles before), keeps the 16-row ones and drops the 32-row ones as taller than M, and
  * keeps no 64- or 128-row wgmma tile. Needs a CUDA device with tensor cores (sm_80 or later). */
