@@ -4,7 +4,7 @@
 # benchmarks of every GPU backend and the PyTorch/Triton/cuBLAS anchors in the same run.
 #
 #   tools/gpu_run.sh [STEP...]      steps: devices conformance bench latency anchors tune tune-check vk-clocks
-#                                   vk-coop f16-bound old-new row-variants python custom-op
+#                                   vk-coop f16-bound f16-tail old-new row-variants python custom-op
 #                                   (default: devices conformance bench anchors)
 #
 # Environment: TRIREME_GPU_BUILD (default build-gpu, made by `make gpu-build`, which builds the tools the latency
@@ -231,6 +231,12 @@ for step in "${steps[@]}"; do
       # Does cuBLAS meet the f16 matmul bound at K = 8192 (tools/f16_bound.py)? About 20 s.
       PYTHONUNBUFFERED=1 python3 tools/f16_bound.py "$OUT/f16-bound.json" 2>>"$ERR" | tee "$OUT/f16-bound.txt"
       [ "${PIPESTATUS[0]}" -eq 0 ] || status=1 ;;
+    f16-tail)
+      # The tail of the f16 matmul's largest relative error near K = 4096 over 30 seeds: cuBLAS and trireme's GPU
+      # devices on the same inputs (tools/f16_bound.py --tail).
+      PYTHONUNBUFFERED=1 TRIREME_LIBRARY="$BUILD/libtrireme.so" python3 tools/f16_bound.py --tail "$OUT/f16-tail.json" \
+        --devices "${F16_TAIL_DEVICES:-cuda:0,vulkan:0,opencl:1}" 2>>"$ERR" | tee "$OUT/f16-tail.txt"
+      [ "${PIPESTATUS[0]}" -eq 0 ] || status=1 ;;
     custom-op)
       # User ops (docs/custom-ops.md): examples/custom_op's swiglu and silu_user from their library, checked on
       # every GPU device (CUDA, Vulkan, OpenCL: their own kernels), tuned over their tile candidates, and
@@ -248,7 +254,7 @@ for step in "${steps[@]}"; do
       TRIREME_TUNE_DB="$db" "$T" bench --ops-lib "$lib" swiglu silu_user silu add --device "${BENCH_DEVICES:-gpus}" \
         --sizes "$SIZES" --json "$OUT/custom-op-bench.json" 2>>"$ERR" | tee -a "$OUT/custom-op.txt"
       [ "${PIPESTATUS[0]}" -eq 0 ] || status=1 ;;
-    *) echo "gpu_run.sh: unknown step '$step' (devices conformance bench latency anchors tune tune-check vk-clocks vk-coop f16-bound old-new row-variants python custom-op)" >&2; exit 2 ;;
+    *) echo "gpu_run.sh: unknown step '$step' (devices conformance bench latency anchors tune tune-check vk-clocks vk-coop f16-bound f16-tail old-new row-variants python custom-op)" >&2; exit 2 ;;
   esac
 done
 # The machine-readable outputs (JSON reports, samples, plots) go into one reports.tar beside the text logs, so a
