@@ -60,6 +60,7 @@ static void cl_close(void *handle) {
     trr_cl_scratch_release(dev, &dev->partial_sums);
     trr_cl_scratch_release(dev, &dev->tensor_maps);
     trr_cl_scratch_release(dev, &dev->matmul_pack);
+    trr_cl_scratch_release(dev, &dev->matmul_partials);
     trr_cl_tma_release(&dev->tma);
     trr_cl.ReleaseCommandQueue(dev->queue);
     trr_cl.ReleaseContext(dev->context);

@@ -5,6 +5,7 @@
 #include "config_fields.h"
 #include "half.h"
 #include "matmul_fold.h"
+#include "matmul_split.h"
 #include "matmul_variant.h"
 #include "op_table.h"
 
@@ -306,6 +307,14 @@ static trr_status local_fits(trr_context *ctx, const trr_cl_dev *dev, uint64_t b
                      (unsigned long long)bytes, (unsigned long long)dev->local_memory);
 }
 
+/* split_k on every matmul kernel: 1 to TRR_MATMUL_MAX_SPLIT slices of K (core/matmul_split.h; matmul.c runs
+ * them as a batch, then matmul_split.cl adds them). */
+static trr_status check_split(trr_context *ctx, const trr_config *c) {
+    if (c->split_k < 1 || c->split_k > TRR_MATMUL_MAX_SPLIT)
+        return bad(ctx, "matmul split_k must be 1 to 32 (slices of K)");
+    return TRR_OK;
+}
+
 static trr_status check_mma(trr_context *ctx, const trr_call *call) {
     trr_cl_dev *dev = ctx->dev;
     const trr_config *c = &call->config;
@@ -317,7 +326,7 @@ static trr_status check_mma(trr_context *ctx, const trr_call *call) {
         return bad(ctx, "variant mma takes f16 or bf16 operands (A and B alike) or two 8-bit floats");
     if (c->threads % 32 || !is_pow2(c->threads) || c->threads > 512)
         return bad(ctx, "variant mma threads must be 32, 64, 128, 256 or 512 (whole warps)");
-    if (c->split_k > 1) return bad(ctx, "matmul has no split-K (split_k must be 1)");
+    TRR_TRY(check_split(ctx, c));
     if (mma_through_registers(dev, call) ? c->stages != 2 : c->stages < 2 || c->stages > 8)
         return bad(ctx, !dev->mma.cp_async ? "variant mma double-buffers through registers here, without cp.async "
                                              "(stages must be 2)"
@@ -365,7 +374,7 @@ static trr_status check_wgmma(trr_context *ctx, const trr_call *call) {
         return bad(ctx, "variant wgmma runs a consumer warpgroup per 64 rows and a producer warpgroup (threads = 2 x "
                         "block_m + 128)");
     if (c->block_k != 64) return bad(ctx, "variant wgmma takes K in slices of 64 (block_k must be 64)");
-    if (c->split_k > 1) return bad(ctx, "matmul has no split-K (split_k must be 1)");
+    TRR_TRY(check_split(ctx, c));
     if (c->vector_width != 16) return bad(ctx, "variant wgmma moves 16-byte chunks (vector_width must be 16)");
     if (c->group_m <= 0) return bad(ctx, "group_m must be positive");
     if (c->stages < 2 || c->stages > 8) return bad(ctx, "variant wgmma stages must be 2..8");
@@ -452,7 +461,7 @@ trr_status trr_cl_check_matmul(trr_context *ctx, const trr_call *call) {
     TRR_TRY(trr_cl_check_common(ctx, call));
     int rt, ct, tm, tn;
     trr_cl_matmul_grid(c, &rt, &ct, &tm, &tn);
-    if (c->split_k > 1) return bad(ctx, "matmul has no split-K (split_k must be 1)");
+    TRR_TRY(check_split(ctx, c));
     if (c->stages != 2) return bad(ctx, "matmul double-buffers local memory (stages must be 2)");
     if (c->vector_width != 4) return bad(ctx, "matmul reads local memory as float4 (vector_width must be 4)");
     if (!is_pow2(c->threads)) return bad(ctx, "matmul threads must be a power of two");

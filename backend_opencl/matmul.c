@@ -10,6 +10,7 @@
 
 #include "matmul_fold.h"
 #include "matmul_scale.h"
+#include "matmul_split.h"
 #include "matmul_variant.h"
 
 #define ARG(i, v) TRR_TRY(trr_cl_set_arg(ctx, k, (cl_uint)(i), sizeof(v), &(v)))
@@ -213,8 +214,77 @@ static trr_status run_split_k(trr_context *ctx, cl_kernel k, const trr_call *cal
     return st;
 }
 
+/* split_k >= 2 (core/matmul_split.h): the K slices run as a batch of the call's own kernel (the batch strides
+ * stepping along K), each writing its f32 product (scales applied) into the device's scratch, the shorter last
+ * slice as a launch of its own; matmul_split.cl then adds them in order into C with the epilogue. A batch of
+ * matrices runs matrix by matrix, since its batch is the slices' grid. */
+static trr_status run_k_slices(trr_context *ctx, const trr_call *call) {
+    if (call->batch > 1) {
+        trr_call one = *call;
+        one.batch = 1;
+        one.x.batch_stride = one.y.batch_stride = one.z.batch_stride = 0;
+        for (int64_t b = 0; b < call->batch; b++) {
+            one.x.offset = call->x.offset + b * call->x.batch_stride;
+            one.y.offset = call->y.offset + b * call->y.batch_stride;
+            one.z.offset = call->z.offset + b * call->z.batch_stride;
+            TRR_TRY(run_k_slices(ctx, &one));
+        }
+        return TRR_OK;
+    }
+    trr_cl_dev *dev = ctx->dev;
+    trr_call part = *call;
+    part.config.split_k = 1;
+    const int block_k = call->config.block_k;
+    const trr_matmul_k_split ks = trr_matmul_k_slices(call->k, call->config.split_k, block_k > 16 ? block_k : 16);
+    const int64_t slices = trr_matmul_k_slice_count(ks), mn = call->rows * call->cols;
+    if (slices < 2) return trr_cl_run_matmul(ctx, &part);
+    cl_mem scratch;
+    TRR_TRY(trr_cl_scratch_get(ctx, &dev->matmul_partials, (size_t)(slices * mn) * sizeof(float),
+                               "matmul's K slices", &scratch));
+    part.z = (trr_operand){.mem = scratch, .stride0 = call->cols, .batch_stride = mn, .dtype = TRR_F32};
+    part.epilogue = TRR_EPI_NONE;
+    part.k = ks.depth;
+    part.batch = ks.full;
+    part.x.batch_stride = call->trans_a ? ks.depth * call->x.stride0 : ks.depth;
+    part.y.batch_stride = call->trans_b ? ks.depth : ks.depth * call->y.stride0;
+    TRR_TRY(trr_cl_run_matmul(ctx, &part));
+    if (ks.rest) {
+        part.x.offset += ks.full * part.x.batch_stride;
+        part.y.offset += ks.full * part.y.batch_stride;
+        part.z.offset = ks.full * mn;
+        part.k = ks.rest;
+        part.batch = 1;
+        part.x.batch_stride = part.y.batch_stride = part.z.batch_stride = 0;
+        TRR_TRY(trr_cl_run_matmul(ctx, &part));
+    }
+    char options[64] = "-cl-std=CL1.2";
+    trr_cl_opt(options, sizeof options, " -DZ_DT=%d", trr_cl_dtype_code(call->z.dtype));
+    cl_kernel k;
+    TRR_TRY(trr_cl_get_kernel(ctx, "matmul_split.cl", options, "matmul_split", &k));
+    cl_long po = 0, pbs = mn, co = call->z.offset;
+    cl_int ldp = (cl_int)call->cols, n_slices = (cl_int)slices, ldc = (cl_int)call->z.stride0, M = (cl_int)call->rows,
+           N = (cl_int)call->cols, epi = (cl_int)call->epilogue;
+    cl_float alpha = call->alpha;
+    cl_mem cm = call->z.mem;
+    ARG(0, scratch);
+    ARG(1, po);
+    ARG(2, ldp);
+    ARG(3, pbs);
+    ARG(4, n_slices);
+    ARG(5, cm);
+    ARG(6, co);
+    ARG(7, ldc);
+    ARG(8, M);
+    ARG(9, N);
+    ARG(10, epi);
+    ARG(11, alpha);
+    const size_t local = 64, global = ((size_t)mn + local - 1) / local * local;
+    return trr_cl_launch(ctx, k, 1, &global, &local);
+}
+
 trr_status trr_cl_run_matmul(trr_context *ctx, const trr_call *call) {
     const trr_config *cfg = &call->config;
+    if (cfg->split_k > 1) return run_k_slices(ctx, call);
     if (cfg->variant == TRR_VARIANT_MMA) return run_mma(ctx, call);
     if (cfg->variant == TRR_VARIANT_WGMMA) return run_wgmma(ctx, call);
     int rt, ct, tm, tn;

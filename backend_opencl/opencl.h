@@ -135,6 +135,7 @@ typedef struct trr_cl_dev {
     trr_cl_tma tma;                        /* the CUDA driver's tensor-map encoder, for matmul_wgmma.cl's TMA */
     trr_cl_scratch tensor_maps;            /* where tmap_fill puts a call's two tensor maps */
     trr_cl_scratch matmul_pack;            /* an 8-bit float matmul's K-major operand copies (matmul_pack.c) */
+    trr_cl_scratch matmul_partials;        /* split-K's K slices' f32 products (matmul.c) */
 } trr_cl_dev;
 
 /* s holding at least bytes (counted with the context's buffers); TRR_ERR_OUT_OF_MEMORY or the driver's error

@@ -180,15 +180,21 @@ static const trr_config vk_coop_tiles[] = {
     {.block_m = 64, .block_n = 64, .block_k = 32, .threads = 128, .stages = 7},
 };
 
-/* Split-K on Vulkan (core/matmul_split.h; every kernel): the small-grid tiles of the cooperative kernels and the
- * SIMT kernel's, with K in 2 to 16 slices; the space keeps them only where the output tiles leave the device's
- * compute units idle (vk_split_rows below). */
+/* Split-K on Vulkan and OpenCL (core/matmul_split.h; every kernel): small-grid tiles of the cooperative or
+ * tensor-core kernels and the SIMT kernel's, with K in 2 to 16 slices; the space keeps them only where the output
+ * tiles leave the device's compute units idle (prune_shape). */
 static const trr_config vk_split_coop_tiles[] = {
     {.block_m = 64, .block_n = 64, .block_k = 32, .threads = 128},
     {.block_m = 128, .block_n = 128, .block_k = 16, .threads = 256},
 };
 static const trr_config vk_split_simt_tiles[] = {
     {.block_m = 64, .block_n = 64, .block_k = 32, .threads = 256, .stages = 2},
+};
+static const trr_config ocl_split_simt_tiles[] = {
+    {.block_m = 64, .block_n = 64, .block_k = 16, .threads = 64},
+};
+static const trr_config ocl_split_mma_tiles[] = {
+    {.block_m = 64, .block_n = 64, .block_k = 32, .threads = 128, .stages = 4},
 };
 
 /* Tiles for matmul_cm2.comp (Vulkan variant cm2, VK_NV_cooperative_matrix2): the backend's defaults (128x256x64 and
@@ -265,6 +271,11 @@ static const space_row space_table[] = {
     {.backend = "opencl", .shapes = MATMUL, .in_dtypes = F8S, LIST(ocl_mma_f8_tiles), .variant = {TRR_VARIANT_MMA}},
     {.backend = "opencl", .shapes = MATMUL, .in_dtypes = F8S, LIST(ocl_wgmma_tiles), .group_m = {4, 8, 16},
      .variant = {TRR_VARIANT_WGMMA}},
+    /* split-K where the grid is small: every input dtype on the SIMT kernel, 16-bit floats on mma */
+    {.backend = "opencl", .shapes = MATMUL, LIST(ocl_split_simt_tiles), .split_k = {2, 4, 8, 16},
+     .variant = {TRR_VARIANT_SIMT}},
+    {.backend = "opencl", .shapes = MATMUL, .in_dtypes = HALVES, LIST(ocl_split_mma_tiles), .split_k = {2, 4, 8, 16},
+     .variant = {TRR_VARIANT_MMA}},
     {.backend = "opencl", .shapes = STREAMING, .threads = {64, 128, 256, 512}, .vector_width = {1, 2, 4, 8}},
     {.backend = "opencl", .shapes = ROWWISE, .threads = {16, 32, 64, 128, 256, 512}},
     /* ---- vulkan ---- */

@@ -1,0 +1,54 @@
+/* Split-K forced on OpenCL (core/matmul_split.h; backend_opencl/matmul.c runs the K slices as a batch of the call's
+ * kernel, their f32 products in the device's scratch, and matmul_split.cl adds them with the epilogue and the
+ * output's rounding): every case of the quick subset passes with 2, 3 and 7 slices (K's rest in a shorter slice of
+ * its own, batches matrix by matrix) on the SIMT kernel, and on the tensor-core kernels where the device runs them
+ * (else refused with a reason). More slices than a call may have: refused with the reason. Runs on opencl:0;
+ * skipped without an OpenCL device unless TRIREME_REQUIRE_BACKENDS names opencl. */
+#include "conformance.h"
+#include "matmul_split.h"
+#include "test_support.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+Test(opencl_matmul_split, forced_slices_pass_the_quick_subset, .timeout = 600) {
+    trr_context *ctx = open_device_or_skip("opencl:0", "opencl");
+    const trr_variant vs[] = {TRR_VARIANT_SIMT, TRR_VARIANT_MMA, TRR_VARIANT_WGMMA};
+    const int splits[] = {2, 3, 7};
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) {
+            const trr_config forced = {.variant = (int)vs[i], .split_k = splits[j]};
+            const char *name = "?";
+            trr_variant_name(vs[i], &name);
+            cr_assert_eq(trr_config_override(ctx, TRR_OP_MATMUL, &forced), TRR_OK);
+            trr_conf_options opt = {.seed = (uint64_t)time(NULL), .quick = 1, .op_mask = 1u << TRR_OP_MATMUL};
+            trr_conf_report *rep = NULL;
+            cr_assert_eq(trr_conformance_run(ctx, &opt, &rep), TRR_OK, "%s", trr_last_error(ctx));
+            for (int r = 0; r < rep->n_results; r++) {
+                const trr_conf_result *res = &rep->results[r];
+                cr_expect_neq(res->outcome, TRR_CONF_FAIL, "%s split_k %d: %s (seed %llu): %s", name, splits[j],
+                              res->name, (unsigned long long)opt.seed, res->message);
+                if (res->outcome == TRR_CONF_UNSUPPORTED)
+                    cr_expect_str_neq(res->message, "", "%s split_k %d: %s refused without a reason", name,
+                                      splits[j], res->name);
+            }
+            if (vs[i] == TRR_VARIANT_SIMT) cr_expect_gt(rep->passed, 0, "split_k %d: no case ran", splits[j]);
+            trr_conformance_free(rep);
+        }
+
+    trr_buffer *buf = NULL;
+    trr_tensor a, b, c;
+    cr_assert_eq(trr_buffer_create(ctx, (size_t)(3 * 64 * 64) * 4, &buf), TRR_OK);
+    cr_assert_eq(trr_tensor_2d(buf, 0, TRR_F32, 64, 64, 0, &a), TRR_OK);
+    cr_assert_eq(trr_tensor_2d(buf, 64 * 64 * 4, TRR_F32, 64, 64, 0, &b), TRR_OK);
+    cr_assert_eq(trr_tensor_2d(buf, 2 * 64 * 64 * 4, TRR_F32, 64, 64, 0, &c), TRR_OK);
+    const trr_config too_many = {.variant = TRR_VARIANT_SIMT, .split_k = TRR_MATMUL_MAX_SPLIT + 1};
+    cr_assert_eq(trr_config_override(ctx, TRR_OP_MATMUL, &too_many), TRR_OK);
+    cr_expect_eq(trr_matmul(ctx, &a, &b, &c, TRR_EPI_NONE, 0.0f, 0), TRR_ERR_UNSUPPORTED);
+    cr_expect(strstr(trr_last_error(ctx), "split_k must be 1 to 32") != NULL, "reason: %s", trr_last_error(ctx));
+    cr_assert_eq(trr_config_override(ctx, TRR_OP_MATMUL, NULL), TRR_OK);
+    trr_buffer_destroy(buf);
+    trr_context_destroy(ctx);
+}
