@@ -219,44 +219,28 @@ static trr_status run_split_k(trr_context *ctx, cl_kernel k, const trr_call *cal
  * slice as a launch of its own; matmul_split.cl then adds them in order into C with the epilogue. A batch of
  * matrices runs matrix by matrix, since its batch is the slices' grid. */
 static trr_status run_k_slices(trr_context *ctx, const trr_call *call) {
+    trr_cl_dev *dev = ctx->dev;
+    const trr_matmul_k_split ks = trr_matmul_call_slices(call);
+    const int64_t slices = trr_matmul_k_slice_count(ks), mn = call->rows * call->cols;
+    if (slices < 2) {
+        trr_call whole = *call;
+        whole.config.split_k = 1;
+        return trr_cl_run_matmul(ctx, &whole);
+    }
     if (call->batch > 1) {
-        trr_call one = *call;
-        one.batch = 1;
-        one.x.batch_stride = one.y.batch_stride = one.z.batch_stride = 0;
         for (int64_t b = 0; b < call->batch; b++) {
-            one.x.offset = call->x.offset + b * call->x.batch_stride;
-            one.y.offset = call->y.offset + b * call->y.batch_stride;
-            one.z.offset = call->z.offset + b * call->z.batch_stride;
+            const trr_call one = trr_matmul_batch_entry(call, b);
             TRR_TRY(run_k_slices(ctx, &one));
         }
         return TRR_OK;
     }
-    trr_cl_dev *dev = ctx->dev;
-    trr_call part = *call;
-    part.config.split_k = 1;
-    const int block_k = call->config.block_k;
-    const trr_matmul_k_split ks = trr_matmul_k_slices(call->k, call->config.split_k, block_k > 16 ? block_k : 16);
-    const int64_t slices = trr_matmul_k_slice_count(ks), mn = call->rows * call->cols;
-    if (slices < 2) return trr_cl_run_matmul(ctx, &part);
     cl_mem scratch;
     TRR_TRY(trr_cl_scratch_get(ctx, &dev->matmul_partials, (size_t)(slices * mn) * sizeof(float),
                                "matmul's K slices", &scratch));
-    part.z = (trr_operand){.mem = scratch, .stride0 = call->cols, .batch_stride = mn, .dtype = TRR_F32};
-    part.epilogue = TRR_EPI_NONE;
-    part.k = ks.depth;
-    part.batch = ks.full;
-    part.x.batch_stride = call->trans_a ? ks.depth * call->x.stride0 : ks.depth;
-    part.y.batch_stride = call->trans_b ? ks.depth : ks.depth * call->y.stride0;
-    TRR_TRY(trr_cl_run_matmul(ctx, &part));
-    if (ks.rest) {
-        part.x.offset += ks.full * part.x.batch_stride;
-        part.y.offset += ks.full * part.y.batch_stride;
-        part.z.offset = ks.full * mn;
-        part.k = ks.rest;
-        part.batch = 1;
-        part.x.batch_stride = part.y.batch_stride = part.z.batch_stride = 0;
-        TRR_TRY(trr_cl_run_matmul(ctx, &part));
-    }
+    trr_call full, rest;
+    trr_matmul_slice_calls(call, ks, scratch, &full, &rest);
+    TRR_TRY(trr_cl_run_matmul(ctx, &full));
+    if (ks.rest) TRR_TRY(trr_cl_run_matmul(ctx, &rest));
     char options[64] = "-cl-std=CL1.2";
     trr_cl_opt(options, sizeof options, " -DZ_DT=%d", trr_cl_dtype_code(call->z.dtype));
     cl_kernel k;

@@ -5,6 +5,7 @@
 #include "config_fields.h"
 #include "half.h"
 #include "matmul_fold.h"
+#include "matmul_split.h"
 #include "op_table.h"
 #include "validate.h"
 
@@ -688,10 +689,6 @@ trr_status trr_vk_check_rowwise(trr_context *ctx, const trr_call *call) {
     return TRR_OK;
 }
 
-trr_matmul_k_split trr_vk_matmul_k_slices(const trr_call *c) {
-    return trr_matmul_k_slices(c->k, c->config.split_k, c->config.block_k > 16 ? c->config.block_k : 16);
-}
-
 trr_status trr_vk_check_matmul(trr_context *ctx, const trr_call *call) {
     trr_vk_device *d = trr_vk_dev(ctx);
     const trr_config *c = &call->config;
@@ -702,7 +699,7 @@ trr_status trr_vk_check_matmul(trr_context *ctx, const trr_call *call) {
                          TRR_MATMUL_MAX_SPLIT);
     if (c->split_k > 1) {
         /* the slices' f32 products are one binding of the scratch buffer */
-        const int64_t slices = trr_matmul_k_slice_count(trr_vk_matmul_k_slices(call));
+        const int64_t slices = trr_matmul_k_slice_count(trr_matmul_call_slices(call));
         const uint64_t partials = (uint64_t)slices * (uint64_t)call->rows * (uint64_t)call->cols * 4u;
         if (slices > 1 && partials > lim->maxStorageBufferRange)
             return trr_error(ctx, TRR_ERR_UNSUPPORTED,

@@ -3,7 +3,6 @@
 #ifndef TRR_VK_CONFIG_H
 #define TRR_VK_CONFIG_H
 
-#include "matmul_split.h"
 #include "vk_internal.h"
 
 /* Words per invocation of the copy kernel where no config applies (trr_buffer_copy): 2. The copy op takes it
@@ -39,9 +38,6 @@ int trr_vk_elementwise_vec4_layout(const trr_call *c);
 int trr_vk_convert_call(const trr_call *call);
 /* The register softmaxes read 4-element vectors: rows 4-aligned on both sides, and subgroup arithmetic. */
 int trr_vk_softmax_regs_layout(const trr_vk_device *d, const trr_call *c);
-/* The K slices of a split-K matmul (split_k >= 2; core/matmul_split.h): slices on whole block_k steps, at least
- * 16 elements so every slice starts on the kernels' 16-byte words. */
-trr_matmul_k_split trr_vk_matmul_k_slices(const trr_call *c);
 /* The register micro-tile (TM x TN) of the SIMT matmul for a config; 0 when the config has none. */
 int trr_vk_micro_tile(const trr_config *cfg, int *out_tm, int *out_tn);
 

@@ -5,6 +5,7 @@
 #include "vk_norm.h"
 
 #include "matmul_fold.h"
+#include "matmul_split.h"
 #include "matmul_scale.h"
 #include "op_table.h"
 #include "user_op.h"
@@ -580,41 +581,26 @@ trr_status trr_vk_run_matmul(trr_context *ctx, const trr_call *c) {
  * adds them in order into C with the epilogue. Scales apply in the slices (they are linear), the epilogue once, on
  * the sum. A batch of matrices runs matrix by matrix, since its batch is the slices' grid z. */
 static trr_status run_matmul_split(trr_context *ctx, const trr_call *c) {
+    const trr_matmul_k_split ks = trr_matmul_call_slices(c);
+    const int64_t slices = trr_matmul_k_slice_count(ks), mn = c->rows * c->cols;
+    if (slices < 2) {
+        trr_call whole = *c;
+        whole.config.split_k = 1;
+        return run_matmul_whole(ctx, &whole);
+    }
     if (c->batch > 1) {
-        trr_call one = *c;
-        one.batch = 1;
-        one.x.batch_stride = one.y.batch_stride = one.z.batch_stride = 0;
         for (int64_t b = 0; b < c->batch; b++) {
-            one.x.offset = c->x.offset + b * c->x.batch_stride;
-            one.y.offset = c->y.offset + b * c->y.batch_stride;
-            one.z.offset = c->z.offset + b * c->z.batch_stride;
+            const trr_call one = trr_matmul_batch_entry(c, b);
             TRR_TRY(run_matmul_split(ctx, &one));
         }
         return TRR_OK;
     }
-    trr_call part = *c;
-    part.config.split_k = 1;
-    const trr_matmul_k_split ks = trr_vk_matmul_k_slices(c);
-    const int64_t slices = trr_matmul_k_slice_count(ks), mn = c->rows * c->cols;
-    if (slices < 2) return run_matmul_whole(ctx, &part);
     trr_vk_buffer *scratch;
     TRR_TRY(trr_vk_scratch_get(ctx, &trr_vk_dev(ctx)->matmul_partials, (size_t)(slices * mn) * sizeof(float), &scratch));
-    part.z = (trr_operand){.mem = scratch, .stride0 = c->cols, .batch_stride = mn, .dtype = TRR_F32};
-    part.epilogue = TRR_EPI_NONE;
-    part.k = ks.depth;
-    part.batch = ks.full;
-    part.x.batch_stride = c->trans_a ? ks.depth * c->x.stride0 : ks.depth;
-    part.y.batch_stride = c->trans_b ? ks.depth : ks.depth * c->y.stride0;
-    TRR_TRY(run_matmul_whole(ctx, &part));
-    if (ks.rest) {
-        part.x.offset += ks.full * part.x.batch_stride;
-        part.y.offset += ks.full * part.y.batch_stride;
-        part.z.offset = ks.full * mn;
-        part.k = ks.rest;
-        part.batch = 1;
-        part.x.batch_stride = part.y.batch_stride = part.z.batch_stride = 0;
-        TRR_TRY(run_matmul_whole(ctx, &part));
-    }
+    trr_call full, rest;
+    trr_matmul_slice_calls(c, ks, scratch, &full, &rest);
+    TRR_TRY(run_matmul_whole(ctx, &full));
+    if (ks.rest) TRR_TRY(run_matmul_whole(ctx, &rest));
     dispatch w = {0};
     char shader[32];
     snprintf(shader, sizeof shader, "matmul_split_%s", dtype_suffix(c->z.dtype));
@@ -623,8 +609,7 @@ static trr_status run_matmul_split(trr_context *ctx, const trr_call *c) {
     w.spec[0] = threads;
     w.spec[1] = (uint32_t)c->epilogue;
     w.nspec = 2;
-    trr_operand partials = part.z;
-    partials.offset = 0;
+    trr_operand partials = full.z;
     w.ops[0] = w.ops[1] = &partials;
     w.ops[2] = &c->z;
     w.extent[0] = w.extent[1] = slices * mn;

@@ -6,6 +6,8 @@
 #ifndef TRR_MATMUL_SPLIT_H
 #define TRR_MATMUL_SPLIT_H
 
+#include "backend.h"
+
 #include <stdint.h>
 
 /* The most slices a call may ask for (config split_k). */
@@ -47,6 +49,48 @@ static inline int trr_matmul_split_for_grid(int64_t tiles, int units, int64_t k)
     if (split > by_depth) split = by_depth;
     if (split > TRR_MATMUL_MAX_SPLIT) split = TRR_MATMUL_MAX_SPLIT;
     return split < 2 ? 1 : (int)split;
+}
+
+/* A call's slices: its config's split_k on whole block_k steps, at least 16 elements, so every slice starts on
+ * the kernels' 16-byte words. */
+static inline trr_matmul_k_split trr_matmul_call_slices(const trr_call *c) {
+    return trr_matmul_k_slices(c->k, c->config.split_k, c->config.block_k > 16 ? c->config.block_k : 16);
+}
+
+/* Matrix b of a batched call as a call of its own (batch 1). */
+static inline trr_call trr_matmul_batch_entry(const trr_call *c, int64_t b) {
+    trr_call one = *c;
+    one.batch = 1;
+    one.x.offset += b * c->x.batch_stride;
+    one.y.offset += b * c->y.batch_stride;
+    one.z.offset += b * c->z.batch_stride;
+    one.x.batch_stride = one.y.batch_stride = one.z.batch_stride = 0;
+    return one;
+}
+
+/* The calls that compute the slices of an unbatched call c into `partials` (a backend buffer of f32, the slices'
+ * M x N products one after another from element 0): *full, the ks.full slices of ks.depth as a batch whose batch
+ * strides step along K; *rest (when ks.rest > 0), the last slice, one matrix. Both with split_k 1, no epilogue
+ * and an f32 output; the input scales stay, since they are linear. */
+static inline void trr_matmul_slice_calls(const trr_call *c, trr_matmul_k_split ks, void *partials, trr_call *full,
+                                          trr_call *rest) {
+    const int64_t mn = c->rows * c->cols;
+    trr_call p = *c;
+    p.config.split_k = 1;
+    p.epilogue = TRR_EPI_NONE;
+    p.z = (trr_operand){.mem = partials, .stride0 = c->cols, .batch_stride = mn, .dtype = TRR_F32};
+    p.k = ks.depth;
+    p.batch = ks.full;
+    p.x.batch_stride = c->trans_a ? ks.depth * c->x.stride0 : ks.depth;
+    p.y.batch_stride = c->trans_b ? ks.depth : ks.depth * c->y.stride0;
+    *full = p;
+    p.x.offset += ks.full * p.x.batch_stride;
+    p.y.offset += ks.full * p.y.batch_stride;
+    p.z.offset = ks.full * mn;
+    p.k = ks.rest;
+    p.batch = 1;
+    p.x.batch_stride = p.y.batch_stride = p.z.batch_stride = 0;
+    *rest = p;
 }
 
 #endif

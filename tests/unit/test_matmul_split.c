@@ -52,3 +52,58 @@ Test(matmul_split, heuristic_splits_small_grids_of_deep_k) {
     /* one tile on a large device: the most slices a call may have */
     cr_expect_eq(trr_matmul_split_for_grid(1, 1000, 1 << 20), TRR_MATMUL_MAX_SPLIT);
 }
+
+/* The slices' calls read A and B at each slice's first k and write each slice's product at its own matrix of the
+ * partials, in every layout: element (i, k0) of A and (k0, j) of B for slice s at k0 = s * depth. */
+Test(matmul_split, slice_calls_step_along_k) {
+    for (int ta = 0; ta < 2; ta++)
+        for (int tb = 0; tb < 2; tb++) {
+            const int64_t M = 5, N = 7, K = 100, lda = ta ? M + 3 : K + 3, ldb = tb ? K + 5 : N + 5;
+            trr_call c = {.rows = M, .cols = N, .k = K, .trans_a = ta, .trans_b = tb, .epilogue = TRR_EPI_RELU};
+            c.x = (trr_operand){.offset = 11, .stride0 = lda, .dtype = TRR_F16};
+            c.y = (trr_operand){.offset = 13, .stride0 = ldb, .dtype = TRR_F16};
+            c.z = (trr_operand){.offset = 17, .stride0 = N, .dtype = TRR_F16};
+            c.config.split_k = 3;
+            c.config.block_k = 16;
+            const trr_matmul_k_split ks = trr_matmul_call_slices(&c);
+            cr_assert_eq(ks.depth, 48);
+            cr_assert_eq(ks.full, 2);
+            cr_assert_eq(ks.rest, 4);
+            int scratch;
+            trr_call full, rest;
+            trr_matmul_slice_calls(&c, ks, &scratch, &full, &rest);
+            for (int64_t s = 0; s < 3; s++) {
+                const trr_call *p = s < ks.full ? &full : &rest;
+                const int64_t b = s < ks.full ? s : 0, k0 = s * ks.depth;
+                const int64_t a_at = p->x.offset + b * p->x.batch_stride, b_at = p->y.offset + b * p->y.batch_stride;
+                cr_expect_eq(a_at, 11 + (ta ? k0 * lda : k0), "tA %d slice %lld: A at %lld", ta, (long long)s,
+                             (long long)a_at);
+                cr_expect_eq(b_at, 13 + (tb ? k0 : k0 * ldb), "tB %d slice %lld: B at %lld", tb, (long long)s,
+                             (long long)b_at);
+                cr_expect_eq(p->z.offset + b * p->z.batch_stride, s * M * N, "slice %lld's product", (long long)s);
+                cr_expect_eq(p->k, s < ks.full ? 48 : 4);
+                cr_expect_eq(p->z.mem, (void *)&scratch);
+                cr_expect_eq(p->z.dtype, TRR_F32);
+                cr_expect_eq(p->z.stride0, N);
+                cr_expect_eq(p->epilogue, TRR_EPI_NONE);
+                cr_expect_eq(p->config.split_k, 1);
+                cr_expect_eq(p->trans_a, ta);
+                cr_expect_eq(p->x.stride0, lda);
+            }
+            cr_expect_eq(full.batch, 2);
+            cr_expect_eq(rest.batch, 1);
+        }
+}
+
+Test(matmul_split, batch_entries_are_single_matrices) {
+    trr_call c = {.rows = 4, .cols = 4, .k = 64, .batch = 3};
+    c.x = (trr_operand){.offset = 1, .stride0 = 64, .batch_stride = 256};
+    c.y = (trr_operand){.offset = 2, .stride0 = 4, .batch_stride = 0}; /* one B for every matrix */
+    c.z = (trr_operand){.offset = 3, .stride0 = 4, .batch_stride = 16};
+    const trr_call e = trr_matmul_batch_entry(&c, 2);
+    cr_expect_eq(e.batch, 1);
+    cr_expect_eq(e.x.offset, 1 + 2 * 256);
+    cr_expect_eq(e.y.offset, 2);
+    cr_expect_eq(e.z.offset, 3 + 2 * 16);
+    cr_expect_eq(e.x.batch_stride + e.y.batch_stride + e.z.batch_stride, 0);
+}
