@@ -71,6 +71,13 @@ class OpInfo(ctypes.Structure):
                 ("n_params", ctypes.c_int), ("n_outputs", ctypes.c_int)]
 
 
+class Config(ctypes.Structure):
+    """struct trr_config"""
+
+    _fields_ = [(name, ctypes.c_int) for name in ("block_m", "block_n", "block_k", "group_m", "threads", "stages",
+                                                   "vector_width", "split_k", "variant")]
+
+
 class BackendInfo(ctypes.Structure):
     """struct trr_backend_info"""
 
@@ -150,6 +157,10 @@ _PROTOTYPES = {
     "trr_log_set": (_st, [ctypes.c_void_p, ctypes.c_void_p]),  # trr_log_fn (_LOG_FN), user
     "trr_op_params_parse": (_st, [ctypes.c_int, ctypes.c_char_p, _p(OpParams)]),
     "trr_synchronize": (_st, [_ctx]),
+    "trr_config_override": (_st, [_ctx, ctypes.c_int, _p(Config)]),
+    "trr_config_last": (_st, [_ctx, _p(Config)]),
+    "trr_variant_name": (_st, [ctypes.c_int, _p(ctypes.c_char_p)]),
+    "trr_variant_from_name": (_st, [ctypes.c_char_p, _p(ctypes.c_int)]),
     "trr_timer_start": (_st, [_ctx]),
     "trr_timer_stop": (_st, [_ctx, _p(ctypes.c_double)]),
     "trr_f32_to_bf16": (_st, [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t]),

@@ -848,6 +848,40 @@ class Context:
         _check(self._lib.trr_timer_stop(self._live(), ctypes.byref(ms)), self._handle)
         return ms.value
 
+    # ---- tiling configs ----
+
+    def override(self, op, config=None, **fields):
+        """Forces op's tiling config on this context (trr_config_override): named fields (block_m, block_n, block_k,
+        group_m, threads, stages, vector_width, split_k, and variant as its name: "simt", "coop_khr", ...), or a
+        dict of them as config; fields left out stay the backend's choice. With neither, the override is cleared.
+        A config the backend cannot run makes the op's next call fail with the reason (TRR_ERR_UNSUPPORTED)."""
+        code = _op_info(op)[0]
+        fields = {**(config or {}), **fields}
+        if not fields:
+            _check(self._lib.trr_config_override(self._live(), code, None), self._handle)
+            return
+        c = _lib.Config()
+        known = {name for name, _ in _lib.Config._fields_}
+        for name, value in fields.items():
+            if name not in known:
+                raise TypeError(f"override(): no config field {name!r} (fields: {', '.join(sorted(known))})")
+            if name == "variant" and isinstance(value, str):
+                v = ctypes.c_int()
+                _check(self._lib.trr_variant_from_name(value.encode(), ctypes.byref(v)))
+                value = v.value
+            setattr(c, name, int(value))
+        _check(self._lib.trr_config_override(self._live(), code, ctypes.byref(c)), self._handle)
+
+    def last_config(self):
+        """The config the last call on this context ran with (trr_config_last), as a dict; variant by its name."""
+        c = _lib.Config()
+        _check(self._lib.trr_config_last(self._live(), ctypes.byref(c)), self._handle)
+        out = {name: getattr(c, name) for name, _ in _lib.Config._fields_}
+        name = ctypes.c_char_p()
+        _check(self._lib.trr_variant_name(c.variant, ctypes.byref(name)))
+        out["variant"] = _decode(name.value)
+        return out
+
     # ---- ops ----
 
     def run(self, op, *arrays, out=None, out_dtype=None, _return_numpy=None, **params):
