@@ -17,7 +17,8 @@ Two questions, one mode each:
   it, so the error of one long chain grows with K, not with its square root.
 
 usage: python3 tools/f16_bound.py [OUT.json] [--old-floor]
-       python3 tools/f16_bound.py --tail [OUT.json] [--seeds N] [--devices cuda:0,vulkan:0,opencl:1]
+       python3 tools/f16_bound.py --tail [OUT.json] [--seeds N] [--devices cuda:0,vulkan:0,opencl:1] [--whole]
+(--whole: each device also with split_k 1 forced, the product in one chain per output)
 (`tools/gpu_run.sh f16-bound`, about 20 s on an H100; `f16-tail`)
 """
 import json
@@ -97,17 +98,24 @@ def tail():
         sys.path.insert(0, "python")
         import trireme
         ctxs = {d: trireme.Context(d) for d in devices}
+    runs = [(d, None) for d in devices] + ([(d, 1) for d in devices] if "--whole" in sys.argv else [])
+    names = {run: run[0] if run[1] is None else f"{run[0]} split_k=1" for run in runs}
     results = []
     for (m, n, k) in TAIL_SHAPES:
-        tally = {name: [] for name in ["cuBLAS"] + devices}
+        tally = {name: [] for name in ["cuBLAS"] + list(names.values())}
         for seed in range(seeds):
             a, b = inputs(m, n, k, seed)
             want = a.double() @ b.double()
             floor = floor_of(want.pow(2).mean().sqrt().item(), k)
             outs = {"cuBLAS": torch.matmul(a, b)}
             a_np, b_np = a.cpu().numpy(), b.cpu().numpy()
-            for d, ctx in ctxs.items():
-                outs[d] = torch.from_numpy(ctx.matmul(a_np, b_np)).cuda()
+            for run in runs:
+                ctx = ctxs[run[0]]
+                if run[1] is None:
+                    ctx.override("matmul")
+                else:
+                    ctx.override("matmul", split_k=run[1])
+                outs[names[run]] = torch.from_numpy(ctx.matmul(a_np, b_np)).cuda()
             for name, c in outs.items():
                 w = worst_of(c.double(), want, floor)
                 w.update({"who": name, "m": m, "n": n, "k": k, "seed": seed})
@@ -116,7 +124,7 @@ def tail():
         for name, v in tally.items():
             v = sorted(v)
             over = sum(x > 1e-2 for x in v)
-            print(f"{name:>9} f16 {m}x{n}x{k}, {seeds} seeds: max_rel median {v[len(v) // 2]:.4f}, "
+            print(f"{name:>18} f16 {m}x{n}x{k}, {seeds} seeds: max_rel median {v[len(v) // 2]:.4f}, "
                   f"largest {v[-1]:.4f}, {over} over 1e-2", flush=True)
     for ctx in ctxs.values():
         ctx.close()

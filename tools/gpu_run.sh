@@ -235,7 +235,7 @@ for step in "${steps[@]}"; do
       # The tail of the f16 matmul's largest relative error near K = 4096 over 30 seeds: cuBLAS and trireme's GPU
       # devices on the same inputs (tools/f16_bound.py --tail).
       PYTHONUNBUFFERED=1 TRIREME_LIBRARY="$BUILD/libtrireme.so" python3 tools/f16_bound.py --tail "$OUT/f16-tail.json" \
-        --devices "${F16_TAIL_DEVICES:-cuda:0,vulkan:0,opencl:1}" 2>>"$ERR" | tee "$OUT/f16-tail.txt"
+        --devices "${F16_TAIL_DEVICES:-cuda:0,vulkan:0,opencl:1}" --whole 2>>"$ERR" | tee "$OUT/f16-tail.txt"
       [ "${PIPESTATUS[0]}" -eq 0 ] || status=1 ;;
     custom-op)
       # User ops (docs/custom-ops.md): examples/custom_op's swiglu and silu_user from their library, checked on
