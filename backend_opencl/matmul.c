@@ -214,33 +214,19 @@ static trr_status run_split_k(trr_context *ctx, cl_kernel k, const trr_call *cal
     return st;
 }
 
-/* split_k >= 2 (core/matmul_split.h): the K slices run as a batch of the call's own kernel (the batch strides
- * stepping along K), each writing its f32 product (scales applied) into the device's scratch, the shorter last
- * slice as a launch of its own; matmul_split.cl then adds them in order into C with the epilogue. A batch of
- * matrices runs matrix by matrix, since its batch is the slices' grid. */
-static trr_status run_k_slices(trr_context *ctx, const trr_call *call) {
+/* split_k >= 2 (core/matmul_split.h's driver): the K slices as a batch of the call's own kernel, their f32
+ * products in the device's scratch, then matmul_split.cl adds them in order into C with the epilogue. */
+static trr_status split_partials(trr_context *ctx, size_t bytes, void **out_mem) {
     trr_cl_dev *dev = ctx->dev;
-    const trr_matmul_k_split ks = trr_matmul_call_slices(call);
-    const int64_t slices = trr_matmul_k_slice_count(ks), mn = call->rows * call->cols;
-    if (slices < 2) {
-        trr_call whole = *call;
-        whole.config.split_k = 1;
-        return trr_cl_run_matmul(ctx, &whole);
-    }
-    if (call->batch > 1) {
-        for (int64_t b = 0; b < call->batch; b++) {
-            const trr_call one = trr_matmul_batch_entry(call, b);
-            TRR_TRY(run_k_slices(ctx, &one));
-        }
-        return TRR_OK;
-    }
     cl_mem scratch;
-    TRR_TRY(trr_cl_scratch_get(ctx, &dev->matmul_partials, (size_t)(slices * mn) * sizeof(float),
-                               "matmul's K slices", &scratch));
-    trr_call full, rest;
-    trr_matmul_slice_calls(call, ks, scratch, &full, &rest);
-    TRR_TRY(trr_cl_run_matmul(ctx, &full));
-    if (ks.rest) TRR_TRY(trr_cl_run_matmul(ctx, &rest));
+    TRR_TRY(trr_cl_scratch_get(ctx, &dev->matmul_partials, bytes, "matmul's K slices", &scratch));
+    *out_mem = scratch;
+    return TRR_OK;
+}
+
+static trr_status split_add(trr_context *ctx, const trr_call *call, void *partials, int64_t slices) {
+    const int64_t mn = call->rows * call->cols;
+    cl_mem scratch = partials;
     char options[64] = "-cl-std=CL1.2";
     trr_cl_opt(options, sizeof options, " -DZ_DT=%d", trr_cl_dtype_code(call->z.dtype));
     cl_kernel k;
@@ -266,9 +252,11 @@ static trr_status run_k_slices(trr_context *ctx, const trr_call *call) {
     return trr_cl_launch(ctx, k, 1, &global, &local);
 }
 
+static const trr_matmul_split_ops split_ops = {trr_cl_run_matmul, split_partials, split_add};
+
 trr_status trr_cl_run_matmul(trr_context *ctx, const trr_call *call) {
     const trr_config *cfg = &call->config;
-    if (cfg->split_k > 1) return run_k_slices(ctx, call);
+    if (cfg->split_k > 1) return trr_matmul_run_split(ctx, call, &split_ops);
     if (cfg->variant == TRR_VARIANT_MMA) return run_mma(ctx, call);
     if (cfg->variant == TRR_VARIANT_WGMMA) return run_wgmma(ctx, call);
     int rt, ct, tm, tn;

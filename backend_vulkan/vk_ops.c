@@ -576,31 +576,17 @@ trr_status trr_vk_run_matmul(trr_context *ctx, const trr_call *c) {
     return TRR_OK;
 }
 
-/* split_k >= 2 (core/matmul_split.h): the K slices run as a batch of the call's own kernel, each writing its f32
- * product into the device's scratch (the shorter last slice as a dispatch of its own), then matmul_split.comp
- * adds them in order into C with the epilogue. Scales apply in the slices (they are linear), the epilogue once, on
- * the sum. A batch of matrices runs matrix by matrix, since its batch is the slices' grid z. */
-static trr_status run_matmul_split(trr_context *ctx, const trr_call *c) {
-    const trr_matmul_k_split ks = trr_matmul_call_slices(c);
-    const int64_t slices = trr_matmul_k_slice_count(ks), mn = c->rows * c->cols;
-    if (slices < 2) {
-        trr_call whole = *c;
-        whole.config.split_k = 1;
-        return run_matmul_whole(ctx, &whole);
-    }
-    if (c->batch > 1) {
-        for (int64_t b = 0; b < c->batch; b++) {
-            const trr_call one = trr_matmul_batch_entry(c, b);
-            TRR_TRY(run_matmul_split(ctx, &one));
-        }
-        return TRR_OK;
-    }
+/* split_k >= 2 (core/matmul_split.h's driver): the K slices as a batch of the call's own kernel, their f32
+ * products in the device's scratch, then matmul_split.comp adds them in order into C with the epilogue. */
+static trr_status split_partials(trr_context *ctx, size_t bytes, void **out_mem) {
     trr_vk_buffer *scratch;
-    TRR_TRY(trr_vk_scratch_get(ctx, &trr_vk_dev(ctx)->matmul_partials, (size_t)(slices * mn) * sizeof(float), &scratch));
-    trr_call full, rest;
-    trr_matmul_slice_calls(c, ks, scratch, &full, &rest);
-    TRR_TRY(run_matmul_whole(ctx, &full));
-    if (ks.rest) TRR_TRY(run_matmul_whole(ctx, &rest));
+    TRR_TRY(trr_vk_scratch_get(ctx, &trr_vk_dev(ctx)->matmul_partials, bytes, &scratch));
+    *out_mem = scratch;
+    return TRR_OK;
+}
+
+static trr_status split_add(trr_context *ctx, const trr_call *c, void *partials_mem, int64_t slices) {
+    const int64_t mn = c->rows * c->cols;
     dispatch w = {0};
     char shader[32];
     snprintf(shader, sizeof shader, "matmul_split_%s", dtype_suffix(c->z.dtype));
@@ -609,7 +595,7 @@ static trr_status run_matmul_split(trr_context *ctx, const trr_call *c) {
     w.spec[0] = threads;
     w.spec[1] = (uint32_t)c->epilogue;
     w.nspec = 2;
-    trr_operand partials = full.z;
+    const trr_operand partials = {.mem = partials_mem, .stride0 = c->cols, .batch_stride = mn, .dtype = TRR_F32};
     w.ops[0] = w.ops[1] = &partials;
     w.ops[2] = &c->z;
     w.extent[0] = w.extent[1] = slices * mn;
@@ -621,9 +607,11 @@ static trr_status run_matmul_split(trr_context *ctx, const trr_call *c) {
     return run_dispatch(ctx, &w);
 }
 
+static const trr_matmul_split_ops split_ops = {run_matmul_whole, split_partials, split_add};
+
 static trr_status run_matmul_whole(trr_context *ctx, const trr_call *c) {
     const int v = c->config.variant; /* check_config accepted it for this call */
-    if (c->config.split_k > 1) return run_matmul_split(ctx, c);
+    if (c->config.split_k > 1) return trr_matmul_run_split(ctx, c, &split_ops);
     if (trr_vk_coop_variant(v)) {
         dispatch w = {0};
         char shader[32];

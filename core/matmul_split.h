@@ -93,4 +93,19 @@ static inline void trr_matmul_slice_calls(const trr_call *c, trr_matmul_k_split 
     *rest = p;
 }
 
+/* How a backend runs split-K (trr_matmul_run_split): one product with split_k 1, its scratch for the slices' f32
+ * products, and the pass that adds them into C. */
+typedef struct trr_matmul_split_ops {
+    trr_status (*run)(trr_context *ctx, const trr_call *c);
+    /* the backend buffer (a trr_operand's mem) of at least `bytes`, kept by the device between calls */
+    trr_status (*partials)(trr_context *ctx, size_t bytes, void **out_mem);
+    /* C = act(sum of the `slices` M x N f32 products in partials, in order), rounded once to C's dtype */
+    trr_status (*add)(trr_context *ctx, const trr_call *c, void *partials, int64_t slices);
+} trr_matmul_split_ops;
+
+/* A call with split_k >= 2: its slices (trr_matmul_call_slices) computed by ops->run into ops->partials as a batch
+ * along K (trr_matmul_slice_calls), then ops->add. A call whose K makes one slice runs whole; a batch of
+ * matrices runs matrix by matrix (its batch is the slices' grid). */
+trr_status trr_matmul_run_split(trr_context *ctx, const trr_call *c, const trr_matmul_split_ops *ops);
+
 #endif

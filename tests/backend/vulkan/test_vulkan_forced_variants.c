@@ -6,6 +6,7 @@
  * TRIREME_VK_VALIDATION=1 as every test does; skipped without a Vulkan device unless TRIREME_REQUIRE_BACKENDS
  * names vulkan. */
 #include "conformance.h"
+#include "forced_conformance.h"
 #include "matmul_split.h"
 #include "test_support.h"
 
@@ -33,17 +34,7 @@ static trr_buffer *matmul_operands(trr_context *ctx, trr_dtype dt, int64_t m, in
 /* Runs op's conformance cases with the config forced (what a failure's message names it by: label) and expects
  * none to fail; returns the report. */
 static trr_conf_report *run_forced_config(trr_context *ctx, trr_op op, const trr_config *forced, const char *label) {
-    cr_assert_eq(trr_config_override(ctx, op, forced), TRR_OK);
-    trr_conf_options opt = {.seed = (uint64_t)time(NULL), .op_mask = 1u << op};
-    trr_conf_report *rep = NULL;
-    cr_assert_eq(trr_conformance_run(ctx, &opt, &rep), TRR_OK, "%s", trr_last_error(ctx));
-    for (int i = 0; i < rep->n_results; i++) {
-        const trr_conf_result *r = &rep->results[i];
-        cr_expect_neq(r->outcome, TRR_CONF_FAIL, "%s%s (seed %llu): %s", label, r->name,
-                      (unsigned long long)opt.seed, r->message);
-    }
-    cr_assert_eq(trr_config_override(ctx, op, NULL), TRR_OK);
-    return rep;
+    return run_forced_conformance(ctx, op, forced, 0, label);
 }
 
 /* The same with only the variant forced. */
@@ -263,17 +254,7 @@ Test(vulkan_variants, matmul_split_k, .timeout = 300) {
             const char *name = "?";
             trr_variant_name(vs[i], &name);
             snprintf(label, sizeof label, "%s split_k %d: ", name, splits[j]);
-            cr_assert_eq(trr_config_override(ctx, TRR_OP_MATMUL, &forced), TRR_OK);
-            trr_conf_options opt = {.seed = (uint64_t)time(NULL), .quick = 1, .op_mask = 1u << TRR_OP_MATMUL};
-            trr_conf_report *rep = NULL;
-            cr_assert_eq(trr_conformance_run(ctx, &opt, &rep), TRR_OK, "%s", trr_last_error(ctx));
-            for (int r = 0; r < rep->n_results; r++) {
-                const trr_conf_result *res = &rep->results[r];
-                cr_expect_neq(res->outcome, TRR_CONF_FAIL, "%s%s (seed %llu): %s", label, res->name,
-                              (unsigned long long)opt.seed, res->message);
-                if (res->outcome == TRR_CONF_UNSUPPORTED)
-                    cr_expect_str_neq(res->message, "", "%s%s refused without a reason", label, res->name);
-            }
+            trr_conf_report *rep = run_forced_conformance(ctx, TRR_OP_MATMUL, &forced, 1, label);
             if (vs[i] == TRR_VARIANT_SIMT) cr_expect_gt(rep->passed, 0, "%sno case ran", label);
             trr_conformance_free(rep);
         }
