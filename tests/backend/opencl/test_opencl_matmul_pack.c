@@ -7,7 +7,7 @@
  * Skipped without an OpenCL device unless TRIREME_REQUIRE_BACKENDS names opencl. */
 #include "opencl.h"
 
-#include "matmul_nk_call.h"
+#include "matmul_call.h"
 #include "matmul_variant.h"
 #include "random.h"
 #include "test_support.h"

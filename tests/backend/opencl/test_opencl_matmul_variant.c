@@ -4,7 +4,7 @@
  * bf16; its work-group on the tensor-core kernel; and the calls the wgmma kernel takes (8-bit floats of every layout,
  * some through copies) and why it refuses the others. No device is needed. */
 #include "../backend_opencl/matmul_variant.h"
-#include "matmul_nk_call.h"
+#include "matmul_call.h"
 
 #include <criterion/criterion.h>
 #include <string.h>
