@@ -248,7 +248,8 @@ static trr_status split_add(trr_context *ctx, const trr_call *call, void *partia
     ARG(9, N);
     ARG(10, epi);
     ARG(11, alpha);
-    const size_t local = 64, global = ((size_t)mn + local - 1) / local * local;
+    const size_t most = ((const trr_cl_dev *)ctx->dev)->max_work_group;
+    const size_t local = most && most < 64 ? most : 64, global = ((size_t)mn + local - 1) / local * local;
     return trr_cl_launch(ctx, k, 1, &global, &local);
 }
 

@@ -591,7 +591,8 @@ static trr_status split_add(trr_context *ctx, const trr_call *c, void *partials_
     char shader[32];
     snprintf(shader, sizeof shader, "matmul_split_%s", dtype_suffix(c->z.dtype));
     w.shader = shader;
-    const uint32_t threads = 256;
+    const uint32_t most = trr_vk_dev(ctx)->phys.props.limits.maxComputeWorkGroupInvocations;
+    const uint32_t threads = most < 256 ? most : 256;
     w.spec[0] = threads;
     w.spec[1] = (uint32_t)c->epilogue;
     w.nspec = 2;
