@@ -1,5 +1,5 @@
 /* Split-K's plan (core/matmul_split.h): the slices cover K exactly once, in aligned steps, never more of them
- * than asked; the heuristic splits only grids that leave most of the device idle, and only a K deep enough. */
+ * than asked; the calls that compute them read and write where each slice lies. */
 #include <criterion/criterion.h>
 
 #include "matmul_split.h"
@@ -35,22 +35,6 @@ Test(matmul_split, equal_slices_where_k_divides) {
     cr_assert_eq(t.depth, 1040); /* 1026 rounded up to 16 */
     cr_assert_eq(t.full, 3);
     cr_assert_eq(t.rest, 984);
-}
-
-Test(matmul_split, heuristic_splits_small_grids_of_deep_k) {
-    /* 17 tiles on 132 SMs, K 4104: 7 slices (132 / 17), each past the minimum depth */
-    cr_expect_eq(trr_matmul_split_for_grid(17, 132, 4104), 7);
-    /* the depth caps it: K 2048 keeps 4 slices of 512 */
-    cr_expect_eq(trr_matmul_split_for_grid(17, 132, 2048), 4);
-    /* more than half the units already busy: whole */
-    cr_expect_eq(trr_matmul_split_for_grid(67, 132, 8192), 1);
-    cr_expect_eq(trr_matmul_split_for_grid(66, 132, 8192), 2);
-    /* K too short for two slices of the minimum depth */
-    cr_expect_eq(trr_matmul_split_for_grid(4, 132, TRR_MATMUL_SPLIT_MIN_DEPTH * 2 - 1), 1);
-    /* units unknown: whole */
-    cr_expect_eq(trr_matmul_split_for_grid(1, 0, 1 << 20), 1);
-    /* one tile on a large device: the most slices a call may have */
-    cr_expect_eq(trr_matmul_split_for_grid(1, 1000, 1 << 20), TRR_MATMUL_MAX_SPLIT);
 }
 
 /* The slices' calls read A and B at each slice's first k and write each slice's product at its own matrix of the
