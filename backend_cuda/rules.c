@@ -23,16 +23,9 @@ static const trr_cuda_rule rules[] = {
 static void choose_user(const trr_cuda_dev *dev, trr_call *call) { (void)dev, (void)call; }
 static trr_status check_user(trr_context *ctx, const trr_cuda_dev *dev, const trr_call *call) {
     (void)dev;
-    const trr_user_op *u = trr_op_desc_get(call->op)->user;
-    TRR_TRY(trr_user_need_code(ctx, u, TRR_USER_CUDA, "cuda"));
     int64_t groups[3];
     int threads = 0;
-    TRR_TRY(trr_user_launch(ctx, u, call, groups, &threads));
-    const int most = ctx->info.max_threads_per_block > 0 ? ctx->info.max_threads_per_block : 1024;
-    if (threads > most)
-        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda: %s: %d threads per block, the device takes up to %d",
-                         u->name, threads, most);
-    return TRR_OK;
+    return trr_cuda_user_prepare(ctx, call, groups, &threads);
 }
 static const trr_cuda_rule user_rule = {TRR_SHAPE_ELEMENTWISE, 1, choose_user, check_user, trr_cuda_run_user};
 

@@ -290,8 +290,9 @@ typedef struct trr_cuda_variant {
     const char *text;  /* a user op's source (core/user_op.h), compiled alone in place of file, which then names it
                           uniquely ("user#<op>") for the memory cache; NULL for kernels/cuda files */
 } trr_cuda_variant;
-/* A user op's kernel (user.c). */
+/* A user op's kernel (user.c); its checks and launch (trr_user_prepare) within the device's block size. */
 trr_status trr_cuda_run_user(trr_context *ctx, const trr_call *call);
+trr_status trr_cuda_user_prepare(trr_context *ctx, const trr_call *call, int64_t groups[3], int *threads);
 
 /* Appends a printf-style -D option; returns 0 when it did not fit. */
 int trr_cuda_define(trr_cuda_variant *v, const char *fmt, ...)

@@ -9,12 +9,17 @@
 #include <stdio.h>
 #include <string.h>
 
+trr_status trr_cuda_user_prepare(trr_context *ctx, const trr_call *call, int64_t groups[3], int *threads) {
+    const int most = ctx->info.max_threads_per_block > 0 ? ctx->info.max_threads_per_block : 1024;
+    return trr_user_prepare(ctx, trr_op_desc_get(call->op)->user, call, TRR_USER_CUDA, "cuda", most, groups,
+                            threads);
+}
+
 trr_status trr_cuda_run_user(trr_context *ctx, const trr_call *call) {
     const trr_user_op *u = trr_op_desc_get(call->op)->user;
-    TRR_TRY(trr_user_need_code(ctx, u, TRR_USER_CUDA, "cuda"));
     int64_t groups[3];
     int threads = 0;
-    TRR_TRY(trr_user_launch(ctx, u, call, groups, &threads));
+    TRR_TRY(trr_cuda_user_prepare(ctx, call, groups, &threads));
     if (groups[1] > 65535 || groups[2] > 65535)
         return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda: %s: %lld x %lld blocks along y and z, at most 65535 each",
                          u->name, (long long)groups[1], (long long)groups[2]);

@@ -30,16 +30,10 @@ static const cl_rule rules[] = {
  * the tuning database's, never a heuristic's */
 static void choose_user(trr_context *ctx, trr_call *call) { (void)ctx, (void)call; }
 static trr_status check_user(trr_context *ctx, const trr_call *call) {
-    const trr_user_op *u = trr_op_desc_get(call->op)->user;
-    TRR_TRY(trr_user_need_code(ctx, u, TRR_USER_OPENCL, "opencl"));
     int64_t groups[3];
     int threads = 0;
-    TRR_TRY(trr_user_launch(ctx, u, call, groups, &threads));
-    const int most = ctx->info.max_threads_per_block;
-    if (most > 0 && threads > most)
-        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "opencl: %s: %d threads per group, the device takes up to %d",
-                         u->name, threads, most);
-    return TRR_OK;
+    return trr_user_prepare(ctx, trr_op_desc_get(call->op)->user, call, TRR_USER_OPENCL, "opencl",
+                            ctx->info.max_threads_per_block, groups, &threads);
 }
 static const cl_rule user_rule = {TRR_SHAPE_ELEMENTWISE, 1, choose_user, check_user, trr_cl_run_user};
 

@@ -10,10 +10,10 @@
 
 trr_status trr_cl_run_user(trr_context *ctx, const trr_call *call) {
     const trr_user_op *u = trr_op_desc_get(call->op)->user;
-    TRR_TRY(trr_user_need_code(ctx, u, TRR_USER_OPENCL, "opencl"));
     int64_t groups[3];
     int threads = 0;
-    TRR_TRY(trr_user_launch(ctx, u, call, groups, &threads));
+    TRR_TRY(trr_user_prepare(ctx, u, call, TRR_USER_OPENCL, "opencl", ctx->info.max_threads_per_block, groups,
+                             &threads));
     char options[512] = "-cl-std=CL1.2 ", file[32];
     trr_user_defines(u, call, threads, options + strlen(options), sizeof options - strlen(options));
     snprintf(file, sizeof file, "user#%d", (int)call->op);

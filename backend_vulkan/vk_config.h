@@ -26,8 +26,9 @@ trr_status trr_vk_check_stream(trr_context *ctx, const trr_call *call);
 trr_status trr_vk_check_rowwise(trr_context *ctx, const trr_call *call);
 trr_status trr_vk_check_matmul(trr_context *ctx, const trr_call *call);
 trr_status trr_vk_run_elementwise(trr_context *ctx, const trr_call *call);
-/* a user op's SPIR-V (core/user_op.h) */
+/* a user op's SPIR-V (core/user_op.h); its checks and launch (trr_user_prepare) within the workgroup limits */
 trr_status trr_vk_run_user(trr_context *ctx, const trr_call *call);
+trr_status trr_vk_user_prepare(trr_context *ctx, const trr_call *call, int64_t groups[3], int *threads);
 trr_status trr_vk_run_planes(trr_context *ctx, const trr_call *call);
 trr_status trr_vk_run_rowwise(trr_context *ctx, const trr_call *call);
 trr_status trr_vk_run_matmul(trr_context *ctx, const trr_call *call);

@@ -690,13 +690,21 @@ trr_status trr_vk_bind(trr_context *ctx, const trr_operand *o, int64_t extent, V
  * call's dtype (a trr_dtype: one module serves every dtype of the definition), the three element offsets from each binding's start, the first input's row stride, 0, the second's and the output's,
  * then up to six parameters (f32 bits or int); specialization constant 0 the threads per group, 1.. the tile
  * parameters; the grid the launch rule's. */
+trr_status trr_vk_user_prepare(trr_context *ctx, const trr_call *call, int64_t groups[3], int *threads) {
+    const VkPhysicalDeviceLimits *l = &trr_vk_dev(ctx)->phys.props.limits;
+    const uint32_t most = l->maxComputeWorkGroupInvocations < l->maxComputeWorkGroupSize[0]
+                              ? l->maxComputeWorkGroupInvocations
+                              : l->maxComputeWorkGroupSize[0];
+    return trr_user_prepare(ctx, trr_op_desc_get(call->op)->user, call, TRR_USER_VULKAN, "vulkan",
+                            most > INT32_MAX ? INT32_MAX : (int)most, groups, threads);
+}
+
 trr_status trr_vk_run_user(trr_context *ctx, const trr_call *c) {
     const trr_user_op *u = trr_op_desc_get(c->op)->user;
-    TRR_TRY(trr_user_need_code(ctx, u, TRR_USER_VULKAN, "vulkan"));
     trr_vk_device *d = trr_vk_dev(ctx);
     int64_t groups[3];
     int threads = 0;
-    TRR_TRY(trr_user_launch(ctx, u, c, groups, &threads));
+    TRR_TRY(trr_vk_user_prepare(ctx, c, groups, &threads));
     for (int a = 0; a < 3; a++)
         if (groups[a] > d->phys.props.limits.maxComputeWorkGroupCount[a])
             return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: %s: %lld workgroups along %c, the device takes %u",

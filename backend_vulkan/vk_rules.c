@@ -33,17 +33,9 @@ static const vk_rule rules[] = {
  * tuning database, never a heuristic */
 static void choose_user(const trr_vk_device *d, trr_call *call) { (void)d, (void)call; }
 static trr_status check_user(trr_context *ctx, const trr_call *call) {
-    const trr_user_op *u = trr_op_desc_get(call->op)->user;
-    TRR_TRY(trr_user_need_code(ctx, u, TRR_USER_VULKAN, "vulkan"));
     int64_t groups[3];
     int threads = 0;
-    TRR_TRY(trr_user_launch(ctx, u, call, groups, &threads));
-    const trr_vk_device *d = trr_vk_dev(ctx);
-    if ((uint32_t)threads > d->phys.props.limits.maxComputeWorkGroupInvocations ||
-        (uint32_t)threads > d->phys.props.limits.maxComputeWorkGroupSize[0])
-        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "vulkan: %s: %d threads per workgroup, the device takes up to %u",
-                         u->name, threads, d->phys.props.limits.maxComputeWorkGroupInvocations);
-    return TRR_OK;
+    return trr_vk_user_prepare(ctx, call, groups, &threads);
 }
 static const vk_rule user_rule = {TRR_SHAPE_ELEMENTWISE, choose_user, check_user, trr_vk_run_user};
 

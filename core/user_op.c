@@ -112,6 +112,16 @@ trr_status trr_user_need_code(trr_context *ctx, const trr_user_op *u, trr_user_a
                      backend, u->name, api == TRR_USER_CUDA ? "CUDA" : api == TRR_USER_OPENCL ? "OpenCL" : "Vulkan");
 }
 
+trr_status trr_user_prepare(trr_context *ctx, const trr_user_op *u, const trr_call *call, trr_user_api api,
+                            const char *backend, int most_threads, int64_t groups[3], int *out_threads) {
+    TRR_TRY(trr_user_need_code(ctx, u, api, backend));
+    TRR_TRY(trr_user_launch(ctx, u, call, groups, out_threads));
+    if (most_threads > 0 && *out_threads > most_threads)
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "%s: %s: %d threads per group, the device takes up to %d", backend,
+                         u->name, *out_threads, most_threads);
+    return TRR_OK;
+}
+
 trr_status trr_ops_library_load(const char *path, int *out_defined) {
     if (!path) return BAD("trr_ops_library_load: path is NULL");
     const char *names[] = {path, NULL};

@@ -90,5 +90,10 @@ static inline int trr_user_param_is_float(const trr_user_op *u, int i) { return 
 trr_status trr_user_run_rows(trr_context *ctx, const trr_call *call);
 /* "<backend>: <op> has no <api> kernel" as TRR_ERR_UNSUPPORTED when the definition gives that API nothing. */
 trr_status trr_user_need_code(trr_context *ctx, const trr_user_op *u, trr_user_api api, const char *backend);
+/* What every backend checks before it runs a user op, and then launches: the definition has code for api, its
+ * launch rule evaluates for call (groups along x, y, z, threads per group), and the threads fit the device's
+ * most_threads per group (0: no limit known); else TRR_ERR_UNSUPPORTED on ctx with the reason. */
+trr_status trr_user_prepare(trr_context *ctx, const trr_user_op *u, const trr_call *call, trr_user_api api,
+                            const char *backend, int most_threads, int64_t groups[3], int *out_threads);
 
 #endif

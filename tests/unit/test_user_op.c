@@ -3,7 +3,7 @@
  * ops defined through the public API give the built-ins' bits on cpu, OpenCL and Vulkan; the built-ins declared
  * by a public definition pass trr_op_define's checks and make the same row, and copies of silu and gelu from
  * their own definitions and kernel sources give their bits on cpu, OpenCL, Vulkan and CUDA; the tuner's space and
- * database take user ops. */
+ * database take user ops; a launch past the device's threads per group is refused with the limit. */
 #define _POSIX_C_SOURCE 200809L
 #include <criterion/criterion.h>
 #include <math.h>
@@ -284,6 +284,38 @@ Test(user_op, add_copy_is_bit_identical_on_vulkan) {
     trr_context *ctx = open_device_or_skip("vulkan:0", NULL);
     shapes(ctx, TRR_OP_ADD, define_add_copy(), 2);
     trr_context_destroy(ctx);
+#endif
+}
+
+/* A launch past the device's threads per group is refused on each GPU API with the limit, before any kernel is
+ * built, and the output keeps its poison. */
+static void expect_threads_refused(trr_op op, const char *spec, const char *backend) {
+    trr_context *ctx = open_device_or_skip(spec, backend);
+    trr_config cfg = {.threads = 8192}; /* past PoCL's 4096 and lavapipe's 1024 */
+    cr_assert_eq(trr_config_override(ctx, op, &cfg), TRR_OK, "%s", trr_last_error(ctx));
+    trr_buffer *buf;
+    cr_assert_eq(trr_buffer_create(ctx, 3 * 4096 * 4, &buf), TRR_OK);
+    cr_assert_eq(trr_buffer_fill(ctx, buf, 0, 3 * 4096 * 4, 0x7F), TRR_OK);
+    trr_tensor t[3];
+    for (int i = 0; i < 3; i++)
+        cr_assert_eq(trr_tensor_2d(buf, (size_t)i * 4096 * 4, TRR_F32, 1, 4096, 4096, &t[i]), TRR_OK);
+    const trr_tensor *ops[3] = {&t[0], &t[1], &t[2]};
+    cr_expect_eq(trr_op_run(ctx, op, ops, NULL), TRR_ERR_UNSUPPORTED, "%s", spec);
+    char want[64];
+    snprintf(want, sizeof want, "%s: add_copy: 8192 threads per group, the device takes up to", backend);
+    cr_expect(strstr(trr_last_error(ctx), want), "'%s' does not say '%s'", trr_last_error(ctx), want);
+    unsigned char z[16];
+    cr_assert_eq(trr_buffer_read(ctx, buf, 2 * 4096 * 4, z, sizeof z), TRR_OK);
+    for (size_t b = 0; b < sizeof z; b++) cr_expect_eq(z[b], 0x7F, "%s wrote its output", spec);
+    trr_buffer_destroy(buf);
+    trr_context_destroy(ctx);
+}
+
+Test(user_op, a_launch_past_the_device_threads_is_refused) {
+    const trr_op op = define_add_copy();
+    expect_threads_refused(op, "opencl:0", "opencl");
+#ifdef TRR_ADD_COPY_SPIRV
+    expect_threads_refused(op, "vulkan:0", "vulkan");
 #endif
 }
 
