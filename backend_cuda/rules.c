@@ -6,8 +6,6 @@
 #include "kernel_find.h"
 #include "user_op.h"
 
-#include <stdio.h>
-
 static const trr_cuda_rule rules[] = {
     {TRR_SHAPE_ELEMENTWISE, 0, trr_cuda_choose_elementwise, trr_cuda_check_stream, trr_cuda_run_elementwise},
     {TRR_SHAPE_PLANES, 0, trr_cuda_choose_planes, trr_cuda_check_stream, trr_cuda_run_rgb_to_grey},
@@ -41,24 +39,12 @@ const trr_cuda_rule *trr_cuda_rule_for(const trr_op_desc *d) {
 static trr_kernel_memo provided[TRR_OP_LIMIT];
 
 trr_status trr_cuda_supports(trr_context *ctx, const trr_call *call) {
+    const trr_kernel_sources src = {"cuda", "CUDA", trr_cuda_kernels, trr_cuda_kernels_count,
+                                    "cu",   trr_cuda_rows_kinds, TRR_CUDA_ROWS_KINDS};
     const trr_op_desc *d = trr_op_desc_get(call->op);
     const trr_cuda_rule *r = trr_cuda_rule_for(d);
-    if (d && trr_kernel_memo_get(&provided[call->op], d) == 1) return TRR_OK;
-    char why[256];
-    if (!r) {
-        snprintf(why, sizeof why, "the CUDA backend has no path for its shape rule (%d)", d ? (int)d->shape : -1);
-        return trr_kernel_unsupported(ctx, "cuda", d, why);
-    }
-    if (d->user) return trr_user_need_code(ctx, d->user, TRR_USER_CUDA, "cuda");
-    if (r->own_files || (d->shape == TRR_SHAPE_ELEMENTWISE && d->bytewise)) return TRR_OK; /* every dtype */
-    /* the rows rule runs one entry per kernel kind; the others the op's name */
-    const int kinds = d->shape == TRR_SHAPE_ROWS ? TRR_CUDA_ROWS_KINDS : 1;
-    for (int k = 0; k < kinds; k++)
-        if (!trr_kernel_source_provides(trr_cuda_kernels, trr_cuda_kernels_count, "cuda", "cu", d,
-                                        d->shape == TRR_SHAPE_ROWS ? trr_cuda_rows_kinds[k] : NULL, why, sizeof why))
-            return trr_kernel_unsupported(ctx, "cuda", d, why);
-    trr_kernel_memo_put(&provided[call->op], d, 1);
-    return TRR_OK;
+    return trr_kernel_sources_support(ctx, &src, d, r != NULL, r && r->own_files, TRR_USER_CUDA,
+                                      &provided[call->op]);
 }
 
 trr_status trr_cuda_run(trr_context *ctx, const trr_call *call) {

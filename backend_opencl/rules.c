@@ -6,8 +6,6 @@
 #include "kernel_find.h"
 #include "user_op.h"
 
-#include <stdio.h>
-
 typedef struct cl_rule {
     trr_op_shape shape;
     int own_files; /* matmul: its host code picks its kernel files by variant */
@@ -49,25 +47,12 @@ static const cl_rule *rule_for(const trr_op_desc *d) {
 static trr_kernel_memo provided[TRR_OP_LIMIT];
 
 trr_status trr_cl_supports(trr_context *ctx, const trr_call *call) {
+    const trr_kernel_sources src = {"opencl", "OpenCL", trr_opencl_kernels, trr_opencl_kernels_count,
+                                    "cl",     trr_cl_rows_kinds, TRR_CL_ROWS_KINDS};
     const trr_op_desc *d = trr_op_desc_get(call->op);
     const cl_rule *r = rule_for(d);
-    if (d && trr_kernel_memo_get(&provided[call->op], d) == 1) return TRR_OK;
-    char why[256];
-    if (!r) {
-        snprintf(why, sizeof why, "the OpenCL backend has no path for its shape rule (%d)", d ? (int)d->shape : -1);
-        return trr_kernel_unsupported(ctx, "opencl", d, why);
-    }
-    if (d->user) return trr_user_need_code(ctx, d->user, TRR_USER_OPENCL, "opencl");
-    /* an op that moves bytes copies bits of any element size, with no kernel of its own */
-    if (r->own_files || (d->shape == TRR_SHAPE_ELEMENTWISE && d->bytewise)) return TRR_OK;
-    /* the rows rule runs one entry per kernel kind; the others the op's name */
-    const int kinds = d->shape == TRR_SHAPE_ROWS ? TRR_CL_ROWS_KINDS : 1;
-    for (int k = 0; k < kinds; k++)
-        if (!trr_kernel_source_provides(trr_opencl_kernels, trr_opencl_kernels_count, "opencl", "cl", d,
-                                        d->shape == TRR_SHAPE_ROWS ? trr_cl_rows_kinds[k] : NULL, why, sizeof why))
-            return trr_kernel_unsupported(ctx, "opencl", d, why);
-    trr_kernel_memo_put(&provided[call->op], d, 1);
-    return TRR_OK;
+    return trr_kernel_sources_support(ctx, &src, d, r != NULL, r && r->own_files, TRR_USER_OPENCL,
+                                      &provided[call->op]);
 }
 
 void trr_cl_choose_config(trr_context *ctx, trr_call *call) {

@@ -73,6 +73,27 @@ int trr_kernel_source_provides(const trr_embedded_file *table, size_t count, con
     return look(table, count, api, ext, d, kind, why, cap);
 }
 
+trr_status trr_kernel_sources_support(trr_context *ctx, const trr_kernel_sources *src, const trr_op_desc *d,
+                                      int has_rule, int own_files, trr_user_api user_api, trr_kernel_memo *memo) {
+    if (d && trr_kernel_memo_get(memo, d) == 1) return TRR_OK;
+    char why[256];
+    if (!d || !has_rule) {
+        snprintf(why, sizeof why, "the %s backend has no path for its shape rule (%d)", src->label,
+                 d ? (int)d->shape : -1);
+        return trr_kernel_unsupported(ctx, src->backend, d, why);
+    }
+    if (d->user) return trr_user_need_code(ctx, d->user, user_api, src->backend);
+    /* an op that moves bytes copies bits of any element size, with no kernel of its own */
+    if (own_files || (d->shape == TRR_SHAPE_ELEMENTWISE && d->bytewise)) return TRR_OK;
+    const int rows = d->shape == TRR_SHAPE_ROWS;
+    for (int k = 0; k < (rows ? src->n_rows_kinds : 1); k++)
+        if (!trr_kernel_source_provides(src->table, src->count, src->backend, src->ext, d,
+                                        rows ? src->rows_kinds[k] : NULL, why, sizeof why))
+            return trr_kernel_unsupported(ctx, src->backend, d, why);
+    trr_kernel_memo_put(memo, d, 1);
+    return TRR_OK;
+}
+
 trr_status trr_kernel_unsupported(trr_context *ctx, const char *backend, const trr_op_desc *d, const char *why) {
     return trr_error(ctx, TRR_ERR_UNSUPPORTED, "%s: %s has no kernel here: %s", backend, d ? d->name : "(unknown op)",
                      why && *why ? why : "no path for its shape rule");

@@ -14,6 +14,7 @@
 #include "backend.h"
 #include "embedded.h"
 #include "op_table.h"
+#include "user_op.h"
 
 #include <stdatomic.h>
 #include <stddef.h>
@@ -48,6 +49,25 @@ static inline void trr_kernel_memo_put(trr_kernel_memo *m, const trr_op_desc *d,
     atomic_store_explicit(&m->answer, answer, memory_order_relaxed);
     atomic_store_explicit(&m->desc, d, memory_order_release);
 }
+
+/* A backend whose kernels are embedded source files (CUDA's .cu, OpenCL's .cl): where they are, and the kernel kinds
+ * its rows rule runs for each op (one entry <op><kind> each). */
+typedef struct trr_kernel_sources {
+    const char *backend; /* "cuda": the kernel folder and the errors' prefix */
+    const char *label;   /* "CUDA", for the errors */
+    const trr_embedded_file *table;
+    size_t count;
+    const char *ext; /* "cu" */
+    const char *const *rows_kinds;
+    int n_rows_kinds;
+} trr_kernel_sources;
+
+/* Whether such a backend runs the op of d: TRR_OK, or TRR_ERR_UNSUPPORTED with the reason. has_rule: the backend
+ * has a path for d's shape rule; own_files: that path picks its files itself (matmul's variants), so every dtype
+ * runs. A user op needs its definition's code for user_api; a byte-moving element-wise op runs on any element size;
+ * otherwise the op's stem must provide its entry (each rows kind's for the rows rule). memo keeps a yes for d. */
+trr_status trr_kernel_sources_support(trr_context *ctx, const trr_kernel_sources *src, const trr_op_desc *d,
+                                      int has_rule, int own_files, trr_user_api user_api, trr_kernel_memo *memo);
 
 /* Records TRR_ERR_UNSUPPORTED on ctx: "<backend>: <op> has no kernel here: <why>". */
 trr_status trr_kernel_unsupported(trr_context *ctx, const char *backend, const trr_op_desc *d, const char *why);
