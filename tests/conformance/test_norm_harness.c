@@ -6,6 +6,7 @@
 #include "cases.h"
 #include "cli_child.h"
 #include "conformance.h"
+#include "conf_verdict.h"
 #include "conformance_check.h"
 #include "layout.h"
 #include "op_table.h"
@@ -175,12 +176,7 @@ static void set_out(norm_fixture *f, int j, double v) {
 }
 
 static trr_conf_result check_norm(norm_fixture *f) {
-    trr_conf_result res;
-    memset(&res, 0, sizeof res);
-    trr_conf_check_input in = {.tcase = &f->tc, .call = &f->call, .before = f->before, .after = f->after,
-                               .bytes = sizeof f->after, .ref = f->ref};
-    cr_assert_eq(trr_conf_check(&in, &res), TRR_OK);
-    return res;
+    return CONF_VERDICT_OF(f);
 }
 
 Test(norm_checker, f32_bound_is_per_element_with_the_columns_weight_and_bias) {

@@ -2,6 +2,7 @@
  * is a masked entry (exactly 0 out), a row of -inf alone is NaN everywhere, a NaN makes its row NaN and no other
  * row. The checker must want NaN where the reference is NaN, and still fail NaN where the reference is finite.
  * That every backend meets them is the conformance suite's part (the special cases in harness/cases.c). */
+#include "conf_verdict.h"
 #include "conformance_check.h"
 #include "reference.h"
 
@@ -48,12 +49,7 @@ static void make_fixture(fixture *f, trr_dtype out) {
 }
 
 static trr_conf_result check(fixture *f) {
-    trr_conf_result res;
-    memset(&res, 0, sizeof res);
-    trr_conf_check_input in = {.tcase = &f->tc, .call = &f->call, .before = f->before, .after = f->after,
-                               .bytes = sizeof f->after, .ref = f->ref};
-    cr_assert_eq(trr_conf_check(&in, &res), TRR_OK);
-    return res;
+    return CONF_VERDICT_OF(f);
 }
 
 Test(reference, softmax_special_values) {

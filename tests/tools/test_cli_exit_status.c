@@ -20,88 +20,36 @@
 #error "TRR_CLI_PATH must name the trireme binary"
 #endif
 
-#define CAP 65536
-
-typedef struct cli_result {
-    int status; /* exit status, or -1 when it did not exit normally */
-    char out[CAP];
-    char err[CAP];
-} cli_result;
-
-static void slurp(int fd, char *buf) {
-    lseek(fd, 0, SEEK_SET);
-    ssize_t n = read(fd, buf, CAP - 1);
-    buf[n > 0 ? n : 0] = '\0';
-    close(fd);
-}
-
-/* Runs the tool with args (NULL-terminated, without argv[0]) and TRIREME_DEVICE unset, so the results do not
- * depend on the caller's environment. */
-static cli_result *run_cli(const char *const *args) {
-    static cli_result r;
-    char out_path[] = "/tmp/trireme-cli-out-XXXXXX", err_path[] = "/tmp/trireme-cli-err-XXXXXX";
-    int out_fd = mkstemp(out_path), err_fd = mkstemp(err_path);
-    cr_assert(out_fd >= 0 && err_fd >= 0);
-    unlink(out_path);
-    unlink(err_path);
-    char *argv[32];
-    int argc = 0;
-    argv[argc++] = (char *)TRR_CLI_PATH;
-    for (int i = 0; args[i] && argc < 31; i++) argv[argc++] = (char *)args[i];
-    argv[argc] = NULL;
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    cr_assert(pid >= 0);
-    if (pid == 0) {
-        dup2(out_fd, 1);
-        dup2(err_fd, 2);
-        cli_child_environment();
-        execv(TRR_CLI_PATH, argv);
-        _exit(127);
-    }
-    int ws = 0;
-    cr_assert_eq(waitpid(pid, &ws, 0), pid);
-    r.status = WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
-    slurp(out_fd, r.out);
-    slurp(err_fd, r.err);
-    return &r;
-}
-
-#define EXPECT(res, code)                                                                                      \
-    cr_assert_eq((res)->status, (code), "exit %d, want %d\nstdout:\n%s\nstderr:\n%s", (res)->status, (code),  \
-                 (res)->out, (res)->err)
-
 Test(cli, no_arguments_is_a_usage_error) {
-    cli_result *r = run_cli((const char *const[]){NULL});
-    EXPECT(r, 2);
+    cli_child *r = cli_child_run((const char *const[]){NULL});
+    CLI_EXPECT(r, 2);
     cr_assert(strstr(r->err, "usage"), "%s", r->err);
 }
 
 Test(cli, help_lists_the_commands) {
-    cli_result *r = run_cli((const char *const[]){"--help", NULL});
-    EXPECT(r, 0);
+    cli_child *r = cli_child_run((const char *const[]){"--help", NULL});
+    CLI_EXPECT(r, 0);
     cr_assert(strstr(r->out, "devices") && strstr(r->out, "run") && strstr(r->out, "conformance"), "%s", r->out);
 }
 
 Test(cli, unknown_command) {
-    cli_result *r = run_cli((const char *const[]){"frobnicate", NULL});
-    EXPECT(r, 2);
+    cli_child *r = cli_child_run((const char *const[]){"frobnicate", NULL});
+    CLI_EXPECT(r, 2);
     cr_assert(strstr(r->err, "unknown command 'frobnicate'"), "%s", r->err);
 }
 
 Test(cli, every_command_has_help) {
     const char *cmds[] = {"devices", "run", "conformance"};
     for (int i = 0; i < 3; i++) {
-        cli_result *r = run_cli((const char *const[]){cmds[i], "--help", NULL});
-        EXPECT(r, 0);
+        cli_child *r = cli_child_run((const char *const[]){cmds[i], "--help", NULL});
+        CLI_EXPECT(r, 0);
         cr_assert(strstr(r->out, "usage: trireme"), "%s: %s", cmds[i], r->out);
     }
 }
 
 Test(cli, devices_lists_the_cpu) {
-    cli_result *r = run_cli((const char *const[]){"devices", NULL});
-    EXPECT(r, 0);
+    cli_child *r = cli_child_run((const char *const[]){"devices", NULL});
+    CLI_EXPECT(r, 0);
     cr_assert(strstr(r->out, "cpu: available"), "%s", r->out);
     cr_assert(strstr(r->out, "cpu:0"), "%s", r->out);
 }
@@ -129,7 +77,7 @@ Test(cli, bad_arguments_to_run) {
         {"conformance", "--config", "threads", NULL},              /* not name=value */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        cli_result *r = run_cli(cases[i]);
+        cli_child *r = cli_child_run(cases[i]);
         cr_assert_eq(r->status, 2, "case %zu (%s %s): exit %d\nstderr: %s", i, cases[i][0],
                      cases[i][1] ? cases[i][1] : "", r->status, r->err);
         cr_assert(r->err[0], "case %zu printed no error", i);
@@ -139,20 +87,20 @@ Test(cli, bad_arguments_to_run) {
 Test(cli, unknown_devices_name_the_available_ones) {
     const char *specs[] = {"cuda:7", "nonsense", "cpu:3"};
     for (int i = 0; i < 3; i++) {
-        cli_result *r = run_cli((const char *const[]){"run", "add", "--device", specs[i], NULL});
-        EXPECT(r, 2);
+        cli_child *r = cli_child_run((const char *const[]){"run", "add", "--device", specs[i], NULL});
+        CLI_EXPECT(r, 2);
         cr_assert(strstr(r->err, specs[i]), "%s", r->err);
         cr_assert(strstr(r->err, "available devices:") && strstr(r->err, "cpu:0"), "%s", r->err);
-        r = run_cli((const char *const[]){"conformance", "--device", specs[i], "--quick", NULL});
-        EXPECT(r, 2);
+        r = cli_child_run((const char *const[]){"conformance", "--device", specs[i], "--quick", NULL});
+        CLI_EXPECT(r, 2);
         cr_assert(strstr(r->err, "available devices:"), "%s", r->err);
     }
 }
 
 Test(cli, run_is_deterministic_for_a_seed) {
     const char *const args[] = {"run", "add", "--device", "cpu", "--n", "1000", "--seed", "42", NULL};
-    cli_result *r = run_cli(args);
-    EXPECT(r, 0);
+    cli_child *r = cli_child_run(args);
+    CLI_EXPECT(r, 0);
     cr_assert(strstr(r->out, "device: cpu:0"), "%s", r->out);
     cr_assert(strstr(r->out, "selection:"), "%s", r->out);
     cr_assert(strstr(r->out, "device time:"), "%s", r->out);
@@ -160,16 +108,16 @@ Test(cli, run_is_deterministic_for_a_seed) {
     cr_assert(h, "%s", r->out);
     char first[32];
     snprintf(first, sizeof first, "%.22s", h);
-    r = run_cli(args);
-    EXPECT(r, 0);
+    r = cli_child_run(args);
+    CLI_EXPECT(r, 0);
     cr_assert(strstr(r->out, first), "hash changed: %s vs\n%s", first, r->out);
 }
 
 Test(cli, run_matmul_with_options) {
-    cli_result *r = run_cli((const char *const[]){"run", "matmul", "--device", "cpu", "--shape", "17x3x127",
-                                                  "--trans-b", "--epilogue", "leaky_relu", "--alpha", "0.2",
-                                                  "--dtype", "f16", "--out-dtype", "f32", "--seed", "7", NULL});
-    EXPECT(r, 0);
+    cli_child *r = cli_child_run((const char *const[]){"run", "matmul", "--device", "cpu", "--shape", "17x3x127",
+                                                       "--trans-b", "--epilogue", "leaky_relu", "--alpha", "0.2",
+                                                       "--dtype", "f16", "--out-dtype", "f32", "--seed", "7", NULL});
+    CLI_EXPECT(r, 0);
     /* the case is named as the conformance suite names it */
     cr_assert(strstr(r->out, "op: matmul f16->f32 17x3x127 tB packed leaky_relu(0.2)"), "%s", r->out);
 }
@@ -179,27 +127,27 @@ Test(cli, run_matmul_with_options) {
  * the CPU backend is given. */
 Test(cli, run_with_config) {
     const char *const plain[] = {"run", "matmul", "--device", "cpu", "--shape", "33x40x21", "--seed", "9", NULL};
-    cli_result *r = run_cli(plain);
-    EXPECT(r, 0);
+    cli_child *r = cli_child_run(plain);
+    CLI_EXPECT(r, 0);
     const char *h = strstr(r->out, "sum ");
     cr_assert(h, "%s", r->out);
     const double plain_sum = strtod(h + 4, NULL);
-    r = run_cli((const char *const[]){"run", "matmul", "--device", "cpu", "--shape", "33x40x21", "--seed", "9",
-                                      "--config", "block_m=8,block_n=16,block_k=4,variant=simt", NULL});
-    EXPECT(r, 0);
+    r = cli_child_run((const char *const[]){"run", "matmul", "--device", "cpu", "--shape", "33x40x21", "--seed", "9",
+                                            "--config", "block_m=8,block_n=16,block_k=4,variant=simt", NULL});
+    CLI_EXPECT(r, 0);
     h = strstr(r->out, "sum ");
     cr_assert(h, "%s", r->out);
     const double tiled_sum = strtod(h + 4, NULL);
     cr_assert(fabs(tiled_sum - plain_sum) <= 1e-5 * fabs(plain_sum), "the config changed the result: %.9g vs %.9g",
               plain_sum, tiled_sum);
-    r = run_cli((const char *const[]){"run", "matmul", "--device", "cpu", "--config", "variant=wgmma", NULL});
-    EXPECT(r, 1);
+    r = cli_child_run((const char *const[]){"run", "matmul", "--device", "cpu", "--config", "variant=wgmma", NULL});
+    CLI_EXPECT(r, 1);
     cr_assert(strstr(r->err, "TRR_ERR_UNSUPPORTED") && strstr(r->err, "wgmma"), "%s", r->err);
 }
 
 Test(cli, devices_json_lists_every_backend) {
-    cli_result *r = run_cli((const char *const[]){"devices", "--json", NULL});
-    EXPECT(r, 0);
+    cli_child *r = cli_child_run((const char *const[]){"devices", "--json", NULL});
+    CLI_EXPECT(r, 0);
     cJSON *doc = cJSON_Parse(r->out);
     cr_assert(doc, "not JSON: %s", r->out);
     cr_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(doc, "tool")), "trireme devices");
@@ -245,10 +193,10 @@ Test(cli, bench_compare_says_whether_ranges_overlap) {
         cr_assert_eq(write(fd, docs[i], strlen(docs[i])), (ssize_t)strlen(docs[i]));
         close(fd);
     }
-    cli_result *r = run_cli((const char *const[]){"bench", "--compare", paths[0], paths[1], NULL});
+    cli_child *r = cli_child_run((const char *const[]){"bench", "--compare", paths[0], paths[1], NULL});
     unlink(paths[0]);
     unlink(paths[1]);
-    EXPECT(r, 0);
+    CLI_EXPECT(r, 0);
     const char *add = strstr(r->out, "add_f32"), *gelu = strstr(r->out, "gelu_f32");
     cr_assert(add && gelu, "%s", r->out);
     cr_assert(strstr(add, "yes (within the spread)") && strstr(add, "yes (within the spread)") < gelu, "%s", r->out);
@@ -260,9 +208,9 @@ Test(cli, conformance_quick_subset_writes_json) {
     int fd = mkstemp(path);
     cr_assert(fd >= 0);
     close(fd);
-    cli_result *r = run_cli((const char *const[]){"conformance", "--device", "cpu", "--quick", "--ops",
-                                                  "copy,add,row_sum", "--seed", "5", "--json", path, NULL});
-    EXPECT(r, 0);
+    cli_child *r = cli_child_run((const char *const[]){"conformance", "--device", "cpu", "--quick", "--ops",
+                                                       "copy,add,row_sum", "--seed", "5", "--json", path, NULL});
+    CLI_EXPECT(r, 0);
     cr_assert(strstr(r->out, "seed 5"), "%s", r->out);
     cr_assert(strstr(r->out, "copy f32->f32"), "%s", r->out);
     FILE *f = fopen(path, "r");
@@ -289,24 +237,25 @@ Test(cli, conformance_quick_subset_writes_json) {
 
 /* Outputs that cannot be written fail before any work, with a message: a bench would otherwise run to the end. */
 Test(cli, unwritable_outputs_fail_first) {
-    cli_result *r = run_cli((const char *const[]){"bench", "add_f32", "--device", "cpu", "--sizes", "2^20", "--json",
-                                                  "/nonexistent-dir/x.json", NULL});
-    EXPECT(r, 2);
+    cli_child *r = cli_child_run((const char *const[]){"bench", "add_f32", "--device", "cpu", "--sizes", "2^20",
+                                                       "--json", "/nonexistent-dir/x.json", NULL});
+    CLI_EXPECT(r, 2);
     cr_assert(strstr(r->err, "--json /nonexistent-dir/x.json"), "%s", r->err);
     cr_assert_eq(r->out[0], '\0', "nothing was benchmarked: %s", r->out);
-    r = run_cli((const char *const[]){"bench", "add_f32", "--device", "cpu", "--plot", "/nonexistent-dir/plots", NULL});
-    EXPECT(r, 2);
+    r = cli_child_run(
+        (const char *const[]){"bench", "add_f32", "--device", "cpu", "--plot", "/nonexistent-dir/plots", NULL});
+    CLI_EXPECT(r, 2);
     cr_assert(strstr(r->err, "--plot"), "%s", r->err);
-    r = run_cli((const char *const[]){"tune", "add", "--device", "cpu", "--shapes", "1024", "--db",
-                                      "/nonexistent-dir/tune.json", NULL});
-    EXPECT(r, 2);
+    r = cli_child_run((const char *const[]){"tune", "add", "--device", "cpu", "--shapes", "1024", "--db",
+                                            "/nonexistent-dir/tune.json", NULL});
+    CLI_EXPECT(r, 2);
     cr_assert(strstr(r->err, "--db /nonexistent-dir/tune.json"), "%s", r->err);
     cr_assert_null(strstr(r->out, "wrote"), "%s", r->out);
 }
 
 Test(cli, bench_budget_must_be_positive_and_says_so) {
-    cli_result *r = run_cli((const char *const[]){"bench", "--budget", "-1", NULL});
-    EXPECT(r, 2);
+    cli_child *r = cli_child_run((const char *const[]){"bench", "--budget", "-1", NULL});
+    CLI_EXPECT(r, 2);
     cr_assert(strstr(r->err, "--budget"), "%s", r->err);
 }
 
@@ -315,27 +264,29 @@ Test(cli, bench_compare_refuses_a_conformance_report) {
     int fd = mkstemp(path);
     cr_assert(fd >= 0);
     close(fd);
-    cli_result *r = run_cli((const char *const[]){"conformance", "--device", "cpu", "--quick", "--ops", "copy",
-                                                  "--json", path, NULL});
-    EXPECT(r, 0);
-    r = run_cli((const char *const[]){"bench", "--compare", path, path, NULL});
+    cli_child *r = cli_child_run(
+        (const char *const[]){"conformance", "--device", "cpu", "--quick", "--ops", "copy", "--json", path, NULL});
+    CLI_EXPECT(r, 0);
+    r = cli_child_run((const char *const[]){"bench", "--compare", path, path, NULL});
     unlink(path);
-    EXPECT(r, 1);
+    CLI_EXPECT(r, 1);
     cr_assert(strstr(r->out, "not a trireme bench report"), "%s", r->out);
 }
 
 /* Sizes that overflow or pass the device's memory fail fast with a reason, before any host memory is taken. */
 Test(cli, run_rejects_sizes_past_the_limits) {
-    cli_result *r = run_cli((const char *const[]){"run", "add", "--device", "cpu", "--shape", "4611686018427387904", NULL});
+    cli_child *r =
+        cli_child_run((const char *const[]){"run", "add", "--device", "cpu", "--shape", "4611686018427387904", NULL});
     cr_assert(r->status == 1 || r->status == 2, "exit %d\n%s", r->status, r->err);
     cr_assert(strstr(r->err, "device's memory") || strstr(r->err, "overflows"), "%s", r->err);
-    r = run_cli((const char *const[]){"run", "add", "--device", "cpu", "--shape", "4611686018427387904x4", NULL});
+    r = cli_child_run((const char *const[]){"run", "add", "--device", "cpu", "--shape", "4611686018427387904x4", NULL});
     cr_assert(strstr(r->err, "overflows"), "%s", r->err);
-    r = run_cli((const char *const[]){"run", "matmul", "--device", "cpu", "--m", "3037000500", "--n", "3037000500",
-                                      "--k", "1", NULL});
+    r = cli_child_run((const char *const[]){"run", "matmul", "--device", "cpu", "--m", "3037000500", "--n",
+                                            "3037000500", "--k", "1", NULL});
     cr_assert(r->status == 1 || r->status == 2, "exit %d\n%s", r->status, r->err);
     cr_assert(strstr(r->err, "overflows") || strstr(r->err, "device's memory"), "%s", r->err);
-    r = run_cli((const char *const[]){"run", "rgb_to_grey", "--device", "cpu", "--shape", "3037000500x3037000500", NULL});
+    r = cli_child_run(
+        (const char *const[]){"run", "rgb_to_grey", "--device", "cpu", "--shape", "3037000500x3037000500", NULL});
     cr_assert(r->status == 1 || r->status == 2, "exit %d\n%s", r->status, r->err);
 }
 

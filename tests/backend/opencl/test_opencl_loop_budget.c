@@ -14,7 +14,7 @@
  * Environment: TRIREME_CONFORMANCE_SEED fixes the seed (printed either way). */
 #define _POSIX_C_SOURCE 200809L /* setenv */
 #include "conformance.h"
-#include "half.h"
+#include "long_k_matmul.h"
 #include "random.h"
 #include "test_support.h"
 
@@ -136,20 +136,12 @@ Test(opencl_loop_budget, long_rows_under_forced_threads_pass_or_are_refused, .ti
     cr_assert_gt(passed, 0, "every forced thread count was refused");
 }
 
-/* +-1/4, +-2/4, +-3/4 or +-1: products are multiples of 1/16 of at most 1, so partial sums of up to 2^20 of
- * them are exact in f32 whatever the order: a K loop cut short shows at once. */
-static float quarter(uint64_t *rng) {
-    uint64_t r = trr_rng_next(rng);
-    return (float)((int)(r % 4) + 1) / 4.0f * ((r >> 32) & 1 ? -1.0f : 1.0f);
-}
-
-/* matmul 3x17xK, A [M,K] and B [N,K], f32 and f16 inputs, at K past 2^16 and 2^17, under the backend's config
- * and 64-deep K tiles, and (f32, K past 2^16) under tiles whose work-items run more loop iterations a K tile:
- * exact, or refused as unsupported. */
+/* matmul 3x17xK (long_k_matmul.h), f32 and f16 inputs, at K past 2^16 and 2^17, under the backend's config and
+ * 64-deep K tiles, and (f32, K past 2^16) under tiles whose work-items run more loop iterations a K tile: exact,
+ * or refused as unsupported. */
 Test(opencl_loop_budget, long_k_matmul_is_exact_or_refused, .timeout = 1800) {
     char specs[MAX_DEVICES][48];
     const int n_devices = llvmpipe_devices(specs);
-    enum { M = 3, N = 17 };
     static const int64_t ks[] = {70000, 131075};
     static const trr_config configs[] = {
         {0}, {.block_k = 64},
@@ -157,82 +149,40 @@ Test(opencl_loop_budget, long_k_matmul_is_exact_or_refused, .timeout = 1800) {
          * iterations a K tile */
         {.block_m = 64, .block_n = 64, .block_k = 16, .threads = 64},
         {.block_m = 64, .block_n = 64, .block_k = 16, .threads = 32}};
-    const int64_t kmax = ks[sizeof ks / sizeof ks[0] - 1];
-    float *a = malloc(sizeof(float) * M * (size_t)kmax), *b = malloc(sizeof(float) * N * (size_t)kmax);
-    uint16_t *h = malloc(sizeof(uint16_t) * N * (size_t)kmax);
-    cr_assert(a && b && h);
-    uint64_t rng = 12345;
-    for (int64_t i = 0; i < M * kmax; i++) a[i] = quarter(&rng);
-    for (int64_t i = 0; i < N * kmax; i++) b[i] = quarter(&rng);
+    long_k_inputs in = long_k_inputs_make(ks[sizeof ks / sizeof ks[0] - 1]);
     int bad = 0, ran = 0;
     for (int d = 0; d < n_devices; d++) {
         trr_context *ctx = open_device_or_skip(specs[d], "opencl");
-        for (int dt = 0; dt < 2; dt++) {
-            const trr_dtype in = dt ? TRR_F16 : TRR_F32;
-            const size_t es = dt ? 2 : 4;
+        for (int dt = 0; dt < 2; dt++)
             for (size_t ki = 0; ki < sizeof ks / sizeof ks[0]; ki++) {
-                const int64_t K = ks[ki];
-                double ref[M * N];
-                for (int i = 0; i < M; i++)
-                    for (int j = 0; j < N; j++) {
-                        double s = 0;
-                        for (int64_t k = 0; k < K; k++)
-                            s += (double)a[(int64_t)i * K + k] * (double)b[(int64_t)j * K + k];
-                        ref[i * N + j] = s;
-                    }
-                trr_buffer *ba, *bb, *bc;
-                cr_assert_eq(trr_buffer_create(ctx, es * M * (size_t)K, &ba), TRR_OK);
-                cr_assert_eq(trr_buffer_create(ctx, es * N * (size_t)K, &bb), TRR_OK);
-                cr_assert_eq(trr_buffer_create(ctx, 4 * M * N, &bc), TRR_OK);
-                if (dt) {
-                    trr_f32_to_f16(a, h, (size_t)(M * K));
-                    cr_assert_eq(trr_buffer_write(ctx, ba, 0, h, 2 * M * (size_t)K), TRR_OK);
-                    trr_f32_to_f16(b, h, (size_t)(N * K));
-                    cr_assert_eq(trr_buffer_write(ctx, bb, 0, h, 2 * N * (size_t)K), TRR_OK);
-                } else {
-                    cr_assert_eq(trr_buffer_write(ctx, ba, 0, a, 4 * M * (size_t)K), TRR_OK);
-                    cr_assert_eq(trr_buffer_write(ctx, bb, 0, b, 4 * N * (size_t)K), TRR_OK);
-                }
-                trr_tensor ta, tb0, tb, tc;
-                cr_assert_eq(trr_tensor_2d(ba, 0, in, M, K, K, &ta), TRR_OK);
-                cr_assert_eq(trr_tensor_2d(bb, 0, in, N, K, K, &tb0), TRR_OK);
-                cr_assert_eq(trr_tensor_transpose(&tb0, &tb), TRR_OK);
-                cr_assert_eq(trr_tensor_2d(bc, 0, TRR_F32, M, N, N, &tc), TRR_OK);
+                long_k_case c;
+                long_k_case_make(ctx, &in, ks[ki], dt ? TRR_F16 : TRR_F32, &c);
                 for (size_t ci = 0; ci < sizeof configs / sizeof configs[0]; ci++) {
                     /* the 64x64 tiles run the K loop over mostly padding, at a minute a call on 2 cores: f32 at
                      * the shorter K only */
                     if (ci >= 2 && (dt || ki > 0)) continue;
-                    const trr_config *cfg = &configs[ci];
-                    cr_assert_eq(trr_config_override(ctx, TRR_OP_MATMUL, ci ? cfg : NULL), TRR_OK);
-                    float got[M * N];
-                    for (int i = 0; i < M * N; i++) got[i] = NAN;
-                    cr_assert_eq(trr_buffer_write(ctx, bc, 0, got, sizeof got), TRR_OK);
-                    trr_status st = trr_matmul(ctx, &ta, &tb, &tc, TRR_EPI_NONE, 0.0f, 0);
+                    cr_assert_eq(trr_config_override(ctx, TRR_OP_MATMUL, ci ? &configs[ci] : NULL), TRR_OK);
+                    float got[LONG_K_M * LONG_K_N];
+                    const trr_status st = long_k_case_run(ctx, &c, got);
                     if (st == TRR_ERR_UNSUPPORTED) {
                         printf("%s %s K=%lld config %zu: unsupported: %s\n", specs[d], dt ? "f16" : "f32",
-                               (long long)K, ci, trr_last_error(ctx));
+                               (long long)c.k, ci, trr_last_error(ctx));
                         continue;
                     }
                     cr_assert_eq(st, TRR_OK, "%s", trr_last_error(ctx));
-                    cr_assert_eq(trr_buffer_read(ctx, bc, 0, got, sizeof got), TRR_OK);
                     int exact = 1;
-                    for (int i = 0; i < M * N; i++) exact &= (double)got[i] == ref[i];
-                    printf("%s %s K=%lld config %zu: %s\n", specs[d], dt ? "f16" : "f32", (long long)K, ci,
+                    for (int i = 0; i < LONG_K_M * LONG_K_N; i++) exact &= (double)got[i] == c.ref[i];
+                    printf("%s %s K=%lld config %zu: %s\n", specs[d], dt ? "f16" : "f32", (long long)c.k, ci,
                            exact ? "exact" : "WRONG");
                     bad += !exact;
                     ran++;
                 }
-                trr_buffer_destroy(ba);
-                trr_buffer_destroy(bb);
-                trr_buffer_destroy(bc);
+                long_k_case_free(&c);
             }
-        }
         trr_context_destroy(ctx);
     }
     fflush(stdout);
-    free(a);
-    free(b);
-    free(h);
+    long_k_inputs_free(&in);
     cr_assert_eq(bad, 0, "%d long-K matmuls gave a wrong result with TRR_OK (listed above)", bad);
     cr_assert_gt(ran, 0, "every long-K matmul was refused");
 }
