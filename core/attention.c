@@ -27,18 +27,10 @@ static const char *dtype_name(trr_dtype dt) {
     return n;
 }
 
-/* "[2,8,17,64]" for messages */
-static void shape_text(const trr_tensor *t, char *out, size_t cap) {
-    size_t n = (size_t)snprintf(out, cap, "[");
-    for (int i = 0; i < t->ndim && n < cap; i++)
-        n += (size_t)snprintf(out + n, cap - n, "%s%lld", i ? "," : "", (long long)t->shape[i]);
-    if (n < cap) snprintf(out + n, cap - n, "]");
-}
-
 static trr_status check_rank(trr_context *ctx, const trr_tensor *t, const char *name, int rank, const char *form) {
     if (t->ndim == rank) return TRR_OK;
     char got[96];
-    shape_text(t, got, sizeof got);
+    trr_shape_text(t, got, sizeof got);
     return trr_error(ctx, TRR_ERR_SHAPE, "attention: %s must be %d-D %s, got %s", name, rank, form, got);
 }
 
@@ -47,7 +39,7 @@ static trr_status check_dim(trr_context *ctx, const trr_tensor *t, const char *n
                             const char *what) {
     if (t->shape[i] == want) return TRR_OK;
     char got[96];
-    shape_text(t, got, sizeof got);
+    trr_shape_text(t, got, sizeof got);
     return trr_error(ctx, TRR_ERR_SHAPE, "attention: %s is %s but its %s must be %lld", name, got, what,
                      (long long)want);
 }

@@ -20,8 +20,7 @@ static int64_t view_extent(const trr_tensor *t) {
     return ext;
 }
 
-/* "[4,5,6]": a view's shape for messages. */
-static void format_shape(const trr_tensor *t, char *out, size_t cap) {
+void trr_shape_text(const trr_tensor *t, char *out, size_t cap) {
     size_t n = (size_t)snprintf(out, cap, "[");
     for (int i = 0; i < t->ndim && n < cap; i++)
         n += (size_t)snprintf(out + n, cap - n, "%s%lld", i ? "," : "", (long long)t->shape[i]);
@@ -383,7 +382,7 @@ trr_status trr_call_build_slots(trr_context *ctx, trr_op op, const trr_tensor *c
         /* by the operand rules: [M,N] operands of x's shape (x and the outputs among them), [N] vectors */
         if (x->ndim != 2) {
             char got[96];
-            format_shape(x, got, sizeof got);
+            trr_shape_text(x, got, sizeof got);
             return trr_error(ctx, TRR_ERR_SHAPE, "%s: %s must be 2-D [M,N], got %s", opn, desc->operand[TRR_SLOT_X].name,
                              got);
         }
@@ -410,7 +409,7 @@ trr_status trr_call_build_slots(trr_context *ctx, trr_op op, const trr_tensor *c
     case TRR_SHAPE_PLANES:
         if (x->ndim != 3 || x->shape[0] != 3) {
             char got[96];
-            format_shape(x, got, sizeof got);
+            trr_shape_text(x, got, sizeof got);
             return trr_error(ctx, TRR_ERR_SHAPE, "rgb_to_grey: img must be [3,H,W] (planar), got %s", got);
         }
         if (z->ndim != 2 || z->shape[0] != x->shape[1] || z->shape[1] != x->shape[2])

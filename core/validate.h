@@ -62,6 +62,8 @@ trr_status trr_call_resolve_config(trr_context *ctx, trr_call *call, trr_config_
 trr_status trr_validate_tensor(trr_context *ctx, const trr_tensor *t, const char *name);
 trr_status trr_validate_extent(trr_context *ctx, const trr_tensor *t, const char *name, size_t *out_begin,
                                size_t *out_end);
+/* "[4,5,6]": a view's shape for messages. */
+void trr_shape_text(const trr_tensor *t, char *out, size_t cap);
 
 /* attention (attention.c): validates and normalises a call over the slots x = q, y = k, u = v, z = o, w = lse
  * (NULL: none); Skv = 0 with outputs that are not empty comes back as TRR_CALL_IDENTITY. set_params resolves
