@@ -12,18 +12,6 @@
 #include <stdint.h>
 #include <string.h>
 
-static int pow2_at_least(int64_t n) {
-    int p = 1;
-    while (p < n && p < (1 << 30)) p <<= 1;
-    return p;
-}
-
-static int is_pow2(int n) { return n > 0 && (n & (n - 1)) == 0; }
-
-static void set_if_zero(int *field, int value) {
-    if (*field == 0) *field = value;
-}
-
 void trr_cl_matmul_grid(const trr_config *cfg, int *out_rt, int *out_ct, int *out_tm, int *out_tn) {
     /* The RT x CT arrangement (powers of two) that divides the tile and gives each work-item the squarest micro
      * tile, wider on a tie: 256 on 128x128 -> 16x16 (8x8 each), 128 on 128x64 -> 16x8 (8x8), 256 on 128x64 ->
@@ -113,7 +101,8 @@ int64_t trr_cl_matmul_chunk_k(const trr_cl_dev *dev, const trr_config *cfg) {
      * and the write-out's TM x (1 + TN/4). rusticl 22.3, 64x64x16 tiles over 64 work-items, 3x17xK: K = 784 (49
      * tiles) right, 800 (50) cut short, against about 1320 a tile counted here. */
     const uint64_t th = (uint64_t)cfg->threads, bk = (uint64_t)cfg->block_k, m = (uint64_t)tm, n = (uint64_t)tn;
-    const uint64_t chunks = ((uint64_t)cfg->block_m * bk / 4u + th - 1u) / th + ((uint64_t)cfg->block_n * bk / 4u + th - 1u) / th;
+    const uint64_t chunks =
+        ((uint64_t)cfg->block_m * bk / 4u + th - 1u) / th + ((uint64_t)cfg->block_n * bk / 4u + th - 1u) / th;
     const uint64_t per_tile = 2u * chunks + bk * (m / 4u + n / 4u + m + m * n + 4u) + 8u;
     const uint64_t fixed = 2u * chunks + 2u * (m + m * n) + m * (1u + n / 4u) + 64u;
     const uint64_t room = loop_room(dev);
@@ -150,9 +139,9 @@ static int mma_through_registers(const trr_cl_dev *dev, const trr_call *call) {
 static void choose_stream(trr_context *ctx, trr_call *call, int vector_width) {
     trr_cl_dev *dev = ctx->dev;
     trr_config *c = &call->config;
-    set_if_zero(&c->threads, dev->info.is_gpu ? 256 : 64);
-    set_if_zero(&c->vector_width, vector_width);
-    set_if_zero(&c->block_n, trr_config_product(c->threads, c->vector_width));
+    trr_cl_set_if_zero(&c->threads, dev->info.is_gpu ? 256 : 64);
+    trr_cl_set_if_zero(&c->vector_width, vector_width);
+    trr_cl_set_if_zero(&c->block_n, trr_config_product(c->threads, c->vector_width));
 }
 
 void trr_cl_choose_elementwise(trr_context *ctx, trr_call *call) {
@@ -177,17 +166,17 @@ void trr_cl_choose_rows(trr_context *ctx, trr_call *call) {
          * (docs/performance.md). Past 2048, 128 rather than 256: 256 work-items would hold N = 2304 in 12
          * each (3072 slots, a quarter of them idle). */
         int threads = n <= 256 ? 16 : n <= 1024 ? 32 : n <= 2048 ? 64 : n <= 4096 ? 128 : 256;
-        set_if_zero(&c->threads, fit_row_threads(dev, call, threads));
+        trr_cl_set_if_zero(&c->threads, fit_row_threads(dev, call, threads));
         /* a power of two up to 4, then a multiple of 4 (whole vectors, softmax.cl: VEC): 12288 columns on 256
          * work-items hold 48 each, not 64 */
         int64_t need = (n + c->threads - 1) / c->threads;
-        int per = need <= 4 ? pow2_at_least(need) : (int)((need + 3) / 4 * 4);
+        int per = need <= 4 ? trr_cl_pow2_at_least(need) : (int)((need + 3) / 4 * 4);
         if (per > 64) per = 64; /* longer rows take the online kernel */
-        set_if_zero(&c->block_n, trr_config_product(c->threads, per));
+        trr_cl_set_if_zero(&c->block_n, trr_config_product(c->threads, per));
     } else {
         /* 16 work-items a row; more where a work-item's share of a long row would outrun the loop budget */
-        set_if_zero(&c->threads, fit_row_threads(dev, call, 16));
-        set_if_zero(&c->block_n, cpu_softmax_block_n(call, c->threads));
+        trr_cl_set_if_zero(&c->threads, fit_row_threads(dev, call, 16));
+        trr_cl_set_if_zero(&c->block_n, cpu_softmax_block_n(call, c->threads));
     }
 }
 
@@ -195,8 +184,8 @@ void trr_cl_choose_row_reduce(trr_context *ctx, trr_call *call) {
     trr_cl_dev *dev = ctx->dev;
     trr_config *c = &call->config;
     const int threads = !dev->info.is_gpu ? 16 : call->cols >= 2048 ? 256 : call->cols >= 512 ? 128 : 64;
-    set_if_zero(&c->threads, fit_row_threads(dev, call, threads));
-    set_if_zero(&c->block_n, c->threads);
+    trr_cl_set_if_zero(&c->threads, fit_row_threads(dev, call, threads));
+    trr_cl_set_if_zero(&c->block_n, c->threads);
 }
 
 int trr_cl_rows_aligned(const trr_operand *t, int64_t n, int64_t batch) {
@@ -227,14 +216,14 @@ void trr_cl_choose_matmul(trr_context *ctx, trr_call *call) {
         /* 128 x 112 in three stages of 64 bytes of K, beside their mbarriers, fill the 48 KiB (ahead of 128 x 128
          * in two stages on NVIDIA H200: docs/performance.md); a 64-row tile (one consumer warpgroup) where M is
          * that short */
-        set_if_zero(&c->block_m, call->rows <= 64 ? 64 : 128);
-        set_if_zero(&c->block_n, 112);
-        set_if_zero(&c->block_k, 64);
-        set_if_zero(&c->threads, c->block_m * 2 + 128);
-        set_if_zero(&c->group_m, 8);
-        set_if_zero(&c->stages, 3);
-        set_if_zero(&c->vector_width, 16);
-        set_if_zero(&c->split_k, 1);
+        trr_cl_set_if_zero(&c->block_m, call->rows <= 64 ? 64 : 128);
+        trr_cl_set_if_zero(&c->block_n, 112);
+        trr_cl_set_if_zero(&c->block_k, 64);
+        trr_cl_set_if_zero(&c->threads, c->block_m * 2 + 128);
+        trr_cl_set_if_zero(&c->group_m, 8);
+        trr_cl_set_if_zero(&c->stages, 3);
+        trr_cl_set_if_zero(&c->vector_width, 16);
+        trr_cl_set_if_zero(&c->split_k, 1);
         return;
     }
     if (c->variant == TRR_VARIANT_MMA) {
@@ -249,14 +238,14 @@ void trr_cl_choose_matmul(trr_context *ctx, trr_call *call) {
         int units = dev->info.compute_units > 0 ? dev->info.compute_units : 64;
         int64_t tiles = ((call->rows + 127) / 128) * ((call->cols + 127) / 128) * (call->batch > 1 ? call->batch : 1);
         int wide = tiles >= 2 * (int64_t)units;
-        set_if_zero(&c->block_m, wide ? 128 : 64);
-        set_if_zero(&c->block_n, wide ? 128 : 64);
-        set_if_zero(&c->block_k, 32);
-        set_if_zero(&c->threads, trr_cl_mma_threads(wide, call->x.dtype, call->z.dtype));
-        set_if_zero(&c->group_m, 8);
-        set_if_zero(&c->stages, mma_through_registers(dev, call) ? 2 : wide ? 3 : 4);
-        set_if_zero(&c->vector_width, 8);
-        set_if_zero(&c->split_k, 1);
+        trr_cl_set_if_zero(&c->block_m, wide ? 128 : 64);
+        trr_cl_set_if_zero(&c->block_n, wide ? 128 : 64);
+        trr_cl_set_if_zero(&c->block_k, 32);
+        trr_cl_set_if_zero(&c->threads, trr_cl_mma_threads(wide, call->x.dtype, call->z.dtype));
+        trr_cl_set_if_zero(&c->group_m, 8);
+        trr_cl_set_if_zero(&c->stages, mma_through_registers(dev, call) ? 2 : wide ? 3 : 4);
+        trr_cl_set_if_zero(&c->vector_width, 8);
+        trr_cl_set_if_zero(&c->split_k, 1);
         return;
     }
     if (gpu) {
@@ -271,28 +260,29 @@ void trr_cl_choose_matmul(trr_context *ctx, trr_call *call) {
         /* a K deep enough to fold (matmul.cl: FOLD) doubles the accumulators: 16x8 would not fit */
         const int folds = trr_matmul_folds(call, TRR_MATMUL_SIMT_FOLD_FROM_K);
         int huge = t256 >= units && !folds, big = !huge && t128 >= units, mid = !huge && !big && t64 >= units;
-        set_if_zero(&c->block_m, huge ? 256 : big || mid ? 128 : 64);
-        set_if_zero(&c->block_n, huge || big ? 128 : 64);
-        set_if_zero(&c->block_k, huge || big || mid ? 8 : 16);
-        set_if_zero(&c->threads, huge || big ? 256 : mid ? 128 : 64);
+        trr_cl_set_if_zero(&c->block_m, huge ? 256 : big || mid ? 128 : 64);
+        trr_cl_set_if_zero(&c->block_n, huge || big ? 128 : 64);
+        trr_cl_set_if_zero(&c->block_k, huge || big || mid ? 8 : 16);
+        trr_cl_set_if_zero(&c->threads, huge || big ? 256 : mid ? 128 : 64);
     } else if (dev->loop_budget != UINT64_MAX) {
         /* A device that cuts loops short (llvmpipe): 4x4 outputs per work-item, whose loops run about a third
          * of the iterations of 8x8 a K tile (matmul_chunk_k), so a long K takes a third of the launches; and
          * tiles of 16 or 32 where the output is that small, not 64 of mostly padding. */
-        set_if_zero(&c->block_m, call->rows <= 16 ? 16 : call->rows <= 32 ? 32 : 64);
-        set_if_zero(&c->block_n, call->cols <= 16 ? 16 : call->cols <= 32 ? 32 : 64);
-        set_if_zero(&c->block_k, 16);
-        set_if_zero(&c->threads, (c->block_m / 4) * (c->block_n / 4) > 0 ? (c->block_m / 4) * (c->block_n / 4) : 64);
+        trr_cl_set_if_zero(&c->block_m, call->rows <= 16 ? 16 : call->rows <= 32 ? 32 : 64);
+        trr_cl_set_if_zero(&c->block_n, call->cols <= 16 ? 16 : call->cols <= 32 ? 32 : 64);
+        trr_cl_set_if_zero(&c->block_k, 16);
+        trr_cl_set_if_zero(&c->threads,
+                           (c->block_m / 4) * (c->block_n / 4) > 0 ? (c->block_m / 4) * (c->block_n / 4) : 64);
     } else {
-        set_if_zero(&c->block_m, 64);
-        set_if_zero(&c->block_n, 64);
-        set_if_zero(&c->block_k, 16);
-        set_if_zero(&c->threads, 64);
+        trr_cl_set_if_zero(&c->block_m, 64);
+        trr_cl_set_if_zero(&c->block_n, 64);
+        trr_cl_set_if_zero(&c->block_k, 16);
+        trr_cl_set_if_zero(&c->threads, 64);
     }
-    set_if_zero(&c->group_m, 8);
-    set_if_zero(&c->stages, 2);
-    set_if_zero(&c->vector_width, 4);
-    set_if_zero(&c->split_k, 1);
+    trr_cl_set_if_zero(&c->group_m, 8);
+    trr_cl_set_if_zero(&c->stages, 2);
+    trr_cl_set_if_zero(&c->vector_width, 4);
+    trr_cl_set_if_zero(&c->split_k, 1);
 }
 
 static trr_status bad(trr_context *ctx, const char *what) {
@@ -324,7 +314,7 @@ static trr_status check_mma(trr_context *ctx, const trr_call *call) {
                          dev->info.name, dev->mma.reason);
     if (!mma_operands(call))
         return bad(ctx, "variant mma takes f16 or bf16 operands (A and B alike) or two 8-bit floats");
-    if (c->threads % 32 || !is_pow2(c->threads) || c->threads > 512)
+    if (c->threads % 32 || !trr_cl_is_pow2(c->threads) || c->threads > 512)
         return bad(ctx, "variant mma threads must be 32, 64, 128, 256 or 512 (whole warps)");
     TRR_TRY(check_split(ctx, c));
     if (mma_through_registers(dev, call) ? c->stages != 2 : c->stages < 2 || c->stages > 8)
@@ -339,7 +329,7 @@ static trr_status check_mma(trr_context *ctx, const trr_call *call) {
     int wm, wn;
     trr_cl_mma_warps(c, &wm, &wn);
     /* powers of two: the XOR swizzle of a tile row's chunks stays within the row */
-    if (!is_pow2(c->block_m) || !is_pow2(c->block_n) || c->block_m % (16 * wm) || c->block_n % (16 * wn))
+    if (!trr_cl_is_pow2(c->block_m) || !trr_cl_is_pow2(c->block_n) || c->block_m % (16 * wm) || c->block_n % (16 * wn))
         return trr_error(ctx, TRR_ERR_UNSUPPORTED,
                          "opencl: config rejected: variant mma arranges %d warps as %dx%d; block_m and block_n must "
                          "be powers of two, multiples of %d and %d",
@@ -406,7 +396,7 @@ trr_status trr_cl_check_elementwise(trr_context *ctx, const trr_call *call) {
     TRR_TRY(trr_cl_check_common(ctx, call));
     if (trr_op_desc_get(call->op)->converts) return trr_cl_convert_check(ctx, call); /* cast (convert.c) */
     const int vw = call->config.vector_width;
-    if (!is_pow2(vw) || vw > 16) return bad(ctx, "vector_width must be 1, 2, 4, 8 or 16");
+    if (!trr_cl_is_pow2(vw) || vw > 16) return bad(ctx, "vector_width must be 1, 2, 4, 8 or 16");
     return TRR_OK;
 }
 
@@ -438,7 +428,7 @@ trr_status trr_cl_check_rows(trr_context *ctx, const trr_call *call) {
     trr_cl_dev *dev = ctx->dev;
     const trr_config *c = &call->config;
     TRR_TRY(trr_cl_check_common(ctx, call));
-    if (!is_pow2(c->threads)) return bad(ctx, "softmax threads must be a power of two (tree reduction)");
+    if (!trr_cl_is_pow2(c->threads)) return bad(ctx, "softmax threads must be a power of two (tree reduction)");
     if (c->block_n % c->threads != 0 || c->block_n / c->threads > 64)
         return bad(ctx, "softmax block_n must be threads x (1..64) elements per work-item");
     if ((uint64_t)c->threads * 8 > dev->local_memory) return bad(ctx, "softmax reduction exceeds local memory");
@@ -449,7 +439,8 @@ trr_status trr_cl_check_rows(trr_context *ctx, const trr_call *call) {
 
 trr_status trr_cl_check_row_reduce(trr_context *ctx, const trr_call *call) {
     TRR_TRY(trr_cl_check_common(ctx, call));
-    if (!is_pow2(call->config.threads)) return bad(ctx, "row_sum threads must be a power of two (tree reduction)");
+    if (!trr_cl_is_pow2(call->config.threads))
+        return bad(ctx, "row_sum threads must be a power of two (tree reduction)");
     return check_row_loops(ctx, call);
 }
 
@@ -464,7 +455,7 @@ trr_status trr_cl_check_matmul(trr_context *ctx, const trr_call *call) {
     TRR_TRY(check_split(ctx, c));
     if (c->stages != 2) return bad(ctx, "matmul double-buffers local memory (stages must be 2)");
     if (c->vector_width != 4) return bad(ctx, "matmul reads local memory as float4 (vector_width must be 4)");
-    if (!is_pow2(c->threads)) return bad(ctx, "matmul threads must be a power of two");
+    if (!trr_cl_is_pow2(c->threads)) return bad(ctx, "matmul threads must be a power of two");
     if (c->block_m % rt || c->block_n % ct || tm % 4 || tn % 4 || tm < 4 || tn < 4)
         return trr_error(ctx, TRR_ERR_UNSUPPORTED,
                          "opencl: config rejected: %d threads form a %dx%d grid; block_m/%d and block_n/%d must "

@@ -21,18 +21,6 @@
 #define CPU_PER_ITEM 16   /* what CPU devices hold: their compile time grows with the unrolled loads */
 #define SWEEP_STEPS 4096  /* a bound on a work-item's loop trips per sweep of the two-sweep kernel */
 
-static int pow2_at_least(int64_t n) {
-    int p = 1;
-    while (p < n && p < (1 << 30)) p <<= 1;
-    return p;
-}
-
-static int is_pow2(int n) { return n > 0 && (n & (n - 1)) == 0; }
-
-static void set_if_zero(int *field, int value) {
-    if (*field == 0) *field = value;
-}
-
 /* ---- the row-norm rule ---- */
 
 static int has_bias(const trr_call *call) {
@@ -78,12 +66,12 @@ void trr_cl_choose_row_norm(trr_context *ctx, trr_call *call) {
     if (dev->info.is_gpu) {
         /* 16-byte loads; rows held in registers up to max_threads x GPU_PER_ITEM, with the fewest work-items
          * that hold them (several rows to a work-group below 256) */
-        set_if_zero(&c->vector_width, call->x.dtype == TRR_F32 ? 4 : 8);
-        int threads = pow2_at_least((n + GPU_PER_ITEM - 1) / GPU_PER_ITEM);
-        set_if_zero(&c->threads, threads < max_threads ? threads : max_threads);
+        trr_cl_set_if_zero(&c->vector_width, call->x.dtype == TRR_F32 ? 4 : 8);
+        int threads = trr_cl_pow2_at_least((n + GPU_PER_ITEM - 1) / GPU_PER_ITEM);
+        trr_cl_set_if_zero(&c->threads, threads < max_threads ? threads : max_threads);
         int64_t per = (n + c->threads - 1) / c->threads;
         per = (per + c->vector_width - 1) / c->vector_width * c->vector_width;
-        set_if_zero(&c->block_n, per <= GPU_PER_ITEM ? (int)(per * c->threads) : c->threads * c->vector_width);
+        trr_cl_set_if_zero(&c->block_n, per <= GPU_PER_ITEM ? (int)(per * c->threads) : c->threads * c->vector_width);
         /* rows held in registers reduce by warp shuffles where NVIDIA's compiler takes the inline PTX (the mma
          * probe's verdict) and the work-group is whole warps */
         if (!c->variant)
@@ -93,13 +81,13 @@ void trr_cl_choose_row_norm(trr_context *ctx, trr_call *call) {
          * as rows grow, so a work-item's loops stay short whatever the row (SWEEP_STEPS). Scalar work-items:
          * CPU drivers vectorise across work-items themselves, and each vector width would be one more
          * program to compile. */
-        set_if_zero(&c->vector_width, 1);
+        trr_cl_set_if_zero(&c->vector_width, 1);
         const int64_t held = (int64_t)CPU_THREADS * CPU_PER_ITEM;
-        int threads = n <= held ? CPU_THREADS : pow2_at_least((n + SWEEP_STEPS - 1) / SWEEP_STEPS);
+        int threads = n <= held ? CPU_THREADS : trr_cl_pow2_at_least((n + SWEEP_STEPS - 1) / SWEEP_STEPS);
         if (threads < CPU_THREADS) threads = CPU_THREADS;
-        set_if_zero(&c->threads, threads < max_threads ? threads : max_threads);
+        trr_cl_set_if_zero(&c->threads, threads < max_threads ? threads : max_threads);
         const int64_t fits = (int64_t)c->threads * CPU_PER_ITEM;
-        set_if_zero(&c->block_n, n <= fits && CPU_PER_ITEM % c->vector_width == 0 ? (int)fits
+        trr_cl_set_if_zero(&c->block_n, n <= fits && CPU_PER_ITEM % c->vector_width == 0 ? (int)fits
                                                                                 : c->threads * c->vector_width);
     }
 }
@@ -122,7 +110,7 @@ trr_status trr_cl_check_row_norm(trr_context *ctx, const trr_call *call) {
     } else {
         TRR_TRY(trr_cl_check_common(ctx, call));
     }
-    if (!is_pow2(c->threads)) return bad(ctx, "row norm threads must be a power of two (tree reduction)");
+    if (!trr_cl_is_pow2(c->threads)) return bad(ctx, "row norm threads must be a power of two (tree reduction)");
     if (c->vector_width != 1 && c->vector_width != 2 && c->vector_width != 4 && c->vector_width != 8)
         return bad(ctx, "row norm vector_width must be 1, 2, 4 or 8");
     if (c->block_n % c->threads || c->block_n / c->threads > MAX_PER_ITEM ||
@@ -130,7 +118,7 @@ trr_status trr_cl_check_row_norm(trr_context *ctx, const trr_call *call) {
         return bad(ctx, "row norm block_n must be threads x (a multiple of vector_width, at most 64) elements");
     /* column indices are ints in the kernels, and stay clear of overflow one sweep step past the row */
     if (call->cols > INT_MAX / 2) return bad(ctx, "row norm rows are at most 2^30 elements");
-    if (c->variant == TRR_VARIANT_SUBGROUP && (!is_pow2(c->threads) || !shuffles_fit(dev, call)))
+    if (c->variant == TRR_VARIANT_SUBGROUP && (!trr_cl_is_pow2(c->threads) || !shuffles_fit(dev, call)))
         return bad(ctx, "row norm variant subgroup needs rows held in registers (block_n at least the row) and "
                         "work-groups of whole 32-lane warps");
     const uint64_t local = (uint64_t)norm_rows_per_group(dev, call) * (uint64_t)c->threads * 2u * 8u;

@@ -203,6 +203,18 @@ trr_status trr_cl_supports(trr_context *ctx, const trr_call *call);
 void trr_cl_choose_config(trr_context *ctx, trr_call *call);
 trr_status trr_cl_check_config(trr_context *ctx, const trr_call *call);
 trr_status trr_cl_run(trr_context *ctx, const trr_call *call);
+/* the heuristics' arithmetic (config.c, norm.c): the least power of two >= n (up to 2^30), whether n is one, and a
+ * config field the heuristic fills only where the override or tuning data left it zero */
+static inline int trr_cl_pow2_at_least(int64_t n) {
+    int p = 1;
+    while (p < n && p < (1 << 30)) p <<= 1;
+    return p;
+}
+static inline int trr_cl_is_pow2(int n) { return n > 0 && (n & (n - 1)) == 0; }
+static inline void trr_cl_set_if_zero(int *field, int value) {
+    if (*field == 0) *field = value;
+}
+
 /* each rule's heuristic (config.c, norm.c), limits and launch (elementwise.c, rows.c, matmul.c, norm.c) */
 void trr_cl_choose_elementwise(trr_context *ctx, trr_call *call);
 void trr_cl_choose_planes(trr_context *ctx, trr_call *call);
