@@ -36,6 +36,8 @@ void trr_cpu_parallel_for(trr_cpu_pool *pool, int64_t n, int64_t grain, trr_cpu_
 
 typedef struct trr_cpu_device {
     trr_cpu_pool *pool;
+    float *matmul_partials;       /* split-K's f32 slice products (matmul.c), kept between calls as on a GPU */
+    size_t matmul_partials_bytes;
     double timer_start_ms; /* CLOCK_MONOTONIC at trr_timer_start */
     int timer_running;     /* a start not yet stopped */
 } trr_cpu_device;

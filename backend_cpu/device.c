@@ -151,6 +151,7 @@ static void cpu_close(void *p) {
     trr_cpu_device *dev = p;
     if (!dev) return;
     trr_cpu_pool_destroy(dev->pool);
+    free(dev->matmul_partials);
     free(dev);
 }
 

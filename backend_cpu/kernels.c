@@ -14,7 +14,8 @@
 
 /* The variant is read by trr_cpu_check_config alone (the CPU has one kernel family, simt). */
 #define STREAM_FIELDS (TRR_CFG_BLOCK_N | TRR_CFG_VARIANT)
-#define MATMUL_FIELDS (TRR_CFG_BLOCK_M | TRR_CFG_BLOCK_N | TRR_CFG_BLOCK_K | TRR_CFG_GROUP_M | TRR_CFG_VARIANT)
+#define MATMUL_FIELDS                                                                                           \
+    (TRR_CFG_BLOCK_M | TRR_CFG_BLOCK_N | TRR_CFG_BLOCK_K | TRR_CFG_GROUP_M | TRR_CFG_SPLIT_K | TRR_CFG_VARIANT)
 
 /* Element-wise ops and row norms take elements per task from block_n (16384: large enough that waking a thread
  * costs little against it); the rules whose kernels split rows by themselves leave it unread. The other fields

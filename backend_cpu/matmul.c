@@ -15,6 +15,10 @@
  * OpenBLAS is built without its bf16 GEMM and has no f16 one, and the widening is a small part of the work next to
  * the slice's BLOCK_M x BLOCK_N x BLOCK_K multiply-adds. A half output is accumulated in a per-worker f32 tile.
  * Accumulation is genuine f32 throughout (no TF32-like shortcut exists on a CPU).
+ *
+ * split_k (core/matmul_split.h) runs K's slices as a batch of the same product into f32 partials the device keeps,
+ * then adds them in slice order, applying the epilogue and the output's rounding once, as the GPU backends do:
+ * the heuristic splits where the output tiles alone would leave cores idle and K is deep enough.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -22,6 +26,7 @@
 #include "cpu.h"
 #include "grouped.h"
 #include "half.h"
+#include "matmul_split.h"
 #include "op_table.h"
 #include "vmath.h"
 
@@ -33,6 +38,8 @@
 #define MIN_TILE 128      /* the heuristic splits a dimension only down to this: smaller tiles cost more in packing */
 #define HALF_BLOCK_K 512  /* the heuristic's K slice for half inputs: two f32 slices of a large tile stay a few MiB */
 #define POOL_FLOPS 4e6    /* below this a matmul runs as one tile on the calling thread: waking the pool costs more */
+#define SPLIT_MIN_DEPTH 512 /* the heuristic's shallowest K slice: a slice's partial costs a store and an add a
+                               output, against its 2 x depth flops */
 /* OpenBLAS keeps a table of buffers per calling thread sized for the threads it was built for (64 in Debian's
  * package); at most this many pool threads call it at once. */
 #define BLAS_CALLERS 64
@@ -155,8 +162,8 @@ static void lane_task(void *arg, int64_t begin, int64_t end, int worker) {
     }
 }
 
-trr_status trr_cpu_matmul(trr_context *ctx, const trr_call *call) {
-    TRR_TRY(trr_cpu_matmul_check_config(ctx, call));
+/* The product with split_k 1: every tile of every batch entry an item of the pool. */
+static trr_status run_whole(trr_context *ctx, const trr_call *call) {
     mm_job job;
     memset(&job, 0, sizeof job);
     job.call = call;
@@ -192,12 +199,74 @@ trr_status trr_cpu_matmul(trr_context *ctx, const trr_call *call) {
     return TRR_OK;
 }
 
+/* ---- split-K ---- */
+
+static trr_status split_partials(trr_context *ctx, size_t bytes, void **out_mem) {
+    trr_cpu_device *dev = ctx->dev;
+    if (dev->matmul_partials_bytes < bytes) {
+        free(dev->matmul_partials);
+        dev->matmul_partials = NULL;
+        dev->matmul_partials_bytes = 0;
+        void *p = NULL;
+        if (posix_memalign(&p, 64, bytes) != 0 || !p)
+            return trr_error(ctx, TRR_ERR_OUT_OF_MEMORY, "cpu matmul: %zu bytes for split-K's slice products", bytes);
+        dev->matmul_partials = p;
+        dev->matmul_partials_bytes = bytes;
+    }
+    *out_mem = dev->matmul_partials;
+    return TRR_OK;
+}
+
+typedef struct split_add_job {
+    const trr_call *call;
+    float *partials; /* slices x M x N, the first slice's rows summed into in place */
+    int64_t slices;
+} split_add_job;
+
+/* Rows [begin, end) of C: the slices' products added in slice order into the first slice's row, then the
+ * epilogue, then one store (or rounding) into C. */
+static void split_add_rows(void *arg, int64_t begin, int64_t end, int worker) {
+    (void)worker;
+    const split_add_job *job = arg;
+    const trr_call *c = job->call;
+    const trr_operand *C = &c->z;
+    const int64_t n = c->cols, mn = c->rows * c->cols;
+    for (int64_t r = begin; r < end; r++) {
+        float *acc = job->partials + r * n;
+        for (int64_t s = 1; s < job->slices; s++) {
+            const float *p = job->partials + s * mn + r * n;
+            for (int64_t t = 0; t < n; t++) acc[t] += p[t];
+        }
+        trr_cpu_epilogue_f32(acc, n, c->epilogue, c->alpha);
+        void *dst = element(C, C->offset + r * C->stride0);
+        if (C->dtype == TRR_F32) memcpy(dst, acc, (size_t)n * sizeof(float));
+        else trr_cpu_narrow(acc, C->dtype, dst, n);
+    }
+}
+
+static trr_status split_add(trr_context *ctx, const trr_call *c, void *partials, int64_t slices) {
+    split_add_job job = {c, partials, slices};
+    const int64_t grain = c->cols * slices >= 16384 ? 1 : cdiv(16384, c->cols * slices);
+    trr_cpu_parallel_for(trr_cpu_ctx_pool(ctx), c->rows, grain, split_add_rows, &job);
+    return TRR_OK;
+}
+
+static const trr_matmul_split_ops split_ops = {run_whole, split_partials, split_add};
+
+trr_status trr_cpu_matmul(trr_context *ctx, const trr_call *call) {
+    TRR_TRY(trr_cpu_matmul_check_config(ctx, call));
+    if (call->config.split_k > 1) return trr_matmul_run_split(ctx, call, &split_ops);
+    return run_whole(ctx, call);
+}
+
 /*
  * Tiles as large as the work allows: a GEMM call packs its panels of A and B, and the larger the tile the less
  * that costs per multiply-add. The heuristic starts from one tile per matrix and halves the longer side (down to
  * MIN_TILE, in multiples of 16 columns, a cache line of f32) until the batch has two items per core to balance;
  * a matmul under POOL_FLOPS stays one item. K slices are the whole K (up to BLOCK_LIMIT) for f32 operands, and
- * HALF_BLOCK_K for half ones, whose slices are copied.
+ * HALF_BLOCK_K for half ones, whose slices are copied. Where the tiles still leave cores idle (fewer tiles than
+ * cores: a few rows and columns over a long K), a single product is split along K into as many slices as make
+ * the items the pool wants, each at least SPLIT_MIN_DEPTH deep, block_k then one slice's depth.
  */
 void trr_cpu_matmul_choose_config(trr_call *call) {
     trr_config *c = &call->config;
@@ -215,8 +284,15 @@ void trr_cpu_matmul_choose_config(trr_call *call) {
     }
     c->block_m = (int)bm;
     c->block_n = (int)bn;
+    const int64_t tiles = batch * cdiv(call->rows, bm) * cdiv(call->cols, bn);
+    if (!c->split_k && batch == 1 && tiles < cores && want > 1) {
+        const int64_t by_depth = call->k / SPLIT_MIN_DEPTH;
+        const int64_t split = min64(min64(cdiv(want, tiles), by_depth), TRR_MATMUL_MAX_SPLIT);
+        c->split_k = split >= 2 ? (int)split : 1;
+    }
+    const int64_t block_k = call->x.dtype == TRR_F32 ? BLOCK_LIMIT : HALF_BLOCK_K;
     if (!c->block_k && call->k > 0)
-        c->block_k = (int)min64(call->k, call->x.dtype == TRR_F32 ? BLOCK_LIMIT : HALF_BLOCK_K);
+        c->block_k = (int)min64(c->split_k > 1 ? round_up(cdiv(call->k, c->split_k), 16) : call->k, block_k);
     if (!c->group_m) c->group_m = 8;
     if (!c->threads) c->threads = 1; /* one core per tile */
     if (!c->stages) c->stages = 1;
@@ -233,8 +309,8 @@ trr_status trr_cpu_matmul_check_config(trr_context *ctx, const trr_call *call) {
                          c->block_n, c->block_k);
     if (c->group_m < 1)
         return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cpu matmul: GROUP_M must be positive, got %d", c->group_m);
-    if (c->split_k > 1)
-        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cpu matmul: split_k %d is not implemented (only 1)",
-                         c->split_k);
+    if (c->split_k < 1 || c->split_k > TRR_MATMUL_MAX_SPLIT)
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cpu matmul: split_k must be 1 to %d (slices of K), got %d",
+                         TRR_MATMUL_MAX_SPLIT, c->split_k);
     return TRR_OK;
 }

@@ -20,7 +20,8 @@
  *           check_config drops those it lacks); streaming: work-group size
  *           x elements per invocation (block_n); softmax: work-group size on both kernel families (simt,
  *           subgroup; block_n, the register kernel's row, follows from it); row_sum: work-group size.
- *   cpu     matmul: cache blocks (BM x BN x BK); the element-wise ops: elements per task (block_n); rgb_to_grey,
+ *   cpu     matmul: cache blocks (BM x BN x BK), and split-K on grids smaller than the cores; the element-wise
+ *           ops: elements per task (block_n); rgb_to_grey,
  *           softmax and row_sum read no field there (trr_config_fields_used), so they have no candidates.
  * Everything else (stages, vector width of the GPU matmuls, GROUP_M) is left to each backend's heuristic, which
  * knows its kernels' constraints; check_config then drops whatever a backend cannot run. A field the backend's
@@ -306,6 +307,8 @@ static const space_row space_table[] = {
     /* ---- cpu: cache blocks; a 64 x 256 f32 panel of A and a 256 x 256 panel of B are the heuristic's ---- */
     {.backend = "cpu", .shapes = MATMUL, .block_m = {32, 64, 128}, .block_n = {64, 128, 256, 512},
      .block_k = {128, 256, 512}},
+    {.backend = "cpu", .shapes = MATMUL, .block_m = {64, 128}, .block_n = {128, 256}, .block_k = {512},
+     .split_k = {2, 4, 8}},
     {.backend = "cpu", .shapes = STREAMING | ROWWISE, .block_n = {4096, 16384, 65536}},
     /* ---- any other backend: a small generic set ---- */
     {.backend = NULL, .shapes = MATMUL, .block_m = {32, 64, 128}, .block_n = {32, 64, 128}, .block_k = {16, 32}},

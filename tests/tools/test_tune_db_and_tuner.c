@@ -243,7 +243,7 @@ Test(tune, rejected_entry_falls_back, .init = cr_redirect_stderr) {
     mm m;
     mm_open(&m, 40, 33, 20);
     trr_config bad = tuned_cfg;
-    bad.split_k = 4; /* the CPU backend runs split_k 1 only */
+    bad.split_k = 33; /* past the most slices a call may have */
     trr_tune_entry e = entry_for(&m, &bad);
     cr_assert_eq(trr_tune_db_store(m.ctx, NULL, &e, 1, NULL, 0), TRR_OK);
     /* the lookup finds it; the one resolve step asks the backend, which rejects it, and the call runs on the

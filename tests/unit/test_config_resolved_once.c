@@ -148,7 +148,7 @@ Test(resolve, rejected_entry_then_heuristic, .init = cr_redirect_stderr) {
     fixture f;
     open_counting(&f);
     trr_config bad = tuned;
-    bad.split_k = 3;
+    bad.split_k = 33; /* past the most slices a call may have */
     store_entry(&f, &bad);
     trr_config ran = run_counted(&f, 2, 2);
     cr_assert_eq(ran.split_k, 1);
@@ -162,7 +162,7 @@ Test(resolve, rejected_entry_then_heuristic, .init = cr_redirect_stderr) {
 Test(resolve, rejected_override_fails_the_call) {
     fixture f;
     open_counting(&f);
-    const trr_config bad = {.split_k = 3};
+    const trr_config bad = {.split_k = 33};
     cr_assert_eq(trr_config_override(f.ctx, TRR_OP_MATMUL, &bad), TRR_OK);
     n_choose = n_check = 0;
     cr_assert_eq(trr_matmul(f.ctx, &f.ta, &f.tb, &f.tc, TRR_EPI_NONE, 0, 0), TRR_ERR_UNSUPPORTED);

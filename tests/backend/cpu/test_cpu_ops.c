@@ -413,7 +413,7 @@ Test(cpu, matmul_odd_configs) {
     call.op = TRR_OP_MATMUL;
     call.config = (trr_config){.block_m = 0, .block_n = 8, .block_k = 8, .group_m = 1};
     cr_assert_eq(trr_backend_cpu.check_config(ctx, &call), TRR_ERR_UNSUPPORTED);
-    call.config = (trr_config){.block_m = 8, .block_n = 8, .block_k = 8, .group_m = 1, .split_k = 2};
+    call.config = (trr_config){.block_m = 8, .block_n = 8, .block_k = 8, .group_m = 1, .split_k = 33};
     cr_assert_eq(trr_backend_cpu.check_config(ctx, &call), TRR_ERR_UNSUPPORTED);
 }
 
