@@ -201,8 +201,16 @@ static trr_status run_whole(trr_context *ctx, const trr_call *call) {
 
 /* ---- split-K ---- */
 
+/* The partials a forced split of a large product asks for can pass what the machine has; past a quarter of its
+ * memory the call is refused rather than left to the kernel's out-of-memory killer. */
 static trr_status split_partials(trr_context *ctx, size_t bytes, void **out_mem) {
     trr_cpu_device *dev = ctx->dev;
+    const uint64_t memory = ctx->info.global_memory;
+    if (memory > 0 && bytes > memory / 4)
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED,
+                         "cpu matmul: split-K's f32 slice products need %zu bytes, past a quarter of the %llu bytes of "
+                         "memory; split fewer ways",
+                         bytes, (unsigned long long)memory);
     if (dev->matmul_partials_bytes < bytes) {
         free(dev->matmul_partials);
         dev->matmul_partials = NULL;
