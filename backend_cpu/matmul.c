@@ -38,7 +38,7 @@
 #define MIN_TILE 128      /* the heuristic splits a dimension only down to this: smaller tiles cost more in packing */
 #define HALF_BLOCK_K 512  /* the heuristic's K slice for half inputs: two f32 slices of a large tile stay a few MiB */
 #define POOL_FLOPS 4e6    /* below this a matmul runs as one tile on the calling thread: waking the pool costs more */
-#define SPLIT_MIN_DEPTH 512 /* the heuristic's shallowest K slice: a slice's partial costs a store and an add a
+#define SPLIT_MIN_DEPTH 512 /* the heuristic's shallowest K slice: a slice's partial costs a store and an add per
                                output, against its 2 x depth flops */
 /* OpenBLAS keeps a table of buffers per calling thread sized for the threads it was built for (64 in Debian's
  * package); at most this many pool threads call it at once. */
