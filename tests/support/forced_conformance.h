@@ -5,6 +5,7 @@
 
 #include <criterion/criterion.h>
 #include <stdint.h>
+#include <string.h>
 #include <time.h>
 
 #include "conformance.h"
@@ -27,6 +28,33 @@ static inline trr_conf_report *run_forced_conformance(trr_context *ctx, trr_op o
     }
     cr_assert_eq(trr_config_override(ctx, op, NULL), TRR_OK);
     return rep;
+}
+
+/* One buffer holding A (m x k), B (k x n) and C (m x n) of dtype dt, packed one after another. */
+static inline trr_buffer *forced_matmul_operands(trr_context *ctx, trr_dtype dt, int64_t m, int64_t n, int64_t k,
+                                                 trr_tensor *a, trr_tensor *b, trr_tensor *c) {
+    size_t es = 0;
+    cr_assert_eq(trr_dtype_size(dt, &es), TRR_OK);
+    trr_buffer *buf = NULL;
+    cr_assert_eq(trr_buffer_create(ctx, (size_t)(m * k + k * n + m * n) * es, &buf), TRR_OK);
+    cr_assert_eq(trr_tensor_2d(buf, 0, dt, m, k, 0, a), TRR_OK);
+    cr_assert_eq(trr_tensor_2d(buf, (size_t)(m * k) * es, dt, k, n, 0, b), TRR_OK);
+    cr_assert_eq(trr_tensor_2d(buf, (size_t)(m * k + k * n) * es, dt, m, n, 0, c), TRR_OK);
+    return buf;
+}
+
+/* With `forced` on matmul, the product of a and b into c is refused as unsupported with `reason` in its message
+ * (NULL: any reason, but one); the override is cleared after. */
+static inline void expect_forced_matmul_refused(trr_context *ctx, const trr_config *forced, const trr_tensor *a,
+                                                const trr_tensor *b, const trr_tensor *c, const char *reason) {
+    cr_assert_eq(trr_config_override(ctx, TRR_OP_MATMUL, forced), TRR_OK, "%s", trr_last_error(ctx));
+    cr_expect_eq(trr_matmul(ctx, a, b, c, TRR_EPI_NONE, 0.0f, 0), TRR_ERR_UNSUPPORTED, "want: %s",
+                 reason ? reason : "a refusal");
+    if (reason)
+        cr_expect(strstr(trr_last_error(ctx), reason) != NULL, "'%s' does not say '%s'", trr_last_error(ctx), reason);
+    else
+        cr_expect_str_neq(trr_last_error(ctx), "", "refused without a reason");
+    cr_assert_eq(trr_config_override(ctx, TRR_OP_MATMUL, NULL), TRR_OK);
 }
 
 #endif

@@ -93,16 +93,31 @@ Test(cpu_matmul_split, heuristic_splits_few_tiles_of_a_long_k, .timeout = 300) {
 
 Test(cpu_matmul_split, more_slices_than_a_call_may_have_are_refused) {
     trr_context *ctx = open_device_or_skip("cpu", "cpu");
-    trr_buffer *buf = NULL;
     trr_tensor a, b, c;
-    cr_assert_eq(trr_buffer_create(ctx, (size_t)(3 * 64 * 64) * 4, &buf), TRR_OK);
-    cr_assert_eq(trr_tensor_2d(buf, 0, TRR_F32, 64, 64, 0, &a), TRR_OK);
-    cr_assert_eq(trr_tensor_2d(buf, 64 * 64 * 4, TRR_F32, 64, 64, 0, &b), TRR_OK);
-    cr_assert_eq(trr_tensor_2d(buf, 2 * 64 * 64 * 4, TRR_F32, 64, 64, 0, &c), TRR_OK);
+    trr_buffer *buf = forced_matmul_operands(ctx, TRR_F32, 64, 64, 64, &a, &b, &c);
     const trr_config too_many = {.split_k = TRR_MATMUL_MAX_SPLIT + 1};
-    cr_assert_eq(trr_config_override(ctx, TRR_OP_MATMUL, &too_many), TRR_OK);
-    cr_expect_eq(trr_matmul(ctx, &a, &b, &c, TRR_EPI_NONE, 0.0f, 0), TRR_ERR_UNSUPPORTED);
-    cr_expect(strstr(trr_last_error(ctx), "split_k must be 1 to 32") != NULL, "reason: %s", trr_last_error(ctx));
+    expect_forced_matmul_refused(ctx, &too_many, &a, &b, &c, "split_k must be 1 to 32");
+    trr_buffer_destroy(buf);
+    trr_context_destroy(ctx);
+}
+
+/* A split whose f32 products would take more than a quarter of the machine's memory is refused before anything
+ * runs: 32 slices of 16 over an N x N f16 product just past that size (on machines of up to 64 GiB, where the
+ * operands stay a few hundred MiB). */
+Test(cpu_matmul_split, a_split_past_a_quarter_of_memory_is_refused) {
+    trr_context *ctx = open_device_or_skip("cpu", "cpu");
+    trr_device_info info;
+    cr_assert_eq(trr_context_device(ctx, &info), TRR_OK);
+    if (info.global_memory == 0 || info.global_memory > (64ull << 30)) {
+        trr_context_destroy(ctx);
+        cr_skip_test("%llu bytes of memory: the product that passes a quarter of it is too large for a test",
+                     (unsigned long long)info.global_memory);
+    }
+    const int64_t n = (int64_t)sqrt((double)info.global_memory / 4.0 / (4.0 * TRR_MATMUL_MAX_SPLIT)) + 16;
+    trr_tensor a, b, c;
+    trr_buffer *buf = forced_matmul_operands(ctx, TRR_F16, n, n, 16 * TRR_MATMUL_MAX_SPLIT, &a, &b, &c);
+    const trr_config wide = {.split_k = TRR_MATMUL_MAX_SPLIT, .block_k = 16};
+    expect_forced_matmul_refused(ctx, &wide, &a, &b, &c, "past a quarter of the");
     trr_buffer_destroy(buf);
     trr_context_destroy(ctx);
 }

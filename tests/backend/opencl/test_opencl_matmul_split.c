@@ -29,17 +29,10 @@ Test(opencl_matmul_split, forced_slices_pass_the_quick_subset, .timeout = 600) {
             trr_conformance_free(rep);
         }
 
-    trr_buffer *buf = NULL;
     trr_tensor a, b, c;
-    cr_assert_eq(trr_buffer_create(ctx, (size_t)(3 * 64 * 64) * 4, &buf), TRR_OK);
-    cr_assert_eq(trr_tensor_2d(buf, 0, TRR_F32, 64, 64, 0, &a), TRR_OK);
-    cr_assert_eq(trr_tensor_2d(buf, 64 * 64 * 4, TRR_F32, 64, 64, 0, &b), TRR_OK);
-    cr_assert_eq(trr_tensor_2d(buf, 2 * 64 * 64 * 4, TRR_F32, 64, 64, 0, &c), TRR_OK);
+    trr_buffer *buf = forced_matmul_operands(ctx, TRR_F32, 64, 64, 64, &a, &b, &c);
     const trr_config too_many = {.variant = TRR_VARIANT_SIMT, .split_k = TRR_MATMUL_MAX_SPLIT + 1};
-    cr_assert_eq(trr_config_override(ctx, TRR_OP_MATMUL, &too_many), TRR_OK);
-    cr_expect_eq(trr_matmul(ctx, &a, &b, &c, TRR_EPI_NONE, 0.0f, 0), TRR_ERR_UNSUPPORTED);
-    cr_expect(strstr(trr_last_error(ctx), "split_k must be 1 to 32") != NULL, "reason: %s", trr_last_error(ctx));
-    cr_assert_eq(trr_config_override(ctx, TRR_OP_MATMUL, NULL), TRR_OK);
+    expect_forced_matmul_refused(ctx, &too_many, &a, &b, &c, "split_k must be 1 to 32");
     trr_buffer_destroy(buf);
     trr_context_destroy(ctx);
 }

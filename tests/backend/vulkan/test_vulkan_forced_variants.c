@@ -19,18 +19,6 @@
 
 static trr_context *open_vulkan(void) { return open_device_or_skip("vulkan:0", "vulkan"); }
 
-/* One buffer holding A (m x k), B (k x n) and C (m x n) of dtype dt, packed one after another. */
-static trr_buffer *matmul_operands(trr_context *ctx, trr_dtype dt, int64_t m, int64_t n, int64_t k, trr_tensor *a,
-                                   trr_tensor *b, trr_tensor *c) {
-    const size_t es = dt == TRR_F32 ? 4 : 2;
-    trr_buffer *buf = NULL;
-    cr_assert_eq(trr_buffer_create(ctx, (size_t)(m * k + k * n + m * n) * es, &buf), TRR_OK);
-    cr_assert_eq(trr_tensor_2d(buf, 0, dt, m, k, 0, a), TRR_OK);
-    cr_assert_eq(trr_tensor_2d(buf, (size_t)(m * k) * es, dt, k, n, 0, b), TRR_OK);
-    cr_assert_eq(trr_tensor_2d(buf, (size_t)(m * k + k * n) * es, dt, m, n, 0, c), TRR_OK);
-    return buf;
-}
-
 /* Runs op's conformance cases with the config forced (what a failure's message names it by: label) and expects
  * none to fail; returns the report. */
 static trr_conf_report *run_forced_config(trr_context *ctx, trr_op op, const trr_config *forced, const char *label) {
@@ -223,7 +211,7 @@ Test(vulkan_variants, matmul_cooperative_variants) {
 Test(vulkan_variants, matmul_oversized_unroll_is_refused, .timeout = 120) {
     trr_context *ctx = open_vulkan();
     trr_tensor a, b, c;
-    trr_buffer *buf = matmul_operands(ctx, TRR_F32, 64, 64, 300, &a, &b, &c);
+    trr_buffer *buf = forced_matmul_operands(ctx, TRR_F32, 64, 64, 300, &a, &b, &c);
     const trr_config big = {.block_m = 4, .block_n = 16, .block_k = 128, .threads = 1, .variant = TRR_VARIANT_SIMT};
     cr_assert_eq(trr_config_override(ctx, TRR_OP_MATMUL, &big), TRR_OK);
     const time_t t0 = time(NULL);
@@ -260,18 +248,13 @@ Test(vulkan_variants, matmul_split_k, .timeout = 300) {
         }
 
     trr_tensor a, b, c;
-    trr_buffer *buf = matmul_operands(ctx, TRR_F16, 8192, 8192, 1024, &a, &b, &c);
+    trr_buffer *buf = forced_matmul_operands(ctx, TRR_F16, 8192, 8192, 1024, &a, &b, &c);
     const trr_config too_many = {.variant = TRR_VARIANT_SIMT, .split_k = TRR_MATMUL_MAX_SPLIT + 1};
-    cr_assert_eq(trr_config_override(ctx, TRR_OP_MATMUL, &too_many), TRR_OK);
-    cr_expect_eq(trr_matmul(ctx, &a, &b, &c, TRR_EPI_NONE, 0.0f, 0), TRR_ERR_UNSUPPORTED);
-    cr_expect(strstr(trr_last_error(ctx), "split_k = 33; 1 to 32 slices") != NULL, "reason: %s", trr_last_error(ctx));
+    expect_forced_matmul_refused(ctx, &too_many, &a, &b, &c, "split_k = 33; 1 to 32 slices");
     /* 32 slices of 8192 x 8192 f32 products: 8 GiB, past any binding (its range is 32 bits) */
     const trr_config wide = {.variant = TRR_VARIANT_SIMT, .split_k = TRR_MATMUL_MAX_SPLIT};
-    cr_assert_eq(trr_config_override(ctx, TRR_OP_MATMUL, &wide), TRR_OK);
-    cr_expect_eq(trr_matmul(ctx, &a, &b, &c, TRR_EPI_NONE, 0.0f, 0), TRR_ERR_UNSUPPORTED);
-    cr_expect(strstr(trr_last_error(ctx), "the 32 slices' f32 products of 8192x8192 take 8589934592 bytes") != NULL,
-              "reason: %s", trr_last_error(ctx));
-    cr_assert_eq(trr_config_override(ctx, TRR_OP_MATMUL, NULL), TRR_OK);
+    expect_forced_matmul_refused(ctx, &wide, &a, &b, &c,
+                                 "the 32 slices' f32 products of 8192x8192 take 8589934592 bytes");
     trr_buffer_destroy(buf);
     trr_context_destroy(ctx);
 }
@@ -300,21 +283,16 @@ Test(vulkan_variants, matmul_coop_stages, .timeout = 600) {
         }
 
     trr_tensor a, b, c;
-    trr_buffer *buf = matmul_operands(ctx, TRR_F16, 48, 64, 64, &a, &b, &c);
+    trr_buffer *buf = forced_matmul_operands(ctx, TRR_F16, 48, 64, 64, &a, &b, &c);
     /* as many threads that multiply as a workgroup takes: no room for the eight producer subgroups of stages 6 */
     trr_device_info info;
     cr_assert_eq(trr_context_device(ctx, &info), TRR_OK);
     const trr_config full = {.variant = TRR_VARIANT_COOP_KHR, .stages = 6, .block_m = 64, .block_n = 64,
                              .block_k = 16, .threads = info.max_threads_per_block};
-    cr_assert_eq(trr_config_override(ctx, TRR_OP_MATMUL, &full), TRR_OK);
-    cr_expect_eq(trr_matmul(ctx, &a, &b, &c, TRR_EPI_NONE, 0.0f, 0), TRR_ERR_UNSUPPORTED);
-    cr_expect_str_neq(trr_last_error(ctx), "");
+    expect_forced_matmul_refused(ctx, &full, &a, &b, &c, NULL);
     const trr_config past = {.variant = TRR_VARIANT_COOP_KHR, .stages = 8, .block_m = 64, .block_n = 64,
                              .block_k = 16, .threads = 128};
-    cr_assert_eq(trr_config_override(ctx, TRR_OP_MATMUL, &past), TRR_OK);
-    cr_expect_eq(trr_matmul(ctx, &a, &b, &c, TRR_EPI_NONE, 0.0f, 0), TRR_ERR_UNSUPPORTED);
-    cr_expect_str_neq(trr_last_error(ctx), "");
-    cr_assert_eq(trr_config_override(ctx, TRR_OP_MATMUL, NULL), TRR_OK);
+    expect_forced_matmul_refused(ctx, &past, &a, &b, &c, NULL);
     trr_buffer_destroy(buf);
     trr_context_destroy(ctx);
 }
@@ -342,13 +320,10 @@ Test(vulkan_variants, matmul_cm2_tiles, .timeout = 600) {
         trr_conformance_free(rep);
     }
     trr_tensor a, b, c;
-    trr_buffer *buf = matmul_operands(ctx, TRR_F16, 48, 64, 64, &a, &b, &c);
+    trr_buffer *buf = forced_matmul_operands(ctx, TRR_F16, 48, 64, 64, &a, &b, &c);
     const trr_config past = {.variant = TRR_VARIANT_CM2, .block_m = 64, .block_n = 64, .block_k = 64,
                              .threads = 128, .stages = 9};
-    cr_assert_eq(trr_config_override(ctx, TRR_OP_MATMUL, &past), TRR_OK);
-    cr_expect_eq(trr_matmul(ctx, &a, &b, &c, TRR_EPI_NONE, 0.0f, 0), TRR_ERR_UNSUPPORTED);
-    cr_expect_str_neq(trr_last_error(ctx), "");
-    cr_assert_eq(trr_config_override(ctx, TRR_OP_MATMUL, NULL), TRR_OK);
+    expect_forced_matmul_refused(ctx, &past, &a, &b, &c, NULL);
     trr_buffer_destroy(buf);
     trr_context_destroy(ctx);
 }
