@@ -272,9 +272,9 @@ trr_status trr_cpu_matmul(trr_context *ctx, const trr_call *call) {
  * that costs per multiply-add. The heuristic starts from one tile per matrix and halves the longer side (down to
  * MIN_TILE, in multiples of 16 columns, a cache line of f32) until the batch has two items per core to balance;
  * a matmul under POOL_FLOPS stays one item. K slices are the whole K (up to BLOCK_LIMIT) for f32 operands, and
- * HALF_BLOCK_K for half ones, whose slices are copied. Where the tiles still leave cores idle (fewer tiles than
- * cores: a few rows and columns over a long K), a single product is split along K into as many slices as make
- * the items the pool wants, each at least SPLIT_MIN_DEPTH deep, block_k then one slice's depth.
+ * HALF_BLOCK_K for half ones, whose slices are copied. Where the tiles still leave cores idle (fewer tiles of all
+ * the batch's matrices than cores: a few rows and columns over a long K), each matrix is split along K into as
+ * many slices as make the items the pool wants, each at least SPLIT_MIN_DEPTH deep, block_k one slice's depth.
  */
 void trr_cpu_matmul_choose_config(trr_call *call) {
     trr_config *c = &call->config;
@@ -292,8 +292,9 @@ void trr_cpu_matmul_choose_config(trr_call *call) {
     }
     c->block_m = (int)bm;
     c->block_n = (int)bn;
-    const int64_t tiles = batch * cdiv(call->rows, bm) * cdiv(call->cols, bn);
-    if (!c->split_k && batch == 1 && tiles < cores && want > 1) {
+    /* a split batch runs matrix by matrix (trr_matmul_run_split), so each matrix's slices fill the pool alone */
+    const int64_t tiles = cdiv(call->rows, bm) * cdiv(call->cols, bn);
+    if (!c->split_k && batch * tiles < cores && want > 1) {
         const int64_t by_depth = call->k / SPLIT_MIN_DEPTH;
         const int64_t split = min64(min64(cdiv(want, tiles), by_depth), TRR_MATMUL_MAX_SPLIT);
         c->split_k = split >= 2 ? (int)split : 1;
