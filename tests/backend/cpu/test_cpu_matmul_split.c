@@ -2,7 +2,8 @@
  * product into f32 partials and adds them in slice order with the epilogue and the output's rounding): the whole
  * matmul conformance list passes with 3 slices and the quick subset with 2, 7 and 32 (K's rest in a shorter slice,
  * batches matrix by matrix); the heuristic splits a product whose tiles leave cores idle over a long K, and only
- * such a product; more slices than a call may have are refused with the reason. */
+ * such a product; more slices than a call may have, and partials past a quarter of memory, are refused with the
+ * reason. */
 #include "conformance.h"
 #include "forced_conformance.h"
 #include "matmul_split.h"
