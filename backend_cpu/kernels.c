@@ -63,7 +63,7 @@ static const cpu_rule rules[] = {
     {TRR_SHAPE_ROW_NORM, trr_cpu_norm_provides, {NULL, NULL}, trr_cpu_row_norm, choose_stream, check_stream,
      TRR_CFG_VARIANT, 0},
     {TRR_SHAPE_ATTENTION, NULL, {"attention", "attention"}, trr_cpu_attention, trr_cpu_attention_choose_config,
-     trr_cpu_attention_check_config, TRR_CFG_BLOCK_M | TRR_CFG_BLOCK_N | TRR_CFG_VARIANT, 1},
+     trr_cpu_attention_check_config, TRR_CFG_BLOCK_M | TRR_CFG_BLOCK_N | TRR_CFG_SPLIT_K | TRR_CFG_VARIANT, 1},
 };
 
 /* user ops (core/user_op.h): the definition's C function; its tile parameters are the definition's fields */

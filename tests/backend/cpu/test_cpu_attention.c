@@ -2,7 +2,7 @@
  * and one key per block, blocks that are not multiples of the vector chunk, blocks larger than any sequence, and a
  * query block smaller than a GQA group. Each runs attention's quick conformance cases (every dtype, GQA, causal,
  * rows that see no key, lse, [B,S,H,D] views). And f32 keys and values in overlapping views, which the BLAS cannot
- * read in place. */
+ * read in place. The keys split into chunks a second pass merges (split_k), forced and by the heuristic. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdint.h>
@@ -134,4 +134,81 @@ Test(cpu_attention, overlapping_f32_kv_rows) {
     free(kv);
     free(o);
     free(lse);
+}
+
+/* Split keys (split_k: chunks of whole key blocks, each an item of the pool, merged by a second pass): every
+ * attention conformance case passes under 2, 3, 7 and 128 chunks over key blocks of 1, 16, 17 and the default
+ * 256 (chunks past the keys leave fewer of them). */
+Test(cpu_attention, split_keys_pass_conformance, .timeout = 300) {
+    const trr_config configs[] = {{.split_k = 2, .block_n = 16}, {.split_k = 3, .block_n = 1},
+                                  {.split_k = 7, .block_n = 17}, {.split_k = 128, .block_n = 1}, {.split_k = 3}};
+    trr_conf_options opt = {.seed = (uint64_t)time(NULL), .op_mask = 1u << TRR_OP_ATTENTION};
+    for (size_t i = 0; i < sizeof configs / sizeof configs[0]; i++) {
+        trr_context *ctx = NULL;
+        cr_assert_eq(trr_context_create("cpu", &ctx), TRR_OK, "%s", trr_last_error(NULL));
+        cr_assert_eq(trr_config_override(ctx, TRR_OP_ATTENTION, &configs[i]), TRR_OK, "%s", trr_last_error(ctx));
+        trr_conf_report *rep = NULL;
+        cr_assert_eq(trr_conformance_run(ctx, &opt, &rep), TRR_OK, "%s", trr_last_error(ctx));
+        if (rep->failed) trr_conformance_print_matrix((const trr_conf_report *const *)&rep, 1, stdout);
+        cr_expect_eq(rep->failed, 0, "split_k %d block_n %d: %d cases failed (seed %llu)", configs[i].split_k,
+                     configs[i].block_n, rep->failed, (unsigned long long)opt.seed);
+        cr_expect_gt(rep->passed, 10);
+        cr_expect_eq(rep->unsupported, 0);
+        trr_conformance_free(rep);
+        trr_context_destroy(ctx);
+    }
+}
+
+/* Decode (one query, one kv head for eight query heads, many keys): one item, which the heuristic splits over the
+ * keys on a machine of several cores; the result agrees with the unsplit kernel's to 1e-5 (both f32 sums). More
+ * chunks than a call may ask for are refused with the reason. */
+Test(cpu_attention, the_heuristic_splits_decode_keys) {
+    enum { HQ = 8, SKV = 4096, D = 64 };
+    trr_context *ctx = NULL;
+    cr_assert_eq(trr_context_create("cpu", &ctx), TRR_OK);
+    trr_device_info info;
+    cr_assert_eq(trr_context_device(ctx, &info), TRR_OK);
+    const size_t nq = HQ * D, nkv = (size_t)SKV * D;
+    float *host = malloc(sizeof(float) * (nq + 2 * nkv)), got[2][HQ * D];
+    cr_assert(host);
+    uint32_t r = 7;
+    for (size_t i = 0; i < nq + 2 * nkv; i++) {
+        r = r * 1664525u + 1013904223u;
+        host[i] = (float)(r >> 8) / 16777216.0f * 2.0f - 1.0f;
+    }
+    trr_buffer *buf;
+    cr_assert_eq(trr_buffer_create(ctx, sizeof(float) * (2 * nq + 2 * nkv), &buf), TRR_OK);
+    cr_assert_eq(trr_buffer_write(ctx, buf, 0, host, sizeof(float) * (nq + 2 * nkv)), TRR_OK);
+    const int64_t sq[4] = {1, HQ, 1, D}, skv[4] = {1, 1, SKV, D};
+    trr_tensor q, k, v, o;
+    cr_assert_eq(trr_tensor_nd(buf, 0, TRR_F32, 4, sq, NULL, &q), TRR_OK);
+    cr_assert_eq(trr_tensor_nd(buf, sizeof(float) * nq, TRR_F32, 4, skv, NULL, &k), TRR_OK);
+    cr_assert_eq(trr_tensor_nd(buf, sizeof(float) * (nq + nkv), TRR_F32, 4, skv, NULL, &v), TRR_OK);
+    cr_assert_eq(trr_tensor_nd(buf, sizeof(float) * (nq + 2 * nkv), TRR_F32, 4, sq, NULL, &o), TRR_OK);
+    trr_config used[2];
+    for (int run = 0; run < 2; run++) {
+        const trr_config whole = {.split_k = 1};
+        cr_assert_eq(trr_config_override(ctx, TRR_OP_ATTENTION, run ? &whole : NULL), TRR_OK);
+        cr_assert_eq(trr_buffer_fill(ctx, buf, sizeof(float) * (nq + 2 * nkv), sizeof(float) * nq, 0xFF), TRR_OK);
+        cr_assert_eq(trr_attention(ctx, &q, &k, &v, &o, NULL, 0.0f, 0), TRR_OK, "%s", trr_last_error(ctx));
+        cr_assert_eq(trr_config_last(ctx, &used[run]), TRR_OK);
+        cr_assert_eq(trr_buffer_read(ctx, buf, sizeof(float) * (nq + 2 * nkv), got[run], sizeof got[run]), TRR_OK);
+    }
+    if (info.compute_units < 2) cr_expect_eq(used[0].split_k, 1, "one core split the keys");
+    else cr_expect_geq(used[0].split_k, 2, "decode ran as one item on %d cores", info.compute_units);
+    cr_expect_eq(used[1].split_k, 1);
+    double err = 0, ref = 0;
+    for (int i = 0; i < HQ * D; i++) {
+        cr_assert(isfinite(got[0][i]), "element %d is %g", i, (double)got[0][i]);
+        err += ((double)got[0][i] - got[1][i]) * ((double)got[0][i] - got[1][i]);
+        ref += (double)got[1][i] * got[1][i];
+    }
+    cr_expect_leq(sqrt(err / ref), 1e-5, "split and whole differ by %g", sqrt(err / ref));
+    const trr_config too_many = {.split_k = 129};
+    cr_assert_eq(trr_config_override(ctx, TRR_OP_ATTENTION, &too_many), TRR_OK);
+    cr_expect_eq(trr_attention(ctx, &q, &k, &v, &o, NULL, 0.0f, 0), TRR_ERR_UNSUPPORTED);
+    cr_expect(strstr(trr_last_error(ctx), "split_k 129 must be 1 to 128"), "%s", trr_last_error(ctx));
+    trr_buffer_destroy(buf);
+    free(host);
+    trr_context_destroy(ctx);
 }
