@@ -6,32 +6,37 @@
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "conformance.h"
+#include "forced_conformance.h"
 #include "trireme.h"
+
+/* Attention's conformance cases (the quick subset where quick) pass under each config forced on a fresh context,
+ * none of them refused. */
+static void expect_configs_pass(const trr_config *configs, size_t n, int quick) {
+    for (size_t i = 0; i < n; i++) {
+        trr_context *ctx = NULL;
+        cr_assert_eq(trr_context_create("cpu", &ctx), TRR_OK, "%s", trr_last_error(NULL));
+        char label[96];
+        snprintf(label, sizeof label, "block_m %d block_n %d split_k %d: ", configs[i].block_m, configs[i].block_n,
+                 configs[i].split_k);
+        trr_conf_report *rep = run_forced_conformance(ctx, TRR_OP_ATTENTION, &configs[i], quick, label);
+        cr_expect_gt(rep->passed, 10, "%sonly %d cases passed", label, rep->passed);
+        cr_expect_eq(rep->unsupported, 0, "%s%d cases refused", label, rep->unsupported);
+        trr_conformance_free(rep);
+        trr_context_destroy(ctx);
+    }
+}
 
 Test(cpu_attention, odd_block_configs, .timeout = 300) {
     const trr_config configs[] = {{.block_m = 1, .block_n = 1}, {.block_m = 3, .block_n = 17},
                                   {.block_m = 5, .block_n = 100}, {.block_m = 1024, .block_n = 1024},
                                   {.block_m = 64, .block_n = 16}};
-    trr_conf_options opt = {.seed = (uint64_t)time(NULL), .quick = 1, .op_mask = 1u << TRR_OP_ATTENTION};
-    for (size_t i = 0; i < sizeof configs / sizeof configs[0]; i++) {
-        trr_context *ctx = NULL;
-        cr_assert_eq(trr_context_create("cpu", &ctx), TRR_OK, "%s", trr_last_error(NULL));
-        cr_assert_eq(trr_config_override(ctx, TRR_OP_ATTENTION, &configs[i]), TRR_OK, "%s", trr_last_error(ctx));
-        trr_conf_report *rep = NULL;
-        cr_assert_eq(trr_conformance_run(ctx, &opt, &rep), TRR_OK, "%s", trr_last_error(ctx));
-        if (rep->failed) trr_conformance_print_matrix((const trr_conf_report *const *)&rep, 1, stdout);
-        cr_expect_eq(rep->failed, 0, "block_m %d block_n %d: %d cases failed (seed %llu)", configs[i].block_m,
-                     configs[i].block_n, rep->failed, (unsigned long long)opt.seed);
-        cr_expect_gt(rep->passed, 10);
-        cr_expect_eq(rep->unsupported, 0);
-        trr_conformance_free(rep);
-        trr_context_destroy(ctx);
-    }
+    expect_configs_pass(configs, sizeof configs / sizeof configs[0], 1);
 }
 
 /* A block size past the kernel's limit is refused with the reason, not clamped. */
@@ -142,21 +147,7 @@ Test(cpu_attention, overlapping_f32_kv_rows) {
 Test(cpu_attention, split_keys_pass_conformance, .timeout = 300) {
     const trr_config configs[] = {{.split_k = 2, .block_n = 16}, {.split_k = 3, .block_n = 1},
                                   {.split_k = 7, .block_n = 17}, {.split_k = 128, .block_n = 1}, {.split_k = 3}};
-    trr_conf_options opt = {.seed = (uint64_t)time(NULL), .op_mask = 1u << TRR_OP_ATTENTION};
-    for (size_t i = 0; i < sizeof configs / sizeof configs[0]; i++) {
-        trr_context *ctx = NULL;
-        cr_assert_eq(trr_context_create("cpu", &ctx), TRR_OK, "%s", trr_last_error(NULL));
-        cr_assert_eq(trr_config_override(ctx, TRR_OP_ATTENTION, &configs[i]), TRR_OK, "%s", trr_last_error(ctx));
-        trr_conf_report *rep = NULL;
-        cr_assert_eq(trr_conformance_run(ctx, &opt, &rep), TRR_OK, "%s", trr_last_error(ctx));
-        if (rep->failed) trr_conformance_print_matrix((const trr_conf_report *const *)&rep, 1, stdout);
-        cr_expect_eq(rep->failed, 0, "split_k %d block_n %d: %d cases failed (seed %llu)", configs[i].split_k,
-                     configs[i].block_n, rep->failed, (unsigned long long)opt.seed);
-        cr_expect_gt(rep->passed, 10);
-        cr_expect_eq(rep->unsupported, 0);
-        trr_conformance_free(rep);
-        trr_context_destroy(ctx);
-    }
+    expect_configs_pass(configs, sizeof configs / sizeof configs[0], 0);
 }
 
 /* Decode (one query, one kv head for eight query heads, many keys): one item, which the heuristic splits over the
