@@ -301,10 +301,12 @@ trr_status trr_cpu_attention(trr_context *ctx, const trr_call *call) {
                              16);
     /* the keys in chunks of whole key blocks; a split that leaves a chunk empty has fewer chunks */
     const int64_t items = a->batch * a->heads_kv * job.nqb;
-    job.split = call->config.split_k > 1 ? call->config.split_k : 1;
-    job.chunk = round_up((a->seq_kv + job.split - 1) / job.split, job.bn);
-    job.split = (a->seq_kv + job.chunk - 1) / job.chunk;
-    if (job.split < 1) job.split = 1;
+    job.split = 1;
+    job.chunk = a->seq_kv;
+    if (call->config.split_k > 1 && job.bn > 0) {
+        job.chunk = round_up((a->seq_kv + call->config.split_k - 1) / call->config.split_k, job.bn);
+        job.split = (a->seq_kv + job.chunk - 1) / job.chunk;
+    }
     const size_t part_bytes =
         job.split > 1 ? (size_t)(items * job.split * job.rows * (D + 3)) * sizeof(float) : 0;
     trr_cpu_pool *pool = trr_cpu_ctx_pool(ctx);
