@@ -5,6 +5,7 @@
 
 #include <criterion/criterion.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
@@ -28,6 +29,23 @@ static inline trr_conf_report *run_forced_conformance(trr_context *ctx, trr_op o
     }
     cr_assert_eq(trr_config_override(ctx, op, NULL), TRR_OK);
     return rep;
+}
+
+/* matmul's quick conformance under split_k 2, 3 and 7 (K's rest in a shorter slice) on each of the variants; the
+ * SIMT kernel, which every device runs, must run some cases, the others may be refused with a reason. */
+static inline void run_forced_splits(trr_context *ctx, const trr_variant *variants, int n_variants) {
+    static const int splits[] = {2, 3, 7};
+    for (int i = 0; i < n_variants; i++)
+        for (int j = 0; j < 3; j++) {
+            const trr_config forced = {.variant = (int)variants[i], .split_k = splits[j]};
+            const char *name = "?";
+            trr_variant_name(variants[i], &name);
+            char label[64];
+            snprintf(label, sizeof label, "%s split_k %d: ", name, splits[j]);
+            trr_conf_report *rep = run_forced_conformance(ctx, TRR_OP_MATMUL, &forced, 1, label);
+            if (variants[i] == TRR_VARIANT_SIMT) cr_expect_gt(rep->passed, 0, "%sno case ran", label);
+            trr_conformance_free(rep);
+        }
 }
 
 /* One buffer holding A (m x k), B (k x n) and C (m x n) of dtype dt, packed one after another. */

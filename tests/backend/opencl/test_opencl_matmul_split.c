@@ -16,18 +16,7 @@
 Test(opencl_matmul_split, forced_slices_pass_the_quick_subset, .timeout = 600) {
     trr_context *ctx = open_device_or_skip("opencl:0", "opencl");
     const trr_variant vs[] = {TRR_VARIANT_SIMT, TRR_VARIANT_MMA, TRR_VARIANT_WGMMA};
-    const int splits[] = {2, 3, 7};
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) {
-            const trr_config forced = {.variant = (int)vs[i], .split_k = splits[j]};
-            const char *name = "?";
-            trr_variant_name(vs[i], &name);
-            char label[64];
-            snprintf(label, sizeof label, "%s split_k %d: ", name, splits[j]);
-            trr_conf_report *rep = run_forced_conformance(ctx, TRR_OP_MATMUL, &forced, 1, label);
-            if (vs[i] == TRR_VARIANT_SIMT) cr_expect_gt(rep->passed, 0, "%sno case ran", label);
-            trr_conformance_free(rep);
-        }
+    run_forced_splits(ctx, vs, 3);
 
     trr_tensor a, b, c;
     trr_buffer *buf = forced_matmul_operands(ctx, TRR_F32, 64, 64, 64, &a, &b, &c);

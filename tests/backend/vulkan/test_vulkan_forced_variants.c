@@ -234,18 +234,7 @@ Test(vulkan_variants, matmul_oversized_unroll_is_refused, .timeout = 120) {
 Test(vulkan_variants, matmul_split_k, .timeout = 300) {
     trr_context *ctx = open_vulkan();
     const trr_variant vs[] = {TRR_VARIANT_SIMT, TRR_VARIANT_COOP_KHR, TRR_VARIANT_COOP_NV};
-    const int splits[] = {2, 3, 7};
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) {
-            const trr_config forced = {.variant = (int)vs[i], .split_k = splits[j]};
-            char label[64];
-            const char *name = "?";
-            trr_variant_name(vs[i], &name);
-            snprintf(label, sizeof label, "%s split_k %d: ", name, splits[j]);
-            trr_conf_report *rep = run_forced_conformance(ctx, TRR_OP_MATMUL, &forced, 1, label);
-            if (vs[i] == TRR_VARIANT_SIMT) cr_expect_gt(rep->passed, 0, "%sno case ran", label);
-            trr_conformance_free(rep);
-        }
+    run_forced_splits(ctx, vs, 3);
 
     trr_tensor a, b, c;
     trr_buffer *buf = forced_matmul_operands(ctx, TRR_F16, 8192, 8192, 1024, &a, &b, &c);
