@@ -309,13 +309,21 @@ uint64_t trr_vk_loop_budget(const trr_vk_device *d) {
 #define TRR_VK_COOP_PRODUCER_TILES 512
 #define TRR_VK_COOP_PRODUCER_MIN_K 2048
 
+/* split_k where the config leaves it (core/matmul_split.h): a GPU's grid that leaves most compute units idle is
+ * split along K, where the driver says how many units there are; CPU devices, whose few cores any grid fills, run
+ * whole. */
+static int split_for_grid(const trr_vk_device *d, const trr_call *call, const trr_config *c) {
+    if (d->phys.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU) return 1;
+    return trr_matmul_split_for_call(call, c, (int)d->phys.compute_units);
+}
+
 /* matmul_cm2.comp's tiles, as llama.cpp's cooperative_matrix2 matmul takes them on NVIDIA: slices 64 deep, which
  * the driver loads and pipelines, over 256 threads; 128x256 tiles where at least TRR_VK_CM2_WIDE_TILES of them
  * fill the grid, else 128x128, and 64x64 over 128 threads where fewer than 128 tiles of 128x128 would (small).
  * An f32 output that folds (matmul_fold.h) keeps a second accumulator of the whole tile: 128x128 at most, whose
  * two take what one 128x256 does. stages 4: 256 of K per unrolled iteration of the interior loop. */
 #define TRR_VK_CM2_WIDE_TILES 256
-static void fill_cm2(const trr_call *call, trr_config *c, int small) {
+static void fill_cm2(const trr_vk_device *d, const trr_call *call, trr_config *c, int small) {
     const int64_t batch = call->batch > 1 ? call->batch : 1;
     const int64_t wide_tiles = ((call->rows + 127) / 128) * ((call->cols + 255) / 256) * batch;
     const int wide = !small && wide_tiles >= TRR_VK_CM2_WIDE_TILES && !trr_matmul_folds(call, 4096);
@@ -326,7 +334,7 @@ static void fill_cm2(const trr_call *call, trr_config *c, int small) {
     if (!c->group_m) c->group_m = 8;
     if (!c->stages) c->stages = 4;
     if (!c->vector_width) c->vector_width = 1;
-    if (!c->split_k) c->split_k = 1;
+    if (!c->split_k) c->split_k = split_for_grid(d, call, c);
 }
 
 /* The cooperative-matrix variants' heuristic (c->variant names one of them). */
@@ -341,7 +349,7 @@ static void fill_coop(const trr_vk_device *d, const trr_call *call, trr_config *
     int small = tiles < 128;
     int bm = small ? 64 : 128, bn = small ? 64 : 128, bk = small ? 32 : 16;
     if (c->variant == TRR_VARIANT_CM2) {
-        fill_cm2(call, c, small);
+        fill_cm2(d, call, c, small);
         return;
     }
     /* whole slices of the device's matrix depth (KHR shapes other than 16x16x16 have not been measured) */
@@ -374,7 +382,7 @@ static void fill_coop(const trr_vk_device *d, const trr_call *call, trr_config *
      * workgroup per SM (194-202 registers) however few of a slice's reads a thread holds. */
     if (!c->stages) c->stages = c->variant == TRR_VARIANT_COOP_KHR ? 3 : 2;
     if (!c->vector_width) c->vector_width = 1;
-    if (!c->split_k) c->split_k = 1;
+    if (!c->split_k) c->split_k = split_for_grid(d, call, c);
 }
 
 /* Shared memory of the SIMT kernel (kernels/vulkan/matmul.comp): per stage, block_k rows of 4-element words
@@ -423,7 +431,7 @@ static void fill_simt(const trr_vk_device *d, const trr_call *call, trr_config *
         if (c->stages == 2 && simt_shared(c) > d->phys.props.limits.maxComputeSharedMemorySize) c->stages = 1;
     }
     if (!c->vector_width) c->vector_width = 1;
-    if (!c->split_k) c->split_k = 1;
+    if (!c->split_k) c->split_k = split_for_grid(d, call, c);
 }
 
 static int max_threads_of(const trr_vk_device *d) {

@@ -35,6 +35,30 @@ static inline trr_matmul_k_split trr_matmul_k_slices(int64_t k, int split, int64
 /* The slices a split makes (1: the call runs whole). */
 static inline int64_t trr_matmul_k_slice_count(trr_matmul_k_split s) { return s.full + (s.rest > 0); }
 
+/* Each slice keeps at least this much of K: a shorter one spends more on its partial's store and the pass
+ * that adds them than on multiplying. */
+#define TRR_MATMUL_SPLIT_MIN_DEPTH 512
+
+/* The heuristic's split for a grid of `tiles` output tiles on `units` compute units (0: unknown, no split):
+ * enough slices to give each unit a tile, where the grid covers at most half of them, each slice at least
+ * TRR_MATMUL_SPLIT_MIN_DEPTH deep; 1 otherwise. */
+static inline int trr_matmul_split_for_grid(int64_t tiles, int units, int64_t k) {
+    if (units <= 0 || tiles <= 0 || tiles * 2 > units) return 1;
+    int64_t split = units / tiles;
+    const int64_t by_depth = k / TRR_MATMUL_SPLIT_MIN_DEPTH;
+    if (split > by_depth) split = by_depth;
+    if (split > TRR_MATMUL_MAX_SPLIT) split = TRR_MATMUL_MAX_SPLIT;
+    return split < 2 ? 1 : (int)split;
+}
+
+/* The heuristic's split for call under c's tiles on a GPU of `units` compute units: trr_matmul_split_for_grid
+ * over its output tiles; 1 for a batch of matrices, which a split runs matrix by matrix. */
+static inline int trr_matmul_split_for_call(const trr_call *call, const trr_config *c, int units) {
+    if (call->batch > 1 || c->block_m <= 0 || c->block_n <= 0) return 1;
+    const int64_t tiles = ((call->rows + c->block_m - 1) / c->block_m) * ((call->cols + c->block_n - 1) / c->block_n);
+    return trr_matmul_split_for_grid(tiles, units, call->k);
+}
+
 /* A call's slices: its config's split_k on whole block_k steps, at least 16 elements, so every slice starts on
  * the kernels' 16-byte words. */
 static inline trr_matmul_k_split trr_matmul_call_slices(const trr_call *c) {

@@ -1,5 +1,6 @@
 /* Split-K's plan (core/matmul_split.h): the slices cover K exactly once, in aligned steps, never more of them
- * than asked; the calls that compute them read and write where each slice lies. */
+ * than asked; the calls that compute them read and write where each slice lies; the heuristic splits only grids
+ * that leave most of the device idle, and only a K deep enough. */
 #include <criterion/criterion.h>
 
 #include "matmul_split.h"
@@ -35,6 +36,35 @@ Test(matmul_split, equal_slices_where_k_divides) {
     cr_assert_eq(t.depth, 1040); /* 1026 rounded up to 16 */
     cr_assert_eq(t.full, 3);
     cr_assert_eq(t.rest, 984);
+}
+
+Test(matmul_split, heuristic_splits_small_grids_of_deep_k) {
+    /* 17 tiles on 132 SMs, K 4104: 7 slices (132 / 17), each past the minimum depth */
+    cr_expect_eq(trr_matmul_split_for_grid(17, 132, 4104), 7);
+    /* the depth caps it: K 2048 keeps 4 slices of 512 */
+    cr_expect_eq(trr_matmul_split_for_grid(17, 132, 2048), 4);
+    /* more than half the units already busy: whole */
+    cr_expect_eq(trr_matmul_split_for_grid(67, 132, 8192), 1);
+    cr_expect_eq(trr_matmul_split_for_grid(66, 132, 8192), 2);
+    /* K too short for two slices of the minimum depth */
+    cr_expect_eq(trr_matmul_split_for_grid(4, 132, TRR_MATMUL_SPLIT_MIN_DEPTH * 2 - 1), 1);
+    /* units unknown: whole */
+    cr_expect_eq(trr_matmul_split_for_grid(1, 0, 1 << 20), 1);
+    /* one tile on a large device: the most slices a call may have */
+    cr_expect_eq(trr_matmul_split_for_grid(1, 1000, 1 << 20), TRR_MATMUL_MAX_SPLIT);
+}
+
+Test(matmul_split, heuristic_counts_the_calls_tiles) {
+    /* 40 x 1030 x 4104 in 64 x 64 tiles: 1 x 17 of them on 132 SMs */
+    trr_call c = {.rows = 40, .cols = 1030, .k = 4104, .batch = 1};
+    trr_config cfg = {.block_m = 64, .block_n = 64};
+    cr_expect_eq(trr_matmul_split_for_call(&c, &cfg, 132), 7);
+    /* a batch runs whole, as does a config without its tiles yet */
+    c.batch = 2;
+    cr_expect_eq(trr_matmul_split_for_call(&c, &cfg, 132), 1);
+    c.batch = 1;
+    cfg.block_n = 0;
+    cr_expect_eq(trr_matmul_split_for_call(&c, &cfg, 132), 1);
 }
 
 /* The slices' calls read A and B at each slice's first k and write each slice's product at its own matrix of the
