@@ -38,8 +38,6 @@
 #define MIN_TILE 128      /* the heuristic splits a dimension only down to this: smaller tiles cost more in packing */
 #define HALF_BLOCK_K 512  /* the heuristic's K slice for half inputs: two f32 slices of a large tile stay a few MiB */
 #define POOL_FLOPS 4e6    /* below this a matmul runs as one tile on the calling thread: waking the pool costs more */
-#define SPLIT_MIN_DEPTH 512 /* the heuristic's shallowest K slice: a slice's partial costs a store and an add per
-                               output, against its 2 x depth flops */
 /* OpenBLAS keeps a table of buffers per calling thread sized for the threads it was built for (64 in Debian's
  * package); at most this many pool threads call it at once. */
 #define BLAS_CALLERS 64
@@ -274,7 +272,8 @@ trr_status trr_cpu_matmul(trr_context *ctx, const trr_call *call) {
  * a matmul under POOL_FLOPS stays one item. K slices are the whole K (up to BLOCK_LIMIT) for f32 operands, and
  * HALF_BLOCK_K for half ones, whose slices are copied. Where the tiles still leave cores idle (fewer tiles of all
  * the batch's matrices than cores: a few rows and columns over a long K), each matrix is split along K into as
- * many slices as make the items the pool wants, each at least SPLIT_MIN_DEPTH deep, block_k one slice's depth.
+ * many slices as make the items the pool wants, within what K allows (trr_matmul_split_within_k), block_k one
+ * slice's depth.
  */
 void trr_cpu_matmul_choose_config(trr_call *call) {
     trr_config *c = &call->config;
@@ -295,9 +294,7 @@ void trr_cpu_matmul_choose_config(trr_call *call) {
     /* a split batch runs matrix by matrix (trr_matmul_run_split), so each matrix's slices fill the pool alone */
     const int64_t tiles = cdiv(call->rows, bm) * cdiv(call->cols, bn);
     if (!c->split_k && batch * tiles < cores && want > 1) {
-        const int64_t by_depth = call->k / SPLIT_MIN_DEPTH;
-        const int64_t split = min64(min64(cdiv(want, tiles), by_depth), TRR_MATMUL_MAX_SPLIT);
-        c->split_k = split >= 2 ? (int)split : 1;
+        c->split_k = trr_matmul_split_within_k(cdiv(want, tiles), call->k);
     }
     const int64_t block_k = call->x.dtype == TRR_F32 ? BLOCK_LIMIT : HALF_BLOCK_K;
     if (!c->block_k && call->k > 0)

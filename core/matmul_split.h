@@ -39,16 +39,21 @@ static inline int64_t trr_matmul_k_slice_count(trr_matmul_k_split s) { return s.
  * that adds them than on multiplying. */
 #define TRR_MATMUL_SPLIT_MIN_DEPTH 512
 
+/* A heuristic's `wanted` slices of a K within what K allows: each slice at least TRR_MATMUL_SPLIT_MIN_DEPTH
+ * deep, at most TRR_MATMUL_MAX_SPLIT of them; 1 where that leaves fewer than two. */
+static inline int trr_matmul_split_within_k(int64_t wanted, int64_t k) {
+    const int64_t by_depth = k / TRR_MATMUL_SPLIT_MIN_DEPTH;
+    if (wanted > by_depth) wanted = by_depth;
+    if (wanted > TRR_MATMUL_MAX_SPLIT) wanted = TRR_MATMUL_MAX_SPLIT;
+    return wanted < 2 ? 1 : (int)wanted;
+}
+
 /* The heuristic's split for a grid of `tiles` output tiles on `units` compute units (0: unknown, no split):
- * enough slices to give each unit a tile, where the grid covers at most half of them, each slice at least
- * TRR_MATMUL_SPLIT_MIN_DEPTH deep; 1 otherwise. */
+ * enough slices to give each unit a tile, where the grid covers at most half of them, within what K allows
+ * (trr_matmul_split_within_k); 1 otherwise. */
 static inline int trr_matmul_split_for_grid(int64_t tiles, int units, int64_t k) {
     if (units <= 0 || tiles <= 0 || tiles * 2 > units) return 1;
-    int64_t split = units / tiles;
-    const int64_t by_depth = k / TRR_MATMUL_SPLIT_MIN_DEPTH;
-    if (split > by_depth) split = by_depth;
-    if (split > TRR_MATMUL_MAX_SPLIT) split = TRR_MATMUL_MAX_SPLIT;
-    return split < 2 ? 1 : (int)split;
+    return trr_matmul_split_within_k(units / tiles, k);
 }
 
 /* The heuristic's split for call under c's tiles on a GPU of `units` compute units: trr_matmul_split_for_grid
