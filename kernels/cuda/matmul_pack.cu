@@ -8,56 +8,72 @@
  *
  * matmul_pack_words: a source that holds the rows contiguous (rs = 1) with its base, ks and sbs on 16 bytes (A
  * stored [K,M] or B stored [K,N] with aligned rows, the common case), in 128 x 128 tiles: 16-byte words read
- * along the rows and written along K, whole 128-byte lines both ways, transposed through shared memory.
+ * along the rows and written along K, whole 128-byte lines both ways, transposed 4 x 4 bytes at a time in
+ * registers and as 4-byte words through shared memory.
  * matmul_pack: any other source, byte by byte in 64 x 64 tiles, read along whichever dimension the source holds
  * contiguous.
  */
 #define THREADS 256
 
-#define WT 128      /* matmul_pack_words' tile: WT rows x WT bytes of K */
-#define WLD (WT + 4) /* shared row length: a 4-byte pad puts consecutive K rows on different banks */
+#define WT 128 /* matmul_pack_words' tile: WT rows x WT bytes of K */
+#define WK (WT / 4) /* 4-byte words of K a row of the tile holds */
 
+/* The 4 x 4 bytes of a[0..3] (a[j] the bytes of 4 rows at k j) as out[0..3] (out[i] the 4 k bytes of row i). */
+__device__ __forceinline__ void transpose4(const unsigned a[4], unsigned out[4]) {
+    const unsigned lo01 = __byte_perm(a[0], a[1], 0x5140), hi01 = __byte_perm(a[0], a[1], 0x7362);
+    const unsigned lo23 = __byte_perm(a[2], a[3], 0x5140), hi23 = __byte_perm(a[2], a[3], 0x7362);
+    out[0] = __byte_perm(lo01, lo23, 0x5410);
+    out[1] = __byte_perm(lo01, lo23, 0x7632);
+    out[2] = __byte_perm(hi01, hi23, 0x5410);
+    out[3] = __byte_perm(hi01, hi23, 0x7632);
+}
+
+/* Each thread reads a 4 (k) x 16 (row) block as four 16-byte words (one per k, the eight threads of a k row on its
+ * whole 128-byte line), transposes it in registers into 16 words of 4 k bytes, and stores them into the tile
+ * [row][k word], whose words are rotated by 4 per 16 rows so a warp's stores fall on 32 banks; then each thread
+ * writes 16-byte words of 16 k bytes of one row (the eight threads of a row on its whole 128-byte line), each one
+ * 16-byte load from the tile. */
 extern "C" __global__ void __launch_bounds__(THREADS)
     matmul_pack_words(const unsigned char *src, long long ks, long long sbs, unsigned char *dst, long long dbs,
                       long long rows, long long kdim, long long kp) {
-    __shared__ unsigned int tile[WT * WLD / 4]; /* [k][r] bytes */
-    unsigned char *tb = (unsigned char *)tile;
+    __shared__ __align__(16) unsigned int tile[WT * WK];
     const long long r0 = (long long)blockIdx.x * WT;
     const unsigned char *s = src + (long long)blockIdx.z * sbs;
     unsigned char *d = dst + (long long)blockIdx.z * dbs;
+    const int kq = threadIdx.x / (WT / 16), rc = (threadIdx.x % (WT / 16)) * 16; /* this thread's block */
     for (long long k0 = (long long)blockIdx.y * WT; k0 < kp; k0 += (long long)gridDim.y * WT) {
-        /* read: WT source rows (one a k) of WT bytes (one a row r), 16 bytes a thread at a time */
-        for (int i = threadIdx.x; i < WT * WT / 16; i += THREADS) {
-            const int kl = i / (WT / 16), rc = (i % (WT / 16)) * 16;
-            const long long k = k0 + kl, r = r0 + rc;
-            uint4 w = make_uint4(0u, 0u, 0u, 0u);
+        uint4 w[4];
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            const long long k = k0 + 4 * kq + j, r = r0 + rc;
+            w[j] = make_uint4(0u, 0u, 0u, 0u);
             if (k < kdim) {
                 if (r + 16 <= rows) {
-                    w = *(const uint4 *)(s + k * ks + r);
+                    w[j] = *(const uint4 *)(s + k * ks + r);
                 } else {
-                    unsigned char b[16];
-                    for (int j = 0; j < 16; j++) b[j] = r + j < rows ? s[k * ks + r + j] : (unsigned char)0;
-                    w.x = b[0] | b[1] << 8 | b[2] << 16 | (unsigned)b[3] << 24;
-                    w.y = b[4] | b[5] << 8 | b[6] << 16 | (unsigned)b[7] << 24;
-                    w.z = b[8] | b[9] << 8 | b[10] << 16 | (unsigned)b[11] << 24;
-                    w.w = b[12] | b[13] << 8 | b[14] << 16 | (unsigned)b[15] << 24;
+                    unsigned b[4] = {0u, 0u, 0u, 0u};
+                    for (int q = 0; q < 16 && r + q < rows; q++) b[q / 4] |= (unsigned)s[k * ks + r + q] << (8 * (q % 4));
+                    w[j] = make_uint4(b[0], b[1], b[2], b[3]);
                 }
             }
-            unsigned int *t = tile + (kl * WLD + rc) / 4;
-            t[0] = w.x, t[1] = w.y, t[2] = w.z, t[3] = w.w;
+        }
+        const int rot = 4 * (rc / 16);
+#pragma unroll
+        for (int q = 0; q < 4; q++) {
+            const unsigned a[4] = {(&w[0].x)[q], (&w[1].x)[q], (&w[2].x)[q], (&w[3].x)[q]};
+            unsigned t[4];
+            transpose4(a, t);
+#pragma unroll
+            for (int i = 0; i < 4; i++) tile[(rc + 4 * q + i) * WK + (kq + rot) % WK] = t[i];
         }
         __syncthreads();
-        /* write: WT destination rows (one a row r) of WT bytes of K, 16 bytes a thread at a time */
-        for (int i = threadIdx.x; i < WT * WT / 16; i += THREADS) {
-            const int rl = i / (WT / 16), kc = (i % (WT / 16)) * 16;
-            const long long r = r0 + rl, k = k0 + kc;
+#pragma unroll
+        for (int p = 0; p < WT * WT / 16 / THREADS; p++) {
+            const int i = threadIdx.x + p * THREADS, rl = i / (WT / 16), kc = i % (WT / 16);
+            const long long r = r0 + rl, k = k0 + 16 * kc;
             if (r >= rows || k >= kp) continue;
-            unsigned int v[4];
-            for (int q = 0; q < 4; q++) {
-                const unsigned char *c = tb + (kc + 4 * q) * WLD + rl;
-                v[q] = c[0] | c[WLD] << 8 | c[2 * WLD] << 16 | (unsigned)c[3 * WLD] << 24;
-            }
-            *(uint4 *)(d + r * kp + k) = make_uint4(v[0], v[1], v[2], v[3]);
+            const uint4 v = *(const uint4 *)&tile[rl * WK + (4 * kc + 4 * (rl / 16)) % WK];
+            *(uint4 *)(d + r * kp + k) = v;
         }
         __syncthreads(); /* the tile is refilled for the next K tile */
     }

@@ -8,54 +8,65 @@
  *
  * matmul_pack_words: a source that holds the rows contiguous (rs = 1) with so, ks and sbs on 16 bytes (A stored
  * [K,M] or B stored [K,N] with aligned rows, the common case), in 128 x 128 tiles: 16-byte words read along the
- * rows and written along K, whole 128-byte lines both ways, transposed through local memory.
+ * rows and written along K, whole 128-byte lines both ways, transposed 4 x 4 bytes at a time in registers and as
+ * 4-byte words through local memory.
  * matmul_pack: any other source, byte by byte in 64 x 64 tiles, read along whichever dimension the source holds
  * contiguous.
  */
 #define THREADS 256
 
-#define WT 128       /* matmul_pack_words' tile: WT rows x WT bytes of K */
-#define WLD (WT + 4) /* local row length: a 4-byte pad puts consecutive K rows on different banks */
+#define WT 128      /* matmul_pack_words' tile: WT rows x WT bytes of K */
+#define WK (WT / 4) /* 4-byte words of K a row of the tile holds */
 
+uint word_of(uint4 v, int q) { return q == 0 ? v.x : q == 1 ? v.y : q == 2 ? v.z : v.w; }
+
+/* Each work-item reads a 4 (k) x 16 (row) block as four 16-byte words (one per k, the eight work-items of a k row
+ * on its whole 128-byte line), transposes it in registers into 16 words of 4 k bytes, and stores them into the
+ * tile [row][k word], whose words are rotated by 4 per 16 rows so a warp's stores fall on 32 banks; then each
+ * work-item writes 16-byte words of 16 k bytes of one row (the eight work-items of a row on its whole 128-byte
+ * line), each one 16-byte load from the tile. */
 __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void
 matmul_pack_words(__global const uchar *src, long so, long ks, long sbs, __global uchar *dst, long dof, long dbs,
                   long rows, long kdim, long kp) {
-    __local uint tile[WT * WLD / 4]; /* [k][r] bytes */
-    __local const uchar *tb = (__local const uchar *)tile;
+    __local uint4 tile4[WT * WK / 4];
+    __local uint *tile = (__local uint *)tile4;
     const long r0 = (long)get_group_id(0) * WT;
     __global const uchar *s = src + so + (long)get_group_id(2) * sbs;
     __global uchar *d = dst + dof + (long)get_group_id(2) * dbs;
     const int lid = (int)get_local_id(0);
+    const int kq = lid / (WT / 16), rc = (lid % (WT / 16)) * 16; /* this work-item's block */
     for (long k0 = (long)get_group_id(1) * WT; k0 < kp; k0 += (long)get_num_groups(1) * WT) {
-        /* read: WT source rows (one a k) of WT bytes (one a row r), 16 bytes a work-item at a time */
-        for (int i = lid; i < WT * WT / 16; i += THREADS) {
-            const int kl = i / (WT / 16), rc = (i % (WT / 16)) * 16;
-            const long k = k0 + kl, r = r0 + rc;
-            uint4 w = (uint4)(0u);
+        uint4 w[4];
+        for (int j = 0; j < 4; j++) {
+            const long k = k0 + 4 * kq + j, r = r0 + rc;
+            w[j] = (uint4)(0u);
             if (k < kdim) {
                 if (r + 16 <= rows) {
-                    w = *(__global const uint4 *)(s + k * ks + r);
+                    w[j] = *(__global const uint4 *)(s + k * ks + r);
                 } else {
                     uint b[4] = {0u, 0u, 0u, 0u};
-                    for (int j = 0; j < 16 && r + j < rows; j++) b[j / 4] |= (uint)s[k * ks + r + j] << (8 * (j % 4));
-                    w = (uint4)(b[0], b[1], b[2], b[3]);
+                    for (int q = 0; q < 16 && r + q < rows; q++) b[q / 4] |= (uint)s[k * ks + r + q] << (8 * (q % 4));
+                    w[j] = (uint4)(b[0], b[1], b[2], b[3]);
                 }
             }
-            __local uint *t = tile + (kl * WLD + rc) / 4;
-            t[0] = w.x, t[1] = w.y, t[2] = w.z, t[3] = w.w;
+        }
+        const int rot = 4 * (rc / 16);
+        for (int q = 0; q < 4; q++) {
+            /* rows rc + 4q .. + 3: byte i of a word of w[j] is row i at k j */
+            const uchar4 b0 = as_uchar4(word_of(w[0], q)), b1 = as_uchar4(word_of(w[1], q));
+            const uchar4 b2 = as_uchar4(word_of(w[2], q)), b3 = as_uchar4(word_of(w[3], q));
+            __local uint *t = tile + (rc + 4 * q) * WK + (kq + rot) % WK;
+            t[0] = as_uint((uchar4)(b0.s0, b1.s0, b2.s0, b3.s0));
+            t[WK] = as_uint((uchar4)(b0.s1, b1.s1, b2.s1, b3.s1));
+            t[2 * WK] = as_uint((uchar4)(b0.s2, b1.s2, b2.s2, b3.s2));
+            t[3 * WK] = as_uint((uchar4)(b0.s3, b1.s3, b2.s3, b3.s3));
         }
         barrier(CLK_LOCAL_MEM_FENCE);
-        /* write: WT destination rows (one a row r) of WT bytes of K, 16 bytes a work-item at a time */
-        for (int i = lid; i < WT * WT / 16; i += THREADS) {
-            const int rl = i / (WT / 16), kc = (i % (WT / 16)) * 16;
-            const long r = r0 + rl, k = k0 + kc;
+        for (int p = 0; p < WT * WT / 16 / THREADS; p++) {
+            const int i = lid + p * THREADS, rl = i / (WT / 16), kc = i % (WT / 16);
+            const long r = r0 + rl, k = k0 + 16 * kc;
             if (r >= rows || k >= kp) continue;
-            uint v[4];
-            for (int q = 0; q < 4; q++) {
-                __local const uchar *c = tb + (kc + 4 * q) * WLD + rl;
-                v[q] = (uint)c[0] | (uint)c[WLD] << 8 | (uint)c[2 * WLD] << 16 | (uint)c[3 * WLD] << 24;
-            }
-            *(__global uint4 *)(d + r * kp + k) = (uint4)(v[0], v[1], v[2], v[3]);
+            *(__global uint4 *)(d + r * kp + k) = tile4[(rl * WK + (4 * kc + 4 * (rl / 16)) % WK) / 4];
         }
         barrier(CLK_LOCAL_MEM_FENCE); /* the tile is refilled for the next K tile */
     }
