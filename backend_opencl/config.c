@@ -203,6 +203,12 @@ static const char *wgmma_refusal(const trr_cl_dev *dev, const trr_call *call) {
     return trr_cl_wgmma_refusal(dev->mma.wgmma, dev->mma.wgmma_reason, call);
 }
 
+/* split_k where the config leaves it (core/matmul_split.h): a GPU's grid that leaves most compute units idle is
+ * split along K; CPU devices run whole. */
+static int split_for_grid(const trr_cl_dev *dev, const trr_call *call, const trr_config *c) {
+    return dev->info.is_gpu ? trr_matmul_split_for_call(call, c, dev->info.compute_units) : 1;
+}
+
 void trr_cl_choose_matmul(trr_context *ctx, trr_call *call) {
     trr_cl_dev *dev = ctx->dev;
     int gpu = dev->info.is_gpu;
@@ -223,7 +229,7 @@ void trr_cl_choose_matmul(trr_context *ctx, trr_call *call) {
         trr_cl_set_if_zero(&c->group_m, 8);
         trr_cl_set_if_zero(&c->stages, 3);
         trr_cl_set_if_zero(&c->vector_width, 16);
-        trr_cl_set_if_zero(&c->split_k, 1);
+        trr_cl_set_if_zero(&c->split_k, split_for_grid(dev, call, c));
         return;
     }
     if (c->variant == TRR_VARIANT_MMA) {
@@ -245,7 +251,7 @@ void trr_cl_choose_matmul(trr_context *ctx, trr_call *call) {
         trr_cl_set_if_zero(&c->group_m, 8);
         trr_cl_set_if_zero(&c->stages, mma_through_registers(dev, call) ? 2 : wide ? 3 : 4);
         trr_cl_set_if_zero(&c->vector_width, 8);
-        trr_cl_set_if_zero(&c->split_k, 1);
+        trr_cl_set_if_zero(&c->split_k, split_for_grid(dev, call, c));
         return;
     }
     if (gpu) {
@@ -282,7 +288,7 @@ void trr_cl_choose_matmul(trr_context *ctx, trr_call *call) {
     trr_cl_set_if_zero(&c->group_m, 8);
     trr_cl_set_if_zero(&c->stages, 2);
     trr_cl_set_if_zero(&c->vector_width, 4);
-    trr_cl_set_if_zero(&c->split_k, 1);
+    trr_cl_set_if_zero(&c->split_k, split_for_grid(dev, call, c));
 }
 
 static trr_status bad(trr_context *ctx, const char *what) {
