@@ -998,11 +998,11 @@ trr_status trr_cuda_check_config(trr_context *ctx, const trr_call *call) {
     return r->check(ctx, ctx ? ctx->dev : NULL, call);
 }
 
-/* An 8-bit float product whose operands run from K-major copies (matmul_pack.c) is chosen for and checked as it
- * will run: the copies' layout. */
+/* A product whose operands run from K-major copies (matmul_pack.c) is chosen for and checked as it will run: the
+ * copies' layout. */
 void trr_cuda_choose_matmul(const trr_cuda_dev *dev, trr_call *call) {
     trr_call view;
-    if (!trr_cuda_f8_view(dev, call, &view)) {
+    if (!trr_cuda_matmul_view(dev, call, &view)) {
         choose_matmul(dev, call);
         return;
     }
@@ -1012,5 +1012,5 @@ void trr_cuda_choose_matmul(const trr_cuda_dev *dev, trr_call *call) {
 
 trr_status trr_cuda_check_matmul(trr_context *ctx, const trr_cuda_dev *dev, const trr_call *call) {
     trr_call view;
-    return trr_cuda_f8_view(dev, call, &view) ? check_matmul(ctx, dev, &view) : check_matmul(ctx, dev, call);
+    return trr_cuda_matmul_view(dev, call, &view) ? check_matmul(ctx, dev, &view) : check_matmul(ctx, dev, call);
 }

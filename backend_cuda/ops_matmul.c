@@ -345,7 +345,7 @@ static trr_status run_matmul(trr_context *ctx, const trr_call *call) {
 
 trr_status trr_cuda_run_matmul(trr_context *ctx, const trr_call *call) {
     trr_call view;
-    if (!trr_cuda_f8_view(ctx->dev, call, &view)) return run_matmul(ctx, call);
-    TRR_TRY(trr_cuda_f8_pack(ctx, call, &view));
+    if (!trr_cuda_matmul_view(ctx->dev, call, &view)) return run_matmul(ctx, call);
+    TRR_TRY(trr_cuda_matmul_pack(ctx, call, &view));
     return run_matmul(ctx, &view);
 }

@@ -235,7 +235,7 @@ typedef struct trr_cuda_dev {
     trr_cuda_scratch attn_scratch;   /* attention's split over the keys: partial results (ops_attention.c) */
     trr_cuda_scratch matmul_scratch; /* matmul's split-K partials (ops_matmul.c) */
     trr_cuda_scratch matmul_flags;   /* mma.sync's split-K counters, one a tile, 0 between launches (ops_matmul.c) */
-    trr_cuda_scratch matmul_pack;    /* 8-bit float operands copied into the tensor cores' layout (matmul_pack.c) */
+    trr_cuda_scratch matmul_pack;    /* operands copied into the tensor cores' layout (matmul_pack.c) */
 } trr_cuda_dev;
 
 trr_status trr_cuda_probe(int *out_device_count, char *reason, size_t reason_cap);
@@ -521,7 +521,7 @@ void trr_cuda_variant_matmul_wgmma_ab(trr_cuda_variant *v, const trr_config *cfg
 #define TRR_CUDA_STREAMK_MIN_RUN 8
 /* split-K's second pass (matmul_reduce.cu): the partials summed into C of type out */
 void trr_cuda_variant_matmul_reduce(trr_cuda_variant *v, trr_dtype out);
-/* matmul_pack.cu: an 8-bit float operand copied into K-major 16-byte rows */
+/* matmul_pack.cu: an operand copied into K-major 16-byte rows */
 void trr_cuda_variant_matmul_pack(trr_cuda_variant *v);
 void trr_cuda_variant_matmul_simt(trr_cuda_variant *v, const trr_config *cfg, trr_dtype in, trr_dtype out,
                                   int trans_a, int trans_b, int aligned);
@@ -578,12 +578,13 @@ trr_status trr_cuda_run_rgb_to_grey(trr_context *ctx, const trr_call *call);
 trr_status trr_cuda_run_softmax(trr_context *ctx, const trr_call *call);
 trr_status trr_cuda_run_row_sum(trr_context *ctx, const trr_call *call);
 trr_status trr_cuda_run_matmul(trr_context *ctx, const trr_call *call);
-/* matmul_pack.c: an 8-bit float product whose A or B the FP8 tensor cores cannot read as stored (layout,
- * alignment) runs on K-major copies of them. trr_cuda_f8_view: 1 and the product as it will run (the copies'
- * layout, their addresses 0) where that is so and dev has FP8 tensor cores (or is NULL), else 0.
- * trr_cuda_f8_pack: queues the copies into dev->matmul_pack and sets view's addresses to them. */
-int trr_cuda_f8_view(const trr_cuda_dev *dev, const trr_call *call, trr_call *out_view);
-trr_status trr_cuda_f8_pack(trr_context *ctx, const trr_call *call, trr_call *view);
+/* matmul_pack.c: a product whose A or B the tensor cores cannot read as stored (8-bit floats: layout, alignment;
+ * f16 and bf16 off the CUDA-core kernel: A stored [K,M], alignment) runs on K-major copies of them.
+ * trr_cuda_matmul_view: 1 and the product as it will run (the copies' layout, their addresses 0) where that is so
+ * and dev has those tensor cores (or is NULL), else 0. trr_cuda_matmul_pack: queues the copies into
+ * dev->matmul_pack and sets view's addresses to them. */
+int trr_cuda_matmul_view(const trr_cuda_dev *dev, const trr_call *call, trr_call *out_view);
+trr_status trr_cuda_matmul_pack(trr_context *ctx, const trr_call *call, trr_call *view);
 /* attention (ops_attention.c): the heuristic (fills what the config leaves at 0), the limits, the launch. */
 void trr_cuda_choose_attention(const trr_cuda_dev *dev, trr_call *call);
 trr_status trr_cuda_check_attention(trr_context *ctx, const trr_cuda_dev *dev, const trr_call *call);

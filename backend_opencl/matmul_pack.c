@@ -7,7 +7,7 @@
 #include "opencl.h"
 
 #include "half.h"
-#include "matmul_f8_copies.h"
+#include "matmul_copies.h"
 #include "matmul_variant.h"
 
 #define ARG(i, v) TRR_TRY(trr_cl_set_arg(ctx, k, (cl_uint)(i), sizeof(v), &(v)))
@@ -16,13 +16,13 @@ int trr_cl_f8_copies(const trr_call *call) {
     if (call->op != TRR_OP_MATMUL || !trr_dtype_is_f8(call->x.dtype) || !trr_dtype_is_f8(call->y.dtype)) return 0;
     const int a = call->trans_a || !trr_cl_rows_aligned(&call->x, 16, call->batch);
     const int b = !call->trans_b || !trr_cl_rows_aligned(&call->y, 16, call->batch);
-    return (a ? TRR_F8_COPY_A : 0) | (b ? TRR_F8_COPY_B : 0);
+    return (a ? TRR_MATMUL_COPY_A : 0) | (b ? TRR_MATMUL_COPY_B : 0);
 }
 
 int trr_cl_f8_view(const trr_call *call, trr_call *out_view) {
     const int copies = trr_cl_f8_copies(call);
     if (!copies) return 0;
-    *out_view = trr_f8_copy_view(call, copies);
+    *out_view = trr_matmul_copy_view(call, copies);
     return 1;
 }
 
@@ -32,11 +32,11 @@ static trr_status pack_one(trr_context *ctx, const trr_call *call, int which, cl
     const trr_operand *o = which ? &call->y : &call->x;
     const int64_t rows = which ? call->cols : call->rows;
     int64_t rs64, ks64;
-    trr_f8_copy_source(call, which, &rs64, &ks64);
+    trr_matmul_copy_source(call, which, &rs64, &ks64);
     cl_mem src = o->mem;
-    cl_long so = o->offset, rs = rs64, ks = ks64, sbs = o->batch_stride, kp = trr_f8_copy_k(call), r = rows;
+    cl_long so = o->offset, rs = rs64, ks = ks64, sbs = o->batch_stride, kp = trr_matmul_copy_k(call), r = rows;
     cl_long kdim = call->k;
-    const int64_t n = trr_f8_copy_matrices(call, o);
+    const int64_t n = trr_matmul_copy_matrices(call, o);
     cl_long dbs = n > 1 ? r * kp : 0;
     const int words = rs == 1 && so % 16 == 0 && ks % 16 == 0 && sbs % 16 == 0;
     const int64_t tile = words ? 128 : 64, row_tiles = (rows + tile - 1) / tile, k_tiles = (kp + tile - 1) / tile;
@@ -64,16 +64,16 @@ trr_status trr_cl_f8_pack(trr_context *ctx, const trr_call *call, trr_call *view
     trr_cl_dev *dev = ctx->dev;
     const int copies = trr_cl_f8_copies(call);
     int64_t b_at = 0;
-    const int64_t bytes = trr_f8_copy_bytes(call, copies, &b_at);
+    const int64_t bytes = trr_matmul_copy_bytes(call, copies, &b_at);
     cl_mem base;
     TRR_TRY(trr_cl_scratch_get(ctx, &dev->matmul_pack, (size_t)bytes, "the copies of an 8-bit float matmul's operands",
                                &base));
-    if (copies & TRR_F8_COPY_A) {
+    if (copies & TRR_MATMUL_COPY_A) {
         TRR_TRY(pack_one(ctx, call, 0, base, 0));
         view->x.mem = base;
         view->x.offset = 0;
     }
-    if (copies & TRR_F8_COPY_B) {
+    if (copies & TRR_MATMUL_COPY_B) {
         TRR_TRY(pack_one(ctx, call, 1, base, (cl_long)b_at));
         view->y.mem = base;
         view->y.offset = b_at;

@@ -1,17 +1,20 @@
 /*
- * An 8-bit float matmul operand copied into the layout the FP8 tensor cores read (backend_cuda/matmul_pack.c):
- * K-major rows of kp bytes (kp a multiple of 16, so every row starts on a 16-byte boundary), the bytes past K
+ * A matmul operand copied into the layout the tensor cores read (backend_cuda/matmul_pack.c): K-major rows of kp
+ * elements (kp * element size a multiple of 16, so every row starts on a 16-byte boundary), the elements past K
  * zero. Element (r, k) of matrix z of the source sits at src + z * sbs + r * rs + k * ks (strides in elements:
  * A stored [M,K] has rs = lda, ks = 1; A stored [K,M] rs = 1, ks = lda; likewise B as N rows), and lands at
- * dst + z * dbs + r * kp + k. The bytes are copied unchanged. blockIdx.x walks the row tiles, blockIdx.y
+ * dst + z * dbs + r * kp + k. The bits are copied unchanged. blockIdx.x walks the row tiles, blockIdx.y
  * (grid-stride) the K tiles, blockIdx.z the matrices.
  *
- * matmul_pack_words: a source that holds the rows contiguous (rs = 1) with its base, ks and sbs on 16 bytes (A
- * stored [K,M] or B stored [K,N] with aligned rows, the common case), in 128 x 128 tiles: 16-byte words read
+ * matmul_pack_words: an 8-bit source that holds the rows contiguous (rs = 1) with its base, ks and sbs on 16 bytes
+ * (A stored [K,M] or B stored [K,N] with aligned rows, the common case), in 128 x 128 tiles: 16-byte words read
  * along the rows and written along K, whole 128-byte lines both ways, transposed 4 x 4 bytes at a time in
  * registers and as 4-byte words through shared memory.
  * matmul_pack: any other source, byte by byte in 64 x 64 tiles, read along whichever dimension the source holds
  * contiguous.
+ * matmul_pack16: the same for a 16-bit (f16, bf16) operand the 16-bit tensor-core kernels cannot read as stored
+ * (A stored [K,M], rows or bases off 16 bytes), element by element; strides and kp count elements, kp a multiple
+ * of 8.
  */
 #define THREADS 256
 
@@ -81,20 +84,21 @@ extern "C" __global__ void __launch_bounds__(THREADS)
 
 #define TILE 64
 
-extern "C" __global__ void __launch_bounds__(THREADS)
-    matmul_pack(const unsigned char *src, long long rs, long long ks, long long sbs, unsigned char *dst,
-                long long dbs, long long rows, long long kdim, long long kp) {
-    __shared__ unsigned char tile[TILE][TILE + 1];
+/* The element-wise copy in 64 x 64 tiles, read along whichever dimension the source holds contiguous. */
+template <typename T>
+__device__ __forceinline__ void pack_tiles(const T *src, long long rs, long long ks, long long sbs, T *dst,
+                                           long long dbs, long long rows, long long kdim, long long kp) {
+    __shared__ T tile[TILE][TILE + 1];
     const long long r0 = (long long)blockIdx.x * TILE;
-    const unsigned char *s = src + (long long)blockIdx.z * sbs;
-    unsigned char *d = dst + (long long)blockIdx.z * dbs;
+    const T *s = src + (long long)blockIdx.z * sbs;
+    T *d = dst + (long long)blockIdx.z * dbs;
     const int k_fast = ks == 1; /* the source holds K contiguous: read along K; else along the rows */
     for (long long k0 = (long long)blockIdx.y * TILE; k0 < kp; k0 += (long long)gridDim.y * TILE) {
         for (int i = threadIdx.x; i < TILE * TILE; i += THREADS) {
             const int a = i / TILE, b = i % TILE;
             const int tr = k_fast ? a : b, tk = k_fast ? b : a;
             const long long r = r0 + tr, k = k0 + tk;
-            tile[tr][tk] = r < rows && k < kdim ? s[r * rs + k * ks] : (unsigned char)0;
+            tile[tr][tk] = r < rows && k < kdim ? s[r * rs + k * ks] : (T)0;
         }
         __syncthreads();
         for (int i = threadIdx.x; i < TILE * TILE; i += THREADS) {
@@ -104,4 +108,17 @@ extern "C" __global__ void __launch_bounds__(THREADS)
         }
         __syncthreads(); /* the tile is refilled for the next K tile */
     }
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS)
+    matmul_pack(const unsigned char *src, long long rs, long long ks, long long sbs, unsigned char *dst,
+                long long dbs, long long rows, long long kdim, long long kp) {
+    pack_tiles(src, rs, ks, sbs, dst, dbs, rows, kdim, kp);
+}
+
+/* 16-bit elements (f16, bf16), copied as their bits: strides and kp count elements */
+extern "C" __global__ void __launch_bounds__(THREADS)
+    matmul_pack16(const unsigned short *src, long long rs, long long ks, long long sbs, unsigned short *dst,
+                  long long dbs, long long rows, long long kdim, long long kp) {
+    pack_tiles(src, rs, ks, sbs, dst, dbs, rows, kdim, kp);
 }

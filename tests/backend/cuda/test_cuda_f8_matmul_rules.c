@@ -113,11 +113,11 @@ Test(cuda_f8_matmul, large_products_take_the_one_partial_wide_tile) {
 Test(cuda_f8_matmul, other_layouts_run_on_k_major_copies) {
     trr_call view;
     trr_call ready = f8_call(TRR_F8E4M3, TRR_F8E4M3, TRR_BF16, 1024, 1024, 1024);
-    cr_assert_not(trr_cuda_f8_view(NULL, &ready, &view), "a K-major, aligned product is copied");
+    cr_assert_not(trr_cuda_matmul_view(NULL, &ready, &view), "a K-major, aligned product is copied");
 
     trr_call nn = ready;
     nn.trans_b = 0, nn.y.stride0 = 1024; /* B stored [K,N] */
-    cr_assert(trr_cuda_f8_view(NULL, &nn, &view));
+    cr_assert(trr_cuda_matmul_view(NULL, &nn, &view));
     cr_expect_eq(view.trans_b, 1);
     cr_expect_eq(view.y.stride0, 1024);
     cr_expect_eq(view.y.batch_stride, 0);
@@ -126,7 +126,7 @@ Test(cuda_f8_matmul, other_layouts_run_on_k_major_copies) {
 
     trr_call odd = f8_call(TRR_F8E5M2, TRR_F8E4M3, TRR_F32, 64, 48, 1000); /* K 1000: lda and ldb not 16-byte rows */
     odd.trans_a = 1, odd.x.stride0 = 64;                                    /* A stored [K,M] */
-    cr_assert(trr_cuda_f8_view(NULL, &odd, &view));
+    cr_assert(trr_cuda_matmul_view(NULL, &odd, &view));
     cr_expect_eq(view.trans_a, 0);
     cr_expect_eq(view.x.stride0, 1008, "K 1000 in rows of %lld", (long long)view.x.stride0);
     cr_expect_eq(view.y.stride0, 1008);
@@ -137,18 +137,18 @@ Test(cuda_f8_matmul, other_layouts_run_on_k_major_copies) {
     trr_call batched = nn;
     batched.batch = 3;
     batched.x.batch_stride = 1024 * 1024, batched.z.batch_stride = 1024 * 1024;
-    cr_assert(trr_cuda_f8_view(NULL, &batched, &view));
+    cr_assert(trr_cuda_matmul_view(NULL, &batched, &view));
     cr_expect_eq(view.y.batch_stride, 0);
     cr_expect_eq(view.x.batch_stride, 1024 * 1024);
     batched.y.batch_stride = 1024 * 1024 + 8; /* B's matrices 8 bytes apart from 16-byte lines */
     batched.trans_b = 1;
-    cr_assert(trr_cuda_f8_view(NULL, &batched, &view));
+    cr_assert(trr_cuda_matmul_view(NULL, &batched, &view));
     cr_expect_eq(view.y.batch_stride, 1024 * 1024, "B copied into whole matrices of [N, K]");
 
     trr_cuda_dev ampere;
     memset(&ampere, 0, sizeof ampere);
     ampere.cc_major = 8;
-    cr_expect_not(trr_cuda_f8_view(&ampere, &nn, &view), "sm_80 has no FP8 tensor cores to copy for");
+    cr_expect_not(trr_cuda_matmul_view(&ampere, &nn, &view), "sm_80 has no FP8 tensor cores to copy for");
 
     /* the whole path on a faked H200: chosen and checked as the copies will run */
     trr_cuda_dev hopper = cuda_fake_h200();

@@ -1,0 +1,101 @@
+/* f16 and bf16 products the 16-bit tensor-core kernels cannot read as stored (A stored [K,M], rows or bases off
+ * 16 bytes) run on K-major copies of the operands concerned (backend_cuda/matmul_pack.c), not on the CUDA-core
+ * kernel: the heuristic and the check see the copies, an operand already readable stays where it is, variant simt
+ * and f32 read the caller's layout, and a device older than sm_80 gets no copies.
+ * Host arithmetic only: no GPU needed. */
+#include <criterion/criterion.h>
+
+#include "cuda_matmul_call.h"
+#include "trr_cuda.h"
+
+#include <string.h>
+
+Test(cuda_matmul_copies, readable_16_bit_operands_stay_in_place) {
+    trr_call view;
+    const trr_dtype dts[] = {TRR_F16, TRR_BF16};
+    for (int d = 0; d < 2; d++) {
+        trr_call c = cuda_matmul_call(dts[d], 256, 256, 256, 1);
+        cr_expect_not(trr_cuda_matmul_view(NULL, &c, &view), "dtype %d: A [M,K], B [K,N] aligned", d);
+        c.trans_b = 1; /* B stored [N,K]: the tensor cores read either way round */
+        cr_expect_not(trr_cuda_matmul_view(NULL, &c, &view), "dtype %d: B stored [N,K]", d);
+    }
+}
+
+Test(cuda_matmul_copies, a_stored_k_by_m_is_copied_k_major) {
+    trr_call view;
+    trr_call c = cuda_matmul_call(TRR_F16, 200, 256, 96, 1);
+    c.trans_a = 1, c.x.stride0 = 200; /* A stored [K,M] */
+    c.y.offset = 8;
+    cr_assert(trr_cuda_matmul_view(NULL, &c, &view));
+    cr_expect_eq(view.trans_a, 0);
+    cr_expect_eq(view.x.stride0, 96, "K 96 is whole 16-byte rows already");
+    cr_expect(view.y.offset == 8 && view.y.stride0 == c.y.stride0 && view.trans_b == 0, "B was readable");
+    char why[200];
+    cr_assert(trr_cuda_matmul_variant_runs(NULL, &view, TRR_VARIANT_MMA, why, sizeof why), "%s", why);
+}
+
+Test(cuda_matmul_copies, rows_off_16_bytes_are_padded) {
+    trr_call view;
+    /* N 1030: B [K,N] rows of 2060 bytes; K 4100: A's rows of 8200 bytes */
+    trr_call c = cuda_matmul_call(TRR_BF16, 40, 1030, 4100, 1);
+    cr_assert(trr_cuda_matmul_view(NULL, &c, &view));
+    cr_expect_eq(view.x.stride0, 4104, "A's rows padded to 8 elements: %lld", (long long)view.x.stride0);
+    cr_expect_eq(view.trans_b, 1);
+    cr_expect_eq(view.y.stride0, 4104, "B copied as [N, K padded]: %lld", (long long)view.y.stride0);
+
+    /* only B off: A stays (its offset of 8 elements, 16 bytes, marks it: a copy starts at 0) */
+    trr_call b_only = cuda_matmul_call(TRR_F16, 40, 1030, 4096, 1);
+    b_only.x.offset = 8;
+    cr_assert(trr_cuda_matmul_view(NULL, &b_only, &view));
+    cr_expect_eq(view.x.offset, 8, "A was readable");
+    cr_expect_eq(view.y.stride0, 4096);
+
+    /* a batch whose A matrices sit 4 elements apart from 16-byte lines: A copied into whole matrices */
+    trr_call batched = cuda_matmul_call(TRR_F16, 64, 64, 64, 3);
+    batched.x.batch_stride = 64 * 64 + 4;
+    batched.y.offset = 8;
+    cr_assert(trr_cuda_matmul_view(NULL, &batched, &view));
+    cr_expect_eq(view.x.batch_stride, 64 * 64);
+    cr_expect_eq(view.y.offset, 8, "B was readable");
+
+    /* a base off 16 bytes (an offset of 3 elements) is copied too */
+    trr_call based = cuda_matmul_call(TRR_F16, 64, 64, 64, 1);
+    based.x.offset = 3;
+    cr_assert(trr_cuda_matmul_view(NULL, &based, &view));
+    cr_expect_eq(view.x.offset, 0);
+}
+
+Test(cuda_matmul_copies, simt_f32_and_old_devices_read_as_stored) {
+    trr_call view;
+    trr_call t = cuda_matmul_call(TRR_F16, 128, 128, 128, 1);
+    t.trans_a = 1;
+    t.config.variant = TRR_VARIANT_SIMT;
+    cr_expect_not(trr_cuda_matmul_view(NULL, &t, &view), "the CUDA-core kernel reads A stored [K,M]");
+    trr_call f = cuda_matmul_call(TRR_F32, 128, 128, 128, 1);
+    f.trans_a = 1;
+    cr_expect_not(trr_cuda_matmul_view(NULL, &f, &view), "f32 runs on the CUDA cores as stored");
+    trr_cuda_dev turing;
+    memset(&turing, 0, sizeof turing);
+    turing.cc_major = 7, turing.cc_minor = 5;
+    t.config.variant = 0;
+    cr_expect_not(trr_cuda_matmul_view(&turing, &t, &view), "sm_75 has no 16-bit tensor-core kernels here");
+}
+
+/* The whole path on a faked H200: a transposed A and an odd N, chosen and checked as the copies will run, land on
+ * the tensor cores with the split-K the few output tiles call for. */
+Test(cuda_matmul_copies, chosen_for_the_tensor_cores) {
+    trr_cuda_dev hopper = cuda_fake_h200();
+    trr_call c = cuda_matmul_call(TRR_F16, 40, 1030, 4104, 1);
+    trr_cuda_choose_matmul(&hopper, &c);
+    const trr_status st = trr_cuda_check_matmul(NULL, &hopper, &c);
+    trr_call t = cuda_matmul_call(TRR_BF16, 2048, 2048, 2048, 1);
+    t.trans_a = 1;
+    trr_cuda_choose_matmul(&hopper, &t);
+    const trr_status st_t = trr_cuda_check_matmul(NULL, &hopper, &t);
+    cuda_fake_h200_done();
+    cr_assert_eq(st, TRR_OK, "%s", trr_last_error(NULL));
+    cr_expect_neq(c.config.variant, TRR_VARIANT_SIMT);
+    cr_expect_gt(c.config.split_k, 1, "40 rows of 1030 columns leave most SMs idle");
+    cr_assert_eq(st_t, TRR_OK, "%s", trr_last_error(NULL));
+    cr_expect_eq(t.config.variant, TRR_VARIANT_WGMMA);
+}
