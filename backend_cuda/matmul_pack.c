@@ -40,8 +40,8 @@ int trr_cuda_matmul_view(const trr_cuda_dev *dev, const trr_call *call, trr_call
     return 1;
 }
 
-/* Launches the copy of operand `which` (0 A, 1 B) into dst. An 8-bit source that holds its rows contiguous on
- * 16-byte lines takes the word kernel, any other 8-bit one the byte kernel, 16-bit ones the 16-bit kernel. */
+/* Launches the copy of operand `which` (0 A, 1 B) into dst. A source that holds its rows contiguous on 16-byte
+ * lines takes its element size's word kernel, any other its element-wise one. */
 static trr_status pack_one(trr_context *ctx, const trr_call *call, int which, CUdeviceptr dst) {
     const trr_operand *o = which ? &call->y : &call->x;
     const int64_t rows = which ? call->cols : call->rows;
@@ -51,16 +51,21 @@ static trr_status pack_one(trr_context *ctx, const trr_call *call, int which, CU
     long long rs = rs64, ks = ks64, sbs = o->batch_stride, kp = trr_matmul_copy_k(call), r = rows, kdim = call->k;
     const int64_t n = trr_matmul_copy_matrices(call, o);
     long long dbs = n > 1 ? r * kp : 0;
-    const int wide = trr_matmul_copy_es(call) == 2;
-    const int words = !wide && rs == 1 && src % 16 == 0 && ks % 16 == 0 && sbs % 16 == 0;
-    const int64_t tile = words ? 128 : 64, row_tiles = (rows + tile - 1) / tile, k_tiles = (kp + tile - 1) / tile;
+    const int wide = trr_matmul_copy_es(call) == 2, per_word = wide ? 8 : 16;
+    const int words = rs == 1 && src % 16 == 0 && ks % per_word == 0 && sbs % per_word == 0;
+    const int64_t row_tile = words ? (wide ? 256 : 128) : 64, k_tile = words && !wide ? 128 : 64;
+    const int64_t row_tiles = (rows + row_tile - 1) / row_tile, k_tiles = (kp + k_tile - 1) / k_tile;
     if (row_tiles > 0x7fffffff || n > 65535)
         return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda matmul: %lld rows in %lld matrices are past the operand "
                          "copy's grid", (long long)rows, (long long)n);
     trr_cuda_variant v;
     trr_cuda_variant_matmul_pack(&v);
     CUfunction fn;
-    TRR_TRY(trr_cuda_get_function(ctx, &v, words ? "matmul_pack_words" : wide ? "matmul_pack16" : "matmul_pack", &fn));
+    TRR_TRY(trr_cuda_get_function(
+        ctx, &v,
+        wide ? (words ? "matmul_pack16_words" : "matmul_pack16")
+             : (words ? "matmul_pack_words" : "matmul_pack"),
+        &fn));
     const unsigned gy = (unsigned)(k_tiles < 65535 ? k_tiles : 65535);
     if (words) {
         void *args[] = {&src, &ks, &sbs, &dst, &dbs, &r, &kdim, &kp};

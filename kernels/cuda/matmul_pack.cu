@@ -12,9 +12,11 @@
  * registers and as 4-byte words through shared memory.
  * matmul_pack: any other source, byte by byte in 64 x 64 tiles, read along whichever dimension the source holds
  * contiguous.
- * matmul_pack16: the same for a 16-bit (f16, bf16) operand the 16-bit tensor-core kernels cannot read as stored
- * (A stored [K,M], rows or bases off 16 bytes), element by element; strides and kp count elements, kp a multiple
- * of 8.
+ * The 16-bit kernels copy an f16 or bf16 operand the 16-bit tensor-core kernels cannot read as stored (A stored
+ * [K,M], rows or bases off 16 bytes); their strides and kp count elements, kp a multiple of 8.
+ * matmul_pack16_words: a source that holds the rows contiguous (rs = 1) with its base on 16 bytes, ks and sbs on 8
+ * elements (A stored [K,M] with aligned rows, the common case), in 256 x 64 tiles, transposed in registers.
+ * matmul_pack16: any other, element by element as matmul_pack.
  */
 #define THREADS 256
 
@@ -121,4 +123,48 @@ extern "C" __global__ void __launch_bounds__(THREADS)
     matmul_pack16(const unsigned short *src, long long rs, long long ks, long long sbs, unsigned short *dst,
                   long long dbs, long long rows, long long kdim, long long kp) {
     pack_tiles(src, rs, ks, sbs, dst, dbs, rows, kdim, kp);
+}
+
+#define HR 256 /* matmul_pack16_words' tile: HR rows x HK elements of K */
+#define HK 64
+
+/* Each thread reads an 8 (k) x 8 (row) block as eight 16-byte words (one per k; a warp's 32 threads take 8 k
+ * blocks of 4 row blocks, so each load covers 64 contiguous bytes of 8 source lines), pairs their halves into
+ * eight words of 8 k values, one per row, in registers, and stores them (the 8 threads of a row block on a whole
+ * 128-byte line of each row): no shared memory, and eight loads in flight a thread. */
+extern "C" __global__ void __launch_bounds__(THREADS)
+    matmul_pack16_words(const unsigned short *src, long long ks, long long sbs, unsigned short *dst, long long dbs,
+                        long long rows, long long kdim, long long kp) {
+    const int kb = threadIdx.x % 8, rb = threadIdx.x / 8;
+    const long long r = (long long)blockIdx.x * HR + 8 * rb;
+    if (r >= rows) return;
+    const unsigned short *s = src + (long long)blockIdx.z * sbs;
+    unsigned short *d = dst + (long long)blockIdx.z * dbs;
+    for (long long k0 = (long long)blockIdx.y * HK + 8 * kb; k0 < kp; k0 += (long long)gridDim.y * HK) {
+        uint4 w[8];
+#pragma unroll
+        for (int j = 0; j < 8; j++) {
+            const long long k = k0 + j;
+            w[j] = make_uint4(0u, 0u, 0u, 0u);
+            if (k < kdim) {
+                if (r + 8 <= rows) {
+                    w[j] = *(const uint4 *)(s + k * ks + r);
+                } else {
+                    unsigned h[4] = {0u, 0u, 0u, 0u};
+                    for (int q = 0; r + q < rows; q++) h[q / 2] |= (unsigned)s[k * ks + r + q] << (16 * (q % 2));
+                    w[j] = make_uint4(h[0], h[1], h[2], h[3]);
+                }
+            }
+        }
+#pragma unroll
+        for (int q = 0; q < 8; q++) {
+            if (r + q >= rows) break;
+            const unsigned sel = q % 2 ? 0x7632u : 0x5410u; /* row q's half of each k's word q / 2 */
+            unsigned o[4];
+#pragma unroll
+            for (int i = 0; i < 4; i++)
+                o[i] = __byte_perm((&w[2 * i].x)[q / 2], (&w[2 * i + 1].x)[q / 2], sel);
+            *(uint4 *)(d + (r + q) * kp + k0) = make_uint4(o[0], o[1], o[2], o[3]);
+        }
+    }
 }
