@@ -61,11 +61,9 @@ static trr_status pack_one(trr_context *ctx, const trr_call *call, int which, CU
     trr_cuda_variant v;
     trr_cuda_variant_matmul_pack(&v);
     CUfunction fn;
-    TRR_TRY(trr_cuda_get_function(
-        ctx, &v,
-        wide ? (words ? "matmul_pack16_words" : "matmul_pack16")
-             : (words ? "matmul_pack_words" : "matmul_pack"),
-        &fn));
+    const char *kernel = wide ? (words ? "matmul_pack16_words" : "matmul_pack16")
+                              : (words ? "matmul_pack_words" : "matmul_pack");
+    TRR_TRY(trr_cuda_get_function(ctx, &v, kernel, &fn));
     const unsigned gy = (unsigned)(k_tiles < 65535 ? k_tiles : 65535);
     if (words) {
         void *args[] = {&src, &ks, &sbs, &dst, &dbs, &r, &kdim, &kp};
@@ -81,8 +79,7 @@ trr_status trr_cuda_matmul_pack(trr_context *ctx, const trr_call *call, trr_call
     int64_t b_at = 0;
     const int64_t bytes = trr_matmul_copy_bytes(call, copies, &b_at);
     CUdeviceptr base = 0;
-    TRR_TRY(trr_cuda_scratch_get(ctx, &dev->matmul_pack, (size_t)bytes,
-                                 "the copies of a matmul's operands", &base));
+    TRR_TRY(trr_cuda_scratch_get(ctx, &dev->matmul_pack, (size_t)bytes, "the copies of a matmul's operands", &base));
     if (copies & TRR_MATMUL_COPY_A) {
         TRR_TRY(pack_one(ctx, call, 0, base));
         view->x.mem = (void *)(uintptr_t)base;
