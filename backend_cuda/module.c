@@ -31,7 +31,7 @@ typedef struct cubin_header {
     uint64_t key;          /* the cache key, so a renamed or colliding file is not taken for another */
 } cubin_header;
 
-/* The prelude, then the kernel file; #line keeps compiler messages pointing into the kernel file. */
+/* common.cuh, then the kernel file, its includes expanded (trr_embedded_source); a user op's text alone. */
 static char *build_source(trr_context *ctx, const trr_cuda_variant *v) {
     if (v->text) {
         char *src = malloc(strlen(v->text) + 1);
@@ -39,24 +39,10 @@ static char *build_source(trr_context *ctx, const trr_cuda_variant *v) {
         else strcpy(src, v->text);
         return src;
     }
-    const trr_embedded_file *pre = trr_embedded_find(trr_cuda_kernels, trr_cuda_kernels_count, "common.cuh");
-    const trr_embedded_file *body = trr_embedded_find(trr_cuda_kernels, trr_cuda_kernels_count, v->file);
-    if (!pre || !body) {
-        trr_error(ctx, TRR_ERR_INTERNAL, "CUDA kernel file %s is not embedded", pre ? v->file : "common.cuh");
-        return NULL;
-    }
-    char line[300];
-    int n = snprintf(line, sizeof line, "\n#line 1 \"%s\"\n", v->file);
-    size_t total = pre->size + (size_t)n + body->size + 1;
-    char *src = malloc(total);
-    if (!src) {
-        trr_error(ctx, TRR_ERR_OUT_OF_MEMORY, "no host memory for kernel source");
-        return NULL;
-    }
-    memcpy(src, pre->data, pre->size);
-    memcpy(src + pre->size, line, (size_t)n);
-    memcpy(src + pre->size + (size_t)n, body->data, body->size);
-    src[total - 1] = '\0';
+    char why[300];
+    char *src = trr_embedded_source(trr_cuda_kernels, trr_cuda_kernels_count, "common.cuh", v->file, NULL, why,
+                                    sizeof why);
+    if (!src) trr_error(ctx, TRR_ERR_INTERNAL, "CUDA %s", why);
     return src;
 }
 

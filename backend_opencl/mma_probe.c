@@ -229,29 +229,23 @@ static void run_probe(const trr_cl_device_ref *ref, const char *name, const char
                  "no PTX compiler: inline PTX needs a device with NVIDIA's vendor ID (0x%x here)", (unsigned)vendor_id);
         return;
     }
-    const trr_embedded_file *common = trr_embedded_find(trr_opencl_kernels, trr_opencl_kernels_count, "common.cl");
-    const trr_embedded_file *body = trr_embedded_find(trr_opencl_kernels, trr_opencl_kernels_count, "matmul_mma.cl");
-    const trr_embedded_file *wg = trr_embedded_find(trr_opencl_kernels, trr_opencl_kernels_count, "matmul_wgmma.cl");
-    if (!common || !body || !wg) {
-        snprintf(out->reason, sizeof out->reason, "matmul_mma.cl or matmul_wgmma.cl is not embedded");
+    /* common.cl followed by the probe's file, as program.c builds them */
+    char why[300];
+    size_t size = 0, wg_size = 0;
+    char *source = trr_embedded_source(trr_opencl_kernels, trr_opencl_kernels_count, "common.cl", "matmul_mma.cl",
+                                       &size, why, sizeof why);
+    char *wg_source = source ? trr_embedded_source(trr_opencl_kernels, trr_opencl_kernels_count, "common.cl",
+                                                   "matmul_wgmma.cl", &wg_size, why, sizeof why)
+                             : NULL;
+    if (!wg_source) {
+        snprintf(out->reason, sizeof out->reason, "%s", why);
+        free(source);
         return;
     }
-    /* common.cl followed by the probe's file, as program.c builds them; the larger of the two fits both */
-    const size_t cap = common->size + 1 + (body->size > wg->size ? body->size : wg->size);
-    char *source = malloc(cap + 1);
-    if (!source) {
-        snprintf(out->reason, sizeof out->reason, "no host memory for the probe");
-        return;
-    }
-    memcpy(source, common->data, common->size);
-    source[common->size] = '\n';
-    memcpy(source + common->size + 1, body->data, body->size);
-    size_t size = common->size + 1 + body->size;
-    source[size] = '\0';
 
     static const char version[] = "mma-probe-3";
-    const void *parts[5] = {name, driver, source, wg->data, version};
-    size_t sizes[5] = {strlen(name), strlen(driver), size, wg->size, sizeof version - 1};
+    const void *parts[5] = {name, driver, source, wg_source, version};
+    size_t sizes[5] = {strlen(name), strlen(driver), size, wg_size, sizeof version - 1};
     uint64_t key = trr_hash_parts(parts, sizes, 5);
     char dir[1024], path[1200];
     int have_dir = trr_cache_dir(NULL, dir, sizeof dir) == TRR_OK;
@@ -277,11 +271,13 @@ static void run_probe(const trr_cl_device_ref *ref, const char *name, const char
                 snprintf(out->wgmma_reason, sizeof out->wgmma_reason, "%s",
                          out->wgmma ? "" : !strncmp(line2 + 6, "no ", 3) ? line2 + 9 : "unreadable probe record");
                 free(source);
+                free(wg_source);
                 return;
             }
             if (!strncmp(text, "no ", 3)) {
                 snprintf(out->reason, sizeof out->reason, "%s", text + 3);
                 free(source);
+                free(wg_source);
                 return;
             }
         }
@@ -293,6 +289,7 @@ static void run_probe(const trr_cl_device_ref *ref, const char *name, const char
     if (!context || err != CL_SUCCESS) {
         snprintf(out->reason, sizeof out->reason, "clCreateContext: %s", trr_cl_error_name(err));
         free(source);
+        free(wg_source);
         return;
     }
     /* The address modes differ only in how a __local pointer becomes a shared-window address; cp.async is
@@ -315,16 +312,14 @@ static void run_probe(const trr_cl_device_ref *ref, const char *name, const char
     /* wgmma copies through cp.async, with the address mode the mma probe found */
     if (out->ok && !out->cp_async) snprintf(out->wgmma_reason, sizeof out->wgmma_reason, "cp.async did not pass");
     if (out->ok && out->cp_async) {
-        memcpy(source + common->size + 1, wg->data, wg->size);
-        size = common->size + 1 + wg->size;
-        source[size] = '\0';
-        wg_verdict = try_wgmma(context, ref->device, source, size, out->addr_mode, out->wgmma_reason,
+        wg_verdict = try_wgmma(context, ref->device, wg_source, wg_size, out->addr_mode, out->wgmma_reason,
                                sizeof out->wgmma_reason);
         out->wgmma = wg_verdict == 1;
         if (out->wgmma) out->wgmma_reason[0] = '\0';
     }
     trr_cl.ReleaseContext(context);
     free(source);
+    free(wg_source);
     if (verdict >= 0 && wg_verdict >= 0 && have_dir) {
         char text[512];
         int n = !out->ok ? snprintf(text, sizeof text, "no %s\n", out->reason)

@@ -44,8 +44,8 @@ typedef struct cache_header {
     uint64_t hash;
 } cache_header;
 
-/* Every program is common.cl followed by the op's file, so each op file sees the dtype and half helpers; a user
- * op's program is its definition's source alone (text). */
+/* Every program is common.cl followed by the op's file, its includes expanded (trr_embedded_source), so each op
+ * file sees the dtype and half helpers; a user op's program is its definition's source alone (text). */
 static trr_status program_source(trr_context *ctx, const char *file, const char *text, char **out_source,
                                  size_t *out_size) {
     if (text) {
@@ -57,19 +57,10 @@ static trr_status program_source(trr_context *ctx, const char *file, const char 
         *out_size = n;
         return TRR_OK;
     }
-    const trr_embedded_file *common = trr_embedded_find(trr_opencl_kernels, trr_opencl_kernels_count, "common.cl");
-    const trr_embedded_file *body = trr_embedded_find(trr_opencl_kernels, trr_opencl_kernels_count, file);
-    if (!common || !body) return trr_error(ctx, TRR_ERR_INTERNAL, "opencl: kernel file %s is not embedded", file);
-    size_t size = common->size + 1 + body->size;
-    char *source = malloc(size + 1);
-    if (!source) return trr_error(ctx, TRR_ERR_OUT_OF_MEMORY, "opencl: no host memory for kernel source");
-    memcpy(source, common->data, common->size);
-    source[common->size] = '\n';
-    memcpy(source + common->size + 1, body->data, body->size);
-    source[size] = '\0';
-    *out_source = source;
-    *out_size = size;
-    return TRR_OK;
+    char why[300];
+    *out_source = trr_embedded_source(trr_opencl_kernels, trr_opencl_kernels_count, "common.cl", file, out_size, why,
+                                      sizeof why);
+    return *out_source ? TRR_OK : trr_error(ctx, TRR_ERR_INTERNAL, "opencl: %s", why);
 }
 
 static uint64_t payload_hash(const void *data, size_t size) {
