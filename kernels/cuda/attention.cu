@@ -153,11 +153,6 @@ __device__ __forceinline__ void attn_store_lse(const attn_args &a, int split, co
 
 #if KIND == 0 || KIND == 3
 /* ---- shared by the tensor-core kernels ---- */
-__device__ __forceinline__ unsigned attn_smem_addr(const void *p) {
-    unsigned a;
-    asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));
-    return a;
-}
 
 /* Two f32 as one register of two 16-bit values, lo in the low half (the fragment's lower column). */
 __device__ __forceinline__ unsigned attn_pack2(float lo, float hi) {
@@ -225,25 +220,6 @@ __device__ __forceinline__ float attn_hi16(unsigned r) {
 #error "attention_mma: BM must be 16 or 32 rows a warp (or 16 over key warps); DP and BN multiples of 16"
 #endif
 
-__device__ __forceinline__ void attn_cp_async(unsigned dst, const void *src, int bytes) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(src), "r"(bytes) : "memory");
-}
-__device__ __forceinline__ void attn_cp_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
-template <int n> __device__ __forceinline__ void attn_cp_wait() {
-    asm volatile("cp.async.wait_group %0;" ::"n"(n) : "memory");
-}
-
-__device__ __forceinline__ void attn_ldsm_x4(unsigned addr, unsigned *r) {
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(addr));
-}
-__device__ __forceinline__ void attn_ldsm_x4_trans(unsigned addr, unsigned *r) {
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(addr));
-}
-
 __device__ __forceinline__ void attn_mma(float *c, const unsigned *a, unsigned b0, unsigned b1) {
     asm volatile("mma.sync.aligned.m16n8k16.row.col.f32." ATTN_AB "." ATTN_AB ".f32 {%0,%1,%2,%3}, "
                  "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
@@ -256,7 +232,7 @@ __device__ __forceinline__ void attn_mma(float *c, const unsigned *a, unsigned b
 __device__ __forceinline__ void attn_chunk(unsigned dst, const unsigned short *src, bool ok, int e, int d, int vec) {
     if (vec) {
         const int bytes = ok ? min(8, d - e) * 2 : 0;
-        attn_cp_async(dst, src, bytes); /* src is the row's base when !ok: a valid address, 0 bytes read */
+        trr_cp_async(dst, src, bytes); /* src is the row's base when !ok: a valid address, 0 bytes read */
         return;
     }
     unsigned w[4];
@@ -333,14 +309,14 @@ __device__ __forceinline__ void attn_scores(const attn_args &a, unsigned q_sm, u
 #pragma unroll
                 for (int e = 0; e < 4; e++) qa[mt][e] = qf[Q_IN_REGS ? mt : 0][Q_IN_REGS ? kc : 0][e];
             } else {
-                attn_ldsm_x4(q_sm + (wrow + mt * 16 + (lane & 15)) * ROWB + (kc * 2 + (lane >> 4)) * 16, qa[mt]);
+                trr_ldsm_x4(q_sm + (wrow + mt * 16 + (lane & 15)) * ROWB + (kc * 2 + (lane >> 4)) * 16, qa[mt]);
             }
         }
 #pragma unroll
         for (int np = 0; np < BN / 16; np++) {
             /* matrices (keys 0-7, d 0-7), (keys 0-7, d 8-15), (keys 8-15, d 0-7), (keys 8-15, d 8-15) */
             unsigned kf[4];
-            attn_ldsm_x4(k_st + (np * 16 + (lane & 7) + ((lane >> 4) << 3)) * ROWB +
+            trr_ldsm_x4(k_st + (np * 16 + (lane & 7) + ((lane >> 4) << 3)) * ROWB +
                              (kc * 2 + ((lane >> 3) & 1)) * 16,
                          kf);
 #pragma unroll
@@ -419,7 +395,7 @@ __device__ __forceinline__ void attn_pv(unsigned v_st, int lane, const float (&s
             /* matrices (keys 0-7, d 0-7), (keys 8-15, d 0-7), (keys 0-7, d 8-15), (keys 8-15, d 8-15),
              * transposed on load: each thread gets V[2t..2t+1][g] as the col-major B fragment wants */
             unsigned vf[4];
-            attn_ldsm_x4_trans(v_st + (kc * 16 + (lane & 7) + (((lane >> 3) & 1) << 3)) * ROWB +
+            trr_ldsm_x4_trans(v_st + (kc * 16 + (lane & 7) + (((lane >> 3) & 1) << 3)) * ROWB +
                                    (dp * 2 + (lane >> 4)) * 16,
                                vf);
 #pragma unroll
@@ -438,7 +414,7 @@ __device__ __forceinline__ void attn_pv(unsigned v_st, int lane, const float (&s
 #if !KEY_WARPS
 extern "C" __global__ void __launch_bounds__(THREADS) attention_mma(const attn_args a) {
     extern __shared__ __align__(128) unsigned char smem[];
-    const unsigned q_sm = attn_smem_addr(smem);
+    const unsigned q_sm = trr_smem_addr(smem);
     const unsigned kv_sm = q_sm + Q_BYTES;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const attn_place pl = attn_locate(a, BM);
@@ -477,7 +453,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) attention_mma(const attn_a
         attn_load_q(a, q_sm, qg, m0, tid);
 #if STAGES == 1
         attn_load_kv(kv_sm, kg, a.k_s, kb0 * BN, a.skv, a.d, a.vec, tid);
-        attn_cp_commit();
+        trr_cp_commit();
 #else
 #pragma unroll
         for (int s = 0; s < STAGES - 1; s++) {
@@ -485,7 +461,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) attention_mma(const attn_a
                 attn_load_kv(kv_sm + s * 2 * KV_BYTES, kg, a.k_s, (kb0 + s) * BN, a.skv, a.d, a.vec, tid);
                 attn_load_kv(kv_sm + s * 2 * KV_BYTES + KV_BYTES, vg, a.v_s, (kb0 + s) * BN, a.skv, a.d, a.vec, tid);
             }
-            attn_cp_commit();
+            trr_cp_commit();
         }
 #endif
     }
@@ -494,14 +470,14 @@ extern "C" __global__ void __launch_bounds__(THREADS) attention_mma(const attn_a
         const int j0 = (kb0 + t) * BN;
 #if STAGES == 1
         const unsigned k_st = kv_sm, v_st = kv_sm + KV_BYTES;
-        attn_cp_wait<0>();
+        trr_cp_wait<0>();
         __syncthreads(); /* K_t (and Q) landed; every warp is done reading V_{t-1} */
         attn_load_kv(v_st, vg, a.v_s, j0, a.skv, a.d, a.vec, tid);
-        attn_cp_commit();
+        trr_cp_commit();
 #else
         const int st = t % STAGES;
         const unsigned k_st = kv_sm + st * 2 * KV_BYTES, v_st = k_st + KV_BYTES;
-        attn_cp_wait<STAGES - 2>();
+        trr_cp_wait<STAGES - 2>();
         __syncthreads(); /* block t landed; every warp is done with the stage refilled below (block t - 1's) */
         {
             const int nt = t + STAGES - 1;
@@ -510,7 +486,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) attention_mma(const attn_a
                 attn_load_kv(dst, kg, a.k_s, (kb0 + nt) * BN, a.skv, a.d, a.vec, tid);
                 attn_load_kv(dst + KV_BYTES, vg, a.v_s, (kb0 + nt) * BN, a.skv, a.d, a.vec, tid);
             }
-            attn_cp_commit();
+            trr_cp_commit();
         }
 #endif
         if (Q_IN_REGS && t == 0) {
@@ -518,7 +494,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) attention_mma(const attn_a
             for (int mt = 0; mt < MT; mt++)
 #pragma unroll
                 for (int kc = 0; kc < DP / 16; kc++)
-                    attn_ldsm_x4(q_sm + (wrow + mt * 16 + (lane & 15)) * ROWB + (kc * 2 + (lane >> 4)) * 16,
+                    trr_ldsm_x4(q_sm + (wrow + mt * 16 + (lane & 15)) * ROWB + (kc * 2 + (lane >> 4)) * 16,
                                  qf[Q_IN_REGS ? mt : 0][Q_IN_REGS ? kc : 0]);
         }
 
@@ -526,15 +502,15 @@ extern "C" __global__ void __launch_bounds__(THREADS) attention_mma(const attn_a
         attn_scores(a, q_sm, k_st, wrow, lane, j0, first_limit, limit, qf, s, o, m, l);
 
 #if STAGES == 1
-        attn_cp_wait<0>();
+        trr_cp_wait<0>();
         __syncthreads(); /* V_t landed; every warp is done reading K_t */
         if (t + 1 < nkb) attn_load_kv(k_st, kg, a.k_s, j0 + BN, a.skv, a.d, a.vec, tid);
-        attn_cp_commit();
+        trr_cp_commit();
 #endif
 
         attn_pv(v_st, lane, s, o);
     }
-    attn_cp_wait<0>();
+    trr_cp_wait<0>();
 
     /* epilogue: the quad's sums, then o / l and lse for every row that exists */
 #pragma unroll
@@ -588,7 +564,7 @@ __device__ __forceinline__ void attn_load_kv_warp(unsigned dst, const unsigned s
 
 extern "C" __global__ void __launch_bounds__(THREADS) attention_mma(const attn_args a) {
     extern __shared__ __align__(128) unsigned char smem[];
-    const unsigned q_sm = attn_smem_addr(smem);
+    const unsigned q_sm = trr_smem_addr(smem);
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const unsigned ring = q_sm + Q_BYTES + warp * RING_BYTES;
     const attn_place pl = attn_locate(a, BM);
@@ -619,7 +595,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) attention_mma(const attn_a
     unsigned qf[1][Q_IN_REGS ? DP / 16 : 1][4];
 
     if (nkb > 0) attn_load_q(a, q_sm, qg, m0, tid);
-    attn_cp_commit(); /* Q: the oldest group */
+    trr_cp_commit(); /* Q: the oldest group */
 #pragma unroll
     for (int s = 0; s < STAGES - 1; s++) {
         if (s < nw) {
@@ -627,20 +603,20 @@ extern "C" __global__ void __launch_bounds__(THREADS) attention_mma(const attn_a
             attn_load_kv_warp(ring + s * 2 * KV_BYTES, kg, a.k_s, j, a.skv, a.d, a.vec, lane);
             attn_load_kv_warp(ring + s * 2 * KV_BYTES + KV_BYTES, vg, a.v_s, j, a.skv, a.d, a.vec, lane);
         }
-        attn_cp_commit();
+        trr_cp_commit();
     }
-    attn_cp_wait<STAGES - 1>();
+    trr_cp_wait<STAGES - 1>();
     __syncthreads(); /* Q landed, from every thread's copies */
     if (Q_IN_REGS && nw > 0) {
 #pragma unroll
         for (int kc = 0; kc < DP / 16; kc++)
-            attn_ldsm_x4(q_sm + (lane & 15) * ROWB + (kc * 2 + (lane >> 4)) * 16, qf[0][Q_IN_REGS ? kc : 0]);
+            trr_ldsm_x4(q_sm + (lane & 15) * ROWB + (kc * 2 + (lane >> 4)) * 16, qf[0][Q_IN_REGS ? kc : 0]);
     }
 
     for (int t = 0; t < nw; t++) {
         const int j0 = (kb0 + warp + t * WARPS) * BN;
         const unsigned k_st = ring + (t % STAGES) * 2 * KV_BYTES, v_st = k_st + KV_BYTES;
-        attn_cp_wait<STAGES - 2>();
+        trr_cp_wait<STAGES - 2>();
         __syncwarp(); /* block t landed from every lane; every lane is done with the stage refilled below */
         {
             const int nt = t + STAGES - 1;
@@ -650,13 +626,13 @@ extern "C" __global__ void __launch_bounds__(THREADS) attention_mma(const attn_a
                 attn_load_kv_warp(dst, kg, a.k_s, j, a.skv, a.d, a.vec, lane);
                 attn_load_kv_warp(dst + KV_BYTES, vg, a.v_s, j, a.skv, a.d, a.vec, lane);
             }
-            attn_cp_commit();
+            trr_cp_commit();
         }
         float s[1][BN / 8][4];
         attn_scores(a, q_sm, k_st, 0, lane, j0, first_limit, limit, qf, s, o, m, l);
         attn_pv(v_st, lane, s, o);
     }
-    attn_cp_wait<0>();
+    trr_cp_wait<0>();
     __syncwarp(); /* every lane is done reading the ring, which now takes the warp's partials */
 
     /* the warp's partials in its ring: o [16][DP] (f32, unnormalised), then max [16] and sum [16] */
@@ -918,6 +894,8 @@ extern "C" __global__ void attention_combine(const attn_args a) {
  * (the TMA box). K is S's B operand K-major like Q; V is O's B operand N-major (d contiguous): LBO from one
  * 64-column box to the next (BN * 128 bytes), SBO 1024 from 8 keys to the next 8, a step of 16 keys at +2048.
  */
+#include "hopper.cuh"
+
 #define BM 128
 #define AWG_THREADS 384
 #define QBOX (BM * 128)
@@ -936,63 +914,11 @@ extern "C" __global__ void attention_combine(const attn_args a) {
 #define AWG_AB "f16"
 #endif
 
-/* CUtensorMap: 128 opaque bytes, passed by value as a __grid_constant__ parameter. */
-struct __align__(64) awg_map {
-    unsigned long long q[16];
-};
 /* Which coordinate of the K and V maps (1 to 3; 0 is d) holds the key, the kv head and the batch: the host orders
  * the maps' dimensions by stride. */
 struct awg_coords {
     int s, h, b;
 };
-
-__device__ __forceinline__ void awg_bar_init(unsigned bar, unsigned count) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
-}
-__device__ __forceinline__ void awg_bar_expect(unsigned bar, unsigned bytes) {
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
-}
-__device__ __forceinline__ void awg_bar_arrive(unsigned bar) {
-    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
-}
-/* Waits until the phase of the given parity has completed. */
-__device__ __forceinline__ void awg_bar_wait(unsigned bar, unsigned parity) {
-    asm volatile("{\n"
-                 ".reg .pred done;\n"
-                 "AWG_WAIT:\n"
-                 "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
-                 "@!done bra AWG_WAIT;\n"
-                 "}\n" ::"r"(bar),
-                 "r"(parity)
-                 : "memory");
-}
-/* TMA: the box at coordinates c of the rank-4 map into shared memory at dst, completing on bar. */
-__device__ __forceinline__ void awg_tma_4d(unsigned dst, const awg_map *map, const int *c, unsigned bar) {
-    asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, "
-                 "%3, %4, %5}], [%6];" ::"r"(dst),
-                 "l"((unsigned long long)map), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(bar)
-                 : "memory");
-}
-/* Shared-memory matrix descriptor, 128-byte swizzle. */
-__device__ __forceinline__ unsigned long long awg_desc(unsigned addr, unsigned lbo, unsigned sbo) {
-    return (unsigned long long)((addr & 0x3FFFFu) >> 4) | ((unsigned long long)((lbo & 0x3FFFFu) >> 4) << 16) |
-           ((unsigned long long)((sbo & 0x3FFFFu) >> 4) << 32) | (1ull << 62);
-}
-__device__ __forceinline__ void awg_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
-__device__ __forceinline__ void awg_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
-template <int n> __device__ __forceinline__ void awg_wait() {
-    asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(n) : "memory");
-}
-/* Pins registers at this point: what the asynchronous wgmma writes (f) or still reads (r) is not touched or
- * reused before its wait. */
-template <int n> __device__ __forceinline__ void awg_pin(float *d) {
-#pragma unroll
-    for (int i = 0; i < n; i++) asm volatile("" : "+f"(d[i])::"memory");
-}
-template <int n> __device__ __forceinline__ void awg_pin_u(unsigned *d) {
-#pragma unroll
-    for (int i = 0; i < n; i++) asm volatile("" : "+r"(d[i])::"memory");
-}
 
 /* The consumers' turns on the tensor cores (ping-pong): named barrier AWG_TURN + cw, of 256 threads, is consumer
  * cw's turn; its own 128 threads wait there (bar.sync) and the other consumer's 128 arrive (bar.arrive) once they
@@ -1009,61 +935,21 @@ __device__ __forceinline__ void awg_turn_pass(int cw) {
     else asm volatile("bar.arrive %0, 256;" ::"n"(AWG_TURN) : "memory");
 }
 
-__device__ __forceinline__ void awg_cp_async(unsigned dst, const void *src, int bytes) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(src), "r"(bytes) : "memory");
-}
+/* D[64 x n] (+)= A (shared, K-major) . B (shared, K-major); scale 0 overwrites D. */
+TRR_WG_SS_FN(awg_ss_n64, 64, "k16", AWG_AB, AWG_AB, ", 1, 1, 0, 0")
+TRR_WG_SS_FN(awg_ss_n128, 128, "k16", AWG_AB, AWG_AB, ", 1, 1, 0, 0")
 
-/* D[64 x 64] (+)= A (shared, K-major) . B (shared; TB 1: N-major); scale 0 overwrites D. */
-template <int TB>
-__device__ __forceinline__ void awg_ss_n64(float *d, unsigned long long da, unsigned long long db, int scale) {
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n64k16.f32." AWG_AB "." AWG_AB " {"
-                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
-                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
-                 "}, %32, %33, p, 1, 1, 0, %35;\n}\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-                   "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-                 : "l"(da), "l"(db), "r"(scale), "n"(TB));
-}
-
-/* D[64 x 128] (+)= A (shared, K-major) . B (shared; TB 1: N-major); scale 0 overwrites D. */
-template <int TB>
-__device__ __forceinline__ void awg_ss_n128(float *d, unsigned long long da, unsigned long long db, int scale) {
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n128k16.f32." AWG_AB "." AWG_AB " {"
-                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
-                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
-                 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
-                 "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
-                 "}, %64, %65, p, 1, 1, 0, %67;\n}\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-                   "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-                   "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
-                   "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-                   "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-                   "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-                 : "l"(da), "l"(db), "r"(scale), "n"(TB));
-}
-
-/* D[64 x 64] (+)= A (registers: each warp's 16 rows as the m16n8k16 A fragment) . B (shared, N-major). */
+/* D[64 x n] (+)= A (registers: each warp's 16 rows as the m16n8k16 A fragment) . B (shared, N-major): the
+ * accumulator first (%0 up), then A's four registers, B's descriptor and scale-d's flag. */
 __device__ __forceinline__ void awg_rs_n64(float *d, const unsigned *a, unsigned long long db, int scale) {
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
                  "wgmma.mma_async.sync.aligned.m64n64k16.f32." AWG_AB "." AWG_AB " {"
                  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
                  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
                  "}, {%32, %33, %34, %35}, %36, p, 1, 1, 1;\n}\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-                   "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+                 : TRR_WG_BIND_64
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale));
 }
-
-/* D[64 x 128] (+)= A (registers: each warp's 16 rows as the m16n8k16 A fragment) . B (shared, N-major). */
 __device__ __forceinline__ void awg_rs_n128(float *d, const unsigned *a, unsigned long long db, int scale) {
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
                  "wgmma.mma_async.sync.aligned.m64n128k16.f32." AWG_AB "." AWG_AB " {"
@@ -1072,17 +958,9 @@ __device__ __forceinline__ void awg_rs_n128(float *d, const unsigned *a, unsigne
                  "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
                  "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
                  "}, {%64, %65, %66, %67}, %68, p, 1, 1, 1;\n}\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-                   "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-                   "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
-                   "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-                   "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-                   "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+                 : TRR_WG_BIND_128
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale));
 }
-
 
 #if BN == 128
 #define AWG_SS awg_ss_n128
@@ -1096,15 +974,15 @@ __device__ __forceinline__ void awg_rs_n128(float *d, const unsigned *a, unsigne
 #endif
 
 extern "C" __global__ void __launch_bounds__(AWG_THREADS, 1)
-    attention_wgmma(const __grid_constant__ awg_map tmk, const __grid_constant__ awg_map tmv, const awg_coords co,
-                    const attn_args a) {
+    attention_wgmma(const __grid_constant__ trr_tensor_map tmk, const __grid_constant__ trr_tensor_map tmv,
+                    const awg_coords co, const attn_args a) {
     extern __shared__ unsigned char awg_smem[];
     __shared__ __align__(8) unsigned long long kfull[STAGES], kempty[STAGES], vfull[STAGES], vempty[STAGES];
     /* swizzle atoms repeat every 1024 bytes: the tiles start on such a boundary (the host adds 1 KB) */
-    const unsigned q_sm = (attn_smem_addr(awg_smem) + 1023u) & ~1023u;
+    const unsigned q_sm = (trr_smem_addr(awg_smem) + 1023u) & ~1023u;
     const unsigned k_sm = q_sm + Q_SMEM, v_sm = k_sm + STAGES * KV_STAGE;
-    const unsigned kf0 = attn_smem_addr(kfull), ke0 = attn_smem_addr(kempty), vf0 = attn_smem_addr(vfull),
-                   ve0 = attn_smem_addr(vempty);
+    const unsigned kf0 = trr_smem_addr(kfull), ke0 = trr_smem_addr(kempty), vf0 = trr_smem_addr(vfull),
+                   ve0 = trr_smem_addr(vempty);
     const int tid = threadIdx.x, wg = tid >> 7;
     const attn_place pl = attn_locate(a, BM);
     const int m0 = pl.mb * BM;
@@ -1114,12 +992,12 @@ extern "C" __global__ void __launch_bounds__(AWG_THREADS, 1)
     if (tid == 0) {
 #pragma unroll
         for (int s = 0; s < STAGES; s++) {
-            awg_bar_init(kf0 + 8 * s, 1);
-            awg_bar_init(vf0 + 8 * s, 1);
-            awg_bar_init(ke0 + 8 * s, 256);
-            awg_bar_init(ve0 + 8 * s, 256);
+            trr_mbar_init(kf0 + 8 * s, 1);
+            trr_mbar_init(vf0 + 8 * s, 1);
+            trr_mbar_init(ke0 + 8 * s, 256);
+            trr_mbar_init(ve0 + 8 * s, 256);
         }
-        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+        trr_mbar_init_fence();
     }
     __syncthreads();
 
@@ -1127,8 +1005,8 @@ extern "C" __global__ void __launch_bounds__(AWG_THREADS, 1)
         /* producer: one thread streams K and V */
         asm volatile("setmaxnreg.dec.sync.aligned.u32 24;");
         if (tid == 0 && nkb > 0) {
-            asm volatile("prefetch.tensormap [%0];" ::"l"((unsigned long long)&tmk) : "memory");
-            asm volatile("prefetch.tensormap [%0];" ::"l"((unsigned long long)&tmv) : "memory");
+            trr_prefetch_map(&tmk);
+            trr_prefetch_map(&tmv);
             for (int t = 0; t < nkb; t++) {
                 const int s = t % STAGES;
                 const unsigned reuse = (unsigned)((t / STAGES) - 1) & 1u; /* the phase that freed the stage */
@@ -1137,19 +1015,19 @@ extern "C" __global__ void __launch_bounds__(AWG_THREADS, 1)
                 int c[4];
 #pragma unroll
                 for (int i = 1; i < 4; i++) c[i] = co.s == i ? key : co.h == i ? pl.g : pl.b;
-                if (t >= STAGES) awg_bar_wait(ke0 + 8 * s, reuse);
-                awg_bar_expect(kf0 + 8 * s, KV_STAGE);
+                if (t >= STAGES) trr_mbar_wait(ke0 + 8 * s, reuse);
+                trr_mbar_expect(kf0 + 8 * s, KV_STAGE);
 #pragma unroll
                 for (int x = 0; x < DP / 64; x++) {
                     c[0] = 64 * x;
-                    awg_tma_4d(k_sm + s * KV_STAGE + x * KVBOX, &tmk, c, kf0 + 8 * s);
+                    trr_tma_load_4d(k_sm + s * KV_STAGE + x * KVBOX, &tmk, c, kf0 + 8 * s);
                 }
-                if (t >= STAGES) awg_bar_wait(ve0 + 8 * s, reuse);
-                awg_bar_expect(vf0 + 8 * s, KV_STAGE);
+                if (t >= STAGES) trr_mbar_wait(ve0 + 8 * s, reuse);
+                trr_mbar_expect(vf0 + 8 * s, KV_STAGE);
 #pragma unroll
                 for (int x = 0; x < DP / 64; x++) {
                     c[0] = 64 * x;
-                    awg_tma_4d(v_sm + s * KV_STAGE + x * KVBOX, &tmv, c, vf0 + 8 * s);
+                    trr_tma_load_4d(v_sm + s * KV_STAGE + x * KVBOX, &tmv, c, vf0 + 8 * s);
                 }
             }
         }
@@ -1170,10 +1048,10 @@ extern "C" __global__ void __launch_bounds__(AWG_THREADS, 1)
             const unsigned short *src =
                 qg + (ok ? (long long)(row % a.group) * a.q_h + (long long)(row / a.group) * a.q_s + e : 0);
             const unsigned dst = q_sm + (cc >> 3) * QBOX + r * 128 + (((cc & 7) ^ (r & 7)) << 4);
-            awg_cp_async(dst, src, ok ? min(8, a.d - e) * 2 : 0);
+            trr_cp_async(dst, src, ok ? min(8, a.d - e) * 2 : 0);
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");
-        asm volatile("cp.async.wait_group 0;" ::: "memory");
+        trr_cp_commit();
+        trr_cp_wait<0>();
         /* a negative scale: Q negated (exactly: the sign bits), so that S holds scale's sign and the softmax
          * scales by |scale| inside its exponent's fma, its max taken over S as it comes */
         if (a.scale_log2 < 0.0f)
@@ -1189,7 +1067,7 @@ extern "C" __global__ void __launch_bounds__(AWG_THREADS, 1)
                              "r"(w[1] ^ 0x80008000u), "r"(w[2] ^ 0x80008000u), "r"(w[3] ^ 0x80008000u)
                              : "memory");
             }
-        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+        trr_fence_proxy_async();
     }
     asm volatile("bar.sync 1, 256;" ::: "memory");
     const float sl = fabsf(a.scale_log2); /* |scale| log2(e) */
@@ -1217,26 +1095,26 @@ extern "C" __global__ void __launch_bounds__(AWG_THREADS, 1)
     /* S_t = Q K_t, issued and committed */
     auto issue_s = [&](int t) {
         const int s = t % STAGES;
-        awg_bar_wait(kf0 + 8 * s, (unsigned)(t / STAGES) & 1u);
-        awg_fence();
+        trr_mbar_wait(kf0 + 8 * s, (unsigned)(t / STAGES) & 1u);
+        trr_wg_fence();
 #pragma unroll
         for (int kk = 0; kk < DP / 16; kk++)
-            AWG_SS<0>(sc, awg_desc(q_sm + (kk >> 2) * QBOX + cw * (64 * 128) + (kk & 3) * 32, 16, 1024),
-                      awg_desc(k_sm + s * KV_STAGE + (kk >> 2) * KVBOX + (kk & 3) * 32, 16, 1024), kk > 0);
-        awg_commit();
+            AWG_SS(sc, trr_wg_desc(q_sm + (kk >> 2) * QBOX + cw * (64 * 128) + (kk & 3) * 32, 16, 1024),
+                      trr_wg_desc(k_sm + s * KV_STAGE + (kk >> 2) * KVBOX + (kk & 3) * 32, 16, 1024), kk > 0);
+        trr_wg_commit();
     };
     /* O += P V_t, issued and committed (P from pa, pb) */
     auto issue_pv = [&](int t) {
         const int s = t % STAGES;
-        awg_bar_wait(vf0 + 8 * s, (unsigned)(t / STAGES) & 1u);
-        awg_fence();
+        trr_mbar_wait(vf0 + 8 * s, (unsigned)(t / STAGES) & 1u);
+        trr_wg_fence();
 #pragma unroll
         for (int kk = 0; kk < BN / 16; kk++) {
-            const unsigned long long dv = awg_desc(v_sm + s * KV_STAGE + kk * 2048, KVBOX, 1024);
+            const unsigned long long dv = trr_wg_desc(v_sm + s * KV_STAGE + kk * 2048, KVBOX, 1024);
             AWG_RS(o, pa[kk], dv, 1);
             if (PSPLIT) AWG_RS(o, pb[PSPLIT ? kk : 0], dv, 1);
         }
-        awg_commit();
+        trr_wg_commit();
     };
     /* block t's scores (done) into weights: mask, the rows' new max, the correction alpha of what came before,
      * the sums; O is not touched */
@@ -1295,10 +1173,10 @@ extern "C" __global__ void __launch_bounds__(AWG_THREADS, 1)
             }
     };
     auto pv_done = [&](int t) {
-        awg_pin<DP / 2>(o);
-        awg_pin_u<(BN / 16) * 4>(&pa[0][0]);
-        if (PSPLIT) awg_pin_u<(PSPLIT ? BN / 16 : 1) * 4>(&pb[0][0]);
-        awg_bar_arrive(ve0 + 8 * (t % STAGES));
+        trr_pin<DP / 2>(o);
+        trr_pin_u<(BN / 16) * 4>(&pa[0][0]);
+        if (PSPLIT) trr_pin_u<(PSPLIT ? BN / 16 : 1) * 4>(&pb[0][0]);
+        trr_mbar_arrive(ve0 + 8 * (t % STAGES));
     };
 
     /* The consumers take turns issuing (ping-pong): consumer 0 issues a turn's wgmma, then consumer 1, then 0
@@ -1311,9 +1189,9 @@ extern "C" __global__ void __launch_bounds__(AWG_THREADS, 1)
         awg_turn_wait(cw);
         issue_s(0);
         awg_turn_pass(cw);
-        awg_wait<0>();
-        awg_pin<BN / 2>(sc);
-        awg_bar_arrive(ke0);
+        trr_wg_wait<0>();
+        trr_pin<BN / 2>(sc);
+        trr_mbar_arrive(ke0);
         softmax(0);
         rescale_and_pack();
         for (int t = 1; t < nkb; t++) {
@@ -1321,18 +1199,18 @@ extern "C" __global__ void __launch_bounds__(AWG_THREADS, 1)
             issue_s(t);
             issue_pv(t - 1);
             awg_turn_pass(cw);
-            awg_wait<1>(); /* S_t done; P_{t-1} V_{t-1} may still run */
-            awg_pin<BN / 2>(sc);
-            awg_bar_arrive(ke0 + 8 * (t % STAGES));
+            trr_wg_wait<1>(); /* S_t done; P_{t-1} V_{t-1} may still run */
+            trr_pin<BN / 2>(sc);
+            trr_mbar_arrive(ke0 + 8 * (t % STAGES));
             softmax(t);
-            awg_wait<0>();
+            trr_wg_wait<0>();
             pv_done(t - 1);
             rescale_and_pack();
         }
         awg_turn_wait(cw);
         issue_pv(nkb - 1);
         if (cw == 0) awg_turn_pass(cw);
-        awg_wait<0>();
+        trr_wg_wait<0>();
         pv_done(nkb - 1);
     }
 

@@ -1,6 +1,8 @@
 /*
  * Prelude the CUDA backend prepends to every kernel file before NVRTC sees it (backend_cuda/module.c), so the
- * kernels share these helpers without any #include: NVRTC on the GPU machine may not find the toolkit headers.
+ * kernels share these helpers without an #include; what only some kernels share is in a file of its own that they
+ * include (hopper.cuh), expanded from the embedded files (core/embedded.h): NVRTC is handed one text, no toolkit
+ * headers.
  * Halves travel as unsigned short and convert through PTX, which is exact (f16 -> f32) and rounds to nearest
  * even (f32 -> f16), docs/ops.md's "round once on store".
  * bf16 travels as trr_bf16, a 2-byte struct (not unsigned short, so overloads tell it from f16): widened by a
@@ -232,4 +234,35 @@ __device__ __forceinline__ void trr_grouped_block(int pid, int npm, int npn, int
     int gsize = npm - first_m < group_m ? npm - first_m : group_m;
     *pm = first_m + (pid % width) % gsize;
     *pn = (pid % width) / gsize;
+}
+
+/* ---- asynchronous copies into shared memory and tensor-core fragment loads (sm_80 and up) ---- */
+/* The 32-bit shared-window address of a pointer into shared memory, as the instructions below take it. */
+__device__ __forceinline__ unsigned trr_smem_addr(const void *p) {
+    unsigned a;
+    asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));
+    return a;
+}
+
+/* 16 bytes from global memory to shared address dst, bypassing L1; bytes (0 to 16) are read and the rest of the
+ * 16 written as zeros, so a copy straddling an edge or past it stays in bounds. */
+__device__ __forceinline__ void trr_cp_async(unsigned dst, const void *src, int bytes) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(src), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void trr_cp_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+/* Waits until at most n of this thread's committed groups are still in flight. */
+template <int n> __device__ __forceinline__ void trr_cp_wait() {
+    asm volatile("cp.async.wait_group %0;" ::"n"(n) : "memory");
+}
+
+/* Four 8 x 8 matrices of 16-bit elements from shared memory, one register each (ldmatrix; _trans transposes). */
+__device__ __forceinline__ void trr_ldsm_x4(unsigned addr, unsigned *r) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr));
+}
+__device__ __forceinline__ void trr_ldsm_x4_trans(unsigned addr, unsigned *r) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr));
 }

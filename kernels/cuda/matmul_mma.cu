@@ -87,34 +87,6 @@ template <int cpr> __device__ __forceinline__ unsigned mma_swz(int r, int c) {
     return (unsigned)((r * cpr + (c ^ ((r / rdiv) % span))) * 16);
 }
 
-__device__ __forceinline__ unsigned mma_smem_addr(const void *p) {
-    unsigned a;
-    asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));
-    return a;
-}
-
-__device__ __forceinline__ void mma_cp_async(unsigned dst, const void *src, int bytes) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(src), "r"(bytes) : "memory");
-}
-
-__device__ __forceinline__ void mma_cp_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
-
-template <int n> __device__ __forceinline__ void mma_cp_wait() {
-    asm volatile("cp.async.wait_group %0;" ::"n"(n) : "memory");
-}
-
-__device__ __forceinline__ void mma_ldmatrix_x4(unsigned addr, unsigned *r) {
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(addr));
-}
-
-__device__ __forceinline__ void mma_ldmatrix_x4_trans(unsigned addr, unsigned *r) {
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(addr));
-}
-
 #if F8 && DT_IN == 5
 #define MMA_A "e5m2"
 #elif F8
@@ -164,7 +136,7 @@ extern "C" __global__ void __launch_bounds__(THREADS)
     (void)WS, (void)FLAGS;
 #endif
     extern __shared__ __align__(128) unsigned char smem[];
-    const unsigned smem_base = mma_smem_addr(smem);
+    const unsigned smem_base = trr_smem_addr(smem);
     const unsigned a_base = smem_base;
     const unsigned b_base = smem_base + STAGES * A_STAGE_BYTES;
 
@@ -186,7 +158,7 @@ extern "C" __global__ void __launch_bounds__(THREADS)
             bool ok = gm < M && gk < K;
             int bytes = ok ? min(EPC, K - gk) * ES : 0;
             const TE *src = ok ? A + (long long)gm * lda + gk : A;
-            mma_cp_async(a_base + s * A_STAGE_BYTES + mma_swz<CPR_A>(r, c), src, bytes);
+            trr_cp_async(a_base + s * A_STAGE_BYTES + mma_swz<CPR_A>(r, c), src, bytes);
         }
 #pragma unroll
         for (int i = 0; i < LOADS_B; i++) {
@@ -203,7 +175,7 @@ extern "C" __global__ void __launch_bounds__(THREADS)
             int bytes = ok ? min(EPC, N - gn) * ES : 0;
             const TE *src = ok ? B + (long long)gk * ldb + gn : B;
 #endif
-            mma_cp_async(b_base + s * B_STAGE_BYTES + mma_swz<CPR_B>(r, c), src, bytes);
+            trr_cp_async(b_base + s * B_STAGE_BYTES + mma_swz<CPR_B>(r, c), src, bytes);
         }
     };
 
@@ -245,7 +217,7 @@ extern "C" __global__ void __launch_bounds__(THREADS)
 #pragma unroll
     for (int s = 0; s < STAGES - 1; s++) {
         if (s < kt_count) load_stage(s, s);
-        mma_cp_commit();
+        trr_cp_commit();
     }
 
     /* Loads the A and B register fragments of k step kk (16 deep) of the tile in the given stage. */
@@ -256,7 +228,7 @@ extern "C" __global__ void __launch_bounds__(THREADS)
              * the four 8x8 matrices come back as a0..a3 of the m16n8k16 A fragment. */
             int r = wm0 + i * 16 + (lane & 15);
             int c = kk * 2 + (lane >> 4);
-            mma_ldmatrix_x4(a_stage + mma_swz<CPR_A>(r, c), af[i]);
+            trr_ldsm_x4(a_stage + mma_swz<CPR_A>(r, c), af[i]);
         }
 #pragma unroll
         for (int p = 0; p < NT / 2; p++) {
@@ -265,13 +237,13 @@ extern "C" __global__ void __launch_bounds__(THREADS)
             /* smem rows are n: matrices (n 0-7, k 0-7), (n 0-7, k 8-15), (n 8-15, k 0-7), (n 8-15, k 8-15) */
             int r = wn0 + p * 16 + (lane & 7) + ((lane >> 4) << 3);
             int c = kk * 2 + ((lane >> 3) & 1);
-            mma_ldmatrix_x4(b_stage + mma_swz<CPR_B>(r, c), t);
+            trr_ldsm_x4(b_stage + mma_swz<CPR_B>(r, c), t);
 #else
             /* smem rows are k: matrices (k 0-7, n 0-7), (k 8-15, n 0-7), (k 0-7, n 8-15), (k 8-15, n 8-15),
              * transposed on load so each thread holds B[2t..2t+1][g] as the col-major fragment wants */
             int r = kk * 16 + (lane & 7) + (((lane >> 3) & 1) << 3);
             int c = (wn0 + p * 16) / 8 + (lane >> 4);
-            mma_ldmatrix_x4_trans(b_stage + mma_swz<CPR_B>(r, c), t);
+            trr_ldsm_x4_trans(b_stage + mma_swz<CPR_B>(r, c), t);
 #endif
             bf[2 * p][0] = t[0];
             bf[2 * p][1] = t[1];
@@ -282,11 +254,11 @@ extern "C" __global__ void __launch_bounds__(THREADS)
 
 #if MMA_V == 0
     for (int kt = 0; kt < kt_count; kt++) {
-        mma_cp_wait<STAGES - 2>();
+        trr_cp_wait<STAGES - 2>();
         __syncthreads(); /* tile kt is visible to all; every warp is done with the stage refilled below */
         int next = kt + STAGES - 1;
         if (next < kt_count) load_stage(next % STAGES, next);
-        mma_cp_commit();
+        trr_cp_commit();
 
         const int s = kt % STAGES;
         const unsigned a_stage = a_base + s * A_STAGE_BYTES;
@@ -310,7 +282,7 @@ extern "C" __global__ void __launch_bounds__(THREADS)
     constexpr int KK = KSTEPS;
     unsigned af[2][MT][4];
     unsigned bf[2][NT][2];
-    mma_cp_wait<STAGES - 2>();
+    trr_cp_wait<STAGES - 2>();
     __syncthreads();
     int rs = 0, ws = STAGES - 1;
     load_frags(a_base, b_base, 0, af[0], bf[0]);
@@ -320,11 +292,11 @@ extern "C" __global__ void __launch_bounds__(THREADS)
         for (int kk = 0; kk < KK; kk++) {
             if (kk == 0) {
                 if (next < kt_count) load_stage(ws, next);
-                mma_cp_commit();
+                trr_cp_commit();
                 ws = ws + 1 == STAGES ? 0 : ws + 1;
             }
             if (kk == KK - 1) {
-                mma_cp_wait<STAGES - 2>();
+                trr_cp_wait<STAGES - 2>();
                 __syncthreads(); /* tile kt+1 visible; every warp past its reads of tile kt-1's stage */
                 rs = rs + 1 == STAGES ? 0 : rs + 1;
             }
@@ -339,7 +311,7 @@ extern "C" __global__ void __launch_bounds__(THREADS)
     }
 #endif
 #undef MMA_D
-    mma_cp_wait<0>();
+    trr_cp_wait<0>();
 #if !F8
     (void)scale;
 #endif

@@ -100,6 +100,8 @@
  * The owner sets each flag back to 0, as the host's zeroed counters must read at the next launch. The loop over
  * work items is an instantiation of its own (the plain loop stays the one the note above asks for).
  */
+#include "hopper.cuh"
+
 #ifndef CLUSTER_M
 #define CLUSTER_M 1
 #endif
@@ -175,64 +177,10 @@
 typedef trr_dt<DT_OUT>::type TO;
 static_assert(sizeof(TO) == TO_BYTES, "DT_OUT's size");
 
-/* CUtensorMap: 128 opaque bytes, 64-byte aligned, passed by value as a __grid_constant__ parameter. */
-struct __align__(64) wg_tensor_map {
-    unsigned long long q[16];
-};
-
-__device__ __forceinline__ unsigned wg_smem_addr(const void *p) {
-    unsigned a;
-    asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));
-    return a;
-}
-
-__device__ __forceinline__ void wg_bar_init(unsigned bar, unsigned count) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
-}
-
-__device__ __forceinline__ void wg_bar_expect(unsigned bar, unsigned bytes) {
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
-}
-
-__device__ __forceinline__ void wg_bar_arrive(unsigned bar) {
-    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
-}
-
-/* Waits until the phase of the given parity has completed. */
-__device__ __forceinline__ void wg_bar_wait(unsigned bar, unsigned parity) {
-    asm volatile("{\n"
-                 ".reg .pred done;\n"
-                 "WG_WAIT:\n"
-                 "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
-                 "@!done bra WG_WAIT;\n"
-                 "}\n" ::"r"(bar),
-                 "r"(parity)
-                 : "memory");
-}
-
-/* TMA: the box at (inner c0, outer c1) of matrix c2 of the rank-3 tensor map into shared memory at dst,
- * completing on bar. */
-__device__ __forceinline__ void wg_tma_3d(unsigned dst, const wg_tensor_map *map, int c0, int c1, int c2,
-                                          unsigned bar) {
-    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, "
-                 "%3, %4}], [%5];" ::"r"(dst),
-                 "l"((unsigned long long)map), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
-                 : "memory");
-}
-
-/* TMA store: the box in shared memory at src to (inner c0, outer c1) of matrix c2 of the rank-3 tensor map,
- * clipped at the tensor's bounds; completion is tracked by this thread's bulk async-groups. */
-__device__ __forceinline__ void wg_tma_store_3d(const wg_tensor_map *map, unsigned src, int c0, int c1, int c2) {
-    asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.tile.bulk_group [%0, {%1, %2, %3}], [%4];" ::"l"(
-                     (unsigned long long)map),
-                 "r"(c0), "r"(c1), "r"(c2), "r"(src)
-                 : "memory");
-}
-
 #if CLUSTER_M == 2
 /* The same TMA load, multicast: the box lands at dst and completes on bar at the same offsets in every block of
  * the cluster named in mask. */
-__device__ __forceinline__ void wg_tma_3d_mc(unsigned dst, const wg_tensor_map *map, int c0, int c1, int c2,
+__device__ __forceinline__ void wg_tma_3d_mc(unsigned dst, const trr_tensor_map *map, int c0, int c1, int c2,
                                              unsigned bar, unsigned short mask) {
     asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
                  " [%0], [%1, {%2, %3, %4}], [%5], %6;" ::"r"(dst),
@@ -267,26 +215,8 @@ __device__ __forceinline__ void wg_release(unsigned bar, int lane) {
     }
 #else
     (void)lane;
-    wg_bar_arrive(bar);
+    trr_mbar_arrive(bar);
 #endif
-}
-
-/* Shared-memory matrix descriptor, 128-byte swizzle. */
-__device__ __forceinline__ unsigned long long wg_desc(unsigned addr, unsigned lbo, unsigned sbo) {
-    return (unsigned long long)((addr & 0x3FFFFu) >> 4) | ((unsigned long long)((lbo & 0x3FFFFu) >> 4) << 16) |
-           ((unsigned long long)((sbo & 0x3FFFFu) >> 4) << 32) | (1ull << 62);
-}
-
-__device__ __forceinline__ void wg_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
-__device__ __forceinline__ void wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
-template <int n> __device__ __forceinline__ void wg_wait_group() {
-    asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(n) : "memory");
-}
-
-/* Pins every accumulator register at this point of the program: code that reads them cannot move above it. */
-__device__ __forceinline__ void wg_fence_acc(float *d) {
-#pragma unroll
-    for (int i = 0; i < NACC; i++) asm volatile("" : "+f"(d[i])::"memory");
 }
 
 /* The instruction's shape, its operand types and its tail: the 16-bit forms take the transpose immediates (B's
@@ -318,66 +248,15 @@ __device__ __forceinline__ void wg_fence_acc(float *d) {
 #define WG_BS WG_AS
 #endif
 
-/* The instruction m64n<n>, both operands from shared memory: the descriptors are operands 0 and 1 and scale-d's
- * flag operand 2 (all in-out, so that the accumulator's n/2 registers a thread follow from 3 up whatever n is);
- * WG_NAMES_<n> names those registers in the PTX, WG_BIND_<n> binds them to d[0 .. n/2). */
-#define WG_A8(a, b, c, d, e, f, g, h) "%" #a ", %" #b ", %" #c ", %" #d ", %" #e ", %" #f ", %" #g ", %" #h
-#define WG_NAMES_16 WG_A8(3, 4, 5, 6, 7, 8, 9, 10)
-#define WG_NAMES_32 WG_NAMES_16 ", " WG_A8(11, 12, 13, 14, 15, 16, 17, 18)
-#define WG_NAMES_48 WG_NAMES_32 ", " WG_A8(19, 20, 21, 22, 23, 24, 25, 26)
-#define WG_NAMES_64 WG_NAMES_48 ", " WG_A8(27, 28, 29, 30, 31, 32, 33, 34)
-#define WG_NAMES_80 WG_NAMES_64 ", " WG_A8(35, 36, 37, 38, 39, 40, 41, 42)
-#define WG_NAMES_96 WG_NAMES_80 ", " WG_A8(43, 44, 45, 46, 47, 48, 49, 50)
-#define WG_NAMES_112 WG_NAMES_96 ", " WG_A8(51, 52, 53, 54, 55, 56, 57, 58)
-#define WG_NAMES_128 WG_NAMES_112 ", " WG_A8(59, 60, 61, 62, 63, 64, 65, 66)
-#define WG_NAMES_144 WG_NAMES_128 ", " WG_A8(67, 68, 69, 70, 71, 72, 73, 74)
-#define WG_NAMES_160 WG_NAMES_144 ", " WG_A8(75, 76, 77, 78, 79, 80, 81, 82)
-#define WG_NAMES_176 WG_NAMES_160 ", " WG_A8(83, 84, 85, 86, 87, 88, 89, 90)
-#define WG_NAMES_192 WG_NAMES_176 ", " WG_A8(91, 92, 93, 94, 95, 96, 97, 98)
-#define WG_NAMES_208 WG_NAMES_192 ", " WG_A8(99, 100, 101, 102, 103, 104, 105, 106)
-#define WG_NAMES_224 WG_NAMES_208 ", " WG_A8(107, 108, 109, 110, 111, 112, 113, 114)
-#define WG_NAMES_240 WG_NAMES_224 ", " WG_A8(115, 116, 117, 118, 119, 120, 121, 122)
-#define WG_NAMES_256 WG_NAMES_240 ", " WG_A8(123, 124, 125, 126, 127, 128, 129, 130)
-#define WG_F8(i) "+f"(d[i]), "+f"(d[(i) + 1]), "+f"(d[(i) + 2]), "+f"(d[(i) + 3]), "+f"(d[(i) + 4]), \
-                 "+f"(d[(i) + 5]), "+f"(d[(i) + 6]), "+f"(d[(i) + 7])
-#define WG_BIND_16 WG_F8(0)
-#define WG_BIND_32 WG_BIND_16, WG_F8(8)
-#define WG_BIND_48 WG_BIND_32, WG_F8(16)
-#define WG_BIND_64 WG_BIND_48, WG_F8(24)
-#define WG_BIND_80 WG_BIND_64, WG_F8(32)
-#define WG_BIND_96 WG_BIND_80, WG_F8(40)
-#define WG_BIND_112 WG_BIND_96, WG_F8(48)
-#define WG_BIND_128 WG_BIND_112, WG_F8(56)
-#define WG_BIND_144 WG_BIND_128, WG_F8(64)
-#define WG_BIND_160 WG_BIND_144, WG_F8(72)
-#define WG_BIND_176 WG_BIND_160, WG_F8(80)
-#define WG_BIND_192 WG_BIND_176, WG_F8(88)
-#define WG_BIND_208 WG_BIND_192, WG_F8(96)
-#define WG_BIND_224 WG_BIND_208, WG_F8(104)
-#define WG_BIND_240 WG_BIND_224, WG_F8(112)
-#define WG_BIND_256 WG_BIND_240, WG_F8(120)
-#define WG_MMA_ASM(n) "{\n.reg .pred p;\nsetp.ne.b32 p, %2, 0;\nwgmma.mma_async.sync.aligned.m64n" #n WG_K ".f32." WG_AS \
-                      "." WG_BS " {" WG_NAMES_##n "}, %0, %1, p, 1, 1" WG_TAIL ";\n}\n"
 /* D[64 x n] (+)= A (smem, K-major) . B (smem, K-major where TRANS_B, else N-major), f32 accumulate; accumulate 0
  * writes D = A . B (the first K step of an 8-bit float stage's partial). */
-#define WG_MMA_FN(name, n)                                                                                              \
-    __device__ __forceinline__ void name(float *d, unsigned long long da, unsigned long long db, int accumulate) {  \
-        asm volatile(WG_MMA_ASM(n) : "+l"(da), "+l"(db), "+r"(accumulate), WG_BIND_##n);                            \
-    }
-#define WG_MMA_FN_X(name, n) WG_MMA_FN(name, n)
 #if F8
-WG_MMA_FN_X(wg_mma_n128, 128) /* 8-bit floats: a 128-column partial */
+TRR_WG_SS_FN(wg_mma_n128, 128, WG_K, WG_AS, WG_BS, ", 1, 1" WG_TAIL) /* 8-bit floats: a 128-column partial */
 #else
-WG_MMA_FN_X(wg_mma_bn, BN) /* 16-bit: the tile's width */
+TRR_WG_SS_FN(wg_mma_bn, BN, WG_K, WG_AS, WG_BS, ", 1, 1" WG_TAIL) /* 16-bit: the tile's width */
 #endif
 
 #if F8 && BN == 256
-/* Pins the 8-bit float partial (one m64n128 accumulator) at this point of the program. */
-__device__ __forceinline__ void wg_fence_part(float *p) {
-#pragma unroll
-    for (int i = 0; i < 64; i++) asm volatile("" : "+f"(p[i])::"memory");
-}
-
 /* An 8-bit float stage of a 256-wide tile, one partial: waits for ring position it; for each 128-column half of
  * B's tile, issues the K tile's four k32 steps into part (the first writes it), waits for them (no wgmma left in
  * flight, so ptxas keeps the wgmma of a group back to back) and adds part into that half of acc. The stage is
@@ -385,18 +264,18 @@ __device__ __forceinline__ void wg_fence_part(float *p) {
 __device__ __forceinline__ void wg_f8_stage_one(float *acc, float *part, unsigned ring, unsigned full0,
                                                 unsigned empty0, unsigned it, int c, int lane, bool release) {
     const unsigned s = it % STAGES;
-    wg_bar_wait(full0 + 8 * s, (it / STAGES) & 1u);
+    trr_mbar_wait(full0 + 8 * s, (it / STAGES) & 1u);
     const unsigned a_st = ring + s * STAGE_BYTES + c * (64 * 128), b_st = ring + s * STAGE_BYTES + A_STAGE_BYTES;
 #pragma unroll
     for (int h = 0; h < BN / 128; h++) {
-        wg_fence();
+        trr_wg_fence();
 #pragma unroll
         for (int kk = 0; kk < 4; kk++)
-            wg_mma_n128(part, wg_desc(a_st + kk * 32, 16, 1024), wg_desc(b_st + h * (128 * 128) + kk * 32, 16, 1024),
-                           kk > 0);
-        wg_commit();
-        wg_wait_group<0>();
-        wg_fence_part(part);
+            wg_mma_n128(part, trr_wg_desc(a_st + kk * 32, 16, 1024),
+                        trr_wg_desc(b_st + h * (128 * 128) + kk * 32, 16, 1024), kk > 0);
+        trr_wg_commit();
+        trr_wg_wait<0>();
+        trr_pin<64>(part);
         if (h == BN / 128 - 1 && release) wg_release(empty0 + 8 * s, lane);
 #pragma unroll
         for (int i = 0; i < 64; i++) acc[64 * h + i] += part[i];
@@ -407,20 +286,20 @@ __device__ __forceinline__ void wg_f8_stage_one(float *acc, float *part, unsigne
  * writes it, the rest add) and commits them as one group. */
 __device__ __forceinline__ void wg_f8_stage(float *part, unsigned ring, unsigned full0, unsigned it, int c) {
     const unsigned s = it % STAGES;
-    wg_bar_wait(full0 + 8 * s, (it / STAGES) & 1u);
+    trr_mbar_wait(full0 + 8 * s, (it / STAGES) & 1u);
     const unsigned a_st = ring + s * STAGE_BYTES + c * (64 * 128), b_st = ring + s * STAGE_BYTES + A_STAGE_BYTES;
-    wg_fence();
+    trr_wg_fence();
 #pragma unroll
     for (int kk = 0; kk < 4; kk++)
-        wg_mma_n128(part, wg_desc(a_st + kk * 32, 16, 1024), wg_desc(b_st + kk * 32, 16, 1024), kk > 0);
-    wg_commit();
+        wg_mma_n128(part, trr_wg_desc(a_st + kk * 32, 16, 1024), trr_wg_desc(b_st + kk * 32, 16, 1024), kk > 0);
+    trr_wg_commit();
 }
 
 /* Once one group is left in flight (the one just issued), the partial of ring position it is complete: it is
  * added into acc in f32 and that stage is released. */
 __device__ __forceinline__ void wg_f8_promote(float *acc, float *part, unsigned empty0, unsigned it, int lane) {
-    wg_wait_group<1>();
-    wg_fence_acc(part);
+    trr_wg_wait<1>();
+    trr_pin<NACC>(part);
 #pragma unroll
     for (int i = 0; i < NACC; i++) acc[i] += part[i];
     wg_release(empty0 + 8 * (it % STAGES), lane);
@@ -506,8 +385,8 @@ extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
 #if CLUSTER_M == 2
     __cluster_dims__(2, 1, 1)
 #endif
-    matmul_wgmma(const __grid_constant__ wg_tensor_map tma, const __grid_constant__ wg_tensor_map tmb,
-                 const __grid_constant__ wg_tensor_map tmc, int c_tma, TO *C, long long ldc, int M, int N, int K,
+    matmul_wgmma(const __grid_constant__ trr_tensor_map tma, const __grid_constant__ trr_tensor_map tmb,
+                 const __grid_constant__ trr_tensor_map tmc, int c_tma, TO *C, long long ldc, int M, int N, int K,
                  int epi, float alpha, int group_m, long long c_bs, int a_batched, int b_batched, int batch,
                  float scale, int splits
 #if STREAM_K
@@ -518,21 +397,21 @@ extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
     extern __shared__ unsigned char wg_smem[];
     __shared__ __align__(8) unsigned long long full_bar[STAGES], empty_bar[STAGES];
     /* 128-byte swizzle atoms repeat every 1024 bytes: the ring starts on such a boundary (the host adds 1 KB). */
-    const unsigned ring = (wg_smem_addr(wg_smem) + 1023u) & ~1023u;
-    const unsigned full0 = wg_smem_addr(full_bar), empty0 = wg_smem_addr(empty_bar);
+    const unsigned ring = (trr_smem_addr(wg_smem) + 1023u) & ~1023u;
+    const unsigned full0 = trr_smem_addr(full_bar), empty0 = trr_smem_addr(empty_bar);
 
     const int tid = threadIdx.x, wg = tid >> 7;
     if (tid == 0) {
 #pragma unroll
         for (int s = 0; s < STAGES; s++) {
-            wg_bar_init(full0 + 8 * s, 1);
+            trr_mbar_init(full0 + 8 * s, 1);
 #if CLUSTER_M == 2
-            wg_bar_init(empty0 + 8 * s, NCONS * 4 * CLUSTER_M);
+            trr_mbar_init(empty0 + 8 * s, NCONS * 4 * CLUSTER_M);
 #else
-            wg_bar_init(empty0 + 8 * s, NCONS * 128);
+            trr_mbar_init(empty0 + 8 * s, NCONS * 128);
 #endif
         }
-        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+        trr_mbar_init_fence();
     }
 #if CLUSTER_M == 2
     wg_cluster_sync();
@@ -560,8 +439,8 @@ extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
         /* producer */
         asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(PRODUCER_REGS));
         if (tid == 0) {
-            asm volatile("prefetch.tensormap [%0];" ::"l"((unsigned long long)&tma) : "memory");
-            asm volatile("prefetch.tensormap [%0];" ::"l"((unsigned long long)&tmb) : "memory");
+            trr_prefetch_map(&tma);
+            trr_prefetch_map(&tmb);
             unsigned it = 0; /* K tiles issued by this block over all its output tiles: the ring's position */
 #if STREAM_K
             int tile, sk_kt0, sk_nk;
@@ -579,15 +458,15 @@ extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
                 const int m0 = (pp * CLUSTER_M + rank) * BM, n0 = pn * BN, za = z * a_batched, zb = z * b_batched;
                 for (int kt = kt0; kt < kt0 + nk; kt++, it++) {
                     const unsigned s = it % STAGES;
-                    if (it >= STAGES) wg_bar_wait(empty0 + 8 * s, ((it / STAGES) - 1) & 1u);
+                    if (it >= STAGES) trr_mbar_wait(empty0 + 8 * s, ((it / STAGES) - 1) & 1u);
                     const unsigned fb = full0 + 8 * s;
                     const unsigned a_dst = ring + s * STAGE_BYTES, b_dst = a_dst + A_STAGE_BYTES;
                     const int k0 = kt * BK;
 #if CLUSTER_M == 2
                     /* an m-tile past M (odd count) loads no A but still takes its share of B for the peer */
                     const bool has_a = m0 < M;
-                    wg_bar_expect(fb, has_a ? STAGE_BYTES : B_STAGE_BYTES);
-                    if (has_a) wg_tma_3d(a_dst, &tma, k0, m0, za, fb);
+                    trr_mbar_expect(fb, has_a ? STAGE_BYTES : B_STAGE_BYTES);
+                    if (has_a) trr_tma_load_3d(a_dst, &tma, k0, m0, za, fb);
 #if TRANS_B
                     /* tmb's box is BN/2 rows of B [N,K]: this block's half */
                     wg_tma_3d_mc(b_dst + rank * (B_STAGE_BYTES / 2), &tmb, k0, n0 + rank * (BN / 2), zb, fb, 3);
@@ -597,13 +476,14 @@ extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
                         wg_tma_3d_mc(b_dst + j * (64 * 128), &tmb, n0 + 64 * j, k0, zb, fb, 3);
 #endif
 #else
-                    wg_bar_expect(fb, STAGE_BYTES);
-                    wg_tma_3d(a_dst, &tma, k0, m0, za, fb);
+                    trr_mbar_expect(fb, STAGE_BYTES);
+                    trr_tma_load_3d(a_dst, &tma, k0, m0, za, fb);
 #if TRANS_B
-                    wg_tma_3d(b_dst, &tmb, k0, n0, zb, fb);
+                    trr_tma_load_3d(b_dst, &tmb, k0, n0, zb, fb);
 #else
 #pragma unroll
-                    for (int j = 0; j < B_LOAD_COLS / 64; j++) wg_tma_3d(b_dst + j * (64 * 128), &tmb, n0 + 64 * j, k0, zb, fb);
+                    for (int j = 0; j < B_LOAD_COLS / 64; j++)
+                        trr_tma_load_3d(b_dst + j * (64 * 128), &tmb, n0 + 64 * j, k0, zb, fb);
 #endif
 #endif
                 }
@@ -616,8 +496,8 @@ extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
         const int t = tid & 127, lane = t & 31, warp = t >> 5;
         /* this warpgroup's two epilogue box slots, after the ring (1024-byte aligned: swizzle atoms) */
         const unsigned c_slots = ring + STAGES * STAGE_BYTES + c * (C_SLOTS * C_BOX_BYTES);
-        unsigned char *const c_slots_p = wg_smem + (c_slots - wg_smem_addr(wg_smem));
-        if (c_tma && t == 0) asm volatile("prefetch.tensormap [%0];" ::"l"((unsigned long long)&tmc) : "memory");
+        unsigned char *const c_slots_p = wg_smem + (c_slots - trr_smem_addr(wg_smem));
+        if (c_tma && t == 0) trr_prefetch_map(&tmc);
         unsigned it = 0;
         int c_run = 0; /* the store boxes before this tile, modulo C_NS (C_RUN) */
 #if STREAM_K
@@ -666,14 +546,14 @@ extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
             if (kt < nk) { /* an odd count: the last tile into part0 */
                 wg_f8_stage(part0, ring, full0, it, c);
                 if (kt > 0) wg_f8_promote(acc, part1, empty0, it - 1, lane);
-                wg_wait_group<0>();
-                wg_fence_acc(part0);
+                trr_wg_wait<0>();
+                trr_pin<NACC>(part0);
 #pragma unroll
                 for (int i = 0; i < NACC; i++) acc[i] += part0[i];
                 it++;
             } else if (nk > 0) {
-                wg_wait_group<0>();
-                wg_fence_acc(part1);
+                trr_wg_wait<0>();
+                trr_pin<NACC>(part1);
 #pragma unroll
                 for (int i = 0; i < NACC; i++) acc[i] += part1[i];
             }
@@ -683,29 +563,29 @@ extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
 #else
             for (int kt = 0; kt < nk; kt++, it++) {
                 const unsigned s = it % STAGES;
-                wg_bar_wait(full0 + 8 * s, (it / STAGES) & 1u);
+                trr_mbar_wait(full0 + 8 * s, (it / STAGES) & 1u);
                 const unsigned a_st = ring + s * STAGE_BYTES + c * (64 * 128), b_st = ring + s * STAGE_BYTES + A_STAGE_BYTES;
-                wg_fence();
+                trr_wg_fence();
 #pragma unroll
                 for (int kk = 0; kk < 4; kk++) { /* 32 bytes of K a step */
-                    unsigned long long da = wg_desc(a_st + kk * 32, 16, 1024);
+                    unsigned long long da = trr_wg_desc(a_st + kk * 32, 16, 1024);
 #if TRANS_B
-                    unsigned long long db = wg_desc(b_st + kk * 32, 16, 1024);
+                    unsigned long long db = trr_wg_desc(b_st + kk * 32, 16, 1024);
 #else
-                    unsigned long long db = wg_desc(b_st + kk * (16 * 128), 64 * 128, 1024);
+                    unsigned long long db = trr_wg_desc(b_st + kk * (16 * 128), 64 * 128, 1024);
 #endif
                     wg_mma_bn(acc, da, db, 1);
                 }
-                wg_commit();
+                trr_wg_commit();
                 /* the group of the previous K tile is done: its stage may be refilled */
-                wg_wait_group<1>();
-                wg_fence_acc(acc);
+                trr_wg_wait<1>();
+                trr_pin<NACC>(acc);
                 if (kt > 0) wg_release(empty0 + 8 * ((it - 1) % STAGES), lane);
             }
             (void)scale;
 #endif
-            wg_wait_group<0>();
-            wg_fence_acc(acc);
+            trr_wg_wait<0>();
+            trr_pin<NACC>(acc);
             /* the tile's last stage is free: the producer fills it for the next tile while this one is stored */
             if (nk > 0) wg_release(empty0 + 8 * ((it - 1) % STAGES), lane);
 #if CLUSTER_M == 2
@@ -773,14 +653,14 @@ extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
                                    trr_epilogue(acc[4 * j + 3], epi, alpha));
                     }
                     /* the copy engine reads what these generic stores wrote */
-                    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+                    trr_fence_proxy_async();
                     /* box b + 1 rewrites the slot of box b + 1 - C_NS: of the stores issued so far (to box b - 1),
                      * the C_NS - 2 newest may still read */
                     if (b + 1 < C_BOXES && t == 0)
                         asm volatile("cp.async.bulk.wait_group.read %0;" ::"n"(C_NS - 2) : "memory");
                     asm volatile("bar.sync %0, 128;" ::"r"(1 + c) : "memory");
                     if (t == 0) {
-                        wg_tma_store_3d(&tmc, c_slots + sl * C_BOX_BYTES, n0 + b * C_BOX_COLS, m0 + c * 64, zc);
+                        trr_tma_store_3d(&tmc, c_slots + sl * C_BOX_BYTES, n0 + b * C_BOX_COLS, m0 + c * 64, zc);
                         asm volatile("cp.async.bulk.commit_group;" ::: "memory");
                     }
                 }

@@ -82,28 +82,19 @@ __device__ __forceinline__ void sum_vectors(const loader &ld, const trr_vec16<T>
  * sums a stage from shared memory while the next ones are in flight. On NVIDIA H200 after the bench's fill, rows
  * of 128 KiB and more read faster than with the loads above, shorter ones slower; with the L2 evict-first hint
  * the copies were no faster than the loads (docs/performance.md). */
+#include "hopper.cuh"
+
 #define BULK_STAGES 4
 #define BULK_CHUNK 8192
 
-__device__ __forceinline__ unsigned bulk_smem(const void *p) {
-    return (unsigned)__cvta_generic_to_shared(p);
-}
+/* the shared-window address of a __shared__ variable: the compiler's own conversion, which it folds into the
+ * variable's address (the asm form, trr_smem_addr, takes an instruction a use) */
+__device__ __forceinline__ unsigned bulk_smem(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
 
 __device__ __forceinline__ void bulk_issue(unsigned dst, const void *src, unsigned bytes, unsigned bar) {
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
+    trr_mbar_expect(bar, bytes);
     asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(dst),
                  "l"(src), "r"(bytes), "r"(bar)
-                 : "memory");
-}
-
-__device__ __forceinline__ void bulk_wait(unsigned bar, unsigned parity) {
-    asm volatile("{\n"
-                 ".reg .pred done;\n"
-                 "BULK_WAIT:\n"
-                 "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
-                 "@!done bra BULK_WAIT;\n"
-                 "}\n" ::"r"(bar),
-                 "r"(parity)
                  : "memory");
 }
 
@@ -113,18 +104,18 @@ __device__ __forceinline__ void bulk_sum(const trr_vec16<T> *xv, int nv, kahan &
     __shared__ __align__(8) unsigned long long bar[BULK_STAGES];
     const int per = BULK_CHUNK / 16, chunks = (nv + per - 1) / per;
     if (threadIdx.x == 0) {
-        for (int s = 0; s < BULK_STAGES; s++)
-            asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bulk_smem(&bar[s])) : "memory");
-        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+        for (int s = 0; s < BULK_STAGES; s++) trr_mbar_init(bulk_smem(&bar[s]), 1);
+        trr_mbar_init_fence();
         for (int c = 0; c < BULK_STAGES && c < chunks; c++) {
             int cnt = min(per, nv - c * per);
-            bulk_issue(bulk_smem(stage[c]), xv + (long long)c * per, (unsigned)cnt * 16u, bulk_smem(&bar[c]));
+            bulk_issue(bulk_smem(stage[c]), xv + (long long)c * per, (unsigned)cnt * 16u,
+                       bulk_smem(&bar[c]));
         }
     }
     __syncthreads();
     for (int c = 0; c < chunks; c++) {
         const int s = c % BULK_STAGES, cnt = min(per, nv - c * per);
-        bulk_wait(bulk_smem(&bar[s]), (unsigned)(c / BULK_STAGES) & 1u);
+        trr_mbar_wait(bulk_smem(&bar[s]), (unsigned)(c / BULK_STAGES) & 1u);
         for (int j = threadIdx.x; j < cnt; j += blockDim.x) {
             trr_vec16<T> a = stage[s][j];
             float p = 0.0f;
@@ -135,9 +126,10 @@ __device__ __forceinline__ void bulk_sum(const trr_vec16<T> *xv, int nv, kahan &
         __syncthreads(); /* stage s read by every thread before it is refilled */
         const int next = c + BULK_STAGES;
         if (threadIdx.x == 0 && next < chunks) {
-            asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+            trr_fence_proxy_async();
             int ncnt = min(per, nv - next * per);
-            bulk_issue(bulk_smem(stage[s]), xv + (long long)next * per, (unsigned)ncnt * 16u, bulk_smem(&bar[s]));
+            bulk_issue(bulk_smem(stage[s]), xv + (long long)next * per, (unsigned)ncnt * 16u,
+                       bulk_smem(&bar[s]));
         }
     }
 }
