@@ -35,23 +35,8 @@
 #endif
 
 
-/* Starts the copy of keys j0.. of K or V (rows `stride` apart from base) into a local tile (`at` its shared-window
- * address): 16-byte chunks, the rows at and past kend zero-filled (a zero V row keeps 0·V finite where a masked
- * weight is 0). With cp.async the caller commits the group; without, the copy is done on return. */
-static inline void load_block(__local ushort *tile, uint at, __global const ushort *base, long stride, int j0,
-                              int kend, int lane) {
-    for (int e = lane; e < BLOCK_N * CHUNKS_ROW; e += 32) {
-        const int row = e / CHUNKS_ROW, col = (e % CHUNKS_ROW) * 8, in = j0 + row < kend;
-        __global const ushort *src = in ? base + (long)(j0 + row) * stride + col : base;
-#if CP_ASYNC
-        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(at + (uint)((row * LROW + col) * 2)),
-                     "l"(src), "r"(in ? 16 : 0)
-                     : "memory");
-#else
-        *(__local uint4 *)(tile + row * LROW + col) = in ? *(__global const uint4 *)src : (uint4)(0u);
-#endif
-    }
-}
+#define LOAD_THREADS 32
+#include "attention_blocks.cl"
 
 /* The last key a row sees, -1 for a row past the group's rows (or one that sees none). */
 static inline int row_limit(int r, int nrows, int Sq, int Skv, int causal) {

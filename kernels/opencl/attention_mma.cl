@@ -54,23 +54,8 @@
 #endif
 
 
-/* Starts the copy of keys j0.. of K or V (rows `stride` apart from base) into a local tile (`at` its shared-window
- * address): cp.async of 16-byte chunks, the rows at and past kend zero-filled (the caller commits the group);
- * without cp.async through registers, done on return. */
-static inline void load_block(__local ushort *tile, uint at, __global const ushort *base, long stride, int j0,
-                              int kend, int tid) {
-    for (int e = tid; e < BLOCK_N * CHUNKS_ROW; e += THREADS) {
-        const int row = e / CHUNKS_ROW, col = (e % CHUNKS_ROW) * 8, in = j0 + row < kend;
-        __global const ushort *src = in ? base + (long)(j0 + row) * stride + col : base;
-#if CP_ASYNC
-        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(at + (uint)((row * LROW + col) * 2)),
-                     "l"(src), "r"(in ? 16 : 0)
-                     : "memory");
-#else
-        *(__local uint4 *)(tile + row * LROW + col) = in ? *(__global const uint4 *)src : (uint4)(0u);
-#endif
-    }
-}
+#define LOAD_THREADS THREADS
+#include "attention_blocks.cl"
 
 __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void attention_mma(
     __global const ushort *q, __global const ushort *k, __global const ushort *v, __global ushort *o,

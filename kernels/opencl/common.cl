@@ -254,8 +254,12 @@ static inline uint smem_addr(__local const void *p) { return (uint)(ulong)p; }
             PASS(GELU);                                                                                        \
     } while (0)
 
-/* cp.async groups (CP_ASYNC: the probe found cp.async works; without it the copies are done when issued) */
+/* cp.async groups (CP_ASYNC: the probe found cp.async works; without it the copies are done when issued), and
+ * CP_ASYNC16, one 16-byte chunk from global src to shared-window address dst: its first n bytes read, the rest
+ * zero-filled (n 0 to 16) */
 #if CP_ASYNC
+#define CP_ASYNC16(dst, src, n)                                                                                \
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(src), "r"(n) : "memory")
 #define CP_COMMIT() asm volatile("cp.async.commit_group;" ::: "memory")
 #define CP_WAIT(n) asm volatile("cp.async.wait_group %0;" ::"n"(n) : "memory")
 #else

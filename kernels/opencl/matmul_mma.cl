@@ -44,11 +44,9 @@ __kernel __attribute__((reqd_work_group_size(32, 1, 1))) void mma_probe(__global
     __local ushort bs_[16 * 16] __attribute__((aligned(16)));
     int lane = (int)get_local_id(0);
 #if CP_ASYNC
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(smem_addr(as_) + (uint)lane * 16u),
-                 "l"(a + lane), "r"(16)
-                 : "memory");
-    asm volatile("cp.async.commit_group;" ::: "memory");
-    asm volatile("cp.async.wait_group %0;" ::"n"(0) : "memory");
+    CP_ASYNC16(smem_addr(as_) + (uint)lane * 16u, a + lane, 16);
+    CP_COMMIT();
+    CP_WAIT(0);
 #else
     ((__local uint4 *)as_)[lane] = a[lane];
 #endif
@@ -171,9 +169,7 @@ static inline void copy_chunk(__local ushort *tile, uint dst, __global const ush
     int in = row < rows && col < cols;
     if (vec || !in) {
         __global const ushort *src = in ? p + row * ld + col : p;
-        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(smem_addr(tile) + dst), "l"(src),
-                     "r"(in ? min(8, cols - col) * 2 : 0)
-                     : "memory");
+        CP_ASYNC16(smem_addr(tile) + dst, src, in ? min(8, cols - col) * 2 : 0);
     } else {
         *(__local uint4 *)((__local uchar *)tile + dst) = load_chunk_slow(p, row, col, rows, cols, ld);
     }

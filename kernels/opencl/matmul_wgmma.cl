@@ -52,7 +52,7 @@ static inline ulong wg_desc(uint addr) {
 #if !TMA || defined(WGMMA_PROBE)
 /* One 16-byte chunk into shared memory at dst: the bytes of src that are in range (n of 16), the rest zero. */
 static inline void copy16(uint dst, __global const uchar *src, int n) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(src), "r"(n) : "memory");
+    CP_ASYNC16(dst, src, n);
 }
 #endif
 

@@ -21,8 +21,9 @@ build() { # file options...
   local f=$1; shift
   n=$((n + 1))
   # `asm` is a GNU keyword clang's OpenCL mode leaves out; NVIDIA's OpenCL compiler takes it
+  # -I: the files a kernel includes, which backend_opencl/program.c expands from the embedded ones
   if ! "$clang" -cl-std=CL1.2 -target nvptx64-nvidia-nvcl -Xclang -finclude-default-header -Dasm=__asm__ \
-      -Wall -Werror -O0 -S -o /dev/null "$@" "$work/$f.cl" 2> "$work/log"; then
+      -I "$dir" -Wall -Werror -O0 -S -o /dev/null "$@" "$work/$f.cl" 2> "$work/log"; then
     echo "FAIL $f.cl $*"; head -20 "$work/log"; failed=$((failed + 1))
   fi
 }
