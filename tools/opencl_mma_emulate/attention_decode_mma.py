@@ -15,7 +15,7 @@ progs = {}
 def prog(D, BN, ST, dt):
     key = (D, BN, ST, dt)
     if key not in progs:
-        progs[key] = cl.Program(ctx, full).build(options=f'-cl-std=CL1.2 -DHEAD_DIM={D} -DBLOCK_N={BN} -DSTAGES={ST} -DX_DT={dt} -DCP_ASYNC=0')
+        progs[key] = cl.Program(ctx, full).build(options=f'-cl-std=CL1.2 -I {K} -DHEAD_DIM={D} -DBLOCK_N={BN} -DSTAGES={ST} -DX_DT={dt} -DCP_ASYNC=0')
     return progs[key]
 def tobits(x, dt):
     if dt == 1: return x.astype(np.float16).view(np.uint16)
