@@ -204,6 +204,20 @@ inline void trr_grouped_block(int pid, int npm, int npn, int group_m, int *pm, i
 #define GELU_C1 0.044715f
 #define GELU(x) ((x) / (1.0f + exp(-2.0f * (GELU_C0 * ((x) + GELU_C1 * (x) * (x) * (x))))))
 
+/* The tensor-core matmuls' epilogue kinds (epi: 1 relu, 2 leaky_relu with slope alpha, 3 gelu), each applied
+ * to every accumulator by PASS(F) as one straight pass (matmul_mma.cl says why). */
+#define EPI_RELU(v) ((v) <= 0.0f ? 0.0f : (v)) /* a NaN stays NaN */
+#define EPI_LEAKY(v) ((v) >= 0.0f ? (v) : alpha * (v))
+#define EPI_APPLY(PASS)                                                                                        \
+    do {                                                                                                       \
+        if (epi == 1)                                                                                          \
+            PASS(EPI_RELU);                                                                                    \
+        else if (epi == 2)                                                                                     \
+            PASS(EPI_LEAKY);                                                                                   \
+        else if (epi == 3)                                                                                     \
+            PASS(GELU);                                                                                        \
+    } while (0)
+
 /* ---- NVIDIA tensor cores through inline PTX: the instruction forms matmul_mma.cl and attention_mma.cl share.
  * Only their programs define ADDR_MODE (how a __local pointer becomes a shared-window address: 0 a cast, 1
  * cvta.to.shared; backend_opencl/mma_probe.c finds which computes right), and only NVIDIA's compiler takes
@@ -239,20 +253,6 @@ static inline uint smem_addr(__local const void *p) { return (uint)(ulong)p; }
     asm volatile(MMA_OP " {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"                             \
                  : "+f"((d)[0]), "+f"((d)[1]), "+f"((d)[2]), "+f"((d)[3])                                      \
                  : "r"((a)[0]), "r"((a)[1]), "r"((a)[2]), "r"((a)[3]), "r"(b0), "r"(b1))
-
-/* The tensor-core matmuls' epilogue kinds (epi: 1 relu, 2 leaky_relu with slope alpha, 3 gelu), each applied
- * to every accumulator by PASS(F) as one straight pass (matmul_mma.cl says why). */
-#define EPI_RELU(v) ((v) <= 0.0f ? 0.0f : (v)) /* a NaN stays NaN */
-#define EPI_LEAKY(v) ((v) >= 0.0f ? (v) : alpha * (v))
-#define EPI_APPLY(PASS)                                                                                        \
-    do {                                                                                                       \
-        if (epi == 1)                                                                                          \
-            PASS(EPI_RELU);                                                                                    \
-        else if (epi == 2)                                                                                     \
-            PASS(EPI_LEAKY);                                                                                   \
-        else if (epi == 3)                                                                                     \
-            PASS(GELU);                                                                                        \
-    } while (0)
 
 /* cp.async groups (CP_ASYNC: the probe found cp.async works; without it the copies are done when issued), and
  * CP_ASYNC16, one 16-byte chunk from global src to shared-window address dst: its first n bytes read, the rest
