@@ -39,10 +39,10 @@ static char *build_source(trr_context *ctx, const trr_cuda_variant *v) {
         else strcpy(src, v->text);
         return src;
     }
-    char why[300];
-    char *src = trr_embedded_source(trr_cuda_kernels, trr_cuda_kernels_count, "common.cuh", v->file, NULL, why,
-                                    sizeof why);
-    if (!src) trr_error(ctx, TRR_ERR_INTERNAL, "CUDA %s", why);
+    char why[300], *src = NULL;
+    const trr_status st = trr_embedded_source(trr_cuda_kernels, trr_cuda_kernels_count, "common.cuh", v->file, &src,
+                                              NULL, why, sizeof why);
+    if (st != TRR_OK) trr_error(ctx, st, "CUDA %s", why);
     return src;
 }
 

@@ -230,14 +230,12 @@ static void run_probe(const trr_cl_device_ref *ref, const char *name, const char
         return;
     }
     /* common.cl followed by the probe's file, as program.c builds them */
-    char why[300];
+    char why[300], *source = NULL, *wg_source = NULL;
     size_t size = 0, wg_size = 0;
-    char *source = trr_embedded_source(trr_opencl_kernels, trr_opencl_kernels_count, "common.cl", "matmul_mma.cl",
-                                       &size, why, sizeof why);
-    char *wg_source = source ? trr_embedded_source(trr_opencl_kernels, trr_opencl_kernels_count, "common.cl",
-                                                   "matmul_wgmma.cl", &wg_size, why, sizeof why)
-                             : NULL;
-    if (!wg_source) {
+    if (trr_embedded_source(trr_opencl_kernels, trr_opencl_kernels_count, "common.cl", "matmul_mma.cl", &source,
+                            &size, why, sizeof why) != TRR_OK ||
+        trr_embedded_source(trr_opencl_kernels, trr_opencl_kernels_count, "common.cl", "matmul_wgmma.cl",
+                            &wg_source, &wg_size, why, sizeof why) != TRR_OK) {
         snprintf(out->reason, sizeof out->reason, "%s", why);
         free(source);
         return;

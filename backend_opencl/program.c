@@ -58,9 +58,9 @@ static trr_status program_source(trr_context *ctx, const char *file, const char 
         return TRR_OK;
     }
     char why[300];
-    *out_source = trr_embedded_source(trr_opencl_kernels, trr_opencl_kernels_count, "common.cl", file, out_size, why,
-                                      sizeof why);
-    return *out_source ? TRR_OK : trr_error(ctx, TRR_ERR_INTERNAL, "opencl: %s", why);
+    const trr_status st = trr_embedded_source(trr_opencl_kernels, trr_opencl_kernels_count, "common.cl", file,
+                                              out_source, out_size, why, sizeof why);
+    return st == TRR_OK ? TRR_OK : trr_error(ctx, st, "opencl: %s", why);
 }
 
 static uint64_t payload_hash(const void *data, size_t size) {

@@ -89,26 +89,30 @@ static int expand(text *t, const trr_embedded_file *table, size_t count, const t
     return 1;
 }
 
-char *trr_embedded_source(const trr_embedded_file *table, size_t count, const char *prelude, const char *file,
-                          size_t *out_size, char *why, size_t why_cap) {
+trr_status trr_embedded_source(const trr_embedded_file *table, size_t count, const char *prelude, const char *file,
+                               char **out_text, size_t *out_size, char *why, size_t why_cap) {
     text t = {0};
+    *out_text = NULL;
     const trr_embedded_file *pre = prelude ? trr_embedded_find(table, count, prelude) : NULL;
     const trr_embedded_file *body = trr_embedded_find(table, count, file);
     if ((prelude && !pre) || !body) {
         snprintf(why, why_cap, "kernel file %s is not embedded", body ? prelude : file);
-        return NULL;
+        return TRR_ERR_INTERNAL;
     }
     if (pre) put_line_mark(&t, 1, pre->name);
-    if (pre && !expand(&t, table, count, pre, 4, why, why_cap)) goto fail;
-    put_line_mark(&t, 1, body->name);
-    if (!expand(&t, table, count, body, 4, why, why_cap)) goto fail;
-    if (t.failed || !t.data) {
+    int ok = !pre || expand(&t, table, count, pre, 4, why, why_cap);
+    if (ok) put_line_mark(&t, 1, body->name);
+    ok = ok && expand(&t, table, count, body, 4, why, why_cap);
+    if (ok && (t.failed || !t.data)) {
         snprintf(why, why_cap, "no host memory for the source of %s", file);
-        goto fail;
+        free(t.data);
+        return TRR_ERR_OUT_OF_MEMORY;
+    }
+    if (!ok) {
+        free(t.data);
+        return TRR_ERR_INTERNAL;
     }
     if (out_size) *out_size = t.size;
-    return t.data;
-fail:
-    free(t.data);
-    return NULL;
+    *out_text = t.data;
+    return TRR_OK;
 }

@@ -5,6 +5,8 @@
 
 #include <stddef.h>
 
+#include "trireme.h"
+
 typedef struct trr_embedded_file {
     const char *name; /* file name without directory, e.g. "matmul.cl" */
     const unsigned char *data; /* for text files, NUL-terminated (size excludes the NUL) */
@@ -16,9 +18,11 @@ const trr_embedded_file *trr_embedded_find(const trr_embedded_file *table, size_
 /* The program text a compiler is given for kernel file `file` of table: the prelude's text (NULL: none), then the
  * file's, each line `#include "name"` of either replaced by the embedded file of that name (its own includes
  * likewise), with #line directives so that a compiler's messages name the file and line they are about. Kernel
- * compilers are handed one text and no file system, so this is how kernel files share code. Returns the
- * NUL-terminated text (malloc'd; its length in *out_size when that is not NULL), or NULL with the reason in why. */
-char *trr_embedded_source(const trr_embedded_file *table, size_t count, const char *prelude, const char *file,
-                          size_t *out_size, char *why, size_t why_cap);
+ * compilers are handed one text and no file system, so this is how kernel files share code. *out_text is the
+ * NUL-terminated text (malloc'd; its length in *out_size when that is not NULL). Fails with TRR_ERR_INTERNAL (a
+ * file not embedded, includes nested past 4 levels) or TRR_ERR_OUT_OF_MEMORY, *out_text NULL and the reason in
+ * why. */
+trr_status trr_embedded_source(const trr_embedded_file *table, size_t count, const char *prelude, const char *file,
+                               char **out_text, size_t *out_size, char *why, size_t why_cap);
 
 #endif

@@ -22,8 +22,9 @@ static const trr_embedded_file table[] = {
 Test(embedded_source, prelude_then_file_with_includes_expanded_and_lines_marked) {
     char why[200] = "";
     size_t size = 0;
-    char *src = trr_embedded_source(table, COUNT, "common.h", "op.k", &size, why, sizeof why);
-    cr_assert_not_null(src, "%s", why);
+    char *src = NULL;
+    cr_assert_eq(trr_embedded_source(table, COUNT, "common.h", "op.k", &src, &size, why, sizeof why), TRR_OK, "%s",
+                 why);
     const char *want = "#line 1 \"common.h\"\nint c;\n"
                        "#line 1 \"op.k\"\nint a;\n"
                        "#line 1 \"outer.h\"\n#line 1 \"inner.h\"\nint i;\n\n#line 2 \"outer.h\"\nint o;\n\n"
@@ -36,20 +37,22 @@ Test(embedded_source, prelude_then_file_with_includes_expanded_and_lines_marked)
 
 Test(embedded_source, no_prelude) {
     char why[200] = "";
-    char *src = trr_embedded_source(table, COUNT, NULL, "common.h", NULL, why, sizeof why);
-    cr_assert_not_null(src, "%s", why);
+    char *src = NULL;
+    cr_assert_eq(trr_embedded_source(table, COUNT, NULL, "common.h", &src, NULL, why, sizeof why), TRR_OK, "%s", why);
     cr_assert_str_eq(src, "#line 1 \"common.h\"\nint c;\n");
     free(src);
 }
 
 Test(embedded_source, refusals_say_why) {
-    char why[200] = "";
-    cr_assert_null(trr_embedded_source(table, COUNT, NULL, "nope.k", NULL, why, sizeof why));
+    char why[200] = "", *src = (char *)"poison";
+    cr_assert_eq(trr_embedded_source(table, COUNT, NULL, "nope.k", &src, NULL, why, sizeof why), TRR_ERR_INTERNAL);
+    cr_assert_null(src);
     cr_assert(strstr(why, "nope.k") && strstr(why, "not embedded"), "%s", why);
-    cr_assert_null(trr_embedded_source(table, COUNT, "nope.h", "op.k", NULL, why, sizeof why));
+    cr_assert_eq(trr_embedded_source(table, COUNT, "nope.h", "op.k", &src, NULL, why, sizeof why), TRR_ERR_INTERNAL);
     cr_assert(strstr(why, "nope.h") && strstr(why, "not embedded"), "%s", why);
-    cr_assert_null(trr_embedded_source(table, COUNT, NULL, "missing.k", NULL, why, sizeof why));
+    cr_assert_eq(trr_embedded_source(table, COUNT, NULL, "missing.k", &src, NULL, why, sizeof why), TRR_ERR_INTERNAL);
     cr_assert(strstr(why, "missing.k:2") && strstr(why, "absent.h"), "%s", why);
-    cr_assert_null(trr_embedded_source(table, COUNT, NULL, "self.k", NULL, why, sizeof why));
+    cr_assert_eq(trr_embedded_source(table, COUNT, NULL, "self.k", &src, NULL, why, sizeof why), TRR_ERR_INTERNAL);
+    cr_assert_null(src);
     cr_assert(strstr(why, "nested too deeply"), "%s", why);
 }
