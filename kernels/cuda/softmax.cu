@@ -41,56 +41,21 @@ __device__ __forceinline__ void sm_store(T *row, int c, int n, int vec, const fl
     }
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS) softmax_rows(const T *x, long long sx, T *y, long long sy, int rows, int n, int vec) {
-    __shared__ float scratch[32];
-    for (int r = blockIdx.x; r < rows; r += gridDim.x) {
-        const T *xr = x + (long long)r * sx;
-        T *yr = y + (long long)r * sy;
-        float v[NVEC][VEC];
-        float m = NEG_INF;
-#pragma unroll
-        for (int i = 0; i < NVEC; i++) {
-            int c = (i * THREADS + threadIdx.x) * VEC;
-            sm_load(xr, c, n, vec, NEG_INF, v[i]);
-#pragma unroll
-            for (int j = 0; j < VEC; j++) m = fmaxf(m, v[i][j]);
-        }
-        m = trr_block_max(m, scratch);
-        float s = 0.0f;
-#pragma unroll
-        for (int i = 0; i < NVEC; i++) {
-#pragma unroll
-            for (int j = 0; j < VEC; j++) {
-                v[i][j] = expf(v[i][j] - m); /* masked slots hold -inf and give 0 */
-                s += v[i][j];
-            }
-        }
-        float inv = 1.0f / trr_block_sum(s, scratch);
-#pragma unroll
-        for (int i = 0; i < NVEC; i++) {
-            int c = (i * THREADS + threadIdx.x) * VEC;
-#pragma unroll
-            for (int j = 0; j < VEC; j++) v[i][j] *= inv;
-            sm_store(yr, c, n, vec, v[i]);
-        }
-    }
-}
-
-extern "C" __global__ void __launch_bounds__(THREADS) softmax_warp(const T *x, long long sx, T *y, long long sy, int rows, int n, int vec) {
-    const int lane = threadIdx.x & 31;
-    const int r = blockIdx.x * (THREADS / 32) + (threadIdx.x >> 5);
-    if (r >= rows) return; /* a whole warp: the shuffles below see all 32 lanes or none */
-    const T *xr = x + (long long)r * sx;
-    T *yr = y + (long long)r * sy;
-    float v[NVEC][VEC];
+/* The single-pass softmax of a row held in registers, slot i of this thread at column (i * stride + first) * VEC:
+ * the loads and this thread's maximum, e^(v - m) and its sum, the scaled stores; the caller reduces across the
+ * threads that share the row (a block or a warp). */
+__device__ __forceinline__ float sm_load_max(const T *row, int first, int stride, int n, int vec,
+                                             float (&v)[NVEC][VEC]) {
     float m = NEG_INF;
 #pragma unroll
     for (int i = 0; i < NVEC; i++) {
-        sm_load(xr, (i * 32 + lane) * VEC, n, vec, NEG_INF, v[i]);
+        sm_load(row, (i * stride + first) * VEC, n, vec, NEG_INF, v[i]);
 #pragma unroll
         for (int j = 0; j < VEC; j++) m = fmaxf(m, v[i][j]);
     }
-    m = trr_warp_max(m);
+    return m;
+}
+__device__ __forceinline__ float sm_exp_sum(float (&v)[NVEC][VEC], float m) {
     float s = 0.0f;
 #pragma unroll
     for (int i = 0; i < NVEC; i++) {
@@ -100,16 +65,46 @@ extern "C" __global__ void __launch_bounds__(THREADS) softmax_warp(const T *x, l
             s += v[i][j];
         }
     }
-    const float inv = 1.0f / trr_warp_sum(s);
+    return s;
+}
+__device__ __forceinline__ void sm_scale_store(T *row, int first, int stride, int n, int vec, float (&v)[NVEC][VEC],
+                                               float inv) {
 #pragma unroll
     for (int i = 0; i < NVEC; i++) {
 #pragma unroll
         for (int j = 0; j < VEC; j++) v[i][j] *= inv;
-        sm_store(yr, (i * 32 + lane) * VEC, n, vec, v[i]);
+        sm_store(row, (i * stride + first) * VEC, n, vec, v[i]);
     }
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS) softmax_online(const T *x, long long sx, T *y, long long sy, int rows, int n, int vec) {
+extern "C" __global__ void __launch_bounds__(THREADS)
+    softmax_rows(const T *x, long long sx, T *y, long long sy, int rows, int n, int vec) {
+    __shared__ float scratch[32];
+    for (int r = blockIdx.x; r < rows; r += gridDim.x) {
+        const T *xr = x + (long long)r * sx;
+        T *yr = y + (long long)r * sy;
+        float v[NVEC][VEC];
+        const float m = trr_block_max(sm_load_max(xr, threadIdx.x, THREADS, n, vec, v), scratch);
+        const float inv = 1.0f / trr_block_sum(sm_exp_sum(v, m), scratch);
+        sm_scale_store(yr, threadIdx.x, THREADS, n, vec, v, inv);
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS)
+    softmax_warp(const T *x, long long sx, T *y, long long sy, int rows, int n, int vec) {
+    const int lane = threadIdx.x & 31;
+    const int r = blockIdx.x * (THREADS / 32) + (threadIdx.x >> 5);
+    if (r >= rows) return; /* a whole warp: the shuffles below see all 32 lanes or none */
+    const T *xr = x + (long long)r * sx;
+    T *yr = y + (long long)r * sy;
+    float v[NVEC][VEC];
+    const float m = trr_warp_max(sm_load_max(xr, lane, 32, n, vec, v));
+    const float inv = 1.0f / trr_warp_sum(sm_exp_sum(v, m));
+    sm_scale_store(yr, lane, 32, n, vec, v, inv);
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS)
+    softmax_online(const T *x, long long sx, T *y, long long sy, int rows, int n, int vec) {
     __shared__ float scratch[32];
     for (int r = blockIdx.x; r < rows; r += gridDim.x) {
         const T *xr = x + (long long)r * sx;
