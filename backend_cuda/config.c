@@ -173,9 +173,10 @@ static int64_t tiles(const trr_call *call, int bm, int bn) {
     return ((call->rows + bm - 1) / bm) * ((call->cols + bn - 1) / bn) * batch;
 }
 
-/* Whether the call's operands suit the tensor-core kernels (f16, sm_80 and up, A row-major, leading dimensions
- * of whole 16-byte rows, 16-byte aligned bases); else 0 with the reason. */
-static int tensor_core_call(const trr_cuda_dev *dev, const trr_call *call, char *why, size_t cap) {
+/* Whether the call's operands suit the tensor-core kernels (f16, sm_80 and up, A row-major unless a_mn (wgmma
+ * reads 16-bit A stored [K,M] too), leading dimensions of whole 16-byte rows, 16-byte aligned bases); else 0 with
+ * the reason. */
+static int tensor_core_call(const trr_cuda_dev *dev, const trr_call *call, int a_mn, char *why, size_t cap) {
     const char *no = NULL;
     if (f8_call(call)) {
         /* mma.sync and wgmma read 8-bit float operands K-major only: A [M,K] row-major, B stored [N,K] */
@@ -194,7 +195,7 @@ static int tensor_core_call(const trr_cuda_dev *dev, const trr_call *call, char 
     }
     if (call->x.dtype != TRR_F16 && call->x.dtype != TRR_BF16) no = "it takes f16 or bf16 inputs";
     else if (dev && dev->cc_major < 8) no = "it needs compute capability 8.0 or later";
-    else if (call->trans_a) no = "it takes A row-major only";
+    else if (call->trans_a && !a_mn) no = "it takes A row-major only";
     else if (call->x.stride0 % 8 || call->y.stride0 % 8) no = "lda and ldb must be multiples of 8";
     else if (trr_cuda_operand_ptr(&call->x) % 16 || trr_cuda_operand_ptr(&call->y) % 16)
         no = "A and B must start on 16-byte boundaries";
@@ -207,7 +208,7 @@ static int tensor_core_call(const trr_cuda_dev *dev, const trr_call *call, char 
 /* wgmma reads a batched input through a rank-3 tensor map: its matrices must not overlap (a batch stride of at
  * least one stored matrix), so the map is a plain rank-3 tensor. */
 static int wgmma_batch_ok(const trr_call *call, char *why, size_t cap) {
-    const int64_t a_rows = call->rows, b_rows = call->trans_b ? call->cols : call->k;
+    const int64_t a_rows = call->trans_a ? call->k : call->rows, b_rows = call->trans_b ? call->cols : call->k;
     if ((call->x.batch_stride && call->x.batch_stride < a_rows * call->x.stride0) ||
         (call->y.batch_stride && call->y.batch_stride < b_rows * call->y.stride0)) {
         if (why) snprintf(why, cap, "its tensor maps take batched inputs whose matrices do not overlap");
@@ -225,7 +226,7 @@ int trr_cuda_matmul_variant_runs(const trr_cuda_dev *dev, const trr_call *call, 
             return 0;
         }
         return 1;
-    case TRR_VARIANT_MMA: return tensor_core_call(dev, call, why, cap);
+    case TRR_VARIANT_MMA: return tensor_core_call(dev, call, 0, why, cap);
     case TRR_VARIANT_STREAMK:
         if (f8_call(call)) {
             snprintf(why, cap, "the stream-K schedule takes f16 and bf16 inputs; 8-bit floats run on wgmma");
@@ -233,7 +234,7 @@ int trr_cuda_matmul_variant_runs(const trr_cuda_dev *dev, const trr_call *call, 
         }
         return trr_cuda_matmul_variant_runs(dev, call, TRR_VARIANT_WGMMA, why, cap); /* the same kernel */
     case TRR_VARIANT_WGMMA:
-        if (!tensor_core_call(dev, call, why, cap) || !wgmma_batch_ok(call, why, cap)) return 0;
+        if (!tensor_core_call(dev, call, 1, why, cap) || !wgmma_batch_ok(call, why, cap)) return 0;
         if (!trr_cuda_wgmma_device(dev)) {
             snprintf(why, cap, "it needs an sm_90a device (compute capability 9.0) and a driver with "
                                "cuTensorMapEncodeTiled");
@@ -347,22 +348,38 @@ static int choose_split(const trr_cuda_dev *dev, const trr_call *call, const trr
     return best;
 }
 
+/* Few rows (16-bit inputs, no tile asked for): mma.sync's few-row tiles (trr_cuda_mma_small_configs), where
+ * wgmma's 64-row tiles would leave half their rows idle or more on a product that streams B at the memory's
+ * speed. Past them, products run on wgmma's 64-row tiles (narrow_choice), which ran ahead of mma.sync's 64-row
+ * few-row tile and of its 32 x 64 one for small cubes. */
+static int few_rows_call(const trr_call *call) {
+    const trr_config *c = &call->config;
+    return !f8_call(call) && call->rows <= TRR_CUDA_WGMMA_NARROW_MIN_M && !c->threads && !c->block_m && !c->block_n &&
+           !c->block_k;
+}
+
 int trr_cuda_matmul_auto_variant(const trr_cuda_dev *dev, const trr_call *call) {
     char why[160];
     const int f8 = f8_call(call);
-    /* 8-bit floats have no CUDA-core kernel: a call the tensor cores cannot take stays on mma, whose check says why */
-    if (!trr_cuda_matmul_variant_runs(dev, call, TRR_VARIANT_MMA, why, sizeof why))
-        return f8 ? TRR_VARIANT_MMA : TRR_VARIANT_SIMT;
-    if (!trr_cuda_matmul_variant_runs(dev, call, TRR_VARIANT_WGMMA, why, sizeof why) || !wgmma_config(&call->config, f8))
-        return TRR_VARIANT_MMA;
-    /* Few rows (16-bit inputs): mma.sync's few-row tiles (trr_cuda_mma_small_configs), where wgmma's 64-row
-     * tiles would leave half their rows idle or more on a product that streams B at the memory's speed. Past
-     * them, products run on wgmma's 64-row tiles (narrow_choice), which ran ahead of mma.sync's 64-row few-row
-     * tile and of its 32 x 64 one for small cubes. */
-    const trr_config *c = &call->config;
-    if (!f8 && call->rows <= TRR_CUDA_WGMMA_NARROW_MIN_M && !c->threads && !c->block_m && !c->block_n && !c->block_k)
-        return TRR_VARIANT_MMA;
-    return TRR_VARIANT_WGMMA;
+    const int wgmma = trr_cuda_matmul_variant_runs(dev, call, TRR_VARIANT_WGMMA, why, sizeof why) &&
+                      wgmma_config(&call->config, f8);
+    /* 8-bit floats have no CUDA-core kernel: a call the tensor cores cannot take stays on mma, whose check says
+     * why; 16-bit A stored [K,M] (mma reads it from a copy, matmul_pack.c) runs on wgmma where that reads it */
+    if (!trr_cuda_matmul_variant_runs(dev, call, TRR_VARIANT_MMA, why, sizeof why)) {
+        if (f8) return TRR_VARIANT_MMA;
+        return call->trans_a && wgmma && !few_rows_call(call) ? TRR_VARIANT_WGMMA : TRR_VARIANT_SIMT;
+    }
+    if (!wgmma) return TRR_VARIANT_MMA;
+    return few_rows_call(call) ? TRR_VARIANT_MMA : TRR_VARIANT_WGMMA;
+}
+
+int trr_cuda_matmul_reads_a_mn_major(const trr_cuda_dev *dev, const trr_call *call) {
+    char why[160];
+    if (f8_call(call) || !call->trans_a || !trr_cuda_matmul_variant_runs(dev, call, TRR_VARIANT_WGMMA, why, sizeof why))
+        return 0;
+    const int v = call->config.variant;
+    return v == TRR_VARIANT_WGMMA || v == TRR_VARIANT_STREAMK ||
+           (!v && wgmma_config(&call->config, 0) && !few_rows_call(call));
 }
 
 /* The epilogue's store boxes (64 rows x 128 bytes) per consumer warpgroup: 4 where the ring leaves room for

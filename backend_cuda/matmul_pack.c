@@ -1,12 +1,13 @@
 /* Products whose operands the tensor cores cannot read as stored run on K-major copies of those operands
  * (kernels/cuda/matmul_pack.cu, into dev->matmul_pack). 8-bit floats: mma.sync and wgmma read them along K only,
- * from 16-byte rows, so A stored [K,M], B stored [K,N], rows not whole 16-byte lines, bases or matrices off
- * 16-byte boundaries are copied. f16 and bf16: the tensor-core kernels read A along K and both operands from
- * 16-byte rows and bases, so A stored [K,M] and any operand off those boundaries are copied, unless the call asks
- * for the CUDA-core kernel (variant simt), which reads any layout. The heuristic, the check and the launch all see
- * the product as it will run (trr_cuda_matmul_view), so each chooses for the copy's layout, not the caller's. The
- * copy costs a read and a write of the operand: a few percent of a large product's time, where the CUDA-core
- * kernel runs 16-bit inputs at a small fraction of the tensor cores' rate. */
+ * from 16-byte rows, so A stored [K,M], B stored [K,N], rows not whole 16-byte lines, bases or matrices off 16-byte
+ * boundaries are copied. f16 and bf16: the tensor-core kernels read both operands from 16-byte rows and bases, and
+ * mma.sync reads A along K only, so any operand off those boundaries is copied, and A stored [K,M] unless wgmma
+ * reads it as stored (M-major), unless the call asks for the CUDA-core kernel (variant simt), which reads any
+ * layout. The heuristic, the check and the launch all see the product as it will run (trr_cuda_matmul_view), so
+ * each chooses for the copy's layout, not the caller's. The copy costs a read and a write of the operand: a few
+ * percent of a large product's time, where the CUDA-core kernel runs 16-bit inputs at a small fraction of the
+ * tensor cores' rate. */
 #include "trr_cuda.h"
 
 #include "half.h"
@@ -17,8 +18,8 @@ static int rows_on(const trr_operand *o, int64_t align) {
     return o->stride0 % align == 0 && o->batch_stride % align == 0 && trr_cuda_operand_ptr(o) % 16 == 0;
 }
 
-/* The operands to copy: 8-bit floats unless K-major on 16-byte rows; 16-bit floats on the tensor cores unless A
- * is row-major and both sit on 16-byte rows (B either way round). */
+/* The operands to copy: 8-bit floats unless K-major on 16-byte rows; 16-bit floats on the tensor cores unless
+ * both sit on 16-byte rows (B either way round) and A is row-major or read M-major by wgmma. */
 static int copies_of(const trr_cuda_dev *dev, const trr_call *call) {
     if (call->op != TRR_OP_MATMUL) return 0;
     if (dev && dev->cc_major < 8) return 0; /* no tensor-core kernels: the CUDA-core kernel reads any layout */
@@ -29,8 +30,8 @@ static int copies_of(const trr_cuda_dev *dev, const trr_call *call) {
     }
     const int half = call->x.dtype == TRR_F16 || call->x.dtype == TRR_BF16;
     if (!half || call->y.dtype != call->x.dtype || call->config.variant == TRR_VARIANT_SIMT) return 0;
-    return (!call->trans_a && rows_on(&call->x, 8) ? 0 : TRR_MATMUL_COPY_A) |
-           (rows_on(&call->y, 8) ? 0 : TRR_MATMUL_COPY_B);
+    const int a_reads = !call->trans_a || trr_cuda_matmul_reads_a_mn_major(dev, call);
+    return (a_reads && rows_on(&call->x, 8) ? 0 : TRR_MATMUL_COPY_A) | (rows_on(&call->y, 8) ? 0 : TRR_MATMUL_COPY_B);
 }
 
 int trr_cuda_matmul_view(const trr_cuda_dev *dev, const trr_call *call, trr_call *out_view) {

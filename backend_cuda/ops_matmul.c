@@ -214,21 +214,26 @@ static trr_status run_wgmma(trr_context *ctx, const trr_call *call) {
         if (!sk_grid) kc.variant = TRR_VARIANT_WGMMA;
     }
     /* a split's main kernel stores f32 partials (the variant adds SPLIT_K) */
-    trr_cuda_variant_matmul_wgmma_ab(&v, &kc, call->trans_b, call->x.dtype, call->y.dtype,
-                                     split ? TRR_F32 : call->z.dtype);
+    trr_cuda_variant_matmul_wgmma_layout(&v, &kc, call->trans_a, call->trans_b, call->x.dtype, call->y.dtype,
+                                         split ? TRR_F32 : call->z.dtype);
     CUfunction fn;
     TRR_TRY(trr_cuda_get_function(ctx, &v, "matmul_wgmma", &fn));
     trr_cu_tensor_map ta, tb;
-    /* A [M,K] in 128-byte x block rows boxes (K x M: 64 16-bit or 128 8-bit elements); B [K,N] in 64 x 64 boxes
-     * (N x K, 16-bit only; ceil(BN/64) of them), or B stored [N,K] in 128 bytes x BN (in a cluster of two, x BN/2:
-     * each block loads half for both) */
+    /* A [M,K] in 128-byte x block rows boxes (K x M: 64 16-bit or 128 8-bit elements), or A stored [K,M] in 64 x
+     * 64 boxes (M x K, 16-bit only; block rows / 64 of them); B [K,N] in 64 x 64 boxes (N x K, 16-bit only;
+     * ceil(BN/64) of them), or B stored [N,K] in 128 bytes x BN (in a cluster of two, x BN/2: each block loads half
+     * for both) */
     const unsigned kbox = (unsigned)(128u / elem_bytes(call->x.dtype));
     const int cluster = cfg->block_m / trr_cuda_wgmma_block_rows(cfg);
     unsigned gz = 1;
     TRR_TRY(batch_grid(ctx, call, &gz));
     const int64_t batch = gz;
-    TRR_TRY(encode_map(ctx, &ta, call->x.dtype, trr_cuda_operand_ptr(&call->x), call->rows, call->k, call->x.stride0, batch,
-                       call->x.batch_stride, kbox, (unsigned)trr_cuda_wgmma_block_rows(cfg)));
+    if (call->trans_a)
+        TRR_TRY(encode_map(ctx, &ta, call->x.dtype, trr_cuda_operand_ptr(&call->x), call->k, call->rows, call->x.stride0,
+                           batch, call->x.batch_stride, 64, TRR_CUDA_WGMMA_BK));
+    else
+        TRR_TRY(encode_map(ctx, &ta, call->x.dtype, trr_cuda_operand_ptr(&call->x), call->rows, call->k, call->x.stride0,
+                           batch, call->x.batch_stride, kbox, (unsigned)trr_cuda_wgmma_block_rows(cfg)));
     if (call->trans_b)
         TRR_TRY(encode_map(ctx, &tb, call->y.dtype, trr_cuda_operand_ptr(&call->y), call->cols, call->k, call->y.stride0, batch,
                            call->y.batch_stride, kbox, (unsigned)(cfg->block_n / cluster)));

@@ -432,6 +432,9 @@ int trr_cuda_matmul_variant_runs(const trr_cuda_dev *dev, const trr_call *call, 
  * own (threads 384, or threads not chosen and a tile that is 0 or its own, 128 x 128|256 x 64, in each field)
  * unless the product has at most 64 rows (16-bit inputs: mma's few-row tiles); else mma where it runs; else simt. */
 int trr_cuda_matmul_auto_variant(const trr_cuda_dev *dev, const trr_call *call);
+/* Whether a 16-bit product with A stored [K,M] runs on wgmma reading A as stored (M-major: the variant asked for,
+ * or the heuristic's choice for it), so A needs no copy (matmul_pack.c). */
+int trr_cuda_matmul_reads_a_mn_major(const trr_cuda_dev *dev, const trr_call *call);
 /* Whether dev can run the wgmma kernel at all: compute capability 9.0 with the sm_90a target and the driver's
  * cuTensorMapEncodeTiled. */
 int trr_cuda_wgmma_device(const trr_cuda_dev *dev);
@@ -503,6 +506,9 @@ void trr_cuda_variant_matmul_mma_ab(trr_cuda_variant *v, const trr_config *cfg, 
                                     trr_dtype out);
 void trr_cuda_variant_matmul_wgmma_ab(trr_cuda_variant *v, const trr_config *cfg, int trans_b, trr_dtype a,
                                       trr_dtype b, trr_dtype out);
+/* the same with A stored [K,M] (trans_a: 16-bit inputs), read M-major */
+void trr_cuda_variant_matmul_wgmma_layout(trr_cuda_variant *v, const trr_config *cfg, int trans_a, int trans_b,
+                                          trr_dtype in, trr_dtype b, trr_dtype out);
 /* matmul split-K (ops_matmul.c, config.c): the most splits a config may ask for, the fewest block_k steps and
  * elements of K the heuristic leaves a split, and the largest workspace (batch x splits x M x N f32) it chooses
  * to need. */

@@ -49,6 +49,11 @@ void trr_cuda_variant_matmul_wgmma(trr_cuda_variant *v, const trr_config *cfg, i
 
 void trr_cuda_variant_matmul_wgmma_ab(trr_cuda_variant *v, const trr_config *cfg, int trans_b, trr_dtype in,
                                       trr_dtype b, trr_dtype out) {
+    trr_cuda_variant_matmul_wgmma_layout(v, cfg, 0, trans_b, in, b, out);
+}
+
+void trr_cuda_variant_matmul_wgmma_layout(trr_cuda_variant *v, const trr_config *cfg, int trans_a, int trans_b,
+                                          trr_dtype in, trr_dtype b, trr_dtype out) {
     memset(v, 0, sizeof *v);
     v->file = "matmul_wgmma.cu";
     v->sm90a_only = 1;
@@ -60,6 +65,8 @@ void trr_cuda_variant_matmul_wgmma_ab(trr_cuda_variant *v, const trr_config *cfg
     /* block_m 256: two 128-row blocks in a cluster sharing B (the kernel's default is 1, left out) */
     if (cfg->block_m == 2 * TRR_CUDA_WGMMA_BM) trr_cuda_define(v, "-DCLUSTER_M=2");
     if (b != in) trr_cuda_define(v, "-DDT_B=%d", (int)b);
+    /* A stored [K,M], read M-major (16-bit inputs; the kernel's default is 0, left out) */
+    if (trans_a) trr_cuda_define(v, "-DTRANS_A=1");
     /* split-K's main kernel: out is then the partials' f32 (ops_matmul.c) */
     if (cfg->split_k > 1) trr_cuda_define(v, "-DSPLIT_K=1");
     /* variant streamk: the schedule that balances the last waves (16-bit, single blocks, unsplit: config.c) */
@@ -234,49 +241,56 @@ void trr_cuda_for_each_variant(trr_cuda_variant_fn fn, void *user) {
         }
     }
     /* matmul, Hopper (sm_90a only): every wgmma config, both B layouts, both output types; then the clustered
-     * (block_m 256) form of each that runs every schedule (not 192 wide) */
+     * (block_m 256) form of each that runs every schedule (not 192 wide). A stored [K,M] (TRANS_A) in each, into
+     * C's own type only (the layout is all that differs) */
     for (int cm = 1; cm <= 2; cm++) {
         for (int i = 0; i < trr_cuda_wgmma_config_count; i++) {
             trr_config cfg = trr_cuda_wgmma_configs[i];
             if (cm == 2 && (cfg.block_n == 192 || !trr_cuda_wgmma_every_schedule(&cfg))) continue;
             cfg.block_m *= cm;
-            for (int tb = 0; tb <= 1; tb++) {
-                for (int h = 0; h < 2; h++) {
-                    for (int o = 0; o < 2; o++) {
-                        trr_cuda_variant_matmul_wgmma(&v, &cfg, tb, halves[h], o ? halves[h] : TRR_F32);
-                        fn(&v, user);
-                    }
-                }
-            }
+            for (int ta = 0; ta <= 1; ta++)
+                for (int tb = 0; tb <= 1; tb++)
+                    for (int h = 0; h < 2; h++)
+                        for (int o = ta; o < 2; o++) {
+                            trr_cuda_variant_matmul_wgmma_layout(&v, &cfg, ta, tb, halves[h], halves[h],
+                                                                 o ? halves[h] : TRR_F32);
+                            fn(&v, user);
+                        }
         }
     }
     /* ... the narrow (64-row) configs, likewise, and split (their partials f32) */
     for (int i = 0; i < trr_cuda_wgmma_narrow_config_count; i++)
         for (int sk = 1; sk <= 2; sk++)
-            for (int tb = 0; tb <= 1; tb++)
-                for (int h = 0; h < 2; h++)
-                    for (int o = 0; o < (sk > 1 ? 1 : 2); o++) {
-                        trr_config cfg = trr_cuda_wgmma_narrow_configs[i];
-                        cfg.split_k = sk;
-                        trr_cuda_variant_matmul_wgmma(&v, &cfg, tb, halves[h], o ? halves[h] : TRR_F32);
-                        fn(&v, user);
-                    }
+            for (int ta = 0; ta <= 1; ta++)
+                for (int tb = 0; tb <= 1; tb++)
+                    for (int h = 0; h < 2; h++)
+                        for (int o = 0; o < (sk > 1 ? 1 : 2); o++) {
+                            if (ta && sk == 1 && o == 0) continue;
+                            trr_config cfg = trr_cuda_wgmma_narrow_configs[i];
+                            cfg.split_k = sk;
+                            trr_cuda_variant_matmul_wgmma_layout(&v, &cfg, ta, tb, halves[h], halves[h],
+                                                                 o ? halves[h] : TRR_F32);
+                            fn(&v, user);
+                        }
     /* ... and with the stream-K schedule (variant streamk: single blocks, 16-bit inputs, C's type): the heuristic's
-     * configs (the first of each width) in every layout and type, the tuner's others once (STREAM_K is all that
-     * differs) */
+     * configs (the first of each width) in every layout of B and type, and once with A stored [K,M]; the tuner's
+     * others once (STREAM_K is all that differs) */
     for (int i = 0; i < trr_cuda_wgmma_config_count; i++) {
         trr_config cfg = trr_cuda_wgmma_configs[i];
         if (!trr_cuda_wgmma_every_schedule(&cfg)) continue;
         cfg.variant = TRR_VARIANT_STREAMK;
         int first = 1;
         for (int j = 0; j < i; j++) first &= trr_cuda_wgmma_configs[j].block_n != cfg.block_n;
-        for (int tb = 0; tb <= 1; tb++)
-            for (int h = 0; h < 2; h++)
-                for (int o = 0; o < 2; o++) {
-                    if (!first && (tb != i % 2 || h != 0 || o != 1)) continue;
-                    trr_cuda_variant_matmul_wgmma(&v, &cfg, tb, halves[h], o ? halves[h] : TRR_F32);
-                    fn(&v, user);
-                }
+        for (int ta = 0; ta <= 1; ta++)
+            for (int tb = 0; tb <= 1; tb++)
+                for (int h = 0; h < 2; h++)
+                    for (int o = 0; o < 2; o++) {
+                        if (!first && (ta || tb != i % 2 || h != 0 || o != 1)) continue;
+                        if (ta && (h != 0 || o != 1)) continue;
+                        trr_cuda_variant_matmul_wgmma_layout(&v, &cfg, ta, tb, halves[h], halves[h],
+                                                             o ? halves[h] : TRR_F32);
+                        fn(&v, user);
+                    }
     }
     /* attention: the heuristic's tiles per head-dimension bucket and dtype, and the split's combine kernel */
     trr_cuda_attention_variants(fn, user);
@@ -320,11 +334,12 @@ void trr_cuda_for_each_variant(trr_cuda_variant_fn fn, void *user) {
             if ((cm == 2 && cfg.block_n == 192) || !trr_cuda_wgmma_every_schedule(&cfg)) continue;
             cfg.block_m *= cm;
             cfg.split_k = 2;
-            for (int tb = 0; tb <= 1; tb++)
-                for (int h = 0; h < 2; h++) {
-                    trr_cuda_variant_matmul_wgmma(&v, &cfg, tb, halves[h], TRR_F32);
-                    fn(&v, user);
-                }
+            for (int ta = 0; ta <= 1; ta++)
+                for (int tb = 0; tb <= 1; tb++)
+                    for (int h = 0; h < 2; h++) {
+                        trr_cuda_variant_matmul_wgmma_layout(&v, &cfg, ta, tb, halves[h], halves[h], TRR_F32);
+                        fn(&v, user);
+                    }
         }
     {
         trr_config cfg = trr_cuda_mma_f8_configs[0];

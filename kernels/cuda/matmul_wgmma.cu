@@ -2,7 +2,8 @@
  * f16 matmul on Hopper's warpgroup tensor-core instructions (sm_90a only): C = act(A . B), f16 operands, f32
  * accumulation, f16 or f32 C. Compile-time: BM (128; 64 or 192 for 16-bit inputs in single blocks), BN (a
  * multiple of 16 from 64 to 256, at most 192 with BM 192, for 16-bit inputs in single blocks, else 128 or 256),
- * STAGES, TRANS_B (0: B is [K,N] row-major; 1: B is stored [N,K]), DT_IN (1 f16, 2 bf16, 4 f8e4m3, 5 f8e5m2: A's
+ * STAGES, TRANS_A (0: A is [M,K] row-major; 1: A is stored [K,M], 16-bit inputs only), TRANS_B (0: B is [K,N]
+ * row-major; 1: B is stored [N,K]), DT_IN (1 f16, 2 bf16, 4 f8e4m3, 5 f8e5m2: A's
  * type for wgmma), DT_B (B's, DT_IN when not given: the 8-bit floats pair e5m2 with e4m3),
  * DT_OUT (0 f32, 1 f16, 2 bf16). Fixed: BK 128 bytes (64 16-bit or 128 8-bit elements), 128 threads a warpgroup:
  * a producer and BM / 64 consumers (384 threads at BM 128, 256 at BM 64, 512 at BM 192).
@@ -18,7 +19,7 @@
  * cores read it and ptxas keeps the wgmma back to back; the tensor cores stay busy across the wait and the adds
  * with the other consumer warpgroup's wgmma. scale (scale_a * scale_b) multiplies the sum before the epilogue.
  * C_SLOTS (2 or 4): the epilogue's shared-memory box slots per consumer warpgroup, as many as the ring leaves room for.
- * Requirements the host checks: compute capability 9.0, A row-major, lda and ldb multiples of 8, A and B 16-byte
+ * Requirements the host checks: compute capability 9.0, lda and ldb multiples of 8, A and B 16-byte
  * aligned (the tensor-map rules). M, N, K are arbitrary: the tensor-memory-access unit (TMA) fills the parts of
  * a box outside the matrix with zeros, so edge tiles multiply zeros and only the stores are masked.
  *
@@ -34,6 +35,8 @@
  * Shared-memory layouts (TMA with 128-byte swizzle: 16-byte chunk c of 128-byte row r lands at chunk c ^ (r%8),
  * each stage 1024-byte aligned):
  *   A stage: [BM m][64 k], K-major: descriptor SBO 1024 (8-row groups), LBO unused; k step kk at +32 bytes.
+ *   A, TRANS_A 1: BM/64 boxes of [64 k][64 m], M-major (imm-trans-a 1), one a consumer warpgroup: descriptor
+ *   SBO 1024 (from 8 k rows to the next 8), LBO unused (64 rows are one box); k step kk at +2048.
  *   B, TRANS_B 1: [BN n][64 k], K-major, like A.
  *   B, TRANS_B 0: ceil(BN/64) boxes of [64 k][64 n], N-major ("transposed" for wgmma, imm-trans-b 1): descriptor
  *   LBO = 8192 (from one 64-column box to the next), SBO = 1024 (from 8 k rows to the next 8); k step kk at
@@ -114,7 +117,13 @@
 #ifndef DT_B
 #define DT_B DT_IN
 #endif
+#ifndef TRANS_A
+#define TRANS_A 0
+#endif
 #define F8 (DT_IN >= 4)
+#if TRANS_A && F8
+#error "matmul_wgmma: 8-bit floats take A row-major [M,K] (TRANS_A 0)"
+#endif
 #if STREAM_K && (DT_IN >= 4 || CLUSTER_M != 1 || SPLIT_K)
 #error "matmul_wgmma: STREAM_K takes 16-bit inputs, CLUSTER_M 1 and SPLIT_K 0"
 #endif
@@ -177,6 +186,18 @@
 typedef trr_dt<DT_OUT>::type TO;
 static_assert(sizeof(TO) == TO_BYTES, "DT_OUT's size");
 
+/* A's K tile of the output tile at row m0 into its stage at dst: one box of [BM m][64 k] (A [M,K]), or BM/64 boxes
+ * of [64 k][64 m], one a consumer warpgroup (A stored [K,M]). */
+__device__ __forceinline__ void wg_load_a(unsigned dst, const trr_tensor_map *map, int k0, int m0, int z,
+                                          unsigned bar) {
+#if TRANS_A
+#pragma unroll
+    for (int j = 0; j < BM / 64; j++) trr_tma_load_3d(dst + j * (64 * 128), map, m0 + 64 * j, k0, z, bar);
+#else
+    trr_tma_load_3d(dst, map, k0, m0, z, bar);
+#endif
+}
+
 #if CLUSTER_M == 2
 /* The same TMA load, multicast: the box lands at dst and completes on bar at the same offsets in every block of
  * the cluster named in mask. */
@@ -219,11 +240,17 @@ __device__ __forceinline__ void wg_release(unsigned bar, int lane) {
 #endif
 }
 
-/* The instruction's shape, its operand types and its tail: the 16-bit forms take the transpose immediates (B's
- * is TRANS_B's complement), the 8-bit ones none (both operands K-major). */
+/* The instruction's shape, its operand types and its tail: the 16-bit forms take the transpose immediates (A's
+ * is TRANS_A, B's TRANS_B's complement), the 8-bit ones none (both operands K-major). */
 #if F8
 #define WG_K "k32"
 #define WG_TAIL ""
+#elif TRANS_A && TRANS_B
+#define WG_K "k16"
+#define WG_TAIL ", 1, 0"
+#elif TRANS_A
+#define WG_K "k16"
+#define WG_TAIL ", 1, 1"
 #elif TRANS_B
 #define WG_K "k16"
 #define WG_TAIL ", 0, 0"
@@ -466,7 +493,7 @@ extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
                     /* an m-tile past M (odd count) loads no A but still takes its share of B for the peer */
                     const bool has_a = m0 < M;
                     trr_mbar_expect(fb, has_a ? STAGE_BYTES : B_STAGE_BYTES);
-                    if (has_a) trr_tma_load_3d(a_dst, &tma, k0, m0, za, fb);
+                    if (has_a) wg_load_a(a_dst, &tma, k0, m0, za, fb);
 #if TRANS_B
                     /* tmb's box is BN/2 rows of B [N,K]: this block's half */
                     wg_tma_3d_mc(b_dst + rank * (B_STAGE_BYTES / 2), &tmb, k0, n0 + rank * (BN / 2), zb, fb, 3);
@@ -477,7 +504,7 @@ extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
 #endif
 #else
                     trr_mbar_expect(fb, STAGE_BYTES);
-                    trr_tma_load_3d(a_dst, &tma, k0, m0, za, fb);
+                    wg_load_a(a_dst, &tma, k0, m0, za, fb);
 #if TRANS_B
                     trr_tma_load_3d(b_dst, &tmb, k0, n0, zb, fb);
 #else
@@ -568,7 +595,11 @@ extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
                 trr_wg_fence();
 #pragma unroll
                 for (int kk = 0; kk < 4; kk++) { /* 32 bytes of K a step */
+#if TRANS_A
+                    unsigned long long da = trr_wg_desc(a_st + kk * (16 * 128), 64 * 128, 1024);
+#else
                     unsigned long long da = trr_wg_desc(a_st + kk * 32, 16, 1024);
+#endif
 #if TRANS_B
                     unsigned long long db = trr_wg_desc(b_st + kk * 32, 16, 1024);
 #else

@@ -99,3 +99,58 @@ Test(cuda_matmul_copies, chosen_for_the_tensor_cores) {
     cr_assert_eq(st_t, TRR_OK, "%s", trr_last_error(NULL));
     cr_expect_eq(t.config.variant, TRR_VARIANT_WGMMA);
 }
+
+/* On Hopper, wgmma reads a 16-bit A stored [K,M] as stored (M-major, TRANS_A): no copy where wgmma runs the
+ * product (the heuristic's choice past the few-row tiles, or asked for); mma.sync, which reads A along K only,
+ * still takes a copy (few rows, or variant mma). Every such wgmma form is one the NVRTC check compiles. */
+static void listed_define(const trr_cuda_variant *v, void *user) {
+    trr_cuda_variant *want = user;
+    if (strcmp(v->file, want->file) == 0 && strcmp(v->defines, want->defines) == 0) want->file = "";
+}
+
+Test(cuda_matmul_copies, wgmma_reads_a_stored_k_by_m) {
+    trr_cuda_dev hopper = cuda_fake_h200();
+    trr_call view;
+    const trr_dtype dts[] = {TRR_F16, TRR_BF16};
+    for (int d = 0; d < 2; d++) {
+        trr_call c = cuda_matmul_call(dts[d], 2048, 2048, 2048, 1);
+        c.trans_a = 1;
+        cr_expect_not(trr_cuda_matmul_view(&hopper, &c, &view), "dtype %d: wgmma reads A as stored", d);
+        trr_cuda_choose_matmul(&hopper, &c);
+        cr_assert_eq(trr_cuda_check_matmul(NULL, &hopper, &c), TRR_OK, "%s", trr_last_error(NULL));
+        cr_expect_eq(c.config.variant, TRR_VARIANT_WGMMA);
+        trr_cuda_variant v;
+        trr_cuda_variant_matmul_wgmma_layout(&v, &c.config, 1, 0, dts[d], dts[d], dts[d]);
+        cr_expect(strstr(v.defines, "-DTRANS_A=1") != NULL, "%s", v.defines);
+        trr_cuda_for_each_variant(listed_define, &v);
+        cr_expect_str_empty(v.file, "%s is not compiled by the NVRTC check", v.defines);
+    }
+    /* a split of few tiles and a long K, and B stored [N,K]: the same, into f32 partials */
+    trr_call s = cuda_matmul_call(TRR_F16, 256, 256, 16384, 1);
+    s.trans_a = 1, s.trans_b = 1, s.y.stride0 = 16384;
+    cr_expect_not(trr_cuda_matmul_view(&hopper, &s, &view));
+    trr_cuda_choose_matmul(&hopper, &s);
+    cr_assert_eq(trr_cuda_check_matmul(NULL, &hopper, &s), TRR_OK, "%s", trr_last_error(NULL));
+    cr_expect_eq(s.config.variant, TRR_VARIANT_WGMMA);
+    if (s.config.split_k > 1) {
+        trr_cuda_variant v;
+        trr_cuda_variant_matmul_wgmma_layout(&v, &s.config, 1, 1, TRR_F16, TRR_F16, TRR_F32);
+        trr_cuda_for_each_variant(listed_define, &v);
+        cr_expect_str_empty(v.file, "%s is not compiled by the NVRTC check", v.defines);
+    }
+
+    /* few rows: mma's few-row tiles from a copy of A */
+    trr_call few = cuda_matmul_call(TRR_F16, 16, 4096, 4096, 1);
+    few.trans_a = 1, few.x.stride0 = 16;
+    cr_assert(trr_cuda_matmul_view(&hopper, &few, &view));
+    cr_expect_eq(view.trans_a, 0);
+    trr_cuda_choose_matmul(&hopper, &few);
+    cr_assert_eq(trr_cuda_check_matmul(NULL, &hopper, &few), TRR_OK, "%s", trr_last_error(NULL));
+    cr_expect_eq(few.config.variant, TRR_VARIANT_MMA);
+    /* mma asked for: a copy too */
+    trr_call m = cuda_matmul_call(TRR_F16, 2048, 2048, 2048, 1);
+    m.trans_a = 1;
+    m.config.variant = TRR_VARIANT_MMA;
+    cr_expect(trr_cuda_matmul_view(&hopper, &m, &view));
+    cuda_fake_h200_done();
+}
