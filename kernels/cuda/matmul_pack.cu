@@ -23,6 +23,17 @@
 #define WT 128 /* matmul_pack_words' tile: WT rows x WT bytes of K */
 #define WK (WT / 4) /* 4-byte words of K a row of the tile holds */
 
+/* The 16-byte word of a source line from element r: a whole load where it lies before `rows`, else the elements
+ * before `rows` one by one, zeros after them. */
+template <typename T>
+__device__ __forceinline__ uint4 line_word(const T *line, long long r, long long rows) {
+    constexpr int PER = 16 / sizeof(T), BITS = 8 * sizeof(T);
+    if (r + PER <= rows) return *(const uint4 *)(line + r);
+    unsigned u[4] = {0u, 0u, 0u, 0u};
+    for (int q = 0; q < PER && r + q < rows; q++) u[q * BITS / 32] |= (unsigned)line[r + q] << (q * BITS % 32);
+    return make_uint4(u[0], u[1], u[2], u[3]);
+}
+
 /* The 4 x 4 bytes of a[0..3] (a[j] the bytes of 4 rows at k j) as out[0..3] (out[i] the 4 k bytes of row i). */
 __device__ __forceinline__ void transpose4(const unsigned a[4], unsigned out[4]) {
     const unsigned lo01 = __byte_perm(a[0], a[1], 0x5140), hi01 = __byte_perm(a[0], a[1], 0x7362);
@@ -51,16 +62,7 @@ extern "C" __global__ void __launch_bounds__(THREADS)
 #pragma unroll
         for (int j = 0; j < 4; j++) {
             const long long k = k0 + 4 * kq + j, r = r0 + rc;
-            w[j] = make_uint4(0u, 0u, 0u, 0u);
-            if (k < kdim) {
-                if (r + 16 <= rows) {
-                    w[j] = *(const uint4 *)(s + k * ks + r);
-                } else {
-                    unsigned b[4] = {0u, 0u, 0u, 0u};
-                    for (int q = 0; q < 16 && r + q < rows; q++) b[q / 4] |= (unsigned)s[k * ks + r + q] << (8 * (q % 4));
-                    w[j] = make_uint4(b[0], b[1], b[2], b[3]);
-                }
-            }
+            w[j] = k < kdim ? line_word(s + k * ks, r, rows) : make_uint4(0u, 0u, 0u, 0u);
         }
         const int rot = 4 * (rc / 16);
 #pragma unroll
@@ -145,16 +147,7 @@ extern "C" __global__ void __launch_bounds__(THREADS)
 #pragma unroll
         for (int j = 0; j < 8; j++) {
             const long long k = k0 + j;
-            w[j] = make_uint4(0u, 0u, 0u, 0u);
-            if (k < kdim) {
-                if (r + 8 <= rows) {
-                    w[j] = *(const uint4 *)(s + k * ks + r);
-                } else {
-                    unsigned h[4] = {0u, 0u, 0u, 0u};
-                    for (int q = 0; r + q < rows; q++) h[q / 2] |= (unsigned)s[k * ks + r + q] << (16 * (q % 2));
-                    w[j] = make_uint4(h[0], h[1], h[2], h[3]);
-                }
-            }
+            w[j] = k < kdim ? line_word(s + k * ks, r, rows) : make_uint4(0u, 0u, 0u, 0u);
         }
 #pragma unroll
         for (int q = 0; q < 8; q++) {
