@@ -30,8 +30,12 @@ static int copies_of(const trr_cuda_dev *dev, const trr_call *call) {
     }
     const int half = call->x.dtype == TRR_F16 || call->x.dtype == TRR_BF16;
     if (!half || call->y.dtype != call->x.dtype || call->config.variant == TRR_VARIANT_SIMT) return 0;
-    const int a_reads = !call->trans_a || trr_cuda_matmul_reads_a_mn_major(dev, call);
-    return (a_reads && rows_on(&call->x, 8) ? 0 : TRR_MATMUL_COPY_A) | (rows_on(&call->y, 8) ? 0 : TRR_MATMUL_COPY_B);
+    const int b = rows_on(&call->y, 8) ? 0 : TRR_MATMUL_COPY_B;
+    if (!rows_on(&call->x, 8)) return TRR_MATMUL_COPY_A | b;
+    if (!call->trans_a) return b;
+    /* whether wgmma reads A as stored is asked of the product with B's copy in place, if B is copied */
+    const trr_call with_b = trr_matmul_copy_view(call, b);
+    return (trr_cuda_matmul_reads_a_mn_major(dev, &with_b) ? 0 : TRR_MATMUL_COPY_A) | b;
 }
 
 int trr_cuda_matmul_view(const trr_cuda_dev *dev, const trr_call *call, trr_call *out_view) {

@@ -139,6 +139,16 @@ Test(cuda_matmul_copies, wgmma_reads_a_stored_k_by_m) {
         cr_expect_str_empty(v.file, "%s is not compiled by the NVRTC check", v.defines);
     }
 
+    /* B's rows off 16 bytes (N 1030): B alone is copied, A still read as stored */
+    trr_call odd = cuda_matmul_call(TRR_BF16, 1024, 1030, 2048, 1);
+    odd.trans_a = 1, odd.x.stride0 = 1024;
+    cr_assert(trr_cuda_matmul_view(&hopper, &odd, &view));
+    cr_expect(view.trans_a == 1 && view.x.stride0 == 1024, "A read as stored beside B's copy");
+    cr_expect(view.trans_b == 1 && view.y.stride0 == 2048, "B copied K-major");
+    trr_cuda_choose_matmul(&hopper, &odd);
+    cr_assert_eq(trr_cuda_check_matmul(NULL, &hopper, &odd), TRR_OK, "%s", trr_last_error(NULL));
+    cr_expect_eq(odd.config.variant, TRR_VARIANT_WGMMA);
+
     /* few rows: mma's few-row tiles from a copy of A */
     trr_call few = cuda_matmul_call(TRR_F16, 16, 4096, 4096, 1);
     few.trans_a = 1, few.x.stride0 = 16;
