@@ -92,7 +92,14 @@ int trr_cuda_wgmma_block_rows(const trr_config *cfg) {
     return cfg->block_m == 2 * TRR_CUDA_WGMMA_BM ? TRR_CUDA_WGMMA_BM : cfg->block_m;
 }
 
-int trr_cuda_wgmma_b_stage_cols(const trr_config *cfg) { return (cfg->block_n + 63) / 64 * 64; }
+int trr_cuda_wgmma_b_tail(const trr_config *cfg) {
+    return cfg->block_n % 64 == 16 || cfg->block_n % 64 == 32 ? cfg->block_n % 64 : 0;
+}
+
+int trr_cuda_wgmma_b_stage_cols(const trr_config *cfg) {
+    const int tail = trr_cuda_wgmma_b_tail(cfg);
+    return (cfg->block_n - tail + 63) / 64 * 64 + tail;
+}
 
 /* 8-bit float products on wgmma, block_k 128 elements (the same 128-byte rows as 16-bit block_k 64): 128 x 256
  * tiles, each K tile summed a 128-column half at a time into one partial that is added once its wgmma are done

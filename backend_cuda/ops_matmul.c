@@ -240,6 +240,12 @@ static trr_status run_wgmma(trr_context *ctx, const trr_call *call) {
     else
         TRR_TRY(encode_map(ctx, &tb, call->y.dtype, trr_cuda_operand_ptr(&call->y), call->k, call->cols, call->y.stride0, batch,
                            call->y.batch_stride, 64, TRR_CUDA_WGMMA_BK));
+    /* B [K,N]'s narrow last box (16 or 32 columns under the swizzle of their width), where the tile takes one */
+    trr_cu_tensor_map tb_tail = tb;
+    const int b_tail = call->trans_b ? 0 : trr_cuda_wgmma_b_tail(cfg);
+    if (b_tail)
+        TRR_TRY(encode_map(ctx, &tb_tail, call->y.dtype, trr_cuda_operand_ptr(&call->y), call->k, call->cols,
+                           call->y.stride0, batch, call->y.batch_stride, (unsigned)b_tail, TRR_CUDA_WGMMA_BK));
     /* C in boxes of 64 rows x 128 bytes, one consumer warpgroup's half of a tile's rows */
     int c_tma = c_tma_ok(call, batch);
     trr_cu_tensor_map tc;
@@ -289,11 +295,11 @@ static trr_status run_wgmma(trr_context *ctx, const trr_call *call) {
     if (sk_grid) {
         CUdeviceptr ws = 0, flags = 0;
         TRR_TRY(streamk_workspace(ctx, cfg, sk_grid, &ws, &flags));
-        void *args[] = {&ta, &tb, &tc, &c_tma, &c, &ldc, &m, &n, &k, &epi, &alpha, &group_m, &c_bs, &a_batched,
+        void *args[] = {&ta, &tb, &tb_tail, &tc, &c_tma, &c, &ldc, &m, &n, &k, &epi, &alpha, &group_m, &c_bs, &a_batched,
                         &b_batched, &nbatch, &scale, &splits, &ws, &flags};
         return trr_cuda_launch_3d(ctx, fn, grid, 1, 1, (unsigned)cfg->threads, (unsigned)trr_cuda_wgmma_smem(cfg), args);
     }
-    void *args[] = {&ta, &tb, &tc, &c_tma, &c, &ldc, &m, &n, &k, &epi, &alpha, &group_m, &c_bs, &a_batched, &b_batched, &nbatch,
+    void *args[] = {&ta, &tb, &tb_tail, &tc, &c_tma, &c, &ldc, &m, &n, &k, &epi, &alpha, &group_m, &c_bs, &a_batched, &b_batched, &nbatch,
                     &scale, &splits};
     TRR_TRY(trr_cuda_launch_3d(ctx, fn, grid, 1, 1, (unsigned)cfg->threads, (unsigned)trr_cuda_wgmma_smem(cfg), args));
     return split ? split_reduce(ctx, call, c, gz) : TRR_OK;

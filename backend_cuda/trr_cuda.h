@@ -459,8 +459,11 @@ int trr_cuda_wgmma_every_schedule(const trr_config *cfg);
 int trr_cuda_wgmma_consumers(const trr_config *cfg);
 /* The rows of one block of a wgmma config: block_m, or 128 for a cluster of two (block_m 256). */
 int trr_cuda_wgmma_block_rows(const trr_config *cfg);
-/* The columns of B a stage of the ring holds room for: block_n rounded up to whole 64-column boxes (B [K,N] is
- * loaded so; B stored [N,K] takes block_n of them). */
+/* The last columns of B [K,N] a wgmma tile loads as one narrow box (16 or 32: the rest of block_n after whole
+ * 64-column boxes, under the 32- or 64-byte swizzle), else 0 (whole boxes only). */
+int trr_cuda_wgmma_b_tail(const trr_config *cfg);
+/* The columns of B a stage of the ring holds room for: block_n in whole 64-column boxes and the narrow tail (B
+ * [K,N] is loaded so; B stored [N,K] takes block_n of them). */
 int trr_cuda_wgmma_b_stage_cols(const trr_config *cfg);
 /* Dynamic shared memory of the wgmma kernel: the stage ring, the epilogue's store slots, and 1 KB to align the
  * ring to 1024 bytes. */

@@ -69,10 +69,16 @@ __device__ __forceinline__ void trr_fence_proxy_async() {
 }
 
 /* ---- wgmma ---- */
-/* Shared-memory matrix descriptor, 128-byte swizzle: start address, leading and stride byte offsets. */
-__device__ __forceinline__ unsigned long long trr_wg_desc(unsigned addr, unsigned lbo, unsigned sbo) {
+/* Shared-memory matrix descriptor: start address, leading and stride byte offsets, and the swizzle (layout 1 is
+ * the 128-byte swizzle, 2 the 64-byte, 3 the 32-byte). */
+__device__ __forceinline__ unsigned long long trr_wg_desc_layout(unsigned addr, unsigned lbo, unsigned sbo,
+                                                                 unsigned long long layout) {
     return (unsigned long long)((addr & 0x3FFFFu) >> 4) | ((unsigned long long)((lbo & 0x3FFFFu) >> 4) << 16) |
-           ((unsigned long long)((sbo & 0x3FFFFu) >> 4) << 32) | (1ull << 62);
+           ((unsigned long long)((sbo & 0x3FFFFu) >> 4) << 32) | (layout << 62);
+}
+/* The same under the 128-byte swizzle. */
+__device__ __forceinline__ unsigned long long trr_wg_desc(unsigned addr, unsigned lbo, unsigned sbo) {
+    return trr_wg_desc_layout(addr, lbo, sbo, 1);
 }
 __device__ __forceinline__ void trr_wg_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
 __device__ __forceinline__ void trr_wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }

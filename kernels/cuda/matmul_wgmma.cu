@@ -40,9 +40,14 @@
  *   B, TRANS_B 1: [BN n][64 k], K-major, like A.
  *   B, TRANS_B 0: ceil(BN/64) boxes of [64 k][64 n], N-major ("transposed" for wgmma, imm-trans-b 1): descriptor
  *   LBO = 8192 (from one 64-column box to the next), SBO = 1024 (from 8 k rows to the next 8); k step kk at
- *   +2048. A width that is not a multiple of 64 loads its last box whole and the instruction reads BN columns of
- *   the boxes: the 128-byte swizzle stays, at the cost of the unread columns' traffic (narrower boxes under the
- *   64- or 32-byte swizzle ran slower).
+ *   +2048. A width of 64q + 16 or 64q + 32 (B_TAIL) takes its last 16 or 32 columns as one box of [64 k][B_TAIL
+ *   n] under the 32- or 64-byte swizzle (rows of B_TAIL * 2 bytes, the swizzle's span), after the whole boxes,
+ *   read by an m64n<B_TAIL> instruction of its own into the accumulator's last B_TAIL / 2 registers (the
+ *   fragment of one m64nBN instruction, column groups in order): descriptor SBO = 16 * B_TAIL (8 k rows), LBO
+ *   unused (one atom wide); k step kk at +32 * B_TAIL. The stage then loads the columns the tile reads, where a
+ *   whole last box would load up to twice the tail (the bytes a stage loads set a K step's time at small grids:
+ *   docs/performance.md). Other widths load their last box whole and the instruction reads BN columns of the
+ *   boxes (narrower boxes throughout, under the 64- or 32-byte swizzle, ran slower).
  * Block order is grouped (GROUP_M, a run-time argument).
  *
  * Epilogue (fused activation, rounding to C's type): with c_tma set (the host checks that C's base, row stride
@@ -140,8 +145,28 @@
 #define BK (128 / ES)
 #define WG_THREADS (128 * (1 + NCONS))
 #define A_STAGE_BYTES (BM * 128)
-/* B's columns a stage holds: BN stored [N,K] (one box of BN rows), else whole 64-column boxes (below) */
-#define B_LOAD_COLS (TRANS_B ? BN : (BN + 63) / 64 * 64)
+/* B [K,N]: the narrow last box (above), where the width takes one; B_MAIN the columns of the whole boxes */
+/* (literals: the instruction's name is pasted from them) */
+#if !TRANS_B && BN % 64 == 16
+#define B_TAIL 16
+#elif !TRANS_B && BN % 64 == 32
+#define B_TAIL 32
+#else
+#define B_TAIL 0
+#endif
+#if B_TAIL && BN < 128
+#define B_MAIN 64
+#elif B_TAIL && BN < 192
+#define B_MAIN 128
+#elif B_TAIL
+#define B_MAIN 192
+#else
+#define B_MAIN BN
+#endif
+#define B_MAIN_BOXES ((B_MAIN + 63) / 64)
+/* B's columns a stage holds: BN stored [N,K] (one box of BN rows), else whole 64-column boxes and the tail (below);
+ * backend_cuda/config.c (trr_cuda_wgmma_b_stage_cols) sizes the ring alike */
+#define B_LOAD_COLS (TRANS_B ? BN : B_MAIN_BOXES * 64 + B_TAIL)
 #define B_STAGE_BYTES (B_LOAD_COLS * 128)
 #if F8 && (!TRANS_B || (BN != 128 && BN != 256))
 #error "matmul_wgmma: 8-bit floats take B stored [N,K] (TRANS_B 1) and BN 128 or 256"
@@ -279,6 +304,9 @@ __device__ __forceinline__ void wg_release(unsigned bar, int lane) {
  * writes D = A . B (the first K step of an 8-bit float stage's partial). */
 #if F8
 TRR_WG_SS_FN(wg_mma_n128, 128, WG_K, WG_AS, WG_BS, ", 1, 1" WG_TAIL) /* 8-bit floats: a 128-column partial */
+#elif B_TAIL
+TRR_WG_SS_FN(wg_mma_main, B_MAIN, WG_K, WG_AS, WG_BS, ", 1, 1" WG_TAIL) /* 16-bit: the whole boxes' columns */
+TRR_WG_SS_FN(wg_mma_tail, B_TAIL, WG_K, WG_AS, WG_BS, ", 1, 1" WG_TAIL) /* and the narrow last box's */
 #else
 TRR_WG_SS_FN(wg_mma_bn, BN, WG_K, WG_AS, WG_BS, ", 1, 1" WG_TAIL) /* 16-bit: the tile's width */
 #endif
@@ -413,7 +441,8 @@ extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
     __cluster_dims__(2, 1, 1)
 #endif
     matmul_wgmma(const __grid_constant__ trr_tensor_map tma, const __grid_constant__ trr_tensor_map tmb,
-                 const __grid_constant__ trr_tensor_map tmc, int c_tma, TO *C, long long ldc, int M, int N, int K,
+                 const __grid_constant__ trr_tensor_map tmb_tail, const __grid_constant__ trr_tensor_map tmc,
+                 int c_tma, TO *C, long long ldc, int M, int N, int K,
                  int epi, float alpha, int group_m, long long c_bs, int a_batched, int b_batched, int batch,
                  float scale, int splits
 #if STREAM_K
@@ -468,6 +497,7 @@ extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
         if (tid == 0) {
             trr_prefetch_map(&tma);
             trr_prefetch_map(&tmb);
+            if (B_TAIL) trr_prefetch_map(&tmb_tail);
             unsigned it = 0; /* K tiles issued by this block over all its output tiles: the ring's position */
 #if STREAM_K
             int tile, sk_kt0, sk_nk;
@@ -509,8 +539,9 @@ extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
                     trr_tma_load_3d(b_dst, &tmb, k0, n0, zb, fb);
 #else
 #pragma unroll
-                    for (int j = 0; j < B_LOAD_COLS / 64; j++)
+                    for (int j = 0; j < B_MAIN_BOXES; j++)
                         trr_tma_load_3d(b_dst + j * (64 * 128), &tmb, n0 + 64 * j, k0, zb, fb);
+                    if (B_TAIL) trr_tma_load_3d(b_dst + B_MAIN_BOXES * (64 * 128), &tmb_tail, n0 + B_MAIN, k0, zb, fb);
 #endif
 #endif
                 }
@@ -605,7 +636,16 @@ extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
 #else
                     unsigned long long db = trr_wg_desc(b_st + kk * (16 * 128), 64 * 128, 1024);
 #endif
+#if B_TAIL
+                    const unsigned bt_st = b_st + B_MAIN_BOXES * (64 * 128);
+                    wg_mma_main(acc, da, db, 1);
+                    wg_mma_tail(acc + B_MAIN / 2, da,
+                                trr_wg_desc_layout(bt_st + kk * (32 * B_TAIL), 64 * 2 * B_TAIL, 16 * B_TAIL,
+                                                   B_TAIL == 16 ? 3 : 2),
+                                1);
+#else
                     wg_mma_bn(acc, da, db, 1);
+#endif
                 }
                 trr_wg_commit();
                 /* the group of the previous K tile is done: its stage may be refilled */

@@ -13,10 +13,23 @@
 #define HOPPER_OPTIN (227u * 1024u)
 #define SLOT_BYTES (64u * 128u) /* one 64-row x 128-byte store box */
 
-/* the stage ring: block_m rows of A and block_n columns of B rounded up to whole 64-column boxes, 128 bytes of
- * K each, a stage */
+/* the stage ring: block_m rows of A and block_n columns of B, 128 bytes of K each, a stage; B's columns in whole
+ * 64-column boxes but for a last 16 or 32, which take a narrow box of their own */
 static size_t ring_bytes(const trr_config *c) {
-    return (size_t)c->stages * ((size_t)c->block_m + (size_t)(c->block_n + 63) / 64 * 64) * TRR_CUDA_WGMMA_BK * 2;
+    const size_t rem = (size_t)c->block_n % 64, cols = rem == 16 || rem == 32 ? (size_t)c->block_n
+                                                                              : ((size_t)c->block_n + 63) / 64 * 64;
+    return (size_t)c->stages * ((size_t)c->block_m + cols) * TRR_CUDA_WGMMA_BK * 2;
+}
+
+Test(cuda_wgmma_smem, narrow_last_box_of_b) {
+    const int widths[][2] = {{64, 0}, {80, 16}, {96, 32}, {112, 0}, {144, 16}, {160, 32}, {176, 0}, {208, 16},
+                             {224, 32}, {256, 0}};
+    for (size_t i = 0; i < sizeof widths / sizeof widths[0]; i++) {
+        const trr_config c = {.block_m = 128, .block_n = widths[i][0], .block_k = 64, .stages = 4};
+        cr_expect_eq(trr_cuda_wgmma_b_tail(&c), widths[i][1], "block_n %d", widths[i][0]);
+        const int whole = (widths[i][0] - widths[i][1] + 63) / 64 * 64;
+        cr_expect_eq(trr_cuda_wgmma_b_stage_cols(&c), whole + widths[i][1], "block_n %d", widths[i][0]);
+    }
 }
 
 Test(cuda_wgmma_smem, every_config_fits_with_its_store_slots) {
