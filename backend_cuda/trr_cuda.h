@@ -440,7 +440,7 @@ int trr_cuda_matmul_reads_a_mn_major(const trr_cuda_dev *dev, const trr_call *ca
 int trr_cuda_wgmma_device(const trr_cuda_dev *dev);
 /* The wgmma kernel's shape: 3 warpgroups (a TMA producer and two consumers of 64 rows each) for 128-row blocks;
  * the narrow form, 64-row blocks, has 2 (one consumer), the tall form, 192-row blocks, 4 (three consumers, whose
- * registers hold tiles up to TRR_CUDA_WGMMA_TALL_MAX_N wide). */
+ * registers hold tiles up to TRR_CUDA_WGMMA_TALL_MAX_N wide: past 192 columns a K step as two instructions). */
 #define TRR_CUDA_WGMMA_THREADS 384
 #define TRR_CUDA_WGMMA_BM 128
 #define TRR_CUDA_WGMMA_BK 64
@@ -448,7 +448,7 @@ int trr_cuda_wgmma_device(const trr_cuda_dev *dev);
 #define TRR_CUDA_WGMMA_NARROW_BM 64
 #define TRR_CUDA_WGMMA_TALL_THREADS 512
 #define TRR_CUDA_WGMMA_TALL_BM 192
-#define TRR_CUDA_WGMMA_TALL_MAX_N 192
+#define TRR_CUDA_WGMMA_TALL_MAX_N 224
 /* 16-bit products of more rows than this (and no more than TRR_CUDA_SPLIT_SMALL_M) take the narrow tile rather than
  * mma.sync's few-row tiles (config.c, narrow_choice). */
 #define TRR_CUDA_WGMMA_NARROW_MIN_M 32

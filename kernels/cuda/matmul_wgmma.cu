@@ -1,7 +1,7 @@
 /*
  * f16 matmul on Hopper's warpgroup tensor-core instructions (sm_90a only): C = act(A . B), f16 operands, f32
  * accumulation, f16 or f32 C. Compile-time: BM (128; 64 or 192 for 16-bit inputs in single blocks), BN (a
- * multiple of 16 from 64 to 256, at most 192 with BM 192, for 16-bit inputs in single blocks, else 128 or 256),
+ * multiple of 16 from 64 to 256, at most 224 with BM 192, for 16-bit inputs in single blocks, else 128 or 256),
  * STAGES, TRANS_A (0: A is [M,K] row-major; 1: A is stored [K,M], 16-bit inputs only), TRANS_B (0: B is [K,N]
  * row-major; 1: B is stored [N,K]), DT_IN (1 f16, 2 bf16, 4 f8e4m3, 5 f8e5m2: A's
  * type for wgmma), DT_B (B's, DT_IN when not given: the 8-bit floats pair e5m2 with e4m3),
@@ -30,7 +30,8 @@
  * through matrix descriptors, and releasing a stage on its "empty" mbarrier once the wgmma that read it are
  * done (one group in flight behind the one just issued). setmaxnreg moves registers from the producer to the
  * consumers. ptxas still fits each wgmma's operands in the registers a thread has at launch (128 at 512
- * threads), so BM 192 takes BN up to 192 (96 accumulators a thread).
+ * threads): BM 192 past 192 columns (208 or 224) issues a K step as two instructions, m64n192 and m64n16 or n32
+ * into the accumulator's last registers (N_TAIL, below), each of whose operands fit.
  *
  * Shared-memory layouts (TMA with 128-byte swizzle: 16-byte chunk c of 128-byte row r lands at chunk c ^ (r%8),
  * each stage 1024-byte aligned):
@@ -145,8 +146,9 @@
 #define BK (128 / ES)
 #define WG_THREADS (128 * (1 + NCONS))
 #define A_STAGE_BYTES (BM * 128)
-/* B [K,N]: the narrow last box (above), where the width takes one; B_MAIN the columns of the whole boxes */
-/* (literals: the instruction's name is pasted from them) */
+/* B [K,N]: the narrow last box (above), where the width takes one (B_TAIL columns). A K step's instructions: one
+ * m64nBN, or a main one of N_MAIN columns and a tail one of N_TAIL, for B's narrow box or for BM 192's registers
+ * (above). Literals: the instructions' names are pasted from them. */
 #if !TRANS_B && BN % 64 == 16
 #define B_TAIL 16
 #elif !TRANS_B && BN % 64 == 32
@@ -154,16 +156,25 @@
 #else
 #define B_TAIL 0
 #endif
-#if B_TAIL && BN < 128
-#define B_MAIN 64
-#elif B_TAIL && BN < 192
-#define B_MAIN 128
-#elif B_TAIL
-#define B_MAIN 192
+#if B_TAIL
+#define N_TAIL B_TAIL
+#elif BM == 192 && BN == 208
+#define N_TAIL 16
+#elif BM == 192 && BN == 224
+#define N_TAIL 32
 #else
-#define B_MAIN BN
+#define N_TAIL 0
 #endif
-#define B_MAIN_BOXES ((B_MAIN + 63) / 64)
+#if N_TAIL && BN < 128
+#define N_MAIN 64
+#elif N_TAIL && BN < 192
+#define N_MAIN 128
+#elif N_TAIL
+#define N_MAIN 192
+#else
+#define N_MAIN BN
+#endif
+#define B_MAIN_BOXES ((N_MAIN + 63) / 64)
 /* B's columns a stage holds: BN stored [N,K] (one box of BN rows), else whole 64-column boxes and the tail (below);
  * backend_cuda/config.c (trr_cuda_wgmma_b_stage_cols) sizes the ring alike */
 #define B_LOAD_COLS (TRANS_B ? BN : B_MAIN_BOXES * 64 + B_TAIL)
@@ -173,8 +184,8 @@
 #endif
 /* Widths other than 128 and 256 give the tile counts between theirs, for sizes whose waves neither fills
  * (config.c, wave_cost); a cluster's B halves must be whole 64-column boxes */
-#if BN % 16 || BN < 64 || BN > 256 || ((CLUSTER_M != 1 || F8) && BN != 128 && BN != 256) || (BM == 192 && BN > 192)
-#error "matmul_wgmma: BN is a multiple of 16 from 64 to 256 (16-bit inputs in single blocks; 192 at most with BM 192), else 128 or 256"
+#if BN % 16 || BN < 64 || BN > 256 || ((CLUSTER_M != 1 || F8) && BN != 128 && BN != 256) || (BM == 192 && BN > 224)
+#error "matmul_wgmma: BN is a multiple of 16 from 64 to 256 (16-bit inputs in single blocks; 224 at most with BM 192), else 128 or 256"
 #endif
 /* setmaxnreg: the producer's registers and the consumers', so that all fit the 64K-register file */
 #if NCONS == 3
@@ -304,9 +315,9 @@ __device__ __forceinline__ void wg_release(unsigned bar, int lane) {
  * writes D = A . B (the first K step of an 8-bit float stage's partial). */
 #if F8
 TRR_WG_SS_FN(wg_mma_n128, 128, WG_K, WG_AS, WG_BS, ", 1, 1" WG_TAIL) /* 8-bit floats: a 128-column partial */
-#elif B_TAIL
-TRR_WG_SS_FN(wg_mma_main, B_MAIN, WG_K, WG_AS, WG_BS, ", 1, 1" WG_TAIL) /* 16-bit: the whole boxes' columns */
-TRR_WG_SS_FN(wg_mma_tail, B_TAIL, WG_K, WG_AS, WG_BS, ", 1, 1" WG_TAIL) /* and the narrow last box's */
+#elif N_TAIL
+TRR_WG_SS_FN(wg_mma_main, N_MAIN, WG_K, WG_AS, WG_BS, ", 1, 1" WG_TAIL) /* 16-bit: the tile's first N_MAIN columns */
+TRR_WG_SS_FN(wg_mma_tail, N_TAIL, WG_K, WG_AS, WG_BS, ", 1, 1" WG_TAIL) /* and its last N_TAIL */
 #else
 TRR_WG_SS_FN(wg_mma_bn, BN, WG_K, WG_AS, WG_BS, ", 1, 1" WG_TAIL) /* 16-bit: the tile's width */
 #endif
@@ -541,7 +552,7 @@ extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
 #pragma unroll
                     for (int j = 0; j < B_MAIN_BOXES; j++)
                         trr_tma_load_3d(b_dst + j * (64 * 128), &tmb, n0 + 64 * j, k0, zb, fb);
-                    if (B_TAIL) trr_tma_load_3d(b_dst + B_MAIN_BOXES * (64 * 128), &tmb_tail, n0 + B_MAIN, k0, zb, fb);
+                    if (B_TAIL) trr_tma_load_3d(b_dst + B_MAIN_BOXES * (64 * 128), &tmb_tail, n0 + N_MAIN, k0, zb, fb);
 #endif
 #endif
                 }
@@ -639,10 +650,13 @@ extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
 #if B_TAIL
                     const unsigned bt_st = b_st + B_MAIN_BOXES * (64 * 128);
                     wg_mma_main(acc, da, db, 1);
-                    wg_mma_tail(acc + B_MAIN / 2, da,
+                    wg_mma_tail(acc + N_MAIN / 2, da,
                                 trr_wg_desc_layout(bt_st + kk * (32 * B_TAIL), 64 * 2 * B_TAIL, 16 * B_TAIL,
                                                    B_TAIL == 16 ? 3 : 2),
                                 1);
+#elif N_TAIL /* B stored [N,K]: the tail's rows follow the main's in the same K-major box */
+                    wg_mma_main(acc, da, db, 1);
+                    wg_mma_tail(acc + N_MAIN / 2, da, trr_wg_desc(b_st + N_MAIN * 128 + kk * 32, 16, 1024), 1);
 #else
                     wg_mma_bn(acc, da, db, 1);
 #endif

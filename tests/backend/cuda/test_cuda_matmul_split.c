@@ -320,8 +320,10 @@ Test(cuda_matmul_split, part_waves_take_the_tile_that_balances_them, .init = hop
     /* plain tiles, {size, block_m, block_n}: 2432^3 is 247 tiles of 128 x 192 (1.9 waves) against 361 of 128 x 128
      * (2.7); 1792^3 112 of 128 x 224 (one wave) against 196 of 128 x 128; 4224^3 484 of 192 x 192 (3.7 waves)
      * against 726 of 128 x 192 (5.5); 3200^3 625 of 128 x 128 (4.7 waves), ahead of stream-K there; 2560^3 240
-     * of 128 x 224 against 200 of 128 x 256 (both two waves, the narrower tile's cheaper); 2048^3 128 x 256 */
-    const int64_t plain[][3] = {{1536, 128, 192}, {1664, 128, 192}, {2176, 128, 192}, {2304, 128, 192},
+     * of 128 x 224 against 200 of 128 x 256 (both two waves, the narrower tile's cheaper); 2048^3 128 x 256;
+     * 1536^3 132 of 128 x 144 and 2176^3 132 of 192 x 208 (one wave each, where 128 x 192 makes 96 and 204);
+     * 3840^3 380 of 192 x 208 (2.9 waves) against 900 of 128 x 128 (6.8) */
+    const int64_t plain[][3] = {{1536, 128, 144}, {1664, 128, 192}, {2176, 192, 208}, {3840, 192, 208}, {2304, 128, 192},
                                 {2432, 128, 192}, {1792, 128, 224}, {2944, 192, 192}, {3072, 192, 192},
                                 {4224, 192, 192}, {3200, 128, 128}, {2560, 128, 224}, {2688, 128, 224},
                                 {3328, 128, 224}, {2048, 128, 256}};
@@ -421,8 +423,10 @@ Test(cuda_matmul_split, the_wgmma_tiles_take_what_their_kernel_can, .init = hopp
     trr_cuda_choose_matmul(&hopper, &deep);
     cr_expect_eq(trr_cuda_check_matmul(NULL, &hopper, &deep), TRR_ERR_UNSUPPORTED);
     cr_expect(strstr(trr_last_error(NULL), "shared memory") != NULL, "%s", trr_last_error(NULL));
-    /* 192 rows: 512 threads and the stages that fit, up to 192 columns (the consumers' registers) */
-    for (int bn = 128; bn <= 224; bn += 32) {
+    /* 192 rows: 512 threads and the stages that fit, up to 224 columns (the consumers' registers) */
+    const int tall_widths[] = {128, 160, 192, 208, 224, 240, 256};
+    for (size_t w = 0; w < sizeof tall_widths / sizeof tall_widths[0]; w++) {
+        const int bn = tall_widths[w];
         trr_call t = cuda_matmul_call(TRR_BF16, 2432, 2432, 2432, 1);
         t.config.variant = TRR_VARIANT_WGMMA;
         t.config.block_m = 192;
