@@ -55,7 +55,7 @@ int trr_cuda_softmax_warp_items(trr_dtype dtype, int64_t cols) {
 
 /* The wgmma kernel's configs: block_k 64 is fixed by the kernel, and its threads by block_m (384 for 128 rows,
  * 512 for 192); the heuristic takes the first of each tile (the wave estimate chooses among them), the tuner
- * tries them all. 128 x 144, 160 and 224 (B [K,N] in whole 64-column boxes and a narrow last one), 192 x 192 and
+ * tries them all. 128 x 96, 144, 160 and 224 (B [K,N] in whole 64-column boxes and a narrow last one), 192 x 192 and
  * 192 x 208 (three consumers) give tile counts between those of 128 x 128, 192 and 256, so that more sizes'
  * tiles make whole waves (wave_cost); they run plain, single blocks of 16-bit inputs: the heuristic clusters,
  * splits and balances (stream-K) only the 128-row tiles of 128, 192 and 256 (trr_cuda_wgmma_every_schedule). 4
@@ -68,6 +68,7 @@ const trr_config trr_cuda_wgmma_configs[] = {
     {.block_m = 128, .block_n = 128, .block_k = 64, .group_m = 8, .stages = 4, .threads = TRR_CUDA_WGMMA_THREADS},
     {.block_m = 128, .block_n = 224, .block_k = 64, .group_m = 8, .stages = 4, .threads = TRR_CUDA_WGMMA_THREADS},
     {.block_m = 192, .block_n = 192, .block_k = 64, .group_m = 8, .stages = 3, .threads = TRR_CUDA_WGMMA_TALL_THREADS},
+    {.block_m = 128, .block_n = 96, .block_k = 64, .group_m = 8, .stages = 6, .threads = TRR_CUDA_WGMMA_THREADS},
     {.block_m = 128, .block_n = 144, .block_k = 64, .group_m = 8, .stages = 4, .threads = TRR_CUDA_WGMMA_THREADS},
     {.block_m = 128, .block_n = 160, .block_k = 64, .group_m = 8, .stages = 4, .threads = TRR_CUDA_WGMMA_THREADS},
     {.block_m = 192, .block_n = 208, .block_k = 64, .group_m = 8, .stages = 3, .threads = TRR_CUDA_WGMMA_TALL_THREADS},
@@ -473,9 +474,9 @@ static int narrow_choice(const trr_call *call, int sms) {
 /* The wgmma kernel's time for a 16-bit call on tile bm x bn, in K tiles of 128 x 128 at the 128 x 256 tile's rate:
  * whole waves of tiles, the last one part idle, the K tiles the busiest block runs. Rates as measured on NVIDIA
  * H200 (docs/performance.md, wave quantization): each tile's rate per output relative to 128 x 256's, from its
- * throughput over whole waves at the sizes from 1536^3 to 4224^3; 0.80 for 128 x 144 and 128 x 160, the low end
- * of what they ran loading B's last 64-column box whole (0.75-0.9), until measured with the narrow box. 0 where it
- * does not apply. */
+ * throughput over whole waves at the sizes from 1536^3 to 4224^3; 0.80 for 128 x 96, 144 and 160, the low end
+ * of what the latter two ran loading B's last 64-column box whole (0.75-0.9), until measured with the narrow box.
+ * 0 where it does not apply. */
 static double wave_rate(int bm, int bn) {
     if (bm == TRR_CUDA_WGMMA_TALL_BM) return 1.03;
     return bn == 256 ? 1.0 : bn == 192 ? 0.97 : bn == 128 ? 0.92 : bn == 224 ? 0.92 : 0.80;

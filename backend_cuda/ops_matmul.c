@@ -299,8 +299,8 @@ static trr_status run_wgmma(trr_context *ctx, const trr_call *call) {
                         &b_batched, &nbatch, &scale, &splits, &ws, &flags};
         return trr_cuda_launch_3d(ctx, fn, grid, 1, 1, (unsigned)cfg->threads, (unsigned)trr_cuda_wgmma_smem(cfg), args);
     }
-    void *args[] = {&ta, &tb, &tb_tail, &tc, &c_tma, &c, &ldc, &m, &n, &k, &epi, &alpha, &group_m, &c_bs, &a_batched, &b_batched, &nbatch,
-                    &scale, &splits};
+    void *args[] = {&ta, &tb, &tb_tail, &tc, &c_tma, &c, &ldc, &m, &n, &k, &epi, &alpha, &group_m, &c_bs, &a_batched,
+                    &b_batched, &nbatch, &scale, &splits};
     TRR_TRY(trr_cuda_launch_3d(ctx, fn, grid, 1, 1, (unsigned)cfg->threads, (unsigned)trr_cuda_wgmma_smem(cfg), args));
     return split ? split_reduce(ctx, call, c, gz) : TRR_OK;
 }

@@ -185,7 +185,7 @@
 /* Widths other than 128 and 256 give the tile counts between theirs, for sizes whose waves neither fills
  * (config.c, wave_cost); a cluster's B halves must be whole 64-column boxes */
 #if BN % 16 || BN < 64 || BN > 256 || ((CLUSTER_M != 1 || F8) && BN != 128 && BN != 256) || (BM == 192 && BN > 224)
-#error "matmul_wgmma: BN is a multiple of 16 from 64 to 256 (16-bit inputs in single blocks; 224 at most with BM 192), else 128 or 256"
+#error "matmul_wgmma: BN is a multiple of 16 from 64 to 256 (16-bit, single blocks; at most 224 with BM 192), or 128 or 256"
 #endif
 /* setmaxnreg: the producer's registers and the consumers', so that all fit the 64K-register file */
 #if NCONS == 3
@@ -453,9 +453,8 @@ extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
 #endif
     matmul_wgmma(const __grid_constant__ trr_tensor_map tma, const __grid_constant__ trr_tensor_map tmb,
                  const __grid_constant__ trr_tensor_map tmb_tail, const __grid_constant__ trr_tensor_map tmc,
-                 int c_tma, TO *C, long long ldc, int M, int N, int K,
-                 int epi, float alpha, int group_m, long long c_bs, int a_batched, int b_batched, int batch,
-                 float scale, int splits
+                 int c_tma, TO *C, long long ldc, int M, int N, int K, int epi, float alpha, int group_m,
+                 long long c_bs, int a_batched, int b_batched, int batch, float scale, int splits
 #if STREAM_K
                  ,
                  float *sk_ws, unsigned *sk_flags
@@ -552,7 +551,8 @@ extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
 #pragma unroll
                     for (int j = 0; j < B_MAIN_BOXES; j++)
                         trr_tma_load_3d(b_dst + j * (64 * 128), &tmb, n0 + 64 * j, k0, zb, fb);
-                    if (B_TAIL) trr_tma_load_3d(b_dst + B_MAIN_BOXES * (64 * 128), &tmb_tail, n0 + N_MAIN, k0, zb, fb);
+                    if (B_TAIL)
+                        trr_tma_load_3d(b_dst + B_MAIN_BOXES * (64 * 128), &tmb_tail, n0 + N_MAIN, k0, zb, fb);
 #endif
 #endif
                 }
@@ -650,10 +650,9 @@ extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
 #if B_TAIL
                     const unsigned bt_st = b_st + B_MAIN_BOXES * (64 * 128);
                     wg_mma_main(acc, da, db, 1);
-                    wg_mma_tail(acc + N_MAIN / 2, da,
-                                trr_wg_desc_layout(bt_st + kk * (32 * B_TAIL), 64 * 2 * B_TAIL, 16 * B_TAIL,
-                                                   B_TAIL == 16 ? 3 : 2),
-                                1);
+                    const unsigned long long dbt = trr_wg_desc_layout(bt_st + kk * (32 * B_TAIL), 64 * 2 * B_TAIL,
+                                                                      16 * B_TAIL, B_TAIL == 16 ? 3 : 2);
+                    wg_mma_tail(acc + N_MAIN / 2, da, dbt, 1);
 #elif N_TAIL /* B stored [N,K]: the tail's rows follow the main's in the same K-major box */
                     wg_mma_main(acc, da, db, 1);
                     wg_mma_tail(acc + N_MAIN / 2, da, trr_wg_desc(b_st + N_MAIN * 128 + kk * 32, 16, 1024), 1);
