@@ -474,11 +474,10 @@ static int narrow_choice(const trr_call *call, int sms) {
 /* The wgmma kernel's time for a 16-bit call on tile bm x bn, in K tiles of 128 x 128 at the 128 x 256 tile's rate:
  * whole waves of tiles, the last one part idle, the K tiles the busiest block runs. Rates as measured on NVIDIA
  * H200 (docs/performance.md, wave quantization): each tile's rate per output relative to 128 x 256's, from its
- * throughput over whole waves at the sizes from 1536^3 to 4224^3. Measured on NVIDIA H100 against the tiles they
- * would replace: 0.70 for 128 x 96, 144 and 160 (128 x 96 level with 128 x 128 at 1152^3, 0.69; 128 x 144 against
- * 128 x 192 at 1536^3 0.77 f16, 0.70 bf16), so that they stay the tuner's; 0.80 for 192 x 208 and 224 (192 x 208
- * against 128 x 192 at 2176^3 and 128 x 128 at 3712^3 and 3840^3: 0.76-0.89; at a rate above 128 x 128's the
- * estimate took those sizes and they ran 3-11% slower). 0 where it does not apply. */
+ * throughput over whole waves at the sizes from 1536^3 to 4224^3. The narrow-box widths (128 x 96, 144, 160) and
+ * the widest tall tiles (192 x 208, 224) at what they ran against the tiles they would replace, on NVIDIA H100:
+ * at a higher rate the estimate took them where they ran slower, so they stay the tuner's. 0 where it does not
+ * apply. */
 static double wave_rate(int bm, int bn) {
     if (bm == TRR_CUDA_WGMMA_TALL_BM) return bn > 192 ? 0.80 : 1.03;
     return bn == 256 ? 1.0 : bn == 192 ? 0.97 : bn == 128 ? 0.92 : bn == 224 ? 0.92 : 0.70;
