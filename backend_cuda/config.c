@@ -493,7 +493,8 @@ static double wave_cost(const trr_call *call, int sms, int bm, int bn) {
 /* The heuristic's wgmma tile for a 16-bit call with no tile asked for: of the configs' tiles (wider than 128 only
  * where N is, taller only where M is), the one of least wave_cost (plain 128 x 256 only where the rule took it).
  * Stream-K is left to those who ask for it (variant streamk) and to the tuner: wherever this estimate put it
- * ahead, a plain tile measured faster (docs/performance.md). Starts from the rule's 128 x *bn; sets *bm, *bn. */
+ * ahead, a plain tile measured faster, its blocks' K steps costing more than the plain grid's, whose blocks load
+ * the same K tiles at once (docs/performance.md). Starts from the rule's 128 x *bn; sets *bm, *bn. */
 static void wave_choice(const trr_call *call, int sms, int *bm, int *bn) {
     double best = wave_cost(call, sms, TRR_CUDA_WGMMA_BM, *bn);
     int best_bm = TRR_CUDA_WGMMA_BM, best_bn = *bn;
