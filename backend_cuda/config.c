@@ -77,8 +77,8 @@ const int trr_cuda_wgmma_config_count = (int)(sizeof trr_cuda_wgmma_configs / si
 
 /* 64-row blocks (one consumer warpgroup, 256 threads) for products whose 128-row tiles leave most SMs idle: twice
  * the blocks, each K tile half the work, so a small product's serial chain of K tiles is shorter. The ring holds
- * as many stages as leave the epilogue's four slots room: a long K on few blocks (128 rows, K 4096) streams B from
- * memory, and the loads in flight are what keeps it fed. */
+ * as many stages as leave room for the epilogue's four slots (a 64 x 128 tile's f32 boxes): a long K on few
+ * blocks (128 rows, K 4096) streams B from memory, and the loads in flight are what keeps it fed. */
 const trr_config trr_cuda_wgmma_narrow_configs[] = {
     {.block_m = 64, .block_n = 128, .block_k = 64, .group_m = 8, .stages = 8, .threads = TRR_CUDA_WGMMA_NARROW_THREADS},
     {.block_m = 64, .block_n = 64, .block_k = 64, .group_m = 8, .stages = 12, .threads = TRR_CUDA_WGMMA_NARROW_THREADS},
@@ -393,21 +393,30 @@ int trr_cuda_matmul_reads_a_mn_major(const trr_cuda_dev *dev, const trr_call *ca
            (!v && wgmma_config(&call->config, 0) && !few_rows_call(call));
 }
 
-/* The epilogue's store boxes (64 rows x 128 bytes) per consumer warpgroup: 4 where the ring leaves room for
- * them inside the 227 KB a Hopper block can have (a 16-bit 128 x 256 tile's whole half, so a box waits only on
- * the previous tile's stores; 128 x 192 with 4 stages), else 2 (128 x 256 with 4 stages, 128 x 128 with 6). */
-int trr_cuda_wgmma_c_slots(const trr_config *cfg) {
+/* The epilogue's store boxes (64 rows x 128 bytes) per consumer warpgroup: as many as a tile stores (its whole
+ * 128-byte column groups of c_type), at most 4 where the ring leaves room for them inside the 227 KB a Hopper block
+ * can have (a 16-bit 128 x 256 tile's whole half, so a box waits only on the previous tile's stores; 128 x 192 with
+ * 4 stages), else 2 (128 x 256 with 4 stages, 128 x 128 with 6). A slot past the tile's boxes would never be
+ * written (the kernel's C_NS), so sizing them to the boxes gives a narrow tile's ring that room: 192 x 96 with
+ * 16-bit outputs stores one box a consumer and holds 5 stages beside it. */
+int trr_cuda_wgmma_c_slots(const trr_config *cfg, trr_dtype c_type) {
     const size_t ring =
         (size_t)cfg->stages * ((size_t)trr_cuda_wgmma_block_rows(cfg) + (size_t)trr_cuda_wgmma_b_stage_cols(cfg)) * TRR_CUDA_WGMMA_BK * 2;
     const size_t fixed = 1024 + 128, box = 64 * 128, limit = 227 * 1024;
-    return ring + fixed + (size_t)trr_cuda_wgmma_consumers(cfg) * 4 * box <= limit ? 4 : 2;
+    const int cap = ring + fixed + (size_t)trr_cuda_wgmma_consumers(cfg) * 4 * box <= limit ? 4 : 2;
+    const int boxes = cfg->block_n * elem_size(c_type) / 128;
+    return boxes < 1 ? 1 : boxes < cap ? boxes : cap;
 }
 
 /* The ring of stages (A and B tiles), then the epilogue's store boxes for each consumer warpgroup, plus 1 KB to
  * align the ring to the swizzle's 1024-byte atoms. */
-size_t trr_cuda_wgmma_smem(const trr_config *cfg) {
+size_t trr_cuda_wgmma_smem(const trr_config *cfg, trr_dtype c_type) {
     return (size_t)cfg->stages * ((size_t)trr_cuda_wgmma_block_rows(cfg) + (size_t)trr_cuda_wgmma_b_stage_cols(cfg)) * TRR_CUDA_WGMMA_BK * 2 +
-           (size_t)trr_cuda_wgmma_consumers(cfg) * (size_t)trr_cuda_wgmma_c_slots(cfg) * 64 * 128 + 1024;
+           (size_t)trr_cuda_wgmma_consumers(cfg) * (size_t)trr_cuda_wgmma_c_slots(cfg, c_type) * 64 * 128 + 1024;
+}
+
+trr_dtype trr_cuda_wgmma_c_type(const trr_call *call) {
+    return call->config.split_k > 1 ? TRR_F32 : call->z.dtype;
 }
 
 int trr_cuda_mma_warp_grid(int bm, int bn, int warps, int *out_wm, int *out_wn) {
@@ -517,6 +526,7 @@ static void wave_choice(const trr_call *call, int sms, int *bm, int *bn) {
 static void choose_matmul(const trr_cuda_dev *dev, trr_call *call) {
     trr_config h;
     memset(&h, 0, sizeof h);
+    int fit_stages = 0; /* a 192-row tile asked for without stages: as many as fit */
     int sms = dev ? dev->sm_count : 132;
     const int auto_variant = !call->config.variant;
     if (!call->config.variant) call->config.variant = trr_cuda_matmul_auto_variant(dev, call);
@@ -588,12 +598,13 @@ static void choose_matmul(const trr_cuda_dev *dev, trr_call *call) {
             for (int i = 0; i < trr_cuda_wgmma_narrow_config_count; i++)
                 if (trr_cuda_wgmma_narrow_configs[i].block_n == nbn) h = trr_cuda_wgmma_narrow_configs[i];
         } else if (call->config.block_m == TRR_CUDA_WGMMA_TALL_BM) {
-            /* 192-row blocks, asked for: three consumers, as many stages (up to 4) as fit beside their slots */
+            /* 192-row blocks, asked for: three consumers, as many stages as fit beside their slots (below, once
+             * the split, and so the type the kernel stores, is known) */
             h.block_m = TRR_CUDA_WGMMA_TALL_BM;
             h.threads = TRR_CUDA_WGMMA_TALL_THREADS;
             h.block_n = call->config.block_n ? call->config.block_n : 128;
-            const size_t limit = dev ? (size_t)dev->smem_optin : 227u * 1024u;
-            for (h.stages = 4; h.stages > 2 && trr_cuda_wgmma_smem(&h) + 128 > limit;) h.stages--;
+            h.stages = TRR_CUDA_WGMMA_TALL_MAX_STAGES;
+            fit_stages = !call->config.stages;
         }
         /* Clusters of two 128-row blocks sharing B's tile by multicast (block_m 256) for large single products:
          * ahead of single blocks at 8192^3 and not at 4096^3 on NVIDIA H200 (docs/performance.md), so the rule
@@ -653,6 +664,10 @@ static void choose_matmul(const trr_cuda_dev *dev, trr_call *call) {
     int derive_threads = !c->threads && (c->block_m || c->block_n);
     fill(c, &h);
     if (!c->split_k) c->split_k = choose_split(dev, call, c);
+    if (fit_stages) {
+        const size_t limit = dev ? (size_t)dev->smem_optin : 227u * 1024u;
+        while (c->stages > 2 && trr_cuda_wgmma_smem(c, trr_cuda_wgmma_c_type(call)) + 128 > limit) c->stages--;
+    }
     /* A tile overridden without threads: the SIMT kernel's thread count follows from the tile, as the list has
      * it for a listed block_m x block_n, else 8 x 8 outputs each. */
     if (derive_threads && variant == TRR_VARIANT_SIMT) {
@@ -883,7 +898,7 @@ static trr_status check_matmul(trr_context *ctx, const trr_cuda_dev *dev, const 
         if (c->stages < 2 || c->stages > 16)
             return trr_error(ctx, TRR_ERR_UNSUPPORTED, "cuda f16 matmul (wgmma): stages must be in [2, 16] (got %d)", c->stages);
         /* the stages' mbarriers live in static shared memory: 16 bytes a stage */
-        size_t smem = trr_cuda_wgmma_smem(c) + 128;
+        size_t smem = trr_cuda_wgmma_smem(c, trr_cuda_wgmma_c_type(call)) + 128;
         size_t limit = dev ? (size_t)dev->smem_optin : 227u * 1024u;
         if (smem > limit)
             return trr_error(ctx, TRR_ERR_UNSUPPORTED,

@@ -197,6 +197,7 @@ static trr_status run_wgmma(trr_context *ctx, const trr_call *call) {
     const trr_config *cfg = &call->config;
     trr_cuda_variant v;
     const int split = cfg->split_k > 1;
+    const trr_dtype c_type = trr_cuda_wgmma_c_type(call); /* a split's main kernel stores f32 partials */
     /* variant streamk where it balances anything (config.c keeps it to single blocks, unsplit), else the plain
      * schedule of the same tile */
     int64_t sk_grid = 0;
@@ -213,9 +214,8 @@ static trr_status run_wgmma(trr_context *ctx, const trr_call *call) {
                              (long long)call->k);
         if (!sk_grid) kc.variant = TRR_VARIANT_WGMMA;
     }
-    /* a split's main kernel stores f32 partials (the variant adds SPLIT_K) */
-    trr_cuda_variant_matmul_wgmma_layout(&v, &kc, call->trans_a, call->trans_b, call->x.dtype, call->y.dtype,
-                                         split ? TRR_F32 : call->z.dtype);
+    /* (the variant adds SPLIT_K for a split) */
+    trr_cuda_variant_matmul_wgmma_layout(&v, &kc, call->trans_a, call->trans_b, call->x.dtype, call->y.dtype, c_type);
     CUfunction fn;
     TRR_TRY(trr_cuda_get_function(ctx, &v, "matmul_wgmma", &fn));
     trr_cu_tensor_map ta, tb;
@@ -286,7 +286,7 @@ static trr_status run_wgmma(trr_context *ctx, const trr_call *call) {
     int64_t slots = dev->sm_count > 0 ? dev->sm_count : 1;
     if (cluster > 1) {
         int fit = 1;
-        TRR_TRY(wgmma_cluster_fit(ctx, fn, (unsigned)trr_cuda_wgmma_smem(cfg), &fit));
+        TRR_TRY(wgmma_cluster_fit(ctx, fn, (unsigned)trr_cuda_wgmma_smem(cfg, c_type), &fit));
         slots = fit;
     }
     const unsigned grid = (unsigned)(sk_grid ? sk_grid : (tiles < slots ? tiles : slots) * cluster);
@@ -297,11 +297,11 @@ static trr_status run_wgmma(trr_context *ctx, const trr_call *call) {
         TRR_TRY(streamk_workspace(ctx, cfg, sk_grid, &ws, &flags));
         void *args[] = {&ta, &tb, &tb_tail, &tc, &c_tma, &c, &ldc, &m, &n, &k, &epi, &alpha, &group_m, &c_bs, &a_batched,
                         &b_batched, &nbatch, &scale, &splits, &ws, &flags};
-        return trr_cuda_launch_3d(ctx, fn, grid, 1, 1, (unsigned)cfg->threads, (unsigned)trr_cuda_wgmma_smem(cfg), args);
+        return trr_cuda_launch_3d(ctx, fn, grid, 1, 1, (unsigned)cfg->threads, (unsigned)trr_cuda_wgmma_smem(cfg, c_type), args);
     }
     void *args[] = {&ta, &tb, &tb_tail, &tc, &c_tma, &c, &ldc, &m, &n, &k, &epi, &alpha, &group_m, &c_bs, &a_batched,
                     &b_batched, &nbatch, &scale, &splits};
-    TRR_TRY(trr_cuda_launch_3d(ctx, fn, grid, 1, 1, (unsigned)cfg->threads, (unsigned)trr_cuda_wgmma_smem(cfg), args));
+    TRR_TRY(trr_cuda_launch_3d(ctx, fn, grid, 1, 1, (unsigned)cfg->threads, (unsigned)trr_cuda_wgmma_smem(cfg, c_type), args));
     return split ? split_reduce(ctx, call, c, gz) : TRR_OK;
 }
 

@@ -449,6 +449,9 @@ int trr_cuda_wgmma_device(const trr_cuda_dev *dev);
 #define TRR_CUDA_WGMMA_TALL_THREADS 512
 #define TRR_CUDA_WGMMA_TALL_BM 192
 #define TRR_CUDA_WGMMA_TALL_MAX_N 224
+/* A 192-row tile asked for without stages gets as many as fit beside its store slots, up to this: a 96-column
+ * tile of 16-bit outputs (one slot a consumer) holds 5, and ran ahead of 4 on NVIDIA H100 (docs/performance.md). */
+#define TRR_CUDA_WGMMA_TALL_MAX_STAGES 5
 /* 16-bit products of more rows than this (and no more than TRR_CUDA_SPLIT_SMALL_M) take the narrow tile rather than
  * mma.sync's few-row tiles (config.c, narrow_choice). */
 #define TRR_CUDA_WGMMA_NARROW_MIN_M 32
@@ -465,11 +468,14 @@ int trr_cuda_wgmma_b_tail(const trr_config *cfg);
 /* The columns of B a stage of the ring holds room for: block_n in whole 64-column boxes and the narrow tail (B
  * [K,N] is loaded so; B stored [N,K] takes block_n of them). */
 int trr_cuda_wgmma_b_stage_cols(const trr_config *cfg);
-/* Dynamic shared memory of the wgmma kernel: the stage ring, the epilogue's store slots, and 1 KB to align the
- * ring to 1024 bytes. */
-size_t trr_cuda_wgmma_smem(const trr_config *cfg);
-/* The wgmma kernel's epilogue store slots per consumer warpgroup for a config (its C_SLOTS): 2 or 4. */
-int trr_cuda_wgmma_c_slots(const trr_config *cfg);
+/* Dynamic shared memory of the wgmma kernel storing c_type: the stage ring, the epilogue's store slots, and 1 KB
+ * to align the ring to 1024 bytes. */
+size_t trr_cuda_wgmma_smem(const trr_config *cfg, trr_dtype c_type);
+/* The wgmma kernel's epilogue store slots per consumer warpgroup (its C_SLOTS) for a config storing c_type: the
+ * 128-byte boxes a tile stores, at most 4, or 2 where the ring leaves no room for 4. */
+int trr_cuda_wgmma_c_slots(const trr_config *cfg, trr_dtype c_type);
+/* The type the wgmma kernel of a chosen config stores: C's, or f32 for a split's partials. */
+trr_dtype trr_cuda_wgmma_c_type(const trr_call *call);
 /* The wgmma configs the heuristic and the tuner pick from (block_n, stages; the rest fixed above). */
 extern const trr_config trr_cuda_wgmma_configs[];
 extern const int trr_cuda_wgmma_config_count;

@@ -58,7 +58,7 @@ void trr_cuda_variant_matmul_wgmma_layout(trr_cuda_variant *v, const trr_config 
     v->file = "matmul_wgmma.cu";
     v->sm90a_only = 1;
     trr_cuda_define(v, "-DBN=%d -DSTAGES=%d -DTRANS_B=%d -DDT_IN=%d -DDT_OUT=%d -DC_SLOTS=%d", cfg->block_n,
-                    cfg->stages, trans_b ? 1 : 0, (int)in, (int)out, trr_cuda_wgmma_c_slots(cfg));
+                    cfg->stages, trans_b ? 1 : 0, (int)in, (int)out, trr_cuda_wgmma_c_slots(cfg, out));
     /* block_m 64 or 192: one or three consumer warpgroups (the kernel's default is 128, left out) */
     if (cfg->block_m == TRR_CUDA_WGMMA_NARROW_BM || cfg->block_m == TRR_CUDA_WGMMA_TALL_BM)
         trr_cuda_define(v, "-DBM=%d", cfg->block_m);

@@ -18,7 +18,8 @@
  * half's four k32 steps waited for (wait_group 0) before it is added, so no wgmma is in flight while the CUDA
  * cores read it and ptxas keeps the wgmma back to back; the tensor cores stay busy across the wait and the adds
  * with the other consumer warpgroup's wgmma. scale (scale_a * scale_b) multiplies the sum before the epilogue.
- * C_SLOTS (2 or 4): the epilogue's shared-memory box slots per consumer warpgroup, as many as the ring leaves room for.
+ * C_SLOTS (1 to 4): the epilogue's shared-memory box slots per consumer warpgroup: the boxes a tile stores, as many
+ * of them as the ring leaves room for (backend_cuda/config.c, trr_cuda_wgmma_c_slots).
  * Requirements the host checks: compute capability 9.0, lda and ldb multiples of 8, A and B 16-byte
  * aligned (the tensor-map rules). M, N, K are arbitrary: the tensor-memory-access unit (TMA) fills the parts of
  * a box outside the matrix with zeros, so edge tiles multiply zeros and only the stores are masked.
@@ -563,7 +564,7 @@ extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
         asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(CONSUMER_REGS));
         const int c = wg - 1;
         const int t = tid & 127, lane = t & 31, warp = t >> 5;
-        /* this warpgroup's two epilogue box slots, after the ring (1024-byte aligned: swizzle atoms) */
+        /* this warpgroup's epilogue box slots, after the ring (1024-byte aligned: swizzle atoms) */
         const unsigned c_slots = ring + STAGES * STAGE_BYTES + c * (C_SLOTS * C_BOX_BYTES);
         unsigned char *const c_slots_p = wg_smem + (c_slots - trr_smem_addr(wg_smem));
         if (c_tma && t == 0) trr_prefetch_map(&tmc);

@@ -67,8 +67,11 @@ Test(cuda_f8_matmul, the_heuristic_picks_configs_its_check_takes) {
         /* the same 128-byte rows as the 16-bit kernel's: the same shared memory */
         trr_config h = *f;
         h.block_k = TRR_CUDA_WGMMA_BK;
-        cr_expect_eq(trr_cuda_wgmma_smem(f), trr_cuda_wgmma_smem(&h));
-        cr_expect_leq(trr_cuda_wgmma_smem(f) + 128u, 227u * 1024u, "config %d", i);
+        const trr_dtype outs[] = {TRR_F32, TRR_F16, TRR_BF16};
+        for (int o = 0; o < 3; o++) {
+            cr_expect_eq(trr_cuda_wgmma_smem(f, outs[o]), trr_cuda_wgmma_smem(&h, outs[o]));
+            cr_expect_leq(trr_cuda_wgmma_smem(f, outs[o]) + 128u, 227u * 1024u, "config %d", i);
+        }
     }
 }
 

@@ -434,7 +434,8 @@ Test(cuda_matmul_split, the_wgmma_tiles_take_what_their_kernel_can, .init = hopp
         t.config.block_n = bn;
         trr_cuda_choose_matmul(&hopper, &t);
         cr_expect_eq(t.config.threads, TRR_CUDA_WGMMA_TALL_THREADS, "%d", bn);
-        cr_expect_leq(trr_cuda_wgmma_smem(&t.config) + 128u, (size_t)hopper.smem_optin, "%d", bn);
+        cr_expect_leq(trr_cuda_wgmma_smem(&t.config, trr_cuda_wgmma_c_type(&t)) + 128u, (size_t)hopper.smem_optin,
+                      "%d", bn);
         cr_expect_eq(trr_cuda_check_matmul(NULL, &hopper, &t),
                      bn <= TRR_CUDA_WGMMA_TALL_MAX_N ? TRR_OK : TRR_ERR_UNSUPPORTED, "%d: %s", bn,
                      trr_last_error(NULL));
