@@ -84,8 +84,9 @@ gpu:
 	tools/gpu_run.sh
 
 # A release build to carry to the GPU machine, with the shared libraries it links beyond the C runtime beside it and the
-# measuring tools (tools/) that some of gpu_run.sh's steps run; build-gpu-carry/ holds only what a run needs
-# (the device tool carries at most 64 MiB, and the build folder with OpenBLAS beside it is more).
+# measuring tools (tools/) that some of gpu_run.sh's steps run; build-gpu-carry/ holds only what a run needs,
+# stripped, the libraries as lib.tar.xz (gpu_run.sh unpacks it): the device tool carries at most 64 MiB, the
+# tracked files and .gl/ included, and OpenBLAS alone is 35 MiB uncompressed.
 gpu-build:
 	cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DTRIREME_TESTS=OFF -DTRIREME_TOOLS=ON
 	cmake --build build-gpu -j$(JOBS)
@@ -96,6 +97,9 @@ gpu-build:
 	  cp build-gpu/cli/trireme build-gpu-carry/cli/ && cp -a build-gpu/libtrireme.so* build-gpu/lib build-gpu-carry/ && \
 	  cp build-gpu/examples/custom_op/libswiglu.so build-gpu-carry/examples/custom_op/ && \
 	  find build-gpu/tools -maxdepth 1 -type f -perm -u+x -exec cp {} build-gpu-carry/tools/ \;
+	strip --strip-unneeded build-gpu-carry/cli/trireme build-gpu-carry/libtrireme.so.*.*.* build-gpu-carry/tools/* \
+	  build-gpu-carry/examples/custom_op/libswiglu.so
+	tar -cJf build-gpu-carry/lib.tar.xz -C build-gpu-carry lib && rm -rf build-gpu-carry/lib
 
 clean:
 	rm -rf $(BUILD) $(BUILD_ASAN)
