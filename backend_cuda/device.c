@@ -89,7 +89,7 @@ trr_status trr_cuda_device_info(int index, trr_device_info *out_info) {
     }
     char arch[16];
     trr_cuda_arch_for(major, minor, arch, sizeof arch);
-    /* What f16 matmul runs on by default (config.c: trr_cuda_matmul_auto_variant), so `trireme devices` tells the
+    /* What f16 matmul runs on by default (config_matmul.c: trr_cuda_matmul_auto_variant), so `trireme devices` tells the
      * user. */
     const char *tc = !strcmp(arch, "sm_90a") ? "tensor cores (f16 matmul: wgmma + TMA)"
                      : major >= 8           ? "tensor cores (f16 matmul: mma.sync)"

@@ -1,7 +1,7 @@
 /* matmul: the tensor-core kernels for f16 and bf16 with aligned row-major A (wgmma + TMA on sm_90a, mma.sync elsewhere),
  * the CUDA-core kernel for everything else (f32 always: true f32 arithmetic; TF32 is permitted by allow_tf32 but
  * never required, so it is not used). Every kernel takes a batch as blockIdx.z, one launch for all of it.
- * split_k S > 1 (tensor-core kernels only; config.c says when the heuristic takes it): the main kernel, compiled
+ * split_k S > 1 (tensor-core kernels only; config_matmul.c says when the heuristic takes it): the main kernel, compiled
  * with SPLIT_K, cuts K into S runs of whole K tiles and writes each run's f32 sum to the context's split-K
  * workspace, [batch][S][M][N]; matmul_reduce.cu then adds the S partials in order and applies the scale, the
  * epilogue and C's type. */
@@ -198,7 +198,7 @@ static trr_status run_wgmma(trr_context *ctx, const trr_call *call) {
     trr_cuda_variant v;
     const int split = cfg->split_k > 1;
     const trr_dtype c_type = trr_cuda_wgmma_c_type(call); /* a split's main kernel stores f32 partials */
-    /* variant streamk where it balances anything (config.c keeps it to single blocks, unsplit), else the plain
+    /* variant streamk where it balances anything (config_matmul.c keeps it to single blocks, unsplit), else the plain
      * schedule of the same tile */
     int64_t sk_grid = 0;
     trr_config kc = *cfg;
@@ -310,7 +310,7 @@ static trr_status run_matmul(trr_context *ctx, const trr_call *call) {
     trr_cuda_variant v;
     const char *kernel;
     unsigned smem = 0;
-    /* the variant is resolved and checked (config.c: check_config) before run */
+    /* the variant is resolved and checked (config_matmul.c: check_matmul) before run */
     if (cfg->variant == TRR_VARIANT_WGMMA || cfg->variant == TRR_VARIANT_STREAMK) return run_wgmma(ctx, call);
     const int split = cfg->split_k > 1;
     if (cfg->variant == TRR_VARIANT_MMA) {

@@ -389,9 +389,11 @@ void trr_cuda_batch_release(trr_cuda_dev *dev);
 /* Kernels queued now (for the tests). */
 int trr_cuda_batch_queued(const trr_cuda_dev *dev);
 
-/* ---- config.c: tiling heuristics and limits ---- */
+/* ---- config.c (config_matmul.c for matmul): tiling heuristics and limits ---- */
 void trr_cuda_choose_config(trr_context *ctx, trr_call *call);
 trr_status trr_cuda_check_config(trr_context *ctx, const trr_call *call);
+/* The fields of c still zero taken from the heuristic's h (what an override or the tuning data left open). */
+void trr_cuda_config_fill(trr_config *c, const trr_config *h);
 
 /* softmax: the (threads, items per thread) ladder; a row of n fits in registers when n <= threads * items. */
 typedef struct trr_cuda_softmax_step {
@@ -453,7 +455,7 @@ int trr_cuda_wgmma_device(const trr_cuda_dev *dev);
  * tile of 16-bit outputs (one slot a consumer) holds 5, and ran ahead of 4 on NVIDIA H100 (docs/performance.md). */
 #define TRR_CUDA_WGMMA_TALL_MAX_STAGES 5
 /* 16-bit products of more rows than this (and no more than TRR_CUDA_SPLIT_SMALL_M) take the narrow tile rather than
- * mma.sync's few-row tiles (config.c, narrow_choice). */
+ * mma.sync's few-row tiles (config_matmul.c, narrow_choice). */
 #define TRR_CUDA_WGMMA_NARROW_MIN_M 32
 /* Whether the heuristic runs a wgmma config's tile in every schedule (clustered, split, stream-K: 128 rows by
  * 128, 192 or 256); the configs' other tiles run plain, for the tile counts between those tiles' waves. */
@@ -518,17 +520,17 @@ void trr_cuda_variant_matmul_wgmma_ab(trr_cuda_variant *v, const trr_config *cfg
 /* the same with A stored [K,M] (trans_a: 16-bit inputs), read M-major */
 void trr_cuda_variant_matmul_wgmma_layout(trr_cuda_variant *v, const trr_config *cfg, int trans_a, int trans_b,
                                           trr_dtype in, trr_dtype b, trr_dtype out);
-/* matmul split-K (ops_matmul.c, config.c): the most splits a config may ask for, the fewest block_k steps and
+/* matmul split-K (ops_matmul.c, config_matmul.c): the most splits a config may ask for, the fewest block_k steps and
  * elements of K the heuristic leaves a split, and the largest workspace (batch x splits x M x N f32) it chooses
  * to need. */
 #define TRR_CUDA_SPLIT_K_MAX 32
 #define TRR_CUDA_SPLIT_MIN_STEPS 4
 #define TRR_CUDA_SPLIT_MIN_K 256
-/* ... and of K per split past TRR_CUDA_SPLIT_SMALL_M rows (config.c, choose_split) */
+/* ... and of K per split past TRR_CUDA_SPLIT_SMALL_M rows (config_matmul.c, choose_split) */
 #define TRR_CUDA_SPLIT_MIN_K_WIDE 1024
 #define TRR_CUDA_SPLIT_MAX_BYTES ((int64_t)256 << 20)
 /* Products of more rows than this split only grids that fill at most TRR_CUDA_SPLIT_WIDE_FILL tenths of the SMs
- * (config.c, choose_split, says why); products of at most this many 16-bit rows take mma.sync's few-row tiles
+ * (config_matmul.c, choose_split, says why); products of at most this many 16-bit rows take mma.sync's few-row tiles
  * or, past TRR_CUDA_WGMMA_NARROW_MIN_M rows on Hopper, the narrow wgmma tile. */
 #define TRR_CUDA_SPLIT_SMALL_M 64
 #define TRR_CUDA_SPLIT_WIDE_FILL 4
@@ -576,7 +578,7 @@ const trr_cuda_rule *trr_cuda_rule_for(const trr_op_desc *d);
 trr_status trr_cuda_supports(trr_context *ctx, const trr_call *call);
 trr_status trr_cuda_run(trr_context *ctx, const trr_call *call);
 
-/* each rule's pieces (config.c, ops_stream.c, ops_norm.c, ops_matmul.c) */
+/* each rule's pieces (config.c, config_matmul.c, ops_stream.c, ops_norm.c, ops_matmul.c) */
 void trr_cuda_choose_elementwise(const trr_cuda_dev *dev, trr_call *call);
 void trr_cuda_choose_planes(const trr_cuda_dev *dev, trr_call *call);
 void trr_cuda_choose_rows(const trr_cuda_dev *dev, trr_call *call);

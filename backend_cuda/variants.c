@@ -69,7 +69,7 @@ void trr_cuda_variant_matmul_wgmma_layout(trr_cuda_variant *v, const trr_config 
     if (trans_a) trr_cuda_define(v, "-DTRANS_A=1");
     /* split-K's main kernel: out is then the partials' f32 (ops_matmul.c) */
     if (cfg->split_k > 1) trr_cuda_define(v, "-DSPLIT_K=1");
-    /* variant streamk: the schedule that balances the last waves (16-bit, single blocks, unsplit: config.c) */
+    /* variant streamk: the schedule that balances the last waves (16-bit, single blocks, unsplit: config_matmul.c) */
     if (cfg->variant == TRR_VARIANT_STREAMK) trr_cuda_define(v, "-DSTREAM_K=1");
 }
 

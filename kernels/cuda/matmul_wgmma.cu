@@ -19,7 +19,7 @@
  * cores read it and ptxas keeps the wgmma back to back; the tensor cores stay busy across the wait and the adds
  * with the other consumer warpgroup's wgmma. scale (scale_a * scale_b) multiplies the sum before the epilogue.
  * C_SLOTS (1 to 4): the epilogue's shared-memory box slots per consumer warpgroup: the boxes a tile stores, as many
- * of them as the ring leaves room for (backend_cuda/config.c, trr_cuda_wgmma_c_slots).
+ * of them as the ring leaves room for (backend_cuda/config_matmul.c, trr_cuda_wgmma_c_slots).
  * Requirements the host checks: compute capability 9.0, lda and ldb multiples of 8, A and B 16-byte
  * aligned (the tensor-map rules). M, N, K are arbitrary: the tensor-memory-access unit (TMA) fills the parts of
  * a box outside the matrix with zeros, so edge tiles multiply zeros and only the stores are masked.
@@ -177,14 +177,14 @@
 #endif
 #define B_MAIN_BOXES ((N_MAIN + 63) / 64)
 /* B's columns a stage holds: BN stored [N,K] (one box of BN rows), else whole 64-column boxes and the tail (below);
- * backend_cuda/config.c (trr_cuda_wgmma_b_stage_cols) sizes the ring alike */
+ * backend_cuda/config_matmul.c (trr_cuda_wgmma_b_stage_cols) sizes the ring alike */
 #define B_LOAD_COLS (TRANS_B ? BN : B_MAIN_BOXES * 64 + B_TAIL)
 #define B_STAGE_BYTES (B_LOAD_COLS * 128)
 #if F8 && (!TRANS_B || (BN != 128 && BN != 256))
 #error "matmul_wgmma: 8-bit floats take B stored [N,K] (TRANS_B 1) and BN 128 or 256"
 #endif
 /* Widths other than 128 and 256 give the tile counts between theirs, for sizes whose waves neither fills
- * (config.c, wave_cost); a cluster's B halves must be whole 64-column boxes */
+ * (config_matmul.c, wave_cost); a cluster's B halves must be whole 64-column boxes */
 #if BN % 16 || BN < 64 || BN > 256 || ((CLUSTER_M != 1 || F8) && BN != 128 && BN != 256) || (BM == 192 && BN > 224)
 #error "matmul_wgmma: BN is a multiple of 16 from 64 to 256 (16-bit, single blocks; at most 224 with BM 192), or 128 or 256"
 #endif

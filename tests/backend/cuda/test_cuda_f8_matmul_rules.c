@@ -1,4 +1,4 @@
-/* Which CUDA kernels take a matmul of 8-bit floats (backend_cuda/config.c) and what they are compiled with
+/* Which CUDA kernels take a matmul of 8-bit floats (backend_cuda/config_matmul.c) and what they are compiled with
  * (variants.c): the tensor cores only, with K-major operands (A row-major, B stored [N,K]), 16-byte rows, which
  * other layouts reach through copies; the configs the heuristic picks pass the backend's own check; mma.sync
  * variants carry sm_89 as their oldest target.

@@ -1,4 +1,4 @@
-/* The CUDA matmul's split-K (backend_cuda/config.c, ops_matmul.c): the heuristic splits K only where the output
+/* The CUDA matmul's split-K (backend_cuda/config_matmul.c, ops_matmul.c): the heuristic splits K only where the output
  * tiles leave SMs idle and K is long enough, leaves the grids that fill the SMs (4096^3, 8192^3, the large LLM
  * products) at split_k 1, picks configs its own check takes and the NVRTC check compiles; the check's limits;
  * and the split kernels (wgmma, mma.sync, the second pass) compile with NVRTC for sm_80 and sm_90a without a

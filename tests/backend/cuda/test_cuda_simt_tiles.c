@@ -1,4 +1,4 @@
-/* The CUDA-core matmul's tiles (backend_cuda/config.c, variants.c): a thread owns 16 x 8 outputs where threads =
+/* The CUDA-core matmul's tiles (backend_cuda/config_matmul.c, variants.c): a thread owns 16 x 8 outputs where threads =
  * block_m * block_n / 128 and 8 x 8 where it is / 64, so the thread count is part of the compiled variant, and
  * the heuristic gives f32 products that fill the SMs 128 x 256 tiles over 256 threads. Host-side only: no GPU
  * needed (a NULL context is a device with the H200's 132 SMs). */

@@ -1,4 +1,4 @@
-/* The wgmma kernel's shared memory (backend_cuda/config.c): its stage ring and the epilogue's TMA-store slots
+/* The wgmma kernel's shared memory (backend_cuda/config_matmul.c): its stage ring and the epilogue's TMA-store slots
  * share the 227 KB a Hopper block can have, so every config the heuristic and the tuner pick from must fit, with
  * the slot count the kernel is compiled with (C_SLOTS) counted in. Host arithmetic only: no GPU needed. */
 #include <criterion/criterion.h>
