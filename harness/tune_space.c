@@ -75,9 +75,10 @@ static const trr_config cuda_f32_tiles[] = {
 /* f16 matmul on Hopper's wgmma kernel (backend_cuda; block_k 64 is fixed, block_m 256 runs two 128-row blocks
  * as a cluster sharing B, block_m 64 one consumer warpgroup of 256 threads, block_m 192 three of 512): the 128-
  * and 256-wide tiles at two pipeline depths, each unclustered and clustered, the single blocks between them
- * (128 x 96 to 224, 192 x 192 and 208: the widths of 64q + 16 or 32 load B's last columns as a narrow box),
- * and the 64-row tiles (64 x 64 at two depths: its deep ring feeds long K from memory). Other devices drop them
- * in check_config. */
+ * (128 x 96 to 224, 192 x 96, 192 and 208: the widths of 64q + 16 or 32 load B's last columns as a narrow box;
+ * 192 x 96's 5 stages fit beside the one store slot a consumer of 16-bit outputs takes, and check_config drops
+ * it for f32 outputs and splits), and the 64-row tiles (64 x 64 at two depths: its deep ring feeds long K from
+ * memory). Other devices drop them in check_config. */
 static const trr_config cuda_wgmma_tiles[] = {
     {.block_m = 128, .block_n = 256, .block_k = 64, .threads = 384, .stages = 4},
     {.block_m = 128, .block_n = 256, .block_k = 64, .threads = 384, .stages = 3},
@@ -88,6 +89,7 @@ static const trr_config cuda_wgmma_tiles[] = {
     {.block_m = 128, .block_n = 96, .block_k = 64, .threads = 384, .stages = 6},
     {.block_m = 128, .block_n = 144, .block_k = 64, .threads = 384, .stages = 4},
     {.block_m = 192, .block_n = 208, .block_k = 64, .threads = 512, .stages = 3},
+    {.block_m = 192, .block_n = 96, .block_k = 64, .threads = 512, .stages = 5},
     {.block_m = 128, .block_n = 128, .block_k = 64, .threads = 384, .stages = 6},
     {.block_m = 128, .block_n = 128, .block_k = 64, .threads = 384, .stages = 4},
     {.block_m = 256, .block_n = 256, .block_k = 64, .threads = 384, .stages = 4},
