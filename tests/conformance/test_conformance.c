@@ -47,8 +47,7 @@ static void run_backend(const char *name, int quick) {
         cr_assert_fail("backend %s reports itself unavailable (%s) but %s opens", name, bi.reason, spec);
         return;
     }
-    const char *q = getenv("TRIREME_CONFORMANCE_QUICK");
-    trr_conf_options opt = {.seed = test_seed(), .quick = quick || (q && !strcmp(q, "1"))};
+    trr_conf_options opt = {.seed = test_seed(), .quick = quick || conformance_quick_env()};
     trr_conf_report *reports[MAX_DEVICES];
     int n_reports = 0, failed = 0;
     for (int d = 0; d < bi.device_count && d < MAX_DEVICES; d++) {

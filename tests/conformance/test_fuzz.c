@@ -1126,8 +1126,7 @@ static void run_phase(fuzz *f, const char *device, uint64_t seed, long calls, do
 static void fuzz_device(const char *backend, const char *device) {
     trr_context_destroy(open_device_or_skip(device, backend));
 
-    const char *q = getenv("TRIREME_CONFORMANCE_QUICK");
-    const int quick = q && !strcmp(q, "1");
+    const int quick = conformance_quick_env();
     const char *calls_env = getenv("TRIREME_FUZZ_CALLS");
     const char *seed_env = getenv("TRIREME_FUZZ_SEED");
     const char *verbose = getenv("TRIREME_FUZZ_VERBOSE");

@@ -10,14 +10,16 @@
 #include <time.h>
 
 #include "conformance.h"
+#include "test_support.h"
 
-/* Runs op's conformance cases on ctx (the quick subset where quick) with `forced` as its config override, expects
- * none to fail and every unsupported one to say why, clears the override and returns the report (free it with
- * trr_conformance_free). label leads each failure's message. */
+/* Runs op's conformance cases on ctx (the quick subset where quick, and in the sanitizer run: conformance_quick_env)
+ * with `forced` as its config override, expects none to fail and every unsupported one to say why, clears the
+ * override and returns the report (free it with trr_conformance_free). label leads each failure's message. */
 static inline trr_conf_report *run_forced_conformance(trr_context *ctx, trr_op op, const trr_config *forced, int quick,
                                                       const char *label) {
     cr_assert_eq(trr_config_override(ctx, op, forced), TRR_OK, "%s%s", label, trr_last_error(ctx));
-    trr_conf_options opt = {.seed = (uint64_t)time(NULL), .quick = quick, .op_mask = 1u << op};
+    trr_conf_options opt = {
+        .seed = (uint64_t)time(NULL), .quick = quick || conformance_quick_env(), .op_mask = 1u << op};
     trr_conf_report *rep = NULL;
     cr_assert_eq(trr_conformance_run(ctx, &opt, &rep), TRR_OK, "%s%s", label, trr_last_error(ctx));
     for (int i = 0; i < rep->n_results; i++) {

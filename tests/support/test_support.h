@@ -34,6 +34,13 @@ static inline char *read_text_file(const char *path) {
     return text;
 }
 
+/* TRIREME_CONFORMANCE_QUICK=1, which the sanitizer run sets (Makefile): conformance runs take the quick case
+ * list, the same checks on fewer shapes. */
+static inline int conformance_quick_env(void) {
+    const char *q = getenv("TRIREME_CONFORMANCE_QUICK");
+    return q && !strcmp(q, "1");
+}
+
 static inline int backend_required(const char *name) {
     const char *list = getenv("TRIREME_REQUIRE_BACKENDS");
     if (!list) return 0;
