@@ -441,7 +441,7 @@ static int narrow_choice(const trr_call *call, int sms) {
 
 /* The wgmma kernel's time for a 16-bit call on tile bm x bn, in K tiles of 128 x 128 at the 128 x 256 tile's rate:
  * whole waves of tiles, the last one part idle, the K tiles the busiest block runs. Rates as measured on NVIDIA
- * H200 (docs/performance.md, wave quantization): each tile's rate per output relative to 128 x 256's, from its
+ * H200 (docs/performance.md, matmul at every size): each tile's rate per output relative to 128 x 256's, from its
  * throughput over whole waves at the sizes from 1536^3 to 4224^3. The narrow-box widths (128 x 96, 144, 160) and
  * the widest tall tiles (192 x 208, 224) at what they ran against the tiles they would replace, on NVIDIA H100:
  * at a higher rate the estimate took them where they ran slower, so they stay the tuner's. 0 where it does not

@@ -311,7 +311,7 @@ Test(cuda_matmul_split, split_kernels_compile_with_nvrtc, .timeout = 1200) {
 
 /* Part waves (the sweep M = N = K = 128 i on 132 SMs): where the tile count leaves much of the last wave idle,
  * the heuristic takes the tile between 128 x 128, 192 and 256 that balances it (the cases as measured on NVIDIA
- * H200: docs/performance.md, wave quantization), never the stream-K schedule (a plain tile measured faster
+ * H200: docs/performance.md, matmul at every size), never the stream-K schedule (a plain tile measured faster
  * wherever the estimate put stream-K ahead), and keeps the rule's tile where the waves are whole or nearly so
  * or where clusters or split-K take the call; what it picks is checked and compiled; stream-K asked for runs. */
 Test(cuda_matmul_split, part_waves_take_the_tile_that_balances_them, .init = hopper_setup, .fini = hopper_teardown) {
