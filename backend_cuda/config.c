@@ -36,7 +36,6 @@ const trr_cuda_softmax_step *trr_cuda_softmax_ladder(trr_dtype dtype, int *out_c
 
 int trr_cuda_softmax_online_items(trr_dtype dtype) { return dtype == TRR_F16 || dtype == TRR_BF16 ? 16 : 8; }
 
-
 static int elem_size(trr_dtype d) { return d == TRR_F32 ? 4 : d == TRR_F16 || d == TRR_BF16 ? 2 : 1; }
 
 int trr_cuda_softmax_warp_items(trr_dtype dtype, int64_t cols) {

@@ -419,7 +419,6 @@ static size_t simt_smem(const trr_config *cfg) {
     return 2u * (size_t)cfg->block_k * (size_t)(cfg->block_m + 4 + cfg->block_n + 4) * 4u;
 }
 
-
 /* The narrow (64-row) wgmma tile for a 16-bit call past the few rows whose grid is one wave of them: 64 x 64
  * where its tiles fit on the SMs at once, else 64 x 128 where those do; 0 otherwise (a wave or more of 128-row
  * tiles, which run the K steps at a higher rate). A small product's time is its serial chain of K tiles plus a
