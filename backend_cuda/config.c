@@ -36,10 +36,8 @@ const trr_cuda_softmax_step *trr_cuda_softmax_ladder(trr_dtype dtype, int *out_c
 
 int trr_cuda_softmax_online_items(trr_dtype dtype) { return dtype == TRR_F16 || dtype == TRR_BF16 ? 16 : 8; }
 
-static int elem_size(trr_dtype d) { return d == TRR_F32 ? 4 : d == TRR_F16 || d == TRR_BF16 ? 2 : 1; }
-
 int trr_cuda_softmax_warp_items(trr_dtype dtype, int64_t cols) {
-    int items = 16 / elem_size(dtype);
+    int items = 16 / trr_cuda_elem_size(dtype);
     while (items < 32 && 32 * (int64_t)items < cols) items *= 2;
     return items;
 }
@@ -66,7 +64,7 @@ static int64_t round32(int64_t v) { return (v + 31) / 32 * 32; }
  * mostly from L2. A given threads or block_n is kept and the other follows from it. */
 void trr_cuda_choose_norm(trr_call *call) {
     trr_config *c = &call->config;
-    const int vec = 16 / elem_size(call->x.dtype);
+    const int vec = 16 / trr_cuda_elem_size(call->x.dtype);
     const int64_t n = call->cols, v = (n + vec - 1) / vec; /* vectors a row */
     if (!c->vector_width) c->vector_width = vec;
     if (!c->block_n) {
@@ -108,7 +106,7 @@ void trr_cuda_choose_norm(trr_call *call) {
 
 /* The memory-bound rules' common part: 16-byte vectors, then h where the config left a field at zero. */
 static void fill_stream(trr_call *call, trr_config *h) {
-    h->vector_width = 16 / elem_size(call->x.dtype);
+    h->vector_width = 16 / trr_cuda_elem_size(call->x.dtype);
     trr_cuda_config_fill(&call->config, h);
 }
 
@@ -146,7 +144,7 @@ void trr_cuda_choose_rows(const trr_cuda_dev *dev, trr_call *call) {
 void trr_cuda_choose_row_reduce(const trr_cuda_dev *dev, trr_call *call) {
     trr_config h;
     memset(&h, 0, sizeof h);
-    const int es = elem_size(call->x.dtype);
+    const int es = trr_cuda_elem_size(call->x.dtype);
     /* block_n = threads x elements per vector x the vectors a thread loads before adding (LOADS, then 4, then
      * 1 while the row lasts); block_k how rows are read (1 ld.global.cs, 4 bulk copies: row_sum.cu).
      * Short rows waste most of a wide block; 256 threads cover rows up to a few thousand in one sweep, 512
@@ -175,7 +173,7 @@ void trr_cuda_choose_elementwise(const trr_cuda_dev *dev, trr_call *call) {
     const trr_op_desc *d = trr_op_desc_get(call->op);
     trr_config h;
     memset(&h, 0, sizeof h);
-    const int es = elem_size(call->x.dtype);
+    const int es = trr_cuda_elem_size(call->x.dtype);
     if (d->bytewise) {
         /* a packed byte move is the driver's copy; strided rows take 256 threads */
         h.threads = 256;
@@ -198,7 +196,7 @@ void trr_cuda_choose_planes(const trr_cuda_dev *dev, trr_call *call) {
     trr_config h;
     memset(&h, 0, sizeof h);
     h.threads = 256;
-    h.block_n = 256 * (16 / elem_size(call->x.dtype));
+    h.block_n = 256 * (16 / trr_cuda_elem_size(call->x.dtype));
     fill_stream(call, &h);
 }
 
@@ -254,7 +252,7 @@ trr_status trr_cuda_check_rows(trr_context *ctx, const trr_cuda_dev *dev, const 
     TRR_TRY(check_threads(ctx, dev, call));
     const trr_config *c = &call->config;
     const char *name = trr_op_desc_get(call->op)->name;
-    int vec = 16 / elem_size(call->x.dtype);
+    int vec = 16 / trr_cuda_elem_size(call->x.dtype);
     if (c->variant == TRR_VARIANT_SUBGROUP) {
         int items = c->block_n / 32;
         if (c->block_n % 32 || items % vec || items < vec || items > 32)

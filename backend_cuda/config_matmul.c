@@ -9,8 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int elem_size(trr_dtype d) { return d == TRR_F32 ? 4 : d == TRR_F16 || d == TRR_BF16 ? 2 : 1; }
-
 /* The SIMT kernel's tiles, large to small; threads = block_m * block_n / 128 gives each thread 16 x 8 outputs,
  * / 64 gives 8 x 8. f32 takes the first that gives every SM a block. The order is by speed at large sizes
  * on NVIDIA H200: docs/performance.md. */
@@ -373,7 +371,7 @@ int trr_cuda_wgmma_c_slots(const trr_config *cfg, trr_dtype c_type) {
         (size_t)cfg->stages * ((size_t)trr_cuda_wgmma_block_rows(cfg) + (size_t)trr_cuda_wgmma_b_stage_cols(cfg)) * TRR_CUDA_WGMMA_BK * 2;
     const size_t fixed = 1024 + 128, box = 64 * 128, limit = 227 * 1024;
     const int cap = ring + fixed + (size_t)trr_cuda_wgmma_consumers(cfg) * 4 * box <= limit ? 4 : 2;
-    const int boxes = cfg->block_n * elem_size(c_type) / 128;
+    const int boxes = cfg->block_n * trr_cuda_elem_size(c_type) / 128;
     return boxes < 1 ? 1 : boxes < cap ? boxes : cap;
 }
 

@@ -394,6 +394,8 @@ void trr_cuda_choose_config(trr_context *ctx, trr_call *call);
 trr_status trr_cuda_check_config(trr_context *ctx, const trr_call *call);
 /* The fields of c still zero taken from the heuristic's h (what an override or the tuning data left open). */
 void trr_cuda_config_fill(trr_config *c, const trr_config *h);
+/* Bytes an element of the types the heuristics size vectors and boxes by: f32 4, f16 and bf16 2, 8-bit floats 1. */
+static inline int trr_cuda_elem_size(trr_dtype d) { return d == TRR_F32 ? 4 : d == TRR_F16 || d == TRR_BF16 ? 2 : 1; }
 
 /* softmax: the (threads, items per thread) ladder; a row of n fits in registers when n <= threads * items. */
 typedef struct trr_cuda_softmax_step {
