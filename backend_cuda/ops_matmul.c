@@ -195,7 +195,7 @@ static trr_status wgmma_cluster_fit(trr_context *ctx, CUfunction fn, unsigned sm
 
 static trr_status run_wgmma(trr_context *ctx, const trr_call *call) {
     const trr_config *cfg = &call->config;
-    trr_cuda_variant v;
+    trr_cuda_variant v[2];
     const int split = cfg->split_k > 1;
     const trr_dtype c_type = trr_cuda_wgmma_c_type(call); /* a split's main kernel stores f32 partials */
     /* variant streamk where it balances anything (config_matmul.c keeps it to single blocks, unsplit), else the plain
@@ -215,9 +215,11 @@ static trr_status run_wgmma(trr_context *ctx, const trr_call *call) {
         if (!sk_grid) kc.variant = TRR_VARIANT_WGMMA;
     }
     /* (the variant adds SPLIT_K for a split) */
-    trr_cuda_variant_matmul_wgmma_layout(&v, &kc, call->trans_a, call->trans_b, call->x.dtype, call->y.dtype, c_type);
+    trr_call kcall = *call;
+    kcall.config = kc;
+    trr_cuda_matmul_call_variants(&kcall, v);
     CUfunction fn;
-    TRR_TRY(trr_cuda_get_function(ctx, &v, "matmul_wgmma", &fn));
+    TRR_TRY(trr_cuda_get_function(ctx, &v[0], "matmul_wgmma", &fn));
     trr_cu_tensor_map ta, tb;
     /* A [M,K] in 128-byte x block rows boxes (K x M: 64 16-bit or 128 8-bit elements), or A stored [K,M] in 64 x
      * 64 boxes (M x K, 16-bit only; block rows / 64 of them); B [K,N] in 64 x 64 boxes (N x K, 16-bit only;
@@ -307,28 +309,28 @@ static trr_status run_wgmma(trr_context *ctx, const trr_call *call) {
 
 static trr_status run_matmul(trr_context *ctx, const trr_call *call) {
     const trr_config *cfg = &call->config;
-    trr_cuda_variant v;
+    trr_cuda_variant v[2];
     const char *kernel;
     unsigned smem = 0;
     /* the variant is resolved and checked (config_matmul.c: check_matmul) before run */
     if (cfg->variant == TRR_VARIANT_WGMMA || cfg->variant == TRR_VARIANT_STREAMK) return run_wgmma(ctx, call);
     const int split = cfg->split_k > 1;
+    trr_cuda_matmul_call_variants(call, v);
+    int which = 0;
     if (cfg->variant == TRR_VARIANT_MMA) {
         /* a split joins its partials in the kernel (matmul_mma.cu): the variant stores C's type either way */
-        trr_cuda_variant_matmul_mma_ab(&v, cfg, call->trans_b, call->x.dtype, call->y.dtype, call->z.dtype);
         kernel = "matmul_mma";
         smem = (unsigned)trr_cuda_mma_smem_es(cfg, (int)elem_bytes(call->x.dtype));
     } else {
         /* Four consecutive elements load as one vector when leading dimensions and bases keep the alignment. */
         unsigned align = call->x.dtype == TRR_F32 ? 16u : 8u;
-        int aligned = call->x.stride0 % 4 == 0 && call->y.stride0 % 4 == 0 && call->x.batch_stride % 4 == 0 &&
-                      call->y.batch_stride % 4 == 0 &&
-                      trr_cuda_operand_ptr(&call->x) % align == 0 && trr_cuda_operand_ptr(&call->y) % align == 0;
-        trr_cuda_variant_matmul_simt(&v, cfg, call->x.dtype, call->z.dtype, call->trans_a, call->trans_b, aligned);
+        which = call->x.stride0 % 4 == 0 && call->y.stride0 % 4 == 0 && call->x.batch_stride % 4 == 0 &&
+                call->y.batch_stride % 4 == 0 && trr_cuda_operand_ptr(&call->x) % align == 0 &&
+                trr_cuda_operand_ptr(&call->y) % align == 0; /* the aligned variant is the second */
         kernel = "matmul_simt";
     }
     CUfunction fn;
-    TRR_TRY(trr_cuda_get_function(ctx, &v, kernel, &fn));
+    TRR_TRY(trr_cuda_get_function(ctx, &v[which], kernel, &fn));
     CUdeviceptr a = trr_cuda_operand_ptr(&call->x), b = trr_cuda_operand_ptr(&call->y), c = trr_cuda_operand_ptr(&call->z);
     long long lda = call->x.stride0, ldb = call->y.stride0, ldc = call->z.stride0;
     int m = (int)call->rows, n = (int)call->cols, k = (int)call->k;

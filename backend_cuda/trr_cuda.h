@@ -545,6 +545,10 @@ void trr_cuda_variant_matmul_pack(trr_cuda_variant *v);
 void trr_cuda_variant_matmul_simt(trr_cuda_variant *v, const trr_config *cfg, trr_dtype in, trr_dtype out,
                                   int trans_a, int trans_b, int aligned);
 void trr_cuda_variant_matmul_wgmma(trr_cuda_variant *v, const trr_config *cfg, int trans_b, trr_dtype in, trr_dtype out);
+/* The kernels a checked matmul call's config runs (ops_matmul.c: run_wgmma, run_matmul): the main kernel, and a wgmma
+ * split's second pass or the SIMT kernel's other alignment (its vector loads depend on the buffers); the count
+ * written, at most 2. */
+int trr_cuda_matmul_call_variants(const trr_call *call, trr_cuda_variant out[2]);
 /* A kernel of the generic row-rule path: kernels/cuda/<stem>.cu with DT, KIND and VPT; 0 when no such file is
  * embedded. */
 int trr_cuda_variant_rule(trr_cuda_variant *v, const char *stem, trr_dtype dt, int kind, int vpt);

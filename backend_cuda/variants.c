@@ -4,6 +4,7 @@
 
 #include "cache.h"
 #include "op_table.h"
+#include "tune.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -91,6 +92,24 @@ void trr_cuda_variant_matmul_simt(trr_cuda_variant *v, const trr_config *cfg, tr
     trr_cuda_define(v, "-DDT_IN=%d -DDT_OUT=%d -DBM=%d -DBN=%d -DBK=%d -DTHREADS=%d -DTRANS_A=%d -DTRANS_B=%d -DALIGNED=%d",
                     (int)in, (int)out, cfg->block_m, cfg->block_n, cfg->block_k, cfg->threads,
                     trans_a ? 1 : 0, trans_b ? 1 : 0, aligned ? 1 : 0);
+}
+
+int trr_cuda_matmul_call_variants(const trr_call *call, trr_cuda_variant out[2]) {
+    const trr_config *cfg = &call->config;
+    if (cfg->variant == TRR_VARIANT_WGMMA || cfg->variant == TRR_VARIANT_STREAMK) {
+        trr_cuda_variant_matmul_wgmma_layout(&out[0], cfg, call->trans_a, call->trans_b, call->x.dtype, call->y.dtype,
+                                             trr_cuda_wgmma_c_type(call));
+        if (cfg->split_k < 2) return 1;
+        trr_cuda_variant_matmul_reduce(&out[1], call->z.dtype);
+        return 2;
+    }
+    if (cfg->variant == TRR_VARIANT_MMA) {
+        trr_cuda_variant_matmul_mma_ab(&out[0], cfg, call->trans_b, call->x.dtype, call->y.dtype, call->z.dtype);
+        return 1;
+    }
+    for (int al = 0; al <= 1; al++)
+        trr_cuda_variant_matmul_simt(&out[al], cfg, call->x.dtype, call->z.dtype, call->trans_a, call->trans_b, al);
+    return 2;
 }
 
 /* A kernel of a shape rule's generic path; a stem with no embedded file still reaches fn, whose compile fails. */
@@ -291,6 +310,24 @@ void trr_cuda_for_each_variant(trr_cuda_variant_fn fn, void *user) {
                                                              o ? halves[h] : TRR_F32);
                         fn(&v, user);
                     }
+    }
+    /* matmul: the configs of the shipped tuning tables (tuning/cuda-*.json), which the tuner may take from beyond
+     * the tables above (harness/tune_space.c); the check gathers each distinct kernel once */
+    int n_shipped = 0;
+    const trr_tune_entry *shipped = trr_tune_shipped_entries(&n_shipped);
+    for (int i = 0; i < n_shipped; i++) {
+        const trr_tune_entry *e = &shipped[i];
+        if (strcmp(e->key.backend, "cuda") != 0 || e->key.op != TRR_OP_MATMUL) continue;
+        trr_call call;
+        memset(&call, 0, sizeof call);
+        call.x.dtype = call.y.dtype = e->key.in_dtype;
+        call.z.dtype = e->key.out_dtype;
+        call.trans_a = e->key.trans_a;
+        call.trans_b = e->key.trans_b;
+        call.config = e->config;
+        trr_cuda_variant kv[2];
+        const int nk = trr_cuda_matmul_call_variants(&call, kv);
+        for (int k = 0; k < nk; k++) fn(&kv[k], user);
     }
     /* attention: the heuristic's tiles per head-dimension bucket and dtype, and the split's combine kernel */
     trr_cuda_attention_variants(fn, user);

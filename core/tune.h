@@ -71,6 +71,9 @@ int trr_tune_lookup(trr_context *ctx, const trr_call *call, int variant, trr_con
 int trr_tune_shipped_find(const trr_tune_key *key, int variant, trr_config *out_config, char *where, size_t where_cap);
 /* How many entries the shipped tables hold. */
 int trr_tune_shipped_count(void);
+/* The shipped tables' entries, *out_count of them (NULL and 0 when none parse): fixed for the life of the process,
+ * so a backend's compile check can compile every kernel they name. */
+const trr_tune_entry *trr_tune_shipped_entries(int *out_count);
 /* Reports once per version of the database file (stderr) that the backend rejected the entry at where, and
  * why; the call then runs on the heuristic's config. */
 void trr_tune_rejected(const char *where, const char *why);

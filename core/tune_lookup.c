@@ -238,11 +238,18 @@ int trr_tune_shipped_find(const trr_tune_key *key, int variant, trr_config *out_
     return i >= 0;
 }
 
-int trr_tune_shipped_count(void) {
+const trr_tune_entry *trr_tune_shipped_entries(int *out_count) {
     pthread_mutex_lock(&db_lock);
     parse_shipped();
-    const int n = shipped.count;
+    const trr_tune_entry *e = shipped.entries; /* parsed once and never changed after */
+    *out_count = shipped.count;
     pthread_mutex_unlock(&db_lock);
+    return e;
+}
+
+int trr_tune_shipped_count(void) {
+    int n = 0;
+    trr_tune_shipped_entries(&n);
     return n;
 }
 

@@ -4,7 +4,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <criterion/criterion.h>
 
-#include "embedded.h"
+#include "shipped_tuning.h"
 #include "tune_db_fixture.h"
 #include "tune.h"
 #include "validate.h"
@@ -13,9 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-extern const trr_embedded_file trr_shipped_tuning[];
-extern const size_t trr_shipped_tuning_count;
 
 TestSuite(tune_shipped, .init = tune_db_setup, .fini = tune_db_teardown);
 
@@ -45,43 +42,6 @@ static void renamed_done(renamed_ctx *r) {
     r->ctx->backend = r->cpu;
     r->ctx->info = r->info;
     trr_context_destroy(r->ctx);
-}
-
-/* A call of entry e's key at the shape it was tuned at. */
-static trr_call call_of(const trr_tune_entry *e) {
-    trr_call call;
-    memset(&call, 0, sizeof call);
-    call.op = e->key.op;
-    call.x.dtype = e->key.in_dtype;
-    call.z.dtype = e->key.out_dtype;
-    call.trans_a = e->key.trans_a;
-    call.trans_b = e->key.trans_b;
-    call.allow_tf32 = e->key.tf32;
-    call.rows = e->shape[0];
-    call.cols = e->shape[1];
-    call.k = e->shape[2];
-    return call;
-}
-
-/* Every shipped entry, parsed from the embedded files. */
-static trr_tune_entry *shipped_entries(int *out_count) {
-    trr_tune_entry *all = NULL;
-    int total = 0;
-    for (size_t f = 0; f < trr_shipped_tuning_count; f++) {
-        trr_tune_entry *e = NULL;
-        int n = 0;
-        char why[320];
-        cr_assert_eq(trr_tune_db_parse((const char *)trr_shipped_tuning[f].data, &e, &n, why, sizeof why), TRR_OK,
-                     "tuning/%s: %s", trr_shipped_tuning[f].name, why);
-        cr_assert_gt(n, 0, "tuning/%s holds no entry", trr_shipped_tuning[f].name);
-        all = realloc(all, (size_t)(total + n) * sizeof *all);
-        cr_assert_not_null(all);
-        memcpy(all + total, e, (size_t)n * sizeof *e);
-        total += n;
-        free(e);
-    }
-    *out_count = total;
-    return all;
 }
 
 Test(tune_shipped, tables_parse_and_are_embedded) {
@@ -144,7 +104,7 @@ Test(tune_shipped, lookup_hits_the_table_and_the_user_database_wins) {
     renamed_ctx r;
     renamed_open(&r, e, "a driver no table was made with");
     trr_context *ctx = r.ctx;
-    trr_call call = call_of(e);
+    trr_call call = shipped_call_of(e);
 
     trr_config got;
     char where[400] = "";
@@ -187,7 +147,7 @@ Test(tune_shipped, a_stand_in_does_not_displace_a_shipped_entry) {
     renamed_ctx r;
     renamed_open(&r, e, "the user's driver");
     trr_context *ctx = r.ctx;
-    trr_call call = call_of(e);
+    trr_call call = shipped_call_of(e);
 
     /* the user's entry four times as wide: another bucket */
     trr_call wide = call;
