@@ -141,12 +141,12 @@ static trr_status streamk_workspace(trr_context *ctx, const trr_config *cfg, int
     return TRR_OK;
 }
 
-/* The second pass of a split: the partials at p summed into C with the scale, the epilogue and C's type. */
-static trr_status split_reduce(trr_context *ctx, const trr_call *call, CUdeviceptr p, unsigned gz) {
-    trr_cuda_variant v;
-    trr_cuda_variant_matmul_reduce(&v, call->z.dtype);
+/* The second pass of a split (kernel v): the partials at p summed into C with the scale, the epilogue and C's
+ * type. */
+static trr_status split_reduce(trr_context *ctx, const trr_call *call, const trr_cuda_variant *v, CUdeviceptr p,
+                               unsigned gz) {
     CUfunction fn;
-    TRR_TRY(trr_cuda_get_function(ctx, &v, "matmul_reduce", &fn));
+    TRR_TRY(trr_cuda_get_function(ctx, v, "matmul_reduce", &fn));
     CUdeviceptr c = trr_cuda_operand_ptr(&call->z);
     long long ldc = call->z.stride0, c_bs = call->z.batch_stride;
     int m = (int)call->rows, n = (int)call->cols, splits = call->config.split_k, epi = (int)call->epilogue;
@@ -304,7 +304,7 @@ static trr_status run_wgmma(trr_context *ctx, const trr_call *call) {
     void *args[] = {&ta, &tb, &tb_tail, &tc, &c_tma, &c, &ldc, &m, &n, &k, &epi, &alpha, &group_m, &c_bs, &a_batched,
                     &b_batched, &nbatch, &scale, &splits};
     TRR_TRY(trr_cuda_launch_3d(ctx, fn, grid, 1, 1, (unsigned)cfg->threads, (unsigned)trr_cuda_wgmma_smem(cfg, c_type), args));
-    return split ? split_reduce(ctx, call, c, gz) : TRR_OK;
+    return split ? split_reduce(ctx, call, &v[1], c, gz) : TRR_OK;
 }
 
 static trr_status run_matmul(trr_context *ctx, const trr_call *call) {
