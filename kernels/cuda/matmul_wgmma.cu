@@ -757,8 +757,9 @@ extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
                 wg_store_direct<0>(Cz, ldc, row, n0 + 2 * (lane & 3), M, N, acc, epi, alpha, pair_ok);
             }
         }
-        /* shared memory must outlive the last stores' reads of it */
-        if (c_tma && t == 0) asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+        /* shared memory must outlive the last stores' reads of it; their writes to C need no wait here (the grid
+         * completes only once they land), and waiting for them would hold each SM's last block past its work */
+        if (c_tma && t == 0) asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
     }
 #if CLUSTER_M == 2
     wg_cluster_sync();
