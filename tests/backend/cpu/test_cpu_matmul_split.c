@@ -1,9 +1,9 @@
 /* Split-K on the CPU backend (core/matmul_split.h; backend_cpu/matmul.c runs the K slices as a batch of the same
  * product into f32 partials and adds them in slice order with the epilogue and the output's rounding): the whole
  * matmul conformance list passes with 3 slices (its quick subset in the sanitizer run) and the quick subset with
- * 2, 7 and 32 (K's rest in a shorter slice, batches matrix by matrix); the heuristic splits a product whose tiles leave cores idle over a long K, and only
- * such a product; more slices than a call may have, and partials past a quarter of memory, are refused with the
- * reason. */
+ * 2, 7 and 32 (K's rest in a shorter slice, batches matrix by matrix); the heuristic splits a product whose tiles
+ * leave cores idle over a long K, and only such a product; more slices than a call may have, and partials past a
+ * quarter of memory, are refused with the reason. */
 #include "conformance.h"
 #include "forced_conformance.h"
 #include "matmul_split.h"
