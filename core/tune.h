@@ -2,18 +2,21 @@
  * bucket), written by `trireme tune` and read by every call.
  *
  * One JSON file: TRIREME_TUNE_DB if set, else trr_cache_dir()/tune.json.
- *   {"format": "trireme-tune", "version": 1, "entries": [
+ *   {"format": "trireme-tune", "version": 2, "entries": [
  *     {"backend": "cuda", "device": "NVIDIA H100 80GB HBM3", "driver": "580.65", "op": "matmul",
  *      "in": "f16", "out": "f16", "trans_a": false, "trans_b": true, "tf32": false,
  *      "bucket": [4096, 4096, 4096], "shape": [4096, 4096, 4096],
  *      "config": {"block_m": 128, ..., "variant": "wgmma"}, "ms": 0.21,
  *      "default_config": {...}, "default_ms": 0.25, "candidates": 19, "tuned_at": "2025-01-01T00:00:00Z"}]}
  * A bucket is the call's shape (matmul M, N, K; other ops rows, cols, 1) with each dimension rounded up to a
- * power of two (no cap: a row of 2^23 columns is a bucket of its own), so one entry serves every shape near the
- * one tuned. A call whose bucket was not tuned (by the user, nor by a shipped table) takes the entry of the
- * nearest tuned bucket (the smallest sum of log2 distances over the three dimensions) with the same backend,
- * device, driver, op, dtypes and layout flags; for a matmul, without its split_k (the backend splits K for the
- * call's own grid).
+ * number of at most three significant bits: four buckets an octave, ..., 1024, 1280, 1536, 1792, 2048, ... (no
+ * cap: a row of 2^23 columns is a bucket of its own), so one entry serves every shape near the one tuned, and a
+ * tile that wins at 1536 but loses at 1152 has a bucket to say so. (Version 1 of the file kept one bucket an
+ * octave, a power of two; reading one keys each entry by the bucket of the shape it was timed at, and the next
+ * write makes it version 2.) A call whose bucket was not tuned (by the user, nor by a shipped table) takes the
+ * entry of the nearest tuned bucket (the smallest sum of log2 distances over the three dimensions) with the same
+ * backend, device, driver, op, dtypes and layout flags; for a matmul, without its split_k (the backend splits K
+ * for the call's own grid).
  * The config's variant (its kernel family) is part of the entry: an override that names a variant (and nothing
  * else) looks up only entries of that variant.
  *
@@ -28,7 +31,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TRR_TUNE_DB_VERSION 1
+#define TRR_TUNE_DB_VERSION 2
 /* Largest value a config field may hold in the file; anything above is a corrupt file, not a config. */
 #define TRR_TUNE_FIELD_MAX TRR_CONFIG_FIELD_MAX
 
@@ -83,6 +86,8 @@ void trr_tune_key_of(const trr_context *ctx, const trr_call *call, trr_tune_key 
 /* The shape bucket of a call (matmul M, N, K; other ops rows, cols, 1) and the unbucketed shape. */
 void trr_tune_shape_of(const trr_call *call, int64_t out_shape[3]);
 void trr_tune_bucket_of(const trr_call *call, int64_t out_bucket[3]);
+/* The bucket of one dimension n >= 1: the smallest number >= n with at most three significant bits. */
+int64_t trr_tune_bucket_round(int64_t n);
 
 /* TRIREME_TUNE_DB, else trr_cache_dir()/tune.json. TRR_ERR_IO (recorded on ctx) when neither can be had. */
 trr_status trr_tune_db_path(trr_context *ctx, char *out_path, size_t cap);

@@ -30,14 +30,18 @@ void trr_tune_shape_of(const trr_call *call, int64_t out_shape[3]) {
     out_shape[2] = trr_op_desc_get(call->op)->shape == TRR_SHAPE_MATMUL ? call->k : 1;
 }
 
+int64_t trr_tune_bucket_round(int64_t n) {
+    if (n <= 8) return n < 1 ? 1 : n; /* 1 to 8 have three significant bits or fewer */
+    int top = 0;
+    while ((n >> top) > 1) top++;
+    const int shift = top - 2; /* keep the top three bits, round the rest up */
+    return ((n + ((int64_t)1 << shift) - 1) >> shift) << shift;
+}
+
 void trr_tune_bucket_of(const trr_call *call, int64_t out_bucket[3]) {
     int64_t s[3];
     trr_tune_shape_of(call, s);
-    for (int i = 0; i < 3; i++) {
-        int64_t p = 1;
-        while (p < s[i]) p <<= 1;
-        out_bucket[i] = p;
-    }
+    for (int i = 0; i < 3; i++) out_bucket[i] = trr_tune_bucket_round(s[i]);
 }
 
 void trr_tune_key_of(const trr_context *ctx, const trr_call *call, trr_tune_key *out_key) {
@@ -200,7 +204,7 @@ static int dtype_of(const char *name, trr_dtype *out) {
     return 0;
 }
 
-static int parse_entry(const cJSON *e, int index, trr_tune_entry *out, char *why, size_t cap) {
+static int parse_entry(const cJSON *e, int index, int version, trr_tune_entry *out, char *why, size_t cap) {
     memset(out, 0, sizeof *out);
     if (!cJSON_IsObject(e)) return fail(why, cap, "entry %d is not an object", index);
     trr_tune_key *k = &out->key;
@@ -229,10 +233,21 @@ static int parse_entry(const cJSON *e, int index, trr_tune_entry *out, char *why
         return fail(why, cap, "entry %d: unknown dtype \"%s\" or \"%s\"", index, in, outd);
     if (k->op != (trr_op)TRR_OP_LIMIT && !trr_op_allows(k->op, k->in_dtype, k->out_dtype))
         return fail(why, cap, "entry %d: %s does not take %s -> %s", index, op, in, outd);
-    for (int i = 0; i < 3; i++)
-        if (k->bucket[i] & (k->bucket[i] - 1))
-            return fail(why, cap, "entry %d: bucket[%d] = %lld is not a power of two", index, i,
-                        (long long)k->bucket[i]);
+    for (int i = 0; i < 3; i++) {
+        if (version == 1) {
+            /* a version-1 bucket was a whole octave (a power of two); the entry now keys the finer bucket of the
+             * shape it was timed at, which lies inside that octave, so no two entries of one file collide (an
+             * entry whose shape lies outside its octave, made by hand, keeps its bucket: a power of two is one) */
+            if (k->bucket[i] & (k->bucket[i] - 1))
+                return fail(why, cap, "entry %d: bucket[%d] = %lld is not a power of two (a version-1 file)",
+                            index, i, (long long)k->bucket[i]);
+            if (out->shape[i] <= k->bucket[i] && 2 * out->shape[i] > k->bucket[i])
+                k->bucket[i] = trr_tune_bucket_round(out->shape[i]);
+        } else if (trr_tune_bucket_round(k->bucket[i]) != k->bucket[i]) {
+            return fail(why, cap, "entry %d: bucket[%d] = %lld is not a bucket (at most three significant bits: "
+                        "..., 1024, 1280, 1536, 1792, 2048, ...)", index, i, (long long)k->bucket[i]);
+        }
+    }
     return 1;
 }
 
@@ -257,8 +272,8 @@ trr_status trr_tune_db_parse(const char *text, trr_tune_entry **out_entries, int
         fail(why, why_cap, "the document is not a JSON object");
     } else if (format && !(cJSON_IsString(format) && strcmp(format->valuestring, "trireme-tune") == 0)) {
         fail(why, why_cap, "\"format\" is not \"trireme-tune\"");
-    } else if (!cJSON_IsNumber(version) || version->valuedouble != TRR_TUNE_DB_VERSION) {
-        fail(why, why_cap, "\"version\" is missing or not %d", TRR_TUNE_DB_VERSION);
+    } else if (!cJSON_IsNumber(version) || (version->valuedouble != TRR_TUNE_DB_VERSION && version->valuedouble != 1)) {
+        fail(why, why_cap, "\"version\" is missing or not 1 or %d", TRR_TUNE_DB_VERSION);
     } else if (!cJSON_IsArray(list)) {
         fail(why, why_cap, "\"entries\" is missing or not an array");
     } else {
@@ -271,7 +286,7 @@ trr_status trr_tune_db_parse(const char *text, trr_tune_entry **out_entries, int
             st = TRR_OK;
             const cJSON *e;
             cJSON_ArrayForEach(e, list) {
-                if (!parse_entry(e, n, &entries[n], why, why_cap)) {
+                if (!parse_entry(e, n, (int)version->valuedouble, &entries[n], why, why_cap)) {
                     st = TRR_ERR_INVALID_ARGUMENT;
                     break;
                 }

@@ -150,7 +150,7 @@ static int same_rest(const trr_tune_key *a, const trr_tune_key *b) {
            a->trans_b == b->trans_b && a->tf32 == b->tf32;
 }
 
-/* How far apart two buckets are: the sum over the dimensions of |log2 a - log2 b| (buckets are powers of two). */
+/* How far apart two buckets are: the sum over the dimensions of |log2 a - log2 b| (an octave is 1). */
 static double bucket_distance(const int64_t a[3], const int64_t b[3]) {
     double d = 0;
     for (int i = 0; i < 3; i++) d += fabs(log2((double)a[i]) - log2((double)b[i]));

@@ -105,8 +105,9 @@ Test(tune, round_trip_through_lookup) {
 
     /* the same bucket serves a nearby shape; another bucket with no entry of its own takes the nearest one's */
     mm near, far;
-    mm_open(&near, 37, 60, 31); /* buckets 64, 64, 32: as 40x33x20 */
+    mm_open(&near, 35, 36, 17); /* buckets 40, 40, 20: as 40x33x20 */
     cr_assert_eq(trr_tune_lookup(near.ctx, &near.call, 0, &got, NULL, 0), 1);
+    cr_assert(same(&got, &tuned_cfg), "the entry of its own bucket, split and all");
     mm_open(&far, 100, 33, 20);
     cr_assert_eq(trr_tune_lookup(far.ctx, &far.call, 0, &got, NULL, 0), 1);
     const trr_config want_far = stand_in(tuned_cfg);
@@ -164,7 +165,7 @@ Test(tune, corrupt_files_are_ignored, .init = cr_redirect_stderr) {
     cr_assert_eq(trr_tune_db_format(&e, 1, &good), TRR_OK);
     const size_t len = strlen(good);
 
-    char *variants[12];
+    char *variants[16];
     int nv = 0;
     variants[nv++] = strdup("this is not json {{{");
     variants[nv++] = strdup("");
@@ -180,6 +181,7 @@ Test(tune, corrupt_files_are_ignored, .init = cr_redirect_stderr) {
         {"\"trans_a\":\tfalse", "\"trans_a\":\t0"},
         {"\"op\":\t\"matmul\"", "\"op\":\t\"conv\""},
         {"\"ms\":\t1", "\"ms\":\t\"fast\""},
+        {"\"bucket\":\t[40, 40, 20]", "\"bucket\":\t[36, 40, 20]"}, /* 36 is no bucket: 33 to 40 are 40's */
     };
     for (size_t i = 0; i < sizeof edits / sizeof edits[0]; i++) {
         const char *at = strstr(good, edits[i][0]);
@@ -534,23 +536,24 @@ static trr_tune_entry entry_at(const mm *m, const trr_config *cfg, int64_t b0, i
 
 Test(tune, nearest_bucket_stands_in) {
     mm m;
-    mm_open(&m, 40, 33, 20); /* bucket 64, 64, 32 */
+    mm_open(&m, 40, 33, 20); /* bucket 40, 40, 20 */
     const trr_config far_cfg = {.block_m = 128, .block_n = 128, .block_k = 128, .group_m = 8, .threads = 1,
                                 .stages = 1, .vector_width = 8, .split_k = 1, .variant = TRR_VARIANT_SIMT};
-    trr_tune_entry es[2] = {entry_at(&m, &tuned_cfg, 64, 64, 32), entry_at(&m, &far_cfg, 1024, 1024, 1024)};
+    trr_tune_entry es[2] = {entry_at(&m, &tuned_cfg, 40, 40, 20), entry_at(&m, &far_cfg, 1024, 1024, 1024)};
     cr_assert_eq(trr_tune_db_store(m.ctx, NULL, es, 2, NULL, 0), TRR_OK, "%s", trr_last_error(m.ctx));
     trr_config got;
     char where[512];
     /* exact */
     cr_assert_eq(trr_tune_lookup(m.ctx, &m.call, 0, &got, where, sizeof where), 1);
     cr_assert(same(&got, &tuned_cfg));
-    /* bucket 128, 64, 32: one step from the first entry, 21 from the second */
+    /* bucket 112, 40, 20: 1.5 octaves from the first entry, about 22 from the second */
     trr_call c = m.call;
     c.rows = 100;
     cr_assert_eq(trr_tune_lookup(m.ctx, &c, 0, &got, where, sizeof where), 1);
     const trr_config near_in = stand_in(tuned_cfg), far_in = stand_in(far_cfg);
     cr_assert(same(&got, &near_in), "took %s", where);
-    cr_assert(strstr(where, "[64, 64, 32]") != NULL, "%s", where);
+    cr_assert(strstr(where, "[40, 40, 20]") != NULL, "%s", where);
+    cr_assert(strstr(where, "[112, 40, 20]") != NULL, "%s", where);
     /* bucket 2048, 512, 1024: nearer the second */
     c.rows = 2000, c.cols = 500, c.k = 1000;
     cr_assert_eq(trr_tune_lookup(m.ctx, &c, 0, &got, NULL, 0), 1);
@@ -584,7 +587,7 @@ Test(tune, buckets_have_no_cap) {
     cr_assert_eq(b[0], 2);
     cr_assert_eq(b[1], (int64_t)1 << 23, "bucket %lld", (long long)b[1]);
     cr_assert_eq(b[2], 1);
-    c.cols = ((int64_t)1 << 22) + 1;
+    c.cols = ((int64_t)1 << 22) * 7 / 4 + 1;
     trr_tune_bucket_of(&c, b);
     cr_assert_eq(b[1], (int64_t)1 << 23);
     c.cols = (int64_t)1 << 16;
@@ -609,7 +612,7 @@ Test(tune, buckets_have_no_cap) {
     trr_config got;
     cr_assert_eq(trr_tune_lookup(m.ctx, &c, 0, &got, NULL, 0), 1);
     cr_assert(same(&got, &big));
-    c.cols = 70000; /* bucket 2^17: nearer 2^16 */
+    c.cols = 70000; /* bucket 5 * 2^14: nearer 2^16 */
     cr_assert_eq(trr_tune_lookup(m.ctx, &c, 0, &got, NULL, 0), 1);
     cr_assert(same(&got, &small));
     /* the file keeps the large bucket */
@@ -620,6 +623,85 @@ Test(tune, buckets_have_no_cap) {
     cr_assert_eq(n, 2);
     cr_assert_eq(all[1].key.bucket[1], (int64_t)1 << 23);
     free(all);
+    mm_close(&m);
+}
+
+static int significant_bits(int64_t n) {
+    while (n && !(n & 1)) n >>= 1;
+    int bits = 0;
+    for (; n; n >>= 1) bits++;
+    return bits;
+}
+
+/* Four buckets an octave: every dimension goes to the smallest number at or above it with at most three
+ * significant bits, so 1152 and 1280 share a bucket, 1536 has its own, and a power of two stays one. */
+Test(tune, buckets_are_four_an_octave) {
+    int64_t want = 1; /* the smallest bucket >= n, walked upwards */
+    for (int64_t n = 1; n <= (1 << 20); n++) {
+        while (want < n || significant_bits(want) > 3) want++;
+        cr_assert_eq(trr_tune_bucket_round(n), want, "n %lld: bucket %lld, want %lld", (long long)n,
+                     (long long)trr_tune_bucket_round(n), (long long)want);
+    }
+    const int64_t cases[][2] = {{1152, 1280}, {1280, 1280}, {1281, 1536}, {1536, 1536}, {1537, 1792},
+                                {1920, 2048}, {11008, 12288}, {14336, 14336}, {(int64_t)1 << 31, (int64_t)1 << 31},
+                                {((int64_t)1 << 30) + 1, ((int64_t)5 << 28)}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        cr_assert_eq(trr_tune_bucket_round(cases[i][0]), cases[i][1], "%lld", (long long)cases[i][0]);
+    for (int e = 0; e < 62; e++) cr_assert_eq(trr_tune_bucket_round((int64_t)1 << e), (int64_t)1 << e);
+}
+
+/* A version-1 file (one bucket an octave) still reads: each entry keys the finer bucket of the shape it was timed
+ * at, so the call of that shape finds it as its own (split and all), and the next write is version 2. */
+Test(tune, version_1_files_take_the_finer_buckets) {
+    mm m;
+    mm_open(&m, 40, 33, 20); /* bucket 40, 40, 20; its octaves' 64, 64, 32 */
+    trr_tune_entry e = entry_at(&m, &tuned_cfg, 64, 64, 32);
+    char *text = NULL;
+    cr_assert_eq(trr_tune_db_format(&e, 1, &text), TRR_OK);
+    char *v = strstr(text, "\"version\":\t2");
+    cr_assert_not_null(v, "%s", text);
+    v[strlen("\"version\":\t")] = '1';
+    write_text(text);
+    trr_config got;
+    char where[512];
+    cr_assert_eq(trr_tune_lookup(m.ctx, &m.call, 0, &got, where, sizeof where), 1);
+    cr_assert(same(&got, &tuned_cfg), "not its own bucket: %s", where);
+    cr_assert(strstr(where, "the entry of bucket [40, 40, 20]") != NULL, "%s", where);
+    /* a shape of the old octave in another fine bucket: a stand-in now */
+    trr_call c = m.call;
+    c.rows = 60;
+    cr_assert_eq(trr_tune_lookup(m.ctx, &c, 0, &got, NULL, 0), 1);
+    const trr_config in = stand_in(tuned_cfg);
+    cr_assert(same(&got, &in));
+
+    /* a version-1 bucket that is no power of two is a damaged file */
+    char *bad = strdup(text);
+    char *b = strstr(bad, "[64, 64, 32]");
+    cr_assert_not_null(b, "%s", bad);
+    memcpy(b, "[48", 3);
+    trr_tune_entry *all = NULL;
+    int n = 0;
+    char why[256] = "";
+    cr_assert_eq(trr_tune_db_parse(bad, &all, &n, why, sizeof why), TRR_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(why, "not a power of two") != NULL, "%s", why);
+    free(bad);
+
+    /* merging another entry writes version 2, the first entry under its new bucket */
+    trr_tune_entry e2 = entry_at(&m, &tuned_cfg, 1024, 1024, 1024);
+    cr_assert_eq(trr_tune_db_store(m.ctx, NULL, &e2, 1, NULL, 0), TRR_OK, "%s", trr_last_error(m.ctx));
+    FILE *f = fopen(db_path, "rb");
+    cr_assert_not_null(f);
+    char file[8192];
+    const size_t len = fread(file, 1, sizeof file - 1, f);
+    fclose(f);
+    file[len] = '\0';
+    cr_assert(strstr(file, "\"version\":\t2") != NULL, "%s", file);
+    cr_assert_eq(trr_tune_db_parse(file, &all, &n, why, sizeof why), TRR_OK, "%s", why);
+    cr_assert_eq(n, 2);
+    const int64_t fine[3] = {40, 40, 20};
+    cr_assert(!memcmp(all[0].key.bucket, fine, sizeof fine));
+    free(all);
+    free(text);
     mm_close(&m);
 }
 
