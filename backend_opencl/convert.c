@@ -2,6 +2,7 @@
  * op's stem): heuristic, limits and launch, which the rule's own (config.c, elementwise.c) hand them to. */
 #include "opencl.h"
 
+#include "config_fields.h"
 #include "op_table.h"
 
 #include <stdio.h>
@@ -18,7 +19,7 @@ void trr_cl_convert_choose(trr_context *ctx, trr_call *call) {
     const int max_threads = dev->max_work_group < 256 ? (int)dev->max_work_group : 256;
     if (!c->threads) c->threads = max_threads;
     if (!c->vector_width) c->vector_width = dev->info.is_gpu ? 4 : 1;
-    if (!c->block_n) c->block_n = c->threads * c->vector_width;
+    if (!c->block_n) c->block_n = trr_config_product(c->threads, c->vector_width);
 }
 
 trr_status trr_cl_convert_check(trr_context *ctx, const trr_call *call) {

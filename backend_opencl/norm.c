@@ -8,6 +8,7 @@
  *                 longer rows take the two-sweep kernel. */
 #include "opencl.h"
 
+#include "config_fields.h"
 #include "op_table.h"
 
 #include <limits.h>
@@ -71,7 +72,8 @@ void trr_cl_choose_row_norm(trr_context *ctx, trr_call *call) {
         trr_cl_set_if_zero(&c->threads, threads < max_threads ? threads : max_threads);
         int64_t per = (n + c->threads - 1) / c->threads;
         per = (per + c->vector_width - 1) / c->vector_width * c->vector_width;
-        trr_cl_set_if_zero(&c->block_n, per <= GPU_PER_ITEM ? (int)(per * c->threads) : c->threads * c->vector_width);
+        trr_cl_set_if_zero(&c->block_n, per <= GPU_PER_ITEM ? trr_config_product(per, c->threads)
+                                                             : trr_config_product(c->threads, c->vector_width));
         /* rows held in registers reduce by warp shuffles where NVIDIA's compiler takes the inline PTX (the mma
          * probe's verdict) and the work-group is whole warps */
         if (!c->variant)
@@ -87,8 +89,9 @@ void trr_cl_choose_row_norm(trr_context *ctx, trr_call *call) {
         if (threads < CPU_THREADS) threads = CPU_THREADS;
         trr_cl_set_if_zero(&c->threads, threads < max_threads ? threads : max_threads);
         const int64_t fits = (int64_t)c->threads * CPU_PER_ITEM;
-        trr_cl_set_if_zero(&c->block_n, n <= fits && CPU_PER_ITEM % c->vector_width == 0 ? (int)fits
-                                                                                : c->threads * c->vector_width);
+        trr_cl_set_if_zero(&c->block_n, n <= fits && CPU_PER_ITEM % c->vector_width == 0
+                                            ? trr_config_product(c->threads, CPU_PER_ITEM)
+                                            : trr_config_product(c->threads, c->vector_width));
     }
 }
 

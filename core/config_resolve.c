@@ -37,8 +37,14 @@ void trr_tune_default_config(trr_context *ctx, const trr_call *call, trr_config 
 /* Whether the call's backend runs the call as configured: every field in range, ops of one kernel family take no
  * other variant, then the backend's supports and check_config. Records the reason on ctx. */
 static trr_status judge(trr_context *ctx, const trr_call *call) {
-    /* a heuristic's product of overridden fields past the largest field (trr_config_product) */
-    TRR_TRY(trr_config_check_range(ctx, &call->config));
+    /* a heuristic's product of overridden fields past the largest field (trr_config_product): an override or a
+     * database entry was range-checked where it was set, so a field out of range here is a config the backend
+     * cannot run rather than a bad argument */
+    if (trr_config_check_range(ctx, &call->config) != TRR_OK) {
+        char why[160];
+        snprintf(why, sizeof why, "%s", trr_last_error(ctx));
+        return trr_error(ctx, TRR_ERR_UNSUPPORTED, "%s (a field the backend fills from the ones given)", why);
+    }
     const trr_op_desc *desc = trr_op_desc_get(call->op);
     int v = call->config.variant;
     if (!(desc->config_fields & TRR_CFG_VARIANT) && v != TRR_VARIANT_AUTO && v != TRR_VARIANT_SIMT) {
