@@ -28,6 +28,7 @@ static double origin_s;      /* timestamps are microseconds since tracing starte
 static char *events;         /* the events so far, comma separated */
 static size_t len, cap;
 static long n_events, dropped;
+static int unwritten;         /* events (or drops) since the file was last written */
 static int next_tid = 1;
 static _Thread_local int tid;
 
@@ -157,6 +158,7 @@ trr_status trr_trace_end(trr_context *ctx, trr_op op, const trr_tensor *const *o
     if (enabled) {
         if (n_events >= MAX_EVENTS) dropped++;
         else append(text);
+        unwritten = 1;
     }
     pthread_mutex_unlock(&lock);
     free(text);
@@ -165,7 +167,10 @@ trr_status trr_trace_end(trr_context *ctx, trr_op op, const trr_tensor *const *o
 
 void trr_trace_flush(void) {
     pthread_mutex_lock(&lock);
-    if (enabled && opened) {
+    /* nothing new since the last write (a context destroyed, then the exit): the file stands as written, and one
+     * the program has moved or removed since is not made again */
+    if (enabled && opened && unwritten) {
+        unwritten = 0;
         FILE *f = fopen(path, "w");
         if (!f) {
             give_up("opening it");

@@ -10,8 +10,9 @@
  * the caller's own timer runs is not timed again (the timers do not nest).
  *
  * Events are kept in memory (up to a million; later ones are counted as dropped) and the whole file is written
- * when a context is destroyed and at exit. The file is first opened on the first traced call; when it cannot be
- * written, one warning goes to stderr and tracing stops. Nothing is printed to stdout. */
+ * when a context is destroyed and at exit, each time there are calls it does not hold yet. The file is first
+ * opened on the first traced call; when it cannot be written, one warning goes to stderr and tracing stops.
+ * Nothing is printed to stdout. */
 #ifndef TRR_TRACE_H
 #define TRR_TRACE_H
 

@@ -2,6 +2,7 @@
  * runs each test in its own process, so each sets the variable before its first op. */
 #define _POSIX_C_SOURCE 200809L /* setenv, mkstemp */
 #include "test_support.h"
+#include "trace.h"
 #include "trireme.h"
 
 #include <cjson/cJSON.h>
@@ -10,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static char *slurp(const char *path) {
@@ -166,5 +168,43 @@ Test(trace, device_time_when_asked) {
     cr_assert_eq(variants, 1);
     cJSON_Delete(root);
     free(text);
+    unlink(path);
+}
+
+/* The exit (trr_trace_flush, as at exit) writes the file only when calls came after the last context's destroy
+ * wrote it: a program that read and removed its trace then (as these tests do) does not find it made again. */
+Test(trace, exit_writes_only_new_calls) {
+    char path[] = "/tmp/trireme_trace_XXXXXX";
+    trace_to_temp_file(path);
+    trr_context *ctx = NULL;
+    cr_assert_eq(trr_context_create("cpu", &ctx), TRR_OK, "%s", trr_last_error(NULL));
+    trr_buffer *a = filled(ctx, 64);
+    trr_tensor x;
+    cr_assert_eq(trr_tensor_1d(a, 0, TRR_F32, 64, &x), TRR_OK);
+    cr_assert_eq(trr_gelu(ctx, &x, &x), TRR_OK);
+    trr_buffer_destroy(a);
+    cr_assert_eq(trr_context_destroy(ctx), TRR_OK); /* writes the file */
+    struct stat st;
+    cr_assert_eq(stat(path, &st), 0);
+    cr_assert_gt(st.st_size, 0);
+    cr_assert_eq(unlink(path), 0);
+    trr_trace_flush();
+    cr_assert_neq(stat(path, &st), 0, "the exit wrote the trace again with nothing new");
+
+    /* a call after the destroy: the exit writes the file with both */
+    cr_assert_eq(trr_context_create("cpu", &ctx), TRR_OK, "%s", trr_last_error(NULL));
+    a = filled(ctx, 64);
+    cr_assert_eq(trr_tensor_1d(a, 0, TRR_F32, 64, &x), TRR_OK);
+    cr_assert_eq(trr_gelu(ctx, &x, &x), TRR_OK);
+    trr_trace_flush();
+    char *text = slurp(path);
+    cr_assert(text, "the exit did not write the call made after the destroy");
+    cJSON *root = cJSON_Parse(text);
+    cr_assert(root, "%s", text);
+    cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(root, "traceEvents")), 2);
+    cJSON_Delete(root);
+    free(text);
+    trr_buffer_destroy(a);
+    cr_assert_eq(trr_context_destroy(ctx), TRR_OK);
     unlink(path);
 }
