@@ -30,7 +30,13 @@ Test(overridden, every_op_at_the_largest_fields, .timeout = 900) {
         {.block_m = F, .block_n = F, .block_k = F, .group_m = F, .threads = F, .stages = F, .vector_width = F,
          .split_k = F},
     };
-    const trr_config tiles = {.block_m = F, .block_n = F, .block_k = F, .threads = 1024};
+    const trr_config tiles[] = {
+        {.block_m = F, .block_n = F, .block_k = F, .threads = 1024},
+        {.block_m = F, .block_n = F, .block_k = F, .group_m = F, .threads = 1024, .stages = F, .split_k = F},
+        {.group_m = F, .threads = 1024, .stages = F, .split_k = F},
+        {.block_m = 64, .block_n = 64, .block_k = F, .threads = 256, .stages = F},
+    };
+    const size_t n_huge = sizeof huge / sizeof *huge, n_tiles = sizeof tiles / sizeof *tiles;
     int ran = 0;
     for (size_t d = 0; d < sizeof devices / sizeof *devices; d++) {
         trr_context *ctx = NULL;
@@ -40,10 +46,10 @@ Test(overridden, every_op_at_the_largest_fields, .timeout = 900) {
             const char *name = "?";
             trr_op_name((trr_op)op, &name);
             const int tile_op = (trr_op_desc_get((trr_op)op)->config_fields & TRR_CFG_BLOCK_M) != 0;
-            for (size_t h = 0; h < sizeof huge / sizeof *huge + (size_t)tile_op; h++) {
+            for (size_t h = 0; h < n_huge + (tile_op ? n_tiles : 0); h++) {
                 char label[96];
                 snprintf(label, sizeof label, "%s %s, config %zu: ", devices[d], name, h);
-                const trr_config *forced = h < sizeof huge / sizeof *huge ? &huge[h] : &tiles;
+                const trr_config *forced = h < n_huge ? &huge[h] : &tiles[h - n_huge];
                 trr_conformance_free(run_forced_conformance(ctx, (trr_op)op, forced, 1, label));
             }
         }
