@@ -159,8 +159,8 @@ static int get_dims(const cJSON *obj, const char *name, int64_t out[3], char *wh
     for (int i = 0; i < 3; i++) {
         const cJSON *d = cJSON_GetArrayItem(v, i);
         if (!cJSON_IsNumber(d) || d->valuedouble != floor(d->valuedouble) || d->valuedouble < 1 ||
-            d->valuedouble > 2147483648.0)
-            return fail(why, cap, "entry %d: \"%s\"[%d] is not an integer in [1, 2^31]", index, name, i);
+            d->valuedouble > 9007199254740992.0) /* 2^53: exact in JSON's doubles; calls past 2^31 run in parts */
+            return fail(why, cap, "entry %d: \"%s\"[%d] is not an integer in [1, 2^53]", index, name, i);
         out[i] = (int64_t)d->valuedouble;
     }
     return 1;

@@ -623,6 +623,18 @@ Test(tune, buckets_have_no_cap) {
     cr_assert_eq(n, 2);
     cr_assert_eq(all[1].key.bucket[1], (int64_t)1 << 23);
     free(all);
+
+    /* a row past 2^31 columns (such calls run in parts) is stored and read back, not a damaged file */
+    c.cols = 3000000000;
+    trr_tune_key_of(m.ctx, &c, &es[0].key);
+    trr_tune_shape_of(&c, es[0].shape);
+    cr_assert_eq(es[0].key.bucket[1], (int64_t)3 << 30);
+    cr_assert_eq(trr_tune_db_store(m.ctx, NULL, es, 1, NULL, 0), TRR_OK, "%s", trr_last_error(m.ctx));
+    cr_assert_eq(trr_tune_db_load(db_path, &all, &n, why, sizeof why), TRR_OK, "%s", why);
+    cr_assert_eq(n, 3);
+    free(all);
+    cr_assert_eq(trr_tune_lookup(m.ctx, &c, 0, &got, NULL, 0), 1);
+    cr_assert(same(&got, &small));
     mm_close(&m);
 }
 
