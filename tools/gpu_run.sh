@@ -17,9 +17,10 @@
 # TUNECHECK_SIZES (tune-check's benches and sizes), VK_COOP_MODES (vk-coop's variants, default "coop_khr coop_nv cm2"),
 # ROW_THREADS (row-variants: thread counts tried beside the heuristic's, e.g. "256 512").
 #
-# tune: one shape per tuning-database bucket (powers of two) over the benchmark's matmul and softmax sizes (docs/ops.md), so every
-# benchmark size finds a tuned entry; tune-check: the bench at sizes between those shapes, once with the database
-# and once without it, side by side (a tuned config must not lose to the default by more than noise).
+# tune: one shape per power of two over the benchmark's matmul and softmax sizes (docs/ops.md); a tuning bucket is a
+# quarter octave (core/tune.h), so every benchmark size finds a tuned entry of its own bucket or a stand-in from the
+# nearest one; tune-check: the bench at sizes the tuner did not time, once with the database and once without it,
+# side by side (a tuned config must not lose to the default by more than noise).
 # At most 8 files come back from $OUT, so every step's progress (stderr) goes to one log, $OUT/stderr.log, and
 # the JSON reports, samples and plots end up in $OUT/reports.tar (`tar -xf` it to read them or --replot).
 set -uo pipefail
@@ -133,12 +134,13 @@ for step in "${steps[@]}"; do
         done
       done ;;
     tune-check)
-      # Benchmark sizes the tuner did not time (they share a bucket with one it did), with and without the database.
+      # Benchmark sizes the tuner did not time, with and without the database: in the bucket of a tuned shape (240 to
+      # 7680, each 15/16 of one) and between buckets, where the nearest entry stands in (384 to 6144).
       devs=$(gpu_devices "${TUNE_DEVICES:-gpus}" | paste -sd, -)
       for db in tuned default; do
         path="$OUT/tune.json"; shipped=1; [ "$db" = default ] && path=/nonexistent/tune.json && shipped=0
         TRIREME_TUNE_DB=$path TRIREME_TUNE_SHIPPED=$shipped "$T" bench ${TUNECHECK_OPS:-matmul_f16 matmul_f32 softmax_f32} --device "$devs" --no-vendor \
-          --sizes "${TUNECHECK_SIZES:-384,768,1536,3072,6144,1024,4096}" ${BENCH_REPS:+--reps "$BENCH_REPS"} \
+          --sizes "${TUNECHECK_SIZES:-240,480,960,1920,3840,7680,384,768,1536,3072,6144}" ${BENCH_REPS:+--reps "$BENCH_REPS"} \
           --json "$OUT/tunecheck-$db.json" 2>>"$ERR" >/dev/null || status=1
       done
       "$T" bench --compare "$OUT/tunecheck-default.json" "$OUT/tunecheck-tuned.json" | tee "$OUT/tunecheck.txt" ;;
