@@ -71,8 +71,7 @@ static int64_t elem(const trr_operand *o, int64_t b, int64_t h, int64_t s) {
 }
 
 static const void *elem_ptr(const trr_operand *o, int64_t idx) {
-    const size_t size = o->dtype == TRR_F32 ? 4 : 2;
-    return (const unsigned char *)o->mem + (size_t)idx * size;
+    return (const unsigned char *)o->mem + (size_t)idx * trr_cpu_dtype_bytes(o->dtype);
 }
 
 /* Whether the BLAS can read an operand's rows where they are: f32, and a row stride that is a valid leading

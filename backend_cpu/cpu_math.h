@@ -110,6 +110,12 @@ static inline uint16_t trr_cpu_f2bf(float f) {
     return (uint16_t)(x >> 16);
 }
 
+/* Bytes of one element of dtype as the CPU kernels address it: 4 for f32, 2 for f16 and bf16, 1 for u8 and the
+ * 8-bit floats. */
+static inline size_t trr_cpu_dtype_bytes(trr_dtype d) {
+    return d == TRR_F32 ? 4 : d == TRR_F16 || d == TRR_BF16 ? 2 : 1;
+}
+
 /* n elements of dtype starting at element index idx of base, as f32. */
 static inline void trr_cpu_load_f32(const void *base, trr_dtype dtype, int64_t idx, float *dst, int64_t n) {
     if (dtype == TRR_F32) {

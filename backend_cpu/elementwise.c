@@ -82,10 +82,6 @@ int trr_cpu_elementwise_provides(const trr_op_desc *d, char *why, size_t cap) {
     return 0;
 }
 
-static size_t dtype_bytes(trr_dtype d) {
-    return d == TRR_F32 ? 4 : d == TRR_F16 || d == TRR_BF16 ? 2 : 1; /* 1: u8 and the 8-bit floats */
-}
-
 /* One segment: n elements starting at column c of row r. */
 static void segment(const ew_job *job, int64_t r, int64_t c, int64_t n) {
     const trr_call *call = job->call;
@@ -93,7 +89,7 @@ static void segment(const ew_job *job, int64_t r, int64_t c, int64_t n) {
     int64_t xi = X->offset + r * X->stride0 + c;
     int64_t zi = Z->offset + r * Z->stride0 + c;
     if (!job->fn) {
-        size_t es = dtype_bytes(Z->dtype);
+        size_t es = trr_cpu_dtype_bytes(Z->dtype);
         unsigned char *d = (unsigned char *)Z->mem + (size_t)zi * es;
         const unsigned char *s = (const unsigned char *)X->mem + (size_t)xi * es;
         if (d != s) memmove(d, s, (size_t)n * es); /* memmove: exact aliasing is allowed */
@@ -110,10 +106,10 @@ static void segment(const ew_job *job, int64_t r, int64_t c, int64_t n) {
     float a[TILE], b[TILE];
     for (int64_t done = 0; done < n; done += TILE) {
         int64_t m = n - done < TILE ? n - done : TILE;
-        trr_cpu_load_f32(X->mem, X->dtype, xi + done, a, m);
-        if (job->binary) trr_cpu_load_f32(Y->mem, Y->dtype, yi + done, b, m);
+        trr_cpu_widen_at(X->mem, X->dtype, xi + done, a, m);
+        if (job->binary) trr_cpu_widen_at(Y->mem, Y->dtype, yi + done, b, m);
         job->fn(a, job->binary ? b : NULL, a, m);
-        trr_cpu_store_f32(Z->mem, Z->dtype, zi + done, a, m);
+        trr_cpu_narrow_at(a, Z->dtype, Z->mem, zi + done, m);
     }
 }
 

@@ -24,6 +24,7 @@
 
 #include "blas.h"
 #include "cpu.h"
+#include "cpu_math.h"
 #include "grouped.h"
 #include "half.h"
 #include "matmul_split.h"
@@ -64,13 +65,9 @@ typedef struct mm_job {
     atomic_int_fast64_t next; /* the next item to run */
 } mm_job;
 
-static size_t dtype_bytes(trr_dtype d) {
-    return d == TRR_F32 ? 4 : d == TRR_F16 || d == TRR_BF16 ? 2 : 1; /* 1: the 8-bit floats */
-}
-
 /* The address of element idx of an operand's buffer. */
 static void *element(const trr_operand *o, int64_t idx) {
-    return (unsigned char *)o->mem + (size_t)idx * dtype_bytes(o->dtype);
+    return (unsigned char *)o->mem + (size_t)idx * trr_cpu_dtype_bytes(o->dtype);
 }
 
 /* A[i0 .. i0+mb, k0 .. k0+kc] of the batch entry at element base, as the BLAS reads it: in place for f32, else

@@ -15,6 +15,7 @@
  */
 #include "cpu.h"
 #include "cpu_math.h"
+#include "vmath.h"
 #include "op_table.h"
 
 #include <math.h>
@@ -39,7 +40,7 @@ typedef void (*norm_row_fn)(const norm_job *job, int64_t r);
 static const float *f32_run(const trr_operand *V, int64_t i0, int64_t es, int64_t c, int64_t m, float *tile) {
     if (es == 1) {
         if (V->dtype == TRR_F32) return (const float *)V->mem + i0 + c;
-        trr_cpu_load_f32(V->mem, V->dtype, i0 + c, tile, m);
+        trr_cpu_widen_at(V->mem, V->dtype, i0 + c, tile, m);
         return tile;
     }
     for (int64_t i = 0; i < m; i++) trr_cpu_load_f32(V->mem, V->dtype, i0 + (c + i) * es, tile + i, 1);
@@ -109,7 +110,7 @@ static float *out_run(const trr_call *call, int64_t r, int64_t c, float *tile) {
 
 static void out_flush(const trr_call *call, int64_t r, int64_t c, int64_t m, const float *o) {
     if (call->z.dtype != TRR_F32)
-        trr_cpu_store_f32(call->z.mem, call->z.dtype, call->z.offset + r * call->z.stride0 + c, o, m);
+        trr_cpu_narrow_at(o, call->z.dtype, call->z.mem, call->z.offset + r * call->z.stride0 + c, m);
 }
 
 static void rms_norm_row(const norm_job *job, int64_t r) {

@@ -7,15 +7,15 @@
 
 #define VEC 16
 
-/* Round to nearest, ties to even, then clamp to [0, 255]. Written with integer steps rather than lrintf so the
- * loop vectorises and does not depend on the FPU rounding mode. v - trunc(v) is exact for v < 2^23. */
+/* Round to nearest, ties to even. A grey value of u8 inputs lies in [0, 254.98] (the weights sum to 0.9999), so
+ * no clamp is needed and the result fits a u8. Written with integer steps rather than lrintf so the loop
+ * vectorises and does not depend on the FPU rounding mode; v - trunc(v) is exact for v < 2^23. */
 static inline uint8_t round_u8(float v) {
-    if (!(v > 0.0f)) return 0; /* also maps nan to 0 */
-    if (v >= 255.0f) return 255;
     int t = (int)v;
-    float frac = v - (float)t;
-    t += frac > 0.5f || (frac == 0.5f && (t & 1));
-    return (uint8_t)(t > 255 ? 255 : t);
+    const float frac = v - (float)t;
+    const int up = frac > 0.5f, tie = frac == 0.5f;
+    t += up | (tie & t & 1);
+    return (uint8_t)t;
 }
 
 static inline float grey(uint8_t r, uint8_t g, uint8_t b) {

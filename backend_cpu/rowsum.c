@@ -5,6 +5,7 @@
  */
 #include "cpu.h"
 #include "cpu_math.h"
+#include "vmath.h"
 
 #define LANES 8
 #define TILE 256
@@ -34,7 +35,7 @@ static void rowsum_task(void *arg, int64_t begin, int64_t end, int worker) {
             float t[TILE];
             for (int64_t c = 0; c < call->cols; c += TILE) {
                 int64_t m = call->cols - c < TILE ? call->cols - c : TILE;
-                trr_cpu_load_f32(X->mem, X->dtype, xi + c, t, m);
+                trr_cpu_widen_at(X->mem, X->dtype, xi + c, t, m);
                 s += sum_f32(t, m);
             }
         }

@@ -16,7 +16,7 @@
 /* x[0..n) of row as f32: points into the buffer for f32 input, else widens into tile. */
 static const float *row_tile(const trr_operand *X, int64_t xi, int64_t c, int64_t m, float *tile) {
     if (X->dtype == TRR_F32) return (const float *)X->mem + xi + c;
-    trr_cpu_load_f32(X->mem, X->dtype, xi + c, tile, m);
+    trr_cpu_widen_at(X->mem, X->dtype, xi + c, tile, m);
     return tile;
 }
 
@@ -54,7 +54,7 @@ static void softmax_row(const trr_call *call, int64_t r) {
         const float *x = row_tile(X, xi, c, m, tile);
         trr_cpu_exp_shift_sum(x, mx, e, m);
         trr_cpu_scale_f32(e, inv, e, m);
-        trr_cpu_store_f32(Z->mem, Z->dtype, zi + c, e, m);
+        trr_cpu_narrow_at(e, Z->dtype, Z->mem, zi + c, m);
     }
 }
 

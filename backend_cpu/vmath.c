@@ -114,3 +114,11 @@ void trr_cpu_narrow(const float *src, trr_dtype dtype, void *dst, int64_t n) {
 #endif
     trr_cpu_store_f32(dst, dtype, 0, src, n);
 }
+
+void trr_cpu_widen_at(const void *base, trr_dtype dtype, int64_t idx, float *dst, int64_t n) {
+    trr_cpu_widen((const unsigned char *)base + (size_t)idx * trr_cpu_dtype_bytes(dtype), dtype, dst, n);
+}
+
+void trr_cpu_narrow_at(const float *src, trr_dtype dtype, void *base, int64_t idx, int64_t n) {
+    trr_cpu_narrow(src, dtype, (unsigned char *)base + (size_t)idx * trr_cpu_dtype_bytes(dtype), n);
+}

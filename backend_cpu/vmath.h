@@ -33,9 +33,14 @@ void trr_cpu_scale_f32(const float *x, float s, float *y, int64_t n);
 /* n elements of dtype (f32, f16, bf16 or u8) at src, as f32 in dst: exact (a signalling NaN may come out quiet). */
 void trr_cpu_widen(const void *src, trr_dtype dtype, float *dst, int64_t n);
 
-/* n f32 values rounded to dtype (f32, f16 or bf16) at dst: round to nearest even, NaN stays NaN, as
- * trr_cpu_store_f32. */
+/* n f32 values rounded to dtype (any trr_cpu_store_f32 takes; f16 and bf16 are the vectorised ones) at dst: round
+ * to nearest even, NaN stays NaN, as trr_cpu_store_f32. */
 void trr_cpu_narrow(const float *src, trr_dtype dtype, void *dst, int64_t n);
+
+/* The same two at element index idx of base, as trr_cpu_load_f32 and trr_cpu_store_f32 address a run: what the
+ * row and element-wise kernels call for a run of a row. */
+void trr_cpu_widen_at(const void *base, trr_dtype dtype, int64_t idx, float *dst, int64_t n);
+void trr_cpu_narrow_at(const float *src, trr_dtype dtype, void *base, int64_t idx, int64_t n);
 
 /* The same loops for CPUs with AVX2, FMA and F16C (vmath_avx2.c); the functions above call them where the CPU has
  * those, so nothing else calls these. */

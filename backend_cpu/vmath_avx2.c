@@ -196,10 +196,7 @@ void trr_cpu_widen_avx2(const void *src, trr_dtype dtype, float *dst, int64_t n)
             _mm256_storeu_si256((__m256i *)(void *)(dst + i), _mm256_slli_epi32(w, 16));
         }
     }
-    if (i < n) {
-        const size_t es = dtype == TRR_F32 ? 4 : dtype == TRR_F16 || dtype == TRR_BF16 ? 2 : 1;
-        trr_cpu_load_f32((const unsigned char *)src + (size_t)i * es, dtype, 0, dst + i, n - i);
-    }
+    if (i < n) trr_cpu_load_f32(src, dtype, i, dst + i, n - i);
 }
 
 void trr_cpu_narrow_avx2(const float *src, trr_dtype dtype, void *dst, int64_t n) {
@@ -226,10 +223,7 @@ void trr_cpu_narrow_avx2(const float *src, trr_dtype dtype, void *dst, int64_t n
             _mm_storeu_si128((__m128i *)(void *)(d + i), _mm256_castsi256_si128(packed));
         }
     }
-    if (i < n) {
-        const size_t es = dtype == TRR_F32 ? 4 : dtype == TRR_F16 || dtype == TRR_BF16 ? 2 : 1;
-        trr_cpu_store_f32((unsigned char *)dst + (size_t)i * es, dtype, 0, src + i, n - i);
-    }
+    if (i < n) trr_cpu_store_f32(dst, dtype, i, src + i, n - i);
 }
 
 #endif
