@@ -15,8 +15,8 @@
  */
 #include "cpu.h"
 #include "cpu_math.h"
-#include "vmath.h"
 #include "op_table.h"
+#include "vmath.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -30,7 +30,8 @@ double trr_cpu_exp_shift_sum(const float *x, float shift, float *y, int64_t n);
 /* y = x * s, element by element; y may be x. */
 void trr_cpu_scale_f32(const float *x, float s, float *y, int64_t n);
 
-/* n elements of dtype (f32, f16, bf16 or u8) at src, as f32 in dst: exact (a signalling NaN may come out quiet). */
+/* n elements of dtype (any trr_cpu_load_f32 takes; f16 and bf16 are the vectorised ones) at src, as f32 in dst:
+ * exact (a signalling NaN may come out quiet). */
 void trr_cpu_widen(const void *src, trr_dtype dtype, float *dst, int64_t n);
 
 /* n f32 values rounded to dtype (any trr_cpu_store_f32 takes; f16 and bf16 are the vectorised ones) at dst: round
